@@ -1,0 +1,1 @@
+"""Backends: adapters that put every tokenizer implementation behind one protocol (see base.py)."""

