@@ -192,7 +192,7 @@ class GGUFMetadata:
             nbytes = count * width
             if nbytes > remaining:
                 raise self._fail(f"array {key!r} claims {count} {name} values ({nbytes} bytes) but only "
-                                 f"{remaining} bytes remain; the file is truncated or corrupt")
+                                 f"{remaining} bytes remain; the file is truncated or corrupt; re-download it")
             if code in "?":
                 values = array("B", self._data[off:off + nbytes])
             else:
@@ -204,7 +204,7 @@ class GGUFMetadata:
         if etype == T_STRING:
             if count * 8 > remaining:
                 raise self._fail(f"array {key!r} claims {count} strings but only {remaining} bytes remain; "
-                                 "the file is truncated or corrupt")
+                                 "the file is truncated or corrupt; re-download it")
             start = off
             unpack = struct.Struct(self._bo + "Q").unpack_from
             d, size = self._data, self.size

@@ -8,8 +8,10 @@ Hugging Face Hub (online users only).
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 from tokparity.errors import TokparityError
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
@@ -88,20 +90,36 @@ def _local(path: Path) -> ModelFiles:
     return ModelFiles(name, files, "local")
 
 
+def _check_hub_reachable(repo: str) -> None:
+    """Fail in seconds, not after huggingface_hub's five retries, when the Hub cannot be reached
+    (unless HF_HUB_OFFLINE is set: then its cache may still answer)."""
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
+        return
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as e:
+        raise TokparityError(
+            f"hf:{repo}: cannot reach the Hugging Face Hub at {host} ({e.strerror or type(e).__name__}); check your "
+            "network, or download the tokenizer files and pass their folder instead") from None
+
+
 def _from_hub(repo: str) -> ModelFiles:
     """Download a tokenizer from the Hugging Face Hub (needs network and huggingface_hub)."""
     try:
         import huggingface_hub
-        from huggingface_hub.utils import EntryNotFoundError
+        from huggingface_hub import errors as hub_errors
     except ImportError:
         raise TokparityError(f"hf:{repo} needs the 'huggingface_hub' package (pip install huggingface_hub)") from None
+    _check_hub_reachable(repo)
     files: dict[str, Path] = {}
     wanted = (("tokenizer_json", "tokenizer.json"), ("tokenizer_config", "tokenizer_config.json"),
               ("spm_model", "tokenizer.model"))
     for role, filename in wanted:
         try:
             files[role] = Path(huggingface_hub.hf_hub_download(repo, filename))
-        except EntryNotFoundError:
+        except getattr(hub_errors, "RemoteEntryNotFoundError", ()):  # the repo has no such file: fine
             continue
         except Exception as e:  # offline, unknown repo, gated repo: all end the same way for a user
             kind = type(e).__name__

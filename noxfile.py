@@ -1,0 +1,45 @@
+"""nox sessions: the README's commands and CI run through these.
+
+Sessions reuse their virtualenv, so llama-cpp-python (a 7-minute compile on 2 cores) is built
+once per machine: the first build lands in pip's wheel cache, later venvs install the wheel.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["tests"]
+nox.options.error_on_missing_interpreters = True
+
+
+def _install(session: nox.Session, extras: str) -> None:
+    # Not editable: the tests see the package as a user installs it (package data included).
+    session.install(f".[{extras}]")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole test suite, with every backend library installed (nothing skips)."""
+    _install(session, "all,test")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def parity(session: nox.Session) -> None:
+    """The main job on the built-in default: fetch the zoo, then inspect every model.
+
+    (The parity run proper, `tokparity compare` over the zoo and the corpora, replaces the
+    inspect step when the compare command lands.)
+    """
+    _install(session, "all")
+    session.run("tokparity", "zoo", "fetch")
+    session.run("tokparity", "inspect", "--all")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: medians and ratios against the other implementations, measured in one run."""
+    _install(session, "all,test")
+    for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
+        session.run("python", str(script), *session.posargs)

@@ -1,0 +1,131 @@
+"""``tokparity inspect MODEL|FILE``: what a tokenizer file says, checked before anything runs.
+
+The Gemma 3 write-up found its bug by reading token ids; half of it could have been read off the
+file first (its add_space_prefix, its byte pieces, its 262k tokens). This prints exactly that:
+algorithm, pre-tokenizer, vocab size, token types, special ids with their text, flags, charsmap
+size, merges and the fingerprint. A model with several files (a GGUF and a tokenizer.json)
+gets one block per file and a line saying whether they hold the same vocabulary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from tokparity.errors import TokparityError
+from tokparity.vocab import Vocab, load_vocab
+from tokparity.vocab.model import FLAG_NAMES
+
+VOCAB_ROLES = ("gguf", "spm_model", "tokenizer_json")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("inspect", help="what a tokenizer file says: algorithm, flags, specials, fingerprint",
+                       description="Show what a tokenizer file says. MODEL is a zoo name, a .gguf, a .model, "
+                                   "a tokenizer.json, a folder, or hf:ORG/NAME.")
+    p.add_argument("models", nargs="*", metavar="MODEL")
+    p.add_argument("--all", action="store_true", help="every zoo model (fetched as needed)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run)
+
+
+def describe(vocab: Vocab, role: str) -> dict:
+    """Everything ``inspect`` reports about one file, as plain data."""
+    specials = {role_: {"id": i, "text": text} for role_, (i, text) in vocab.special_tokens().items()}
+    return {
+        "file": vocab.source,
+        "role": role,
+        "format": vocab.source_format,
+        "bytes": os.path.getsize(vocab.source),
+        "algorithm": vocab.algorithm,
+        "ggml_model": vocab.extra.get("tokenizer.ggml.model"),
+        "hf_model_type": vocab.extra.get("model_type") if vocab.source_format == "hf-json" else None,
+        "pre_tokenizer": vocab.pre_tokenizer,
+        "vocab_size": vocab.size,
+        "token_types": vocab.type_counts(),
+        "special_ids": specials,
+        "flags": vocab.flags.as_dict(),
+        "precompiled_charsmap_bytes": len(vocab.precompiled_charsmap) if vocab.precompiled_charsmap else 0,
+        "normalizer": vocab.extra.get("normalizer_name"),
+        "merges": vocab.merges_count,
+        "has_scores": vocab.scores is not None,
+        "chat_template_chars": len(vocab.chat_template) if vocab.chat_template else 0,
+        "fingerprint": vocab.fingerprint,
+    }
+
+
+def inspect_model(spec: str) -> dict:
+    from tokparity.zoo import resolve_model
+
+    model = resolve_model(spec)
+    vocabs = [(role, load_vocab(model.files[role])) for role in VOCAB_ROLES if role in model.files]
+    if not vocabs:
+        raise TokparityError(f"{spec}: no tokenizer file (.gguf, .model or tokenizer.json) found")
+    result = {"model": model.name, "origin": model.origin, "description": model.description,
+              "files": [describe(v, role) for role, v in vocabs]}
+    if model.missing:
+        result["missing"] = model.missing
+    if len(vocabs) > 1:
+        (ra, a), (rb, b) = vocabs[0], vocabs[1]
+        comparison = a.compare(b)
+        result["same_vocabulary"] = {"files": [ra, rb], "same": comparison.same, "summary": comparison.summary()}
+    return result
+
+
+def _fmt_flag(v: bool | None) -> str:
+    return "–" if v is None else str(v).lower()
+
+
+def render_text(info: dict) -> str:
+    lines = [f"{info['model']}" + (f"  ({info['description']})" if info.get("description") else "")]
+    for f in info["files"]:
+        model_kind = f["ggml_model"] and f"tokenizer.ggml.model={f['ggml_model']}" or f["hf_model_type"] or ""
+        types = " · ".join(f"{name} {n:,}" for name, n in f["token_types"].items())
+        specials = " · ".join(f"{r} {s['id']} {s['text']!r}" if s["text"] is not None else f"{r} {s['id']} (out of range!)"
+                              for r, s in f["special_ids"].items()) or "–"
+        flags = "  ".join(f"{name}={_fmt_flag(f['flags'][name])}" for name in FLAG_NAMES)
+        rows = [
+            ("file", f"{f['file']} ({f['format']}, {f['bytes']:,} bytes)"),
+            ("algorithm", f"{f['algorithm']}" + (f" ({model_kind})" if model_kind else "")),
+            ("pre-tokenizer", f["pre_tokenizer"] or "–"),
+            ("vocab size", f"{f['vocab_size']:,}"),
+            ("token types", types),
+            ("special ids", specials),
+            ("flags", flags),
+            ("charsmap", f"{f['precompiled_charsmap_bytes']:,} bytes" + (f" ({f['normalizer']})" if f["normalizer"] else "")
+             if f["precompiled_charsmap_bytes"] else "–"),
+            ("merges", f"{f['merges']:,}"),
+            ("scores", "yes" if f["has_scores"] else "no"),
+            ("chat template", f"{f['chat_template_chars']:,} chars" if f["chat_template_chars"] else "–"),
+            ("fingerprint", f["fingerprint"]),
+        ]
+        lines.append(f"  [{f['role']}]")
+        lines += [f"    {k:<14} {v}" for k, v in rows]
+    if "same_vocabulary" in info:
+        s = info["same_vocabulary"]
+        lines.append(f"  {' vs '.join(s['files'])}: {s['summary']}")
+    for role, why in info.get("missing", {}).items():
+        lines.append(f"  {role}: {why}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.zoo import load_manifest
+
+    specs = list(args.models)
+    if args.all:
+        specs += [m for m in load_manifest().models if m not in specs]
+    if not specs:
+        raise TokparityError("inspect needs a MODEL (a zoo name, a file or a folder) or --all")
+    results = []
+    for spec in specs:
+        info = inspect_model(spec)
+        results.append(info)
+        if not args.json:
+            print(render_text(info), flush=True)
+            if len(specs) > 1:
+                print()
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 and not args.all else results, indent=1, ensure_ascii=False))
+    return 0
