@@ -134,6 +134,7 @@ class Vocab:
     # Canonical bytes of a section, when the loader already holds them (GGUF raw arrays).
     _raw_sections: dict[str, bytes] = field(default_factory=dict, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
+    _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
 
     # -- derived views -------------------------------------------------------------------------
 
@@ -181,6 +182,14 @@ class Vocab:
                 i = self.special_ids[role]
                 out[role] = (i, self.tokens[i] if 0 <= i < self.size else None)
         return out
+
+    def control_texts(self) -> list[tuple[int, str]]:
+        """``[(id, text)]`` of control tokens whose text could appear in an input (cached)."""
+        if self._control_texts is None:
+            types = self.token_types or []
+            self._control_texts = [(i, self.tokens[i]) for i, t in enumerate(types)
+                                   if t == TokenType.CONTROL and len(self.tokens[i]) > 1]
+        return self._control_texts
 
     def token_to_id(self) -> dict[str, int]:
         """Token text -> id; on duplicates the first id wins, as in llama.cpp's ``token_to_id``."""

@@ -1,0 +1,193 @@
+"""The classifier on real cases: ids from llama.cpp, tokenizers and real upstream reports.
+
+Each bug class of shared/BUGCLASSES.md that the classifier names gets a case built from real
+library output (or the ids of the upstream report), and asserts the class and its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tokparity.diff.align import align
+from tokparity.diff.classify import Stages, classify
+from tokparity.vocab import load_vocab
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
+from greedy_engine import GreedyEngine  # noqa: E402
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'tokparity[llama]'")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    """``llama(path)(text, add_special, parse_special) -> ids`` through llama.cpp's C API."""
+    handles = {}
+
+    def get(path):
+        if path not in handles:
+            llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+            vocab = llama_cpp.llama_model_get_vocab(llm.model)
+
+            def encode(text, add_special=False, parse_special=False, _vocab=vocab):
+                data = text.encode()
+                buf = (llama_cpp.llama_token * (len(data) + 8))()
+                n = llama_cpp.llama_tokenize(_vocab, data, len(data), buf, len(buf), add_special, parse_special)
+                return list(buf[:n])
+            handles[path] = (llm, encode)
+        return handles[path][1]
+
+    yield get
+    handles.clear()
+
+
+@pytest.fixture(scope="module")
+def spm(zoo):
+    path = zoo("llama-spm").files["gguf"]
+    return path, load_vocab(path)
+
+
+def test_align_worked_example():
+    d = align([2, 818, 5279, 529, 7001], [2, 669, 270, 5279, 529, 7001])
+    assert d.first == (1, 1) and d.last == (2, 3)
+    assert d.hunks == [((1, 2), (1, 3))]
+    assert align([1, 2], [1, 2]).equal
+
+
+def test_space_prefix_llama_cpp_2310(spm, llama):
+    """llama.cpp #2310: 'Hello world' gave [10994, 3186] where SentencePiece gives [15043, 3186]."""
+    path, vocab = spm
+    oracle = llama(path)("Hello world")
+    assert oracle == [15043, 3186]
+    c = classify("Hello world", oracle, [10994, 3186], vocab)
+    assert c.cls == "space-prefix"
+    assert "oracle starts with one more space" in c.evidence and "15043 '▁Hello'" in c.evidence
+
+
+def test_bos_eos(spm, llama):
+    path, vocab = spm
+    enc = llama(path)
+    c = classify("Hello world", enc("Hello world", True), enc("Hello world", False), vocab)
+    assert c.cls == "bos-eos" and "oracle has [1 '<s>']" in c.evidence
+
+
+def test_special_parsing(spm, llama):
+    path, vocab = spm
+    enc = llama(path)
+    parsed, literal = enc("<s>Hello", False, True), enc("<s>Hello", False, False)
+    assert parsed == [1, 15043] and literal == [529, 29879, 29958, 10994]
+    c = classify("<s>Hello", parsed, literal, vocab)
+    assert c.cls == "special-parsing" and "'<s>'" in c.evidence
+
+
+def test_space_after_special_llama_cpp_4772(spm, llama):
+    """llama.cpp #4772: text right after <s> got a '▁' it should not have ('<s>G')."""
+    path, vocab = spm
+    oracle = [1, 29954]  # <s> G, as SentencePiece gives for a control token followed by 'G'
+    engine = llama(path)("<s>G", False, True)
+    assert engine == [1, 402]  # llama.cpp 0.3.36 still puts the dummy prefix after <s>
+    c = classify("<s>G", oracle, engine, vocab)
+    assert c.cls == "space-after-special" and "backend adds a '▁'" in c.evidence
+
+
+def test_byte_fallback_issue_28862(spm, llama):
+    """A byte-fallback vocabulary gives <0xF0><0x9F><0xA6><0x99> for 🦙; a side that gives <unk>."""
+    path, vocab = spm
+    oracle = llama(path)("🦙")
+    assert oracle == [29871, 243, 162, 169, 156]
+    c = classify("🦙", oracle, [29871, 0], vocab)
+    assert c.cls == "byte-fallback" and "1 <unk>" in c.evidence
+
+
+def test_unk_merge(spm):
+    _, vocab = spm
+    c = classify("\x00\x00", [29871, 0], [29871, 0, 0], vocab)
+    assert c.cls == "unk-merge"
+
+
+def test_normalization_half(spm, llama):
+    """'½' (PR #28845): one side NFKC-normalizes to '1⁄2'."""
+    path, vocab = spm
+    enc = llama(path)
+    c = classify("½", enc("½"), enc("1⁄2"), vocab)
+    assert c.cls == "normalization" and "oracle ' ½' vs backend ' 1⁄2'" in c.evidence
+
+
+def test_whitespace_collapse_t5(spm, llama):
+    """tokenizers #1250: remove_extra_whitespaces applied on one side only."""
+    path, vocab = spm
+    enc = llama(path)
+    c = classify("a  b", enc("a  b"), enc("a b"), vocab)
+    assert c.cls == "whitespace-collapse"
+
+
+@pytest.fixture(scope="module")
+def greedy(spm):
+    return GreedyEngine(spm[1])
+
+
+def test_merge_order_greedy_longest_match(spm, llama, greedy):
+    """The Gemma 3 write-up's bug on llama-spm's vocabulary: same text, other pieces."""
+    path, vocab = spm
+    text = "The quick brown fox jumps over the lazy dog"
+    oracle, wrong = llama(path)(text), greedy.encode(text)
+    assert oracle != wrong
+    c = classify(text, oracle, wrong, vocab)
+    assert c.cls == "merge-order", c.evidence
+    assert "other segmentation" in c.evidence
+
+
+def test_whitespace_runs_greedy(spm, llama, greedy):
+    path, vocab = spm
+    text = "if x:\n\t\t\treturn      y"
+    oracle, wrong = llama(path)(text), greedy.encode(text)
+    if oracle == wrong:
+        pytest.fail(f"expected the greedy engine to split {text!r} differently; both gave {oracle}")
+    c = classify(text, oracle, wrong, vocab)
+    assert c.cls == "whitespace-runs"
+    assert "oracle [418 '▁▁▁▁▁', 343 '▁y'] vs backend [539 '▁▁▁▁▁▁', 29891 'y']" in c.evidence
+
+
+def test_ignore_merges_llama3_7193(zoo):
+    """PR #7193: Llama 3 takes ' Việt' whole from the vocabulary (ignore_merges); plain BPE needs 3 ids."""
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
+    path = zoo("llama-bpe").files["tokenizer_json"]
+    data = json.loads(path.read_text("utf-8"))
+    whole = tokenizers.Tokenizer.from_str(json.dumps(data)).encode(" Việt", add_special_tokens=False).ids
+    data["model"]["ignore_merges"] = False
+    merged = tokenizers.Tokenizer.from_str(json.dumps(data)).encode(" Việt", add_special_tokens=False).ids
+    assert whole == [101798] and len(merged) == 3
+    vocab = load_vocab(zoo("llama-bpe").files["gguf"])
+    c = classify(" Việt", whole, merged, vocab)
+    assert c.cls == "ignore-merges" and "101798" in c.evidence
+
+
+def test_pre_tokenizer_digits(zoo):
+    """Falcon-style digit runs (#3502): a default split regex keeps '3333333' together where
+    Llama 3's splits digits in threes."""
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
+    path = zoo("llama-bpe").files["tokenizer_json"]
+    data = json.loads(path.read_text("utf-8"))
+    right = tokenizers.Tokenizer.from_str(json.dumps(data))
+    data["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    wrong = tokenizers.Tokenizer.from_str(json.dumps(data))
+    text = "pay 3333333 now"
+    a, b = right.encode(text, add_special_tokens=False).ids, wrong.encode(text, add_special_tokens=False).ids
+    assert a != b
+    stages = Stages(pre_tokens=[p for p, _ in right.pre_tokenizer.pre_tokenize_str(text)])
+    vocab = load_vocab(zoo("llama-bpe").files["gguf"])
+    # byte-level pre-tokens are in GPT-2's alphabet ('Ġ' for space): map them back to text
+    from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
+    table = gpt2_unicode_to_byte()
+    stages.pre_tokens = [bytes(table[ch] for ch in p).decode() for p in stages.pre_tokens]
+    c = classify(text, a, b, vocab, a_stages=stages)
+    assert c.cls == "pre-tokenizer", c.evidence
+
+
+def test_crash_and_timeout_pass_through(spm):
+    _, vocab = spm
+    assert classify("x", [], [], vocab, status="crash", detail="SIGSEGV").cls == "crash"
+    assert classify("x", [], [], vocab, status="timeout").cls == "timeout"

@@ -1,0 +1,67 @@
+"""Align two token id lists and locate where they diverge, in tokens and in input bytes.
+
+    >>> d = align([2, 818, 5279, 529], [2, 669, 270, 5279, 529])
+    >>> d.first, d.opcodes[1]
+    ((1, 1), ('replace', 1, 2, 1, 3))
+
+``difflib``'s opcodes are enough: token lists are short and differences local. ``autojunk`` is
+off because a repeated token (a run of spaces) is exactly what must not be treated as noise.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from tokparity.vocab.model import Vocab
+from tokparity.vocab.token_bytes import token_bytes
+
+
+@dataclass
+class Divergence:
+    """Where two id lists (``a`` the oracle's, ``b`` the backend's) differ."""
+
+    opcodes: list[tuple[str, int, int, int, int]]
+    first: tuple[int, int] | None = None  # (index in a, index in b) of the first differing token
+    last: tuple[int, int] | None = None  # end (exclusive) of the last differing run, in a and b
+    # Byte spans of the input that each side's differing tokens cover, first to last divergence.
+    a_span: tuple[int, int] | None = None
+    b_span: tuple[int, int] | None = None
+    hunks: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)  # [((i1, i2), (j1, j2))]
+
+    @property
+    def equal(self) -> bool:
+        return self.first is None
+
+
+def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
+    opcodes = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).get_opcodes()
+    hunks = [((i1, i2), (j1, j2)) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
+    d = Divergence(opcodes=opcodes, hunks=hunks)
+    if hunks:
+        d.first = (hunks[0][0][0], hunks[0][1][0])
+        d.last = (hunks[-1][0][1], hunks[-1][1][1])
+    return d
+
+
+def byte_offsets(vocab: Vocab, ids: Sequence[int]) -> list[int]:
+    """Cumulative byte offsets: token ``k`` covers ``[off[k], off[k+1])`` of the decoded bytes."""
+    offsets = [0]
+    for i in ids:
+        offsets.append(offsets[-1] + len(token_bytes(vocab, i)))
+    return offsets
+
+
+def add_byte_spans(d: Divergence, vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> Divergence:
+    """Fill ``a_span`` / ``b_span`` from the first to the last differing token of each side.
+
+    Offsets are in the bytes the tokens decode to, which equal the input's bytes except where a
+    side adds something the input lacks (a dummy-prefix space) or normalizes it away.
+    """
+    if d.equal:
+        return d
+    oa, ob = byte_offsets(vocab, a), byte_offsets(vocab, b)
+    d.a_span = (oa[d.first[0]], oa[d.last[0]])
+    d.b_span = (ob[d.first[1]], ob[d.last[1]])
+    return d

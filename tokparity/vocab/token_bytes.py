@@ -1,0 +1,57 @@
+"""The bytes of input text each token stands for, per algorithm.
+
+The diff engine needs to say which bytes of the input a run of differing tokens covers. A token's
+stored text is not those bytes: SentencePiece pieces spell a space as ``▁`` and bytes as
+``<0x0A>``; byte-level BPE tokens spell every byte through GPT-2's byte-to-unicode table
+(``Ġ`` is the space, ``Ċ`` the newline); WordPiece continuations start with ``##``; control
+tokens stand for no input at all.
+
+    >>> vocab.tokens[29871], token_bytes(vocab, 29871)    # llama-spm
+    ('▁', b' ')
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tokparity.vocab.model import TokenType, Vocab
+
+SPACE_MARK = "\u2581"  # ▁, SentencePiece's escaped space
+
+
+@lru_cache(maxsize=1)
+def gpt2_unicode_to_byte() -> dict[str, int]:
+    """The inverse of GPT-2's ``bytes_to_unicode``: printable bytes map to themselves, the other
+    68 bytes to U+0100 onwards, in byte order."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    mapping = {chr(b): b for b in printable}
+    n = 0
+    for b in range(256):
+        if b not in printable:
+            mapping[chr(256 + n)] = b
+            n += 1
+    return mapping
+
+
+def token_bytes(vocab: Vocab, token_id: int) -> bytes:
+    """The input bytes one token stands for (``b""`` for control tokens and unknown ids)."""
+    if not 0 <= token_id < vocab.size:
+        return b""
+    text = vocab.tokens[token_id]
+    ttype = vocab.type_of(token_id)
+    if ttype in (TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED):
+        return b""
+    if ttype == TokenType.BYTE and len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
+        return bytes([int(text[3:5], 16)])
+    if ttype == TokenType.USER_DEFINED:
+        return text.encode("utf-8", "surrogateescape")
+    if vocab.algorithm == "bpe":
+        table = gpt2_unicode_to_byte()
+        try:
+            return bytes(table[c] for c in text)
+        except KeyError:  # not a byte-level token (e.g. gemma4's SentencePiece-style pieces)
+            return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+    if vocab.algorithm == "wpm":
+        return text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
+    return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
