@@ -1,0 +1,1 @@
+"""The diff engine: align two id lists, locate the divergence, name its bug class."""

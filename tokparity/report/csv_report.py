@@ -1,0 +1,35 @@
+"""mismatches.csv: one row per mismatching case and backend, columns as in the design card.
+
+Cells are untrusted text: a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return would run as a formula in a spreadsheet, so it is prefixed with ``'`` (OWASP's advice).
+Id and piece lists are JSON, so they parse back exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from tokparity.results import CSV_COLUMNS, Mismatch
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def row(m: Mismatch) -> list[str]:
+    d = m.row()
+    d["tags"] = ";".join(f"{k}={v}" for k, v in sorted(m.tags.items()))
+    return [safe_cell(d[c]) for c in CSV_COLUMNS]
+
+
+def write_csv(mismatches: list[Mismatch], path: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for m in mismatches:
+            w.writerow(row(m))

@@ -1,0 +1,40 @@
+"""summary.md: short, for CI logs and pull requests.
+
+Markdown is rendered by whatever shows it (GitHub, a CI log viewer), so text from corpora and
+engines is escaped: table pipes, backticks, angle brackets and newlines cannot break out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tokparity.results import Results
+from tokparity.textview import visible
+
+_MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
+                             "[": "\\[", "]": "\\]", "\\": "\\\\"})
+
+
+def md(text: object) -> str:
+    return visible(str(text)).translate(_MD_SPECIAL)
+
+
+def render(results: Results, examples: int = 5) -> str:
+    verdict = "✅ no unexplained mismatch" if results.unexplained == 0 else f"❌ {results.unexplained} unexplained mismatches"
+    lines = [f"# tokparity {results.tokparity}: {verdict}", ""]
+    versions = ", ".join(f"{md(n)} {md(i.get('version', '?'))}" for n, i in results.backends.items())
+    lines += [f"Backends: {versions}", "", "| model | oracle | backend | cases | mismatches | unexplained | classes |",
+              "|---|---|---|---:|---:|---:|---|"]
+    for r in results.runs:
+        classes = ", ".join(f"{md(c)} {n}" for c, n in sorted(r.classes.items(), key=lambda x: -x[1])) or "–"
+        lines.append(f"| {md(r.model)} | {md(r.oracle)} | {md(r.backend)} | {r.cases} | {r.mismatches} | "
+                     f"{r.unexplained} | {classes} |")
+    if results.mismatches:
+        lines += ["", "## First mismatches", ""]
+        for m in results.mismatches[:examples]:
+            lines.append(f"- **{md(m.model)} / {md(m.backend)}** `{md(m.cls)}` {md(m.corpus)}/{md(m.case_id)}: "
+                         f"{md(m.text[:80])} — {md(m.evidence[:200])}")
+        common = Counter(m.cls for m in results.mismatches).most_common()
+        lines += ["", "Classes: " + ", ".join(f"{md(c)} {n}" for c, n in common)]
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""What a run produces, as plain data: the renderers in ``tokparity.report`` only read this.
+
+``Outcome``   one case on one backend (ids, status, time, notes)
+``Mismatch``  one case where a backend disagrees with the oracle, classified
+``RunSummary`` one model × backend against its oracle (the rows of summary.json's ``runs``)
+``Results``   everything of one run, with ``to_json`` giving summary.json's keys
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# mismatches.csv columns, in the design card's order (evidence and known are tokparity's additions).
+CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
+               "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known")
+
+
+@dataclass
+class Outcome:
+    model: str
+    corpus: str
+    case_id: str
+    backend: str
+    status: str  # ok | crash | timeout | error | skipped
+    ids: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass
+class Mismatch:
+    model: str
+    corpus: str
+    case_id: str
+    tags: dict
+    oracle: str
+    backend: str
+    cls: str
+    evidence: str
+    stage: str  # the first stage that disagrees: normalize | pre_tokenize | model | unknown
+    first_diff: int  # index of the first differing token (in the oracle's ids)
+    text: str
+    oracle_ids: list[int]
+    backend_ids: list[int]
+    oracle_pieces: list[str]
+    backend_pieces: list[str]
+    known: str = ""  # the known-divergence entry that explains it, if any
+    partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
+
+    def row(self) -> dict:
+        d = asdict(self)
+        d["class"] = d.pop("cls")
+        return d
+
+
+@dataclass
+class RunSummary:
+    model: str
+    oracle: str
+    backend: str
+    cases: int = 0
+    mismatches: int = 0
+    unexplained: int = 0
+    classes: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0  # cases the backend cannot answer (golden without that text)
+
+
+@dataclass
+class Results:
+    tokparity: str
+    backends: dict[str, dict] = field(default_factory=dict)  # name -> {"version": ...}
+    runs: list[RunSummary] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    # per tag value: {"script=Cyrl": {"cases": n, "mismatches": m}}, for the report's rate table
+    tag_rates: dict[str, dict[str, int]] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "tokparity": self.tokparity,
+            "backends": self.backends,
+            "runs": [asdict(r) for r in self.runs],
+            "options": self.options,
+            "tag_rates": self.tag_rates,
+            "seconds": round(self.seconds, 3),
+        }
+
+    @property
+    def unexplained(self) -> int:
+        return sum(r.unexplained for r in self.runs)
