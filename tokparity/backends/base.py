@@ -12,14 +12,41 @@ so adding an implementation means writing one small class and registering its na
     pre_tokenize(text) -> list[str]   optional: the pre-tokenizer's split
 
 A backend that cannot offer an optional stage raises ``NotImplementedError`` (``supports()``
-tells without calling). Errors from the implementation itself propagate: the runner that calls
-backends records them per case as ``crash`` / ``timeout`` and goes on.
+tells without calling). A failure on one case raises a ``CaseFailure``; the runner records it
+with its ``status`` and goes on with the next case:
+
+    BackendCrash    the engine died (a child process killed by a signal, a broken pipe)  -> crash
+    BackendTimeout  the engine did not answer within the per-case timeout               -> timeout
+    NotCovered      the backend has no answer for this text (golden ids for other texts) -> skipped
+Any other exception from an implementation is recorded as ``error`` with its message.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+
+
+class CaseFailure(Exception):
+    """One case could not be answered; ``status`` names how (see the module docstring)."""
+
+    status = "error"
+
+    def __init__(self, detail: str = ""):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class BackendCrash(CaseFailure):
+    status = "crash"
+
+
+class BackendTimeout(CaseFailure):
+    status = "timeout"
+
+
+class NotCovered(CaseFailure):
+    status = "skipped"
 
 
 @dataclass
