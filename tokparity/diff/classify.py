@@ -31,6 +31,9 @@ CLASSES = (
 )
 
 _WS = re.compile(rb"\s+")
+# Code points whose category split tables disagree on (line/paragraph separators, format
+# characters, unassigned and private-use code points, NEL): a divergence there is about tables.
+_ODD_CATEGORIES = {"Zl", "Zp", "Cf", "Cn", "Co", "Cs"}
 
 
 @dataclass
@@ -87,8 +90,13 @@ def _ignores_merges(vocab: Vocab) -> bool:
 
 def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
              a_stages: Stages | None = None, b_stages: Stages | None = None,
+             b_pieces: Sequence[str] | None = None,
              status: str = "ok", detail: str = "") -> Classification:
-    """The class of the mismatch between ``a`` (oracle) and ``b`` (backend) on ``text``."""
+    """The class of the mismatch between ``a`` (oracle) and ``b`` (backend) on ``text``.
+
+    ``b_pieces`` are the token texts the backend itself reports for ``b``: when they are not
+    the vocabulary's, the two sides do not share a vocabulary and nothing else can be judged.
+    """
     if status in ("crash", "timeout"):
         return Classification(status, detail or f"the backend {'died' if status == 'crash' else 'hung'} on this input")
     d = add_byte_spans(align(a, b), vocab, a, b)
@@ -97,6 +105,13 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
 
     def found(cls: str, evidence: str) -> Classification:
         return Classification(cls, evidence, d)
+
+    # --- not the same vocabulary: the backend's own pieces are not ours ----------------------------
+    if b_pieces is not None:
+        for i, piece in zip(b, b_pieces):
+            if 0 <= i < vocab.size and piece != vocab.tokens[i] and vocab.type_of(i) == TokenType.NORMAL:
+                return found("vocab-mismatch", f"the backend calls id {i} {piece!r} where the oracle's vocabulary "
+                                               f"holds {vocab.tokens[i]!r}: they do not share a vocabulary")
 
     # --- BOS / EOS: the ids differ only by specials at the ends -----------------------------------
     end_ids = {vocab.special_ids[r] for r in ("bos", "eos", "cls", "sep", "eot") if r in vocab.special_ids}
@@ -162,6 +177,10 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         for i in set(hunk_a) ^ set(hunk_b):
             if 0 <= i < vocab.size and vocab.token_types[i] == TokenType.USER_DEFINED and vocab.tokens[i] in text:
                 side = "oracle" if i in hunk_a else "backend"
+                piece = vocab.tokens[i]
+                if _inside_word(text, piece):
+                    return found("added-token-priority", f"added token {i} {_piece(vocab, i)} sits inside a word of "
+                                                         f"the input and only the {side} let it beat the model's pieces")
                 return found("user-defined", f"user-defined piece {i} {_piece(vocab, i)} is in the input and only "
                                              f"the {side} matched it whole")
 
@@ -199,6 +218,12 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         if crossing is not None:
             return found("pre-tokenizer", f"backend token {crossing} {_piece(vocab, crossing)} crosses a boundary of "
                                           f"the oracle's pre-tokenizer split")
+    odd = [ch for ch in span.decode("utf-8", "replace") if unicodedata.category(ch) in _ODD_CATEGORIES]
+    if vocab.algorithm == "bpe" and odd:
+        ch = odd[0]
+        return found("unicode-categories", f"the split differs at U+{ord(ch):04X} ({unicodedata.category(ch)}, "
+                                           f"{unicodedata.name(ch, 'unnamed')}), a code point whose class (\\s, \\p{{L}}, "
+                                           f"\\p{{P}}) Unicode tables and regex engines disagree on")
     if vocab.algorithm == "bpe" and _ignores_merges(vocab) and (len(hunk_a) == 1) != (len(hunk_b) == 1):
         whole = hunk_a[0] if len(hunk_a) == 1 else hunk_b[0]
         side = "oracle" if len(hunk_a) == 1 else "backend"
@@ -207,6 +232,17 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
     return found("merge-order", f"same text {span.decode('utf-8', 'replace')!r}, other segmentation: oracle "
                                 f"{_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}; both are valid pieces "
                                 f"(merge order or greedy longest-match)")
+
+
+def _inside_word(text: str, piece: str) -> bool:
+    """Whether ``piece`` occurs in ``text`` with a letter or digit right before and after it."""
+    start = text.find(piece)
+    while start >= 0:
+        end = start + len(piece)
+        if start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum():
+            return True
+        start = text.find(piece, start + 1)
+    return False
 
 
 def _around(data: bytes, span: tuple[int, int], context: int = 8) -> str:
