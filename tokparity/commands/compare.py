@@ -1,0 +1,48 @@
+"""``tokparity compare [MODEL…] [-c CORPUS]… [-b BACKEND]… [--oracle BACKEND] [-o DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="run every case on every backend against the oracle and write the reports",
+        description="Run every case of the corpora on every backend, compare each with the model's oracle, name "
+                    "the bug class of each mismatch and write report.html, mismatches.csv, summary.md and "
+                    "summary.json. Without arguments: the built-in default (a handful of zoo models × all corpora × "
+                    "all available backends). Exit status 0: no unexplained mismatch; 1: at least one; 2: bad input.")
+    p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
+    p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
+                   help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
+                        "default: all)")
+    p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
+                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
+                        "(repeatable; default: every backend the model's files allow)")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
+                                                       "model's original library, golden ids where they exist)")
+    p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
+    p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
+    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, progress_to_stderr, run_compare
+    from tokparity.report import write_reports
+    from tokparity.report.markdown import render as render_md
+
+    options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                             explicit_backends=bool(args.backends),
+                             progress=None if args.quiet else progress_to_stderr)
+    models = args.models or list(DEFAULT_MODELS)
+    corpora = args.corpora or list(DEFAULT_CORPORA)
+    results = run_compare(models, corpora, args.backends, options)
+    out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
+    paths = write_reports(results, out)
+    print(render_md(results))
+    print(f"reports: {paths['report.html']}")
+    return 1 if results.unexplained else 0

@@ -1,0 +1,31 @@
+"""``tokparity convert SRC --to gguf|spm|hf -o OUT``: one tokenizer file into another format.
+
+Prints each field the target could not carry over on stderr (``warning: <field>: <why>``) and
+the output path on stdout; see tokparity/convert/ for the directions and their rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tokparity.convert import TARGETS, convert, supported
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("convert", help="convert a tokenizer file: tokenizer.json/.model -> GGUF, GGUF -> .model, "
+                                       ".model -> tokenizer.json",
+                       description="Convert a tokenizer file. Supported: " + "; ".join(supported()) + ". "
+                                   "Every field the target cannot hold is reported as a warning.")
+    p.add_argument("src", metavar="SRC", help="a tokenizer.json, a SentencePiece .model or a .gguf")
+    p.add_argument("--to", required=True, choices=TARGETS, help="target format")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = convert(args.src, args.to, args.output)
+    for w in result.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(result.out_path)
+    return 0

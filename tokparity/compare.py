@@ -1,0 +1,231 @@
+"""``compare``: every case on every backend, each against the model's oracle, diagnosed.
+
+For one model the run is:
+
+    cases ──► oracle.encode ──► for each backend: encode ──► equal? ──► no: align, stage, classify
+                                                           ──► crash / timeout: recorded, run goes on
+
+The oracle is the model's original library unless the user names one: SentencePiece for a
+``.model``, Hugging Face for a ``tokenizer.json``, and for a GGUF the golden ids of llama.cpp's
+``.inp/.out`` where they hold the text (they were made with the original HF tokenizers), else
+llama.cpp. Results are plain records (``tokparity.results``); rendering is the reports' job.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from tokparity import __version__
+from tokparity.backends.base import Backend, CaseFailure
+from tokparity.corpus import Case, load_corpus
+from tokparity.diff.align import align
+from tokparity.diff.classify import Stages, classify
+from tokparity.errors import TokparityError
+from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.vocab import Vocab, load_vocab
+from tokparity.zoo import ModelFiles, resolve_model
+
+# The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
+DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
+DEFAULT_CORPORA = ("all",)
+# Which backends can run on which files, in the order reports list them.
+BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
+                    ("hf-gguf", "gguf"), ("golden", "golden_out"))
+
+
+@dataclass
+class CompareOptions:
+    add_special: bool = False
+    parse_special: bool = False
+    oracle: str | None = None
+    explicit_backends: bool = False  # the user named them: an unavailable one is an error
+    progress: Callable[[str], None] | None = None
+
+
+def available_backends(model: ModelFiles) -> list[str]:
+    return [name for name, role in BACKENDS_BY_FILE if role is None or role in model.files]
+
+
+def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
+    """The oracle, or for a GGUF the golden ids first and llama.cpp where golden has no text."""
+    if options.oracle:
+        return [options.oracle]
+    if "spm_model" in model.files and "gguf" not in model.files:
+        return ["sentencepiece"]
+    if "gguf" not in model.files:
+        return ["hf"]
+    chain = ["llama.cpp"]
+    if "golden_out" in model.files and not options.add_special:  # golden ids are add_special off
+        chain.insert(0, "golden")
+    return chain
+
+
+@dataclass
+class _Answer:
+    status: str  # ok | crash | timeout | error | skipped
+    ids: list[int] = field(default_factory=list)
+    detail: str = ""
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _ask(backend: Backend, text: str, options: CompareOptions) -> _Answer:
+    t = time.perf_counter()
+    try:
+        result = backend.encode_with_notes(text, options.add_special, options.parse_special)
+    except CaseFailure as e:
+        return _Answer(e.status, detail=e.detail, seconds=time.perf_counter() - t)
+    except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
+        return _Answer("error", detail=f"{type(e).__name__}: {e}", seconds=time.perf_counter() - t)
+    return _Answer("ok", list(result.ids), notes=list(result.notes), seconds=time.perf_counter() - t)
+
+
+def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
+    """The first pipeline stage at which the two sides disagree, where both expose it."""
+    a, b = Stages(), Stages()
+    try:
+        if oracle.supports("normalize") and backend.supports("normalize"):
+            a.normalized, b.normalized = oracle.normalize(text), backend.normalize(text)
+            if a.normalized != b.normalized:
+                return "normalize", a, b
+        if oracle.supports("pre_tokenize") and backend.supports("pre_tokenize"):
+            a.pre_tokens, b.pre_tokens = oracle.pre_tokenize(text), backend.pre_tokenize(text)
+            if a.pre_tokens != b.pre_tokens:
+                return "pre_tokenize", a, b
+            return "model", a, b
+    except Exception:  # a stage the backend offers but fails on: no verdict on stages
+        return "unknown", None, None
+    return ("model" if a.normalized is not None else "unknown"), a, b
+
+
+def _pieces(vocab: Vocab, ids: list[int]) -> list[str]:
+    return [vocab.tokens[i] if 0 <= i < vocab.size else f"<id {i}?>" for i in ids]
+
+
+def _partition(answers: dict[str, _Answer]) -> list[list[str]]:
+    groups: dict[object, list[str]] = {}
+    for name, ans in answers.items():
+        if ans.status == "skipped":
+            continue
+        key = tuple(ans.ids) if ans.status == "ok" else ans.status
+        groups.setdefault(key, []).append(name)
+    return sorted(groups.values(), key=lambda g: -len(g))
+
+
+class ModelRun:
+    """One model: its vocabulary, its backends, and the loop over cases."""
+
+    def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):
+        from tokparity.backends.registry import make_backend
+
+        self.model = resolve_model(spec)
+        self.options = options
+        self.results = results
+        self.vocab = load_vocab(self.model.primary[1])
+        self.chain = oracle_chain(self.model, options)
+        names = list(backend_names) if backend_names else available_backends(self.model)
+        wanted = list(dict.fromkeys(self.chain + names))
+        self.backends: dict[str, Backend] = {}
+        for name in wanted:
+            try:
+                self.backends[name] = make_backend(name, self.model)
+            except TokparityError as e:
+                if options.explicit_backends or name in self.chain:
+                    raise
+                results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
+                _say(options, f"skipping {name} on {self.model.name}: {e}")
+        for name, b in self.backends.items():
+            results.backends.setdefault(name, {"version": b.version})
+        self.compared = [n for n in self.backends if n not in self.chain or (n == self.chain[-1] and len(self.chain) > 1)]
+        self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
+
+    def close(self) -> None:
+        for b in self.backends.values():
+            b.close()
+
+    def run_case(self, case: Case) -> None:
+        answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
+        oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
+        oracle = answers[oracle_name]
+        partition = _partition(answers)
+        for name in self.compared:
+            if name == oracle_name:
+                continue
+            ans, summary = answers[name], self.summaries[name]
+            if ans.status == "skipped":
+                summary.skipped += 1
+                continue
+            summary.cases += 1
+            self._tally(case, mismatch=False)
+            if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
+                continue
+            mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
+            mismatch.partition = partition
+            summary.mismatches += 1
+            summary.unexplained += 0 if mismatch.known else 1
+            summary.classes[mismatch.cls] = summary.classes.get(mismatch.cls, 0) + 1
+            self.results.mismatches.append(mismatch)
+            self._tally(case, mismatch=True)
+
+    def _tally(self, case: Case, mismatch: bool) -> None:
+        for key in [f"{k}={v}" for k, v in case.tags.items() if isinstance(v, (str, int))] + [f"corpus={case.corpus}"]:
+            rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
+            rate["mismatches" if mismatch else "cases"] += 1
+
+    def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer) -> Mismatch:
+        if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
+            cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
+                f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
+        elif ans.status != "ok":
+            cls = ans.status if ans.status in ("crash", "timeout") else "crash"
+            evidence, stage, first = f"{name}: {ans.detail or ans.status}", "unknown", 0
+        else:
+            stage, a_st, b_st = _stage(self.backends[oracle_name], self.backends[name], case.text)
+            c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
+            cls, evidence = c.cls, c.evidence
+            first = align(oracle.ids, ans.ids).first[0] if c.divergence is None else c.divergence.first[0]
+        if ans.notes:
+            evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
+        return Mismatch(
+            model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
+            backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
+            oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
+            backend_pieces=_pieces(self.vocab, ans.ids),
+        )
+
+
+def _say(options: CompareOptions, message: str) -> None:
+    if options.progress:
+        options.progress(message)
+
+
+def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
+                options: CompareOptions) -> Results:
+    started = time.perf_counter()
+    results = Results(tokparity=__version__, options={"add_special": options.add_special,
+                                                      "parse_special": options.parse_special})
+    corpora = list(corpora)
+    for spec in models:
+        run = ModelRun(spec, backend_names, options, results)
+        try:
+            n = 0
+            for corpus in corpora:
+                for case in load_corpus(corpus):
+                    run.run_case(case)
+                    n += 1
+                    if n % 500 == 0:
+                        _say(options, f"{run.model.name}: {n} cases")
+            _say(options, f"{run.model.name}: {n} cases, {sum(s.mismatches for s in run.summaries.values())} "
+                          f"mismatches against {'/'.join(run.chain)}")
+        finally:
+            run.close()
+        results.runs.extend(run.summaries.values())
+    results.seconds = time.perf_counter() - started
+    return results
+
+
+def progress_to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
