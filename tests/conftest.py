@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokparity.zoo import ModelFiles, load_manifest, resolve_model
-
-ZOO_MODELS = list(load_manifest().models)
-GGUF_MODELS = [name for name, m in load_manifest().models.items() if "gguf" in m.files]
-GOLDEN_MODELS = [name for name, m in load_manifest().models.items() if "golden_out" in m.files]
+from tokparity.zoo import ModelFiles, resolve_model
 
 
 @pytest.fixture(scope="session")

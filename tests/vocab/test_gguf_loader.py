@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GGUF_MODELS
+from zoo_params import GGUF_MODELS
 from tokparity.vocab import load_vocab
 from tokparity.vocab.model import TokenType
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ZOO_MODELS
+from zoo_params import ZOO_MODELS
 from tokparity.errors import TokparityError
 from tokparity.vocab import load_vocab
 from tokparity.zoo import load_manifest, resolve_model

@@ -1,0 +1,54 @@
+"""The ``ref`` backend: tokparity's own pure-Python tokenizers (tokparity.reference)."""
+
+from __future__ import annotations
+
+import tokparity
+from tokparity.backends.base import Backend
+from tokparity.errors import TokparityError
+from tokparity.reference import RefTokenizer
+from tokparity.vocab import load_vocab
+from tokparity.zoo import ModelFiles
+
+
+class RefBackend(Backend):
+    """Reads the model's primary file (GGUF first, then ``.model``, then ``tokenizer.json``) and
+    tokenizes it the way that file's original library does."""
+
+    name = "ref"
+
+    def __init__(self, model: ModelFiles, **opts):
+        role = opts.pop("role", None)
+        if opts:
+            raise TokparityError(f"ref backend: unknown option(s) {', '.join(sorted(opts))} (known: role)")
+        if role is not None:
+            path = model.path(role)
+            if path is None:
+                raise TokparityError(f"model {model.name}: no {role} file for the ref backend")
+            self.role, self.path = role, path
+        else:
+            self.role, self.path = model.primary
+        self.model = model
+        self.vocab = load_vocab(self.path)
+        self.tokenizer = RefTokenizer(self.vocab)
+
+    @property
+    def version(self) -> str:
+        return tokparity.__version__
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        return self.tokenizer.encode(text, add_special, parse_special)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        return self.tokenizer.pieces(ids)
+
+    def normalize(self, text: str) -> str:
+        return self.tokenizer.normalize(text)
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        return self.tokenizer.pre_tokenize(text)
+
+    def trace(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[str]:
+        return self.tokenizer.trace(text, add_special, parse_special)

@@ -1,0 +1,99 @@
+"""tokparity's reference tokenizers: readable, executable specifications of SPM, UGM, BPE and WPM.
+
+``RefTokenizer(vocab)`` picks the pipeline that the file's *original* library runs, because
+that is what "agree" means for it:
+
+* a GGUF behaves as llama.cpp tokenizes it (llama.py);
+* a SentencePiece ``.model`` as SentencePiece does (sentencepiece.py);
+* a ``tokenizer.json`` as Hugging Face ``tokenizers`` does (hf.py).
+
+Each pipeline is built from small stage modules, one per algorithm and stage:
+
+    specials.py    partition on special / user-defined tokens (lstrip, rstrip)
+    charsmap.py    the precompiled_charsmap double array
+    normalize.py   SentencePiece-style normalizers (charsmap, whitespace, dummy prefix)
+    unicode.py     llama.cpp's code point tables
+    pretokenize.py the split regexes of every tokenizer.ggml.pre, GPT-2's byte map
+    spm.py         SentencePiece BPE: merge by score
+    bpe.py         byte-level BPE: merge by rank
+    ugm.py         unigram: Viterbi over the lattice
+    wpm.py         WordPiece: greedy longest match
+    decode.py      ids back to bytes and text
+    trace.py       the steps, readable
+
+    >>> tok = RefTokenizer(load_vocab("ggml-vocab-llama-spm.gguf"))
+    >>> tok.encode("Hello world", add_special=True)
+    [1, 15043, 3186]
+"""
+
+from __future__ import annotations
+
+from tokparity.errors import TokparityError
+from tokparity.vocab.model import Vocab
+
+__all__ = ["RefTokenizer"]
+
+
+class RefTokenizer:
+    """One vocabulary, tokenized the way its file's original library does it."""
+
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab
+        if vocab.source_format == "gguf":
+            from tokparity.reference.llama import PIPELINES
+            self.flavour = "llama.cpp"
+        elif vocab.source_format == "spm-model":
+            from tokparity.reference.sentencepiece import PIPELINES
+            self.flavour = "sentencepiece"
+        elif vocab.source_format == "hf-json":
+            from tokparity.reference.hf import pipeline_for
+            self.flavour = "hf"
+            self.pipeline = pipeline_for(vocab)
+            return
+        else:
+            raise TokparityError(f"{vocab.source or 'vocabulary'}: unknown source format {vocab.source_format!r}")
+        pipeline = PIPELINES.get(vocab.algorithm)
+        if pipeline is None:
+            raise TokparityError(f"{vocab.source}: the ref backend has no {vocab.algorithm!r} tokenizer for "
+                                 f"{self.flavour} files (it has: {', '.join(PIPELINES)})")
+        self.pipeline = pipeline(vocab)
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        _check_text(text)
+        return self.pipeline.encode(text, add_special, parse_special)
+
+    def decode(self, ids: list[int], errors: str = "replace", special: bool = False) -> str:
+        """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD."""
+        from tokparity.reference import decode as dec
+        if self.flavour == "llama.cpp":
+            return dec.bytes_to_text(dec.llama_decode_bytes(self.pipeline, list(ids), special), errors)
+        if self.flavour == "sentencepiece":
+            return dec.sentencepiece_decode(self.pipeline, list(ids))
+        return self.pipeline.decode(list(ids), errors)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        tokens = self.vocab.tokens
+        return [tokens[i] if 0 <= i < len(tokens) else f"<invalid id {i}>" for i in ids]
+
+    def normalize(self, text: str) -> str:
+        _check_text(text)
+        return self.pipeline.normalize(text)
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        _check_text(text)
+        return self.pipeline.pre_tokenize(text)
+
+    def trace(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[str]:
+        from tokparity.reference.trace import trace
+        _check_text(text)
+        return trace(self, text, add_special, parse_special)
+
+
+def _check_text(text: str) -> None:
+    if not isinstance(text, str):
+        raise TokparityError(f"text must be a str, not {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise TokparityError(f"text holds a lone surrogate at index {e.start} ({text[e.start]!r}); "
+                             "it cannot be encoded as UTF-8") from None

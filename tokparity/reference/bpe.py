@@ -1,0 +1,105 @@
+"""Byte-level BPE as llama.cpp runs it (``llm_tokenizer_bpe_session``), and Gemma 4's variant.
+
+One word at a time (the pre-tokenizer made the words):
+
+1. The word is spelled as symbols, one per character. For byte-level BPE the word was first
+   rewritten with GPT-2's byte-to-unicode map, so one character stands for one byte.
+2. Every adjacent pair that the merge list knows is a candidate; the candidate with the
+   lowest *rank* (position in the merge list) is merged first, the leftmost one on ties.
+   The new symbol forms new pairs with its neighbours, and so on until no pair is known.
+3. Each final symbol is looked up in the vocabulary. A symbol with no id (rare: the merge
+   list and the vocabulary disagree) falls back to one token per byte.
+
+Worked example, merges ``[("a", "b"), ("b", "c"), ("ab", "c")]``::
+
+    "abc" -> [a, b, c]   pairs (a,b) rank 0, (b,c) rank 1 -> merge (a,b)
+          -> [ab, c]     pair (ab,c) rank 2 -> merge
+          -> [abc]
+
+Options the model sets (``PreType`` in pretokenize.py):
+
+* ``ignore_merges`` (Llama 3): a word that already is a token is emitted whole, merges or not.
+* Gemma 4 (``byte_encode=False``): symbols are raw code points (spaces already turned into
+  ``▁``), bytes fall back to ``<0xNN>`` pieces, and a word made only of newlines that is a
+  token is kept whole.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+
+@dataclass
+class MergeStep:
+    """One merge of a trace: the pair, its rank and the symbols after it."""
+
+    left: str
+    right: str
+    rank: int
+    symbols: list[str]
+
+
+@dataclass
+class BpeResult:
+    symbols: list[str]
+    steps: list[MergeStep] = field(default_factory=list)
+
+
+def merge_word(symbols: list[str], ranks: dict[tuple[str, str], int], trace: bool = False) -> BpeResult:
+    """Merge one word's symbols by rank (the readable loop: O(n²), fine for words).
+
+    ``merge_word(["a", "b", "c"], {("a", "b"): 0, ("ab", "c"): 1}).symbols == ["abc"]``
+    """
+    symbols = list(symbols)
+    steps: list[MergeStep] = []
+    while len(symbols) > 1:
+        # The known pair with the lowest rank; min() keeps the leftmost on ties.
+        candidates = [(ranks[pair], i) for i, pair in enumerate(zip(symbols, symbols[1:])) if pair in ranks]
+        if not candidates:
+            break
+        rank, i = min(candidates)
+        left, right = symbols[i], symbols[i + 1]
+        symbols[i:i + 2] = [left + right]
+        if trace:
+            steps.append(MergeStep(left, right, rank, list(symbols)))
+    return BpeResult(symbols, steps)
+
+
+def merge_word_heap(symbols: list[str], ranks: dict[tuple[str, str], int]) -> list[str]:
+    """The same merges with llama.cpp's data structures: a linked list of symbols and a
+    priority queue of (rank, left position) pairs, stale entries skipped when popped.
+    O(n log n), which matters for Gemma 4, whose words are whole lines.
+
+    Equivalent to ``merge_word``: a queued pair is valid only while both its symbols still
+    exist unchanged and are adjacent, so each pop is the lowest-rank, leftmost current pair.
+    """
+    n = len(symbols)
+    if n < 2:
+        return list(symbols)
+    text = list(symbols)
+    prev = list(range(-1, n - 1))
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    queue: list[tuple[int, int, int, str]] = []  # (rank, left, right, merged text)
+
+    def push(left: int, right: int) -> None:
+        if left < 0 or right < 0:
+            return
+        rank = ranks.get((text[left], text[right]))
+        if rank is not None:
+            heapq.heappush(queue, (rank, left, right, text[left] + text[right]))
+
+    for i in range(n - 1):
+        push(i, i + 1)
+    while queue:
+        rank, left, right, merged = heapq.heappop(queue)
+        if not text[left] or not text[right] or nxt[left] != right or text[left] + text[right] != merged:
+            continue  # stale: one side was merged into something else since
+        text[left], text[right] = merged, ""
+        nxt[left] = nxt[right]
+        if nxt[right] >= 0:
+            prev[nxt[right]] = left
+        push(prev[left], left)
+        push(left, nxt[left])
+    return [t for t in text if t]

@@ -1,0 +1,129 @@
+"""SentencePiece's ``precompiled_charsmap``: a normalization table compiled to a double array.
+
+The blob that ``.model`` files (NormalizerSpec field 2), tokenizer.json (``Precompiled``) and
+GGUFs (``tokenizer.ggml.precompiled_charsmap``) carry is::
+
+    uint32 little-endian   size of the trie in bytes (T)
+    T bytes                the trie: T/4 uint32 units of an XOR-compressed double array
+    the rest               replacement strings, each ended by a NUL byte
+
+The trie maps input byte strings ("ｱ", "ﬁ", "½") to offsets of replacement strings ("ア",
+"fi", "1⁄2"). Each 32-bit unit packs one node (darts-clone's layout, which llama.cpp calls
+XCDA)::
+
+    bits 10-30  BASE   (shifted left by 8 more bits when bit 9 is set)
+    bits 0-7    LCHECK the byte label that leads to this node (bit 31 kept, so a value
+                        unit never passes the label check)
+    bit 8       LEAF   this node ends a key; the unit at BASE holds the value
+    bits 0-30   VALUE  for a value unit: the offset of the replacement string
+
+Walking a key: start at ``BASE(0)``; for each byte ``c``, go to ``node ^ c``; stop unless its
+LCHECK is ``c``; move to ``node ^ BASE(node)``; if the node was a LEAF, remember
+(bytes walked, VALUE there) as the longest match so far. Every index is checked against the
+array: a malformed blob raises ``TokparityError``, never ``IndexError``.
+
+    >>> cm = CharsMap(vocab.precompiled_charsmap)
+    >>> cm.longest_match("ﬁx".encode())      # the "ﬁ" ligature, 3 bytes
+    (3, b'fi')
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+
+from tokparity.errors import TokparityError
+
+
+class CharsMapError(TokparityError):
+    """A precompiled_charsmap that cannot be read."""
+
+
+class CharsMap:
+    def __init__(self, blob: bytes, source: str = "precompiled_charsmap"):
+        self.source = source
+        if len(blob) <= 4:
+            raise CharsMapError(f"{source}: {len(blob)} bytes, too short for the 4-byte trie size; "
+                                "the tokenizer file is corrupt")
+        (trie_size,) = struct.unpack_from("<I", blob, 0)
+        if trie_size >= len(blob) - 4:
+            raise CharsMapError(f"{source}: trie size {trie_size} does not fit in the {len(blob)}-byte blob; "
+                                "the tokenizer file is corrupt or truncated")
+        if trie_size % 4:
+            raise CharsMapError(f"{source}: trie size {trie_size} is not a whole number of 4-byte units")
+        units = array("I")
+        units.frombytes(blob[4:4 + trie_size])
+        if struct.pack("=I", 1) != struct.pack("<I", 1):
+            units.byteswap()
+        self.units = units
+        self.strings = bytes(blob[4 + trie_size:])
+        if not self.strings or self.strings[-1] != 0:
+            raise CharsMapError(f"{source}: the replacement strings are not NUL-terminated; "
+                                "the tokenizer file is corrupt or truncated")
+        self._replacements: dict[int, bytes] = {}
+
+    # -- one node ------------------------------------------------------------------------------
+
+    def _unit(self, index: int) -> int:
+        if not 0 <= index < len(self.units):
+            raise CharsMapError(f"{self.source}: trie index {index} outside the {len(self.units)}-unit array; "
+                                "the tokenizer file is corrupt")
+        return self.units[index]
+
+    @staticmethod
+    def _base(unit: int) -> int:
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    def replacement(self, offset: int) -> bytes:
+        """The NUL-terminated replacement string at ``offset``."""
+        found = self._replacements.get(offset)
+        if found is None:
+            if not 0 <= offset < len(self.strings):
+                raise CharsMapError(f"{self.source}: replacement offset {offset} outside the "
+                                    f"{len(self.strings)}-byte string table; the tokenizer file is corrupt")
+            end = self.strings.index(b"\0", offset)  # found: the table ends with NUL
+            found = self._replacements[offset] = self.strings[offset:end]
+        return found
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def longest_match(self, data: bytes, start: int = 0) -> tuple[int, bytes] | None:
+        """The longest key that is a prefix of ``data[start:]``: (its length, its replacement),
+        or None. A NUL byte ends the walk, as in llama.cpp."""
+        node = self._base(self._unit(0))
+        best = None
+        for pos in range(start, len(data)):
+            c = data[pos]
+            if c == 0:
+                break
+            node ^= c
+            unit = self._unit(node)
+            if unit & ((1 << 31) | 0xFF) != c:  # LCHECK: not a child labelled c
+                break
+            node ^= self._base(unit)
+            if (unit >> 8) & 1:  # LEAF: the key ends here; its value sits at the new node
+                best = (pos - start + 1, self._unit(node) & ((1 << 31) - 1))
+        if best is None:
+            return None
+        return best[0], self.replacement(best[1])
+
+    def can_extend(self, key: bytes) -> bool:
+        """Whether some key longer than ``key`` starts with it (the walk could go on)."""
+        node = self._base(self._unit(0))
+        for c in key:
+            if c == 0:
+                return False
+            node ^= c
+            if not 0 <= node < len(self.units):
+                return True  # let the real walk report the corrupt index
+            unit = self.units[node]
+            if unit & ((1 << 31) | 0xFF) != c:
+                return False
+            node ^= self._base(unit)
+        for c in range(1, 256):
+            child = node ^ c
+            if not 0 <= child < len(self.units):
+                return True
+            if self.units[child] & ((1 << 31) | 0xFF) == c:
+                return True
+        return False

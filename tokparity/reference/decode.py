@@ -1,0 +1,179 @@
+"""Decoding: ids back to text, as each original does it.
+
+A token stands for bytes, not for characters, so decoding first builds bytes and only then
+reads them as UTF-8. Byte pieces (``<0xE2>``) and byte-level BPE pieces (``Ġ``) can split a
+character, and a sequence of ids can end in the middle of one: ``decode`` then either
+reports it (``errors="strict"`` raises ``InvalidUtf8``) or shows U+FFFD (``errors="replace"``).
+
+* llama.cpp (``llama_detokenize`` with remove_special and unparse_special off): control and
+  unknown tokens vanish; ``▁`` becomes a space (SPM, UGM, WPM, Gemma 4); GPT-2 characters
+  become their bytes (byte-level BPE); the first token loses one leading space when the
+  model adds a space prefix; ``clean_spaces`` models then drop the space before ``?!.,``
+  and in contractions (`` 's``), as Hugging Face's ``clean_up_tokenization_spaces`` does.
+* SentencePiece (``DecodeIds``): control pieces vanish, ``<unk>`` becomes `` ⁇ ``, ``▁`` a
+  space, and the dummy-prefix space of the first piece is dropped.
+"""
+
+from __future__ import annotations
+
+from tokparity.errors import TokparityError
+from tokparity.reference.pretokenize import unicode_to_byte
+from tokparity.vocab.model import TokenType
+
+SPACE_MARK = "\u2581"
+UNK_SURFACE = " \u2047 "  # SentencePiece's default unk_surface
+
+
+class InvalidUtf8(TokparityError):
+    """The decoded bytes are not valid UTF-8 (the ids split a character)."""
+
+    def __init__(self, data: bytes, error: UnicodeDecodeError):
+        self.data = data
+        super().__init__(f"decoded bytes are not valid UTF-8 at byte {error.start} "
+                         f"({data[max(0, error.start - 4):error.start + 4]!r}); the ids end or start inside a character")
+
+
+def bytes_to_text(data: bytes, errors: str = "strict") -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if errors == "strict":
+            raise InvalidUtf8(data, e) from None
+        return data.decode("utf-8", errors)
+
+
+def _byte_of(piece: str) -> int | None:
+    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+        try:
+            return int(piece[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
+# --- llama.cpp ----------------------------------------------------------------------------------
+
+
+def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
+    """``llama_token_to_piece``: the bytes one token decodes to."""
+    vocab = pipeline.vocab
+    if not 0 <= token_id < vocab.size:
+        raise TokparityError(f"token id {token_id} is outside the vocabulary (0..{vocab.size - 1})")
+    ttype = pipeline.types[token_id]
+    text = vocab.tokens[token_id]
+    if ttype in (TokenType.CONTROL, TokenType.UNKNOWN):
+        return text.encode("utf-8", "surrogateescape") if special else b""
+    if ttype == TokenType.USER_DEFINED:
+        return text.encode("utf-8", "surrogateescape")
+    if ttype == TokenType.BYTE:
+        b = _byte_of(text)
+        return bytes([b]) if b is not None else b""
+    if ttype != TokenType.NORMAL:
+        return b""  # UNUSED / UNDEFINED: llama.cpp writes nothing
+    if pipeline.algorithm == "bpe" and not pipeline.flags.escape_whitespaces:
+        table = unicode_to_byte()
+        out = bytearray()
+        for ch in text:
+            b = table.get(ch)
+            if b is None:  # not a GPT-2 byte character: llama.cpp's marker
+                out += f"[UNK_BYTE_0x{ch.encode('utf-8').hex()}{text}]".encode("utf-8", "surrogateescape")
+            else:
+                out.append(b)
+        return bytes(out)
+    return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+
+
+def llama_decode_bytes(pipeline, ids: list[int], special: bool = False) -> bytes:
+    """``llama_detokenize(remove_special=False, unparse_special=special)``."""
+    remove_space = pipeline.flags.add_space_prefix
+    out = bytearray()
+    for token_id in ids:
+        piece = llama_piece(pipeline, token_id, special)
+        if remove_space and piece.startswith(b" "):
+            piece = piece[1:]
+        remove_space = False
+        out += piece
+    if pipeline.flags.clean_spaces:
+        out = bytearray(clean_up_spaces(bytes(out)))
+    return bytes(out)
+
+
+def clean_up_spaces(text: bytes) -> bytes:
+    """llama.cpp's three passes of ``clean_up_tokenization_spaces``:
+    ``b"a , b 's c ' d"`` -> ``b"a, b's c' d"``."""
+    t = bytearray(text)
+    # 1. " ?", " !", " .", " ,": drop the space
+    out = bytearray(t[:1])
+    for i in range(1, len(t)):
+        if t[i - 1] == 0x20 and t[i] in b"?!.,":
+            out.pop()
+        out.append(t[i])
+    t = out
+    # 2. " ' ": a lone apostrophe between spaces loses both spaces. llama.cpp overwrites
+    #    the space after with NUL in place, so the next character's "previous" is NUL.
+    t = bytearray(t)
+    out = bytearray(t[:1])
+    i = 1
+    while i < len(t):
+        x = t[i]
+        if x == 0x27 and i + 1 < len(t) and t[i - 1] == 0x20 and t[i + 1] == 0x20:
+            out.pop()
+            t[i + 1] = 0
+            out.append(x)
+            i += 2
+            continue
+        out.append(x)
+        i += 1
+    t = out
+    # 3. contractions: " 's", " 'm", " 're", " 've" lose their space (" 't", " 'd", " 'll" keep it)
+    out = bytearray(t[:1])
+    for i in range(1, len(t)):
+        x = t[i]
+        if t[i - 1] == 0x20 and x == 0x27 and i + 1 < len(t):
+            x1 = t[i + 1]
+            if x1 in b"sm" or (i + 2 < len(t) and (t[i + 1:i + 3] in (b"re", b"ve"))):
+                out.pop()
+        out.append(x)
+    return bytes(out)
+
+
+# --- SentencePiece --------------------------------------------------------------------------------
+
+
+def sentencepiece_decode(pipeline, ids: list[int]) -> str:
+    """``SentencePieceProcessor.decode`` (invalid byte sequences become U+FFFD, as there)."""
+    vocab, types = pipeline.vocab, pipeline.types
+    strip_first = vocab.flags.add_space_prefix is not False or vocab.flags.remove_extra_whitespaces is not False
+    remove_extra = vocab.flags.remove_extra_whitespaces is not False
+    text: list[str] = []
+    pending = bytearray()
+    bos_ws = True
+    bos_ws_seen = False
+
+    def flush() -> None:
+        if pending:
+            text.append(pending.decode("utf-8", "replace"))
+            pending.clear()
+
+    for token_id in ids:
+        if not 0 <= token_id < vocab.size:
+            raise TokparityError(f"token id {token_id} is outside the vocabulary (0..{vocab.size - 1})")
+        piece, ttype = vocab.tokens[token_id], types[token_id]
+        if ttype == TokenType.BYTE:
+            pending.append(_byte_of(piece) or 0)
+            continue
+        flush()
+        if bos_ws_seen or "".join(text):
+            bos_ws = False
+        bos_ws_seen = False
+        if ttype == TokenType.CONTROL:
+            continue
+        if ttype == TokenType.UNKNOWN:
+            text.append(UNK_SURFACE)
+            continue
+        if bos_ws and strip_first and piece.startswith(SPACE_MARK):
+            piece = piece[1:]
+            bos_ws_seen = not remove_extra
+        text.append(piece.replace(SPACE_MARK, " "))
+    flush()
+    return "".join(text)

@@ -1,0 +1,365 @@
+"""The reference pipeline for ``tokenizer.json``: Hugging Face ``tokenizers``' BPE models.
+
+tokenizers cuts the work into stages, each configured in the file, and so does this module:
+
+1. **added tokens** are cut out of the raw text first (leftmost, longest), with their
+   ``lstrip`` / ``rstrip`` eating neighbouring whitespace. Special added tokens are only cut
+   out with ``parse_special`` (tokenizers' ``encode_special_tokens=False``); the others always.
+2. **normalizer**: ``Replace``, ``Prepend``, ``NFC``/``NFKC``/``NFD``/``NFKD``, ``Lowercase``,
+   ``Strip``, ``Precompiled`` (charsmap.py), in ``Sequence``.
+3. **pre-tokenizer**: ``Split`` (a regex or string, with its ``behavior``), ``ByteLevel``
+   (GPT-2's byte map, optionally its regex and a prefix space), ``Metaspace``, in ``Sequence``.
+4. **model**: BPE by merge rank (bpe.py) over characters; a character outside the vocabulary
+   becomes ``<0xNN>`` pieces with ``byte_fallback``, else ``unk`` (runs fused with
+   ``fuse_unk``); ``ignore_merges`` takes a whole word that is a token as it is.
+5. **post-processor**: the ``single`` template's special tokens around the ids (add_special).
+
+Python's ``regex`` module stands in for tokenizers' Oniguruma: same syntax for these patterns
+(``\\p{L}``, ``(?i:...)``); their Unicode versions may differ on recently assigned characters.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+from tokparity.errors import TokparityError
+from tokparity.reference import bpe as bpe_mod
+from tokparity.reference.charsmap import CharsMap
+from tokparity.reference.pretokenize import GPT2, byte_to_unicode, bytes_to_gpt2, unicode_to_byte
+from tokparity.reference.spm import byte_piece
+from tokparity.vocab.model import Vocab
+
+SPACE_MARK = "\u2581"
+GPT2_HF = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def _components(config, key: str) -> list[dict]:
+    if not isinstance(config, dict):
+        return []
+    if config.get("type") == "Sequence":
+        return [c for item in config.get(key) or [] for c in _components(item, key)]
+    return [config]
+
+
+# --- normalizers ------------------------------------------------------------------------------------
+
+
+def _pattern_text(p) -> tuple[str, bool]:
+    """A tokenizers pattern: ``{"String": " "}`` or ``{"Regex": "..."}`` -> (text, is_regex)."""
+    if "Regex" in p:
+        return p["Regex"], True
+    return p.get("String", ""), False
+
+
+class Normalizer:
+    def __init__(self, config):
+        self.steps = []
+        for c in _components(config, "normalizers"):
+            kind = c.get("type")
+            if kind == "Replace":
+                text, is_regex = _pattern_text(c["pattern"])
+                rx = regex.compile(text if is_regex else regex.escape(text))
+                content = c.get("content", "")
+                self.steps.append(lambda s, rx=rx, content=content: rx.sub(lambda m: content, s))
+            elif kind == "Prepend":
+                prefix = c.get("prepend", "")
+                self.steps.append(lambda s, prefix=prefix: prefix + s if s else s)
+            elif kind in ("NFC", "NFKC", "NFD", "NFKD"):
+                self.steps.append(lambda s, form=kind: unicodedata.normalize(form, s))
+            elif kind == "Lowercase":
+                self.steps.append(str.lower)
+            elif kind == "Strip":
+                left, right = c.get("strip_left", True), c.get("strip_right", True)
+                self.steps.append(lambda s, a=left, b=right: (s.lstrip() if a else s).rstrip() if b else
+                                  (s.lstrip() if a else s))
+            elif kind == "Precompiled":
+                import base64
+                cm = CharsMap(base64.b64decode(c["precompiled_charsmap"]), "tokenizer.json Precompiled")
+                self.steps.append(lambda s, cm=cm: _apply_charsmap(cm, s))
+            else:
+                raise TokparityError(f"tokenizer.json normalizer {kind!r} is not implemented by the ref backend")
+
+    def __call__(self, text: str) -> str:
+        for step in self.steps:
+            text = step(text)
+        return text
+
+
+def _apply_charsmap(cm: CharsMap, text: str) -> str:
+    """tokenizers' ``Precompiled`` normalizer: longest charsmap match, else one character."""
+    from tokparity.reference.normalize import _UTF8_LEN
+    data = text.encode("utf-8")
+    out = bytearray()
+    pos = 0
+    while pos < len(data):
+        match = cm.longest_match(data, pos)
+        if match:
+            out += match[1]
+            pos += match[0]
+        else:
+            n = _UTF8_LEN[data[pos]]
+            out += data[pos:pos + n]
+            pos += n
+    return out.decode("utf-8", "replace")
+
+
+# --- pre-tokenizers ---------------------------------------------------------------------------------
+
+
+def _split(pieces: list[str], rx: regex.Pattern, behavior: str, invert: bool) -> list[str]:
+    out = []
+    for piece in pieces:
+        spans, pos = [], 0  # (start, end, is_match)
+        for m in rx.finditer(piece):
+            if m.start() == m.end():
+                continue
+            if m.start() > pos:
+                spans.append((pos, m.start(), False))
+            spans.append((m.start(), m.end(), True))
+            pos = m.end()
+        if pos < len(piece):
+            spans.append((pos, len(piece), False))
+        if invert:
+            spans = [(a, b, not is_match) for a, b, is_match in spans]
+        if behavior == "Isolated":
+            out += [piece[a:b] for a, b, _ in spans]
+        elif behavior == "Removed":
+            out += [piece[a:b] for a, b, is_match in spans if not is_match]
+        elif behavior == "MergedWithPrevious":
+            merged: list[str] = []
+            for a, b, is_match in spans:
+                if is_match and merged:
+                    merged[-1] += piece[a:b]
+                else:
+                    merged.append(piece[a:b])
+            out += merged
+        elif behavior == "MergedWithNext":
+            merged = []
+            carry = ""
+            for a, b, is_match in spans:
+                if is_match:
+                    carry += piece[a:b]
+                else:
+                    merged.append(carry + piece[a:b])
+                    carry = ""
+            if carry:
+                merged.append(carry)
+            out += merged
+        else:  # Contiguous
+            raise TokparityError(f"tokenizer.json Split behavior {behavior!r} is not implemented by the ref backend")
+    return out
+
+
+class PreTokenizer:
+    def __init__(self, config):
+        self.steps = []
+        self.byte_level = False
+        for c in _components(config, "pretokenizers"):
+            kind = c.get("type")
+            if kind == "Split":
+                text, is_regex = _pattern_text(c["pattern"])
+                rx = regex.compile(text if is_regex else regex.escape(text))
+                self.steps.append(lambda ps, rx=rx, b=c.get("behavior", "Isolated"), i=c.get("invert", False):
+                                  _split(ps, rx, b, i))
+            elif kind == "ByteLevel":
+                self.byte_level = True
+                prefix = c.get("add_prefix_space", False)
+                use_regex = c.get("use_regex", True)
+                rx = regex.compile(GPT2_HF)
+
+                def byte_level(ps, prefix=prefix, use_regex=use_regex, rx=rx):
+                    out = []
+                    for p in ps:
+                        if prefix and p and not p.startswith(" "):
+                            p = " " + p
+                        out += _split([p], rx, "Isolated", False) if use_regex else [p]
+                    return [bytes_to_gpt2(p) for p in out]
+                self.steps.append(byte_level)
+            elif kind == "Metaspace":
+                rep = c.get("replacement", SPACE_MARK)
+                scheme = c.get("prepend_scheme", "always" if c.get("add_prefix_space", True) else "never")
+                split = c.get("split", True)
+
+                def metaspace(ps, rep=rep, scheme=scheme, split=split):
+                    out = []
+                    for p in ps:
+                        p = p.replace(" ", rep)
+                        if scheme == "always" and not p.startswith(rep):
+                            p = rep + p
+                        out += _split([p], regex.compile(regex.escape(rep)), "MergedWithNext", False) if split else [p]
+                    return out
+                self.steps.append(metaspace)
+            else:
+                raise TokparityError(f"tokenizer.json pre-tokenizer {kind!r} is not implemented by the ref backend")
+
+    def __call__(self, text: str) -> list[str]:
+        pieces = [text] if text else []
+        for step in self.steps:
+            pieces = [p for p in step(pieces) if p]
+        return pieces
+
+
+# --- the pipeline -----------------------------------------------------------------------------------
+
+
+class HfBpe:
+    algorithm = "bpe"
+
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab
+        extra = vocab.extra
+        model = extra.get("model") or {}
+        self.model_config = model
+        self.added = [a for a in extra.get("added_tokens") or [] if isinstance(a, dict)]
+        # The loader spells user-defined added tokens as llama.cpp does ("▁" -> " "); tokenizers
+        # uses the text from added_tokens, so the reference does too.
+        self.tokens = list(vocab.tokens)
+        for a in self.added:
+            if 0 <= a["id"] < len(self.tokens):
+                self.tokens[a["id"]] = a["content"]
+        self.token_to_id = {}
+        for i, t in enumerate(self.tokens):
+            self.token_to_id.setdefault(t, i)
+        self.types = vocab.token_types
+        self.normalizer = Normalizer(extra.get("normalizer"))
+        self.pretokenizer = PreTokenizer(extra.get("pre_tokenizer"))
+        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(vocab.merges)))}
+        self.byte_fallback = bool(model.get("byte_fallback"))
+        self.fuse_unk = bool(model.get("fuse_unk"))
+        self.ignore_merges = bool(model.get("ignore_merges"))
+        unk = model.get("unk_token")
+        self.unk_id = self.token_to_id.get(unk) if isinstance(unk, str) else None
+        self.added_ids = {a["id"] for a in self.added}
+        self.special_ids = {a["id"] for a in self.added if a.get("special")}
+        self.prefix, self.suffix = _template(extra.get("post_processor"))
+        self.decoders = _components(extra.get("decoder"), "decoders")
+        self.cache: dict[str, list[int]] = {}
+
+    # -- stages ----------------------------------------------------------------------------------
+
+    def partition(self, text: str, parse_special: bool) -> list[str | int]:
+        """Cut added tokens out, leftmost first, longest on ties, with lstrip/rstrip."""
+        candidates = [a for a in self.added if parse_special or not a.get("special")]
+        out: list[str | int] = []
+        pos = 0
+        while True:
+            best = None
+            for a in candidates:
+                at = text.find(a["content"], pos)
+                if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(a["content"]) > len(best[1]["content"]))):
+                    best = (at, a)
+            if best is None:
+                break
+            at, a = best
+            start, end = at, at + len(a["content"])
+            if a.get("lstrip"):
+                while start > pos and text[start - 1].isspace():
+                    start -= 1
+            if a.get("rstrip"):
+                while end < len(text) and text[end].isspace():
+                    end += 1
+            if start > pos:
+                out.append(text[pos:start])
+            out.append(a["id"])
+            pos = end
+        if pos < len(text):
+            out.append(text[pos:])
+        return out
+
+    def normalize(self, text: str) -> str:
+        return self.normalizer(text)
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        return self.pretokenizer(self.normalizer(text))
+
+    def encode_word(self, word: str) -> list[int]:
+        whole = self.token_to_id.get(word)
+        if self.ignore_merges and whole is not None:
+            return [whole]
+        symbols: list[str] = []
+        for ch in word:
+            if ch in self.token_to_id:
+                symbols.append(ch)
+            elif self.byte_fallback and all(byte_piece(b) in self.token_to_id for b in ch.encode()):
+                symbols += [byte_piece(b) for b in ch.encode()]
+            elif self.unk_id is not None:
+                if self.fuse_unk and symbols and symbols[-1] is None:
+                    continue
+                symbols.append(None)  # type: ignore[arg-type]
+        # Merges never involve the unknown token, so each known run merges on its own.
+        out: list[int] = []
+        run: list[str] = []
+        for s in symbols:
+            if s is None:
+                out += [self.token_to_id[t] for t in bpe_mod.merge_word_heap(run, self.ranks)]
+                run = []
+                out.append(self.unk_id)
+            else:
+                run.append(s)
+        out += [self.token_to_id[t] for t in bpe_mod.merge_word_heap(run, self.ranks)]
+        return out
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        out = list(self.prefix) if add_special else []
+        for frag in self.partition(text, parse_special):
+            if isinstance(frag, int):
+                out.append(frag)
+                continue
+            for word in self.pre_tokenize(frag):
+                ids = self.cache.get(word)
+                if ids is None:
+                    ids = self.cache[word] = self.encode_word(word)
+                out += ids
+        if add_special:
+            out += self.suffix
+        return out
+
+    def decode(self, ids: list[int], errors: str = "replace") -> str:
+        from tokparity.reference.decode import bytes_to_text
+        tokens = [self.tokens[i] for i in ids if i not in self.special_ids]
+        kinds = [d.get("type") for d in self.decoders]
+        if "ByteLevel" in kinds:
+            table = unicode_to_byte()
+            data = bytes(table.get(c, 0x3F) for t in tokens for c in t)
+            return bytes_to_text(data, errors)
+        data = bytearray()
+        for t in tokens:
+            if "ByteFallback" in kinds and len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+                data.append(int(t[3:5], 16))
+            else:
+                data += t.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+        text = bytes_to_text(bytes(data), errors)
+        for d in self.decoders:
+            if d.get("type") == "Strip" and d.get("start") and text.startswith(d.get("content", " ")):
+                text = text[d.get("start"):] if text[:d["start"]] == d["content"] * d["start"] else text
+        return text
+
+
+def _template(post) -> tuple[list[int], list[int]]:
+    """The special ids a post-processor puts before and after a single sequence."""
+    for p in _components(post, "processors"):
+        if p.get("type") == "TemplateProcessing":
+            specials = p.get("special_tokens") or {}
+            before, after, seen = [], [], False
+            for item in p.get("single") or []:
+                if "Sequence" in item:
+                    seen = True
+                elif "SpecialToken" in item:
+                    ids = (specials.get(item["SpecialToken"]["id"]) or {}).get("ids") or []
+                    (after if seen else before).extend(ids)
+            return before, after
+        if p.get("type") in ("BertProcessing", "RobertaProcessing"):
+            return [p["cls"][1]], [p["sep"][1]]
+    return [], []
+
+
+def pipeline_for(vocab: Vocab):
+    if vocab.extra.get("model_type") == "BPE":
+        return HfBpe(vocab)
+    raise TokparityError(f"{vocab.source}: the ref backend does not implement tokenizer.json "
+                         f"{vocab.extra.get('model_type')!r} models yet (it has: BPE)")
+
+
+__all__ = ["HfBpe", "pipeline_for", "byte_to_unicode", "GPT2"]
