@@ -24,6 +24,7 @@ from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.errors import TokparityError
+from tokparity.known import KnownList
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
@@ -43,6 +44,7 @@ class CompareOptions:
     oracle: str | None = None
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     progress: Callable[[str], None] | None = None
+    known: KnownList | None = None  # reviewed upstream divergences: reported as known, not failures
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -141,6 +143,9 @@ class ModelRun:
             results.backends.setdefault(name, {"version": b.version})
         self.compared = [n for n in self.backends if n not in self.chain or (n == self.chain[-1] and len(self.chain) > 1)]
         self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
+        if options.known:
+            for n in self.compared:
+                options.known.note_run(self.model.name, n)
 
     def close(self) -> None:
         for b in self.backends.values():
@@ -164,6 +169,8 @@ class ModelRun:
                 continue
             mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
             mismatch.partition = partition
+            if self.options.known:
+                mismatch.known = self.options.known.match(mismatch)
             summary.mismatches += 1
             summary.unexplained += 0 if mismatch.known else 1
             summary.classes[mismatch.cls] = summary.classes.get(mismatch.cls, 0) + 1
@@ -223,6 +230,8 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
         finally:
             run.close()
         results.runs.extend(run.summaries.values())
+    if options.known:
+        results.known = options.known.report()
     results.seconds = time.perf_counter() - started
     return results
 

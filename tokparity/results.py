@@ -75,6 +75,7 @@ class Results:
     # per tag value: {"script=Cyrl": {"cases": n, "mismatches": m}}, for the report's rate table
     tag_rates: dict[str, dict[str, int]] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
 
     def to_json(self) -> dict:
@@ -84,6 +85,7 @@ class Results:
             "runs": [asdict(r) for r in self.runs],
             "options": self.options,
             "tag_rates": self.tag_rates,
+            "known": self.known,
             "seconds": round(self.seconds, 3),
         }
 

@@ -25,6 +25,10 @@ def add_parser(sub) -> None:
                                                        "model's original library, golden ids where they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
+    p.add_argument("--known", action="append", metavar="FILE", default=[],
+                   help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
+    p.add_argument("--no-builtin-known", action="store_true",
+                   help="do not use tokparity's own list of known upstream divergences")
     p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
@@ -35,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report import write_reports
     from tokparity.report.markdown import render as render_md
 
+    from tokparity.known import load_known
+
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
-                             progress=None if args.quiet else progress_to_stderr)
+                             progress=None if args.quiet else progress_to_stderr,
+                             known=load_known(args.known, builtin=not args.no_builtin_known))
     models = args.models or list(DEFAULT_MODELS)
     corpora = args.corpora or list(DEFAULT_CORPORA)
     results = run_compare(models, corpora, args.backends, options)

@@ -150,10 +150,12 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         da, db = _decoded(vocab, lead_a), _decoded(vocab, lead_b)
         if da == b" " + db or db == b" " + da:
             more = "oracle" if da.startswith(b" ") and not db.startswith(b" ") or len(da) > len(db) else "backend"
-            flags = vocab.flags.add_space_prefix
+            flag = vocab.flags.add_space_prefix
+            said = ("unset in the file (llama.cpp then adds the prefix for SPM and UGM vocabularies)"
+                    if flag is None else str(flag).lower())
             return found("space-prefix", f"the {more} starts with one more space: oracle {_ids(vocab, lead_a[:2])} vs "
                                          f"backend {_ids(vocab, lead_b[:2])}; the vocabulary's add_space_prefix is "
-                                         f"{'unset' if flags is None else str(flags).lower()}")
+                                         f"{said}")
 
     # --- bytes on one side, <unk> or pieces on the other --------------------------------------------
     unk_a, unk_b = types_a.count(TokenType.UNKNOWN), types_b.count(TokenType.UNKNOWN)

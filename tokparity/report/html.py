@@ -173,6 +173,12 @@ def render(results: Results) -> str:
     header = (f"<p>tokparity {esc(results.tokparity)} · backends: {backends} · "
               f"{len(results.mismatches)} mismatches, {results.unexplained} unexplained · "
               f"{results.seconds:.1f} s</p>")
+    for entry in results.known.get("stale", []):
+        header += (f"<p class='bad'>⚠ stale known divergence {esc(entry['id'])} ({esc(entry['source'])}): it matched "
+                   "nothing in this run; the upstream difference may be fixed — remove or correct the entry.</p>")
+    if results.known.get("used"):
+        header += "<p class='muted'>Known divergences (reported, not failing): " + ", ".join(
+            f"{esc(k)} {n}" for k, n in results.known["used"].items()) + "</p>"
     page = Template(_template("report.html"))
     return page.substitute(
         title="tokparity report",

@@ -16,7 +16,12 @@ _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "
 
 
 def md(text: object) -> str:
-    return visible(str(text)).translate(_MD_SPECIAL)
+    return str(text).replace("\n", " ").translate(_MD_SPECIAL)
+
+
+def md_text(text: str) -> str:
+    """Corpus text: whitespace and control characters made visible, then escaped."""
+    return visible(text).translate(_MD_SPECIAL)
 
 
 def render(results: Results, examples: int = 5) -> str:
@@ -33,8 +38,14 @@ def render(results: Results, examples: int = 5) -> str:
         lines += ["", "## First mismatches", ""]
         for m in results.mismatches[:examples]:
             lines.append(f"- **{md(m.model)} / {md(m.backend)}** `{md(m.cls)}` {md(m.corpus)}/{md(m.case_id)}: "
-                         f"{md(m.text[:80])} — {md(m.evidence[:200])}")
+                         f"{md_text(m.text[:80])} — {md(m.evidence[:200])}")
         common = Counter(m.cls for m in results.mismatches).most_common()
         lines += ["", "Classes: " + ", ".join(f"{md(c)} {n}" for c, n in common)]
+    if results.known.get("used"):
+        lines += ["", "Known divergences (do not fail the run): "
+                  + ", ".join(f"{md(k)} {n}" for k, n in results.known["used"].items())]
+    for entry in results.known.get("stale", []):
+        lines.append(f"- ⚠ stale known divergence {md(entry['id'])} ({md(entry['source'])}): it matched nothing; "
+                     "the upstream difference may be fixed, remove or correct the entry")
     lines.append("")
     return "\n".join(lines)

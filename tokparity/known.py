@@ -1,0 +1,123 @@
+"""Known divergences: reviewed upstream differences that must not drown a new one.
+
+A known-divergence file is TOML, a list of entries:
+
+    [[divergence]]
+    id = "hf-gguf-spm-leading-space"          # short, stable, unique
+    models = ["llama-spm", "phi-3"]          # fnmatch patterns on model names
+    backends = ["hf-gguf"]                   # fnmatch patterns on backend names
+    classes = ["space-prefix"]               # the classes the classifier gives these cases
+    text = '^\\s'                            # optional: a regex the case text must contain
+    case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
+    reason = "why the two sides differ"
+    upstream = "where it is reported or decided"
+
+A mismatch that an entry matches is reported as *known* and does not fail the run. An entry whose
+models and backends were run but which matched nothing is *stale*: the upstream difference is
+gone (or the entry is wrong), and the report says so, so the list does not rot.
+
+tokparity ships a reviewed list for its zoo (``known_divergences.toml`` beside this module);
+users add their own with ``--known FILE``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from importlib import resources
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.results import Mismatch
+
+REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
+
+
+@dataclass
+class KnownDivergence:
+    id: str
+    models: list[str]
+    backends: list[str]
+    classes: list[str]
+    reason: str
+    upstream: str
+    text: re.Pattern | None = None
+    case_ids: list[str] = field(default_factory=list)
+    source: str = ""
+    hits: int = 0
+
+    def covers_run(self, model: str, backend: str) -> bool:
+        return any(fnmatchcase(model, m) for m in self.models) and any(fnmatchcase(backend, b) for b in self.backends)
+
+    def matches(self, m: Mismatch) -> bool:
+        return (self.covers_run(m.model, m.backend) and m.cls in self.classes
+                and (self.text is None or self.text.search(m.text) is not None)
+                and (not self.case_ids or any(fnmatchcase(m.case_id, c) for c in self.case_ids)))
+
+
+class KnownList:
+    def __init__(self, entries: list[KnownDivergence]):
+        ids = [e.id for e in entries]
+        dup = {i for i in ids if ids.count(i) > 1}
+        if dup:
+            raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
+        self.entries = entries
+        self.runs: set[tuple[str, str]] = set()
+
+    def match(self, m: Mismatch) -> str:
+        """The id of the first entry that explains ``m``, or ``""``."""
+        for e in self.entries:
+            if e.matches(m):
+                e.hits += 1
+                return e.id
+        return ""
+
+    def note_run(self, model: str, backend: str) -> None:
+        self.runs.add((model, backend))
+
+    def stale(self) -> list[KnownDivergence]:
+        """Entries whose models and backends were run, that matched nothing."""
+        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(m, b) for m, b in self.runs)]
+
+    def report(self) -> dict:
+        return {"used": {e.id: e.hits for e in self.entries if e.hits},
+                "stale": [{"id": e.id, "source": e.source, "reason": e.reason} for e in self.stale()]}
+
+
+def parse_known(text: str, source: str) -> list[KnownDivergence]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TokparityError(f"{source}: invalid TOML ({e})") from None
+    entries = []
+    for n, raw in enumerate(data.get("divergence", []), 1):
+        missing = [k for k in REQUIRED if k not in raw]
+        if missing:
+            raise TokparityError(f"{source}: divergence #{n} lacks {', '.join(missing)}")
+        try:
+            pattern = re.compile(raw["text"]) if raw.get("text") else None
+        except re.error as e:
+            raise TokparityError(f"{source}: divergence {raw['id']!r}: bad text regex ({e})") from None
+        entries.append(KnownDivergence(
+            id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
+            reason=raw["reason"], upstream=raw["upstream"], text=pattern, case_ids=list(raw.get("case_ids", [])),
+            source=source))
+    return entries
+
+
+def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = True) -> KnownList:
+    """The shipped list (unless ``builtin`` is false) plus the user's files."""
+    entries = []
+    if builtin:
+        shipped = resources.files("tokparity").joinpath("known_divergences.toml")
+        entries += parse_known(shipped.read_text("utf-8"), "tokparity/known_divergences.toml")
+    for p in paths or []:
+        try:
+            text = Path(p).read_text("utf-8")
+        except FileNotFoundError:
+            raise TokparityError(f"{p}: no such known-divergences file") from None
+        entries += parse_known(text, str(p))
+    return KnownList(entries)
