@@ -93,8 +93,10 @@ def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | 
             a.normalized, b.normalized = oracle.normalize(text), backend.normalize(text)
             if a.normalized != b.normalized:
                 return "normalize", a, b
-        if oracle.supports("pre_tokenize") and backend.supports("pre_tokenize"):
-            a.pre_tokens, b.pre_tokens = oracle.pre_tokenize(text), backend.pre_tokenize(text)
+        if oracle.supports("pre_tokenize"):
+            a.pre_tokens = oracle.pre_tokenize(text)
+        if a.pre_tokens is not None and backend.supports("pre_tokenize"):
+            b.pre_tokens = backend.pre_tokenize(text)
             if a.pre_tokens != b.pre_tokens:
                 return "pre_tokenize", a, b
             return "model", a, b
@@ -143,6 +145,7 @@ class ModelRun:
             results.backends.setdefault(name, {"version": b.version})
         self.compared = [n for n in self.backends if n not in self.chain or (n == self.chain[-1] and len(self.chain) > 1)]
         self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
+        self._stage_ref: Backend | None = None
         if options.known:
             for n in self.compared:
                 options.known.note_run(self.model.name, n)
@@ -150,6 +153,30 @@ class ModelRun:
     def close(self) -> None:
         for b in self.backends.values():
             b.close()
+        if self._stage_ref is not None and self._stage_ref not in self.backends.values():
+            self._stage_ref.close()
+
+    def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int]) -> Backend:
+        """Whose stages stand for the oracle's. llama.cpp and golden ids expose no normalizer or
+        pre-tokenizer; tokparity's reference does, and where it gives the oracle's ids on this
+        very text its stages are a faithful account of how the oracle got there."""
+        oracle = self.backends[oracle_name]
+        if oracle.supports("pre_tokenize"):
+            return oracle
+        if self._stage_ref is None:
+            try:
+                from tokparity.backends.registry import make_backend
+                self._stage_ref = self.backends.get("ref") or make_backend("ref", self.model)
+            except TokparityError:
+                self._stage_ref = oracle
+        ref = self._stage_ref
+        if ref is oracle:
+            return oracle
+        try:
+            same = ref.encode(text, self.options.add_special, self.options.parse_special) == oracle_ids
+        except Exception:
+            same = False
+        return ref if same else oracle
 
     def run_case(self, case: Case) -> None:
         answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
@@ -190,7 +217,8 @@ class ModelRun:
             cls = ans.status if ans.status in ("crash", "timeout") else "crash"
             evidence, stage, first = f"{name}: {ans.detail or ans.status}", "unknown", 0
         else:
-            stage, a_st, b_st = _stage(self.backends[oracle_name], self.backends[name], case.text)
+            reference = self.stage_reference(oracle_name, case.text, oracle.ids)
+            stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
             cls, evidence = c.cls, c.evidence
             first = align(oracle.ids, ans.ids).first[0] if c.divergence is None else c.divergence.first[0]

@@ -27,7 +27,7 @@ CLASSES = (
     "merge-order", "space-prefix", "space-after-special", "whitespace-runs", "byte-fallback", "unk-merge",
     "normalization", "whitespace-collapse", "pre-tokenizer", "unicode-categories", "ignore-merges",
     "special-parsing", "special-strip", "bos-eos", "user-defined", "added-token-priority", "decode-roundtrip",
-    "decode-cleanup", "vocab-mismatch", "crash", "timeout", "unclassified",
+    "decode-cleanup", "vocab-mismatch", "special-ids", "crash", "timeout", "unclassified",
 )
 
 _WS = re.compile(rb"\s+")
@@ -133,6 +133,21 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
             return found("special-parsing", f"the input holds the special token text {vocab.tokens[cid]!r}; oracle "
                                             f"has id {cid} {a.count(cid)}×, backend {b.count(cid)}× (parse_special?)")
 
+    # --- a control token in the middle of the text that the input does not spell -------------------
+    # (one at either end is a BOS/EOS, judged above, unless it stands where the other side has <unk>)
+    for side, ids, (lo, hi), other_types in (("backend", b, (j1, j2), types_a), ("oracle", a, (i1, i2), types_b)):
+        for k in range(lo, hi):
+            i = ids[k]
+            if not (0 <= i < vocab.size and vocab.type_of(i) == TokenType.CONTROL and vocab.tokens[i] not in text):
+                continue
+            if k in (0, len(ids) - 1) and TokenType.UNKNOWN not in other_types:
+                continue
+            what = ("<unk>" if TokenType.UNKNOWN in other_types
+                    else "nothing (its normalizer dropped the text)" if not other_types else "ordinary pieces")
+            return found("special-ids", f"the {side} emits control token {i} {_piece(vocab, i)} inside the text, "
+                                        f"where the other side has {what}: a special id (unk, bos, eos, pad) "
+                                        f"points at another token on that side")
+
     # --- the first differing token follows a special token on both sides -------------------------
     if i1 > 0 and j1 > 0 and a[i1 - 1] == b[j1 - 1] and _types(vocab, [a[i1 - 1]])[0] == TokenType.CONTROL:
         rest_a, rest_b = _decoded(vocab, a[i1:]), _decoded(vocab, b[j1:])
@@ -188,7 +203,7 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
 
     # --- the two sides do not decode to the same text ---------------------------------------------
     if dec_a != dec_b:
-        if _WS.sub(b" ", dec_a).strip() == _WS.sub(b" ", dec_b).strip():
+        if _WS.sub(b" ", dec_a).strip() == _WS.sub(b" ", dec_b).strip() and dec_a.strip() and dec_b.strip():
             return found("whitespace-collapse", "the decoded texts differ only in runs of whitespace: one side "
                                                 "collapses or strips spaces (remove_extra_whitespaces)")
         try:
@@ -226,11 +241,15 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         return found("unicode-categories", f"the split differs at U+{ord(ch):04X} ({unicodedata.category(ch)}, "
                                            f"{unicodedata.name(ch, 'unnamed')}), a code point whose class (\\s, \\p{{L}}, "
                                            f"\\p{{P}}) Unicode tables and regex engines disagree on")
-    if vocab.algorithm == "bpe" and _ignores_merges(vocab) and (len(hunk_a) == 1) != (len(hunk_b) == 1):
-        whole = hunk_a[0] if len(hunk_a) == 1 else hunk_b[0]
-        side = "oracle" if len(hunk_a) == 1 else "backend"
-        return found("ignore-merges", f"the {side} takes the whole word {whole} {_piece(vocab, whole)} from the "
-                                      f"vocabulary; the other side merges it from {max(len(hunk_a), len(hunk_b))} pieces")
+    if vocab.algorithm == "bpe" and _ignores_merges(vocab):
+        # every differing run is one whole-word token on one side and its pieces on the other
+        singles = [(ha, hb) for (ha, hb) in d.hunks if (ha[1] - ha[0] == 1) != (hb[1] - hb[0] == 1)]
+        if singles and len(singles) == len(d.hunks):
+            (ha, hb) = singles[0]
+            side, whole = ("oracle", a[ha[0]]) if ha[1] - ha[0] == 1 else ("backend", b[hb[0]])
+            pieces = max(ha[1] - ha[0], hb[1] - hb[0])
+            return found("ignore-merges", f"the {side} takes the whole word {whole} {_piece(vocab, whole)} from the "
+                                          f"vocabulary; the other side merges it from {pieces} pieces")
     return found("merge-order", f"same text {span.decode('utf-8', 'replace')!r}, other segmentation: oracle "
                                 f"{_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}; both are valid pieces "
                                 f"(merge order or greedy longest-match)")
