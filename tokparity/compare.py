@@ -146,6 +146,15 @@ class ModelRun:
         self.compared = [n for n in self.backends if n not in self.chain or (n == self.chain[-1] and len(self.chain) > 1)]
         self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
         self._stage_ref: Backend | None = None
+        self.oracles_used: set[str] = set()
+
+    def finish(self) -> list[RunSummary]:
+        """The summaries, each naming the oracles that really judged its cases (golden ids only
+        where they had the text)."""
+        used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
+        for s in self.summaries.values():
+            s.oracle = used
+        return list(self.summaries.values())
         if options.known:
             for n in self.compared:
                 options.known.note_run(self.model.name, n)
@@ -182,6 +191,7 @@ class ModelRun:
         answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
+        self.oracles_used.add(oracle_name)
         partition = _partition(answers)
         for name in self.compared:
             if name == oracle_name:
@@ -257,7 +267,7 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
                           f"mismatches against {'/'.join(run.chain)}")
         finally:
             run.close()
-        results.runs.extend(run.summaries.values())
+        results.runs.extend(run.finish())
     if options.known:
         results.known = options.known.report()
     results.seconds = time.perf_counter() - started

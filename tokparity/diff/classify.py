@@ -278,12 +278,23 @@ def _first_diff(x: bytes, y: bytes) -> int:
 
 
 def _only_ws_differs(vocab: Vocab, hunk_a: list[int], hunk_b: list[int]) -> bool:
-    """True when the tokens that differ are mostly whitespace: the differing boundaries fall in a
-    run of spaces, tabs or newlines (e.g. '▁▁▁' + '▁word' against '▁▁' + '▁▁word')."""
-    def ws_share(ids: list[int]) -> float:
-        data = b"".join(token_bytes(vocab, i) for i in ids)
-        return sum(c in b" \t\n\r\x0b\x0c" for c in data) / max(1, len(data))
-    return max(ws_share(hunk_a), ws_share(hunk_b)) > 0.5
+    """True when every token boundary that one side has and the other lacks touches whitespace,
+    inside a run of at least two whitespace characters: ('▁' + '▁world' against '▁▁' + 'world',
+    '▁▁▁' + '▁y' against '▁▁▁▁' + 'y'). A boundary moved inside a word is not this."""
+    def boundaries(ids: list[int]) -> set[int]:
+        out, pos = set(), 0
+        for i in ids[:-1]:
+            pos += len(token_bytes(vocab, i))
+            out.add(pos)
+        return out
+
+    data = b"".join(token_bytes(vocab, i) for i in hunk_a)
+    if not re.search(rb"\s\s", data):
+        return False
+    moved = boundaries(hunk_a) ^ boundaries(hunk_b)
+    ws = b" \t\n\r\x0b\x0c"
+    return bool(moved) and all((0 < p <= len(data) and data[p - 1] in ws) or (p < len(data) and data[p] in ws)
+                               for p in moved)
 
 
 def _crosses_boundary(vocab: Vocab, ids: Sequence[int], pre_tokens: list[str], decoded: bytes) -> int | None:
