@@ -6,6 +6,9 @@ once per machine: the first build lands in pip's wheel cache, later venvs instal
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import nox
 
 nox.options.reuse_venv = "yes"
@@ -18,10 +21,25 @@ def _install(session: nox.Session, extras: str) -> None:
     session.install(f".[{extras}]")
 
 
+def _ensure_chromium(session: nox.Session) -> None:
+    """The report tests open report.html in Debian's Chromium (driven by Playwright, which needs no
+    browser download of its own). Install it where we can; say so loudly where we cannot."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True,
+                    env={"DEBIAN_FRONTEND": "noninteractive"})
+    else:
+        session.warn("CHROMIUM IS MISSING: the browser test of the HTML report will fail; "
+                     "install Debian's 'chromium' package (sudo apt-get install chromium)")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The whole test suite, with every backend library installed (nothing skips)."""
     _install(session, "all,test")
+    _ensure_chromium(session)
     session.run("python", "-m", "pytest", *session.posargs)
 
 

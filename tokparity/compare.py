@@ -147,6 +147,9 @@ class ModelRun:
         self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
         self._stage_ref: Backend | None = None
         self.oracles_used: set[str] = set()
+        if options.known:
+            for n in self.compared:
+                options.known.note_run(self.model.name, n)
 
     def finish(self) -> list[RunSummary]:
         """The summaries, each naming the oracles that really judged its cases (golden ids only
@@ -155,9 +158,6 @@ class ModelRun:
         for s in self.summaries.values():
             s.oracle = used
         return list(self.summaries.values())
-        if options.known:
-            for n in self.compared:
-                options.known.note_run(self.model.name, n)
 
     def close(self) -> None:
         for b in self.backends.values():

@@ -5,6 +5,7 @@ SentencePiece, Hugging Face, a user's engine. The diff engine only ever calls th
 so adding an implementation means writing one small class and registering its name.
 
     encode(text, add_special, parse_special) -> list[int]
+    encode_many(texts, add_special, parse_special) -> [(EncodeResult | CaseFailure, seconds)]
     decode(ids) -> str
     pieces(ids) -> list[str]          the token text of each id, as the vocabulary stores it
     version -> str                    library version, recorded in every report
@@ -19,10 +20,15 @@ with its ``status`` and goes on with the next case:
     BackendTimeout  the engine did not answer within the per-case timeout               -> timeout
     NotCovered      the backend has no answer for this text (golden ids for other texts) -> skipped
 Any other exception from an implementation is recorded as ``error`` with its message.
+
+``encode_many`` answers many texts at once, each with its result or the ``CaseFailure`` it
+raised: the default calls ``encode_with_notes`` in turn; a backend in another process overrides
+it to pipeline the requests, so the pipe's round trip is not paid once per case.
 """
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
@@ -74,6 +80,23 @@ class Backend(ABC):
     def encode_with_notes(self, text: str, add_special: bool = False, parse_special: bool = False) -> EncodeResult:
         """``encode`` plus anything the implementation reported for this one call."""
         return EncodeResult(self.encode(text, add_special, parse_special))
+
+    def encode_many(self, texts: list[str], add_special: bool = False,
+                    parse_special: bool = False) -> list[tuple[EncodeResult | CaseFailure, float]]:
+        """Every text's ``EncodeResult``, or the ``CaseFailure`` it raised (any other exception
+        becomes one with status ``error``), with the seconds it took."""
+        out: list[tuple[EncodeResult | CaseFailure, float]] = []
+        clock = time.perf_counter
+        for text in texts:
+            start = clock()
+            try:
+                result: EncodeResult | CaseFailure = self.encode_with_notes(text, add_special, parse_special)
+            except CaseFailure as e:
+                result = e
+            except Exception as e:  # the implementation's own error on this input
+                result = CaseFailure(f"{type(e).__name__}: {e}")
+            out.append((result, clock() - start))
+        return out
 
     @abstractmethod
     def decode(self, ids: list[int]) -> str: ...

@@ -23,6 +23,8 @@ def detect_format(path: str | os.PathLike) -> str:
         raise BadModelFile(path, "no such file") from None
     except IsADirectoryError:
         raise BadModelFile(path, "is a directory; name the tokenizer file inside it") from None
+    except OSError as e:  # permission denied, a device, …
+        raise BadModelFile(path, f"cannot read it ({e.strerror or e})") from None
     if head[:4] == b"GGUF":
         return "gguf"
     if head.lstrip()[:1] == b"{":

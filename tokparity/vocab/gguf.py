@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
 
 from tokparity.errors import BadModelFile
 from tokparity.vocab.gguf_reader import GGUFMetadata, NumericArray, StringArray
@@ -38,11 +39,15 @@ def _numeric_list(meta: GGUFMetadata, key: str, count: int, kinds: tuple[str, ..
     if len(value.values) != count:
         raise BadModelFile(meta.path, f"key {key!r} has {len(value.values)} entries but the vocabulary has {count} "
                                       "tokens; the file is corrupt")
+    values = value.values
+    if value.type_name == "uint32" and values.itemsize == 4:
+        # llama.cpp reads token types as int32 whatever the array says: 0xFFFFFFFF is -1.
+        values = array("i", values.tobytes())
     # int32 types and float32 scores on a little-endian host already are the canonical bytes.
     canonical = b""
-    if value.type_name in ("int32", "float32") and value.values.itemsize == 4 and sys.byteorder == "little":
-        canonical = value.values.tobytes()
-    return value.tolist(), canonical
+    if values.typecode in ("i", "f") and values.itemsize == 4 and sys.byteorder == "little":
+        canonical = values.tobytes()
+    return values.tolist(), canonical
 
 
 def load_gguf(path: str | os.PathLike) -> Vocab:
@@ -54,7 +59,8 @@ def load_gguf(path: str | os.PathLike) -> Vocab:
     token_array = meta.require("tokenizer.ggml.tokens", StringArray)
     tokens = token_array.decode()
     n = len(tokens)
-    types, raw_types = _numeric_list(meta, "tokenizer.ggml.token_type", n, ("int32", "uint32", "int8", "uint8", "int16"))
+    types, raw_types = _numeric_list(meta, "tokenizer.ggml.token_type", n,
+                                     ("int32", "uint32", "int8", "uint8", "int16"))
     scores, raw_scores = _numeric_list(meta, "tokenizer.ggml.scores", n, ("float32", "float64"))
 
     special_ids: dict[str, int] = {}

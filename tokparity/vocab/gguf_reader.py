@@ -45,10 +45,13 @@ _SCALARS = {
 }
 T_STRING = 8
 T_ARRAY = 9
+# Arrays of arrays are legal GGUF (llama.cpp itself refuses them); no tokenizer key uses one.
+# Nesting is bounded so a hostile file cannot recurse the reader off the stack.
+MAX_ARRAY_DEPTH = 8
 _TYPE_NAMES = {k: v[0] for k, v in _SCALARS.items()} | {T_STRING: "string", T_ARRAY: "array"}
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a hostile file can hold millions of tiny nested arrays
 class StringArray:
     """A GGUF array of strings, located but not decoded: ``count`` strings in
     ``raw = data[start:end]``, each a little-endian u64 length then its bytes."""
@@ -79,13 +82,21 @@ class StringArray:
         return encode_strings(self.decode())
 
 
-@dataclass
+@dataclass(slots=True)
 class NumericArray:
     type_name: str
     values: array  # already in host byte order
 
     def tolist(self) -> list:
         return self.values.tolist()
+
+
+def _show_key(key: str, limit: int = 80) -> str:
+    """A key as a message shows it: quoted and escaped (a corrupt key may hold newlines or
+    megabytes of binary), cut after ``limit`` characters."""
+    if len(key) <= limit:
+        return repr(key)
+    return f"{key[:limit]!r}… ({len(key)} characters)"
 
 
 class GGUFMetadata:
@@ -107,6 +118,8 @@ class GGUFMetadata:
             raise BadModelFile(self.path, "is a directory, not a GGUF file") from None
         except PermissionError:
             raise BadModelFile(self.path, "permission denied") from None
+        except (OSError, ValueError) as e:  # a device or pipe cannot be mapped
+            raise BadModelFile(self.path, f"cannot map it into memory ({getattr(e, 'strerror', None) or e})") from None
         self.size = size
         self.fields: dict[str, object] = {}
         self.field_types: dict[str, str] = {}
@@ -157,10 +170,11 @@ class GGUFMetadata:
                              "the file is corrupt")
         for index in range(n_kv):
             key, off = self._string(off, f"metadata key #{index}")
-            vtype, off = self._unpack("I", off, f"the type of {key}")
-            value, off = self._value(vtype, off, key)
+            name = _show_key(key)
+            vtype, off = self._unpack("I", off, f"the type of {name}")
+            value, off = self._value(vtype, off, name)
             if key in self.fields:
-                raise self._fail(f"duplicate metadata key {key!r}; the file is corrupt")
+                raise self._fail(f"duplicate metadata key {name}; the file is corrupt")
             self.fields[key] = value
             self.field_types[key] = self._type_name(vtype, value)
         self.end_of_metadata = off
@@ -174,16 +188,20 @@ class GGUFMetadata:
             return "array[array]"
         return _TYPE_NAMES.get(vtype, "?")
 
-    def _value(self, vtype: int, off: int, key: str):
-        if vtype in _SCALARS:
-            return self._unpack(_SCALARS[vtype][1], off, key)
-        if vtype == T_STRING:
-            return self._string(off, key)
-        if vtype == T_ARRAY:
-            return self._array(off, key)
-        raise self._fail(f"key {key!r} has unknown value type {vtype}; the file is corrupt or newer than tokparity")
+    # ``name`` below is a key as messages show it (``_show_key``): quoted, one line, not too long.
 
-    def _array(self, off: int, key: str):
+    def _value(self, vtype: int, off: int, name: str):
+        if vtype in _SCALARS:
+            return self._unpack(_SCALARS[vtype][1], off, name)
+        if vtype == T_STRING:
+            return self._string(off, name)
+        if vtype == T_ARRAY:
+            return self._array(off, name)
+        raise self._fail(f"key {name} has unknown value type {vtype}; the file is corrupt or newer than tokparity")
+
+    def _array(self, off: int, key: str, depth: int = 1):
+        if depth > MAX_ARRAY_DEPTH:
+            raise self._fail(f"array {key} nests arrays more than {MAX_ARRAY_DEPTH} deep; the file is corrupt")
         etype, off = self._unpack("I", off, f"the element type of {key}")
         count, off = self._unpack("Q", off, f"the length of {key}")
         remaining = self.size - off
@@ -191,7 +209,7 @@ class GGUFMetadata:
             name, code, width = _SCALARS[etype]
             nbytes = count * width
             if nbytes > remaining:
-                raise self._fail(f"array {key!r} claims {count} {name} values ({nbytes} bytes) but only "
+                raise self._fail(f"array {key} claims {count} {name} values ({nbytes} bytes) but only "
                                  f"{remaining} bytes remain; the file is truncated or corrupt; re-download it")
             if code in "?":
                 values = array("B", self._data[off:off + nbytes])
@@ -203,7 +221,7 @@ class GGUFMetadata:
             return NumericArray(name, values), off + nbytes
         if etype == T_STRING:
             if count * 8 > remaining:
-                raise self._fail(f"array {key!r} claims {count} strings but only {remaining} bytes remain; "
+                raise self._fail(f"array {key} claims {count} strings but only {remaining} bytes remain; "
                                  "the file is truncated or corrupt; re-download it")
             start = off
             unpack = struct.Struct(self._bo + "Q").unpack_from
@@ -211,23 +229,24 @@ class GGUFMetadata:
             # Walk the lengths only (cheap); the strings are decoded later, on demand.
             for i in range(count):
                 if off + 8 > size:
-                    raise self._fail(f"truncated at byte {size} inside array {key!r} (string {i} of {count}); "
+                    raise self._fail(f"truncated at byte {size} inside array {key} (string {i} of {count}); "
                                      "the file is incomplete, re-download it")
                 (n,) = unpack(d, off)
                 off += 8 + n
                 if off > size:
-                    raise self._fail(f"truncated at byte {size} inside array {key!r} (string {i} of {count} "
+                    raise self._fail(f"truncated at byte {size} inside array {key} (string {i} of {count} "
                                      f"claims {n} bytes); the file is incomplete, re-download it")
             return StringArray(count, memoryview(d)[start:off], self._bo), off
         if etype == T_ARRAY:
             if count * 12 > remaining:
-                raise self._fail(f"array {key!r} claims {count} nested arrays but only {remaining} bytes remain")
+                raise self._fail(f"array {key} claims {count} nested arrays but only {remaining} bytes remain; "
+                                 "the file is truncated or corrupt")
             items = []
             for i in range(count):
-                item, off = self._array(off, f"{key}[{i}]")
+                item, off = self._array(off, f"{key}[{i}]", depth + 1)
                 items.append(item)
             return items, off
-        raise self._fail(f"array {key!r} has unknown element type {etype}; the file is corrupt")
+        raise self._fail(f"array {key} has unknown element type {etype}; the file is corrupt")
 
     # -- typed access ----------------------------------------------------------------------------
 

@@ -25,6 +25,23 @@ from tokparity.vocab.model import Flags, TokenType, Vocab
 
 SUPPORTED_MODELS = ("BPE", "Unigram", "WordPiece")
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+# JSON's \uD800 escapes can spell a lone surrogate, which is not text: no UTF-8 encoding, no token.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _short(value, limit: int = 80) -> str:
+    """``repr(value)`` for a message: one line, at most about ``limit`` characters."""
+    if isinstance(value, (list, dict)) and len(value) > 8:
+        return f"a {type(value).__name__} of {len(value)} items"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _check_text(path: Path, what: str, strings: list[str]) -> None:
+    if _SURROGATE.search("".join(strings)):
+        i = next(i for i, t in enumerate(strings) if _SURROGATE.search(t))
+        raise BadModelFile(path, f"{what} {i} {_short(strings[i])} holds a lone surrogate (a \\uD800-\\uDFFF "
+                                 "escape), which is not text; the file is corrupt")
 
 
 def _looks_special(token: str) -> bool:
@@ -53,10 +70,14 @@ def _read_json(path: Path, what: str) -> dict:
         raise BadModelFile(path, "no such file") from None
     except IsADirectoryError:
         raise BadModelFile(path, f"is a directory, not a {what}") from None
+    except OSError as e:
+        raise BadModelFile(path, f"cannot read it ({e.strerror or e})") from None
     except UnicodeDecodeError as e:
         raise BadModelFile(path, f"not UTF-8 text at byte {e.start}; not a {what}") from None
     except json.JSONDecodeError as e:
         raise BadModelFile(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except ValueError as e:  # e.g. an integer of more than 4300 digits
+        raise BadModelFile(path, f"invalid JSON: {str(e).split(';')[0]}") from None
     except RecursionError:
         raise BadModelFile(path, "JSON nested too deeply; not a tokenizer file") from None
     if not isinstance(data, dict):
@@ -72,14 +93,14 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
         raise BadModelFile(path, "has no 'model' object with a 'type'; not a Hugging Face tokenizer.json")
     mtype = model["type"]
     if mtype not in SUPPORTED_MODELS:
-        raise BadModelFile(path, f"unknown model type {mtype!r}; tokparity reads {', '.join(SUPPORTED_MODELS)}")
+        raise BadModelFile(path, f"unknown model type {_short(mtype)}; tokparity reads {', '.join(SUPPORTED_MODELS)}")
     config_path = path.with_name("tokenizer_config.json")
     config = _read_json(config_path, "tokenizer_config.json") if config_path.is_file() else {}
 
     normalizers = _walk(data.get("normalizer"))
     pre_tokenizers = _walk(data.get("pre_tokenizer"))
     decoders = _walk(data.get("decoder"))
-    kinds = {c.get("type") for c in normalizers + pre_tokenizers + decoders}
+    kinds = {c.get("type") for c in normalizers + pre_tokenizers + decoders if isinstance(c.get("type"), str)}
 
     # --- tokens and scores by id -----------------------------------------------------------
     vocab_entries = model.get("vocab")
@@ -94,21 +115,28 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
                     and isinstance(entry[1], (int, float))):
                 raise BadModelFile(path, f"model.vocab[{i}] is not a [piece, score] pair")
             by_id[i] = entry[0]
-            score_by_id[i] = float(entry[1])
+            try:
+                score_by_id[i] = float(entry[1])
+            except OverflowError:
+                raise BadModelFile(path, f"model.vocab[{i}] has a score too large for a float") from None
     else:
         if not isinstance(vocab_entries, dict):
             raise BadModelFile(path, f"model.vocab of a {mtype} model must be an object mapping token to id")
         for token, i in vocab_entries.items():
             if not isinstance(i, int) or i < 0:
-                raise BadModelFile(path, f"model.vocab[{token!r}] is {i!r}, expected a non-negative id")
+                raise BadModelFile(path, f"model.vocab[{_short(token)}] is {_short(i)}, expected a non-negative id")
             by_id[i] = token
     added = data.get("added_tokens") or []
     if not isinstance(added, list):
         raise BadModelFile(path, "added_tokens must be a list")
     added_by_id: dict[int, dict] = {}
     for entry in added:
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), int) or not isinstance(entry.get("content"), str):
-            raise BadModelFile(path, f"malformed added_tokens entry {str(entry)[:80]}")
+        if not (isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str)):
+            raise BadModelFile(path, f"malformed added_tokens entry {_short(entry)}; "
+                                     'expected {"id": <int>, "content": <str>, …}')
+        if entry["id"] < 0:
+            raise BadModelFile(path, f"added_tokens entry {_short(entry['content'])} has id {entry['id']}, "
+                                     "expected a non-negative id")
         added_by_id[entry["id"]] = entry
         by_id[entry["id"]] = entry["content"]
     if not by_id:
@@ -156,16 +184,22 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
 
     # --- merges ---------------------------------------------------------------------------------
     merges: list[tuple[str, str]] = []
-    for i, m in enumerate(model.get("merges") or []):
+    raw_merges = model.get("merges") or []
+    if not isinstance(raw_merges, list):
+        raise BadModelFile(path, f"model.merges is a JSON {type(raw_merges).__name__}, expected a list")
+    for i, m in enumerate(raw_merges):
         if isinstance(m, str):
             pos = m.find(" ", 1)
             if pos < 0:
-                raise BadModelFile(path, f"model.merges[{i}] {m!r} has no space between its two parts")
+                raise BadModelFile(path, f"model.merges[{i}] {_short(m)} has no space between its two parts")
             merges.append((m[:pos], m[pos + 1:]))
         elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
             merges.append((m[0], m[1]))
         else:
             raise BadModelFile(path, f"model.merges[{i}] is neither 'a b' nor ['a', 'b']")
+    _check_text(path, "token", tokens)
+    if merges:
+        _check_text(path, "merge", [a + b for a, b in merges])
 
     # --- special ids and flags ----------------------------------------------------------------
     token_ids = {t: i for i, t in sorted(by_id.items(), reverse=True)}  # first id wins
@@ -212,7 +246,8 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
         flags.escape_whitespaces = bool(metaspace) or any(
             c.get("type") == "Replace" and c.get("content") == "\u2581" for c in normalizers)
         flags.remove_extra_whitespaces = any(
-            c.get("type") == "Replace" and (c.get("pattern") or {}).get("Regex") == " {2,}" for c in normalizers)
+            c.get("type") == "Replace" and isinstance(c.get("pattern"), dict) and c["pattern"].get("Regex") == " {2,}"
+            for c in normalizers)
     elif algorithm == "bpe":
         flags.add_space_prefix = any(c.get("type") == "ByteLevel" and c.get("add_prefix_space")
                                      for c in pre_tokenizers)
@@ -255,7 +290,8 @@ def _template_specials(post) -> tuple[bool | None, bool | None, dict[str, int]]:
         return None, None, {}
     ptype = post.get("type")
     if ptype == "Sequence":
-        for p in post.get("processors") or []:
+        processors = post.get("processors")
+        for p in processors if isinstance(processors, list) else []:
             result = _template_specials(p)
             if result != (None, None, {}):
                 return result
@@ -269,15 +305,17 @@ def _template_specials(post) -> tuple[bool | None, bool | None, dict[str, int]]:
         return True, True, ids
     if ptype != "TemplateProcessing":
         return None, None, {}
-    single = post.get("single") or []
-    specials = post.get("special_tokens") or {}
+    single = post.get("single")
+    single = single if isinstance(single, list) else []
+    specials = post.get("special_tokens")
+    specials = specials if isinstance(specials, dict) else {}
 
     def special_id(item) -> int | None:
-        if isinstance(item, dict) and "SpecialToken" in item:
-            name = item["SpecialToken"].get("id")
-            ids = (specials.get(name) or {}).get("ids") or []
-            return ids[0] if ids and isinstance(ids[0], int) else None
-        return None
+        token = item.get("SpecialToken") if isinstance(item, dict) else None
+        name = token.get("id") if isinstance(token, dict) else None
+        entry = specials.get(name) if isinstance(name, str) else None
+        ids = entry.get("ids") if isinstance(entry, dict) else None
+        return ids[0] if isinstance(ids, list) and ids and isinstance(ids[0], int) else None
 
     first = special_id(single[0]) if single else None
     last = special_id(single[-1]) if single else None

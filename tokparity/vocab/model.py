@@ -159,7 +159,9 @@ class Vocab:
     def type_of(self, token_id: int) -> TokenType:
         if self.token_types is None:
             return TokenType.NORMAL
-        return TokenType(self.token_types[token_id])
+        t = self.token_types[token_id]
+        # A file may hold any int32 here; a type llama.cpp does not know is "undefined" there too.
+        return TokenType(t) if 0 <= t <= 6 else TokenType.UNDEFINED
 
     def type_counts(self) -> dict[str, int]:
         """``{"normal": 31741, "byte": 256, ...}``, most common first."""

@@ -83,6 +83,43 @@ def _int32(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+_WIRE_NAMES = {0: "an integer", 1: "8 bytes", 2: "bytes", 5: "4 bytes"}
+
+
+class _Message:
+    """The last value of each field of one message (proto2 semantics for a repeated scalar
+    field: the last one wins), read with the wire type the schema declares."""
+
+    def __init__(self, path: Path, data, what: str):
+        self.path, self.what = path, what
+        self.fields = {f: (w, v) for f, w, v in _Wire(path, data, what)}
+
+    def _get(self, field: int, wire: int, default):
+        if field not in self.fields:
+            return default
+        w, v = self.fields[field]
+        if w != wire:
+            raise BadModelFile(self.path, f"{self.what} field {field} is {_WIRE_NAMES[w]} where the schema "
+                                          f"says {_WIRE_NAMES[wire]}; the file is corrupt or not a SentencePiece model")
+        return v
+
+    def uint(self, field: int, default: int) -> int:
+        return self._get(field, 0, default)
+
+    def int32(self, field: int, default: int) -> int:
+        value = _int32(self._get(field, 0, default))
+        if not -(1 << 31) <= value < 1 << 31:
+            raise BadModelFile(self.path, f"{self.what} field {field} is {value}, outside int32; the file is corrupt")
+        return value
+
+    def flag(self, field: int, default: bool) -> bool:
+        return bool(self._get(field, 0, default))
+
+    def blob(self, field: int) -> bytes | None:
+        value = self._get(field, 2, None)
+        return bytes(value) if value is not None else None
+
+
 def load_spm_model(path: str | os.PathLike) -> Vocab:
     path = Path(path)
     try:
@@ -91,14 +128,16 @@ def load_spm_model(path: str | os.PathLike) -> Vocab:
         raise BadModelFile(path, "no such file") from None
     except IsADirectoryError:
         raise BadModelFile(path, "is a directory, not a SentencePiece .model") from None
+    except OSError as e:
+        raise BadModelFile(path, f"cannot read it ({e.strerror or e})") from None
     if not data:
         raise BadModelFile(path, "empty file (0 bytes)")
 
     tokens: list[str] = []
     scores: list[float] = []
     types: list[int] = []
-    trainer: dict[int, object] = {}
-    normalizer: dict[int, object] = {}
+    trainer = _Message(path, b"", "TrainerSpec")
+    normalizer = _Message(path, b"", "NormalizerSpec")
     mv = memoryview(data)
     for field, wire, value in _Wire(path, mv, "ModelProto"):
         if field == 1 and wire == 2:
@@ -109,46 +148,46 @@ def load_spm_model(path: str | os.PathLike) -> Vocab:
                 elif f == 2 and w == 5:
                     score = struct.unpack("<f", v)[0]
                 elif f == 3 and w == 0:
-                    ptype = v
+                    ptype = _int32(v)
+                    if not -(1 << 31) <= ptype < 1 << 31:
+                        raise BadModelFile(path, f"piece #{len(tokens)} has type {ptype}, outside int32; "
+                                                 "the file is corrupt")
             tokens.append(piece)
             scores.append(score)
             types.append(ptype)
         elif field == 2 and wire == 2:
-            trainer = {f: v for f, w, v in _Wire(path, value, "TrainerSpec")}
+            trainer = _Message(path, value, "TrainerSpec")
         elif field == 3 and wire == 2:
-            normalizer = {f: v for f, w, v in _Wire(path, value, "NormalizerSpec")}
+            normalizer = _Message(path, value, "NormalizerSpec")
         elif wire != 2 or field not in (4, 5):
             raise BadModelFile(path, f"unexpected protobuf field {field} in ModelProto; "
                                      "not a SentencePiece model")
     if not tokens:
         raise BadModelFile(path, "holds no pieces; not a SentencePiece model")
 
-    model_type = trainer.get(3, 1)
-    algorithm = MODEL_TYPES.get(model_type)  # type: ignore[arg-type]
+    model_type = trainer.uint(3, 1)
+    algorithm = MODEL_TYPES.get(model_type)
     if algorithm not in ("ugm", "spm"):
         raise BadModelFile(path, f"SentencePiece model_type {model_type} ({algorithm or 'unknown'}) is not "
                                  "supported; tokparity handles unigram and bpe models")
 
     special_ids = {}
     for role, field, default in (("unk", 40, 0), ("bos", 41, 1), ("eos", 42, 2), ("pad", 43, -1)):
-        value = _int32(trainer.get(field, default))  # type: ignore[arg-type]
+        value = trainer.int32(field, default)
         if value >= 0:
             special_ids[role] = value
-
-    def flag(spec: dict, field: int, default: bool) -> bool:
-        return bool(spec.get(field, default))
 
     flags = Flags(
         # SentencePiece itself adds no BOS/EOS unless asked (add_bos/add_eos are encode options);
         # these are the conventions of the models' own users, left unset here.
-        add_space_prefix=flag(normalizer, 3, True),
-        remove_extra_whitespaces=flag(normalizer, 4, True),
-        escape_whitespaces=flag(normalizer, 5, True),
-        treat_whitespace_as_suffix=flag(trainer, 24, False),
-        byte_fallback=flag(trainer, 35, False),
+        add_space_prefix=normalizer.flag(3, True),
+        remove_extra_whitespaces=normalizer.flag(4, True),
+        escape_whitespaces=normalizer.flag(5, True),
+        treat_whitespace_as_suffix=trainer.flag(24, False),
+        byte_fallback=trainer.flag(35, False),
     )
-    charsmap = normalizer.get(2)
-    name = normalizer.get(1)
+    charsmap = normalizer.blob(2)
+    name = normalizer.blob(1)
     return Vocab(
         algorithm=algorithm,
         tokens=tokens,
@@ -157,9 +196,9 @@ def load_spm_model(path: str | os.PathLike) -> Vocab:
         special_ids=special_ids,
         flags=flags,
         pre_tokenizer=None,
-        precompiled_charsmap=bytes(charsmap) if charsmap else None,  # type: ignore[arg-type]
+        precompiled_charsmap=charsmap or None,
         source=str(path),
         source_format="spm-model",
-        extra={"normalizer_name": str(name, "utf-8") if name is not None else None,  # type: ignore[arg-type]
+        extra={"normalizer_name": str(name, "utf-8", "replace") if name is not None else None,
                "model_type": model_type},
     )

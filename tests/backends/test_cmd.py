@@ -1,0 +1,159 @@
+"""cmd: engines: the JSON-lines protocol, and an engine that crashes, hangs, errs and chatters."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tokparity.backends.base import BackendCrash
+from tokparity.backends.cmd import CmdBackend, expand_command
+from tokparity.backends.registry import make_backend
+from tokparity.backends.runner import run_cases
+from tokparity.errors import TokparityError
+from tokparity.zoo import ModelFiles
+
+ENGINES = Path(__file__).resolve().parents[1] / "engines"  # test engines
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # engines for users
+
+FLAKY = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ENGINES / 'flaky_engine.py'))}"
+
+
+@pytest.fixture
+def flaky(zoo):
+    engine = make_backend(FLAKY, zoo("llama-spm"), timeout=1.0)
+    yield engine
+    engine.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_one_crash_one_timeout_and_the_run_goes_on(flaky):
+    results = run_cases(flaky, ["a", "SEGV", "b", "HANG", "c"])
+    assert [r.status for r in results] == ["ok", "crash", "ok", "timeout", "ok"]
+    assert [r.ids for r in results] == [[97], [], [98], [], [99]]
+    assert results[1].detail.endswith("killed by SIGSEGV on this case; stderr: flaky_engine: about to segfault")
+    assert "no answer within 1 s; killed, restarted for the next case" in results[3].detail
+    assert 1.0 <= results[3].seconds < 3.0
+    assert (flaky.engine.starts, flaky.engine.crashes, flaky.engine.timeouts) == (3, 1, 1)
+
+
+def test_pipelined_run_pins_failures_on_their_cases(flaky):
+    """run_cases pipelines up to 64 requests; a crash or hang is still the case at the head."""
+    texts = [f"t{i}" for i in range(400)]
+    texts[70], texts[71], texts[250] = "SEGV", "SEGV", "HANG"
+    results = run_cases(flaky, texts)
+    statuses = {i: r.status for i, r in enumerate(results) if r.status != "ok"}
+    assert statuses == {70: "crash", 71: "crash", 250: "timeout"}
+    assert all(r.ids == list(t.encode()) for t, r in zip(texts, results) if r.status == "ok")
+    assert flaky.engine.starts == 4
+
+
+def test_big_texts_and_a_chatty_stderr_do_not_stall_the_pipes(flaky):
+    big = "é" * 150_000  # 300 KB of request, 300,000 ids of reply: several times what a pipe holds
+    results = run_cases(flaky, [big, "CHATTY", big, "x"])
+    assert [r.status for r in results] == ["ok"] * 4
+    assert results[0].ids == list(big.encode()) and results[3].ids == [120]
+    assert flaky.encode(big) == list(big.encode())
+
+
+def test_a_hung_engine_is_killed_and_replaced(flaky):
+    (before,) = flaky.encode("PID")
+    assert run_cases(flaky, ["HANG"])[0].status == "timeout"
+    assert not _alive(before)
+    (after,) = flaky.encode("PID")
+    assert after != before and _alive(after)
+
+
+def test_an_error_reply_is_an_error_and_the_engine_lives_on(flaky):
+    (pid,) = flaky.encode("PID")
+    results = run_cases(flaky, ["ERROR", "x"])
+    assert [(r.status, r.ids) for r in results] == [("error", []), ("ok", [120])]
+    assert results[0].detail.endswith("ERROR is not a text this engine likes")
+    assert flaky.encode("PID") == [pid]
+
+
+def test_a_stray_stdout_line_becomes_a_note(flaky):
+    result = flaky.encode_with_notes("NOISE")
+    assert result.ids == list(b"NOISE")
+    assert len(result.notes) == 1 and result.notes[0].endswith("that is not the reply to request 1: this is not JSON")
+
+
+def test_add_special_and_decode_travel(flaky):
+    assert flaky.encode("hi", add_special=True) == [1, 104, 105]
+    assert flaky.decode([104, 105]) == "hi"
+
+
+def test_pieces_come_from_the_models_vocabulary(flaky):
+    assert flaky.pieces([15043, 3186]) == ["▁Hello", "▁world"]
+    assert flaky.version == ""
+
+
+def test_an_engine_that_cannot_start(zoo):
+    engine = make_backend(FLAKY + " --die-at-start", zoo("llama-spm"), timeout=5.0)
+    try:
+        results = run_cases(engine, ["a", "b", "c", "d"])
+        assert [r.status for r in results] == ["crash"] * 4
+        assert results[0].detail.endswith("exited with status 3 on this case; stderr: flaky_engine: told to die "
+                                          "at start")
+        assert "not restarted: it died 3 times in a row before answering anything" in results[3].detail
+        assert engine.engine.starts == 3
+    finally:
+        engine.close()
+
+
+def test_a_program_that_does_not_exist(zoo):
+    with pytest.raises(TokparityError, match=r"cannot start 'no-such-engine-xyz' \(No such file or directory\); "
+                                             r"check the command"):
+        make_backend("cmd:no-such-engine-xyz {gguf}", zoo("llama-spm"))
+
+
+def test_placeholders_are_quoted_paths(tmp_path):
+    folder = tmp_path / "my models"
+    folder.mkdir()
+    model = ModelFiles("mine", {"gguf": folder / "a b.gguf", "tokenizer_json": folder / "tokenizer.json"}, "local")
+    argv = expand_command("{python} eng.py --model {gguf} --json={tokenizer_json} --name {name} {unknown}", model)
+    assert argv == [sys.executable, "eng.py", "--model", str(folder / "a b.gguf"),
+                    f"--json={folder / 'tokenizer.json'}", "--name", "mine", "{unknown}"]
+    with pytest.raises(TokparityError, match=r"model mine has no spm_model file for \{spm_model\} "
+                                             r"\(it has: gguf, tokenizer_json\)"):
+        expand_command("eng {spm_model}", model)
+
+
+def test_example_llamacpp_engine_equals_the_llamacpp_backend(backend, golden, zoo):
+    engine = make_backend(f"cmd:{{python}} {shlex.quote(str(EXAMPLES / 'llamacpp_engine.py'))} {{gguf}}",
+                          zoo("llama-spm"))
+    try:
+        assert isinstance(engine, CmdBackend)
+        llama = backend("llama.cpp", "llama-spm")
+        for add_special in (False, True):
+            texts = [c.text for c in golden("llama-spm")]
+            results = run_cases(engine, texts, add_special=add_special)
+            assert [r.status for r in results] == ["ok"] * len(texts)
+            assert [r.ids for r in results] == [llama.encode(t, add_special) for t in texts]
+        assert engine.decode([15043, 3186]) == "Hello world"
+    finally:
+        engine.close()
+
+
+def test_close_ends_the_program(zoo):
+    engine = make_backend(FLAKY, zoo("llama-spm"))
+    (pid,) = engine.encode("PID")
+    engine.close()
+    engine.close()  # twice is fine
+    assert not _alive(pid)
+
+
+def test_crash_is_a_backend_crash_exception(flaky):
+    with pytest.raises(BackendCrash):
+        flaky.encode("SEGV")
+    assert flaky.encode("z") == [122]

@@ -1,0 +1,64 @@
+"""py: engines: a Python callable, in a child process by default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tokparity.backends.isolated import IsolatedBackend
+from tokparity.backends.pyfunc import PyFuncBackend
+from tokparity.backends.registry import make_backend
+from tokparity.backends.runner import run_cases
+from tokparity.errors import TokparityError
+
+ENGINES = Path(__file__).resolve().parents[1] / "engines"  # test engines
+
+FLAKY_FILE = ENGINES / "flaky_py.py"
+
+
+def test_crash_timeout_and_error_are_records(zoo):
+    engine = make_backend(f"py:{FLAKY_FILE}:encode", zoo("llama-spm"), timeout=1.0)
+    try:
+        assert isinstance(engine, IsolatedBackend) and engine.name == f"py:{FLAKY_FILE}:encode"
+        results = run_cases(engine, ["a", "SEGV", "b", "HANG", "RAISE", "c"])
+        assert [r.status for r in results] == ["ok", "crash", "ok", "timeout", "error", "ok"]
+        assert [r.ids for r in results] == [[97], [], [98], [], [], [99]]
+        assert "killed by SIGSEGV on this case" in results[1].detail
+        assert results[4].detail.endswith("ValueError: RAISE is not a text this engine likes")
+        assert engine.encode("x", add_special=True) == [1, 120]
+    finally:
+        engine.close()
+
+
+def test_module_form_in_process(zoo, monkeypatch):
+    monkeypatch.chdir(ENGINES)  # MODULE is imported from the working directory, as `python -m` would
+    engine = make_backend("py:flaky_py:encode", zoo("llama-spm"), isolate=False)
+    assert isinstance(engine, PyFuncBackend)
+    assert engine.encode("hé") == [104, 195, 169]
+    assert engine.pieces([15043]) == ["▁Hello"]
+    with pytest.raises(NotImplementedError, match="has no decode"):
+        engine.decode([104])
+
+
+def test_class_form_gets_the_model_files(zoo, monkeypatch):
+    monkeypatch.chdir(ENGINES)
+    for isolate in (False, True):
+        engine = make_backend("py:flaky_py:BytesEngine", zoo("llama-spm"), isolate=isolate)
+        try:
+            assert engine.encode("ok") == [111, 107]
+            assert engine.decode([111, 107]) == "ok"
+        finally:
+            engine.close()
+
+
+@pytest.mark.parametrize("target, message", [
+    pytest.param("py:no_such_module_xyz:f", r"cannot import no_such_module_xyz", id="no-module"),
+    pytest.param(f"py:{FLAKY_FILE}:nope", r"flaky_py.py has no 'nope'", id="no-callable"),
+    pytest.param("py:/no/such/file.py:f", r"no such file /no/such/file.py", id="no-file"),
+])
+def test_bad_targets(zoo, target, message):
+    with pytest.raises(TokparityError, match=message):
+        make_backend(target, zoo("llama-spm"), isolate=False)
+    with pytest.raises(TokparityError, match=message):  # the child says the same, when the backend is made
+        make_backend(target, zoo("llama-spm"))

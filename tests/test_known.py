@@ -1,0 +1,77 @@
+"""Known divergences: listed cases do not fail a run, unlisted ones do, stale entries are reported.
+
+Built on a real upstream difference: transformers' GGUF tokenizer converter (hf-gguf) drops the
+extra '▁' that SentencePiece and llama.cpp give a text starting with a space, on llama-spm.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tokparity.errors import TokparityError
+from tokparity.known import parse_known
+
+ENTRY = '''
+[[divergence]]
+id = "hf-gguf-spm-leading-space"
+models = ["llama-spm"]
+backends = ["hf-gguf"]
+classes = ["space-prefix"]
+text = '^\\s'
+reason = "transformers' GGUF converter builds a Metaspace pre-tokenizer that does not add a second '▁' before a leading space"
+upstream = "transformers convert_gguf_tokenizer (GGUFLlamaConverter)"
+'''
+STALE = '''
+[[divergence]]
+id = "ref-never-disagrees"
+models = ["llama-spm"]
+backends = ["hf-gguf"]
+classes = ["merge-order"]
+reason = "a made-up entry that matches nothing"
+upstream = "none"
+'''
+
+
+def compare(tmp_path, *extra):
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "tokparity.cli", "compare", "llama-spm", "-c", "llama.cpp-tests",
+                           "-b", "hf-gguf", "--no-builtin-known", "-q", "-o", str(out), *extra],
+                          capture_output=True, text=True, timeout=600)
+    return proc, json.loads((out / "summary.json").read_text("utf-8")) if (out / "summary.json").exists() else None
+
+
+@pytest.fixture(scope="module")
+def llama_spm(zoo):
+    return zoo("llama-spm")
+
+
+def test_unlisted_divergence_fails_the_run(llama_spm, tmp_path):
+    proc, summary = compare(tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    run = next(r for r in summary["runs"] if r["backend"] == "hf-gguf")
+    assert run["classes"] == {"space-prefix": 15}
+    assert run["unexplained"] == 15
+    assert "space-prefix 15" in proc.stdout
+
+
+def test_listed_divergence_is_known_and_stale_entry_reported(llama_spm, tmp_path):
+    known = tmp_path / "known.toml"
+    known.write_text(ENTRY + STALE, "utf-8")
+    proc, summary = compare(tmp_path, "--known", str(known))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = next(r for r in summary["runs"] if r["backend"] == "hf-gguf")
+    assert (run["mismatches"], run["unexplained"]) == (15, 0)
+    assert summary["known"]["used"] == {"hf-gguf-spm-leading-space": 15}
+    assert [e["id"] for e in summary["known"]["stale"]] == ["ref-never-disagrees"]
+    assert "stale known divergence ref-never-disagrees" in proc.stdout
+
+
+def test_known_file_errors_are_one_line():
+    with pytest.raises(TokparityError, match=r"k.toml: divergence #1 lacks classes, reason, upstream"):
+        parse_known('[[divergence]]\nid = "x"\nmodels = ["a"]\nbackends = ["b"]\n', "k.toml")
+    with pytest.raises(TokparityError, match=r"k.toml: invalid TOML"):
+        parse_known("[[divergence", "k.toml")

@@ -1,0 +1,5 @@
+"""``python -m tokparity`` is the ``tokparity`` command."""
+
+from tokparity.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,513 @@
+"""``cmd:COMMAND``: any program that speaks tokparity's JSON-lines protocol (DESIGN.md).
+
+    -> {"id": 1, "op": "encode", "text": "Hello world", "add_special": false, "parse_special": false}
+    <- {"id": 1, "ids": [15043, 3186]}
+    -> {"id": 2, "op": "decode", "ids": [15043, 3186]}
+    <- {"id": 2, "text": "Hello world"}
+    <- {"id": 3, "error": "what went wrong"}
+
+Two optional additions a program may use: ``"notes": ["..."]`` in a reply (warnings about that
+case, kept with its result) and ``"status": "skipped"`` in an error reply (the program has no
+answer for this input, rather than a wrong one).
+
+The command. ``{gguf}``, ``{spm_model}``, ``{tokenizer_json}`` (any file role) and ``{name}`` are
+replaced by the model's paths and name, shell-quoted, and ``{python}`` by the interpreter running
+tokparity; the result is split with ``shlex.split`` and started without a shell (no globbing or
+pipes: write ``cmd:sh -c '...'`` for those).
+
+The program is started once and kept alive. Every case gets a timeout (10 s by default; the
+first request after a start also gets ``startup_timeout`` for loading a model). If it exits or
+is killed by a signal the case is a ``crash`` (its exit status and last stderr lines are the
+detail); if it does not answer in time the case is a ``timeout`` and its process group is
+killed. Either way the next case starts it again, and the run goes on. A program that dies
+three times in a row before answering anything is not restarted again.
+
+No thread per case: one ``poll`` on the program's stdout and stderr per reply (stderr is drained
+as it comes, so a chatty program cannot fill its pipe and stall), which keeps the protocol's
+cost to a few tens of microseconds per case. ``encode_many`` (what ``run_cases`` uses) pipelines:
+up to 64 requests wait in the pipe while the program answers, so the two processes are not
+woken once per case; a crash or a hang is still pinned on the case at the head of the queue,
+because the program answers in order, and the requests behind it are sent again after the restart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from pathlib import Path
+
+from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, EncodeResult, NotCovered
+from tokparity.errors import TokparityError
+from tokparity.zoo import FILE_ROLES, ModelFiles
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_STARTUP_TIMEOUT = 60.0
+MAX_FAILED_STARTS = 3
+_STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
+_PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
+_READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+_json_str = json.encoder.encode_basestring_ascii  # the C encoder for one string: '"Hi\\n"'
+_decode = json.JSONDecoder().decode
+
+
+class _Died(Exception):
+    """The program's stdout closed: it exited or was killed."""
+
+
+class _Hung(Exception):
+    """The program did not answer before the deadline."""
+
+
+class StartFailed(Exception):
+    """The program could not be brought up (died or hung while starting, or said why it could not)."""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def describe_exit(returncode: int | None) -> str:
+    """``-11 -> "killed by SIGSEGV"``, ``1 -> "exited with status 1"``."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+class EngineProcess:
+    """One long-lived child process speaking JSON lines, restarted after a crash or a timeout.
+
+    Requests are given as their JSON members without the id (``'"op": "encode", "text": "Hi"'``);
+    the id is added here. ``request_many`` pipelines: up to ``window`` requests are in the pipe
+    at once, and each case's timeout runs from the previous reply (the program answers in order).
+    """
+
+    def __init__(self, argv: list[str], label: str, *, env: dict | None = None, cwd: str | None = None,
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, hello: bool = False):
+        self.argv, self.label, self.env, self.cwd = argv, label, env, cwd
+        self.startup_timeout = startup_timeout
+        self.hello = hello  # the program writes {"id": 0, "ready": true, ...} once it has loaded
+        self.proc: subprocess.Popen | None = None
+        self.starts = self.crashes = self.timeouts = 0
+        self.failed_starts = 0  # consecutive starts that never answered
+        self.last_hello: dict = {}
+        self._next_id = 0
+        self._answered = False  # since the last start
+        self._buf = bytearray()
+        self._stderr = bytearray()
+        self._junk: list[str] = []
+        self._finalizer = None
+
+    # -- process life ----------------------------------------------------------------------------
+
+    def start(self) -> dict:
+        """Start the program (and read its hello, if it sends one); ``StartFailed`` says why not."""
+        self._stop()
+        try:
+            proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    bufsize=0, start_new_session=True, env=self.env, cwd=self.cwd)
+        except OSError as e:
+            raise TokparityError(f"{self.label}: cannot start {self.argv[0]!r} ({e.strerror or e}); "
+                                 "check the command") from None
+        self.proc = proc
+        self.starts += 1
+        self._answered = False
+        self._buf.clear()
+        self._junk.clear()
+        self._stderr.clear()  # a crash report quotes this process, not the one before
+        self._in_fd, self._out_fd, self._err_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        os.set_blocking(self._in_fd, False)
+        self._poll = select.poll()
+        self._poll.register(self._out_fd, _READ)
+        self._poll.register(self._err_fd, _READ)
+        self._writing = False
+        self._stdin_open = True
+        self._finalizer = weakref.finalize(self, _kill_group, proc)
+        self.last_hello = {}
+        if self.hello:
+            deadline = time.monotonic() + self.startup_timeout
+            try:
+                while (hello := self._next_reply(0)) is None:
+                    self._wait(deadline, False)
+            except _Died:
+                self.failed_starts += 1
+                raise StartFailed(self._death_detail("while starting")) from None
+            except _Hung:
+                self.failed_starts += 1
+                self._stop()
+                raise StartFailed(f"did not start within {self.startup_timeout:g} s") from None
+            if hello.get("error") is not None:
+                self._stop()
+                raise StartFailed(str(hello["error"]))
+            self._answered = True
+            self.failed_starts = 0
+            self.last_hello = hello
+        return self.last_hello
+
+    def _restart(self) -> CaseFailure | None:
+        """Start the program again for the next case, or the failure that case gets instead."""
+        if self.failed_starts >= MAX_FAILED_STARTS:
+            return BackendCrash(f"{self.label}: not restarted: it died {self.failed_starts} times in a row before "
+                                f"answering anything; last stderr: {self.stderr_tail() or '(empty)'}")
+        try:
+            self.start()
+        except StartFailed as e:
+            self.crashes += 1
+            return BackendCrash(f"{self.label}: {e}")
+        return None
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+            _kill_group(self.proc)
+            for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            self.proc = None
+
+    def close(self) -> None:
+        """Close the program's stdin (its cue to exit), give it a moment, then kill it."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=1.0)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self._stop()
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def request(self, body: str, timeout: float) -> tuple[dict, list[str]]:
+        """One request: its reply and any stray lines before it. Raises ``BackendCrash`` or
+        ``BackendTimeout``; the next request restarts the program."""
+        ((result, junk, _seconds),) = self.request_many([body], timeout)
+        if isinstance(result, CaseFailure):
+            raise result
+        return result, junk
+
+    def request_many(self, bodies: list[str], timeout: float,
+                     window: int = 64) -> list[tuple[dict | CaseFailure, list[str], float]]:
+        """Every request's reply (or its ``BackendCrash`` / ``BackendTimeout``), the stray lines
+        that came before it, and the seconds since the previous reply."""
+        out: list = [None] * len(bodies)
+        head = 0  # the first request without an answer
+        clock = time.monotonic
+        if self.proc is not None and self.proc.poll() is not None:
+            # It exited between requests: start afresh, blaming no case for it (but a program
+            # that exits without ever answering counts towards giving up on it).
+            if not self._answered:
+                self.failed_starts += 1
+            self._stop()
+        while head < len(bodies):
+            if self.proc is None:
+                failure = self._restart()
+                if failure is not None:
+                    out[head] = (failure, [], 0.0)
+                    head += 1
+                    continue
+            grace = 0.0 if self._answered else self.startup_timeout
+            last = clock()
+            deadline = last + timeout + grace
+            base, first_id = head, self._next_id + 1  # request ids follow the cases from here on
+            sent = head
+            pending = bytearray()
+            try:
+                while head < len(bodies):
+                    while sent < len(bodies) and sent - head < window and len(pending) < _PENDING_MAX:
+                        self._next_id += 1
+                        pending += b'{"id": %d, %s}\n' % (self._next_id, bodies[sent].encode("ascii"))
+                        sent += 1
+                    if pending and self._stdin_open:
+                        self._write_some(pending)
+                    reply = self._next_reply(first_id + head - base)
+                    if reply is None:
+                        self._wait(deadline, bool(pending) and self._stdin_open)
+                        continue
+                    now = clock()
+                    out[head] = (reply, self.take_junk(), now - last)
+                    head += 1
+                    last, deadline = now, now + timeout
+                    self._answered = True
+                    self.failed_starts = 0
+            except _Died:
+                self.crashes += 1
+                if not self._answered:
+                    self.failed_starts += 1
+                out[head] = (BackendCrash(f"{self.label}: {self._death_detail('on this case')}"), self.take_junk(),
+                             clock() - last)
+                head += 1
+            except _Hung:
+                self.timeouts += 1
+                if not self._answered:
+                    self.failed_starts += 1
+                self._stop()
+                out[head] = (BackendTimeout(f"{self.label}: no answer within {timeout:g} s"
+                                            f"{f' (+{grace:g} s to start)' if not self._answered else ''}; "
+                                            "killed, restarted for the next case"), self.take_junk(), clock() - last)
+                head += 1
+        return out
+
+    def take_junk(self) -> list[str]:
+        """Lines the program wrote that were not a reply (kept as notes of the case)."""
+        if not self._junk:
+            return []
+        junk, self._junk = self._junk, []
+        return junk
+
+    def stderr_tail(self, lines: int = 6) -> str:
+        text = self._stderr.decode("utf-8", "replace").strip()
+        return " | ".join(text.splitlines()[-lines:])
+
+    # -- pipes -----------------------------------------------------------------------------------
+
+    def _write_some(self, pending: bytearray) -> None:
+        """Write what the pipe takes now (stdin is non-blocking)."""
+        try:
+            n = os.write(self._in_fd, pending)
+        except BlockingIOError:  # the pipe is full: the program is not reading (yet)
+            return
+        except (BrokenPipeError, ConnectionResetError):
+            # The program is gone (or closed its stdin), but the replies it wrote before that may
+            # still be in the pipe: read them first, so the crash lands on the case it died on.
+            self._stdin_closed()
+            return
+        del pending[:n]
+
+    def _stdin_closed(self) -> None:
+        self._stdin_open = False
+        if self._writing:
+            self._poll.unregister(self._in_fd)
+            self._writing = False
+
+    def _wait(self, deadline: float, want_write: bool) -> None:
+        """Sleep until the program writes (or, with ``want_write``, can take more input)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Hung
+        if want_write != self._writing:
+            if want_write:
+                self._poll.register(self._in_fd, select.POLLOUT)
+            else:
+                self._poll.unregister(self._in_fd)
+            self._writing = want_write
+        for fd, event in self._poll.poll(math.ceil(remaining * 1000)):
+            if fd == self._out_fd:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise _Died
+                self._buf += chunk
+            elif fd == self._err_fd:
+                self._read_stderr()
+            elif event & (select.POLLERR | select.POLLHUP):  # stdin's reading end is gone; see _write_some
+                self._stdin_closed()
+
+    def _read_stderr(self) -> None:
+        try:
+            chunk = os.read(self._err_fd, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._poll.unregister(self._err_fd)
+            return
+        self._stderr += chunk
+        if len(self._stderr) > _STDERR_KEPT:
+            del self._stderr[:-_STDERR_KEPT]
+
+    def _next_reply(self, rid: int) -> dict | None:
+        """The reply with id ``rid`` if a complete one is buffered; other lines become junk notes."""
+        buf = self._buf
+        while (nl := buf.find(b"\n")) >= 0:
+            line = bytes(buf[:nl])
+            del buf[:nl + 1]
+            try:
+                reply = _decode(line.decode("utf-8", "replace"))
+            except ValueError:
+                reply = None
+            if isinstance(reply, dict) and reply.get("id") == rid:
+                return reply
+            if line.strip():
+                self._junk.append(f"{self.label} wrote a line that is not the reply to request {rid}: "
+                                  f"{line[:200].decode('utf-8', 'replace')}")
+        return None
+
+    def _death_detail(self, when: str) -> str:
+        proc = self.proc
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:  # stdout closed but still alive: finish it
+            pass
+        # what it said last, often the reason (llama.cpp's "terminate called after throwing ...")
+        if self._writing:
+            self._poll.unregister(self._in_fd)
+            self._writing = False
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            ready = self._poll.poll(50)
+            if not any(fd == self._err_fd for fd, _ in ready):
+                break
+            before = len(self._stderr)
+            self._read_stderr()
+            if len(self._stderr) == before:
+                break
+        code = proc.poll()
+        self._stop()
+        tail = self.stderr_tail()
+        return f"{describe_exit(code)} {when}" + (f"; stderr: {tail}" if tail else "")
+
+
+def encode_body(text: str, add_special: bool, parse_special: bool) -> str:
+    """The members of an encode request, serialized by hand: this is the hot path."""
+    return (f'"op": "encode", "text": {_json_str(text)}, "add_special": {"true" if add_special else "false"}, '
+            f'"parse_special": {"true" if parse_special else "false"}')
+
+
+def body(payload: dict) -> str:
+    return json.dumps(payload)[1:-1]
+
+
+class ProtocolBackend(Backend):
+    """A backend whose every answer comes from an ``EngineProcess``."""
+
+    def __init__(self, engine: EngineProcess, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT):
+        self.engine = engine
+        self.model = model
+        self.timeout = float(timeout)
+        self._vocab = None
+
+    @property
+    def version(self) -> str:
+        return ""  # the protocol has no way to ask; a program's version is its own business
+
+    def _checked(self, reply: dict) -> dict:
+        if reply.get("error") is not None:
+            detail = f"{self.engine.label}: {reply['error']}"
+            status = reply.get("status")
+            if status == "skipped":
+                raise NotCovered(detail)
+            if status == "unsupported":
+                raise NotImplementedError(detail)
+            raise CaseFailure(detail)
+        return reply
+
+    def _call(self, payload: dict) -> dict:
+        reply, _junk = self.engine.request(body(payload), self.timeout)
+        return self._checked(reply)
+
+    def _encode_result(self, reply: dict, junk: list[str]) -> EncodeResult:
+        try:
+            self._checked(reply)
+        except NotImplementedError as e:
+            raise CaseFailure(str(e)) from None
+        ids = reply.get("ids")
+        if type(ids) is not list or not all(type(i) is int for i in ids):
+            raise CaseFailure(f"{self.engine.label}: the reply has no list of integer 'ids': "
+                              f"{json.dumps(reply)[:200]}")
+        notes = reply.get("notes")
+        return EncodeResult(ids, [str(n) for n in notes] + junk if notes else junk)
+
+    def encode_with_notes(self, text: str, add_special: bool = False, parse_special: bool = False) -> EncodeResult:
+        reply, junk = self.engine.request(encode_body(text, add_special, parse_special), self.timeout)
+        return self._encode_result(reply, junk)
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        return self.encode_with_notes(text, add_special, parse_special).ids
+
+    def encode_many(self, texts: list[str], add_special: bool = False,
+                    parse_special: bool = False) -> list[tuple[EncodeResult | CaseFailure, float]]:
+        """Pipelined: the requests go out while the replies come back."""
+        bodies = [encode_body(t, add_special, parse_special) for t in texts]
+        out = []
+        for result, junk, seconds in self.engine.request_many(bodies, self.timeout):
+            if not isinstance(result, CaseFailure):
+                try:
+                    result = self._encode_result(result, junk)
+                except CaseFailure as e:
+                    result = e
+            out.append((result, seconds))
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        reply = self._call({"op": "decode", "ids": [int(i) for i in ids]})
+        text = reply.get("text")
+        if not isinstance(text, str):
+            raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
+        return text
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        """The protocol has no pieces: they come from the model's vocabulary, read by tokparity."""
+        if self._vocab is None:
+            from tokparity.vocab import load_vocab
+            self._vocab = load_vocab(self.model.primary[1])
+        tokens = self._vocab.tokens
+        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i} outside the vocabulary>" for i in ids]
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, (*FILE_ROLES, "name", "python"))) + r")\}")
+
+
+def expand_command(command: str, model: ModelFiles) -> list[str]:
+    """``"python3 eng.py {gguf}"`` -> ``["python3", "eng.py", "/path/to/model.gguf"]``."""
+    def value(m: re.Match) -> str:
+        key = m.group(1)
+        if key == "name":
+            return shlex.quote(model.name)
+        if key == "python":
+            return shlex.quote(sys.executable)
+        path = model.path(key)
+        if path is None:
+            raise TokparityError(f"cmd:{command}: model {model.name} has no {key} file for {{{key}}} "
+                                 f"(it has: {', '.join(model.files) or 'nothing'})")
+        return shlex.quote(str(path))
+
+    if not command.strip():
+        raise TokparityError("cmd: needs a command after the colon, e.g. -b 'cmd:python3 my_engine.py {gguf}'")
+    try:
+        argv = shlex.split(_PLACEHOLDER.sub(value, command))
+    except ValueError as e:
+        raise TokparityError(f"cmd:{command}: cannot split the command ({e}); check its quotes") from None
+    return argv
+
+
+class CmdBackend(ProtocolBackend):
+    """A user's program; started when the backend is made, so a wrong command fails at once."""
+
+    def __init__(self, command: str, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT,
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, cwd: str | os.PathLike | None = None, **opts):
+        if opts:
+            raise TokparityError(f"cmd backend: unknown option(s) {', '.join(sorted(opts))} "
+                                 "(known: timeout, startup_timeout, cwd)")
+        self.name = f"cmd:{command}"
+        self.command = command
+        argv = expand_command(command, model)
+        engine = EngineProcess(argv, f"engine {Path(argv[0]).name}" + (f" {argv[1]}" if len(argv) > 1 else ""),
+                               cwd=str(cwd) if cwd else None, startup_timeout=startup_timeout)
+        super().__init__(engine, model, timeout)
+        engine.start()

@@ -1,0 +1,165 @@
+"""The ``hf`` backend: Hugging Face ``tokenizers`` on a ``tokenizer.json``, or
+``transformers.AutoTokenizer`` on a folder.
+
+Which one: ``tokenizers`` whenever the model has a ``tokenizer.json`` (it is the library that
+file belongs to, and it loads in a fraction of the time); ``transformers`` when the model is a
+folder without one (a ``tokenizer.model`` with its ``tokenizer_config.json``), or when asked
+with ``loader="transformers"``. The two can differ: ``AutoTokenizer`` applies the folder's
+``tokenizer_config.json`` on top of the ``tokenizer.json``.
+
+Quirks, as Hugging Face has them:
+
+* ``parse_special`` off is ``encode_special_tokens=True`` (``split_special_tokens`` in
+  transformers): special added tokens in the text are tokenized as text. Non-special added
+  tokens are always matched whole, as llama.cpp does with USER_DEFINED tokens.
+* ``add_special`` runs the file's post-processor (BOS/EOS templates), whatever it says.
+* ``pre_tokenize`` shows the pre-tokenizer's split of the normalized text, in the vocabulary's
+  spelling (``Ġworld`` for byte-level BPE), as tokparity's reference does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import tokenizers
+
+from tokparity.backends.base import Backend
+from tokparity.errors import BadModelFile, TokparityError
+from tokparity.zoo import ModelFiles
+
+
+@contextlib.contextmanager
+def quiet_transformers():
+    """Import transformers without its "PyTorch was not found" advice on stderr."""
+    saved = os.environ.get("TRANSFORMERS_NO_ADVISORY_WARNINGS")
+    os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
+    try:
+        import transformers
+        transformers.utils.logging.set_verbosity_error()
+        yield transformers
+    finally:
+        if saved is None:
+            os.environ.pop("TRANSFORMERS_NO_ADVISORY_WARNINGS", None)
+        else:
+            os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = saved
+
+
+class TokenizersBackend(Backend):
+    """A backend around one ``tokenizers.Tokenizer`` (shared by ``hf`` and ``hf-gguf``)."""
+
+    def __init__(self, tokenizer: tokenizers.Tokenizer):
+        self.tok = tokenizer
+        self.n_vocab = tokenizer.get_vocab_size(with_added_tokens=True)
+
+    @property
+    def version(self) -> str:
+        return tokenizers.__version__
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        if self.tok.encode_special_tokens == parse_special:
+            self.tok.encode_special_tokens = not parse_special
+        return self.tok.encode(text, add_special_tokens=add_special).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tok.decode(list(ids), skip_special_tokens=False)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        out = []
+        for i in ids:
+            piece = self.tok.id_to_token(i)
+            if piece is None:
+                raise ValueError(f"token id {i} is not in the vocabulary ({self.n_vocab} tokens)")
+            out.append(piece)
+        return out
+
+    def normalize(self, text: str) -> str:
+        normalizer = self.tok.normalizer
+        return normalizer.normalize_str(text) if normalizer is not None else text
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        normalized = self.normalize(text)
+        pre = self.tok.pre_tokenizer
+        if pre is None:
+            return [normalized] if normalized else []
+        return [piece for piece, _ in pre.pre_tokenize_str(normalized)]
+
+
+class HFBackend(TokenizersBackend):
+    name = "hf"
+
+    def __init__(self, model: ModelFiles, loader: str | None = None, **opts):
+        if opts:
+            raise TokparityError(f"hf backend: unknown option(s) {', '.join(sorted(opts))} (known: loader)")
+        json_path = model.path("tokenizer_json")
+        if loader is None:
+            loader = "tokenizers" if json_path else "transformers"
+        if loader == "tokenizers":
+            if json_path is None:
+                raise TokparityError(f"model {model.name}: the hf backend needs a tokenizer.json, and it has none "
+                                     f"(it has: {', '.join(model.files) or 'nothing'})")
+            self.path = Path(json_path)
+            try:
+                tok = tokenizers.Tokenizer.from_file(str(json_path))
+            except Exception as e:  # tokenizers raises its own Exception type for a bad file
+                raise BadModelFile(json_path, f"tokenizers could not load it ({e})") from None
+            self.auto = None
+            self._version = tokenizers.__version__
+        elif loader == "transformers":
+            self.path = _folder(model)
+            with quiet_transformers() as transformers:
+                try:
+                    self.auto = transformers.AutoTokenizer.from_pretrained(str(self.path))
+                except (OSError, ValueError) as e:
+                    raise BadModelFile(self.path, f"transformers.AutoTokenizer could not load it ({e})") from None
+                self._version = f"{transformers.__version__} (tokenizers {tokenizers.__version__})"
+            tok = getattr(self.auto, "backend_tokenizer", None)
+        else:
+            raise TokparityError(f"hf backend: loader must be 'tokenizers' or 'transformers', not {loader!r}")
+        self.loader = loader
+        if tok is not None:
+            super().__init__(tok)
+        else:  # a slow (Python) tokenizer: no stages to show
+            self.tok, self.n_vocab = None, len(self.auto)
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        if self.auto is None:
+            return super().encode(text, add_special, parse_special)
+        return list(self.auto.encode(text, add_special_tokens=add_special, split_special_tokens=not parse_special))
+
+    def decode(self, ids: list[int]) -> str:
+        if self.auto is None:
+            return super().decode(ids)
+        return self.auto.decode(list(ids), skip_special_tokens=False)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        if self.auto is None:
+            return super().pieces(ids)
+        return list(self.auto.convert_ids_to_tokens(list(ids)))
+
+    def supports(self, stage: str) -> bool:
+        return self.tok is not None and super().supports(stage)
+
+    def normalize(self, text: str) -> str:
+        if self.tok is None:
+            raise NotImplementedError("hf: this transformers tokenizer is a slow one; it exposes no normalizer")
+        return super().normalize(text)
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        if self.tok is None:
+            raise NotImplementedError("hf: this transformers tokenizer is a slow one; it exposes no pre-tokenizer")
+        return super().pre_tokenize(text)
+
+
+def _folder(model: ModelFiles) -> Path:
+    for role in ("tokenizer_json", "tokenizer_config", "spm_model"):
+        p = model.path(role)
+        if p is not None:
+            return Path(p).parent
+    raise TokparityError(f"model {model.name}: the hf backend needs a tokenizer.json or a folder with a "
+                         "tokenizer_config.json, and it has neither")

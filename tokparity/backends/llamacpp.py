@@ -1,0 +1,183 @@
+"""The ``llama.cpp`` backend: llama-cpp-python's low-level API on a GGUF, vocabulary only.
+
+Why the low-level API and not ``Llama.tokenize``: ``Llama`` builds a context (and prints an
+``n_ctx_seq`` line even with ``verbose=False``), and its ``tokenize`` allocates a fresh buffer of
+``n_ctx_train`` tokens on every call. Here the model is loaded with ``vocab_only`` and no
+context, and the token and text buffers are allocated once and grown when llama.cpp returns a
+negative count (the size it needs). That makes it about twice as fast per call.
+
+Its helpers also have a fixed 32-byte piece buffer (llama-cpp-python #2362: ``token_to_piece``
+returns the buffer's 32 bytes, NULs included; ``detokenize`` slices with the negative "too small"
+count and loses the piece). Pieces longer than 32 bytes exist (runs of spaces or dashes in code
+vocabularies), so ``token_bytes`` and ``decode`` here grow their buffers instead.
+
+llama.cpp logs through one process-wide callback. It is replaced by a collector: the load log
+is dropped (kept only to explain a failed load), and warnings raised while one case is encoded,
+such as "Added a BOS token ... now the final prompt starts with 2 BOS tokens", become that
+case's ``notes``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import llama_cpp
+
+from tokparity.backends.base import Backend, EncodeResult
+from tokparity.errors import BadModelFile, TokparityError
+from tokparity.zoo import ModelFiles
+
+# ggml_log_level as this llama.cpp numbers it.
+LOG_WARN, LOG_ERROR, LOG_CONT = 3, 4, 5
+_MAX_KEPT = 200  # log lines kept between two reads, so a chatty loop cannot grow without bound
+
+
+class _LogCollector:
+    """The callback llama.cpp logs through, for every backend in this process."""
+
+    def __init__(self):
+        self.lines: list[tuple[int, str]] = []
+        self._last_level = 0
+        self.callback = llama_cpp.llama_log_callback(self._on_log)  # must stay referenced
+
+    def _on_log(self, level: int, text: bytes, _user_data) -> None:
+        message = text.decode("utf-8", "replace") if text else ""
+        if level == LOG_CONT:  # a continuation of the previous message, at its level
+            if self.lines and self.lines[-1][0] == self._last_level:
+                self.lines[-1] = (self._last_level, self.lines[-1][1] + message)
+            return
+        self._last_level = level
+        if len(self.lines) < _MAX_KEPT:
+            self.lines.append((level, message))
+
+    def take(self, min_level: int = LOG_WARN) -> list[str]:
+        kept = [m.strip() for level, m in self.lines if level >= min_level and m.strip()]
+        self.lines.clear()
+        return kept
+
+    def install(self) -> None:
+        llama_cpp.llama_log_set(self.callback, ctypes.c_void_p(0))
+
+
+_LOG = _LogCollector()
+_LOG.install()
+_BACKEND_READY = False
+
+
+def _backend_init() -> None:
+    global _BACKEND_READY
+    if not _BACKEND_READY:
+        llama_cpp.llama_backend_init()
+        _BACKEND_READY = True
+
+
+class LlamaCppBackend(Backend):
+    name = "llama.cpp"
+
+    def __init__(self, model: ModelFiles, **opts):
+        if opts:
+            raise TokparityError(f"llama.cpp backend: unknown option(s) {', '.join(sorted(opts))}")
+        path = model.path("gguf")
+        if path is None:
+            raise TokparityError(f"model {model.name}: the llama.cpp backend needs a .gguf file, and it has none "
+                                 f"(it has: {', '.join(model.files) or 'nothing'})")
+        self.path = Path(path)
+        self._model = None
+        _backend_init()
+        _LOG.install()  # in case something else (a Llama object) replaced the callback
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        _LOG.take()
+        handle = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
+        if not handle:
+            errors = _LOG.take(LOG_ERROR)  # the first lines say why, the last ones only that it failed
+            why = "; ".join(errors[:2]) if errors else "no reason given"
+            raise BadModelFile(self.path, f"llama.cpp could not load it: {why}")
+        _LOG.take()
+        self._model = handle
+        self._vocab = llama_cpp.llama_model_get_vocab(handle)
+        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        # Reused between calls, grown when llama.cpp says they are too small (a negative return).
+        self._tokens = (llama_cpp.llama_token * 512)()
+        self._text = ctypes.create_string_buffer(256)
+
+    @property
+    def version(self) -> str:
+        return llama_cpp.__version__
+
+    # -- encode ----------------------------------------------------------------------------------
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        data = text.encode("utf-8")
+        n = llama_cpp.llama_tokenize(self._vocab, data, len(data), self._tokens, len(self._tokens),
+                                     add_special, parse_special)
+        if n < 0:  # the buffer is too small; -n is what it needs. Grow it (for good) and ask again.
+            self._tokens = (llama_cpp.llama_token * max(-n, 2 * len(self._tokens)))()
+            n = llama_cpp.llama_tokenize(self._vocab, data, len(data), self._tokens, len(self._tokens),
+                                         add_special, parse_special)
+            if n < 0:
+                raise RuntimeError(f"llama_tokenize asked for {-n} tokens after being given {len(self._tokens)}")
+        return self._tokens[:n]
+
+    def encode_with_notes(self, text: str, add_special: bool = False, parse_special: bool = False) -> EncodeResult:
+        _LOG.take()
+        ids = self.encode(text, add_special, parse_special)
+        return EncodeResult(ids, _LOG.take(LOG_WARN))
+
+    # -- decode and pieces -----------------------------------------------------------------------
+
+    def _check_ids(self, ids: list[int]) -> None:
+        # llama.cpp looks ids up with .at(): an id outside the vocabulary throws through the C API
+        # and aborts the process, so it is refused here.
+        for i in ids:
+            if not 0 <= i < self.n_vocab:
+                raise ValueError(f"token id {i} is outside the vocabulary (0..{self.n_vocab - 1})")
+
+    def decode_bytes(self, ids: list[int], remove_special: bool = False, unparse_special: bool = True) -> bytes:
+        """``llama_detokenize``; special tokens rendered as their text (llama.cpp's common default)."""
+        ids = list(ids)
+        self._check_ids(ids)
+        arr = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
+        for _ in range(3):
+            n = llama_cpp.llama_detokenize(self._vocab, arr, len(ids), self._text, len(self._text),
+                                           remove_special, unparse_special)
+            if n >= 0:
+                return self._text.raw[:n]
+            self._text = ctypes.create_string_buffer(-n + 64)
+        raise RuntimeError("llama_detokenize kept asking for a larger buffer")
+
+    def decode(self, ids: list[int]) -> str:
+        return self.decode_bytes(ids).decode("utf-8", "replace")
+
+    def token_bytes(self, ids: list[int], special: bool = True) -> list[bytes]:
+        """What each token renders to (``llama_token_to_piece``): byte tokens as their byte, ``▁`` as a space."""
+        ids = list(ids)
+        self._check_ids(ids)
+        out = []
+        for i in ids:
+            n = llama_cpp.llama_token_to_piece(self._vocab, i, self._text, len(self._text), 0, special)
+            if n < 0:
+                self._text = ctypes.create_string_buffer(-n + 64)
+                n = llama_cpp.llama_token_to_piece(self._vocab, i, self._text, len(self._text), 0, special)
+            out.append(self._text.raw[:n])
+        return out
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        """The token text as the GGUF stores it (``▁Hello``, ``Ġworld``, ``<0x0A>``)."""
+        ids = list(ids)
+        self._check_ids(ids)
+        get = llama_cpp.llama_vocab_get_text
+        return [(get(self._vocab, i) or b"").decode("utf-8", "surrogateescape") for i in ids]
+
+    def close(self) -> None:
+        if self._model is not None:
+            llama_cpp.llama_model_free(self._model)
+            self._model = None
+            self._vocab = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: llama_cpp may already be gone
+            pass

@@ -1,0 +1,108 @@
+"""``py:MODULE:CALLABLE``: a user's tokenizer written in Python.
+
+    py:mypkg.engine:encode            mypkg/engine.py defines encode(text, add_special, parse_special)
+    py:./my_engine.py:Engine          a file path works too; a class is made once with the model's
+                                      files, {"gguf": "/path/...", ...}, and its .encode (and .decode,
+                                      if it has one) are called
+
+``encode`` returns the ids as a list of ints. By default the code runs in a child process
+(isolated.py), so an infinite loop is a ``timeout`` and a crash in an extension module a
+``crash``, as with ``cmd:`` engines; ``isolate=False`` runs it in process, faster, unguarded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+
+from tokparity.backends.base import Backend, CaseFailure
+from tokparity.errors import TokparityError
+from tokparity.zoo import ModelFiles
+
+
+def check_target(target: str) -> tuple[str, str]:
+    """``"mypkg.engine:encode" -> ("mypkg.engine", "encode")``; a clear error for anything else."""
+    module, sep, attr = target.rpartition(":")
+    if not sep or not module or not attr:
+        raise TokparityError(f"py:{target}: expected py:MODULE:CALLABLE, e.g. py:mypkg.engine:encode "
+                             "or py:./my_engine.py:encode")
+    return module, attr
+
+
+def load_target(target: str):
+    module_name, attr = check_target(target)
+    if module_name.endswith(".py") or os.sep in module_name or "/" in module_name:
+        path = Path(module_name).expanduser().resolve()
+        if not path.is_file():
+            raise TokparityError(f"py:{target}: no such file {path}")
+        spec = importlib.util.spec_from_file_location(f"tokparity_user_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise TokparityError(f"py:{target}: importing {path} failed ({type(e).__name__}: {e})") from None
+    else:
+        if os.getcwd() not in sys.path:  # `tokparity` as a console script does not put it there
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise TokparityError(f"py:{target}: cannot import {module_name} ({e}); is it on PYTHONPATH?") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TokparityError(f"py:{target}: {module_name} has no {attr!r}") from None
+    if not callable(obj):
+        raise TokparityError(f"py:{target}: {attr!r} is not callable")
+    return module, obj
+
+
+class PyFuncBackend(Backend):
+    """The callable itself, in this process (``make_backend("py:...", model, isolate=False)``)."""
+
+    def __init__(self, target: str, model: ModelFiles, **opts):
+        if opts:
+            raise TokparityError(f"py backend: unknown option(s) {', '.join(sorted(opts))}")
+        self.name = f"py:{target}"
+        self.model = model
+        module, obj = load_target(target)
+        self._version = str(getattr(module, "__version__", ""))
+        if inspect.isclass(obj):
+            instance = obj({role: str(p) for role, p in model.files.items()})
+            self._encode = instance.encode
+            self._decode = getattr(instance, "decode", None)
+        else:
+            self._encode, self._decode = obj, None
+        self._vocab = None
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        ids = self._encode(text, add_special, parse_special)
+        try:
+            out = [int(i) for i in ids]
+        except (TypeError, ValueError):
+            raise CaseFailure(f"{self.name} returned {type(ids).__name__}, not a list of ints") from None
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        if self._decode is None:
+            raise NotImplementedError(f"{self.name} has no decode")
+        return self._decode(list(ids))
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        """From the model's vocabulary, read by tokparity."""
+        if self._vocab is None:
+            from tokparity.vocab import load_vocab
+            self._vocab = load_vocab(self.model.primary[1])
+        tokens = self._vocab.tokens
+        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i} outside the vocabulary>" for i in ids]

@@ -1,0 +1,157 @@
+"""Backends by name: the one place that turns ``-b NAME`` into a ``Backend``.
+
+    make_backend("llama.cpp", model)                 llama-cpp-python on the model's GGUF
+    make_backend("cmd:python3 eng.py {gguf}", model) a user's program, JSON lines over pipes
+    make_backend("py:mypkg.eng:encode", model)       a user's Python callable, in a child process
+
+Every library is imported lazily, when its backend is made, so a user with only ``tokenizers``
+installed still has a working tool; asking for a backend whose library is missing is a
+``BackendUnavailable`` that names the pip extra to install. ``known_backends()`` lists the names.
+
+Isolation. A native library can take the interpreter down with it (llama.cpp aborts on a GGUF
+whose vocabulary lacks the byte tokens its tokenizer needs). ``isolate=True`` runs any backend
+in a child process (``isolated.py``), where a crash becomes a ``crash`` record for that case and
+the child is restarted. ``cmd:`` and ``py:`` backends are always (``py:`` by default) out of
+process. llama.cpp's default is ``isolate="auto"``: in process, where it is about twice as fast,
+for zoo files (pinned by sha256 and tested against this llama.cpp), in a child for any other file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from tokparity.backends.base import Backend
+from tokparity.errors import MissingDependency, TokparityError
+from tokparity.zoo import ModelFiles
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Where a backend's class lives and what it needs installed."""
+
+    name: str
+    target: str  # "module:Class"
+    module: str | None = None  # the library that must be importable
+    package: str | None = None  # its name on PyPI
+    extra: str | None = None  # the tokparity extra that installs it
+    summary: str = ""
+    default_isolate: bool | str = False  # True, False or "auto" (see the module docstring)
+
+
+BUILTIN: dict[str, BackendSpec] = {
+    spec.name: spec
+    for spec in (
+        BackendSpec("llama.cpp", "tokparity.backends.llamacpp:LlamaCppBackend", "llama_cpp", "llama-cpp-python",
+                    "llama", "llama-cpp-python on a GGUF (vocab_only)", default_isolate="auto"),
+        BackendSpec("sentencepiece", "tokparity.backends.spm:SentencePieceBackend", "sentencepiece",
+                    "sentencepiece", "spm", "SentencePieceProcessor on a .model"),
+        BackendSpec("hf", "tokparity.backends.hf:HFBackend", "tokenizers", "tokenizers", "hf",
+                    "Hugging Face tokenizers on a tokenizer.json (transformers.AutoTokenizer on a folder)"),
+        BackendSpec("hf-gguf", "tokparity.backends.hf_gguf:HFGGUFBackend", "transformers", "transformers", "hf",
+                    "the tokenizer transformers builds from a GGUF's metadata"),
+        BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids"),
+        BackendSpec("ref", "tokparity.backends.ref:RefBackend", summary="tokparity's own pure-Python tokenizers"),
+    )
+}
+
+# Names that take an argument after the colon.
+PREFIXED = {
+    "cmd:": "cmd:COMMAND",
+    "py:": "py:MODULE:CALLABLE",
+}
+
+
+class UnknownBackend(TokparityError):
+    def __init__(self, name: str):
+        super().__init__(f"unknown backend {name!r}; known: {', '.join(known_backends())}")
+
+
+class BackendUnavailable(MissingDependency):
+    """A known backend whose library is not installed (or does not import)."""
+
+    def __init__(self, name: str, message: str):
+        TokparityError.__init__(self, message)
+        self.backend = name
+
+
+def known_backends() -> list[str]:
+    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "ref", "cmd:COMMAND", "py:MODULE:CALLABLE"]``."""
+    return list(BUILTIN) + list(PREFIXED.values())
+
+
+def backend_available(name: str) -> bool:
+    """Whether ``name``'s library can be imported (without importing it). ``cmd:``/``py:`` are always."""
+    if name.startswith(tuple(PREFIXED)):
+        return True
+    spec = BUILTIN.get(name)
+    return spec is not None and (spec.module is None or importlib.util.find_spec(spec.module) is not None)
+
+
+def _install_hint(spec: BackendSpec) -> str:
+    return f"pip install 'tokparity[{spec.extra}]'" if spec.extra else f"pip install {spec.package}"
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The class behind a built-in name, imported now; ``BackendUnavailable`` says what to install."""
+    spec = BUILTIN.get(name)
+    if spec is None:
+        raise UnknownBackend(name)
+    if spec.module is not None and importlib.util.find_spec(spec.module) is None:
+        raise BackendUnavailable(name, f"backend {name!r} needs {spec.package} ({_install_hint(spec)})")
+    module_name, _, class_name = spec.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        if e.name == module_name:  # tokparity's own module is missing (a backend still being written)
+            raise BackendUnavailable(name, f"backend {name!r} is not available in this tokparity: its module "
+                                           f"{module_name} does not exist yet") from None
+        hint = f" ({_install_hint(spec)})" if spec.package else ""
+        raise BackendUnavailable(name, f"backend {name!r} could not be imported: {type(e).__name__}: {e}{hint}") \
+            from None
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise BackendUnavailable(name, f"backend {name!r}: {module_name} has no {class_name}") from None
+
+
+def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | None) -> bool:
+    choice = spec.default_isolate if isolate is None else isolate
+    if choice == "auto":
+        return model.origin != "zoo"
+    if not isinstance(choice, bool):
+        raise TokparityError(f"backend {spec.name!r}: isolate must be true, false or 'auto', not {choice!r}")
+    return choice
+
+
+def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
+    """A ready backend for ``model``. Options: ``isolate`` (see the module docstring), ``timeout``
+    (seconds per case, for out-of-process backends), and whatever the backend's class takes."""
+    name = name.strip()
+    isolate = opts.pop("isolate", None)
+    if name.startswith("cmd:"):
+        from tokparity.backends.cmd import CmdBackend
+        if isolate is False:
+            raise TokparityError(f"backend {name!r}: a cmd: engine is a separate program; it cannot run in process")
+        return CmdBackend(name[len("cmd:"):], model, **opts)
+    if name.startswith("py:"):
+        from tokparity.backends.pyfunc import PyFuncBackend, check_target
+        target = name[len("py:"):]
+        check_target(target)
+        if isolate is False:
+            opts.pop("timeout", None)  # in process a call cannot be interrupted
+            opts.pop("startup_timeout", None)
+            return PyFuncBackend(target, model, **opts)
+        from tokparity.backends.isolated import IsolatedBackend
+        return IsolatedBackend(name, model, **opts)
+    spec = BUILTIN.get(name)
+    if spec is None:
+        raise UnknownBackend(name)
+    cls = backend_class(name)  # import errors surface here, in the parent, with their hint
+    if _should_isolate(spec, model, isolate):
+        from tokparity.backends.isolated import IsolatedBackend
+        return IsolatedBackend(name, model, **opts)
+    opts.pop("timeout", None)  # an in-process call cannot be interrupted; the options are for children
+    opts.pop("startup_timeout", None)
+    return cls(model, **opts)

@@ -1,0 +1,82 @@
+"""``tokparity fuzz MODEL [-b BACKEND]… [--oracle BACKEND] [--seconds N] [--seed N] [-o DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    from tokparity.generators import GENERATORS
+
+    p = sub.add_parser(
+        "fuzz", help="generated and Hypothesis texts against every backend; each failure shrunk to a minimal text",
+        description="Run seeded generators (every vocabulary piece, random piece concatenations, special tokens "
+                    "× whitespace, ASCII pairs, every code point, multilingual words, …) and then Hypothesis "
+                    "against every backend until the time is up. Each distinct failure (backend × bug class) is "
+                    "shrunk to a minimal text and written to DIR/fuzz-findings.jsonl, a corpus ready to commit as "
+                    "regression cases; report.html, mismatches.csv, summary.md and summary.json show the findings. "
+                    "Exit status 0: no failure found; 1: at least one; 2: bad input.")
+    p.add_argument("model", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
+    p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
+                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
+                        "(repeatable; default: every backend the model's files allow)")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
+                                                       "model's original library; llama.cpp for a GGUF)")
+    p.add_argument("--seconds", type=float, default=60.0, metavar="N", help="time budget, shrinking included "
+                                                                             "(default: 60)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the generators and Hypothesis "
+                                                                    "(default: 0); same seed, same texts")
+    p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",
+                   help=f"only these generators (repeatable): {', '.join(GENERATORS)}")
+    p.add_argument("--no-hypothesis", action="store_true", help="generators only, for the whole budget")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure (once shrunk)")
+    p.add_argument("--shrink-seconds", type=float, metavar="N",
+                   help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
+    p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
+    p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
+    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/fuzz-<timestamp>/)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.compare import CompareOptions, progress_to_stderr
+    from tokparity.errors import TokparityError
+    from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
+    from tokparity.report import write_reports
+
+    if args.seconds <= 0:
+        raise TokparityError(f"--seconds must be positive, not {args.seconds:g}")
+    if args.shrink_seconds is not None and args.shrink_seconds < 0:
+        raise TokparityError(f"--shrink-seconds must not be negative, not {args.shrink_seconds:g}")
+    if args.generators:
+        from tokparity.generators import GENERATORS, UnknownGenerator
+        for name in args.generators:
+            if name not in GENERATORS:
+                raise UnknownGenerator(name)
+    out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
+    options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                             explicit_backends=bool(args.backends),
+                             progress=None if args.quiet else progress_to_stderr)
+    fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
+                               hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
+                               shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE)
+    result = run_fuzz(args.model, args.backends, options, fuzz_options)
+    paths = write_reports(result.results, out)
+    sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
+    print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
+    if not result.findings:
+        print("no failure found")
+    for f in result.findings:
+        m = f.mismatch
+        print(f"\n{f.cls} on {f.backend} (found after {f.found_after:.1f} s in {f.original.corpus}, "
+              f"shrunk from {len(f.original.text)} to {len(f.text)} characters)")
+        print(f"  text     {f.text!r}")
+        print(f"  {f.oracle:<8} {m.oracle_ids} {m.oracle_pieces}")
+        print(f"  {'backend':<8} {m.backend_ids} {m.backend_pieces}")
+        print(f"  {m.evidence}")
+    print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
+    print(f"reports: {paths['report.html']}")
+    return 1 if result.failed else 0

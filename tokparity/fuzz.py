@@ -1,0 +1,368 @@
+"""``fuzz``: generated texts against every backend until the time is up, each distinct failure
+shrunk to a minimal text.
+
+For one model the run is:
+
+    generators (seeded, interleaved) ──► cases ──► ModelRun.run_case ──► new (backend, class)?
+    then Hypothesis (tokparity.strategies.any_text) ──┘                        │ yes
+                                                                              ▼
+                     shrink: the smallest text on which that backend still disagrees with the
+                     oracle in the same class ──► a finding: fuzz-findings.jsonl + the reports
+
+A failure is distinct by ``(backend, class)``: the first case that shows it is shrunk, later
+cases of the same pair are only counted. Shrinking is delta debugging on the text (``shrink``):
+remove chunks, halving their size down to single characters, then replace characters by simpler
+ones (``é`` → ``e`` → ``a``), and again until nothing changes or its time is up. Every attempt is
+an encode on the oracle and that backend, nothing else.
+
+The time budget covers everything but loading the model and backends: half of it (all of it
+without Hypothesis) goes to the generators, taking turns one case each, the rest (and whatever
+finite generators leave over) to Hypothesis; shrinking happens as failures are found, each
+bounded by ``shrink_seconds``. Progress goes to ``say`` every few seconds and at each finding.
+A run with the same seed tries the same texts in the same order, so the same engine gives the
+same findings (how far it gets depends on speed).
+
+The findings are a corpus (``{"id", "text", "tags": {"kind": "fuzz", "class", "backend", "model",
+…}}``) ready to commit as regression cases and to replay with ``tokparity compare -c FILE``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from tokparity import __version__
+from tokparity.compare import CompareOptions, ModelRun, _ask, oracle_chain
+from tokparity.corpus import Case
+from tokparity.errors import TokparityError
+from tokparity.generators import char_rank, generate_all
+from tokparity.results import Mismatch, Results
+from tokparity.zoo import resolve_model
+
+FINDINGS_FILE = "fuzz-findings.jsonl"
+PROGRESS_EVERY = 5.0  # seconds between progress lines
+HYPOTHESIS_BATCH = 100  # examples per Hypothesis run (each batch has its own seed)
+SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
+
+
+@dataclass
+class FuzzOptions:
+    seconds: float = 60.0
+    seed: int = 0
+    generators: list[str] | None = None  # None: all of them
+    hypothesis: bool = True
+    exitfirst: bool = False  # stop at the first distinct failure (once shrunk)
+    shrink_seconds: float | None = None  # per failure; default: a quarter of the budget, 2–20 s
+    findings_path: Path | None = None  # written as failures are found
+
+    def shrink_budget(self) -> float:
+        if self.shrink_seconds is not None:
+            return self.shrink_seconds
+        return max(2.0, min(20.0, self.seconds / 4))
+
+
+@dataclass
+class Finding:
+    """One distinct failure: the minimal text and the case that first showed it."""
+
+    id: str
+    model: str
+    backend: str
+    oracle: str
+    cls: str
+    text: str
+    original: Case
+    mismatch: Mismatch  # on the minimal text
+    found_after: float  # seconds from the start of the run to the failing case
+    shrink_seconds: float
+    probes: int
+
+    def record(self, seed: int) -> dict:
+        return {"id": self.id, "text": self.text,
+                "tags": {"kind": "fuzz", "class": self.cls, "backend": self.backend, "model": self.model,
+                         "oracle": self.oracle, "found_by": self.original.corpus, "seed": seed}}
+
+
+@dataclass
+class FuzzResult:
+    results: Results
+    findings: list[Finding] = field(default_factory=list)
+    cases: int = 0
+    by_source: dict[str, int] = field(default_factory=dict)  # cases per corpus (gen:NAME, hypothesis)
+    raw: dict[str, int] = field(default_factory=dict)  # "backend / class" -> mismatching cases
+
+    @property
+    def failed(self) -> bool:
+        return any(not f.mismatch.known for f in self.findings)
+
+
+# -- shrinking ----------------------------------------------------------------------------------
+
+
+def _simpler(c: str) -> list[str]:
+    """Replacements for ``c`` that read more simply, most desirable first (``É`` → ``é``, ``E``, ``a``)."""
+    base = unicodedata.normalize("NFKD", c)[:1]
+    candidates = [c.lower(), base.lower(), base, "a", "0", " ", "A", ".", "\n"]
+    rank = (char_rank(c), c)
+    return [r for r in dict.fromkeys(candidates) if len(r) == 1 and r != c and (char_rank(r), r) < rank]
+
+
+def shrink(text: str, still_fails: Callable[[str], bool], deadline: float | None = None) -> tuple[str, int]:
+    """The smallest text (and the number of attempts) on which ``still_fails`` holds, from ``text``.
+
+    Delta debugging: remove chunks of len/2, len/4, … 1 characters wherever the failure survives,
+    then replace each character by a simpler one, and repeat until a pass changes nothing or the
+    deadline (``time.monotonic()``) passes. ``still_fails(text)`` is assumed true on ``text``.
+
+        >>> shrink("hello world", lambda t: "o w" in t)
+        ('o w', ...)
+    """
+    seen: dict[str, bool] = {text: True}
+
+    def ok(candidate: str) -> bool:
+        if candidate not in seen:
+            seen[candidate] = bool(still_fails(candidate))
+        return seen[candidate]
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    best = text
+    changed = True
+    while changed and not out_of_time():
+        changed = False
+        n = max(1, len(best) // 2)
+        while n >= 1 and not out_of_time():
+            i = 0
+            while i < len(best) and not out_of_time():
+                candidate = best[:i] + best[i + n:]
+                if ok(candidate):
+                    best, changed = candidate, True
+                else:
+                    i += n
+            n //= 2
+        for i in range(len(best)):
+            if out_of_time():
+                break
+            for r in _simpler(best[i]):
+                candidate = best[:i] + r + best[i + 1:]
+                if ok(candidate):
+                    best, changed = candidate, True
+                    break
+    return best, len(seen) - 1
+
+
+# -- the loop -----------------------------------------------------------------------------------
+
+
+class Fuzzer:
+    """One model, its backends and the bookkeeping of one fuzz run."""
+
+    def __init__(self, run: ModelRun, options: FuzzOptions, say: Callable[[str], None] | None = None):
+        self.run = run
+        self.options = options
+        self.say = say or (lambda message: None)
+        self.oracle = run.chain[0]
+        self.started = time.monotonic()
+        self.deadline = self.started + options.seconds
+        self.result = FuzzResult(run.results)
+        self.keys: set[tuple[str, str]] = set()
+        self.seen: set[str] = set()
+        self.stop = False
+        self._oracle_cache: dict[str, object] = {}
+        self._last_progress = self.started
+
+    # the run ---------------------------------------------------------------------------------
+
+    def fuzz(self) -> FuzzResult:
+        use_hypothesis = self.options.hypothesis and _hypothesis_available()
+        if self.options.hypothesis and not use_hypothesis:
+            self.say("hypothesis is not installed (pip install hypothesis): generators only")
+            self.run.results.options.setdefault("notes", []).append("hypothesis not installed: generators only")
+        share = 0.5 if use_hypothesis else 1.0
+        self._generator_phase(self.started + share * self.options.seconds)
+        if use_hypothesis:
+            self._hypothesis_phase(self.deadline)
+        return self.result
+
+    def _generator_phase(self, until: float) -> None:
+        cases = generate_all(self.run.vocab, self.options.seed, self.options.generators)
+        for case in cases:
+            if self.stop or time.monotonic() >= until:
+                return
+            self.handle(case)
+
+    def _hypothesis_phase(self, until: float) -> None:
+        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+
+        from tokparity.strategies import any_text
+
+        strategy = any_text(self.run.vocab)
+        counter = itertools.count()
+        batch = 0
+        while not self.stop and time.monotonic() < until:
+            @settings(max_examples=HYPOTHESIS_BATCH, deadline=None, database=None, phases=[Phase.generate],
+                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+            @seed(self.options.seed * 1_000_003 + batch)
+            @given(strategy)
+            def body(text: str) -> None:
+                if self.stop or time.monotonic() >= until:
+                    return
+                self.handle(Case(f"hypothesis-{next(counter):06d}", text, "hypothesis", {"kind": "hypothesis"}))
+
+            body()
+            batch += 1
+
+    def handle(self, case: Case) -> None:
+        """Run one case on every backend; shrink a failure not seen before."""
+        if case.text in self.seen:
+            return
+        if len(self.seen) >= SEEN_LIMIT:  # a long run forgets, rather than grow without bound
+            self.seen.clear()
+        self.seen.add(case.text)
+        results = self.run.results
+        before = len(results.mismatches)
+        self.run.run_case(case)
+        new = results.mismatches[before:]
+        del results.mismatches[before:]  # the reports show the minimal findings, not every case
+        self.result.cases += 1
+        self.result.by_source[case.corpus] = self.result.by_source.get(case.corpus, 0) + 1
+        for m in new:
+            label = f"{m.backend} / {m.cls}"
+            self.result.raw[label] = self.result.raw.get(label, 0) + 1
+            if (m.backend, m.cls) not in self.keys:
+                self.keys.add((m.backend, m.cls))
+                self._found(case, m)
+                if self.options.exitfirst:
+                    self.stop = True
+                    return
+        self._progress()
+
+    # shrinking ----------------------------------------------------------------------------
+
+    def probe(self, text: str, backend: str) -> Mismatch | None:
+        """The mismatch of ``backend`` against the oracle on ``text``, or None when they agree."""
+        run = self.run
+        oracle = self._oracle_cache.get(text)
+        if oracle is None:
+            oracle = self._oracle_cache[text] = _ask(run.backends[self.oracle], text, run.options)
+        answer = _ask(run.backends[backend], text, run.options)
+        if "skipped" in (oracle.status, answer.status):
+            return None
+        if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
+            return None
+        mismatch = run._mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
+        known = getattr(run.options, "known", None)  # the known-divergence list, where compare has one
+        if known:
+            mismatch.known = known.match(mismatch)
+        return mismatch
+
+    def _found(self, case: Case, first: Mismatch) -> None:
+        found_after = time.monotonic() - self.started
+        t0 = time.monotonic()
+        budget = self.options.shrink_budget()
+        deadline = t0 + max(min(budget, self.deadline - t0), min(budget, 2.0))
+
+        def still_fails(text: str) -> bool:
+            if first.cls in ("crash", "timeout"):
+                # Let the engine answer something first: an engine that dies on a text before it has
+                # answered anything since its start counts as one that cannot start, and is given up.
+                _ask(self.run.backends[first.backend], "a", self.run.options)
+            m = self.probe(text, first.backend)
+            return m is not None and m.cls == first.cls
+
+        text, probes = shrink(case.text, still_fails, deadline)
+        minimal = self.probe(text, first.backend) if text != case.text else first
+        if minimal is None or minimal.cls != first.cls:  # a flaky engine: keep the case as it came
+            text, minimal = case.text, first
+        model = self.run.model.name
+        digest = hashlib.sha1(f"{first.backend}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        finding = Finding(
+            id=f"fuzz-{model}-{first.cls}-{digest}", model=model, backend=first.backend, oracle=self.oracle,
+            cls=first.cls, text=text, original=case, mismatch=minimal, found_after=found_after,
+            shrink_seconds=time.monotonic() - t0, probes=probes)
+        tags = finding.record(self.options.seed)["tags"]
+        finding.mismatch = dataclasses.replace(
+            minimal, corpus="fuzz", case_id=finding.id, tags=tags,
+            evidence=f"{minimal.evidence} (shrunk from {_show(case.text, 80)} of {case.corpus}/{case.id})")
+        self.result.findings.append(finding)
+        self.run.results.mismatches.append(finding.mismatch)
+        if self.options.findings_path is not None:
+            with open(self.options.findings_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(finding.record(self.options.seed), ensure_ascii=False) + "\n")
+        self.say(f"found {first.cls} on {first.backend} after {found_after:.1f} s ({case.corpus}): "
+                 f"{_show(case.text, 60)} shrunk to {_show(text, 60)} in {finding.shrink_seconds:.1f} s "
+                 f"({probes} tries)")
+
+    def _progress(self) -> None:
+        now = time.monotonic()
+        if now - self._last_progress < PROGRESS_EVERY:
+            return
+        self._last_progress = now
+        r = self.result
+        self.say(f"fuzz {self.run.model.name}: {now - self.started:.0f}/{self.options.seconds:.0f} s, "
+                 f"{r.cases} cases, {sum(r.raw.values())} mismatching, {len(r.findings)} distinct failures")
+
+
+def _show(text: str, limit: int) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
+
+
+def _hypothesis_available() -> bool:
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions,
+             fuzz_options: FuzzOptions) -> FuzzResult:
+    """Fuzz one model: ``backend_names`` (default: every backend its files allow) against the oracle
+    (default: the model's original library; for a GGUF llama.cpp, since golden ids cover only
+    their own texts)."""
+    if fuzz_options.seconds <= 0:
+        raise TokparityError(f"--seconds must be positive, not {fuzz_options.seconds:g}")
+    started = time.perf_counter()
+    if not options.oracle:
+        options = dataclasses.replace(options, oracle=oracle_chain(resolve_model(spec), options)[-1])
+    results = Results(tokparity=__version__, options={"add_special": options.add_special,
+                                                      "parse_special": options.parse_special})
+    run = ModelRun(spec, backend_names, options, results)
+    try:
+        if not run.compared:
+            raise TokparityError(f"nothing to fuzz on {run.model.name}: every backend named is the oracle "
+                                 f"({run.chain[0]}); name another with -b")
+        if fuzz_options.findings_path is not None:
+            Path(fuzz_options.findings_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(fuzz_options.findings_path).write_text("", "utf-8")
+        fuzzer = Fuzzer(run, fuzz_options, options.progress)
+        result = fuzzer.fuzz()
+    finally:
+        run.close()
+    finish = getattr(run, "finish", None)
+    results.runs.extend(finish() if finish else run.summaries.values())
+    results.seconds = time.perf_counter() - started
+    results.options["fuzz"] = {
+        "seed": fuzz_options.seed, "seconds": fuzz_options.seconds, "cases": result.cases,
+        "by_source": result.by_source, "mismatching": result.raw,
+        "findings": [{"id": f.id, "backend": f.backend, "class": f.cls, "text": f.text,
+                      "found_after": round(f.found_after, 3), "shrink_seconds": round(f.shrink_seconds, 3),
+                      "original": f.original.text} for f in result.findings],
+    }
+    return result
+
+
+def read_findings(path: str | Path) -> Iterator[Case]:
+    """The findings of an earlier run, as cases (the same reader as any JSONL corpus)."""
+    from tokparity.corpus import read_jsonl
+
+    return read_jsonl(path, "fuzz")
