@@ -45,6 +45,7 @@ class CompareOptions:
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     progress: Callable[[str], None] | None = None
     known: KnownList | None = None  # reviewed upstream divergences: reported as known, not failures
+    oracle_backend: Backend | None = None  # a ready-made oracle named ``oracle`` (regress: the stored goldens)
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -52,15 +53,18 @@ def available_backends(model: ModelFiles) -> list[str]:
 
 
 def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
-    """The oracle, or for a GGUF the golden ids first and llama.cpp where golden has no text."""
+    """The oracle, or for a GGUF the golden ids first and llama.cpp where golden has no text.
+    Chosen from the model's original files: a file tokparity derived (a GGUF made from a
+    tokenizer.json) adds a backend, never the judge."""
     if options.oracle:
         return [options.oracle]
-    if "spm_model" in model.files and "gguf" not in model.files:
+    files = model.original_files
+    if "spm_model" in files and "gguf" not in files:
         return ["sentencepiece"]
-    if "gguf" not in model.files:
+    if "gguf" not in files:
         return ["hf"]
     chain = ["llama.cpp"]
-    if "golden_out" in model.files and not options.add_special:  # golden ids are add_special off
+    if "golden_out" in files and not options.add_special:  # golden ids are add_special off
         chain.insert(0, "golden")
     return chain
 
@@ -134,6 +138,9 @@ class ModelRun:
         wanted = list(dict.fromkeys(self.chain + names))
         self.backends: dict[str, Backend] = {}
         for name in wanted:
+            if options.oracle_backend is not None and name == options.oracle:
+                self.backends[name] = options.oracle_backend
+                continue
             try:
                 self.backends[name] = make_backend(name, self.model)
             except TokparityError as e:

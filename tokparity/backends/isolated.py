@@ -18,6 +18,7 @@ that prints to stdout cannot corrupt the replies.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -31,19 +32,21 @@ from tokparity.backends.cmd import (
     StartFailed,
 )
 from tokparity.errors import TokparityError
-from tokparity.zoo import ModelFiles
+from tokparity.zoo import Derivation, ModelFiles
 
 DEFAULT_STARTUP_TIMEOUT = 120.0  # a 262k vocabulary in pure Python takes a while
 
 
 def _model_to_json(model: ModelFiles) -> dict:
     return {"name": model.name, "files": {role: str(p) for role, p in model.files.items()},
-            "origin": model.origin, "algorithm": model.algorithm, "description": model.description}
+            "origin": model.origin, "algorithm": model.algorithm, "description": model.description,
+            "derived": {role: dataclasses.asdict(d) for role, d in model.derived.items()}}
 
 
 def _model_from_json(d: dict) -> ModelFiles:
+    derived = {role: Derivation(**{**x, "warnings": tuple(x["warnings"])}) for role, x in d.get("derived", {}).items()}
     return ModelFiles(d["name"], {role: Path(p) for role, p in d["files"].items()}, d["origin"],
-                      d.get("algorithm"), d.get("description", ""))
+                      d.get("algorithm"), d.get("description", ""), derived=derived)
 
 
 def _child_env() -> dict:

@@ -13,7 +13,8 @@ whose vocabulary lacks the byte tokens its tokenizer needs). ``isolate=True`` ru
 in a child process (``isolated.py``), where a crash becomes a ``crash`` record for that case and
 the child is restarted. ``cmd:`` and ``py:`` backends are always (``py:`` by default) out of
 process. llama.cpp's default is ``isolate="auto"``: in process, where it is about twice as fast,
-for zoo files (pinned by sha256 and tested against this llama.cpp), in a child for any other file.
+for zoo files (pinned by sha256 and tested against this llama.cpp), in a child for any other file,
+derived zoo GGUFs included.
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ def backend_class(name: str) -> type[Backend]:
 
 def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | None) -> bool:
     choice = spec.default_isolate if isolate is None else isolate
-    if choice == "auto":
-        return model.origin != "zoo"
+    if choice == "auto":  # a GGUF tokparity derived is not pinned, and may lack byte tokens: a child
+        return model.origin != "zoo" or "gguf" in model.derived
     if not isinstance(choice, bool):
         raise TokparityError(f"backend {spec.name!r}: isolate must be true, false or 'auto', not {choice!r}")
     return choice

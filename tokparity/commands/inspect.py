@@ -59,11 +59,16 @@ def inspect_model(spec: str) -> dict:
     from tokparity.zoo import resolve_model
 
     model = resolve_model(spec)
-    vocabs = [(role, load_vocab(model.files[role])) for role in VOCAB_ROLES if role in model.files]
+    roles = sorted((r for r in VOCAB_ROLES if r in model.files), key=lambda r: r in model.derived)  # originals first
+    vocabs = [(role, load_vocab(model.files[role])) for role in roles]
     if not vocabs:
         raise TokparityError(f"{spec}: no tokenizer file (.gguf, .model or tokenizer.json) found")
     result = {"model": model.name, "origin": model.origin, "description": model.description,
               "files": [describe(v, role) for role, v in vocabs]}
+    for f in result["files"]:  # a file tokparity converted is labelled as such, with what it lost
+        d = model.derived.get(f["role"])
+        f["derived"] = None if d is None else {"from": d.from_role, "converter": d.converter,
+                                               "not_carried": list(d.warnings)}
     if model.missing:
         result["missing"] = model.missing
     if len(vocabs) > 1:
@@ -100,7 +105,13 @@ def render_text(info: dict) -> str:
             ("chat template", f"{f['chat_template_chars']:,} chars" if f["chat_template_chars"] else "–"),
             ("fingerprint", f["fingerprint"]),
         ]
-        lines.append(f"  [{f['role']}]")
+        d = f.get("derived")
+        if d is None:
+            lines.append(f"  [{f['role']}]")
+        else:
+            lines.append(f"  [{f['role']}] DERIVED: built by tokparity convert {d['converter']} from the "
+                         f"{d['from']}, not an original file")
+            rows += [("not carried", w) for w in d["not_carried"]] or [("not carried", "nothing")]
         lines += [f"    {k:<14} {v}" for k, v in rows]
     if "same_vocabulary" in info:
         s = info["same_vocabulary"]

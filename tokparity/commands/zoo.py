@@ -15,7 +15,8 @@ def add_parser(sub) -> None:
     zsub = p.add_subparsers(dest="zoo_command", metavar="ACTION", required=True)
     lst = zsub.add_parser("list", help="name, algorithm, vocab size, files, cached or not")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
-    fetch = zsub.add_parser("fetch", help="download, verify and cache models (all when none is named)")
+    fetch = zsub.add_parser("fetch", help="download, verify and cache models (all when none is named) and build "
+                                               "their derived files")
     fetch.add_argument("models", nargs="*", metavar="MODEL")
     path = zsub.add_parser("path", help="print the cached files of a model")
     path.add_argument("model", metavar="MODEL")
@@ -29,15 +30,20 @@ def run(args: argparse.Namespace) -> int:
     manifest = load_manifest()
     if args.zoo_command == "list":
         rows = [{"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
-                 "cached": all(is_cached(f) for f in m.files.values()), "description": m.description}
+                 "cached": all(is_cached(f) for f in m.files.values()), "description": m.description,
+                 "derived": _derived_rows(m)}
                 for name, m in manifest.models.items()]
         if args.json:
-            print(json.dumps(rows, indent=1))
+            print(json.dumps(rows, indent=1, ensure_ascii=False))
             return 0
-        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  files")
+        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  files (+ derived: built by tokparity, not originals)")
         for r in rows:
             size = f"{r['vocab_size']:,}"
             files = ", ".join(r["files"])
+            for role, d in r["derived"].items():
+                state = "" if d["built"] else ", not built"
+                lost = f", {len(d['warnings'])} fields lost" if d["warnings"] else ""
+                files += f" + derived {role} (from {d['from']}{lost}{state})"
             print(f"{r['name']:<18} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
         print(f"{len(rows)} models; cache: {_cache()}")
         return 0
@@ -50,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.models:
             files += list(manifest.texts.values())
         fetch_files(files, manifest)
+        from tokparity.zoo.derived import derived_files
+        for n in names:  # then the files tokparity derives from them (models.toml `derived`)
+            derived_files(manifest.models[n], build=True)
         print(f"{len(names)} models cached in {_cache()}")
         return 0
     if args.zoo_command == "path":
@@ -60,9 +69,19 @@ def run(args: argparse.Namespace) -> int:
             print(model.files[args.role])
         else:
             for role, p in model.files.items():
-                print(f"{role}\t{p}")
+                print(f"{role}\t{p}" + (f"\t(derived from {model.derived[role].from_role})" if role in model.derived else ""))
         return 0
     return 2
+
+
+def _derived_rows(model) -> dict:
+    """role -> {from, built, path, warnings} for a model's derived files, without building any."""
+    from tokparity.zoo.derived import derived_files
+
+    files, derivations, missing = derived_files(model, build=False)
+    return {role: {"from": from_role, "built": role in files, "path": str(files[role]) if role in files else None,
+                   "warnings": list(derivations[role].warnings) if role in derivations else []}
+            for role, from_role in model.derived.items()}
 
 
 def _cache():

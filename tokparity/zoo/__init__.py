@@ -14,11 +14,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from tokparity.errors import TokparityError
+from tokparity.zoo.derived import Derivation, derived_files
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
 from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
 
 __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_files", "is_cached",
-           "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile"]
+           "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile", "Derivation"]
 
 # The order in which a model's files are preferred as "its" vocabulary when it has several:
 # the GGUF is what llama.cpp-style engines read, then the original library's own formats.
@@ -35,12 +36,22 @@ class ModelFiles:
     algorithm: str | None = None
     description: str = ""
     missing: dict[str, str] = field(default_factory=dict)  # role -> why it is not there
+    # Files tokparity converted from the others (zoo ``derived``): role -> how. They are in
+    # ``files`` too, so backends find them, but they never stand for the model's original.
+    derived: dict[str, Derivation] = field(default_factory=dict)
+
+    @property
+    def original_files(self) -> dict[str, Path]:
+        """The files as their publisher made them: ``files`` without the derived ones."""
+        return {role: p for role, p in self.files.items() if role not in self.derived}
 
     @property
     def primary(self) -> tuple[str, Path]:
-        for role in PRIMARY_ORDER:
-            if role in self.files:
-                return role, self.files[role]
+        """The file that is "the" vocabulary: an original before any derived file."""
+        for files in (self.original_files, self.files):
+            for role in PRIMARY_ORDER:
+                if role in files:
+                    return role, files[role]
         raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model or tokenizer.json) found")
 
     def path(self, role: str) -> Path | None:
@@ -143,7 +154,9 @@ def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
         files = {role: cached_path(f) for role, f in model.files.items() if is_cached(f)}
         missing = {role: "not fetched (tokparity zoo fetch " + spec + ")"
                    for role, f in model.files.items() if not is_cached(f)}
-        return ModelFiles(spec, files, "zoo", model.algorithm, model.description, missing)
+        built, derivations, not_built = derived_files(model, build=fetch)
+        return ModelFiles(spec, files | built, "zoo", model.algorithm, model.description, missing | not_built,
+                          derivations)
     path = Path(os.path.expanduser(spec))
     if path.exists():
         return _local(path)

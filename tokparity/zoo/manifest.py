@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from tokparity.errors import TokparityError
+
 FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "golden_inp", "golden_out")
+# Roles a derived file can fill, and the source roles each can be converted from (the directions
+# of tokparity.convert, named by role).
+DERIVABLE = {"gguf": ("tokenizer_json", "spm_model"), "spm_model": ("gguf",), "tokenizer_json": ("spm_model",)}
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,9 @@ class ZooModel:
     description: str
     tokens: int  # vocabulary size, checked against the files by the tests
     files: dict[str, PinnedFile] = field(default_factory=dict)
+    # Files tokparity builds from the pinned ones with its converters (tokparity.zoo.derived):
+    # role -> the role it is converted from, in build order (a source may itself be derived).
+    derived: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,28 @@ def load_manifest() -> Manifest:
     models = {}
     for name, m in data["models"].items():
         files = {role: _pinned(m[role]) for role in FILE_ROLES if role in m}
-        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files)
+        derived = _derived(name, m.get("derived", {}), files)
+        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived)
     texts = {name: _pinned(t["file"]) for name, t in data.get("texts", {}).items()}
     return Manifest(sources, models, texts)
+
+
+def _derived(model: str, entry: dict, files: dict[str, PinnedFile]) -> dict[str, str]:
+    """``derived = { spm_model = "from gguf" }`` -> ``{"spm_model": "gguf"}``, checked: every
+    source is a pinned file or a derived file declared before it, every direction is one that
+    tokparity's converters implement, and no derived role shadows a pinned one."""
+    out: dict[str, str] = {}
+    for role, how in entry.items():
+        where = f"models.toml [models.{model}] derived.{role}"
+        source = how.removeprefix("from ").strip() if isinstance(how, str) and how.startswith("from ") else None
+        if role not in DERIVABLE:
+            raise TokparityError(f"{where}: cannot derive a {role!r} file; derivable: {', '.join(DERIVABLE)}")
+        if role in files:
+            raise TokparityError(f"{where}: the model already has a pinned {role}; a derived file cannot replace it")
+        if source is None or source not in DERIVABLE[role]:
+            froms = " or ".join(f'"from {r}"' for r in DERIVABLE[role])
+            raise TokparityError(f"{where}: write {froms}, not {how!r}")
+        if source not in files and source not in out:
+            raise TokparityError(f"{where}: its source {source!r} is neither pinned nor derived before it")
+        out[role] = source
+    return out
