@@ -5,7 +5,12 @@ vocabulary piece that matches, instead of SentencePiece's score-ordered merges. 
 valid pieces that decode to the right text, and the wrong ids.
 
 Importable (``GreedyEngine(vocab).encode(text)``) and runnable as a ``cmd:`` engine speaking
-tokparity's JSON-lines protocol:  ``python greedy_engine.py MODEL_FILE``.
+tokparity's JSON-lines protocol:  ``python greedy_engine.py MODEL_FILE [--file-space-prefix]``.
+
+By default it always prepends ``▁`` (SentencePiece's dummy prefix), as the write-up's engine did
+on Gemma 3, whose file says ``add_space_prefix=false``: a second bug on top of the greedy one.
+``--file-space-prefix`` follows the file's flag instead, leaving only the greedy bug
+(docs/gemma3.md runs both).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from tokparity.vocab.model import TokenType, Vocab
 
 
 class GreedyEngine:
-    def __init__(self, vocab: Vocab):
+    def __init__(self, vocab: Vocab, file_space_prefix: bool = False):
         self.vocab = vocab
+        self.space_prefix = vocab.flags.add_space_prefix is not False if file_space_prefix else True
         self.ids = {}
         for i, t in enumerate(vocab.tokens):
             if vocab.type_of(i) in (TokenType.NORMAL, TokenType.USER_DEFINED):
@@ -30,7 +36,7 @@ class GreedyEngine:
         self.unk = vocab.special_ids.get("unk", 0)
 
     def encode(self, text: str, add_special: bool = False) -> list[int]:
-        s = "\u2581" + text.replace(" ", "\u2581") if text else ""
+        s = ("\u2581" if self.space_prefix else "") + text.replace(" ", "\u2581") if text else ""
         out = [self.vocab.special_ids["bos"]] if add_special and "bos" in self.vocab.special_ids else []
         pos = 0
         while pos < len(s):
@@ -48,7 +54,7 @@ class GreedyEngine:
 
 
 def main() -> None:
-    engine = GreedyEngine(load_vocab(sys.argv[1]))
+    engine = GreedyEngine(load_vocab(sys.argv[1]), file_space_prefix="--file-space-prefix" in sys.argv[2:])
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":

@@ -9,6 +9,12 @@ A SentencePiece-family GGUF holds what a ``.model`` holds, under other names:
     tokenizer.ggml.add_space_prefix               ->  normalizer_spec.add_dummy_prefix
     tokenizer.ggml.remove_extra_whitespaces       ->  normalizer_spec.remove_extra_whitespaces
     tokenizer.ggml.precompiled_charsmap           ->  normalizer_spec.precompiled_charsmap
+    user-defined token with spaces ("  ")         ->  user-defined piece with ▁ ("▁▁")
+
+The last line undoes a rule of llama.cpp's converter: it writes the ▁ of user-defined tokens as
+spaces, because llama.cpp matches them in the raw text; SentencePiece matches user-defined pieces
+after escaping whitespace as ▁, so a piece holding a space would never match (Gemma 3's runs of
+spaces, ids 138-168, are such tokens).
 
 llama.cpp's SPM tokenizer normalizes nothing, so a ``llama`` GGUF becomes a .model whose
 normalizer is the identity (no charsmap, no whitespace collapsing); its defaults are llama.cpp's
@@ -69,7 +75,8 @@ def gguf_to_spm_model(src: str | os.PathLike, out: str | os.PathLike) -> Warning
     m = pb2.ModelProto()
     seen: dict[str, int] = {}
     undefined = invalid = 0
-    for i, (token, score, ttype) in enumerate(zip(vocab.tokens, vocab.scores, types)):
+    tokens = _user_defined_spaces_as_u2581(vocab.tokens, types, warnings)
+    for i, (token, score, ttype) in enumerate(zip(tokens, vocab.scores, types)):
         if token in seen:
             raise TokparityError(f"{src}: token {i} {token!r} repeats token {seen[token]}; SentencePiece "
                                  "refuses a model with duplicate pieces")
@@ -154,6 +161,29 @@ def gguf_to_spm_model(src: str | os.PathLike, out: str | os.PathLike) -> Warning
     with open(out, "wb") as f:
         f.write(data)
     return warnings
+
+
+def _user_defined_spaces_as_u2581(tokens: list[str], types, warnings: Warnings) -> list[str]:
+    """User-defined tokens written with spaces (llama.cpp's converter rule) back to ▁, unless the
+    ▁ spelling is already another piece (then the token is kept and never matches)."""
+    taken = set(tokens)
+    out, rewritten, kept = list(tokens), [], []
+    for i, (token, ttype) in enumerate(zip(tokens, types)):
+        if ttype == TokenType.USER_DEFINED and " " in token:
+            escaped = token.replace(" ", "\u2581")
+            if escaped in taken:
+                kept.append(token)
+                continue
+            out[i] = escaped
+            rewritten.append(i)
+    if rewritten:
+        warnings.add("user_defined", f"{len(rewritten)} user-defined tokens hold spaces (e.g. id {rewritten[0]} "
+                                     f"{tokens[rewritten[0]]!r}), as llama.cpp's converter writes them; written "
+                                     "with ▁, the spelling SentencePiece matches")
+    if kept:
+        warnings.add("user_defined", f"{len(kept)} user-defined tokens hold spaces and their ▁ spelling is another "
+                                     f"piece (e.g. {kept[0]!r}); kept with spaces, so SentencePiece never matches them")
+    return out
 
 
 def _lost_fields(vocab, warnings: Warnings) -> None:
