@@ -24,6 +24,7 @@ from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.errors import TokparityError
+from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal
 from tokparity.known import KnownList
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.vocab import Vocab, load_vocab
@@ -32,6 +33,8 @@ from tokparity.zoo import ModelFiles, resolve_model
 # The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
 DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
 DEFAULT_CORPORA = ("all",)
+DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note (--max-chars)
+TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 # Which backends can run on which files, in the order reports list them.
 BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
                     ("hf-gguf", "gguf"), ("golden", "golden_out"))
@@ -45,6 +48,8 @@ class CompareOptions:
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     progress: Callable[[str], None] | None = None
     known: KnownList | None = None  # reviewed upstream divergences: reported as known, not failures
+    max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
+    journal: Journal | None = None  # cases.jsonl: every case written as it is judged; replayed on resume
     oracle_backend: Backend | None = None  # a ready-made oracle named ``oracle`` (regress: the stored goldens)
 
 
@@ -194,37 +199,84 @@ class ModelRun:
             same = False
         return ref if same else oracle
 
-    def run_case(self, case: Case) -> None:
+    def run_case(self, case: Case, n: int = 0) -> CaseRecord:
+        """Run one case on every backend, judge it against the oracle and count it."""
+        record = self.judge(case, n)
+        self.apply(record)
+        return record
+
+    def judge(self, case: Case, n: int = 0) -> CaseRecord:
+        """Every backend's answer on ``case`` and each compared backend's verdict, as a record
+        (``n``: the case's position in the model's stream, for the journal)."""
         answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
-        self.oracles_used.add(oracle_name)
         partition = _partition(answers)
+        record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case))
         for name in self.compared:
             if name == oracle_name:
                 continue
-            ans, summary = answers[name], self.summaries[name]
+            ans = answers[name]
             if ans.status == "skipped":
+                record.verdicts[name] = SKIPPED
+            elif ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
+                record.verdicts[name] = AGREE
+            else:
+                mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
+                mismatch.partition = partition
+                record.verdicts[name] = [mismatch.cls, ""]
+                record.mismatches.append(mismatch)
+        return record
+
+    def too_long(self, case: Case, n: int = 0) -> CaseRecord:
+        """The record of a case not run: its text is longer than ``--max-chars``."""
+        return CaseRecord(self.model.name, n, case.id, case.corpus, too_long=len(case.text))
+
+    def apply(self, record: CaseRecord) -> None:
+        """Count one judged case into the summaries, the tag rates and the mismatches. The same
+        code counts a case judged now and one replayed from the journal of an interrupted run."""
+        if record.too_long:
+            self._note_too_long(record)
+            return
+        self.oracles_used.add(record.oracle)
+        by_backend = {m.backend: m for m in record.mismatches}
+        for name, verdict in record.verdicts.items():
+            summary = self.summaries.get(name)
+            if summary is None:
+                raise BadJournal(f"{self.model.name}: the journal has verdicts of {name}, which this run does not "
+                                 f"compare ({', '.join(self.summaries) or 'none'}); resume with the same backends "
+                                 "installed, or start a new run")
+            if verdict == SKIPPED:
                 summary.skipped += 1
                 continue
             summary.cases += 1
-            self._tally(case, mismatch=False)
-            if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
+            self._count_tags(record.tally, mismatch=False)
+            if verdict == AGREE:
                 continue
-            mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
-            mismatch.partition = partition
-            if self.options.known:
-                mismatch.known = self.options.known.match(mismatch)
+            cls, known = verdict
+            mismatch = by_backend.get(name)
+            if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
+                if self.options.known:
+                    mismatch.known = known = self.options.known.match(mismatch)
+                record.verdicts[name] = [cls, known]
+                self.results.mismatches.append(mismatch)
             summary.mismatches += 1
-            summary.unexplained += 0 if mismatch.known else 1
-            summary.classes[mismatch.cls] = summary.classes.get(mismatch.cls, 0) + 1
-            self.results.mismatches.append(mismatch)
-            self._tally(case, mismatch=True)
+            summary.unexplained += 0 if known else 1
+            summary.classes[cls] = summary.classes.get(cls, 0) + 1
+            self._count_tags(record.tally, mismatch=True)
 
-    def _tally(self, case: Case, mismatch: bool) -> None:
-        for key in [f"{k}={v}" for k, v in case.tags.items() if isinstance(v, (str, int))] + [f"corpus={case.corpus}"]:
+    def _count_tags(self, keys: list[str], mismatch: bool) -> None:
+        for key in keys:
             rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
             rate["mismatches" if mismatch else "cases"] += 1
+
+    def _note_too_long(self, record: CaseRecord) -> None:
+        note = self.results.options.setdefault("too_long", {"max_chars": self.options.max_chars, "cases": 0,
+                                                             "first": []})
+        note["cases"] += 1
+        if len(note["first"]) < TOO_LONG_LISTED:
+            note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
+                                  "chars": record.too_long})
 
     def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer) -> Mismatch:
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
@@ -254,31 +306,64 @@ def _say(options: CompareOptions, message: str) -> None:
         options.progress(message)
 
 
+def tally_keys(case: Case) -> list[str]:
+    """The keys a case counts under in the report's rate table: its tags and its corpus."""
+    return [f"{k}={v}" for k, v in case.tags.items() if isinstance(v, (str, int))] + [f"corpus={case.corpus}"]
+
+
 def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
                 options: CompareOptions) -> Results:
+    """Every model on every case. With ``options.journal`` each case is written as it is judged,
+    and cases the journal already holds are replayed, not run again (``--resume``). Ctrl-C stops
+    the run: the results of the cases done are returned, marked ``interrupted``."""
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
     corpora = list(corpora)
-    for spec in models:
-        run = ModelRun(spec, backend_names, options, results)
-        try:
-            n = 0
-            for corpus in corpora:
-                for case in load_corpus(corpus):
-                    run.run_case(case)
-                    n += 1
-                    if n % 500 == 0:
-                        _say(options, f"{run.model.name}: {n} cases")
-            _say(options, f"{run.model.name}: {n} cases, {sum(s.mismatches for s in run.summaries.values())} "
-                          f"mismatches against {'/'.join(run.chain)}")
-        finally:
-            run.close()
-        results.runs.extend(run.finish())
+    try:
+        for spec in models:
+            run = ModelRun(spec, backend_names, options, results)
+            try:
+                _run_model(run, corpora, options)
+            finally:
+                run.close()
+                results.runs.extend(run.finish())
+    except KeyboardInterrupt:
+        results.interrupted = True
     if options.known:
         results.known = options.known.report()
     results.seconds = time.perf_counter() - started
     return results
+
+
+def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> None:
+    journal = options.journal
+    done = DoneSet()
+    if journal is not None:
+        for record in journal.records(run.model.name):
+            run.apply(record)
+            done.add(record.n)
+        if len(done):
+            _say(options, f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
+    n = -1
+    for corpus in corpora:
+        for case in load_corpus(corpus):
+            n += 1
+            if n in done:
+                continue
+            if options.max_chars and len(case.text) > options.max_chars:
+                record = run.too_long(case, n)
+                _say(options, f"{run.model.name}: skipping {case.corpus}/{case.id}: {len(case.text):,} characters, "
+                              f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
+            else:
+                record = run.judge(case, n)
+            run.apply(record)
+            if journal is not None:
+                journal.write(record)
+            if (n + 1) % 500 == 0:
+                _say(options, f"{run.model.name}: {n + 1} cases")
+    _say(options, f"{run.model.name}: {n + 1} cases, {sum(s.mismatches for s in run.summaries.values())} "
+                  f"mismatches against {'/'.join(run.chain)}")
 
 
 def progress_to_stderr(message: str) -> None:

@@ -77,6 +77,7 @@ class Results:
     options: dict = field(default_factory=dict)
     known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
+    interrupted: bool = False  # stopped by Ctrl-C: the counts are those of the cases done
 
     def to_json(self) -> dict:
         return {
@@ -87,6 +88,7 @@ class Results:
             "tag_rates": self.tag_rates,
             "known": self.known,
             "seconds": round(self.seconds, 3),
+            "complete": not self.interrupted,
         }
 
     @property

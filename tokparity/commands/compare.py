@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -29,27 +30,86 @@ def add_parser(sub) -> None:
                    help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
     p.add_argument("--no-builtin-known", action="store_true",
                    help="do not use tokparity's own list of known upstream divergences")
-    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
+    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/); every case is "
+                                                      "written to DIR/cases.jsonl as it is judged")
+    p.add_argument("--resume", metavar="DIR", help="continue the interrupted run whose report folder is DIR, with its "
+                                                   "arguments, without running again the cases it finished")
+    p.add_argument("--max-chars", type=int, metavar="N",
+                   help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 
+# The arguments a journal stores, so that `--resume DIR` needs no others.
+RESUMED = ("models", "corpora", "backends", "oracle", "add_special", "parse_special", "known", "no_builtin_known",
+           "max_chars")
+
+
+def _absolute(spec: str) -> str:
+    """A path argument as an absolute path (a resume may start elsewhere); names stay names."""
+    path = Path(spec)
+    return str(path.resolve()) if ("/" in spec or path.suffix) and path.exists() else spec
+
+
+def _stored_args(args: argparse.Namespace) -> dict:
+    stored = {k: getattr(args, k) for k in RESUMED}
+    stored["models"] = [_absolute(m) for m in args.models]
+    stored["corpora"] = [_absolute(c) for c in args.corpora or []]
+    stored["known"] = [_absolute(k) for k in args.known]
+    return stored
+
+
+def _resume_args(args: argparse.Namespace, header: dict, folder: str) -> None:
+    """Take the interrupted run's arguments; one given again must be the same."""
+    from tokparity.errors import TokparityError
+
+    if args.out and Path(args.out).resolve() != Path(folder).resolve():
+        raise TokparityError(f"--resume {folder} writes its reports there; drop -o {args.out}")
+    for key, value in header.get("args", {}).items():
+        given = getattr(args, key, None)
+        if given not in (None, [], False) and given != value and _stored_args(args).get(key) != value:
+            raise TokparityError(f"--resume {folder}: the run was started with {key}={value!r}, not {given!r}; "
+                                 "resume without it, or start a new run in another folder")
+        setattr(args, key, value)
+    args.out = folder
+
+
 def run(args: argparse.Namespace) -> int:
-    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, progress_to_stderr, run_compare
+    from tokparity.compare import (DEFAULT_CORPORA, DEFAULT_MAX_CHARS, DEFAULT_MODELS, CompareOptions,
+                                   progress_to_stderr, run_compare)
+    from tokparity.errors import TokparityError
+    from tokparity.journal import Journal
     from tokparity.report import write_reports
     from tokparity.report.markdown import render as render_md
 
     from tokparity.known import load_known
 
+    journal = None
+    if args.resume:
+        journal = Journal.reopen(args.resume, "compare")
+        _resume_args(args, journal.header, args.resume)
+    if args.max_chars is not None and args.max_chars < 0:
+        raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr,
-                             known=load_known(args.known, builtin=not args.no_builtin_known))
+                             known=load_known(args.known, builtin=not args.no_builtin_known),
+                             max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None))
     models = args.models or list(DEFAULT_MODELS)
     corpora = args.corpora or list(DEFAULT_CORPORA)
-    results = run_compare(models, corpora, args.backends, options)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
+    if journal is None:
+        journal = Journal.create(out, "compare", _stored_args(args), corpora)
+    options.journal = journal
+    try:
+        results = run_compare(models, corpora, args.backends, options)
+    finally:
+        journal.close()
     paths = write_reports(results, out)
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
+    if results.interrupted:
+        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity compare --resume {out}",
+              file=sys.stderr)
+        return 130
     return 1 if results.unexplained else 0

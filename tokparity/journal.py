@@ -1,0 +1,267 @@
+"""The journal: a run's results written as they are computed, so an interrupted run loses nothing.
+
+``compare`` and ``fuzz`` append one line per finished case to ``cases.jsonl`` in the report
+folder and flush it, so a run killed by SIGINT, SIGKILL or a power cut of the CI runner leaves
+every case it finished readable (one JSON object per line), and ``--resume DIR`` continues
+where it stopped::
+
+    {"journal": 1, "command": "compare", "tokparity": "0.1.0", "args": {...}, "corpora": {...}}
+    {"model": "llama-spm", "n": 0, "case_id": "edge-0001", "corpus": "edge", "oracle": "golden",
+     "tally": ["kind=space", "corpus=edge"], "verdicts": {"ref": "agree", "greedy": ["space-prefix", ""]},
+     "mismatches": [{…the full Mismatch record…}]}
+
+The first line says what was asked (the command's arguments, so a resume needs none) and
+fingerprints the corpus files (a resume on a changed corpus would mix two runs). Every other line
+is a ``CaseRecord``: the verdict of each compared backend on one case, which is everything the
+summaries, the tag rates and the reports are made from. A resumed run replays these records
+through the very code that applied them the first time (``ModelRun.apply``), then runs only the
+cases not in the journal; its reports are those of an uninterrupted run.
+
+A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
+newline, or not JSON) is dropped on resume and its case is run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Iterator
+
+from tokparity import __version__
+from tokparity.errors import TokparityError
+from tokparity.results import Mismatch
+
+JOURNAL_FILE = "cases.jsonl"
+FORMAT = 1
+AGREE, SKIPPED, TOO_LONG = "agree", "skipped", "too-long"
+
+
+class BadJournal(TokparityError):
+    pass
+
+
+@dataclass
+class CaseRecord:
+    """One case of one model, judged: what ``ModelRun.apply`` needs to count it, and no more.
+
+    ``verdicts`` maps each compared backend to ``"agree"``, ``"skipped"`` (it has no answer for
+    this text, like golden ids) or ``[class, known-id]`` for a mismatch. ``too_long`` is the
+    text's length when the case was not run for ``--max-chars``."""
+
+    model: str
+    n: int  # the case's position in the model's stream of cases (corpora in order)
+    case_id: str
+    corpus: str
+    oracle: str = ""
+    tally: list[str] = field(default_factory=list)  # the tag keys of the report's rate table
+    verdicts: dict[str, object] = field(default_factory=dict)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    too_long: int = 0
+
+    def to_json(self, with_mismatches: bool = True) -> dict:
+        d = {"model": self.model, "n": self.n, "case_id": self.case_id, "corpus": self.corpus}
+        if self.too_long:
+            d["too_long"] = self.too_long
+            return d
+        d.update(oracle=self.oracle, tally=self.tally, verdicts=self.verdicts)
+        if with_mismatches and self.mismatches:
+            d["mismatches"] = [asdict(m) for m in self.mismatches]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "CaseRecord":
+        return cls(model=d["model"], n=int(d["n"]), case_id=d["case_id"], corpus=d["corpus"],
+                   oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
+                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=int(d.get("too_long", 0)))
+
+
+def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
+    """sha256 of each corpus that is a file (named corpora included): a resume checks them."""
+    from tokparity.corpus import COMMITTED, corpora_dir
+
+    prints = {}
+    for spec in corpora:
+        names = COMMITTED if spec == "all" else (spec,)
+        for name in names:
+            path = corpora_dir() / f"{name}.jsonl" if name in COMMITTED else Path(name)
+            if path.is_file():
+                h = hashlib.sha256()
+                with open(path, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                prints[name] = h.hexdigest()
+    return prints
+
+
+class Journal:
+    """``DIR/cases.jsonl``, appended to and flushed after every case."""
+
+    def __init__(self, path: Path, header: dict, fh: IO[str], with_mismatches: bool = True):
+        self.path = path
+        self.header = header
+        self._fh = fh
+        self.with_mismatches = with_mismatches  # fuzz keeps only counts: its findings are elsewhere
+        self.written = 0
+
+    # opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, out_dir: str | os.PathLike, command: str, args: dict, corpora: list[str] | None = None,
+               with_mismatches: bool = True) -> "Journal":
+        """A fresh journal (an earlier one in ``out_dir`` is replaced)."""
+        path = Path(out_dir) / JOURNAL_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
+                  "corpora": corpus_fingerprints(corpora or [])}
+        fh = open(path, "a", encoding="utf-8")
+        _lock(fh, path)  # before emptying it: a run still writing there keeps its journal
+        fh.truncate(0)
+        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        fh.flush()
+        return cls(path, header, fh, with_mismatches)
+
+    @classmethod
+    def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True) -> "Journal":
+        """The journal of an interrupted run, ready to append to (a cut last line removed)."""
+        path = Path(out_dir) / JOURNAL_FILE
+        if not path.is_file():
+            raise BadJournal(f"{path}: no journal to resume from; --resume takes the -o folder of an earlier "
+                             f"'tokparity {command}' run")
+        header = read_header(path, command)
+        fh = open(path, "r+", encoding="utf-8")
+        _lock(fh, path)
+        good = _good_length(path)  # again, now that no one else writes it
+        fh.truncate(good)
+        fh.seek(good)
+        journal = cls(path, header, fh, with_mismatches)
+        try:
+            journal.check_corpora()
+        except BadJournal:
+            journal.close()
+            raise
+        return journal
+
+    def check_corpora(self) -> None:
+        stored = self.header.get("corpora", {})
+        now = corpus_fingerprints(list(stored))
+        for name, digest in stored.items():
+            if now.get(name) != digest:
+                raise BadJournal(f"{self.path}: corpus {name} changed since the run started; a resume would mix two "
+                                 "corpora: start a new run (without --resume)")
+
+    # writing -------------------------------------------------------------------------------
+
+    def write(self, record: CaseRecord) -> None:
+        self._fh.write(json.dumps(record.to_json(self.with_mismatches), ensure_ascii=False) + "\n")
+        self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
+        self.written += 1
+
+    def note(self, entry: dict) -> None:
+        """A line that is not a case (fuzz: a finding, the time used), flushed at once."""
+        self._fh.write(json.dumps({"note": entry}, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    # reading -------------------------------------------------------------------------------
+
+    def records(self, model: str | None = None) -> Iterator[CaseRecord]:
+        """The case records (of ``model``), streamed from the file."""
+        for d in _lines(self.path):
+            if "n" in d and (model is None or d.get("model") == model):
+                yield CaseRecord.from_json(d)
+
+    def notes(self) -> Iterator[dict]:
+        for d in _lines(self.path):
+            if "note" in d:
+                yield d["note"]
+
+
+def _lock(fh: IO[str], path: Path) -> None:
+    """One run per folder: a second one (a resume while the first still runs) is refused."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; a second run there is the user's business
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise BadJournal(f"{path}: another tokparity run is writing this folder; wait for it to end (or stop it) "
+                         "before resuming, or choose another -o folder") from None
+
+
+def read_header(path: Path, command: str) -> dict:
+    with open(path, "rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        header = None
+    if not isinstance(header, dict) or header.get("journal") != FORMAT:
+        raise BadJournal(f"{path}:1: not a tokparity journal (format {FORMAT}); start a new run without --resume")
+    if header.get("command") != command:
+        raise BadJournal(f"{path}: the journal of a '{header.get('command')}' run, not '{command}'; resume it with "
+                         f"'tokparity {header.get('command')} --resume {path.parent}'")
+    return header
+
+
+def _good_length(path: Path) -> int:
+    """Bytes up to the end of the last complete line (a kill can cut the last one short)."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        if size == 0:
+            return 0
+        # Walk back from the end to the last newline; what follows it is a cut line.
+        pos, tail = size, b""
+        while pos > 0:
+            step = min(1 << 16, pos)
+            f.seek(pos - step)
+            tail = f.read(step)
+            k = tail.rfind(b"\n")
+            if k >= 0:
+                return pos - step + k + 1
+            pos -= step
+    return 0
+
+
+def _lines(path: Path) -> Iterator[dict]:
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
+                return  # a line cut by a kill: its case runs again
+            try:
+                d = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise BadJournal(f"{path}:{lineno}: not a journal line ({e}); the file was edited or damaged: "
+                                 "start a new run without --resume") from None
+            if isinstance(d, dict):
+                yield d
+
+
+class DoneSet:
+    """Positions of finished cases, small even for millions: everything below ``prefix`` is done,
+    plus the few out of order above it."""
+
+    def __init__(self) -> None:
+        self.prefix = 0
+        self.extra: set[int] = set()
+
+    def add(self, n: int) -> None:
+        if n < self.prefix:
+            return
+        self.extra.add(n)
+        while self.prefix in self.extra:
+            self.extra.discard(self.prefix)
+            self.prefix += 1
+
+    def __contains__(self, n: int) -> bool:
+        return n < self.prefix or n in self.extra
+
+    def __len__(self) -> int:
+        return self.prefix + len(self.extra)
