@@ -1,0 +1,85 @@
+"""``tokparity regress [MODEL…] [--update] [-b BACKEND]… [-c CORPUS]… [--goldens DIR] [-o DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+SHOW_CHANGES = 40  # CHANGED lines printed; the reports hold every one
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "regress", help="judge every backend against the stored goldens (ids the oracle gave before)",
+        description="Judge every chosen backend against the goldens: the ids each model's oracle gave for every "
+                    "corpus case, add_special off and on, when `regress --update` last ran. A change gets the same "
+                    "diff, class, known-divergence list and reports as `compare`. Without MODEL: every model with "
+                    "goldens in the folder. Exit status 0: nothing changed (or only known divergences); 1: an "
+                    "unexplained change; 2: bad input, e.g. a corpus edited since the goldens were made.")
+    p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
+    p.add_argument("--update", action="store_true",
+                   help="regenerate the goldens of MODEL… (default: every model in the folder, or a built-in set) "
+                        "from the oracle; goldens are never edited by hand")
+    p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
+                   help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
+                        "default: every corpus the goldens hold; with --update: all)")
+    p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
+                   help="backends to judge (repeatable; default: the oracles that made the goldens, and ref)")
+    p.add_argument("--goldens", metavar="DIR",
+                   help="the goldens folder (default: $TOKPARITY_GOLDENS, else tests/goldens of the source checkout)")
+    p.add_argument("--digest-only", action="store_true",
+                   help="with --update: store one digest line per corpus instead of per-case ids (for huge "
+                        "corpora; a change is then detected but cannot be traced to its case)")
+    p.add_argument("--known", action="append", metavar="FILE", default=[],
+                   help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
+    p.add_argument("--no-builtin-known", action="store_true",
+                   help="do not use tokparity's own list of known upstream divergences")
+    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.compare import progress_to_stderr
+    from tokparity.errors import TokparityError
+    from tokparity.goldens import default_goldens_dir
+    from tokparity.regress import DEFAULT_CORPORA, DEFAULT_MODELS, RegressOptions, models_in, run_regress, \
+        update_goldens
+
+    progress = None if args.quiet else progress_to_stderr
+    goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
+    if args.update:
+        if args.backends or args.known or args.out:
+            raise TokparityError("regress --update: -b, --known and -o judge a run; --update only remakes the goldens "
+                                 "(run `tokparity regress` afterwards)")
+        models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
+        for spec in models:
+            path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
+                                  digest_only=args.digest_only, progress=progress)
+            print(f"goldens: {path} ({path.stat().st_size:,} bytes)")
+        return 0
+    if args.digest_only:
+        raise TokparityError("--digest-only only applies with --update")
+
+    from tokparity.known import load_known
+    from tokparity.report import write_reports
+    from tokparity.report.markdown import render as render_md
+
+    options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
+                             known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress)
+    results = run_regress(args.models, options)
+    out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
+    paths = write_reports(results, out)
+    print(render_md(results))
+    for note in options.notes:
+        print(note)
+    # Name every unexplained change, one line each, so a CI log says which case moved.
+    unexplained = [m for m in results.mismatches if not m.known]
+    for m in unexplained[:SHOW_CHANGES]:
+        print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend}: {m.cls} at token {m.first_diff}: "
+              f"goldens {m.oracle_ids[:12]} vs {m.backend_ids[:12]}")
+    if len(unexplained) > SHOW_CHANGES:
+        print(f"… and {len(unexplained) - SHOW_CHANGES} more changes (every one in mismatches.csv)")
+    print(f"reports: {paths['report.html']}")
+    return 1 if results.unexplained else 0

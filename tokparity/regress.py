@@ -1,0 +1,271 @@
+"""``regress``: every chosen backend against the ids a model's oracle gave when the goldens were
+made, so a bump of llama.cpp, transformers or one's own engine shows at once which model's
+tokenization changed.
+
+    corpora ──► digest == the goldens'? ──► no: stop, the corpus was edited (regress --update)
+            ──► ModelRun with the stored goldens as the oracle, add_special off then on
+            ──► the same diff, class, known-divergence list and reports as ``compare``
+
+The goldens play the oracle through ``StoredGoldens``, a backend that answers from the file; a
+corpus stored as digests only is judged by the live oracle once its ids are proven to hash to
+the stored digest (then the live oracle *is* the goldens, case for case).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tokparity import __version__
+from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
+from tokparity.compare import CompareOptions, ModelRun, oracle_chain
+from tokparity.corpus import Case, load_corpus
+from tokparity.errors import TokparityError
+from tokparity.goldens import (DIGEST_ONLY_OVER, SUFFIX, Answer, BadGoldens, Goldens, OracleChain, expand_corpora,
+                               goldens_path, ids_digest, model_files_record, read_goldens, texts_digest,
+                               write_goldens)
+from tokparity.known import KnownList
+from tokparity.results import Results
+from tokparity.zoo import ModelFiles, resolve_model
+
+# What `regress --update` makes when no model is named and the folder holds no goldens yet: one
+# model per algorithm family (as compare's default) plus the first GGUF/HF pair, on every
+# corpus; about a megabyte of gzipped ids in tests/goldens/.
+DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge", "qwen2", "gemma-4")
+DEFAULT_CORPORA = ("all",)
+ORACLE = "goldens"  # the name the stored goldens judge under, in reports and summary.json
+SPECIAL_LABEL = " +add_special"  # appended to the corpus of the add_special pass's cases
+
+
+@dataclass
+class RegressOptions:
+    goldens_dir: Path
+    corpora: list[str] | None = None  # None: every corpus the goldens hold
+    backends: list[str] | None = None  # None: every backend the model's files allow
+    known: KnownList | None = None
+    progress: Callable[[str], None] | None = None
+    notes: list[str] = field(default_factory=list)  # things a user should read, printed by the command
+
+
+def _say(options: RegressOptions, message: str) -> None:
+    if options.progress:
+        options.progress(message)
+
+
+def _live_chain(model: ModelFiles, parse_special: bool) -> tuple[OracleChain, dict[str, list[str]]]:
+    """The oracle exactly as compare consults it, with add_special off and on."""
+    from tokparity.backends.registry import make_backend
+
+    chains = {False: oracle_chain(model, CompareOptions(add_special=False)),
+              True: oracle_chain(model, CompareOptions(add_special=True))}
+    backends = {name: make_backend(name, model) for name in dict.fromkeys(chains[False] + chains[True])}
+    return OracleChain(backends, chains, parse_special), {"plain": chains[False], "add_special": chains[True]}
+
+
+def _close(chain: OracleChain) -> None:
+    for b in chain.backends.values():
+        b.close()
+
+
+# ---------------------------------------------------------------------------------------------- update
+
+def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only: bool = False,
+                   progress: Callable[[str], None] | None = None) -> Path:
+    """Run the model's oracle on every case, add_special off and on, and write its goldens file."""
+    model = resolve_model(spec)
+    chain, oracles = _live_chain(model, parse_special=False)
+    try:
+        stored = []
+        for corpus in expand_corpora(corpora):
+            cases = list(load_corpus(corpus))
+            pairs = [(chain.answer(c.text, False), chain.answer(c.text, True)) for c in cases]
+            per_case = not digest_only and len(cases) <= DIGEST_ONLY_OVER
+            stored.append((corpus, cases, pairs if per_case else None, ids_digest(pairs)))
+            if progress:
+                progress(f"{model.name}: {corpus}: {len(cases)} cases{'' if per_case else ' (digest only)'}")
+        header = {"goldens": 1, "model": model.name, "spec": spec, "tokparity": __version__, "parse_special": False,
+                  "oracles": oracles, "versions": {n: b.version for n, b in chain.backends.items()},
+                  "files": model_files_record(model)}
+        path = goldens_path(goldens_dir, model.name)
+        write_goldens(path, header, stored)
+    finally:
+        _close(chain)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- regress
+
+class StoredGoldens(Backend):
+    """The goldens as a backend: answers the texts of its corpora from the file, add_special off
+    and on; texts of digest-only corpora go to the live oracle once it has proven equal."""
+
+    name = ORACLE
+
+    def __init__(self, goldens: Goldens, cases: dict[str, list[Case]], vocab, live: OracleChain | None = None):
+        self.goldens, self.vocab, self.live = goldens, vocab, live
+        self._answers: dict[bool, dict[str, Answer]] = {False: {}, True: {}}
+        self._delegated: set[str] = set()
+        for corpus, corpus_cases in cases.items():
+            stored = goldens.corpora[corpus]
+            if not stored.per_case:
+                self._delegated.update(c.text for c in corpus_cases)
+                continue
+            for case, plain, special in zip(corpus_cases, stored.plain, stored.special):
+                self._answers[False].setdefault(case.text, plain)
+                self._answers[True].setdefault(case.text, special)
+
+    @property
+    def version(self) -> str:
+        return f"{self.goldens.path.name} ({self.goldens.made_by()})"
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        answer = self._answers[add_special].get(text)
+        if answer is None and self.live is not None and text in self._delegated:
+            answer = self.live.answer(text, add_special)
+        if answer is None:
+            raise NotCovered("the goldens hold no ids for this text")
+        if answer.status != "ok":
+            failure = {"crash": BackendCrash, "timeout": BackendTimeout, "skipped": NotCovered}.get(answer.status,
+                                                                                                    CaseFailure)
+            raise failure(f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
+        return list(answer.ids)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        tokens = self.vocab.tokens
+        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
+
+    def decode(self, ids: list[int]) -> str:
+        from tokparity.reference import RefTokenizer
+        return RefTokenizer(self.vocab).decode(list(ids))
+
+    def close(self) -> None:
+        if self.live is not None:
+            _close(self.live)
+            self.live = None
+
+
+def check_corpora(goldens: Goldens, corpora: list[str]) -> dict[str, list[Case]]:
+    """Each corpus's cases, after proving they are the ones the goldens were made from."""
+    out: dict[str, list[Case]] = {}
+    model = goldens.model
+    for corpus in corpora:
+        stored = goldens.corpora.get(corpus)
+        if stored is None:
+            raise BadGoldens(f"{goldens.path}: no goldens for corpus {corpus!r} (they hold "
+                             f"{', '.join(goldens.corpora) or 'none'}); add them with "
+                             f"`tokparity regress --update {model} -c {corpus}`")
+        cases = list(load_corpus(corpus))
+        digest, n = texts_digest(cases)
+        if digest != stored.texts_sha256:
+            changed = _what_changed(stored.case_ids, [c.id for c in cases]) if stored.per_case else ""
+            raise BadGoldens(f"{goldens.path}: corpus {corpus!r} changed since these goldens were made "
+                             f"({stored.cases} cases then, {n} now{changed}); review the corpus edit, then run "
+                             f"`tokparity regress --update {model} -c {corpus}`")
+        out[corpus] = cases
+    return out
+
+
+def _what_changed(then: list[str], now: list[str]) -> str:
+    then_ids, now_ids = set(then), set(now)
+    added = [i for i in now if i not in then_ids]
+    removed = [i for i in then if i not in now_ids]
+    parts = [f"added {', '.join(added[:3])}{'…' if len(added) > 3 else ''}" if added else "",
+             f"removed {', '.join(removed[:3])}{'…' if len(removed) > 3 else ''}" if removed else ""]
+    parts = [p for p in parts if p] or ["same case ids, edited text"]
+    return "; " + "; ".join(parts)
+
+
+def _prove_digests(goldens: Goldens, cases: dict[str, list[Case]], model: ModelFiles,
+                   options: RegressOptions) -> tuple[OracleChain | None, list[str]]:
+    """For digest-only corpora: the live oracle, if its ids hash to the stored digest; the corpora
+    where they do not are dropped from the run and named in ``options.notes`` as changes."""
+    digest_only = [c for c in cases if not goldens.corpora[c].per_case]
+    if not digest_only:
+        return None, []
+    live, _ = _live_chain(model, goldens.header.get("parse_special", False))
+    changed = []
+    for corpus in digest_only:
+        digest = ids_digest((live.answer(c.text, False), live.answer(c.text, True)) for c in cases[corpus])
+        if digest != goldens.corpora[corpus].ids_sha256:
+            changed.append(corpus)
+            options.notes.append(f"CHANGED {goldens.model} {corpus}: the oracle's ids no longer hash to the stored "
+                                 "digest (a digest-only corpus cannot name the case: run `tokparity compare` with the "
+                                 "previous library version, or store per-case goldens)")
+    return live, changed
+
+
+def _note_file_changes(goldens: Goldens, model: ModelFiles, options: RegressOptions) -> None:
+    then = goldens.header.get("files", {})
+    for role, now in model_files_record(model).items():
+        if role in then and then[role]["sha256"] != now["sha256"]:
+            options.notes.append(f"note: {goldens.model}: {role} file {now['name']} differs from the one the goldens "
+                                 f"were made with ({then[role]['name']}); judged against the goldens anyway")
+
+
+def default_backends(goldens: Goldens) -> list[str]:
+    """The oracles that made the goldens, and tokparity's reference: the implementations whose ids
+    should never move. Other backends (hf-gguf, a user's engine) disagree with the oracle in known
+    ways, add_special above all; they are judged when named with ``-b``."""
+    oracles = goldens.header["oracles"]
+    return list(dict.fromkeys(oracles["plain"] + oracles["add_special"] + ["ref"]))
+
+
+def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
+    model = resolve_model(spec)
+    goldens = read_goldens(goldens_path(options.goldens_dir, model.name))
+    corpora = expand_corpora(options.corpora) if options.corpora else list(goldens.corpora)
+    cases = check_corpora(goldens, corpora)
+    _note_file_changes(goldens, model, options)
+    live, changed = _prove_digests(goldens, cases, model, options)
+    for corpus in changed:
+        del cases[corpus]
+    from tokparity.vocab import load_vocab
+    stored = StoredGoldens(goldens, cases, load_vocab(model.primary[1]), live)
+    compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
+                                     oracle_backend=stored, explicit_backends=bool(options.backends),
+                                     progress=options.progress, known=options.known)
+    run = ModelRun(spec, options.backends or default_backends(goldens), compare_options, results)
+    try:
+        for add_special in (False, True):
+            compare_options.add_special = add_special  # both settings through one run: backends load once
+            label = SPECIAL_LABEL if add_special else ""
+            for corpus_cases in cases.values():
+                for case in corpus_cases:
+                    run.run_case(Case(case.id, case.text, case.corpus + label, case.tags))
+    finally:
+        run.close()
+    summaries = run.finish()
+    for s in summaries:
+        s.oracle = f"{ORACLE} ({goldens.made_by()})"
+        s.unexplained += len(changed)  # a digest-only corpus that changed is a change nobody explained
+    results.runs.extend(summaries)
+    results.options.setdefault("goldens", {})[model.name] = {
+        "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),
+        "tokparity": goldens.header.get("tokparity"), "corpora": list(cases), "digest_changed": changed}
+    _say(options, f"{model.name}: {sum(len(c) for c in cases.values())} cases × 2 settings against {goldens.path.name}")
+
+
+def models_in(goldens_dir: Path) -> list[str]:
+    """The model specs of every goldens file in the folder, as they were given to --update."""
+    specs = []
+    for path in sorted(Path(goldens_dir).glob(f"*{SUFFIX}")):
+        specs.append(read_goldens(path).header.get("spec") or path.name.removesuffix(SUFFIX))
+    return specs
+
+
+def run_regress(models: list[str], options: RegressOptions) -> Results:
+    started = time.perf_counter()
+    results = Results(tokparity=__version__, options={"command": "regress", "goldens_dir": str(options.goldens_dir)})
+    if not models:
+        models = models_in(options.goldens_dir)
+        if not models:
+            raise TokparityError(f"{options.goldens_dir}: holds no goldens (*{SUFFIX}); make them with "
+                                 f"`tokparity regress --update [MODEL…] --goldens {options.goldens_dir}`")
+    for spec in models:
+        regress_model(spec, options, results)
+    if options.known:
+        results.known = options.known.report()
+    results.seconds = time.perf_counter() - started
+    return results
