@@ -50,7 +50,9 @@ class CompareOptions:
     known: KnownList | None = None  # reviewed upstream divergences: reported as known, not failures
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
     journal: Journal | None = None  # cases.jsonl: every case written as it is judged; replayed on resume
-    oracle_backend: Backend | None = None  # a ready-made oracle named ``oracle`` (regress: the stored goldens)
+    # Backends made by the caller, by name, used instead of making them (regress: the stored goldens
+    # as the oracle; the pytest plugin: a user's Python callable as the engine).
+    ready: dict[str, Backend] = field(default_factory=dict)
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -143,8 +145,8 @@ class ModelRun:
         wanted = list(dict.fromkeys(self.chain + names))
         self.backends: dict[str, Backend] = {}
         for name in wanted:
-            if options.oracle_backend is not None and name == options.oracle:
-                self.backends[name] = options.oracle_backend
+            if name in options.ready:
+                self.backends[name] = options.ready[name]
                 continue
             try:
                 self.backends[name] = make_backend(name, self.model)

@@ -224,7 +224,7 @@ def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
     from tokparity.vocab import load_vocab
     stored = StoredGoldens(goldens, cases, load_vocab(model.primary[1]), live)
     compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
-                                     oracle_backend=stored, explicit_backends=bool(options.backends),
+                                     ready={ORACLE: stored}, explicit_backends=bool(options.backends),
                                      progress=options.progress, known=options.known)
     run = ModelRun(spec, options.backends or default_backends(goldens), compare_options, results)
     try:
