@@ -43,6 +43,7 @@ from tokparity.compare import CompareOptions, ModelRun, _ask, oracle_chain
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.generators import char_rank, generate_all
+from tokparity.journal import AGREE, SKIPPED, DoneSet, Journal
 from tokparity.results import Mismatch, Results
 from tokparity.zoo import resolve_model
 
@@ -61,6 +62,7 @@ class FuzzOptions:
     exitfirst: bool = False  # stop at the first distinct failure (once shrunk)
     shrink_seconds: float | None = None  # per failure; default: a quarter of the budget, 2–20 s
     findings_path: Path | None = None  # written as failures are found
+    journal: Journal | None = None  # every case and finding as it is done; a reopened one is resumed
 
     def shrink_budget(self) -> float:
         if self.shrink_seconds is not None:
@@ -84,6 +86,20 @@ class Finding:
     shrink_seconds: float
     probes: int
 
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in ("id", "model", "backend", "oracle", "cls", "text", "found_after",
+                                             "shrink_seconds", "probes")}
+        o = self.original
+        d["original"] = {"id": o.id, "text": o.text, "corpus": o.corpus, "tags": o.tags}
+        d["mismatch"] = dataclasses.asdict(self.mismatch)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Finding":
+        o = d["original"]
+        return cls(**{**d, "original": Case(o["id"], o["text"], o["corpus"], o["tags"]),
+                      "mismatch": Mismatch(**d["mismatch"])})
+
     def record(self, seed: int) -> dict:
         return {"id": self.id, "text": self.text,
                 "tags": {"kind": "fuzz", "class": self.cls, "backend": self.backend, "model": self.model,
@@ -97,6 +113,9 @@ class FuzzResult:
     cases: int = 0
     by_source: dict[str, int] = field(default_factory=dict)  # cases per corpus (gen:NAME, hypothesis)
     raw: dict[str, int] = field(default_factory=dict)  # "backend / class" -> mismatching cases
+
+    interrupted: bool = False  # stopped by Ctrl-C
+    resumed: int = 0  # cases taken from the journal of an interrupted run
 
     @property
     def failed(self) -> bool:
@@ -178,6 +197,47 @@ class Fuzzer:
         self.stop = False
         self._oracle_cache: dict[str, object] = {}
         self._last_progress = self.started
+        self.journal = options.journal
+        self.n = 0  # position of the next distinct case (the journal's key)
+        self.done = DoneSet()  # cases a resumed run takes from the journal
+        self.replay_to = 0  # ... up to this position
+        self.generators_end: int | None = None  # where the interrupted run went on to Hypothesis
+        self._last_note = self.started
+        if self.journal is not None:
+            self._replay(self.journal)
+
+    def _replay(self, journal: Journal) -> None:
+        """Count the cases and take the findings of the interrupted run; its clock goes on."""
+        used = 0.0
+        for note in journal.notes():
+            used = max(used, float(note.get("elapsed", 0.0)))
+            if "generators_end" in note:
+                self.generators_end = int(note["generators_end"])
+            if "finding" in note:
+                finding = Finding.from_json(note["finding"])
+                self.keys.add((finding.backend, finding.cls))
+                self.result.findings.append(finding)
+                self.run.results.mismatches.append(finding.mismatch)
+        for record in journal.records(self.run.model.name):
+            self.run.apply(record)
+            self.done.add(record.n)
+            self.replay_to = max(self.replay_to, record.n + 1)
+            self._count(record.corpus, record.verdicts)
+        self.result.resumed = len(self.done)
+        self.stop = self.options.exitfirst and bool(self.result.findings)
+        self.started -= used
+        self.deadline -= used
+        if len(self.done):
+            self.say(f"fuzz {self.run.model.name}: {len(self.done)} cases and {len(self.result.findings)} findings "
+                     f"from {journal.path}; {used:.0f} of {self.options.seconds:.0f} s used, going on")
+
+    def _count(self, corpus: str, verdicts: dict) -> None:
+        self.result.cases += 1
+        self.result.by_source[corpus] = self.result.by_source.get(corpus, 0) + 1
+        for backend, verdict in verdicts.items():
+            if verdict not in (AGREE, SKIPPED):
+                label = f"{backend} / {verdict[0]}"
+                self.result.raw[label] = self.result.raw.get(label, 0) + 1
 
     # the run ---------------------------------------------------------------------------------
 
@@ -189,13 +249,21 @@ class Fuzzer:
         share = 0.5 if use_hypothesis else 1.0
         self._generator_phase(self.started + share * self.options.seconds)
         if use_hypothesis:
+            if self.journal is not None and self.generators_end is None:
+                self.journal.note({"generators_end": self.n, "elapsed": round(time.monotonic() - self.started, 3)})
             self._hypothesis_phase(self.deadline)
         return self.result
+
+    def _replaying(self) -> bool:
+        """A resumed run goes over the interrupted one's cases (skipped, not run) whatever the clock."""
+        return self.n < self.replay_to
 
     def _generator_phase(self, until: float) -> None:
         cases = generate_all(self.run.vocab, self.options.seed, self.options.generators)
         for case in cases:
-            if self.stop or time.monotonic() >= until:
+            if self.stop or (self.generators_end is not None and self.n >= self.generators_end):
+                return  # a resumed run: the interrupted one had moved on to Hypothesis here
+            if time.monotonic() >= until and not self._replaying() and self.generators_end is None:
                 return
             self.handle(case)
 
@@ -207,13 +275,13 @@ class Fuzzer:
         strategy = any_text(self.run.vocab)
         counter = itertools.count()
         batch = 0
-        while not self.stop and time.monotonic() < until:
+        while not self.stop and (time.monotonic() < until or self._replaying()):
             @settings(max_examples=HYPOTHESIS_BATCH, deadline=None, database=None, phases=[Phase.generate],
                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
             @seed(self.options.seed * 1_000_003 + batch)
             @given(strategy)
             def body(text: str) -> None:
-                if self.stop or time.monotonic() >= until:
+                if self.stop or (time.monotonic() >= until and not self._replaying()):
                     return
                 self.handle(Case(f"hypothesis-{next(counter):06d}", text, "hypothesis", {"kind": "hypothesis"}))
 
@@ -227,22 +295,27 @@ class Fuzzer:
         if len(self.seen) >= SEEN_LIMIT:  # a long run forgets, rather than grow without bound
             self.seen.clear()
         self.seen.add(case.text)
+        n, self.n = self.n, self.n + 1
+        if n in self.done:  # judged before the interruption: counted from the journal
+            return
         results = self.run.results
         before = len(results.mismatches)
-        self.run.run_case(case)
+        record = self.run.run_case(case, n)
         new = results.mismatches[before:]
         del results.mismatches[before:]  # the reports show the minimal findings, not every case
-        self.result.cases += 1
-        self.result.by_source[case.corpus] = self.result.by_source.get(case.corpus, 0) + 1
+        self._count(case.corpus, record.verdicts)
         for m in new:
-            label = f"{m.backend} / {m.cls}"
-            self.result.raw[label] = self.result.raw.get(label, 0) + 1
             if (m.backend, m.cls) not in self.keys:
                 self.keys.add((m.backend, m.cls))
                 self._found(case, m)
                 if self.options.exitfirst:
                     self.stop = True
-                    return
+                    break
+        if self.journal is not None:  # after its findings: a case cut short by a kill is run again
+            self.journal.write(record)
+            if time.monotonic() - self._last_note >= 1.0:  # the clock, for a resume's time budget
+                self._last_note = time.monotonic()
+                self.journal.note({"elapsed": round(self._last_note - self.started, 3)})
         self._progress()
 
     # shrinking ----------------------------------------------------------------------------
@@ -297,6 +370,8 @@ class Fuzzer:
         if self.options.findings_path is not None:
             with open(self.options.findings_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(finding.record(self.options.seed), ensure_ascii=False) + "\n")
+        if self.journal is not None:
+            self.journal.note({"finding": finding.to_json(), "elapsed": round(time.monotonic() - self.started, 3)})
         self.say(f"found {first.cls} on {first.backend} after {found_after:.1f} s ({case.corpus}): "
                  f"{_show(case.text, 60)} shrunk to {_show(text, 60)} in {finding.shrink_seconds:.1f} s "
                  f"({probes} tries)")
@@ -306,6 +381,8 @@ class Fuzzer:
         if now - self._last_progress < PROGRESS_EVERY:
             return
         self._last_progress = now
+        if self.journal is not None:
+            self.journal.note({"elapsed": round(now - self.started, 3)})
         r = self.result
         self.say(f"fuzz {self.run.model.name}: {now - self.started:.0f}/{self.options.seconds:.0f} s, "
                  f"{r.cases} cases, {sum(r.raw.values())} mismatching, {len(r.findings)} distinct failures")
@@ -341,11 +418,19 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         if not run.compared:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: every backend named is the oracle "
                                  f"({run.chain[0]}); name another with -b")
+        resuming = fuzz_options.journal is not None and fuzz_options.journal.resumed
         if fuzz_options.findings_path is not None:
             Path(fuzz_options.findings_path).parent.mkdir(parents=True, exist_ok=True)
-            Path(fuzz_options.findings_path).write_text("", "utf-8")
+            if not (resuming and Path(fuzz_options.findings_path).exists()):
+                Path(fuzz_options.findings_path).write_text("", "utf-8")
         fuzzer = Fuzzer(run, fuzz_options, options.progress)
-        result = fuzzer.fuzz()
+        try:
+            result = fuzzer.fuzz()
+        except KeyboardInterrupt:  # Ctrl-C: the findings so far are the result
+            result = fuzzer.result
+            result.interrupted = results.interrupted = True
+        if fuzz_options.journal is not None:
+            fuzz_options.journal.note({"elapsed": round(time.monotonic() - fuzzer.started, 3)})
     finally:
         run.close()
     finish = getattr(run, "finish", None)

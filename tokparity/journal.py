@@ -105,6 +105,7 @@ class Journal:
         self._fh = fh
         self.with_mismatches = with_mismatches  # fuzz keeps only counts: its findings are elsewhere
         self.written = 0
+        self.resumed = False  # reopened: the run it records goes on
 
     # opening ------------------------------------------------------------------------------
 
@@ -137,6 +138,7 @@ class Journal:
         fh.truncate(good)
         fh.seek(good)
         journal = cls(path, header, fh, with_mismatches)
+        journal.resumed = True
         try:
             journal.check_corpora()
         except BadJournal:
@@ -265,3 +267,38 @@ class DoneSet:
 
     def __len__(self) -> int:
         return self.prefix + len(self.extra)
+
+
+# -- the command's arguments, stored in the header so that ``--resume DIR`` needs none ----------
+
+
+def _absolute(spec: object) -> object:
+    """A path argument as an absolute path (a resume may start elsewhere); names stay names."""
+    if not isinstance(spec, str):
+        return spec
+    path = Path(spec)
+    return str(path.resolve()) if ("/" in spec or path.suffix) and path.exists() else spec
+
+
+def stored_args(args: object, keys: tuple[str, ...], paths: tuple[str, ...] = ()) -> dict:
+    """The arguments ``keys`` of an argparse namespace, those in ``paths`` made absolute."""
+    stored = {}
+    for key in keys:
+        value = getattr(args, key)
+        if key in paths:
+            value = [_absolute(v) for v in value] if isinstance(value, list) else _absolute(value)
+        stored[key] = value
+    return stored
+
+
+def take_args(args: object, header: dict, folder: str, command: str, paths: tuple[str, ...] = ()) -> None:
+    """Give ``args`` the interrupted run's arguments; one the user gives again must be the same."""
+    if getattr(args, "out", None) and Path(args.out).resolve() != Path(folder).resolve():
+        raise TokparityError(f"--resume {folder} writes its reports there; drop -o {args.out}")
+    for key, value in header.get("args", {}).items():
+        given = getattr(args, key, None)
+        if given not in (None, [], False) and given != value and stored_args(args, (key,), paths)[key] != value:
+            raise TokparityError(f"--resume {folder}: the {command} run was started with {key}={value!r}, not "
+                                 f"{given!r}; resume without it, or start a new run in another folder")
+        setattr(args, key, value)
+    args.out = folder

@@ -43,42 +43,14 @@ def add_parser(sub) -> None:
 # The arguments a journal stores, so that `--resume DIR` needs no others.
 RESUMED = ("models", "corpora", "backends", "oracle", "add_special", "parse_special", "known", "no_builtin_known",
            "max_chars")
-
-
-def _absolute(spec: str) -> str:
-    """A path argument as an absolute path (a resume may start elsewhere); names stay names."""
-    path = Path(spec)
-    return str(path.resolve()) if ("/" in spec or path.suffix) and path.exists() else spec
-
-
-def _stored_args(args: argparse.Namespace) -> dict:
-    stored = {k: getattr(args, k) for k in RESUMED}
-    stored["models"] = [_absolute(m) for m in args.models]
-    stored["corpora"] = [_absolute(c) for c in args.corpora or []]
-    stored["known"] = [_absolute(k) for k in args.known]
-    return stored
-
-
-def _resume_args(args: argparse.Namespace, header: dict, folder: str) -> None:
-    """Take the interrupted run's arguments; one given again must be the same."""
-    from tokparity.errors import TokparityError
-
-    if args.out and Path(args.out).resolve() != Path(folder).resolve():
-        raise TokparityError(f"--resume {folder} writes its reports there; drop -o {args.out}")
-    for key, value in header.get("args", {}).items():
-        given = getattr(args, key, None)
-        if given not in (None, [], False) and given != value and _stored_args(args).get(key) != value:
-            raise TokparityError(f"--resume {folder}: the run was started with {key}={value!r}, not {given!r}; "
-                                 "resume without it, or start a new run in another folder")
-        setattr(args, key, value)
-    args.out = folder
+PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
 
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.compare import (DEFAULT_CORPORA, DEFAULT_MAX_CHARS, DEFAULT_MODELS, CompareOptions,
                                    progress_to_stderr, run_compare)
     from tokparity.errors import TokparityError
-    from tokparity.journal import Journal
+    from tokparity.journal import Journal, stored_args, take_args
     from tokparity.report import write_reports
     from tokparity.report.markdown import render as render_md
 
@@ -87,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     journal = None
     if args.resume:
         journal = Journal.reopen(args.resume, "compare")
-        _resume_args(args, journal.header, args.resume)
+        take_args(args, journal.header, args.resume, "compare", PATHS)
     if args.max_chars is not None and args.max_chars < 0:
         raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
@@ -99,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     corpora = args.corpora or list(DEFAULT_CORPORA)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     if journal is None:
-        journal = Journal.create(out, "compare", _stored_args(args), corpora)
+        journal = Journal.create(out, "compare", stored_args(args, RESUMED, PATHS), corpora)
     options.journal = journal
     try:
         results = run_compare(models, corpora, args.backends, options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -18,16 +19,15 @@ def add_parser(sub) -> None:
                     "shrunk to a minimal text and written to DIR/fuzz-findings.jsonl, a corpus ready to commit as "
                     "regression cases; report.html, mismatches.csv, summary.md and summary.json show the findings. "
                     "Exit status 0: no failure found; 1: at least one; 2: bad input.")
-    p.add_argument("model", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
+    p.add_argument("model", metavar="MODEL", nargs="?", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
                         "(repeatable; default: every backend the model's files allow)")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
                                                        "model's original library; llama.cpp for a GGUF)")
-    p.add_argument("--seconds", type=float, default=60.0, metavar="N", help="time budget, shrinking included "
-                                                                             "(default: 60)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the generators and Hypothesis "
-                                                                    "(default: 0); same seed, same texts")
+    p.add_argument("--seconds", type=float, metavar="N", help="time budget, shrinking included (default: 60)")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
+                                                         "same seed, same texts")
     p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",
                    help=f"only these generators (repeatable): {', '.join(GENERATORS)}")
     p.add_argument("--no-hypothesis", action="store_true", help="generators only, for the whole budget")
@@ -36,17 +36,34 @@ def add_parser(sub) -> None:
                    help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
-    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/fuzz-<timestamp>/)")
+    p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/fuzz-<timestamp>/); every "
+                                                      "case is written to DIR/cases.jsonl as it is run")
+    p.add_argument("--resume", metavar="DIR", help="continue the interrupted fuzz run whose report folder is DIR, "
+                                                   "with its arguments and the rest of its time budget")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
+
+
+# The arguments a journal stores, so that `--resume DIR` needs no others.
+RESUMED = ("model", "backends", "oracle", "seconds", "seed", "generators", "no_hypothesis", "exitfirst",
+           "shrink_seconds", "add_special", "parse_special")
 
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.compare import CompareOptions, progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
+    from tokparity.journal import Journal, stored_args, take_args
     from tokparity.report import write_reports
 
+    journal = None
+    if args.resume:
+        journal = Journal.reopen(args.resume, "fuzz", with_mismatches=False)
+        take_args(args, journal.header, args.resume, "fuzz", ("model",))
+    if not args.model:
+        raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
+    args.seconds = 60.0 if args.seconds is None else args.seconds
+    args.seed = args.seed or 0
     if args.seconds <= 0:
         raise TokparityError(f"--seconds must be positive, not {args.seconds:g}")
     if args.shrink_seconds is not None and args.shrink_seconds < 0:
@@ -60,10 +77,15 @@ def run(args: argparse.Namespace) -> int:
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr)
+    if journal is None:
+        journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, ("model",)), with_mismatches=False)
     fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
-                               shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE)
-    result = run_fuzz(args.model, args.backends, options, fuzz_options)
+                               shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
+    try:
+        result = run_fuzz(args.model, args.backends, options, fuzz_options)
+    finally:
+        journal.close()
     paths = write_reports(result.results, out)
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
@@ -79,4 +101,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {m.evidence}")
     print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
     print(f"reports: {paths['report.html']}")
+    if result.interrupted:
+        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity fuzz --resume {out}",
+              file=sys.stderr)
+        return 130
     return 1 if result.failed else 0
