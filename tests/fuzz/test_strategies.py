@@ -83,7 +83,9 @@ def test_special_mixes_hold_a_special_token(spm_vocab):
         assert any(s in text for s in ("<s>", "</s>", "<unk>"))
 
     check()
-    assert find(special_mixes(spm_vocab), lambda t: "</s>" in t, settings=FIND) == "</s>"
+    # Shrinking strips the words and whitespace around it; whether "</s>" keeps a "<s>" beside it
+    # depends on how Hypothesis orders the two choices, so both minimal forms are accepted.
+    assert find(special_mixes(spm_vocab), lambda t: "</s>" in t, settings=FIND) in ("</s>", "<s></s>")
 
 
 def test_any_text_draws_from_every_kind(spm_vocab):
