@@ -110,7 +110,8 @@ class HFBackend(TokenizersBackend):
             self.path = _folder(model)
             with quiet_transformers() as transformers:
                 try:
-                    self.auto = transformers.AutoTokenizer.from_pretrained(str(self.path))
+                    # Never the folder's own code (auto_map): a tokenizer file must not run anything.
+                    self.auto = transformers.AutoTokenizer.from_pretrained(str(self.path), trust_remote_code=False)
                 except (OSError, ValueError) as e:
                     raise BadModelFile(self.path, f"transformers.AutoTokenizer could not load it ({e})") from None
                 self._version = f"{transformers.__version__} (tokenizers {tokenizers.__version__})"
