@@ -204,3 +204,39 @@ def test_vocab_mismatch_lenml_llama2(spm, llama, zoo):
     assert c.cls == "vocab-mismatch"
     assert "do not share a vocabulary" in c.evidence
 
+
+
+def test_special_ids_transformers_gguf_unigram(zoo, llama):
+    """transformers' GGUF converter builds nomic-bert-moe's unigram model with T5's unk id (2, '</s>')
+    and without the precompiled_charsmap: the ligature 'և' (NFKC 'եւ') becomes '</s>' mid-text."""
+    from tokparity.backends.registry import make_backend
+
+    model = zoo("nomic-bert-moe")
+    path = model.files["gguf"]
+    vocab = load_vocab(path)
+    text = "Բարև ձեզ։"
+    hf_gguf = make_backend("hf-gguf", model)
+    try:
+        wrong = hf_gguf.encode(text)
+    finally:
+        hf_gguf.close()
+    oracle = llama(path)(text)
+    assert 2 in wrong and 2 not in oracle
+    c = classify(text, oracle, wrong, vocab)
+    assert c.cls == "special-ids", c.evidence
+    assert "control token 2 '</s>'" in c.evidence
+
+
+def test_whitespace_collapse_sentencepiece_strips_literal_space_marks(zoo, llama):
+    """SentencePiece strips trailing whitespace after escaping, so a text of literal '▁' is empty to
+    it; llama.cpp's UGM normalizer strips only real spaces and keeps them."""
+    import sentencepiece
+
+    model = zoo("botchan-unigram")
+    vocab = load_vocab(model.files["spm_model"])
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model.files["spm_model"]))
+    oracle, other = sp.encode("▁▁"), llama(model.files["gguf"])("▁▁")
+    assert oracle == [] and other == [4, 4, 4]
+    c = classify("▁▁", oracle, other, vocab)
+    assert c.cls == "whitespace-collapse", c.evidence
+    assert "oracle strips all of it" in c.evidence

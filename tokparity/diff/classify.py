@@ -206,6 +206,12 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         if _WS.sub(b" ", dec_a).strip() == _WS.sub(b" ", dec_b).strip() and dec_a.strip() and dec_b.strip():
             return found("whitespace-collapse", "the decoded texts differ only in runs of whitespace: one side "
                                                 "collapses or strips spaces (remove_extra_whitespaces)")
+        if not dec_a.strip() and not dec_b.strip() and (not dec_a or not dec_b):
+            # The whole text is whitespace (or ▁, which SentencePiece cannot tell from an escaped
+            # space) and one side strips all of it.
+            side = "oracle" if not dec_a else "backend"
+            return found("whitespace-collapse", f"the text is only whitespace and the {side} strips all of it: "
+                                                f"oracle {_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}")
         try:
             sa, sb = dec_a.decode("utf-8"), dec_b.decode("utf-8")
         except UnicodeDecodeError:
