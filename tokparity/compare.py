@@ -24,7 +24,7 @@ from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.errors import TokparityError
-from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal
+from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal, holding_ctrl_c
 from tokparity.known import KnownList
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.vocab import Vocab, load_vocab
@@ -359,9 +359,10 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
                               f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
             else:
                 record = run.judge(case, n)
-            run.apply(record)
-            if journal is not None:
-                journal.write(record)
+            with holding_ctrl_c():
+                run.apply(record)
+                if journal is not None:
+                    journal.write(record)
             if (n + 1) % 500 == 0:
                 _say(options, f"{run.model.name}: {n + 1} cases")
     _say(options, f"{run.model.name}: {n + 1} cases, {sum(s.mismatches for s in run.summaries.values())} "

@@ -23,9 +23,12 @@ newline, or not JSON) is dropped on resume and its case is run again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import signal
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
@@ -244,6 +247,24 @@ def _lines(path: Path) -> Iterator[dict]:
                                  "start a new run without --resume") from None
             if isinstance(d, dict):
                 yield d
+
+
+@contextlib.contextmanager
+def holding_ctrl_c() -> Iterator[None]:
+    """Ctrl-C inside the block takes effect at its end: a case is counted in the reports and
+    written to the journal, or neither (the reports of an interrupted run match its journal)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    pending: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if pending:
+            raise KeyboardInterrupt
 
 
 class DoneSet:
