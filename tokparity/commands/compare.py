@@ -16,6 +16,7 @@ def add_parser(sub) -> None:
                     "summary.json. Without arguments: the built-in default (a handful of zoo models × all corpora × "
                     "all available backends). Exit status 0: no unexplained mismatch; 1: at least one; 2: bad input.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
+    p.add_argument("--all", action="store_true", help="every zoo model (the heavy tier; fetched as needed)")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
                    help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
                         "default: all)")
@@ -67,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
                              progress=None if args.quiet else progress_to_stderr,
                              known=load_known(args.known, builtin=not args.no_builtin_known),
                              max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None))
-    models = args.models or list(DEFAULT_MODELS)
+    models = list(args.models)
+    if getattr(args, "all", False):
+        from tokparity.zoo.manifest import load_manifest
+        models += [m for m in load_manifest().models if m not in models]
+    models = models or list(DEFAULT_MODELS)
     corpora = args.corpora or list(DEFAULT_CORPORA)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     if journal is None:
