@@ -103,3 +103,14 @@ def bench(session: nox.Session) -> None:
     _install(session, "all,test")
     for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
         session.run("python", str(script), *session.posargs)
+
+
+@nox.session
+def robustness(session: nox.Session) -> None:
+    """The longer hostile-loader campaign: random hostile variants of the small zoo files (GGUF,
+    .model, tokenizer.json) loaded in a sandboxed child for 10 minutes (or `-- --seconds N`);
+    exit status 1 if any load ends in anything but success or one clear error. The inputs with
+    a bad outcome land in reports/hostile-loaders/. Then the robustness tests."""
+    _install(session, "all,test")
+    session.run("python", "-m", "tokparity.robustness.loaders", "--seconds", "600", "--seed", "1", *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "tests/robustness")
