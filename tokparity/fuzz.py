@@ -95,7 +95,7 @@ class Finding:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Finding":
+    def from_json(cls, d: dict) -> Finding:
         o = d["original"]
         return cls(**{**d, "original": Case(o["id"], o["text"], o["corpus"], o["tags"]),
                       "mismatch": Mismatch(**d["mismatch"])})

@@ -29,9 +29,10 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
@@ -75,7 +76,7 @@ class CaseRecord:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "CaseRecord":
+    def from_json(cls, d: dict) -> CaseRecord:
         return cls(model=d["model"], n=int(d["n"]), case_id=d["case_id"], corpus=d["corpus"],
                    oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
                    mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=int(d.get("too_long", 0)))
@@ -114,7 +115,7 @@ class Journal:
 
     @classmethod
     def create(cls, out_dir: str | os.PathLike, command: str, args: dict, corpora: list[str] | None = None,
-               with_mismatches: bool = True) -> "Journal":
+               with_mismatches: bool = True) -> Journal:
         """A fresh journal (an earlier one in ``out_dir`` is replaced)."""
         path = Path(out_dir) / JOURNAL_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +129,7 @@ class Journal:
         return cls(path, header, fh, with_mismatches)
 
     @classmethod
-    def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True) -> "Journal":
+    def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True) -> Journal:
         """The journal of an interrupted run, ready to append to (a cut last line removed)."""
         path = Path(out_dir) / JOURNAL_FILE
         if not path.is_file():

@@ -8,9 +8,9 @@ import json
 import random
 import struct
 
+import gguf_builder as gb
 import pytest
 
-import gguf_builder as gb
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.reference.charsmap import CharsMap
 from tokparity.robustness import loaders

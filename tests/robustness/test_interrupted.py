@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -139,7 +138,8 @@ def test_resume_with_other_arguments_or_no_journal_is_a_clear_error(tmp_path, ca
     assert "the compare run was started with corpora=['edge'], not ['emoji']" in err
     assert main(["fuzz", "--resume", str(uninterrupted)]) == 2
     err = capsys.readouterr().err.strip()
-    assert f"the journal of a 'compare' run, not 'fuzz'; resume it with 'tokparity compare --resume {uninterrupted}'" in err
+    assert (f"the journal of a 'compare' run, not 'fuzz'; resume it with "
+            f"'tokparity compare --resume {uninterrupted}'") in err
 
 
 def test_a_second_run_in_the_same_folder_is_refused(tmp_path, zoo):

@@ -48,14 +48,19 @@ PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in a
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.compare import (DEFAULT_CORPORA, DEFAULT_MAX_CHARS, DEFAULT_MODELS, CompareOptions,
-                                   progress_to_stderr, run_compare)
+    from tokparity.compare import (
+        DEFAULT_CORPORA,
+        DEFAULT_MAX_CHARS,
+        DEFAULT_MODELS,
+        CompareOptions,
+        progress_to_stderr,
+        run_compare,
+    )
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.known import load_known
     from tokparity.report import write_reports
     from tokparity.report.markdown import render as render_md
-
-    from tokparity.known import load_known
 
     journal = None
     if args.resume:
@@ -86,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:
-        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity compare --resume {out}",
-              file=sys.stderr)
+        print("tokparity: interrupted; the reports cover the cases done; continue with: "
+              f"tokparity compare --resume {out}", file=sys.stderr)
         return 130
     return 1 if results.unexplained else 0
