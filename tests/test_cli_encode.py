@@ -105,3 +105,20 @@ def test_render_failure_lines():
 
 def test_unescape():
     assert unescape(r"a\nb\t\x41\u00e9\U0001F999\\q\q") == "a\nb\tAé🦙\\q\\q"
+
+
+def test_trace_shows_the_reference_at_work(zoo):
+    """--trace: the reference's partition, normalization and every merge, ending in the ids the
+    table shows; with --json the trace goes to stderr so stdout stays one JSON document."""
+    zoo("llama-spm")
+    proc = run("llama-spm", "Hello  world", "-b", "ref", "--trace")
+    assert proc.returncode == 0, proc.stderr
+    trace = proc.stdout.split("trace of ref on llama-spm:\n")[1].splitlines()
+    assert trace[1].split() == ["partition", "['Hello␣␣world']"]
+    assert trace[2].split() == ["normalize", "'▁Hello▁▁world'"]
+    merges = [line for line in trace if line.split()[0] == "merge"]
+    assert len(merges) == 10 and merges[-1].endswith("-> ▁Hello ▁ ▁world")
+    assert trace[-2].split(None, 1) == ["ids", "[15043, 29871, 3186]"]
+    proc = run("llama-spm", "Hello  world", "-b", "ref", "--trace", "--json")
+    assert json.loads(proc.stdout)["backends"][0]["ids"] == [15043, 29871, 3186]
+    assert "merge       10 '▁H' + 'ello'" in proc.stderr

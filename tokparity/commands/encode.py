@@ -54,6 +54,9 @@ def add_parser(sub) -> None:
     p.add_argument("--isolate", action="store_true",
                    help="run native backends (llama.cpp, sentencepiece, ...) in a child process")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--trace", action="store_true",
+                   help="also print how the reference (ref) got its ids: partition, normalization, "
+                        "pre-tokenization and every merge or the Viterbi path")
     p.set_defaults(run=run)
 
 
@@ -241,4 +244,20 @@ def run(args: argparse.Namespace) -> int:
         print(out)
     else:
         print(render_text(model.name, text, answers, args.add_special, args.parse_special))
+    if args.trace:
+        print_trace(model, text, args.add_special, args.parse_special, to=sys.stderr if args.json else sys.stdout)
     return 0 if agree and not failed else 1
+
+
+def print_trace(model, text: str, add_special: bool, parse_special: bool, to) -> None:
+    """The reference's own account of this text, step by step (with --json it goes to stderr,
+    so stdout stays one JSON document)."""
+    from tokparity.backends.registry import make_backend
+
+    ref = make_backend("ref", model)
+    try:
+        print(f"\ntrace of ref on {model.name}:", file=to)
+        for line in ref.trace(text, add_special, parse_special):
+            print(f"  {line}", file=to)
+    finally:
+        ref.close()
