@@ -90,6 +90,16 @@ def fuzz_long(session: nox.Session) -> None:
 
 
 @nox.session
+def regress(session: nox.Session) -> None:
+    """Every model with committed goldens (tests/goldens) against today's libraries: exit 1 names
+    each case whose ids changed (reports in reports/regress/). `nox -s regress -- --update`
+    regenerates the goldens instead, for review in the diff."""
+    _install(session, "all")
+    judge = [] if "--update" in session.posargs else ["-o", "reports/regress"]
+    session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", *judge, *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order) and mypy."""
     session.install("ruff>=0.6", "mypy>=1.10")

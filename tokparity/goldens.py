@@ -33,12 +33,12 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from tokparity.backends.base import Backend, CaseFailure, NotCovered
-from tokparity.corpus import Case, load_corpus
+from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
 
@@ -183,7 +183,7 @@ def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int]
         line["by"] = plain.by
     if special.status != "ok":
         line["special_error"] = f"{special.status}: {special.detail}"[:300]
-    elif plain.status != "ok" or special.ids != wrap[0] + plain.ids + wrap[1]:
+    elif plain.ids is None or special.ids != wrap[0] + plain.ids + wrap[1]:
         line["special"] = special.ids
     if special.by != last["add_special"]:
         line["special_by"] = special.by
@@ -233,7 +233,8 @@ def read_goldens(path: Path) -> Goldens:
     lineno = 0
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for lineno, raw in enumerate(fh, 1):
+            for raw in fh:
+                lineno += 1
                 obj = json.loads(raw)
                 if header is None:
                     if obj.get("goldens") != FORMAT:
@@ -241,7 +242,7 @@ def read_goldens(path: Path) -> Goldens:
                                          "with `tokparity regress --update`")
                     header = obj
                     wrap = header["wrap"]
-                    last = {"plain": header["oracles"]["plain"][-1], "add_special": header["oracles"]["add_special"][-1]}
+                    last = {k: chain[-1] for k, chain in header["oracles"].items()}
                 elif "corpus" in obj:
                     current = CorpusGoldens(obj["corpus"], obj["cases"], obj["texts_sha256"], obj["ids_sha256"],
                                             obj["per_case"])
@@ -277,10 +278,6 @@ def model_files_record(model: ModelFiles) -> dict:
             if not role.startswith("golden")}
 
 
-def corpus_cases(spec: str) -> list[Case]:
-    return list(load_corpus(spec))
-
-
 def expand_corpora(specs: Iterable[str]) -> list[str]:
     """``all`` becomes the named corpora, so each gets its own digest line."""
     from tokparity.corpus import NAMES
@@ -288,8 +285,3 @@ def expand_corpora(specs: Iterable[str]) -> list[str]:
     for s in specs:
         out.extend(NAMES if s == "all" else [s])
     return list(dict.fromkeys(out))
-
-
-def iter_answers(chain: OracleChain, cases: list[Case]) -> Iterator[tuple[Answer, Answer]]:
-    for case in cases:
-        yield chain.answer(case.text, False), chain.answer(case.text, True)

@@ -14,18 +14,30 @@ the stored digest (then the live oracle *is* the goldens, case for case).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
 from tokparity.compare import CompareOptions, ModelRun, oracle_chain
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
-from tokparity.goldens import (DIGEST_ONLY_OVER, SUFFIX, Answer, BadGoldens, Goldens, OracleChain, expand_corpora,
-                               goldens_path, ids_digest, model_files_record, read_goldens, texts_digest,
-                               write_goldens)
+from tokparity.goldens import (
+    DIGEST_ONLY_OVER,
+    SUFFIX,
+    Answer,
+    BadGoldens,
+    Goldens,
+    OracleChain,
+    expand_corpora,
+    goldens_path,
+    ids_digest,
+    model_files_record,
+    read_goldens,
+    texts_digest,
+    write_goldens,
+)
 from tokparity.known import KnownList
 from tokparity.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
@@ -130,7 +142,7 @@ class StoredGoldens(Backend):
             failure = {"crash": BackendCrash, "timeout": BackendTimeout, "skipped": NotCovered}.get(answer.status,
                                                                                                     CaseFailure)
             raise failure(f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
-        return list(answer.ids)
+        return list(answer.ids or [])
 
     def pieces(self, ids: list[int]) -> list[str]:
         tokens = self.vocab.tokens
