@@ -157,3 +157,15 @@ def test_crash_is_a_backend_crash_exception(flaky):
     with pytest.raises(BackendCrash):
         flaky.encode("SEGV")
     assert flaky.encode("z") == [122]
+
+
+def test_an_engine_that_keeps_crashing_is_given_up_on(flaky, monkeypatch):
+    """After MAX_CRASHES crashes the program is not restarted: the rest of the cases are recorded
+    as crashes that say why, in no time, instead of a process start and model load each."""
+    from tokparity.backends import cmd
+
+    monkeypatch.setattr(cmd, "MAX_CRASHES", 2)
+    results = run_cases(flaky, ["a", "SEGV", "SEGV", "b", "c"])
+    assert [r.status for r in results] == ["ok", "crash", "crash", "crash", "crash"]
+    assert "not run: it crashed on 2 cases already and is not restarted again" in results[3].detail
+    assert flaky.engine.starts == 2  # the first start, one restart after the first crash, none after the second

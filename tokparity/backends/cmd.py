@@ -52,6 +52,12 @@ from tokparity.zoo import FILE_ROLES, ModelFiles
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP_TIMEOUT = 60.0
 MAX_FAILED_STARTS = 3
+# A program that has crashed on this many cases is not started again: each restart costs a
+# process start and a model load (a second or so), and an engine that aborts on every character
+# its pieces do not cover (llama.cpp on an SPM vocabulary without byte pieces) would otherwise
+# turn a one-minute run into an hour. The remaining cases are recorded as crashes, saying so.
+# TOKPARITY_MAX_CRASHES overrides it (0: never give up).
+MAX_CRASHES = int(os.environ.get("TOKPARITY_MAX_CRASHES", "100"))
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
@@ -170,6 +176,10 @@ class EngineProcess:
         if self.failed_starts >= MAX_FAILED_STARTS:
             return BackendCrash(f"{self.label}: not restarted: it died {self.failed_starts} times in a row before "
                                 f"answering anything; last stderr: {self.stderr_tail() or '(empty)'}")
+        if MAX_CRASHES and self.crashes >= MAX_CRASHES:
+            return BackendCrash(f"{self.label}: not run: it crashed on {self.crashes} cases already and is not "
+                                f"restarted again (TOKPARITY_MAX_CRASHES={MAX_CRASHES}); last stderr: "
+                                f"{self.stderr_tail() or '(empty)'}")
         try:
             self.start()
         except StartFailed as e:
