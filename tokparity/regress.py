@@ -277,6 +277,8 @@ def run_regress(models: list[str], options: RegressOptions) -> Results:
                                  f"`tokparity regress --update [MODEL…] --goldens {options.goldens_dir}`")
     for spec in models:
         regress_model(spec, options, results)
+    # One "goldens" row for the whole run: each model's provenance is in options["goldens"].
+    results.backends[ORACLE] = {"version": f"{len(models)} goldens file(s) in {options.goldens_dir}"}
     if options.known:
         results.known = options.known.report()
     results.seconds = time.perf_counter() - started
