@@ -21,8 +21,8 @@ import pytest
 from tokparity.compare import CompareOptions, oracle_chain, run_compare
 from tokparity.errors import TokparityError
 from tokparity.vocab import load_vocab
-from tokparity.zoo import load_manifest, resolve_model, zoo_text
 from tokparity.zoo import derived as derived_mod
+from tokparity.zoo import load_manifest, resolve_model, zoo_text
 from tokparity.zoo.manifest import _derived
 
 DECLARED = {
@@ -74,7 +74,7 @@ def test_derived_files_are_built_keyed_and_labelled(fresh_derived_cache, monkeyp
     cache = fresh_derived_cache
     unbuilt = resolve_model("botchan-unigram", fetch=False)
     assert set(unbuilt.files) == {"spm_model"}
-    assert unbuilt.missing == {r: f"derived from spm_model, not built yet (tokparity zoo fetch botchan-unigram)"
+    assert unbuilt.missing == {r: "derived from spm_model, not built yet (tokparity zoo fetch botchan-unigram)"
                                for r in ("gguf", "tokenizer_json")}
 
     model = resolve_model("botchan-unigram")
@@ -202,3 +202,12 @@ def test_botchan_bpe_gguf_agrees_where_llama_cpp_can_run(zoo, tmp_path):
     assert all(unicodedata.normalize("NFKC", m.text) != m.text or "  " in m.text or m.text != m.text.strip()
                for m in mismatches), [(m.text, m.oracle_pieces, m.backend_pieces) for m in mismatches][:3]
     assert run.mismatches < 20
+
+
+def test_derived_roles_survive_the_trip_to_an_isolated_child(zoo):
+    from tokparity.backends.isolated import _model_from_json, _model_to_json
+
+    model = zoo("gemma-3")
+    child = _model_from_json(json.loads(json.dumps(_model_to_json(model))))
+    assert child.derived == model.derived and child.files == model.files
+    assert child.primary[0] == "tokenizer_json"  # ref in a child reads the original too

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=1, ensure_ascii=False))
             return 0
-        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  files (+ derived: built by tokparity, not originals)")
+        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
+              "files (+ derived: built by tokparity, not originals)")
         for r in rows:
             size = f"{r['vocab_size']:,}"
             files = ", ".join(r["files"])
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
             print(model.files[args.role])
         else:
             for role, p in model.files.items():
-                print(f"{role}\t{p}" + (f"\t(derived from {model.derived[role].from_role})" if role in model.derived else ""))
+                how = f"\t(derived from {model.derived[role].from_role})" if role in model.derived else ""
+                print(f"{role}\t{p}{how}")
         return 0
     return 2
 

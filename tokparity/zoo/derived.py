@@ -30,11 +30,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Callable, Iterator
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
