@@ -75,3 +75,44 @@ def test_known_file_errors_are_one_line():
         parse_known('[[divergence]]\nid = "x"\nmodels = ["a"]\nbackends = ["b"]\n', "k.toml")
     with pytest.raises(TokparityError, match=r"k.toml: invalid TOML"):
         parse_known("[[divergence", "k.toml")
+
+
+def test_the_shipped_list_is_well_formed():
+    """Every shipped entry names classes the classifier gives, zoo models and known backends,
+    and says why and where upstream."""
+    from fnmatch import fnmatchcase
+
+    from tokparity.diff.classify import CLASSES
+    from tokparity.known import load_known
+    from tokparity.zoo import load_manifest
+
+    entries = load_known().entries
+    assert len(entries) >= 10
+    zoo_models = list(load_manifest().models)
+    for e in entries:
+        assert set(e.classes) <= set(CLASSES), e.id
+        assert all(any(fnmatchcase(m, p) for m in zoo_models) for p in e.models), e.id
+        assert set(e.backends) <= {"ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden"}, e.id
+        assert len(e.reason) > 80 and e.upstream, e.id
+
+
+def test_the_shipped_list_explains_transformers_gguf_on_llama_spm(llama_spm, tmp_path):
+    """The shipped list covers hf-gguf's leading-space cases on llama-spm (exit 0, all known);
+    without it the same run fails with that class."""
+    def run_edge(*extra):
+        out = tmp_path / str(len(extra))
+        proc = subprocess.run([sys.executable, "-m", "tokparity.cli", "compare", "llama-spm", "-c", "edge",
+                               "-b", "hf-gguf", "-q", "-o", str(out), *extra], capture_output=True, text=True,
+                              timeout=600)
+        return proc, json.loads((out / "summary.json").read_text("utf-8"))
+
+    proc, summary = run_edge()
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    (run,) = [r for r in summary["runs"] if r["backend"] == "hf-gguf"]
+    assert run["mismatches"] > 100 and run["unexplained"] == 0
+    assert summary["known"]["used"]["hf-gguf-metaspace-leading-space"] == run["mismatches"]
+    proc, summary = run_edge("--no-builtin-known")
+    assert proc.returncode == 1
+    (bare,) = [r for r in summary["runs"] if r["backend"] == "hf-gguf"]
+    assert bare["unexplained"] == run["mismatches"]
+    assert bare["classes"]["space-prefix"] > 100
