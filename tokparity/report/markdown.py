@@ -35,9 +35,15 @@ def render(results: Results, examples: int = 5) -> str:
         lines.append(f"| {md(r.model)} | {md(r.oracle)} | {md(r.backend)} | {r.cases} | {r.mismatches} | "
                      f"{r.unexplained} | {classes} |")
     if results.mismatches:
-        lines += ["", "## First mismatches", ""]
-        for m in results.mismatches[:examples]:
-            lines.append(f"- **{md(m.model)} / {md(m.backend)}** `{md(m.cls)}` {md(m.corpus)}/{md(m.case_id)}: "
+        # The unexplained ones first: they are what the reader must act on; then one example per
+        # known divergence, so the list shows what each reviewed entry looks like.
+        unexplained = [m for m in results.mismatches if not m.known]
+        seen_known: set[str] = set()
+        known = [m for m in results.mismatches if m.known and not (m.known in seen_known or seen_known.add(m.known))]
+        lines += ["", "## First unexplained mismatches" if unexplained else "## Known divergences, one example each", ""]
+        for m in (unexplained or known)[:examples]:
+            tag = f" (known: {md(m.known)})" if m.known else ""
+            lines.append(f"- **{md(m.model)} / {md(m.backend)}** `{md(m.cls)}`{tag} {md(m.corpus)}/{md(m.case_id)}: "
                          f"{md_text(m.text[:80])} — {md(m.evidence[:200])}")
         common = Counter(m.cls for m in results.mismatches).most_common()
         lines += ["", "Classes: " + ", ".join(f"{md(c)} {n}" for c, n in common)]
