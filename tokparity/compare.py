@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure

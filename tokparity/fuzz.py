@@ -34,9 +34,9 @@ import itertools
 import json
 import time
 import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from tokparity import __version__
 from tokparity.compare import CompareOptions, ModelRun, _ask, oracle_chain

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import random
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import chain, islice, repeat
-from typing import Callable, Iterable, Iterator
 
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError

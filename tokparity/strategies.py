@@ -28,7 +28,7 @@ simplest choice that still fails. ``"".join`` of such lists is what test-tokeniz
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from hypothesis import strategies as st
 
@@ -91,7 +91,7 @@ def whitespace_texts(max_parts: int = 10) -> st.SearchStrategy[str]:
     return _joined(st.one_of(whitespace_runs(), st.sampled_from(_WORDS)), 1, max_parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _script_alphabet(script: str) -> tuple[str, ...]:
     chars = []
     for a, b in SCRIPTS[script]:

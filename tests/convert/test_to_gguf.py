@@ -17,8 +17,8 @@ tokenizers 0.22, sentencepiece 0.2.x):
 from __future__ import annotations
 
 import pytest
-
 from convert_helpers import LlamaCpp, agreement
+
 from tokparity.convert import convert
 from tokparity.vocab import load_vocab
 from tokparity.vocab.gguf_reader import GGUFMetadata

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 import regex
 
-from tokparity.corpus import BadCorpus, COMMITTED, corpora_dir, load_corpus, read_jsonl, read_lines
+from tokparity.corpus import COMMITTED, BadCorpus, corpora_dir, load_corpus, read_jsonl, read_lines
 
 # Which Unicode scripts (regex's \p{Script=...} names) a record's ISO 15924 tag allows.
 SCRIPT_ALLOWS = {"Jpan": {"Hiragana", "Katakana", "Han"}, "Hans": {"Han"}, "Hant": {"Han"}, "Kore": {"Hangul", "Han"}}

@@ -1,4 +1,4 @@
-"""A byte-level BPE engine with a planted bug, for fuzzing against llama-bpe (``cmd:`` protocol).
+r"""A byte-level BPE engine with a planted bug, for fuzzing against llama-bpe (``cmd:`` protocol).
 
 It runs Hugging Face ``tokenizers`` on a copy of the model's tokenizer.json that a buggy converter
 could have written:

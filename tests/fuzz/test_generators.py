@@ -8,8 +8,17 @@ from itertools import islice
 import pytest
 
 from tokparity.errors import TokparityError
-from tokparity.generators import (GENERATORS, UnknownGenerator, assigned_codepoints, generate, generate_all,
-                                  interleave, piece_texts, simplicity, special_texts)
+from tokparity.generators import (
+    GENERATORS,
+    UnknownGenerator,
+    assigned_codepoints,
+    generate,
+    generate_all,
+    interleave,
+    piece_texts,
+    simplicity,
+    special_texts,
+)
 from tokparity.vocab import load_vocab
 
 FINITE = ("vocab-pieces", "special-whitespace", "ascii-pairs", "codepoints")

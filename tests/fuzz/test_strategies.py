@@ -11,8 +11,15 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from tokparity.errors import TokparityError
-from tokparity.strategies import (SCRIPTS, any_text, normalization_texts, script_texts, special_mixes, vocab_texts,
-                                  whitespace_texts)
+from tokparity.strategies import (
+    SCRIPTS,
+    any_text,
+    normalization_texts,
+    script_texts,
+    special_mixes,
+    vocab_texts,
+    whitespace_texts,
+)
 from tokparity.vocab import load_vocab
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"

@@ -16,6 +16,7 @@ from tokparity.reference import RefTokenizer
 from tokparity.vocab import load_vocab
 from tokparity.zoo import resolve_model
 
+
 @pytest.fixture(scope="session")
 def ref():
     """``ref("llama-spm") -> RefTokenizer`` on the model's primary file;

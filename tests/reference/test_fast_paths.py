@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
+from reference_fixtures import ref  # noqa: F401  (pytest fixtures)
 from reference_texts import NASTY, botchan_lines, pooled_texts
+
 from tokparity.reference.bpe import merge_word, merge_word_heap
 from tokparity.reference.llama import LlamaBpe
 from tokparity.vocab import load_vocab
 from tokparity.zoo import resolve_model
-from reference_fixtures import ref  # noqa: F401  (pytest fixtures)
 
 
 @pytest.mark.parametrize("model", ["llama-bpe", "gpt-2", "gemma-4"])
@@ -69,7 +69,6 @@ def test_spm_chunk_cache_changes_nothing(ref, model):
 @given(st.text(st.sampled_from(list(" ▁\u2581ab\nxé🦙")), max_size=25))
 def test_spm_chunk_cache_random(text):
     from tokparity.reference.llama import LlamaSpm
-    from tokparity.vocab import load_vocab
     fast = _spm()
     plain = LlamaSpm(fast.vocab, cache_chunks=False)
     assert fast.encode(text) == plain.encode(text)

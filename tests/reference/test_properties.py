@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_fixtures import ref, llama  # noqa: F401  (pytest fixtures)
+from reference_fixtures import llama, ref  # noqa: F401  (pytest fixtures)
 
 # Text that finds tokenizer bugs: whitespace runs, specials' characters, several scripts, emoji.
 ALPHABET = st.sampled_from(list(" \t\n\r  \u3000aAbz09'’.,!?-_<>|/sd")

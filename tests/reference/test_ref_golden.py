@@ -4,10 +4,10 @@ tokenizers gave (llama.cpp's own test-tokenizer-0 cases)."""
 from __future__ import annotations
 
 import pytest
+from reference_fixtures import ref  # noqa: F401  (pytest fixtures)
 
 from tokparity.zoo import load_manifest, resolve_model
 from tokparity.zoo.golden import read_golden
-from reference_fixtures import ref  # noqa: F401  (pytest fixtures)
 
 GOLDEN_MODELS = [name for name, m in load_manifest().models.items() if "golden_out" in m.files]
 

@@ -5,10 +5,10 @@ regex, and SentencePiece-style BPE with byte fallback). ``parse_special`` maps t
 from __future__ import annotations
 
 import pytest
-
-from reference_texts import NASTY, botchan_lines, corpus_texts, pooled_texts
-from tokparity.zoo import resolve_model
 from reference_fixtures import ref  # noqa: F401  (pytest fixtures)
+from reference_texts import NASTY, botchan_lines, corpus_texts, pooled_texts
+
+from tokparity.zoo import resolve_model
 
 JSON_MODELS = ["llama-bpe", "qwen3", "gemma-3", "lenml-llama2"]
 KNOWN: dict[tuple[str, str, bool, bool], str] = {}

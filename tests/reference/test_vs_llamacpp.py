@@ -8,11 +8,10 @@ KNOWN with its reason; anything else fails. None has been needed so far.
 from __future__ import annotations
 
 import pytest
+from reference_fixtures import llama, ref  # noqa: F401  (pytest fixtures)
+from reference_texts import NASTY, botchan_lines, corpus_texts, pooled_texts
 
 from tokparity.zoo import load_manifest
-
-from reference_texts import NASTY, botchan_lines, corpus_texts, pooled_texts
-from reference_fixtures import ref, llama  # noqa: F401  (pytest fixtures)
 
 GGUF_MODELS = [name for name, m in load_manifest().models.items() if "gguf" in m.files]
 BIG = {"gemma-4", "command-r", "nomic-bert-moe"}  # 250k+ vocabularies: fewer texts, same checks

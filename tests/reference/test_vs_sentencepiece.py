@@ -5,10 +5,10 @@ the tokens, scores, types and charsmap): llama.cpp and SentencePiece agree there
 from __future__ import annotations
 
 import pytest
-
+from reference_fixtures import llama, ref  # noqa: F401  (pytest fixtures)
 from reference_texts import NASTY, botchan_lines, corpus_texts, pooled_texts
+
 from tokparity.zoo import resolve_model
-from reference_fixtures import ref, llama  # noqa: F401  (pytest fixtures)
 
 SPM_MODELS = ["botchan-unigram", "botchan-bpe", "kyoto-ja-unigram"]
 

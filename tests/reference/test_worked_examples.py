@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from tokparity.reference.bpe import merge_word, merge_word_heap
+from tokparity.reference.normalize import SpNormalizer
 from tokparity.reference.pretokenize import Pretokenizer, bytes_to_gpt2
 from tokparity.reference.specials import Special, partition
 from tokparity.reference.spm import spm_merge
 from tokparity.reference.ugm import LLAMA_CPP, SENTENCEPIECE, UgmModel
 from tokparity.reference.wpm import preprocess, wordpiece
-from tokparity.reference.normalize import SpNormalizer
 from tokparity.vocab.model import TokenType
 
 N, U = TokenType.NORMAL, TokenType.USER_DEFINED

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from zoo_params import GGUF_MODELS
+
 from tokparity.vocab import load_vocab
 from tokparity.vocab.model import TokenType
 

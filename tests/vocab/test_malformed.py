@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
+import gguf_builder as gb
 import pytest
 
-import gguf_builder as gb
 from tokparity.errors import BadModelFile
 from tokparity.vocab import load_vocab
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
 from zoo_params import ZOO_MODELS
+
 from tokparity.errors import TokparityError
 from tokparity.vocab import load_vocab
 from tokparity.zoo import load_manifest, resolve_model

@@ -11,8 +11,8 @@ for the comparison and the reports to read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from tokparity.backends.base import Backend, CaseFailure, EncodeResult
 

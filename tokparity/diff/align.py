@@ -11,8 +11,8 @@ off because a repeated token (a run of spaces) is exactly what must not be treat
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tokparity.vocab.model import Vocab
 from tokparity.vocab.token_bytes import token_bytes

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from tokparity.diff.align import Divergence, add_byte_spans, align
 from tokparity.vocab.model import TokenType, Vocab

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from tokparity.errors import TokparityError
 from tokparity.reference import unicode as uc
@@ -209,7 +209,7 @@ def _collapse_regex(regex: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _collapse_char(ch: str) -> str:
     flags = uc.flags(ord(ch))
     if flags & uc.WHITESPACE:
@@ -222,7 +222,7 @@ def collapse_text(text: str) -> str:
     return _NON_ASCII.sub(lambda m: _collapse_char(m.group()), text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _widen_char(ch: str) -> str:
     return "\x0b" if uc.flags(ord(ch)) & uc.WHITESPACE else ch
 
@@ -232,7 +232,7 @@ def widen_text(text: str) -> str:
     return _NON_ASCII.sub(lambda m: _widen_char(m.group()), text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def custom_regex(name: str) -> re.Pattern:
     """The hand-written splitters of unicode.cpp, as regexes over llama.cpp's classes.
 
@@ -315,7 +315,7 @@ class Pretokenizer:
         self.regexes = [SplitRegex(r) for r in regexes]
 
     @classmethod
-    def for_gguf(cls, pre: str | None) -> "Pretokenizer":
+    def for_gguf(cls, pre: str | None) -> Pretokenizer:
         pt = pre_type_for(pre)
         return cls(REGEXES[pt.regexes], pre or "default")
 

@@ -75,7 +75,7 @@ class UgmModel:
 
     @classmethod
     def build(cls, tokens: list[str], types: list[int], scores: list[float], unk_id: int,
-              options: UgmOptions) -> "UgmModel":
+              options: UgmOptions) -> UgmModel:
         from tokparity.vocab.model import TokenType
 
         matchable = {TokenType.NORMAL, TokenType.USER_DEFINED}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from functools import lru_cache
+from functools import cache, lru_cache
 
 UNDEFINED = 0x0001
 NUMBER = 0x0002       # \p{N}
@@ -86,7 +86,7 @@ def nfd_first(cp: int) -> int:
     return cp
 
 
-@lru_cache(maxsize=None)
+@cache
 def char_class(mask: int, exclude: int = 0) -> str:
     """A regex character-class body (no brackets) of every code point whose flags have a bit
     of ``mask`` and none of ``exclude``, as ranges: ``char_class(NUMBER)`` -> ``'0-9²-³¹…'``.

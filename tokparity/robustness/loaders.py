@@ -39,10 +39,10 @@ import threading
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 OK, CLEAR, BAD = "ok", "clear-error", "bad"
 OUTCOMES = (OK, CLEAR, BAD)
@@ -88,7 +88,6 @@ def _probe(vocab, path: Path) -> None:
     """What a user does right after loading: fingerprint, merges, inspect, the bytes of tokens
     (the diff), the charsmap walk."""
     from tokparity.reference.charsmap import CharsMap
-
     from tokparity.vocab.token_bytes import token_bytes
 
     vocab.merges  # noqa: B018 (lazy: decoded on first use)
@@ -262,7 +261,7 @@ class LoaderWorker:
         self._stop()
         self._stderr.close()
 
-    def __enter__(self) -> "LoaderWorker":
+    def __enter__(self) -> LoaderWorker:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -330,7 +329,7 @@ class LoaderPool:
             worker.close()
         shutil.rmtree(self._root, ignore_errors=True)
 
-    def __enter__(self) -> "LoaderPool":
+    def __enter__(self) -> LoaderPool:
         return self
 
     def __exit__(self, *exc) -> None:

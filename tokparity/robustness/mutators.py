@@ -36,8 +36,8 @@ import json
 import random
 import struct
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 ABSURD = (2**31, 2**32 - 1, 2**32, 2**63, 2**64 - 1)
 _POW = {2**31: "2**31", 2**32 - 1: "2**32-1", 2**32: "2**32", 2**63: "2**63", 2**64 - 1: "2**64-1"}

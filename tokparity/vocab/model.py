@@ -22,9 +22,9 @@ import hashlib
 import struct
 from array import array
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Callable, Iterable, Sequence
 
 ALGORITHMS = ("spm", "ugm", "bpe", "wpm")
 
@@ -234,7 +234,7 @@ class Vocab:
             self._fingerprint = h.hexdigest()[:16]
         return self._fingerprint
 
-    def compare(self, other: "Vocab", first: int = 5) -> "VocabComparison":
+    def compare(self, other: Vocab, first: int = 5) -> VocabComparison:
         """How two vocabularies differ: ids whose token, type or score differ, and merges."""
         n = min(self.size, other.size)
         token_diffs = [i for i in range(n) if self.tokens[i] != other.tokens[i]]

@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from tokparity.errors import TokparityError
 from tokparity.zoo.manifest import Manifest, PinnedFile, Source, load_manifest
