@@ -90,8 +90,9 @@ def test_default_backends_are_what_the_files_allow(zoo):
     proc = run("botchan-unigram", "Hello world", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert [b["name"] for b in out["backends"]] == ["ref", "sentencepiece"]
-    assert out["backends"][1]["ids"] == [151, 88, 21, 887]
+    # the pinned .model, and the GGUF and tokenizer.json tokparity derives from it (models.toml `derived`)
+    assert [b["name"] for b in out["backends"]] == ["ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf"]
+    assert [b["ids"] for b in out["backends"]] == [[151, 88, 21, 887]] * 5
 
 
 def test_render_failure_lines():
