@@ -240,3 +240,36 @@ def test_whitespace_collapse_sentencepiece_strips_literal_space_marks(zoo, llama
     c = classify("▁▁", oracle, other, vocab)
     assert c.cls == "whitespace-collapse", c.evidence
     assert "oracle strips all of it" in c.evidence
+
+
+@pytest.fixture(scope="module")
+def mpt(zoo):
+    """mpt's vocabulary holds runs of spaces as user-defined tokens (50254-50276); llama.cpp
+    matches them whole, transformers' GGUF converter never adds them (real case, survey 2026-11-22)."""
+    from tokparity.backends.registry import make_backend
+
+    model = zoo("mpt")
+    backend = make_backend("hf-gguf", model)
+    yield model.files["gguf"], load_vocab(model.files["gguf"]), backend
+    backend.close()
+
+
+def test_user_defined_whitespace_token_matched_whole_on_one_side(mpt, llama):
+    path, vocab, hf_gguf = mpt
+    text = "def f():\n    return 1"
+    oracle, other = llama(path)(text), hf_gguf.encode(text)
+    assert 50274 in oracle and 50274 not in other
+    c = classify(text, oracle, other, vocab)
+    assert c.cls == "user-defined", c.evidence
+    assert "user-defined piece 50274 '    '" in c.evidence
+
+
+def test_added_token_priority_inside_a_word(mpt, llama):
+    """Two spaces between words: llama.cpp takes the added token '  ' (50276), the other side
+    splits them into the model's own 'Ġ' + 'Ġworld'."""
+    path, vocab, hf_gguf = mpt
+    text = "hello  world"
+    oracle, other = llama(path)(text), hf_gguf.encode(text)
+    assert oracle == [25521, 50276, 10186] and other == [25521, 209, 1533]
+    c = classify(text, oracle, other, vocab)
+    assert c.cls == "added-token-priority", c.evidence
