@@ -23,6 +23,7 @@ from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
+from tokparity.diff.decode import classify_decode
 from tokparity.errors import TokparityError
 from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal, holding_ctrl_c
 from tokparity.known import KnownList
@@ -53,6 +54,7 @@ class CompareOptions:
     # Backends made by the caller, by name, used instead of making them (regress: the stored goldens
     # as the oracle; the pytest plugin: a user's Python callable as the engine).
     ready: dict[str, Backend] = field(default_factory=dict)
+    decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -223,6 +225,11 @@ class ModelRun:
                 record.verdicts[name] = SKIPPED
             elif ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
                 record.verdicts[name] = AGREE
+                mismatch = self._decode_mismatch(case, oracle_name, name, ans.ids) if self.options.decode else None
+                if mismatch is not None:
+                    mismatch.partition = partition
+                    record.verdicts[name] = [mismatch.cls, ""]
+                    record.mismatches.append(mismatch)
             else:
                 mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
                 mismatch.partition = partition
@@ -279,6 +286,27 @@ class ModelRun:
         if len(note["first"]) < TOO_LONG_LISTED:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
                                   "chars": record.too_long})
+
+    def _decode_mismatch(self, case: Case, oracle_name: str, name: str, ids: list[int]) -> Mismatch | None:
+        """With --decode: the ids both sides agree on, decoded by each; a Mismatch if the texts
+        differ. Golden ids cannot decode by themselves, so the next oracle in the chain decodes."""
+        decoder = next((n for n in self.chain if n != "golden" and n in self.backends), None)
+        if decoder is None or decoder == name:
+            return None
+        try:
+            want, got = self.backends[decoder].decode(ids), self.backends[name].decode(ids)
+        except NotImplementedError:
+            return None  # a backend without decode (a cmd: engine may answer "unsupported")
+        except Exception as e:  # a decoder that fails on ids it produced itself is a finding
+            want, got = "", f"<decode failed: {type(e).__name__}: {e}>"
+        if want == got:
+            return None
+        verdict = classify_decode(case.text, want, got)
+        pieces = _pieces(self.vocab, ids)
+        return Mismatch(
+            model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,
+            backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
+            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
 
     def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer) -> Mismatch:
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered

@@ -27,6 +27,9 @@ def add_parser(sub) -> None:
                                                        "model's original library, golden ids where they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
+    p.add_argument("--decode", action="store_true",
+                   help="also decode the ids each backend agrees on and compare the texts (decode-cleanup, "
+                        "decode-roundtrip)")
     p.add_argument("--known", action="append", metavar="FILE", default=[],
                    help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
     p.add_argument("--no-builtin-known", action="store_true",
@@ -43,7 +46,7 @@ def add_parser(sub) -> None:
 
 # The arguments a journal stores, so that `--resume DIR` needs no others.
 RESUMED = ("models", "corpora", "backends", "oracle", "add_special", "parse_special", "known", "no_builtin_known",
-           "max_chars")
+           "max_chars", "all", "decode")
 PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
 
 
@@ -69,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_chars is not None and args.max_chars < 0:
         raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                             decode=getattr(args, "decode", False),
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr,
                              known=load_known(args.known, builtin=not args.no_builtin_known),
