@@ -31,8 +31,10 @@ def test_ref_equals_llamacpp_on_generated_text(ref, llama, model):
 @pytest.mark.parametrize("model", ["llama-spm", "phi-3", "llama-bpe", "qwen2", "gpt-2", "deepseek-coder", "gemma-4"])
 def test_decode_encode_roundtrip(ref, model):
     """SPM with byte fallback and byte-level BPE promise exact text back, except where llama.cpp's
-    decode cleans up spaces (clean_spaces) or the dummy prefix meets leading spaces."""
+    decode cleans up spaces (clean_spaces) or the dummy prefix meets leading spaces, and except a
+    literal '▁' in SPM text, which is the escaped space itself and decodes as one (Hypothesis found it)."""
     tok = ref(model)
+    spm = tok.vocab.algorithm == "spm"
 
     @PROPERTY
     @given(TEXTS)
@@ -43,7 +45,7 @@ def test_decode_encode_roundtrip(ref, model):
             from tokparity.reference.decode import clean_up_spaces
             assert decoded.encode() == clean_up_spaces(text.encode())
         else:
-            assert decoded == text
+            assert decoded == (text.replace("\u2581", " ") if spm else text)
 
     check()
 

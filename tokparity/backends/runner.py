@@ -52,10 +52,10 @@ def run_cases(backend: Backend, texts: Iterable[str | tuple[str, str]], add_spec
     cases = [(str(n), item) if isinstance(item, str) else item for n, item in enumerate(texts)]
     saved = getattr(backend, "timeout", None)
     if timeout is not None and saved is not None:
-        backend.timeout = timeout
+        setattr(backend, "timeout", timeout)  # out-of-process backends only (they have the attribute)
     try:
         answers = backend.encode_many([text for _, text in cases], add_special, parse_special)
     finally:
         if timeout is not None and saved is not None:
-            backend.timeout = saved
+            setattr(backend, "timeout", saved)
     return [_record(case_id, text, result, seconds) for (case_id, text), (result, seconds) in zip(cases, answers)]

@@ -38,7 +38,7 @@ class Divergence:
 def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
     opcodes = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).get_opcodes()
     hunks = [((i1, i2), (j1, j2)) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
-    d = Divergence(opcodes=opcodes, hunks=hunks)
+    d = Divergence(opcodes=[(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes], hunks=hunks)
     if hunks:
         d.first = (hunks[0][0][0], hunks[0][1][0])
         d.last = (hunks[-1][0][1], hunks[-1][1][1])
@@ -59,7 +59,7 @@ def add_byte_spans(d: Divergence, vocab: Vocab, a: Sequence[int], b: Sequence[in
     Offsets are in the bytes the tokens decode to, which equal the input's bytes except where a
     side adds something the input lacks (a dummy-prefix space) or normalizes it away.
     """
-    if d.equal:
+    if d.first is None or d.last is None:  # equal: nothing to locate
         return d
     oa, ob = byte_offsets(vocab, a), byte_offsets(vocab, b)
     d.a_span = (oa[d.first[0]], oa[d.last[0]])

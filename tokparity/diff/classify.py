@@ -121,6 +121,7 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
         return found("bos-eos", f"ids differ only at the ends by special ids: oracle has {_ids(vocab, extra_a)}, "
                                 f"backend has {_ids(vocab, extra_b)}")
 
+    assert d.first is not None and d.last is not None and d.a_span is not None and d.b_span is not None  # a != b
     (i1, j1), (i2, j2) = d.first, d.last
     hunk_a, hunk_b = list(a[i1:i2]), list(b[j1:j2])
     types_a, types_b = _types(vocab, hunk_a), _types(vocab, hunk_b)
@@ -212,11 +213,13 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
             side = "oracle" if not dec_a else "backend"
             return found("whitespace-collapse", f"the text is only whitespace and the {side} strips all of it: "
                                                 f"oracle {_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}")
+        sa: str | None
+        sb: str | None
         try:
             sa, sb = dec_a.decode("utf-8"), dec_b.decode("utf-8")
         except UnicodeDecodeError:
             sa = sb = None
-        if sa is not None and any(unicodedata.normalize(f, sa) == unicodedata.normalize(f, sb)
+        if sa is not None and sb is not None and any(unicodedata.normalize(f, sa) == unicodedata.normalize(f, sb)
                                   for f in ("NFKC", "NFC", "NFKD", "NFD")):
             return found("normalization", f"the decoded texts differ but are equal after Unicode normalization: "
                                           f"oracle {_around(dec_a, d.a_span)!r} vs backend {_around(dec_b, d.b_span)!r}")

@@ -28,6 +28,8 @@ Each pipeline is built from small stage modules, one per algorithm and stage:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tokparity.errors import TokparityError
 from tokparity.vocab.model import Vocab
 
@@ -39,11 +41,12 @@ class RefTokenizer:
 
     def __init__(self, vocab: Vocab):
         self.vocab = vocab
+        pipelines: Mapping[str, type]
         if vocab.source_format == "gguf":
-            from tokparity.reference.llama import PIPELINES
+            from tokparity.reference.llama import PIPELINES as pipelines
             self.flavour = "llama.cpp"
         elif vocab.source_format == "spm-model":
-            from tokparity.reference.sentencepiece import PIPELINES
+            from tokparity.reference.sentencepiece import PIPELINES as pipelines
             self.flavour = "sentencepiece"
         elif vocab.source_format == "hf-json":
             from tokparity.reference.hf import pipeline_for
@@ -52,10 +55,10 @@ class RefTokenizer:
             return
         else:
             raise TokparityError(f"{vocab.source or 'vocabulary'}: unknown source format {vocab.source_format!r}")
-        pipeline = PIPELINES.get(vocab.algorithm)
+        pipeline = pipelines.get(vocab.algorithm)
         if pipeline is None:
             raise TokparityError(f"{vocab.source}: the ref backend has no {vocab.algorithm!r} tokenizer for "
-                                 f"{self.flavour} files (it has: {', '.join(PIPELINES)})")
+                                 f"{self.flavour} files (it has: {', '.join(pipelines)})")
         self.pipeline = pipeline(vocab)
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:

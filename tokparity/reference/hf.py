@@ -219,7 +219,7 @@ class HfBpe:
         for a in self.added:
             if 0 <= a["id"] < len(self.tokens):
                 self.tokens[a["id"]] = a["content"]
-        self.token_to_id = {}
+        self.token_to_id: dict[str, int] = {}
         for i, t in enumerate(self.tokens):
             self.token_to_id.setdefault(t, i)
         self.types = vocab.token_types
@@ -322,8 +322,7 @@ class HfBpe:
         kinds = [d.get("type") for d in self.decoders]
         if "ByteLevel" in kinds:
             table = unicode_to_byte()
-            data = bytes(table.get(c, 0x3F) for t in tokens for c in t)
-            return bytes_to_text(data, errors)
+            return bytes_to_text(bytes(table.get(c, 0x3F) for t in tokens for c in t), errors)
         data = bytearray()
         for t in tokens:
             if "ByteFallback" in kinds and len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
@@ -342,7 +341,9 @@ def _template(post) -> tuple[list[int], list[int]]:
     for p in _components(post, "processors"):
         if p.get("type") == "TemplateProcessing":
             specials = p.get("special_tokens") or {}
-            before, after, seen = [], [], False
+            before: list[int] = []
+            after: list[int] = []
+            seen = False
             for item in p.get("single") or []:
                 if "Sequence" in item:
                     seen = True

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.normalize import SpNormalizer
+from tokparity.reference.specials import Special
 from tokparity.reference.spm import byte_piece, spm_merge
 from tokparity.reference.ugm import SENTENCEPIECE, UgmModel
 from tokparity.vocab.model import TokenType, Vocab
@@ -39,7 +40,7 @@ class SentencePiecePipeline:
             escape_whitespaces=f.escape_whitespaces is not False,
             treat_whitespace_as_suffix=bool(f.treat_whitespace_as_suffix), flavour="sentencepiece")
         self.byte_fallback = bool(f.byte_fallback)
-        self.specials = []
+        self.specials: list[Special] = []  # SentencePiece never parses special-token text
 
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)
@@ -104,7 +105,9 @@ class SentencePieceBpe(SentencePiecePipeline):
 
     def initial_symbols(self, text: str) -> tuple[list[str], set[int]]:
         """One symbol per code point, except user-defined pieces, which are one frozen symbol."""
-        symbols, frozen, i = [], set(), 0
+        symbols: list[str] = []
+        frozen: set[int] = set()
+        i = 0
         while i < len(text):
             for piece in self.user_sorted:
                 if text.startswith(piece, i):

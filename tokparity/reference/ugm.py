@@ -119,8 +119,9 @@ class UgmModel:
                 # SentencePiece subtracts the current score from every stored path score so
                 # float32 keeps its precision on long inputs.
                 for k in range(i, frontier + 1):
-                    if best[k] is not None and (k == i or best[k].start != -1):
-                        best[k].score = f32(best[k].score - base) if float32 else best[k].score - base
+                    node = best[k]
+                    if node is not None and (k == i or node.start != -1):
+                        node.score = f32(node.score - base) if float32 else node.score - base
                 base = 0.0
             single = False
             j = i + 1
@@ -157,6 +158,7 @@ class UgmModel:
         j = len(text)
         while j > 0:
             node = best[j]
+            assert node is not None  # every position ends some path (one piece per code point at worst)
             out.append((node.token_id, text[node.start:j]))
             j = node.start
         out.reverse()

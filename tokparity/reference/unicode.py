@@ -94,7 +94,8 @@ def char_class(mask: int, exclude: int = 0) -> str:
     Used to give a pre-tokenizer regex llama.cpp's own idea of ``\\p{L}``, ``\\p{N}``, ``\\s``.
     """
     parts = []
-    run_start = run_end = None
+    run_start: int | None = None
+    run_end = -1  # no run yet: no code point range ends here
     for start, end, value in _runs():
         if value & mask and not value & exclude:
             if run_end == start:

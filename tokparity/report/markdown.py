@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tokparity.results import Results
+from tokparity.results import Mismatch, Results
 from tokparity.textview import visible
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
@@ -38,8 +38,11 @@ def render(results: Results, examples: int = 5) -> str:
         # The unexplained ones first: they are what the reader must act on; then one example per
         # known divergence, so the list shows what each reviewed entry looks like.
         unexplained = [m for m in results.mismatches if not m.known]
-        seen_known: set[str] = set()
-        known = [m for m in results.mismatches if m.known and not (m.known in seen_known or seen_known.add(m.known))]
+        first_of: dict[str, Mismatch] = {}
+        for m in results.mismatches:
+            if m.known:
+                first_of.setdefault(m.known, m)
+        known = list(first_of.values())
         lines += ["", "## First unexplained mismatches" if unexplained else "## Known divergences, one example each", ""]
         for m in (unexplained or known)[:examples]:
             tag = f" (known: {md(m.known)})" if m.known else ""
