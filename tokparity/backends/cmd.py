@@ -44,10 +44,14 @@ import sys
 import time
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, EncodeResult, NotCovered
 from tokparity.errors import TokparityError
 from tokparity.zoo import FILE_ROLES, ModelFiles
+
+if TYPE_CHECKING:
+    from tokparity.vocab import Vocab
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP_TIMEOUT = 60.0
@@ -123,7 +127,7 @@ class EngineProcess:
         self._buf = bytearray()
         self._stderr = bytearray()
         self._junk: list[str] = []
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
 
     # -- process life ----------------------------------------------------------------------------
 
@@ -142,6 +146,7 @@ class EngineProcess:
         self._buf.clear()
         self._junk.clear()
         self._stderr.clear()  # a crash report quotes this process, not the one before
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPE
         self._in_fd, self._out_fd, self._err_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         os.set_blocking(self._in_fd, False)
         self._poll = select.poll()
@@ -194,7 +199,8 @@ class EngineProcess:
             _kill_group(self.proc)
             for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 try:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 except OSError:
                     pass
             self.proc = None
@@ -204,7 +210,8 @@ class EngineProcess:
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
             self.proc.wait(timeout=1.0)
         except (OSError, subprocess.TimeoutExpired):
             pass
@@ -367,6 +374,7 @@ class EngineProcess:
 
     def _death_detail(self, when: str) -> str:
         proc = self.proc
+        assert proc is not None  # called while the process that died is still ours
         try:
             proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:  # stdout closed but still alive: finish it
@@ -407,7 +415,7 @@ class ProtocolBackend(Backend):
         self.engine = engine
         self.model = model
         self.timeout = float(timeout)
-        self._vocab = None
+        self._vocab: Vocab | None = None
 
     @property
     def version(self) -> str:
@@ -451,11 +459,14 @@ class ProtocolBackend(Backend):
                     parse_special: bool = False) -> list[tuple[EncodeResult | CaseFailure, float]]:
         """Pipelined: the requests go out while the replies come back."""
         bodies = [encode_body(t, add_special, parse_special) for t in texts]
-        out = []
-        for result, junk, seconds in self.engine.request_many(bodies, self.timeout):
-            if not isinstance(result, CaseFailure):
+        out: list[tuple[EncodeResult | CaseFailure, float]] = []
+        for reply, junk, seconds in self.engine.request_many(bodies, self.timeout):
+            result: EncodeResult | CaseFailure
+            if isinstance(reply, CaseFailure):
+                result = reply
+            else:
                 try:
-                    result = self._encode_result(result, junk)
+                    result = self._encode_result(reply, junk)
                 except CaseFailure as e:
                     result = e
             out.append((result, seconds))

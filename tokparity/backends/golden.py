@@ -13,11 +13,16 @@ tokparity's reference decoder.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend, NotCovered
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.golden import GoldenCase, read_golden
+
+if TYPE_CHECKING:
+    from tokparity.reference import RefTokenizer
+    from tokparity.vocab import Vocab
 
 
 class GoldenBackend(Backend):
@@ -36,8 +41,8 @@ class GoldenBackend(Backend):
         self._ids: dict[str, list[int]] = {}
         for case in self.cases:  # a text listed twice keeps its first ids, as a reader of the file would
             self._ids.setdefault(case.text, list(case.ids))
-        self._vocab = None
-        self._ref = None
+        self._vocab: Vocab | None = None
+        self._ref: RefTokenizer | None = None
 
     @property
     def version(self) -> str:

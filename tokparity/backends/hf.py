@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import tokenizers
 
@@ -95,6 +96,7 @@ class HFBackend(TokenizersBackend):
         json_path = model.path("tokenizer_json")
         if loader is None:
             loader = "tokenizers" if json_path else "transformers"
+        tok: tokenizers.Tokenizer | None
         if loader == "tokenizers":
             if json_path is None:
                 raise TokparityError(f"model {model.name}: the hf backend needs a tokenizer.json, and it has none "
@@ -122,7 +124,8 @@ class HFBackend(TokenizersBackend):
         if tok is not None:
             super().__init__(tok)
         else:  # a slow (Python) tokenizer: no stages to show
-            self.tok, self.n_vocab = None, len(self.auto)
+            # tok stays None: every method checks it first and uses self.auto instead
+            self.tok, self.n_vocab = None, len(cast(Any, self.auto))  # type: ignore[assignment]
 
     @property
     def version(self) -> str:

@@ -77,6 +77,9 @@ class HFGGUFBackend(TokenizersBackend):
             )
             self._version = f"{transformers.__version__} (tokenizers {tokenizers.__version__})"
             architecture = vocab.extra.get("general.architecture") or vocab.extra.get("tokenizer.ggml.model")
+            if not isinstance(architecture, str):
+                raise TokparityError(f"{self.path.name}: no general.architecture or tokenizer.ggml.model; transformers "
+                                     "needs one to pick its tokenizer converter")
             mapping = GGUF_TOKENIZER_MAPPING["tokenizer"]
             try:
                 tok, _ = convert_gguf_tokenizer(architecture, tokenizer_dict(vocab, mapping))

@@ -107,7 +107,7 @@ def handle(backend: Backend, req: dict) -> dict:
         if op == "encode":
             result = backend.encode_with_notes(req["text"], bool(req.get("add_special")),
                                                bool(req.get("parse_special")))
-            reply = {"ids": [int(i) for i in result.ids]}
+            reply: dict[str, object] = {"ids": [int(i) for i in result.ids]}
             if result.notes:
                 reply["notes"] = list(result.notes)
             return reply

@@ -18,10 +18,14 @@ import inspect
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
+
+if TYPE_CHECKING:
+    from tokparity.vocab import Vocab
 
 
 def check_target(target: str) -> tuple[str, str]:
@@ -40,6 +44,8 @@ def load_target(target: str):
         if not path.is_file():
             raise TokparityError(f"py:{target}: no such file {path}")
         spec = importlib.util.spec_from_file_location(f"tokparity_user_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise TokparityError(f"py:{target}: {path} cannot be imported as a Python module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
@@ -72,15 +78,16 @@ class PyFuncBackend(Backend):
             raise TokparityError(f"py backend: unknown option(s) {', '.join(sorted(opts))}")
         self.name = f"py:{target}"
         self.model = model
-        module, obj = load_target(target)
+        module, found = load_target(target)
+        obj = cast(Any, found)  # a user's class or callable: its shape is checked by calling it
         self._version = str(getattr(module, "__version__", ""))
         if inspect.isclass(obj):
-            instance = obj({role: str(p) for role, p in model.files.items()})
+            instance = cast(Any, obj)({role: str(p) for role, p in model.files.items()})
             self._encode = instance.encode
             self._decode = getattr(instance, "decode", None)
         else:
             self._encode, self._decode = obj, None
-        self._vocab = None
+        self._vocab: Vocab | None = None
 
     @property
     def version(self) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokparity.backends.base import Backend
@@ -94,7 +95,7 @@ def _install_hint(spec: BackendSpec) -> str:
     return f"pip install 'tokparity[{spec.extra}]'" if spec.extra else f"pip install {spec.package}"
 
 
-def backend_class(name: str) -> type[Backend]:
+def backend_class(name: str) -> Callable[..., Backend]:
     """The class behind a built-in name, imported now; ``BackendUnavailable`` says what to install."""
     spec = BUILTIN.get(name)
     if spec is None:

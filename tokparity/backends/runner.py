@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from tokparity.backends.base import Backend, CaseFailure, EncodeResult
 
@@ -51,11 +52,12 @@ def run_cases(backend: Backend, texts: Iterable[str | tuple[str, str]], add_spec
     cannot be interrupted, so there it has no effect)."""
     cases = [(str(n), item) if isinstance(item, str) else item for n, item in enumerate(texts)]
     saved = getattr(backend, "timeout", None)
+    timed = cast(Any, backend)  # out-of-process backends only: they have the attribute
     if timeout is not None and saved is not None:
-        setattr(backend, "timeout", timeout)  # out-of-process backends only (they have the attribute)
+        timed.timeout = timeout
     try:
         answers = backend.encode_many([text for _, text in cases], add_special, parse_special)
     finally:
         if timeout is not None and saved is not None:
-            setattr(backend, "timeout", saved)
+            timed.timeout = saved
     return [_record(case_id, text, result, seconds) for (case_id, text), (result, seconds) in zip(cases, answers)]

@@ -26,6 +26,7 @@ import shutil
 import sys
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 from tokparity.errors import TokparityError
 from tokparity.textview import visible
@@ -177,7 +178,9 @@ def render_text(model_name: str, text: str, answers: list[Answer], add_special: 
         if not a.ids:
             lines.append(head + "(no tokens)")
         cells = [(str(i), visible(p)) for i, p in zip(a.ids, a.pieces)]
-        row_ids, row_pieces, used = [], [], 0
+        row_ids: list[str] = []
+        row_pieces: list[str] = []
+        used = 0
         first_line = True
         for cid, cpiece in cells:
             w = max(_width(cid), _width(cpiece))
@@ -252,12 +255,13 @@ def run(args: argparse.Namespace) -> int:
 def print_trace(model, text: str, add_special: bool, parse_special: bool, to) -> None:
     """The reference's own account of this text, step by step (with --json it goes to stderr,
     so stdout stays one JSON document)."""
+    from tokparity.backends.ref import RefBackend
     from tokparity.backends.registry import make_backend
 
     ref = make_backend("ref", model)
     try:
         print(f"\ntrace of ref on {model.name}:", file=to)
-        for line in ref.trace(text, add_special, parse_special):
+        for line in cast(RefBackend, ref).trace(text, add_special, parse_special):
             print(f"  {line}", file=to)
     finally:
         ref.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from typing import Any
 
 from tokparity.errors import TokparityError
 from tokparity.vocab import Vocab, load_vocab
@@ -63,7 +64,7 @@ def inspect_model(spec: str) -> dict:
     vocabs = [(role, load_vocab(model.files[role])) for role in roles]
     if not vocabs:
         raise TokparityError(f"{spec}: no tokenizer file (.gguf, .model or tokenizer.json) found")
-    result = {"model": model.name, "origin": model.origin, "description": model.description,
+    result: dict[str, Any] = {"model": model.name, "origin": model.origin, "description": model.description,
               "files": [describe(v, role) for role, v in vocabs]}
     for f in result["files"]:  # a file tokparity converted is labelled as such, with what it lost
         d = model.derived.get(f["role"])

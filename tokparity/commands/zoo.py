@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from tokparity.errors import TokparityError
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     manifest = load_manifest()
     if args.zoo_command == "list":
-        rows = [{"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
+        rows: list[dict[str, Any]] = [{"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
                  "cached": all(is_cached(f) for f in m.files.values()), "description": m.description,
                  "derived": _derived_rows(m)}
                 for name, m in manifest.models.items()]
@@ -53,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = [n for n in names if n not in manifest.models]
         if unknown:
             raise TokparityError(f"unknown zoo model {unknown[0]!r}; see 'tokparity zoo list'")
-        files = [f for n in names for f in manifest.models[n].files.values()]
+        pinned = [f for n in names for f in manifest.models[n].files.values()]
         if not args.models:
-            files += list(manifest.texts.values())
-        fetch_files(files, manifest)
+            pinned += list(manifest.texts.values())
+        fetch_files(pinned, manifest)
         from tokparity.zoo.derived import derived_files
         for n in names:  # then the files tokparity derives from them (models.toml `derived`)
             derived_files(manifest.models[n], build=True)

@@ -106,8 +106,8 @@ def gguf_to_spm_model(src: str | os.PathLike, out: str | os.PathLike) -> Warning
     ts.vocab_size = vocab.size
     ts.byte_fallback = has_bytes
     for role in SPM_ROLES:
-        i = vocab.special_ids.get(role)
-        if i is None or not 0 <= i < vocab.size:
+        i = vocab.special_ids.get(role, -1)
+        if not 0 <= i < vocab.size:
             i = -1
         setattr(ts, f"{role}_id", i)
         if i >= 0:
