@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure
@@ -262,7 +263,7 @@ class ModelRun:
             self._count_tags(record.tally, mismatch=False)
             if verdict == AGREE:
                 continue
-            cls, known = verdict
+            cls, known = cast(list, verdict)  # [class, known-divergence id]
             mismatch = by_backend.get(name)
             if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
                 if self.options.known:
@@ -320,7 +321,8 @@ class ModelRun:
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
             cls, evidence = c.cls, c.evidence
-            first = align(oracle.ids, ans.ids).first[0] if c.divergence is None else c.divergence.first[0]
+            divergence = c.divergence or align(oracle.ids, ans.ids)
+            first = divergence.first[0] if divergence.first is not None else 0
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
         return Mismatch(

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.compare import CompareOptions, ModelRun, _ask, oracle_chain
+from tokparity.compare import CompareOptions, ModelRun, _Answer, _ask, oracle_chain
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.generators import char_rank, generate_all
@@ -195,7 +195,7 @@ class Fuzzer:
         self.keys: set[tuple[str, str]] = set()
         self.seen: set[str] = set()
         self.stop = False
-        self._oracle_cache: dict[str, object] = {}
+        self._oracle_cache: dict[str, _Answer] = {}
         self._last_progress = self.started
         self.journal = options.journal
         self.n = 0  # position of the next distinct case (the journal's key)

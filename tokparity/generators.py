@@ -243,8 +243,8 @@ def codepoints(vocab: Vocab | None = None, seed: int = 0) -> Iterator[Case]:
     first = list(range(0x100))
     rng.shuffle(first)
     streams = []
-    for cat, cps in assigned_codepoints().items():
-        cps = [cp for cp in cps if cp >= 0x100]
+    for cat, assigned in assigned_codepoints().items():
+        cps = [cp for cp in assigned if cp >= 0x100]
         rng.shuffle(cps)
         streams.append(_tagged(cps, {"category": cat}))
     head = ((chr(cp), {"category": unicodedata.category(chr(cp))}) for cp in first)

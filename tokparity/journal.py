@@ -23,6 +23,7 @@ newline, or not JSON) is dropped on resume and its case is run again.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
 import json
@@ -313,7 +314,7 @@ def stored_args(args: object, keys: tuple[str, ...], paths: tuple[str, ...] = ()
     return stored
 
 
-def take_args(args: object, header: dict, folder: str, command: str, paths: tuple[str, ...] = ()) -> None:
+def take_args(args: argparse.Namespace, header: dict, folder: str, command: str, paths: tuple[str, ...] = ()) -> None:
     """Give ``args`` the interrupted run's arguments; one the user gives again must be the same."""
     if getattr(args, "out", None) and Path(args.out).resolve() != Path(folder).resolve():
         raise TokparityError(f"--resume {folder} writes its reports there; drop -o {args.out}")

@@ -160,5 +160,5 @@ def any_text(vocab: Vocab | None = None) -> st.SearchStrategy[str]:
         if special_texts(vocab):
             options.append(special_mixes(vocab))
     options.append(st.sampled_from(sorted(SCRIPTS)).flatmap(script_texts))
-    options.append(st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=20))
+    options.append(st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20))
     return st.one_of(options)

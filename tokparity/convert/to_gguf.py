@@ -360,4 +360,5 @@ def _component_types(config) -> set[str]:
     if config.get("type") == "Sequence":
         inner = config.get("normalizers") or config.get("pretokenizers") or []
         return {t for c in inner for t in _component_types(c)}
-    return {config.get("type")} if config.get("type") else set()
+    kind = config.get("type")
+    return {kind} if isinstance(kind, str) else set()

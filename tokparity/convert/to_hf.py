@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import types
 import warnings as _warnings
+from typing import Any, cast
 
 from tokparity.convert import Warnings
 from tokparity.errors import MissingDependency, TokparityError
@@ -41,8 +42,10 @@ def spm_model_to_hf_json(src: str | os.PathLike, out: str | os.PathLike) -> Warn
         converter = SpmConverter(original)
     proto = converter.proto
     model_cls = BPE if vocab.algorithm == "spm" else Unigram
-    kwargs = SentencePieceExtractor(str(src)).extract(model_cls)
+    # transformers 5 returns a dict of constructor arguments here; its annotation still says a tuple
+    kwargs: dict[str, Any] = cast(Any, SentencePieceExtractor(str(src)).extract(model_cls))
     byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    model: BPE | Unigram
     if model_cls is BPE:
         model = BPE(kwargs["vocab"], kwargs["merges"], unk_token=proto.trainer_spec.unk_piece, fuse_unk=True,
                     byte_fallback=byte_fallback, dropout=None)

@@ -40,9 +40,15 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from tokparity.robustness.mutators import Mutant, Recipe
+
+Tag = TypeVar("Tag")  # whatever the caller pairs with each mutant, handed back with its outcome
 
 OK, CLEAR, BAD = "ok", "clear-error", "bad"
 OUTCOMES = (OK, CLEAR, BAD)
@@ -293,7 +299,7 @@ class LoaderPool:
         """Write ``mutant`` (a ``Mutant`` or a ``Recipe``) to a scratch folder and load it."""
         return self._check(mutant)[1]
 
-    def _check(self, mutant) -> tuple[object, Outcome]:
+    def _check(self, mutant) -> tuple[Mutant, Outcome]:
         if hasattr(mutant, "build"):
             mutant = mutant.build()
         with self._lock:
@@ -310,11 +316,11 @@ class LoaderPool:
             with self._lock:
                 self._free.append((worker, folder))
 
-    def map(self, items: Iterable[tuple[object, object]]) -> Iterator[tuple[object, object, Outcome]]:
+    def map(self, items: Iterable[tuple[Tag, Mutant | Recipe]]) -> Iterator[tuple[Tag, Mutant, Outcome]]:
         """``(tag, mutant or recipe)`` in, ``(tag, mutant, outcome)`` out as they complete;
         at most two mutants per worker are built at a time."""
         with ThreadPoolExecutor(self.workers) as ex:
-            pending: dict = {}
+            pending: dict[Future, Tag] = {}
             for tag, m in items:
                 pending[ex.submit(self._check, m)] = tag
                 if len(pending) >= 2 * self.workers:

@@ -38,6 +38,7 @@ import struct
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 ABSURD = (2**31, 2**32 - 1, 2**32, 2**63, 2**64 - 1)
 _POW = {2**31: "2**31", 2**32 - 1: "2**32-1", 2**32: "2**32", 2**63: "2**63", 2**64 - 1: "2**64-1"}
@@ -319,27 +320,28 @@ def gguf_structural(layout: GGUFLayout, rng: random.Random, name: str, per_array
 
     # Arrays one element short of or longer than the vocabulary.
     for key in ("tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
-        rec = layout.record(key)
-        if rec is not None:
-            etype, count = struct.unpack_from("<IQ", data, rec.type_at + 4)
+        arr = layout.record(key)
+        if arr is not None:
+            etype, count = struct.unpack_from("<IQ", data, arr.type_at + 4)
             width = GGUF_SIZES.get(etype, 0)
-            elems = data[rec.type_at + 16:rec.end]
+            elems = data[arr.type_at + 16:arr.end]
             for label, new in (("short", elems[:-width]), ("long", elems + elems[-width:])):
                 payload = struct.pack("<IQ", etype, len(new) // max(width, 1)) + new
-                add(f"count-mismatch {key} {label}", _replace_value, data, rec, GGUF_ARRAY, payload)
+                add(f"count-mismatch {key} {label}", _replace_value, data, arr, GGUF_ARRAY, payload)
             # The right count, values no int32 holds (llama.cpp reads the array as int32).
-            for label, etype2, value in (("uint32=2**32-1", U32, 2**32 - 1), ("uint8=255", U8, 255),
-                                         ("float64=1e300", F64, 1e300)):
-                add(f"retype-array {key} {label}", _replace_value, data, rec, GGUF_ARRAY,
-                    gguf_array(etype2, [value] * count))
+            hostile: tuple[tuple[str, int, float], ...] = (("uint32=2**32-1", U32, 2**32 - 1), ("uint8=255", U8, 255),
+                                                           ("float64=1e300", F64, 1e300))
+            for label, etype2, bad_value in hostile:
+                add(f"retype-array {key} {label}", _replace_value, data, arr, GGUF_ARRAY,
+                    gguf_array(etype2, [bad_value] * count))
 
     # A hostile precompiled_charsmap.
-    rec = layout.record("tokenizer.ggml.precompiled_charsmap")
-    if rec is not None:
-        blob = data[rec.type_at + 16:rec.end]
+    charsmap = layout.record("tokenizer.ggml.precompiled_charsmap")
+    if charsmap is not None:
+        blob = data[charsmap.type_at + 16:charsmap.end]
         for label, bad in hostile_charsmaps(blob, rng):
             payload = struct.pack("<IQ", U8, len(bad)) + bad
-            add(f"charsmap {label}", _replace_value, data, rec, GGUF_ARRAY, payload)
+            add(f"charsmap {label}", _replace_value, data, charsmap, GGUF_ARRAY, payload)
     return out
 
 
@@ -352,9 +354,9 @@ def gguf_random(layout: GGUFLayout, rng: random.Random, name: str, structural: l
         cut = rng.choice(gguf_truncations(layout, rng, per_array=4)) if rng.random() < 0.7 else rng.randrange(len(data))
         return Mutant(f"gguf/truncate@{cut}", data[:cut], name)
     if roll < 0.6:
-        structural = [i for s in layout.spans if s.kind not in ("string", "elements", "key")
-                      for i in range(s.start, s.end)] if rng.random() < 0.5 else None
-        mutated, where = flip_bits(data, rng, rng.randint(1, 4), structural)
+        positions = [i for s in layout.spans if s.kind not in ("string", "elements", "key")
+                     for i in range(s.start, s.end)] if rng.random() < 0.5 else None
+        mutated, where = flip_bits(data, rng, rng.randint(1, 4), positions)
         return Mutant(f"gguf/flip {where}", mutated, name)
     return rng.choice(structural if structural is not None else gguf_structural(layout, rng, name, per_array=2)).build()
 
@@ -369,7 +371,7 @@ class PBField:
 
     field: int
     wire: int
-    value: object
+    value: Any  # by wire type: int (0), bytes (1, 5, and 2 unparsed) or list[PBField] (2 parsed)
     raw: bytes | None = None
 
 
@@ -526,12 +528,12 @@ def spm_structural(data: bytes, rng: random.Random, name: str, pieces: int = 4) 
         set_sub(f"piece#0-type={_show(v)}", 1, 3, PBField(3, 0, v))
     set_sub("piece#0-not-utf8", 1, 1, PBField(1, 2, b"\xc3\x28\xff"))
     set_sub("piece#0-score-nan", 1, 2, PBField(2, 5, b"\0\0\xc0\x7f"))
-    i = next((k for k, f in enumerate(tree) if f.field == 3), None)
-    if i is not None:
-        blob = next((g.value for g in tree[i].value if g.field == 2), b"")  # type: ignore[union-attr]
+    normalizer = next((k for k, f in enumerate(tree) if f.field == 3), None)
+    if normalizer is not None:
+        blob = next((g.value for g in tree[normalizer].value if g.field == 2), b"")
         if blob:
-            for label, bad in hostile_charsmaps(blob, rng):  # type: ignore[arg-type]
-                set_sub(f"charsmap {label}", 3, 2, PBField(2, 2, bad))
+            for label, bad_blob in hostile_charsmaps(blob, rng):
+                set_sub(f"charsmap {label}", 3, 2, PBField(2, 2, bad_blob))
     return out
 
 
