@@ -22,7 +22,6 @@ with the pinned files.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -30,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata, resources
@@ -38,7 +37,7 @@ from pathlib import Path
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
-from tokparity.zoo.fetch import cache_dir, cached_path, is_cached
+from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached
 from tokparity.zoo.manifest import ZooModel
 
 # The converter target of each role, and the library whose version is part of that converter.
@@ -94,16 +93,8 @@ def _folder(model: str, role: str, key: str) -> Path:
     return derived_root() / model / f"{role}-{key}"
 
 
-@contextlib.contextmanager
-def _lock() -> Iterator[None]:
-    root = derived_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".build.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+def _lock() -> contextlib.AbstractContextManager[None]:
+    return file_lock(derived_root() / ".build.lock")
 
 
 def _read(folder: Path, model: str, role: str) -> tuple[Path, Derivation] | None:

@@ -57,15 +57,20 @@ def sha256_of(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def _lock() -> Iterator[None]:
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".fetch.lock", "w") as fh:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created with its folder): two tokparity processes
+    sharing a cache take turns instead of writing the same files at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _lock() -> contextlib.AbstractContextManager[None]:
+    return file_lock(cache_dir() / ".fetch.lock")
 
 
 def _run(cmd: list[str], what: str, cwd: Path) -> None:
