@@ -217,6 +217,7 @@ class ModelRun:
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
         partition = _partition(answers)
+        decoded: dict[str, str | None] = {}  # --decode: each backend's text for the oracle's ids
         record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case))
         for name in self.compared:
             if name == oracle_name:
@@ -226,7 +227,7 @@ class ModelRun:
                 record.verdicts[name] = SKIPPED
             elif ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
                 record.verdicts[name] = AGREE
-                mismatch = self._decode_mismatch(case, oracle_name, name, ans.ids) if self.options.decode else None
+                mismatch = self._decode_mismatch(case, name, ans.ids, decoded) if self.options.decode else None
                 if mismatch is not None:
                     mismatch.partition = partition
                     record.verdicts[name] = [mismatch.cls, ""]
@@ -288,19 +289,26 @@ class ModelRun:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
                                   "chars": record.too_long})
 
-    def _decode_mismatch(self, case: Case, oracle_name: str, name: str, ids: list[int]) -> Mismatch | None:
+    def _decode(self, name: str, ids: list[int], decoded: dict[str, str | None]) -> str | None:
+        """``name``'s text for ``ids`` (None: it has no decode), once per case."""
+        if name not in decoded:
+            try:
+                decoded[name] = self.backends[name].decode(ids)
+            except NotImplementedError:
+                decoded[name] = None  # a backend without decode (a cmd: engine may answer "unsupported")
+            except Exception as e:  # a decoder that fails on ids its side produced is a finding
+                decoded[name] = f"<decode failed: {type(e).__name__}: {e}>"
+        return decoded[name]
+
+    def _decode_mismatch(self, case: Case, name: str, ids: list[int],
+                         decoded: dict[str, str | None]) -> Mismatch | None:
         """With --decode: the ids both sides agree on, decoded by each; a Mismatch if the texts
         differ. Golden ids cannot decode by themselves, so the next oracle in the chain decodes."""
         decoder = next((n for n in self.chain if n != "golden" and n in self.backends), None)
         if decoder is None or decoder == name:
             return None
-        try:
-            want, got = self.backends[decoder].decode(ids), self.backends[name].decode(ids)
-        except NotImplementedError:
-            return None  # a backend without decode (a cmd: engine may answer "unsupported")
-        except Exception as e:  # a decoder that fails on ids it produced itself is a finding
-            want, got = "", f"<decode failed: {type(e).__name__}: {e}>"
-        if want == got:
+        want, got = self._decode(decoder, ids, decoded), self._decode(name, ids, decoded)
+        if want is None or got is None or want == got:
             return None
         verdict = classify_decode(case.text, want, got)
         pieces = _pieces(self.vocab, ids)
