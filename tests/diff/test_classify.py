@@ -273,3 +273,25 @@ def test_added_token_priority_inside_a_word(mpt, llama):
     assert oracle == [25521, 50276, 10186] and other == [25521, 209, 1533]
     c = classify(text, oracle, other, vocab)
     assert c.cls == "added-token-priority", c.evidence
+
+
+def test_special_strip_phi3_end_token(zoo, llama):
+    """Phi-3's <|end|> strips the whitespace after it in llama.cpp (rstrip, as Microsoft's
+    tokenizer.json says; llama.cpp PR #7375); transformers' GGUF converter adds the control tokens
+    without rstrip and keeps the space as one more '▁' (real ids, parse_special on)."""
+    from tokparity.backends.registry import make_backend
+
+    model = zoo("phi-3")
+    path = model.files["gguf"]
+    vocab = load_vocab(path)
+    text = "a <|end|> b"
+    hf_gguf = make_backend("hf-gguf", model)
+    try:
+        other = hf_gguf.encode(text, False, True)
+    finally:
+        hf_gguf.close()
+    oracle = llama(path)(text, False, True)
+    assert oracle == [263, 29871, 32007, 289] and other == [263, 29871, 32007, 29871, 289]
+    c = classify(text, oracle, other, vocab)
+    assert c.cls == "special-strip", c.evidence
+    assert "the oracle strips it (rstrip), the backend keeps it as one more '▁'" in c.evidence

@@ -153,7 +153,15 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
     if i1 > 0 and j1 > 0 and a[i1 - 1] == b[j1 - 1] and _types(vocab, [a[i1 - 1]])[0] == TokenType.CONTROL:
         rest_a, rest_b = _decoded(vocab, a[i1:]), _decoded(vocab, b[j1:])
         if rest_a == b" " + rest_b or rest_b == b" " + rest_a:
-            with_space = "oracle" if rest_a.startswith(b" ") else "backend"
+            with_space = "backend" if rest_b == b" " + rest_a else "oracle"
+            without = "oracle" if with_space == "backend" else "backend"
+            special = vocab.tokens[a[i1 - 1]]
+            if re.search(re.escape(special) + r"[ \t]", text):
+                # The input has whitespace after the special token: one side strips it (rstrip), the
+                # other keeps it as one more '▁' (Phi-3's <|end|>, llama.cpp PR #7375).
+                return found("special-strip", f"the input has whitespace after special {_piece(vocab, a[i1 - 1])}: "
+                                              f"the {without} strips it (rstrip), the {with_space} keeps it as one more "
+                                              f"'▁': oracle {_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}")
             return found("space-after-special", f"right after special {_piece(vocab, a[i1 - 1])} the {with_space} adds "
                                                 f"a '▁': oracle {_ids(vocab, hunk_a)} vs backend {_ids(vocab, hunk_b)}")
         if rest_a.strip() == rest_b.strip() and rest_a != rest_b:
