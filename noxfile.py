@@ -111,8 +111,16 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks: medians and ratios against the other implementations, measured in one run."""
     _install(session, "all,test")
+    # Every script runs even when an earlier one misses a target; the session fails at the end.
+    failed = []
     for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
-        session.run("python", str(script), *session.posargs)
+        try:
+            session.run("python", str(script), *session.posargs)
+        except nox.command.CommandFailed:
+            failed.append(script.name)
+    session.run("python", "benchmarks/benchlib.py", "--join")
+    if failed:
+        session.error(f"targets not met (or a benchmark failed): {', '.join(failed)}; see reports/bench/")
 
 
 @nox.session
