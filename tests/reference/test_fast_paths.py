@@ -82,3 +82,106 @@ def _spm():
         from tokparity.reference.llama import LlamaSpm
         _SPM["x"] = LlamaSpm(load_vocab(resolve_model("llama-spm").files["gguf"]))
     return _SPM["x"]
+
+
+# -- UGM: the translated normalizer and the per-word lattice ------------------------------------
+
+UGM_FILES = [("botchan-unigram", "spm_model"), ("botchan-unigram", "gguf"), ("kyoto-ja-unigram", "spm_model"),
+             ("kyoto-ja-unigram", "gguf"), ("nomic-bert-moe", "spm_model"), ("nomic-bert-moe", "gguf")]
+
+
+def _ugm_texts() -> list[str]:
+    from tokparity.corpus import load_corpus
+    return NASTY + pooled_texts() + botchan_lines()[:1500] + [c.text for c in load_corpus("multilingual")]
+
+
+@pytest.mark.parametrize("model,role", UGM_FILES)
+def test_translated_normalizer_equals_plain_walk(ref, model, role):
+    normalizer = ref(model, role).pipeline.normalizer
+    texts = _ugm_texts()
+    fast = 0
+    for text in texts:
+        translated = normalizer._normalize_translated(text)
+        if translated is not None:
+            fast += 1
+            assert translated == normalizer.normalize_plain(text), text
+    assert fast >= 0.95 * len(texts)  # the fast path is the one that runs
+
+
+@pytest.mark.parametrize("model,role", UGM_FILES)
+def test_ugm_word_cache_equals_whole_lattice(ref, model, role):
+    pipeline = ref(model, role).pipeline
+    model_ = pipeline.model
+    assert model_.word_cache is not None  # split_by_whitespace vocabularies: no "▁" inside a piece
+    texts = _ugm_texts()
+    fast = 0
+    for text in texts:
+        normalized = pipeline.normalize(text)
+        by_words = model_.encode_by_words(normalized)
+        if by_words is not None:
+            fast += 1
+            assert by_words == model_.encode_plain(normalized), text
+    assert fast >= 0.95 * len(texts)
+
+
+# Characters that make prefix reading differ from one character at a time: combining marks
+# (nmt_nfkc composes "e" + U+0301), kana + dakuten, Hangul jamo, ligatures and full-width forms,
+# Tamil/Bengali vowel signs, spaces and tabs, a literal "▁", NUL.
+_NORMALIZER_ALPHABET = list("ae \t\u3000\u0301\u0308\u0327か\u3099\u309aﾊﾞᄀ\u1161\u11a8ﬁ½ＡｱகாকাＫ▁\x00\u200b\u00a0x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(_NORMALIZER_ALPHABET), max_size=20),
+       st.sampled_from(["nomic-bert-moe", "kyoto-ja-unigram"]), st.sampled_from(["spm_model", "gguf"]))
+def test_translated_normalizer_random(text, model, role):
+    pipeline = _ugm(model, role)
+    normalizer = pipeline.normalizer
+    assert normalizer.normalize(text) == normalizer.normalize_plain(text)
+    normalized = pipeline.normalize(text)
+    assert pipeline.model.encode(normalized) == pipeline.model.encode_plain(normalized)
+
+
+_UGM: dict = {}
+
+
+def _ugm(model: str, role: str):
+    if (model, role) not in _UGM:
+        from tokparity.reference import RefTokenizer
+        _UGM[model, role] = RefTokenizer(load_vocab(resolve_model(model).files[role])).pipeline
+    return _UGM[model, role]
+
+
+def test_continuation_chars_of_nmt_nfkc(ref):
+    """The characters a charsmap key can hold after its first: combining marks, dakuten, jamo."""
+    found = ref("nomic-bert-moe").pipeline.normalizer.charsmap.continuation_chars()
+    assert {"\u0301", "\u0308", "\u3099", "\u1161", "\u0bbe"} <= found
+    assert not {"a", "e", " ", "か", "\u3000"} & found
+
+
+def test_ugm_word_cache_leaves_near_ties_to_the_lattice():
+    """"▁a" and "▁"+"a" score the same: which one wins depends on rounding and order, so the
+    per-word path declines and the whole lattice decides: the first candidate found, "▁a" from
+    position 0, stays."""
+    from tokparity.reference.ugm import LLAMA_CPP, SENTENCEPIECE, UgmModel
+    from tokparity.vocab.model import TokenType
+
+    tokens = ["<unk>", "▁a", "▁", "a", "▁b", "b"]
+    scores = [0.0, -2.0, -1.0, -1.0, -1.5, -3.0]
+    types = [TokenType.UNKNOWN] + [TokenType.NORMAL] * 5
+    for options in (SENTENCEPIECE, LLAMA_CPP):
+        model = UgmModel.build(tokens, types, scores, 0, options)
+        assert model.word_cache is not None
+        assert model.encode_by_words("▁a▁b") is None  # the tie in "▁a"
+        assert model.encode("▁a▁b") == model.encode_plain("▁a▁b") == [(1, "▁a"), (4, "▁b")]
+        assert model.encode_by_words("▁b▁b") == [(4, "▁b"), (4, "▁b")]  # clear margins: by words
+
+
+def test_ugm_word_cache_off_when_a_piece_spans_a_space():
+    from tokparity.reference.ugm import SENTENCEPIECE, UgmModel
+    from tokparity.vocab.model import TokenType
+
+    tokens = ["<unk>", "a▁b", "a", "b", "▁"]
+    model = UgmModel.build(tokens, [TokenType.UNKNOWN] + [TokenType.NORMAL] * 4, [0.0, -1.0, -2.0, -2.0, -1.0], 0,
+                           SENTENCEPIECE)
+    assert model.word_cache is None
+    assert model.encode("a▁b") == [(1, "a▁b")]

@@ -61,6 +61,7 @@ class CharsMap:
             raise CharsMapError(f"{source}: the replacement strings are not NUL-terminated; "
                                 "the tokenizer file is corrupt or truncated")
         self._replacements: dict[int, bytes] = {}
+        self._continuations: set[str] | None | bool = False  # not computed yet
 
     # -- one node ------------------------------------------------------------------------------
 
@@ -106,6 +107,87 @@ class CharsMap:
         if best is None:
             return None
         return best[0], self.replacement(best[1])
+
+    def continuation_chars(self) -> set[str] | None:
+        """Every character that some key holds after its first character (the combining marks,
+        dakuten, Hangul jamo, vowel signs of nmt_nfkc), or None if some key ends inside a
+        character, where no such set can be trusted. A walk that starts at a character can
+        only go past it into one of these.
+
+        Breadth-first over the trie one whole UTF-8 character at a time, vectorized with numpy
+        (darts-clone shares the nodes of common suffixes: 225k keys, 15k character boundaries).
+        """
+        if self._continuations is not False:
+            return self._continuations  # type: ignore[return-value]
+        import numpy as np
+
+        units = np.frombuffer(self.units.tobytes(), dtype=np.uint32).astype(np.int64)
+        if len(units) == 0:
+            self._continuations = set()
+            return self._continuations
+
+        def base(u):
+            return (u >> 10) << ((u & (1 << 9)) >> 6)
+
+        def children(nodes, labels):
+            """(index of the parent, label, child node, child is a LEAF) for every edge."""
+            index = nodes[:, None] ^ labels[None, :]
+            inside = (index >= 0) & (index < len(units))
+            index = np.where(inside, index, 0)
+            unit = units[index]
+            hit = inside & ((unit & ((1 << 31) | 0xFF)) == labels[None, :])
+            parent, which = np.nonzero(hit)
+            unit = unit[parent, which]
+            return parent, labels[which], index[parent, which] ^ base(unit), (unit >> 8) & 1
+
+        lead_bytes = np.array([c for c in range(1, 256) if c < 0x80 or 0xC2 <= c <= 0xF4], dtype=np.int64)
+        continuation_bytes = np.arange(0x80, 0xC0, dtype=np.int64)
+        found: set[str] = set()
+        root = int(base(units[0]))
+        seen = {root}
+        frontier = np.array([root], dtype=np.int64)
+        first = True
+        while len(frontier):
+            _, label, node, _leaf = children(frontier, lead_bytes)
+            need = np.select([label < 0x80, label < 0xE0, label < 0xF0], [0, 1, 2], 3)
+            code = np.select([label < 0x80, label < 0xE0, label < 0xF0], [label, label & 0x1F, label & 0x0F],
+                             label & 0x07)
+            ends = []
+            while True:
+                complete = need == 0
+                if not first:
+                    found.update(map(chr, code[complete].tolist()))
+                ends.append(node[complete])
+                node, code, need = node[~complete], code[~complete], need[~complete]
+                if not len(node):
+                    break
+                parent, label, node, leaf = children(node, continuation_bytes)
+                code, need = (code[parent] << 6) | (label & 0x3F), need[parent] - 1
+                if np.any(leaf[need > 0]):
+                    self._continuations = None  # a key ends inside a character
+                    return None
+            first = False
+            fresh = [n for n in np.unique(np.concatenate(ends)).tolist() if n not in seen]
+            seen.update(fresh)
+            frontier = np.array(fresh, dtype=np.int64)
+        self._continuations = found
+        return found
+
+    def walk_reach(self, data: bytes) -> int:
+        """How many bytes of ``data`` the walk from the root gets through before it stops
+        (``len(data)``: all of them, so some key may go on past ``data``)."""
+        node = self._base(self._unit(0))
+        for pos, c in enumerate(data):
+            if c == 0:
+                return pos
+            node ^= c
+            if not 0 <= node < len(self.units):
+                return len(data)  # let the real walk report the corrupt index
+            unit = self.units[node]
+            if unit & ((1 << 31) | 0xFF) != c:
+                return pos
+            node ^= self._base(unit)
+        return len(data)
 
     def can_extend(self, key: bytes) -> bool:
         """Whether some key longer than ``key`` starts with it (the walk could go on)."""

@@ -28,6 +28,8 @@ Worked example (no charsmap, all flags on)::
 
 from __future__ import annotations
 
+import re
+
 from tokparity.reference.charsmap import CharsMap
 
 SPACE_MARK = "\u2581"  # ▁
@@ -59,6 +61,12 @@ class SpNormalizer:
         # Fast path: the normalization of one character that no longer key and no
         # user-defined piece can start with does not depend on what follows; cache it.
         self._char_cache: dict[bytes, tuple[bytes, int] | None] = {}
+        # Faster path (``_normalize_translated``): those context-free characters as a
+        # ``str.translate`` table, and the characters that must take the readable path.
+        self._table: dict[int, str] = {}
+        self._safe: set[str] = set()
+        self._unsafe: set[str] = set()
+        self._safe_pairs: set[tuple[str, str]] = set()
 
     # -- one prefix ----------------------------------------------------------------------------
 
@@ -97,6 +105,11 @@ class SpNormalizer:
     # -- whole text ----------------------------------------------------------------------------
 
     def normalize(self, text: str) -> str:
+        fast = self._normalize_translated(text)
+        return fast if fast is not None else self.normalize_plain(text)
+
+    def normalize_plain(self, text: str) -> str:
+        """The readable path: the input read one prefix at a time, as both originals do."""
         data = text.encode("utf-8", "surrogatepass")
         if self.flavour == "sentencepiece":
             out = self._normalize_sentencepiece(data)
@@ -166,3 +179,107 @@ class SpNormalizer:
         if self.treat_whitespace_as_suffix and self.add_space_prefix:
             out += space
         return bytes(out)
+
+    # -- the fast path ---------------------------------------------------------------------------
+    #
+    # Reading prefix by prefix is the same as replacing each character on its own
+    # (``str.translate``) when no prefix match crosses a character boundary: no user-defined
+    # piece starts with a character of the text, each character's own match is the whole
+    # character, and where a character follows one that a charsmap key could go on from (only
+    # the characters of ``CharsMap.continuation_chars``: "e" + U+0301 composes in nmt_nfkc),
+    # the walk from the first stops inside the second (a pair check, cached per pair). The
+    # whitespace rules then act on the translated text. They act per replacement string in the
+    # originals, so a replacement holding two spaces in a row would be squeezed differently:
+    # such a character is "unsafe", as is a text whose result would be empty (the originals'
+    # early exits). Anything unsafe sends the whole text down the readable path; tests compare
+    # the two paths on the corpora.
+
+    def _classify(self, char: str) -> None:
+        key = char.encode("utf-8", "surrogatepass")
+        result = self.normalize_prefix(key, 0)
+        if key[0] in self.user_first_bytes or result[1] != len(key) or b"  " in result[0]:
+            self._unsafe.add(char)
+            return
+        replacement = result[0].decode("utf-8", "surrogatepass")
+        if replacement != char:
+            self._table[ord(char)] = replacement
+        self._safe.add(char)
+
+    def _pair_is_safe(self, first: str, second: str) -> bool:
+        """Whether the charsmap walk from ``first`` stops inside ``second`` without a match
+        beyond ``first``, so ``first`` normalizes as it does on its own."""
+        assert self.charsmap is not None
+        head = first.encode("utf-8", "surrogatepass")
+        both = head + second.encode("utf-8", "surrogatepass")
+        if self.charsmap.walk_reach(both) >= len(both):
+            return False
+        match = self.charsmap.longest_match(both)
+        return match is None or match[0] <= len(head)
+
+    def _pairs_are_safe(self, text: str, chars: set[str]) -> bool:
+        if self.charsmap is None:
+            return True
+        continuations = self.charsmap.continuation_chars()
+        if continuations is None:
+            return False
+        if continuations.isdisjoint(chars):
+            return True
+        for i in range(1, len(text)):
+            if text[i] in continuations:
+                pair = (text[i - 1], text[i])
+                if pair not in self._safe_pairs:
+                    if not self._pair_is_safe(*pair):
+                        return False
+                    self._safe_pairs.add(pair)
+        return True
+
+    def _normalize_translated(self, text: str) -> str | None:
+        chars = set(text)
+        if not self._unsafe.isdisjoint(chars):
+            return None
+        for char in chars - self._safe:
+            self._classify(char)
+            if char in self._unsafe:
+                return None
+        if not self._pairs_are_safe(text, chars):
+            return None
+        translated = text.translate(self._table)
+        space = SPACE_MARK if self.escape_whitespaces else " "
+        if self.flavour == "sentencepiece":
+            return self._spaces_sentencepiece(translated, space)
+        return self._spaces_llama(translated, space)
+
+    def _spaces_sentencepiece(self, s: str, space: str) -> str | None:
+        if self.remove_extra_whitespaces:
+            s = _SPACE_RUN.sub(" ", s).lstrip(" ")
+            if not s.strip(" "):
+                return None  # nothing but spaces: the readable path's early exit decides
+        elif not s:
+            return None
+        if self.escape_whitespaces:
+            s = s.replace(" ", space)
+        if self.add_space_prefix and not self.treat_whitespace_as_suffix:
+            s = space + s
+        if self.remove_extra_whitespaces:
+            s = s.rstrip(space)  # SentencePiece strips escaped spaces, a literal "▁" among them
+        if self.add_space_prefix and self.treat_whitespace_as_suffix:
+            s += space
+        return s
+
+    def _spaces_llama(self, s: str, space: str) -> str:
+        if self.remove_extra_whitespaces:
+            # llama.cpp writes one space before every run of non-spaces and drops the spaces.
+            words = [w for w in s.split(" ") if w]
+            s = "".join(space + w for w in words)
+        else:
+            body = s.lstrip(" ")
+            lead = space * (len(s) - len(body))
+            if body and self.add_space_prefix and not self.treat_whitespace_as_suffix:
+                lead += space  # the dummy prefix goes before the first non-space
+            s = lead + body.replace(" ", space)
+        if self.add_space_prefix and self.treat_whitespace_as_suffix:
+            s += space
+        return s
+
+
+_SPACE_RUN = re.compile(" {2,}")

@@ -70,6 +70,9 @@ class SentencePiecePipeline:
 
     def report(self, pieces: list[tuple[int, str]]) -> list[int]:
         """Unknown runs -> one unk id; or, with byte fallback, unknown pieces -> byte ids."""
+        ids = [token_id for token_id, _ in pieces]
+        if self.unk_id not in ids:
+            return ids  # the common case: nothing unknown to merge or spell out
         out: list[int] = []
         prev_unk = False
         for token_id, text in pieces:

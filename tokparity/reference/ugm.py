@@ -32,10 +32,14 @@ Worked example, pieces ``▁ab -3``, ``▁a -2``, ``b -2``, ``▁ -1``, ``a -1``
 
 from __future__ import annotations
 
+import math
+import re
 import struct
 from dataclasses import dataclass, field
 
 _F32 = struct.Struct("f")
+SPACE_MARK = "\u2581"  # ▁
+_WORDS = re.compile(f"[^{SPACE_MARK}]+|{SPACE_MARK}[^{SPACE_MARK}]*")
 
 
 def f32(x: float) -> float:
@@ -72,10 +76,14 @@ class UgmModel:
     options: UgmOptions
     prefixes: set[str] = field(default_factory=set)  # every prefix of every piece (the "trie")
     max_len: int = 0
+    # The fast path (encode_by_words): word -> (its best segmentation, its smallest margin per
+    # code point). None when some piece holds a "▁" after its first character.
+    word_cache: dict[str, tuple[list[tuple[int, str]], float]] | None = None
+    max_abs_score: float = 0.0
 
     @classmethod
     def build(cls, tokens: list[str], types: list[int], scores: list[float], unk_id: int,
-              options: UgmOptions) -> UgmModel:
+              options: UgmOptions, cache_words: bool = True) -> UgmModel:
         from tokparity.vocab.model import TokenType
 
         matchable = {TokenType.NORMAL, TokenType.USER_DEFINED}
@@ -99,7 +107,11 @@ class UgmModel:
             for k in range(1, len(text) + 1):
                 prefixes.add(text[:k])
         unk_score = f32(min_score - 10.0)  # both compute min_score - kUnkPenalty in float
-        return cls(pieces, unk_id, unk_score, options, prefixes, max((len(t) for t in pieces), default=0))
+        model = cls(pieces, unk_id, unk_score, options, prefixes, max((len(t) for t in pieces), default=0))
+        if cache_words and all(SPACE_MARK not in text[1:] for text in pieces):
+            model.word_cache = {}
+        model.max_abs_score = max([abs(unk_score)] + [abs(score) for _, score in pieces.values()])
+        return model
 
     def lattice(self, text: str) -> list[LatticeNode | None]:
         """best[j] for every position j of ``text`` (positions are code points)."""
@@ -151,6 +163,11 @@ class UgmModel:
     def encode(self, text: str) -> list[tuple[int, str]]:
         """(id, piece text) of the best segmentation; unknown runs stay one entry per code point
         here (the callers merge them, as each original does in its own place)."""
+        fast = self.encode_by_words(text) if self.word_cache is not None else None
+        return fast if fast is not None else self.encode_plain(text)
+
+    def encode_plain(self, text: str) -> list[tuple[int, str]]:
+        """The readable path: one lattice over the whole text, as both originals build it."""
         if not text:
             return []
         best = self.lattice(text)
@@ -163,3 +180,80 @@ class UgmModel:
             j = node.start
         out.reverse()
         return out
+
+    # -- the fast path ---------------------------------------------------------------------------
+    #
+    # When no piece holds a "▁" after its first character (SentencePiece's split_by_whitespace
+    # vocabularies: T5, XLM-R, Botchan), every piece that covers a "▁" starts at it, so every
+    # path through the lattice passes through each "▁" position: the text falls into words
+    # ("▁the", "▁cat") whose best segmentations are found one word at a time, and can be
+    # remembered. That is exact in real numbers. The originals add in float32 (SentencePiece) or
+    # double (llama.cpp), where a sum's rounding depends on the score the word starts from, so a
+    # word's segmentation is reused only when its every decision is won by more than rounding
+    # could change: each best-vs-runner-up margin inside the word, computed exactly from the word's
+    # start, must exceed one unit in the last place of the largest magnitude any path score can
+    # reach (len(text) * the largest |score|) per addition on either side. Near-ties (equal
+    # scores included) and texts long enough for SentencePiece to rebase its sums take the plain
+    # path. Tests compare the two on the corpora and on generated texts.
+
+    def encode_by_words(self, text: str) -> list[tuple[int, str]] | None:
+        bound = len(text) * self.max_abs_score
+        threshold = self.options.rebase_threshold
+        if threshold is not None and bound >= threshold:
+            return None
+        ulp = math.ldexp(1.0, math.frexp(bound or 1.0)[1] - (24 if self.options.float32 else 53))
+        cache = self.word_cache
+        assert cache is not None
+        out: list[tuple[int, str]] = []
+        for word in _WORDS.findall(text):
+            hit = cache.get(word)
+            if hit is None:
+                if len(cache) > 100_000:
+                    cache.clear()
+                hit = cache[word] = self._best_of_word(word)
+            if hit[1] <= 2.0 * ulp + 1e-12:
+                return None  # a near-tie: rounding could decide it
+            out += hit[0]
+        return out
+
+    def _best_of_word(self, word: str) -> tuple[list[tuple[int, str]], float]:
+        """The word's best segmentation in real numbers (from 0), and its smallest decision
+        margin divided by the number of additions a path inside the word can make (+1)."""
+        n = len(word)
+        best = [-math.inf] * (n + 1)
+        runner_up = [-math.inf] * (n + 1)
+        back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
+        best[0] = 0.0
+        pieces, prefixes, unk = self.pieces, self.prefixes, self.unk_score
+
+        def offer(j: int, total: float, token_id: int, start: int) -> None:
+            if total > best[j]:
+                runner_up[j] = best[j]
+                best[j] = total
+                back[j] = (token_id, start)
+            elif total > runner_up[j]:
+                runner_up[j] = total
+
+        for i in range(n):
+            single = False
+            j = i + 1
+            while j <= n:
+                prefix = word[i:j]
+                if prefix not in prefixes:
+                    break
+                hit = pieces.get(prefix)
+                if hit is not None:
+                    offer(j, best[i] + hit[1], hit[0], i)
+                    single = single or j == i + 1
+                j += 1
+            if not single:
+                offer(i + 1, best[i] + unk, self.unk_id, i)
+        margin = min((best[j] - runner_up[j] for j in range(1, n + 1)), default=math.inf)
+        out = []
+        j = n
+        while j > 0:
+            token_id, start = back[j]
+            out.append((token_id, word[start:j]))
+            j = start
+        out.reverse()
+        return out, margin / (n + 1)
