@@ -230,7 +230,9 @@ class LlamaBpe(LlamaCppPipeline):
         super().__init__(vocab)
         self.pre = pre_type_for(_pre_name(vocab))
         self.pretokenizer = Pretokenizer.for_gguf(_pre_name(vocab))
-        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(vocab.merges)))}
+        merges = vocab.merges
+        # pair -> rank; built from the end so a duplicated pair keeps its first (lowest) rank
+        self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))
         self.gemma4 = _pre_name(vocab) == "gemma4"
         # Fast path: a word's ids depend on the word alone, so they can be remembered.
         self.cache: dict[str, list[int]] | None = {} if cache_words else None
