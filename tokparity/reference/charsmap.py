@@ -61,7 +61,8 @@ class CharsMap:
             raise CharsMapError(f"{source}: the replacement strings are not NUL-terminated; "
                                 "the tokenizer file is corrupt or truncated")
         self._replacements: dict[int, bytes] = {}
-        self._continuations: set[str] | None | bool = False  # not computed yet
+        self._continuations: set[str] | None = None
+        self._continuations_known = False
 
     # -- one node ------------------------------------------------------------------------------
 
@@ -117,20 +118,25 @@ class CharsMap:
         Breadth-first over the trie one whole UTF-8 character at a time, vectorized with numpy
         (darts-clone shares the nodes of common suffixes: 225k keys, 15k character boundaries).
         """
-        if self._continuations is not False:
-            return self._continuations  # type: ignore[return-value]
+        if self._continuations_known:
+            return self._continuations
+        self._continuations_known = True
         import numpy as np
 
         units = np.frombuffer(self.units.tobytes(), dtype=np.uint32).astype(np.int64)
         if len(units) == 0:
             self._continuations = set()
-            return self._continuations
+            return set()
 
         def base(u):
             return (u >> 10) << ((u & (1 << 9)) >> 6)
 
         def children(nodes, labels):
             """(index of the parent, label, child node, child is a LEAF) for every edge."""
+            if len(nodes) > 4096:  # bounded memory, whatever the blob holds
+                parts = [children(nodes[k:k + 4096], labels) for k in range(0, len(nodes), 4096)]
+                return tuple(np.concatenate([part[f] + (k * 4096 if f == 0 else 0)
+                                             for k, part in enumerate(parts)]) for f in range(4))
             index = nodes[:, None] ^ labels[None, :]
             inside = (index >= 0) & (index < len(units))
             index = np.where(inside, index, 0)
@@ -154,6 +160,9 @@ class CharsMap:
                              label & 0x07)
             ends = []
             while True:
+                if len(node) > 4 * len(units):  # a well-formed trie never gets here: treat as irregular
+                    self._continuations = None
+                    return None
                 complete = need == 0
                 if not first:
                     found.update(map(chr, code[complete].tolist()))

@@ -225,7 +225,8 @@ class HfBpe:
         self.types = vocab.token_types
         self.normalizer = Normalizer(extra.get("normalizer"))
         self.pretokenizer = PreTokenizer(extra.get("pre_tokenizer"))
-        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(vocab.merges)))}
+        merges = vocab.merges
+        self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))  # first rank kept
         self.byte_fallback = bool(model.get("byte_fallback"))
         self.fuse_unk = bool(model.get("fuse_unk"))
         self.ignore_merges = bool(model.get("ignore_merges"))

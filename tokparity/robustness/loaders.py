@@ -110,6 +110,8 @@ def _probe(vocab, path: Path) -> None:
             for start in range(len(data)):
                 cm.longest_match(data, start)
             cm.can_extend(data[:3])
+            cm.walk_reach(data)
+        cm.continuation_chars()  # the normalizer's fast path walks the whole trie once
 
 
 def _where(e: BaseException) -> str:
@@ -172,6 +174,8 @@ def _worker_main() -> None:
     # Answers go to the original stdout; anything a loader prints goes to stderr.
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
+    import numpy  # noqa: F401  (OpenBLAS allocates its buffers on import: before any limit)
+
     import tokparity.reference.charsmap  # noqa: F401  (import once, before any limit)
     import tokparity.vocab.gguf  # noqa: F401
     import tokparity.vocab.hf_json  # noqa: F401
