@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _F32 = struct.Struct("f")
@@ -113,6 +114,17 @@ class UgmModel:
         model.max_abs_score = max([abs(unk_score)] + [abs(score) for _, score in pieces.values()])
         return model
 
+    def pieces_at(self, text: str, i: int) -> Iterator[tuple[int, int, float]]:
+        """(end, id, score) of every piece that starts at position ``i``, shortest first: a walk
+        down the trie of piece prefixes that stops where no piece goes on."""
+        for j in range(i + 1, len(text) + 1):
+            prefix = text[i:j]
+            if prefix not in self.prefixes:
+                return
+            hit = self.pieces.get(prefix)
+            if hit is not None:
+                yield j, hit[0], hit[1]
+
     def lattice(self, text: str) -> list[LatticeNode | None]:
         """best[j] for every position j of ``text`` (positions are code points)."""
         n = len(text)
@@ -120,7 +132,6 @@ class UgmModel:
         best[0] = LatticeNode(self.unk_id, 0, 0.0)
         float32 = self.options.float32
         threshold = self.options.rebase_threshold
-        pieces, prefixes = self.pieces, self.prefixes
         frontier = 0
         for i in range(n):
             here = best[i]
@@ -136,22 +147,13 @@ class UgmModel:
                         node.score = f32(node.score - base) if float32 else node.score - base
                 base = 0.0
             single = False
-            j = i + 1
-            while j <= n:
-                prefix = text[i:j]
-                if prefix not in prefixes:
-                    break
-                hit = pieces.get(prefix)
-                if hit is not None:
-                    token_id, score = hit
-                    total = f32(base + score) if float32 else base + score
-                    node = best[j]
-                    if node is None or total > node.score:
-                        best[j] = LatticeNode(token_id, i, total)
-                    if j == i + 1:
-                        single = True
-                    frontier = max(frontier, j)
-                j += 1
+            for j, token_id, score in self.pieces_at(text, i):
+                total = f32(base + score) if float32 else base + score
+                node = best[j]
+                if node is None or total > node.score:
+                    best[j] = LatticeNode(token_id, i, total)
+                single = single or j == i + 1
+                frontier = max(frontier, j)
             if not single:
                 total = f32(base + self.unk_score) if float32 else base + self.unk_score
                 node = best[i + 1]
@@ -224,7 +226,6 @@ class UgmModel:
         runner_up = [-math.inf] * (n + 1)
         back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
         best[0] = 0.0
-        pieces, prefixes, unk = self.pieces, self.prefixes, self.unk_score
 
         def offer(j: int, total: float, token_id: int, start: int) -> None:
             if total > best[j]:
@@ -236,18 +237,11 @@ class UgmModel:
 
         for i in range(n):
             single = False
-            j = i + 1
-            while j <= n:
-                prefix = word[i:j]
-                if prefix not in prefixes:
-                    break
-                hit = pieces.get(prefix)
-                if hit is not None:
-                    offer(j, best[i] + hit[1], hit[0], i)
-                    single = single or j == i + 1
-                j += 1
+            for j, token_id, score in self.pieces_at(word, i):
+                offer(j, best[i] + score, token_id, i)
+                single = single or j == i + 1
             if not single:
-                offer(i + 1, best[i] + unk, self.unk_id, i)
+                offer(i + 1, best[i] + self.unk_score, self.unk_id, i)
         margin = min((best[j] - runner_up[j] for j in range(1, n + 1)), default=math.inf)
         out = []
         j = n
