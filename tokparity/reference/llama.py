@@ -110,7 +110,9 @@ class LlamaCppPipeline:
         self.types = llama_token_types(vocab)
         self.specials: list[Special] = llama_specials(vocab, self.types)
         # text -> id over every token, as llama.cpp's token_to_id (an empty token is renamed).
-        self.token_to_id = {(t if t else f"[EMPTY_{i}]"): i for i, t in enumerate(vocab.tokens)}
+        self.token_to_id = dict(zip(vocab.tokens, range(vocab.size)))  # the last id of a duplicate wins
+        if "" in self.token_to_id:
+            self.token_to_id = {(t if t else f"[EMPTY_{i}]"): i for i, t in enumerate(vocab.tokens)}
 
     # -- the public surface --------------------------------------------------------------------
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tokparity.vocab.model import TokenType, Vocab
 
 # Token texts llama.cpp treats as end-of-generation / turn markers (llama_vocab::impl::load).
@@ -83,10 +85,10 @@ def llama_specials(vocab: Vocab, types: list[int]) -> list[Special]:
     name = str(vocab.extra.get("general.name", "")).lower()
     arch = str(vocab.extra.get("general.architecture", ""))
     pre = vocab.pre_tokenizer or ""
-    specials = []
-    for i, t in enumerate(types):
-        if t in (TokenType.CONTROL, TokenType.USER_DEFINED, TokenType.UNKNOWN):
-            specials.append(Special(i, vocab.tokens[i], parse_only=t != TokenType.USER_DEFINED))
+    kinds = np.asarray(types)
+    candidates = np.flatnonzero((kinds == TokenType.CONTROL) | (kinds == TokenType.USER_DEFINED)
+                                | (kinds == TokenType.UNKNOWN)).tolist()  # a few among 262k tokens
+    specials = [Special(i, vocab.tokens[i], parse_only=types[i] != TokenType.USER_DEFINED) for i in candidates]
     phi3 = "phi-3" in name or "phi3" in name
     lstrip_mask = (any(k in pre for k in ("jina-v2-de", "jina-v2-es", "jina-v2-code"))
                    or any(k in arch for k in ("nomic-bert-moe", "jina-bert-v3")))

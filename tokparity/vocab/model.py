@@ -195,10 +195,8 @@ class Vocab:
 
     def token_to_id(self) -> dict[str, int]:
         """Token text -> id; on duplicates the first id wins, as in llama.cpp's ``token_to_id``."""
-        d: dict[str, int] = {}
-        for i, t in enumerate(self.tokens):
-            d.setdefault(t, i)
-        return d
+        tokens = self.tokens
+        return dict(zip(reversed(tokens), range(len(tokens) - 1, -1, -1)))  # filled from the end
 
     # -- fingerprint and comparison ------------------------------------------------------------
 
