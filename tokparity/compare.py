@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -26,7 +26,16 @@ from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode
 from tokparity.errors import TokparityError
-from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal, holding_ctrl_c
+from tokparity.journal import (
+    AGREE,
+    SKIPPED,
+    BadJournal,
+    CaseRecord,
+    DoneSet,
+    Journal,
+    deferring_ctrl_c,
+    holding_ctrl_c,
+)
 from tokparity.known import KnownList
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.vocab import Vocab, load_vocab
@@ -56,6 +65,13 @@ class CompareOptions:
     # as the oracle; the pytest plugin: a user's Python callable as the engine).
     ready: dict[str, Backend] = field(default_factory=dict)
     decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
+    jobs: int = 1  # worker processes (tokparity.parallel); 1: everything in this process
+    timeout: float | None = None  # seconds per case for backends in another process (None: their default)
+
+
+# What a worker process needs of the options (the rest stays with the parent: known list, journal,
+# progress, backends made by the caller).
+WORKER_OPTIONS = ("add_special", "parse_special", "oracle", "explicit_backends", "max_chars", "decode", "timeout")
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -99,6 +115,17 @@ def _ask(backend: Backend, text: str, options: CompareOptions) -> _Answer:
     return _Answer("ok", list(result.ids), notes=list(result.notes), seconds=time.perf_counter() - t)
 
 
+def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> list[_Answer]:
+    if not texts:
+        return []
+    try:
+        results = backend.encode_many(texts, options.add_special, options.parse_special)
+    except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
+        return [_ask(backend, text, options) for text in texts]
+    return [_Answer(r.status, detail=r.detail, seconds=s) if isinstance(r, CaseFailure)
+            else _Answer("ok", list(r.ids), notes=list(r.notes), seconds=s) for r, s in results]
+
+
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
     """The first pipeline stage at which the two sides disagree, where both expose it."""
     a, b = Stages(), Stages()
@@ -119,7 +146,8 @@ def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | 
     return ("model" if a.normalized is not None else "unknown"), a, b
 
 
-def _pieces(vocab: Vocab, ids: list[int]) -> list[str]:
+def _pieces(vocab: Vocab | None, ids: list[int]) -> list[str]:
+    assert vocab is not None  # judged where the backends are, never on a ledger
     return [vocab.tokens[i] if 0 <= i < vocab.size else f"<id {i}?>" for i in ids]
 
 
@@ -139,20 +167,22 @@ class ModelRun:
     def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):
         from tokparity.backends.registry import make_backend
 
+        started = time.perf_counter()
         self.model = resolve_model(spec)
         self.options = options
         self.results = results
-        self.vocab = load_vocab(self.model.primary[1])
+        self.vocab: Vocab | None = load_vocab(self.model.primary[1])
         self.chain = oracle_chain(self.model, options)
         names = list(backend_names) if backend_names else available_backends(self.model)
         wanted = list(dict.fromkeys(self.chain + names))
         self.backends: dict[str, Backend] = {}
+        timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
         for name in wanted:
             if name in options.ready:
                 self.backends[name] = options.ready[name]
                 continue
             try:
-                self.backends[name] = make_backend(name, self.model)
+                self.backends[name] = make_backend(name, self.model, **timeouts)
             except TokparityError as e:
                 if options.explicit_backends or name in self.chain:
                     raise
@@ -160,13 +190,31 @@ class ModelRun:
                 _say(options, f"skipping {name} on {self.model.name}: {e}")
         for name, b in self.backends.items():
             results.backends.setdefault(name, {"version": b.version})
-        self.compared = [n for n in self.backends if n not in self.chain or (n == self.chain[-1] and len(self.chain) > 1)]
-        self.summaries = {n: RunSummary(self.model.name, "/".join(self.chain), n) for n in self.compared}
+        self._start_ledger(list(self.backends))
+        self.timing["load"] = time.perf_counter() - started
+
+    @classmethod
+    def ledger(cls, model: ModelFiles, chain: list[str], backend_names: list[str], options: CompareOptions,
+               results: Results) -> ModelRun:
+        """A run that only counts: the cases are judged elsewhere (``compare --jobs``, in worker
+        processes, each with its own backends) and their records ``apply``-ed here."""
+        run = cls.__new__(cls)
+        run.model, run.options, run.results, run.chain = model, options, results, chain
+        run.vocab, run.backends = None, {}
+        run._start_ledger(backend_names)
+        return run
+
+    def _start_ledger(self, backend_names: list[str]) -> None:
+        chain = self.chain
+        self.compared = [n for n in backend_names if n not in chain or (n == chain[-1] and len(chain) > 1)]
+        self.summaries = {n: RunSummary(self.model.name, "/".join(chain), n) for n in self.compared}
         self._stage_ref: Backend | None = None
         self.oracles_used: set[str] = set()
-        if options.known:
+        # seconds: "load" (vocabulary and backends), and each backend's own encode time
+        self.timing: dict = self.results.timing.setdefault(self.model.name, {"load": 0.0, "backends": {}})
+        if self.options.known:
             for n in self.compared:
-                options.known.note_run(self.model.name, n)
+                self.options.known.note_run(self.model.name, n)
 
     def finish(self) -> list[RunSummary]:
         """The summaries, each naming the oracles that really judged its cases (golden ids only
@@ -210,15 +258,22 @@ class ModelRun:
         self.apply(record)
         return record
 
-    def judge(self, case: Case, n: int = 0) -> CaseRecord:
-        """Every backend's answer on ``case`` and each compared backend's verdict, as a record
-        (``n``: the case's position in the model's stream, for the journal)."""
-        answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
+    def ask(self, texts: list[str]) -> list[dict[str, _Answer]]:
+        """Every backend's answer on each text, one ``encode_many`` per backend."""
+        per_backend = {name: _ask_many(b, texts, self.options) for name, b in self.backends.items()}
+        return [{name: answers[i] for name, answers in per_backend.items()} for i in range(len(texts))]
+
+    def judge(self, case: Case, n: int = 0, answers: dict[str, _Answer] | None = None) -> CaseRecord:
+        """Every backend's answer on ``case`` (asked now unless given) and each compared backend's
+        verdict, as a record (``n``: the case's position in the model's stream, for the journal)."""
+        if answers is None:
+            answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
         partition = _partition(answers)
         decoded: dict[str, str | None] = {}  # --decode: each backend's text for the oracle's ids
-        record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case))
+        record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case),
+                            seconds={name: ans.seconds for name, ans in answers.items()})
         for name in self.compared:
             if name == oracle_name:
                 continue
@@ -250,7 +305,11 @@ class ModelRun:
             self._note_too_long(record)
             return
         self.oracles_used.add(record.oracle)
+        spent = self.timing["backends"]
+        for name, seconds in record.seconds.items():
+            spent[name] = spent.get(name, 0.0) + seconds
         by_backend = {m.backend: m for m in record.mismatches}
+        judged = mismatched = 0
         for name, verdict in record.verdicts.items():
             summary = self.summaries.get(name)
             if summary is None:
@@ -261,7 +320,7 @@ class ModelRun:
                 summary.skipped += 1
                 continue
             summary.cases += 1
-            self._count_tags(record.tally, mismatch=False)
+            judged += 1
             if verdict == AGREE:
                 continue
             cls, known = cast(list, verdict)  # [class, known-divergence id]
@@ -274,12 +333,12 @@ class ModelRun:
             summary.mismatches += 1
             summary.unexplained += 0 if known else 1
             summary.classes[cls] = summary.classes.get(cls, 0) + 1
-            self._count_tags(record.tally, mismatch=True)
-
-    def _count_tags(self, keys: list[str], mismatch: bool) -> None:
-        for key in keys:
-            rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
-            rate["mismatches" if mismatch else "cases"] += 1
+            mismatched += 1
+        if judged:  # the tag rates count (case, backend) pairs
+            for key in record.tally:
+                rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
+                rate["cases"] += judged
+                rate["mismatches"] += mismatched
 
     def _note_too_long(self, record: CaseRecord) -> None:
         note = self.results.options.setdefault("too_long", {"max_chars": self.options.max_chars, "cases": 0,
@@ -327,6 +386,7 @@ class ModelRun:
         else:
             reference = self.stage_reference(oracle_name, case.text, oracle.ids)
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
+            assert self.vocab is not None  # judged where the backends are, never on a ledger
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
             cls, evidence = c.cls, c.evidence
             divergence = c.divergence or align(oracle.ids, ans.ids)
@@ -359,7 +419,23 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
-    corpora = list(corpora)
+    with deferring_ctrl_c():
+        return _run_compare(list(models), list(corpora), backend_names, options, results, started)
+
+
+def _run_compare(models: list[str], corpora: list[str], backend_names: list[str] | None, options: CompareOptions,
+                 results: Results, started: float) -> Results:
+    results.timing_jobs = options.jobs
+    if options.jobs > 1 and options.ready:
+        _say(options, f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
+                      "running in this process")
+    elif options.jobs > 1:
+        from tokparity.parallel import run_models_in_workers
+        try:
+            run_models_in_workers(list(models), corpora, backend_names, options, results)
+        except KeyboardInterrupt:
+            results.interrupted = True
+        return _finish(results, options, started)
     try:
         for spec in models:
             run = ModelRun(spec, backend_names, options, results)
@@ -370,6 +446,10 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
                 results.runs.extend(run.finish())
     except KeyboardInterrupt:
         results.interrupted = True
+    return _finish(results, options, started)
+
+
+def _finish(results: Results, options: CompareOptions, started: float) -> Results:
     if options.known:
         results.known = options.known.report()
     results.seconds = time.perf_counter() - started
@@ -385,26 +465,58 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
             done.add(record.n)
         if len(done):
             _say(options, f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
-    n = -1
-    for corpus in corpora:
-        for case in load_corpus(corpus):
-            n += 1
-            if n in done:
-                continue
-            if options.max_chars and len(case.text) > options.max_chars:
-                record = run.too_long(case, n)
-                _say(options, f"{run.model.name}: skipping {case.corpus}/{case.id}: {len(case.text):,} characters, "
-                              f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
-            else:
-                record = run.judge(case, n)
-            with holding_ctrl_c():
-                run.apply(record)
-                if journal is not None:
-                    journal.write(record)
-            if (n + 1) % 500 == 0:
-                _say(options, f"{run.model.name}: {n + 1} cases")
-    _say(options, f"{run.model.name}: {n + 1} cases, {sum(s.mismatches for s in run.summaries.values())} "
+    cases = JudgedCases(run, corpora, skip=done.__contains__)
+    for record in cases:
+        if record.too_long:
+            _say(options, f"{run.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
+                          f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
+        with holding_ctrl_c():
+            run.apply(record)
+            if journal is not None:
+                journal.write(record)
+        if (record.n + 1) % 500 == 0:
+            _say(options, f"{run.model.name}: {record.n + 1} cases")
+    _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
                   f"mismatches against {'/'.join(run.chain)}")
+
+
+class JudgedCases:
+    """The records of the corpora's cases, judged in case order, skipping the positions ``skip``
+    names; ``total`` counts every case seen. The backends are asked ``BATCH`` texts at a time
+    (``encode_many``): a backend in another process (``cmd:``, llama.cpp on a file of yours)
+    then has the next requests while it answers, instead of a round trip per case."""
+
+    BATCH = 64
+
+    def __init__(self, run: ModelRun, corpora: list[str], skip: Callable[[int], bool]):
+        self.run, self.corpora, self.skip = run, corpora, skip
+        self.total = 0
+
+    def __iter__(self) -> Iterator[CaseRecord]:
+        max_chars = self.run.options.max_chars
+        batch: list[tuple[int, Case]] = []
+        n = -1
+        for corpus in self.corpora:
+            for case in load_corpus(corpus):
+                n += 1
+                self.total = n + 1
+                if self.skip(n):
+                    continue
+                if max_chars and len(case.text) > max_chars:
+                    yield from self._judge(batch)
+                    yield self.run.too_long(case, n)
+                    continue
+                batch.append((n, case))
+                if len(batch) >= self.BATCH:
+                    yield from self._judge(batch)
+        yield from self._judge(batch)
+
+    def _judge(self, batch: list[tuple[int, Case]]) -> Iterator[CaseRecord]:
+        answers = self.run.ask([case.text for _, case in batch])
+        judged = [(n, case, answer) for (n, case), answer in zip(batch, answers)]
+        batch.clear()
+        for n, case, answer in judged:
+            yield self.run.judge(case, n, answer)
 
 
 def progress_to_stderr(message: str) -> None:

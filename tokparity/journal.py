@@ -31,7 +31,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO
 
@@ -46,6 +46,9 @@ AGREE, SKIPPED, TOO_LONG = "agree", "skipped", "too-long"
 
 class BadJournal(TokparityError):
     pass
+
+
+_MISMATCH_FIELDS = [f.name for f in fields(Mismatch)]  # a flat copy: asdict's deep copy costs more than JSON
 
 
 @dataclass
@@ -65,6 +68,7 @@ class CaseRecord:
     verdicts: dict[str, object] = field(default_factory=dict)
     mismatches: list[Mismatch] = field(default_factory=list)
     too_long: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
 
     def to_json(self, with_mismatches: bool = True) -> dict:
         d = {"model": self.model, "n": self.n, "case_id": self.case_id, "corpus": self.corpus}
@@ -73,7 +77,7 @@ class CaseRecord:
             return d
         d.update(oracle=self.oracle, tally=self.tally, verdicts=self.verdicts)
         if with_mismatches and self.mismatches:
-            d["mismatches"] = [asdict(m) for m in self.mismatches]
+            d["mismatches"] = [{name: getattr(m, name) for name in _MISMATCH_FIELDS} for m in self.mismatches]
         return d
 
     @classmethod
@@ -251,22 +255,66 @@ def _lines(path: Path) -> Iterator[dict]:
                 yield d
 
 
-@contextlib.contextmanager
-def holding_ctrl_c() -> Iterator[None]:
+class _Holding:
     """Ctrl-C inside the block takes effect at its end: a case is counted in the reports and
-    written to the journal, or neither (the reports of an interrupted run match its journal)."""
-    if (threading.current_thread() is not threading.main_thread()
+    written to the journal, or neither (the reports of an interrupted run match its journal).
+    Within ``deferring_ctrl_c()`` (a whole run) entering and leaving is two attribute writes;
+    elsewhere the SIGINT handler is swapped for the block."""
+
+    def __init__(self) -> None:
+        self.installed = False  # deferring_ctrl_c's handler is in place
+        self.holding = False
+        self.pending = False
+        self._swapped = False
+
+    def __enter__(self) -> None:
+        if self.installed:
+            self.holding = True
+        elif (threading.current_thread() is threading.main_thread()
+              and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._swapped, self.pending = True, False
+            signal.signal(signal.SIGINT, self._defer)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.installed:
+            self.holding = False
+        elif self._swapped:
+            self._swapped = False
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        else:
+            return
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+    def _defer(self, signum: int, frame: object) -> None:
+        if self.installed and not self.holding:
+            raise KeyboardInterrupt
+        self.pending = True
+
+
+_HOLDING = _Holding()
+
+
+def holding_ctrl_c() -> _Holding:
+    return _HOLDING
+
+
+@contextlib.contextmanager
+def deferring_ctrl_c() -> Iterator[None]:
+    """For a whole run: one SIGINT handler that acts as Python's own except inside
+    ``holding_ctrl_c()`` blocks, which then cost nothing to enter (one per case)."""
+    if (_HOLDING.installed or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield
         return
-    pending: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    _HOLDING.installed, _HOLDING.holding, _HOLDING.pending = True, False, False
+    signal.signal(signal.SIGINT, _HOLDING._defer)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        if pending:
-            raise KeyboardInterrupt
+        _HOLDING.installed = False
 
 
 class DoneSet:

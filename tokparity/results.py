@@ -78,6 +78,10 @@ class Results:
     known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
     interrupted: bool = False  # stopped by Ctrl-C: the counts are those of the cases done
+    # per model: {"load": seconds to load the vocabulary and start the backends,
+    #             "backends": {name: seconds inside that backend's encode}}
+    timing: dict[str, dict] = field(default_factory=dict)
+    timing_jobs: int = 1
 
     def to_json(self) -> dict:
         return {
@@ -88,6 +92,9 @@ class Results:
             "tag_rates": self.tag_rates,
             "known": self.known,
             "seconds": round(self.seconds, 3),
+            "timing": {"jobs": self.timing_jobs, "models": {
+                model: {"load": round(t["load"], 3), "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
+                for model, t in self.timing.items()}},
             "complete": not self.interrupted,
         }
 

@@ -52,6 +52,7 @@ def journal(out: Path) -> list[dict]:
 def summary(out: Path) -> dict:
     d = json.loads((out / "summary.json").read_text("utf-8"))
     d.pop("seconds")
+    d.pop("timing")  # seconds per model and backend: never the same twice
     return d
 
 

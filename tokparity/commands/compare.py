@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,13 +41,19 @@ def add_parser(sub) -> None:
                                                    "arguments, without running again the cases it finished")
     p.add_argument("--max-chars", type=int, metavar="N",
                    help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="per case, for backends in another process (cmd:, llama.cpp on a file of yours): a case "
+                        "that takes longer is recorded as a timeout and the program restarted (default: 10)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="worker processes that judge models (or shards of one model's cases) side by side; "
+                        "0: one per CPU (default: 1). The reports are the same as with one")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 
 # The arguments a journal stores, so that `--resume DIR` needs no others.
 RESUMED = ("models", "corpora", "backends", "oracle", "add_special", "parse_special", "known", "no_builtin_known",
-           "max_chars", "all", "decode")
+           "max_chars", "all", "decode", "timeout")
 PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
 
 
@@ -69,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         journal = Journal.reopen(args.resume, "compare")
         take_args(args, journal.header, args.resume, "compare", PATHS)
+    if args.timeout is not None and not args.timeout > 0:
+        raise TokparityError(f"--timeout must be a number of seconds above 0, not {args.timeout}")
+    if args.jobs < 0:
+        raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
     if args.max_chars is not None and args.max_chars < 0:
         raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
@@ -76,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr,
                              known=load_known(args.known, builtin=not args.no_builtin_known),
-                             max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None))
+                             max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
+                             jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
     models = list(args.models)
     if getattr(args, "all", False):
         from tokparity.zoo.manifest import load_manifest

@@ -116,17 +116,28 @@ def llama_cpp_tests() -> Iterator[Case]:
                            {"kind": "llama.cpp-test", "model": name})
 
 
+_BUILTIN: dict[str, list[Case]] = {}
+
+
+def _builtin(name: str) -> list[Case]:
+    """The corpora tokparity ships (a few thousand cases), parsed once per process: a run reads
+    them once per model. User files stream instead; they may be any size."""
+    found = _BUILTIN.get(name)
+    if found is None:
+        found = list(read_jsonl(corpora_dir() / f"{name}.jsonl", name) if name in COMMITTED else llama_cpp_tests())
+        if found:  # (llama.cpp-tests is empty until the zoo is fetched: read it again then)
+            _BUILTIN[name] = found
+    return found
+
+
 def load_corpus(spec: str) -> Iterator[Case]:
     """Cases of a named corpus, ``all``, or a ``.jsonl`` / ``.txt`` file path."""
     if spec == "all":
         for name in NAMES:
             yield from load_corpus(name)
         return
-    if spec in COMMITTED:
-        yield from read_jsonl(corpora_dir() / f"{spec}.jsonl", spec)
-        return
-    if spec == "llama.cpp-tests":
-        yield from llama_cpp_tests()
+    if spec in COMMITTED or spec == "llama.cpp-tests":
+        yield from _builtin(spec)
         return
     path = Path(spec)
     if path.is_file():

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import functools
+import hashlib
 import os
+from collections import OrderedDict
 from pathlib import Path
 
 from tokparity.errors import BadModelFile
@@ -38,9 +42,44 @@ def detect_format(path: str | os.PathLike) -> str:
     raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model or a tokenizer.json")
 
 
+# One run loads the same file several times (compare's vocabulary, the ref backend, hf-gguf, the
+# sentencepiece backend's pieces): the last few single-file vocabularies are kept, keyed by the
+# file's content, and each caller gets its own copy of the parts anyone may change.
+_CACHE: OrderedDict[tuple[str, bytes], Vocab] = OrderedDict()
+_CACHE_SIZE = 4
+
+
 def load_vocab(path: str | os.PathLike, fmt: str | None = None) -> Vocab:
     """Load any supported tokenizer file into a ``Vocab``."""
     fmt = fmt or detect_format(path)
+    if fmt not in ("gguf", "spm-model"):  # a tokenizer.json is read with the config beside it
+        return _load(path, fmt)
+    try:
+        key = (fmt, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest())
+    except OSError:
+        return _load(path, fmt)  # let the loader name the problem
+    cached = _CACHE.get(key)
+    if cached is None or cached.source != str(path):
+        cached = _load(path, fmt)
+        _share_lazy_merges(cached)
+        _CACHE[key] = cached
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    _CACHE.move_to_end(key)
+    vocab = copy.copy(cached)  # the lists (tokens, scores, types) are shared: nothing changes them
+    vocab.flags = copy.copy(cached.flags)
+    vocab.special_ids, vocab.extra = dict(cached.special_ids), dict(cached.extra)
+    return vocab
+
+
+def _share_lazy_merges(vocab: Vocab) -> None:
+    """Copies decode the merges at most once between them."""
+    loader = vocab._merges_loader
+    if loader is not None:
+        vocab._merges_loader = functools.cache(loader)
+
+
+def _load(path: str | os.PathLike, fmt: str) -> Vocab:
     if fmt == "gguf":
         from tokparity.vocab.gguf import load_gguf
         return load_gguf(path)

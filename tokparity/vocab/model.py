@@ -56,6 +56,9 @@ class TokenType(IntEnum):
     BYTE = 6
 
 
+_TYPES = [TokenType(t) for t in range(7)]  # by value: type_of runs per token in every diff
+
+
 @dataclass
 class Flags:
     """Behaviour switches a tokenizer file sets. ``None`` means the file does not say."""
@@ -135,6 +138,7 @@ class Vocab:
     _raw_sections: dict[str, bytes] = field(default_factory=dict, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
     _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
+    _token_bytes: dict[int, bytes] = field(default_factory=dict, repr=False)  # token_bytes() memo
 
     # -- derived views -------------------------------------------------------------------------
 
@@ -161,7 +165,7 @@ class Vocab:
             return TokenType.NORMAL
         t = self.token_types[token_id]
         # A file may hold any int32 here; a type llama.cpp does not know is "undefined" there too.
-        return TokenType(t) if 0 <= t <= 6 else TokenType.UNDEFINED
+        return _TYPES[t] if 0 <= t <= 6 else TokenType.UNDEFINED
 
     def type_counts(self) -> dict[str, int]:
         """``{"normal": 31741, "byte": 256, ...}``, most common first."""

@@ -36,6 +36,13 @@ def gpt2_unicode_to_byte() -> dict[str, int]:
 
 def token_bytes(vocab: Vocab, token_id: int) -> bytes:
     """The input bytes one token stands for (``b""`` for control tokens and unknown ids)."""
+    found = vocab._token_bytes.get(token_id)
+    if found is None:
+        found = vocab._token_bytes[token_id] = _token_bytes(vocab, token_id)
+    return found
+
+
+def _token_bytes(vocab: Vocab, token_id: int) -> bytes:
     if not 0 <= token_id < vocab.size:
         return b""
     text = vocab.tokens[token_id]

@@ -1,0 +1,157 @@
+"""What ``compare`` costs on top of the backends it runs, how it scales, and what two jobs buy.
+
+    python benchmarks/bench_compare.py [--rounds 3] [--fuzz-seconds 20]
+
+1. Harness overhead: the default run (5 models x every corpus x every backend) in this process,
+   with its journal, as the CLI runs it. The backends' own time is what ``summary.json``'s
+   ``timing`` records: loading each model (vocabulary and backends) plus the seconds spent
+   inside each backend's ``encode`` for every case. Everything else is tokparity's: reading the
+   corpora, diffing, classifying and explaining each mismatch (which may ask a backend for its
+   normalizer or the reference for its stages), counting, the journal. Target: <= 20 %.
+2. ``--jobs 2`` against ``--jobs 1``: whole ``tokparity compare`` processes on the default run,
+   interleaved rounds, median wall times. Target on 2 cores: >= 1.6x.
+3. Scaling: llama-spm with every backend on the multilingual corpus repeated 1x, 4x and 16x
+   (each copy of a case gets its own id), whole processes: wall time, time per case after
+   loading, and peak RSS. Linear means the time per case stays put.
+4. Fuzzing: cases per second of ``tokparity fuzz MODEL -b ref`` (generators and Hypothesis,
+   every case judged against the oracle).
+
+Results: reports/bench/compare.json and .md (benchlib). Exit status 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchlib, beside this file
+
+from benchlib import Measurement, save  # noqa: E402
+
+RSS_PROBE = ("import resource, sys\nfrom tokparity.cli import main\ncode = main(sys.argv[1:])\n"
+             "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(code)")
+
+
+def harness_overhead() -> list[Measurement]:
+    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, run_compare
+    from tokparity.journal import Journal
+    from tokparity.known import load_known
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = CompareOptions(known=load_known(None))
+        options.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
+        started = time.perf_counter()
+        results = run_compare(DEFAULT_MODELS, DEFAULT_CORPORA, None, options)
+        wall = time.perf_counter() - started
+        options.journal.close()
+    load = sum(t["load"] for t in results.timing.values())
+    encode = sum(sum(t["backends"].values()) for t in results.timing.values())
+    own = load + encode
+    cases = sum(r.cases for r in results.runs)
+    overhead = (wall - own) / own
+    print(f"default run in process: {wall:.1f} s; backends' own {own:.1f} s (load {load:.1f} s, encode "
+          f"{encode:.1f} s); tokparity {wall - own:.1f} s = {overhead:.0%}", flush=True)
+    return [Measurement("compare harness overhead over the backends' own time (default run)", overhead * 100, "%",
+                        "<= 20", f"wall {wall:.1f} s, backends {own:.1f} s (load {load:.1f} + encode {encode:.1f}), "
+                                 f"{cases:,} (case, backend) pairs, {len(results.mismatches):,} mismatches explained")]
+
+
+def whole_process(args: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one ``tokparity`` process."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", RSS_PROBE, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"tokparity {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    peak = int(re.findall(r"PEAK_RSS_KB (\d+)", done.stdout)[-1])
+    return wall, peak
+
+
+def jobs_speedup(rounds: int) -> list[Measurement]:
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for jobs in ((1, 2) if r % 2 == 0 else (2, 1)):
+                wall, _ = whole_process(["compare", "-q", "-j", str(jobs), "-o", f"{tmp}/j{jobs}-{r}"])
+                walls[jobs].append(wall)
+                print(f"round {r + 1}: tokparity compare --jobs {jobs}: {wall:.1f} s", flush=True)
+        one = json.loads(Path(f"{tmp}/j1-0/summary.json").read_text("utf-8"))
+        two = json.loads(Path(f"{tmp}/j2-0/summary.json").read_text("utf-8"))
+        for d in (one, two):
+            d.pop("seconds"), d.pop("timing")
+        same = one == two and Path(f"{tmp}/j1-0/mismatches.csv").read_bytes() == \
+            Path(f"{tmp}/j2-0/mismatches.csv").read_bytes()
+    m1, m2 = statistics.median(walls[1]), statistics.median(walls[2])
+    print(f"--jobs 1 median {m1:.1f} s, --jobs 2 median {m2:.1f} s: {m1 / m2:.2f}x; reports identical: {same}")
+    return [Measurement("compare --jobs 2 speed / --jobs 1 (default run, whole process)", m1 / m2, "ratio", ">= 1.6",
+                        f"medians of {rounds}: {m1:.1f} s vs {m2:.1f} s on {os.cpu_count()} cpus; "
+                        f"identical reports: {'yes' if same else 'NO'}"),
+            Measurement("compare --jobs 2 gives the reports of --jobs 1", 1.0 if same else 0.0, "yes=1", ">= 1")]
+
+
+def scaling() -> list[Measurement]:
+    from tokparity.corpus import load_corpus
+
+    base = list(load_corpus("multilingual"))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        per_case = {}
+        for factor in (1, 4, 16):
+            corpus = Path(tmp) / f"multilingual-x{factor}.jsonl"
+            with open(corpus, "w", encoding="utf-8") as f:
+                for copy in range(factor):
+                    for case in base:
+                        f.write(json.dumps({"id": f"{case.id}-{copy}", "text": case.text, "tags": case.tags},
+                                           ensure_ascii=False) + "\n")
+            out = Path(tmp) / f"out-{factor}"
+            wall, peak = whole_process(["compare", "llama-spm", "-c", str(corpus), "-q", "-o", str(out)])
+            summary = json.loads((out / "summary.json").read_text("utf-8"))
+            load = sum(t["load"] for t in summary["timing"]["models"].values())
+            cases = len(base) * factor
+            per_case[factor] = (wall - load) / cases
+            print(f"llama-spm x multilingual x{factor}: {cases:,} cases, {wall:.1f} s, "
+                  f"{per_case[factor] * 1e3:.2f} ms/case after loading, peak RSS {peak / 1024:.0f} MiB", flush=True)
+            rows.append(Measurement(f"compare llama-spm on multilingual x{factor} ({cases:,} cases)", wall, "s",
+                                    detail=f"{per_case[factor] * 1e3:.2f} ms per case after {load:.1f} s of loading; "
+                                           f"peak RSS {peak / 1024:.0f} MiB"))
+    rows.append(Measurement("time per case at 16x / at 1x (1 = linear)", per_case[16] / per_case[1], "ratio",
+                            "<= 1.25", "after loading; the first copy also warms caches, so below 1 is expected"))
+    return rows
+
+
+def fuzz_rate(seconds: int) -> list[Measurement]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in ("llama-spm", "botchan-unigram"):
+            done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", model, "-b", "ref", "--seconds",
+                                   str(seconds), "--seed", "0", "-o", f"{tmp}/{model}"], capture_output=True, text=True)
+            found = re.search(r"(\d+) cases in ([\d.]+) s", done.stdout + done.stderr)
+            if found is None:
+                raise SystemExit(f"fuzz {model}: no case count in its output: {(done.stdout + done.stderr)[-2000:]}")
+            cases, spent = int(found.group(1)), float(found.group(2))
+            print(f"fuzz {model} -b ref: {cases:,} cases in {spent:.0f} s = {cases / spent:,.0f} cases/s", flush=True)
+            rows.append(Measurement(f"fuzz {model} -b ref (vs its oracle)", cases / spent, "cases/s",
+                                    detail=f"{cases:,} cases in {spent:.0f} s, seed 0"))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--fuzz-seconds", type=int, default=20)
+    parser.add_argument("--repeat", type=int, help="(nox -s bench passes it to every script; unused here)")
+    args = parser.parse_args()
+    rows = harness_overhead() + jobs_speedup(args.rounds) + scaling() + fuzz_rate(args.fuzz_seconds)
+    return 0 if save("compare", rows, "compare: harness overhead, --jobs, scaling, fuzzing") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

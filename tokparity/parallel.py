@@ -1,0 +1,334 @@
+"""``compare --jobs N``: the models (or shards of one model's cases) judged in N worker processes.
+
+    parent                                   workers (spawned, one per job)
+    ──────                                   ───────
+    tasks: model 1, model 2, …   ──task──►   ModelRun(model): load vocabulary, start backends
+    a ledger per model            ◄─meta──   which backends started, their versions
+    apply records in case order   ◄─records─ judge each case of the task (encode, diff, classify)
+    write the journal             ◄─done───  next task, or stop
+
+A run's cost is half loading (a 250k-token vocabulary through transformers' converter takes
+seconds) and half judging, so whole models go to workers, each loaded once; only when there are
+fewer models than jobs is a model split into shards of cases (case ``n`` goes to shard
+``n % shards``), each shard loading its own backends.
+
+What makes the result the same as ``--jobs 1``: every record is judged by the same code
+(``ModelRun.judge``) and counted by the same code (``ModelRun.apply``) in the parent, in case
+order within each model; each model counts into a ``Results`` of its own, merged into the run's
+in model order at the end, so the mismatch list, the summaries and even the order of keys in
+summary.json come out as one process would write them. The journal is the parent's alone, so
+``--resume`` works as before. Workers ignore Ctrl-C; the parent stops them and keeps what it
+counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from tokparity import __version__
+from tokparity.errors import TokparityError
+from tokparity.journal import CaseRecord, DoneSet, holding_ctrl_c
+from tokparity.results import Results
+from tokparity.zoo import resolve_model
+
+if TYPE_CHECKING:
+    from tokparity.compare import CompareOptions, ModelRun
+
+BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
+BATCH_RECORDS = 200
+
+
+@dataclass
+class Task:
+    index: int  # the model's position on the command line
+    spec: str
+    shard: int = 0
+    shards: int = 1
+    done: DoneSet = field(default_factory=DoneSet)  # cases the journal already holds
+
+    def skips(self, n: int) -> bool:
+        """Case ``n`` is another shard's, or done in an earlier run."""
+        return n % self.shards != self.shard or n in self.done
+
+
+# -- the worker ------------------------------------------------------------------------------------
+
+def _worker(conn: Connection) -> None:
+    """Judge the cases of each task the parent sends, until it sends None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from tokparity.compare import CompareOptions, JudgedCases, ModelRun
+
+    corpora, backend_names, option_values = conn.recv()
+    options = CompareOptions(**option_values, progress=lambda message: conn.send(("say", message)))
+    while True:
+        task: Task | None = conn.recv()
+        if task is None:
+            return
+        try:
+            local = Results(tokparity=__version__)
+            run = ModelRun(task.spec, backend_names, options, local)
+        except TokparityError as e:
+            conn.send(("error", task.index, str(e)))
+            continue
+        except Exception as e:  # a bug, not bad input: the parent shows where
+            conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+            continue
+        try:
+            conn.send(("meta", task.index, {"chain": run.chain, "backends": list(run.backends),
+                                            "versions": local.backends, "options": local.options,
+                                            "load": run.timing["load"]}))
+            batch: list[CaseRecord] = []
+            sent = started = time.monotonic()
+            cases = JudgedCases(run, corpora, skip=task.skips)
+            for record in cases:
+                batch.append(record)
+                if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
+                    conn.send(("records", task.index, batch))
+                    batch, sent = [], time.monotonic()
+            conn.send(("records", task.index, batch))
+            conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"]))
+        except TokparityError as e:  # a corpus that cannot be read, named by file and line
+            conn.send(("error", task.index, str(e)))
+        except Exception as e:
+            conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+        finally:
+            run.close()
+
+
+# -- the parent ------------------------------------------------------------------------------------
+
+class _Model:
+    """The parent's side of one model: its ledger, its results and the records not yet applied."""
+
+    def __init__(self, index: int, spec: str, shards: int):
+        self.index, self.spec, self.shards = index, spec, shards
+        self.model = resolve_model(spec)  # fetched here, once, before any worker asks for it
+        self.results = Results(tokparity=__version__)
+        self.run: ModelRun | None = None  # the ledger, made from the first worker's "meta"
+        self.done = DoneSet()
+        self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
+        self.next_n = 0
+        self.shards_done = 0
+        self.total = 0
+
+    @property
+    def ledger(self) -> ModelRun:
+        assert self.run is not None  # records come after the "meta" that makes it
+        return self.run
+
+    @property
+    def finished(self) -> bool:
+        return self.shards_done == self.shards
+
+
+def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
+                          options: CompareOptions, results: Results) -> None:
+    from tokparity.compare import WORKER_OPTIONS, ModelRun, _say
+
+    shards = max(1, -(-options.jobs // len(models))) if models else 1  # ceil: keep every job busy
+    state = [_Model(i, spec, shards) for i, spec in enumerate(models)]
+    # Longest first, so that no worker is left alone with a big model at the end.
+    history = _read_history()
+    order = sorted(state, key=lambda m: -_estimated_seconds(m.model, history))
+    tasks = [Task(m.index, m.spec, shard, shards) for m in order for shard in range(shards)]
+    option_values = {k: getattr(options, k) for k in WORKER_OPTIONS}
+    workers: dict[Connection, subprocess.Popen] = {}
+    _say(options, f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(options.jobs, len(tasks))} worker processes")
+
+    # The cases an interrupted run finished (--resume): the workers skip them, and the ledger
+    # counts them from the journal as soon as it exists.
+    if options.journal is not None:
+        for m in state:
+            for record in options.journal.records(m.model.name):
+                m.done.add(record.n)
+
+    def replay_journal(m: _Model) -> None:
+        if options.journal is None or not len(m.done):
+            return
+        for record in options.journal.records(m.model.name):
+            m.ledger.apply(record)
+        _say(options, f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
+
+    def advance(m: _Model) -> None:
+        """Apply the waiting records that are next in case order."""
+        while True:
+            while m.next_n in m.done:
+                m.next_n += 1
+            record = m.waiting.pop(m.next_n, None)
+            if record is None:
+                return
+            if record.too_long:
+                _say(options, f"{m.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
+                              f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
+            with holding_ctrl_c():
+                m.ledger.apply(record)
+                if options.journal is not None:
+                    options.journal.write(record)
+            m.done.add(record.n)
+            if (record.n + 1) % 500 == 0:
+                _say(options, f"{m.model.name}: {record.n + 1} cases")
+
+    pending = list(tasks)
+    for task in tasks:
+        task.done = state[task.index].done
+    finished_normally = False
+    try:
+        for _ in range(min(options.jobs, len(tasks))):
+            conn, process = _start_worker()
+            workers[conn] = process
+            conn.send((corpora, backend_names, option_values))
+        idle = list(workers)
+        while any(not m.finished for m in state):
+            while idle and pending:
+                idle.pop().send(pending.pop(0))
+            for ready in wait(list(workers)):
+                conn = cast(Connection, ready)
+                try:
+                    message: Any = conn.recv()
+                except (EOFError, OSError):
+                    code = workers[conn].wait()
+                    raise TokparityError(f"compare --jobs: a worker process died (exit status {code}); the cases "
+                                         "judged so far are in the journal: resume, or rerun with --jobs 1 to see "
+                                         "the failure") from None
+                kind = message[0]
+                if kind == "say":
+                    _say(options, message[1])
+                    continue
+                m = state[message[1]]
+                if kind == "error":
+                    raise TokparityError(message[2])
+                if kind == "meta":
+                    info = message[2]
+                    if m.run is None:
+                        m.results.backends.update(info["versions"])
+                        m.results.options.update(info["options"])
+                        m.run = ModelRun.ledger(m.model, info["chain"], info["backends"], options, m.results)
+                        replay_journal(m)
+                        advance(m)
+                    m.ledger.timing["load"] += info["load"]
+                elif kind == "records":
+                    for record in message[2]:
+                        m.waiting[record.n] = record
+                    advance(m)
+                elif kind == "done":
+                    m.shards_done += 1
+                    m.total = max(m.total, message[2])
+                    m.ledger.timing["wall"] = m.ledger.timing.get("wall", 0.0) + message[3]
+                    idle.append(conn)
+                    if m.finished:
+                        advance(m)
+                        if m.waiting:  # every shard sent all its records before "done"
+                            raise TokparityError(f"compare --jobs: internal error: cases {sorted(m.waiting)[:5]} of "
+                                                 f"{m.model.name} could not be counted in order; rerun with --jobs 1")
+                        _say(options, f"{m.model.name}: {m.total} cases, "
+                                      f"{sum(s.mismatches for s in m.ledger.summaries.values())} mismatches "
+                                      f"against {'/'.join(m.ledger.chain)}")
+        finished_normally = True
+        _write_history(history, results_of=state)
+    finally:
+        for conn, process in workers.items():
+            if finished_normally:
+                try:
+                    conn.send(None)  # idle workers stop; after an error or Ctrl-C they are stopped
+                    process.wait(timeout=10)
+                except (OSError, ValueError, subprocess.TimeoutExpired):
+                    pass
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            conn.close()
+        _merge(state, results)
+
+
+# -- which model first: how long each took last time -------------------------------------------------
+
+def _history_path():
+    from tokparity.zoo.fetch import cache_dir
+    return cache_dir() / "compare-seconds.json"
+
+
+def _read_history() -> dict[str, float]:
+    """Seconds each model took in earlier runs (it only decides the order of the tasks)."""
+    try:
+        found = json.loads(_history_path().read_text("utf-8"))
+        return {k: float(v) for k, v in found.items()} if isinstance(found, dict) else {}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def _estimated_seconds(model, history: dict[str, float]) -> float:
+    if model.name in history:
+        return history[model.name]
+    size = 0
+    for path in model.files.values():
+        try:
+            size += Path(path).stat().st_size
+        except OSError:
+            pass
+    return 1.0 + size / 2e6  # a first guess: bigger files, bigger vocabularies, slower loads
+
+
+def _write_history(history: dict[str, float], results_of: list[_Model]) -> None:
+    for m in results_of:
+        if m.run is not None and m.finished and "wall" in m.run.timing:
+            history[m.model.name] = round(m.run.timing["wall"], 2)
+    try:
+        path = _history_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(history, indent=0, sort_keys=True), "utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass  # a read-only cache: the next run guesses the order again
+
+
+def _start_worker() -> tuple[Connection, subprocess.Popen]:
+    """A worker as a fresh ``python -m tokparity.parallel`` (not multiprocessing's spawn, which
+    would import the caller's ``__main__`` again), talking over a socket pair."""
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen([sys.executable, "-m", "tokparity.parallel", str(theirs.fileno())],
+                               pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+    theirs.close()
+    return Connection(ours.detach()), process
+
+
+def _merge(state: list[_Model], results: Results) -> None:
+    """Each model's results into the run's, in model order: what one process would have built."""
+    from tokparity.compare import TOO_LONG_LISTED
+
+    for m in state:
+        if m.run is None:
+            continue
+        for name, info in m.results.backends.items():
+            results.backends.setdefault(name, info)
+        for key, value in m.results.options.items():
+            if key == "unavailable":
+                results.options.setdefault("unavailable", []).extend(value)
+            elif key == "too_long":
+                note = results.options.setdefault("too_long", {**value, "cases": 0, "first": []})
+                note["cases"] += value["cases"]
+                note["first"] = (note["first"] + value["first"])[:TOO_LONG_LISTED]
+            else:
+                results.options.setdefault(key, value)
+        results.runs.extend(m.run.finish())
+        results.mismatches.extend(m.results.mismatches)
+        for key, rate in m.results.tag_rates.items():
+            into = results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
+            into["cases"] += rate["cases"]
+            into["mismatches"] += rate["mismatches"]
+        results.timing.update(m.results.timing)
+
+
+if __name__ == "__main__":
+    _worker(Connection(int(sys.argv[1])))
