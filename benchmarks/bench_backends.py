@@ -23,8 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-from tokparity.backends.registry import make_backend
-from tokparity.zoo import resolve_model, zoo_text
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchlib, beside this file
+
+from benchlib import Measurement, save  # noqa: E402
+
+from tokparity.backends.registry import make_backend  # noqa: E402
+from tokparity.zoo import resolve_model, zoo_text  # noqa: E402
 
 EXAMPLE_ENGINE = Path(__file__).resolve().parents[1] / "examples" / "engines" / "llamacpp_engine.py"
 
@@ -59,7 +63,7 @@ def interleaved(fns: dict, repeat: int) -> dict[str, list[float]]:
     return times
 
 
-def bench_llamacpp(model, lines: list[str], repeat: int) -> None:
+def bench_llamacpp(model, lines: list[str], repeat: int) -> list[Measurement]:
     import llama_cpp
 
     with quiet_stderr():
@@ -89,9 +93,14 @@ def bench_llamacpp(model, lines: list[str], repeat: int) -> None:
     print(f"  llama.cpp backend .encode_with_notes{med['notes'] * 1e3:7.1f} ms  {med['notes'] / n * 1e6:6.2f} µs/line"
           f"  {ratio_notes:4.2f}x as fast")
     backend.close()
+    return [Measurement("llama.cpp backend speed / Llama.tokenize line by line", ratio, "ratio", ">= 1.5",
+                        f"{med['ours'] / n * 1e6:.2f} vs {med['high'] / n * 1e6:.2f} µs/line, {n} botchan lines, "
+                        f"median of {repeat} interleaved rounds"),
+            Measurement("llama.cpp backend with notes (llama.cpp's warnings kept) / Llama.tokenize", ratio_notes,
+                        "ratio", "", f"{med['notes'] / n * 1e6:.2f} µs/line")]
 
 
-def bench_cmd(model, lines: list[str], repeat: int) -> None:
+def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
     from tokparity.backends.cmd import encode_body
 
     backend = make_backend(f"cmd:{{python}} {EXAMPLE_ENGINE} {{gguf}} --timing", model)
@@ -123,9 +132,16 @@ def bench_cmd(model, lines: list[str], repeat: int) -> None:
     t = statistics.median(timed(lambda: backend.encode_many(lines)) for _ in range(repeat))
     print(f"  backend.encode_many (validated)  {t / n * 1e6:6.1f} µs/case wall")
     backend.close()
+    (single_wall, single), (many_wall, many) = rows.values()
+    return [Measurement("cmd: protocol cost per case over the engine's own time, pipelined (encode_many, what "
+                        "compare uses)", many * 1e6, "µs/case", "<= 50",
+                        f"{many_wall * 1e6:.1f} µs/case wall, {n} botchan lines, median of {repeat}"),
+            Measurement("cmd: protocol cost per case, one request at a time (encode)", single * 1e6, "µs/case", "",
+                        f"{single_wall * 1e6:.1f} µs/case wall: two processes taking turns on the CPUs"),
+            Measurement("cmd: backend.encode_many with every reply validated", t / n * 1e6, "µs/case wall")]
 
 
-def bench_isolated(model, lines: list[str], repeat: int) -> None:
+def bench_isolated(model, lines: list[str], repeat: int) -> list[Measurement]:
     child = make_backend("llama.cpp", model, isolate=True)
     here = make_backend("llama.cpp", model)
     times = interleaved({"child": lambda: [child.encode(line) for line in lines],
@@ -138,6 +154,8 @@ def bench_isolated(model, lines: list[str], repeat: int) -> None:
           f"in process {med['here']:5.2f} µs/case")
     child.close()
     here.close()
+    return [Measurement("llama.cpp in a child process (a file of yours), pipelined", med["many"], "µs/case",
+                        detail=f"one at a time {med['child']:.1f} µs/case; in process {med['here']:.2f} µs/case")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,10 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     model = resolve_model(args.model)
     lines = zoo_text("botchan").read_text("utf-8").split("\n")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
-    bench_llamacpp(model, lines, args.repeat)
-    bench_cmd(model, lines, max(3, args.repeat // 2))
-    bench_isolated(model, lines, max(3, args.repeat // 2))
-    return 0
+    rows = bench_llamacpp(model, lines, args.repeat)
+    rows += bench_cmd(model, lines, max(3, args.repeat // 2))
+    rows += bench_isolated(model, lines, max(3, args.repeat // 2))
+    return 0 if save("backends", rows, f"Backends on {args.model}: llama.cpp, the cmd: protocol, a child process") else 1
 
 
 if __name__ == "__main__":

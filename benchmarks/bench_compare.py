@@ -3,11 +3,12 @@
     python benchmarks/bench_compare.py [--rounds 3] [--fuzz-seconds 20]
 
 1. Harness overhead: the default run (5 models x every corpus x every backend) in this process,
-   with its journal, as the CLI runs it. The backends' own time is what ``summary.json``'s
-   ``timing`` records: loading each model (vocabulary and backends) plus the seconds spent
-   inside each backend's ``encode`` for every case. Everything else is tokparity's: reading the
-   corpora, diffing, classifying and explaining each mismatch (which may ask a backend for its
-   normalizer or the reference for its stages), counting, the journal. Target: <= 20 %.
+   with its journal, as the CLI runs it; then a run where the backends agree (the harness alone).
+   The backends' own time is what ``summary.json``'s ``timing`` records: loading and closing
+   each model's backends (and its vocabulary) plus the seconds spent inside each backend's
+   ``encode`` for every case. Everything else is tokparity's: reading the corpora, diffing,
+   classifying and explaining each mismatch (which may ask a backend for its normalizer or the
+   reference for its stages), counting, the journal. Target: <= 20 %.
 2. ``--jobs 2`` against ``--jobs 1``: whole ``tokparity compare`` processes on the default run,
    interleaved rounds, median wall times. Target on 2 cores: >= 1.6x.
 3. Scaling: llama-spm with every backend on the multilingual corpus repeated 1x, 4x and 16x
@@ -41,27 +42,35 @@ RSS_PROBE = ("import resource, sys\nfrom tokparity.cli import main\ncode = main(
 
 
 def harness_overhead() -> list[Measurement]:
+    """The default run, then an agreeing run (the harness alone, no mismatch to explain)."""
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, run_compare
     from tokparity.journal import Journal
     from tokparity.known import load_known
 
-    with tempfile.TemporaryDirectory() as tmp:
-        options = CompareOptions(known=load_known(None))
-        options.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
-        started = time.perf_counter()
-        results = run_compare(DEFAULT_MODELS, DEFAULT_CORPORA, None, options)
-        wall = time.perf_counter() - started
-        options.journal.close()
-    load = sum(t["load"] for t in results.timing.values())
-    encode = sum(sum(t["backends"].values()) for t in results.timing.values())
-    own = load + encode
-    cases = sum(r.cases for r in results.runs)
-    overhead = (wall - own) / own
-    print(f"default run in process: {wall:.1f} s; backends' own {own:.1f} s (load {load:.1f} s, encode "
-          f"{encode:.1f} s); tokparity {wall - own:.1f} s = {overhead:.0%}", flush=True)
-    return [Measurement("compare harness overhead over the backends' own time (default run)", overhead * 100, "%",
-                        "<= 20", f"wall {wall:.1f} s, backends {own:.1f} s (load {load:.1f} + encode {encode:.1f}), "
-                                 f"{cases:,} (case, backend) pairs, {len(results.mismatches):,} mismatches explained")]
+    rows = []
+    for label, models, backends in (
+            ("default run", DEFAULT_MODELS, None),
+            ("agreeing run: llama-spm, llama-bpe, bert-bge with ref, llama.cpp, golden",
+             ("llama-spm", "llama-bpe", "bert-bge"), ["ref", "llama.cpp", "golden"])):
+        with tempfile.TemporaryDirectory() as tmp:
+            options = CompareOptions(known=load_known(None), explicit_backends=backends is not None)
+            options.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
+            started = time.perf_counter()
+            results = run_compare(models, DEFAULT_CORPORA, backends, options)
+            wall = time.perf_counter() - started
+            options.journal.close()
+        load = sum(t["load"] + t.get("close", 0.0) for t in results.timing.values())
+        encode = sum(sum(t["backends"].values()) for t in results.timing.values())
+        own = load + encode
+        pairs = sum(r.cases for r in results.runs)
+        overhead = (wall - own) / own
+        print(f"{label}: {wall:.1f} s in process; backends' own {own:.1f} s (load and close {load:.1f} s, encode "
+              f"{encode:.1f} s); tokparity {wall - own:.1f} s = {overhead:.0%}", flush=True)
+        rows.append(Measurement(f"compare harness overhead over the backends' own time, {label}", overhead * 100,
+                                "%", "<= 20", f"wall {wall:.1f} s, backends {own:.1f} s (load and close {load:.1f} + "
+                                              f"encode {encode:.1f}), {pairs:,} (case, backend) verdicts, "
+                                              f"{len(results.mismatches):,} mismatches explained"))
+    return rows
 
 
 def whole_process(args: list[str]) -> tuple[float, int]:

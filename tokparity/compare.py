@@ -225,12 +225,15 @@ class ModelRun:
         return list(self.summaries.values())
 
     def close(self) -> None:
+        started = time.perf_counter()
         for b in self.backends.values():
             b.close()
         if self._stage_ref is not None and self._stage_ref not in self.backends.values():
             self._stage_ref.close()
+        self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
 
-    def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int]) -> Backend:
+    def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],
+                        ref_answer: _Answer | None = None) -> Backend:
         """Whose stages stand for the oracle's. llama.cpp and golden ids expose no normalizer or
         pre-tokenizer; tokparity's reference does, and where it gives the oracle's ids on this
         very text its stages are a faithful account of how the oracle got there."""
@@ -246,6 +249,8 @@ class ModelRun:
         ref = self._stage_ref
         if ref is oracle:
             return oracle
+        if ref_answer is not None and ref is self.backends.get("ref"):  # its answer on this case is in hand
+            return ref if ref_answer.status == "ok" and ref_answer.ids == oracle_ids else oracle
         try:
             same = ref.encode(text, self.options.add_special, self.options.parse_special) == oracle_ids
         except Exception:
@@ -288,7 +293,7 @@ class ModelRun:
                     record.verdicts[name] = [mismatch.cls, ""]
                     record.mismatches.append(mismatch)
             else:
-                mismatch = self._mismatch(case, oracle_name, oracle, name, ans)
+                mismatch = self._mismatch(case, oracle_name, oracle, name, ans, answers.get("ref"))
                 mismatch.partition = partition
                 record.verdicts[name] = [mismatch.cls, ""]
                 record.mismatches.append(mismatch)
@@ -376,7 +381,8 @@ class ModelRun:
             backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
             oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
 
-    def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer) -> Mismatch:
+    def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer,
+                  ref_answer: _Answer | None = None) -> Mismatch:
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
                 f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
@@ -384,7 +390,7 @@ class ModelRun:
             cls = ans.status if ans.status in ("crash", "timeout") else "crash"
             evidence, stage, first = f"{name}: {ans.detail or ans.status}", "unknown", 0
         else:
-            reference = self.stage_reference(oracle_name, case.text, oracle.ids)
+            reference = self.stage_reference(oracle_name, case.text, oracle.ids, ref_answer)
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
             assert self.vocab is not None  # judged where the backends are, never on a ledger
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
@@ -466,16 +472,18 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
         if len(done):
             _say(options, f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
     cases = JudgedCases(run, corpora, skip=done.__contains__)
-    for record in cases:
-        if record.too_long:
-            _say(options, f"{run.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
-                          f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
-        with holding_ctrl_c():
-            run.apply(record)
+    for batch in cases.batches():
+        for record in batch:
+            if record.too_long:
+                _say(options, f"{run.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
+                              f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
+        with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
+            for record in batch:
+                run.apply(record)
             if journal is not None:
-                journal.write(record)
-        if (record.n + 1) % 500 == 0:
-            _say(options, f"{run.model.name}: {record.n + 1} cases")
+                journal.write_many(batch)
+        if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
+            _say(options, f"{run.model.name}: {batch[-1].n + 1} cases")
     _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
                   f"mismatches against {'/'.join(run.chain)}")
 
@@ -493,30 +501,36 @@ class JudgedCases:
         self.total = 0
 
     def __iter__(self) -> Iterator[CaseRecord]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[CaseRecord]]:
+        """The records a batch at a time, in case order (never empty)."""
         max_chars = self.run.options.max_chars
         batch: list[tuple[int, Case]] = []
         n = -1
         for corpus in self.corpora:
             for case in load_corpus(corpus):
                 n += 1
-                self.total = n + 1
                 if self.skip(n):
                     continue
                 if max_chars and len(case.text) > max_chars:
-                    yield from self._judge(batch)
-                    yield self.run.too_long(case, n)
+                    self.total = n + 1
+                    yield self._judge(batch) + [self.run.too_long(case, n)]
+                    batch = []
                     continue
                 batch.append((n, case))
                 if len(batch) >= self.BATCH:
-                    yield from self._judge(batch)
-        yield from self._judge(batch)
+                    self.total = n + 1
+                    yield self._judge(batch)
+                    batch = []
+        self.total = n + 1
+        if batch:
+            yield self._judge(batch)
 
-    def _judge(self, batch: list[tuple[int, Case]]) -> Iterator[CaseRecord]:
+    def _judge(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
         answers = self.run.ask([case.text for _, case in batch])
-        judged = [(n, case, answer) for (n, case), answer in zip(batch, answers)]
-        batch.clear()
-        for n, case, answer in judged:
-            yield self.run.judge(case, n, answer)
+        return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
 
 
 def progress_to_stderr(message: str) -> None:

@@ -166,9 +166,15 @@ class Journal:
     # writing -------------------------------------------------------------------------------
 
     def write(self, record: CaseRecord) -> None:
-        self._fh.write(json.dumps(record.to_json(self.with_mismatches), ensure_ascii=False) + "\n")
-        self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
-        self.written += 1
+        self.write_many([record])
+
+    def write_many(self, records: list[CaseRecord]) -> None:
+        """One write and one flush for a batch of records (each on its own line)."""
+        if records:
+            self._fh.write("".join(json.dumps(r.to_json(self.with_mismatches), ensure_ascii=False) + "\n"
+                                   for r in records))
+            self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
+            self.written += len(records)
 
     def note(self, entry: dict) -> None:
         """A line that is not a case (fuzz: a finding, the time used), flushed at once."""

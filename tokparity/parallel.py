@@ -84,6 +84,7 @@ def _worker(conn: Connection) -> None:
         except Exception as e:  # a bug, not bad input: the parent shows where
             conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
             continue
+        closed = False
         try:
             conn.send(("meta", task.index, {"chain": run.chain, "backends": list(run.backends),
                                             "versions": local.backends, "options": local.options,
@@ -97,13 +98,17 @@ def _worker(conn: Connection) -> None:
                     conn.send(("records", task.index, batch))
                     batch, sent = [], time.monotonic()
             conn.send(("records", task.index, batch))
-            conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"]))
+            run.close()
+            closed = True
+            conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
+                       run.timing["close"]))
         except TokparityError as e:  # a corpus that cannot be read, named by file and line
             conn.send(("error", task.index, str(e)))
         except Exception as e:
             conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
         finally:
-            run.close()
+            if not closed:
+                run.close()
 
 
 # -- the parent ------------------------------------------------------------------------------------
@@ -224,7 +229,9 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                 elif kind == "done":
                     m.shards_done += 1
                     m.total = max(m.total, message[2])
-                    m.ledger.timing["wall"] = m.ledger.timing.get("wall", 0.0) + message[3]
+                    timing = m.ledger.timing
+                    timing["wall"] = timing.get("wall", 0.0) + message[3]
+                    timing["close"] = timing.get("close", 0.0) + message[4]
                     idle.append(conn)
                     if m.finished:
                         advance(m)

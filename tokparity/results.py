@@ -49,7 +49,7 @@ class Mismatch:
     partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
 
     def row(self) -> dict:
-        d = asdict(self)
+        d = dict(vars(self))  # flat: the report writers only read it (asdict's deep copy was most of their time)
         d["class"] = d.pop("cls")
         return d
 
@@ -78,8 +78,8 @@ class Results:
     known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
     interrupted: bool = False  # stopped by Ctrl-C: the counts are those of the cases done
-    # per model: {"load": seconds to load the vocabulary and start the backends,
-    #             "backends": {name: seconds inside that backend's encode}}
+    # per model: {"load": seconds to load the vocabulary and start the backends, "close": to stop
+    #             them, "backends": {name: seconds inside that backend's encode}}
     timing: dict[str, dict] = field(default_factory=dict)
     timing_jobs: int = 1
 
@@ -93,7 +93,8 @@ class Results:
             "known": self.known,
             "seconds": round(self.seconds, 3),
             "timing": {"jobs": self.timing_jobs, "models": {
-                model: {"load": round(t["load"], 3), "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
+                model: {"load": round(t["load"], 3), "close": round(t.get("close", 0.0), 3),
+                        "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
                 for model, t in self.timing.items()}},
             "complete": not self.interrupted,
         }

@@ -37,12 +37,10 @@ class SentencePieceBackend(Backend):
             self.sp.Load(model_file=str(path))
         except (OSError, RuntimeError) as e:
             raise BadModelFile(path, f"SentencePiece could not load it ({e})") from None
-        if add_bos is None or add_eos is None:
-            from tokparity.vocab import load_vocab
-            flags = load_vocab(path).flags
-            add_bos = bool(flags.add_bos) if add_bos is None else add_bos
-            add_eos = bool(flags.add_eos) if add_eos is None else add_eos
-        self.add_bos, self.add_eos = add_bos and self.sp.bos_id() >= 0, add_eos and self.sp.eos_id() >= 0
+        # A .model has no field asking for BOS/EOS (tokparity's loader leaves both flags unset), so
+        # without the options nothing is added, as SentencePiece's own encode does.
+        self.add_bos = bool(add_bos) and self.sp.bos_id() >= 0
+        self.add_eos = bool(add_eos) and self.sp.eos_id() >= 0
         self.n_vocab = self.sp.get_piece_size()
 
     @property

@@ -103,10 +103,7 @@ class UgmModel:
             if options.float32:
                 score = f32(score)
             pieces.setdefault(text, (i, score))  # the first id of a duplicated text
-        prefixes = set()
-        for text in pieces:
-            for k in range(1, len(text) + 1):
-                prefixes.add(text[:k])
+        prefixes = {text[:k] for text in pieces for k in range(1, len(text) + 1)}
         unk_score = f32(min_score - 10.0)  # both compute min_score - kUnkPenalty in float
         model = cls(pieces, unk_id, unk_score, options, prefixes, max((len(t) for t in pieces), default=0))
         if cache_words and all(SPACE_MARK not in text[1:] for text in pieces):
