@@ -108,3 +108,15 @@ def test_bad_jobs_timeout_and_model_are_clear_errors(tmp_path, capsys, corpus, z
     assert compare(tmp_path / "b", corpus, "llama-spm", str(missing), "--jobs", "2") == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("tokparity: error: ") and str(missing) in err
+
+
+def test_a_bad_corpus_line_with_two_jobs_keeps_the_cases_before_it(tmp_path, capsys, zoo):
+    zoo("llama-spm")
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_bytes(b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "caf\xe9 \xff"}\n')
+    status = main(["compare", "llama-spm", "-c", str(corpus), "-b", "ref", "-o", str(tmp_path / "out"), "-q",
+                   "--jobs", "2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert len(err) == 1 and f"{corpus}:2: invalid UTF-8" in err[0]
+    assert [json.loads(x)["case_id"] for x in journal_lines(tmp_path / "out")] == ["a"]

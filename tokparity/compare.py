@@ -509,21 +509,26 @@ class JudgedCases:
         max_chars = self.run.options.max_chars
         batch: list[tuple[int, Case]] = []
         n = -1
-        for corpus in self.corpora:
-            for case in load_corpus(corpus):
-                n += 1
-                if self.skip(n):
-                    continue
-                if max_chars and len(case.text) > max_chars:
-                    self.total = n + 1
-                    yield self._judge(batch) + [self.run.too_long(case, n)]
-                    batch = []
-                    continue
-                batch.append((n, case))
-                if len(batch) >= self.BATCH:
-                    self.total = n + 1
-                    yield self._judge(batch)
-                    batch = []
+        try:
+            for corpus in self.corpora:
+                for case in load_corpus(corpus):
+                    n += 1
+                    if self.skip(n):
+                        continue
+                    if max_chars and len(case.text) > max_chars:
+                        self.total = n + 1
+                        yield self._judge(batch) + [self.run.too_long(case, n)]
+                        batch = []
+                        continue
+                    batch.append((n, case))
+                    if len(batch) >= self.BATCH:
+                        self.total = n + 1
+                        yield self._judge(batch)
+                        batch = []
+        except TokparityError:  # a corpus line that cannot be read: the cases before it still count
+            if batch:
+                yield self._judge(batch)
+            raise
         self.total = n + 1
         if batch:
             yield self._judge(batch)

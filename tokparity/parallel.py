@@ -85,11 +85,11 @@ def _worker(conn: Connection) -> None:
             conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
             continue
         closed = False
+        batch: list[CaseRecord] = []
         try:
             conn.send(("meta", task.index, {"chain": run.chain, "backends": list(run.backends),
                                             "versions": local.backends, "options": local.options,
                                             "load": run.timing["load"]}))
-            batch: list[CaseRecord] = []
             sent = started = time.monotonic()
             cases = JudgedCases(run, corpora, skip=task.skips)
             for record in cases:
@@ -103,6 +103,7 @@ def _worker(conn: Connection) -> None:
             conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
                        run.timing["close"]))
         except TokparityError as e:  # a corpus that cannot be read, named by file and line
+            conn.send(("records", task.index, batch))  # the cases before the bad line count
             conn.send(("error", task.index, str(e)))
         except Exception as e:
             conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
@@ -194,8 +195,9 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
             workers[conn] = process
             conn.send((corpora, backend_names, option_values))
         idle = list(workers)
-        while any(not m.finished for m in state):
-            while idle and pending:
+        failure = ""  # the first error a worker reported: no new task; the busy ones finish theirs
+        while any(not m.finished for m in state) and not (failure and len(idle) == len(workers)):
+            while idle and pending and not failure:
                 idle.pop().send(pending.pop(0))
             for ready in wait(list(workers)):
                 conn = cast(Connection, ready)
@@ -211,8 +213,10 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                     _say(options, message[1])
                     continue
                 m = state[message[1]]
-                if kind == "error":
-                    raise TokparityError(message[2])
+                if kind == "error":  # raised once the other workers have delivered what they judged
+                    failure = failure or message[2]
+                    idle.append(conn)
+                    continue
                 if kind == "meta":
                     info = message[2]
                     if m.run is None:
@@ -241,6 +245,8 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                         _say(options, f"{m.model.name}: {m.total} cases, "
                                       f"{sum(s.mismatches for s in m.ledger.summaries.values())} mismatches "
                                       f"against {'/'.join(m.ledger.chain)}")
+        if failure:
+            raise TokparityError(failure)
         finished_normally = True
         _write_history(history, results_of=state)
     finally:
