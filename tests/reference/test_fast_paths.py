@@ -185,3 +185,27 @@ def test_ugm_word_cache_off_when_a_piece_spans_a_space():
                            SENTENCEPIECE)
     assert model.word_cache is None
     assert model.encode("a▁b") == [(1, "a▁b")]
+
+
+_FLAG_SETS = [dict(add_space_prefix=a, remove_extra_whitespaces=r, escape_whitespaces=e, treat_whitespace_as_suffix=t)
+              for a in (True, False) for r in (True, False) for e in (True, False) for t in (True, False)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_NORMALIZER_ALPHABET + ["  ", "\u2581\u2581", "[toxicity=0]"]), max_size=12).map("".join),
+       st.sampled_from(_FLAG_SETS), st.sampled_from(["sentencepiece", "llama.cpp"]), st.booleans())
+def test_translated_normalizer_every_flag_combination(text, flags, flavour, with_charsmap):
+    """Every combination of the whitespace flags, in both flavours, with and without the
+    nmt_nfkc charsmap (the zoo's unigram models all use the defaults, so this is where the
+    other branches of the fast path are checked)."""
+    from tokparity.reference.normalize import SpNormalizer
+
+    charsmap = _ugm("nomic-bert-moe", "spm_model").normalizer.charsmap if with_charsmap else None
+    key = (tuple(flags.items()), flavour, with_charsmap)
+    if key not in _NORMALIZERS:
+        _NORMALIZERS[key] = SpNormalizer(charsmap, ["[toxicity=0]"], flavour=flavour, **flags)
+    normalizer = _NORMALIZERS[key]
+    assert normalizer.normalize(text) == normalizer.normalize_plain(text)
+
+
+_NORMALIZERS: dict = {}
