@@ -116,3 +116,19 @@ def test_the_shipped_list_explains_transformers_gguf_on_llama_spm(llama_spm, tmp
     (bare,) = [r for r in summary["runs"] if r["backend"] == "hf-gguf"]
     assert bare["unexplained"] == run["mismatches"]
     assert bare["classes"]["space-prefix"] > 100
+
+
+def test_a_decode_entry_is_stale_only_in_a_run_that_decoded():
+    """tokenizers-raw-decode-no-cleanup (a decode-cleanup entry) cannot match in a compare run
+    without --decode, so such a run does not call it stale; a run that decodes and never meets
+    it does."""
+    from tokparity.known import load_known
+
+    without = load_known(None)
+    without.note_run("llama-bpe", "hf")
+    without.note_run("llama-bpe", "hf-gguf")
+    assert "tokenizers-raw-decode-no-cleanup" not in [e.id for e in without.stale()]
+    assert "hf-gguf-no-ignore-merges" in [e.id for e in without.stale()]  # an encode entry still is
+    decoding = load_known(None)
+    decoding.note_run("llama-bpe", "hf", decoding=True)
+    assert "tokenizers-raw-decode-no-cleanup" in [e.id for e in decoding.stale()]

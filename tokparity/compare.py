@@ -214,7 +214,7 @@ class ModelRun:
         self.timing: dict = self.results.timing.setdefault(self.model.name, {"load": 0.0, "backends": {}})
         if self.options.known:
             for n in self.compared:
-                self.options.known.note_run(self.model.name, n)
+                self.options.known.note_run(self.model.name, n, decoding=self.options.decode)
 
     def finish(self) -> list[RunSummary]:
         """The summaries, each naming the oracles that really judged its cases (golden ids only

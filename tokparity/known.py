@@ -36,6 +36,9 @@ from tokparity.results import Mismatch
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
 
 
+DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # found only when a run decodes (--decode)
+
+
 @dataclass
 class KnownDivergence:
     id: str
@@ -66,6 +69,7 @@ class KnownList:
             raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
         self.entries = entries
         self.runs: set[tuple[str, str]] = set()
+        self.decoding = False  # some run decoded (only then can a decode-* class occur)
 
     def match(self, m: Mismatch) -> str:
         """The id of the first entry that explains ``m``, or ``""``."""
@@ -75,12 +79,15 @@ class KnownList:
                 return e.id
         return ""
 
-    def note_run(self, model: str, backend: str) -> None:
+    def note_run(self, model: str, backend: str, decoding: bool = False) -> None:
         self.runs.add((model, backend))
+        self.decoding = self.decoding or decoding
 
     def stale(self) -> list[KnownDivergence]:
-        """Entries whose models and backends were run, that matched nothing."""
-        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(m, b) for m, b in self.runs)]
+        """Entries whose models and backends were run, that matched nothing. An entry about
+        decoding only is not stale in a run that did not decode (compare without --decode)."""
+        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(m, b) for m, b in self.runs)
+                and (self.decoding or not set(e.classes) <= DECODE_CLASSES)]
 
     def report(self) -> dict:
         return {"used": {e.id: e.hits for e in self.entries if e.hits},
