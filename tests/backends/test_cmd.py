@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.backends.base import BackendCrash
+from tokparity.backends.base import BackendCrash, BackendTimeout
 from tokparity.backends.cmd import CmdBackend, expand_command
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
@@ -157,6 +157,29 @@ def test_crash_is_a_backend_crash_exception(flaky):
     with pytest.raises(BackendCrash):
         flaky.encode("SEGV")
     assert flaky.encode("z") == [122]
+
+
+def test_one_request_at_a_time_crash_timeout_and_restart(flaky):
+    """``encode`` (one request, the short path once the program has answered) keeps the same
+    guarantees as the pipelined path: a crash or a hang is that case's, and the next one works."""
+    (pid,) = flaky.encode("PID")
+    with pytest.raises(BackendCrash, match="killed by SIGSEGV on this case; stderr: flaky_engine: about to segfault"):
+        flaky.encode("SEGV")
+    assert flaky.encode("a") == [97]
+    with pytest.raises(BackendTimeout, match="no answer within 1 s; killed, restarted for the next case"):
+        flaky.encode("HANG")
+    assert flaky.encode_with_notes("NOISE").notes[0].endswith("this is not JSON")
+    assert flaky.encode("é" * 5000) == list(("é" * 5000).encode())  # longer than PIPE_BUF: the long way
+    (after,) = flaky.encode("PID")
+    assert after != pid and not _alive(pid)
+    assert (flaky.engine.starts, flaky.engine.crashes, flaky.engine.timeouts) == (3, 1, 1)
+
+
+def test_an_engine_gone_between_requests_is_restarted_without_blame(flaky):
+    assert flaky.encode("BYE") == list(b"BYE")
+    flaky.engine.proc.wait(timeout=5)  # it has exited before the next request is written
+    assert flaky.encode("a") == [97]
+    assert (flaky.engine.starts, flaky.engine.crashes) == (2, 0)
 
 
 def test_an_engine_that_keeps_crashing_is_given_up_on(flaky, monkeypatch):

@@ -8,6 +8,7 @@ It answers every text with its UTF-8 bytes as ids, except:
     "NOISE"      prints a line that is not JSON before answering (kept as a note)
     "PID"        answers with its process id (to see restarts)
     "CHATTY"     writes 256 KB to stderr first (more than a pipe holds)
+    "BYE"        answers, then exits with status 0 (gone between two requests)
 
 Run as ``python flaky_engine.py [--die-at-start]``; with the flag it exits at once (a program
 that cannot start).
@@ -55,6 +56,8 @@ def main() -> None:
             reply = {"id": req["id"], "ids": ids}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
+        if text == "BYE":
+            return
 
 
 if __name__ == "__main__":

@@ -22,12 +22,17 @@ detail); if it does not answer in time the case is a ``timeout`` and its process
 killed. Either way the next case starts it again, and the run goes on. A program that dies
 three times in a row before answering anything is not restarted again.
 
-No thread per case: one ``poll`` on the program's stdout and stderr per reply (stderr is drained
-as it comes, so a chatty program cannot fill its pipe and stall), which keeps the protocol's
-cost to a few tens of microseconds per case. ``encode_many`` (what ``run_cases`` uses) pipelines:
-up to 64 requests wait in the pipe while the program answers, so the two processes are not
-woken once per case; a crash or a hang is still pinned on the case at the head of the queue,
-because the program answers in order, and the requests behind it are sent again after the restart.
+No thread per case: one ``poll`` on the program's stdout and stderr per wake-up (stderr is
+drained as it comes, so a chatty program cannot fill its pipe and stall), with the case's
+deadline as its timeout. ``encode`` costs three system calls once the program runs (write the
+request, ``poll`` until the reply, read it), but also two process wake-ups, which is most of its
+cost: tens of microseconds on a quiet machine, hundreds on a busy one with two cores.
+``encode_many`` (what ``run_cases`` and ``compare`` use) pipelines: up to 64 requests wait in the
+pipe while the program answers, and tokparity naps while replies pile up instead of being woken
+by each one (``NAP_MAX``), so neither process sleeps and wakes once per case. A crash or a hang
+is still pinned on the case at the head of the queue, because the program answers in order, and
+the requests behind it are sent again after the restart. benchmarks/bench_backends.py measures
+both paths.
 """
 
 from __future__ import annotations
@@ -64,6 +69,12 @@ MAX_FAILED_STARTS = 3
 MAX_CRASHES = int(os.environ.get("TOKPARITY_MAX_CRASHES", "100"))
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
+# Pipelined, a program that answers faster than this per case is not waited on reply by reply:
+# tokparity naps while several replies pile up in the pipe, then reads them with one wake-up
+# (see request_many). Waking a sleeping process costs tens of microseconds on a virtual machine,
+# and the program pays for it too (its write has to wake us): per reply, that is the protocol's
+# main cost. 0 turns napping off.
+NAP_MAX = 0.001
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _json_str = json.encoder.encode_basestring_ascii  # the C encoder for one string: '"Hi\\n"'
 _decode = json.JSONDecoder().decode
@@ -127,6 +138,7 @@ class EngineProcess:
         self._buf = bytearray()
         self._stderr = bytearray()
         self._junk: list[str] = []
+        self._per_reply = 0.0  # seconds per reply in the last pipelined stream (for napping)
         self._finalizer: weakref.finalize | None = None
 
     # -- process life ----------------------------------------------------------------------------
@@ -221,7 +233,28 @@ class EngineProcess:
 
     def request(self, body: str, timeout: float) -> tuple[dict, list[str]]:
         """One request: its reply and any stray lines before it. Raises ``BackendCrash`` or
-        ``BackendTimeout``; the next request restarts the program."""
+        ``BackendTimeout``; the next request restarts the program.
+
+        To a running program that has answered before, a request of up to ``PIPE_BUF`` bytes
+        (which a pipe takes whole or not at all) costs three system calls: one write, one
+        ``poll`` that sleeps until the reply, one read. Anything else (no program, a full pipe,
+        a program gone since the last case, a long text) goes through ``request_many``."""
+        if self.proc is not None and self._answered and self._stdin_open:
+            line = b'{"id": %d, %s}\n' % (self._next_id + 1, body.encode("ascii"))
+            if len(line) <= select.PIPE_BUF:
+                try:
+                    written = os.write(self._in_fd, line) == len(line)
+                except OSError:  # full (not reading), or gone (request_many tells a crash from an exit)
+                    written = False
+                if written:
+                    self._next_id += 1
+                    deadline = time.monotonic() + timeout
+                    try:
+                        while (reply := self._next_reply(self._next_id)) is None:
+                            self._wait(deadline, False)
+                    except (_Died, _Hung) as e:
+                        raise self._failure(e, timeout, 0.0) from None
+                    return reply, self.take_junk()
         ((result, junk, _seconds),) = self.request_many([body], timeout)
         if isinstance(result, CaseFailure):
             raise result
@@ -248,7 +281,7 @@ class EngineProcess:
                     head += 1
                     continue
             grace = 0.0 if self._answered else self.startup_timeout
-            last = clock()
+            last = started = clock()
             deadline = last + timeout + grace
             base, first_id = head, self._next_id + 1  # request ids follow the cases from here on
             sent = head
@@ -263,6 +296,7 @@ class EngineProcess:
                         self._write_some(pending)
                     reply = self._next_reply(first_id + head - base)
                     if reply is None:
+                        self._nap(sent - head, deadline)
                         self._wait(deadline, bool(pending) and self._stdin_open)
                         continue
                     now = clock()
@@ -271,23 +305,26 @@ class EngineProcess:
                     last, deadline = now, now + timeout
                     self._answered = True
                     self.failed_starts = 0
-            except _Died:
-                self.crashes += 1
-                if not self._answered:
-                    self.failed_starts += 1
-                out[head] = (BackendCrash(f"{self.label}: {self._death_detail('on this case')}"), self.take_junk(),
-                             clock() - last)
-                head += 1
-            except _Hung:
-                self.timeouts += 1
-                if not self._answered:
-                    self.failed_starts += 1
-                self._stop()
-                out[head] = (BackendTimeout(f"{self.label}: no answer within {timeout:g} s"
-                                            f"{f' (+{grace:g} s to start)' if not self._answered else ''}; "
-                                            "killed, restarted for the next case"), self.take_junk(), clock() - last)
+                    if head - base >= 8:
+                        self._per_reply = (now - started) / (head - base)
+            except (_Died, _Hung) as e:
+                out[head] = (self._failure(e, timeout, grace), self.take_junk(), clock() - last)
                 head += 1
         return out
+
+    def _failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
+        """The case at the head of the queue: a crash (the program is gone) or a timeout (it is
+        killed now); either way the next request starts it again."""
+        if not self._answered:
+            self.failed_starts += 1
+        if isinstance(what, _Died):
+            self.crashes += 1
+            return BackendCrash(f"{self.label}: {self._death_detail('on this case')}")
+        self.timeouts += 1
+        self._stop()
+        return BackendTimeout(f"{self.label}: no answer within {timeout:g} s"
+                              f"{f' (+{grace:g} s to start)' if not self._answered else ''}; "
+                              "killed, restarted for the next case")
 
     def take_junk(self) -> list[str]:
         """Lines the program wrote that were not a reply (kept as notes of the case)."""
@@ -320,6 +357,18 @@ class EngineProcess:
         if self._writing:
             self._poll.unregister(self._in_fd)
             self._writing = False
+
+    def _nap(self, waiting: int, deadline: float) -> None:
+        """With ``waiting`` requests unanswered from a program that answers in well under
+        ``NAP_MAX``, sleep while about half of them are answered, instead of being woken by each
+        reply (the program writes each one as it goes, as the protocol asks). Never past the
+        deadline, never for a lone request: its reply is wanted as soon as it comes."""
+        per_reply = self._per_reply
+        if waiting < 4 or not 0.0 < per_reply * 4 < NAP_MAX:
+            return
+        nap = min(per_reply * (waiting // 2), NAP_MAX, deadline - time.monotonic())
+        if nap > 0:
+            time.sleep(nap)
 
     def _wait(self, deadline: float, want_write: bool) -> None:
         """Sleep until the program writes (or, with ``want_write``, can take more input)."""
