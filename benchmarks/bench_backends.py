@@ -4,13 +4,22 @@
 
 1. The llama.cpp backend vs ``Llama.tokenize`` line by line, on the lines of SentencePiece's
    ``test/botchan.txt`` (target: at least 1.5x as fast).
-2. The ``cmd:`` protocol's cost per case over the engine's own time (target: at most 50 µs).
-   The engine is examples/engines/llamacpp_engine.py with ``--timing``: each reply carries the
-   seconds the engine spent between reading the request and writing the reply; everything else
-   (pipes, wake-ups, JSON on our side, the reply's serialization on its side) is the protocol's.
+2. The ``cmd:`` protocol's cost per case over the engine's own time (target: at most 50 µs), one
+   request at a time (``encode``) and pipelined (``encode_many``, what ``compare`` uses). The
+   engine is examples/engines/llamacpp_engine.py with ``--timing``: each reply carries
+   ``engine_seconds``, the time its ``llama_tokenize`` call took. The cost is the wall time of the
+   whole batch minus the sum of those, per case, so it includes everything else on both sides:
+   our request formatting, the pipes' system calls, the program's ``json.loads`` and
+   ``json.dumps``, our JSON decoding of the reply, and the waits while a sleeping process is woken
+   (one request at a time: two per case, each way; pipelined: the two work side by side).
+   For scale, the floor of one request at a time on this machine is measured too: two processes
+   taking turns over a pipe with no JSON at all, the child busy for the engine's median time
+   per case before it answers (the wake-ups alone).
 3. For information: the same llama.cpp backend in a child process (``isolate=True``).
 
-Medians of ``--repeat`` runs. Not a unit test: numbers depend on the machine.
+Medians of ``--repeat`` runs (the cmd: ones interleaved round by round, so a machine that gets
+busier during the run does not favour one path). Not a unit test: numbers depend on the machine.
+Saved through benchlib (reports/bench/backends.{json,md}); exit status 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -100,6 +111,46 @@ def bench_llamacpp(model, lines: list[str], repeat: int) -> list[Measurement]:
                         "ratio", "", f"{med['notes'] / n * 1e6:.2f} µs/line")]
 
 
+_TURNS_CHILD = r"""
+import os, sys, time
+work = float(sys.argv[1])
+while line := os.read(0, 1 << 16):
+    end = time.perf_counter() + work
+    while time.perf_counter() < end:
+        pass
+    os.write(1, line)
+"""
+
+
+class TakingTurns:
+    """A child that answers each line after ``work`` seconds busy, and nothing else: what two
+    processes taking turns cost here, as the ``cmd:`` backend waits (``poll``, then read)."""
+
+    def __init__(self, work: float):
+        self.work = work
+        self.proc = subprocess.Popen([sys.executable, "-c", _TURNS_CHILD, repr(work)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, bufsize=0)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+
+    def run(self, n: int) -> float:
+        """Seconds per round trip beyond the child's work."""
+        poller = select.poll()
+        poller.register(self.fd_out, select.POLLIN)
+        line = b'{"id": 1, "op": "encode", "text": "a line of about the length of a line of botchan.txt"}\n'
+        start = time.perf_counter()
+        for _ in range(n):
+            os.write(self.fd_in, line)
+            poller.poll(10_000)
+            os.read(self.fd_out, 1 << 16)
+        return (time.perf_counter() - start) / n - self.work
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
     from tokparity.backends.cmd import encode_body
 
@@ -108,6 +159,8 @@ def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
     bodies = [encode_body(line, False, False) for line in lines]
     backend.encode("warm up")
     n = len(lines)
+    engine_seconds = [engine.request(b, backend.timeout)[0]["engine_seconds"] for b in bodies]
+    turns = TakingTurns(statistics.median(engine_seconds))
 
     def one_by_one():
         return [engine.request(b, backend.timeout)[0]["engine_seconds"] for b in bodies]
@@ -115,30 +168,53 @@ def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
     def pipelined():
         return [reply["engine_seconds"] for reply, _junk, _s in engine.request_many(bodies, backend.timeout)]
 
-    rows = {}
-    for name, fn in (("one request at a time (encode)", one_by_one), ("pipelined (encode_many)", pipelined)):
-        costs, walls = [], []
-        for _ in range(repeat):
+    def validated():
+        return [0.0 for _ in backend.encode_many(lines)]
+
+    paths = {"one request at a time (encode)": one_by_one, "pipelined (encode_many)": pipelined,
+             "encode_many, replies validated": validated}
+    walls: dict[str, list[float]] = {name: [] for name in paths}
+    costs: dict[str, list[float]] = {name: [] for name in paths}
+    engine_own: dict[str, list[float]] = {name: [] for name in paths}
+    floor = []
+    names = list(paths)
+    for r in range(repeat):
+        for name in names[r % len(names):] + names[:r % len(names)]:
             start = time.perf_counter()
-            engine_total = sum(fn())
+            engine_total = sum(paths[name]())
             wall = time.perf_counter() - start
-            walls.append(wall / n)
-            costs.append((wall - engine_total) / n)
-        rows[name] = (statistics.median(walls), statistics.median(costs))
-    print(f"cmd: protocol, {n} lines through examples/engines/llamacpp_engine.py (median of {repeat})")
-    for name, (wall, cost) in rows.items():
-        print(f"  {name:32} {wall * 1e6:6.1f} µs/case wall, {cost * 1e6:5.1f} µs/case over the engine's own time"
-              "  (target <= 50)")
-    t = statistics.median(timed(lambda: backend.encode_many(lines)) for _ in range(repeat))
-    print(f"  backend.encode_many (validated)  {t / n * 1e6:6.1f} µs/case wall")
+            walls[name].append(wall / n)
+            costs[name].append((wall - engine_total) / n)
+            engine_own[name].append(engine_total / n)
+        floor.append(turns.run(min(n, 2000)))
+    turns.close()
     backend.close()
-    (single_wall, single), (many_wall, many) = rows.values()
+    med = {name: (statistics.median(walls[name]) * 1e6, statistics.median(costs[name]) * 1e6,
+                  statistics.median(engine_own[name]) * 1e6) for name in paths}
+    floor_us = statistics.median(floor) * 1e6
+    print(f"cmd: protocol, {n} lines through examples/engines/llamacpp_engine.py (median of {repeat} interleaved "
+          "rounds)")
+    for name in names[:2]:
+        wall, cost, own = med[name]
+        print(f"  {name:32} {wall:6.1f} µs/case wall, engine's own {own:5.1f}, {cost:5.1f} µs/case over it"
+              "  (target <= 50)")
+    print(f"  {names[2]:32} {med[names[2]][0]:6.1f} µs/case wall")
+    print(f"  two processes taking turns, no JSON: {floor_us:5.1f} µs per round trip beyond the child's work "
+          f"({turns.work * 1e6:.0f} µs busy)")
+    (single_wall, single, single_own), (many_wall, many, many_own) = med[names[0]], med[names[1]]
+    rounds = f"{n} botchan lines, median of {repeat} interleaved rounds"
     return [Measurement("cmd: protocol cost per case over the engine's own time, pipelined (encode_many, what "
-                        "compare uses)", many * 1e6, "µs/case", "<= 50",
-                        f"{many_wall * 1e6:.1f} µs/case wall, {n} botchan lines, median of {repeat}"),
-            Measurement("cmd: protocol cost per case, one request at a time (encode)", single * 1e6, "µs/case", "",
-                        f"{single_wall * 1e6:.1f} µs/case wall: two processes taking turns on the CPUs"),
-            Measurement("cmd: backend.encode_many with every reply validated", t / n * 1e6, "µs/case wall")]
+                        "compare uses)", many, "µs/case", "<= 50",
+                        f"{many_wall:.1f} µs/case wall, engine's own {many_own:.1f}; {rounds}"),
+            Measurement("cmd: protocol cost per case over the engine's own time, one request at a time (encode)",
+                        single, "µs/case", "<= 50",
+                        f"{single_wall:.1f} µs/case wall, engine's own {single_own:.1f}; two processes taking "
+                        f"turns with no JSON cost {floor_us:.1f} µs of that here; {rounds}"),
+            Measurement("two processes taking turns over a pipe, no JSON (the floor of one request at a time)",
+                        floor_us, "µs/round trip", "",
+                        f"beyond the child's {turns.work * 1e6:.0f} µs of work (the engine's median), poll then "
+                        "read as the cmd: backend does"),
+            Measurement("cmd: backend.encode_many with every reply validated", med[names[2]][0], "µs/case wall")]
 
 
 def bench_isolated(model, lines: list[str], repeat: int) -> list[Measurement]:
@@ -154,8 +230,11 @@ def bench_isolated(model, lines: list[str], repeat: int) -> list[Measurement]:
           f"in process {med['here']:5.2f} µs/case")
     child.close()
     here.close()
-    return [Measurement("llama.cpp in a child process (a file of yours), pipelined", med["many"], "µs/case",
-                        detail=f"one at a time {med['child']:.1f} µs/case; in process {med['here']:.2f} µs/case")]
+    return [Measurement("llama.cpp in a child process (a file of yours), pipelined (encode_many)", med["many"],
+                        "µs/case wall", detail=f"{med['many'] - med['here']:.1f} µs/case more than in process "
+                        f"({med['here']:.2f}); {n} botchan lines, median of {repeat}"),
+            Measurement("llama.cpp in a child process, one request at a time (encode)", med["child"], "µs/case wall",
+                        detail=f"{med['child'] - med['here']:.1f} µs/case more than in process")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = zoo_text("botchan").read_text("utf-8").split("\n")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
     rows = bench_llamacpp(model, lines, args.repeat)
-    rows += bench_cmd(model, lines, max(3, args.repeat // 2))
+    rows += bench_cmd(model, lines, max(3, args.repeat))
     rows += bench_isolated(model, lines, max(3, args.repeat // 2))
     return 0 if save("backends", rows, f"Backends on {args.model}: llama.cpp, the cmd: protocol, a child process") else 1
 
