@@ -69,12 +69,12 @@ MAX_FAILED_STARTS = 3
 MAX_CRASHES = int(os.environ.get("TOKPARITY_MAX_CRASHES", "100"))
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
-# Pipelined, a program that answers faster than this per case is not waited on reply by reply:
-# tokparity naps while several replies pile up in the pipe, then reads them with one wake-up
-# (see request_many). Waking a sleeping process costs tens of microseconds on a virtual machine,
-# and the program pays for it too (its write has to wake us): per reply, that is the protocol's
-# main cost. 0 turns napping off.
-NAP_MAX = 0.001
+# Pipelined, from a program that answers a case in under a quarter of NAP_MAX, tokparity does not
+# wait reply by reply: it naps while a quarter of the waiting requests are answered (at least
+# NAP_MIN, at most NAP_MAX), then reads the replies with one wake-up (see _nap). Waking a sleeping
+# process costs tens of microseconds on a virtual machine, and the program pays too (its write has
+# to wake us): per reply, that was the protocol's main cost. NAP_MAX = 0 turns napping off.
+NAP_MIN, NAP_MAX = 0.0002, 0.001
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _json_str = json.encoder.encode_basestring_ascii  # the C encoder for one string: '"Hi\\n"'
 _decode = json.JSONDecoder().decode
@@ -359,16 +359,16 @@ class EngineProcess:
             self._writing = False
 
     def _nap(self, waiting: int, deadline: float) -> None:
-        """With ``waiting`` requests unanswered from a program that answers in well under
-        ``NAP_MAX``, sleep while about half of them are answered, instead of being woken by each
-        reply (the program writes each one as it goes, as the protocol asks). Never past the
-        deadline, never for a lone request: its reply is wanted as soon as it comes."""
+        """With ``waiting`` requests unanswered, sleep while about a quarter of them are answered
+        instead of being woken by each reply (the program writes each one as it goes, as the
+        protocol asks). Only when the pipes have nothing for us yet (a program faster than us is
+        never waited for), when that is long enough to be worth a sleep (``NAP_MIN``; shorter
+        sleeps overshoot by as much, and the program could run out of requests), at most
+        ``NAP_MAX``; never past the deadline, never for a lone request."""
         per_reply = self._per_reply
-        if waiting < 4 or not 0.0 < per_reply * 4 < NAP_MAX:
-            return
-        nap = min(per_reply * (waiting // 2), NAP_MAX, deadline - time.monotonic())
-        if nap > 0:
-            time.sleep(nap)
+        nap = per_reply * (waiting // 4)
+        if NAP_MIN <= nap and per_reply * 4 <= NAP_MAX and not self._poll.poll(0):  # (nothing to read yet)
+            time.sleep(min(nap, NAP_MAX, max(0.0, deadline - time.monotonic())))
 
     def _wait(self, deadline: float, want_write: bool) -> None:
         """Sleep until the program writes (or, with ``want_write``, can take more input)."""
