@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from tokparity import __version__
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend, CaseFailure, EncodeResult
 from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
@@ -106,13 +106,14 @@ class _Answer:
 
 def _ask(backend: Backend, text: str, options: CompareOptions) -> _Answer:
     t = time.perf_counter()
+    result: EncodeResult | CaseFailure
     try:
         result = backend.encode_with_notes(text, options.add_special, options.parse_special)
     except CaseFailure as e:
-        return _Answer(e.status, detail=e.detail, seconds=time.perf_counter() - t)
+        result = e
     except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
-        return _Answer("error", detail=f"{type(e).__name__}: {e}", seconds=time.perf_counter() - t)
-    return _Answer("ok", list(result.ids), notes=list(result.notes), seconds=time.perf_counter() - t)
+        result = CaseFailure(f"{type(e).__name__}: {e}")
+    return _answer(result, time.perf_counter() - t)
 
 
 def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> list[_Answer]:
@@ -122,8 +123,13 @@ def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> li
         results = backend.encode_many(texts, options.add_special, options.parse_special)
     except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
         return [_ask(backend, text, options) for text in texts]
-    return [_Answer(r.status, detail=r.detail, seconds=s) if isinstance(r, CaseFailure)
-            else _Answer("ok", list(r.ids), notes=list(r.notes), seconds=s) for r, s in results]
+    return [_answer(result, seconds) for result, seconds in results]
+
+
+def _answer(result: EncodeResult | CaseFailure, seconds: float) -> _Answer:
+    if isinstance(result, CaseFailure):
+        return _Answer(result.status, detail=result.detail, seconds=seconds)
+    return _Answer("ok", list(result.ids), notes=list(result.notes), seconds=seconds)
 
 
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
@@ -475,8 +481,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
     for batch in cases.batches():
         for record in batch:
             if record.too_long:
-                _say(options, f"{run.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
-                              f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
+                _say(options, too_long_message(record, options))
         with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
             for record in batch:
                 run.apply(record)
@@ -536,6 +541,11 @@ class JudgedCases:
     def _judge(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
         answers = self.run.ask([case.text for _, case in batch])
         return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
+
+
+def too_long_message(record: CaseRecord, options: CompareOptions) -> str:
+    return (f"{record.model}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} characters, "
+            f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
 
 
 def progress_to_stderr(message: str) -> None:

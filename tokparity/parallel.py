@@ -140,7 +140,7 @@ class _Model:
 
 def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
                           options: CompareOptions, results: Results) -> None:
-    from tokparity.compare import WORKER_OPTIONS, ModelRun, _say
+    from tokparity.compare import WORKER_OPTIONS, ModelRun, _say, too_long_message
 
     shards = max(1, -(-options.jobs // len(models))) if models else 1  # ceil: keep every job busy
     state = [_Model(i, spec, shards) for i, spec in enumerate(models)]
@@ -175,8 +175,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
             if record is None:
                 return
             if record.too_long:
-                _say(options, f"{m.model.name}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} "
-                              f"characters, more than --max-chars {options.max_chars:,} (raise it to run this case)")
+                _say(options, too_long_message(record, options))
             with holding_ctrl_c():
                 m.ledger.apply(record)
                 if options.journal is not None:
