@@ -295,3 +295,40 @@ def test_special_strip_phi3_end_token(zoo, llama):
     c = classify(text, oracle, other, vocab)
     assert c.cls == "special-strip", c.evidence
     assert "the oracle strips it (rstrip), the backend keeps it as one more '▁'" in c.evidence
+
+
+def test_unicode_categories_garay_digits_llama3(zoo, tmp_path):
+    """A real split difference (found 2026-11-23 by running every code point through both): the
+    Garay digits U+10D40.. and Myanmar Extended-C digits U+116D0.. arrived in Unicode 16.0. To
+    tokenizers (Llama 3's tokenizer.json) they are ``\\p{N}``; llama.cpp's tables predate them, so
+    to llama.cpp (and the reference, which reads llama.cpp's tables) they are unassigned, and the
+    space before them joins them (`` ?[^\\s\\p{L}\\p{N}]+``) instead of standing alone."""
+    pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
+    from tokparity.compare import CompareOptions, run_compare
+
+    zoo("llama-bpe")
+    texts = {"garay": "Garay digits \U00010D40\U00010D41 here", "myanmar": "Myanmar digits \U000116D0\U000116D1 here",
+             "kawi": "Kawi digits \U00011F50\U00011F51 here"}  # Unicode 15.0: every table knows them
+    corpus = tmp_path / "digits.jsonl"
+    corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
+    results = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(known=None))
+    by_case = {(m.backend, m.case_id): m for m in results.mismatches}
+    assert set(by_case) == {("hf", "garay"), ("hf", "myanmar")}, \
+        "llama.cpp and tokenizers now agree on Unicode 16's digits: an upstream table changed, update this case"
+    garay = by_case[("hf", "garay")]
+    assert garay.oracle == "llama.cpp" and garay.cls == "unicode-categories"
+    assert "U+10D40" in garay.evidence and "unassigned to llama.cpp's unicode-data.cpp" in garay.evidence
+    assert "\\p{N} to the regex module's" in garay.evidence
+    # the ids themselves: tokenizers leaves the space alone (220 'Ġ'), llama.cpp joins it to the digit
+    assert 220 in garay.backend_ids and 220 not in garay.oracle_ids
+    assert by_case[("hf", "myanmar")].cls == "unicode-categories" and "U+116D0" in by_case[("hf", "myanmar")].evidence
+
+
+def test_unicode_tables_agree_on_old_code_points():
+    from tokparity.diff.unicode_tables import chars_around, disputed
+
+    assert [disputed(ch) for ch in "a1 ,€\u00e9\n"] == [None] * 7
+    assert "\\s to Python's unicodedata" in disputed("\x1c")  # str.isspace() says yes, \s says no
+    text = "ab\U00010D40cd"
+    assert chars_around(text, (2, 3)) == "b\U00010D40c"  # a span inside the 4-byte character
+    assert chars_around(text, (0, 1)) == "ab"

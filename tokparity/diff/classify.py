@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tokparity.diff import unicode_tables
 from tokparity.diff.align import Divergence, add_byte_spans, align
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
@@ -240,6 +241,13 @@ def classify(text: str, a: Sequence[int], b: Sequence[int], vocab: Vocab, *,
     # --- an equivalent split: same text, other tokens ---------------------------------------------
     span = text_bytes[d.a_span[0]:d.a_span[1]] if d.a_span[1] <= len(text_bytes) else dec_a[d.a_span[0]:d.a_span[1]]
     covered_a, covered_b = _decoded(vocab, hunk_a), _decoded(vocab, hunk_b)
+    if vocab.algorithm in ("bpe", "wpm") and d.a_span[1] <= len(text_bytes):
+        # Before any other reading of the split: a code point the Unicode tables disagree on
+        # next to the divergence explains it (one side's \p{N} is the other's unassigned).
+        for ch in unicode_tables.chars_around(text, d.a_span):
+            if (dispute := unicode_tables.disputed(ch)) is not None:
+                return found("unicode-categories", f"the split differs at {dispute}: the two sides' regex "
+                                                   f"engines read its class from different Unicode tables")
     if (covered_a and not covered_a.strip()) or (covered_b and not covered_b.strip()) \
             or _only_ws_differs(vocab, hunk_a, hunk_b):
         return found("whitespace-runs", f"a run of whitespace is split differently: oracle {_ids(vocab, hunk_a)} vs "
