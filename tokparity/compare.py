@@ -380,7 +380,9 @@ class ModelRun:
         want, got = self._decode(decoder, ids, decoded), self._decode(name, ids, decoded)
         if want is None or got is None or want == got:
             return None
-        verdict = classify_decode(case.text, want, got)
+        unk_id = self.vocab.special_ids.get("unk")
+        unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
+        verdict = classify_decode(case.text, want, got, unk)
         pieces = _pieces(self.vocab, ids)
         return Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,

@@ -8,6 +8,7 @@ A known-divergence file is TOML, a list of entries:
     backends = ["hf-gguf"]                   # fnmatch patterns on backend names
     classes = ["space-prefix"]               # the classes the classifier gives these cases
     text = '^\\s'                            # optional: a regex the case text must contain
+    evidence = 'unk_surface'                 # optional: a regex the classifier's evidence must contain
     case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
     reason = "why the two sides differ"
     upstream = "where it is reported or decided"
@@ -48,6 +49,7 @@ class KnownDivergence:
     reason: str
     upstream: str
     text: re.Pattern | None = None
+    evidence: re.Pattern | None = None
     case_ids: list[str] = field(default_factory=list)
     source: str = ""
     hits: int = 0
@@ -58,6 +60,7 @@ class KnownDivergence:
     def matches(self, m: Mismatch) -> bool:
         return (self.covers_run(m.model, m.backend) and m.cls in self.classes
                 and (self.text is None or self.text.search(m.text) is not None)
+                and (self.evidence is None or self.evidence.search(m.evidence) is not None)
                 and (not self.case_ids or any(fnmatchcase(m.case_id, c) for c in self.case_ids)))
 
 
@@ -104,15 +107,19 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         missing = [k for k in REQUIRED if k not in raw]
         if missing:
             raise TokparityError(f"{source}: divergence #{n} lacks {', '.join(missing)}")
-        try:
-            pattern = re.compile(raw["text"]) if raw.get("text") else None
-        except re.error as e:
-            raise TokparityError(f"{source}: divergence {raw['id']!r}: bad text regex ({e})") from None
+        pattern, evidence = (_regex(raw, key, source) for key in ("text", "evidence"))
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
-            reason=raw["reason"], upstream=raw["upstream"], text=pattern, case_ids=list(raw.get("case_ids", [])),
+            reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence, case_ids=list(raw.get("case_ids", [])),
             source=source))
     return entries
+
+
+def _regex(raw: dict, key: str, source: str) -> re.Pattern | None:
+    try:
+        return re.compile(raw[key]) if raw.get(key) else None
+    except re.error as e:
+        raise TokparityError(f"{source}: divergence {raw['id']!r}: bad {key} regex ({e})") from None
 
 
 def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = True) -> KnownList:

@@ -8,11 +8,12 @@ import json
 
 from tokparity.compare import CompareOptions, run_compare
 from tokparity.diff.decode import classify_decode, cleaned
+from tokparity.known import load_known
 
 
 def test_cleaned_removes_the_spaces_a_cleaning_decoder_removes():
     assert cleaned("Hello , world . I 'm here !") == "Hello, world. I'm here!"
-    assert cleaned("do n't") == "don't" and cleaned("a ' b") == "a' b"
+    assert cleaned("do n't") == "don't" and cleaned("a ' b") == "a'b" and cleaned("don ' t") == "don't"
     assert cleaned("x + y = 2") == "x + y = 2"
 
 
@@ -38,3 +39,38 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     # without --decode the same run agrees: the ids are the same
     plain = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(known=None))
     assert plain.mismatches == []
+
+
+def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
+    """Real cases from `compare --decode` on botchan-unigram (2026-11-23): the ids agree, and
+    still the texts differ. SentencePiece writes <unk> as ' ⁇ ' where llama.cpp writes '<unk>'
+    (botchan's vocabulary has no digits), and SentencePiece's decoder drops every leading '▁'
+    where llama.cpp drops the one of the dummy prefix. Each gets decode-roundtrip with the
+    evidence that names it, and the shipped list knows both."""
+    zoo("botchan-unigram")
+    corpus = tmp_path / "decode.jsonl"
+    texts = {"digits": "The 7:45 train", "mark": "\u2581hello", "plain": "the whole family"}
+    corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
+    raw = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
+                      CompareOptions(decode=True, known=None))
+    by_case = {m.case_id: m for m in raw.mismatches}
+    assert set(by_case) == {"digits", "mark"}
+    digits, mark = by_case["digits"], by_case["mark"]
+    assert (digits.cls, digits.stage, digits.oracle, digits.backend) == ("decode-roundtrip", "decode", "sentencepiece",
+                                                                          "llama.cpp")
+    assert digits.oracle_ids == digits.backend_ids and 0 in digits.oracle_ids  # <unk> is id 0 in botchan's model
+    assert "as ' ⁇ ' (SentencePiece's unk_surface) on the oracle's side and as '<unk>'" in digits.evidence
+    assert "'The  ⁇ : ⁇ 5 train'" in digits.evidence and "'The <unk>:<unk>5 train'" in digits.evidence
+    assert mark.cls == "decode-roundtrip"
+    assert "differ only in leading spaces, 0 on the oracle's side and 1 on the backend's" in mark.evidence
+    known = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
+                        CompareOptions(decode=True, known=load_known()))
+    assert {m.case_id: m.known for m in known.mismatches} == {
+        "digits": "sentencepiece-unk-surface", "mark": "sentencepiece-decode-drops-leading-spaces"}
+
+
+def test_classify_decode_unk_surface_needs_the_rest_to_agree():
+    v = classify_decode("a 7 b", "a  ⁇  b", "a <unk> b", unk="<unk>")
+    assert v.cls == "decode-roundtrip" and "unk_surface" in v.evidence
+    v = classify_decode("a 7 b", "a  ⁇  b!", "a <unk> b", unk="<unk>")  # something else differs too
+    assert v.cls == "decode-roundtrip" and "unk_surface" not in v.evidence

@@ -39,7 +39,9 @@ class RefBackend(Backend):
         return self.tokenizer.encode(text, add_special, parse_special)
 
     def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids)
+        # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):
+        # '[UNK]' in a BERT text, not nothing.
+        return self.tokenizer.decode(ids, special=True)
 
     def pieces(self, ids: list[int]) -> list[str]:
         return self.tokenizer.pieces(ids)
