@@ -380,8 +380,10 @@ class ModelRun:
         want, got = self._decode(decoder, ids, decoded), self._decode(name, ids, decoded)
         if want is None or got is None or want == got:
             return None
-        unk_id = self.vocab.special_ids.get("unk")
-        unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
+        vocab = self.vocab
+        assert vocab is not None  # decoded where the backends are, never on a ledger
+        unk_id = vocab.special_ids.get("unk")
+        unk = vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < vocab.size else None
         verdict = classify_decode(case.text, want, got, unk)
         pieces = _pieces(self.vocab, ids)
         return Mismatch(
