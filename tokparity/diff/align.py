@@ -36,13 +36,46 @@ class Divergence:
 
 
 def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
-    opcodes = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).get_opcodes()
+    # The common head and tail are equal by definition; difflib only sees what lies between
+    # (most mismatches differ in a few tokens of a long text, and difflib's cost grows with n²).
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    a_mid, b_mid = list(a[head:len(a) - tail]), list(b[head:len(b) - tail])
+    if not a_mid or not b_mid or set(a_mid).isdisjoint(b_mid):
+        # Nothing in common in between (the usual case: a token or two swapped for others):
+        # one opcode, the one difflib would give, without building its index.
+        tag = "replace" if a_mid and b_mid else "delete" if a_mid else "insert"
+        opcodes = [(tag, head, len(a) - tail, head, len(b) - tail)] if a_mid or b_mid else []
+    else:
+        opcodes = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2
+                   in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes()]
+    if head:
+        opcodes.insert(0, ("equal", 0, head, 0, head))
+    if tail:
+        opcodes.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    opcodes = _merge_equal(opcodes)
     hunks = [((i1, i2), (j1, j2)) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
     d = Divergence(opcodes=[(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes], hunks=hunks)
     if hunks:
         d.first = (hunks[0][0][0], hunks[0][1][0])
         d.last = (hunks[-1][0][1], hunks[-1][1][1])
     return d
+
+
+def _merge_equal(opcodes: list) -> list:
+    """Adjacent 'equal' runs as one (trimming can leave the head beside difflib's first run)."""
+    out: list = []
+    for op in opcodes:
+        if out and op[0] == "equal" == out[-1][0] and out[-1][2] == op[1]:
+            out[-1] = ("equal", out[-1][1], op[2], out[-1][3], op[4])
+        elif op[1] != op[2] or op[3] != op[4]:  # difflib gives [('equal', 0, 0, 0, 0)] for two empty lists
+            out.append(op)
+    return out
 
 
 def byte_offsets(vocab: Vocab, ids: Sequence[int]) -> list[int]:
