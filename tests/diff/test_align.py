@@ -1,0 +1,51 @@
+"""align()'s shortcuts (common head and tail left out of difflib, no difflib when the middles
+share nothing) against plain difflib, which stays the specification."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokparity.diff.align import align
+
+ids = st.lists(st.integers(0, 6), max_size=14)
+
+
+def _rebuild(a, b, opcodes):
+    out = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        assert tag in ("equal", "replace", "delete", "insert")
+        if tag == "equal":
+            assert a[i1:i2] == b[j1:j2]
+            out += a[i1:i2]
+        else:
+            out += b[j1:j2]
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(ids, ids)
+def test_opcodes_rebuild_b_and_locate_the_first_difference(a, b):
+    d = align(a, b)
+    assert _rebuild(a, b, d.opcodes) == b
+    assert d.equal == (a == b)
+    if not d.equal:
+        head = next(i for i in range(len(a) + 1) if i == len(a) or i == len(b) or a[i] != b[i])
+        assert d.first == (head, head)  # the first differing position, exactly
+
+
+@settings(max_examples=400, deadline=None)
+@given(ids, ids)
+def test_without_a_common_head_or_tail_it_is_difflib(a, b):
+    if a and b and (a[0] == b[0] or a[-1] == b[-1]):
+        return
+    plain = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[1:] != (0, 0, 0, 0)]
+    assert align(a, b).opcodes == plain
+
+
+def test_one_swapped_token_is_one_replace():
+    d = align([6, 82920, 6, 82920], [6, 2, 6, 82920])
+    assert d.opcodes == [("equal", 0, 1, 0, 1), ("replace", 1, 2, 1, 2), ("equal", 2, 4, 2, 4)]
+    assert (d.first, d.last) == ((1, 1), (2, 2))
