@@ -53,3 +53,63 @@ def test_wordpiece_files_are_refused(zoo):
 
 def test_version_names_both_libraries(backend):
     assert backend("hf-gguf", "gpt-2").version.startswith("5.23.0 (tokenizers 0.")
+
+
+CHILD = """
+import sys
+from tokparity.backends.registry import make_backend
+from tokparity.errors import TokparityError
+from tokparity.zoo import resolve_model
+try:
+    b = make_backend("hf-gguf", resolve_model(sys.argv[1]))
+    print([b.encode(t) for t in sys.argv[2:]], b.version)
+except TokparityError as e:
+    print("error:", e)
+print("transformers imported" if "transformers" in sys.modules else "transformers not imported")
+"""
+
+
+def _child(model: str, texts: list[str], cache_dir) -> list[str]:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TOKPARITY_HF_GGUF_CACHE=str(cache_dir))
+    done = subprocess.run([sys.executable, "-c", CHILD, model, *texts], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def test_the_conversion_is_kept_and_a_later_run_needs_no_transformers(zoo, tmp_path, monkeypatch):
+    """A run converts the GGUF with transformers and keeps the result; the next one (another
+    process) loads it without importing transformers, with the same ids and version."""
+    from tokparity.corpus import load_corpus
+
+    zoo("nomic-bert-moe")
+    texts = [c.text for c in load_corpus("multilingual")][:200] + [" a  b ", "Ω\u00bd", "<s>x</s>"]
+    monkeypatch.setenv("TOKPARITY_HF_GGUF_CACHE", "0")
+    fresh = make_backend("hf-gguf", zoo("nomic-bert-moe"))
+    want = [fresh.encode(t) for t in texts]
+    first = _child("nomic-bert-moe", texts, tmp_path)
+    assert first[-1] == "transformers imported" and len(list(tmp_path.glob("*.tokenizer.json"))) == 1
+    second = _child("nomic-bert-moe", texts, tmp_path)
+    assert second[-1] == "transformers not imported"
+    assert second[0] == first[0] == f"{want} {fresh.version}"
+
+
+def test_an_unconvertible_file_keeps_its_error(zoo, tmp_path):
+    zoo("bert-bge")
+    first = _child("bert-bge", [], tmp_path)
+    second = _child("bert-bge", [], tmp_path)
+    assert first[0].startswith("error: ggml-vocab-bert-bge.gguf: transformers 5.") and "'bert'" in first[0]
+    assert second == [first[0], "transformers not imported"]
+
+
+def test_a_damaged_entry_is_converted_again(zoo, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKPARITY_HF_GGUF_CACHE", str(tmp_path))
+    want = make_backend("hf-gguf", zoo("llama-spm")).encode(" Hello world")
+    (entry,) = tmp_path.glob("*.tokenizer.json")
+    entry.write_text('{"version": "1.0", "truncated', "utf-8")
+    assert make_backend("hf-gguf", zoo("llama-spm")).encode(" Hello world") == want == [15043, 3186]
+    assert entry.read_text("utf-8").startswith("{")  and len(entry.read_text("utf-8")) > 100_000  # rewritten

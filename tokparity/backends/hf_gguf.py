@@ -14,10 +14,21 @@ exactly what this backend exists to show.
 
 ``add_special`` is whatever post-processor the converter built; it does not read
 ``tokenizer.ggml.add_bos_token`` (transformers applies that later, in the tokenizer class).
+
+The conversion is slow (importing transformers, then building a 250k-piece model in Python:
+3 s for nomic-bert-moe, most of a compare run's load time), and its result is a plain
+``tokenizers.Tokenizer``. So it is kept, serialized by tokenizers itself, under
+``$TOKPARITY_CACHE/derived/hf-gguf/``, keyed by the GGUF's sha256 and the versions of
+transformers, tokenizers and this conversion; a file transformers cannot convert keeps its
+error message the same way. A later run loads the tokenizer (or the error) without importing
+transformers. ``TOKPARITY_HF_GGUF_CACHE=0`` converts afresh every time; ``=DIR`` keeps them in DIR.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from importlib import metadata
 from pathlib import Path
 
 import tokenizers
@@ -58,6 +69,85 @@ def tokenizer_dict(vocab: Vocab, mapping: dict[str, str]) -> dict:
     return {mapping[key]: value for key, value in values.items() if key in mapping and value is not None}
 
 
+# Bump when tokenizer_dict() or the conversion call changes what is built from the same file.
+_CONVERSION = "1"
+
+
+# Kept instead of a tokenizer that does not behave the same once saved and loaded (phi-3 with
+# tokenizers 0.23: the converter's '</s>' is matched in text after loading, not before).
+_UNFAITHFUL = "not kept: the saved tokenizer would behave differently from the converted one"
+
+
+def _same_after_saving(tok: tokenizers.Tokenizer) -> bool:
+    """Whether ``tok`` saved and loaded again splits its added tokens' texts as ``tok`` does,
+    with special-token parsing on and off (the state a saved file can lose)."""
+    again = tokenizers.Tokenizer.from_str(tok.to_str())
+    texts = [t.content for t in tok.get_added_tokens_decoder().values()]
+    probes = texts + [f"a{t} b{t}" for t in texts[:512]]
+    before = tok.encode_special_tokens
+    try:
+        for literal in (False, True):
+            tok.encode_special_tokens = again.encode_special_tokens = literal
+            if any(tok.encode(p).ids != again.encode(p).ids for p in probes):
+                return False
+    finally:
+        tok.encode_special_tokens = before
+    return True
+
+
+class _ConversionCache:
+    """One GGUF's converted tokenizer (or transformers' error on it), on disk."""
+
+    def __init__(self, gguf: Path):
+        setting = os.environ.get("TOKPARITY_HF_GGUF_CACHE", "")
+        self.enabled = setting != "0"
+        try:
+            self.transformers_version = metadata.version("transformers")
+        except metadata.PackageNotFoundError:
+            self.enabled, self.transformers_version = False, ""  # the import below says what to install
+        if not self.enabled:
+            return
+        from tokparity.zoo.fetch import cache_dir
+
+        folder = Path(setting) if setting not in ("", "1") else cache_dir() / "derived" / "hf-gguf"
+        h = hashlib.sha256(f"hf-gguf {_CONVERSION}\0{self.transformers_version}\0{tokenizers.__version__}\0".encode())
+        with open(gguf, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        base = folder / h.hexdigest()[:32]
+        self.tokenizer_file, self.error_file = base.with_suffix(".tokenizer.json"), base.with_suffix(".error.txt")
+
+    def load(self) -> tokenizers.Tokenizer | str | None:
+        """The kept tokenizer, the kept error message (or ``_UNFAITHFUL``), or None (nothing
+        kept, or unreadable)."""
+        if not self.enabled:
+            return None
+        try:
+            if self.error_file.is_file():
+                return self.error_file.read_text("utf-8")  # an error message, or _UNFAITHFUL
+            if self.tokenizer_file.is_file():
+                return tokenizers.Tokenizer.from_file(str(self.tokenizer_file))
+        except Exception:  # a damaged entry (tokenizers raises its own Exception): convert again
+            return None
+        return None
+
+    def keep(self, result: tokenizers.Tokenizer | str) -> None:
+        """Keep a tokenizer, an error message, or ``_UNFAITHFUL`` (convert afresh every time)."""
+        if not self.enabled:
+            return
+        target = self.error_file if isinstance(result, str) else self.tokenizer_file
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+            if isinstance(result, str):
+                partial.write_text(result, "utf-8")
+            else:
+                result.save(str(partial))
+            os.replace(partial, target)  # whole or not at all, whoever else converts the same file
+        except OSError:
+            pass  # a cache that cannot be written only costs the next run the conversion
+
+
 class HFGGUFBackend(TokenizersBackend):
     name = "hf-gguf"
 
@@ -69,7 +159,28 @@ class HFGGUFBackend(TokenizersBackend):
             raise TokparityError(f"model {model.name}: the hf-gguf backend needs a .gguf file, and it has none "
                                  f"(it has: {', '.join(model.files) or 'nothing'})")
         self.path = Path(path)
-        vocab = load_vocab(path)
+        cache = _ConversionCache(self.path)
+        kept = cache.load()
+        if kept == _UNFAITHFUL:
+            super().__init__(self._convert())
+            return
+        if kept is not None:
+            self._version = f"{cache.transformers_version} (tokenizers {tokenizers.__version__})"
+            if isinstance(kept, str):
+                raise TokparityError(kept)
+            super().__init__(kept)
+            return
+        try:
+            tok = self._convert()
+        except TokparityError as e:
+            if "cannot build a tokenizer" in str(e):
+                cache.keep(str(e))  # transformers' verdict on this file, as stable as its result
+            raise
+        cache.keep(tok if _same_after_saving(tok) else _UNFAITHFUL)
+        super().__init__(tok)
+
+    def _convert(self) -> tokenizers.Tokenizer:
+        vocab = load_vocab(self.path)
         with quiet_transformers() as transformers:
             from transformers.integrations.gguf.gguf_tokenizer_mapping import (
                 GGUF_TOKENIZER_MAPPING,
@@ -86,7 +197,7 @@ class HFGGUFBackend(TokenizersBackend):
             except (ValueError, KeyError, TypeError) as e:
                 raise TokparityError(f"{self.path.name}: transformers {transformers.__version__} cannot build a "
                                      f"tokenizer from this GGUF ({type(e).__name__}: {e})") from None
-        super().__init__(tok)
+        return tok
 
     @property
     def version(self) -> str:
