@@ -97,7 +97,7 @@ def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
     return chain
 
 
-@dataclass
+@dataclass(slots=True)
 class _Answer:
     status: str  # ok | crash | timeout | error | skipped
     ids: list[int] = field(default_factory=list)
@@ -131,7 +131,8 @@ def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> li
 def _answer(result: EncodeResult | CaseFailure, seconds: float) -> _Answer:
     if isinstance(result, CaseFailure):
         return _Answer(result.status, detail=result.detail, seconds=seconds)
-    return _Answer("ok", list(result.ids), notes=list(result.notes), seconds=seconds)
+    ids = result.ids if type(result.ids) is list else list(result.ids)  # (a subclass is copied)
+    return _Answer("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
 
 
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
@@ -257,13 +258,14 @@ class ModelRun:
 
     def close(self) -> None:
         started = time.perf_counter()
-        for b in self.backends.values():
-            b.close()
-        if self._stage_ref is not None and self._stage_ref not in self.backends.values():
-            self._stage_ref.close()
-        # Let go of them here, where it is timed: freeing a model's millions of objects is part
-        # of closing its backends, not of whatever line drops the last reference later.
-        self.backends, self._stage_ref = {}, None
+        stage_ref, self._stage_ref = self._stage_ref, None
+        if stage_ref is not None and stage_ref not in self.backends.values():
+            stage_ref.close()
+        del stage_ref
+        # Each backend is let go of here, where it is timed: freeing a model's millions of
+        # objects is part of closing it, not of whatever line drops the last reference later.
+        while self.backends:
+            self.backends.popitem()[1].close()
         gc.unfreeze()  # what collector_paused() froze: collected as usual from here on
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
 
@@ -310,8 +312,8 @@ class ModelRun:
             answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
-        partition = _partition(answers)
         decoded: dict[str, str | None] = {}  # --decode: each backend's text for the oracle's ids
+        partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
         record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case),
                             seconds={name: ans.seconds for name, ans in answers.items()})
         for name in self.compared:
@@ -324,12 +326,12 @@ class ModelRun:
                 record.verdicts[name] = AGREE
                 mismatch = self._decode_mismatch(case, name, ans.ids, decoded) if self.options.decode else None
                 if mismatch is not None:
-                    mismatch.partition = partition
+                    mismatch.partition = partition = partition or _partition(answers)
                     record.verdicts[name] = [mismatch.cls, ""]
                     record.mismatches.append(mismatch)
             else:
                 mismatch = self._mismatch(case, oracle_name, oracle, name, ans, answers.get("ref"))
-                mismatch.partition = partition
+                mismatch.partition = partition = partition or _partition(answers)
                 record.verdicts[name] = [mismatch.cls, ""]
                 record.mismatches.append(mismatch)
         return record

@@ -73,10 +73,15 @@ class KnownList:
         self.entries = entries
         self.runs: set[tuple[str, str]] = set()
         self.decoding = False  # some run decoded (only then can a decode-* class occur)
+        self._for_run: dict[tuple[str, str], list[KnownDivergence]] = {}
 
     def match(self, m: Mismatch) -> str:
         """The id of the first entry that explains ``m``, or ``""``."""
-        for e in self.entries:
+        key = (m.model, m.backend)
+        candidates = self._for_run.get(key)
+        if candidates is None:  # the model and backend patterns, matched once per run
+            candidates = self._for_run[key] = [e for e in self.entries if e.covers_run(*key)]
+        for e in candidates:
             if e.matches(m):
                 e.hits += 1
                 return e.id
