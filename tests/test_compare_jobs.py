@@ -72,6 +72,19 @@ def test_two_jobs_give_the_reports_of_one(tmp_path, corpus, one_job):
     assert timing["models"]["llama-spm"]["backends"]["ref"] > 0
 
 
+def test_more_models_than_jobs(tmp_path, corpus, zoo):
+    """Three models on two workers: the one left without a task is stopped while the other
+    finishes (and leaves without the interpreter's teardown); nothing of it is lost."""
+    zoo("bert-bge")
+    models = ("llama-spm", "botchan-unigram", "bert-bge")
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert compare(one, corpus, *models, "--jobs", "1") == 1
+    assert compare(two, corpus, *models, "--jobs", "2") == 1
+    assert summary(two) == summary(one)
+    assert csv_rows(two) == csv_rows(one)
+    assert list(dict.fromkeys(r["model"] for r in summary(two)["runs"])) == list(models)  # in command-line order
+
+
 def test_one_model_is_split_into_shards_of_cases(tmp_path, corpus, one_job):
     single = tmp_path / "single"
     assert compare(single, corpus, "botchan-unigram", "--jobs", "1") == 1
