@@ -167,22 +167,24 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
         _say(options, f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
 
     def advance(m: _Model) -> None:
-        """Apply the waiting records that are next in case order."""
-        while True:
-            while m.next_n in m.done:
-                m.next_n += 1
-            record = m.waiting.pop(m.next_n, None)
-            if record is None:
-                return
-            if record.too_long:
-                _say(options, too_long_message(record, options))
-            with holding_ctrl_c():
+        """Apply the waiting records that are next in case order (and journal them, in one write)."""
+        applied: list[CaseRecord] = []
+        with holding_ctrl_c():  # counted and journaled together, or not at all
+            while True:
+                while m.next_n in m.done:
+                    m.next_n += 1
+                record = m.waiting.pop(m.next_n, None)
+                if record is None:
+                    break
+                if record.too_long:
+                    _say(options, too_long_message(record, options))
                 m.ledger.apply(record)
-                if options.journal is not None:
-                    options.journal.write(record)
-            m.done.add(record.n)
-            if (record.n + 1) % 500 == 0:
-                _say(options, f"{m.model.name}: {record.n + 1} cases")
+                applied.append(record)
+                m.done.add(record.n)
+                if (record.n + 1) % 500 == 0:
+                    _say(options, f"{m.model.name}: {record.n + 1} cases")
+            if options.journal is not None:
+                options.journal.write_many(applied)
 
     pending = list(tasks)
     for task in tasks:
