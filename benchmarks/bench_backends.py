@@ -14,7 +14,7 @@
    (one request at a time: two per case, each way; pipelined: the two work side by side).
    For scale, the floor of one request at a time on this machine is measured too: two processes
    taking turns over a pipe with no JSON at all, the child busy for the engine's median time
-   per case before it answers (the wake-ups alone).
+   per case before it answers, the parent waiting as the backend waits (the wake-ups alone).
 3. For information: the same llama.cpp backend in a child process (``isolate=True``).
 
 Medians of ``--repeat`` runs (the cmd: ones interleaved round by round, so a machine that gets
@@ -124,7 +124,7 @@ while line := os.read(0, 1 << 16):
 
 class TakingTurns:
     """A child that answers each line after ``work`` seconds busy, and nothing else: what two
-    processes taking turns cost here, as the ``cmd:`` backend waits (``poll``, then read)."""
+    processes taking turns cost here, waiting as the ``cmd:`` backend waits."""
 
     def __init__(self, work: float):
         self.work = work
@@ -134,16 +134,23 @@ class TakingTurns:
         self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
 
     def run(self, n: int) -> float:
-        """Seconds per round trip beyond the child's work."""
+        """Seconds per round trip beyond the child's work, waiting as the backend waits: looking
+        for the reply for up to ``_SPIN_SECONDS``, then asleep in ``poll``."""
+        from tokparity.backends.cmd import _SPIN_SECONDS
+
         poller = select.poll()
         poller.register(self.fd_out, select.POLLIN)
         line = b'{"id": 1, "op": "encode", "text": "a line of about the length of a line of botchan.txt"}\n'
-        start = time.perf_counter()
+        clock = time.perf_counter
+        start = clock()
         for _ in range(n):
             os.write(self.fd_in, line)
+            spin_until = clock() + _SPIN_SECONDS
+            while not poller.poll(0) and clock() < spin_until:
+                pass
             poller.poll(10_000)
             os.read(self.fd_out, 1 << 16)
-        return (time.perf_counter() - start) / n - self.work
+        return (clock() - start) / n - self.work
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -212,8 +219,8 @@ def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
                         f"turns with no JSON cost {floor_us:.1f} µs of that here; {rounds}"),
             Measurement("two processes taking turns over a pipe, no JSON (the floor of one request at a time)",
                         floor_us, "µs/round trip", "",
-                        f"beyond the child's {turns.work * 1e6:.0f} µs of work (the engine's median), poll then "
-                        "read as the cmd: backend does"),
+                        f"beyond the child's {turns.work * 1e6:.0f} µs of work (the engine's median), waiting as the "
+                        "cmd: backend waits"),
             Measurement("cmd: backend.encode_many with every reply validated", med[names[2]][0], "µs/case wall")]
 
 
