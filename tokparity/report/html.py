@@ -7,12 +7,12 @@ file goes through ``esc`` (corpus text is untrusted: ``<script>`` must show as t
 
 from __future__ import annotations
 
-import difflib
 import html
 from collections import Counter, defaultdict
 from importlib import resources
 from string import Template
 
+from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.results import Mismatch, Results
 from tokparity.textview import visible
@@ -40,9 +40,10 @@ def _ids(ids: list[int]) -> str:
 
 
 def aligned_table(m: Mismatch) -> str:
-    """Both id lists aligned (difflib opcodes): equal runs once, differing runs side by side."""
+    """Both id lists aligned as the classifier aligned them: equal runs once, differing runs
+    side by side."""
     rows = [f"<tr><th>oracle: {esc(m.oracle)}</th><th>backend: {esc(m.backend)}</th></tr>"]
-    ops = difflib.SequenceMatcher(None, m.oracle_ids, m.backend_ids, autojunk=False).get_opcodes()
+    ops = align(m.oracle_ids, m.backend_ids).opcodes
     for tag, i1, i2, j1, j2 in ops:
         a_ids, b_ids = m.oracle_ids[i1:i2], m.backend_ids[j1:j2]
         a_p, b_p = m.oracle_pieces[i1:i2], m.backend_pieces[j1:j2]
