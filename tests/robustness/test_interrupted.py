@@ -149,6 +149,7 @@ def test_a_second_run_in_the_same_folder_is_refused(tmp_path, zoo):
     proc = tokparity(*COMPARE, "-o", str(out))
     try:
         wait_for_lines(proc, out / JOURNAL_FILE, 50)
+        proc.send_signal(signal.SIGSTOP)  # still writing this folder (the run is faster than a start-up)
         second = tokparity("compare", "--resume", str(out))
         _, err = second.communicate(timeout=120)
         assert second.returncode == 2
