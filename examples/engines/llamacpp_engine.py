@@ -65,7 +65,7 @@ def main() -> None:
     if len(paths) != 1:
         sys.exit("usage: llamacpp_engine.py MODEL.gguf [--timing]")
     engine = Engine(paths[0])
-    for line in sys.stdin:
+    for line in sys.stdin.buffer:  # bytes: json.loads takes UTF-8 as it comes, no text layer
         req = json.loads(line)
         start = time.perf_counter()
         try:
@@ -79,8 +79,8 @@ def main() -> None:
             reply = {"id": req.get("id"), "error": f"{type(e).__name__}: {e}"}
         if timing:
             reply["engine_seconds"] = time.perf_counter() - start
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        sys.stdout.buffer.write(json.dumps(reply).encode() + b"\n")
+        sys.stdout.buffer.flush()
 
 
 if __name__ == "__main__":
