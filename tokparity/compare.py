@@ -131,7 +131,9 @@ def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> li
 def _answer(result: EncodeResult | CaseFailure, seconds: float) -> _Answer:
     if isinstance(result, CaseFailure):
         return _Answer(result.status, detail=result.detail, seconds=seconds)
-    ids = result.ids if type(result.ids) is list else list(result.ids)  # (a subclass is copied)
+    # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
+    # a subclass of list, becomes a plain list.
+    ids = result.ids if type(result.ids) is list else list(result.ids)
     return _Answer("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
 
 

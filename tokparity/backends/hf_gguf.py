@@ -107,14 +107,11 @@ class _ConversionCache:
             self.enabled, self.transformers_version = False, ""  # the import below says what to install
         if not self.enabled:
             return
-        from tokparity.zoo.fetch import cache_dir
+        from tokparity.zoo.fetch import cache_dir, sha256_of
 
         folder = Path(setting) if setting not in ("", "1") else cache_dir() / "derived" / "hf-gguf"
-        h = hashlib.sha256(f"hf-gguf {_CONVERSION}\0{self.transformers_version}\0{tokenizers.__version__}\0".encode())
-        with open(gguf, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        base = folder / h.hexdigest()[:32]
+        key = f"hf-gguf {_CONVERSION}\0{self.transformers_version}\0{tokenizers.__version__}\0{sha256_of(gguf)}"
+        base = folder / hashlib.sha256(key.encode()).hexdigest()[:32]
         self.tokenizer_file, self.error_file = base.with_suffix(".tokenizer.json"), base.with_suffix(".error.txt")
 
     def load(self) -> tokenizers.Tokenizer | str | None:

@@ -58,24 +58,12 @@ def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
         opcodes.insert(0, ("equal", 0, head, 0, head))
     if tail:
         opcodes.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
-    opcodes = _merge_equal(opcodes)
     hunks = [((i1, i2), (j1, j2)) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
     d = Divergence(opcodes=[(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes], hunks=hunks)
     if hunks:
         d.first = (hunks[0][0][0], hunks[0][1][0])
         d.last = (hunks[-1][0][1], hunks[-1][1][1])
     return d
-
-
-def _merge_equal(opcodes: list) -> list:
-    """Adjacent 'equal' runs as one (trimming can leave the head beside difflib's first run)."""
-    out: list = []
-    for op in opcodes:
-        if out and op[0] == "equal" == out[-1][0] and out[-1][2] == op[1]:
-            out[-1] = ("equal", out[-1][1], op[2], out[-1][3], op[4])
-        elif op[1] != op[2] or op[3] != op[4]:  # difflib gives [('equal', 0, 0, 0, 0)] for two empty lists
-            out.append(op)
-    return out
 
 
 def byte_offsets(vocab: Vocab, ids: Sequence[int]) -> list[int]:
