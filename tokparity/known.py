@@ -115,8 +115,8 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         pattern, evidence = (_regex(raw, key, source) for key in ("text", "evidence"))
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
-            reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence, case_ids=list(raw.get("case_ids", [])),
-            source=source))
+            reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
+            case_ids=list(raw.get("case_ids", [])), source=source))
     return entries
 
 
