@@ -37,7 +37,7 @@ from typing import IO
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
-from tokparity.results import Mismatch
+from tokparity.results import Mismatch, json_text
 
 JOURNAL_FILE = "cases.jsonl"
 FORMAT = 1
@@ -103,11 +103,6 @@ def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
                         h.update(block)
                 prints[name] = h.hexdigest()
     return prints
-
-
-# json.dumps(..., ensure_ascii=False) without building an encoder per call or tracking containers
-# for cycles (a record has none): the same text, a third less time for the parent of --jobs.
-_json_line = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 class Journal:
@@ -176,7 +171,7 @@ class Journal:
     def write_many(self, records: list[CaseRecord]) -> None:
         """One write and one flush for a batch of records (each on its own line)."""
         if records:
-            self._fh.write("".join(_json_line(r.to_json(self.with_mismatches)) + "\n"
+            self._fh.write("".join(json_text(r.to_json(self.with_mismatches)) + "\n"
                                    for r in records))
             self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
             self.written += len(records)

@@ -8,19 +8,15 @@ Id and piece lists are JSON, so they parse back exactly.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
-from tokparity.results import CSV_COLUMNS, Mismatch
+from tokparity.results import CSV_COLUMNS, Mismatch, json_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode  # json.dumps' text, faster
-
-
 def safe_cell(value: object) -> str:
-    text = value if isinstance(value, str) else _json(value)
+    text = value if isinstance(value, str) else json_text(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
