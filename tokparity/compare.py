@@ -27,6 +27,8 @@ from tokparity.corpus import Case, load_corpus
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode
+from tokparity.diagnose import Cause, Diagnoser
+from tokparity.diagnose.info import consistent_class, stage_of_cause
 from tokparity.errors import TokparityError
 from tokparity.journal import (
     AGREE,
@@ -243,6 +245,8 @@ class ModelRun:
         self.compared = [n for n in backend_names if n not in chain or (n == chain[-1] and len(chain) > 1)]
         self.summaries = {n: RunSummary(self.model.name, "/".join(chain), n) for n in self.compared}
         self._stage_ref: Backend | None = None
+        self._diagnoser: Diagnoser | None | bool = None  # False: the model has no reference to diagnose with
+        self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
         self.oracles_used: set[str] = set()
         # seconds: "load" (vocabulary and backends), and each backend's own encode time
         self.timing: dict = self.results.timing.setdefault(self.model.name, {"load": 0.0, "backends": {}})
@@ -362,20 +366,27 @@ class ModelRun:
                                  "installed, or start a new run")
             if verdict == SKIPPED:
                 summary.skipped += 1
+                self.not_agreeing[name].add(record.n)
                 continue
             summary.cases += 1
             judged += 1
             if verdict == AGREE:
                 continue
+            self.not_agreeing[name].add(record.n)
             cls, known = cast(list, verdict)  # [class, known-divergence id]
             mismatch = by_backend.get(name)
+            tie = False
             if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
                 if self.options.known:
                     mismatch.known = known = self.options.known.match(mismatch)
                 record.verdicts[name] = [cls, known]
                 self.results.mismatches.append(mismatch)
+                if mismatch.cause:
+                    summary.causes[mismatch.cause] = summary.causes.get(mismatch.cause, 0) + 1
+                tie = mismatch.cause == "model.viterbi-tie"
             summary.mismatches += 1
-            summary.unexplained += 0 if known else 1
+            summary.ties += 1 if tie and not known else 0
+            summary.unexplained += 0 if known or tie else 1
             summary.classes[cls] = summary.classes.get(cls, 0) + 1
             mismatched += 1
         if judged:  # the tag rates count (case, backend) pairs
@@ -422,7 +433,8 @@ class ModelRun:
         return Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,
             backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
-            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
+            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces,
+            cause=verdict.cls.replace("-", ".", 1) if verdict.cls == "decode-cleanup" else "")
 
     def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer,
                   ref_answer: _Answer | None = None) -> Mismatch:
@@ -440,14 +452,84 @@ class ModelRun:
             cls, evidence = c.cls, c.evidence
             divergence = c.divergence or align(oracle.ids, ans.ids)
             first = divergence.first[0] if divergence.first is not None else 0
+            cause = Cause("vocab.mismatch", evidence) if cls == "vocab-mismatch" else \
+                self.diagnose(case.text, oracle.ids, ans.ids, name)
+            cls = consistent_class(cls, cause.name)
+            if stage == "unknown":  # a backend without stages: the cause says where it diverged
+                stage = stage_of_cause(cause.name)
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
-        return Mismatch(
+        mismatch = Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
             oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
             backend_pieces=_pieces(self.vocab, ans.ids),
         )
+        if oracle.status == "ok" and ans.status == "ok":
+            mismatch.cause, mismatch.cause_evidence, mismatch.variants = cause.name, cause.detail, list(cause.keys)
+        return mismatch
+
+    # -- diagnosis by reproduction (tokparity.diagnose) -------------------------------------------
+
+    def diagnoser(self) -> Diagnoser | None:
+        """The model's reference and its variants, made on the first mismatch (None: the model has
+        no reference tokenizer, so no cause can be reproduced)."""
+        if self._diagnoser is None:
+            self._diagnoser = False
+            try:
+                ref = self.backends.get("ref")
+                tokenizer = getattr(ref, "tokenizer", None)
+                if tokenizer is None:
+                    from tokparity.reference import RefTokenizer
+                    tokenizer = RefTokenizer(self.vocab if self.vocab is not None else load_vocab(self.model.primary[1]))
+                self._diagnoser = Diagnoser(tokenizer, self.options.add_special, self.options.parse_special)
+            except TokparityError as e:
+                _say(self.options, f"{self.model.name}: no root causes: {e}")
+        return self._diagnoser or None
+
+    def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str) -> Cause:
+        diagnoser = self.diagnoser()
+        if diagnoser is None:
+            return Cause("", "no reference tokenizer for this model")
+        try:
+            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend)
+        except Exception as e:  # a diagnosis never stops a run; the case keeps its class
+            return Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
+
+    def settle_root_causes(self, corpora: list[str]) -> None:
+        """Each compared backend's run-level root cause (tokparity.diagnose.verdict), once its cases
+        are all counted: the agreeing cases are read again from the corpora."""
+        from tokparity.diagnose.verdict import root_cause
+
+        started = time.perf_counter()
+        by_backend: dict[str, list[Mismatch]] = {}
+        for m in self.results.mismatches:
+            if m.model == self.model.name and m.stage != "decode" and m.variants:
+                by_backend.setdefault(m.backend, []).append(m)
+        if not by_backend or self.diagnoser() is None:
+            return
+        diagnoser = self.diagnoser()
+        assert diagnoser is not None
+        base_of: dict[str, list[int] | None] = {}
+        for name, mismatches in by_backend.items():
+            summary = self.summaries.get(name)
+            if summary is None:
+                continue
+            all_mismatches = [m for m in self.results.mismatches
+                              if m.model == self.model.name and m.backend == name and m.stage != "decode"]
+            skip = self.not_agreeing.get(name, set())
+            summary.root_cause = root_cause(diagnoser, all_mismatches, self._texts(corpora, skip), base_of)
+        self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started + diagnoser.seconds
+        diagnoser.seconds = 0.0
+
+    def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
+        max_chars = self.options.max_chars
+        n = -1
+        for corpus in corpora:
+            for case in load_corpus(corpus):
+                n += 1
+                if n not in skip and not (max_chars and len(case.text) > max_chars):
+                    yield case.text
 
 
 def _say(options: CompareOptions, message: str) -> None:
@@ -528,6 +610,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
             _say(options, f"{run.model.name}: {batch[-1].n + 1} cases")
     _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
                   f"mismatches against {'/'.join(run.chain)}")
+    run.settle_root_causes(corpora)
 
 
 class JudgedCases:

@@ -274,7 +274,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                 process.kill()
                 process.wait()
             conn.close()
-        _merge(state, results)
+        _merge(state, results, corpora)
 
 
 # -- which model first: how long each took last time -------------------------------------------------
@@ -329,7 +329,7 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
     return Connection(ours.detach()), process
 
 
-def _merge(state: list[_Model], results: Results) -> None:
+def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
     """Each model's results into the run's, in model order: what one process would have built."""
     from tokparity.compare import TOO_LONG_LISTED
 
@@ -347,6 +347,8 @@ def _merge(state: list[_Model], results: Results) -> None:
                 note["first"] = (note["first"] + value["first"])[:TOO_LONG_LISTED]
             else:
                 results.options.setdefault(key, value)
+        if m.finished:
+            m.run.settle_root_causes(corpora)  # in this process: the workers' records are all here
         results.runs.extend(m.run.finish())
         results.mismatches.extend(m.results.mismatches)
         for key, rate in m.results.tag_rates.items():

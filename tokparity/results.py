@@ -18,7 +18,8 @@ json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 # mismatches.csv columns, in the design card's order (evidence and known are tokparity's additions).
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
-               "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known")
+               "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
+               "cause_evidence")
 
 
 @dataclass
@@ -53,6 +54,11 @@ class Mismatch:
     backend_pieces: list[str]
     known: str = ""  # the known-divergence entry that explains it, if any
     partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
+    # The root cause (tokparity.diagnose): catalogue names "+"-joined, "" when nothing reproduces
+    # the backend's ids; how it was shown; the variants of the reference that reproduce them.
+    cause: str = ""
+    cause_evidence: str = ""
+    variants: list[str] = field(default_factory=list)
 
     def row(self) -> dict:
         d = dict(vars(self))  # flat: the report writers only read it (asdict's deep copy was most of their time)
@@ -70,6 +76,10 @@ class RunSummary:
     unexplained: int = 0
     classes: dict[str, int] = field(default_factory=dict)
     skipped: int = 0  # cases the backend cannot answer (golden without that text)
+    ties: int = 0  # mismatches that are ties of equal score (model.viterbi-tie): reported, not failing
+    causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
+    # the run's verdict: {"cause", "variants", "explains", "mismatches", "keeps", "agreements"}
+    root_cause: dict | None = None
 
 
 @dataclass
@@ -100,6 +110,7 @@ class Results:
             "seconds": round(self.seconds, 3),
             "timing": {"jobs": self.timing_jobs, "models": {
                 model: {"load": round(t["load"], 3), "close": round(t.get("close", 0.0), 3),
+                        "diagnose": round(t.get("diagnose", 0.0), 3),
                         "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
                 for model, t in self.timing.items()}},
             "complete": not self.interrupted,

@@ -27,6 +27,7 @@ import regex
 from tokparity.errors import TokparityError
 from tokparity.reference import bpe as bpe_mod
 from tokparity.reference.charsmap import CharsMap
+from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.pretokenize import GPT2, byte_to_unicode, bytes_to_gpt2, unicode_to_byte
 from tokparity.reference.spm import byte_piece
 from tokparity.vocab.model import Vocab
@@ -56,8 +57,10 @@ def _pattern_text(p) -> tuple[str, bool]:
 class Normalizer:
     def __init__(self, config):
         self.steps = []
+        self.configs: list[dict] = []  # the component each step came from (a diagnosis drops some)
         for c in _components(config, "normalizers"):
             kind = c.get("type")
+            self.configs.append(c)
             if kind == "Replace":
                 text, is_regex = _pattern_text(c["pattern"])
                 rx = regex.compile(text if is_regex else regex.escape(text))
@@ -85,6 +88,25 @@ class Normalizer:
         for step in self.steps:
             text = step(text)
         return text
+
+    def without(self, drop) -> Normalizer:
+        """A copy without the steps whose component ``drop(config)`` is true."""
+        copy = Normalizer(None)
+        for step, config in zip(self.steps, self.configs):
+            if not drop(config):
+                copy.steps.append(step)
+                copy.configs.append(config)
+        return copy
+
+    def with_step(self, step, config: dict) -> Normalizer:
+        """A copy with one more step at the end."""
+        copy = self.without(lambda c: False)
+        copy.steps.append(step)
+        copy.configs.append(config)
+        return copy
+
+    def has(self, kind: str) -> bool:
+        return any(c.get("type") == kind for c in self.configs)
 
 
 def _apply_charsmap(cm: CharsMap, text: str) -> str:
@@ -237,6 +259,8 @@ class HfBpe:
         self.prefix, self.suffix = _template(extra.get("post_processor"))
         self.decoders = _components(extra.get("decoder"), "decoders")
         self.cache: dict[str, list[int]] = {}
+        # Switch (tokparity.diagnose sets it to reproduce an engine): longest match, no merges.
+        self.greedy: LongestMatch | None = None
 
     # -- stages ----------------------------------------------------------------------------------
 
@@ -279,6 +303,8 @@ class HfBpe:
         whole = self.token_to_id.get(word)
         if self.ignore_merges and whole is not None:
             return [whole]
+        if self.greedy is not None:
+            return self._encode_greedy(word)
         symbols: list[str] = []
         for ch in word:
             if ch in self.token_to_id:
@@ -300,6 +326,19 @@ class HfBpe:
             else:
                 run.append(s)
         out += [self.token_to_id[t] for t in bpe_mod.merge_word_heap(run, self.ranks)]
+        return out
+
+    def _encode_greedy(self, word: str) -> list[int]:
+        assert self.greedy is not None
+        out: list[int] = []
+        for piece in self.greedy.split(word):
+            token_id = self.token_to_id.get(piece)
+            if token_id is not None:
+                out.append(token_id)
+            elif self.byte_fallback and all(byte_piece(b) in self.token_to_id for b in piece.encode()):
+                out += [self.token_to_id[byte_piece(b)] for b in piece.encode()]
+            elif self.unk_id is not None and not (self.fuse_unk and out and out[-1] == self.unk_id):
+                out.append(self.unk_id)
         return out
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:

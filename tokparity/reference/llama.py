@@ -13,6 +13,11 @@ GGUF keys on top (``llama_vocab::impl::load``). The quirks live here, each named
   or user-defined token (``is_prev_special``), when ``add_space_prefix`` is on.
 * BPE models named ``llama-bpe`` & co. force ``add_bos`` and ``ignore_merges``; Gemma 4 forces
   ``add_bos`` even when the file says false.
+
+Each pipeline also carries a few *switches* set to llama.cpp's behaviour (``escape_spaces``,
+``prefix_every_fragment``, ``greedy``, ``byte_fallback``, ``merge_unk_runs``): they name the
+places where engines are known to deviate, so that ``tokparity.diagnose`` can flip one and
+reproduce an engine's bug with the reference. The switches never change the reference itself.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from tokparity.errors import TokparityError
 from tokparity.reference import bpe as bpe_mod
 from tokparity.reference import wpm as wpm_mod
 from tokparity.reference.charsmap import CharsMap
+from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.normalize import SPACE_MARK, SpNormalizer, escape_spaces
 from tokparity.reference.pretokenize import Pretokenizer, bytes_to_gpt2, pre_type_for
 from tokparity.reference.specials import Special, llama_specials, llama_token_types, partition
@@ -163,6 +169,11 @@ class LlamaSpm(LlamaCppPipeline):
         # Any token can be formed by a merge (llama.cpp looks every text up in token_to_id).
         self.score_of = {t: scores[i] for t, i in self.token_to_id.items()}
         self.byte_ids = [self._byte_id(b) for b in range(256)]
+        # Switches (llama.cpp's behaviour; tokparity.diagnose flips them to reproduce an engine):
+        self.escape_spaces = True  # " " -> "▁" before merging
+        self.prefix_every_fragment = True  # the dummy prefix after every special token (is_prev_special)
+        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of score merges
+        self.byte_fallback = True  # a symbol outside the vocabulary -> <0xNN> pieces (else <unk>)
         # Fast path: when every token's "▁"s form a leading run ("▁▁the", never "a▁b"), no token
         # can span a point where a "▁" follows another character, so no pair across such a
         # point is ever queued and the merges on each side never meet: the text can be cut
@@ -182,7 +193,7 @@ class LlamaSpm(LlamaCppPipeline):
         for frag in fragments:
             if isinstance(frag, int):
                 out.append(frag)
-                prev_special = True
+                prev_special = self.prefix_every_fragment
                 continue
             text = (" " if self.flags.add_space_prefix and prev_special else "") + frag
             out += self.encode_text(text)
@@ -192,7 +203,7 @@ class LlamaSpm(LlamaCppPipeline):
         return escape_spaces((" " if self.flags.add_space_prefix else "") + text)
 
     def encode_text(self, text: str, trace: list | None = None) -> list[int]:
-        escaped = escape_spaces(text)
+        escaped = escape_spaces(text) if self.escape_spaces else text
         if self.cache is None or trace is not None:
             return self.encode_escaped(escaped, trace)
         out: list[int] = []
@@ -207,14 +218,21 @@ class LlamaSpm(LlamaCppPipeline):
 
     def encode_escaped(self, escaped: str, trace: list | None = None) -> list[int]:
         """The plain path: merge the whole (escaped) text at once, as llama.cpp does."""
-        merged = spm_merge(list(escaped), self.score_of, trace=trace is not None)
-        if trace is not None:
-            trace.extend(merged.steps)
+        if self.greedy is not None:
+            symbols = self.greedy.split(escaped)
+        else:
+            merged = spm_merge(list(escaped), self.score_of, trace=trace is not None)
+            if trace is not None:
+                trace.extend(merged.steps)
+            symbols = merged.symbols
         out = []
-        for symbol in merged.symbols:
+        for symbol in symbols:
             token_id = self.token_to_id.get(symbol)
             if token_id is not None:
                 out.append(token_id)
+                continue
+            if not self.byte_fallback:
+                out.append(self.flags.specials.get("unk", 0))
                 continue
             # Byte fallback: a symbol that is not a piece becomes its UTF-8 bytes.
             for b in symbol.encode("utf-8", "surrogatepass"):
@@ -236,6 +254,7 @@ class LlamaBpe(LlamaCppPipeline):
         # pair -> rank; built from the end so a duplicated pair keeps its first (lowest) rank
         self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))
         self.gemma4 = _pre_name(vocab) == "gemma4"
+        self.greedy: LongestMatch | None = None  # switch: longest vocabulary match instead of merges
         # Fast path: a word's ids depend on the word alone, so they can be remembered.
         self.cache: dict[str, list[int]] | None = {} if cache_words else None
 
@@ -267,7 +286,9 @@ class LlamaBpe(LlamaCppPipeline):
         whole = self.token_to_id.get(symbols_text)
         if whole is not None and (self.flags.ignore_merges or (self.gemma4 and not word.strip("\n"))):
             return [whole]
-        if trace is not None:
+        if self.greedy is not None:
+            symbols = self.greedy.split(symbols_text)
+        elif trace is not None:
             result = bpe_mod.merge_word(list(symbols_text), self.ranks, trace=True)
             trace.extend(result.steps)
             symbols = result.symbols
@@ -304,6 +325,10 @@ class LlamaUgm(LlamaCppPipeline):
                                        flavour="llama.cpp")
         self._types = types
         self._model: UgmModel | None = None
+        # Switches (llama.cpp's behaviour; tokparity.diagnose flips them to reproduce an engine):
+        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of Viterbi
+        self.merge_unk_runs = True  # one <unk> per run of unknown code points
+        self.byte_fallback = False  # llama.cpp's UGM writes <unk>, never <0xNN> pieces
 
     @property
     def model(self) -> UgmModel:
@@ -315,14 +340,26 @@ class LlamaUgm(LlamaCppPipeline):
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)
 
+    def segment(self, normalized: str) -> list[tuple[int, str]]:
+        if self.greedy is None:
+            return self.model.encode(normalized)
+        pieces = self.model.pieces
+        return [(pieces[p][0] if p in pieces else self.model.unk_id, p) for p in self.greedy.split(normalized)]
+
     def encode_text(self, text: str) -> list[int]:
         unk = self.model.unk_id
         out: list[int] = []
-        for token_id, _piece in self.model.encode(self.normalizer.normalize(text)):
-            if token_id == unk and out and out[-1] == unk:
+        for token_id, piece in self.segment(self.normalizer.normalize(text)):
+            if token_id == unk and self.byte_fallback and self._has_byte_pieces(piece):
+                out += [self.token_to_id[byte_piece(b)] for b in piece.encode("utf-8", "surrogatepass")]
+                continue
+            if token_id == unk and self.merge_unk_runs and out and out[-1] == unk:
                 continue  # one <unk> per run of unknown code points
             out.append(token_id)
         return out
+
+    def _has_byte_pieces(self, piece: str) -> bool:
+        return all(byte_piece(b) in self.token_to_id for b in piece.encode("utf-8", "surrogatepass"))
 
 
 class LlamaWpm(LlamaCppPipeline):

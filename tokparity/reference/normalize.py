@@ -49,6 +49,7 @@ class SpNormalizer:
         if flavour not in ("sentencepiece", "llama.cpp"):
             raise ValueError(flavour)
         self.charsmap = charsmap
+        self.user_defined_texts = list(user_defined)
         self.user_defined = sorted({u.encode("utf-8", "surrogateescape") for u in user_defined if u},
                                    key=len, reverse=True)
         self.user_first_bytes = {u[0] for u in self.user_defined}
@@ -67,6 +68,17 @@ class SpNormalizer:
         self._safe: set[str] = set()
         self._unsafe: set[str] = set()
         self._safe_pairs: set[tuple[str, str]] = set()
+
+    def replaced(self, **changes) -> SpNormalizer:
+        """A new normalizer with some settings changed (and fresh caches): what a diagnosis
+        tries when it asks whether an engine normalizes differently."""
+        settings = {"charsmap": self.charsmap, "user_defined": self.user_defined_texts,
+                    "add_space_prefix": self.add_space_prefix, "remove_extra_whitespaces": self.remove_extra_whitespaces,
+                    "escape_whitespaces": self.escape_whitespaces,
+                    "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix, "flavour": self.flavour}
+        settings.update(changes)
+        charsmap, user_defined = settings.pop("charsmap"), settings.pop("user_defined")
+        return SpNormalizer(charsmap, user_defined, **settings)
 
     # -- one prefix ----------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ and a ``.model`` does not say) nor parses control-token text in the input: ``"<s
 from __future__ import annotations
 
 from tokparity.reference.charsmap import CharsMap
+from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.normalize import SpNormalizer
 from tokparity.reference.specials import Special
 from tokparity.reference.spm import byte_piece, spm_merge
@@ -41,6 +42,9 @@ class SentencePiecePipeline:
             treat_whitespace_as_suffix=bool(f.treat_whitespace_as_suffix), flavour="sentencepiece")
         self.byte_fallback = bool(f.byte_fallback)
         self.specials: list[Special] = []  # SentencePiece never parses special-token text
+        # Switches (SentencePiece's behaviour; tokparity.diagnose flips them to reproduce an engine):
+        self.merge_unk_runs = True  # one <unk> per run of unknown pieces
+        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of the model
 
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)
@@ -58,7 +62,8 @@ class SentencePiecePipeline:
         return [eos] if self.vocab.flags.add_eos and eos is not None else []
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        pieces = self.segment(self.normalize(text))
+        normalized = self.normalize(text)
+        pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         out = self.prefix_ids() if add_special else []
         out += self.report(pieces)
         if add_special:
@@ -67,6 +72,11 @@ class SentencePiecePipeline:
 
     def segment(self, normalized: str) -> list[tuple[int, str]]:
         raise NotImplementedError
+
+    def greedy_segment(self, normalized: str) -> list[tuple[int, str]]:
+        assert self.greedy is not None
+        ids = self.token_to_id
+        return [(ids.get(p, self.unk_id), p) for p in self.greedy.split(normalized)]
 
     def report(self, pieces: list[tuple[int, str]]) -> list[int]:
         """Unknown runs -> one unk id; or, with byte fallback, unknown pieces -> byte ids."""
@@ -79,7 +89,7 @@ class SentencePiecePipeline:
             is_unk = token_id == self.unk_id
             if is_unk and self.byte_fallback:
                 out += [self.token_to_id[byte_piece(b)] for b in text.encode("utf-8", "surrogatepass")]
-            elif not (is_unk and prev_unk):
+            elif not (is_unk and prev_unk and self.merge_unk_runs):
                 out.append(token_id)
             prev_unk = is_unk
         return out

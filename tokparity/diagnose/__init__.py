@@ -1,0 +1,16 @@
+"""Diagnosis by reproduction: the root cause of a mismatch is what makes the reference give the
+backend's ids exactly.
+
+    variants.py       the root-cause catalogue as deviations of the reference, one per cause
+    candidate.py      the reference with deviations applied
+    regex_engines.py  a split regex as ECMAScript, RE2 or another Unicode version reads it
+    search.py         the per-case search: smallest set of variants that reproduces the ids
+    stages.py         ties, and the stage proven to differ when no variant reproduces
+    verdict.py        the run-level root cause: the set that explains the most mismatches and
+                      keeps the agreeing cases agreeing
+    causes.toml       what each cause means, its symptoms (classes), and the fix
+"""
+
+from tokparity.diagnose.search import Cause, Diagnoser
+
+__all__ = ["Cause", "Diagnoser"]

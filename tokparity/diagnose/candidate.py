@@ -1,0 +1,62 @@
+"""The reference with deviations applied: what a diagnosis runs to reproduce a backend's ids.
+
+A ``Candidate`` is a model's reference pipeline, possibly a copy with some stage switched
+(``tokparity.diagnose.variants`` makes the copies), plus the deviations that act around the
+pipeline rather than inside it: a transformation of the input (NFC, lower-casing, …), the
+``parse_special`` flag flipped, a BOS or EOS added, dropped or doubled.
+
+Copies are shallow: the vocabulary, merge tables and tries stay shared, and only what a
+deviation changes (and every cache whose entries depend on it) is new.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tokparity.vocab.model import Vocab
+
+
+def fork(pipeline, **changes):
+    """A shallow copy of ``pipeline`` with ``changes`` set, its caches emptied and its flags
+    (a dataclass in llama.cpp's pipelines) copied, so the original is never touched."""
+    q = copy.copy(pipeline)
+    if getattr(q, "cache", None) is not None:
+        q.cache = {}
+    if dataclasses.is_dataclass(getattr(q, "flags", None)):
+        q.flags = dataclasses.replace(q.flags, specials=dict(q.flags.specials))
+    for name, value in changes.items():
+        setattr(q, name, value)
+    return q
+
+
+@dataclass
+class Candidate:
+    pipeline: object
+    vocab: Vocab
+    text_maps: tuple[Callable[[str], str], ...] = ()  # applied to the input, in order
+    flip_parse: bool = False
+    bos: str = ""  # "" | "toggle" | "double"
+    eos: bool = False  # toggle the EOS at the end
+    bos_id: int | None = None
+    eos_id: int | None = None
+    keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
+
+    def replace(self, **changes) -> Candidate:
+        return dataclasses.replace(self, **changes)
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        for text_map in self.text_maps:
+            text = text_map(text)
+        ids = self.pipeline.encode(text, add_special, parse_special != self.flip_parse)
+        if self.bos and self.bos_id is not None:
+            starts = ids[:1] == [self.bos_id]
+            if self.bos == "toggle":
+                ids = ids[1:] if starts else [self.bos_id] + ids
+            else:  # "double"
+                ids = [self.bos_id] + ids if starts else [self.bos_id, self.bos_id] + ids
+        if self.eos and self.eos_id is not None:
+            ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
+        return ids

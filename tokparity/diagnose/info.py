@@ -1,0 +1,45 @@
+"""What each cause means, for the reports and the class check: ``causes.toml`` beside this module."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=1)
+def _causes() -> dict[str, dict]:
+    return tomllib.loads(resources.files("tokparity.diagnose").joinpath("causes.toml").read_text("utf-8"))
+
+
+def cause_info(name: str) -> dict:
+    """``{"classes", "stage", "fix", "spec"}`` of one cause name (not a ``+``-joined one)."""
+    table = _causes()
+    if name in table:
+        return table[name]
+    if name.startswith("pretokenizer."):
+        return table["pretokenizer"]
+    return {"classes": [], "stage": "unknown", "fix": "", "spec": ""}
+
+
+def parts(cause: str) -> list[str]:
+    return [p for p in cause.split("+") if p]
+
+
+def consistent_class(cls: str, cause: str) -> str:
+    """The class a report gives a mismatch whose cause is ``cause``: the rule-based class when it
+    is one of the cause's symptoms, else the first cause's own first symptom. A class never
+    contradicts the reproduced cause (crash and timeout are not reproduced, so never change)."""
+    names = parts(cause)
+    if not names or cls in ("crash", "timeout", "vocab-mismatch"):
+        return cls
+    allowed = [c for n in names for c in cause_info(n)["classes"]]
+    if cls in allowed or not allowed:
+        return cls
+    return allowed[0]
+
+
+def stage_of_cause(cause: str) -> str:
+    """The first pipeline stage the cause puts the divergence in (the CSV's ``stage`` column)."""
+    names = parts(cause)
+    return cause_info(names[0])["stage"] if names else "unknown"

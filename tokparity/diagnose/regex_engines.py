@@ -1,0 +1,111 @@
+"""A model's split regexes as other regex engines read them.
+
+Ports run the same pattern text with the engine of their language, and the engines disagree on
+what ``\\s`` means (``\\w``, ``\\d`` and ``\\p{..}`` too, but in the pre-tokenizer regexes of the
+zoo only ``\\s`` is written with a class escape whose members differ):
+
+* Oniguruma (tokenizers), Rust ``regex``/``fancy-regex``, PCRE2 with UCP and Python's ``regex``:
+  Unicode ``White_Space``, U+0085 (NEL) included.
+* ECMAScript (JavaScript, with or without the ``u`` flag): its own list, U+0085 excluded,
+  U+FEFF included.
+* RE2 and Go: ASCII only, ``[\\t\\n\\f\\r ]`` (no ``\\v``).
+
+``EngineSplitter`` runs a list of regexes (ECMAScript-like syntax, as llama.cpp and
+tokenizer.json write them) through Python's ``regex`` module with ``\\s`` rewritten to the
+engine's members, cutting text the way llama.cpp's ``unicode_regex_split`` does: matches and
+the gaps between them are pieces. With ``engine="unicode"`` nothing is rewritten: the pattern
+then reads every class from the ``regex`` module's Unicode tables, which is the
+``unicode.tables`` variant for a model whose oracle reads llama.cpp's.
+"""
+
+from __future__ import annotations
+
+import regex
+
+ECMASCRIPT_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+RE2_SPACE = "\\t\\n\\x0c\\r "
+
+ENGINES = {
+    "ecmascript": "the regex run with ECMAScript's \\s (JavaScript: no U+0085, U+FEFF included)",
+    "re2": "the regex run with RE2's / Go's \\s (ASCII only, no \\v)",
+}
+_MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE}
+
+
+def rewrite(source: str, engine: str) -> str:
+    """``source`` with ``\\s`` / ``\\S`` spelled as ``engine`` reads them, and ECMAScript's final
+    ``$`` (end of input) as ``\\Z``."""
+    members = _MEMBERS.get(engine)
+    out: list[str] = []
+    inside = False
+    i = 0
+    while i < len(source):
+        c = source[i]
+        if c == "\\" and i + 1 < len(source):
+            esc = source[i:i + 2]
+            if members is not None and esc == "\\s":
+                out.append(members if inside else f"[{members}]")
+            elif members is not None and esc == "\\S" and not inside:
+                out.append(f"[^{members}]")
+            else:
+                out.append(esc)
+            i += 2
+            continue
+        if c == "[" and not inside:
+            inside = True
+        elif c == "]" and inside:
+            inside = False
+        out.append(c)
+        i += 1
+    text = "".join(out)
+    if text.endswith("$") and not text.endswith("\\$"):
+        text = text[:-1] + "\\Z"
+    return text
+
+
+class EngineSplitter:
+    """Split regexes applied in turn, each through ``engine``'s reading of ``\\s``."""
+
+    def __init__(self, sources: list[str], engine: str):
+        self.sources = list(sources)
+        self.engine = engine
+        self.name = f"{engine} engine"
+        self.patterns = [regex.compile(rewrite(s, engine)) for s in sources]
+
+    def split(self, text: str) -> list[str]:
+        pieces = [text] if text else []
+        for pattern in self.patterns:
+            out = []
+            for piece in pieces:
+                pos = 0
+                for m in pattern.finditer(piece):
+                    if m.start() > pos:
+                        out.append(piece[pos:m.start()])
+                    if m.end() > m.start():
+                        out.append(m.group())
+                    pos = m.end()
+                if pos < len(piece):
+                    out.append(piece[pos:])
+            pieces = out
+        return pieces
+
+
+def hf_split_sources(config) -> list[str]:
+    """The split regexes of a tokenizer.json byte-level pre-tokenizer, when they cut as llama.cpp's
+    list does (``Split`` with ``Isolated``, ``ByteLevel``'s own GPT-2 regex); else ``[]``."""
+    from tokparity.reference.hf import GPT2_HF, _components
+
+    sources: list[str] = []
+    for c in _components(config, "pretokenizers"):
+        kind = c.get("type")
+        if kind == "Split":
+            pattern = c.get("pattern") or {}
+            if "Regex" not in pattern or c.get("behavior", "Isolated") != "Isolated" or c.get("invert"):
+                return []
+            sources.append(pattern["Regex"])
+        elif kind == "ByteLevel":
+            if c.get("use_regex", True):
+                sources.append(GPT2_HF)
+        else:
+            return []
+    return sources

@@ -1,0 +1,133 @@
+"""What can be proven about a mismatch when no variant reproduces it, and the ties.
+
+``viterbi_tie``: a unigram model scores a segmentation by the sum of its pieces' scores; when
+the backend's segmentation scores exactly what the oracle's does, the two picked different
+optima of the same model. That is a tie (``model.viterbi-tie``), not a bug: Hugging Face's
+``spm_parity_check.py`` reports such cases as "imperfect", apart from "wrong" ones.
+
+``stage_level``: the stage at which the two sides are proven to differ, when no named variant
+reproduces the backend's ids (``stage.other``):
+
+* the input bytes the two sides' tokens stand for differ: the text was normalized differently
+  (``normalizer.other``), or differs only in whitespace (``whitespace.other``);
+* the same bytes, and a backend token crosses a boundary of the reference's pre-tokenizer
+  split: the split differs (``pretokenizer.other``);
+* the same bytes, every boundary respected: the segmentation alone differs (``model.other``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Sequence
+
+from tokparity.reference.hf import HfBpe
+from tokparity.reference.llama import LlamaBpe, LlamaUgm
+from tokparity.reference.pretokenize import unicode_to_byte
+from tokparity.reference.sentencepiece import SentencePieceUnigram
+from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.token_bytes import token_bytes
+
+_WS = re.compile(rb"\s+")
+
+
+def _cause(name: str, detail: str):
+    from tokparity.diagnose.search import Cause
+    return Cause(name, detail)
+
+
+def _text_ids(vocab: Vocab, ids: Sequence[int]) -> list[int]:
+    return [i for i in ids if vocab.type_of(i) != TokenType.CONTROL]
+
+
+def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]):
+    if not isinstance(pipeline, (LlamaUgm, SentencePieceUnigram)):
+        return None
+    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
+    tokens = vocab.tokens
+    if "".join(tokens[i] for i in a) != "".join(tokens[i] for i in b):
+        return None
+    model = pipeline.model
+    if model.unk_id in a or model.unk_id in b:
+        return None
+
+    def total(ids: list[int]) -> float | None:
+        s = 0.0
+        for i in ids:
+            hit = model.pieces.get(tokens[i])
+            if hit is None:
+                return None
+            s += hit[1]
+        return s
+
+    sa, sb = total(a), total(b)
+    if sa is None or sb is None:
+        return None
+    # Sums in float32 (SentencePiece) round at about 1e-7 of their size per addition.
+    if math.isclose(sa, sb, rel_tol=1e-6 * max(len(a), len(b)), abs_tol=1e-6):
+        return _cause("model.viterbi-tie", f"both segmentations score {sa:.7g} under the model "
+                                           f"({len(a)} pieces against {len(b)}): a tie, not a bug")
+    return None
+
+
+def _decoded(vocab: Vocab, ids: Sequence[int]) -> bytes:
+    return b"".join(token_bytes(vocab, i) for i in ids)
+
+
+def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: list[int]):
+    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
+    if any(vocab.type_of(i) == TokenType.UNKNOWN for i in a + b):
+        return None  # an <unk> hides the text it stands for: no comparison of texts
+    da, db = _decoded(vocab, a), _decoded(vocab, b)
+    if da != db:
+        if _WS.sub(b"", da) == _WS.sub(b"", db):
+            return _cause("whitespace.other", "the two sides tokenized texts that differ only in whitespace, "
+                                              "and no named variant reproduces how")
+        return _cause("normalizer.other", f"the two sides tokenized different texts: {_text_diff(da, db)}; no "
+                                          "named variant reproduces that normalization")
+    boundaries = _word_boundaries(pipeline, text, len(da))
+    if boundaries:
+        pos = 0
+        for i in b:
+            end = pos + len(token_bytes(vocab, i))
+            inside = [x for x in boundaries if pos < x < end]
+            if inside:
+                return _cause("pretokenizer.other", f"backend token {i} {vocab.tokens[i]!r} crosses a boundary of "
+                                                    f"the reference's pre-tokenizer split (at byte {inside[0]}): "
+                                                    "the backend splits the text differently before merging")
+            pos = end
+    return _cause("model.other", "the two sides tokenized the same text, with every pre-tokenizer boundary kept, "
+                                 "into different pieces; no named variant of the model stage reproduces it")
+
+
+def _word_boundaries(pipeline, text: str, total: int) -> set[int]:
+    """Byte offsets between the reference's pre-tokens (empty when it has none or they do not
+    cover exactly the bytes the tokens stand for)."""
+    if not isinstance(pipeline, (LlamaBpe, HfBpe)):
+        return set()
+    try:
+        words = pipeline.pre_tokenize(text)
+    except Exception:
+        return set()
+    table = unicode_to_byte()
+    byte_level = pipeline.pre.byte_encode if isinstance(pipeline, LlamaBpe) else pipeline.pretokenizer.byte_level
+    out, pos = set(), 0
+    for w in words:
+        pos += len(w) if byte_level and all(c in table for c in w) else len(w.encode("utf-8", "surrogatepass"))
+        out.add(pos)
+    if pos != total:
+        return set()
+    out.discard(total)
+    return out
+
+
+def _text_diff(a: bytes, b: bytes) -> str:
+    sa, sb = a.decode("utf-8", "replace"), b.decode("utf-8", "replace")
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, sa, sb, autojunk=False).get_opcodes():
+        if op != "equal":
+            parts.append(f"oracle {sa[i1:i2]!r} vs backend {sb[j1:j2]!r}")
+        if len(parts) >= 3:
+            break
+    return ", ".join(parts)

@@ -1,0 +1,518 @@
+"""The root-cause catalogue as code: each cause a named deviation of the reference.
+
+A cause (``../shared/BUGCLASSES.md``, "Root causes") says what a backend does differently from
+the oracle, as ``stage.deviation``. Here each one is a ``Variant``: a function that takes the
+reference (a ``Candidate``) and returns a copy in which that one thing is done the other way,
+or ``None`` where the deviation means nothing for this model (no charsmap to skip, no merges to
+reorder). A diagnosis then asks which variants make the reference give the backend's ids.
+
+Each deviation is written against the pipelines of ``tokparity.reference`` (llama.cpp's,
+SentencePiece's and tokenizers'), through the switches and stages they expose; "the other way"
+is a toggle where the model's setting is a flag (a dummy prefix added where the file says none,
+or omitted where it says one), so one variant covers both directions.
+
+    >>> [v.key for v in variants_for(candidate) if v.cause == "space.escape"]
+    ['space.escape']
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from tokparity.diagnose import regex_engines
+from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.hf import HfBpe
+from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
+from tokparity.reference.pretokenize import REGEXES, Pretokenizer
+from tokparity.reference.sentencepiece import SentencePieceBpe, SentencePiecePipeline
+from tokparity.reference.spm import byte_piece
+from tokparity.reference.ugm import UgmModel
+from tokparity.vocab.model import TokenType
+
+# The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
+STAGES = ("normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
+          "bos", "eos", "unicode", "vocab")
+
+
+def stage_of(cause: str) -> str:
+    head = cause.split(".", 1)[0]
+    return head if head in STAGES else "vocab"
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str  # unique: the cause, and for a family the member ("pretokenizer.regex-engine:ecmascript")
+    cause: str  # the catalogue name it reproduces
+    detail: str  # what exactly the variant does, for the evidence
+    apply: Callable[[Candidate], Candidate | None]
+
+    @property
+    def stage(self) -> int:
+        return STAGES.index(stage_of(self.cause))
+
+
+def _with(c: Candidate, pipeline) -> Candidate:
+    return c.replace(pipeline=pipeline)
+
+
+def _is_ugm_or_sp(p) -> bool:
+    return isinstance(p, (LlamaUgm, SentencePiecePipeline))
+
+
+def _renormalized(c: Candidate, **changes) -> Candidate | None:
+    """The pipeline with its SentencePiece-style normalizer rebuilt with ``changes``."""
+    p = c.pipeline
+    if not _is_ugm_or_sp(p):
+        return None
+    return _with(c, fork(p, normalizer=p.normalizer.replaced(**changes)))
+
+
+# --- normalizer -------------------------------------------------------------------------------------
+
+_UNICODE_STEPS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Precompiled", "StripAccents", "BertNormalizer"}
+
+
+def _normalizer_none(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if _is_ugm_or_sp(p):
+        return _renormalized(c, charsmap=None) if p.normalizer.charsmap is not None else None
+    if isinstance(p, HfBpe) and any(k.get("type") in _UNICODE_STEPS for k in p.normalizer.configs):
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") in _UNICODE_STEPS)))
+    if isinstance(p, LlamaWpm) and (p.lowercase or p.strip_accents):
+        return _with(c, fork(p, lowercase=False, strip_accents=False))
+    return None
+
+
+class _Nfkc:
+    """NFKC from Python's ``unicodedata`` in place of the model's charsmap."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def normalize(self, text: str) -> str:
+        return self.inner.normalize(unicodedata.normalize("NFKC", text))
+
+
+def _normalizer_nfkc(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if _is_ugm_or_sp(p) and p.normalizer.charsmap is not None:
+        return _with(c, fork(p, normalizer=_Nfkc(p.normalizer.replaced(charsmap=None))))
+    if isinstance(p, HfBpe) and p.normalizer.has("Precompiled"):
+        q = fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Precompiled"))
+        return c.replace(pipeline=q, text_maps=c.text_maps + (partial(unicodedata.normalize, "NFKC"),))
+    return None
+
+
+def _unicode_form(form: str, c: Candidate) -> Candidate | None:
+    """Apply the form where the model does not, or skip it where the model's normalizer has it."""
+    p = c.pipeline
+    if isinstance(p, HfBpe) and p.normalizer.has(form):
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == form)))
+    return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))
+
+
+def _lowercase(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return _with(c, fork(p, lowercase=not p.lowercase))
+    if isinstance(p, HfBpe) and p.normalizer.has("Lowercase"):
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Lowercase")))
+    return c.replace(text_maps=c.text_maps + (str.lower,))
+
+
+def strip_accents(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+
+
+def _strip_accents(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return _with(c, fork(p, strip_accents=not p.strip_accents))
+    return c.replace(text_maps=c.text_maps + (strip_accents,))
+
+
+# --- whitespace and spaces --------------------------------------------------------------------------
+
+
+def collapse_spaces(text: str) -> str:
+    """SentencePiece's ``remove_extra_whitespaces`` on the raw text: runs of spaces squeezed,
+    leading and trailing ones dropped."""
+    return " ".join(w for w in text.split(" ") if w)
+
+
+def _whitespace_collapse(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if _is_ugm_or_sp(p):
+        return _renormalized(c, remove_extra_whitespaces=not p.normalizer.remove_extra_whitespaces)
+    if isinstance(p, (LlamaSpm, HfBpe)):
+        return c.replace(text_maps=c.text_maps + (collapse_spaces,))
+    return None
+
+
+def _is_space_escape(k: dict) -> bool:
+    pattern = k.get("pattern") or {}
+    return k.get("type") == "Replace" and pattern.get("String") == " " and k.get("content") == "\u2581"
+
+
+def _space_escape(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaSpm):
+        return _with(c, fork(p, escape_spaces=not p.escape_spaces))
+    if _is_ugm_or_sp(p):
+        return _renormalized(c, escape_whitespaces=not p.normalizer.escape_whitespaces)
+    if isinstance(p, HfBpe) and any(_is_space_escape(k) for k in p.normalizer.configs):
+        return _with(c, fork(p, normalizer=p.normalizer.without(_is_space_escape)))
+    if isinstance(p, LlamaBpe) and not p.pre.byte_encode:  # Gemma 4's SPM-style BPE
+        q = fork(p)
+        q.flags.escape_whitespaces = not q.flags.escape_whitespaces
+        return _with(c, q)
+    return None
+
+
+def _dummy_prefix(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaSpm):
+        q = fork(p)
+        q.flags.add_space_prefix = not q.flags.add_space_prefix
+        return _with(c, q)
+    if _is_ugm_or_sp(p):
+        out = _renormalized(c, add_space_prefix=not p.normalizer.add_space_prefix)
+        if out is not None and isinstance(p, LlamaUgm):
+            out.pipeline.flags.add_space_prefix = not p.flags.add_space_prefix
+        return out
+    if isinstance(p, HfBpe):
+        if p.normalizer.has("Prepend"):
+            return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Prepend")))
+        if any(_is_space_escape(k) for k in p.normalizer.configs):
+            return _with(c, fork(p, normalizer=p.normalizer.with_step(_prepend_mark, {"type": "Prepend"})))
+    return None
+
+
+def _prepend_mark(text: str) -> str:
+    return "\u2581" + text if text else text
+
+
+def _prefix_every_split(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaSpm) and p.flags.add_space_prefix:
+        return _with(c, fork(p, prefix_every_fragment=not p.prefix_every_fragment))
+    return None
+
+
+# --- pre-tokenizer ----------------------------------------------------------------------------------
+
+# The cause names of the table's regex lists ("behaves like gpt-2"); "none" splits nothing.
+PRETOKENIZER_NAMES = {key: ("gpt-2" if key == "gpt2" else key) for key in REGEXES}
+
+
+class _Split:
+    """A list of split regexes standing in for a tokenizer.json pre-tokenizer (byte-level or not)."""
+
+    def __init__(self, splitter, byte_level: bool):
+        self.splitter, self.byte_level = splitter, byte_level
+
+    def __call__(self, text: str) -> list[str]:
+        from tokparity.reference.pretokenize import bytes_to_gpt2
+        words = [w for w in self.splitter.split(text) if w]
+        return [bytes_to_gpt2(w) for w in words] if self.byte_level else words
+
+
+def _with_splitter(c: Candidate, splitter) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaBpe):
+        return _with(c, fork(p, pretokenizer=splitter))
+    if isinstance(p, HfBpe) and p.pretokenizer.byte_level:
+        return _with(c, fork(p, pretokenizer=_Split(splitter, byte_level=True)))
+    return None
+
+
+def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaBpe) and _split_sources(p) == REGEXES[key]:
+        return None  # the model's own
+    return _with_splitter(c, Pretokenizer(REGEXES[key], key))
+
+
+def _pretokenizer_none(c: Candidate) -> Candidate | None:
+    return _with_splitter(c, Pretokenizer([], "none"))
+
+
+def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
+    sources = _split_sources(c.pipeline)
+    if not sources:
+        return None
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine))
+
+
+def _split_sources(p) -> list[str]:
+    """The model's split regexes, in the ECMAScript-like syntax the engines share."""
+    if isinstance(p, LlamaBpe):
+        splitter = p.pretokenizer
+        return list(splitter.sources) if hasattr(splitter, "sources") else [r.source for r in splitter.regexes]
+    if isinstance(p, HfBpe):
+        return regex_engines.hf_split_sources(p.vocab.extra.get("pre_tokenizer"))
+    return []
+
+
+def _unicode_tables(c: Candidate) -> Candidate | None:
+    """The model's regexes with another Unicode version's tables: Python's ``regex`` module for
+    llama.cpp's (its own generated tables), llama.cpp's for tokenizers' (Oniguruma's)."""
+    p = c.pipeline
+    if isinstance(p, LlamaBpe):
+        sources = _split_sources(p)
+        return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode")) if sources else None
+    if isinstance(p, HfBpe):
+        sources = _split_sources(p)
+        if not sources:
+            return None
+        try:
+            return _with_splitter(c, Pretokenizer(sources, "llama.cpp tables"))
+        except Exception:  # a regex llama.cpp cannot run: no such variant for this model
+            return None
+    return None
+
+
+# --- model ------------------------------------------------------------------------------------------
+
+_GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
+
+
+def _greedy(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return None  # WordPiece is greedy longest match already
+    vocab = c.vocab
+    if isinstance(p, HfBpe):
+        pieces = [t for i, t in enumerate(p.tokens) if i not in p.added_ids]
+    else:
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        pieces = [t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES]
+    return _with(c, fork(p, greedy=_longest_match(vocab, tuple(pieces))))
+
+
+_MATCHERS: dict[tuple[int, int], LongestMatch] = {}
+
+
+def _longest_match(vocab, pieces: tuple[str, ...]) -> LongestMatch:
+    key = (id(vocab), len(pieces))
+    if key not in _MATCHERS:
+        if len(_MATCHERS) > 8:
+            _MATCHERS.clear()
+        _MATCHERS[key] = LongestMatch(pieces)
+    return _MATCHERS[key]
+
+
+def _merge_by_score(c: Candidate) -> Candidate | None:
+    """Merges allowed by the merge list but ordered by the merged token's score (or, with no
+    scores, by its id: "a lower id was learned earlier", a common shortcut)."""
+    p = c.pipeline
+    if not isinstance(p, (LlamaBpe, HfBpe)) or not p.ranks:
+        return None
+    ids = p.token_to_id
+    scores = c.vocab.scores
+    by_score = bool(scores) and len(set(scores[:1000])) > 1
+    ranks: dict[tuple[str, str], float] = {}
+    for pair in p.ranks:
+        merged = ids.get(pair[0] + pair[1])
+        if merged is not None:
+            ranks[pair] = -scores[merged] if by_score and scores is not None else merged
+    return _with(c, fork(p, ranks=ranks))
+
+
+def _ignore_merges(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaBpe):
+        q = fork(p)
+        q.flags.ignore_merges = not q.flags.ignore_merges
+        return _with(c, q)
+    if isinstance(p, HfBpe):
+        return _with(c, fork(p, ignore_merges=not p.ignore_merges))
+    return None
+
+
+# --- bytes and <unk> --------------------------------------------------------------------------------
+
+
+def _has_byte_pieces(vocab) -> bool:
+    ids = vocab.token_to_id()
+    return all(byte_piece(b) in ids for b in range(256))
+
+
+def _byte_fallback(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaSpm):
+        return _with(c, fork(p, byte_fallback=not p.byte_fallback)) if _has_byte_pieces(c.vocab) else None
+    if isinstance(p, (LlamaUgm, SentencePiecePipeline, HfBpe)):
+        if not p.byte_fallback and not _has_byte_pieces(c.vocab):
+            return None
+        return _with(c, fork(p, byte_fallback=not p.byte_fallback))
+    return None
+
+
+def _unk_runs(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, (LlamaUgm, SentencePiecePipeline)):
+        return _with(c, fork(p, merge_unk_runs=not p.merge_unk_runs))
+    if isinstance(p, HfBpe) and p.unk_id is not None:
+        return _with(c, fork(p, fuse_unk=not p.fuse_unk))
+    return None
+
+
+# --- specials, user-defined pieces, BOS/EOS ---------------------------------------------------------
+
+
+def _specials_parse(c: Candidate) -> Candidate | None:
+    return c.replace(flip_parse=not c.flip_parse)
+
+
+def _specials_strip(c: Candidate) -> Candidate | None:
+    from dataclasses import replace
+    p = c.pipeline
+    if isinstance(p, LlamaCppPipeline) and any(s.lstrip or s.rstrip for s in p.specials):
+        return _with(c, fork(p, specials=[replace(s, lstrip=False, rstrip=False) for s in p.specials]))
+    if isinstance(p, HfBpe) and any(a.get("lstrip") or a.get("rstrip") for a in p.added):
+        return _with(c, fork(p, added=[{**a, "lstrip": False, "rstrip": False} for a in p.added]))
+    return None
+
+
+def _user_defined(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaCppPipeline):
+        specials = [s for s in p.specials if s.parse_only]
+        if len(specials) == len(p.specials):
+            return None
+        q = fork(p, specials=specials)
+        if isinstance(p, LlamaUgm):
+            q.normalizer = p.normalizer.replaced(user_defined=[])
+        return _with(c, q)
+    if isinstance(p, SentencePiecePipeline) and p.user_defined:
+        q = fork(p, normalizer=p.normalizer.replaced(user_defined=[]))
+        if isinstance(p, SentencePieceBpe):
+            q.user_sorted = []
+        return _with(c, q)
+    if isinstance(p, HfBpe) and any(not a.get("special") for a in p.added):
+        return _with(c, fork(p, added=[a for a in p.added if a.get("special")]))
+    return None
+
+
+def _bos(mode: str, c: Candidate) -> Candidate | None:
+    return c.replace(bos=mode) if c.bos_id is not None and not c.bos else None
+
+
+def _eos(c: Candidate) -> Candidate | None:
+    return c.replace(eos=True) if c.eos_id is not None and not c.eos else None
+
+
+def unk_id_of(p) -> int | None:
+    if isinstance(p, LlamaUgm):
+        return p.model.unk_id
+    if isinstance(p, LlamaCppPipeline):
+        return p.flags.specials.get("unk")
+    return getattr(p, "unk_id", None)
+
+
+def special_ids_variant(role: str, target: int) -> Variant:
+    """``specials.ids``: the ``role`` id (unk, bos, eos) pointing at ``target``, as when a converter
+    takes another model family's default ids (T5's unknown id 2 is Llama's ``</s>``)."""
+
+    def apply(c: Candidate) -> Candidate | None:
+        if role == "bos":
+            return c.replace(bos_id=target) if c.bos_id not in (None, target) else None
+        if role == "eos":
+            return c.replace(eos_id=target) if c.eos_id not in (None, target) else None
+        p = c.pipeline
+        if unk_id_of(p) in (None, target):
+            return None
+        if isinstance(p, LlamaUgm):
+            model = p.model
+            new = UgmModel(model.pieces, target, model.unk_score, model.options, model.prefixes, model.max_len,
+                           {} if model.word_cache is not None else None, model.max_abs_score)
+            return _with(c, fork(p, _model=new))
+        if isinstance(p, LlamaCppPipeline):
+            q = fork(p)
+            q.flags.specials["unk"] = target
+            return _with(c, q)
+        if isinstance(p, SentencePiecePipeline):
+            q = fork(p, unk_id=target)
+            if hasattr(p, "model"):
+                m = p.model
+                q.model = UgmModel(m.pieces, target, m.unk_score, m.options, m.prefixes, m.max_len,
+                                   {} if m.word_cache is not None else None, m.max_abs_score)
+            return _with(c, q)
+        return _with(c, fork(p, unk_id=target))
+
+    return Variant(f"specials.ids:{role}={target}", "specials.ids", f"the {role} id is {target}", apply)
+
+
+# --- the catalogue ----------------------------------------------------------------------------------
+
+
+def catalogue() -> list[Variant]:
+    """Every variant that does not depend on the case, in pipeline order."""
+    out = [
+        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
+                _normalizer_none),
+        Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
+                _normalizer_nfkc),
+        Variant("normalizer.nfc", "normalizer.nfc", "NFC applied (or skipped where the model has it)",
+                partial(_unicode_form, "NFC")),
+        Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
+                partial(_unicode_form, "NFD")),
+        Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
+        Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
+        Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled",
+                _whitespace_collapse),
+        Variant("space.escape", "space.escape", "spaces not escaped to '▁' (or escaped where the model does not)",
+                _space_escape),
+        Variant("space.dummy-prefix", "space.dummy-prefix", "the dummy prefix toggled", _dummy_prefix),
+        Variant("space.prefix-every-split", "space.prefix-every-split",
+                "the dummy prefix only at the start, not after every special token", _prefix_every_split),
+        Variant("pretokenizer.none", "pretokenizer.none", "no split regex at all", _pretokenizer_none),
+    ]
+    for key, name in PRETOKENIZER_NAMES.items():
+        out.append(Variant(f"pretokenizer.{name}", f"pretokenizer.{name}", f"the split regexes of '{name}'",
+                           partial(_pretokenizer_as, key)))
+    for engine, what in regex_engines.ENGINES.items():
+        out.append(Variant(f"pretokenizer.regex-engine:{engine}", "pretokenizer.regex-engine", what,
+                           partial(_regex_engine, engine)))
+    out += [
+        Variant("model.greedy-longest-match", "model.greedy-longest-match",
+                "the longest vocabulary piece at each position", _greedy),
+        Variant("model.merge-by-score", "model.merge-by-score",
+                "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
+        Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
+                _ignore_merges),
+        Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
+        Variant("unk.merge-runs", "unk.merge-runs", "one <unk> per run vs one per character", _unk_runs),
+        Variant("specials.parse", "specials.parse", "parse_special flipped", _specials_parse),
+        Variant("specials.strip", "specials.strip", "no lstrip/rstrip around special tokens", _specials_strip),
+        Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
+                _user_defined),
+        Variant("bos", "bos", "BOS added where the oracle has none, or dropped", partial(_bos, "toggle")),
+        Variant("bos.double", "bos.double", "BOS added twice", partial(_bos, "double")),
+        Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),
+        Variant("unicode.tables", "unicode.tables", "the split regexes read with another Unicode version's tables",
+                _unicode_tables),
+    ]
+    return out
+
+
+def base_candidate(tokenizer) -> Candidate:
+    """The unchanged reference of a ``RefTokenizer``, with its BOS/EOS ids."""
+    p = tokenizer.pipeline
+    vocab = tokenizer.vocab
+    bos = eos = None
+    if isinstance(p, LlamaCppPipeline):
+        bos, eos = p.flags.specials.get("bos"), p.flags.specials.get("eos")
+        if isinstance(p, LlamaWpm):
+            eos = p.flags.specials.get("sep")
+    elif isinstance(p, HfBpe):
+        bos = p.prefix[0] if p.prefix else vocab.special_ids.get("bos")
+        eos = p.suffix[-1] if p.suffix else vocab.special_ids.get("eos")
+    else:
+        bos, eos = vocab.special_ids.get("bos"), vocab.special_ids.get("eos")
+    return Candidate(p, vocab, bos_id=bos, eos_id=eos)

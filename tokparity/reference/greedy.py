@@ -1,0 +1,39 @@
+"""Greedy longest match: the segmentation of the Gemma 3 write-up's engine, kept as a reference.
+
+No tokenizer of the zoo segments this way (WordPiece aside, which has its own ``##`` rules in
+wpm.py); engines that port a SentencePiece or BPE vocabulary in a hurry often do. It is here so
+that a diagnosis can *reproduce* such an engine (``model.greedy-longest-match`` in
+``tokparity.diagnose``): at every position take the longest vocabulary piece that starts
+there; a position no piece starts at is one symbol of its own, which the caller spells out as
+byte pieces or ``<unk>`` as its pipeline does for any symbol outside the vocabulary.
+
+    >>> LongestMatch({"▁": 1, "▁a": 2, "ab": 3, "b": 4}).split("▁ab")
+    ['▁a', 'b']
+
+SentencePiece's merges would have given ``['▁', 'ab']`` for scores that favour ``ab``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class LongestMatch:
+    """The pieces greedy matching may take, and the split."""
+
+    def __init__(self, pieces: Iterable[str]):
+        self.pieces = {p for p in pieces if p}
+        self.max_len = max((len(p) for p in self.pieces), default=1)
+
+    def split(self, text: str) -> list[str]:
+        out: list[str] = []
+        pos = 0
+        while pos < len(text):
+            for n in range(min(self.max_len, len(text) - pos), 0, -1):
+                if text[pos:pos + n] in self.pieces:
+                    break
+            else:
+                n = 1  # no piece starts here: one code point, for the caller's fallback
+            out.append(text[pos:pos + n])
+            pos += n
+        return out
