@@ -467,6 +467,7 @@ class ModelRun:
         )
         if oracle.status == "ok" and ans.status == "ok":
             mismatch.cause, mismatch.cause_evidence, mismatch.variants = cause.name, cause.detail, list(cause.keys)
+            mismatch.alternatives = [list(keys) for keys in cause.alternatives]
         return mismatch
 
     # -- diagnosis by reproduction (tokparity.diagnose) -------------------------------------------
@@ -499,7 +500,7 @@ class ModelRun:
     def settle_root_causes(self, corpora: list[str]) -> None:
         """Each compared backend's run-level root cause (tokparity.diagnose.verdict), once its cases
         are all counted: the agreeing cases are read again from the corpora."""
-        from tokparity.diagnose.verdict import root_cause
+        from tokparity.diagnose.verdict import relabel, root_cause
 
         started = time.perf_counter()
         by_backend: dict[str, list[Mismatch]] = {}
@@ -519,6 +520,8 @@ class ModelRun:
                               if m.model == self.model.name and m.backend == name and m.stage != "decode"]
             skip = self.not_agreeing.get(name, set())
             summary.root_cause = root_cause(diagnoser, all_mismatches, self._texts(corpora, skip), base_of)
+            if summary.root_cause is not None:
+                summary.causes = relabel(diagnoser, all_mismatches, summary.root_cause)
         self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started + diagnoser.seconds
         diagnoser.seconds = 0.0
 

@@ -59,6 +59,7 @@ class Mismatch:
     cause: str = ""
     cause_evidence: str = ""
     variants: list[str] = field(default_factory=list)
+    alternatives: list[list[str]] = field(default_factory=list)  # other variant sets that reproduce them too
 
     def row(self) -> dict:
         d = dict(vars(self))  # flat: the report writers only read it (asdict's deep copy was most of their time)

@@ -45,6 +45,7 @@ class Cause:
     name: str
     detail: str
     keys: tuple[str, ...] = ()  # the variants that reproduce it ("" causes and stage-level ones: none)
+    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce it too
 
     @property
     def reproduced(self) -> bool:
@@ -85,7 +86,10 @@ class Diagnoser:
         c: Candidate | None = self.base
         for key in keys:
             v = extra if extra is not None and extra.key == key else self._variant(key)
-            c = v.apply(c) if c is not None and v is not None else None
+            try:
+                c = v.apply(c) if c is not None and v is not None else None
+            except Exception:  # a deviation that cannot be built on top of another: no such candidate
+                c = None
             if c is None:
                 break
         if c is not None:
@@ -153,7 +157,7 @@ class Diagnoser:
             return tie
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
-            pair = self._pairs(text, base, target, singles, memo)
+            pair = self._pairs(text, base, target, singles, memo) or self._triples(text, target, singles, memo)
             if pair is not None:
                 return self._found(pair, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
@@ -191,6 +195,22 @@ class Diagnoser:
                     return keys
         return None
 
+    def _triples(self, text: str, target: list[int], singles: dict[tuple[str, ...], list[int] | None],
+                 memo: Counter) -> tuple[str, ...] | None:
+        """A pair that explained earlier cases, with one more variant of another stage: an engine
+        with two bugs often shows a third on a few texts."""
+        for keys, _ in memo.most_common(2):
+            if len(keys) != 2:
+                continue
+            stages_used = {stage_of(self._variant(k).cause) for k in keys}  # type: ignore[union-attr]
+            for (key,), out in singles.items():
+                if out is None or stage_of(self._variant(key).cause) in stages_used:  # type: ignore[union-attr]
+                    continue
+                triple = tuple(sorted(keys + (key,), key=self._order))
+                if self.encode(triple, text) == target:
+                    return triple
+        return None
+
     def _found(self, keys: tuple[str, ...], text: str, memo: Counter,
                alternatives: Sequence[tuple[str, ...]] = ()) -> Cause:
         memo[keys] += 1
@@ -202,7 +222,7 @@ class Diagnoser:
         evidence = f"the reference reproduces the backend's ids exactly with: {detail}"
         if others:
             evidence += f" (also reproduced by {', '.join(others[:4])})"
-        return Cause(name, evidence, keys)
+        return Cause(name, evidence, keys, tuple(alt for alt in alternatives if alt != keys))
 
 
 def _closeness(out: list[int] | None, target: list[int]) -> int:

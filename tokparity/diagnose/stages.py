@@ -71,6 +71,10 @@ def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]):
     return None
 
 
+def _inner_controls(vocab: Vocab, ids: Sequence[int]) -> list[int]:
+    return [i for i in ids[1:-1] if vocab.type_of(i) == TokenType.CONTROL]
+
+
 def _decoded(vocab: Vocab, ids: Sequence[int]) -> bytes:
     return b"".join(token_bytes(vocab, i) for i in ids)
 
@@ -79,6 +83,8 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
     a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
     if any(vocab.type_of(i) == TokenType.UNKNOWN for i in a + b):
         return None  # an <unk> hides the text it stands for: no comparison of texts
+    if _inner_controls(vocab, oracle) != _inner_controls(vocab, target):
+        return None  # a control token stands for text on one side (parsed, or a misplaced unk id)
     da, db = _decoded(vocab, a), _decoded(vocab, b)
     if da != db:
         if _WS.sub(b"", da) == _WS.sub(b"", db):

@@ -17,6 +17,7 @@ or omitted where it says one), so one variant covers both directions.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,6 +97,12 @@ class _Nfkc:
     def normalize(self, text: str) -> str:
         return self.inner.normalize(unicodedata.normalize("NFKC", text))
 
+    def replaced(self, **changes) -> _Nfkc:
+        return _Nfkc(self.inner.replaced(**changes))
+
+    def __getattr__(self, name: str):  # the inner normalizer's settings (charsmap, flags)
+        return getattr(self.inner, name)
+
 
 def _normalizer_nfkc(c: Candidate) -> Candidate | None:
     p = c.pipeline
@@ -142,6 +149,45 @@ def collapse_spaces(text: str) -> str:
     """SentencePiece's ``remove_extra_whitespaces`` on the raw text: runs of spaces squeezed,
     leading and trailing ones dropped."""
     return " ".join(w for w in text.split(" ") if w)
+
+
+class _TokenizersWhitespace:
+    """transformers' SentencePiece -> tokenizers converter in place of ``remove_extra_whitespaces``:
+    ``Strip`` (right: every Unicode whitespace, newlines included), ``Replace(" {2,}", "▁")``, then
+    ``Metaspace`` (spaces -> "▁", a "▁" prepended unless the text starts with one)."""
+
+    def __init__(self, inner):
+        self.inner = inner.replaced(remove_extra_whitespaces=False, add_space_prefix=False, escape_whitespaces=False)
+
+    def normalize(self, text: str) -> str:
+        s = _SPACE_RUNS.sub("\u2581", self.inner.normalize(text).rstrip()).replace(" ", "\u2581")
+        return s if not s or s.startswith("\u2581") else "\u2581" + s
+
+    def replaced(self, **changes) -> _TokenizersWhitespace:
+        return _TokenizersWhitespace(self.inner.replaced(**changes))
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+_SPACE_RUNS = re.compile(" {2,}")
+
+
+def _whitespace_as_tokenizers(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if not _is_ugm_or_sp(p) or not p.normalizer.add_space_prefix:
+        return None
+    return _with(c, fork(p, normalizer=_TokenizersWhitespace(p.normalizer)))
+
+
+def _whitespace_other_flavour(c: Candidate) -> Candidate | None:
+    """SentencePiece's and llama.cpp's implementations of the same flags differ on whitespace
+    (normalize.py says how): the other one's."""
+    p = c.pipeline
+    if not _is_ugm_or_sp(p) or not hasattr(p.normalizer, "flavour"):
+        return None
+    other = "llama.cpp" if p.normalizer.flavour == "sentencepiece" else "sentencepiece"
+    return _renormalized(c, flavour=other)
 
 
 def _whitespace_collapse(c: Candidate) -> Candidate | None:
@@ -192,6 +238,13 @@ def _dummy_prefix(c: Candidate) -> Candidate | None:
     return None
 
 
+def _prefix_unless_space(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaSpm) and p.flags.add_space_prefix:
+        return _with(c, fork(p, prefix_unless_space=True))
+    return None
+
+
 def _prepend_mark(text: str) -> str:
     return "\u2581" + text if text else text
 
@@ -234,7 +287,19 @@ def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe) and _split_sources(p) == REGEXES[key]:
         return None  # the model's own
+    if key == "whitespace" and _is_ugm_or_sp(p) and p.normalizer.add_space_prefix:
+        return c.replace(text_maps=c.text_maps + (split_on_white_space,))
     return _with_splitter(c, Pretokenizer(REGEXES[key], key))
+
+
+# Unicode's White_Space, which tokenizers' WhitespaceSplit (Rust's char::is_whitespace) splits on.
+WHITE_SPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+
+
+def split_on_white_space(text: str) -> str:
+    """tokenizers' ``WhitespaceSplit`` before ``Metaspace``, as transformers' converters write it for
+    unigram models: words between Unicode whitespace, each to be prefixed with '▁'."""
+    return " ".join(w for w in WHITE_SPACE.split(text) if w)
 
 
 def _pretokenizer_none(c: Candidate) -> Candidate | None:
@@ -366,7 +431,48 @@ def _unk_runs(c: Candidate) -> Candidate | None:
 
 
 def _specials_parse(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, SentencePiecePipeline) and not p.specials:  # SentencePiece never parses them
+        from tokparity.reference.specials import Special
+        types = c.vocab.token_types or []
+        controls = [Special(i, c.vocab.tokens[i], parse_only=True) for i, t in enumerate(types)
+                    if t in (TokenType.CONTROL, TokenType.UNKNOWN) and c.vocab.tokens[i]]
+        controls.sort(key=lambda s: (-len(s.text), s.id))
+        return c.replace(pipeline=fork(p, specials=controls), flip_parse=not c.flip_parse) if controls else None
     return c.replace(flip_parse=not c.flip_parse)
+
+
+class _ParseAfterNormalizing:
+    """tokenizers' added tokens marked ``normalized``: the whole text is normalized first (the dummy
+    prefix included) and the special tokens are cut out of the normalized text; llama.cpp cuts
+    them out of the raw text and normalizes each fragment."""
+
+    def __init__(self, pipeline, specials):
+        self.pipeline, self.specials = pipeline, specials
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        from tokparity.reference.specials import partition
+        p = self.pipeline
+        if not parse_special:
+            return p.encode(text, add_special, parse_special)
+        out = list(p.prefix_ids()) if add_special else []
+        unk = unk_id_of(p)
+        for frag in partition(p.normalize(text), self.specials, parse_special=True):
+            if isinstance(frag, int):
+                out.append(frag)
+                continue
+            for token_id, _ in p.segment(frag):
+                if not (token_id == unk and out and out[-1] == unk and p.merge_unk_runs):
+                    out.append(token_id)
+        return out + (list(p.suffix_ids()) if add_special else [])
+
+
+def _parse_after_normalizing(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if not isinstance(p, LlamaUgm) or c.flip_parse:
+        return None
+    specials = [s for s in p.specials if s.parse_only]
+    return c.replace(pipeline=_ParseAfterNormalizing(p, specials), flip_parse=True) if specials else None
 
 
 def _specials_strip(c: Candidate) -> Candidate | None:
@@ -466,9 +572,18 @@ def catalogue() -> list[Variant]:
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
         Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled",
                 _whitespace_collapse),
+        Variant("whitespace.collapse:tokenizers", "whitespace.collapse",
+                "remove_extra_whitespaces as transformers' converter writes it for tokenizers (Strip right of "
+                "every whitespace, Replace(' {2,}', '▁'), Metaspace)", _whitespace_as_tokenizers),
+        Variant("whitespace.collapse:other-library", "whitespace.collapse",
+                "the whitespace flags as the other library implements them (llama.cpp's UGM vs SentencePiece)",
+                _whitespace_other_flavour),
         Variant("space.escape", "space.escape", "spaces not escaped to '▁' (or escaped where the model does not)",
                 _space_escape),
         Variant("space.dummy-prefix", "space.dummy-prefix", "the dummy prefix toggled", _dummy_prefix),
+        Variant("space.dummy-prefix:unless-space", "space.dummy-prefix",
+                "no dummy prefix before a text that starts with a space (tokenizers' Metaspace)",
+                _prefix_unless_space),
         Variant("space.prefix-every-split", "space.prefix-every-split",
                 "the dummy prefix only at the start, not after every special token", _prefix_every_split),
         Variant("pretokenizer.none", "pretokenizer.none", "no split regex at all", _pretokenizer_none),
@@ -489,6 +604,9 @@ def catalogue() -> list[Variant]:
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("unk.merge-runs", "unk.merge-runs", "one <unk> per run vs one per character", _unk_runs),
         Variant("specials.parse", "specials.parse", "parse_special flipped", _specials_parse),
+        Variant("specials.parse:after-normalizing", "specials.parse",
+                "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
+                _parse_after_normalizing),
         Variant("specials.strip", "specials.strip", "no lstrip/rstrip around special tokens", _specials_strip),
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
                 _user_defined),

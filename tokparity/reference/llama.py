@@ -172,6 +172,7 @@ class LlamaSpm(LlamaCppPipeline):
         # Switches (llama.cpp's behaviour; tokparity.diagnose flips them to reproduce an engine):
         self.escape_spaces = True  # " " -> "▁" before merging
         self.prefix_every_fragment = True  # the dummy prefix after every special token (is_prev_special)
+        self.prefix_unless_space = False  # tokenizers' Metaspace: no prefix before a leading space
         self.greedy: LongestMatch | None = None  # longest vocabulary match instead of score merges
         self.byte_fallback = True  # a symbol outside the vocabulary -> <0xNN> pieces (else <unk>)
         # Fast path: when every token's "▁"s form a leading run ("▁▁the", never "a▁b"), no token
@@ -195,7 +196,9 @@ class LlamaSpm(LlamaCppPipeline):
                 out.append(frag)
                 prev_special = self.prefix_every_fragment
                 continue
-            text = (" " if self.flags.add_space_prefix and prev_special else "") + frag
+            prefix = self.flags.add_space_prefix and prev_special and not (self.prefix_unless_space
+                                                                            and frag.startswith(" "))
+            text = (" " if prefix else "") + frag
             out += self.encode_text(text)
             prev_special = False
 

@@ -63,7 +63,10 @@ class SentencePiecePipeline:
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         normalized = self.normalize(text)
-        pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
+        if parse_special and self.specials:
+            pieces = self.segment_around_specials(normalized)
+        else:
+            pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         out = self.prefix_ids() if add_special else []
         out += self.report(pieces)
         if add_special:
@@ -72,6 +75,19 @@ class SentencePiecePipeline:
 
     def segment(self, normalized: str) -> list[tuple[int, str]]:
         raise NotImplementedError
+
+    def segment_around_specials(self, normalized: str) -> list[tuple[int, str]]:
+        """Only when a diagnosis gives this pipeline ``specials``: the normalized text cut on
+        control-token texts, the rest segmented (what tokenizers does with added tokens marked
+        ``normalized``, which SentencePiece itself never does)."""
+        from tokparity.reference.specials import partition
+        out: list[tuple[int, str]] = []
+        for frag in partition(normalized, self.specials, parse_special=True):
+            if isinstance(frag, int):
+                out.append((frag, self.vocab.tokens[frag]))
+            else:
+                out += self.segment(frag) if self.greedy is None else self.greedy_segment(frag)
+        return out
 
     def greedy_segment(self, normalized: str) -> list[tuple[int, str]]:
         assert self.greedy is not None
