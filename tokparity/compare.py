@@ -452,9 +452,11 @@ class ModelRun:
             cls, evidence = c.cls, c.evidence
             divergence = c.divergence or align(oracle.ids, ans.ids)
             first = divergence.first[0] if divergence.first is not None else 0
+            ref_ids = ref_answer.ids if ref_answer is not None and ref_answer.status == "ok" else None
             cause = Cause("vocab.mismatch", evidence) if cls == "vocab-mismatch" else \
-                self.diagnose(case.text, oracle.ids, ans.ids, name)
-            cls = consistent_class(cls, cause.name)
+                self.diagnose(case.text, oracle.ids, ans.ids, name, ref_ids)
+            if cause.reproduced:  # a reproduced cause decides; a stage-level one only locates
+                cls = consistent_class(cls, cause.name)
             if stage == "unknown":  # a backend without stages: the cause says where it diverged
                 stage = stage_of_cause(cause.name)
         if ans.notes:
@@ -488,12 +490,15 @@ class ModelRun:
                 _say(self.options, f"{self.model.name}: no root causes: {e}")
         return self._diagnoser or None
 
-    def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str) -> Cause:
+    def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str,
+                 reference_ids: list[int] | None = None) -> Cause:
         diagnoser = self.diagnoser()
         if diagnoser is None:
             return Cause("", "no reference tokenizer for this model")
+        if reference_ids is not None and diagnoser.tokenizer is not getattr(self.backends.get("ref"), "tokenizer", None):
+            reference_ids = None  # the ref backend reads another file than the diagnoser's reference
         try:
-            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend)
+            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend, reference_ids)
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
             return Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
 
@@ -522,6 +527,7 @@ class ModelRun:
             summary.root_cause = root_cause(diagnoser, all_mismatches, self._texts(corpora, skip), base_of)
             if summary.root_cause is not None:
                 summary.causes = relabel(diagnoser, all_mismatches, summary.root_cause)
+        diagnoser.forget()
         self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started + diagnoser.seconds
         diagnoser.seconds = 0.0
 

@@ -101,7 +101,8 @@ class Finding:
                       "mismatch": Mismatch(**d["mismatch"])})
 
     def record(self, seed: int) -> dict:
-        return {"id": self.id, "text": self.text,
+        """The corpus record of the finding, with its root cause (``""``: none reproduced)."""
+        return {"id": self.id, "text": self.text, "cause": self.mismatch.cause,
                 "tags": {"kind": "fuzz", "class": self.cls, "backend": self.backend, "model": self.model,
                          "oracle": self.oracle, "found_by": self.original.corpus, "seed": seed}}
 
@@ -439,7 +440,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
     results.options["fuzz"] = {
         "seed": fuzz_options.seed, "seconds": fuzz_options.seconds, "cases": result.cases,
         "by_source": result.by_source, "mismatching": result.raw,
-        "findings": [{"id": f.id, "backend": f.backend, "class": f.cls, "text": f.text,
+        "findings": [{"id": f.id, "backend": f.backend, "class": f.cls, "cause": f.mismatch.cause, "text": f.text,
                       "found_after": round(f.found_after, 3), "shrink_seconds": round(f.shrink_seconds, 3),
                       "original": f.original.text} for f in result.findings],
     }

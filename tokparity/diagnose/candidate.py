@@ -42,6 +42,7 @@ class Candidate:
     eos: bool = False  # toggle the EOS at the end
     bos_id: int | None = None
     eos_id: int | None = None
+    drop_ids: frozenset[int] = frozenset()  # ids removed from the output (text dropped, not <unk>)
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -59,4 +60,6 @@ class Candidate:
                 ids = [self.bos_id] + ids if starts else [self.bos_id, self.bos_id] + ids
         if self.eos and self.eos_id is not None:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
+        if self.drop_ids:
+            ids = [i for i in ids if i not in self.drop_ids]
         return ids

@@ -30,11 +30,20 @@ from dataclasses import dataclass
 
 from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants import STAGES, Variant, base_candidate, catalogue, special_ids_variant, stage_of
+from tokparity.diagnose.variants import (
+    STAGES,
+    Variant,
+    base_candidate,
+    catalogue,
+    special_ids_variant,
+    stage_of,
+    user_defined_variant,
+)
 from tokparity.vocab.model import TokenType
 
 PAIR_PARTNERS = 6  # the most promising single variants whose pairs are tried
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
+PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # variants made for the tokens of one case
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
 
 
@@ -75,6 +84,7 @@ class Diagnoser:
                 self.variants[v.key] = v
         self.memo: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: the sets that worked
         self.full_searches: Counter[str] = Counter()
+        self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
         self.seconds = 0.0
 
     # -- candidates ------------------------------------------------------------------------------
@@ -104,6 +114,9 @@ class Diagnoser:
         if v is None and key.startswith("specials.ids:"):
             role, target = key.split(":", 1)[1].split("=")
             v = self.variants[key] = special_ids_variant(role, int(target))
+        elif v is None and key.startswith("user-defined.atomic:"):
+            spec = key.split(":", 1)[1]
+            v = self.variants[key] = user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
         return v
 
     def encode(self, keys: tuple[str, ...], text: str) -> list[int] | None:
@@ -116,45 +129,63 @@ class Diagnoser:
         except Exception:  # a variant that cannot run on this text reproduces nothing
             return None
 
+    def encode_remembered(self, keys: tuple[str, ...], text: str) -> list[int] | None:
+        """``encode``, remembered until ``forget()``: the run's verdict asks the same questions
+        several times (ranking the candidates, counting the winner, relabelling)."""
+        key = (keys, text)
+        if key not in self._answers:
+            if len(self._answers) > 200_000:
+                self._answers.clear()
+            self._answers[key] = self.encode(keys, text)
+        return self._answers[key]
+
+    def forget(self) -> None:
+        self._answers.clear()
+
     def _order(self, key: str) -> tuple[int, str]:
         v = self._variant(key)
         return (v.stage if v is not None else len(STAGES), key)
 
     # -- the search ------------------------------------------------------------------------------
 
-    def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "") -> Cause:
+    def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "",
+                 reference_ids: Sequence[int] | None = None) -> Cause:
+        """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``reference_ids``: the
+        reference's own answer on the text when the caller has it (saves encoding it again)."""
         started = time.perf_counter()
         try:
-            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend)
+            base = list(reference_ids) if reference_ids is not None else self.encode((), text)
+            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base)
         finally:
             self.seconds += time.perf_counter() - started
 
-    def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str) -> Cause:
+    def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None) -> Cause:
         size = self.vocab.size
         if any(not 0 <= i < size for i in target):
             return Cause("", "the backend's ids are not all in the vocabulary: nothing can reproduce them")
-        base = self.encode((), text)
         if base != oracle:
             return Cause("", "the reference does not give the oracle's ids on this text, so no cause can be "
                              "reproduced (compare ref with the oracle first)")
+        # A tie first: a segmentation of equal score is the model's own answer too, whatever
+        # deviation might happen to flip it (float sums shift with the text around them).
+        tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target)
+        if tie is not None:
+            return tie
         memo = self.memo.setdefault(backend, Counter())
         for keys, _ in memo.most_common(8):
             if self.encode(keys, text) == target:
                 return self._found(self._smallest(keys, text, target), text, memo)
-        per_case = self._case_variants(target, oracle)
+        per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
         for key in dict.fromkeys(list(self.variants) + per_case):
-            if key.startswith("specials.ids:") and key not in per_case:
-                continue  # another case's special id
+            if key.startswith(PER_TOKEN) and key not in per_case:
+                continue  # another case's token
             out = singles[(key,)] = self.encode((key,), text)
             if out == target:
                 hits.append((key,))
         if hits:
             return self._found(min(hits, key=lambda k: -memo[k]), text, memo, alternatives=hits)
-        tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target)
-        if tie is not None:
-            return tie
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
             pair = self._pairs(text, base, target, singles, memo) or self._triples(text, target, singles, memo)
@@ -162,11 +193,18 @@ class Diagnoser:
                 return self._found(pair, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 
-    def _case_variants(self, target: list[int], oracle: list[int]) -> list[str]:
-        """``specials.ids`` variants for the control tokens the backend emits and the oracle does not."""
+    def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
+        """The variants about one token: ``specials.ids`` for the control tokens the backend emits
+        and the oracle does not; ``user-defined.atomic`` for the pieces whose text is in the input
+        and which one side matched whole more often than the other."""
         vocab = self.vocab
         extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
-        return [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
+        out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
+        for i in dict.fromkeys(oracle + target):
+            if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
+                    and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
+                out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
+        return out[:8]
 
     def _smallest(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:
         if len(keys) > 1:

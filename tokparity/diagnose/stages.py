@@ -85,6 +85,8 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
         return None  # an <unk> hides the text it stands for: no comparison of texts
     if _inner_controls(vocab, oracle) != _inner_controls(vocab, target):
         return None  # a control token stands for text on one side (parsed, or a misplaced unk id)
+    if any(vocab.type_of(i) == TokenType.USER_DEFINED for i in set(oracle) ^ set(target)):
+        return None  # a piece matched whole on one side only: the texts cannot tell which stage
     da, db = _decoded(vocab, a), _decoded(vocab, b)
     if da != db:
         if _WS.sub(b"", da) == _WS.sub(b"", db):

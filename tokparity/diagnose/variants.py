@@ -242,7 +242,14 @@ def _prefix_unless_space(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaSpm) and p.flags.add_space_prefix:
         return _with(c, fork(p, prefix_unless_space=True))
+    if isinstance(p, HfBpe) and not p.normalizer.has("Prepend") and any(_is_space_escape(k) for k in p.normalizer.configs):
+        step = p.normalizer.with_step(_prepend_mark_unless_one, {"type": "Metaspace"})
+        return _with(c, fork(p, normalizer=step))
     return None
+
+
+def _prepend_mark_unless_one(text: str) -> str:
+    return text if not text or text.startswith("\u2581") else "\u2581" + text
 
 
 def _prepend_mark(text: str) -> str:
@@ -418,6 +425,14 @@ def _byte_fallback(c: Candidate) -> Candidate | None:
     return None
 
 
+def _drop_unknown(c: Candidate) -> Candidate | None:
+    """Characters outside the vocabulary dropped: neither <unk> nor byte pieces."""
+    unk = unk_id_of(c.pipeline)
+    if unk is None or unk in c.drop_ids:
+        return None
+    return c.replace(drop_ids=c.drop_ids | {unk})
+
+
 def _unk_runs(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, (LlamaUgm, SentencePiecePipeline)):
@@ -503,6 +518,61 @@ def _user_defined(c: Candidate) -> Candidate | None:
     if isinstance(p, HfBpe) and any(not a.get("special") for a in p.added):
         return _with(c, fork(p, added=[a for a in p.added if a.get("special")]))
     return None
+
+
+class _PiecesAfterNormalizing:
+    """SentencePiece's user-defined pieces: the text is normalized first (dummy prefix, '▁'), then
+    the pieces are matched whole inside it and the rest is segmented (llama.cpp instead cuts them
+    out of the raw text, so no '▁' is written before a piece that starts the text)."""
+
+    def __init__(self, pipeline, pieces):
+        self.pipeline, self.pieces = pipeline, pieces
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        from tokparity.reference.specials import partition
+        p = self.pipeline
+        out = list(p.prefix_ids()) if add_special else []
+        for frag in partition(text, p.specials, parse_special):
+            if isinstance(frag, int):
+                out.append(frag)
+                continue
+            for part in partition(p.normalize(frag), self.pieces, parse_special=False):
+                out += [part] if isinstance(part, int) else p.encode_escaped(part)
+        return out + (list(p.suffix_ids()) if add_special else [])
+
+
+def user_defined_variant(token_id: int, whole: bool) -> Variant:
+    """``user-defined.atomic`` for one piece: matched whole where the reference does not
+    (``whole``), or not matched where it does; e.g. llama.cpp promotes ``</s>`` to a control token
+    that plain text never matches, where SentencePiece and tokenizers keep it user-defined."""
+
+    def apply(c: Candidate) -> Candidate | None:
+        from dataclasses import replace
+        from tokparity.reference.specials import Special
+        p = c.pipeline
+        text = c.vocab.tokens[token_id]
+        if isinstance(p, LlamaCppPipeline):
+            if not whole:
+                specials = [s for s in p.specials if s.id != token_id]
+                return _with(c, fork(p, specials=specials)) if len(specials) < len(p.specials) else None
+            if isinstance(p, LlamaSpm):
+                return c.replace(pipeline=_PiecesAfterNormalizing(p, [Special(token_id, text.replace(" ", "\u2581"))]))
+            specials = [replace(s, parse_only=False) if s.id == token_id else s for s in p.specials]
+            if not any(s.id == token_id for s in specials):
+                specials.append(Special(token_id, text))
+            return _with(c, fork(p, specials=specials))
+        if isinstance(p, HfBpe):
+            if not whole:
+                added = [a for a in p.added if a["id"] != token_id]
+                return _with(c, fork(p, added=added)) if len(added) < len(p.added) else None
+            added = [{**a, "special": False} if a["id"] == token_id else a for a in p.added]
+            if not any(a["id"] == token_id for a in added):
+                added.append({"id": token_id, "content": text, "special": False})
+            return _with(c, fork(p, added=added))
+        return None
+
+    sign, what = ("+", "matched whole as a user-defined piece") if whole else ("-", "not matched whole")
+    return Variant(f"user-defined.atomic:{sign}{token_id}", "user-defined.atomic", f"token {token_id} {what}", apply)
 
 
 def _bos(mode: str, c: Candidate) -> Candidate | None:
@@ -602,6 +672,8 @@ def catalogue() -> list[Variant]:
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
+        Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
+                _drop_unknown),
         Variant("unk.merge-runs", "unk.merge-runs", "one <unk> per run vs one per character", _unk_runs),
         Variant("specials.parse", "specials.parse", "parse_special flipped", _specials_parse),
         Variant("specials.parse:after-normalizing", "specials.parse",

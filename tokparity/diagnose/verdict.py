@@ -33,11 +33,27 @@ def candidates(mismatches: Sequence[Mismatch]) -> list[tuple[str, ...]]:
     # dummy prefix toggled and one added "unless the text starts with a space" are the same.
     counts.update(tuple(keys) for m in mismatches for keys in m.alternatives)
     top = [keys for keys, _ in counts.most_common(CANDIDATES)]
+    top += _token_families(counts)
     union = tuple(dict.fromkeys(k for keys in top for k in keys))
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
         out.append(union)
         out += [tuple(k for k in union if k != drop) for drop in union if len(union) > 2]
+    return list(dict.fromkeys(out))
+
+
+def _token_families(counts: Counter) -> list[tuple[str, ...]]:
+    """Variants made for one token stand for a rule about all of them: the sets with every
+    ``user-defined.atomic:-N`` as the catalogue's ``user-defined.atomic`` (no piece matched whole),
+    and with every ``:+N`` of the run together (these pieces all matched whole)."""
+    out = []
+    for keys in list(counts)[:CANDIDATES * 4]:
+        if any(k.startswith("user-defined.atomic:-") for k in keys):
+            rest = tuple(k for k in keys if not k.startswith("user-defined.atomic:-"))
+            out.append(tuple(dict.fromkeys(rest + ("user-defined.atomic",))))
+    plus = tuple(dict.fromkeys(k for keys in counts for k in keys if k.startswith("user-defined.atomic:+")))[:16]
+    if len(plus) > 1:
+        out.append(plus)
     return list(dict.fromkeys(out))
 
 
@@ -61,14 +77,14 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: I
     texts = list(agreeing)
 
     def explains(keys: tuple[str, ...], among: Sequence[Mismatch]) -> int:
-        return sum(diagnoser.encode(keys, m.text) == m.backend_ids for m in among)
+        return sum(diagnoser.encode_remembered(keys, m.text) == m.backend_ids for m in among)
 
     def keeps(keys: tuple[str, ...], among: Sequence[str]) -> int:
         kept = 0
         for text in among:
             if text not in base_of:
-                base_of[text] = diagnoser.encode((), text)
-            kept += diagnoser.encode(keys, text) == base_of[text]
+                base_of[text] = diagnoser.encode_remembered((), text)
+            kept += diagnoser.encode_remembered(keys, text) == base_of[text]
         return kept
 
     some_m, some_t = _spread(list(mismatches), RANKED_ON), _spread(texts, RANKED_ON)
@@ -91,7 +107,7 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict)
             continue
         if consistent_class(m.cls, verdict["cause"]) != m.cls:
             continue
-        if diagnoser.encode(keys, m.text) == m.backend_ids:
+        if diagnoser.encode_remembered(keys, m.text) == m.backend_ids:
             m.cause, m.variants = verdict["cause"], list(keys)
             m.cause_evidence = (f"the run's root cause reproduces these ids exactly ({', '.join(keys)}); "
                                 f"{m.cause_evidence}")

@@ -266,7 +266,9 @@ class HfBpe:
 
     def partition(self, text: str, parse_special: bool) -> list[str | int]:
         """Cut added tokens out, leftmost first, longest on ties, with lstrip/rstrip."""
-        candidates = [a for a in self.added if parse_special or not a.get("special")]
+        # Only the tokens that occur at all (Gemma 3 has thousands of added tokens; one search each
+        # per cut would dominate the encoding).
+        candidates = [a for a in self.added if (parse_special or not a.get("special")) and a["content"] in text]
         out: list[str | int] = []
         pos = 0
         while True:
