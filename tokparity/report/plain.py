@@ -2,14 +2,14 @@
 
 Whitespace and control characters are visible as everywhere in tokparity (``␣`` ``↵`` ``→``
 ``<0x00>``), pieces are readable text (pieces.py), and the two id lists sit in aligned
-columns, ``^`` under what differs::
+columns, ``^`` under what differs (llama-spm, a greedy longest-match engine, "It's raining.")::
 
-    first difference at token 2
-      oracle   1 same  29879  1153  2827   29889
-                       's     ␣ra   ining  .
-      backend  1 same  29879  17251 292    29889
-                       's     ␣rain ing    .
-                              ^^^^^^^^^^^^
+    first difference at token 3
+    oracle   739 29915 29879 1153 2827  29889
+             ␣It '     s     ␣ra  ining .
+    backend  739 29915 29879 17251 292  29889
+             ␣It '     s     ␣rain ing  .
+                             ^^^^^^^^^^
 """
 
 from __future__ import annotations
