@@ -15,7 +15,7 @@ from tokparity import __version__
 from tokparity.errors import TokparityError
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
-COMMANDS = ("zoo", "inspect", "encode", "compare", "fuzz", "regress", "convert")
+COMMANDS = ("zoo", "inspect", "encode", "compare", "fuzz", "explain", "regress", "convert")
 
 
 def build_parser() -> argparse.ArgumentParser:

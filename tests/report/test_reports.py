@@ -73,9 +73,10 @@ def test_root_cause_section_names_the_classes_and_shows_ids(report):
     out, cmd, _ = report
     page = (out / "report.html").read_text("utf-8")
     root = page[page.index('id="root-cause"'):page.index('id="tags"')]
-    assert "merge-order" in root and "whitespace-runs" in root
+    assert "merge-order" in root and "whitespace-runs" in root  # the run's classes, each with its symptom
     assert "→ implication" in root and "greedy longest-match" in root
     assert "llama.cpp (oracle)" in root
+    assert "because of model.greedy-longest-match" in root
     # hostile text is escaped everywhere
     assert "<script>alert(1)</script>" not in page
     assert "<img src=x" not in page
@@ -119,6 +120,13 @@ def test_report_in_headless_chromium(report, tmp_path):
         assert 0 < visible < total
         assert page.locator("#shown").inner_text() == f"showing {visible} of {total}"
         page.select_option("select[name=cls]", "")
+        # every case of this engine is reproduced by greedy longest-match: the cause filter keeps them all
+        page.select_option("select[name=cause]", "model.greedy-longest-match")
+        assert page.locator(".case:not(.hidden)").count() == total
+        page.select_option("select[name=cause]", "")
+        # the write-up's id comparison renders, the differing columns marked
+        assert page.locator("#root-cause table.tokens td.diff").first.is_visible()
+        assert page.locator("#root-cause .sentence").first.inner_text().startswith(f"{cmd} differs from")
         page.select_option("select[name=tag]", "kind=hostile")
         assert page.locator(".case:not(.hidden)").count() == 4
         # the hostile case shows its markup as text, and nothing ran

@@ -17,6 +17,6 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
     paths = {name: out / name for name in ("report.html", "mismatches.csv", "summary.md", "summary.json")}
     paths["summary.json"].write_text(json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
     csv_report.write_csv(results.mismatches, paths["mismatches.csv"])
-    paths["summary.md"].write_text(markdown.render(results), "utf-8")
+    paths["summary.md"].write_text(markdown.render(results, full=True), "utf-8")
     paths["report.html"].write_text(html.render(results), "utf-8")
     return paths

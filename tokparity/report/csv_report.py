@@ -1,4 +1,11 @@
-"""mismatches.csv: one row per mismatching case and backend, columns as in the design card.
+"""mismatches.csv: one row per mismatching case and backend.
+
+Columns (``tokparity.results.CSV_COLUMNS``): the design card's ``model, corpus, case_id, tags,
+oracle, backend, class, stage, first_diff, text, oracle_ids, backend_ids, oracle_pieces,
+backend_pieces``, then ``evidence`` (why the class), ``known`` (the known-divergence id that
+explains the row, else empty), ``cause`` (the root causes that reproduce the backend's ids,
+``+``-joined in pipeline order; empty when nothing does) and ``cause_evidence`` (how it was
+shown). ``tags`` is ``key=value`` pairs joined by ``;``.
 
 Cells are untrusted text: a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
 return would run as a formula in a spreadsheet, so it is prefixed with ``'`` (OWASP's advice).

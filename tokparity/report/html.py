@@ -8,12 +8,23 @@ file goes through ``esc`` (corpus text is untrusted: ``<script>`` must show as t
 from __future__ import annotations
 
 import html
-from collections import Counter, defaultdict
 from importlib import resources
 from string import Template
 
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
+from tokparity.report.pieces import PLAIN, readable
+from tokparity.report.writeup import (
+    TIE,
+    Fix,
+    Token,
+    Writeup,
+    comparison,
+    piece_styles,
+    plural,
+    prompt_like,
+    writeups,
+)
 from tokparity.results import Mismatch, Results
 from tokparity.textview import visible
 
@@ -28,52 +39,59 @@ def _template(name: str) -> str:
     return resources.files("tokparity.report").joinpath("templates", name).read_text("utf-8")
 
 
-def _pieces(pieces: list[str], ids: list[int], start: int = 0) -> str:
-    spans = []
-    for k, (p, i) in enumerate(zip(pieces, ids)):
-        spans.append(f'<span class="piece t{(start + k) % 2}" title="{esc(i)}">{esc(visible(p))}</span>')
-    return "".join(spans)
+def _token(i: object, stored: str, style: str, k: int = 0) -> str:
+    return (f'<span class="piece t{k % 2}" title="{esc(i)} {esc(repr(stored))}">{esc(readable(stored, style))}</span>')
+
+
+def _pieces(pieces: list[str], ids: list[int], style: str, start: int = 0) -> str:
+    return "".join(_token(i, p, style, start + k) for k, (i, p) in enumerate(zip(ids, pieces)))
 
 
 def _ids(ids: list[int]) -> str:
     return f'<span class="ids">{esc(ids)}</span>'
 
 
-def aligned_table(m: Mismatch) -> str:
+def aligned_table(m: Mismatch, style: str = PLAIN) -> str:
     """Both id lists aligned as the classifier aligned them: equal runs once, differing runs
-    side by side."""
+    side by side. Pieces are readable text (pieces.py); the stored spelling is the tooltip."""
     rows = [f"<tr><th>oracle: {esc(m.oracle)}</th><th>backend: {esc(m.backend)}</th></tr>"]
     ops = align(m.oracle_ids, m.backend_ids).opcodes
     for tag, i1, i2, j1, j2 in ops:
         a_ids, b_ids = m.oracle_ids[i1:i2], m.backend_ids[j1:j2]
         a_p, b_p = m.oracle_pieces[i1:i2], m.backend_pieces[j1:j2]
         if tag == "equal" and len(a_ids) > 6:  # keep context short: first and last two
-            cell = (f"{_pieces(a_p[:2], a_ids[:2], i1)} <span class='muted'>… {len(a_ids) - 4} equal …</span> "
-                    f"{_pieces(a_p[-2:], a_ids[-2:], i2 - 2)}")
+            cell = (f"{_pieces(a_p[:2], a_ids[:2], style, i1)} <span class='muted'>… {len(a_ids) - 4} equal …</span> "
+                    f"{_pieces(a_p[-2:], a_ids[-2:], style, i2 - 2)}")
             rows.append(f'<tr class="equal"><td colspan="2">{cell}</td></tr>')
             continue
         css = "equal" if tag == "equal" else "diff"
-        rows.append(f'<tr class="{css}"><td>{_ids(a_ids)}<br>{_pieces(a_p, a_ids, i1)}</td>'
-                    f'<td>{_ids(b_ids)}<br>{_pieces(b_p, b_ids, j1)}</td></tr>')
+        rows.append(f'<tr class="{css}"><td>{_ids(a_ids)}<br>{_pieces(a_p, a_ids, style, i1)}</td>'
+                    f'<td>{_ids(b_ids)}<br>{_pieces(b_p, b_ids, style, j1)}</td></tr>')
     return '<table class="align">' + "".join(rows) + "</table>"
 
 
-def _case(m: Mismatch) -> str:
+def _case(m: Mismatch, style: str = PLAIN) -> str:
     tags = " ".join(f"{k}={v}" for k, v in sorted(m.tags.items()))
     known = f' <span class="badge known">known: {esc(m.known)}</span>' if m.known else ""
     partition = ""
     if m.partition and len(m.partition) > 1:
         groups = " vs ".join("{" + ", ".join(esc(b) for b in g) + "}" for g in m.partition)
         partition = f'<p class="muted">agreement: {groups}</p>'
+    cause = (f'<p class="cause">cause: <code>{esc(m.cause)}</code> <span class="muted">{esc(m.cause_evidence)}</span></p>'
+             if m.cause else f'<p class="cause muted">cause: not reproduced {esc(m.cause_evidence)}</p>')
     return (
         f'<div class="case" data-model="{esc(m.model)}" data-backend="{esc(m.backend)}" data-cls="{esc(m.cls)}" '
-        f'data-tags="{esc(tags)}">'
+        f'data-cause="{esc(m.cause)}" data-tags="{esc(tags)}">'
         f"<h3>{esc(m.model)} · {esc(m.backend)} vs {esc(m.oracle)} · <span class='badge cls'>{esc(m.cls)}</span>{known}"
         f" <span class='muted'>{esc(m.corpus)}/{esc(m.case_id)}, stage: {esc(m.stage)}, first diff at token "
         f"{esc(m.first_diff)}</span></h3>"
-        f'<p class="evidence">{esc(m.evidence)}</p>'
-        f'<div class="text">{esc(visible(m.text))}</div>{partition}{aligned_table(m)}</div>'
+        f'<p class="evidence">{esc(m.evidence)}</p>{cause}'
+        f'<div class="text">{esc(visible(m.text))}</div>{partition}{aligned_table(m, style)}</div>'
     )
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{esc(c)} {n:,}" for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
 
 
 def summary_matrix(results: Results) -> str:
@@ -91,14 +109,18 @@ def summary_matrix(results: Results) -> str:
                 cells.append("<td class='muted'>–</td>")
                 continue
             status = "ok" if r.unexplained == 0 else "bad"
-            classes = ", ".join(f"{esc(c)} {n}" for c, n in sorted(r.classes.items(), key=lambda x: -x[1]))
+            known = r.mismatches - r.unexplained - r.ties
+            notes = (f" ({known:,} known)" if known else "") + (f" ({plural(r.ties, 'tie')})" if r.ties else "")
+            detail = ""
+            if r.classes:
+                detail += f"<br><span class='muted'>classes: {_counts(r.classes)}</span>"
+            if r.causes:
+                detail += f"<br><span class='causes'>cause: {_counts(r.causes)}</span>"
             skipped = f"<br><span class='muted'>{r.skipped} without golden ids</span>" if r.skipped else ""
-            cells.append(f"<td><span class='{status}'>{r.mismatches} / {r.cases}</span>"
-                         f"{' (' + str(r.mismatches - r.unexplained) + ' known)' if r.mismatches != r.unexplained else ''}"
-                         f"<br><span class='muted'>{classes}</span>{skipped}</td>")
+            cells.append(f"<td><span class='{status}'>{r.mismatches:,} / {r.cases:,}</span>{notes}{detail}{skipped}</td>")
         rows.append(f"<tr><th>{esc(model)}<br><span class='muted'>oracle: {esc(oracle)}</span></th>{''.join(cells)}</tr>")
-    return (f"<p>Cells show mismatches / cases against the model's oracle, and the classes found.</p>"
-            f"<table>{head}{''.join(rows)}</table>")
+    return (f"<p>Cells show mismatches / cases against the model's oracle, the classes (the symptoms) and the "
+            f"causes (what reproduces the backend's ids) found.</p><table>{head}{''.join(rows)}</table>")
 
 
 def tag_table(results: Results, top: int = 40) -> str:
@@ -122,36 +144,98 @@ def tag_table(results: Results, top: int = 40) -> str:
     return (f"<table><tr><th>tag</th><th>case runs</th><th>mismatches</th><th>rate</th></tr>{rows}</table>{svg}")
 
 
-def most_telling(mismatches: list[Mismatch]) -> Mismatch:
-    """A case of the commonest class, the shortest text that still shows it."""
-    top_class = Counter(m.cls for m in mismatches).most_common(1)[0][0]
-    candidates = [m for m in mismatches if m.cls == top_class]
-    return min(candidates, key=lambda m: (len(m.text) < 3, len(m.text), m.case_id))
+# -- the write-up (writeup.py), one article per model and backend with mismatches ----------------
+
+
+def _tok(t: Token) -> str:
+    return (f'<span class="tok" title="{esc(t.id)} {esc(repr(t.stored))}"><span class="tid">{esc(t.id)}</span>'
+            f'<span class="tpc">{esc(t.piece)}</span></span>')
+
+
+def token_comparison(m: Mismatch, style: str) -> str:
+    """The two id lists in aligned columns, the first difference in the same column on both sides."""
+    blocks = comparison(m, style)
+    top, bottom = [], []
+    for b in blocks:
+        if b.kind == "gap":
+            top.append(f'<td class="gap" rowspan="2">… {b.skipped} same …</td>')
+            continue
+        css = "diff" if b.kind == "diff" else "same"
+        top.append(f'<td class="{css}">{"".join(_tok(t) for t in b.oracle) or "<i>none</i>"}</td>')
+        bottom.append(f'<td class="{css}">{"".join(_tok(t) for t in b.backend) or "<i>none</i>"}</td>')
+    first = next((b.start for b in blocks if b.kind == "diff"), None)
+    caption = f"first difference at token {first}" if first is not None else "the ids are equal"
+    return (f'<table class="tokens"><caption>{caption}</caption>'
+            f'<tr><th>{esc(m.oracle)} (oracle)</th>{"".join(top)}</tr>'
+            f'<tr><th>{esc(m.backend)}</th>{"".join(bottom)}</tr></table>')
+
+
+def _fixes(fixes: list[Fix]) -> str:
+    if not fixes:
+        return "<p class='muted'>No fix named without a cause.</p>"
+    items = "".join(f"<li><code>{esc(f.cause)}</code>: {esc(f.fix)}"
+                    + (f" <span class='muted'>(specified by <code>{esc(f.spec)}</code>)</span>" if f.spec else "")
+                    + "</li>" for f in fixes)
+    return f'<ul class="fix">{items}</ul>'
+
+
+def _classes(w: Writeup) -> str:
+    counts = sorted(w.summary.classes.items(), key=lambda x: (-x[1], x[0]))
+    rows = "".join(f"<tr><td><span class='badge cls'>{esc(c)}</span></td><td class='num'>{n:,}</td>"
+                   f"<td>{esc(class_info(c)['symptom'])}</td><td>{esc(class_info(c)['implication'])}</td></tr>"
+                   for c, n in counts)
+    return (f"<details><summary>every class of this run ({len(counts)})</summary>"
+            f"<table><tr><th>class</th><th>cases</th><th>symptom</th><th>→ implication</th></tr>{rows}</table></details>")
+
+
+def writeup_html(w: Writeup) -> str:
+    parts = [f'<article class="writeup"><h3>{esc(w.model)} · {esc(w.backend)} against {esc(w.oracle)}</h3>',
+             f'<p class="sentence">{esc(w.sentence)}</p>']
+    if w.cls and not w.only_ties:
+        parts.append(f"<table class='symptom'><tr><th>Symptom</th><td><span class='badge cls'>{esc(w.cls)}</span> "
+                     f"({w.share}): {esc(w.symptom)}</td></tr>"
+                     f"<tr><th>→ Implication</th><td>{esc(w.implication)}</td></tr></table>")
+    if w.case is not None and not w.only_ties:
+        c = w.case
+        shape = "" if prompt_like(c.text, c.tags) else " <span class='muted'>(no short prompt-like case; the shortest)</span>"
+        parts.append(f"<h4>Most telling case: {esc(c.corpus)}/{esc(c.case_id)}{shape}</h4>"
+                     f'<div class="text">{esc(visible(c.text))}</div>{token_comparison(c, w.style)}')
+    if not w.only_ties:
+        parts.append("<h4>Root cause</h4>")
+    if w.cause:
+        parts.append(f"<p><code>{esc(w.cause)}</code>: {esc(w.proof)}.</p>")
+        if w.narrower:
+            parts.append(f"<p class='muted'>The named deviation would also change {w.narrower:,} agreeing cases: "
+                         "the engine deviates on fewer texts than the variant does.</p>")
+    elif not w.only_ties:
+        parts.append("<p class='bad'>Not reproduced: no variant of the reference gives the backend's ids.</p>")
+    extra = []
+    if w.case_causes:
+        extra.append("case by case: " + ", ".join(f"<code>{esc(c)}</code> {n:,}" for c, n in w.case_causes))
+    if w.not_reproduced and not w.only_ties:
+        extra.append(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}")
+    if extra:
+        parts.append(f"<p class='muted'>{'; '.join(extra)}</p>")
+    if not w.only_ties:
+        parts.append(f"<h4>Fix</h4>{_fixes(w.fixes)}")
+    if w.ties:
+        t = w.ties[0]
+        parts.append(f"<h4>Ties</h4><p>{plural(len(w.ties), 'tie')} of equal score (<code>{TIE}</code>): two "
+                     "segmentations the model scores the same; reported apart, not failures. "
+                     f"E.g. {esc(t.corpus)}/{esc(t.case_id)} <span class='text'>{esc(visible(t.text))}</span>:</p>"
+                     f"{token_comparison(t, w.style)}")
+    if w.known:
+        parts.append("<p class='muted'>Known divergences (reviewed, reported, not failing): " + ", ".join(
+            f"{esc(k)} {n:,}" for k, n in w.known) + "</p>")
+    parts.append(_classes(w) + "</article>")
+    return "".join(parts)
 
 
 def root_cause(results: Results) -> str:
-    groups: dict[tuple[str, str], list[Mismatch]] = defaultdict(list)
-    for m in results.mismatches:
-        groups[(m.model, m.backend)].append(m)
-    if not groups:
+    ws = writeups(results)
+    if not ws:
         return "<p class='ok'>Every backend agrees with its oracle on every case.</p>"
-    parts = []
-    for (model, backend), ms in groups.items():
-        oracle = ms[0].oracle
-        counts = Counter(m.cls for m in ms).most_common()
-        rows = "".join(f"<tr><td><span class='badge cls'>{esc(c)}</span></td><td class='num'>{n}</td>"
-                       f"<td>{esc(class_info(c)['symptom'])}</td><td>{esc(class_info(c)['implication'])}</td></tr>"
-                       for c, n in counts)
-        t = most_telling(ms)
-        parts.append(
-            f"<h3>{esc(model)}: {esc(backend)} against {esc(oracle)}</h3>"
-            f"<table><tr><th>class</th><th>cases</th><th>symptom</th><th>→ implication</th></tr>{rows}</table>"
-            f"<p>Most telling case ({esc(t.corpus)}/{esc(t.case_id)}): <span class='text'>{esc(visible(t.text))}</span></p>"
-            f"<table class='writeup'><tr><th>{esc(oracle)} (oracle)</th><td>{esc(t.oracle_ids)}</td></tr>"
-            f"<tr><th>{esc(backend)}</th><td>{esc(t.backend_ids)}</td></tr></table>"
-            f"<p class='evidence'>{esc(t.evidence)}</p>{aligned_table(t)}"
-        )
-    return "".join(parts)
+    return "".join(writeup_html(w) for w in ws)
 
 
 def _filters(results: Results) -> str:
@@ -161,13 +245,15 @@ def _filters(results: Results) -> str:
     ms = results.mismatches
     tags = {f"{k}={v}" for m in ms for k, v in m.tags.items()}
     return (select("model", "model", (m.model for m in ms)) + select("backend", "backend", (m.backend for m in ms))
-            + select("cls", "class", (m.cls for m in ms)) + select("tag", "tag", tags))
+            + select("cls", "class", (m.cls for m in ms)) + select("cause", "cause", (m.cause for m in ms if m.cause))
+            + select("tag", "tag", tags))
 
 
 def render(results: Results) -> str:
     shown = results.mismatches[:MAX_CASES]
     more = len(results.mismatches) - len(shown)
-    cases = "".join(_case(m) for m in shown) or "<p class='ok'>No mismatches.</p>"
+    styles = piece_styles(results.mismatches)
+    cases = "".join(_case(m, styles.get(m.model, PLAIN)) for m in shown) or "<p class='ok'>No mismatches.</p>"
     if more:
         cases += f"<p class='muted'>{more} more mismatches are in mismatches.csv.</p>"
     backends = ", ".join(f"{esc(name)} {esc(info.get('version', '?'))}" for name, info in results.backends.items())

@@ -1,5 +1,5 @@
-// Filters for the mismatch list: every case carries data-model, data-backend, data-class and
-// data-tags ("script=Latn lang=en ..."); a select left on "" matches everything.
+// Filters for the mismatch list: every case carries data-model, data-backend, data-cls,
+// data-cause and data-tags ("script=Latn lang=en ..."); a select left on "" matches everything.
 (function () {
   "use strict";
   var form = document.getElementById("filters");
@@ -15,6 +15,7 @@
       var ok = (!want.model || c.dataset.model === want.model) &&
                (!want.backend || c.dataset.backend === want.backend) &&
                (!want.cls || c.dataset.cls === want.cls) &&
+               (!want.cause || c.dataset.cause === want.cause) &&
                (!want.tag || (" " + c.dataset.tags + " ").indexOf(" " + want.tag + " ") >= 0);
       c.classList.toggle("hidden", !ok);
       if (ok) { n += 1; }

@@ -1,0 +1,241 @@
+"""The root-cause write-up, from real runs: a greedy longest-match engine on llama-spm (the bug of
+the Gemma 3 write-up, through `cmd:`), transformers' GGUF converter on llama-bpe (byte-level
+pieces), llama.cpp on kyoto-ja (a Viterbi tie). summary.md, report.html and `tokparity explain`
+must give the same sentence, case, readable pieces and fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENGINE = Path(__file__).parent.parent / "engines" / "greedy_engine.py"
+GREEDY = f"cmd:{sys.executable} {ENGINE} {{gguf}}"
+SENTENCE = (f"{GREEDY} differs from golden/llama.cpp on 313 cases of llama-spm because of model.greedy-longest-match: "
+            "the reference with that deviation reproduces 313 of 313 mismatches exactly and keeps all 6,000 of 6,000 "
+            "agreements.")
+PROOF = "reproduces 313 of 313 mismatches and keeps all 6,000 agreements"
+FIX = ("segment with the model's algorithm (SentencePiece: score-ordered merges or Viterbi; BPE: ranked merges), "
+       "not the longest vocabulary match")
+SPEC = "tokparity/reference/spm.py, ugm.py, bpe.py"
+# multilingual/en-0004 "It's raining.": the shortest prompt-like text among the 313; the ids
+# side by side, pieces as text (▁ shown as ␣), '^' under the difference.
+COMPARISON = [
+    "first difference at token 3",
+    "oracle   739 29915 29879 1153 2827  29889",
+    "         ␣It '     s     ␣ra  ining .",
+    "backend  739 29915 29879 17251 292  29889",
+    "         ␣It '     s     ␣rain ing  .",
+    "                         ^^^^^^^^^^",
+]
+
+
+def tokparity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def flat(text: str) -> str:
+    """Wrapped text as one line (the terminal and the Markdown wrap differently)."""
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def greedy(tmp_path_factory, zoo):
+    zoo("llama-spm")
+    out = tmp_path_factory.mktemp("greedy") / "run"
+    proc = tokparity("compare", "llama-spm", "-b", "ref", "-b", GREEDY, "-o", str(out), "-q")
+    assert proc.returncode == 1, proc.stderr  # 313 unexplained mismatches
+    return out, proc
+
+
+def test_summary_md_writes_up_the_root_cause(greedy):
+    out, _ = greedy
+    md = (out / "summary.md").read_text("utf-8")
+    section = md[md.index("## Root cause, per model and backend"):md.index("## First unexplained")]
+    assert f"**{SENTENCE.replace('_', chr(92) + '_')}**" in section  # md escapes greedy\_engine
+    assert ("- **Symptom** (`merge-order`, 195 of 313 mismatches): same text, different segmentation; both sides "
+            "use valid pieces") in section
+    assert "- **→ Implication**: the engine picks pieces in another order than the oracle" in section
+    assert "**Most telling case** multilingual/en-0004: It's␣raining." in section
+    assert "\n".join(["```"] + COMPARISON + ["```"]) in section
+    assert f"**Root cause** `model.greedy-longest-match`: {PROOF}." in section
+    assert f"- `model.greedy-longest-match`: {FIX} (specified by `{SPEC}`)" in section
+    # the table: classes, then causes
+    row = next(line for line in md.splitlines() if line.startswith("| llama-spm") and "greedy" in line)
+    assert row.endswith("| 313 | 313 | merge-order 195, whitespace-runs 118 | model.greedy-longest-match 313 |")
+
+
+def test_compare_prints_one_line_per_root_cause(greedy):
+    _, proc = greedy
+    out = proc.stdout
+    assert "| classes | causes |" in out
+    assert f"`model.greedy-longest-match` {PROOF}" in out
+    assert "tokparity explain DIR" in out
+    assert "**Fix**" not in out and "first difference at token" not in out  # the write-ups are in the files
+
+
+def test_report_html_writes_up_the_root_cause(greedy):
+    out, _ = greedy
+    page = (out / "report.html").read_text("utf-8")
+    root = page[page.index('id="root-cause"'):page.index('id="tags"')]
+    assert f'<p class="sentence">{SENTENCE}</p>' in root
+    assert "<th>Symptom</th><td><span class='badge cls'>merge-order</span> (195 of 313 mismatches)" in root
+    assert "<th>→ Implication</th><td>the engine picks pieces in another order" in root
+    assert "Most telling case: multilingual/en-0004</h4>" in root
+    # the differing block: ids and readable pieces; the stored spelling is the tooltip
+    assert ('<td class="diff"><span class="tok" title="1153 &#x27;▁ra&#x27;"><span class="tid">1153</span>'
+            '<span class="tpc">␣ra</span></span>') in root
+    assert '<span class="tid">17251</span><span class="tpc">␣rain</span>' in root
+    assert "<caption>first difference at token 3</caption>" in root
+    assert f"<p><code>model.greedy-longest-match</code>: {PROOF}.</p>" in root
+    assert f"<li><code>model.greedy-longest-match</code>: {FIX.replace(chr(39), '&#x27;')}" in root
+    assert f"specified by <code>{SPEC}</code>" in root
+    summary = page[page.index('id="summary"'):page.index('id="root-cause"')]
+    assert "cause: model.greedy-longest-match 313" in summary
+
+
+def test_explain_prints_the_write_up(greedy):
+    out, _ = greedy
+    proc = tokparity("explain", str(out), "--width", "100")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert text.startswith(f"{out}: tokparity ")
+    assert "agree on every case: llama-spm/llama.cpp, llama-spm/ref" in text
+    assert SENTENCE in flat(text)
+    assert "Symptom        merge-order (195 of 313 mismatches): same text, different segmentation" in flat(text) \
+        .replace("Symptom merge-order", "Symptom        merge-order")
+    assert "Case           multilingual/en-0004 'It's␣raining.'" in text
+    assert "\n".join("  " + line for line in COMPARISON) in text
+    assert f"Root cause model.greedy-longest-match: {PROOF}" in flat(text)
+    assert f"Fix model.greedy-longest-match: {FIX} specified by {SPEC}" in flat(text)
+
+
+@pytest.mark.parametrize("case", ["multilingual/en-0004", "en-0004"])
+def test_explain_one_case(greedy, case):
+    out, _ = greedy
+    proc = tokparity("explain", str(out), case, "--width", "100")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert text.startswith(f"multilingual/en-0004 · llama-spm · {GREEDY} against llama.cpp\n")
+    assert "Text           'It's␣raining.' (13 characters)" in text
+    assert "Class          merge-order: same text, different segmentation; both sides use valid pieces" in text
+    assert "Evidence       same text 'raining.', other segmentation:" in text
+    assert "Cause          model.greedy-longest-match\n" in text
+    assert ("the reference reproduces the backend's ids exactly with: the longest vocabulary piece at each "
+            "position") in flat(text)
+    assert "\n".join("  " + line for line in COMPARISON) in text
+    assert f"Fix model.greedy-longest-match: {FIX} specified by {SPEC}" in flat(text)
+
+
+def test_explain_a_case_that_agreed(greedy):
+    out, _ = greedy
+    proc = tokparity("explain", str(out), "multilingual/en-0002")
+    assert proc.returncode == 0
+    assert proc.stdout == f"multilingual/en-0002: every backend agrees with its oracle on this case in {out}\n"
+
+
+def test_csv_has_the_cause_columns(greedy):
+    out, _ = greedy
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0])[-4:] == ["evidence", "known", "cause", "cause_evidence"]
+    row = next(r for r in rows if r["case_id"] == "en-0004")
+    assert row["cause"] == "model.greedy-longest-match"
+    assert row["cause_evidence"] == ("the reference reproduces the backend's ids exactly with: the longest vocabulary "
+                                     "piece at each position")
+    assert {r["cause"] for r in rows if r["backend"] == GREEDY} == {"model.greedy-longest-match"}
+
+
+def test_explain_reads_mismatches_csv_without_a_journal(greedy, tmp_path):
+    """A regress or fuzz folder has no journal of mismatches: mismatches.csv gives the same write-up
+    (its formula-guarded cells read back as they were)."""
+    out, _ = greedy
+    copy = tmp_path / "run"
+    copy.mkdir()
+    for name in ("summary.json", "mismatches.csv"):
+        shutil.copy(out / name, copy / name)
+    from_journal = tokparity("explain", str(out), "--width", "100").stdout
+    from_csv = tokparity("explain", str(copy), "--width", "100").stdout
+    assert from_csv.replace(str(copy), str(out)) == from_journal
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    pytest.param(lambda d: d / "missing", "missing: no such folder; give the -o folder of a finished "
+                                          "'tokparity compare' run", id="missing"),
+    pytest.param(lambda d: d, "not a tokparity run (no summary.json); give the -o folder", id="empty-folder"),
+    pytest.param(lambda d: (d / "cases.jsonl").write_text("{}\n") and d,
+                 "no summary.json: the run did not finish (or still runs); finish it with 'tokparity compare "
+                 "--resume", id="unfinished"),
+    pytest.param(lambda d: (d / "summary.json").write_text("{not json") and d, "summary.json: not readable as JSON",
+                 id="damaged-summary"),
+    pytest.param(lambda d: (d / "summary.json").write_text('{"runs": 3}') and d, "not a tokparity summary.json",
+                 id="other-json"),
+    pytest.param(lambda d: (d / "summary.json").write_text('{"tokparity": "0.1.0", "runs": []}') and d,
+                 "neither cases.jsonl nor mismatches.csv", id="no-mismatches-file"),
+])
+def test_explain_bad_folder(tmp_path, make, message):
+    folder = make(tmp_path)
+    proc = tokparity("explain", str(folder))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tokparity: error: {folder}")
+    assert message in lines[0]
+
+
+def test_explain_unknown_case(greedy):
+    out, _ = greedy
+    proc = tokparity("explain", str(out), "multilingual/xx-9999")
+    assert proc.returncode == 2
+    assert proc.stderr == (f"tokparity: error: {out}: no mismatching case 'multilingual/xx-9999' (ids look like "
+                           "multilingual/en-0001 or en-0001; mismatches.csv lists corpus and case_id)\n")
+
+
+def test_byte_level_pieces_are_text(zoo, tmp_path):
+    """llama-bpe's pieces are byte-level BPE ('Ġ' a space, 'á»ĩ' the bytes of 'ệ'): the write-up
+    shows the text they stand for. transformers' GGUF converter ignores ignore_merges."""
+    zoo("llama-bpe")
+    out = tmp_path / "run"
+    proc = tokparity("compare", "llama-bpe", "-b", "hf-gguf", "-c", "multilingual", "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr  # a known divergence
+    text = tokparity("explain", str(out), "vi-0001", "--width", "100").stdout
+    assert "Text           'Hôm␣nay␣trời␣mưa␣to␣quá,␣tôi␣không␣muốn␣ra␣ngoài.' (49 characters)" in text
+    assert "  oracle   … 10 same 54137  104445 15473 102507         13\n" in text
+    assert "                     ␣không ␣muốn  ␣ra   ␣ngoài         .\n" in text
+    assert "  backend  … 10 same 54137  104445 15473 308 3427 53651 13\n" in text
+    assert "                     ␣không ␣muốn  ␣ra   ␣n  go   ài    .\n" in text
+    run = tokparity("explain", str(out), "--width", "100").stdout
+    assert "Root cause     model.ignore-merges: reproduces 4 of 4 mismatches and keeps all 349 agreements" in run
+    assert "Ġ" not in run.split("Case")[1].split("Root cause")[0]  # the comparison is text, not byte-level spelling
+    page = (out / "report.html").read_text("utf-8")
+    root = page[page.index('id="root-cause"'):page.index('id="tags"')]
+    assert '<span class="tid">117188</span><span class="tpc">␣مدينة</span>' in root  # ar-0006, the shortest
+    # the list of mismatches too: text shown, the stored spelling in the tooltip
+    assert '<span class="piece t1" title="102507 &#x27;ĠngoÃłi&#x27;">␣ngoài</span>' in page
+
+
+def test_ties_are_reported_apart(zoo, tmp_path):
+    """kyoto-ja's '000' is '00'+'0' to SentencePiece and '0'+'00' to llama.cpp: the same pieces,
+    so the same score. A tie, not a failure."""
+    zoo("kyoto-ja-unigram")
+    out = tmp_path / "run"
+    proc = tokparity("compare", "kyoto-ja-unigram", "-b", "llama.cpp", "-c", "edge", "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "| 0 (1 tie) |" in proc.stdout
+    assert "1 tie apart" in proc.stdout
+    text = flat(tokparity("explain", str(out), "--width", "100").stdout)
+    assert ("Ties 1 tie of equal score (model.viterbi-tie): reported apart, not failures; e.g. edge/digits-0053 "
+            "'1_000_000'") in text
+    case = tokparity("explain", str(out), "digits-0053", "--width", "100").stdout
+    assert "Cause          model.viterbi-tie\n" in case
+    assert "nothing to fix: two segmentations of exactly equal score" in flat(case)
+    md = (out / "summary.md").read_text("utf-8")
+    assert "**Ties**: 1 tie of equal score (`model.viterbi-tie`)" in md
+    page = (out / "report.html").read_text("utf-8")
+    assert "<h4>Ties</h4><p>1 tie of equal score (<code>model.viterbi-tie</code>)" in page

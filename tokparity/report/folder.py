@@ -1,0 +1,144 @@
+"""A finished run's folder read back into ``Results``, for ``tokparity explain``.
+
+``summary.json`` gives the runs (counts, classes, causes, the root-cause verdicts); the
+mismatches come in full from the journal ``cases.jsonl`` of a ``compare`` run
+(``tokparity.journal``), or, where there is none (``regress``; ``fuzz`` journals keep counts
+only), from ``mismatches.csv``. A folder that is not a finished run is a ``NotARun`` error
+naming it and what to do.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.journal import JOURNAL_FILE, CaseRecord
+from tokparity.results import Mismatch, Results, RunSummary
+
+SUMMARY, CSV_FILE = "summary.json", "mismatches.csv"
+_RUN_FIELDS = {f.name for f in fields(RunSummary)}
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # csv_report.safe_cell prefixes these with '
+
+
+class NotARun(TokparityError):
+    pass
+
+
+@dataclass
+class RunFolder:
+    path: Path
+    results: Results
+    case_ids: list[tuple[str, str, str]]  # (model, corpus, case_id) of every judged case (journal only)
+    source: str  # where the mismatches were read: cases.jsonl or mismatches.csv
+
+
+def _what_to_do(path: Path) -> str:
+    return f"give the -o folder of a finished 'tokparity compare' run (e.g. tokparity compare -o {path} …)"
+
+
+def read_folder(folder: str | Path) -> RunFolder:
+    path = Path(folder)
+    if path.is_file() and (path.parent / SUMMARY).is_file():  # summary.json or report.html given: its folder
+        path = path.parent
+    if not path.exists():
+        raise NotARun(f"{path}: no such folder; {_what_to_do(path)}")
+    if not path.is_dir():
+        raise NotARun(f"{path}: not a folder; {_what_to_do(path)}")
+    summary_path = path / SUMMARY
+    if not summary_path.is_file():
+        if (path / JOURNAL_FILE).is_file():
+            raise NotARun(f"{path}: no {SUMMARY}: the run did not finish (or still runs); finish it with "
+                          f"'tokparity compare --resume {path}', then explain it")
+        raise NotARun(f"{path}: not a tokparity run (no {SUMMARY}); {_what_to_do(path)}")
+    results = read_summary(summary_path)
+    journal = path / JOURNAL_FILE
+    case_ids: list[tuple[str, str, str]] = []
+    if journal.is_file() and _journal_command(journal) == "compare":
+        results.mismatches, case_ids = read_journal(journal)
+        source = JOURNAL_FILE
+    elif (path / CSV_FILE).is_file():
+        results.mismatches = read_csv(path / CSV_FILE)
+        source = CSV_FILE
+    else:
+        raise NotARun(f"{path}: neither {JOURNAL_FILE} nor {CSV_FILE}, so its mismatches are unknown; run the "
+                      "comparison again with -o")
+    return RunFolder(path, results, case_ids, source)
+
+
+def read_summary(path: Path) -> Results:
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NotARun(f"{path}: not readable as JSON ({e}); the run's summary is damaged: run it again") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or "tokparity" not in doc:
+        raise NotARun(f"{path}: not a tokparity summary.json (no 'tokparity' and 'runs' keys); "
+                      f"{_what_to_do(path.parent)}")
+    try:
+        runs = [RunSummary(**{k: v for k, v in r.items() if k in _RUN_FIELDS}) for r in doc["runs"]]
+    except (TypeError, AttributeError) as e:
+        raise NotARun(f"{path}: a run in 'runs' is not a tokparity run summary ({e}); run it again") from None
+    return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
+                   tag_rates=dict(doc.get("tag_rates", {})), options=dict(doc.get("options", {})),
+                   known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
+                   interrupted=not doc.get("complete", True))
+
+
+def _journal_command(path: Path) -> str | None:
+    with open(path, "rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return header.get("command") if isinstance(header, dict) and "journal" in header else None
+
+
+def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]]:
+    """Every mismatch the journal holds, and the id of every case it judged."""
+    mismatches: list[Mismatch] = []
+    case_ids = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
+                break  # a line cut by a kill: not part of the run's reports either
+            try:
+                d = json.loads(raw)
+                if not isinstance(d, dict) or "n" not in d:
+                    continue
+                record = CaseRecord.from_json(d)
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+                raise NotARun(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {e}); the file was edited "
+                              "or damaged: run the comparison again") from None
+            case_ids.append((record.model, record.corpus, record.case_id))
+            mismatches.extend(record.mismatches)
+    return mismatches, case_ids
+
+
+def _cell(value: str) -> str:
+    """Undo csv_report.safe_cell's formula guard."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
+
+
+def read_csv(path: Path) -> list[Mismatch]:
+    """mismatches.csv back into records (without the agreement partition and the variants,
+    which it does not hold)."""
+    out = []
+    with open(path, encoding="utf-8", newline="") as f:
+        for lineno, row in enumerate(csv.DictReader(f), 2):
+            try:
+                r = {k: _cell(v or "") for k, v in row.items()}
+                tags = dict(kv.split("=", 1) for kv in r["tags"].split(";") if "=" in kv)
+                out.append(Mismatch(
+                    model=r["model"], corpus=r["corpus"], case_id=r["case_id"], tags=tags, oracle=r["oracle"],
+                    backend=r["backend"], cls=r["class"], evidence=r["evidence"], stage=r["stage"],
+                    first_diff=int(r["first_diff"] or 0), text=r["text"],
+                    oracle_ids=json.loads(r["oracle_ids"]), backend_ids=json.loads(r["backend_ids"]),
+                    oracle_pieces=json.loads(r["oracle_pieces"]), backend_pieces=json.loads(r["backend_pieces"]),
+                    known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", "")))
+            except (KeyError, ValueError, TypeError, AttributeError) as e:
+                raise NotARun(f"{path}:{lineno}: not a mismatches.csv row ({type(e).__name__}: {e}); the file was "
+                              "edited or damaged: run the comparison again") from None
+    return out

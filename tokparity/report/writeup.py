@@ -1,0 +1,282 @@
+"""The root-cause write-up of one (model, backend), as data every renderer shows the same way.
+
+The Gemma 3 write-up that started tokparity reads: one sentence naming the cause; the symptom
+and what it implies; the token ids of one short prompt side by side; the cause, shown by
+reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for every
+(model, backend) with mismatches, from a run's plain records (``tokparity.results``):
+
+    >>> w = writeups(results)[0]
+    >>> w.sentence
+    'greedy differs from golden/llama.cpp on 313 cases of llama-spm because of model.greedy-longest-match: …'
+    >>> w.proof
+    'reproduces 313 of 313 mismatches and keeps all 6,000 agreements'
+    >>> f"{w.case.corpus}/{w.case.case_id}", [b.kind for b in comparison(w.case, w.style)]
+    ('multilingual/en-0004', ['same', 'diff', 'same'])
+
+Ties of equal score (``model.viterbi-tie``) are kept apart: two optima of the same model, not a
+bug. HTML (html.py), Markdown (markdown.py) and the terminal (plain.py, ``tokparity explain``)
+only lay this out.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+from tokparity.diagnose.info import cause_info, parts
+from tokparity.diagnose.verdict import sentence as verdict_sentence
+from tokparity.diff.align import align
+from tokparity.diff.explain import class_info
+from tokparity.report.pieces import PLAIN, piece_style, readable
+from tokparity.results import Mismatch, Results, RunSummary
+
+TIE = "model.viterbi-tie"
+PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
+PROMPT_CHARS = (10, 80)
+PROMPT_LETTERS = 0.8  # share of letters and spaces in a prompt-like text
+FAILED = ("crash", "timeout")  # nothing to compare: a case of these is shown only when nothing else is
+# Characters of special-token spellings (<s>, </s>, <|endoftext|>, [CLS], {{bos}}): a text with one
+# is about special-token parsing, not the prompt a reader should see first.
+_SPECIAL_MARKS = re.compile(r"[<>\[\]|{}]")
+
+
+@dataclass
+class Fix:
+    cause: str  # one catalogue name (a part of a +-joined cause)
+    fix: str  # the flag or stage to change
+    spec: str  # the reference module that specifies the right behaviour
+
+
+@dataclass
+class Writeup:
+    summary: RunSummary
+    mismatches: list[Mismatch]
+    sentence: str
+    style: str  # how the model's pieces are spelled (pieces.piece_style)
+    cls: str = ""  # the main class of the mismatches the root cause reproduces
+    case: Mismatch | None = None  # the most telling one
+    fixes: list[Fix] = field(default_factory=list)
+    ties: list[Mismatch] = field(default_factory=list)
+    known: list[tuple[str, int]] = field(default_factory=list)  # known-divergence id, cases
+
+    @property
+    def model(self) -> str:
+        return self.summary.model
+
+    @property
+    def backend(self) -> str:
+        return self.summary.backend
+
+    @property
+    def oracle(self) -> str:
+        return self.summary.oracle
+
+    @property
+    def verdict(self) -> dict | None:
+        return self.summary.root_cause
+
+    @property
+    def cause(self) -> str:
+        """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause."""
+        if self.verdict:
+            return self.verdict["cause"]
+        causes = self.summary.causes
+        return min((c for c in causes if c != TIE), key=lambda c: (-causes[c], c), default="")
+
+    @property
+    def symptom(self) -> str:
+        return class_info(self.cls)["symptom"]
+
+    @property
+    def implication(self) -> str:
+        return class_info(self.cls)["implication"]
+
+    @property
+    def only_ties(self) -> bool:
+        return bool(self.ties) and len(self.ties) == self.summary.mismatches
+
+    @property
+    def proof(self) -> str:
+        if self.verdict:
+            return proof(self.verdict)
+        if self.cause:
+            return (f"reproduces {self.summary.causes[self.cause]:,} of {plural(self.summary.mismatches, 'mismatch')} "
+                    "case by case (no run-level verdict: the agreements were not checked)")
+        return ""
+
+    @property
+    def share(self) -> str:
+        """``195 of 313 mismatches``: the main class's part of the run."""
+        return f"{self.class_count:,} of {plural(self.summary.mismatches, 'mismatch')}"
+
+    @property
+    def narrower(self) -> int:
+        """Agreements the named deviation would break: the engine deviates on fewer texts than
+        the catalogue variant does (a partial match, worth saying)."""
+        v = self.verdict
+        return v["agreements"] - v["keeps"] if v else 0
+
+    @property
+    def class_count(self) -> int:
+        return self.summary.classes.get(self.cls, 0)
+
+    @property
+    def case_causes(self) -> list[tuple[str, int]]:
+        """Each mismatch's own (smallest) cause, counted, ties apart, most frequent first; empty
+        when that says no more than the root cause does."""
+        counts = sorted(((c, n) for c, n in self.summary.causes.items() if c != TIE), key=lambda cn: (-cn[1], cn[0]))
+        return [] if [c for c, _ in counts] in ([], [self.cause]) else counts
+
+    @property
+    def not_reproduced(self) -> int:
+        return max(0, self.summary.mismatches - sum(self.summary.causes.values()))
+
+
+def plural(n: int, word: str) -> str:
+    """``1 tie``, ``2 ties``, ``1 mismatch``, ``6,000 mismatches``."""
+    return f"{n:,} {word if n == 1 else word + ('es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's')}"
+
+
+def proof(verdict: dict) -> str:
+    """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``."""
+    kept = (f"all {verdict['agreements']:,}" if verdict["keeps"] == verdict["agreements"]
+            else f"{verdict['keeps']:,} of {verdict['agreements']:,}")
+    return f"reproduces {verdict['explains']:,} of {verdict['mismatches']:,} mismatches and keeps {kept} agreements"
+
+
+def fixes_of(cause: str) -> list[Fix]:
+    return [Fix(name, info["fix"], info["spec"]) for name in parts(cause) for info in [cause_info(name)]]
+
+
+def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
+    """Per model, how its vocabulary spells pieces (one vocabulary per model)."""
+    pieces: dict[str, list[str]] = {}
+    for m in mismatches:
+        pieces.setdefault(m.model, []).extend(m.oracle_pieces)
+    return {model: piece_style(ps) for model, ps in pieces.items()}
+
+
+def writeups(results: Results) -> list[Writeup]:
+    """One write-up per (model, backend) with mismatches, in the order of the run's summaries."""
+    groups: dict[tuple[str, str], list[Mismatch]] = {}
+    for m in results.mismatches:
+        groups.setdefault((m.model, m.backend), []).append(m)
+    styles = piece_styles(results.mismatches)
+    return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN))
+            for r in results.runs if r.mismatches]
+
+
+def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN) -> Writeup:
+    ties = [m for m in mismatches if m.cause == TIE]
+    verdict = summary.root_cause
+    if ties and len(ties) == summary.mismatches:
+        text = (f"{summary.backend} differs from {summary.oracle} on {summary.mismatches:,} cases of {summary.model}, "
+                f"each a tie of equal score ({TIE}): two segmentations the model scores the same, so neither is "
+                "wrong; reported apart, not as failures.")
+    else:
+        text = verdict_sentence(summary.model, summary.backend, summary.oracle, verdict, summary.mismatches)
+    w = Writeup(summary, mismatches, text, style, ties=sorted(ties, key=lambda m: len(m.text)),
+                known=Counter(m.known for m in mismatches if m.known).most_common())
+    if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
+        w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
+                      f"{summary.model}; {w.cause} reproduces {summary.causes[w.cause]:,} of them, case by case (the "
+                      "agreements were not checked).")
+    pool = telling_pool(mismatches, w.cause)
+    if pool:
+        w.cls = Counter(m.cls for m in pool).most_common(1)[0][0]
+        w.case = most_telling(pool)
+    elif summary.classes:  # fuzz journals keep counts, not the mismatches
+        w.cls = max(summary.classes, key=lambda c: summary.classes[c])
+    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""))
+    return w
+
+
+def telling_pool(mismatches: list[Mismatch], cause: str) -> list[Mismatch]:
+    """The mismatches the most telling case is chosen from: those whose own cause is the run's
+    root cause; without a root cause (or none of its cases at hand), every one that is not a tie
+    or a failure to answer, else whatever there is."""
+    judged = [m for m in mismatches if m.stage != "decode" and m.cause != TIE and m.cls not in FAILED]
+    for pool in ([m for m in judged if cause and m.cause == cause], [m for m in judged if m.cause], judged,
+                 [m for m in mismatches if m.cause != TIE], mismatches):
+        if pool:
+            return pool
+    return []
+
+
+def prompt_like(text: str, tags: dict | None = None) -> bool:
+    """Short and made of words, as a prompt is: 10-80 characters, mostly letters and single
+    spaces, no leading, trailing or doubled whitespace, no control or format characters (a soft
+    hyphen, a zero-width joiner), nothing of a special token's spelling (``<|endoftext``)."""
+    lo, hi = PROMPT_CHARS
+    if not lo <= len(text) <= hi or text != text.strip() or "  " in text or _SPECIAL_MARKS.search(text):
+        return False
+    if (tags or {}).get("kind") == "special-lookalike":
+        return False
+    if any(unicodedata.category(ch)[0] == "C" or (ch.isspace() and ch != " ") for ch in text):
+        return False
+    letters = sum(ch.isalpha() for ch in text)
+    return letters >= len(text) / 2 and letters + text.count(" ") >= PROMPT_LETTERS * len(text)
+
+
+def most_telling(pool: list[Mismatch]) -> Mismatch:
+    """The case a reader should see first: the shortest prompt-like text, of the multilingual
+    corpus (prose) rather than the edge cases; else the shortest text of at least three
+    characters. Corpus and case id break ties, so the choice is the same on every run."""
+    def key(m: Mismatch) -> tuple:
+        corpus = PROMPT_CORPORA.index(m.corpus) if m.corpus in PROMPT_CORPORA else len(PROMPT_CORPORA)
+        return (not prompt_like(m.text, m.tags), corpus, len(m.text) < 3, len(m.text), m.corpus, m.case_id)
+    return min(pool, key=key)
+
+
+# -- the token-id comparison ------------------------------------------------------------------
+
+
+@dataclass
+class Token:
+    id: int
+    piece: str  # readable (pieces.readable)
+    stored: str  # as the vocabulary spells it
+
+
+@dataclass
+class Block:
+    """A run of the comparison: ``same`` tokens (both sides), a ``diff`` (each side's own) or a
+    ``gap`` of ``skipped`` equal tokens not shown."""
+
+    kind: str
+    oracle: list[Token] = field(default_factory=list)
+    backend: list[Token] = field(default_factory=list)
+    skipped: int = 0
+    start: int = 0  # index of the block's first token in the oracle's ids
+
+
+def _tokens(ids: list[int], pieces: list[str], style: str) -> list[Token]:
+    return [Token(i, readable(p, style), p) for i, p in zip_longest(ids, pieces[:len(ids)], fillvalue="?")]
+
+
+def comparison(m: Mismatch, style: str = PLAIN, context: int = 3) -> list[Block]:
+    """Both id lists aligned as the classifier aligned them, so the first difference (and every
+    later one) sits in the same column on both sides; equal runs longer than ``context`` tokens
+    on each side of a difference are cut to a gap."""
+    blocks: list[Block] = []
+    ops = align(m.oracle_ids, m.backend_ids).opcodes
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "equal":
+            blocks.append(Block("diff", _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style),
+                                _tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style), start=i1))
+            continue
+        same = _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
+        head = 0 if k == 0 else context  # tokens kept after the previous difference
+        tail = 0 if k == len(ops) - 1 else context  # and before the next one
+        if len(same) <= head + tail + 1:
+            blocks.append(Block("same", same, same, start=i1))
+            continue
+        if head:
+            blocks.append(Block("same", same[:head], same[:head], start=i1))
+        blocks.append(Block("gap", skipped=len(same) - head - tail, start=i1 + head))
+        if tail:
+            blocks.append(Block("same", same[-tail:], same[-tail:], start=i2 - tail))
+    return blocks
