@@ -1,0 +1,34 @@
+// tokparity's JSON-lines protocol for a JavaScript engine (../../../../shared/DESIGN.md, "cmd:").
+//
+//   -> {"id": 1, "op": "encode", "text": "Hello world", "add_special": false, "parse_special": false}
+//   <- {"id": 1, "ids": [15043, 3186]}
+//   -> {"id": 2, "op": "decode", "ids": [15043, 3186]}
+//   <- {"id": 2, "text": "Hello world"}
+//
+// serve({encode, decode}) reads one request per line on stdin until EOF and writes one reply per
+// line on stdout. An exception becomes an "error" reply for that request; logs go to stderr only.
+// Requests are answered in order (tokparity pipelines them, so order is what it relies on).
+
+import { createInterface } from "node:readline";
+
+export async function serve({ encode, decode }) {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let req;
+    let reply;
+    try {
+      req = JSON.parse(line);
+      if (req.op === "encode") {
+        reply = { id: req.id, ids: Array.from(encode(req.text, !!req.add_special, !!req.parse_special), Number) };
+      } else if (req.op === "decode" && decode) {
+        reply = { id: req.id, text: decode(req.ids) };
+      } else {
+        reply = { id: req.id, error: `unsupported op ${JSON.stringify(req.op)}` };
+      }
+    } catch (e) {
+      reply = { id: req?.id ?? null, error: `${e?.name ?? "Error"}: ${e?.message ?? e}` };
+    }
+    process.stdout.write(JSON.stringify(reply) + "\n");
+  }
+}
