@@ -454,8 +454,8 @@ class ModelRun:
             first = divergence.first[0] if divergence.first is not None else 0
             ref_ids = ref_answer.ids if ref_answer is not None and ref_answer.status == "ok" else None
             cause = Cause("vocab.mismatch", evidence) if cls == "vocab-mismatch" else \
-                self.diagnose(case.text, oracle.ids, ans.ids, name, ref_ids)
-            if cause.reproduced:  # a reproduced cause decides; a stage-level one only locates
+                self.diagnose(case.text, oracle.ids, ans.ids, name, ref_ids, cls)
+            if cause.reproduced or cause.name == "model.viterbi-tie":  # a proof decides; a stage-level cause locates
                 cls = consistent_class(cls, cause.name)
             if stage == "unknown":  # a backend without stages: the cause says where it diverged
                 stage = stage_of_cause(cause.name)
@@ -491,14 +491,14 @@ class ModelRun:
         return self._diagnoser or None
 
     def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str,
-                 reference_ids: list[int] | None = None) -> Cause:
+                 reference_ids: list[int] | None = None, symptom: str = "") -> Cause:
         diagnoser = self.diagnoser()
         if diagnoser is None:
             return Cause("", "no reference tokenizer for this model")
         if reference_ids is not None and diagnoser.tokenizer is not getattr(self.backends.get("ref"), "tokenizer", None):
             reference_ids = None  # the ref backend reads another file than the diagnoser's reference
         try:
-            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend, reference_ids)
+            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend, reference_ids, symptom)
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
             return Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
 

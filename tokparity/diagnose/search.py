@@ -85,6 +85,7 @@ class Diagnoser:
         self.memo: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: the sets that worked
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
+        self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
         self.seconds = 0.0
 
     # -- candidates ------------------------------------------------------------------------------
@@ -121,7 +122,7 @@ class Diagnoser:
 
     def encode(self, keys: tuple[str, ...], text: str) -> list[int] | None:
         """The reference's ids with the variants ``keys`` applied (None: they do not apply)."""
-        c = self._build(tuple(sorted(keys, key=self._order)))
+        c = self._build(tuple(sorted(keys, key=self.order)))
         if c is None:
             return None
         try:
@@ -142,24 +143,26 @@ class Diagnoser:
     def forget(self) -> None:
         self._answers.clear()
 
-    def _order(self, key: str) -> tuple[int, str]:
+    def order(self, key: str) -> tuple[int, str]:
         v = self._variant(key)
         return (v.stage if v is not None else len(STAGES), key)
 
     # -- the search ------------------------------------------------------------------------------
 
     def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "",
-                 reference_ids: Sequence[int] | None = None) -> Cause:
+                 reference_ids: Sequence[int] | None = None, symptom: str = "") -> Cause:
         """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``reference_ids``: the
-        reference's own answer on the text when the caller has it (saves encoding it again)."""
+        reference's own answer on the text when the caller has it (saves encoding it again);
+        ``symptom``: the case's bug class, which breaks ties between sets that reproduce it."""
         started = time.perf_counter()
         try:
             base = list(reference_ids) if reference_ids is not None else self.encode((), text)
-            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base)
+            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
         finally:
             self.seconds += time.perf_counter() - started
 
-    def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None) -> Cause:
+    def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None,
+                  symptom: str) -> Cause:
         size = self.vocab.size
         if any(not 0 <= i < size for i in target):
             return Cause("", "the backend's ids are not all in the vocabulary: nothing can reproduce them")
@@ -173,8 +176,13 @@ class Diagnoser:
             return tie
         memo = self.memo.setdefault(backend, Counter())
         for keys, _ in memo.most_common(8):
-            if self.encode(keys, text) == target:
-                return self._found(self._smallest(keys, text, target), text, memo)
+            if self._fits(keys, symptom) and self.encode(keys, text) == target:
+                keys = self._smallest(keys, text, target)
+                # The sets that reproduced the case where this one was found, tried here too: the
+                # run's verdict weighs every reading, not only the one named first.
+                alternatives = [keys] + [alt for alt in self._alternatives.get(keys, ())
+                                         if self.encode(alt, text) == target]
+                return self._found(keys, text, memo, alternatives)
         per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
@@ -185,12 +193,17 @@ class Diagnoser:
             if out == target:
                 hits.append((key,))
         if hits:
-            return self._found(min(hits, key=lambda k: -memo[k]), text, memo, alternatives=hits)
+            best = min(hits, key=lambda k: (not self._fits(k, symptom), -memo[k]))
+            return self._found(best, text, memo, alternatives=hits)
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
-            pair = self._pairs(text, base, target, singles, memo) or self._triples(text, target, singles, memo)
-            if pair is not None:
-                return self._found(pair, text, memo)
+            pairs = self._pairs(text, base, target, singles, memo)
+            if pairs:
+                best = min(pairs, key=lambda k: (not self._fits(k, symptom), -memo[k]))
+                return self._found(best, text, memo, alternatives=pairs)
+            triple = self._triples(text, target, singles, memo)
+            if triple is not None:
+                return self._found(triple, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 
     def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
@@ -214,24 +227,33 @@ class Diagnoser:
         return keys
 
     def _pairs(self, text: str, base: list[int], target: list[int],
-               singles: dict[tuple[str, ...], list[int] | None], memo: Counter) -> tuple[str, ...] | None:
+               singles: dict[tuple[str, ...], list[int] | None], memo: Counter) -> list[tuple[str, ...]]:
+        """The pairs that reproduce the ids: every one among the most promising singles (two
+        readings of one text are weighed by the run's verdict), or the first one found with the
+        two most promising and any other variant."""
         changed = [k[0] for k, out in singles.items() if out is not None and out != base]
-        changed.sort(key=lambda k: (-_closeness(singles[(k,)], target), self._order(k)))
+        changed.sort(key=lambda k: (-_closeness(singles[(k,)], target), self.order(k)))
         first = [k[0] for k, _ in memo.most_common(3) if len(k) == 1] + changed[:PAIR_PARTNERS]
         partners = list(dict.fromkeys(first))
         everyone = [k[0] for k, out in singles.items() if out is not None]
         tried: set[tuple[str, ...]] = set()
-        for a in partners:
-            for b in (partners if a not in partners[:2] else everyone):
-                if a == b or stage_of(self._variant(a).cause) == stage_of(self._variant(b).cause):  # type: ignore[union-attr]
-                    continue
-                keys = tuple(sorted((a, b), key=self._order))
-                if keys in tried:
-                    continue
-                tried.add(keys)
-                if self.encode(keys, text) == target:
-                    return keys
-        return None
+        hits: list[tuple[str, ...]] = []
+        for widely in (False, True):
+            for a in partners[:2] if widely else partners:
+                for b in everyone if widely else partners:
+                    if a == b or stage_of(self._variant(a).cause) == stage_of(self._variant(b).cause):  # type: ignore[union-attr]
+                        continue
+                    keys = tuple(sorted((a, b), key=self.order))
+                    if keys in tried:
+                        continue
+                    tried.add(keys)
+                    if self.encode(keys, text) == target:
+                        hits.append(keys)
+                        if widely:
+                            return hits
+            if hits:
+                return hits
+        return hits
 
     def _triples(self, text: str, target: list[int], singles: dict[tuple[str, ...], list[int] | None],
                  memo: Counter) -> tuple[str, ...] | None:
@@ -244,14 +266,25 @@ class Diagnoser:
             for (key,), out in singles.items():
                 if out is None or stage_of(self._variant(key).cause) in stages_used:  # type: ignore[union-attr]
                     continue
-                triple = tuple(sorted(keys + (key,), key=self._order))
+                triple = tuple(sorted(keys + (key,), key=self.order))
                 if self.encode(triple, text) == target:
                     return triple
         return None
 
+    def _fits(self, keys: tuple[str, ...], symptom: str) -> bool:
+        """Whether the rule-based class is a symptom of these variants' causes: among sets that
+        reproduce a case, one that also accounts for what the case looks like is preferred
+        (``<|begin_of_text|>`` alone as one id is special-parsing; "no split regex" giving the
+        same id is a coincidence)."""
+        if not symptom:
+            return True
+        from tokparity.diagnose.info import consistent_class
+        return consistent_class(symptom, join([self._variant(k).cause for k in keys])) == symptom  # type: ignore[union-attr]
+
     def _found(self, keys: tuple[str, ...], text: str, memo: Counter,
                alternatives: Sequence[tuple[str, ...]] = ()) -> Cause:
         memo[keys] += 1
+        self._alternatives.setdefault(keys, set()).update(alt for alt in alternatives if alt != keys)
         variants = [self._variant(k) for k in keys]
         name = join([v.cause for v in variants if v is not None])
         detail = "; ".join(v.detail for v in variants if v is not None)

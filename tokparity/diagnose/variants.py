@@ -88,26 +88,41 @@ def _normalizer_none(c: Candidate) -> Candidate | None:
     return None
 
 
-class _Nfkc:
-    """NFKC from Python's ``unicodedata`` in place of the model's charsmap."""
+# What ports that "simplify" the charsmap write instead (transformers.js's Precompiled normalizer):
+# C0 controls dropped, Unicode spaces, ZWJ/ZWNJ and U+2581 turned into spaces, then NFKC.
+_SIMPLIFIED_DROP = re.compile("[\u0001-\u0008\u000b\u000e-\u001f\u007f\u008f\u009f]")
+_SIMPLIFIED_SPACE = re.compile("[\t\n\u000c\r\u00a0\u1680\u2000-\u200f\u2028\u2029\u202f\u205f\u2581\u3000"
+                               "\ufeff\ufffd]")
 
-    def __init__(self, inner):
-        self.inner = inner
+
+def simplified_charsmap(text: str) -> str:
+    return unicodedata.normalize("NFKC", _SIMPLIFIED_SPACE.sub(" ", _SIMPLIFIED_DROP.sub("", text)))
+
+
+class _Nfkc:
+    """NFKC from Python's ``unicodedata`` in place of the model's charsmap (``simplified``: with the
+    control and space rules ports add around it)."""
+
+    def __init__(self, inner, simplified: bool = False):
+        self.inner, self.simplified = inner, simplified
 
     def normalize(self, text: str) -> str:
-        return self.inner.normalize(unicodedata.normalize("NFKC", text))
+        return self.inner.normalize(simplified_charsmap(text) if self.simplified else
+                                    unicodedata.normalize("NFKC", text))
 
     def replaced(self, **changes) -> _Nfkc:
-        return _Nfkc(self.inner.replaced(**changes))
+        return _Nfkc(self.inner.replaced(**changes), self.simplified)
 
     def __getattr__(self, name: str):  # the inner normalizer's settings (charsmap, flags)
         return getattr(self.inner, name)
 
 
-def _normalizer_nfkc(c: Candidate) -> Candidate | None:
+def _normalizer_nfkc(c: Candidate, simplified: bool = False) -> Candidate | None:
     p = c.pipeline
     if _is_ugm_or_sp(p) and p.normalizer.charsmap is not None:
-        return _with(c, fork(p, normalizer=_Nfkc(p.normalizer.replaced(charsmap=None))))
+        return _with(c, fork(p, normalizer=_Nfkc(p.normalizer.replaced(charsmap=None), simplified)))
+    if simplified:
+        return None
     if isinstance(p, HfBpe) and p.normalizer.has("Precompiled"):
         q = fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Precompiled"))
         return c.replace(pipeline=q, text_maps=c.text_maps + (partial(unicodedata.normalize, "NFKC"),))
@@ -395,6 +410,16 @@ def _merge_by_score(c: Candidate) -> Candidate | None:
     return _with(c, fork(p, ranks=ranks))
 
 
+def _merge_by_rank(c: Candidate) -> Candidate | None:
+    """SentencePiece-BPE merged in the order of a merge list (as converters write one: by the
+    merged piece's id) instead of by the merged piece's score."""
+    p = c.pipeline
+    if not isinstance(p, (LlamaSpm, SentencePieceBpe)):
+        return None
+    ids = p.token_to_id
+    return _with(c, fork(p, score_of={t: -float(ids[t]) for t in p.score_of if t in ids}))
+
+
 def _ignore_merges(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
@@ -634,6 +659,9 @@ def catalogue() -> list[Variant]:
                 _normalizer_none),
         Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
                 _normalizer_nfkc),
+        Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
+                "NFKC with C0 controls dropped and Unicode spaces, ZWJ/ZWNJ to spaces in place of the charsmap "
+                "(transformers.js's Precompiled)", partial(_normalizer_nfkc, simplified=True)),
         Variant("normalizer.nfc", "normalizer.nfc", "NFC applied (or skipped where the model has it)",
                 partial(_unicode_form, "NFC")),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
@@ -669,6 +697,8 @@ def catalogue() -> list[Variant]:
                 "the longest vocabulary piece at each position", _greedy),
         Variant("model.merge-by-score", "model.merge-by-score",
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
+        Variant("model.merge-by-rank", "model.merge-by-rank",
+                "SentencePiece-BPE merges ordered by the merged piece's id (a merge list), not its score", _merge_by_rank),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),

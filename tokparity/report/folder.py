@@ -58,6 +58,8 @@ def read_folder(folder: str | Path) -> RunFolder:
     case_ids: list[tuple[str, str, str]] = []
     if journal.is_file() and _journal_command(journal) == "compare":
         results.mismatches, case_ids = read_journal(journal)
+        if (path / CSV_FILE).is_file():
+            _final_causes(results.mismatches, read_csv(path / CSV_FILE))
         source = JOURNAL_FILE
     elif (path / CSV_FILE).is_file():
         results.mismatches = read_csv(path / CSV_FILE)
@@ -115,6 +117,16 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
             case_ids.append((record.model, record.corpus, record.case_id))
             mismatches.extend(record.mismatches)
     return mismatches, case_ids
+
+
+def _final_causes(mismatches: list[Mismatch], final: list[Mismatch]) -> None:
+    """The journal has each case as it was judged; the run's verdict then gives some of them the
+    run's cause (tokparity.diagnose.verdict.relabel), which the reports, the CSV among them, hold."""
+    by_key = {(m.model, m.backend, m.corpus, m.case_id, m.stage): m for m in final}
+    for m in mismatches:
+        f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.stage))
+        if f is not None:
+            m.cls, m.cause, m.cause_evidence, m.known = f.cls, f.cause, f.cause_evidence, f.known
 
 
 def _cell(value: str) -> str:
