@@ -24,11 +24,11 @@ from typing import cast
 from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure, EncodeResult
 from tokparity.corpus import Case, load_corpus
+from tokparity.diagnose import Cause, Diagnoser
+from tokparity.diagnose.info import consistent_class, stage_of_cause
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode
-from tokparity.diagnose import Cause, Diagnoser
-from tokparity.diagnose.info import consistent_class, stage_of_cause
 from tokparity.errors import TokparityError
 from tokparity.journal import (
     AGREE,
@@ -488,7 +488,7 @@ class ModelRun:
                 self._diagnoser = Diagnoser(tokenizer, self.options.add_special, self.options.parse_special)
             except TokparityError as e:
                 _say(self.options, f"{self.model.name}: no root causes: {e}")
-        return self._diagnoser or None
+        return self._diagnoser if isinstance(self._diagnoser, Diagnoser) else None
 
     def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str,
                  reference_ids: list[int] | None = None, symptom: str = "") -> Cause:

@@ -15,6 +15,7 @@ import copy
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tokparity.vocab.model import Vocab
 
@@ -34,7 +35,7 @@ def fork(pipeline, **changes):
 
 @dataclass
 class Candidate:
-    pipeline: object
+    pipeline: Any  # a reference pipeline (llama.py, sentencepiece.py, hf.py) or a wrapper of one
     vocab: Vocab
     text_maps: tuple[Callable[[str], str], ...] = ()  # applied to the input, in order
     flip_parse: bool = False

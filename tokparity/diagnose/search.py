@@ -193,8 +193,8 @@ class Diagnoser:
             if out == target:
                 hits.append((key,))
         if hits:
-            best = min(hits, key=lambda k: (not self._fits(k, symptom), -memo[k]))
-            return self._found(best, text, memo, alternatives=hits)
+            chosen = min(hits, key=lambda k: (not self._fits(k, symptom), -memo[k]))
+            return self._found(chosen, text, memo, alternatives=hits)
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
             pairs = self._pairs(text, base, target, singles, memo)

@@ -134,7 +134,7 @@ def _unicode_form(form: str, c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, HfBpe) and p.normalizer.has(form):
         return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == form)))
-    return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))
+    return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
 
 
 def _lowercase(c: Candidate) -> Candidate | None:
@@ -401,7 +401,7 @@ def _merge_by_score(c: Candidate) -> Candidate | None:
         return None
     ids = p.token_to_id
     scores = c.vocab.scores
-    by_score = bool(scores) and len(set(scores[:1000])) > 1
+    by_score = scores is not None and len(set(scores[:1000])) > 1
     ranks: dict[tuple[str, str], float] = {}
     for pair in p.ranks:
         merged = ids.get(pair[0] + pair[1])
@@ -573,6 +573,7 @@ def user_defined_variant(token_id: int, whole: bool) -> Variant:
 
     def apply(c: Candidate) -> Candidate | None:
         from dataclasses import replace
+
         from tokparity.reference.specials import Special
         p = c.pipeline
         text = c.vocab.tokens[token_id]

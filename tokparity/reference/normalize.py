@@ -29,6 +29,7 @@ Worked example (no charsmap, all flags on)::
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tokparity.reference.charsmap import CharsMap
 
@@ -72,10 +73,10 @@ class SpNormalizer:
     def replaced(self, **changes) -> SpNormalizer:
         """A new normalizer with some settings changed (and fresh caches): what a diagnosis
         tries when it asks whether an engine normalizes differently."""
-        settings = {"charsmap": self.charsmap, "user_defined": self.user_defined_texts,
-                    "add_space_prefix": self.add_space_prefix, "remove_extra_whitespaces": self.remove_extra_whitespaces,
-                    "escape_whitespaces": self.escape_whitespaces,
-                    "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix, "flavour": self.flavour}
+        settings: dict[str, Any] = {
+            "add_space_prefix": self.add_space_prefix, "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "escape_whitespaces": self.escape_whitespaces, "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix,
+            "flavour": self.flavour, "charsmap": self.charsmap, "user_defined": self.user_defined_texts}
         settings.update(changes)
         charsmap, user_defined = settings.pop("charsmap"), settings.pop("user_defined")
         return SpNormalizer(charsmap, user_defined, **settings)

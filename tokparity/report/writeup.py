@@ -24,7 +24,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import zip_longest
 
 from tokparity.diagnose.info import cause_info, parts
 from tokparity.diagnose.verdict import sentence as verdict_sentence
@@ -254,7 +253,7 @@ class Block:
 
 
 def _tokens(ids: list[int], pieces: list[str], style: str) -> list[Token]:
-    return [Token(i, readable(p, style), p) for i, p in zip_longest(ids, pieces[:len(ids)], fillvalue="?")]
+    return [Token(i, readable(p, style), p) for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces)))]
 
 
 def comparison(m: Mismatch, style: str = PLAIN, context: int = 3) -> list[Block]:
