@@ -71,11 +71,13 @@ class CompareOptions:
     decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
     jobs: int = 1  # worker processes (tokparity.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
+    diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
 
 
 # What a worker process needs of the options (the rest stays with the parent: known list, journal,
 # progress, backends made by the caller).
-WORKER_OPTIONS = ("add_special", "parse_special", "oracle", "explicit_backends", "max_chars", "decode", "timeout")
+WORKER_OPTIONS = ("add_special", "parse_special", "oracle", "explicit_backends", "max_chars", "decode", "timeout",
+                  "diagnose")
 
 
 def available_backends(model: ModelFiles) -> list[str]:
@@ -492,15 +494,20 @@ class ModelRun:
 
     def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str,
                  reference_ids: list[int] | None = None, symptom: str = "") -> Cause:
+        if not self.options.diagnose:
+            return Cause("", "")
         diagnoser = self.diagnoser()
         if diagnoser is None:
             return Cause("", "no reference tokenizer for this model")
         if reference_ids is not None and diagnoser.tokenizer is not getattr(self.backends.get("ref"), "tokenizer", None):
             reference_ids = None  # the ref backend reads another file than the diagnoser's reference
+        started = time.perf_counter()
         try:
             return diagnoser.diagnose(text, oracle_ids, backend_ids, backend, reference_ids, symptom)
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
             return Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
+        finally:
+            self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
 
     def settle_root_causes(self, corpora: list[str]) -> None:
         """Each compared backend's run-level root cause (tokparity.diagnose.verdict), once its cases
@@ -512,7 +519,7 @@ class ModelRun:
         for m in self.results.mismatches:
             if m.model == self.model.name and m.stage != "decode" and m.variants:
                 by_backend.setdefault(m.backend, []).append(m)
-        if not by_backend or self.diagnoser() is None:
+        if not by_backend or not self.options.diagnose or self.diagnoser() is None:
             return
         diagnoser = self.diagnoser()
         assert diagnoser is not None
@@ -528,8 +535,7 @@ class ModelRun:
             if summary.root_cause is not None:
                 summary.causes = relabel(diagnoser, all_mismatches, summary.root_cause)
         diagnoser.forget()
-        self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started + diagnoser.seconds
-        diagnoser.seconds = 0.0
+        self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
         max_chars = self.options.max_chars

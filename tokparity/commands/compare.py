@@ -47,6 +47,8 @@ def add_parser(sub) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes that judge models (or shards of one model's cases) side by side; "
                         "0: one per CPU (default: 1). The reports are the same as with one")
+    p.add_argument("--no-diagnose", action="store_true",
+                   help="name no root causes (no reproduction by the reference's variants: faster, classes only)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_chars is not None and args.max_chars < 0:
         raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                             decode=getattr(args, "decode", False),
+                             decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr,
                              known=load_known(args.known, builtin=not args.no_builtin_known),
