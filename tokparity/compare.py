@@ -381,6 +381,8 @@ class ModelRun:
             if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
                 if self.options.known:
                     mismatch.known = known = self.options.known.match(mismatch)
+                    if known and not mismatch.cause:
+                        self._reviewed_cause(mismatch)
                 record.verdicts[name] = [cls, known]
                 self.results.mismatches.append(mismatch)
                 if mismatch.cause:
@@ -396,6 +398,16 @@ class ModelRun:
                 rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
                 rate["cases"] += judged
                 rate["mismatches"] += mismatched
+
+    def _reviewed_cause(self, mismatch: Mismatch) -> None:
+        """A known divergence whose cause no variant reproduces (a crash, text dropped by a
+        converter) carries the cause its entry was reviewed with."""
+        assert self.options.known is not None
+        entry = self.options.known.entry(mismatch.known)
+        if entry is not None and entry.cause:
+            mismatch.cause = entry.cause
+            mismatch.cause_evidence = (f"reviewed, not reproduced: the known divergence {entry.id!r} says so "
+                                       f"({entry.upstream})")
 
     def _note_too_long(self, record: CaseRecord) -> None:
         note = self.results.options.setdefault("too_long", {"max_chars": self.options.max_chars, "cases": 0,

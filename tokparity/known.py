@@ -10,6 +10,8 @@ A known-divergence file is TOML, a list of entries:
     text = '^\\s'                            # optional: a regex the case text must contain
     evidence = 'unk_surface'                 # optional: a regex the classifier's evidence must contain
     case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
+    cause = "space.dummy-prefix"             # optional: the reviewed root cause, for the cases whose
+                                             # cause no variant reproduces (a crash, a dropped text)
     reason = "why the two sides differ"
     upstream = "where it is reported or decided"
 
@@ -51,6 +53,7 @@ class KnownDivergence:
     text: re.Pattern | None = None
     evidence: re.Pattern | None = None
     case_ids: list[str] = field(default_factory=list)
+    cause: str = ""  # the reviewed root cause (shared/BUGCLASSES.md names, "+"-joined)
     source: str = ""
     hits: int = 0
 
@@ -87,6 +90,9 @@ class KnownList:
                 return e.id
         return ""
 
+    def entry(self, entry_id: str) -> KnownDivergence | None:
+        return next((e for e in self.entries if e.id == entry_id), None)
+
     def note_run(self, model: str, backend: str, decoding: bool = False) -> None:
         self.runs.add((model, backend))
         self.decoding = self.decoding or decoding
@@ -113,11 +119,21 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         if missing:
             raise TokparityError(f"{source}: divergence #{n} lacks {', '.join(missing)}")
         pattern, evidence = (_regex(raw, key, source) for key in ("text", "evidence"))
+        cause = str(raw.get("cause", ""))
+        unknown = [part for part in cause.split("+") if part and not _is_cause(part)]
+        if unknown:
+            raise TokparityError(f"{source}: divergence {raw['id']!r}: unknown cause {unknown[0]!r}; the names are "
+                                 "those of shared/BUGCLASSES.md 'Root causes' (tokparity/diagnose/causes.toml)")
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
-            case_ids=list(raw.get("case_ids", [])), source=source))
+            case_ids=list(raw.get("case_ids", [])), cause=cause, source=source))
     return entries
+
+
+def _is_cause(name: str) -> bool:
+    from tokparity.diagnose.info import cause_info
+    return bool(cause_info(name)["classes"]) or name.startswith("decode.")
 
 
 def _regex(raw: dict, key: str, source: str) -> re.Pattern | None:
