@@ -60,3 +60,18 @@ class Candidate:
         if self.eos and self.eos_id is not None:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
         return ids
+
+    def footprint(self, text: str, add_special: bool, parse_special: bool) -> tuple:
+        """What the stages make of ``text``: the normalized text, the pre-tokens and the ids
+        (None for a stage the pipeline does not expose or fails on). Two candidates with equal
+        footprints on a text deviate from each other nowhere a diagnosis can see."""
+        ids = self.encode(text, add_special, parse_special)
+        for text_map in self.text_maps:
+            text = text_map(text)
+        seen: list = []
+        for stage in ("normalize", "pre_tokenize"):
+            try:
+                seen.append(getattr(self.pipeline, stage)(text))
+            except Exception:  # a stage a variant leaves unreadable: only the ids say anything
+                seen.append(None)
+        return (*seen, ids)

@@ -96,6 +96,18 @@ class _Nfkc:
     def normalize(self, text: str) -> str:
         return self.inner.normalize(unicodedata.normalize("NFKC", text))
 
+    # A second variant of the same case (whitespace.collapse, space.escape, …) rebuilds the
+    # normalizer with one setting changed and reads its settings: both go to the SentencePiece
+    # normalizer inside, which keeps NFKC in front (without them the pair raised AttributeError
+    # and the case lost its cause).
+    def replaced(self, **changes) -> _Nfkc:
+        return _Nfkc(self.inner.replaced(**changes))
+
+    def __getattr__(self, name: str):
+        if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 def _normalizer_nfkc(c: Candidate) -> Candidate | None:
     p = c.pipeline
