@@ -55,6 +55,11 @@ PROBES = (
 )
 
 PAIR_PARTNERS = 6  # the most promising single variants whose pairs are tried
+# A backend's first cases try every single variant even when one that worked before reproduces
+# them: several often do ("Hello world" comes out the same with no split regex as with GPT-2's),
+# and only the count over cases tells which is the backend's (credit). Later cases try what
+# worked first.
+LOOK_AROUND = 32
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
 
@@ -94,6 +99,9 @@ class Diagnoser:
             if self._build((v.key,), v) is not None:
                 self.variants[v.key] = v
         self.memo: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: the sets that worked
+        self.refuted: dict[str, set[str]] = {}  # per backend: variants seen changing what it left alone
+        self.credit: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: cases each single reproduced
+        self.looked: Counter[str] = Counter()  # per backend: cases diagnosed
         self._breadth: dict[tuple[str, ...], int] = {}
         self._probe_base: list[tuple | None] | None = None
         self.full_searches: Counter[str] = Counter()
@@ -174,9 +182,13 @@ class Diagnoser:
             return Cause("", "the reference does not give the oracle's ids on this text, so no cause can be "
                              "reproduced (compare ref with the oracle first)")
         memo = self.memo.setdefault(backend, Counter())
-        for keys, _ in memo.most_common(8):
-            if self.encode(keys, text) == target:
-                return self._found(self._smallest(keys, text, target), text, memo)
+        refuted = self.refuted.setdefault(backend, set())
+        credit = self.credit.setdefault(backend, Counter())
+        self.looked[backend] += 1
+        if self.looked[backend] > LOOK_AROUND:  # the first cases are searched in full (see LOOK_AROUND)
+            for keys, _ in memo.most_common(8):
+                if refuted.isdisjoint(keys) and self.encode(keys, text) == target:
+                    return self._found(self._smallest(keys, text, target), text, memo)
         per_case = self._case_variants(target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
@@ -184,12 +196,15 @@ class Diagnoser:
             if key.startswith("specials.ids:") and key not in per_case:
                 continue  # another case's special id
             out = singles[(key,)] = self.encode((key,), text)
-            if out == target:
+            if out == target and key not in refuted:
                 hits.append((key,))
+        self._refute(refuted, oracle, target, singles)
         if hits:
-            # What explained this backend before first; among the rest, the narrowest variant
-            # (see PROBES); on a tie, the first in pipeline order.
-            best = min(hits, key=lambda k: (-memo[k], self.breadth(k) if len(hits) > 1 else 0))
+            # The variant that reproduced the most of this backend's cases so far (counting every
+            # case it reproduced, named or not); among equals the narrowest (see PROBES); then the
+            # first in pipeline order.
+            credit.update(hits)
+            best = min(hits, key=lambda k: (-credit[k], self.breadth(k) if len(hits) > 1 else 0))
             return self._found(best, text, memo, alternatives=hits)
         tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target)
         if tie is not None:
@@ -200,6 +215,28 @@ class Diagnoser:
             if pair is not None:
                 return self._found(pair, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+
+    def _refute(self, refuted: set[str], oracle: list[int], target: list[int],
+                singles: dict[tuple[str, ...], list[int] | None]) -> None:
+        """Variants that change this case's ids somewhere away from every place where the backend's
+        differ from the oracle's: the backend left that place alone, so it does not have that
+        deviation, and the variant is not named for its later cases even where it happens to give
+        their ids (GPT-2's split reproduces "hello\tworld" of an engine that only stopped taking a
+        tab into the next word, but not that engine's "1234" two cases earlier). Single variants
+        only: within a pair, the other deviation may undo the change."""
+        spans_o = _spans(self.vocab, oracle)
+        spans_t = _spans(self.vocab, target)
+        if spans_o is None or spans_t is None or spans_o[-1:] and spans_t[-1:] and spans_o[-1][1] != spans_t[-1][1]:
+            return  # different texts: no common positions to compare at
+        backend_changed = _changed(spans_o, spans_t)
+        for (key,), out in singles.items():
+            if out is None or out == target or out == oracle or key in refuted:
+                continue
+            spans_x = _spans(self.vocab, out)
+            if spans_x is None or (spans_x[-1:] and spans_o[-1:] and spans_x[-1][1] != spans_o[-1][1]):
+                continue
+            if any(not _touches(r, backend_changed) for r in _changed(spans_o, spans_x)):
+                refuted.add(key)
 
     def _case_variants(self, target: list[int], oracle: list[int]) -> list[str]:
         """``specials.ids`` variants for the control tokens the backend emits and the oracle does not."""
@@ -230,6 +267,10 @@ class Diagnoser:
                 if keys in tried:
                     continue
                 tried.add(keys)
+                # Both must be needed: a pair whose one member alone gives the ids (a variant
+                # refuted as a single) or does nothing on this text is that member in disguise.
+                if singles.get((a,)) in (target, base) or singles.get((b,)) in (target, base):
+                    continue
                 if self.encode(keys, text) == target:
                     return keys
         return None
@@ -246,6 +287,36 @@ class Diagnoser:
         if others:
             evidence += f" (also reproduced by {', '.join(others[:4])})"
         return Cause(name, evidence, keys)
+
+
+def _spans(vocab, ids: list[int]) -> list[tuple[int, int, int]] | None:
+    """Each token as (start byte, end byte, id) of the bytes the ids stand for."""
+    from tokparity.vocab.token_bytes import token_bytes
+    out, pos = [], 0
+    try:
+        for i in ids:
+            end = pos + len(token_bytes(vocab, i))
+            out.append((pos, end, i))
+            pos = end
+    except Exception:
+        return None
+    return out
+
+
+def _changed(a: list[tuple[int, int, int]], b: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The byte ranges where two tokenizations of the same bytes differ, merged."""
+    spans = sorted((s, e) for s, e, _ in set(a) ^ set(b))
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _touches(r: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
+    return any(r[0] <= e and s <= r[1] for s, e in ranges)
 
 
 def _closeness(out: list[int] | None, target: list[int]) -> int:
