@@ -8,8 +8,9 @@ metadata key wrong, has exactly one bug; llama.cpp does everything else right:
     --bos twice                add_special passed on *and* a BOS put in front by the engine
                                (the double-BOS of llama.cpp PR #7332)
     --kv KEY=VALUE             a GGUF metadata key overridden at load (llama.cpp's kv_overrides):
-                               true/false for booleans, an integer for ids
-                               (``tokenizer.ggml.add_eos_token=true``, ``tokenizer.ggml.unknown_token_id=2``)
+                               true/false for booleans, an integer for ids, else a string
+                               (``tokenizer.ggml.add_eos_token=true``, ``tokenizer.ggml.unknown_token_id=2``,
+                               ``general.name=phi``)
     --unicode NFC|NFD|NFKC     Python's unicodedata applied to the text first
     --prefix-once              the GGUF's add_space_prefix overridden to false, and the engine puts
                                one space in front of the whole text itself (unless the text starts
@@ -42,9 +43,13 @@ def kv_overrides(settings: list[str]):
         if value in ("true", "false"):
             slot.tag = llama_cpp.LLAMA_KV_OVERRIDE_TYPE_BOOL
             slot.value.val_bool = value == "true"
-        else:
+        elif value.lstrip("-").isdigit():
             slot.tag = llama_cpp.LLAMA_KV_OVERRIDE_TYPE_INT
             slot.value.val_i64 = int(value)
+        else:  # a string, NUL-padded into the 128-byte field
+            slot.tag = llama_cpp.LLAMA_KV_OVERRIDE_TYPE_STR
+            field = llama_cpp.llama_model_kv_override_value.val_str
+            ctypes.memmove(ctypes.addressof(slot.value) + field.offset, value.encode().ljust(128, b"\0")[:127], 127)
     array[-1].key = b"\0"
     return array
 

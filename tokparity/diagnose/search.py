@@ -187,7 +187,7 @@ class Diagnoser:
         self.looked[backend] += 1
         if self.looked[backend] > LOOK_AROUND:  # the first cases are searched in full (see LOOK_AROUND)
             for keys, _ in memo.most_common(8):
-                if refuted.isdisjoint(keys) and self.encode(keys, text) == target:
+                if not (len(keys) == 1 and keys[0] in refuted) and self.encode(keys, text) == target:
                     return self._found(self._smallest(keys, text, target), text, memo)
         per_case = self._case_variants(target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
@@ -268,8 +268,10 @@ class Diagnoser:
                     continue
                 tried.add(keys)
                 # Both must be needed: a pair whose one member alone gives the ids (a variant
-                # refuted as a single) or does nothing on this text is that member in disguise.
-                if singles.get((a,)) in (target, base) or singles.get((b,)) in (target, base):
+                # refuted as a single) is that member in disguise. (A member that alone changes
+                # nothing may still be needed: greedy matching changes no word of "Could you buy"
+                # while spaces are '▁', every one once they are not.)
+                if target in (singles.get((a,)), singles.get((b,))):
                     continue
                 if self.encode(keys, text) == target:
                     return keys
