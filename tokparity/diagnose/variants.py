@@ -257,7 +257,10 @@ def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     sources = _split_sources(c.pipeline)
     if not sources:
         return None
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine))
+    # Only \s read otherwise: the other classes keep the tables the model's split reads
+    # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json).
+    tables = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables))
 
 
 def _split_sources(p) -> list[str]:
