@@ -12,6 +12,8 @@ metadata key wrong, has exactly one bug; llama.cpp does everything else right:
                                (``tokenizer.ggml.add_eos_token=true``, ``tokenizer.ggml.unknown_token_id=2``,
                                ``general.name=phi``)
     --unicode NFC|NFD|NFKC     Python's unicodedata applied to the text first
+    --as-space U+200D,U+200C   these code points written as a space first (a port whose own
+                               normalizer maps ZWJ/ZWNJ, or tabs, to spaces)
     --prefix-once              the GGUF's add_space_prefix overridden to false, and the engine puts
                                one space in front of the whole text itself (unless the text starts
                                with a special token it parses): the dummy prefix at the start only,
@@ -105,15 +107,18 @@ def main() -> None:
     parser.add_argument("--kv", action="append", default=[])
     parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
     parser.add_argument("--prefix-once", action="store_true")
+    parser.add_argument("--as-space", default="")
     args = parser.parse_args()
     overrides = list(args.kv) + (["tokenizer.ggml.add_space_prefix=false"] if args.prefix_once else [])
     engine = Engine(args.gguf, overrides)
+    as_space = {int(u[2:], 16): " " for u in args.as_space.split(",") if u}
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") != "encode":
             reply = {"id": req["id"], "error": f"op {req.get('op')!r} not supported"}
         else:
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
+            text = text.translate(as_space)
             add_special = req.get("add_special", False) or args.add_special == "always"
             parse_special = req.get("parse_special", False) or args.parse_special == "always"
             if args.prefix_once and text and not engine.starts_with_token(text, parse_special):

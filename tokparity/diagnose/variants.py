@@ -468,9 +468,10 @@ def special_ids_variant(role: str, target: int) -> Variant:
 
 def catalogue() -> list[Variant]:
     """Every variant that does not depend on the case, in pipeline order."""
+    # Within a stage the specific variants come first: where the model's whole normalizer is one
+    # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
+    # cases and change the same probes, and the tie goes to the one that says what is missing.
     out = [
-        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
-                _normalizer_none),
         Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
                 _normalizer_nfkc),
         Variant("normalizer.nfc", "normalizer.nfc", "NFC applied (or skipped where the model has it)",
@@ -479,6 +480,8 @@ def catalogue() -> list[Variant]:
                 partial(_unicode_form, "NFD")),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
+        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
+                _normalizer_none),
         Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled",
                 _whitespace_collapse),
         Variant("space.escape", "space.escape", "spaces not escaped to '▁' (or escaped where the model does not)",
