@@ -189,9 +189,21 @@ def phi3_chat(_zoo) -> list[dict]:
                     for j, f in enumerate(frames))
 
 
+CHAT_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
+                 "<|reserved_special_token_0|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>",
+                 "<start_of_turn>", "<end_of_turn>", "[INST]", "<mask>"]
+
+
+def chat_specials(_zoo) -> list[dict]:
+    """Special tokens of several model families in chat-like text."""
+    frames = ["{t}", "{t}user\nHello{t}", "Say {t} please", "{t}\n\n", "a{t}b", " {t} "]
+    return _records((f"chat-{i}-{j}", f.format(t=t)) for i, t in enumerate(CHAT_SPECIALS)
+                    for j, f in enumerate(frames))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
-    digit_runs, whole_words, qwen_tags, phi3_chat)}
+    digit_runs, whole_words, qwen_tags, phi3_chat, chat_specials)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

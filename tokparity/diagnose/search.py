@@ -259,6 +259,15 @@ class Diagnoser:
         partners = list(dict.fromkeys(first))
         everyone = [k[0] for k, out in singles.items() if out is not None]
         tried: set[tuple[str, ...]] = set()
+        # The pairs that explained this backend's earlier cases first: where two pairs reproduce
+        # a case (no charsmap or Python's NFKC, when the text holds nothing the two map apart),
+        # the one the backend has shown is the one to name.
+        for keys, _ in memo.most_common():
+            if len(keys) == 2 and keys not in tried:
+                tried.add(keys)
+                if target not in (singles.get((keys[0],)), singles.get((keys[1],))) \
+                        and self.encode(keys, text) == target:
+                    return keys
         for a in partners:
             for b in (partners if a not in partners[:2] else everyone):
                 if a == b or stage_of(self._variant(a).cause) == stage_of(self._variant(b).cause):  # type: ignore[union-attr]
