@@ -12,7 +12,7 @@ summary's ``root_cause``:
   bug, and nothing of the harness);
 * at least 95 % of the bug engine's mismatches carry exactly the cause (a composition: a part of
   it, and the whole where both parts show);
-* the run's root cause names it.
+* the run's root cause names it, and (for a planted bug) keeps every agreeing case agreeing.
 
 The engines (tests/engines) are real libraries with one setting changed wherever one can carry
 the bug: SentencePiece with a ModelProto field flipped, tokenizers with a tokenizer.json edited,
@@ -257,9 +257,13 @@ def _label(backend: str) -> str:
     return " ".join([Path(words[script]).name] + [w for w in words[script + 1:] if not w.startswith("{")])
 
 
-def _report(m: Mutation, mismatches: list[Mismatch], carrying: int) -> None:
+def _report(run: Run, m: Mutation, mismatches: list[Mismatch], carrying: int) -> None:
     share = carrying / len(mismatches) if mismatches else 0.0
-    print(f"MUTATION {m.cause} | {_label(m.bug)} | {m.model} | {len(mismatches)} | {carrying} ({share:.1%})")
+    root = run.summary(m.bug).root_cause
+    verdict = f"root {root['cause']}: {root['explains']}/{root['mismatches']}, keeps {root['keeps']}/" \
+              f"{root['agreements']}" if root else "root none"
+    print(f"MUTATION {m.cause} | {_label(m.bug)} | {m.model} | {len(mismatches)} | {carrying} ({share:.1%}) | "
+          f"{verdict}")
 
 
 def _causes(mismatches: list[Mismatch]) -> Counter:
@@ -280,7 +284,7 @@ def check_single(run: Run, m: Mutation, stage_level: bool = False) -> None:
     which ranks sets of variants, has none to name)."""
     mismatches = run.mismatches(m.bug)
     carrying = sum(x.cause == m.cause for x in mismatches)
-    _report(m, mismatches, carrying)
+    _report(run, m, mismatches, carrying)
     check_twin(run, m)
     assert len(mismatches) >= m.at_least, f"the bug shows on only {len(mismatches)} cases"
     assert carrying >= SHARE * len(mismatches), f"{carrying} of {len(mismatches)} carry {m.cause}: {_causes(mismatches)}"
@@ -290,6 +294,14 @@ def check_single(run: Run, m: Mutation, stage_level: bool = False) -> None:
     else:
         assert root is not None and root["cause"] == m.cause, root
         assert root["explains"] >= SHARE * len(mismatches), root
+        _check_keeps(root, m)
+
+
+def _check_keeps(root: dict, m: Mutation) -> None:
+    """A planted bug is the engine's only deviation, so the reference with the named cause gives
+    the oracle's ids on every case where the engine agreed."""
+    if m.twin is not None:
+        assert root["keeps"] == root["agreements"], root
 
 
 def check_composition(run: Run, m: Mutation) -> None:
@@ -299,7 +311,7 @@ def check_composition(run: Run, m: Mutation) -> None:
     parts = set(m.cause.split("+"))
     mismatches = run.mismatches(m.bug)
     within = sum(bool(x.cause) and set(x.cause.split("+")) <= parts for x in mismatches)
-    _report(m, mismatches, within)
+    _report(run, m, mismatches, within)
     check_twin(run, m)
     assert len(mismatches) >= m.at_least, f"the bugs show on only {len(mismatches)} cases"
     assert within >= SHARE * len(mismatches), f"{within} of {len(mismatches)} within {m.cause}: {_causes(mismatches)}"
@@ -307,3 +319,4 @@ def check_composition(run: Run, m: Mutation) -> None:
     root = run.summary(m.bug).root_cause
     assert root is not None and root["cause"] == m.cause, root
     assert root["explains"] >= SHARE * len(mismatches), root
+    _check_keeps(root, m)

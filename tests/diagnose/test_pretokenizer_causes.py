@@ -18,6 +18,12 @@ MUTATIONS = [
     # Digits one at a time instead of up to three: Qwen 2's rule, so the split behaves like qwen2's.
     param(Mutation("pretokenizer.qwen2", "llama-bpe", engine(*HF, "--regex", r"\p{N}{1,3}=>\p{N}"), TWIN, CORPORA),
           "single-digits"),
+    # Qwen 3 (a tokenizer.json, judged by tokenizers) with marks taken into words, as Qwen 3.5's
+    # split does: the split behaves like qwen35's.
+    param(Mutation("pretokenizer.qwen35", "qwen3",
+                   engine(*HF, "--regex", r"[^\r\n\p{L}\p{N}]?\p{L}+=>[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+",
+                          "--regex", r" ?[^\s\p{L}\p{N}]+=> ?[^\s\p{L}\p{M}\p{N}]+"), TWIN, CORPORA),
+          "marks-in-words-qwen3"),
     # No split regex at all, only the byte-level mapping (the missing pre-tokenizer of llama.cpp #7476).
     param(Mutation("pretokenizer.none", "llama-bpe", engine(*HF, "--no-pre-tokenizer"), TWIN, CORPORA),
           "no-pre-tokenizer"),

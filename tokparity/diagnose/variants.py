@@ -250,7 +250,15 @@ def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
 
 
 def _pretokenizer_none(c: Candidate) -> Candidate | None:
-    return _with_splitter(c, Pretokenizer([], "none"))
+    out = _with_splitter(c, Pretokenizer([], "none"))
+    p = c.pipeline
+    if out is not None and isinstance(p, LlamaBpe):
+        # With no split a whole text can be one word, and "<|eot_id|>" is then looked up whole;
+        # an engine without a split (tokenizers with no pre-tokenizer) finds no special token in
+        # its model's vocabulary, so neither does this variant.
+        out.pipeline.whole_words = {t: i for t, i in p.token_to_id.items()
+                                    if c.vocab.type_of(i) != TokenType.CONTROL}
+    return out
 
 
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
