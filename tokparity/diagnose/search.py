@@ -5,11 +5,16 @@ For one model, a ``Diagnoser`` holds the reference tokenizer and the catalogue o
 set of variants with which the reference gives the backend's ids *exactly*:
 
 1. the reference itself must give the oracle's ids on the text, or nothing can be said;
-2. the sets that explained this backend's earlier cases, most frequent first (a run's
-   mismatches mostly share one cause, so this is usually the first and only try);
-3. every single variant, in pipeline order;
+2. after the backend's first LOOK_AROUND cases, the sets that explained its earlier cases,
+   most frequent first (a run's mismatches mostly share one cause, so this is usually the first
+   and only try);
+3. every single variant, in pipeline order. Where several reproduce the case, the one that
+   reproduced the most of this backend's cases so far, then the narrowest (PROBES). A variant
+   seen changing a place the backend left alone on another case is *refuted* for this backend
+   and not named again, even where it happens to reproduce;
 4. a segmentation of exactly equal score (unigram): ``model.viterbi-tie``, a tie, not a bug;
-5. pairs of variants from different stages, the most promising singles first;
+5. pairs of variants from different stages, neither of which reproduces alone: the pairs that
+   explained this backend before first, then the most promising singles;
 6. when nothing reproduces the ids, the stage that is *proven* to differ, as ``stage.other``:
    the texts the two sides tokenized differ (``normalizer.other``, ``whitespace.other``), a
    backend token crosses a boundary of the reference's split, or the backend's ids are the
