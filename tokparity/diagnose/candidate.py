@@ -54,13 +54,39 @@ class Candidate:
             text = text_map(text)
         ids = self.pipeline.encode(text, add_special, parse_special != self.flip_parse)
         if self.bos and self.bos_id is not None:
-            starts = ids[:1] == [self.bos_id]
+            # Whether the pipeline put a BOS in front, not whether the ids start with one: with
+            # parse_special a "<s>" at the start of the text is the BOS id too, and toggling that
+            # one away named "an engine that adds BOS and parses <s>" a doubled BOS.
+            added = self._adds_bos(add_special, ids)
             if self.bos == "toggle":
-                ids = ids[1:] if starts else [self.bos_id] + ids
+                ids = ids[1:] if added else [self.bos_id] + ids
             else:  # "double"
-                ids = [self.bos_id] + ids if starts else [self.bos_id, self.bos_id] + ids
+                ids = [self.bos_id] + ids if added else [self.bos_id, self.bos_id] + ids
         if self.eos and self.eos_id is not None:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
         if self.drop_ids:
             ids = [i for i in ids if i not in self.drop_ids]
         return ids
+
+    def _adds_bos(self, add_special: bool, ids: list[int]) -> bool:
+        if not add_special or ids[:1] != [self.bos_id]:
+            return False
+        prefix = getattr(self.pipeline, "prefix", None)  # tokenizers' post-processor template
+        if prefix is None and hasattr(self.pipeline, "prefix_ids"):
+            prefix = self.pipeline.prefix_ids()
+        return True if prefix is None else self.bos_id in prefix
+
+    def footprint(self, text: str, add_special: bool, parse_special: bool) -> tuple:
+        """What the stages make of ``text``: the normalized text, the pre-tokens and the ids
+        (None for a stage the pipeline does not expose or fails on). Two candidates with equal
+        footprints on a text deviate from each other nowhere a diagnosis can see."""
+        ids = self.encode(text, add_special, parse_special)
+        for text_map in self.text_maps:
+            text = text_map(text)
+        seen: list = []
+        for stage in ("normalize", "pre_tokenize"):
+            try:
+                seen.append(getattr(self.pipeline, stage)(text))
+            except Exception:  # a stage a variant leaves unreadable: only the ids say anything
+                seen.append(None)
+        return (*seen, ids)

@@ -20,7 +20,11 @@ then reads every class from the ``regex`` module's Unicode tables, which is the
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import regex
+
+from tokparity.reference import unicode as uc
 
 ECMASCRIPT_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 RE2_SPACE = "\\t\\n\\x0c\\r "
@@ -64,30 +68,70 @@ def rewrite(source: str, engine: str) -> str:
 
 
 class EngineSplitter:
-    """Split regexes applied in turn, each through ``engine``'s reading of ``\\s``."""
+    """Split regexes applied in turn, each through ``engine``'s reading of ``\\s``.
 
-    def __init__(self, sources: list[str], engine: str):
+    ``tables="llama.cpp"``: every other class (``\\p{L}``, ``\\p{N}``, …) still reads llama.cpp's
+    tables, as the model's own split does, so that only ``\\s`` differs. The ``regex`` module
+    reads a newer Unicode (Garay digits, U+10D40, are ``\\p{N}`` to it and unassigned to
+    llama.cpp); without this an engine that only reads Unicode 16 tables was reproduced as
+    much by the ECMAScript variant as by ``unicode.tables``, and named after the wrong one. Each
+    code point the two tables put in different categories is replaced, for the match only, by a
+    stand-in of llama.cpp's category."""
+
+    def __init__(self, sources: list[str], engine: str, tables: str = "regex"):
         self.sources = list(sources)
         self.engine = engine
+        self.tables = tables
         self.name = f"{engine} engine"
         self.patterns = [regex.compile(rewrite(s, engine)) for s in sources]
 
     def split(self, text: str) -> list[str]:
-        pieces = [text] if text else []
+        seen = text.translate(_stand_ins(text)) if self.tables == "llama.cpp" else text
+        spans = [(0, len(text))] if text else []
         for pattern in self.patterns:
             out = []
-            for piece in pieces:
-                pos = 0
-                for m in pattern.finditer(piece):
+            for start, end in spans:
+                pos = start
+                for m in pattern.finditer(seen, start, end):
                     if m.start() > pos:
-                        out.append(piece[pos:m.start()])
+                        out.append((pos, m.start()))
                     if m.end() > m.start():
-                        out.append(m.group())
+                        out.append((m.start(), m.end()))
                     pos = m.end()
-                if pos < len(piece):
-                    out.append(piece[pos:])
-            pieces = out
-        return pieces
+                if pos < end:
+                    out.append((pos, end))
+            spans = out
+        return [text[a:b] for a, b in spans]
+
+
+# llama.cpp's category -> a code point the regex module reads the same way (none is whitespace,
+# none ASCII, so no literal of a split regex can match one).
+_STAND_IN = {uc.LETTER: "\u00aa", uc.NUMBER: "\u00b2", uc.PUNCTUATION: "\u00a1", uc.SYMBOL: "\u00a6",
+             uc.ACCENT_MARK: "\u0300", uc.CONTROL: "\u0080", uc.UNDEFINED: "\u0378"}
+_REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compile(r"\p{N}")),
+                   (uc.PUNCTUATION, regex.compile(r"\p{P}")), (uc.SYMBOL, regex.compile(r"\p{S}")),
+                   (uc.ACCENT_MARK, regex.compile(r"\p{M}")), (uc.SEPARATOR, regex.compile(r"\p{Z}")),
+                   (uc.CONTROL, regex.compile(r"\p{Cc}|\p{Cf}")), (uc.UNDEFINED, regex.compile(r"[\s\S]"))]
+
+
+@lru_cache(maxsize=65536)
+def _stand_in(ch: str) -> str | None:
+    cp = ord(ch)
+    if uc.is_whitespace(cp) or regex.match(r"\s", ch):
+        return None  # whitespace is what the engines are compared on: never replaced
+    theirs = uc.flags(cp) & uc.CATEGORIES
+    ours = next(flag for flag, pattern in _REGEX_CATEGORY if pattern.match(ch))
+    return _STAND_IN.get(theirs) if theirs != ours else None
+
+
+def _stand_ins(text: str) -> dict[int, str]:
+    out = {}
+    for ch in set(text):
+        if ord(ch) > 0x7F:
+            replacement = _stand_in(ch)
+            if replacement is not None:
+                out[ord(ch)] = replacement
+    return out
 
 
 def hf_split_sources(config) -> list[str]:

@@ -5,11 +5,16 @@ For one model, a ``Diagnoser`` holds the reference tokenizer and the catalogue o
 set of variants with which the reference gives the backend's ids *exactly*:
 
 1. the reference itself must give the oracle's ids on the text, or nothing can be said;
-2. the sets that explained this backend's earlier cases, most frequent first (a run's
-   mismatches mostly share one cause, so this is usually the first and only try);
-3. every single variant, in pipeline order;
+2. after the backend's first LOOK_AROUND cases, the sets that explained its earlier cases,
+   most frequent first (a run's mismatches mostly share one cause, so this is usually the first
+   and only try);
+3. every single variant, in pipeline order. Where several reproduce the case, the one that
+   reproduced the most of this backend's cases so far, then the narrowest (PROBES). A variant
+   seen changing a place the backend left alone on another case is *refuted* for this backend
+   and not named again, even where it happens to reproduce;
 4. a segmentation of exactly equal score (unigram): ``model.viterbi-tie``, a tie, not a bug;
-5. pairs of variants from different stages, the most promising singles first;
+5. pairs of variants from different stages, neither of which reproduces alone: the pairs that
+   explained this backend before first, then the most promising singles;
 6. when nothing reproduces the ids, the stage that is *proven* to differ, as ``stage.other``:
    the texts the two sides tokenized differ (``normalizer.other``, ``whitespace.other``), a
    backend token crosses a boundary of the reference's split, or the backend's ids are the
@@ -41,7 +46,33 @@ from tokparity.diagnose.variants import (
 )
 from tokparity.vocab.model import TokenType
 
+# Short texts of many kinds (prose, code, digits, contractions, whitespace, composed and decomposed
+# accents, full-width forms, scripts, emoji, special-token text) on which a variant's *breadth* is
+# measured: on how many of them it changes what any stage makes of the text (the normalized text,
+# the pre-tokens or the ids). When several variants reproduce a case exactly, the case alone cannot
+# tell them apart ("My grandmother turned 90" comes out of Llama 3's merges the same with no split
+# regex at all as with GPT-2's, because merges seldom cross a word), and the narrowest one is the
+# smallest deviation that explains it. The ids alone would not measure that: no split at all
+# changes the ids of few of these texts (merges seldom cross words) but the pre-tokens of nearly
+# every one, GPT-2's regex the pre-tokens of a third.
+PROBES = (
+    "Hello world", "The capital of France is Paris.", " leading space", "trailing space ", "double  space",
+    "tabs\tand\nnewlines\n\n", "   ", "It's John's book, isn't it?", "IT'S LOUD", "1234567 and 3.14159",
+    "2026-11-22 12:34", "café naïve résumé", "cafe\u0301 decomposed", "ﬁ ½ Ａ full-width ｶﾀｶﾅ", "Straße ĳ ǅ",
+    "Kantō Hokkaidō Filipović", "ПРИВЕТ мир", "日本語のテキストです。", "中文文本，标点。", "한국어 텍스트",
+    "مرحبا بالعالم", "नमस्ते दुनिया", "Việt Nam", "emoji 🦙🧑\u200d💻 👍🏽", "def f(x):\n    return x**2  # ok",
+    "if (a && b) { c++; }", "<s>Hello</s>", "<|endoftext|> <unk> <mask>", "a\u00a0b\u2003c\u3000d",
+    "x\u0085y\ufeffz", "zero\u200bwidth\u200djoiner", "ALL CAPS TEXT", "MiXeD CaSe", "www.example.com/path?q=1",
+    "$100 + 20% = ?", "...!!!???", "\u2581 literal mark", "Ⅻ chapter", "control\x01\x1fchars", "naïve façade coöperate",
+    "a \u00a0 b\u3000\u3000c", "x\u0085\u0085 y \ufeff\ufeff z", "\u000b\u000c vertical", "Garay \U00010d40\U00010d41",
+)
+
 PAIR_PARTNERS = 6  # the most promising single variants whose pairs are tried
+# A backend's first cases try every single variant even when one that worked before reproduces
+# them: several often do ("Hello world" comes out the same with no split regex as with GPT-2's),
+# and only the count over cases tells which is the backend's (credit). Later cases try what
+# worked first.
+LOOK_AROUND = 32
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
 PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # variants made for the tokens of one case
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
@@ -83,6 +114,11 @@ class Diagnoser:
             if self._build((v.key,), v) is not None:
                 self.variants[v.key] = v
         self.memo: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: the sets that worked
+        self.refuted: dict[str, set[str]] = {}  # per backend: variants seen changing what it left alone
+        self.credit: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: cases each single reproduced
+        self.looked: Counter[str] = Counter()  # per backend: cases diagnosed
+        self._breadth: dict[tuple[str, ...], int] = {}
+        self._probe_base: list[tuple | None] | None = None
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
         self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
@@ -143,6 +179,23 @@ class Diagnoser:
     def forget(self) -> None:
         self._answers.clear()
 
+    def breadth(self, keys: tuple[str, ...]) -> int:
+        """On how many of the PROBES the variants ``keys`` change what a stage makes of the text."""
+        if keys not in self._breadth:
+            if self._probe_base is None:
+                self._probe_base = [self._footprint((), t) for t in PROBES]
+            self._breadth[keys] = sum(self._footprint(keys, t) != base for t, base in zip(PROBES, self._probe_base))
+        return self._breadth[keys]
+
+    def _footprint(self, keys: tuple[str, ...], text: str) -> tuple | None:
+        c = self._build(tuple(sorted(keys, key=self.order)))
+        if c is None:
+            return None
+        try:
+            return c.footprint(text, self.add_special, self.parse_special)
+        except Exception:  # a variant that cannot run on this probe changes it
+            return None
+
     def order(self, key: str) -> tuple[int, str]:
         v = self._variant(key)
         return (v.stage if v is not None else len(STAGES), key)
@@ -175,14 +228,20 @@ class Diagnoser:
         if tie is not None:
             return tie
         memo = self.memo.setdefault(backend, Counter())
-        for keys, _ in memo.most_common(8):
-            if self._fits(keys, symptom) and self.encode(keys, text) == target:
-                keys = self._smallest(keys, text, target)
-                # The sets that reproduced the case where this one was found, tried here too: the
-                # run's verdict weighs every reading, not only the one named first.
-                alternatives = [keys] + [alt for alt in self._alternatives.get(keys, ())
-                                         if self.encode(alt, text) == target]
-                return self._found(keys, text, memo, alternatives)
+        refuted = self.refuted.setdefault(backend, set())
+        credit = self.credit.setdefault(backend, Counter())
+        self.looked[backend] += 1
+        if self.looked[backend] > LOOK_AROUND:  # the first cases are searched in full (see LOOK_AROUND)
+            for keys, _ in memo.most_common(8):
+                if len(keys) == 1 and keys[0] in refuted or not self._fits(keys, symptom):
+                    continue
+                if self.encode(keys, text) == target:
+                    keys = self._smallest(keys, text, target)
+                    # The sets that reproduced the case where this one was found, tried here too:
+                    # the run's verdict weighs every reading, not only the one named first.
+                    alternatives = [keys] + [alt for alt in self._alternatives.get(keys, ())
+                                             if self.encode(alt, text) == target]
+                    return self._found(keys, text, memo, alternatives)
         per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
@@ -190,10 +249,16 @@ class Diagnoser:
             if key.startswith(PER_TOKEN) and key not in per_case:
                 continue  # another case's token
             out = singles[(key,)] = self.encode((key,), text)
-            if out == target:
+            if out == target and key not in refuted:
                 hits.append((key,))
+        self._refute(refuted, oracle, target, singles)
         if hits:
-            chosen = min(hits, key=lambda k: (not self._fits(k, symptom), -memo[k]))
+            # The variant that accounts for what the case looks like (its class); then the one that
+            # reproduced the most of this backend's cases so far (counting every case it reproduced,
+            # named or not); among equals the narrowest (see PROBES); then the first in pipeline order.
+            credit.update(hits)
+            chosen = min(hits, key=lambda k: (not self._fits(k, symptom), -credit[k],
+                                              self.breadth(k) if len(hits) > 1 else 0))
             return self._found(chosen, text, memo, alternatives=hits)
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
@@ -205,6 +270,28 @@ class Diagnoser:
             if triple is not None:
                 return self._found(triple, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+
+    def _refute(self, refuted: set[str], oracle: list[int], target: list[int],
+                singles: dict[tuple[str, ...], list[int] | None]) -> None:
+        """Variants that change this case's ids somewhere away from every place where the backend's
+        differ from the oracle's: the backend left that place alone, so it does not have that
+        deviation, and the variant is not named for its later cases even where it happens to give
+        their ids (GPT-2's split reproduces "hello\tworld" of an engine that only stopped taking a
+        tab into the next word, but not that engine's "1234" two cases earlier). Single variants
+        only: within a pair, the other deviation may undo the change."""
+        spans_o = _spans(self.vocab, oracle)
+        spans_t = _spans(self.vocab, target)
+        if spans_o is None or spans_t is None or spans_o[-1:] and spans_t[-1:] and spans_o[-1][1] != spans_t[-1][1]:
+            return  # different texts: no common positions to compare at
+        backend_changed = _changed(spans_o, spans_t)
+        for (key,), out in singles.items():
+            if out is None or out == target or out == oracle or key in refuted:
+                continue
+            spans_x = _spans(self.vocab, out)
+            if spans_x is None or (spans_x[-1:] and spans_o[-1:] and spans_x[-1][1] != spans_o[-1][1]):
+                continue
+            if any(not _touches(r, backend_changed) for r in _changed(spans_o, spans_x)):
+                refuted.add(key)
 
     def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
         """The variants about one token: ``specials.ids`` for the control tokens the backend emits
@@ -238,6 +325,15 @@ class Diagnoser:
         everyone = [k[0] for k, out in singles.items() if out is not None]
         tried: set[tuple[str, ...]] = set()
         hits: list[tuple[str, ...]] = []
+        # The pairs that explained this backend's earlier cases first: where two pairs reproduce
+        # a case (no charsmap or Python's NFKC, when the text holds nothing the two map apart),
+        # the one the backend has shown is the one to name.
+        for keys, _ in memo.most_common():
+            if len(keys) == 2 and keys not in tried:
+                tried.add(keys)
+                if target not in (singles.get((keys[0],)), singles.get((keys[1],))) \
+                        and self.encode(keys, text) == target:
+                    return [keys]
         for widely in (False, True):
             for a in partners[:2] if widely else partners:
                 for b in everyone if widely else partners:
@@ -247,6 +343,12 @@ class Diagnoser:
                     if keys in tried:
                         continue
                     tried.add(keys)
+                    # Both must be needed: a pair whose one member alone gives the ids (a variant
+                    # refuted as a single) is that member in disguise. (A member that alone changes
+                    # nothing may still be needed: greedy matching changes no word of "Could you buy"
+                    # while spaces are '▁', every one once they are not.)
+                    if target in (singles.get((a,)), singles.get((b,))):
+                        continue
                     if self.encode(keys, text) == target:
                         hits.append(keys)
                         if widely:
@@ -294,6 +396,36 @@ class Diagnoser:
         if others:
             evidence += f" (also reproduced by {', '.join(others[:4])})"
         return Cause(name, evidence, keys, tuple(alt for alt in alternatives if alt != keys))
+
+
+def _spans(vocab, ids: list[int]) -> list[tuple[int, int, int]] | None:
+    """Each token as (start byte, end byte, id) of the bytes the ids stand for."""
+    from tokparity.vocab.token_bytes import token_bytes
+    out, pos = [], 0
+    try:
+        for i in ids:
+            end = pos + len(token_bytes(vocab, i))
+            out.append((pos, end, i))
+            pos = end
+    except Exception:
+        return None
+    return out
+
+
+def _changed(a: list[tuple[int, int, int]], b: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The byte ranges where two tokenizations of the same bytes differ, merged."""
+    spans = sorted((s, e) for s, e, _ in set(a) ^ set(b))
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _touches(r: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
+    return any(r[0] <= e and s <= r[1] for s, e in ranges)
 
 
 def _closeness(out: list[int] | None, target: list[int]) -> int:

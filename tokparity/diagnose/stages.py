@@ -12,7 +12,12 @@ reproduces the backend's ids (``stage.other``):
   (``normalizer.other``), or differs only in whitespace (``whitespace.other``);
 * the same bytes, and a backend token crosses a boundary of the reference's pre-tokenizer
   split: the split differs (``pretokenizer.other``);
-* the same bytes, every boundary respected: the segmentation alone differs (``model.other``).
+* the same bytes, every boundary respected, and the backend cuts a pre-token where a split
+  regex can cut (not inside a run of letters) and the model's own merges on that finer split
+  give the backend's ids: the split differs (``pretokenizer.other``, an engine that splits more
+  than the model, such as one that no longer takes a tab into the word after it);
+* the same bytes, every boundary respected otherwise: the segmentation alone differs
+  (``model.other``).
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from tokparity.reference.hf import HfBpe
 from tokparity.reference.llama import LlamaBpe, LlamaUgm
-from tokparity.reference.pretokenize import unicode_to_byte
+from tokparity.reference.pretokenize import byte_to_unicode, unicode_to_byte
 from tokparity.reference.sentencepiece import SentencePieceUnigram
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
@@ -105,8 +111,77 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
                                                     f"the reference's pre-tokenizer split (at byte {inside[0]}): "
                                                     "the backend splits the text differently before merging")
             pos = end
+        finer = _finer_split(pipeline, vocab, text, a, b, da)
+        if finer is not None:
+            return _cause("pretokenizer.other", finer)
     return _cause("model.other", "the two sides tokenized the same text, with every pre-tokenizer boundary kept, "
                                  "into different pieces; no named variant of the model stage reproduces it")
+
+
+def _token_ends(vocab: Vocab, ids: Sequence[int]) -> set[int]:
+    out, pos = set(), 0
+    for i in ids:
+        pos += len(token_bytes(vocab, i))
+        out.add(pos)
+    return out
+
+
+def _wordlike(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LM"
+
+
+def _finer_split(pipeline, vocab: Vocab, text: str, a: list[int], b: list[int], decoded: bytes) -> str | None:
+    """Evidence that the backend pre-tokenizes more finely than the model, or None.
+
+    The backend's tokens end at some points inside the oracle's tokens. Those a split regex could
+    have made (every regex of the table takes a run of letters whole, so: not between two letters
+    or marks) cut the reference's pre-tokens further, and each piece is merged by the model alone;
+    when that gives the backend's ids exactly, the model's own merges on a finer split are what
+    the backend ran. A segmentation bug cuts inside words too, and its pieces are not the model's
+    own merges."""
+    words = _raw_words(pipeline, text)
+    if words is None or sum(len(w) for w, _ in words) != len(decoded):
+        return None
+    extra = sorted(_token_ends(vocab, b) - _token_ends(vocab, a) - {len(decoded)})
+    cuts = []
+    for x in extra:
+        left, right = decoded[:x].decode("utf-8", "ignore"), decoded[x:].decode("utf-8", "ignore")
+        if left and right and not (_wordlike(left[-1]) and _wordlike(right[0])):
+            cuts.append(x)
+    if not cuts:
+        return None
+    ids: list[int] = []
+    start = 0
+    try:
+        for word, encode in words:
+            end = start + len(word)
+            inner = [x - start for x in cuts if start < x < end]
+            for i, j in zip([0] + inner, inner + [len(word)]):
+                ids += encode(word[i:j])
+            start = end
+    except Exception:  # a piece that is not valid UTF-8 on its own: no finer split there
+        return None
+    if _text_ids(vocab, ids) != b:
+        return None
+    at = cuts[0]
+    before, after = decoded[:at].decode("utf-8", "replace")[-1], decoded[at:].decode("utf-8", "replace")[0]
+    return (f"the backend splits the text where the reference's pre-tokenizer does not, between {before!r} and "
+            f"{after!r} (byte {at}); the model's own merges on that finer split give the backend's ids exactly")
+
+
+def _raw_words(pipeline, text: str):
+    """The reference's pre-tokens as (bytes, encode-one-piece) pairs, or None."""
+    try:
+        if isinstance(pipeline, LlamaBpe):
+            return [(w.encode("utf-8"), lambda piece: pipeline.encode_word(piece.decode("utf-8")))
+                    for w in pipeline.pretokenizer.split(pipeline.normalize(text))]
+        if isinstance(pipeline, HfBpe) and pipeline.pretokenizer.byte_level:
+            to_byte, to_char = unicode_to_byte(), byte_to_unicode()
+            return [(bytes(to_byte[c] for c in w), lambda piece: pipeline.encode_word("".join(to_char[x] for x in piece)))
+                    for w in pipeline.pre_tokenize(text)]
+    except Exception:
+        return None
+    return None
 
 
 def _word_boundaries(pipeline, text: str, total: int) -> set[int]:

@@ -116,6 +116,18 @@ class _Nfkc:
     def __getattr__(self, name: str):  # the inner normalizer's settings (charsmap, flags)
         return getattr(self.inner, name)
 
+    # A second variant of the same case (whitespace.collapse, space.escape, …) rebuilds the
+    # normalizer with one setting changed and reads its settings: both go to the SentencePiece
+    # normalizer inside, which keeps NFKC in front (without them the pair raised AttributeError
+    # and the case lost its cause).
+    def replaced(self, **changes) -> _Nfkc:
+        return _Nfkc(self.inner.replaced(**changes))
+
+    def __getattr__(self, name: str):
+        if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 def _normalizer_nfkc(c: Candidate, simplified: bool = False) -> Candidate | None:
     p = c.pipeline
@@ -325,14 +337,25 @@ def split_on_white_space(text: str) -> str:
 
 
 def _pretokenizer_none(c: Candidate) -> Candidate | None:
-    return _with_splitter(c, Pretokenizer([], "none"))
+    out = _with_splitter(c, Pretokenizer([], "none"))
+    p = c.pipeline
+    if out is not None and isinstance(p, LlamaBpe):
+        # With no split a whole text can be one word, and "<|eot_id|>" is then looked up whole;
+        # an engine without a split (tokenizers with no pre-tokenizer) finds no special token in
+        # its model's vocabulary, so neither does this variant.
+        out.pipeline.whole_words = {t: i for t, i in p.token_to_id.items()
+                                    if c.vocab.type_of(i) != TokenType.CONTROL}
+    return out
 
 
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     sources = _split_sources(c.pipeline)
     if not sources:
         return None
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine))
+    # Only \s read otherwise: the other classes keep the tables the model's split reads
+    # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json).
+    tables = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables))
 
 
 def _split_sources(p) -> list[str]:
@@ -655,9 +678,10 @@ def special_ids_variant(role: str, target: int) -> Variant:
 
 def catalogue() -> list[Variant]:
     """Every variant that does not depend on the case, in pipeline order."""
+    # Within a stage the specific variants come first: where the model's whole normalizer is one
+    # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
+    # cases and change the same probes, and the tie goes to the one that says what is missing.
     out = [
-        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
-                _normalizer_none),
         Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
                 _normalizer_nfkc),
         Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
@@ -669,6 +693,8 @@ def catalogue() -> list[Variant]:
                 partial(_unicode_form, "NFD")),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
+        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
+                _normalizer_none),
         Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled",
                 _whitespace_collapse),
         Variant("whitespace.collapse:tokenizers", "whitespace.collapse",

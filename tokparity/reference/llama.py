@@ -258,6 +258,11 @@ class LlamaBpe(LlamaCppPipeline):
         self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))
         self.gemma4 = _pre_name(vocab) == "gemma4"
         self.greedy: LongestMatch | None = None  # switch: longest vocabulary match instead of merges
+        # Switch: where a whole word is looked up (ignore_merges). llama.cpp looks in every token,
+        # control tokens too; no split regex of its table ever leaves "<|eot_id|>" whole, but a
+        # diagnosis that drops the split must look where an engine without one does (tokenizers'
+        # model vocabulary, which holds no added special token).
+        self.whole_words: dict[str, int] = self.token_to_id
         # Fast path: a word's ids depend on the word alone, so they can be remembered.
         self.cache: dict[str, list[int]] | None = {} if cache_words else None
 
@@ -286,7 +291,7 @@ class LlamaBpe(LlamaCppPipeline):
 
     def encode_word(self, word: str, trace: list | None = None) -> list[int]:
         symbols_text = bytes_to_gpt2(word) if self.pre.byte_encode else word
-        whole = self.token_to_id.get(symbols_text)
+        whole = self.whole_words.get(symbols_text)
         if whole is not None and (self.flags.ignore_merges or (self.gemma4 and not word.strip("\n"))):
             return [whole]
         if self.greedy is not None:

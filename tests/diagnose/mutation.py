@@ -1,0 +1,322 @@
+"""The mutation suite's shared parts: engines with one planted bug, the corpora that show it, and
+the checks a diagnosis must pass.
+
+A ``Mutation`` is an engine with exactly one deviation from the model (``bug``), the same engine
+with it switched off (``twin``), the zoo model and corpus on which the deviation shows, and the
+root cause the diagnosis must name. Each test module lists its mutations; ``compare_runs`` runs
+the real ``run_compare`` once per (model, corpus, flags), every engine and twin of the module as
+``cmd:`` backends side by side, and the checks read the run's ``Mismatch.cause`` and the
+summary's ``root_cause``:
+
+* the twin agrees with the oracle on every case (so what the bug engine does differently is the
+  bug, and nothing of the harness);
+* at least 95 % of the bug engine's mismatches carry exactly the cause (a composition: a part of
+  it, and the whole where both parts show);
+* the run's root cause names it, and (for a planted bug) keeps every agreeing case agreeing.
+
+The engines (tests/engines) are real libraries with one setting changed wherever one can carry
+the bug: SentencePiece with a ModelProto field flipped, tokenizers with a tokenizer.json edited,
+llama.cpp with a flag forced or a GGUF key overridden, transformers' BertTokenizer with its
+normalizer options set. They were not written against tokparity's reference, so the diagnosis
+is judged on behaviour it did not see.
+
+Every check prints one ``MUTATION`` line (cause, engine, model, mismatches, share with the cause)
+so ``pytest -s tests/diagnose | grep MUTATION`` gives the suite's table.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tokparity.compare import CompareOptions, run_compare
+from tokparity.corpus import load_corpus
+from tokparity.results import Mismatch, Results, RunSummary
+
+ENGINES = Path(__file__).resolve().parents[1] / "engines"
+SHARE = 0.95  # of a bug engine's mismatches that must carry its cause
+
+
+def engine(script: str, *args: str) -> str:
+    """A ``cmd:`` backend running ``tests/engines/<script>`` with ``args`` (``{gguf}`` & co. are
+    left for tokparity to fill in; everything else is quoted)."""
+    words = [a if a.startswith("{") and a.endswith("}") else shlex.quote(a) for a in args]
+    return " ".join(["cmd:{python}", shlex.quote(str(ENGINES / script)), *words])
+
+
+@dataclass(frozen=True)
+class Mutation:
+    cause: str  # the root cause the diagnosis must name ("a+b" for a composition)
+    model: str
+    bug: str  # the backend with the deviation
+    twin: str | None  # the same engine with it switched off (None: there is no bug to switch off)
+    corpora: tuple[str, ...]  # committed corpus names, or "focus:NAME" (FOCUS below)
+    add_special: bool = False
+    parse_special: bool = False
+    at_least: int = 10  # mismatches the bug must show on this corpus
+
+    @property
+    def group(self) -> tuple:
+        return self.model, self.corpora, self.add_special, self.parse_special
+
+
+def param(m: Mutation, id: str):
+    return pytest.param(m, id=id)
+
+
+# --- focused corpora --------------------------------------------------------------------------------
+
+
+def _records(items: Iterable[tuple[str, str]]) -> list[dict]:
+    return [{"id": case_id, "text": text, "tags": {}} for case_id, text in items]
+
+
+def _committed(name: str, keep: Callable[[dict], bool]) -> list[dict]:
+    return [{"id": c.id, "text": c.text, "tags": dict(c.tags)} for c in load_corpus(name)
+            if keep({"id": c.id, "text": c.text, "tags": c.tags})]
+
+
+def prose(_zoo) -> list[dict]:
+    """The multilingual corpus without its code and mixed texts."""
+    return _committed("multilingual", lambda c: c["tags"].get("kind") == "prose")
+
+
+def cased_prose(_zoo) -> list[dict]:
+    """Prose in scripts with case (Latin, Cyrillic, Greek) and the edge corpus's plain ASCII,
+    contractions, digits and punctuation: where an uncased BERT vocabulary is used as written."""
+    out = _committed("multilingual", lambda c: c["tags"].get("kind") == "prose"
+                     and c["tags"].get("script") in ("Latn", "Cyrl", "Grek"))
+    groups = ("ascii-", "contractions-", "digits-", "punctuation-")
+    return out + _committed("edge", lambda c: c["id"].startswith(groups))
+
+
+def decomposed_prose(zoo) -> list[dict]:
+    """Multilingual prose in NFD, every accent a combining mark."""
+    return [{**r, "id": r["id"] + "-nfd", "text": unicodedata.normalize("NFD", r["text"])} for r in prose(zoo)]
+
+
+def nfkc_changes(_zoo) -> list[dict]:
+    """Every assigned character that NFKC changes, between two letters."""
+    chars = [chr(cp) for cp in range(0xA0, 0x30000)
+             if unicodedata.category(chr(cp)) not in ("Cs", "Co", "Cn")
+             and unicodedata.normalize("NFKC", chr(cp)) != chr(cp)]
+    return _records((f"U+{ord(c):04X}", f"x{c}y") for c in chars)
+
+
+def llama_specials(_zoo) -> list[dict]:
+    """Llama's special tokens in plain text, with and without text and spaces around them."""
+    before = ["", "Hello", "Hi ", "\n", "x"]
+    after = ["world", " there", "\tTab", "", "!", "  two"]
+    return _records((f"sp-{i}-{j}-{k}", f"{b}{s}{a}") for i, b in enumerate(before)
+                    for j, s in enumerate(["<s>", "</s>", "<unk>"]) for k, a in enumerate(after))
+
+
+UNUSUAL_SPACES = ["\x0b", "\x0c", "\x85", "\xa0", "\u1680", "\u2000", "\u2003", "\u2028", "\u2029", "\u202f",
+                  "\u205f", "\u3000", "\ufeff", "\x1c", "\x1f", "\u180e", "\u200b"]
+
+
+def unicode_spaces(_zoo) -> list[dict]:
+    """Each code point some regex engine reads as \\s and another does not, once and twice,
+    between words, digits, punctuation, spaces and newlines."""
+    sides = ["word", "12", "!", " ", "\n", "", "x "]
+    return _records((f"sp-{i}-{a}{b}{n}", left + sp * n + right) for i, sp in enumerate(UNUSUAL_SPACES)
+                    for a, left in enumerate(sides) for b, right in enumerate(sides) for n in (1, 2))
+
+
+UNICODE16_DIGITS = [chr(c) for c in [*range(0x10D40, 0x10D4A), *range(0x116D0, 0x116E4)]]
+
+
+def unicode16_digits(_zoo) -> list[dict]:
+    """The digits Unicode 16.0 added (Garay, Myanmar Extended-C) in short texts."""
+    ds = UNICODE16_DIGITS
+    return _records((f"u16-{i}-{j}", t) for i, d in enumerate(ds) for j, t in enumerate(
+        [f"Digit {d} here", f"x {d}{d}", f"{d} {d}", f"A {d}.", f"page {d}{ds[(i + 1) % len(ds)]}{d} end"]))
+
+
+def digit_runs(_zoo) -> list[dict]:
+    """Runs of one digit, and round numbers: where a unigram model's segmentations tie."""
+    runs = [(f"run-{d}-{k}", d * k) for d in "0123456789" for k in range(1, 25)]
+    return _records(runs + [(f"num-{lead}-{k}", lead + "0" * k) for k in range(1, 13) for lead in "123456789"])
+
+
+def whole_words(zoo) -> list[dict]:
+    """Llama 3's words that are one token but that its merges would not build (`` Việt``): found
+    with tokenizers itself (ignore_merges off) over the whole vocabulary."""
+    from tokenizers import Tokenizer
+
+    from tokparity.reference.pretokenize import unicode_to_byte
+
+    config = json.loads(Path(zoo("llama-bpe").files["tokenizer_json"]).read_text("utf-8"))
+    config["model"]["ignore_merges"] = False
+    tok = Tokenizer.from_str(json.dumps(config))
+    table = unicode_to_byte()
+    words = []
+    for piece, i in sorted(tok.get_vocab().items(), key=lambda item: item[1]):
+        try:
+            words.append((i, bytes(table[c] for c in piece).decode("utf-8")))
+        except (KeyError, UnicodeDecodeError):
+            continue
+    encoded = tok.encode_batch([w for _, w in words], add_special_tokens=False)
+    found = [w for (i, w), e in zip(words, encoded) if e.ids != [i] and w.strip().isalpha()]
+    return _records((f"word-{n}", f"1{w}!") for n, w in enumerate(found))
+
+
+QWEN_TAGS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+             "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|repo_name|>", "<|file_sep|>"]
+
+
+def qwen_tags(_zoo) -> list[dict]:
+    """Qwen 3's added tokens that are not special (matched in any text) inside prose."""
+    frames = ["{t}", "Let me think.{t}", "{t}\nThe answer is 42.", "a{t}b", " {t} ", "Call {t}{{\"name\": \"f\"}}",
+              "x = 1{t}y = 2"]
+    return _records((f"tag-{i}-{j}", f.format(t=t)) for i, t in enumerate(QWEN_TAGS) for j, f in enumerate(frames))
+
+
+PHI3_SPECIALS = ["<|user|>", "<|assistant|>", "<|end|>", "<|system|>", "</s>", "<|endoftext|>"]
+
+
+def phi3_chat(_zoo) -> list[dict]:
+    """Phi-3 chat turns: special tokens with newlines and spaces after them."""
+    frames = ["{t}\nHello", "Hi{t} \n", "{t}  x", "a {t}\tb", "{t}\n\n{t}\nok", "Question?{t}\nAnswer."]
+    return _records((f"chat-{i}-{j}", f.format(t=t)) for i, t in enumerate(PHI3_SPECIALS)
+                    for j, f in enumerate(frames))
+
+
+CHAT_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
+                 "<|reserved_special_token_0|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>",
+                 "<start_of_turn>", "<end_of_turn>", "[INST]", "<mask>"]
+
+
+def chat_specials(_zoo) -> list[dict]:
+    """Special tokens of several model families in chat-like text."""
+    frames = ["{t}", "{t}user\nHello{t}", "Say {t} please", "{t}\n\n", "a{t}b", " {t} "]
+    return _records((f"chat-{i}-{j}", f.format(t=t)) for i, t in enumerate(CHAT_SPECIALS)
+                    for j, f in enumerate(frames))
+
+
+FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
+    prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
+    digit_runs, whole_words, qwen_tags, phi3_chat, chat_specials)}
+
+
+def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:
+    out = []
+    for name in corpora:
+        if not name.startswith("focus:"):
+            out.append(name)
+            continue
+        path = folder / f"{name[6:]}.jsonl"
+        if not path.exists():
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in FOCUS[name[6:]](zoo)), "utf-8")
+        out.append(str(path))
+    return out
+
+
+# --- runs and checks --------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    results: Results
+
+    def summary(self, backend: str) -> RunSummary:
+        return next(s for s in self.results.runs if s.backend == backend)
+
+    def mismatches(self, backend: str) -> list[Mismatch]:
+        return [m for m in self.results.mismatches if m.backend == backend]
+
+
+def compare_runs(mutations: Iterable[Mutation], folder: Path, zoo) -> dict[tuple, Run]:
+    """One ``run_compare`` per (model, corpus, flags), every engine and twin of the group in it."""
+    groups: dict[tuple, list[str]] = {}
+    for m in mutations:
+        groups.setdefault(m.group, []).extend(b for b in (m.bug, m.twin) if b)
+    runs = {}
+    for (model, corpora, add_special, parse_special), backends in groups.items():
+        zoo(model)
+        options = CompareOptions(add_special=add_special, parse_special=parse_special, known=None,
+                                 explicit_backends=True)
+        results = run_compare([model], corpus_paths(corpora, folder, zoo), list(dict.fromkeys(backends)), options)
+        runs[(model, corpora, add_special, parse_special)] = Run(results)
+    return runs
+
+
+def _label(backend: str) -> str:
+    """``greedy_engine.py --no-escape`` for a cmd: backend (the script and its flags), else the name."""
+    if not backend.startswith("cmd:"):
+        return backend
+    words = shlex.split(backend[4:])
+    script = next((i for i, w in enumerate(words) if w.endswith(".py")), 0)
+    return " ".join([Path(words[script]).name] + [w for w in words[script + 1:] if not w.startswith("{")])
+
+
+def _report(run: Run, m: Mutation, mismatches: list[Mismatch], carrying: int) -> None:
+    share = carrying / len(mismatches) if mismatches else 0.0
+    root = run.summary(m.bug).root_cause
+    verdict = f"root {root['cause']}: {root['explains']}/{root['mismatches']}, keeps {root['keeps']}/" \
+              f"{root['agreements']}" if root else "root none"
+    print(f"MUTATION {m.cause} | {_label(m.bug)} | {m.model} | {len(mismatches)} | {carrying} ({share:.1%}) | "
+          f"{verdict}")
+
+
+def _causes(mismatches: list[Mismatch]) -> Counter:
+    return Counter(x.cause for x in mismatches)
+
+
+def check_twin(run: Run, m: Mutation) -> None:
+    if m.twin is None:
+        return
+    twin = run.mismatches(m.twin)
+    assert not twin, f"the twin {m.twin} differs from the oracle on {len(twin)} cases, e.g. " \
+                     f"{twin[0].case_id} {twin[0].text!r}: {_causes(twin)}"
+
+
+def check_single(run: Run, m: Mutation, stage_level: bool = False) -> None:
+    """One deviation: >= 95 % of the mismatches carry exactly ``m.cause``; the run's root cause
+    names it (``stage_level``: a ``*.other`` cause reproduces no variant, so the run-level verdict,
+    which ranks sets of variants, has none to name)."""
+    mismatches = run.mismatches(m.bug)
+    carrying = sum(x.cause == m.cause for x in mismatches)
+    _report(run, m, mismatches, carrying)
+    check_twin(run, m)
+    assert len(mismatches) >= m.at_least, f"the bug shows on only {len(mismatches)} cases"
+    assert carrying >= SHARE * len(mismatches), f"{carrying} of {len(mismatches)} carry {m.cause}: {_causes(mismatches)}"
+    root = run.summary(m.bug).root_cause
+    if stage_level:
+        assert root is None, root
+    else:
+        assert root is not None and root["cause"] == m.cause, root
+        assert root["explains"] >= SHARE * len(mismatches), root
+        _check_keeps(root, m)
+
+
+def _check_keeps(root: dict, m: Mutation) -> None:
+    """A planted bug is the engine's only deviation, so the reference with the named cause gives
+    the oracle's ids on every case where the engine agreed."""
+    if m.twin is not None:
+        assert root["keeps"] == root["agreements"], root
+
+
+def check_composition(run: Run, m: Mutation) -> None:
+    """Two deviations: each mismatch's cause is the pair or one of its parts (a case where only
+    one shows is reproduced by that one alone: the smallest set), >= 95 % of them; the pair itself
+    is named on some; the run's root cause is the pair, reproducing >= 95 % of the mismatches."""
+    parts = set(m.cause.split("+"))
+    mismatches = run.mismatches(m.bug)
+    within = sum(bool(x.cause) and set(x.cause.split("+")) <= parts for x in mismatches)
+    _report(run, m, mismatches, within)
+    check_twin(run, m)
+    assert len(mismatches) >= m.at_least, f"the bugs show on only {len(mismatches)} cases"
+    assert within >= SHARE * len(mismatches), f"{within} of {len(mismatches)} within {m.cause}: {_causes(mismatches)}"
+    assert any(x.cause == m.cause for x in mismatches), _causes(mismatches)
+    root = run.summary(m.bug).root_cause
+    assert root is not None and root["cause"] == m.cause, root
+    assert root["explains"] >= SHARE * len(mismatches), root
+    _check_keeps(root, m)

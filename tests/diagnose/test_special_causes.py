@@ -1,0 +1,65 @@
+"""The mutation suite, special tokens, user-defined pieces and BOS/EOS: specials.parse,
+specials.strip, specials.ids, user-defined.atomic, bos, bos.double, eos
+(tests/diagnose/mutation.py says how each check reads)."""
+
+from __future__ import annotations
+
+import pytest
+from mutation import Mutation, check_composition, check_single, compare_runs, engine, param
+
+HF = ("tokenizers_engine.py", "{tokenizer_json}")
+LLAMA = ("llamacpp_engine.py", "{gguf}")
+CORPORA = ("multilingual", "edge")
+
+MUTATIONS = [
+    # llama.cpp told to parse special-token text even when the caller did not ask.
+    param(Mutation("specials.parse", "llama-spm", engine(*LLAMA, "--parse-special", "always"), engine(*LLAMA),
+                   ("edge", "focus:llama-specials")), "parse-always-llama-spm"),
+    # tokenizers matching special added tokens in any text (its default, encode_special_tokens off).
+    param(Mutation("specials.parse", "llama-bpe", engine(*HF, "--parse-special", "always"), engine(*HF),
+                   ("focus:chat-specials",)),
+          "parse-always-llama-bpe"),
+    # llama.cpp on Phi-3 with the GGUF's general.name overridden: llama.cpp recognises Phi-3 by name
+    # to give its special tokens rstrip, so they no longer eat the whitespace after them (PR #7375).
+    param(Mutation("specials.strip", "phi-3", engine(*LLAMA, "--kv", "general.name=phi"), engine(*LLAMA),
+                   ("focus:phi3-chat",), parse_special=True), "rstrip-lost-phi-3"),
+    # A GGUF whose unknown-token id points at </s> (id 2), as transformers' GGUF converter does
+    # for unigram models (T5's unk id is 2): llama.cpp with tokenizer.ggml.unknown_token_id overridden.
+    param(Mutation("specials.ids", "botchan-unigram", engine(*LLAMA, "--kv", "tokenizer.ggml.unknown_token_id=2"),
+                   engine(*LLAMA), ("multilingual",)), "unk-id-2-botchan-unigram"),
+    # Qwen 3 without its non-special added tokens (<think>, <tool_call>, …): matched by the merges instead.
+    param(Mutation("user-defined.atomic", "qwen3", engine(*HF, "--drop-added", "nonspecial"), engine(*HF),
+                   ("focus:qwen-tags",)), "added-dropped-qwen3"),
+    # BOS added when the caller did not ask for special tokens.
+    param(Mutation("bos", "llama-spm", engine(*LLAMA, "--add-special", "always"), engine(*LLAMA), CORPORA),
+          "add-special-always-llama-spm"),
+    # With add_special: a GGUF saying add_bos_token=false (BOS missing) ...
+    param(Mutation("bos", "llama-spm", engine(*LLAMA, "--kv", "tokenizer.ggml.add_bos_token=false"), engine(*LLAMA),
+                   CORPORA, add_special=True), "add-bos-false-llama-spm"),
+    # ... an engine putting BOS in front of what llama.cpp already starts with BOS (PR #7332) ...
+    param(Mutation("bos.double", "llama-spm", engine(*LLAMA, "--bos", "twice"), engine(*LLAMA), CORPORA,
+                   add_special=True), "bos-twice-llama-spm"),
+    # ... and one saying add_eos_token=true.
+    param(Mutation("eos", "llama-spm", engine(*LLAMA, "--kv", "tokenizer.ggml.add_eos_token=true"), engine(*LLAMA),
+                   CORPORA, add_special=True), "add-eos-true-llama-spm"),
+]
+
+# A real one, with two deviations: transformers' own GGUF converter (hf-gguf) on nomic-bert-moe
+# skips the precompiled_charsmap and takes T5's unknown id 2 (which is </s> here). On prose these
+# two are all it does differently (on the edge corpus it shows more: Unicode spaces split as
+# whitespace, "<s>" read as padding), so it is checked as a composition.
+HF_GGUF = Mutation("normalizer.none+specials.ids", "nomic-bert-moe", "hf-gguf", None, ("multilingual",))
+
+
+@pytest.fixture(scope="module")
+def runs(zoo, tmp_path_factory):
+    return compare_runs([p.values[0] for p in MUTATIONS] + [HF_GGUF], tmp_path_factory.mktemp("corpora"), zoo)
+
+
+@pytest.mark.parametrize("m", MUTATIONS)
+def test_special_cause(runs, m):
+    check_single(runs[m.group], m)
+
+
+def test_hf_gguf_nomic_bert_moe(runs):
+    check_composition(runs[HF_GGUF.group], HF_GGUF)

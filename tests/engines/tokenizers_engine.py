@@ -1,0 +1,159 @@
+r"""Hugging Face ``tokenizers`` on a tokenizer.json with one thing edited, as a ``cmd:`` engine.
+
+Each flag is an edit a buggy converter or a hand-written config could make; ``tokenizers``
+itself then runs everything else right, so the engine has exactly the bug the edit plants:
+
+    --regex OLD=>NEW            replace text in every Split regex (``\p{N}{1,3}=>\p{N}+``)
+    --space-class ecmascript|re2
+                                every ``\s`` / ``\S`` of the Split regexes spelled as that engine's
+                                class (ECMAScript: no U+0085, U+FEFF included; RE2: ASCII only)
+    --gpt2-split                the Split regexes replaced by ByteLevel's own (GPT-2's) regex
+    --no-pre-tokenizer          only the byte-level mapping left: no split regex at all
+    --model KEY=true|false      a field of the model: ignore_merges, byte_fallback, fuse_unk
+    --merges-by-id              the merge list sorted by the merged token's id ("a lower id was
+                                learned earlier"), not kept in its ranked order
+    --drop-normalizer TYPE      the normalizer steps of that type removed (Prepend, Replace, NFC, …)
+    --drop-added nonspecial     the added tokens that are not special removed (matched by the model)
+    --unicode NFC|NFD|NFKC      Python's unicodedata applied to the text first
+    --parse-special always      added special tokens matched in the text even when not asked
+
+With no flag the file is used as it is (the bug-free twin).
+
+    python tokenizers_engine.py tokenizer.json --model ignore_merges=false
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+
+from tokenizers import Tokenizer
+
+# Each regex engine's members of \s, as a class body for Oniguruma (tokenizers' engine).
+SPACE_CLASSES = {
+    "ecmascript": r"\t\n\x0B\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}",
+    "re2": r"\t\n\f\r ",
+}
+
+
+def _components(config: dict | None, key: str) -> list[dict]:
+    if not config:
+        return []
+    if config.get("type") == "Sequence":
+        return [c for item in config[key] for c in _components(item, key)]
+    return [config]
+
+
+def _splits(config: dict) -> list[dict]:
+    splits = [c for c in _components(config.get("pre_tokenizer"), "pretokenizers")
+              if c.get("type") == "Split" and "Regex" in c.get("pattern", {})]
+    if not splits:
+        raise SystemExit("the tokenizer.json has no Split regex to edit")
+    return splits
+
+
+def respell_spaces(source: str, members: str) -> str:
+    r"""``source`` with ``\s`` / ``\S`` written out as ``[members]`` / ``[^members]`` (inside a
+    class: the members themselves; a ``\S`` inside a class does not occur in these regexes)."""
+    out, inside, i = [], False, 0
+    while i < len(source):
+        if source[i] == "\\" and i + 1 < len(source):
+            esc = source[i:i + 2]
+            if esc == "\\s":
+                out.append(members if inside else f"[{members}]")
+            elif esc == "\\S" and not inside:
+                out.append(f"[^{members}]")
+            else:
+                out.append(esc)
+            i += 2
+            continue
+        if source[i] == "[":
+            inside = True
+        elif source[i] == "]":
+            inside = False
+        out.append(source[i])
+        i += 1
+    return "".join(out)
+
+
+def planted(config: dict, args: argparse.Namespace) -> dict:
+    for edit in args.regex:
+        old, sep, new = edit.partition("=>")
+        if not sep:
+            raise SystemExit(f"--regex {edit!r}: write OLD=>NEW")
+        for split in _splits(config):
+            if old not in split["pattern"]["Regex"]:
+                raise SystemExit(f"the split regex has no {old!r}: {split['pattern']['Regex']!r}")
+            split["pattern"]["Regex"] = split["pattern"]["Regex"].replace(old, new)
+    if args.space_class:
+        for split in _splits(config):
+            split["pattern"]["Regex"] = respell_spaces(split["pattern"]["Regex"], SPACE_CLASSES[args.space_class])
+    if args.gpt2_split:
+        _splits(config)
+        config["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                   "use_regex": True}
+    if args.no_pre_tokenizer:
+        config["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                   "use_regex": False}
+    for setting in args.model:
+        key, _, value = setting.partition("=")
+        if key not in ("ignore_merges", "byte_fallback", "fuse_unk") or value not in ("true", "false"):
+            raise SystemExit(f"--model {setting!r}: expected ignore_merges|byte_fallback|fuse_unk=true|false")
+        config["model"][key] = value == "true"
+    if args.merges_by_id:
+        vocab = config["model"]["vocab"]
+        merges = config["model"]["merges"]
+
+        def merged_id(merge) -> int:
+            left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+            return vocab[left + right]
+
+        merges.sort(key=merged_id)  # stable: merges making the same token keep their order
+    for kind in args.drop_normalizer:
+        steps = _components(config.get("normalizer"), "normalizers")
+        if not any(s.get("type") == kind for s in steps):
+            raise SystemExit(f"the normalizer has no {kind} step")
+        kept = [s for s in steps if s.get("type") != kind]
+        config["normalizer"] = {"type": "Sequence", "normalizers": kept} if kept else None
+    if args.drop_added == "nonspecial":
+        dropped = {a["id"] for a in config["added_tokens"] if not a["special"]}
+        if not dropped:
+            raise SystemExit("no added token that is not special")
+        config["added_tokens"] = [a for a in config["added_tokens"] if a["special"]]
+    return config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("tokenizer_json")
+    parser.add_argument("--regex", action="append", default=[])
+    parser.add_argument("--space-class", choices=tuple(SPACE_CLASSES))
+    parser.add_argument("--gpt2-split", action="store_true")
+    parser.add_argument("--no-pre-tokenizer", action="store_true")
+    parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--merges-by-id", action="store_true")
+    parser.add_argument("--drop-normalizer", action="append", default=[])
+    parser.add_argument("--drop-added", choices=("nonspecial",))
+    parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
+    parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
+    args = parser.parse_args()
+    with open(args.tokenizer_json, encoding="utf-8") as f:
+        config = planted(json.load(f), args)
+    tok = Tokenizer.from_str(json.dumps(config))
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("op") == "encode":
+            text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
+            # tokenizers matches special added tokens in the text unless told to encode them as text.
+            tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
+            reply = {"id": req["id"], "ids": tok.encode(text, add_special_tokens=req.get("add_special", False)).ids}
+        else:
+            reply = {"id": req["id"], "error": f"op {req.get('op')!r} not supported"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
