@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure, EncodeResult
@@ -247,7 +247,10 @@ class ModelRun:
         self.compared = [n for n in backend_names if n not in chain or (n == chain[-1] and len(chain) > 1)]
         self.summaries = {n: RunSummary(self.model.name, "/".join(chain), n) for n in self.compared}
         self._stage_ref: Backend | None = None
-        self._diagnoser: Diagnoser | None | bool = None  # False: the model has no reference to diagnose with
+        self._reference: Any = None  # the RefTokenizer the diagnosis varies
+        self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
+        self._diagnosed = 0  # results.mismatches before this index have been diagnosed
+        self._symptoms: dict[int, str] = {}  # id(mismatch) -> its class before a cause changed it
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
         self.oracles_used: set[str] = set()
         # seconds: "load" (vocabulary and backends), and each backend's own encode time
@@ -258,7 +261,8 @@ class ModelRun:
 
     def finish(self) -> list[RunSummary]:
         """The summaries, each naming the oracles that really judged its cases (golden ids only
-        where they had the text)."""
+        where they had the text), with their causes counted."""
+        self._count_causes()
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         for s in self.summaries.values():
             s.oracle = used
@@ -377,20 +381,13 @@ class ModelRun:
             self.not_agreeing[name].add(record.n)
             cls, known = cast(list, verdict)  # [class, known-divergence id]
             mismatch = by_backend.get(name)
-            tie = False
             if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
                 if self.options.known:
                     mismatch.known = known = self.options.known.match(mismatch)
-                    if known and not mismatch.cause:
-                        self._reviewed_cause(mismatch)
                 record.verdicts[name] = [cls, known]
                 self.results.mismatches.append(mismatch)
-                if mismatch.cause:
-                    summary.causes[mismatch.cause] = summary.causes.get(mismatch.cause, 0) + 1
-                tie = mismatch.cause == "model.viterbi-tie"
             summary.mismatches += 1
-            summary.ties += 1 if tie and not known else 0
-            summary.unexplained += 0 if known or tie else 1
+            summary.unexplained += 0 if known else 1
             summary.classes[cls] = summary.classes.get(cls, 0) + 1
             mismatched += 1
         if judged:  # the tag rates count (case, backend) pairs
@@ -466,88 +463,140 @@ class ModelRun:
             cls, evidence = c.cls, c.evidence
             divergence = c.divergence or align(oracle.ids, ans.ids)
             first = divergence.first[0] if divergence.first is not None else 0
-            ref_ids = ref_answer.ids if ref_answer is not None and ref_answer.status == "ok" else None
-            cause = Cause("vocab.mismatch", evidence) if cls == "vocab-mismatch" else \
-                self.diagnose(case.text, oracle.ids, ans.ids, name, ref_ids, cls)
-            if cause.reproduced or cause.name == "model.viterbi-tie":  # a proof decides; a stage-level cause locates
-                cls = consistent_class(cls, cause.name)
-            if stage == "unknown":  # a backend without stages: the cause says where it diverged
-                stage = stage_of_cause(cause.name)
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
-        mismatch = Mismatch(
+        return Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
             oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
             backend_pieces=_pieces(self.vocab, ans.ids),
         )
-        if oracle.status == "ok" and ans.status == "ok":
-            mismatch.cause, mismatch.cause_evidence, mismatch.variants = cause.name, cause.detail, list(cause.keys)
-            mismatch.alternatives = [list(keys) for keys in cause.alternatives]
-        return mismatch
 
     # -- diagnosis by reproduction (tokparity.diagnose) -------------------------------------------
 
+    # Causes are named after the cases are judged, over the model's mismatches in case order: the
+    # search remembers what explained a backend's earlier cases, so the order must be the run's
+    # own, whoever judged the cases (worker processes with --jobs, a run before a --resume).
+
     def diagnoser(self) -> Diagnoser | None:
-        """The model's reference and its variants, made on the first mismatch (None: the model has
-        no reference tokenizer, so no cause can be reproduced)."""
-        if self._diagnoser is None:
-            self._diagnoser = False
+        """The model's reference and its variants for the current add_special / parse_special, made
+        on first use (None: the model has no reference tokenizer, so no cause can be reproduced)."""
+        key = (self.options.add_special, self.options.parse_special)
+        if key not in self._diagnosers:
+            self._diagnosers[key] = None
             try:
-                ref = self.backends.get("ref")
-                tokenizer = getattr(ref, "tokenizer", None)
-                if tokenizer is None:
-                    from tokparity.reference import RefTokenizer
-                    tokenizer = RefTokenizer(self.vocab if self.vocab is not None else load_vocab(self.model.primary[1]))
-                self._diagnoser = Diagnoser(tokenizer, self.options.add_special, self.options.parse_special)
+                if self._reference is None:
+                    tokenizer = getattr(self.backends.get("ref"), "tokenizer", None)
+                    if tokenizer is None:
+                        from tokparity.reference import RefTokenizer
+                        vocab = self.vocab if self.vocab is not None else load_vocab(self.model.primary[1])
+                        tokenizer = RefTokenizer(vocab)
+                    self._reference = tokenizer
+                self._diagnosers[key] = Diagnoser(self._reference, *key)
             except TokparityError as e:
                 _say(self.options, f"{self.model.name}: no root causes: {e}")
-        return self._diagnoser if isinstance(self._diagnoser, Diagnoser) else None
+        return self._diagnosers[key]
 
-    def diagnose(self, text: str, oracle_ids: list[int], backend_ids: list[int], backend: str,
-                 reference_ids: list[int] | None = None, symptom: str = "") -> Cause:
+    def diagnose_one(self, m: Mismatch, counted: bool = True) -> None:
+        """Name ``m``'s root cause (and keep its class a symptom of it; ``counted``: ``m`` is one of
+        the run's mismatches, counted in its summary's classes)."""
+        if m.stage == "decode":
+            m.cause = m.cause or ("decode.cleanup" if m.cls == "decode-cleanup" else "")
+            return
+        if m.cls in ("crash", "timeout") or not self.options.diagnose:
+            return
+        if m.cls == "vocab-mismatch":
+            cause = Cause("vocab.mismatch", m.evidence)
+        else:
+            diagnoser = self.diagnoser()
+            if diagnoser is None:
+                return
+            started = time.perf_counter()
+            try:
+                cause = diagnoser.diagnose(m.text, m.oracle_ids, m.backend_ids, m.backend, symptom=m.cls)
+            except Exception as e:  # a diagnosis never stops a run; the case keeps its class
+                cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
+            finally:
+                self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
+        m.cause, m.cause_evidence, m.variants = cause.name, cause.detail, list(cause.keys)
+        m.alternatives = [list(keys) for keys in cause.alternatives]
+        if cause.reproduced or cause.name == "model.viterbi-tie":  # a proof decides; a stage-level cause locates
+            if counted:
+                self._set_class(m, consistent_class(m.cls, cause.name))
+            else:
+                m.cls = consistent_class(m.cls, cause.name)
+        if m.stage == "unknown":  # a backend without stages: the cause says where it diverged
+            m.stage = stage_of_cause(cause.name)
+
+    def _symptom(self, m: Mismatch) -> str:
+        """The class the rules gave ``m``, before its cause set it."""
+        return self._symptoms.get(id(m), m.cls)
+
+    def _set_class(self, m: Mismatch, cls: str) -> None:
+        if cls == m.cls:
+            return
+        self._symptoms.setdefault(id(m), m.cls)
+        classes = self.summaries[m.backend].classes
+        classes[m.cls] -= 1
+        if not classes[m.cls]:
+            del classes[m.cls]
+        classes[cls] = classes.get(cls, 0) + 1
+        m.cls = cls
+
+    def diagnose_all(self, corpora: list[str] | None) -> None:
+        """The root cause of every mismatch of this model not diagnosed yet, in case order, then
+        each backend's run-level verdict (tokparity.diagnose.verdict: the agreeing cases are read
+        again from ``corpora``; None: no agreements to check)."""
         if not self.options.diagnose:
-            return Cause("", "")
-        diagnoser = self.diagnoser()
-        if diagnoser is None:
-            return Cause("", "no reference tokenizer for this model")
-        if reference_ids is not None and diagnoser.tokenizer is not getattr(self.backends.get("ref"), "tokenizer", None):
-            reference_ids = None  # the ref backend reads another file than the diagnoser's reference
-        started = time.perf_counter()
-        try:
-            return diagnoser.diagnose(text, oracle_ids, backend_ids, backend, reference_ids, symptom)
-        except Exception as e:  # a diagnosis never stops a run; the case keeps its class
-            return Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
-        finally:
-            self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
-
-    def settle_root_causes(self, corpora: list[str]) -> None:
-        """Each compared backend's run-level root cause (tokparity.diagnose.verdict), once its cases
-        are all counted: the agreeing cases are read again from the corpora."""
+            return
         from tokparity.diagnose.verdict import relabel, root_cause
 
-        started = time.perf_counter()
-        by_backend: dict[str, list[Mismatch]] = {}
-        for m in self.results.mismatches:
-            if m.model == self.model.name and m.stage != "decode" and m.variants:
-                by_backend.setdefault(m.backend, []).append(m)
-        if not by_backend or not self.options.diagnose or self.diagnoser() is None:
-            return
+        todo = [m for m in self.results.mismatches[self._diagnosed:] if m.model == self.model.name]
+        self._diagnosed = len(self.results.mismatches)
+        for m in todo:
+            if m.backend in self.summaries:
+                self.diagnose_one(m)
         diagnoser = self.diagnoser()
-        assert diagnoser is not None
+        if diagnoser is None:
+            return
+        started = time.perf_counter()
         base_of: dict[str, list[int] | None] = {}
-        for name, mismatches in by_backend.items():
-            summary = self.summaries.get(name)
-            if summary is None:
+        for name, summary in self.summaries.items():
+            mismatches = [m for m in self.results.mismatches
+                          if m.model == self.model.name and m.backend == name and m.stage != "decode"]
+            if not any(m.variants for m in mismatches):
                 continue
-            all_mismatches = [m for m in self.results.mismatches
-                              if m.model == self.model.name and m.backend == name and m.stage != "decode"]
-            skip = self.not_agreeing.get(name, set())
-            summary.root_cause = root_cause(diagnoser, all_mismatches, self._texts(corpora, skip), base_of)
+            texts = self._texts(corpora, self.not_agreeing.get(name, set())) if corpora is not None else iter(())
+            summary.root_cause = root_cause(diagnoser, mismatches, texts, base_of)
             if summary.root_cause is not None:
-                summary.causes = relabel(diagnoser, all_mismatches, summary.root_cause)
+                for m in relabel(diagnoser, mismatches, summary.root_cause, self._symptom):
+                    self._set_class(m, consistent_class(self._symptom(m), m.cause))
         diagnoser.forget()
         self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
+
+    def _count_causes(self) -> None:
+        """The summaries' causes, ties and known divergences once causes are named: a class that
+        changed is matched against the known list again; a known case without a reproduced cause
+        carries its entry's reviewed one; a tie is reported apart, not as a failure."""
+        known = self.options.known
+        for m in self.results.mismatches:
+            summary = self.summaries.get(m.backend)
+            if m.model != self.model.name or summary is None:
+                continue
+            before = bool(m.known)
+            if known is not None:
+                if m.known and (entry := known.entry(m.known)) is not None:
+                    entry.hits -= 1
+                m.known = known.match(m)
+                if m.known and not m.cause:
+                    self._reviewed_cause(m)
+            tie = m.cause == "model.viterbi-tie" and not m.known
+            summary.unexplained += (0 if before else -1) + (0 if m.known or tie else 1)
+            summary.ties += 1 if tie else 0
+            if m.cause:
+                summary.causes[m.cause] = summary.causes.get(m.cause, 0) + 1
+        for summary in self.summaries.values():
+            summary.causes = dict(sorted(summary.causes.items(), key=lambda kv: -kv[1]))
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
         max_chars = self.options.max_chars
@@ -637,7 +686,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
             _say(options, f"{run.model.name}: {batch[-1].n + 1} cases")
     _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
                   f"mismatches against {'/'.join(run.chain)}")
-    run.settle_root_causes(corpora)
+    run.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
 
 
 class JudgedCases:

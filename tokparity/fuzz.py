@@ -362,6 +362,7 @@ class Fuzzer:
             id=f"fuzz-{model}-{first.cls}-{digest}", model=model, backend=first.backend, oracle=self.oracle,
             cls=first.cls, text=text, original=case, mismatch=minimal, found_after=found_after,
             shrink_seconds=time.monotonic() - t0, probes=probes)
+        self.run.diagnose_one(minimal, counted=False)  # its root cause, for the findings file and the reports
         tags = finding.record(self.options.seed)["tags"]
         finding.mismatch = dataclasses.replace(
             minimal, corpus="fuzz", case_id=finding.id, tags=tags,

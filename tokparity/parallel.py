@@ -348,7 +348,7 @@ def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
             else:
                 results.options.setdefault(key, value)
         if m.finished:
-            m.run.settle_root_causes(corpora)  # in this process: the workers' records are all here
+            m.run.diagnose_all(corpora)  # here, in case order: the workers' records are all in
         results.runs.extend(m.run.finish())
         results.mismatches.extend(m.results.mismatches)
         for key, rate in m.results.tag_rates.items():

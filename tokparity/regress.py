@@ -246,6 +246,7 @@ def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
             for corpus_cases in cases.values():
                 for case in corpus_cases:
                     run.run_case(Case(case.id, case.text, case.corpus + label, case.tags))
+            run.diagnose_all(None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         run.close()
     summaries = run.finish()

@@ -110,18 +110,12 @@ class _Nfkc:
         return self.inner.normalize(simplified_charsmap(text) if self.simplified else
                                     unicodedata.normalize("NFKC", text))
 
-    def replaced(self, **changes) -> _Nfkc:
-        return _Nfkc(self.inner.replaced(**changes), self.simplified)
-
-    def __getattr__(self, name: str):  # the inner normalizer's settings (charsmap, flags)
-        return getattr(self.inner, name)
-
     # A second variant of the same case (whitespace.collapse, space.escape, …) rebuilds the
     # normalizer with one setting changed and reads its settings: both go to the SentencePiece
     # normalizer inside, which keeps NFKC in front (without them the pair raised AttributeError
     # and the case lost its cause).
     def replaced(self, **changes) -> _Nfkc:
-        return _Nfkc(self.inner.replaced(**changes))
+        return _Nfkc(self.inner.replaced(**changes), self.simplified)
 
     def __getattr__(self, name: str):
         if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
@@ -194,6 +188,8 @@ class _TokenizersWhitespace:
         return _TokenizersWhitespace(self.inner.replaced(**changes))
 
     def __getattr__(self, name: str):
+        if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 

@@ -16,7 +16,7 @@ on them, which holds wherever ``ref`` agrees with the oracle (every zoo model).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from tokparity.diagnose.search import Diagnoser, join
 from tokparity.diagnose.variants import stage_of
@@ -106,7 +106,9 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: I
     def score(keys: tuple[str, ...]) -> float:
         return explains(keys, some_m) * rate_m + keeps(keys, some_t) * rate_t
 
-    best = max(sets, key=lambda k: (score(k), -len(k)))
+    # Equal predictions: the smaller set, then the narrower one (Occam: lower-casing off rather than
+    # the whole normalizer off, when no text of the run has an accent to tell them apart).
+    best = max(sets, key=lambda k: (score(k), -len(k), -diagnoser.breadth(k)))
     # Then one variant more at a time, from those that explained some case, while the set predicts
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
@@ -127,17 +129,20 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: I
     return verdict
 
 
-def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict) -> dict[str, int]:
+def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict,
+            symptom_of: Callable[[Mismatch], str] = lambda m: m.cls) -> list[Mismatch]:
     """One engine, one cause: a mismatch whose ids the run's set, or a part of it, reproduces
     carries that part as its cause, when the part is no larger than its own cause and its class
     is a symptom of it (a case that the greedy match and the engine's real merge order both
-    reproduce is the merge order's). Returns the run's ``causes`` counted again."""
+    reproduce is the merge order's). ``symptom_of``: the class the rules gave a mismatch, before its
+    own cause set it. Returns the mismatches relabelled."""
     from itertools import combinations
 
     from tokparity.diagnose.info import consistent_class
 
     keys = tuple(verdict["variants"])
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
+    changed = []
     for m in mismatches:
         if not m.variants or set(m.variants) <= set(keys):
             continue
@@ -145,15 +150,16 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict)
             if len(part) > len(m.variants):
                 break
             names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
-            if consistent_class(m.cls, names) != m.cls:
+            symptom = symptom_of(m)
+            if consistent_class(symptom, names) != symptom:
                 continue
             if diagnoser.encode_remembered(part, m.text) == m.backend_ids:
                 m.cause_evidence = (f"the run's root cause reproduces these ids exactly ({', '.join(part)}); "
                                     f"{m.cause_evidence}")
                 m.cause, m.variants = names, list(part)
+                changed.append(m)
                 break
-    counts = Counter(m.cause for m in mismatches if m.cause)
-    return dict(counts.most_common())
+    return changed
 
 
 def proven(verdict: dict) -> bool:
