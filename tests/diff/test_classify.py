@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tokparity.diff.align import align
-from tokparity.diff.classify import Stages, classify
+from tokparity.diff.classify import Stages, classify, rule_of
 from tokparity.vocab import load_vocab
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
@@ -63,7 +63,7 @@ def test_space_prefix_llama_cpp_2310(spm, llama):
     oracle = llama(path)("Hello world")
     assert oracle == [15043, 3186]
     c = classify("Hello world", oracle, [10994, 3186], vocab)
-    assert c.cls == "space-prefix"
+    assert c.cls == "space-prefix" and rule_of("Hello world", oracle, [10994, 3186], vocab) == "leading_space"
     assert "oracle starts with one more space" in c.evidence and "15043 '▁Hello'" in c.evidence
 
 
@@ -72,6 +72,7 @@ def test_bos_eos(spm, llama):
     enc = llama(path)
     c = classify("Hello world", enc("Hello world", True), enc("Hello world", False), vocab)
     assert c.cls == "bos-eos" and "oracle has [1 '<s>']" in c.evidence
+    assert rule_of("Hello world", enc("Hello world", True), enc("Hello world", False), vocab) == "ends_only"
 
 
 def test_special_parsing(spm, llama):
@@ -81,6 +82,7 @@ def test_special_parsing(spm, llama):
     assert parsed == [1, 15043] and literal == [529, 29879, 29958, 10994]
     c = classify("<s>Hello", parsed, literal, vocab)
     assert c.cls == "special-parsing" and "'<s>'" in c.evidence
+    assert rule_of("<s>Hello", parsed, literal, vocab) == "special_text_parsed"
 
 
 def test_space_after_special_llama_cpp_4772(spm, llama):
@@ -91,6 +93,7 @@ def test_space_after_special_llama_cpp_4772(spm, llama):
     assert engine == [1, 402]  # llama.cpp 0.3.36 still puts the dummy prefix after <s>
     c = classify("<s>G", oracle, engine, vocab)
     assert c.cls == "space-after-special" and "backend adds a '▁'" in c.evidence
+    assert rule_of("<s>G", oracle, engine, vocab) == "space_after_special"
 
 
 def test_byte_fallback_issue_28862(spm, llama):
@@ -114,6 +117,7 @@ def test_normalization_half(spm, llama):
     enc = llama(path)
     c = classify("½", enc("½"), enc("1⁄2"), vocab)
     assert c.cls == "normalization" and "oracle ' ½' vs backend ' 1⁄2'" in c.evidence
+    assert rule_of("½", enc("½"), enc("1⁄2"), vocab) == "unicode_normal_form"
 
 
 def test_whitespace_collapse_t5(spm, llama):
@@ -137,7 +141,7 @@ def test_merge_order_greedy_longest_match(spm, llama, greedy):
     assert oracle != wrong
     c = classify(text, oracle, wrong, vocab)
     assert c.cls == "merge-order", c.evidence
-    assert "other segmentation" in c.evidence
+    assert "other segmentation" in c.evidence and rule_of(text, oracle, wrong, vocab) == "other_segmentation"
 
 
 def test_whitespace_runs_greedy(spm, llama, greedy):
@@ -147,7 +151,7 @@ def test_whitespace_runs_greedy(spm, llama, greedy):
     if oracle == wrong:
         pytest.fail(f"expected the greedy engine to split {text!r} differently; both gave {oracle}")
     c = classify(text, oracle, wrong, vocab)
-    assert c.cls == "whitespace-runs"
+    assert c.cls == "whitespace-runs" and rule_of(text, oracle, wrong, vocab) == "whitespace_run_split"
     assert "oracle [418 '▁▁▁▁▁', 343 '▁y'] vs backend [539 '▁▁▁▁▁▁', 29891 'y']" in c.evidence
 
 
@@ -160,9 +164,16 @@ def test_ignore_merges_llama3_7193(zoo):
     data["model"]["ignore_merges"] = False
     merged = tokenizers.Tokenizer.from_str(json.dumps(data)).encode(" Việt", add_special_tokens=False).ids
     assert whole == [101798] and len(merged) == 3
+    right = tokenizers.Tokenizer.from_file(str(path))
+    split = Stages(pre_tokens=[p for p, _ in right.pre_tokenizer.pre_tokenize_str(" Việt")])
+    assert split.pre_tokens == ["ĠViá»ĩt"]  # one word: GPT-2's alphabet, read back to bytes by the classifier
     vocab = load_vocab(zoo("llama-bpe").files["gguf"])
-    c = classify(" Việt", whole, merged, vocab)
+    c = classify(" Việt", whole, merged, vocab, a_stages=split)
     assert c.cls == "ignore-merges" and "101798" in c.evidence
+    assert rule_of(" Việt", whole, merged, vocab, a_stages=split) == "whole_word_lookup"
+    assert "(' Việt', one pre-token of the oracle's split)" in c.evidence
+    # without the oracle's split a whole word cannot be told from a crossed boundary: no claim
+    assert classify(" Việt", whole, merged, vocab).cls == "merge-order"
 
 
 def test_pre_tokenizer_digits(zoo):
@@ -185,6 +196,10 @@ def test_pre_tokenizer_digits(zoo):
     stages.pre_tokens = [bytes(table[ch] for ch in p).decode() for p in stages.pre_tokens]
     c = classify(text, a, b, vocab, a_stages=stages)
     assert c.cls == "pre-tokenizer", c.evidence
+    assert rule_of(text, a, b, vocab, a_stages=stages) == "crosses_oracle_split"
+    # the classifier reads the byte-level pieces ('Ġ' for the space) by itself
+    byte_level = Stages(pre_tokens=[p for p, _ in right.pre_tokenizer.pre_tokenize_str(text)])
+    assert rule_of(text, a, b, vocab, a_stages=byte_level) == "crosses_oracle_split"
 
 
 def test_crash_and_timeout_pass_through(spm):
@@ -202,6 +217,7 @@ def test_vocab_mismatch_lenml_llama2(spm, llama, zoo):
     assert enc.ids != llama(path)("Hello world")
     c = classify("Hello world", llama(path)("Hello world"), enc.ids, vocab, b_pieces=enc.tokens)
     assert c.cls == "vocab-mismatch"
+    assert rule_of("Hello world", llama(path)("Hello world"), enc.ids, vocab, b_pieces=enc.tokens) == "foreign_vocabulary"
     assert "do not share a vocabulary" in c.evidence
 
 
@@ -224,6 +240,7 @@ def test_special_ids_transformers_gguf_unigram(zoo, llama):
     assert 2 in wrong and 2 not in oracle
     c = classify(text, oracle, wrong, vocab)
     assert c.cls == "special-ids", c.evidence
+    assert rule_of(text, oracle, wrong, vocab) == "control_token_inside"
     assert "control token 2 '</s>'" in c.evidence
 
 
@@ -239,6 +256,7 @@ def test_whitespace_collapse_sentencepiece_strips_literal_space_marks(zoo, llama
     assert oracle == [] and other == [4, 4, 4]
     c = classify("▁▁", oracle, other, vocab)
     assert c.cls == "whitespace-collapse", c.evidence
+    assert rule_of("▁▁", oracle, other, vocab) == "whitespace_text_stripped"
     assert "oracle strips all of it" in c.evidence
 
 
@@ -261,6 +279,7 @@ def test_user_defined_whitespace_token_matched_whole_on_one_side(mpt, llama):
     assert 50274 in oracle and 50274 not in other
     c = classify(text, oracle, other, vocab)
     assert c.cls == "user-defined", c.evidence
+    assert rule_of(text, oracle, other, vocab) == "user_defined_piece"
     assert "user-defined piece 50274 '    '" in c.evidence
 
 
@@ -273,6 +292,7 @@ def test_added_token_priority_inside_a_word(mpt, llama):
     assert oracle == [25521, 50276, 10186] and other == [25521, 209, 1533]
     c = classify(text, oracle, other, vocab)
     assert c.cls == "added-token-priority", c.evidence
+    assert rule_of(text, oracle, other, vocab) == "added_token_inside_word"
 
 
 def test_special_strip_phi3_end_token(zoo, llama):
@@ -294,6 +314,7 @@ def test_special_strip_phi3_end_token(zoo, llama):
     assert oracle == [263, 29871, 32007, 289] and other == [263, 29871, 32007, 29871, 289]
     c = classify(text, oracle, other, vocab)
     assert c.cls == "special-strip", c.evidence
+    assert rule_of(text, oracle, other, vocab) == "special_keeps_whitespace"
     assert "the oracle strips it (rstrip), the backend keeps it as one more '▁'" in c.evidence
 
 
@@ -317,6 +338,8 @@ def test_unicode_categories_garay_digits_llama3(zoo, tmp_path):
         "llama.cpp and tokenizers now agree on Unicode 16's digits: an upstream table changed, update this case"
     garay = by_case[("hf", "garay")]
     assert garay.oracle == "llama.cpp" and garay.cls == "unicode-categories"
+    vocab = load_vocab(zoo("llama-bpe").files["gguf"])
+    assert rule_of(garay.text, garay.oracle_ids, garay.backend_ids, vocab) == "disputed_code_point"
     assert "U+10D40" in garay.evidence and "unassigned to llama.cpp's unicode-data.cpp" in garay.evidence
     assert "\\p{N} to the regex module's" in garay.evidence
     # the ids themselves: tokenizers leaves the space alone (220 'Ġ'), llama.cpp joins it to the digit
