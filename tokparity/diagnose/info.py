@@ -39,6 +39,12 @@ def consistent_class(cls: str, cause: str) -> str:
     return allowed[0]
 
 
+def fits(symptom: str, cause: str) -> bool:
+    """Whether a mismatch of class ``symptom`` may have ``cause``: the class is one of the cause's
+    symptoms (an unclassified mismatch may have any cause)."""
+    return symptom in ("", "unclassified") or consistent_class(symptom, cause) == symptom
+
+
 def stage_of_cause(cause: str) -> str:
     """The first pipeline stage the cause puts the divergence in (the CSV's ``stage`` column)."""
     names = parts(cause)

@@ -378,10 +378,8 @@ class Diagnoser:
         reproduce a case, one that also accounts for what the case looks like is preferred
         (``<|begin_of_text|>`` alone as one id is special-parsing; "no split regex" giving the
         same id is a coincidence)."""
-        if not symptom:
-            return True
-        from tokparity.diagnose.info import consistent_class
-        return consistent_class(symptom, join([self._variant(k).cause for k in keys])) == symptom  # type: ignore[union-attr]
+        from tokparity.diagnose.info import fits
+        return fits(symptom, join([self._variant(k).cause for k in keys]))  # type: ignore[union-attr]
 
     def _found(self, keys: tuple[str, ...], text: str, memo: Counter,
                alternatives: Sequence[tuple[str, ...]] = ()) -> Cause:

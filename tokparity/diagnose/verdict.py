@@ -37,12 +37,25 @@ def candidates(mismatches: Sequence[Mismatch]) -> list[tuple[str, ...]]:
     counts.update(tuple(keys) for m in mismatches for keys in m.alternatives)
     top = [keys for keys, _ in counts.most_common(CANDIDATES)]
     top += _token_families(counts)
-    union = tuple(dict.fromkeys(k for keys in top for k in keys))
+    union = _one_per_stage(k for keys in top for k in keys)
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
         out.append(union)
         out += [tuple(k for k in union if k != drop) for drop in union if len(union) > 2]
     return list(dict.fromkeys(out))
+
+
+def _one_per_stage(keys: Iterable[str]) -> tuple[str, ...]:
+    """The keys in order, less any whose stage an earlier one has (two split regexes at once
+    mean nothing)."""
+    out: list[str] = []
+    stages: set[str] = set()
+    for k in dict.fromkeys(keys):
+        stage = stage_of(k.split(":", 1)[0])
+        if stage not in stages:
+            out.append(k)
+            stages.add(stage)
+    return tuple(out)
 
 
 def _token_families(counts: Counter) -> list[tuple[str, ...]]:
@@ -138,7 +151,7 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict,
     own cause set it. Returns the mismatches relabelled."""
     from itertools import combinations
 
-    from tokparity.diagnose.info import consistent_class
+    from tokparity.diagnose.info import fits
 
     keys = tuple(verdict["variants"])
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
@@ -150,8 +163,7 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict,
             if len(part) > len(m.variants):
                 break
             names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
-            symptom = symptom_of(m)
-            if consistent_class(symptom, names) != symptom:
+            if not fits(symptom_of(m), names):
                 continue
             if diagnoser.encode_remembered(part, m.text) == m.backend_ids:
                 m.cause_evidence = (f"the run's root cause reproduces these ids exactly ({', '.join(part)}); "
