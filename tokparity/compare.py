@@ -562,8 +562,9 @@ class ModelRun:
         started = time.perf_counter()
         base_of: dict[str, list[int] | None] = {}
         for name, summary in self.summaries.items():
-            mismatches = [m for m in self.results.mismatches
-                          if m.model == self.model.name and m.backend == name and m.stage != "decode"]
+            # (a tie is not the backend's deviation: two optima of the same model)
+            mismatches = [m for m in self.results.mismatches if m.model == self.model.name and m.backend == name
+                          and m.stage != "decode" and m.cause != "model.viterbi-tie"]
             if not any(m.variants for m in mismatches):
                 continue
             texts = self._texts(corpora, self.not_agreeing.get(name, set())) if corpora is not None else iter(())

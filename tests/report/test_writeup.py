@@ -125,7 +125,7 @@ def test_explain_one_case(greedy, case):
     assert text.startswith(f"multilingual/en-0004 · llama-spm · {GREEDY} against llama.cpp\n")
     assert "Text           'It's␣raining.' (13 characters)" in text
     assert "Class          merge-order: same text, different segmentation; both sides use valid pieces" in text
-    assert "Evidence       same text 'raining.', other segmentation:" in text
+    assert "Evidence       same text ' raining', other segmentation:" in text
     assert "Cause          model.greedy-longest-match\n" in text
     assert ("the reference reproduces the backend's ids exactly with: the longest vocabulary piece at each "
             "position") in flat(text)

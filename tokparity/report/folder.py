@@ -122,11 +122,11 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
 def _final_causes(mismatches: list[Mismatch], final: list[Mismatch]) -> None:
     """The journal has each case as it was judged; the run's verdict then gives some of them the
     run's cause (tokparity.diagnose.verdict.relabel), which the reports, the CSV among them, hold."""
-    by_key = {(m.model, m.backend, m.corpus, m.case_id, m.stage): m for m in final}
+    by_key = {(m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"): m for m in final}
     for m in mismatches:
-        f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.stage))
+        f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"))
         if f is not None:
-            m.cls, m.cause, m.cause_evidence, m.known = f.cls, f.cause, f.cause_evidence, f.known
+            m.cls, m.stage, m.cause, m.cause_evidence, m.known = f.cls, f.stage, f.cause, f.cause_evidence, f.known
 
 
 def _cell(value: str) -> str:
