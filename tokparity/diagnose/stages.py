@@ -48,33 +48,61 @@ def _text_ids(vocab: Vocab, ids: Sequence[int]) -> list[int]:
 
 
 def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]):
+    """A tie when every stretch where the ids differ holds the same text on both sides, scored the
+    same by the model (an ``<unk>`` elsewhere in the text changes nothing of that)."""
     if not isinstance(pipeline, (LlamaUgm, SentencePieceUnigram)):
         return None
     a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
     tokens = vocab.tokens
-    if "".join(tokens[i] for i in a) != "".join(tokens[i] for i in b):
-        return None
     model = pipeline.model
-    if model.unk_id in a or model.unk_id in b:
-        return None
 
     def total(ids: list[int]) -> float | None:
         s = 0.0
         for i in ids:
             hit = model.pieces.get(tokens[i])
-            if hit is None:
+            if hit is None or i == model.unk_id:
                 return None
             s += hit[1]
         return s
 
-    sa, sb = total(a), total(b)
-    if sa is None or sb is None:
+    # The stretches between the token boundaries both sides share: where they differ, each side
+    # covers the same text (difflib would cut "00"+"0" against "0"+"00" into an insert and a delete).
+    stretches = [(x, y) for x, y in _common_cuts(a, b, tokens) if x != y]
+    if not stretches:
         return None
-    # Sums in float32 (SentencePiece) round at about 1e-7 of their size per addition.
-    if math.isclose(sa, sb, rel_tol=1e-6 * max(len(a), len(b)), abs_tol=1e-6):
-        return _cause("model.viterbi-tie", f"both segmentations score {sa:.7g} under the model "
-                                           f"({len(a)} pieces against {len(b)}): a tie, not a bug")
-    return None
+    scores = []
+    for x, y in stretches:
+        sx, sy = total(x), total(y)
+        # Sums in float32 (SentencePiece) round at about 1e-7 of their size per addition.
+        if sx is None or sy is None or not math.isclose(sx, sy, rel_tol=1e-6 * max(len(x), len(y)), abs_tol=1e-6):
+            return None
+        scores.append(sx)
+    shown = ", ".join(f"{sc:.7g}" for sc in scores[:3])
+    return _cause("model.viterbi-tie", f"where the ids differ, both segmentations hold the same text and score the "
+                                       f"same under the model ({shown}): a tie, not a bug")
+
+
+def _common_cuts(a: list[int], b: list[int], tokens: list[str]) -> list[tuple[list[int], list[int]]]:
+    """``a`` and ``b`` cut at the text offsets where both have a token boundary ([] when the two
+    do not spell the same text)."""
+    if "".join(tokens[i] for i in a) != "".join(tokens[i] for i in b):
+        return []
+
+    def ends(ids: list[int]) -> list[int]:
+        out, pos = [], 0
+        for i in ids:
+            pos += len(tokens[i])
+            out.append(pos)
+        return out
+
+    ea, eb = ends(a), ends(b)
+    shared = sorted(set(ea) & set(eb))
+    out, ia, ib = [], 0, 0
+    for cut in shared:
+        ja, jb = ea.index(cut, ia) + 1, eb.index(cut, ib) + 1
+        out.append((a[ia:ja], b[ib:jb]))
+        ia, ib = ja, jb
+    return out
 
 
 def _inner_controls(vocab: Vocab, ids: Sequence[int]) -> list[int]:
