@@ -306,6 +306,7 @@ class Fuzzer:
         del results.mismatches[before:]  # the reports show the minimal findings, not every case
         self._count(case.corpus, record.verdicts)
         for m in new:
+            self.run.diagnose_one(m)  # its cause sets its class: the same case, the same class when shrunk
             if (m.backend, m.cls) not in self.keys:
                 self.keys.add((m.backend, m.cls))
                 self._found(case, m)
@@ -333,6 +334,7 @@ class Fuzzer:
         if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
             return None
         mismatch = run._mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
+        run.diagnose_one(mismatch, counted=False)
         known = getattr(run.options, "known", None)  # the known-divergence list, where compare has one
         if known:
             mismatch.known = known.match(mismatch)
@@ -362,7 +364,6 @@ class Fuzzer:
             id=f"fuzz-{model}-{first.cls}-{digest}", model=model, backend=first.backend, oracle=self.oracle,
             cls=first.cls, text=text, original=case, mismatch=minimal, found_after=found_after,
             shrink_seconds=time.monotonic() - t0, probes=probes)
-        self.run.diagnose_one(minimal, counted=False)  # its root cause, for the findings file and the reports
         tags = finding.record(self.options.seed)["tags"]
         finding.mismatch = dataclasses.replace(
             minimal, corpus="fuzz", case_id=finding.id, tags=tags,

@@ -28,7 +28,6 @@ set of variants with which the reference gives the backend's ids *exactly*:
 
 from __future__ import annotations
 
-import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,7 +121,6 @@ class Diagnoser:
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
         self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
-        self.seconds = 0.0
 
     # -- candidates ------------------------------------------------------------------------------
 
@@ -203,16 +201,11 @@ class Diagnoser:
     # -- the search ------------------------------------------------------------------------------
 
     def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "",
-                 reference_ids: Sequence[int] | None = None, symptom: str = "") -> Cause:
-        """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``reference_ids``: the
-        reference's own answer on the text when the caller has it (saves encoding it again);
-        ``symptom``: the case's bug class, which breaks ties between sets that reproduce it."""
-        started = time.perf_counter()
-        try:
-            base = list(reference_ids) if reference_ids is not None else self.encode((), text)
-            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
-        finally:
-            self.seconds += time.perf_counter() - started
+                 symptom: str = "") -> Cause:
+        """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``symptom``: the case's
+        bug class, which breaks ties between sets that reproduce it."""
+        base = self.encode((), text)
+        return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
 
     def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None,
                   symptom: str) -> Cause:
