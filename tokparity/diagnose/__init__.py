@@ -9,6 +9,7 @@ backend's ids exactly.
     verdict.py        the run-level root cause: the set that explains the most mismatches and
                       keeps the agreeing cases agreeing
     causes.toml       what each cause means, its symptoms (classes), and the fix
+    info.py           reads causes.toml: a cause's symptoms, stage, fix; whether a class fits a cause
 """
 
 from tokparity.diagnose.search import Cause, Diagnoser
