@@ -444,8 +444,7 @@ class ModelRun:
         return Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,
             backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
-            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces,
-            cause=verdict.cls.replace("-", ".", 1) if verdict.cls == "decode-cleanup" else "")
+            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
 
     def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer,
                   ref_answer: _Answer | None = None) -> Mismatch:
@@ -500,7 +499,7 @@ class ModelRun:
     def diagnose_one(self, m: Mismatch, counted: bool = True) -> None:
         """Name ``m``'s root cause (and keep its class a symptom of it; ``counted``: ``m`` is one of
         the run's mismatches, counted in its summary's classes)."""
-        if m.stage == "decode":
+        if m.stage == "decode":  # decoding is not reproduced by variants: its class says it
             m.cause = m.cause or ("decode.cleanup" if m.cls == "decode-cleanup" else "")
             return
         if m.cls in ("crash", "timeout") or not self.options.diagnose:
