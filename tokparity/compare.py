@@ -574,6 +574,25 @@ class ModelRun:
         diagnoser.forget()
         self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started
 
+    def take_causes(self, causes: dict) -> bool:
+        """The causes a worker process named for this model (``parallel._causes_of``), when it
+        judged every case in order; False (nothing taken) when its mismatches are not these."""
+        mine = [m for m in self.results.mismatches if m.model == self.model.name]
+        named = causes["mismatches"]
+        if len(mine) != len(named) or any((m.backend, m.case_id) != tuple(c[:2]) for m, c in zip(mine, named)):
+            return False
+        for m, (_, _, cls, stage, cause, evidence, variants, alternatives) in zip(mine, named):
+            if m.backend in self.summaries:
+                self._set_class(m, cls)
+            m.stage, m.cause, m.cause_evidence = stage, cause, evidence
+            m.variants, m.alternatives = list(variants), [list(keys) for keys in alternatives]
+        for name, verdict in causes["root_causes"].items():
+            if name in self.summaries:
+                self.summaries[name].root_cause = verdict
+        self._diagnosed = len(self.results.mismatches)
+        self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + causes["seconds"]
+        return True
+
     def _count_causes(self) -> None:
         """The summaries' causes, ties and known divergences once causes are named: a class that
         changed is matched against the known list again; a known case without a reproduced cause

@@ -92,12 +92,20 @@ def _worker(conn: Connection) -> None:
                                             "load": run.timing["load"]}))
             sent = started = time.monotonic()
             cases = JudgedCases(run, corpora, skip=task.skips)
+            # A worker that judges a whole model in case order (one shard, nothing resumed) names its
+            # causes too, as one process would: the parent then need not load the model again.
+            whole = task.shards == 1 and not len(task.done) and options.diagnose
             for record in cases:
                 batch.append(record)
+                if whole:
+                    run.apply(record)
                 if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
                     conn.send(("records", task.index, batch))
                     batch, sent = [], time.monotonic()
             conn.send(("records", task.index, batch))
+            if whole:
+                run.diagnose_all(corpora)
+                conn.send(("causes", task.index, _causes_of(run)))
             run.close()
             closed = True
             conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
@@ -110,6 +118,15 @@ def _worker(conn: Connection) -> None:
         finally:
             if not closed:
                 run.close()
+
+
+def _causes_of(run) -> dict:
+    """What the diagnosis decided for a model, for the parent's ledger: per mismatch (in the order
+    the records hold them) its class, stage and cause; per backend its verdict."""
+    fields = ("backend", "case_id", "cls", "stage", "cause", "cause_evidence", "variants", "alternatives")
+    return {"mismatches": [tuple(getattr(m, f) for f in fields) for m in run.results.mismatches],
+            "root_causes": {name: s.root_cause for name, s in run.summaries.items()},
+            "seconds": run.timing.get("diagnose", 0.0)}
 
 
 # -- the parent ------------------------------------------------------------------------------------
@@ -127,6 +144,7 @@ class _Model:
         self.next_n = 0
         self.shards_done = 0
         self.total = 0
+        self.causes: dict | None = None  # named by the worker that judged the whole model (_causes_of)
 
     @property
     def ledger(self) -> ModelRun:
@@ -237,6 +255,8 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                     for record in message[2]:
                         m.waiting[record.n] = record
                     advance(m)
+                elif kind == "causes":
+                    m.causes = message[2]
                 elif kind == "done":
                     m.shards_done += 1
                     m.total = max(m.total, message[2])
@@ -347,7 +367,7 @@ def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
                 note["first"] = (note["first"] + value["first"])[:TOO_LONG_LISTED]
             else:
                 results.options.setdefault(key, value)
-        if m.finished:
+        if m.finished and not (m.causes and m.run.take_causes(m.causes)):
             m.run.diagnose_all(corpora)  # here, in case order: the workers' records are all in
         results.runs.extend(m.run.finish())
         results.mismatches.extend(m.results.mismatches)
