@@ -156,12 +156,17 @@ class Diagnoser:
 
     def encode(self, keys: tuple[str, ...], text: str) -> list[int] | None:
         """The reference's ids with the variants ``keys`` applied (None: they do not apply)."""
+        return self._ask(keys, "encode", text)
+
+    def _ask(self, keys: tuple[str, ...], method: str, text: str):
+        """``method`` of the candidate with the variants ``keys`` on ``text``; None where the
+        variants do not apply, or cannot run on this text (it then reproduces nothing)."""
         c = self._build(tuple(sorted(keys, key=self.order)))
         if c is None:
             return None
         try:
-            return c.encode(text, self.add_special, self.parse_special)
-        except Exception:  # a variant that cannot run on this text reproduces nothing
+            return getattr(c, method)(text, self.add_special, self.parse_special)
+        except Exception:
             return None
 
     def encode_remembered(self, keys: tuple[str, ...], text: str) -> list[int] | None:
@@ -186,13 +191,7 @@ class Diagnoser:
         return self._breadth[keys]
 
     def _footprint(self, keys: tuple[str, ...], text: str) -> tuple | None:
-        c = self._build(tuple(sorted(keys, key=self.order)))
-        if c is None:
-            return None
-        try:
-            return c.footprint(text, self.add_special, self.parse_special)
-        except Exception:  # a variant that cannot run on this probe changes it
-            return None
+        return self._ask(keys, "footprint", text)  # (None, where it cannot run: that probe changes)
 
     def order(self, key: str) -> tuple[int, str]:
         v = self._variant(key)
