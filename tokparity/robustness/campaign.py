@@ -1,0 +1,650 @@
+"""A hostile-input campaign against the ``tokparity`` command line itself, beyond tokenizer files:
+corpora, journals, arguments, signals, engines and tokenizer.json files that hang or blow up.
+
+Every trial runs the real command (``python -m tokparity …``) as a user would, in a scratch
+folder, and is judged on what the standards promise:
+
+* **traceback**: a Python traceback on stdout or stderr;
+* **hang**: the command did not end within the trial's limit (then its process group is killed);
+* **orphan**: a process started by the run is still alive after it ended (every process of a
+  trial carries ``TOKPARITY_CAMPAIGN_MARK=<token>`` in its environment, which children inherit,
+  so a forked engine that left its process group is still found in ``/proc``);
+* **lost**: a run that ended (or was resumed to its end) lacks cases, or counts one twice;
+* **status**: an exit status the trial does not allow (e.g. 0 with nothing compared), or exit 2
+  without exactly one ``tokparity: error: …`` line.
+
+Anything else is ``held``. Exit status 1 if any trial is bad; what went wrong per trial is in
+``OUT/campaign.jsonl``::
+
+    python -m tokparity.robustness.campaign [-o reports/hostile-campaign] [--family engines]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MARK = "TOKPARITY_CAMPAIGN_MARK"
+HELD, BAD = "held", "bad"
+TRACEBACK = "Traceback (most recent call last)"
+DEFAULT_LIMIT = 60.0
+MODEL = "llama-spm"  # small, golden ids in the zoo, llama.cpp's SPM: every run loads in a second
+JOURNAL = "cases.jsonl"
+OK_STATUSES = frozenset({0, 1})  # judged: agreement, or mismatches found
+CLEAR = frozenset({2})  # refused with one line
+
+# A cmd: engine that answers every text with its UTF-8 bytes as ids (a wrong but well-behaved
+# engine), or misbehaves as its first argument says. Written into the scratch folder.
+ENGINE = r'''
+import json, os, sys, time
+mode = sys.argv[1]
+if mode == "die-at-start":
+    sys.exit(3)
+if mode == "fork-exit":
+    if os.fork() == 0:
+        time.sleep(3600)
+    os._exit(7)
+if mode == "fork-orphan" and os.fork() == 0:
+    os.setsid()
+    time.sleep(3600)
+if mode == "never-read":
+    time.sleep(3600)
+n = 0
+for line in sys.stdin:
+    req = json.loads(line)
+    n += 1
+    if mode == "slow":
+        time.sleep(0.05)
+    if req.get("op") == "decode":
+        if mode == "hang-decode":
+            time.sleep(3600)
+        if mode == "crash-decode":
+            os._exit(9)
+        reply = {"id": req["id"], "text": bytes(i % 256 for i in req["ids"]).decode("utf-8", "replace")}
+        if mode == "bad-utf8-decode":
+            sys.stdout.buffer.write(b'{"id": %d, "text": "\xff\xfe"}\n' % req["id"])
+            sys.stdout.flush()
+            continue
+        print(json.dumps(reply), flush=True)
+        continue
+    ids = list(req["text"].encode("utf-8", "surrogatepass"))
+    if mode == "exit7-after-3" and n > 3:
+        os._exit(7)
+    if mode == "hang-after-3" and n > 3:
+        time.sleep(3600)
+    if mode == "not-json":
+        print("this is not JSON at all", flush=True)
+        continue
+    if mode == "bad-utf8":
+        sys.stdout.buffer.write(b'{"id": %d, "ids": [1], "notes": ["\xff"]}\n' % req["id"])
+        sys.stdout.flush()
+        continue
+    replies = {
+        "floats": {"id": req["id"], "ids": [1.5]},
+        "bools": {"id": req["id"], "ids": [True, False]},
+        "negative": {"id": req["id"], "ids": [-1]},
+        "huge-int": {"id": req["id"], "ids": [10 ** 30]},
+        "strings": {"id": req["id"], "ids": ["1"]},
+        "null": {"id": req["id"], "ids": None},
+        "wrong-id": {"id": req["id"] + 1000, "ids": ids},
+        "no-id": {"ids": ids},
+        "surrogate-error": {"id": req["id"], "error": "\udc80 broke"},
+        "cr-error": {"id": req["id"], "error": "line one\r# heading\n| a | b |"},
+        "huge-reply": {"id": req["id"], "ids": [1] * 2_000_000},
+    }
+    reply = replies.get(mode, {"id": req["id"], "ids": ids})
+    if mode == "stderr-flood":
+        sys.stderr.write("x" * 1_000_000)
+        sys.stderr.flush()
+    if mode == "close-stdout":
+        os.close(1)
+        time.sleep(3600)
+    print(json.dumps(reply), flush=True)
+    if mode == "extra-replies":
+        print(json.dumps(reply), flush=True)
+'''
+
+# A py: engine module with the same idea, for the in-process protocol.
+PY_ENGINE = r'''
+import os, sys, time
+def good(text, add_special, parse_special):
+    return list(text.encode("utf-8", "surrogatepass"))
+def floats(text, add_special, parse_special):
+    return [1.5]
+def bools(text, add_special, parse_special):
+    return [True, False]
+def generator(text, add_special, parse_special):
+    return (i for i in [1, 2])
+def raises_system_exit(text, add_special, parse_special):
+    raise SystemExit(3)
+def raises_keyboard_interrupt(text, add_special, parse_special):
+    raise KeyboardInterrupt
+def recursion(text, add_special, parse_special):
+    return recursion(text, add_special, parse_special)
+def returns_none(text, add_special, parse_special):
+    return None
+def exits(text, add_special, parse_special):
+    os._exit(5)
+'''
+
+
+@dataclass
+class Step:
+    """One command of a trial. ``kill``: a signal sent to tokparity once its journal has
+    ``after`` lines (the run is then expected to end with 128 + signal, or -signal)."""
+
+    argv: list[str]
+    statuses: frozenset[int] = OK_STATUSES | CLEAR
+    kill: tuple[int, int] | None = None
+    limit: float = DEFAULT_LIMIT
+    stdin: bytes = b""
+
+
+@dataclass
+class Trial:
+    family: str
+    name: str
+    steps: list[Step]
+    out: str | None = None  # the run's report folder, relative to the scratch folder
+    cases: int | None = None  # how many distinct cases the journal must hold at the end
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    kind: str  # held | bad
+    problems: list[str]
+    statuses: list[int]
+    seconds: float
+    stderr: str = ""
+
+
+@dataclass
+class Workspace:
+    root: Path
+    python: str = sys.executable
+
+    @property
+    def engine(self) -> Path:
+        return self.root / "engine.py"
+
+    def cmd(self, mode: str, path_arg: str = "{gguf}") -> str:
+        return f"cmd:{self.python} {self.engine} {mode} {path_arg}".rstrip()
+
+    def write(self, name: str, data: bytes | str) -> Path:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        path.write_bytes(data)
+        return path
+
+
+def corpus_lines(n: int, prefix: str = "c") -> list[str]:
+    texts = ["Hello world", "  two  spaces", "tab\there", "émoji 🦙", "数字 123", "<s> special", ""]
+    return [json.dumps({"id": f"{prefix}{i:04d}", "text": texts[i % len(texts)] + f" {i}"}) for i in range(n)]
+
+
+def compare(*args: str, out: str = "out") -> list[str]:
+    return ["compare", MODEL, *args, "-o", out, "-q", "--no-diagnose", "--timeout", "3"]
+
+
+# ---------------------------------------------------------------------------------------------
+# families
+
+
+def corpora(ws: Workspace) -> Iterator[Trial]:
+    """Hostile corpus files through a compare with a well-behaved cmd: engine. A run that is not
+    refused must judge every good line; one refused keeps the cases before the bad line."""
+    good = corpus_lines(5)
+    bad_lines = {
+        "invalid-json": "{not json",
+        "lone-surrogate-text": '{"id": "s", "text": "a\\ud800b"}',
+        "lone-surrogate-id": '{"id": "\\udc80", "text": "x"}',
+        "lone-surrogate-tag": '{"id": "t", "text": "x", "tags": {"k": "\\ud800"}}',
+        "huge-int": '{"id": "h", "text": "x", "n": ' + "9" * 5000 + "}",
+        "deep-nesting": '{"id": "d", "text": "x", "tags": ' + "[" * 200_000 + "]" * 200_000 + "}",
+        "text-number": '{"id": "n", "text": 5}',
+        "text-null": '{"id": "n", "text": null}',
+        "id-list": '{"id": [1], "text": "x"}',
+        "tags-string": '{"id": "t", "text": "x", "tags": "oops"}',
+        "record-list": '["x"]',
+        "record-string": '"x"',
+        "nan": '{"id": "n", "text": NaN}',
+        "nul-bytes": '{"id": "z", "text": "a\\u0000b"}',
+        "cr-in-id": '{"id": "a\\rb\\n# heading", "text": "x"}',
+        "bidi-id": '{"id": "\\u202eevil", "text": "x"}',
+        "duplicate-key": '{"id": "a", "text": "x", "text": "y"}',
+    }
+    for name, line in bad_lines.items():
+        path = ws.write(f"corpora/{name}.jsonl", "\n".join(good[:3] + [line] + good[3:]) + "\n")
+        yield Trial("corpora", name, [Step(compare("-c", str(path), "-b", ws.cmd("good")))], out="out")
+    raw = {
+        "invalid-utf8": b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n',
+        "bom": b"\xef\xbb\xbf" + "\n".join(good).encode() + b"\n",
+        "crlf": "\r\n".join(good).encode() + b"\r\n",
+        "empty": b"",
+        "only-blank-lines": b"\n\n\n",
+        "binary": bytes(range(256)) * 4,
+        "no-final-newline": "\n".join(good).encode(),
+        "gzip-named-jsonl": b"\x1f\x8b\x08\x00" + b"\x00" * 64,
+    }
+    for name, data in raw.items():
+        path = ws.write(f"corpora/{name}.jsonl", data)
+        yield Trial("corpora", name, [Step(compare("-c", str(path), "-b", ws.cmd("good")))], out="out")
+    txt = ws.write("corpora/long-line.txt", "a" * 3_000_000 + "\nshort\n")
+    yield Trial("corpora", "long-line-txt", [Step(compare("-c", str(txt), "-b", "ref", "--max-chars", "1000"))],
+                out="out", cases=2)  # the long one is journaled as skipped, with its reason
+    folder = ws.root / "corpora" / "a-folder.jsonl"
+    folder.mkdir(parents=True, exist_ok=True)
+    yield Trial("corpora", "folder", [Step(compare("-c", str(folder), "-b", "ref"), statuses=CLEAR)])
+    yield Trial("corpora", "missing", [Step(compare("-c", str(ws.root / "nope.jsonl"), "-b", "ref"), statuses=CLEAR)])
+    unreadable = ws.write("corpora/unreadable.jsonl", "\n".join(good) + "\n")
+    unreadable.chmod(0)
+    if os.geteuid() != 0:  # root reads it anyway: nothing to test then
+        yield Trial("corpora", "unreadable", [Step(compare("-c", str(unreadable), "-b", "ref"), statuses=CLEAR)])
+    weird = ws.write(os.fsdecode(b"corpora/\xff\xfe-name.jsonl"), "\n".join(good) + "\n")
+    yield Trial("corpora", "non-utf8-file-name", [Step(compare("-c", str(weird), "-b", "ref"))], out="out", cases=5)
+    # The run's own journal as its corpus: it must be refused, not overwritten.
+    ws.write("self/cases.jsonl", "\n".join(good) + "\n")
+    yield Trial("corpora", "corpus-is-the-journal",
+                [Step(compare("-c", "self/cases.jsonl", "-b", "ref", out="self"), statuses=CLEAR)])
+
+
+def engines(ws: Workspace) -> Iterator[Trial]:
+    """Engines that misbehave: each run must record the case (crash, timeout, error) and go on,
+    with every case of the corpus judged and no process of the engine left."""
+    path = ws.write("corpora/engines.jsonl", "\n".join(corpus_lines(8)) + "\n")
+    modes = ["good", "die-at-start", "fork-exit", "fork-orphan", "never-read", "hang-decode", "crash-decode",
+             "bad-utf8-decode", "exit7-after-3", "hang-after-3", "not-json", "bad-utf8", "floats", "bools",
+             "negative", "huge-int", "strings", "null", "wrong-id", "no-id", "surrogate-error", "cr-error",
+             "huge-reply", "stderr-flood", "close-stdout", "extra-replies"]
+    for mode in modes:
+        extra = ["--decode"] if "decode" in mode else []
+        yield Trial("engines", f"cmd-{mode}",
+                    [Step(compare("-c", str(path), "-b", ws.cmd(mode), *extra, "--timeout", "2"), statuses=OK_STATUSES,
+                          limit=120)], out="out", cases=8)
+    ws.write("pyengine/hostile_py_engine.py", PY_ENGINE)
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ws.root / "pyengine"), os.environ.get("PYTHONPATH")]))}
+    for fn in ["good", "floats", "bools", "generator", "raises_system_exit", "raises_keyboard_interrupt",
+               "recursion", "returns_none"]:
+        yield Trial("engines", f"py-{fn}", [Step(compare("-c", str(path), "-b", f"py:hostile_py_engine:{fn}"),
+                                                 statuses=OK_STATUSES)], out="out", cases=8, env=env)
+    # A model file whose name would be a shell command if a template put it inside quotes.
+    gguf = _zoo_file("gguf")
+    hostile = ws.root / "models" / "m;touch${IFS}PWNED;#.gguf"
+    hostile.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(gguf, hostile)
+    for form in (f"cmd:sh -c '{ws.python} {ws.engine} good {{gguf}}'", ws.cmd("good")):
+        yield Trial("engines", f"hostile-model-name{'-sh' if 'sh -c' in form else ''}",
+                    [Step(["compare", str(hostile), "-c", str(path), "-b", "ref", "-b", form, "-o", "out", "-q",
+                           "--no-diagnose"])], out="out")
+
+
+def signals(ws: Workspace) -> Iterator[Trial]:
+    """Stopped halfway, then resumed: reports of what was done on SIGINT/SIGTERM, nothing left
+    running, and the resumed run holds every case once."""
+    n = 120
+    path = ws.write("corpora/signals.jsonl", "\n".join(corpus_lines(n)) + "\n")
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        for mode, jobs in (("slow", "1"), ("slow", "2"), ("hang-after-3", "1")):
+            run = compare("-c", str(path), "-b", ws.cmd(mode), "-j", jobs, "--timeout", "30")
+            stopped = frozenset({128 + sig, -sig})
+            yield Trial("signals", f"{sig.name}-{mode}-j{jobs}",
+                        [Step(run, statuses=stopped, kill=(sig, 6)),
+                         Step(["compare", "--resume", "out", "-q", "--timeout", "1"], statuses=OK_STATUSES,
+                              limit=600)], out="out", cases=n)
+
+
+def arguments(ws: Workspace) -> Iterator[Trial]:
+    """Options with values a careless user types: one line and exit 2, or a normal run, in time."""
+    path = ws.write("corpora/arguments.jsonl", "\n".join(corpus_lines(20) + [
+        json.dumps({"id": "backtrack", "text": "a" * 30 + "!"})]) + "\n")
+    ws.write("a-file", "x")
+    base = ["-c", str(path), "-b", ws.cmd("good")]
+    refused = {
+        "timeout-inf": ["--timeout", "inf"], "timeout-nan": ["--timeout", "nan"], "timeout-1e7": ["--timeout", "1e7"],
+        "timeout-negative": ["--timeout", "-1"], "timeout-zero": ["--timeout", "0"], "timeout-word": ["--timeout", "x"],
+        "jobs-negative": ["-j", "-1"], "jobs-huge": ["-j", "100000"], "max-chars-negative": ["--max-chars", "-5"],
+        "out-is-a-file": ["-o", "a-file"], "out-in-proc": ["-o", "/proc/tokparity-campaign"],
+        "resume-missing": ["--resume", "nope"], "resume-a-file": ["--resume", "a-file"],
+        "known-missing": ["--known", "nope.toml"], "known-folder": ["--known", "corpora"],
+        "known-binary": ["--known", str(ws.write("k.toml", bytes(range(256))))],
+        "known-wrong-type": ["--known", str(ws.write("k2.toml", "models = 5\n"))],
+        "known-catastrophic-regex": ["--known", str(ws.write("k3.toml", _catastrophic_known()))],
+        "oracle-unknown": ["--oracle", "nope"], "backend-unknown": ["-b", "nope"],
+        "oracle-is-only-backend": ["-b", "ref", "--oracle", "ref"],
+    }
+    for name, extra in refused.items():
+        corpus_and_engine = base[:2] if extra[0] == "-b" else base  # the backend is the point there
+        out = [] if "-o" in extra else ["-o", "out"]
+        statuses = OK_STATUSES | CLEAR if name in ("jobs-huge", "known-catastrophic-regex") else CLEAR
+        yield Trial("arguments", name, [Step(["compare", MODEL, *corpus_and_engine, *extra, *out, "-q",
+                                              "--no-diagnose"], statuses=statuses)])
+    runs = {
+        "jobs-40": ["-j", "40"], "jobs-0": ["-j", "0"], "max-chars-zero": ["--max-chars", "0"],
+        "timeout-tiny": ["--timeout", "0.5"],
+    }
+    for name, extra in runs.items():
+        yield Trial("arguments", name, [Step(compare(*base, *extra), statuses=OK_STATUSES)], out="out", cases=21)
+    tails = {
+        "encode-beyond-unicode": ["encode", MODEL, "-e", "\\U00110000"],
+        "encode-lone-surrogate": ["encode", MODEL, "-e", "\\ud800"],
+        "fuzz-seconds-nan": ["fuzz", MODEL, "-b", "ref", "--seconds", "nan", "-o", "fz"],
+        "fuzz-seconds-inf": ["fuzz", MODEL, "-b", "ref", "--seconds", "inf", "-o", "fz"],
+        "fuzz-seconds-negative": ["fuzz", MODEL, "-b", "ref", "--seconds", "-3", "-o", "fz"],
+        "cache-is-a-file": ["zoo", "path", MODEL],
+    }
+    for name, argv in tails.items():
+        env = {"TOKPARITY_CACHE": str(ws.root / "a-file")} if name == "cache-is-a-file" else {}
+        # encode's 1 is "a backend failed", said in its table: fine for a text no backend can take
+        statuses = OK_STATUSES | CLEAR if name.startswith("encode") else CLEAR
+        yield Trial("arguments", name, [Step(argv, statuses=statuses)], env=env)
+
+
+def journals(ws: Workspace) -> Iterator[Trial]:
+    """A finished run's journal damaged by hand, then ``--resume``: a clean resume that keeps every
+    case once, or one line naming the journal."""
+    n = 12
+    path = ws.write("corpora/journals.jsonl", "\n".join(corpus_lines(n)) + "\n")
+    base = ws.root / "journal-base"
+    subprocess.run([sys.executable, "-m", "tokparity", *compare("-c", str(path), "-b", "ref", "-b", ws.cmd("good"),
+                                                                out=str(base))],
+                   cwd=ws.root, capture_output=True, timeout=DEFAULT_LIMIT, env=_env(ws, {}, "base"))
+    lines = (base / JOURNAL).read_bytes().split(b"\n")
+    header, records = json.loads(lines[0]), [json.loads(x) for x in lines[1:] if x.strip()]
+    for name, damaged in _damaged_journals(header, records):
+        folder = ws.root / "journals" / name
+        shutil.copytree(base, folder)
+        (folder / JOURNAL).write_bytes(damaged)
+        yield Trial("journals", name, [Step(["compare", "--resume", str(folder), "-q"])],
+                    out=str(folder), cases=None)
+
+
+def _damaged_journals(header: dict, records: list[dict]) -> Iterator[tuple[str, bytes]]:
+    def dump(h: object, recs: list[object]) -> bytes:
+        return b"".join(json.dumps(x, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+                        for x in [h, *recs])
+
+    wrong_values: list[object] = [None, 5, "x", [], {}, 10 ** 40, float("nan"), True]
+    for key in list(header):
+        yield f"header-without-{key}", dump({k: v for k, v in header.items() if k != key}, records)
+        for i, value in enumerate(wrong_values):
+            yield f"header-{key}-wrong-{i}", dump({**header, key: value}, records)
+    for key in list(header.get("args", {})):
+        yield f"args-{key}-wrong", dump({**header, "args": {**header["args"], key: {"x": 1}}}, records)
+    first = records[0]
+    for key in list(first):
+        yield f"record-without-{key}", dump(header, [{k: v for k, v in first.items() if k != key}, *records[1:]])
+        for i, value in enumerate(wrong_values):
+            yield f"record-{key}-wrong-{i}", dump(header, [{**first, key: value}, *records[1:]])
+    yield "header-a-list", dump([header], records)
+    yield "record-a-list", dump(header, [[first], *records[1:]])
+    yield "duplicated-record", dump(header, [first, *records])
+    yield "cut-last-line", dump(header, records)[:-20]
+    yield "garbage-line", dump(header, records[:3]) + b"{garbage\n" + dump(header, records[3:]).split(b"\n", 1)[1]
+    yield "invalid-utf8-line", dump(header, records[:3]) + b'{"x": "\xff"}\n'
+    yield "nul-bytes", dump(header, records).replace(b"\n", b"\n\x00", 1)
+    yield "empty-file", b""
+    yield "header-only", dump(header, [])
+    yield "n-negative", dump(header, [{**first, "n": -1}, *records[1:]])
+    yield "n-beyond-corpus", dump(header, [*records, {**first, "n": 10 ** 6}])
+
+
+def models(ws: Workspace) -> Iterator[Trial]:
+    """tokenizer.json files that hang or blow up a tokenizer, run through ``compare`` with the
+    reference and Hugging Face tokenizers: a clear refusal, or cases recorded as failures."""
+    path = ws.write("corpora/models.jsonl", json.dumps({"id": "a", "text": "a" * 30 + "!"}) + "\n"
+                    + "\n".join(corpus_lines(4)) + "\n")
+    base = json.loads(Path(_zoo_file("tokenizer_json", "llama-bpe")).read_text("utf-8"))
+    variants = {
+        "catastrophic-split": {"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(a|a)+$"},
+                                                 "behavior": "Isolated", "invert": False}},
+        "replace-chain": {"normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Replace", "pattern": {"String": "a"}, "content": "aaa"}] * 22}},
+        "replace-empty-pattern": {"normalizer": {"type": "Replace", "pattern": {"String": ""}, "content": "x"}},
+        "split-bad-regex": {"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(["},
+                                              "behavior": "Isolated", "invert": False}},
+        "split-no-pattern": {"pre_tokenizer": {"type": "Split", "behavior": "Isolated", "invert": False}},
+        "split-string-pattern": {"pre_tokenizer": {"type": "Split", "pattern": "a", "behavior": "Isolated",
+                                                   "invert": False}},
+    }
+    for name, change in variants.items():
+        folder = ws.root / "models" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "tokenizer.json").write_text(json.dumps({**base, **change}), "utf-8")
+        for backend in ("ref", "hf"):
+            yield Trial("models", f"{name}-{backend}",
+                        [Step(["compare", str(folder), "-c", str(path), "-b", backend, "-o", "out", "-q",
+                               "--no-diagnose"], limit=120)])
+            yield Trial("models", f"{name}-encode-{backend}",
+                        [Step(["encode", str(folder / "tokenizer.json"), "-b", backend, "-e", "a" * 30 + "!"],
+                              limit=120)])
+
+
+FAMILIES: dict[str, Callable[[Workspace], Iterator[Trial]]] = {
+    "arguments": arguments, "corpora": corpora, "engines": engines, "models": models, "journals": journals,
+    "signals": signals,
+}
+
+
+def _catastrophic_known() -> str:
+    """An entry whose text regex backtracks forever on the corpus' 'aaa…a!' case; it names every
+    class so that the regex is reached whatever class the engine's mismatch gets."""
+    import tomllib
+    from importlib import resources
+
+    classes = list(tomllib.loads(resources.files("tokparity.diff").joinpath("classes.toml").read_text("utf-8")))
+    return ('[[divergence]]\nid = "evil"\nmodels = ["*"]\nbackends = ["*"]\n'
+            f'classes = {json.dumps(classes)}\ntext = \'(a|a)+$\'\nreason = "backtracks"\nupstream = "none"\n')
+
+
+def _zoo_file(role: str, model: str = MODEL) -> Path:
+    from tokparity.zoo import resolve_model
+
+    return resolve_model(model).files[role]
+
+
+# ---------------------------------------------------------------------------------------------
+# running and judging
+
+
+def _env(ws: Workspace, extra: dict[str, str], token: str) -> dict[str, str]:
+    env = {**os.environ, **extra, MARK: token}
+    env.pop("TOKPARITY_CAMPAIGN_OUT", None)
+    return env
+
+
+def marked_processes(token: str) -> list[int]:
+    """Live processes whose environment carries this trial's mark (zombies have none)."""
+    needle = f"{MARK}={token}".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _journal_lines(path: Path) -> int:
+    try:
+        return (path / JOURNAL).read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def run_step(step: Step, ws: Workspace, out: Path | None, env: dict[str, str]) -> tuple[int | None, str, str]:
+    """Run one command; None as status if it hung (its process group is then killed)."""
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        proc = subprocess.Popen([sys.executable, "-m", "tokparity", *step.argv], cwd=ws.root, env=env,
+                                stdin=subprocess.PIPE, stdout=so, stderr=se, start_new_session=True)
+        proc.stdin.write(step.stdin)  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
+        deadline = time.monotonic() + step.limit
+        if step.kill and out is not None:
+            sig, after = step.kill
+            while _journal_lines(out) < after and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if proc.poll() is None:
+                os.kill(proc.pid, sig)
+        try:
+            status: int | None = proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            status = None
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        so.seek(0)
+        se.seek(0)
+        return status, so.read().decode("utf-8", "replace"), se.read().decode("utf-8", "replace")
+
+
+def _one_clear_line(stderr: str) -> bool:
+    errors = [line for line in stderr.splitlines() if line.strip()]
+    return len(errors) == 1 and errors[0].startswith("tokparity: error: ")
+
+
+def _cases_in_journal(out: Path) -> tuple[int, int]:
+    """(distinct cases, records) in a journal: a case counted twice shows as records > distinct."""
+    seen, records = set(), 0
+    try:
+        lines = (out / JOURNAL).read_bytes().split(b"\n")[1:]
+    except OSError:
+        return 0, 0
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and "n" in rec:
+            records += 1
+            seen.add((json.dumps(rec.get("model")), rec.get("n")))
+    return len(seen), records
+
+
+def judge(trial: Trial, ws: Workspace) -> Verdict:
+    token = uuid.uuid4().hex
+    env = _env(ws, trial.env, token)
+    out = ws.root / trial.out if trial.out else None
+    problems: list[str] = []
+    statuses: list[int] = []
+    stderr_all = ""
+    start = time.monotonic()
+    for step in trial.steps:
+        status, stdout, stderr = run_step(step, ws, out, env)
+        stderr_all += stderr
+        if status is None:
+            problems.append(f"hang: `{' '.join(step.argv[:3])} …` still running after {step.limit:g} s")
+            break
+        statuses.append(status)
+        if TRACEBACK in stdout or TRACEBACK in stderr:
+            problems.append("traceback: " + stderr.strip().splitlines()[-1][:300] if stderr.strip() else "traceback")
+        if status not in step.statuses:
+            problems.append(f"status: exit {status}, allowed {sorted(step.statuses)}")
+        elif status == 2 and not _one_clear_line(stderr):
+            problems.append(f"status: exit 2 without one 'tokparity: error:' line: {stderr.strip()[:300]!r}")
+        time.sleep(0.3)  # a process that is merely slow to go is not an orphan
+        if left := marked_processes(token):
+            problems.append(f"orphan: {len(left)} process(es) left: {_describe(left)}")
+            _kill_all(left)
+    if out is not None and trial.cases is not None and statuses and statuses[-1] in OK_STATUSES:
+        distinct, records = _cases_in_journal(out)
+        if distinct != trial.cases or records != distinct:
+            problems.append(f"lost: journal holds {distinct} distinct cases in {records} records, expected "
+                            f"{trial.cases}")
+    return Verdict(BAD if problems else HELD, problems, statuses, round(time.monotonic() - start, 2), stderr_all[-2000:])
+
+
+def _describe(pids: list[int]) -> str:
+    names = []
+    for pid in pids[:3]:
+        try:
+            names.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120])
+        except OSError:
+            names.append(str(pid))
+    return "; ".join(names)
+
+
+def run_campaign(families: list[str], out_dir: Path, log: Callable[[str], None] = print) -> Counter:
+    counts: Counter = Counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tokparity-campaign-") as tmp, \
+            open(out_dir / "campaign.jsonl", "w", encoding="utf-8") as results:
+        ws = Workspace(Path(tmp))
+        ws.write("engine.py", ENGINE)
+        for family in families:
+            for trial in FAMILIES[family](ws):
+                verdict = judge(trial, ws)
+                counts[(family, verdict.kind)] += 1
+                for problem in verdict.problems:
+                    counts[(family, problem.split(":", 1)[0])] += 1
+                results.write(json.dumps({"family": family, "trial": trial.name, "kind": verdict.kind,
+                                          "problems": verdict.problems, "statuses": verdict.statuses,
+                                          "seconds": verdict.seconds,
+                                          "stderr": verdict.stderr if verdict.problems else ""}) + "\n")
+                results.flush()
+                mark = "ok " if verdict.kind == HELD else "BAD"
+                log(f"{mark} {family}/{trial.name} exit {verdict.statuses} {verdict.seconds:.1f}s "
+                    + "; ".join(verdict.problems))
+                if out_dir != Path(tmp):
+                    _clean(ws, trial)
+    return counts
+
+
+def _clean(ws: Workspace, trial: Trial) -> None:
+    for name in ("out", "fz"):
+        shutil.rmtree(ws.root / name, ignore_errors=True)
+
+
+PROBLEMS = ("traceback", "hang", "orphan", "lost", "status")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tokparity.robustness.campaign",
+                                     description="Hostile inputs and situations against the tokparity command line.")
+    parser.add_argument("--family", action="append", choices=sorted(FAMILIES),
+                        help="only this family (repeatable; default: all)")
+    parser.add_argument("-o", "--out", type=Path, default=Path("reports/hostile-campaign"))
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    families = args.family or list(FAMILIES)
+    counts = run_campaign(families, args.out)
+    print(f"{'family':<10} {'trials':>7} {'held':>6} " + " ".join(f"{p:>9}" for p in PROBLEMS))
+    for family in families:
+        trials = counts[(family, HELD)] + counts[(family, BAD)]
+        print(f"{family:<10} {trials:>7} {counts[(family, HELD)]:>6} "
+              + " ".join(f"{counts[(family, p)]:>9}" for p in PROBLEMS))
+    bad = sum(counts[(f, BAD)] for f in families)
+    print(f"{bad} bad trials; details in {args.out / 'campaign.jsonl'}" if bad else "0 bad trials")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
