@@ -25,14 +25,14 @@ T = TypeVar("T")
 
 
 def _number(text: object, kind: type[T]) -> T:
+    shown = str(text) if len(str(text)) <= 40 else str(text)[:40] + "…"
+    refused = argparse.ArgumentTypeError(f"expected {'a whole number' if kind is int else 'a number'}, not {shown!r}")
     if isinstance(text, bool) or (kind is int and isinstance(text, float)):  # (from a journal: no 1.5 -> 1)
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}")
+        raise refused
     try:
         return kind(text)  # type: ignore[call-arg]
     except (TypeError, ValueError, OverflowError):  # incl. an int of more digits than Python converts
-        shown = str(text) if len(str(text)) <= 40 else str(text)[:40] + "…"
-        word = "a whole number" if kind is int else "a number"
-        raise argparse.ArgumentTypeError(f"expected {word}, not {shown!r}") from None
+        raise refused from None
 
 
 def _seconds(text: object, allow_zero: bool) -> float:
