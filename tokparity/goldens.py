@@ -228,7 +228,7 @@ def _answer(line: dict, key: str, err_key: str, by_key: str, default_by: str, fa
     return Answer(list(line[key]) if key in line else fallback, by)
 
 
-def _bounded_lines(fh: IO[bytes], path: Path) -> Iterator[bytes]:
+def _bounded_lines(fh: IO[bytes] | gzip.GzipFile, path: Path) -> Iterator[bytes]:
     """The decompressed lines, each at most ``MAX_LINE_BYTES`` and all together at most
     ``MAX_TOTAL_BYTES``: past either, a ``BadGoldens`` before more is expanded."""
     total = 0

@@ -329,7 +329,7 @@ def test_a_cr_in_a_case_id_or_an_engine_error_never_starts_a_line(tmp_path, zoo)
         assert not any(b in text for b in BREAKERS), (name, text)
         assert not any(line.lstrip().startswith("#") for line in text.splitlines() if "HEADING" in line), (name, text)
     assert "x␍# CASE HEADING&lt;U+2029&gt;y&lt;0x1B&gt;\\[2J" in summary_md
-    assert "boom␍# ENGINE" in summary_md  # (the evidence is cut at 200 characters)
+    assert "boom␍#" in summary_md  # (the evidence is cut at 200 characters, its path first)
     assert "boom␍# ENGINE HEADING<U+2028><0x1B>[31mred<0x85>next" in explained.stdout + one_case.stdout
 
 
