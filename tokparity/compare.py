@@ -42,6 +42,7 @@ from tokparity.journal import (
 )
 from tokparity.known import KnownList
 from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
 
@@ -349,8 +350,10 @@ class ModelRun:
         return record
 
     def too_long(self, case: Case, n: int = 0) -> CaseRecord:
-        """The record of a case not run: its text is longer than ``--max-chars``."""
-        return CaseRecord(self.model.name, n, case.id, case.corpus, too_long=len(case.text))
+        """The record of a case not run: its text is longer than ``--max-chars`` (or its line
+        was not even read: ``too_long`` then counts the line's bytes, ``unread``)."""
+        return CaseRecord(self.model.name, n, case.id, case.corpus, too_long=case.unread_bytes or len(case.text),
+                          unread=bool(case.unread_bytes))
 
     def apply(self, record: CaseRecord) -> None:
         """Count one judged case into the summaries, the tag rates and the mismatches. The same
@@ -412,7 +415,7 @@ class ModelRun:
         note["cases"] += 1
         if len(note["first"]) < TOO_LONG_LISTED:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
-                                  "chars": record.too_long})
+                                  "line_bytes" if record.unread else "chars": record.too_long})
 
     def _decode(self, name: str, ids: list[int], decoded: dict[str, str | None]) -> str | None:
         """``name``'s text for ``ids`` (None: it has no decode), once per case."""
@@ -621,9 +624,9 @@ class ModelRun:
         max_chars = self.options.max_chars
         n = -1
         for corpus in corpora:
-            for case in load_corpus(corpus):
+            for case in load_corpus(corpus, max_chars):
                 n += 1
-                if n not in skip and not (max_chars and len(case.text) > max_chars):
+                if n not in skip and not _too_long(case, max_chars):
                     yield case.text
 
 
@@ -731,11 +734,11 @@ class JudgedCases:
         n = -1
         try:
             for corpus in self.corpora:
-                for case in load_corpus(corpus):
+                for case in load_corpus(corpus, max_chars):
                     n += 1
                     if self.skip(n):
                         continue
-                    if max_chars and len(case.text) > max_chars:
+                    if _too_long(case, max_chars):
                         self.total = n + 1
                         yield self._judge(batch) + [self.run.too_long(case, n)]
                         batch = []
@@ -758,10 +761,18 @@ class JudgedCases:
         return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
 
 
+def _too_long(case: Case, max_chars: int | None) -> bool:
+    return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
+
+
 def too_long_message(record: CaseRecord, options: CompareOptions) -> str:
+    if record.unread:
+        return (f"{record.model}: skipping {record.corpus}/{record.case_id}: a line of {record.too_long:,} bytes, "
+                f"longer than a text of --max-chars {options.max_chars:,} can be; not read (raise --max-chars, or "
+                "0 for no cap, to run this case)")
     return (f"{record.model}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} characters, "
             f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
 
 
 def progress_to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(single_line(message), file=sys.stderr, flush=True)  # (case ids and engine errors: one line each)

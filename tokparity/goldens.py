@@ -32,10 +32,12 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from tokparity.backends.base import Backend, CaseFailure, NotCovered
 from tokparity.corpus import Case
@@ -47,6 +49,11 @@ SUFFIX = ".jsonl.gz"
 # A corpus larger than this is stored as digests only unless the user asks otherwise: its
 # per-case ids would make the goldens file larger than anyone wants to review or commit.
 DIGEST_ONLY_OVER = 50_000
+# Reading stops at these: a small damaged or hostile .gz can expand to gigabytes (13.7 MB made
+# 6.2 GB). The largest line a goldens file needs is the ids of one case (a text of --max-chars'
+# default 1,000,000 characters: a few MB); the zoo's largest file expands to a few MB.
+MAX_LINE_BYTES = 64 << 20
+MAX_TOTAL_BYTES = 1 << 30
 
 
 class BadGoldens(TokparityError):
@@ -221,6 +228,21 @@ def _answer(line: dict, key: str, err_key: str, by_key: str, default_by: str, fa
     return Answer(list(line[key]) if key in line else fallback, by)
 
 
+def _bounded_lines(fh: IO[bytes] | gzip.GzipFile, path: Path) -> Iterator[bytes]:
+    """The decompressed lines, each at most ``MAX_LINE_BYTES`` and all together at most
+    ``MAX_TOTAL_BYTES``: past either, a ``BadGoldens`` before more is expanded."""
+    total = 0
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        total += len(raw)
+        if len(raw) > MAX_LINE_BYTES:
+            raise BadGoldens(f"{path}: a line expands to more than {MAX_LINE_BYTES >> 20} MiB, more than goldens "
+                             "hold (a damaged or hostile file); regenerate it with `tokparity regress --update`")
+        if total > MAX_TOTAL_BYTES:
+            raise BadGoldens(f"{path}: expands to more than {MAX_TOTAL_BYTES >> 30} GiB, more than goldens hold "
+                             "(a damaged or hostile file); regenerate it with `tokparity regress --update`")
+        yield raw
+
+
 def read_goldens(path: Path) -> Goldens:
     """Read a goldens file; a damaged one is a ``BadGoldens`` naming the file and line."""
     path = Path(path)
@@ -232,8 +254,8 @@ def read_goldens(path: Path) -> Goldens:
     current: CorpusGoldens | None = None
     lineno = 0
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for raw in fh:
+        with gzip.open(path, "rb") as fh:
+            for raw in _bounded_lines(fh, path):
                 lineno += 1
                 obj = json.loads(raw)
                 if header is None:
@@ -256,7 +278,8 @@ def read_goldens(path: Path) -> Goldens:
                     current.case_ids.append(obj["id"])
                     current.plain.append(plain)
                     current.special.append(special)
-    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError) as e:
+    except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, IndexError, AttributeError,
+            RecursionError) as e:
         if isinstance(e, BadGoldens):
             raise
         raise BadGoldens(f"{path}:{lineno}: damaged goldens ({type(e).__name__}: {e}); regenerate them with "

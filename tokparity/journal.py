@@ -68,12 +68,15 @@ class CaseRecord:
     verdicts: dict[str, object] = field(default_factory=dict)
     mismatches: list[Mismatch] = field(default_factory=list)
     too_long: int = 0
+    unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
     seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
 
     def to_json(self, with_mismatches: bool = True) -> dict:
         d = {"model": self.model, "n": self.n, "case_id": self.case_id, "corpus": self.corpus}
         if self.too_long:
             d["too_long"] = self.too_long
+            if self.unread:
+                d["unread"] = True
             return d
         d.update(oracle=self.oracle, tally=self.tally, verdicts=self.verdicts)
         if with_mismatches and self.mismatches:
@@ -84,12 +87,13 @@ class CaseRecord:
     def from_json(cls, d: dict) -> CaseRecord:
         return cls(model=d["model"], n=int(d["n"]), case_id=d["case_id"], corpus=d["corpus"],
                    oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
-                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=int(d.get("too_long", 0)))
+                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=int(d.get("too_long", 0)),
+                   unread=bool(d.get("unread", False)))
 
 
 def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
     """sha256 of each corpus that is a file (named corpora included): a resume checks them."""
-    from tokparity.corpus import COMMITTED, corpora_dir
+    from tokparity.corpus import COMMITTED, corpora_dir, open_corpus
 
     prints = {}
     for spec in corpora:
@@ -98,7 +102,7 @@ def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
             path = corpora_dir() / f"{name}.jsonl" if name in COMMITTED else Path(name)
             if path.is_file():
                 h = hashlib.sha256()
-                with open(path, "rb") as f:
+                with open_corpus(path) as f:  # (an unreadable corpus: one line, not a traceback)
                     for block in iter(lambda: f.read(1 << 20), b""):
                         h.update(block)
                 prints[name] = h.hexdigest()
@@ -129,7 +133,7 @@ class Journal:
         fh = open(path, "a", encoding="utf-8")
         _lock(fh, path)  # before emptying it: a run still writing there keeps its journal
         fh.truncate(0)
-        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        fh.write(json.dumps(header) + "\n")  # ASCII: a file name that is not UTF-8 round-trips as \udcXX
         fh.flush()
         return cls(path, header, fh, with_mismatches)
 

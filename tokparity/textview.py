@@ -11,6 +11,8 @@ vocabulary stores, and a reader of token pieces must see them.
 
 from __future__ import annotations
 
+import os
+import re
 import unicodedata
 
 _NAMED = {" ": "␣", "\t": "→", "\n": "↵", "\r": "␍", "\u00a0": "⍽", "\u3000": "<U+3000>"}
@@ -27,6 +29,29 @@ def visible_char(ch: str) -> str:
     return ch
 
 
+# What could end or rewrite a line where one line of text is printed or rendered: C0 controls
+# (CR makes a Markdown heading of what follows, ESC drives a terminal), DEL, C1 controls (NEL
+# is a newline to some readers), the line and paragraph separators, and lone surrogates (which
+# no UTF-8 file or terminal can take). Tab and newline become a space there.
+_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def single_line(text: object) -> str:
+    """``text`` safe for one line of a terminal, a log or a Markdown cell: tab and newline
+    become a space, every other character that could break or rewrite the line is spelled
+    out (``\\r`` → ``␍``, ESC → ``<0x1B>``, U+2028 → ``<U+2028>``); the rest is unchanged."""
+    text = str(text)
+    if not _LINE_BREAKERS.search(text):
+        return text
+    return _LINE_BREAKERS.sub(lambda m: " " if m.group() in "\t\n" else visible_char(m.group()), text)
+
+
 def visible(text: str) -> str:
     """Spaces, tabs, newlines, control and format characters spelled out; the rest unchanged."""
     return "".join(visible_char(ch) for ch in text)
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A path as a message, a label or a UTF-8 file can hold it: a file name that is not UTF-8
+    (kept by Python as lone surrogates) is shown with its bytes escaped, e.g. ``\\xff.jsonl``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")

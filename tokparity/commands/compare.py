@@ -10,6 +10,8 @@ from pathlib import Path
 
 
 def add_parser(sub) -> None:
+    from tokparity.commands.arguments import non_negative_int
+
     p = sub.add_parser(
         "compare", help="run every case on every backend against the oracle and write the reports",
         description="Run every case of the corpora on every backend, compare each with the model's oracle, name "
@@ -39,7 +41,7 @@ def add_parser(sub) -> None:
                                                       "written to DIR/cases.jsonl as it is judged")
     p.add_argument("--resume", metavar="DIR", help="continue the interrupted run whose report folder is DIR, with its "
                                                    "arguments, without running again the cases it finished")
-    p.add_argument("--max-chars", type=int, metavar="N",
+    p.add_argument("--max-chars", type=non_negative_int, metavar="N",
                    help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per case, for backends in another process (cmd:, llama.cpp on a file of yours): a case "
@@ -60,6 +62,7 @@ PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in a
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.commands.arguments import checked, non_negative_int
     from tokparity.compare import (
         DEFAULT_CORPORA,
         DEFAULT_MAX_CHARS,
@@ -82,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError(f"--timeout must be a number of seconds above 0, not {args.timeout}")
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
-    if args.max_chars is not None and args.max_chars < 0:
-        raise TokparityError(f"--max-chars must be 0 (no cap) or more, not {args.max_chars}")
+    if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
+        args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
                              explicit_backends=bool(args.backends),

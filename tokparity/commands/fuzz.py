@@ -9,6 +9,7 @@ from pathlib import Path
 
 
 def add_parser(sub) -> None:
+    from tokparity.commands.arguments import non_negative_seconds, positive_seconds
     from tokparity.generators import GENERATORS
 
     p = sub.add_parser(
@@ -25,14 +26,15 @@ def add_parser(sub) -> None:
                         "(repeatable; default: every backend the model's files allow)")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
                                                        "model's original library; llama.cpp for a GGUF)")
-    p.add_argument("--seconds", type=float, metavar="N", help="time budget, shrinking included (default: 60)")
+    p.add_argument("--seconds", type=positive_seconds, metavar="N",
+                   help="time budget, shrinking included (default: 60; at most a week)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
                                                          "same seed, same texts")
     p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",
                    help=f"only these generators (repeatable): {', '.join(GENERATORS)}")
     p.add_argument("--no-hypothesis", action="store_true", help="generators only, for the whole budget")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure (once shrunk)")
-    p.add_argument("--shrink-seconds", type=float, metavar="N",
+    p.add_argument("--shrink-seconds", type=non_negative_seconds, metavar="N",
                    help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
@@ -50,6 +52,7 @@ RESUMED = ("model", "backends", "oracle", "seconds", "seed", "generators", "no_h
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.compare import CompareOptions, progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
@@ -62,12 +65,10 @@ def run(args: argparse.Namespace) -> int:
         take_args(args, journal.header, args.resume, "fuzz", ("model",))
     if not args.model:
         raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
-    args.seconds = 60.0 if args.seconds is None else args.seconds
+    args.seconds = 60.0 if args.seconds is None else checked("--seconds", positive_seconds, args.seconds)
     args.seed = args.seed or 0
-    if args.seconds <= 0:
-        raise TokparityError(f"--seconds must be positive, not {args.seconds:g}")
-    if args.shrink_seconds is not None and args.shrink_seconds < 0:
-        raise TokparityError(f"--shrink-seconds must not be negative, not {args.shrink_seconds:g}")
+    if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)
+        args.shrink_seconds = checked("--shrink-seconds", non_negative_seconds, args.shrink_seconds)
     if args.generators:
         from tokparity.generators import GENERATORS, UnknownGenerator
         for name in args.generators:

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
 
 COMMITTED = ("multilingual", "emoji", "edge")
 NAMES = COMMITTED + ("llama.cpp-tests",)
@@ -33,10 +36,23 @@ class Case:
     text: str
     corpus: str
     tags: dict = field(default_factory=dict, compare=False, hash=False)
+    # A line not read: longer than any text of the cap can be (``load_corpus(max_chars=...)``).
+    # Its length in bytes; ``text`` is empty and ``id`` is the line's default id.
+    unread_bytes: int = field(default=0, compare=False)
 
 
 class BadCorpus(TokparityError):
     pass
+
+
+# How many bytes of a line a text of N characters can take: UTF-8 needs at most 4 bytes a
+# character; in JSON a character outside the BMP may be written as two \uXXXX escapes (12
+# bytes); the id and the tags of a record get the slack.
+TXT_BYTES_PER_CHAR, JSON_BYTES_PER_CHAR = 4, 12
+RECORD_SLACK = 1 << 20
+_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+_LONE_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff in JSON
 
 
 def corpora_dir() -> Path:
@@ -53,48 +69,118 @@ def corpora_dir() -> Path:
                     f"{', '.join(str(c) for c in candidates)}); set TOKPARITY_CORPORA to the repository's corpora/ folder")
 
 
-def read_jsonl(path: str | os.PathLike, corpus: str | None = None) -> Iterator[Case]:
-    path = Path(path)
-    corpus = corpus or path.stem
+def open_corpus(path: Path, what: str = "corpus") -> BinaryIO:
     try:
-        fh = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
-        raise BadCorpus(f"{path}: no such corpus file") from None
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
+        raise BadCorpus(f"{shown_path(path)}: no such {what} file") from None
+    except IsADirectoryError:
+        raise BadCorpus(f"{shown_path(path)}: is a folder, not a {what} file; name a .jsonl or .txt file") from None
+    except PermissionError:
+        raise BadCorpus(f"{shown_path(path)}: permission denied; make the {what} file readable "
+                        f"(chmod u+r) or copy it somewhere readable") from None
+    except OSError as e:
+        raise BadCorpus(f"{shown_path(path)}: cannot open the {what} file ({e.strerror or e})") from None
+
+
+def _raw_lines(fh: BinaryIO, path: Path, max_bytes: int | None) -> Iterator[tuple[int, bytes, int]]:
+    """``(line number, bytes, 0)`` for each line, or ``(line number, b"", length)`` for a line
+    longer than ``max_bytes``: that one is read through in chunks, never held whole."""
+    lineno = 0
+    try:
+        while True:
+            raw = fh.readline(max_bytes + 1) if max_bytes else fh.readline()
+            if not raw:
+                return
+            lineno += 1
+            if lineno == 1 and raw.startswith(_BOM):  # a byte order mark some editors write: not text
+                raw = raw[len(_BOM):]
+            if max_bytes and len(raw) > max_bytes and not raw.endswith(b"\n"):
+                length = len(raw)
+                while not raw.endswith(b"\n"):
+                    raw = fh.readline(_CHUNK)
+                    if not raw:
+                        break
+                    length += len(raw)
+                yield lineno, b"", length
+            else:
+                yield lineno, raw, 0
+    except OSError as e:
+        raise BadCorpus(f"{shown_path(path)}:{lineno + 1}: cannot read the corpus file ({e.strerror or e})") from None
+
+
+def _parse_record(path: Path, lineno: int, line: str) -> dict:
+    where = f"{shown_path(path)}:{lineno}"
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise BadCorpus(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise BadCorpus(f"{where}: JSON nested too deeply to read; a record is an object with a string "
+                        "'text' (and an 'id' and 'tags')") from None
+    except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise BadCorpus(f"{where}: a number too long to read ({str(e).split(';')[0]}); write it as a string") from None
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+        raise BadCorpus(f"{where}: a record must be an object with a string 'text'")
+    return record
+
+
+def _check_unicode(path: Path, lineno: int, raw: bytes, record: dict) -> None:
+    """A lone surrogate (``"\\ud800"`` in the JSON) is not a character: no UTF-8 engine, journal
+    or report can hold it. Only JSON escapes make one, so only lines with such an escape are checked."""
+    if not _LONE_SURROGATE_ESCAPE.search(raw):
+        return
+    for key in ("text", "id", "tags"):
+        try:
+            json.dumps(record.get(key), ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as e:
+            bad = e.object[e.start]
+            raise BadCorpus(f"{shown_path(path)}:{lineno}: the record's {key!r} holds a lone surrogate "
+                            f"(\\u{ord(bad):04x}), which is not valid Unicode; remove it or write a whole "
+                            "character (a pair such as \\ud83d\\ude00)") from None
+
+
+def read_jsonl(path: str | os.PathLike, corpus: str | None = None, max_chars: int | None = None) -> Iterator[Case]:
+    """The records of a JSONL corpus. With ``max_chars``, a line too long to hold a text of that
+    many characters is not read: it comes as a ``Case`` with ``unread_bytes``."""
+    path = Path(path)
+    corpus = corpus or shown_path(path.stem)
+    max_bytes = JSON_BYTES_PER_CHAR * max_chars + RECORD_SLACK if max_chars else None
+    with open_corpus(path) as fh:
+        for lineno, raw, unread in _raw_lines(fh, path, max_bytes):
+            if unread:
+                yield Case(f"{corpus}-{lineno}", "", corpus, {}, unread_bytes=unread)
+                continue
             if not raw.strip():
                 continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise BadCorpus(f"{path}:{lineno}: invalid UTF-8 at byte {e.start} of the line; "
+                raise BadCorpus(f"{shown_path(path)}:{lineno}: invalid UTF-8 at byte {e.start} of the line; "
                                 "corpus files must be UTF-8 (escape other bytes in the JSON string)") from None
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise BadCorpus(f"{path}:{lineno}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise BadCorpus(f"{path}:{lineno}: a record must be an object with a string 'text'")
+            record = _parse_record(path, lineno, line)
             tags = record.get("tags") or {}
             if not isinstance(tags, dict):
-                raise BadCorpus(f"{path}:{lineno}: 'tags' must be an object")
+                raise BadCorpus(f"{shown_path(path)}:{lineno}: 'tags' must be an object")
+            _check_unicode(path, lineno, raw, record)
             yield Case(str(record.get("id") or f"{corpus}-{lineno}"), record["text"], corpus, tags)
 
 
-def read_lines(path: str | os.PathLike, corpus: str | None = None) -> Iterator[Case]:
-    """A plain text file, one case per non-empty line (the newline itself is not part of it)."""
+def read_lines(path: str | os.PathLike, corpus: str | None = None, max_chars: int | None = None) -> Iterator[Case]:
+    """A plain text file, one case per non-empty line (the newline itself is not part of it).
+    ``max_chars``: as ``read_jsonl``."""
     path = Path(path)
-    corpus = corpus or path.stem
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        raise BadCorpus(f"{path}: no such corpus file") from None
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
+    corpus = corpus or shown_path(path.stem)
+    max_bytes = TXT_BYTES_PER_CHAR * max_chars + 2 if max_chars else None  # + the line's \r\n
+    with open_corpus(path) as fh:
+        for lineno, raw, unread in _raw_lines(fh, path, max_bytes):
+            if unread:
+                yield Case(f"{corpus}-{lineno}", "", corpus, {"kind": "line"}, unread_bytes=unread)
+                continue
             try:
                 text = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as e:
-                raise BadCorpus(f"{path}:{lineno}: invalid UTF-8 at byte {e.start} of the line") from None
+                raise BadCorpus(f"{shown_path(path)}:{lineno}: invalid UTF-8 at byte {e.start} of the line") from None
             if text:
                 yield Case(f"{corpus}-{lineno}", text, corpus, {"kind": "line"})
 
@@ -130,17 +216,26 @@ def _builtin(name: str) -> list[Case]:
     return found
 
 
-def load_corpus(spec: str) -> Iterator[Case]:
-    """Cases of a named corpus, ``all``, or a ``.jsonl`` / ``.txt`` file path."""
+def load_corpus(spec: str, max_chars: int | None = None) -> Iterator[Case]:
+    """Cases of a named corpus, ``all``, or a ``.jsonl`` / ``.txt`` file path. ``max_chars``: a
+    line of a file too long to hold a text of that many characters is not read (``unread_bytes``),
+    so a cap keeps a run's memory bounded whatever the file holds."""
     if spec == "all":
         for name in NAMES:
-            yield from load_corpus(name)
+            yield from load_corpus(name, max_chars)
         return
     if spec in COMMITTED or spec == "llama.cpp-tests":
         yield from _builtin(spec)
         return
     path = Path(spec)
+    if path.is_dir():
+        raise BadCorpus(f"{shown_path(path)}: is a folder; -c takes a corpus name or a .jsonl / .txt file")
+    if path.exists() and not path.is_file():  # a FIFO or a device may never end a line
+        raise BadCorpus(f"{shown_path(path)}: not a regular file; -c takes a corpus name or a .jsonl / .txt file "
+                        "(save a stream to a file first)")
     if path.is_file():
-        yield from (read_lines(path) if path.suffix == ".txt" else read_jsonl(path))
+        yield from (read_lines(path, max_chars=max_chars) if path.suffix == ".txt"
+                    else read_jsonl(path, max_chars=max_chars))
         return
-    raise BadCorpus(f"unknown corpus {spec!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / .txt file")
+    raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
+                    ".txt file")

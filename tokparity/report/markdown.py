@@ -8,7 +8,8 @@ what ``compare`` prints in the terminal: the same table, one line per root cause
 write-ups.
 
 Markdown is rendered by whatever shows it (GitHub, a CI log viewer), so text from corpora and
-engines is escaped: table pipes, backticks, angle brackets and newlines cannot break out; the
+engines is escaped: table pipes, backticks, angle brackets, newlines, CRs, control characters and
+line separators cannot break out; the
 id tables are fenced code blocks, whose fence is longer than any run of backticks inside.
 """
 
@@ -20,14 +21,16 @@ from collections import Counter
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, Writeup, plural, prompt_like, writeups
 from tokparity.results import Mismatch, Results
-from tokparity.textview import visible
+from tokparity.textview import single_line, visible
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
                              "[": "\\[", "]": "\\]", "\\": "\\\\"})
 
 
 def md(text: object) -> str:
-    return str(text).replace("\n", " ").translate(_MD_SPECIAL)
+    """Text from a corpus, an engine or a file, as one Markdown line: no CR, control character
+    or line separator can start a line of its own (a heading, a list), no markup is active."""
+    return single_line(text).translate(_MD_SPECIAL)
 
 
 def md_text(text: str) -> str:
@@ -36,7 +39,8 @@ def md_text(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """An inline code span that no backtick in ``text`` can close."""
+    """An inline code span that no backtick in ``text`` can close, nor a line break end."""
+    text = single_line(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}" if longest else f"`{text}`"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from tokparity.diff.explain import class_info
 from tokparity.report.writeup import Block, Fix, Token, Writeup, comparison, fixes_of, plural, prompt_like
 from tokparity.results import Mismatch, Results
-from tokparity.textview import visible
+from tokparity.textview import single_line, visible
 
 LABEL = 15  # width of the "Root cause" column of labels
 ROW_LABELS = ("oracle", "backend")
@@ -132,8 +132,9 @@ def comparison_lines(m: Mismatch, style: str, columns: int = 100, indent: int = 
 
 
 def labelled(label: str, text: str, columns: int) -> list[str]:
-    """``Label        text`` wrapped with a hanging indent."""
-    return textwrap.wrap(text, max(40, columns), initial_indent=pad(label, LABEL), subsequent_indent=" " * LABEL,
+    """``Label        text`` wrapped with a hanging indent (text from files and engines made one line)."""
+    return textwrap.wrap(single_line(text), max(40, columns), initial_indent=pad(label, LABEL),
+                         subsequent_indent=" " * LABEL,
                          break_long_words=False, break_on_hyphens=False) or [label]
 
 
@@ -150,12 +151,13 @@ def fix_lines(fixes: list[Fix], columns: int) -> list[str]:
 
 
 def title(text: str, columns: int) -> list[str]:
+    text = single_line(text)
     return [text, "━" * min(columns, max(width(text), 20))]
 
 
 def writeup_lines(w: Writeup, columns: int = 100) -> list[str]:
     lines = title(f"{w.model} · {w.backend} against {w.oracle}", columns)
-    lines += textwrap.wrap(w.sentence, columns, break_on_hyphens=False) + [""]
+    lines += textwrap.wrap(single_line(w.sentence), columns, break_on_hyphens=False) + [""]
     if w.cls and not w.only_ties:
         lines += labelled("Symptom", f"{w.cls} ({w.share}): "
                                      f"{w.symptom}", columns)
@@ -197,9 +199,9 @@ def run_lines(results: Results, folder: str, columns: int = 100) -> list[str]:
     from tokparity.report.writeup import writeups
 
     ws = writeups(results)
-    agreeing = [f"{r.model}/{r.backend}" for r in results.runs if not r.mismatches]
+    agreeing = [single_line(f"{r.model}/{r.backend}") for r in results.runs if not r.mismatches]
     mismatches = sum(r.mismatches for r in results.runs)
-    lines = [f"{folder}: tokparity {results.tokparity}, {len(results.runs)} model × backend runs, "
+    lines = [f"{single_line(folder)}: tokparity {results.tokparity}, {len(results.runs)} model × backend runs, "
              f"{plural(mismatches, 'mismatch')}, {results.unexplained:,} unexplained"]
     if agreeing:
         lines += textwrap.wrap("agree on every case: " + ", ".join(agreeing), columns, break_on_hyphens=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
 from tokparity.zoo.derived import Derivation, derived_files
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
 from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
@@ -85,7 +86,7 @@ def _local(path: Path) -> ModelFiles:
         files = _files_in_folder(path)
         if not files:
             raise TokparityError(f"{path}: no .gguf, .model or tokenizer.json in this folder")
-        return ModelFiles(path.name, files, "local")
+        return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
     role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json"}[fmt]
@@ -98,7 +99,7 @@ def _local(path: Path) -> ModelFiles:
     if role == "tokenizer_json" and path.with_name("tokenizer_config.json").is_file():
         files["tokenizer_config"] = path.with_name("tokenizer_config.json")
     name = path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if role == "gguf" else path.stem
-    return ModelFiles(name, files, "local")
+    return ModelFiles(shown_path(name), files, "local")
 
 
 def _check_hub_reachable(repo: str) -> None:

@@ -1,0 +1,80 @@
+"""Argument types shared by the commands: numbers checked where they are read.
+
+``float("nan")``, ``float("inf")``, ``-3`` and ``1e400`` all parse, and each one makes some loop
+never end or some call overflow (``fuzz --seconds nan`` ran forever). These types accept only
+values a run can use; argparse turns their ``ArgumentTypeError`` into its usage line and
+``tokparity <command>: error: argument --seconds: …`` with exit status 2.
+
+A value a journal stores (``--resume DIR`` takes the arguments of the interrupted run) never
+passes through argparse: ``checked`` applies the same type to it and raises a ``TokparityError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
+from tokparity.errors import TokparityError
+
+WEEK = 7 * 24 * 3600.0  # longer than any run a person waits for: a larger number is a typo
+MOST = 10**15  # a count larger than this is a typo, and would overflow what it sizes
+
+T = TypeVar("T")
+
+
+def _number(text: object, kind: type[T]) -> T:
+    shown = str(text) if len(str(text)) <= 40 else str(text)[:40] + "…"
+    refused = argparse.ArgumentTypeError(f"expected {'a whole number' if kind is int else 'a number'}, not {shown!r}")
+    if isinstance(text, bool) or (kind is int and isinstance(text, float)):  # (from a journal: no 1.5 -> 1)
+        raise refused
+    try:
+        return kind(text)  # type: ignore[call-arg]
+    except (TypeError, ValueError, OverflowError):  # incl. an int of more digits than Python converts
+        raise refused from None
+
+
+def _seconds(text: object, allow_zero: bool) -> float:
+    value = _number(text, float)
+    least = "0 or more" if allow_zero else "more than 0"
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero) or value > WEEK:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, {least} and at most {WEEK:.0f} "
+                                         f"(a week), not {text}")
+    return value
+
+
+def positive_seconds(text: object) -> float:
+    """A time limit or budget: finite, above 0, at most a week (``nan``, ``inf``, ``0``, ``-1`` refused)."""
+    return _seconds(text, allow_zero=False)
+
+
+def non_negative_seconds(text: object) -> float:
+    """As ``positive_seconds``, 0 allowed (e.g. no time to shrink)."""
+    return _seconds(text, allow_zero=True)
+
+
+def _count(text: object, least: int) -> int:
+    value = _number(text, int)
+    if not least <= value <= MOST:
+        raise argparse.ArgumentTypeError(f"must be a whole number from {least} to {MOST:,}, not {text}")
+    return value
+
+
+def positive_int(text: object) -> int:
+    """A count of 1 or more (at most ``MOST``)."""
+    return _count(text, 1)
+
+
+def non_negative_int(text: object) -> int:
+    """A count of 0 or more (at most ``MOST``), where 0 has a meaning of its own (``--max-chars 0``: no cap)."""
+    return _count(text, 0)
+
+
+def checked(option: str, kind: Callable[[object], T], value: object) -> T:
+    """``value`` (e.g. from a journal's header) through ``kind``; a ``TokparityError`` naming
+    ``option`` if it does not pass."""
+    try:
+        return kind(value)
+    except argparse.ArgumentTypeError as e:
+        raise TokparityError(f"{option} {e}") from None
