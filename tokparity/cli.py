@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from tokparity import __version__
+from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
@@ -19,7 +20,7 @@ COMMANDS = ("zoo", "inspect", "encode", "compare", "fuzz", "explain", "regress",
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tokparity",
         description="Prove that tokenizer implementations agree; when they do not, show where, how and why.",
     )
@@ -38,11 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
-        return 2
     try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 2
         return int(args.run(args) or 0)
     except TokparityError as e:
         print(f"tokparity: error: {e}", file=sys.stderr)

@@ -174,9 +174,7 @@ def test_cli_exit_zero_when_nothing_found(zoo, tmp_path):
 ])
 def test_cli_bad_input_is_exit_2(zoo, tmp_path, capsys, argv, message):
     zoo("botchan-unigram")
-    try:
-        code = main(["fuzz", "botchan-unigram", "-q", "-o", str(tmp_path), *argv])
-    except SystemExit as e:  # a number argparse's type refuses (tokparity.commands.arguments)
-        code = e.code
+    code = main(["fuzz", "botchan-unigram", "-q", "-o", str(tmp_path), *argv])
     assert code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err

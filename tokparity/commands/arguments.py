@@ -78,3 +78,15 @@ def checked(option: str, kind: Callable[[object], T], value: object) -> T:
         return kind(value)
     except argparse.ArgumentTypeError as e:
         raise TokparityError(f"{option} {e}") from None
+
+
+class UsageError(TokparityError):
+    """An argument argparse refuses: one line like every other bad input, not its usage block."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints its usage block before the error; tokparity's rule is one line naming the
+    argument and what to do, so the error is raised and the CLI prints it as any bad input."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
