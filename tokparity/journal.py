@@ -230,17 +230,18 @@ def _sha256(path: Path) -> str:
 
 KEY_FILE = "journal-key"
 SIGNED = ("backends", "oracle")  # the stored arguments that name programs a resume runs
-SAFE_BACKENDS = ("ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden")
 
 
 def commands_in(args: dict) -> list[str]:
     """The programs (``cmd:``) and Python code (``py:``) the stored arguments would run: every
     backend or oracle that is not one of tokparity's own."""
+    from tokparity.backends.registry import BUILTIN
+
     named: list[str] = []
     for key in SIGNED:
         value = args.get(key)
         for spec in value if isinstance(value, list) else [value]:
-            if isinstance(spec, str) and spec.strip() not in SAFE_BACKENDS and spec not in named:
+            if isinstance(spec, str) and spec.strip() not in BUILTIN and spec not in named:
                 named.append(spec)
     return named
 
@@ -271,7 +272,10 @@ def journal_key(create: bool) -> bytes | None:
     except OSError as e:
         raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
                          "set TOKPARITY_CACHE to a folder you can write") from None
-    return key or None
+    if not key:  # a run killed between making the file and writing it
+        raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
+                         "and journals signed with the old one need --trust-journal)")
+    return key
 
 
 def signature(key: bytes, command: str, args: dict) -> str:
@@ -303,9 +307,7 @@ class Journal:
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
                   "corpora": corpus_fingerprints(corpora or [])}
         if commands_in(args):
-            key = journal_key(create=True)
-            assert key is not None  # made if missing
-            header["signature"] = signature(key, command, args)
+            header["signature"] = signature(journal_key(create=True) or b"", command, args)
         _make_folder(Path(out_dir))
         try:
             fh = open(path, "a", encoding="utf-8")
