@@ -250,9 +250,12 @@ class ModelRun:
         self._stage_ref: Backend | None = None
         self._reference: Any = None  # the RefTokenizer the diagnosis varies
         self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
-        self._diagnosed = 0  # results.mismatches before this index have been diagnosed
+        self._diagnosed = 0  # results.mismatches before this index have been diagnosed (set below)
         self._symptoms: dict[int, str] = {}  # id(mismatch) -> its class before a cause changed it
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
+        # This model's mismatches are results.mismatches from here on (models run one after another):
+        # by position, not by name, since two models of a run may share a name (two tokenizer.json).
+        self._first = self._diagnosed = len(self.results.mismatches)
         self.oracles_used: set[str] = set()
         # seconds: "load" (vocabulary and backends), and each backend's own encode time
         self.timing: dict = self.results.timing.setdefault(self.model.name, {"load": 0.0, "backends": {}})
@@ -530,6 +533,10 @@ class ModelRun:
         if m.stage == "unknown":  # a backend without stages: the cause says where it diverged
             m.stage = stage_of_cause(cause.name)
 
+    def own_mismatches(self) -> list[Mismatch]:
+        """This model's mismatches (the run's since this model started: models run one after another)."""
+        return self.results.mismatches[self._first:]
+
     def _symptom(self, m: Mismatch) -> str:
         """The class the rules gave ``m``, before its cause set it."""
         return self._symptoms.get(id(m), m.cls)
@@ -553,7 +560,7 @@ class ModelRun:
             return
         from tokparity.diagnose.verdict import relabel, root_cause
 
-        todo = [m for m in self.results.mismatches[self._diagnosed:] if m.model == self.model.name]
+        todo = self.results.mismatches[max(self._diagnosed, self._first):]
         self._diagnosed = len(self.results.mismatches)
         for m in todo:
             if m.backend in self.summaries:
@@ -565,7 +572,7 @@ class ModelRun:
         base_of: dict[str, list[int] | None] = {}
         for name, summary in self.summaries.items():
             # (a tie is not the backend's deviation: two optima of the same model)
-            mismatches = [m for m in self.results.mismatches if m.model == self.model.name and m.backend == name
+            mismatches = [m for m in self.own_mismatches() if m.backend == name
                           and m.stage != "decode" and m.cause != "model.viterbi-tie"]
             if not any(m.variants for m in mismatches):
                 continue
@@ -580,7 +587,7 @@ class ModelRun:
     def take_causes(self, causes: dict) -> bool:
         """The causes a worker process named for this model (``parallel._causes_of``), when it
         judged every case in order; False (nothing taken) when its mismatches are not these."""
-        mine = [m for m in self.results.mismatches if m.model == self.model.name]
+        mine = self.own_mismatches()
         named = causes["mismatches"]
         if len(mine) != len(named) or any((m.backend, m.case_id) != tuple(c[:2]) for m, c in zip(mine, named)):
             return False
@@ -601,9 +608,9 @@ class ModelRun:
         changed is matched against the known list again; a known case without a reproduced cause
         carries its entry's reviewed one; a tie is reported apart, not as a failure."""
         known = self.options.known
-        for m in self.results.mismatches:
+        for m in self.own_mismatches():
             summary = self.summaries.get(m.backend)
-            if m.model != self.model.name or summary is None:
+            if summary is None:
                 continue
             before = bool(m.known)
             if known is not None:
@@ -666,10 +673,10 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
             results.interrupted = True
         return _finish(results, options, started)
     try:
-        for spec in models:
+        for slot, spec in enumerate(models):
             run = ModelRun(spec, backend_names, options, results)
             try:
-                _run_model(run, corpora, options)
+                _run_model(run, corpora, options, slot)
             finally:
                 run.close()
                 results.runs.extend(run.finish())
@@ -685,15 +692,21 @@ def _finish(results: Results, options: CompareOptions, started: float) -> Result
     return results
 
 
-def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> None:
+def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
+    """``slot``: the model's position on the command line, which keys its records in the journal."""
     journal = options.journal
     done = DoneSet()
     if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
-        for record in journal.records(run.model.name):
-            run.apply(record)
+        for record in journal.records(run.model.name, slot):
+            try:
+                run.apply(record)
+            except BadJournal as e:  # a verdict of a backend this run does not compare
+                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
             done.add(record.n)
         if len(done):
             _say(options, f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
+        if journal.duplicates:
+            _say(options, f"{journal.path}: {duplicates_note(journal)}")
     cases = JudgedCases(run, corpora, skip=done.__contains__)
     for batch in cases.batches():
         for record in batch:
@@ -703,7 +716,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions) -> No
             for record in batch:
                 run.apply(record)
             if journal is not None:
-                journal.write_many(batch)
+                journal.write_many(batch, slot)
         if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
             _say(options, f"{run.model.name}: {batch[-1].n + 1} cases")
     _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
@@ -763,6 +776,12 @@ class JudgedCases:
 
 def _too_long(case: Case, max_chars: int | None) -> bool:
     return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
+
+
+def duplicates_note(journal: Journal) -> str:
+    lines = sorted(journal.duplicates)
+    shown = ", ".join(map(str, lines[:5])) + (", …" if len(lines) > 5 else "")
+    return f"{len(lines)} line(s) repeat a case already read (line {shown}): each case is counted once"
 
 
 def too_long_message(record: CaseRecord, options: CompareOptions) -> str:

@@ -32,6 +32,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -43,7 +44,7 @@ from tokparity.compare import CompareOptions, ModelRun, _Answer, _ask, oracle_ch
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.generators import char_rank, generate_all
-from tokparity.journal import AGREE, SKIPPED, DoneSet, Journal
+from tokparity.journal import AGREE, SKIPPED, Damaged, DoneSet, Journal, check_mismatch
 from tokparity.results import Mismatch, Results
 from tokparity.zoo import resolve_model
 
@@ -100,11 +101,44 @@ class Finding:
         return cls(**{**d, "original": Case(o["id"], o["text"], o["corpus"], o["tags"]),
                       "mismatch": Mismatch(**d["mismatch"])})
 
+    @classmethod
+    def checked(cls, d: object) -> Finding:
+        """``from_json`` of a journal's note, each field checked first (``Damaged`` if one is wrong)."""
+        if not isinstance(d, dict) or set(d) != _FINDING_KEYS:
+            raise Damaged("a finding that is not one tokparity wrote (not an object of its keys)")
+        o = d["original"]
+        if not (isinstance(o, dict) and all(isinstance(o.get(k), str) for k in ("id", "text", "corpus"))
+                and isinstance(o.get("tags"), dict)):
+            raise Damaged("a finding whose 'original' case is not {id, text, corpus, tags}")
+        check_mismatch(d["mismatch"], "a finding's mismatch")
+        texts = ("id", "model", "backend", "oracle", "cls", "text")
+        if not all(isinstance(d[k], str) for k in texts) or not all(
+                type(d[k]) in (int, float) and math.isfinite(d[k]) for k in ("found_after", "shrink_seconds")) \
+                or type(d["probes"]) is not int:
+            raise Damaged("a finding with a field of the wrong type")
+        return cls.from_json(d)
+
     def record(self, seed: int) -> dict:
         """The corpus record of the finding, with its root cause (``""``: none reproduced)."""
         return {"id": self.id, "text": self.text, "cause": self.mismatch.cause,
                 "tags": {"kind": "fuzz", "class": self.cls, "backend": self.backend, "model": self.model,
                          "oracle": self.oracle, "found_by": self.original.corpus, "seed": seed}}
+
+
+_FINDING_KEYS = {"id", "model", "backend", "oracle", "cls", "text", "found_after", "shrink_seconds", "probes",
+                 "original", "mismatch"}
+
+
+def _checked_note(note: dict) -> tuple[float, int | None, Finding | None]:
+    """A journal note's time used, where the generators ended, and its finding, each checked."""
+    elapsed = note.get("elapsed", 0.0)
+    if type(elapsed) not in (int, float) or not 0 <= elapsed < 1e9:  # (NaN fails both)
+        raise Damaged(f"'elapsed' is {elapsed!r}, not a number of seconds")
+    generators_end = note.get("generators_end")
+    if generators_end is not None and not (type(generators_end) is int and 0 <= generators_end < 2**63):
+        raise Damaged(f"'generators_end' is {generators_end!r}, not a case position")
+    finding = Finding.checked(note["finding"]) if "finding" in note else None
+    return float(elapsed), generators_end, finding
 
 
 @dataclass
@@ -210,12 +244,15 @@ class Fuzzer:
     def _replay(self, journal: Journal) -> None:
         """Count the cases and take the findings of the interrupted run; its clock goes on."""
         used = 0.0
-        for note in journal.notes():
-            used = max(used, float(note.get("elapsed", 0.0)))
-            if "generators_end" in note:
-                self.generators_end = int(note["generators_end"])
-            if "finding" in note:
-                finding = Finding.from_json(note["finding"])
+        for lineno, note in journal.notes():
+            try:
+                elapsed, generators_end, finding = _checked_note(note)
+            except Damaged as e:
+                raise journal.damaged(lineno, str(e)) from None
+            used = max(used, elapsed)
+            if generators_end is not None:
+                self.generators_end = generators_end
+            if finding is not None:
                 self.keys.add((finding.backend, finding.cls))
                 self.result.findings.append(finding)
                 self.run.results.mismatches.append(finding.mismatch)

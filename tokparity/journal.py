@@ -19,6 +19,16 @@ cases not in the journal; its reports are those of an uninterrupted run.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
 newline, or not JSON) is dropped on resume and its case is run again.
+
+A journal is input like any other file a user may be handed, so a resume trusts none of it:
+
+- every line is checked (types, ranges) before it is counted; a damaged one is one error naming
+  ``DIR/cases.jsonl:LINE``, and a case written twice (a line duplicated by hand) is counted once;
+- records are keyed by the model's position on the command line (``"slot"``), not by its name:
+  two folders that both hold a ``tokenizer.json`` are two models, each with its own records;
+- the header's commands (``cmd:``/``py:`` backends, run on resume) are signed with a secret of
+  this user's (``$TOKPARITY_CACHE/journal-key``, made 0600 on first use): a journal this user's
+  tokparity did not write runs them only with ``--trust-journal``, after showing them.
 """
 
 from __future__ import annotations
@@ -26,12 +36,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import hmac
 import json
+import math
 import os
+import secrets
 import signal
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import IO
 
@@ -48,7 +61,94 @@ class BadJournal(TokparityError):
     pass
 
 
+class Damaged(ValueError):
+    """A journal line that is JSON but not what tokparity wrote: what is wrong, for the caller to
+    place (``DIR/cases.jsonl:LINE: …``)."""
+
+
 _MISMATCH_FIELDS = [f.name for f in fields(Mismatch)]  # a flat copy: asdict's deep copy costs more than JSON
+BIGGEST = 2**63  # ids, positions and lengths beyond this are not tokparity's
+
+# -- checking what a journal says (it may have been edited, damaged, or written by someone else) --
+
+
+def _text(x: object) -> bool:
+    """A str that can be written back as UTF-8 (a JSON "\\ud800" loads as a lone surrogate)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(x: object) -> bool:
+    return type(x) is int and 0 <= x < BIGGEST
+
+
+def _ids(x: object) -> bool:
+    return isinstance(x, list) and all(type(i) is int and -BIGGEST <= i < BIGGEST for i in x)
+
+
+def _texts(x: object) -> bool:
+    return isinstance(x, list) and all(_text(t) for t in x)
+
+
+def _tags(x: object) -> bool:
+    return isinstance(x, dict) and all(_text(k) and (v is None or _text(v) or type(v) in (int, float, bool))
+                                       for k, v in x.items())
+
+
+# A Mismatch field's annotation -> what its value must be (tests/robustness check every field is here).
+FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
+    "str": _text, "int": _count, "dict": _tags, "list[int]": _ids, "list[str]": _texts,
+    "list[list[str]]": lambda x: isinstance(x, list) and all(_texts(t) for t in x),
+}
+
+
+def check_mismatch(d: object, where: str = "a mismatch") -> dict:
+    """``d`` if it is a Mismatch as ``to_json`` wrote it (every field the right type), else ``Damaged``."""
+    if not isinstance(d, dict):
+        raise Damaged(f"{where} is not an object")
+    unknown = set(d) - set(_MISMATCH_FIELDS)
+    if unknown:
+        raise Damaged(f"{where} has unknown fields {sorted(unknown)[:3]}")
+    for f in fields(Mismatch):
+        if f.name not in d:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise Damaged(f"{where} lacks {f.name!r}")
+            continue
+        check = FIELD_CHECKS.get(str(f.type))
+        if check is not None and not check(d[f.name]):
+            raise Damaged(f"{where}: {f.name!r} is {_shown(d[f.name])}, not a {f.type}")
+    return d
+
+
+def _verdict(x: object) -> bool:
+    return x in (AGREE, SKIPPED) or (isinstance(x, list) and len(x) == 2 and all(_text(v) for v in x))
+
+
+def _shown(x: object) -> str:
+    """A value as a message shows it: short, one line."""
+    try:
+        text = json.dumps(x, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = type(x).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# What each key of a case record must be.
+RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "model": (_text, "a string"), "n": (_count, "a position (an integer from 0)"), "slot": (_count, "a position"),
+    "case_id": (_text, "a string"), "corpus": (_text, "a string"), "oracle": (_text, "a string"),
+    "tally": (_texts, "a list of strings"),
+    "verdicts": (lambda x: isinstance(x, dict) and all(_text(k) and _verdict(v) for k, v in x.items()),
+                 "an object of verdicts (\"agree\", \"skipped\" or [class, known])"),
+    "mismatches": (lambda x: isinstance(x, list), "a list"), "too_long": (_count, "a length"),
+    "unread": (lambda x: isinstance(x, bool), "true or false"),
+}
+REQUIRED = ("model", "n", "case_id", "corpus")
 
 
 @dataclass
@@ -70,9 +170,12 @@ class CaseRecord:
     too_long: int = 0
     unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
     seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
+    line: int = 0  # where a journal holds it (read back for a resume; not journaled)
 
-    def to_json(self, with_mismatches: bool = True) -> dict:
+    def to_json(self, with_mismatches: bool = True, slot: int | None = None) -> dict:
         d = {"model": self.model, "n": self.n, "case_id": self.case_id, "corpus": self.corpus}
+        if slot is not None:  # the model's position on the command line: the journal's key
+            d["slot"] = slot
         if self.too_long:
             d["too_long"] = self.too_long
             if self.unread:
@@ -85,15 +188,29 @@ class CaseRecord:
 
     @classmethod
     def from_json(cls, d: dict) -> CaseRecord:
-        return cls(model=d["model"], n=int(d["n"]), case_id=d["case_id"], corpus=d["corpus"],
+        """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
+        check_record(d)
+        return cls(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
                    oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
-                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=int(d.get("too_long", 0)),
+                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=d.get("too_long", 0),
                    unread=bool(d.get("unread", False)))
 
 
+def check_record(d: dict) -> None:
+    for key in REQUIRED:
+        if key not in d:
+            raise Damaged(f"a case record without {key!r}")
+    for key, (check, what) in RECORD_CHECKS.items():
+        if key in d and not check(d[key]):
+            raise Damaged(f"{key!r} is {_shown(d[key])}, not {what}")
+    for i, m in enumerate(d.get("mismatches", [])):
+        check_mismatch(m, f"mismatch {i + 1}")
+
+
 def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
-    """sha256 of each corpus that is a file (named corpora included): a resume checks them."""
-    from tokparity.corpus import COMMITTED, corpora_dir, open_corpus
+    """sha256 of each corpus that is a file (named corpora included), keyed by its absolute path
+    (a resume may start in another folder): a resume checks them."""
+    from tokparity.corpus import COMMITTED, corpora_dir
 
     prints = {}
     for spec in corpora:
@@ -101,12 +218,77 @@ def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
         for name in names:
             path = corpora_dir() / f"{name}.jsonl" if name in COMMITTED else Path(name)
             if path.is_file():
-                h = hashlib.sha256()
-                with open_corpus(path) as f:  # (an unreadable corpus: one line, not a traceback)
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        h.update(block)
-                prints[name] = h.hexdigest()
+                key = name if name in COMMITTED else str(path.resolve())
+                prints[key] = _sha256(path)
     return prints
+
+
+def _sha256(path: Path) -> str:
+    from tokparity.corpus import open_corpus
+
+    h = hashlib.sha256()
+    with open_corpus(path) as f:  # (an unreadable corpus: one line, not a traceback)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# -- who wrote the header: commands a resume would run are signed with this user's secret ---------
+
+KEY_FILE = "journal-key"
+SIGNED = ("backends", "oracle")  # the stored arguments that name programs a resume runs
+
+
+def commands_in(args: dict) -> list[str]:
+    """The programs (``cmd:``) and Python code (``py:``) the stored arguments would run: every
+    backend or oracle that is not one of tokparity's own."""
+    from tokparity.backends.registry import BUILTIN
+
+    named: list[str] = []
+    for key in SIGNED:
+        value = args.get(key)
+        for spec in value if isinstance(value, list) else [value]:
+            if isinstance(spec, str) and spec.strip() not in BUILTIN and spec not in named:
+                named.append(spec)
+    return named
+
+
+def key_path() -> Path:
+    from tokparity.zoo.fetch import cache_dir
+
+    return cache_dir() / KEY_FILE
+
+
+def journal_key(create: bool) -> bytes | None:
+    """This user's secret, made (0600, in the cache folder) on first use; None if there is none yet."""
+    path = key_path()
+    try:
+        try:
+            key = path.read_bytes().strip()
+        except FileNotFoundError:
+            if not create:
+                return None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another run made it just now
+                return path.read_bytes().strip()
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+            key = path.read_bytes().strip()
+    except OSError as e:
+        raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
+                         "set TOKPARITY_CACHE to a folder you can write") from None
+    if not key:  # a run killed between making the file and writing it
+        raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
+                         "and journals signed with the old one need --trust-journal)")
+    return key
+
+
+def signature(key: bytes, command: str, args: dict) -> str:
+    """HMAC-SHA256 of the command and its arguments, as the header stores them (canonical JSON)."""
+    text = json.dumps({"command": command, "args": args}, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
 
 
 class Journal:
@@ -119,6 +301,7 @@ class Journal:
         self.with_mismatches = with_mismatches  # fuzz keeps only counts: its findings are elsewhere
         self.written = 0
         self.resumed = False  # reopened: the run it records goes on
+        self.duplicates: set[int] = set()  # lines of cases written twice (by hand): counted once
 
     # opening ------------------------------------------------------------------------------
 
@@ -127,80 +310,204 @@ class Journal:
                with_mismatches: bool = True) -> Journal:
         """A fresh journal (an earlier one in ``out_dir`` is replaced)."""
         path = Path(out_dir) / JOURNAL_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
+        args = json.loads(json.dumps(args))  # as a resume will read them (and the signature covers them)
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
                   "corpora": corpus_fingerprints(corpora or [])}
-        fh = open(path, "a", encoding="utf-8")
+        if commands_in(args):
+            header["signature"] = signature(journal_key(create=True) or b"", command, args)
+        _make_folder(Path(out_dir))
+        try:
+            fh = open(path, "a", encoding="utf-8")
+        except OSError as e:
+            raise _unwritable(path, e) from None
         _lock(fh, path)  # before emptying it: a run still writing there keeps its journal
-        fh.truncate(0)
-        fh.write(json.dumps(header) + "\n")  # ASCII: a file name that is not UTF-8 round-trips as \udcXX
-        fh.flush()
+        try:
+            if path.is_file():
+                fh.truncate(0)
+            fh.write(json.dumps(header) + "\n")  # ASCII: a file name that is not UTF-8 round-trips as \udcXX
+            fh.flush()
+        except OSError as e:
+            _close_quietly(fh)
+            raise _unwritable(path, e) from None
         return cls(path, header, fh, with_mismatches)
 
     @classmethod
-    def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True) -> Journal:
-        """The journal of an interrupted run, ready to append to (a cut last line removed)."""
+    def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True,
+               arg_checks: dict[str, str] | None = None, trust: bool = False) -> Journal:
+        """The journal of an interrupted run, ready to append to (a cut last line removed).
+        ``arg_checks``: what each stored argument must be (``ARG_CHECKS``); ``trust``: run the
+        commands it names even if this user's tokparity did not write it (``--trust-journal``)."""
         path = Path(out_dir) / JOURNAL_FILE
         if not path.is_file():
             raise BadJournal(f"{path}: no journal to resume from; --resume takes the -o folder of an earlier "
                              f"'tokparity {command}' run")
-        header = read_header(path, command)
-        fh = open(path, "r+", encoding="utf-8")
+        header = read_header(path, command, arg_checks)
+        if not trust:
+            check_signature(path, header)
+        try:
+            fh = open(path, "r+", encoding="utf-8")
+        except OSError as e:
+            raise _unwritable(path, e) from None
         _lock(fh, path)
-        good = _good_length(path)  # again, now that no one else writes it
-        fh.truncate(good)
-        fh.seek(good)
+        try:
+            good = _good_length(path)  # again, now that no one else writes it
+            fh.truncate(good)
+            fh.seek(good)
+        except OSError as e:
+            _close_quietly(fh)
+            raise _unwritable(path, e) from None
         journal = cls(path, header, fh, with_mismatches)
         journal.resumed = True
         try:
+            journal.check_lines()
             journal.check_corpora()
         except BadJournal:
             journal.close()
             raise
         return journal
 
+    def check_lines(self) -> None:
+        """Every line read once before anything runs: a damaged one is an error now, naming its line,
+        not after the first models have run again."""
+        for lineno, d in self._entries():
+            try:
+                if "n" in d:
+                    check_record(d)
+            except Damaged as e:
+                raise self.damaged(lineno, str(e)) from None
+
     def check_corpora(self) -> None:
         stored = self.header.get("corpora", {})
         now = corpus_fingerprints(list(stored))
         for name, digest in stored.items():
-            if now.get(name) != digest:
+            if name not in now:
+                raise BadJournal(f"{self.path}: corpus {name} is missing (not a file any more); put it back, or "
+                                 "start a new run (without --resume)")
+            if now[name] != digest:
                 raise BadJournal(f"{self.path}: corpus {name} changed since the run started; a resume would mix two "
                                  "corpora: start a new run (without --resume)")
 
     # writing -------------------------------------------------------------------------------
 
-    def write(self, record: CaseRecord) -> None:
-        self.write_many([record])
+    def write(self, record: CaseRecord, slot: int | None = None) -> None:
+        self.write_many([record], slot)
 
-    def write_many(self, records: list[CaseRecord]) -> None:
-        """One write and one flush for a batch of records (each on its own line)."""
+    def write_many(self, records: list[CaseRecord], slot: int | None = None) -> None:
+        """One write and one flush for a batch of records (each on its own line); ``slot``: the
+        model's position on the command line, which keys its records (two models may share a name)."""
         if records:
-            self._fh.write("".join(json_text(r.to_json(self.with_mismatches)) + "\n"
-                                   for r in records))
-            self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
+            text = "".join(json_text(r.to_json(self.with_mismatches, slot)) + "\n" for r in records)
+            self._write(text)
             self.written += len(records)
 
     def note(self, entry: dict) -> None:
         """A line that is not a case (fuzz: a finding, the time used), flushed at once."""
-        self._fh.write(json.dumps({"note": entry}, ensure_ascii=False) + "\n")
-        self._fh.flush()
+        self._write(json.dumps({"note": entry}, ensure_ascii=False) + "\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self._fh.write(text)
+            self._fh.flush()  # to the kernel: a SIGKILL of this process loses nothing written
+        except OSError as e:
+            raise BadJournal(f"{self.path}: cannot write the journal ({e.strerror or e}; is the disk full?); the cases "
+                             f"judged before are in it: free space, then resume with "
+                             f"'tokparity {self.header.get('command')} --resume {self.path.parent}'") from None
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.close()
+            _close_quietly(self._fh)  # after a failed write (reported already) its flush fails again
 
     # reading -------------------------------------------------------------------------------
 
-    def records(self, model: str | None = None) -> Iterator[CaseRecord]:
-        """The case records (of ``model``), streamed from the file."""
-        for d in _lines(self.path):
-            if "n" in d and (model is None or d.get("model") == model):
-                yield CaseRecord.from_json(d)
+    def records(self, model: str | None = None, slot: int | None = None) -> Iterator[CaseRecord]:
+        """The case records (of the model at position ``slot`` named ``model``), streamed from the
+        file, each case once: a later line for a case already read (a line duplicated by hand) is
+        skipped, and its line noted in ``duplicates``."""
+        seen: dict[object, DoneSet] = {}
+        for lineno, d in self._entries():
+            if "n" not in d:
+                continue
+            if model is not None and not self._mine(d, model, slot):
+                continue
+            try:  # (check_lines read them all when the journal was reopened; a file may change since)
+                record = CaseRecord.from_json(d)
+            except Damaged as e:
+                raise self.damaged(lineno, str(e)) from None
+            record.line = lineno
+            done = seen.setdefault(d.get("slot"), DoneSet())
+            if record.n in done:
+                self.duplicates.add(lineno)
+                continue
+            done.add(record.n)
+            yield record
 
-    def notes(self) -> Iterator[dict]:
-        for d in _lines(self.path):
+    @staticmethod
+    def _mine(d: dict, model: str, slot: int | None) -> bool:
+        if "slot" in d and slot is not None:
+            return d["slot"] == slot
+        return d.get("model") == model  # a journal from before slots: its records name their model
+
+    def notes(self) -> Iterator[tuple[int, dict]]:
+        """``(line, note)`` of each note (a note that is not an object is a damaged line)."""
+        for lineno, d in self._entries():
             if "note" in d:
-                yield d["note"]
+                if not isinstance(d["note"], dict):
+                    raise self.damaged(lineno, f"a note that is {_shown(d['note'])}, not an object")
+                yield lineno, d["note"]
+
+    def damaged(self, lineno: int, problem: str) -> BadJournal:
+        return BadJournal(f"{self.path}:{lineno}: {problem}; the file was edited or damaged: delete that line, or "
+                          "start a new run without --resume")
+
+    def _entries(self) -> Iterator[tuple[int, dict]]:
+        """``(line, object)`` for every line after the header: each a case record or a note."""
+        for lineno, d in _lines(self.path):
+            if lineno == 1:
+                continue
+            if not isinstance(d, dict) or ("n" not in d and "note" not in d):
+                raise self.damaged(lineno, f"{_shown(d)} is neither a case record nor a note")
+            yield lineno, d
+
+
+def _close_quietly(fh: IO[str]) -> None:
+    """Close after a failed write: the flush of what is still buffered fails the same way."""
+    try:
+        fh.close()
+    except OSError:
+        pass
+
+
+def _make_folder(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise BadJournal(f"-o {out}: a file, not a folder; give a folder for the reports (it is made if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadJournal(f"-o {out}: cannot make the report folder ({e.strerror or e}); choose another -o folder") \
+            from None
+
+
+def _unwritable(path: Path, e: OSError) -> BadJournal:
+    if path.is_dir():
+        return BadJournal(f"{path}: a folder, not a journal file; remove it or choose another -o folder")
+    return BadJournal(f"{path}: cannot write the journal ({e.strerror or e}); choose another -o folder (one you can "
+                      "write, on a disk with space)")
+
+
+def check_signature(path: Path, header: dict) -> None:
+    """Refuse a journal whose commands this user's tokparity did not sign: resuming runs them."""
+    commands = commands_in(header["args"])
+    if not commands:
+        return
+    key = journal_key(create=False)
+    stored = header.get("signature")
+    if key is not None and isinstance(stored, str) and hmac.compare_digest(
+            stored, signature(key, header["command"], header["args"])):
+        return
+    shown = ", ".join(json.dumps(c, ensure_ascii=True) for c in commands)  # escaped: one line, nothing hidden
+    raise BadJournal(f"{path}: this journal was not written by your tokparity (its header is not signed with your "
+                     f"key {key_path()}), and resuming it would run {shown}; read them, and resume with "
+                     "--trust-journal only if you trust them")
 
 
 def _lock(fh: IO[str], path: Path) -> None:
@@ -217,19 +524,62 @@ def _lock(fh: IO[str], path: Path) -> None:
                          "before resuming, or choose another -o folder") from None
 
 
-def read_header(path: Path, command: str) -> dict:
-    with open(path, "rb") as f:
-        first = f.readline()
+def read_header(path: Path, command: str, arg_checks: dict[str, str] | None = None) -> dict:
+    """The first line, checked: a tokparity journal of ``command`` whose arguments are of the
+    kinds ``arg_checks`` says (keys not there are not taken)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except OSError as e:
+        raise BadJournal(f"{path}: cannot read the journal ({e.strerror or e})") from None
     try:
         header = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nesting too deep
         header = None
-    if not isinstance(header, dict) or header.get("journal") != FORMAT:
+    if not isinstance(header, dict) or type(header.get("journal")) is not int or header["journal"] != FORMAT:
         raise BadJournal(f"{path}:1: not a tokparity journal (format {FORMAT}); start a new run without --resume")
     if header.get("command") != command:
-        raise BadJournal(f"{path}: the journal of a '{header.get('command')}' run, not '{command}'; resume it with "
-                         f"'tokparity {header.get('command')} --resume {path.parent}'")
+        other = header.get("command")
+        if not isinstance(other, str) or other not in ("compare", "fuzz"):
+            raise BadJournal(f"{path}:1: the header names no tokparity command; start a new run without --resume")
+        raise BadJournal(f"{path}: the journal of a '{other}' run, not '{command}'; resume it with "
+                         f"'tokparity {other} --resume {path.parent}'")
+    problem = _header_problem(header, arg_checks or {})
+    if problem:
+        raise BadJournal(f"{path}:1: {problem}; the header was edited or damaged: start a new run without --resume")
     return header
+
+
+def _header_problem(header: dict, arg_checks: dict[str, str]) -> str:
+    args, corpora = header.get("args"), header.get("corpora", {})
+    if not isinstance(args, dict):
+        return f"'args' is {_shown(args)}, not an object of the run's arguments"
+    if not isinstance(corpora, dict) or not all(_text(k) and _text(v) for k, v in corpora.items()):
+        return f"'corpora' is {_shown(corpora)}, not an object of corpus fingerprints"
+    if "signature" in header and not isinstance(header["signature"], str):
+        return f"'signature' is {_shown(header['signature'])}, not a string"
+    for key, kind in arg_checks.items():
+        if key in args and not ARG_KINDS[kind][0](args[key]):
+            return f"argument {key!r} is {_shown(args[key])}, not {ARG_KINDS[kind][1]}"
+    return ""
+
+
+def _seconds(x: object, low: float) -> bool:
+    """A finite number of seconds from ``low`` (above it when ``low`` is 0 exclusive: see ARG_KINDS)."""
+    return isinstance(x, (int, float)) and type(x) is not bool and math.isfinite(x) and low <= x < 1e9
+
+
+# What a stored argument may be: kind -> (check, words for a message).
+ARG_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "bool": (lambda x: type(x) is bool, "true or false"),
+    "str?": (lambda x: x is None or _text(x), "a string or null"),
+    "strs": (_texts, "a list of strings"),
+    "strs?": (lambda x: x is None or _texts(x), "a list of strings or null"),
+    "int?": (lambda x: x is None or (type(x) is int and -BIGGEST <= x < BIGGEST), "an integer or null"),
+    "count?": (lambda x: x is None or _count(x), "an integer from 0, or null"),
+    "seconds?": (lambda x: x is None or (_seconds(x, 0) and x != 0), "a number of seconds above 0, or null"),
+    "seconds0?": (lambda x: x is None or _seconds(x, 0), "a number of seconds from 0, or null"),
+}
 
 
 def _good_length(path: Path) -> int:
@@ -251,18 +601,18 @@ def _good_length(path: Path) -> int:
     return 0
 
 
-def _lines(path: Path) -> Iterator[dict]:
+def _lines(path: Path) -> Iterator[tuple[int, object]]:
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 return  # a line cut by a kill: its case runs again
             try:
                 d = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise BadJournal(f"{path}:{lineno}: not a journal line ({e}); the file was edited or damaged: "
-                                 "start a new run without --resume") from None
-            if isinstance(d, dict):
-                yield d
+            except (ValueError, RecursionError) as e:  # not JSON or UTF-8, an integer too long, nesting too deep
+                raise BadJournal(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {str(e)[:80]}); the file "
+                                 "was edited or damaged: delete that line, or start a new run without --resume") \
+                    from None
+            yield lineno, d
 
 
 class _Holding:
@@ -372,11 +722,15 @@ def stored_args(args: object, keys: tuple[str, ...], paths: tuple[str, ...] = ()
     return stored
 
 
-def take_args(args: argparse.Namespace, header: dict, folder: str, command: str, paths: tuple[str, ...] = ()) -> None:
-    """Give ``args`` the interrupted run's arguments; one the user gives again must be the same."""
+def take_args(args: argparse.Namespace, header: dict, folder: str, command: str, paths: tuple[str, ...] = (),
+              keys: tuple[str, ...] | None = None) -> None:
+    """Give ``args`` the interrupted run's arguments (only ``keys``, those a journal stores: a
+    header cannot set any other); one the user gives again must be the same."""
     if getattr(args, "out", None) and Path(args.out).resolve() != Path(folder).resolve():
         raise TokparityError(f"--resume {folder} writes its reports there; drop -o {args.out}")
     for key, value in header.get("args", {}).items():
+        if keys is not None and key not in keys:
+            continue
         given = getattr(args, key, None)
         if given not in (None, [], False) and given != value and stored_args(args, (key,), paths)[key] != value:
             raise TokparityError(f"--resume {folder}: the {command} run was started with {key}={value!r}, not "

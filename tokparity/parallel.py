@@ -174,13 +174,13 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     # counts them from the journal as soon as it exists.
     if options.journal is not None:
         for m in state:
-            for record in options.journal.records(m.model.name):
+            for record in options.journal.records(m.model.name, m.index):
                 m.done.add(record.n)
 
     def replay_journal(m: _Model) -> None:
         if options.journal is None or not len(m.done):
             return
-        for record in options.journal.records(m.model.name):
+        for record in options.journal.records(m.model.name, m.index):
             m.ledger.apply(record)
         _say(options, f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
 
@@ -202,7 +202,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                 if (record.n + 1) % 500 == 0:
                     _say(options, f"{m.model.name}: {record.n + 1} cases")
             if options.journal is not None:
-                options.journal.write_many(applied)
+                options.journal.write_many(applied, m.index)  # keyed by position
 
     pending = list(tasks)
     for task in tasks:

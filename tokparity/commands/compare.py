@@ -41,6 +41,9 @@ def add_parser(sub) -> None:
                                                       "written to DIR/cases.jsonl as it is judged")
     p.add_argument("--resume", metavar="DIR", help="continue the interrupted run whose report folder is DIR, with its "
                                                    "arguments, without running again the cases it finished")
+    p.add_argument("--trust-journal", action="store_true",
+                   help="with --resume: run the cmd:/py: backends the journal names even though your tokparity did "
+                        "not write it (a folder someone handed you); read them first")
     p.add_argument("--max-chars", type=non_negative_int, metavar="N",
                    help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
@@ -55,45 +58,106 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-# The arguments a journal stores, so that `--resume DIR` needs no others.
-RESUMED = ("models", "corpora", "backends", "oracle", "add_special", "parse_special", "known", "no_builtin_known",
-           "max_chars", "all", "decode", "timeout")
+# The arguments a journal stores, so that `--resume DIR` needs no others, and what each must be
+# (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
+ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
+              "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
+              "all": "bool", "decode": "bool", "timeout": "seconds?"}
+RESUMED = tuple(ARG_CHECKS)
 PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
+
+
+def once_each(models: list[str], quiet: bool) -> list[str]:
+    """The models, each once: one given twice (the same name, or the same file) would be judged and
+    counted twice."""
+    from tokparity.journal import stored_args
+
+    seen: dict[object, str] = {}
+    for spec in models:
+        key = stored_args(argparse.Namespace(m=spec), ("m",), ("m",))["m"]
+        if key in seen:
+            if not quiet:
+                print(f"tokparity: {spec} is given twice (as {seen[key]} before); judged once", file=sys.stderr)
+            continue
+        seen[key] = spec
+    return list(seen.values())
+
+
+# What a run writes in its -o folder: no input may be one of them (the journal would overwrite it).
+OUTPUTS = ("cases.jsonl", "report.html", "mismatches.csv", "summary.md", "summary.json", "fuzz-findings.jsonl")
+
+
+def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None]) -> None:
+    """A corpus, known-divergences file or model that is the -o folder or a file the run writes there
+    (``compare -c D/cases.jsonl -o D``) would be overwritten: refused before anything is written."""
+    from tokparity.errors import TokparityError
+
+    written = [out] + [out / name for name in OUTPUTS]
+    for option, values in inputs.items():
+        for value in values or []:
+            path = Path(os.path.expanduser(value))
+            if any(_same_file(path, w) for w in written):
+                what = "the report folder" if _same_file(path, out) else "a file the run writes there"
+                raise TokparityError(f"{option} {value}: is {what} (-o {out}); the run would overwrite it: copy it "
+                                     "elsewhere first, or choose another -o folder")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop of symlinks, a name the system refuses: not ours
+        return False
+
+
+def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
+    """The reports, or one line naming the file that could not be written (a full disk, a folder
+    made read-only): the journal keeps every case, so a resume writes them again."""
+    from tokparity.errors import TokparityError
+    from tokparity.report import write_reports
+
+    try:
+        return write_reports(results, out)
+    except OSError as e:
+        where = e.filename or out
+        raise TokparityError(f"{where}: cannot write the report ({e.strerror or e}); every case is in "
+                             f"{out / 'cases.jsonl'}: free space, then 'tokparity {command} --resume {out}'") from None
+
+
+def compare_options(args: argparse.Namespace):
+    from tokparity.compare import DEFAULT_MAX_CHARS, CompareOptions, progress_to_stderr
+    from tokparity.known import load_known
+
+    return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                          decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
+                          explicit_backends=bool(args.backends),
+                          progress=None if args.quiet else progress_to_stderr,
+                          known=load_known(args.known, builtin=not args.no_builtin_known),
+                          max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
+                          jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
 
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.commands.arguments import checked, non_negative_int
-    from tokparity.compare import (
-        DEFAULT_CORPORA,
-        DEFAULT_MAX_CHARS,
-        DEFAULT_MODELS,
-        CompareOptions,
-        progress_to_stderr,
-        run_compare,
-    )
+    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
-    from tokparity.known import load_known
-    from tokparity.report import write_reports
     from tokparity.report.markdown import render as render_md
 
     journal = None
     if args.resume:
-        journal = Journal.reopen(args.resume, "compare")
-        take_args(args, journal.header, args.resume, "compare", PATHS)
+        journal = Journal.reopen(args.resume, "compare", arg_checks=ARG_CHECKS, trust=args.trust_journal)
+        take_args(args, journal.header, args.resume, "compare", PATHS, RESUMED)
+    elif args.trust_journal:
+        raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if args.timeout is not None and not args.timeout > 0:
         raise TokparityError(f"--timeout must be a number of seconds above 0, not {args.timeout}")
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
-    options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                             decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
-                             explicit_backends=bool(args.backends),
-                             progress=None if args.quiet else progress_to_stderr,
-                             known=load_known(args.known, builtin=not args.no_builtin_known),
-                             max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
-                             jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
+    args.models = once_each(list(args.models), args.quiet)
     models = list(args.models)
     if getattr(args, "all", False):
         from tokparity.zoo.manifest import load_manifest
@@ -101,14 +165,18 @@ def run(args: argparse.Namespace) -> int:
     models = models or list(DEFAULT_MODELS)
     corpora = args.corpora or list(DEFAULT_CORPORA)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
-    if journal is None:
-        journal = Journal.create(out, "compare", stored_args(args, RESUMED, PATHS), corpora)
-    options.journal = journal
     try:
+        refuse_inputs_in_outputs(out, {"-c": corpora, "--known": args.known, "MODEL": models})
+        options = compare_options(args)
+        if journal is None:
+            journal = Journal.create(out, "compare", stored_args(args, RESUMED, PATHS), corpora)
+            (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
+        options.journal = journal
         results = run_compare(models, corpora, args.backends, options)
     finally:
-        journal.close()
-    paths = write_reports(results, out)
+        if journal is not None:
+            journal.close()
+    paths = write_reports_or_say(results, out, "compare")
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:

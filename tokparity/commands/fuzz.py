@@ -42,27 +42,36 @@ def add_parser(sub) -> None:
                                                       "case is written to DIR/cases.jsonl as it is run")
     p.add_argument("--resume", metavar="DIR", help="continue the interrupted fuzz run whose report folder is DIR, "
                                                    "with its arguments and the rest of its time budget")
+    p.add_argument("--trust-journal", action="store_true",
+                   help="with --resume: run the cmd:/py: backends the journal names even though your tokparity did "
+                        "not write it (a folder someone handed you); read them first")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 
-# The arguments a journal stores, so that `--resume DIR` needs no others.
-RESUMED = ("model", "backends", "oracle", "seconds", "seed", "generators", "no_hypothesis", "exitfirst",
-           "shrink_seconds", "add_special", "parse_special")
+# The arguments a journal stores, so that `--resume DIR` needs no others, and what each must be
+# (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
+ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds": "seconds?", "seed": "int?",
+              "generators": "strs?", "no_hypothesis": "bool", "exitfirst": "bool", "shrink_seconds": "seconds0?",
+              "add_special": "bool", "parse_special": "bool"}
+RESUMED = tuple(ARG_CHECKS)
 
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
+    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
     from tokparity.compare import CompareOptions, progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
     from tokparity.journal import Journal, stored_args, take_args
-    from tokparity.report import write_reports
 
     journal = None
     if args.resume:
-        journal = Journal.reopen(args.resume, "fuzz", with_mismatches=False)
-        take_args(args, journal.header, args.resume, "fuzz", ("model",))
+        journal = Journal.reopen(args.resume, "fuzz", with_mismatches=False, arg_checks=ARG_CHECKS,
+                                 trust=args.trust_journal)
+        take_args(args, journal.header, args.resume, "fuzz", ("model",), RESUMED)
+    elif args.trust_journal:
+        raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if not args.model:
         raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
     args.seconds = 60.0 if args.seconds is None else checked("--seconds", positive_seconds, args.seconds)
@@ -78,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
                              progress=None if args.quiet else progress_to_stderr)
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model]})
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, ("model",)), with_mismatches=False)
+        (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
     fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
@@ -87,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_fuzz(args.model, args.backends, options, fuzz_options)
     finally:
         journal.close()
-    paths = write_reports(result.results, out)
+    paths = write_reports_or_say(result.results, out, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
     if not result.findings:

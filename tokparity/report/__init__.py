@@ -2,21 +2,53 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from tokparity.results import Results
 
 
 def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
-    """Write report.html, mismatches.csv, summary.md and summary.json into ``out_dir``."""
+    """Write report.html, mismatches.csv, summary.md and summary.json into ``out_dir``.
+
+    Each file is written whole under a temporary name in the same folder, then renamed over the
+    old one (a rename is atomic): a kill while writing leaves the earlier file or the new one,
+    never a cut one. summary.json, the file that says whether the run is ``complete``, comes last,
+    so it never vouches for reports that are not there."""
     from tokparity.report import csv_report, html, markdown
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in ("report.html", "mismatches.csv", "summary.md", "summary.json")}
-    paths["summary.json"].write_text(json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
-    csv_report.write_csv(results.mismatches, paths["mismatches.csv"])
-    paths["summary.md"].write_text(markdown.render(results, full=True), "utf-8")
-    paths["report.html"].write_text(html.render(results), "utf-8")
+    for name in paths:  # what a run killed while writing left behind
+        for stale in out.glob(f".{name}.*.tmp"):
+            if stale.name[len(name) + 2:-4].isdigit():
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+    _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
+    _atomic_text(paths["summary.md"], markdown.render(results, full=True))
+    _atomic_text(paths["report.html"], html.render(results))
+    _atomic_text(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
     return paths
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    _atomic(path, lambda tmp: tmp.write_text(text, "utf-8"))
+
+
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """``write`` a temporary file beside ``path``, then rename it to ``path``. An OSError names
+    ``path`` (not the temporary name), and the temporary file is removed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise OSError(e.errno, e.strerror, str(path)) from None
+        raise

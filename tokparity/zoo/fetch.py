@@ -34,7 +34,11 @@ class FetchError(TokparityError):
 def cache_dir() -> Path:
     env = os.environ.get("TOKPARITY_CACHE")
     if env:
-        return Path(env).expanduser()
+        path = Path(env).expanduser()
+        if path.exists() and not path.is_dir():
+            raise TokparityError(f"TOKPARITY_CACHE={env}: a file, not a folder; point it at a folder (it is made if "
+                                 "missing), or unset it for ~/.cache/tokparity")
+        return path
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "tokparity"
 
