@@ -83,6 +83,18 @@ def _text(x: object) -> bool:
     return True
 
 
+def _name(x: object) -> bool:
+    """A str a header may hold: text, or a file name that is not UTF-8 (its bytes as surrogate
+    escapes, which the ASCII header keeps as \\udcXX)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        os.fsencode(x)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _count(x: object) -> bool:
     return type(x) is int and 0 <= x < BIGGEST
 
@@ -554,7 +566,7 @@ def _header_problem(header: dict, arg_checks: dict[str, str]) -> str:
     args, corpora = header.get("args"), header.get("corpora", {})
     if not isinstance(args, dict):
         return f"'args' is {_shown(args)}, not an object of the run's arguments"
-    if not isinstance(corpora, dict) or not all(_text(k) and _text(v) for k, v in corpora.items()):
+    if not isinstance(corpora, dict) or not all(_name(k) and _text(v) for k, v in corpora.items()):
         return f"'corpora' is {_shown(corpora)}, not an object of corpus fingerprints"
     if "signature" in header and not isinstance(header["signature"], str):
         return f"'signature' is {_shown(header['signature'])}, not a string"
@@ -572,9 +584,9 @@ def _seconds(x: object, low: float) -> bool:
 # What a stored argument may be: kind -> (check, words for a message).
 ARG_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "bool": (lambda x: type(x) is bool, "true or false"),
-    "str?": (lambda x: x is None or _text(x), "a string or null"),
-    "strs": (_texts, "a list of strings"),
-    "strs?": (lambda x: x is None or _texts(x), "a list of strings or null"),
+    "str?": (lambda x: x is None or _name(x), "a string or null"),
+    "strs": (lambda x: isinstance(x, list) and all(map(_name, x)), "a list of strings"),
+    "strs?": (lambda x: x is None or (isinstance(x, list) and all(map(_name, x))), "a list of strings or null"),
     "int?": (lambda x: x is None or (type(x) is int and -BIGGEST <= x < BIGGEST), "an integer or null"),
     "count?": (lambda x: x is None or _count(x), "an integer from 0, or null"),
     "seconds?": (lambda x: x is None or (_seconds(x, 0) and x != 0), "a number of seconds above 0, or null"),

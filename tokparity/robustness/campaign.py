@@ -32,7 +32,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -374,7 +374,7 @@ def journals(ws: Workspace) -> Iterator[Trial]:
 
 
 def _damaged_journals(header: dict, records: list[dict]) -> Iterator[tuple[str, bytes]]:
-    def dump(h: object, recs: list[object]) -> bytes:
+    def dump(h: object, recs: Sequence[object]) -> bytes:
         return b"".join(json.dumps(x, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
                         for x in [h, *recs])
 
@@ -409,7 +409,7 @@ def models(ws: Workspace) -> Iterator[Trial]:
     path = ws.write("corpora/models.jsonl", json.dumps({"id": "a", "text": "a" * 30 + "!"}) + "\n"
                     + "\n".join(corpus_lines(4)) + "\n")
     base = json.loads(Path(_zoo_file("tokenizer_json", "llama-bpe")).read_text("utf-8"))
-    variants = {
+    variants: dict[str, dict] = {
         "catastrophic-split": {"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(a|a)+$"},
                                                  "behavior": "Isolated", "invert": False}},
         "replace-chain": {"normalizer": {"type": "Sequence", "normalizers": [
