@@ -665,6 +665,9 @@ class ProtocolBackend(Backend):
         self.engine = engine
         self.model = model
         self.timeout = float(timeout)
+        if not self.timeout > 0:  # (nan too) inf is allowed: no limit; poll() waits in pieces
+            engine.close()
+            raise TokparityError(f"{engine.label}: the timeout must be a number of seconds above 0, not {timeout!r}")
         self._vocab: Vocab | None = None
 
     @property
