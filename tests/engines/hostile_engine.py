@@ -8,7 +8,7 @@ does, so that compare --decode asks them to decode:
 
     echo          the well-behaved baseline (FILE, if given, must exist: the model path it was handed)
     never-read    never reads its input: every case is a hang
-    hang          reads its input, never answers
+    hang          reads its input, never answers (its pid written to FILE first, if given)
     fork-exit     on the first request forks a child that sleeps (its pid written to FILE), then exits 7
     not-json      answers the first request with a line that is not JSON, then waits
     surrogates    decode answers "\\udc80" (a lone surrogate), notes and errors hold one too
@@ -52,6 +52,9 @@ def main() -> int:
         req = json.loads(line)
         rid, op = req["id"], req.get("op")
         if mode == "hang":
+            if arg:
+                with open(arg, "w") as f:
+                    f.write(str(os.getpid()))
             while True:
                 time.sleep(3600)
         if mode == "fork-exit":
@@ -63,7 +66,7 @@ def main() -> int:
                 f.write(str(pid))
             return 7
         if mode == "not-json":
-            sys.stdout.write("{'id': %d, 'ids': [1, 2" % rid + " <- not JSON\x1b[31m\n")
+            sys.stdout.write(f"{{'id': {rid}, 'ids': [1, 2 <- not JSON\x1b[31m\n")
             sys.stdout.flush()
             while True:
                 time.sleep(3600)

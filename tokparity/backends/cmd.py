@@ -10,17 +10,37 @@ Two optional additions a program may use: ``"notes": ["..."]`` in a reply (warni
 case, kept with its result) and ``"status": "skipped"`` in an error reply (the program has no
 answer for this input, rather than a wrong one).
 
-The command. ``{gguf}``, ``{spm_model}``, ``{tokenizer_json}`` (any file role) and ``{name}`` are
-replaced by the model's paths and name, shell-quoted, and ``{python}`` by the interpreter running
-tokparity; the result is split with ``shlex.split`` and started without a shell (no globbing or
-pipes: write ``cmd:sh -c '...'`` for those).
+The command. It is split into words first (``shlex.split``), then ``{gguf}``, ``{spm_model}``,
+``{tokenizer_json}`` (any file role), ``{name}`` and ``{python}`` (the interpreter running
+tokparity) are replaced, and it is started without a shell. A placeholder that is a word of its
+own becomes exactly that argument, whatever the path holds (spaces, quotes, ``;``): no shell
+ever reads it. The same values are in the program's environment, one variable per file role the
+model has: ``TOKPARITY_GGUF``, ``TOKPARITY_SPM_MODEL``, ``TOKPARITY_TOKENIZER_JSON``,
+``TOKPARITY_TOKENIZER_CONFIG``, ``TOKPARITY_GOLDEN_INP``, ``TOKPARITY_GOLDEN_OUT``, and
+``TOKPARITY_NAME``, ``TOKPARITY_PYTHON``. For pipes or globbing, run a shell and let it read the
+variables, in double quotes:
 
-The program is started once and kept alive. Every case gets a timeout (10 s by default; the
-first request after a start also gets ``startup_timeout`` for loading a model). If it exits or
-is killed by a signal the case is a ``crash`` (its exit status and last stderr lines are the
-detail); if it does not answer in time the case is a ``timeout`` and its process group is
-killed. Either way the next case starts it again, and the run goes on. A program that dies
-three times in a row before answering anything is not restarted again.
+    cmd:sh -c '{python} my_engine.py "$TOKPARITY_GGUF" 2>/dev/null'
+
+A placeholder inside a larger word (``--model={gguf}``, or ``{gguf}`` in such a script) is only
+replaced when its value holds nothing but letters, digits and ``_ . / + , : @ % = -``; otherwise
+the command is refused, saying to write ``"$TOKPARITY_GGUF"``: pasted into a script, a model file
+named ``m;touch${IFS}PWNED;#.gguf`` would end its quotation and run ``touch``.
+
+The program is started once and kept alive. Every case gets a timeout (10 s by default). The
+first request after a start also gets time to load a model: ``startup_timeout`` if given, else
+``STARTUP_PER_TIMEOUT`` times the case's timeout, at most ``DEFAULT_STARTUP_TIMEOUT``; once a
+start has been seen to answer, a restart gets twice what that took (and a second), not the whole
+allowance again. If the program exits or is killed by a signal the case is a ``crash`` (its exit
+status and last stderr lines are the detail), seen when it exits even if a child of its still
+holds its stdout; if it does not answer in time the case is a ``timeout`` (saying so when it never
+read its input). A program that wrote lines that are not JSON replies before it died or hung broke
+the protocol: the case is a ``crash`` quoting the first line (cut, control characters escaped).
+Whenever a program ends or is stopped, its whole process group is killed, so nothing it forked
+outlives it. The next case starts it again, and the run goes on. A program that dies or hangs
+three times in a row before answering anything is not restarted again (the message says which).
+Strings in replies that JSON can spell but UTF-8 cannot (a lone surrogate, ``"\\udc80"``) are
+kept as that escape, in text.
 
 No thread per case: one ``poll`` on the program's stdout and stderr per wake-up (stderr is
 drained as it comes, so a chatty program cannot fill its pipe and stall), with the case's

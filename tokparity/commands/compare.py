@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tokparity.commands.arguments import check_seconds, positive_seconds
+from tokparity.commands.arguments import check_seconds
 
 
 def add_parser(sub) -> None:
@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
                                                    "arguments, without running again the cases it finished")
     p.add_argument("--max-chars", type=int, metavar="N",
                    help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
-    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per case, for backends in another process (cmd:, llama.cpp on a file of yours): a case "
                         "that takes longer is recorded as a timeout and the program restarted (default: 10)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         journal = Journal.reopen(args.resume, "compare")
         take_args(args, journal.header, args.resume, "compare", PATHS)
-    if args.timeout is not None:  # (checked by argparse too, but a resumed run's comes from its journal)
+    if args.timeout is not None:  # (here, not in argparse: a resumed run's comes from its journal)
         check_seconds("--timeout", args.timeout)
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
