@@ -117,7 +117,8 @@ def test_bad_jobs_timeout_and_model_are_clear_errors(tmp_path, capsys, corpus, z
     assert main(["compare", "llama-spm", "--jobs", "-1", "-o", str(tmp_path / "a")]) == 2
     assert capsys.readouterr().err.strip() == "tokparity: error: --jobs must be 0 (one per CPU) or more, not -1"
     assert main(["compare", "llama-spm", "--timeout", "0", "-o", str(tmp_path / "a")]) == 2
-    assert capsys.readouterr().err.strip() == "tokparity: error: --timeout must be a number of seconds above 0, not 0.0"
+    assert capsys.readouterr().err.strip() == ("tokparity: error: argument --timeout: must be a number of seconds above 0 "
+                                               "and at most 86400 (a day), not 0 (see `tokparity compare --help`)")
     zoo("llama-spm")
     missing = tmp_path / "missing.gguf"
     assert compare(tmp_path / "b", corpus, "llama-spm", str(missing), "--jobs", "2") == 2

@@ -3,13 +3,20 @@
 Each subcommand lives in ``tokparity/commands/<name>.py`` with ``add_parser(subparsers)`` and
 ``run(args) -> int``; this module only wires them and turns errors into exit statuses:
 0 all agree, 1 an unexplained mismatch, 2 bad usage or bad input (one line on stderr).
+
+SIGTERM (what ``timeout``, ``docker stop``, CI cancellation and systemd send) is taken as Ctrl-C
+is: the cases judged so far are reported and journaled, engines are stopped, and the exit status
+is 143 (128 + SIGTERM), as a shell reports a process that SIGTERM ended.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
+from types import FrameType
 
 from tokparity import __version__
 from tokparity.commands.arguments import OneLineParser
@@ -37,7 +44,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+TERMINATED = 128 + signal.SIGTERM  # the exit status after a SIGTERM
+
+
+class _Terminate:
+    """The SIGTERM handler: it does what Ctrl-C does, through whatever SIGINT handler is in place
+    (a run's journal defers Ctrl-C until the case being written is whole: tokparity/journal.py)."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job of a script): stop all the same
+            raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    terminate = _Terminate()
+    installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
+    if installed:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        code = _main(argv)
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, previous)
+    if terminate.received:
+        return TERMINATED
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -28,7 +28,7 @@ from tokparity.diagnose import Cause, Diagnoser
 from tokparity.diagnose.info import consistent_class, stage_of_cause
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
-from tokparity.diff.decode import classify_decode
+from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
 from tokparity.journal import (
     AGREE,
@@ -51,6 +51,7 @@ DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe",
 DEFAULT_CORPORA = ("all",)
 DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note (--max-chars)
 TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
+Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
 # Which backends can run on which files, in the order reports list them.
 BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
                     ("hf-gguf", "gguf"), ("golden", "golden_out"))
@@ -328,7 +329,7 @@ class ModelRun:
             answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
-        decoded: dict[str, str | None] = {}  # --decode: each backend's text for the oracle's ids
+        decoded: Decoded = {}  # --decode: each backend's text for the oracle's ids
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
         record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case),
                             seconds={name: ans.seconds for name, ans in answers.items()})
@@ -420,19 +421,21 @@ class ModelRun:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
                                   "line_bytes" if record.unread else "chars": record.too_long})
 
-    def _decode(self, name: str, ids: list[int], decoded: dict[str, str | None]) -> str | None:
-        """``name``'s text for ``ids`` (None: it has no decode), once per case."""
+    def _decode(self, name: str, ids: list[int], decoded: Decoded) -> str | CaseFailure | None:
+        """``name``'s text for ``ids`` (None: it has no decode; a CaseFailure: it failed), once per case."""
         if name not in decoded:
             try:
                 decoded[name] = self.backends[name].decode(ids)
             except NotImplementedError:
                 decoded[name] = None  # a backend without decode (a cmd: engine may answer "unsupported")
+            except CaseFailure as e:  # a timeout or a crash of the decoder: a finding, of that class
+                decoded[name] = e
             except Exception as e:  # a decoder that fails on ids its side produced is a finding
-                decoded[name] = f"<decode failed: {type(e).__name__}: {e}>"
+                decoded[name] = CaseFailure(f"{type(e).__name__}: {e}")
         return decoded[name]
 
     def _decode_mismatch(self, case: Case, name: str, ids: list[int],
-                         decoded: dict[str, str | None]) -> Mismatch | None:
+                         decoded: Decoded) -> Mismatch | None:
         """With --decode: the ids both sides agree on, decoded by each; a Mismatch if the texts
         differ. Golden ids cannot decode by themselves, so the next oracle in the chain decodes."""
         decoder = next((n for n in self.chain if n != "golden" and n in self.backends), None)
@@ -445,7 +448,8 @@ class ModelRun:
         assert vocab is not None  # decoded where the backends are, never on a ledger
         unk_id = vocab.special_ids.get("unk")
         unk = vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < vocab.size else None
-        verdict = classify_decode(case.text, want, got, unk)
+        verdict = classify_decode_failure(decoder, want, name, got) or \
+            classify_decode(case.text, cast(str, want), cast(str, got), unk)
         pieces = _pieces(self.vocab, ids)
         return Mismatch(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,

@@ -17,8 +17,13 @@ What makes the result the same as ``--jobs 1``: every record is judged by the sa
 order within each model; each model counts into a ``Results`` of its own, merged into the run's
 in model order at the end, so the mismatch list, the summaries and even the order of keys in
 summary.json come out as one process would write them. The journal is the parent's alone, so
-``--resume`` works as before. Workers ignore Ctrl-C; the parent stops them and keeps what it
-counted.
+``--resume`` works as before. Workers ignore Ctrl-C; the parent stops them (SIGTERM: each stops
+its engines and exits) and keeps what it counted. A worker whose parent dies, even by SIGKILL,
+is sent SIGTERM too (Linux's ``PR_SET_PDEATHSIG``), and a worker that finds its parent gone
+exits quietly.
+
+There are never more workers than tasks, nor more shards of a model than it has cases, nor more
+than ``MAX_JOBS_PER_CPU`` workers per CPU (``-j 100000`` is taken as that, with a note).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from tokparity.zoo import resolve_model
 if TYPE_CHECKING:
     from tokparity.compare import CompareOptions, ModelRun
 
+MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
 BATCH_RECORDS = 200
 
@@ -120,6 +126,25 @@ def _worker(conn: Connection) -> None:
                 run.close()
 
 
+def _stop_worker(signum: int, frame: object) -> None:
+    """SIGTERM, from the parent stopping the run or from its death: unwind (the ``finally`` of the
+    task closes its backends, killing their engines) and exit."""
+    raise SystemExit(0)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux for SIGTERM when the parent dies, however it dies (``PR_SET_PDEATHSIG``)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: a lost parent shows as a closed connection
+        return
+    if os.getppid() != parent:  # it died before we asked
+        raise SystemExit(0)
+
+
 def _causes_of(run) -> dict:
     """What the diagnosis decided for a model, for the parent's ledger: per mismatch (in the order
     the records hold them) its class, stage and cause; per backend its verdict."""
@@ -160,7 +185,10 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                           options: CompareOptions, results: Results) -> None:
     from tokparity.compare import WORKER_OPTIONS, ModelRun, _say, too_long_message
 
-    shards = max(1, -(-options.jobs // len(models))) if models else 1  # ceil: keep every job busy
+    jobs = _capped_jobs(options)
+    shards = max(1, -(-jobs // len(models))) if models else 1  # ceil: keep every job busy
+    if shards > 1:  # no more shards than cases (each shard loads the model again)
+        shards = min(shards, _cases_up_to(corpora, shards))
     state = [_Model(i, spec, shards) for i, spec in enumerate(models)]
     # Longest first, so that no worker is left alone with a big model at the end.
     history = _read_history()
@@ -168,7 +196,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     tasks = [Task(m.index, m.spec, shard, shards) for m in order for shard in range(shards)]
     option_values = {k: getattr(options, k) for k in WORKER_OPTIONS}
     workers: dict[Connection, subprocess.Popen] = {}
-    _say(options, f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(options.jobs, len(tasks))} worker processes")
+    _say(options, f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(jobs, len(tasks))} worker processes")
 
     # The cases an interrupted run finished (--resume): the workers skip them, and the ledger
     # counts them from the journal as soon as it exists.
@@ -210,7 +238,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     finished_normally = False
     stopped: set[Connection] = set()  # told to stop: no task is left for them
     try:
-        for _ in range(min(options.jobs, len(tasks))):
+        for _ in range(min(jobs, len(tasks))):
             conn, process = _start_worker()
             workers[conn] = process
             conn.send((corpora, backend_names, option_values))
@@ -277,24 +305,57 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
         finished_normally = True
         _write_history(history, results_of=state)
     finally:
-        if finished_normally:
-            for conn in workers:  # every one told first, then waited for: they end side by side
-                if conn not in stopped:
-                    try:
-                        conn.send(None)  # idle workers stop; after an error or Ctrl-C they are stopped
-                    except (OSError, ValueError):
-                        pass
-        for conn, process in workers.items():
-            if finished_normally:
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    pass
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            conn.close()
+        _stop_workers(workers, stopped, finished_normally)
         _merge(state, results, corpora)
+
+
+def _stop_workers(workers: dict[Connection, subprocess.Popen], stopped: set[Connection], finished: bool) -> None:
+    """Every worker told first, then waited for, so they end side by side: after a finished run
+    to stop (idle ones), after an error or Ctrl-C by SIGTERM, which makes each kill its engines
+    before it exits (a SIGKILL would leave them running); SIGKILL only for one that does not."""
+    for conn, process in workers.items():
+        if finished and conn not in stopped:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        elif not finished and process.poll() is None:
+            process.terminate()
+    for conn, process in workers.items():
+        try:
+            process.wait(timeout=10 if finished else 5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        conn.close()
+
+
+def _capped_jobs(options: CompareOptions) -> int:
+    """``--jobs``, at most ``MAX_JOBS_PER_CPU`` per CPU (said when it is cut)."""
+    from tokparity.compare import _say
+
+    limit = (os.cpu_count() or 1) * MAX_JOBS_PER_CPU
+    if options.jobs <= limit:
+        return max(1, options.jobs)
+    _say(options, f"--jobs {options.jobs}: capped at {limit} worker processes ({MAX_JOBS_PER_CPU} per CPU)")
+    return limit
+
+
+def _cases_up_to(corpora: list[str], limit: int) -> int:
+    """How many cases the corpora hold, counted up to ``limit`` (at least 1). A corpus that cannot
+    be read stops the count: the workers will name it, after the cases before it."""
+    from tokparity.corpus import load_corpus
+
+    n = 0
+    try:
+        for corpus in corpora:
+            for _case in load_corpus(corpus):
+                n += 1
+                if n >= limit:
+                    return n
+    except TokparityError:
+        pass
+    return max(n, 1)
 
 
 # -- which model first: how long each took last time -------------------------------------------------
@@ -343,7 +404,7 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
     """A worker as a fresh ``python -m tokparity.parallel`` (not multiprocessing's spawn, which
     would import the caller's ``__main__`` again), talking over a socket pair."""
     ours, theirs = socket.socketpair()
-    process = subprocess.Popen([sys.executable, "-m", "tokparity.parallel", str(theirs.fileno())],
+    process = subprocess.Popen([sys.executable, "-m", "tokparity.parallel", str(theirs.fileno()), str(os.getpid())],
                                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
     theirs.close()
     return Connection(ours.detach()), process
@@ -379,7 +440,15 @@ def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    _worker(Connection(int(sys.argv[1])))
+    signal.signal(signal.SIGTERM, _stop_worker)
+    try:
+        _die_with_parent(int(sys.argv[2]))
+        _worker(Connection(int(sys.argv[1])))
+    except (SystemExit, EOFError, OSError):
+        # Stopped by the parent, or the parent is gone (its end of the connection closed): the
+        # task's engines are closed, or killed by their finalizers as the interpreter exits.
+        # Nothing to say: the parent reports, or is not there to.
+        sys.exit(0)
     # Every task's backends are closed and every record sent: skip the interpreter's teardown,
     # which would free each object one by one (a second or more after a 250k-token model).
     sys.stdout.flush()

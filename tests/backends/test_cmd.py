@@ -117,16 +117,19 @@ def test_a_program_that_does_not_exist(zoo):
         make_backend("cmd:no-such-engine-xyz {gguf}", zoo("llama-spm"))
 
 
-def test_placeholders_are_quoted_paths(tmp_path):
+def test_placeholders_that_are_whole_words_are_paths_as_they_are(tmp_path):
     folder = tmp_path / "my models"
     folder.mkdir()
-    model = ModelFiles("mine", {"gguf": folder / "a b.gguf", "tokenizer_json": folder / "tokenizer.json"}, "local")
+    model = ModelFiles("mine", {"gguf": folder / "a b.gguf", "tokenizer_json": tmp_path / "tokenizer.json"}, "local")
     argv = expand_command("{python} eng.py --model {gguf} --json={tokenizer_json} --name {name} {unknown}", model)
     assert argv == [sys.executable, "eng.py", "--model", str(folder / "a b.gguf"),
-                    f"--json={folder / 'tokenizer.json'}", "--name", "mine", "{unknown}"]
+                    f"--json={tmp_path / 'tokenizer.json'}", "--name", "mine", "{unknown}"]
     with pytest.raises(TokparityError, match=r"model mine has no spm_model file for \{spm_model\} "
                                              r"\(it has: gguf, tokenizer_json\)"):
         expand_command("eng {spm_model}", model)
+    # inside a larger word (a shell's script, perhaps), a space could split it: refused, with the safe way
+    with pytest.raises(TokparityError, match=r"\{gguf\} sits inside a larger word .* write \"\$TOKPARITY_GGUF\" "):
+        expand_command("eng --model={gguf}", model)
 
 
 def test_example_llamacpp_engine_equals_the_llamacpp_backend(backend, golden, zoo):

@@ -33,12 +33,23 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written out as its escape (``"\\udc80"``): an engine's
+    JSON, or an exception's message, can hold one, and UTF-8 (the journal, the reports) cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 class CaseFailure(Exception):
     """One case could not be answered; ``status`` names how (see the module docstring)."""
 
     status = "error"
 
     def __init__(self, detail: str = ""):
+        detail = without_surrogates(detail)
         super().__init__(detail)
         self.detail = detail
 

@@ -10,17 +10,37 @@ Two optional additions a program may use: ``"notes": ["..."]`` in a reply (warni
 case, kept with its result) and ``"status": "skipped"`` in an error reply (the program has no
 answer for this input, rather than a wrong one).
 
-The command. ``{gguf}``, ``{spm_model}``, ``{tokenizer_json}`` (any file role) and ``{name}`` are
-replaced by the model's paths and name, shell-quoted, and ``{python}`` by the interpreter running
-tokparity; the result is split with ``shlex.split`` and started without a shell (no globbing or
-pipes: write ``cmd:sh -c '...'`` for those).
+The command. It is split into words first (``shlex.split``), then ``{gguf}``, ``{spm_model}``,
+``{tokenizer_json}`` (any file role), ``{name}`` and ``{python}`` (the interpreter running
+tokparity) are replaced, and it is started without a shell. A placeholder that is a word of its
+own becomes exactly that argument, whatever the path holds (spaces, quotes, ``;``): no shell
+ever reads it. The same values are in the program's environment, one variable per file role the
+model has: ``TOKPARITY_GGUF``, ``TOKPARITY_SPM_MODEL``, ``TOKPARITY_TOKENIZER_JSON``,
+``TOKPARITY_TOKENIZER_CONFIG``, ``TOKPARITY_GOLDEN_INP``, ``TOKPARITY_GOLDEN_OUT``, and
+``TOKPARITY_NAME``, ``TOKPARITY_PYTHON``. For pipes or globbing, run a shell and let it read the
+variables, in double quotes:
 
-The program is started once and kept alive. Every case gets a timeout (10 s by default; the
-first request after a start also gets ``startup_timeout`` for loading a model). If it exits or
-is killed by a signal the case is a ``crash`` (its exit status and last stderr lines are the
-detail); if it does not answer in time the case is a ``timeout`` and its process group is
-killed. Either way the next case starts it again, and the run goes on. A program that dies
-three times in a row before answering anything is not restarted again.
+    cmd:sh -c '{python} my_engine.py "$TOKPARITY_GGUF" 2>/dev/null'
+
+A placeholder inside a larger word (``--model={gguf}``, or ``{gguf}`` in such a script) is only
+replaced when its value holds nothing but letters, digits and ``_ . / + , : @ % = -``; otherwise
+the command is refused, saying to write ``"$TOKPARITY_GGUF"``: pasted into a script, a model file
+named ``m;touch${IFS}PWNED;#.gguf`` would end its quotation and run ``touch``.
+
+The program is started once and kept alive. Every case gets a timeout (10 s by default). The
+first request after a start also gets time to load a model: ``startup_timeout`` if given, else
+``STARTUP_PER_TIMEOUT`` times the case's timeout, at most ``DEFAULT_STARTUP_TIMEOUT``; once a
+start has been seen to answer, a restart gets twice what that took (and a second), not the whole
+allowance again. If the program exits or is killed by a signal the case is a ``crash`` (its exit
+status and last stderr lines are the detail), seen when it exits even if a child of its still
+holds its stdout; if it does not answer in time the case is a ``timeout`` (saying so when it never
+read its input). A program that wrote lines that are not JSON replies before it died or hung broke
+the protocol: the case is a ``crash`` quoting the first line (cut, control characters escaped).
+Whenever a program ends or is stopped, its whole process group is killed, so nothing it forked
+outlives it. The next case starts it again, and the run goes on. A program that dies or hangs
+three times in a row before answering anything is not restarted again (the message says which).
+Strings in replies that JSON can spell but UTF-8 cannot (a lone surrogate, ``"\\udc80"``) are
+kept as that escape, in text.
 
 No thread per case: one ``poll`` on the program's stdout and stderr per wake-up (stderr is
 drained as it comes, so a chatty program cannot fill its pipe and stall), with the case's
@@ -51,7 +71,15 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, EncodeResult, NotCovered
+from tokparity.backends.base import (
+    Backend,
+    BackendCrash,
+    BackendTimeout,
+    CaseFailure,
+    EncodeResult,
+    NotCovered,
+    without_surrogates,
+)
 from tokparity.errors import TokparityError
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
@@ -60,6 +88,12 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP_TIMEOUT = 60.0
+# Without a startup_timeout of its own, a program's first case after a start gets this many times
+# the per-case timeout (at most DEFAULT_STARTUP_TIMEOUT) more, to load its model: --timeout 1 on
+# an engine that never answers costs seconds per start, not a minute.
+STARTUP_PER_TIMEOUT = 6.0
+# poll() takes milliseconds as a C int: a longer wait is slept in pieces (--timeout 1e7 is legal).
+_POLL_SECONDS_MAX = 3600.0
 MAX_FAILED_STARTS = 3
 # A program that has crashed on this many cases is not started again: each restart costs a
 # process start and a model load (a second or so), and an engine that aborts on every character
@@ -93,15 +127,72 @@ class StartFailed(Exception):
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
+    """Kill the program and everything it started (its process group, made by ``start_new_session``),
+    even when the program itself has already exited: a child it forked may still be running. Until
+    the program is reaped here, its pid, and so the group's id, cannot be taken by another process
+    (``_exited`` looks without reaping), so the signal cannot hit anyone else's group."""
+    if proc.returncode is None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            proc.kill()
+            pass
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """Whether the program has exited, without reaping it (see ``_kill_group``)."""
+    if proc.returncode is not None:
+        return True
+    if not hasattr(os, "waitid"):  # (not on macOS: there, reaping it is the only way to know)
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _wait_for_exit(proc: subprocess.Popen, seconds: float) -> bool:
+    """Up to ``seconds`` for the program to exit (not reaped); whether it did."""
+    end = time.monotonic() + seconds
+    while not _exited(proc):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that ``poll`` reports readable when the process exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def shown_line(raw: bytes, limit: int = 200) -> str:
+    """A line an engine wrote, for a report: cut at ``limit`` characters, its bytes that are not
+    UTF-8 and its control characters escaped (``\\xff``, ``\\x1b``): it cannot add a line or a
+    colour to what tokparity prints."""
+    text = raw.decode("utf-8", "backslashreplace")
+    cut = text[:limit]
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in cut)
+    return shown + ("…" if len(text) > limit else "")
+
+
+def scrubbed(value):
+    """``value`` (a reply decoded from JSON) with each lone surrogate (``"\\udc80"``, which JSON
+    can spell but UTF-8 cannot) written out as the escape it came as: it would stop the journal
+    and the reports from being written."""
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, list):
+        return [scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
+    return value
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -129,19 +220,25 @@ class EngineProcess:
     """
 
     def __init__(self, argv: list[str], label: str, *, env: dict | None = None, cwd: str | None = None,
-                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, hello: bool = False):
+                 startup_timeout: float | None = None, hello: bool = False):
         self.argv, self.label, self.env, self.cwd = argv, label, env, cwd
-        self.startup_timeout = startup_timeout
+        self.startup_timeout = startup_timeout  # None: STARTUP_PER_TIMEOUT times the case's timeout
         self.hello = hello  # the program writes {"id": 0, "ready": true, ...} once it has loaded
         self.proc: subprocess.Popen | None = None
         self.starts = self.crashes = self.timeouts = 0
-        self.failed_starts = 0  # consecutive starts that never answered
+        self.failed_kinds: list[str] = []  # how each start since the last answer ended: "died" or "hung"
         self.last_hello: dict = {}
         self._next_id = 0
         self._answered = False  # since the last start
+        self._started_at = 0.0
+        self._load_seconds: float | None = None  # from a start to its first answer, the longest seen
+        self._written = 0  # bytes of requests written since the start
+        self._pid_fd: int | None = None
+        self._leader_gone = False  # the program exited (a child of its may still hold its stdout)
         self._buf = bytearray()
         self._stderr = bytearray()
         self._junk: list[str] = []
+        self._protocol_lines: list[str] = []  # lines that are not replies, since the last reply
         self._per_reply = 0.0  # seconds per reply in the last pipelined stream (for napping)
         self._finalizer: weakref.finalize | None = None
 
@@ -159,8 +256,12 @@ class EngineProcess:
         self.proc = proc
         self.starts += 1
         self._answered = False
+        self._started_at = time.monotonic()
+        self._written = 0
+        self._leader_gone = False
         self._buf.clear()
         self._junk.clear()
+        self._protocol_lines = []
         self._stderr.clear()  # a crash report quotes this process, not the one before
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPE
         self._in_fd, self._out_fd, self._err_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
@@ -168,35 +269,66 @@ class EngineProcess:
         self._poll = select.poll()
         self._poll.register(self._out_fd, _READ)
         self._poll.register(self._err_fd, _READ)
+        self._pid_fd = _pidfd(proc.pid)
+        if self._pid_fd is not None:
+            self._poll.register(self._pid_fd, select.POLLIN)
         self._writing = False
         self._stdin_open = True
         self._finalizer = weakref.finalize(self, _kill_group, proc)
         self.last_hello = {}
         if self.hello:
-            deadline = time.monotonic() + self.startup_timeout
+            waited = DEFAULT_STARTUP_TIMEOUT if self.startup_timeout is None else self.startup_timeout
+            deadline = time.monotonic() + waited
             try:
                 while (hello := self._next_reply(0)) is None:
                     self._wait(deadline, False)
             except _Died:
-                self.failed_starts += 1
+                self.failed_kinds.append("died")
                 raise StartFailed(self._death_detail("while starting")) from None
             except _Hung:
-                self.failed_starts += 1
+                self.failed_kinds.append("hung")
                 self._stop()
-                raise StartFailed(f"did not start within {self.startup_timeout:g} s") from None
+                raise StartFailed(f"did not start within {waited:g} s") from None
             if hello.get("error") is not None:
                 self._stop()
                 raise StartFailed(str(hello["error"]))
-            self._answered = True
-            self.failed_starts = 0
+            self._answering()
             self.last_hello = hello
         return self.last_hello
+
+    @property
+    def failed_starts(self) -> int:
+        """Consecutive starts that never answered."""
+        return len(self.failed_kinds)
+
+    def _answering(self) -> None:
+        """The program answered (its hello or a reply) since it was started."""
+        if not self._answered:
+            self._answered = True
+            loaded = time.monotonic() - self._started_at
+            self._load_seconds = max(loaded, self._load_seconds or 0.0)
+        self.failed_kinds.clear()
+
+    def grace(self, timeout: float) -> float:
+        """Seconds added to the first case after a start, for the program to load its model: the
+        ``startup_timeout`` (by default ``STARTUP_PER_TIMEOUT`` times the case's timeout, at most
+        ``DEFAULT_STARTUP_TIMEOUT``), or, once a start has been seen to answer, twice what that took
+        and a second (a restart loads the same model; an engine that hangs on some cases must not
+        cost a minute each)."""
+        if self._answered:
+            return 0.0
+        limit = self.startup_timeout
+        if limit is None:
+            limit = min(DEFAULT_STARTUP_TIMEOUT, STARTUP_PER_TIMEOUT * timeout)
+        if self._load_seconds is not None:
+            return min(limit, 2 * self._load_seconds + 1.0)
+        return limit
 
     def _restart(self) -> CaseFailure | None:
         """Start the program again for the next case, or the failure that case gets instead."""
         if self.failed_starts >= MAX_FAILED_STARTS:
-            return BackendCrash(f"{self.label}: not restarted: it died {self.failed_starts} times in a row before "
-                                f"answering anything; last stderr: {self.stderr_tail() or '(empty)'}")
+            return BackendCrash(f"{self.label}: not restarted: {self._failed_starts_said()}; "
+                                f"last stderr: {self.stderr_tail() or '(empty)'}")
         if MAX_CRASHES and self.crashes >= MAX_CRASHES:
             return BackendCrash(f"{self.label}: not run: it crashed on {self.crashes} cases already and is not "
                                 f"restarted again (TOKPARITY_MAX_CRASHES={MAX_CRASHES}); last stderr: "
@@ -208,7 +340,26 @@ class EngineProcess:
             return BackendCrash(f"{self.label}: {e}")
         return None
 
+    def _failed_starts_said(self) -> str:
+        """``"it died 3 times in a row before answering anything"``, or hung, or both, as it was."""
+        kinds = self.failed_kinds
+        n = len(kinds)
+        if all(k == "died" for k in kinds):
+            return f"it died {n} times in a row before answering anything"
+        hint = self._hang_hint()
+        if all(k == "hung" for k in kinds):
+            return f"it hung {n} times in a row without answering anything{hint}"
+        return (f"it failed {n} times in a row without answering anything ({kinds.count('died')} times it died, "
+                f"{kinds.count('hung')} times it hung){hint}")
+
+    def _hang_hint(self) -> str:
+        if self.startup_timeout is not None:
+            return ""
+        return (f" (a start may take {STARTUP_PER_TIMEOUT:g} times the per-case timeout, at most "
+                f"{DEFAULT_STARTUP_TIMEOUT:g} s: if it loads its model slowly, raise --timeout)")
+
     def _stop(self) -> None:
+        """Kill the program's whole process group (see ``_kill_group``) and close its pipes."""
         if self.proc is not None:
             if self._finalizer is not None:
                 self._finalizer.detach()
@@ -219,18 +370,21 @@ class EngineProcess:
                         f.close()
                 except OSError:
                     pass
+            if self._pid_fd is not None:
+                os.close(self._pid_fd)
+                self._pid_fd = None
             self.proc = None
 
     def close(self) -> None:
-        """Close the program's stdin (its cue to exit), give it a moment, then kill it."""
+        """Close the program's stdin (its cue to exit), give it a moment, then kill its group."""
         if self.proc is None:
             return
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-            self.proc.wait(timeout=1.0)
-        except (OSError, subprocess.TimeoutExpired):
+        except OSError:
             pass
+        _wait_for_exit(self.proc, 1.0)
         self._stop()
 
     # -- requests --------------------------------------------------------------------------------
@@ -255,6 +409,7 @@ class EngineProcess:
                     written = False
                 if written:
                     self._next_id += 1
+                    self._written += len(line)
                     deadline = time.monotonic() + timeout
                     spin_until = time.perf_counter() + _SPIN_SECONDS
                     try:
@@ -279,11 +434,11 @@ class EngineProcess:
         out: list = [None] * len(bodies)
         head = 0  # the first request without an answer
         clock = time.monotonic
-        if self.proc is not None and self.proc.poll() is not None:
+        if self.proc is not None and _exited(self.proc):
             # It exited between requests: start afresh, blaming no case for it (but a program
             # that exits without ever answering counts towards giving up on it).
             if not self._answered:
-                self.failed_starts += 1
+                self.failed_kinds.append("died")
             self._stop()
         while head < len(bodies):
             if self.proc is None:
@@ -292,7 +447,7 @@ class EngineProcess:
                     out[head] = (failure, [], 0.0)
                     head += 1
                     continue
-            grace = 0.0 if self._answered else self.startup_timeout
+            grace = self.grace(timeout)
             last = started = clock()
             deadline = last + timeout + grace
             base, first_id = head, self._next_id + 1  # request ids follow the cases from here on
@@ -315,8 +470,7 @@ class EngineProcess:
                     out[head] = (reply, self.take_junk(), now - last)
                     head += 1
                     last, deadline = now, now + timeout
-                    self._answered = True
-                    self.failed_starts = 0
+                    self._answering()
                     if head - base >= 8:
                         self._per_reply = (now - started) / (head - base)
             except (_Died, _Hung) as e:
@@ -326,17 +480,46 @@ class EngineProcess:
 
     def _failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
         """The case at the head of the queue: a crash (the program is gone) or a timeout (it is
-        killed now); either way the next request starts it again."""
+        killed now); either way the next request starts it again. A program that wrote lines that
+        are not its reply before that broke the protocol: the case is a crash quoting them."""
         if not self._answered:
-            self.failed_starts += 1
+            self.failed_kinds.append("died" if isinstance(what, _Died) else "hung")
+        wrote = self._protocol_lines
+        self._protocol_lines = []
         if isinstance(what, _Died):
             self.crashes += 1
-            return BackendCrash(f"{self.label}: {self._death_detail('on this case')}")
+            detail = self._death_detail("on this case")
+            if wrote:
+                return BackendCrash(f"{self.label}: protocol error: it wrote '{wrote[0]}' instead of a JSON reply, "
+                                    f"then {detail}")
+            return BackendCrash(f"{self.label}: {detail}")
+        unread = self._unread_input()
         self.timeouts += 1
         self._stop()
-        return BackendTimeout(f"{self.label}: no answer within {timeout:g} s"
-                              f"{f' (+{grace:g} s to start)' if not self._answered else ''}; "
-                              "killed, restarted for the next case")
+        waited = f"{timeout:g} s" + (f" (+{grace:g} s to start)" if not self._answered else "")
+        if wrote:
+            self.crashes += 1
+            return BackendCrash(f"{self.label}: protocol error: it wrote '{wrote[0]}' instead of a JSON reply, and no "
+                                f"reply within {waited}; killed, restarted for the next case")
+        reading = ""
+        if unread and unread == self._written:
+            reading = f" (it has not read its input: the {unread} bytes of requests are still in the pipe)"
+        return BackendTimeout(f"{self.label}: no answer within {waited}{reading}; killed, restarted for the next case")
+
+    def _unread_input(self) -> int | None:
+        """Bytes of requests still in the program's stdin pipe (Linux), or None if unknown."""
+        if not self._stdin_open:
+            return None
+        try:
+            import array
+            import fcntl
+            import termios
+
+            count = array.array("i", [0])
+            fcntl.ioctl(self._in_fd, termios.FIONREAD, count, True)
+            return count[0]
+        except (ImportError, OSError):
+            return None
 
     def take_junk(self) -> list[str]:
         """Lines the program wrote that were not a reply (kept as notes of the case)."""
@@ -355,6 +538,7 @@ class EngineProcess:
         """Write what the pipe takes now (stdin is non-blocking)."""
         try:
             n = os.write(self._in_fd, pending)
+            self._written += n
         except BlockingIOError:  # the pipe is full: the program is not reading (yet)
             return
         except (BrokenPipeError, ConnectionResetError):
@@ -383,18 +567,32 @@ class EngineProcess:
             time.sleep(min(nap, NAP_MAX, max(0.0, deadline - time.monotonic())))
 
     def _wait(self, deadline: float, want_write: bool) -> None:
-        """Sleep until the program writes (or, with ``want_write``, can take more input)."""
+        """Sleep until the program writes (or, with ``want_write``, can take more input). Once the
+        program has exited, what it wrote is read and the next wait is ``_Died``, even when a
+        child of its still holds the pipe open (stdout would never close)."""
+        if self._leader_gone:
+            if not self._read_what_is_left():
+                raise _Died
+            return
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Hung
+        if self._pid_fd is None and self.proc is not None:  # (no pidfd: look every quarter second)
+            if _exited(self.proc):
+                self._leader_gone = True
+                return
+            remaining = min(remaining, 0.25)
         if want_write != self._writing:
             if want_write:
                 self._poll.register(self._in_fd, select.POLLOUT)
             else:
                 self._poll.unregister(self._in_fd)
             self._writing = want_write
-        for fd, event in self._poll.poll(math.ceil(remaining * 1000)):
-            if fd == self._out_fd:
+        for fd, event in self._poll.poll(math.ceil(min(remaining, _POLL_SECONDS_MAX) * 1000)):
+            if fd == self._pid_fd:
+                self._poll.unregister(fd)
+                self._leader_gone = True
+            elif fd == self._out_fd:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     raise _Died
@@ -403,6 +601,17 @@ class EngineProcess:
                 self._read_stderr()
             elif event & (select.POLLERR | select.POLLHUP):  # stdin's reading end is gone; see _write_some
                 self._stdin_closed()
+
+    def _read_what_is_left(self) -> bool:
+        """Read what the pipe holds from a program that has exited, without waiting; whether there was any."""
+        got = False
+        while any(fd == self._out_fd for fd, _ in self._poll.poll(0)):
+            chunk = os.read(self._out_fd, 1 << 16)
+            if not chunk:
+                break
+            self._buf += chunk
+            got = True
+        return got
 
     def _read_stderr(self) -> None:
         try:
@@ -424,22 +633,21 @@ class EngineProcess:
             del buf[:nl + 1]
             try:
                 reply = _decode(line.decode("utf-8", "replace"))
-            except ValueError:
+            except (ValueError, RecursionError):
                 reply = None
             if isinstance(reply, dict) and reply.get("id") == rid:
-                return reply
+                self._protocol_lines = []
+                return scrubbed(reply) if b"\\u" in line else reply  # (only a \u escape spells a surrogate)
             if line.strip():
-                self._junk.append(f"{self.label} wrote a line that is not the reply to request {rid}: "
-                                  f"{line[:200].decode('utf-8', 'replace')}")
+                shown = shown_line(line)
+                self._protocol_lines.append(shown)
+                self._junk.append(f"{self.label} wrote a line that is not the reply to request {rid}: {shown}")
         return None
 
     def _death_detail(self, when: str) -> str:
         proc = self.proc
         assert proc is not None  # called while the process that died is still ours
-        try:
-            proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:  # stdout closed but still alive: finish it
-            pass
+        _wait_for_exit(proc, 2.0)  # (stdout closed but still alive: killed below)
         # what it said last, often the reason (llama.cpp's "terminate called after throwing ...")
         if self._writing:
             self._poll.unregister(self._in_fd)
@@ -453,10 +661,11 @@ class EngineProcess:
             self._read_stderr()
             if len(self._stderr) == before:
                 break
-        code = proc.poll()
-        self._stop()
+        exited = _exited(proc)
+        self._stop()  # (reaps it: its exit status is known from here)
+        said = describe_exit(proc.returncode) if exited else "closed its output and was killed"
         tail = self.stderr_tail()
-        return f"{describe_exit(code)} {when}" + (f"; stderr: {tail}" if tail else "")
+        return f"{said} {when}" + (f"; stderr: {tail}" if tail else "")
 
 
 def encode_body(text: str, add_special: bool, parse_special: bool) -> str:
@@ -476,6 +685,9 @@ class ProtocolBackend(Backend):
         self.engine = engine
         self.model = model
         self.timeout = float(timeout)
+        if not self.timeout > 0:  # (nan too) inf is allowed: no limit; poll() waits in pieces
+            engine.close()
+            raise TokparityError(f"{engine.label}: the timeout must be a number of seconds above 0, not {timeout!r}")
         self._vocab: Vocab | None = None
 
     @property
@@ -553,28 +765,72 @@ class ProtocolBackend(Backend):
 
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, (*FILE_ROLES, "name", "python"))) + r")\}")
+# What a value may hold to be pasted inside a larger word of the command (``--model={gguf}``, a
+# ``sh -c`` script): characters that mean nothing to a shell, quoted or not. A path with anything
+# else (a space, a quote, ``$``, ``;``) could end a quotation and run what its name says.
+_SAFE_INSIDE_A_WORD = re.compile(r"[A-Za-z0-9_./+,:@%=-]+")
+
+
+def env_name(key: str) -> str:
+    """``"gguf" -> "TOKPARITY_GGUF"``: where the engine finds a value in its environment."""
+    return f"TOKPARITY_{key.upper()}"
+
+
+def engine_env(model: ModelFiles, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The engine's environment: ours, plus ``TOKPARITY_GGUF``, ``TOKPARITY_SPM_MODEL``, … (one per
+    file role the model has; the others removed, so none is inherited from a caller),
+    ``TOKPARITY_NAME`` and ``TOKPARITY_PYTHON``."""
+    env = dict(os.environ if base is None else base)
+    for role in FILE_ROLES:
+        path = model.path(role)
+        if path is None:
+            env.pop(env_name(role), None)
+        else:
+            env[env_name(role)] = str(path)
+    env[env_name("name")] = model.name
+    env[env_name("python")] = sys.executable
+    return env
 
 
 def expand_command(command: str, model: ModelFiles) -> list[str]:
-    """``"python3 eng.py {gguf}"`` -> ``["python3", "eng.py", "/path/to/model.gguf"]``."""
-    def value(m: re.Match) -> str:
-        key = m.group(1)
+    """``"python3 eng.py {gguf}"`` -> ``["python3", "eng.py", "/path/to/model.gguf"]``.
+
+    The command is split first (``shlex.split``), then each placeholder replaced: one that is a
+    whole word becomes that word exactly, whatever the path holds (no shell sees it); one inside a
+    larger word (``sh -c '... {gguf}'``) only if the value is made of harmless characters, because
+    the quoting around it is the command's, not ours. Otherwise the error says to write
+    ``"$TOKPARITY_GGUF"`` instead, which the engine's environment holds (``engine_env``)."""
+    if not command.strip():
+        raise TokparityError("cmd: needs a command after the colon, e.g. -b 'cmd:python3 my_engine.py {gguf}'")
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        raise TokparityError(f"cmd:{command}: cannot split the command ({e}); check its quotes") from None
+
+    def value(key: str) -> str:
         if key == "name":
-            return shlex.quote(model.name)
+            return model.name
         if key == "python":
-            return shlex.quote(sys.executable)
+            return sys.executable
         path = model.path(key)
         if path is None:
             raise TokparityError(f"cmd:{command}: model {model.name} has no {key} file for {{{key}}} "
                                  f"(it has: {', '.join(model.files) or 'nothing'})")
-        return shlex.quote(str(path))
+        return str(path)
 
-    if not command.strip():
-        raise TokparityError("cmd: needs a command after the colon, e.g. -b 'cmd:python3 my_engine.py {gguf}'")
-    try:
-        argv = shlex.split(_PLACEHOLDER.sub(value, command))
-    except ValueError as e:
-        raise TokparityError(f"cmd:{command}: cannot split the command ({e}); check its quotes") from None
+    def inside_a_word(m: re.Match) -> str:
+        key = m.group(1)
+        found = value(key)
+        if not _SAFE_INSIDE_A_WORD.fullmatch(found):
+            raise TokparityError(f"cmd:{command}: {{{key}}} sits inside a larger word and its value {found!r} holds "
+                                 f"characters a shell would act on; write \"${env_name(key)}\" there instead (the "
+                                 "engine's environment holds it), or make {" + key + "} a word of its own")
+        return found
+
+    argv = []
+    for word in words:
+        whole = _PLACEHOLDER.fullmatch(word)
+        argv.append(value(whole.group(1)) if whole else _PLACEHOLDER.sub(inside_a_word, word))
     return argv
 
 
@@ -582,7 +838,7 @@ class CmdBackend(ProtocolBackend):
     """A user's program; started when the backend is made, so a wrong command fails at once."""
 
     def __init__(self, command: str, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT,
-                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, cwd: str | os.PathLike | None = None, **opts):
+                 startup_timeout: float | None = None, cwd: str | os.PathLike | None = None, **opts):
         if opts:
             raise TokparityError(f"cmd backend: unknown option(s) {', '.join(sorted(opts))} "
                                  "(known: timeout, startup_timeout, cwd)")
@@ -590,6 +846,6 @@ class CmdBackend(ProtocolBackend):
         self.command = command
         argv = expand_command(command, model)
         engine = EngineProcess(argv, f"engine {Path(argv[0]).name}" + (f" {argv[1]}" if len(argv) > 1 else ""),
-                               cwd=str(cwd) if cwd else None, startup_timeout=startup_timeout)
+                               env=engine_env(model), cwd=str(cwd) if cwd else None, startup_timeout=startup_timeout)
         super().__init__(engine, model, timeout)
         engine.start()

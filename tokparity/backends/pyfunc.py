@@ -5,7 +5,8 @@
                                       files, {"gguf": "/path/...", ...}, and its .encode (and .decode,
                                       if it has one) are called
 
-``encode`` returns the ids as a list of ints. By default the code runs in a child process
+``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
+a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
 (isolated.py), so an infinite loop is a ``timeout`` and a crash in an extension module a
 ``crash``, as with ``cmd:`` engines; ``isolate=False`` runs it in process, faster, unguarded.
 """
@@ -15,12 +16,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import operator
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.cmd import scrubbed
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
 
@@ -70,6 +74,30 @@ def load_target(target: str):
     return module, obj
 
 
+def checked_ids(name: str, ids: object) -> list[int]:
+    """``ids`` as a list of ints, checked as a ``cmd:`` engine's reply is: ``[1.5]`` or ``[True, False]``
+    would otherwise be recorded as ``[1]`` and ``[1, 0]``, and could agree. Any sequence of integers
+    will do (a tuple, a numpy array of int64: whatever has ``__index__``, except bools)."""
+    if isinstance(ids, (str, bytes, bytearray, dict, set, frozenset)) or not hasattr(ids, "__iter__"):
+        raise CaseFailure(f"{name}: engine returned {_shown(ids)} ({type(ids).__name__}), not a list of ints")
+    out = []
+    for i in cast(Iterable, ids):
+        if isinstance(i, bool) or not hasattr(type(i), "__index__"):
+            raise CaseFailure(f"{name}: engine returned {_shown(ids)}, holding {_shown(i)} ({type(i).__name__}), "
+                              "not a list of ints")
+        out.append(operator.index(i))
+    return out
+
+
+def _shown(value: object, limit: int = 100) -> str:
+    """A user's value, short and on one line (its repr escapes what could break a line)."""
+    try:
+        text = repr(value)
+    except Exception:  # a user's __repr__ may fail too
+        text = f"<{type(value).__name__}>"
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
 class PyFuncBackend(Backend):
     """The callable itself, in this process (``make_backend("py:...", model, isolate=False)``)."""
 
@@ -94,17 +122,15 @@ class PyFuncBackend(Backend):
         return self._version
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        ids = self._encode(text, add_special, parse_special)
-        try:
-            out = [int(i) for i in ids]
-        except (TypeError, ValueError):
-            raise CaseFailure(f"{self.name} returned {type(ids).__name__}, not a list of ints") from None
-        return out
+        return checked_ids(self.name, self._encode(text, add_special, parse_special))
 
     def decode(self, ids: list[int]) -> str:
         if self._decode is None:
             raise NotImplementedError(f"{self.name} has no decode")
-        return self._decode(list(ids))
+        text = self._decode(list(ids))
+        if not isinstance(text, str):
+            raise CaseFailure(f"{self.name}: decode returned {_shown(text)}, not a str")
+        return scrubbed(text)
 
     def pieces(self, ids: list[int]) -> list[str]:
         """From the model's vocabulary, read by tokparity."""

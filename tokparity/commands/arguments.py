@@ -2,8 +2,8 @@
 
 ``float("nan")``, ``float("inf")``, ``-3`` and ``1e400`` all parse, and each one makes some loop
 never end or some call overflow (``fuzz --seconds nan`` ran forever). These types accept only
-values a run can use; argparse turns their ``ArgumentTypeError`` into its usage line and
-``tokparity <command>: error: argument --seconds: …`` with exit status 2.
+values a run can use; argparse turns their ``ArgumentTypeError`` into an error that
+``OneLineParser`` makes one line, ``tokparity: error: argument --seconds: …``, exit status 2.
 
 A value a journal stores (``--resume DIR`` takes the arguments of the interrupted run) never
 passes through argparse: ``checked`` applies the same type to it and raises a ``TokparityError``.
@@ -19,6 +19,7 @@ from typing import TypeVar
 from tokparity.errors import TokparityError
 
 WEEK = 7 * 24 * 3600.0  # longer than any run a person waits for: a larger number is a typo
+DAY = 86400.0
 MOST = 10**15  # a count larger than this is a typo, and would overflow what it sizes
 
 T = TypeVar("T")
@@ -47,6 +48,21 @@ def _seconds(text: object, allow_zero: bool) -> float:
 def positive_seconds(text: object) -> float:
     """A time limit or budget: finite, above 0, at most a week (``nan``, ``inf``, ``0``, ``-1`` refused)."""
     return _seconds(text, allow_zero=False)
+
+
+def timeout_seconds(text: object) -> float:
+    """A time limit per case: as ``positive_seconds``, at most a day (``poll`` and friends
+    overflow on ``inf`` or ``1e7`` s, and a case that takes a day is a hang)."""
+    value = _number(text, float)
+    if not (math.isfinite(value) and 0 < value <= DAY):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most {DAY:g} (a day), "
+                                         f"not {text}")
+    return value
+
+
+def check_seconds(option: str, value: object) -> float:
+    """A ``--timeout`` that did not come through argparse (a resumed run's journal)."""
+    return checked(option, timeout_seconds, value)
 
 
 def non_negative_seconds(text: object) -> float:

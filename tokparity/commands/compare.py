@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+from tokparity.commands.arguments import check_seconds, non_negative_int, timeout_seconds
+
 
 def add_parser(sub) -> None:
-    from tokparity.commands.arguments import non_negative_int
-
     p = sub.add_parser(
         "compare", help="run every case on every backend against the oracle and write the reports",
         description="Run every case of the corpora on every backend, compare each with the model's oracle, name "
@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
                         "not write it (a folder someone handed you); read them first")
     p.add_argument("--max-chars", type=non_negative_int, metavar="N",
                    help="skip (and name) cases longer than N characters (default: 1,000,000; 0: no cap)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
+    p.add_argument("--timeout", type=timeout_seconds, metavar="SECONDS",
                    help="per case, for backends in another process (cmd:, llama.cpp on a file of yours): a case "
                         "that takes longer is recorded as a timeout and the program restarted (default: 10)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
@@ -139,7 +139,7 @@ def compare_options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.commands.arguments import checked, non_negative_int
+    from tokparity.commands.arguments import checked
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
@@ -151,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
         take_args(args, journal.header, args.resume, "compare", PATHS, RESUMED)
     elif args.trust_journal:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
-    if args.timeout is not None and not args.timeout > 0:
-        raise TokparityError(f"--timeout must be a number of seconds above 0, not {args.timeout}")
+    if args.timeout is not None:  # (here too: a resumed run's comes from its journal)
+        check_seconds("--timeout", args.timeout)
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)

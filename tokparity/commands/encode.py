@@ -28,6 +28,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import cast
 
+from tokparity.commands.arguments import timeout_seconds
 from tokparity.errors import TokparityError
 from tokparity.textview import visible
 
@@ -50,7 +51,7 @@ def add_parser(sub) -> None:
                    help=r"interpret \n \t \r \\ \xHH \uHHHH \UHHHHHHHH in TEXT")
     p.add_argument("--add-special", action="store_true", help="add BOS/EOS as the model says")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=timeout_seconds, default=10.0, metavar="SECONDS",
                    help="per-case timeout for engines in a child process (default: 10)")
     p.add_argument("--isolate", action="store_true",
                    help="run native backends (llama.cpp, sentencepiece, ...) in a child process")

@@ -8,11 +8,16 @@ those ids too, and compares the text with the oracle's decoding. Two classes com
                       as transformers' ``clean_up_tokenization_spaces`` and llama.cpp's
                       ``clean_spaces`` do and tokenizers' raw decoders do not (tokenizers #1543).
 ``decode-roundtrip``  any other difference; the evidence says which side gives the input back.
+
+A decoder that fails instead of answering (a ``cmd:`` engine that hangs or dies on the decode
+request) is no round-trip finding: its case is a ``timeout`` or a ``crash``, as when encoding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from tokparity.backends.base import CaseFailure
 
 # SentencePiece's DecodeIds renders <unk> as this (TrainerSpec.unk_surface, kDefaultUnknownSymbol),
 # llama.cpp and tokenizers as the token's own text.
@@ -36,6 +41,18 @@ def cleaned(text: str) -> str:
 class DecodeVerdict:
     cls: str
     evidence: str
+
+
+def classify_decode_failure(oracle: str, oracle_text: str | CaseFailure, backend: str,
+                             backend_text: str | CaseFailure) -> DecodeVerdict | None:
+    """When decoding itself failed on either side (``oracle``'s first): ``timeout`` or ``crash``
+    (any other failure, an exception included, is a crash of the decoder), with its detail."""
+    for side, result in ((f"the oracle {oracle}", oracle_text), (backend, backend_text)):
+        if isinstance(result, CaseFailure):
+            cls = result.status if result.status in ("crash", "timeout") else "crash"
+            return DecodeVerdict(cls, f"decoding the ids both sides agree on failed on {side}'s side: "
+                                      f"{result.detail or result.status}")
+    return None
 
 
 def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | None = None) -> DecodeVerdict:

@@ -1,0 +1,97 @@
+"""A cmd: engine that breaks the protocol in one chosen way, for tests/robustness/test_hostile_engines.py.
+
+    python hostile_engine.py MODE [FILE]
+
+Every mode answers a text with its UTF-8 bytes as ids unless it says otherwise; the modes that
+test decoding (surrogates, bad-utf8, decode-hang) take a GGUF and encode as tokparity's reference
+does, so that compare --decode asks them to decode:
+
+    echo          the well-behaved baseline (FILE, if given, must exist: the model path it was handed)
+    never-read    never reads its input: every case is a hang
+    hang          reads its input, never answers (its pid written to FILE first, if given)
+    fork-exit     on the first request forks a child that sleeps (its pid written to FILE), then exits 7
+    not-json      answers the first request with a line that is not JSON, then waits
+    surrogates    decode answers "\\udc80" (a lone surrogate), notes and errors hold one too
+    bad-utf8      decode answers bytes that are not UTF-8 inside the JSON string
+    decode-hang   encodes, but hangs on decode
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def encoder(mode: str, arg: str | None):
+    """How this engine turns a text into ids."""
+    if mode in ("surrogates", "bad-utf8", "decode-hang") and arg:
+        from tokparity.backends.registry import make_backend
+        from tokparity.zoo import resolve_model
+        return make_backend("ref", resolve_model(arg)).encode
+    return lambda text, add_special, parse_special: list(text.encode("utf-8"))
+
+
+def reply(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    mode = sys.argv[1]
+    arg = sys.argv[2] if len(sys.argv) > 2 else None
+    if mode == "echo" and arg is not None and not os.path.exists(arg):
+        print(f"hostile_engine: no such file {arg!r}", file=sys.stderr)
+        return 3
+    if mode == "never-read":
+        while True:
+            time.sleep(3600)
+    encode = encoder(mode, arg)
+    for line in sys.stdin:
+        req = json.loads(line)
+        rid, op = req["id"], req.get("op")
+        if mode == "hang":
+            if arg:
+                with open(arg, "w") as f:
+                    f.write(str(os.getpid()))
+            while True:
+                time.sleep(3600)
+        if mode == "fork-exit":
+            pid = os.fork()
+            if pid == 0:  # the child: outlives its parent unless its group is killed
+                time.sleep(300)
+                os._exit(0)
+            with open(arg, "w") as f:
+                f.write(str(pid))
+            return 7
+        if mode == "not-json":
+            sys.stdout.write(f"{{'id': {rid}, 'ids': [1, 2 <- not JSON\x1b[31m\n")
+            sys.stdout.flush()
+            while True:
+                time.sleep(3600)
+        if op == "decode":
+            if mode == "decode-hang":
+                while True:
+                    time.sleep(3600)
+            if mode == "surrogates":
+                reply({"id": rid, "text": "\udc80", "notes": ["a note \udc81"]})
+                continue
+            if mode == "bad-utf8":
+                sys.stdout.buffer.write(b'{"id": %d, "text": "\xff\xfe bad"}\n' % rid)
+                sys.stdout.flush()
+                continue
+            reply({"id": rid, "text": bytes(req["ids"]).decode("utf-8", "replace")})
+            continue
+        if mode == "surrogates" and req["text"] == "ERR":
+            reply({"id": rid, "error": "no \udc82 thanks"})
+            continue
+        out = {"id": rid, "ids": encode(req["text"], req["add_special"], req["parse_special"])}
+        if mode == "surrogates":
+            out["notes"] = ["note \udc83"]
+        reply(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
