@@ -33,7 +33,7 @@ from pathlib import Path
 
 import tokenizers
 
-from tokparity.backends.hf import TokenizersBackend, quiet_transformers
+from tokparity.backends.hf import TokenizersBackend, _is_panic, quiet_transformers
 from tokparity.errors import TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles
@@ -90,6 +90,10 @@ def _same_after_saving(tok: tokenizers.Tokenizer) -> bool:
             tok.encode_special_tokens = again.encode_special_tokens = literal
             if any(tok.encode(p).ids != again.encode(p).ids for p in probes):
                 return False
+    except BaseException as e:  # a panic on a probe: not worth keeping; the cases will say the rest
+        if not _is_panic(e):
+            raise
+        return False
     finally:
         tok.encode_special_tokens = before
     return True
@@ -194,6 +198,11 @@ class HFGGUFBackend(TokenizersBackend):
             except (ValueError, KeyError, TypeError) as e:
                 raise TokparityError(f"{self.path.name}: transformers {transformers.__version__} cannot build a "
                                      f"tokenizer from this GGUF ({type(e).__name__}: {e})") from None
+            except BaseException as e:  # tokenizers' panic is a BaseException; anything else goes on up
+                if not _is_panic(e):
+                    raise
+                raise TokparityError(f"{self.path.name}: tokenizers panicked building a tokenizer from this GGUF "
+                                     f"({str(e).splitlines()[0] if str(e) else 'no message'})") from None
         return tok
 
     @property
