@@ -34,7 +34,7 @@ from pathlib import Path
 import tokenizers
 
 from tokparity.backends.hf import TokenizersBackend, _is_panic, quiet_transformers
-from tokparity.errors import TokparityError
+from tokparity.errors import BadModelFile, TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles
 
@@ -170,6 +170,7 @@ class HFGGUFBackend(TokenizersBackend):
             if isinstance(kept, str):
                 raise TokparityError(kept)
             super().__init__(kept)
+            self._check_not_empty()  # kept before tokparity refused empty vocabularies (load_vocab does now)
             return
         try:
             tok = self._convert()
@@ -179,6 +180,12 @@ class HFGGUFBackend(TokenizersBackend):
             raise
         cache.keep(tok if _same_after_saving(tok) else _UNFAITHFUL)
         super().__init__(tok)
+
+    def _check_not_empty(self) -> None:
+        # (transformers adds <s>, </s>, <unk> of its own to a converted empty vocabulary)
+        if self.tok.get_vocab_size(with_added_tokens=False) <= 0:
+            raise BadModelFile(self.path, "the vocabulary has no tokens (tokenizer.ggml.tokens is empty); "
+                                          "not a usable tokenizer")
 
     def _convert(self) -> tokenizers.Tokenizer:
         vocab = load_vocab(self.path)
