@@ -106,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     paths = write_reports(results, out)
+    if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
+        raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
+                             "with -b that is not the --oracle")
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:
