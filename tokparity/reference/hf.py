@@ -36,6 +36,7 @@ from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.pretokenize import GPT2, byte_to_unicode, bytes_to_gpt2, unicode_to_byte
 from tokparity.reference.spm import byte_piece
+from tokparity.vocab.hf_json import MAX_GROWTH
 from tokparity.vocab.model import Vocab
 
 SPACE_MARK = "\u2581"
@@ -158,8 +159,14 @@ class Normalizer:
                 raise TokparityError(f"tokenizer.json normalizer {kind!r} is not implemented by the ref backend")
 
     def __call__(self, text: str) -> str:
-        for step in self.steps:
+        # The loader refuses Replace chains that can grow a text over MAX_GROWTH-fold; this stops
+        # any other chain (Precompiled charsmaps that expand, applied again and again) per text.
+        limit = max(len(text) * MAX_GROWTH, 4096)
+        for step, config in zip(self.steps, self.configs):
             text = step(text)
+            if len(text) > limit:
+                raise ValueError(f"normalizer {config.get('type')} step made the text {len(text)} characters long, "
+                                 f"over {MAX_GROWTH} times the input; stopped")
         return text
 
     def without(self, drop) -> Normalizer:
