@@ -26,17 +26,24 @@ users add their own with ``--known FILE``.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 
+import regex
+
 from tokparity.errors import TokparityError
 from tokparity.results import Mismatch
 
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
+LISTS = ("models", "backends", "classes", "case_ids")  # lists of strings
+STRINGS = ("id", "reason", "upstream", "text", "evidence", "cause")
+
+# A file's regexes are its author's: one that backtracks for ever ("(a|a)+$" on "aaa…a!") must not
+# hang a run. Each search has this long; an honest regex takes microseconds on a case.
+REGEX_SECONDS = 2.0
 
 
 DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # found only when a run decodes (--decode)
@@ -50,8 +57,8 @@ class KnownDivergence:
     classes: list[str]
     reason: str
     upstream: str
-    text: re.Pattern | None = None
-    evidence: re.Pattern | None = None
+    text: regex.Pattern | None = None
+    evidence: regex.Pattern | None = None
     case_ids: list[str] = field(default_factory=list)
     cause: str = ""  # the reviewed root cause (shared/BUGCLASSES.md names, "+"-joined)
     source: str = ""
@@ -62,9 +69,19 @@ class KnownDivergence:
 
     def matches(self, m: Mismatch) -> bool:
         return (self.covers_run(m.model, m.backend) and m.cls in self.classes
-                and (self.text is None or self.text.search(m.text) is not None)
-                and (self.evidence is None or self.evidence.search(m.evidence) is not None)
+                and self._search("text", self.text, m.text, m)
+                and self._search("evidence", self.evidence, m.evidence, m)
                 and (not self.case_ids or any(fnmatchcase(m.case_id, c) for c in self.case_ids)))
+
+    def _search(self, key: str, pattern: regex.Pattern | None, subject: str, m: Mismatch) -> bool:
+        if pattern is None:
+            return True
+        try:
+            return pattern.search(subject, timeout=REGEX_SECONDS) is not None
+        except TimeoutError:
+            raise TokparityError(f"{self.source}: divergence {self.id!r}: its {key} regex {pattern.pattern!r} ran "
+                                 f"over {REGEX_SECONDS:g} s on case {m.case_id!r} (catastrophic backtracking); "
+                                 "simplify the regex") from None
 
 
 class KnownList:
@@ -113,11 +130,18 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TokparityError(f"{source}: invalid TOML ({e})") from None
+    divergences = data.get("divergence", [])
+    if not isinstance(divergences, list):
+        raise TokparityError(f"{source}: 'divergence' must be a list of tables ([[divergence]] entries), "
+                             f"not {_toml_type(divergences)}")
     entries = []
-    for n, raw in enumerate(data.get("divergence", []), 1):
+    for n, raw in enumerate(divergences, 1):
+        if not isinstance(raw, dict):
+            raise TokparityError(f"{source}: divergence #{n} is {_toml_type(raw)}, expected a table ([[divergence]])")
         missing = [k for k in REQUIRED if k not in raw]
         if missing:
             raise TokparityError(f"{source}: divergence #{n} lacks {', '.join(missing)}")
+        _check_types(raw, n, source)
         pattern, evidence = (_regex(raw, key, source) for key in ("text", "evidence"))
         cause = str(raw.get("cause", ""))
         unknown = [part for part in cause.split("+") if part and not _is_cause(part)]
@@ -131,15 +155,35 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
     return entries
 
 
+def _toml_type(value) -> str:
+    """``5`` -> ``"an integer"``: what a TOML value is, for a message."""
+    names = {str: "a string", bool: "a boolean", int: "an integer", float: "a float", list: "an array",
+             dict: "a table"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _check_types(raw: dict, n: int, source: str) -> None:
+    """Each key the type the format says: ``models = 5`` is one line naming the file and entry."""
+    name = f"divergence {raw['id']!r}" if isinstance(raw.get("id"), str) else f"divergence #{n}"
+    for key in STRINGS:
+        if key in raw and not isinstance(raw[key], str):
+            raise TokparityError(f"{source}: {name}: {key} must be a string, not {_toml_type(raw[key])}")
+    for key in LISTS:
+        value = raw.get(key, [])
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise TokparityError(f"{source}: {name}: {key} must be an array of strings (e.g. {key} = [\"x\"]), "
+                                 f"not {_toml_type(value) if not isinstance(value, list) else 'an array of other things'}")
+
+
 def _is_cause(name: str) -> bool:
     from tokparity.diagnose.info import cause_info
     return bool(cause_info(name)["classes"]) or name.startswith("decode.")
 
 
-def _regex(raw: dict, key: str, source: str) -> re.Pattern | None:
+def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:
     try:
-        return re.compile(raw[key]) if raw.get(key) else None
-    except re.error as e:
+        return regex.compile(raw[key]) if raw.get(key) else None
+    except (regex.error, OverflowError, RecursionError, ValueError) as e:
         raise TokparityError(f"{source}: divergence {raw['id']!r}: bad {key} regex ({e})") from None
 
 
@@ -150,9 +194,20 @@ def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = Tru
         shipped = resources.files("tokparity").joinpath("known_divergences.toml")
         entries += parse_known(shipped.read_text("utf-8"), "tokparity/known_divergences.toml")
     for p in paths or []:
-        try:
-            text = Path(p).read_text("utf-8")
-        except FileNotFoundError:
-            raise TokparityError(f"{p}: no such known-divergences file") from None
-        entries += parse_known(text, str(p))
+        entries += parse_known(_read_known(p), str(p))
     return KnownList(entries)
+
+
+def _read_known(path: str | os.PathLike) -> str:
+    """A --known file's text, or one line saying why it cannot be one."""
+    what = "known-divergences file"
+    try:
+        return Path(path).read_text("utf-8")
+    except FileNotFoundError:
+        raise TokparityError(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise TokparityError(f"{path}: is a folder; --known takes a {what} (TOML)") from None
+    except UnicodeDecodeError as e:
+        raise TokparityError(f"{path}: not UTF-8 text (byte {e.start}); --known takes a {what} (TOML)") from None
+    except OSError as e:  # permission denied, a device, …
+        raise TokparityError(f"{path}: cannot read this {what} ({e.strerror or e})") from None

@@ -333,8 +333,8 @@ BASE = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [
 
 @pytest.mark.parametrize("changes, raw, message", [
     pytest.param({"normalizer": {"type": []}}, None, None, id="unhashable-stage-type"),
-    pytest.param({"normalizer": {"type": "Replace", "pattern": "x", "content": "\u2581"}}, None, None,
-                 id="replace-pattern-string"),
+    pytest.param({"normalizer": {"type": "Replace", "pattern": "x", "content": "\u2581"}}, None,
+                 "normalizer step 0 (Replace) pattern is 'x'", id="replace-pattern-string"),  # issue 17: refused
     pytest.param({"post_processor": {"type": "TemplateProcessing", "single": {"a": 1}}}, None, None,
                  id="template-single-dict"),
     pytest.param({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": []}}]}},

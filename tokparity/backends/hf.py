@@ -26,9 +26,28 @@ from typing import Any, cast
 
 import tokenizers
 
-from tokparity.backends.base import Backend
+from tokparity.backends.base import Backend, BackendCrash
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.vocab.hf_json import check_tokenizer_json
 from tokparity.zoo import ModelFiles
+
+
+def _is_panic(e: BaseException) -> bool:
+    """tokenizers' Rust panics arrive as ``pyo3_runtime.PanicException``, a ``BaseException``
+    (so ``except Exception`` lets them through) that cannot be imported by name."""
+    return type(e).__name__ == "PanicException"
+
+
+@contextlib.contextmanager
+def panics_as_crashes(what: str):
+    """A panic inside tokenizers while doing ``what`` -> ``BackendCrash`` for this case only."""
+    try:
+        yield
+    except BaseException as e:
+        if not _is_panic(e):
+            raise
+        raise BackendCrash(f"tokenizers panicked in {what}: {str(e).splitlines()[0] if str(e) else 'no message'}") \
+            from None
 
 
 @contextlib.contextmanager
@@ -61,10 +80,12 @@ class TokenizersBackend(Backend):
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         if self.tok.encode_special_tokens == parse_special:
             self.tok.encode_special_tokens = not parse_special
-        return self.tok.encode(text, add_special_tokens=add_special).ids
+        with panics_as_crashes("encode"):
+            return self.tok.encode(text, add_special_tokens=add_special).ids
 
     def decode(self, ids: list[int]) -> str:
-        return self.tok.decode(list(ids), skip_special_tokens=False)
+        with panics_as_crashes("decode"):
+            return self.tok.decode(list(ids), skip_special_tokens=False)
 
     def pieces(self, ids: list[int]) -> list[str]:
         out = []
@@ -77,14 +98,16 @@ class TokenizersBackend(Backend):
 
     def normalize(self, text: str) -> str:
         normalizer = self.tok.normalizer
-        return normalizer.normalize_str(text) if normalizer is not None else text
+        with panics_as_crashes("normalize"):
+            return normalizer.normalize_str(text) if normalizer is not None else text
 
     def pre_tokenize(self, text: str) -> list[str]:
         normalized = self.normalize(text)
         pre = self.tok.pre_tokenizer
         if pre is None:
             return [normalized] if normalized else []
-        return [piece for piece, _ in pre.pre_tokenize_str(normalized)]
+        with panics_as_crashes("pre_tokenize"):
+            return [piece for piece, _ in pre.pre_tokenize_str(normalized)]
 
 
 class HFBackend(TokenizersBackend):
@@ -102,14 +125,13 @@ class HFBackend(TokenizersBackend):
                 raise TokparityError(f"model {model.name}: the hf backend needs a tokenizer.json, and it has none "
                                      f"(it has: {', '.join(model.files) or 'nothing'})")
             self.path = Path(json_path)
-            try:
-                tok = tokenizers.Tokenizer.from_file(str(json_path))
-            except Exception as e:  # tokenizers raises its own Exception type for a bad file
-                raise BadModelFile(json_path, f"tokenizers could not load it ({e})") from None
+            tok = _load_tokenizers(self.path)
             self.auto = None
             self._version = tokenizers.__version__
         elif loader == "transformers":
             self.path = _folder(model)
+            if json_path is not None:  # AutoTokenizer reads it too
+                check_tokenizer_json(json_path)
             with quiet_transformers() as transformers:
                 try:
                     # Never the folder's own code (auto_map): a tokenizer file must not run anything.
@@ -134,12 +156,15 @@ class HFBackend(TokenizersBackend):
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         if self.auto is None:
             return super().encode(text, add_special, parse_special)
-        return list(self.auto.encode(text, add_special_tokens=add_special, split_special_tokens=not parse_special))
+        with panics_as_crashes("encode"):
+            return list(self.auto.encode(text, add_special_tokens=add_special,
+                                         split_special_tokens=not parse_special))
 
     def decode(self, ids: list[int]) -> str:
         if self.auto is None:
             return super().decode(ids)
-        return self.auto.decode(list(ids), skip_special_tokens=False)
+        with panics_as_crashes("decode"):
+            return self.auto.decode(list(ids), skip_special_tokens=False)
 
     def pieces(self, ids: list[int]) -> list[str]:
         if self.auto is None:
@@ -158,6 +183,21 @@ class HFBackend(TokenizersBackend):
         if self.tok is None:
             raise NotImplementedError("hf: this transformers tokenizer is a slow one; it exposes no pre-tokenizer")
         return super().pre_tokenize(text)
+
+
+def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
+    """``Tokenizer.from_file`` on a file ``check_tokenizer_json`` let through (a pipeline that
+    would panic or exhaust memory is refused first, with the step named)."""
+    check_tokenizer_json(path)
+    try:
+        return tokenizers.Tokenizer.from_file(str(path))
+    except Exception as e:  # tokenizers raises its own Exception type for a bad file
+        raise BadModelFile(path, f"tokenizers could not load it ({e})") from None
+    except BaseException as e:
+        if not _is_panic(e):
+            raise
+        raise BadModelFile(path, f"tokenizers panicked loading it ({str(e).splitlines()[0] if str(e) else e!r})") \
+            from None
 
 
 def _folder(model: ModelFiles) -> Path:

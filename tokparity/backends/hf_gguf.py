@@ -33,8 +33,8 @@ from pathlib import Path
 
 import tokenizers
 
-from tokparity.backends.hf import TokenizersBackend, quiet_transformers
-from tokparity.errors import TokparityError
+from tokparity.backends.hf import TokenizersBackend, _is_panic, quiet_transformers
+from tokparity.errors import BadModelFile, TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles
 
@@ -90,6 +90,10 @@ def _same_after_saving(tok: tokenizers.Tokenizer) -> bool:
             tok.encode_special_tokens = again.encode_special_tokens = literal
             if any(tok.encode(p).ids != again.encode(p).ids for p in probes):
                 return False
+    except BaseException as e:  # a panic on a probe: not worth keeping; the cases will say the rest
+        if not _is_panic(e):
+            raise
+        return False
     finally:
         tok.encode_special_tokens = before
     return True
@@ -166,6 +170,7 @@ class HFGGUFBackend(TokenizersBackend):
             if isinstance(kept, str):
                 raise TokparityError(kept)
             super().__init__(kept)
+            self._check_not_empty()  # kept before tokparity refused empty vocabularies (load_vocab does now)
             return
         try:
             tok = self._convert()
@@ -175,6 +180,12 @@ class HFGGUFBackend(TokenizersBackend):
             raise
         cache.keep(tok if _same_after_saving(tok) else _UNFAITHFUL)
         super().__init__(tok)
+
+    def _check_not_empty(self) -> None:
+        # (transformers adds <s>, </s>, <unk> of its own to a converted empty vocabulary)
+        if self.tok.get_vocab_size(with_added_tokens=False) <= 0:
+            raise BadModelFile(self.path, "the vocabulary has no tokens (tokenizer.ggml.tokens is empty); "
+                                          "not a usable tokenizer")
 
     def _convert(self) -> tokenizers.Tokenizer:
         vocab = load_vocab(self.path)
@@ -194,6 +205,11 @@ class HFGGUFBackend(TokenizersBackend):
             except (ValueError, KeyError, TypeError) as e:
                 raise TokparityError(f"{self.path.name}: transformers {transformers.__version__} cannot build a "
                                      f"tokenizer from this GGUF ({type(e).__name__}: {e})") from None
+            except BaseException as e:  # tokenizers' panic is a BaseException; anything else goes on up
+                if not _is_panic(e):
+                    raise
+                raise TokparityError(f"{self.path.name}: tokenizers panicked building a tokenizer from this GGUF "
+                                     f"({str(e).splitlines()[0] if str(e) else 'no message'})") from None
         return tok
 
     @property

@@ -98,6 +98,10 @@ class LlamaCppBackend(Backend):
         self._model = handle
         self._vocab = llama_cpp.llama_model_get_vocab(handle)
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        if self.n_vocab <= 0:  # llama.cpp loads it, then aborts on the first text (unordered_map::at)
+            self.close()
+            raise BadModelFile(self.path, "the vocabulary has no tokens (tokenizer.ggml.tokens is empty); "
+                                          "not a usable tokenizer")
         # Reused between calls, grown when llama.cpp says they are too small (a negative return).
         self._tokens = (llama_cpp.llama_token * 512)()
         self._text = ctypes.create_string_buffer(256)

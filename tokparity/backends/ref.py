@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tokparity
-from tokparity.backends.base import Backend
+from tokparity.backends.base import Backend, BackendTimeout
 from tokparity.errors import TokparityError
 from tokparity.reference import RefTokenizer
 from tokparity.vocab import load_vocab
@@ -36,7 +36,10 @@ class RefBackend(Backend):
         return tokparity.__version__
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        return self.tokenizer.encode(text, add_special, parse_special)
+        try:
+            return self.tokenizer.encode(text, add_special, parse_special)
+        except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever: this case times out
+            raise BackendTimeout(f"ref: {e}") from None
 
     def decode(self, ids: list[int]) -> str:
         # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):

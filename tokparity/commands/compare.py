@@ -177,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
         if journal is not None:
             journal.close()
     paths = write_reports_or_say(results, out, "compare")
+    if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
+        raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
+                             "with -b that is not the --oracle")
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:

@@ -79,5 +79,20 @@ def convert(src: str | os.PathLike, to: str, out: str | os.PathLike) -> Conversi
     import importlib
 
     func = getattr(importlib.import_module(module_name), func_name)
-    warnings = func(src, out)
+    warnings = _write_whole(out, lambda partial: func(src, partial))
     return ConversionResult(out, list(warnings))
+
+
+def _write_whole(out: Path, write):
+    """``write(path)`` to a temporary name beside ``out``, renamed to ``out`` once complete: a
+    full disk or an interruption leaves ``out`` as it was (no empty or cut file), the temporary
+    one removed."""
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        result = write(partial)
+        os.replace(partial, out)
+    except OSError as e:  # ENOSPC, EFBIG, EACCES, …
+        raise TokparityError(f"{out}: cannot write it ({e.strerror or e}); nothing written") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return result

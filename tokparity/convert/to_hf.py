@@ -21,7 +21,7 @@ import warnings as _warnings
 from typing import Any, cast
 
 from tokparity.convert import Warnings
-from tokparity.errors import MissingDependency, TokparityError
+from tokparity.errors import MissingDependency
 from tokparity.vocab.spm_model import load_spm_model
 
 
@@ -79,6 +79,6 @@ def spm_model_to_hf_json(src: str | os.PathLike, out: str | os.PathLike) -> Warn
                                "(transformers' generate_merges), which follow the scores in a trained model")
     try:
         tok.save(str(out))
-    except Exception as e:  # tokenizers raises a bare Exception
-        raise TokparityError(f"{out}: cannot write: {e}") from None
+    except Exception as e:  # tokenizers raises a bare Exception; convert() names the file
+        raise OSError(f"tokenizers could not save it: {e}") from None
     return warnings

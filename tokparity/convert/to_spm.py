@@ -56,6 +56,7 @@ def gguf_to_spm_model(src: str | os.PathLike, out: str | os.PathLike) -> Warning
     pb2 = _pb2()
     warnings = Warnings()
     types = vocab.token_types or [int(TokenType.NORMAL)] * vocab.size
+    _check_types(src, vocab.tokens, types)
 
     # SentencePiece allows one UNKNOWN piece. Extra ones (Phi-3 types its [PAD…] fillers so)
     # become UNUSED, which neither library ever produces from text.
@@ -161,6 +162,14 @@ def gguf_to_spm_model(src: str | os.PathLike, out: str | os.PathLike) -> Warning
     with open(out, "wb") as f:
         f.write(data)
     return warnings
+
+
+def _check_types(src, tokens: list[str], types: list[int]) -> None:
+    """Every token type one llama.cpp defines (0-6): a .model written from any other would be a guess."""
+    bad = next((i for i, t in enumerate(types) if not 0 <= t <= 6), None)
+    if bad is not None:
+        raise TokparityError(f"{src}: token {bad} {tokens[bad]!r} has tokenizer.ggml.token_type {types[bad]}, which "
+                             "llama.cpp does not define (0-6); the file is corrupt, nothing written")
 
 
 def _user_defined_spaces_as_u2581(tokens: list[str], types, warnings: Warnings) -> list[str]:

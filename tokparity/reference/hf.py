@@ -16,20 +16,27 @@ tokenizers cuts the work into stages, each configured in the file, and so does t
 
 Python's ``regex`` module stands in for tokenizers' Oniguruma: same syntax for these patterns
 (``\\p{L}``, ``(?i:...)``); their Unicode versions may differ on recently assigned characters.
+The file's regexes are its author's, so they run under a time limit per text (``time_limit``):
+one that backtracks for ever (``(a|a)+$`` on ``"aaa…a!"``) raises ``RegexTimeout`` for that text.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 import unicodedata
+from collections.abc import Callable
+from contextvars import ContextVar
 
 import regex
 
-from tokparity.errors import TokparityError
+from tokparity.errors import BadModelFile, TokparityError
 from tokparity.reference import bpe as bpe_mod
 from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.pretokenize import GPT2, byte_to_unicode, bytes_to_gpt2, unicode_to_byte
 from tokparity.reference.spm import byte_piece
+from tokparity.vocab.hf_json import MAX_GROWTH
 from tokparity.vocab.model import Vocab
 
 SPACE_MARK = "\u2581"
@@ -44,28 +51,95 @@ def _components(config, key: str) -> list[dict]:
     return [config]
 
 
+# --- the file's regexes, under a time limit ---------------------------------------------------------
+#
+# Every regex call made for one text shares one deadline: a few seconds, more for a long text
+# (the GPT-2 regex cuts a million characters in about 0.3 s), so an honest regex never meets it.
+
+REGEX_SECONDS = 5.0  # per text, plus:
+REGEX_SECONDS_PER_CHAR = 1e-5
+_deadline: ContextVar[float | None] = ContextVar("tokparity_hf_regex_deadline", default=None)
+
+
+class RegexTimeout(TimeoutError):
+    """A tokenizer.json regex ran past the text's time limit (catastrophic backtracking)."""
+
+
+@contextlib.contextmanager
+def time_limit(text: str):
+    """The deadline for every regex call made on ``text`` (an enclosing one is kept)."""
+    if _deadline.get() is not None:
+        yield
+        return
+    token = _deadline.set(time.monotonic() + REGEX_SECONDS + len(text) * REGEX_SECONDS_PER_CHAR)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _seconds_left() -> float:
+    deadline = _deadline.get()
+    if deadline is None:  # a call outside any text's limit (a test, a diagnosis): one text's worth
+        return REGEX_SECONDS
+    return max(deadline - time.monotonic(), 0.001)
+
+
+class TimedRegex:
+    """One of the file's regexes; ``where`` names it in messages ("pre_tokenizer Split")."""
+
+    def __init__(self, source: str, is_regex: bool, where: str, path: str):
+        self.where = where
+        self.source = source
+        try:
+            self.rx = regex.compile(source if is_regex else regex.escape(source))
+        except (regex.error, OverflowError, RecursionError, ValueError) as e:
+            raise BadModelFile(path, f"{where} regex {_clip(source)} does not compile ({e}); fix or remove it") \
+                from None
+
+    def _timed_out(self, text: str) -> RegexTimeout:
+        return RegexTimeout(f"{self.where} regex {_clip(self.source)} ran out of time on a {len(text)}-character "
+                            "text (catastrophic backtracking?)")
+
+    def finditer(self, text: str) -> list:
+        try:
+            return list(self.rx.finditer(text, timeout=_seconds_left()))
+        except TimeoutError:
+            raise self._timed_out(text) from None
+
+    def sub(self, content: str, text: str) -> str:
+        try:
+            return self.rx.sub(lambda m: content, text, timeout=_seconds_left())
+        except TimeoutError:
+            raise self._timed_out(text) from None
+
+
+def _clip(source: str, limit: int = 60) -> str:
+    return repr(source) if len(source) <= limit else repr(source[:limit]) + "…"
+
+
 # --- normalizers ------------------------------------------------------------------------------------
 
 
 def _pattern_text(p) -> tuple[str, bool]:
-    """A tokenizers pattern: ``{"String": " "}`` or ``{"Regex": "..."}`` -> (text, is_regex)."""
+    """A tokenizers pattern: ``{"String": " "}`` or ``{"Regex": "..."}`` -> (text, is_regex).
+    (The loader, ``vocab.hf_json.check_pipeline``, has already refused any other shape.)"""
     if "Regex" in p:
         return p["Regex"], True
     return p.get("String", ""), False
 
 
 class Normalizer:
-    def __init__(self, config):
-        self.steps = []
+    def __init__(self, config, path: str = "tokenizer.json"):
+        self.steps: list[Callable[..., str]] = []  # each takes the text (defaults hold its settings)
         self.configs: list[dict] = []  # the component each step came from (a diagnosis drops some)
         for c in _components(config, "normalizers"):
             kind = c.get("type")
             self.configs.append(c)
             if kind == "Replace":
-                text, is_regex = _pattern_text(c["pattern"])
-                rx = regex.compile(text if is_regex else regex.escape(text))
+                rx = TimedRegex(*_pattern_text(c["pattern"]), "normalizer Replace", path)
                 content = c.get("content", "")
-                self.steps.append(lambda s, rx=rx, content=content: rx.sub(lambda m: content, s))
+                self.steps.append(lambda s, rx=rx, content=content: rx.sub(content, s))
             elif kind == "Prepend":
                 prefix = c.get("prepend", "")
                 self.steps.append(lambda s, prefix=prefix: prefix + s if s else s)
@@ -85,8 +159,14 @@ class Normalizer:
                 raise TokparityError(f"tokenizer.json normalizer {kind!r} is not implemented by the ref backend")
 
     def __call__(self, text: str) -> str:
-        for step in self.steps:
+        # The loader refuses Replace chains that can grow a text over MAX_GROWTH-fold; this stops
+        # any other chain (Precompiled charsmaps that expand, applied again and again) per text.
+        limit = max(len(text) * MAX_GROWTH, 4096)
+        for step, config in zip(self.steps, self.configs):
             text = step(text)
+            if len(text) > limit:
+                raise ValueError(f"normalizer {config.get('type')} step made the text {len(text)} characters long, "
+                                 f"over {MAX_GROWTH} times the input; stopped")
         return text
 
     def without(self, drop) -> Normalizer:
@@ -130,7 +210,7 @@ def _apply_charsmap(cm: CharsMap, text: str) -> str:
 # --- pre-tokenizers ---------------------------------------------------------------------------------
 
 
-def _split(pieces: list[str], rx: regex.Pattern, behavior: str, invert: bool) -> list[str]:
+def _split(pieces: list[str], rx: TimedRegex | regex.Pattern, behavior: str, invert: bool) -> list[str]:
     out = []
     for piece in pieces:
         spans, pos = [], 0  # (start, end, is_match)
@@ -175,14 +255,13 @@ def _split(pieces: list[str], rx: regex.Pattern, behavior: str, invert: bool) ->
 
 
 class PreTokenizer:
-    def __init__(self, config):
-        self.steps = []
+    def __init__(self, config, path: str = "tokenizer.json"):
+        self.steps: list[Callable[..., list[str]]] = []  # each takes the pieces so far
         self.byte_level = False
         for c in _components(config, "pretokenizers"):
             kind = c.get("type")
             if kind == "Split":
-                text, is_regex = _pattern_text(c["pattern"])
-                rx = regex.compile(text if is_regex else regex.escape(text))
+                rx = TimedRegex(*_pattern_text(c["pattern"]), "pre_tokenizer Split", path)
                 self.steps.append(lambda ps, rx=rx, b=c.get("behavior", "Isolated"), i=c.get("invert", False):
                                   _split(ps, rx, b, i))
             elif kind == "ByteLevel":
@@ -245,8 +324,9 @@ class HfBpe:
         for i, t in enumerate(self.tokens):
             self.token_to_id.setdefault(t, i)
         self.types = vocab.token_types
-        self.normalizer = Normalizer(extra.get("normalizer"))
-        self.pretokenizer = PreTokenizer(extra.get("pre_tokenizer"))
+        source = vocab.source or "tokenizer.json"
+        self.normalizer = Normalizer(extra.get("normalizer"), source)
+        self.pretokenizer = PreTokenizer(extra.get("pre_tokenizer"), source)
         merges = vocab.merges
         self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))  # first rank kept
         self.byte_fallback = bool(model.get("byte_fallback"))
@@ -296,10 +376,12 @@ class HfBpe:
         return out
 
     def normalize(self, text: str) -> str:
-        return self.normalizer(text)
+        with time_limit(text):
+            return self.normalizer(text)
 
     def pre_tokenize(self, text: str) -> list[str]:
-        return self.pretokenizer(self.normalizer(text))
+        with time_limit(text):
+            return self.pretokenizer(self.normalizer(text))
 
     def encode_word(self, word: str) -> list[int]:
         whole = self.token_to_id.get(word)
@@ -344,6 +426,10 @@ class HfBpe:
         return out
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        with time_limit(text):  # one deadline for all the text's regex calls
+            return self._encode(text, add_special, parse_special)
+
+    def _encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
         out = list(self.prefix) if add_special else []
         for frag in self.partition(text, parse_special):
             if isinstance(frag, int):

@@ -62,6 +62,9 @@ def load_gguf(path: str | os.PathLike) -> Vocab:
     types, raw_types = _numeric_list(meta, "tokenizer.ggml.token_type", n,
                                      ("int32", "uint32", "int8", "uint8", "int16"))
     scores, raw_scores = _numeric_list(meta, "tokenizer.ggml.scores", n, ("float32", "float64"))
+    if n == 0:  # llama.cpp loads it and aborts on the first text; no tokenizer has anything to say
+        raise BadModelFile(path, "tokenizer.ggml.tokens is empty: the vocabulary has no tokens; "
+                                 "not a usable tokenizer")
 
     special_ids: dict[str, int] = {}
     for role, names in SPECIAL_KEYS.items():

@@ -85,9 +85,73 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
+# --- steps no implementation survives -------------------------------------------------------------
+#
+# Some pipelines are valid JSON that tokenizers accepts and then panics on, or that make every
+# implementation grow the text beyond any memory: they are refused at load, for every backend
+# that reads a tokenizer.json, with the step named.
+
+# A chain of Replace steps may grow a text at most this many times over (real files: 1 to 4;
+# 22 steps that each triple it make 3**22 and exhaust any memory).
+MAX_GROWTH = 64
+
+
+def _pattern(path: Path, where: str, c: dict) -> tuple[str, bool]:
+    """A Replace or Split ``pattern``: ``{"String": " "}`` or ``{"Regex": "..."}`` -> (text, is_regex)."""
+    p = c.get("pattern")
+    if "pattern" not in c:
+        raise BadModelFile(path, f"{where} has no 'pattern'; expected {{\"String\": ...}} or {{\"Regex\": ...}}")
+    if not (isinstance(p, dict) and len(p) == 1 and next(iter(p)) in ("String", "Regex")
+            and isinstance(next(iter(p.values())), str)):
+        raise BadModelFile(path, f"{where} pattern is {_short(p)}; expected {{\"String\": \"...\"}} or "
+                                 '{"Regex": "..."}')
+    kind, text = next(iter(p.items()))
+    if text == "" and c.get("type") == "Replace":  # tokenizers panics on it ("index out of bounds")
+        raise BadModelFile(path, f"{where} has an empty pattern, which tokenizers cannot run (it panics); "
+                                 "remove the step or give it a pattern")
+    return text, kind == "Regex"
+
+
+def _growth(pattern: str, is_regex: bool, content: str) -> float:
+    """How many times over one Replace step can make a text at most: each match of at least
+    ``len(pattern)`` characters (one for a regex) becomes ``content``."""
+    shortest = 1 if is_regex else max(1, len(pattern))
+    return max(1.0, len(content) / shortest)
+
+
+def check_pipeline(path: str | os.PathLike, data: dict) -> None:
+    """Refuse a tokenizer.json whose normalizer or pre-tokenizer no implementation can run:
+    a Replace or Split without a proper ``pattern``, a Replace with an empty one, a chain of
+    Replace steps that can grow the text more than ``MAX_GROWTH`` times over."""
+    path = Path(path)
+    growth = 1.0
+    for i, c in enumerate(_walk(data.get("normalizer"))):
+        if c.get("type") != "Replace":
+            continue
+        where = f"normalizer step {i} (Replace)"
+        pattern, is_regex = _pattern(path, where, c)
+        content = c.get("content")
+        if not isinstance(content, str):
+            raise BadModelFile(path, f"{where} content is {_short(content)}; expected a string")
+        growth *= _growth(pattern, is_regex, content)
+    if growth > MAX_GROWTH:
+        factor = f"{growth:.0f}" if growth < 1e15 else f"{growth:.1e}"
+        raise BadModelFile(path, f"normalizer can grow text {factor}-fold (its Replace steps; tokparity allows "
+                                 f"{MAX_GROWTH}); refusing")
+    for i, c in enumerate(_walk(data.get("pre_tokenizer"))):
+        if c.get("type") == "Split":
+            _pattern(path, f"pre_tokenizer step {i} (Split)", c)
+
+
+def check_tokenizer_json(path: str | os.PathLike) -> None:
+    """``check_pipeline`` on a file (for backends that hand the file to another library)."""
+    check_pipeline(path, _read_json(Path(path), "tokenizer.json"))
+
+
 def load_hf_json(path: str | os.PathLike) -> Vocab:
     path = Path(path)
     data = _read_json(path, "tokenizer.json")
+    check_pipeline(path, data)
     model = data.get("model")
     if not isinstance(model, dict) or "type" not in model:
         raise BadModelFile(path, "has no 'model' object with a 'type'; not a Hugging Face tokenizer.json")

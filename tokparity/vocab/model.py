@@ -59,6 +59,11 @@ class TokenType(IntEnum):
 _TYPES = [TokenType(t) for t in range(7)]  # by value: type_of runs per token in every diff
 
 
+def type_name(t: int) -> str:
+    """``3`` -> ``"control"``; a value llama.cpp does not define (a file may hold any int32) -> ``"type-99"``."""
+    return _TYPES[t].name.lower() if 0 <= t <= 6 else f"type-{t}"
+
+
 @dataclass
 class Flags:
     """Behaviour switches a tokenizer file sets. ``None`` means the file does not say."""
@@ -173,11 +178,7 @@ class Vocab:
             return {"normal": self.size}
         counts: dict[str, int] = {}
         for t, n in Counter(self.token_types).most_common():
-            try:
-                name = TokenType(t).name.lower()
-            except ValueError:
-                name = f"type-{t}"
-            counts[name] = n
+            counts[type_name(t)] = n
         return counts
 
     def special_tokens(self) -> dict[str, tuple[int, str | None]]:
@@ -285,7 +286,7 @@ class VocabComparison:
             shown = ", ".join(f"{i}: {a!r} vs {b!r}" for i, a, b in self.first_token_diffs)
             parts.append(f"{self.token_diffs} of {min(self.sizes)} ids hold different tokens (first: {shown})")
         if self.type_diffs:
-            shown = ", ".join(f"{i} {t!r}: {TokenType(a).name.lower()} vs {TokenType(b).name.lower()}"
+            shown = ", ".join(f"{i} {t!r}: {type_name(a)} vs {type_name(b)}"
                               for i, t, a, b in self.first_type_diffs)
             parts.append(f"{self.type_diffs} token types differ (first: {shown})")
         if self.score_diffs:
