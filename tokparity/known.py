@@ -130,6 +130,10 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TokparityError(f"{source}: invalid TOML ({e})") from None
+    stray = sorted(set(data) - {"divergence"})
+    if stray:  # e.g. `models = 5` written above the entries: it would silently apply to nothing
+        raise TokparityError(f"{source}: unknown top-level key {stray[0]!r}; a known-divergences file holds only "
+                             "[[divergence]] entries (keys such as models go inside an entry)")
     divergences = data.get("divergence", [])
     if not isinstance(divergences, list):
         raise TokparityError(f"{source}: 'divergence' must be a list of tables ([[divergence]] entries), "

@@ -235,6 +235,11 @@ def _known_divergence_5(tmp_path: Path) -> Path:
     return tmp_path / "k.toml"
 
 
+def _known_models_5_at_the_top(tmp_path: Path) -> Path:
+    (tmp_path / "k.toml").write_text('models = 5\n', "utf-8")
+    return tmp_path / "k.toml"
+
+
 def _known_entry_a_string(tmp_path: Path) -> Path:
     (tmp_path / "k.toml").write_text('divergence = ["x"]\n', "utf-8")
     return tmp_path / "k.toml"
@@ -246,6 +251,7 @@ def _known_entry_a_string(tmp_path: Path) -> Path:
     pytest.param(_known_models_5, "models must be an array of strings", id="models-5"),
     pytest.param(_known_divergence_5, "'divergence' must be a list of tables", id="divergence-5"),
     pytest.param(_known_entry_a_string, "divergence #1 is a string", id="entry-a-string"),
+    pytest.param(_known_models_5_at_the_top, "unknown top-level key 'models'", id="models-5-at-the-top"),
 ])
 def test_a_known_path_that_is_not_a_known_file_is_one_line(edited, tmp_path, capsys, make, words):
     model = edited("plain")
