@@ -10,6 +10,8 @@ does, so that compare --decode asks them to decode:
     never-read    never reads its input: every case is a hang
     hang          reads its input, never answers (its pid written to FILE first, if given)
     fork-exit     on the first request forks a child that sleeps (its pid written to FILE), then exits 7
+    daemon        on the first request forks a child that leaves its process group (setsid) and sleeps
+                  (its pid written to FILE), then answers as echo does
     not-json      answers the first request with a line that is not JSON, then waits
     surrogates    decode answers "\\udc80" (a lone surrogate), notes and errors hold one too
     bad-utf8      decode answers bytes that are not UTF-8 inside the JSON string
@@ -65,6 +67,14 @@ def main() -> int:
             with open(arg, "w") as f:
                 f.write(str(pid))
             return 7
+        if mode == "daemon" and arg and not os.path.exists(arg):
+            pid = os.fork()
+            if pid == 0:  # the child: a session of its own, out of reach of the engine's group
+                os.setsid()
+                time.sleep(300)
+                os._exit(0)
+            with open(arg, "w") as f:
+                f.write(str(pid))
         if mode == "not-json":
             sys.stdout.write(f"{{'id': {rid}, 'ids': [1, 2 <- not JSON\x1b[31m\n")
             sys.stdout.flush()

@@ -193,6 +193,28 @@ def test_an_engine_that_forks_and_exits_is_a_crash_and_its_child_is_killed(tmp_p
             kill_if_alive(child)
 
 
+def test_a_child_that_left_the_engines_group_is_killed_with_the_engine(tmp_path, zoo):
+    """A daemon-like child (setsid) is out of reach of killpg; the engine's mark in its
+    environment, which it inherited, finds it."""
+    pid_file = tmp_path / "child.pid"
+    backend = make_backend(hostile("daemon", str(pid_file)), zoo("llama-spm"), timeout=5.0)
+    child = None
+    try:
+        (result,) = run_cases(backend, ["a"])
+        child = int(wait_for_file(pid_file))
+        assert result.status == "ok"
+        deadline = time.monotonic() + 5
+        while os.getsid(child) != child and time.monotonic() < deadline:
+            time.sleep(0.01)  # (the engine writes the pid file as it forks, the child calls setsid after)
+        assert os.getsid(child) == child  # it did leave the group
+    finally:
+        backend.close()
+    try:
+        assert wait_gone(child), "the engine's setsid child outlived it"
+    finally:
+        kill_if_alive(child)
+
+
 # -- 5. an engine that never reads: seconds, and the truth ------------------------------------------
 
 def test_an_engine_that_never_reads_costs_seconds_and_is_said_to_hang(tmp_path, zoo):

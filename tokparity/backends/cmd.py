@@ -142,6 +142,35 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+ENGINE_MARK = "TOKPARITY_ENGINE_MARK"
+
+
+def _kill_marked(mark: str) -> None:
+    """Kill every process whose environment carries this engine's mark: what the program started
+    and moved out of its process group (a daemon's ``setsid``), which ``killpg`` misses. Children
+    inherit the environment, so only a program that also clears it escapes. Linux (``/proc``)."""
+    needle = f"{ENGINE_MARK}={mark}".encode()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for name in entries:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                marked = needle in f.read().split(b"\0")
+            if marked:
+                os.kill(int(name), signal.SIGKILL)
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+
+
+def _kill_engine(proc: subprocess.Popen, mark: str) -> None:
+    _kill_group(proc)
+    _kill_marked(mark)
+
+
 def _exited(proc: subprocess.Popen) -> bool:
     """Whether the program has exited, without reaping it (see ``_kill_group``)."""
     if proc.returncode is not None:
@@ -241,15 +270,18 @@ class EngineProcess:
         self._protocol_lines: list[str] = []  # lines that are not replies, since the last reply
         self._per_reply = 0.0  # seconds per reply in the last pipelined stream (for napping)
         self._finalizer: weakref.finalize | None = None
+        self._mark = ""  # in the program's environment: finds what it started outside its group
 
     # -- process life ----------------------------------------------------------------------------
 
     def start(self) -> dict:
         """Start the program (and read its hello, if it sends one); ``StartFailed`` says why not."""
         self._stop()
+        self._mark = f"{os.getpid()}-{id(self)}-{self.starts}"
+        env = {**(self.env if self.env is not None else os.environ), ENGINE_MARK: self._mark}
         try:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    bufsize=0, start_new_session=True, env=self.env, cwd=self.cwd)
+                                    bufsize=0, start_new_session=True, env=env, cwd=self.cwd)
         except OSError as e:
             raise TokparityError(f"{self.label}: cannot start {self.argv[0]!r} ({e.strerror or e}); "
                                  "check the command") from None
@@ -274,7 +306,7 @@ class EngineProcess:
             self._poll.register(self._pid_fd, select.POLLIN)
         self._writing = False
         self._stdin_open = True
-        self._finalizer = weakref.finalize(self, _kill_group, proc)
+        self._finalizer = weakref.finalize(self, _kill_engine, proc, self._mark)
         self.last_hello = {}
         if self.hello:
             waited = DEFAULT_STARTUP_TIMEOUT if self.startup_timeout is None else self.startup_timeout
@@ -363,7 +395,7 @@ class EngineProcess:
         if self.proc is not None:
             if self._finalizer is not None:
                 self._finalizer.detach()
-            _kill_group(self.proc)
+            _kill_engine(self.proc, self._mark)
             for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 try:
                     if f is not None:
