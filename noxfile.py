@@ -125,10 +125,13 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def robustness(session: nox.Session) -> None:
-    """The longer hostile-loader campaign: random hostile variants of the small zoo files (GGUF,
-    .model, tokenizer.json) loaded in a sandboxed child for 10 minutes (or `-- --seconds N`);
-    exit status 1 if any load ends in anything but success or one clear error. The inputs with
-    a bad outcome land in reports/hostile-loaders/. Then the robustness tests."""
+    """The hostile-input campaigns. First the command line's (tokparity.robustness.campaign):
+    hostile arguments, corpora, journals, engines, signals and tokenizer.json files, each run as a
+    user would; exit status 1 on any traceback, hang, orphan process, lost case or unclear exit
+    (reports/hostile-campaign/campaign.jsonl). Then the hostile-loader campaign: random hostile
+    variants of the small zoo files loaded in a sandboxed child for 10 minutes (or `-- --seconds
+    N`), the inputs with a bad outcome in reports/hostile-loaders/. Then the robustness tests."""
     _install(session, "all,test")
+    session.run("python", "-m", "tokparity.robustness.campaign", "-o", "reports/hostile-campaign")
     session.run("python", "-m", "tokparity.robustness.loaders", "--seconds", "600", "--seed", "1", *session.posargs)
     session.run("python", "-m", "pytest", "-q", "tests/robustness")

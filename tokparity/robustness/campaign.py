@@ -169,6 +169,7 @@ class Verdict:
     statuses: list[int]
     seconds: float
     stderr: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -554,6 +555,7 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
     env = _env(ws, trial.env, token)
     out = ws.root / trial.out if trial.out else None
     problems: list[str] = []
+    notes: list[str] = []
     statuses: list[int] = []
     stderr_all = ""
     start = time.monotonic()
@@ -562,6 +564,7 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
         stderr_all += stderr
         if status is None:
             problems.append(f"hang: `{' '.join(step.argv[:3])} …` still running after {step.limit:g} s")
+            _kill_all(marked_processes(token))  # killed with SIGKILL, it could not stop its engines
             break
         statuses.append(status)
         if TRACEBACK in stdout or TRACEBACK in stderr:
@@ -572,14 +575,20 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
             problems.append(f"status: exit 2 without one 'tokparity: error:' line: {stderr.strip()[:300]!r}")
         time.sleep(0.3)  # a process that is merely slow to go is not an orphan
         if left := marked_processes(token):
-            problems.append(f"orphan: {len(left)} process(es) left: {_describe(left)}")
+            if step.kill and step.kill[0] == signal.SIGKILL:
+                # A process killed with SIGKILL cannot stop its engines: an engine that reads its
+                # input sees EOF and goes, one that hangs stays. Counted apart, not hidden.
+                notes.append(f"left after SIGKILL: {len(left)} process(es): {_describe(left)}")
+            else:
+                problems.append(f"orphan: {len(left)} process(es) left: {_describe(left)}")
             _kill_all(left)
     if out is not None and trial.cases is not None and statuses and statuses[-1] in OK_STATUSES:
         distinct, records = _cases_in_journal(out)
         if distinct != trial.cases or records != distinct:
             problems.append(f"lost: journal holds {distinct} distinct cases in {records} records, expected "
                             f"{trial.cases}")
-    return Verdict(BAD if problems else HELD, problems, statuses, round(time.monotonic() - start, 2), stderr_all[-2000:])
+    return Verdict(BAD if problems else HELD, problems, statuses, round(time.monotonic() - start, 2),
+                   stderr_all[-2000:], notes)
 
 
 def _describe(pids: list[int]) -> str:
@@ -605,14 +614,15 @@ def run_campaign(families: list[str], out_dir: Path, log: Callable[[str], None] 
                 counts[(family, verdict.kind)] += 1
                 for problem in verdict.problems:
                     counts[(family, problem.split(":", 1)[0])] += 1
+                counts[(family, "left after SIGKILL")] += bool(verdict.notes)
                 results.write(json.dumps({"family": family, "trial": trial.name, "kind": verdict.kind,
                                           "problems": verdict.problems, "statuses": verdict.statuses,
-                                          "seconds": verdict.seconds,
+                                          "seconds": verdict.seconds, "notes": verdict.notes,
                                           "stderr": verdict.stderr if verdict.problems else ""}) + "\n")
                 results.flush()
                 mark = "ok " if verdict.kind == HELD else "BAD"
                 log(f"{mark} {family}/{trial.name} exit {verdict.statuses} {verdict.seconds:.1f}s "
-                    + "; ".join(verdict.problems))
+                    + "; ".join(verdict.problems + verdict.notes))
                 if out_dir != Path(tmp):
                     _clean(ws, trial)
     return counts
@@ -641,6 +651,10 @@ def main(argv: list[str] | None = None) -> int:
         trials = counts[(family, HELD)] + counts[(family, BAD)]
         print(f"{family:<10} {trials:>7} {counts[(family, HELD)]:>6} "
               + " ".join(f"{counts[(family, p)]:>9}" for p in PROBLEMS))
+    left = sum(counts[(f, "left after SIGKILL")] for f in families)
+    if left:
+        print(f"{left} trials killed with SIGKILL left an engine running (killed by the campaign): a process "
+              "killed so cannot stop its children")
     bad = sum(counts[(f, BAD)] for f in families)
     print(f"{bad} bad trials; details in {args.out / 'campaign.jsonl'}" if bad else "0 bad trials")
     return 1 if bad else 0
