@@ -190,7 +190,10 @@ def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
     would panic or exhaust memory is refused first, with the step named)."""
     check_tokenizer_json(path)
     try:
-        return tokenizers.Tokenizer.from_file(str(path))
+        # from the text, not the path: tokenizers refuses a file name that is not UTF-8
+        return tokenizers.Tokenizer.from_str(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadModelFile(path, f"cannot read it as UTF-8 JSON ({e})") from None
     except Exception as e:  # tokenizers raises its own Exception type for a bad file
         raise BadModelFile(path, f"tokenizers could not load it ({e})") from None
     except BaseException as e:

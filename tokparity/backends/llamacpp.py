@@ -20,6 +20,7 @@ case's ``notes``.
 from __future__ import annotations
 
 import ctypes
+import os
 from pathlib import Path
 
 import llama_cpp
@@ -89,7 +90,7 @@ class LlamaCppBackend(Backend):
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True
         _LOG.take()
-        handle = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
+        handle = llama_cpp.llama_model_load_from_file(os.fsencode(self.path), params)  # (a name not UTF-8 too)
         if not handle:
             errors = _LOG.take(LOG_ERROR)  # the first lines say why, the last ones only that it failed
             why = "; ".join(errors[:2]) if errors else "no reason given"

@@ -25,6 +25,7 @@ from functools import lru_cache
 import regex
 
 from tokparity.reference import unicode as uc
+from tokparity.reference.hf import seconds_left
 
 ECMASCRIPT_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 RE2_SPACE = "\\t\\n\\x0c\\r "
@@ -92,7 +93,7 @@ class EngineSplitter:
             out = []
             for start, end in spans:
                 pos = start
-                for m in pattern.finditer(seen, start, end):
+                for m in pattern.finditer(seen, start, end, timeout=seconds_left()):
                     if m.start() > pos:
                         out.append((pos, m.start()))
                     if m.end() > m.start():

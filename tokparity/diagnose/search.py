@@ -43,6 +43,7 @@ from tokparity.diagnose.variants import (
     stage_of,
     user_defined_variant,
 )
+from tokparity.reference.hf import time_limit
 from tokparity.vocab.model import TokenType
 
 # Short texts of many kinds (prose, code, digits, contractions, whitespace, composed and decomposed
@@ -74,6 +75,7 @@ PAIR_PARTNERS = 6  # the most promising single variants whose pairs are tried
 LOOK_AROUND = 32
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
 PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # variants made for the tokens of one case
+DIAGNOSIS_TEXTS = 4  # a diagnosis' regex time, in texts' worth of the reference's limit (reference/hf.py)
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
 
 
@@ -203,8 +205,11 @@ class Diagnoser:
                  symptom: str = "") -> Cause:
         """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``symptom``: the case's
         bug class, which breaks ties between sets that reproduce it."""
-        base = self.encode((), text)
-        return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
+        # One deadline for every regex of the whole search: a file's regex that backtracks for
+        # ever on this text costs the diagnosis DIAGNOSIS_TEXTS texts' time, not that per variant.
+        with time_limit(text, DIAGNOSIS_TEXTS):
+            base = self.encode((), text)
+            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
 
     def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None,
                   symptom: str) -> Cause:

@@ -66,19 +66,20 @@ class RegexTimeout(TimeoutError):
 
 
 @contextlib.contextmanager
-def time_limit(text: str):
-    """The deadline for every regex call made on ``text`` (an enclosing one is kept)."""
+def time_limit(text: str, factor: float = 1.0):
+    """The deadline for every regex call made on ``text`` (an enclosing one is kept); ``factor``:
+    that many texts' worth (a diagnosis encodes one text under dozens of variants)."""
     if _deadline.get() is not None:
         yield
         return
-    token = _deadline.set(time.monotonic() + REGEX_SECONDS + len(text) * REGEX_SECONDS_PER_CHAR)
+    token = _deadline.set(time.monotonic() + factor * (REGEX_SECONDS + len(text) * REGEX_SECONDS_PER_CHAR))
     try:
         yield
     finally:
         _deadline.reset(token)
 
 
-def _seconds_left() -> float:
+def seconds_left() -> float:
     deadline = _deadline.get()
     if deadline is None:  # a call outside any text's limit (a test, a diagnosis): one text's worth
         return REGEX_SECONDS
@@ -103,13 +104,13 @@ class TimedRegex:
 
     def finditer(self, text: str) -> list:
         try:
-            return list(self.rx.finditer(text, timeout=_seconds_left()))
+            return list(self.rx.finditer(text, timeout=seconds_left()))
         except TimeoutError:
             raise self._timed_out(text) from None
 
     def sub(self, content: str, text: str) -> str:
         try:
-            return self.rx.sub(lambda m: content, text, timeout=_seconds_left())
+            return self.rx.sub(lambda m: content, text, timeout=seconds_left())
         except TimeoutError:
             raise self._timed_out(text) from None
 
