@@ -38,11 +38,53 @@ def _is_panic(e: BaseException) -> bool:
     return type(e).__name__ == "PanicException"
 
 
+class _RustStderr:
+    """Where fd 2 points while tokenizers runs: a scratch file. Rust's panic hook writes the panic
+    (and with RUST_BACKTRACE set, a whole backtrace) to stderr before Python sees the exception;
+    tokparity reports the panic as one case's crash, so that text is dropped, and anything else
+    written there is passed on. Three system calls per call into tokenizers when nothing is written."""
+
+    def __init__(self) -> None:
+        self.scratch: int | None = None
+        self.real: int | None = None
+
+    @contextlib.contextmanager
+    def held(self):
+        if self.scratch is None:
+            try:
+                self.scratch = os.memfd_create("tokparity-rust-stderr") if hasattr(os, "memfd_create") \
+                    else os.open(os.devnull, os.O_WRONLY)
+                self.real = os.dup(2)
+            except OSError:  # no fd to spare: let Rust print
+                yield
+                return
+        assert self.real is not None
+        os.dup2(self.scratch, 2)
+        panicked = False
+        try:
+            yield
+        except BaseException as e:
+            panicked = _is_panic(e)
+            raise
+        finally:
+            os.dup2(self.real, 2)
+            if os.lseek(self.scratch, 0, os.SEEK_CUR):  # something was written
+                if not panicked:
+                    os.lseek(self.scratch, 0, os.SEEK_SET)
+                    os.write(self.real, os.read(self.scratch, 1 << 16))
+                os.ftruncate(self.scratch, 0)
+                os.lseek(self.scratch, 0, os.SEEK_SET)
+
+
+_RUST_STDERR = _RustStderr()
+
+
 @contextlib.contextmanager
 def panics_as_crashes(what: str):
     """A panic inside tokenizers while doing ``what`` -> ``BackendCrash`` for this case only."""
     try:
-        yield
+        with _RUST_STDERR.held():
+            yield
     except BaseException as e:
         if not _is_panic(e):
             raise
@@ -191,7 +233,9 @@ def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
     check_tokenizer_json(path)
     try:
         # from the text, not the path: tokenizers refuses a file name that is not UTF-8
-        return tokenizers.Tokenizer.from_str(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8")
+        with _RUST_STDERR.held():
+            return tokenizers.Tokenizer.from_str(text)
     except (OSError, UnicodeDecodeError) as e:
         raise BadModelFile(path, f"cannot read it as UTF-8 JSON ({e})") from None
     except Exception as e:  # tokenizers raises its own Exception type for a bad file
