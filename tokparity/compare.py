@@ -121,7 +121,7 @@ def _ask(backend: Backend, text: str, options: CompareOptions) -> _Answer:
         result = e
     except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
         result = CaseFailure(f"{type(e).__name__}: {e}")
-    return _answer(result, time.perf_counter() - t)
+    return _answer(result, time.perf_counter() - t, text)
 
 
 def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> list[_Answer]:
@@ -131,16 +131,29 @@ def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> li
         results = backend.encode_many(texts, options.add_special, options.parse_special)
     except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
         return [_ask(backend, text, options) for text in texts]
-    return [_answer(result, seconds) for result, seconds in results]
+    return [_answer(result, seconds, text) for (result, seconds), text in zip(results, texts)]
 
 
-def _answer(result: EncodeResult | CaseFailure, seconds: float) -> _Answer:
+# No tokenizer gives more ids than a text has bytes (byte fallback, byte-level BPE), plus a few
+# for a dummy prefix and specials. An answer far beyond that is not compared: aligning it with the
+# oracle's ids would cost minutes (a hostile engine answered 2,000,000 ids for "Hello world").
+IDS_PER_BYTE, IDS_SLACK = 4, 64
+
+
+def _answer(result: EncodeResult | CaseFailure, seconds: float, text: str) -> _Answer:
     if isinstance(result, CaseFailure):
         return _Answer(result.status, detail=result.detail, seconds=seconds)
     # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
     # a subclass of list, becomes a plain list.
     ids = result.ids if type(result.ids) is list else list(result.ids)
+    if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
+        return _Answer("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than "
+                                      "any tokenizer gives (about one per byte at most); not compared", seconds=seconds)
     return _Answer("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:

@@ -16,6 +16,7 @@ does, so that compare --decode asks them to decode:
     surrogates    decode answers "\\udc80" (a lone surrogate), notes and errors hold one too
     bad-utf8      decode answers bytes that are not UTF-8 inside the JSON string
     decode-hang   encodes, but hangs on decode
+    huge          answers every text with 2,000,000 ids
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def encoder(mode: str, arg: str | None):
         from tokparity.backends.registry import make_backend
         from tokparity.zoo import resolve_model
         return make_backend("ref", resolve_model(arg)).encode
+    if mode == "huge":
+        return lambda text, add_special, parse_special: [1] * 2_000_000
     return lambda text, add_special, parse_special: list(text.encode("utf-8"))
 
 

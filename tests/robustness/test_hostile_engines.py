@@ -215,6 +215,21 @@ def test_a_child_that_left_the_engines_group_is_killed_with_the_engine(tmp_path,
         kill_if_alive(child)
 
 
+def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path, zoo):
+    """Aligning 2,000,000 ids with the oracle's took minutes per case; no tokenizer gives more
+    ids than a text has bytes (plus a few), so such an answer is a failure of that case."""
+    zoo("llama-spm")
+    out = tmp_path / "out"
+    started = time.monotonic()
+    done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, ["Hello world", "two"])),
+                     "-b", hostile("huge"), "-o", str(out), "-q", "--no-diagnose")
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - started < 30
+    found = [r for r in rows(out) if r["backend"].startswith("cmd:")]
+    assert [r["class"] for r in found] == ["crash", "crash"]
+    assert "2,000,000 ids for a text of 11 bytes: more than any tokenizer gives" in found[0]["evidence"]
+
+
 # -- 5. an engine that never reads: seconds, and the truth ------------------------------------------
 
 def test_an_engine_that_never_reads_costs_seconds_and_is_said_to_hang(tmp_path, zoo):
