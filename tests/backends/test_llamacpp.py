@@ -87,3 +87,28 @@ def test_out_of_range_id_is_refused_not_fatal(backend):
 
 def test_version(backend):
     assert backend("llama.cpp", "llama-spm").version == llama_cpp.__version__ == "0.3.36"
+
+
+def test_a_signal_raised_as_the_model_is_freed_never_frees_it_twice(zoo, monkeypatch):
+    """A Ctrl-C or SIGTERM that arrives while llama_model_free runs is raised the moment it
+    returns; __del__ then closed the backend again and freed the model twice (a segfault seen
+    when a run was stopped with SIGTERM)."""
+    from tokparity.backends.llamacpp import LlamaCppBackend
+    from tokparity.zoo import resolve_model
+
+    zoo("llama-spm")
+    backend = LlamaCppBackend(resolve_model("llama-spm"))
+    freed = []
+    real_free = llama_cpp.llama_model_free
+
+    def free_then_interrupted(model):
+        real_free(model)
+        freed.append(model)
+        raise KeyboardInterrupt  # what the signal handler does once the C call returns
+
+    monkeypatch.setattr(llama_cpp, "llama_model_free", free_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        backend.close()
+    backend.close()
+    backend.__del__()
+    assert len(freed) == 1

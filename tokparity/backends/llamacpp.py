@@ -176,10 +176,11 @@ class LlamaCppBackend(Backend):
         return [(get(self._vocab, i) or b"").decode("utf-8", "surrogateescape") for i in ids]
 
     def close(self) -> None:
-        if self._model is not None:
-            llama_cpp.llama_model_free(self._model)
-            self._model = None
-            self._vocab = None
+        # Forget the model before freeing it: a Ctrl-C or SIGTERM that arrived during the free is
+        # raised as soon as it returns, and __del__ would then free the model a second time.
+        model, self._model, self._vocab = self._model, None, None
+        if model is not None:
+            llama_cpp.llama_model_free(model)
 
     def __del__(self):
         try:
