@@ -218,7 +218,8 @@ class Diagnoser:
             return Cause("", "the reference does not give the oracle's ids on this text, so no cause can be "
                              "reproduced (compare ref with the oracle first)")
         # A tie first: a segmentation of equal score is the model's own answer too, whatever
-        # deviation might happen to flip it (float sums shift with the text around them).
+        # deviation might happen to flip it (float sums shift with the text around them). A bug
+        # that gives a tie's ids by coincidence gets them back from the run's verdict.
         tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target) \
             or stages.merge_tie(self.vocab, oracle, target, self._ties_rightmost(text))
         if tie is not None:

@@ -7,11 +7,14 @@ optima of the same model. That is a tie (``model.viterbi-tie``), not a bug: Hugg
 
 ``merge_tie``: BPE's tie. The merge loop takes the best candidate pair first, and where several
 have the same priority (the same pair twice, as in "..." with the piece "..", or two SentencePiece
-pieces of equal score) every library takes the leftmost. A backend that takes another (the
-rightmost, or whatever its heap pops first) writes the same text as other pieces the model's own
-priorities allow just as well: when the reference with its ties broken rightmost first gives the
-backend's ids exactly, and every stretch where the ids differ holds the same text on both sides,
-that is a tie too (``model.viterbi-tie``), not a bug.
+pieces of equal score) every library takes the leftmost. A backend that takes the rightmost
+writes the same text as other pieces that the model's own priorities allow just as well: when the
+reference with its ties broken rightmost first gives the backend's ids exactly, and every stretch
+where the ids differ holds the same text on both sides, that is a tie too (``model.viterbi-tie``),
+not a bug. (An engine whose heap pops equals in yet another order is a tie only where that order
+agrees with the rightmost; elsewhere its cases stay ``model.other``.) A real bug can write a text
+as such a tie would by coincidence; the run's proven root cause then claims the case
+(verdict.reclaim_ties).
 
 ``stage_level``: the stage at which the two sides are proven to differ, when no named variant
 reproduces the backend's ids (``stage.other``):
