@@ -575,7 +575,7 @@ class ModelRun:
         again from ``corpora``; None: no agreements to check)."""
         if not self.options.diagnose:
             return
-        from tokparity.diagnose.verdict import relabel, root_cause
+        from tokparity.diagnose.verdict import TIE, reclaim_ties, relabel, root_cause
 
         todo = self.results.mismatches[max(self._diagnosed, self._first):]
         self._diagnosed = len(self.results.mismatches)
@@ -589,14 +589,16 @@ class ModelRun:
         base_of: dict[str, list[int] | None] = {}
         for name, summary in self.summaries.items():
             # (a tie is not the backend's deviation: two optima of the same model)
-            mismatches = [m for m in self.own_mismatches() if m.backend == name
-                          and m.stage != "decode" and m.cause != "model.viterbi-tie"]
+            mine = [m for m in self.own_mismatches() if m.backend == name and m.stage != "decode"]
+            mismatches = [m for m in mine if m.cause != TIE]
             if not any(m.variants for m in mismatches):
                 continue
             texts = self._texts(corpora, self.not_agreeing.get(name, set())) if corpora is not None else iter(())
             summary.root_cause = root_cause(diagnoser, mismatches, texts, base_of)
             if summary.root_cause is not None:
-                for m in relabel(diagnoser, mismatches, summary.root_cause, self._symptom):
+                changed = relabel(diagnoser, mismatches, summary.root_cause, self._symptom)
+                changed += reclaim_ties(diagnoser, [m for m in mine if m.cause == TIE], summary.root_cause)
+                for m in changed:
                     self._set_class(m, consistent_class(self._symptom(m), m.cause))
         diagnoser.forget()
         self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + time.perf_counter() - started

@@ -146,6 +146,18 @@ def digit_runs(_zoo) -> list[dict]:
     return _records(runs + [(f"num-{lead}-{k}", lead + "0" * k) for k in range(1, 13) for lead in "123456789"])
 
 
+REPEATED = [".", "-", "=", "*", "#", "!", "?", "_", "~", "/", "0", "1", "9", "a", "e", "l", "o", "z", "A", " ", "\n", "\t",
+            "\u00b7", "\u2014", "\u2026", "\u30fc", "\u54c8", "\u0430", "\u00e9", "\u00a0"]
+
+
+def repeat_runs(_zoo) -> list[dict]:
+    """Runs of one character, alone and between words: where a BPE model has several candidate
+    pairs of equal priority ("..." holds the pair ".." twice), so the tie-breaking shows."""
+    frames = ["{r}", "Wait{r}what", "x {r} y"]
+    return _records((f"run-{i}-{k}-{j}", f.format(r=c * k)) for i, c in enumerate(REPEATED) for k in range(2, 17)
+                    for j, f in enumerate(frames))
+
+
 def whole_words(zoo) -> list[dict]:
     """Llama 3's words that are one token but that its merges would not build (`` Việt``): found
     with tokenizers itself (ignore_merges off) over the whole vocabulary."""
@@ -203,7 +215,7 @@ def chat_specials(_zoo) -> list[dict]:
 
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
-    digit_runs, whole_words, qwen_tags, phi3_chat, chat_specials)}
+    digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

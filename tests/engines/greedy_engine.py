@@ -20,6 +20,11 @@ Two more switches, for the mutation suite (tests/diagnose):
 * ``--segment merges``: SentencePiece's merges by piece score (llama.cpp's ``llm_tokenizer_spm``)
   instead of the longest match: with ``--file-space-prefix`` and without ``--no-escape`` this is
   the engine with its bugs switched off, the twin the mutation suite expects to agree.
+* ``--ties rightmost`` (with ``--segment merges``): of the adjacent pairs whose pieces have equal
+  score (the same pair twice, as in "..." with the piece ".."), merge the rightmost first where
+  SentencePiece and llama.cpp merge the leftmost. Not a bug but a tie: the pieces differ, their
+  priorities under the model are the same (tests/diagnose/test_ties.py). Hand-written like the
+  rest of this engine; no library breaks ties this way.
 """
 
 from __future__ import annotations
@@ -33,8 +38,10 @@ from tokparity.vocab.model import TokenType, Vocab
 
 
 class GreedyEngine:
-    def __init__(self, vocab: Vocab, file_space_prefix: bool = False, escape: bool = True, segment: str = "greedy"):
+    def __init__(self, vocab: Vocab, file_space_prefix: bool = False, escape: bool = True, segment: str = "greedy",
+                 ties: str = "leftmost"):
         self.vocab = vocab
+        self.side = -1 if ties == "rightmost" else 1  # the heap pops the smallest (score, side * position)
         self.space_prefix = vocab.flags.add_space_prefix is not False if file_space_prefix else True
         self.space = "\u2581" if escape else " "
         self.segment = segment
@@ -75,7 +82,8 @@ class GreedyEngine:
 
     def merges(self, s: str) -> list[str]:
         """SentencePiece BPE: start from characters and merge, again and again, the adjacent pair
-        whose concatenation is the piece of highest score (the leftmost pair on a tie)."""
+        whose concatenation is the piece of highest score (the leftmost pair on a tie, or the
+        rightmost with ``--ties rightmost``)."""
         pieces = list(s)
         right = list(range(1, len(s) + 1))  # index of the next live piece (len(s): none)
         left = list(range(-1, len(s) - 1))
@@ -86,12 +94,12 @@ class GreedyEngine:
             if j < len(pieces):
                 score = self.scores.get(pieces[i] + pieces[j])
                 if score is not None:
-                    heapq.heappush(heap, (-score, i, pieces[i], pieces[j]))
+                    heapq.heappush(heap, (-score, self.side * i, i, pieces[i], pieces[j]))
 
         for i in range(len(pieces) - 1):
             push(i)
         while heap:
-            _, i, a, b = heapq.heappop(heap)
+            _, _, i, a, b = heapq.heappop(heap)
             j = right[i]
             if pieces[i] != a or j >= len(pieces) or pieces[j] != b:
                 continue  # stale: one side has been merged since
@@ -110,8 +118,11 @@ def main() -> None:
     segment = args[args.index("--segment") + 1] if "--segment" in args else "greedy"
     if segment not in ("greedy", "merges"):
         raise SystemExit(f"--segment {segment!r}: greedy or merges")
+    ties = args[args.index("--ties") + 1] if "--ties" in args else "leftmost"
+    if ties not in ("leftmost", "rightmost"):
+        raise SystemExit(f"--ties {ties!r}: leftmost or rightmost")
     engine = GreedyEngine(load_vocab(sys.argv[1]), file_space_prefix="--file-space-prefix" in args,
-                          escape="--no-escape" not in args, segment=segment)
+                          escape="--no-escape" not in args, segment=segment, ties=ties)
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":

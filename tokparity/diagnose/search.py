@@ -12,7 +12,8 @@ set of variants with which the reference gives the backend's ids *exactly*:
    reproduced the most of this backend's cases so far, then the narrowest (PROBES). A variant
    seen changing a place the backend left alone on another case is *refuted* for this backend
    and not named again, even where it happens to reproduce;
-4. a segmentation of exactly equal score (unigram): ``model.viterbi-tie``, a tie, not a bug;
+4. a tie, not a bug (``model.viterbi-tie``): a segmentation of exactly equal score (unigram),
+   or the one BPE's merges give with equal-priority candidates taken rightmost first (stages.py);
 5. pairs of variants from different stages, neither of which reproduces alone: the pairs that
    explained this backend before first, then the most promising singles;
 6. when nothing reproduces the ids, the stage that is *proven* to differ, as ``stage.other``:
@@ -39,6 +40,7 @@ from tokparity.diagnose.variants import (
     Variant,
     base_candidate,
     catalogue,
+    rightmost_ties,
     special_ids_variant,
     stage_of,
     user_defined_variant,
@@ -123,6 +125,7 @@ class Diagnoser:
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
         self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
+        self._rightmost: Candidate | None | bool = False  # BPE with ties broken rightmost first (False: not built)
 
     # -- candidates ------------------------------------------------------------------------------
 
@@ -220,8 +223,10 @@ class Diagnoser:
             return Cause("", "the reference does not give the oracle's ids on this text, so no cause can be "
                              "reproduced (compare ref with the oracle first)")
         # A tie first: a segmentation of equal score is the model's own answer too, whatever
-        # deviation might happen to flip it (float sums shift with the text around them).
-        tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target)
+        # deviation might happen to flip it (float sums shift with the text around them). A bug
+        # that gives a tie's ids by coincidence gets them back from the run's verdict.
+        tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target) \
+            or stages.merge_tie(self.vocab, oracle, target, self._ties_rightmost(text))
         if tie is not None:
             return tie
         memo = self.memo.setdefault(backend, Counter())
@@ -267,6 +272,18 @@ class Diagnoser:
             if triple is not None:
                 return self._found(triple, text, memo)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+
+    def _ties_rightmost(self, text: str) -> list[int] | None:
+        """The reference's ids with equal-priority merges taken rightmost first (BPE only)."""
+        if self._rightmost is False:
+            self._rightmost = rightmost_ties(self.base)
+        c = self._rightmost
+        if not isinstance(c, Candidate):
+            return None
+        try:
+            return c.encode(text, self.add_special, self.parse_special)
+        except Exception:
+            return None
 
     def _refute(self, refuted: set[str], oracle: list[int], target: list[int],
                 singles: dict[tuple[str, ...], list[int] | None]) -> None:

@@ -5,6 +5,17 @@ the backend's segmentation scores exactly what the oracle's does, the two picked
 optima of the same model. That is a tie (``model.viterbi-tie``), not a bug: Hugging Face's
 ``spm_parity_check.py`` reports such cases as "imperfect", apart from "wrong" ones.
 
+``merge_tie``: BPE's tie. The merge loop takes the best candidate pair first, and where several
+have the same priority (the same pair twice, as in "..." with the piece "..", or two SentencePiece
+pieces of equal score) every library takes the leftmost. A backend that takes the rightmost
+writes the same text as other pieces that the model's own priorities allow just as well: when the
+reference with its ties broken rightmost first gives the backend's ids exactly, and every stretch
+where the ids differ holds the same text on both sides, that is a tie too (``model.viterbi-tie``),
+not a bug. (An engine whose heap pops equals in yet another order is a tie only where that order
+agrees with the rightmost; elsewhere its cases stay ``model.other``.) A real bug can write a text
+as such a tie would by coincidence; the run's proven root cause then claims the case
+(verdict.reclaim_ties).
+
 ``stage_level``: the stage at which the two sides are proven to differ, when no named variant
 reproduces the backend's ids (``stage.other``):
 
@@ -80,6 +91,23 @@ def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]):
     shown = ", ".join(f"{sc:.7g}" for sc in scores[:3])
     return _cause("model.viterbi-tie", f"where the ids differ, both segmentations hold the same text and score the "
                                        f"same under the model ({shown}): a tie, not a bug")
+
+
+def merge_tie(vocab: Vocab, oracle: list[int], target: list[int], flipped: list[int] | None):
+    """A BPE tie: ``flipped`` (the reference's ids with equal-priority merges taken rightmost first)
+    are the backend's ids exactly, and the two sides hold the same text where they differ."""
+    if flipped is None or flipped != target or flipped == oracle:
+        return None
+    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
+    tokens = vocab.tokens
+    stretches = [(x, y) for x, y in _common_cuts(a, b, tokens) if x != y]
+    if not stretches:
+        return None
+    x, y = stretches[0]
+    shown = f"{'+'.join(repr(tokens[i]) for i in x)} vs {'+'.join(repr(tokens[i]) for i in y)}"
+    return _cause("model.viterbi-tie", f"the model's own merges with equal-priority candidates taken rightmost first "
+                                       f"(not leftmost) give the backend's ids exactly, and where the ids differ both "
+                                       f"hold the same text (oracle {shown}): a tie, not a bug")
 
 
 def _common_cuts(a: list[int], b: list[int], tokens: list[str]) -> list[tuple[list[int], list[int]]]:

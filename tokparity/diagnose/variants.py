@@ -25,6 +25,7 @@ from functools import partial
 
 from tokparity.diagnose import regex_engines
 from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe
 from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
@@ -437,6 +438,18 @@ def _merge_by_rank(c: Candidate) -> Candidate | None:
         return None
     ids = p.token_to_id
     return _with(c, fork(p, score_of={t: -float(ids[t]) for t in p.score_of if t in ids}))
+
+
+def rightmost_ties(c: Candidate) -> Candidate | None:
+    """The model's own merge priorities, equal-priority candidates merged rightmost first instead
+    of leftmost first ("..." as '.'+'..' where every library writes '..'+'.'). Not a catalogue
+    variant: a backend reproduced by it broke a tie, it has no bug (search.py, stages.merge_tie)."""
+    p = c.pipeline
+    if isinstance(p, (LlamaSpm, SentencePieceBpe)):
+        return _with(c, fork(p, score_of=RightmostFirst(p.score_of)))
+    if isinstance(p, (LlamaBpe, HfBpe)) and p.ranks:
+        return _with(c, fork(p, ranks=RightmostFirst(p.ranks)))
+    return None
 
 
 def _ignore_merges(c: Candidate) -> Candidate | None:

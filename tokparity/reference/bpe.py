@@ -22,12 +22,28 @@ Options the model sets (``PreType`` in pretokenize.py):
 * Gemma 4 (``byte_encode=False``): symbols are raw code points (spaces already turned into
   ``▁``), bytes fall back to ``<0xNN>`` pieces, and a word made only of newlines that is a
   token is kept whole.
+
+Ties: two candidates of equal priority (the same pair twice, "aaa" with the merge ``(a, a)``;
+in SentencePiece BPE, two pieces of equal score) are merged leftmost first by every library.
+``RightmostFirst`` (a switch for tokparity.diagnose, never set by a model) breaks them the other
+way, which is how a diagnosis proves that a backend's segmentation is a tie, not a bug.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+
+
+class RightmostFirst(dict):
+    """Merge priorities (pair -> rank, or piece -> score for spm.py) whose equal-priority
+    candidates are merged rightmost first instead of leftmost first. The priorities are the
+    model's own; only the order among equals changes."""
+
+
+def _side(priorities: dict) -> int:
+    """+1: ties to the leftmost candidate (every library); -1: to the rightmost."""
+    return -1 if isinstance(priorities, RightmostFirst) else 1
 
 
 @dataclass
@@ -53,12 +69,15 @@ def merge_word(symbols: list[str], ranks: dict[tuple[str, str], int], trace: boo
     """
     symbols = list(symbols)
     steps: list[MergeStep] = []
+    side = _side(ranks)
     while len(symbols) > 1:
-        # The known pair with the lowest rank; min() keeps the leftmost on ties.
-        candidates = [(ranks[pair], i) for i, pair in enumerate(zip(symbols, symbols[1:])) if pair in ranks]
+        # The known pair with the lowest rank; min() keeps the leftmost on ties (the rightmost
+        # when the positions are negated).
+        candidates = [(ranks[pair], side * i) for i, pair in enumerate(zip(symbols, symbols[1:])) if pair in ranks]
         if not candidates:
             break
-        rank, i = min(candidates)
+        rank, at = min(candidates)
+        i = side * at
         left, right = symbols[i], symbols[i + 1]
         symbols[i:i + 2] = [left + right]
         if trace:
@@ -81,19 +100,21 @@ def merge_word_heap(symbols: list[str], ranks: dict[tuple[str, str], int]) -> li
     prev = list(range(-1, n - 1))
     nxt = list(range(1, n + 1))
     nxt[-1] = -1
-    queue: list[tuple[int, int, int, str]] = []  # (rank, left, right, merged text)
+    queue: list[tuple[int, int, int, str]] = []  # (rank, ±left, right, merged text)
+    side = _side(ranks)
 
     def push(left: int, right: int) -> None:
         if left < 0 or right < 0:
             return
         rank = ranks.get((text[left], text[right]))
         if rank is not None:
-            heapq.heappush(queue, (rank, left, right, text[left] + text[right]))
+            heapq.heappush(queue, (rank, side * left, right, text[left] + text[right]))
 
     for i in range(n - 1):
         push(i, i + 1)
     while queue:
-        rank, left, right, merged = heapq.heappop(queue)
+        rank, at, right, merged = heapq.heappop(queue)
+        left = side * at
         if not text[left] or not text[right] or nxt[left] != right or text[left] + text[right] != merged:
             continue  # stale: one side was merged into something else since
         text[left], text[right] = merged, ""

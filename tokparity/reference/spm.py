@@ -23,12 +23,17 @@ Worked example, vocabulary ``▁ a b ▁a ab ▁ab`` with scores ``-1 -1 -1 -2 -
 SentencePiece itself adds two things llama.cpp does not (``flavour="sentencepiece"``):
 user-defined pieces are matched whole first and never merged ("frozen"), and an UNUSED piece
 formed by merging is split back into the two symbols it came from ("resegmentation").
+
+Pieces of equal score are merged leftmost first (both libraries); ``score_of`` given as a
+``bpe.RightmostFirst`` merges them rightmost first (a switch for tokparity.diagnose: ties).
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+
+from tokparity.reference.bpe import RightmostFirst
 
 
 @dataclass
@@ -64,8 +69,10 @@ def spm_merge(symbols: list[str], score_of: dict[str, float], frozen: set[int] |
     frozen = frozen or set()
     rev_merge: dict[str, tuple[str, str]] = {}
     steps: list[SpmStep] = []
-    # Max-heap on score, then min on the left position: store (-score, left, ...).
+    # Max-heap on score, then min on the left position: store (-score, left, ...); the left
+    # position negated for RightmostFirst (ties then go to the rightmost pair).
     queue: list[tuple[float, int, int, int]] = []
+    side = -1 if isinstance(score_of, RightmostFirst) else 1
 
     def try_add(left: int, right: int) -> None:
         if left < 0 or right < 0 or left in frozen or right in frozen:
@@ -74,13 +81,14 @@ def spm_merge(symbols: list[str], score_of: dict[str, float], frozen: set[int] |
         score = score_of.get(merged)
         if score is None:
             return
-        heapq.heappush(queue, (-score, left, right, len(merged)))
+        heapq.heappush(queue, (-score, side * left, right, len(merged)))
         rev_merge[merged] = (text[left], text[right])  # the last way a piece was formed wins
 
     for i in range(1, n):
         try_add(i - 1, i)
     while queue:
-        neg_score, left, right, size = heapq.heappop(queue)
+        neg_score, at, right, size = heapq.heappop(queue)
+        left = side * at
         # Stale if a side was merged away or grew since the pair was queued.
         if not text[left] or not text[right] or len(text[left]) + len(text[right]) != size:
             continue
