@@ -25,9 +25,11 @@ def add_parser(sub) -> None:
                         "default: all)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow)")
-    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
-                                                       "model's original library, golden ids where they exist)")
+                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
+                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
+                                                       "(default: the model's original library, golden ids where "
+                                                       "they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
     p.add_argument("--decode", action="store_true",
@@ -139,6 +141,7 @@ def compare_options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
@@ -155,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         check_seconds("--timeout", args.timeout)
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
+    labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
     args.models = once_each(list(args.models), args.quiet)

@@ -23,9 +23,11 @@ def add_parser(sub) -> None:
     p.add_argument("model", metavar="MODEL", nargs="?", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow)")
-    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
-                                                       "model's original library; llama.cpp for a GGUF)")
+                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
+                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
+                                                       "(default: the model's original library; llama.cpp for a "
+                                                       "GGUF)")
     p.add_argument("--seconds", type=positive_seconds, metavar="N",
                    help="time budget, shrinking included (default: 60; at most a week)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
@@ -58,6 +60,7 @@ RESUMED = tuple(ARG_CHECKS)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
     from tokparity.compare import CompareOptions, progress_to_stderr
@@ -74,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if not args.model:
         raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
+    labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     args.seconds = 60.0 if args.seconds is None else checked("--seconds", positive_seconds, args.seconds)
     args.seed = args.seed or 0
     if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
                    help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
                         "default: every corpus the goldens hold; with --update: all)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="backends to judge (repeatable; default: the oracles that made the goldens, and ref)")
+                   help="backends to judge (repeatable; default: the oracles that made the goldens, and ref); "
+                        "NAME=BACKEND labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--goldens", metavar="DIR",
                    help="the goldens folder (default: $TOKPARITY_GOLDENS, else tests/goldens of the source checkout)")
     p.add_argument("--digest-only", action="store_true",
@@ -67,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.digest_only:
         raise TokparityError("--digest-only only applies with --update")
+    from tokparity.backends.registry import labelled
+    labelled(args.backends or [])  # two backends under one name: refused before any run
 
     from tokparity.known import load_known
     from tokparity.report import write_reports
