@@ -180,9 +180,9 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
     """A ready backend for ``model``. Options: ``isolate`` (see the module docstring), ``timeout``
     (seconds per case, for out-of-process backends), and whatever the backend's class takes.
     ``NAME=BACKEND`` makes BACKEND and calls it NAME (its ``name``, the label of every report)."""
-    label, spec = split_label(name)
-    if label != spec:
-        backend = make_backend(spec, model, **opts)
+    label, named = split_label(name)
+    if label != named:
+        backend = make_backend(named, model, **opts)
         backend.name = label
         return backend
     name = name.strip()
