@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
                         "0: one per CPU (default: 1). The reports are the same as with one")
     p.add_argument("--no-diagnose", action="store_true",
                    help="name no root causes (no reproduction by the reference's variants: faster, classes only)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -146,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.report.ci import write_ci_outputs
     from tokparity.report.markdown import render as render_md
 
     journal = None
@@ -184,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
+    write_ci_outputs(results, paths, args.junit, "compare")
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:

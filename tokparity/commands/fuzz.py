@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
     p.add_argument("--trust-journal", action="store_true",
                    help="with --resume: run the cmd:/py: backends the journal names even though your tokparity did "
                         "not write it (a folder someone handed you); read them first")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.report.ci import write_ci_outputs
 
     journal = None
     if args.resume:
@@ -103,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     paths = write_reports_or_say(result.results, out, "fuzz")
+    write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
     if not result.findings:

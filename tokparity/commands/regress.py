@@ -37,6 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-builtin-known", action="store_true",
                    help="do not use tokparity's own list of known upstream divergences")
     p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -57,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
     if args.update:
-        if args.backends or args.known or args.out:
-            raise TokparityError("regress --update: -b, --known and -o judge a run; --update only remakes the goldens "
+        if args.backends or args.known or args.out or args.junit:
+            raise TokparityError("regress --update: -b, --known, -o and --junit judge a run; --update only remakes the goldens "
                                  "(run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
         for spec in models:
@@ -73,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tokparity.known import load_known
     from tokparity.report import write_reports
+    from tokparity.report.ci import write_ci_outputs
     from tokparity.report.markdown import render as render_md
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
@@ -80,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_regress(args.models, options)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)
+    write_ci_outputs(results, paths, args.junit, "regress")
     print(render_md(results))
     for note in options.notes:
         print(note)
