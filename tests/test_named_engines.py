@@ -98,7 +98,9 @@ def test_compare_labels_a_named_backend_everywhere(named_run):
     runs = runs_by_backend(out)
     assert set(runs) == {"mine", "fast", "llama.cpp"}
     assert runs["mine"]["mismatches"] == GREEDY_MISMATCHES and runs["fast"]["mismatches"] == 0
-    assert {"mine", "fast"} <= set(summary(out)["backends"])
+    backends = summary(out)["backends"]
+    assert backends["mine"]["spec"] == GREEDY and backends["fast"]["spec"] == "ref"  # what each name stands for
+    assert "spec" not in backends["llama.cpp"]
     with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
         assert {row["backend"] for row in csv.DictReader(f)} == {"mine"}
     for name in ("report.html", "summary.md"):
@@ -118,6 +120,15 @@ def test_resume_keeps_the_names(named_run, tmp_path):
     runs = runs_by_backend(out)
     assert set(runs) == {"mine", "fast", "llama.cpp"}
     assert runs["mine"]["mismatches"] == GREEDY_MISMATCHES
+
+
+def test_jobs_keep_the_names(tmp_path):
+    out = tmp_path / "out"
+    proc = tokparity("compare", "llama-spm", "-c", "edge", "-b", f"mine={GREEDY}", "-b", "fast=ref", "-j", "2",
+                     "--no-diagnose", "-q", "-o", str(out))
+    assert proc.returncode == 1, proc.stderr
+    runs = runs_by_backend(out)
+    assert set(runs) == {"mine", "fast", "llama.cpp"} and runs["mine"]["mismatches"] == GREEDY_MISMATCHES
 
 
 def test_known_divergence_matches_the_name(tmp_path):

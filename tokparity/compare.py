@@ -208,7 +208,7 @@ class ModelRun:
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
-        from tokparity.backends.registry import labelled_with_oracle, make_backend
+        from tokparity.backends.registry import labelled_with_oracle, make_backend, split_label
 
         self.model = resolve_model(spec)
         self.options = options
@@ -232,7 +232,8 @@ class ModelRun:
                 results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
                 _say(options, f"skipping {name} on {self.model.name}: {e}")
         for name, b in self.backends.items():
-            results.backends.setdefault(name, {"version": b.version})
+            named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
+            results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self._start_ledger(list(self.backends))
 
     @classmethod
