@@ -91,7 +91,8 @@ def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
     Chosen from the model's original files: a file tokparity derived (a GGUF made from a
     tokenizer.json) adds a backend, never the judge."""
     if options.oracle:
-        return [options.oracle]
+        from tokparity.backends.registry import split_label
+        return [split_label(options.oracle)[0]]  # its label (--oracle mine=cmd:…, or a -b's name)
     files = model.original_files
     if "spm_model" in files and "gguf" not in files:
         return ["sentencepiece"]
@@ -220,7 +221,7 @@ class ModelRun:
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
-        from tokparity.backends.registry import make_backend
+        from tokparity.backends.registry import labelled_with_oracle, make_backend, split_label
 
         self.model = resolve_model(spec)
         self.options = options
@@ -228,7 +229,8 @@ class ModelRun:
         self.vocab: Vocab | None = load_vocab(self.model.primary[1])
         self.chain = oracle_chain(self.model, options)
         names = list(backend_names) if backend_names else available_backends(self.model)
-        wanted = list(dict.fromkeys(self.chain + names))
+        args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
+        wanted = list(dict.fromkeys(self.chain + list(args)))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
         for name in wanted:
@@ -236,14 +238,15 @@ class ModelRun:
                 self.backends[name] = options.ready[name]
                 continue
             try:
-                self.backends[name] = make_backend(name, self.model, **timeouts)
+                self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts)
             except TokparityError as e:
                 if options.explicit_backends or name in self.chain:
                     raise
                 results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
                 _say(options, f"skipping {name} on {self.model.name}: {e}")
         for name, b in self.backends.items():
-            results.backends.setdefault(name, {"version": b.version})
+            named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
+            results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self._start_ledger(list(self.backends))
 
     @classmethod

@@ -260,9 +260,20 @@ def commands_in(args: dict) -> list[str]:
     for key in SIGNED:
         value = args.get(key)
         for spec in value if isinstance(value, list) else [value]:
-            if isinstance(spec, str) and spec.strip() not in BUILTIN and spec not in named:
+            if isinstance(spec, str) and _backend_of(spec) not in BUILTIN and spec not in named:
                 named.append(spec)
     return named
+
+
+def _backend_of(spec: str) -> str:
+    """``"fast=hf" -> "hf"``: a named built-in runs nothing of a user's; a name that does not parse
+    is taken for a command (and must be signed)."""
+    from tokparity.backends.registry import split_label
+
+    try:
+        return split_label(spec)[1].strip()
+    except TokparityError:
+        return spec
 
 
 def key_path() -> Path:

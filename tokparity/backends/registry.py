@@ -3,6 +3,7 @@
     make_backend("llama.cpp", model)                 llama-cpp-python on the model's GGUF
     make_backend("cmd:python3 eng.py {gguf}", model) a user's program, JSON lines over pipes
     make_backend("py:mypkg.eng:encode", model)       a user's Python callable, in a child process
+    make_backend("mine=cmd:python3 eng.py {gguf}", model)   the same, labelled ``mine`` (see ``split_label``)
 
 Every library is imported lazily, when its backend is made, so a user with only ``tokenizers``
 installed still has a working tool; asking for a backend whose library is missing is a
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -83,8 +85,55 @@ def known_backends() -> list[str]:
     return list(BUILTIN) + list(PREFIXED.values())
 
 
+# A backend's own name, as in ``-b mine=cmd:python3 eng.py {gguf}``: no colon, so it can never be
+# read as a ``cmd:``/``py:`` spec, and no space or ``=``, so it is one word in every table.
+LABEL = re.compile(r"[A-Za-z0-9_.-]+")
+RESERVED = ("goldens",)  # the label regress's stored goldens judge under
+
+
+def split_label(arg: str) -> tuple[str, str]:
+    """``-b``'s argument as (label, spec): ``"mine=cmd:eng {gguf}" -> ("mine", "cmd:eng {gguf}")``,
+    ``"fast=hf" -> ("fast", "hf")``; without a name the label is the argument itself, as it always
+    was (``"cmd:eng --x=1" -> ("cmd:eng --x=1", "cmd:eng --x=1")``: text before ``=`` that holds a
+    colon or a space is part of a command, not a name)."""
+    name, sep, spec = arg.partition("=")
+    if not sep or not LABEL.fullmatch(name):
+        return arg, arg
+    if name in BUILTIN or name in RESERVED or name in ("cmd", "py"):
+        raise TokparityError(f"backend {arg!r}: {name!r} names a backend of tokparity's own; choose another name "
+                             "(e.g. mine=…)")
+    if not spec.strip():
+        raise TokparityError(f"backend {arg!r}: nothing after '='; write NAME=BACKEND, e.g. mine=cmd:COMMAND")
+    if split_label(spec)[0] != spec:
+        raise TokparityError(f"backend {arg!r}: one name per backend (NAME=BACKEND)")
+    return name, spec
+
+
+def labelled(args: list[str]) -> dict[str, str]:
+    """``-b`` arguments as {label: argument}, in order; the same argument twice counts once, two
+    different backends under one name are refused (their results would be counted as one)."""
+    out: dict[str, str] = {}
+    for arg in args:
+        label, spec = split_label(arg)
+        if label in out and split_label(out[label])[1].strip() != spec.strip():
+            raise TokparityError(f"two backends are named {label!r} ({out[label]!r} and {arg!r}); give each its "
+                                 "own name")
+        out.setdefault(label, arg)
+    return out
+
+
+def labelled_with_oracle(args: list[str], oracle: str | None) -> dict[str, str]:
+    """As ``labelled``, the ``--oracle`` too: ``--oracle mine`` names a backend of ``args`` by its
+    label, ``--oracle mine=cmd:…`` defines it there."""
+    out = labelled(args)
+    if oracle and oracle not in out:
+        out = labelled([*out.values(), oracle])
+    return out
+
+
 def backend_available(name: str) -> bool:
     """Whether ``name``'s library can be imported (without importing it). ``cmd:``/``py:`` are always."""
+    name = split_label(name)[1]
     if name.startswith(tuple(PREFIXED)):
         return True
     spec = BUILTIN.get(name)
@@ -129,7 +178,13 @@ def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | 
 
 def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
     """A ready backend for ``model``. Options: ``isolate`` (see the module docstring), ``timeout``
-    (seconds per case, for out-of-process backends), and whatever the backend's class takes."""
+    (seconds per case, for out-of-process backends), and whatever the backend's class takes.
+    ``NAME=BACKEND`` makes BACKEND and calls it NAME (its ``name``, the label of every report)."""
+    label, named = split_label(name)
+    if label != named:
+        backend = make_backend(named, model, **opts)
+        backend.name = label
+        return backend
     name = name.strip()
     isolate = opts.pop("isolate", None)
     if name.startswith("cmd:"):

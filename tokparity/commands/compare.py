@@ -25,9 +25,11 @@ def add_parser(sub) -> None:
                         "default: all)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow)")
-    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
-                                                       "model's original library, golden ids where they exist)")
+                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
+                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
+                                                       "(default: the model's original library, golden ids where "
+                                                       "they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
     p.add_argument("--decode", action="store_true",
@@ -54,6 +56,9 @@ def add_parser(sub) -> None:
                         "0: one per CPU (default: 1). The reports are the same as with one")
     p.add_argument("--no-diagnose", action="store_true",
                    help="name no root causes (no reproduction by the reference's variants: faster, classes only)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -139,10 +144,12 @@ def compare_options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.report.ci import write_ci_outputs
     from tokparity.report.markdown import render as render_md
 
     journal = None
@@ -155,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         check_seconds("--timeout", args.timeout)
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
+    labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
     args.models = once_each(list(args.models), args.quiet)
@@ -180,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
+    write_ci_outputs(results, paths, args.junit, "compare")
     print(render_md(results))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:

@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
     p.add_argument("text", metavar="TEXT", help="the text to encode ('-' reads it from stdin, exactly)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable)")
+                        "(repeatable); NAME=BACKEND shows it as NAME, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("-e", "--escapes", action="store_true",
                    help=r"interpret \n \t \r \\ \xHH \uHHHH \UHHHHHHHH in TEXT")
     p.add_argument("--add-special", action="store_true", help="add BOS/EOS as the model says")
@@ -104,20 +104,21 @@ def default_backends(model) -> list[str]:
 
 def encode_all(model, text: str, names: list[str], *, add_special: bool, parse_special: bool, timeout: float,
                isolate: bool, explicit: bool) -> list[Answer]:
-    from tokparity.backends.registry import make_backend
+    from tokparity.backends.registry import make_backend, split_label
     from tokparity.backends.runner import run_case
 
     answers = []
     for name in names:
+        label, spec = split_label(name)  # mine=cmd:… is shown as mine
         opts = {"timeout": timeout}
-        if isolate and not name.startswith(("cmd:", "py:")):
+        if isolate and not spec.startswith(("cmd:", "py:")):
             opts["isolate"] = True
         try:
             backend = make_backend(name, model, **opts)
         except TokparityError as e:
             if explicit:
                 raise
-            answers.append(Answer(name, status="unavailable", detail=str(e)))
+            answers.append(Answer(label, status="unavailable", detail=str(e)))
             continue
         try:
             covers = getattr(backend, "covers", None)
@@ -228,13 +229,14 @@ def render_text(model_name: str, text: str, answers: list[Answer], add_special: 
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.backends.registry import labelled
     from tokparity.zoo import resolve_model
 
     text = sys.stdin.read() if args.text == "-" else args.text
     if args.escapes:
         text = unescape(text)
     model = resolve_model(args.model)
-    names = list(dict.fromkeys(args.backends)) if args.backends else default_backends(model)
+    names = list(labelled(args.backends).values()) if args.backends else default_backends(model)
     if not names:
         raise TokparityError(f"model {model.name}: no backend can run on its files; name one with -b")
     answers = encode_all(model, text, names, add_special=args.add_special, parse_special=args.parse_special,

@@ -23,9 +23,11 @@ def add_parser(sub) -> None:
     p.add_argument("model", metavar="MODEL", nargs="?", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow)")
-    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against (default: the "
-                                                       "model's original library; llama.cpp for a GGUF)")
+                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
+                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+    p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
+                                                       "(default: the model's original library; llama.cpp for a "
+                                                       "GGUF)")
     p.add_argument("--seconds", type=positive_seconds, metavar="N",
                    help="time budget, shrinking included (default: 60; at most a week)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
@@ -45,6 +47,9 @@ def add_parser(sub) -> None:
     p.add_argument("--trust-journal", action="store_true",
                    help="with --resume: run the cmd:/py: backends the journal names even though your tokparity did "
                         "not write it (a folder someone handed you); read them first")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -58,12 +63,14 @@ RESUMED = tuple(ARG_CHECKS)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
     from tokparity.compare import CompareOptions, progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.report.ci import write_ci_outputs
 
     journal = None
     if args.resume:
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if not args.model:
         raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
+    labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     args.seconds = 60.0 if args.seconds is None else checked("--seconds", positive_seconds, args.seconds)
     args.seed = args.seed or 0
     if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)
@@ -99,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     paths = write_reports_or_say(result.results, out, "fuzz")
+    write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
     if not result.findings:

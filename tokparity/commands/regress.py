@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
                    help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
                         "default: every corpus the goldens hold; with --update: all)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="backends to judge (repeatable; default: the oracles that made the goldens, and ref)")
+                   help="backends to judge (repeatable; default: the oracles that made the goldens, and ref); "
+                        "NAME=BACKEND labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--goldens", metavar="DIR",
                    help="the goldens folder (default: $TOKPARITY_GOLDENS, else tests/goldens of the source checkout)")
     p.add_argument("--digest-only", action="store_true",
@@ -36,6 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-builtin-known", action="store_true",
                    help="do not use tokparity's own list of known upstream divergences")
     p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/<timestamp>/)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
+                        "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -56,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
     if args.update:
-        if args.backends or args.known or args.out:
-            raise TokparityError("regress --update: -b, --known and -o judge a run; --update only remakes the goldens "
+        if args.backends or args.known or args.out or args.junit:
+            raise TokparityError("regress --update: -b, --known, -o and --junit judge a run; --update only remakes the goldens "
                                  "(run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
         for spec in models:
@@ -67,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.digest_only:
         raise TokparityError("--digest-only only applies with --update")
+    from tokparity.backends.registry import labelled
+    labelled(args.backends or [])  # two backends under one name: refused before any run
 
     from tokparity.known import load_known
     from tokparity.report import write_reports
+    from tokparity.report.ci import write_ci_outputs
     from tokparity.report.markdown import render as render_md
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
@@ -77,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_regress(args.models, options)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)
+    write_ci_outputs(results, paths, args.junit, "regress")
     print(render_md(results))
     for note in options.notes:
         print(note)
