@@ -306,7 +306,9 @@ class EngineProcess:
             self._poll.register(self._pid_fd, select.POLLIN)
         self._writing = False
         self._stdin_open = True
-        self._finalizer = weakref.finalize(self, _kill_engine, proc, self._mark)
+        # (a forgotten engine, at exit or when collected: its group only; the slower search for
+        # processes that left it is the explicit stop's, where a stop signal may interrupt it)
+        self._finalizer = weakref.finalize(self, _kill_group, proc)
         self.last_hello = {}
         if self.hello:
             waited = DEFAULT_STARTUP_TIMEOUT if self.startup_timeout is None else self.startup_timeout
