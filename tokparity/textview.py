@@ -55,3 +55,16 @@ def shown_path(path: str | os.PathLike) -> str:
     """A path as a message, a label or a UTF-8 file can hold it: a file name that is not UTF-8
     (kept by Python as lone surrogates) is shown with its bytes escaped, e.g. ``\\xff.jsonl``."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def clipped(value: object, limit: int = 80) -> str:
+    """A value for a one-line message: its ``repr`` (which escapes what could break the line), cut
+    after about ``limit`` characters; a long list or dict only counted; a ``__repr__`` that fails
+    (a user's object) as its type."""
+    if isinstance(value, (list, dict)) and len(value) > 8:
+        return f"a {type(value).__name__} of {len(value)} items"
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.backends.cmd import scrubbed
 from tokparity.errors import TokparityError
+from tokparity.textview import clipped
 from tokparity.zoo import ModelFiles
 
 if TYPE_CHECKING:
@@ -79,23 +80,14 @@ def checked_ids(name: str, ids: object) -> list[int]:
     would otherwise be recorded as ``[1]`` and ``[1, 0]``, and could agree. Any sequence of integers
     will do (a tuple, a numpy array of int64: whatever has ``__index__``, except bools)."""
     if isinstance(ids, (str, bytes, bytearray, dict, set, frozenset)) or not hasattr(ids, "__iter__"):
-        raise CaseFailure(f"{name}: engine returned {_shown(ids)} ({type(ids).__name__}), not a list of ints")
+        raise CaseFailure(f"{name}: engine returned {clipped(ids, 100)} ({type(ids).__name__}), not a list of ints")
     out = []
     for i in cast(Iterable, ids):
         if isinstance(i, bool) or not hasattr(type(i), "__index__"):
-            raise CaseFailure(f"{name}: engine returned {_shown(ids)}, holding {_shown(i)} ({type(i).__name__}), "
+            raise CaseFailure(f"{name}: engine returned {clipped(ids, 100)}, holding {clipped(i, 100)} ({type(i).__name__}), "
                               "not a list of ints")
         out.append(operator.index(i))
     return out
-
-
-def _shown(value: object, limit: int = 100) -> str:
-    """A user's value, short and on one line (its repr escapes what could break a line)."""
-    try:
-        text = repr(value)
-    except Exception:  # a user's __repr__ may fail too
-        text = f"<{type(value).__name__}>"
-    return text[:limit] + ("…" if len(text) > limit else "")
 
 
 class PyFuncBackend(Backend):
@@ -129,7 +121,7 @@ class PyFuncBackend(Backend):
             raise NotImplementedError(f"{self.name} has no decode")
         text = self._decode(list(ids))
         if not isinstance(text, str):
-            raise CaseFailure(f"{self.name}: decode returned {_shown(text)}, not a str")
+            raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")
         return scrubbed(text)
 
     def pieces(self, ids: list[int]) -> list[str]:

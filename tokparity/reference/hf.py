@@ -36,6 +36,7 @@ from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.pretokenize import GPT2, byte_to_unicode, bytes_to_gpt2, unicode_to_byte
 from tokparity.reference.spm import byte_piece
+from tokparity.textview import clipped
 from tokparity.vocab.hf_json import MAX_GROWTH
 from tokparity.vocab.model import Vocab
 
@@ -95,11 +96,11 @@ class TimedRegex:
         try:
             self.rx = regex.compile(source if is_regex else regex.escape(source))
         except (regex.error, OverflowError, RecursionError, ValueError) as e:
-            raise BadModelFile(path, f"{where} regex {_clip(source)} does not compile ({e}); fix or remove it") \
+            raise BadModelFile(path, f"{where} regex {clipped(source, 60)} does not compile ({e}); fix or remove it") \
                 from None
 
     def _timed_out(self, text: str) -> RegexTimeout:
-        return RegexTimeout(f"{self.where} regex {_clip(self.source)} ran out of time on a {len(text)}-character "
+        return RegexTimeout(f"{self.where} regex {clipped(self.source, 60)} ran out of time on a {len(text)}-character "
                             "text (catastrophic backtracking?)")
 
     def finditer(self, text: str) -> list:
@@ -113,10 +114,6 @@ class TimedRegex:
             return self.rx.sub(lambda m: content, text, timeout=seconds_left())
         except TimeoutError:
             raise self._timed_out(text) from None
-
-
-def _clip(source: str, limit: int = 60) -> str:
-    return repr(source) if len(source) <= limit else repr(source[:limit]) + "…"
 
 
 # --- normalizers ------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from tokparity.errors import BadModelFile
+from tokparity.textview import clipped
 from tokparity.vocab.model import Flags, TokenType, Vocab
 
 SUPPORTED_MODELS = ("BPE", "Unigram", "WordPiece")
@@ -29,18 +30,10 @@ _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _short(value, limit: int = 80) -> str:
-    """``repr(value)`` for a message: one line, at most about ``limit`` characters."""
-    if isinstance(value, (list, dict)) and len(value) > 8:
-        return f"a {type(value).__name__} of {len(value)} items"
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _check_text(path: Path, what: str, strings: list[str]) -> None:
     if _SURROGATE.search("".join(strings)):
         i = next(i for i, t in enumerate(strings) if _SURROGATE.search(t))
-        raise BadModelFile(path, f"{what} {i} {_short(strings[i])} holds a lone surrogate (a \\uD800-\\uDFFF "
+        raise BadModelFile(path, f"{what} {i} {clipped(strings[i])} holds a lone surrogate (a \\uD800-\\uDFFF "
                                  "escape), which is not text; the file is corrupt")
 
 
@@ -103,7 +96,7 @@ def _pattern(path: Path, where: str, c: dict) -> tuple[str, bool]:
         raise BadModelFile(path, f"{where} has no 'pattern'; expected {{\"String\": ...}} or {{\"Regex\": ...}}")
     if not (isinstance(p, dict) and len(p) == 1 and next(iter(p)) in ("String", "Regex")
             and isinstance(next(iter(p.values())), str)):
-        raise BadModelFile(path, f"{where} pattern is {_short(p)}; expected {{\"String\": \"...\"}} or "
+        raise BadModelFile(path, f"{where} pattern is {clipped(p)}; expected {{\"String\": \"...\"}} or "
                                  '{"Regex": "..."}')
     kind, text = next(iter(p.items()))
     if text == "" and c.get("type") == "Replace":  # tokenizers panics on it ("index out of bounds")
@@ -132,7 +125,7 @@ def check_pipeline(path: str | os.PathLike, data: dict) -> None:
         pattern, is_regex = _pattern(path, where, c)
         content = c.get("content")
         if not isinstance(content, str):
-            raise BadModelFile(path, f"{where} content is {_short(content)}; expected a string")
+            raise BadModelFile(path, f"{where} content is {clipped(content)}; expected a string")
         growth *= _growth(pattern, is_regex, content)
     if growth > MAX_GROWTH:
         factor = f"{growth:.0f}" if growth < 1e15 else f"{growth:.1e}"
@@ -157,7 +150,7 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
         raise BadModelFile(path, "has no 'model' object with a 'type'; not a Hugging Face tokenizer.json")
     mtype = model["type"]
     if mtype not in SUPPORTED_MODELS:
-        raise BadModelFile(path, f"unknown model type {_short(mtype)}; tokparity reads {', '.join(SUPPORTED_MODELS)}")
+        raise BadModelFile(path, f"unknown model type {clipped(mtype)}; tokparity reads {', '.join(SUPPORTED_MODELS)}")
     config_path = path.with_name("tokenizer_config.json")
     config = _read_json(config_path, "tokenizer_config.json") if config_path.is_file() else {}
 
@@ -188,7 +181,7 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
             raise BadModelFile(path, f"model.vocab of a {mtype} model must be an object mapping token to id")
         for token, i in vocab_entries.items():
             if not isinstance(i, int) or i < 0:
-                raise BadModelFile(path, f"model.vocab[{_short(token)}] is {_short(i)}, expected a non-negative id")
+                raise BadModelFile(path, f"model.vocab[{clipped(token)}] is {clipped(i)}, expected a non-negative id")
             by_id[i] = token
     added = data.get("added_tokens") or []
     if not isinstance(added, list):
@@ -196,10 +189,10 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
     added_by_id: dict[int, dict] = {}
     for entry in added:
         if not (isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str)):
-            raise BadModelFile(path, f"malformed added_tokens entry {_short(entry)}; "
+            raise BadModelFile(path, f"malformed added_tokens entry {clipped(entry)}; "
                                      'expected {"id": <int>, "content": <str>, …}')
         if entry["id"] < 0:
-            raise BadModelFile(path, f"added_tokens entry {_short(entry['content'])} has id {entry['id']}, "
+            raise BadModelFile(path, f"added_tokens entry {clipped(entry['content'])} has id {entry['id']}, "
                                      "expected a non-negative id")
         added_by_id[entry["id"]] = entry
         by_id[entry["id"]] = entry["content"]
@@ -255,7 +248,7 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
         if isinstance(m, str):
             pos = m.find(" ", 1)
             if pos < 0:
-                raise BadModelFile(path, f"model.merges[{i}] {_short(m)} has no space between its two parts")
+                raise BadModelFile(path, f"model.merges[{i}] {clipped(m)} has no space between its two parts")
             merges.append((m[:pos], m[pos + 1:]))
         elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
             merges.append((m[0], m[1]))
