@@ -297,18 +297,29 @@ def _after_special(c: Context) -> tuple[bytes, bytes, int] | None:
     return None
 
 
-def special_keeps_whitespace(c: Context) -> Classification | None:
-    """special-strip: the input has whitespace after a special token; one side strips it
-    (rstrip), the other keeps it as one more '▁' (Phi-3's <|end|>, llama.cpp PR #7375)."""
+def _one_more_space_after_special(c: Context) -> tuple[str, int] | None:
+    """(the side with the extra space, the special's id) when, after the same control token, the
+    two sides differ only by one side having one more space."""
     after = _after_special(c)
     if after is None:
         return None
     rest_a, rest_b, special = after
-    if not (rest_a == b" " + rest_b or rest_b == b" " + rest_a):
+    if rest_b == b" " + rest_a:
+        return "backend", special
+    if rest_a == b" " + rest_b:
+        return "oracle", special
+    return None
+
+
+def special_keeps_whitespace(c: Context) -> Classification | None:
+    """special-strip: the input has whitespace after a special token; one side strips it
+    (rstrip), the other keeps it as one more '▁' (Phi-3's <|end|>, llama.cpp PR #7375)."""
+    extra = _one_more_space_after_special(c)
+    if extra is None:
         return None
+    with_space, special = extra
     if not re.search(re.escape(c.vocab.tokens[special]) + r"[ \t]", c.text):
         return None
-    with_space = "backend" if rest_b == b" " + rest_a else "oracle"
     without = "oracle" if with_space == "backend" else "backend"
     return c.found("special-strip", f"the input has whitespace after special {c.piece(special)}: the {without} "
                                     f"strips it (rstrip), the {with_space} keeps it as one more '▁': oracle "
@@ -317,13 +328,10 @@ def special_keeps_whitespace(c: Context) -> Classification | None:
 
 def space_after_special(c: Context) -> Classification | None:
     """space-after-special: right after a special token one side adds a '▁' the input lacks."""
-    after = _after_special(c)
-    if after is None:
+    extra = _one_more_space_after_special(c)
+    if extra is None:
         return None
-    rest_a, rest_b, special = after
-    if not (rest_a == b" " + rest_b or rest_b == b" " + rest_a):
-        return None
-    with_space = "backend" if rest_b == b" " + rest_a else "oracle"
+    with_space, special = extra
     return c.found("space-after-special", f"right after special {c.piece(special)} the {with_space} adds a '▁': "
                                           f"oracle {c.ids(c.hunk_a)} vs backend {c.ids(c.hunk_b)}")
 
