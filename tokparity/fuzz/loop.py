@@ -200,7 +200,54 @@ class Fuzzer:
             if self.journal is not None and self.generators_end is None:
                 self._note({"generators_end": self.n})
             self._hypothesis_phase(self.deadline)
+        self.settle()
         return self.result
+
+    def settle(self) -> None:
+        """Findings named before the run knew better, named again.
+
+        A case's diagnosis chooses among the variants that reproduce it by how many of the
+        backend's cases each reproduced so far; the first cases are named with little to go on
+        (a greedy engine's first text may be reproduced by merges taken by rank too). At the end
+        each finding's text is diagnosed again: one that now reads as the cause of another
+        finding of its backend is folded into it (its cases counted there), one that reads as a
+        cause no finding has is renamed. A finding that still reads as its own cause stays."""
+        for f in list(self.result.findings):
+            if f.key.startswith((KNOWN, UNEXPLAINED)) or f.key == TIE or f.n < 0:
+                continue
+            m = self.probe(f.text, f.backend)
+            if m is None or not shows(m, f.key) or len(finding_keys(m)) != 1 or finding_keys(m)[0] == f.key:
+                continue
+            target = finding_keys(m)[0]
+            self._move_count(f.backend, f.key, target)
+            other = self.found.get((f.backend, target))
+            del self.found[(f.backend, f.key)]
+            if other is not None:
+                other.found_after = min(other.found_after, f.found_after)
+                self.result.findings.remove(f)
+                self.run.results.mismatches.remove(f.mismatch)
+                continue
+            f.key, f.cls = target, m.cls
+            f.mismatch.cls, f.mismatch.cause, f.mismatch.cause_evidence = m.cls, m.cause, m.cause_evidence
+            f.mismatch.variants, f.mismatch.alternatives = m.variants, m.alternatives
+            self.found[(f.backend, target)] = f
+        self._rewrite_findings()
+
+    def _move_count(self, backend: str, old: str, new: str) -> None:
+        self.counts[(backend, new)] = self.counts.get((backend, new), 0) + self.counts.pop((backend, old), 0)
+        causes = self.causes.get(backend, {})
+        if old in causes:
+            causes[new] = causes.get(new, 0) + causes.pop(old)
+
+    def _rewrite_findings(self) -> None:
+        """fuzz-findings.jsonl as the findings now stand (written whole, then renamed over the old one)."""
+        path = self.options.findings_path
+        if path is None:
+            return
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text("".join(json.dumps(f.record(self.options.seed), ensure_ascii=False) + "\n"
+                                   for f in self.result.findings), "utf-8")
+        partial.replace(path)
 
     def close(self) -> None:
         """The last counts and the time used, to the journal."""
