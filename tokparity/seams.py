@@ -253,7 +253,7 @@ def _seam_specs() -> Iterator[tuple[str, str, list[int], int, tuple[str, ...]]]:
            "engines, ECMAScript without u has no \\p{..}", _representatives(marks), len(marks), CLASS_CONTEXTS)
     case = _undisputed(cp for cp in _matching(r"[\p{Cased}\p{CWCM}]") if _case_odd(cp))
     yield ("lower:casefold", "case: llama.cpp lowers one code point to one (İ -> i), Python and Rust to "
-           "several (İ -> i̇) with final sigma; case-insensitive (?i:'s) matches 'ſ by case folding",
+           "several (İ -> i̇) with final sigma; Python regex's (?i:'s) matches 'ſ (case folding), llama.cpp's not",
            list(_CASE) + _representatives(case), len(set(case) | set(_CASE)), ALL_CONTEXTS)
     disputes = _version_disputes()
     llama, _, python = _readings()
