@@ -5,6 +5,8 @@ Each generator is a function ``(vocab, seed) -> Iterator[Case]`` whose cases bel
 machine (every random choice comes from one ``random.Random`` seeded with a string, whose
 seeding is stable across Python versions and runs).
 
+    unicode-seams       code points regex engines and Unicode versions disagree on, in the
+                        contexts a split regex tells apart (tokparity.seams; run first: it is short)
     vocab-pieces        every piece of the vocabulary, decoded to the text it stands for
     vocab-concat        random concatenations of vocabulary pieces, whitespace between some
     special-whitespace  every added / special token text with whitespace on each side
@@ -17,8 +19,10 @@ seeding is stable across Python versions and runs).
     apostrophes         contractions in every case (``IT'S``, ``we'Ve``, ``don’t``)
     long-texts          200 to 3,000 characters of pieces, words and long whitespace runs
 
-Finite generators (the first five, ``multilingual-words`` aside) are shuffled by the seed, so a
-time-boxed run sees a fair sample of them rather than the first ids or code points only.
+The finite generators (``vocab-pieces``, ``special-whitespace``, ``ascii-pairs``, ``codepoints``)
+are shuffled by the seed, so a time-boxed run sees a fair sample of them rather than the first
+ids or code points only. ``unicode-seams`` is finite too but not shuffled: it comes first and
+is ordered, most often ported wrong first, the same texts for every seed and model.
 ``interleave`` takes one case from each generator in turn, so every kind of text is tried early.
 
     >>> [c.text for c in generate("numbers", seed=1, limit=3)]
@@ -35,6 +39,7 @@ from itertools import chain, islice, repeat
 
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
+from tokparity.seams import unicode_seams
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
 
@@ -405,6 +410,7 @@ def long_texts(vocab: Vocab | None, seed: int = 0) -> Iterator[Case]:
 
 
 GENERATORS: dict[str, Callable[[Vocab | None, int], Iterator[Case]]] = {
+    "unicode-seams": unicode_seams,
     "vocab-pieces": vocab_pieces,
     "vocab-concat": vocab_concat,
     "special-whitespace": special_whitespace,
