@@ -25,6 +25,7 @@ ENGINES = Path(__file__).resolve().parents[1] / "engines"
 HF = f"cmd:{sys.executable} {ENGINES / 'tokenizers_engine.py'} {{tokenizer_json}}"
 GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
 UNIGRAM = f"cmd:{sys.executable} {ENGINES / 'unigram_engine.py'} {{spm_model}}"
+REFERENCE = f"cmd:{sys.executable} {ENGINES / 'reference_engine.py'} {{gguf}}"
 
 
 def fuzz(model: str, backend: str, tmp_path: Path, seconds: float = 15.0) -> tuple[set[str], list]:
@@ -51,6 +52,17 @@ def test_each_planted_bug_is_one_finding(zoo, tmp_path, model, engine, causes):
         assert f.mismatch.cause.split("+") == [f.key] or f.key in f.mismatch.cause.split("+")
     records = [json.loads(line) for line in (tmp_path / FINDINGS_FILE).read_text("utf-8").splitlines()]
     assert {r["cause"] for r in records} == causes  # the corpus file as the findings stand at the end
+
+
+def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
+    """The JavaScript ports' bug (\\s without U+0085), planted in the reference: found within the
+    first seconds by the seams, which run first, and one finding though U+FEFF shows it too."""
+    zoo("gpt-2")
+    found, findings = fuzz("gpt-2", f"{REFERENCE} --space-class ecmascript", tmp_path, seconds=20)
+    assert found == {"pretokenizer.regex-engine"}
+    (f,) = findings
+    assert "\x85" in f.text and f.found_after < 30 and f.original.corpus == "gen:unicode-seams"
+    assert f.mismatch.oracle_ids == [220, 126, 227, 64] and f.mismatch.backend_ids == [1587, 227, 64]
 
 
 def test_the_bug_free_twin_gives_no_finding(zoo, tmp_path):

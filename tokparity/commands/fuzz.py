@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
     write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
+    from tokparity.seams import coverage_line
+    seams = {s["seam"]: s["cases"] for s in result.results.options["fuzz"]["seams"]}
+    print(coverage_line(seams))
     if not result.findings:
         print("no failure found")
     for f in result.findings:

@@ -181,10 +181,8 @@ class Fuzzer:
 
     def seams_covered(self) -> list[dict]:
         """The Unicode and regex-engine seams this run's cases probed, with their number of cases."""
-        try:
-            from tokparity.seams import seams_covered
-        except ImportError:
-            return [{"seam": seam, "cases": n} for seam, n in sorted(self.seam_cases.items())]
+        from tokparity.seams import seams_covered
+
         return seams_covered(self.seam_cases)
 
     # the run ---------------------------------------------------------------------------------
