@@ -41,9 +41,15 @@ def _toml(path: Path) -> dict:
         return tomllib.load(f)
 
 
+def prose(text: str) -> str:
+    """TOML text as Markdown: ``<unk>`` and ``<0xNN>`` outside code spans are text, not HTML tags."""
+    parts = re.split(r"(`[^`]*`)", str(text))
+    return "".join(p if p.startswith("`") else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts)
+
+
 def cell(text: str) -> str:
-    """Text for a Markdown table cell: no line breaks, no bare pipes."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for a Markdown table cell: one line, no bare pipes, no HTML."""
+    return prose(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def constant(path: Path, name: str):
@@ -77,9 +83,9 @@ def classes_page() -> str:
     known = known_divergences()
     out = []
     for name, entry in classes.items():
-        out += [f"### `{name}`", "", f"**Symptom:** {entry['symptom']}", "",
-                f"**Implication:** {entry['implication']}", "",
-                f"**Real case:** {cases.get(name) or '–'}", ""]
+        out += [f"### `{name}`", "", f"**Symptom:** {prose(entry['symptom'])}", "",
+                f"**Implication:** {prose(entry['implication'])}", "",
+                f"**Real case:** {prose(cases.get(name) or '–')}", ""]
         shipped = [d for d in known if name in d.get("classes", [])]
         if shipped:
             out += ["**Known divergences of this class shipped with tokparity:**", ""]
@@ -123,12 +129,12 @@ def causes_page() -> str:
     for name, entry in causes.items():
         info = extra.get(name, {})
         out += [f"### `{name}`" if name != "pretokenizer" else "### `pretokenizer.<name>`", "",
-                f"The backend {info.get('does', '…')}.", "",
+                f"The backend {prose(info.get('does', '…'))}.", "",
                 f"- **Shows as:** {', '.join(f'`{c}`' for c in entry['classes'])}",
                 f"- **Stage:** {entry['stage']}",
-                f"- **Fix:** {entry['fix']}",
+                f"- **Fix:** {prose(entry['fix'])}",
                 f"- **Specified by:** `{entry['spec']}`",
-                f"- **Real case:** {info.get('case') or '– (none recorded yet)'}", ""]
+                f"- **Real case:** {prose(info.get('case') or '– (none recorded yet)')}", ""]
         shipped = by_entry.get(name, [])
         if shipped:
             out += ["Known divergences with this cause, shipped with tokparity:", ""]
