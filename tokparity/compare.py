@@ -280,10 +280,12 @@ class ModelRun:
             for n in self.compared:
                 self.options.known.note_run(self.model.name, n, decoding=self.options.decode)
 
-    def finish(self) -> list[RunSummary]:
+    def finish(self, count_causes: bool = True) -> list[RunSummary]:
         """The summaries, each naming the oracles that really judged its cases (golden ids only
-        where they had the text), with their causes counted."""
-        self._count_causes()
+        where they had the text), with their causes counted (``count_causes``: from the mismatches
+        listed; fuzz lists only its findings and counts causes over every case itself)."""
+        if count_causes:
+            self._count_causes()
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         for s in self.summaries.values():
             s.oracle = used

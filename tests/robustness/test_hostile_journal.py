@@ -507,6 +507,15 @@ FUZZ_DAMAGED = {
     "finding empty": lambda lines: {"finding": {}},
     "finding ids a string": _bad_ids,
     "note a list": lambda lines: [1],
+    # the counted cases of a fuzz journal (tokparity.fuzz.ledger): positions, outcomes, shapes
+    "counted not an object": lambda lines: {"counted": [0, 5]},
+    "counted backwards": lambda lines: {"counted": {"from": 9, "to": 3, "outcomes": "", "shapes": []}},
+    "counted outcomes too short": lambda lines: {"counted": {"from": 0, "to": 3, "outcomes": "..", "shapes": []}},
+    "counted outcome unknown": lambda lines: {"counted": {"from": 0, "to": 2, "outcomes": ".?", "shapes": []}},
+    "counted shape counted too often": lambda lines: {"counted": {"from": 0, "to": 1, "outcomes": ".", "shapes": [
+        {"model": "llama-spm", "n": 0, "case_id": "", "corpus": "gen:x", "verdicts": {}, "count": 5}]}},
+    "counted shape verdict wrong": lambda lines: {"counted": {"from": 0, "to": 1, "outcomes": ".", "shapes": [
+        {"model": "llama-spm", "n": 0, "case_id": "", "corpus": "gen:x", "verdicts": {"b": 3}, "count": 1}]}},
 }
 
 

@@ -160,26 +160,44 @@ def test_a_second_run_in_the_same_folder_is_refused(tmp_path, zoo):
     assert lines(out / JOURNAL_FILE) >= 51  # the first run's journal was not touched
 
 
+def fuzz_positions(out: Path) -> list[int]:
+    """Every case position a fuzz journal holds, as often as it holds it: its stored cases, and the
+    positions its notes counted (a note's range covers the cases stored within it too)."""
+    stored, counted = [], []
+    for d in journal(out):
+        if "n" in d:
+            stored.append(d["n"])
+        if "counted" in d.get("note", {}):
+            counted.extend(range(d["note"]["counted"]["from"], d["note"]["counted"]["to"]))
+    return counted + [n for n in stored if n not in set(counted)]
+
+
+def wait_for_cases(proc: subprocess.Popen, out: Path, n: int, limit: float = 120.0) -> None:
+    deadline = time.monotonic() + limit
+    while len(fuzz_positions(out)) < n if (out / JOURNAL_FILE).exists() else True:
+        assert proc.poll() is None, f"the run ended before its journal had {n} cases: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"{out} has {len(fuzz_positions(out))} cases after {limit} s"
+        time.sleep(0.1)
+
+
 def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path, zoo):
     zoo("llama-spm")
     out = tmp_path / "out"
     args = ["fuzz", "llama-spm", "-b", GREEDY, "--seconds", "8", "--seed", "5", "--no-hypothesis", "-q"]
     proc = tokparity(*args, "-o", str(out))
     wait_for_lines(proc, out / "fuzz-findings.jsonl", 1)
-    wait_for_lines(proc, out / JOURNAL_FILE, lines(out / JOURNAL_FILE) + 200)
+    wait_for_cases(proc, out, 300)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     findings = (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()
-    before = journal(out)
-    done = [r["n"] for r in before if "n" in r]
-    assert findings and done
+    done = fuzz_positions(out)
+    assert findings and len(done) == len(set(done)) >= 300
 
     resumed = tokparity("fuzz", "--resume", str(out))
     stdout, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 1, err
     assert f"{len(done)} cases and {len(findings)} findings from" in err
-    after = journal(out)
-    ns = [r["n"] for r in after if "n" in r]
+    ns = fuzz_positions(out)
     assert len(ns) == len(set(ns)) > len(done)  # new cases, none of the old ones again
     assert (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()[:len(findings)] == findings
     result = json.loads((out / "summary.json").read_text("utf-8"))

@@ -16,8 +16,9 @@ def add_parser(sub) -> None:
         "fuzz", help="generated and Hypothesis texts against every backend; each failure shrunk to a minimal text",
         description="Run seeded generators (every vocabulary piece, random piece concatenations, special tokens "
                     "× whitespace, ASCII pairs, every code point, multilingual words, …) and then Hypothesis "
-                    "against every backend until the time is up. Each distinct failure (backend × bug class) is "
-                    "shrunk to a minimal text and written to DIR/fuzz-findings.jsonl, a corpus ready to commit as "
+                    "against every backend until the time is up (the Unicode and regex-engine seams first). Each "
+                    "distinct root cause (backend × cause, as the diagnosis reproduces it; two bugs are two findings) "
+                    "is shrunk to a minimal text and written to DIR/fuzz-findings.jsonl, a corpus ready to commit as "
                     "regression cases; report.html, mismatches.csv, summary.md and summary.json show the findings. "
                     "Exit status 0: no failure found; 1: at least one; 2: bad input.")
     p.add_argument("model", metavar="MODEL", nargs="?", help="zoo name, file, folder or hf:ORG/NAME")
@@ -38,6 +39,11 @@ def add_parser(sub) -> None:
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure (once shrunk)")
     p.add_argument("--shrink-seconds", type=non_negative_seconds, metavar="N",
                    help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
+    p.add_argument("--known", action="append", metavar="FILE", default=[],
+                   help="a known-divergences TOML file (repeatable), added to the list tokparity ships: an engine's "
+                        "intended behaviour is counted as known, not shrunk, and does not fail the run")
+    p.add_argument("--no-builtin-known", action="store_true",
+                   help="do not use tokparity's own list of known upstream divergences")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
     p.add_argument("-o", "--out", metavar="DIR", help="report folder (default: reports/fuzz-<timestamp>/); every "
@@ -58,8 +64,9 @@ def add_parser(sub) -> None:
 # (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds": "seconds?", "seed": "int?",
               "generators": "strs?", "no_hypothesis": "bool", "exitfirst": "bool", "shrink_seconds": "seconds0?",
-              "add_special": "bool", "parse_special": "bool"}
+              "add_special": "bool", "parse_special": "bool", "known": "strs", "no_builtin_known": "bool"}
 RESUMED = tuple(ARG_CHECKS)
+PATHS = ("model", "known")  # made absolute: a resume may start in another folder
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.compare import CompareOptions, progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
+    from tokparity.fuzz.findings import key_label
     from tokparity.journal import Journal, stored_args, take_args
+    from tokparity.known import load_known
     from tokparity.report.ci import write_ci_outputs
 
     journal = None
     if args.resume:
-        journal = Journal.reopen(args.resume, "fuzz", with_mismatches=False, arg_checks=ARG_CHECKS,
+        journal = Journal.reopen(args.resume, "fuzz", arg_checks=ARG_CHECKS,
                                  trust=args.trust_journal)
-        take_args(args, journal.header, args.resume, "fuzz", ("model",), RESUMED)
+        take_args(args, journal.header, args.resume, "fuzz", PATHS, RESUMED)
     elif args.trust_journal:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if not args.model:
@@ -94,10 +103,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
-                             progress=None if args.quiet else progress_to_stderr)
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model]})
+                             progress=None if args.quiet else progress_to_stderr,
+                             known=load_known(args.known or [], builtin=not args.no_builtin_known))
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []})
     if journal is None:
-        journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, ("model",)), with_mismatches=False)
+        journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS))
         (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
     fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
@@ -114,12 +124,13 @@ def run(args: argparse.Namespace) -> int:
         print("no failure found")
     for f in result.findings:
         m = f.mismatch
-        print(f"\n{f.cls} on {f.backend} (found after {f.found_after:.1f} s in {f.original.corpus}, "
-              f"shrunk from {len(f.original.text)} to {len(f.text)} characters)")
+        what = "known" if f.known else "tie" if not f.failing else m.cls
+        print(f"\n{key_label(f.key)} on {f.backend}: {f.count} cases ({what}; first found after {f.found_after:.1f} s "
+              f"in {f.original.corpus}, shrunk from {len(f.original.text)} to {len(f.text)} characters)")
         print(f"  text     {f.text!r}")
         print(f"  {f.oracle:<8} {m.oracle_ids} {m.oracle_pieces}")
         print(f"  {'backend':<8} {m.backend_ids} {m.backend_pieces}")
-        print(f"  {m.evidence}")
+        print(f"  {m.cause_evidence or m.evidence}")
     print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
     print(f"reports: {paths['report.html']}")
     if result.interrupted:

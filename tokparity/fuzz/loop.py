@@ -1,0 +1,436 @@
+"""The fuzz run of one model: cases from the generators and Hypothesis, judged, diagnosed,
+counted by cause, and each cause not seen before shrunk to a finding."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+
+from tokparity.compare import ModelRun, _Answer, _ask
+from tokparity.corpus import Case
+from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
+from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
+from tokparity.fuzz.shrink import shrink
+from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
+from tokparity.generators import EVERY, GENERATORS, generate
+from tokparity.journal import AGREE, SKIPPED, CaseRecord, Damaged, DoneSet, Journal
+from tokparity.results import Mismatch, Results
+
+if TYPE_CHECKING:
+    from tokparity.fuzz import FuzzOptions
+
+PROGRESS_EVERY = 5.0  # seconds between progress lines
+HYPOTHESIS_BATCH = 100  # examples per Hypothesis run (each batch has its own seed)
+SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
+
+
+@dataclass
+class FuzzResult:
+    results: Results
+    findings: list[Finding] = field(default_factory=list)
+    cases: int = 0
+    by_source: dict[str, int] = field(default_factory=dict)  # cases per corpus (gen:NAME, hypothesis)
+    raw: dict[str, int] = field(default_factory=dict)  # "backend / class" -> mismatching cases
+    interrupted: bool = False  # stopped by Ctrl-C
+    resumed: int = 0  # cases taken from the journal of an interrupted run
+
+    @property
+    def failed(self) -> bool:
+        return any(f.failing for f in self.findings)
+
+
+def _checked_note(note: dict) -> tuple[float, int | None, Finding | None]:
+    """A journal note's time used, where the generators ended, and its finding, each checked."""
+    elapsed = note.get("elapsed", 0.0)
+    if type(elapsed) not in (int, float) or not 0 <= elapsed < 1e9:  # (NaN fails both)
+        raise Damaged(f"'elapsed' is {elapsed!r}, not a number of seconds")
+    generators_end = note.get("generators_end")
+    if generators_end is not None and not (type(generators_end) is int and 0 <= generators_end < 2**63):
+        raise Damaged(f"'generators_end' is {generators_end!r}, not a case position")
+    finding = Finding.checked(note["finding"]) if "finding" in note else None
+    return float(elapsed), generators_end, finding
+
+
+class Fuzzer:
+    """One model, its backends and the bookkeeping of one fuzz run."""
+
+    def __init__(self, run: ModelRun, options: FuzzOptions, say: Callable[[str], None] | None = None):
+        self.run = run
+        self.options = options
+        self.say = say or (lambda message: None)
+        self.oracle = run.chain[0]
+        self.started = time.monotonic()
+        self.deadline = self.started + options.seconds
+        self.result = FuzzResult(run.results)
+        self.found: dict[tuple[str, str], Finding | None] = {}  # (backend, key) -> its finding
+        self.counts: dict[tuple[str, str], int] = {}  # (backend, key) -> cases
+        self.causes: dict[str, dict[str, int]] = {}  # backend -> cause -> cases (the summaries' causes)
+        self.seen: set[str] = set()
+        self.stop = False
+        self.steering: Steering | None = None
+        self._oracle_cache: dict[str, _Answer] = {}
+        self._last_progress = self._last_note = self.started
+        self.journal: Journal | None = options.journal
+        self.ledger = Ledger(self.journal) if self.journal is not None else None
+        self.n = 0  # position of the next distinct case (the journal's key)
+        self.done = DoneSet()  # cases a resumed run takes from the journal
+        self.outcomes = bytearray()  # ... and what each showed (steering replays them)
+        self.replay_to = 0  # ... up to this position
+        self.generators_end: int | None = None  # where the interrupted run went on to Hypothesis
+        self.seam_cases: dict[str, int] = {}  # seam -> cases run (the unicode-seams generator's tags)
+        if self.journal is not None:
+            self._replay(self.journal)
+
+    # resuming -------------------------------------------------------------------------------
+
+    def _replay(self, journal: Journal) -> None:
+        """Count the cases and take the findings of the interrupted run; its clock goes on."""
+        used = 0.0
+        found_at: set[int] = set()
+        for lineno, note in journal.notes():
+            try:
+                elapsed, generators_end, finding = _checked_note(note)
+                if "counted" in note:
+                    for n, outcome, record, causes, count in read_counted(note):
+                        if record is None:
+                            self._done(n, outcome)
+                        else:
+                            self._count_in(record, causes, count)
+            except Damaged as e:
+                raise journal.damaged(lineno, str(e)) from None
+            used = max(used, elapsed)
+            if generators_end is not None:
+                self.generators_end = generators_end
+            if finding is not None:
+                finding.key = finding.key or finding_keys(finding.mismatch)[0]
+                self.found[(finding.backend, finding.key)] = finding
+                self.result.findings.append(finding)
+                self.run.results.mismatches.append(finding.mismatch)
+                found_at.add(finding.n)
+        for record in journal.records(self.run.model.name):
+            mismatches, record.mismatches = record.mismatches, []  # (the reports list findings, not cases)
+            causes = {m.backend: m.cause for m in mismatches if m.cause}
+            self._count_in(record, causes, 1)
+            if self.ledger is not None:
+                self.ledger.restored(record.verdicts, causes)
+            if not self._outcome(record.n):
+                self._done(record.n, NEW if record.n in found_at else EXPLAINED)
+        self.result.resumed = len(self.done)
+        self.stop = self.options.exitfirst and any(f.failing for f in self.result.findings)
+        self.started -= used
+        self.deadline -= used
+        if len(self.done):
+            self.say(f"fuzz {self.run.model.name}: {len(self.done)} cases and {len(self.result.findings)} findings "
+                     f"from {journal.path}; {used:.0f} of {self.options.seconds:.0f} s used, going on")
+
+    def _done(self, n: int, outcome: str) -> None:
+        self.done.add(n)
+        self.replay_to = max(self.replay_to, n + 1)
+        if n >= len(self.outcomes):
+            self.outcomes.extend(b"\0" * (n + 1 - len(self.outcomes)))
+        self.outcomes[n] = ord(outcome)
+
+    def _outcome(self, n: int) -> str:
+        return chr(self.outcomes[n]) if n < len(self.outcomes) and self.outcomes[n] else ""
+
+    def _replaying(self) -> bool:
+        """A resumed run goes over the interrupted one's cases (skipped, not run) whatever the clock."""
+        return self.n < self.replay_to
+
+    # counting -------------------------------------------------------------------------------
+
+    def _count_in(self, record: CaseRecord, causes: dict[str, str], count: int) -> None:
+        """Count ``count`` cases of this record's verdicts (a case judged now, or replayed) into the
+        summaries, the sources and each cause's cases."""
+        for _ in range(count):  # (with no mismatches attached, apply leaves the record as it is)
+            self.run.apply(record)
+        self.result.cases += count
+        self.result.by_source[record.corpus] = self.result.by_source.get(record.corpus, 0) + count
+        seam = _seam_of(record)
+        if seam:
+            self.seam_cases[seam] = self.seam_cases.get(seam, 0) + count
+        for backend, verdict in record.verdicts.items():
+            if verdict in (AGREE, SKIPPED):
+                continue
+            cls, known = cast(list, verdict)  # [class, known-divergence id]
+            label = f"{backend} / {cls}"
+            self.result.raw[label] = self.result.raw.get(label, 0) + count
+            cause = causes.get(backend, "")
+            for key in keys_of(cls, known, cause):
+                self.counts[(backend, key)] = self.counts.get((backend, key), 0) + count
+            if cause and not known:
+                per = self.causes.setdefault(backend, {})
+                per[cause] = per.get(cause, 0) + count
+            if cause == TIE and not known:  # two optima of one model: reported apart, as compare does
+                summary = self.run.summaries[backend]
+                summary.unexplained -= count
+                summary.ties += count
+
+    def count_causes(self) -> None:
+        """Each finding's count and each summary's causes, from every case of the run."""
+        for f in self.result.findings:
+            f.count = self.counts.get((f.backend, f.key), f.count)
+        for backend, summary in self.run.summaries.items():
+            summary.causes = dict(sorted(self.causes.get(backend, {}).items(), key=lambda kv: -kv[1]))
+
+    def seams_covered(self) -> list[dict]:
+        """The Unicode and regex-engine seams this run's cases probed, with their number of cases."""
+        try:
+            from tokparity.seams import seams_covered
+        except ImportError:
+            return [{"seam": seam, "cases": n} for seam, n in sorted(self.seam_cases.items())]
+        return seams_covered(self.seam_cases)
+
+    # the run ---------------------------------------------------------------------------------
+
+    def fuzz(self) -> FuzzResult:
+        use_hypothesis = self.options.hypothesis and _hypothesis_available()
+        if self.options.hypothesis and not use_hypothesis:
+            self.say("hypothesis is not installed (pip install hypothesis): generators only")
+            self.run.results.options.setdefault("notes", []).append("hypothesis not installed: generators only")
+        share = 0.5 if use_hypothesis else 1.0
+        self._generator_phase(self.started + share * self.options.seconds)
+        if use_hypothesis:
+            if self.journal is not None and self.generators_end is None:
+                self._note({"generators_end": self.n})
+            self._hypothesis_phase(self.deadline)
+        self.settle()
+        return self.result
+
+    def settle(self) -> None:
+        """Findings named before the run knew better, named again.
+
+        A case's diagnosis chooses among the variants that reproduce it by how many of the
+        backend's cases each reproduced so far; the first cases are named with little to go on
+        (a greedy engine's first text may be reproduced by merges taken by rank too). At the end
+        each finding's text is diagnosed again: one that now reads as the cause of another
+        finding of its backend is folded into it (its cases counted there), one that reads as a
+        cause no finding has is renamed. A finding that still reads as its own cause stays."""
+        for f in list(self.result.findings):
+            if f.key.startswith((KNOWN, UNEXPLAINED)) or f.key == TIE or f.n < 0:
+                continue
+            m = self.probe(f.text, f.backend)
+            if m is None or not shows(m, f.key) or len(finding_keys(m)) != 1 or finding_keys(m)[0] == f.key:
+                continue
+            target = finding_keys(m)[0]
+            self._move_count(f.backend, f.key, target)
+            other = self.found.get((f.backend, target))
+            del self.found[(f.backend, f.key)]
+            if other is not None:
+                other.found_after = min(other.found_after, f.found_after)
+                self.result.findings.remove(f)
+                self.run.results.mismatches.remove(f.mismatch)
+                continue
+            f.key, f.cls = target, m.cls
+            f.mismatch.cls, f.mismatch.cause, f.mismatch.cause_evidence = m.cls, m.cause, m.cause_evidence
+            f.mismatch.variants, f.mismatch.alternatives = m.variants, m.alternatives
+            self.found[(f.backend, target)] = f
+        self._rewrite_findings()
+
+    def _move_count(self, backend: str, old: str, new: str) -> None:
+        self.counts[(backend, new)] = self.counts.get((backend, new), 0) + self.counts.pop((backend, old), 0)
+        causes = self.causes.get(backend, {})
+        if old in causes:
+            causes[new] = causes.get(new, 0) + causes.pop(old)
+
+    def _rewrite_findings(self) -> None:
+        """fuzz-findings.jsonl as the findings now stand (written whole, then renamed over the old one)."""
+        path = self.options.findings_path
+        if path is None:
+            return
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text("".join(json.dumps(f.record(self.options.seed), ensure_ascii=False) + "\n"
+                                   for f in self.result.findings), "utf-8")
+        partial.replace(path)
+
+    def close(self) -> None:
+        """The last counts and the time used, to the journal."""
+        if self.journal is not None:
+            self._note({})
+
+    def _generator_phase(self, until: float) -> None:
+        names = self.options.generators or list(GENERATORS)
+        if self.run.vocab is None:
+            names = [n for n in names if n not in ("vocab-pieces", "vocab-concat", "special-whitespace")]
+        self.steering = Steering({n: generate(n, self.run.vocab, self.options.seed) for n in names}, EVERY)
+        for case in self.steering:
+            if self.stop or (self.generators_end is not None and self.n >= self.generators_end):
+                return  # a resumed run: the interrupted one had moved on to Hypothesis here
+            if time.monotonic() >= until and not self._replaying() and self.generators_end is None:
+                return
+            self.handle(case)
+
+    def _hypothesis_phase(self, until: float) -> None:
+        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+
+        from tokparity.strategies import any_text
+
+        strategy = any_text(self.run.vocab)
+        counter = itertools.count()
+        batch = 0
+        while not self.stop and (time.monotonic() < until or self._replaying()):
+            @settings(max_examples=HYPOTHESIS_BATCH, deadline=None, database=None, phases=[Phase.generate],
+                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+            @seed(self.options.seed * 1_000_003 + batch)
+            @given(strategy)
+            def body(text: str) -> None:
+                if self.stop or (time.monotonic() >= until and not self._replaying()):
+                    return
+                self.handle(Case(f"hypothesis-{next(counter):06d}", text, "hypothesis", {"kind": "hypothesis"}))
+
+            body()
+            batch += 1
+
+    def handle(self, case: Case) -> None:
+        """Run one case on every backend, count it by cause, and shrink each cause not seen before."""
+        if case.text in self.seen:
+            return
+        if len(self.seen) >= SEEN_LIMIT:  # a long run forgets, rather than grow without bound
+            self.seen.clear()
+        self.seen.add(case.text)
+        n, self.n = self.n, self.n + 1
+        if n in self.done:  # judged before the interruption: counted from the journal
+            self._steer(case, self._outcome(n) or EXPLAINED)
+            return
+        record = self.run.judge(case, n)
+        mismatches, record.mismatches = record.mismatches, []
+        for m in mismatches:
+            self._diagnose(m)
+            record.verdicts[m.backend] = [m.cls, m.known]
+        keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
+        causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
+        self._count_in(record, causes, 1)
+        record.mismatches = mismatches
+        new = [(m, key) for m in mismatches for key in keys[m.backend] if (m.backend, key) not in self.found]
+        for m, key in new:
+            self.found[(m.backend, key)] = None  # (taken: a text showing two new causes is shrunk for each)
+        for m, key in new:
+            if self.stop:
+                break
+            finding = self._found(case, m, key, n)
+            self.stop = self.options.exitfirst and finding.failing
+        outcome = NEW if new else EXPLAINED if mismatches else AGREED
+        if self.ledger is not None:  # after its findings: a case cut short by a kill is run again
+            self.ledger.add(n, record, outcome, keys, causes)
+            if time.monotonic() - self._last_note >= FLUSH_SECONDS:  # the counts, and the clock for a resume
+                self._note({})
+        self._steer(case, outcome)
+        self._progress()
+
+    def _found_keys(self, backend: str) -> set[str]:
+        return {key for b, key in self.found if b == backend}
+
+    def _steer(self, case: Case, outcome: str) -> None:
+        if self.steering is not None and outcome in OUTCOMES:
+            self.steering.update(generator_of(case), outcome)
+
+    def _diagnose(self, m: Mismatch) -> None:
+        """``m``'s cause (its class then fits it) and the known divergence it is, if any."""
+        self.run.diagnose_one(m, counted=False)
+        known = self.run.options.known
+        if known:
+            m.known = known.match(m)
+            if m.known and not m.cause:
+                self.run._reviewed_cause(m)
+
+    def _note(self, entry: dict) -> None:
+        assert self.journal is not None and self.ledger is not None
+        self._last_note = time.monotonic()
+        self.ledger.flush({**entry, "elapsed": round(self._last_note - self.started, 3)})
+
+    # shrinking ----------------------------------------------------------------------------
+
+    def probe(self, text: str, backend: str) -> Mismatch | None:
+        """The mismatch of ``backend`` against the oracle on ``text`` (diagnosed), or None when they agree."""
+        run = self.run
+        oracle = self._oracle_cache.get(text)
+        if oracle is None:
+            oracle = self._oracle_cache[text] = _ask(run.backends[self.oracle], text, run.options)
+        answer = _ask(run.backends[backend], text, run.options)
+        if "skipped" in (oracle.status, answer.status):
+            return None
+        if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
+            return None
+        mismatch = run._mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
+        self.run.diagnose_one(mismatch, counted=False)
+        known = run.options.known
+        if known:
+            mismatch.known = known.match(mismatch)
+        return mismatch
+
+    def _found(self, case: Case, first: Mismatch, key: str, n: int) -> Finding:
+        """Shrink ``case`` to the smallest text on which ``first.backend`` still shows ``key``."""
+        found_after = time.monotonic() - self.started
+        t0 = time.monotonic()
+        budget = self.options.shrink_budget()
+        deadline = t0 + max(min(budget, self.deadline - t0), min(budget, 2.0))
+
+        def still_fails(text: str) -> bool:
+            if first.cls in ("crash", "timeout"):
+                # Let the engine answer something first: an engine that dies on a text before it has
+                # answered anything since its start counts as one that cannot start, and is given up.
+                _ask(self.run.backends[first.backend], "a", self.run.options)
+            return shows(self.probe(text, first.backend), key)
+
+        if key.startswith(KNOWN):  # intended behaviour, reviewed: not worth the search's time
+            text, probes = case.text, 0
+        else:
+            text, probes = shrink(case.text, still_fails, deadline)
+        minimal = self.probe(text, first.backend) if text != case.text else first
+        if minimal is None or not shows(minimal, key):  # a flaky engine: keep the case as it came
+            text, minimal = case.text, first
+        model = self.run.model.name
+        digest = hashlib.sha1(f"{first.backend}\0{key}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        finding = Finding(
+            id=f"fuzz-{model}-{minimal.cls}-{digest}", model=model, backend=first.backend, oracle=self.oracle,
+            cls=minimal.cls, text=text, original=case, mismatch=minimal, found_after=found_after,
+            shrink_seconds=time.monotonic() - t0, probes=probes, key=key, n=n,
+            count=self.counts.get((first.backend, key), 1))
+        tags = finding.record(self.options.seed)["tags"]
+        finding.mismatch = dataclasses.replace(
+            minimal, corpus="fuzz", case_id=finding.id, tags=tags,
+            evidence=f"{minimal.evidence} (shrunk from {_show(case.text, 80)} of {case.corpus}/{case.id})")
+        self.found[(first.backend, key)] = finding
+        self.result.findings.append(finding)
+        self.run.results.mismatches.append(finding.mismatch)
+        if self.options.findings_path is not None:
+            with open(self.options.findings_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(finding.record(self.options.seed), ensure_ascii=False) + "\n")
+        if self.journal is not None:
+            self.journal.note({"finding": finding.to_json(), "elapsed": round(time.monotonic() - self.started, 3)})
+        self.say(f"found {key_label(key)} on {first.backend} after {found_after:.1f} s ({case.corpus}): "
+                 f"{_show(case.text, 60)} shrunk to {_show(text, 60)} in {finding.shrink_seconds:.1f} s "
+                 f"({probes} tries)")
+        return finding
+
+    def _progress(self) -> None:
+        now = time.monotonic()
+        if now - self._last_progress < PROGRESS_EVERY:
+            return
+        self._last_progress = now
+        r = self.result
+        self.say(f"fuzz {self.run.model.name}: {now - self.started:.0f}/{self.options.seconds:.0f} s, "
+                 f"{r.cases} cases, {sum(r.raw.values())} mismatching, {len(r.findings)} causes found")
+
+
+def _seam_of(record: CaseRecord) -> str:
+    return next((key[5:] for key in record.tally if key.startswith("seam=")), "")
+
+
+def _show(text: str, limit: int) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
+
+
+def _hypothesis_available() -> bool:
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        return False
+    return True
