@@ -1,0 +1,223 @@
+"""MkDocs hook: the parts of the docs that the package's own files already say, made at build time.
+
+A page asks for a generated block with an HTML comment on a line of its own:
+
+    <!-- generate: classes -->            the bug classes (tokparity/diff/classes.toml)
+    <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml)
+    <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/results.py CSV_COLUMNS)
+    <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
+    <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
+
+Each is joined with what only the docs know (docs/_hooks/catalogue.toml: real cases; contracts.toml:
+what each CSV column holds). Anything that does not line up (a class without a real case, a CSV
+column without a description, a known divergence whose cause is in no catalogue, a missing module)
+is logged as a warning, which fails `mkdocs build --strict`: the pages cannot silently drift.
+
+The source files are read from the checkout (parsed, not imported), so the build needs no
+backend library.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOKS = Path(__file__).resolve().parent
+log = logging.getLogger("mkdocs.hooks.generate")
+
+MARKER = re.compile(r"^<!-- generate: (?P<what>[\w-]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
+
+
+def warn(message: str) -> None:
+    log.warning("docs/_hooks/generate.py: %s", message)
+
+
+def _toml(path: Path) -> dict:
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def prose(text: str) -> str:
+    """TOML text as Markdown: ``<unk>`` and ``<0xNN>`` outside code spans are text, not HTML tags."""
+    parts = re.split(r"(`[^`]*`)", str(text))
+    return "".join(p if p.startswith("`") else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts)
+
+
+def cell(text: str) -> str:
+    """Text for a Markdown table cell: one line, no bare pipes, no HTML."""
+    return prose(" ".join(str(text).split())).replace("|", "\\|")
+
+
+def constant(path: Path, name: str):
+    """The literal value assigned to ``name`` at the top level of a Python source file."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise LookupError(f"{path.relative_to(ROOT)} has no top-level {name} = <literal>")
+
+
+# --- the catalogue ------------------------------------------------------------------------------------
+
+
+def known_divergences() -> list[dict]:
+    return _toml(ROOT / "tokparity" / "known_divergences.toml").get("divergence", [])
+
+
+def _known_line(d: dict) -> str:
+    reason = cell(d.get("reason", "")).split(". ")[0].rstrip(".")
+    return (f"`{d['id']}`: {', '.join(d['models'])} × {', '.join(d['backends'])}: {reason}"
+            + (f" (cause `{d['cause']}`)" if d.get("cause") else ""))
+
+
+def classes_page() -> str:
+    classes = _toml(ROOT / "tokparity" / "diff" / "classes.toml")
+    cases = _toml(HOOKS / "catalogue.toml")["classes"]
+    for name in sorted(set(classes) - set(cases)):
+        warn(f"class {name!r} (tokparity/diff/classes.toml) has no real case in docs/_hooks/catalogue.toml")
+    for name in sorted(set(cases) - set(classes)):
+        warn(f"docs/_hooks/catalogue.toml names class {name!r}, which tokparity/diff/classes.toml does not have")
+    known = known_divergences()
+    out = []
+    for name, entry in classes.items():
+        out += [f"### `{name}`", "", f"**Symptom:** {prose(entry['symptom'])}", "",
+                f"**Implication:** {prose(entry['implication'])}", "",
+                f"**Real case:** {prose(cases.get(name) or '–')}", ""]
+        shipped = [d for d in known if name in d.get("classes", [])]
+        if shipped:
+            out += ["**Known divergences of this class shipped with tokparity:**", ""]
+            out += [f"- {_known_line(d)}" for d in shipped] + [""]
+    return "\n".join(out)
+
+
+def _cause_entry(name: str, causes: dict) -> str | None:
+    """The causes.toml entry a cause name belongs to: itself, or its family (pretokenizer.gpt-2)."""
+    if name in causes:
+        return name
+    family = name.split(".")[0]
+    return family if family in causes else None
+
+
+def causes_page() -> str:
+    causes = _toml(ROOT / "tokparity" / "diagnose" / "causes.toml")
+    extra = _toml(HOOKS / "catalogue.toml")["causes"]
+    for name in sorted(set(causes) - set(extra)):
+        warn(f"cause {name!r} (tokparity/diagnose/causes.toml) has no entry in docs/_hooks/catalogue.toml")
+    for name in sorted(set(extra) - set(causes)):
+        warn(f"docs/_hooks/catalogue.toml names cause {name!r}, which tokparity/diagnose/causes.toml does not have")
+    known = known_divergences()
+    by_entry: dict[str, list[dict]] = {}
+    decode = []
+    for d in known:
+        cause = d.get("cause", "")
+        for part in filter(None, cause.split("+")):
+            if part.startswith("decode."):
+                decode.append(d)
+            elif (entry := _cause_entry(part, causes)) is None:
+                warn(f"known divergence {d['id']!r} names cause {part!r}, which no causes.toml entry covers")
+            else:
+                by_entry.setdefault(entry, []).append(d)
+    out = ["| cause | stage | the backend… | real case |", "|---|---|---|---|"]
+    for name, entry in causes.items():
+        title = f"`{name}.<name>`" if name == "pretokenizer" else f"[`{name}`](#{anchor(name)})"
+        out.append(f"| {title} | {entry['stage']} | {cell(extra.get(name, {}).get('does', ''))} | "
+                   f"{cell(extra.get(name, {}).get('case') or '–')} |")
+    out.append("")
+    for name, entry in causes.items():
+        info = extra.get(name, {})
+        out += [f"### `{name}`" if name != "pretokenizer" else "### `pretokenizer.<name>`", "",
+                f"The backend {prose(info.get('does', '…'))}.", "",
+                f"- **Shows as:** {', '.join(f'`{c}`' for c in entry['classes'])}",
+                f"- **Stage:** {entry['stage']}",
+                f"- **Fix:** {prose(entry['fix'])}",
+                f"- **Specified by:** `{entry['spec']}`",
+                f"- **Real case:** {prose(info.get('case') or '– (none recorded yet)')}", ""]
+        shipped = by_entry.get(name, [])
+        if shipped:
+            out += ["Known divergences with this cause, shipped with tokparity:", ""]
+            out += [f"- {_known_line(d)}" for d in shipped] + [""]
+    if decode:
+        out += ["### Decode causes", "",
+                "`decode.cleanup`, `decode.bytes`, `decode.prefix-strip`, `decode.stream` name differences of "
+                "`--decode` (the ids every backend agrees on, decoded by each). Shipped known divergences:", ""]
+        out += [f"- {_known_line(d)}" for d in decode] + [""]
+    return "\n".join(out)
+
+
+def anchor(name: str) -> str:
+    """The id Python-Markdown's toc gives a heading ``### `name```."""
+    return re.sub(r"[^\w\- ]", "", name).strip().lower().replace(" ", "-")
+
+
+# --- contracts ----------------------------------------------------------------------------------------
+
+
+def csv_columns() -> str:
+    columns = constant(ROOT / "tokparity" / "results.py", "CSV_COLUMNS")
+    described = _toml(HOOKS / "contracts.toml")["csv_columns"]
+    for name in columns:
+        if name not in described:
+            warn(f"mismatches.csv column {name!r} (tokparity/results.py CSV_COLUMNS) is not described in "
+                 "docs/_hooks/contracts.toml")
+    for name in described:
+        if name not in columns:
+            warn(f"docs/_hooks/contracts.toml describes CSV column {name!r}, which CSV_COLUMNS does not have")
+    rows = ["| # | column | what it holds |", "|---:|---|---|"]
+    rows += [f"| {i} | `{name}` | {cell(described.get(name, ''))} |" for i, name in enumerate(columns, 1)]
+    return "\n".join(rows)
+
+
+def placeholders() -> str:
+    roles = constant(ROOT / "tokparity" / "zoo" / "manifest.py", "FILE_ROLES")
+    described = _toml(HOOKS / "contracts.toml")["file_roles"]
+    for role in roles:
+        if role not in described:
+            warn(f"file role {role!r} (tokparity/zoo/manifest.py FILE_ROLES) is not described in "
+                 "docs/_hooks/contracts.toml")
+    rows = ["| placeholder | environment variable | replaced by |", "|---|---|---|"]
+    for key in (*roles, "name", "python"):
+        rows.append(f"| `{{{key}}}` | `TOKPARITY_{key.upper()}` | {cell(described.get(key, ''))} |")
+    return "\n".join(rows)
+
+
+# --- docstrings ---------------------------------------------------------------------------------------
+
+
+def docstring(relative: str) -> str:
+    """A module's docstring as Markdown: reST's ``code`` is already Markdown; a paragraph ending in
+    ``::`` introduces an indented block, which Markdown shows as code once the colon is single."""
+    path = ROOT / relative
+    if not path.is_file():
+        warn(f"<!-- generate: docstring {relative} -->: no such file")
+        return f"*(missing: `{relative}`)*"
+    text = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    if not text:
+        warn(f"{relative} has no module docstring")
+    text = re.sub(r"::$", ":", text, flags=re.MULTILINE)
+    # A doctest or an indented block right after a list item would be read as part of the item.
+    text = re.sub(r"\n\n(    >>> )", r"\n\n<!-- -->\n\n\1", text)
+    return f"*From the docstring of `{relative}`:*\n\n{text}\n"
+
+
+GENERATORS = {"classes": classes_page, "causes": causes_page, "csv-columns": csv_columns,
+              "placeholders": placeholders}
+
+
+def expand(markdown: str, where: str = "") -> str:
+    def one(m: re.Match) -> str:
+        what, arg = m.group("what"), m.group("arg")
+        if what == "docstring" and arg:
+            return docstring(arg)
+        if what in GENERATORS and not arg:
+            return GENERATORS[what]()
+        warn(f"{where}: unknown block {m.group(0)}")
+        return m.group(0)
+
+    return MARKER.sub(one, markdown)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # mkdocs hook
+    return expand(markdown, page.file.src_uri)
