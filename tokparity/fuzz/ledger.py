@@ -5,7 +5,7 @@ found; one line per case made a two-minute run's folder 135–280 MB. The ledger
 
 - a mismatching case in full (a case record with its mismatches) while its finding key has fewer
   than ``STORED_PER_KEY`` cases stored: the first cases of each cause are there to read;
-- every other case counted, once a second, in a ``counted`` note: the positions it covers
+- every other case counted, every few seconds, in a ``counted`` note: the positions it covers
   (``from``/``to``, every position in between that has no record of its own), each case's outcome
   as one character (what steering needs to choose the same generators on a resume), and
   ``shapes``: the distinct (corpus, oracle, tags, verdicts, causes) of those cases, each with its
@@ -14,7 +14,7 @@ found; one line per case made a two-minute run's folder 135–280 MB. The ledger
 A resume replays the records and the shapes through ``ModelRun.apply`` (the same code that
 counted them the first time) and skips every covered position: no case is run twice, and the
 reports are those of an uninterrupted run. Cases judged after the last note and not stored are
-run again (they were not counted: a kill lost at most a second of them).
+run again (they were not counted: a kill loses at most FLUSH_SECONDS of them).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tokparity.fuzz.steering import OUTCOMES
 from tokparity.journal import AGREE, SKIPPED, CaseRecord, Damaged, Journal
 
 STORED_PER_KEY = 100  # mismatching cases stored in full per (backend, finding key); the rest counted
-FLUSH_SECONDS = 1.0
+FLUSH_SECONDS = 3.0  # a kill loses at most this much counting (those cases are run again)
 
 
 @dataclass

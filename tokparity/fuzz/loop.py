@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 HYPOTHESIS_BATCH = 100  # examples per Hypothesis run (each batch has its own seed)
 SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
+# Tags that name one case (a vocabulary piece's id, a code point): not a group to rate, and in the
+# journal each would make its case a shape of its own.
+PER_CASE_TAGS = ("token_id=", "codepoint=")
 
 
 @dataclass
@@ -297,6 +300,7 @@ class Fuzzer:
             self._steer(case, self._outcome(n) or EXPLAINED)
             return
         record = self.run.judge(case, n)
+        record.tally = [key for key in record.tally if not key.startswith(PER_CASE_TAGS)]
         mismatches, record.mismatches = record.mismatches, []
         for m in mismatches:
             self._diagnose(m)
