@@ -106,7 +106,7 @@ def test_compare_labels_a_named_backend_everywhere(named_run):
     for name in ("report.html", "summary.md"):
         text = (out / name).read_text("utf-8")
         assert "greedy_engine" not in text and "mine" in text, name
-    assert "| mine |" in proc.stdout and "greedy_engine" not in proc.stdout
+    assert "  mine  " in proc.stdout and "greedy_engine" not in proc.stdout
 
 
 def test_resume_keeps_the_names(named_run, tmp_path):

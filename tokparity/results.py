@@ -16,10 +16,11 @@ from dataclasses import asdict, dataclass, field
 # a line per case with it, mismatches.csv its id and piece lists.
 json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
-# mismatches.csv columns, in the design card's order (evidence and known are tokparity's additions).
+# mismatches.csv columns, in the design card's order (evidence onwards are tokparity's additions;
+# text_json, the exact text, comes last so that the earlier columns keep their places).
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
                "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
-               "cause_evidence")
+               "cause_evidence", "text_json")
 
 
 @dataclass

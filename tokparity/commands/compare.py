@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
     from tokparity.report.ci import write_ci_outputs
-    from tokparity.report.markdown import render as render_md
+    from tokparity.report.plain import summary_lines, terminal_columns
 
     journal = None
     if args.resume:
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
     write_ci_outputs(results, paths, args.junit, "compare")
-    print(render_md(results))
+    print("\n".join(summary_lines(results, terminal_columns())))
     print(f"reports: {paths['report.html']}")
     if results.interrupted:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "

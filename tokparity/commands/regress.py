@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.known import load_known
     from tokparity.report import write_reports
     from tokparity.report.ci import write_ci_outputs
-    from tokparity.report.markdown import render as render_md
+    from tokparity.report.plain import summary_lines, terminal_columns
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress)
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)
     write_ci_outputs(results, paths, args.junit, "regress")
-    print(render_md(results))
+    print("\n".join(summary_lines(results, terminal_columns())))
     for note in options.notes:
         print(note)
     # Name every unexplained change, one line each, so a CI log says which case moved.

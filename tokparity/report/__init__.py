@@ -29,7 +29,7 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
                 with contextlib.suppress(OSError):
                     stale.unlink()
     _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
-    _atomic_text(paths["summary.md"], markdown.render(results, full=True))
+    _atomic_text(paths["summary.md"], markdown.render(results))
     _atomic_text(paths["report.html"], html.render(results))
     _atomic_text(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
     return paths

@@ -4,12 +4,20 @@ Columns (``tokparity.results.CSV_COLUMNS``): the design card's ``model, corpus, 
 oracle, backend, class, stage, first_diff, text, oracle_ids, backend_ids, oracle_pieces,
 backend_pieces``, then ``evidence`` (why the class), ``known`` (the known-divergence id that
 explains the row, else empty), ``cause`` (the root causes that reproduce the backend's ids,
-``+``-joined in pipeline order; empty when nothing does) and ``cause_evidence`` (how it was
-shown). ``tags`` is ``key=value`` pairs joined by ``;``.
+``+``-joined in pipeline order; empty when nothing does), ``cause_evidence`` (how it was shown)
+and ``text_json``. ``tags`` is ``key=value`` pairs joined by ``;``.
 
 Cells are untrusted text: a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
 return would run as a formula in a spreadsheet, so it is prefixed with ``'`` (OWASP's advice).
-Id and piece lists are JSON, so they parse back exactly.
+The case's text is therefore in two columns:
+
+``text``       for reading: the text as it is, but with that ``'`` in front when it starts with one
+               of those characters, so it is not always the exact input.
+``text_json``  for programs: the exact text as a JSON string literal (``"\tx = 1\n"``), which
+               ``json.loads`` gives back character for character. It always starts with ``"``, so
+               no spreadsheet reads it as a formula, and it is never prefixed.
+
+Id and piece lists are JSON too, so they parse back exactly.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ def safe_cell(value: object) -> str:
 def row(m: Mismatch) -> list[str]:
     d = m.row()
     d["tags"] = ";".join(f"{k}={v}" for k, v in sorted(m.tags.items()))
+    d["text_json"] = json_text(m.text)  # starts with '"': never a formula, so safe_cell leaves it whole
     return [safe_cell(d[c]) for c in CSV_COLUMNS]
 
 

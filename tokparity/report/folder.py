@@ -134,6 +134,16 @@ def _cell(value: str) -> str:
     return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
 
 
+def _exact_text(row: dict[str, str]) -> str:
+    """The case's text: exact from ``text_json``; a CSV written before that column has ``text`` only."""
+    if row.get("text_json"):
+        text = json.loads(row["text_json"])
+        if not isinstance(text, str):
+            raise ValueError("text_json is not a JSON string")
+        return text
+    return row["text"]
+
+
 def read_csv(path: Path) -> list[Mismatch]:
     """mismatches.csv back into records (without the agreement partition and the variants,
     which it does not hold)."""
@@ -146,7 +156,7 @@ def read_csv(path: Path) -> list[Mismatch]:
                 out.append(Mismatch(
                     model=r["model"], corpus=r["corpus"], case_id=r["case_id"], tags=tags, oracle=r["oracle"],
                     backend=r["backend"], cls=r["class"], evidence=r["evidence"], stage=r["stage"],
-                    first_diff=int(r["first_diff"] or 0), text=r["text"],
+                    first_diff=int(r["first_diff"] or 0), text=_exact_text(r),
                     oracle_ids=json.loads(r["oracle_ids"]), backend_ids=json.loads(r["backend_ids"]),
                     oracle_pieces=json.loads(r["oracle_pieces"]), backend_pieces=json.loads(r["backend_pieces"]),
                     known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", "")))

@@ -13,6 +13,7 @@ from string import Template
 
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
+from tokparity.report import overview
 from tokparity.report.pieces import PLAIN, readable
 from tokparity.report.writeup import (
     TIE,
@@ -90,10 +91,6 @@ def _case(m: Mismatch, style: str = PLAIN) -> str:
     )
 
 
-def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{esc(c)} {n:,}" for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
-
-
 def summary_matrix(results: Results) -> str:
     backends = sorted({r.backend for r in results.runs})
     models = list(dict.fromkeys(r.model for r in results.runs))
@@ -113,9 +110,9 @@ def summary_matrix(results: Results) -> str:
             notes = (f" ({known:,} known)" if known else "") + (f" ({plural(r.ties, 'tie')})" if r.ties else "")
             detail = ""
             if r.classes:
-                detail += f"<br><span class='muted'>classes: {_counts(r.classes)}</span>"
+                detail += f"<br><span class='muted'>classes: {esc(overview.counts_text(r.classes))}</span>"
             if r.causes:
-                detail += f"<br><span class='causes'>cause: {_counts(r.causes)}</span>"
+                detail += f"<br><span class='causes'>cause: {esc(overview.counts_text(r.causes))}</span>"
             skipped = f"<br><span class='muted'>{r.skipped} without golden ids</span>" if r.skipped else ""
             cells.append(f"<td><span class='{status}'>{r.mismatches:,} / {r.cases:,}</span>{notes}{detail}{skipped}</td>")
         rows.append(f"<tr><th>{esc(model)}<br><span class='muted'>oracle: {esc(oracle)}</span></th>{''.join(cells)}</tr>")
@@ -123,25 +120,46 @@ def summary_matrix(results: Results) -> str:
             f"causes (what reproduces the backend's ids) found.</p><table>{head}{''.join(rows)}</table>")
 
 
-def tag_table(results: Results, top: int = 40) -> str:
-    rates = sorted(results.tag_rates.items(), key=lambda kv: (-kv[1]["mismatches"] / max(1, kv[1]["cases"]), kv[0]))
-    rates = [(k, v) for k, v in rates if v["cases"]][:top]
-    if not rates:
-        return "<p class='muted'>No tagged cases.</p>"
-    rows = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{v['cases']}</td><td class='num'>{v['mismatches']}</td>"
-                   f"<td class='num'>{100 * v['mismatches'] / v['cases']:.1f} %</td></tr>" for k, v in rates)
-    bar_h, width, label_w = 16, 360, 170
-    bars = []
-    for n, (k, v) in enumerate(rates):
-        rate = v["mismatches"] / v["cases"]
-        y = n * (bar_h + 4)
-        bars.append(f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{esc(k[:28])}</text>'
-                    f'<rect x="{label_w}" y="{y}" width="{max(1.0, rate * width):.1f}" height="{bar_h}" '
-                    f'fill="{"#cf222e" if rate else "#1a7f37"}"><title>{esc(k)}: {rate:.1%}</title></rect>'
-                    f'<text x="{label_w + max(1.0, rate * width) + 4:.1f}" y="{y + 12}">{rate:.1%}</text>')
-    svg = (f'<svg class="chart" width="{label_w + width + 60}" height="{len(rates) * (bar_h + 4)}" '
-           f'role="img" aria-label="mismatch rate per tag">{"".join(bars)}</svg>')
-    return (f"<table><tr><th>tag</th><th>case runs</th><th>mismatches</th><th>rate</th></tr>{rows}</table>{svg}")
+def tag_table(results: Results) -> str:
+    """The tags with enough case runs, highest mismatch rate first (overview.tag_rates); the rest
+    counted in one line."""
+    rates = overview.tag_rates(results)
+    folded = f"<p class='muted'>{esc(rates.folded_line)}</p>" if rates.folded else ""
+    if not rates.rows:
+        return f"<p class='muted'>No tag with {rates.min_cases} case runs or more.</p>{folded}"
+    rows = "".join(f"<tr><td>{esc(t.tag)}</td><td class='num'>{t.cases:,}</td><td class='num'>{t.mismatches:,}</td>"
+                   f"<td class='num'>{100 * t.rate:.1f} %</td></tr>" for t in rates.rows)
+    return f"<table><tr><th>tag</th><th>case runs</th><th>mismatches</th><th>rate</th></tr>{rows}</table>{folded}"
+
+
+def _plain_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: frozenset[str]) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td class='num'>{esc(v)}</td>" if c in numeric else f"<td>{esc(v)}</td>"
+                                    for c, v in zip(columns, row)) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def fuzz_findings(results: Results) -> str:
+    """A fuzz run's "Findings by cause" section (overview.fuzz_section): the table of causes, each
+    cause's shrunk text and ids side by side, the seams covered; "" for another run."""
+    section = overview.fuzz_section(results)
+    if section is None:
+        return ""
+    parts = ['<section id="findings"><h2>Findings by cause</h2>', f"<p>{esc(section.run_line)}</p>"]
+    if section.findings:
+        parts.append(_plain_table(overview.FINDING_COLUMNS, [overview.finding_row(f) for f in section.findings],
+                                  overview.FINDING_NUMERIC))
+    style = section.style
+    for f in section.findings:
+        known = f' <span class="badge known">known: {esc(f.known)}</span>' if f.known else ""
+        parts.append(f'<article class="finding"><h3>{esc(f.title)}{known} <span class="muted">{esc(f.id)}</span></h3>'
+                     f'<div class="text">{esc(visible(f.text))}</div>'
+                     + (token_comparison(f.case, style) if f.case is not None else "") + "</article>")
+    if section.seams:
+        seams = ", ".join(f"<span title=\"{esc(s.get('description', ''))}\">{esc(s.get('seam', '?'))}</span> "
+                          f"({int(s.get('cases', 0)):,})" for s in section.seams)
+        parts.append(f"<p>Seams covered: {seams}</p>")
+    return "".join(parts) + "</section>"
 
 
 # -- the write-up (writeup.py), one article per model and backend with mismatches ----------------
@@ -256,9 +274,10 @@ def render(results: Results) -> str:
     cases = "".join(_case(m, styles.get(m.model, PLAIN)) for m in shown) or "<p class='ok'>No mismatches.</p>"
     if more:
         cases += f"<p class='muted'>{more} more mismatches are in mismatches.csv.</p>"
-    backends = ", ".join(f"{esc(name)} {esc(info.get('version', '?'))}" for name, info in results.backends.items())
-    header = (f"<p>tokparity {esc(results.tokparity)} · backends: {backends} · "
-              f"{len(results.mismatches)} mismatches, {results.unexplained} unexplained · "
+    t = overview.totals(results)
+    header = (f"<p class='verdict {'ok' if t.unexplained == 0 else 'bad'}'>{esc(t.verdict)}</p>"
+              f"<p>{esc(overview.count_line(t))}</p>"
+              f"<p>tokparity {esc(results.tokparity)} · backends: {esc(overview.backend_versions(results))} · "
               f"{results.seconds:.1f} s</p>")
     for entry in results.known.get("stale", []):
         header += (f"<p class='bad'>⚠ stale known divergence {esc(entry['id'])} ({esc(entry['source'])}): it matched "
@@ -273,6 +292,7 @@ def render(results: Results) -> str:
         js=_template("report.js"),
         header=header,
         summary=summary_matrix(results),
+        findings=fuzz_findings(results),
         rootcause=root_cause(results),
         tags=tag_table(results),
         filters=_filters(results),

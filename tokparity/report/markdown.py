@@ -1,11 +1,11 @@
-"""summary.md: short, for CI logs and pull requests; and the summary ``compare`` prints.
+"""summary.md: short, for CI logs, pull requests and GitHub's job summary.
 
-``render(results, full=True)`` is summary.md: the table (classes and causes per model and
-backend), then the root-cause write-up of each model and backend with mismatches (writeup.py:
-the sentence naming the cause, symptom → implication, the most telling case's ids side by side,
-the reproduction counts, the fix), then the first unexplained cases. ``render(results)`` is
-what ``compare`` prints in the terminal: the same table, one line per root cause instead of the
-write-ups.
+``render(results)`` is summary.md: the verdict and counts (overview.totals: summary.json's
+numbers), the table (classes and causes per model and backend), a fuzz run's findings by cause,
+then the root-cause write-up of each model and backend with mismatches (writeup.py: the sentence
+naming the cause, symptom → implication, the most telling case's ids side by side, the
+reproduction counts, the fix), then the first unexplained cases. What ``compare`` prints in the
+terminal is plain text (plain.summary_lines), from the same data.
 
 Markdown is rendered by whatever shows it (GitHub, a CI log viewer), so text from corpora and
 engines is escaped: table pipes, backticks, angle brackets, newlines, CRs, control characters and
@@ -16,11 +16,11 @@ id tables are fenced code blocks, whose fence is longer than any run of backtick
 from __future__ import annotations
 
 import re
-from collections import Counter
 
+from tokparity.report import overview
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, Writeup, plural, prompt_like, writeups
-from tokparity.results import Mismatch, Results
+from tokparity.results import Results
 from tokparity.textview import single_line, visible
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
@@ -52,29 +52,31 @@ def fenced(lines: list[str]) -> list[str]:
     return [fence] + lines + [fence]
 
 
-def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{md(c)} {n:,}" for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))) or "–"
+def table(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: frozenset[str] = frozenset()) -> list[str]:
+    """A Markdown table of plain-text cells (each escaped), numbers right-aligned."""
+    return (["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if c in numeric else "---" for c in columns) + "|"]
+            + ["| " + " | ".join(md(c) for c in row) + " |" for row in rows])
 
 
-def table(results: Results) -> list[str]:
-    lines = ["| model | oracle | backend | cases | mismatches | unexplained | classes | causes |",
-             "|---|---|---|---:|---:|---:|---|---|"]
-    for r in results.runs:
-        ties = f" ({plural(r.ties, 'tie')})" if r.ties else ""
-        lines.append(f"| {md(r.model)} | {md(r.oracle)} | {md(r.backend)} | {r.cases} | {r.mismatches} | "
-                     f"{r.unexplained}{ties} | {_counts(r.classes)} | {_counts(r.causes)} |")
+def fuzz_md(results: Results) -> list[str]:
+    """A fuzz run's "Findings by cause" (overview.fuzz_section): the table of causes, each cause's
+    ids side by side, the seams covered; nothing for another run."""
+    section = overview.fuzz_section(results)
+    if section is None:
+        return []
+    lines = ["", "## Findings by cause", "", md(section.run_line), ""]
+    if section.findings:
+        lines += table(overview.FINDING_COLUMNS, [overview.finding_row(f) for f in section.findings],
+                       overview.FINDING_NUMERIC) + [""]
+    style = section.style
+    for f in section.findings:
+        lines += [f"### {md(f.title)}", "",
+                  f"{md(f.id)}: {md_text(f.text)}", ""]
+        if f.case is not None:
+            lines += fenced(comparison_lines(f.case, style, indent=0)) + [""]
+    if section.seams_line:
+        lines += [md(section.seams_line), ""]
     return lines
-
-
-def one_line(w: Writeup) -> str:
-    """A root cause in one line, for the terminal."""
-    head = f"- **{md(w.model)} / {md(w.backend)}**: "
-    if w.only_ties:
-        return head + f"{plural(len(w.ties), 'tie')} of equal score ({code(TIE)}), not failures"
-    if not w.cause:
-        return head + f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
-    ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""
-    return head + f"{code(w.cause)} {md(w.proof)}{ties}"
 
 
 def writeup_md(w: Writeup, columns: int = 100) -> list[str]:
@@ -117,38 +119,27 @@ def writeup_md(w: Writeup, columns: int = 100) -> list[str]:
     return lines + [""]
 
 
-def render(results: Results, examples: int = 5, full: bool = False) -> str:
-    """summary.md with ``full``; without, the terminal's shorter form (one line per root cause)."""
-    verdict = "✅ no unexplained mismatch" if results.unexplained == 0 else f"❌ {results.unexplained} unexplained mismatches"
-    lines = [f"# tokparity {results.tokparity}: {verdict}", ""]
-    versions = ", ".join(f"{md(n)} {md(i.get('version', '?'))}" for n, i in results.backends.items())
-    lines += [f"Backends: {versions}", ""] + table(results)
+def render(results: Results, examples: int = 5) -> str:
+    """summary.md."""
+    t = overview.totals(results)
+    lines = [f"# tokparity {md(results.tokparity)}: {t.verdict}", "", md(overview.count_line(t)), "",
+             f"Backends: {md(overview.backend_versions(results))}", ""]
+    lines += table(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
+    lines += fuzz_md(results)
     ws = writeups(results)
-    if ws and full:
+    if ws:
         lines += ["", "## Root cause, per model and backend", ""]
         for w in ws:
             lines += writeup_md(w)
-    elif ws:
-        lines += ["", "## Root causes", ""] + [one_line(w) for w in ws]
-        lines += ["", "Each one written up (symptom → implication, the most telling case's ids, the fix): summary.md "
-                      "and report.html in the report folder, or `tokparity explain DIR`."]
-    if results.mismatches:
-        # The unexplained ones first: they are what the reader must act on; then one example per
-        # known divergence, so the list shows what each reviewed entry looks like.
-        unexplained = [m for m in results.mismatches if not m.known and m.cause != TIE]
-        first_of: dict[str, Mismatch] = {}
-        for m in results.mismatches:
-            if m.known:
-                first_of.setdefault(m.known, m)
-        known = list(first_of.values())
-        lines += ["", "## First unexplained mismatches" if unexplained else "## Known divergences, one example each", ""]
-        for m in (unexplained or known)[:examples]:
+    listed = overview.examples(results, examples)
+    if listed is not None:
+        lines += ["", f"## {listed.heading}", ""]
+        for m in listed.cases:
             tag = f" (known: {md(m.known)})" if m.known else ""
             cause = f" cause {code(m.cause)}" if m.cause else ""
             lines.append(f"- **{md(m.model)} / {md(m.backend)}** {code(m.cls)}{tag}{cause} {md(m.corpus)}/{md(m.case_id)}: "
                          f"{md_text(m.text[:80])} — {md(m.evidence[:200])}")
-        common = Counter(m.cls for m in results.mismatches).most_common()
-        lines += ["", "Classes: " + ", ".join(f"{md(c)} {n}" for c, n in common)]
+        lines += ["", "Classes: " + md(overview.run_classes(results))]
     if results.known.get("used"):
         lines += ["", "Known divergences (do not fail the run): "
                   + ", ".join(f"{md(k)} {n}" for k, n in results.known["used"].items())]

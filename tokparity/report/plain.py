@@ -15,12 +15,24 @@ columns, ``^`` under what differs (llama-spm, a greedy longest-match engine, "It
 from __future__ import annotations
 
 import shlex
+import shutil
 import textwrap
 import unicodedata
 from dataclasses import dataclass
 
 from tokparity.diff.explain import class_info
-from tokparity.report.writeup import Block, Fix, Token, Writeup, comparison, fixes_of, plural, prompt_like
+from tokparity.report import overview
+from tokparity.report.writeup import (
+    Block,
+    Fix,
+    Token,
+    Writeup,
+    cause_line,
+    comparison,
+    fixes_of,
+    plural,
+    prompt_like,
+)
 from tokparity.results import Mismatch, Results
 from tokparity.textview import single_line, visible
 
@@ -128,6 +140,105 @@ def comparison_lines(m: Mismatch, style: str, columns: int = 100, indent: int = 
     return lines
 
 
+# -- aligned tables -----------------------------------------------------------------------------
+
+
+def table_lines(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: frozenset[str] = frozenset(),
+                indent: int = 0) -> list[str]:
+    """A table for a terminal: a header, a rule, one line per row, every column as wide as its
+    widest cell (in terminal columns: wide characters count two), numbers right-aligned."""
+    cells = [tuple(single_line(c) for c in row) for row in [columns, *rows]]
+    widths = [max(width(row[k]) for row in cells) for k in range(len(columns))]
+
+    def line(row: tuple[str, ...]) -> str:
+        shown = [" " * (w - width(c)) + c if name in numeric else pad(c, w)
+                 for name, c, w in zip(columns, row, widths)]
+        return (" " * indent + "  ".join(shown)).rstrip()
+
+    return [line(cells[0]), " " * indent + "  ".join("─" * w for w in widths)] + [line(row) for row in cells[1:]]
+
+
+# -- the summary compare and regress print -----------------------------------------------------
+
+
+def terminal_columns() -> int:
+    """Where the printed summary wraps: the terminal's width ($COLUMNS first), 100 when not a terminal."""
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+def summary_lines(results: Results, columns: int = 100, examples: int = 5) -> list[str]:
+    """What ``compare`` and ``regress`` print: the verdict and counts (overview.totals, the numbers
+    of summary.json), the model × backend table, a fuzz run's findings, one line per root cause,
+    the first unexplained mismatches. Plain text: the write-ups are in summary.md and report.html."""
+    from tokparity.report.writeup import writeups
+
+    t = overview.totals(results)
+    lines = [f"tokparity {results.tokparity}: {t.verdict}", overview.count_line(t),
+             single_line(f"backends: {overview.backend_versions(results)}"), ""]
+    lines += table_lines(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
+    lines += fuzz_lines(results, columns)
+    ws = writeups(results)
+    if ws:
+        lines += ["", "Root causes"]
+        for w in ws:
+            lines += textwrap.wrap(single_line(f"{w.model} / {w.backend}: {cause_line(w)}"), columns,
+                                   initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
+        lines += textwrap.wrap("Each one written up (symptom → implication, the most telling case's ids, the fix): "
+                               "summary.md and report.html in the report folder, or tokparity explain DIR", columns)
+    listed = overview.examples(results, examples)
+    if listed is not None:
+        lines += ["", listed.heading]
+        for m in listed.cases:
+            lines += example_lines(m, columns)
+        lines += ["", f"Classes: {overview.run_classes(results)}"]
+    lines += known_lines(results)
+    return lines
+
+
+def example_lines(m: Mismatch, columns: int) -> list[str]:
+    """One listed mismatch: who, the class and cause, the case; its text; the evidence."""
+    notes = [m.cls] + ([f"known: {m.known}"] if m.known else []) + ([f"cause {m.cause}"] if m.cause else [])
+    lines = textwrap.wrap(single_line(f"{m.model} / {m.backend}  {m.corpus}/{m.case_id}  ({', '.join(notes)})"),
+                          columns, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
+    lines += labelled("    text", quoted(m.text, 80), columns)
+    return lines + labelled("    why", m.evidence[:300], columns)
+
+
+def known_lines(results: Results) -> list[str]:
+    lines = []
+    if results.known.get("used"):
+        lines += ["", single_line("Known divergences (do not fail the run): " + ", ".join(
+            f"{k} {n:,}" for k, n in results.known["used"].items()))]
+    for entry in results.known.get("stale", []):
+        lines.append(single_line(f"⚠ stale known divergence {entry['id']} ({entry['source']}): it matched nothing; "
+                                 "the upstream difference may be fixed, remove or correct the entry"))
+    return lines
+
+
+# -- a fuzz run's findings by cause --------------------------------------------------------------
+
+
+def fuzz_lines(results: Results, columns: int = 100) -> list[str]:
+    """A fuzz run's "Findings by cause" (overview.fuzz_section): a table of causes, then each
+    cause's shrunk text with the ids side by side, then the seams covered; none for another run."""
+    section = overview.fuzz_section(results)
+    if section is None:
+        return []
+    lines = ["", "Findings by cause", *textwrap.wrap(single_line(section.run_line), columns, break_on_hyphens=False)]
+    if section.findings:
+        lines += [""] + table_lines(overview.FINDING_COLUMNS, [overview.finding_row(f) for f in section.findings],
+                                    overview.FINDING_NUMERIC, indent=2)
+    style = section.style
+    for f in section.findings:
+        lines += ["", single_line(f"  {f.title}"), *labelled("    case", f.id, columns),
+                  *labelled("    text", quoted(f.text), columns)]
+        if f.case is not None:
+            lines += comparison_lines(f.case, style, columns, indent=4)
+    if section.seams_line:
+        lines += [""] + textwrap.wrap(single_line(section.seams_line), columns, break_on_hyphens=False)
+    return lines
+
+
 # -- labelled paragraphs ------------------------------------------------------------------------
 
 
@@ -200,13 +311,11 @@ def run_lines(results: Results, folder: str, columns: int = 100) -> list[str]:
 
     ws = writeups(results)
     agreeing = [single_line(f"{r.model}/{r.backend}") for r in results.runs if not r.mismatches]
-    mismatches = sum(r.mismatches for r in results.runs)
+    t = overview.totals(results)
     lines = [f"{single_line(folder)}: tokparity {results.tokparity}, {len(results.runs)} model × backend runs, "
-             f"{plural(mismatches, 'mismatch')}, {results.unexplained:,} unexplained"]
+             f"{overview.count_line(t)}"]
     if agreeing:
         lines += textwrap.wrap("agree on every case: " + ", ".join(agreeing), columns, break_on_hyphens=False)
-    if results.interrupted:
-        lines.append("the run was interrupted: the counts are those of the cases it finished")
     if not ws:
         lines.append("every backend agrees with its oracle on every case: nothing to explain")
     for w in ws:

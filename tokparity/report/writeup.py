@@ -79,10 +79,13 @@ class Writeup:
 
     @property
     def cause(self) -> str:
-        """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause."""
+        """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause
+        of the unexplained mismatches at hand (a known divergence is reviewed: not what the run is
+        about), else of every mismatch counted."""
         if self.verdict:
             return self.verdict["cause"]
-        causes = self.summary.causes
+        unexplained = Counter(m.cause for m in self.mismatches if m.cause and m.cause != TIE and not m.known)
+        causes = unexplained or self.summary.causes
         return min((c for c in causes if c != TIE), key=lambda c: (-causes[c], c), default="")
 
     @property
@@ -102,7 +105,7 @@ class Writeup:
         if self.verdict:
             return proof(self.verdict)
         if self.cause:
-            return (f"reproduces {self.summary.causes[self.cause]:,} of {plural(self.summary.mismatches, 'mismatch')} "
+            return (f"reproduces {self.summary.causes.get(self.cause, 0):,} of {plural(self.summary.mismatches, 'mismatch')} "
                     "case by case (no run-level verdict: the agreements were not checked)")
         return ""
 
@@ -132,6 +135,16 @@ class Writeup:
     @property
     def not_reproduced(self) -> int:
         return max(0, self.summary.mismatches - sum(self.summary.causes.values()))
+
+
+def cause_line(w: Writeup) -> str:
+    """A run's root cause in one line of plain text: ``model.x reproduces 3 of 3 mismatches …``."""
+    if w.only_ties:
+        return f"{plural(len(w.ties), 'tie')} of equal score ({TIE}), not failures"
+    if not w.cause:
+        return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
+    ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""
+    return f"{w.cause} {w.proof}{ties}"
 
 
 def plural(n: int, word: str) -> str:
@@ -181,7 +194,7 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN)
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
         w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
-                      f"{summary.model}; {w.cause} reproduces {summary.causes[w.cause]:,} of them, case by case (the "
+                      f"{summary.model}; {w.cause} reproduces {summary.causes.get(w.cause, 0):,} of them, case by case (the "
                       "agreements were not checked).")
     pool = telling_pool(mismatches, w.cause)
     if pool:
@@ -194,15 +207,22 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN)
 
 
 def telling_pool(mismatches: list[Mismatch], cause: str) -> list[Mismatch]:
-    """The mismatches the most telling case is chosen from: those whose own cause is the run's
-    root cause; without a root cause (or none of its cases at hand), every one that is not a tie
-    or a failure to answer, else whatever there is."""
+    """The mismatches the most telling case is chosen from: the unexplained ones (a known
+    divergence is a reviewed, often intended behaviour, such as parsing special-token text: not
+    what the reader must act on) whose own cause is the run's root cause or a part of it; then
+    any unexplained one with a cause, then any unexplained one; only when every mismatch is
+    known, the known ones in the same order. Ties and failures to answer come last."""
     judged = [m for m in mismatches if m.stage != "decode" and m.cause != TIE and m.cls not in FAILED]
-    for pool in ([m for m in judged if cause and m.cause == cause], [m for m in judged if m.cause], judged,
-                 [m for m in mismatches if m.cause != TIE], mismatches):
-        if pool:
-            return pool
-    return []
+    main = set(parts(cause)) if cause else set()
+
+    def of_main(m: Mismatch) -> bool:
+        return bool(m.cause) and (m.cause == cause or set(parts(m.cause)) <= main)
+
+    for group in ([m for m in judged if not m.known], judged):
+        for pool in ([m for m in group if of_main(m)], [m for m in group if m.cause], group):
+            if pool:
+                return pool
+    return [m for m in mismatches if m.cause != TIE] or mismatches
 
 
 def prompt_like(text: str, tags: dict | None = None) -> bool:

@@ -1,0 +1,282 @@
+"""What every report says about a run as a whole, as data: the counts of its header, the rows of
+its model × backend table, the mismatches it lists first, the tags worth a rate, a fuzz run's
+findings by cause.
+
+report.html (html.py), summary.md (markdown.py) and the terminal (plain.py) only lay these out,
+each in its own markup, so they cannot disagree with each other nor with summary.json: the
+header counts are sums over summary.json's ``runs``, never the length of the list of mismatches a
+run happened to keep whole (a fuzz run counts every mismatch but keeps only its shrunk findings):
+
+    >>> t = totals(results)
+    >>> t.mismatches, t.unexplained, t.known, t.listed
+    (1920, 1920, 0, 2)
+    >>> count_line(t)
+    '1,920 mismatches in 6,770 case runs: 1,920 unexplained; 2 of them kept whole (mismatches.csv)'
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tokparity.report.pieces import piece_style
+from tokparity.report.writeup import TIE, plural
+from tokparity.results import Mismatch, Results
+from tokparity.textview import visible
+
+TAG_MIN_CASES = 20  # a tag's rate is shown when it counts this many case runs: fewer tell little
+TAG_ROWS = 40  # rows of the tag table at the most, highest rate first
+
+
+# -- the header -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Totals:
+    """The run's counts, summed over summary.json's ``runs`` (model × backend)."""
+
+    runs: int
+    cases: int  # case runs: a case judged on one backend
+    mismatches: int
+    unexplained: int
+    known: int  # mismatches a known divergence explains
+    ties: int  # mismatches that are ties of equal score (reported apart)
+    listed: int  # mismatches kept whole (mismatches.csv, the report's list)
+    interrupted: bool
+
+    @property
+    def verdict(self) -> str:
+        """``no unexplained mismatch`` or ``5 unexplained mismatches``, with its mark."""
+        return "✅ no unexplained mismatch" if self.unexplained == 0 else \
+            f"❌ {plural(self.unexplained, 'unexplained mismatch')}"
+
+
+def totals(results: Results) -> Totals:
+    runs = results.runs
+    mismatches = sum(r.mismatches for r in runs)
+    unexplained = sum(r.unexplained for r in runs)
+    ties = sum(r.ties for r in runs)
+    # (regress counts a changed digest-only corpus as unexplained with no mismatch to list: never below 0)
+    known = sum(max(0, r.mismatches - r.unexplained - r.ties) for r in runs)
+    return Totals(len(runs), sum(r.cases for r in runs), mismatches, unexplained, known, ties,
+                  len(results.mismatches), results.interrupted)
+
+
+def count_line(t: Totals) -> str:
+    """The header's sentence: ``14 mismatches in 2,485 case runs: 5 unexplained, 9 known divergences``."""
+    parts = [f"{t.unexplained:,} unexplained"]
+    if t.known:
+        parts.append(plural(t.known, "known divergence"))
+    if t.ties:
+        parts.append(plural(t.ties, "tie") + " of equal score")
+    line = f"{plural(t.mismatches, 'mismatch')} in {plural(t.cases, 'case run')}: {', '.join(parts)}"
+    if t.listed < t.mismatches:
+        line += f"; {t.listed:,} of them kept whole (mismatches.csv)"
+    if t.interrupted:
+        line += "; interrupted: the counts are those of the cases done"
+    return line
+
+
+def backend_versions(results: Results) -> str:
+    """``llama.cpp 0.3.36, mine``: a cmd: engine says no version."""
+    return ", ".join(f"{name} {info['version']}" if info.get("version") else name for name, info in results.backends.items())
+
+
+# -- the model × backend table --------------------------------------------------------------------
+
+RUN_COLUMNS = ("model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes")
+NUMERIC = frozenset({"cases", "mismatches", "unexplained"})
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """``merge-order 195, whitespace-runs 118``: most first, then by name; ``–`` for none."""
+    return ", ".join(f"{c} {n:,}" for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))) or "–"
+
+
+def run_rows(results: Results) -> list[tuple[str, ...]]:
+    """One row of cells (``RUN_COLUMNS``) per model × backend, as plain text."""
+    rows: list[tuple[str, ...]] = []
+    for r in results.runs:
+        ties = f" ({plural(r.ties, 'tie')})" if r.ties else ""
+        rows.append((r.model, r.oracle, r.backend, f"{r.cases:,}", f"{r.mismatches:,}", f"{r.unexplained:,}{ties}",
+                     counts_text(r.classes), counts_text(r.causes)))
+    return rows
+
+
+# -- the first mismatches listed ------------------------------------------------------------------
+
+
+@dataclass
+class Examples:
+    heading: str
+    cases: list[Mismatch] = field(default_factory=list)
+
+
+def examples(results: Results, n: int = 5) -> Examples | None:
+    """The unexplained mismatches first: they are what a reader must act on; when there are none,
+    one example per known divergence, so the list shows what each reviewed entry looks like."""
+    if not results.mismatches:
+        return None
+    unexplained = [m for m in results.mismatches if not m.known and m.cause != TIE]
+    if unexplained:
+        return Examples("First unexplained mismatches", unexplained[:n])
+    first_of: dict[str, Mismatch] = {}
+    for m in results.mismatches:
+        if m.known:
+            first_of.setdefault(m.known, m)
+    return Examples("Known divergences, one example each", list(first_of.values())[:n])
+
+
+def run_classes(results: Results) -> str:
+    """Every class of the run, counted over summary.json's runs (not only the mismatches kept whole)."""
+    counts: Counter[str] = Counter()
+    for r in results.runs:
+        counts.update(r.classes)
+    return counts_text(dict(counts))
+
+
+# -- the mismatch rate per tag --------------------------------------------------------------------
+
+
+@dataclass
+class TagRow:
+    tag: str
+    cases: int
+    mismatches: int
+
+    @property
+    def rate(self) -> float:
+        return self.mismatches / self.cases
+
+
+@dataclass
+class TagRates:
+    rows: list[TagRow]  # highest rate first
+    folded: int = 0  # tags left out: too few case runs, or past the table's last row
+    folded_cases: int = 0
+    min_cases: int = TAG_MIN_CASES
+
+    @property
+    def folded_line(self) -> str:
+        if not self.folded:
+            return ""
+        return (f"… and {plural(self.folded, 'tag')} with fewer than {self.min_cases} case runs or a lower rate "
+                f"({plural(self.folded_cases, 'case run')} in all)")
+
+
+def tag_rates(results: Results, min_cases: int = TAG_MIN_CASES, top: int = TAG_ROWS) -> TagRates:
+    """The tags with at least ``min_cases`` case runs, highest mismatch rate first, at most
+    ``top``; the rest (a generator's one-case ``codepoint=U+0001`` tags, …) folded into one count."""
+    every = [TagRow(k, v.get("cases", 0), v.get("mismatches", 0)) for k, v in results.tag_rates.items()
+             if v.get("cases", 0)]
+    enough = sorted((t for t in every if t.cases >= min_cases), key=lambda t: (-t.rate, -t.cases, t.tag))[:top]
+    shown = {t.tag for t in enough}
+    rest = [t for t in every if t.tag not in shown]
+    return TagRates(enough, len(rest), sum(t.cases for t in rest), min_cases)
+
+
+# -- a fuzz run's findings, one per root cause ----------------------------------------------------
+
+
+@dataclass
+class Finding:
+    """One root cause a fuzz run found (results.options["fuzz"]["findings"]), shrunk to a text."""
+
+    id: str
+    backend: str
+    oracle: str
+    cause: str  # "" when no variant of the reference reproduced it
+    cls: str
+    text: str
+    found_after: float
+    count: int  # cases of the run this cause explains
+    known: str
+    case: Mismatch | None  # the ids side by side, when the finding holds them
+
+    @property
+    def cause_shown(self) -> str:
+        return self.cause or "no cause reproduced"
+
+    @property
+    def title(self) -> str:
+        """``model.greedy-longest-match · greedy against llama.cpp (merge-order)``."""
+        return f"{self.cause_shown} · {self.backend} against {self.oracle} ({self.cls})"
+
+
+@dataclass
+class FuzzSection:
+    findings: list[Finding]
+    seams: list[dict]  # {"seam", "description", "cases"}
+    cases: int
+    seconds: float
+    by_source: dict[str, int]
+
+    @property
+    def style(self) -> str:
+        """How the model's vocabulary spells pieces (pieces.piece_style), from the findings' own."""
+        return piece_style([p for f in self.findings if f.case is not None for p in f.case.oracle_pieces])
+
+    @property
+    def run_line(self) -> str:
+        sources = ", ".join(f"{name} {n:,}" for name, n in sorted(self.by_source.items()))
+        return (f"{plural(self.cases, 'case')} in {self.seconds:.1f} s" + (f" ({sources})" if sources else "")
+                + f"; {plural(len(self.findings), 'root cause')} found")
+
+    @property
+    def seams_line(self) -> str:
+        """``Seams covered: nfc-boundary (120), …``: the Unicode and regex seams the run's texts crossed."""
+        if not self.seams:
+            return ""
+        return "Seams covered: " + ", ".join(f"{s.get('seam', '?')} ({int(s.get('cases', 0)):,})" for s in self.seams)
+
+
+FINDING_COLUMNS = ("cause", "backend", "class", "cases", "first found after", "shrunk text")
+FINDING_NUMERIC = frozenset({"cases", "first found after"})
+SHRUNK_SHOWN = 80  # characters of a shrunk text in the table (the write-up below it shows all)
+
+
+def finding_row(f: Finding) -> tuple[str, ...]:
+    """The finding's cells (``FINDING_COLUMNS``) as plain text, the text's whitespace made visible."""
+    cause = f.cause_shown + (f" (known: {f.known})" if f.known else "")
+    text = visible(f.text[:SHRUNK_SHOWN]) + ("…" if len(f.text) > SHRUNK_SHOWN else "")
+    return (cause, f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _int_list(value: object) -> list[int]:
+    return [int(v) for v in value] if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
+
+
+def _str_list(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _finding(d: dict, model: str) -> Finding:
+    oracle_ids, backend_ids = _int_list(d.get("oracle_ids")), _int_list(d.get("backend_ids"))
+    f = Finding(id=_text(d.get("id", "")), backend=_text(d.get("backend", "")), oracle=_text(d.get("oracle", "")),
+                cause=_text(d.get("cause", "")), cls=_text(d.get("class", "")), text=_text(d.get("text", "")),
+                found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
+                known=_text(d.get("known", "")), case=None)
+    if oracle_ids or backend_ids:
+        f.case = Mismatch(model=model, corpus="fuzz", case_id=f.id, tags={}, oracle=f.oracle, backend=f.backend,
+                          cls=f.cls, evidence="", stage="", first_diff=0, text=f.text, oracle_ids=oracle_ids,
+                          backend_ids=backend_ids, oracle_pieces=_str_list(d.get("oracle_pieces")),
+                          backend_pieces=_str_list(d.get("backend_pieces")), known=f.known, cause=f.cause)
+    return f
+
+
+def fuzz_section(results: Results) -> FuzzSection | None:
+    """A fuzz run's findings by cause, most cases first; None when the run is not a fuzz run."""
+    fuzz = results.options.get("fuzz")
+    if not isinstance(fuzz, dict):
+        return None
+    model = results.runs[0].model if results.runs else ""
+    found = [_finding(d, model) for d in fuzz.get("findings") or [] if isinstance(d, dict)]
+    found.sort(key=lambda f: (-f.count, f.found_after, f.id))
+    seams = [s for s in fuzz.get("seams") or [] if isinstance(s, dict)]
+    by_source = {str(k): int(v) for k, v in (fuzz.get("by_source") or {}).items() if isinstance(v, int)}
+    return FuzzSection(found, seams, int(fuzz.get("cases") or 0), float(fuzz.get("seconds") or 0.0), by_source)
