@@ -1,0 +1,316 @@
+"""What a reader of a run meets, from real runs: the terminal summary of ``compare`` as plain text,
+header counts equal to summary.json's, a tag table not swamped by one-case tags, the most
+telling case an unexplained one, an exact text column in mismatches.csv, and a fuzz run's
+findings by cause.
+
+The runs: transformers' GGUF converter (hf-gguf) on llama-bpe's edge corpus with parse_special (it reads
+``<|endoftext|>`` as a token llama.cpp does not have: special-token text in the output); a
+tokenizers engine on llama-bpe that parses special-token text unasked and ignores ignore_merges,
+with one of the two listed as a known divergence; a greedy longest-match engine on llama-spm over
+the codepoints generator's cases (one tag per code point) and formula-like texts; a short fuzz
+run of the same engine.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from tokparity.generators import generate
+
+ROOT = Path(__file__).parent.parent
+GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'engines' / 'greedy_engine.py'} {{gguf}}"
+TOKENIZERS = (f"mine=cmd:{sys.executable} {ROOT / 'engines' / 'tokenizers_engine.py'} {{tokenizer_json}} "
+              "--parse-special always --model ignore_merges=false")
+KNOWN = """
+[[divergence]]
+id = "mine-{name}"
+models = ["llama-bpe"]
+backends = ["mine"]
+classes = ["{cls}"]
+cause = "{cause}"
+reason = "reviewed: mine does this on purpose"
+upstream = "none: intended"
+"""
+# Texts a spreadsheet would read as formulas, or that a CSV must keep exact; each with a double
+# space, which the greedy engine splits otherwise than llama.cpp (so each is a mismatch).
+FORMULA_LIKE = ["\tif  x:\n\treturn", "=SUM(A1:A2)  b", "+1  two", "-x  y", "@me  now", "line\n  two",
+                "🙂  emoji 👩‍💻", '"quoted"  text']
+
+
+def tokparity(*args: object, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text("utf-8"))
+
+
+def totals(doc: dict) -> dict[str, int]:
+    runs = doc["runs"]
+    return {"cases": sum(r["cases"] for r in runs), "mismatches": sum(r["mismatches"] for r in runs),
+            "unexplained": sum(r["unexplained"] for r in runs),
+            "known": sum(r["mismatches"] - r["unexplained"] - r["ties"] for r in runs)}
+
+
+def count_sentence(t: dict[str, int]) -> str:
+    """The header's counts as summary.json gives them."""
+    mismatches = f"{t['mismatches']:,} mismatch" + ("" if t["mismatches"] == 1 else "es")
+    return f"{mismatches} in {t['cases']:,} case runs: {t['unexplained']:,} unexplained"
+
+
+def html_header(out: Path) -> str:
+    page = (out / "report.html").read_text("utf-8")
+    return unescape(re.sub(r"<[^>]+>", " ", page[page.index("<header>"):page.index("</header>")]))
+
+
+def section(page: str, name: str) -> str:
+    start = page.index(f'<section id="{name}">')
+    return page[start:page.index("</section>", start)]
+
+
+@pytest.fixture(scope="module")
+def hf_gguf(tmp_path_factory, zoo):
+    zoo("llama-bpe")
+    out = tmp_path_factory.mktemp("hf-gguf") / "run"
+    proc = tokparity("compare", "llama-bpe", "-c", "edge", "-b", "hf-gguf", "--parse-special", "-o", out, "-q")
+    assert proc.returncode == 1, proc.stderr  # <|endoftext|> read as a token: unexplained
+    return out, proc
+
+
+@pytest.fixture(scope="module")
+def greedy(tmp_path_factory, zoo):
+    """llama-spm against the greedy engine over 300 code points (a tag each) and formula-like texts."""
+    zoo("llama-spm")
+    tmp = tmp_path_factory.mktemp("greedy")
+    records = [{"id": c.id, "text": c.text, "tags": {**c.tags, "codepoint": f"U+{ord(c.text[0]):04X}"}}
+               for c in generate("codepoints", None, seed=0, limit=300)]
+    records += [{"id": f"formula-{n}", "text": t, "tags": {"kind": "formula"}} for n, t in enumerate(FORMULA_LIKE)]
+    corpus = tmp / "codepoints.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    out = tmp / "run"
+    proc = tokparity("compare", "llama-spm", "-c", corpus, "-b", GREEDY, "-o", out, "-q")
+    assert proc.returncode == 1, proc.stderr
+    return out, proc, records
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory, zoo):
+    zoo("llama-spm")
+    out = tmp_path_factory.mktemp("fuzz") / "run"
+    proc = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--seconds", 6, "--seed", 1, "-o", out, "-q")
+    assert proc.returncode == 1, proc.stderr
+    return out
+
+
+# -- 1. the terminal summary is plain text ----------------------------------------------------------
+
+
+def table_block(stdout: str) -> list[str]:
+    """The model × backend table: the header, its rule of ─ runs, the rows up to the blank line."""
+    lines = stdout.splitlines()
+    rule = next(n for n, line in enumerate(lines) if line.startswith("─"))
+    end = next((n for n in range(rule, len(lines)) if not lines[n].strip()), len(lines))
+    return lines[rule - 1:end]
+
+
+def test_compare_prints_plain_text_with_aligned_columns(hf_gguf):
+    _, proc = hf_gguf
+    out = proc.stdout
+    assert "<|endoftext|>" in out  # the special-token text, as it is
+    for markup in ("&lt;", "&gt;", "\\|", "\\_", "\\[", "| model |", "|---", "**", "`", "## "):
+        assert markup not in out, markup
+    assert "'␣<|endoftext|>␣'" in out  # a case's text with its whitespace made visible, as encode shows it
+    header, rule, *rows = table_block(out)
+    assert header.split() == ["model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes"]
+    spans = [(m.start(), m.end()) for m in re.finditer("─+", rule)]
+    assert len(spans) == 8 and len(rows) == 2  # llama.cpp (on the golden texts) and hf-gguf
+    for line in [header, *rows]:
+        for start, end in spans[1:]:
+            assert line[start - 2:start] == "  ", (line, start)  # every column starts where its rule starts
+        for start, end in spans[3:6]:  # cases, mismatches, unexplained: right-aligned under their rule
+            assert line[end - 1] != " " and line[start:end].strip(), (line, start, end)
+    hf = next(r for r in rows if "  hf-gguf  " in r)
+    assert hf.split()[3:6] == ["884", "7", "6"]
+
+
+def test_regress_prints_the_same_plain_summary(tmp_path, zoo):
+    zoo("llama-spm")
+    proc = tokparity("regress", "llama-spm", "-c", "edge", "-b", "ref", "-o", tmp_path / "run", "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("tokparity ") and "✅ no unexplained mismatch" in proc.stdout
+    assert "|---" not in proc.stdout and "# tokparity" not in proc.stdout
+    assert table_block(proc.stdout)[0].split()[:3] == ["model", "oracle", "backend"]
+
+
+# -- 2. header counts are summary.json's ---------------------------------------------------------
+
+
+def test_header_counts_are_summary_json_counts(hf_gguf):
+    out, proc = hf_gguf
+    t = totals(summary(out))
+    assert (t["mismatches"], t["unexplained"], t["known"]) == (7, 6, 1)
+    expected = count_sentence(t) + ", 1 known divergence"
+    assert expected in html_header(out)
+    assert f"\n{expected}\n" in (out / "summary.md").read_text("utf-8")
+    assert f"\n{expected}\n" in proc.stdout
+    assert "# tokparity 0.1.0: ❌ 6 unexplained mismatches" in (out / "summary.md").read_text("utf-8")
+
+
+def test_fuzz_header_counts_every_mismatch_not_the_kept_ones(fuzzed):
+    """A fuzz run keeps only its shrunk findings whole: the header must not count those as the
+    run's mismatches while it counts every unexplained one (\"7 mismatches, 123975 unexplained\")."""
+    t = totals(summary(fuzzed))
+    with open(fuzzed / "mismatches.csv", encoding="utf-8", newline="") as f:
+        kept = len(list(csv.DictReader(f)))
+    assert t["mismatches"] > kept  # the situation of the report
+    expected = f"{count_sentence(t)}; {kept:,} of them kept whole (mismatches.csv)"
+    assert expected in html_header(fuzzed)
+    assert f"\n{expected}\n" in (fuzzed / "summary.md").read_text("utf-8")
+    explained = tokparity("explain", fuzzed, "--width", "200").stdout
+    assert expected in explained.splitlines()[0]
+
+
+# -- 3. the tag table --------------------------------------------------------------------------
+
+
+def test_tag_table_keeps_tags_with_enough_cases_and_folds_the_rest(greedy):
+    out, _, records = greedy
+    rates = summary(out)["tag_rates"]
+    few = [k for k, v in rates.items() if v["cases"] < 20]
+    assert len([k for k in few if k.startswith("codepoint=")]) == 300  # one case run each
+    tags = section((out / "report.html").read_text("utf-8"), "tags")
+    assert "codepoint=U+" not in tags
+    assert "<svg" not in tags and "chart" not in tags  # one table, no chart repeating it
+    shown = re.findall(r"<tr><td>([^<]+)</td>", tags)
+    assert shown and all(rates[unescape(k)]["cases"] >= 20 for k in shown)
+    assert "kind=generated" in shown
+    folded = len(rates) - len(shown)
+    assert f"… and {folded:,} tags with fewer than 20 case runs or a lower rate" in unescape(tags)
+
+
+# -- 4. the most telling case --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("known, cls, cause, telling_cls", [
+    pytest.param("specials", "special-parsing", "specials.parse", "ignore-merges", id="special-parsing-intended"),
+    pytest.param("merges", "ignore-merges", "model.ignore-merges", "special-parsing", id="ignore-merges-intended"),
+])
+def test_most_telling_case_is_an_unexplained_one(tmp_path, zoo, known, cls, cause, telling_cls):
+    """One engine, two deviations; one is listed as a known (intended) divergence: the write-up's
+    symptom and most telling case are the other one, the bug the reader must act on."""
+    zoo("llama-bpe")
+    known_file = tmp_path / "known.toml"
+    known_file.write_text(KNOWN.format(name=known, cls=cls, cause=cause), "utf-8")
+    out = tmp_path / "run"
+    proc = tokparity("compare", "llama-bpe", "-c", "edge", "-c", "multilingual", "-b", TOKENIZERS,
+                     "--known", known_file, "--no-builtin-known", "-o", out, "-q")
+    assert proc.returncode == 1, proc.stderr
+    run = next(r for r in summary(out)["runs"] if r["backend"] == "mine")
+    assert set(run["classes"]) == {"special-parsing", "ignore-merges"}  # both deviations are in the run
+    assert run["unexplained"] == run["classes"][telling_cls]
+    md = (out / "summary.md").read_text("utf-8")
+    write_up = md[md.index("### llama-bpe · mine"):]
+    assert f"- **Symptom** (`{telling_cls}`," in write_up
+    case_id = re.search(r"\*\*Most telling case\*\* (\S+?)[: ]", write_up).group(1)
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if f"{r['corpus']}/{r['case_id']}" == case_id.replace("\\", ""))
+    assert row["known"] == "" and row["class"] == telling_cls, row
+    page = (out / "report.html").read_text("utf-8")
+    assert f"Most telling case: {case_id.replace(chr(92), '')}" in unescape(page)
+
+
+# -- 5. mismatches.csv: an exact text column -------------------------------------------------------
+
+
+def test_csv_text_json_is_exact_and_formula_safe(greedy):
+    out, _, records = greedy
+    texts = {r["id"]: r["text"] for r in records}
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        rows = {r["case_id"]: r for r in csv.DictReader(f)}
+    formulas = [f"formula-{n}" for n in range(len(FORMULA_LIKE))]
+    assert set(formulas) <= set(rows)  # each one a mismatch, so each one in the CSV
+    for row in rows.values():
+        assert row["text_json"].startswith('"')  # no spreadsheet reads a cell starting with " as a formula
+        assert json.loads(row["text_json"]) == texts[row["case_id"]]
+    assert rows["formula-0"]["text"] == "'" + FORMULA_LIKE[0]  # the display column keeps its guard
+    assert rows["formula-1"]["text"].startswith("'=")
+    # tokparity explain reads the run back from the CSV-exact text (here: from the journal; the CSV
+    # alone, as regress leaves it, must give the same)
+    from tokparity.report.folder import read_csv
+
+    back = {m.case_id: m.text for m in read_csv(out / "mismatches.csv")}
+    assert all(back[c] == texts[c] for c in formulas)
+
+
+# -- 6. a fuzz run's findings by cause -------------------------------------------------------------
+
+
+def with_findings(run: Path, out: Path) -> Path:
+    """A copy of the fuzz run whose summary.json has the findings as the fuzz rewrite gives them
+    (one per root cause: ids and pieces, the cases it explains) and the seams covered, from the
+    run's own data."""
+    shutil.copytree(run, out)
+    doc = summary(out)
+    run = doc["runs"][0]
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        rows = {r["case_id"]: r for r in csv.DictReader(f)}
+    fuzz = doc["options"]["fuzz"]
+    for finding in fuzz["findings"]:
+        row = rows[finding["id"]]
+        finding.update(oracle=run["oracle"], count=run["classes"][finding["class"]], known="",
+                       **{k: json.loads(row[k]) for k in ("oracle_ids", "backend_ids", "oracle_pieces",
+                                                          "backend_pieces")})
+    fuzz["seams"] = [{"seam": name, "description": f"the cases of {name}", "cases": n}
+                     for name, n in fuzz["by_source"].items()]
+    (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
+    return out
+
+
+def test_fuzz_findings_by_cause_in_every_report(fuzzed, tmp_path):
+    from tokparity.report import html, markdown
+    from tokparity.report.folder import read_folder
+    from tokparity.report.plain import fuzz_lines
+
+    results = read_folder(with_findings(fuzzed, tmp_path / "run")).results
+    findings = results.options["fuzz"]["findings"]
+    assert findings and all(f["cause"] for f in findings)
+    first = max(findings, key=lambda f: f["count"])
+    ids = " ".join(map(str, first["oracle_ids"]))
+
+    text = "\n".join(fuzz_lines(results, 100))
+    assert text.startswith("\nFindings by cause\n")
+    header = next(line for line in text.splitlines() if line.strip().startswith("cause "))
+    assert header.split() == ["cause", "backend", "class", "cases", "first", "found", "after", "shrunk", "text"]
+    row = next(line for line in text.splitlines() if f"  {first['count']:,}  " in line)
+    assert row.split()[:3] == [first["cause"], first["backend"], first["class"]]
+    assert f"{first['found_after']:.1f} s" in row
+    assert f"    oracle   {ids}" in text  # the ids side by side, pieces under them
+    assert "Seams covered: gen:" in text
+
+    md = markdown.render(results)
+    part = md[md.index("## Findings by cause"):md.index("## Root cause, per model")]
+    assert f"| {first['count']:,} | {first['found_after']:.1f} s |" in part
+    assert f"oracle   {ids}" in part and "```" in part
+    assert "Seams covered: gen:" in part
+
+    page = html.render(results)
+    found = section(page, "findings")
+    assert f"<td class='num'>{first['count']:,}</td>" in found
+    assert all(f'<span class="tid">{i}</span>' in found for i in first["backend_ids"])
+    assert "Seams covered:" in found and 'title="the cases of gen:' in found
+
+
+def test_no_findings_section_outside_fuzz(hf_gguf):
+    out, proc = hf_gguf
+    assert "Findings by cause" not in proc.stdout
+    assert 'id="findings"' not in (out / "report.html").read_text("utf-8")
