@@ -187,6 +187,7 @@ class Finding:
     backend: str
     oracle: str
     cause: str  # "" when no variant of the reference reproduced it
+    label: str  # the cause as the fuzz run names it ("no cause reproduced (merge-order)"); may be ""
     cls: str
     text: str
     found_after: float
@@ -196,7 +197,9 @@ class Finding:
 
     @property
     def cause_shown(self) -> str:
-        return self.cause or "no cause reproduced"
+        if self.label:
+            return self.label
+        return (self.cause or "no cause reproduced") + (f" (known: {self.known})" if self.known else "")
 
     @property
     def title(self) -> str:
@@ -238,9 +241,8 @@ SHRUNK_SHOWN = 80  # characters of a shrunk text in the table (the write-up belo
 
 def finding_row(f: Finding) -> tuple[str, ...]:
     """The finding's cells (``FINDING_COLUMNS``) as plain text, the text's whitespace made visible."""
-    cause = f.cause_shown + (f" (known: {f.known})" if f.known else "")
     text = visible(f.text[:SHRUNK_SHOWN]) + ("…" if len(f.text) > SHRUNK_SHOWN else "")
-    return (cause, f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)
+    return (f.cause_shown, f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)
 
 
 def _text(value: object) -> str:
@@ -258,7 +260,7 @@ def _str_list(value: object) -> list[str]:
 def _finding(d: dict, model: str) -> Finding:
     oracle_ids, backend_ids = _int_list(d.get("oracle_ids")), _int_list(d.get("backend_ids"))
     f = Finding(id=_text(d.get("id", "")), backend=_text(d.get("backend", "")), oracle=_text(d.get("oracle", "")),
-                cause=_text(d.get("cause", "")), cls=_text(d.get("class", "")), text=_text(d.get("text", "")),
+                cause=_text(d.get("cause", "")), label=_text(d.get("label", "")), cls=_text(d.get("class", "")), text=_text(d.get("text", "")),
                 found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
                 known=_text(d.get("known", "")), case=None)
     if oracle_ids or backend_ids:
