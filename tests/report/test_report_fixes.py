@@ -16,10 +16,9 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import subprocess
 import sys
-from html import unescape
+from html import escape, unescape
 from pathlib import Path
 
 import pytest
@@ -59,13 +58,19 @@ def totals(doc: dict) -> dict[str, int]:
     runs = doc["runs"]
     return {"cases": sum(r["cases"] for r in runs), "mismatches": sum(r["mismatches"] for r in runs),
             "unexplained": sum(r["unexplained"] for r in runs),
-            "known": sum(r["mismatches"] - r["unexplained"] - r["ties"] for r in runs)}
+            "known": sum(r["mismatches"] - r["unexplained"] - r["ties"] for r in runs),
+            "ties": sum(r["ties"] for r in runs)}
 
 
 def count_sentence(t: dict[str, int]) -> str:
     """The header's counts as summary.json gives them."""
     mismatches = f"{t['mismatches']:,} mismatch" + ("" if t["mismatches"] == 1 else "es")
-    return f"{mismatches} in {t['cases']:,} case runs: {t['unexplained']:,} unexplained"
+    parts = [f"{t['unexplained']:,} unexplained"]
+    if t["known"]:
+        parts.append(f"{t['known']:,} known divergence" + ("" if t["known"] == 1 else "s"))
+    if t["ties"]:
+        parts.append(f"{t['ties']:,} tie" + ("" if t["ties"] == 1 else "s") + " of equal score")
+    return f"{mismatches} in {t['cases']:,} case runs: {', '.join(parts)}"
 
 
 def html_header(out: Path) -> str:
@@ -159,7 +164,8 @@ def test_header_counts_are_summary_json_counts(hf_gguf):
     out, proc = hf_gguf
     t = totals(summary(out))
     assert (t["mismatches"], t["unexplained"], t["known"]) == (7, 6, 1)
-    expected = count_sentence(t) + ", 1 known divergence"
+    expected = count_sentence(t)
+    assert expected.endswith("6 unexplained, 1 known divergence")
     assert expected in html_header(out)
     assert f"\n{expected}\n" in (out / "summary.md").read_text("utf-8")
     assert f"\n{expected}\n" in proc.stdout
@@ -255,20 +261,7 @@ def test_csv_text_json_is_exact_and_formula_safe(greedy):
 # -- 6. a fuzz run's findings by cause -------------------------------------------------------------
 
 
-def with_seams(run: Path, out: Path) -> Path:
-    """A copy of the fuzz run; where it names no seam (the seams catalogue is not there), its
-    generators stand in as the seams covered, so the seams line is rendered too."""
-    shutil.copytree(run, out)
-    doc = summary(out)
-    fuzz = doc["options"]["fuzz"]
-    if not fuzz.get("seams"):
-        fuzz["seams"] = [{"seam": name, "description": f"the cases of {name}", "cases": n}
-                         for name, n in fuzz["by_source"].items()]
-        (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
-    return out
-
-
-def test_fuzz_findings_by_cause_in_every_report(fuzzed, tmp_path):
+def test_fuzz_findings_by_cause_in_every_report(fuzzed):
     from tokparity.report import html, markdown
     from tokparity.report.folder import read_folder
     from tokparity.report.plain import fuzz_lines
@@ -277,9 +270,11 @@ def test_fuzz_findings_by_cause_in_every_report(fuzzed, tmp_path):
     assert "\n## Findings by cause\n" in (fuzzed / "summary.md").read_text("utf-8")
     assert '<section id="findings">' in (fuzzed / "report.html").read_text("utf-8")
 
-    results = read_folder(with_seams(fuzzed, tmp_path / "run")).results
-    findings = results.options["fuzz"]["findings"]
+    results = read_folder(fuzzed).results
+    findings, seams = results.options["fuzz"]["findings"], results.options["fuzz"]["seams"]
     assert findings and all(f["oracle_ids"] and f["backend_ids"] for f in findings)
+    assert seams  # the Unicode and regex seams the run's unicode-seams cases crossed
+    seam = f"{seams[0]['seam']} ({seams[0]['cases']:,}"
     first = max(findings, key=lambda f: (f["count"], -f["found_after"]))
     named = first.get("label") or first["cause"]
     ids = " ".join(map(str, first["oracle_ids"]))
@@ -291,19 +286,19 @@ def test_fuzz_findings_by_cause_in_every_report(fuzzed, tmp_path):
     row = next(line for line in text.splitlines() if line.strip().startswith(named) and "  " + first["backend"] in line)
     assert f"  {first['count']:,}  " in row and f"{first['found_after']:.1f} s" in row
     assert f"    oracle   {ids}" in text  # the ids side by side, pieces under them
-    assert "Seams covered: gen:" in text
+    assert f"Seams covered: {seam}" in text
 
     md = markdown.render(results)
     part = md[md.index("## Findings by cause"):md.index("## Root cause, per model")]
     assert f"| {first['count']:,} | {first['found_after']:.1f} s |" in part
     assert f"oracle   {ids}" in part and "```" in part
-    assert "Seams covered: gen:" in part
+    assert f"Seams covered: {seam}".replace("\\", "\\\\") in part  # (Markdown escapes the backslash of \\s)
 
     page = html.render(results)
     found = section(page, "findings")
     assert f"<td class='num'>{first['count']:,}</td>" in found
     assert all(f'<span class="tid">{i}</span>' in found for i in first["backend_ids"])
-    assert "Seams covered:" in found and 'title="the cases of gen:' in found
+    assert f'Seams covered: <span title="{escape(seams[0]["about"])}">{escape(seam)}' in found
 
 
 def test_no_findings_section_outside_fuzz(hf_gguf):

@@ -156,8 +156,7 @@ def fuzz_findings(results: Results) -> str:
                      f'<div class="text">{esc(visible(f.text))}</div>'
                      + (token_comparison(f.case, style) if f.case is not None else "") + "</article>")
     if section.seams:
-        seams = ", ".join(f"<span title=\"{esc(s.get('description', ''))}\">{esc(s.get('seam', '?'))}</span> "
-                          f"({int(s.get('cases', 0)):,})" for s in section.seams)
+        seams = ", ".join(f'<span title="{esc(s.about)}">{esc(s.shown)}</span>' for s in section.seams)
         parts.append(f"<p>Seams covered: {seams}</p>")
     return "".join(parts) + "</section>"
 

@@ -208,9 +208,33 @@ class Finding:
 
 
 @dataclass
+class Seam:
+    """A Unicode or regex-engine seam the run's texts crossed (results.options["fuzz"]["seams"])."""
+
+    seam: str  # e.g. \s:ecmascript
+    about: str  # what differs there ("about", or "description")
+    cases: int
+    of: int = 0  # cases the seam has in all, when known
+
+    @property
+    def shown(self) -> str:
+        """``\\s:re2 (247)``, or ``nfkc:compatibility (375 of 900)`` when not every case was run."""
+        of = f" of {self.of:,}" if self.of and self.of != self.cases else ""
+        return f"{self.seam} ({self.cases:,}{of})"
+
+
+def _seam(d: dict) -> Seam:
+    def count(key: str) -> int:
+        value = d.get(key)
+        return value if isinstance(value, int) else 0
+    return Seam(_text(d.get("seam", "?")), _text(d.get("about") or d.get("description") or ""), count("cases"),
+                count("of"))
+
+
+@dataclass
 class FuzzSection:
     findings: list[Finding]
-    seams: list[dict]  # {"seam", "description", "cases"}
+    seams: list[Seam]
     cases: int
     seconds: float
     by_source: dict[str, int]
@@ -231,7 +255,7 @@ class FuzzSection:
         """``Seams covered: nfc-boundary (120), …``: the Unicode and regex seams the run's texts crossed."""
         if not self.seams:
             return ""
-        return "Seams covered: " + ", ".join(f"{s.get('seam', '?')} ({int(s.get('cases', 0)):,})" for s in self.seams)
+        return "Seams covered: " + ", ".join(s.shown for s in self.seams)
 
 
 FINDING_COLUMNS = ("cause", "backend", "class", "cases", "first found after", "shrunk text")
@@ -279,6 +303,6 @@ def fuzz_section(results: Results) -> FuzzSection | None:
     model = results.runs[0].model if results.runs else ""
     found = [_finding(d, model) for d in fuzz.get("findings") or [] if isinstance(d, dict)]
     found.sort(key=lambda f: (-f.count, f.found_after, f.id))
-    seams = [s for s in fuzz.get("seams") or [] if isinstance(s, dict)]
+    seams = [_seam(s) for s in fuzz.get("seams") or [] if isinstance(s, dict)]
     by_source = {str(k): int(v) for k, v in (fuzz.get("by_source") or {}).items() if isinstance(v, int)}
     return FuzzSection(found, seams, int(fuzz.get("cases") or 0), float(fuzz.get("seconds") or 0.0), by_source)
