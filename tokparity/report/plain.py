@@ -1,4 +1,6 @@
-"""The write-up as plain text: ``tokparity explain`` prints it, summary.md holds its id tables.
+"""The reports as plain text for a terminal: the summary ``compare`` and ``regress`` print
+(``summary_lines``: aligned tables, no Markdown, no HTML entities), a fuzz run's findings by cause
+(``fuzz_lines``), and the write-up ``tokparity explain`` prints; summary.md holds its id tables.
 
 Whitespace and control characters are visible as everywhere in tokparity (``␣`` ``↵`` ``→``
 ``<0x00>``), pieces are readable text (pieces.py), and the two id lists sit in aligned

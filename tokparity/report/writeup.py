@@ -80,13 +80,13 @@ class Writeup:
     @property
     def cause(self) -> str:
         """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause
-        of the unexplained mismatches at hand (a known divergence is reviewed: not what the run is
-        about), else of every mismatch counted."""
+        (as the run counted them) among those of its unexplained mismatches at hand (a known
+        divergence is reviewed: not what the run is about), else among all it counted."""
         if self.verdict:
             return self.verdict["cause"]
-        unexplained = Counter(m.cause for m in self.mismatches if m.cause and m.cause != TIE and not m.known)
-        causes = unexplained or self.summary.causes
-        return min((c for c in causes if c != TIE), key=lambda c: (-causes[c], c), default="")
+        counted = self.summary.causes
+        unexplained = {m.cause for m in self.mismatches if m.cause and not m.known} & set(counted)
+        return min((c for c in unexplained or counted if c != TIE), key=lambda c: (-counted[c], c), default="")
 
     @property
     def symptom(self) -> str:
