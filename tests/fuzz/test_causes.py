@@ -29,29 +29,41 @@ REFERENCE = f"cmd:{sys.executable} {ENGINES / 'reference_engine.py'} {{gguf}}"
 
 
 def fuzz(model: str, backend: str, tmp_path: Path, seconds: float = 15.0) -> tuple[set[str], list]:
+    """The failing findings' causes (a tie of equal score is reported, not failing) and every finding."""
     options = FuzzOptions(seconds=seconds, seed=0, findings_path=tmp_path / FINDINGS_FILE)
     result = run_fuzz(model, [f"bug={backend}"], CompareOptions(), options)
-    return {f.key for f in result.findings}, result.findings
+    return {f.key for f in result.findings if f.failing}, result.findings
+
+
+# An engine built on tokenizers reads Unicode 16 where llama.cpp (the oracle of a GGUF) reads its own
+# tables: the seams find that too (Garay digits, U+10D40), a second real difference of every such engine.
+# Where the engine also splits with GPT-2's regex, that split reproduces those texts' ids as well, and
+# the run may name them after it (both readings are exact): the tables are then not a finding of their own.
+TABLES = "unicode.tables"
+MAYBE_TABLES = {"pretokenizer.gpt-2"}
 
 
 @pytest.mark.parametrize("model, engine, causes", [
     pytest.param("llama-bpe", f"{HF} --gpt2-split --model ignore_merges=false",
-                 {"pretokenizer.gpt-2", "model.ignore-merges"}, id="two-bugs-llama-bpe"),
-    pytest.param("llama-bpe", f"{HF} --gpt2-split", {"pretokenizer.gpt-2"}, id="gpt2-split"),
-    pytest.param("llama-bpe", f"{HF} --model ignore_merges=false", {"model.ignore-merges"}, id="ignore-merges"),
+                 frozenset({"pretokenizer.gpt-2", "model.ignore-merges", TABLES}), id="two-bugs-llama-bpe"),
+    pytest.param("llama-bpe", f"{HF} --gpt2-split", frozenset({"pretokenizer.gpt-2", TABLES}), id="gpt2-split"),
+    pytest.param("llama-bpe", f"{HF} --model ignore_merges=false", frozenset({"model.ignore-merges", TABLES}),
+                 id="ignore-merges"),
     # Its first case is reproduced by merges taken by rank too: the finding is settled at the end.
-    pytest.param("llama-spm", GREEDY, {"model.greedy-longest-match"}, id="greedy"),
-    pytest.param("botchan-unigram", f"{UNIGRAM} --bug no-nfkc", {"normalizer.none"}, id="no-nfkc"),
+    pytest.param("llama-spm", GREEDY, frozenset({"model.greedy-longest-match"}), id="greedy"),
+    pytest.param("botchan-unigram", f"{UNIGRAM} --bug no-nfkc", frozenset({"normalizer.none"}), id="no-nfkc"),
 ])
 def test_each_planted_bug_is_one_finding(zoo, tmp_path, model, engine, causes):
     zoo(model)
     found, findings = fuzz(model, engine, tmp_path)
-    assert found == causes, [(f.key, f.text, f.count) for f in findings]
+    expected = {causes, causes - {TABLES}} if causes & MAYBE_TABLES else {causes}
+    assert found in expected, [(f.key, f.text, f.count) for f in findings]
+    assert all(f.failing or f.key == "model.viterbi-tie" for f in findings)
     for f in findings:
-        assert f.failing and f.count >= 1 and f.found_after < 15
+        assert f.count >= 1 and f.found_after < 15
         assert f.mismatch.cause.split("+") == [f.key] or f.key in f.mismatch.cause.split("+")
     records = [json.loads(line) for line in (tmp_path / FINDINGS_FILE).read_text("utf-8").splitlines()]
-    assert {r["cause"] for r in records} == causes  # the corpus file as the findings stand at the end
+    assert {r["cause"] for r in records} - {"model.viterbi-tie"} == found  # as the findings stand at the end
 
 
 def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
@@ -65,9 +77,12 @@ def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
     assert f.mismatch.oracle_ids == [220, 126, 227, 64] and f.mismatch.backend_ids == [1587, 227, 64]
 
 
-def test_the_bug_free_twin_gives_no_finding(zoo, tmp_path):
+def test_the_bug_free_twins_give_no_finding_but_the_tables(zoo, tmp_path):
     zoo("llama-bpe")
-    found, _ = fuzz("llama-bpe", HF, tmp_path, seconds=5)
+    zoo("gpt-2")
+    found, _ = fuzz("llama-bpe", HF, tmp_path / "hf", seconds=6)
+    assert found == {TABLES}
+    found, _ = fuzz("gpt-2", REFERENCE, tmp_path / "ref", seconds=6)
     assert found == set()
 
 
@@ -86,6 +101,7 @@ reason = "mine uses GPT-2's split on purpose"
 upstream = "none: a test"
 ''', "utf-8")
     argv = ["fuzz", "llama-bpe", "-b", f"mine={HF} --gpt2-split", "--seconds", "6", "-q", "--no-hypothesis"]
+    argv += ["--oracle", "hf"]
     assert main([*argv, "-o", str(tmp_path / "plain")]) == 1
     assert main([*argv, "--known", str(known), "-o", str(tmp_path / "known")]) == 0
     summary = json.loads((tmp_path / "known" / "summary.json").read_text("utf-8"))

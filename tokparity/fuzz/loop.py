@@ -209,16 +209,18 @@ class Fuzzer:
 
         A case's diagnosis chooses among the variants that reproduce it by how many of the
         backend's cases each reproduced so far; the first cases are named with little to go on
-        (a greedy engine's first text may be reproduced by merges taken by rank too). At the end
-        each finding's text is diagnosed again: one that now reads as the cause of another
-        finding of its backend is folded into it (its cases counted there), one that reads as a
-        cause no finding has is renamed. A finding that still reads as its own cause stays."""
+        (a greedy engine's first text may be reproduced by merges taken by rank too; the seams,
+        which run first, are diagnosed before anything else). At the end each finding's text is
+        diagnosed again, and the new reading reproduces its ids exactly as the first did: one that
+        now reads as the cause of another finding of its backend is folded into it (its cases
+        counted there), one that reads as a cause no finding has is renamed. A finding that
+        still reads as its own cause stays."""
         for f in list(self.result.findings):
             if f.key.startswith((KNOWN, UNEXPLAINED)) or f.key == TIE or f.n < 0:
                 continue
             m = self.probe(f.text, f.backend)
-            if m is None or not shows(m, f.key) or len(finding_keys(m)) != 1 or finding_keys(m)[0] == f.key:
-                continue
+            if m is None or len(finding_keys(m)) != 1 or finding_keys(m)[0] in (f.key, UNEXPLAINED + m.cls):
+                continue  # (the new reading also reproduces the finding's text exactly: it is that cause's case)
             target = finding_keys(m)[0]
             self._move_count(f.backend, f.key, target)
             other = self.found.get((f.backend, target))
