@@ -321,7 +321,7 @@ def seam_texts() -> Iterator[tuple[str, dict]]:
             for cp in seam.members:
                 yield _TEMPLATES[context].format(chr(cp)), {
                     "kind": "seam", "seam": seam.name, "context": context,
-                    "codepoints": [f"U+{cp:04X}"]}  # a list: not a tally key of its own (one case each)
+                    "codepoint": f"U+{cp:04X}"}  # (fuzz rates no per-case tag: tokparity.fuzz.loop PER_CASE_TAGS)
 
 
 def unicode_seams(vocab: object = None, seed: int = 0) -> Iterator[Case]:

@@ -77,6 +77,17 @@ def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
     assert f.mismatch.oracle_ids == [220, 126, 227, 64] and f.mismatch.backend_ids == [1587, 227, 64]
 
 
+def test_a_run_with_seam_findings_resumes(zoo, tmp_path):
+    """Its stored cases hold the seams' tags (a journal refused a list-valued tag on resume)."""
+    zoo("gpt-2")
+    out = tmp_path / "out"
+    argv = ["fuzz", "gpt-2", "-b", f"ecma={REFERENCE} --space-class ecmascript", "-g", "unicode-seams", "-q"]
+    assert main([*argv, "--seconds", "4", "--no-hypothesis", "-o", str(out)]) == 1
+    stored = [json.loads(x) for x in (out / "cases.jsonl").read_bytes().split(b"\n")[1:-1]]
+    assert any(d.get("mismatches") and d["mismatches"][0]["tags"]["codepoint"] == "U+0085" for d in stored)
+    assert main(["fuzz", "--resume", str(out), "-q"]) == 1
+
+
 def test_the_bug_free_twins_give_no_finding_but_the_tables(zoo, tmp_path):
     zoo("llama-bpe")
     zoo("gpt-2")

@@ -156,7 +156,7 @@ def test_cli_writes_reports_and_findings(zoo, tmp_path, capsys):
     (run,) = summary["runs"]
     assert run["model"] == "llama-spm" and run["oracle"] == "llama.cpp" and run["mismatches"] >= 1
     (finding,) = summary["options"]["fuzz"]["findings"]
-    records = [json.loads(line) for line in (out / FINDINGS_FILE).read_text().splitlines()]
+    records = [json.loads(line) for line in (out / FINDINGS_FILE).read_text("utf-8").split("\n")[:-1]]
     assert [r["text"] for r in records] == [finding["text"]]
     stdout = capsys.readouterr().out
     assert repr(finding["text"]) in stdout and "findings:" in stdout

@@ -189,7 +189,7 @@ def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path
     wait_for_cases(proc, out, 300)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
-    findings = (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()
+    findings = (out / "fuzz-findings.jsonl").read_text("utf-8").split("\n")[:-1]
     done = fuzz_positions(out)
     assert findings and len(done) == len(set(done)) >= 300
 
@@ -199,7 +199,13 @@ def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path
     assert f"{len(done)} cases and {len(findings)} findings from" in err
     ns = fuzz_positions(out)
     assert len(ns) == len(set(ns)) > len(done)  # new cases, none of the old ones again
-    assert (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()[:len(findings)] == findings
     result = json.loads((out / "summary.json").read_text("utf-8"))
     assert result["complete"] is True and result["options"]["fuzz"]["cases"] == len(ns)
-    assert {f["id"] for f in result["options"]["fuzz"]["findings"]} >= {json.loads(f)["id"] for f in findings}
+    # One bug, one finding, however the interrupted run had named its first cases (the run settles
+    # its findings at the end: one named after another reading is folded into the proven cause).
+    before = [json.loads(f) for f in findings]
+    after = result["options"]["fuzz"]["findings"]
+    assert {f["cause"] for f in after} - {"model.viterbi-tie"} == {"model.greedy-longest-match"}
+    assert {f["id"] for f in after} >= {f["id"] for f in before if f["cause"] == "model.greedy-longest-match"}
+    assert [json.loads(x)["id"] for x in (out / "fuzz-findings.jsonl").read_text("utf-8").split("\n")[:-1]] == \
+        [f["id"] for f in after]

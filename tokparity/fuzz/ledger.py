@@ -19,7 +19,6 @@ run again (they were not counted: a kill loses at most FLUSH_SECONDS of them).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import cast
@@ -39,19 +38,28 @@ class Counted:
     first: int = -1
     last: int = -1
     outcomes: list[str] = field(default_factory=list)  # per position first..last (stored ones too)
-    shapes: dict[str, int] = field(default_factory=dict)  # a shape's JSON -> cases
+    shapes: dict[tuple, tuple[CaseRecord, dict[str, str], int]] = field(default_factory=dict)  # key -> its cases
+
+    def add(self, record: CaseRecord, causes: dict[str, str]) -> None:
+        # (a key of plain values, not JSON: thousands of cases a second go through here)
+        key = (record.model, record.corpus, record.oracle, tuple(record.tally),
+               tuple((b, v if isinstance(v, str) else tuple(v)) for b, v in record.verdicts.items()),  # type: ignore[arg-type]
+               tuple(causes.items()))
+        _, _, count = self.shapes.get(key, (record, causes, 0))
+        self.shapes[key] = (record, causes, count + 1)
 
     def to_json(self) -> dict:
         return {"from": self.first, "to": self.last + 1, "outcomes": "".join(self.outcomes),
-                "shapes": [dict(json.loads(shape), count=count) for shape, count in self.shapes.items()]}
+                "shapes": [_shape(record, causes, count) for record, causes, count in self.shapes.values()]}
 
 
-def shape_of(record: CaseRecord, causes: dict[str, str]) -> str:
+def _shape(record: CaseRecord, causes: dict[str, str], count: int) -> dict:
+    """A case record without its case (``case_id`` "", ``n`` 0), with its causes and number of cases."""
     d = record.to_json(with_mismatches=False)
-    d["case_id"], d["n"] = "", 0
+    d["case_id"], d["n"], d["count"] = "", 0, count
     if causes:
         d["causes"] = causes
-    return json.dumps(d, sort_keys=True, ensure_ascii=False)
+    return d
 
 
 class Ledger:
@@ -78,8 +86,7 @@ class Ledger:
                 self.stored[pair] = self.stored.get(pair, 0) + 1
             self.journal.write(record)
         else:
-            shape = shape_of(record, causes)
-            p.shapes[shape] = p.shapes.get(shape, 0) + 1
+            p.add(record, causes)
 
     def restored(self, verdicts: dict[str, object], causes: dict[str, str]) -> None:
         """A stored case of the interrupted run, read back: it counts towards its keys' stored cases."""
