@@ -159,6 +159,8 @@ RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
                  "an object of verdicts (\"agree\", \"skipped\" or [class, known])"),
     "mismatches": (lambda x: isinstance(x, list), "a list"), "too_long": (_count, "a length"),
     "unread": (lambda x: isinstance(x, bool), "true or false"),
+    "causes": (lambda x: isinstance(x, dict) and all(_text(k) and _text(v) for k, v in x.items()),
+               "an object of causes (backend: cause)"),
 }
 REQUIRED = ("model", "n", "case_id", "corpus")
 
@@ -181,6 +183,7 @@ class CaseRecord:
     mismatches: list[Mismatch] = field(default_factory=list)
     too_long: int = 0
     unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
+    causes: dict[str, str] = field(default_factory=dict)  # fuzz: the cause each mismatch was counted under
     seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
     line: int = 0  # where a journal holds it (read back for a resume; not journaled)
 
@@ -194,6 +197,8 @@ class CaseRecord:
                 d["unread"] = True
             return d
         d.update(oracle=self.oracle, tally=self.tally, verdicts=self.verdicts)
+        if self.causes:
+            d["causes"] = self.causes
         if with_mismatches and self.mismatches:
             d["mismatches"] = [{name: getattr(m, name) for name in _MISMATCH_FIELDS} for m in self.mismatches]
         return d
@@ -205,7 +210,7 @@ class CaseRecord:
         return cls(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
                    oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
                    mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=d.get("too_long", 0),
-                   unread=bool(d.get("unread", False)))
+                   unread=bool(d.get("unread", False)), causes=dict(d.get("causes", {})))
 
 
 def check_record(d: dict) -> None:

@@ -57,6 +57,7 @@ def _shape(record: CaseRecord, causes: dict[str, str], count: int) -> dict:
     """A case record without its case (``case_id`` "", ``n`` 0), with its causes and number of cases."""
     d = record.to_json(with_mismatches=False)
     d["case_id"], d["n"], d["count"] = "", 0, count
+    d.pop("causes", None)
     if causes:
         d["causes"] = causes
     return d

@@ -118,7 +118,7 @@ class Fuzzer:
                 found_at.add(finding.n)
         for record in journal.records(self.run.model.name):
             mismatches, record.mismatches = record.mismatches, []  # (the reports list findings, not cases)
-            causes = {m.backend: m.cause for m in mismatches if m.cause}
+            causes = record.causes or {m.backend: m.cause for m in mismatches if m.cause}  # (0.1: no causes)
             self._count_in(record, causes, 1)
             if self.ledger is not None:
                 self.ledger.restored(record.verdicts, causes)
@@ -310,7 +310,7 @@ class Fuzzer:
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         self._count_in(record, causes, 1)
-        record.mismatches = mismatches
+        record.mismatches, record.causes = mismatches, causes
         new = [(m, key) for m in mismatches for key in keys[m.backend] if (m.backend, key) not in self.found]
         for m, key in new:
             self.found[(m.backend, key)] = None  # (taken: a text showing two new causes is shrunk for each)
