@@ -179,7 +179,7 @@ def test_fuzz_header_counts_every_mismatch_not_the_kept_ones(fuzzed):
     with open(fuzzed / "mismatches.csv", encoding="utf-8", newline="") as f:
         kept = len(list(csv.DictReader(f)))
     assert t["mismatches"] > kept  # the situation of the report
-    expected = f"{count_sentence(t)}; {kept:,} of them kept whole (mismatches.csv)"
+    expected = f"{count_sentence(t)}; {kept:,} of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
     assert expected in html_header(fuzzed)
     assert f"\n{expected}\n" in (fuzzed / "summary.md").read_text("utf-8")
     explained = tokparity("explain", fuzzed, "--width", "200").stdout

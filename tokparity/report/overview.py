@@ -11,7 +11,7 @@ run happened to keep whole (a fuzz run counts every mismatch but keeps only its 
     >>> t.mismatches, t.unexplained, t.known, t.listed
     (1920, 1920, 0, 2)
     >>> count_line(t)
-    '1,920 mismatches in 6,770 case runs: 1,920 unexplained; 2 of them kept whole (mismatches.csv)'
+    '1,920 mismatches in 6,770 case runs: 1,920 unexplained; 2 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def count_line(t: Totals) -> str:
         parts.append(plural(t.ties, "tie") + " of equal score")
     line = f"{plural(t.mismatches, 'mismatch')} in {plural(t.cases, 'case run')}: {', '.join(parts)}"
     if t.listed < t.mismatches:
-        line += f"; {t.listed:,} of them kept whole (mismatches.csv)"
+        line += f"; {t.listed:,} of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
     if t.interrupted:
         line += "; interrupted: the counts are those of the cases done"
     return line
