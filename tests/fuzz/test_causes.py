@@ -26,6 +26,7 @@ HF = f"cmd:{sys.executable} {ENGINES / 'tokenizers_engine.py'} {{tokenizer_json}
 GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
 UNIGRAM = f"cmd:{sys.executable} {ENGINES / 'unigram_engine.py'} {{spm_model}}"
 REFERENCE = f"cmd:{sys.executable} {ENGINES / 'reference_engine.py'} {{gguf}}"
+SP = f"cmd:{sys.executable} {ENGINES / 'sentencepiece_engine.py'} {{spm_model}}"
 
 
 def fuzz(model: str, backend: str, tmp_path: Path, seconds: float = 15.0) -> tuple[set[str], list]:
@@ -44,6 +45,12 @@ MAYBE_TABLES = {"pretokenizer.gpt-2"}
 
 
 @pytest.mark.parametrize("model, engine, causes", [
+    # SentencePiece judged by SentencePiece: nothing but the planted bugs differs.
+    pytest.param("kyoto-ja-unigram", f"{SP} --identity --set remove_extra_whitespaces=false",
+                 frozenset({"normalizer.none", "whitespace.collapse"}), id="two-bugs-kyoto"),
+    pytest.param("kyoto-ja-unigram", f"{SP} --identity", frozenset({"normalizer.none"}), id="identity-kyoto"),
+    pytest.param("kyoto-ja-unigram", f"{SP} --set remove_extra_whitespaces=false",
+                 frozenset({"whitespace.collapse"}), id="keep-whitespace-kyoto"),
     pytest.param("llama-bpe", f"{HF} --gpt2-split --model ignore_merges=false",
                  frozenset({"pretokenizer.gpt-2", "model.ignore-merges", TABLES}), id="two-bugs-llama-bpe"),
     pytest.param("llama-bpe", f"{HF} --gpt2-split", frozenset({"pretokenizer.gpt-2", TABLES}), id="gpt2-split"),
