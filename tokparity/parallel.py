@@ -92,6 +92,7 @@ def _worker(conn: Connection) -> None:
             continue
         closed = False
         batch: list[CaseRecord] = []
+        _ACTIVE[:] = [run]
         try:
             conn.send(("meta", task.index, {"chain": run.chain, "backends": list(run.backends),
                                             "versions": local.backends, "options": local.options,
@@ -124,12 +125,23 @@ def _worker(conn: Connection) -> None:
         finally:
             if not closed:
                 run.close()
+            _ACTIVE.clear()
+
+
+_ACTIVE: list = []  # the ModelRun a worker is judging, for _stop_worker
 
 
 def _stop_worker(signum: int, frame: object) -> None:
-    """SIGTERM, from the parent stopping the run or from its death: unwind (the ``finally`` of the
-    task closes its backends, killing their engines) and exit."""
-    raise SystemExit(0)
+    """SIGTERM, from the parent stopping the run or from its death: close the task's backends here
+    (killing their engines) and exit at once. Not by raising SystemExit to unwind: an exception from
+    a signal handler can land inside a finalizer (a backend's, reaping its engine), which swallows it
+    and prints "Exception ignored … SystemExit" on stderr, and the worker goes on."""
+    for run in list(_ACTIVE):
+        try:
+            run.close()
+        except BaseException:  # (exiting anyway: nothing to say it to)
+            pass
+    os._exit(0)
 
 
 def _die_with_parent(parent: int) -> None:
