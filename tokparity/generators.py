@@ -425,6 +425,8 @@ GENERATORS: dict[str, Callable[[Vocab | None, int], Iterator[Case]]] = {
 }
 
 
+NEED_VOCAB = ("vocab-pieces", "vocab-concat", "special-whitespace")  # left out where there is no vocabulary
+
 # Generators whose cases cost much more than the others' take part in one round of this many.
 EVERY = {"long-texts": 25}
 
@@ -472,5 +474,5 @@ def generate_all(vocab: Vocab | None, seed: int = 0, names: Iterable[str] | None
         if n not in GENERATORS:
             raise UnknownGenerator(n)
     if vocab is None:
-        chosen = [n for n in chosen if n not in ("vocab-pieces", "vocab-concat", "special-whitespace")]
+        chosen = [n for n in chosen if n not in NEED_VOCAB]
     return interleave([generate(n, vocab, seed) for n in chosen], [EVERY.get(n, 1) for n in chosen])
