@@ -73,13 +73,18 @@ def _known_line(d: dict) -> str:
             + (f" (cause `{d['cause']}`)" if d.get("cause") else ""))
 
 
+def _same_names(kind: str, code: dict, code_file: str, described: dict, missing: str) -> None:
+    """Warn (a strict build fails) where the code's names and catalogue.toml's differ either way."""
+    for name in sorted(set(code) - set(described)):
+        warn(f"{kind} {name!r} ({code_file}) {missing} in docs/_hooks/catalogue.toml")
+    for name in sorted(set(described) - set(code)):
+        warn(f"docs/_hooks/catalogue.toml names {kind} {name!r}, which {code_file} does not have")
+
+
 def classes_page() -> str:
     classes = _toml(ROOT / "tokparity" / "diff" / "classes.toml")
     cases = _toml(HOOKS / "catalogue.toml")["classes"]
-    for name in sorted(set(classes) - set(cases)):
-        warn(f"class {name!r} (tokparity/diff/classes.toml) has no real case in docs/_hooks/catalogue.toml")
-    for name in sorted(set(cases) - set(classes)):
-        warn(f"docs/_hooks/catalogue.toml names class {name!r}, which tokparity/diff/classes.toml does not have")
+    _same_names("class", classes, "tokparity/diff/classes.toml", cases, "has no real case")
     known = known_divergences()
     out = []
     for name, entry in classes.items():
@@ -104,10 +109,7 @@ def _cause_entry(name: str, causes: dict) -> str | None:
 def causes_page() -> str:
     causes = _toml(ROOT / "tokparity" / "diagnose" / "causes.toml")
     extra = _toml(HOOKS / "catalogue.toml")["causes"]
-    for name in sorted(set(causes) - set(extra)):
-        warn(f"cause {name!r} (tokparity/diagnose/causes.toml) has no entry in docs/_hooks/catalogue.toml")
-    for name in sorted(set(extra) - set(causes)):
-        warn(f"docs/_hooks/catalogue.toml names cause {name!r}, which tokparity/diagnose/causes.toml does not have")
+    _same_names("cause", causes, "tokparity/diagnose/causes.toml", extra, "has no entry")
     known = known_divergences()
     by_entry: dict[str, list[dict]] = {}
     decode = []
