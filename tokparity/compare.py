@@ -5,10 +5,10 @@ For one model the run is:
     cases ──► oracle.encode ──► for each backend: encode ──► equal? ──► no: align, stage, classify
                                                            ──► crash / timeout: recorded, run goes on
 
-The oracle is the model's original library unless the user names one: SentencePiece for a
-``.model``, Hugging Face for a ``tokenizer.json``, and for a GGUF the golden ids of llama.cpp's
-``.inp/.out`` where they hold the text (they were made with the original HF tokenizers), else
-llama.cpp. Results are plain records (``tokparity.results``); rendering is the reports' job.
+The oracle is the library the model was trained with unless the user names one (tokparity.oracle):
+SentencePiece for a ``.model``, Hugging Face tokenizers for a ``tokenizer.json``, then the golden
+ids of llama.cpp's ``.inp/.out`` where they hold the text (they were made with the original HF
+tokenizers), then llama.cpp. Results are plain records (``tokparity.results``); rendering is the reports' job.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from tokparity.journal import (
     holding_ctrl_c,
 )
 from tokparity.known import KnownList
+from tokparity.oracle import choose_oracle
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
@@ -87,21 +88,9 @@ def available_backends(model: ModelFiles) -> list[str]:
 
 
 def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
-    """The oracle, or for a GGUF the golden ids first and llama.cpp where golden has no text.
-    Chosen from the model's original files: a file tokparity derived (a GGUF made from a
-    tokenizer.json) adds a backend, never the judge."""
-    if options.oracle:
-        from tokparity.backends.registry import split_label
-        return [split_label(options.oracle)[0]]  # its label (--oracle mine=cmd:…, or a -b's name)
-    files = model.original_files
-    if "spm_model" in files and "gguf" not in files:
-        return ["sentencepiece"]
-    if "gguf" not in files:
-        return ["hf"]
-    chain = ["llama.cpp"]
-    if "golden_out" in files and not options.add_special:  # golden ids are add_special off
-        chain.insert(0, "golden")
-    return chain
+    """The backends that judge ``model``'s cases, in order (tokparity.oracle: the training library
+    of its original files, then golden ids, then llama.cpp; ``--oracle`` overrides)."""
+    return list(choose_oracle(model, options.oracle, options.add_special).chain)
 
 
 @dataclass(slots=True)
@@ -287,8 +276,9 @@ class ModelRun:
         if count_causes:
             self._count_causes()
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
+        why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
         for s in self.summaries.values():
-            s.oracle = used
+            s.oracle, s.oracle_why = used, why
         return list(self.summaries.values())
 
     def close(self) -> None:

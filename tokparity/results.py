@@ -82,6 +82,7 @@ class RunSummary:
     causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
     # the run's verdict: {"cause", "variants", "explains", "mismatches", "keeps", "agreements"}
     root_cause: dict | None = None
+    oracle_why: str = ""  # why that oracle judges this model (tokparity.oracle)
 
 
 @dataclass

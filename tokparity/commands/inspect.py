@@ -57,6 +57,7 @@ def describe(vocab: Vocab, role: str) -> dict:
 
 
 def inspect_model(spec: str) -> dict:
+    from tokparity.oracle import choose_oracle
     from tokparity.zoo import resolve_model
 
     model = resolve_model(spec)
@@ -70,6 +71,8 @@ def inspect_model(spec: str) -> dict:
         d = model.derived.get(f["role"])
         f["derived"] = None if d is None else {"from": d.from_role, "converter": d.converter,
                                                "not_carried": list(d.warnings)}
+    oracle = choose_oracle(model)
+    result["oracle"] = {"chain": list(oracle.chain), "why": oracle.why}
     if model.missing:
         result["missing"] = model.missing
     if len(vocabs) > 1:
@@ -119,6 +122,8 @@ def render_text(info: dict) -> str:
         lines.append(f"  {' vs '.join(s['files'])}: {s['summary']}")
     for role, why in info.get("missing", {}).items():
         lines.append(f"  {role}: {why}")
+    if "oracle" in info:
+        lines.append(f"  oracle: {'/'.join(info['oracle']['chain'])}: {info['oracle']['why']}")
     return "\n".join(lines)
 
 

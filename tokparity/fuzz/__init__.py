@@ -71,13 +71,15 @@ class FuzzOptions:
 def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions,
              fuzz_options: FuzzOptions) -> FuzzResult:
     """Fuzz one model: ``backend_names`` (default: every backend its files allow) against the oracle
-    (default: the model's original library; for a GGUF llama.cpp, since golden ids cover only
+    (default: the model's training library; for a GGUF alone llama.cpp, since golden ids cover only
     their own texts)."""
     if fuzz_options.seconds <= 0:
         raise TokparityError(f"--seconds must be positive, not {fuzz_options.seconds:g}")
     started = time.perf_counter()
     if not options.oracle:
-        options = dataclasses.replace(options, oracle=oracle_chain(resolve_model(spec), options)[-1])
+        # golden ids judge only the texts they hold; a fuzzed text needs a library
+        chain = oracle_chain(resolve_model(spec), options)
+        options = dataclasses.replace(options, oracle=next(n for n in chain if n != "golden"))
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
     run = ModelRun(spec, backend_names, options, results)

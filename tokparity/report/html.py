@@ -98,7 +98,8 @@ def summary_matrix(results: Results) -> str:
     head = "<tr><th>model</th>" + "".join(f"<th>{esc(b)}</th>" for b in backends) + "</tr>"
     rows = []
     for model in models:
-        oracle = next(r.oracle for r in results.runs if r.model == model)
+        first = next(r for r in results.runs if r.model == model)
+        oracle = first.oracle + (f" ({first.oracle_why})" if first.oracle_why else "")
         cells = []
         for b in backends:
             r = by.get((model, b))

@@ -125,6 +125,7 @@ def render(results: Results, examples: int = 5) -> str:
     lines = [f"# tokparity {md(results.tokparity)}: {t.verdict}", "", md(overview.count_line(t)), "",
              f"Backends: {md(overview.backend_versions(results))}", ""]
     lines += table(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
+    lines += ["", *(f"- {md(line)}" for line in overview.oracle_lines(results))]
     lines += fuzz_md(results)
     ws = writeups(results)
     if ws:

@@ -104,6 +104,15 @@ def run_rows(results: Results) -> list[tuple[str, ...]]:
     return rows
 
 
+def oracle_lines(results: Results) -> list[str]:
+    """``llama-bpe is judged by hf: its tokenizer.json is …``: once per model, why its oracle judges."""
+    seen: dict[str, str] = {}
+    for r in results.runs:
+        if r.model not in seen and r.oracle_why:
+            seen[r.model] = f"{r.model} is judged by {r.oracle}: {r.oracle_why}"
+    return list(seen.values())
+
+
 # -- the first mismatches listed ------------------------------------------------------------------
 
 

@@ -178,6 +178,7 @@ def summary_lines(results: Results, columns: int = 100, examples: int = 5) -> li
     lines = [f"tokparity {results.tokparity}: {t.verdict}", overview.count_line(t),
              single_line(f"backends: {overview.backend_versions(results)}"), ""]
     lines += table_lines(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
+    lines += ["", *(single_line(line) for line in overview.oracle_lines(results))]
     lines += fuzz_lines(results, columns)
     ws = writeups(results)
     if ws:

@@ -22,9 +22,10 @@ from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, l
 __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_files", "is_cached",
            "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile", "Derivation"]
 
-# The order in which a model's files are preferred as "its" vocabulary when it has several:
-# the GGUF is what llama.cpp-style engines read, then the original library's own formats.
-PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json")
+# The order in which a model's files are preferred as "its" vocabulary when it has several: the
+# training libraries' own formats first, as for the oracle (tokparity.oracle), so the reference
+# reads what the judge reads (a GGUF converted from a byte-fallback .model lost the fallback).
+PRIMARY_ORDER = ("spm_model", "tokenizer_json", "gguf")
 
 
 @dataclass
