@@ -1,7 +1,7 @@
 """The judge is the training library: a folder holding a model in several formats, with nothing
 saying which is the original, is judged by the library whose own format is there (SentencePiece
-for a .model, tokenizers for a tokenizer.json), then golden ids, then llama.cpp; ``inspect`` and
-the report say which and why.
+for a .model, tokenizers for a tokenizer.json), then golden ids, then llama.cpp; a zoo model whose
+manifest knows its original is judged by that; ``inspect`` and the report say which and why.
 
 The end-to-end case is the one from issue #19: a unigram model trained with byte_fallback and
 converted to GGUF. llama.cpp's UGM has no byte fallback, so where SentencePiece writes byte
@@ -63,7 +63,14 @@ def test_a_tokenizer_json_and_a_gguf_are_judged_by_tokenizers(zoo, tmp_path):
     llama3 = zoo("llama-bpe")  # GGUF with golden ids, and the same vocabulary as a tokenizer.json
     folder = folder_with(tmp_path, llama3.files["gguf"], llama3.files["golden_out"], llama3.files["tokenizer_json"])
     assert choose_oracle(resolve_model(str(folder))).chain == ("hf",)
-    assert choose_oracle(llama3).chain == ("hf",)
+
+
+def test_a_zoo_model_whose_provenance_is_known_is_judged_by_its_original(zoo):
+    llama3 = zoo("llama-bpe")  # the manifest: the GGUF and golden ids are the original, the tokenizer.json a copy
+    oracle = choose_oracle(llama3)
+    assert oracle.chain == ("golden", "llama.cpp")
+    assert oracle.why.startswith("the zoo's manifest says the gguf is the original: ")
+    assert llama3.primary[0] == "gguf"  # and the reference reads that file
 
 
 def test_a_gguf_alone_is_judged_by_golden_ids_then_llama_cpp(zoo, tmp_path):

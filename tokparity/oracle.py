@@ -12,8 +12,9 @@ file must not judge the original. The oracle is therefore, in this order:
    Hugging Face tokenizer), for the texts they hold;
 3. llama.cpp for a GGUF.
 
-Files tokparity derived itself (``ModelFiles.derived``) never judge: they add a backend. A user's
-``--oracle`` overrides all of this.
+Files tokparity derived itself (``ModelFiles.derived``) never judge: they add a backend. Where the
+provenance is known (a zoo model whose manifest names its original file, ``judge``), that file's
+library judges. A user's ``--oracle`` overrides all of this.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
         from tokparity.backends.registry import split_label
         return Oracle((split_label(named)[0],), "named with --oracle")
     files = model.original_files
+    if model.judge is not None:  # the zoo knows the provenance: only that file (and its golden ids) judges
+        role, said = model.judge
+        judged = choose_oracle(_only(model, role), add_special=add_special)
+        return Oracle(judged.chain, f"the zoo's manifest says the {role} is the original: {said}")
     trained = next(((backend, why) for role, backend, why in TRAINED_IN if role in files), None)
     golden = "gguf" in files and "golden_out" in files and not add_special  # golden ids are add_special off
     if trained:  # a library answers every text: nothing after it would ever judge
@@ -67,6 +72,11 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
     if derived:
         why += f"; its {' and '.join(derived)} {'are' if len(derived) > 1 else 'is'} tokparity's conversion, never a judge"
     return Oracle(tuple(chain), why)
+
+
+def _only(model: ModelFiles, role: str) -> ModelFiles:
+    keep = {role, "golden_inp", "golden_out"} if role == "gguf" else {role}
+    return ModelFiles(model.name, {r: p for r, p in model.original_files.items() if r in keep}, model.origin)
 
 
 def _others(files: dict) -> str:

@@ -138,7 +138,7 @@ def test_compare_prints_plain_text_with_aligned_columns(hf_gguf):
     header, rule, *rows = table_block(out)
     assert header.split() == ["model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes"]
     spans = [(m.start(), m.end()) for m in re.finditer("─+", rule)]
-    assert len(spans) == 8 and len(rows) == 1  # hf-gguf against hf (llama-bpe's tokenizer.json judges)
+    assert len(spans) == 8 and len(rows) == 2  # llama.cpp (on the golden texts) and hf-gguf
     for line in [header, *rows]:
         for start, end in spans[1:]:
             assert line[start - 2:start] == "  ", (line, start)  # every column starts where its rule starts

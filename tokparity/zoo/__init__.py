@@ -41,6 +41,8 @@ class ModelFiles:
     # Files tokparity converted from the others (zoo ``derived``): role -> how. They are in
     # ``files`` too, so backends find them, but they never stand for the model's original.
     derived: dict[str, Derivation] = field(default_factory=dict)
+    # The zoo's word on which file is the original (role, why), where it knows (ZooModel.judge).
+    judge: tuple[str, str] | None = None
 
     @property
     def original_files(self) -> dict[str, Path]:
@@ -49,7 +51,10 @@ class ModelFiles:
 
     @property
     def primary(self) -> tuple[str, Path]:
-        """The file that is "the" vocabulary: an original before any derived file."""
+        """The file that is "the" vocabulary: the one the zoo names as the original, else an original
+        before any derived file."""
+        if self.judge is not None and self.judge[0] in self.files:
+            return self.judge[0], self.files[self.judge[0]]
         for files in (self.original_files, self.files):
             for role in PRIMARY_ORDER:
                 if role in files:
@@ -158,7 +163,7 @@ def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
                    for role, f in model.files.items() if not is_cached(f)}
         built, derivations, not_built = derived_files(model, build=fetch)
         return ModelFiles(spec, files | built, "zoo", model.algorithm, model.description, missing | not_built,
-                          derivations)
+                          derivations, model.judge)
     path = Path(os.path.expanduser(spec))
     if path.exists():
         return _local(path)

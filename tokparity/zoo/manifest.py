@@ -48,6 +48,9 @@ class ZooModel:
     # Files tokparity builds from the pinned ones with its converters (tokparity.zoo.derived):
     # role -> the role it is converted from, in build order (a source may itself be derived).
     derived: dict[str, str] = field(default_factory=dict)
+    # Where the zoo knows which file is the original (its provenance), the role whose library judges
+    # and why: ``judge = { role = "gguf", why = "…" }``. Without it the training library judges.
+    judge: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,20 @@ def load_manifest() -> Manifest:
     for name, m in data["models"].items():
         files = {role: _pinned(m[role]) for role in FILE_ROLES if role in m}
         derived = _derived(name, m.get("derived", {}), files)
-        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived)
+        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived,
+                                _judge(name, m.get("judge"), files))
     texts = {name: _pinned(t["file"]) for name, t in data.get("texts", {}).items()}
     return Manifest(sources, models, texts)
+
+
+def _judge(model: str, entry, files: dict[str, PinnedFile]) -> tuple[str, str] | None:
+    if entry is None:
+        return None
+    where = f"models.toml [models.{model}] judge"
+    if not isinstance(entry, dict) or set(entry) != {"role", "why"} or entry["role"] not in files:
+        raise TokparityError(f"{where}: write {{ role = ROLE, why = \"…\" }} with ROLE one of the model's pinned "
+                             f"files ({', '.join(files)})")
+    return entry["role"], str(entry["why"])
 
 
 def _derived(model: str, entry: dict, files: dict[str, PinnedFile]) -> dict[str, str]:
