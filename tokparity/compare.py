@@ -54,7 +54,7 @@ TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
 # Which backends can run on which files, in the order reports list them.
 BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("hf-gguf", "gguf"), ("golden", "golden_out"))
+                    ("hf-gguf", "gguf"), ("golden", "golden_out"), ("rwkv", "rwkv_vocab"))
 
 
 @dataclass
@@ -94,6 +94,8 @@ def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
         from tokparity.backends.registry import split_label
         return [split_label(options.oracle)[0]]  # its label (--oracle mine=cmd:…, or a -b's name)
     files = model.original_files
+    if "rwkv_vocab" in files:  # the rwkv package's vocabulary: its own tokenizer judges
+        return ["rwkv"]
     if "spm_model" in files and "gguf" not in files:
         return ["sentencepiece"]
     if "gguf" not in files:

@@ -24,7 +24,7 @@ __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_f
 
 # The order in which a model's files are preferred as "its" vocabulary when it has several:
 # the GGUF is what llama.cpp-style engines read, then the original library's own formats.
-PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json")
+PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json", "rwkv_vocab")
 
 
 @dataclass
@@ -74,6 +74,9 @@ def _files_in_folder(folder: Path) -> dict[str, Path]:
                        ("spm_model", "tokenizer.model")):
         if (folder / name).is_file():
             files[role] = folder / name
+    rwkv = sorted(folder.glob("rwkv_vocab*.txt"))
+    if len(rwkv) == 1:
+        files["rwkv_vocab"] = rwkv[0]
     if "spm_model" not in files:
         models = sorted(folder.glob("*.model"))
         if len(models) == 1:
@@ -89,7 +92,7 @@ def _local(path: Path) -> ModelFiles:
         return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
-    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json"}[fmt]
+    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "rwkv-vocab": "rwkv_vocab"}[fmt]
     files = {role: path}
     if role == "gguf":
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
