@@ -53,7 +53,7 @@ class ModelFiles:
             for role in PRIMARY_ORDER:
                 if role in files:
                     return role, files[role]
-        raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model or tokenizer.json) found")
+        raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model, tokenizer.json or rwkv_vocab*.txt) found")
 
     def path(self, role: str) -> Path | None:
         return self.files.get(role)
