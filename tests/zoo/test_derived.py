@@ -34,6 +34,7 @@ DECLARED = {
     "kyoto-ja-unigram": {"gguf": "spm_model", "tokenizer_json": "spm_model"},
     "gemma-3": {"gguf": "tokenizer_json", "spm_model": "gguf"},
     "lenml-llama2": {"gguf": "tokenizer_json"},
+    "rwkv-world": {"gguf": "rwkv_vocab"},
 }
 
 

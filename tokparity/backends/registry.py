@@ -212,3 +212,9 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
     opts.pop("timeout", None)  # an in-process call cannot be interrupted; the options are for children
     opts.pop("startup_timeout", None)
     return cls(model, **opts)
+
+
+# --- RWKV (issue 19, item 3) ------------------------------------------------------------------
+# The rwkv package's own tokenizer: the oracle of a model with an RWKV World vocabulary.
+BUILTIN["rwkv"] = BackendSpec("rwkv", "tokparity.backends.rwkv:RwkvBackend", "rwkv", "rwkv", "rwkv",
+                              "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)")

@@ -18,7 +18,7 @@ from tokparity.errors import TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import FLAG_NAMES
 
-VOCAB_ROLES = ("gguf", "spm_model", "tokenizer_json")
+VOCAB_ROLES = ("gguf", "spm_model", "tokenizer_json", "rwkv_vocab")
 
 
 def add_parser(sub) -> None:
@@ -64,7 +64,7 @@ def inspect_model(spec: str) -> dict:
     roles = sorted((r for r in VOCAB_ROLES if r in model.files), key=lambda r: r in model.derived)  # originals first
     vocabs = [(role, load_vocab(model.files[role])) for role in roles]
     if not vocabs:
-        raise TokparityError(f"{spec}: no tokenizer file (.gguf, .model or tokenizer.json) found")
+        raise TokparityError(f"{spec}: no tokenizer file (.gguf, .model, tokenizer.json or rwkv_vocab*.txt) found")
     result: dict[str, Any] = {"model": model.name, "origin": model.origin, "description": model.description,
               "files": [describe(v, role) for role, v in vocabs]}
     for f in result["files"]:  # a file tokparity converted is labelled as such, with what it lost

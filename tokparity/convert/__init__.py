@@ -4,6 +4,7 @@
     SentencePiece .model                    ──► GGUF            (to_gguf.spm_model_to_gguf)
     GGUF (llama / t5)                       ──► .model          (to_spm.gguf_to_spm_model)
     SentencePiece .model                    ──► tokenizer.json  (to_hf.spm_model_to_hf_json)
+    RWKV World rwkv_vocab_*.txt             ──► GGUF            (to_gguf.rwkv_vocab_to_gguf)
 
 Each converter is a pure function of its input file: it writes one output file and returns the
 list of what it could not carry over, one ``ConversionWarning`` per lost or guessed field
@@ -27,6 +28,7 @@ DIRECTIONS = {
     ("spm-model", "gguf"): "tokparity.convert.to_gguf:spm_model_to_gguf",
     ("gguf", "spm"): "tokparity.convert.to_spm:gguf_to_spm_model",
     ("spm-model", "hf"): "tokparity.convert.to_hf:spm_model_to_hf_json",
+    ("rwkv-vocab", "gguf"): "tokparity.convert.to_gguf:rwkv_vocab_to_gguf",
 }
 
 
@@ -55,7 +57,7 @@ class Warnings(list):
 
 
 def supported() -> list[str]:
-    names = {"hf-json": "tokenizer.json", "spm-model": ".model", "gguf": "gguf"}
+    names = {"hf-json": "tokenizer.json", "spm-model": ".model", "gguf": "gguf", "rwkv-vocab": "rwkv_vocab.txt"}
     return [f"{names[s]} -> {t}" for s, t in DIRECTIONS]
 
 

@@ -362,3 +362,61 @@ def _component_types(config) -> set[str]:
         return {t for c in inner for t in _component_types(c)}
     kind = config.get("type")
     return {kind} if isinstance(kind, str) else set()
+
+
+# -------------------------------------------------------------------------------------------
+# RWKV World vocabulary (the rwkv package's rwkv_vocab_*.txt) -> GGUF
+
+# What llama.cpp's converter writes for RWKV World (conversion/base.py, _set_vocab_rwkv_world):
+# the models' vocab_size, with "[PAD{i}]" tokens after the file's; "\n\n" (id 261) as EOT.
+RWKV_WORLD_VOCAB_SIZE = 65536
+RWKV_WORLD_EOT = 261
+# A vocab-only load reads general.architecture and the tokenizer keys only (llama.cpp's
+# load_hparams returns before any hyper-parameter when vocab_only is set); RWKV World is the
+# vocabulary of rwkv6 and rwkv7 models alike.
+RWKV_ARCH = "rwkv7"
+
+
+def rwkv_vocab_to_gguf(src: str | os.PathLike, out: str | os.PathLike) -> Warnings:
+    """``rwkv_vocab_v20230424.txt`` -> a vocab-only GGUF, as llama.cpp's converter writes RWKV World.
+
+    Tokens: id 0 ``<s>`` (control), then each token of the file as ``repr(bytes)[2:-1]`` (so
+    ``b"\\xe4\\xb8\\x80"`` is written as the ASCII text ``\\xe4\\xb8\\x80``, which llama.cpp unescapes
+    with ``llama_unescape_rwkv_token``), then ``[PAD{i}]`` (unused) up to 65,536 tokens; bos and
+    eos are 0, eot is 261 (``"\\n\\n"``). The file's ids must count up from 1 (the converter numbers
+    tokens by line, the rwkv package by id; tokparity's loader refuses a file where they differ).
+    """
+    from tokparity.reference.rwkv import escape_llama_rwkv
+    from tokparity.vocab.rwkv_vocab import END_OF_TEXT, read_rwkv_vocab
+
+    try:
+        import gguf
+    except ImportError:
+        raise MissingDependency("converting to GGUF", "gguf") from None
+    tokens = read_rwkv_vocab(src)
+    warnings = Warnings()
+    texts = [END_OF_TEXT] + [escape_llama_rwkv(t) for t in tokens]
+    types = [int(TokenType.CONTROL)] + [int(TokenType.NORMAL)] * len(tokens)
+    if len(texts) < RWKV_WORLD_VOCAB_SIZE:
+        warnings.add("tokens", f"padded with [PAD{len(texts)}]..[PAD{RWKV_WORLD_VOCAB_SIZE - 1}] to "
+                               f"{RWKV_WORLD_VOCAB_SIZE:,} tokens, as llama.cpp's converter does for RWKV World models; "
+                               "llama.cpp's RWKV tokenizer matches their text in the input")
+    for i in range(len(texts), RWKV_WORLD_VOCAB_SIZE):
+        texts.append(f"[PAD{i}]")
+        types.append(int(TokenType.UNUSED))
+    warnings.add("chat_template", "not written (llama.cpp's converter adds its rwkv-world template); "
+                                  "it does not change tokenization")
+    w = gguf.GGUFWriter(str(out), arch=RWKV_ARCH)
+    w.add_name(Path(src).stem)
+    w.add_tokenizer_model("rwkv")
+    w.add_token_list([t.encode("utf-8") for t in texts])
+    w.add_token_types(types)
+    w.add_bos_token_id(0)
+    w.add_eos_token_id(0)
+    if RWKV_WORLD_EOT < len(texts):
+        w.add_eot_token_id(RWKV_WORLD_EOT)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return warnings

@@ -30,6 +30,7 @@ from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe
 from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
 from tokparity.reference.pretokenize import REGEXES, Pretokenizer
+from tokparity.reference.rwkv import RwkvPipeline
 from tokparity.reference.sentencepiece import SentencePieceBpe, SentencePiecePipeline
 from tokparity.reference.spm import byte_piece
 from tokparity.reference.ugm import UgmModel
@@ -504,6 +505,8 @@ def _unk_runs(c: Candidate) -> Candidate | None:
 
 def _specials_parse(c: Candidate) -> Candidate | None:
     p = c.pipeline
+    if isinstance(p, RwkvPipeline):  # llama.cpp's RWKV trie matches control-token text whatever parse_special says
+        return c.replace(pipeline=p.matching_every_token())
     if isinstance(p, SentencePiecePipeline) and not p.specials:  # SentencePiece never parses them
         from tokparity.reference.specials import Special
         types = c.vocab.token_types or []

@@ -5,7 +5,8 @@ that is what "agree" means for it:
 
 * a GGUF behaves as llama.cpp tokenizes it (llama.py);
 * a SentencePiece ``.model`` as SentencePiece does (sentencepiece.py);
-* a ``tokenizer.json`` as Hugging Face ``tokenizers`` does (hf.py).
+* a ``tokenizer.json`` as Hugging Face ``tokenizers`` does (hf.py);
+* an RWKV World vocabulary as the ``rwkv`` package's ``TRIE_TOKENIZER`` does (rwkv.py).
 
 Each pipeline is built from small stage modules, one per algorithm and stage:
 
@@ -18,6 +19,7 @@ Each pipeline is built from small stage modules, one per algorithm and stage:
     bpe.py         byte-level BPE: merge by rank
     ugm.py         unigram: Viterbi over the lattice
     wpm.py         WordPiece: greedy longest match
+    rwkv.py        RWKV World: greedy longest match over bytes, with a trie
     decode.py      ids back to bytes and text
     trace.py       the steps, readable
 
@@ -48,6 +50,11 @@ class RefTokenizer:
         elif vocab.source_format == "spm-model":
             from tokparity.reference.sentencepiece import PIPELINES as pipelines
             self.flavour = "sentencepiece"
+        elif vocab.source_format == "rwkv-vocab":
+            from tokparity.reference.rwkv import RwkvPipeline
+            self.flavour = "rwkv"
+            self.pipeline = RwkvPipeline(vocab)
+            return
         elif vocab.source_format == "hf-json":
             from tokparity.reference.hf import pipeline_for
             self.flavour = "hf"

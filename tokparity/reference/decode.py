@@ -59,8 +59,11 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
     vocab = pipeline.vocab
     if not 0 <= token_id < vocab.size:
         raise TokparityError(f"token id {token_id} is outside the vocabulary (0..{vocab.size - 1})")
-    ttype = pipeline.types[token_id]
     text = vocab.tokens[token_id]
+    if pipeline.algorithm == "rwkv":  # every token, whatever its type, is its unescaped bytes
+        from tokparity.reference.rwkv import unescape_llama_rwkv
+        return unescape_llama_rwkv(text.encode("utf-8", "surrogateescape"))
+    ttype = pipeline.types[token_id]
     if ttype in (TokenType.CONTROL, TokenType.UNKNOWN):
         return text.encode("utf-8", "surrogateescape") if special else b""
     if ttype == TokenType.USER_DEFINED:

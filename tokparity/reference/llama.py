@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from tokparity.errors import TokparityError
 from tokparity.reference import bpe as bpe_mod
+from tokparity.reference import rwkv as rwkv_mod
 from tokparity.reference import wpm as wpm_mod
 from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.greedy import LongestMatch
@@ -43,6 +44,7 @@ DEFAULT_SPECIALS = {
     "bpe": {"bos": 11, "eos": 11},
     "ugm": {"eos": 1, "unk": 2, "pad": 0},
     "wpm": {"bos": 101, "unk": 100, "sep": 102, "pad": 0, "mask": 103},
+    "rwkv": {},  # every special is LLAMA_TOKEN_NULL until the GGUF names one
 }
 
 
@@ -78,6 +80,9 @@ def llama_flags(vocab: Vocab) -> LlamaFlags:
     elif algo == "wpm":
         flags = LlamaFlags(add_bos=True, add_eos=False, add_sep=True, add_space_prefix=False,
                            remove_extra_whitespaces=False, clean_spaces=True)
+    elif algo == "rwkv":
+        flags = LlamaFlags(add_bos=False, add_eos=False, add_sep=False, add_space_prefix=False,
+                           remove_extra_whitespaces=False)
     else:
         raise TokparityError(f"algorithm {algo!r} is not implemented by the ref backend")
     # The GGUF keys override the defaults.
@@ -399,6 +404,31 @@ class LlamaWpm(LlamaCppPipeline):
         return out
 
 
-PIPELINES = {"spm": LlamaSpm, "bpe": LlamaBpe, "ugm": LlamaUgm, "wpm": LlamaWpm}
+class LlamaRwkv(LlamaCppPipeline):
+    """``llm_tokenizer_rwkv``: greedy longest match over bytes (reference/rwkv.py), with llama.cpp's
+    two edges: the trie holds every token of the GGUF, control and unused ones too (so ``"<s>"``
+    in a text is id 0 of an RWKV World GGUF, as one token), and a byte that no token starts with
+    becomes the unk id (-1, LLAMA_TOKEN_NULL, when the GGUF names none)."""
 
-__all__ = ["PIPELINES", "LlamaBpe", "LlamaSpm", "LlamaUgm", "LlamaWpm", "llama_flags", "SPACE_MARK"]
+    algorithm = "rwkv"
+
+    def __init__(self, vocab: Vocab):
+        super().__init__(vocab)
+        self.trie = rwkv_mod.ByteTrie((rwkv_mod.unescape_llama_rwkv(t.encode("utf-8", "surrogateescape")), i)
+                                      for i, t in enumerate(vocab.tokens))
+
+    def encode_text(self, text: str) -> list[int]:
+        return self.trie.split(text.encode("utf-8"), self._no_match)
+
+    def _no_match(self, data: bytes, pos: int) -> tuple[list[int], int]:
+        if data[pos] in self.trie.root:
+            # Tokens start with this byte but none of them matches: llama.cpp then emits id 0 and
+            # goes back to the start of the text, for ever (no RWKV World GGUF can get here).
+            raise TokparityError(f"no token matches at byte {pos}, though some start with 0x{data[pos]:02x}; "
+                                 "llama.cpp's RWKV tokenizer loops for ever here")
+        return [self.flags.specials.get("unk", -1)], pos + 1
+
+
+PIPELINES = {"spm": LlamaSpm, "bpe": LlamaBpe, "ugm": LlamaUgm, "wpm": LlamaWpm, "rwkv": LlamaRwkv}
+
+__all__ = ["PIPELINES", "LlamaBpe", "LlamaRwkv", "LlamaSpm", "LlamaUgm", "LlamaWpm", "llama_flags", "SPACE_MARK"]

@@ -11,14 +11,16 @@ from pathlib import Path
 
 from tokparity.errors import BadModelFile
 from tokparity.vocab.model import ALGORITHMS, Flags, TokenType, Vocab, VocabComparison
+from tokparity.vocab.rwkv_vocab import FIRST_LINE
 
 __all__ = ["ALGORITHMS", "Flags", "TokenType", "Vocab", "VocabComparison", "load_vocab", "detect_format"]
 
-FORMATS = ("gguf", "spm-model", "hf-json")
+FORMATS = ("gguf", "spm-model", "hf-json", "rwkv-vocab")
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """``gguf``, ``spm-model`` or ``hf-json``, from the first bytes (the suffix only breaks ties)."""
+    """``gguf``, ``spm-model``, ``hf-json`` or ``rwkv-vocab``, from the first bytes (the suffix only breaks
+    ties)."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -37,9 +39,13 @@ def detect_format(path: str | os.PathLike) -> str:
         return "gguf"  # the GGUF reader will say what is wrong with it
     if path.suffix == ".json":
         return "hf-json"
+    # "1 '\\x00' 1": the rwkv package's vocabulary (by name too, so a bad first line is named by the loader)
+    if path.name.startswith("rwkv_vocab") or FIRST_LINE.match(head) and path.suffix in (".txt", ""):
+        return "rwkv-vocab"
     if path.suffix == ".model" or head[:1] == b"\x0a":  # ModelProto field 1, length-delimited
         return "spm-model"
-    raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model or a tokenizer.json")
+    raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model, a tokenizer.json "
+                             "or an RWKV vocabulary (rwkv_vocab_*.txt)")
 
 
 # One run loads the same file several times (compare's vocabulary, the ref backend, hf-gguf, the
@@ -52,7 +58,7 @@ _CACHE_SIZE = 4
 def load_vocab(path: str | os.PathLike, fmt: str | None = None) -> Vocab:
     """Load any supported tokenizer file into a ``Vocab``."""
     fmt = fmt or detect_format(path)
-    if fmt not in ("gguf", "spm-model"):  # a tokenizer.json is read with the config beside it
+    if fmt not in ("gguf", "spm-model", "rwkv-vocab"):  # a tokenizer.json is read with the config beside it
         return _load(path, fmt)
     try:
         key = (fmt, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest())
@@ -89,4 +95,7 @@ def _load(path: str | os.PathLike, fmt: str) -> Vocab:
     if fmt == "hf-json":
         from tokparity.vocab.hf_json import load_hf_json
         return load_hf_json(path)
+    if fmt == "rwkv-vocab":
+        from tokparity.vocab.rwkv_vocab import load_rwkv_vocab
+        return load_rwkv_vocab(path)
     raise BadModelFile(path, f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")

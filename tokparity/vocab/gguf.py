@@ -11,7 +11,7 @@ from tokparity.vocab.gguf_reader import GGUFMetadata, NumericArray, StringArray
 from tokparity.vocab.model import Flags, Vocab
 
 # tokenizer.ggml.model -> algorithm. "gemma4" is llama.cpp's BPE with Gemma 4's pre-tokenizer.
-GGML_MODEL_TO_ALGORITHM = {"llama": "spm", "t5": "ugm", "gpt2": "bpe", "gemma4": "bpe", "bert": "wpm"}
+GGML_MODEL_TO_ALGORITHM = {"llama": "spm", "t5": "ugm", "gpt2": "bpe", "gemma4": "bpe", "bert": "wpm", "rwkv": "rwkv"}
 
 # role -> GGUF key suffix. "seperator" is llama.cpp's own spelling, the one files contain;
 # prefix/suffix/middle are the older names of the fim_* keys.

@@ -5,7 +5,8 @@ Every loader (GGUF, SentencePiece ``.model``, Hugging Face ``tokenizer.json``) p
 vocabulary of ideas, because a GGUF is where most parity questions end up:
 
 * ``algorithm``: ``spm`` (SentencePiece BPE, llama.cpp's "llama"), ``ugm`` (unigram, "t5"),
-  ``bpe`` (byte-level BPE, "gpt2") or ``wpm`` (WordPiece, "bert").
+  ``bpe`` (byte-level BPE, "gpt2"), ``wpm`` (WordPiece, "bert") or ``rwkv`` (greedy longest match
+  over bytes, "rwkv").
 * ``tokens`` exactly as stored: byte-level BPE tokens stay in GPT-2's byte-to-unicode spelling
   (``Ġhello``), SentencePiece pieces keep their ``▁``. Bytes that are not valid UTF-8 survive
   as surrogate escapes, so ``token.encode('utf-8', 'surrogateescape')`` gives the stored bytes.
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-ALGORITHMS = ("spm", "ugm", "bpe", "wpm")
+ALGORITHMS = ("spm", "ugm", "bpe", "wpm", "rwkv")
 
 # Special-token roles, in the order ``inspect`` shows them (GGUF key names are in gguf.py).
 SPECIAL_ROLES = ("bos", "eos", "eot", "eom", "unk", "pad", "sep", "cls", "mask",

@@ -47,6 +47,12 @@ def _token_bytes(vocab: Vocab, token_id: int) -> bytes:
         return b""
     text = vocab.tokens[token_id]
     ttype = vocab.type_of(token_id)
+    if vocab.algorithm == "rwkv":
+        # Every token stands for its bytes, whatever its type: llama.cpp's RWKV trie holds them all
+        # ("<s>" in the input becomes id 0). A GGUF spells them with escapes, the rwkv package's file does not.
+        from tokparity.reference.rwkv import unescape_llama_rwkv
+        raw = text.encode("utf-8", "surrogateescape")
+        return unescape_llama_rwkv(raw) if vocab.source_format == "gguf" else raw
     if ttype in (TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED):
         return b""
     if ttype == TokenType.BYTE and len(text) == 6 and text.startswith("<0x") and text.endswith(">"):

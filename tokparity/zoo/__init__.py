@@ -25,7 +25,7 @@ __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_f
 # The order in which a model's files are preferred as "its" vocabulary when it has several: the
 # training libraries' own formats first, as for the oracle (tokparity.oracle), so the reference
 # reads what the judge reads (a GGUF converted from a byte-fallback .model lost the fallback).
-PRIMARY_ORDER = ("spm_model", "tokenizer_json", "gguf")
+PRIMARY_ORDER = ("spm_model", "tokenizer_json", "rwkv_vocab", "gguf")
 
 
 @dataclass
@@ -59,7 +59,7 @@ class ModelFiles:
             for role in PRIMARY_ORDER:
                 if role in files:
                     return role, files[role]
-        raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model or tokenizer.json) found")
+        raise TokparityError(f"model {self.name}: no tokenizer file (.gguf, .model, tokenizer.json or rwkv_vocab*.txt) found")
 
     def path(self, role: str) -> Path | None:
         return self.files.get(role)
@@ -80,6 +80,9 @@ def _files_in_folder(folder: Path) -> dict[str, Path]:
                        ("spm_model", "tokenizer.model")):
         if (folder / name).is_file():
             files[role] = folder / name
+    rwkv = sorted(folder.glob("rwkv_vocab*.txt"))
+    if len(rwkv) == 1:
+        files["rwkv_vocab"] = rwkv[0]
     if "spm_model" not in files:
         models = sorted(folder.glob("*.model"))
         if len(models) == 1:
@@ -95,7 +98,7 @@ def _local(path: Path) -> ModelFiles:
         return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
-    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json"}[fmt]
+    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "rwkv-vocab": "rwkv_vocab"}[fmt]
     files = {role: path}
     if role == "gguf":
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
