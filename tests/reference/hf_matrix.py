@@ -358,7 +358,8 @@ def _normalizers() -> list[Variant]:
            "strip-left": N.Strip(left=True, right=False), "strip-right": N.Strip(left=False, right=True),
            "strip-both": N.Strip(), "nfd-stripaccents": N.Sequence([N.NFD(), N.StripAccents()]),
            "stripaccents-alone": N.StripAccents(), "replace-string": N.Replace("é", "e"),
-           "replace-regex": N.Replace(Regex(r"\d+"), "0"), "prepend": N.Prepend("x")}
+           "replace-regex": N.Replace(Regex(r"\d+"), "0"), "prepend": N.Prepend("x"), "nmt": N.Nmt(),
+           "replace-string-dot": N.Replace(".", " ")}
     # Every one on the small SentencePiece BPE (its charsmap replaced), the telling ones on Llama-2's
     # byte-fallback BPE (every character encodable: no difference hides behind <unk>) and on the
     # Japanese unigram.
@@ -383,6 +384,9 @@ def _normalizers() -> list[Variant]:
             clean_text=clean, handle_chinese_chars=chinese, strip_accents=accents, lowercase=lower)), T))
     out.append(_v("wordpiece-bge", "normalizer-sequence-nfd-lowercase-stripaccents",
                   set_normalizer(N.Sequence([N.NFD(), N.Lowercase(), N.StripAccents()])), T))
+    # The byte-level mapping as a normalizer, the pieces cut before each mapped space (Ġ).
+    out.append(_v("bpe-gpt2-8k", "normalizer-bytelevel-split-before-space", (
+        set_normalizer(N.ByteLevel()), set_pre(pre.Split("\u0120", behavior="merged_with_next"))), T))
     out.append(_v("bpe-gpt2-8k", "normalizer-nfkc-lowercase", set_normalizer(N.Sequence([N.NFKC(), N.Lowercase()])), T))
     return out
 
@@ -435,6 +439,8 @@ def _pre_tokenizers() -> list[Variant]:
         **{f"punctuation-{b}": pre.Punctuation(behavior=b) for b in BEHAVIOURS},
     }
     out += [_v("bpe-botchan", k, _cut_probe(p), T) for k, p in simple.items()]
+    # A string pattern is literal: "." cuts at dots only (as a regex it would cut everywhere).
+    out.append(_v("bpe-botchan", "split-string-dot-isolated", _cut_probe(pre.Split(".", behavior="isolated")), T))
     # The same cuts where every byte is a token: byte-level BPE after the pre-tokenizer.
     for k in ("split-regex-isolated", "split-regex-contiguous-invert", "digits-individual", "punctuation-isolated",
               "unicodescripts", "whitespace", "fixedlength-5", "bert"):
