@@ -16,11 +16,15 @@ Exit status 1 when any variant fails (a mismatch, or the reference refusing the 
 
 Bases (all real vocabularies; none is made up):
 
-* ``bpe-llama3``, ``bpe-qwen3``: the zoo's byte-level BPE tokenizer.json files (large: few variants);
-* ``bpe-gpt2``: GPT-2's vocabulary and merges from its zoo GGUF, as GPT-2's tokenizer.json has them
-  (byte-level, the small byte-level base most pre-tokenizer variants run on);
-* ``bpe-llama2`` (lenml-llama2), ``bpe-gemma3`` (262k: the base only and one variant),
-  ``bpe-botchan`` (tokparity's derived tokenizer.json): SentencePiece-style BPE;
+* ``bpe-llama3``, ``bpe-qwen3``, ``bpe-gemma3``: the zoo's large tokenizer.json files (byte-level,
+  and SentencePiece-style with byte fallback), a few seconds each to load: one variant each (the
+  files as they are are tests/reference/test_vs_hf.py's);
+* ``bpe-gpt2``: GPT-2's vocabulary and merges from its zoo GGUF, as GPT-2's tokenizer.json has them;
+  ``bpe-gpt2-8k``: the same with its first 8,000 merges (a real vocabulary too, see ``_gpt2``),
+  where most byte-level variants run;
+* ``bpe-llama2`` (lenml-llama2), ``bpe-botchan`` (tokparity's derived tokenizer.json):
+  SentencePiece-style BPE; botchan's 1,000 pieces are the cheap base most options run on (the
+  pre-tokenizers through ``_cut_probe``);
 * ``unigram-botchan``, ``unigram-kyoto``: the derived tokenizer.json of the SentencePiece unigram
   models (``tokparity zoo path MODEL``);
 * ``wordpiece-bge``, ``wordlevel-bge``: bert-bge's vocabulary, read from its GGUF (llama.cpp's
