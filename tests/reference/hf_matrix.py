@@ -640,8 +640,13 @@ class Verdict:
         if self.first:
             f = self.first
             return (f"{head}  first: {f['text']!r} add={f['add_special']} parse={f['parse_special']} "
-                    f"tokenizers={_short(f['tokenizers'])} ref={_short(f['ref'])}")
+                    f"tokenizers={_short(f['tokenizers'])} ref={_short(f['ref'])} "
+                    f"(pieces: tokenizers={_short(f['tokenizers_pieces'])} ref={_short(f['ref_pieces'])})")
         return head
+
+    def record(self) -> dict:
+        return {"variant": self.name, "ok": self.ok, "texts": self.texts, "encodes": self.encodes,
+                "mismatches": self.mismatches, "first": self.first, "error": self.error}
 
 
 def _short(ids, n: int = 24) -> str:
@@ -674,6 +679,11 @@ def _hf_ids(tok: Tokenizer, text: str, add: bool, parse: bool) -> list[int] | st
         return f"error: {_message(e)}"
 
 
+def _pieces(tok: Tokenizer, ids: list[int] | str) -> list[str | None] | str:
+    """The ids as tokenizers spells them (``None`` for an id it does not know): pieces say more than ids."""
+    return ids if isinstance(ids, str) else [tok.id_to_token(i) for i in ids]
+
+
 def _ref_ids(ref, text: str, add: bool, parse: bool) -> list[int] | str:
     try:
         return ref.encode(text, add, parse)
@@ -702,7 +712,8 @@ def judge_file(name: str, path: Path, texts: list[str], modes: Iterable[Mode]) -
             verdict.mismatches += 1
             if verdict.first is None:
                 verdict.first = {"text": text, "add_special": add, "parse_special": parse,
-                                 "tokenizers": expected, "ref": got}
+                                 "tokenizers": expected, "ref": got,
+                                 "tokenizers_pieces": _pieces(hf, expected), "ref_pieces": _pieces(hf, got)}
     return verdict
 
 
@@ -732,8 +743,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", metavar="SUBSTRING", help="judge only the variants whose name holds SUBSTRING")
-    parser.add_argument("--out", metavar="DIR", type=Path, help="write the variant files here (default: a temporary "
-                                                                  "folder, removed at the end)")
+    parser.add_argument("--out", metavar="DIR", type=Path, help="write the variant files and verdicts.jsonl here "
+                                                                  "(default: a temporary folder, removed at the end)")
     parser.add_argument("--list", action="store_true", help="list the variants' names and stop")
     args = parser.parse_args(argv)
     chosen = [v for v in variants() if not args.only or args.only in v.name]
@@ -745,10 +756,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="hf-matrix-") as scratch:
         out_dir = args.out or Path(scratch)
+        if args.out:
+            try:
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / "verdicts.jsonl").write_text("", encoding="utf-8")
+            except OSError as e:
+                print(f"hf_matrix: --out {args.out}: cannot write there ({e.strerror}); name a folder", file=sys.stderr)
+                return 2
         totals = Totals()
         for variant in chosen:
             verdict = judge(variant, out_dir)
             print(verdict.line(), flush=True)
+            if args.out:  # the verdicts as data beside the files, one JSON object a line
+                with open(out_dir / "verdicts.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(verdict.record(), ensure_ascii=False) + "\n")
             totals.variants += 1
             totals.failed += not verdict.ok
             totals.encodes += verdict.encodes
