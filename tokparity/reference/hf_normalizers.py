@@ -11,6 +11,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
+import regex
+
 from tokparity.components import normalizers as n
 from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.hf_regex import TimedRegex
@@ -62,22 +64,26 @@ def bert_normalize(c: n.BertNormalizer, text: str) -> str:
     return text
 
 
+_GRAPHEME = regex.compile(r"\X")
+
+
 def apply_charsmap(cm: CharsMap, text: str) -> str:
-    """tokenizers' ``Precompiled`` normalizer: longest charsmap match, else one character."""
-    from tokparity.reference.normalize import _UTF8_LEN
-    data = text.encode("utf-8")
-    out = bytearray()
-    pos = 0
-    while pos < len(data):
-        match = cm.longest_match(data, pos)
-        if match:
-            out += match[1]
-            pos += match[0]
-        else:
-            k = _UTF8_LEN[data[pos]]
-            out += data[pos:pos + k]
-            pos += k
-    return out.decode("utf-8", "replace")
+    """tokenizers' ``Precompiled`` normalizer, which is not SentencePiece's: one grapheme at a
+    time, a grapheme under 6 bytes wholly replaced by the replacement of the *shortest* key it
+    starts with, else each of its characters replaced by its own key's (no key: kept). So
+    "a" + 10 combining marks stays uncomposed where SentencePiece writes "à" and the rest."""
+    out = []
+    for grapheme in _GRAPHEME.findall(text):
+        data = grapheme.encode("utf-8")
+        if len(data) < 6:
+            hit = cm.shortest_match(data)
+            if hit is not None:
+                out.append(hit.decode("utf-8", "replace"))
+                continue
+        for ch in grapheme:
+            hit = cm.shortest_match(ch.encode("utf-8"))
+            out.append(ch if hit is None else hit.decode("utf-8", "replace"))
+    return "".join(out)
 
 
 def step_for(c, path: str) -> Callable[[str], str]:
