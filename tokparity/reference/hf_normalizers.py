@@ -51,10 +51,14 @@ def _is_chinese(cp: int) -> bool:
             or 0x2F800 <= cp <= 0x2FA1F)
 
 
+_OTHER = frozenset(("Cc", "Cf", "Co", "Cs"))
+
+
 def bert_normalize(c: n.BertNormalizer, text: str) -> str:
-    if c.clean_text:  # drop NUL, U+FFFD and controls (not \t\n\r); any whitespace -> " "
+    if c.clean_text:  # drop NUL, U+FFFD and "other" characters (not \t\n\r); any whitespace -> " "
+        # (unicode_categories' is_other: Cc, Cf, Co, Cs; an unassigned character (Cn) is kept)
         text = "".join(" " if is_whitespace(ch) else ch for ch in text
-                       if not (ch in "\x00\ufffd" or (ch not in "\t\n\r" and unicodedata.category(ch)[0] == "C")))
+                       if not (ch in "\x00\ufffd" or (ch not in "\t\n\r" and unicodedata.category(ch) in _OTHER)))
     if c.handle_chinese_chars:
         text = "".join(f" {ch} " if _is_chinese(ord(ch)) else ch for ch in text)
     if c.lowercase if c.strip_accents is None else c.strip_accents:
