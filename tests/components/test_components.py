@@ -137,7 +137,10 @@ def _bge_vocab(zoo) -> dict[str, int]:
 
 
 def test_wordpiece_tokenizer_json_agrees_with_tokenizers(zoo, tmp_path):
-    from tokenizers import Tokenizer, normalizers as n, pre_tokenizers as p, processors as pp
+    from tokenizers import Tokenizer
+    from tokenizers import normalizers as n
+    from tokenizers import pre_tokenizers as p
+    from tokenizers import processors as pp
     from tokenizers.models import WordPiece
     ids = _bge_vocab(zoo)
     tok = Tokenizer(WordPiece(ids, unk_token="[UNK]"))
@@ -153,7 +156,9 @@ def test_wordpiece_tokenizer_json_agrees_with_tokenizers(zoo, tmp_path):
 
 
 def test_wordlevel_tokenizer_json_agrees_with_tokenizers(zoo, tmp_path):
-    from tokenizers import Tokenizer, normalizers as n, pre_tokenizers as p
+    from tokenizers import Tokenizer
+    from tokenizers import normalizers as n
+    from tokenizers import pre_tokenizers as p
     from tokenizers.models import WordLevel
     tok = Tokenizer(WordLevel(_bge_vocab(zoo), unk_token="[UNK]"))
     tok.normalizer = n.Lowercase()

@@ -10,6 +10,7 @@ a field, since the value it would have is not in doubt.
 
 from __future__ import annotations
 
+import builtins
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,15 @@ BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Con
 
 
 class Fields:
-    def __init__(self, path: Path, where: str, obj: dict):
+    def __init__(self, path: Path, where: builtins.str, obj: dict):
         self.path = path
         self.where = where  # "normalizer[2] (Replace)"
         self.obj = obj
 
-    def bad(self, problem: str) -> BadModelFile:
+    def bad(self, problem: builtins.str) -> BadModelFile:
         return BadModelFile(self.path, f"{self.where} {problem}")
 
-    def _get(self, name: str, default: Any) -> Any:
+    def _get(self, name: builtins.str, default: Any) -> Any:
         value = self.obj.get(name, _MISSING)
         if value is _MISSING or (value is None and default is not _MISSING):
             if default is _MISSING:
@@ -37,61 +38,61 @@ class Fields:
             return default
         return value
 
-    def bool(self, name: str, default: Any = _MISSING) -> bool:
+    def bool(self, name: builtins.str, default: Any = _MISSING) -> builtins.bool:
         value = self._get(name, default)
-        if not isinstance(value, bool):
+        if not isinstance(value, builtins.bool):
             raise self.bad(f"{name} is {clipped(value)}, expected true or false")
         return value
 
-    def optional_bool(self, name: str) -> bool | None:
+    def optional_bool(self, name: builtins.str) -> builtins.bool | None:
         value = self.obj.get(name)
-        if value is not None and not isinstance(value, bool):
+        if value is not None and not isinstance(value, builtins.bool):
             raise self.bad(f"{name} is {clipped(value)}, expected true, false or null")
         return value
 
-    def str(self, name: str, default: Any = _MISSING) -> str:
+    def str(self, name: builtins.str, default: Any = _MISSING) -> builtins.str:
         value = self._get(name, default)
-        if not isinstance(value, str):
+        if not isinstance(value, builtins.str):
             raise self.bad(f"{name} is {clipped(value)}, expected a string")
         return value
 
-    def optional_str(self, name: str) -> str | None:
+    def optional_str(self, name: builtins.str) -> builtins.str | None:
         value = self.obj.get(name)
-        if value is not None and not isinstance(value, str):
+        if value is not None and not isinstance(value, builtins.str):
             raise self.bad(f"{name} is {clipped(value)}, expected a string or null")
         return value
 
-    def char(self, name: str, default: Any = _MISSING) -> str:
+    def char(self, name: builtins.str, default: Any = _MISSING) -> builtins.str:
         value = self.str(name, default)
         if len(value) != 1:
             raise self.bad(f"{name} is {clipped(value)}, expected one character")
         return value
 
-    def int(self, name: str, default: Any = _MISSING, minimum: int = 0) -> int:
+    def int(self, name: builtins.str, default: Any = _MISSING, minimum: builtins.int = 0) -> builtins.int:
         value = self._get(name, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        if not isinstance(value, builtins.int) or isinstance(value, builtins.bool) or value < minimum:
             raise self.bad(f"{name} is {clipped(value)}, expected an integer >= {minimum}")
         return value
 
-    def choice(self, name: str, choices: tuple[str, ...], default: Any = _MISSING) -> str:
+    def choice(self, name: builtins.str, choices: tuple[builtins.str, ...], default: Any = _MISSING) -> builtins.str:
         value = self._get(name, default)
         if value not in choices:
             raise self.bad(f"{name} is {clipped(value)}, expected one of {', '.join(choices)}")
         return value
 
-    def list(self, name: str, default: Any = _MISSING) -> list:
+    def list(self, name: builtins.str, default: Any = _MISSING) -> builtins.list:
         value = self._get(name, default)
-        if not isinstance(value, list):
+        if not isinstance(value, builtins.list):
             raise self.bad(f"{name} is {clipped(value)}, expected a list")
         return value
 
-    def pattern(self) -> tuple[str, bool]:
+    def pattern(self) -> tuple[builtins.str, builtins.bool]:
         """A Replace or Split ``pattern``: ``{"String": " "}`` or ``{"Regex": "..."}`` -> (text, is_regex)."""
         if "pattern" not in self.obj:
             raise self.bad("has no 'pattern'; expected {\"String\": ...} or {\"Regex\": ...}")
         p = self.obj["pattern"]
         if not (isinstance(p, dict) and len(p) == 1 and next(iter(p)) in ("String", "Regex")
-                and isinstance(next(iter(p.values())), str)):
+                and isinstance(next(iter(p.values())), builtins.str)):
             raise self.bad(f"pattern is {clipped(p)}; expected {{\"String\": \"...\"}} or {{\"Regex\": \"...\"}}")
         kind, text = next(iter(p.items()))
         return text, kind == "Regex"

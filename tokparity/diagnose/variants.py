@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from tokparity.components import AddedToken
+from tokparity.components import normalizers as hf_components
 from tokparity.diagnose import regex_engines
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
-from tokparity.components import AddedToken
-from tokparity.components import normalizers as hf_components
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
 from tokparity.reference.pretokenize import REGEXES, Pretokenizer

@@ -38,7 +38,7 @@ def merge_ids(ids: list[int], merges: dict[tuple[int, int], tuple[int, int]]) ->
     nxt = list(range(1, len(ids) + 1))
     prv = list(range(-1, len(ids) - 1))
     alive = [True] * len(ids)
-    heap = []
+    heap: list[tuple[int, int, int]] = []
 
     def push(i: int) -> None:
         j = nxt[i]
@@ -72,9 +72,9 @@ class Bpe:
         prefix_len = len(model.continuing_subword_prefix or "")
         self.merges: dict[tuple[int, int], tuple[int, int]] = {}
         for rank, (a, b) in enumerate(model.merges):
-            ids = (model.vocab.get(a), model.vocab.get(b), model.vocab.get(a + b[prefix_len:]))
-            if None not in ids:
-                self.merges[(ids[0], ids[1])] = (rank, ids[2])  # type: ignore[assignment] # a later duplicate wins
+            left, right, merged = model.vocab.get(a), model.vocab.get(b), model.vocab.get(a + b[prefix_len:])
+            if left is not None and right is not None and merged is not None:
+                self.merges[(left, right)] = (rank, merged)  # a later duplicate wins, as in tokenizers' map
         self.unk_id = model.vocab.get(model.unk_token) if model.unk_token is not None else None
 
     def symbols(self, word: str, byte_fallback: bool, fuse_unk: bool) -> list[int]:

@@ -93,7 +93,8 @@ def apply_charsmap(cm: CharsMap, text: str) -> str:
 def step_for(c, path: str) -> Callable[[str], str]:
     """One normalizer component as a function of the text."""
     if isinstance(c, (n.NFC, n.NFD, n.NFKC, n.NFKD)):
-        return lambda s, form=c.kind: unicodedata.normalize(form, s)
+        form = c.kind
+        return lambda s: unicodedata.normalize(form, s)  # type: ignore[arg-type]
     if isinstance(c, n.Lowercase):
         return lowercase
     if isinstance(c, n.StripAccents):  # tokenizers drops every combining mark (Mn, Mc, Me)

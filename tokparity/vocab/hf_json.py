@@ -133,9 +133,9 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
     else:
         by_id = {i: token for token, i in model.vocab.items()}
     added_by_id: dict[int, AddedToken] = {}
-    for entry in spec.added_tokens:
-        added_by_id[entry.id] = entry
-        by_id[entry.id] = entry.content
+    for added in spec.added_tokens:
+        added_by_id[added.id] = added
+        by_id[added.id] = added.content
     if not by_id:
         raise BadModelFile(path, "holds no tokens")
     size = max(by_id) + 1
@@ -170,9 +170,9 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
             tokens.append(f"[PAD{i}]")
             types.append(TokenType.UNUSED)
             continue
-        entry = added_by_id.get(i)
-        if entry is not None:
-            ttype = TokenType.CONTROL if entry.special or _looks_special(token) else TokenType.USER_DEFINED
+        added_entry = added_by_id.get(i)
+        if added_entry is not None:
+            ttype = TokenType.CONTROL if added_entry.special or _looks_special(token) else TokenType.USER_DEFINED
             if ttype == TokenType.USER_DEFINED:
                 token = token.replace("\u2581", " ")  # llama.cpp pre-normalizes user-defined spaces
         elif token == unk_token:
