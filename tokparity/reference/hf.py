@@ -20,6 +20,7 @@ import regex
 from tokparity.components import AddedToken, TokenizerSpec
 from tokparity.components import models as m
 from tokparity.errors import TokparityError
+from tokparity.reference import bpe as bpe_mod
 from tokparity.reference import hf_models
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf_normalizers import WHITE_SPACE, Normalizer
@@ -203,7 +204,9 @@ class HfBpe(HfPipeline):
         assert isinstance(model, m.BPE)
         self.model = hf_models.Bpe(model, self.token_to_id)
         merges = vocab.merges
-        self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))  # for a diagnosis: string merges
+        # String merges (bpe.py) for a diagnosis, which swaps in other orders; while they are
+        # the file's own, encode_word merges by id as tokenizers does (merge_ids).
+        self.ranks = self._own_ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))
         self.byte_fallback = model.byte_fallback
         self.fuse_unk = model.fuse_unk
         self.ignore_merges = model.ignore_merges
@@ -217,7 +220,26 @@ class HfBpe(HfPipeline):
             return [whole]
         if self.greedy is not None:
             return self._encode_greedy(word)
-        return hf_models.merge_ids(self.model.symbols(word, self.byte_fallback, self.fuse_unk), self.model.merges)
+        symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk)
+        if self.ranks is self._own_ranks:
+            return hf_models.merge_ids(symbols, self.model.merges)
+        return self._merge_by_strings(symbols)
+
+    def _merge_by_strings(self, symbols: list[int]) -> list[int]:
+        """A diagnosis's merge order (``ranks``): bpe.py's string merges, each run between
+        unknown tokens on its own (no merge involves the unknown token)."""
+        vocab = self.model.vocab
+        out: list[int] = []
+        run: list[str] = []
+        for token_id in symbols + [-1]:
+            if token_id == self.unk_id or token_id == -1:
+                out += [vocab.get(t, self.token_to_id.get(t, -1)) for t in bpe_mod.merge_word_heap(run, self.ranks)]
+                run = []
+                if token_id != -1:
+                    out.append(token_id)
+            else:
+                run.append(self.tokens[token_id])
+        return out
 
     def _encode_greedy(self, word: str) -> list[int]:
         assert self.greedy is not None
