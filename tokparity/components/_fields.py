@@ -103,7 +103,7 @@ def component_type(path: Path, where: str, obj: Any, known: dict) -> Any:
     if not isinstance(obj, dict):
         raise BadModelFile(path, f"{where} is {clipped(obj)}, expected an object with a \"type\"")
     kind = obj.get("type")
-    if kind not in known:
+    if not isinstance(kind, str) or kind not in known:
         raise BadModelFile(path, f"{where} has unknown type {clipped(kind)}; tokenizers has "
                                  f"{', '.join(sorted(known))}")
     return known[kind]

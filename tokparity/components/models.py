@@ -103,7 +103,7 @@ def parse(path: Path, obj) -> Model:
     if not isinstance(obj, dict) or "type" not in obj:
         raise BadModelFile(path, "has no 'model' object with a 'type'; not a Hugging Face tokenizer.json")
     mtype = obj["type"]
-    if mtype not in KNOWN:
+    if not isinstance(mtype, str) or mtype not in KNOWN:
         raise BadModelFile(path, f"unknown model type {clipped(mtype)}; tokparity reads {', '.join(KNOWN)}")
     f = Fields(path, f"model ({mtype})", obj)
     if mtype == "BPE":
