@@ -336,7 +336,7 @@ BASE = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [
     pytest.param({"normalizer": {"type": "Replace", "pattern": "x", "content": "\u2581"}}, None,
                  "normalizer step 0 (Replace) pattern is 'x'", id="replace-pattern-string"),  # issue 17: refused
     pytest.param({"post_processor": {"type": "TemplateProcessing", "single": {"a": 1}}}, None,
-                 "post_processor (TemplateProcessing) single is", 
+                 "post_processor (TemplateProcessing) single is",
                  id="template-single-dict"),
     pytest.param({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": []}}]}},
                  None, "post_processor (TemplateProcessing) single[0] is", id="template-id-list"),
