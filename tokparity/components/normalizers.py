@@ -41,6 +41,12 @@ class Lowercase:
 
 
 @dataclass(frozen=True)
+class Nmt:
+    """SentencePiece's nmt control-character filter and space mapping, without its NFKC."""
+    kind: ClassVar[str] = "Nmt"
+
+
+@dataclass(frozen=True)
 class StripAccents:
     kind: ClassVar[str] = "StripAccents"
 
@@ -93,9 +99,9 @@ class Sequence:
     normalizers: tuple[Normalizer, ...] = ()
 
 
-Normalizer = (NFC | NFD | NFKC | NFKD | Lowercase | StripAccents | Strip | Replace | Prepend | Precompiled |
+Normalizer = (NFC | NFD | NFKC | NFKD | Nmt | Lowercase | StripAccents | Strip | Replace | Prepend | Precompiled |
     BertNormalizer | ByteLevel | Sequence)
-_SIMPLE = {c.kind: c for c in (NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, ByteLevel)}
+_SIMPLE = {c.kind: c for c in (NFC, NFD, NFKC, NFKD, Nmt, Lowercase, StripAccents, ByteLevel)}
 KNOWN = {**_SIMPLE, **{c.kind: c for c in (Strip, Replace, Prepend, Precompiled, BertNormalizer, Sequence)}}
 
 

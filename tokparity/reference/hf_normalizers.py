@@ -90,6 +90,12 @@ def apply_charsmap(cm: CharsMap, text: str) -> str:
     return "".join(out)
 
 
+_NMT_DROP = {cp: None for cp in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]}
+_NMT_SPACE = {cp: " " for cp in [0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF,
+                                 0xFFFD]}
+_NMT = str.maketrans({**_NMT_DROP, **_NMT_SPACE})
+
+
 def step_for(c, path: str) -> Callable[[str], str]:
     """One normalizer component as a function of the text."""
     if isinstance(c, (n.NFC, n.NFD, n.NFKC, n.NFKD)):
@@ -97,6 +103,8 @@ def step_for(c, path: str) -> Callable[[str], str]:
         return lambda s: unicodedata.normalize(form, s)  # type: ignore[arg-type]
     if isinstance(c, n.Lowercase):
         return lowercase
+    if isinstance(c, n.Nmt):  # controls dropped, other spaces (and U+2581) turned into " "
+        return lambda s: s.translate(_NMT)
     if isinstance(c, n.StripAccents):  # tokenizers drops every combining mark (Mn, Mc, Me)
         return lambda s: "".join(ch for ch in s if unicodedata.category(ch)[0] != "M")
     if isinstance(c, n.Strip):
