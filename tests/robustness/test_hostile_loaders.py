@@ -332,14 +332,16 @@ BASE = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [
 
 
 @pytest.mark.parametrize("changes, raw, message", [
-    pytest.param({"normalizer": {"type": []}}, None, None, id="unhashable-stage-type"),
+    pytest.param({"normalizer": {"type": []}}, None, "normalizer step 0 has unknown type []", id="unhashable-stage-type"),
     pytest.param({"normalizer": {"type": "Replace", "pattern": "x", "content": "\u2581"}}, None,
                  "normalizer step 0 (Replace) pattern is 'x'", id="replace-pattern-string"),  # issue 17: refused
-    pytest.param({"post_processor": {"type": "TemplateProcessing", "single": {"a": 1}}}, None, None,
+    pytest.param({"post_processor": {"type": "TemplateProcessing", "single": {"a": 1}}}, None,
+                 "post_processor (TemplateProcessing) single is",
                  id="template-single-dict"),
     pytest.param({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": []}}]}},
-                 None, None, id="template-id-list"),
-    pytest.param({"post_processor": {"type": "Sequence", "processors": 5}}, None, None, id="sequence-of-int"),
+                 None, "post_processor (TemplateProcessing) single[0] is", id="template-id-list"),
+    pytest.param({"post_processor": {"type": "Sequence", "processors": 5}}, None,
+                 "post_processor (Sequence) processors is 5", id="sequence-of-int"),
     pytest.param({"model": {**BASE["model"], "merges": 5}}, None, "model.merges is a JSON int, expected a list",
                  id="merges-int"),
     pytest.param({"model": {"type": "Unigram", "vocab": [["a", 0]]}}, b'[["a", 1' + b"0" * 400 + b"]]",

@@ -129,10 +129,12 @@ def test_a_replace_chain_that_triples_the_text_22_times_is_refused_at_load(edite
 
 def test_the_reference_stops_any_normalizer_chain_that_grows_a_text_over_64_fold():
     """Chains the load-time bound does not count (here built by hand) are stopped per text."""
+    from tokparity.components import normalizers
     from tokparity.reference.hf import Normalizer
 
     triple = {"type": "Replace", "pattern": {"String": "a"}, "content": "aaa"}
-    normalizer = Normalizer({"type": "Sequence", "normalizers": [triple] * 12})
+    normalizer = Normalizer(normalizers.parse(Path("tokenizer.json"), "normalizer",
+                                              {"type": "Sequence", "normalizers": [triple] * 12}))
     with pytest.raises(ValueError, match="over 64 times the input"):
         normalizer("a" * 100)
 

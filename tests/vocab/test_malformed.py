@@ -58,8 +58,8 @@ def test_bad_gguf(tmp_path, data, message):
 
 def test_unknown_hf_model_type(tmp_path):
     p = tmp_path / "tokenizer.json"
-    p.write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {"a": 0}}}))
-    with pytest.raises(BadModelFile, match=r"unknown model type 'WordLevel'; tokparity reads BPE, Unigram, WordPiece"):
+    p.write_text(json.dumps({"model": {"type": "Morfessor", "vocab": {"a": 0}}}))
+    with pytest.raises(BadModelFile, match=r"unknown model type 'Morfessor'; tokparity reads BPE, Unigram, WordPiece, WordLevel"):
         load_vocab(p)
 
 

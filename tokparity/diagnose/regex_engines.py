@@ -136,20 +136,20 @@ def _stand_ins(text: str) -> dict[int, str]:
 
 
 def hf_split_sources(config) -> list[str]:
-    """The split regexes of a tokenizer.json byte-level pre-tokenizer, when they cut as llama.cpp's
-    list does (``Split`` with ``Isolated``, ``ByteLevel``'s own GPT-2 regex); else ``[]``."""
-    from tokparity.reference.hf import GPT2_HF, _components
+    """The split regexes of a tokenizer.json byte-level pre-tokenizer (typed, tokparity.components),
+    when they cut as llama.cpp's list does (``Split`` with ``Isolated``, ``ByteLevel``'s own GPT-2
+    regex); else ``[]``."""
+    from tokparity.components import pre_tokenizers as pt
+    from tokparity.reference.hf import GPT2_HF
 
     sources: list[str] = []
-    for c in _components(config, "pretokenizers"):
-        kind = c.get("type")
-        if kind == "Split":
-            pattern = c.get("pattern") or {}
-            if "Regex" not in pattern or c.get("behavior", "Isolated") != "Isolated" or c.get("invert"):
+    for c in pt.flatten(config):
+        if isinstance(c, pt.Split):
+            if not c.is_regex or c.behavior != "Isolated" or c.invert:
                 return []
-            sources.append(pattern["Regex"])
-        elif kind == "ByteLevel":
-            if c.get("use_regex", True):
+            sources.append(c.pattern)
+        elif isinstance(c, pt.ByteLevel):
+            if c.use_regex:
                 sources.append(GPT2_HF)
         else:
             return []

@@ -23,11 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from tokparity.components import AddedToken
+from tokparity.components import normalizers as hf_components
 from tokparity.diagnose import regex_engines
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
-from tokparity.reference.hf import HfBpe
+from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
 from tokparity.reference.pretokenize import REGEXES, Pretokenizer
 from tokparity.reference.rwkv import RwkvPipeline
@@ -83,8 +85,8 @@ def _normalizer_none(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if _is_ugm_or_sp(p):
         return _renormalized(c, charsmap=None) if p.normalizer.charsmap is not None else None
-    if isinstance(p, HfBpe) and any(k.get("type") in _UNICODE_STEPS for k in p.normalizer.configs):
-        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") in _UNICODE_STEPS)))
+    if isinstance(p, HfBpe) and any(k.kind in _UNICODE_STEPS for k in p.normalizer.configs):
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind in _UNICODE_STEPS)))
     if isinstance(p, LlamaWpm) and (p.lowercase or p.strip_accents):
         return _with(c, fork(p, lowercase=False, strip_accents=False))
     return None
@@ -132,7 +134,7 @@ def _normalizer_nfkc(c: Candidate, simplified: bool = False) -> Candidate | None
     if simplified:
         return None
     if isinstance(p, HfBpe) and p.normalizer.has("Precompiled"):
-        q = fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Precompiled"))
+        q = fork(p, normalizer=p.normalizer.without(lambda k: k.kind == "Precompiled"))
         return c.replace(pipeline=q, text_maps=c.text_maps + (partial(unicodedata.normalize, "NFKC"),))
     return None
 
@@ -141,7 +143,7 @@ def _unicode_form(form: str, c: Candidate) -> Candidate | None:
     """Apply the form where the model does not, or skip it where the model's normalizer has it."""
     p = c.pipeline
     if isinstance(p, HfBpe) and p.normalizer.has(form):
-        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == form)))
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == form)))
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
 
 
@@ -150,7 +152,7 @@ def _lowercase(c: Candidate) -> Candidate | None:
     if isinstance(p, LlamaWpm):
         return _with(c, fork(p, lowercase=not p.lowercase))
     if isinstance(p, HfBpe) and p.normalizer.has("Lowercase"):
-        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Lowercase")))
+        return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == "Lowercase")))
     return c.replace(text_maps=c.text_maps + (str.lower,))
 
 
@@ -224,9 +226,8 @@ def _whitespace_collapse(c: Candidate) -> Candidate | None:
     return None
 
 
-def _is_space_escape(k: dict) -> bool:
-    pattern = k.get("pattern") or {}
-    return k.get("type") == "Replace" and pattern.get("String") == " " and k.get("content") == "\u2581"
+def _is_space_escape(k) -> bool:
+    return isinstance(k, hf_components.Replace) and not k.is_regex and k.pattern == " " and k.content == "\u2581"
 
 
 def _space_escape(c: Candidate) -> Candidate | None:
@@ -257,9 +258,9 @@ def _dummy_prefix(c: Candidate) -> Candidate | None:
         return out
     if isinstance(p, HfBpe):
         if p.normalizer.has("Prepend"):
-            return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.get("type") == "Prepend")))
+            return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == "Prepend")))
         if any(_is_space_escape(k) for k in p.normalizer.configs):
-            return _with(c, fork(p, normalizer=p.normalizer.with_step(_prepend_mark, {"type": "Prepend"})))
+            return _with(c, fork(p, normalizer=p.normalizer.with_step(_prepend_mark, hf_components.Prepend("\u2581"))))
     return None
 
 
@@ -268,7 +269,7 @@ def _prefix_unless_space(c: Candidate) -> Candidate | None:
     if isinstance(p, LlamaSpm) and p.flags.add_space_prefix:
         return _with(c, fork(p, prefix_unless_space=True))
     if isinstance(p, HfBpe) and not p.normalizer.has("Prepend") and any(_is_space_escape(k) for k in p.normalizer.configs):
-        step = p.normalizer.with_step(_prepend_mark_unless_one, {"type": "Metaspace"})
+        step = p.normalizer.with_step(_prepend_mark_unless_one, hf_components.Prepend("\u2581"))
         return _with(c, fork(p, normalizer=step))
     return None
 
@@ -300,7 +301,7 @@ class _Split:
     def __init__(self, splitter, byte_level: bool):
         self.splitter, self.byte_level = splitter, byte_level
 
-    def __call__(self, text: str) -> list[str]:
+    def __call__(self, text: str, at_start: bool = True) -> list[str]:
         from tokparity.reference.pretokenize import bytes_to_gpt2
         words = [w for w in self.splitter.split(text) if w]
         return [bytes_to_gpt2(w) for w in words] if self.byte_level else words
@@ -362,7 +363,7 @@ def _split_sources(p) -> list[str]:
         splitter = p.pretokenizer
         return list(splitter.sources) if hasattr(splitter, "sources") else [r.source for r in splitter.regexes]
     if isinstance(p, HfBpe):
-        return regex_engines.hf_split_sources(p.vocab.extra.get("pre_tokenizer"))
+        return regex_engines.hf_split_sources(p.spec.pre_tokenizer)
     return []
 
 
@@ -555,8 +556,8 @@ def _specials_strip(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaCppPipeline) and any(s.lstrip or s.rstrip for s in p.specials):
         return _with(c, fork(p, specials=[replace(s, lstrip=False, rstrip=False) for s in p.specials]))
-    if isinstance(p, HfBpe) and any(a.get("lstrip") or a.get("rstrip") for a in p.added):
-        return _with(c, fork(p, added=[{**a, "lstrip": False, "rstrip": False} for a in p.added]))
+    if isinstance(p, HfBpe) and any(a.lstrip or a.rstrip for a in p.added):
+        return _with(c, fork(p, added=[replace(a, lstrip=False, rstrip=False) for a in p.added]))
     return None
 
 
@@ -575,8 +576,8 @@ def _user_defined(c: Candidate) -> Candidate | None:
         if isinstance(p, SentencePieceBpe):
             q.user_sorted = []
         return _with(c, q)
-    if isinstance(p, HfBpe) and any(not a.get("special") for a in p.added):
-        return _with(c, fork(p, added=[a for a in p.added if a.get("special")]))
+    if isinstance(p, HfBpe) and any(not a.special for a in p.added):
+        return _with(c, fork(p, added=[a for a in p.added if a.special]))
     return None
 
 
@@ -624,11 +625,11 @@ def user_defined_variant(token_id: int, whole: bool) -> Variant:
             return _with(c, fork(p, specials=specials))
         if isinstance(p, HfBpe):
             if not whole:
-                added = [a for a in p.added if a["id"] != token_id]
+                added = [a for a in p.added if a.id != token_id]
                 return _with(c, fork(p, added=added)) if len(added) < len(p.added) else None
-            added = [{**a, "special": False} if a["id"] == token_id else a for a in p.added]
-            if not any(a["id"] == token_id for a in added):
-                added.append({"id": token_id, "content": text, "special": False})
+            added = [replace(a, special=False) if a.id == token_id else a for a in p.added]
+            if not any(a.id == token_id for a in added):
+                added.append(AddedToken(token_id, text, normalized=False))
             return _with(c, fork(p, added=added))
         return None
 
@@ -769,7 +770,7 @@ def base_candidate(tokenizer) -> Candidate:
         bos, eos = p.flags.specials.get("bos"), p.flags.specials.get("eos")
         if isinstance(p, LlamaWpm):
             eos = p.flags.specials.get("sep")
-    elif isinstance(p, HfBpe):
+    elif isinstance(p, HfPipeline):
         bos = p.prefix[0] if p.prefix else vocab.special_ids.get("bos")
         eos = p.suffix[-1] if p.suffix else vocab.special_ids.get("eos")
     else:

@@ -89,6 +89,20 @@ class CharsMap:
 
     # -- the walk ------------------------------------------------------------------------------
 
+    def shortest_match(self, data: bytes) -> bytes | None:
+        """The replacement of the shortest key that is a prefix of ``data`` (darts'
+        ``commonPrefixSearch``, first result: what tokenizers' ``Precompiled::transform`` takes)."""
+        node = self._base(self._unit(0))
+        for c in data:
+            node ^= c
+            unit = self._unit(node)
+            if unit & ((1 << 31) | 0xFF) != c:
+                return None
+            node ^= self._base(unit)
+            if (unit >> 8) & 1:
+                return self.replacement(self._unit(node) & ((1 << 31) - 1))
+        return None
+
     def longest_match(self, data: bytes, start: int = 0) -> tuple[int, bytes] | None:
         """The longest key that is a prefix of ``data[start:]``: (its length, its replacement),
         or None. A NUL byte ends the walk, as in llama.cpp."""

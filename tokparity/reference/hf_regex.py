@@ -1,0 +1,81 @@
+"""The tokenizer.json's own regexes (Replace, Split), each under a time limit per text.
+
+Python's ``regex`` module stands in for tokenizers' Oniguruma: same syntax for these patterns
+(``\\p{L}``, ``(?i:...)``); their Unicode versions may differ on recently assigned characters.
+The file's regexes are its author's, so they run under a time limit per text (``time_limit``):
+one that backtracks for ever (``(a|a)+$`` on ``"aaa…a!"``) raises ``RegexTimeout`` for that text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from contextvars import ContextVar
+
+import regex
+
+from tokparity.errors import BadModelFile
+from tokparity.textview import clipped
+
+# --- the file's regexes, under a time limit ---------------------------------------------------------
+#
+# Every regex call made for one text shares one deadline: a few seconds, more for a long text
+# (the GPT-2 regex cuts a million characters in about 0.3 s), so an honest regex never meets it.
+
+REGEX_SECONDS = 5.0  # per text, plus:
+REGEX_SECONDS_PER_CHAR = 1e-5
+_deadline: ContextVar[float | None] = ContextVar("tokparity_hf_regex_deadline", default=None)
+
+
+class RegexTimeout(TimeoutError):
+    """A tokenizer.json regex ran past the text's time limit (catastrophic backtracking)."""
+
+
+@contextlib.contextmanager
+def time_limit(text: str, factor: float = 1.0):
+    """The deadline for every regex call made on ``text`` (an enclosing one is kept); ``factor``:
+    that many texts' worth (a diagnosis encodes one text under dozens of variants)."""
+    if _deadline.get() is not None:
+        yield
+        return
+    token = _deadline.set(time.monotonic() + factor * (REGEX_SECONDS + len(text) * REGEX_SECONDS_PER_CHAR))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def seconds_left() -> float:
+    deadline = _deadline.get()
+    if deadline is None:  # a call outside any text's limit (a test, a diagnosis): one text's worth
+        return REGEX_SECONDS
+    return max(deadline - time.monotonic(), 0.001)
+
+
+class TimedRegex:
+    """One of the file's regexes; ``where`` names it in messages ("pre_tokenizer Split")."""
+
+    def __init__(self, source: str, is_regex: bool, where: str, path: str):
+        self.where = where
+        self.source = source
+        try:
+            self.rx = regex.compile(source if is_regex else regex.escape(source))
+        except (regex.error, OverflowError, RecursionError, ValueError) as e:
+            raise BadModelFile(path, f"{where} regex {clipped(source, 60)} does not compile ({e}); fix or remove it") \
+                from None
+
+    def _timed_out(self, text: str) -> RegexTimeout:
+        return RegexTimeout(f"{self.where} regex {clipped(self.source, 60)} ran out of time on a {len(text)}-character "
+                            "text (catastrophic backtracking?)")
+
+    def finditer(self, text: str) -> list:
+        try:
+            return list(self.rx.finditer(text, timeout=seconds_left()))
+        except TimeoutError:
+            raise self._timed_out(text) from None
+
+    def sub(self, content: str, text: str) -> str:
+        try:
+            return self.rx.sub(lambda m: content, text, timeout=seconds_left())
+        except TimeoutError:
+            raise self._timed_out(text) from None
