@@ -31,6 +31,7 @@ Each pipeline is built from small stage modules, one per algorithm and stage:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from tokparity.errors import TokparityError
 from tokparity.vocab.model import Vocab
@@ -43,6 +44,7 @@ class RefTokenizer:
 
     def __init__(self, vocab: Vocab):
         self.vocab = vocab
+        self.pipeline: Any
         pipelines: Mapping[str, type]
         if vocab.source_format == "gguf":
             from tokparity.reference.llama import PIPELINES as pipelines
