@@ -130,3 +130,23 @@ def _compare(tmp_path, *args):
                           capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     summary = json.loads((out / "summary.json").read_text("utf-8")) if (out / "summary.json").is_file() else {}
     return proc, summary
+
+
+def test_derived_backends_differ_only_as_known_with_their_cause(tmp_path, trained_models):
+    """llama.cpp on two flag models' GGUFs: every difference is a known one (exit 0); without the
+    built-in list each is unexplained (exit 1) and the diagnosis names its cause."""
+    models = ["spm-unigram-byte-fallback", "spm-unigram-no-dummy-prefix"]
+    args = [*models, "-b", "llama.cpp", "-c", "edge"]
+    proc, summary = _compare(tmp_path / "known", *args)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = {r["model"]: r for r in summary["runs"] if r["backend"] == "llama.cpp"}
+    assert all(runs[m]["mismatches"] > 0 and runs[m]["unexplained"] == 0 for m in models), runs
+    assert {"trained-llama-cpp-ugm-no-byte-fallback", "trained-llama-cpp-ugm-prefix-with-merge-spaces"} <= set(
+        summary["known"]["used"])
+
+    proc, summary = _compare(tmp_path / "bare", *args, "--no-builtin-known")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    runs = {r["model"]: r for r in summary["runs"] if r["backend"] == "llama.cpp"}
+    assert runs["spm-unigram-byte-fallback"]["root_cause"]["cause"] == "bytes.fallback"
+    assert runs["spm-unigram-no-dummy-prefix"]["root_cause"]["cause"] == "whitespace.collapse"
+    assert all(runs[m]["unexplained"] == runs[m]["mismatches"] for m in models)
