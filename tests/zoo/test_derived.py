@@ -40,7 +40,8 @@ DECLARED = {
 
 def test_manifest_declares_the_derived_files():
     manifest = load_manifest()
-    assert {name: m.derived for name, m in manifest.models.items() if m.derived} == DECLARED
+    # (the models tokparity trains each derive a GGUF and a tokenizer.json: tests/zoo/test_trained.py)
+    assert {name: m.derived for name, m in manifest.models.items() if m.derived and m.trained is None} == DECLARED
     for m in manifest.models.values():
         assert not set(m.derived) & set(m.files)  # a derived file never stands in for a pinned one
 

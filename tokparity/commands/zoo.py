@@ -30,23 +30,29 @@ def run(args: argparse.Namespace) -> int:
 
     manifest = load_manifest()
     if args.zoo_command == "list":
-        rows: list[dict[str, Any]] = [{"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
-                 "cached": all(is_cached(f) for f in m.files.values()), "description": m.description,
-                 "derived": _derived_rows(m)}
-                for name, m in manifest.models.items()]
+        rows: list[dict[str, Any]] = []
+        for name, m in manifest.models.items():
+            trained = _trained_row(m)
+            rows.append({"name": name, "algorithm": m.algorithm, "vocab_size": m.tokens, "files": sorted(m.files),
+                         "cached": all(is_cached(f) for f in m.files.values()) and (trained or {}).get("built", True),
+                         "description": m.description, "trained": trained, "derived": _derived_rows(m)})
         if args.json:
             print(json.dumps(rows, indent=1, ensure_ascii=False))
             return 0
-        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
-              "files (+ derived: built by tokparity, not originals)")
+        width = max(18, *(len(r["name"]) for r in rows))
+        print(f"{'model':<{width}} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
+              "files (trained, derived: made by tokparity; derived files are not originals)")
         for r in rows:
             size = f"{r['vocab_size']:,}"
             files = ", ".join(r["files"])
+            if r["trained"]:
+                t = r["trained"]
+                files = f"trained spm_model ({t['describe']}{'' if t['built'] else ', not trained yet'})"
             for role, d in r["derived"].items():
                 state = "" if d["built"] else ", not built"
                 lost = f", {len(d['warnings'])} fields lost" if d["warnings"] else ""
                 files += f" + derived {role} (from {d['from']}{lost}{state})"
-            print(f"{r['name']:<18} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
+            print(f"{r['name']:<{width}} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
         print(f"{len(rows)} models; cache: {_cache()}")
         return 0
     if args.zoo_command == "fetch":
@@ -59,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
             pinned += list(manifest.texts.values())
         fetch_files(pinned, manifest)
         from tokparity.zoo.derived import derived_files
-        for n in names:  # then the files tokparity derives from them (models.toml `derived`)
+        from tokparity.zoo.trained import trained_file
+        for n in names:  # then the models tokparity trains, and the files it derives (models.toml)
+            if manifest.models[n].trained is not None:
+                trained_file(manifest.models[n], build=True)
             derived_files(manifest.models[n], build=True)
         print(f"{len(names)} models cached in {_cache()}")
         return 0
@@ -72,9 +81,22 @@ def run(args: argparse.Namespace) -> int:
         else:
             for role, p in model.files.items():
                 how = f"\t(derived from {model.derived[role].from_role})" if role in model.derived else ""
+                how = f"\t({model.trained.describe()})" if model.trained and role == "spm_model" else how
                 print(f"{role}\t{p}{how}")
         return 0
     return 2
+
+
+def _trained_row(model) -> dict | None:
+    """{built, path, describe, sha256, seconds} of a model tokparity trains, without training it."""
+    if model.trained is None:
+        return None
+    from tokparity.zoo.trained import trained_file
+
+    path, training, _ = trained_file(model, build=False)
+    return {"built": path is not None, "path": str(path) if path else None, "text": model.trained.text,
+            "flags": model.trained.options, "describe": model.trained.describe(),
+            "sha256": training.sha256 if training else None, "seconds": training.seconds if training else None}
 
 
 def _derived_rows(model) -> dict:

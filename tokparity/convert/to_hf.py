@@ -56,6 +56,11 @@ def spm_model_to_hf_json(src: str | os.PathLike, out: str | os.PathLike) -> Warn
                     for t in kwargs.get("additional_special_tokens", [])])
     tok.normalizer = converter.normalizer(proto)
     pre = converter.pre_tokenizer("\u2581", original.add_prefix_space)
+    if pre is not None and not proto.trainer_spec.split_by_whitespace and hasattr(pre, "split"):
+        # Trained with split_by_whitespace=false, the model has pieces across words ('▁of▁the');
+        # SentencePiece segments the whole text, so Metaspace must not cut it at each '▁'
+        # (transformers' converter always does, and those pieces were never produced).
+        pre.split = False
     if pre is not None:
         tok.pre_tokenizer = pre
     tok.decoder = converter.decoder("\u2581", original.add_prefix_space)

@@ -1,6 +1,7 @@
 """The model zoo, and the one place that turns a model argument into files.
 
-Anywhere the CLI takes a MODEL it accepts a zoo name (``llama-spm``), a local file (``.gguf``,
+Anywhere the CLI takes a MODEL it accepts a zoo name (``llama-spm``; a model tokparity trains, like
+``spm-unigram-byte-fallback``, is trained on first use), a local file (``.gguf``,
 ``.model``, ``tokenizer.json``), a local folder holding such files, or ``hf:ORG/NAME`` for the
 Hugging Face Hub (online users only).
 """
@@ -18,9 +19,10 @@ from tokparity.textview import shown_path
 from tokparity.zoo.derived import Derivation, derived_files
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
 from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
+from tokparity.zoo.trained import Training, trained_file
 
 __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_files", "is_cached",
-           "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile", "Derivation"]
+           "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile", "Derivation", "Training"]
 
 # The order in which a model's files are preferred as "its" vocabulary when it has several: the
 # training libraries' own formats first, as for the oracle (tokparity.oracle), so the reference
@@ -41,6 +43,9 @@ class ModelFiles:
     # Files tokparity converted from the others (zoo ``derived``): role -> how. They are in
     # ``files`` too, so backends find them, but they never stand for the model's original.
     derived: dict[str, Derivation] = field(default_factory=dict)
+    # A zoo model tokparity trained (zoo ``trained``): how its spm_model was made. That file is
+    # the model's original (the training library's own format), so it stays in original_files.
+    trained: Training | None = None
     # The zoo's word on which file is the original (role, why), where it knows (ZooModel.judge).
     judge: tuple[str, str] | None = None
 
@@ -164,9 +169,16 @@ def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
         files = {role: cached_path(f) for role, f in model.files.items() if is_cached(f)}
         missing = {role: "not fetched (tokparity zoo fetch " + spec + ")"
                    for role, f in model.files.items() if not is_cached(f)}
+        training = None
+        if model.trained is not None:  # its spm_model is trained by tokparity (zoo.trained)
+            trained, training, why = trained_file(model, build=fetch)
+            if trained is not None:
+                files["spm_model"] = trained
+            else:
+                missing["spm_model"] = str(why)
         built, derivations, not_built = derived_files(model, build=fetch)
         return ModelFiles(spec, files | built, "zoo", model.algorithm, model.description, missing | not_built,
-                          derivations, model.judge)
+                          derivations, training, model.judge)
     path = Path(os.path.expanduser(spec))
     if path.exists():
         return _local(path)

@@ -7,7 +7,7 @@ not originals and are never treated as such:
 
 - they are not pinned by sha256 (their bytes are tokparity's, not a registry's); they live in the
   cache under ``derived/<model>/<role>-<key>/``, where ``key`` hashes the source file's pinned
-  sha256 (or, for a file derived from a derived file, that file's key) and the converter version
+  sha256 (or, for a file derived from a derived or trained file, that file's key) and the converter version
   (tokparity's version, a hash of the converter sources and the version of the library each
   direction writes with), so a changed converter builds a new file instead of reusing a stale one;
 - beside each file, ``derived.json`` records where it came from and every field the conversion
@@ -146,6 +146,10 @@ def derived_files(model: ZooModel, build: bool = True,
         if from_role in model.files:
             pinned = model.files[from_role]
             source, source_id = (cached_path(pinned) if is_cached(pinned) else None), pinned.sha256
+        elif model.trained is not None and from_role == "spm_model":  # the model tokparity trains
+            from tokparity.zoo.trained import trained_file
+            source, training, _ = trained_file(model, build=build, log=log)
+            source_id = "trained:" + (training.key if training else "?")
         else:
             source, source_id = files.get(from_role), "derived:" + (derivations[from_role].key
                                                                     if from_role in derivations else "?")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -49,9 +50,37 @@ class ZooModel:
     # Files tokparity builds from the pinned ones with its converters (tokparity.zoo.derived):
     # role -> the role it is converted from, in build order (a source may itself be derived).
     derived: dict[str, str] = field(default_factory=dict)
+    # A model tokparity trains itself from a pinned text (tokparity.zoo.trained): its spm_model.
+    trained: TrainSpec | None = None
     # Where the zoo knows which file is the original (its provenance), the role whose library judges
     # and why: ``judge = { role = "gguf", why = "…" }``. Without it the training library judges.
     judge: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """``trained = { text = "botchan", model_type = "unigram", vocab_size = 1000, byte_fallback = true }``:
+    the pinned text a model is trained on and the SentencePiece trainer flags, as written (the
+    determinism settings tokparity adds are tokparity.zoo.trained's)."""
+
+    text: str
+    flags: tuple[tuple[str, bool | int | float | str | tuple[str, ...]], ...]  # sorted by name
+
+    @property
+    def options(self) -> dict:
+        return {name: list(v) if isinstance(v, tuple) else v for name, v in self.flags}
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{k}={_shown(v)}" for k, v in self.flags)
+        return f"trained on {self.text}: {shown}"
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return "[" + ",".join(value) + "]"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -70,14 +99,36 @@ def load_manifest() -> Manifest:
     data = tomllib.loads(resources.files("tokparity.zoo").joinpath("models.toml").read_text("utf-8"))
     sources = {name: Source(name, s["registry"], s["package"], s["version"], s["sha256"])
                for name, s in data["sources"].items()}
+    texts = {name: _pinned(t["file"]) for name, t in data.get("texts", {}).items()}
     models = {}
     for name, m in data["models"].items():
         files = {role: _pinned(m[role]) for role in FILE_ROLES if role in m}
-        derived = _derived(name, m.get("derived", {}), files)
+        trained = _trained(name, m["trained"], files, texts) if "trained" in m else None
+        derived = _derived(name, m.get("derived", {}), set(files) | ({"spm_model"} if trained else set()))
         models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived,
-                                _judge(name, m.get("judge"), files))
-    texts = {name: _pinned(t["file"]) for name, t in data.get("texts", {}).items()}
+                                trained, _judge(name, m.get("judge"), files))
     return Manifest(sources, models, texts)
+
+
+def _trained(model: str, entry: dict, files: dict[str, PinnedFile], texts: dict[str, PinnedFile]) -> TrainSpec:
+    """``trained = { text = "botchan", model_type = "unigram", ... }`` -> a TrainSpec, checked: the
+    text is a pinned one, every flag is a SentencePiece trainer flag tokparity lets through, and
+    the model pins no spm_model of its own (the trained one is its spm_model)."""
+    from tokparity.zoo.trained import check_flag
+
+    where = f"models.toml [models.{model}] trained"
+    if not isinstance(entry, dict):
+        raise TokparityError(f"{where}: write a table, e.g. {{ text = \"botchan\", model_type = \"unigram\" }}")
+    if "spm_model" in files:
+        raise TokparityError(f"{where}: the model already has a pinned spm_model; a trained model cannot replace it")
+    text = entry.get("text")
+    if text not in texts:
+        raise TokparityError(f"{where}.text: {text!r} is not a [texts] entry; known: {', '.join(texts)}")
+    flags = []
+    for name, value in entry.items():
+        if name != "text":
+            flags.append((name, check_flag(f"{where}.{name}", name, value)))
+    return TrainSpec(text, tuple(sorted(flags)))
 
 
 def _judge(model: str, entry, files: dict[str, PinnedFile]) -> tuple[str, str] | None:
@@ -90,9 +141,9 @@ def _judge(model: str, entry, files: dict[str, PinnedFile]) -> tuple[str, str] |
     return entry["role"], str(entry["why"])
 
 
-def _derived(model: str, entry: dict, files: dict[str, PinnedFile]) -> dict[str, str]:
+def _derived(model: str, entry: dict, files: Collection[str]) -> dict[str, str]:
     """``derived = { spm_model = "from gguf" }`` -> ``{"spm_model": "gguf"}``, checked: every
-    source is a pinned file or a derived file declared before it, every direction is one that
+    source is a pinned (or trained) file or a derived file declared before it, every direction is one that
     tokparity's converters implement, and no derived role shadows a pinned one."""
     out: dict[str, str] = {}
     for role, how in entry.items():
