@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tokparity.corpus.pipeline import (
     ReadOptions,
@@ -102,7 +102,7 @@ def open_corpus(path: Path, what: str = "corpus", decompress: bool = True) -> Bi
         kind = file_kind(path)
         if kind == "gzip":
             unpacked = gzip.GzipFile(fileobj=fh, mode="rb")
-            unpacked.myfileobj = fh  # closed with it, as when GzipFile opens a file itself
+            unpacked.myfileobj = fh  # type: ignore[assignment]  # closed with it, as when GzipFile opens a file
             return unpacked  # type: ignore[return-value]
         if kind == "zstd":
             return io.BufferedReader(_ZstdReader(fh, path), 1 << 16)
@@ -125,7 +125,8 @@ class _ZstdReader(io.RawIOBase):
         except ImportError:
             raise BadCorpus(f"{shown_path(path)}: a zstd-compressed file; reading it needs zstandard: "
                             "pip install 'tokparity[data]'") from None
-        self._zstd, self._fh, self._frame, self._out = zstandard, fh, None, b""
+        self._zstd, self._fh, self._out = zstandard, fh, b""
+        self._frame: Any = None  # the frame being decompressed
 
     def readable(self) -> bool:
         return True
@@ -158,7 +159,7 @@ class _ZstdReader(io.RawIOBase):
 def _decompression_errors() -> tuple[type[BaseException], ...]:
     """What a damaged gzip or zstd stream raises, besides ``OSError`` (zstandard only if in use)."""
     zstandard = sys.modules.get("zstandard")
-    return (EOFError, zlib.error) + ((zstandard.ZstdError,) if zstandard is not None else ())
+    return (gzip.BadGzipFile, EOFError, zlib.error) + ((zstandard.ZstdError,) if zstandard is not None else ())
 
 
 def _raw_lines(fh: BinaryIO, path: Path, max_bytes: int | None) -> Iterator[tuple[int, bytes, int]]:
@@ -183,7 +184,7 @@ def _raw_lines(fh: BinaryIO, path: Path, max_bytes: int | None) -> Iterator[tupl
                 yield lineno, b"", length
             else:
                 yield lineno, raw, 0
-    except (gzip.BadGzipFile, *_decompression_errors()) as e:
+    except _decompression_errors() as e:
         raise BadCorpus(f"{shown_path(path)}:{lineno + 1}: the compressed data is truncated or corrupt ({e}); copy "
                         "the file again (the cases before this line were read)") from None
     except OSError as e:
