@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import hashlib
 import hmac
 import json
@@ -225,18 +226,30 @@ def check_record(d: dict) -> None:
 
 
 def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
-    """sha256 of each corpus that is a file (named corpora included), keyed by its absolute path
-    (a resume may start in another folder): a resume checks them."""
+    """A fingerprint of each corpus file (named corpora included), keyed by its absolute path
+    (a resume may start in another folder): a resume checks them. A JSONL or text file: its
+    sha256. A Parquet, Arrow or compressed file, which may be many GB: its size, modification
+    time and a digest of its ends (``pipeline.fingerprint``), not a second reading. A folder or a
+    glob: also the list of its files, so that a file added or removed is seen."""
     from tokparity.corpus import COMMITTED, corpora_dir
+    from tokparity.corpus.pipeline import corpus_files, file_kind, fingerprint, split_options
 
     prints = {}
     for spec in corpora:
-        names = COMMITTED if spec == "all" else (spec,)
-        for name in names:
-            path = corpora_dir() / f"{name}.jsonl" if name in COMMITTED else Path(name)
-            if path.is_file():
-                key = name if name in COMMITTED else str(path.resolve())
-                prints[key] = _sha256(path)
+        spec, _ = split_options(spec)
+        if spec == "all" or spec in COMMITTED:
+            for name in COMMITTED if spec == "all" else (spec,):
+                prints[name] = _sha256(corpora_dir() / f"{name}.jsonl")
+            continue
+        if spec == "llama.cpp-tests" or (not Path(spec).exists() and not glob.has_magic(spec)):
+            continue  # (an unknown name: the run says so, naming it)
+        files = [path for path, _ in corpus_files(spec)]
+        if len(files) != 1 or not Path(spec).is_file():
+            listing = "\n".join(f"{path.resolve()} {path.stat().st_size}" for path in files)
+            prints[str(Path(spec).absolute())] = "files-sha256=" + hashlib.sha256(listing.encode()).hexdigest()
+        for path in files:
+            kind = file_kind(path)
+            prints[str(path.resolve())] = _sha256(path) if kind == "plain" else fingerprint(path)
     return prints
 
 
@@ -605,6 +618,8 @@ ARG_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "strs?": (lambda x: x is None or (isinstance(x, list) and all(map(_name, x))), "a list of strings or null"),
     "int?": (lambda x: x is None or (type(x) is int and -BIGGEST <= x < BIGGEST), "an integer or null"),
     "count?": (lambda x: x is None or _count(x), "an integer from 0, or null"),
+    "fraction?": (lambda x: x is None or (isinstance(x, (int, float)) and type(x) is not bool and 0 < x <= 1),
+                  "a number above 0 and at most 1, or null"),
     "seconds?": (lambda x: x is None or (_seconds(x, 0) and x != 0), "a number of seconds above 0, or null"),
     "seconds0?": (lambda x: x is None or _seconds(x, 0), "a number of seconds from 0, or null"),
 }
@@ -736,6 +751,8 @@ def _absolute(spec: object) -> object:
     if not isinstance(spec, str):
         return spec
     path = Path(spec)
+    if glob.has_magic(spec) and "/" in spec:  # a glob tokparity expands (-c 'data/*.parquet')
+        return os.path.abspath(os.path.expanduser(spec))
     return str(path.resolve()) if ("/" in spec or path.suffix) and path.exists() else spec
 
 

@@ -239,7 +239,7 @@ def test_a_corpus_that_is_a_folder_is_one_line(tmp_path):
     proc = tokparity("compare", "llama-spm", "-c", str(tmp_path / "folder.jsonl"), "-b", "ref",
                      "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
-    assert "folder.jsonl: is a folder; -c takes a corpus name or a .jsonl / .txt file" in one_error_line(proc)
+    assert "folder.jsonl: is a folder with no .parquet files and no saved dataset" in one_error_line(proc)
 
 
 def test_an_unreadable_corpus_is_one_line(tmp_path):

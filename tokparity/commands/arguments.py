@@ -106,3 +106,49 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def fraction(text: object) -> float:
+    """A probability above 0 and at most 1 (``--fraction``)."""
+    value = _number(text, float)
+    if not (math.isfinite(value) and 0 < value <= 1):
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, not {text}")
+    return value
+
+
+# The corpus-reading options a journal stores with the run (tokparity.journal.ARG_KINDS).
+CORPUS_ARG_CHECKS = {"text_column": "str?", "id_column": "str?", "sample": "count?", "fraction": "fraction?",
+                     "seed": "int?"}
+
+
+def add_corpus_options(p: argparse.ArgumentParser) -> None:
+    """``--text-column``, ``--id-column``, ``--sample``, ``--fraction``, ``--seed``: how every ``-c`` is read."""
+    p.add_argument("--text-column", metavar="NAME", help="Parquet/Arrow corpora: the column of texts (default: text)")
+    p.add_argument("--id-column", metavar="NAME",
+                   help="Parquet/Arrow corpora: the column of case ids (default: FILE:ROW, the row from 0)")
+    p.add_argument("--sample", type=positive_int, metavar="N",
+                   help="exactly N cases of each -c (all when it has fewer), chosen by seeded reservoir sampling")
+    p.add_argument("--fraction", type=fraction, metavar="F",
+                   help="keep each case of each -c with probability F (seeded), for a quick look at a huge corpus")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of --sample / --fraction (default: 0); same seed, "
+                                                         "same cases")
+
+
+def corpus_specs(corpora: list[str], args: argparse.Namespace) -> list[str]:
+    """The ``-c`` values carrying the reading options (``tokparity.corpus.pipeline.with_options``).
+    Checked here too: a resumed run's values come from its journal, not from argparse."""
+    from tokparity.corpus.pipeline import ReadOptions, with_options
+
+    sample, share = getattr(args, "sample", None), getattr(args, "fraction", None)
+    if sample is not None and share is not None:
+        raise TokparityError("--sample and --fraction: choose one")
+    options = ReadOptions(
+        text_column=getattr(args, "text_column", None) or "text", id_column=getattr(args, "id_column", None),
+        sample=None if sample is None else checked("--sample", positive_int, sample),
+        fraction=None if share is None else checked("--fraction", fraction, share),
+        seed=checked("--seed", int_seed, getattr(args, "seed", None) or 0))
+    return [with_options(spec, options) for spec in corpora]
+
+
+def int_seed(value: object) -> int:
+    return _number(value, int)

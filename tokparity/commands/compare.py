@@ -8,7 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-from tokparity.commands.arguments import check_seconds, non_negative_int, timeout_seconds
+from tokparity.commands.arguments import (
+    CORPUS_ARG_CHECKS,
+    add_corpus_options,
+    check_seconds,
+    non_negative_int,
+    timeout_seconds,
+)
 
 
 def add_parser(sub) -> None:
@@ -21,8 +27,10 @@ def add_parser(sub) -> None:
     p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("--all", action="store_true", help="every zoo model (the heavy tier; fetched as needed)")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
-                   help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
+                   help="multilingual, emoji, edge, llama.cpp-tests, all, a .jsonl/.txt file (also .gz/.zst), a "
+                        "Parquet file or folder, a saved Hugging Face dataset, or a quoted glob (repeatable; "
                         "default: all)")
+    add_corpus_options(p)
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
                         "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
@@ -67,7 +75,7 @@ def add_parser(sub) -> None:
 # (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "decode": "bool", "timeout": "seconds?"}
+              "all": "bool", "decode": "bool", "timeout": "seconds?", **CORPUS_ARG_CHECKS}
 RESUMED = tuple(ARG_CHECKS)
 PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
 
@@ -145,7 +153,7 @@ def compare_options(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
-    from tokparity.commands.arguments import checked
+    from tokparity.commands.arguments import checked, corpus_specs
     from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
@@ -171,10 +179,10 @@ def run(args: argparse.Namespace) -> int:
         from tokparity.zoo.manifest import load_manifest
         models += [m for m in load_manifest().models if m not in models]
     models = models or list(DEFAULT_MODELS)
-    corpora = args.corpora or list(DEFAULT_CORPORA)
+    corpora = corpus_specs(args.corpora or list(DEFAULT_CORPORA), args)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
-        refuse_inputs_in_outputs(out, {"-c": corpora, "--known": args.known, "MODEL": models})
+        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": models})
         options = compare_options(args)
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED, PATHS), corpora)

@@ -2,7 +2,9 @@
 
 A corpus is a JSONL file of records ``{"id": "ru-0003", "text": "…", "tags": {...}}`` (text is a
 JSON string, so any whitespace, control character or emoji survives), or a plain ``.txt`` file
-read one case per line. Named corpora:
+read one case per line, either one also gzip- or zstd-compressed; or a Parquet file, a folder of
+them, a saved Hugging Face dataset, or a glob of any of these (``tokparity.corpus.pipeline``).
+Named corpora:
 
 * ``multilingual``, ``emoji``, ``edge``: committed in the repository's ``corpora/`` folder;
 * ``llama.cpp-tests``: the texts of llama.cpp's ``ggml-vocab-*.gguf.inp`` files in the zoo,
@@ -14,15 +16,27 @@ Files are streamed, never loaded whole, and a bad line is reported with its file
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from tokparity.corpus.pipeline import (
+    ReadOptions,
+    corpus_files,
+    corpus_name,
+    file_kind,
+    is_text_lines,
+    sampled,
+    split_options,
+)
 from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
 
@@ -69,9 +83,10 @@ def corpora_dir() -> Path:
                     f"{', '.join(str(c) for c in candidates)}); set TOKPARITY_CORPORA to the repository's corpora/ folder")
 
 
-def open_corpus(path: Path, what: str = "corpus") -> BinaryIO:
+def open_corpus(path: Path, what: str = "corpus", decompress: bool = True) -> BinaryIO:
+    """The file's bytes; a gzip or zstd file's decompressed bytes (unless ``decompress`` is False)."""
     try:
-        return open(path, "rb")
+        fh = open(path, "rb")
     except FileNotFoundError:
         raise BadCorpus(f"{shown_path(path)}: no such {what} file") from None
     except IsADirectoryError:
@@ -81,6 +96,70 @@ def open_corpus(path: Path, what: str = "corpus") -> BinaryIO:
                         f"(chmod u+r) or copy it somewhere readable") from None
     except OSError as e:
         raise BadCorpus(f"{shown_path(path)}: cannot open the {what} file ({e.strerror or e})") from None
+    if not decompress:
+        return fh
+    try:
+        kind = file_kind(path)
+        if kind == "gzip":
+            unpacked = gzip.GzipFile(fileobj=fh, mode="rb")
+            unpacked.myfileobj = fh  # type: ignore[assignment]  # closed with it, as when GzipFile opens a file
+            return unpacked  # type: ignore[return-value]
+        if kind == "zstd":
+            return io.BufferedReader(_ZstdReader(fh, path), 1 << 16)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+class _ZstdReader(io.RawIOBase):
+    """A zstd file's decompressed bytes, frame after frame. Unlike zstandard's ``stream_reader``,
+    a file that ends in the middle of a frame (a cut download) is an error, not a shorter corpus.
+    Input goes in small chunks, so one read expands to a bounded amount."""
+
+    CHUNK = 1 << 14
+
+    def __init__(self, fh: BinaryIO, path: Path):
+        try:
+            import zstandard
+        except ImportError:
+            raise BadCorpus(f"{shown_path(path)}: a zstd-compressed file; reading it needs zstandard: "
+                            "pip install 'tokparity[data]'") from None
+        self._zstd, self._fh, self._out = zstandard, fh, b""
+        self._frame: Any = None  # the frame being decompressed
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._out:
+            data = self._fh.read(self.CHUNK)
+            if not data:
+                if self._frame is not None and not self._frame.eof:
+                    raise EOFError("the zstd data ends in the middle of a frame")
+                return 0
+            self._feed(data)
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _feed(self, data: bytes) -> None:
+        while data:
+            if self._frame is None or self._frame.eof:
+                self._frame = self._zstd.ZstdDecompressor().decompressobj()
+            self._out += self._frame.decompress(data)
+            data = self._frame.unused_data if self._frame.eof else b""
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    """What a damaged gzip or zstd stream raises, besides ``OSError`` (zstandard only if in use)."""
+    zstandard = sys.modules.get("zstandard")
+    return (gzip.BadGzipFile, EOFError, zlib.error) + ((zstandard.ZstdError,) if zstandard is not None else ())
 
 
 def _raw_lines(fh: BinaryIO, path: Path, max_bytes: int | None) -> Iterator[tuple[int, bytes, int]]:
@@ -105,6 +184,9 @@ def _raw_lines(fh: BinaryIO, path: Path, max_bytes: int | None) -> Iterator[tupl
                 yield lineno, b"", length
             else:
                 yield lineno, raw, 0
+    except _decompression_errors() as e:
+        raise BadCorpus(f"{shown_path(path)}:{lineno + 1}: the compressed data is truncated or corrupt ({e}); copy "
+                        "the file again (the cases before this line were read)") from None
     except OSError as e:
         raise BadCorpus(f"{shown_path(path)}:{lineno + 1}: cannot read the corpus file ({e.strerror or e})") from None
 
@@ -144,7 +226,7 @@ def read_jsonl(path: str | os.PathLike, corpus: str | None = None, max_chars: in
     """The records of a JSONL corpus. With ``max_chars``, a line too long to hold a text of that
     many characters is not read: it comes as a ``Case`` with ``unread_bytes``."""
     path = Path(path)
-    corpus = corpus or shown_path(path.stem)
+    corpus = corpus or corpus_name(path)
     max_bytes = JSON_BYTES_PER_CHAR * max_chars + RECORD_SLACK if max_chars else None
     with open_corpus(path) as fh:
         for lineno, raw, unread in _raw_lines(fh, path, max_bytes):
@@ -170,7 +252,7 @@ def read_lines(path: str | os.PathLike, corpus: str | None = None, max_chars: in
     """A plain text file, one case per non-empty line (the newline itself is not part of it).
     ``max_chars``: as ``read_jsonl``."""
     path = Path(path)
-    corpus = corpus or shown_path(path.stem)
+    corpus = corpus or corpus_name(path)
     max_bytes = TXT_BYTES_PER_CHAR * max_chars + 2 if max_chars else None  # + the line's \r\n
     with open_corpus(path) as fh:
         for lineno, raw, unread in _raw_lines(fh, path, max_bytes):
@@ -217,25 +299,37 @@ def _builtin(name: str) -> list[Case]:
 
 
 def load_corpus(spec: str, max_chars: int | None = None) -> Iterator[Case]:
-    """Cases of a named corpus, ``all``, or a ``.jsonl`` / ``.txt`` file path. ``max_chars``: a
-    line of a file too long to hold a text of that many characters is not read (``unread_bytes``),
-    so a cap keeps a run's memory bounded whatever the file holds."""
+    """Cases of a named corpus, ``all``, a file, a folder or a glob (``tokparity.corpus.pipeline``),
+    with the reading options the spec carries (``pipeline.with_options``). ``max_chars``: a line
+    of a JSONL or text file too long to hold a text of that many characters is not read
+    (``unread_bytes``), so a cap keeps a run's memory bounded whatever the file holds."""
+    name, options = split_options(spec)
+    yield from sampled(_all_cases(name, options, max_chars), options)
+
+
+def _all_cases(spec: str, options: ReadOptions, max_chars: int | None) -> Iterator[Case]:
     if spec == "all":
         for name in NAMES:
-            yield from load_corpus(name, max_chars)
+            yield from _builtin(name)
         return
     if spec in COMMITTED or spec == "llama.cpp-tests":
         yield from _builtin(spec)
         return
-    path = Path(spec)
-    if path.is_dir():
-        raise BadCorpus(f"{shown_path(path)}: is a folder; -c takes a corpus name or a .jsonl / .txt file")
-    if path.exists() and not path.is_file():  # a FIFO or a device may never end a line
-        raise BadCorpus(f"{shown_path(path)}: not a regular file; -c takes a corpus name or a .jsonl / .txt file "
-                        "(save a stream to a file first)")
-    if path.is_file():
-        yield from (read_lines(path, max_chars=max_chars) if path.suffix == ".txt"
-                    else read_jsonl(path, max_chars=max_chars))
-        return
-    raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
-                    ".txt file")
+    for path, corpus in corpus_files(spec):
+        yield from read_file(path, corpus, options, max_chars)
+
+
+def read_file(path: Path, corpus: str, options: ReadOptions = ReadOptions(),
+              max_chars: int | None = None) -> Iterator[Case]:
+    """One corpus file's cases, read as its first bytes say (Parquet, Arrow, compressed or plain)."""
+    from tokparity.corpus import tables
+
+    kind = file_kind(path)
+    if kind == "parquet":
+        yield from tables.read_parquet(path, corpus, options)
+    elif kind in ("arrow-file", "arrow-stream"):
+        yield from tables.read_arrow(path, corpus, options, stream=kind == "arrow-stream")
+    elif is_text_lines(path):
+        yield from read_lines(path, corpus, max_chars)
+    else:
+        yield from read_jsonl(path, corpus, max_chars)

@@ -1,0 +1,210 @@
+"""Corpora as data pipelines keep them: which files a ``-c`` names, what kind each file is, how
+they are read, and a seeded sample of the cases.
+
+``-c`` takes, besides a corpus name or a ``.jsonl`` / ``.txt`` file:
+
+* a Parquet file, or a folder of them (searched recursively, so Hive-style ``year=2024/`` folders work);
+* a Hugging Face ``datasets`` folder written by ``save_to_disk`` (``state.json`` lists its ``.arrow``
+  files; a ``DatasetDict`` folder's ``dataset_dict.json`` lists its splits);
+* a ``.gz`` or ``.zst`` JSONL or text file;
+* a glob, quoted so the shell leaves it alone (``-c 'data/*.parquet'``): tokparity expands it.
+
+A file's kind is read from its first bytes, not guessed from its name: Parquet starts with ``PAR1``,
+gzip with ``1f 8b``, zstd with ``28 b5 2f fd``, an Arrow IPC file with ``ARROW1``; a ``.arrow`` file
+that is none of these is an Arrow IPC *stream* (what ``datasets`` writes). Everything is read in
+batches (a Parquet row group's slice, an Arrow record batch, a line), never whole.
+
+The reading options (``--text-column``, ``--id-column``, ``--sample``, ``--fraction``, ``--seed``)
+ride inside the corpus spec string, after a NUL (``with_options``): no path or command-line
+argument can hold a NUL, and every layer that passes corpora along (the journal's stored
+arguments, worker processes, a cluster) then carries them unchanged.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import random
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tokparity.textview import shown_path
+
+PARQUET_MAGIC, GZIP_MAGIC, ZSTD_MAGIC, ARROW_FILE_MAGIC = b"PAR1", b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"ARROW1"
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
+_OPTIONS_MARK = "\0"
+INSTALL_HINT = "pip install 'tokparity[data]'"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a corpus is read. ``id_column`` None: a row's id is ``file:row`` (row from 0 in its file).
+    ``sample``: exactly that many cases (all of them when there are fewer), chosen by reservoir
+    sampling; ``fraction``: each case kept with that probability. Both are seeded by ``seed``."""
+
+    text_column: str = "text"
+    id_column: str | None = None
+    sample: int | None = None
+    fraction: float | None = None
+    seed: int = 0
+
+
+def with_options(spec: str, options: ReadOptions) -> str:
+    """``spec`` carrying ``options`` (unchanged when they are the defaults)."""
+    if options == ReadOptions():
+        return spec
+    return spec + _OPTIONS_MARK + json.dumps(asdict(options), sort_keys=True)
+
+
+def split_options(spec: str) -> tuple[str, ReadOptions]:
+    """The path or name of a spec and its reading options (``with_options`` undone)."""
+    name, mark, stored = spec.partition(_OPTIONS_MARK)
+    return name, ReadOptions(**json.loads(stored)) if mark else ReadOptions()
+
+
+# -- which files -------------------------------------------------------------------------------
+
+def corpus_files(spec: str) -> list[tuple[Path, str]]:
+    """The files a path, folder or glob names, in reading order, each with the corpus name its
+    cases carry (a file's stem; a folder's name for the files found in it)."""
+    from tokparity.corpus import NAMES, BadCorpus
+
+    path = Path(os.path.expanduser(spec))
+    if path.is_dir():
+        return [(f, path.resolve().name) for f in folder_files(path)]
+    if path.exists() and not path.is_file():  # a FIFO or a device may never end a line
+        raise BadCorpus(f"{shown_path(path)}: not a regular file; -c takes a corpus name, a file, a folder of "
+                        "Parquet files or a dataset (save a stream to a file first)")
+    if path.is_file():
+        return [(path, corpus_name(path))]
+    if glob.has_magic(spec):
+        matches = sorted(glob.glob(os.path.expanduser(spec), recursive=True))
+        if not matches:
+            raise BadCorpus(f"-c {shown_path(spec)}: the pattern matches no file; check it (quote it, so that "
+                            "tokparity expands it, not the shell)")
+        return [found for m in matches for found in corpus_files(m)]
+    raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
+                    ".txt / .parquet file (or .gz / .zst), a folder of Parquet files, a saved dataset, or a glob")
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """A ``datasets`` folder's Arrow files in its own order, or the Parquet files under a folder."""
+    from tokparity.corpus import BadCorpus
+
+    if (folder / "dataset_dict.json").is_file():
+        splits = _json_file(folder / "dataset_dict.json").get("splits")
+        if not isinstance(splits, list) or not all(isinstance(s, str) for s in splits):
+            raise BadCorpus(f"{shown_path(folder / 'dataset_dict.json')}: no list of 'splits'; save the dataset "
+                            "again with save_to_disk")
+        return [f for split in splits for f in folder_files(folder / split)]
+    if (folder / "state.json").is_file():
+        files = _json_file(folder / "state.json").get("_data_files")
+        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str)
+                                                  for f in files):
+            raise BadCorpus(f"{shown_path(folder / 'state.json')}: no list of '_data_files'; save the dataset again "
+                            "with save_to_disk")
+        return [folder / Path(f["filename"]).name for f in files]  # (a name only: nothing outside the folder)
+    found = sorted(folder.rglob("*.parquet"))
+    if not found:
+        raise BadCorpus(f"{shown_path(folder)}: is a folder with no .parquet files and no saved dataset (state.json); "
+                        "-c takes a corpus name, a file, a folder of Parquet files, a saved dataset or a glob")
+    return found
+
+
+def _json_file(path: Path) -> dict:
+    from tokparity.corpus import BadCorpus
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise BadCorpus(f"{shown_path(path)}: cannot read the dataset's description ({e}); save it again") from None
+    if not isinstance(data, dict):
+        raise BadCorpus(f"{shown_path(path)}: not a JSON object; save the dataset again with save_to_disk")
+    return data
+
+
+def corpus_name(path: Path) -> str:
+    """``edge.jsonl.zst`` -> ``edge``: the name a file's cases carry."""
+    name = path.name
+    for suffix in COMPRESSED_SUFFIXES + (".jsonl", ".json", ".txt", ".parquet", ".arrow"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+    return shown_path(name)
+
+
+# -- what kind of file -------------------------------------------------------------------------
+
+def file_kind(path: Path) -> str:
+    """``parquet``, ``arrow-file``, ``arrow-stream``, ``gzip``, ``zstd`` or ``plain``, from the first bytes."""
+    from tokparity.corpus import open_corpus
+
+    with open_corpus(path, decompress=False) as fh:
+        try:
+            head = fh.read(8)
+        except OSError as e:
+            from tokparity.corpus import BadCorpus
+            raise BadCorpus(f"{shown_path(path)}: cannot read the corpus file ({e.strerror or e})") from None
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith(ARROW_FILE_MAGIC):
+        return "arrow-file"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    if path.suffix == ".arrow":
+        return "arrow-stream"
+    return "plain"
+
+
+def is_text_lines(path: Path) -> bool:
+    """A text file (one case a line) rather than JSONL: ``.txt``, also under ``.gz`` / ``.zst``."""
+    name = path.name
+    for suffix in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name.endswith(".txt")
+
+
+def fingerprint(path: Path) -> str:
+    """What a journal keeps of a big corpus file so that a resume can tell it changed, without
+    reading it again: its size, its modification time and a sha256 of its first and last MiB
+    (where a Parquet footer, a gzip trailer's CRC or an appended line would show). A full sha256
+    would read a 100 GB corpus once more before anything runs."""
+    st = path.stat()
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        if st.st_size > 1 << 20:
+            fh.seek(max(1 << 20, st.st_size - (1 << 20)))
+            h.update(fh.read(1 << 20))
+    return f"size={st.st_size} mtime_ns={st.st_mtime_ns} head-tail-sha256={h.hexdigest()}"
+
+
+# -- a sample of the cases ---------------------------------------------------------------------
+
+def sampled(cases: Iterable, options: ReadOptions) -> Iterator:
+    """The cases ``options`` keep, in corpus order. The same seed keeps the same cases (a resume
+    chooses them again). ``--sample N`` holds N cases while it reads to the end."""
+    if options.fraction is not None:
+        rng = random.Random(options.seed)
+        yield from (case for case in cases if rng.random() < options.fraction)
+    elif options.sample is not None:
+        yield from _reservoir(cases, options.sample, random.Random(options.seed))
+    else:
+        yield from cases
+
+
+def _reservoir(cases: Iterable, k: int, rng: random.Random) -> Iterator:
+    """Algorithm R: after case i (from 0), each case seen so far is kept with probability k/(i+1)."""
+    kept: list = []
+    for i, case in enumerate(cases):
+        if i < k:
+            kept.append((i, case))
+        else:
+            j = rng.randrange(i + 1)
+            if j < k:
+                kept[j] = (i, case)
+    yield from (case for _, case in sorted(kept, key=lambda pair: pair[0]))
