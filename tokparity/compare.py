@@ -54,7 +54,7 @@ TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
 # Which backends can run on which files, in the order reports list them.
 BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("hf-gguf", "gguf"), ("golden", "golden_out"))
+                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"))
 
 
 @dataclass
@@ -96,6 +96,8 @@ def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
     files = model.original_files
     if "spm_model" in files and "gguf" not in files:
         return ["sentencepiece"]
+    if "tiktoken" in files and "gguf" not in files:
+        return ["tiktoken"]
     if "gguf" not in files:
         return ["hf"]
     chain = ["llama.cpp"]

@@ -34,7 +34,7 @@ from tokparity.textview import visible
 
 # The default backends, in display order, with the file each needs (None: any model).
 DEFAULT_BACKENDS = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("hf-gguf", "gguf"), ("golden", "golden_out"))
+                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"))
 
 
 def add_parser(sub) -> None:

@@ -48,7 +48,7 @@ class RefTokenizer:
         elif vocab.source_format == "spm-model":
             from tokparity.reference.sentencepiece import PIPELINES as pipelines
             self.flavour = "sentencepiece"
-        elif vocab.source_format == "hf-json":
+        elif vocab.source_format in ("hf-json", "tiktoken"):  # a tiktoken encoding is a BPE tokenizer.json
             from tokparity.reference.hf import pipeline_for
             self.flavour = "hf"
             self.pipeline = pipeline_for(vocab)

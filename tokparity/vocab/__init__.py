@@ -14,15 +14,18 @@ from tokparity.vocab.model import ALGORITHMS, Flags, TokenType, Vocab, VocabComp
 
 __all__ = ["ALGORITHMS", "Flags", "TokenType", "Vocab", "VocabComparison", "load_vocab", "detect_format"]
 
-FORMATS = ("gguf", "spm-model", "hf-json")
+FORMATS = ("gguf", "spm-model", "hf-json", "tiktoken")
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """``gguf``, ``spm-model`` or ``hf-json``, from the first bytes (the suffix only breaks ties)."""
+    """``gguf``, ``spm-model``, ``hf-json`` or ``tiktoken``, from the first bytes (the suffix only
+    breaks ties)."""
+    from tokparity.vocab.tiktoken import looks_like_tiktoken
+
     path = Path(path)
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
+            head = f.read(4096)  # a tekken file names its kind a few hundred bytes in
     except FileNotFoundError:
         raise BadModelFile(path, "no such file") from None
     except IsADirectoryError:
@@ -31,6 +34,8 @@ def detect_format(path: str | os.PathLike) -> str:
         raise BadModelFile(path, f"cannot read it ({e.strerror or e})") from None
     if head[:4] == b"GGUF":
         return "gguf"
+    if looks_like_tiktoken(head):
+        return "tiktoken"
     if head.lstrip()[:1] == b"{":
         return "hf-json"
     if path.suffix == ".gguf":
@@ -52,7 +57,7 @@ _CACHE_SIZE = 4
 def load_vocab(path: str | os.PathLike, fmt: str | None = None) -> Vocab:
     """Load any supported tokenizer file into a ``Vocab``."""
     fmt = fmt or detect_format(path)
-    if fmt not in ("gguf", "spm-model"):  # a tokenizer.json is read with the config beside it
+    if fmt not in ("gguf", "spm-model", "tiktoken"):  # a tokenizer.json is read with the config beside it
         return _load(path, fmt)
     try:
         key = (fmt, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest())
@@ -89,4 +94,7 @@ def _load(path: str | os.PathLike, fmt: str) -> Vocab:
     if fmt == "hf-json":
         from tokparity.vocab.hf_json import load_hf_json
         return load_hf_json(path)
+    if fmt == "tiktoken":
+        from tokparity.vocab.tiktoken import load_tiktoken
+        return load_tiktoken(path)
     raise BadModelFile(path, f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")

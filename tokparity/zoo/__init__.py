@@ -24,7 +24,7 @@ __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_f
 
 # The order in which a model's files are preferred as "its" vocabulary when it has several:
 # the GGUF is what llama.cpp-style engines read, then the original library's own formats.
-PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json")
+PRIMARY_ORDER = ("gguf", "spm_model", "tokenizer_json", "tiktoken")
 
 
 @dataclass
@@ -89,7 +89,7 @@ def _local(path: Path) -> ModelFiles:
         return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
-    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json"}[fmt]
+    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "tiktoken": "tiktoken"}[fmt]
     files = {role: path}
     if role == "gguf":
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):

@@ -9,7 +9,7 @@ from importlib import resources
 
 from tokparity.errors import TokparityError
 
-FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "golden_inp", "golden_out")
+FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "tiktoken", "golden_inp", "golden_out")
 # Roles a derived file can fill, and the source roles each can be converted from (the directions
 # of tokparity.convert, named by role).
 DERIVABLE = {"gguf": ("tokenizer_json", "spm_model"), "spm_model": ("gguf",), "tokenizer_json": ("spm_model",)}
