@@ -35,7 +35,7 @@ def test_every_zoo_model_loads_as_the_manifest_says(name, zoo):
     model = zoo(name)
     assert model.missing == {}
     manifest_model = load_manifest().models[name]
-    for role in ("gguf", "spm_model", "tokenizer_json"):
+    for role in ("gguf", "spm_model", "tokenizer_json", "tiktoken"):
         if role in model.files:
             vocab = load_vocab(model.files[role])
             assert (vocab.algorithm, vocab.size) == (manifest_model.algorithm, manifest_model.tokens)

@@ -83,7 +83,8 @@ class BackendUnavailable(MissingDependency):
 
 
 def known_backends() -> list[str]:
-    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "ref", "cmd:COMMAND", "py:MODULE:CALLABLE"]``."""
+    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "tiktoken", "golden", "ref", "cmd:COMMAND",
+    "py:MODULE:CALLABLE"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 
 

@@ -52,8 +52,10 @@ class TiktokenBackend(Backend):
         return tiktoken.__version__
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        allowed: str | set[str] = "all" if parse_special else set()
-        ids = self.enc.encode(text, allowed_special=allowed, disallowed_special=())
+        if parse_special:
+            ids = self.enc.encode(text, allowed_special="all", disallowed_special=())
+        else:
+            ids = self.enc.encode(text, allowed_special=set(), disallowed_special=())
         return [i + self.offset for i in ids] if self.offset else ids
 
     def _token_bytes(self, i: int) -> bytes:

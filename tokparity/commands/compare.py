@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
                    help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
                         "default: all)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
+                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, tiktoken, golden, 'cmd:COMMAND', "
+                        "'py:MODULE:CALLABLE' "
                         "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
                         "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "

@@ -202,16 +202,16 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
     enc = read_encoding(path)
     to_text = byte_to_unicode()
     size = enc.size
-    tokens: list[str | None] = [None] * size
+    texts: list[str | None] = [None] * size
     types = [TokenType.UNUSED] * size
     for r, b in enc.ranks.items():
-        tokens[enc.offset + r] = "".join(to_text[x] for x in b)
+        texts[enc.offset + r] = "".join(to_text[x] for x in b)
         types[enc.offset + r] = TokenType.NORMAL
     for i, name in enumerate(enc.reserved or []):
-        tokens[i], types[i] = name, TokenType.CONTROL
+        texts[i], types[i] = name, TokenType.CONTROL
     for name, i in enc.specials.items():
-        tokens[i], types[i] = name, TokenType.CONTROL
-    tokens = [t if t is not None else f"[PAD{i}]" for i, t in enumerate(tokens)]
+        texts[i], types[i] = name, TokenType.CONTROL
+    tokens = [t if t is not None else f"[PAD{i}]" for i, t in enumerate(texts)]
     special_ids = {}
     if ENDOFTEXT in enc.specials:
         special_ids["eos"] = enc.specials[ENDOFTEXT]

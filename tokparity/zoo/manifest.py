@@ -48,6 +48,9 @@ class ZooModel:
     # Files tokparity builds from the pinned ones with its converters (tokparity.zoo.derived):
     # role -> the role it is converted from, in build order (a source may itself be derived).
     derived: dict[str, str] = field(default_factory=dict)
+    # The vocabulary fingerprint of the primary file (`tokparity inspect`), where the manifest
+    # pins it: checked by the tests, and what tells two models' vocabularies apart.
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,8 @@ def load_manifest() -> Manifest:
     for name, m in data["models"].items():
         files = {role: _pinned(m[role]) for role in FILE_ROLES if role in m}
         derived = _derived(name, m.get("derived", {}), files)
-        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived)
+        models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived,
+                                m.get("fingerprint", ""))
     texts = {name: _pinned(t["file"]) for name, t in data.get("texts", {}).items()}
     return Manifest(sources, models, texts)
 
