@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=1, ensure_ascii=False))
             return 0
-        print(f"{'model':<18} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
+        width = max([18, *(len(r["name"]) for r in rows)])  # the column fits the longest name
+        print(f"{'model':<{width}} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
               "files (+ derived: built by tokparity, not originals)")
         for r in rows:
             size = f"{r['vocab_size']:,}"
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 state = "" if d["built"] else ", not built"
                 lost = f", {len(d['warnings'])} fields lost" if d["warnings"] else ""
                 files += f" + derived {role} (from {d['from']}{lost}{state})"
-            print(f"{r['name']:<18} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
+            print(f"{r['name']:<{width}} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
         print(f"{len(rows)} models; cache: {_cache()}")
         return 0
     if args.zoo_command == "fetch":
