@@ -55,7 +55,7 @@ TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
 # Which backends can run on which files, in the order reports list them.
 BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("hf-gguf", "gguf"), ("golden", "golden_out"), ("rwkv", "rwkv_vocab"))
+                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"), ("rwkv", "rwkv_vocab"))
 
 
 @dataclass

@@ -28,6 +28,7 @@ TRAINED_IN = (
     ("spm_model", "sentencepiece", "its .model is SentencePiece's own format, the one SentencePiece trains"),
     ("tokenizer_json", "hf", "its tokenizer.json is the tokenizers library's own format, the one tokenizers trains "
                              "and transformers loads"),
+    ("tiktoken", "tiktoken", "its rank file is tiktoken's own format, the one its encodings ship in"),
     ("rwkv_vocab", "rwkv", "its vocabulary is the rwkv package's own file, read by the package's tokenizer"),
 )
 
@@ -81,6 +82,7 @@ def _only(model: ModelFiles, role: str) -> ModelFiles:
 
 
 def _others(files: dict) -> str:
-    names = {"gguf": "GGUF", "tokenizer_json": "tokenizer.json", "spm_model": ".model", "rwkv_vocab": "rwkv vocabulary"}
+    names = {"gguf": "GGUF", "tokenizer_json": "tokenizer.json", "spm_model": ".model", "tiktoken": "rank file",
+             "rwkv_vocab": "rwkv vocabulary"}
     trained_role = next(role for role, _, _ in TRAINED_IN if role in files)
     return " and ".join(name for role, name in names.items() if role in files and role != trained_role)

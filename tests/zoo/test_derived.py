@@ -36,6 +36,10 @@ DECLARED = {
     "lenml-llama2": {"gguf": "tokenizer_json"},
     "rwkv-world": {"gguf": "rwkv_vocab"},
 }
+# added in #19: more real models, each with a GGUF for llama.cpp (and hf-gguf) to be judged on
+DECLARED.update({name: {"gguf": "spm_model"} for name in ("mistral-v1", "mistral-v2", "mistral-v3", "mistral-v7")})
+DECLARED.update({name: {"gguf": "tokenizer_json"}
+                 for name in ("claude", "deepseek-v3", "gemini", "gpt35turbo", "gpt4o", "gpt-oss")})
 
 
 def test_manifest_declares_the_derived_files():

@@ -35,7 +35,7 @@ def test_every_zoo_model_loads_as_the_manifest_says(name, zoo):
     model = zoo(name)
     assert model.missing == {}
     manifest_model = load_manifest().models[name]
-    for role in ("gguf", "spm_model", "tokenizer_json", "rwkv_vocab"):
+    for role in ("gguf", "spm_model", "tokenizer_json", "tiktoken", "rwkv_vocab"):
         if role in model.files:
             vocab = load_vocab(model.files[role])
             # An RWKV World GGUF is padded to the models' 65,536 tokens, as llama.cpp's converter pads it.

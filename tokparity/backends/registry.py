@@ -55,6 +55,8 @@ BUILTIN: dict[str, BackendSpec] = {
                     "Hugging Face tokenizers on a tokenizer.json (transformers.AutoTokenizer on a folder)"),
         BackendSpec("hf-gguf", "tokparity.backends.hf_gguf:HFGGUFBackend", "transformers", "transformers", "hf",
                     "the tokenizer transformers builds from a GGUF's metadata"),
+        BackendSpec("tiktoken", "tokparity.backends.tiktoken:TiktokenBackend", "tiktoken", "tiktoken", "tiktoken",
+                    "OpenAI tiktoken on a tiktoken encoding (rank file, js-tiktoken JSON, Mistral tekken)"),
         BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids"),
         BackendSpec("ref", "tokparity.backends.ref:RefBackend", summary="tokparity's own pure-Python tokenizers"),
     )
@@ -81,7 +83,8 @@ class BackendUnavailable(MissingDependency):
 
 
 def known_backends() -> list[str]:
-    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "ref", "cmd:COMMAND", "py:MODULE:CALLABLE"]``."""
+    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "tiktoken", "golden", "ref", "cmd:COMMAND",
+    "py:MODULE:CALLABLE"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 
 

@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
                         "default: all)")
     add_corpus_options(p)
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
+                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, tiktoken, golden, 'cmd:COMMAND', "
+                        "'py:MODULE:CALLABLE' "
                         "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
                         "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "

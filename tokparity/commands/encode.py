@@ -34,7 +34,7 @@ from tokparity.textview import visible
 
 # The default backends, in display order, with the file each needs (None: any model).
 DEFAULT_BACKENDS = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("hf-gguf", "gguf"), ("golden", "golden_out"))
+                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"))
 
 
 def add_parser(sub) -> None:
@@ -45,7 +45,8 @@ def add_parser(sub) -> None:
     p.add_argument("model", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("text", metavar="TEXT", help="the text to encode ('-' reads it from stdin, exactly)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, golden, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
+                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, tiktoken, golden, 'cmd:COMMAND', "
+                        "'py:MODULE:CALLABLE' "
                         "(repeatable); NAME=BACKEND shows it as NAME, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("-e", "--escapes", action="store_true",
                    help=r"interpret \n \t \r \\ \xHH \uHHHH \UHHHHHHHH in TEXT")

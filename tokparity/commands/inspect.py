@@ -18,7 +18,7 @@ from tokparity.errors import TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import FLAG_NAMES
 
-VOCAB_ROLES = ("gguf", "spm_model", "tokenizer_json", "rwkv_vocab")
+VOCAB_ROLES = ("gguf", "spm_model", "tokenizer_json", "tiktoken", "rwkv_vocab")
 
 
 def add_parser(sub) -> None:

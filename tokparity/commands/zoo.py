@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=1, ensure_ascii=False))
             return 0
-        width = max(18, *(len(r["name"]) for r in rows))
+        width = max([18, *(len(r["name"]) for r in rows)])  # the column fits the longest name
         print(f"{'model':<{width}} {'alg':<4} {'vocab':>8}  {'cached':<6}  "
               "files (trained, derived: made by tokparity; derived files are not originals)")
         for r in rows:

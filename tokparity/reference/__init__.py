@@ -57,7 +57,7 @@ class RefTokenizer:
             self.flavour = "rwkv"
             self.pipeline = RwkvPipeline(vocab)
             return
-        elif vocab.source_format == "hf-json":
+        elif vocab.source_format in ("hf-json", "tiktoken"):  # a tiktoken encoding is a BPE tokenizer.json
             from tokparity.reference.hf import pipeline_for
             self.flavour = "hf"
             self.pipeline = pipeline_for(vocab)

@@ -15,16 +15,18 @@ from tokparity.vocab.rwkv_vocab import FIRST_LINE
 
 __all__ = ["ALGORITHMS", "Flags", "TokenType", "Vocab", "VocabComparison", "load_vocab", "detect_format"]
 
-FORMATS = ("gguf", "spm-model", "hf-json", "rwkv-vocab")
+FORMATS = ("gguf", "spm-model", "hf-json", "tiktoken", "rwkv-vocab")
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """``gguf``, ``spm-model``, ``hf-json`` or ``rwkv-vocab``, from the first bytes (the suffix only breaks
-    ties)."""
+    """``gguf``, ``spm-model``, ``hf-json``, ``tiktoken`` or ``rwkv-vocab``, from the first bytes (the
+    suffix only breaks ties)."""
+    from tokparity.vocab.tiktoken import looks_like_tiktoken
+
     path = Path(path)
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
+            head = f.read(4096)  # a tekken file names its kind a few hundred bytes in
     except FileNotFoundError:
         raise BadModelFile(path, "no such file") from None
     except IsADirectoryError:
@@ -33,6 +35,8 @@ def detect_format(path: str | os.PathLike) -> str:
         raise BadModelFile(path, f"cannot read it ({e.strerror or e})") from None
     if head[:4] == b"GGUF":
         return "gguf"
+    if looks_like_tiktoken(head):
+        return "tiktoken"
     if head.lstrip()[:1] == b"{":
         return "hf-json"
     if path.suffix == ".gguf":
@@ -45,7 +49,7 @@ def detect_format(path: str | os.PathLike) -> str:
     if path.suffix == ".model" or head[:1] == b"\x0a":  # ModelProto field 1, length-delimited
         return "spm-model"
     raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model, a tokenizer.json "
-                             "or an RWKV vocabulary (rwkv_vocab_*.txt)")
+                             "a tiktoken rank file or an RWKV vocabulary (rwkv_vocab_*.txt)")
 
 
 # One run loads the same file several times (compare's vocabulary, the ref backend, hf-gguf, the
@@ -58,7 +62,7 @@ _CACHE_SIZE = 4
 def load_vocab(path: str | os.PathLike, fmt: str | None = None) -> Vocab:
     """Load any supported tokenizer file into a ``Vocab``."""
     fmt = fmt or detect_format(path)
-    if fmt not in ("gguf", "spm-model", "rwkv-vocab"):  # a tokenizer.json is read with the config beside it
+    if fmt not in ("gguf", "spm-model", "tiktoken", "rwkv-vocab"):  # a tokenizer.json is read with the config beside it
         return _load(path, fmt)
     try:
         key = (fmt, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest())
@@ -98,4 +102,7 @@ def _load(path: str | os.PathLike, fmt: str) -> Vocab:
     if fmt == "rwkv-vocab":
         from tokparity.vocab.rwkv_vocab import load_rwkv_vocab
         return load_rwkv_vocab(path)
+    if fmt == "tiktoken":
+        from tokparity.vocab.tiktoken import load_tiktoken
+        return load_tiktoken(path)
     raise BadModelFile(path, f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")

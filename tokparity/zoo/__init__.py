@@ -27,7 +27,7 @@ __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_f
 # The order in which a model's files are preferred as "its" vocabulary when it has several: the
 # training libraries' own formats first, as for the oracle (tokparity.oracle), so the reference
 # reads what the judge reads (a GGUF converted from a byte-fallback .model lost the fallback).
-PRIMARY_ORDER = ("spm_model", "tokenizer_json", "rwkv_vocab", "gguf")
+PRIMARY_ORDER = ("spm_model", "tokenizer_json", "tiktoken", "rwkv_vocab", "gguf")
 
 
 @dataclass
@@ -103,7 +103,8 @@ def _local(path: Path) -> ModelFiles:
         return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
-    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "rwkv-vocab": "rwkv_vocab"}[fmt]
+    role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "tiktoken": "tiktoken",
+            "rwkv-vocab": "rwkv_vocab"}[fmt]
     files = {role: path}
     if role == "gguf":
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):

@@ -10,7 +10,7 @@ from importlib import resources
 
 from tokparity.errors import TokparityError
 
-FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "golden_inp", "golden_out",
+FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "tiktoken", "golden_inp", "golden_out",
               "rwkv_vocab")  # rwkv_vocab: the rwkv package's RWKV World vocabulary (rwkv_vocab_*.txt)
 # Roles a derived file can fill, and the source roles each can be converted from (the directions
 # of tokparity.convert, named by role).
@@ -55,6 +55,9 @@ class ZooModel:
     # Where the zoo knows which file is the original (its provenance), the role whose library judges
     # and why: ``judge = { role = "gguf", why = "…" }``. Without it the training library judges.
     judge: tuple[str, str] | None = None
+    # The vocabulary fingerprint of the primary file (`tokparity inspect`), where the manifest
+    # pins it: checked by the tests, and what tells two models' vocabularies apart.
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def load_manifest() -> Manifest:
         trained = _trained(name, m["trained"], files, texts) if "trained" in m else None
         derived = _derived(name, m.get("derived", {}), set(files) | ({"spm_model"} if trained else set()))
         models[name] = ZooModel(name, m["algorithm"], m.get("description", ""), int(m["tokens"]), files, derived,
-                                trained, _judge(name, m.get("judge"), files))
+                                trained, _judge(name, m.get("judge"), files), m.get("fingerprint", ""))
     return Manifest(sources, models, texts)
 
 
