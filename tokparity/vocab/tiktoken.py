@@ -197,6 +197,7 @@ def _derive_merges(ranks: dict[int, bytes], to_text: list[str]) -> list[tuple[st
 
 
 def load_tiktoken(path: str | os.PathLike) -> Vocab:
+    from tokparity.components import parse_tokenizer_json
     from tokparity.reference.pretokenize import byte_to_unicode
 
     enc = read_encoding(path)
@@ -223,6 +224,19 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
     # specials are parsed); tekken's reserved ids are not, as mistral-common never reads them.
     added = [{"id": i, "content": name, "special": True, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False} for name, i in sorted(enc.specials.items(), key=lambda kv: kv[1])]
+    pipeline = {
+        "model": {"type": "BPE", "ignore_merges": True, "byte_fallback": False, "fuse_unk": False},
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": enc.pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "added_tokens": added,
+    }
+    merges = _derive_merges(enc.ranks, to_text)
+    with_model = {**pipeline, "model": {**pipeline["model"], "merges": [list(m) for m in merges],
+                                        "vocab": {tokens[enc.offset + r]: enc.offset + r for r in enc.ranks}}}
     vocab = Vocab(
         algorithm="bpe",
         tokens=tokens,
@@ -233,17 +247,11 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
         source_format="tiktoken",
         extra={
             "model_type": "BPE",
-            "model": {"type": "BPE", "ignore_merges": True, "byte_fallback": False, "fuse_unk": False},
-            "normalizer": None,
-            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": enc.pattern}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
-            "post_processor": None,
-            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-            "added_tokens": added,
+            "spec": parse_tokenizer_json(with_model, path),  # the typed pipeline the reference reads
+            **pipeline,
             "tiktoken": {"kind": enc.kind, "pattern": enc.pattern, "offset": enc.offset, "assumed": enc.assumed,
                          "specials": dict(enc.specials)},
         },
     )
-    vocab.set_merges(_derive_merges(enc.ranks, to_text))
+    vocab.set_merges(merges)
     return vocab
