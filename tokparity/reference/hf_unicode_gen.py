@@ -73,7 +73,10 @@ def unicode_categories(crate: Path) -> dict[str, list[tuple[int, int]]]:
 def normalization_marks(tables_rs: Path) -> tuple[str, list[tuple[int, int]]]:
     """unicode-normalization-alignments: its Unicode version and ``is_combining_mark``'s set."""
     source = tables_rs.read_text("utf-8")
-    version = ".".join(re.search(r"UNICODE_VERSION: \(u64, u64, u64\) = \((\d+), (\d+), (\d+)\)", source).groups())
+    found = re.search(r"UNICODE_VERSION: \(u64, u64, u64\) = \((\d+), (\d+), (\d+)\)", source)
+    if found is None:
+        raise SystemExit(f"{tables_rs}: no UNICODE_VERSION; is this unicode-normalization-alignments' tables.rs?")
+    version = ".".join(found.groups())
     start = source.index("COMBINING_MARK_KV: &[u32] = &[")
     block = source[start:source.index("];", start)]
     return version, ranges_of(int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]+)", block.split("=", 1)[1]))
