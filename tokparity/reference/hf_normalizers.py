@@ -8,12 +8,12 @@ Characters classes are Rust's: ``char::is_whitespace`` is Unicode's White_Space 
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 
 import regex
 
 from tokparity.components import normalizers as n
+from tokparity.reference import hf_unicode
 from tokparity.reference.charsmap import CharsMap
 from tokparity.reference.hf_regex import TimedRegex
 from tokparity.reference.pretokenize import bytes_to_gpt2
@@ -51,18 +51,15 @@ def _is_chinese(cp: int) -> bool:
             or 0x2F800 <= cp <= 0x2FA1F)
 
 
-_OTHER = frozenset(("Cc", "Cf", "Co", "Cs"))
-
-
 def bert_normalize(c: n.BertNormalizer, text: str) -> str:
     if c.clean_text:  # drop NUL, U+FFFD and "other" characters (not \t\n\r); any whitespace -> " "
-        # (unicode_categories' is_other: Cc, Cf, Co, Cs; an unassigned character (Cn) is kept)
+        # (unicode_categories' is_other: Cc, Cf, Co of Unicode 8.0; any other character is kept)
         text = "".join(" " if is_whitespace(ch) else ch for ch in text
-                       if not (ch in "\x00\ufffd" or (ch not in "\t\n\r" and unicodedata.category(ch) in _OTHER)))
+                       if not (ch in "\x00\ufffd" or (ch not in "\t\n\r" and hf_unicode.is_other(ch))))
     if c.handle_chinese_chars:
         text = "".join(f" {ch} " if _is_chinese(ord(ch)) else ch for ch in text)
     if c.lowercase if c.strip_accents is None else c.strip_accents:
-        text = "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+        text = "".join(ch for ch in hf_unicode.normalize("NFD", text) if not hf_unicode.is_mark_nonspacing(ch))
     if c.lowercase:
         text = lowercase(text)
     return text
@@ -100,13 +97,13 @@ def step_for(c, path: str) -> Callable[[str], str]:
     """One normalizer component as a function of the text."""
     if isinstance(c, (n.NFC, n.NFD, n.NFKC, n.NFKD)):
         form = c.kind
-        return lambda s: unicodedata.normalize(form, s)  # type: ignore[arg-type]
+        return lambda s: hf_unicode.normalize(form, s)
     if isinstance(c, n.Lowercase):
         return lowercase
     if isinstance(c, n.Nmt):  # controls dropped, other spaces (and U+2581) turned into " "
         return lambda s: s.translate(_NMT)
-    if isinstance(c, n.StripAccents):  # tokenizers drops every combining mark (Mn, Mc, Me)
-        return lambda s: "".join(ch for ch in s if unicodedata.category(ch)[0] != "M")
+    if isinstance(c, n.StripAccents):  # tokenizers drops every combining mark (Mn, Mc, Me of Unicode 9.0)
+        return lambda s: "".join(ch for ch in s if not hf_unicode.is_combining_mark(ch))
     if isinstance(c, n.Strip):
         return lambda s: _strip(s, c.strip_left, c.strip_right)
     if isinstance(c, n.Replace):

@@ -16,19 +16,19 @@ the pattern cuts the text into (span, is_match) runs and the behaviour decides w
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable
 
 import regex
 
 from tokparity.components import pre_tokenizers as pt
+from tokparity.reference import hf_unicode
 from tokparity.reference.hf_normalizers import is_whitespace
 from tokparity.reference.hf_regex import TimedRegex
 from tokparity.reference.pretokenize import bytes_to_gpt2
 
 GPT2_HF = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 _GPT2 = regex.compile(GPT2_HF)
-_WORDS = regex.compile(r"\w+|[^\w\s]+")  # Whitespace's pattern (Rust regex classes)
+_WORDS = hf_unicode.RUST_WORDS  # Whitespace's \w+|[^\w\s]+, with the Rust regex crate's classes
 
 Piece = tuple[str, bool]
 Span = tuple[int, int, bool]  # start, end, is_match
@@ -110,12 +110,13 @@ def _inverted(spans: list[Span]) -> list[Span]:
 
 
 def _is_punctuation(ch: str) -> bool:
-    return unicodedata.category(ch)[0] == "P" or (ch.isascii() and not ch.isalnum() and 0x21 <= ord(ch) <= 0x7E)
+    """Rust's ``is_ascii_punctuation`` or unicode_categories' ``is_punctuation`` (Unicode 8.0)."""
+    return (ch.isascii() and not ch.isalnum() and 0x21 <= ord(ch) <= 0x7E) or hf_unicode.is_punctuation(ch)
 
 
-def _is_numeric(ch: str) -> bool:
-    """Rust's ``char::is_numeric``: Nd, Nl, No."""
-    return unicodedata.category(ch) in ("Nd", "Nl", "No")
+def _gpt2_spans(text: str) -> list[Span]:
+    """ByteLevel's own regex, run by Oniguruma (Unicode 16.0) in tokenizers."""
+    return regex_spans(_GPT2, hf_unicode.onig_view(text))
 
 
 def _byte_level(c: pt.ByteLevel, pieces: list[Piece]) -> list[Piece]:
@@ -123,7 +124,7 @@ def _byte_level(c: pt.ByteLevel, pieces: list[Piece]) -> list[Piece]:
     for text, at_start in pieces:
         if c.add_prefix_space and not text.startswith(" "):
             text = " " + text
-        out += _split([(text, at_start)], lambda s: regex_spans(_GPT2, s), "Isolated") if c.use_regex else [(text, at_start)]
+        out += _split([(text, at_start)], _gpt2_spans, "Isolated") if c.use_regex else [(text, at_start)]
     return [(bytes_to_gpt2(t), s) for t, s in out]
 
 
@@ -165,7 +166,7 @@ def step_for(c, path: str) -> Callable[[list[Piece]], list[Piece]]:
     if isinstance(c, pt.Punctuation):
         return lambda ps: _split(ps, lambda s: char_spans(_is_punctuation, s), c.behavior)
     if isinstance(c, pt.Digits):
-        return lambda ps: _split(ps, lambda s: char_spans(_is_numeric, s),
+        return lambda ps: _split(ps, lambda s: char_spans(hf_unicode.is_numeric, s),
                                  "Isolated" if c.individual_digits else "Contiguous")
     if isinstance(c, pt.CharDelimiterSplit):
         return lambda ps: _split(ps, lambda s: char_spans(lambda ch: ch == c.delimiter, s), "Removed")

@@ -1,7 +1,9 @@
 """The tokenizer.json's own regexes (Replace, Split), each under a time limit per text.
 
 Python's ``regex`` module stands in for tokenizers' Oniguruma: same syntax for these patterns
-(``\\p{L}``, ``(?i:...)``); their Unicode versions may differ on recently assigned characters.
+(``\\p{L}``, ``(?i:...)``). Their Unicode versions differ (Oniguruma 6.9.10 has 16.0, ``regex``
+is newer), so the patterns run on ``hf_unicode.onig_view`` of the text, where the characters
+Oniguruma has not assigned are one unassigned stand-in.
 The file's regexes are its author's, so they run under a time limit per text (``time_limit``):
 one that backtracks for ever (``(a|a)+$`` on ``"aaa…a!"``) raises ``RegexTimeout`` for that text.
 """
@@ -15,6 +17,7 @@ from contextvars import ContextVar
 import regex
 
 from tokparity.errors import BadModelFile
+from tokparity.reference import hf_unicode
 from tokparity.textview import clipped
 
 # --- the file's regexes, under a time limit ---------------------------------------------------------
@@ -63,6 +66,8 @@ class TimedRegex:
         except (regex.error, OverflowError, RecursionError, ValueError) as e:
             raise BadModelFile(path, f"{where} regex {clipped(source, 60)} does not compile ({e}); fix or remove it") \
                 from None
+        # a pattern naming a character Oniguruma does not know (rare) must meet it in the text
+        self.view = (lambda s: s) if hf_unicode.pattern_needs_own_view(source) else hf_unicode.onig_view
 
     def _timed_out(self, text: str) -> RegexTimeout:
         return RegexTimeout(f"{self.where} regex {clipped(self.source, 60)} ran out of time on a {len(text)}-character "
@@ -70,12 +75,15 @@ class TimedRegex:
 
     def finditer(self, text: str) -> list:
         try:
-            return list(self.rx.finditer(text, timeout=seconds_left()))
+            return list(self.rx.finditer(self.view(text), timeout=seconds_left()))
         except TimeoutError:
             raise self._timed_out(text) from None
 
     def sub(self, content: str, text: str) -> str:
-        try:
-            return self.rx.sub(lambda m: content, text, timeout=seconds_left())
-        except TimeoutError:
-            raise self._timed_out(text) from None
+        """Each match replaced by ``content`` (matched on the view, cut from ``text``)."""
+        out, pos = [], 0
+        for m in self.finditer(text):
+            out += [text[pos:m.start()], content]
+            pos = m.end()
+        out.append(text[pos:])
+        return "".join(out)
