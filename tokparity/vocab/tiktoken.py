@@ -224,8 +224,9 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
     # specials are parsed); tekken's reserved ids are not, as mistral-common never reads them.
     added = [{"id": i, "content": name, "special": True, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False} for name, i in sorted(enc.specials.items(), key=lambda kv: kv[1])]
-    pipeline = {
-        "model": {"type": "BPE", "ignore_merges": True, "byte_fallback": False, "fuse_unk": False},
+    model: dict[str, object] = {"type": "BPE", "ignore_merges": True, "byte_fallback": False, "fuse_unk": False}
+    pipeline: dict[str, object] = {
+        "model": model,
         "normalizer": None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": enc.pattern}, "behavior": "Isolated", "invert": False},
@@ -235,7 +236,7 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
         "added_tokens": added,
     }
     merges = _derive_merges(enc.ranks, to_text)
-    with_model = {**pipeline, "model": {**pipeline["model"], "merges": [list(m) for m in merges],
+    with_model = {**pipeline, "model": {**model, "merges": [list(m) for m in merges],
                                         "vocab": {tokens[enc.offset + r]: enc.offset + r for r in enc.ranks}}}
     vocab = Vocab(
         algorithm="bpe",
@@ -247,7 +248,7 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
         source_format="tiktoken",
         extra={
             "model_type": "BPE",
-            "spec": parse_tokenizer_json(with_model, path),  # the typed pipeline the reference reads
+            "spec": parse_tokenizer_json(with_model, Path(path)),  # the typed pipeline the reference reads
             **pipeline,
             "tiktoken": {"kind": enc.kind, "pattern": enc.pattern, "offset": enc.offset, "assumed": enc.assumed,
                          "specials": dict(enc.specials)},
