@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from pathlib import Path
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
-from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached
+from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached, publish_folder
 from tokparity.zoo.manifest import ZooModel
 
 # The converter target of each role, and the library whose version is part of that converter.
@@ -119,14 +118,11 @@ def _build(model: str, role: str, from_role: str, source: Path, source_id: str, 
         started = time.perf_counter()
         result = convert(source, TARGET_OF_ROLE[role], out)
         warnings = tuple(str(w) for w in result.warnings)
-        (tmp / SIDECAR).write_text(json.dumps({
+        publish_folder(tmp, folder, tmp / SIDECAR, {
             "model": model, "role": role, "from_role": from_role, "source": str(source), "source_id": source_id,
             "key": key, "converter": converter, "warnings": list(warnings),
             "seconds": round(time.perf_counter() - started, 2), "bytes": out.stat().st_size,
-        }, indent=1, ensure_ascii=False) + "\n", "utf-8")
-        if folder.exists():  # a stale half-built folder (no sidecar): replace it
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)  # atomic: a reader sees the whole folder or none
+        })
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder / out.name, Derivation(role, from_role, key, converter, warnings)

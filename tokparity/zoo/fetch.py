@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -71,6 +72,15 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def publish_folder(built: Path, folder: Path, sidecar: Path, record: dict) -> None:
+    """Write ``record`` as ``built``'s sidecar, then move the folder to ``folder`` in one step (a
+    reader sees the whole folder or none; a stale half-built one, without sidecar, is replaced)."""
+    sidecar.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.replace(built, folder)
 
 
 def _lock() -> contextlib.AbstractContextManager[None]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 
 from tokparity.errors import TokparityError
-from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached
+from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached, publish_folder
 from tokparity.zoo.manifest import TrainSpec, ZooModel, load_manifest
 
 # Bump when the way a model is trained changes (the settings below, how the text is read).
@@ -158,14 +157,11 @@ def _train(model: ZooModel, spec: TrainSpec, text: Path, text_sha256: str, key: 
         out.write_bytes(data)
         training = Training(key, spec.text, training_options(spec), hashlib.sha256(data).hexdigest(), seconds,
                             library_version())
-        (tmp / SIDECAR).write_text(json.dumps({
+        publish_folder(tmp, folder, tmp / SIDECAR, {
             "model": model.name, "key": key, "text": spec.text, "text_sha256": text_sha256,
             "options": training.options, "seed": RANDOM_SEED, "library": training.library,
             "trainer": TRAINER_VERSION, "sha256": training.sha256, "seconds": seconds, "bytes": len(data),
-        }, indent=1, ensure_ascii=False) + "\n", "utf-8")
-        if folder.exists():  # a stale half-built folder (no sidecar): replace it
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)  # atomic: a reader sees the whole folder or none
+        })
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder / out.name, training
