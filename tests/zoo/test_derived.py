@@ -44,7 +44,7 @@ DECLARED.update({name: {"gguf": "tokenizer_json"}
 
 def test_manifest_declares_the_derived_files():
     manifest = load_manifest()
-    # (the models tokparity trains each derive a GGUF and a tokenizer.json: tests/zoo/test_trained.py)
+    # (the models tokparity trains each derive a GGUF and a tokenizer.json: tests/zoo/test_trained_models.py)
     assert {name: m.derived for name, m in manifest.models.items() if m.derived and m.trained is None} == DECLARED
     for m in manifest.models.values():
         assert not set(m.derived) & set(m.files)  # a derived file never stands in for a pinned one
