@@ -65,11 +65,16 @@ def _leftmost_longest(text: str, tokens: list[AddedToken]) -> list[tuple[int, Ad
     return out
 
 
-def cut_added(text: str, tokens: list[tuple[str, AddedToken]], parse_special: bool) -> list[str | int]:
+def added_patterns(tokens: list[tuple[str, AddedToken]]) -> list[AddedToken]:
+    """Each added token as matched: ``(the text to match, the token)`` -> the token with that text.
+    Made once per pipeline (a model may have thousands of added tokens)."""
+    return [AddedToken(a.id, pattern, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special)
+            for pattern, a in tokens]
+
+
+def cut_added(text: str, by_pattern: list[AddedToken], parse_special: bool) -> list[str | int]:
     """tokenizers' ``AddedVocabulary::find_matches``: the text with the added tokens cut out
-    (``tokens``: (the text to match, the token))."""
-    by_pattern = [AddedToken(a.id, pattern, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special)
-                  for pattern, a in tokens]
+    (``by_pattern``: ``added_patterns``)."""
     out: list[str | int] = []
     start_offset = 0
     for at, a in _leftmost_longest(text, by_pattern):
@@ -125,21 +130,29 @@ class HfPipeline:
         self.prefix, self.suffix = spec.post_processor.around() if spec.post_processor else ([], [])
         self.decoders = spec.decoder_steps()
         self.cache: dict[str, list[int]] = {}
-        self._normalized_added: tuple[Normalizer, list] | None = None
+        self._normalized_added: tuple[Normalizer, list, list[AddedToken]] | None = None
+        self._raw_added: tuple[list, list[AddedToken]] | None = None
 
     # -- stages ----------------------------------------------------------------------------------
 
-    def _added_normalized(self) -> list[tuple[str, AddedToken]]:
-        """The ``normalized`` added tokens with their text through the normalizer (kept per normalizer:
-        a diagnosis swaps it)."""
-        if self._normalized_added is None or self._normalized_added[0] is not self.normalizer:
+    def _added_normalized(self) -> list[AddedToken]:
+        """The ``normalized`` added tokens with their text through the normalizer (kept per normalizer
+        and token list: a diagnosis swaps either)."""
+        kept = self._normalized_added
+        if kept is None or kept[0] is not self.normalizer or kept[1] is not self.added:
             pairs = [(self.normalizer(a.content), a) for a in self.added if a.normalized]
-            self._normalized_added = (self.normalizer, pairs)
-        return self._normalized_added[1]
+            kept = self._normalized_added = (self.normalizer, self.added, added_patterns(pairs))
+        return kept[2]
+
+    def _added_raw(self) -> list[AddedToken]:
+        """The added tokens matched on the raw text (kept per token list)."""
+        if self._raw_added is None or self._raw_added[0] is not self.added:
+            self._raw_added = (self.added, added_patterns([(a.content, a) for a in self.added if not a.normalized]))
+        return self._raw_added[1]
 
     def partition(self, text: str, parse_special: bool) -> list[tuple[str, bool] | int]:
         """Added tokens cut out; the rest as (normalized fragment, starts the text) pairs."""
-        raw = [(a.content, a) for a in self.added if not a.normalized]
+        raw = self._added_raw()
         out: list[tuple[str, bool] | int] = []
         pos = 0
         normalized_added = self._added_normalized()
