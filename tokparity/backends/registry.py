@@ -59,6 +59,8 @@ BUILTIN: dict[str, BackendSpec] = {
                     "OpenAI tiktoken on a tiktoken encoding (rank file, js-tiktoken JSON, Mistral tekken)"),
         BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids"),
         BackendSpec("ref", "tokparity.backends.ref:RefBackend", summary="tokparity's own pure-Python tokenizers"),
+        BackendSpec("rwkv", "tokparity.backends.rwkv:RwkvBackend", "rwkv", "rwkv", "rwkv",
+                    "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)"),
     )
 }
 
@@ -83,7 +85,7 @@ class BackendUnavailable(MissingDependency):
 
 
 def known_backends() -> list[str]:
-    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "tiktoken", "golden", "ref", "cmd:COMMAND",
+    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "tiktoken", "golden", "ref", "rwkv", "cmd:COMMAND",
     "py:MODULE:CALLABLE"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 
@@ -215,9 +217,3 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
     opts.pop("timeout", None)  # an in-process call cannot be interrupted; the options are for children
     opts.pop("startup_timeout", None)
     return cls(model, **opts)
-
-
-# --- RWKV (issue 19, item 3) ------------------------------------------------------------------
-# The rwkv package's own tokenizer: the oracle of a model with an RWKV World vocabulary.
-BUILTIN["rwkv"] = BackendSpec("rwkv", "tokparity.backends.rwkv:RwkvBackend", "rwkv", "rwkv", "rwkv",
-                              "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)")
