@@ -65,8 +65,7 @@ def family_throughput(repeat: int) -> list:
     multilingual corpus: cases per second through the backends as ``compare`` calls them."""
     from benchlib import Measurement
 
-    from tokparity.backends.registry import make_backend
-    from tokparity.compare import available_backends
+    from tokparity.backends.registry import backends_for, make_backend
     from tokparity.corpus import load_corpus
     from tokparity.zoo import resolve_model, zoo_text
 
@@ -76,7 +75,7 @@ def family_throughput(repeat: int) -> list:
     print(f"\n{'family':6} {'model':16} {'backend':14} " + "  ".join(f"{k:>16}" for k in texts))
     for family, name in (("SPM", "llama-spm"), ("UGM", "botchan-unigram"), ("BPE", "llama-bpe")):
         model = resolve_model(name)
-        for backend_name in available_backends(model):
+        for backend_name in backends_for(model):
             if backend_name == "golden":
                 continue  # stored ids, not a tokenizer
             backend = make_backend(backend_name, model)

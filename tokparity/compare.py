@@ -16,13 +16,14 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tokparity import __version__
-from tokparity.backends.base import Backend, CaseFailure, EncodeResult
+from tokparity.backends.base import Answer, Backend, CaseFailure
+from tokparity.backends.registry import backends_for
+from tokparity.backends.runner import ask, ask_many
 from tokparity.corpus import Case, load_corpus
 from tokparity.diagnose import Cause, Diagnoser
 from tokparity.diagnose.info import consistent_class, stage_of_cause
@@ -30,16 +31,7 @@ from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
-from tokparity.journal import (
-    AGREE,
-    SKIPPED,
-    BadJournal,
-    CaseRecord,
-    DoneSet,
-    Journal,
-    deferring_ctrl_c,
-    holding_ctrl_c,
-)
+from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, Journal, Verdict
 from tokparity.known import KnownList
 from tokparity.oracle import choose_oracle
 from tokparity.results import Mismatch, Results, RunSummary
@@ -53,9 +45,6 @@ DEFAULT_CORPORA = ("all",)
 DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note (--max-chars)
 TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
-# Which backends can run on which files, in the order reports list them.
-BACKENDS_BY_FILE = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"), ("rwkv", "rwkv_vocab"))
 
 
 @dataclass
@@ -76,6 +65,11 @@ class CompareOptions:
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
 
+    def say(self, message: str) -> None:
+        """A progress line (to stderr, unless the run is quiet)."""
+        if self.progress:
+            self.progress(message)
+
 
 # What a worker process needs of the options (the rest stays with the parent: known list, journal,
 # progress, backends made by the caller).
@@ -83,67 +77,10 @@ WORKER_OPTIONS = ("add_special", "parse_special", "oracle", "explicit_backends",
                   "diagnose")
 
 
-def available_backends(model: ModelFiles) -> list[str]:
-    return [name for name, role in BACKENDS_BY_FILE if role is None or role in model.files]
-
-
 def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
     """The backends that judge ``model``'s cases, in order (tokparity.oracle: the training library
     of its original files, then golden ids, then llama.cpp; ``--oracle`` overrides)."""
     return list(choose_oracle(model, options.oracle, options.add_special).chain)
-
-
-@dataclass(slots=True)
-class _Answer:
-    status: str  # ok | crash | timeout | error | skipped
-    ids: list[int] = field(default_factory=list)
-    detail: str = ""
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-def _ask(backend: Backend, text: str, options: CompareOptions) -> _Answer:
-    t = time.perf_counter()
-    result: EncodeResult | CaseFailure
-    try:
-        result = backend.encode_with_notes(text, options.add_special, options.parse_special)
-    except CaseFailure as e:
-        result = e
-    except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
-        result = CaseFailure(f"{type(e).__name__}: {e}")
-    return _answer(result, time.perf_counter() - t, text)
-
-
-def _ask_many(backend: Backend, texts: list[str], options: CompareOptions) -> list[_Answer]:
-    if not texts:
-        return []
-    try:
-        results = backend.encode_many(texts, options.add_special, options.parse_special)
-    except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
-        return [_ask(backend, text, options) for text in texts]
-    return [_answer(result, seconds, text) for (result, seconds), text in zip(results, texts)]
-
-
-# No tokenizer gives more ids than a text has bytes (byte fallback, byte-level BPE), plus a few
-# for a dummy prefix and specials. An answer far beyond that is not compared: aligning it with the
-# oracle's ids would cost minutes (a hostile engine answered 2,000,000 ids for "Hello world").
-IDS_PER_BYTE, IDS_SLACK = 4, 64
-
-
-def _answer(result: EncodeResult | CaseFailure, seconds: float, text: str) -> _Answer:
-    if isinstance(result, CaseFailure):
-        return _Answer(result.status, detail=result.detail, seconds=seconds)
-    # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
-    # a subclass of list, becomes a plain list.
-    ids = result.ids if type(result.ids) is list else list(result.ids)
-    if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
-        return _Answer("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than "
-                                      "any tokenizer gives (about one per byte at most); not compared", seconds=seconds)
-    return _Answer("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
-
-
-def _utf8_length(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
@@ -171,7 +108,7 @@ def _pieces(vocab: Vocab | None, ids: list[int]) -> list[str]:
     return [vocab.tokens[i] if 0 <= i < vocab.size else f"<id {i}?>" for i in ids]
 
 
-def _partition(answers: dict[str, _Answer]) -> list[list[str]]:
+def _partition(answers: dict[str, Answer]) -> list[list[str]]:
     groups: dict[object, list[str]] = {}
     for name, ans in answers.items():
         if ans.status == "skipped":
@@ -217,7 +154,7 @@ class ModelRun:
         self.results = results
         self.vocab: Vocab | None = load_vocab(self.model.primary[1])
         self.chain = oracle_chain(self.model, options)
-        names = list(backend_names) if backend_names else available_backends(self.model)
+        names = list(backend_names) if backend_names else backends_for(self.model)
         args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
         wanted = list(dict.fromkeys(self.chain + list(args)))
         self.backends: dict[str, Backend] = {}
@@ -232,7 +169,7 @@ class ModelRun:
                 if options.explicit_backends or name in self.chain:
                     raise
                 results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
-                _say(options, f"skipping {name} on {self.model.name}: {e}")
+                options.say(f"skipping {name} on {self.model.name}: {e}")
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
@@ -295,7 +232,7 @@ class ModelRun:
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],
-                        ref_answer: _Answer | None = None) -> Backend:
+                        ref_answer: Answer | None = None) -> Backend:
         """Whose stages stand for the oracle's. llama.cpp and golden ids expose no normalizer or
         pre-tokenizer; tokparity's reference does, and where it gives the oracle's ids on this
         very text its stages are a faithful account of how the oracle got there."""
@@ -325,16 +262,21 @@ class ModelRun:
         self.apply(record)
         return record
 
-    def ask(self, texts: list[str]) -> list[dict[str, _Answer]]:
+    def ask(self, texts: list[str]) -> list[dict[str, Answer]]:
         """Every backend's answer on each text, one ``encode_many`` per backend."""
-        per_backend = {name: _ask_many(b, texts, self.options) for name, b in self.backends.items()}
+        add_special, parse_special = self.options.add_special, self.options.parse_special
+        per_backend = {name: ask_many(b, texts, add_special, parse_special) for name, b in self.backends.items()}
         return [{name: answers[i] for name, answers in per_backend.items()} for i in range(len(texts))]
 
-    def judge(self, case: Case, n: int = 0, answers: dict[str, _Answer] | None = None) -> CaseRecord:
+    def ask_one(self, name: str, text: str) -> Answer:
+        """Backend ``name``'s answer on ``text``."""
+        return ask(self.backends[name], text, self.options.add_special, self.options.parse_special)
+
+    def judge(self, case: Case, n: int = 0, answers: dict[str, Answer] | None = None) -> CaseRecord:
         """Every backend's answer on ``case`` (asked now unless given) and each compared backend's
         verdict, as a record (``n``: the case's position in the model's stream, for the journal)."""
         if answers is None:
-            answers = {name: _ask(b, case.text, self.options) for name, b in self.backends.items()}
+            answers = {name: self.ask_one(name, case.text) for name in self.backends}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
         decoded: Decoded = {}  # --decode: each backend's text for the oracle's ids
@@ -352,12 +294,12 @@ class ModelRun:
                 mismatch = self._decode_mismatch(case, name, ans.ids, decoded) if self.options.decode else None
                 if mismatch is not None:
                     mismatch.partition = partition = partition or _partition(answers)
-                    record.verdicts[name] = [mismatch.cls, ""]
+                    record.verdicts[name] = Verdict.differs(mismatch.cls)
                     record.mismatches.append(mismatch)
             else:
-                mismatch = self._mismatch(case, oracle_name, oracle, name, ans, answers.get("ref"))
+                mismatch = self.mismatch(case, oracle_name, oracle, name, ans, answers.get("ref"))
                 mismatch.partition = partition = partition or _partition(answers)
-                record.verdicts[name] = [mismatch.cls, ""]
+                record.verdicts[name] = Verdict.differs(mismatch.cls)
                 record.mismatches.append(mismatch)
         return record
 
@@ -394,12 +336,12 @@ class ModelRun:
             if verdict == AGREE:
                 continue
             self.not_agreeing[name].add(record.n)
-            cls, known = cast(list, verdict)  # [class, known-divergence id]
+            cls, known = verdict.cls, verdict.known
             mismatch = by_backend.get(name)
             if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
                 if self.options.known:
                     mismatch.known = known = self.options.known.match(mismatch)
-                record.verdicts[name] = [cls, known]
+                record.verdicts[name] = Verdict.differs(cls, known)
                 self.results.mismatches.append(mismatch)
             summary.mismatches += 1
             summary.unexplained += 0 if known else 1
@@ -464,8 +406,10 @@ class ModelRun:
             backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
             oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
 
-    def _mismatch(self, case: Case, oracle_name: str, oracle: _Answer, name: str, ans: _Answer,
-                  ref_answer: _Answer | None = None) -> Mismatch:
+    def mismatch(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
+                 ref_answer: Answer | None = None) -> Mismatch:
+        """The mismatch of backend ``name``'s answer ``ans`` against the oracle's on ``case``: its
+        symptom class, the first stage and token where they part."""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
                 f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
@@ -511,7 +455,7 @@ class ModelRun:
                     self._reference = tokenizer
                 self._diagnosers[key] = Diagnoser(self._reference, *key)
             except TokparityError as e:
-                _say(self.options, f"{self.model.name}: no root causes: {e}")
+                self.options.say(f"{self.model.name}: no root causes: {e}")
         return self._diagnosers[key]
 
     def diagnose_one(self, m: Mismatch, counted: bool = True) -> None:
@@ -651,91 +595,9 @@ class ModelRun:
                     yield case.text
 
 
-def _say(options: CompareOptions, message: str) -> None:
-    if options.progress:
-        options.progress(message)
-
-
 def tally_keys(case: Case) -> list[str]:
     """The keys a case counts under in the report's rate table: its tags and its corpus."""
     return [f"{k}={v}" for k, v in case.tags.items() if isinstance(v, (str, int))] + [f"corpus={case.corpus}"]
-
-
-def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
-                options: CompareOptions) -> Results:
-    """Every model on every case. With ``options.journal`` each case is written as it is judged,
-    and cases the journal already holds are replayed, not run again (``--resume``). Ctrl-C stops
-    the run: the results of the cases done are returned, marked ``interrupted``."""
-    started = time.perf_counter()
-    results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special})
-    with deferring_ctrl_c():
-        return _run_compare(list(models), list(corpora), backend_names, options, results, started)
-
-
-def _run_compare(models: list[str], corpora: list[str], backend_names: list[str] | None, options: CompareOptions,
-                 results: Results, started: float) -> Results:
-    results.timing_jobs = options.jobs
-    if options.jobs > 1 and options.ready:
-        _say(options, f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
-                      "running in this process")
-    elif options.jobs > 1:
-        from tokparity.parallel import run_models_in_workers
-        try:
-            run_models_in_workers(list(models), corpora, backend_names, options, results)
-        except KeyboardInterrupt:
-            results.interrupted = True
-        return _finish(results, options, started)
-    try:
-        for slot, spec in enumerate(models):
-            run = ModelRun(spec, backend_names, options, results)
-            try:
-                _run_model(run, corpora, options, slot)
-            finally:
-                run.close()
-                results.runs.extend(run.finish())
-    except KeyboardInterrupt:
-        results.interrupted = True
-    return _finish(results, options, started)
-
-
-def _finish(results: Results, options: CompareOptions, started: float) -> Results:
-    if options.known:
-        results.known = options.known.report()
-    results.seconds = time.perf_counter() - started
-    return results
-
-
-def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
-    """``slot``: the model's position on the command line, which keys its records in the journal."""
-    journal = options.journal
-    done = DoneSet()
-    if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
-        for record in journal.records(run.model.name, slot):
-            try:
-                run.apply(record)
-            except BadJournal as e:  # a verdict of a backend this run does not compare
-                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
-            done.add(record.n)
-        if len(done):
-            _say(options, f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
-        if journal.duplicates:
-            _say(options, f"{journal.path}: {duplicates_note(journal)}")
-    cases = JudgedCases(run, corpora, skip=done.__contains__)
-    for batch in cases.batches():
-        for record in batch:
-            if record.too_long:
-                _say(options, too_long_message(record, options))
-        with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
-            for record in batch:
-                run.apply(record)
-            if journal is not None:
-                journal.write_many(batch, slot)
-        if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
-            _say(options, f"{run.model.name}: {batch[-1].n + 1} cases")
-    _say(options, f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
-                  f"mismatches against {'/'.join(run.chain)}")
-    run.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
 
 
 class JudgedCases:
@@ -790,12 +652,6 @@ class JudgedCases:
 
 def _too_long(case: Case, max_chars: int | None) -> bool:
     return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
-
-
-def duplicates_note(journal: Journal) -> str:
-    lines = sorted(journal.duplicates)
-    shown = ", ".join(map(str, lines[:5])) + (", …" if len(lines) > 5 else "")
-    return f"{len(lines)} line(s) repeat a case already read (line {shown}): each case is counted once"
 
 
 def too_long_message(record: CaseRecord, options: CompareOptions) -> str:

@@ -55,7 +55,38 @@ from tokparity.results import Mismatch, json_text
 
 JOURNAL_FILE = "cases.jsonl"
 FORMAT = 1
-AGREE, SKIPPED, TOO_LONG = "agree", "skipped", "too-long"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A compared backend's verdict on one case: it ``agree``s with the oracle, it is ``skipped``
+    (it has no answer for this text, like golden ids of other texts), or it is a ``mismatch`` of
+    class ``cls``, explained by the known divergence ``known`` ("" when none does).
+
+    A journal writes ``"agree"``, ``"skipped"`` or ``[cls, known]``."""
+
+    kind: str  # agree | skipped | mismatch
+    cls: str = ""
+    known: str = ""
+
+    @classmethod
+    def differs(cls, symptom: str, known: str = "") -> Verdict:
+        return cls("mismatch", symptom, known)
+
+    @property
+    def mismatch(self) -> bool:
+        return self.kind == "mismatch"
+
+    def to_json(self) -> str | list[str]:
+        return [self.cls, self.known] if self.mismatch else self.kind
+
+    @classmethod
+    def from_json(cls, x: str | list[str]) -> Verdict:
+        """The verdict a journal holds (checked already: ``_verdict``)."""
+        return AGREE if x == "agree" else SKIPPED if x == "skipped" else cls.differs(x[0], x[1])
+
+
+AGREE, SKIPPED = Verdict("agree"), Verdict("skipped")
 
 
 class BadJournal(TokparityError):
@@ -139,7 +170,7 @@ def check_mismatch(d: object, where: str = "a mismatch") -> dict:
 
 
 def _verdict(x: object) -> bool:
-    return x in (AGREE, SKIPPED) or (isinstance(x, list) and len(x) == 2 and all(_text(v) for v in x))
+    return x in ("agree", "skipped") or (isinstance(x, list) and len(x) == 2 and all(_text(v) for v in x))
 
 
 def _shown(x: object) -> str:
@@ -170,9 +201,8 @@ REQUIRED = ("model", "n", "case_id", "corpus")
 class CaseRecord:
     """One case of one model, judged: what ``ModelRun.apply`` needs to count it, and no more.
 
-    ``verdicts`` maps each compared backend to ``"agree"``, ``"skipped"`` (it has no answer for
-    this text, like golden ids) or ``[class, known-id]`` for a mismatch. ``too_long`` is the
-    text's length when the case was not run for ``--max-chars``."""
+    ``verdicts`` maps each compared backend to its ``Verdict``. ``too_long`` is the text's length
+    when the case was not run for ``--max-chars``."""
 
     model: str
     n: int  # the case's position in the model's stream of cases (corpora in order)
@@ -180,7 +210,7 @@ class CaseRecord:
     corpus: str
     oracle: str = ""
     tally: list[str] = field(default_factory=list)  # the tag keys of the report's rate table
-    verdicts: dict[str, object] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
     mismatches: list[Mismatch] = field(default_factory=list)
     too_long: int = 0
     unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
@@ -197,7 +227,8 @@ class CaseRecord:
             if self.unread:
                 d["unread"] = True
             return d
-        d.update(oracle=self.oracle, tally=self.tally, verdicts=self.verdicts)
+        d.update(oracle=self.oracle, tally=self.tally,
+                 verdicts={name: verdict.to_json() for name, verdict in self.verdicts.items()})
         if self.causes:
             d["causes"] = self.causes
         if with_mismatches and self.mismatches:
@@ -209,7 +240,7 @@ class CaseRecord:
         """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
         check_record(d)
         return cls(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
-                   oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts=dict(d.get("verdicts", {})),
+                   oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
                    mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=d.get("too_long", 0),
                    unread=bool(d.get("unread", False)), causes=dict(d.get("causes", {})))
 

@@ -21,16 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tokparity.backends.registry import BUILTIN
 from tokparity.zoo import ModelFiles
 
-# A file role, the library that trains tokenizers into that format (a backend name), and why.
-TRAINED_IN = (
-    ("spm_model", "sentencepiece", "its .model is SentencePiece's own format, the one SentencePiece trains"),
-    ("tokenizer_json", "hf", "its tokenizer.json is the tokenizers library's own format, the one tokenizers trains "
-                             "and transformers loads"),
-    ("tiktoken", "tiktoken", "its rank file is tiktoken's own format, the one its encodings ship in"),
-    ("rwkv_vocab", "rwkv", "its vocabulary is the rwkv package's own file, read by the package's tokenizer"),
-)
+# A file role, the library that trains tokenizers into that format (a backend name), and why: as
+# the registry has them.
+TRAINED_IN = tuple((spec.role, spec.name, spec.trains) for spec in BUILTIN.values() if spec.trains and spec.role)
 
 
 @dataclass(frozen=True)

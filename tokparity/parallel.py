@@ -39,16 +39,15 @@ import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from tokparity import __version__
+from tokparity.compare import TOO_LONG_LISTED, WORKER_OPTIONS, CompareOptions, JudgedCases, ModelRun, too_long_message
+from tokparity.corpus import load_corpus
 from tokparity.errors import TokparityError
 from tokparity.journal import CaseRecord, DoneSet, holding_ctrl_c
 from tokparity.results import Results
 from tokparity.zoo import resolve_model
-
-if TYPE_CHECKING:
-    from tokparity.compare import CompareOptions, ModelRun
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
@@ -73,7 +72,6 @@ class Task:
 def _worker(conn: Connection) -> None:
     """Judge the cases of each task the parent sends, until it sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    from tokparity.compare import CompareOptions, JudgedCases, ModelRun
 
     corpora, backend_names, option_values = conn.recv()
     options = CompareOptions(**option_values, progress=lambda message: conn.send(("say", message)))
@@ -195,8 +193,6 @@ class _Model:
 
 def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
                           options: CompareOptions, results: Results) -> None:
-    from tokparity.compare import WORKER_OPTIONS, ModelRun, _say, too_long_message
-
     jobs = _capped_jobs(options)
     shards = max(1, -(-jobs // len(models))) if models else 1  # ceil: keep every job busy
     if shards > 1:  # no more shards than cases (each shard loads the model again)
@@ -208,7 +204,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     tasks = [Task(m.index, m.spec, shard, shards) for m in order for shard in range(shards)]
     option_values = {k: getattr(options, k) for k in WORKER_OPTIONS}
     workers: dict[Connection, subprocess.Popen] = {}
-    _say(options, f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(jobs, len(tasks))} worker processes")
+    options.say(f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(jobs, len(tasks))} worker processes")
 
     # The cases an interrupted run finished (--resume): the workers skip them, and the ledger
     # counts them from the journal as soon as it exists.
@@ -222,7 +218,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
             return
         for record in options.journal.records(m.model.name, m.index):
             m.ledger.apply(record)
-        _say(options, f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
+        options.say(f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
 
     def advance(m: _Model) -> None:
         """Apply the waiting records that are next in case order (and journal them, in one write)."""
@@ -235,12 +231,12 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                 if record is None:
                     break
                 if record.too_long:
-                    _say(options, too_long_message(record, options))
+                    options.say(too_long_message(record, options))
                 m.ledger.apply(record)
                 applied.append(record)
                 m.done.add(record.n)
                 if (record.n + 1) % 500 == 0:
-                    _say(options, f"{m.model.name}: {record.n + 1} cases")
+                    options.say(f"{m.model.name}: {record.n + 1} cases")
             if options.journal is not None:
                 options.journal.write_many(applied, m.index)  # keyed by position
 
@@ -275,7 +271,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                                          "the failure") from None
                 kind = message[0]
                 if kind == "say":
-                    _say(options, message[1])
+                    options.say(message[1])
                     continue
                 m = state[message[1]]
                 if kind == "error":  # raised once the other workers have delivered what they judged
@@ -309,9 +305,9 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                         if m.waiting:  # every shard sent all its records before "done"
                             raise TokparityError(f"compare --jobs: internal error: cases {sorted(m.waiting)[:5]} of "
                                                  f"{m.model.name} could not be counted in order; rerun with --jobs 1")
-                        _say(options, f"{m.model.name}: {m.total} cases, "
-                                      f"{sum(s.mismatches for s in m.ledger.summaries.values())} mismatches "
-                                      f"against {'/'.join(m.ledger.chain)}")
+                        options.say(f"{m.model.name}: {m.total} cases, "
+                                    f"{sum(s.mismatches for s in m.ledger.summaries.values())} mismatches "
+                                    f"against {'/'.join(m.ledger.chain)}")
         if failure:
             raise TokparityError(failure)
         finished_normally = True
@@ -344,20 +340,16 @@ def _stop_workers(workers: dict[Connection, subprocess.Popen], stopped: set[Conn
 
 def _capped_jobs(options: CompareOptions) -> int:
     """``--jobs``, at most ``MAX_JOBS_PER_CPU`` per CPU (said when it is cut)."""
-    from tokparity.compare import _say
-
     limit = (os.cpu_count() or 1) * MAX_JOBS_PER_CPU
     if options.jobs <= limit:
         return max(1, options.jobs)
-    _say(options, f"--jobs {options.jobs}: capped at {limit} worker processes ({MAX_JOBS_PER_CPU} per CPU)")
+    options.say(f"--jobs {options.jobs}: capped at {limit} worker processes ({MAX_JOBS_PER_CPU} per CPU)")
     return limit
 
 
 def _cases_up_to(corpora: list[str], limit: int) -> int:
     """How many cases the corpora hold, counted up to ``limit`` (at least 1). A corpus that cannot
     be read stops the count: the workers will name it, after the cases before it."""
-    from tokparity.corpus import load_corpus
-
     n = 0
     try:
         for corpus in corpora:
@@ -424,8 +416,6 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
 
 def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
     """Each model's results into the run's, in model order: what one process would have built."""
-    from tokparity.compare import TOO_LONG_LISTED
-
     for m in state:
         if m.run is None:
             continue

@@ -1,6 +1,5 @@
 """What a run produces, as plain data: the renderers in ``tokparity.report`` only read this.
 
-``Outcome``   one case on one backend (ids, status, time, notes)
 ``Mismatch``  one case where a backend disagrees with the oracle, classified
 ``RunSummary`` one model × backend against its oracle (the rows of summary.json's ``runs``)
 ``Results``   everything of one run, with ``to_json`` giving summary.json's keys
@@ -21,19 +20,6 @@ json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
                "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
                "cause_evidence", "text_json")
-
-
-@dataclass
-class Outcome:
-    model: str
-    corpus: str
-    case_id: str
-    backend: str
-    status: str  # ok | crash | timeout | error | skipped
-    ids: list[int] = field(default_factory=list)
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    detail: str = ""
 
 
 @dataclass

@@ -36,9 +36,10 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.compare import CompareOptions, run_compare
+from tokparity.compare import CompareOptions
 from tokparity.corpus import load_corpus
 from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.run import run_compare
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 SHARE = 0.95  # of a bug engine's mismatches that must carry its cause

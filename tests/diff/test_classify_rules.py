@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.compare import CompareOptions, run_compare
+from tokparity.compare import CompareOptions
 from tokparity.diagnose.candidate import fork
 from tokparity.diff.classify import RULES, Stages, classify, rule_of
 from tokparity.reference import RefTokenizer
+from tokparity.run import run_compare
 from tokparity.vocab import load_vocab
 
 ENGINES = Path(__file__).parent.parent / "engines"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
-from tokparity.compare import CompareOptions, run_compare
+from tokparity.compare import CompareOptions
 from tokparity.diff.decode import classify_decode, cleaned
 from tokparity.known import load_known
+from tokparity.run import run_compare
 
 
 def test_cleaned_removes_the_spaces_a_cleaning_decoder_removes():

@@ -18,8 +18,9 @@ import sys
 
 import pytest
 
-from tokparity.compare import CompareOptions, oracle_chain, run_compare
+from tokparity.compare import CompareOptions, oracle_chain
 from tokparity.errors import TokparityError
+from tokparity.run import run_compare
 from tokparity.vocab import load_vocab
 from tokparity.zoo import derived as derived_mod
 from tokparity.zoo import load_manifest, resolve_model, zoo_text

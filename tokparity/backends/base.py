@@ -5,7 +5,7 @@ SentencePiece, Hugging Face, a user's engine. The diff engine only ever calls th
 so adding an implementation means writing one small class and registering its name.
 
     encode(text, add_special, parse_special) -> list[int]
-    encode_many(texts, add_special, parse_special) -> [(EncodeResult | CaseFailure, seconds)]
+    encode_many(texts, add_special, parse_special) -> [Answer]
     decode(ids) -> str
     pieces(ids) -> list[str]          the token text of each id, as the vocabulary stores it
     version -> str                    library version, recorded in every report
@@ -21,9 +21,11 @@ with its ``status`` and goes on with the next case:
     NotCovered      the backend has no answer for this text (golden ids for other texts) -> skipped
 Any other exception from an implementation is recorded as ``error`` with its message.
 
-``encode_many`` answers many texts at once, each with its result or the ``CaseFailure`` it
-raised: the default calls ``encode_with_notes`` in turn; a backend in another process overrides
-it to pipeline the requests, so the pipe's round trip is not paid once per case.
+``encode_many`` answers many texts at once, one ``Answer`` each (its ids, or the status of the
+``CaseFailure`` it raised, and the seconds it took): the default calls ``encode_with_notes`` in
+turn; a backend in another process overrides it to pipeline the requests, so the pipe's round
+trip is not paid once per case. ``Answer`` is the one record of a backend's answer that every run
+(compare, fuzz, regress, the pytest plugin, worker processes, a Ray cluster) judges.
 """
 
 from __future__ import annotations
@@ -75,6 +77,40 @@ class EncodeResult:
     notes: list[str] = field(default_factory=list)
 
 
+# No tokenizer gives more ids than a text has bytes (byte fallback, byte-level BPE), plus a few
+# for a dummy prefix and specials. An answer far beyond that is not compared: aligning it with the
+# oracle's ids would cost minutes (a hostile engine answered 2,000,000 ids for "Hello world").
+IDS_PER_BYTE, IDS_SLACK = 4, 64
+
+
+@dataclass(slots=True)
+class Answer:
+    """One backend's answer on one text, as a run judges it."""
+
+    status: str  # ok | crash | timeout | error | skipped (see the module docstring)
+    ids: list[int] = field(default_factory=list)
+    detail: str = ""  # what went wrong, for a status other than ok
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, result: EncodeResult | CaseFailure, seconds: float, text: str) -> Answer:
+        """The answer an ``encode_with_notes`` call gave on ``text`` (or the failure it raised)."""
+        if isinstance(result, CaseFailure):
+            return cls(result.status, detail=result.detail, seconds=seconds)
+        # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
+        # a subclass of list, becomes a plain list.
+        ids = result.ids if type(result.ids) is list else list(result.ids)
+        if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
+            return cls("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any "
+                                       "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
+        return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class Backend(ABC):
     """One tokenizer implementation bound to one model."""
 
@@ -93,10 +129,10 @@ class Backend(ABC):
         return EncodeResult(self.encode(text, add_special, parse_special))
 
     def encode_many(self, texts: list[str], add_special: bool = False,
-                    parse_special: bool = False) -> list[tuple[EncodeResult | CaseFailure, float]]:
-        """Every text's ``EncodeResult``, or the ``CaseFailure`` it raised (any other exception
-        becomes one with status ``error``), with the seconds it took."""
-        out: list[tuple[EncodeResult | CaseFailure, float]] = []
+                    parse_special: bool = False) -> list[Answer]:
+        """Every text's ``Answer``: its ids, or the status of the ``CaseFailure`` it raised (any
+        other exception becomes one with status ``error``), with the seconds it took."""
+        out: list[Answer] = []
         clock = time.perf_counter
         for text in texts:
             start = clock()
@@ -106,7 +142,7 @@ class Backend(ABC):
                 result = e
             except Exception as e:  # the implementation's own error on this input
                 result = CaseFailure(f"{type(e).__name__}: {e}")
-            out.append((result, clock() - start))
+            out.append(Answer.of(result, clock() - start, text))
         return out
 
     @abstractmethod

@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import (
+    Answer,
     Backend,
     BackendCrash,
     BackendTimeout,
@@ -763,11 +764,11 @@ class ProtocolBackend(Backend):
         return self.encode_with_notes(text, add_special, parse_special).ids
 
     def encode_many(self, texts: list[str], add_special: bool = False,
-                    parse_special: bool = False) -> list[tuple[EncodeResult | CaseFailure, float]]:
+                    parse_special: bool = False) -> list[Answer]:
         """Pipelined: the requests go out while the replies come back."""
         bodies = [encode_body(t, add_special, parse_special) for t in texts]
-        out: list[tuple[EncodeResult | CaseFailure, float]] = []
-        for reply, junk, seconds in self.engine.request_many(bodies, self.timeout):
+        out: list[Answer] = []
+        for (reply, junk, seconds), text in zip(self.engine.request_many(bodies, self.timeout), texts):
             result: EncodeResult | CaseFailure
             if isinstance(reply, CaseFailure):
                 result = reply
@@ -776,7 +777,7 @@ class ProtocolBackend(Backend):
                     result = self._encode_result(reply, junk)
                 except CaseFailure as e:
                     result = e
-            out.append((result, seconds))
+            out.append(Answer.of(result, seconds, text))
         return out
 
     def decode(self, ids: list[int]) -> str:

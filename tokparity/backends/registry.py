@@ -33,7 +33,8 @@ from tokparity.zoo import ModelFiles
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """Where a backend's class lives and what it needs installed."""
+    """Everything tokparity knows of a backend, in one place: where its class lives, what it needs
+    installed, which of a model's files it runs on, and whether it is that file's own library."""
 
     name: str
     target: str  # "module:Class"
@@ -42,27 +43,46 @@ class BackendSpec:
     extra: str | None = None  # the tokparity extra that installs it
     summary: str = ""
     default_isolate: bool | str = False  # True, False or "auto" (see the module docstring)
+    role: str | None = None  # the model file it runs on (tokparity.zoo.FILE_ROLES); None: any model
+    # Why it judges a model that has that file: it is the library the file's format belongs to (the
+    # one that trains it). "": it is one implementation among others (tokparity.oracle).
+    trains: str = ""
 
 
+# In the order reports list them (tokparity.oracle tries the training libraries in this order too).
 BUILTIN: dict[str, BackendSpec] = {
     spec.name: spec
     for spec in (
-        BackendSpec("llama.cpp", "tokparity.backends.llamacpp:LlamaCppBackend", "llama_cpp", "llama-cpp-python",
-                    "llama", "llama-cpp-python on a GGUF (vocab_only)", default_isolate="auto"),
-        BackendSpec("sentencepiece", "tokparity.backends.spm:SentencePieceBackend", "sentencepiece",
-                    "sentencepiece", "spm", "SentencePieceProcessor on a .model"),
-        BackendSpec("hf", "tokparity.backends.hf:HFBackend", "tokenizers", "tokenizers", "hf",
-                    "Hugging Face tokenizers on a tokenizer.json (transformers.AutoTokenizer on a folder)"),
-        BackendSpec("hf-gguf", "tokparity.backends.hf_gguf:HFGGUFBackend", "transformers", "transformers", "hf",
-                    "the tokenizer transformers builds from a GGUF's metadata"),
-        BackendSpec("tiktoken", "tokparity.backends.tiktoken:TiktokenBackend", "tiktoken", "tiktoken", "tiktoken",
-                    "OpenAI tiktoken on a tiktoken encoding (rank file, js-tiktoken JSON, Mistral tekken)"),
-        BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids"),
         BackendSpec("ref", "tokparity.backends.ref:RefBackend", summary="tokparity's own pure-Python tokenizers"),
+        BackendSpec("llama.cpp", "tokparity.backends.llamacpp:LlamaCppBackend", "llama_cpp", "llama-cpp-python",
+                    "llama", "llama-cpp-python on a GGUF (vocab_only)", default_isolate="auto", role="gguf"),
+        BackendSpec("sentencepiece", "tokparity.backends.spm:SentencePieceBackend", "sentencepiece",
+                    "sentencepiece", "spm", "SentencePieceProcessor on a .model", role="spm_model",
+                    trains="its .model is SentencePiece's own format, the one SentencePiece trains"),
+        BackendSpec("hf", "tokparity.backends.hf:HFBackend", "tokenizers", "tokenizers", "hf",
+                    "Hugging Face tokenizers on a tokenizer.json (transformers.AutoTokenizer on a folder)",
+                    role="tokenizer_json",
+                    trains="its tokenizer.json is the tokenizers library's own format, the one tokenizers trains "
+                           "and transformers loads"),
+        BackendSpec("tiktoken", "tokparity.backends.tiktoken:TiktokenBackend", "tiktoken", "tiktoken", "tiktoken",
+                    "OpenAI tiktoken on a tiktoken encoding (rank file, js-tiktoken JSON, Mistral tekken)",
+                    role="tiktoken", trains="its rank file is tiktoken's own format, the one its encodings ship in"),
+        BackendSpec("hf-gguf", "tokparity.backends.hf_gguf:HFGGUFBackend", "transformers", "transformers", "hf",
+                    "the tokenizer transformers builds from a GGUF's metadata", role="gguf"),
+        BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids",
+                    role="golden_out"),
         BackendSpec("rwkv", "tokparity.backends.rwkv:RwkvBackend", "rwkv", "rwkv", "rwkv",
-                    "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)"),
+                    "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)",
+                    role="rwkv_vocab",
+                    trains="its vocabulary is the rwkv package's own file, read by the package's tokenizer"),
     )
 }
+
+
+def backends_for(model: ModelFiles) -> list[str]:
+    """The built-in backends that can run on ``model``'s files, in report order."""
+    return [spec.name for spec in BUILTIN.values() if spec.role is None or spec.role in model.files]
+
 
 # Names that take an argument after the colon.
 PREFIXED = {
@@ -85,7 +105,7 @@ class BackendUnavailable(MissingDependency):
 
 
 def known_backends() -> list[str]:
-    """``["llama.cpp", "sentencepiece", "hf", "hf-gguf", "tiktoken", "golden", "ref", "rwkv", "cmd:COMMAND",
+    """``["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "rwkv", "cmd:COMMAND",
     "py:MODULE:CALLABLE"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 

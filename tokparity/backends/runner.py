@@ -1,63 +1,60 @@
-"""Run many cases on one backend, one record per case, whatever happens to any of them.
+"""Ask backends for their answers: one ``Answer`` per text, whatever happens to any of them.
 
-    results = run_cases(backend, ["Hello", "world"])
-    [r.status for r in results]          # ["ok", "ok"]
+    answers = run_cases(backend, ["Hello", "world"])
+    [a.status for a in answers]          # ["ok", "ok"]
 
 A case is ``ok`` with its ids; ``crash`` / ``timeout`` when the engine died or hung on it (it is
 restarted for the next case); ``skipped`` when the backend has no answer for that text (golden
-ids for another text); ``error`` when the implementation raised. The records are plain data
-for the comparison and the reports to read.
+ids for another text); ``error`` when the implementation raised. ``ask`` and ``ask_many`` are
+what every run uses (compare, fuzz, regress, the pytest plugin); ``run_cases`` is for a script.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tokparity.backends.base import Backend, CaseFailure, EncodeResult
+from tokparity.backends.base import Answer, Backend, CaseFailure, EncodeResult
 
 STATUSES = ("ok", "crash", "timeout", "error", "skipped")
 
 
-@dataclass
-class CaseResult:
-    id: str
-    text: str
-    ids: list[int] = field(default_factory=list)
-    status: str = "ok"  # one of STATUSES
-    detail: str = ""
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+def ask(backend: Backend, text: str, add_special: bool = False, parse_special: bool = False) -> Answer:
+    """``backend``'s answer on one text (``encode_with_notes``, any failure caught and recorded)."""
+    started = time.perf_counter()
+    result: EncodeResult | CaseFailure
+    try:
+        result = backend.encode_with_notes(text, add_special, parse_special)
+    except CaseFailure as e:
+        result = e
+    except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
+        result = CaseFailure(f"{type(e).__name__}: {e}")
+    return Answer.of(result, time.perf_counter() - started, text)
 
 
-def _record(case_id: str, text: str, result: EncodeResult | CaseFailure, seconds: float) -> CaseResult:
-    if isinstance(result, CaseFailure):
-        return CaseResult(case_id, text, status=result.status, detail=result.detail, seconds=seconds)
-    return CaseResult(case_id, text, list(result.ids), "ok", notes=list(result.notes), seconds=seconds)
+def ask_many(backend: Backend, texts: list[str], add_special: bool = False,
+             parse_special: bool = False) -> list[Answer]:
+    """``backend``'s answer on each text, through ``encode_many`` (pipelined for engines in
+    another process)."""
+    if not texts:
+        return []
+    try:
+        return backend.encode_many(texts, add_special, parse_special)
+    except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
+        return [ask(backend, text, add_special, parse_special) for text in texts]
 
 
-def run_case(backend: Backend, case_id: str, text: str, add_special: bool = False,
-             parse_special: bool = False) -> CaseResult:
-    """One case, one record (``encode_with_notes``, failures caught)."""
-    ((result, seconds),) = Backend.encode_many(backend, [text], add_special, parse_special)
-    return _record(case_id, text, result, seconds)
-
-
-def run_cases(backend: Backend, texts: Iterable[str | tuple[str, str]], add_special: bool = False,
-              parse_special: bool = False, timeout: float | None = None) -> list[CaseResult]:
-    """Every text on ``backend`` (through ``encode_many``, pipelined for engines in another
-    process). ``texts`` are strings (ids become ``"0"``, ``"1"``, …) or ``(id, text)`` pairs.
-    ``timeout`` overrides the per-case timeout of an out-of-process backend (an in-process call
-    cannot be interrupted, so there it has no effect)."""
-    cases = [(str(n), item) if isinstance(item, str) else item for n, item in enumerate(texts)]
+def run_cases(backend: Backend, texts: Iterable[str], add_special: bool = False,
+              parse_special: bool = False, timeout: float | None = None) -> list[Answer]:
+    """Every text's answer on ``backend``. ``timeout`` overrides the per-case timeout of an
+    out-of-process backend (an in-process call cannot be interrupted, so there it has no effect)."""
     saved = getattr(backend, "timeout", None)
     timed = cast(Any, backend)  # out-of-process backends only: they have the attribute
     if timeout is not None and saved is not None:
         timed.timeout = timeout
     try:
-        answers = backend.encode_many([text for _, text in cases], add_special, parse_special)
+        return ask_many(backend, list(texts), add_special, parse_special)
     finally:
         if timeout is not None and saved is not None:
             timed.timeout = saved
-    return [_record(case_id, text, result, seconds) for (case_id, text), (result, seconds) in zip(cases, answers)]

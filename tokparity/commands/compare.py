@@ -155,11 +155,12 @@ def compare_options(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, corpus_specs
-    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, run_compare
+    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.errors import TokparityError
     from tokparity.journal import Journal, stored_args, take_args
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
+    from tokparity.run import run_compare
 
     journal = None
     if args.resume:

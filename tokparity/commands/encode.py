@@ -32,10 +32,6 @@ from tokparity.commands.arguments import timeout_seconds
 from tokparity.errors import TokparityError
 from tokparity.textview import visible
 
-# The default backends, in display order, with the file each needs (None: any model).
-DEFAULT_BACKENDS = (("ref", None), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("hf", "tokenizer_json"),
-                    ("tiktoken", "tiktoken"), ("hf-gguf", "gguf"), ("golden", "golden_out"))
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -85,7 +81,9 @@ def unescape(text: str) -> str:
 
 
 @dataclass
-class Answer:
+class Row:
+    """One backend's line of the side-by-side view (or its object in ``--json``)."""
+
     name: str
     version: str = ""
     status: str = "ok"  # ok | crash | timeout | error | skipped | unavailable
@@ -98,15 +96,14 @@ class Answer:
 
 
 def default_backends(model) -> list[str]:
-    from tokparity.backends.registry import backend_available
-    return [name for name, role in DEFAULT_BACKENDS
-            if (role is None or role in model.files) and backend_available(name)]
+    from tokparity.backends.registry import backend_available, backends_for
+    return [name for name in backends_for(model) if backend_available(name)]
 
 
 def encode_all(model, text: str, names: list[str], *, add_special: bool, parse_special: bool, timeout: float,
-               isolate: bool, explicit: bool) -> list[Answer]:
+               isolate: bool, explicit: bool) -> list[Row]:
     from tokparity.backends.registry import make_backend, split_label
-    from tokparity.backends.runner import run_case
+    from tokparity.backends.runner import ask
 
     answers = []
     for name in names:
@@ -119,31 +116,31 @@ def encode_all(model, text: str, names: list[str], *, add_special: bool, parse_s
         except TokparityError as e:
             if explicit:
                 raise
-            answers.append(Answer(label, status="unavailable", detail=str(e)))
+            answers.append(Row(label, status="unavailable", detail=str(e)))
             continue
         try:
             covers = getattr(backend, "covers", None)
             if not explicit and covers is not None and not covers(text, add_special):
                 continue  # golden only knows its own texts; not worth a line unless asked for
-            result = run_case(backend, "0", text, add_special, parse_special)
-            answer = Answer(backend.name or name, backend.version, result.status, result.ids, notes=result.notes,
-                            detail=result.detail)
+            result = ask(backend, text, add_special, parse_special)
+            row = Row(backend.name or name, backend.version, result.status, result.ids, notes=result.notes,
+                      detail=result.detail)
             if result.status == "ok":
                 try:
-                    answer.pieces = backend.pieces(result.ids)
+                    row.pieces = backend.pieces(result.ids)
                 except Exception as e:  # ids the backend cannot name: show them without pieces
-                    answer.pieces = ["?"] * len(result.ids)
-                    answer.notes.append(f"pieces unavailable: {type(e).__name__}: {e}")
-            answers.append(answer)
+                    row.pieces = ["?"] * len(result.ids)
+                    row.notes.append(f"pieces unavailable: {type(e).__name__}: {e}")
+            answers.append(row)
         finally:
             backend.close()
     _group(answers)
     return answers
 
 
-def _group(answers: list[Answer]) -> None:
+def _group(answers: list[Row]) -> None:
     """Letters by agreement, the largest group first; first differing index vs that group."""
-    groups: dict[tuple[int, ...], list[Answer]] = {}
+    groups: dict[tuple[int, ...], list[Row]] = {}
     for a in answers:
         if a.status == "ok":
             groups.setdefault(tuple(a.ids), []).append(a)
@@ -167,7 +164,7 @@ def _pad(s: str, width: int) -> str:
     return s + " " * (width - _width(s))
 
 
-def render_text(model_name: str, text: str, answers: list[Answer], add_special: bool, parse_special: bool,
+def render_text(model_name: str, text: str, answers: list[Row], add_special: bool, parse_special: bool,
                 columns: int | None = None) -> str:
     columns = columns or shutil.get_terminal_size((120, 24)).columns
     onoff = {True: "on", False: "off"}

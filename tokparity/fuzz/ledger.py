@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import cast
 
 from tokparity.fuzz.findings import keys_of
 from tokparity.fuzz.steering import OUTCOMES
-from tokparity.journal import AGREE, SKIPPED, CaseRecord, Damaged, Journal
+from tokparity.journal import CaseRecord, Damaged, Journal, Verdict
 
 STORED_PER_KEY = 100  # mismatching cases stored in full per (backend, finding key); the rest counted
 FLUSH_SECONDS = 3.0  # a kill loses at most this much counting (those cases are run again)
@@ -43,7 +42,7 @@ class Counted:
     def add(self, record: CaseRecord, causes: dict[str, str]) -> None:
         # (a key of plain values, not JSON: thousands of cases a second go through here)
         key = (record.model, record.corpus, record.oracle, tuple(record.tally),
-               tuple((b, v if isinstance(v, str) else tuple(v)) for b, v in record.verdicts.items()),  # type: ignore[arg-type]
+               tuple(record.verdicts.items()),
                tuple(causes.items()))
         _, _, count = self.shapes.get(key, (record, causes, 0))
         self.shapes[key] = (record, causes, count + 1)
@@ -89,12 +88,11 @@ class Ledger:
         else:
             p.add(record, causes)
 
-    def restored(self, verdicts: dict[str, object], causes: dict[str, str]) -> None:
+    def restored(self, verdicts: dict[str, Verdict], causes: dict[str, str]) -> None:
         """A stored case of the interrupted run, read back: it counts towards its keys' stored cases."""
         for backend, verdict in verdicts.items():
-            if verdict not in (AGREE, SKIPPED):
-                cls, known = cast(list, verdict)  # [class, known-divergence id]
-                for key in keys_of(cls, known, causes.get(backend, "")):
+            if verdict.mismatch:
+                for key in keys_of(verdict.cls, verdict.known, causes.get(backend, "")):
                     self.stored[(backend, key)] = self.stored.get((backend, key), 0) + 1
 
     def flush(self, note: dict) -> None:

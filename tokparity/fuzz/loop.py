@@ -10,16 +10,17 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from tokparity.compare import ModelRun, _Answer, _ask
+from tokparity.backends.base import Answer
+from tokparity.compare import ModelRun
 from tokparity.corpus import Case
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
 from tokparity.generators import EVERY, GENERATORS, NEED_VOCAB, generate
-from tokparity.journal import AGREE, SKIPPED, CaseRecord, Damaged, DoneSet, Journal
+from tokparity.journal import CaseRecord, Damaged, DoneSet, Journal, Verdict
 from tokparity.results import Mismatch, Results
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class Fuzzer:
         self.seen: set[str] = set()
         self.stop = False
         self.steering: Steering | None = None
-        self._oracle_cache: dict[str, _Answer] = {}
+        self._oracle_cache: dict[str, Answer] = {}
         self._last_progress = self._last_note = self.started
         self.journal: Journal | None = options.journal
         self.ledger = Ledger(self.journal) if self.journal is not None else None
@@ -159,9 +160,9 @@ class Fuzzer:
         if seam:
             self.seam_cases[seam] = self.seam_cases.get(seam, 0) + count
         for backend, verdict in record.verdicts.items():
-            if verdict in (AGREE, SKIPPED):
+            if not verdict.mismatch:
                 continue
-            cls, known = cast(list, verdict)  # [class, known-divergence id]
+            cls, known = verdict.cls, verdict.known
             label = f"{backend} / {cls}"
             self.result.raw[label] = self.result.raw.get(label, 0) + count
             cause = causes.get(backend, "")
@@ -306,7 +307,7 @@ class Fuzzer:
         mismatches, record.mismatches = record.mismatches, []
         for m in mismatches:
             self._diagnose(m)
-            record.verdicts[m.backend] = [m.cls, m.known]
+            record.verdicts[m.backend] = Verdict.differs(m.cls, m.known)
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         self._count_in(record, causes, 1)
@@ -355,13 +356,13 @@ class Fuzzer:
         run = self.run
         oracle = self._oracle_cache.get(text)
         if oracle is None:
-            oracle = self._oracle_cache[text] = _ask(run.backends[self.oracle], text, run.options)
-        answer = _ask(run.backends[backend], text, run.options)
+            oracle = self._oracle_cache[text] = run.ask_one(self.oracle, text)
+        answer = run.ask_one(backend, text)
         if "skipped" in (oracle.status, answer.status):
             return None
         if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
             return None
-        mismatch = run._mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
+        mismatch = run.mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
         self.run.diagnose_one(mismatch, counted=False)
         known = run.options.known
         if known:
@@ -379,7 +380,7 @@ class Fuzzer:
             if first.cls in ("crash", "timeout"):
                 # Let the engine answer something first: an engine that dies on a text before it has
                 # answered anything since its start counts as one that cannot start, and is given up.
-                _ask(self.run.backends[first.backend], "a", self.run.options)
+                self.run.ask_one(first.backend, "a")
             return shows(self.probe(text, first.backend), key)
 
         if key.startswith(KNOWN):  # intended behaviour, reviewed: not worth the search's time

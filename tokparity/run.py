@@ -1,0 +1,100 @@
+"""Where a compare run's cases are judged: in this process, in worker processes (``--jobs N``,
+``tokparity.parallel``) or on a Ray cluster (``--ray``, ``tokparity.cluster``).
+
+Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.compare``) and
+counts them with the same code (``ModelRun.apply``) in case order, into the same journal, so their
+reports, ``--resume`` and exit status are those of one process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from tokparity import __version__
+from tokparity.compare import CompareOptions, JudgedCases, ModelRun, too_long_message
+from tokparity.journal import BadJournal, DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
+from tokparity.parallel import run_models_in_workers
+from tokparity.results import Results
+
+
+def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
+                options: CompareOptions) -> Results:
+    """Every model on every case. With ``options.journal`` each case is written as it is judged,
+    and cases the journal already holds are replayed, not run again (``--resume``). Ctrl-C stops
+    the run: the results of the cases done are returned, marked ``interrupted``."""
+    started = time.perf_counter()
+    results = Results(tokparity=__version__, options={"add_special": options.add_special,
+                                                      "parse_special": options.parse_special})
+    with deferring_ctrl_c():
+        return _run_compare(list(models), list(corpora), backend_names, options, results, started)
+
+
+def _run_compare(models: list[str], corpora: list[str], backend_names: list[str] | None, options: CompareOptions,
+                 results: Results, started: float) -> Results:
+    results.timing_jobs = options.jobs
+    if options.jobs > 1 and options.ready:
+        options.say(f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
+                    "running in this process")
+    elif options.jobs > 1:
+        try:
+            run_models_in_workers(list(models), corpora, backend_names, options, results)
+        except KeyboardInterrupt:
+            results.interrupted = True
+        return _finish(results, options, started)
+    try:
+        for slot, spec in enumerate(models):
+            run = ModelRun(spec, backend_names, options, results)
+            try:
+                _run_model(run, corpora, options, slot)
+            finally:
+                run.close()
+                results.runs.extend(run.finish())
+    except KeyboardInterrupt:
+        results.interrupted = True
+    return _finish(results, options, started)
+
+
+def _finish(results: Results, options: CompareOptions, started: float) -> Results:
+    if options.known:
+        results.known = options.known.report()
+    results.seconds = time.perf_counter() - started
+    return results
+
+
+def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
+    """``slot``: the model's position on the command line, which keys its records in the journal."""
+    journal = options.journal
+    done = DoneSet()
+    if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
+        for record in journal.records(run.model.name, slot):
+            try:
+                run.apply(record)
+            except BadJournal as e:  # a verdict of a backend this run does not compare
+                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
+            done.add(record.n)
+        if len(done):
+            options.say(f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
+        if journal.duplicates:
+            options.say(f"{journal.path}: {duplicates_note(journal)}")
+    cases = JudgedCases(run, corpora, skip=done.__contains__)
+    for batch in cases.batches():
+        for record in batch:
+            if record.too_long:
+                options.say(too_long_message(record, options))
+        with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
+            for record in batch:
+                run.apply(record)
+            if journal is not None:
+                journal.write_many(batch, slot)
+        if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
+            options.say(f"{run.model.name}: {batch[-1].n + 1} cases")
+    options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
+                f"mismatches against {'/'.join(run.chain)}")
+    run.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
+
+
+def duplicates_note(journal: Journal) -> str:
+    lines = sorted(journal.duplicates)
+    shown = ", ".join(map(str, lines[:5])) + (", …" if len(lines) > 5 else "")
+    return f"{len(lines)} line(s) repeat a case already read (line {shown}): each case is counted once"
