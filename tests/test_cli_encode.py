@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tokparity.commands.encode import Answer, render_text, unescape
+from tokparity.commands.encode import Row, render_text, unescape
 
 EXAMPLE_ENGINE = Path(__file__).resolve().parents[1] / "examples" / "engines" / "llamacpp_engine.py"
 
@@ -81,8 +81,8 @@ def test_unknown_backend_exits_2(zoo):
     zoo("llama-spm")
     proc = run("llama-spm", "Hello", "-b", "llamacpp")
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("tokparity: error: unknown backend 'llamacpp'; known: llama.cpp, sentencepiece, hf, "
-                                   "hf-gguf, tiktoken, golden, ref, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
+    assert proc.stderr.strip() == ("tokparity: error: unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, "
+                                   "hf, tiktoken, hf-gguf, golden, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
 
 
 def test_default_backends_are_what_the_files_allow(zoo):
@@ -96,8 +96,8 @@ def test_default_backends_are_what_the_files_allow(zoo):
 
 
 def test_render_failure_lines():
-    answers = [Answer("llama.cpp", "0.3.36", ids=[1, 2], pieces=["a", " b"], group="A"),
-               Answer("cmd:eng", "", status="crash", detail="killed by SIGSEGV on this case")]
+    answers = [Row("llama.cpp", "0.3.36", ids=[1, 2], pieces=["a", " b"], group="A"),
+               Row("cmd:eng", "", status="crash", detail="killed by SIGSEGV on this case")]
     text = render_text("m", "x y", answers, False, False, columns=80)
     assert "  [A] llama.cpp 0.3.36  1 2" in text and "                        a ␣b" in text
     assert "  [!] cmd:eng           crash: killed by SIGSEGV on this case" in text

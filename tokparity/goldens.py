@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tokparity.backends.base import Backend, CaseFailure, NotCovered
+from tokparity.backends.base import Answer, Backend, CaseFailure, NotCovered
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
@@ -93,19 +93,6 @@ def texts_digest(cases: Iterable[Case]) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-@dataclass
-class Answer:
-    """One case's oracle answer: ids, or the failure status and detail."""
-
-    ids: list[int] | None
-    by: str = ""
-    status: str = "ok"
-    detail: str = ""
-
-    def digest_item(self) -> object:
-        return self.ids if self.status == "ok" else f"!{self.status}"
-
-
 class OracleChain:
     """The oracle as ``compare`` consults it: the first backend of the chain that covers the text
     (golden ids only hold llama.cpp's test texts), the last one otherwise."""
@@ -121,11 +108,11 @@ class OracleChain:
             except NotCovered:
                 continue
             except CaseFailure as e:
-                return Answer(None, name, e.status, e.detail)
+                return Answer(e.status, detail=e.detail, by=name)
             except Exception as e:  # the oracle's own error on this text: stored as such
-                return Answer(None, name, "error", f"{type(e).__name__}: {e}")
-            return Answer([int(i) for i in ids], name)
-        return Answer(None, chain[-1], "skipped", "no oracle of the chain covers this text")
+                return Answer("error", detail=f"{type(e).__name__}: {e}", by=name)
+            return Answer("ok", [int(i) for i in ids], by=name)
+        return Answer("skipped", detail="no oracle of the chain covers this text", by=chain[-1])
 
 
 @dataclass
@@ -156,10 +143,14 @@ class Goldens:
         return ", ".join(f"{n} {self.header['versions'].get(n, '?')}" for n in names)
 
 
+def _digest_item(answer: Answer) -> object:
+    return answer.ids if answer.status == "ok" else f"!{answer.status}"
+
+
 def ids_digest(pairs: Iterable[tuple[Answer, Answer]]) -> str:
     h = hashlib.sha256()
     for plain, special in pairs:
-        h.update(json.dumps([plain.digest_item(), special.digest_item()]).encode() + b"\n")
+        h.update(json.dumps([_digest_item(plain), _digest_item(special)]).encode() + b"\n")
     return h.hexdigest()
 
 
@@ -168,7 +159,7 @@ def _wrap(pairs: list[tuple[Answer, Answer]]) -> tuple[list[int], list[int]]:
     seen: Counter = Counter()
     for plain, special in pairs:
         a, b = plain.ids, special.ids
-        if not a or b is None or len(b) < len(a):
+        if not a or special.status != "ok" or len(b) < len(a):
             continue
         for k in range(len(b) - len(a) + 1):
             if b[k:k + len(a)] == a:
@@ -190,7 +181,7 @@ def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int]
         line["by"] = plain.by
     if special.status != "ok":
         line["special_error"] = f"{special.status}: {special.detail}"[:300]
-    elif plain.ids is None or special.ids != wrap[0] + plain.ids + wrap[1]:
+    elif plain.status != "ok" or special.ids != wrap[0] + plain.ids + wrap[1]:
         line["special"] = special.ids
     if special.by != last["add_special"]:
         line["special_by"] = special.by
@@ -221,11 +212,12 @@ def write_goldens(path: Path, header: dict, corpora: list[tuple[str, list[Case],
 
 
 def _answer(line: dict, key: str, err_key: str, by_key: str, default_by: str, fallback: list[int] | None) -> Answer:
+    """A stored answer (``fallback``: its ids when the line leaves them out; None: it may not)."""
     by = line.get(by_key, default_by)
     if err_key in line:
         status, _, detail = str(line[err_key]).partition(": ")
-        return Answer(None, by, status, detail)
-    return Answer(list(line[key]) if key in line else fallback, by)
+        return Answer(status, detail=detail, by=by)
+    return Answer("ok", list(line[key]) if key in line or fallback is None else fallback, by=by)
 
 
 def _bounded_lines(fh: IO[bytes] | gzip.GzipFile, path: Path) -> Iterator[bytes]:
@@ -273,7 +265,7 @@ def read_goldens(path: Path) -> Goldens:
                     if current is None or not current.per_case:
                         raise KeyError("a case line outside a per-case corpus")
                     plain = _answer(obj, "ids", "error", "by", last["plain"], None)
-                    fallback = wrap[0] + plain.ids + wrap[1] if plain.ids is not None else None
+                    fallback = wrap[0] + plain.ids + wrap[1] if plain.status == "ok" else None
                     special = _answer(obj, "special", "special_error", "special_by", last["add_special"], fallback)
                     current.case_ids.append(obj["id"])
                     current.plain.append(plain)

@@ -92,6 +92,7 @@ class Answer:
     detail: str = ""  # what went wrong, for a status other than ok
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    by: str = ""  # which backend gave it, where a chain of them was asked (golden ids, then llama.cpp)
 
     @classmethod
     def of(cls, result: EncodeResult | CaseFailure, seconds: float, text: str) -> Answer:

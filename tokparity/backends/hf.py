@@ -32,7 +32,7 @@ from tokparity.vocab.hf_json import check_tokenizer_json
 from tokparity.zoo import ModelFiles
 
 
-def _is_panic(e: BaseException) -> bool:
+def is_rust_panic(e: BaseException) -> bool:
     """tokenizers' Rust panics arrive as ``pyo3_runtime.PanicException``, a ``BaseException``
     (so ``except Exception`` lets them through) that cannot be imported by name."""
     return type(e).__name__ == "PanicException"
@@ -64,7 +64,7 @@ class _RustStderr:
         try:
             yield
         except BaseException as e:
-            panicked = _is_panic(e)
+            panicked = is_rust_panic(e)
             raise
         finally:
             os.dup2(self.real, 2)
@@ -86,7 +86,7 @@ def panics_as_crashes(what: str):
         with _RUST_STDERR.held():
             yield
     except BaseException as e:
-        if not _is_panic(e):
+        if not is_rust_panic(e):
             raise
         raise BackendCrash(f"tokenizers panicked in {what}: {str(e).splitlines()[0] if str(e) else 'no message'}") \
             from None
@@ -241,7 +241,7 @@ def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
     except Exception as e:  # tokenizers raises its own Exception type for a bad file
         raise BadModelFile(path, f"tokenizers could not load it ({e})") from None
     except BaseException as e:
-        if not _is_panic(e):
+        if not is_rust_panic(e):
             raise
         raise BadModelFile(path, f"tokenizers panicked loading it ({str(e).splitlines()[0] if str(e) else e!r})") \
             from None

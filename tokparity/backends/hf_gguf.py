@@ -33,7 +33,7 @@ from pathlib import Path
 
 import tokenizers
 
-from tokparity.backends.hf import TokenizersBackend, _is_panic, quiet_transformers
+from tokparity.backends.hf import TokenizersBackend, is_rust_panic, quiet_transformers
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles
@@ -91,7 +91,7 @@ def _same_after_saving(tok: tokenizers.Tokenizer) -> bool:
             if any(tok.encode(p).ids != again.encode(p).ids for p in probes):
                 return False
     except BaseException as e:  # a panic on a probe: not worth keeping; the cases will say the rest
-        if not _is_panic(e):
+        if not is_rust_panic(e):
             raise
         return False
     finally:
@@ -206,7 +206,7 @@ class HFGGUFBackend(TokenizersBackend):
                 raise TokparityError(f"{self.path.name}: transformers {transformers.__version__} cannot build a "
                                      f"tokenizer from this GGUF ({type(e).__name__}: {e})") from None
             except BaseException as e:  # tokenizers' panic is a BaseException; anything else goes on up
-                if not _is_panic(e):
+                if not is_rust_panic(e):
                     raise
                 raise TokparityError(f"{self.path.name}: tokenizers panicked building a tokenizer from this GGUF "
                                      f"({str(e).splitlines()[0] if str(e) else 'no message'})") from None

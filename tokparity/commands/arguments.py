@@ -16,7 +16,11 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
+from tokparity.backends.registry import known_backends
 from tokparity.errors import TokparityError
+
+# -b's choices, for the help of every command that takes it (the registry's names, in its order)
+BACKEND_NAMES = ", ".join(f"'{name}'" if ":" in name else name for name in known_backends())
 
 WEEK = 7 * 24 * 3600.0  # longer than any run a person waits for: a larger number is a typo
 DAY = 86400.0

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tokparity.commands.arguments import (
+    BACKEND_NAMES,
     CORPUS_ARG_CHECKS,
     add_corpus_options,
     check_seconds,
@@ -32,10 +33,8 @@ def add_parser(sub) -> None:
                         "default: all)")
     add_corpus_options(p)
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, tiktoken, golden, 'cmd:COMMAND', "
-                        "'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
-                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+                   help=BACKEND_NAMES + " (repeatable; default: every backend the model's files allow); NAME=BACKEND "
+                                        "labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
                                                        "(default: the model's original library, golden ids where "
                                                        "they exist)")

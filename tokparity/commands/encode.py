@@ -28,7 +28,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import cast
 
-from tokparity.commands.arguments import timeout_seconds
+from tokparity.commands.arguments import BACKEND_NAMES, timeout_seconds
 from tokparity.errors import TokparityError
 from tokparity.textview import visible
 
@@ -41,9 +41,8 @@ def add_parser(sub) -> None:
     p.add_argument("model", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("text", metavar="TEXT", help="the text to encode ('-' reads it from stdin, exactly)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, tiktoken, golden, 'cmd:COMMAND', "
-                        "'py:MODULE:CALLABLE' "
-                        "(repeatable); NAME=BACKEND shows it as NAME, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+                   help=BACKEND_NAMES + " (repeatable); NAME=BACKEND shows it as NAME, e.g. "
+                                        "'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("-e", "--escapes", action="store_true",
                    help=r"interpret \n \t \r \\ \xHH \uHHHH \UHHHHHHHH in TEXT")
     p.add_argument("--add-special", action="store_true", help="add BOS/EOS as the model says")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def add_parser(sub) -> None:
-    from tokparity.commands.arguments import non_negative_seconds, positive_seconds
+    from tokparity.commands.arguments import BACKEND_NAMES, non_negative_seconds, positive_seconds
     from tokparity.generators import GENERATORS
 
     p = sub.add_parser(
@@ -23,9 +23,8 @@ def add_parser(sub) -> None:
                     "Exit status 0: no failure found; 1: at least one; 2: bad input.")
     p.add_argument("model", metavar="MODEL", nargs="?", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
-                   help="ref, llama.cpp, sentencepiece, hf, hf-gguf, 'cmd:COMMAND', 'py:MODULE:CALLABLE' "
-                        "(repeatable; default: every backend the model's files allow); NAME=BACKEND labels it NAME "
-                        "in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+                   help=BACKEND_NAMES + " (repeatable; default: every backend the model's files allow); NAME=BACKEND "
+                                        "labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
                                                        "(default: the model's original library; llama.cpp for a "
                                                        "GGUF)")

@@ -29,13 +29,13 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
                 with contextlib.suppress(OSError):
                     stale.unlink()
     _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
-    _atomic_text(paths["summary.md"], markdown.render(results))
-    _atomic_text(paths["report.html"], html.render(results))
-    _atomic_text(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
+    write_atomically(paths["summary.md"], markdown.render(results))
+    write_atomically(paths["report.html"], html.render(results))
+    write_atomically(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
     return paths
 
 
-def _atomic_text(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     _atomic(path, lambda tmp: tmp.write_text(text, "utf-8"))
 
 

@@ -143,11 +143,11 @@ def _system_out(r: RunSummary, mismatches: list[Mismatch]) -> str:
 def write_junit(results: Results, path: str | Path, command: str) -> Path:
     """``path`` written whole, atomically (a temporary file renamed over it)."""
     from tokparity.errors import TokparityError
-    from tokparity.report import _atomic_text
+    from tokparity.report import write_atomically
 
     path = Path(path)
     try:
-        _atomic_text(path, render_junit(results, command))
+        write_atomically(path, render_junit(results, command))
     except OSError as e:
         raise TokparityError(f"--junit {shown_path(path)}: cannot write it ({e.strerror or e}); the reports are "
                              "written: choose a path in a folder you can write") from None
