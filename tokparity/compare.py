@@ -75,6 +75,7 @@ class CompareOptions:
     jobs: int = 1  # worker processes (tokparity.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
+    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.cluster)
 
 
 # What a worker process needs of the options (the rest stays with the parent: known list, journal,
@@ -647,7 +648,7 @@ class ModelRun:
         for corpus in corpora:
             for case in load_corpus(corpus, max_chars):
                 n += 1
-                if n not in skip and not _too_long(case, max_chars):
+                if n not in skip and not is_too_long(case, max_chars):
                     yield case.text
 
 
@@ -679,10 +680,12 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
     if options.jobs > 1 and options.ready:
         _say(options, f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
                       "running in this process")
-    elif options.jobs > 1:
+    elif options.jobs > 1 or options.ray is not None:
+        from tokparity.cluster import run_models_on_ray
         from tokparity.parallel import run_models_in_workers
+        runner = run_models_in_workers if options.ray is None else run_models_on_ray
         try:
-            run_models_in_workers(list(models), corpora, backend_names, options, results)
+            runner(list(models), corpora, backend_names, options, results)
         except KeyboardInterrupt:
             results.interrupted = True
         return _finish(results, options, started)
@@ -765,7 +768,7 @@ class JudgedCases:
                     n += 1
                     if self.skip(n):
                         continue
-                    if _too_long(case, max_chars):
+                    if is_too_long(case, max_chars):
                         self.total = n + 1
                         yield self._judge(batch) + [self.run.too_long(case, n)]
                         batch = []
@@ -788,7 +791,7 @@ class JudgedCases:
         return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
 
 
-def _too_long(case: Case, max_chars: int | None) -> bool:
+def is_too_long(case: Case, max_chars: int | None) -> bool:
     return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
 
 
