@@ -154,7 +154,8 @@ def connect(ray: Any, address: str, options: CompareOptions) -> int:
         ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as e:  # no cluster found, Ray Client missing
         raise RayError(f"--ray {address}: cannot attach to the Ray cluster ({_first_line(e)}); start it with "
-                       "'ray start --head', or give its address (HOST:PORT, ray://HOST:PORT, auto)") from None
+                       "'ray start --head', give its address (HOST:PORT, ray://HOST:PORT, auto), and for a cluster "
+                       "with token authentication its token (RAY_AUTH_TOKEN)") from None
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
