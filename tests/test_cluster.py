@@ -23,8 +23,8 @@ import pytest
 import tokparity
 from tokparity.journal import JOURNAL_FILE
 
-ROOT = Path(tokparity.__file__).resolve().parent.parent
-GREEDY = f"greedy=cmd:{{python}} {ROOT / 'tests' / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
+ROOT = Path(tokparity.__file__).resolve().parent.parent  # on the nodes' PYTHONPATH: the tokparity under test
+GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parent / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
 RUN = ["llama-spm", "botchan-unigram", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-b", GREEDY, "-q"]
 CASES = 884  # edge's cases, per model
 
