@@ -34,6 +34,7 @@ loop over batches sent to loaded objects, which is what actors are.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import traceback
 from collections.abc import Iterator
@@ -137,6 +138,16 @@ def is_local(address: str | None) -> bool:
     return address in ("", "local")
 
 
+def local_environment() -> None:
+    """For a Ray we start: no usage report, and a token of its own (before Ray is imported: it
+    reads them then). Ray's default would write ~/.ray/auth_token, which a later `ray start
+    --head` on this machine picks up and a `ray start --address` joining it does not."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if "RAY_AUTH_MODE" not in os.environ:
+        os.environ["RAY_AUTH_MODE"] = "token"
+        os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
+
+
 def connect(ray: Any, address: str, options: CompareOptions) -> int:
     """``ray.init`` for ``--ray ADDRESS``: a local instance with ``--jobs`` CPUs (all of them by
     default), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
@@ -145,7 +156,6 @@ def connect(ray: Any, address: str, options: CompareOptions) -> int:
 
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
     if is_local(address):
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a run of ours reports nothing anywhere
         cpus = options.jobs if options.jobs > 1 else os.cpu_count() or 1
         ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return cpus
@@ -220,8 +230,10 @@ class _Feed:
 def run_models_on_ray(models: list[str], corpora: list[str], backend_names: list[str] | None,
                       options: CompareOptions, results: Results) -> None:
     """Every model's cases judged by Ray actors, counted and merged into ``results`` here."""
-    ray = import_ray()
     address = options.ray or ""
+    if is_local(address):
+        local_environment()
+    ray = import_ray()
     slots = connect(ray, address, options)
     try:
         results.timing_jobs = slots
