@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from tokparity.journal import CaseRecord
     from tokparity.parallel import ModelLedger
 
-BATCH_CASES = 128  # cases per call to an actor (about 2 ms of Ray overhead against 10-100 ms of judging)
+BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
 QUEUED_PER_ACTOR = 2  # batches sent to an actor and not returned: one judged, one waiting
 WAIT_SECONDS = 1.0  # ray.wait returns at least this often, so Ctrl-C is handled at once
 CONNECT_SECONDS = 5.0  # a cluster address that does not answer a TCP connect in this time is an error
