@@ -64,6 +64,7 @@ class CompareOptions:
     jobs: int = 1  # worker processes (tokparity.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
+    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.cluster)
 
     def say(self, message: str) -> None:
         """A progress line (to stderr, unless the run is quiet)."""
@@ -591,7 +592,7 @@ class ModelRun:
         for corpus in corpora:
             for case in load_corpus(corpus, max_chars):
                 n += 1
-                if n not in skip and not _too_long(case, max_chars):
+                if n not in skip and not is_too_long(case, max_chars):
                     yield case.text
 
 
@@ -627,7 +628,7 @@ class JudgedCases:
                     n += 1
                     if self.skip(n):
                         continue
-                    if _too_long(case, max_chars):
+                    if is_too_long(case, max_chars):
                         self.total = n + 1
                         yield self._judge(batch) + [self.run.too_long(case, n)]
                         batch = []
@@ -650,7 +651,7 @@ class JudgedCases:
         return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
 
 
-def _too_long(case: Case, max_chars: int | None) -> bool:
+def is_too_long(case: Case, max_chars: int | None) -> bool:
     return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
 
 

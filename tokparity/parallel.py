@@ -166,8 +166,10 @@ def _causes_of(run) -> dict:
 
 # -- the parent ------------------------------------------------------------------------------------
 
-class _Model:
-    """The parent's side of one model: its ledger, its results and the records not yet applied."""
+class ModelLedger:
+    """The parent's side of one model: its ledger, its results and the records not yet applied.
+    Transport-independent: the process pool here and the Ray runner (tokparity.cluster) feed it
+    the same way: ``start`` with a worker's first "meta", ``take`` records in any order."""
 
     def __init__(self, index: int, spec: str, shards: int):
         self.index, self.spec, self.shards = index, spec, shards
@@ -190,6 +192,67 @@ class _Model:
     def finished(self) -> bool:
         return self.shards_done == self.shards
 
+    def read_done(self, options: CompareOptions) -> None:
+        """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
+        counts them from the journal as soon as it exists."""
+        if options.journal is not None:
+            for record in options.journal.records(self.model.name, self.index):
+                self.done.add(record.n)
+
+    def start(self, info: dict, options: CompareOptions) -> None:
+        """A worker's "meta" (which backends started, their versions, seconds loading): the first
+        makes the ledger and counts what the journal holds; every one adds its loading time."""
+        if self.run is None:
+            self.results.backends.update(info["versions"])
+            self.results.options.update(info["options"])
+            self.run = ModelRun.ledger(self.model, info["chain"], info["backends"], options, self.results)
+            self._replay_journal(options)
+            self.advance(options)
+        self.ledger.timing["load"] += info["load"]
+
+    def _replay_journal(self, options: CompareOptions) -> None:
+        if options.journal is None or not len(self.done):
+            return
+        for record in options.journal.records(self.model.name, self.index):
+            self.ledger.apply(record)
+        options.say(f"{self.model.name}: {len(self.done)} cases from {options.journal.path}, running the rest")
+
+    def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
+        """Judged records, from any worker in any order: applied as soon as they are next."""
+        for record in records:
+            self.waiting[record.n] = record
+        self.advance(options)
+
+    def advance(self, options: CompareOptions) -> None:
+        """Apply the waiting records that are next in case order (and journal them, in one write)."""
+        applied: list[CaseRecord] = []
+        with holding_ctrl_c():  # counted and journaled together, or not at all
+            while True:
+                while self.next_n in self.done:
+                    self.next_n += 1
+                record = self.waiting.pop(self.next_n, None)
+                if record is None:
+                    break
+                if record.too_long:
+                    options.say(too_long_message(record, options))
+                self.ledger.apply(record)
+                applied.append(record)
+                self.done.add(record.n)
+                if (record.n + 1) % 500 == 0:
+                    options.say(f"{self.model.name}: {record.n + 1} cases")
+            if options.journal is not None:
+                options.journal.write_many(applied, self.index)  # keyed by position
+
+    def end(self, options: CompareOptions, runner: str) -> None:
+        """Every record is in (``runner``: the flag, for the message if one is not)."""
+        self.advance(options)
+        if self.waiting:  # every worker sent all its records before saying it was done
+            raise TokparityError(f"compare {runner}: internal error: cases {sorted(self.waiting)[:5]} of "
+                                 f"{self.model.name} could not be counted in order; rerun with --jobs 1")
+        options.say(f"{self.model.name}: {self.total} cases, "
+                    f"{sum(s.mismatches for s in self.ledger.summaries.values())} mismatches "
+                    f"against {'/'.join(self.ledger.chain)}")
+
 
 def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
                           options: CompareOptions, results: Results) -> None:
@@ -197,7 +260,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     shards = max(1, -(-jobs // len(models))) if models else 1  # ceil: keep every job busy
     if shards > 1:  # no more shards than cases (each shard loads the model again)
         shards = min(shards, _cases_up_to(corpora, shards))
-    state = [_Model(i, spec, shards) for i, spec in enumerate(models)]
+    state = [ModelLedger(i, spec, shards) for i, spec in enumerate(models)]
     # Longest first, so that no worker is left alone with a big model at the end.
     history = _read_history()
     order = sorted(state, key=lambda m: -_estimated_seconds(m.model, history))
@@ -206,39 +269,8 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     workers: dict[Connection, subprocess.Popen] = {}
     options.say(f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(jobs, len(tasks))} worker processes")
 
-    # The cases an interrupted run finished (--resume): the workers skip them, and the ledger
-    # counts them from the journal as soon as it exists.
-    if options.journal is not None:
-        for m in state:
-            for record in options.journal.records(m.model.name, m.index):
-                m.done.add(record.n)
-
-    def replay_journal(m: _Model) -> None:
-        if options.journal is None or not len(m.done):
-            return
-        for record in options.journal.records(m.model.name, m.index):
-            m.ledger.apply(record)
-        options.say(f"{m.model.name}: {len(m.done)} cases from {options.journal.path}, running the rest")
-
-    def advance(m: _Model) -> None:
-        """Apply the waiting records that are next in case order (and journal them, in one write)."""
-        applied: list[CaseRecord] = []
-        with holding_ctrl_c():  # counted and journaled together, or not at all
-            while True:
-                while m.next_n in m.done:
-                    m.next_n += 1
-                record = m.waiting.pop(m.next_n, None)
-                if record is None:
-                    break
-                if record.too_long:
-                    options.say(too_long_message(record, options))
-                m.ledger.apply(record)
-                applied.append(record)
-                m.done.add(record.n)
-                if (record.n + 1) % 500 == 0:
-                    options.say(f"{m.model.name}: {record.n + 1} cases")
-            if options.journal is not None:
-                options.journal.write_many(applied, m.index)  # keyed by position
+    for m in state:
+        m.read_done(options)
 
     pending = list(tasks)
     for task in tasks:
@@ -279,18 +311,9 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                     idle.append(conn)
                     continue
                 if kind == "meta":
-                    info = message[2]
-                    if m.run is None:
-                        m.results.backends.update(info["versions"])
-                        m.results.options.update(info["options"])
-                        m.run = ModelRun.ledger(m.model, info["chain"], info["backends"], options, m.results)
-                        replay_journal(m)
-                        advance(m)
-                    m.ledger.timing["load"] += info["load"]
+                    m.start(message[2], options)
                 elif kind == "records":
-                    for record in message[2]:
-                        m.waiting[record.n] = record
-                    advance(m)
+                    m.take(message[2], options)
                 elif kind == "causes":
                     m.causes = message[2]
                 elif kind == "done":
@@ -301,20 +324,14 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                     timing["close"] = timing.get("close", 0.0) + message[4]
                     idle.append(conn)
                     if m.finished:
-                        advance(m)
-                        if m.waiting:  # every shard sent all its records before "done"
-                            raise TokparityError(f"compare --jobs: internal error: cases {sorted(m.waiting)[:5]} of "
-                                                 f"{m.model.name} could not be counted in order; rerun with --jobs 1")
-                        options.say(f"{m.model.name}: {m.total} cases, "
-                                    f"{sum(s.mismatches for s in m.ledger.summaries.values())} mismatches "
-                                    f"against {'/'.join(m.ledger.chain)}")
+                        m.end(options, "--jobs")
         if failure:
             raise TokparityError(failure)
         finished_normally = True
         _write_history(history, results_of=state)
     finally:
         _stop_workers(workers, stopped, finished_normally)
-        _merge(state, results, corpora)
+        merge_models(state, results, corpora)
 
 
 def _stop_workers(workers: dict[Connection, subprocess.Popen], stopped: set[Connection], finished: bool) -> None:
@@ -390,7 +407,7 @@ def _estimated_seconds(model, history: dict[str, float]) -> float:
     return 1.0 + size / 2e6  # a first guess: bigger files, bigger vocabularies, slower loads
 
 
-def _write_history(history: dict[str, float], results_of: list[_Model]) -> None:
+def _write_history(history: dict[str, float], results_of: list[ModelLedger]) -> None:
     for m in results_of:
         if m.run is not None and m.finished and "wall" in m.run.timing:
             history[m.model.name] = round(m.run.timing["wall"], 2)
@@ -414,7 +431,7 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
     return Connection(ours.detach()), process
 
 
-def _merge(state: list[_Model], results: Results, corpora: list[str]) -> None:
+def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
     """Each model's results into the run's, in model order: what one process would have built."""
     for m in state:
         if m.run is None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 
 from tokparity import __version__
+from tokparity.cluster import run_models_on_ray
 from tokparity.compare import CompareOptions, JudgedCases, ModelRun, too_long_message
 from tokparity.journal import BadJournal, DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
 from tokparity.parallel import run_models_in_workers
@@ -36,9 +37,10 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
     if options.jobs > 1 and options.ready:
         options.say(f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
                     "running in this process")
-    elif options.jobs > 1:
+    elif options.jobs > 1 or options.ray is not None:
+        runner = run_models_in_workers if options.ray is None else run_models_on_ray
         try:
-            run_models_in_workers(list(models), corpora, backend_names, options, results)
+            runner(list(models), corpora, backend_names, options, results)
         except KeyboardInterrupt:
             results.interrupted = True
         return _finish(results, options, started)

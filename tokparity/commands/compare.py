@@ -62,6 +62,10 @@ def add_parser(sub) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes that judge models (or shards of one model's cases) side by side; "
                         "0: one per CPU (default: 1). The reports are the same as with one")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="judge in Ray actors: alone, on a Ray started here (with --jobs CPUs, default all); 'auto' "
+                        "or HOST:PORT, on that cluster (pip install 'tokparity[ray]'). The reports are the same; "
+                        "--resume continues on Ray")
     p.add_argument("--no-diagnose", action="store_true",
                    help="name no root causes (no reproduction by the reference's variants: faster, classes only)")
     p.add_argument("--junit", metavar="FILE",
@@ -75,8 +79,10 @@ def add_parser(sub) -> None:
 # (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "decode": "bool", "timeout": "seconds?", **CORPUS_ARG_CHECKS}
-RESUMED = tuple(ARG_CHECKS)
+              "all": "bool", "decode": "bool", "timeout": "seconds?", "ray": "str?", **CORPUS_ARG_CHECKS}
+# (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
+# resume may name another cluster; see resumed_ray)
+RESUMED = tuple(k for k in ARG_CHECKS if k != "ray")
 PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in another folder
 
 
@@ -148,7 +154,13 @@ def compare_options(args: argparse.Namespace):
                           progress=None if args.quiet else progress_to_stderr,
                           known=load_known(args.known, builtin=not args.no_builtin_known),
                           max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
-                          jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
+                          jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout, ray=getattr(args, "ray", None))
+
+
+def resumed_ray(given: str | None, header: dict) -> str | None:
+    """--ray of a resumed run: the one given now (another cluster, say), else the interrupted
+    run's, so that a Ray run continues on Ray."""
+    return given if given is not None else header.get("args", {}).get("ray")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -165,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         journal = Journal.reopen(args.resume, "compare", arg_checks=ARG_CHECKS, trust=args.trust_journal)
         take_args(args, journal.header, args.resume, "compare", PATHS, RESUMED)
+        args.ray = resumed_ray(args.ray, journal.header)
     elif args.trust_journal:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
     if args.timeout is not None:  # (here too: a resumed run's comes from its journal)
@@ -186,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": models})
         options = compare_options(args)
         if journal is None:
-            journal = Journal.create(out, "compare", stored_args(args, RESUMED, PATHS), corpora)
+            journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)
             (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
         options.journal = journal
         results = run_compare(models, corpora, args.backends, options)

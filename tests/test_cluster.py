@@ -1,0 +1,203 @@
+"""``compare --ray ADDRESS`` on a real two-node Ray cluster (two ``ray start`` on this machine,
+one CPU each) gives the reports of ``--jobs 1``: the same summary.json (apart from the timings),
+the same mismatches.csv, the same journal records in the same order, and so does a Ray run
+interrupted and resumed. Without Ray, or with no cluster at the address: one line, exit 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import tokparity
+from tokparity.journal import JOURNAL_FILE
+
+ROOT = Path(tokparity.__file__).resolve().parent.parent  # on the nodes' PYTHONPATH: the tokparity under test
+GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parent / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
+RUN = ["llama-spm", "botchan-unigram", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-b", GREEDY, "-q"]
+CASES = 884  # edge's cases, per model
+
+
+# The nodes and the drivers share a token of this session's own: not ~/.ray/auth_token, which
+# Ray makes on a first local ray.init() and then uses on a head node only (a second node, not
+# told, fails to join), and not "disabled" either.
+TOKEN = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+
+
+def env(extra_path: str | None = None) -> dict[str, str]:
+    paths = [p for p in (extra_path, str(ROOT), os.environ.get("PYTHONPATH")) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "RAY_USAGE_STATS_ENABLED": "0", **TOKEN}
+
+
+def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", "compare", *args], env=env(extra_path),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def summary(out: Path) -> dict:
+    d = json.loads((out / "summary.json").read_text("utf-8"))
+    d.pop("seconds")
+    d.pop("timing")
+    return d
+
+
+def csv_rows(out: Path) -> list[list[str]]:
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        return list(csv.reader(f))
+
+
+def records(out: Path) -> list[dict]:
+    """The journal's case records, without the seconds each backend took, by (model slot, case):
+    within a model they are written in case order, but a model's first records may be written
+    before the previous model's last ones (its actor starts as soon as every case before is sent),
+    as with --jobs."""
+    lines = (out / JOURNAL_FILE).read_bytes().split(b"\n")[1:-1]  # (not splitlines: texts hold U+2028)
+    found = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in lines]
+    for model in {r["slot"] for r in found}:
+        ns = [r["n"] for r in found if r["slot"] == model]
+        assert ns == sorted(ns), f"model {model}'s records are not in case order"
+    return sorted(found, key=lambda r: (r["slot"], r["n"]))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- a two-node Ray cluster of our own --------------------------------------------------------------
+
+def processes_under(mark: str) -> set[int]:
+    """Our cluster's processes: those whose command line names its temp dir, and their children
+    (an actor's worker names no dir). Not `ray stop`, which stops every Ray on the machine."""
+    parent_of, marked = {}, set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+            parent_of[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if mark.encode() in command:
+            marked.add(int(entry))
+    grew = True
+    while grew:
+        children = {pid for pid, parent in parent_of.items() if parent in marked} - marked
+        marked |= children
+        grew = bool(children)
+    return marked
+
+
+def stop_processes(mark: str) -> None:
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 2.0)):
+        for pid in processes_under(mark):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        while processes_under(mark) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """The head (1 CPU) and a second node (1 CPU) joined to it; their address."""
+    ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+    assert ray, "the ray command is not installed beside this Python"
+    temp = tempfile.mkdtemp(prefix="tpray", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    address = f"127.0.0.1:{free_port()}"
+    common = ["--num-cpus=1", f"--temp-dir={temp}", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
+    try:
+        for node in (["--head", f"--port={address.rsplit(':', 1)[1]}", "--include-dashboard=false"],
+                     [f"--address={address}"]):
+            started = subprocess.run([ray, "start", *node, *common], env=env(), capture_output=True, text=True,
+                                     timeout=90, stdin=subprocess.DEVNULL)
+            assert started.returncode == 0, started.stderr[-2000:]
+        yield address
+    finally:
+        stop_processes(temp)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory, zoo) -> Path:
+    zoo("llama-spm")
+    zoo("botchan-unigram")
+    out = tmp_path_factory.mktemp("one") / "out"
+    done = tokparity_cli(*RUN, "-o", str(out), "--jobs", "1")
+    assert done.returncode == 1, done.stderr  # the greedy engine's mismatches are unexplained
+    return out
+
+
+@pytest.fixture(scope="module")
+def on_ray(tmp_path_factory, cluster, one_process) -> Path:
+    out = tmp_path_factory.mktemp("ray") / "out"
+    done = tokparity_cli(*RUN, "-o", str(out), "--ray", cluster)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""  # -q: nothing of Ray's own logging either
+    return out
+
+
+def test_ray_cluster_gives_the_reports_of_one_process(on_ray, one_process, cluster):
+    assert summary(on_ray) == summary(one_process)
+    assert csv_rows(on_ray) == csv_rows(one_process)
+    assert len(csv_rows(on_ray)) > 100  # real mismatches, compared row by row
+    assert records(on_ray) == records(one_process)  # counted and journaled in case order
+    assert [r["n"] for r in records(on_ray)] == list(range(CASES)) * 2
+    timing = json.loads((on_ray / "summary.json").read_text("utf-8"))["timing"]
+    assert timing["jobs"] == 2  # the actors had both nodes' CPUs
+    header = json.loads((on_ray / JOURNAL_FILE).read_bytes().split(b"\n")[0])
+    assert header["args"]["ray"] == cluster
+
+
+def test_an_interrupted_ray_run_resumes_on_ray(tmp_path, on_ray, one_process, cluster):
+    """The journal of a Ray run cut after 500 cases of the first model, resumed with no --ray:
+    the header's address is used, and the reports are those of the uninterrupted run."""
+    out = tmp_path / "out"
+    out.mkdir()
+    lines = (on_ray / JOURNAL_FILE).read_bytes().split(b"\n")
+    (out / JOURNAL_FILE).write_bytes(b"\n".join(lines[:501]) + b"\n")
+    done = tokparity_cli("--resume", str(out), "-q")
+    assert done.returncode == 1, done.stderr
+    assert summary(out) == summary(one_process)
+    assert csv_rows(out) == csv_rows(one_process)
+    assert records(out) == records(one_process)
+    assert json.loads((out / "summary.json").read_text("utf-8"))["timing"]["jobs"] == 2  # on Ray again
+
+
+def test_without_ray_installed_one_line(tmp_path, zoo):
+    zoo("llama-spm")
+    blocker = tmp_path / "noray"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None  # import ray: ImportError\n")
+    out = tmp_path / "out"
+    done = tokparity_cli("llama-spm", "-c", "edge", "-b", "ref", "-o", str(out), "--ray", extra_path=str(blocker))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["tokparity: error: --ray needs Ray: pip install 'tokparity[ray]'"]
+    assert (out / JOURNAL_FILE).is_file()
+
+
+def test_no_cluster_at_the_address_one_line(tmp_path, zoo):
+    zoo("llama-spm")
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    out = tmp_path / "out"
+    started = time.monotonic()
+    done = tokparity_cli("llama-spm", "-c", "edge", "-b", "ref", "-o", str(out), "--ray", address)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tokparity: error: --ray {address}: no Ray cluster answers")
+    assert time.monotonic() - started < 30  # not Ray's own minutes of retrying
+    assert (out / JOURNAL_FILE).is_file()
