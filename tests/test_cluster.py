@@ -5,7 +5,6 @@ interrupted and resumed. Without Ray, or with no cluster at the address: one lin
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import secrets
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from report_files import csv_rows, summary_without_timing
 
 import tokparity
 from tokparity.journal import JOURNAL_FILE
@@ -43,18 +43,6 @@ def env(extra_path: str | None = None) -> dict[str, str]:
 def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "tokparity", "compare", *args], env=env(extra_path),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def summary(out: Path) -> dict:
-    d = json.loads((out / "summary.json").read_text("utf-8"))
-    d.pop("seconds")
-    d.pop("timing")
-    return d
-
-
-def csv_rows(out: Path) -> list[list[str]]:
-    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        return list(csv.reader(f))
 
 
 def records(out: Path) -> list[dict]:
@@ -152,7 +140,7 @@ def on_ray(tmp_path_factory, cluster, one_process) -> Path:
 
 
 def test_ray_cluster_gives_the_reports_of_one_process(on_ray, one_process, cluster):
-    assert summary(on_ray) == summary(one_process)
+    assert summary_without_timing(on_ray) == summary_without_timing(one_process)
     assert csv_rows(on_ray) == csv_rows(one_process)
     assert len(csv_rows(on_ray)) > 100  # real mismatches, compared row by row
     assert records(on_ray) == records(one_process)  # counted and journaled in case order
@@ -172,7 +160,7 @@ def test_an_interrupted_ray_run_resumes_on_ray(tmp_path, on_ray, one_process, cl
     (out / JOURNAL_FILE).write_bytes(b"\n".join(lines[:501]) + b"\n")
     done = tokparity_cli("--resume", str(out), "-q")
     assert done.returncode == 1, done.stderr
-    assert summary(out) == summary(one_process)
+    assert summary_without_timing(out) == summary_without_timing(one_process)
     assert csv_rows(out) == csv_rows(one_process)
     assert records(out) == records(one_process)
     assert json.loads((out / "summary.json").read_text("utf-8"))["timing"]["jobs"] == 2  # on Ray again

@@ -4,12 +4,12 @@ with real backends (the reference, llama.cpp) and an engine that mismatches, cra
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from report_files import csv_rows, summary_without_timing
 
 from tokparity.cli import main
 from tokparity.journal import JOURNAL_FILE
@@ -19,18 +19,6 @@ TEXTS = ["Hello world", "  two  spaces", "Grüße aus Köln", "日本語のテ�
          "don't I'LL", "1234567890", "SEGV", "Привет, мир!", "ok"] + ["Hello world", "ok", "x  y", "ÅÄÖ"] * 5
 # (HANG and SEGV are never the first case of a shard: a timeout's evidence says whether the
 # engine was still starting, and that depends on what the process ran before.)
-
-
-def summary(out: Path) -> dict:
-    d = json.loads((out / "summary.json").read_text("utf-8"))
-    d.pop("seconds")
-    d.pop("timing")
-    return d
-
-
-def csv_rows(out: Path) -> list[list[str]]:
-    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        return list(csv.reader(f))
 
 
 def journal_lines(out: Path) -> list[bytes]:
@@ -61,7 +49,7 @@ def one_job(tmp_path_factory, zoo, corpus) -> Path:
 def test_two_jobs_give_the_reports_of_one(tmp_path, corpus, one_job):
     out = tmp_path / "out"
     assert compare(out, corpus, "llama-spm", "botchan-unigram", "--jobs", "2") == 1
-    assert summary(out) == summary(one_job)
+    assert summary_without_timing(out) == summary_without_timing(one_job)
     assert csv_rows(out) == csv_rows(one_job)
     classes = {row[6] for row in csv_rows(out)[1:]}
     assert {"crash", "timeout"} <= classes  # SEGV and HANG, recorded per case as with one job
@@ -82,9 +70,10 @@ def test_more_models_than_jobs(tmp_path, corpus, zoo):
     one, two = tmp_path / "one", tmp_path / "two"
     assert compare(one, corpus, *models, "--jobs", "1") == 1
     assert compare(two, corpus, *models, "--jobs", "2") == 1
-    assert summary(two) == summary(one)
+    assert summary_without_timing(two) == summary_without_timing(one)
     assert csv_rows(two) == csv_rows(one)
-    assert list(dict.fromkeys(r["model"] for r in summary(two)["runs"])) == list(models)  # in command-line order
+    runs = summary_without_timing(two)["runs"]
+    assert list(dict.fromkeys(r["model"] for r in runs)) == list(models)  # in command-line order
 
 
 def test_one_model_is_split_into_shards_of_cases(tmp_path, corpus, one_job):
@@ -92,7 +81,7 @@ def test_one_model_is_split_into_shards_of_cases(tmp_path, corpus, one_job):
     assert compare(single, corpus, "botchan-unigram", "--jobs", "1") == 1
     sharded = tmp_path / "sharded"
     assert compare(sharded, corpus, "botchan-unigram", "--jobs", "2") == 1
-    assert summary(sharded) == summary(single)
+    assert summary_without_timing(sharded) == summary_without_timing(single)
     assert csv_rows(sharded) == csv_rows(single)
     cases = len(journal_lines(single))
     assert cases == len(TEXTS) + 1  # one line per case ("\ttab\nnewline" is two)
@@ -107,7 +96,7 @@ def test_resume_with_two_jobs(tmp_path, one_job):
     whole = (one_job / JOURNAL_FILE).read_bytes().split(b"\n")
     (out / JOURNAL_FILE).write_bytes(b"\n".join(whole[:21]) + b"\n")
     assert main(["compare", "--resume", str(out), "--jobs", "2", "-q"]) == 1
-    assert summary(out) == summary(one_job)
+    assert summary_without_timing(out) == summary_without_timing(one_job)
     assert csv_rows(out) == csv_rows(one_job)
     ns = sorted((json.loads(x)["model"], json.loads(x)["n"]) for x in journal_lines(out))
     assert ns == sorted((m, n) for m in ("llama-spm", "botchan-unigram") for n in range(len(TEXTS) + 1))

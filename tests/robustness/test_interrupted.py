@@ -4,7 +4,6 @@ or SIGINT halfway, then resumed; the resumed reports are those of an uninterrupt
 
 from __future__ import annotations
 
-import csv
 import json
 import signal
 import subprocess
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from report_files import csv_rows, summary_without_timing
 
 from tokparity.cli import main
 from tokparity.journal import JOURNAL_FILE
@@ -49,18 +49,6 @@ def journal(out: Path) -> list[dict]:
     return [json.loads(x) for x in (out / JOURNAL_FILE).read_bytes().split(b"\n")[1:-1]]
 
 
-def summary(out: Path) -> dict:
-    d = json.loads((out / "summary.json").read_text("utf-8"))
-    d.pop("seconds")
-    d.pop("timing")  # seconds per model and backend: never the same twice
-    return d
-
-
-def csv_rows(out: Path) -> list[list[str]]:
-    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        return list(csv.reader(f))
-
-
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory, zoo):
     zoo("llama-spm")
@@ -90,7 +78,7 @@ def test_sigkill_halfway_then_resume_gives_the_uninterrupted_reports(tmp_path, u
     _, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 1, err
     assert f"{len(records)} cases from {out / JOURNAL_FILE}, running the rest" in err
-    assert summary(out) == summary(uninterrupted)
+    assert summary_without_timing(out) == summary_without_timing(uninterrupted)
     assert csv_rows(out) == csv_rows(uninterrupted)
     # No case was run twice: the journal holds each position once.
     ns = [r["n"] for r in journal(out)]
@@ -105,7 +93,7 @@ def test_sigint_writes_the_reports_of_the_cases_done_then_resume(tmp_path, unint
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert f"continue with: tokparity compare --resume {out}" in err
-    partial = summary(out)
+    partial = summary_without_timing(out)
     assert partial["complete"] is False
     counted = {r["backend"]: r["cases"] for r in partial["runs"]}
     assert counted["ref"] == lines(out / JOURNAL_FILE) - 1  # the reports and the journal agree
@@ -114,7 +102,7 @@ def test_sigint_writes_the_reports_of_the_cases_done_then_resume(tmp_path, unint
     resumed = tokparity("compare", "--resume", str(out))
     resumed.communicate(timeout=300)
     assert resumed.returncode == 1
-    assert summary(out) == summary(uninterrupted)
+    assert summary_without_timing(out) == summary_without_timing(uninterrupted)
     assert csv_rows(out) == csv_rows(uninterrupted)
 
 
@@ -125,7 +113,7 @@ def test_a_line_cut_by_the_kill_is_run_again(tmp_path, uninterrupted):
     whole = [x + b"\n" for x in (uninterrupted / JOURNAL_FILE).read_bytes().split(b"\n")[:-1]]
     (out / JOURNAL_FILE).write_bytes(b"".join(whole[:301]) + whole[301][:57])
     assert main(["compare", "--resume", str(out), "-q"]) == 1
-    assert summary(out) == summary(uninterrupted)
+    assert summary_without_timing(out) == summary_without_timing(uninterrupted)
     assert lines(out / JOURNAL_FILE) == EDGE_CASES + 1
 
 
