@@ -1,0 +1,439 @@
+"""compare on a corpus of a gigabyte: one process, ``--jobs 2`` and a local two-node Ray cluster.
+
+    python benchmarks/bench_scale.py [--scale-mb 1024] [--small-mb 20] [--seed 0] [--scale-rounds 1]
+
+(or ``TOKPARITY_BENCH_SCALE_MB=50``; ``nox -s bench`` runs the default size.)
+
+1. The corpus: ``scale_corpus.py`` writes a deterministic Parquet file of web-text-sized documents
+   (built-in corpora and generators) once per seed and size, kept in the work directory
+   (``$TOKPARITY_BENCH_WORK``, default ``reports/bench/work``); how long writing it took is
+   reported, or that it was already there.
+2. ``tokparity compare MODEL -c CORPUS --text-column text --id-column id -b A -b B -q`` as a whole
+   process, three ways: ``--jobs 1``, ``--jobs 2``, and ``--ray ADDRESS`` against a cluster of two
+   Ray nodes of one CPU each started on this machine (``ray start --head`` and ``ray start
+   --address``). For each: wall time, MB/s (of UTF-8 text) and cases/s, the driver's CPU seconds
+   and peak RSS (its own ``VmHWM``, read as it exits), and the peak RSS of every other process of
+   the run (``VmHWM`` sampled from /proc: the ``--jobs`` workers, the cluster's ``ray::`` workers
+   and its raylets). Ratios: ``--jobs 2`` / one process, Ray / one process. The three runs must
+   give the same counts (summary.json's runs and tag rates, mismatches.csv).
+   When the checkout's ``compare`` has no ``--ray``, or Ray is not installed, or the cluster does
+   not start, the Ray rows say "not measured" and why; the benchmark does not fail for it.
+3. The driver's ceiling: the cases per second of the driver's own CPU time in the ``--jobs 2``
+   run, where it does nothing but receive, count and journal the workers' records (and start up,
+   and write the reports): however many workers, a run cannot go faster than its driver.
+4. The pure-Python reference on the small corpus (the first documents of the same seed):
+   ``-b ref`` beside the pair, in one process; ``ref``'s MB/s against each native backend's,
+   from the seconds each spent encoding.
+
+The cluster is stopped by ending its own processes (those whose command line names its
+temporary directory, and their children), not with ``ray stop --force``, which would end every
+Ray cluster on the machine, other users' too.
+
+Results: reports/bench/scale.json and .md (benchlib). Exit status 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchlib and scale_corpus, beside this file
+
+from benchlib import Measurement, save  # noqa: E402
+from scale_corpus import cached_corpus  # noqa: E402
+
+# Native backends that agree on every document and run a gigabyte in minutes here; measured
+# against the other candidates on the small corpus (docs/benchmarks.md).
+MODEL, BACKENDS = "llama-spm", ("sentencepiece", "llama.cpp")
+RUN_TIMEOUT = 4 * 3600
+MiB = 1 << 20
+
+# The driver's own figures, printed as it exits: VmHWM (ru_maxrss is carried over exec from the
+# forking parent) and its CPU seconds (RUSAGE_SELF: this process's threads, not its children).
+DRIVER_PROBE = (
+    "import re, resource, sys\nfrom tokparity.cli import main\ncode = main(sys.argv[1:])\n"
+    "usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "try:\n    peak = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+    "except (OSError, AttributeError):\n    peak = usage.ru_maxrss\n"
+    "print('DRIVER', peak, usage.ru_utime + usage.ru_stime, flush=True)\nsys.exit(code)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes, read from /proc (psutil is not a dependency)
+
+@dataclass
+class Proc:
+    pid: int
+    ppid: int
+    cmd: str
+    hwm_kb: int = 0
+    cpu_s: float = 0.0
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def read_proc(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("utf-8", "replace")
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as f:
+            status = f.read()
+    except OSError:  # gone, or not ours to read
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+    found = re.search(r"VmHWM:\s+(\d+)", status)
+    return Proc(pid, int(fields[1]), cmd, int(found.group(1)) if found else 0,
+                (int(fields[11]) + int(fields[12])) / _TICKS)
+
+
+def all_procs() -> dict[int, Proc]:
+    procs = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (p := read_proc(int(name))) is not None:
+            procs[p.pid] = p
+    return procs
+
+
+def descendants(procs: dict[int, Proc], roots: set[int]) -> set[int]:
+    found, grew = set(roots) & set(procs), True
+    while grew:
+        more = {pid for pid, p in procs.items() if p.ppid in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return found
+
+
+class PeakSampler(threading.Thread):
+    """Every process of a run, sampled twice a second while it runs: the last ``VmHWM`` seen (the
+    kernel's own high-water mark, so only growth in a process's last half second escapes) and
+    CPU seconds. A run's processes: the driver's descendants, and those of the Ray cluster whose
+    command lines name ``cluster_marker`` (its temporary directory), with their children."""
+
+    def __init__(self, driver_pid: int, cluster_marker: str | None):
+        super().__init__(daemon=True)
+        self.driver_pid, self.marker = driver_pid, cluster_marker
+        self.seen: dict[int, Proc] = {}
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            self.sample()
+            self.stop_event.wait(0.5)
+
+    def sample(self) -> None:
+        procs = all_procs()
+        roots = {self.driver_pid}
+        if self.marker:
+            roots |= {pid for pid, p in procs.items() if self.marker in p.cmd}
+        for pid in descendants(procs, roots):
+            p = procs[pid]
+            old = self.seen.get(pid)
+            # A Ray worker renames itself (``ray::IDLE``, then ``ray::ClassName``), and a process that has
+            # exited (a zombie) has no command line: keep the most telling name seen.
+            cmd = old.cmd if old is not None and (not p.cmd or old.cmd.startswith("ray::") and
+                                                  not p.cmd.startswith("ray::")) else p.cmd
+            self.seen[pid] = Proc(pid, p.ppid, cmd, max(p.hwm_kb, old.hwm_kb if old else 0), p.cpu_s)
+
+    def finish(self) -> dict[int, Proc]:
+        self.stop_event.set()
+        self.join()
+        return self.seen
+
+
+def role(p: Proc, driver_pid: int) -> str:
+    if p.pid == driver_pid:
+        return "driver"
+    if p.cmd.startswith("ray::"):
+        return "ray worker"
+    for name in ("raylet", "gcs_server", "dashboard", "agent", "log_monitor", "monitor"):
+        if name in p.cmd.split(" ")[0] or f"/{name}" in p.cmd:
+            return f"ray {name}"
+    return "worker" if "tokparity" in p.cmd or "parallel" in p.cmd else "other"
+
+
+# ---------------------------------------------------------------------------------------------
+# One run of compare
+
+@dataclass
+class Run:
+    label: str
+    wall: float
+    driver_kb: int
+    driver_cpu: float
+    others: list[tuple[str, Proc]]  # (role, process) of every process of the run but the driver
+    summary: dict
+    mismatches_csv: bytes
+    cases: int = field(init=False)
+
+    def __post_init__(self):
+        self.cases = max((r["cases"] for r in self.summary["runs"]), default=0)
+
+    def peak(self, kind: str) -> int:
+        return max((p.hwm_kb for r, p in self.others if r == kind), default=0)
+
+    def counts(self) -> dict:
+        """What three ways of running the same comparison must agree on."""
+        return {"runs": self.summary["runs"], "tag_rates": self.summary["tag_rates"],
+                "complete": self.summary.get("complete"), "mismatches.csv": self.mismatches_csv.decode("utf-8")}
+
+
+def run_compare(label: str, corpus: Path, out: Path, extra: list[str], cluster_marker: str | None = None,
+                backends: tuple[str, ...] = BACKENDS, diagnose: bool = True) -> Run:
+    args = ["compare", MODEL, "-c", str(corpus), "--text-column", "text", "--id-column", "id",
+            *[a for b in backends for a in ("-b", b)], "-o", str(out), "-q", *extra,
+            *([] if diagnose else ["--no-diagnose"])]
+    print(f"{label}: tokparity {' '.join(args)}", flush=True)
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", DRIVER_PROBE, *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    sampler = PeakSampler(process.pid, cluster_marker)
+    sampler.start()
+    try:
+        stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        seen = sampler.finish()
+    wall = time.perf_counter() - started
+    if process.returncode not in (0, 1) or "DRIVER" not in stdout:
+        raise SystemExit(f"{label}: tokparity {' '.join(args)} failed ({process.returncode}): {stderr[-3000:]}")
+    peak, cpu = re.findall(r"DRIVER (\d+) ([\d.]+)", stdout)[-1]
+    others = sorted(((role(p, process.pid), p) for p in seen.values() if p.pid != process.pid),
+                    key=lambda rp: (rp[0], rp[1].pid))
+    run = Run(label, wall, int(peak), float(cpu), others, json.loads((out / "summary.json").read_text("utf-8")),
+              (out / "mismatches.csv").read_bytes())
+    print(f"  {wall:.1f} s, {run.cases:,} cases; driver {run.driver_kb / 1024:.0f} MiB peak, {run.driver_cpu:.1f} s "
+          f"CPU; others: {', '.join(f'{r} {p.hwm_kb / 1024:.0f} MiB' for r, p in others if p.hwm_kb) or 'none'}",
+          flush=True)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# A local two-node Ray cluster
+
+def has_ray_flag() -> str:
+    """Why ``compare --ray`` cannot be measured here, or "" when it can."""
+    shown = subprocess.run([sys.executable, "-m", "tokparity", "compare", "--help"], capture_output=True, text=True)
+    if "--ray" not in shown.stdout:
+        return "this checkout's `tokparity compare` has no --ray option"
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "Ray is not installed (pip install 'tokparity[ray]')"
+    return ""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalCluster:
+    """``ray start --head --num-cpus=1`` and a second node ``ray start --address=... --num-cpus=1``
+    on this machine, in a temporary directory of its own; stopped by ending its own processes."""
+
+    def __init__(self):
+        # Short: Ray's unix sockets live under it, and a socket path has at most 107 bytes.
+        self.temp_dir = tempfile.mkdtemp(prefix="tpb.", dir="/tmp")
+        self.address = f"127.0.0.1:{free_port()}"
+        self.ray = str(Path(sys.executable).with_name("ray"))
+
+    def start(self) -> None:
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        port = self.address.rsplit(":", 1)[1]
+        common = ["--num-cpus=1", "--disable-usage-stats"]
+        for args in ([self.ray, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+                      f"--temp-dir={self.temp_dir}", "--include-dashboard=false", *common],
+                     [self.ray, "start", f"--address={self.address}", "--node-ip-address=127.0.0.1", *common]):
+            done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=180)
+            if done.returncode != 0:
+                raise RuntimeError(f"{' '.join(args[1:3])} failed ({done.returncode}): "
+                                   f"{(done.stderr or done.stdout).strip()[-600:]}")
+
+    def pids(self) -> set[int]:
+        procs = all_procs()
+        return descendants(procs, {pid for pid, p in procs.items() if self.temp_dir in p.cmd}) - {os.getpid()}
+
+    def stop(self) -> None:
+        """SIGTERM to every process of this cluster, SIGKILL to those left after 10 s."""
+        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 2.0)):
+            pids = self.pids()
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            deadline = time.monotonic() + wait
+            while pids and time.monotonic() < deadline:
+                time.sleep(0.2)
+                pids = self.pids()
+            if not pids:
+                break
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The measurements
+
+def text_mb(info: dict) -> float:
+    return info["text_bytes"] / 1e6
+
+
+def corpus_rows(info: dict, small: dict) -> list[Measurement]:
+    how = "already written (cached)" if info.get("cached") else "written in this run"
+    return [Measurement(f"scale corpus: {info['documents']:,} documents, seed {info['seed']}", text_mb(info), "MB",
+                        detail=f"{info['text_bytes']:,} bytes of UTF-8 text, {info['file_bytes'] / MiB:,.0f} MiB of "
+                               f"Parquet (zstd); {how}; writing it took {info['seconds']:.0f} s "
+                               f"({text_mb(info) / max(info['seconds'], 0.1):.1f} MB/s); small corpus: "
+                               f"{small['documents']:,} documents, {text_mb(small):.1f} MB")]
+
+
+def run_rows(run: Run, mb: float) -> list[Measurement]:
+    workers = [(r, p) for r, p in run.others if p.hwm_kb]
+    listed = "; ".join(f"{r} {p.hwm_kb / 1024:.0f} MiB ({p.cpu_s:.0f} s CPU)" for r, p in workers) or "none"
+    return [Measurement(f"compare, {run.label}: throughput", mb / run.wall, "MB/s",
+                        detail=f"{mb:,.0f} MB in {run.wall:.1f} s wall, whole process"),
+            Measurement(f"compare, {run.label}: cases", run.cases / run.wall, "cases/s",
+                        detail=f"{run.cases:,} cases"),
+            Measurement(f"compare, {run.label}: peak RSS of the driver", run.driver_kb / 1024, "MiB",
+                        detail=f"its CPU {run.driver_cpu:.1f} s"),
+            Measurement(f"compare, {run.label}: peak RSS of the largest other process", max(
+                (p.hwm_kb for _, p in workers), default=0) / 1024, "MiB", detail=listed)]
+
+
+def median_run(runs: list[Run]) -> Run:
+    return sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
+
+
+def ratio_row(name: str, runs: list[Run], base: list[Run], target: str) -> Measurement:
+    """Speed of ``runs`` over ``base``: the median of the rounds' ratios (each round's runs are neighbours in time)."""
+    ratios = [b.wall / r.wall for r, b in zip(runs, base)]
+    return Measurement(name, statistics.median(ratios), "ratio", target,
+                       f"median of {len(ratios)} round(s): {', '.join(f'{x:.2f}' for x in ratios)}; walls "
+                       f"{statistics.median(r.wall for r in base):.1f} s vs {statistics.median(r.wall for r in runs):.1f}"
+                       f" s on {os.cpu_count()} cpus")
+
+
+def reference_rows(small: Path, info: dict, tmp: Path) -> list[Measurement]:
+    """ref beside the native pair on the small corpus, one process: each backend's MB/s from its encode seconds."""
+    run = run_compare(f"ref on the small corpus ({text_mb(info):.0f} MB)", small, tmp / "ref",
+                      ["--jobs", "1"], backends=("ref", *BACKENDS), diagnose=False)
+    seconds = run.summary["timing"]["models"][MODEL]["backends"]
+    ref_runs = [r for r in run.summary["runs"] if r["backend"] == "ref"]
+    mismatches = sum(r["mismatches"] for r in ref_runs)
+    rate = {b: text_mb(info) / seconds[b] for b in ("ref", *BACKENDS) if seconds.get(b)}
+    rows = [Measurement("ref (pure Python) on the small corpus: encoding throughput", rate["ref"], "MB/s",
+                        detail=f"{seconds['ref']:.1f} s encoding {text_mb(info):.1f} MB; "
+                               f"{mismatches} mismatches against {ref_runs[0]['oracle'] if ref_runs else '?'}")]
+    for b in BACKENDS:
+        if b in rate:
+            rows.append(Measurement(f"ref / {b} encoding speed (small corpus, same run)", rate["ref"] / rate[b],
+                                    "ratio", detail=f"{rate['ref']:.2f} vs {rate[b]:.2f} MB/s"))
+    return rows
+
+
+def agreement_row(runs: list[Run]) -> Measurement:
+    first = runs[0].counts()
+    differing = [r.label for r in runs[1:] if r.counts() != first]
+    return Measurement(f"the {len(runs)} runs give the same counts (summary.json runs and tag rates, mismatches.csv)",
+                       0.0 if differing else 1.0, "yes=1", ">= 1",
+                       f"differ from {runs[0].label}: {', '.join(differing)}" if differing else
+                       f"{', '.join(r.label for r in runs)}: {runs[0].cases:,} cases each")
+
+
+def driver_row(runs: list[Run], mb: float) -> Measurement:
+    """Cases per CPU second of the driver of a --jobs run: the ceiling of any number of workers."""
+    run = median_run(runs)
+    rate = run.cases / run.driver_cpu
+    return Measurement(f"driver ceiling: cases per CPU second of the {run.label} driver", rate, "cases/s",
+                       detail=f"{run.cases:,} cases in {run.driver_cpu:.1f} s of the driver's CPU (receiving, counting "
+                              f"and journaling every record, plus start-up and the reports): "
+                              f"{rate * mb / max(1, run.cases):.0f} MB/s at this corpus's document size")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale-mb", type=int, default=int(os.environ.get("TOKPARITY_BENCH_SCALE_MB", 1024)),
+                        help="size of the corpus of text (default 1024, or $TOKPARITY_BENCH_SCALE_MB)")
+    parser.add_argument("--small-mb", type=int, default=20, help="the corpus the reference is measured on")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scale-rounds", type=int, default=1, help="interleaved rounds of the three runs")
+    parser.add_argument("--no-ray", action="store_true", help="leave the Ray cluster out")
+    args, _ = parser.parse_known_args()  # nox -s bench passes the same arguments to every script
+    work = Path(os.environ.get("TOKPARITY_BENCH_WORK", "reports/bench/work"))
+
+    corpus, info = cached_corpus(work, args.seed, args.scale_mb)
+    small, small_info = cached_corpus(work, args.seed, min(args.small_mb, args.scale_mb))
+    mb = text_mb(info)
+    rows = corpus_rows(info, small_info)
+    why_not_ray = "left out (--no-ray)" if args.no_ray else has_ray_flag()
+    if why_not_ray:
+        print(f"Ray: NOT MEASURED: {why_not_ray}", flush=True)
+
+    configs: dict[str, list[Run]] = {"one process (--jobs 1)": [], "--jobs 2": [], "Ray, 2 local nodes x 1 CPU": []}
+    with tempfile.TemporaryDirectory(dir=work) as tmp_name:
+        tmp = Path(tmp_name)
+        rows += reference_rows(small, small_info, tmp)
+        for r in range(args.scale_rounds):
+            order = list(configs) if r % 2 == 0 else list(configs)[::-1]
+            for label in order:
+                out = tmp / f"{len(configs[label])}-{label.split()[0].strip('-()')}"
+                if label.startswith("Ray"):
+                    if why_not_ray:
+                        continue
+                    try:
+                        configs[label].append(ray_run(label, corpus, out))
+                    except RuntimeError as e:
+                        why_not_ray = f"the local cluster did not start: {e}"
+                        print(f"Ray: NOT MEASURED: {why_not_ray}", flush=True)
+                    continue
+                jobs = "1" if label.startswith("one") else "2"
+                configs[label].append(run_compare(label, corpus, out, ["--jobs", jobs]))
+
+    one, two, ray = configs.values()
+    for runs in (one, two, ray):
+        if runs:
+            rows += run_rows(median_run(runs), mb)
+    rows.append(ratio_row("compare --jobs 2 speed / one process (1 GB-scale corpus)", two, one, ">= 1.3"))
+    if ray:
+        rows.append(ratio_row("compare --ray (2 local nodes x 1 CPU) speed / one process", ray, one, ">= 1.2"))
+    else:
+        rows.append(Measurement("compare --ray speed / one process: NOT MEASURED", 0.0, "ratio",
+                                detail=f"not measured: {why_not_ray}"))
+    rows.append(agreement_row([r for runs in (one, two, ray) for r in runs[:1]]))
+    rows.append(driver_row(two, mb))
+    if ray:
+        rows.append(driver_row(ray, mb))
+    return 0 if save("scale", rows, f"scale: compare {MODEL} -b {' -b '.join(BACKENDS)} on {mb:,.0f} MB of "
+                                    "Parquet, one process, --jobs 2, Ray") else 1
+
+
+def ray_run(label: str, corpus: Path, out: Path) -> Run:
+    cluster = LocalCluster()
+    try:
+        cluster.start()
+        return run_compare(label, corpus, out, ["--ray", cluster.address], cluster_marker=cluster.temp_dir)
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
