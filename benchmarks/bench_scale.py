@@ -81,6 +81,7 @@ class Proc:
     cmd: str
     hwm_kb: int = 0
     cpu_s: float = 0.0
+    zombie: bool = False  # exited, not yet reaped: nothing left to end or measure
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -99,7 +100,7 @@ def read_proc(pid: int) -> Proc | None:
     fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
     found = re.search(r"VmHWM:\s+(\d+)", status)
     return Proc(pid, int(fields[1]), cmd, int(found.group(1)) if found else 0,
-                (int(fields[11]) + int(fields[12])) / _TICKS)
+                (int(fields[11]) + int(fields[12])) / _TICKS, fields[0] in ("Z", "X"))
 
 
 def all_procs() -> dict[int, Proc]:
@@ -123,13 +124,28 @@ class PeakSampler(threading.Thread):
     """Every process of a run, sampled twice a second while it runs: the last ``VmHWM`` seen (the
     kernel's own high-water mark, so only growth in a process's last half second escapes) and
     CPU seconds. A run's processes: the driver's descendants, and those of the Ray cluster whose
-    command lines name ``cluster_marker`` (its temporary directory), with their children."""
+    command lines name ``cluster_marker`` (its temporary directory), with their children. Made
+    before the driver starts: the CPU seconds the cluster's processes had spent by then (starting
+    the cluster) are not the run's."""
 
-    def __init__(self, driver_pid: int, cluster_marker: str | None):
+    def __init__(self, cluster_marker: str | None):
         super().__init__(daemon=True)
-        self.driver_pid, self.marker = driver_pid, cluster_marker
+        self.driver_pid, self.marker = 0, cluster_marker
         self.seen: dict[int, Proc] = {}
         self.stop_event = threading.Event()
+        self.cpu_before: dict[int, float] = {}
+        if cluster_marker:
+            procs = all_procs()
+            self.cpu_before = {pid: procs[pid].cpu_s for pid in self.cluster_pids(procs)}
+
+    def cluster_pids(self, procs: dict[int, Proc]) -> set[int]:
+        if not self.marker:
+            return set()
+        return descendants(procs, {pid for pid, p in procs.items() if self.marker in p.cmd})
+
+    def watch(self, driver_pid: int) -> None:
+        self.driver_pid = driver_pid
+        self.start()
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -138,17 +154,15 @@ class PeakSampler(threading.Thread):
 
     def sample(self) -> None:
         procs = all_procs()
-        roots = {self.driver_pid}
-        if self.marker:
-            roots |= {pid for pid, p in procs.items() if self.marker in p.cmd}
-        for pid in descendants(procs, roots):
+        for pid in descendants(procs, {self.driver_pid}) | self.cluster_pids(procs):
             p = procs[pid]
             old = self.seen.get(pid)
             # A Ray worker renames itself (``ray::IDLE``, then ``ray::ClassName``), and a process that has
             # exited (a zombie) has no command line: keep the most telling name seen.
             cmd = old.cmd if old is not None and (not p.cmd or old.cmd.startswith("ray::") and
                                                   not p.cmd.startswith("ray::")) else p.cmd
-            self.seen[pid] = Proc(pid, p.ppid, cmd, max(p.hwm_kb, old.hwm_kb if old else 0), p.cpu_s)
+            cpu = p.cpu_s - self.cpu_before.get(pid, 0.0) if not p.zombie else old.cpu_s if old else 0.0
+            self.seen[pid] = Proc(pid, p.ppid, cmd, max(p.hwm_kb, old.hwm_kb if old else 0), cpu)
 
     def finish(self) -> dict[int, Proc]:
         self.stop_event.set()
@@ -159,8 +173,8 @@ class PeakSampler(threading.Thread):
 def role(p: Proc, driver_pid: int) -> str:
     if p.pid == driver_pid:
         return "driver"
-    if p.cmd.startswith("ray::"):
-        return "ray worker"
+    if p.cmd.startswith("ray::"):  # Ray's own agents are named so too
+        return "ray agent" if p.cmd.endswith("Agent") else "ray worker"
     for name in ("raylet", "gcs_server", "dashboard", "agent", "log_monitor", "monitor"):
         if name in p.cmd.split(" ")[0] or f"/{name}" in p.cmd:
             return f"ray {name}"
@@ -184,8 +198,10 @@ class Run:
     def __post_init__(self):
         self.cases = max((r["cases"] for r in self.summary["runs"]), default=0)
 
-    def peak(self, kind: str) -> int:
-        return max((p.hwm_kb for r, p in self.others if r == kind), default=0)
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of every process of the run (the driver's, its workers', the cluster's during the run)."""
+        return self.driver_cpu + sum(p.cpu_s for _, p in self.others)
 
     def counts(self) -> dict:
         """What three ways of running the same comparison must agree on."""
@@ -200,10 +216,10 @@ def run_compare(label: str, corpus: Path, out: Path, extra: list[str], cluster_m
             *([] if diagnose else ["--no-diagnose"])]
     print(f"{label}: tokparity {' '.join(args)}", flush=True)
     started = time.perf_counter()
+    sampler = PeakSampler(cluster_marker)
     process = subprocess.Popen([sys.executable, "-c", DRIVER_PROBE, *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    sampler = PeakSampler(process.pid, cluster_marker)
-    sampler.start()
+    sampler.watch(process.pid)
     try:
         stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
     finally:
@@ -270,22 +286,29 @@ class LocalCluster:
 
     def pids(self) -> set[int]:
         procs = all_procs()
-        return descendants(procs, {pid for pid, p in procs.items() if self.temp_dir in p.cmd}) - {os.getpid()}
+        ours = descendants(procs, {pid for pid, p in procs.items() if self.temp_dir in p.cmd}) - {os.getpid()}
+        return {pid for pid in ours if not procs[pid].zombie}
+
+    def alive(self, known: set[int]) -> set[int]:
+        found = {pid for pid in known if (p := read_proc(pid)) is not None and not p.zombie}
+        return found | self.pids()
 
     def stop(self) -> None:
-        """SIGTERM to every process of this cluster, SIGKILL to those left after 10 s."""
-        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 2.0)):
-            pids = self.pids()
-            for pid in pids:
+        """SIGTERM to every process of this cluster, SIGKILL to those left after 5 s. The processes
+        found first are followed by pid: a worker whose raylet is gone has lost its way back here."""
+        targets = self.pids()
+        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0)):
+            alive = self.alive(targets)
+            for pid in alive:
                 try:
                     os.kill(pid, sig)
                 except OSError:
                     pass
             deadline = time.monotonic() + wait
-            while pids and time.monotonic() < deadline:
+            while alive and time.monotonic() < deadline:
                 time.sleep(0.2)
-                pids = self.pids()
-            if not pids:
+                alive = self.alive(targets)
+            if not alive:
                 break
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
@@ -310,7 +333,8 @@ def run_rows(run: Run, mb: float) -> list[Measurement]:
     workers = [(r, p) for r, p in run.others if p.hwm_kb]
     listed = "; ".join(f"{r} {p.hwm_kb / 1024:.0f} MiB ({p.cpu_s:.0f} s CPU)" for r, p in workers) or "none"
     return [Measurement(f"compare, {run.label}: throughput", mb / run.wall, "MB/s",
-                        detail=f"{mb:,.0f} MB in {run.wall:.1f} s wall, whole process"),
+                        detail=f"{mb:,.0f} MB in {run.wall:.1f} s wall, whole process; {run.cpu:.1f} s of CPU "
+                               f"in all its processes"),
             Measurement(f"compare, {run.label}: cases", run.cases / run.wall, "cases/s",
                         detail=f"{run.cases:,} cases"),
             Measurement(f"compare, {run.label}: peak RSS of the driver", run.driver_kb / 1024, "MiB",
@@ -330,6 +354,17 @@ def ratio_row(name: str, runs: list[Run], base: list[Run], target: str) -> Measu
                        f"median of {len(ratios)} round(s): {', '.join(f'{x:.2f}' for x in ratios)}; walls "
                        f"{statistics.median(r.wall for r in base):.1f} s vs {statistics.median(r.wall for r in runs):.1f}"
                        f" s on {os.cpu_count()} cpus")
+
+
+def cpu_row(name: str, runs: list[Run], base: list[Run]) -> Measurement:
+    """CPU seconds of all the processes of ``runs`` over ``base``'s: what spreading the work costs, which
+    (unlike the wall ratio) does not depend on what else the shared machine runs at the time."""
+    ratios = [r.cpu / b.cpu for r, b in zip(runs, base)]
+    ratio = statistics.median(ratios)
+    return Measurement(name, ratio, "ratio", "", f"median of {len(ratios)} round(s): "
+                       f"{', '.join(f'{x:.2f}' for x in ratios)}; {statistics.median(b.cpu for b in base):.1f} s vs "
+                       f"{statistics.median(r.cpu for r in runs):.1f} s: on two idle cores at best "
+                       f"{2 / ratio:.2f}x one process")
 
 
 def reference_rows(small: Path, info: dict, tmp: Path) -> list[Measurement]:
@@ -412,9 +447,12 @@ def main() -> int:
     for runs in (one, two, ray):
         if runs:
             rows += run_rows(median_run(runs), mb)
-    rows.append(ratio_row("compare --jobs 2 speed / one process (1 GB-scale corpus)", two, one, ">= 1.3"))
+    rows.append(ratio_row("compare --jobs 2 speed / one process", two, one, ">= 1.3"))
+    rows.append(cpu_row("compare --jobs 2 CPU seconds / one process's", two, one))
     if ray:
         rows.append(ratio_row("compare --ray (2 local nodes x 1 CPU) speed / one process", ray, one, ">= 1.2"))
+        rows.append(cpu_row("compare --ray CPU seconds (driver, workers, the cluster's processes) / one process's",
+                            ray, one))
     else:
         rows.append(Measurement("compare --ray speed / one process: NOT MEASURED", 0.0, "ratio",
                                 detail=f"not measured: {why_not_ray}"))
