@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -52,7 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchlib and scale_corpus, beside this file
 
-from benchlib import Measurement, save  # noqa: E402
+from benchlib import OUT, Measurement, save  # noqa: E402
 from scale_corpus import cached_corpus  # noqa: E402
 
 # Native backends that agree on every document and run a gigabyte in minutes here; measured
@@ -210,7 +211,7 @@ class Run:
 
 
 def run_compare(label: str, corpus: Path, out: Path, extra: list[str], cluster_marker: str | None = None,
-                backends: tuple[str, ...] = BACKENDS, diagnose: bool = True) -> Run:
+                backends: tuple[str, ...] = BACKENDS, diagnose: bool = True, env: dict | None = None) -> Run:
     args = ["compare", MODEL, "-c", str(corpus), "--text-column", "text", "--id-column", "id",
             *[a for b in backends for a in ("-b", b)], "-o", str(out), "-q", *extra,
             *([] if diagnose else ["--no-diagnose"])]
@@ -218,7 +219,7 @@ def run_compare(label: str, corpus: Path, out: Path, extra: list[str], cluster_m
     started = time.perf_counter()
     sampler = PeakSampler(cluster_marker)
     process = subprocess.Popen([sys.executable, "-c", DRIVER_PROBE, *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, env=env)
     sampler.watch(process.pid)
     try:
         stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
@@ -271,18 +272,39 @@ class LocalCluster:
         self.temp_dir = tempfile.mkdtemp(prefix="tpb.", dir="/tmp")
         self.address = f"127.0.0.1:{free_port()}"
         self.ray = str(Path(sys.executable).with_name("ray"))
+        # A token of its own, given to its nodes and to the driver: Ray 2.5x turns token auth on by
+        # itself when ~/.ray/auth_token exists (a local ray.init() writes one), and a node or a
+        # driver that does not hold the cluster's token is refused.
+        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+                    "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
     def start(self) -> None:
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
         port = self.address.rsplit(":", 1)[1]
         common = ["--num-cpus=1", "--disable-usage-stats"]
         for args in ([self.ray, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
                       f"--temp-dir={self.temp_dir}", "--include-dashboard=false", *common],
                      [self.ray, "start", f"--address={self.address}", "--node-ip-address=127.0.0.1", *common]):
-            done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=180)
+            try:
+                done = subprocess.run(args, capture_output=True, text=True, env=self.env, timeout=180)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise RuntimeError(f"{' '.join(args[1:3])}: {e}") from None
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(args[1:3])} failed ({done.returncode}): "
                                    f"{(done.stderr or done.stdout).strip()[-600:]}")
+
+    def __enter__(self) -> LocalCluster:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def run(self, label: str, corpus: Path, out: Path) -> Run:
+        return run_compare(label, corpus, out, ["--ray", self.address], cluster_marker=self.temp_dir, env=self.env)
 
     def pids(self) -> set[int]:
         procs = all_procs()
@@ -329,18 +351,35 @@ def corpus_rows(info: dict, small: dict) -> list[Measurement]:
                                f"{small['documents']:,} documents, {text_mb(small):.1f} MB")]
 
 
+def by_role(others: list[tuple[str, Proc]]) -> str:
+    """``ray worker x2: 202, 187 MiB (2.3, 1.7 s CPU)``, one entry per role."""
+    roles: dict[str, list[Proc]] = {}
+    for r, p in others:
+        if p.hwm_kb:
+            roles.setdefault(r, []).append(p)
+    return "; ".join(f"{r} x{len(ps)}: {', '.join(f'{p.hwm_kb / 1024:.0f}' for p in ps)} MiB "
+                     f"({', '.join(f'{p.cpu_s:.1f}' for p in ps)} s CPU)" for r, ps in sorted(roles.items())) or "none"
+
+
 def run_rows(run: Run, mb: float) -> list[Measurement]:
-    workers = [(r, p) for r, p in run.others if p.hwm_kb]
-    listed = "; ".join(f"{r} {p.hwm_kb / 1024:.0f} MiB ({p.cpu_s:.0f} s CPU)" for r, p in workers) or "none"
-    return [Measurement(f"compare, {run.label}: throughput", mb / run.wall, "MB/s",
+    workers = [p for r, p in run.others if r in ("worker", "ray worker")]
+    infra = [p for r, p in run.others if r not in ("worker", "ray worker")]
+    rows = [Measurement(f"compare, {run.label}: throughput", mb / run.wall, "MB/s",
                         detail=f"{mb:,.0f} MB in {run.wall:.1f} s wall, whole process; {run.cpu:.1f} s of CPU "
                                f"in all its processes"),
             Measurement(f"compare, {run.label}: cases", run.cases / run.wall, "cases/s",
                         detail=f"{run.cases:,} cases"),
             Measurement(f"compare, {run.label}: peak RSS of the driver", run.driver_kb / 1024, "MiB",
-                        detail=f"its CPU {run.driver_cpu:.1f} s"),
-            Measurement(f"compare, {run.label}: peak RSS of the largest other process", max(
-                (p.hwm_kb for _, p in workers), default=0) / 1024, "MiB", detail=listed)]
+                        detail=f"its CPU {run.driver_cpu:.1f} s")]
+    if workers:
+        rows.append(Measurement(f"compare, {run.label}: peak RSS of the largest worker",
+                                max(p.hwm_kb for p in workers) / 1024, "MiB", detail=by_role(run.others)))
+    if infra:
+        rows.append(Measurement(f"compare, {run.label}: the cluster's own processes, peak RSS summed",
+                                sum(p.hwm_kb for p in infra) / 1024, "MiB",
+                                detail=f"{len(infra)} processes (raylets, GCS, agents, monitors), "
+                                       f"{sum(p.cpu_s for p in infra):.1f} s CPU during the run"))
+    return rows
 
 
 def median_run(runs: list[Run]) -> Run:
@@ -394,14 +433,21 @@ def agreement_row(runs: list[Run]) -> Measurement:
                        f"{', '.join(r.label for r in runs)}: {runs[0].cases:,} cases each")
 
 
-def driver_row(runs: list[Run], mb: float) -> Measurement:
-    """Cases per CPU second of the driver of a --jobs run: the ceiling of any number of workers."""
+def driver_row(runs: list[Run], small: Run | None, mb: float) -> Measurement:
+    """Cases per CPU second of a run's driver, which receives, counts and journals every worker's
+    record in case order: however many workers, a run cannot go faster. The marginal rate, from
+    the same configuration on the small corpus, leaves out what does not grow with the corpus
+    (start-up, loading the known list, writing the reports)."""
     run = median_run(runs)
-    rate = run.cases / run.driver_cpu
+    all_in = run.cases / run.driver_cpu
+    if small is None or run.cases <= small.cases or run.driver_cpu <= small.driver_cpu:
+        rate, how = all_in, "all in (no small run to take the fixed part from)"
+    else:
+        rate = (run.cases - small.cases) / (run.driver_cpu - small.driver_cpu)
+        how = (f"marginal: ({run.driver_cpu:.1f} - {small.driver_cpu:.1f}) s for ({run.cases:,} - {small.cases:,}) "
+               f"cases; all in {all_in:,.0f} cases/s")
     return Measurement(f"driver ceiling: cases per CPU second of the {run.label} driver", rate, "cases/s",
-                       detail=f"{run.cases:,} cases in {run.driver_cpu:.1f} s of the driver's CPU (receiving, counting "
-                              f"and journaling every record, plus start-up and the reports): "
-                              f"{rate * mb / max(1, run.cases):.0f} MB/s at this corpus's document size")
+                       detail=f"{how}; {rate * mb / max(1, run.cases):.0f} MB/s at this corpus's mean document size")
 
 
 def main() -> int:
@@ -413,7 +459,7 @@ def main() -> int:
     parser.add_argument("--scale-rounds", type=int, default=1, help="interleaved rounds of the three runs")
     parser.add_argument("--no-ray", action="store_true", help="leave the Ray cluster out")
     args, _ = parser.parse_known_args()  # nox -s bench passes the same arguments to every script
-    work = Path(os.environ.get("TOKPARITY_BENCH_WORK", "reports/bench/work"))
+    work = Path(os.environ.get("TOKPARITY_BENCH_WORK", OUT / "work"))
 
     corpus, info = cached_corpus(work, args.seed, args.scale_mb)
     small, small_info = cached_corpus(work, args.seed, min(args.small_mb, args.scale_mb))
@@ -427,6 +473,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=work) as tmp_name:
         tmp = Path(tmp_name)
         rows += reference_rows(small, small_info, tmp)
+        small_runs: dict[str, Run] = {"--jobs 2": run_compare("--jobs 2 on the small corpus", small, tmp / "small-j2",
+                                                              ["--jobs", "2"])}
         for r in range(args.scale_rounds):
             order = list(configs) if r % 2 == 0 else list(configs)[::-1]
             for label in order:
@@ -435,7 +483,10 @@ def main() -> int:
                     if why_not_ray:
                         continue
                     try:
-                        configs[label].append(ray_run(label, corpus, out))
+                        with LocalCluster() as cluster:
+                            if r == 0:
+                                small_runs[label] = cluster.run(f"{label}, small corpus", small, tmp / "small-ray")
+                            configs[label].append(cluster.run(label, corpus, out))
                     except RuntimeError as e:
                         why_not_ray = f"the local cluster did not start: {e}"
                         print(f"Ray: NOT MEASURED: {why_not_ray}", flush=True)
@@ -457,20 +508,11 @@ def main() -> int:
         rows.append(Measurement("compare --ray speed / one process: NOT MEASURED", 0.0, "ratio",
                                 detail=f"not measured: {why_not_ray}"))
     rows.append(agreement_row([r for runs in (one, two, ray) for r in runs[:1]]))
-    rows.append(driver_row(two, mb))
+    rows.append(driver_row(two, small_runs.get("--jobs 2"), mb))
     if ray:
-        rows.append(driver_row(ray, mb))
+        rows.append(driver_row(ray, small_runs.get(list(configs)[2]), mb))
     return 0 if save("scale", rows, f"scale: compare {MODEL} -b {' -b '.join(BACKENDS)} on {mb:,.0f} MB of "
                                     "Parquet, one process, --jobs 2, Ray") else 1
-
-
-def ray_run(label: str, corpus: Path, out: Path) -> Run:
-    cluster = LocalCluster()
-    try:
-        cluster.start()
-        return run_compare(label, corpus, out, ["--ray", cluster.address], cluster_marker=cluster.temp_dir)
-    finally:
-        cluster.stop()
 
 
 if __name__ == "__main__":
