@@ -395,12 +395,12 @@ def ratio_row(name: str, runs: list[Run], base: list[Run], target: str) -> Measu
                        f" s on {os.cpu_count()} cpus")
 
 
-def cpu_row(name: str, runs: list[Run], base: list[Run]) -> Measurement:
+def cpu_row(name: str, runs: list[Run], base: list[Run], target: str) -> Measurement:
     """CPU seconds of all the processes of ``runs`` over ``base``'s: what spreading the work costs, which
     (unlike the wall ratio) does not depend on what else the shared machine runs at the time."""
     ratios = [r.cpu / b.cpu for r, b in zip(runs, base)]
     ratio = statistics.median(ratios)
-    return Measurement(name, ratio, "ratio", "", f"median of {len(ratios)} round(s): "
+    return Measurement(name, ratio, "ratio", target, f"median of {len(ratios)} round(s): "
                        f"{', '.join(f'{x:.2f}' for x in ratios)}; {statistics.median(b.cpu for b in base):.1f} s vs "
                        f"{statistics.median(r.cpu for r in runs):.1f} s: on two idle cores at best "
                        f"{2 / ratio:.2f}x one process")
@@ -422,6 +422,16 @@ def reference_rows(small: Path, info: dict, tmp: Path) -> list[Measurement]:
             rows.append(Measurement(f"ref / {b} encoding speed (small corpus, same run)", rate["ref"] / rate[b],
                                     "ratio", detail=f"{rate['ref']:.2f} vs {rate[b]:.2f} MB/s"))
     return rows
+
+
+def memory_row(runs: list[Run]) -> Measurement:
+    """The largest peak RSS of any process that holds cases (a driver, a worker, an actor): the
+    corpus is streamed, never held, so it does not grow with the corpus."""
+    peaks = [(run.driver_kb, f"{run.label} driver") for run in runs]
+    peaks += [(p.hwm_kb, f"{run.label} {r}") for run in runs for r, p in run.others if r in ("worker", "ray worker")]
+    kb, who = max(peaks)
+    return Measurement("largest peak RSS of a driver or worker in the runs", kb / 1024, "MiB", "<= 512",
+                       f"{who}; the corpus is streamed: a few hundred MiB whatever its size")
 
 
 def agreement_row(runs: list[Run]) -> Measurement:
@@ -498,15 +508,23 @@ def main() -> int:
     for runs in (one, two, ray):
         if runs:
             rows += run_rows(median_run(runs), mb)
-    rows.append(ratio_row("compare --jobs 2 speed / one process", two, one, ">= 1.3"))
-    rows.append(cpu_row("compare --jobs 2 CPU seconds / one process's", two, one))
+    # Targets (docs/benchmarks.md says why): the wall ratios leave room for a shared 2-core machine;
+    # the CPU ratios do not depend on it. A quick run's fixed costs (workers and actors starting,
+    # the model loaded by each) weigh on both, so they are judged on a full-size corpus only.
+    full = args.scale_mb >= 512
+    if not full:
+        print(f"--scale-mb {args.scale_mb}: the scaling targets are judged from 512 MB up", flush=True)
+    rows.append(ratio_row("compare --jobs 2 speed / one process", two, one, ">= 1.3" if full else ""))
+    rows.append(cpu_row("compare --jobs 2 CPU seconds / one process's", two, one, "<= 1.2" if full else ""))
     if ray:
-        rows.append(ratio_row("compare --ray (2 local nodes x 1 CPU) speed / one process", ray, one, ">= 1.2"))
+        rows.append(ratio_row("compare --ray (2 local nodes x 1 CPU) speed / one process", ray, one,
+                              ">= 1.2" if full else ""))
         rows.append(cpu_row("compare --ray CPU seconds (driver, workers, the cluster's processes) / one process's",
-                            ray, one))
+                            ray, one, "<= 1.3" if full else ""))
     else:
         rows.append(Measurement("compare --ray speed / one process: NOT MEASURED", 0.0, "ratio",
                                 detail=f"not measured: {why_not_ray}"))
+    rows.append(memory_row([run for runs in (one, two, ray) for run in runs]))
     rows.append(agreement_row([r for runs in (one, two, ray) for r in runs[:1]]))
     rows.append(driver_row(two, small_runs.get("--jobs 2"), mb))
     if ray:
