@@ -120,7 +120,7 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks: medians and ratios against the other implementations, measured in one run."""
-    _install(session, "all,test,ray")  # ray: bench_scale.py's two-node cluster
+    _install(session, "all,test")
     # Every script runs even when an earlier one misses a target; the session fails at the end.
     failed = []
     for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
