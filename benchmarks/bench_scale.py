@@ -18,9 +18,11 @@
    give the same counts (summary.json's runs and tag rates, mismatches.csv).
    When the checkout's ``compare`` has no ``--ray``, or Ray is not installed, or the cluster does
    not start, the Ray rows say "not measured" and why; the benchmark does not fail for it.
-3. The driver's ceiling: the cases per second of the driver's own CPU time in the ``--jobs 2``
-   run, where it does nothing but receive, count and journal the workers' records (and start up,
-   and write the reports): however many workers, a run cannot go faster than its driver.
+3. The driver's ceiling: cases per second of the driver's own CPU time, in the ``--jobs 2`` run
+   (it receives, counts and journals the workers' records) and in the Ray run (it also reads the
+   corpus and ships the cases): however many workers, a run cannot go faster than its driver.
+   Marginal: the same configuration on the small corpus is taken off, and with it what does not
+   grow with the corpus (start-up, the reports).
 4. The pure-Python reference on the small corpus (the first documents of the same seed):
    ``-b ref`` beside the pair, in one process; ``ref``'s MB/s against each native backend's,
    from the seconds each spent encoding.
@@ -488,7 +490,7 @@ def main() -> int:
         for r in range(args.scale_rounds):
             order = list(configs) if r % 2 == 0 else list(configs)[::-1]
             for label in order:
-                out = tmp / f"{len(configs[label])}-{label.split()[0].strip('-()')}"
+                out = tmp / f"{len(configs[label])}-{list(configs).index(label)}"
                 if label.startswith("Ray"):
                     if why_not_ray:
                         continue
