@@ -1,4 +1,4 @@
-"""run_cases: one plain record per case, whatever the backend does."""
+"""run_cases: one Answer per text, in order, whatever the backend does."""
 
 from __future__ import annotations
 
@@ -6,25 +6,25 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from tokparity.backends.base import Answer
 from tokparity.backends.registry import make_backend
-from tokparity.backends.runner import CaseResult, run_cases
+from tokparity.backends.runner import run_cases
 
 FLAKY = f"cmd:{sys.executable} {Path(__file__).resolve().parents[1] / 'engines' / 'flaky_engine.py'}"
 
 
-def test_records_are_plain_data(backend):
-    results = run_cases(backend("llama.cpp", "llama-spm"), [("greeting", "Hello world"), ("bos", "<s>Hi")],
-                        add_special=True, parse_special=True)
-    assert [(r.id, r.status, r.ids) for r in results] == [("greeting", "ok", [1, 15043, 3186]),
-                                                          ("bos", "ok", [1, 1, 6324])]
+def test_answers_are_plain_data(backend):
+    results = run_cases(backend("llama.cpp", "llama-spm"), ["Hello world", "<s>Hi"], add_special=True,
+                        parse_special=True)
+    assert [(r.status, r.ids) for r in results] == [("ok", [1, 15043, 3186]), ("ok", [1, 1, 6324])]
     assert results[0].notes == [] and "2 BOS tokens" in results[1].notes[0]
-    assert set(asdict(results[0])) == {"id", "text", "ids", "status", "detail", "notes", "seconds"}
-    assert isinstance(results[0], CaseResult) and results[0].seconds > 0
+    assert set(asdict(results[0])) == {"status", "ids", "detail", "notes", "seconds", "by"}
+    assert isinstance(results[0], Answer) and results[0].seconds > 0
 
 
-def test_plain_strings_get_their_index_as_id(backend):
+def test_a_text_the_backend_has_no_answer_for_is_skipped(backend):
     results = run_cases(backend("golden", "llama-spm"), ["Hello world", "not golden"])
-    assert [(r.id, r.status) for r in results] == [("0", "ok"), ("1", "skipped")]
+    assert [r.status for r in results] == ["ok", "skipped"]
 
 
 def test_an_implementation_error_is_an_error_record(backend):
