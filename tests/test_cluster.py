@@ -189,3 +189,22 @@ def test_no_cluster_at_the_address_one_line(tmp_path, zoo):
     assert len(lines) == 1 and lines[0].startswith(f"tokparity: error: --ray {address}: no Ray cluster answers")
     assert time.monotonic() - started < 30  # not Ray's own minutes of retrying
     assert (out / JOURNAL_FILE).is_file()
+
+
+def test_a_journal_naming_a_cluster_someone_else_wrote_is_not_followed(tmp_path, zoo):
+    """The driver unpickles what a cluster's actors send: a journal whose --ray address this
+    user's tokparity did not sign is refused on resume (one line, exit 2), before any connection."""
+    zoo("llama-spm")
+    out = tmp_path / "out"
+    mine = f"127.0.0.1:{free_port()}"
+    assert tokparity_cli("llama-spm", "-c", "edge", "-b", "ref", "-o", str(out), "--ray", mine).returncode == 2
+    lines = (out / JOURNAL_FILE).read_bytes().split(b"\n")
+    header = json.loads(lines[0])
+    assert header["args"]["ray"] == mine and header["signature"]  # our own run's address: signed
+    hostile = f"127.0.0.1:{free_port()}"
+    header["args"]["ray"] = hostile  # edited by someone else: the signature no longer holds
+    (out / JOURNAL_FILE).write_bytes(b"\n".join([json.dumps(header).encode()] + lines[1:]))
+    done = tokparity_cli("--resume", str(out), "-q")
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "not written by your tokparity" in line and f'"--ray {hostile}"' in line and "--trust-journal" in line

@@ -302,7 +302,9 @@ SIGNED = ("backends", "oracle")  # the stored arguments that name programs a res
 
 def commands_in(args: dict) -> list[str]:
     """The programs (``cmd:``) and Python code (``py:``) the stored arguments would run: every
-    backend or oracle that is not one of tokparity's own."""
+    backend or oracle that is not one of tokparity's own; and a Ray cluster a resume would attach
+    to (``--ray ADDRESS``): the driver unpickles what that cluster's actors send back, so a cluster
+    named by a journal someone else wrote could run code here."""
     from tokparity.backends.registry import BUILTIN
 
     named: list[str] = []
@@ -311,6 +313,9 @@ def commands_in(args: dict) -> list[str]:
         for spec in value if isinstance(value, list) else [value]:
             if isinstance(spec, str) and _backend_of(spec) not in BUILTIN and spec not in named:
                 named.append(spec)
+    ray = args.get("ray")
+    if isinstance(ray, str) and ray not in ("", "local"):  # (a Ray started here runs nothing of the file's)
+        named.append(f"--ray {ray}")
     return named
 
 
