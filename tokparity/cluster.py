@@ -42,10 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokparity import __version__
-from tokparity.compare import WORKER_OPTIONS, CompareOptions, JudgedCases, ModelRun, is_too_long
-from tokparity.corpus import Case, load_corpus
+from tokparity.compare import WORKER_OPTIONS, CompareOptions, ModelRun, is_too_long, numbered_cases
+from tokparity.corpus import Case
 from tokparity.errors import TokparityError
-from tokparity.journal import CaseRecord
 from tokparity.parallel import ModelLedger, merge_models
 from tokparity.results import Results
 
@@ -90,16 +89,12 @@ class CaseJudge:
                 "notes": self._said()}
 
     def judge(self, batch: list[tuple[int, Case]]) -> dict:
-        """The records of ``batch`` ((case position, case) pairs), in its order; every backend is
-        asked ``JudgedCases.BATCH`` texts at a time, as one process asks them."""
+        """The records of ``batch`` ((case position, case) pairs), in its order, judged as one
+        process judges them (``ModelRun.judge_many``)."""
         if self.run is None:
             return {"error": self.error, "notes": self._said()}
-        records: list[CaseRecord] = []
         try:
-            for i in range(0, len(batch), JudgedCases.BATCH):
-                chunk = batch[i:i + JudgedCases.BATCH]
-                answers = self.run.ask([case.text for _, case in chunk])
-                records += [self.run.judge(case, n, answer) for (n, case), answer in zip(chunk, answers)]
+            records = self.run.judge_many(batch)
         except Exception as e:
             return {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}", "notes": self._said()}
         return {"records": records, "notes": self._said()}
@@ -282,7 +277,7 @@ class _Driver:
         if len(self.actors) >= self.slots:  # (the previous model's actors free theirs as they close)
             return
         m = self.state[len(self.feeds)]
-        self.feeds.append(_Feed(m, _numbered_cases(self.corpora, self.options.max_chars)))
+        self.feeds.append(_Feed(m, numbered_cases(self.corpora, self.options.max_chars)))
         self._new_actor(self.feeds[-1])
 
     def _new_actor(self, feed: _Feed) -> _Actor:
@@ -423,13 +418,3 @@ class _Driver:
             self.ray.kill(actor.handle, no_restart=True)
         self.actors.clear()
         self.in_flight.clear()
-
-
-def _numbered_cases(corpora: list[str], max_chars: int | None) -> Iterator[tuple[int, Case]]:
-    """(position, case) over every corpus in order: a case's position is its key in the journal."""
-    n = -1
-    for corpus in corpora:
-        for case in load_corpus(corpus, max_chars):
-            n += 1
-            yield n, case
-

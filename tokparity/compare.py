@@ -269,6 +269,16 @@ class ModelRun:
         per_backend = {name: ask_many(b, texts, add_special, parse_special) for name, b in self.backends.items()}
         return [{name: answers[i] for name, answers in per_backend.items()} for i in range(len(texts))]
 
+    def judge_many(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
+        """The records of ``batch`` ((position, case) pairs), in its order; every backend is asked
+        ``JudgedCases.BATCH`` texts at a time (``encode_many``)."""
+        records: list[CaseRecord] = []
+        for start in range(0, len(batch), JudgedCases.BATCH):
+            chunk = batch[start:start + JudgedCases.BATCH]
+            answers = self.ask([case.text for _, case in chunk])
+            records += [self.judge(case, n, answer) for (n, case), answer in zip(chunk, answers)]
+        return records
+
     def ask_one(self, name: str, text: str) -> Answer:
         """Backend ``name``'s answer on ``text``."""
         return ask(self.backends[name], text, self.options.add_special, self.options.parse_special)
@@ -588,12 +598,9 @@ class ModelRun:
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
         max_chars = self.options.max_chars
-        n = -1
-        for corpus in corpora:
-            for case in load_corpus(corpus, max_chars):
-                n += 1
-                if n not in skip and not is_too_long(case, max_chars):
-                    yield case.text
+        for n, case in numbered_cases(corpora, max_chars):
+            if n not in skip and not is_too_long(case, max_chars):
+                yield case.text
 
 
 def tally_keys(case: Case) -> list[str]:
@@ -623,32 +630,35 @@ class JudgedCases:
         batch: list[tuple[int, Case]] = []
         n = -1
         try:
-            for corpus in self.corpora:
-                for case in load_corpus(corpus, max_chars):
-                    n += 1
-                    if self.skip(n):
-                        continue
-                    if is_too_long(case, max_chars):
-                        self.total = n + 1
-                        yield self._judge(batch) + [self.run.too_long(case, n)]
-                        batch = []
-                        continue
-                    batch.append((n, case))
-                    if len(batch) >= self.BATCH:
-                        self.total = n + 1
-                        yield self._judge(batch)
-                        batch = []
+            for n, case in numbered_cases(self.corpora, max_chars):
+                if self.skip(n):
+                    continue
+                if is_too_long(case, max_chars):
+                    self.total = n + 1
+                    yield self.run.judge_many(batch) + [self.run.too_long(case, n)]
+                    batch = []
+                    continue
+                batch.append((n, case))
+                if len(batch) >= self.BATCH:
+                    self.total = n + 1
+                    yield self.run.judge_many(batch)
+                    batch = []
         except TokparityError:  # a corpus line that cannot be read: the cases before it still count
             if batch:
-                yield self._judge(batch)
+                yield self.run.judge_many(batch)
             raise
         self.total = n + 1
         if batch:
-            yield self._judge(batch)
+            yield self.run.judge_many(batch)
 
-    def _judge(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
-        answers = self.run.ask([case.text for _, case in batch])
-        return [self.run.judge(case, n, answer) for (n, case), answer in zip(batch, answers)]
+
+def numbered_cases(corpora: list[str], max_chars: int | None) -> Iterator[tuple[int, Case]]:
+    """(position, case) over every corpus in order: a case's position is its key in the journal."""
+    n = -1
+    for corpus in corpora:
+        for case in load_corpus(corpus, max_chars):
+            n += 1
+            yield n, case
 
 
 def is_too_long(case: Case, max_chars: int | None) -> bool:
