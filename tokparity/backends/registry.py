@@ -25,10 +25,13 @@ import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend
 from tokparity.errors import MissingDependency, TokparityError
-from tokparity.zoo import ModelFiles
+
+if TYPE_CHECKING:  # (annotations only: the CLI imports this module for -b's help, at every start)
+    from tokparity.zoo import ModelFiles
 
 
 @dataclass(frozen=True)
