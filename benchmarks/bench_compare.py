@@ -55,9 +55,10 @@ RSS_PROBE = ("import re, resource, sys\nfrom tokparity.cli import main\ncode = m
 
 def harness_overhead() -> list[Measurement]:
     """The default run, then an agreeing run (the harness alone, no mismatch to explain)."""
-    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions
+    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.journal import Journal
     from tokparity.known import load_known
+    from tokparity.options import CompareOptions
     from tokparity.run import run_compare
 
     rows = []

@@ -14,7 +14,9 @@ PACKAGE = Path(tokparity.__file__).parent
 # process pool and the cluster all go through them.
 RUN_LAYER = ("tokparity.compare", "tokparity.run", "tokparity.parallel", "tokparity.cluster", "tokparity.journal",
              "tokparity.results", "tokparity.regress", "tokparity.pytest_plugin", "tokparity.oracle",
-             "tokparity.backends.base", "tokparity.backends.runner", "tokparity.backends.registry")
+             "tokparity.backends.base", "tokparity.backends.runner", "tokparity.backends.registry",
+             "tokparity.tally", "tokparity.options", "tokparity.diagnose.model", "tokparity.corpus",
+             "tokparity.fuzz.loop")
 
 
 def modules() -> dict[str, ast.Module]:
@@ -118,3 +120,23 @@ def test_a_backend_is_registered_once():
     assert [backend for _, backend, _ in TRAINED_IN] == ["sentencepiece", "hf", "tiktoken", "rwkv"]
     assert {spec.role for spec in BUILTIN.values()} >= {"gguf", "spm_model", "tokenizer_json", "tiktoken",
                                                         "golden_out", "rwkv_vocab", None}
+
+
+def test_one_tally_counts_for_every_runner():
+    """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
+    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress) calls
+    a tally's apply."""
+    from tokparity.compare import ModelRun
+    from tokparity.parallel import ModelLedger
+
+    assert not any(hasattr(ModelRun, name) for name in ("apply", "ledger", "finish", "summaries", "diagnose_all"))
+    assert ModelLedger.ledger.fget.__annotations__["return"] == "Tally"
+    trees = modules()
+    counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
+                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                       and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
+    assert counting == ["tokparity.fuzz.loop", "tokparity.parallel", "tokparity.regress", "tokparity.run"]
+    counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
+                if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
+                                                          for f in node.body)]
+    assert counters == ["tokparity.tally.Tally"]

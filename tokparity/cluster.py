@@ -10,7 +10,7 @@
     ──close()──► (the model's cases are all sent)  backends closed, engines stopped
 
 The driver is the parent of ``--jobs N`` with another transport: the same ``ModelLedger`` counts
-each record (``ModelRun.apply``) in case order and journals it, the same ``merge_models`` names
+each record (``Tally.apply``) in case order and journals it, the same ``merge_models`` names
 the causes (``diagnose_all``, here, in case order) and merges the models in command-line order.
 So the reports, the journal (``--resume``) and the exit status are those of ``--jobs 1``.
 
@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokparity import __version__
-from tokparity.compare import WORKER_OPTIONS, CompareOptions, ModelRun, is_too_long, numbered_cases
-from tokparity.corpus import Case
+from tokparity.compare import ModelRun, too_long_record
+from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.errors import TokparityError
+from tokparity.options import WORKER_OPTIONS, CompareOptions
 from tokparity.parallel import ModelLedger, merge_models
 from tokparity.results import Results
 
@@ -137,15 +138,15 @@ def local_environment() -> None:
         os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
 
-def connect(ray: Any, address: str, options: CompareOptions) -> int:
-    """``ray.init`` for ``--ray ADDRESS``: a local instance with ``--jobs`` CPUs (all of them by
-    default), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
+def connect(ray: Any, address: str, jobs: int = 1) -> int:
+    """``ray.init`` for ``--ray ADDRESS``: a local instance with ``jobs`` CPUs (all of them unless
+    more than 1), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
     The number of actors the run may have at once (the cluster's CPUs)."""
     import logging
 
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
     if is_local(address):
-        cpus = options.jobs if options.jobs > 1 else os.cpu_count() or 1
+        cpus = jobs if jobs > 1 else os.cpu_count() or 1
         ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return cpus
     _check_reachable(ray, address)
@@ -223,7 +224,7 @@ def run_models_on_ray(models: list[str], corpora: list[str], backend_names: list
     if is_local(address):
         local_environment()
     ray = import_ray()
-    slots = connect(ray, address, options)
+    slots = connect(ray, address, options.jobs)
     try:
         results.timing_jobs = slots
         options.say(f"--ray {address or 'local'}: up to {slots} actor(s), {BATCH_CASES} cases a batch")
@@ -293,7 +294,7 @@ class _Driver:
         if self.failure or not self.feeds:
             return
         feed = self.feeds[-1]
-        while not feed.exhausted and feed.m.run is not None:  # (reading starts once the ledger is made)
+        while not feed.exhausted and feed.m.tally is not None:  # (reading starts once the ledger is made)
             actor = min((a for a in feed.actors if not a.closing), key=lambda a: a.queued, default=None)
             if actor is None or actor.queued >= QUEUED_PER_ACTOR:
                 if len(self.actors) < self.slots:
@@ -320,7 +321,7 @@ class _Driver:
                 if n in m.done:  # judged in the run this one resumes
                     continue
                 if is_too_long(case, self.options.max_chars):
-                    m.waiting[n] = m.ledger.too_long(case, n)
+                    m.waiting[n] = too_long_record(m.model.name, case, n)
                     continue
                 batch.append((n, case))
                 if len(batch) >= BATCH_CASES:
@@ -342,8 +343,8 @@ class _Driver:
             self._lost(actor, feed, kind, e)
             return
         if kind == "close":
-            if m.run is not None:
-                m.run.timing["close"] = m.run.timing.get("close", 0.0) + answer
+            if m.tally is not None:
+                m.tally.timing["close"] = m.tally.timing.get("close", 0.0) + answer
             self._forget(actor)
             return
         for note in answer.get("notes", ()):
@@ -381,7 +382,7 @@ class _Driver:
 
     def _end_if_done(self, feed: _Feed) -> None:
         m = feed.m
-        if feed.exhausted and not feed.sent and not m.finished and not self.failure and m.run is not None:
+        if feed.exhausted and not feed.sent and not m.finished and not self.failure and m.tally is not None:
             m.shards_done, m.total = 1, feed.total
             m.end(self.options, "--ray")
 

@@ -14,7 +14,7 @@ The first line says what was asked (the command's arguments, so a resume needs n
 fingerprints the corpus files (a resume on a changed corpus would mix two runs). Every other line
 is a ``CaseRecord``: the verdict of each compared backend on one case, which is everything the
 summaries, the tag rates and the reports are made from. A resumed run replays these records
-through the very code that applied them the first time (``ModelRun.apply``), then runs only the
+through the very code that applied them the first time (``Tally.apply``), then runs only the
 cases not in the journal; its reports are those of an uninterrupted run.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
@@ -199,7 +199,7 @@ REQUIRED = ("model", "n", "case_id", "corpus")
 
 @dataclass
 class CaseRecord:
-    """One case of one model, judged: what ``ModelRun.apply`` needs to count it, and no more.
+    """One case of one model, judged: what ``Tally.apply`` needs to count it, and no more.
 
     ``verdicts`` maps each compared backend to its ``Verdict``. ``too_long`` is the text's length
     when the case was not run for ``--max-chars``."""

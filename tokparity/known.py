@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
@@ -113,6 +113,19 @@ class KnownList:
     def note_run(self, model: str, backend: str, decoding: bool = False) -> None:
         self.runs.add((model, backend))
         self.decoding = self.decoding or decoding
+
+    def blank(self) -> KnownList:
+        """The same entries, nothing counted yet: for another process to count with and hand back
+        (``absorb``)."""
+        return KnownList([replace(e, hits=0) for e in self.entries])
+
+    def absorb(self, used: KnownList) -> None:
+        """What a ``blank`` copy counted in another process (a Ray task): its hits and its runs."""
+        hits = {e.id: e.hits for e in used.entries}
+        for e in self.entries:
+            e.hits += hits.get(e.id, 0)
+        self.runs |= used.runs
+        self.decoding = self.decoding or used.decoding
 
     def stale(self) -> list[KnownDivergence]:
         """Entries whose models and backends were run, that matched nothing. An entry about

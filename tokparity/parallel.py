@@ -13,7 +13,7 @@ fewer models than jobs is a model split into shards of cases (case ``n`` goes to
 ``n % shards``), each shard loading its own backends.
 
 What makes the result the same as ``--jobs 1``: every record is judged by the same code
-(``ModelRun.judge``) and counted by the same code (``ModelRun.apply``) in the parent, in case
+(``ModelRun.judge``) and counted by the same code (``Tally.apply``) in the parent, in case
 order within each model; each model counts into a ``Results`` of its own, merged into the run's
 in model order at the end, so the mismatch list, the summaries and even the order of keys in
 summary.json come out as one process would write them. The journal is the parent's alone, so
@@ -42,11 +42,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from tokparity import __version__
-from tokparity.compare import TOO_LONG_LISTED, WORKER_OPTIONS, CompareOptions, JudgedCases, ModelRun, too_long_message
+from tokparity.compare import JudgedCases, ModelRun, too_long_message
 from tokparity.corpus import load_corpus
+from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.errors import TokparityError
 from tokparity.journal import CaseRecord, DoneSet, holding_ctrl_c
+from tokparity.options import WORKER_OPTIONS, CompareOptions
 from tokparity.results import Results
+from tokparity.tally import Tally
 from tokparity.zoo import resolve_model
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
@@ -103,14 +106,14 @@ def _worker(conn: Connection) -> None:
             for record in cases:
                 batch.append(record)
                 if whole:
-                    run.apply(record)
+                    run.tally.apply(record)
                 if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
                     conn.send(("records", task.index, batch))
                     batch, sent = [], time.monotonic()
             conn.send(("records", task.index, batch))
             if whole:
-                run.diagnose_all(corpora)
-                conn.send(("causes", task.index, _causes_of(run)))
+                run.diagnosis.diagnose_all(corpora)
+                conn.send(("causes", task.index, run.diagnosis.named()))
             run.close()
             closed = True
             conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
@@ -155,15 +158,6 @@ def _die_with_parent(parent: int) -> None:
         raise SystemExit(0)
 
 
-def _causes_of(run) -> dict:
-    """What the diagnosis decided for a model, for the parent's ledger: per mismatch (in the order
-    the records hold them) its class, stage and cause; per backend its verdict."""
-    fields = ("backend", "case_id", "cls", "stage", "cause", "cause_evidence", "variants", "alternatives")
-    return {"mismatches": [tuple(getattr(m, f) for f in fields) for m in run.results.mismatches],
-            "root_causes": {name: s.root_cause for name, s in run.summaries.items()},
-            "seconds": run.timing.get("diagnose", 0.0)}
-
-
 # -- the parent ------------------------------------------------------------------------------------
 
 class ModelLedger:
@@ -175,18 +169,18 @@ class ModelLedger:
         self.index, self.spec, self.shards = index, spec, shards
         self.model = resolve_model(spec)  # fetched here, once, before any worker asks for it
         self.results = Results(tokparity=__version__)
-        self.run: ModelRun | None = None  # the ledger, made from the first worker's "meta"
+        self.tally: Tally | None = None  # made from the first worker's "meta"
         self.done = DoneSet()
         self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
         self.next_n = 0
         self.shards_done = 0
         self.total = 0
-        self.causes: dict | None = None  # named by the worker that judged the whole model (_causes_of)
+        self.causes: dict | None = None  # named by the worker that judged the whole model
 
     @property
-    def ledger(self) -> ModelRun:
-        assert self.run is not None  # records come after the "meta" that makes it
-        return self.run
+    def ledger(self) -> Tally:
+        assert self.tally is not None  # records come after the "meta" that makes it
+        return self.tally
 
     @property
     def finished(self) -> bool:
@@ -202,10 +196,10 @@ class ModelLedger:
     def start(self, info: dict, options: CompareOptions) -> None:
         """A worker's "meta" (which backends started, their versions, seconds loading): the first
         makes the ledger and counts what the journal holds; every one adds its loading time."""
-        if self.run is None:
+        if self.tally is None:
             self.results.backends.update(info["versions"])
             self.results.options.update(info["options"])
-            self.run = ModelRun.ledger(self.model, info["chain"], info["backends"], options, self.results)
+            self.tally = Tally(self.model, info["chain"], info["backends"], options, self.results)
             self._replay_journal(options)
             self.advance(options)
         self.ledger.timing["load"] += info["load"]
@@ -409,8 +403,8 @@ def _estimated_seconds(model, history: dict[str, float]) -> float:
 
 def _write_history(history: dict[str, float], results_of: list[ModelLedger]) -> None:
     for m in results_of:
-        if m.run is not None and m.finished and "wall" in m.run.timing:
-            history[m.model.name] = round(m.run.timing["wall"], 2)
+        if m.tally is not None and m.finished and "wall" in m.tally.timing:
+            history[m.model.name] = round(m.tally.timing["wall"], 2)
     try:
         path = _history_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -434,28 +428,13 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
 def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
     """Each model's results into the run's, in model order: what one process would have built."""
     for m in state:
-        if m.run is None:
+        if m.tally is None:
             continue
-        for name, info in m.results.backends.items():
-            results.backends.setdefault(name, info)
-        for key, value in m.results.options.items():
-            if key == "unavailable":
-                results.options.setdefault("unavailable", []).extend(value)
-            elif key == "too_long":
-                note = results.options.setdefault("too_long", {**value, "cases": 0, "first": []})
-                note["cases"] += value["cases"]
-                note["first"] = (note["first"] + value["first"])[:TOO_LONG_LISTED]
-            else:
-                results.options.setdefault(key, value)
-        if m.finished and not (m.causes and m.run.take_causes(m.causes)):
-            m.run.diagnose_all(corpora)  # here, in case order: the workers' records are all in
-        results.runs.extend(m.run.finish())
-        results.mismatches.extend(m.results.mismatches)
-        for key, rate in m.results.tag_rates.items():
-            into = results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
-            into["cases"] += rate["cases"]
-            into["mismatches"] += rate["mismatches"]
-        results.timing.update(m.results.timing)
+        diagnosis = ModelDiagnosis(m.tally)
+        if m.finished and not (m.causes and diagnosis.take(m.causes)):
+            diagnosis.diagnose_all(corpora)  # here, in case order: the workers' records are all in
+        m.results.runs.extend(m.tally.finish())
+        results.absorb(m.results)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,8 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
     hit = _RUNS.get(key)
     if hit is not None:
         return hit
-    from tokparity.compare import CompareOptions, ModelRun
+    from tokparity.compare import ModelRun
+    from tokparity.options import CompareOptions
     from tokparity.vocab import load_vocab
     from tokparity.zoo import resolve_model
 
@@ -105,7 +106,7 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
                              f"-> list[int] or a backend spec such as 'cmd:…' or 'py:module:fn', not "
                              f"{type(engine).__name__}")
     run = ModelRun(model, [name], options, Results(tokparity="", options={}))
-    if name not in run.compared:
+    if name not in run.tally.compared:
         run.close()
         raise TokparityError(f"assert_tokenizer_parity: engine {name!r} is the oracle itself; pass another oracle=")
     _RUNS[key] = _OpenRun(run, name)

@@ -14,13 +14,15 @@ the stored digest (then the live oracle *is* the goldens, case for case).
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
-from tokparity.compare import CompareOptions, ModelRun, oracle_chain
+from tokparity.compare import ModelRun, oracle_chain
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.goldens import (
@@ -39,6 +41,7 @@ from tokparity.goldens import (
     write_goldens,
 )
 from tokparity.known import KnownList
+from tokparity.options import CompareOptions
 from tokparity.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
@@ -49,6 +52,7 @@ DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe",
 DEFAULT_CORPORA = ("all",)
 ORACLE = "goldens"  # the name the stored goldens judge under, in reports and summary.json
 SPECIAL_LABEL = " +add_special"  # appended to the corpus of the add_special pass's cases
+JUDGED_AT_ONCE = 1024  # cases judged, then counted, at a time (each backend asked 64 at a time)
 
 
 @dataclass
@@ -59,6 +63,7 @@ class RegressOptions:
     known: KnownList | None = None
     progress: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)  # things a user should read, printed by the command
+    ray: str | None = None  # --ray: "" starts Ray here, else a cluster's address (tokparity.cluster)
 
 
 def _say(options: RegressOptions, message: str) -> None:
@@ -224,12 +229,29 @@ def default_backends(goldens: Goldens) -> list[str]:
     return list(dict.fromkeys(oracles["plain"] + oracles["add_special"] + ["ref"]))
 
 
-def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
+@dataclass
+class CheckedModel:
+    """One model's goldens and the cases of its corpora, checked before anything runs: the
+    corpora are the ones the goldens were made from (else ``BadGoldens``, exit 2)."""
+    spec: str
+    goldens: Goldens
+    cases: dict[str, list[Case]]
+
+
+def check_model(spec: str, options: RegressOptions) -> CheckedModel:
     model = resolve_model(spec)
     goldens = read_goldens(goldens_path(options.goldens_dir, model.name))
     corpora = expand_corpora(options.corpora) if options.corpora else list(goldens.corpora)
     cases = check_corpora(goldens, corpora)
     _note_file_changes(goldens, model, options)
+    return CheckedModel(spec, goldens, cases)
+
+
+def judge_model(checked: CheckedModel, options: RegressOptions, results: Results) -> None:
+    """Every backend against the goldens on the checked cases, add_special off then on, counted
+    into ``results`` (and the notes a user should read into ``options.notes``)."""
+    model, goldens = resolve_model(checked.spec), checked.goldens
+    cases = dict(checked.cases)
     live, changed = _prove_digests(goldens, cases, model, options)
     for corpus in changed:
         del cases[corpus]
@@ -238,18 +260,19 @@ def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
     compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
                                      ready={ORACLE: stored}, explicit_backends=bool(options.backends),
                                      progress=options.progress, known=options.known)
-    run = ModelRun(spec, options.backends or default_backends(goldens), compare_options, results)
+    run = ModelRun(checked.spec, options.backends or default_backends(goldens), compare_options, results)
     try:
         for add_special in (False, True):
             compare_options.add_special = add_special  # both settings through one run: backends load once
             label = SPECIAL_LABEL if add_special else ""
-            for corpus_cases in cases.values():
-                for case in corpus_cases:
-                    run.run_case(Case(case.id, case.text, case.corpus + label, case.tags))
-            run.diagnose_all(None)  # with this add_special: the diagnosis runs the reference the same way
+            numbered = list(enumerate(Case(c.id, c.text, c.corpus + label, c.tags) for c in chain(*cases.values())))
+            for start in range(0, len(numbered), JUDGED_AT_ONCE):
+                for record in run.judge_many(numbered[start:start + JUDGED_AT_ONCE]):
+                    run.tally.apply(record)
+            run.diagnosis.diagnose_all(None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         run.close()
-    summaries = run.finish()
+    summaries = run.tally.finish()
     for s in summaries:
         s.oracle = f"{ORACLE} ({goldens.made_by()})"
         s.unexplained += len(changed)  # a digest-only corpus that changed is a change nobody explained
@@ -257,7 +280,63 @@ def regress_model(spec: str, options: RegressOptions, results: Results) -> None:
     results.options.setdefault("goldens", {})[model.name] = {
         "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),
         "tokparity": goldens.header.get("tokparity"), "corpora": list(cases), "digest_changed": changed}
-    _say(options, f"{model.name}: {sum(len(c) for c in cases.values())} cases × 2 settings against {goldens.path.name}")
+
+
+def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> dict:
+    """``judge_model`` in another process (a Ray task): its results, notes and known-list counts,
+    or ``{"error": text}`` (returned, not raised: the driver says it in one line)."""
+    results = Results(tokparity=__version__)
+    try:
+        judge_model(checked, options, results)
+    except TokparityError as e:
+        return {"error": str(e)}
+    except Exception as e:  # a bug, not bad input: the driver shows where
+        return {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
+    return {"results": results, "notes": options.notes, "known": options.known}
+
+
+def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: Results) -> None:
+    """``regress --ray``: each model judged by a Ray task of its own (a model's two passes share
+    its loaded backends, so a model is the unit), as many at once as the cluster has CPUs; the
+    parts are merged here in model order, so the reports are those of one process."""
+    from tokparity.cluster import WAIT_SECONDS, connect, import_ray, is_local, local_environment
+
+    address = options.ray or ""
+    if is_local(address):
+        local_environment()
+    ray = import_ray()
+    slots = connect(ray, address)
+    try:
+        results.timing_jobs = slots
+        _say(options, f"--ray {address or 'local'}: {len(checked)} model(s), a task each, up to {slots} at once")
+        task = ray.remote(num_cpus=1, max_retries=0)(judge_elsewhere)
+        sent = replace(options, progress=None, notes=[], ray=None,
+                       known=options.known.blank() if options.known else None)
+        refs = {task.remote(model, sent): i for i, model in enumerate(checked)}
+        parts: dict[int, dict] = {}
+        waiting = list(refs)
+        while waiting:  # (a short wait, so that Ctrl-C is handled at once)
+            ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_SECONDS)
+            for ref in ready:
+                i = refs[ref]
+                parts[i] = ray.get(ref)
+                if "error" in parts[i]:
+                    raise TokparityError(f"{checked[i].goldens.model}: {parts[i]['error']}")
+                for line in parts[i]["results"].options.get("unavailable", []):
+                    _say(options, f"skipping {line}")
+                _say(options, judged_message(checked[i]))
+        for i in range(len(checked)):
+            results.absorb(parts[i]["results"])
+            options.notes.extend(parts[i]["notes"])
+            if options.known is not None:
+                options.known.absorb(parts[i]["known"])
+    finally:
+        ray.shutdown()  # a local instance we started stops (its tasks with it); from a cluster we disconnect
+
+
+def judged_message(checked: CheckedModel) -> str:
+    return (f"{checked.goldens.model}: {sum(len(c) for c in checked.cases.values())} cases × 2 settings against "
+            f"{checked.goldens.path.name}")
 
 
 def models_in(goldens_dir: Path) -> list[str]:
@@ -276,8 +355,13 @@ def run_regress(models: list[str], options: RegressOptions) -> Results:
         if not models:
             raise TokparityError(f"{options.goldens_dir}: holds no goldens (*{SUFFIX}); make them with "
                                  f"`tokparity regress --update [MODEL…] --goldens {options.goldens_dir}`")
-    for spec in models:
-        regress_model(spec, options, results)
+    checked = [check_model(spec, options) for spec in models]  # bad goldens or corpora: before any run
+    if options.ray is not None:
+        judge_on_ray(checked, options, results)
+    else:
+        for model in checked:
+            judge_model(model, options, results)
+            _say(options, judged_message(model))
     # One "goldens" row for the whole run: each model's provenance is in options["goldens"].
     results.backends[ORACLE] = {"version": f"{len(models)} goldens file(s) in {options.goldens_dir}"}
     if options.known:

@@ -17,6 +17,7 @@ json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 # mismatches.csv columns, in the design card's order (evidence onwards are tokparity's additions;
 # text_json, the exact text, comes last so that the earlier columns keep their places).
+TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
                "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
                "cause_evidence", "text_json")
@@ -108,3 +109,31 @@ class Results:
     @property
     def unexplained(self) -> int:
         return sum(r.unexplained for r in self.runs)
+
+    def absorb(self, part: Results) -> None:
+        """The results of models counted elsewhere (a worker, a Ray task), after this run's own:
+        what one process counting them after its own would have built. Options: a list is
+        extended, a dict joined (the first value of a key stays), the too-long note summed."""
+        for name, info in part.backends.items():
+            self.backends.setdefault(name, info)
+        for key, value in part.options.items():
+            if key == "too_long" and key in self.options:
+                note = self.options[key]
+                note["cases"] += value["cases"]
+                note["first"] = (note["first"] + value["first"])[:TOO_LONG_LISTED]
+            elif isinstance(value, list):
+                self.options.setdefault(key, []).extend(value)
+            elif isinstance(value, dict):
+                joined = self.options.setdefault(key, {})
+                for k, v in value.items():
+                    joined.setdefault(k, v)
+            else:
+                self.options.setdefault(key, value)
+        self.runs.extend(part.runs)
+        self.mismatches.extend(part.mismatches)
+        for key, rate in part.tag_rates.items():
+            into = self.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
+            into["cases"] += rate["cases"]
+            into["mismatches"] += rate["mismatches"]
+        self.timing.update(part.timing)
+        self.interrupted = self.interrupted or part.interrupted

@@ -2,7 +2,7 @@
 ``tokparity.parallel``) or on a Ray cluster (``--ray``, ``tokparity.cluster``).
 
 Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.compare``) and
-counts them with the same code (``ModelRun.apply``) in case order, into the same journal, so their
+counts them with the same code (``Tally.apply``, ``tokparity.tally``) in case order, into the same journal, so their
 reports, ``--resume`` and exit status are those of one process.
 """
 
@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 from tokparity import __version__
 from tokparity.cluster import run_models_on_ray
-from tokparity.compare import CompareOptions, JudgedCases, ModelRun, too_long_message
+from tokparity.compare import JudgedCases, ModelRun, too_long_message
 from tokparity.journal import BadJournal, DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
+from tokparity.options import CompareOptions
 from tokparity.parallel import run_models_in_workers
 from tokparity.results import Results
 
@@ -51,7 +52,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
                 _run_model(run, corpora, options, slot)
             finally:
                 run.close()
-                results.runs.extend(run.finish())
+                results.runs.extend(run.tally.finish())
     except KeyboardInterrupt:
         results.interrupted = True
     return _finish(results, options, started)
@@ -71,7 +72,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot:
     if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
         for record in journal.records(run.model.name, slot):
             try:
-                run.apply(record)
+                run.tally.apply(record)
             except BadJournal as e:  # a verdict of a backend this run does not compare
                 raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
             done.add(record.n)
@@ -86,14 +87,14 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot:
                 options.say(too_long_message(record, options))
         with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
             for record in batch:
-                run.apply(record)
+                run.tally.apply(record)
             if journal is not None:
                 journal.write_many(batch, slot)
         if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
             options.say(f"{run.model.name}: {batch[-1].n + 1} cases")
-    options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.summaries.values())} "
+    options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.tally.summaries.values())} "
                 f"mismatches against {'/'.join(run.chain)}")
-    run.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
+    run.diagnosis.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
 
 
 def duplicates_note(journal: Journal) -> str:

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.compare import CompareOptions
 from tokparity.corpus import load_corpus
+from tokparity.options import CompareOptions
 from tokparity.results import Mismatch, Results, RunSummary
 from tokparity.run import run_compare
 

@@ -325,7 +325,7 @@ def test_unicode_categories_garay_digits_llama3(zoo, tmp_path):
     to llama.cpp (and the reference, which reads llama.cpp's tables) they are unassigned, and the
     space before them joins them (`` ?[^\\s\\p{L}\\p{N}]+``) instead of standing alone."""
     pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
-    from tokparity.compare import CompareOptions
+    from tokparity.options import CompareOptions
     from tokparity.run import run_compare
 
     zoo("llama-bpe")

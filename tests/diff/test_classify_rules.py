@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.compare import CompareOptions
 from tokparity.diagnose.candidate import fork
 from tokparity.diff.classify import RULES, Stages, classify, rule_of
+from tokparity.options import CompareOptions
 from tokparity.reference import RefTokenizer
 from tokparity.run import run_compare
 from tokparity.vocab import load_vocab

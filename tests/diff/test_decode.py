@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from tokparity.compare import CompareOptions
 from tokparity.diff.decode import classify_decode, cleaned
 from tokparity.known import load_known
+from tokparity.options import CompareOptions
 from tokparity.run import run_compare
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from tokparity.cli import main
-from tokparity.compare import CompareOptions
 from tokparity.corpus import Case
 from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
 from tokparity.fuzz.steering import AGREED, EXPLAINED, FLOOR, NEW, Steering
+from tokparity.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 HF = f"cmd:{sys.executable} {ENGINES / 'tokenizers_engine.py'} {{tokenizer_json}}"

@@ -293,7 +293,7 @@ def test_lone_surrogates_from_an_engine_are_escaped_text(tmp_path, zoo):
 # -- 9. --jobs -------------------------------------------------------------------------------------------
 
 def test_jobs_are_capped_at_the_cases_and_the_cpus(tmp_path, zoo):
-    from tokparity.compare import CompareOptions
+    from tokparity.options import CompareOptions
     from tokparity.parallel import MAX_JOBS_PER_CPU, _capped_jobs
 
     said: list[str] = []

@@ -18,8 +18,9 @@ import sys
 
 import pytest
 
-from tokparity.compare import CompareOptions, oracle_chain
+from tokparity.compare import oracle_chain
 from tokparity.errors import TokparityError
+from tokparity.options import CompareOptions
 from tokparity.run import run_compare
 from tokparity.vocab import load_vocab
 from tokparity.zoo import derived as derived_mod

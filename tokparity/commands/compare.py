@@ -145,8 +145,9 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 
 
 def compare_options(args: argparse.Namespace):
-    from tokparity.compare import DEFAULT_MAX_CHARS, CompareOptions, progress_to_stderr
+    from tokparity.compare import progress_to_stderr
     from tokparity.known import load_known
+    from tokparity.options import DEFAULT_MAX_CHARS, CompareOptions
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),

@@ -72,12 +72,13 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
-    from tokparity.compare import CompareOptions, progress_to_stderr
+    from tokparity.compare import progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
     from tokparity.fuzz.findings import key_label
     from tokparity.journal import Journal, stored_args, take_args
     from tokparity.known import load_known
+    from tokparity.options import CompareOptions
     from tokparity.report.ci import write_ci_outputs
 
     journal = None

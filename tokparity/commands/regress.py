@@ -1,4 +1,4 @@
-"""``tokparity regress [MODEL…] [--update] [-b BACKEND]… [-c CORPUS]… [--goldens DIR] [-o DIR]``."""
+"""``tokparity regress [MODEL…] [--update] [-b BACKEND]… [-c CORPUS]… [--goldens DIR] [--ray [ADDRESS]] [-o DIR]``."""
 
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
     p.add_argument("--junit", metavar="FILE",
                    help="also write JUnit XML there (one testcase per model × backend; CI systems show it); with "
                         "$GITHUB_STEP_SUMMARY set, summary.md is appended to that file too")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="judge each model in a Ray task: alone, on a Ray started here (all CPUs); 'auto' or "
+                        "HOST:PORT, on that cluster (pip install 'tokparity[ray]'). The reports are the same")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -60,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
     if args.update:
-        if args.backends or args.known or args.out or args.junit:
-            raise TokparityError("regress --update: -b, --known, -o and --junit judge a run; --update only remakes the goldens "
-                                 "(run `tokparity regress` afterwards)")
+        if args.backends or args.known or args.out or args.junit or args.ray is not None:
+            raise TokparityError("regress --update: -b, --known, -o, --junit and --ray judge a run; --update only remakes "
+                                 "the goldens (run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
         for spec in models:
             path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
@@ -80,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report.plain import summary_lines, terminal_columns
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
-                             known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress)
+                             known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
+                             ray=args.ray)
     results = run_regress(args.models, options)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)

@@ -307,6 +307,20 @@ def load_corpus(spec: str, max_chars: int | None = None) -> Iterator[Case]:
     yield from sampled(_all_cases(name, options, max_chars), options)
 
 
+def numbered_cases(corpora: list[str], max_chars: int | None) -> Iterator[tuple[int, Case]]:
+    """(position, case) over every corpus in order: a case's position is its key in the journal."""
+    n = -1
+    for corpus in corpora:
+        for case in load_corpus(corpus, max_chars):
+            n += 1
+            yield n, case
+
+
+def is_too_long(case: Case, max_chars: int | None) -> bool:
+    """A case not to run: longer than ``max_chars``, or its line not even read."""
+    return bool(case.unread_bytes or (max_chars and len(case.text) > max_chars))
+
+
 def _all_cases(spec: str, options: ReadOptions, max_chars: int | None) -> Iterator[Case]:
     if spec == "all":
         for name in NAMES:

@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.compare import CompareOptions, ModelRun, oracle_chain
+from tokparity.compare import ModelRun, oracle_chain
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.fuzz.findings import Finding
 from tokparity.fuzz.loop import Fuzzer, FuzzResult
 from tokparity.fuzz.shrink import shrink
 from tokparity.journal import Journal
+from tokparity.options import CompareOptions
 from tokparity.results import Results
 from tokparity.zoo import resolve_model
 
@@ -84,7 +85,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
                                                       "parse_special": options.parse_special})
     run = ModelRun(spec, backend_names, options, results)
     try:
-        if not run.compared:
+        if not run.tally.compared:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: every backend named is the oracle "
                                  f"({run.chain[0]}); name another with -b")
         resuming = fuzz_options.journal is not None and fuzz_options.journal.resumed
@@ -101,7 +102,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         fuzzer.close()
     finally:
         run.close()
-    results.runs.extend(run.finish(count_causes=False))
+    results.runs.extend(run.tally.finish(count_causes=False))
     fuzzer.count_causes()
     results.seconds = time.perf_counter() - started
     results.options["fuzz"] = {

@@ -11,7 +11,7 @@ found; one line per case made a two-minute run's folder 135–280 MB. The ledger
   ``shapes``: the distinct (corpus, oracle, tags, verdicts, causes) of those cases, each with its
   number of cases; a shape is a case record without its case, checked as one on resume.
 
-A resume replays the records and the shapes through ``ModelRun.apply`` (the same code that
+A resume replays the records and the shapes through ``Tally.apply`` (the same code that
 counted them the first time) and skips every covered position: no case is run twice, and the
 reports are those of an uninterrupted run. Cases judged after the last note and not stored are
 run again (they were not counted: a kill loses at most FLUSH_SECONDS of them).

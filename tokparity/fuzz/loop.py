@@ -153,7 +153,7 @@ class Fuzzer:
         """Count ``count`` cases of this record's verdicts (a case judged now, or replayed) into the
         summaries, the sources and each cause's cases."""
         for _ in range(count):  # (with no mismatches attached, apply leaves the record as it is)
-            self.run.apply(record)
+            self.run.tally.apply(record)
         self.result.cases += count
         self.result.by_source[record.corpus] = self.result.by_source.get(record.corpus, 0) + count
         seam = _seam_of(record)
@@ -172,7 +172,7 @@ class Fuzzer:
                 per = self.causes.setdefault(backend, {})
                 per[cause] = per.get(cause, 0) + count
             if cause == TIE and not known:  # two optima of one model: reported apart, as compare does
-                summary = self.run.summaries[backend]
+                summary = self.run.tally.summaries[backend]
                 summary.unexplained -= count
                 summary.ties += count
 
@@ -180,7 +180,7 @@ class Fuzzer:
         """Each finding's count and each summary's causes, from every case of the run."""
         for f in self.result.findings:
             f.count = self.counts.get((f.backend, f.key), f.count)
-        for backend, summary in self.run.summaries.items():
+        for backend, summary in self.run.tally.summaries.items():
             summary.causes = dict(sorted(self.causes.get(backend, {}).items(), key=lambda kv: -kv[1]))
 
     def seams_covered(self) -> list[dict]:
@@ -337,12 +337,12 @@ class Fuzzer:
 
     def _diagnose(self, m: Mismatch) -> None:
         """``m``'s cause (its class then fits it) and the known divergence it is, if any."""
-        self.run.diagnose_one(m, counted=False)
+        self.run.diagnosis.diagnose_one(m, counted=False)
         known = self.run.options.known
         if known:
             m.known = known.match(m)
             if m.known and not m.cause:
-                self.run._reviewed_cause(m)
+                self.run.tally.reviewed_cause(m)
 
     def _note(self, entry: dict) -> None:
         assert self.journal is not None and self.ledger is not None
@@ -363,7 +363,7 @@ class Fuzzer:
         if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
             return None
         mismatch = run.mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
-        self.run.diagnose_one(mismatch, counted=False)
+        self.run.diagnosis.diagnose_one(mismatch, counted=False)
         known = run.options.known
         if known:
             mismatch.known = known.match(mismatch)
