@@ -1,7 +1,8 @@
 """``compare --ray ADDRESS`` on a real two-node Ray cluster (two ``ray start`` on this machine,
 one CPU each) gives the reports of ``--jobs 1``: the same summary.json (apart from the timings),
 the same mismatches.csv, the same journal records in the same order, and so does a Ray run
-interrupted and resumed. Without Ray, or with no cluster at the address: one line, exit 2."""
+interrupted and resumed; ``regress --ray`` gives the reports of one process too. Without Ray, or
+with no cluster at the address: one line, exit 2."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def env(extra_path: str | None = None) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "RAY_USAGE_STATS_ENABLED": "0", **TOKEN}
 
 
-def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tokparity", "compare", *args], env=env(extra_path),
+def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120,
+                  command: str = "compare") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", command, *args], env=env(extra_path),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -208,3 +210,52 @@ def test_a_journal_naming_a_cluster_someone_else_wrote_is_not_followed(tmp_path,
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert "not written by your tokparity" in line and f'"--ray {hostile}"' in line and "--trust-journal" in line
+
+
+# -- regress --ray ----------------------------------------------------------------------------------
+
+# Against the goldens: the reference (no change), hf-gguf (changes the built-in known list
+# explains, so the known counts of the Ray tasks are merged too) and the greedy engine (changes).
+REGRESS = ["llama-spm", "botchan-unigram", "-b", "ref", "-b", "hf-gguf", "-b", GREEDY, "-q"]
+
+
+@pytest.fixture(scope="module")
+def goldens(tmp_path_factory, zoo) -> Path:
+    zoo("llama-spm")
+    zoo("botchan-unigram")
+    folder = tmp_path_factory.mktemp("goldens")
+    done = tokparity_cli("--update", "llama-spm", "botchan-unigram", "-c", "edge", "--goldens", str(folder), "-q",
+                         command="regress")
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def changed_lines(done: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in done.stdout.splitlines() if line.startswith("CHANGED")]
+
+
+def test_regress_on_ray_gives_the_reports_of_one_process(tmp_path, cluster, goldens):
+    one = tokparity_cli(*REGRESS, "--goldens", str(goldens), "-o", str(tmp_path / "one"), command="regress",
+                        timeout=600)
+    on_ray = tokparity_cli(*REGRESS, "--goldens", str(goldens), "-o", str(tmp_path / "ray"), "--ray", cluster,
+                           command="regress", timeout=600)
+    assert one.returncode == on_ray.returncode == 1, on_ray.stderr  # the greedy engine's changes
+    assert on_ray.stderr == ""
+    assert summary_without_timing(tmp_path / "ray") == summary_without_timing(tmp_path / "one")
+    assert csv_rows(tmp_path / "ray") == csv_rows(tmp_path / "one")
+    assert len(changed_lines(on_ray)) == 40 and changed_lines(on_ray) == changed_lines(one)
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text("utf-8"))
+    assert {"hf-gguf-metaspace-leading-space", "hf-gguf-unigram-t5-unk-id"} <= set(summary["known"]["used"])
+    assert [(r["model"], r["backend"]) for r in summary["runs"]] == [
+        (model, backend) for model in ("llama-spm", "botchan-unigram") for backend in ("ref", "hf-gguf", "greedy")]
+    assert summary["timing"]["jobs"] == 2  # a task per model, on both nodes
+
+
+def test_regress_without_ray_installed_one_line(tmp_path, goldens):
+    blocker = tmp_path / "noray"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None  # import ray: ImportError\n")
+    done = tokparity_cli("llama-spm", "--goldens", str(goldens), "-b", "ref", "-o", str(tmp_path / "out"), "--ray",
+                         extra_path=str(blocker), command="regress")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["tokparity: error: --ray needs Ray: pip install 'tokparity[ray]'"]
