@@ -168,6 +168,61 @@ def test_an_interrupted_ray_run_resumes_on_ray(tmp_path, on_ray, one_process, cl
     assert json.loads((out / "summary.json").read_text("utf-8"))["timing"]["jobs"] == 2  # on Ray again
 
 
+LOCAL_RAY = "/tmp/ray/session_"  # a Ray that ray.init starts here keeps its files (and says so) there
+
+
+def wait_until_gone(pids: set[int], limit: float = 30.0) -> set[int]:
+    """Those of ``pids`` still running after ``limit`` seconds (zombies count as gone)."""
+    deadline = time.monotonic() + limit
+    while True:
+        alive = set()
+        for pid in pids:
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(pid)
+            except (OSError, IndexError):
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def test_local_ray_ctrl_c_keeps_the_cases_done_stops_its_ray_then_resumes(tmp_path, one_process):
+    """``--ray`` alone starts a Ray here; Ctrl-C halfway: exit 130, the reports of the cases done,
+    every process of that Ray gone; the resume (on a local Ray again, from the journal's header)
+    gives the reports of one process, and leaves nothing running either."""
+    before = processes_under(LOCAL_RAY)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", *RUN, "-o", str(out), "--ray"], env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    journal = out / JOURNAL_FILE
+    deadline = time.monotonic() + 180
+    while not journal.exists() or len(journal.read_bytes().split(b"\n")) < 300:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no 300 journal lines in 180 s"
+        time.sleep(0.05)
+    ours = processes_under(LOCAL_RAY) - before
+    assert ours, "no process of the local Ray was found"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert f"continue with: tokparity compare --resume {out}" in err
+    partial = summary_without_timing(out)
+    assert partial["complete"] is False
+    done = len(journal.read_bytes().split(b"\n")) - 2  # (the header; the newline after the last line)
+    assert sum(r["cases"] + r["skipped"] for r in partial["runs"] if r["backend"] == "ref") == done
+    assert 0 < done < 2 * CASES
+    assert wait_until_gone(ours) == set()
+
+    before = processes_under(LOCAL_RAY)
+    resumed = tokparity_cli("--resume", str(out), "-q", timeout=300)
+    assert resumed.returncode == 1, resumed.stderr
+    assert summary_without_timing(out) == summary_without_timing(one_process)
+    assert csv_rows(out) == csv_rows(one_process)
+    assert json.loads((out / "summary.json").read_text("utf-8"))["timing"]["jobs"] == (os.cpu_count() or 1)
+    assert wait_until_gone(processes_under(LOCAL_RAY) - before) == set()
+
+
 def test_without_ray_installed_one_line(tmp_path, zoo):
     zoo("llama-spm")
     blocker = tmp_path / "noray"
