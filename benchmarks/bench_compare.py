@@ -23,6 +23,9 @@
    Linear means the time per case stays put from 4x to 16x (target: at most 1.5x).
 5. Fuzzing: cases per second of ``tokparity fuzz MODEL -b ref`` (generators and Hypothesis,
    every case judged against the oracle).
+6. ``regress --ray`` (a Ray started here, a task per model) against ``regress`` in one process,
+   over the committed goldens: whole processes, 3 interleaved rounds, the median of the rounds'
+   ratios, the Ray's start included. Target on 2 cores: >= 1.2x.
 
 Results: reports/bench/compare.json and .md (benchlib). Exit status 1 if a target is missed.
 """
@@ -136,6 +139,14 @@ def diagnosis_cost(rounds: int) -> list[Measurement]:
                         f"proven root cause")]
 
 
+def same_reports(a: str, b: str) -> bool:
+    """Two runs' summary.json (apart from their timings) and mismatches.csv are the same."""
+    one, two = (json.loads(Path(f"{d}/summary.json").read_text("utf-8")) for d in (a, b))
+    for d in (one, two):
+        d.pop("seconds"), d.pop("timing")
+    return one == two and Path(f"{a}/mismatches.csv").read_bytes() == Path(f"{b}/mismatches.csv").read_bytes()
+
+
 def jobs_speedup(rounds: int) -> list[Measurement]:
     walls: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,12 +155,7 @@ def jobs_speedup(rounds: int) -> list[Measurement]:
                 wall, _ = whole_process(["compare", "-q", "-j", str(jobs), "-o", f"{tmp}/j{jobs}-{r}"])
                 walls[jobs].append(wall)
                 print(f"round {r + 1}: tokparity compare --jobs {jobs}: {wall:.1f} s", flush=True)
-        one = json.loads(Path(f"{tmp}/j1-0/summary.json").read_text("utf-8"))
-        two = json.loads(Path(f"{tmp}/j2-0/summary.json").read_text("utf-8"))
-        for d in (one, two):
-            d.pop("seconds"), d.pop("timing")
-        same = one == two and Path(f"{tmp}/j1-0/mismatches.csv").read_bytes() == \
-            Path(f"{tmp}/j2-0/mismatches.csv").read_bytes()
+        same = same_reports(f"{tmp}/j1-0", f"{tmp}/j2-0")
     m1, m2 = statistics.median(walls[1]), statistics.median(walls[2])
     # Each round's two runs are neighbours in time: their ratio is the least disturbed by a machine
     # that gets busier or calmer during the benchmark; the result is the median of those ratios.
@@ -229,6 +235,29 @@ def fuzz_rate(seconds: int) -> list[Measurement]:
     return rows
 
 
+def regress_on_ray(rounds: int) -> list[Measurement]:
+    """``regress`` over the committed goldens (every model and corpus, add_special off and on) in
+    one process and with ``--ray`` (a Ray started here, a task per model), interleaved rounds."""
+    walls: dict[str, list[float]] = {"one": [], "ray": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for how in (("one", "ray") if r % 2 == 0 else ("ray", "one")):
+                wall, _ = whole_process(["regress", "-q", *(["--ray"] if how == "ray" else []),
+                                         "-o", f"{tmp}/{how}-{r}"])
+                walls[how].append(wall)
+                print(f"round {r + 1}: tokparity regress {'--ray' if how == 'ray' else '(one process)'}: "
+                      f"{wall:.1f} s", flush=True)
+        same = same_reports(f"{tmp}/one-0", f"{tmp}/ray-0")
+    ratios = [one / ray for one, ray in zip(walls["one"], walls["ray"])]
+    m1, m2 = statistics.median(walls["one"]), statistics.median(walls["ray"])
+    return [Measurement("regress --ray speed / one process (committed goldens, a Ray started here)",
+                        statistics.median(ratios), "ratio", ">= 1.2",
+                        f"median of {rounds} interleaved rounds' ratios; wall medians {m1:.1f} s vs {m2:.1f} s on "
+                        f"{os.cpu_count()} cpus (the Ray's start included); rounds "
+                        f"{', '.join(f'{x:.2f}' for x in ratios)}; identical reports: {'yes' if same else 'NO'}"),
+            Measurement("regress --ray gives the reports of one process", 1.0 if same else 0.0, "yes=1", ">= 1")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -236,8 +265,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, help="(nox -s bench passes it to every script; unused here)")
     args = parser.parse_args()
     rows = harness_overhead() + diagnosis_cost(max(3, args.rounds // 2 * 2 - 1)) + jobs_speedup(args.rounds) + \
-        scaling() + fuzz_rate(args.fuzz_seconds)
-    return 0 if save("compare", rows, "compare: harness overhead, diagnosis, --jobs, scaling, fuzzing") else 1
+        scaling() + fuzz_rate(args.fuzz_seconds) + regress_on_ray(3)
+    return 0 if save("compare", rows, "compare: harness overhead, diagnosis, --jobs, scaling, fuzzing, regress --ray") \
+        else 1
 
 
 if __name__ == "__main__":
