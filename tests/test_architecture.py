@@ -124,8 +124,8 @@ def test_a_backend_is_registered_once():
 
 def test_one_tally_counts_for_every_runner():
     """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
-    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress) calls
-    a tally's apply."""
+    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress, the
+    pytest plugin) calls a tally's apply."""
     from tokparity.compare import ModelRun
     from tokparity.parallel import ModelLedger
 
@@ -135,7 +135,8 @@ def test_one_tally_counts_for_every_runner():
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.loop", "tokparity.parallel", "tokparity.regress", "tokparity.run"]
+    assert counting == ["tokparity.fuzz.loop", "tokparity.parallel", "tokparity.pytest_plugin", "tokparity.regress",
+                        "tokparity.run"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]

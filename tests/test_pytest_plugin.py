@@ -52,7 +52,7 @@ def test_plugin_is_registered_by_entry_point(pytester):
     result.stdout.fnmatch_lines(["*tokparity*tokparity/pytest_plugin.py*"])
 
 
-def test_correct_engine_passes_and_greedy_fails_naming_the_class(pytester):
+def test_correct_engine_passes_and_greedy_fails_naming_the_class_and_the_cause(pytester):
     pytester.makepyfile(engines=ENGINE_MODULE)
     pytester.makepyfile(test_parity='''
         from tokparity.pytest_plugin import assert_tokenizer_parity
@@ -72,9 +72,12 @@ def test_correct_engine_passes_and_greedy_fails_naming_the_class(pytester):
     result.stdout.fnmatch_lines([
         "E *AssertionError: py:engines:greedy_encode disagrees with golden/llama.cpp on 181 of 884 cases of "
         "'edge' (llama-spm):",
+        "E *  root cause: model.greedy-longest-match (the reference with it gives the engine's ids on 181 of 181 "
+        "mismatching cases)",
         "E *  classes: whitespace-runs 107, merge-order 74",
         "E *edge/ascii-0096: class whitespace-runs (stage *), first difference at token 0",
         "E *  text: '␣!'",
+        "E *  cause: model.greedy-longest-match: *",
         "E *  0  29871 '▁' * ≠ 259 '▁▁'",
         "E *… and 178 more",
     ])

@@ -8,8 +8,10 @@
 ``engine`` is a Python callable ``(text, add_special, parse_special) -> list[int]``, run in this
 process, or any backend spec (``"cmd:./my-engine {gguf}"``, ``"py:mypkg.engine:encode"``, ``"ref"``).
 Every case of the corpus (or the ``texts`` given) goes through compare's machinery: the model's
-oracle, the diff, the bug class. A disagreement fails the test with the diff as its message:
-class, stage, evidence, and ids beside pieces from the first differing token on.
+oracle, the diff, the bug class, the tally and the root cause named by reproducing it. A
+disagreement fails the test with the diff as its message: the cause that explains the engine's
+mismatches, then per case its class, stage, cause, and ids beside pieces from the first differing
+token on.
 
 Hypothesis: the ``tokparity_strategies`` fixture gives ``tokparity.strategies`` bound to a model's
 vocabulary, to draw texts inside ``@given(data=st.data())`` tests:
@@ -30,7 +32,7 @@ import inspect
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest load
 Engine = Callable[[str, bool, bool], list[int]] | str
 SHOWN = 3  # mismatches spelled out in a failure message; the count says how many more
 WINDOW = 6  # tokens shown from the first difference on
+JUDGED_AT_ONCE = 1024  # cases judged, then counted, at a time (the engine is asked 64 at a time)
 
 
 class CallableEngine(Backend):
@@ -78,6 +81,7 @@ class CallableEngine(Backend):
 class _OpenRun:
     run: ModelRun
     engine: str
+    reference: Any = None  # the RefTokenizer the diagnosis varies, made on the first failure
 
 
 _RUNS: dict[tuple, _OpenRun] = {}
@@ -143,6 +147,8 @@ def describe(m: Mismatch) -> str:
     lines = [f"{m.corpus}/{m.case_id}: class {m.cls} (stage {m.stage}), first difference at token {m.first_diff}",
              f"  text: {visible(m.text)[:200]!r}",
              f"  {m.evidence[:400]}"]
+    if m.cause:
+        lines.append(f"  cause: {m.cause}: {m.cause_evidence[:300]}")
     return "\n".join(lines + _side_by_side(m))
 
 
@@ -151,23 +157,37 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
                             add_special: bool = False, parse_special: bool = False) -> int:
     """Fail (AssertionError) unless ``engine`` gives the oracle's ids on every case; the message is
     tokparity's diff. ``texts`` replaces the corpus. Returns how many cases agreed."""
+    from tokparity.diagnose.model import ModelDiagnosis
+    from tokparity.tally import Tally
+
     opened = _open_run(engine, model, oracle, add_special, parse_special)
     run = opened.run
-    found: list[Mismatch] = []
-    n = 0
-    for case in _cases(corpus, texts):
-        record = run.judge(case)
-        found.extend(m for m in record.mismatches if m.backend == opened.engine)
-        n += 1
+    # A tally of this call's cases alone (the run, its backends loaded, serves every call)
+    tally = Tally(run.model, run.chain, list(run.backends), run.options, Results(tokparity="", options={}))
+    cases = list(enumerate(_cases(corpus, texts)))
+    for start in range(0, len(cases), JUDGED_AT_ONCE):
+        for record in run.judge_many(cases[start:start + JUDGED_AT_ONCE]):
+            tally.apply(record)
+    found = [m for m in tally.mismatches() if m.backend == opened.engine]
     if found:
-        head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {n} cases of "
+        diagnosis = ModelDiagnosis(tally, opened.reference, run.vocab)
+        diagnosis.diagnose_all([corpus] if texts is None and corpus else None)
+        opened.reference = diagnosis.reference  # (Hypothesis shrinks by failing again and again)
+        summary = next(s for s in tally.finish() if s.backend == opened.engine)
+        head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {len(cases)} cases of "
                 f"{'the given texts' if texts is not None else repr(corpus)} ({run.model.name}):")
+        if summary.root_cause:
+            verdict = summary.root_cause
+            head += (f"\n  root cause: {verdict['cause']} (the reference with it gives the engine's ids on "
+                     f"{verdict['explains']} of {verdict['mismatches']} mismatching cases)")
+        elif summary.causes:
+            head += "\n  causes: " + ", ".join(f"{cause} {k}" for cause, k in summary.causes.items())
         counts = Counter(m.cls for m in found).most_common()
         head += "\n  classes: " + ", ".join(f"{cls} {k}" for cls, k in counts)
         shown = [describe(m) for m in found[:SHOWN]]
         more = [f"… and {len(found) - SHOWN} more"] if len(found) > SHOWN else []
         raise AssertionError("\n".join([head, *shown, *more]))
-    return n
+    return len(cases)
 
 
 class BoundStrategies:

@@ -30,7 +30,7 @@ class ModelDiagnosis:
 
     def __init__(self, tally: Tally, reference: Any = None, vocab: Vocab | None = None):
         self.tally, self.options = tally, tally.options
-        self._reference, self._vocab = reference, vocab
+        self.reference, self._vocab = reference, vocab
         self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
         self._diagnosed = tally.first  # results.mismatches before this index have been diagnosed
 
@@ -41,11 +41,11 @@ class ModelDiagnosis:
         if key not in self._diagnosers:
             self._diagnosers[key] = None
             try:
-                if self._reference is None:
+                if self.reference is None:
                     from tokparity.reference import RefTokenizer
                     vocab = self._vocab if self._vocab is not None else load_vocab(self.tally.model.primary[1])
-                    self._reference = RefTokenizer(vocab)
-                self._diagnosers[key] = Diagnoser(self._reference, *key)
+                    self.reference = RefTokenizer(vocab)
+                self._diagnosers[key] = Diagnoser(self.reference, *key)
             except TokparityError as e:
                 self.options.say(f"{self.tally.model.name}: no root causes: {e}")
         return self._diagnosers[key]
