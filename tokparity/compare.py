@@ -105,7 +105,9 @@ def collector_paused() -> Iterator[None]:
 
 
 class ModelRun:
-    """One model: its vocabulary, its backends, and the loop over cases."""
+    """One model's vocabulary and backends: it asks them and judges each case (``judge``). Its
+    ``tally`` counts the records (tokparity.tally) and its ``diagnosis`` names their causes
+    (tokparity.diagnose.model); a run that judges elsewhere keeps only those two."""
 
     def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):
         started = time.perf_counter()

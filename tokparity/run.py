@@ -1,9 +1,9 @@
 """Where a compare run's cases are judged: in this process, in worker processes (``--jobs N``,
 ``tokparity.parallel``) or on a Ray cluster (``--ray``, ``tokparity.cluster``).
 
-Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.compare``) and
-counts them with the same code (``Tally.apply``, ``tokparity.tally``) in case order, into the same journal, so their
-reports, ``--resume`` and exit status are those of one process.
+Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.compare``)
+and counts them with the same code (``Tally.apply``, ``tokparity.tally``) in case order, into the
+same journal, so their reports, ``--resume`` and exit status are those of one process.
 """
 
 from __future__ import annotations
