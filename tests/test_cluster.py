@@ -41,9 +41,11 @@ def env(extra_path: str | None = None) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "RAY_USAGE_STATS_ENABLED": "0", **TOKEN}
 
 
-def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120,
-                  command: str = "compare") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tokparity", command, *args], env=env(extra_path),
+def tokparity_cli(*args: str, extra_path: str | None = None, timeout: float = 120, command: str = "compare",
+                  ray_address: str | None = None) -> subprocess.CompletedProcess:
+    """``ray_address``: $RAY_ADDRESS, which ``--ray auto`` follows."""
+    environment = env(extra_path) | ({"RAY_ADDRESS": ray_address} if ray_address else {})
+    return subprocess.run([sys.executable, "-m", "tokparity", command, *args], env=environment,
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -248,6 +250,18 @@ def test_no_cluster_at_the_address_one_line(tmp_path, zoo):
     assert (out / JOURNAL_FILE).is_file()
 
 
+def test_auto_with_no_cluster_there_one_line(tmp_path, zoo):
+    zoo("llama-spm")
+    address = f"127.0.0.1:{free_port()}"  # $RAY_ADDRESS names it; nothing listens there
+    done = tokparity_cli("llama-spm", "-c", "edge", "-b", "ref", "-o", str(tmp_path / "out"), "--ray", "auto",
+                         ray_address=address)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    # (Ray resolves $RAY_ADDRESS's 127.0.0.1 to this machine's own address: the port says it is ours)
+    assert line.startswith("tokparity: error: --ray auto: no Ray cluster answers at ")
+    assert f":{address.rsplit(':', 1)[1]} (" in line
+
+
 def test_a_journal_naming_a_cluster_someone_else_wrote_is_not_followed(tmp_path, zoo):
     """The driver unpickles what a cluster's actors send: a journal whose --ray address this
     user's tokparity did not sign is refused on resume (one line, exit 2), before any connection."""
@@ -292,8 +306,8 @@ def changed_lines(done: subprocess.CompletedProcess) -> list[str]:
 def test_regress_on_ray_gives_the_reports_of_one_process(tmp_path, cluster, goldens):
     one = tokparity_cli(*REGRESS, "--goldens", str(goldens), "-o", str(tmp_path / "one"), command="regress",
                         timeout=600)
-    on_ray = tokparity_cli(*REGRESS, "--goldens", str(goldens), "-o", str(tmp_path / "ray"), "--ray", cluster,
-                           command="regress", timeout=600)
+    on_ray = tokparity_cli(*REGRESS, "--goldens", str(goldens), "-o", str(tmp_path / "ray"), "--ray", "auto",
+                           command="regress", timeout=600, ray_address=cluster)  # auto: $RAY_ADDRESS, as ray.init
     assert one.returncode == on_ray.returncode == 1, on_ray.stderr  # the greedy engine's changes
     assert on_ray.stderr == ""
     assert summary_without_timing(tmp_path / "ray") == summary_without_timing(tmp_path / "one")
