@@ -275,6 +275,7 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
     summaries = run.tally.finish()
     for s in summaries:
         s.oracle = f"{ORACLE} ({goldens.made_by()})"
+        s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
         s.unexplained += len(changed)  # a digest-only corpus that changed is a change nobody explained
     results.runs.extend(summaries)
     results.options.setdefault("goldens", {})[model.name] = {

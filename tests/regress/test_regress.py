@@ -77,6 +77,7 @@ def test_unchanged_goldens_pass(capsys, llama_spm_goldens, tmp_path):
     assert runs["llama.cpp"]["cases"] == 2 * 884 and runs["llama.cpp"]["mismatches"] == 0
     assert runs["ref"]["unexplained"] == 0
     assert runs["llama.cpp"]["oracle"].startswith("goldens (golden ggml-vocab-llama-spm.gguf.out, llama.cpp ")
+    assert runs["llama.cpp"]["oracle_why"] == "the ids its oracle gave when `regress --update` made llama-spm.jsonl.gz"
 
 
 def test_one_changed_id_fails_and_names_the_case(capsys, scratch, tmp_path):
