@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import cast
 
@@ -201,6 +201,17 @@ class ModelRun:
             answers = self.ask([case.text for _, case in chunk])
             records += [self.judge(case, n, answer) for (n, case), answer in zip(chunk, answers)]
         return records
+
+    def judged(self, cases: Iterable[tuple[int, Case]]) -> Iterator[CaseRecord]:
+        """The records of ``cases`` ((position, case) pairs, read as they are judged), in their
+        order, ``JudgedCases.BATCH`` at a time."""
+        batch: list[tuple[int, Case]] = []
+        for item in cases:
+            batch.append(item)
+            if len(batch) == JudgedCases.BATCH:
+                yield from self.judge_many(batch)
+                batch = []
+        yield from self.judge_many(batch)
 
     def ask_one(self, name: str, text: str) -> Answer:
         """Backend ``name``'s answer on ``text``."""

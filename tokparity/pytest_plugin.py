@@ -48,7 +48,6 @@ if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest load
 Engine = Callable[[str, bool, bool], list[int]] | str
 SHOWN = 3  # mismatches spelled out in a failure message; the count says how many more
 WINDOW = 6  # tokens shown from the first difference on
-JUDGED_AT_ONCE = 1024  # cases judged, then counted, at a time (the engine is asked 64 at a time)
 
 
 class CallableEngine(Backend):
@@ -164,17 +163,17 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     run = opened.run
     # A tally of this call's cases alone (the run, its backends loaded, serves every call)
     tally = Tally(run.model, run.chain, list(run.backends), run.options, Results(tokparity="", options={}))
-    cases = list(enumerate(_cases(corpus, texts)))
-    for start in range(0, len(cases), JUDGED_AT_ONCE):
-        for record in run.judge_many(cases[start:start + JUDGED_AT_ONCE]):
-            tally.apply(record)
+    n = 0
+    for record in run.judged(enumerate(_cases(corpus, texts))):
+        tally.apply(record)
+        n += 1
     found = [m for m in tally.mismatches() if m.backend == opened.engine]
     if found:
         diagnosis = ModelDiagnosis(tally, opened.reference, run.vocab)
         diagnosis.diagnose_all([corpus] if texts is None and corpus else None)
         opened.reference = diagnosis.reference  # (Hypothesis shrinks by failing again and again)
         summary = next(s for s in tally.finish() if s.backend == opened.engine)
-        head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {len(cases)} cases of "
+        head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {n} cases of "
                 f"{'the given texts' if texts is not None else repr(corpus)} ({run.model.name}):")
         if summary.root_cause:
             verdict = summary.root_cause
@@ -187,7 +186,7 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
         shown = [describe(m) for m in found[:SHOWN]]
         more = [f"… and {len(found) - SHOWN} more"] if len(found) > SHOWN else []
         raise AssertionError("\n".join([head, *shown, *more]))
-    return len(cases)
+    return n
 
 
 class BoundStrategies:

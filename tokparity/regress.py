@@ -52,7 +52,6 @@ DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe",
 DEFAULT_CORPORA = ("all",)
 ORACLE = "goldens"  # the name the stored goldens judge under, in reports and summary.json
 SPECIAL_LABEL = " +add_special"  # appended to the corpus of the add_special pass's cases
-JUDGED_AT_ONCE = 1024  # cases judged, then counted, at a time (each backend asked 64 at a time)
 
 
 @dataclass
@@ -265,10 +264,9 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         for add_special in (False, True):
             compare_options.add_special = add_special  # both settings through one run: backends load once
             label = SPECIAL_LABEL if add_special else ""
-            numbered = list(enumerate(Case(c.id, c.text, c.corpus + label, c.tags) for c in chain(*cases.values())))
-            for start in range(0, len(numbered), JUDGED_AT_ONCE):
-                for record in run.judge_many(numbered[start:start + JUDGED_AT_ONCE]):
-                    run.tally.apply(record)
+            for record in run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
+                                               for c in chain(*cases.values()))):
+                run.tally.apply(record)
             run.diagnosis.diagnose_all(None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         run.close()
