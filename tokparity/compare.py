@@ -70,8 +70,7 @@ def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | 
     return ("model" if a.normalized is not None else "unknown"), a, b
 
 
-def _pieces(vocab: Vocab | None, ids: list[int]) -> list[str]:
-    assert vocab is not None  # judged where the backends are, never on a ledger
+def _pieces(vocab: Vocab, ids: list[int]) -> list[str]:
     return [vocab.tokens[i] if 0 <= i < vocab.size else f"<id {i}?>" for i in ids]
 
 
@@ -121,7 +120,7 @@ class ModelRun:
         self.model = resolve_model(spec)
         self.options = options
         self.results = results
-        self.vocab: Vocab | None = load_vocab(self.model.primary[1])
+        self.vocab: Vocab = load_vocab(self.model.primary[1])
         self.chain = oracle_chain(self.model, options)
         names = list(backend_names) if backend_names else backends_for(self.model)
         args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
@@ -272,7 +271,6 @@ class ModelRun:
         if want is None or got is None or want == got:
             return None
         vocab = self.vocab
-        assert vocab is not None  # decoded where the backends are, never on a ledger
         unk_id = vocab.special_ids.get("unk")
         unk = vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < vocab.size else None
         verdict = classify_decode_failure(decoder, want, name, got) or \
@@ -296,7 +294,6 @@ class ModelRun:
         else:
             reference = self.stage_reference(oracle_name, case.text, oracle.ids, ref_answer)
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
-            assert self.vocab is not None  # judged where the backends are, never on a ledger
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
             cls, evidence = c.cls, c.evidence
             divergence = c.divergence or align(oracle.ids, ans.ids)

@@ -19,7 +19,7 @@ from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute,
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
-from tokparity.generators import EVERY, GENERATORS, NEED_VOCAB, generate
+from tokparity.generators import EVERY, GENERATORS, generate
 from tokparity.journal import CaseRecord, Damaged, DoneSet, Journal, Verdict
 from tokparity.results import Mismatch, Results
 
@@ -260,8 +260,6 @@ class Fuzzer:
 
     def _generator_phase(self, until: float) -> None:
         names = self.options.generators or list(GENERATORS)
-        if self.run.vocab is None:
-            names = [n for n in names if n not in NEED_VOCAB]
         self.steering = Steering({n: generate(n, self.run.vocab, self.options.seed) for n in names}, EVERY)
         for case in self.steering:
             if self.stop or (self.generators_end is not None and self.n >= self.generators_end):
