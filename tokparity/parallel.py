@@ -205,11 +205,8 @@ class ModelLedger:
         self.ledger.timing["load"] += info["load"]
 
     def _replay_journal(self, options: CompareOptions) -> None:
-        if options.journal is None or not len(self.done):
-            return
-        for record in options.journal.records(self.model.name, self.index):
-            self.ledger.apply(record)
-        options.say(f"{self.model.name}: {len(self.done)} cases from {options.journal.path}, running the rest")
+        if options.journal is not None and len(self.done):
+            self.ledger.replay(options.journal, self.index)
 
     def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
         """Judged records, from any worker in any order: applied as soon as they are next."""

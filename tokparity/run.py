@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from tokparity import __version__
 from tokparity.cluster import run_models_on_ray
 from tokparity.compare import JudgedCases, ModelRun, too_long_message
-from tokparity.journal import BadJournal, DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
+from tokparity.journal import DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
 from tokparity.options import CompareOptions
 from tokparity.parallel import run_models_in_workers
 from tokparity.results import Results
@@ -70,14 +70,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot:
     journal = options.journal
     done = DoneSet()
     if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
-        for record in journal.records(run.model.name, slot):
-            try:
-                run.tally.apply(record)
-            except BadJournal as e:  # a verdict of a backend this run does not compare
-                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
-            done.add(record.n)
-        if len(done):
-            options.say(f"{run.model.name}: {len(done)} cases from {journal.path}, running the rest")
+        done = run.tally.replay(journal, slot)
         if journal.duplicates:
             options.say(f"{journal.path}: {duplicates_note(journal)}")
     cases = JudgedCases(run, corpora, skip=done.__contains__)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, Verdict
+from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal, Verdict
 from tokparity.options import CompareOptions
 from tokparity.oracle import choose_oracle
 from tokparity.results import TOO_LONG_LISTED, Mismatch, Results, RunSummary
@@ -103,6 +103,20 @@ class Tally:
                 rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
                 rate["cases"] += judged
                 rate["mismatches"] += mismatched
+
+    def replay(self, journal: Journal, slot: int) -> DoneSet:
+        """Count the cases ``journal`` holds of this model (``slot``: its place on the command line)
+        as they were counted when judged (``--resume``), and say how many; the positions counted."""
+        done = DoneSet()
+        for record in journal.records(self.model.name, slot):
+            try:
+                self.apply(record)
+            except BadJournal as e:  # a verdict of a backend this run does not compare
+                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
+            done.add(record.n)
+        if len(done):
+            self.options.say(f"{self.model.name}: {len(done)} cases from {journal.path}, running the rest")
+        return done
 
     def _note_too_long(self, record: CaseRecord) -> None:
         note = self.results.options.setdefault("too_long", {"max_chars": self.options.max_chars, "cases": 0,
