@@ -93,7 +93,8 @@ def test_no_private_name_is_imported_from_another_module():
 
 def test_one_answer_type_and_one_verdict_type():
     from tokparity.backends import base, runner
-    from tokparity.journal import AGREE, SKIPPED, CaseRecord, Verdict
+    from tokparity.journal import read_record, record_json
+    from tokparity.records import AGREE, SKIPPED, Verdict
 
     trees = modules()
     answer_like = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
@@ -101,10 +102,10 @@ def test_one_answer_type_and_one_verdict_type():
                    and not name.startswith("tokparity.robustness")]
     assert answer_like == ["tokparity.backends.base.Answer"]
     assert runner.ask.__annotations__["return"] == "Answer" and base.Answer.__dataclass_fields__
-    record = CaseRecord.from_json({"model": "m", "n": 0, "case_id": "c", "corpus": "x", "oracle": "hf",
+    record = read_record({"model": "m", "n": 0, "case_id": "c", "corpus": "x", "oracle": "hf",
                                    "verdicts": {"a": "agree", "b": "skipped", "c": ["space-prefix", "k1"]}})
     assert record.verdicts == {"a": AGREE, "b": SKIPPED, "c": Verdict("mismatch", "space-prefix", "k1")}
-    assert record.to_json()["verdicts"] == {"a": "agree", "b": "skipped", "c": ["space-prefix", "k1"]}
+    assert record_json(record)["verdicts"] == {"a": "agree", "b": "skipped", "c": ["space-prefix", "k1"]}
 
 
 def test_a_backend_is_registered_once():

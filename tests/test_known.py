@@ -135,15 +135,15 @@ def test_a_decode_entry_is_stale_only_in_a_run_that_decoded():
 
 
 def test_an_entry_can_ask_for_words_in_the_evidence():
-    from tokparity.results import Mismatch
+    from tokparity.records import Mismatch
 
     (entry,) = parse_known('[[divergence]]\nid = "x"\nmodels = ["m"]\nbackends = ["b"]\nclasses = ["decode-roundtrip"]\n'
                            'evidence = "unk_surface"\nreason = "r"\nupstream = "u"\n', "k.toml")
     base = dict(model="m", corpus="c", case_id="1", tags={}, oracle="o", backend="b", cls="decode-roundtrip",
                 stage="decode", first_diff=0, text="t", oracle_ids=[], backend_ids=[], oracle_pieces=[],
                 backend_pieces=[])
-    assert entry.matches(Mismatch(**base, evidence="decodes as ' ⁇ ' (SentencePiece's unk_surface)"))
-    assert not entry.matches(Mismatch(**base, evidence="differ only in leading spaces"))
+    assert entry.matches(Mismatch.of(**base, evidence="decodes as ' ⁇ ' (SentencePiece's unk_surface)"))
+    assert not entry.matches(Mismatch.of(**base, evidence="differ only in leading spaces"))
     with pytest.raises(TokparityError, match=r"k.toml: divergence 'x': bad evidence regex"):
         parse_known('[[divergence]]\nid = "x"\nmodels = ["m"]\nbackends = ["b"]\nclasses = ["c"]\nevidence = "("\n'
                     'reason = "r"\nupstream = "u"\n', "k.toml")

@@ -29,10 +29,10 @@ from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
-from tokparity.journal import AGREE, SKIPPED, CaseRecord, Verdict
 from tokparity.options import CompareOptions
 from tokparity.oracle import choose_oracle
-from tokparity.results import Mismatch, Results
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.results import Results, RunSummary
 from tokparity.tally import Tally, tally_keys
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
@@ -144,7 +144,7 @@ class ModelRun:
         self.tally = Tally(self.model, self.chain, list(self.backends), options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
-        self.diagnosis = ModelDiagnosis(self.tally, reference, self.vocab)
+        self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
         self._stage_ref: Backend | None = None
 
     def close(self) -> None:
@@ -159,6 +159,15 @@ class ModelRun:
             self.backends.popitem()[1].close()
         gc.unfreeze()  # what collector_paused() froze: collected as usual from here on
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
+
+    def diagnose(self, corpora: list[str] | None) -> None:
+        """Name the causes of the judgements counted so far (tokparity.diagnose.model; ``corpora``:
+        where the agreeing cases are read again, None for none)."""
+        self.diagnosis.diagnose_all(self.tally.judgements, self.tally.not_agreeing, corpora)
+
+    def finish(self) -> list[RunSummary]:
+        """The model's summaries, each judgement decided with what the diagnosis named of it."""
+        return self.tally.finish(self.diagnosis.named(self.tally.judgements))
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],
                         ref_answer: Answer | None = None) -> Backend:
@@ -225,27 +234,30 @@ class ModelRun:
         oracle = answers[oracle_name]
         decoded: Decoded = {}  # --decode: each backend's text for the oracle's ids
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
-        record = CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tally_keys(case),
-                            seconds={name: ans.seconds for name, ans in answers.items()})
+        verdicts: dict[str, Verdict] = {}
+        judgements: list[Judgement] = []
         for name in self.tally.compared:
             if name == oracle_name:
                 continue
             ans = answers[name]
+            judgement: Judgement | None = None
             if ans.status == "skipped":
-                record.verdicts[name] = SKIPPED
-            elif ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
-                record.verdicts[name] = AGREE
-                mismatch = self._decode_mismatch(case, name, ans.ids, decoded) if self.options.decode else None
-                if mismatch is not None:
-                    mismatch.partition = partition = partition or _partition(answers)
-                    record.verdicts[name] = Verdict.differs(mismatch.cls)
-                    record.mismatches.append(mismatch)
+                verdicts[name] = SKIPPED
+                continue
+            if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
+                verdicts[name] = AGREE
+                if self.options.decode:
+                    partition = partition or _partition(answers)
+                    judgement = self._decode_mismatch(case, name, ans.ids, decoded, partition)
             else:
-                mismatch = self.mismatch(case, oracle_name, oracle, name, ans, answers.get("ref"))
-                mismatch.partition = partition = partition or _partition(answers)
-                record.verdicts[name] = Verdict.differs(mismatch.cls)
-                record.mismatches.append(mismatch)
-        return record
+                partition = partition or _partition(answers)
+                judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition)
+            if judgement is not None:
+                verdicts[name] = Verdict.differs(judgement.cls)
+                judgements.append(judgement)
+        return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tuple(tally_keys(case)), verdicts,
+                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements),
+                          seconds={name: ans.seconds for name, ans in answers.items()})
 
     def _decode(self, name: str, ids: list[int], decoded: Decoded) -> str | CaseFailure | None:
         """``name``'s text for ``ids`` (None: it has no decode; a CaseFailure: it failed), once per case."""
@@ -260,9 +272,9 @@ class ModelRun:
                 decoded[name] = CaseFailure(f"{type(e).__name__}: {e}")
         return decoded[name]
 
-    def _decode_mismatch(self, case: Case, name: str, ids: list[int],
-                         decoded: Decoded) -> Mismatch | None:
-        """With --decode: the ids both sides agree on, decoded by each; a Mismatch if the texts
+    def _decode_mismatch(self, case: Case, name: str, ids: list[int], decoded: Decoded,
+                         partition: list[list[str]]) -> Judgement | None:
+        """With --decode: the ids both sides agree on, decoded by each; a Judgement if the texts
         differ. Golden ids cannot decode by themselves, so the next oracle in the chain decodes."""
         decoder = next((n for n in self.chain if n != "golden" and n in self.backends), None)
         if decoder is None or decoder == name:
@@ -276,15 +288,15 @@ class ModelRun:
         verdict = classify_decode_failure(decoder, want, name, got) or \
             classify_decode(case.text, cast(str, want), cast(str, got), unk)
         pieces = _pieces(self.vocab, ids)
-        return Mismatch(
+        return Judgement(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,
             backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
-            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces)
+            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces, partition=partition)
 
-    def mismatch(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
-                 ref_answer: Answer | None = None) -> Mismatch:
-        """The mismatch of backend ``name``'s answer ``ans`` against the oracle's on ``case``: its
-        symptom class, the first stage and token where they part."""
+    def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
+                  ref_answer: Answer | None = None, partition: list[list[str]] | None = None) -> Judgement:
+        """Backend ``name``'s answer ``ans`` against the oracle's on ``case``: its symptom class, the
+        first stage and token where they part (``partition``: who agrees with whom on the case)."""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
                 f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
@@ -300,11 +312,11 @@ class ModelRun:
             first = divergence.first[0] if divergence.first is not None else 0
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
-        return Mismatch(
+        return Judgement(
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
             oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
-            backend_pieces=_pieces(self.vocab, ans.ids),
+            backend_pieces=_pieces(self.vocab, ans.ids), partition=partition or [],
         )
 
 class JudgedCases:

@@ -45,48 +45,18 @@ import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
-from tokparity.results import Mismatch, json_text
+from tokparity.known import KnownList
+from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
+from tokparity.results import json_text
 
 JOURNAL_FILE = "cases.jsonl"
 FORMAT = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A compared backend's verdict on one case: it ``agree``s with the oracle, it is ``skipped``
-    (it has no answer for this text, like golden ids of other texts), or it is a ``mismatch`` of
-    class ``cls``, explained by the known divergence ``known`` ("" when none does).
-
-    A journal writes ``"agree"``, ``"skipped"`` or ``[cls, known]``."""
-
-    kind: str  # agree | skipped | mismatch
-    cls: str = ""
-    known: str = ""
-
-    @classmethod
-    def differs(cls, symptom: str, known: str = "") -> Verdict:
-        return cls("mismatch", symptom, known)
-
-    @property
-    def mismatch(self) -> bool:
-        return self.kind == "mismatch"
-
-    def to_json(self) -> str | list[str]:
-        return [self.cls, self.known] if self.mismatch else self.kind
-
-    @classmethod
-    def from_json(cls, x: str | list[str]) -> Verdict:
-        """The verdict a journal holds (checked already: ``_verdict``)."""
-        return AGREE if x == "agree" else SKIPPED if x == "skipped" else cls.differs(x[0], x[1])
-
-
-AGREE, SKIPPED = Verdict("agree"), Verdict("skipped")
 
 
 class BadJournal(TokparityError):
@@ -98,7 +68,6 @@ class Damaged(ValueError):
     place (``DIR/cases.jsonl:LINE: …``)."""
 
 
-_MISMATCH_FIELDS = [f.name for f in fields(Mismatch)]  # a flat copy: asdict's deep copy costs more than JSON
 BIGGEST = 2**63  # ids, positions and lengths beyond this are not tokparity's
 
 # -- checking what a journal says (it may have been edited, damaged, or written by someone else) --
@@ -144,28 +113,39 @@ def _tags(x: object) -> bool:
                                        for k, v in x.items())
 
 
-# A Mismatch field's annotation -> what its value must be (tests/robustness check every field is here).
-FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
-    "str": _text, "int": _count, "dict": _tags, "list[int]": _ids, "list[str]": _texts,
-    "list[list[str]]": lambda x: isinstance(x, list) and all(_texts(t) for t in x),
+def _lists_of_texts(x: object) -> bool:
+    return isinstance(x, list) and all(_texts(t) for t in x)
+
+
+# Each field of a journaled mismatch (tokparity.records.ROW_FIELDS) -> what its value must be, and
+# what a message calls that; the judgement's fields are required, the decision's may be left out.
+ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "model": (_text, "str"), "corpus": (_text, "str"), "case_id": (_text, "str"), "tags": (_tags, "dict"),
+    "oracle": (_text, "str"), "backend": (_text, "str"), "cls": (_text, "str"), "evidence": (_text, "str"),
+    "stage": (_text, "str"), "first_diff": (_count, "int"), "text": (_text, "str"), "oracle_ids": (_ids, "list[int]"),
+    "backend_ids": (_ids, "list[int]"), "oracle_pieces": (_texts, "list[str]"),
+    "backend_pieces": (_texts, "list[str]"), "known": (_text, "str"), "partition": (_lists_of_texts, "list[list[str]]"),
+    "cause": (_text, "str"), "cause_evidence": (_text, "str"), "variants": (_texts, "list[str]"),
+    "alternatives": (_lists_of_texts, "list[list[str]]"),
 }
+ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives")
 
 
 def check_mismatch(d: object, where: str = "a mismatch") -> dict:
-    """``d`` if it is a Mismatch as ``to_json`` wrote it (every field the right type), else ``Damaged``."""
+    """``d`` if it is a mismatch as a journal writes it (every field the right type), else ``Damaged``."""
     if not isinstance(d, dict):
         raise Damaged(f"{where} is not an object")
-    unknown = set(d) - set(_MISMATCH_FIELDS)
+    unknown = set(d) - set(ROW_FIELDS)
     if unknown:
         raise Damaged(f"{where} has unknown fields {sorted(unknown)[:3]}")
-    for f in fields(Mismatch):
-        if f.name not in d:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise Damaged(f"{where} lacks {f.name!r}")
+    for name in ROW_FIELDS:
+        if name not in d:
+            if name not in ROW_OPTIONAL:
+                raise Damaged(f"{where} lacks {name!r}")
             continue
-        check = FIELD_CHECKS.get(str(f.type))
-        if check is not None and not check(d[f.name]):
-            raise Damaged(f"{where}: {f.name!r} is {_shown(d[f.name])}, not a {f.type}")
+        check, kind = ROW_CHECKS[name]
+        if not check(d[name]):
+            raise Damaged(f"{where}: {name!r} is {_shown(d[name])}, not a {kind}")
     return d
 
 
@@ -197,52 +177,44 @@ RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
 REQUIRED = ("model", "n", "case_id", "corpus")
 
 
-@dataclass
-class CaseRecord:
-    """One case of one model, judged: what ``Tally.apply`` needs to count it, and no more.
-
-    ``verdicts`` maps each compared backend to its ``Verdict``. ``too_long`` is the text's length
-    when the case was not run for ``--max-chars``."""
-
-    model: str
-    n: int  # the case's position in the model's stream of cases (corpora in order)
-    case_id: str
-    corpus: str
-    oracle: str = ""
-    tally: list[str] = field(default_factory=list)  # the tag keys of the report's rate table
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-    mismatches: list[Mismatch] = field(default_factory=list)
-    too_long: int = 0
-    unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
-    causes: dict[str, str] = field(default_factory=dict)  # fuzz: the cause each mismatch was counted under
-    seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
-    line: int = 0  # where a journal holds it (read back for a resume; not journaled)
-
-    def to_json(self, with_mismatches: bool = True, slot: int | None = None) -> dict:
-        d = {"model": self.model, "n": self.n, "case_id": self.case_id, "corpus": self.corpus}
-        if slot is not None:  # the model's position on the command line: the journal's key
-            d["slot"] = slot
-        if self.too_long:
-            d["too_long"] = self.too_long
-            if self.unread:
-                d["unread"] = True
-            return d
-        d.update(oracle=self.oracle, tally=self.tally,
-                 verdicts={name: verdict.to_json() for name, verdict in self.verdicts.items()})
-        if self.causes:
-            d["causes"] = self.causes
-        if with_mismatches and self.mismatches:
-            d["mismatches"] = [{name: getattr(m, name) for name in _MISMATCH_FIELDS} for m in self.mismatches]
+def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None,
+                known: KnownList | None = None) -> dict:
+    """A journal line's object for ``record``; ``slot``: the model's position on the command line
+    (the journal's key); ``with_mismatches``: each mismatch's fields too (fuzz keeps counts only).
+    ``known``: the list whose entry each mismatch matches as judged is noted in its verdict and its
+    fields (a resume decides again, once diagnosed; fuzz records carry their decisions already)."""
+    if known is not None and record.mismatches:
+        found = {m.backend: known.find(m) for m in record.mismatches}
+        record = replace(record, verdicts={name: Verdict.differs(v.cls, found[name]) if name in found else v
+                                           for name, v in record.verdicts.items()},
+                         mismatches=tuple(Mismatch(m.judgement, replace(m.decision, known=found[m.backend]))
+                                          for m in record.mismatches))
+    d = {"model": record.model, "n": record.n, "case_id": record.case_id, "corpus": record.corpus}
+    if slot is not None:
+        d["slot"] = slot
+    if record.too_long:
+        d["too_long"] = record.too_long
+        if record.unread:
+            d["unread"] = True
         return d
+    d.update(oracle=record.oracle, tally=record.tally,
+             verdicts={name: verdict.to_json() for name, verdict in record.verdicts.items()})
+    if record.causes:
+        d["causes"] = record.causes
+    if with_mismatches and record.mismatches:
+        d["mismatches"] = [m.fields() for m in record.mismatches]
+    return d
 
-    @classmethod
-    def from_json(cls, d: dict) -> CaseRecord:
-        """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
-        check_record(d)
-        return cls(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
-                   oracle=d.get("oracle", ""), tally=list(d.get("tally", [])), verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
-                   mismatches=[Mismatch(**m) for m in d.get("mismatches", [])], too_long=d.get("too_long", 0),
-                   unread=bool(d.get("unread", False)), causes=dict(d.get("causes", {})))
+
+def read_record(d: dict) -> CaseRecord:
+    """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
+    check_record(d)
+    return CaseRecord(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
+                      oracle=d.get("oracle", ""), tally=tuple(d.get("tally", ())),
+                      verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
+                      mismatches=tuple(Mismatch.from_fields(m) for m in d.get("mismatches", ())),
+                      too_long=d.get("too_long", 0), unread=bool(d.get("unread", False)),
+                      causes=dict(d.get("causes", {})))
 
 
 def check_record(d: dict) -> None:
@@ -469,11 +441,12 @@ class Journal:
     def write(self, record: CaseRecord, slot: int | None = None) -> None:
         self.write_many([record], slot)
 
-    def write_many(self, records: list[CaseRecord], slot: int | None = None) -> None:
+    def write_many(self, records: list[CaseRecord], slot: int | None = None, known: KnownList | None = None) -> None:
         """One write and one flush for a batch of records (each on its own line); ``slot``: the
-        model's position on the command line, which keys its records (two models may share a name)."""
+        model's position on the command line, which keys its records (two models may share a name);
+        ``known``: see ``record_json``."""
         if records:
-            text = "".join(json_text(r.to_json(self.with_mismatches, slot)) + "\n" for r in records)
+            text = "".join(json_text(record_json(r, self.with_mismatches, slot, known)) + "\n" for r in records)
             self._write(text)
             self.written += len(records)
 
@@ -507,10 +480,9 @@ class Journal:
             if model is not None and not self._mine(d, model, slot):
                 continue
             try:  # (check_lines read them all when the journal was reopened; a file may change since)
-                record = CaseRecord.from_json(d)
+                record = replace(read_record(d), line=lineno)
             except Damaged as e:
                 raise self.damaged(lineno, str(e)) from None
-            record.line = lineno
             done = seen.setdefault(d.get("slot"), DoneSet())
             if record.n in done:
                 self.duplicates.add(lineno)

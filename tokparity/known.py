@@ -35,7 +35,7 @@ from pathlib import Path
 import regex
 
 from tokparity.errors import TokparityError
-from tokparity.results import Mismatch
+from tokparity.records import Mismatch
 
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
 LISTS = ("models", "backends", "classes", "case_ids")  # lists of strings
@@ -96,16 +96,24 @@ class KnownList:
         self._for_run: dict[tuple[str, str], list[KnownDivergence]] = {}
 
     def match(self, m: Mismatch) -> str:
-        """The id of the first entry that explains ``m``, or ``""``."""
+        """The id of the first entry that explains ``m``, or ``""``; that entry's hits count it."""
+        entry = self._first(m)
+        if entry is None:
+            return ""
+        entry.hits += 1
+        return entry.id
+
+    def find(self, m: Mismatch) -> str:
+        """``match`` without counting a hit (what a journal line notes of a case as judged)."""
+        entry = self._first(m)
+        return entry.id if entry is not None else ""
+
+    def _first(self, m: Mismatch) -> KnownDivergence | None:
         key = (m.model, m.backend)
         candidates = self._for_run.get(key)
         if candidates is None:  # the model and backend patterns, matched once per run
             candidates = self._for_run[key] = [e for e in self.entries if e.covers_run(*key)]
-        for e in candidates:
-            if e.matches(m):
-                e.hits += 1
-                return e.id
-        return ""
+        return next((e for e in candidates if e.matches(m)), None)
 
     def entry(self, entry_id: str) -> KnownDivergence | None:
         return next((e for e in self.entries if e.id == entry_id), None)

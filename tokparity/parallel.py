@@ -44,10 +44,11 @@ from typing import Any, cast
 from tokparity import __version__
 from tokparity.compare import JudgedCases, ModelRun, too_long_message
 from tokparity.corpus import load_corpus
-from tokparity.diagnose.model import ModelDiagnosis
+from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
 from tokparity.errors import TokparityError
-from tokparity.journal import CaseRecord, DoneSet, holding_ctrl_c
+from tokparity.journal import DoneSet, holding_ctrl_c
 from tokparity.options import WORKER_OPTIONS, CompareOptions
+from tokparity.records import CaseRecord
 from tokparity.results import Results
 from tokparity.tally import Tally
 from tokparity.zoo import resolve_model
@@ -112,8 +113,8 @@ def _worker(conn: Connection) -> None:
                     batch, sent = [], time.monotonic()
             conn.send(("records", task.index, batch))
             if whole:
-                run.diagnosis.diagnose_all(corpora)
-                conn.send(("causes", task.index, run.diagnosis.named()))
+                run.diagnose(corpora)
+                conn.send(("causes", task.index, run.diagnosis.named(run.tally.judgements)))
             run.close()
             closed = True
             conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
@@ -175,7 +176,7 @@ class ModelLedger:
         self.next_n = 0
         self.shards_done = 0
         self.total = 0
-        self.causes: dict | None = None  # named by the worker that judged the whole model
+        self.causes: Diagnosed | None = None  # named by the worker that judged the whole model
 
     @property
     def ledger(self) -> Tally:
@@ -232,7 +233,7 @@ class ModelLedger:
                 if (record.n + 1) % 500 == 0:
                     options.say(f"{self.model.name}: {record.n + 1} cases")
             if options.journal is not None:
-                options.journal.write_many(applied, self.index)  # keyed by position
+                options.journal.write_many(applied, self.index, options.known)  # keyed by position
 
     def end(self, options: CompareOptions, runner: str) -> None:
         """Every record is in (``runner``: the flag, for the message if one is not)."""
@@ -427,10 +428,12 @@ def merge_models(state: list[ModelLedger], results: Results, corpora: list[str])
     for m in state:
         if m.tally is None:
             continue
-        diagnosis = ModelDiagnosis(m.tally)
-        if m.finished and not (m.causes and diagnosis.take(m.causes)):
-            diagnosis.diagnose_all(corpora)  # here, in case order: the workers' records are all in
-        m.results.runs.extend(m.tally.finish())
+        tally = m.tally
+        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options)
+        if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
+            # here, in case order: the workers' records are all in
+            diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
+        m.results.runs.extend(tally.finish(diagnosis.named(tally.judgements)))
         results.absorb(m.results)
 
 

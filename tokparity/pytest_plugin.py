@@ -39,7 +39,8 @@ import pytest
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
-from tokparity.results import Mismatch, Results
+from tokparity.records import Mismatch
+from tokparity.results import Results
 from tokparity.textview import visible
 
 if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest loads the plugin
@@ -162,23 +163,24 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     opened = _open_run(engine, model, oracle, add_special, parse_special)
     run = opened.run
     # A tally of this call's cases alone (the run, its backends loaded, serves every call)
-    tally = Tally(run.model, run.chain, list(run.backends), run.options, Results(tokparity="", options={}))
+    results = Results(tokparity="", options={})
+    tally = Tally(run.model, run.chain, list(run.backends), run.options, results)
     n = 0
     for record in run.judged(enumerate(_cases(corpus, texts))):
         tally.apply(record)
         n += 1
-    found = [m for m in tally.mismatches() if m.backend == opened.engine]
-    if found:
-        diagnosis = ModelDiagnosis(tally, opened.reference, run.vocab)
-        diagnosis.diagnose_all([corpus] if texts is None and corpus else None)
+    if any(j.backend == opened.engine for j in tally.judgements):
+        diagnosis = ModelDiagnosis(run.model.name, str(run.model.primary[1]), run.options, opened.reference, run.vocab)
+        diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, [corpus] if texts is None and corpus else None)
         opened.reference = diagnosis.reference  # (Hypothesis shrinks by failing again and again)
-        summary = next(s for s in tally.finish() if s.backend == opened.engine)
+        summary = next(s for s in tally.finish(diagnosis.named(tally.judgements)) if s.backend == opened.engine)
+        found = [m for m in results.mismatches if m.backend == opened.engine]
         head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {n} cases of "
                 f"{'the given texts' if texts is not None else repr(corpus)} ({run.model.name}):")
         if summary.root_cause:
             verdict = summary.root_cause
-            head += (f"\n  root cause: {verdict['cause']} (the reference with it gives the engine's ids on "
-                     f"{verdict['explains']} of {verdict['mismatches']} mismatching cases)")
+            head += (f"\n  root cause: {verdict.cause} (the reference with it gives the engine's ids on "
+                     f"{verdict.explains} of {verdict.mismatches} mismatching cases)")
         elif summary.causes:
             head += "\n  causes: " + ", ".join(f"{cause} {k}" for cause, k in summary.causes.items())
         counts = Counter(m.cls for m in found).most_common()

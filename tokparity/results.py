@@ -1,14 +1,16 @@
 """What a run produces, as plain data: the renderers in ``tokparity.report`` only read this.
 
-``Mismatch``  one case where a backend disagrees with the oracle, classified
 ``RunSummary`` one model × backend against its oracle (the rows of summary.json's ``runs``)
-``Results``   everything of one run, with ``to_json`` giving summary.json's keys
+``Results``   everything of one run, with ``to_json`` giving summary.json's keys; its mismatches
+              are ``tokparity.records.Mismatch`` rows (Judgement, Decision, Diagnosis)
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+
+from tokparity.records import Mismatch, RootCause
 
 # json.dumps(value, ensure_ascii=False) without building an encoder per call or tracking
 # containers for cycles (records have none): the same text, a third faster. The journal writes
@@ -24,38 +26,6 @@ CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class
 
 
 @dataclass
-class Mismatch:
-    model: str
-    corpus: str
-    case_id: str
-    tags: dict
-    oracle: str
-    backend: str
-    cls: str
-    evidence: str
-    stage: str  # the first stage that disagrees: normalize | pre_tokenize | model | unknown
-    first_diff: int  # index of the first differing token (in the oracle's ids)
-    text: str
-    oracle_ids: list[int]
-    backend_ids: list[int]
-    oracle_pieces: list[str]
-    backend_pieces: list[str]
-    known: str = ""  # the known-divergence entry that explains it, if any
-    partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
-    # The root cause (tokparity.diagnose): catalogue names "+"-joined, "" when nothing reproduces
-    # the backend's ids; how it was shown; the variants of the reference that reproduce them.
-    cause: str = ""
-    cause_evidence: str = ""
-    variants: list[str] = field(default_factory=list)
-    alternatives: list[list[str]] = field(default_factory=list)  # other variant sets that reproduce them too
-
-    def row(self) -> dict:
-        d = dict(vars(self))  # flat: the report writers only read it (asdict's deep copy was most of their time)
-        d["class"] = d.pop("cls")
-        return d
-
-
-@dataclass
 class RunSummary:
     model: str
     oracle: str
@@ -67,8 +37,7 @@ class RunSummary:
     skipped: int = 0  # cases the backend cannot answer (golden without that text)
     ties: int = 0  # mismatches that are ties of equal score (model.viterbi-tie): reported, not failing
     causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
-    # the run's verdict: {"cause", "variants", "explains", "mismatches", "keeps", "agreements"}
-    root_cause: dict | None = None
+    root_cause: RootCause | None = None  # the run's verdict (tokparity.diagnose.verdict)
     oracle_why: str = ""  # why that oracle judges this model (tokparity.oracle)
 
 

@@ -52,7 +52,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
                 _run_model(run, corpora, options, slot)
             finally:
                 run.close()
-                results.runs.extend(run.tally.finish())
+                results.runs.extend(run.finish())
     except KeyboardInterrupt:
         results.interrupted = True
     return _finish(results, options, started)
@@ -82,12 +82,12 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot:
             for record in batch:
                 run.tally.apply(record)
             if journal is not None:
-                journal.write_many(batch, slot)
+                journal.write_many(batch, slot, options.known)
         if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
             options.say(f"{run.model.name}: {batch[-1].n + 1} cases")
     options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.tally.summaries.values())} "
                 f"mismatches against {'/'.join(run.chain)}")
-    run.diagnosis.diagnose_all(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
+    run.diagnose(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
 
 
 def duplicates_note(journal: Journal) -> str:

@@ -3,7 +3,9 @@ mismatches by class and by cause, unexplained), the tag rates, the notes on case
 and the model's mismatches in case order.
 
     CaseRecord (judged here, in a worker, on a Ray actor, or replayed from the journal)
-        ──► Tally.apply ──► summaries, tag rates, mismatches ──► finish ──► RunSummary per backend
+        ──► Tally.apply: cases, skips, tag rates; each Judgement kept, in case order
+    Diagnosed (tokparity.diagnose.model, over those judgements)
+        ──► Tally.finish: decide each (tokparity.decide), count each Decision once ──► RunSummary per backend
 
 Every way of running cases counts with this one type, in case order: compare in one process, the
 ``--jobs`` parent and the Ray driver (``parallel.ModelLedger``), fuzz, regress and the pytest
@@ -15,10 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokparity.journal import AGREE, SKIPPED, BadJournal, CaseRecord, DoneSet, Journal, Verdict
+from tokparity.decide import decide
+from tokparity.diagnose.model import Diagnosed
+from tokparity.journal import BadJournal, DoneSet, Journal
 from tokparity.options import CompareOptions
 from tokparity.oracle import choose_oracle
-from tokparity.results import TOO_LONG_LISTED, Mismatch, Results, RunSummary
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch
+from tokparity.results import TOO_LONG_LISTED, Results, RunSummary
 
 if TYPE_CHECKING:
     from tokparity.corpus import Case
@@ -37,8 +42,9 @@ def compared_backends(chain: list[str], backend_names: list[str]) -> list[str]:
 
 
 class Tally:
-    """One model's counts, into ``results`` (its mismatches are ``results.mismatches`` from the
-    moment the tally is made: models are counted one after another)."""
+    """One model's counts, into ``results``: ``apply`` counts what a verdict says at once (cases,
+    skips, mismatches, tag rates) and keeps each Judgement; ``finish`` decides each once its
+    diagnosis is in, and counts the decisions (classes, causes, known, unexplained, ties)."""
 
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], options: CompareOptions,
                  results: Results):
@@ -47,22 +53,18 @@ class Tally:
         self.summaries = {n: RunSummary(model.name, "/".join(chain), n) for n in self.compared}
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
         self.oracles_used: set[str] = set()
-        # By position, not by name: two models of a run may share a name (two tokenizer.json).
-        self.first = len(results.mismatches)
-        self._symptoms: dict[int, str] = {}  # id(mismatch) -> its class before a cause changed it
+        self.judgements: list[Judgement] = []  # this model's, in case order, until finish decides them
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing: dict = results.timing.setdefault(model.name, {"load": 0.0, "backends": {}})
         if options.known:
             for n in self.compared:
                 options.known.note_run(model.name, n, decoding=options.decode)
 
-    def mismatches(self) -> list[Mismatch]:
-        """This model's mismatches, in case order."""
-        return self.results.mismatches[self.first:]
-
     def apply(self, record: CaseRecord) -> None:
-        """Count one judged case into the summaries, the tag rates and the mismatches. The same
-        code counts a case judged now and one replayed from the journal of an interrupted run."""
+        """Count one judged case. The same code counts a case judged now and one replayed from
+        the journal of an interrupted run. A mismatch whose judgement the record holds is decided
+        at ``finish``; one without (fuzz keeps only the class of most cases) is counted as its
+        verdict and the record's cause say."""
         if record.too_long:
             self._note_too_long(record)
             return
@@ -70,7 +72,7 @@ class Tally:
         spent = self.timing["backends"]
         for name, seconds in record.seconds.items():
             spent[name] = spent.get(name, 0.0) + seconds
-        by_backend = {m.backend: m for m in record.mismatches}
+        judged_by = {m.backend: m.judgement for m in record.mismatches}
         judged = mismatched = 0
         for name, verdict in record.verdicts.items():
             summary = self.summaries.get(name)
@@ -87,17 +89,14 @@ class Tally:
             if verdict == AGREE:
                 continue
             self.not_agreeing[name].add(record.n)
-            cls, known = verdict.cls, verdict.known
-            mismatch = by_backend.get(name)
-            if mismatch is not None:  # (fuzz journals keep the class, not the whole mismatch)
-                if self.options.known:
-                    mismatch.known = known = self.options.known.match(mismatch)
-                record.verdicts[name] = Verdict.differs(cls, known)
-                self.results.mismatches.append(mismatch)
             summary.mismatches += 1
-            summary.unexplained += 0 if known else 1
-            summary.classes[cls] = summary.classes.get(cls, 0) + 1
             mismatched += 1
+            judgement = judged_by.get(name)
+            if judgement is not None:
+                self.judgements.append(judgement)
+            else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
+                self._count(name, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
+                            count_cause=False)
         if judged:  # the tag rates count (case, backend) pairs
             for key in record.tally:
                 rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
@@ -126,68 +125,44 @@ class Tally:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
                                   "line_bytes" if record.unread else "chars": record.too_long})
 
-    # -- classes changed by a cause ---------------------------------------------------------------
-
-    def symptom(self, m: Mismatch) -> str:
-        """The class the rules gave ``m``, before its cause set it."""
-        return self._symptoms.get(id(m), m.cls)
-
-    def set_class(self, m: Mismatch, cls: str) -> None:
-        """``m``'s class, changed (by its cause) in its backend's counts too."""
-        if cls == m.cls:
-            return
-        self._symptoms.setdefault(id(m), m.cls)
-        classes = self.summaries[m.backend].classes
-        classes[m.cls] -= 1
-        if not classes[m.cls]:
-            del classes[m.cls]
-        classes[cls] = classes.get(cls, 0) + 1
-        m.cls = cls
+    def _count(self, backend: str, decision: Decision, count_cause: bool = True) -> None:
+        """One mismatch's decision, into its backend's summary."""
+        summary = self.summaries[backend]
+        summary.classes[decision.cls] = summary.classes.get(decision.cls, 0) + 1
+        if decision.tie:
+            summary.ties += 1
+        elif not decision.known:
+            summary.unexplained += 1
+        if decision.cause and count_cause:
+            summary.causes[decision.cause] = summary.causes.get(decision.cause, 0) + 1
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, count_causes: bool = True) -> list[RunSummary]:
-        """The summaries, each naming the oracles that really judged its cases (golden ids only
-        where they had the text), with their causes counted (``count_causes``: from the mismatches
-        listed; fuzz lists only its findings and counts causes over every case itself)."""
-        if count_causes:
-            self._count_causes()
+    def finish(self, diagnosed: Diagnosed | None = None,
+               causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
+        """Each kept judgement decided with its diagnosis (``diagnosed``: None, or fewer diagnoses
+        than judgements, when the run stopped before naming causes) and counted, into the
+        results' mismatches in case order; the summaries, each naming its verdict and the oracles
+        that really judged its cases (golden ids only where they had the text). ``causes``: per
+        backend, the causes of the cases counted by their verdicts, as the runner counted them
+        (fuzz: those of failures, as its findings settled them)."""
+        diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
+        known = self.options.known
+        for i, judgement in enumerate(self.judgements):
+            diagnosis = diagnoses[i] if i < len(diagnoses) else None
+            decision = decide(judgement, diagnosis, known)
+            self._count(judgement.backend, decision)
+            self.results.mismatches.append(Mismatch(judgement, decision, diagnosis))
+        self.judgements = []
+        if diagnosed is not None:
+            self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
-        for s in self.summaries.values():
+        for name, s in self.summaries.items():
+            for cause, n in (causes or {}).get(name, {}).items():
+                s.causes[cause] = s.causes.get(cause, 0) + n
+            s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
             s.oracle, s.oracle_why = used, why
+            if diagnosed is not None and name in diagnosed.root_causes:
+                s.root_cause = diagnosed.root_causes[name]
         return list(self.summaries.values())
-
-    def _count_causes(self) -> None:
-        """The summaries' causes, ties and known divergences once causes are named: a class that
-        changed is matched against the known list again; a known case without a reproduced cause
-        carries its entry's reviewed one; a tie is reported apart, not as a failure."""
-        known = self.options.known
-        for m in self.mismatches():
-            summary = self.summaries.get(m.backend)
-            if summary is None:
-                continue
-            before = bool(m.known)
-            if known is not None:
-                if m.known and (entry := known.entry(m.known)) is not None:
-                    entry.hits -= 1
-                m.known = known.match(m)
-                if m.known and not m.cause:
-                    self.reviewed_cause(m)
-            tie = m.cause == "model.viterbi-tie" and not m.known
-            summary.unexplained += (0 if before else -1) + (0 if m.known or tie else 1)
-            summary.ties += 1 if tie else 0
-            if m.cause:
-                summary.causes[m.cause] = summary.causes.get(m.cause, 0) + 1
-        for summary in self.summaries.values():
-            summary.causes = dict(sorted(summary.causes.items(), key=lambda kv: -kv[1]))
-
-    def reviewed_cause(self, mismatch: Mismatch) -> None:
-        """A known divergence whose cause no variant reproduces (a crash, text dropped by a
-        converter) carries the cause its entry was reviewed with."""
-        assert self.options.known is not None
-        entry = self.options.known.entry(mismatch.known)
-        if entry is not None and entry.cause:
-            mismatch.cause = entry.cause
-            mismatch.cause_evidence = (f"reviewed, not reproduced: the known divergence {entry.id!r} says so "
-                                       f"({entry.upstream})")

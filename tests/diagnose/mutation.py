@@ -38,7 +38,8 @@ import pytest
 
 from tokparity.corpus import load_corpus
 from tokparity.options import CompareOptions
-from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.records import Mismatch
+from tokparity.results import Results, RunSummary
 from tokparity.run import run_compare
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"

@@ -66,7 +66,7 @@ def test_greedy_keeps_its_cause_where_it_looks_like_a_tie(runs):
     assert not any(m.cause == "model.viterbi-tie" for m in run.mismatches(GREEDY.bug))
     reclaimed = [m for m in run.mismatches(GREEDY.bug) if "merges of equal priority" in m.cause_evidence]
     assert reclaimed, "the corpus no longer has a greedy case that a tie also explains"
-    assert summary.root_cause["explains"] == summary.mismatches
+    assert summary.root_cause.explains == summary.mismatches
 
 
 # --- distinct pieces of equal score: Llama 2's whitespace pieces ------------------------------------

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.records import Mismatch
 from tokparity.report.ci import FAILURE_CASES, append_step_summary, render_junit, write_junit, xml_safe
-from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.results import Results, RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = "mine=cmd:{python} " + str(ROOT / "tests" / "engines" / "greedy_engine.py") + " {gguf}"
@@ -142,10 +143,10 @@ HOSTILE = "a\x01b\x00c\x0b\x1b[31m\ud800\ufffe]]><&\"'\u2028 end"
 
 
 def hostile_results() -> Results:
-    m = Mismatch(model="m\x02odel", corpus="c\x03", case_id="id\x04]]>", tags={}, oracle="or\x05", backend="b\x06<",
+    m = Mismatch.of(model="m\x02odel", corpus="c\x03", case_id="id\x04]]>", tags={}, oracle="or\x05", backend="b\x06<",
                  cls="merge-order", evidence="e\x07", stage="model", first_diff=0, text=HOSTILE,
                  oracle_ids=[1, 2], backend_ids=[3], oracle_pieces=["\x08x", "y\x0c"], backend_pieces=["\ud801z"])
-    k = Mismatch(**{**m.__dict__, "case_id": "known-1", "known": "k\x0e"})
+    k = Mismatch.of(**{**m.fields(), "case_id": "known-1", "known": "k\x0e"})
     run = RunSummary("m\x02odel", "or\x05", "b\x06<", cases=3, mismatches=2, unexplained=1, classes={"merge-order": 2})
     return Results(tokparity="0", runs=[run], mismatches=[m, k])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tokparity.records import Mismatch
 from tokparity.report.pieces import BYTE_LEVEL, PLAIN, SPM, piece_style, readable
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import comparison, most_telling, prompt_like
-from tokparity.results import Mismatch
 from tokparity.vocab import load_vocab
 
 
@@ -62,7 +62,7 @@ def test_prompt_like(text, expected):
 
 
 def _mismatch(corpus: str, case_id: str, text: str, oracle: list[int], backend: list[int], **kw) -> Mismatch:
-    return Mismatch(model="m", corpus=corpus, case_id=case_id, tags=kw.pop("tags", {}), oracle="o", backend="b",
+    return Mismatch.of(model="m", corpus=corpus, case_id=case_id, tags=kw.pop("tags", {}), oracle="o", backend="b",
                     cls="merge-order", evidence="", stage="model", first_diff=0, text=text, oracle_ids=oracle,
                     backend_ids=backend, oracle_pieces=[f"▁{i}" for i in oracle],
                     backend_pieces=[f"▁{i}" for i in backend], **kw)

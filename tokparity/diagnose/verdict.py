@@ -16,11 +16,17 @@ on them, which holds wherever ``ref`` agrees with the oracle (every zoo model).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from itertools import combinations
 
+from tokparity.diagnose.info import fits
 from tokparity.diagnose.search import Diagnoser, join
 from tokparity.diagnose.variants import stage_of
-from tokparity.results import Mismatch
+from tokparity.records import TIE, Diagnosis, Judgement, RootCause
+
+# One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
+Diagnosed = tuple[Judgement, Diagnosis]
 
 CANDIDATES = 4  # the per-case sets that explained the most cases
 ADDED_AT_MOST = 3  # variants added one by one to the best of them
@@ -28,13 +34,13 @@ POOL = 12  # the variants that may be added: those in the most per-case sets
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
 
 
-def candidates(mismatches: Sequence[Mismatch]) -> list[tuple[str, ...]]:
+def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
     """The most frequent per-case sets, their union (an engine with two bugs shows one on some
     texts, the other on others, both on a few), and the union less each of its members."""
-    counts = Counter(tuple(m.variants) for m in mismatches if m.variants)
+    counts = Counter(d.variants for _, d in mismatches if d.variants)
     # A set that reproduced a case as well as the one chosen for it counts too: on "Hello" a
     # dummy prefix toggled and one added "unless the text starts with a space" are the same.
-    counts.update(tuple(keys) for m in mismatches for keys in m.alternatives)
+    counts.update(keys for _, d in mismatches for keys in d.alternatives)
     top = [keys for keys, _ in counts.most_common(CANDIDATES)]
     top += _token_families(counts)
     union = _one_per_stage(k for keys in top for k in keys)
@@ -73,11 +79,11 @@ def _token_families(counts: Counter) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(out))
 
 
-def _pool(mismatches: Sequence[Mismatch]) -> list[str]:
+def _pool(mismatches: Sequence[Diagnosed]) -> list[str]:
     counts: Counter[str] = Counter()
-    for m in mismatches:
-        counts.update(m.variants)
-        for keys in m.alternatives:
+    for _, d in mismatches:
+        counts.update(d.variants)
+        for keys in d.alternatives:
             counts.update(keys)
     least = max(2, len(mismatches) // 200)  # a variant that explained a handful of cases among thousands is noise
     return [k for k, n in counts.most_common(POOL) if n >= least]
@@ -90,10 +96,10 @@ def _spread(items: list, n: int) -> list:
     return [items[int(k * step)] for k in range(n)]
 
 
-def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: Iterable[str],
-               base_of: dict[str, list[int] | None]) -> dict | None:
-    """``{"cause", "variants", "explains", "mismatches", "keeps", "agreements"}`` of the best set,
-    or None when no mismatch was reproduced. The best set is the one under which the reference
+def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: Iterable[str],
+               base_of: dict[str, list[int] | None]) -> RootCause | None:
+    """The best set of variants and what it explains and keeps, or None when no mismatch was
+    reproduced. The best set is the one under which the reference
     predicts the backend on the most cases, mismatches and agreements alike (ranked on an even
     sample of each when there are many, then counted on all). ``base_of`` caches the reference's
     own ids per text (shared by the backends of one model)."""
@@ -102,8 +108,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: I
         return None
     texts = list(agreeing)
 
-    def explains(keys: tuple[str, ...], among: Sequence[Mismatch]) -> int:
-        return sum(diagnoser.encode_remembered(keys, m.text) == m.backend_ids for m in among)
+    def explains(keys: tuple[str, ...], among: Sequence[Diagnosed]) -> int:
+        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids for j, _ in among)
 
     def keeps(keys: tuple[str, ...], among: Sequence[str]) -> int:
         kept = 0
@@ -136,103 +142,86 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], agreeing: I
             break
         best = better
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
-    verdict = {"cause": join(names), "variants": list(best), "explains": explains(best, mismatches),
-               "mismatches": len(mismatches), "keeps": keeps(best, texts), "agreements": len(texts)}
-    verdict["proven"] = proven(verdict)
-    return verdict
+    explained, kept = explains(best, mismatches), keeps(best, texts)
+    return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
+                     proven(explained, len(mismatches), kept, len(texts)))
 
 
-def relabel(diagnoser: Diagnoser, mismatches: Sequence[Mismatch], verdict: dict,
-            symptom_of: Callable[[Mismatch], str] = lambda m: m.cls) -> list[Mismatch]:
+def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
     """One engine, one cause: a mismatch whose ids the run's set, or a part of it, reproduces
     carries that part as its cause, when the part is no larger than its own cause and its class
-    is a symptom of it (a case that the greedy match and the engine's real merge order both
-    reproduce is the merge order's). ``symptom_of``: the class the rules gave a mismatch, before its
-    own cause set it. Returns the mismatches relabelled."""
-    from itertools import combinations
-
-    from tokparity.diagnose.info import fits
-
-    keys = tuple(verdict["variants"])
+    (the symptom the rules gave) is a symptom of it (a case that the greedy match and the engine's
+    real merge order both reproduce is the merge order's). Returns the new diagnoses, by position
+    in ``mismatches``."""
+    keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
-    changed = []
-    for m in mismatches:
-        if not m.variants or set(m.variants) <= set(keys):
+    changed = {}
+    for i, (j, d) in enumerate(mismatches):
+        if not d.variants or set(d.variants) <= set(keys):
             continue
         for part in parts:
-            if len(part) > len(m.variants):
+            if len(part) > len(d.variants):
                 break
             names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
-            if not fits(symptom_of(m), names):
+            if not fits(j.cls, names):
                 continue
-            if diagnoser.encode_remembered(part, m.text) == m.backend_ids:
-                m.cause_evidence = (f"the run's root cause reproduces these ids exactly ({', '.join(part)}); "
-                                    f"{m.cause_evidence}")
-                m.cause, m.variants = names, list(part)
-                changed.append(m)
+            if diagnoser.encode_remembered(part, j.text) == j.backend_ids:
+                changed[i] = replace(d, cause=names, variants=part, decides_class=True, evidence=(
+                    f"the run's root cause reproduces these ids exactly ({', '.join(part)}); {d.evidence}"))
                 break
     return changed
 
 
-TIE = "model.viterbi-tie"
-
-
-def reclaim_ties(diagnoser: Diagnoser, ties: Sequence[Mismatch], verdict: dict) -> list[Mismatch]:
+def reclaim_ties(diagnoser: Diagnoser, ties: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
     """A tie that the run's *proven* root cause reproduces too is that cause's: the engine's
     deviation is established on its other cases, and the tie is the coincidence (a greedy longest
-    match that writes "............" as a BPE with its ties broken the other way would). The
-    verdict's counts then include them. Returns the mismatches given the root cause."""
-    from itertools import combinations
-
-    if not verdict.get("proven", proven(verdict)):
-        return []
-    keys = tuple(verdict["variants"])
+    match that writes "............" as a BPE with its ties broken the other way would). Returns
+    the new diagnoses, by position in ``ties`` (the verdict's counts are to include them)."""
+    if not verdict.proven:
+        return {}
+    keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]  # smallest first
-    changed = []
-    for m in ties:
-        part = next((part for part in parts if m.cause == TIE
-                     and diagnoser.encode_remembered(part, m.text) == m.backend_ids), None)
+    changed = {}
+    for i, (j, d) in enumerate(ties):
+        part = next((part for part in parts if d.cause == TIE
+                     and diagnoser.encode_remembered(part, j.text) == j.backend_ids), None)
         if part is None:
             continue
-        m.cause_evidence = (f"the run's root cause reproduces these ids exactly ({', '.join(part)}), and so does "
-                            f"another choice among merges of equal priority: the engine's proven deviation, not a "
-                            f"tie; {m.cause_evidence}")
-        m.cause, m.variants = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants]), list(part)
-        changed.append(m)
-    verdict["explains"] += len(changed)
-    verdict["mismatches"] += len(changed)
+        changed[i] = replace(
+            d, cause=join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants]), variants=part,
+            decides_class=True, evidence=(
+                f"the run's root cause reproduces these ids exactly ({', '.join(part)}), and so does another choice "
+                f"among merges of equal priority: the engine's proven deviation, not a tie; {d.evidence}"))
     return changed
 
 
-def proven(verdict: dict) -> bool:
+def proven(explains: int, mismatches: int, keeps: int, agreements: int) -> bool:
     """A claim a maintainer can trust: the set reproduces nearly every mismatch (90 %) and leaves
     nearly every agreement as it is (99 %)."""
-    explains = verdict["explains"] >= 0.9 * verdict["mismatches"]
-    keeps = verdict["keeps"] >= 0.99 * verdict["agreements"]
-    return explains and keeps
+    return explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
 
 
 def _cases(n: int) -> str:
     return f"{n:,} case" + ("" if n == 1 else "s")
 
 
-def _kept(verdict: dict) -> str:
-    if verdict["keeps"] == verdict["agreements"]:
-        return f"all {verdict['agreements']:,} agreements" if verdict["agreements"] != 1 else "the one agreement"
-    return f"{verdict['keeps']:,} of {verdict['agreements']:,} agreements"
+def _kept(verdict: RootCause) -> str:
+    if verdict.keeps == verdict.agreements:
+        return f"all {verdict.agreements:,} agreements" if verdict.agreements != 1 else "the one agreement"
+    return f"{verdict.keeps:,} of {verdict.agreements:,} agreements"
 
 
-def sentence(model: str, backend: str, oracle: str, verdict: dict | None, mismatches: int) -> str:
+def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, mismatches: int) -> str:
     """The one-sentence summary a report opens with."""
     if not mismatches:
         return f"{backend} agrees with {oracle} on every case of {model}."
     if not verdict:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; no variant of the reference "
                 "reproduces them, so the cause is not named.")
-    if not verdict.get("proven", proven(verdict)):
+    if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
-                f"{verdict['cause']}, reproduces {verdict['explains']:,} of {verdict['mismatches']:,} mismatches "
+                f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "
                 f"and keeps {_kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.")
     return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model} because of "
-            f"{verdict['cause']}: the reference with that deviation reproduces {verdict['explains']:,} of "
-            f"{verdict['mismatches']:,} mismatches exactly and keeps {_kept(verdict)}.")
+            f"{verdict.cause}: the reference with that deviation reproduces {verdict.explains:,} of "
+            f"{verdict.mismatches:,} mismatches exactly and keeps {_kept(verdict)}.")

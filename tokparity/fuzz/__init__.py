@@ -102,7 +102,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         fuzzer.close()
     finally:
         run.close()
-    results.runs.extend(run.tally.finish(count_causes=False))
+    results.runs.extend(run.tally.finish(causes=fuzzer.causes))
     fuzzer.count_causes()
     results.seconds = time.perf_counter() - started
     results.options["fuzz"] = {

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from tokparity.corpus import Case
 from tokparity.diagnose.info import parts
 from tokparity.journal import Damaged, check_mismatch
-from tokparity.results import Mismatch
+from tokparity.records import TIE, Mismatch
 
 UNEXPLAINED = "unexplained:"  # + class: a mismatch no variant of the reference reproduces
 KNOWN = "known:"  # + entry id: a reviewed known divergence (--known, the shipped list)
 
 
-TIE = "model.viterbi-tie"  # two optima of the same model: reported, not a failure
+
 
 
 def keys_of(cls: str, known: str, cause: str) -> list[str]:
@@ -109,14 +109,14 @@ class Finding:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("original", "mismatch")}
         o = self.original
         d["original"] = {"id": o.id, "text": o.text, "corpus": o.corpus, "tags": o.tags}
-        d["mismatch"] = dataclasses.asdict(self.mismatch)
+        d["mismatch"] = self.mismatch.fields()
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
         o = d["original"]
         return cls(**{**d, "original": Case(o["id"], o["text"], o["corpus"], o["tags"]),
-                      "mismatch": Mismatch(**d["mismatch"])})
+                      "mismatch": Mismatch.from_fields(d["mismatch"])})
 
     @classmethod
     def checked(cls, d: object) -> Finding:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from tokparity.fuzz.findings import keys_of
 from tokparity.fuzz.steering import OUTCOMES
-from tokparity.journal import CaseRecord, Damaged, Journal, Verdict
+from tokparity.journal import Damaged, Journal, read_record, record_json
+from tokparity.records import CaseRecord, Verdict
 
 STORED_PER_KEY = 100  # mismatching cases stored in full per (backend, finding key); the rest counted
 FLUSH_SECONDS = 3.0  # a kill loses at most this much counting (those cases are run again)
@@ -54,7 +55,7 @@ class Counted:
 
 def _shape(record: CaseRecord, causes: dict[str, str], count: int) -> dict:
     """A case record without its case (``case_id`` "", ``n`` 0), with its causes and number of cases."""
-    d = record.to_json(with_mismatches=False)
+    d = record_json(record, with_mismatches=False)
     d["case_id"], d["n"], d["count"] = "", 0, count
     d.pop("causes", None)
     if causes:
@@ -127,4 +128,4 @@ def read_counted(note: dict) -> Iterator[tuple[int, str, CaseRecord | None, dict
             raise Damaged(f"a shape counted {count!r} times in a note of {end - first} positions")
         if not (isinstance(causes, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in causes.items())):
             raise Damaged("a shape whose causes are not {backend: cause}")
-        yield -1, "", CaseRecord.from_json(shape), causes, count
+        yield -1, "", read_record(shape), causes, count

@@ -3,25 +3,26 @@ counted by cause, and each cause not seen before shrunk to a finding."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Answer
 from tokparity.compare import ModelRun
 from tokparity.corpus import Case
+from tokparity.decide import decide
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
 from tokparity.generators import EVERY, GENERATORS, generate
-from tokparity.journal import CaseRecord, Damaged, DoneSet, Journal, Verdict
-from tokparity.results import Mismatch, Results
+from tokparity.journal import Damaged, DoneSet, Journal
+from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
+from tokparity.results import Results
 
 if TYPE_CHECKING:
     from tokparity.fuzz import FuzzOptions
@@ -118,8 +119,8 @@ class Fuzzer:
                 self.run.results.mismatches.append(finding.mismatch)
                 found_at.add(finding.n)
         for record in journal.records(self.run.model.name):
-            mismatches, record.mismatches = record.mismatches, []  # (the reports list findings, not cases)
-            causes = record.causes or {m.backend: m.cause for m in mismatches if m.cause}  # (0.1: no causes)
+            # (0.1: no causes; the reports list findings, not cases)
+            causes = record.causes or {m.backend: m.cause for m in record.mismatches if m.cause}
             self._count_in(record, causes, 1)
             if self.ledger is not None:
                 self.ledger.restored(record.verdicts, causes)
@@ -151,9 +152,11 @@ class Fuzzer:
 
     def _count_in(self, record: CaseRecord, causes: dict[str, str], count: int) -> None:
         """Count ``count`` cases of this record's verdicts (a case judged now, or replayed) into the
-        summaries, the sources and each cause's cases."""
-        for _ in range(count):  # (with no mismatches attached, apply leaves the record as it is)
-            self.run.tally.apply(record)
+        summaries, the sources and each cause's cases. The tally counts them by their verdicts and
+        ``causes``, as fuzz decided them: the reports list findings, not cases."""
+        counted = replace(record, mismatches=(), causes=causes)
+        for _ in range(count):
+            self.run.tally.apply(counted)
         self.result.cases += count
         self.result.by_source[record.corpus] = self.result.by_source.get(record.corpus, 0) + count
         seam = _seam_of(record)
@@ -171,17 +174,11 @@ class Fuzzer:
             if cause and not known:
                 per = self.causes.setdefault(backend, {})
                 per[cause] = per.get(cause, 0) + count
-            if cause == TIE and not known:  # two optima of one model: reported apart, as compare does
-                summary = self.run.tally.summaries[backend]
-                summary.unexplained -= count
-                summary.ties += count
 
     def count_causes(self) -> None:
-        """Each finding's count and each summary's causes, from every case of the run."""
+        """Each finding's count, from every case of the run."""
         for f in self.result.findings:
             f.count = self.counts.get((f.backend, f.key), f.count)
-        for backend, summary in self.run.tally.summaries.items():
-            summary.causes = dict(sorted(self.causes.get(backend, {}).items(), key=lambda kv: -kv[1]))
 
     def seams_covered(self) -> list[dict]:
         """The Unicode and regex-engine seams this run's cases probed, with their number of cases."""
@@ -232,8 +229,11 @@ class Fuzzer:
                 self.run.results.mismatches.remove(f.mismatch)
                 continue
             f.key, f.cls = target, m.cls
-            f.mismatch.cls, f.mismatch.cause, f.mismatch.cause_evidence = m.cls, m.cause, m.cause_evidence
-            f.mismatch.variants, f.mismatch.alternatives = m.variants, m.alternatives
+            renamed = Mismatch(f.mismatch.judgement, replace(
+                f.mismatch.decision, cls=m.cls, cause=m.cause, cause_evidence=m.cause_evidence, variants=m.variants,
+                alternatives=m.alternatives), m.diagnosis)
+            listed = self.run.results.mismatches
+            listed[listed.index(f.mismatch)] = f.mismatch = renamed
             self.found[(f.backend, target)] = f
         self._rewrite_findings()
 
@@ -300,16 +300,14 @@ class Fuzzer:
         if n in self.done:  # judged before the interruption: counted from the journal
             self._steer(case, self._outcome(n) or EXPLAINED)
             return
-        record = self.run.judge(case, n)
-        record.tally = [key for key in record.tally if not key.startswith(PER_CASE_TAGS)]
-        mismatches, record.mismatches = record.mismatches, []
-        for m in mismatches:
-            self._diagnose(m)
-            record.verdicts[m.backend] = Verdict.differs(m.cls, m.known)
+        judged = self.run.judge(case, n)
+        mismatches = [self._decided(m.judgement) for m in judged.mismatches]
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
+        record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
+                         verdicts={**judged.verdicts, **{m.backend: Verdict.differs(m.cls, m.known) for m in mismatches}},
+                         mismatches=tuple(mismatches), causes=causes)
         self._count_in(record, causes, 1)
-        record.mismatches, record.causes = mismatches, causes
         new = [(m, key) for m in mismatches for key in keys[m.backend] if (m.backend, key) not in self.found]
         for m, key in new:
             self.found[(m.backend, key)] = None  # (taken: a text showing two new causes is shrunk for each)
@@ -333,14 +331,11 @@ class Fuzzer:
         if self.steering is not None and outcome in OUTCOMES:
             self.steering.update(generator_of(case), outcome)
 
-    def _diagnose(self, m: Mismatch) -> None:
-        """``m``'s cause (its class then fits it) and the known divergence it is, if any."""
-        self.run.diagnosis.diagnose_one(m, counted=False)
-        known = self.run.options.known
-        if known:
-            m.known = known.match(m)
-            if m.known and not m.cause:
-                self.run.tally.reviewed_cause(m)
+    def _decided(self, judgement: Judgement) -> Mismatch:
+        """``judgement`` diagnosed and decided now (fuzz steers by causes case by case): its cause
+        (its class then fits it) and the known divergence it is, if any."""
+        diagnosis = self.run.diagnosis.diagnose_one(judgement)
+        return Mismatch(judgement, decide(judgement, diagnosis, self.run.options.known), diagnosis)
 
     def _note(self, entry: dict) -> None:
         assert self.journal is not None and self.ledger is not None
@@ -360,12 +355,7 @@ class Fuzzer:
             return None
         if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
             return None
-        mismatch = run.mismatch(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
-        self.run.diagnosis.diagnose_one(mismatch, counted=False)
-        known = run.options.known
-        if known:
-            mismatch.known = known.match(mismatch)
-        return mismatch
+        return self._decided(run.judgement(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer))
 
     def _found(self, case: Case, first: Mismatch, key: str, n: int) -> Finding:
         """Shrink ``case`` to the smallest text on which ``first.backend`` still shows ``key``."""
@@ -396,9 +386,10 @@ class Fuzzer:
             shrink_seconds=time.monotonic() - t0, probes=probes, key=key, n=n,
             count=self.counts.get((first.backend, key), 1))
         tags = finding.record(self.options.seed)["tags"]
-        finding.mismatch = dataclasses.replace(
-            minimal, corpus="fuzz", case_id=finding.id, tags=tags,
-            evidence=f"{minimal.evidence} (shrunk from {_show(case.text, 80)} of {case.corpus}/{case.id})")
+        finding.mismatch = Mismatch(replace(
+            minimal.judgement, corpus="fuzz", case_id=finding.id, tags=tags,
+            evidence=f"{minimal.evidence} (shrunk from {_show(case.text, 80)} of {case.corpus}/{case.id})"),
+            minimal.decision, minimal.diagnosis)
         self.found[(first.backend, key)] = finding
         self.result.findings.append(finding)
         self.run.results.mismatches.append(finding.mismatch)

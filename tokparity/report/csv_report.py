@@ -25,7 +25,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from tokparity.results import CSV_COLUMNS, Mismatch, json_text
+from tokparity.records import Mismatch
+from tokparity.results import CSV_COLUMNS, json_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

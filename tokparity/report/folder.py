@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from tokparity.errors import TokparityError
-from tokparity.journal import JOURNAL_FILE, CaseRecord
-from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.journal import JOURNAL_FILE, read_record
+from tokparity.records import Mismatch, RootCause
+from tokparity.results import Results, RunSummary
 
 SUMMARY, CSV_FILE = "summary.json", "mismatches.csv"
 _RUN_FIELDS = {f.name for f in fields(RunSummary)}
@@ -59,7 +60,7 @@ def read_folder(folder: str | Path) -> RunFolder:
     if journal.is_file() and _journal_command(journal) == "compare":
         results.mismatches, case_ids = read_journal(journal)
         if (path / CSV_FILE).is_file():
-            _final_causes(results.mismatches, read_csv(path / CSV_FILE))
+            results.mismatches = _final_causes(results.mismatches, read_csv(path / CSV_FILE))
         source = JOURNAL_FILE
     elif (path / CSV_FILE).is_file():
         results.mismatches = read_csv(path / CSV_FILE)
@@ -79,13 +80,21 @@ def read_summary(path: Path) -> Results:
         raise NotARun(f"{path}: not a tokparity summary.json (no 'tokparity' and 'runs' keys); "
                       f"{_what_to_do(path.parent)}")
     try:
-        runs = [RunSummary(**{k: v for k, v in r.items() if k in _RUN_FIELDS}) for r in doc["runs"]]
-    except (TypeError, AttributeError) as e:
+        runs = [_run_summary(r) for r in doc["runs"]]
+    except (TypeError, AttributeError, KeyError) as e:
         raise NotARun(f"{path}: a run in 'runs' is not a tokparity run summary ({e}); run it again") from None
     return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
                    tag_rates=dict(doc.get("tag_rates", {})), options=dict(doc.get("options", {})),
                    known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
                    interrupted=not doc.get("complete", True))
+
+
+def _run_summary(d: dict) -> RunSummary:
+    """One of summary.json's ``runs``, read back."""
+    fields_: dict = {k: v for k, v in d.items() if k in _RUN_FIELDS}
+    if fields_.get("root_cause"):
+        fields_["root_cause"] = RootCause.from_json(fields_["root_cause"])
+    return RunSummary(**fields_)
 
 
 def _journal_command(path: Path) -> str | None:
@@ -110,7 +119,7 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
                 d = json.loads(raw)
                 if not isinstance(d, dict) or "n" not in d:
                     continue
-                record = CaseRecord.from_json(d)
+                record = read_record(d)
             except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
                 raise NotARun(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {e}); the file was edited "
                               "or damaged: run the comparison again") from None
@@ -119,14 +128,16 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
     return mismatches, case_ids
 
 
-def _final_causes(mismatches: list[Mismatch], final: list[Mismatch]) -> None:
-    """The journal has each case as it was judged; the run's verdict then gives some of them the
-    run's cause (tokparity.diagnose.verdict.relabel), which the reports, the CSV among them, hold."""
+def _final_causes(mismatches: list[Mismatch], final: list[Mismatch]) -> list[Mismatch]:
+    """The journal has each case as it was judged; the CSV what the run decided of it once
+    diagnosed (class, stage, cause, known): each journaled judgement with the CSV's decision."""
     by_key = {(m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"): m for m in final}
+    out = []
     for m in mismatches:
         f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"))
-        if f is not None:
-            m.cls, m.stage, m.cause, m.cause_evidence, m.known = f.cls, f.stage, f.cause, f.cause_evidence, f.known
+        out.append(m if f is None else Mismatch(m.judgement, replace(
+            m.decision, cls=f.cls, stage=f.stage, cause=f.cause, cause_evidence=f.cause_evidence, known=f.known)))
+    return out
 
 
 def _cell(value: str) -> str:
@@ -153,7 +164,7 @@ def read_csv(path: Path) -> list[Mismatch]:
             try:
                 r = {k: _cell(v or "") for k, v in row.items()}
                 tags = dict(kv.split("=", 1) for kv in r["tags"].split(";") if "=" in kv)
-                out.append(Mismatch(
+                out.append(Mismatch.of(
                     model=r["model"], corpus=r["corpus"], case_id=r["case_id"], tags=tags, oracle=r["oracle"],
                     backend=r["backend"], cls=r["class"], evidence=r["evidence"], stage=r["stage"],
                     first_diff=int(r["first_diff"] or 0), text=_exact_text(r),

@@ -13,6 +13,7 @@ from string import Template
 
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
+from tokparity.records import Mismatch
 from tokparity.report import overview
 from tokparity.report.pieces import PLAIN, readable
 from tokparity.report.writeup import (
@@ -26,7 +27,7 @@ from tokparity.report.writeup import (
     prompt_like,
     writeups,
 )
-from tokparity.results import Mismatch, Results
+from tokparity.results import Results
 from tokparity.textview import visible
 
 MAX_CASES = 2000  # the HTML shows this many mismatches; mismatches.csv has them all

@@ -20,9 +20,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.results import Mismatch, Results
+from tokparity.results import Results
 from tokparity.textview import visible
 
 TAG_MIN_CASES = 20  # a tag's rate is shown when it counts this many case runs: fewer tell little
@@ -297,8 +298,8 @@ def _finding(d: dict, model: str) -> Finding:
                 found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
                 known=_text(d.get("known", "")), case=None)
     if oracle_ids or backend_ids:
-        f.case = Mismatch(model=model, corpus="fuzz", case_id=f.id, tags={}, oracle=f.oracle, backend=f.backend,
-                          cls=f.cls, evidence="", stage="", first_diff=0, text=f.text, oracle_ids=oracle_ids,
+        f.case = Mismatch.of(model=model, corpus="fuzz", case_id=f.id, tags={}, oracle=f.oracle, backend=f.backend,
+                             cls=f.cls, evidence="", stage="", first_diff=0, text=f.text, oracle_ids=oracle_ids,
                           backend_ids=backend_ids, oracle_pieces=_str_list(d.get("oracle_pieces")),
                           backend_pieces=_str_list(d.get("backend_pieces")), known=f.known, cause=f.cause)
     return f

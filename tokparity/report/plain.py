@@ -23,6 +23,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from tokparity.diff.explain import class_info
+from tokparity.records import Mismatch
 from tokparity.report import overview
 from tokparity.report.writeup import (
     Block,
@@ -35,7 +36,7 @@ from tokparity.report.writeup import (
     plural,
     prompt_like,
 )
-from tokparity.results import Mismatch, Results
+from tokparity.results import Results
 from tokparity.textview import single_line, visible
 
 LABEL = 15  # width of the "Root cause" column of labels

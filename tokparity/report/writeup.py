@@ -29,10 +29,10 @@ from tokparity.diagnose.info import cause_info, parts
 from tokparity.diagnose.verdict import sentence as verdict_sentence
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
+from tokparity.records import TIE, Mismatch, RootCause
 from tokparity.report.pieces import PLAIN, piece_style, readable
-from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.results import Results, RunSummary
 
-TIE = "model.viterbi-tie"
 PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
 PROMPT_CHARS = (10, 80)
 PROMPT_LETTERS = 0.8  # share of letters and spaces in a prompt-like text
@@ -74,7 +74,7 @@ class Writeup:
         return self.summary.oracle
 
     @property
-    def verdict(self) -> dict | None:
+    def verdict(self) -> RootCause | None:
         return self.summary.root_cause
 
     @property
@@ -83,7 +83,7 @@ class Writeup:
         (as the run counted them) among those of its unexplained mismatches at hand (a known
         divergence is reviewed: not what the run is about), else among all it counted."""
         if self.verdict:
-            return self.verdict["cause"]
+            return self.verdict.cause
         counted = self.summary.causes
         unexplained = {m.cause for m in self.mismatches if m.cause and not m.known} & set(counted)
         return min((c for c in unexplained or counted if c != TIE), key=lambda c: (-counted[c], c), default="")
@@ -119,7 +119,7 @@ class Writeup:
         """Agreements the named deviation would break: the engine deviates on fewer texts than
         the catalogue variant does (a partial match, worth saying)."""
         v = self.verdict
-        return v["agreements"] - v["keeps"] if v else 0
+        return v.agreements - v.keeps if v else 0
 
     @property
     def class_count(self) -> int:
@@ -152,11 +152,11 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word if n == 1 else word + ('es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's')}"
 
 
-def proof(verdict: dict) -> str:
+def proof(verdict: RootCause) -> str:
     """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``."""
-    kept = (f"all {verdict['agreements']:,}" if verdict["keeps"] == verdict["agreements"]
-            else f"{verdict['keeps']:,} of {verdict['agreements']:,}")
-    return f"reproduces {verdict['explains']:,} of {verdict['mismatches']:,} mismatches and keeps {kept} agreements"
+    kept = (f"all {verdict.agreements:,}" if verdict.keeps == verdict.agreements
+            else f"{verdict.keeps:,} of {verdict.agreements:,}")
+    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches and keeps {kept} agreements"
 
 
 def fixes_of(cause: str) -> list[Fix]:

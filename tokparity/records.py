@@ -1,0 +1,240 @@
+"""The records a case passes through, each made once by one step and never changed after:
+
+    judge     (tokparity.compare.ModelRun.judge)    ──► CaseRecord: a Verdict per compared backend,
+                                                        a Judgement per mismatch
+    diagnose  (tokparity.diagnose.model)             ──► a Diagnosis per Judgement, a RootCause per backend
+    decide    (tokparity.decide.decide)              ──► a Decision per Judgement
+    count     (tokparity.tally.Tally)                ──► RunSummary rows (tokparity.results)
+    render    (tokparity.report)                     ──► a Mismatch per row: (Judgement, Diagnosis, Decision)
+
+Plain data only: no step's logic lives here, so every layer above ``diff`` may read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TIE = "model.viterbi-tie"  # two optima of the same model: reported apart, not a failure
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A compared backend's verdict on one case: it ``agree``s with the oracle, it is ``skipped``
+    (it has no answer for this text, like golden ids of other texts), or it is a ``mismatch`` of
+    class ``cls``, explained by the known divergence ``known`` ("" when none does).
+
+    A journal writes ``"agree"``, ``"skipped"`` or ``[cls, known]``."""
+
+    kind: str  # agree | skipped | mismatch
+    cls: str = ""
+    known: str = ""
+
+    @classmethod
+    def differs(cls, symptom: str, known: str = "") -> Verdict:
+        return cls("mismatch", symptom, known)
+
+    @property
+    def mismatch(self) -> bool:
+        return self.kind == "mismatch"
+
+    def to_json(self) -> str | list[str]:
+        return [self.cls, self.known] if self.mismatch else self.kind
+
+    @classmethod
+    def from_json(cls, x: str | list[str]) -> Verdict:
+        """The verdict a journal holds (checked already)."""
+        return AGREE if x == "agree" else SKIPPED if x == "skipped" else cls.differs(x[0], x[1])
+
+
+AGREE, SKIPPED = Verdict("agree"), Verdict("skipped")
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What the judge saw of one backend's answer that differs from the oracle's on one case: both
+    answers, the first stage and token where they part, and the symptom class the rules of
+    ``tokparity.diff.classify`` gave it."""
+
+    model: str
+    corpus: str
+    case_id: str
+    tags: dict
+    oracle: str
+    backend: str
+    cls: str  # the symptom class the rules gave (the decision may name another, to fit the cause)
+    evidence: str
+    stage: str  # the first stage that disagrees: normalize | pre_tokenize | model | decode | unknown
+    first_diff: int  # index of the first differing token (in the oracle's ids)
+    text: str
+    oracle_ids: list[int]
+    backend_ids: list[int]
+    oracle_pieces: list[str]
+    backend_pieces: list[str]
+    partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """What reproducing one Judgement showed (tokparity.diagnose.model): the smallest set of
+    variants of the reference that gives the backend's ids (``cause``: their catalogue names,
+    "+"-joined; "" when none does), or the part of the run's root cause that gives them too (one
+    engine, one cause; ``evidence`` then says so)."""
+
+    cause: str
+    evidence: str
+    variants: tuple[str, ...] = ()
+    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce them too
+    decides_class: bool = False  # a proof (or a tie): the class must be a symptom of the cause
+    stage: str = "unknown"  # where the search's cause puts the divergence (for a judgement without stages)
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    """One (model, backend)'s run-level verdict: the set of variants that reproduces the most of
+    its mismatches and keeps its agreements (tokparity.diagnose.verdict). summary.json's
+    ``root_cause``: these keys, in this order."""
+
+    cause: str
+    variants: tuple[str, ...]
+    explains: int
+    mismatches: int
+    keeps: int
+    agreements: int
+    proven: bool
+
+    @classmethod
+    def from_json(cls, d: dict) -> RootCause:
+        """summary.json's ``root_cause`` (one of tokparity 0.1 has no ``proven``: the rule decides)."""
+        explains, mismatches, keeps, agreements = d["explains"], d["mismatches"], d["keeps"], d["agreements"]
+        proven = d["proven"] if "proven" in d else explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
+        return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the run says of one Judgement once it is diagnosed (tokparity.decide): its class, the
+    stage it is put in, its cause and how that was shown, the known divergence that explains it."""
+
+    cls: str
+    stage: str
+    known: str = ""
+    cause: str = ""
+    cause_evidence: str = ""
+    variants: tuple[str, ...] = ()
+    alternatives: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def tie(self) -> bool:
+        """Two optima of the same model: reported apart, not a failure."""
+        return self.cause == TIE and not self.known
+
+    @property
+    def unexplained(self) -> bool:
+        return not self.known and not self.tie
+
+    @classmethod
+    def undiagnosed(cls, judgement: Judgement, known: str = "") -> Decision:
+        """The decision before any diagnosis: the symptom, and the known divergence it matches."""
+        return cls(judgement.cls, judgement.stage, known)
+
+
+# The flat fields of a mismatch, in the order of the journal's objects and of Mismatch.row().
+ROW_FIELDS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "cls", "evidence", "stage", "first_diff",
+              "text", "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "known", "partition", "cause",
+              "cause_evidence", "variants", "alternatives")
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One mismatch as the reports show it: its Judgement and its Decision (and its Diagnosis,
+    where one was made). Its flat fields read the decision where one decided them (class, stage,
+    cause, known) and the judgement otherwise."""
+
+    judgement: Judgement
+    decision: Decision
+    diagnosis: Diagnosis | None = None
+
+    # the judgement's fields
+    model = property(lambda self: self.judgement.model)
+    corpus = property(lambda self: self.judgement.corpus)
+    case_id = property(lambda self: self.judgement.case_id)
+    tags = property(lambda self: self.judgement.tags)
+    oracle = property(lambda self: self.judgement.oracle)
+    backend = property(lambda self: self.judgement.backend)
+    evidence = property(lambda self: self.judgement.evidence)
+    first_diff = property(lambda self: self.judgement.first_diff)
+    text = property(lambda self: self.judgement.text)
+    oracle_ids = property(lambda self: self.judgement.oracle_ids)
+    backend_ids = property(lambda self: self.judgement.backend_ids)
+    oracle_pieces = property(lambda self: self.judgement.oracle_pieces)
+    backend_pieces = property(lambda self: self.judgement.backend_pieces)
+    partition = property(lambda self: self.judgement.partition)
+    # the decision's
+    cls = property(lambda self: self.decision.cls)
+    stage = property(lambda self: self.decision.stage)
+    known = property(lambda self: self.decision.known)
+    cause = property(lambda self: self.decision.cause)
+    cause_evidence = property(lambda self: self.decision.cause_evidence)
+    variants = property(lambda self: self.decision.variants)
+    alternatives = property(lambda self: self.decision.alternatives)
+
+    def row(self) -> dict:
+        """The flat fields, in ROW_FIELDS' order, with ``class`` for ``cls`` (a CSV row, a journal's object)."""
+        d = self.fields()
+        d["class"] = d.pop("cls")
+        return d
+
+    def fields(self) -> dict:
+        """The flat fields, in ROW_FIELDS' order (lists where the decision holds tuples)."""
+        j, c = self.judgement, self.decision
+        return {"model": j.model, "corpus": j.corpus, "case_id": j.case_id, "tags": j.tags, "oracle": j.oracle,
+                "backend": j.backend, "cls": c.cls, "evidence": j.evidence, "stage": c.stage,
+                "first_diff": j.first_diff, "text": j.text, "oracle_ids": j.oracle_ids, "backend_ids": j.backend_ids,
+                "oracle_pieces": j.oracle_pieces, "backend_pieces": j.backend_pieces, "known": c.known,
+                "partition": j.partition, "cause": c.cause, "cause_evidence": c.cause_evidence,
+                "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives]}
+
+    @staticmethod
+    def of(model: str, corpus: str, case_id: str, tags: dict, oracle: str, backend: str, cls: str = "",
+           evidence: str = "", stage: str = "unknown", first_diff: int = 0, text: str = "",
+           oracle_ids: list[int] | None = None, backend_ids: list[int] | None = None,
+           oracle_pieces: list[str] | None = None, backend_pieces: list[str] | None = None, known: str = "",
+           partition: list[list[str]] | None = None, cause: str = "", cause_evidence: str = "",
+           variants: list[str] | tuple[str, ...] = (), alternatives: list | tuple = ()) -> Mismatch:
+        """A mismatch from its flat fields (as a journal, a findings file or mismatches.csv holds
+        them): what was judged, and what was decided of it then."""
+        judgement = Judgement(model, corpus, case_id, tags, oracle, backend, cls, evidence, stage, first_diff, text,
+                              oracle_ids or [], backend_ids or [], oracle_pieces or [], backend_pieces or [],
+                              partition or [])
+        decision = Decision(cls, stage, known, cause, cause_evidence, tuple(variants),
+                            tuple(tuple(keys) for keys in alternatives))
+        return Mismatch(judgement, decision)
+
+    @staticmethod
+    def from_fields(d: dict) -> Mismatch:
+        """``of`` from a dict of ROW_FIELDS (as ``fields`` gives them)."""
+        return Mismatch.of(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """One case of one model, judged: what the tally needs to count it, and no more.
+
+    ``verdicts`` maps each compared backend to its ``Verdict``; ``mismatches`` holds a Mismatch per
+    backend that differs, as it was when judged (its decision: the symptom and the known
+    divergence its verdict names; fuzz decides each case as it judges it). ``too_long`` is the
+    text's length when the case was not run for ``--max-chars``."""
+
+    model: str
+    n: int  # the case's position in the model's stream of cases (corpora in order)
+    case_id: str
+    corpus: str
+    oracle: str = ""
+    tally: tuple[str, ...] = ()  # the tag keys of the report's rate table
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    mismatches: tuple[Mismatch, ...] = ()
+    too_long: int = 0
+    unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
+    causes: dict[str, str] = field(default_factory=dict)  # fuzz: the cause each mismatch was counted under
+    seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
+    line: int = 0  # where a journal holds it (read back for a resume; not journaled)
