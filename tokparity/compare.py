@@ -32,7 +32,7 @@ from tokparity.errors import TokparityError
 from tokparity.options import CompareOptions
 from tokparity.oracle import choose_oracle
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
-from tokparity.results import Results, RunSummary
+from tokparity.results import Results
 from tokparity.tally import Tally, tally_keys
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
@@ -159,15 +159,6 @@ class ModelRun:
             self.backends.popitem()[1].close()
         gc.unfreeze()  # what collector_paused() froze: collected as usual from here on
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
-
-    def diagnose(self, corpora: list[str] | None) -> None:
-        """Name the causes of the judgements counted so far (tokparity.diagnose.model; ``corpora``:
-        where the agreeing cases are read again, None for none)."""
-        self.diagnosis.diagnose_all(self.tally.judgements, self.tally.not_agreeing, corpora)
-
-    def finish(self) -> list[RunSummary]:
-        """The model's summaries, each judgement decided with what the diagnosis named of it."""
-        return self.tally.finish(self.diagnosis.named(self.tally.judgements))
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],
                         ref_answer: Answer | None = None) -> Backend:

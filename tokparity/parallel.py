@@ -113,7 +113,7 @@ def _worker(conn: Connection) -> None:
                     batch, sent = [], time.monotonic()
             conn.send(("records", task.index, batch))
             if whole:
-                run.diagnose(corpora)
+                run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
                 conn.send(("causes", task.index, run.diagnosis.named(run.tally.judgements)))
             run.close()
             closed = True

@@ -267,10 +267,10 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
             for record in run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
                                                for c in chain(*cases.values()))):
                 run.tally.apply(record)
-            run.diagnose(None)  # with this add_special: the diagnosis runs the reference the same way
+            run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         run.close()
-    summaries = run.finish()
+    summaries = run.tally.finish(run.diagnosis.named(run.tally.judgements))
     for s in summaries:
         s.oracle = f"{ORACLE} ({goldens.made_by()})"
         s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"

@@ -52,7 +52,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
                 _run_model(run, corpora, options, slot)
             finally:
                 run.close()
-                results.runs.extend(run.finish())
+                results.runs.extend(run.tally.finish(run.diagnosis.named(run.tally.judgements)))
     except KeyboardInterrupt:
         results.interrupted = True
     return _finish(results, options, started)
@@ -87,7 +87,7 @@ def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot:
             options.say(f"{run.model.name}: {batch[-1].n + 1} cases")
     options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.tally.summaries.values())} "
                 f"mismatches against {'/'.join(run.chain)}")
-    run.diagnose(corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
+    run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
 
 
 def duplicates_note(journal: Journal) -> str:
