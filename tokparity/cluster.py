@@ -45,8 +45,9 @@ from tokparity import __version__
 from tokparity.compare import ModelRun, too_long_record
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.errors import TokparityError
+from tokparity.messages import Failed, Judged, Reply, Started
 from tokparity.options import WORKER_OPTIONS, CompareOptions
-from tokparity.parallel import ModelLedger, merge_models
+from tokparity.parallel import ModelLedger, merge_models, started_message
 from tokparity.results import Results
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
@@ -81,24 +82,22 @@ class CaseJudge:
         except Exception as e:  # a bug, not bad input: the driver shows where
             self.error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
 
-    def meta(self) -> dict:
+    def meta(self) -> Reply:
         """What the driver's ledger needs: the chain, the backends that started, their versions."""
         if self.run is None:
-            return {"error": self.error, "notes": self._said()}
-        return {"chain": self.run.chain, "backends": list(self.run.backends), "versions": self.results.backends,
-                "options": self.results.options, "load": self.run.timing["load"], "tokparity": __version__,
-                "notes": self._said()}
+            return Reply(Failed(self.error), self._said())
+        return Reply(started_message(self.run, self.results), self._said())
 
-    def judge(self, batch: list[tuple[int, Case]]) -> dict:
+    def judge(self, batch: list[tuple[int, Case]]) -> Reply:
         """The records of ``batch`` ((case position, case) pairs), in its order, judged as one
         process judges them (``ModelRun.judge_many``)."""
         if self.run is None:
-            return {"error": self.error, "notes": self._said()}
+            return Reply(Failed(self.error), self._said())
         try:
             records = self.run.judge_many(batch)
         except Exception as e:
-            return {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}", "notes": self._said()}
-        return {"records": records, "notes": self._said()}
+            return Reply(Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}"), self._said())
+        return Reply(Judged(records), self._said())
 
     def close(self) -> float:
         """Close the backends (a ``cmd:`` engine's process group is killed): seconds it took."""
@@ -347,19 +346,20 @@ class _Driver:
                 m.tally.timing["close"] = m.tally.timing.get("close", 0.0) + answer
             self._forget(actor)
             return
-        for note in answer.get("notes", ()):
+        for note in answer.said:
             self.options.say(note)
-        if "error" in answer:
-            self.failure = self.failure or answer["error"]
-        elif kind == "meta":
-            if answer["tokparity"] != __version__:
+        message = answer.message
+        if isinstance(message, Failed):
+            self.failure = self.failure or message.error
+        elif isinstance(message, Started):
+            if message.tokparity != __version__:
                 self.failure = self.failure or (
-                    f"--ray: the cluster runs tokparity {answer['tokparity']}, this is {__version__}; install "
+                    f"--ray: the cluster runs tokparity {message.tokparity}, this is {__version__}; install "
                     "the same version on every node")
             else:
-                m.start(answer, self.options)
+                m.start(message, self.options)
         else:
-            m.take(answer["records"], self.options)
+            m.take(message.records, self.options)
         if kind == "judge":
             actor.queued -= 1
             feed.sent -= 1

@@ -39,7 +39,7 @@ import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from tokparity import __version__
 from tokparity.compare import JudgedCases, ModelRun, too_long_message
@@ -47,6 +47,7 @@ from tokparity.corpus import load_corpus
 from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
 from tokparity.errors import TokparityError
 from tokparity.journal import DoneSet, holding_ctrl_c
+from tokparity.messages import Failed, Finished, Judged, Named, Said, Started
 from tokparity.options import WORKER_OPTIONS, CompareOptions
 from tokparity.records import CaseRecord
 from tokparity.results import Results
@@ -78,7 +79,7 @@ def _worker(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
     corpora, backend_names, option_values = conn.recv()
-    options = CompareOptions(**option_values, progress=lambda message: conn.send(("say", message)))
+    options = CompareOptions(**option_values, progress=lambda message: conn.send((-1, Said(message))))
     while True:
         task: Task | None = conn.recv()
         if task is None:
@@ -87,18 +88,16 @@ def _worker(conn: Connection) -> None:
             local = Results(tokparity=__version__)
             run = ModelRun(task.spec, backend_names, options, local)
         except TokparityError as e:
-            conn.send(("error", task.index, str(e)))
+            conn.send((task.index, Failed(str(e))))
             continue
         except Exception as e:  # a bug, not bad input: the parent shows where
-            conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+            conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
             continue
         closed = False
         batch: list[CaseRecord] = []
         _ACTIVE[:] = [run]
         try:
-            conn.send(("meta", task.index, {"chain": run.chain, "backends": list(run.backends),
-                                            "versions": local.backends, "options": local.options,
-                                            "load": run.timing["load"]}))
+            conn.send((task.index, started_message(run, local)))
             sent = started = time.monotonic()
             cases = JudgedCases(run, corpora, skip=task.skips)
             # A worker that judges a whole model in case order (one shard, nothing resumed) names its
@@ -109,21 +108,21 @@ def _worker(conn: Connection) -> None:
                 if whole:
                     run.tally.apply(record)
                 if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
-                    conn.send(("records", task.index, batch))
+                    conn.send((task.index, Judged(batch)))
                     batch, sent = [], time.monotonic()
-            conn.send(("records", task.index, batch))
+            conn.send((task.index, Judged(batch)))
             if whole:
                 run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
-                conn.send(("causes", task.index, run.diagnosis.named(run.tally.judgements)))
+                conn.send((task.index, Named(run.diagnosis.named(run.tally.judgements))))
             run.close()
             closed = True
-            conn.send(("done", task.index, cases.total, time.monotonic() - started + run.timing["load"],
-                       run.timing["close"]))
+            conn.send((task.index, Finished(cases.total, time.monotonic() - started + run.timing["load"],
+                                            run.timing["close"])))
         except TokparityError as e:  # a corpus that cannot be read, named by file and line
-            conn.send(("records", task.index, batch))  # the cases before the bad line count
-            conn.send(("error", task.index, str(e)))
+            conn.send((task.index, Judged(batch)))  # the cases before the bad line count
+            conn.send((task.index, Failed(str(e))))
         except Exception as e:
-            conn.send(("error", task.index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+            conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
         finally:
             if not closed:
                 run.close()
@@ -194,16 +193,17 @@ class ModelLedger:
             for record in options.journal.records(self.model.name, self.index):
                 self.done.add(record.n)
 
-    def start(self, info: dict, options: CompareOptions) -> None:
-        """A worker's "meta" (which backends started, their versions, seconds loading): the first
-        makes the ledger and counts what the journal holds; every one adds its loading time."""
+    def start(self, started: Started, options: CompareOptions) -> None:
+        """A worker's or actor's first message (which backends started, their versions, seconds
+        loading): the first makes the ledger and counts what the journal holds; every one adds its
+        loading time."""
         if self.tally is None:
-            self.results.backends.update(info["versions"])
-            self.results.options.update(info["options"])
-            self.tally = Tally(self.model, info["chain"], info["backends"], options, self.results)
+            self.results.backends.update(started.versions)
+            self.results.options.update(started.options)
+            self.tally = Tally(self.model, started.chain, started.backends, options, self.results)
             self._replay_journal(options)
             self.advance(options)
-        self.ledger.timing["load"] += info["load"]
+        self.ledger.timing["load"] += started.load_seconds
 
     def _replay_journal(self, options: CompareOptions) -> None:
         if options.journal is not None and len(self.done):
@@ -287,33 +287,31 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
             for ready in wait([c for c in workers if c not in stopped]):
                 conn = cast(Connection, ready)
                 try:
-                    message: Any = conn.recv()
+                    index, message = conn.recv()
                 except (EOFError, OSError):
                     code = workers[conn].wait()
                     raise TokparityError(f"compare --jobs: a worker process died (exit status {code}); the cases "
                                          "judged so far are in the journal: resume, or rerun with --jobs 1 to see "
                                          "the failure") from None
-                kind = message[0]
-                if kind == "say":
-                    options.say(message[1])
+                if isinstance(message, Said):
+                    options.say(message.message)
                     continue
-                m = state[message[1]]
-                if kind == "error":  # raised once the other workers have delivered what they judged
-                    failure = failure or message[2]
+                m = state[index]
+                if isinstance(message, Failed):  # raised once the other workers have delivered what they judged
+                    failure = failure or message.error
                     idle.append(conn)
-                    continue
-                if kind == "meta":
-                    m.start(message[2], options)
-                elif kind == "records":
-                    m.take(message[2], options)
-                elif kind == "causes":
-                    m.causes = message[2]
-                elif kind == "done":
+                elif isinstance(message, Started):
+                    m.start(message, options)
+                elif isinstance(message, Judged):
+                    m.take(message.records, options)
+                elif isinstance(message, Named):
+                    m.causes = message.diagnosed
+                elif isinstance(message, Finished):
                     m.shards_done += 1
-                    m.total = max(m.total, message[2])
+                    m.total = max(m.total, message.cases)
                     timing = m.ledger.timing
-                    timing["wall"] = timing.get("wall", 0.0) + message[3]
-                    timing["close"] = timing.get("close", 0.0) + message[4]
+                    timing["wall"] = timing.get("wall", 0.0) + message.seconds
+                    timing["close"] = timing.get("close", 0.0) + message.close_seconds
                     idle.append(conn)
                     if m.finished:
                         m.end(options, "--jobs")
@@ -421,6 +419,11 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
                                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
     theirs.close()
     return Connection(ours.detach()), process
+
+
+def started_message(run: ModelRun, results: Results) -> Started:
+    """What a worker or an actor says once it has loaded its model (``results``: its own)."""
+    return Started(run.chain, list(run.backends), results.backends, results.options, run.timing["load"])
 
 
 def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
