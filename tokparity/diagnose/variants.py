@@ -1,6 +1,6 @@
 """The root-cause catalogue as code: each cause a named deviation of the reference.
 
-A cause (``../shared/BUGCLASSES.md``, "Root causes") says what a backend does differently from
+A cause (``docs/catalogue/causes.md``) says what a backend does differently from
 the oracle, as ``stage.deviation``. Here each one is a ``Variant``: a function that takes the
 reference (a ``Candidate``) and returns a copy in which that one thing is done the other way,
 or ``None`` where the deviation means nothing for this model (no charsmap to skip, no merges to

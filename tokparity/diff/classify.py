@@ -1,8 +1,8 @@
 """Name the bug class of one mismatch, with the evidence that decided it.
 
-Each mismatch gets exactly one class from ``shared/BUGCLASSES.md``: the *symptom*, what the ids
-show. (The *cause*, what reproduces them, is ``tokparity.diagnose``'s; a report never lets the
-class contradict it, see ``tokparity.diagnose.info.consistent_class``.)
+Each mismatch gets exactly one class of the catalogue (``docs/catalogue/classes.md``): the
+*symptom*, what the ids show. (The *cause*, what reproduces them, is ``tokparity.diagnose``'s; a
+report never lets the class contradict it, see ``tokparity.diagnose.info.consistent_class``.)
 
 The class comes from ``RULES``, a table of small named rules run from the most specific symptom
 to the most general: each reads one ``Context`` (the texts, both id lists, the vocabulary, the
