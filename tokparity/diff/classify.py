@@ -209,6 +209,8 @@ def backend_failed(c: Context) -> Classification | None:
 
 
 def ids_equal(c: Context) -> Classification | None:
+    """unclassified: the ids are equal, so there is nothing to name (a guard: a run classifies
+    only ids that differ)."""
     return c.found("unclassified", "the ids are equal") if c.divergence.equal else None
 
 
