@@ -37,9 +37,13 @@ def _ensure_chromium(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole test suite, with every backend library installed (nothing skips)."""
+    """The examples in the package's docstrings (doctests), then the whole test suite, with every
+    backend library installed (nothing skips)."""
     _install(session, "all,test")
     _ensure_chromium(session)
+    # `python -m` puts the checkout first on sys.path, so the doctests import the same modules as
+    # the tests. A module whose optional library is missing is skipped, not a collection error.
+    session.run("python", "-m", "pytest", "-q", "--doctest-modules", "--doctest-ignore-import-errors", "tokparity")
     session.run("python", "-m", "pytest", *session.posargs)
 
 

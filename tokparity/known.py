@@ -60,7 +60,7 @@ class KnownDivergence:
     text: regex.Pattern | None = None
     evidence: regex.Pattern | None = None
     case_ids: list[str] = field(default_factory=list)
-    cause: str = ""  # the reviewed root cause (shared/BUGCLASSES.md names, "+"-joined)
+    cause: str = ""  # the reviewed root cause (docs/catalogue/causes.md names, "+"-joined)
     source: str = ""
     hits: int = 0
 
@@ -172,7 +172,7 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         unknown = [part for part in cause.split("+") if part and not _is_cause(part)]
         if unknown:
             raise TokparityError(f"{source}: divergence {raw['id']!r}: unknown cause {unknown[0]!r}; the names are "
-                                 "those of shared/BUGCLASSES.md 'Root causes' (tokparity/diagnose/causes.toml)")
+                                 "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml)")
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,

@@ -17,7 +17,7 @@ from tokparity.records import Mismatch, RootCause
 # a line per case with it, mismatches.csv its id and piece lists.
 json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
-# mismatches.csv columns, in the design card's order (evidence onwards are tokparity's additions;
+# mismatches.csv columns, in the order docs/contracts.md promises (evidence onwards were added later;
 # text_json, the exact text, comes last so that the earlier columns keep their places).
 TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",

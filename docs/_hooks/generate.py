@@ -3,7 +3,9 @@
 A page asks for a generated block with an HTML comment on a line of its own:
 
     <!-- generate: classes -->            the bug classes (tokparity/diff/classes.toml)
+    <!-- generate: class-rules -->        the classifier's rules, in order (tokparity/diff/classify.py RULES)
     <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml)
+    <!-- generate: cause-order -->        the order of +-joined causes (tokparity/diagnose/variants.py STAGES)
     <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/results.py CSV_COLUMNS)
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
     <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
@@ -86,16 +88,75 @@ def classes_page() -> str:
     cases = _toml(HOOKS / "catalogue.toml")["classes"]
     _same_names("class", classes, "tokparity/diff/classes.toml", cases, "has no real case")
     known = known_divergences()
+    deciders = _deciders(classes)
     out = []
     for name, entry in classes.items():
         out += [f"### `{name}`", "", f"**Symptom:** {prose(entry['symptom'])}", "",
                 f"**Implication:** {prose(entry['implication'])}", "",
+                f"**Decided by:** {deciders[name]}", "",
                 f"**Real case:** {prose(cases.get(name) or '–')}", ""]
         shipped = [d for d in known if name in d.get("classes", [])]
         if shipped:
             out += ["**Known divergences of this class shipped with tokparity:**", ""]
             out += [f"- {_known_line(d)}" for d in shipped] + [""]
     return "\n".join(out)
+
+
+CLASSIFY = ROOT / "tokparity" / "diff" / "classify.py"
+DECODE = ROOT / "tokparity" / "diff" / "decode.py"
+RULE_DOC = re.compile(r"(?P<classes>[\w-]+(?: / [\w-]+)*): (?P<checks>.+)", re.DOTALL)
+
+
+def classifier_rules() -> list[tuple[str, list[str], str]]:
+    """classify.py's ``RULES`` in order: (rule, the classes it gives, what it checks), read off each
+    rule's docstring, which starts with its class (``"space-prefix: one side starts with …"``)."""
+    tree = ast.parse(CLASSIFY.read_text(encoding="utf-8"))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    order = next((n.value for n in tree.body if isinstance(n, ast.AnnAssign | ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "RULES"
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))), None)
+    if not isinstance(order, ast.Tuple):
+        warn("tokparity/diff/classify.py has no top-level RULES = (rule, …)")
+        return []
+    rules = []
+    for element in order.elts:
+        name = element.id if isinstance(element, ast.Name) else ast.unparse(element)
+        doc = " ".join((ast.get_docstring(functions[name]) or "").split()) if name in functions else ""
+        m = RULE_DOC.fullmatch(doc)
+        if m is None:
+            warn(f"tokparity/diff/classify.py: rule {name} has no docstring of the form 'class: what it checks'")
+            rules.append((name, [], ""))
+        else:
+            rules.append((name, m["classes"].split(" / "), m["checks"]))
+    return rules
+
+
+def class_rules() -> str:
+    classes = _toml(ROOT / "tokparity" / "diff" / "classes.toml")
+    rows = ["| # | rule | class | what it checks |", "|---:|---|---|---|"]
+    for n, (rule, gives, checks) in enumerate(classifier_rules(), 1):
+        for c in gives:
+            if c not in classes:
+                warn(f"tokparity/diff/classify.py: rule {rule} gives {c!r}, which classes.toml does not describe")
+        rows.append(f"| {n} | `{rule}` | {', '.join(f'`{c}`' for c in gives)} | {cell(checks)} |")
+    return "\n".join(rows)
+
+
+def _deciders(classes: dict) -> dict[str, str]:
+    """For each class, what decides it: the rules that give it, or the decode check of --decode."""
+    rules = classifier_rules()
+    decode = DECODE.read_text(encoding="utf-8")
+    out = {}
+    for name in classes:
+        numbers = [f"rule {n} `{rule}`" for n, (rule, gives, _) in enumerate(rules, 1) if name in gives]
+        if numbers:
+            out[name] = ", ".join(numbers) + " ([the rules](#how-a-class-is-decided))"
+        elif f'"{name}"' in decode:
+            out[name] = "the decode check of `compare --decode` ([decoding](#decoding))"
+        else:
+            warn(f"class {name!r} (tokparity/diff/classes.toml) is given by no rule of classify.py nor by decode.py")
+            out[name] = "–"
+    return out
 
 
 def _cause_entry(name: str, causes: dict) -> str | None:
@@ -141,12 +202,30 @@ def causes_page() -> str:
         if shipped:
             out += ["Known divergences with this cause, shipped with tokparity:", ""]
             out += [f"- {_known_line(d)}" for d in shipped] + [""]
+    described = _toml(HOOKS / "catalogue.toml").get("decode_causes", {})
+    for d in decode:
+        for part in d["cause"].split("+"):
+            if part.startswith("decode.") and part not in described:
+                warn(f"known divergence {d['id']!r} names cause {part!r}, which docs/_hooks/catalogue.toml "
+                     "[decode_causes] does not describe")
+    out += ["### Decode causes", "",
+            "`compare --decode` decodes the ids every backend agrees on with each backend and compares the "
+            "texts (`decode-cleanup`, `decode-roundtrip`). No variant of the reference reproduces a decoder: "
+            "a `decode-cleanup` row gets the cause `decode.cleanup`, and a reviewed known divergence names "
+            "its `decode.*` cause itself. The names in use:", "",
+            "| cause | the backend's decoder… | real case |", "|---|---|---|"]
+    out += [f"| `{name}` | {cell(info.get('does', ''))} | {cell(info.get('case') or '–')} |"
+            for name, info in described.items()]
+    out.append("")
     if decode:
-        out += ["### Decode causes", "",
-                "`decode.cleanup`, `decode.bytes`, `decode.prefix-strip`, `decode.stream` name differences of "
-                "`--decode` (the ids every backend agrees on, decoded by each). Shipped known divergences:", ""]
+        out += ["Shipped known divergences with a decode cause:", ""]
         out += [f"- {_known_line(d)}" for d in decode] + [""]
     return "\n".join(out)
+
+
+def cause_order() -> str:
+    stages = constant(ROOT / "tokparity" / "diagnose" / "variants.py", "STAGES")
+    return " → ".join(f"`{s}`" for s in stages) + " (`tokparity/diagnose/variants.py`, `STAGES`)"
 
 
 def anchor(name: str) -> str:
@@ -204,8 +283,8 @@ def docstring(relative: str) -> str:
     return f"*From the docstring of `{relative}`:*\n\n{text}\n"
 
 
-GENERATORS = {"classes": classes_page, "causes": causes_page, "csv-columns": csv_columns,
-              "placeholders": placeholders}
+GENERATORS = {"classes": classes_page, "class-rules": class_rules, "causes": causes_page,
+              "cause-order": cause_order, "csv-columns": csv_columns, "placeholders": placeholders}
 
 
 def expand(markdown: str, where: str = "") -> str:

@@ -1,6 +1,6 @@
 """The classifier on real cases: ids from llama.cpp, tokenizers and real upstream reports.
 
-Each bug class of shared/BUGCLASSES.md that the classifier names gets a case built from real
+Each bug class of docs/catalogue/classes.md that the classifier names gets a case built from real
 library output (or the ids of the upstream report), and asserts the class and its evidence.
 """
 

@@ -1,5 +1,5 @@
 r"""tokparity's reference tokenizer on a byte-level BPE GGUF, with bugs planted by flags, as a
-``cmd:`` engine (JSON-lines protocol, docs: /work/shared/DESIGN.md).
+``cmd:`` engine (JSON-lines protocol: docs/contracts.md).
 
 The engine runs ``tokparity.reference`` as it is, except the pre-tokenizer: the model's split
 regexes (``tokparity.reference.pretokenize.REGEXES``, as llama.cpp names them) are spelled out

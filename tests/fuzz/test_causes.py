@@ -3,7 +3,7 @@ show; generators whose cases only repeat a found cause give way; the journal sta
 known divergence does not fail the run.
 
 The engines are real libraries with one setting changed (tests/engines/*.py); the causes are the
-catalogue's names (shared/BUGCLASSES.md) as the diagnosis reproduces them.
+catalogue's names (docs/catalogue/causes.md) as the diagnosis reproduces them.
 """
 
 from __future__ import annotations

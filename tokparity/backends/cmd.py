@@ -1,4 +1,4 @@
-"""``cmd:COMMAND``: any program that speaks tokparity's JSON-lines protocol (DESIGN.md).
+"""``cmd:COMMAND``: any program that speaks tokparity's JSON-lines protocol (docs/contracts.md).
 
     -> {"id": 1, "op": "encode", "text": "Hello world", "add_special": false, "parse_special": false}
     <- {"id": 1, "ids": [15043, 3186]}

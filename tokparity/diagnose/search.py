@@ -23,8 +23,23 @@ set of variants with which the reference gives the backend's ids *exactly*:
    (``model.other``);
 7. else an honest empty cause.
 
-    >>> Diagnoser(RefTokenizer(gemma3)).diagnose(text, oracle_ids, greedy_engine_ids, "greedy").name
-    'space.escape+model.greedy-longest-match'
+A vocabulary small enough to follow by hand, as llama.cpp reads a SentencePiece-BPE GGUF: the
+reference merges ``'a' + 'b'`` (the better score) and gives ``'▁', 'ab'``; an engine that takes
+the longest piece at each position gives ``'▁a', 'b'``, and the diagnosis says so:
+
+    >>> from tokparity.reference import RefTokenizer
+    >>> from tokparity.vocab.model import Flags, TokenType as T, Vocab
+    >>> vocab = Vocab("spm", ["<unk>", "<s>", "▁", "a", "b", "ab", "▁a"], scores=[0, 0, -1, -2, -2, -0.5, -3],
+    ...               token_types=[T.UNKNOWN, T.CONTROL] + [T.NORMAL] * 5, flags=Flags(add_space_prefix=True),
+    ...               source_format="gguf")
+    >>> cause = Diagnoser(RefTokenizer(vocab)).diagnose("ab", [2, 5], [6, 4], "greedy")
+    >>> cause.name
+    'model.greedy-longest-match'
+    >>> cause.detail
+    "the reference reproduces the backend's ids exactly with: the longest vocabulary piece at each position"
+
+On the Gemma 3 engine of the case study (docs/gemma3.md) the diagnosis names two deviations at
+once, ``space.escape+model.greedy-longest-match``: neither alone reproduces the engine's ids.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Name the bug class of one mismatch, with the evidence that decided it.
 
-Each mismatch gets exactly one class from ``shared/BUGCLASSES.md``: the *symptom*, what the ids
-show. (The *cause*, what reproduces them, is ``tokparity.diagnose``'s; a report never lets the
-class contradict it, see ``tokparity.diagnose.info.consistent_class``.)
+Each mismatch gets exactly one class of the catalogue (``docs/catalogue/classes.md``): the
+*symptom*, what the ids show. (The *cause*, what reproduces them, is ``tokparity.diagnose``'s; a
+report never lets the class contradict it, see ``tokparity.diagnose.info.consistent_class``.)
 
 The class comes from ``RULES``, a table of small named rules run from the most specific symptom
 to the most general: each reads one ``Context`` (the texts, both id lists, the vocabulary, the
@@ -14,8 +14,16 @@ The inputs are the two id lists (``a`` the oracle's, ``b`` the backend's), the i
 the vocabulary both sides share; optionally what each side's normalizer and pre-tokenizer made
 of the text, when the backends expose those stages.
 
-    >>> classify("Hello world", [15043, 3186], [10994, 3186], llama_spm_vocab).cls
+    >>> from tokparity.vocab.model import TokenType as T, Vocab
+    >>> vocab = Vocab("spm", ["<unk>", "<s>", "▁Hello", "Hello", "▁world"], special_ids={"bos": 1},
+    ...               token_types=[T.UNKNOWN, T.CONTROL, T.NORMAL, T.NORMAL, T.NORMAL])
+    >>> found = classify("Hello world", [2, 4], [3, 4], vocab)    # the backend lacks the dummy prefix
+    >>> found.cls
     'space-prefix'
+    >>> found.evidence  # doctest: +ELLIPSIS
+    "the oracle starts with one more space: oracle [2 '▁Hello', 4 '▁world'] vs backend [3 'Hello', 4 '▁world']; ..."
+    >>> classify("Hello world", [1, 2, 4], [2, 4], vocab).cls
+    'bos-eos'
 """
 
 from __future__ import annotations
@@ -209,6 +217,8 @@ def backend_failed(c: Context) -> Classification | None:
 
 
 def ids_equal(c: Context) -> Classification | None:
+    """unclassified: the ids are equal, so there is nothing to name (a guard: a run classifies
+    only ids that differ)."""
     return c.found("unclassified", "the ids are equal") if c.divergence.equal else None
 
 

@@ -23,9 +23,21 @@ Each pipeline is built from small stage modules, one per algorithm and stage:
     decode.py      ids back to bytes and text
     trace.py       the steps, readable
 
-    >>> tok = RefTokenizer(load_vocab("ggml-vocab-llama-spm.gguf"))
-    >>> tok.encode("Hello world", add_special=True)
-    [1, 15043, 3186]
+A vocabulary small enough to follow by hand, read as llama.cpp reads a SentencePiece-BPE GGUF
+(pieces and scores, merged by score):
+
+    >>> from tokparity.vocab.model import Flags, TokenType as T, Vocab
+    >>> vocab = Vocab("spm", ["<unk>", "<s>", "▁", "a", "b", "ab"], scores=[0, 0, -1, -2, -2, -0.5],
+    ...               token_types=[T.UNKNOWN, T.CONTROL] + [T.NORMAL] * 4, special_ids={"bos": 1},
+    ...               flags=Flags(add_bos=True, add_space_prefix=True), source_format="gguf")
+    >>> tok = RefTokenizer(vocab)
+    >>> tok.encode("ab", add_special=True)      # <s>, the dummy prefix '▁', then 'ab'
+    [1, 2, 5]
+    >>> tok.encode("c")                         # no piece and no byte pieces for 'c': <unk>
+    [2, 0]
+
+On llama.cpp's own ``ggml-vocab-llama-spm.gguf`` (``RefTokenizer(load_vocab(path))``),
+``encode("Hello world", add_special=True)`` gives ``[1, 15043, 3186]``, as llama.cpp does.
 """
 
 from __future__ import annotations

@@ -22,9 +22,17 @@ LCHECK is ``c``; move to ``node ^ BASE(node)``; if the node was a LEAF, remember
 (bytes walked, VALUE there) as the longest match so far. Every index is checked against the
 array: a malformed blob raises ``TokparityError``, never ``IndexError``.
 
-    >>> cm = CharsMap(vocab.precompiled_charsmap)
-    >>> cm.longest_match("ﬁx".encode())      # the "ﬁ" ligature, 3 bytes
-    (3, b'fi')
+A table with one key, ``"A"`` to ``"a"``, assembled by hand: the root's BASE is 64, so ``A``
+(65) leads to node 64 ^ 65 = 1, whose unit has LCHECK 65, LEAF set and BASE 3; the value sits at
+node 1 ^ 3 = 2 and is offset 0 of the strings. ``B`` (66) leads to node 2, whose LCHECK is not 66::
+
+    >>> units = [64 << 10, 3 << 10 | 1 << 8 | 65, 0]
+    >>> cm = CharsMap(struct.pack("<4I", 4 * len(units), *units) + b"a\\0")
+    >>> cm.longest_match(b"A"), cm.longest_match(b"B")
+    ((1, b'a'), None)
+
+On a real table (``nmt_nfkc``, kyoto-ja-unigram's) ``longest_match("ﬁx".encode())`` is
+``(3, b'fi')``: the "ﬁ" ligature's three bytes become "fi".
 """
 
 from __future__ import annotations

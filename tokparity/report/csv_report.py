@@ -1,6 +1,6 @@
 """mismatches.csv: one row per mismatching case and backend.
 
-Columns (``tokparity.results.CSV_COLUMNS``): the design card's ``model, corpus, case_id, tags,
+Columns (``tokparity.results.CSV_COLUMNS``, listed in docs/contracts.md): ``model, corpus, case_id, tags,
 oracle, backend, class, stage, first_diff, text, oracle_ids, backend_ids, oracle_pieces,
 backend_pieces``, then ``evidence`` (why the class), ``known`` (the known-divergence id that
 explains the row, else empty), ``cause`` (the root causes that reproduce the backend's ids,

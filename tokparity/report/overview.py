@@ -7,11 +7,15 @@ each in its own markup, so they cannot disagree with each other nor with summary
 header counts are sums over summary.json's ``runs``, never the length of the list of mismatches a
 run happened to keep whole (a fuzz run counts every mismatch but keeps only its shrunk findings):
 
-    >>> t = totals(results)
+    >>> from tokparity.results import Results, RunSummary
+    >>> results = Results("0.1.0", runs=[
+    ...     RunSummary("llama-spm", "llama.cpp", "mine", cases=6770, mismatches=1920, unexplained=1918),
+    ...     RunSummary("llama-spm", "llama.cpp", "hf-gguf", cases=6770, mismatches=15, unexplained=0)])
+    >>> t = totals(results)                 # no mismatch kept whole: t.listed is 0
     >>> t.mismatches, t.unexplained, t.known, t.listed
-    (1920, 1920, 0, 2)
+    (1935, 1918, 17, 0)
     >>> count_line(t)
-    '1,920 mismatches in 6,770 case runs: 1,920 unexplained; 2 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
+    '1,935 mismatches in 13,540 case runs: 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
 """
 
 from __future__ import annotations

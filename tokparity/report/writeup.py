@@ -3,15 +3,25 @@
 The Gemma 3 write-up that started tokparity reads: one sentence naming the cause; the symptom
 and what it implies; the token ids of one short prompt side by side; the cause, shown by
 reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for every
-(model, backend) with mismatches, from a run's plain records (``tokparity.results``):
+(model, backend) with mismatches, from a run's plain records (``tokparity.results``). Here a
+run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
 
-    >>> w = writeups(results)[0]
+    >>> from tokparity.results import Mismatch, Results, RunSummary
+    >>> verdict = {"cause": "model.greedy-longest-match", "explains": 3, "mismatches": 3, "keeps": 47,
+    ...            "agreements": 47}
+    >>> run = RunSummary("llama-spm", "llama.cpp", "greedy", cases=50, mismatches=3, unexplained=3,
+    ...                  classes={"merge-order": 3}, causes={"model.greedy-longest-match": 3}, root_cause=verdict)
+    >>> case = Mismatch("llama-spm", "multilingual", "en-0004", {}, "llama.cpp", "greedy", "merge-order", "", "model",
+    ...                 3, "It's raining.", [739, 29915, 29879, 1153, 2827, 29889], [739, 29915, 29879, 17251, 292, 29889],
+    ...                 ["▁It", "'", "s", "▁ra", "ining", "."], ["▁It", "'", "s", "▁rain", "ing", "."],
+    ...                 cause="model.greedy-longest-match")
+    >>> w = writeups(Results("0.1.0", runs=[run], mismatches=[case]))[0]
     >>> w.sentence
-    'greedy differs from golden/llama.cpp on 313 cases of llama-spm because of model.greedy-longest-match: …'
+    'greedy differs from llama.cpp on 3 cases of llama-spm because of model.greedy-longest-match: the reference with that deviation reproduces 3 of 3 mismatches exactly and keeps all 47 agreements.'
     >>> w.proof
-    'reproduces 313 of 313 mismatches and keeps all 6,000 agreements'
-    >>> f"{w.case.corpus}/{w.case.case_id}", [b.kind for b in comparison(w.case, w.style)]
-    ('multilingual/en-0004', ['same', 'diff', 'same'])
+    'reproduces 3 of 3 mismatches and keeps all 47 agreements'
+    >>> [b.kind for b in comparison(w.case, w.style)]    # '▁ra' 'ining' against '▁rain' 'ing'
+    ['same', 'diff', 'same']
 
 Ties of equal score (``model.viterbi-tie``) are kept apart: two optima of the same model, not a
 bug. HTML (html.py), Markdown (markdown.py) and the terminal (plain.py, ``tokparity explain``)

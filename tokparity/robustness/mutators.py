@@ -3,13 +3,10 @@
 Each mutator takes the bytes of a valid file (a GGUF, a SentencePiece ``.model``, a
 ``tokenizer.json``) and returns ``Recipe``s (built one at a time: hundreds of copies of a 7 MB
 file do not fit in memory at once) or a ``Mutant``: the hostile bytes and a name that says what
-was done. The same seed gives the same mutants, so a name and a seed reproduce any case::
-
-    >>> layout = GGUFLayout(open("ggml-vocab-llama-spm.gguf", "rb").read())
-    >>> recipes = gguf_structural(layout, random.Random(9), "m.gguf")
-    >>> len(recipes), recipes[0].name
-    (933, 'gguf/version=0')
-    >>> hostile = next(r for r in recipes if r.name == "gguf/length general.name key-length=2**63").build()
+was done. The same seed gives the same mutants, so a name and a seed reproduce any case: on
+llama.cpp's ``ggml-vocab-llama-spm.gguf``, ``gguf_structural(GGUFLayout(data), random.Random(9),
+"m.gguf")`` gives 933 recipes, the first named ``gguf/version=0``, and the recipe named
+``gguf/length general.name key-length=2**63`` builds the ``Mutant`` whose key length says 2**63.
 
 What they know of each format is only its framing, enough to hit the places where a loader
 trusts a number it read:

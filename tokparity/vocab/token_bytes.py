@@ -6,8 +6,12 @@ stored text is not those bytes: SentencePiece pieces spell a space as ``▁`` an
 (``Ġ`` is the space, ``Ċ`` the newline); WordPiece continuations start with ``##``; control
 tokens stand for no input at all.
 
-    >>> vocab.tokens[29871], token_bytes(vocab, 29871)    # llama-spm
-    ('▁', b' ')
+    >>> from tokparity.vocab.model import TokenType as T, Vocab
+    >>> spm = Vocab("spm", ["<s>", "▁Hello", "<0x0A>"], token_types=[T.CONTROL, T.NORMAL, T.BYTE])
+    >>> [token_bytes(spm, i) for i in range(3)]
+    [b'', b' Hello', b'\\n']
+    >>> [token_bytes(Vocab("bpe", ["ĠHello", "Ċ"]), i) for i in range(2)], token_bytes(Vocab("wpm", ["##lo"]), 0)
+    ([b' Hello', b'\\n'], b'lo')
 """
 
 from __future__ import annotations

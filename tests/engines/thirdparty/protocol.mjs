@@ -1,4 +1,4 @@
-// tokparity's JSON-lines protocol for a JavaScript engine (../../../../shared/DESIGN.md, "cmd:").
+// tokparity's JSON-lines protocol for a JavaScript engine (docs/contracts.md, "The cmd: protocol").
 //
 //   -> {"id": 1, "op": "encode", "text": "Hello world", "add_special": false, "parse_special": false}
 //   <- {"id": 1, "ids": [15043, 3186]}
