@@ -38,7 +38,7 @@ import pytest
 
 from tokparity.corpus import load_corpus
 from tokparity.options import CompareOptions
-from tokparity.records import Mismatch
+from tokparity.records import Mismatch, RootCause
 from tokparity.results import Results, RunSummary
 from tokparity.run import run_compare
 
@@ -274,8 +274,8 @@ def _label(backend: str) -> str:
 def _report(run: Run, m: Mutation, mismatches: list[Mismatch], carrying: int) -> None:
     share = carrying / len(mismatches) if mismatches else 0.0
     root = run.summary(m.bug).root_cause
-    verdict = f"root {root['cause']}: {root['explains']}/{root['mismatches']}, keeps {root['keeps']}/" \
-              f"{root['agreements']}" if root else "root none"
+    verdict = f"root {root.cause}: {root.explains}/{root.mismatches}, keeps {root.keeps}/" \
+              f"{root.agreements}" if root else "root none"
     print(f"MUTATION {m.cause} | {_label(m.bug)} | {m.model} | {len(mismatches)} | {carrying} ({share:.1%}) | "
           f"{verdict}")
 
@@ -306,16 +306,16 @@ def check_single(run: Run, m: Mutation, stage_level: bool = False) -> None:
     if stage_level:
         assert root is None, root
     else:
-        assert root is not None and root["cause"] == m.cause, root
-        assert root["explains"] >= SHARE * len(mismatches), root
+        assert root is not None and root.cause == m.cause, root
+        assert root.explains >= SHARE * len(mismatches), root
         _check_keeps(root, m)
 
 
-def _check_keeps(root: dict, m: Mutation) -> None:
+def _check_keeps(root: RootCause, m: Mutation) -> None:
     """A planted bug is the engine's only deviation, so the reference with the named cause gives
     the oracle's ids on every case where the engine agreed."""
     if m.twin is not None:
-        assert root["keeps"] == root["agreements"], root
+        assert root.keeps == root.agreements, root
 
 
 def check_composition(run: Run, m: Mutation) -> None:
@@ -331,6 +331,6 @@ def check_composition(run: Run, m: Mutation) -> None:
     assert within >= SHARE * len(mismatches), f"{within} of {len(mismatches)} within {m.cause}: {_causes(mismatches)}"
     assert any(x.cause == m.cause for x in mismatches), _causes(mismatches)
     root = run.summary(m.bug).root_cause
-    assert root is not None and root["cause"] == m.cause, root
-    assert root["explains"] >= SHARE * len(mismatches), root
+    assert root is not None and root.cause == m.cause, root
+    assert root.explains >= SHARE * len(mismatches), root
     _check_keeps(root, m)

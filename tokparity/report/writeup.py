@@ -6,15 +6,16 @@ reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for 
 (model, backend) with mismatches, from a run's plain records (``tokparity.results``). Here a
 run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
 
-    >>> from tokparity.results import Mismatch, Results, RunSummary
-    >>> verdict = {"cause": "model.greedy-longest-match", "explains": 3, "mismatches": 3, "keeps": 47,
-    ...            "agreements": 47}
+    >>> from tokparity.records import Mismatch, RootCause
+    >>> from tokparity.results import Results, RunSummary
+    >>> verdict = RootCause("model.greedy-longest-match", ("model.greedy-longest-match",), explains=3, mismatches=3,
+    ...                     keeps=47, agreements=47, proven=True)
     >>> run = RunSummary("llama-spm", "llama.cpp", "greedy", cases=50, mismatches=3, unexplained=3,
     ...                  classes={"merge-order": 3}, causes={"model.greedy-longest-match": 3}, root_cause=verdict)
-    >>> case = Mismatch("llama-spm", "multilingual", "en-0004", {}, "llama.cpp", "greedy", "merge-order", "", "model",
-    ...                 3, "It's raining.", [739, 29915, 29879, 1153, 2827, 29889], [739, 29915, 29879, 17251, 292, 29889],
-    ...                 ["▁It", "'", "s", "▁ra", "ining", "."], ["▁It", "'", "s", "▁rain", "ing", "."],
-    ...                 cause="model.greedy-longest-match")
+    >>> case = Mismatch.of("llama-spm", "multilingual", "en-0004", {}, "llama.cpp", "greedy", "merge-order", "", "model",
+    ...                    3, "It's raining.", [739, 29915, 29879, 1153, 2827, 29889], [739, 29915, 29879, 17251, 292, 29889],
+    ...                    ["▁It", "'", "s", "▁ra", "ining", "."], ["▁It", "'", "s", "▁rain", "ing", "."],
+    ...                    cause="model.greedy-longest-match")
     >>> w = writeups(Results("0.1.0", runs=[run], mismatches=[case]))[0]
     >>> w.sentence
     'greedy differs from llama.cpp on 3 cases of llama-spm because of model.greedy-longest-match: the reference with that deviation reproduces 3 of 3 mismatches exactly and keeps all 47 agreements.'
