@@ -58,11 +58,11 @@ RSS_PROBE = ("import re, resource, sys\nfrom tokparity.cli import main\ncode = m
 
 def harness_overhead() -> list[Measurement]:
     """The default run, then an agreeing run (the harness alone, no mismatch to explain)."""
-    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS
-    from tokparity.journal import Journal
-    from tokparity.known import load_known
-    from tokparity.options import CompareOptions
-    from tokparity.run import run_compare
+    from tokparity.run.driver import run_compare
+    from tokparity.run.journal import Journal
+    from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
+    from tokparity.run.known import load_known
+    from tokparity.run.options import CompareOptions
 
     rows = []
     for label, models, backends in (

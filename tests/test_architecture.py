@@ -12,10 +12,10 @@ import tokparity
 PACKAGE = Path(tokparity.__file__).parent
 # The modules that run cases and count verdicts: compare, fuzz, regress, the pytest plugin, the
 # process pool and the cluster all go through them.
-RUN_LAYER = ("tokparity.compare", "tokparity.run", "tokparity.parallel", "tokparity.cluster", "tokparity.journal",
-             "tokparity.results", "tokparity.regress", "tokparity.pytest_plugin", "tokparity.oracle",
+RUN_LAYER = ("tokparity.run.judge", "tokparity.run.driver", "tokparity.run.parallel", "tokparity.run.cluster", "tokparity.run.journal",
+             "tokparity.run.results", "tokparity.regress", "tokparity.pytest_plugin", "tokparity.run.oracle",
              "tokparity.backends.base", "tokparity.backends.runner", "tokparity.backends.registry",
-             "tokparity.tally", "tokparity.options", "tokparity.diagnose.model", "tokparity.corpus",
+             "tokparity.run.tally", "tokparity.run.options", "tokparity.diagnose.model", "tokparity.corpus",
              "tokparity.fuzz.loop")
 
 
@@ -67,7 +67,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
 def test_the_run_layer_has_no_import_cycle():
     trees = modules()
     layer = [m for m in RUN_LAYER if m in trees]
-    assert "tokparity.run" in layer and "tokparity.parallel" in layer
+    assert "tokparity.run.driver" in layer and "tokparity.run.parallel" in layer
     graph = {m: imported(trees[m], set(trees)) & set(layer) for m in layer}
     assert find_cycle(graph) == []
 
@@ -93,8 +93,8 @@ def test_no_private_name_is_imported_from_another_module():
 
 def test_one_answer_type_and_one_verdict_type():
     from tokparity.backends import base, runner
-    from tokparity.journal import read_record, record_json
     from tokparity.records import AGREE, SKIPPED, Verdict
+    from tokparity.run.journal.format import read_record, record_json
 
     trees = modules()
     answer_like = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
@@ -110,7 +110,7 @@ def test_one_answer_type_and_one_verdict_type():
 
 def test_a_backend_is_registered_once():
     from tokparity.backends.registry import BUILTIN
-    from tokparity.oracle import TRAINED_IN
+    from tokparity.run.oracle import TRAINED_IN
 
     trees = modules()
     # no second table of backends by file role anywhere in the package
@@ -127,8 +127,8 @@ def test_one_tally_counts_for_every_runner():
     """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
     (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress, the
     pytest plugin) calls a tally's apply."""
-    from tokparity.compare import ModelRun
-    from tokparity.parallel import ModelLedger
+    from tokparity.run.judge import ModelRun
+    from tokparity.run.parallel import ModelLedger
 
     assert not any(hasattr(ModelRun, name) for name in ("apply", "ledger", "finish", "summaries", "diagnose_all"))
     assert ModelLedger.ledger.fget.__annotations__["return"] == "Tally"
@@ -136,9 +136,9 @@ def test_one_tally_counts_for_every_runner():
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.loop", "tokparity.parallel", "tokparity.pytest_plugin", "tokparity.regress",
-                        "tokparity.run"]
+    assert counting == ["tokparity.fuzz.loop", "tokparity.run.parallel", "tokparity.pytest_plugin", "tokparity.regress",
+                        "tokparity.run.driver"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]
-    assert counters == ["tokparity.tally.Tally"]
+    assert counters == ["tokparity.run.tally.Tally"]

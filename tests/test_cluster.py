@@ -22,7 +22,7 @@ import pytest
 from report_files import csv_rows, summary_without_timing
 
 import tokparity
-from tokparity.journal import JOURNAL_FILE
+from tokparity.run.journal import JOURNAL_FILE
 
 ROOT = Path(tokparity.__file__).resolve().parent.parent  # on the nodes' PYTHONPATH: the tokparity under test
 GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parent / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"

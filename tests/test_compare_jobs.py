@@ -12,7 +12,7 @@ import pytest
 from report_files import csv_rows, summary_without_timing
 
 from tokparity.cli import main
-from tokparity.journal import JOURNAL_FILE
+from tokparity.run.journal import JOURNAL_FILE
 
 FLAKY = f"cmd:{sys.executable} {Path(__file__).parent / 'engines' / 'flaky_engine.py'}"
 TEXTS = ["Hello world", "  two  spaces", "Grüße aus Köln", "日本語のテキスト", "emoji 🦙🤗", "HANG", "\ttab\nnewline",

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tokparity.errors import TokparityError
-from tokparity.known import parse_known
+from tokparity.run.known import parse_known
 
 ENTRY = '''
 [[divergence]]
@@ -83,7 +83,7 @@ def test_the_shipped_list_is_well_formed():
     from fnmatch import fnmatchcase
 
     from tokparity.diff.classify import CLASSES
-    from tokparity.known import load_known
+    from tokparity.run.known import load_known
     from tokparity.zoo import load_manifest
 
     entries = load_known().entries
@@ -122,7 +122,7 @@ def test_a_decode_entry_is_stale_only_in_a_run_that_decoded():
     """tokenizers-raw-decode-no-cleanup (a decode-cleanup entry) cannot match in a compare run
     without --decode, so such a run does not call it stale; a run that decodes and never meets
     it does."""
-    from tokparity.known import load_known
+    from tokparity.run.known import load_known
 
     without = load_known(None)
     without.note_run("llama-bpe", "hf")

@@ -19,7 +19,7 @@ import pytest
 
 from tokparity.backends.registry import labelled, labelled_with_oracle, split_label
 from tokparity.errors import TokparityError
-from tokparity.journal import commands_in
+from tokparity.run.journal.signing import commands_in
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = "cmd:{python} " + str(ROOT / "tests" / "engines" / "greedy_engine.py") + " {gguf}"

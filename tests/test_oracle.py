@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.oracle import choose_oracle
+from tokparity.run.oracle import choose_oracle
 from tokparity.zoo import resolve_model, zoo_text
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

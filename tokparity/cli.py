@@ -49,7 +49,7 @@ TERMINATED = 128 + signal.SIGTERM  # the exit status after a SIGTERM
 
 class _Terminate:
     """The SIGTERM handler: it does what Ctrl-C does, through whatever SIGINT handler is in place
-    (a run's journal defers Ctrl-C until the case being written is whole: tokparity/journal.py)."""
+    (a run's journal defers Ctrl-C until the case being written is whole: tokparity/run/journal.py)."""
 
     def __init__(self) -> None:
         self.received = False

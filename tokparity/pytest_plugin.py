@@ -40,11 +40,11 @@ from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.records import Mismatch
-from tokparity.results import Results
+from tokparity.run.results import Results
 from tokparity.textview import visible
 
 if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest loads the plugin
-    from tokparity.compare import ModelRun
+    from tokparity.run.judge import ModelRun
 
 Engine = Callable[[str, bool, bool], list[int]] | str
 SHOWN = 3  # mismatches spelled out in a failure message; the count says how many more
@@ -92,8 +92,8 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
     hit = _RUNS.get(key)
     if hit is not None:
         return hit
-    from tokparity.compare import ModelRun
-    from tokparity.options import CompareOptions
+    from tokparity.run.judge import ModelRun
+    from tokparity.run.options import CompareOptions
     from tokparity.vocab import load_vocab
     from tokparity.zoo import resolve_model
 
@@ -158,7 +158,7 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     """Fail (AssertionError) unless ``engine`` gives the oracle's ids on every case; the message is
     tokparity's diff. ``texts`` replaces the corpus. Returns how many cases agreed."""
     from tokparity.diagnose.model import ModelDiagnosis
-    from tokparity.tally import Tally
+    from tokparity.run.tally import Tally
 
     opened = _open_run(engine, model, oracle, add_special, parse_special)
     run = opened.run

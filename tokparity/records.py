@@ -1,11 +1,11 @@
 """The records a case passes through, each made once by one step and never changed after:
 
-    judge     (tokparity.compare.ModelRun.judge)    ──► CaseRecord: a Verdict per compared backend,
-                                                        a Judgement per mismatch
-    diagnose  (tokparity.diagnose.model)             ──► a Diagnosis per Judgement, a RootCause per backend
-    decide    (tokparity.decide.decide)              ──► a Decision per Judgement
-    count     (tokparity.tally.Tally)                ──► RunSummary rows (tokparity.results)
-    render    (tokparity.report)                     ──► a Mismatch per row: (Judgement, Diagnosis, Decision)
+    judge     (tokparity.run.judge.ModelRun.judge)  ──► CaseRecord: a Verdict per compared backend,
+                                                      a Judgement per mismatch
+    diagnose  (tokparity.diagnose.model)           ──► a Diagnosis per Judgement, a RootCause per backend
+    decide    (tokparity.run.decide)               ──► a Decision per Judgement
+    count     (tokparity.run.tally.Tally)          ──► RunSummary rows (tokparity.run.results)
+    render    (tokparity.report)                   ──► a Mismatch per row: (Judgement, Diagnosis, Decision)
 
 Plain data only: no step's logic lives here, so every layer above ``diff`` may read them.
 """
@@ -112,7 +112,7 @@ class RootCause:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What the run says of one Judgement once it is diagnosed (tokparity.decide): its class, the
+    """What the run says of one Judgement once it is diagnosed (tokparity.run.decide): its class, the
     stage it is put in, its cause and how that was shown, the known divergence that explains it."""
 
     cls: str

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
-from tokparity.compare import ModelRun, oracle_chain
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.goldens import (
@@ -40,9 +39,10 @@ from tokparity.goldens import (
     texts_digest,
     write_goldens,
 )
-from tokparity.known import KnownList
-from tokparity.options import CompareOptions
-from tokparity.results import Results
+from tokparity.run.judge import ModelRun, oracle_chain
+from tokparity.run.known import KnownList
+from tokparity.run.options import CompareOptions
+from tokparity.run.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
 # What `regress --update` makes when no model is named and the folder holds no goldens yet: one
@@ -62,7 +62,7 @@ class RegressOptions:
     known: KnownList | None = None
     progress: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)  # things a user should read, printed by the command
-    ray: str | None = None  # --ray: "" starts Ray here, else a cluster's address (tokparity.cluster)
+    ray: str | None = None  # --ray: "" starts Ray here, else a cluster's address (tokparity.run.cluster)
 
 
 def _say(options: RegressOptions, message: str) -> None:
@@ -298,7 +298,7 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
     """``regress --ray``: each model judged by a Ray task of its own (a model's two passes share
     its loaded backends, so a model is the unit), as many at once as the cluster has CPUs; the
     parts are merged here in model order, so the reports are those of one process."""
-    from tokparity.cluster import WAIT_SECONDS, connect, import_ray, is_local, local_environment
+    from tokparity.run.cluster import WAIT_SECONDS, connect, import_ray, is_local, local_environment
 
     address = options.ray or ""
     if is_local(address):

@@ -6,7 +6,7 @@ A page asks for a generated block with an HTML comment on a line of its own:
     <!-- generate: class-rules -->        the classifier's rules, in order (tokparity/diff/classify.py RULES)
     <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml)
     <!-- generate: cause-order -->        the order of +-joined causes (tokparity/diagnose/variants.py STAGES)
-    <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/results.py CSV_COLUMNS)
+    <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/run/results.py CSV_COLUMNS)
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
     <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
 
@@ -241,7 +241,7 @@ def csv_columns() -> str:
     described = _toml(HOOKS / "contracts.toml")["csv_columns"]
     for name in columns:
         if name not in described:
-            warn(f"mismatches.csv column {name!r} (tokparity/results.py CSV_COLUMNS) is not described in "
+            warn(f"mismatches.csv column {name!r} (tokparity/run/results.py CSV_COLUMNS) is not described in "
                  "docs/_hooks/contracts.toml")
     for name in described:
         if name not in columns:

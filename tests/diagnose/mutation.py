@@ -37,10 +37,10 @@ from pathlib import Path
 import pytest
 
 from tokparity.corpus import load_corpus
-from tokparity.options import CompareOptions
 from tokparity.records import Mismatch, RootCause
-from tokparity.results import Results, RunSummary
-from tokparity.run import run_compare
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+from tokparity.run.results import Results, RunSummary
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 SHARE = 0.95  # of a bug engine's mismatches that must carry its cause

@@ -325,8 +325,8 @@ def test_unicode_categories_garay_digits_llama3(zoo, tmp_path):
     to llama.cpp (and the reference, which reads llama.cpp's tables) they are unassigned, and the
     space before them joins them (`` ?[^\\s\\p{L}\\p{N}]+``) instead of standing alone."""
     pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
-    from tokparity.options import CompareOptions
-    from tokparity.run import run_compare
+    from tokparity.run.driver import run_compare
+    from tokparity.run.options import CompareOptions
 
     zoo("llama-bpe")
     texts = {"garay": "Garay digits \U00010D40\U00010D41 here", "myanmar": "Myanmar digits \U000116D0\U000116D1 here",

@@ -23,9 +23,9 @@ import pytest
 
 from tokparity.diagnose.candidate import fork
 from tokparity.diff.classify import RULES, Stages, classify, rule_of
-from tokparity.options import CompareOptions
 from tokparity.reference import RefTokenizer
-from tokparity.run import run_compare
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
 from tokparity.vocab import load_vocab
 
 ENGINES = Path(__file__).parent.parent / "engines"
@@ -256,7 +256,7 @@ def test_unk_for_dropped_text_gguf_converter_drops_characters(botchan_bpe_hf_ggu
 def test_normalizers_disagree_kelvin_sign(botchan_bpe_hf_gguf):
     """Both sides expose their normalizer: SentencePiece's charsmap makes the Kelvin sign 'K', the
     GGUF converter has no normalizer (and then drops the sign, which no piece covers)."""
-    from tokparity.compare import _stage
+    from tokparity.run.judge import _stage
 
     sp, hf_gguf, ref, vocab = botchan_bpe_hf_gguf
     text = "\u212a"
@@ -272,7 +272,7 @@ def test_no_rule_fits_escape_sequence(botchan_bpe_hf_gguf):
     '3'; the GGUF converter drops '3'. The decoded texts are equal and the <unk> cannot be read
     off (the oracle's pieces do not spell the input): for a backend that exposes no stage (a
     cmd: engine), no class is claimed; with both normalizers in view, they disagree."""
-    from tokparity.compare import _stage
+    from tokparity.run.judge import _stage
 
     sp, hf_gguf, ref, vocab = botchan_bpe_hf_gguf
     text = "\x1b[31mred\x1b[0m"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from tokparity.diff.decode import classify_decode, cleaned
-from tokparity.known import load_known
-from tokparity.options import CompareOptions
-from tokparity.run import run_compare
+from tokparity.run.driver import run_compare
+from tokparity.run.known import load_known
+from tokparity.run.options import CompareOptions
 
 
 def test_cleaned_removes_the_spaces_a_cleaning_decoder_removes():

@@ -19,7 +19,7 @@ from tokparity.cli import main
 from tokparity.corpus import Case
 from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
 from tokparity.fuzz.steering import AGREED, EXPLAINED, FLOOR, NEW, Steering
-from tokparity.options import CompareOptions
+from tokparity.run.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 HF = f"cmd:{sys.executable} {ENGINES / 'tokenizers_engine.py'} {{tokenizer_json}}"

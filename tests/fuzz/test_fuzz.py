@@ -12,7 +12,7 @@ import pytest
 from tokparity.cli import main
 from tokparity.corpus import load_corpus
 from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz, shrink
-from tokparity.options import CompareOptions
+from tokparity.run.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 GREEDY = f"cmd:{{python}} {ENGINES / 'greedy_engine.py'} {{gguf}}"

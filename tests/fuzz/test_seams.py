@@ -19,8 +19,8 @@ import pytest
 
 from tokparity.fuzz.loop import PER_CASE_TAGS
 from tokparity.generators import GENERATORS, generate, generate_all
+from tokparity.run.tally import tally_keys
 from tokparity.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
-from tokparity.tally import tally_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = f"cmd:{{python}} {ROOT / 'tests' / 'engines' / 'reference_engine.py'} {{gguf}}"

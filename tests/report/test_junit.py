@@ -17,7 +17,7 @@ import pytest
 
 from tokparity.records import Mismatch
 from tokparity.report.ci import FAILURE_CASES, append_step_summary, render_junit, write_junit, xml_safe
-from tokparity.results import Results, RunSummary
+from tokparity.run.results import Results, RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = "mine=cmd:{python} " + str(ROOT / "tests" / "engines" / "greedy_engine.py") + " {gguf}"

@@ -22,7 +22,7 @@ from tokparity.backends.cmd import expand_command
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
 from tokparity.cli import TERMINATED
-from tokparity.journal import JOURNAL_FILE
+from tokparity.run.journal import JOURNAL_FILE
 from tokparity.zoo import ModelFiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -293,8 +293,8 @@ def test_lone_surrogates_from_an_engine_are_escaped_text(tmp_path, zoo):
 # -- 9. --jobs -------------------------------------------------------------------------------------------
 
 def test_jobs_are_capped_at_the_cases_and_the_cpus(tmp_path, zoo):
-    from tokparity.options import CompareOptions
-    from tokparity.parallel import MAX_JOBS_PER_CPU, _capped_jobs
+    from tokparity.run.options import CompareOptions
+    from tokparity.run.parallel import MAX_JOBS_PER_CPU, _capped_jobs
 
     said: list[str] = []
     assert _capped_jobs(CompareOptions(jobs=100000, progress=said.append)) == (os.cpu_count() or 1) * MAX_JOBS_PER_CPU

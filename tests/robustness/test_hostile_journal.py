@@ -23,7 +23,7 @@ import pytest
 from permissions import as_a_user
 
 from tokparity.cli import main
-from tokparity.journal import JOURNAL_FILE
+from tokparity.run.journal import JOURNAL_FILE
 
 KEY_FILE = "journal-key"  # in the cache folder (TOKPARITY_CACHE)
 

@@ -270,7 +270,7 @@ def test_a_known_path_that_is_not_a_known_file_is_one_line(edited, tmp_path, cap
 
 def test_an_unreadable_known_file_is_one_line(tmp_path, monkeypatch):
     from tokparity.errors import TokparityError
-    from tokparity.known import load_known
+    from tokparity.run.known import load_known
 
     known = tmp_path / "k.toml"
     known.write_text("", "utf-8")

@@ -15,7 +15,7 @@ import pytest
 from report_files import csv_rows, summary_without_timing
 
 from tokparity.cli import main
-from tokparity.journal import JOURNAL_FILE
+from tokparity.run.journal import JOURNAL_FILE
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"

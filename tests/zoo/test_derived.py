@@ -18,10 +18,10 @@ import sys
 
 import pytest
 
-from tokparity.compare import oracle_chain
 from tokparity.errors import TokparityError
-from tokparity.options import CompareOptions
-from tokparity.run import run_compare
+from tokparity.run.driver import run_compare
+from tokparity.run.judge import oracle_chain
+from tokparity.run.options import CompareOptions
 from tokparity.vocab import load_vocab
 from tokparity.zoo import derived as derived_mod
 from tokparity.zoo import load_manifest, resolve_model, zoo_text

@@ -48,11 +48,11 @@ class BackendSpec:
     default_isolate: bool | str = False  # True, False or "auto" (see the module docstring)
     role: str | None = None  # the model file it runs on (tokparity.zoo.FILE_ROLES); None: any model
     # Why it judges a model that has that file: it is the library the file's format belongs to (the
-    # one that trains it). "": it is one implementation among others (tokparity.oracle).
+    # one that trains it). "": it is one implementation among others (tokparity.run.oracle).
     trains: str = ""
 
 
-# In the order reports list them (tokparity.oracle tries the training libraries in this order too).
+# In the order reports list them (tokparity.run.oracle tries the training libraries in this order too).
 BUILTIN: dict[str, BackendSpec] = {
     spec.name: spec
     for spec in (

@@ -120,7 +120,7 @@ def fraction(text: object) -> float:
     return value
 
 
-# The corpus-reading options a journal stores with the run (tokparity.journal.ARG_KINDS).
+# The corpus-reading options a journal stores with the run (tokparity.run.journal.ARG_KINDS).
 CORPUS_ARG_CHECKS = {"text_column": "str?", "id_column": "str?", "sample": "count?", "fraction": "fraction?",
                      "seed": "int?"}
 

@@ -76,7 +76,7 @@ def add_parser(sub) -> None:
 
 
 # The arguments a journal stores, so that `--resume DIR` needs no others, and what each must be
-# (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
+# (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
               "all": "bool", "decode": "bool", "timeout": "seconds?", "ray": "str?", **CORPUS_ARG_CHECKS}
@@ -89,7 +89,7 @@ PATHS = ("models", "corpora", "known")  # made absolute: a resume may start in a
 def once_each(models: list[str], quiet: bool) -> list[str]:
     """The models, each once: one given twice (the same name, or the same file) would be judged and
     counted twice."""
-    from tokparity.journal import stored_args
+    from tokparity.run.journal.resume import stored_args
 
     seen: dict[object, str] = {}
     for spec in models:
@@ -145,9 +145,9 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 
 
 def compare_options(args: argparse.Namespace):
-    from tokparity.compare import progress_to_stderr
-    from tokparity.known import load_known
-    from tokparity.options import DEFAULT_MAX_CHARS, CompareOptions
+    from tokparity.run.judge import progress_to_stderr
+    from tokparity.run.known import load_known
+    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
@@ -167,12 +167,13 @@ def resumed_ray(given: str | None, header: dict) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, corpus_specs
-    from tokparity.compare import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.errors import TokparityError
-    from tokparity.journal import Journal, stored_args, take_args
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
-    from tokparity.run import run_compare
+    from tokparity.run.driver import run_compare
+    from tokparity.run.journal import Journal
+    from tokparity.run.journal.resume import stored_args, take_args
+    from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
 
     journal = None
     if args.resume:

@@ -60,7 +60,7 @@ def add_parser(sub) -> None:
 
 
 # The arguments a journal stores, so that `--resume DIR` needs no others, and what each must be
-# (tokparity.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
+# (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds": "seconds?", "seed": "int?",
               "generators": "strs?", "no_hypothesis": "bool", "exitfirst": "bool", "shrink_seconds": "seconds0?",
               "add_special": "bool", "parse_special": "bool", "known": "strs", "no_builtin_known": "bool"}
@@ -72,14 +72,15 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
-    from tokparity.compare import progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
     from tokparity.fuzz.findings import key_label
-    from tokparity.journal import Journal, stored_args, take_args
-    from tokparity.known import load_known
-    from tokparity.options import CompareOptions
     from tokparity.report.ci import write_ci_outputs
+    from tokparity.run.journal import Journal
+    from tokparity.run.journal.resume import stored_args, take_args
+    from tokparity.run.judge import progress_to_stderr
+    from tokparity.run.known import load_known
+    from tokparity.run.options import CompareOptions
 
     journal = None
     if args.resume:

@@ -57,7 +57,7 @@ def describe(vocab: Vocab, role: str) -> dict:
 
 
 def inspect_model(spec: str) -> dict:
-    from tokparity.oracle import choose_oracle
+    from tokparity.run.oracle import choose_oracle
     from tokparity.zoo import resolve_model
 
     model = resolve_model(spec)

@@ -48,7 +48,6 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.compare import progress_to_stderr
     from tokparity.errors import TokparityError
     from tokparity.goldens import default_goldens_dir
     from tokparity.regress import (
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         run_regress,
         update_goldens,
     )
+    from tokparity.run.judge import progress_to_stderr
 
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
@@ -77,10 +77,10 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled
     labelled(args.backends or [])  # two backends under one name: refused before any run
 
-    from tokparity.known import load_known
     from tokparity.report import write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
+    from tokparity.run.known import load_known
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,

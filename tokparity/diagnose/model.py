@@ -1,6 +1,6 @@
 """The causes of one model's mismatches, named by reproducing them: a Diagnosis per Judgement
 and a RootCause per backend (tokparity.records). A pure pass over the model's judgements, in
-case order; what it makes, the decision (tokparity.decide) reads.
+case order; what it makes, the decision (tokparity.run.decide) reads.
 
 Each Judgement gets the smallest set of variants of the reference that gives the backend's ids
 (``Diagnoser``, tokparity.diagnose.search); then each backend gets its run-level verdict (the set
@@ -42,7 +42,7 @@ class Diagnosed:
 
 
 class Settings(Protocol):
-    """What the diagnosis reads of a run's options (tokparity.options.CompareOptions), as they are
+    """What the diagnosis reads of a run's options (tokparity.run.options.CompareOptions), as they are
     when it runs: regress judges a model twice, add_special off then on."""
 
     add_special: bool

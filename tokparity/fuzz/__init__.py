@@ -36,15 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.compare import ModelRun, oracle_chain
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.fuzz.findings import Finding
 from tokparity.fuzz.loop import Fuzzer, FuzzResult
 from tokparity.fuzz.shrink import shrink
-from tokparity.journal import Journal
-from tokparity.options import CompareOptions
-from tokparity.results import Results
+from tokparity.run.journal import Journal
+from tokparity.run.judge import ModelRun, oracle_chain
+from tokparity.run.options import CompareOptions
+from tokparity.run.results import Results
 from tokparity.zoo import resolve_model
 
 __all__ = ["FINDINGS_FILE", "Finding", "FuzzOptions", "FuzzResult", "Fuzzer", "read_findings", "run_fuzz", "shrink"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from tokparity.corpus import Case
 from tokparity.diagnose.info import parts
-from tokparity.journal import Damaged, check_mismatch
 from tokparity.records import TIE, Mismatch
+from tokparity.run.journal.format import Damaged, check_mismatch
 
 UNEXPLAINED = "unexplained:"  # + class: a mismatch no variant of the reference reproduces
 KNOWN = "known:"  # + entry id: a reviewed known divergence (--known, the shipped list)

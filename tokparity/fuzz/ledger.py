@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from tokparity.fuzz.findings import keys_of
 from tokparity.fuzz.steering import OUTCOMES
-from tokparity.journal import Damaged, Journal, read_record, record_json
 from tokparity.records import CaseRecord, Verdict
+from tokparity.run.journal import Journal
+from tokparity.run.journal.format import Damaged, read_record, record_json
 
 STORED_PER_KEY = 100  # mismatching cases stored in full per (backend, finding key); the rest counted
 FLUSH_SECONDS = 3.0  # a kill loses at most this much counting (those cases are run again)

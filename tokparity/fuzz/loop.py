@@ -12,17 +12,19 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Answer
-from tokparity.compare import ModelRun
 from tokparity.corpus import Case
-from tokparity.decide import decide
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
 from tokparity.generators import EVERY, GENERATORS, generate
-from tokparity.journal import Damaged, DoneSet, Journal
 from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
-from tokparity.results import Results
+from tokparity.run.decide import decide
+from tokparity.run.journal import Journal
+from tokparity.run.journal.format import Damaged
+from tokparity.run.journal.resume import DoneSet
+from tokparity.run.judge import ModelRun
+from tokparity.run.results import Results
 
 if TYPE_CHECKING:
     from tokparity.fuzz import FuzzOptions

@@ -1,4 +1,4 @@
-"""Renderers: ``Results`` in, files out. They only read the run's data (see tokparity.results)."""
+"""Renderers: ``Results`` in, files out. They only read the run's data (see tokparity.run.results)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from tokparity.results import Results
+from tokparity.run.results import Results
 
 
 def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:

@@ -31,7 +31,7 @@ from tokparity.records import Mismatch
 from tokparity.report.pieces import PLAIN
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, piece_styles, plural
-from tokparity.results import Results, RunSummary
+from tokparity.run.results import Results, RunSummary
 from tokparity.textview import shown_path
 
 FAILURE_CASES = 10  # unexplained cases written out in a failure; mismatches.csv holds every one

@@ -1,6 +1,6 @@
 """mismatches.csv: one row per mismatching case and backend.
 
-Columns (``tokparity.results.CSV_COLUMNS``, listed in docs/contracts.md): ``model, corpus, case_id, tags,
+Columns (``tokparity.run.results.CSV_COLUMNS``, listed in docs/contracts.md): ``model, corpus, case_id, tags,
 oracle, backend, class, stage, first_diff, text, oracle_ids, backend_ids, oracle_pieces,
 backend_pieces``, then ``evidence`` (why the class), ``known`` (the known-divergence id that
 explains the row, else empty), ``cause`` (the root causes that reproduce the backend's ids,
@@ -26,7 +26,7 @@ import csv
 from pathlib import Path
 
 from tokparity.records import Mismatch
-from tokparity.results import CSV_COLUMNS, json_text
+from tokparity.run.results import CSV_COLUMNS, json_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

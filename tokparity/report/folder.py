@@ -2,7 +2,7 @@
 
 ``summary.json`` gives the runs (counts, classes, causes, the root-cause verdicts); the
 mismatches come in full from the journal ``cases.jsonl`` of a ``compare`` run
-(``tokparity.journal``), or, where there is none (``regress``; ``fuzz`` journals keep counts
+(``tokparity.run.journal``), or, where there is none (``regress``; ``fuzz`` journals keep counts
 only), from ``mismatches.csv``. A folder that is not a finished run is a ``NotARun`` error
 naming it and what to do.
 """
@@ -15,9 +15,10 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from tokparity.errors import TokparityError
-from tokparity.journal import JOURNAL_FILE, read_record
 from tokparity.records import Mismatch, RootCause
-from tokparity.results import Results, RunSummary
+from tokparity.run.journal import JOURNAL_FILE
+from tokparity.run.journal.format import read_record
+from tokparity.run.results import Results, RunSummary
 
 SUMMARY, CSV_FILE = "summary.json", "mismatches.csv"
 _RUN_FIELDS = {f.name for f in fields(RunSummary)}

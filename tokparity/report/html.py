@@ -27,7 +27,7 @@ from tokparity.report.writeup import (
     prompt_like,
     writeups,
 )
-from tokparity.results import Results
+from tokparity.run.results import Results
 from tokparity.textview import visible
 
 MAX_CASES = 2000  # the HTML shows this many mismatches; mismatches.csv has them all

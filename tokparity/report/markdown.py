@@ -20,7 +20,7 @@ import re
 from tokparity.report import overview
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, Writeup, plural, prompt_like, writeups
-from tokparity.results import Results
+from tokparity.run.results import Results
 from tokparity.textview import single_line, visible
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",

@@ -7,7 +7,7 @@ each in its own markup, so they cannot disagree with each other nor with summary
 header counts are sums over summary.json's ``runs``, never the length of the list of mismatches a
 run happened to keep whole (a fuzz run counts every mismatch but keeps only its shrunk findings):
 
-    >>> from tokparity.results import Results, RunSummary
+    >>> from tokparity.run.results import Results, RunSummary
     >>> results = Results("0.1.0", runs=[
     ...     RunSummary("llama-spm", "llama.cpp", "mine", cases=6770, mismatches=1920, unexplained=1918),
     ...     RunSummary("llama-spm", "llama.cpp", "hf-gguf", cases=6770, mismatches=15, unexplained=0)])
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.results import Results
+from tokparity.run.results import Results
 from tokparity.textview import visible
 
 TAG_MIN_CASES = 20  # a tag's rate is shown when it counts this many case runs: fewer tell little

@@ -36,7 +36,7 @@ from tokparity.report.writeup import (
     plural,
     prompt_like,
 )
-from tokparity.results import Results
+from tokparity.run.results import Results
 from tokparity.textview import single_line, visible
 
 LABEL = 15  # width of the "Root cause" column of labels

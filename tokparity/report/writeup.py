@@ -3,11 +3,11 @@
 The Gemma 3 write-up that started tokparity reads: one sentence naming the cause; the symptom
 and what it implies; the token ids of one short prompt side by side; the cause, shown by
 reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for every
-(model, backend) with mismatches, from a run's plain records (``tokparity.results``). Here a
+(model, backend) with mismatches, from a run's plain records (``tokparity.run.results``). Here a
 run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
 
     >>> from tokparity.records import Mismatch, RootCause
-    >>> from tokparity.results import Results, RunSummary
+    >>> from tokparity.run.results import Results, RunSummary
     >>> verdict = RootCause("model.greedy-longest-match", ("model.greedy-longest-match",), explains=3, mismatches=3,
     ...                     keeps=47, agreements=47, proven=True)
     >>> run = RunSummary("llama-spm", "llama.cpp", "greedy", cases=50, mismatches=3, unexplained=3,
@@ -42,7 +42,7 @@ from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.records import TIE, Mismatch, RootCause
 from tokparity.report.pieces import PLAIN, piece_style, readable
-from tokparity.results import Results, RunSummary
+from tokparity.run.results import Results, RunSummary
 
 PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
 PROMPT_CHARS = (10, 80)

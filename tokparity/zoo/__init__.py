@@ -25,7 +25,7 @@ __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_f
            "cached_path", "zoo_text", "FILE_ROLES", "Manifest", "ZooModel", "PinnedFile", "Derivation", "Training"]
 
 # The order in which a model's files are preferred as "its" vocabulary when it has several: the
-# training libraries' own formats first, as for the oracle (tokparity.oracle), so the reference
+# training libraries' own formats first, as for the oracle (tokparity.run.oracle), so the reference
 # reads what the judge reads (a GGUF converted from a byte-fallback .model lost the fallback).
 PRIMARY_ORDER = ("spm_model", "tokenizer_json", "tiktoken", "rwkv_vocab", "gguf")
 

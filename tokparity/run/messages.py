@@ -1,5 +1,5 @@
 """What a process that judges cases elsewhere sends the driver: a ``--jobs`` worker over its
-socket (tokparity.parallel), a Ray actor as its replies (tokparity.cluster). The driver's
+socket (tokparity.run.parallel), a Ray actor as its replies (tokparity.run.cluster). The driver's
 ``ModelLedger`` reads the same types whichever sent them.
 
     Started   the model loaded: the oracle chain, the backends that started, their versions

@@ -38,7 +38,7 @@ class RunSummary:
     ties: int = 0  # mismatches that are ties of equal score (model.viterbi-tie): reported, not failing
     causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
     root_cause: RootCause | None = None  # the run's verdict (tokparity.diagnose.verdict)
-    oracle_why: str = ""  # why that oracle judges this model (tokparity.oracle)
+    oracle_why: str = ""  # why that oracle judges this model (tokparity.run.oracle)
 
 
 @dataclass

@@ -5,7 +5,7 @@ and the model's mismatches in case order.
     CaseRecord (judged here, in a worker, on a Ray actor, or replayed from the journal)
         ──► Tally.apply: cases, skips, tag rates; each Judgement kept, in case order
     Diagnosed (tokparity.diagnose.model, over those judgements)
-        ──► Tally.finish: decide each (tokparity.decide), count each Decision once ──► RunSummary per backend
+        ──► Tally.finish: decide each (tokparity.run.decide), count each Decision once ──► RunSummary per backend
 
 Every way of running cases counts with this one type, in case order: compare in one process, the
 ``--jobs`` parent and the Ray driver (``parallel.ModelLedger``), fuzz, regress and the pytest
@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokparity.decide import decide
 from tokparity.diagnose.model import Diagnosed
-from tokparity.journal import BadJournal, DoneSet, Journal
-from tokparity.options import CompareOptions
-from tokparity.oracle import choose_oracle
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch
-from tokparity.results import TOO_LONG_LISTED, Results, RunSummary
+from tokparity.run.decide import decide
+from tokparity.run.journal import Journal
+from tokparity.run.journal.format import BadJournal
+from tokparity.run.journal.resume import DoneSet
+from tokparity.run.options import CompareOptions
+from tokparity.run.oracle import choose_oracle
+from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
 
 if TYPE_CHECKING:
     from tokparity.corpus import Case

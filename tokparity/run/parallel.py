@@ -42,16 +42,17 @@ from pathlib import Path
 from typing import cast
 
 from tokparity import __version__
-from tokparity.compare import JudgedCases, ModelRun, too_long_message
 from tokparity.corpus import load_corpus
 from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
 from tokparity.errors import TokparityError
-from tokparity.journal import DoneSet, holding_ctrl_c
-from tokparity.messages import Failed, Finished, Judged, Named, Said, Started
-from tokparity.options import WORKER_OPTIONS, CompareOptions
 from tokparity.records import CaseRecord
-from tokparity.results import Results
-from tokparity.tally import Tally
+from tokparity.run.journal.interrupt import holding_ctrl_c
+from tokparity.run.journal.resume import DoneSet
+from tokparity.run.judge import JudgedCases, ModelRun, too_long_message
+from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
+from tokparity.run.options import WORKER_OPTIONS, CompareOptions
+from tokparity.run.results import Results
+from tokparity.run.tally import Tally
 from tokparity.zoo import resolve_model
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
@@ -162,7 +163,7 @@ def _die_with_parent(parent: int) -> None:
 
 class ModelLedger:
     """The parent's side of one model: its ledger, its results and the records not yet applied.
-    Transport-independent: the process pool here and the Ray runner (tokparity.cluster) feed it
+    Transport-independent: the process pool here and the Ray runner (tokparity.run.cluster) feed it
     the same way: ``start`` with a worker's first "meta", ``take`` records in any order."""
 
     def __init__(self, index: int, spec: str, shards: int):
@@ -412,10 +413,10 @@ def _write_history(history: dict[str, float], results_of: list[ModelLedger]) -> 
 
 
 def _start_worker() -> tuple[Connection, subprocess.Popen]:
-    """A worker as a fresh ``python -m tokparity.parallel`` (not multiprocessing's spawn, which
+    """A worker as a fresh ``python -m tokparity.run.parallel`` (not multiprocessing's spawn, which
     would import the caller's ``__main__`` again), talking over a socket pair."""
     ours, theirs = socket.socketpair()
-    process = subprocess.Popen([sys.executable, "-m", "tokparity.parallel", str(theirs.fileno()), str(os.getpid())],
+    process = subprocess.Popen([sys.executable, "-m", "tokparity.run.parallel", str(theirs.fileno()), str(os.getpid())],
                                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
     theirs.close()
     return Connection(ours.detach()), process

@@ -1,8 +1,8 @@
 """Where a compare run's cases are judged: in this process, in worker processes (``--jobs N``,
-``tokparity.parallel``) or on a Ray cluster (``--ray``, ``tokparity.cluster``).
+``tokparity.run.parallel``) or on a Ray cluster (``--ray``, ``tokparity.run.cluster``).
 
-Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.compare``)
-and counts them with the same code (``Tally.apply``, ``tokparity.tally``) in case order, into the
+Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.run.judge``)
+and counts them with the same code (``Tally.apply``, ``tokparity.run.tally``) in case order, into the
 same journal, so their reports, ``--resume`` and exit status are those of one process.
 """
 
@@ -12,12 +12,14 @@ import time
 from collections.abc import Iterable
 
 from tokparity import __version__
-from tokparity.cluster import run_models_on_ray
-from tokparity.compare import JudgedCases, ModelRun, too_long_message
-from tokparity.journal import DoneSet, Journal, deferring_ctrl_c, holding_ctrl_c
-from tokparity.options import CompareOptions
-from tokparity.parallel import run_models_in_workers
-from tokparity.results import Results
+from tokparity.run.cluster import run_models_on_ray
+from tokparity.run.journal import Journal
+from tokparity.run.journal.interrupt import deferring_ctrl_c, holding_ctrl_c
+from tokparity.run.journal.resume import DoneSet
+from tokparity.run.judge import JudgedCases, ModelRun, too_long_message
+from tokparity.run.options import CompareOptions
+from tokparity.run.parallel import run_models_in_workers
+from tokparity.run.results import Results
 
 
 def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tokparity.backends.base import Backend
-from tokparity.journal import Journal
-from tokparity.known import KnownList
+from tokparity.run.journal import Journal
+from tokparity.run.known import KnownList
 
 DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note (--max-chars)
 
@@ -27,10 +27,10 @@ class CompareOptions:
     # as the oracle; the pytest plugin: a user's Python callable as the engine).
     ready: dict[str, Backend] = field(default_factory=dict)
     decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
-    jobs: int = 1  # worker processes (tokparity.parallel); 1: everything in this process
+    jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
-    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.cluster)
+    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
 
     def say(self, message: str) -> None:
         """A progress line (to stderr, unless the run is quiet)."""

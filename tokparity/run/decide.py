@@ -15,8 +15,8 @@ Judgement and its Diagnosis into the row's class, stage, cause and known diverge
 from __future__ import annotations
 
 from tokparity.diagnose.info import consistent_class
-from tokparity.known import KnownList
 from tokparity.records import Decision, Diagnosis, Judgement, Mismatch
+from tokparity.run.known import KnownList
 
 
 def decide(judgement: Judgement, diagnosis: Diagnosis | None, known: KnownList | None) -> Decision:

@@ -2,7 +2,7 @@
 
     driver (this process)                          actors (CaseJudge, one model each, 1 CPU)
     ─────────────────────                          ─────────────────────────────────────────
-    a ModelLedger per model (tokparity.parallel)   ModelRun(model): vocabulary and backends,
+    a ModelLedger per model (tokparity.run.parallel)   ModelRun(model): vocabulary and backends,
     ──create──► CaseJudge(model) ──meta()──────►   loaded once, kept for the whole run
     ◄── which backends started, their versions
     read the corpora, 128 cases a batch  ─judge─►  run.ask(texts), run.judge(case, n, answers)
@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokparity import __version__
-from tokparity.compare import ModelRun, too_long_record
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.errors import TokparityError
-from tokparity.messages import Failed, Judged, Reply, Started
-from tokparity.options import WORKER_OPTIONS, CompareOptions
-from tokparity.parallel import ModelLedger, merge_models, started_message
-from tokparity.results import Results
+from tokparity.run.judge import ModelRun, too_long_record
+from tokparity.run.messages import Failed, Judged, Reply, Started
+from tokparity.run.options import WORKER_OPTIONS, CompareOptions
+from tokparity.run.parallel import ModelLedger, merge_models, started_message
+from tokparity.run.results import Results
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
 QUEUED_PER_ACTOR = 2  # batches sent to an actor and not returned: one judged, one waiting

@@ -5,10 +5,10 @@ For one model the run is:
     cases ──► oracle.encode ──► for each backend: encode ──► equal? ──► no: align, stage, classify
                                                            ──► crash / timeout: recorded, run goes on
 
-The oracle is the library the model was trained with unless the user names one (tokparity.oracle):
+The oracle is the library the model was trained with unless the user names one (tokparity.run.oracle):
 SentencePiece for a ``.model``, Hugging Face tokenizers for a ``tokenizer.json``, then the golden
 ids of llama.cpp's ``.inp/.out`` where they hold the text (they were made with the original HF
-tokenizers), then llama.cpp. Results are plain records (``tokparity.results``); rendering is the reports' job.
+tokenizers), then llama.cpp. Results are plain records (``tokparity.run.results``); rendering is the reports' job.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
-from tokparity.options import CompareOptions
-from tokparity.oracle import choose_oracle
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
-from tokparity.results import Results
-from tokparity.tally import Tally, tally_keys
+from tokparity.run.options import CompareOptions
+from tokparity.run.oracle import choose_oracle
+from tokparity.run.results import Results
+from tokparity.run.tally import Tally, tally_keys
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
@@ -45,7 +45,7 @@ Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backen
 
 
 def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
-    """The backends that judge ``model``'s cases, in order (tokparity.oracle: the training library
+    """The backends that judge ``model``'s cases, in order (tokparity.run.oracle: the training library
     of its original files, then golden ids, then llama.cpp; ``--oracle`` overrides)."""
     return list(choose_oracle(model, options.oracle, options.add_special).chain)
 
@@ -105,7 +105,7 @@ def collector_paused() -> Iterator[None]:
 
 class ModelRun:
     """One model's vocabulary and backends: it asks them and judges each case (``judge``). Its
-    ``tally`` counts the records (tokparity.tally) and its ``diagnosis`` names their causes
+    ``tally`` counts the records (tokparity.run.tally) and its ``diagnosis`` names their causes
     (tokparity.diagnose.model); a run that judges elsewhere keeps only those two."""
 
     def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):

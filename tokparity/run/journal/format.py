@@ -1,0 +1,191 @@
+"""A journal line: what a case record is as JSON (``record_json``, ``read_record``), and the checks
+every line passes before a resume counts it: a journal may have been edited, damaged, or
+written by someone else (``Damaged`` says what is wrong; ``BadJournal`` is the user's error)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import replace
+
+from tokparity.errors import TokparityError
+from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
+from tokparity.run.known import KnownList
+
+
+class BadJournal(TokparityError):
+    pass
+
+
+class Damaged(ValueError):
+    """A journal line that is JSON but not what tokparity wrote: what is wrong, for the caller to
+    place (``DIR/cases.jsonl:LINE: …``)."""
+
+
+BIGGEST = 2**63  # ids, positions and lengths beyond this are not tokparity's
+
+
+def is_text(x: object) -> bool:
+    """A str that can be written back as UTF-8 (a JSON "\\ud800" loads as a lone surrogate)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_name(x: object) -> bool:
+    """A str a header may hold: text, or a file name that is not UTF-8 (its bytes as surrogate
+    escapes, which the ASCII header keeps as \\udcXX)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        os.fsencode(x)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_count(x: object) -> bool:
+    return type(x) is int and 0 <= x < BIGGEST
+
+
+def is_ids(x: object) -> bool:
+    return isinstance(x, list) and all(type(i) is int and -BIGGEST <= i < BIGGEST for i in x)
+
+
+def is_texts(x: object) -> bool:
+    return isinstance(x, list) and all(is_text(t) for t in x)
+
+
+def is_tags(x: object) -> bool:
+    return isinstance(x, dict) and all(is_text(k) and (v is None or is_text(v) or type(v) in (int, float, bool))
+                                       for k, v in x.items())
+
+
+def is_lists_of_texts(x: object) -> bool:
+    return isinstance(x, list) and all(is_texts(t) for t in x)
+
+
+# Each field of a journaled mismatch (tokparity.records.ROW_FIELDS) -> what its value must be, and
+# what a message calls that; the judgement's fields are required, the decision's may be left out.
+ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "model": (is_text, "str"), "corpus": (is_text, "str"), "case_id": (is_text, "str"), "tags": (is_tags, "dict"),
+    "oracle": (is_text, "str"), "backend": (is_text, "str"), "cls": (is_text, "str"), "evidence": (is_text, "str"),
+    "stage": (is_text, "str"), "first_diff": (is_count, "int"), "text": (is_text, "str"), "oracle_ids": (is_ids, "list[int]"),
+    "backend_ids": (is_ids, "list[int]"), "oracle_pieces": (is_texts, "list[str]"),
+    "backend_pieces": (is_texts, "list[str]"), "known": (is_text, "str"), "partition": (is_lists_of_texts, "list[list[str]]"),
+    "cause": (is_text, "str"), "cause_evidence": (is_text, "str"), "variants": (is_texts, "list[str]"),
+    "alternatives": (is_lists_of_texts, "list[list[str]]"),
+}
+
+
+ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives")
+
+
+def check_mismatch(d: object, where: str = "a mismatch") -> dict:
+    """``d`` if it is a mismatch as a journal writes it (every field the right type), else ``Damaged``."""
+    if not isinstance(d, dict):
+        raise Damaged(f"{where} is not an object")
+    unknown = set(d) - set(ROW_FIELDS)
+    if unknown:
+        raise Damaged(f"{where} has unknown fields {sorted(unknown)[:3]}")
+    for name in ROW_FIELDS:
+        if name not in d:
+            if name not in ROW_OPTIONAL:
+                raise Damaged(f"{where} lacks {name!r}")
+            continue
+        check, kind = ROW_CHECKS[name]
+        if not check(d[name]):
+            raise Damaged(f"{where}: {name!r} is {shown(d[name])}, not a {kind}")
+    return d
+
+
+def is_verdict(x: object) -> bool:
+    return x in ("agree", "skipped") or (isinstance(x, list) and len(x) == 2 and all(is_text(v) for v in x))
+
+
+def shown(x: object) -> str:
+    """A value as a message shows it: short, one line."""
+    try:
+        text = json.dumps(x, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = type(x).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# What each key of a case record must be.
+RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "model": (is_text, "a string"), "n": (is_count, "a position (an integer from 0)"), "slot": (is_count, "a position"),
+    "case_id": (is_text, "a string"), "corpus": (is_text, "a string"), "oracle": (is_text, "a string"),
+    "tally": (is_texts, "a list of strings"),
+    "verdicts": (lambda x: isinstance(x, dict) and all(is_text(k) and is_verdict(v) for k, v in x.items()),
+                 "an object of verdicts (\"agree\", \"skipped\" or [class, known])"),
+    "mismatches": (lambda x: isinstance(x, list), "a list"), "too_long": (is_count, "a length"),
+    "unread": (lambda x: isinstance(x, bool), "true or false"),
+    "causes": (lambda x: isinstance(x, dict) and all(is_text(k) and is_text(v) for k, v in x.items()),
+               "an object of causes (backend: cause)"),
+}
+
+
+REQUIRED = ("model", "n", "case_id", "corpus")
+
+
+def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None,
+                known: KnownList | None = None) -> dict:
+    """A journal line's object for ``record``; ``slot``: the model's position on the command line
+    (the journal's key); ``with_mismatches``: each mismatch's fields too (fuzz keeps counts only).
+    ``known``: the list whose entry each mismatch matches as judged is noted in its verdict and its
+    fields (a resume decides again, once diagnosed; fuzz records carry their decisions already)."""
+    if known is not None and record.mismatches:
+        found = {m.backend: known.find(m) for m in record.mismatches}
+        record = replace(record, verdicts={name: Verdict.differs(v.cls, found[name]) if name in found else v
+                                           for name, v in record.verdicts.items()},
+                         mismatches=tuple(Mismatch(m.judgement, replace(m.decision, known=found[m.backend]))
+                                          for m in record.mismatches))
+    d = {"model": record.model, "n": record.n, "case_id": record.case_id, "corpus": record.corpus}
+    if slot is not None:
+        d["slot"] = slot
+    if record.too_long:
+        d["too_long"] = record.too_long
+        if record.unread:
+            d["unread"] = True
+        return d
+    d.update(oracle=record.oracle, tally=record.tally,
+             verdicts={name: verdict.to_json() for name, verdict in record.verdicts.items()})
+    if record.causes:
+        d["causes"] = record.causes
+    if with_mismatches and record.mismatches:
+        d["mismatches"] = [m.fields() for m in record.mismatches]
+    return d
+
+
+def read_record(d: dict) -> CaseRecord:
+    """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
+    check_record(d)
+    return CaseRecord(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
+                      oracle=d.get("oracle", ""), tally=tuple(d.get("tally", ())),
+                      verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
+                      mismatches=tuple(Mismatch.from_fields(m) for m in d.get("mismatches", ())),
+                      too_long=d.get("too_long", 0), unread=bool(d.get("unread", False)),
+                      causes=dict(d.get("causes", {})))
+
+
+def check_record(d: dict) -> None:
+    for key in REQUIRED:
+        if key not in d:
+            raise Damaged(f"a case record without {key!r}")
+    for key, (check, what) in RECORD_CHECKS.items():
+        if key in d and not check(d[key]):
+            raise Damaged(f"{key!r} is {shown(d[key])}, not {what}")
+    for i, m in enumerate(d.get("mismatches", [])):
+        check_mismatch(m, f"mismatch {i + 1}")
+
+
+def is_seconds(x: object, low: float) -> bool:
+    """A finite number of seconds from ``low`` (above it when ``low`` is 0 exclusive: see ARG_KINDS)."""
+    return isinstance(x, (int, float)) and type(x) is not bool and math.isfinite(x) and low <= x < 1e9

@@ -1,0 +1,104 @@
+"""Who wrote a journal's header: the commands a resume would run (``cmd:``/``py:`` backends, a
+``--ray`` address) are signed with a secret of this user's (``$TOKPARITY_CACHE/journal-key``,
+0600), so a journal someone else wrote runs them only with ``--trust-journal``."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.run.journal.format import BadJournal
+
+KEY_FILE = "journal-key"
+
+
+SIGNED = ("backends", "oracle")  # the stored arguments that name programs a resume runs
+
+
+def commands_in(args: dict) -> list[str]:
+    """The programs (``cmd:``) and Python code (``py:``) the stored arguments would run: every
+    backend or oracle that is not one of tokparity's own; and a Ray cluster a resume would attach
+    to (``--ray ADDRESS``): the driver unpickles what that cluster's actors send back, so a cluster
+    named by a journal someone else wrote could run code here."""
+    from tokparity.backends.registry import BUILTIN
+
+    named: list[str] = []
+    for key in SIGNED:
+        value = args.get(key)
+        for spec in value if isinstance(value, list) else [value]:
+            if isinstance(spec, str) and _backend_of(spec) not in BUILTIN and spec not in named:
+                named.append(spec)
+    ray = args.get("ray")
+    if isinstance(ray, str) and ray not in ("", "local"):  # (a Ray started here runs nothing of the file's)
+        named.append(f"--ray {ray}")
+    return named
+
+
+def _backend_of(spec: str) -> str:
+    """``"fast=hf" -> "hf"``: a named built-in runs nothing of a user's; a name that does not parse
+    is taken for a command (and must be signed)."""
+    from tokparity.backends.registry import split_label
+
+    try:
+        return split_label(spec)[1].strip()
+    except TokparityError:
+        return spec
+
+
+def key_path() -> Path:
+    from tokparity.zoo.fetch import cache_dir
+
+    return cache_dir() / KEY_FILE
+
+
+def journal_key(create: bool) -> bytes | None:
+    """This user's secret, made (0600, in the cache folder) on first use; None if there is none yet."""
+    path = key_path()
+    try:
+        try:
+            key = path.read_bytes().strip()
+        except FileNotFoundError:
+            if not create:
+                return None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another run made it just now
+                return path.read_bytes().strip()
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+            key = path.read_bytes().strip()
+    except OSError as e:
+        raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
+                         "set TOKPARITY_CACHE to a folder you can write") from None
+    if not key:  # a run killed between making the file and writing it
+        raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
+                         "and journals signed with the old one need --trust-journal)")
+    return key
+
+
+def signature(key: bytes, command: str, args: dict) -> str:
+    """HMAC-SHA256 of the command and its arguments, as the header stores them (canonical JSON)."""
+    text = json.dumps({"command": command, "args": args}, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def check_signature(path: Path, header: dict) -> None:
+    """Refuse a journal whose commands this user's tokparity did not sign: resuming runs them."""
+    commands = commands_in(header["args"])
+    if not commands:
+        return
+    key = journal_key(create=False)
+    stored = header.get("signature")
+    if key is not None and isinstance(stored, str) and hmac.compare_digest(
+            stored, signature(key, header["command"], header["args"])):
+        return
+    shown = ", ".join(json.dumps(c, ensure_ascii=True) for c in commands)  # escaped: one line, nothing hidden
+    raise BadJournal(f"{path}: this journal was not written by your tokparity (its header is not signed with your "
+                     f"key {key_path()}), and resuming it would run {shown}; read them, and resume with "
+                     "--trust-journal only if you trust them")
