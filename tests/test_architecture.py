@@ -128,7 +128,7 @@ def test_one_tally_counts_for_every_runner():
     (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress, the
     pytest plugin) calls a tally's apply."""
     from tokparity.run.judge import ModelRun
-    from tokparity.run.parallel import ModelLedger
+    from tokparity.run.ledger import ModelLedger
 
     assert not any(hasattr(ModelRun, name) for name in ("apply", "ledger", "finish", "summaries", "diagnose_all"))
     assert ModelLedger.ledger.fget.__annotations__["return"] == "Tally"

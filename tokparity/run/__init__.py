@@ -9,7 +9,7 @@
 
 Where cases are judged is driver.py's choice: in this process, in ``--jobs`` worker processes
 (parallel.py) or on Ray actors (cluster.py); the records always come back to one ``Tally`` per
-model, in case order (parallel.ModelLedger for the other two), and to one journal (journal.py,
+model, in case order (ledger.ModelLedger, for every transport), and to one journal (journal.py,
 what ``--resume`` replays). What the workers and actors send: messages.py. What a run is asked:
 options.py; the reviewed known divergences: known.py; who judges a model's cases: oracle.py;
 what a run produces: results.py (tokparity.records holds the records themselves).

@@ -2,7 +2,7 @@
 
     driver (this process)                          actors (CaseJudge, one model each, 1 CPU)
     ─────────────────────                          ─────────────────────────────────────────
-    a ModelLedger per model (tokparity.run.parallel)   ModelRun(model): vocabulary and backends,
+    a ModelLedger per model (tokparity.run.ledger)     ModelRun(model): vocabulary and backends,
     ──create──► CaseJudge(model) ──meta()──────►   loaded once, kept for the whole run
     ◄── which backends started, their versions
     read the corpora, 128 cases a batch  ─judge─►  run.ask(texts), run.judge(case, n, answers)
@@ -45,9 +45,9 @@ from tokparity import __version__
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.errors import TokparityError
 from tokparity.run.judge import ModelRun, too_long_record
+from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Judged, Reply, Started
 from tokparity.run.options import WORKER_OPTIONS, CompareOptions
-from tokparity.run.parallel import ModelLedger, merge_models, started_message
 from tokparity.run.results import Results
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
@@ -86,7 +86,7 @@ class CaseJudge:
         """What the driver's ledger needs: the chain, the backends that started, their versions."""
         if self.run is None:
             return Reply(Failed(self.error), self._said())
-        return Reply(started_message(self.run, self.results), self._said())
+        return Reply(self.run.started(), self._said())
 
     def judge(self, batch: list[tuple[int, Case]]) -> Reply:
         """The records of ``batch`` ((case position, case) pairs), in its order, judged as one

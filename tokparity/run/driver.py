@@ -13,10 +13,9 @@ from collections.abc import Iterable
 
 from tokparity import __version__
 from tokparity.run.cluster import run_models_on_ray
-from tokparity.run.journal import Journal
-from tokparity.run.journal.interrupt import deferring_ctrl_c, holding_ctrl_c
-from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import JudgedCases, ModelRun, too_long_message
+from tokparity.run.journal.interrupt import deferring_ctrl_c
+from tokparity.run.judge import JudgedCases, ModelRun
+from tokparity.run.ledger import ModelLedger
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
 from tokparity.run.results import Results
@@ -69,30 +68,13 @@ def _finish(results: Results, options: CompareOptions, started: float) -> Result
 
 def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
     """``slot``: the model's position on the command line, which keys its records in the journal."""
-    journal = options.journal
-    done = DoneSet()
-    if journal is not None and journal.resumed:  # a fresh journal holds nothing of this model yet
-        done = run.tally.replay(journal, slot)
-        if journal.duplicates:
-            options.say(f"{journal.path}: {duplicates_note(journal)}")
-    cases = JudgedCases(run, corpora, skip=done.__contains__)
+    ledger = ModelLedger(slot, run.model.name, 1, run.results, run.tally)
+    ledger.read_done(options)
+    ledger.replay_journal(options)
+    cases = JudgedCases(run, corpora, skip=ledger.done.__contains__)
     for batch in cases.batches():
-        for record in batch:
-            if record.too_long:
-                options.say(too_long_message(record, options))
-        with holding_ctrl_c():  # a batch is counted and journaled whole, or not at all
-            for record in batch:
-                run.tally.apply(record)
-            if journal is not None:
-                journal.write_many(batch, slot, options.known)
-        if (batch[-1].n + 1) // 500 > (batch[0].n // 500):
-            options.say(f"{run.model.name}: {batch[-1].n + 1} cases")
-    options.say(f"{run.model.name}: {cases.total} cases, {sum(s.mismatches for s in run.tally.summaries.values())} "
-                f"mismatches against {'/'.join(run.chain)}")
-    run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)  # Ctrl-C here: the reports of the run so far, causes named or not
-
-
-def duplicates_note(journal: Journal) -> str:
-    lines = sorted(journal.duplicates)
-    shown = ", ".join(map(str, lines[:5])) + (", …" if len(lines) > 5 else "")
-    return f"{len(lines)} line(s) repeat a case already read (line {shown}): each case is counted once"
+        ledger.take(batch, options)
+    ledger.total = cases.total
+    ledger.end(options, "")
+    # Ctrl-C here: the reports of the run so far, causes named or not
+    run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)

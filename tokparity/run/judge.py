@@ -30,6 +30,7 @@ from tokparity.diff.classify import Stages, classify
 from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.run.messages import Started
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import Results
@@ -159,6 +160,11 @@ class ModelRun:
             self.backends.popitem()[1].close()
         gc.unfreeze()  # what collector_paused() froze: collected as usual from here on
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
+
+    def started(self) -> Started:
+        """What a worker or an actor says once it has loaded this model."""
+        return Started(self.chain, list(self.backends), self.results.backends, self.results.options,
+                       self.timing["load"])
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],
                         ref_answer: Answer | None = None) -> Backend:

@@ -43,17 +43,14 @@ from typing import cast
 
 from tokparity import __version__
 from tokparity.corpus import load_corpus
-from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
 from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord
-from tokparity.run.journal.interrupt import holding_ctrl_c
 from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import JudgedCases, ModelRun, too_long_message
+from tokparity.run.judge import JudgedCases, ModelRun
+from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
 from tokparity.run.options import WORKER_OPTIONS, CompareOptions
 from tokparity.run.results import Results
-from tokparity.run.tally import Tally
-from tokparity.zoo import resolve_model
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
@@ -98,7 +95,7 @@ def _worker(conn: Connection) -> None:
         batch: list[CaseRecord] = []
         _ACTIVE[:] = [run]
         try:
-            conn.send((task.index, started_message(run, local)))
+            conn.send((task.index, run.started()))
             sent = started = time.monotonic()
             cases = JudgedCases(run, corpora, skip=task.skips)
             # A worker that judges a whole model in case order (one shard, nothing resumed) names its
@@ -160,92 +157,6 @@ def _die_with_parent(parent: int) -> None:
 
 
 # -- the parent ------------------------------------------------------------------------------------
-
-class ModelLedger:
-    """The parent's side of one model: its ledger, its results and the records not yet applied.
-    Transport-independent: the process pool here and the Ray runner (tokparity.run.cluster) feed it
-    the same way: ``start`` with a worker's first "meta", ``take`` records in any order."""
-
-    def __init__(self, index: int, spec: str, shards: int):
-        self.index, self.spec, self.shards = index, spec, shards
-        self.model = resolve_model(spec)  # fetched here, once, before any worker asks for it
-        self.results = Results(tokparity=__version__)
-        self.tally: Tally | None = None  # made from the first worker's "meta"
-        self.done = DoneSet()
-        self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
-        self.next_n = 0
-        self.shards_done = 0
-        self.total = 0
-        self.causes: Diagnosed | None = None  # named by the worker that judged the whole model
-
-    @property
-    def ledger(self) -> Tally:
-        assert self.tally is not None  # records come after the "meta" that makes it
-        return self.tally
-
-    @property
-    def finished(self) -> bool:
-        return self.shards_done == self.shards
-
-    def read_done(self, options: CompareOptions) -> None:
-        """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
-        counts them from the journal as soon as it exists."""
-        if options.journal is not None:
-            for record in options.journal.records(self.model.name, self.index):
-                self.done.add(record.n)
-
-    def start(self, started: Started, options: CompareOptions) -> None:
-        """A worker's or actor's first message (which backends started, their versions, seconds
-        loading): the first makes the ledger and counts what the journal holds; every one adds its
-        loading time."""
-        if self.tally is None:
-            self.results.backends.update(started.versions)
-            self.results.options.update(started.options)
-            self.tally = Tally(self.model, started.chain, started.backends, options, self.results)
-            self._replay_journal(options)
-            self.advance(options)
-        self.ledger.timing["load"] += started.load_seconds
-
-    def _replay_journal(self, options: CompareOptions) -> None:
-        if options.journal is not None and len(self.done):
-            self.ledger.replay(options.journal, self.index)
-
-    def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
-        """Judged records, from any worker in any order: applied as soon as they are next."""
-        for record in records:
-            self.waiting[record.n] = record
-        self.advance(options)
-
-    def advance(self, options: CompareOptions) -> None:
-        """Apply the waiting records that are next in case order (and journal them, in one write)."""
-        applied: list[CaseRecord] = []
-        with holding_ctrl_c():  # counted and journaled together, or not at all
-            while True:
-                while self.next_n in self.done:
-                    self.next_n += 1
-                record = self.waiting.pop(self.next_n, None)
-                if record is None:
-                    break
-                if record.too_long:
-                    options.say(too_long_message(record, options))
-                self.ledger.apply(record)
-                applied.append(record)
-                self.done.add(record.n)
-                if (record.n + 1) % 500 == 0:
-                    options.say(f"{self.model.name}: {record.n + 1} cases")
-            if options.journal is not None:
-                options.journal.write_many(applied, self.index, options.known)  # keyed by position
-
-    def end(self, options: CompareOptions, runner: str) -> None:
-        """Every record is in (``runner``: the flag, for the message if one is not)."""
-        self.advance(options)
-        if self.waiting:  # every worker sent all its records before saying it was done
-            raise TokparityError(f"compare {runner}: internal error: cases {sorted(self.waiting)[:5]} of "
-                                 f"{self.model.name} could not be counted in order; rerun with --jobs 1")
-        options.say(f"{self.model.name}: {self.total} cases, "
-                    f"{sum(s.mismatches for s in self.ledger.summaries.values())} mismatches "
-                    f"against {'/'.join(self.ledger.chain)}")
-
 
 def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
                           options: CompareOptions, results: Results) -> None:
@@ -420,25 +331,6 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
                                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
     theirs.close()
     return Connection(ours.detach()), process
-
-
-def started_message(run: ModelRun, results: Results) -> Started:
-    """What a worker or an actor says once it has loaded its model (``results``: its own)."""
-    return Started(run.chain, list(run.backends), results.backends, results.options, run.timing["load"])
-
-
-def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
-    """Each model's results into the run's, in model order: what one process would have built."""
-    for m in state:
-        if m.tally is None:
-            continue
-        tally = m.tally
-        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options)
-        if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
-            # here, in case order: the workers' records are all in
-            diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
-        m.results.runs.extend(tally.finish(diagnosis.named(tally.judgements)))
-        results.absorb(m.results)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ and the model's mismatches in case order.
         ──► Tally.finish: decide each (tokparity.run.decide), count each Decision once ──► RunSummary per backend
 
 Every way of running cases counts with this one type, in case order: compare in one process, the
-``--jobs`` parent and the Ray driver (``parallel.ModelLedger``), fuzz, regress and the pytest
+``--jobs`` parent and the Ray driver (``ledger.ModelLedger``), fuzz, regress and the pytest
 plugin. So a report does not depend on where its cases were judged, nor on whether the run was
 resumed.
 """

@@ -1,0 +1,132 @@
+"""One model's ledger in the driver: records applied to its tally and journaled in case order,
+whichever way the cases were judged (this process, ``--jobs`` workers, Ray actors), and the
+models merged into the run's results in command-line order."""
+
+from __future__ import annotations
+
+from tokparity import __version__
+from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
+from tokparity.errors import TokparityError
+from tokparity.records import CaseRecord
+from tokparity.run.journal import Journal
+from tokparity.run.journal.interrupt import holding_ctrl_c
+from tokparity.run.journal.resume import DoneSet
+from tokparity.run.judge import too_long_message
+from tokparity.run.messages import Started
+from tokparity.run.options import CompareOptions
+from tokparity.run.results import Results
+from tokparity.run.tally import Tally
+from tokparity.zoo import resolve_model
+
+
+class ModelLedger:
+    """The driver's side of one model: its tally, its results and the records not yet applied,
+    whichever way its cases are judged. In this process (driver.py) the judge's own tally counts
+    and records arrive in order; from ``--jobs`` workers (parallel.py) and Ray actors (cluster.py)
+    the first ``Started`` makes the tally and records arrive in any order (``take``). Either way
+    each record is applied and journaled in case order, in one place (``advance``)."""
+
+    def __init__(self, index: int, spec: str, shards: int, results: Results | None = None,
+                 tally: Tally | None = None):
+        self.index, self.spec, self.shards = index, spec, shards
+        self.model = tally.model if tally is not None else resolve_model(spec)  # fetched once, before any worker
+        self.results = results if results is not None else Results(tokparity=__version__)
+        self.tally: Tally | None = tally  # else made from the first worker's Started
+        self.done = DoneSet()
+        self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
+        self.next_n = 0
+        self.shards_done = 0
+        self.total = 0
+        self.causes: Diagnosed | None = None  # named by the worker that judged the whole model
+
+    @property
+    def ledger(self) -> Tally:
+        assert self.tally is not None  # records come after the "meta" that makes it
+        return self.tally
+
+    @property
+    def finished(self) -> bool:
+        return self.shards_done == self.shards
+
+    def read_done(self, options: CompareOptions) -> None:
+        """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
+        counts them from the journal as soon as it exists."""
+        if options.journal is not None:
+            for record in options.journal.records(self.model.name, self.index):
+                self.done.add(record.n)
+
+    def start(self, started: Started, options: CompareOptions) -> None:
+        """A worker's or actor's first message (which backends started, their versions, seconds
+        loading): the first makes the ledger and counts what the journal holds; every one adds its
+        loading time."""
+        if self.tally is None:
+            self.results.backends.update(started.versions)
+            self.results.options.update(started.options)
+            self.tally = Tally(self.model, started.chain, started.backends, options, self.results)
+            self.replay_journal(options)
+            self.advance(options)
+        self.ledger.timing["load"] += started.load_seconds
+
+    def replay_journal(self, options: CompareOptions) -> None:
+        """Count what the journal holds of this model (``--resume``), once the tally exists."""
+        journal = options.journal
+        if journal is not None and len(self.done):
+            self.ledger.replay(journal, self.index)
+            if journal.duplicates:
+                options.say(f"{journal.path}: {duplicates_note(journal)}")
+
+    def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
+        """Judged records, from any worker in any order: applied as soon as they are next."""
+        for record in records:
+            self.waiting[record.n] = record
+        self.advance(options)
+
+    def advance(self, options: CompareOptions) -> None:
+        """Apply the waiting records that are next in case order (and journal them, in one write)."""
+        applied: list[CaseRecord] = []
+        with holding_ctrl_c():  # counted and journaled together, or not at all
+            while True:
+                while self.next_n in self.done:
+                    self.next_n += 1
+                record = self.waiting.pop(self.next_n, None)
+                if record is None:
+                    break
+                if record.too_long:
+                    options.say(too_long_message(record, options))
+                self.ledger.apply(record)
+                applied.append(record)
+                self.done.add(record.n)
+                if (record.n + 1) % 500 == 0:
+                    options.say(f"{self.model.name}: {record.n + 1} cases")
+            if options.journal is not None:
+                options.journal.write_many(applied, self.index, options.known)  # keyed by position
+
+    def end(self, options: CompareOptions, runner: str) -> None:
+        """Every record is in (``runner``: the flag, for the message if one is not)."""
+        self.advance(options)
+        if self.waiting:  # every worker sent all its records before saying it was done
+            raise TokparityError(f"compare {runner}: internal error: cases {sorted(self.waiting)[:5]} of "
+                                 f"{self.model.name} could not be counted in order; rerun with --jobs 1")
+        options.say(f"{self.model.name}: {self.total} cases, "
+                    f"{sum(s.mismatches for s in self.ledger.summaries.values())} mismatches "
+                    f"against {'/'.join(self.ledger.chain)}")
+
+
+def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
+    """Each model's results into the run's, in model order: what one process would have built."""
+    for m in state:
+        if m.tally is None:
+            continue
+        tally = m.tally
+        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options)
+        if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
+            # here, in case order: the workers' records are all in
+            diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
+        m.results.runs.extend(tally.finish(diagnosis.named(tally.judgements)))
+        results.absorb(m.results)
+
+
+def duplicates_note(journal: Journal) -> str:
+    lines = sorted(journal.duplicates)
+    shown = ", ".join(map(str, lines[:5])) + (", …" if len(lines) > 5 else "")
+    return f"{len(lines)} line(s) repeat a case already read (line {shown}): each case is counted once"
