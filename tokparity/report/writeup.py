@@ -1,21 +1,20 @@
-"""The root-cause write-up of one (model, backend), as data every renderer shows the same way.
+"""The root-cause write-up of one (model, backend), as data: what ``build.py`` turns into nodes.
 
 The Gemma 3 write-up that started tokparity reads: one sentence naming the cause; the symptom
 and what it implies; the token ids of one short prompt side by side; the cause, shown by
-reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for every
-(model, backend) with mismatches, from a run's plain records (``tokparity.results``):
+reproducing the engine's ids; and the fix. ``build.writeups(results)`` gives a ``Writeup`` for
+every (model, backend) with mismatches, from a run's plain records (``tokparity.results``):
 
     >>> w = writeups(results)[0]
     >>> w.sentence
     'greedy differs from golden/llama.cpp on 313 cases of llama-spm because of model.greedy-longest-match: …'
     >>> w.proof
     'reproduces 313 of 313 mismatches and keeps all 6,000 agreements'
-    >>> f"{w.case.corpus}/{w.case.case_id}", [b.kind for b in comparison(w.case, w.style)]
+    >>> f"{w.case.corpus}/{w.case.case_id}", [s.kind for s in comparison(w.case, w.style)]
     ('multilingual/en-0004', ['same', 'diff', 'same'])
 
 Ties of equal score (``model.viterbi-tie``) are kept apart: two optima of the same model, not a
-bug. HTML (html.py), Markdown (markdown.py) and the terminal (plain.py, ``tokparity explain``)
-only lay this out.
+bug. The run-level verdict comes in as a ``RootCause`` (build.py reads it off the run summary).
 """
 
 from __future__ import annotations
@@ -24,13 +23,14 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tokparity.diagnose.info import cause_info, parts
-from tokparity.diagnose.verdict import sentence as verdict_sentence
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
+from tokparity.report.nodes import Fix, Span, Token
 from tokparity.report.pieces import PLAIN, piece_style, readable
-from tokparity.results import Mismatch, Results, RunSummary
+from tokparity.results import Mismatch, RunSummary
 
 TIE = "model.viterbi-tie"
 PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
@@ -42,11 +42,16 @@ FAILED = ("crash", "timeout")  # nothing to compare: a case of these is shown on
 _SPECIAL_MARKS = re.compile(r"[<>\[\]|{}]")
 
 
-@dataclass
-class Fix:
-    cause: str  # one catalogue name (a part of a +-joined cause)
-    fix: str  # the flag or stage to change
-    spec: str  # the reference module that specifies the right behaviour
+@dataclass(frozen=True)
+class RootCause:
+    """A run's verdict (tokparity.diagnose.verdict): the cause, the mismatches the reference with
+    it reproduces exactly, the agreements it keeps."""
+
+    cause: str
+    explains: int
+    mismatches: int
+    keeps: int
+    agreements: int
 
 
 @dataclass
@@ -55,6 +60,7 @@ class Writeup:
     mismatches: list[Mismatch]
     sentence: str
     style: str  # how the model's pieces are spelled (pieces.piece_style)
+    verdict: RootCause | None = None
     cls: str = ""  # the main class of the mismatches the root cause reproduces
     case: Mismatch | None = None  # the most telling one
     fixes: list[Fix] = field(default_factory=list)
@@ -74,16 +80,12 @@ class Writeup:
         return self.summary.oracle
 
     @property
-    def verdict(self) -> dict | None:
-        return self.summary.root_cause
-
-    @property
     def cause(self) -> str:
         """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause
         (as the run counted them) among those of its unexplained mismatches at hand (a known
         divergence is reviewed: not what the run is about), else among all it counted."""
         if self.verdict:
-            return self.verdict["cause"]
+            return self.verdict.cause
         counted = self.summary.causes
         unexplained = {m.cause for m in self.mismatches if m.cause and not m.known} & set(counted)
         return min((c for c in unexplained or counted if c != TIE), key=lambda c: (-counted[c], c), default="")
@@ -119,7 +121,7 @@ class Writeup:
         """Agreements the named deviation would break: the engine deviates on fewer texts than
         the catalogue variant does (a partial match, worth saying)."""
         v = self.verdict
-        return v["agreements"] - v["keeps"] if v else 0
+        return v.agreements - v.keeps if v else 0
 
     @property
     def class_count(self) -> int:
@@ -152,14 +154,15 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word if n == 1 else word + ('es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's')}"
 
 
-def proof(verdict: dict) -> str:
+def proof(verdict: RootCause) -> str:
     """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``."""
-    kept = (f"all {verdict['agreements']:,}" if verdict["keeps"] == verdict["agreements"]
-            else f"{verdict['keeps']:,} of {verdict['agreements']:,}")
-    return f"reproduces {verdict['explains']:,} of {verdict['mismatches']:,} mismatches and keeps {kept} agreements"
+    kept = (f"all {verdict.agreements:,}" if verdict.keeps == verdict.agreements
+            else f"{verdict.keeps:,} of {verdict.agreements:,}")
+    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches and keeps {kept} agreements"
 
 
 def fixes_of(cause: str) -> list[Fix]:
+    """The fix of each part of ``cause``, with the reference module that specifies it."""
     return [Fix(name, info["fix"], info["spec"]) for name in parts(cause) for info in [cause_info(name)]]
 
 
@@ -171,26 +174,18 @@ def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
     return {model: piece_style(ps) for model, ps in pieces.items()}
 
 
-def writeups(results: Results) -> list[Writeup]:
-    """One write-up per (model, backend) with mismatches, in the order of the run's summaries."""
-    groups: dict[tuple[str, str], list[Mismatch]] = {}
-    for m in results.mismatches:
-        groups.setdefault((m.model, m.backend), []).append(m)
-    styles = piece_styles(results.mismatches)
-    return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN))
-            for r in results.runs if r.mismatches]
-
-
-def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN) -> Writeup:
+def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN, verdict: RootCause | None = None,
+            verdict_text: str = "") -> Writeup:
+    """The write-up of ``summary``: ``verdict`` is its run-level root cause, ``verdict_text`` the
+    sentence tokparity.diagnose.verdict says of it."""
     ties = [m for m in mismatches if m.cause == TIE]
-    verdict = summary.root_cause
     if ties and len(ties) == summary.mismatches:
         text = (f"{summary.backend} differs from {summary.oracle} on {summary.mismatches:,} cases of {summary.model}, "
                 f"each a tie of equal score ({TIE}): two segmentations the model scores the same, so neither is "
                 "wrong; reported apart, not as failures.")
     else:
-        text = verdict_sentence(summary.model, summary.backend, summary.oracle, verdict, summary.mismatches)
-    w = Writeup(summary, mismatches, text, style, ties=sorted(ties, key=lambda m: len(m.text)),
+        text = verdict_text
+    w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
         w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
@@ -253,49 +248,41 @@ def most_telling(pool: list[Mismatch]) -> Mismatch:
 # -- the token-id comparison ------------------------------------------------------------------
 
 
-@dataclass
-class Token:
-    id: int
-    piece: str  # readable (pieces.readable)
-    stored: str  # as the vocabulary spells it
+class Tokens(Protocol):
+    """What a comparison is made of: a mismatch, or a fuzz finding."""
+
+    oracle_ids: list[int]
+    backend_ids: list[int]
+    oracle_pieces: list[str]
+    backend_pieces: list[str]
 
 
-@dataclass
-class Block:
-    """A run of the comparison: ``same`` tokens (both sides), a ``diff`` (each side's own) or a
-    ``gap`` of ``skipped`` equal tokens not shown."""
-
-    kind: str
-    oracle: list[Token] = field(default_factory=list)
-    backend: list[Token] = field(default_factory=list)
-    skipped: int = 0
-    start: int = 0  # index of the block's first token in the oracle's ids
+def tokens(ids: list[int], pieces: list[str], style: str) -> tuple[Token, ...]:
+    """Each id with its piece, readable (a piece missing from ``pieces`` shown as ``?``)."""
+    return tuple(Token(i, readable(p, style), p)
+                 for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces))))
 
 
-def _tokens(ids: list[int], pieces: list[str], style: str) -> list[Token]:
-    return [Token(i, readable(p, style), p) for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces)))]
-
-
-def comparison(m: Mismatch, style: str = PLAIN, context: int = 3) -> list[Block]:
+def comparison(m: Tokens, style: str = PLAIN, context: int = 3) -> tuple[Span, ...]:
     """Both id lists aligned as the classifier aligned them, so the first difference (and every
     later one) sits in the same column on both sides; equal runs longer than ``context`` tokens
     on each side of a difference are cut to a gap."""
-    blocks: list[Block] = []
+    spans: list[Span] = []
     ops = align(m.oracle_ids, m.backend_ids).opcodes
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag != "equal":
-            blocks.append(Block("diff", _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style),
-                                _tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style), start=i1))
+            spans.append(Span("diff", tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style),
+                              tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style), start=i1))
             continue
-        same = _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
+        same = tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
         head = 0 if k == 0 else context  # tokens kept after the previous difference
         tail = 0 if k == len(ops) - 1 else context  # and before the next one
         if len(same) <= head + tail + 1:
-            blocks.append(Block("same", same, same, start=i1))
+            spans.append(Span("same", same, same, start=i1))
             continue
         if head:
-            blocks.append(Block("same", same[:head], same[:head], start=i1))
-        blocks.append(Block("gap", skipped=len(same) - head - tail, start=i1 + head))
+            spans.append(Span("same", same[:head], same[:head], start=i1))
+        spans.append(Span("gap", skipped=len(same) - head - tail, start=i1 + head))
         if tail:
-            blocks.append(Block("same", same[-tail:], same[-tail:], start=i2 - tail))
-    return blocks
+            spans.append(Span("same", same[-tail:], same[-tail:], start=i2 - tail))
+    return tuple(spans)
