@@ -20,7 +20,7 @@ from tokparity.report import nodes as n
 from tokparity.report.build import SUMMARY, build
 from tokparity.report.plain import alignment_lines, comparison_lines
 from tokparity.results import Results
-from tokparity.textview import single_line, visible
+from tokparity.textview import single_line
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
                              "[": "\\[", "]": "\\]", "\\": "\\\\"})
@@ -30,11 +30,6 @@ def md(text: object) -> str:
     """Text from a corpus, an engine or a file, as one Markdown line: no CR, control character
     or line separator can start a line of its own (a heading, a list), no markup is active."""
     return single_line(text).translate(_MD_SPECIAL)
-
-
-def md_text(text: str) -> str:
-    """Corpus text: whitespace and control characters made visible, then escaped."""
-    return visible(text).translate(_MD_SPECIAL)
 
 
 def code(text: str) -> str:

@@ -18,7 +18,6 @@ write-up), ``Article`` (a write-up, a finding, a mismatch), ``Details`` (folded 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 # -- inline text ----------------------------------------------------------------------------------
 
@@ -237,8 +236,8 @@ class Filters:
     selects: tuple[tuple[str, str, tuple[str, ...]], ...]
 
 
-Block = Union[Paragraph, Title, Fields, Table, Items, FixList, Comparison, Alignment, Quote, Sample, Listing,
-              Part, Article, Details, Filters]
+Block = (Paragraph | Title | Fields | Table | Items | FixList | Comparison | Alignment | Quote | Sample | Listing
+         | Part | Article | Details | Filters)
 
 
 @dataclass(frozen=True)

@@ -259,13 +259,6 @@ class FuzzSection:
         return (f"{plural(self.cases, 'case')} in {self.seconds:.1f} s" + (f" ({sources})" if sources else "")
                 + f"; {plural(len(self.findings), 'root cause')} found")
 
-    @property
-    def seams_line(self) -> str:
-        """``Seams covered: nfc-boundary (120), …``: the Unicode and regex seams the run's texts crossed."""
-        if not self.seams:
-            return ""
-        return "Seams covered: " + ", ".join(s.shown for s in self.seams)
-
 
 FINDING_COLUMNS = ("cause", "backend", "class", "cases", "first found after", "shrunk text")
 FINDING_NUMERIC = frozenset({"cases", "first found after"})

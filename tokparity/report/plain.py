@@ -20,6 +20,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokparity.report import nodes as n
@@ -59,7 +60,7 @@ class _Column:
         return max(width(c) for c in self.cells)
 
 
-def _side(tokens: list[Token]) -> tuple[str, str]:
+def _side(tokens: Sequence[Token]) -> tuple[str, str]:
     if not tokens:
         return "(none)", ""
     widths = [max(width(str(t.id)), width(t.piece)) for t in tokens]
@@ -67,7 +68,7 @@ def _side(tokens: list[Token]) -> tuple[str, str]:
             " ".join(pad(t.piece, w) for t, w in zip(tokens, widths)).rstrip())
 
 
-def _chunks(tokens: list[Token], room: int) -> list[list[Token]]:
+def _chunks(tokens: tuple[Token, ...], room: int) -> list[list[Token]]:
     """Tokens cut into runs no wider than ``room`` (one token per run at least)."""
     runs: list[list[Token]] = [[]]
     used = 0
@@ -99,13 +100,13 @@ def _columns(spans: tuple[Span, ...], room: int) -> list[_Column]:
     return cols
 
 
-def comparison_lines(c: Comparison, columns: int = 100, indent: int = 2) -> list[str]:
-    """The two id lists of ``c`` with their readable pieces, aligned, wrapped at ``columns``."""
+def comparison_lines(comp: Comparison, columns: int = 100, indent: int = 2) -> list[str]:
+    """The two id lists of ``comp`` with their readable pieces, aligned, wrapped at ``columns``."""
     head = " " * indent
     label_w = max(len(s) for s in ROW_LABELS) + 2
     room = max(20, columns - indent - label_w)
-    lines = [head + c.caption]
-    cols = _columns(c.spans, room)
+    lines = [head + comp.caption]
+    cols = _columns(comp.spans, room)
     rows: list[list[_Column]] = [[]]
     used = 0
     for c in cols:
@@ -114,8 +115,8 @@ def comparison_lines(c: Comparison, columns: int = 100, indent: int = 2) -> list
             used = 0
         rows[-1].append(c)
         used += c.width + 1
-    for n, row in enumerate(rows):
-        if n:
+    for k, row in enumerate(rows):
+        if k:
             lines.append("")
         for k in range(4):
             label = ROW_LABELS[k // 2] if k % 2 == 0 else ""
