@@ -6,16 +6,17 @@ markdown.py and plain.py only lay out.
     doc = build(results, DIGEST)      # what compare and regress print
     doc = build(results, EXPLAIN, folder="reports/x")   # tokparity explain DIR
 
-Every decision of the reports is taken here, once: which case is the most telling, whether a
-write-up has a cause, a tie, a known divergence, what each sentence says. A view is one output:
-the page (report.html) shows everything, summary.md the write-ups and the first cases, the
-terminal digest one line per root cause, ``explain`` the write-ups alone.
+Every decision of the reports is taken on this side, once: here (what each section holds, in
+which view, what each sentence says), in writeup.py (a write-up's cause, its most telling case,
+its ties and fixes) and in overview.py (the run's counts, tag rates, the mismatches listed). A
+view is one output: the page (report.html) shows everything, summary.md the write-ups and the
+first cases, the terminal digest one line per root cause, ``explain`` the write-ups alone.
 
 To add a section: write a function ``def name(src: Source) -> tuple[str, Blocks] | None`` giving
 the section's title and blocks (None where the section has nothing to say, or in a view that does
 not show it: ``src.view``), and add one entry to ``SECTIONS``, where it belongs in the order.
 Every renderer shows it, with the node kinds of ``nodes.py`` (a new kind of node needs a case in
-each renderer).
+each renderer: tests/report/test_document.py renders one of each).
 
 What the builder reads of a run that is not a plain field (a summary's ``root_cause``, a fuzz
 run's findings and seams in ``results.options``, the known-divergence notes) is read by the
@@ -158,12 +159,13 @@ def _str_list(value: object) -> list[str]:
 # -- the write-ups ----------------------------------------------------------------------------------
 
 
-def writeups(results: Results) -> list[Writeup]:
-    """One write-up per (model, backend) with mismatches, in the order of the run's summaries."""
+def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Writeup]:
+    """One write-up per (model, backend) with mismatches, in the order of the run's summaries
+    (``styles``: how each model spells its pieces, writeup.piece_styles)."""
     groups: dict[tuple[str, str], list[Mismatch]] = {}
     for m in results.mismatches:
         groups.setdefault((m.model, m.backend), []).append(m)
-    styles = piece_styles(results.mismatches)
+    styles = piece_styles(results.mismatches) if styles is None else styles
     return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN), root_cause(r),
                     verdict_sentence(r))
             for r in results.runs if r.mismatches]
@@ -192,7 +194,7 @@ class Source:
 
     @cached_property
     def writeups(self) -> list[Writeup]:
-        return writeups(self.results)
+        return writeups(self.results, self.styles)
 
     @cached_property
     def totals(self) -> overview.Totals:
