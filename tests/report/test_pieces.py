@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tokparity.records import Mismatch
+from tokparity.report.build import mismatch_comparison
 from tokparity.report.pieces import BYTE_LEVEL, PLAIN, SPM, piece_style, readable
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import comparison, most_telling, prompt_like
+from tokparity.run.results import Mismatch
 from tokparity.vocab import load_vocab
 
 
@@ -90,7 +91,7 @@ def test_comparison_cuts_long_equal_runs_and_aligns_the_difference():
     assert [(b.kind, b.skipped, b.start) for b in blocks] == [
         ("gap", 9, 0), ("same", 0, 9), ("diff", 0, 12), ("same", 0, 14), ("gap", 7, 17)]
     assert [t.id for t in blocks[2].oracle] == [7, 8] and [t.id for t in blocks[2].backend] == [9]
-    lines = comparison_lines(m, SPM, columns=100, indent=0)
+    lines = comparison_lines(mismatch_comparison(m, SPM), columns=100, indent=0)
     assert lines == [
         "first difference at token 12",
         "oracle   … 9 same 109  110  111  7  8  200  201  202  … 7 same",
@@ -103,7 +104,7 @@ def test_comparison_cuts_long_equal_runs_and_aligns_the_difference():
 
 def test_comparison_wraps_a_long_difference_at_the_width():
     m = _mismatch("multilingual", "x", "t", list(range(1000, 1040)), list(range(2000, 2030)))
-    lines = comparison_lines(m, SPM, columns=60)
+    lines = comparison_lines(mismatch_comparison(m, SPM), columns=60)
     assert max(len(line) for line in lines) <= 60
     assert lines[1] == "  oracle   1000  1001  1002  1003  1004  1005  1006  1007"
     assert "  backend  (none)" in lines  # the oracle's last tokens have no counterpart

@@ -226,7 +226,7 @@ def test_most_telling_case_is_an_unexplained_one(tmp_path, zoo, known, cls, caus
     assert run["unexplained"] == run["classes"][telling_cls]
     md = (out / "summary.md").read_text("utf-8")
     write_up = md[md.index("### llama-bpe · mine"):]
-    assert f"- **Symptom** (`{telling_cls}`," in write_up
+    assert f"- **Symptom**: `{telling_cls}` (" in write_up
     case_id = re.search(r"\*\*Most telling case\*\* (\S+?)[: ]", write_up).group(1)
     with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
         row = next(r for r in csv.DictReader(f) if f"{r['corpus']}/{r['case_id']}" == case_id.replace("\\", ""))
@@ -264,7 +264,7 @@ def test_csv_text_json_is_exact_and_formula_safe(greedy):
 def test_fuzz_findings_by_cause_in_every_report(fuzzed):
     from tokparity.report import html, markdown
     from tokparity.report.folder import read_folder
-    from tokparity.report.plain import fuzz_lines
+    from tokparity.report.plain import summary_lines
 
     # the fuzz run's own reports hold the section
     assert "\n## Findings by cause\n" in (fuzzed / "summary.md").read_text("utf-8")
@@ -279,13 +279,13 @@ def test_fuzz_findings_by_cause_in_every_report(fuzzed):
     named = first.get("label") or first["cause"]
     ids = " ".join(map(str, first["oracle_ids"]))
 
-    text = "\n".join(fuzz_lines(results, 100))
-    assert text.startswith("\nFindings by cause\n")
+    digest = "\n".join(summary_lines(results, 100))
+    text = digest[digest.index("\n\nFindings by cause\n"):digest.index("\nRoot causes\n")]
     header = next(line for line in text.splitlines() if line.strip().startswith("cause "))
     assert header.split() == ["cause", "backend", "class", "cases", "first", "found", "after", "shrunk", "text"]
     row = next(line for line in text.splitlines() if line.strip().startswith(named) and "  " + first["backend"] in line)
     assert f"  {first['count']:,}  " in row and f"{first['found_after']:.1f} s" in row
-    assert f"    oracle   {ids}" in text  # the ids side by side, pieces under them
+    assert f"\n  oracle   {ids}" in text  # the ids side by side, pieces under them
     assert f"Seams covered: {seam}" in text
 
     md = markdown.render(results)

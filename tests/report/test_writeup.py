@@ -59,7 +59,7 @@ def test_summary_md_writes_up_the_root_cause(greedy):
     md = (out / "summary.md").read_text("utf-8")
     section = md[md.index("## Root cause, per model and backend"):md.index("## First unexplained")]
     assert f"**{SENTENCE.replace('_', chr(92) + '_')}**" in section  # md escapes greedy\_engine
-    assert ("- **Symptom** (`merge-order`, 195 of 313 mismatches): same text, different segmentation; both sides "
+    assert ("- **Symptom**: `merge-order` (195 of 313 mismatches): same text, different segmentation; both sides "
             "use valid pieces") in section
     assert "- **→ Implication**: the engine picks pieces in another order than the oracle" in section
     assert "**Most telling case** multilingual/en-0004: It's␣raining." in section
@@ -230,13 +230,22 @@ def test_ties_are_reported_apart(zoo, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "  0 (1 tie)  " in proc.stdout
     assert "1 tie apart" in proc.stdout
-    text = flat(tokparity("explain", str(out), "--width", "100").stdout)
-    assert ("Ties 1 tie of equal score (model.viterbi-tie): reported apart, not failures; e.g. edge/digits-0053 "
-            "'1_000_000'") in text
+    explained = tokparity("explain", str(out), "--width", "100").stdout
+    assert ("Ties 1 tie of equal score (model.viterbi-tie): two segmentations the model scores the same; reported "
+            "apart, not failures. E.g. edge/digits-0053 '1_000_000':") in flat(explained)
+    # the tie's ids side by side, in every report (the terminal showed them only when all were ties)
+    tie_ids = "\n".join(["  first difference at token 6",
+                         "  oracle   … 3 same 584 814 7361 (none) 814 584",
+                         "                    0   00  _           00  0",
+                         "  backend  … 3 same 584 814 7361 584    814 (none)",
+                         "                    0   00  _    0      00",
+                         "                                 ^^^^^^     ^^^^^^"])
+    assert tie_ids in explained
     case = tokparity("explain", str(out), "digits-0053", "--width", "100").stdout
     assert "Cause          model.viterbi-tie\n" in case
     assert "nothing to fix: two segmentations of exactly equal score" in flat(case)
     md = (out / "summary.md").read_text("utf-8")
-    assert "**Ties**: 1 tie of equal score (`model.viterbi-tie`)" in md
+    assert "**Ties** 1 tie of equal score (`model.viterbi-tie`)" in md
+    assert "\n".join(["```", *(line[2:] for line in tie_ids.splitlines()), "```"]) in md
     page = (out / "report.html").read_text("utf-8")
     assert "<h4>Ties</h4><p>1 tie of equal score (<code>model.viterbi-tie</code>)" in page

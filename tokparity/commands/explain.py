@@ -61,7 +61,5 @@ def run(args: argparse.Namespace) -> int:
             return 0
         raise TokparityError(f"{run_folder.path}: no mismatching case {args.case!r} (ids look like "
                              "multilingual/en-0001 or en-0001; mismatches.csv lists corpus and case_id)")
-    styles = piece_styles(results.mismatches)
-    blocks = ["\n".join(case_lines(m, styles.get(m.model, "plain"), columns)) for m in found]
-    print("\n\n".join(blocks))
+    print("\n".join(case_lines(found, piece_styles(results.mismatches), columns)))
     return 0

@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tokparity.records import Mismatch
+from tokparity.report.build import mismatch_comparison
 from tokparity.report.pieces import PLAIN
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, piece_styles, plural
@@ -122,7 +123,7 @@ def _failure_body(r: RunSummary, mismatches: list[Mismatch], style: str) -> str:
         cause = f", cause {m.cause}" if m.cause else ""
         lines += [f"{m.corpus}/{m.case_id} ({m.cls}{cause}): {m.text[:200]!r}{'…' if len(m.text) > 200 else ''}",
                   f"  oracle {m.oracle}, backend {m.backend}"]
-        lines += comparison_lines(m, style, columns=120, indent=2) + [""]
+        lines += comparison_lines(mismatch_comparison(m, style), columns=120, indent=2) + [""]
     rest = r.unexplained - len(shown)
     if rest > 0:
         lines.append(f"… and {plural(rest, 'more unexplained mismatch')}: every one in mismatches.csv")

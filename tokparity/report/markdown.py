@@ -1,11 +1,10 @@
 """summary.md: short, for CI logs, pull requests and GitHub's job summary.
 
-``render(results)`` is summary.md: the verdict and counts (overview.totals: summary.json's
-numbers), the table (classes and causes per model and backend), a fuzz run's findings by cause,
-then the root-cause write-up of each model and backend with mismatches (writeup.py: the sentence
-naming the cause, symptom → implication, the most telling case's ids side by side, the
-reproduction counts, the fix), then the first unexplained cases. What ``compare`` prints in the
-terminal is plain text (plain.summary_lines), from the same data.
+``render(results)`` is summary.md: build.py's summary view (the verdict and counts, the table of
+classes and causes per model and backend, a fuzz run's findings by cause, the root-cause
+write-up of each model and backend with mismatches, the first unexplained cases), laid out in
+Markdown by ``markdown(document)``: a block is a paragraph of its own, a blank line between two.
+What ``compare`` prints in the terminal is plain text (plain.py), from the same builder.
 
 Markdown is rendered by whatever shows it (GitHub, a CI log viewer), so text from corpora and
 engines is escaped: table pipes, backticks, angle brackets, newlines, CRs, control characters and
@@ -17,11 +16,11 @@ from __future__ import annotations
 
 import re
 
-from tokparity.report import overview
-from tokparity.report.plain import comparison_lines
-from tokparity.report.writeup import TIE, Writeup, plural, prompt_like, writeups
+from tokparity.report import nodes as n
+from tokparity.report.build import SUMMARY, build
+from tokparity.report.plain import alignment_lines, comparison_lines
 from tokparity.run.results import Results
-from tokparity.textview import single_line, visible
+from tokparity.textview import single_line
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_",
                              "[": "\\[", "]": "\\]", "\\": "\\\\"})
@@ -31,11 +30,6 @@ def md(text: object) -> str:
     """Text from a corpus, an engine or a file, as one Markdown line: no CR, control character
     or line separator can start a line of its own (a heading, a list), no markup is active."""
     return single_line(text).translate(_MD_SPECIAL)
-
-
-def md_text(text: str) -> str:
-    """Corpus text: whitespace and control characters made visible, then escaped."""
-    return visible(text).translate(_MD_SPECIAL)
 
 
 def code(text: str) -> str:
@@ -58,94 +52,89 @@ def table(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: frozen
             + ["| " + " | ".join(md(c) for c in row) + " |" for row in rows])
 
 
-def fuzz_md(results: Results) -> list[str]:
-    """A fuzz run's "Findings by cause" (overview.fuzz_section): the table of causes, each cause's
-    ids side by side, the seams covered; nothing for another run."""
-    section = overview.fuzz_section(results)
-    if section is None:
-        return []
-    lines = ["", "## Findings by cause", "", md(section.run_line), ""]
-    if section.findings:
-        lines += table(overview.FINDING_COLUMNS, [overview.finding_row(f) for f in section.findings],
-                       overview.FINDING_NUMERIC) + [""]
-    style = section.style
-    for f in section.findings:
-        lines += [f"### {md(f.title)}", "",
-                  f"{md(f.id)}: {md_text(f.text)}", ""]
-        if f.case is not None:
-            lines += fenced(comparison_lines(f.case, style, indent=0)) + [""]
-    if section.seams_line:
-        lines += [md(section.seams_line), ""]
-    return lines
+def inline(runs: n.Inline) -> str:
+    """Inline text in Markdown: names as code spans, everything else escaped."""
+    out = []
+    for r in runs:
+        if r.style in (n.CODE, n.CLASS):
+            out.append(code(r.text))
+        elif r.style == n.TEXT:  # (made visible by the builder)
+            out.append(r.text.translate(_MD_SPECIAL))
+        elif r.style == n.STRONG:
+            out.append(f"**{md(r.text)}**")
+        elif r.style == n.BREAK:
+            out.append(" ")
+        else:
+            out.append(md(r.text))
+    return "".join(out)
 
 
-def writeup_md(w: Writeup, columns: int = 100) -> list[str]:
-    lines = [f"### {md(w.model)} · {md(w.backend)} against {md(w.oracle)}", "", f"**{md(w.sentence)}**", ""]
-    if w.cls and not w.only_ties:
-        lines += [f"- **Symptom** ({code(w.cls)}, {w.share}): "
-                  f"{md(w.symptom)}", f"- **→ Implication**: {md(w.implication)}", ""]
-    if w.case is not None and not w.only_ties:
-        c = w.case
-        shape = "" if prompt_like(c.text, c.tags) else " (no short prompt-like case; the shortest)"
-        lines += [f"**Most telling case** {md(c.corpus)}/{md(c.case_id)}{shape}: {md_text(c.text[:200])}", ""]
-        lines += fenced(comparison_lines(c, w.style, columns, indent=0)) + [""]
-    if w.cause:
-        lines.append(f"**Root cause** {code(w.cause)}: {md(w.proof)}.")
-        if w.narrower:
-            lines.append(f"The named deviation would also change {w.narrower:,} agreeing cases: the engine deviates "
-                         "on fewer texts than the variant does.")
-    elif not w.only_ties:
-        lines.append("**Root cause** not reproduced: no variant of the reference gives the backend's ids.")
-    extra = []
-    if w.case_causes:
-        extra.append("case by case: " + ", ".join(f"{code(c)} {n:,}" for c, n in w.case_causes))
-    if w.not_reproduced and not w.only_ties:
-        extra.append(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}")
-    if extra:
-        said = "; ".join(extra)
-        lines += ["", said[:1].upper() + said[1:] + "."]
-    if not w.only_ties:
-        lines += ["", "**Fix**"]
-        lines += [f"- {code(f.cause)}: {md(f.fix)}" + (f" (specified by {code(f.spec)})" if f.spec else "")
-                  for f in w.fixes] or ["- none named without a cause"]
-    if w.ties:
-        t = w.ties[0]
-        lines += ["", f"**Ties**: {plural(len(w.ties), 'tie')} of equal score ({code(TIE)}): two segmentations the "
-                      f"model scores the same, reported apart, not failures; e.g. {md(t.corpus)}/{md(t.case_id)} "
-                      f"{md_text(t.text[:80])}"]
-    if w.known:
-        lines += ["", "Known divergences (reviewed, reported, not failing): "
-                  + ", ".join(f"{md(k)} {n:,}" for k, n in w.known)]
-    return lines + [""]
+def markdown(doc: n.Document) -> str:
+    """``doc`` as Markdown: the header, then each section under its ``##`` title."""
+    parts = [blocks(doc.header)]
+    for s in doc.sections:
+        body = blocks(s.blocks)
+        parts.append(f"## {md(s.title)}\n\n{body}" if s.title else body)
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def blocks(bs: tuple[n.Block, ...], level: int = 3) -> str:
+    return "\n\n".join(shown for b in bs if (shown := block(b, level)))
+
+
+def block(b: n.Block, level: int = 3) -> str:
+    if isinstance(b, n.Paragraph):
+        text = inline(b.runs)
+        return f"**{text}**" if b.tone == "lead" else text
+    if isinstance(b, n.Title):
+        return f"# tokparity {md(b.version)}: {md(b.text)}"
+    if isinstance(b, n.Fields):
+        return "\n".join(f"- **{md(label)}**: {inline(text)}" for label, text in b.rows)
+    if isinstance(b, n.Table):
+        return "\n".join(table(b.columns, [tuple(n.plain(c) for c in row) for row in b.rows], b.numeric))
+    if isinstance(b, n.Items):
+        return "\n".join(f"- {inline(e)}" for e in b.entries)
+    if isinstance(b, n.FixList):
+        return "\n".join(f"- {code(f.cause)}: {md(f.fix)}" + (f" (specified by {code(f.spec)})" if f.spec else "")
+                         for f in b.fixes)
+    if isinstance(b, n.Comparison):
+        return "\n".join(fenced(comparison_lines(b, indent=0)))
+    if isinstance(b, n.Alignment):
+        return "\n".join(fenced(alignment_lines(b)))
+    if isinstance(b, n.Quote):
+        return (b.text.translate(_MD_SPECIAL) + md(b.more)) or "(empty)"
+    if isinstance(b, n.Sample):
+        note = f" {md(b.note)}" if b.note else ""
+        return (f"**{md(b.title)}** {md(b.ref)}{note}: {b.text.translate(_MD_SPECIAL)}{md(b.more)}\n\n"
+                + "\n".join(fenced(comparison_lines(b.comparison, indent=0))))
+    if isinstance(b, n.Listing):
+        return "\n".join(f"- **{md(e.who)}** {md(e.ref)} ({', '.join(inline(x) for x in e.notes)}): "
+                         f"{inline(e.text)} — {md(e.evidence)}" for e in b.entries)
+    if isinstance(b, n.Part):
+        return part(b, level)
+    if isinstance(b, n.Article):
+        return "\n\n".join(x for x in (f"{'#' * level} {inline(b.title)}", blocks(b.blocks, level + 1)) if x)
+    if isinstance(b, n.Details):
+        return f"<details><summary>{md(b.summary)}</summary>\n\n{blocks(b.blocks, level)}\n\n</details>"
+    if isinstance(b, n.Filters):
+        return ""  # the page's selects: nothing to select in Markdown
+    raise TypeError(f"no Markdown form for {type(b).__name__}")
+
+
+def part(p: n.Part, level: int) -> str:
+    """``**Root cause** first paragraph``, then the part's other blocks; a list goes on the line
+    after the title."""
+    lead = f"**{md(p.title)}**"
+    rest = p.blocks
+    if rest and isinstance(rest[0], n.Paragraph):
+        lead += " " + block(rest[0], level)
+        rest = rest[1:]
+    elif rest and isinstance(rest[0], n.FixList):
+        lead += "\n" + block(rest[0], level)
+        rest = rest[1:]
+    return "\n\n".join([lead] + [shown for b in rest if (shown := block(b, level))])
 
 
 def render(results: Results, examples: int = 5) -> str:
     """summary.md."""
-    t = overview.totals(results)
-    lines = [f"# tokparity {md(results.tokparity)}: {t.verdict}", "", md(overview.count_line(t)), "",
-             f"Backends: {md(overview.backend_versions(results))}", ""]
-    lines += table(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
-    lines += ["", *(f"- {md(line)}" for line in overview.oracle_lines(results))]
-    lines += fuzz_md(results)
-    ws = writeups(results)
-    if ws:
-        lines += ["", "## Root cause, per model and backend", ""]
-        for w in ws:
-            lines += writeup_md(w)
-    listed = overview.examples(results, examples)
-    if listed is not None:
-        lines += ["", f"## {listed.heading}", ""]
-        for m in listed.cases:
-            tag = f" (known: {md(m.known)})" if m.known else ""
-            cause = f" cause {code(m.cause)}" if m.cause else ""
-            lines.append(f"- **{md(m.model)} / {md(m.backend)}** {code(m.cls)}{tag}{cause} {md(m.corpus)}/{md(m.case_id)}: "
-                         f"{md_text(m.text[:80])} — {md(m.evidence[:200])}")
-        lines += ["", "Classes: " + md(overview.run_classes(results))]
-    if results.known.get("used"):
-        lines += ["", "Known divergences (do not fail the run): "
-                  + ", ".join(f"{md(k)} {n}" for k, n in results.known["used"].items())]
-    for entry in results.known.get("stale", []):
-        lines.append(f"- ⚠ stale known divergence {md(entry['id'])} ({md(entry['source'])}): it matched nothing; "
-                     "the upstream difference may be fixed, remove or correct the entry")
-    lines.append("")
-    return "\n".join(lines)
+    return markdown(build(results, SUMMARY, examples=examples))

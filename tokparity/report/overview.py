@@ -2,10 +2,11 @@
 its model × backend table, the mismatches it lists first, the tags worth a rate, a fuzz run's
 findings by cause.
 
-report.html (html.py), summary.md (markdown.py) and the terminal (plain.py) only lay these out,
-each in its own markup, so they cannot disagree with each other nor with summary.json: the
-header counts are sums over summary.json's ``runs``, never the length of the list of mismatches a
-run happened to keep whole (a fuzz run counts every mismatch but keeps only its shrunk findings):
+build.py turns these into the report's nodes, which report.html (html.py), summary.md
+(markdown.py) and the terminal (plain.py) only lay out, so they cannot disagree with each other
+nor with summary.json: the header counts are sums over summary.json's ``runs``, never the length
+of the list of mismatches a run happened to keep whole (a fuzz run counts every mismatch but
+keeps only its shrunk findings):
 
     >>> from tokparity.run.results import Results, RunSummary
     >>> results = Results("0.1.0", runs=[
@@ -20,7 +21,6 @@ run happened to keep whole (a fuzz run counts every mismatch but keeps only its 
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -195,7 +195,7 @@ def tag_rates(results: Results, min_cases: int = TAG_MIN_CASES, top: int = TAG_R
 
 @dataclass
 class Finding:
-    """One root cause a fuzz run found (results.options["fuzz"]["findings"]), shrunk to a text."""
+    """One root cause a fuzz run found, shrunk to a text (build.py reads it off the run)."""
 
     id: str
     backend: str
@@ -207,7 +207,15 @@ class Finding:
     found_after: float
     count: int  # cases of the run this cause explains
     known: str
-    case: Mismatch | None  # the ids side by side, when the finding holds them
+    # the ids and pieces of each side (empty when the finding does not hold them)
+    oracle_ids: list[int] = field(default_factory=list)
+    backend_ids: list[int] = field(default_factory=list)
+    oracle_pieces: list[str] = field(default_factory=list)
+    backend_pieces: list[str] = field(default_factory=list)
+
+    @property
+    def has_ids(self) -> bool:
+        return bool(self.oracle_ids or self.backend_ids)
 
     @property
     def cause_shown(self) -> str:
@@ -223,7 +231,7 @@ class Finding:
 
 @dataclass
 class Seam:
-    """A Unicode or regex-engine seam the run's texts crossed (results.options["fuzz"]["seams"])."""
+    """A Unicode or regex-engine seam the run's texts crossed."""
 
     seam: str  # e.g. \s:ecmascript
     about: str  # what differs there ("about", or "description")
@@ -237,14 +245,6 @@ class Seam:
         return f"{self.seam} ({self.cases:,}{of})"
 
 
-def _seam(d: dict) -> Seam:
-    def count(key: str) -> int:
-        value = d.get(key)
-        return value if isinstance(value, int) else 0
-    return Seam(_text(d.get("seam", "?")), _text(d.get("about") or d.get("description") or ""), count("cases"),
-                count("of"))
-
-
 @dataclass
 class FuzzSection:
     findings: list[Finding]
@@ -256,20 +256,13 @@ class FuzzSection:
     @property
     def style(self) -> str:
         """How the model's vocabulary spells pieces (pieces.piece_style), from the findings' own."""
-        return piece_style([p for f in self.findings if f.case is not None for p in f.case.oracle_pieces])
+        return piece_style([p for f in self.findings for p in f.oracle_pieces])
 
     @property
     def run_line(self) -> str:
         sources = ", ".join(f"{name} {n:,}" for name, n in sorted(self.by_source.items()))
         return (f"{plural(self.cases, 'case')} in {self.seconds:.1f} s" + (f" ({sources})" if sources else "")
                 + f"; {plural(len(self.findings), 'root cause')} found")
-
-    @property
-    def seams_line(self) -> str:
-        """``Seams covered: nfc-boundary (120), …``: the Unicode and regex seams the run's texts crossed."""
-        if not self.seams:
-            return ""
-        return "Seams covered: " + ", ".join(s.shown for s in self.seams)
 
 
 FINDING_COLUMNS = ("cause", "backend", "class", "cases", "first found after", "shrunk text")
@@ -281,42 +274,3 @@ def finding_row(f: Finding) -> tuple[str, ...]:
     """The finding's cells (``FINDING_COLUMNS``) as plain text, the text's whitespace made visible."""
     text = visible(f.text[:SHRUNK_SHOWN]) + ("…" if len(f.text) > SHRUNK_SHOWN else "")
     return (f.cause_shown, f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _int_list(value: object) -> list[int]:
-    return [int(v) for v in value] if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
-
-
-def _str_list(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def _finding(d: dict, model: str) -> Finding:
-    oracle_ids, backend_ids = _int_list(d.get("oracle_ids")), _int_list(d.get("backend_ids"))
-    f = Finding(id=_text(d.get("id", "")), backend=_text(d.get("backend", "")), oracle=_text(d.get("oracle", "")),
-                cause=_text(d.get("cause", "")), label=_text(d.get("label", "")), cls=_text(d.get("class", "")), text=_text(d.get("text", "")),
-                found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
-                known=_text(d.get("known", "")), case=None)
-    if oracle_ids or backend_ids:
-        f.case = Mismatch.of(model=model, corpus="fuzz", case_id=f.id, tags={}, oracle=f.oracle, backend=f.backend,
-                             cls=f.cls, evidence="", stage="", first_diff=0, text=f.text, oracle_ids=oracle_ids,
-                          backend_ids=backend_ids, oracle_pieces=_str_list(d.get("oracle_pieces")),
-                          backend_pieces=_str_list(d.get("backend_pieces")), known=f.known, cause=f.cause)
-    return f
-
-
-def fuzz_section(results: Results) -> FuzzSection | None:
-    """A fuzz run's findings by cause, most cases first; None when the run is not a fuzz run."""
-    fuzz = results.options.get("fuzz")
-    if not isinstance(fuzz, dict):
-        return None
-    model = results.runs[0].model if results.runs else ""
-    found = [_finding(d, model) for d in fuzz.get("findings") or [] if isinstance(d, dict)]
-    found.sort(key=lambda f: (-f.count, f.found_after, f.id))
-    seams = [_seam(s) for s in fuzz.get("seams") or [] if isinstance(s, dict)]
-    by_source = {str(k): int(v) for k, v in (fuzz.get("by_source") or {}).items() if isinstance(v, int)}
-    return FuzzSection(found, seams, int(fuzz.get("cases") or 0), float(fuzz.get("seconds") or 0.0), by_source)

@@ -1,6 +1,7 @@
-"""The reports as plain text for a terminal: the summary ``compare`` and ``regress`` print
-(``summary_lines``: aligned tables, no Markdown, no HTML entities), a fuzz run's findings by cause
-(``fuzz_lines``), and the write-up ``tokparity explain`` prints; summary.md holds its id tables.
+"""The report as plain text for a terminal: ``lines(document, columns)`` lays out a document of
+build.py (aligned tables, no Markdown, no HTML entities). ``compare`` and ``regress`` print the
+digest view (``summary_lines``), ``tokparity explain`` the explain view and one case whole
+(``run_lines``, ``case_lines``); summary.md holds its id tables as this module writes them.
 
 Whitespace and control characters are visible as everywhere in tokparity (``␣`` ``↵`` ``→``
 ``<0x00>``), pieces are readable text (pieces.py), and the two id lists sit in aligned
@@ -16,32 +17,21 @@ columns, ``^`` under what differs (llama-spm, a greedy longest-match engine, "It
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import textwrap
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tokparity.diff.explain import class_info
 from tokparity.records import Mismatch
-from tokparity.report import overview
-from tokparity.report.writeup import (
-    Block,
-    Fix,
-    Token,
-    Writeup,
-    cause_line,
-    comparison,
-    fixes_of,
-    plural,
-    prompt_like,
-)
+from tokparity.report import nodes as n
+from tokparity.report.build import DIGEST, EXPLAIN, build, case_document
+from tokparity.report.nodes import Comparison, Fix, Span, Token
 from tokparity.run.results import Results
-from tokparity.textview import single_line, visible
+from tokparity.textview import single_line
 
 LABEL = 15  # width of the "Root cause" column of labels
 ROW_LABELS = ("oracle", "backend")
-TEXT_SHOWN = 200  # characters of a case's text in a run's write-up (explain CASE shows all)
 
 
 def width(s: str) -> int:
@@ -53,9 +43,8 @@ def pad(s: str, n: int) -> str:
     return s + " " * (n - width(s))
 
 
-def quoted(text: str, limit: int | None = None) -> str:
-    shown = visible(text if limit is None or len(text) <= limit else text[:limit])
-    more = "" if limit is None or len(text) <= limit else f"… ({len(text):,} characters)"
+def quoted(shown: str, more: str = "") -> str:
+    """A corpus text (made visible by the builder) in quotes, ``… (1,234 characters)`` after when cut."""
     return f"'{shown}'{more}"
 
 
@@ -72,7 +61,7 @@ class _Column:
         return max(width(c) for c in self.cells)
 
 
-def _side(tokens: list[Token]) -> tuple[str, str]:
+def _side(tokens: Sequence[Token]) -> tuple[str, str]:
     if not tokens:
         return "(none)", ""
     widths = [max(width(str(t.id)), width(t.piece)) for t in tokens]
@@ -80,7 +69,7 @@ def _side(tokens: list[Token]) -> tuple[str, str]:
             " ".join(pad(t.piece, w) for t, w in zip(tokens, widths)).rstrip())
 
 
-def _chunks(tokens: list[Token], room: int) -> list[list[Token]]:
+def _chunks(tokens: tuple[Token, ...], room: int) -> list[list[Token]]:
     """Tokens cut into runs no wider than ``room`` (one token per run at least)."""
     runs: list[list[Token]] = [[]]
     used = 0
@@ -94,9 +83,9 @@ def _chunks(tokens: list[Token], room: int) -> list[list[Token]]:
     return runs
 
 
-def _columns(blocks: list[Block], room: int) -> list[_Column]:
+def _columns(spans: tuple[Span, ...], room: int) -> list[_Column]:
     cols = []
-    for b in blocks:
+    for b in spans:
         if b.kind == "gap":
             gap = f"… {b.skipped} same"
             cols.append(_Column((gap, "", gap, ""), False))
@@ -112,15 +101,13 @@ def _columns(blocks: list[Block], room: int) -> list[_Column]:
     return cols
 
 
-def comparison_lines(m: Mismatch, style: str, columns: int = 100, indent: int = 2) -> list[str]:
-    """The two id lists of ``m`` with their readable pieces, aligned, wrapped at ``columns``."""
+def comparison_lines(comp: Comparison, columns: int = 100, indent: int = 2) -> list[str]:
+    """The two id lists of ``comp`` with their readable pieces, aligned, wrapped at ``columns``."""
     head = " " * indent
     label_w = max(len(s) for s in ROW_LABELS) + 2
     room = max(20, columns - indent - label_w)
-    blocks = comparison(m, style)
-    first = next((b.start for b in blocks if b.kind == "diff"), None)
-    lines = [f"{head}first difference at token {first}" if first is not None else f"{head}the ids are equal"]
-    cols = _columns(blocks, room)
+    lines = [head + comp.caption]
+    cols = _columns(comp.spans, room)
     rows: list[list[_Column]] = [[]]
     used = 0
     for c in cols:
@@ -129,8 +116,8 @@ def comparison_lines(m: Mismatch, style: str, columns: int = 100, indent: int = 
             used = 0
         rows[-1].append(c)
         used += c.width + 1
-    for n, row in enumerate(rows):
-        if n:
+    for k, row in enumerate(rows):
+        if k:
             lines.append("")
         for k in range(4):
             label = ROW_LABELS[k // 2] if k % 2 == 0 else ""
@@ -161,86 +148,6 @@ def table_lines(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: 
     return [line(cells[0]), " " * indent + "  ".join("─" * w for w in widths)] + [line(row) for row in cells[1:]]
 
 
-# -- the summary compare and regress print -----------------------------------------------------
-
-
-def terminal_columns() -> int:
-    """Where the printed summary wraps: the terminal's width ($COLUMNS first), 100 when not a terminal."""
-    return max(60, shutil.get_terminal_size((100, 24)).columns)
-
-
-def summary_lines(results: Results, columns: int = 100, examples: int = 5) -> list[str]:
-    """What ``compare`` and ``regress`` print: the verdict and counts (overview.totals, the numbers
-    of summary.json), the model × backend table, a fuzz run's findings, one line per root cause,
-    the first unexplained mismatches. Plain text: the write-ups are in summary.md and report.html."""
-    from tokparity.report.writeup import writeups
-
-    t = overview.totals(results)
-    lines = [f"tokparity {results.tokparity}: {t.verdict}", overview.count_line(t),
-             single_line(f"backends: {overview.backend_versions(results)}"), ""]
-    lines += table_lines(overview.RUN_COLUMNS, overview.run_rows(results), overview.NUMERIC)
-    lines += ["", *(single_line(line) for line in overview.oracle_lines(results))]
-    lines += fuzz_lines(results, columns)
-    ws = writeups(results)
-    if ws:
-        lines += ["", "Root causes"]
-        for w in ws:
-            lines += textwrap.wrap(single_line(f"{w.model} / {w.backend}: {cause_line(w)}"), columns,
-                                   initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
-        lines += textwrap.wrap("Each one written up (symptom → implication, the most telling case's ids, the fix): "
-                               "summary.md and report.html in the report folder, or tokparity explain DIR", columns)
-    listed = overview.examples(results, examples)
-    if listed is not None:
-        lines += ["", listed.heading]
-        for m in listed.cases:
-            lines += example_lines(m, columns)
-        lines += ["", f"Classes: {overview.run_classes(results)}"]
-    lines += known_lines(results)
-    return lines
-
-
-def example_lines(m: Mismatch, columns: int) -> list[str]:
-    """One listed mismatch: who, the class and cause, the case; its text; the evidence."""
-    notes = [m.cls] + ([f"known: {m.known}"] if m.known else []) + ([f"cause {m.cause}"] if m.cause else [])
-    lines = textwrap.wrap(single_line(f"{m.model} / {m.backend}  {m.corpus}/{m.case_id}  ({', '.join(notes)})"),
-                          columns, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
-    lines += labelled("    text", quoted(m.text, 80), columns)
-    return lines + labelled("    why", m.evidence[:300], columns)
-
-
-def known_lines(results: Results) -> list[str]:
-    lines = []
-    if results.known.get("used"):
-        lines += ["", single_line("Known divergences (do not fail the run): " + ", ".join(
-            f"{k} {n:,}" for k, n in results.known["used"].items()))]
-    for entry in results.known.get("stale", []):
-        lines.append(single_line(f"⚠ stale known divergence {entry['id']} ({entry['source']}): it matched nothing; "
-                                 "the upstream difference may be fixed, remove or correct the entry"))
-    return lines
-
-
-# -- a fuzz run's findings by cause --------------------------------------------------------------
-
-
-def fuzz_lines(results: Results, columns: int = 100) -> list[str]:
-    """A fuzz run's "Findings by cause" (overview.fuzz_section): a table of causes, then each
-    cause's shrunk text with the ids side by side, then the seams covered; none for another run."""
-    section = overview.fuzz_section(results)
-    if section is None:
-        return []
-    lines = ["", "Findings by cause", *textwrap.wrap(single_line(section.run_line), columns, break_on_hyphens=False)]
-    if section.findings:
-        lines += [""] + table_lines(overview.FINDING_COLUMNS, [overview.finding_row(f) for f in section.findings],
-                                    overview.FINDING_NUMERIC, indent=2)
-    style = section.style
-    for f in section.findings:
-        lines += ["", single_line(f"  {f.title}"), *labelled("    case", f.id, columns),
-                  *labelled("    text", quoted(f.text), columns)]
-        if f.case is not None:
-            lines += comparison_lines(f.case, style, columns, indent=4)
-    if section.seams_line:
-        lines += [""] + textwrap.wrap(single_line(section.seams_line), columns, break_on_hyphens=False)
-    return lines
 
 
 # -- labelled paragraphs ------------------------------------------------------------------------
@@ -253,16 +160,13 @@ def labelled(label: str, text: str, columns: int) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [label]
 
 
-def fix_lines(fixes: list[Fix], columns: int) -> list[str]:
+def fix_lines(fixes: tuple[Fix, ...], columns: int, label: str = "Fix") -> list[str]:
     lines: list[str] = []
-    for n, f in enumerate(fixes):
-        lines += labelled("Fix" if n == 0 else "", f"{f.cause}: {f.fix}", columns)
+    for k, f in enumerate(fixes):
+        lines += labelled(label if k == 0 else "", f"{f.cause}: {f.fix}", columns)
         if f.spec:
             lines += labelled("", f"specified by {f.spec}", columns)
     return lines
-
-
-# -- a run's write-up ---------------------------------------------------------------------------
 
 
 def title(text: str, columns: int) -> list[str]:
@@ -270,87 +174,148 @@ def title(text: str, columns: int) -> list[str]:
     return [text, "━" * min(columns, max(width(text), 20))]
 
 
-def writeup_lines(w: Writeup, columns: int = 100) -> list[str]:
-    lines = title(f"{w.model} · {w.backend} against {w.oracle}", columns)
-    lines += textwrap.wrap(single_line(w.sentence), columns, break_on_hyphens=False) + [""]
-    if w.cls and not w.only_ties:
-        lines += labelled("Symptom", f"{w.cls} ({w.share}): "
-                                     f"{w.symptom}", columns)
-        lines += labelled("→ Implication", w.implication, columns)
-        lines.append("")
-    if w.case is not None and not w.only_ties:
-        shape = "" if prompt_like(w.case.text, w.case.tags) else " (no short prompt-like case; the shortest)"
-        lines += labelled("Case", f"{w.case.corpus}/{w.case.case_id} {quoted(w.case.text, TEXT_SHOWN)}{shape}",
-                          columns)
-        lines += comparison_lines(w.case, w.style, columns) + [""]
-    if w.cause:
-        lines += labelled("Root cause", f"{w.cause}: {w.proof}", columns)
-        if w.narrower:
-            lines += labelled("", f"(the named deviation would also change {w.narrower:,} agreeing cases: the "
-                                  "engine deviates on fewer texts than the variant does)", columns)
-    elif not w.only_ties:
-        lines += labelled("Root cause", "not reproduced: no variant of the reference gives the backend's ids", columns)
-    per_case = ", ".join(f"{c} {n:,}" for c, n in w.case_causes)
-    if per_case:
-        lines += labelled("", f"case by case: {per_case}", columns)
-    if w.not_reproduced and not w.only_ties:
-        lines += labelled("", f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}", columns)
-    if not w.only_ties:
-        lines += fix_lines(w.fixes, columns) if w.fixes else labelled("Fix", "none named without a cause", columns)
-    if w.ties:
-        t = w.ties[0]
-        lines += labelled("Ties", f"{plural(len(w.ties), 'tie')} of equal score (model.viterbi-tie): reported apart, not "
-                                  "failures; "
-                                  f"e.g. {t.corpus}/{t.case_id} {quoted(t.text, 60)}", columns)
-        if w.only_ties:
-            lines += comparison_lines(t, w.style, columns)
-    for known, n in w.known:
-        lines += labelled("Known", f"{known}: {plural(n, 'case')} (a reviewed divergence: reported, not failing)", columns)
-    return lines
+def wrapped(text: str, columns: int, indent: str = "", hanging: str = "") -> list[str]:
+    return textwrap.wrap(single_line(text), columns, initial_indent=indent, subsequent_indent=hanging,
+                         break_on_hyphens=False)
+
+
+# -- a document -----------------------------------------------------------------------------------
+
+
+def terminal_columns() -> int:
+    """Where the printed summary wraps: the terminal's width ($COLUMNS first), 100 when not a terminal."""
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+def inline(runs: n.Inline) -> str:
+    """Inline text as a terminal shows it: a corpus text in quotes, every style else plain."""
+    return "".join(quoted(r.text) if r.style == n.TEXT else " " if r.style == n.BREAK else r.text for r in runs)
+
+
+def lines(doc: n.Document, columns: int = 100) -> list[str]:
+    """``doc`` for a terminal: the header one line each (never wrapped: a CI log greps them), then
+    each section after a blank line, its title on a line of its own."""
+    out = [line for b in doc.header for line in header_lines(b, columns)]
+    for s in doc.sections:
+        body = ([single_line(s.title)] if s.title else []) + blocks(s.blocks, columns)
+        if out and body:
+            out.append("")
+        out += body
+    return out
+
+
+def header_lines(b: n.Block, columns: int) -> list[str]:
+    if isinstance(b, n.Paragraph):
+        return [single_line(inline(b.runs))]
+    return block(b, columns)
+
+
+def blocks(bs: tuple[n.Block, ...], columns: int) -> list[str]:
+    """Blocks one after the other, a blank line between two; the labelled parts of a write-up
+    (Root cause, Fix) form one column of labels, apart from one that holds a token comparison."""
+    out: list[str] = []
+    prev: n.Block | None = None
+    for b in bs:
+        shown = block(b, columns)
+        if not shown:
+            continue
+        if out and not (_tight(prev) and _tight(b)):
+            out.append("")
+        out += shown
+        prev = b
+    return out
+
+
+def _tight(b: n.Block | None) -> bool:
+    return isinstance(b, n.Part) and not any(isinstance(x, n.Comparison) for x in b.blocks)
+
+
+def block(b: n.Block, columns: int) -> list[str]:
+    if isinstance(b, n.Paragraph):
+        return wrapped(inline(b.runs), columns)
+    if isinstance(b, n.Title):
+        return [single_line(f"tokparity {b.version}: {b.text}")]
+    if isinstance(b, n.Fields):
+        return [line for label, text in b.rows for line in labelled(label, inline(text), columns)]
+    if isinstance(b, n.Table):
+        return table_lines(b.columns, [tuple(inline(c) for c in row) for row in b.rows], b.numeric)
+    if isinstance(b, n.Items):
+        return [line for e in b.entries for line in wrapped(inline(e), columns, "  ", "      ")]
+    if isinstance(b, n.FixList):
+        return fix_lines(b.fixes, columns, "")
+    if isinstance(b, n.Comparison):
+        return comparison_lines(b, columns)
+    if isinstance(b, n.Alignment):
+        return alignment_lines(b)
+    if isinstance(b, n.Quote):
+        return wrapped(quoted(b.text, b.more), columns)
+    if isinstance(b, n.Sample):
+        note = f" {b.note}" if b.note else ""
+        return labelled(b.label, f"{b.ref} {quoted(b.text, b.more)}{note}", columns) + comparison_lines(b.comparison,
+                                                                                                        columns)
+    if isinstance(b, n.Listing):
+        return [line for e in b.entries for line in listed_lines(e, columns)]
+    if isinstance(b, n.Part):
+        return part_lines(b, columns)
+    if isinstance(b, n.Article):
+        return title(inline(b.title), columns) + blocks(b.blocks, columns)
+    if isinstance(b, n.Details):
+        return [single_line(b.summary)] + blocks(b.blocks, columns)
+    if isinstance(b, n.Filters):
+        return []  # the page's selects: nothing to select in a terminal
+    raise TypeError(f"no plain-text form for {type(b).__name__}")
+
+
+def part_lines(p: n.Part, columns: int) -> list[str]:
+    """The part's title in the column of labels, beside its first paragraph (or over a block of
+    its own, such as the ids side by side)."""
+    out: list[str] = []
+    label = p.title
+    for x in p.blocks:
+        if isinstance(x, n.Paragraph):
+            out += labelled(label, inline(x.runs), columns)
+        elif isinstance(x, n.FixList):
+            out += fix_lines(x.fixes, columns, label)
+        else:
+            out += ([label] if label else []) + block(x, columns)
+        label = ""
+    return out
+
+
+def listed_lines(e: n.Listed, columns: int) -> list[str]:
+    """One listed mismatch: who, the case, the class and cause; its text; the evidence."""
+    notes = ", ".join(inline(x) for x in e.notes)
+    return (wrapped(f"{e.who}  {e.ref}  ({notes})", columns, "  ", "      ")
+            + labelled("    text", inline(e.text), columns) + labelled("    why", e.evidence, columns))
+
+
+def alignment_lines(a: n.Alignment) -> list[str]:
+    """The aligned runs, one line each: the oracle's ids | the backend's."""
+    out = []
+    for row in a.rows:
+        if row.kind == "fold":
+            out.append(f"  {' '.join(str(t.id) for t in row.oracle)} … {row.skipped} equal … "
+                       f"{' '.join(str(t.id) for t in row.tail)}")
+        else:
+            out.append(f"  {' '.join(str(t.id) for t in row.oracle) or '(none)'} | "
+                       f"{' '.join(str(t.id) for t in row.backend) or '(none)'}")
+    return out
+
+
+# -- what the commands print ----------------------------------------------------------------------
+
+
+def summary_lines(results: Results, columns: int = 100, examples: int = 5) -> list[str]:
+    """What ``compare`` and ``regress`` print: the digest view (the verdict and counts, the model ×
+    backend table, one line per root cause, the first unexplained mismatches)."""
+    return lines(build(results, DIGEST, examples=examples), columns)
 
 
 def run_lines(results: Results, folder: str, columns: int = 100) -> list[str]:
     """``tokparity explain DIR``: a header, then one write-up per (model, backend) with mismatches."""
-    from tokparity.report.writeup import writeups
-
-    ws = writeups(results)
-    agreeing = [single_line(f"{r.model}/{r.backend}") for r in results.runs if not r.mismatches]
-    t = overview.totals(results)
-    lines = [f"{single_line(folder)}: tokparity {results.tokparity}, {len(results.runs)} model × backend runs, "
-             f"{overview.count_line(t)}"]
-    if agreeing:
-        lines += textwrap.wrap("agree on every case: " + ", ".join(agreeing), columns, break_on_hyphens=False)
-    if not ws:
-        lines.append("every backend agrees with its oracle on every case: nothing to explain")
-    for w in ws:
-        lines += [""] + writeup_lines(w, columns)
-    return lines
+    return lines(build(results, EXPLAIN, folder=folder), columns)
 
 
-# -- one case -----------------------------------------------------------------------------------
-
-
-def case_lines(m: Mismatch, style: str, columns: int = 100) -> list[str]:
-    """``tokparity explain DIR CASE``: one mismatch, whole."""
-    lines = title(f"{m.corpus}/{m.case_id} · {m.model} · {m.backend} against {m.oracle}", columns)
-    lines += labelled("Text", f"{quoted(m.text)} ({len(m.text):,} characters)", columns)
-    info = class_info(m.cls)
-    lines += labelled("Class", f"{m.cls}: {info['symptom']}", columns)
-    lines += labelled("", f"→ {info['implication']}", columns)
-    lines += labelled("Evidence", m.evidence, columns)
-    if m.cause:
-        lines += labelled("Cause", m.cause, columns)
-        if m.cause_evidence:
-            lines += labelled("", m.cause_evidence, columns)
-    else:
-        lines += labelled("Cause", f"not reproduced{': ' + m.cause_evidence if m.cause_evidence else ''}", columns)
-    if m.known:
-        lines += labelled("Known", f"{m.known} (a reviewed divergence: reported, not failing)", columns)
-    lines += ["", "Tokens"] + comparison_lines(m, style, columns) + [""]
-    if m.cause:
-        lines += fix_lines(fixes_of(m.cause), columns)
-    else:
-        text = shlex.quote(m.text) if m.text.isprintable() and len(m.text) <= 200 else "TEXT"
-        lines += labelled("Fix", f"none named without a cause; see how the reference gets its ids: "
-                                 f"tokparity encode {shlex.quote(m.model)} {text} --trace", columns)
-    return lines
+def case_lines(cases: list[Mismatch], styles: dict[str, str], columns: int = 100) -> list[str]:
+    """``tokparity explain DIR CASE``: each mismatch of the case, whole."""
+    return lines(case_document(cases, styles), columns)

@@ -1,13 +1,12 @@
-"""The root-cause write-up of one (model, backend), as data every renderer shows the same way.
+"""The root-cause write-up of one (model, backend), as data: what ``build.py`` turns into nodes.
 
 The Gemma 3 write-up that started tokparity reads: one sentence naming the cause; the symptom
 and what it implies; the token ids of one short prompt side by side; the cause, shown by
-reproducing the engine's ids; and the fix. ``writeups(results)`` gives that for every
-(model, backend) with mismatches, from a run's plain records (``tokparity.run.results``). Here a
-run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
+reproducing the engine's ids; and the fix. ``build.writeups(results)`` gives a ``Writeup`` for
+every (model, backend) with mismatches, from a run's plain records (``tokparity.records``). Here
+a run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
 
-    >>> from tokparity.records import Mismatch, RootCause
-    >>> from tokparity.run.results import Results, RunSummary
+    >>> from tokparity.run.results import RunSummary
     >>> verdict = RootCause("model.greedy-longest-match", ("model.greedy-longest-match",), explains=3, mismatches=3,
     ...                     keeps=47, agreements=47, proven=True)
     >>> run = RunSummary("llama-spm", "llama.cpp", "greedy", cases=50, mismatches=3, unexplained=3,
@@ -16,17 +15,14 @@ run's summary row and the one mismatch it kept, a greedy engine on llama-spm:
     ...                    3, "It's raining.", [739, 29915, 29879, 1153, 2827, 29889], [739, 29915, 29879, 17251, 292, 29889],
     ...                    ["▁It", "'", "s", "▁ra", "ining", "."], ["▁It", "'", "s", "▁rain", "ing", "."],
     ...                    cause="model.greedy-longest-match")
-    >>> w = writeups(Results("0.1.0", runs=[run], mismatches=[case]))[0]
-    >>> w.sentence
-    'greedy differs from llama.cpp on 3 cases of llama-spm because of model.greedy-longest-match: the reference with that deviation reproduces 3 of 3 mismatches exactly and keeps all 47 agreements.'
+    >>> w = writeup(run, [case], verdict=verdict)
     >>> w.proof
     'reproduces 3 of 3 mismatches and keeps all 47 agreements'
-    >>> [b.kind for b in comparison(w.case, w.style)]    # '▁ra' 'ining' against '▁rain' 'ing'
+    >>> [s.kind for s in comparison(w.case, w.style)]    # '▁ra' 'ining' against '▁rain' 'ing'
     ['same', 'diff', 'same']
 
 Ties of equal score (``model.viterbi-tie``) are kept apart: two optima of the same model, not a
-bug. HTML (html.py), Markdown (markdown.py) and the terminal (plain.py, ``tokparity explain``)
-only lay this out.
+bug. The run-level verdict comes in as a ``RootCause`` (build.py reads it off the run summary).
 """
 
 from __future__ import annotations
@@ -35,14 +31,15 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tokparity.diagnose.info import cause_info, parts
-from tokparity.diagnose.verdict import sentence as verdict_sentence
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.records import TIE, Mismatch, RootCause
+from tokparity.report.nodes import Fix, Span, Token
 from tokparity.report.pieces import PLAIN, piece_style, readable
-from tokparity.run.results import Results, RunSummary
+from tokparity.run.results import RunSummary
 
 PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
 PROMPT_CHARS = (10, 80)
@@ -54,18 +51,12 @@ _SPECIAL_MARKS = re.compile(r"[<>\[\]|{}]")
 
 
 @dataclass
-class Fix:
-    cause: str  # one catalogue name (a part of a +-joined cause)
-    fix: str  # the flag or stage to change
-    spec: str  # the reference module that specifies the right behaviour
-
-
-@dataclass
 class Writeup:
     summary: RunSummary
     mismatches: list[Mismatch]
     sentence: str
     style: str  # how the model's pieces are spelled (pieces.piece_style)
+    verdict: RootCause | None = None
     cls: str = ""  # the main class of the mismatches the root cause reproduces
     case: Mismatch | None = None  # the most telling one
     fixes: list[Fix] = field(default_factory=list)
@@ -83,10 +74,6 @@ class Writeup:
     @property
     def oracle(self) -> str:
         return self.summary.oracle
-
-    @property
-    def verdict(self) -> RootCause | None:
-        return self.summary.root_cause
 
     @property
     def cause(self) -> str:
@@ -171,6 +158,7 @@ def proof(verdict: RootCause) -> str:
 
 
 def fixes_of(cause: str) -> list[Fix]:
+    """The fix of each part of ``cause``, with the reference module that specifies it."""
     return [Fix(name, info["fix"], info["spec"]) for name in parts(cause) for info in [cause_info(name)]]
 
 
@@ -182,26 +170,18 @@ def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
     return {model: piece_style(ps) for model, ps in pieces.items()}
 
 
-def writeups(results: Results) -> list[Writeup]:
-    """One write-up per (model, backend) with mismatches, in the order of the run's summaries."""
-    groups: dict[tuple[str, str], list[Mismatch]] = {}
-    for m in results.mismatches:
-        groups.setdefault((m.model, m.backend), []).append(m)
-    styles = piece_styles(results.mismatches)
-    return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN))
-            for r in results.runs if r.mismatches]
-
-
-def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN) -> Writeup:
+def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN, verdict: RootCause | None = None,
+            verdict_text: str = "") -> Writeup:
+    """The write-up of ``summary``: ``verdict`` is its run-level root cause, ``verdict_text`` the
+    sentence tokparity.diagnose.verdict says of it."""
     ties = [m for m in mismatches if m.cause == TIE]
-    verdict = summary.root_cause
     if ties and len(ties) == summary.mismatches:
         text = (f"{summary.backend} differs from {summary.oracle} on {summary.mismatches:,} cases of {summary.model}, "
                 f"each a tie of equal score ({TIE}): two segmentations the model scores the same, so neither is "
                 "wrong; reported apart, not as failures.")
     else:
-        text = verdict_sentence(summary.model, summary.backend, summary.oracle, verdict, summary.mismatches)
-    w = Writeup(summary, mismatches, text, style, ties=sorted(ties, key=lambda m: len(m.text)),
+        text = verdict_text
+    w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
         w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
@@ -264,49 +244,41 @@ def most_telling(pool: list[Mismatch]) -> Mismatch:
 # -- the token-id comparison ------------------------------------------------------------------
 
 
-@dataclass
-class Token:
-    id: int
-    piece: str  # readable (pieces.readable)
-    stored: str  # as the vocabulary spells it
+class Tokens(Protocol):
+    """What a comparison is made of: a mismatch, or a fuzz finding."""
+
+    oracle_ids: list[int]
+    backend_ids: list[int]
+    oracle_pieces: list[str]
+    backend_pieces: list[str]
 
 
-@dataclass
-class Block:
-    """A run of the comparison: ``same`` tokens (both sides), a ``diff`` (each side's own) or a
-    ``gap`` of ``skipped`` equal tokens not shown."""
-
-    kind: str
-    oracle: list[Token] = field(default_factory=list)
-    backend: list[Token] = field(default_factory=list)
-    skipped: int = 0
-    start: int = 0  # index of the block's first token in the oracle's ids
+def tokens(ids: list[int], pieces: list[str], style: str) -> tuple[Token, ...]:
+    """Each id with its piece, readable (a piece missing from ``pieces`` shown as ``?``)."""
+    return tuple(Token(i, readable(p, style), p)
+                 for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces))))
 
 
-def _tokens(ids: list[int], pieces: list[str], style: str) -> list[Token]:
-    return [Token(i, readable(p, style), p) for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces)))]
-
-
-def comparison(m: Mismatch, style: str = PLAIN, context: int = 3) -> list[Block]:
+def comparison(m: Tokens, style: str = PLAIN, context: int = 3) -> tuple[Span, ...]:
     """Both id lists aligned as the classifier aligned them, so the first difference (and every
     later one) sits in the same column on both sides; equal runs longer than ``context`` tokens
     on each side of a difference are cut to a gap."""
-    blocks: list[Block] = []
+    spans: list[Span] = []
     ops = align(m.oracle_ids, m.backend_ids).opcodes
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag != "equal":
-            blocks.append(Block("diff", _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style),
-                                _tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style), start=i1))
+            spans.append(Span("diff", tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style),
+                              tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style), start=i1))
             continue
-        same = _tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
+        same = tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
         head = 0 if k == 0 else context  # tokens kept after the previous difference
         tail = 0 if k == len(ops) - 1 else context  # and before the next one
         if len(same) <= head + tail + 1:
-            blocks.append(Block("same", same, same, start=i1))
+            spans.append(Span("same", same, same, start=i1))
             continue
         if head:
-            blocks.append(Block("same", same[:head], same[:head], start=i1))
-        blocks.append(Block("gap", skipped=len(same) - head - tail, start=i1 + head))
+            spans.append(Span("same", same[:head], same[:head], start=i1))
+        spans.append(Span("gap", skipped=len(same) - head - tail, start=i1 + head))
         if tail:
-            blocks.append(Block("same", same[-tail:], same[-tail:], start=i2 - tail))
-    return blocks
+            spans.append(Span("same", same[-tail:], same[-tail:], start=i2 - tail))
+    return tuple(spans)

@@ -1,0 +1,571 @@
+"""The report, built once: a run's ``Results`` in, a ``nodes.Document`` out, which html.py,
+markdown.py and plain.py only lay out.
+
+    doc = build(results, PAGE)        # report.html
+    doc = build(results, SUMMARY)     # summary.md
+    doc = build(results, DIGEST)      # what compare and regress print
+    doc = build(results, EXPLAIN, folder="reports/x")   # tokparity explain DIR
+
+Every decision of the reports is taken on this side, once: here (what each section holds, in
+which view, what each sentence says), in writeup.py (a write-up's cause, its most telling case,
+its ties and fixes) and in overview.py (the run's counts, tag rates, the mismatches listed). A
+view is one output: the page (report.html) shows everything, summary.md the write-ups and the
+first cases, the terminal digest one line per root cause, ``explain`` the write-ups alone.
+
+To add a section: write a function ``def name(src: Source) -> tuple[str, Blocks] | None`` giving
+the section's title and blocks (None where the section has nothing to say, or in a view that does
+not show it: ``src.view``), and add one entry to ``SECTIONS``, where it belongs in the order.
+Every renderer shows it, with the node kinds of ``nodes.py`` (a new kind of node needs a case in
+each renderer: tests/report/test_document.py renders one of each).
+
+What the builder reads of a run that is not a plain field (a summary's ``root_cause``, a fuzz
+run's findings and seams in ``results.options``, the known-divergence notes) is read by the
+accessors at the top of this module, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from tokparity.diagnose.verdict import sentence as diagnose_sentence
+from tokparity.diff.align import align
+from tokparity.diff.explain import class_info
+from tokparity.records import Mismatch, RootCause
+from tokparity.report import overview
+from tokparity.report.nodes import (
+    BAD,
+    BREAK,
+    CAUSES,
+    CLASS,
+    CODE,
+    KNOWN,
+    MUTED,
+    OK,
+    TEXT,
+    AlignedRow,
+    Alignment,
+    Article,
+    Block,
+    Comparison,
+    Details,
+    Document,
+    Fields,
+    Filters,
+    FixList,
+    Inline,
+    Items,
+    Listed,
+    Listing,
+    Paragraph,
+    Part,
+    Quote,
+    Run,
+    Sample,
+    Section,
+    Table,
+    Title,
+    runs,
+)
+from tokparity.report.pieces import PLAIN
+from tokparity.report.writeup import (
+    TIE,
+    Tokens,
+    Writeup,
+    cause_line,
+    comparison,
+    fixes_of,
+    piece_styles,
+    plural,
+    prompt_like,
+    tokens,
+    writeup,
+)
+from tokparity.run.results import Results, RunSummary
+from tokparity.textview import visible
+
+# -- accessors: what the builder reads of a run beyond its plain fields ----------------------------
+
+
+def root_cause(summary: RunSummary) -> RootCause | None:
+    """The run-level verdict of a model × backend (None: fuzz and regress make none)."""
+    return summary.root_cause
+
+
+def verdict_sentence(summary: RunSummary) -> str:
+    """The sentence tokparity.diagnose.verdict opens a write-up with."""
+    return diagnose_sentence(summary.model, summary.backend, summary.oracle, summary.root_cause, summary.mismatches)
+
+
+def fuzz_run(results: Results) -> overview.FuzzSection | None:
+    """A fuzz run's findings by cause (most cases first) and seams; None for another run."""
+    fuzz = results.options.get("fuzz")
+    if not isinstance(fuzz, dict):
+        return None
+    found = [_finding(d) for d in fuzz.get("findings") or [] if isinstance(d, dict)]
+    found.sort(key=lambda f: (-f.count, f.found_after, f.id))
+    seams = [_seam(s) for s in fuzz.get("seams") or [] if isinstance(s, dict)]
+    by_source = {str(k): int(v) for k, v in (fuzz.get("by_source") or {}).items() if isinstance(v, int)}
+    return overview.FuzzSection(found, seams, int(fuzz.get("cases") or 0), float(fuzz.get("seconds") or 0.0),
+                                by_source)
+
+
+def known_used(results: Results) -> dict[str, int]:
+    """Known divergences the run met, with their cases."""
+    return dict(results.known.get("used") or {})
+
+
+def stale_known(results: Results) -> list[tuple[str, str]]:
+    """Known divergences that matched nothing: (id, source file) each."""
+    return [(str(e["id"]), str(e["source"])) for e in results.known.get("stale", [])]
+
+
+def _finding(d: dict) -> overview.Finding:
+    return overview.Finding(
+        id=_text(d.get("id", "")), backend=_text(d.get("backend", "")), oracle=_text(d.get("oracle", "")),
+        cause=_text(d.get("cause", "")), label=_text(d.get("label", "")), cls=_text(d.get("class", "")),
+        text=_text(d.get("text", "")), found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
+        known=_text(d.get("known", "")), oracle_ids=_int_list(d.get("oracle_ids")),
+        backend_ids=_int_list(d.get("backend_ids")), oracle_pieces=_str_list(d.get("oracle_pieces")),
+        backend_pieces=_str_list(d.get("backend_pieces")))
+
+
+def _seam(d: dict) -> overview.Seam:
+    def count(key: str) -> int:
+        value = d.get(key)
+        return value if isinstance(value, int) else 0
+    return overview.Seam(_text(d.get("seam", "?")), _text(d.get("about") or d.get("description") or ""),
+                         count("cases"), count("of"))
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _int_list(value: object) -> list[int]:
+    return [int(v) for v in value] if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
+
+
+def _str_list(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+# -- the write-ups ----------------------------------------------------------------------------------
+
+
+def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Writeup]:
+    """One write-up per (model, backend) with mismatches, in the order of the run's summaries
+    (``styles``: how each model spells its pieces, writeup.piece_styles)."""
+    groups: dict[tuple[str, str], list[Mismatch]] = {}
+    for m in results.mismatches:
+        groups.setdefault((m.model, m.backend), []).append(m)
+    styles = piece_styles(results.mismatches) if styles is None else styles
+    return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN), root_cause(r),
+                    verdict_sentence(r))
+            for r in results.runs if r.mismatches]
+
+
+# -- views and the source of a document -------------------------------------------------------------
+
+PAGE, SUMMARY, DIGEST, EXPLAIN = "page", "summary", "digest", "explain"
+VIEWS = (PAGE, SUMMARY, DIGEST, EXPLAIN)
+CASE_SHOWN = 200  # characters of the most telling case's text (explain CASE shows all)
+TIE_SHOWN = 80  # of a tie's text, and of a listed mismatch's
+EVIDENCE_SHOWN = 300  # of a listed mismatch's evidence
+MAX_CASES = 2000  # the page lists this many mismatches; mismatches.csv has them all
+
+Blocks = tuple[Block, ...]
+
+
+@dataclass
+class Source:
+    """What a section is built from: the run, the view, and what several sections share."""
+
+    results: Results
+    view: str
+    folder: str = ""  # the run folder (explain)
+    examples: int = 5  # mismatches listed in summary.md and the digest
+
+    @cached_property
+    def writeups(self) -> list[Writeup]:
+        return writeups(self.results, self.styles)
+
+    @cached_property
+    def totals(self) -> overview.Totals:
+        return overview.totals(self.results)
+
+    @cached_property
+    def styles(self) -> dict[str, str]:
+        return piece_styles(self.results.mismatches)
+
+    @cached_property
+    def fuzz(self) -> overview.FuzzSection | None:
+        return fuzz_run(self.results)
+
+
+def build(results: Results, view: str, *, folder: str = "", examples: int = 5) -> Document:
+    """The document of ``view`` (PAGE, SUMMARY, DIGEST or EXPLAIN)."""
+    if view not in VIEWS:
+        raise ValueError(f"no report view {view!r}: one of {', '.join(VIEWS)}")
+    src = Source(results, view, folder, examples)
+    sections = []
+    for name, make in SECTIONS.items():
+        made = make(src)
+        if made is not None:
+            sections.append(Section(name, *made))
+    return Document(header(src), tuple(sections))
+
+
+# -- small pieces ------------------------------------------------------------------------------------
+
+
+def text_runs(text: str, limit: int | None = None) -> Inline:
+    """A corpus text as a run (whitespace made visible), cut at ``limit`` characters with its length said."""
+    shown, more = cut(text, limit)
+    return runs(Run(shown, TEXT), more)
+
+
+def cut(text: str, limit: int | None = None) -> tuple[str, str]:
+    """``text`` made visible and cut at ``limit``, and ``… (1,234 characters)`` when cut."""
+    if limit is None or len(text) <= limit:
+        return visible(text), ""
+    return visible(text[:limit]), f"… ({len(text):,} characters)"
+
+
+def comparison_of(m: Tokens, style: str, oracle: str, backend: str) -> Comparison:
+    return Comparison(oracle, backend, comparison(m, style))
+
+
+def mismatch_comparison(m: Mismatch, style: str) -> Comparison:
+    """The ids of ``m`` side by side (the write-ups, explain CASE, the JUnit failures)."""
+    return comparison_of(m, style, m.oracle, m.backend)
+
+
+def alignment(m: Mismatch, style: str) -> Alignment:
+    """Both id lists as the classifier aligned them: equal runs once (longer than six tokens
+    folded to the first and last two), differing runs side by side."""
+    rows = []
+    for tag, i1, i2, j1, j2 in align(m.oracle_ids, m.backend_ids).opcodes:
+        a = tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
+        b = tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style)
+        if tag == "equal" and len(a) > 6:  # keep context short: first and last two
+            rows.append(AlignedRow("fold", a[:2], b[:2], i1, j1, skipped=len(a) - 4, tail=a[-2:]))
+        else:
+            rows.append(AlignedRow("equal" if tag == "equal" else "diff", a, b, i1, j1))
+    return Alignment(m.oracle, m.backend, tuple(rows))
+
+
+def sentence_case(inline: Inline) -> Inline:
+    """``inline`` as a sentence: its first letter capitalized, a full stop at the end."""
+    if not inline:
+        return inline
+    first = inline[0]
+    return (Run(first.text[:1].upper() + first.text[1:], first.style, first.note), *inline[1:], Run("."))
+
+
+def joined(parts: list[Inline], sep: str = ", ") -> Inline:
+    out: list[Run] = []
+    for n, part in enumerate(parts):
+        if n:
+            out.append(Run(sep))
+        out.extend(part)
+    return tuple(out)
+
+
+# -- the header --------------------------------------------------------------------------------------
+
+
+def header(src: Source) -> Blocks:
+    """The verdict, the counts (summary.json's), the backends, the known-divergence notes; for
+    ``explain``, one line naming the folder."""
+    results, t = src.results, src.totals
+    if src.view == EXPLAIN:
+        return (Paragraph(runs(f"{src.folder}: tokparity {results.tokparity}, {len(results.runs)} model × backend "
+                               f"runs, {overview.count_line(t)}")),)
+    blocks: list[Block] = [
+        Title(results.tokparity, t.verdict, t.unexplained == 0),
+        Paragraph(runs(overview.count_line(t))),
+        Paragraph(runs(f"Backends: {overview.backend_versions(results)} · {results.seconds:.1f} s")),
+    ]
+    for entry, source in stale_known(results):
+        blocks.append(Paragraph(runs(f"⚠ stale known divergence {entry} ({source}): it matched nothing in this run; "
+                                     "the upstream difference may be fixed — remove or correct the entry."), BAD))
+    used = known_used(results)
+    if used:
+        blocks.append(Paragraph(runs("Known divergences (reported, not failing): "
+                                     + ", ".join(f"{k} {n:,}" for k, n in used.items())), MUTED))
+    return tuple(blocks)
+
+
+# -- the sections, in order ---------------------------------------------------------------------------
+
+
+def summary(src: Source) -> tuple[str, Blocks] | None:
+    """Model × backend: on the page a matrix (a row per model, a column per backend), elsewhere
+    a row per run, with why each model's oracle judges it."""
+    if src.view == EXPLAIN:
+        return None
+    results = src.results
+    if src.view != PAGE:
+        table = Table(overview.RUN_COLUMNS, tuple(tuple(runs(c) for c in row) for row in overview.run_rows(results)),
+                      overview.NUMERIC)
+        oracles = overview.oracle_lines(results)
+        return "", (table, Items(tuple(runs(line) for line in oracles))) if oracles else (table,)
+    backends = sorted({r.backend for r in results.runs})
+    models = list(dict.fromkeys(r.model for r in results.runs))
+    by = {(r.model, r.backend): r for r in results.runs}
+    rows = []
+    for model in models:
+        first = next(r for r in results.runs if r.model == model)
+        oracle = first.oracle + (f" ({first.oracle_why})" if first.oracle_why else "")
+        cells = [runs(model, Run("", BREAK), Run(f"oracle: {oracle}", MUTED))]
+        for b in backends:
+            r = by.get((model, b))
+            cells.append(matrix_cell(r) if r is not None else runs(Run("–", MUTED)))
+        rows.append(tuple(cells))
+    intro = Paragraph(runs("Cells show mismatches / cases against the model's oracle, the classes (the symptoms) and "
+                           "the causes (what reproduces the backend's ids) found."))
+    return "Summary: model × backend", (intro, Table(("model", *backends), tuple(rows), row_headers=True))
+
+
+def matrix_cell(r: RunSummary) -> Inline:
+    known = r.mismatches - r.unexplained - r.ties
+    cell = [Run(f"{r.mismatches:,} / {r.cases:,}", OK if r.unexplained == 0 else BAD),
+            Run((f" ({known:,} known)" if known else "") + (f" ({plural(r.ties, 'tie')})" if r.ties else ""))]
+    if r.classes:
+        cell += [Run("", BREAK), Run(f"classes: {overview.counts_text(r.classes)}", MUTED)]
+    if r.causes:
+        cell += [Run("", BREAK), Run(f"cause: {overview.counts_text(r.causes)}", CAUSES)]
+    if r.skipped:
+        cell += [Run("", BREAK), Run(f"{r.skipped} without golden ids", MUTED)]
+    return tuple(c for c in cell if c.text or c.style == BREAK)
+
+
+def findings(src: Source) -> tuple[str, Blocks] | None:
+    """A fuzz run's findings by cause: the table of causes, each cause's shrunk text and ids side
+    by side, the seams its texts crossed."""
+    section = src.fuzz
+    if section is None or src.view == EXPLAIN:
+        return None
+    blocks: list[Block] = [Paragraph(runs(section.run_line))]
+    if section.findings:
+        blocks.append(Table(overview.FINDING_COLUMNS,
+                            tuple(tuple(runs(c) for c in overview.finding_row(f)) for f in section.findings),
+                            overview.FINDING_NUMERIC))
+    style = section.style
+    for f in section.findings:
+        title = runs(f.title, *((" ", Run(f"known: {f.known}", KNOWN)) if f.known else ()), " ", Run(f.id, MUTED))
+        shown, more = cut(f.text)
+        body: list[Block] = [Quote(shown, more)]
+        if f.has_ids:
+            body.append(comparison_of(f, style, f.oracle, f.backend))
+        blocks.append(Article(title, tuple(body), "finding"))
+    if section.seams:
+        blocks.append(Paragraph(runs("Seams covered: ", *joined([runs(Run(s.shown, note=s.about))
+                                                                   for s in section.seams]))))
+    return "Findings by cause", tuple(blocks)
+
+
+def root_causes(src: Source) -> tuple[str, Blocks] | None:
+    """One write-up per model and backend with mismatches; the digest says each in one line."""
+    ws = src.writeups
+    if src.view == DIGEST:
+        if not ws:
+            return None
+        lines = Items(tuple(runs(f"{w.model} / {w.backend}: {cause_line(w)}") for w in ws))
+        return "Root causes", (lines, Paragraph(runs(
+            "Each one written up (symptom → implication, the most telling case's ids, the fix): summary.md and "
+            "report.html in the report folder, or tokparity explain DIR")))
+    blocks: list[Block] = []
+    if src.view == EXPLAIN:
+        agreeing = [f"{r.model}/{r.backend}" for r in src.results.runs if not r.mismatches]
+        if agreeing:
+            blocks.append(Paragraph(runs("agree on every case: " + ", ".join(agreeing))))
+    blocks += [writeup_article(w, src.view) for w in ws] or [
+        Paragraph(runs("Every backend agrees with its oracle on every case."), OK)]
+    return ("" if src.view == EXPLAIN else "Root cause, per model and backend"), tuple(blocks)
+
+
+def writeup_article(w: Writeup, view: str) -> Article:
+    """The sentence naming the cause; symptom → implication; the most telling case's ids side by
+    side; the root cause with its counts; the fix; the ties apart; the known divergences."""
+    blocks: list[Block] = [Paragraph(runs(w.sentence), "lead")]
+    if w.cls and not w.only_ties:
+        blocks.append(Fields((("Symptom", runs(Run(w.cls, CLASS), f" ({w.share}): {w.symptom}")),
+                              ("→ Implication", runs(w.implication)))))
+    if w.case is not None and not w.only_ties:
+        c = w.case
+        shown, more = cut(c.text, CASE_SHOWN)
+        note = "" if prompt_like(c.text, c.tags) else "(no short prompt-like case; the shortest)"
+        blocks.append(Sample("Most telling case", "Case", f"{c.corpus}/{c.case_id}", note, shown, more,
+                             mismatch_comparison(c, w.style)))
+    cause: list[Block] = []
+    if w.cause:
+        cause.append(Paragraph(runs(Run(w.cause, CODE), f": {w.proof}.")))
+        if w.narrower:
+            cause.append(Paragraph(runs(f"The named deviation would also change {w.narrower:,} agreeing cases: the "
+                                        "engine deviates on fewer texts than the variant does."), MUTED))
+    elif not w.only_ties:
+        cause.append(Paragraph(runs("Not reproduced: no variant of the reference gives the backend's ids."), BAD))
+    extra: list[Inline] = []
+    if w.case_causes:
+        extra.append(runs("case by case: ", *joined([runs(Run(c, CODE), f" {n:,}") for c, n in w.case_causes])))
+    if w.not_reproduced and not w.only_ties:
+        extra.append(runs(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}"))
+    if extra:
+        cause.append(Paragraph(sentence_case(joined(extra, "; ")), MUTED))
+    if cause:
+        blocks.append(Part("Root cause", tuple(cause)))
+    if not w.only_ties:
+        blocks.append(Part("Fix", (FixList(tuple(w.fixes)),) if w.fixes else (
+            Paragraph(runs("No fix named without a cause."), MUTED),)))
+    if w.ties:
+        t = w.ties[0]
+        blocks.append(Part("Ties", (
+            Paragraph(runs(f"{plural(len(w.ties), 'tie')} of equal score (", Run(TIE, CODE),
+                           "): two segmentations the model scores the same; reported apart, not failures. E.g. "
+                           f"{t.corpus}/{t.case_id} ", *text_runs(t.text, TIE_SHOWN), ":")),
+            mismatch_comparison(t, w.style))))
+    if w.known:
+        blocks.append(Paragraph(runs("Known divergences (reviewed, reported, not failing): "
+                                     + ", ".join(f"{k} {n:,}" for k, n in w.known)), MUTED))
+    if view == PAGE:
+        blocks.append(every_class(w))
+    return Article(runs(f"{w.model} · {w.backend} against {w.oracle}"), tuple(blocks), "writeup")
+
+
+def every_class(w: Writeup) -> Details:
+    """Every class of the run with its symptom and implication, folded (the page only: the write-up
+    above names the main one)."""
+    counts = sorted(w.summary.classes.items(), key=lambda x: (-x[1], x[0]))
+    rows = tuple((runs(Run(c, CLASS)), runs(f"{n:,}"), runs(class_info(c)["symptom"]),
+                  runs(class_info(c)["implication"])) for c, n in counts)
+    return Details(f"every class of this run ({len(counts)})",
+                   (Table(("class", "cases", "symptom", "→ implication"), rows, frozenset({"cases"})),))
+
+
+def tags(src: Source) -> tuple[str, Blocks] | None:
+    """The page's mismatch rate per tag: the tags with enough case runs, highest rate first; the
+    rest counted in one line."""
+    if src.view != PAGE:
+        return None
+    rates = overview.tag_rates(src.results)
+    blocks: list[Block] = []
+    if rates.rows:
+        blocks.append(Table(("tag", "case runs", "mismatches", "rate"),
+                            tuple((runs(t.tag), runs(f"{t.cases:,}"), runs(f"{t.mismatches:,}"),
+                                   runs(f"{100 * t.rate:.1f} %")) for t in rates.rows),
+                            frozenset({"case runs", "mismatches", "rate"})))
+    else:
+        blocks.append(Paragraph(runs(f"No tag with {rates.min_cases} case runs or more."), MUTED))
+    if rates.folded:
+        blocks.append(Paragraph(runs(rates.folded_line), MUTED))
+    return "Mismatch rate per tag", tuple(blocks)
+
+
+def examples(src: Source) -> tuple[str, Blocks] | None:
+    """summary.md's and the digest's first unexplained mismatches (or one per known divergence),
+    and every class of the run."""
+    if src.view not in (SUMMARY, DIGEST):
+        return None
+    listed = overview.examples(src.results, src.examples)
+    if listed is None:
+        return None
+    entries = []
+    for m in listed.cases:
+        notes = [runs(Run(m.cls, CLASS))] + ([runs(f"known: {m.known}")] if m.known else []) + (
+            [runs("cause ", Run(m.cause, CODE))] if m.cause else [])
+        entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
+                              text_runs(m.text, TIE_SHOWN), m.evidence[:EVIDENCE_SHOWN]))
+    return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes: {overview.run_classes(src.results)}")))
+
+
+def mismatches(src: Source) -> tuple[str, Blocks] | None:
+    """The page's list of every mismatch (the first ``MAX_CASES``), with filters."""
+    if src.view != PAGE:
+        return None
+    ms = src.results.mismatches
+    shown = ms[:MAX_CASES]
+    tags_of = {f"{k}={v}" for m in ms for k, v in m.tags.items()}
+    blocks: list[Block] = [Filters((
+        ("model", "model", _values(m.model for m in ms)), ("backend", "backend", _values(m.backend for m in ms)),
+        ("cls", "class", _values(m.cls for m in ms)), ("cause", "cause", _values(m.cause for m in ms if m.cause)),
+        ("tag", "tag", _values(tags_of))))]
+    blocks += [case_card(m, src.styles.get(m.model, PLAIN)) for m in shown]
+    if not shown:
+        blocks.append(Paragraph(runs("No mismatches."), OK))
+    if len(ms) > len(shown):
+        blocks.append(Paragraph(runs(f"{len(ms) - len(shown)} more mismatches are in mismatches.csv."), MUTED))
+    return "Mismatches", tuple(blocks)
+
+
+def _values(values) -> tuple[str, ...]:
+    return tuple(sorted(set(values)))
+
+
+def case_card(m: Mismatch, style: str) -> Article:
+    """One mismatch of the page's list: who, the class, the case; the evidence; the cause; the
+    text; the agreement partition; the ids aligned."""
+    tags_text = " ".join(f"{k}={v}" for k, v in sorted(m.tags.items()))
+    title = runs(f"{m.model} · {m.backend} vs {m.oracle} · ", Run(m.cls, CLASS),
+                 *((" ", Run(f"known: {m.known}", KNOWN)) if m.known else ()), " ",
+                 Run(f"{m.corpus}/{m.case_id}, stage: {m.stage}, first diff at token {m.first_diff}", MUTED))
+    cause = (Paragraph(runs("cause: ", Run(m.cause, CODE), " ", Run(m.cause_evidence, MUTED)), "cause") if m.cause
+             else Paragraph(runs(f"cause: not reproduced {m.cause_evidence}"), "cause muted"))
+    blocks: list[Block] = [Paragraph(runs(m.evidence), "evidence"), cause, Quote(visible(m.text))]
+    if m.partition and len(m.partition) > 1:
+        blocks.append(Paragraph(runs("agreement: " + " vs ".join("{" + ", ".join(g) + "}" for g in m.partition)),
+                                MUTED))
+    blocks.append(alignment(m, style))
+    data = (("model", m.model), ("backend", m.backend), ("cls", m.cls), ("cause", m.cause), ("tags", tags_text))
+    return Article(title, tuple(blocks), "case", data)
+
+
+# Name → builder of the sections, in the order every document shows them. A builder gives the
+# section's title ("" for none) and blocks, or None where the section has nothing to show.
+SECTIONS: dict[str, Callable[[Source], tuple[str, Blocks] | None]] = {
+    "summary": summary,
+    "findings": findings,
+    "root-cause": root_causes,
+    "tags": tags,
+    "examples": examples,
+    "mismatches": mismatches,
+}
+
+
+# -- one case, whole (tokparity explain DIR CASE) ---------------------------------------------------
+
+
+def case_document(cases: list[Mismatch], styles: dict[str, str]) -> Document:
+    """``explain DIR CASE``: each mismatch of the case, whole (one per backend that differs)."""
+    return Document((), (Section("case", "", tuple(case_article(m, styles.get(m.model, PLAIN)) for m in cases)),))
+
+
+def case_article(m: Mismatch, style: str) -> Article:
+    info = class_info(m.cls)
+    blocks: list[Block] = [
+        Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),)),
+        Part("Class", (Paragraph(runs(f"{m.cls}: {info['symptom']}")), Paragraph(runs(f"→ {info['implication']}")))),
+        Part("Evidence", (Paragraph(runs(m.evidence)),)),
+    ]
+    if m.cause:
+        blocks.append(Part("Cause", (Paragraph(runs(m.cause)),)
+                           + ((Paragraph(runs(m.cause_evidence)),) if m.cause_evidence else ())))
+    else:
+        blocks.append(Part("Cause", (Paragraph(runs(
+            f"not reproduced{': ' + m.cause_evidence if m.cause_evidence else ''}")),)))
+    if m.known:
+        blocks.append(Part("Known", (Paragraph(runs(f"{m.known} (a reviewed divergence: reported, not failing)")),)))
+    blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))
+    if m.cause:
+        blocks.append(Part("Fix", (FixList(tuple(fixes_of(m.cause))),)))
+    else:
+        text = shlex.quote(m.text) if m.text.isprintable() and len(m.text) <= 200 else "TEXT"
+        blocks.append(Part("Fix", (Paragraph(runs(
+            "none named without a cause; see how the reference gets its ids: "
+            f"tokparity encode {shlex.quote(m.model)} {text} --trace")),)))
+    return Article(runs(f"{m.corpus}/{m.case_id} · {m.model} · {m.backend} against {m.oracle}"), tuple(blocks),
+                   "explain-case")
