@@ -271,34 +271,35 @@ def test_fuzz_findings_by_cause_in_every_report(fuzzed):
     assert '<section id="findings">' in (fuzzed / "report.html").read_text("utf-8")
 
     results = read_folder(fuzzed).results
-    findings, seams = results.options["fuzz"]["findings"], results.options["fuzz"]["seams"]
-    assert findings and all(f["oracle_ids"] and f["backend_ids"] for f in findings)
+    assert results.fuzz is not None
+    findings, seams = results.fuzz.findings, results.fuzz.seams
+    assert findings and all(f.oracle_ids and f.backend_ids for f in findings)
     assert seams  # the Unicode and regex seams the run's unicode-seams cases crossed
-    seam = f"{seams[0]['seam']} ({seams[0]['cases']:,}"
-    first = max(findings, key=lambda f: (f["count"], -f["found_after"]))
-    named = first.get("label") or first["cause"]
-    ids = " ".join(map(str, first["oracle_ids"]))
+    seam = f"{seams[0].seam} ({seams[0].cases:,}"
+    first = max(findings, key=lambda f: (f.count, -f.found_after))
+    named = first.label or first.cause
+    ids = " ".join(map(str, first.oracle_ids))
 
     digest = "\n".join(summary_lines(results, 100))
     text = digest[digest.index("\n\nFindings by cause\n"):digest.index("\nRoot causes\n")]
     header = next(line for line in text.splitlines() if line.strip().startswith("cause "))
     assert header.split() == ["cause", "backend", "class", "cases", "first", "found", "after", "shrunk", "text"]
-    row = next(line for line in text.splitlines() if line.strip().startswith(named) and "  " + first["backend"] in line)
-    assert f"  {first['count']:,}  " in row and f"{first['found_after']:.1f} s" in row
+    row = next(line for line in text.splitlines() if line.strip().startswith(named) and "  " + first.backend in line)
+    assert f"  {first.count:,}  " in row and f"{first.found_after:.1f} s" in row
     assert f"\n  oracle   {ids}" in text  # the ids side by side, pieces under them
     assert f"Seams covered: {seam}" in text
 
     md = markdown.render(results)
     part = md[md.index("## Findings by cause"):md.index("## Root cause, per model")]
-    assert f"| {first['count']:,} | {first['found_after']:.1f} s |" in part
+    assert f"| {first.count:,} | {first.found_after:.1f} s |" in part
     assert f"oracle   {ids}" in part and "```" in part
     assert f"Seams covered: {seam}".replace("\\", "\\\\") in part  # (Markdown escapes the backslash of \\s)
 
     page = html.render(results)
     found = section(page, "findings")
-    assert f"<td class='num'>{first['count']:,}</td>" in found
-    assert all(f'<span class="tid">{i}</span>' in found for i in first["backend_ids"])
-    assert f'Seams covered: <span title="{escape(seams[0]["about"])}">{escape(seam)}' in found
+    assert f"<td class='num'>{first.count:,}</td>" in found
+    assert all(f'<span class="tid">{i}</span>' in found for i in first.backend_ids)
+    assert f'Seams covered: <span title="{escape(seams[0].about)}">{escape(seam)}' in found
 
 
 def test_no_findings_section_outside_fuzz(hf_gguf):

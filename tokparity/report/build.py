@@ -25,7 +25,6 @@ accessors at the top of this module, and nowhere else.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,15 +101,11 @@ def verdict_sentence(summary: RunSummary) -> str:
 
 def fuzz_run(results: Results) -> overview.FuzzSection | None:
     """A fuzz run's findings by cause (most cases first) and seams; None for another run."""
-    fuzz = results.options.get("fuzz")
-    if not isinstance(fuzz, dict):
+    fuzz = results.fuzz
+    if fuzz is None:
         return None
-    found = [_finding(d) for d in fuzz.get("findings") or [] if isinstance(d, dict)]
-    found.sort(key=lambda f: (-f.count, f.found_after, f.id))
-    seams = [_seam(s) for s in fuzz.get("seams") or [] if isinstance(s, dict)]
-    by_source = {str(k): int(v) for k, v in (fuzz.get("by_source") or {}).items() if isinstance(v, int)}
-    return overview.FuzzSection(found, seams, int(fuzz.get("cases") or 0), float(fuzz.get("seconds") or 0.0),
-                                by_source)
+    found = sorted(fuzz.findings, key=lambda f: (-f.count, f.found_after, f.id))
+    return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, fuzz.seconds, fuzz.by_source)
 
 
 def known_used(results: Results) -> dict[str, int]:
@@ -121,36 +116,6 @@ def known_used(results: Results) -> dict[str, int]:
 def stale_known(results: Results) -> list[tuple[str, str]]:
     """Known divergences that matched nothing: (id, source file) each."""
     return [(str(e["id"]), str(e["source"])) for e in results.known.get("stale", [])]
-
-
-def _finding(d: dict) -> overview.Finding:
-    return overview.Finding(
-        id=_text(d.get("id", "")), backend=_text(d.get("backend", "")), oracle=_text(d.get("oracle", "")),
-        cause=_text(d.get("cause", "")), label=_text(d.get("label", "")), cls=_text(d.get("class", "")),
-        text=_text(d.get("text", "")), found_after=float(d.get("found_after") or 0.0), count=int(d.get("count") or 0),
-        known=_text(d.get("known", "")), oracle_ids=_int_list(d.get("oracle_ids")),
-        backend_ids=_int_list(d.get("backend_ids")), oracle_pieces=_str_list(d.get("oracle_pieces")),
-        backend_pieces=_str_list(d.get("backend_pieces")))
-
-
-def _seam(d: dict) -> overview.Seam:
-    def count(key: str) -> int:
-        value = d.get(key)
-        return value if isinstance(value, int) else 0
-    return overview.Seam(_text(d.get("seam", "?")), _text(d.get("about") or d.get("description") or ""),
-                         count("cases"), count("of"))
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _int_list(value: object) -> list[int]:
-    return [int(v) for v in value] if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
-
-
-def _str_list(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 # -- the write-ups ----------------------------------------------------------------------------------
@@ -357,14 +322,14 @@ def findings(src: Source) -> tuple[str, Blocks] | None:
                             overview.FINDING_NUMERIC))
     style = section.style
     for f in section.findings:
-        title = runs(f.title, *((" ", Run(f"known: {f.known}", KNOWN)) if f.known else ()), " ", Run(f.id, MUTED))
+        title = runs(overview.finding_title(f), *((" ", Run(f"known: {f.known}", KNOWN)) if f.known else ()), " ", Run(f.id, MUTED))
         shown, more = cut(f.text)
         body: list[Block] = [Quote(shown, more)]
         if f.has_ids:
             body.append(comparison_of(f, style, f.oracle, f.backend))
         blocks.append(Article(title, tuple(body), "finding"))
     if section.seams:
-        blocks.append(Paragraph(runs("Seams covered: ", *joined([runs(Run(s.shown, note=s.about))
+        blocks.append(Paragraph(runs("Seams covered: ", *joined([runs(Run(overview.seam_shown(s), note=s.about))
                                                                    for s in section.seams]))))
     return "Findings by cause", tuple(blocks)
 

@@ -18,7 +18,7 @@ from tokparity.errors import TokparityError
 from tokparity.records import Mismatch, RootCause
 from tokparity.run.journal import JOURNAL_FILE
 from tokparity.run.journal.format import read_record
-from tokparity.run.results import Results, RunSummary
+from tokparity.run.results import FuzzSummary, Results, RunSummary
 
 SUMMARY, CSV_FILE = "summary.json", "mismatches.csv"
 _RUN_FIELDS = {f.name for f in fields(RunSummary)}
@@ -84,10 +84,13 @@ def read_summary(path: Path) -> Results:
         runs = [_run_summary(r) for r in doc["runs"]]
     except (TypeError, AttributeError, KeyError) as e:
         raise NotARun(f"{path}: a run in 'runs' is not a tokparity run summary ({e}); run it again") from None
+    options = dict(doc.get("options") or {})
+    fuzz = options.pop("fuzz", None)
     return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
-                   tag_rates=dict(doc.get("tag_rates", {})), options=dict(doc.get("options", {})),
+                   tag_rates=dict(doc.get("tag_rates", {})), options=options,
                    known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
-                   interrupted=not doc.get("complete", True))
+                   interrupted=not doc.get("complete", True),
+                   fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None)
 
 
 def _run_summary(d: dict) -> RunSummary:

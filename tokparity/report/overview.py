@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.run.results import Results
+from tokparity.run.results import FoundCause, Results, SeamCovered
 from tokparity.textview import visible
 
 TAG_MIN_CASES = 20  # a tag's rate is shown when it counts this many case runs: fewer tell little
@@ -193,62 +193,28 @@ def tag_rates(results: Results, min_cases: int = TAG_MIN_CASES, top: int = TAG_R
 # -- a fuzz run's findings, one per root cause ----------------------------------------------------
 
 
-@dataclass
-class Finding:
-    """One root cause a fuzz run found, shrunk to a text (build.py reads it off the run)."""
-
-    id: str
-    backend: str
-    oracle: str
-    cause: str  # "" when no variant of the reference reproduced it
-    label: str  # the cause as the fuzz run names it ("no cause reproduced (merge-order)"); may be ""
-    cls: str
-    text: str
-    found_after: float
-    count: int  # cases of the run this cause explains
-    known: str
-    # the ids and pieces of each side (empty when the finding does not hold them)
-    oracle_ids: list[int] = field(default_factory=list)
-    backend_ids: list[int] = field(default_factory=list)
-    oracle_pieces: list[str] = field(default_factory=list)
-    backend_pieces: list[str] = field(default_factory=list)
-
-    @property
-    def has_ids(self) -> bool:
-        return bool(self.oracle_ids or self.backend_ids)
-
-    @property
-    def cause_shown(self) -> str:
-        if self.label:
-            return self.label
-        return (self.cause or "no cause reproduced") + (f" (known: {self.known})" if self.known else "")
-
-    @property
-    def title(self) -> str:
-        """``model.greedy-longest-match · greedy against llama.cpp (merge-order)``."""
-        return f"{self.cause_shown} · {self.backend} against {self.oracle} ({self.cls})"
+def cause_shown(f: FoundCause) -> str:
+    """The finding's cause as the fuzz run names it ("no cause reproduced (merge-order)")."""
+    if f.label:
+        return f.label
+    return (f.cause or "no cause reproduced") + (f" (known: {f.known})" if f.known else "")
 
 
-@dataclass
-class Seam:
-    """A Unicode or regex-engine seam the run's texts crossed."""
+def finding_title(f: FoundCause) -> str:
+    """``model.greedy-longest-match · greedy against llama.cpp (merge-order)``."""
+    return f"{cause_shown(f)} · {f.backend} against {f.oracle} ({f.cls})"
 
-    seam: str  # e.g. \s:ecmascript
-    about: str  # what differs there ("about", or "description")
-    cases: int
-    of: int = 0  # cases the seam has in all, when known
 
-    @property
-    def shown(self) -> str:
-        """``\\s:re2 (247)``, or ``nfkc:compatibility (375 of 900)`` when not every case was run."""
-        of = f" of {self.of:,}" if self.of and self.of != self.cases else ""
-        return f"{self.seam} ({self.cases:,}{of})"
+def seam_shown(s: SeamCovered) -> str:
+    """``\\s:re2 (247)``, or ``nfkc:compatibility (375 of 900)`` when not every case was run."""
+    of = f" of {s.of:,}" if s.of and s.of != s.cases else ""
+    return f"{s.seam} ({s.cases:,}{of})"
 
 
 @dataclass
 class FuzzSection:
-    findings: list[Finding]
-    seams: list[Seam]
+    findings: list[FoundCause]
+    seams: list[SeamCovered]
     cases: int
     seconds: float
     by_source: dict[str, int]
@@ -270,7 +236,7 @@ FINDING_NUMERIC = frozenset({"cases", "first found after"})
 SHRUNK_SHOWN = 80  # characters of a shrunk text in the table (the write-up below it shows all)
 
 
-def finding_row(f: Finding) -> tuple[str, ...]:
+def finding_row(f: FoundCause) -> tuple[str, ...]:
     """The finding's cells (``FINDING_COLUMNS``) as plain text, the text's whitespace made visible."""
     text = visible(f.text[:SHRUNK_SHOWN]) + ("…" if len(f.text) > SHRUNK_SHOWN else "")
-    return (f.cause_shown, f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)
+    return (cause_shown(f), f.backend, f.cls, f"{f.count:,}", f"{f.found_after:.1f} s", text)

@@ -247,10 +247,17 @@ def most_telling(pool: list[Mismatch]) -> Mismatch:
 class Tokens(Protocol):
     """What a comparison is made of: a mismatch, or a fuzz finding."""
 
-    oracle_ids: list[int]
-    backend_ids: list[int]
-    oracle_pieces: list[str]
-    backend_pieces: list[str]
+    @property
+    def oracle_ids(self) -> list[int]: ...
+
+    @property
+    def backend_ids(self) -> list[int]: ...
+
+    @property
+    def oracle_pieces(self) -> list[str]: ...
+
+    @property
+    def backend_pieces(self) -> list[str]: ...
 
 
 def tokens(ids: list[int], pieces: list[str], style: str) -> tuple[Token, ...]:

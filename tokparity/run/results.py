@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from tokparity.records import Mismatch, RootCause
 
@@ -41,6 +41,120 @@ class RunSummary:
     oracle_why: str = ""  # why that oracle judges this model (tokparity.run.oracle)
 
 
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _ints(value: object) -> list[int]:
+    return [int(v) for v in value] if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
+
+
+def _texts(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+@dataclass(frozen=True)
+class FoundCause:
+    """One root cause a fuzz run found, shrunk to a text (tokparity.fuzz.findings): summary.json's
+    ``options.fuzz.findings``, these keys in this order (``class`` for ``cls``)."""
+
+    id: str
+    backend: str
+    oracle: str
+    cause: str  # "" when no variant of the reference reproduced it
+    key: str  # what the run counted it under: a cause, "unexplained:" + class, "known:" + entry id
+    label: str  # the key as a reader names it ("no cause reproduced (merge-order)")
+    cls: str
+    text: str  # the shrunk text
+    count: int  # cases of the run it accounts for
+    found_after: float  # seconds into the run (to the millisecond)
+    shrink_seconds: float
+    known: str
+    original: str  # the text it was shrunk from
+    oracle_ids: list[int] = field(default_factory=list)
+    backend_ids: list[int] = field(default_factory=list)
+    oracle_pieces: list[str] = field(default_factory=list)
+    backend_pieces: list[str] = field(default_factory=list)
+
+    @property
+    def has_ids(self) -> bool:
+        return bool(self.oracle_ids or self.backend_ids)
+
+    def to_json(self) -> dict:
+        return {("class" if f.name == "cls" else f.name): getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> FoundCause:
+        """A finding as a summary.json holds it (read back by ``explain``: any field may be off)."""
+        return cls(_text(d.get("id", "")), _text(d.get("backend", "")), _text(d.get("oracle", "")),
+                   _text(d.get("cause", "")), _text(d.get("key", "")), _text(d.get("label", "")),
+                   _text(d.get("class", "")), _text(d.get("text", "")), _int(d.get("count")),
+                   _float(d.get("found_after")), _float(d.get("shrink_seconds")), _text(d.get("known", "")),
+                   _text(d.get("original", "")), _ints(d.get("oracle_ids")), _ints(d.get("backend_ids")),
+                   _texts(d.get("oracle_pieces")), _texts(d.get("backend_pieces")))
+
+
+@dataclass(frozen=True)
+class SeamCovered:
+    """A Unicode or regex-engine seam a fuzz run's texts crossed (tokparity.fuzz.seams): how many
+    of its texts ran, of how many; its code points, of how many."""
+
+    seam: str  # e.g. \s:ecmascript
+    about: str  # what differs there
+    cases: int
+    of: int = 0
+    code_points: int = 0
+    of_code_points: int = 0
+    complete: bool = False
+
+    def to_json(self) -> dict:
+        return {"seam": self.seam, "about": self.about, "cases": self.cases, "of": self.of,
+                "code_points": self.code_points, "of_code_points": self.of_code_points, "complete": self.complete}
+
+    @classmethod
+    def from_json(cls, d: dict) -> SeamCovered:
+        return cls(_text(d.get("seam", "?")), _text(d.get("about") or d.get("description") or ""), _int(d.get("cases")),
+                   _int(d.get("of")), _int(d.get("code_points")), _int(d.get("of_code_points")),
+                   bool(d.get("complete", False)))
+
+
+@dataclass(frozen=True)
+class FuzzSummary:
+    """What a fuzz run adds to its results: summary.json's ``options.fuzz``."""
+
+    seed: int
+    seconds: float  # the budget
+    cases: int
+    by_source: dict[str, int]  # cases per generator (and "hypothesis")
+    mismatching: dict[str, int]  # "backend / class" -> cases
+    findings: list[FoundCause]
+    seams: list[SeamCovered]
+
+    def to_json(self) -> dict:
+        return {"seed": self.seed, "seconds": self.seconds, "cases": self.cases, "by_source": self.by_source,
+                "mismatching": self.mismatching, "findings": [f.to_json() for f in self.findings],
+                "seams": [s.to_json() for s in self.seams]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> FuzzSummary:
+        """``options.fuzz`` of a summary.json read back (any field may be off: each is checked)."""
+        def counts(value: object) -> dict[str, int]:
+            return {str(k): v for k, v in value.items() if isinstance(v, int)} if isinstance(value, dict) else {}
+        findings, seams = d.get("findings"), d.get("seams")
+        return cls(_int(d.get("seed")), _float(d.get("seconds")), _int(d.get("cases")), counts(d.get("by_source")),
+                   counts(d.get("mismatching")),
+                   [FoundCause.from_json(f) for f in findings if isinstance(f, dict)] if isinstance(findings, list) else [],
+                   [SeamCovered.from_json(x) for x in seams if isinstance(x, dict)] if isinstance(seams, list) else [])
+
+
 @dataclass
 class Results:
     tokparity: str
@@ -57,13 +171,14 @@ class Results:
     #             them, "backends": {name: seconds inside that backend's encode}}
     timing: dict[str, dict] = field(default_factory=dict)
     timing_jobs: int = 1
+    fuzz: FuzzSummary | None = None  # a fuzz run's seed, cases, findings and seams
 
     def to_json(self) -> dict:
         return {
             "tokparity": self.tokparity,
             "backends": self.backends,
             "runs": [asdict(r) for r in self.runs],
-            "options": self.options,
+            "options": self.options if self.fuzz is None else {**self.options, "fuzz": self.fuzz.to_json()},
             "tag_rates": self.tag_rates,
             "known": self.known,
             "seconds": round(self.seconds, 3),
