@@ -41,10 +41,9 @@ from collections.abc import Sequence
 
 from tokparity.reference.hf import HfBpe
 from tokparity.reference.llama import LlamaBpe, LlamaUgm
-from tokparity.reference.pretokenize import byte_to_unicode, unicode_to_byte
 from tokparity.reference.sentencepiece import SentencePieceUnigram
 from tokparity.vocab.model import TokenType, Vocab
-from tokparity.vocab.token_bytes import token_bytes
+from tokparity.vocab.token_bytes import byte_to_unicode, gpt2_unicode_to_byte, token_bytes
 
 _WS = re.compile(rb"\s+")
 
@@ -232,7 +231,7 @@ def _raw_words(pipeline, text: str):
             return [(w.encode("utf-8"), lambda piece: pipeline.encode_word(piece.decode("utf-8")))
                     for w in pipeline.pretokenizer.split(pipeline.normalize(text))]
         if isinstance(pipeline, HfBpe) and pipeline.pretokenizer.byte_level:
-            to_byte, to_char = unicode_to_byte(), byte_to_unicode()
+            to_byte, to_char = gpt2_unicode_to_byte(), byte_to_unicode()
             return [(bytes(to_byte[c] for c in w), lambda piece: pipeline.encode_word("".join(to_char[x] for x in piece)))
                     for w in pipeline.pre_tokenize(text)]
     except Exception:
@@ -249,7 +248,7 @@ def _word_boundaries(pipeline, text: str, total: int) -> set[int]:
         words = pipeline.pre_tokenize(text)
     except Exception:
         return set()
-    table = unicode_to_byte()
+    table = gpt2_unicode_to_byte()
     byte_level = pipeline.pre.byte_encode if isinstance(pipeline, LlamaBpe) else pipeline.pretokenizer.byte_level
     out, pos = set(), 0
     for w in words:
