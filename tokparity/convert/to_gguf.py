@@ -31,7 +31,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from tokparity.convert import Warnings
+from tokparity.convert.base import Warnings
 from tokparity.errors import MissingDependency, TokparityError
 from tokparity.vocab.hf_json import load_hf_json
 from tokparity.vocab.model import TokenType, Vocab
