@@ -11,7 +11,9 @@ import pytest
 
 from tokparity.cli import main
 from tokparity.corpus import load_corpus
-from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz, shrink
+from tokparity.fuzz.findings import FINDINGS_FILE
+from tokparity.fuzz.loop import FuzzOptions, run_fuzz
+from tokparity.fuzz.shrink import shrink
 from tokparity.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"

@@ -1,4 +1,4 @@
-r"""The ``unicode-seams`` generator (tokparity.seams) and the engine it is tested with
+r"""The ``unicode-seams`` generator (tokparity.fuzz.seams) and the engine it is tested with
 (tests/engines/reference_engine.py: tokparity's reference on a GGUF with bugs planted by flags).
 
 The case the generator exists for: JavaScript ports of GPT-2 read U+0085 (NEL) as a non-space
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.fuzz.generators import GENERATORS, generate, generate_all
 from tokparity.fuzz.loop import PER_CASE_TAGS
-from tokparity.generators import GENERATORS, generate, generate_all
-from tokparity.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
+from tokparity.fuzz.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
 from tokparity.tally import tally_keys
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from tokparity.corpus import Case
+from tokparity.corpus import Case, read_jsonl
 from tokparity.diagnose.info import parts
 from tokparity.journal import Damaged, check_mismatch
 from tokparity.results import Mismatch
 
+FINDINGS_FILE = "fuzz-findings.jsonl"  # a run's findings, a corpus
 UNEXPLAINED = "unexplained:"  # + class: a mismatch no variant of the reference reproduces
 KNOWN = "known:"  # + entry id: a reviewed known divergence (--known, the shipped list)
 
@@ -153,3 +156,8 @@ class Finding:
 
 _KEYS = {f.name for f in dataclasses.fields(Finding)}
 _REQUIRED = _KEYS - {"key", "n", "count"}  # (a journal of tokparity 0.1 has findings without them)
+
+
+def read_findings(path: str | Path) -> Iterator[Case]:
+    """The findings of an earlier run, as cases (the same reader as any JSONL corpus)."""
+    return read_jsonl(path, "fuzz")
