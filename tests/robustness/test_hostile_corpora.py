@@ -166,7 +166,7 @@ def test_a_goldens_gzip_bomb_stops_early_with_one_line(tmp_path):
 
 
 def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
-    from tokparity import goldens
+    from tokparity.regress import goldens
 
     path = tmp_path / "m.jsonl.gz"
     with gzip.open(path, "wb") as f:
@@ -179,7 +179,7 @@ def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("damage", ["a list", "deep nesting", "corrupt deflate"])
 def test_damaged_goldens_are_one_line(tmp_path, damage):
-    from tokparity.goldens import BadGoldens, read_goldens
+    from tokparity.regress.goldens import BadGoldens, read_goldens
 
     path = tmp_path / "m.jsonl.gz"
     if damage == "corrupt deflate":

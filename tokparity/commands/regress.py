@@ -50,7 +50,6 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from tokparity.compare import progress_to_stderr
     from tokparity.errors import TokparityError
-    from tokparity.goldens import default_goldens_dir
     from tokparity.regress import (
         DEFAULT_CORPORA,
         DEFAULT_MODELS,
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         run_regress,
         update_goldens,
     )
+    from tokparity.regress.goldens import default_goldens_dir
 
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()

@@ -25,7 +25,9 @@ from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseF
 from tokparity.compare import ModelRun, oracle_chain
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
-from tokparity.goldens import (
+from tokparity.known import KnownList
+from tokparity.options import CompareOptions
+from tokparity.regress.goldens import (
     DIGEST_ONLY_OVER,
     SUFFIX,
     Answer,
@@ -40,8 +42,6 @@ from tokparity.goldens import (
     texts_digest,
     write_goldens,
 )
-from tokparity.known import KnownList
-from tokparity.options import CompareOptions
 from tokparity.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
