@@ -107,8 +107,8 @@ def regress(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order) and mypy."""
     session.install("ruff>=0.6", "mypy>=1.10")
-    session.run("ruff", "check", "tokparity", "tests", "benchmarks", "examples", "noxfile.py")
-    session.run("mypy", "tokparity")
+    session.run("ruff", "check", "tokparity", "tools", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("mypy", "tokparity", "tools")
 
 
 @nox.session
@@ -139,13 +139,13 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def robustness(session: nox.Session) -> None:
-    """The hostile-input campaigns. First the command line's (tokparity.robustness.campaign):
+    """The hostile-input campaigns. First the command line's (tools.robustness.campaign):
     hostile arguments, corpora, journals, engines, signals and tokenizer.json files, each run as a
     user would; exit status 1 on any traceback, hang, orphan process, lost case or unclear exit
     (reports/hostile-campaign/campaign.jsonl). Then the hostile-loader campaign: random hostile
     variants of the small zoo files loaded in a sandboxed child for 10 minutes (or `-- --seconds
     N`), the inputs with a bad outcome in reports/hostile-loaders/. Then the robustness tests."""
     _install(session, "all,test")
-    session.run("python", "-m", "tokparity.robustness.campaign", "-o", "reports/hostile-campaign")
-    session.run("python", "-m", "tokparity.robustness.loaders", "--seconds", "600", "--seed", "1", *session.posargs)
+    session.run("python", "-m", "tools.robustness.campaign", "-o", "reports/hostile-campaign")
+    session.run("python", "-m", "tools.robustness.loaders", "--seconds", "600", "--seed", "1", *session.posargs)
     session.run("python", "-m", "pytest", "-q", "tests/robustness")

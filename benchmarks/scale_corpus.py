@@ -48,7 +48,7 @@ WEIGHTS = {"multilingual": 50, "gen:multilingual-words": 15, "emoji": 10, "edge"
 def source_pools(seed: int) -> dict[str, list[str]]:
     """The texts each source offers: the built-in corpora's cases, and ``POOL_SIZE`` lines of each generator."""
     from tokparity.corpus import load_corpus
-    from tokparity.generators import generate
+    from tokparity.fuzz.generators import generate
 
     pools: dict[str, list[str]] = {}
     for case in load_corpus("all"):

@@ -1,22 +1,41 @@
-"""The run layer's shape, checked on the source: no import cycle between the modules that run and
-judge cases (lazy imports inside functions count: a cycle hidden in a function is still one), and
-no private name imported from another module (what one module needs of another is public)."""
+"""The package's shape, checked on the source: every module imports only its own layer or a lower
+one (``LAYERS``), there is no import cycle anywhere in the package (lazy imports inside functions
+count: a cycle hidden in a function is still one), and no private name is imported from another
+module (what one module needs of another is public)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import tokparity
 
 PACKAGE = Path(tokparity.__file__).parent
-# The modules that run cases and count verdicts: compare, fuzz, regress, the pytest plugin, the
-# process pool and the cluster all go through them.
-RUN_LAYER = ("tokparity.run.judge", "tokparity.run.driver", "tokparity.run.parallel", "tokparity.run.cluster", "tokparity.run.journal",
-             "tokparity.run.results", "tokparity.regress", "tokparity.pytest_plugin", "tokparity.run.oracle",
-             "tokparity.backends.base", "tokparity.backends.runner", "tokparity.backends.registry",
-             "tokparity.run.tally", "tokparity.run.options", "tokparity.diagnose.model", "tokparity.corpus",
-             "tokparity.fuzz.loop")
+
+# The layers of the package, lowest first. A module imports only modules of its own layer or of a
+# lower one: at the top, inside a function or under TYPE_CHECKING alike (none of those needs an
+# exception), and by name too (a "tokparity.x:Name" string that importlib loads, as the backend
+# registry and the converters' table do). An entry names a module and every module under it; a
+# module's layer is that of its longest entry ("tokparity", the package's own __init__, names only
+# itself).
+LAYERS: list[tuple[str, list[str]]] = [
+    ("base", ["tokparity", "tokparity.errors", "tokparity.textview"]),
+    ("vocab", ["tokparity.components", "tokparity.vocab"]),
+    ("reference", ["tokparity.reference"]),
+    # the files a run reads: models (pinned, fetched, trained, converted) and corpora
+    ("inputs", ["tokparity.convert", "tokparity.zoo", "tokparity.corpus"]),
+    ("backends", ["tokparity.backends"]),
+    ("diff", ["tokparity.diff"]),  # symptoms: where two answers differ, and the bug class
+    # the records a judged case passes through (Judgement, Diagnosis, RootCause, Decision, Mismatch)
+    ("records", ["tokparity.records"]),
+    ("diagnose", ["tokparity.diagnose"]),  # causes, by reproduction
+    # judge, tally, decide, the ledger, the drivers (one process, --jobs, Ray), the journal, the results
+    ("run", ["tokparity.run"]),
+    ("fuzz, regress", ["tokparity.fuzz", "tokparity.regress"]),
+    ("report", ["tokparity.report"]),
+    ("commands", ["tokparity.commands", "tokparity.cli", "tokparity.__main__", "tokparity.pytest_plugin"]),
+]
 
 
 def modules() -> dict[str, ast.Module]:
@@ -28,16 +47,28 @@ def modules() -> dict[str, ast.Module]:
     return found
 
 
-def imported(tree: ast.Module, known: set[str]) -> set[str]:
-    """The tokparity modules ``tree`` imports anywhere (top level or inside a function)."""
+BY_NAME = re.compile(r"(tokparity(?:\.\w+)+):\w+")  # "tokparity.backends.ref:RefBackend"
+
+
+def imported(tree: ast.Module, known: set[str], package: str = "") -> set[str]:
+    """The tokparity modules ``tree`` imports anywhere: at the top or inside a function, imports
+    relative to ``package`` (the one the module is in) resolved, and "module:attribute" strings,
+    which importlib loads by name."""
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tokparity"):
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                out.add(sub if sub in known else node.module)
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0]
+                module = f"{base}.{module}" if module else base
+            if module == "tokparity" or module.startswith("tokparity."):
+                for alias in node.names:
+                    sub = f"{module}.{alias.name}"
+                    out.add(sub if sub in known else module)
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := BY_NAME.fullmatch(node.value)):
+            out.update({m.group(1)} & known)
     return out
 
 
@@ -64,12 +95,71 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def test_the_run_layer_has_no_import_cycle():
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of ``module``'s layer (that of its longest entry), or None."""
+    found = [(len(entry), index) for index, (_, entries) in enumerate(LAYERS) for entry in entries
+             if module == entry or (entry != "tokparity" and module.startswith(entry + "."))]
+    return max(found)[1] if found else None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports."""
     trees = modules()
-    layer = [m for m in RUN_LAYER if m in trees]
-    assert "tokparity.run.driver" in layer and "tokparity.run.parallel" in layer
-    graph = {m: imported(trees[m], set(trees)) & set(layer) for m in layer}
+    graph = {}
+    for name, tree in trees.items():
+        is_package = any(other.startswith(name + ".") for other in trees)
+        graph[name] = imported(tree, set(trees), name if is_package else name.rpartition(".")[0]) - {name}
+    return graph
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in sorted(modules()) if layer_of(m) is None] == []
+
+
+def test_every_entry_of_the_layer_table_is_a_module():
+    trees = modules()
+    assert [e for _, entries in LAYERS for e in entries if e not in trees] == []
+
+
+def test_every_import_goes_to_the_same_layer_or_a_lower_one():
+    upward = []
+    for module, targets in sorted(import_graph().items()):
+        here = layer_of(module)
+        for target in sorted(targets):
+            there = layer_of(target)
+            if here is not None and there is not None and there > here:
+                upward.append(f"{module} ({LAYERS[here][0]}) imports {target} ({LAYERS[there][0]})")
+    assert upward == []
+
+
+def test_the_package_imports_nothing_from_the_repository_around_it():
+    """tools/, tests/ and benchmarks/ are not installed with the package: it never imports them."""
+    outside = []
+    for name, tree in sorted(modules().items()):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found = [node.module or ""]
+            else:
+                continue
+            outside += [f"{name}: {n}" for n in found if n.split(".")[0] in ("tools", "tests", "benchmarks")]
+    assert outside == []
+
+
+def test_the_package_has_no_import_cycle():
+    graph = import_graph()
+    assert "tokparity.run.driver" in graph and "tokparity.backends.registry" in graph
     assert find_cycle(graph) == []
+
+
+def test_the_import_walker_sees_lazy_relative_and_by_name_imports():
+    known = {"tokparity.a", "tokparity.a.b", "tokparity.a.c", "tokparity.d"}
+    tree = ast.parse("def f():\n    from . import c\n    from tokparity.d import x\n"
+                     "T = {'b': 'tokparity.a.b:Thing', 'doc': 'not tokparity.d: a sentence'}\n")
+    assert imported(tree, known, package="tokparity.a") == {"tokparity.a.b", "tokparity.a.c", "tokparity.d"}
+    assert layer_of("tokparity.diagnose.model") == layer_of("tokparity.diagnose.search") < layer_of("tokparity.run.judge")
+    assert layer_of("tokparity") == 0 and layer_of("tokparity.nothing") is None
 
 
 def test_the_cycle_finder_finds_the_cycle_compare_parallel_had():
@@ -98,8 +188,7 @@ def test_one_answer_type_and_one_verdict_type():
 
     trees = modules()
     answer_like = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
-                   if isinstance(node, ast.ClassDef) and node.name in ("Answer", "_Answer", "Outcome", "CaseResult")
-                   and not name.startswith("tokparity.robustness")]
+                   if isinstance(node, ast.ClassDef) and node.name in ("Answer", "_Answer", "Outcome", "CaseResult")]
     assert answer_like == ["tokparity.backends.base.Answer"]
     assert runner.ask.__annotations__["return"] == "Answer" and base.Answer.__dataclass_fields__
     record = read_record({"model": "m", "n": 0, "case_id": "c", "corpus": "x", "oracle": "hf",
@@ -136,9 +225,25 @@ def test_one_tally_counts_for_every_runner():
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.loop", "tokparity.run.parallel", "tokparity.pytest_plugin", "tokparity.regress",
-                        "tokparity.run.driver"]
+    assert counting == ["tokparity.fuzz.loop", "tokparity.pytest_plugin", "tokparity.regress", "tokparity.run.ledger",
+                        "tokparity.run.parallel"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]
     assert counters == ["tokparity.run.tally.Tally"]
+
+
+def test_the_records_of_a_case_are_made_once():
+    """Every record a case passes through is frozen (a step makes a new one, never changes one it was
+    given), and the row's class, cause and known divergence are decided in one function: only the
+    tally (at the end of a model) and fuzz (case by case) call ``decide``."""
+    import dataclasses
+
+    from tokparity import records
+
+    kinds = [records.Verdict, records.Judgement, records.Diagnosis, records.RootCause, records.Decision,
+             records.Mismatch, records.CaseRecord]
+    assert all(dataclasses.is_dataclass(k) and k.__dataclass_params__.frozen for k in kinds)  # type: ignore[attr-defined]
+    callers = sorted({name for name, tree in modules().items() for node in ast.walk(tree)
+                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "decide"})
+    assert callers == ["tokparity.fuzz.loop", "tokparity.run.tally"]

@@ -13,7 +13,7 @@ disagreement fails the test with the diff as its message: the cause that explain
 mismatches, then per case its class, stage, cause, and ids beside pieces from the first differing
 token on.
 
-Hypothesis: the ``tokparity_strategies`` fixture gives ``tokparity.strategies`` bound to a model's
+Hypothesis: the ``tokparity_strategies`` fixture gives ``tokparity.fuzz.strategies`` bound to a model's
 vocabulary, to draw texts inside ``@given(data=st.data())`` tests:
 
     @given(data=st.data())
@@ -192,10 +192,10 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
 
 
 class BoundStrategies:
-    """``tokparity.strategies`` with the model's vocabulary filled in where a strategy takes one."""
+    """``tokparity.fuzz.strategies`` with the model's vocabulary filled in where a strategy takes one."""
 
     def __init__(self, vocab):
-        from tokparity import strategies
+        from tokparity.fuzz import strategies
         self.vocab, self._s = vocab, strategies
 
     def vocab_texts(self, **kw):

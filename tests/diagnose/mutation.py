@@ -165,12 +165,12 @@ def whole_words(zoo) -> list[dict]:
     with tokenizers itself (ignore_merges off) over the whole vocabulary."""
     from tokenizers import Tokenizer
 
-    from tokparity.reference.pretokenize import unicode_to_byte
+    from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
     config = json.loads(Path(zoo("llama-bpe").files["tokenizer_json"]).read_text("utf-8"))
     config["model"]["ignore_merges"] = False
     tok = Tokenizer.from_str(json.dumps(config))
-    table = unicode_to_byte()
+    table = gpt2_unicode_to_byte()
     words = []
     for piece, i in sorted(tok.get_vocab().items(), key=lambda item: item[1]):
         try:

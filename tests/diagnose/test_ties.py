@@ -8,7 +8,7 @@ common: the same pair twice ("..." holds ".." at two places, in any BPE), and in
 BPE two pieces of equal score (Llama 2's whitespace pieces "▁▁" … "▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁" all score
 -1e9). The diagnosis names a tie when the reference with its ties broken rightmost first
 (``bpe.RightmostFirst``) gives the backend's ids exactly and the two sides hold the same text
-where they differ (tokparity/diagnose/stages.py ``merge_tie``).
+where they differ (tokparity/diff/ties.py ``merge_tie``).
 
 No library breaks ties rightmost first, so the engines here are hand-written: llama-spm's through
 tests/engines/greedy_engine.py (``--segment merges --ties rightmost``, its own SentencePiece merge

@@ -17,7 +17,8 @@ import pytest
 
 from tokparity.cli import main
 from tokparity.corpus import Case
-from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
+from tokparity.fuzz.findings import FINDINGS_FILE
+from tokparity.fuzz.loop import FuzzOptions, run_fuzz
 from tokparity.fuzz.steering import AGREED, EXPLAINED, FLOOR, NEW, Steering
 from tokparity.run.options import CompareOptions
 

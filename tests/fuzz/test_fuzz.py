@@ -11,7 +11,9 @@ import pytest
 
 from tokparity.cli import main
 from tokparity.corpus import load_corpus
-from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz, shrink
+from tokparity.fuzz.findings import FINDINGS_FILE
+from tokparity.fuzz.loop import FuzzOptions, run_fuzz
+from tokparity.fuzz.shrink import shrink
 from tokparity.run.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
@@ -129,7 +131,7 @@ def test_correct_engine_is_not_accused(zoo, tmp_path):
     result = fuzz("botchan-unigram", f"{UNIGRAM} none", tmp_path, seconds=8, exitfirst=False)  # (the seams come first)
     assert not result.findings and not result.failed
     assert result.cases > 500
-    assert len(result.by_source) == len(result.results.options["fuzz"]["by_source"]) >= 10  # every generator ran
+    assert len(result.by_source) == len(result.results.fuzz.by_source) >= 10  # every generator ran
     assert "hypothesis" in result.by_source
     assert (tmp_path / FINDINGS_FILE).read_text() == ""
 

@@ -8,7 +8,7 @@ from itertools import islice
 import pytest
 
 from tokparity.errors import TokparityError
-from tokparity.generators import (
+from tokparity.fuzz.generators import (
     GENERATORS,
     UnknownGenerator,
     assigned_codepoints,

@@ -1,4 +1,4 @@
-r"""The ``unicode-seams`` generator (tokparity.seams) and the engine it is tested with
+r"""The ``unicode-seams`` generator (tokparity.fuzz.seams) and the engine it is tested with
 (tests/engines/reference_engine.py: tokparity's reference on a GGUF with bugs planted by flags).
 
 The case the generator exists for: JavaScript ports of GPT-2 read U+0085 (NEL) as a non-space
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.fuzz.generators import GENERATORS, generate, generate_all
 from tokparity.fuzz.loop import PER_CASE_TAGS
-from tokparity.generators import GENERATORS, generate, generate_all
+from tokparity.fuzz.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
 from tokparity.run.tally import tally_keys
-from tokparity.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = f"cmd:{{python}} {ROOT / 'tests' / 'engines' / 'reference_engine.py'} {{gguf}}"
@@ -96,13 +96,13 @@ def test_tags_stay_out_of_the_tally_table(cases):
 def test_seams_covered_says_what_a_run_tried():
     first, second = seams()[:2]
     covered = seams_covered({first.name: first.texts, second.name: 5})
-    assert [c["seam"] for c in covered] == [s.name for s in seams()]
-    assert covered[0] == {"seam": "\\s:ecmascript", "about": first.about, "cases": 39, "of": 39, "code_points": 3,
-                          "of_code_points": 3, "complete": True}
-    assert (covered[1]["cases"], covered[1]["complete"]) == (5, False)
-    assert all(c["cases"] == 0 for c in covered[2:])
-    w = next(c for c in covered if c["seam"] == "\\w:ascii")
-    assert w["of_code_points"] > 100_000 > w["code_points"]  # representatives of a huge seam
+    assert [c.seam for c in covered] == [s.name for s in seams()]
+    assert covered[0].to_json() == {"seam": "\\s:ecmascript", "about": first.about, "cases": 39, "of": 39,
+                                    "code_points": 3, "of_code_points": 3, "complete": True}
+    assert (covered[1].cases, covered[1].complete) == (5, False)
+    assert all(c.cases == 0 for c in covered[2:])
+    w = next(c for c in covered if c.seam == "\\w:ascii")
+    assert w.of_code_points > 100_000 > w.code_points  # representatives of a huge seam
     line = coverage_line({first.name: first.texts, second.name: 5})
     assert line.startswith("seams covered: \\s:ecmascript; partly: \\s:re2 (5/247); not reached: \\s:python-re")
 

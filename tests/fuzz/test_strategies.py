@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from tokparity.errors import TokparityError
-from tokparity.strategies import (
+from tokparity.fuzz.strategies import (
     SCRIPTS,
     any_text,
     normalization_texts,

@@ -50,7 +50,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from tokenizers import pre_tokenizers as pre
 
 from tokparity.corpus import load_corpus
-from tokparity.seams import seam_texts
+from tokparity.fuzz.seams import seam_texts
 from tokparity.zoo import resolve_model
 
 Edit = Callable[[Tokenizer], Tokenizer]

@@ -14,10 +14,10 @@ import pytest
 from tokparity.corpus import load_corpus
 from tokparity.errors import BadModelFile
 from tokparity.reference import RefTokenizer
-from tokparity.reference.rwkv import ByteTrie, escape_llama_rwkv, unescape_llama_rwkv
+from tokparity.reference.rwkv import ByteTrie
 from tokparity.vocab import detect_format, load_vocab
 from tokparity.vocab.model import TokenType
-from tokparity.vocab.rwkv_vocab import parse_line, read_rwkv_vocab
+from tokparity.vocab.rwkv_vocab import escape_llama_rwkv, parse_line, read_rwkv_vocab, unescape_llama_rwkv
 
 WORKTREE = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(WORKTREE)}

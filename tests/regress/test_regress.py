@@ -17,9 +17,14 @@ import pytest
 
 from tokparity.backends.registry import make_backend
 from tokparity.cli import main
-from tokparity.goldens import read_goldens
+from tokparity.regress.goldens import default_goldens_dir, read_goldens
 
 COMMITTED = Path(__file__).resolve().parents[1] / "goldens"
+
+
+def test_the_default_goldens_are_the_checkouts(monkeypatch):
+    monkeypatch.delenv("TOKPARITY_GOLDENS", raising=False)
+    assert default_goldens_dir() == COMMITTED
 
 
 def regress(capsys, *args: str) -> tuple[int, str, str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.generators import generate
+from tokparity.fuzz.generators import generate
 
 ROOT = Path(__file__).parent.parent
 GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'engines' / 'greedy_engine.py'} {{gguf}}"

@@ -1,4 +1,4 @@
-"""The hostile-input campaign (``tokparity.robustness.campaign``) judges what it claims to judge:
+"""The hostile-input campaign (``tools.robustness.campaign``) judges what it claims to judge:
 a marked process left running is found, a traceback or a second error line is caught, and a
 sample of its trials from every family holds. The whole campaign is ``nox -s robustness``."""
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tokparity.robustness import campaign as c
+from tools.robustness import campaign as c
 
 
 @pytest.fixture(scope="module")

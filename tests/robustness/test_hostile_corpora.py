@@ -166,7 +166,7 @@ def test_a_goldens_gzip_bomb_stops_early_with_one_line(tmp_path):
 
 
 def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
-    from tokparity import goldens
+    from tokparity.regress import goldens
 
     path = tmp_path / "m.jsonl.gz"
     with gzip.open(path, "wb") as f:
@@ -179,7 +179,7 @@ def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("damage", ["a list", "deep nesting", "corrupt deflate"])
 def test_damaged_goldens_are_one_line(tmp_path, damage):
-    from tokparity.goldens import BadGoldens, read_goldens
+    from tokparity.regress.goldens import BadGoldens, read_goldens
 
     path = tmp_path / "m.jsonl.gz"
     if damage == "corrupt deflate":
@@ -254,7 +254,7 @@ def test_an_unreadable_corpus_is_one_line(tmp_path):
 def test_an_unreadable_corpus_is_one_line_in_process(tmp_path, monkeypatch, capsys):
     """The same with the permission error made by hand (the tests may run as root, whom chmod 000
     does not stop): the journal's fingerprint and the reader both open corpora through one function."""
-    import tokparity.corpus as corpus_module
+    import tokparity.corpus.pipeline as opener  # (open_corpus)
     from tokparity.cli import main
 
     corpus = jsonl(tmp_path / "secret.jsonl", GOOD)
@@ -264,7 +264,7 @@ def test_an_unreadable_corpus_is_one_line_in_process(tmp_path, monkeypatch, caps
             raise PermissionError(13, "Permission denied", str(path))
         return open(path, mode, *args, **kwargs)
 
-    monkeypatch.setattr(corpus_module, "open", refuse, raising=False)
+    monkeypatch.setattr(opener, "open", refuse, raising=False)
     assert main(["compare", "llama-spm", "-c", str(corpus), "-b", "ref", "-o", str(tmp_path / "out"), "-q"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "secret.jsonl: permission denied; make the corpus file readable" in err

@@ -1,6 +1,6 @@
 """Hostile tokenizer files: every load ends in a Vocab or in one clear line naming the file, within
 a time limit and an address-space limit (issue #9). The longer campaign is the nox session
-``python -m tokparity.robustness.loaders --seconds N --seed S``; this is its fixed budget."""
+``python -m tools.robustness.loaders --seconds N --seed S``; this is its fixed budget."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.reference.charsmap import CharsMap
-from tokparity.robustness import loaders
-from tokparity.robustness import mutators as mut
-from tokparity.robustness.loaders import BAD, CLEAR, OK, LoaderPool, LoaderWorker, check_loader
 from tokparity.vocab import TokenType, load_vocab
+from tools.robustness import loaders
+from tools.robustness import mutators as mut
+from tools.robustness.loaders import BAD, CLEAR, OK, LoaderPool, LoaderWorker, check_loader
 
 SEED = 9  # issue #9
 

@@ -213,9 +213,9 @@ def test_botchan_bpe_gguf_agrees_where_llama_cpp_can_run(zoo, tmp_path):
 
 
 def test_derived_roles_survive_the_trip_to_an_isolated_child(zoo):
-    from tokparity.backends.isolated import _model_from_json, _model_to_json
+    from tokparity.backends.isolated import model_from_json, model_to_json
 
     model = zoo("gemma-3")
-    child = _model_from_json(json.loads(json.dumps(_model_to_json(model))))
+    child = model_from_json(json.loads(json.dumps(model_to_json(model))))
     assert child.derived == model.derived and child.files == model.files
     assert child.primary[0] == "tokenizer_json"  # ref in a child reads the original too

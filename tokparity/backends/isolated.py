@@ -1,8 +1,8 @@
 """Any backend in a child process, where a crash cannot take the harness down.
 
-``IsolatedBackend("llama.cpp", model)`` starts ``python -m tokparity.backends.isolated SPEC``;
-the child makes the real backend and serves it over the same JSON-lines protocol as ``cmd:``
-engines (cmd.py), with more ops: ``pieces``, ``normalize``, ``pre_tokenize``, ``version``.
+``IsolatedBackend("llama.cpp", model)`` starts ``python -m tokparity.backends.isolated_child
+SPEC``; the child makes the real backend and serves it over the same JSON-lines protocol as
+``cmd:`` engines (cmd.py), with more ops: ``pieces``, ``normalize``, ``pre_tokenize``, ``version``.
 When llama.cpp aborts on one input (``std::out_of_range`` from a vocabulary without byte
 tokens), that case is a ``crash`` whose detail is the child's last stderr lines, the child is
 started again, and the run goes on.
@@ -24,7 +24,6 @@ import os
 import sys
 from pathlib import Path
 
-from tokparity.backends.base import Backend, CaseFailure
 from tokparity.backends.cmd import (
     DEFAULT_TIMEOUT,
     EngineProcess,
@@ -37,13 +36,13 @@ from tokparity.zoo import Derivation, ModelFiles
 DEFAULT_STARTUP_TIMEOUT = 120.0  # a 262k vocabulary in pure Python takes a while
 
 
-def _model_to_json(model: ModelFiles) -> dict:
+def model_to_json(model: ModelFiles) -> dict:
     return {"name": model.name, "files": {role: str(p) for role, p in model.files.items()},
             "origin": model.origin, "algorithm": model.algorithm, "description": model.description,
             "derived": {role: dataclasses.asdict(d) for role, d in model.derived.items()}}
 
 
-def _model_from_json(d: dict) -> ModelFiles:
+def model_from_json(d: dict) -> ModelFiles:
     derived = {role: Derivation(**{**x, "warnings": tuple(x["warnings"])}) for role, x in d.get("derived", {}).items()}
     return ModelFiles(d["name"], {role: Path(p) for role, p in d["files"].items()}, d["origin"],
                       d.get("algorithm"), d.get("description", ""), derived=derived)
@@ -62,8 +61,8 @@ class IsolatedBackend(ProtocolBackend):
 
     def __init__(self, name: str, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT,
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, **opts):
-        spec = {"backend": name, "model": _model_to_json(model), "opts": opts}
-        argv = [sys.executable, "-m", "tokparity.backends.isolated", json.dumps(spec, default=str)]
+        spec = {"backend": name, "model": model_to_json(model), "opts": opts}
+        argv = [sys.executable, "-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str)]
         engine = EngineProcess(argv, f"{name} (child process)", env=_child_env(), startup_timeout=startup_timeout,
                                hello=True)
         super().__init__(engine, model, timeout)
@@ -95,79 +94,3 @@ class IsolatedBackend(ProtocolBackend):
     @property
     def restarts(self) -> int:
         return self.engine.starts - 1
-
-
-# -- the child --------------------------------------------------------------------------------
-
-
-def handle(backend: Backend, req: dict) -> dict:
-    """One request -> one reply (without its id)."""
-    op = req.get("op")
-    try:
-        if op == "encode":
-            result = backend.encode_with_notes(req["text"], bool(req.get("add_special")),
-                                               bool(req.get("parse_special")))
-            reply: dict[str, object] = {"ids": [int(i) for i in result.ids]}
-            if result.notes:
-                reply["notes"] = list(result.notes)
-            return reply
-        if op == "decode":
-            return {"text": backend.decode(req["ids"])}
-        if op == "pieces":
-            return {"pieces": backend.pieces(req["ids"])}
-        if op == "normalize":
-            return {"text": backend.normalize(req["text"])}
-        if op == "pre_tokenize":
-            return {"pieces": backend.pre_tokenize(req["text"])}
-        if op == "version":
-            return {"version": backend.version}
-        return {"error": f"unknown op {op!r}", "status": "unsupported"}
-    except CaseFailure as e:
-        return {"error": e.detail, "status": e.status}
-    except NotImplementedError as e:
-        return {"error": str(e), "status": "unsupported"}
-    except Exception as e:  # the backend's own error on this input: reported, the child lives on
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
-def serve(backend: Backend, requests, replies) -> None:
-    """Answer JSON lines from ``requests`` (a binary file) on ``replies`` until EOF."""
-    for line in requests:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except ValueError as e:
-            replies.write(json.dumps({"id": None, "error": f"not JSON: {e}"}).encode() + b"\n")
-            replies.flush()
-            continue
-        reply = {"id": req.get("id"), **handle(backend, req)}
-        replies.write(json.dumps(reply).encode() + b"\n")
-        replies.flush()
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    replies = os.fdopen(os.dup(1), "wb")  # the protocol's own stdout ...
-    os.dup2(2, 1)  # ... and fd 1 now goes to stderr, for anything a library prints
-    sys.stdout = sys.stderr
-    try:
-        spec = json.loads(argv[0])
-        from tokparity.backends.registry import make_backend
-        backend = make_backend(spec["backend"], _model_from_json(spec["model"]), isolate=False, **spec["opts"])
-    except TokparityError as e:
-        replies.write(json.dumps({"id": 0, "error": str(e)}).encode() + b"\n")
-        replies.flush()
-        return 2
-    stages = [s for s in ("normalize", "pre_tokenize") if backend.supports(s)]
-    replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages}).encode() + b"\n")
-    replies.flush()
-    try:
-        serve(backend, sys.stdin.buffer, replies)
-    finally:
-        backend.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

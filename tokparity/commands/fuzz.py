@@ -10,7 +10,7 @@ from pathlib import Path
 
 def add_parser(sub) -> None:
     from tokparity.commands.arguments import BACKEND_NAMES, non_negative_seconds, positive_seconds
-    from tokparity.generators import GENERATORS
+    from tokparity.fuzz.generators import GENERATORS
 
     p = sub.add_parser(
         "fuzz", help="generated and Hypothesis texts against every backend; each failure shrunk to a minimal text",
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
     from tokparity.errors import TokparityError
-    from tokparity.fuzz import FINDINGS_FILE, FuzzOptions, run_fuzz
-    from tokparity.fuzz.findings import key_label
+    from tokparity.fuzz.findings import FINDINGS_FILE, key_label
+    from tokparity.fuzz.loop import FuzzOptions, run_fuzz
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)
         args.shrink_seconds = checked("--shrink-seconds", non_negative_seconds, args.shrink_seconds)
     if args.generators:
-        from tokparity.generators import GENERATORS, UnknownGenerator
+        from tokparity.fuzz.generators import GENERATORS, UnknownGenerator
         for name in args.generators:
             if name not in GENERATORS:
                 raise UnknownGenerator(name)
@@ -121,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
     write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
-    from tokparity.seams import coverage_line
-    seams = {s["seam"]: s["cases"] for s in result.results.options["fuzz"]["seams"]}
+    from tokparity.fuzz.seams import coverage_line
+    seams = {s.seam: s.cases for s in result.results.fuzz.seams} if result.results.fuzz else {}
     print(coverage_line(seams))
     if not result.findings:
         print("no failure found")

@@ -49,7 +49,6 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.errors import TokparityError
-    from tokparity.goldens import default_goldens_dir
     from tokparity.regress import (
         DEFAULT_CORPORA,
         DEFAULT_MODELS,
@@ -58,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         run_regress,
         update_goldens,
     )
+    from tokparity.regress.goldens import default_goldens_dir
     from tokparity.run.judge import progress_to_stderr
 
     progress = None if args.quiet else progress_to_stderr

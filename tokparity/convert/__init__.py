@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tokparity.convert.base import ConversionWarning
 from tokparity.errors import TokparityError
 
 TARGETS = ("gguf", "spm", "hf")
@@ -32,28 +33,10 @@ DIRECTIONS = {
 }
 
 
-@dataclass(frozen=True)
-class ConversionWarning:
-    """One field the target format could not hold as the source had it."""
-
-    field: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.why}"
-
-
 @dataclass
 class ConversionResult:
     out_path: Path
     warnings: list[ConversionWarning] = field(default_factory=list)
-
-
-class Warnings(list):
-    """A list of ``ConversionWarning`` with a one-word way to add to it."""
-
-    def add(self, field_name: str, why: str) -> None:
-        self.append(ConversionWarning(field_name, why))
 
 
 def supported() -> list[str]:

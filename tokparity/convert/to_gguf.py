@@ -31,7 +31,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from tokparity.convert import Warnings
+from tokparity.convert.base import Warnings
 from tokparity.errors import MissingDependency, TokparityError
 from tokparity.vocab.hf_json import load_hf_json
 from tokparity.vocab.model import TokenType, Vocab
@@ -386,8 +386,7 @@ def rwkv_vocab_to_gguf(src: str | os.PathLike, out: str | os.PathLike) -> Warnin
     eos are 0, eot is 261 (``"\\n\\n"``). The file's ids must count up from 1 (the converter numbers
     tokens by line, the rwkv package by id; tokparity's loader refuses a file where they differ).
     """
-    from tokparity.reference.rwkv import escape_llama_rwkv
-    from tokparity.vocab.rwkv_vocab import END_OF_TEXT, read_rwkv_vocab
+    from tokparity.vocab.rwkv_vocab import END_OF_TEXT, escape_llama_rwkv, read_rwkv_vocab
 
     try:
         import gguf

@@ -20,7 +20,7 @@ import types
 import warnings as _warnings
 from typing import Any, cast
 
-from tokparity.convert import Warnings
+from tokparity.convert.base import Warnings
 from tokparity.errors import MissingDependency
 from tokparity.vocab.spm_model import load_spm_model
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from tokparity.convert import Warnings
+from tokparity.convert.base import Warnings
 from tokparity.errors import MissingDependency, TokparityError
 from tokparity.vocab.gguf import load_gguf
 from tokparity.vocab.model import TokenType

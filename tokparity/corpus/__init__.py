@@ -17,47 +17,28 @@ Files are streamed, never loaded whole, and a bad line is reported with its file
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import re
 import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
+from tokparity.corpus import tables
+from tokparity.corpus.base import COMMITTED, NAMES, BadCorpus, Case
 from tokparity.corpus.pipeline import (
     ReadOptions,
     corpus_files,
     corpus_name,
     file_kind,
     is_text_lines,
+    open_corpus,
     sampled,
     split_options,
 )
-from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
-
-COMMITTED = ("multilingual", "emoji", "edge")
-NAMES = COMMITTED + ("llama.cpp-tests",)
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    text: str
-    corpus: str
-    tags: dict = field(default_factory=dict, compare=False, hash=False)
-    # A line not read: longer than any text of the cap can be (``load_corpus(max_chars=...)``).
-    # Its length in bytes; ``text`` is empty and ``id`` is the line's default id.
-    unread_bytes: int = field(default=0, compare=False)
-
-
-class BadCorpus(TokparityError):
-    pass
-
 
 # How many bytes of a line a text of N characters can take: UTF-8 needs at most 4 bytes a
 # character; in JSON a character outside the BMP may be written as two \uXXXX escapes (12
@@ -81,79 +62,6 @@ def corpora_dir() -> Path:
             return c
     raise BadCorpus("the committed corpora are not found (looked in "
                     f"{', '.join(str(c) for c in candidates)}); set TOKPARITY_CORPORA to the repository's corpora/ folder")
-
-
-def open_corpus(path: Path, what: str = "corpus", decompress: bool = True) -> BinaryIO:
-    """The file's bytes; a gzip or zstd file's decompressed bytes (unless ``decompress`` is False)."""
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        raise BadCorpus(f"{shown_path(path)}: no such {what} file") from None
-    except IsADirectoryError:
-        raise BadCorpus(f"{shown_path(path)}: is a folder, not a {what} file; name a .jsonl or .txt file") from None
-    except PermissionError:
-        raise BadCorpus(f"{shown_path(path)}: permission denied; make the {what} file readable "
-                        f"(chmod u+r) or copy it somewhere readable") from None
-    except OSError as e:
-        raise BadCorpus(f"{shown_path(path)}: cannot open the {what} file ({e.strerror or e})") from None
-    if not decompress:
-        return fh
-    try:
-        kind = file_kind(path)
-        if kind == "gzip":
-            unpacked = gzip.GzipFile(fileobj=fh, mode="rb")
-            unpacked.myfileobj = fh  # type: ignore[assignment]  # closed with it, as when GzipFile opens a file
-            return unpacked  # type: ignore[return-value]
-        if kind == "zstd":
-            return io.BufferedReader(_ZstdReader(fh, path), 1 << 16)
-    except BaseException:
-        fh.close()
-        raise
-    return fh
-
-
-class _ZstdReader(io.RawIOBase):
-    """A zstd file's decompressed bytes, frame after frame. Unlike zstandard's ``stream_reader``,
-    a file that ends in the middle of a frame (a cut download) is an error, not a shorter corpus.
-    Input goes in small chunks, so one read expands to a bounded amount."""
-
-    CHUNK = 1 << 14
-
-    def __init__(self, fh: BinaryIO, path: Path):
-        try:
-            import zstandard
-        except ImportError:
-            raise BadCorpus(f"{shown_path(path)}: a zstd-compressed file; reading it needs zstandard: "
-                            "pip install 'tokparity[data]'") from None
-        self._zstd, self._fh, self._out = zstandard, fh, b""
-        self._frame: Any = None  # the frame being decompressed
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[override]
-        while not self._out:
-            data = self._fh.read(self.CHUNK)
-            if not data:
-                if self._frame is not None and not self._frame.eof:
-                    raise EOFError("the zstd data ends in the middle of a frame")
-                return 0
-            self._feed(data)
-        n = min(len(buffer), len(self._out))
-        buffer[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def _feed(self, data: bytes) -> None:
-        while data:
-            if self._frame is None or self._frame.eof:
-                self._frame = self._zstd.ZstdDecompressor().decompressobj()
-            self._out += self._frame.decompress(data)
-            data = self._frame.unused_data if self._frame.eof else b""
-
-    def close(self) -> None:
-        self._fh.close()
-        super().close()
 
 
 def _decompression_errors() -> tuple[type[BaseException], ...]:
@@ -336,8 +244,6 @@ def _all_cases(spec: str, options: ReadOptions, max_chars: int | None) -> Iterat
 def read_file(path: Path, corpus: str, options: ReadOptions = ReadOptions(),
               max_chars: int | None = None) -> Iterator[Case]:
     """One corpus file's cases, read as its first bytes say (Parquet, Arrow, compressed or plain)."""
-    from tokparity.corpus import tables
-
     kind = file_kind(path)
     if kind == "parquet":
         yield from tables.read_parquet(path, corpus, options)

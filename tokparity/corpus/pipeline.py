@@ -23,14 +23,18 @@ arguments, worker processes, a cluster) then carries them unchanged.
 from __future__ import annotations
 
 import glob
+import gzip
 import hashlib
+import io
 import json
 import os
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
+from tokparity.corpus.base import NAMES, BadCorpus
 from tokparity.textview import shown_path
 
 PARQUET_MAGIC, GZIP_MAGIC, ZSTD_MAGIC, ARROW_FILE_MAGIC = b"PAR1", b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"ARROW1"
@@ -70,8 +74,6 @@ def split_options(spec: str) -> tuple[str, ReadOptions]:
 def corpus_files(spec: str) -> list[tuple[Path, str]]:
     """The files a path, folder or glob names, in reading order, each with the corpus name its
     cases carry (a file's stem; a folder's name for the files found in it)."""
-    from tokparity.corpus import NAMES, BadCorpus
-
     path = Path(os.path.expanduser(spec))
     if path.is_dir():
         return [(f, path.resolve().name) for f in folder_files(path)]
@@ -92,8 +94,6 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
 
 def folder_files(folder: Path) -> list[Path]:
     """A ``datasets`` folder's Arrow files in its own order, or the Parquet files under a folder."""
-    from tokparity.corpus import BadCorpus
-
     if (folder / "dataset_dict.json").is_file():
         splits = _json_file(folder / "dataset_dict.json").get("splits")
         if not isinstance(splits, list) or not all(isinstance(s, str) for s in splits):
@@ -115,8 +115,6 @@ def folder_files(folder: Path) -> list[Path]:
 
 
 def _json_file(path: Path) -> dict:
-    from tokparity.corpus import BadCorpus
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -139,13 +137,10 @@ def corpus_name(path: Path) -> str:
 
 def file_kind(path: Path) -> str:
     """``parquet``, ``arrow-file``, ``arrow-stream``, ``gzip``, ``zstd`` or ``plain``, from the first bytes."""
-    from tokparity.corpus import open_corpus
-
     with open_corpus(path, decompress=False) as fh:
         try:
             head = fh.read(8)
         except OSError as e:
-            from tokparity.corpus import BadCorpus
             raise BadCorpus(f"{shown_path(path)}: cannot read the corpus file ({e.strerror or e})") from None
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
@@ -158,6 +153,79 @@ def file_kind(path: Path) -> str:
     if path.suffix == ".arrow":
         return "arrow-stream"
     return "plain"
+
+
+def open_corpus(path: Path, what: str = "corpus", decompress: bool = True) -> BinaryIO:
+    """The file's bytes; a gzip or zstd file's decompressed bytes (unless ``decompress`` is False)."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        raise BadCorpus(f"{shown_path(path)}: no such {what} file") from None
+    except IsADirectoryError:
+        raise BadCorpus(f"{shown_path(path)}: is a folder, not a {what} file; name a .jsonl or .txt file") from None
+    except PermissionError:
+        raise BadCorpus(f"{shown_path(path)}: permission denied; make the {what} file readable "
+                        f"(chmod u+r) or copy it somewhere readable") from None
+    except OSError as e:
+        raise BadCorpus(f"{shown_path(path)}: cannot open the {what} file ({e.strerror or e})") from None
+    if not decompress:
+        return fh
+    try:
+        kind = file_kind(path)
+        if kind == "gzip":
+            unpacked = gzip.GzipFile(fileobj=fh, mode="rb")
+            unpacked.myfileobj = fh  # type: ignore[assignment]  # closed with it, as when GzipFile opens a file
+            return unpacked  # type: ignore[return-value]
+        if kind == "zstd":
+            return io.BufferedReader(_ZstdReader(fh, path), 1 << 16)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+class _ZstdReader(io.RawIOBase):
+    """A zstd file's decompressed bytes, frame after frame. Unlike zstandard's ``stream_reader``,
+    a file that ends in the middle of a frame (a cut download) is an error, not a shorter corpus.
+    Input goes in small chunks, so one read expands to a bounded amount."""
+
+    CHUNK = 1 << 14
+
+    def __init__(self, fh: BinaryIO, path: Path):
+        try:
+            import zstandard
+        except ImportError:
+            raise BadCorpus(f"{shown_path(path)}: a zstd-compressed file; reading it needs zstandard: "
+                            "pip install 'tokparity[data]'") from None
+        self._zstd, self._fh, self._out = zstandard, fh, b""
+        self._frame: Any = None  # the frame being decompressed
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._out:
+            data = self._fh.read(self.CHUNK)
+            if not data:
+                if self._frame is not None and not self._frame.eof:
+                    raise EOFError("the zstd data ends in the middle of a frame")
+                return 0
+            self._feed(data)
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _feed(self, data: bytes) -> None:
+        while data:
+            if self._frame is None or self._frame.eof:
+                self._frame = self._zstd.ZstdDecompressor().decompressobj()
+            self._out += self._frame.decompress(data)
+            data = self._frame.unused_data if self._frame.eof else b""
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 def is_text_lines(path: Path) -> bool:

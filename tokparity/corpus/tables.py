@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tokparity.corpus.base import BadCorpus, Case
 from tokparity.corpus.pipeline import INSTALL_HINT, ReadOptions
 from tokparity.textview import shown_path
 
@@ -23,8 +24,6 @@ BATCH_ROWS = 4096  # rows converted to Python at a time: a few MB of text at mos
 
 
 def _pyarrow(path: Path, kind: str):
-    from tokparity.corpus import BadCorpus
-
     try:
         import pyarrow
         import pyarrow.ipc
@@ -67,8 +66,6 @@ def read_arrow(path: Path, corpus: str, options: ReadOptions, stream: bool) -> I
 
 def _columns(path: Path, schema, options: ReadOptions) -> list[str]:
     """The columns read: the text, the id, the tags; a missing one is named with the columns there are."""
-    from tokparity.corpus import BadCorpus
-
     names = list(schema.names)
     for option, column in (("--text-column", options.text_column), ("--id-column", options.id_column)):
         if column is not None and column not in names:
@@ -105,8 +102,6 @@ def _guarded(pa, path: Path, kind: str, batches: Iterable) -> Iterator:
 
 
 def _unreadable(path: Path, kind: str, error: Exception, row: int):
-    from tokparity.corpus import BadCorpus
-
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     where = f" at row {row}" if row else ""
     return BadCorpus(f"{shown_path(path)}: not a readable {kind} file{where} ({reason[:200]}); it is corrupt or "
@@ -114,8 +109,6 @@ def _unreadable(path: Path, kind: str, error: Exception, row: int):
 
 
 def _cases(path: Path, corpus: str, options: ReadOptions, batches: Iterable) -> Iterator:
-    from tokparity.corpus import BadCorpus, Case
-
     row, nulls, first_null = 0, 0, -1
     for batch in batches:
         try:

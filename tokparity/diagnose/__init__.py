@@ -5,13 +5,15 @@ backend's ids exactly.
     candidate.py      the reference with deviations applied
     regex_engines.py  a split regex as ECMAScript, RE2 or another Unicode version reads it
     search.py         the per-case search: smallest set of variants that reproduces the ids
-    stages.py         ties, and the stage proven to differ when no variant reproduces
+    cause.py          a Cause: the variants that reproduce one mismatch
+    stages.py         the stage proven to differ when no variant reproduces (ties: diff/ties.py)
     verdict.py        the run-level root cause: the set that explains the most mismatches and
                       keeps the agreeing cases agreeing
     causes.toml       what each cause means, its symptoms (classes), and the fix
     info.py           reads causes.toml: a cause's symptoms, stage, fix; whether a class fits a cause
 """
 
-from tokparity.diagnose.search import Cause, Diagnoser
+from tokparity.diagnose.cause import Cause
+from tokparity.diagnose.search import Diagnoser
 
 __all__ = ["Cause", "Diagnoser"]

@@ -13,7 +13,7 @@ set of variants with which the reference gives the backend's ids *exactly*:
    seen changing a place the backend left alone on another case is *refuted* for this backend
    and not named again, even where it happens to reproduce;
 4. a tie, not a bug (``model.viterbi-tie``): a segmentation of exactly equal score (unigram),
-   or the one BPE's merges give with equal-priority candidates taken rightmost first (stages.py);
+   or the one BPE's merges give with equal-priority candidates taken rightmost first (diff/ties.py);
 5. pairs of variants from different stages, neither of which reproduces alone: the pairs that
    explained this backend before first, then the most promising singles;
 6. when nothing reproduces the ids, the stage that is *proven* to differ, as ``stage.other``:
@@ -46,10 +46,10 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
+from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.variants import (
     STAGES,
     Variant,
@@ -60,6 +60,7 @@ from tokparity.diagnose.variants import (
     stage_of,
     user_defined_variant,
 )
+from tokparity.diff import ties
 from tokparity.reference.hf import time_limit
 from tokparity.vocab.model import TokenType
 
@@ -94,23 +95,6 @@ FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); lat
 PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # variants made for the tokens of one case
 DIAGNOSIS_TEXTS = 4  # a diagnosis' regex time, in texts' worth of the reference's limit (reference/hf.py)
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
-
-
-@dataclass(frozen=True)
-class Cause:
-    """What reproduces one mismatch: catalogue names ``+``-joined in pipeline order ("" for none)."""
-
-    name: str
-    detail: str
-    keys: tuple[str, ...] = ()  # the variants that reproduce it ("" causes and stage-level ones: none)
-    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce it too
-
-    @property
-    def reproduced(self) -> bool:
-        return bool(self.keys)
-
-
-NO_CAUSE = Cause("", "")
 
 
 def join(names: Sequence[str]) -> str:
@@ -240,10 +224,10 @@ class Diagnoser:
         # A tie first: a segmentation of equal score is the model's own answer too, whatever
         # deviation might happen to flip it (float sums shift with the text around them). A bug
         # that gives a tie's ids by coincidence gets them back from the run's verdict.
-        tie = stages.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target) \
-            or stages.merge_tie(self.vocab, oracle, target, self._ties_rightmost(text))
+        tie = ties.viterbi_tie(self.tokenizer.pipeline, self.vocab, oracle, target) \
+            or ties.merge_tie(self.vocab, oracle, target, self._ties_rightmost(text))
         if tie is not None:
-            return tie
+            return Cause("model.viterbi-tie", tie)
         memo = self.memo.setdefault(backend, Counter())
         refuted = self.refuted.setdefault(backend, set())
         credit = self.credit.setdefault(backend, Counter())

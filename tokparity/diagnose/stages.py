@@ -1,20 +1,4 @@
-"""What can be proven about a mismatch when no variant reproduces it, and the ties.
-
-``viterbi_tie``: a unigram model scores a segmentation by the sum of its pieces' scores; when
-the backend's segmentation scores exactly what the oracle's does, the two picked different
-optima of the same model. That is a tie (``model.viterbi-tie``), not a bug: Hugging Face's
-``spm_parity_check.py`` reports such cases as "imperfect", apart from "wrong" ones.
-
-``merge_tie``: BPE's tie. The merge loop takes the best candidate pair first, and where several
-have the same priority (the same pair twice, as in "..." with the piece "..", or two SentencePiece
-pieces of equal score) every library takes the leftmost. A backend that takes the rightmost
-writes the same text as other pieces that the model's own priorities allow just as well: when the
-reference with its ties broken rightmost first gives the backend's ids exactly, and every stretch
-where the ids differ holds the same text on both sides, that is a tie too (``model.viterbi-tie``),
-not a bug. (An engine whose heap pops equals in yet another order is a tie only where that order
-agrees with the rightmost; elsewhere its cases stay ``model.other``.) A real bug can write a text
-as such a tie would by coincidence; the run's proven root cause then claims the case
-(verdict.reclaim_ties).
+"""What can be proven about a mismatch when no variant reproduces it (ties: tokparity.diff.ties).
 
 ``stage_level``: the stage at which the two sides are proven to differ, when no named variant
 reproduces the backend's ids (``stage.other``):
@@ -34,103 +18,18 @@ reproduces the backend's ids (``stage.other``):
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import unicodedata
 from collections.abc import Sequence
 
+from tokparity.diagnose.cause import Cause
+from tokparity.diff.ties import text_ids
 from tokparity.reference.hf import HfBpe
-from tokparity.reference.llama import LlamaBpe, LlamaUgm
-from tokparity.reference.pretokenize import byte_to_unicode, unicode_to_byte
-from tokparity.reference.sentencepiece import SentencePieceUnigram
+from tokparity.reference.llama import LlamaBpe
 from tokparity.vocab.model import TokenType, Vocab
-from tokparity.vocab.token_bytes import token_bytes
+from tokparity.vocab.token_bytes import byte_to_unicode, gpt2_unicode_to_byte, token_bytes
 
 _WS = re.compile(rb"\s+")
-
-
-def _cause(name: str, detail: str):
-    from tokparity.diagnose.search import Cause
-    return Cause(name, detail)
-
-
-def _text_ids(vocab: Vocab, ids: Sequence[int]) -> list[int]:
-    return [i for i in ids if vocab.type_of(i) != TokenType.CONTROL]
-
-
-def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]):
-    """A tie when every stretch where the ids differ holds the same text on both sides, scored the
-    same by the model (an ``<unk>`` elsewhere in the text changes nothing of that)."""
-    if not isinstance(pipeline, (LlamaUgm, SentencePieceUnigram)):
-        return None
-    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
-    tokens = vocab.tokens
-    model = pipeline.model
-
-    def total(ids: list[int]) -> float | None:
-        s = 0.0
-        for i in ids:
-            hit = model.pieces.get(tokens[i])
-            if hit is None or i == model.unk_id:
-                return None
-            s += hit[1]
-        return s
-
-    # The stretches between the token boundaries both sides share: where they differ, each side
-    # covers the same text (difflib would cut "00"+"0" against "0"+"00" into an insert and a delete).
-    stretches = [(x, y) for x, y in _common_cuts(a, b, tokens) if x != y]
-    if not stretches:
-        return None
-    scores = []
-    for x, y in stretches:
-        sx, sy = total(x), total(y)
-        # Sums in float32 (SentencePiece) round at about 1e-7 of their size per addition.
-        if sx is None or sy is None or not math.isclose(sx, sy, rel_tol=1e-6 * max(len(x), len(y)), abs_tol=1e-6):
-            return None
-        scores.append(sx)
-    shown = ", ".join(f"{sc:.7g}" for sc in scores[:3])
-    return _cause("model.viterbi-tie", f"where the ids differ, both segmentations hold the same text and score the "
-                                       f"same under the model ({shown}): a tie, not a bug")
-
-
-def merge_tie(vocab: Vocab, oracle: list[int], target: list[int], flipped: list[int] | None):
-    """A BPE tie: ``flipped`` (the reference's ids with equal-priority merges taken rightmost first)
-    are the backend's ids exactly, and the two sides hold the same text where they differ."""
-    if flipped is None or flipped != target or flipped == oracle:
-        return None
-    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
-    tokens = vocab.tokens
-    stretches = [(x, y) for x, y in _common_cuts(a, b, tokens) if x != y]
-    if not stretches:
-        return None
-    x, y = stretches[0]
-    shown = f"{'+'.join(repr(tokens[i]) for i in x)} vs {'+'.join(repr(tokens[i]) for i in y)}"
-    return _cause("model.viterbi-tie", f"the model's own merges with equal-priority candidates taken rightmost first "
-                                       f"(not leftmost) give the backend's ids exactly, and where the ids differ both "
-                                       f"hold the same text (oracle {shown}): a tie, not a bug")
-
-
-def _common_cuts(a: list[int], b: list[int], tokens: list[str]) -> list[tuple[list[int], list[int]]]:
-    """``a`` and ``b`` cut at the text offsets where both have a token boundary ([] when the two
-    do not spell the same text)."""
-    if "".join(tokens[i] for i in a) != "".join(tokens[i] for i in b):
-        return []
-
-    def ends(ids: list[int]) -> list[int]:
-        out, pos = [], 0
-        for i in ids:
-            pos += len(tokens[i])
-            out.append(pos)
-        return out
-
-    ea, eb = ends(a), ends(b)
-    shared = sorted(set(ea) & set(eb))
-    out, ia, ib = [], 0, 0
-    for cut in shared:
-        ja, jb = ea.index(cut, ia) + 1, eb.index(cut, ib) + 1
-        out.append((a[ia:ja], b[ib:jb]))
-        ia, ib = ja, jb
-    return out
 
 
 def _inner_controls(vocab: Vocab, ids: Sequence[int]) -> list[int]:
@@ -142,7 +41,7 @@ def _decoded(vocab: Vocab, ids: Sequence[int]) -> bytes:
 
 
 def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: list[int]):
-    a, b = _text_ids(vocab, oracle), _text_ids(vocab, target)
+    a, b = text_ids(vocab, oracle), text_ids(vocab, target)
     if any(vocab.type_of(i) == TokenType.UNKNOWN for i in a + b):
         return None  # an <unk> hides the text it stands for: no comparison of texts
     if _inner_controls(vocab, oracle) != _inner_controls(vocab, target):
@@ -152,10 +51,10 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
     da, db = _decoded(vocab, a), _decoded(vocab, b)
     if da != db:
         if _WS.sub(b"", da) == _WS.sub(b"", db):
-            return _cause("whitespace.other", "the two sides tokenized texts that differ only in whitespace, "
-                                              "and no named variant reproduces how")
-        return _cause("normalizer.other", f"the two sides tokenized different texts: {_text_diff(da, db)}; no "
-                                          "named variant reproduces that normalization")
+            return Cause("whitespace.other", "the two sides tokenized texts that differ only in whitespace, "
+                                             "and no named variant reproduces how")
+        return Cause("normalizer.other", f"the two sides tokenized different texts: {_text_diff(da, db)}; no "
+                                         "named variant reproduces that normalization")
     boundaries = _word_boundaries(pipeline, text, len(da))
     if boundaries:
         pos = 0
@@ -163,15 +62,15 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
             end = pos + len(token_bytes(vocab, i))
             inside = [x for x in boundaries if pos < x < end]
             if inside:
-                return _cause("pretokenizer.other", f"backend token {i} {vocab.tokens[i]!r} crosses a boundary of "
-                                                    f"the reference's pre-tokenizer split (at byte {inside[0]}): "
-                                                    "the backend splits the text differently before merging")
+                return Cause("pretokenizer.other", f"backend token {i} {vocab.tokens[i]!r} crosses a boundary of "
+                                                   f"the reference's pre-tokenizer split (at byte {inside[0]}): "
+                                                   "the backend splits the text differently before merging")
             pos = end
         finer = _finer_split(pipeline, vocab, text, a, b, da)
         if finer is not None:
-            return _cause("pretokenizer.other", finer)
-    return _cause("model.other", "the two sides tokenized the same text, with every pre-tokenizer boundary kept, "
-                                 "into different pieces; no named variant of the model stage reproduces it")
+            return Cause("pretokenizer.other", finer)
+    return Cause("model.other", "the two sides tokenized the same text, with every pre-tokenizer boundary kept, "
+                                "into different pieces; no named variant of the model stage reproduces it")
 
 
 def _token_ends(vocab: Vocab, ids: Sequence[int]) -> set[int]:
@@ -217,7 +116,7 @@ def _finer_split(pipeline, vocab: Vocab, text: str, a: list[int], b: list[int], 
             start = end
     except Exception:  # a piece that is not valid UTF-8 on its own: no finer split there
         return None
-    if _text_ids(vocab, ids) != b:
+    if text_ids(vocab, ids) != b:
         return None
     at = cuts[0]
     before, after = decoded[:at].decode("utf-8", "replace")[-1], decoded[at:].decode("utf-8", "replace")[0]
@@ -232,7 +131,7 @@ def _raw_words(pipeline, text: str):
             return [(w.encode("utf-8"), lambda piece: pipeline.encode_word(piece.decode("utf-8")))
                     for w in pipeline.pretokenizer.split(pipeline.normalize(text))]
         if isinstance(pipeline, HfBpe) and pipeline.pretokenizer.byte_level:
-            to_byte, to_char = unicode_to_byte(), byte_to_unicode()
+            to_byte, to_char = gpt2_unicode_to_byte(), byte_to_unicode()
             return [(bytes(to_byte[c] for c in w), lambda piece: pipeline.encode_word("".join(to_char[x] for x in piece)))
                     for w in pipeline.pre_tokenize(text)]
     except Exception:
@@ -249,7 +148,7 @@ def _word_boundaries(pipeline, text: str, total: int) -> set[int]:
         words = pipeline.pre_tokenize(text)
     except Exception:
         return set()
-    table = unicode_to_byte()
+    table = gpt2_unicode_to_byte()
     byte_level = pipeline.pre.byte_encode if isinstance(pipeline, LlamaBpe) else pipeline.pretokenizer.byte_level
     out, pos = set(), 0
     for w in words:

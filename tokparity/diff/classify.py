@@ -593,13 +593,13 @@ def other_text(c: Context) -> Classification | None:
 
 def viterbi_tie(c: Context) -> Classification | None:
     """viterbi-tie: a unigram model, the same text, and the two segmentations score exactly the
-    same (the check of the cause ``model.viterbi-tie``, tokparity.diagnose.stages)."""
+    same (ties.py: the same check as the cause ``model.viterbi-tie``'s)."""
     if c.vocab.algorithm != "ugm" or not c.same_text:
         return None
     pipeline = _unigram_pipeline(c.vocab)
     if pipeline is None:
         return None
-    from tokparity.diagnose.stages import viterbi_tie as tie
+    from tokparity.diff.ties import viterbi_tie as tie
     # Stretch by stretch: the tokens around them are the same on both sides, so equal scores
     # over every differing stretch are equal totals (and an <unk> elsewhere does not matter).
     ties = [tie(pipeline, c.vocab, list(c.a[i1:i2]), list(c.b[j1:j2])) for (i1, i2), (j1, j2) in c.stretches]
@@ -608,8 +608,8 @@ def viterbi_tie(c: Context) -> Classification | None:
         if whole is None:
             return None
         ties = [whole]
-    said = ties[0].detail if len(ties) == 1 else \
-        f"in each of the {len(ties)} differing stretches the two segmentations score the same (the first: {ties[0].detail})"
+    said = ties[0] if len(ties) == 1 else \
+        f"in each of the {len(ties)} differing stretches the two segmentations score the same (the first: {ties[0]})"
     return c.found("viterbi-tie", f"same text {c.span_text!r}, other segmentation: oracle {c.ids(c.hunk_a)} vs "
                                   f"backend {c.ids(c.hunk_b)}; {said}")
 

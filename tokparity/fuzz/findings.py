@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from tokparity.corpus import Case
+from tokparity.corpus import Case, read_jsonl
 from tokparity.diagnose.info import parts
 from tokparity.records import TIE, Mismatch
 from tokparity.run.journal.format import Damaged, check_mismatch
+from tokparity.run.results import FoundCause
 
+FINDINGS_FILE = "fuzz-findings.jsonl"  # a run's findings, a corpus
 UNEXPLAINED = "unexplained:"  # + class: a mismatch no variant of the reference reproduces
 KNOWN = "known:"  # + entry id: a reviewed known divergence (--known, the shipped list)
 
@@ -141,15 +145,18 @@ class Finding:
                 "tags": {"kind": "fuzz", "class": self.cls, "backend": self.backend, "model": self.model,
                          "oracle": self.oracle, "found_by": self.original.corpus, "seed": seed}}
 
-    def summary(self) -> dict:
+    def summary(self) -> FoundCause:
         """The finding as summary.json lists it (and the report renders it)."""
         m = self.mismatch
-        return {"id": self.id, "backend": self.backend, "oracle": self.oracle, "cause": m.cause, "key": self.key,
-                "label": key_label(self.key), "class": self.cls, "text": self.text, "count": self.count,
-                "found_after": round(self.found_after, 3), "shrink_seconds": round(self.shrink_seconds, 3),
-                "known": m.known, "original": self.original.text, "oracle_ids": m.oracle_ids,
-                "backend_ids": m.backend_ids, "oracle_pieces": m.oracle_pieces, "backend_pieces": m.backend_pieces}
+        return FoundCause(self.id, self.backend, self.oracle, m.cause, self.key, key_label(self.key), self.cls,
+                          self.text, self.count, round(self.found_after, 3), round(self.shrink_seconds, 3), m.known,
+                          self.original.text, m.oracle_ids, m.backend_ids, m.oracle_pieces, m.backend_pieces)
 
 
 _KEYS = {f.name for f in dataclasses.fields(Finding)}
 _REQUIRED = _KEYS - {"key", "n", "count"}  # (a journal of tokparity 0.1 has findings without them)
+
+
+def read_findings(path: str | Path) -> Iterator[Case]:
+    """The findings of an earlier run, as cases (the same reader as any JSONL corpus)."""
+    return read_jsonl(path, "fuzz")

@@ -9,25 +9,26 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from tokparity import __version__
 from tokparity.backends.base import Answer
 from tokparity.corpus import Case
+from tokparity.errors import TokparityError
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
+from tokparity.fuzz.generators import EVERY, GENERATORS, generate
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
-from tokparity.generators import EVERY, GENERATORS, generate
 from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
 from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.format import Damaged
 from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import ModelRun
-from tokparity.run.results import Results
-
-if TYPE_CHECKING:
-    from tokparity.fuzz import FuzzOptions
+from tokparity.run.judge import ModelRun, oracle_chain
+from tokparity.run.options import CompareOptions
+from tokparity.run.results import FuzzSummary, Results, SeamCovered
+from tokparity.zoo import resolve_model
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 HYPOTHESIS_BATCH = 100  # examples per Hypothesis run (each batch has its own seed)
@@ -35,6 +36,23 @@ SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
 # Tags that name one case (a vocabulary piece's id, a code point): not a group to rate, and in the
 # journal each would make its case a shape of its own.
 PER_CASE_TAGS = ("token_id=", "codepoint=")
+
+
+@dataclass
+class FuzzOptions:
+    seconds: float = 60.0
+    seed: int = 0
+    generators: list[str] | None = None  # None: all of them
+    hypothesis: bool = True
+    exitfirst: bool = False  # stop at the first failing finding (once shrunk)
+    shrink_seconds: float | None = None  # per finding; default: a quarter of the budget, 2–20 s
+    findings_path: Path | None = None  # written as findings are made
+    journal: Journal | None = None  # the cases and findings as they are done; a reopened one is resumed
+
+    def shrink_budget(self) -> float:
+        if self.shrink_seconds is not None:
+            return self.shrink_seconds
+        return max(2.0, min(20.0, self.seconds / 4))
 
 
 @dataclass
@@ -182,9 +200,9 @@ class Fuzzer:
         for f in self.result.findings:
             f.count = self.counts.get((f.backend, f.key), f.count)
 
-    def seams_covered(self) -> list[dict]:
+    def seams_covered(self) -> list[SeamCovered]:
         """The Unicode and regex-engine seams this run's cases probed, with their number of cases."""
-        from tokparity.seams import seams_covered
+        from tokparity.fuzz.seams import seams_covered
 
         return seams_covered(self.seam_cases)
 
@@ -273,7 +291,7 @@ class Fuzzer:
     def _hypothesis_phase(self, until: float) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
-        from tokparity.strategies import any_text
+        from tokparity.fuzz.strategies import any_text
 
         strategy = any_text(self.run.vocab)
         counter = itertools.count()
@@ -430,3 +448,44 @@ def _hypothesis_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions,
+             fuzz_options: FuzzOptions) -> FuzzResult:
+    """Fuzz one model: ``backend_names`` (default: every backend its files allow) against the oracle
+    (default: the model's training library; for a GGUF alone llama.cpp, since golden ids cover only
+    their own texts)."""
+    if fuzz_options.seconds <= 0:
+        raise TokparityError(f"--seconds must be positive, not {fuzz_options.seconds:g}")
+    started = time.perf_counter()
+    if not options.oracle:
+        # golden ids judge only the texts they hold; a fuzzed text needs a library
+        chain = oracle_chain(resolve_model(spec), options)
+        options = replace(options, oracle=next(n for n in chain if n != "golden"))
+    results = Results(tokparity=__version__, options={"add_special": options.add_special,
+                                                      "parse_special": options.parse_special})
+    run = ModelRun(spec, backend_names, options, results)
+    try:
+        if not run.tally.compared:
+            raise TokparityError(f"nothing to fuzz on {run.model.name}: every backend named is the oracle "
+                                 f"({run.chain[0]}); name another with -b")
+        resuming = fuzz_options.journal is not None and fuzz_options.journal.resumed
+        if fuzz_options.findings_path is not None:
+            Path(fuzz_options.findings_path).parent.mkdir(parents=True, exist_ok=True)
+            if not (resuming and Path(fuzz_options.findings_path).exists()):
+                Path(fuzz_options.findings_path).write_text("", "utf-8")
+        fuzzer = Fuzzer(run, fuzz_options, options.progress)
+        try:
+            result = fuzzer.fuzz()
+        except KeyboardInterrupt:  # Ctrl-C: the findings so far are the result
+            result = fuzzer.result
+            result.interrupted = results.interrupted = True
+        fuzzer.close()
+    finally:
+        run.close()
+    results.runs.extend(run.tally.finish(causes=fuzzer.causes))
+    fuzzer.count_causes()
+    results.seconds = time.perf_counter() - started
+    results.fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,
+                               [f.summary() for f in result.findings], fuzzer.seams_covered())
+    return result

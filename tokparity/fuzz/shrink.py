@@ -6,7 +6,7 @@ import time
 import unicodedata
 from collections.abc import Callable
 
-from tokparity.generators import char_rank
+from tokparity.fuzz.generators import char_rank
 
 
 def _simpler(c: str) -> list[str]:

@@ -17,8 +17,9 @@ reports it (``errors="strict"`` raises ``InvalidUtf8``) or shows U+FFFD (``error
 from __future__ import annotations
 
 from tokparity.errors import TokparityError
-from tokparity.reference.pretokenize import unicode_to_byte
 from tokparity.vocab.model import TokenType
+from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
+from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 SPACE_MARK = "\u2581"
 UNK_SURFACE = " \u2047 "  # SentencePiece's default unk_surface
@@ -61,7 +62,6 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
         raise TokparityError(f"token id {token_id} is outside the vocabulary (0..{vocab.size - 1})")
     text = vocab.tokens[token_id]
     if pipeline.algorithm == "rwkv":  # every token, whatever its type, is its unescaped bytes
-        from tokparity.reference.rwkv import unescape_llama_rwkv
         return unescape_llama_rwkv(text.encode("utf-8", "surrogateescape"))
     ttype = pipeline.types[token_id]
     if ttype in (TokenType.CONTROL, TokenType.UNKNOWN):
@@ -74,7 +74,7 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
     if ttype != TokenType.NORMAL:
         return b""  # UNUSED / UNDEFINED: llama.cpp writes nothing
     if pipeline.algorithm == "bpe" and not pipeline.flags.escape_whitespaces:
-        table = unicode_to_byte()
+        table = gpt2_unicode_to_byte()
         out = bytearray()
         for ch in text:
             b = table.get(ch)

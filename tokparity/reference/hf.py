@@ -26,15 +26,15 @@ from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf_normalizers import WHITE_SPACE, Normalizer
 from tokparity.reference.hf_pretokenizers import GPT2_HF, PreTokenizer
 from tokparity.reference.hf_regex import RegexTimeout, TimedRegex, seconds_left, time_limit
-from tokparity.reference.pretokenize import GPT2, byte_to_unicode
+from tokparity.reference.pretokenize import GPT2
 from tokparity.reference.spm import byte_piece
 from tokparity.vocab.model import Vocab
 
 SPACE_MARK = "\u2581"
 _WORD_CHAR = regex.compile(r"\w")
 
-__all__ = ["HfPipeline", "HfBpe", "HfUnigram", "HfWordPiece", "HfWordLevel", "pipeline_for", "byte_to_unicode",
-           "GPT2", "GPT2_HF", "Normalizer", "PreTokenizer", "RegexTimeout", "TimedRegex", "seconds_left", "time_limit"]
+__all__ = ["HfPipeline", "HfBpe", "HfUnigram", "HfWordPiece", "HfWordLevel", "pipeline_for", "GPT2", "GPT2_HF",
+           "Normalizer", "PreTokenizer", "RegexTimeout", "TimedRegex", "seconds_left", "time_limit"]
 
 
 def spec_of(vocab: Vocab) -> TokenizerSpec:

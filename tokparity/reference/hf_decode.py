@@ -12,7 +12,7 @@ from itertools import groupby
 from tokparity.components import decoders as d
 from tokparity.reference.decode import bytes_to_text
 from tokparity.reference.hf_regex import TimedRegex
-from tokparity.reference.pretokenize import unicode_to_byte
+from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 
 def wordpiece_cleanup(text: str) -> str:
@@ -65,7 +65,7 @@ def _strip(c: d.Strip, t: str) -> str:
 
 def chain(c, tokens: list[str], errors: str, path: str) -> list[str]:
     if isinstance(c, d.ByteLevel):
-        table = unicode_to_byte()
+        table = gpt2_unicode_to_byte()
         return [bytes_to_text(bytes(table.get(ch, 0x3F) for t in tokens for ch in t), errors)]
     if isinstance(c, d.ByteFallback):
         return _byte_fallback(tokens, errors)

@@ -11,7 +11,7 @@ Which table answers which question, as in tokenizers 0.23.3:
   - Digits (``char::is_numeric``): Rust's standard library; the wheel was built by rustc 1.99.0,
     whose tables are Unicode 17.0, as are the ``regex`` module's (2026.11.15), so ``\\p{N}`` serves.
 A character a table does not list is, for that question, what an unassigned one is. Regenerate
-the tables with ``python -m tokparity.reference.hf_unicode_gen`` (see there for the sources).
+the tables with ``python -m tools.hf_unicode_gen`` (see there for the sources).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from tokparity.reference.specials import Special, llama_specials, llama_token_ty
 from tokparity.reference.spm import byte_piece, spm_merge
 from tokparity.reference.ugm import LLAMA_CPP, UgmModel
 from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
 
 # llama.cpp's default special ids per vocabulary type, before the GGUF keys (None: no token).
 DEFAULT_SPECIALS = {
@@ -414,7 +415,7 @@ class LlamaRwkv(LlamaCppPipeline):
 
     def __init__(self, vocab: Vocab):
         super().__init__(vocab)
-        self.trie = rwkv_mod.ByteTrie((rwkv_mod.unescape_llama_rwkv(t.encode("utf-8", "surrogateescape")), i)
+        self.trie = rwkv_mod.ByteTrie((unescape_llama_rwkv(t.encode("utf-8", "surrogateescape")), i)
                                       for i, t in enumerate(vocab.tokens))
 
     def encode_text(self, text: str) -> list[int]:

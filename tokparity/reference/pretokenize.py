@@ -33,6 +33,7 @@ from functools import cache, lru_cache
 
 from tokparity.errors import TokparityError
 from tokparity.reference import unicode as uc
+from tokparity.vocab.token_bytes import byte_to_unicode
 
 # --- the regexes, as llama-vocab.cpp spells them (ECMAScript syntax) ----------------------------
 
@@ -330,27 +331,6 @@ class Pretokenizer:
 
 
 # --- GPT-2's byte-to-unicode map ------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def byte_to_unicode() -> list[str]:
-    """GPT-2's printable spelling of each byte: printable Latin-1 bytes stand for themselves,
-    the 68 others take U+0100 onwards in byte order (so ' ' is 'Ġ' and '\\n' is 'Ċ')."""
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    table = [""] * 256
-    for b in printable:
-        table[b] = chr(b)
-    n = 0
-    for b in range(256):
-        if not table[b]:
-            table[b] = chr(256 + n)
-            n += 1
-    return table
-
-
-@lru_cache(maxsize=1)
-def unicode_to_byte() -> dict[str, int]:
-    return {c: b for b, c in enumerate(byte_to_unicode())}
 
 
 @lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import bytes_to_text
 from tokparity.vocab.model import TokenType, Vocab
 
 END = -1  # the key under which a trie node keeps the id of the token that ends there
@@ -84,45 +85,6 @@ class ByteTrie:
         return out
 
 
-def unescape_llama_rwkv(escaped: bytes) -> bytes:
-    """llama.cpp's ``llama_unescape_rwkv_token``: a GGUF token's text back to its bytes.
-
-    Its converter writes each token as ``repr(token_bytes)[2:-1]``, so ``\\xNN``, ``\\t``, ``\\n``,
-    ``\\r``, ``\\\\`` and ``\\'`` are escapes, and any other ``\\c`` stands for ``c``. The hex digits are
-    read as llama.cpp reads them (``c >= 'a' ? c - 'a' + 10 : c - '0'`` in a byte): lowercase, as
-    Python writes them; anything else gives the byte llama.cpp computes, not an error.
-
-    ``b"a\\\\xe4\\\\xb8\\\\x80\\\\n"`` -> ``b"a\\xe4\\xb8\\x80\\n"``
-    """
-    out = bytearray()
-    escaping, hex_left, acc = False, 0, 0
-    for c in escaped:
-        if hex_left:
-            value = c - 0x61 + 10 if c >= 0x61 else c - 0x30
-            acc = ((acc << 4) + value) & 0xFF
-            hex_left -= 1
-            if not hex_left:
-                out.append(acc)
-                acc = 0
-        elif escaping:
-            escaping = False
-            if c == 0x78:  # x
-                hex_left = 2
-            else:
-                out.append({0x74: 0x09, 0x6E: 0x0A, 0x72: 0x0D}.get(c, c))  # \t \n \r, else the character
-        elif c == 0x5C:  # backslash
-            escaping = True
-        else:
-            out.append(c)
-    return bytes(out)
-
-
-def escape_llama_rwkv(token: bytes) -> str:
-    """What llama.cpp's converter writes for a token (``_set_vocab_rwkv_world``):
-    ``repr(token)[2:-1]``, e.g. ``b"\\xe4\\xb8\\x80"`` -> ``"\\\\xe4\\\\xb8\\\\x80"``, ``b"'"`` -> ``"'"``."""
-    return repr(token)[2:-1]
-
-
 class RwkvPipeline:
     """The rwkv package's ``TRIE_TOKENIZER`` on a vocabulary read from its own file."""
 
@@ -148,7 +110,6 @@ class RwkvPipeline:
         return self.trie.split(text.encode("utf-8"))
 
     def decode(self, ids: list[int], errors: str = "replace") -> str:
-        from tokparity.reference.decode import bytes_to_text
         for i in ids:
             if not 0 <= i < self.vocab.size:
                 raise TokparityError(f"token id {i} is outside the vocabulary (0..{self.vocab.size - 1})")

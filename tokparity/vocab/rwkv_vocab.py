@@ -23,6 +23,9 @@ Conventions of the resulting ``Vocab``:
 * each token's text is its bytes read as UTF-8, with bytes that are not valid UTF-8 kept as
   surrogate escapes (``token.encode("utf-8", "surrogateescape")`` gives the bytes back), as for
   every ``Vocab``.
+
+A GGUF spells each RWKV token with escapes (``escape_llama_rwkv``, what llama.cpp's converter
+writes; ``unescape_llama_rwkv``, how llama.cpp reads it back).
 """
 
 from __future__ import annotations
@@ -74,6 +77,45 @@ def parse_line(line: str, number: int, path: object) -> tuple[int, bytes]:
 def _shown(text: str, limit: int = 60) -> str:
     text = text.rstrip("\n")
     return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def unescape_llama_rwkv(escaped: bytes) -> bytes:
+    """llama.cpp's ``llama_unescape_rwkv_token``: a GGUF token's text back to its bytes.
+
+    Its converter writes each token as ``repr(token_bytes)[2:-1]``, so ``\\xNN``, ``\\t``, ``\\n``,
+    ``\\r``, ``\\\\`` and ``\\'`` are escapes, and any other ``\\c`` stands for ``c``. The hex digits are
+    read as llama.cpp reads them (``c >= 'a' ? c - 'a' + 10 : c - '0'`` in a byte): lowercase, as
+    Python writes them; anything else gives the byte llama.cpp computes, not an error.
+
+    ``b"a\\\\xe4\\\\xb8\\\\x80\\\\n"`` -> ``b"a\\xe4\\xb8\\x80\\n"``
+    """
+    out = bytearray()
+    escaping, hex_left, acc = False, 0, 0
+    for c in escaped:
+        if hex_left:
+            value = c - 0x61 + 10 if c >= 0x61 else c - 0x30
+            acc = ((acc << 4) + value) & 0xFF
+            hex_left -= 1
+            if not hex_left:
+                out.append(acc)
+                acc = 0
+        elif escaping:
+            escaping = False
+            if c == 0x78:  # x
+                hex_left = 2
+            else:
+                out.append({0x74: 0x09, 0x6E: 0x0A, 0x72: 0x0D}.get(c, c))  # \t \n \r, else the character
+        elif c == 0x5C:  # backslash
+            escaping = True
+        else:
+            out.append(c)
+    return bytes(out)
+
+
+def escape_llama_rwkv(token: bytes) -> str:
+    """What llama.cpp's converter writes for a token (``_set_vocab_rwkv_world``):
+    ``repr(token)[2:-1]``, e.g. ``b"\\xe4\\xb8\\x80"`` -> ``"\\\\xe4\\\\xb8\\\\x80"``, ``b"'"`` -> ``"'"``."""
+    return repr(token)[2:-1]
 
 
 def read_rwkv_vocab(path: str | os.PathLike) -> list[bytes]:

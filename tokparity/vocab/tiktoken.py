@@ -35,6 +35,7 @@ from pathlib import Path
 
 from tokparity.errors import BadModelFile
 from tokparity.vocab.model import Flags, TokenType, Vocab
+from tokparity.vocab.token_bytes import byte_to_unicode
 
 # GPT-2's (r50k_base's) split regex: what openai-whisper passes with its rank files.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -198,7 +199,6 @@ def _derive_merges(ranks: dict[int, bytes], to_text: list[str]) -> list[tuple[st
 
 def load_tiktoken(path: str | os.PathLike) -> Vocab:
     from tokparity.components import parse_tokenizer_json
-    from tokparity.reference.pretokenize import byte_to_unicode
 
     enc = read_encoding(path)
     to_text = byte_to_unicode()

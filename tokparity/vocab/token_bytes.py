@@ -19,23 +19,31 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
 
 SPACE_MARK = "\u2581"  # ▁, SentencePiece's escaped space
 
 
 @lru_cache(maxsize=1)
-def gpt2_unicode_to_byte() -> dict[str, int]:
-    """The inverse of GPT-2's ``bytes_to_unicode``: printable bytes map to themselves, the other
-    68 bytes to U+0100 onwards, in byte order."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
-        list(range(ord("®"), ord("ÿ") + 1))
-    mapping = {chr(b): b for b in printable}
+def byte_to_unicode() -> list[str]:
+    """GPT-2's printable spelling of each byte: printable Latin-1 bytes stand for themselves,
+    the 68 others take U+0100 onwards in byte order (so ' ' is 'Ġ' and '\\n' is 'Ċ')."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = [""] * 256
+    for b in printable:
+        table[b] = chr(b)
     n = 0
     for b in range(256):
-        if b not in printable:
-            mapping[chr(256 + n)] = b
+        if not table[b]:
+            table[b] = chr(256 + n)
             n += 1
-    return mapping
+    return table
+
+
+@lru_cache(maxsize=1)
+def gpt2_unicode_to_byte() -> dict[str, int]:
+    """The inverse of ``byte_to_unicode`` (GPT-2's ``bytes_to_unicode``): character -> byte."""
+    return {c: b for b, c in enumerate(byte_to_unicode())}
 
 
 def token_bytes(vocab: Vocab, token_id: int) -> bytes:
@@ -54,7 +62,6 @@ def _token_bytes(vocab: Vocab, token_id: int) -> bytes:
     if vocab.algorithm == "rwkv":
         # Every token stands for its bytes, whatever its type: llama.cpp's RWKV trie holds them all
         # ("<s>" in the input becomes id 0). A GGUF spells them with escapes, the rwkv package's file does not.
-        from tokparity.reference.rwkv import unescape_llama_rwkv
         raw = text.encode("utf-8", "surrogateescape")
         return unescape_llama_rwkv(raw) if vocab.source_format == "gguf" else raw
     if ttype in (TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED):

@@ -60,11 +60,48 @@ class ZooModel:
     fingerprint: str = ""
 
 
+# What makes training reproducible (tokparity.zoo.trained); a manifest entry cannot override them.
+FIXED = {"num_threads": 1, "input_sentence_size": 0, "shuffle_input_sentence": False, "minloglevel": 2}
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+# The trainer flags a manifest entry may set, with the type each takes (a tuple: the values it may take).
+FLAGS: dict[str, type | tuple[str, ...]] = {
+    "model_type": ("unigram", "bpe"), "vocab_size": int, "hard_vocab_limit": bool, "character_coverage": float,
+    "byte_fallback": bool, "split_digits": bool, "split_by_number": bool, "split_by_whitespace": bool,
+    "split_by_unicode_script": bool, "treat_whitespace_as_suffix": bool, "allow_whitespace_only_pieces": bool,
+    "add_dummy_prefix": bool, "remove_extra_whitespaces": bool, "max_sentencepiece_length": int,
+    "user_defined_symbols": list, "control_symbols": list, "normalization_rule_name": NORMALIZATIONS,
+    "unk_id": int, "bos_id": int, "eos_id": int, "pad_id": int,
+}
+
+
+def check_flag(where: str, name: str, value):
+    """A manifest flag's value as TrainSpec holds it (lists as tuples), or a one-line error."""
+    kind = FLAGS.get(name)
+    if kind is None:
+        fixed = " (tokparity fixes it, for reproducible training)" if name in FIXED else ""
+        raise TokparityError(f"{where}: {name!r} is not a trainer flag tokparity passes on{fixed}; "
+                             f"known: {', '.join(sorted(FLAGS))}")
+    if isinstance(kind, tuple):
+        if value not in kind:
+            raise TokparityError(f"{where}: {value!r} is not one of {', '.join(kind)}")
+        return value
+    if kind is list:
+        if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+            raise TokparityError(f"{where}: write a list of non-empty strings, e.g. [\"<sep>\"]")
+        return tuple(value)
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value, ok = float(value), True
+    if not ok:
+        raise TokparityError(f"{where}: write a {kind.__name__}, not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class TrainSpec:
     """``trained = { text = "botchan", model_type = "unigram", vocab_size = 1000, byte_fallback = true }``:
     the pinned text a model is trained on and the SentencePiece trainer flags, as written (the
-    determinism settings tokparity adds are tokparity.zoo.trained's)."""
+    determinism settings tokparity adds are ``FIXED``)."""
 
     text: str
     flags: tuple[tuple[str, bool | int | float | str | tuple[str, ...]], ...]  # sorted by name
@@ -117,8 +154,6 @@ def _trained(model: str, entry: dict, files: dict[str, PinnedFile], texts: dict[
     """``trained = { text = "botchan", model_type = "unigram", ... }`` -> a TrainSpec, checked: the
     text is a pinned one, every flag is a SentencePiece trainer flag tokparity lets through, and
     the model pins no spm_model of its own (the trained one is its spm_model)."""
-    from tokparity.zoo.trained import check_flag
-
     where = f"models.toml [models.{model}] trained"
     if not isinstance(entry, dict):
         raise TokparityError(f"{where}: write a table, e.g. {{ text = \"botchan\", model_type = \"unigram\" }}")

@@ -36,48 +36,13 @@ from importlib import metadata
 from pathlib import Path
 
 from tokparity.errors import TokparityError
-from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached, publish_folder
-from tokparity.zoo.manifest import TrainSpec, ZooModel, load_manifest
+from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, file_lock, is_cached, publish_folder
+from tokparity.zoo.manifest import FIXED, TrainSpec, ZooModel, load_manifest
 
-# Bump when the way a model is trained changes (the settings below, how the text is read).
+# Bump when the way a model is trained changes (manifest.FIXED, the seed below, how the text is read).
 TRAINER_VERSION = 1
 SIDECAR = "trained.json"
-# What makes training reproducible; a manifest entry cannot override them.
-FIXED = {"num_threads": 1, "input_sentence_size": 0, "shuffle_input_sentence": False, "minloglevel": 2}
 RANDOM_SEED = 20261122
-NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
-# The trainer flags a manifest entry may set, with the type each takes (a tuple: the values it may take).
-FLAGS: dict[str, type | tuple[str, ...]] = {
-    "model_type": ("unigram", "bpe"), "vocab_size": int, "hard_vocab_limit": bool, "character_coverage": float,
-    "byte_fallback": bool, "split_digits": bool, "split_by_number": bool, "split_by_whitespace": bool,
-    "split_by_unicode_script": bool, "treat_whitespace_as_suffix": bool, "allow_whitespace_only_pieces": bool,
-    "add_dummy_prefix": bool, "remove_extra_whitespaces": bool, "max_sentencepiece_length": int,
-    "user_defined_symbols": list, "control_symbols": list, "normalization_rule_name": NORMALIZATIONS,
-    "unk_id": int, "bos_id": int, "eos_id": int, "pad_id": int,
-}
-
-
-def check_flag(where: str, name: str, value):
-    """A manifest flag's value as TrainSpec holds it (lists as tuples), or a one-line error."""
-    kind = FLAGS.get(name)
-    if kind is None:
-        fixed = " (tokparity fixes it, for reproducible training)" if name in FIXED else ""
-        raise TokparityError(f"{where}: {name!r} is not a trainer flag tokparity passes on{fixed}; "
-                             f"known: {', '.join(sorted(FLAGS))}")
-    if isinstance(kind, tuple):
-        if value not in kind:
-            raise TokparityError(f"{where}: {value!r} is not one of {', '.join(kind)}")
-        return value
-    if kind is list:
-        if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
-            raise TokparityError(f"{where}: write a list of non-empty strings, e.g. [\"<sep>\"]")
-        return tuple(value)
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value, ok = float(value), True
-    if not ok:
-        raise TokparityError(f"{where}: write a {kind.__name__}, not {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -181,7 +146,6 @@ def trained_file(model: ZooModel, build: bool = True,
     folder = _folder(model.name, key)
     found = _read(folder, model.name)
     if found is None and build:
-        from tokparity.zoo.fetch import fetch_files
         fetch_files([pinned], manifest, log=log)
         with file_lock(cache_dir() / "trained" / ".train.lock"):
             found = _read(folder, model.name)  # another process may have trained it meanwhile

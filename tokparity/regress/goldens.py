@@ -65,7 +65,7 @@ def default_goldens_dir() -> Path:
     env = os.environ.get("TOKPARITY_GOLDENS")
     if env:
         return Path(env)
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file() and (checkout / "tests").is_dir():
         return checkout / "tests" / "goldens"
     raise BadGoldens("no goldens folder: tokparity is not running from its source checkout; pass --goldens DIR "

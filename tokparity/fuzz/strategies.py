@@ -1,7 +1,7 @@
 """Hypothesis strategies for tokenizer parity tests (needs ``pip install hypothesis``).
 
     from hypothesis import given
-    from tokparity.strategies import vocab_texts, whitespace_texts
+    from tokparity.fuzz.strategies import vocab_texts, whitespace_texts
     from tokparity.vocab import load_vocab
 
     vocab = load_vocab("tokenizer.gguf")
@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from hypothesis import strategies as st
 
 from tokparity.errors import TokparityError
-from tokparity.generators import SCRIPTS, WHITESPACE, piece_strings, simplicity, special_texts
+from tokparity.fuzz.generators import SCRIPTS, WHITESPACE, piece_strings, simplicity, special_texts
 from tokparity.vocab.model import Vocab
 
 __all__ = ["SCRIPTS", "vocab_texts", "whitespace_texts", "script_texts", "normalization_texts",

@@ -6,7 +6,7 @@ machine (every random choice comes from one ``random.Random`` seeded with a stri
 seeding is stable across Python versions and runs).
 
     unicode-seams       code points regex engines and Unicode versions disagree on, in the
-                        contexts a split regex tells apart (tokparity.seams; run first: it is short)
+                        contexts a split regex tells apart (tokparity.fuzz.seams; run first: it is short)
     vocab-pieces        every piece of the vocabulary, decoded to the text it stands for
     vocab-concat        random concatenations of vocabulary pieces, whitespace between some
     special-whitespace  every added / special token text with whitespace on each side
@@ -39,7 +39,7 @@ from itertools import chain, islice, repeat
 
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
-from tokparity.seams import unicode_seams
+from tokparity.fuzz.seams import unicode_seams
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
 

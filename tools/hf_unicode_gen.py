@@ -8,7 +8,7 @@ their sources (tokenizers 0.23.3 links the versions named below: its wheel names
 ``onig-6.5.3`` and ``unicode-normalization-alignments-0.1.12``, and its Cargo.toml asks for
 ``unicode_categories = "0.1"``, of which 0.1.1 is the only release):
 
-    python -m tokparity.reference.hf_unicode_gen \\
+    python -m tools.hf_unicode_gen \\
         --categories  unicode_categories-0.1.1/        (Debian librust-unicode-categories-dev 0.1.1-2)
         --normalization unicode-normalization-alignments/src/tables.rs   (0.1.12, n1t0 9ca6960)
         --derived-age DerivedAge.txt                    (Debian unicode-data 15.0.0)
@@ -25,7 +25,7 @@ import argparse
 import re
 from pathlib import Path
 
-OUT = Path(__file__).with_name("_hf_unicode_data.py")
+OUT = Path(__file__).resolve().parents[1] / "tokparity" / "reference" / "_hf_unicode_data.py"
 
 
 def ranges_of(points) -> list[tuple[int, int]]:

@@ -24,7 +24,7 @@ from tokparity import __version__
 from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
-from tokparity.goldens import (
+from tokparity.regress.goldens import (
     DIGEST_ONLY_OVER,
     SUFFIX,
     Answer,

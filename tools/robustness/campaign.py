@@ -16,7 +16,7 @@ folder, and is judged on what the standards promise:
 Anything else is ``held``. Exit status 1 if any trial is bad; what went wrong per trial is in
 ``OUT/campaign.jsonl``::
 
-    python -m tokparity.robustness.campaign [-o reports/hostile-campaign] [--family engines]
+    python -m tools.robustness.campaign [-o reports/hostile-campaign] [--family engines]
 """
 
 from __future__ import annotations
@@ -641,7 +641,7 @@ PROBLEMS = ("traceback", "hang", "orphan", "lost", "status")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tokparity.robustness.campaign",
+    parser = argparse.ArgumentParser(prog="python -m tools.robustness.campaign",
                                      description="Hostile inputs and situations against the tokparity command line.")
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES),
                         help="only this family (repeatable; default: all)")

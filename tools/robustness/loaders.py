@@ -19,7 +19,7 @@ reference parser. Each check ends in one of three outcomes:
 
 As a nox session (fuzz the small zoo files for N seconds; exit status 1 if any ``bad``)::
 
-    python -m tokparity.robustness.loaders --seconds 120 --seed 1 [-o reports/hostile-loaders]
+    python -m tools.robustness.loaders --seconds 120 --seed 1 [-o reports/hostile-loaders]
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from tokparity.robustness.mutators import Mutant, Recipe
+    from tools.robustness.mutators import Mutant, Recipe
 
 Tag = TypeVar("Tag")  # whatever the caller pairs with each mutant, handed back with its outcome
 
 OK, CLEAR, BAD = "ok", "clear-error", "bad"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: the worker imports tools.robustness from it
 OUTCOMES = (OK, CLEAR, BAD)
 
 MiB = 1 << 20
@@ -202,9 +203,10 @@ class LoaderWorker:
     def _start(self) -> None:
         self._stderr.seek(0)
         self._stderr.truncate()
-        self.proc = subprocess.Popen([sys.executable, "-m", "tokparity.robustness.loaders", "--worker"],
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        self.proc = subprocess.Popen([sys.executable, "-m", "tools.robustness.loaders", "--worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     bufsize=0)
+                                     bufsize=0, env={**os.environ, "PYTHONPATH": path})
         self._buf = b""
         if not self._read_line(60.0):
             raise RuntimeError(f"the loader worker did not start: {self._stderr_tail()}")
@@ -363,7 +365,7 @@ class Source:
     """One seed file (``data`` as ``filename``) and what it takes to make random hostile variants."""
 
     def __init__(self, label: str, data: bytes, filename: str, fmt: str, seed: int, origin: str = ""):
-        from tokparity.robustness import mutators as m
+        from tools.robustness import mutators as m
 
         self.label, self.data, self.filename, self.fmt = label, data, filename, fmt
         self.origin = origin or label
@@ -377,7 +379,7 @@ class Source:
             self.structural = m.hf_json_structural(self.data, rng, filename)
 
     def random_mutant(self, rng: random.Random):
-        from tokparity.robustness import mutators as m
+        from tools.robustness import mutators as m
 
         if self.fmt == "gguf":
             return m.gguf_random(self.layout, rng, self.filename, self.structural)
@@ -389,9 +391,9 @@ class Source:
 def default_sources(seed: int) -> list[Source]:
     """The small zoo files, plus botchan's .model rewritten as a Unigram tokenizer.json with a
     Precompiled normalizer (the zoo's only such tokenizer.json is Gemma 3's 33 MB one)."""
-    from tokparity.robustness.mutators import unigram_json
     from tokparity.vocab import load_vocab
     from tokparity.zoo import resolve_model
+    from tools.robustness.mutators import unigram_json
 
     sources = []
     for model, role, fmt in DEFAULT_SOURCES:
@@ -437,7 +439,7 @@ def fuzz(sources: list[Source], seconds: float, seed: int, out_dir: Path, worker
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tokparity.robustness.loaders",
+    parser = argparse.ArgumentParser(prog="python -m tools.robustness.loaders",
                                      description="Fuzz the tokenizer-file loaders with hostile variants of zoo files.")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)

@@ -47,6 +47,7 @@ import regex
 
 from tokparity.corpus import Case
 from tokparity.reference import unicode as llama_tables
+from tokparity.run.results import SeamCovered
 
 NAME = "unicode-seams"
 
@@ -333,25 +334,23 @@ def unicode_seams(vocab: object = None, seed: int = 0) -> Iterator[Case]:
 # -- what a run covered ------------------------------------------------------------------------------
 
 
-def seams_covered(cases_per_seam: Mapping[str, int]) -> list[dict]:
-    """Which seams a run tried, from the count of ``gen:unicode-seams`` cases judged per ``seam`` tag:
-    ``[{"seam", "about", "cases", "of", "code_points", "of_code_points", "complete"}]`` in the order
-    of ``seams()`` (``of``: the seam's texts; ``of_code_points``: its code points in all, of which
-    ``code_points`` were tried as representatives when fewer)."""
+def seams_covered(cases_per_seam: Mapping[str, int]) -> list[SeamCovered]:
+    """Which seams a run tried, from the count of ``gen:unicode-seams`` cases judged per ``seam`` tag,
+    in the order of ``seams()`` (``of``: the seam's texts; ``of_code_points``: its code points in
+    all, of which ``code_points`` were tried as representatives when fewer)."""
     out = []
     for seam in seams():
         run = int(cases_per_seam.get(seam.name, 0))
-        out.append({"seam": seam.name, "about": seam.about, "cases": run, "of": seam.texts,
-                    "code_points": len(seam.members), "of_code_points": seam.of, "complete": run >= seam.texts})
+        out.append(SeamCovered(seam.name, seam.about, run, seam.texts, len(seam.members), seam.of, run >= seam.texts))
     return out
 
 
 def coverage_line(cases_per_seam: Mapping[str, int]) -> str:
     """One line for a report: ``seams covered: \\s:ecmascript, \\s:re2, …; partly: …; not reached: …``."""
     covered = seams_covered(cases_per_seam)
-    full = [c["seam"] for c in covered if c["complete"]]
-    part = [f"{c['seam']} ({c['cases']}/{c['of']})" for c in covered if 0 < c["cases"] < c["of"]]
-    none = [c["seam"] for c in covered if c["cases"] == 0]
+    full = [c.seam for c in covered if c.complete]
+    part = [f"{c.seam} ({c.cases}/{c.of})" for c in covered if 0 < c.cases < c.of]
+    none = [c.seam for c in covered if c.cases == 0]
     parts = [f"seams covered: {', '.join(full) or 'none'}"]
     if part:
         parts.append(f"partly: {', '.join(part)}")

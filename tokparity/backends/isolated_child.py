@@ -1,0 +1,87 @@
+"""The child process of an ``IsolatedBackend`` (isolated.py): ``python -m
+tokparity.backends.isolated_child SPEC`` makes the backend SPEC names, announces itself and serves
+it over JSON lines on stdin / stdout until EOF.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.isolated import model_from_json
+from tokparity.backends.registry import make_backend
+from tokparity.errors import TokparityError
+
+
+def handle(backend: Backend, req: dict) -> dict:
+    """One request -> one reply (without its id)."""
+    op = req.get("op")
+    try:
+        if op == "encode":
+            result = backend.encode_with_notes(req["text"], bool(req.get("add_special")),
+                                               bool(req.get("parse_special")))
+            reply: dict[str, object] = {"ids": [int(i) for i in result.ids]}
+            if result.notes:
+                reply["notes"] = list(result.notes)
+            return reply
+        if op == "decode":
+            return {"text": backend.decode(req["ids"])}
+        if op == "pieces":
+            return {"pieces": backend.pieces(req["ids"])}
+        if op == "normalize":
+            return {"text": backend.normalize(req["text"])}
+        if op == "pre_tokenize":
+            return {"pieces": backend.pre_tokenize(req["text"])}
+        if op == "version":
+            return {"version": backend.version}
+        return {"error": f"unknown op {op!r}", "status": "unsupported"}
+    except CaseFailure as e:
+        return {"error": e.detail, "status": e.status}
+    except NotImplementedError as e:
+        return {"error": str(e), "status": "unsupported"}
+    except Exception as e:  # the backend's own error on this input: reported, the child lives on
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def serve(backend: Backend, requests, replies) -> None:
+    """Answer JSON lines from ``requests`` (a binary file) on ``replies`` until EOF."""
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            replies.write(json.dumps({"id": None, "error": f"not JSON: {e}"}).encode() + b"\n")
+            replies.flush()
+            continue
+        reply = {"id": req.get("id"), **handle(backend, req)}
+        replies.write(json.dumps(reply).encode() + b"\n")
+        replies.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    replies = os.fdopen(os.dup(1), "wb")  # the protocol's own stdout ...
+    os.dup2(2, 1)  # ... and fd 1 now goes to stderr, for anything a library prints
+    sys.stdout = sys.stderr
+    try:
+        spec = json.loads(argv[0])
+        backend = make_backend(spec["backend"], model_from_json(spec["model"]), isolate=False, **spec["opts"])
+    except TokparityError as e:
+        replies.write(json.dumps({"id": 0, "error": str(e)}).encode() + b"\n")
+        replies.flush()
+        return 2
+    stages = [s for s in ("normalize", "pre_tokenize") if backend.supports(s)]
+    replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages}).encode() + b"\n")
+    replies.flush()
+    try:
+        serve(backend, sys.stdin.buffer, replies)
+    finally:
+        backend.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""What every corpus module shares: a ``Case``, ``BadCorpus``, the named corpora."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tokparity.errors import TokparityError
+
+COMMITTED = ("multilingual", "emoji", "edge")
+NAMES = COMMITTED + ("llama.cpp-tests",)
+
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    text: str
+    corpus: str
+    tags: dict = field(default_factory=dict, compare=False, hash=False)
+    # A line not read: longer than any text of the cap can be (``load_corpus(max_chars=...)``).
+    # Its length in bytes; ``text`` is empty and ``id`` is the line's default id.
+    unread_bytes: int = field(default=0, compare=False)
+
+
+class BadCorpus(TokparityError):
+    pass
