@@ -237,7 +237,7 @@ def anchor(name: str) -> str:
 
 
 def csv_columns() -> str:
-    columns = constant(ROOT / "tokparity" / "results.py", "CSV_COLUMNS")
+    columns = constant(ROOT / "tokparity" / "run" / "results.py", "CSV_COLUMNS")
     described = _toml(HOOKS / "contracts.toml")["csv_columns"]
     for name in columns:
         if name not in described:

@@ -8,14 +8,15 @@ where it stopped::
     {"journal": 1, "command": "compare", "tokparity": "0.1.0", "args": {...}, "corpora": {...}}
     {"model": "llama-spm", "n": 0, "case_id": "edge-0001", "corpus": "edge", "oracle": "golden",
      "tally": ["kind=space", "corpus=edge"], "verdicts": {"ref": "agree", "greedy": ["space-prefix", ""]},
-     "mismatches": [{…the full Mismatch record…}]}
+     "mismatches": [{…each mismatch's Judgement, with the known divergence it matched as judged…}]}
 
 The first line says what was asked (the command's arguments, so a resume needs none) and
 fingerprints the corpus files (a resume on a changed corpus would mix two runs). Every other line
-is a ``CaseRecord``: the verdict of each compared backend on one case, which is everything the
-summaries, the tag rates and the reports are made from. A resumed run replays these records
-through the very code that applied them the first time (``Tally.apply``), then runs only the
-cases not in the journal; its reports are those of an uninterrupted run.
+is a ``CaseRecord`` (tokparity.records): the verdict of each compared backend on one case and
+the Judgement of each mismatch, as the judge made them; what is diagnosed and decided of them
+later is not journaled, but made again. A resumed run replays these records through the very
+code that applied them the first time (``Tally.apply``), runs only the cases not in the journal,
+then diagnoses and decides as an uninterrupted run does: its reports are those of one.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
 newline, or not JSON) is dropped on resume and its case is run again.
@@ -29,6 +30,11 @@ A journal is input like any other file a user may be handed, so a resume trusts 
 - the header's commands (``cmd:``/``py:`` backends, run on resume) are signed with a secret of
   this user's (``$TOKPARITY_CACHE/journal-key``, made 0600 on first use): a journal this user's
   tokparity did not write runs them only with ``--trust-journal``, after showing them.
+
+This module is the file (``Journal``: create, reopen, lock, write, read back); beside it,
+``format`` (a line's JSON and its checks), ``signing`` (the header's signature), ``resume`` (the
+stored arguments, the corpora's fingerprints, the positions done) and ``interrupt`` (Ctrl-C held
+while a batch is counted and journaled).
 """
 
 from __future__ import annotations
