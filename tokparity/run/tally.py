@@ -55,7 +55,7 @@ class Tally:
         self.summaries = {n: RunSummary(model.name, "/".join(chain), n) for n in self.compared}
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
         self.oracles_used: set[str] = set()
-        self.judgements: list[Judgement] = []  # this model's, in case order, until finish decides them
+        self.judgements: list[Judgement] = []  # this model's mismatches, in case order, for finish to decide
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing: dict = results.timing.setdefault(model.name, {"load": 0.0, "backends": {}})
         if options.known:
@@ -155,7 +155,6 @@ class Tally:
             decision = decide(judgement, diagnosis, known)
             self._count(judgement.backend, decision)
             self.results.mismatches.append(Mismatch(judgement, decision, diagnosis))
-        self.judgements = []
         if diagnosed is not None:
             self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
