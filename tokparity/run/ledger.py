@@ -51,7 +51,7 @@ class ModelLedger:
     def read_done(self, options: CompareOptions) -> None:
         """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
         counts them from the journal as soon as it exists."""
-        if options.journal is not None:
+        if options.journal is not None and options.journal.resumed:  # (a new journal holds none of them)
             for record in options.journal.records(self.model.name, self.index):
                 self.done.add(record.n)
 

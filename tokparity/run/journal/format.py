@@ -8,7 +8,6 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import replace
 
 from tokparity.errors import TokparityError
 from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
@@ -141,12 +140,7 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     (the journal's key); ``with_mismatches``: each mismatch's fields too (fuzz keeps counts only).
     ``known``: the list whose entry each mismatch matches as judged is noted in its verdict and its
     fields (a resume decides again, once diagnosed; fuzz records carry their decisions already)."""
-    if known is not None and record.mismatches:
-        found = {m.backend: known.find(m) for m in record.mismatches}
-        record = replace(record, verdicts={name: Verdict.differs(v.cls, found[name]) if name in found else v
-                                           for name, v in record.verdicts.items()},
-                         mismatches=tuple(Mismatch(m.judgement, replace(m.decision, known=found[m.backend]))
-                                          for m in record.mismatches))
+    found = {m.backend: known.find(m) for m in record.mismatches} if known is not None else {}
     d = {"model": record.model, "n": record.n, "case_id": record.case_id, "corpus": record.corpus}
     if slot is not None:
         d["slot"] = slot
@@ -156,11 +150,12 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
             d["unread"] = True
         return d
     d.update(oracle=record.oracle, tally=record.tally,
-             verdicts={name: verdict.to_json() for name, verdict in record.verdicts.items()})
+             verdicts={name: [verdict.cls, found[name]] if name in found else verdict.to_json()
+                       for name, verdict in record.verdicts.items()})
     if record.causes:
         d["causes"] = record.causes
     if with_mismatches and record.mismatches:
-        d["mismatches"] = [m.fields() for m in record.mismatches]
+        d["mismatches"] = [m.fields() | ({"known": found[m.backend]} if found else {}) for m in record.mismatches]
     return d
 
 
