@@ -43,6 +43,7 @@ from tokparity.backends.base import Answer, Backend, CaseFailure, NotCovered
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
+from tokparity.zoo.fetch import sha256_of
 
 FORMAT = 1
 SUFFIX = ".jsonl.gz"
@@ -74,14 +75,6 @@ def default_goldens_dir() -> Path:
 
 def goldens_path(goldens_dir: Path, model: str) -> Path:
     return Path(goldens_dir) / f"{model}{SUFFIX}"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def texts_digest(cases: Iterable[Case]) -> tuple[str, int]:
@@ -289,7 +282,7 @@ def model_files_record(model: ModelFiles) -> dict:
     """Each tokenizer file's name and sha256: a converter's new output shows up as a changed digest."""
     # Only the publisher's files: one tokparity converted (a zoo "derived" file) is not the model.
     files = getattr(model, "original_files", model.files)
-    return {role: {"name": p.name, "sha256": sha256_file(p)} for role, p in sorted(files.items())
+    return {role: {"name": p.name, "sha256": sha256_of(p)} for role, p in sorted(files.items())
             if not role.startswith("golden")}
 
 
