@@ -281,17 +281,27 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         "tokparity": goldens.header.get("tokparity"), "corpora": list(cases), "digest_changed": changed}
 
 
-def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> dict:
-    """``judge_model`` in another process (a Ray task): its results, notes and known-list counts,
-    or ``{"error": text}`` (returned, not raised: the driver says it in one line)."""
+@dataclass(frozen=True)
+class JudgedElsewhere:
+    """What a Ray task sends back of one model: its results, the notes for the user and the known
+    list's counts, or the error it met (returned, not raised: the driver says it in one line)."""
+
+    results: Results | None = None
+    notes: list[str] = field(default_factory=list)
+    known: KnownList | None = None
+    error: str = ""
+
+
+def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> JudgedElsewhere:
+    """``judge_model`` in another process (a Ray task)."""
     results = Results(tokparity=__version__)
     try:
         judge_model(checked, options, results)
     except TokparityError as e:
-        return {"error": str(e)}
+        return JudgedElsewhere(error=str(e))
     except Exception as e:  # a bug, not bad input: the driver shows where
-        return {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
-    return {"results": results, "notes": options.notes, "known": options.known}
+        return JudgedElsewhere(error=f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+    return JudgedElsewhere(results, options.notes, options.known)
 
 
 def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: Results) -> None:
@@ -312,23 +322,25 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
         sent = replace(options, progress=None, notes=[], ray=None,
                        known=options.known.blank() if options.known else None)
         refs = {task.remote(model, sent): i for i, model in enumerate(checked)}
-        parts: dict[int, dict] = {}
+        parts: dict[int, JudgedElsewhere] = {}
         waiting = list(refs)
         while waiting:  # (a short wait, so that Ctrl-C is handled at once)
             ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_SECONDS)
             for ref in ready:
                 i = refs[ref]
-                parts[i] = ray.get(ref)
-                if "error" in parts[i]:
-                    raise TokparityError(f"{checked[i].goldens.model}: {parts[i]['error']}")
-                for line in parts[i]["results"].options.get("unavailable", []):
+                part = parts[i] = ray.get(ref)
+                if part.error or part.results is None:
+                    raise TokparityError(f"{checked[i].goldens.model}: {part.error}")
+                for line in part.results.options.get("unavailable", []):
                     _say(options, f"skipping {line}")
                 _say(options, judged_message(checked[i]))
         for i in range(len(checked)):
-            results.absorb(parts[i]["results"])
-            options.notes.extend(parts[i]["notes"])
-            if options.known is not None:
-                options.known.absorb(parts[i]["known"])
+            part = parts[i]
+            assert part.results is not None  # (checked as it came)
+            results.absorb(part.results)
+            options.notes.extend(part.notes)
+            if options.known is not None and part.known is not None:
+                options.known.absorb(part.known)
     finally:
         ray.shutdown()  # a local instance we started stops (its tasks with it); from a cluster we disconnect
 
