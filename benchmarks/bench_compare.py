@@ -62,7 +62,7 @@ def harness_overhead() -> list[Measurement]:
     from tokparity.run.journal import Journal
     from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions
+    from tokparity.run.options import CompareOptions, Services
 
     rows = []
     for label, models, backends in (
@@ -70,12 +70,12 @@ def harness_overhead() -> list[Measurement]:
             ("agreeing run: llama-spm, llama-bpe, bert-bge with ref, llama.cpp, golden",
              ("llama-spm", "llama-bpe", "bert-bge"), ["ref", "llama.cpp", "golden"])):
         with tempfile.TemporaryDirectory() as tmp:
-            options = CompareOptions(known=load_known(None), explicit_backends=backends is not None)
-            options.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
+            options = CompareOptions(explicit_backends=backends is not None, services=Services(known=load_known(None)))
+            options.services.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
             started = time.perf_counter()
             results = run_compare(models, DEFAULT_CORPORA, backends, options)
             wall = time.perf_counter() - started
-            options.journal.close()
+            options.services.journal.close()
         load = sum(t["load"] + t.get("close", 0.0) for t in results.timing.values())
         encode = sum(sum(t["backends"].values()) for t in results.timing.values())
         diagnose = sum(t.get("diagnose", 0.0) for t in results.timing.values())

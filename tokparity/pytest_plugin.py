@@ -104,7 +104,7 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
     elif callable(engine):
         backend = CallableEngine(engine, load_vocab(resolve_model(model).primary[1]))
         name = backend.name
-        options.ready[name] = backend
+        options.services.ready[name] = backend
     else:
         raise TokparityError(f"assert_tokenizer_parity: engine must be a callable (text, add_special, parse_special) "
                              f"-> list[int] or a backend spec such as 'cmd:…' or 'py:module:fn', not "

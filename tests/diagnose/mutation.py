@@ -255,8 +255,7 @@ def compare_runs(mutations: Iterable[Mutation], folder: Path, zoo) -> dict[tuple
     runs = {}
     for (model, corpora, add_special, parse_special), backends in groups.items():
         zoo(model)
-        options = CompareOptions(add_special=add_special, parse_special=parse_special, known=None,
-                                 explicit_backends=True)
+        options = CompareOptions(add_special=add_special, parse_special=parse_special, explicit_backends=True)
         results = run_compare([model], corpus_paths(corpora, folder, zoo), list(dict.fromkeys(backends)), options)
         runs[(model, corpora, add_special, parse_special)] = Run(results)
     return runs

@@ -44,7 +44,7 @@ def one_case_run(tmp_path, model, backend, texts):
     """``tokparity compare MODEL -b BACKEND`` on ``texts`` (no known list): the mismatches by case id."""
     corpus = tmp_path / "cases.jsonl"
     corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
-    results = run_compare([model], [str(corpus)], [backend], CompareOptions(known=None, explicit_backends=True))
+    results = run_compare([model], [str(corpus)], [backend], CompareOptions(explicit_backends=True))
     return {m.case_id: m for m in results.mismatches if m.backend == backend}
 
 

@@ -9,7 +9,7 @@ import json
 from tokparity.diff.decode import classify_decode, cleaned
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
-from tokparity.run.options import CompareOptions
+from tokparity.run.options import CompareOptions, Services
 
 
 def test_cleaned_removes_the_spaces_a_cleaning_decoder_removes():
@@ -30,7 +30,7 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     corpus = tmp_path / "decode.jsonl"
     texts = {"c1": "hello !", "c2": "Hello , world . I 'm here", "c3": "plain text, nothing to clean"}
     corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
-    results = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(decode=True, known=None))
+    results = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(decode=True))
     by_case = {(m.backend, m.case_id): m for m in results.mismatches}
     assert set(by_case) == {("hf", "c1"), ("hf", "c2")}  # ref decodes as llama.cpp does
     m = by_case[("hf", "c2")]
@@ -38,7 +38,7 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     assert m.oracle_ids == m.backend_ids
     assert "oracle \"Hello, world. I'm here\" vs backend \"Hello , world . I 'm here\"" in m.evidence
     # without --decode the same run agrees: the ids are the same
-    plain = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(known=None))
+    plain = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions())
     assert plain.mismatches == []
 
 
@@ -53,7 +53,7 @@ def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
     texts = {"digits": "The 7:45 train", "mark": "\u2581hello", "plain": "the whole family"}
     corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
     raw = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
-                      CompareOptions(decode=True, known=None))
+                      CompareOptions(decode=True))
     by_case = {m.case_id: m for m in raw.mismatches}
     assert set(by_case) == {"digits", "mark"}
     digits, mark = by_case["digits"], by_case["mark"]
@@ -65,7 +65,7 @@ def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
     assert mark.cls == "decode-roundtrip"
     assert "differ only in leading spaces, 0 on the oracle's side and 1 on the backend's" in mark.evidence
     known = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
-                        CompareOptions(decode=True, known=load_known()))
+                        CompareOptions(decode=True, services=Services(known=load_known())))
     assert {m.case_id: m.known for m in known.mismatches} == {
         "digits": "sentencepiece-unk-surface", "mark": "sentencepiece-decode-drops-leading-spaces"}
 

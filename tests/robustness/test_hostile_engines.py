@@ -293,11 +293,11 @@ def test_lone_surrogates_from_an_engine_are_escaped_text(tmp_path, zoo):
 # -- 9. --jobs -------------------------------------------------------------------------------------------
 
 def test_jobs_are_capped_at_the_cases_and_the_cpus(tmp_path, zoo):
-    from tokparity.run.options import CompareOptions
+    from tokparity.run.options import CompareOptions, Services
     from tokparity.run.parallel import MAX_JOBS_PER_CPU, _capped_jobs
 
     said: list[str] = []
-    assert _capped_jobs(CompareOptions(jobs=100000, progress=said.append)) == (os.cpu_count() or 1) * MAX_JOBS_PER_CPU
+    assert _capped_jobs(CompareOptions(jobs=100000, services=Services(progress=said.append))) == (os.cpu_count() or 1) * MAX_JOBS_PER_CPU
     assert said == [f"--jobs 100000: capped at {(os.cpu_count() or 1) * MAX_JOBS_PER_CPU} worker processes "
                     f"({MAX_JOBS_PER_CPU} per CPU)"]
     zoo("llama-spm")

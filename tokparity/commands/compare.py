@@ -147,13 +147,13 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 def compare_options(args: argparse.Namespace):
     from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
-    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions
+    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
                           explicit_backends=bool(args.backends),
-                          progress=None if args.quiet else progress_to_stderr,
-                          known=load_known(args.known, builtin=not args.no_builtin_known),
+                          services=Services(progress=None if args.quiet else progress_to_stderr,
+                                            known=load_known(args.known, builtin=not args.no_builtin_known)),
                           max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
                           jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout, ray=getattr(args, "ray", None))
 
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)
             (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
-        options.journal = journal
+        options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)
     finally:
         if journal is not None:

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.journal.resume import stored_args, take_args
     from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions
+    from tokparity.run.options import CompareOptions, Services
 
     journal = None
     if args.resume:
@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
-                             progress=None if args.quiet else progress_to_stderr,
-                             known=load_known(args.known or [], builtin=not args.no_builtin_known))
+                             services=Services(progress=None if args.quiet else progress_to_stderr,
+                                               known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []})
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS))

@@ -45,10 +45,17 @@ class Settings(Protocol):
     """What the diagnosis reads of a run's options (tokparity.run.options.CompareOptions), as they are
     when it runs: regress judges a model twice, add_special off then on."""
 
-    add_special: bool
-    parse_special: bool
-    max_chars: int | None
-    diagnose: bool  # False: no cause is named
+    @property
+    def add_special(self) -> bool: ...
+
+    @property
+    def parse_special(self) -> bool: ...
+
+    @property
+    def max_chars(self) -> int | None: ...
+
+    @property
+    def diagnose(self) -> bool: ...  # False: no cause is named
 
     def say(self, message: str) -> None: ...
 

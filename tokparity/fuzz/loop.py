@@ -355,7 +355,7 @@ class Fuzzer:
         """``judgement`` diagnosed and decided now (fuzz steers by causes case by case): its cause
         (its class then fits it) and the known divergence it is, if any."""
         diagnosis = self.run.diagnosis.diagnose_one(judgement)
-        return Mismatch(judgement, decide(judgement, diagnosis, self.run.options.known), diagnosis)
+        return Mismatch(judgement, decide(judgement, diagnosis, self.run.options.services.known), diagnosis)
 
     def _note(self, entry: dict) -> None:
         assert self.journal is not None and self.ledger is not None
@@ -474,7 +474,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
             Path(fuzz_options.findings_path).parent.mkdir(parents=True, exist_ok=True)
             if not (resuming and Path(fuzz_options.findings_path).exists()):
                 Path(fuzz_options.findings_path).write_text("", "utf-8")
-        fuzzer = Fuzzer(run, fuzz_options, options.progress)
+        fuzzer = Fuzzer(run, fuzz_options, options.services.progress)
         try:
             result = fuzzer.fuzz()
         except KeyboardInterrupt:  # Ctrl-C: the findings so far are the result

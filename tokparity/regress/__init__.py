@@ -41,7 +41,7 @@ from tokparity.regress.goldens import (
 )
 from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.known import KnownList
-from tokparity.run.options import CompareOptions
+from tokparity.run.options import CompareOptions, Services
 from tokparity.run.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
@@ -257,12 +257,13 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
     from tokparity.vocab import load_vocab
     stored = StoredGoldens(goldens, cases, load_vocab(model.primary[1]), live)
     compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
-                                     ready={ORACLE: stored}, explicit_backends=bool(options.backends),
-                                     progress=options.progress, known=options.known)
+                                     explicit_backends=bool(options.backends),
+                                     services=Services(known=options.known, progress=options.progress,
+                                                       ready={ORACLE: stored}))
     run = ModelRun(checked.spec, options.backends or default_backends(goldens), compare_options, results)
     try:
         for add_special in (False, True):
-            compare_options.add_special = add_special  # both settings through one run: backends load once
+            run.reask(replace(compare_options, add_special=add_special))  # both settings through one run: backends load once
             label = SPECIAL_LABEL if add_special else ""
             for record in run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
                                                for c in chain(*cases.values()))):

@@ -38,7 +38,7 @@ import secrets
 import socket
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokparity import __version__
@@ -47,7 +47,7 @@ from tokparity.errors import TokparityError
 from tokparity.run.judge import ModelRun, too_long_record
 from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Judged, Reply, Started
-from tokparity.run.options import WORKER_OPTIONS, CompareOptions
+from tokparity.run.options import CompareOptions, Services
 from tokparity.run.results import Results
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
@@ -69,13 +69,13 @@ class CaseJudge:
     Ray actor by ``ray.remote`` at run time (this module imports without Ray). A failure is
     returned as ``{"error": text}``, never raised: the driver says it in one line."""
 
-    def __init__(self, spec: str, backend_names: list[str] | None, option_values: dict):
+    def __init__(self, spec: str, backend_names: list[str] | None, sent: CompareOptions):
         self.notes: list[str] = []  # progress (a backend skipped): said by the driver
         self.error = ""
         self.run: ModelRun | None = None
         self.results = Results(tokparity=__version__)
         try:
-            options = CompareOptions(**option_values, progress=self.notes.append)
+            options = replace(sent, services=Services(progress=self.notes.append))
             self.run = ModelRun(spec, backend_names, options, self.results)
         except TokparityError as e:
             self.error = str(e)
@@ -237,7 +237,7 @@ class _Driver:
                  options: CompareOptions, results: Results, slots: int):
         self.ray, self.corpora, self.options, self.results, self.slots = ray, corpora, options, results, slots
         self.backend_names = backend_names
-        self.option_values = {k: getattr(options, k) for k in WORKER_OPTIONS}
+        self.sent = options.for_worker()
         self.state = [ModelLedger(i, spec, 1) for i, spec in enumerate(models)]
         self.remote = ray.remote(num_cpus=1, max_restarts=1, max_task_retries=1)(CaseJudge)
         self.feeds: list[_Feed] = []  # the models started, in order
@@ -281,7 +281,7 @@ class _Driver:
         self._new_actor(self.feeds[-1])
 
     def _new_actor(self, feed: _Feed) -> _Actor:
-        actor = _Actor(self.remote.remote(feed.m.spec, self.backend_names, self.option_values), feed.m.index)
+        actor = _Actor(self.remote.remote(feed.m.spec, self.backend_names, self.sent), feed.m.index)
         self.actors.append(actor)
         feed.actors.append(actor)
         self.in_flight[actor.handle.meta.remote()] = ("meta", actor)

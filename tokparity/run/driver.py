@@ -23,7 +23,7 @@ from tokparity.run.results import Results
 
 def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
                 options: CompareOptions) -> Results:
-    """Every model on every case. With ``options.journal`` each case is written as it is judged,
+    """Every model on every case. With ``options.services.journal`` each case is written as it is judged,
     and cases the journal already holds are replayed, not run again (``--resume``). Ctrl-C stops
     the run: the results of the cases done are returned, marked ``interrupted``."""
     started = time.perf_counter()
@@ -36,7 +36,7 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
 def _run_compare(models: list[str], corpora: list[str], backend_names: list[str] | None, options: CompareOptions,
                  results: Results, started: float) -> Results:
     results.timing_jobs = options.jobs
-    if options.jobs > 1 and options.ready:
+    if options.jobs > 1 and options.services.ready:
         options.say(f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
                     "running in this process")
     elif options.jobs > 1 or options.ray is not None:
@@ -60,8 +60,8 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
 
 
 def _finish(results: Results, options: CompareOptions, started: float) -> Results:
-    if options.known:
-        results.known = options.known.report()
+    if options.services.known:
+        results.known = options.services.known.report()
     results.seconds = time.perf_counter() - started
     return results
 

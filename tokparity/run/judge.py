@@ -129,8 +129,8 @@ class ModelRun:
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
         for name in wanted:
-            if name in options.ready:
-                self.backends[name] = options.ready[name]
+            if name in options.services.ready:
+                self.backends[name] = options.services.ready[name]
                 continue
             try:
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts)
@@ -160,6 +160,12 @@ class ModelRun:
             self.backends.popitem()[1].close()
         gc.unfreeze()  # what collector_paused() froze: collected as usual from here on
         self.timing["close"] = self.timing.get("close", 0.0) + time.perf_counter() - started
+
+    def reask(self, options: CompareOptions) -> None:
+        """The same vocabulary and backends, asked something else from here on (regress judges a
+        model twice, add_special off then on, its backends loaded once): the judge, the tally and
+        the diagnosis read the new options."""
+        self.options = self.tally.options = self.diagnosis.options = options
 
     def started(self) -> Started:
         """What a worker or an actor says once it has loaded this model."""

@@ -51,8 +51,8 @@ class ModelLedger:
     def read_done(self, options: CompareOptions) -> None:
         """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
         counts them from the journal as soon as it exists."""
-        if options.journal is not None and options.journal.resumed:  # (a new journal holds none of them)
-            for record in options.journal.records(self.model.name, self.index):
+        if options.services.journal is not None and options.services.journal.resumed:  # (a new journal holds none of them)
+            for record in options.services.journal.records(self.model.name, self.index):
                 self.done.add(record.n)
 
     def start(self, started: Started, options: CompareOptions) -> None:
@@ -69,7 +69,7 @@ class ModelLedger:
 
     def replay_journal(self, options: CompareOptions) -> None:
         """Count what the journal holds of this model (``--resume``), once the tally exists."""
-        journal = options.journal
+        journal = options.services.journal
         if journal is not None and len(self.done):
             self.ledger.replay(journal, self.index)
             if journal.duplicates:
@@ -98,8 +98,8 @@ class ModelLedger:
                 self.done.add(record.n)
                 if (record.n + 1) % 500 == 0:
                     options.say(f"{self.model.name}: {record.n + 1} cases")
-            if options.journal is not None:
-                options.journal.write_many(applied, self.index, options.known)  # keyed by position
+            if options.services.journal is not None:
+                options.services.journal.write_many(applied, self.index, options.services.known)  # keyed by position
 
     def end(self, options: CompareOptions, runner: str) -> None:
         """Every record is in (``runner``: the flag, for the message if one is not)."""

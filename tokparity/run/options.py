@@ -4,7 +4,7 @@ regress, the pytest plugin, ``--jobs`` workers and Ray actors)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tokparity.backends.base import Backend
 from tokparity.run.journal import Journal
@@ -14,23 +14,16 @@ DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note
 
 
 @dataclass
-class CompareOptions:
-    add_special: bool = False
-    parse_special: bool = False
-    oracle: str | None = None
-    explicit_backends: bool = False  # the user named them: an unavailable one is an error
-    progress: Callable[[str], None] | None = None
+class Services:
+    """What a run uses in this process, apart from what it is asked: the known list (whose hits are
+    counted here), the journal, where progress lines go, and backends made by the caller (regress:
+    the stored goldens as the oracle; the pytest plugin: a user's Python callable as the engine).
+    A ``--jobs`` worker or a Ray actor has its own (progress to the driver, nothing else)."""
+
     known: KnownList | None = None  # reviewed upstream divergences: reported as known, not failures
-    max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
     journal: Journal | None = None  # cases.jsonl: every case written as it is judged; replayed on resume
-    # Backends made by the caller, by name, used instead of making them (regress: the stored goldens
-    # as the oracle; the pytest plugin: a user's Python callable as the engine).
+    progress: Callable[[str], None] | None = None
     ready: dict[str, Backend] = field(default_factory=dict)
-    decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
-    jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
-    timeout: float | None = None  # seconds per case for backends in another process (None: their default)
-    diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
-    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
 
     def say(self, message: str) -> None:
         """A progress line (to stderr, unless the run is quiet)."""
@@ -38,7 +31,27 @@ class CompareOptions:
             self.progress(message)
 
 
-# What a worker process needs of the options (the rest stays with the parent: known list, journal,
-# progress, backends made by the caller).
-WORKER_OPTIONS = ("add_special", "parse_special", "oracle", "explicit_backends", "max_chars", "decode", "timeout",
-                  "diagnose")
+@dataclass(frozen=True)
+class CompareOptions:
+    """What a run is asked: the same values in the driver, its workers and its actors (frozen; a
+    run asked something else is given another). ``services`` are this process's own."""
+
+    add_special: bool = False
+    parse_special: bool = False
+    oracle: str | None = None
+    explicit_backends: bool = False  # the user named them: an unavailable one is an error
+    max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
+    decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
+    jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
+    timeout: float | None = None  # seconds per case for backends in another process (None: their default)
+    diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
+    ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
+    services: Services = field(default_factory=Services, compare=False, repr=False)
+
+    def say(self, message: str) -> None:
+        self.services.say(message)
+
+    def for_worker(self) -> CompareOptions:
+        """What a ``--jobs`` worker or a Ray actor is sent: the options without this process's
+        services (a worker judges its cases in itself: one job, no Ray of its own)."""
+        return replace(self, jobs=1, ray=None, services=Services())

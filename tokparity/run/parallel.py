@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import cast
@@ -49,7 +49,7 @@ from tokparity.run.journal.resume import DoneSet
 from tokparity.run.judge import JudgedCases, ModelRun
 from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
-from tokparity.run.options import WORKER_OPTIONS, CompareOptions
+from tokparity.run.options import CompareOptions, Services
 from tokparity.run.results import Results
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
@@ -76,8 +76,8 @@ def _worker(conn: Connection) -> None:
     """Judge the cases of each task the parent sends, until it sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
-    corpora, backend_names, option_values = conn.recv()
-    options = CompareOptions(**option_values, progress=lambda message: conn.send((-1, Said(message))))
+    corpora, backend_names, sent = conn.recv()
+    options = replace(sent, services=Services(progress=lambda message: conn.send((-1, Said(message)))))
     while True:
         task: Task | None = conn.recv()
         if task is None:
@@ -169,7 +169,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
     history = _read_history()
     order = sorted(state, key=lambda m: -_estimated_seconds(m.model, history))
     tasks = [Task(m.index, m.spec, shard, shards) for m in order for shard in range(shards)]
-    option_values = {k: getattr(options, k) for k in WORKER_OPTIONS}
+    sent = options.for_worker()
     workers: dict[Connection, subprocess.Popen] = {}
     options.say(f"--jobs {options.jobs}: {len(tasks)} task(s) over {min(jobs, len(tasks))} worker processes")
 
@@ -185,7 +185,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
         for _ in range(min(jobs, len(tasks))):
             conn, process = _start_worker()
             workers[conn] = process
-            conn.send((corpora, backend_names, option_values))
+            conn.send((corpora, backend_names, sent))
         idle = list(workers)
         failure = ""  # the first error a worker reported: no new task; the busy ones finish theirs
         while any(not m.finished for m in state) and not (failure and len(idle) == len(workers)):

@@ -58,9 +58,9 @@ class Tally:
         self.judgements: list[Judgement] = []  # this model's mismatches, in case order, for finish to decide
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing: dict = results.timing.setdefault(model.name, {"load": 0.0, "backends": {}})
-        if options.known:
+        if options.services.known:
             for n in self.compared:
-                options.known.note_run(model.name, n, decoding=options.decode)
+                options.services.known.note_run(model.name, n, decoding=options.decode)
 
     def apply(self, record: CaseRecord) -> None:
         """Count one judged case. The same code counts a case judged now and one replayed from
@@ -149,7 +149,7 @@ class Tally:
         backend, the causes of the cases counted by their verdicts, as the runner counted them
         (fuzz: those of failures, as its findings settled them)."""
         diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
-        known = self.options.known
+        known = self.options.services.known
         for i, judgement in enumerate(self.judgements):
             diagnosis = diagnoses[i] if i < len(diagnoses) else None
             decision = decide(judgement, diagnosis, known)
