@@ -23,7 +23,8 @@ from typing import Any, Protocol
 
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.diagnose.info import stage_of_cause
-from tokparity.diagnose.search import Cause, Diagnoser
+from tokparity.diagnose.cause import Cause
+from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import reclaim_ties, relabel, root_cause
 from tokparity.errors import TokparityError
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
