@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from tokparity.corpus import is_too_long, numbered_cases
-from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.cause import Cause
+from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import reclaim_ties, relabel, root_cause
 from tokparity.errors import TokparityError
