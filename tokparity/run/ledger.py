@@ -41,7 +41,7 @@ class ModelLedger:
 
     @property
     def ledger(self) -> Tally:
-        assert self.tally is not None  # records come after the "meta" that makes it
+        assert self.tally is not None  # records come after the Started that makes it
         return self.tally
 
     @property
@@ -51,8 +51,9 @@ class ModelLedger:
     def read_done(self, options: CompareOptions) -> None:
         """The cases an interrupted run finished (--resume): the workers skip them, and the ledger
         counts them from the journal as soon as it exists."""
-        if options.services.journal is not None and options.services.journal.resumed:  # (a new journal holds none of them)
-            for record in options.services.journal.records(self.model.name, self.index):
+        journal = options.services.journal
+        if journal is not None and journal.resumed:  # (a new journal holds none of them)
+            for record in journal.records(self.model.name, self.index):
                 self.done.add(record.n)
 
     def start(self, started: Started, options: CompareOptions) -> None:
