@@ -69,7 +69,6 @@ def _finish(results: Results, options: CompareOptions, started: float) -> Result
 def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
     """``slot``: the model's position on the command line, which keys its records in the journal."""
     ledger = ModelLedger(slot, run.model.name, 1, run.results, run.tally)
-    ledger.read_done(options)
     ledger.replay_journal(options)
     cases = JudgedCases(run, corpora, skip=ledger.done.__contains__)
     for batch in cases.batches():

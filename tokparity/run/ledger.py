@@ -33,6 +33,7 @@ class ModelLedger:
         self.results = results if results is not None else Results(tokparity=__version__)
         self.tally: Tally | None = tally  # else made from the first worker's Started
         self.done = DoneSet()
+        self.done_read = False  # read_done ran: the workers were told these positions
         self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
         self.next_n = 0
         self.shards_done = 0
@@ -55,6 +56,7 @@ class ModelLedger:
         if journal is not None and journal.resumed:  # (a new journal holds none of them)
             for record in journal.records(self.model.name, self.index):
                 self.done.add(record.n)
+        self.done_read = True
 
     def start(self, started: Started, options: CompareOptions) -> None:
         """A worker's or actor's first message (which backends started, their versions, seconds
@@ -69,12 +71,17 @@ class ModelLedger:
         self.ledger.timing["load"] += started.load_seconds
 
     def replay_journal(self, options: CompareOptions) -> None:
-        """Count what the journal holds of this model (``--resume``), once the tally exists."""
+        """Count what the journal holds of this model (``--resume``), once the tally exists. Workers
+        and actors had to know the positions done before (``read_done``); a model judged in this
+        process learns them here, in the one read of the journal its replay makes."""
         journal = options.services.journal
-        if journal is not None and len(self.done):
-            self.ledger.replay(journal, self.index)
-            if journal.duplicates:
-                options.say(f"{journal.path}: {duplicates_note(journal)}")
+        if journal is None or not journal.resumed or (self.done_read and not len(self.done)):
+            return
+        replayed = self.ledger.replay(journal, self.index)
+        if not self.done_read:
+            self.done = replayed
+        if journal.duplicates:
+            options.say(f"{journal.path}: {duplicates_note(journal)}")
 
     def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
         """Judged records, from any worker in any order: applied as soon as they are next."""
