@@ -195,7 +195,7 @@ class Fuzzer:
                 per = self.causes.setdefault(backend, {})
                 per[cause] = per.get(cause, 0) + count
 
-    def count_causes(self) -> None:
+    def count_findings(self) -> None:
         """Each finding's count, from every case of the run."""
         for f in self.result.findings:
             f.count = self.counts.get((f.backend, f.key), f.count)
@@ -484,7 +484,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
     finally:
         run.close()
     results.runs.extend(run.tally.finish(causes=fuzzer.causes))
-    fuzzer.count_causes()
+    fuzzer.count_findings()
     results.seconds = time.perf_counter() - started
     results.fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,
                                [f.summary() for f in result.findings], fuzzer.seams_covered())
