@@ -102,11 +102,11 @@ class ModelDiagnosis:
         if j.cls == "vocab-mismatch":
             cause = Cause("vocab.mismatch", j.evidence)
         else:
-            diagnoser = self.diagnoser()
-            if diagnoser is None:
-                return None
-            started = time.perf_counter()
+            started = time.perf_counter()  # making the reference's variants, on first use, is the diagnosis's too
             try:
+                diagnoser = self.diagnoser()
+                if diagnoser is None:
+                    return None
                 cause = diagnoser.diagnose(j.text, j.oracle_ids, j.backend_ids, j.backend, symptom=j.cls)
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
@@ -126,10 +126,8 @@ class ModelDiagnosis:
             return
         for j in judgements[len(self._current):]:
             self._current.append(self.diagnose_one(j))
-        diagnoser = self.diagnoser()
-        if diagnoser is None:
-            return
         started = time.perf_counter()
+        diagnoser: Diagnoser | None = None
         base_of: dict[str, list[int] | None] = {}
         for name in not_agreeing:
             # (a tie is not the backend's deviation: two optima of the same model)
@@ -137,6 +135,9 @@ class ModelDiagnosis:
                     if j.backend == name and j.stage != "decode" and d is not None]
             mismatches = [(i, j, d) for i, j, d in mine if d.cause != TIE]
             if not any(d.variants for _, _, d in mismatches):
+                continue
+            diagnoser = self.diagnoser()  # made already: a variant reproduced one of these
+            if diagnoser is None:
                 continue
             texts = self._texts(corpora, not_agreeing[name]) if corpora is not None else iter(())
             verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches], texts, base_of)
@@ -152,7 +153,8 @@ class ModelDiagnosis:
             # A reclaimed tie is one more mismatch the verdict explains.
             self.root_causes[name] = replace(verdict, explains=verdict.explains + len(reclaimed),
                                              mismatches=verdict.mismatches + len(reclaimed))
-        diagnoser.forget()
+        if diagnoser is not None:
+            diagnoser.forget()
         self.seconds += time.perf_counter() - started
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from tokparity import __version__
 from tokparity.run.cluster import run_models_on_ray
 from tokparity.run.journal.interrupt import deferring_ctrl_c
-from tokparity.run.judge import JudgedCases, ModelRun
+from tokparity.run.judge import JudgedCases, ModelRun, collector_relaxed
 from tokparity.run.ledger import ModelLedger
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
@@ -29,7 +29,7 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
-    with deferring_ctrl_c():
+    with deferring_ctrl_c(), collector_relaxed():
         return _run_compare(list(models), list(corpora), backend_names, options, results, started)
 
 

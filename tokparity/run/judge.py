@@ -104,6 +104,24 @@ def collector_paused() -> Iterator[None]:
         gc.freeze()
 
 
+@contextmanager
+def collector_relaxed() -> Iterator[None]:
+    """A run makes a few short-lived containers per case and per mismatch (answers, id lists,
+    records), almost none of them in cycles, and keeps the records until its models are counted:
+    a young-generation collection every 700 new containers (Python's default) then scans the
+    same survivors again and again. Every ``YOUNG_COLLECTION`` containers instead, for the run's
+    length; reference counting frees what is not cyclic either way."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+YOUNG_COLLECTION = 50_000
+
+
 class ModelRun:
     """One model's vocabulary and backends: it asks them and judges each case (``judge``). Its
     ``tally`` counts the records (tokparity.run.tally) and its ``diagnosis`` names their causes

@@ -46,7 +46,7 @@ from tokparity.corpus import load_corpus
 from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord
 from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import JudgedCases, ModelRun
+from tokparity.run.judge import JudgedCases, ModelRun, collector_relaxed
 from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
 from tokparity.run.options import CompareOptions, Services
@@ -78,53 +78,60 @@ def _worker(conn: Connection) -> None:
 
     corpora, backend_names, sent = conn.recv()
     options = replace(sent, services=Services(progress=lambda message: conn.send((-1, Said(message)))))
-    while True:
-        task: Task | None = conn.recv()
-        if task is None:
-            return
-        try:
-            local = Results(tokparity=__version__)
-            run = ModelRun(task.spec, backend_names, options, local)
-        except TokparityError as e:
-            conn.send((task.index, Failed(str(e))))
-            continue
-        except Exception as e:  # a bug, not bad input: the parent shows where
-            conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
-            continue
-        closed = False
-        batch: list[CaseRecord] = []
-        _ACTIVE[:] = [run]
-        try:
-            conn.send((task.index, run.started()))
-            sent = started = time.monotonic()
-            cases = JudgedCases(run, corpora, skip=task.skips)
-            # A worker that judges a whole model in case order (one shard, nothing resumed) names its
-            # causes too, as one process would: the parent then need not load the model again.
-            whole = task.shards == 1 and not len(task.done) and options.diagnose
-            for record in cases:
-                batch.append(record)
-                if whole:
-                    run.tally.apply(record)
-                if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
-                    conn.send((task.index, Judged(batch)))
-                    batch, sent = [], time.monotonic()
-            conn.send((task.index, Judged(batch)))
+    with collector_relaxed():
+        while True:
+            task: Task | None = conn.recv()
+            if task is None:
+                return
+            _judge_task(conn, task, corpora, backend_names, options)
+
+
+def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names: list[str] | None,
+                options: CompareOptions) -> None:
+    """One model's cases (or a shard of them), sent back as they are judged."""
+    try:
+        local = Results(tokparity=__version__)
+        run = ModelRun(task.spec, backend_names, options, local)
+    except TokparityError as e:
+        conn.send((task.index, Failed(str(e))))
+        return
+    except Exception as e:  # a bug, not bad input: the parent shows where
+        conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
+        return
+    closed = False
+    batch: list[CaseRecord] = []
+    _ACTIVE[:] = [run]
+    try:
+        conn.send((task.index, run.started()))
+        sent = started = time.monotonic()
+        cases = JudgedCases(run, corpora, skip=task.skips)
+        # A worker that judges a whole model in case order (one shard, nothing resumed) names its
+        # causes too, as one process would: the parent then need not load the model again.
+        whole = task.shards == 1 and not len(task.done) and options.diagnose
+        for record in cases:
+            batch.append(record)
             if whole:
-                run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
-                conn.send((task.index, Named(run.diagnosis.named(run.tally.judgements))))
+                run.tally.apply(record)
+            if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
+                conn.send((task.index, Judged(batch)))
+                batch, sent = [], time.monotonic()
+        conn.send((task.index, Judged(batch)))
+        if whole:
+            run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
+            conn.send((task.index, Named(run.diagnosis.named(run.tally.judgements))))
+        run.close()
+        closed = True
+        conn.send((task.index, Finished(cases.total, time.monotonic() - started + run.timing["load"],
+                                        run.timing["close"])))
+    except TokparityError as e:  # a corpus that cannot be read, named by file and line
+        conn.send((task.index, Judged(batch)))  # the cases before the bad line count
+        conn.send((task.index, Failed(str(e))))
+    except Exception as e:
+        conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
+    finally:
+        if not closed:
             run.close()
-            closed = True
-            conn.send((task.index, Finished(cases.total, time.monotonic() - started + run.timing["load"],
-                                            run.timing["close"])))
-        except TokparityError as e:  # a corpus that cannot be read, named by file and line
-            conn.send((task.index, Judged(batch)))  # the cases before the bad line count
-            conn.send((task.index, Failed(str(e))))
-        except Exception as e:
-            conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
-        finally:
-            if not closed:
-                run.close()
-            _ACTIVE.clear()
+        _ACTIVE.clear()
 
 
 _ACTIVE: list = []  # the ModelRun a worker is judging, for _stop_worker

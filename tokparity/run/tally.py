@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tokparity.diagnose.model import Diagnosed
-from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch
+from tokparity.records import CaseRecord, Decision, Judgement, Mismatch
 from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.format import BadJournal
@@ -82,13 +82,13 @@ class Tally:
                 raise BadJournal(f"{self.model.name}: the journal has verdicts of {name}, which this run does not "
                                  f"compare ({', '.join(self.summaries) or 'none'}); resume with the same backends "
                                  "installed, or start a new run")
-            if verdict == SKIPPED:
+            if verdict.kind == "skipped":
                 summary.skipped += 1
                 self.not_agreeing[name].add(record.n)
                 continue
             summary.cases += 1
             judged += 1
-            if verdict == AGREE:
+            if verdict.kind == "agree":
                 continue
             self.not_agreeing[name].add(record.n)
             summary.mismatches += 1
