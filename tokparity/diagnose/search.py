@@ -14,8 +14,10 @@ set of variants with which the reference gives the backend's ids *exactly*:
    and not named again, even where it happens to reproduce;
 4. a tie, not a bug (``model.viterbi-tie``): a segmentation of exactly equal score (unigram),
    or the one BPE's merges give with equal-priority candidates taken rightmost first (diff/ties.py);
-5. pairs of variants from different stages, neither of which reproduces alone: the pairs that
-   explained this backend before first, then the most promising singles;
+5. sets of several variants that may be one engine's (``variants.combinable``), none of which
+   reproduces alone: the sets that explained this backend before first, then a beam search that
+   grows sets one variant at a time from those whose ids come closest to the backend's, up to
+   MOST_VARIANTS (an engine with three bugs is named with three);
 6. when nothing reproduces the ids, the stage that is *proven* to differ, as ``stage.other``:
    the texts the two sides tokenized differ (``normalizer.other``, ``whitespace.other``), a
    backend token crosses a boundary of the reference's split, or the backend's ids are the
@@ -39,7 +41,9 @@ the longest piece at each position gives ``'▁a', 'b'``, and the diagnosis says
     "the reference reproduces the backend's ids exactly with: the longest vocabulary piece at each position"
 
 On the Gemma 3 engine of the case study (docs/gemma3.md) the diagnosis names two deviations at
-once, ``space.escape+model.greedy-longest-match``: neither alone reproduces the engine's ids.
+once, ``space.escape+model.greedy-longest-match``: neither alone reproduces the engine's ids; the
+same engine on Llama 2, whose file asks for the dummy prefix it leaves out, three
+(``space.dummy-prefix+space.escape+model.greedy-longest-match``).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from tokparity.diagnose.variants import (
     Variant,
     base_candidate,
     catalogue,
+    combinable,
     rightmost_ties,
     special_ids_variant,
     stage_of,
@@ -85,7 +90,8 @@ PROBES = (
     "a \u00a0 b\u3000\u3000c", "x\u0085\u0085 y \ufeff\ufeff z", "\u000b\u000c vertical", "Garay \U00010d40\U00010d41",
 )
 
-PAIR_PARTNERS = 6  # the most promising single variants whose pairs are tried
+BEAM = 4  # the sets of variants kept at each size while composing (the closest to the backend's ids)
+MOST_VARIANTS = 5  # the largest set composed for one case
 # A backend's first cases try every single variant even when one that worked before reproduces
 # them: several often do ("Hello world" comes out the same with no split regex as with GPT-2's),
 # and only the count over cases tells which is the backend's (credit). Later cases try what
@@ -263,13 +269,10 @@ class Diagnoser:
             return self._found(chosen, text, memo, alternatives=hits)
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
-            pairs = self._pairs(text, base, target, singles, memo)
-            if pairs:
-                best = min(pairs, key=lambda k: (not self._fits(k, symptom), -memo[k]))
-                return self._found(best, text, memo, alternatives=pairs)
-            triple = self._triples(text, target, singles, memo)
-            if triple is not None:
-                return self._found(triple, text, memo)
+            composed = self._compose(text, base, target, singles, memo)
+            if composed:
+                best = min(composed, key=lambda k: (not self._fits(k, symptom), -memo[k], len(k)))
+                return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 
     def _ties_rightmost(self, text: str) -> list[int] | None:
@@ -326,65 +329,49 @@ class Diagnoser:
                     return (key,)
         return keys
 
-    def _pairs(self, text: str, base: list[int], target: list[int],
-               singles: dict[tuple[str, ...], list[int] | None], memo: Counter) -> list[tuple[str, ...]]:
-        """The pairs that reproduce the ids: every one among the most promising singles (two
-        readings of one text are weighed by the run's verdict), or the first one found with the
-        two most promising and any other variant."""
-        changed = [k[0] for k, out in singles.items() if out is not None and out != base]
-        changed.sort(key=lambda k: (-_closeness(singles[(k,)], target), self.order(k)))
-        first = [k[0] for k, _ in memo.most_common(3) if len(k) == 1] + changed[:PAIR_PARTNERS]
-        partners = list(dict.fromkeys(first))
-        everyone = [k[0] for k, out in singles.items() if out is not None]
-        tried: set[tuple[str, ...]] = set()
-        hits: list[tuple[str, ...]] = []
-        # The pairs that explained this backend's earlier cases first: where two pairs reproduce
-        # a case (no charsmap or Python's NFKC, when the text holds nothing the two map apart),
-        # the one the backend has shown is the one to name.
+    def _compose(self, text: str, base: list[int], target: list[int],
+                 singles: dict[tuple[str, ...], list[int] | None], memo: Counter) -> list[tuple[str, ...]]:
+        """The smallest sets of variants found that reproduce the ids together, none alone (an
+        engine with several bugs). First the sets that explained this backend's earlier cases
+        (where two readings reproduce a case, the one the backend has shown is the one to name),
+        then a beam search: sets grown one variant at a time, keeping at each size the ``BEAM``
+        whose ids come closest to the backend's (``_distance``), up to ``MOST_VARIANTS``. A
+        variant that alone changes nothing may still be needed (greedy matching changes no word
+        of "Could you buy" while spaces are '▁', every one once they are not), so every variant
+        is a candidate for growing a set, not only those that changed the case."""
+        alone = {k[0] for k, out in singles.items() if out == target}  # (refuted ones: a set holding one is it in disguise)
         for keys, _ in memo.most_common():
-            if len(keys) == 2 and keys not in tried:
-                tried.add(keys)
-                if target not in (singles.get((keys[0],)), singles.get((keys[1],))) \
-                        and self.encode(keys, text) == target:
-                    return [keys]
-        for widely in (False, True):
-            for a in partners[:2] if widely else partners:
-                for b in everyone if widely else partners:
-                    if a == b or stage_of(self._variant(a).cause) == stage_of(self._variant(b).cause):  # type: ignore[union-attr]
+            if len(keys) > 1 and not alone & set(keys) and self.encode(keys, text) == target:
+                return [keys]
+        everyone = [k[0] for k, out in singles.items() if out is not None and k[0] not in alone]
+        frontier: list[tuple[str, ...]] = [()]
+        for size in range(1, MOST_VARIANTS + 1):
+            grown: dict[tuple[str, ...], list[int] | None] = {}
+            for keys in frontier + [k for k, _ in memo.most_common(3) if len(k) == size - 1 and not alone & set(k)]:
+                for key in everyone:
+                    if key in keys or not all(combinable(key, k) for k in keys):
                         continue
-                    keys = tuple(sorted((a, b), key=self.order))
-                    if keys in tried:
-                        continue
-                    tried.add(keys)
-                    # Both must be needed: a pair whose one member alone gives the ids (a variant
-                    # refuted as a single) is that member in disguise. (A member that alone changes
-                    # nothing may still be needed: greedy matching changes no word of "Could you buy"
-                    # while spaces are '▁', every one once they are not.)
-                    if target in (singles.get((a,)), singles.get((b,))):
-                        continue
-                    if self.encode(keys, text) == target:
-                        hits.append(keys)
-                        if widely:
-                            return hits
+                    bigger = tuple(sorted(keys + (key,), key=self.order))
+                    if bigger not in grown:
+                        grown[bigger] = singles[bigger] if size == 1 else self.encode(bigger, text)
+            hits = [keys for keys, out in grown.items() if out == target and size > 1]
             if hits:
-                return hits
-        return hits
+                return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
+            ranked = sorted((keys for keys, out in grown.items() if out is not None),
+                            key=lambda k: (_distance(grown[k], target), self.order(k[-1])))
+            frontier = ranked[:BEAM]
+            if not frontier:
+                break
+        return []
 
-    def _triples(self, text: str, target: list[int], singles: dict[tuple[str, ...], list[int] | None],
-                 memo: Counter) -> tuple[str, ...] | None:
-        """A pair that explained earlier cases, with one more variant of another stage: an engine
-        with two bugs often shows a third on a few texts."""
-        for keys, _ in memo.most_common(2):
-            if len(keys) != 2:
-                continue
-            stages_used = {stage_of(self._variant(k).cause) for k in keys}  # type: ignore[union-attr]
-            for (key,), out in singles.items():
-                if out is None or stage_of(self._variant(key).cause) in stages_used:  # type: ignore[union-attr]
-                    continue
-                triple = tuple(sorted(keys + (key,), key=self.order))
-                if self.encode(triple, text) == target:
-                    return triple
-        return None
+    def _needed(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:
+        """``keys`` less every member the others reproduce the ids without (a beam may grow a set
+        past a smaller one it never kept)."""
+        for key in keys:
+            rest = tuple(k for k in keys if k != key)
+            if len(rest) > 1 and self.encode(rest, text) == target:
+                return self._needed(rest, text, target)
+        return keys
 
     def _fits(self, keys: tuple[str, ...], symptom: str) -> bool:
         """Whether the rule-based class is a symptom of these variants' causes: among sets that
@@ -437,6 +424,16 @@ def _changed(a: list[tuple[int, int, int]], b: list[tuple[int, int, int]]) -> li
 
 def _touches(r: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
     return any(r[0] <= e and s <= r[1] for s, e in ranges)
+
+
+def _distance(out: list[int] | None, target: list[int]) -> tuple[int, int]:
+    """How far ``out`` is from ``target``: the ids one has more of than the other (wherever
+    they are), then the length of what lies between their common head and tail."""
+    if out is None:
+        return (1 << 30, 1 << 30)
+    extra = Counter(out)
+    extra.subtract(target)
+    return (sum(abs(n) for n in extra.values()), max(len(out), len(target)) - _closeness(out, target))
 
 
 def _closeness(out: list[int] | None, target: list[int]) -> int:

@@ -66,6 +66,37 @@ def stage_of(cause: str) -> str:
     return head if head in STAGES else "vocab"
 
 
+# Stages whose variants each replace the same part of the pipeline (one normalizer, one whitespace
+# rule, one split, one segmentation, one fallback, one way to add BOS): two of them at once are
+# not one engine's bugs but a second reading (NFD toggled on the few texts where accents are not
+# stripped either). The other stages' variants are independent switches: spaces not escaped *and*
+# no dummy prefix; special-token text parsed *and* not stripped.
+EXCLUSIVE_STAGES = frozenset({"normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
+
+
+PER_TOKEN_CAUSES = ("specials.ids", "user-defined.atomic")  # variants made for one token of a case: several may hold
+
+
+def cause_of(key: str) -> str:
+    """The catalogue name a variant's key stands for ("pretokenizer.regex-engine:ecmascript" ->
+    "pretokenizer.regex-engine")."""
+    return key.split(":", 1)[0]
+
+
+def combinable(a: str, b: str) -> bool:
+    """Whether the variants ``a`` and ``b`` (keys) may be two deviations of one engine: not two
+    readings of one cause (unless each is about another token), not two of an exclusive stage."""
+    if a == b:
+        return False
+    cause_a, cause_b = cause_of(a), cause_of(b)
+    if cause_a == cause_b:
+        return cause_a in PER_TOKEN_CAUSES and ":" in a and ":" in b
+    stage = stage_of(cause_a)
+    if stage != stage_of(cause_b):
+        return True
+    return stage not in EXCLUSIVE_STAGES
+
+
 @dataclass(frozen=True)
 class Variant:
     key: str  # unique: the cause, and for a family the member ("pretokenizer.regex-engine:ecmascript")

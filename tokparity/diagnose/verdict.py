@@ -22,14 +22,14 @@ from itertools import combinations
 
 from tokparity.diagnose.info import fits
 from tokparity.diagnose.search import Diagnoser, join
-from tokparity.diagnose.variants import stage_of
+from tokparity.diagnose.variants import combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
 Diagnosed = tuple[Judgement, Diagnosis]
 
 CANDIDATES = 4  # the per-case sets that explained the most cases
-ADDED_AT_MOST = 3  # variants added one by one to the best of them
+ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
 
@@ -43,7 +43,7 @@ def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
     counts.update(keys for _, d in mismatches for keys in d.alternatives)
     top = [keys for keys, _ in counts.most_common(CANDIDATES)]
     top += _token_families(counts)
-    union = _one_per_stage(k for keys in top for k in keys)
+    union = _combined(k for keys in top for k in keys)
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
         out.append(union)
@@ -51,16 +51,13 @@ def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(out))
 
 
-def _one_per_stage(keys: Iterable[str]) -> tuple[str, ...]:
-    """The keys in order, less any whose stage an earlier one has (two split regexes at once
-    mean nothing)."""
+def _combined(keys: Iterable[str]) -> tuple[str, ...]:
+    """The keys in order, less any an earlier one cannot be combined with (two split regexes at
+    once mean nothing: ``variants.combinable``)."""
     out: list[str] = []
-    stages: set[str] = set()
     for k in dict.fromkeys(keys):
-        stage = stage_of(k.split(":", 1)[0])
-        if stage not in stages:
+        if all(combinable(k, other) for other in out):
             out.append(k)
-            stages.add(stage)
     return tuple(out)
 
 
@@ -132,9 +129,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
     for _ in range(ADDED_AT_MOST):
-        stages_used = {stage_of(diagnoser.variants[k].cause) for k in best if k in diagnoser.variants}
         grown = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool
-                 if k not in best and k in diagnoser.variants and stage_of(diagnoser.variants[k].cause) not in stages_used]
+                 if k in diagnoser.variants and all(combinable(k, other) for other in best)]
         if not grown:
             break
         better = max(grown, key=score)
