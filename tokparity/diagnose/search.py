@@ -92,6 +92,7 @@ PROBES = (
 
 BEAM = 4  # the sets of variants kept at each size while composing (the closest to the backend's ids)
 MOST_VARIANTS = 5  # the largest set composed for one case
+COMPOSED_CHARACTERS = 100_000  # text encoded while composing one case's sets (a 100-character text: 1,000 sets)
 # A backend's first cases try every single variant even when one that worked before reproduces
 # them: several often do ("Hello world" comes out the same with no split regex as with GPT-2's),
 # and only the count over cases tells which is the backend's (credit). Later cases try what
@@ -335,7 +336,8 @@ class Diagnoser:
         engine with several bugs). First the sets that explained this backend's earlier cases
         (where two readings reproduce a case, the one the backend has shown is the one to name),
         then a beam search: sets grown one variant at a time, keeping at each size the ``BEAM``
-        whose ids come closest to the backend's (``_distance``), up to ``MOST_VARIANTS``. A
+        whose ids come closest to the backend's (``_distance``), up to ``MOST_VARIANTS``, while the
+        closest set of each size comes closer than the closest one size smaller. A
         variant that alone changes nothing may still be needed (greedy matching changes no word
         of "Could you buy" while spaces are '▁', every one once they are not), so every variant
         is a candidate for growing a set, not only those that changed the case."""
@@ -345,23 +347,33 @@ class Diagnoser:
                 return [keys]
         everyone = [k[0] for k, out in singles.items() if out is not None and k[0] not in alone]
         frontier: list[tuple[str, ...]] = [()]
+        closest = _distance(base, target)
+        budget = COMPOSED_CHARACTERS // max(1, len(text))  # sets encoded: a long text is searched less widely
         for size in range(1, MOST_VARIANTS + 1):
             grown: dict[tuple[str, ...], list[int] | None] = {}
+            hits: list[tuple[str, ...]] = []
             for keys in frontier + [k for k, _ in memo.most_common(3) if len(k) == size - 1 and not alone & set(k)]:
                 for key in everyone:
                     if key in keys or not all(combinable(key, k) for k in keys):
                         continue
                     bigger = tuple(sorted(keys + (key,), key=self.order))
                     if bigger not in grown:
-                        grown[bigger] = singles[bigger] if size == 1 else self.encode(bigger, text)
-            hits = [keys for keys, out in grown.items() if out == target and size > 1]
-            if hits:
-                return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
+                        if size > 1:
+                            if budget <= 0:
+                                break
+                            budget -= 1
+                        grown[bigger] = out = singles[bigger] if size == 1 else self.encode(bigger, text)
+                        if out == target and size > 1:
+                            hits.append(bigger)
+                if hits:  # (the other sets grown from this one are weighed too: two readings of one text)
+                    return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
             ranked = sorted((keys for keys, out in grown.items() if out is not None),
                             key=lambda k: (_distance(grown[k], target), self.order(k[-1])))
-            frontier = ranked[:BEAM]
-            if not frontier:
+            # Grown no closer than the sets one smaller: another variant would be a guess, not a lead.
+            if not ranked or _distance(grown[ranked[0]], target) >= closest:
                 break
+            closest = _distance(grown[ranked[0]], target)
+            frontier = ranked[:BEAM]
         return []
 
     def _needed(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:
