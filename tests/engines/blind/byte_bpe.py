@@ -1,0 +1,453 @@
+"""A deliberately buggy byte-level BPE engine (GPT-2 / Llama 3 style) over a tokenizer.json.
+
+Written for tokparity's test suite from bug descriptions only (see README.md beside it).
+
+    python byte_bpe.py tokenizer.json [--digits-unbounded] [--unicode-3.2] [--always-parse-special]
+
+It speaks tokparity's ``cmd:`` protocol: one JSON request per line on stdin, one JSON reply per
+line on stdout, in order, flushed after each.
+
+With no flag it is meant to be right. What it does, in the order the text goes through it:
+
+1. **Added tokens.** The text is cut at every added token's text (the leftmost match, the longest
+   one there). Tokens marked ``special`` are cut out only when the request says
+   ``parse_special``; the others always (Hugging Face's and llama.cpp's rule for non-special
+   added tokens). The ``lstrip`` / ``rstrip`` / ``single_word`` / ``normalized`` options of an
+   added token are not implemented (they are all false in Llama 3's file).
+2. **Split.** Each stretch between added tokens is split into pre-tokens by the pre-tokenizer's
+   ``Split`` regex. For Llama 3's pattern the split is this file's own hand-written scanner
+   (``split_llama3``), which reads the character classes from ``CharClasses``; for any other
+   pattern it is the ``regex`` module on the file's pattern (and the split bugs are refused).
+3. **Bytes.** Each pre-token's UTF-8 bytes are spelled with GPT-2's byte-to-unicode alphabet
+   (``bytes_to_unicode``), with a space in front when the ByteLevel step says
+   ``add_prefix_space``.
+4. **Merges.** If the model sets ``ignore_merges`` and the whole pre-token is a vocabulary
+   entry, that entry is the answer. Otherwise the pre-token starts as one symbol per byte and
+   the adjacent pair of lowest merge rank is merged, the leftmost of equal ranks first, until
+   no pair has a rank (Hugging Face's order, with a heap).
+5. ``add_special`` adds what the post-processor's ``TemplateProcessing`` ``single`` template
+   adds around the text (nothing for a ByteLevel post-processor, as in the zoo's Llama 3 file).
+
+The flags (each one a bug an engine writer's own splitter or token matcher could have)
+------------------------------------------------------------------------------------------
+``--digits-unbounded``
+    The split keeps a whole run of digits together (``\\p{N}+``) where the file's regex takes at
+    most three at a time (``\\p{N}{1,3}``). GPT-2's pattern had ``\\p{N}+``; a splitter written
+    from GPT-2's and reused for Llama 3, or one whose regex engine has no ``{m,n}``, gets this.
+    ``12345`` then becomes one pre-token (and ids that exist only as smaller pieces) instead of
+    ``123`` ``45``.
+``--unicode-3.2``
+    What ``\\p{L}`` (letter), ``\\p{N}`` (number) and ``\\s`` (whitespace) mean is read from the
+    Unicode 3.2 tables (Python's ``unicodedata.ucd_3_2_0``), as an engine with character tables
+    generated long ago would. Code points unassigned in 3.2 (scripts added since, such as N'Ko
+    or Tifinagh, and newer letters of old scripts) are then neither letters nor numbers but
+    "other", and characters whose category changed since are classed as they were in 2002:
+    U+200B ZERO WIDTH SPACE was a space separator (Zs), so it counts as whitespace.
+``--always-parse-special``
+    Special added-token text in the input (``<|begin_of_text|>``) is always matched as that
+    token, even when the request says ``parse_special`` false. A writer who builds one matcher
+    of every added token (as Hugging Face ``tokenizers`` does by default) and never looks at
+    the flag has this bug: a user can then inject control tokens through plain text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import sys
+import unicodedata
+
+# The Llama 3 pre-tokenizer pattern, as tokenizer.json spells it; split_llama3 implements it.
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's alphabet: printable Latin-1 bytes stand for themselves, the other 68 bytes are
+    moved to U+0100 and up, in byte order (so the space 0x20 is 'Ġ', the newline 0x0A 'Ċ')."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table = {b: chr(b) for b in keep}
+    moved = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + moved)
+            moved += 1
+    return table
+
+
+# -------------------------------------------------------------------------------------------------
+# Character classes and the hand-written split
+
+
+class CharClasses:
+    """``\\p{L}``, ``\\p{N}`` and ``\\s`` from one version of the Unicode Character Database.
+
+    Letters are the general categories L*, numbers N*; whitespace is the White_Space property,
+    which is (in every version) the separators Z* plus TAB, LF, VT, FF, CR and NEL. Only the
+    categories come from the tables, so the version decides all three.
+    """
+
+    CONTROLS_THAT_ARE_SPACE = frozenset("\t\n\x0b\x0c\r\x85")
+
+    def __init__(self, ucd=unicodedata):
+        self.ucd = ucd
+        self._memo: dict[str, str] = {}
+
+    def _kind(self, c: str) -> str:
+        """'L', 'N', 'S' (whitespace) or 'O' (anything else)."""
+        kind = self._memo.get(c)
+        if kind is None:
+            cat = self.ucd.category(c)
+            if c in self.CONTROLS_THAT_ARE_SPACE or cat[0] == "Z":
+                kind = "S"
+            elif cat[0] in "LN":
+                kind = cat[0]
+            else:  # includes Cn: a code point the tables do not assign
+                kind = "O"
+            self._memo[c] = kind
+        return kind
+
+    def letter(self, c: str) -> bool:
+        return self._kind(c) == "L"
+
+    def number(self, c: str) -> bool:
+        return self._kind(c) == "N"
+
+    def space(self, c: str) -> bool:
+        return self._kind(c) == "S"
+
+    def other(self, c: str) -> bool:  # [^\s\p{L}\p{N}]
+        return self._kind(c) == "O"
+
+
+# (?i:'s|'t|'re|'ve|'m|'ll|'d): the letters each may be written with under simple case folding
+# (the regex module also folds U+017F LATIN SMALL LETTER LONG S to s).
+_FOLD = {"s": "sSſ", "t": "tT", "r": "rR", "e": "eE", "v": "vV", "m": "mM", "l": "lL", "d": "dD"}
+_CONTRACTIONS = ("s", "t", "re", "ve", "m", "ll", "d")
+
+
+def _contraction(text: str, i: int) -> int:
+    """Length of the contraction alternative matched at text[i] (an apostrophe), or 0."""
+    for suffix in _CONTRACTIONS:
+        end = i + 1 + len(suffix)
+        if end <= len(text) and all(text[i + 1 + k] in _FOLD[ch] for k, ch in enumerate(suffix)):
+            return end - i
+    return 0
+
+
+def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list[str]:
+    """Llama 3's pre-tokenizer regex, alternative by alternative, as the regex engine would try
+    them at each position (first alternative that matches wins, each with its backtracking):
+
+        (?i:'s|'t|'re|'ve|'m|'ll|'d)      contractions
+        [^\\r\\n\\p{L}\\p{N}]?\\p{L}+          a word, with one leading non-letter (a space, a quote)
+        \\p{N}{1,3}                         up to three digits (max_digits; None: any number)
+        ␣?[^\\s\\p{L}\\p{N}]+[\\r\\n]*          punctuation, with one leading space, trailing newlines
+        \\s*[\\r\\n]+                         whitespace up to its last newline
+        \\s+(?!\\S)                          whitespace but the last one before a non-space
+        \\s+                                any whitespace left
+    """
+    out: list[str] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        c = text[i]
+        # 'll, 'VE, ...
+        if c == "'":
+            m = _contraction(text, i)
+            if m:
+                out.append(text[i:i + m])
+                i += m
+                continue
+        # [^\r\n\p{L}\p{N}]?\p{L}+
+        j = i
+        if (i + 1 < n and c not in "\r\n" and not cc.letter(c) and not cc.number(c)
+                and cc.letter(text[i + 1])):
+            j = i + 1
+        if cc.letter(text[j]):
+            k = j + 1
+            while k < n and cc.letter(text[k]):
+                k += 1
+            out.append(text[i:k])
+            i = k
+            continue
+        # \p{N}{1,3}
+        if cc.number(c):
+            k = i + 1
+            while k < n and cc.number(text[k]) and (max_digits is None or k - i < max_digits):
+                k += 1
+            out.append(text[i:k])
+            i = k
+            continue
+        # ␣?[^\s\p{L}\p{N}]+[\r\n]*
+        j = i + 1 if c == " " and i + 1 < n and cc.other(text[i + 1]) else i
+        if cc.other(text[j]):
+            k = j + 1
+            while k < n and cc.other(text[k]):
+                k += 1
+            while k < n and text[k] in "\r\n":
+                k += 1
+            out.append(text[i:k])
+            i = k
+            continue
+        # the three whitespace alternatives; c is whitespace here
+        end = i + 1
+        while end < n and cc.space(text[end]):
+            end += 1
+        last_newline = max((k for k in range(i, end) if text[k] in "\r\n"), default=-1)
+        if last_newline >= 0:             # \s*[\r\n]+
+            k = last_newline + 1
+        elif end == n:                    # \s+(?!\S) at the end of the text
+            k = end
+        elif end - i >= 2:                # \s+(?!\S): leave the last space to the next word
+            k = end - 1
+        else:                             # \s+
+            k = end
+        out.append(text[i:k])
+        i = k
+    return out
+
+
+# -------------------------------------------------------------------------------------------------
+# The engine
+
+
+class ByteBPE:
+    def __init__(self, path: str, digits_unbounded: bool = False, unicode_32: bool = False,
+                 always_parse_special: bool = False):
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+        model = spec["model"]
+        if model.get("type", "BPE") != "BPE":
+            raise SystemExit(f"byte_bpe.py: {path}: model type {model.get('type')!r} is not BPE")
+        if spec.get("normalizer"):
+            raise SystemExit(f"byte_bpe.py: {path}: a normalizer ({spec['normalizer'].get('type')}) "
+                             "is not implemented")
+        self.vocab: dict[str, int] = model["vocab"]
+        self.ranks: dict[tuple[str, str], int] = {}
+        for rank, merge in enumerate(model["merges"]):
+            pair = tuple(merge.split(" ", 1)) if isinstance(merge, str) else tuple(merge)
+            self.ranks.setdefault(pair, rank)
+        self.ignore_merges = bool(model.get("ignore_merges"))
+        self.byte_chars = bytes_to_unicode()
+        self.char_bytes = {ch: b for b, ch in self.byte_chars.items()}
+
+        self.added = {t["content"]: t["id"] for t in spec.get("added_tokens", [])}
+        self.special = {t["content"] for t in spec.get("added_tokens", []) if t.get("special")}
+        self.always_parse_special = always_parse_special
+        self.id_to_token = {i: t for t, i in self.vocab.items()}
+        self.id_to_token.update({i: t for t, i in self.added.items()})
+
+        self.pattern, self.prefix_space = self._pre_tokenizer(spec.get("pre_tokenizer"))
+        self.classes = CharClasses(unicodedata.ucd_3_2_0 if unicode_32 else unicodedata)
+        self.max_digits = None if digits_unbounded else 3
+        if self.pattern is not None and self.pattern != LLAMA3_PATTERN:
+            if digits_unbounded or unicode_32:
+                raise SystemExit("byte_bpe.py: --digits-unbounded and --unicode-3.2 change the "
+                                 "hand-written Llama 3 split; this file's pattern is another one")
+            import regex  # the library's regex, for patterns this engine has no scanner for
+            self._regex = regex.compile(self.pattern)
+        self.template = self._template(spec.get("post_processor"))
+        self._cache: dict[str, list[int]] = {}
+
+    @staticmethod
+    def _pre_tokenizer(pre) -> tuple[str | None, bool]:
+        """(the Split regex or None, ByteLevel's add_prefix_space) from the pre_tokenizer."""
+        steps = pre.get("pretokenizers", []) if pre and pre.get("type") == "Sequence" else [pre] if pre else []
+        pattern, prefix = None, False
+        for step in steps:
+            kind = step.get("type")
+            if kind == "Split":
+                if step.get("behavior") != "Isolated" or step.get("invert"):
+                    raise SystemExit("byte_bpe.py: only an Isolated, non-inverted Split is implemented")
+                pattern = step["pattern"].get("Regex") or __import__("re").escape(step["pattern"]["String"])
+            elif kind == "ByteLevel":
+                prefix = bool(step.get("add_prefix_space"))
+                if step.get("use_regex", True):
+                    raise SystemExit("byte_bpe.py: ByteLevel's own GPT-2 regex is not implemented")
+            else:
+                raise SystemExit(f"byte_bpe.py: pre-tokenizer {kind} is not implemented")
+        return pattern, prefix
+
+    def _template(self, post) -> tuple[list[int], list[int]]:
+        """The ids TemplateProcessing's single template puts before and after the text."""
+        if post and post.get("type") == "Sequence":
+            post = next((p for p in post.get("processors", []) if p.get("type") == "TemplateProcessing"), None)
+        if not post or post.get("type") != "TemplateProcessing":
+            return [], []
+        before, after, seen_text = [], [], False
+        for item in post["single"]:
+            if "Sequence" in item:
+                seen_text = True
+            else:
+                ids = post["special_tokens"][item["SpecialToken"]["id"]]["ids"]
+                (after if seen_text else before).extend(ids)
+        return before, after
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        ids = list(self.template[0]) if add_special else []
+        for chunk, token_id in self._split_added(text, parse_special or self.always_parse_special):
+            if token_id is not None:
+                ids.append(token_id)
+                continue
+            for word in self._split(chunk):
+                if self.prefix_space and not word.startswith(" "):
+                    word = " " + word
+                ids.extend(self._word(word))
+        if add_special:
+            ids.extend(self.template[1])
+        return ids
+
+    def _split_added(self, text: str, parse_special: bool):
+        """Yield (text, None) and (token text, id) for each added token cut out of the text."""
+        tokens = {t: i for t, i in self.added.items() if parse_special or t not in self.special}
+        if not tokens:
+            if text:
+                yield text, None
+            return
+        by_first: dict[str, list[str]] = {}
+        for t in sorted(tokens, key=len, reverse=True):
+            if t:
+                by_first.setdefault(t[0], []).append(t)
+        start = pos = 0
+        while pos < len(text):
+            for t in by_first.get(text[pos], ()):
+                if text.startswith(t, pos):
+                    if start < pos:
+                        yield text[start:pos], None
+                    yield t, tokens[t]
+                    pos += len(t)
+                    start = pos
+                    break
+            else:
+                pos += 1
+        if start < len(text):
+            yield text[start:], None
+
+    def _split(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if self.pattern is None:
+            return [text]
+        if self.pattern == LLAMA3_PATTERN:
+            return split_llama3(text, self.classes, self.max_digits)
+        # Isolated: the matches, and whatever lies between them, each a pre-token
+        out, last = [], 0
+        for m in self._regex.finditer(text):
+            if m.start() > last:
+                out.append(text[last:m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            last = m.end()
+        if last < len(text):
+            out.append(text[last:])
+        return out
+
+    def _word(self, word: str) -> list[int]:
+        ids = self._cache.get(word)
+        if ids is None:
+            ids = self._bpe("".join(self.byte_chars[b] for b in word.encode("utf-8", "surrogatepass")))
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[word] = ids
+        return ids
+
+    def _bpe(self, word: str) -> list[int]:
+        """Merge by rank, leftmost first among equal ranks; ``word`` is in the byte alphabet."""
+        if self.ignore_merges and word in self.vocab:
+            return [self.vocab[word]]
+        symbols = list(word)
+        nxt = list(range(1, len(symbols) + 1))   # index of the next live symbol (len: none)
+        prv = list(range(-1, len(symbols) - 1))
+        heap = []
+        for k in range(len(symbols) - 1):
+            rank = self.ranks.get((symbols[k], symbols[k + 1]))
+            if rank is not None:
+                heap.append((rank, k, symbols[k], symbols[k + 1]))
+        heapq.heapify(heap)
+        while heap:
+            rank, k, left, right = heapq.heappop(heap)
+            r = nxt[k] if symbols[k] is not None else len(symbols)
+            if symbols[k] != left or r >= len(symbols) or symbols[r] != right:
+                continue  # stale: one side was merged into something else since
+            symbols[k] = left + right
+            symbols[r] = None
+            nxt[k] = nxt[r]
+            if nxt[k] < len(symbols):
+                prv[nxt[k]] = k
+            p = prv[k]
+            if p >= 0:
+                rank = self.ranks.get((symbols[p], symbols[k]))
+                if rank is not None:
+                    heapq.heappush(heap, (rank, p, symbols[p], symbols[k]))
+            if nxt[k] < len(symbols):
+                rank = self.ranks.get((symbols[k], symbols[nxt[k]]))
+                if rank is not None:
+                    heapq.heappush(heap, (rank, k, symbols[k], symbols[nxt[k]]))
+        ids = []
+        for s in symbols:
+            if s is None:
+                continue
+            if s not in self.vocab:
+                raise KeyError(f"no vocabulary entry for the piece {s!r}")
+            ids.append(self.vocab[s])
+        return ids
+
+    # -- decoding --------------------------------------------------------------------------------
+
+    def decode(self, ids: list[int]) -> str:
+        out = bytearray()
+        for i in ids:
+            token = self.id_to_token.get(i)
+            if token is None:
+                raise ValueError(f"id {i} is not in the vocabulary")
+            if token in self.added:
+                out += token.encode("utf-8")
+            else:
+                out += bytes(self.char_bytes[ch] for ch in token)
+        return out.decode("utf-8", "replace")
+
+
+def serve(engine: ByteBPE) -> None:
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            reply = {"id": None, "error": f"not JSON: {e}"}
+        else:
+            rid = req.get("id") if isinstance(req, dict) else None
+            try:
+                op = req.get("op")
+                if op == "encode":
+                    reply = {"id": rid, "ids": engine.encode(req["text"], bool(req.get("add_special")),
+                                                             bool(req.get("parse_special")))}
+                elif op == "decode":
+                    reply = {"id": rid, "text": engine.decode([int(i) for i in req["ids"]])}
+                else:
+                    reply = {"id": rid, "error": f"unknown op {op!r}"}
+            except Exception as e:  # one bad request must not end the engine
+                reply = {"id": rid, "error": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tokenizer_json")
+    ap.add_argument("--digits-unbounded", action="store_true", help="split digit runs whole, not by three")
+    ap.add_argument("--unicode-3.2", dest="unicode_32", action="store_true",
+                    help="letter/number/space classes from Unicode 3.2")
+    ap.add_argument("--always-parse-special", action="store_true",
+                    help="match special-token text even when parse_special is false")
+    args = ap.parse_args(argv)
+    serve(ByteBPE(args.tokenizer_json, args.digits_unbounded, args.unicode_32, args.always_parse_special))
+
+
+if __name__ == "__main__":
+    main()
