@@ -55,6 +55,7 @@ from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.variants import (
+    PER_TOKEN,
     STAGES,
     Variant,
     base_candidate,
@@ -99,7 +100,6 @@ COMPOSED_CHARACTERS = 100_000  # text encoded while composing one case's sets (a
 # worked first.
 LOOK_AROUND = 32
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
-PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # variants made for the tokens of one case
 DIAGNOSIS_TEXTS = 4  # a diagnosis' regex time, in texts' worth of the reference's limit (reference/hf.py)
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
 
@@ -367,12 +367,12 @@ class Diagnoser:
                             hits.append(bigger)
                 if hits:  # (the other sets grown from this one are weighed too: two readings of one text)
                     return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
-            ranked = sorted((keys for keys, out in grown.items() if out is not None),
-                            key=lambda k: (_distance(grown[k], target), self.order(k[-1])))
+            distance = {keys: _distance(out, target) for keys, out in grown.items() if out is not None}
+            ranked = sorted(distance, key=lambda k: (distance[k], self.order(k[-1])))
             # Grown no closer than the sets one smaller: another variant would be a guess, not a lead.
-            if not ranked or _distance(grown[ranked[0]], target) >= closest:
+            if not ranked or distance[ranked[0]] >= closest:
                 break
-            closest = _distance(grown[ranked[0]], target)
+            closest = distance[ranked[0]]
             frontier = ranked[:BEAM]
         return []
 

@@ -74,7 +74,7 @@ def stage_of(cause: str) -> str:
 EXCLUSIVE_STAGES = frozenset({"normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
 
 
-PER_TOKEN_CAUSES = ("specials.ids", "user-defined.atomic")  # variants made for one token of a case: several may hold
+PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # keys of the variants made for one token of a case
 
 
 def cause_of(key: str) -> str:
@@ -90,7 +90,7 @@ def combinable(a: str, b: str) -> bool:
         return False
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
-        return cause_a in PER_TOKEN_CAUSES and ":" in a and ":" in b
+        return a.startswith(PER_TOKEN) and b.startswith(PER_TOKEN)  # two tokens of a case, each its own
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
         return True
