@@ -6,7 +6,8 @@ read one case per line, either one also gzip- or zstd-compressed; or a Parquet f
 them, a saved Hugging Face dataset, or a glob of any of these (``tokparity.corpus.pipeline``).
 Named corpora:
 
-* ``multilingual``, ``emoji``, ``edge``: committed in the repository's ``corpora/`` folder;
+* ``multilingual``, ``emoji``, ``edge``, ``seams``: committed in the repository's ``corpora/``
+  folder (``seams``: the Unicode and regex-engine seams of ``tokparity.fuzz.seams``, compact);
 * ``llama.cpp-tests``: the texts of llama.cpp's ``ggml-vocab-*.gguf.inp`` files in the zoo,
   read at run time (not committed);
 * ``all``: every one of the above.

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from tokparity.errors import TokparityError
 
-COMMITTED = ("multilingual", "emoji", "edge")
+COMMITTED = ("multilingual", "emoji", "edge", "seams")
 NAMES = COMMITTED + ("llama.cpp-tests",)
 
 

@@ -20,7 +20,10 @@ then reads every class from the ``regex`` module's Unicode tables, which is the
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
+from typing import Any
+from unicodedata import ucd_3_2_0
 
 import regex
 
@@ -32,9 +35,13 @@ RE2_SPACE = "\\t\\n\\x0c\\r "
 
 ENGINES = {
     "ecmascript": "the regex run with ECMAScript's \\s (JavaScript: no U+0085, U+FEFF included)",
+    "javascript": ("the regex run as a current JavaScript engine runs it: ECMAScript's \\s (no U+0085, U+FEFF "
+                   f"included) and its own, newer Unicode tables (here those of the regex module {regex.__version__})"),
     "re2": "the regex run with RE2's / Go's \\s (ASCII only, no \\v)",
 }
-_MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE}
+_MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE}
+# The tables an engine reads every other class from, where it is not the model's own.
+TABLES = {"javascript": "regex"}
 
 
 def rewrite(source: str, engine: str) -> str:
@@ -87,7 +94,7 @@ class EngineSplitter:
         self.patterns = [regex.compile(rewrite(s, engine)) for s in sources]
 
     def split(self, text: str) -> list[str]:
-        seen = text.translate(_stand_ins(text)) if self.tables == "llama.cpp" else text
+        seen = text if self.tables == "regex" else text.translate(_stand_ins(text, self.tables))
         spans = [(0, len(text))] if text else []
         for pattern in self.patterns:
             out = []
@@ -115,21 +122,53 @@ _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compi
                    (uc.CONTROL, regex.compile(r"\p{Cc}|\p{Cf}")), (uc.UNDEFINED, regex.compile(r"[\s\S]"))]
 
 
+# The tables an engine may read its classes from, besides the regex module's own: llama.cpp's
+# (generated, tokparity.reference.unicode), and the Unicode versions of Python's unicodedata
+# (an engine that asks ``unicodedata.category``) and of Unicode 3.2 (``ucd_3_2_0``, the tables
+# IDNA froze, which an engine generated long ago or built on them reads).
+UNICODEDATA: dict[str, Any] = {"python": unicodedata, "3.2": ucd_3_2_0}
+_MAJOR_FLAG = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
+               "Z": uc.SEPARATOR, "Cc": uc.CONTROL, "Cf": uc.CONTROL}
+
+
+# "+alphabetic" after a table's name: what is a letter is Unicode's Alphabetic property (Rust's
+# char::is_alphabetic, ICU's u_isUAlphabetic), not \p{L}: letter numbers (Ⅻ, Nl), vowel signs and
+# circled letters are letters too.
+ALPHABETIC = regex.compile(r"\p{Alphabetic}")
+
+
+def _regex_category(ch: str) -> int:
+    return next(flag for flag, pattern in _REGEX_CATEGORY if pattern.match(ch))
+
+
+def _category(ch: str, tables: str) -> int:
+    """``ch``'s category as a llama.cpp flag, by ``tables``: ``llama.cpp``, ``regex`` or a
+    ``UNICODEDATA`` key, optionally followed by ``+alphabetic``."""
+    base, _, letters = tables.partition("+")
+    if letters == "alphabetic" and ALPHABETIC.match(ch):
+        return uc.LETTER
+    if base == "llama.cpp":
+        return uc.flags(ord(ch)) & uc.CATEGORIES
+    if base == "regex":
+        return _regex_category(ch)
+    cat = UNICODEDATA[base].category(ch)
+    return _MAJOR_FLAG.get(cat, _MAJOR_FLAG.get(cat[0], uc.UNDEFINED))  # Cn, Co, Cs: undefined
+
+
 @lru_cache(maxsize=65536)
-def _stand_in(ch: str) -> str | None:
+def _stand_in(ch: str, tables: str) -> str | None:
     cp = ord(ch)
     if uc.is_whitespace(cp) or regex.match(r"\s", ch):
         return None  # whitespace is what the engines are compared on: never replaced
-    theirs = uc.flags(cp) & uc.CATEGORIES
-    ours = next(flag for flag, pattern in _REGEX_CATEGORY if pattern.match(ch))
-    return _STAND_IN.get(theirs) if theirs != ours else None
+    theirs = _category(ch, tables)
+    return _STAND_IN.get(theirs) if theirs != _regex_category(ch) else None
 
 
-def _stand_ins(text: str) -> dict[int, str]:
+def _stand_ins(text: str, tables: str) -> dict[int, str]:
     out = {}
     for ch in set(text):
         if ord(ch) > 0x7F:
-            replacement = _stand_in(ch)
+            replacement = _stand_in(ch, tables)
             if replacement is not None:
                 out[ord(ch)] = replacement
     return out

@@ -367,11 +367,30 @@ def _with_splitter(c: Candidate, splitter) -> Candidate | None:
 
 def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
     p = c.pipeline
-    if isinstance(p, LlamaBpe) and _split_sources(p) == REGEXES[key]:
-        return None  # the model's own
+    if list(map(_spelled_out, _split_sources(p))) == list(map(_spelled_out, REGEXES[key])):
+        # The model's own split. For a tokenizer.json it would differ only in reading llama.cpp's
+        # Unicode tables, which is unicode.tables, not another pre-tokenizer.
+        return None
     if key == "whitespace" and _is_ugm_or_sp(p) and p.normalizer.add_space_prefix:
         return c.replace(text_maps=c.text_maps + (split_on_white_space,))
     return _with_splitter(c, Pretokenizer(REGEXES[key], key))
+
+
+_PLAIN = {"r": "\r", "n": "\n", "t": "\t", '"': '"'}
+
+
+def _spelled_out(source: str) -> str:
+    """A regex with the escapes that mean one plain character (``\\r``, ``\\n``, ``\\t``, ``\\"``)
+    written as that character, as a tokenizer.json and llama.cpp's list write the same regex."""
+    out, i = [], 0
+    while i < len(source):
+        if source[i] == "\\" and i + 1 < len(source):
+            out.append(_PLAIN.get(source[i + 1], source[i:i + 2]))
+            i += 2
+        else:
+            out.append(source[i])
+            i += 1
+    return "".join(out)
 
 
 # Unicode's White_Space, which tokenizers' WhitespaceSplit (Rust's char::is_whitespace) splits on.
@@ -401,8 +420,10 @@ def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     if not sources:
         return None
     # Only \s read otherwise: the other classes keep the tables the model's split reads
-    # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json).
-    tables = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
+    # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json),
+    # except for JavaScript, whose engine brings its own (a current Unicode, as the regex module's).
+    own = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
+    tables = regex_engines.TABLES.get(engine, own)
     return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables))
 
 
@@ -432,6 +453,22 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
         except Exception:  # a regex llama.cpp cannot run: no such variant for this model
             return None
     return None
+
+
+def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
+    """The model's regexes with the classes of an older Unicode (``regex_engines.UNICODEDATA``:
+    Python's ``unicodedata``, Unicode 3.2), as an engine whose character tables are that old reads
+    them: a script added since is no letter to it, a digit no number."""
+    sources = _split_sources(c.pipeline)
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode", tables)) if sources else None
+
+
+def _alphabetic_letters(c: Candidate) -> Candidate | None:
+    """The model's regexes with every Alphabetic code point a letter (``\\p{L}``), in the tables the
+    model's split reads otherwise (llama.cpp's for a GGUF, the regex module's for a tokenizer.json)."""
+    sources = _split_sources(c.pipeline)
+    own = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode", f"{own}+alphabetic")) if sources else None
 
 
 # --- model ------------------------------------------------------------------------------------------
@@ -806,6 +843,14 @@ def catalogue() -> list[Variant]:
         Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),
         Variant("unicode.tables", "unicode.tables", "the split regexes read with another Unicode version's tables",
                 _unicode_tables),
+        Variant("unicode.tables:python", "unicode.tables",
+                f"the split regexes read with Python's unicodedata tables (Unicode {unicodedata.unidata_version})",
+                partial(_older_unicode_tables, "python")),
+        Variant("unicode.tables:3.2", "unicode.tables", "the split regexes read with Unicode 3.2's tables",
+                partial(_older_unicode_tables, "3.2")),
+        Variant("unicode.alphabetic", "unicode.alphabetic",
+                "letters read as Unicode's Alphabetic property (Rust's is_alphabetic): letter numbers such as Ⅻ, vowel "
+                "signs and circled letters are \\p{L} too", _alphabetic_letters),
     ]
     return out
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import combinations
 
-from tokparity.diagnose.info import fits
+from tokparity.diagnose.info import fits, stage_of_cause
 from tokparity.diagnose.search import Diagnoser, join
 from tokparity.diagnose.variants import combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
@@ -145,10 +145,12 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
 
 def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
     """One engine, one cause: a mismatch whose ids the run's set, or a part of it, reproduces
-    carries that part as its cause, when the part is no larger than its own cause and its class
-    (the symptom the rules gave) is a symptom of it (a case that the greedy match and the engine's
-    real merge order both reproduce is the merge order's). Returns the new diagnoses, by position
-    in ``mismatches``."""
+    carries that part as its cause, when the part is no larger than its own cause and either its
+    class (the symptom the rules gave) is a symptom of it (a case that the greedy match and the
+    engine's real merge order both reproduce is the merge order's) or the part changes the same
+    stage as its own cause (JavaScript's \\s reproduces ``" \\ufeffa"`` as well as another split
+    regex does, whatever the rules called the symptom). Returns the new diagnoses, by position in
+    ``mismatches``."""
     keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
     changed = {}
@@ -159,7 +161,7 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: Root
             if len(part) > len(d.variants):
                 break
             names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
-            if not fits(j.cls, names):
+            if not fits(j.cls, names) and stage_of_cause(names) != stage_of_cause(d.cause):
                 continue
             if diagnoser.encode_remembered(part, j.text) == j.backend_ids:
                 changed[i] = replace(d, cause=names, variants=part, decides_class=True, evidence=(

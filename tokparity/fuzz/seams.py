@@ -325,6 +325,46 @@ def seam_texts() -> Iterator[tuple[str, dict]]:
                     "codepoint": f"U+{cp:04X}"}  # (fuzz rates no per-case tag: tokparity.fuzz.loop PER_CASE_TAGS)
 
 
+# The committed corpus ``seams`` (corpora/seams.jsonl, written by corpora/_build_seams.py), which
+# ``compare`` runs by default: every seam, in fewer contexts and with at most ``COMPACT_MEMBERS``
+# of a large seam's code points (a Unicode-version seam whole), so that it costs a default run seconds, not the generator's ~4,700
+# texts. The contexts are those where real ports' bugs showed (JavaScript ports' U+0085 after a
+# space before a letter, or after two spaces; older and newer Unicode tables and letter numbers
+# read as letters after a space; another class between letters or digits).
+COMPACT_MEMBERS = 40
+_COMPACT_CONTEXTS = {
+    "\\s": ("space-before-letter", "after-spaces", "after-space", "alone", "between-letters", "between-newlines"),
+    "lower": ("between-letters", "after-apostrophe", "alone"),
+}
+_COMPACT_CLASS_CONTEXTS = ("space-before-letter", "between-letters", "between-digits")
+
+
+def compact_contexts(seam: Seam) -> tuple[str, ...]:
+    """The contexts the ``seams`` corpus places ``seam``'s code points in."""
+    return _COMPACT_CONTEXTS.get(seam.name.split(":")[0], _COMPACT_CLASS_CONTEXTS)
+
+
+def compact_members(seam: Seam) -> tuple[int, ...]:
+    """``seam``'s code points: all of a Unicode-version seam's (each may be the one an engine's
+    tables lack), at most ``COMPACT_MEMBERS`` of another's, spread evenly over its list (which
+    goes by category and script), the first always kept."""
+    members = seam.members
+    if len(members) <= COMPACT_MEMBERS or seam.name.endswith(":unicode-versions"):
+        return members
+    step = len(members) / COMPACT_MEMBERS
+    return tuple(members[int(i * step)] for i in range(COMPACT_MEMBERS))
+
+
+def compact_seam_texts() -> Iterator[tuple[str, dict]]:
+    """``(text, tags)`` of the ``seams`` corpus: each seam's ``compact_members`` in its
+    ``compact_contexts``, seam by seam."""
+    for seam in seams():
+        for context in compact_contexts(seam):
+            for cp in compact_members(seam):
+                yield _TEMPLATES[context].format(chr(cp)), {
+                    "kind": "seam", "seam": seam.name, "context": context, "codepoint": f"U+{cp:04X}"}
+
+
 def unicode_seams(vocab: object = None, seed: int = 0) -> Iterator[Case]:
     """The ``gen:unicode-seams`` cases: finite, the same for every vocabulary and seed."""
     for n, (text, tags) in enumerate(seam_texts()):

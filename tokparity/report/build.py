@@ -108,6 +108,12 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
     return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, fuzz.seconds, fuzz.by_source)
 
 
+def tried_seams(results: Results) -> bool:
+    """Whether any case of the run was a Unicode or regex-engine seam (the ``seams`` corpus, or
+    any text tagged with a ``seam``, as ``tokparity.fuzz.seams`` tags them)."""
+    return any(key.startswith("seam=") and rate.get("cases") for key, rate in results.tag_rates.items())
+
+
 def known_used(results: Results) -> dict[str, int]:
     """Known divergences the run met, with their cases."""
     return dict(results.known.get("used") or {})
@@ -258,6 +264,11 @@ def header(src: Source) -> Blocks:
     for entry, source in stale_known(results):
         blocks.append(Paragraph(runs(f"⚠ stale known divergence {entry} ({source}): it matched nothing in this run; "
                                      "the upstream difference may be fixed — remove or correct the entry."), BAD))
+    if results.fuzz is None and results.runs and not tried_seams(results):
+        blocks.append(Paragraph(runs(
+            "⚠ This run tried no Unicode or regex-engine seam: an engine that runs its split regex with "
+            "JavaScript's \\s (no U+0085) or another Unicode version's tables can agree on every case here and "
+            "still be wrong. Add -c seams (one of the default corpora) or run tokparity fuzz."), BAD))
     used = known_used(results)
     if used:
         blocks.append(Paragraph(runs("Known divergences (reported, not failing): "
