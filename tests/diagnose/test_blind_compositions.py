@@ -9,8 +9,11 @@ each check reads.
   ``whitespace.other`` and the verdict lacked ``space.escape``).
 * ``byte_bpe.py --digits-unbounded --unicode-3.2 --always-parse-special`` on llama-bpe: a byte-level
   BPE whose split keeps a whole run of digits together (``\\p{N}+`` for ``\\p{N}{1,3}``), reads the
-  split's classes from Unicode 3.2 tables, and parses special-token text always. Only the third has
-  a variant in the catalogue today: a strict xfail says what is missing.
+  split's classes from Unicode 3.2 tables, and parses special-token text always: three causes,
+  ``pretokenizer.digits``, ``unicode.tables`` (3.2's) and ``specials.parse``, all in the verdict
+  (until the catalogue had the first two, the rows said ``pretokenizer.other``). The focused corpus
+  ``unicode-32`` holds the seams whose class 3.2 reads otherwise and Python's tables (the twin's)
+  read as llama.cpp does; ``llama3-mixed`` texts with all three at once.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ BYTE_BPE = ("blind/byte_bpe.py", "{tokenizer_json}")
 WRITE_UP_LLAMA_SPM = Mutation("space.dummy-prefix+space.escape+model.greedy-longest-match", "llama-spm",
                               engine(*SPM_GREEDY, "--no-escape", "--no-prefix"),
                               engine("llamacpp_engine.py", "{gguf}"), ("multilingual", "edge"))
-THREE_BPE_BUGS = Mutation("pretokenizer.digits+unicode.tables+specials.parse", "llama-bpe",
+THREE_BPE_BUGS = Mutation("pretokenizer.digits+specials.parse+unicode.tables", "llama-bpe",
                           engine(*BYTE_BPE, "--digits-unbounded", "--unicode-3.2", "--always-parse-special"),
-                          engine(*BYTE_BPE), ("multilingual", "edge"))
+                          engine(*BYTE_BPE), ("multilingual", "edge", "focus:unicode-32", "focus:llama3-mixed"))
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +43,8 @@ def test_greedy_unescaped_no_prefix_llama_spm(runs):
     check_composition(runs[WRITE_UP_LLAMA_SPM.group], WRITE_UP_LLAMA_SPM)
 
 
-@pytest.mark.xfail(strict=True, reason="no variant for digit grouping (a digit run split whole) or for Unicode "
-                                       "tables older than the oracle's (3.2): the rows say pretokenizer.other")
 def test_three_bpe_bugs_llama_bpe(runs):
     """The true causes, from the engine's own flags: the digit run taken whole ("12345" one
-    pre-token), U+200B and Tamil digits read by Unicode 3.2's categories, special-token text
-    parsed with parse_special off. Today: specials.parse on its 9 cases, pretokenizer.other on
-    the digit cases, and a verdict that is not proven."""
+    pre-token), U+200B (a space in 3.2) and scripts added since read by Unicode 3.2's categories,
+    special-token text parsed with parse_special off."""
     check_composition(runs[THREE_BPE_BUGS.group], THREE_BPE_BUGS)

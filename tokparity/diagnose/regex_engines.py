@@ -112,10 +112,11 @@ class EngineSplitter:
         return [text[a:b] for a, b in spans]
 
 
-# llama.cpp's category -> a code point the regex module reads the same way (none is whitespace,
-# none ASCII, so no literal of a split regex can match one).
+# llama.cpp's category -> a code point the regex module reads the same way (none ASCII, so no
+# literal of a split regex can match one; only the separator's is whitespace: U+200B was a space
+# separator in Unicode 3.2, and an engine of those tables reads it as \s).
 _STAND_IN = {uc.LETTER: "\u00aa", uc.NUMBER: "\u00b2", uc.PUNCTUATION: "\u00a1", uc.SYMBOL: "\u00a6",
-             uc.ACCENT_MARK: "\u0300", uc.CONTROL: "\u0080", uc.UNDEFINED: "\u0378"}
+             uc.ACCENT_MARK: "\u0300", uc.CONTROL: "\u0080", uc.UNDEFINED: "\u0378", uc.SEPARATOR: "\u2000"}
 _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compile(r"\p{N}")),
                    (uc.PUNCTUATION, regex.compile(r"\p{P}")), (uc.SYMBOL, regex.compile(r"\p{S}")),
                    (uc.ACCENT_MARK, regex.compile(r"\p{M}")), (uc.SEPARATOR, regex.compile(r"\p{Z}")),

@@ -422,19 +422,38 @@ def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     # Only \s read otherwise: the other classes keep the tables the model's split reads
     # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json),
     # except for JavaScript, whose engine brings its own (a current Unicode, as the regex module's).
-    own = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
-    tables = regex_engines.TABLES.get(engine, own)
+    tables = regex_engines.TABLES.get(engine, _reading(c.pipeline)[1])
     return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables))
 
 
 def _split_sources(p) -> list[str]:
-    """The model's split regexes, in the ECMAScript-like syntax the engines share."""
-    if isinstance(p, LlamaBpe):
-        splitter = p.pretokenizer
+    """The split regexes the pipeline runs, in the ECMAScript-like syntax the engines share: the
+    model's, or those another variant of a composed set put in their place."""
+    splitter = _splitter(p)
+    if splitter is not None:
         return list(splitter.sources) if hasattr(splitter, "sources") else [r.source for r in splitter.regexes]
     if isinstance(p, HfBpe):
         return regex_engines.hf_split_sources(p.spec.pre_tokenizer)
     return []
+
+
+def _splitter(p):
+    """The regex splitter of a llama.cpp BPE pipeline, or the one a variant put in a tokenizer.json's."""
+    if isinstance(p, LlamaBpe):
+        return p.pretokenizer
+    if isinstance(p, HfBpe) and isinstance(p.pretokenizer, _Split):
+        return p.pretokenizer.splitter
+    return None
+
+
+def _reading(p) -> tuple[str, str]:
+    """How the pipeline's split reads its classes: (regex engine, tables), so that a variant of
+    another aspect keeps what a variant composed before it changed (Unicode 3.2's tables stay with
+    digit runs taken whole)."""
+    splitter = _splitter(p)
+    if isinstance(splitter, regex_engines.EngineSplitter):
+        return splitter.engine, splitter.tables
+    return "unicode", "llama.cpp" if isinstance(p, LlamaBpe) else "regex"
 
 
 def _unicode_tables(c: Candidate) -> Candidate | None:
@@ -443,7 +462,8 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
         sources = _split_sources(p)
-        return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode")) if sources else None
+        engine, _ = _reading(p)
+        return _with_splitter(c, regex_engines.EngineSplitter(sources, engine)) if sources else None
     if isinstance(p, HfBpe):
         sources = _split_sources(p)
         if not sources:
@@ -460,15 +480,30 @@ def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
     Python's ``unicodedata``, Unicode 3.2), as an engine whose character tables are that old reads
     them: a script added since is no letter to it, a digit no number."""
     sources = _split_sources(c.pipeline)
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode", tables)) if sources else None
+    engine, _ = _reading(c.pipeline)
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables)) if sources else None
+
+
+# Llama 3's (and DeepSeek-V3's) digit groups: at most three digits a piece.
+_DIGIT_GROUP = re.compile(r"\\p\{N\}\{1,3\}")
+
+
+def _digits_whole(c: Candidate) -> Candidate | None:
+    """A run of digits one piece (``\\p{N}+``) where the model's split groups digits by up to three."""
+    sources = _split_sources(c.pipeline)
+    if not any(_DIGIT_GROUP.search(s) for s in sources):
+        return None
+    engine, tables = _reading(c.pipeline)
+    whole = [_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources]
+    return _with_splitter(c, regex_engines.EngineSplitter(whole, engine, tables))
 
 
 def _alphabetic_letters(c: Candidate) -> Candidate | None:
     """The model's regexes with every Alphabetic code point a letter (``\\p{L}``), in the tables the
     model's split reads otherwise (llama.cpp's for a GGUF, the regex module's for a tokenizer.json)."""
     sources = _split_sources(c.pipeline)
-    own = "llama.cpp" if isinstance(c.pipeline, LlamaBpe) else "regex"
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, "unicode", f"{own}+alphabetic")) if sources else None
+    engine, tables = _reading(c.pipeline)
+    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, f"{tables}+alphabetic")) if sources else None
 
 
 # --- model ------------------------------------------------------------------------------------------
@@ -811,6 +846,8 @@ def catalogue() -> list[Variant]:
         Variant("space.prefix-every-split", "space.prefix-every-split",
                 "the dummy prefix only at the start, not after every special token", _prefix_every_split),
         Variant("pretokenizer.none", "pretokenizer.none", "no split regex at all", _pretokenizer_none),
+        Variant("pretokenizer.digits", "pretokenizer.digits",
+                "a run of digits kept whole (\\p{N}+) where the split takes at most three (\\p{N}{1,3})", _digits_whole),
     ]
     for key, name in PRETOKENIZER_NAMES.items():
         out.append(Variant(f"pretokenizer.{name}", f"pretokenizer.{name}", f"the split regexes of '{name}'",

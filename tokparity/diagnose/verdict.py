@@ -145,12 +145,13 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
 
 def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
     """One engine, one cause: a mismatch whose ids the run's set, or a part of it, reproduces
-    carries that part as its cause, when the part is no larger than its own cause and either its
-    class (the symptom the rules gave) is a symptom of it (a case that the greedy match and the
-    engine's real merge order both reproduce is the merge order's) or the part changes the same
-    stage as its own cause (JavaScript's \\s reproduces ``" \\ufeffa"`` as well as another split
-    regex does, whatever the rules called the symptom). Returns the new diagnoses, by position in
-    ``mismatches``."""
+    carries that part as its cause, when the part is no larger than its own cause (any size when
+    the verdict is proven: the engine has those bugs, and a smaller set that happens to give the
+    ids too is the coincidence), and either its class (the symptom the rules gave) is a symptom of
+    it (a case that the greedy match and the engine's real merge order both reproduce is the merge
+    order's) or the part changes the same stage as its own cause (JavaScript's \\s reproduces
+    ``" \\ufeffa"`` as well as another split regex does, whatever the rules called the symptom).
+    Returns the new diagnoses, by position in ``mismatches``."""
     keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
     changed = {}
@@ -158,7 +159,7 @@ def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: Root
         if not d.variants or set(d.variants) <= set(keys):
             continue
         for part in parts:
-            if len(part) > len(d.variants):
+            if len(part) > len(d.variants) and not verdict.proven:
                 break
             names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
             if not fits(j.cls, names) and stage_of_cause(names) != stage_of_cause(d.cause):
