@@ -89,6 +89,7 @@ PROBES = (
     "x\u0085y\ufeffz", "zero\u200bwidth\u200djoiner", "ALL CAPS TEXT", "MiXeD CaSe", "www.example.com/path?q=1",
     "$100 + 20% = ?", "...!!!???", "\u2581 literal mark", "Ⅻ chapter", "control\x01\x1fchars", "naïve façade coöperate",
     "a \u00a0 b\u3000\u3000c", "x\u0085\u0085 y \ufeff\ufeff z", "\u000b\u000c vertical", "Garay \U00010d40\U00010d41",
+    " \u0085a \ufeffb",  # where JavaScript's \s splits otherwise: after a space, before a letter
 )
 
 BEAM = 4  # the sets of variants kept at each size while composing (the closest to the backend's ids)
@@ -272,7 +273,8 @@ class Diagnoser:
             self.full_searches[backend] += 1
             composed = self._compose(text, base, target, singles, memo)
             if composed:
-                best = min(composed, key=lambda k: (not self._fits(k, symptom), -memo[k], len(k)))
+                best = min(composed, key=lambda k: (not self._fits(k, symptom), -memo[k], len(k),
+                                                    sum(map(self.breadth, zip(k))) if len(composed) > 1 else 0))
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 
@@ -365,8 +367,8 @@ class Diagnoser:
                         grown[bigger] = out = singles[bigger] if size == 1 else self.encode(bigger, text)
                         if out == target and size > 1:
                             hits.append(bigger)
-                if hits:  # (the other sets grown from this one are weighed too: two readings of one text)
-                    return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
+            if hits:  # (every set of this size is weighed: two readings of one text, the narrower named)
+                return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
             distance = {keys: _distance(out, target) for keys, out in grown.items() if out is not None}
             ranked = sorted(distance, key=lambda k: (distance[k], self.order(k[-1])))
             # Grown no closer than the sets one smaller: another variant would be a guess, not a lead.
