@@ -7,7 +7,8 @@ this corpus is each seam's code points (``compact_members``) in the contexts tha
 (``compact_contexts``): about 1,500 short texts, so that a plain ``compare`` finds what before
 only ``fuzz`` did. The ``unicode-seams`` generator of ``fuzz`` tries every member in more contexts.
 
-Records: ``{"id": "seams-NNNN-U+XXXX", "text": ..., "tags": {"kind": "seam", "seam", "context"}}``,
+Records: ``{"id": "seams-NNNN-U+XXXX", "text": ..., "tags": {"script": "Zyyy", "lang": "und",
+"kind": "seam", "seam", "context"}}`` (no script or language: single code points in ASCII frames),
 written with ``\\u`` escapes only (ASCII), so no invisible character hides in the file. The
 tables are read from the ``regex`` module and Python's ``unicodedata``, so another release of
 either may give other representatives; the committed file is the corpus
@@ -38,6 +39,7 @@ def main() -> None:
                 raise ValueError(f"duplicate text {text!r}")
             seen.add(text)
             codepoint = tags.pop("codepoint")
+            tags = {"script": "Zyyy", "lang": "und", **tags}
             f.write(json.dumps({"id": f"seams-{n:04d}-{codepoint}", "text": text, "tags": tags}) + "\n")
     print(f"wrote {len(seen)} records to {OUT} (regex {regex.__version__}, unicodedata {unicodedata.unidata_version})")
 

@@ -154,10 +154,12 @@ def test_template_engine_agrees_as_the_readme_says(tmp_path):
     argv = the_command(readme(), "template_engine.py", "compare")
     assert "-b" in argv and any(a.startswith("mine=cmd:") for a in argv), "the example names its engine mine"
     done = run([*argv[1:], "-o", str(tmp_path / "r"), "-q"])
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     mine = runs_by_backend(tmp_path / "r")["mine"]
-    assert (mine["cases"], mine["mismatches"]) == (884, 0)
-    assert "`mine` agrees with the oracle on all 884 cases of the `edge` corpus (exit 0, ✅)" in one_line(readme())
+    assert (mine["cases"], mine["mismatches"]) == (884 + 1518, 7)
+    assert mine["causes"] == {"unicode.tables": 7} and mine["root_cause"]["explains"] == 7
+    assert ("`mine` agrees with the oracle on all 884 cases of the `edge` corpus and differs on 7 of the 1,518 "
+            "texts of `seams`, the Unicode and regex-engine seams (exit 1)") in one_line(readme())
 
 
 def test_template_engine_with_add_special_differs_as_the_readme_says(tmp_path):
@@ -165,8 +167,9 @@ def test_template_engine_with_add_special_differs_as_the_readme_says(tmp_path):
     done = run([*argv[1:], "--add-special", "-o", str(tmp_path / "r"), "-q"])
     assert done.returncode == 1, done.stderr
     mine = runs_by_backend(tmp_path / "r")["mine"]
-    assert (mine["cases"], mine["mismatches"], mine["unexplained"]) == (884, 884, 884)
-    assert mine["classes"] == {"bos-eos": 884} and mine["causes"] == {"bos": 884}
+    assert (mine["cases"], mine["mismatches"], mine["unexplained"]) == (2402, 2402, 2402)
+    assert mine["classes"] == {"bos-eos": 2395, "unicode-categories": 7}
+    assert mine["causes"] == {"bos": 2395, "bos+unicode.tables": 7}
     assert "With `--add-special` it differs on every one of them, class `bos-eos`, cause `bos`" in one_line(readme())
 
 

@@ -306,3 +306,23 @@ def test_no_findings_section_outside_fuzz(hf_gguf):
     out, proc = hf_gguf
     assert "Findings by cause" not in proc.stdout
     assert 'id="findings"' not in (out / "report.html").read_text("utf-8")
+
+
+# -- 7. a run that tried no seam says so -----------------------------------------------------------
+
+NO_SEAM = "⚠ This run tried no Unicode or regex-engine seam"
+
+
+def test_a_run_without_the_seams_warns_in_every_report(hf_gguf):
+    out, proc = hf_gguf  # -c edge only
+    assert NO_SEAM in proc.stdout
+    assert NO_SEAM in (out / "summary.md").read_text("utf-8")
+    assert escape(NO_SEAM, quote=False) in (out / "report.html").read_text("utf-8")
+
+
+def test_a_run_with_the_seams_or_a_fuzz_run_does_not_warn(tmp_path, fuzzed, zoo):
+    zoo("llama-spm")
+    proc = tokparity("compare", "llama-spm", "-c", "seams", "-b", "ref", "-o", tmp_path / "run", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert NO_SEAM not in proc.stdout and NO_SEAM not in (tmp_path / "run" / "summary.md").read_text("utf-8")
+    assert NO_SEAM not in (fuzzed / "summary.md").read_text("utf-8")

@@ -16,14 +16,14 @@ import pytest
 
 ENGINE = Path(__file__).parent.parent / "engines" / "greedy_engine.py"
 GREEDY = f"cmd:{sys.executable} {ENGINE} {{gguf}}"
-SENTENCE = (f"{GREEDY} differs from golden/llama.cpp on 313 cases of llama-spm because of model.greedy-longest-match: "
-            "the reference with that deviation reproduces 313 of 313 mismatches exactly and keeps all 6,000 "
+SENTENCE = (f"{GREEDY} differs from golden/llama.cpp on 319 cases of llama-spm because of model.greedy-longest-match: "
+            "the reference with that deviation reproduces 319 of 319 mismatches exactly and keeps all 7,512 "
             "agreements.")
-PROOF = "reproduces 313 of 313 mismatches and keeps all 6,000 agreements"
+PROOF = "reproduces 319 of 319 mismatches and keeps all 7,512 agreements"
 FIX = ("segment with the model's algorithm (SentencePiece: score-ordered merges or Viterbi; BPE: ranked merges), "
        "not the longest vocabulary match")
 SPEC = "tokparity/reference/spm.py, ugm.py, bpe.py"
-# multilingual/en-0004 "It's raining.": the shortest prompt-like text among the 313; the ids
+# multilingual/en-0004 "It's raining.": the shortest prompt-like text among the 319; the ids
 # side by side, pieces as text (▁ shown as ␣), '^' under the difference.
 COMPARISON = [
     "first difference at token 3",
@@ -50,7 +50,7 @@ def greedy(tmp_path_factory, zoo):
     zoo("llama-spm")
     out = tmp_path_factory.mktemp("greedy") / "run"
     proc = tokparity("compare", "llama-spm", "-b", "ref", "-b", GREEDY, "-o", str(out), "-q")
-    assert proc.returncode == 1, proc.stderr  # 313 unexplained mismatches
+    assert proc.returncode == 1, proc.stderr  # 319 unexplained mismatches
     return out, proc
 
 
@@ -59,7 +59,7 @@ def test_summary_md_writes_up_the_root_cause(greedy):
     md = (out / "summary.md").read_text("utf-8")
     section = md[md.index("## Root cause, per model and backend"):md.index("## First unexplained")]
     assert f"**{SENTENCE.replace('_', chr(92) + '_')}**" in section  # md escapes greedy\_engine
-    assert ("- **Symptom**: `merge-order` (195 of 313 mismatches): same text, different segmentation; both sides "
+    assert ("- **Symptom**: `merge-order` (195 of 319 mismatches): same text, different segmentation; both sides "
             "use valid pieces") in section
     assert "- **→ Implication**: the engine picks pieces in another order than the oracle" in section
     assert "**Most telling case** multilingual/en-0004: It's␣raining." in section
@@ -68,7 +68,7 @@ def test_summary_md_writes_up_the_root_cause(greedy):
     assert f"- `model.greedy-longest-match`: {FIX} (specified by `{SPEC}`)" in section
     # the table: classes, then causes
     row = next(line for line in md.splitlines() if line.startswith("| llama-spm") and "greedy" in line)
-    assert row.endswith("| 313 | 313 | merge-order 195, whitespace-runs 118 | model.greedy-longest-match 313 |")
+    assert row.endswith("| 319 | 319 | merge-order 195, whitespace-runs 124 | model.greedy-longest-match 319 |")
 
 
 def test_compare_prints_one_line_per_root_cause(greedy):
@@ -86,7 +86,7 @@ def test_report_html_writes_up_the_root_cause(greedy):
     page = (out / "report.html").read_text("utf-8")
     root = page[page.index('id="root-cause"'):page.index('id="tags"')]
     assert f'<p class="sentence">{SENTENCE}</p>' in root
-    assert "<th>Symptom</th><td><span class='badge cls'>merge-order</span> (195 of 313 mismatches)" in root
+    assert "<th>Symptom</th><td><span class='badge cls'>merge-order</span> (195 of 319 mismatches)" in root
     assert "<th>→ Implication</th><td>the engine picks pieces in another order" in root
     assert "Most telling case: multilingual/en-0004</h4>" in root
     # the differing block: ids and readable pieces; the stored spelling is the tooltip
@@ -98,7 +98,7 @@ def test_report_html_writes_up_the_root_cause(greedy):
     assert f"<li><code>model.greedy-longest-match</code>: {FIX.replace(chr(39), '&#x27;')}" in root
     assert f"specified by <code>{SPEC}</code>" in root
     summary = page[page.index('id="summary"'):page.index('id="root-cause"')]
-    assert "cause: model.greedy-longest-match 313" in summary
+    assert "cause: model.greedy-longest-match 319" in summary
 
 
 def test_explain_prints_the_write_up(greedy):
@@ -109,7 +109,7 @@ def test_explain_prints_the_write_up(greedy):
     assert text.startswith(f"{out}: tokparity ")
     assert "agree on every case: llama-spm/llama.cpp, llama-spm/ref" in text
     assert SENTENCE in flat(text)
-    assert "Symptom        merge-order (195 of 313 mismatches): same text, different segmentation" in flat(text) \
+    assert "Symptom        merge-order (195 of 319 mismatches): same text, different segmentation" in flat(text) \
         .replace("Symptom merge-order", "Symptom        merge-order")
     assert "Case           multilingual/en-0004 'It's␣raining.'" in text
     assert "\n".join("  " + line for line in COMPARISON) in text

@@ -45,6 +45,12 @@ def fits(symptom: str, cause: str) -> bool:
     return symptom in ("", "unclassified") or consistent_class(symptom, cause) == symptom
 
 
+def is_stage_level(cause: str) -> bool:
+    """Whether ``cause`` only names the stage that differs (``normalizer.other``, …): no switch
+    of the catalogue reproduced the ids, so nothing may be said to reproduce them."""
+    return any(name.endswith(".other") for name in parts(cause))
+
+
 def stage_of_cause(cause: str) -> str:
     """The first pipeline stage the cause puts the divergence in (the CSV's ``stage`` column)."""
     names = parts(cause)

@@ -53,8 +53,9 @@ def stage_level(pipeline, vocab: Vocab, text: str, oracle: list[int], target: li
         if _WS.sub(b"", da) == _WS.sub(b"", db):
             return Cause("whitespace.other", "the two sides tokenized texts that differ only in whitespace, "
                                              "and no named variant reproduces how")
-        return Cause("normalizer.other", f"the two sides tokenized different texts: {_text_diff(da, db)}; no "
-                                         "named variant reproduces that normalization")
+        return Cause("normalizer.other", f"the two sides' ids spell different texts: {_text_diff(da, db)}; the text "
+                                         "was changed before it was split (or pieces stand for the ids of other "
+                                         "text), and no named variant reproduces how")
     boundaries = _word_boundaries(pipeline, text, len(da))
     if boundaries:
         pos = 0

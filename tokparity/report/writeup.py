@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tokparity.diagnose.info import cause_info, parts
+from tokparity.diagnose.info import cause_info, is_stage_level, parts
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.records import TIE, Mismatch, RootCause
@@ -103,8 +103,10 @@ class Writeup:
         if self.verdict:
             return proof(self.verdict)
         if self.cause:
-            return (f"reproduces {self.summary.causes.get(self.cause, 0):,} of {plural(self.summary.mismatches, 'mismatch')} "
-                    "case by case (no run-level verdict: the agreements were not checked)")
+            n, of = self.summary.causes.get(self.cause, 0), plural(self.summary.mismatches, 'mismatch')
+            if is_stage_level(self.cause):
+                return f"names the stage that differs on {n:,} of {of}; no switch of the catalogue reproduces their ids"
+            return f"reproduces {n:,} of {of} case by case (no run-level verdict: the agreements were not checked)"
         return ""
 
     @property
@@ -184,9 +186,12 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
     w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
+        n = summary.causes.get(w.cause, 0)
+        said = (f"{w.cause} names the stage that differs on {n:,} of them; no switch of the catalogue reproduces "
+                "their ids." if is_stage_level(w.cause) else
+                f"{w.cause} reproduces {n:,} of them, case by case (the agreements were not checked).")
         w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
-                      f"{summary.model}; {w.cause} reproduces {summary.causes.get(w.cause, 0):,} of them, case by case (the "
-                      "agreements were not checked).")
+                      f"{summary.model}; {said}")
     pool = telling_pool(mismatches, w.cause)
     if pool:
         w.cls = Counter(m.cls for m in pool).most_common(1)[0][0]
