@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+import unicodedata2
+
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
 from tokparity.diagnose import regex_engines
@@ -506,6 +508,20 @@ def _alphabetic_letters(c: Candidate) -> Candidate | None:
     return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, f"{tables}+alphabetic")) if sources else None
 
 
+def _newest_nfkc(c: Candidate) -> Candidate | None:
+    """NFKC by the newest Unicode tables (``unicodedata2``) before a tokenizer.json's own NFKC,
+    which tokenizers runs with Unicode 9.0's: an engine whose runtime normalizes (JavaScript's
+    ``String.normalize``, ICU) maps the compatibility characters added since (U+1CCF0 -> '0')."""
+    p = c.pipeline
+    if not (isinstance(p, HfPipeline) and any(k.kind in ("NFKC", "NFKD") for k in p.normalizer.configs)):
+        return None
+    return c.replace(text_maps=c.text_maps + (_nfkc_newest,))
+
+
+def _nfkc_newest(text: str) -> str:
+    return unicodedata2.normalize("NFKC", text)
+
+
 # --- model ------------------------------------------------------------------------------------------
 
 _GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
@@ -885,6 +901,9 @@ def catalogue() -> list[Variant]:
                 partial(_older_unicode_tables, "python")),
         Variant("unicode.tables:3.2", "unicode.tables", "the split regexes read with Unicode 3.2's tables",
                 partial(_older_unicode_tables, "3.2")),
+        Variant("unicode.tables:nfkc", "unicode.tables",
+                f"NFKC by Unicode {unicodedata2.unidata_version}'s tables (as a runtime's String.normalize), not "
+                "tokenizers' Unicode 9.0", _newest_nfkc),
         Variant("unicode.alphabetic", "unicode.alphabetic",
                 "letters read as Unicode's Alphabetic property (Rust's is_alphabetic): letter numbers such as Ⅻ, vowel "
                 "signs and circled letters are \\p{L} too", _alphabetic_letters),
