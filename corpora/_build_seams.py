@@ -10,8 +10,9 @@ only ``fuzz`` did. The ``unicode-seams`` generator of ``fuzz`` tries every membe
 Records: ``{"id": "seams-NNNN-U+XXXX", "text": ..., "tags": {"script": "Zyyy", "lang": "und",
 "kind": "seam", "seam", "context"}}`` (no script or language: single code points in ASCII frames),
 written with ``\\u`` escapes only (ASCII), so no invisible character hides in the file. The
-tables are read from the ``regex`` module and Python's ``unicodedata``, so another release of
-either may give other representatives; the committed file is the corpus
+tables are read from the ``regex`` module, Python's ``unicodedata`` (and its Unicode 3.2) and
+llama.cpp's generated tables (``tokparity.reference.unicode``), so another release of the first
+two may give other representatives; the committed file is the corpus
 (``python corpora/_build_seams.py`` from a checkout rewrites it).
 """
 
@@ -26,22 +27,22 @@ import regex
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tokparity.fuzz.seams import compact_seam_texts  # noqa: E402
+from tokparity.fuzz.seams import seam_texts  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "seams.jsonl"
 
 
 def main() -> None:
-    seen: set[str] = set()
-    with open(OUT, "w", encoding="ascii", newline="\n") as f:
-        for n, (text, tags) in enumerate(compact_seam_texts(), 1):
-            if text in seen:
-                raise ValueError(f"duplicate text {text!r}")
-            seen.add(text)
-            codepoint = tags.pop("codepoint")
-            tags = {"script": "Zyyy", "lang": "und", **tags}
-            f.write(json.dumps({"id": f"seams-{n:04d}-{codepoint}", "text": text, "tags": tags}) + "\n")
-    print(f"wrote {len(seen)} records to {OUT} (regex {regex.__version__}, unicodedata {unicodedata.unidata_version})")
+    lines, seen = [], set()
+    for n, (text, tags) in enumerate(seam_texts(compact=True), 1):
+        if text in seen:
+            raise ValueError(f"duplicate text {text!r}")
+        seen.add(text)
+        codepoint = tags.pop("codepoint")
+        tags = {"script": "Zyyy", "lang": "und", **tags}
+        lines.append(json.dumps({"id": f"seams-{n:04d}-{codepoint}", "text": text, "tags": tags}) + "\n")
+    OUT.write_text("".join(lines), encoding="ascii", newline="\n")  # (written once every line is made)
+    print(f"wrote {len(lines)} records to {OUT} (regex {regex.__version__}, unicodedata {unicodedata.unidata_version})")
 
 
 if __name__ == "__main__":

@@ -217,14 +217,14 @@ def chat_specials(_zoo) -> list[dict]:
 
 def unicode_32(_zoo) -> list[dict]:
     """The ``seams`` corpus's texts whose code point Unicode 3.2 puts in another class than
-    Python's tables (Unicode 14.0) do, where Python's class is llama.cpp's: an engine reading 3.2's
-    tables splits them otherwise, one reading Python's does not."""
-    from unicodedata import ucd_3_2_0
+    Python's tables do (Unicode 14.0 on Python 3.11), where Python's class is llama.cpp's: an
+    engine reading 3.2's tables splits them otherwise, one reading Python's does not."""
+    from tokparity.diagnose.regex_engines import category
 
     def differs(record: dict) -> bool:
         ch = chr(int(record["id"].rsplit("U+", 1)[1], 16))
-        now, then = unicodedata.category(ch), ucd_3_2_0.category(ch)
-        return now[0] != then[0] and _llama_major(ch) == now[0]
+        python = category(ch, "python")
+        return category(ch, "3.2") != python == category(ch, "llama.cpp")
     return _committed("seams", differs)
 
 
@@ -234,17 +234,6 @@ def llama3_mixed(_zoo) -> list[dict]:
     specials = ["<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>"]
     return _records((f"mixed-{i}-{j}", f"{s}{digits} \u200bword") for i, s in enumerate(specials)
                     for j, digits in enumerate(["12345", " 2026", "7"]))
-
-
-def _llama_major(ch: str) -> str:
-    """The major class llama.cpp's tables give ``ch`` ("L", "N", …; "C" for unassigned)."""
-    from tokparity.reference import unicode as uc
-    flags = uc.flags(ord(ch))
-    for flag, major in ((uc.LETTER, "L"), (uc.NUMBER, "N"), (uc.ACCENT_MARK, "M"), (uc.PUNCTUATION, "P"),
-                        (uc.SYMBOL, "S"), (uc.SEPARATOR, "Z")):
-        if flags & flag:
-            return major
-    return "C"
 
 
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (

@@ -9,13 +9,17 @@ zoo only ``\\s`` is written with a class escape whose members differ):
 * ECMAScript (JavaScript, with or without the ``u`` flag): its own list, U+0085 excluded,
   U+FEFF included.
 * RE2 and Go: ASCII only, ``[\\t\\n\\f\\r ]`` (no ``\\v``).
+* JavaScript in a current runtime (``javascript``): ECMAScript's ``\\s`` with the runtime's own,
+  newer Unicode tables for every other class.
 
 ``EngineSplitter`` runs a list of regexes (ECMAScript-like syntax, as llama.cpp and
 tokenizer.json write them) through Python's ``regex`` module with ``\\s`` rewritten to the
 engine's members, cutting text the way llama.cpp's ``unicode_regex_split`` does: matches and
-the gaps between them are pieces. With ``engine="unicode"`` nothing is rewritten: the pattern
-then reads every class from the ``regex`` module's Unicode tables, which is the
-``unicode.tables`` variant for a model whose oracle reads llama.cpp's.
+the gaps between them are pieces. With ``engine="unicode"`` nothing is rewritten. Its ``tables``
+say where every other class is read from: the ``regex`` module's Unicode (the default),
+``llama.cpp``'s generated tables, Python's ``unicodedata`` (``python``) or Unicode 3.2's
+(``3.2``), any of them with ``+alphabetic`` (a letter is Unicode's Alphabetic property): the
+``unicode.tables`` and ``unicode.alphabetic`` variants.
 """
 
 from __future__ import annotations
@@ -76,15 +80,15 @@ def rewrite(source: str, engine: str) -> str:
 
 
 class EngineSplitter:
-    """Split regexes applied in turn, each through ``engine``'s reading of ``\\s``.
+    """Split regexes applied in turn, each through ``engine``'s reading of ``\\s``, every other
+    class (``\\p{L}``, ``\\p{N}``, …) read from ``tables`` (``category``).
 
-    ``tables="llama.cpp"``: every other class (``\\p{L}``, ``\\p{N}``, …) still reads llama.cpp's
-    tables, as the model's own split does, so that only ``\\s`` differs. The ``regex`` module
-    reads a newer Unicode (Garay digits, U+10D40, are ``\\p{N}`` to it and unassigned to
-    llama.cpp); without this an engine that only reads Unicode 16 tables was reproduced as
+    ``tables="llama.cpp"`` keeps a GGUF's own reading, so that only ``\\s`` differs: the ``regex``
+    module reads a newer Unicode (Garay digits, U+10D40, are ``\\p{N}`` to it and unassigned to
+    llama.cpp), and without this an engine that only reads Unicode 16 tables was reproduced as
     much by the ECMAScript variant as by ``unicode.tables``, and named after the wrong one. Each
-    code point the two tables put in different categories is replaced, for the match only, by a
-    stand-in of llama.cpp's category."""
+    code point that ``tables`` and the ``regex`` module put in different categories is replaced,
+    for the match only, by a stand-in of the category ``tables`` gives it."""
 
     def __init__(self, sources: list[str], engine: str, tables: str = "regex"):
         self.sources = list(sources)
@@ -142,7 +146,7 @@ def _regex_category(ch: str) -> int:
     return next(flag for flag, pattern in _REGEX_CATEGORY if pattern.match(ch))
 
 
-def _category(ch: str, tables: str) -> int:
+def category(ch: str, tables: str) -> int:
     """``ch``'s category as a llama.cpp flag, by ``tables``: ``llama.cpp``, ``regex`` or a
     ``UNICODEDATA`` key, optionally followed by ``+alphabetic``."""
     base, _, letters = tables.partition("+")
@@ -161,7 +165,7 @@ def _stand_in(ch: str, tables: str) -> str | None:
     cp = ord(ch)
     if uc.is_whitespace(cp) or regex.match(r"\s", ch):
         return None  # whitespace is what the engines are compared on: never replaced
-    theirs = _category(ch, tables)
+    theirs = category(ch, tables)
     return _STAND_IN.get(theirs) if theirs != _regex_category(ch) else None
 
 

@@ -273,8 +273,10 @@ class Diagnoser:
             self.full_searches[backend] += 1
             composed = self._compose(text, base, target, singles, memo)
             if composed:
+                # Among sets of one size, the narrowest by its members' breadths: a set's own breadth
+                # says little where one member (a BOS) changes every probe.
                 best = min(composed, key=lambda k: (not self._fits(k, symptom), -memo[k], len(k),
-                                                    sum(map(self.breadth, zip(k))) if len(composed) > 1 else 0))
+                                                    sum(self.breadth((key,)) for key in k) if len(composed) > 1 else 0))
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 

@@ -369,7 +369,7 @@ def _with_splitter(c: Candidate, splitter) -> Candidate | None:
 
 def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
     p = c.pipeline
-    if list(map(_spelled_out, _split_sources(p))) == list(map(_spelled_out, REGEXES[key])):
+    if list(map(_spelled_out, _split_sources(p))) == _SPELLED_REGEXES[key]:
         # The model's own split. For a tokenizer.json it would differ only in reading llama.cpp's
         # Unicode tables, which is unicode.tables, not another pre-tokenizer.
         return None
@@ -395,6 +395,9 @@ def _spelled_out(source: str) -> str:
     return "".join(out)
 
 
+_SPELLED_REGEXES = {key: list(map(_spelled_out, sources)) for key, sources in REGEXES.items()}
+
+
 # Unicode's White_Space, which tokenizers' WhitespaceSplit (Rust's char::is_whitespace) splits on.
 WHITE_SPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
@@ -418,14 +421,14 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
 
 
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
-    sources = _split_sources(c.pipeline)
-    if not sources:
-        return None
     # Only \s read otherwise: the other classes keep the tables the model's split reads
     # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json),
-    # except for JavaScript, whose engine brings its own (a current Unicode, as the regex module's).
-    tables = regex_engines.TABLES.get(engine, _reading(c.pipeline)[1])
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables))
+    # except for JavaScript, whose engine brings its own (a current Unicode, as the regex module's):
+    # where those are the model's own, JavaScript is ECMAScript's \s alone, its own variant.
+    tables = regex_engines.TABLES.get(engine)
+    if tables is not None and tables == _reading(c.pipeline)[1]:
+        return None
+    return _resplit(c, engine=engine, tables=tables)
 
 
 def _split_sources(p) -> list[str]:
@@ -449,27 +452,42 @@ def _splitter(p):
 
 
 def _reading(p) -> tuple[str, str]:
-    """How the pipeline's split reads its classes: (regex engine, tables), so that a variant of
-    another aspect keeps what a variant composed before it changed (Unicode 3.2's tables stay with
-    digit runs taken whole)."""
+    """How the pipeline's split reads its regexes: (regex engine, tables, ``+alphabetic`` included)."""
     splitter = _splitter(p)
     if isinstance(splitter, regex_engines.EngineSplitter):
         return splitter.engine, splitter.tables
     return "unicode", "llama.cpp" if isinstance(p, LlamaBpe) else "regex"
 
 
+def _resplit(c: Candidate, *, sources: list[str] | None = None, engine: str | None = None,
+             tables: str | None = None, letters: str | None = None) -> Candidate | None:
+    """The pipeline's split with one aspect changed (its regexes, the regex engine reading them,
+    the Unicode tables, what a letter is: ``letters="alphabetic"``) and the others as the pipeline
+    reads them now: a variant composed after another (variants apply in stage order: a split
+    regex or engine first, then Unicode's tables and letters) keeps what that one changed."""
+    current = _split_sources(c.pipeline)
+    if not current:
+        return None
+    now_engine, now_tables = _reading(c.pipeline)
+    now_base, _, now_letters = now_tables.partition("+")
+    base, letters = tables or now_base, letters or now_letters
+    return _with_splitter(c, regex_engines.EngineSplitter(sources or current, engine or now_engine,
+                                                          f"{base}+{letters}" if letters else base))
+
+
 def _unicode_tables(c: Candidate) -> Candidate | None:
     """The model's regexes with another Unicode version's tables: Python's ``regex`` module for
-    llama.cpp's (its own generated tables), llama.cpp's for tokenizers' (Oniguruma's)."""
+    llama.cpp's (its own generated tables), llama.cpp's for tokenizers' (Oniguruma's): llama.cpp's
+    own regex code where nothing else of the split was changed, its tables otherwise."""
     p = c.pipeline
     if isinstance(p, LlamaBpe):
-        sources = _split_sources(p)
-        engine, _ = _reading(p)
-        return _with_splitter(c, regex_engines.EngineSplitter(sources, engine)) if sources else None
+        return _resplit(c, tables="regex")
     if isinstance(p, HfBpe):
         sources = _split_sources(p)
         if not sources:
             return None
+        if _splitter(p) is not None:
+            return _resplit(c, tables="llama.cpp")
         try:
             return _with_splitter(c, Pretokenizer(sources, "llama.cpp tables"))
         except Exception:  # a regex llama.cpp cannot run: no such variant for this model
@@ -481,9 +499,7 @@ def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
     """The model's regexes with the classes of an older Unicode (``regex_engines.UNICODEDATA``:
     Python's ``unicodedata``, Unicode 3.2), as an engine whose character tables are that old reads
     them: a script added since is no letter to it, a digit no number."""
-    sources = _split_sources(c.pipeline)
-    engine, _ = _reading(c.pipeline)
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, tables)) if sources else None
+    return _resplit(c, tables=tables)
 
 
 # Llama 3's (and DeepSeek-V3's) digit groups: at most three digits a piece.
@@ -495,17 +511,13 @@ def _digits_whole(c: Candidate) -> Candidate | None:
     sources = _split_sources(c.pipeline)
     if not any(_DIGIT_GROUP.search(s) for s in sources):
         return None
-    engine, tables = _reading(c.pipeline)
-    whole = [_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources]
-    return _with_splitter(c, regex_engines.EngineSplitter(whole, engine, tables))
+    return _resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
 
 
 def _alphabetic_letters(c: Candidate) -> Candidate | None:
     """The model's regexes with every Alphabetic code point a letter (``\\p{L}``), in the tables the
-    model's split reads otherwise (llama.cpp's for a GGUF, the regex module's for a tokenizer.json)."""
-    sources = _split_sources(c.pipeline)
-    engine, tables = _reading(c.pipeline)
-    return _with_splitter(c, regex_engines.EngineSplitter(sources, engine, f"{tables}+alphabetic")) if sources else None
+    split reads otherwise (llama.cpp's for a GGUF, the regex module's for a tokenizer.json)."""
+    return _resplit(c, letters="alphabetic")
 
 
 def _newest_nfkc(c: Candidate) -> Candidate | None:
@@ -513,13 +525,12 @@ def _newest_nfkc(c: Candidate) -> Candidate | None:
     which tokenizers runs with Unicode 9.0's: an engine whose runtime normalizes (JavaScript's
     ``String.normalize``, ICU) maps the compatibility characters added since (U+1CCF0 -> '0')."""
     p = c.pipeline
-    if not (isinstance(p, HfPipeline) and any(k.kind in ("NFKC", "NFKD") for k in p.normalizer.configs)):
+    if not (isinstance(p, HfPipeline) and any(k.kind == "NFKC" for k in p.normalizer.configs)):
         return None
-    return c.replace(text_maps=c.text_maps + (_nfkc_newest,))
+    return c.replace(text_maps=c.text_maps + (_NEWEST_NFKC,))
 
 
-def _nfkc_newest(text: str) -> str:
-    return unicodedata2.normalize("NFKC", text)
+_NEWEST_NFKC = partial(unicodedata2.normalize, "NFKC")
 
 
 # --- model ------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ category and script or block (``LATIN``, ``CYRILLIC``, ``MATHEMATICAL``, ``FULLW
 code points too new for ``unicodedata`` to name, the first of each 128-code-point block. Those
 seams are tried in ``CLASS_CONTEXTS`` only (the five contexts where a change of class changes
 the split). The generator ignores the vocabulary and the seed: the same texts, in the same
-order, for every model (about 4,000 of them).
+order, for every model (about 4,650 of them).
 
     >>> [c.text for c in unicode_seams(None)][:3]
     [' \x85a', ' \ufeffa', ' \u180ea']
@@ -314,12 +314,13 @@ def seams() -> tuple[Seam, ...]:
 # -- the generator -------------------------------------------------------------------------------
 
 
-def seam_texts() -> Iterator[tuple[str, dict]]:
+def seam_texts(compact: bool = False) -> Iterator[tuple[str, dict]]:
     """``(text, tags)`` of every seam: one context at a time over all of a seam's code points, so
-    the first contexts of every member come before the later ones."""
-    for seam in _iter_seams():
-        for context in seam.contexts:
-            for cp in seam.members:
+    the first contexts of every member come before the later ones (``compact``: the ``seams``
+    corpus's, ``compact_contexts`` and ``compact_members``)."""
+    for seam in seams() if compact else _iter_seams():
+        for context in compact_contexts(seam) if compact else seam.contexts:
+            for cp in compact_members(seam) if compact else seam.members:
                 yield _TEMPLATES[context].format(chr(cp)), {
                     "kind": "seam", "seam": seam.name, "context": context,
                     "codepoint": f"U+{cp:04X}"}  # (fuzz rates no per-case tag: tokparity.fuzz.loop PER_CASE_TAGS)
@@ -327,8 +328,8 @@ def seam_texts() -> Iterator[tuple[str, dict]]:
 
 # The committed corpus ``seams`` (corpora/seams.jsonl, written by corpora/_build_seams.py), which
 # ``compare`` runs by default: every seam, in fewer contexts and with at most ``COMPACT_MEMBERS``
-# of a large seam's code points (a Unicode-version seam whole), so that it costs a default run seconds, not the generator's ~4,700
-# texts. The contexts are those where real ports' bugs showed (JavaScript ports' U+0085 after a
+# of a large seam's code points (a Unicode-version seam whole), so that it costs a default run
+# seconds, not the generator's ~4,650 texts. The contexts are those where real ports' bugs showed (JavaScript ports' U+0085 after a
 # space before a letter, or after two spaces; older and newer Unicode tables and letter numbers
 # read as letters after a space; another class between letters or digits).
 COMPACT_MEMBERS = 40
@@ -353,16 +354,6 @@ def compact_members(seam: Seam) -> tuple[int, ...]:
         return members
     step = len(members) / COMPACT_MEMBERS
     return tuple(members[int(i * step)] for i in range(COMPACT_MEMBERS))
-
-
-def compact_seam_texts() -> Iterator[tuple[str, dict]]:
-    """``(text, tags)`` of the ``seams`` corpus: each seam's ``compact_members`` in its
-    ``compact_contexts``, seam by seam."""
-    for seam in seams():
-        for context in compact_contexts(seam):
-            for cp in compact_members(seam):
-                yield _TEMPLATES[context].format(chr(cp)), {
-                    "kind": "seam", "seam": seam.name, "context": context, "codepoint": f"U+{cp:04X}"}
 
 
 def unicode_seams(vocab: object = None, seed: int = 0) -> Iterator[Case]:

@@ -50,6 +50,14 @@ FAILED = ("crash", "timeout")  # nothing to compare: a case of these is shown on
 _SPECIAL_MARKS = re.compile(r"[<>\[\]|{}]")
 
 
+def case_by_case(cause: str, n: int, of: str) -> str:
+    """What the per-case causes say where no run-level verdict checked them: a cause that
+    reproduced the ids "reproduces" them; a stage-level one (``normalizer.other``) only names a stage."""
+    if is_stage_level(cause):
+        return f"names the stage that differs on {n:,} of {of}; no switch of the catalogue reproduces their ids"
+    return f"reproduces {n:,} of {of} case by case (no run-level verdict: the agreements were not checked)"
+
+
 @dataclass
 class Writeup:
     summary: RunSummary
@@ -103,10 +111,8 @@ class Writeup:
         if self.verdict:
             return proof(self.verdict)
         if self.cause:
-            n, of = self.summary.causes.get(self.cause, 0), plural(self.summary.mismatches, 'mismatch')
-            if is_stage_level(self.cause):
-                return f"names the stage that differs on {n:,} of {of}; no switch of the catalogue reproduces their ids"
-            return f"reproduces {n:,} of {of} case by case (no run-level verdict: the agreements were not checked)"
+            return case_by_case(self.cause, self.summary.causes.get(self.cause, 0),
+                                plural(self.summary.mismatches, 'mismatch'))
         return ""
 
     @property
@@ -186,12 +192,8 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
     w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
-        n = summary.causes.get(w.cause, 0)
-        said = (f"{w.cause} names the stage that differs on {n:,} of them; no switch of the catalogue reproduces "
-                "their ids." if is_stage_level(w.cause) else
-                f"{w.cause} reproduces {n:,} of them, case by case (the agreements were not checked).")
         w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
-                      f"{summary.model}; {said}")
+                      f"{summary.model}; {w.cause} {case_by_case(w.cause, summary.causes.get(w.cause, 0), 'them')}.")
     pool = telling_pool(mismatches, w.cause)
     if pool:
         w.cls = Counter(m.cls for m in pool).most_common(1)[0][0]
