@@ -6,7 +6,7 @@ oracle) and its own reference. Then a greedy longest-match engine, the write-up'
 through ``cmd:`` and the report names what is wrong with it.
 
 Both runs use the edge corpus (884 cases: whitespace runs, special-token lookalikes, …) or the
-multilingual one (353), not all 6,313 cases, to keep the suite quick; docs/gemma3.md has the
+multilingual one (353), not all 7,831 cases, to keep the suite quick; docs/gemma3.md has the
 numbers over all corpora.
 """
 
