@@ -282,11 +282,12 @@ def control_token_inside(c: Context) -> Classification | None:
     d = c.divergence
     assert d.first is not None and d.last is not None
     (i1, j1), (i2, j2) = d.first, d.last
-    for side, ids, (lo, hi), other_types in (("backend", c.b, (j1, j2), c.types_a), ("oracle", c.a, (i1, i2), c.types_b)):
+    for side, ids, (lo, hi), other in (("backend", c.b, (j1, j2), "types_a"), ("oracle", c.a, (i1, i2), "types_b")):
         for k in range(lo, hi):
             i = ids[k]
             if not (0 <= i < c.vocab.size and c.vocab.type_of(i) == TokenType.CONTROL and c.vocab.tokens[i] not in c.text):
                 continue
+            other_types = getattr(c, other)  # the other side's token types, read only once a control token is found
             if k in (0, len(ids) - 1) and TokenType.UNKNOWN not in other_types:
                 continue
             what = ("<unk>" if TokenType.UNKNOWN in other_types

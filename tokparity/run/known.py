@@ -68,7 +68,11 @@ class KnownDivergence:
         return any(fnmatchcase(model, m) for m in self.models) and any(fnmatchcase(backend, b) for b in self.backends)
 
     def matches(self, m: Mismatch) -> bool:
-        return (self.covers_run(m.model, m.backend) and m.cls in self.classes
+        return self.covers_run(m.model, m.backend) and self.matches_in_run(m)
+
+    def matches_in_run(self, m: Mismatch) -> bool:
+        """``matches`` for a mismatch of a run this entry covers."""
+        return (m.cls in self.classes
                 and self._search("text", self.text, m.text, m)
                 and self._search("evidence", self.evidence, m.evidence, m)
                 and (not self.case_ids or any(fnmatchcase(m.case_id, c) for c in self.case_ids)))
@@ -94,6 +98,9 @@ class KnownList:
         self.runs: set[tuple[str, str]] = set()
         self.decoding = False  # some run decoded (only then can a decode-* class occur)
         self._for_run: dict[tuple[str, str], list[KnownDivergence]] = {}
+        # What a mismatch matched, by what an entry reads of it: a run matches each mismatch twice,
+        # as judged (its journal line) and as decided (the same class, mostly).
+        self._matched: dict[tuple, KnownDivergence | None] = {}
 
     def match(self, m: Mismatch) -> str:
         """The id of the first entry that explains ``m``, or ``""``; that entry's hits count it."""
@@ -109,11 +116,18 @@ class KnownList:
         return entry.id if entry is not None else ""
 
     def _first(self, m: Mismatch) -> KnownDivergence | None:
-        key = (m.model, m.backend)
-        candidates = self._for_run.get(key)
+        run = (m.model, m.backend)
+        candidates = self._for_run.get(run)
         if candidates is None:  # the model and backend patterns, matched once per run
-            candidates = self._for_run[key] = [e for e in self.entries if e.covers_run(*key)]
-        return next((e for e in candidates if e.matches(m)), None)
+            candidates = self._for_run[run] = [e for e in self.entries if e.covers_run(*run)]
+        if not candidates:
+            return None
+        key = (run, m.cls, m.case_id, m.evidence, m.text)
+        if key not in self._matched:
+            if len(self._matched) > 100_000:  # a bound on what a long fuzz run keeps
+                self._matched.clear()
+            self._matched[key] = next((e for e in candidates if e.matches_in_run(m)), None)
+        return self._matched[key]
 
     def entry(self, entry_id: str) -> KnownDivergence | None:
         return next((e for e in self.entries if e.id == entry_id), None)
