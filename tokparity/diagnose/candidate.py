@@ -2,8 +2,9 @@
 
 A ``Candidate`` is a model's reference pipeline, possibly a copy with some stage switched
 (``tokparity.diagnose.variants`` makes the copies), plus the deviations that act around the
-pipeline rather than inside it: a transformation of the input (NFC, lower-casing, …), the
-``parse_special`` flag flipped, a BOS or EOS added, dropped or doubled.
+pipeline rather than inside it: a transformation of the input (NFC, lower-casing, a C string's
+cut at NUL, …), the ``parse_special`` flag flipped, a BOS or EOS added, dropped or doubled, a
+whitespace-only input looked up whole, the text cut apart at special-token text.
 
 Copies are shallow: the vocabulary, merge tables and tries stay shared, and only what a
 deviation changes (and every cache whose entries depend on it) is new.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +46,12 @@ class Candidate:
     bos_id: int | None = None
     eos_id: int | None = None
     drop_ids: frozenset[int] = frozenset()  # ids removed from the output (text dropped, not <unk>)
+    # A whitespace-only input taken as one piece: the id of the text as typed, or as the vocabulary
+    # spells it ('▁', 'Ġ'), else <unk> (an engine's fast path that never tokenizes it).
+    whitespace_piece: bool = False
+    # With parsing off, the text still cut at each special token's text and every part (the special
+    # text too) tokenized apart (an engine that splits on specials before it asks whether to parse).
+    segment_at: re.Pattern | None = None
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -52,7 +60,14 @@ class Candidate:
     def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
         for text_map in self.text_maps:
             text = text_map(text)
-        ids = self.pipeline.encode(text, add_special, parse_special != self.flip_parse)
+        parse = parse_special != self.flip_parse
+        if self.whitespace_piece and text.isspace():
+            ids = self._around(add_special, [self._whole_piece(text)])
+        elif self.segment_at is not None and not parse:
+            parts = [part for part in self.segment_at.split(text) if part]
+            ids = self._around(add_special, [i for part in parts for i in self.pipeline.encode(part, False, False)])
+        else:
+            ids = self.pipeline.encode(text, add_special, parse)
         if self.bos and self.bos_id is not None:
             # Whether the pipeline put a BOS in front, not whether the ids start with one: with
             # parse_special a "<s>" at the start of the text is the BOS id too, and toggling that
@@ -67,6 +82,29 @@ class Candidate:
         if self.drop_ids:
             ids = [i for i in ids if i not in self.drop_ids]
         return ids
+
+    def _around(self, add_special: bool, ids: list[int]) -> list[int]:
+        """``ids`` between the ids the pipeline puts around a text when asked to add them."""
+        if not add_special:
+            return ids
+        p = self.pipeline
+        if hasattr(p, "prefix_ids"):
+            return p.prefix_ids() + ids + p.suffix_ids()
+        return list(getattr(p, "prefix", [])) + ids + list(getattr(p, "suffix", []))
+
+    def _whole_piece(self, text: str) -> int:
+        from tokparity.vocab.token_bytes import SPACE_MARK, byte_to_unicode
+        vocab = self.vocab
+        table = byte_to_unicode()
+        for spelled in (text, text.replace(" ", SPACE_MARK),
+                        "".join(table[b] for b in text.encode("utf-8", "surrogatepass"))):
+            found = vocab.id_of(spelled)
+            if found is not None:
+                return found
+        unk = vocab.special_ids.get("unk")
+        if unk is None:
+            raise ValueError("no piece for this text and no <unk>")  # (the variant then reproduces nothing)
+        return unk
 
     def _adds_bos(self, add_special: bool, ids: list[int]) -> bool:
         if not add_special or ids[:1] != [self.bos_id]:

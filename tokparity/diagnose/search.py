@@ -181,6 +181,14 @@ class Diagnoser:
         except Exception:
             return None
 
+    def _affects(self, key: str, text: str) -> bool:
+        """Whether the variant ``key`` can change anything of ``text`` (if not, it is no lead)."""
+        v = self._variant(key)
+        if v is None or v.affects is None:
+            return True
+        c = self._build((key,))
+        return c is not None and v.affects(c, text)
+
     def encode_remembered(self, keys: tuple[str, ...], text: str) -> list[int] | None:
         """``encode``, remembered until ``forget()``: the run's verdict asks the same questions
         several times (ranking the candidates, counting the winner, relabelling)."""
@@ -257,7 +265,7 @@ class Diagnoser:
         for key in dict.fromkeys(list(self.variants) + per_case):
             if key.startswith(PER_TOKEN) and key not in per_case:
                 continue  # another case's token
-            out = singles[(key,)] = self.encode((key,), text)
+            out = singles[(key,)] = self.encode((key,), text) if self._affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)

@@ -59,7 +59,7 @@ from tokparity.reference.ugm import UgmModel
 from tokparity.vocab.model import TokenType
 
 # The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
-STAGES = ("normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
+STAGES = ("input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
           "bos", "eos", "unicode", "vocab")
 
 
@@ -105,6 +105,9 @@ class Variant:
     cause: str  # the catalogue name it reproduces
     detail: str  # what exactly the variant does, for the evidence
     apply: Callable[[Candidate], Candidate | None]
+    # Whether the variant (built: the candidate) can change anything of a text; None: it may
+    # change any. A variant of the input text that cannot (no NUL to cut at) is not encoded.
+    affects: Callable[[Candidate, str], bool] | None = None
 
     @property
     def stage(self) -> int:
@@ -127,7 +130,30 @@ def _renormalized(c: Candidate, **changes) -> Candidate | None:
     return _with(c, fork(p, normalizer=p.normalizer.replaced(**changes)))
 
 
-# --- normalizer -------------------------------------------------------------------------------------
+# --- the input, before the tokenizer sees it --------------------------------------------------------
+
+
+def _text_map(text_map: Callable[[str], str], c: Candidate) -> Candidate | None:
+    return c.replace(text_maps=c.text_maps + (text_map,))
+
+
+def cut_at_nul(text: str) -> str:
+    """A C string's reading: what comes before the first NUL."""
+    return text.split("\0", 1)[0]
+
+
+_LINE_BREAK = re.compile("[\n\r]")
+
+
+def first_line(text: str) -> str:
+    """A line reader's: what comes before the first line break."""
+    return _LINE_BREAK.split(text, 1)[0]
+
+
+def _whitespace_piece(c: Candidate) -> Candidate | None:
+    return c.replace(whitespace_piece=True)
+
+
 
 _UNICODE_STEPS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Precompiled", "StripAccents", "BertNormalizer"}
 
@@ -543,8 +569,8 @@ def _greedy(c: Candidate) -> Candidate | None:
     if isinstance(p, LlamaWpm):
         return None  # WordPiece is greedy longest match already
     vocab = c.vocab
-    if isinstance(p, HfBpe):
-        pieces = [t for i, t in enumerate(p.tokens) if i not in p.added_ids]
+    if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match)
+        pieces = [t for i, t in enumerate(p.tokens) if i not in p.added_ids and vocab.type_of(i) != TokenType.BYTE]
     else:
         types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         pieces = [t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES]
@@ -699,6 +725,18 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
     return c.replace(pipeline=_ParseAfterNormalizing(p, specials), flip_parse=True) if specials else None
 
 
+def _segmented_at_specials(c: Candidate) -> Candidate | None:
+    """The text cut at each special token's text, every part tokenized apart with parsing off."""
+    p = c.pipeline
+    texts = {text for _, text in c.vocab.control_texts()}
+    if isinstance(p, HfPipeline):
+        texts |= {a.content for a in p.added if a.special and a.content}
+    if not texts:
+        return None
+    pattern = re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")")
+    return c.replace(segment_at=pattern)
+
+
 def _specials_strip(c: Candidate) -> Candidate | None:
     from dataclasses import replace
     p = c.pipeline
@@ -727,6 +765,17 @@ def _user_defined(c: Candidate) -> Candidate | None:
     if isinstance(p, HfBpe) and any(not a.special for a in p.added):
         return _with(c, fork(p, added=[a for a in p.added if a.special]))
     return None
+
+
+def _user_defined_absent(c: Candidate) -> Candidate | None:
+    """An engine that loaded only the normal pieces: the user-defined ones are not matched whole,
+    a character that is one falls back to its bytes, a longest match never takes one (Gemma 3's
+    tab pieces come out as byte pieces). The merges are the file's."""
+    p = c.pipeline
+    if not isinstance(p, HfBpe):
+        return None
+    absent = frozenset(a.id for a in p.added if not a.special)
+    return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent)) if absent else None
 
 
 class _PiecesAfterNormalizing:
@@ -843,6 +892,17 @@ def catalogue() -> list[Variant]:
     # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
     # cases and change the same probes, and the tie goes to the one that says what is missing.
     out = [
+        Variant("input.cut:nul", "input.cut", "the text read as a C string: cut at its first NUL",
+                partial(_text_map, cut_at_nul), lambda c, text: "\0" in text),
+        Variant("input.cut:line", "input.cut", "only the text's first line read (cut at its first line break)",
+                partial(_text_map, first_line), lambda c, text: _LINE_BREAK.search(text) is not None),
+        Variant("input.strip:leading", "input.strip", "whitespace stripped from the start of the text (str.lstrip)",
+                partial(_text_map, str.lstrip), lambda c, text: text[:1].isspace()),
+        Variant("input.strip:both", "input.strip", "whitespace stripped from both ends of the text (str.strip)",
+                partial(_text_map, str.strip), lambda c, text: text[:1].isspace() or text[-1:].isspace()),
+        Variant("input.whitespace-piece", "input.whitespace-piece",
+                "a text of whitespace only taken as one piece: its id as typed or as the vocabulary spells it, or <unk>",
+                _whitespace_piece, lambda c, text: text.isspace()),
         Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
                 _normalizer_nfkc),
         Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
@@ -900,8 +960,15 @@ def catalogue() -> list[Variant]:
                 "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
                 _parse_after_normalizing),
         Variant("specials.strip", "specials.strip", "no lstrip/rstrip around special tokens", _specials_strip),
+        Variant("specials.segmented", "specials.segmented",
+                "with parsing off, the text still cut at each special token's text and every part, the special "
+                "text too, tokenized apart", _segmented_at_specials,
+                lambda c, text: c.segment_at is not None and c.segment_at.search(text) is not None),
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
                 _user_defined),
+        Variant("user-defined.absent", "user-defined.absent",
+                "user-defined pieces not in the vocabulary at all (an engine that loaded only the normal pieces)",
+                _user_defined_absent),
         Variant("bos", "bos", "BOS added where the oracle has none, or dropped", partial(_bos, "toggle")),
         Variant("bos.double", "bos.double", "BOS added twice", partial(_bos, "double")),
         Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),

@@ -226,6 +226,9 @@ class HfBpe(HfPipeline):
         self.unk_id = self.model.unk_id
         # Switch (tokparity.diagnose sets it to reproduce an engine): longest match, no merges.
         self.greedy: LongestMatch | None = None
+        # Switch: pieces taken as not in the vocabulary (never matched; a character that is one
+        # falls back to its bytes), as an engine that loaded only the normal pieces.
+        self.absent: frozenset[int] = frozenset()
 
     def encode_word(self, word: str) -> list[int]:
         whole = self.model.vocab.get(word)
@@ -234,6 +237,8 @@ class HfBpe(HfPipeline):
         if self.greedy is not None:
             return self._encode_greedy(word)
         symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk)
+        if self.absent:
+            symbols = [i for s in symbols for i in (self._without_piece(s) if s in self.absent else [s])]
         if self.ranks is self._own_ranks:
             return hf_models.merge_ids(symbols, self.model.merges)
         return self._merge_by_strings(symbols)
@@ -254,12 +259,20 @@ class HfBpe(HfPipeline):
                 run.append(self.tokens[token_id])
         return out
 
+    def _without_piece(self, token_id: int) -> list[int]:
+        """What a character that is the piece ``token_id`` becomes where that piece is absent:
+        its bytes' pieces, or the unknown token."""
+        raw = self.tokens[token_id].encode()
+        if self.byte_fallback and all(byte_piece(b) in self.token_to_id for b in raw):
+            return [self.token_to_id[byte_piece(b)] for b in raw]
+        return [self.unk_id] if self.unk_id is not None else []
+
     def _encode_greedy(self, word: str) -> list[int]:
         assert self.greedy is not None
         out: list[int] = []
         for piece in self.greedy.split(word):
             token_id = self.token_to_id.get(piece)
-            if token_id is not None:
+            if token_id is not None and token_id not in self.absent:
                 out.append(token_id)
             elif self.byte_fallback and all(byte_piece(b) in self.token_to_id for b in piece.encode()):
                 out += [self.token_to_id[byte_piece(b)] for b in piece.encode()]

@@ -145,6 +145,7 @@ class Vocab:
     _fingerprint: str | None = field(default=None, repr=False)
     _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
     _token_bytes: dict[int, bytes] = field(default_factory=dict, repr=False)  # token_bytes() memo
+    _ids_by_text: dict[str, int] | None = field(default=None, repr=False)  # id_of() memo
 
     # -- derived views -------------------------------------------------------------------------
 
@@ -198,6 +199,12 @@ class Vocab:
             self._control_texts = [(i, self.tokens[i]) for i, t in enumerate(types)
                                    if t == TokenType.CONTROL and len(self.tokens[i]) > 1]
         return self._control_texts
+
+    def id_of(self, text: str) -> int | None:
+        """The id of the token spelled ``text`` (the first of duplicates), or None."""
+        if self._ids_by_text is None:
+            self._ids_by_text = self.token_to_id()
+        return self._ids_by_text.get(text)
 
     def token_to_id(self) -> dict[str, int]:
         """Token text -> id; on duplicates the first id wins, as in llama.cpp's ``token_to_id``."""
