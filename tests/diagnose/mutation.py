@@ -236,9 +236,17 @@ def llama3_mixed(_zoo) -> list[dict]:
                     for j, digits in enumerate(["12345", " 2026", "7"]))
 
 
+def c_strings(_zoo) -> list[dict]:
+    """A NUL inside prose, at the start, the end and twice: where a C string's reading stops."""
+    texts = ["Hello\x00world", "\x00leading", "trailing\x00", "two\x00NULs\x00here", "a\x00b c",
+             "The quick\x00brown fox", "1\x002\x003", "Grüße\x00aus Köln", "日本\x00語", "tab\t\x00after"]
+    return _records((f"nul-{i}", t) for i, t in enumerate(texts))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
-    digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed)}
+    digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
+    c_strings)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

@@ -46,8 +46,9 @@ class Candidate:
     bos_id: int | None = None
     eos_id: int | None = None
     drop_ids: frozenset[int] = frozenset()  # ids removed from the output (text dropped, not <unk>)
-    # A whitespace-only input taken as one piece: the id of the text as typed, or as the vocabulary
-    # spells it ('▁', 'Ġ'), else <unk> (an engine's fast path that never tokenizes it).
+    # A blank input (whitespace only, or empty) taken as one piece: the id of the text as typed, or
+    # with its spaces as the vocabulary spells them ('▁', 'Ġ'), else <unk> (an engine's fast path
+    # that never tokenizes it).
     whitespace_piece: bool = False
     # With parsing off, the text still cut at each special token's text and every part (the special
     # text too) tokenized apart (an engine that splits on specials before it asks whether to parse).
@@ -61,8 +62,8 @@ class Candidate:
         for text_map in self.text_maps:
             text = text_map(text)
         parse = parse_special != self.flip_parse
-        if self.whitespace_piece and text.isspace():
-            ids = self._around(add_special, [self._whole_piece(text)])
+        if self.whitespace_piece and not text.strip():
+            ids = self._around(add_special, self._whole_piece(text))
         elif self.segment_at is not None and not parse:
             parts = [part for part in self.segment_at.split(text) if part]
             ids = self._around(add_special, [i for part in parts for i in self.pipeline.encode(part, False, False)])
@@ -92,19 +93,17 @@ class Candidate:
             return p.prefix_ids() + ids + p.suffix_ids()
         return list(getattr(p, "prefix", [])) + ids + list(getattr(p, "suffix", []))
 
-    def _whole_piece(self, text: str) -> int:
-        from tokparity.vocab.token_bytes import SPACE_MARK, byte_to_unicode
+    def _whole_piece(self, text: str) -> list[int]:
+        """A blank text as one piece: its id as typed, or with each space the vocabulary's space
+        mark ('▁', or byte-level 'Ġ'); else <unk>, or nothing where there is none."""
         vocab = self.vocab
-        table = byte_to_unicode()
-        for spelled in (text, text.replace(" ", SPACE_MARK),
-                        "".join(table[b] for b in text.encode("utf-8", "surrogatepass"))):
+        mark = "\u0120" if vocab.id_of("\u0120") is not None and vocab.id_of("\u2581") is None else "\u2581"
+        for spelled in (text, text.replace(" ", mark)):
             found = vocab.id_of(spelled)
             if found is not None:
-                return found
+                return [found]
         unk = vocab.special_ids.get("unk")
-        if unk is None:
-            raise ValueError("no piece for this text and no <unk>")  # (the variant then reproduces nothing)
-        return unk
+        return [unk] if unk is not None else []
 
     def _adds_bos(self, add_special: bool, ids: list[int]) -> bool:
         if not add_special or ids[:1] != [self.bos_id]:

@@ -728,7 +728,8 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
 def _segmented_at_specials(c: Candidate) -> Candidate | None:
     """The text cut at each special token's text, every part tokenized apart with parsing off."""
     p = c.pipeline
-    texts = {text for _, text in c.vocab.control_texts()}
+    types = c.vocab.token_types or []
+    texts = {c.vocab.tokens[i] for i, t in enumerate(types) if t in (TokenType.CONTROL, TokenType.UNKNOWN)} - {""}
     if isinstance(p, HfPipeline):
         texts |= {a.content for a in p.added if a.special and a.content}
     if not texts:
@@ -901,8 +902,8 @@ def catalogue() -> list[Variant]:
         Variant("input.strip:both", "input.strip", "whitespace stripped from both ends of the text (str.strip)",
                 partial(_text_map, str.strip), lambda c, text: text[:1].isspace() or text[-1:].isspace()),
         Variant("input.whitespace-piece", "input.whitespace-piece",
-                "a text of whitespace only taken as one piece: its id as typed or as the vocabulary spells it, or <unk>",
-                _whitespace_piece, lambda c, text: text.isspace()),
+                "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
+                "else <unk> or nothing", _whitespace_piece, lambda c, text: not text.strip()),
         Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
                 _normalizer_nfkc),
         Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
