@@ -86,6 +86,9 @@ class Diagnosis:
     alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce them too
     decides_class: bool = False  # a proof (or a tie): the class must be a symptom of the cause
     stage: str = "unknown"  # where the search's cause puts the divergence (for a judgement without stages)
+    # The parts of the run's root cause (its variants, smallest sets first) that give these ids too,
+    # where the case's own cause is not one already: tokparity.run.decide chooses among them.
+    verdict_parts: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

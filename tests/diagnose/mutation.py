@@ -35,12 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from evidence import contradictions, reproducer
 
 from tokparity.corpus import load_corpus
+from tokparity.diagnose.search import Diagnoser
 from tokparity.records import Mismatch, RootCause
+from tokparity.reference import RefTokenizer
 from tokparity.run.driver import run_compare
 from tokparity.run.options import CompareOptions
 from tokparity.run.results import Results, RunSummary
+from tokparity.vocab import load_vocab
+from tokparity.zoo import resolve_model
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
 SHARE = 0.95  # of a bug engine's mismatches that must carry its cause
@@ -299,6 +304,23 @@ def _label(backend: str) -> str:
     return " ".join([Path(words[script]).name] + [w for w in words[script + 1:] if not w.startswith("{")])
 
 
+_DIAGNOSERS: dict[tuple[str, bool, bool], Diagnoser] = {}
+
+
+def check_evidence(m: Mutation, mismatches: list[Mismatch]) -> None:
+    """No sentence of a row (its class's evidence, its cause's) contradicts the row's ids, and the
+    variants it says reproduce the backend do (tests/diagnose/evidence.py)."""
+    key = (m.model, m.add_special, m.parse_special)
+    if key not in _DIAGNOSERS:
+        _DIAGNOSERS.clear()  # (one model's reference at a time)
+        _DIAGNOSERS[key] = Diagnoser(RefTokenizer(load_vocab(resolve_model(m.model).primary[1])), m.add_special,
+                                     m.parse_special)
+    diagnoser = _DIAGNOSERS[key]
+    false = [(x.case_id, said) for x in mismatches
+             for said in contradictions(x, diagnoser.vocab, reproducer(diagnoser, x.text))]
+    assert not false, f"{len(false)} false sentences, e.g. {false[:3]}"
+
+
 def _report(run: Run, m: Mutation, mismatches: list[Mismatch], carrying: int) -> None:
     share = carrying / len(mismatches) if mismatches else 0.0
     root = run.summary(m.bug).root_cause
@@ -306,6 +328,7 @@ def _report(run: Run, m: Mutation, mismatches: list[Mismatch], carrying: int) ->
               f"{root.agreements}" if root else "root none"
     print(f"MUTATION {m.cause} | {_label(m.bug)} | {m.model} | {len(mismatches)} | {carrying} ({share:.1%}) | "
           f"{verdict}")
+    check_evidence(m, mismatches)
 
 
 def _causes(mismatches: list[Mismatch]) -> Counter:

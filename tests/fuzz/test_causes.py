@@ -74,6 +74,21 @@ def test_each_planted_bug_is_one_finding(zoo, tmp_path, model, engine, causes):
     assert {r["cause"] for r in records} - {"model.viterbi-tie"} == found  # as the findings stand at the end
 
 
+WRAPPED_SP = f"cmd:{sys.executable} {ENGINES / 'blind' / 'wrapped_lib.py'} --spm {{spm_model}}"
+
+
+@pytest.mark.parametrize("flag, cause", [("--c-string", "input.cut"), ("--whitespace-raw", "input.whitespace-piece"),
+                                         ("--strip-leading", "input.strip")])
+def test_an_input_bug_is_one_finding_shrunk_short(zoo, tmp_path, flag, cause):
+    """The engine written blind around SentencePiece (tests/engines/blind/wrapped_lib.py) with one bug
+    of its input handling: one finding, named by its cause, on a text under 100 characters (these
+    bugs once gave two or three findings of one text, with no cause)."""
+    zoo("mistral-v1")
+    found, findings = fuzz("mistral-v1", f"{WRAPPED_SP} {flag}", tmp_path, seconds=15)
+    assert found == {cause}, [(f.key, f.text) for f in findings]
+    assert all(len(f.text) < 100 for f in findings), [f.text for f in findings]
+
+
 def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
     """The JavaScript ports' bug (\\s without U+0085), planted in the reference: found within the
     first seconds by the seams, which run first, and one finding though U+FEFF shows it too."""

@@ -51,6 +51,28 @@ def test_shrink_stops_at_its_deadline():
     assert len(text) < 1000
 
 
+def test_shrink_starts_where_the_ids_part():
+    """A 3,000-character text whose failure is local: around the place the two sides part, a few
+    windows are tried first, and delta debugging then works on tens of characters; on the whole
+    text, within the same budget of attempts, it would still be hundreds of characters long."""
+    text = "".join(f"word{i} " for i in range(500))[:3000]
+    at = text.index("word250")
+    text = text[:at] + "o w" + text[at:]
+    fails = lambda t: "o w" in t  # noqa: E731
+    focused, tries = shrink(text, fails, focus=at + 1)
+    assert focused == "o w" and tries < 150
+    budget = {"left": tries}
+
+    def counted(t: str) -> bool:
+        budget["left"] -= 1
+        if budget["left"] < 0:
+            raise TimeoutError
+        return fails(t)
+
+    with pytest.raises(TimeoutError):
+        shrink(text, counted)  # without the focus, the same number of attempts is not enough
+
+
 # -- planted bugs ---------------------------------------------------------------------------------
 
 

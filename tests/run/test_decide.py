@@ -22,7 +22,7 @@ def known(toml: str) -> KnownList:
 
 
 def test_a_proof_sets_a_class_the_cause_has_and_the_stage_the_judge_could_not():
-    decision = decide(RAINING, GREEDY, None)
+    decision = decide(RAINING, GREEDY, None, None)
     # normalization is not a symptom of a greedy match; merge-order, its first, is
     assert (decision.cls, decision.stage, decision.cause) == ("merge-order", "model", "model.greedy-longest-match")
     assert decision.unexplained and not decision.tie
@@ -30,35 +30,35 @@ def test_a_proof_sets_a_class_the_cause_has_and_the_stage_the_judge_could_not():
 
 def test_a_stage_level_cause_locates_but_keeps_the_symptom():
     located = Diagnosis("pretokenizer.other", "the pre-tokenizers differ", decides_class=False, stage="pre_tokenize")
-    decision = decide(RAINING, located, None)
+    decision = decide(RAINING, located, None, None)
     assert (decision.cls, decision.stage, decision.cause) == ("normalization", "pre_tokenize", "pretokenizer.other")
 
 
 def test_nothing_diagnosed_keeps_what_the_judge_saw():
-    decision = decide(RAINING, None, None)
+    decision = decide(RAINING, None, None, None)
     assert (decision.cls, decision.stage, decision.cause, decision.known) == ("normalization", "unknown", "", "")
 
 
 def test_a_tie_is_reported_apart_unless_known():
     tie = Diagnosis(TIE, "equal scores", decides_class=True, stage="model")
-    assert decide(RAINING, tie, None).tie
+    assert decide(RAINING, tie, None, None).tie
     entry = known('[[divergence]]\nid = "ties"\nmodels = ["llama-spm"]\nbackends = ["greedy"]\n'
                   'classes = ["viterbi-tie"]\nreason = "r"\nupstream = "u"\n')
-    decision = decide(RAINING, tie, entry)
+    decision = decide(RAINING, tie, None, entry)
     assert decision.known == "ties" and not decision.tie and not decision.unexplained
 
 
 def test_the_known_list_matches_the_decided_class_and_counts_one_hit():
     entries = known('[[divergence]]\nid = "greedy-merge"\nmodels = ["llama-spm"]\nbackends = ["greedy"]\n'
                     'classes = ["merge-order"]\nreason = "r"\nupstream = "u"\n')
-    assert decide(RAINING, None, entries).known == ""  # as judged: normalization
-    assert decide(RAINING, GREEDY, entries).known == "greedy-merge"  # as decided: merge-order
+    assert decide(RAINING, None, None, entries).known == ""  # as judged: normalization
+    assert decide(RAINING, GREEDY, None, entries).known == "greedy-merge"  # as decided: merge-order
     assert entries.report()["used"] == {"greedy-merge": 1}
 
 
 def test_a_known_divergence_nothing_reproduces_carries_its_reviewed_cause():
     entries = known('[[divergence]]\nid = "crashes"\nmodels = ["llama-spm"]\nbackends = ["greedy"]\n'
                     'classes = ["normalization"]\ncause = "space.escape"\nreason = "r"\nupstream = "issue 1"\n')
-    decision = decide(RAINING, Diagnosis("", "nothing reproduces it"), entries)
+    decision = decide(RAINING, Diagnosis("", "nothing reproduces it"), None, entries)
     assert decision.cause == "space.escape"
     assert decision.cause_evidence == "reviewed, not reproduced: the known divergence 'crashes' says so (issue 1)"

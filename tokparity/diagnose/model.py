@@ -25,7 +25,7 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
-from tokparity.diagnose.verdict import reclaim_ties, relabel, root_cause
+from tokparity.diagnose.verdict import root_cause, verdict_parts
 from tokparity.errors import TokparityError
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 from tokparity.vocab import Vocab, load_vocab
@@ -143,16 +143,14 @@ class ModelDiagnosis:
             verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches], texts, base_of)
             if verdict is None:
                 continue
-            ties = [(i, j, d) for i, j, d in mine if d.cause == TIE]
-            relabelled = relabel(diagnoser, [(j, d) for _, j, d in mismatches], verdict)
-            reclaimed = reclaim_ties(diagnoser, [(j, d) for _, j, d in ties], verdict)
-            for k, new in relabelled.items():
-                self._current[mismatches[k][0]] = new
-            for k, new in reclaimed.items():
-                self._current[ties[k][0]] = new
-            # A reclaimed tie is one more mismatch the verdict explains.
-            self.root_causes[name] = replace(verdict, explains=verdict.explains + len(reclaimed),
-                                             mismatches=verdict.mismatches + len(reclaimed))
+            completed = verdict_parts(diagnoser, [(j, d) for _, j, d in mine], verdict)
+            for k, new in completed.items():
+                self._current[mine[k][0]] = new
+            # A tie the proven verdict reproduces is that verdict's (tokparity.run.decide): one
+            # more mismatch it explains.
+            reclaimed = sum(1 for k in completed if mine[k][2].cause == TIE) if verdict.proven else 0
+            self.root_causes[name] = replace(verdict, explains=verdict.explains + reclaimed,
+                                             mismatches=verdict.mismatches + reclaimed)
         if diagnoser is not None:
             diagnoser.forget()
         self.seconds += time.perf_counter() - started

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import combinations
 
-from tokparity.diagnose.info import fits, stage_of_cause
 from tokparity.diagnose.search import Diagnoser, join
 from tokparity.diagnose.variants import combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
@@ -143,54 +142,20 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                      proven(explained, len(mismatches), kept, len(texts)))
 
 
-def relabel(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
-    """One engine, one cause: a mismatch whose ids the run's set, or a part of it, reproduces
-    carries that part as its cause, when the part is no larger than its own cause (any size when
-    the verdict is proven: the engine has those bugs, and a smaller set that happens to give the
-    ids too is the coincidence), and either its class (the symptom the rules gave) is a symptom of
-    it (a case that the greedy match and the engine's real merge order both reproduce is the merge
-    order's) or the part changes the same stage as its own cause (JavaScript's \\s reproduces
-    ``" \\ufeffa"`` as well as another split regex does, whatever the rules called the symptom).
-    Returns the new diagnoses, by position in ``mismatches``."""
+def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
+    """Each mismatch whose own cause is not part of the run's root cause (a tie among them), with
+    the parts of that root cause (smallest first) that give its ids too: what tokparity.run.decide
+    needs to carry one engine's one cause on every row it reproduces. Returns the completed
+    diagnoses, by position in ``mismatches``."""
     keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
     changed = {}
     for i, (j, d) in enumerate(mismatches):
-        if not d.variants or set(d.variants) <= set(keys):
+        if d.cause != TIE and (not d.variants or set(d.variants) <= set(keys)):
             continue
-        for part in parts:
-            if len(part) > len(d.variants) and not verdict.proven:
-                break
-            names = join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants])
-            if not fits(j.cls, names) and stage_of_cause(names) != stage_of_cause(d.cause):
-                continue
-            if diagnoser.encode_remembered(part, j.text) == j.backend_ids:
-                changed[i] = replace(d, cause=names, variants=part, decides_class=True, evidence=(
-                    f"the run's root cause reproduces these ids exactly ({', '.join(part)}); {d.evidence}"))
-                break
-    return changed
-
-
-def reclaim_ties(diagnoser: Diagnoser, ties: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
-    """A tie that the run's *proven* root cause reproduces too is that cause's: the engine's
-    deviation is established on its other cases, and the tie is the coincidence (a greedy longest
-    match that writes "............" as a BPE with its ties broken the other way would). Returns
-    the new diagnoses, by position in ``ties`` (the verdict's counts are to include them)."""
-    if not verdict.proven:
-        return {}
-    keys = verdict.variants
-    parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]  # smallest first
-    changed = {}
-    for i, (j, d) in enumerate(ties):
-        part = next((part for part in parts if d.cause == TIE
-                     and diagnoser.encode_remembered(part, j.text) == j.backend_ids), None)
-        if part is None:
-            continue
-        changed[i] = replace(
-            d, cause=join([diagnoser.variants[k].cause for k in part if k in diagnoser.variants]), variants=part,
-            decides_class=True, evidence=(
-                f"the run's root cause reproduces these ids exactly ({', '.join(part)}), and so does another choice "
-                f"among merges of equal priority: the engine's proven deviation, not a tie; {d.evidence}"))
+        found = tuple(part for part in parts if diagnoser.encode_remembered(part, j.text) == j.backend_ids)
+        if found:
+            changed[i] = replace(d, verdict_parts=found)
     return changed
 
 

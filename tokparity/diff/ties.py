@@ -14,7 +14,7 @@ where the ids differ holds the same text on both sides, that is a tie too (``mod
 not a bug. (An engine whose heap pops equals in yet another order is a tie only where that order
 agrees with the rightmost; elsewhere its cases stay ``model.other``.) A real bug can write a text
 as such a tie would by coincidence; the run's proven root cause then claims the case
-(tokparity.diagnose.verdict.reclaim_ties).
+(tokparity.run.decide.as_verdict_says).
 
 Each check returns its evidence (one sentence), or None: the symptom ``viterbi-tie``
 (classify.py) and the cause ``model.viterbi-tie`` (tokparity.diagnose.search) are named on it.

@@ -28,6 +28,7 @@ from tokparity.run.journal.resume import DoneSet
 from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.options import CompareOptions
 from tokparity.run.results import FuzzSummary, Results, SeamCovered
+from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import resolve_model
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
@@ -255,7 +256,25 @@ class Fuzzer:
             listed = self.run.results.mismatches
             listed[listed.index(f.mismatch)] = f.mismatch = renamed
             self.found[(f.backend, target)] = f
+        self._fold_same_texts()
         self._rewrite_findings()
+
+    def _fold_same_texts(self) -> None:
+        """One bug, one finding: findings of one backend shrunk to the same text are one bug read
+        two ways (a reading with no catalogue name, several keys at once): each folds into the
+        first of them with a cause (its cases counted there)."""
+        first: dict[tuple[str, str], Finding] = {}
+        for f in sorted(self.result.findings, key=lambda f: f.key.startswith(UNEXPLAINED)):
+            if f.key.startswith(KNOWN) or f.key == TIE or f.n < 0:
+                continue
+            kept = first.setdefault((f.backend, f.text), f)
+            if kept is f:
+                continue
+            self._move_count(f.backend, f.key, kept.key)
+            kept.found_after = min(kept.found_after, f.found_after)
+            del self.found[(f.backend, f.key)]
+            self.result.findings.remove(f)
+            self.run.results.mismatches.remove(f.mismatch)
 
     def _move_count(self, backend: str, old: str, new: str) -> None:
         self.counts[(backend, new)] = self.counts.get((backend, new), 0) + self.counts.pop((backend, old), 0)
@@ -355,7 +374,7 @@ class Fuzzer:
         """``judgement`` diagnosed and decided now (fuzz steers by causes case by case): its cause
         (its class then fits it) and the known divergence it is, if any."""
         diagnosis = self.run.diagnosis.diagnose_one(judgement)
-        return Mismatch(judgement, decide(judgement, diagnosis, self.run.options.services.known), diagnosis)
+        return Mismatch(judgement, decide(judgement, diagnosis, None, self.run.options.services.known), diagnosis)
 
     def _note(self, entry: dict) -> None:
         assert self.journal is not None and self.ledger is not None
@@ -394,7 +413,7 @@ class Fuzzer:
         if key.startswith(KNOWN):  # intended behaviour, reviewed: not worth the search's time
             text, probes = case.text, 0
         else:
-            text, probes = shrink(case.text, still_fails, deadline)
+            text, probes = shrink(case.text, still_fails, deadline, focus=self._where_they_part(first))
         minimal = self.probe(text, first.backend) if text != case.text else first
         if minimal is None or not shows(minimal, key):  # a flaky engine: keep the case as it came
             text, minimal = case.text, first
@@ -422,6 +441,16 @@ class Fuzzer:
                  f"{_show(case.text, 60)} shrunk to {_show(text, 60)} in {finding.shrink_seconds:.1f} s "
                  f"({probes} tries)")
         return finding
+
+    def _where_they_part(self, m: Mismatch) -> int | None:
+        """About where in its text ``m``'s two id lists part: the character the bytes of the
+        oracle's tokens before the first differing one reach (a dummy prefix or a normalizer may
+        shift it by a few)."""
+        j = m.judgement
+        if j.stage == "decode" or not j.oracle_ids:
+            return None
+        spent = sum(len(token_bytes(self.run.vocab, i)) for i in j.oracle_ids[:j.first_diff])
+        return len(j.text.encode("utf-8", "surrogatepass")[:spent].decode("utf-8", "ignore"))
 
     def _progress(self) -> None:
         now = time.monotonic()

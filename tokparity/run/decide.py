@@ -1,31 +1,40 @@
 """What the run says of one mismatch, once diagnosed: ``decide`` is the one place that turns a
-Judgement and its Diagnosis into the row's class, stage, cause and known divergence.
+Judgement, its Diagnosis and its backend's run-level RootCause into the row's class, stage, cause
+and known divergence.
 
     >>> from tokparity.records import Judgement, Diagnosis
     >>> j = Judgement("llama-spm", "edge", "edge-0001", {}, "llama.cpp", "greedy", "merge-order", "…", "model",
     ...               0, "Hello", [15043], [379, 3952], ["▁Hello"], ["▁H", "ello"])
     >>> d = Diagnosis("model.greedy-longest-match", "reproduced", ("model.greedy-longest-match",),
     ...               decides_class=True, stage="model")
-    >>> decide(j, d, None).cause
+    >>> decide(j, d, None, None).cause
     'model.greedy-longest-match'
-    >>> decide(j, None, None).cls      # nothing diagnosed: the symptom the rules gave
+    >>> decide(j, None, None, None).cls      # nothing diagnosed: the symptom the rules gave
     'merge-order'
 """
 
 from __future__ import annotations
 
-from tokparity.diagnose.info import consistent_class
-from tokparity.records import Decision, Diagnosis, Judgement, Mismatch
+from dataclasses import replace
+
+from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
+from tokparity.diagnose.search import join
+from tokparity.diagnose.variants import cause_of
+from tokparity.records import TIE, Decision, Diagnosis, Judgement, Mismatch, RootCause
 from tokparity.run.known import KnownList
 
 
-def decide(judgement: Judgement, diagnosis: Diagnosis | None, known: KnownList | None) -> Decision:
-    """The class: the symptom the rules gave, unless a proof names a cause it is not a symptom of
-    (a class never contradicts a reproduced cause). The stage: the judge's, or where the cause puts
-    it when the backend exposed no stages. The known divergence: the first entry of ``known``
-    that matches the row as decided (its class included). A known divergence whose cause nothing
-    reproduced (a crash, text dropped by a converter) carries the cause it was reviewed with."""
-    j, d = judgement, diagnosis
+def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | None,
+           known: KnownList | None) -> Decision:
+    """The cause: the case's own, or the part of the run's root cause ``root`` that gives its ids
+    too (``as_verdict_says``). The class: the symptom the rules gave, unless a proof names a cause
+    it is not a symptom of (a class never contradicts a reproduced cause). The stage: the judge's,
+    or where the cause puts it when the backend exposed no stages. The known divergence: the first
+    entry of ``known`` that matches the row as decided (its class included). A known divergence
+    whose cause nothing reproduced (a crash, text dropped by a converter) carries the cause it was
+    reviewed with."""
+    j = judgement
+    d = as_verdict_says(j, diagnosis, root) if diagnosis is not None else None
     if d is None:
         decision = Decision(j.cls, j.stage)
     else:
@@ -42,3 +51,36 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, known: KnownList |
                         decision.variants, decision.alternatives)
     return Decision(decision.cls, decision.stage, entry_id, decision.cause, decision.cause_evidence,
                     decision.variants, decision.alternatives)
+
+
+def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagnosis:
+    """One engine, one cause: a mismatch that a part of the run's root cause reproduces too
+    (``d.verdict_parts``, smallest first) carries that part. A part larger than the case's own
+    cause only when the verdict is proven (the engine has those bugs, and a smaller set that
+    happens to give the ids too is the coincidence); and only a part whose catalogue names the
+    row's class is a symptom of (a case that the greedy match and the engine's real merge order
+    both reproduce is the merge order's), or that changes the same stage as the case's own cause
+    (JavaScript's \\s reproduces ``" \\ufeffa"`` as well as another split regex does, whatever the
+    rules called the symptom). A tie that the *proven* root cause reproduces is that cause's: the
+    engine's deviation is established on its other cases, and the tie is the coincidence."""
+    if root is None or not d.verdict_parts:
+        return d
+    if d.cause == TIE:
+        if not root.proven:
+            return d
+        part = d.verdict_parts[0]
+        return replace(d, cause=_names(part), variants=part, decides_class=True, evidence=(
+            f"the run's root cause reproduces these ids exactly ({', '.join(part)}), and so does another choice "
+            f"among merges of equal priority: the engine's proven deviation, not a tie; {d.evidence}"))
+    for part in d.verdict_parts:
+        if len(part) > len(d.variants) and not root.proven:
+            break  # (smallest first)
+        names = _names(part)
+        if fits(j.cls, names) or stage_of_cause(names) == stage_of_cause(d.cause):
+            return replace(d, cause=names, variants=part, decides_class=True, evidence=(
+                f"the run's root cause reproduces these ids exactly ({', '.join(part)}); {d.evidence}"))
+    return d
+
+
+def _names(part: tuple[str, ...]) -> str:
+    return join([cause_of(key) for key in part])

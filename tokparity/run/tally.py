@@ -149,10 +149,11 @@ class Tally:
         backend, the causes of the cases counted by their verdicts, as the runner counted them
         (fuzz: those of failures, as its findings settled them)."""
         diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
+        roots = diagnosed.root_causes if diagnosed is not None else {}
         known = self.options.services.known
         for i, judgement in enumerate(self.judgements):
             diagnosis = diagnoses[i] if i < len(diagnoses) else None
-            decision = decide(judgement, diagnosis, known)
+            decision = decide(judgement, diagnosis, roots.get(judgement.backend), known)
             self._count(judgement.backend, decision)
             self.results.mismatches.append(Mismatch(judgement, decision, diagnosis))
         if diagnosed is not None:
