@@ -776,7 +776,11 @@ def _user_defined_absent(c: Candidate) -> Candidate | None:
     if not isinstance(p, HfBpe):
         return None
     absent = frozenset(a.id for a in p.added if not a.special)
-    return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent)) if absent else None
+    # Where no such piece is one character and no longest match runs, this is user-defined.atomic
+    # (the pieces not matched whole) under another name: not offered.
+    if not absent or p.greedy is None and not any(len(c.vocab.tokens[i]) == 1 for i in absent):
+        return None
+    return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent))
 
 
 class _PiecesAfterNormalizing:
