@@ -570,23 +570,30 @@ def _greedy(c: Candidate) -> Candidate | None:
         return None  # WordPiece is greedy longest match already
     vocab = c.vocab
     if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match)
-        pieces = [t for i, t in enumerate(p.tokens) if i not in p.added_ids and vocab.type_of(i) != TokenType.BYTE]
+        added = frozenset(p.added_ids)
+        matcher = _per_vocab(vocab, ("greedy", added), lambda: LongestMatch(tuple(
+            t for i, t in enumerate(p.tokens) if i not in added and vocab.type_of(i) != TokenType.BYTE)))
     else:
         types = vocab.token_types or [TokenType.NORMAL] * vocab.size
-        pieces = [t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES]
-    return _with(c, fork(p, greedy=_longest_match(vocab, tuple(pieces))))
+        matcher = _per_vocab(vocab, ("greedy",), lambda: LongestMatch(tuple(
+            t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES)))
+    return _with(c, fork(p, greedy=matcher))
 
 
-_MATCHERS: dict[tuple[int, int], LongestMatch] = {}
+# What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
+# texts), made once per vocabulary and kind: candidates are built again and again (a composed set
+# is a new one, and only the last CANDIDATES_KEPT stay built).
+_BUILT_FROM_VOCAB: dict[tuple, tuple[object, object]] = {}
 
 
-def _longest_match(vocab, pieces: tuple[str, ...]) -> LongestMatch:
-    key = (id(vocab), len(pieces))
-    if key not in _MATCHERS:
-        if len(_MATCHERS) > 8:
-            _MATCHERS.clear()
-        _MATCHERS[key] = LongestMatch(pieces)
-    return _MATCHERS[key]
+def _per_vocab(vocab, kind: tuple, make: Callable[[], object]):
+    key = (id(vocab), kind)
+    found = _BUILT_FROM_VOCAB.get(key)
+    if found is None or found[0] is not vocab:  # (an id outlives its vocabulary)
+        if len(_BUILT_FROM_VOCAB) > 16:
+            _BUILT_FROM_VOCAB.clear()
+        found = _BUILT_FROM_VOCAB[key] = (vocab, make())
+    return found[1]
 
 
 def _merge_by_score(c: Candidate) -> Candidate | None:
@@ -728,14 +735,18 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
 def _segmented_at_specials(c: Candidate) -> Candidate | None:
     """The text cut at each special token's text, every part tokenized apart with parsing off."""
     p = c.pipeline
-    types = c.vocab.token_types or []
-    texts = {c.vocab.tokens[i] for i, t in enumerate(types) if t in (TokenType.CONTROL, TokenType.UNKNOWN)} - {""}
-    if isinstance(p, HfPipeline):
-        texts |= {a.content for a in p.added if a.special and a.content}
-    if not texts:
-        return None
-    pattern = re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")")
-    return c.replace(segment_at=pattern)
+    vocab = c.vocab
+    added = tuple(a.content for a in p.added if a.special and a.content) if isinstance(p, HfPipeline) else ()
+
+    def pattern() -> re.Pattern | None:
+        types = vocab.token_types or []
+        texts = {vocab.tokens[i] for i, t in enumerate(types) if t in (TokenType.CONTROL, TokenType.UNKNOWN)}
+        texts = (texts | set(added)) - {""}
+        return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")") \
+            if texts else None
+
+    segment_at = _per_vocab(vocab, ("specials", added), pattern)
+    return c.replace(segment_at=segment_at) if segment_at is not None else None
 
 
 def _specials_strip(c: Candidate) -> Candidate | None:
