@@ -732,6 +732,9 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
     return c.replace(pipeline=_ParseAfterNormalizing(p, specials), flip_parse=True) if specials else None
 
 
+MOST_SPECIAL_TEXTS = 4096  # (Llama 3 has 256; a file with a million control tokens gets no such variant)
+
+
 def _segmented_at_specials(c: Candidate) -> Candidate | None:
     """The text cut at each special token's text, every part tokenized apart with parsing off."""
     p = c.pipeline
@@ -742,8 +745,9 @@ def _segmented_at_specials(c: Candidate) -> Candidate | None:
         types = vocab.token_types or []
         texts = {vocab.tokens[i] for i, t in enumerate(types) if t in (TokenType.CONTROL, TokenType.UNKNOWN)}
         texts = (texts | set(added)) - {""}
-        return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")") \
-            if texts else None
+        if not texts or len(texts) > MOST_SPECIAL_TEXTS:
+            return None
+        return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")")
 
     segment_at = _per_vocab(vocab, ("specials", added), pattern)
     return c.replace(segment_at=segment_at) if segment_at is not None else None
