@@ -58,7 +58,9 @@ def contradictions(m: Mismatch, vocab: Vocab, reproduce: Callable[[tuple[str, ..
     if "the two sides' ids spell different texts" in said and _spelled(vocab, a) == _spelled(vocab, b):
         out.append("says the two sides' ids spell different texts, they spell the same")
     reproduced = "reproduces the backend's ids exactly" in said or "reproduces these ids exactly" in said
-    if reproduced and m.variants and reproduce(tuple(m.variants)) != b:
+    if reproduced and not m.variants:
+        out.append("says some variants reproduce the backend's ids, and names none")
+    elif reproduced and reproduce(tuple(m.variants)) != b:
         out.append(f"says {', '.join(m.variants)} reproduce the backend's ids, the reference with them gives "
                    f"{reproduce(tuple(m.variants))}")
     return out

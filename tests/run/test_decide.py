@@ -4,7 +4,9 @@ llama-spm ("It's raining." as '▁rain' 'ing' where the oracle says '▁ra' 'ini
 
 from __future__ import annotations
 
-from tokparity.records import TIE, Diagnosis, Judgement
+from dataclasses import replace
+
+from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 from tokparity.run.decide import decide
 from tokparity.run.known import KnownList, parse_known
 
@@ -62,3 +64,42 @@ def test_a_known_divergence_nothing_reproduces_carries_its_reviewed_cause():
     decision = decide(RAINING, Diagnosis("", "nothing reproduces it"), None, entries)
     assert decision.cause == "space.escape"
     assert decision.cause_evidence == "reviewed, not reproduced: the known divergence 'crashes' says so (issue 1)"
+
+
+# The run's root cause of an engine with two bugs: greedy matching and no dummy prefix.
+PROVEN = RootCause("space.dummy-prefix+model.greedy-longest-match", ("space.dummy-prefix", "model.greedy-longest-match"),
+                   100, 100, 500, 500, True)
+NOT_PROVEN = RootCause(PROVEN.cause, PROVEN.variants, 50, 100, 400, 500, False)
+
+
+def test_a_part_of_the_root_cause_that_reproduces_the_case_is_its_cause():
+    """One engine, one cause: the case's own reading (merges by score) gives way to the part of the
+    run's root cause that gives its ids too, and the evidence says so."""
+    by_score = Diagnosis("model.merge-by-score", "by score", ("model.merge-by-score",), decides_class=True,
+                         stage="model", verdict_parts=(("model.greedy-longest-match",),))
+    decision = decide(RAINING, by_score, PROVEN, None)
+    assert (decision.cause, decision.variants) == ("model.greedy-longest-match", ("model.greedy-longest-match",))
+    assert decision.cause_evidence.startswith("the run's root cause reproduces these ids exactly")
+    assert decide(RAINING, by_score, None, None).cause == "model.merge-by-score"  # no verdict: its own
+
+
+def test_a_larger_part_only_from_a_proven_root_cause():
+    """A case whose symptom (merge-order) both parts can show: the pair is taken over its own
+    single reading only when the verdict is proven."""
+    both = (("space.dummy-prefix", "model.greedy-longest-match"),)
+    by_score = Diagnosis("model.merge-by-score", "by score", ("model.merge-by-score",), decides_class=True,
+                         stage="model", verdict_parts=both)
+    merge_order = replace(RAINING, cls="merge-order")
+    assert decide(merge_order, by_score, NOT_PROVEN, None).cause == "model.merge-by-score"
+    assert decide(merge_order, by_score, PROVEN, None).cause == "space.dummy-prefix+model.greedy-longest-match"
+    # a part whose causes the class is no symptom of, in another stage than the case's own: not taken
+    assert decide(RAINING, by_score, PROVEN, None).cause == "model.merge-by-score"
+
+
+def test_a_tie_the_proven_root_cause_reproduces_is_that_cause():
+    tie = Diagnosis(TIE, "equal scores", decides_class=True, stage="model",
+                    verdict_parts=(("model.greedy-longest-match",),))
+    assert decide(RAINING, tie, NOT_PROVEN, None).tie
+    decision = decide(RAINING, tie, PROVEN, None)
+    assert decision.cause == "model.greedy-longest-match" and not decision.tie
+    assert "not a tie" in decision.cause_evidence

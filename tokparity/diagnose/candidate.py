@@ -89,6 +89,7 @@ class Candidate:
         if not add_special:
             return ids
         p = self.pipeline
+        p = getattr(p, "pipeline", p)  # (a wrapper of a pipeline: what it wraps adds them)
         if hasattr(p, "prefix_ids"):
             return p.prefix_ids() + ids + p.suffix_ids()
         return list(getattr(p, "prefix", [])) + ids + list(getattr(p, "suffix", []))

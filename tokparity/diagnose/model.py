@@ -144,8 +144,8 @@ class ModelDiagnosis:
             if verdict is None:
                 continue
             completed = verdict_parts(diagnoser, [(j, d) for _, j, d in mine], verdict)
-            for k, new in completed.items():
-                self._current[mine[k][0]] = new
+            for k, (i, _, d) in enumerate(mine):  # (each pass's own: regress diagnoses a model twice)
+                self._current[i] = completed.get(k, replace(d, verdict_parts=()))
             # A tie the proven verdict reproduces is that verdict's (tokparity.run.decide): one
             # more mismatch it explains.
             reclaimed = sum(1 for k in completed if mine[k][2].cause == TIE) if verdict.proven else 0

@@ -182,7 +182,8 @@ class Diagnoser:
             return None
 
     def _affects(self, key: str, text: str) -> bool:
-        """Whether the variant ``key`` can change anything of ``text`` (if not, it is no lead)."""
+        """Whether the variant ``key`` can change anything of ``text`` (if not, it is not encoded
+        alone on it; another variant may still give it something to change)."""
         v = self._variant(key)
         if v is None or v.affects is None:
             return True
@@ -357,7 +358,11 @@ class Diagnoser:
         for keys, _ in memo.most_common():
             if len(keys) > 1 and not alone & set(keys) and self.encode(keys, text) == target:
                 return [keys]
-        everyone = [k[0] for k, out in singles.items() if out is not None and k[0] not in alone]
+        # (a variant of the text that cannot change it alone may once another has: a NUL cut leaves
+        # a blank text, a blank text is looked up whole)
+        everyone = [k[0] for k, out in singles.items()
+                    if k[0] not in alone and (out is not None or self._build(k) is not None
+                                              and not self._affects(k[0], text))]
         frontier: list[tuple[str, ...]] = [()]
         closest = _distance(base, target)
         budget = COMPOSED_CHARACTERS // max(1, len(text))  # sets encoded: a long text is searched less widely

@@ -35,6 +35,7 @@ three variants of the reference on it (``catalogue()`` holds them all):
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
 from collections.abc import Callable
@@ -785,17 +786,23 @@ def _user_defined(c: Candidate) -> Candidate | None:
 
 def _user_defined_absent(c: Candidate) -> Candidate | None:
     """An engine that loaded only the normal pieces: the user-defined ones are not matched whole,
-    a character that is one falls back to its bytes, a longest match never takes one (Gemma 3's
-    tab pieces come out as byte pieces). The merges are the file's."""
+    no merge makes one, a character that is one falls back to its bytes, a longest match never
+    takes one (Gemma 3's tab pieces come out as byte pieces, its runs of spaces as single ones)."""
     p = c.pipeline
     if not isinstance(p, HfBpe):
         return None
     absent = frozenset(a.id for a in p.added if not a.special)
-    # Where no such piece is one character and no longest match runs, this is user-defined.atomic
-    # (the pieces not matched whole) under another name: not offered.
-    if not absent or p.greedy is None and not any(len(c.vocab.tokens[i]) == 1 for i in absent):
+    if not absent:
         return None
-    return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent))
+    merges = _per_vocab(c.vocab, ("merges without", absent),
+                        lambda: {pair: hit for pair, hit in p.model.merges.items() if hit[1] not in absent})
+    # Where no such piece is one character and no merge makes one, this is user-defined.atomic (the
+    # pieces not matched whole) under another name: not offered.
+    if len(merges) == len(p.model.merges) and not any(len(c.vocab.tokens[i]) == 1 for i in absent):
+        return None
+    model = copy.copy(p.model)
+    model.merges = merges
+    return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent, model=model))
 
 
 class _PiecesAfterNormalizing:
@@ -987,8 +994,8 @@ def catalogue() -> list[Variant]:
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
                 _user_defined),
         Variant("user-defined.absent", "user-defined.absent",
-                "user-defined pieces not in the vocabulary at all (an engine that loaded only the normal pieces)",
-                _user_defined_absent),
+                "user-defined pieces not in the vocabulary at all: never matched whole nor made by a merge, a character "
+                "that is one as its bytes (an engine that loaded only the normal pieces)", _user_defined_absent),
         Variant("bos", "bos", "BOS added where the oracle has none, or dropped", partial(_bos, "toggle")),
         Variant("bos.double", "bos.double", "BOS added twice", partial(_bos, "double")),
         Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),

@@ -260,15 +260,15 @@ class Fuzzer:
         self._rewrite_findings()
 
     def _fold_same_texts(self) -> None:
-        """One bug, one finding: findings of one backend shrunk to the same text are one bug read
-        two ways (a reading with no catalogue name, several keys at once): each folds into the
-        first of them with a cause (its cases counted there)."""
-        first: dict[tuple[str, str], Finding] = {}
-        for f in sorted(self.result.findings, key=lambda f: f.key.startswith(UNEXPLAINED)):
-            if f.key.startswith(KNOWN) or f.key == TIE or f.n < 0:
-                continue
-            kept = first.setdefault((f.backend, f.text), f)
-            if kept is f:
+        """One bug, one finding: a finding no variant reproduced, shrunk to the very text of a
+        finding of the same backend that has a cause, is that cause's case read with less to go
+        on: it folds into it (its cases counted there). Two findings with causes stay apart even on
+        one text (a text that shows two bugs is shrunk once for each)."""
+        named = {(f.backend, f.text): f for f in reversed(self.result.findings)
+                 if not f.key.startswith((KNOWN, UNEXPLAINED)) and f.key != TIE and f.n >= 0}
+        for f in list(self.result.findings):
+            kept = named.get((f.backend, f.text))
+            if kept is None or not f.key.startswith(UNEXPLAINED) or f.n < 0:
                 continue
             self._move_count(f.backend, f.key, kept.key)
             kept.found_after = min(kept.found_after, f.found_after)
@@ -447,7 +447,7 @@ class Fuzzer:
         oracle's tokens before the first differing one reach (a dummy prefix or a normalizer may
         shift it by a few)."""
         j = m.judgement
-        if j.stage == "decode" or not j.oracle_ids:
+        if j.stage == "decode" or not j.oracle_ids or j.cls in ("crash", "timeout"):
             return None
         spent = sum(len(token_bytes(self.run.vocab, i)) for i in j.oracle_ids[:j.first_diff])
         return len(j.text.encode("utf-8", "surrogatepass")[:spent].decode("utf-8", "ignore"))
