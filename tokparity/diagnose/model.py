@@ -145,7 +145,7 @@ class ModelDiagnosis:
                 continue
             completed = verdict_parts(diagnoser, [(j, d) for _, j, d in mine], verdict)
             for k, (i, _, d) in enumerate(mine):  # (each pass's own: regress diagnoses a model twice)
-                self._current[i] = completed.get(k, replace(d, verdict_parts=()))
+                self._current[i] = completed.get(k) or (replace(d, verdict_parts=()) if d.verdict_parts else d)
             # A tie the proven verdict reproduces is that verdict's (tokparity.run.decide): one
             # more mismatch it explains.
             reclaimed = sum(1 for k in completed if mine[k][2].cause == TIE) if verdict.proven else 0
