@@ -119,9 +119,9 @@ def test_the_shipped_list_explains_transformers_gguf_on_llama_spm(llama_spm, tmp
 
 
 def test_a_decode_entry_is_stale_only_in_a_run_that_decoded():
-    """tokenizers-raw-decode-no-cleanup (a decode-cleanup entry) cannot match in a compare run
-    without --decode, so such a run does not call it stale; a run that decodes and never meets
-    it does."""
+    """tokenizers-raw-decode-no-cleanup (a decode-cleanup entry: about the decode op) cannot match
+    in a compare run without --ops decode, so such a run does not call it stale; a run that
+    decodes and never meets it does."""
     from tokparity.run.known import load_known
 
     without = load_known(None)
@@ -130,7 +130,7 @@ def test_a_decode_entry_is_stale_only_in_a_run_that_decoded():
     assert "tokenizers-raw-decode-no-cleanup" not in [e.id for e in without.stale()]
     assert "hf-gguf-no-ignore-merges" in [e.id for e in without.stale()]  # an encode entry still is
     decoding = load_known(None)
-    decoding.note_run("llama-bpe", "hf", decoding=True)
+    decoding.note_run("llama-bpe", "hf", "decode")
     assert "tokenizers-raw-decode-no-cleanup" in [e.id for e in decoding.stale()]
 
 
@@ -141,7 +141,7 @@ def test_an_entry_can_ask_for_words_in_the_evidence():
                            'evidence = "unk_surface"\nreason = "r"\nupstream = "u"\n', "k.toml")
     base = dict(model="m", corpus="c", case_id="1", tags={}, oracle="o", backend="b", cls="decode-roundtrip",
                 stage="decode", first_diff=0, text="t", oracle_ids=[], backend_ids=[], oracle_pieces=[],
-                backend_pieces=[])
+                backend_pieces=[], op="decode")
     assert entry.matches(Mismatch.of(**base, evidence="decodes as ' ⁇ ' (SentencePiece's unk_surface)"))
     assert not entry.matches(Mismatch.of(**base, evidence="differ only in leading spaces"))
     with pytest.raises(TokparityError, match=r"k.toml: divergence 'x': bad evidence regex"):

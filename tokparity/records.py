@@ -71,6 +71,13 @@ class Judgement:
     oracle_pieces: list[str]
     backend_pieces: list[str]
     partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
+    # What was asked (tokparity.run.ops): "encode" (the text's ids, compared above), "decode",
+    # "stream" or "pieces" (the ids above, both sides the oracle's, turned back into text). The
+    # outputs are what each side answered for such an op: [text] (decode), the deltas (stream:
+    # the oracle's side holds the one text they must add up to), each id's bytes in hex (pieces).
+    op: str = "encode"
+    oracle_output: list[str] = field(default_factory=list)
+    backend_output: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +151,7 @@ class Decision:
 # The flat fields of a mismatch, in the order of the journal's objects and of Mismatch.row().
 ROW_FIELDS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "cls", "evidence", "stage", "first_diff",
               "text", "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "known", "partition", "cause",
-              "cause_evidence", "variants", "alternatives")
+              "cause_evidence", "variants", "alternatives", "op", "oracle_output", "backend_output")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +179,9 @@ class Mismatch:
     oracle_pieces = property(lambda self: self.judgement.oracle_pieces)
     backend_pieces = property(lambda self: self.judgement.backend_pieces)
     partition = property(lambda self: self.judgement.partition)
+    op = property(lambda self: self.judgement.op)
+    oracle_output = property(lambda self: self.judgement.oracle_output)
+    backend_output = property(lambda self: self.judgement.backend_output)
     # the decision's
     cls = property(lambda self: self.decision.cls)
     stage = property(lambda self: self.decision.stage)
@@ -195,7 +205,8 @@ class Mismatch:
                 "first_diff": j.first_diff, "text": j.text, "oracle_ids": j.oracle_ids, "backend_ids": j.backend_ids,
                 "oracle_pieces": j.oracle_pieces, "backend_pieces": j.backend_pieces, "known": c.known,
                 "partition": j.partition, "cause": c.cause, "cause_evidence": c.cause_evidence,
-                "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives]}
+                "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives], "op": j.op,
+                "oracle_output": j.oracle_output, "backend_output": j.backend_output}
 
     @staticmethod
     def of(model: str, corpus: str, case_id: str, tags: dict, oracle: str, backend: str, cls: str = "",
@@ -203,12 +214,13 @@ class Mismatch:
            oracle_ids: list[int] | None = None, backend_ids: list[int] | None = None,
            oracle_pieces: list[str] | None = None, backend_pieces: list[str] | None = None, known: str = "",
            partition: list[list[str]] | None = None, cause: str = "", cause_evidence: str = "",
-           variants: list[str] | tuple[str, ...] = (), alternatives: list | tuple = ()) -> Mismatch:
+           variants: list[str] | tuple[str, ...] = (), alternatives: list | tuple = (), op: str = "encode",
+           oracle_output: list[str] | None = None, backend_output: list[str] | None = None) -> Mismatch:
         """A mismatch from its flat fields (as a journal, a findings file or mismatches.csv holds
         them): what was judged, and what was decided of it then."""
         judgement = Judgement(model, corpus, case_id, tags, oracle, backend, cls, evidence, stage, first_diff, text,
                               oracle_ids or [], backend_ids or [], oracle_pieces or [], backend_pieces or [],
-                              partition or [])
+                              partition or [], op, oracle_output or [], backend_output or [])
         decision = Decision(cls, stage, known, cause, cause_evidence, tuple(variants),
                             tuple(tuple(keys) for keys in alternatives))
         return Mismatch(judgement, decision)
@@ -226,7 +238,8 @@ class CaseRecord:
     ``verdicts`` maps each compared backend to its ``Verdict``; ``mismatches`` holds a Mismatch per
     backend that differs, as it was when judged (its decision: the symptom and the known
     divergence its verdict names; fuzz decides each case as it judges it). ``too_long`` is the
-    text's length when the case was not run for ``--max-chars``."""
+    text's length when the case was not run for ``--max-chars``. ``op``: what the backends were
+    asked (tokparity.run.ops); a case run for several ops has a record for each."""
 
     model: str
     n: int  # the case's position in the model's stream of cases (corpora in order)
@@ -241,3 +254,4 @@ class CaseRecord:
     causes: dict[str, str] = field(default_factory=dict)  # fuzz: the cause each mismatch was counted under
     seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
     line: int = 0  # where a journal holds it (read back for a resume; not journaled)
+    op: str = "encode"

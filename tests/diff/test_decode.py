@@ -30,7 +30,7 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     corpus = tmp_path / "decode.jsonl"
     texts = {"c1": "hello !", "c2": "Hello , world . I 'm here", "c3": "plain text, nothing to clean"}
     corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
-    results = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(decode=True))
+    results = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions(ops=("encode", "decode")))
     by_case = {(m.backend, m.case_id): m for m in results.mismatches}
     assert set(by_case) == {("hf", "c1"), ("hf", "c2")}  # ref decodes as llama.cpp does
     m = by_case[("hf", "c2")]
@@ -53,7 +53,7 @@ def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
     texts = {"digits": "The 7:45 train", "mark": "\u2581hello", "plain": "the whole family"}
     corpus.write_text("".join(json.dumps({"id": k, "text": t, "tags": {}}) + "\n" for k, t in texts.items()), "utf-8")
     raw = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
-                      CompareOptions(decode=True))
+                      CompareOptions(ops=("encode", "decode")))
     by_case = {m.case_id: m for m in raw.mismatches}
     assert set(by_case) == {"digits", "mark"}
     digits, mark = by_case["digits"], by_case["mark"]
@@ -65,7 +65,7 @@ def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
     assert mark.cls == "decode-roundtrip"
     assert "differ only in leading spaces, 0 on the oracle's side and 1 on the backend's" in mark.evidence
     known = run_compare(["botchan-unigram"], [str(corpus)], ["sentencepiece", "llama.cpp"],
-                        CompareOptions(decode=True, services=Services(known=load_known())))
+                        CompareOptions(ops=("encode", "decode"), services=Services(known=load_known())))
     assert {m.case_id: m.known for m in known.mismatches} == {
         "digits": "sentencepiece-unk-surface", "mark": "sentencepiece-decode-drops-leading-spaces"}
 

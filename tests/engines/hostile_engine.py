@@ -4,7 +4,7 @@
 
 Every mode answers a text with its UTF-8 bytes as ids unless it says otherwise; the modes that
 test decoding (surrogates, bad-utf8, decode-hang) take a GGUF and encode as tokparity's reference
-does, so that compare --decode asks them to decode:
+does, so that compare --ops encode,decode asks them to decode:
 
     echo          the well-behaved baseline (FILE, if given, must exist: the model path it was handed)
     never-read    never reads its input: every case is a hang

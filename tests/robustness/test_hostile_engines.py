@@ -93,9 +93,9 @@ def rows(out: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def classes(out: Path, backend: str) -> dict:
+def classes(out: Path, backend: str, op: str = "encode") -> dict:
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    return next(r["classes"] for r in summary["runs"] if r["backend"] == backend)
+    return next(r["classes"] for r in summary["runs"] if r["backend"] == backend and r["op"] == op)
 
 
 # -- 1. commands run from data ----------------------------------------------------------------------
@@ -268,10 +268,10 @@ def test_a_decode_timeout_is_a_timeout_not_a_round_trip_bug(tmp_path, zoo):
     out = tmp_path / "out"
     engine = hostile("decode-hang", "{gguf}")
     done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, ["Hello", "world"])), "-b", "ref",
-                     "-b", engine, "--decode", "--timeout", "1", "-o", str(out), "-q")
+                     "-b", engine, "--ops", "encode,decode", "--timeout", "1", "-o", str(out), "-q")
     assert done.returncode == 1, done.stderr
-    assert classes(out, engine) == {"timeout": 2}
-    assert all("decoding the ids both sides agree on failed" in r["evidence"] for r in rows(out))
+    assert classes(out, engine, "decode") == {"timeout": 2}
+    assert all(f"decode failed on {engine}'s side" in r["evidence"] for r in rows(out) if r["op"] == "decode")
 
 
 # -- 8. text an engine sends that UTF-8 cannot hold ---------------------------------------------------
@@ -281,13 +281,14 @@ def test_lone_surrogates_from_an_engine_are_escaped_text(tmp_path, zoo):
     out = tmp_path / "out"
     engine = hostile("surrogates", "{gguf}")
     done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, ["Hello", "ERR"])), "-b", "ref",
-                     "-b", engine, "--decode", "-o", str(out), "-q")
+                     "-b", engine, "--ops", "encode,decode", "-o", str(out), "-q")
     assert "Traceback" not in done.stderr
     assert done.returncode == 1, done.stderr
-    assert classes(out, engine) == {"decode-roundtrip": 1, "crash": 1}
+    assert classes(out, engine) == {"crash": 1}  # encoding "ERR"
+    assert classes(out, engine, "decode") == {"decode-roundtrip": 2}  # the oracle's ids of both texts
     evidence = " ".join(r["evidence"] for r in rows(out))
     assert "backend '\\\\udc80'" in evidence and "no \\udc82 thanks" in evidence
-    assert len((out / JOURNAL_FILE).read_bytes().decode("utf-8").splitlines()) == 3  # header + 2 cases
+    assert len((out / JOURNAL_FILE).read_bytes().decode("utf-8").splitlines()) == 5  # header + 2 cases × 2 ops
 
 
 # -- 9. --jobs -------------------------------------------------------------------------------------------

@@ -8,12 +8,16 @@ so adding an implementation means writing one small class and registering its na
     encode_many(texts, add_special, parse_special) -> [Answer]
     decode(ids) -> str
     pieces(ids) -> list[str]          the token text of each id, as the vocabulary stores it
+    stream(ids, prompt) -> [str]      optional: decoded id by id as a server streams it, after a prompt
+                                      of ``prompt`` ids: one delta per id after it ("" while holding back)
+    piece_bytes(ids) -> [bytes|None]  optional: the bytes each id stands for alone, special tokens as
+                                      their text (None: the id has no bytes)
     version -> str                    library version, recorded in every report
     normalize(text) -> str            optional: the normalizer stage alone
     pre_tokenize(text) -> list[str]   optional: the pre-tokenizer's split
 
-A backend that cannot offer an optional stage raises ``NotImplementedError`` (``supports()``
-tells without calling). A failure on one case raises a ``CaseFailure``; the runner records it
+A backend that cannot offer an optional stage or op raises ``NotImplementedError`` (``supports()``
+tells without calling; the report then says the op was not tried for it). A failure on one case raises a ``CaseFailure``; the runner records it
 with its ``status`` and goes on with the next case:
 
     BackendCrash    the engine died (a child process killed by a signal, a broken pipe)  -> crash
@@ -152,6 +156,21 @@ class Backend(ABC):
     @abstractmethod
     def pieces(self, ids: list[int]) -> list[str]: ...
 
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        """``ids`` decoded one at a time after the first ``prompt`` (the prompt, whose text is not
+        output): the text each further id adds, as a server sends it ("" while it holds back the
+        start of a character), one string per id after the prompt."""
+        raise NotImplementedError(f"{self.name} does not stream")
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        """The bytes each id stands for alone (a byte token its byte, ``▁`` a space, a special
+        token its text); None for an id that has none."""
+        raise NotImplementedError(f"{self.name} does not give the bytes of a token")
+
+    #: piece_bytes gives text, not bytes: a token that is part of a character shows as U+FFFD
+    #: (a library that decodes a single id to a str), so its bytes are compared as such text.
+    lossy_pieces = False
+
     def normalize(self, text: str) -> str:
         raise NotImplementedError(f"{self.name} does not expose its normalizer")
 
@@ -159,7 +178,8 @@ class Backend(ABC):
         raise NotImplementedError(f"{self.name} does not expose its pre-tokenizer")
 
     def supports(self, stage: str) -> bool:
-        """Whether ``normalize`` / ``pre_tokenize`` are offered (overridden methods)."""
+        """Whether ``normalize`` / ``pre_tokenize`` / ``stream`` / ``piece_bytes`` are offered
+        (overridden methods)."""
         return getattr(type(self), stage) is not getattr(Backend, stage)
 
     def close(self) -> None:

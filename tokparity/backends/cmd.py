@@ -713,6 +713,26 @@ def body(payload: dict) -> str:
     return json.dumps(payload)[1:-1]
 
 
+PIECES_TIMEOUT = 120.0  # seconds for the table of every id's bytes (one request per model)
+
+
+def _piece_table(reply: dict, label: str) -> list[bytes | None]:
+    """A pieces reply's ``pieces``: hex bytes or null per id, checked."""
+    pieces = reply.get("pieces")
+    if not isinstance(pieces, list):
+        raise CaseFailure(f"{label}: the pieces reply has no list 'pieces': {json.dumps(reply)[:200]}")
+    table: list[bytes | None] = []
+    for i, hexed in enumerate(pieces):
+        if hexed is None:
+            table.append(None)
+            continue
+        try:
+            table.append(bytes.fromhex(hexed))
+        except (TypeError, ValueError):
+            raise CaseFailure(f"{label}: pieces[{i}] is {json.dumps(hexed)[:40]}, not hex bytes or null") from None
+    return table
+
+
 class ProtocolBackend(Backend):
     """A backend whose every answer comes from an ``EngineProcess``."""
 
@@ -724,6 +744,8 @@ class ProtocolBackend(Backend):
             engine.close()
             raise TokparityError(f"{engine.label}: the timeout must be a number of seconds above 0, not {timeout!r}")
         self._vocab: Vocab | None = None
+        self._piece_table: list[bytes | None] | None = None
+        self._answered: set[str] = set()  # the optional ops the engine has answered
 
     @property
     def version(self) -> str:
@@ -781,11 +803,37 @@ class ProtocolBackend(Backend):
         return out
 
     def decode(self, ids: list[int]) -> str:
-        reply = self._call({"op": "decode", "ids": [int(i) for i in ids]})
+        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids]})
         text = reply.get("text")
         if not isinstance(text, str):
             raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
         return text
+
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        reply = self._op_call("stream", {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt)})
+        deltas = reply.get("deltas")
+        if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
+            raise CaseFailure(f"{self.engine.label}: the stream reply has no list of strings 'deltas': "
+                              f"{json.dumps(reply)[:200]}")
+        return deltas
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        """From the engine's table of every id's bytes (``{"op": "pieces"}``), asked once."""
+        if self._piece_table is None:
+            reply = self._op_call("pieces", {"op": "pieces"}, timeout=max(self.timeout, PIECES_TIMEOUT))
+            self._piece_table = _piece_table(reply, self.engine.label)
+        table = self._piece_table
+        return [table[i] if 0 <= i < len(table) else None for i in ids]
+
+    def _op_call(self, op: str, payload: dict, timeout: float | None = None) -> dict:
+        """``_call`` for an op an engine may not implement: an error before it has answered the op
+        once means it does not (NotImplementedError: the op is not tried); after, a failure."""
+        reply, _junk = self.engine.request(body(payload), timeout or self.timeout)
+        if reply.get("error") is not None and op not in self._answered:
+            raise NotImplementedError(f"{self.engine.label} does not answer {op!r}: {str(reply['error'])[:200]}")
+        reply = self._checked(reply)
+        self._answered.add(op)
+        return reply
 
     def pieces(self, ids: list[int]) -> list[str]:
         """The protocol has no pieces: they come from the model's vocabulary, read by tokparity."""

@@ -129,6 +129,28 @@ class TokenizersBackend(Backend):
         with panics_as_crashes("decode"):
             return self.tok.decode(list(ids), skip_special_tokens=False)
 
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        """tokenizers' ``DecodeStream``, prefilled with the prompt's ids: one ``step`` per id after it."""
+        from tokenizers.decoders import DecodeStream
+        with panics_as_crashes("stream"):
+            decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=False)
+            return [decoder.step(self.tok, i) or "" for i in ids[prompt:]]
+
+    lossy_pieces = True  # decode is a str: a token that is part of a character shows as U+FFFD
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        """What each id adds after another token, as grammar engines read a tokenizers vocabulary:
+        ``decode([a, id])`` less ``decode([a])`` (``a``: the token of "a"), as UTF-8. Decoded alone,
+        a Metaspace token loses its leading space and a WordPiece word its separating one."""
+        with panics_as_crashes("decode"):
+            anchor = self.tok.encode("a", add_special_tokens=False).ids[-1:]
+            head = self.tok.decode(anchor, skip_special_tokens=False)
+            out: list[bytes | None] = []
+            for i in ids:
+                text = self.tok.decode(anchor + [i], skip_special_tokens=False)
+                out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
+            return out
+
     def pieces(self, ids: list[int]) -> list[str]:
         out = []
         for i in ids:
@@ -212,6 +234,40 @@ class HFBackend(TokenizersBackend):
         if self.auto is None:
             return super().pieces(ids)
         return list(self.auto.convert_ids_to_tokens(list(ids)))
+
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        """With the transformers loader: transformers' ``TextStreamer`` (skip_prompt), fed the prompt
+        and then one id at a time; each delta is the text it printed for that id."""
+        if self.loader != "transformers":
+            return super().stream(ids, prompt)
+        with quiet_transformers() as transformers:
+            printed: list[str] = []
+
+            streamer_class: Any = transformers.TextStreamer  # type: ignore[attr-defined]
+
+            class Collected(streamer_class):
+                def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
+                    printed.append(text)
+
+            streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=False)
+            import torch
+            streamer.put(torch.tensor([list(ids[:prompt]) or [0]]))
+            deltas = []
+            for i in ids[prompt:]:
+                printed.clear()
+                streamer.put(torch.tensor([i]))
+                deltas.append("".join(printed))
+            printed.clear()
+            streamer.end()
+            if deltas:
+                deltas[-1] += "".join(printed)
+            return deltas
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        if self.auto is None:
+            return super().piece_bytes(ids)
+        with panics_as_crashes("decode"):
+            return [self.auto.decode([i], skip_special_tokens=False).encode("utf-8", "surrogatepass") for i in ids]
 
     def supports(self, stage: str) -> bool:
         return self.tok is not None and super().supports(stage)

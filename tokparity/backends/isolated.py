@@ -83,7 +83,7 @@ class IsolatedBackend(ProtocolBackend):
         return stage in self._stages
 
     def pieces(self, ids: list[int]) -> list[str]:
-        return self._call({"op": "pieces", "ids": [int(i) for i in ids]})["pieces"]
+        return self._call({"op": "tokens", "ids": [int(i) for i in ids]})["pieces"]
 
     def normalize(self, text: str) -> str:
         return self._call({"op": "normalize", "text": text})["text"]

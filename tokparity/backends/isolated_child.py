@@ -28,7 +28,15 @@ def handle(backend: Backend, req: dict) -> dict:
             return reply
         if op == "decode":
             return {"text": backend.decode(req["ids"])}
-        if op == "pieces":
+        if op == "stream":
+            return {"deltas": backend.stream(req["ids"], int(req["prompt"]))}
+        if op == "pieces":  # the public protocol's: every id's bytes, in hex
+            size = getattr(backend, "n_vocab", None)
+            if size is None:
+                raise NotImplementedError(f"{backend.name} does not say its vocabulary's size")
+            ids = list(range(size))
+            return {"pieces": [None if b is None else b.hex() for b in backend.piece_bytes(ids)]}
+        if op == "tokens":  # each id's token text, as the vocabulary stores it
             return {"pieces": backend.pieces(req["ids"])}
         if op == "normalize":
             return {"text": backend.normalize(req["text"])}
@@ -73,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         replies.write(json.dumps({"id": 0, "error": str(e)}).encode() + b"\n")
         replies.flush()
         return 2
-    stages = [s for s in ("normalize", "pre_tokenize") if backend.supports(s)]
+    stages = [s for s in ("normalize", "pre_tokenize", "stream", "piece_bytes") if backend.supports(s)]
     replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages}).encode() + b"\n")
     replies.flush()
     try:

@@ -168,6 +168,15 @@ class LlamaCppBackend(Backend):
             out.append(self._text.raw[:n])
         return out
 
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        """llama.cpp's pieces (``token_to_piece``, specials as their text) sent as its server sends
+        them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
+        from tokparity.reference.decode import piece_stream
+        return piece_stream(self.token_bytes, ids, prompt)
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        return list(self.token_bytes(ids))
+
     def pieces(self, ids: list[int]) -> list[str]:
         """The token text as the GGUF stores it (``▁Hello``, ``Ġworld``, ``<0x0A>``)."""
         ids = list(ids)

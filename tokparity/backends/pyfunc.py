@@ -2,8 +2,9 @@
 
     py:mypkg.engine:encode            mypkg/engine.py defines encode(text, add_special, parse_special)
     py:./my_engine.py:Engine          a file path works too; a class is made once with the model's
-                                      files, {"gguf": "/path/...", ...}, and its .encode (and .decode,
-                                      if it has one) are called
+                                      files, {"gguf": "/path/...", ...}, and its .encode (and, where
+                                      it has them, .decode(ids), .stream(ids, prompt) -> [delta per id
+                                      after the prompt], .pieces() -> [bytes or None per id]) are called
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
 a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
@@ -105,8 +106,11 @@ class PyFuncBackend(Backend):
             instance = cast(Any, obj)({role: str(p) for role, p in model.files.items()})
             self._encode = instance.encode
             self._decode = getattr(instance, "decode", None)
+            self._stream = getattr(instance, "stream", None)
+            self._pieces = getattr(instance, "pieces", None)
         else:
-            self._encode, self._decode = obj, None
+            self._encode, self._decode, self._stream, self._pieces = obj, None, None, None
+        self._piece_table: list[bytes | None] | None = None
         self._vocab: Vocab | None = None
 
     @property
@@ -123,6 +127,33 @@ class PyFuncBackend(Backend):
         if not isinstance(text, str):
             raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")
         return scrubbed(text)
+
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        if self._stream is None:
+            raise NotImplementedError(f"{self.name} has no stream")
+        deltas = self._stream(list(ids), prompt)
+        if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
+            raise CaseFailure(f"{self.name}: stream returned {clipped(deltas, 100)}, not a list of str")
+        return [scrubbed(d) for d in deltas]
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self._table())
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        table = self._table()
+        return [table[i] if 0 <= i < len(table) else None for i in ids]
+
+    def _table(self) -> list[bytes | None]:
+        """The engine's ``pieces()``: every id's bytes (or None), asked once."""
+        if self._piece_table is None:
+            if self._pieces is None:
+                raise NotImplementedError(f"{self.name} has no pieces")
+            table = self._pieces()
+            if not (isinstance(table, list) and all(b is None or isinstance(b, bytes) for b in table)):
+                raise CaseFailure(f"{self.name}: pieces returned {clipped(table, 100)}, not a list of bytes or None")
+            self._piece_table = table
+        return self._piece_table
 
     def pieces(self, ids: list[int]) -> list[str]:
         """From the model's vocabulary, read by tokparity."""

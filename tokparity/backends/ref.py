@@ -49,6 +49,12 @@ class RefBackend(Backend):
     def pieces(self, ids: list[int]) -> list[str]:
         return self.tokenizer.pieces(ids)
 
+    def stream(self, ids: list[int], prompt: int) -> list[str]:
+        return self.tokenizer.stream(ids, prompt, special=True)
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        return list(self.tokenizer.piece_bytes(ids))
+
     def normalize(self, text: str) -> str:
         return self.tokenizer.normalize(text)
 

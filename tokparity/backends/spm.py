@@ -59,6 +59,12 @@ class SentencePieceBackend(Backend):
         self._check_ids(ids)
         return [self.sp.id_to_piece(i) for i in ids]
 
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        """``id_to_piece`` with ``▁`` a space and ``<0xNN>`` its byte (SentencePiece has no call for
+        a token's bytes: this is what a grammar engine reads from it)."""
+        from tokparity.reference.decode import spm_piece_bytes
+        return [spm_piece_bytes(p) for p in self.pieces(ids)]
+
     def normalize(self, text: str) -> str:
         return self.sp.normalize(text)
 

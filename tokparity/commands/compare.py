@@ -40,9 +40,11 @@ def add_parser(sub) -> None:
                                                        "they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
-    p.add_argument("--decode", action="store_true",
-                   help="also decode the ids each backend agrees on and compare the texts (decode-cleanup, "
-                        "decode-roundtrip)")
+    p.add_argument("--ops", default="encode", metavar="OPS",
+                   help="what each backend is asked, comma-joined: encode (a text's ids), decode (ids back to "
+                        "text), stream (ids to text one at a time after a prompt, as a server streams), pieces "
+                        "(each id's bytes); all for the four (default: encode). The ids decoded are the oracle's "
+                        "encodings of the texts and id sequences made from the vocabulary")
     p.add_argument("--known", action="append", metavar="FILE", default=[],
                    help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
     p.add_argument("--no-builtin-known", action="store_true",
@@ -79,7 +81,7 @@ def add_parser(sub) -> None:
 # (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "decode": "bool", "timeout": "seconds?", "ray": "str?", **CORPUS_ARG_CHECKS}
+              "all": "bool", "ops": "str?", "timeout": "seconds?", "ray": "str?", **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
 RESUMED = tuple(k for k in ARG_CHECKS if k != "ray")
@@ -147,10 +149,11 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 def compare_options(args: argparse.Namespace):
     from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
+    from tokparity.run.ops import parse_ops
     from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                          decode=getattr(args, "decode", False), diagnose=not getattr(args, "no_diagnose", False),
+                          ops=parse_ops(getattr(args, "ops", "encode")), diagnose=not getattr(args, "no_diagnose", False),
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),
@@ -186,6 +189,10 @@ def run(args: argparse.Namespace) -> int:
         check_seconds("--timeout", args.timeout)
     if args.jobs < 0:
         raise TokparityError(f"--jobs must be 0 (one per CPU) or more, not {args.jobs}")
+    from tokparity.run.ops import parse_ops
+    if args.ray is not None and parse_ops(args.ops or "encode") != ("encode",):
+        raise TokparityError(f"--ops {args.ops}: a Ray run judges encode only (its driver feeds texts, not the id "
+                             "sequences the other ops decode); run the other ops without --ray, with -j N")
     labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)

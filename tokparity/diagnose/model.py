@@ -95,8 +95,8 @@ class ModelDiagnosis:
 
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
-        if j.stage == "decode":  # decoding is not reproduced by variants: its class says it
-            return Diagnosis("decode.cleanup" if j.cls == "decode-cleanup" else "", "", stage="decode")
+        if j.op != "encode":  # ids back to text are not reproduced by the encoder's variants: the class says it
+            return Diagnosis("decode.cleanup" if j.cls == "decode-cleanup" else "", "", stage=j.op)
         if j.cls in ("crash", "timeout") or not self.options.diagnose:
             return None
         if j.cls == "vocab-mismatch":
@@ -132,7 +132,7 @@ class ModelDiagnosis:
         for name in not_agreeing:
             # (a tie is not the backend's deviation: two optima of the same model)
             mine = [(i, j, d) for i, (j, d) in enumerate(zip(judgements, self._current))
-                    if j.backend == name and j.stage != "decode" and d is not None]
+                    if j.backend == name and j.op == "encode" and d is not None]
             mismatches = [(i, j, d) for i, j, d in mine if d.cause != TIE]
             if not any(d.variants for _, _, d in mismatches):
                 continue

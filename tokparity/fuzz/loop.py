@@ -447,7 +447,7 @@ class Fuzzer:
         oracle's tokens before the first differing one reach (a dummy prefix or a normalizer may
         shift it by a few)."""
         j = m.judgement
-        if j.stage == "decode" or not j.oracle_ids or j.cls in ("crash", "timeout"):
+        if j.op != "encode" or not j.oracle_ids or j.cls in ("crash", "timeout"):
             return None
         spent = sum(len(token_bytes(self.run.vocab, i)) for i in j.oracle_ids[:j.first_diff])
         return len(j.text.encode("utf-8", "surrogatepass")[:spent].decode("utf-8", "ignore"))

@@ -87,13 +87,38 @@ class RefTokenizer:
         return self.pipeline.encode(text, add_special, parse_special)
 
     def decode(self, ids: list[int], errors: str = "replace", special: bool = False) -> str:
-        """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD."""
+        """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD,
+        ``"surrogateescape"`` keeps the bytes of a split character. ``special``: special tokens
+        as their text (llama.cpp's unparse_special, tokenizers' skip_special_tokens=False)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
             return dec.bytes_to_text(dec.llama_decode_bytes(self.pipeline, list(ids), special), errors)
         if self.flavour == "sentencepiece":
-            return dec.sentencepiece_decode(self.pipeline, list(ids))
+            return dec.sentencepiece_decode(self.pipeline, list(ids), errors)
+        if self.flavour == "hf":
+            return self.pipeline.decode(list(ids), errors, skip_special=not special)
         return self.pipeline.decode(list(ids), errors)
+
+    def stream(self, ids: list[int], prompt: int, special: bool = False) -> list[str]:
+        """``ids`` decoded one at a time after the first ``prompt``, as a server streams them
+        (tokparity.reference.decode.stream_deltas): one delta per id after the prompt."""
+        from tokparity.reference import decode as dec
+        if self.flavour == "llama.cpp":  # the server's way: pieces, a split character held back
+            return dec.piece_stream(lambda part: [dec.llama_piece(self.pipeline, i, special) for i in part],
+                                    list(ids), prompt)
+        return dec.stream_deltas(lambda part: self.decode(part, "surrogateescape", special), list(ids), prompt)
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes]:
+        """The bytes each id decodes to alone, special tokens as their text: llama.cpp's
+        ``token_to_piece(special=True)``; the piece with ``▁`` a space and ``<0xNN>`` its byte
+        (SentencePiece); the decoder chain on the one token, its bytes kept (tokenizers)."""
+        from tokparity.reference import decode as dec
+        if self.flavour == "llama.cpp":
+            return [dec.llama_piece(self.pipeline, i, special=True) for i in ids]
+        if self.flavour == "sentencepiece":
+            return [dec.spm_piece_bytes(self.vocab.tokens[i]) if 0 <= i < self.vocab.size else
+                    _outside(i, self.vocab.size) for i in ids]
+        return [self.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]
 
     def pieces(self, ids: list[int]) -> list[str]:
         tokens = self.vocab.tokens
@@ -111,6 +136,10 @@ class RefTokenizer:
         from tokparity.reference.trace import trace
         _check_text(text)
         return trace(self, text, add_special, parse_special)
+
+
+def _outside(token_id: int, size: int) -> bytes:
+    raise TokparityError(f"token id {token_id} is outside the vocabulary (0..{size - 1})")
 
 
 def _check_text(text: str) -> None:

@@ -16,6 +16,8 @@ reports it (``errors="strict"`` raises ``InvalidUtf8``) or shows U+FFFD (``error
 
 from __future__ import annotations
 
+import codecs
+
 from tokparity.errors import TokparityError
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
@@ -143,8 +145,9 @@ def clean_up_spaces(text: bytes) -> bytes:
 # --- SentencePiece --------------------------------------------------------------------------------
 
 
-def sentencepiece_decode(pipeline, ids: list[int]) -> str:
-    """``SentencePieceProcessor.decode`` (invalid byte sequences become U+FFFD, as there)."""
+def sentencepiece_decode(pipeline, ids: list[int], errors: str = "replace") -> str:
+    """``SentencePieceProcessor.decode`` (invalid byte sequences become U+FFFD, as there; with
+    ``errors="surrogateescape"`` they are kept, for a streaming decoder to hold back)."""
     vocab, types = pipeline.vocab, pipeline.types
     strip_first = vocab.flags.add_space_prefix is not False or vocab.flags.remove_extra_whitespaces is not False
     remove_extra = vocab.flags.remove_extra_whitespaces is not False
@@ -155,7 +158,7 @@ def sentencepiece_decode(pipeline, ids: list[int]) -> str:
 
     def flush() -> None:
         if pending:
-            text.append(pending.decode("utf-8", "replace"))
+            text.append(pending.decode("utf-8", errors))
             pending.clear()
 
     for token_id in ids:
@@ -180,3 +183,78 @@ def sentencepiece_decode(pipeline, ids: list[int]) -> str:
         text.append(piece.replace(SPACE_MARK, " "))
     flush()
     return "".join(text)
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+
+def is_held(text: str) -> bool:
+    """Whether ``text`` (decoded with ``errors="surrogateescape"``) ends inside a character: its
+    last bytes begin one that the next id may complete."""
+    escaped = len(text) - len(text.rstrip(_ESCAPED_BYTES))
+    return incomplete_tail(text[len(text) - min(escaped, 3):].encode("utf-8", "surrogateescape")) > 0
+
+
+def incomplete_tail(data: bytes) -> int:
+    """How many of ``data``'s last bytes begin a character not yet complete (0 to 3)."""
+    for k in range(1, min(3, len(data)) + 1):
+        try:
+            _UTF8().decode(data[-k:], final=True)
+        except UnicodeDecodeError as e:
+            if e.reason == "unexpected end of data" and e.start == 0:
+                return k
+    return 0
+
+
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+_ESCAPED_BYTES = "".join(map(chr, range(0xDC80, 0xDD00)))  # the bytes surrogateescape could not decode
+
+
+def shown(text: str) -> str:
+    """A surrogate-escaped text as a whole decode shows it: each invalid sequence one U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def stream_deltas(decode, ids: list[int], prompt: int) -> list[str]:
+    """``ids`` decoded one at a time after the first ``prompt``, as tokenizers' ``DecodeStream`` and
+    vLLM's incremental detokenizer do: each step decodes from a window start (``prefix``) and
+    sends what goes beyond the window's former text, unless it ends inside a character (then it
+    sends "" and holds the bytes back). ``decode(ids)`` gives surrogate-escaped text. One delta
+    per id after the prompt; what is still held back at the end is not sent."""
+    deltas: list[str] = []
+    prefix, read = 0, prompt
+    prefix_text = decode(ids[prefix:read])
+    for i in range(prompt, len(ids)):
+        text = decode(ids[prefix:i + 1])
+        if len(text) > len(prefix_text) and not is_held(text) and text.startswith(prefix_text):
+            deltas.append(shown(text[len(prefix_text):]))
+            prefix, read = read, i + 1
+            prefix_text = decode(ids[prefix:read])
+        else:
+            deltas.append("")
+    return deltas
+
+
+def spm_piece_bytes(piece: str) -> bytes:
+    """A SentencePiece piece's bytes, as a grammar engine reads a vocabulary: ``<0xNN>`` its byte,
+    ``▁`` a space, any other piece (a control one too) its text."""
+    b = _byte_of(piece)
+    return bytes([b]) if b is not None else piece.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+
+
+def piece_stream(piece_bytes, ids: list[int], prompt: int) -> list[str]:
+    """``ids`` streamed as llama.cpp's server streams them: each id after the prompt adds its piece's
+    bytes (``piece_bytes(ids)``, ``token_to_piece``) to what is held, and what is held is sent up to
+    the start of a character not yet complete (invalid bytes as U+FFFD). The bytes of a character
+    the prompt began are held from the start, so the first delta completes it."""
+    pieces = piece_bytes(list(ids))
+    held = b"".join(pieces[:prompt])
+    held = held[len(held) - incomplete_tail(held):]
+    deltas = []
+    for piece in pieces[prompt:]:
+        held += piece
+        keep = incomplete_tail(held)
+        ready, held = held[:len(held) - keep], held[len(held) - keep:]
+        deltas.append(ready.decode("utf-8", "replace"))
+    return deltas
+

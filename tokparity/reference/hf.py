@@ -203,9 +203,9 @@ class HfPipeline:
             out += self.suffix
         return out
 
-    def decode(self, ids: list[int], errors: str = "replace") -> str:
+    def decode(self, ids: list[int], errors: str = "replace", skip_special: bool = True) -> str:
         from tokparity.reference.hf_decode import decode
-        return decode(self, ids, errors)
+        return decode(self, ids, errors, skip_special)
 
 
 class HfBpe(HfPipeline):

@@ -34,7 +34,10 @@ def _byte_fallback(tokens: list[str], errors: str) -> list[str]:
             except UnicodeDecodeError:
                 if errors == "strict":
                     bytes_to_text(bytes(pending), "strict")  # raises, naming the bytes
-                out.extend("\ufffd" * len(pending))
+                if errors == "surrogateescape":  # the bytes kept (a streaming decoder holds them back)
+                    out.append(bytes(pending).decode("utf-8", "surrogateescape"))
+                else:
+                    out.extend("\ufffd" * len(pending))
             pending.clear()
 
     for t in tokens:
@@ -100,8 +103,11 @@ def chain(c, tokens: list[str], errors: str, path: str) -> list[str]:
     raise TypeError(f"not a decoder step: {c!r}")
 
 
-def decode(pipeline, ids: list[int], errors: str = "replace") -> str:
-    tokens = [pipeline.tokens[i] for i in ids if 0 <= i < len(pipeline.tokens) and i not in pipeline.special_ids]
+def decode(pipeline, ids: list[int], errors: str = "replace", skip_special: bool = True) -> str:
+    """``Tokenizer.decode(ids, skip_special_tokens=skip_special)``: the special added tokens are
+    left out, or decoded as the other tokens are (through the decoder chain)."""
+    tokens = [pipeline.tokens[i] for i in ids
+              if 0 <= i < len(pipeline.tokens) and not (skip_special and i in pipeline.special_ids)]
     if not pipeline.decoders:
         return " ".join(tokens)
     path = pipeline.vocab.source or "tokenizer.json"

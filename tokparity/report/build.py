@@ -130,11 +130,11 @@ def stale_known(results: Results) -> list[tuple[str, str]]:
 def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Writeup]:
     """One write-up per (model, backend) with mismatches, in the order of the run's summaries
     (``styles``: how each model spells its pieces, writeup.piece_styles)."""
-    groups: dict[tuple[str, str], list[Mismatch]] = {}
+    groups: dict[tuple[str, str, str], list[Mismatch]] = {}
     for m in results.mismatches:
-        groups.setdefault((m.model, m.backend), []).append(m)
+        groups.setdefault((m.model, m.backend, m.op), []).append(m)
     styles = piece_styles(results.mismatches) if styles is None else styles
-    return [writeup(r, groups.get((r.model, r.backend), []), styles.get(r.model, PLAIN), root_cause(r),
+    return [writeup(r, groups.get((r.model, r.backend, r.op), []), styles.get(r.model, PLAIN), root_cause(r),
                     verdict_sentence(r))
             for r in results.runs if r.mismatches]
 
@@ -290,9 +290,9 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
                       overview.NUMERIC)
         oracles = overview.oracle_lines(results)
         return "", (table, Items(tuple(runs(line) for line in oracles))) if oracles else (table,)
-    backends = sorted({r.backend for r in results.runs})
+    backends = sorted({r.label for r in results.runs})
     models = list(dict.fromkeys(r.model for r in results.runs))
-    by = {(r.model, r.backend): r for r in results.runs}
+    by = {(r.model, r.label): r for r in results.runs}
     rows = []
     for model in models:
         first = next(r for r in results.runs if r.model == model)
@@ -357,7 +357,7 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
             "report.html in the report folder, or tokparity explain DIR")))
     blocks: list[Block] = []
     if src.view == EXPLAIN:
-        agreeing = [f"{r.model}/{r.backend}" for r in src.results.runs if not r.mismatches]
+        agreeing = [f"{r.model}/{r.label}" for r in src.results.runs if not r.mismatches]
         if agreeing:
             blocks.append(Paragraph(runs("agree on every case: " + ", ".join(agreeing))))
     blocks += [writeup_article(w, src.view) for w in ws] or [

@@ -57,9 +57,9 @@ def _element(parent: ET.Element, tag: str, text: str | None = None, **attrs: obj
 
 def render_junit(results: Results, command: str) -> str:
     """The JUnit XML document of a finished (or interrupted) run."""
-    by_run: dict[tuple[str, str], list[Mismatch]] = {}
+    by_run: dict[tuple[str, str, str], list[Mismatch]] = {}
     for m in results.mismatches:
-        by_run.setdefault((m.model, m.backend), []).append(m)
+        by_run.setdefault((m.model, m.backend, m.op), []).append(m)
     styles = piece_styles(results.mismatches)
     suites: dict[str, list[RunSummary]] = {}
     for r in results.runs:
@@ -75,8 +75,8 @@ def render_junit(results: Results, command: str) -> str:
             _element(props, "property", name="complete", value="false (interrupted: the counts cover the cases done)")
         failures = skipped = 0
         for r in runs:
-            case = _element(suite, "testcase", classname=model, name=r.backend, time=f"{_seconds(results, r):.3f}")
-            mismatches = by_run.get((r.model, r.backend), [])
+            case = _element(suite, "testcase", classname=model, name=r.label, time=f"{_seconds(results, r):.3f}")
+            mismatches = by_run.get((r.model, r.backend, r.op), [])
             if r.unexplained:
                 failures += 1
                 _element(case, "failure", _failure_body(r, mismatches, styles.get(model, PLAIN)),
@@ -133,7 +133,7 @@ def _failure_body(r: RunSummary, mismatches: list[Mismatch], style: str) -> str:
 def _system_out(r: RunSummary, mismatches: list[Mismatch]) -> str:
     known = [m for m in mismatches if m.known]
     ties = [m for m in mismatches if not m.known and m.cause == TIE]
-    lines = [f"{r.model} · {r.backend} against {r.oracle}: {plural(r.cases, 'case')}, "
+    lines = [f"{r.model} · {r.label} against {r.oracle}: {plural(r.cases, 'case')}, "
              f"{plural(r.mismatches, 'mismatch')}, {r.unexplained} unexplained, {r.ties} ties of equal score, "
              f"{len(known)} known divergences, {r.skipped} skipped"]
     for m in (known + ties)[:KNOWN_LISTED]:

@@ -135,10 +135,10 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
 def _final_causes(mismatches: list[Mismatch], final: list[Mismatch]) -> list[Mismatch]:
     """The journal has each case as it was judged; the CSV what the run decided of it once
     diagnosed (class, stage, cause, known): each journaled judgement with the CSV's decision."""
-    by_key = {(m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"): m for m in final}
+    by_key = {(m.model, m.backend, m.corpus, m.case_id, m.op): m for m in final}
     out = []
     for m in mismatches:
-        f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.stage == "decode"))
+        f = by_key.get((m.model, m.backend, m.corpus, m.case_id, m.op))
         out.append(m if f is None else Mismatch(m.judgement, replace(
             m.decision, cls=f.cls, stage=f.stage, cause=f.cause, cause_evidence=f.cause_evidence, known=f.known)))
     return out
@@ -174,7 +174,9 @@ def read_csv(path: Path) -> list[Mismatch]:
                     first_diff=int(r["first_diff"] or 0), text=_exact_text(r),
                     oracle_ids=json.loads(r["oracle_ids"]), backend_ids=json.loads(r["backend_ids"]),
                     oracle_pieces=json.loads(r["oracle_pieces"]), backend_pieces=json.loads(r["backend_pieces"]),
-                    known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", "")))
+                    known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", ""),
+                    op=r.get("op") or "encode", oracle_output=json.loads(r.get("oracle_output") or "[]"),
+                    backend_output=json.loads(r.get("backend_output") or "[]")))
             except (KeyError, ValueError, TypeError, AttributeError) as e:
                 raise NotARun(f"{path}:{lineno}: not a mismatches.csv row ({type(e).__name__}: {e}); the file was "
                               "edited or damaged: run the comparison again") from None

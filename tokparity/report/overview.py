@@ -104,7 +104,7 @@ def run_rows(results: Results) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for r in results.runs:
         ties = f" ({plural(r.ties, 'tie')})" if r.ties else ""
-        rows.append((r.model, r.oracle, r.backend, f"{r.cases:,}", f"{r.mismatches:,}", f"{r.unexplained:,}{ties}",
+        rows.append((r.model, r.oracle, r.label, f"{r.cases:,}", f"{r.mismatches:,}", f"{r.unexplained:,}{ties}",
                      counts_text(r.classes), counts_text(r.causes)))
     return rows
 

@@ -77,7 +77,7 @@ class Writeup:
 
     @property
     def backend(self) -> str:
-        return self.summary.backend
+        return self.summary.label
 
     @property
     def oracle(self) -> str:
@@ -210,7 +210,7 @@ def telling_pool(mismatches: list[Mismatch], cause: str) -> list[Mismatch]:
     what the reader must act on) whose own cause is the run's root cause or a part of it; then
     any unexplained one with a cause, then any unexplained one; only when every mismatch is
     known, the known ones in the same order. Ties and failures to answer come last."""
-    judged = [m for m in mismatches if m.stage != "decode" and m.cause != TIE and m.cls not in FAILED]
+    judged = [m for m in mismatches if m.op == "encode" and m.cause != TIE and m.cls not in FAILED]
     main = set(parts(cause)) if cause else set()
 
     def of_main(m: Mismatch) -> bool:

@@ -320,7 +320,7 @@ class _Driver:
                 if n in m.done:  # judged in the run this one resumes
                     continue
                 if is_too_long(case, self.options.max_chars):
-                    m.waiting[n] = too_long_record(m.model.name, case, n)
+                    m.waiting[n] = [too_long_record(m.model.name, case, n)]
                     continue
                 batch.append((n, case))
                 if len(batch) >= BATCH_CASES:

@@ -18,19 +18,18 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import cast
 
-from tokparity.backends.base import Answer, Backend, CaseFailure
+from tokparity.backends.base import Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
-from tokparity.diff.decode import classify_decode, classify_decode_failure
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.messages import Started
+from tokparity.run.ops import ID_CORPUS, STREAM_PROMPT, DecodingJudge, IdCase, decoder_of, numbered_id_cases
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import Results
@@ -42,7 +41,6 @@ from tokparity.zoo import ModelFiles, resolve_model
 # The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
 DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
 DEFAULT_CORPORA = ("all",)
-Decoded = dict[str, str | CaseFailure | None]  # --decode, per case: each backend's text, None (no decode) or its failure
 
 
 def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
@@ -165,6 +163,9 @@ class ModelRun:
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
         self._stage_ref: Backend | None = None
+        decoder = decoder_of(self.chain, list(self.backends))
+        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, decoder, self.tally.by_op) \
+            if options.decoding_ops and decoder is not None else None
 
     def close(self) -> None:
         started = time.perf_counter()
@@ -216,9 +217,12 @@ class ModelRun:
         return ref if same else oracle
 
     def ask(self, texts: list[str]) -> list[dict[str, Answer]]:
-        """Every backend's answer on each text, one ``encode_many`` per backend."""
+        """Every backend's answer on each text, one ``encode_many`` per backend (only the oracle
+        chain's when the run does not judge encoding: it gives the ids the other ops decode)."""
         add_special, parse_special = self.options.add_special, self.options.parse_special
-        per_backend = {name: ask_many(b, texts, add_special, parse_special) for name, b in self.backends.items()}
+        asked = self.backends if "encode" in self.options.ops else \
+            {name: b for name, b in self.backends.items() if name in self.chain}
+        per_backend = {name: ask_many(b, texts, add_special, parse_special) for name, b in asked.items()}
         return [{name: answers[i] for name, answers in per_backend.items()} for i in range(len(texts))]
 
     def judge_many(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
@@ -228,8 +232,29 @@ class ModelRun:
         for start in range(0, len(batch), JudgedCases.BATCH):
             chunk = batch[start:start + JudgedCases.BATCH]
             answers = self.ask([case.text for _, case in chunk])
-            records += [self.judge(case, n, answer) for (n, case), answer in zip(chunk, answers)]
+            for (n, case), answer in zip(chunk, answers):
+                records += self.records(case, n, answer)
         return records
+
+    def records(self, case: Case, n: int, answers: dict[str, Answer]) -> list[CaseRecord]:
+        """``case``'s record for each op the run asks: encode's (``judge``), then the decoding ops'
+        on the oracle's ids for its text (a text of one id is not streamed: no prompt before it)."""
+        out = [self.judge(case, n, answers)] if "encode" in self.options.ops else []
+        if self.decoding is None:
+            return out
+        oracle_name = next((name for name in self.chain if answers[name].status == "ok"), self.chain[0])
+        ids, keys = answers[oracle_name].ids, tuple(tally_keys(case))
+        for op in self.options.decoding_ops:
+            # (no ids to decode, or too few to stream: a record of no verdicts, so the case is counted done)
+            judged = bool(ids) if op != "stream" else len(ids) > STREAM_PROMPT
+            out.append(self.decoding.records(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys))
+        return out
+
+    def id_records(self, n: int, case: IdCase) -> list[CaseRecord]:
+        """An id sequence's record for each decoding op the run asks."""
+        assert self.decoding is not None
+        return [self.decoding.records(op, n, case, list(case.ids), case.prompt, self.decoding.decoder,
+                                      (f"corpus={ID_CORPUS}",)) for op in self.options.decoding_ops]
 
     def judged(self, cases: Iterable[tuple[int, Case]]) -> Iterator[CaseRecord]:
         """The records of ``cases`` ((position, case) pairs, read as they are judged), in their
@@ -253,7 +278,6 @@ class ModelRun:
             answers = {name: self.ask_one(name, case.text) for name in self.backends}
         oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
         oracle = answers[oracle_name]
-        decoded: Decoded = {}  # --decode: each backend's text for the oracle's ids
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
@@ -261,58 +285,19 @@ class ModelRun:
             if name == oracle_name:
                 continue
             ans = answers[name]
-            judgement: Judgement | None = None
             if ans.status == "skipped":
                 verdicts[name] = SKIPPED
                 continue
             if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
                 verdicts[name] = AGREE
-                if self.options.decode:
-                    partition = partition or _partition(answers)
-                    judgement = self._decode_mismatch(case, name, ans.ids, decoded, partition)
-            else:
-                partition = partition or _partition(answers)
-                judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition)
-            if judgement is not None:
-                verdicts[name] = Verdict.differs(judgement.cls)
-                judgements.append(judgement)
+                continue
+            partition = partition or _partition(answers)
+            judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition)
+            verdicts[name] = Verdict.differs(judgement.cls)
+            judgements.append(judgement)
         return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tuple(tally_keys(case)), verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements),
                           seconds={name: ans.seconds for name, ans in answers.items()})
-
-    def _decode(self, name: str, ids: list[int], decoded: Decoded) -> str | CaseFailure | None:
-        """``name``'s text for ``ids`` (None: it has no decode; a CaseFailure: it failed), once per case."""
-        if name not in decoded:
-            try:
-                decoded[name] = self.backends[name].decode(ids)
-            except NotImplementedError:
-                decoded[name] = None  # a backend without decode (a cmd: engine may answer "unsupported")
-            except CaseFailure as e:  # a timeout or a crash of the decoder: a finding, of that class
-                decoded[name] = e
-            except Exception as e:  # a decoder that fails on ids its side produced is a finding
-                decoded[name] = CaseFailure(f"{type(e).__name__}: {e}")
-        return decoded[name]
-
-    def _decode_mismatch(self, case: Case, name: str, ids: list[int], decoded: Decoded,
-                         partition: list[list[str]]) -> Judgement | None:
-        """With --decode: the ids both sides agree on, decoded by each; a Judgement if the texts
-        differ. Golden ids cannot decode by themselves, so the next oracle in the chain decodes."""
-        decoder = next((n for n in self.chain if n != "golden" and n in self.backends), None)
-        if decoder is None or decoder == name:
-            return None
-        want, got = self._decode(decoder, ids, decoded), self._decode(name, ids, decoded)
-        if want is None or got is None or want == got:
-            return None
-        vocab = self.vocab
-        unk_id = vocab.special_ids.get("unk")
-        unk = vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < vocab.size else None
-        verdict = classify_decode_failure(decoder, want, name, got) or \
-            classify_decode(case.text, cast(str, want), cast(str, got), unk)
-        pieces = _pieces(self.vocab, ids)
-        return Judgement(
-            model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=decoder,
-            backend=name, cls=verdict.cls, evidence=verdict.evidence, stage="decode", first_diff=0, text=case.text,
-            oracle_ids=ids, backend_ids=ids, oracle_pieces=pieces, backend_pieces=pieces, partition=partition)
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
                   ref_answer: Answer | None = None, partition: list[list[str]] | None = None) -> Judgement:
@@ -382,6 +367,14 @@ class JudgedCases:
         self.total = n + 1
         if batch:
             yield self.run.judge_many(batch)
+        if self.run.decoding is not None and {ID_CORPUS, "all"} & set(self.corpora):  # the id sequences, after the texts
+            records = []
+            for n, id_case in numbered_id_cases(self.run.vocab, self.total):
+                if not self.skip(n):
+                    records += self.run.id_records(n, id_case)
+                self.total = n + 1
+            if records:
+                yield records
 
 
 def too_long_record(model: str, case: Case, n: int) -> CaseRecord:

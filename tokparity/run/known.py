@@ -10,6 +10,8 @@ A known-divergence file is TOML, a list of entries:
     text = '^\\s'                            # optional: a regex the case text must contain
     evidence = 'unk_surface'                 # optional: a regex the classifier's evidence must contain
     case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
+    ops = ["decode"]                         # optional: the ops it is about (tokparity.run.ops; default
+                                             # encode, or decode for an entry of decode-* classes only)
     cause = "space.dummy-prefix"             # optional: the reviewed root cause, for the cases whose
                                              # cause no variant reproduces (a crash, a dropped text)
     reason = "why the two sides differ"
@@ -38,7 +40,7 @@ from tokparity.errors import TokparityError
 from tokparity.records import Mismatch
 
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
-LISTS = ("models", "backends", "classes", "case_ids")  # lists of strings
+LISTS = ("models", "backends", "classes", "case_ids", "ops")  # lists of strings
 STRINGS = ("id", "reason", "upstream", "text", "evidence", "cause")
 
 # A file's regexes are its author's: one that backtracks for ever ("(a|a)+$" on "aaa…a!") must not
@@ -46,7 +48,7 @@ STRINGS = ("id", "reason", "upstream", "text", "evidence", "cause")
 REGEX_SECONDS = 2.0
 
 
-DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # found only when a run decodes (--decode)
+DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # an entry of these alone is about the decode op
 
 
 @dataclass
@@ -61,14 +63,16 @@ class KnownDivergence:
     evidence: regex.Pattern | None = None
     case_ids: list[str] = field(default_factory=list)
     cause: str = ""  # the reviewed root cause (docs/catalogue/causes.md names, "+"-joined)
+    ops: tuple[str, ...] = ("encode",)
     source: str = ""
     hits: int = 0
 
-    def covers_run(self, model: str, backend: str) -> bool:
-        return any(fnmatchcase(model, m) for m in self.models) and any(fnmatchcase(backend, b) for b in self.backends)
+    def covers_run(self, model: str, backend: str, op: str = "encode") -> bool:
+        return op in self.ops and any(fnmatchcase(model, m) for m in self.models) and \
+            any(fnmatchcase(backend, b) for b in self.backends)
 
     def matches(self, m: Mismatch) -> bool:
-        return self.covers_run(m.model, m.backend) and self.matches_in_run(m)
+        return self.covers_run(m.model, m.backend, m.op) and self.matches_in_run(m)
 
     def matches_in_run(self, m: Mismatch) -> bool:
         """``matches`` for a mismatch of a run this entry covers."""
@@ -95,9 +99,8 @@ class KnownList:
         if dup:
             raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
         self.entries = entries
-        self.runs: set[tuple[str, str]] = set()
-        self.decoding = False  # some run decoded (only then can a decode-* class occur)
-        self._for_run: dict[tuple[str, str], list[KnownDivergence]] = {}
+        self.runs: set[tuple[str, str, str]] = set()  # (model, backend, op) of the runs made
+        self._for_run: dict[tuple[str, str, str], list[KnownDivergence]] = {}
         # What a mismatch matched, by what an entry reads of it: a run matches each mismatch twice,
         # as judged (its journal line) and as decided (the same class, mostly).
         self._matched: dict[tuple, KnownDivergence | None] = {}
@@ -116,7 +119,7 @@ class KnownList:
         return entry.id if entry is not None else ""
 
     def _first(self, m: Mismatch) -> KnownDivergence | None:
-        run = (m.model, m.backend)
+        run = (m.model, m.backend, m.op)
         candidates = self._for_run.get(run)
         if candidates is None:  # the model and backend patterns, matched once per run
             candidates = self._for_run[run] = [e for e in self.entries if e.covers_run(*run)]
@@ -132,9 +135,8 @@ class KnownList:
     def entry(self, entry_id: str) -> KnownDivergence | None:
         return next((e for e in self.entries if e.id == entry_id), None)
 
-    def note_run(self, model: str, backend: str, decoding: bool = False) -> None:
-        self.runs.add((model, backend))
-        self.decoding = self.decoding or decoding
+    def note_run(self, model: str, backend: str, op: str = "encode") -> None:
+        self.runs.add((model, backend, op))
 
     def blank(self) -> KnownList:
         """The same entries, nothing counted yet: for another process to count with and hand back
@@ -147,13 +149,11 @@ class KnownList:
         for e in self.entries:
             e.hits += hits.get(e.id, 0)
         self.runs |= used.runs
-        self.decoding = self.decoding or used.decoding
 
     def stale(self) -> list[KnownDivergence]:
-        """Entries whose models and backends were run, that matched nothing. An entry about
-        decoding only is not stale in a run that did not decode (compare without --decode)."""
-        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(m, b) for m, b in self.runs)
-                and (self.decoding or not set(e.classes) <= DECODE_CLASSES)]
+        """Entries whose models, backends and ops were run, that matched nothing (an entry about
+        the decode op is not stale in a run that only encoded)."""
+        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(*run) for run in self.runs)]
 
     def report(self) -> dict:
         return {"used": {e.id: e.hits for e in self.entries if e.hits},
@@ -190,8 +190,19 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
-            case_ids=list(raw.get("case_ids", [])), cause=cause, source=source))
+            case_ids=list(raw.get("case_ids", [])), cause=cause, ops=_ops(raw, source), source=source))
     return entries
+
+
+def _ops(raw: dict, source: str) -> tuple[str, ...]:
+    from tokparity.run.ops import OPS
+    default = ["decode"] if set(raw["classes"]) and set(raw["classes"]) <= DECODE_CLASSES else ["encode"]
+    ops = raw.get("ops", default)
+    unknown = [op for op in ops if op not in OPS]
+    if unknown or not ops:
+        raise TokparityError(f"{source}: divergence {raw['id']!r}: ops must name some of {', '.join(OPS)}, not "
+                             f"{unknown[0] if unknown else 'none'!r}")
+    return tuple(ops)
 
 
 def _toml_type(value) -> str:

@@ -34,7 +34,8 @@ class ModelLedger:
         self.tally: Tally | None = tally  # else made from the first worker's Started
         self.done = DoneSet()
         self.done_read = False  # read_done ran: the workers were told these positions
-        self.waiting: dict[int, CaseRecord] = {}  # judged, not yet applied (an earlier case is missing)
+        # judged, not yet applied (an earlier case is missing): a case's records, one per op
+        self.waiting: dict[int, list[CaseRecord]] = {}
         self.next_n = 0
         self.shards_done = 0
         self.total = 0
@@ -86,7 +87,7 @@ class ModelLedger:
     def take(self, records: list[CaseRecord], options: CompareOptions) -> None:
         """Judged records, from any worker in any order: applied as soon as they are next."""
         for record in records:
-            self.waiting[record.n] = record
+            self.waiting.setdefault(record.n, []).append(record)
         self.advance(options)
 
     def advance(self, options: CompareOptions) -> None:
@@ -96,16 +97,17 @@ class ModelLedger:
             while True:
                 while self.next_n in self.done:
                     self.next_n += 1
-                record = self.waiting.pop(self.next_n, None)
-                if record is None:
+                records = self.waiting.pop(self.next_n, None)
+                if records is None:
                     break
-                if record.too_long:
-                    options.say(too_long_message(record, options))
-                self.ledger.apply(record)
-                applied.append(record)
-                self.done.add(record.n)
-                if (record.n + 1) % 500 == 0:
-                    options.say(f"{self.model.name}: {record.n + 1} cases")
+                for record in records:
+                    if record.too_long:
+                        options.say(too_long_message(record, options))
+                    self.ledger.apply(record)
+                applied += records
+                self.done.add(self.next_n)
+                if (self.next_n + 1) % 500 == 0:
+                    options.say(f"{self.model.name}: {self.next_n + 1} cases")
             if options.services.journal is not None:
                 options.services.journal.write_many(applied, self.index, options.services.known)  # keyed by position
 

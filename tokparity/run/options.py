@@ -41,12 +41,17 @@ class CompareOptions:
     oracle: str | None = None
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
-    decode: bool = False  # also decode the ids a backend agrees on, and compare with the oracle's text
+    ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
     ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
     services: Services = field(default_factory=Services, compare=False, repr=False)
+
+    @property
+    def decoding_ops(self) -> tuple[str, ...]:
+        """The ops that turn the oracle's ids back into text (decode, stream, pieces) this run asks."""
+        return tuple(op for op in self.ops if op != "encode")
 
     def say(self, message: str) -> None:
         self.services.say(message)

@@ -18,11 +18,11 @@ from tokparity.records import Mismatch, RootCause
 json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 # mismatches.csv columns, in the order docs/contracts.md promises (evidence onwards were added later;
-# text_json, the exact text, comes last so that the earlier columns keep their places).
+# text_json, the exact text, and then the op's columns come last so that the earlier columns keep their places).
 TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
                "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
-               "cause_evidence", "text_json")
+               "cause_evidence", "text_json", "op", "oracle_output", "backend_output")
 
 
 @dataclass
@@ -39,6 +39,12 @@ class RunSummary:
     causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
     root_cause: RootCause | None = None  # the run's verdict (tokparity.diagnose.verdict)
     oracle_why: str = ""  # why that oracle judges this model (tokparity.run.oracle)
+    op: str = "encode"  # what the backend was asked (tokparity.run.ops)
+
+    @property
+    def label(self) -> str:
+        """The run as reports name it: its backend, and the op unless it is encode."""
+        return self.backend if self.op == "encode" else f"{self.backend} · {self.op}"
 
 
 def _text(value: object) -> str:

@@ -23,6 +23,7 @@ from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.format import BadJournal
 from tokparity.run.journal.resume import DoneSet
+from tokparity.run.ops import DECODER_WHY, decoder_of, op_compared
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
@@ -51,16 +52,21 @@ class Tally:
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], options: CompareOptions,
                  results: Results):
         self.model, self.chain, self.options, self.results = model, chain, options, results
-        self.compared = compared_backends(chain, backend_names)
-        self.summaries = {n: RunSummary(model.name, "/".join(chain), n) for n in self.compared}
-        self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # case positions, per backend
+        self.compared = compared_backends(chain, backend_names)  # judged for encode
+        # op -> the backends judged for it (tokparity.run.ops), and a summary per (backend, op)
+        self.by_op = {op: self.compared if op == "encode" else op_compared(op, chain, backend_names)
+                      for op in options.ops}
+        self.decoder = decoder_of(chain, backend_names) or ""
+        self.summaries = {(n, op): RunSummary(model.name, "/".join(chain) if op == "encode" else self.decoder, n, op=op)
+                          for op, names in self.by_op.items() for n in names}
+        self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # encode: case positions, per backend
         self.oracles_used: set[str] = set()
         self.judgements: list[Judgement] = []  # this model's mismatches, in case order, for finish to decide
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing: dict = results.timing.setdefault(model.name, {"load": 0.0, "backends": {}})
         if options.services.known:
-            for n in self.compared:
-                options.services.known.note_run(model.name, n, decoding=options.decode)
+            for n, op in self.summaries:
+                options.services.known.note_run(model.name, n, op)
 
     def apply(self, record: CaseRecord) -> None:
         """Count one judged case. The same code counts a case judged now and one replayed from
@@ -76,28 +82,31 @@ class Tally:
             spent[name] = spent.get(name, 0.0) + seconds
         judged_by = {m.backend: m.judgement for m in record.mismatches}
         judged = mismatched = 0
+        encoding = record.op == "encode"
         for name, verdict in record.verdicts.items():
-            summary = self.summaries.get(name)
+            summary = self.summaries.get((name, record.op))
             if summary is None:
-                raise BadJournal(f"{self.model.name}: the journal has verdicts of {name}, which this run does not "
-                                 f"compare ({', '.join(self.summaries) or 'none'}); resume with the same backends "
-                                 "installed, or start a new run")
+                raise BadJournal(f"{self.model.name}: the journal has {record.op} verdicts of {name}, which this run "
+                                 f"does not compare ({', '.join(self.by_op.get(record.op, ())) or 'none'}); resume "
+                                 "with the same backends installed and the same --ops, or start a new run")
             if verdict.kind == "skipped":
                 summary.skipped += 1
-                self.not_agreeing[name].add(record.n)
+                if encoding:
+                    self.not_agreeing[name].add(record.n)
                 continue
             summary.cases += 1
             judged += 1
             if verdict.kind == "agree":
                 continue
-            self.not_agreeing[name].add(record.n)
+            if encoding:
+                self.not_agreeing[name].add(record.n)
             summary.mismatches += 1
             mismatched += 1
             judgement = judged_by.get(name)
             if judgement is not None:
                 self.judgements.append(judgement)
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
-                self._count(name, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
+                self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
         if judged:  # the tag rates count (case, backend) pairs
             for key in record.tally:
@@ -127,9 +136,9 @@ class Tally:
             note["first"].append({"model": record.model, "corpus": record.corpus, "case_id": record.case_id,
                                   "line_bytes" if record.unread else "chars": record.too_long})
 
-    def _count(self, backend: str, decision: Decision, count_cause: bool = True) -> None:
-        """One mismatch's decision, into its backend's summary."""
-        summary = self.summaries[backend]
+    def _count(self, backend: str, op: str, decision: Decision, count_cause: bool = True) -> None:
+        """One mismatch's decision, into its backend's summary of that op."""
+        summary = self.summaries[(backend, op)]
         summary.classes[decision.cls] = summary.classes.get(decision.cls, 0) + 1
         if decision.tie:
             summary.ties += 1
@@ -153,14 +162,19 @@ class Tally:
         known = self.options.services.known
         for i, judgement in enumerate(self.judgements):
             diagnosis = diagnoses[i] if i < len(diagnoses) else None
-            decision = decide(judgement, diagnosis, roots.get(judgement.backend), known)
-            self._count(judgement.backend, decision)
+            root = roots.get(judgement.backend) if judgement.op == "encode" else None
+            decision = decide(judgement, diagnosis, root, known)
+            self._count(judgement.backend, judgement.op, decision)
             self.results.mismatches.append(Mismatch(judgement, decision, diagnosis))
         if diagnosed is not None:
             self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
-        for name, s in self.summaries.items():
+        for (name, op), s in self.summaries.items():
+            if op != "encode":  # judged against the decoder, and named by class alone
+                s.oracle_why = DECODER_WHY
+                s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
+                continue
             for cause, n in (causes or {}).get(name, {}).items():
                 s.causes[cause] = s.causes.get(cause, 0) + n
             s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))

@@ -215,7 +215,7 @@ class Journal:
                 record = replace(read_record(d), line=lineno)
             except Damaged as e:
                 raise self.damaged(lineno, str(e)) from None
-            done = seen.setdefault(d.get("slot"), DoneSet())
+            done = seen.setdefault((d.get("slot"), record.op), DoneSet())  # (a case has a record per op)
             if record.n in done:
                 self.duplicates.add(lineno)
                 continue

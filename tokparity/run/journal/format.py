@@ -12,6 +12,7 @@ from collections.abc import Callable
 from tokparity.errors import TokparityError
 from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
 from tokparity.run.known import KnownList
+from tokparity.run.ops import OPS
 
 
 class BadJournal(TokparityError):
@@ -66,6 +67,10 @@ def is_tags(x: object) -> bool:
                                        for k, v in x.items())
 
 
+def is_op(x: object) -> bool:
+    return x in OPS
+
+
 def is_lists_of_texts(x: object) -> bool:
     return isinstance(x, list) and all(is_texts(t) for t in x)
 
@@ -79,11 +84,13 @@ ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
     "backend_ids": (is_ids, "list[int]"), "oracle_pieces": (is_texts, "list[str]"),
     "backend_pieces": (is_texts, "list[str]"), "known": (is_text, "str"), "partition": (is_lists_of_texts, "list[list[str]]"),
     "cause": (is_text, "str"), "cause_evidence": (is_text, "str"), "variants": (is_texts, "list[str]"),
-    "alternatives": (is_lists_of_texts, "list[list[str]]"),
+    "alternatives": (is_lists_of_texts, "list[list[str]]"), "op": (is_op, "op (encode, decode, stream, pieces)"),
+    "oracle_output": (is_texts, "list[str]"), "backend_output": (is_texts, "list[str]"),
 }
 
 
-ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives")
+ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives", "op", "oracle_output",
+                "backend_output")
 
 
 def check_mismatch(d: object, where: str = "a mismatch") -> dict:
@@ -128,6 +135,7 @@ RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
     "unread": (lambda x: isinstance(x, bool), "true or false"),
     "causes": (lambda x: isinstance(x, dict) and all(is_text(k) and is_text(v) for k, v in x.items()),
                "an object of causes (backend: cause)"),
+    "op": (is_op, "an op (encode, decode, stream, pieces)"),
 }
 
 
@@ -152,6 +160,8 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     d.update(oracle=record.oracle, tally=record.tally,
              verdicts={name: [verdict.cls, found[name]] if name in found else verdict.to_json()
                        for name, verdict in record.verdicts.items()})
+    if record.op != "encode":
+        d["op"] = record.op
     if record.causes:
         d["causes"] = record.causes
     if with_mismatches and record.mismatches:
@@ -167,7 +177,7 @@ def read_record(d: dict) -> CaseRecord:
                       verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
                       mismatches=tuple(Mismatch.from_fields(m) for m in d.get("mismatches", ())),
                       too_long=d.get("too_long", 0), unread=bool(d.get("unread", False)),
-                      causes=dict(d.get("causes", {})))
+                      causes=dict(d.get("causes", {})), op=d.get("op", "encode"))
 
 
 def check_record(d: dict) -> None:

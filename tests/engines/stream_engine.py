@@ -1,0 +1,78 @@
+"""A cmd: engine on llama-cpp-python that encodes, decodes and streams as llama.cpp's server does,
+with one bug on request (tests/run/test_ops.py):
+
+    --bug latin1    a piece's bytes sent as Latin-1 characters, not held back (mlx-examples #808)
+    --bug replace   every piece sent at once, a split character as U+FFFD (llama.cpp #4036)
+    --bug prompt    the first delta also holds the prompt's text (vLLM #48853)
+
+    python3 stream_engine.py MODEL.gguf [--bug NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import ctypes
+import json
+import sys
+
+import llama_cpp
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("gguf")
+    p.add_argument("--bug", choices=["latin1", "replace", "prompt"])
+    args = p.parse_args()
+    llama_cpp.llama_backend_init()
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    model = llama_cpp.llama_model_load_from_file(args.gguf.encode(), params)
+    vocab = llama_cpp.llama_model_get_vocab(model)
+    buf = ctypes.create_string_buffer(1 << 16)
+
+    def piece(i: int) -> bytes:
+        n = llama_cpp.llama_token_to_piece(vocab, i, buf, len(buf), 0, True)
+        return buf.raw[:n]
+
+    def encode(text: str, add_special: bool, parse_special: bool) -> list[int]:
+        data = text.encode("utf-8")
+        out = (llama_cpp.llama_token * (len(data) + 8))()
+        n = llama_cpp.llama_tokenize(vocab, data, len(data), out, len(out), add_special, parse_special)
+        return list(out[:n])
+
+    def decode(ids: list[int]) -> str:
+        out = ctypes.create_string_buffer(1 << 20)
+        arr = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
+        n = llama_cpp.llama_detokenize(vocab, arr, len(ids), out, len(out), False, True)
+        return out.raw[:n].decode("utf-8", "replace")
+
+    def stream(ids: list[int], prompt: int) -> list[str]:
+        if args.bug == "latin1":
+            return [piece(i).decode("latin-1") for i in ids[prompt:]]
+        if args.bug == "replace":
+            return [piece(i).decode("utf-8", "replace") for i in ids[prompt:]]
+        held = codecs.getincrementaldecoder("utf-8")("replace")
+        held.decode(b"".join(piece(i) for i in ids[:prompt]))  # a character the prompt began
+        deltas = [held.decode(piece(i)) for i in ids[prompt:]]
+        if args.bug == "prompt" and deltas:
+            deltas[0] = decode(ids[:prompt]) + deltas[0]
+        return deltas
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        op, reply = req.get("op"), {"id": req.get("id")}
+        if op == "encode":
+            reply["ids"] = encode(req["text"], req.get("add_special", False), req.get("parse_special", False))
+        elif op == "decode":
+            reply["text"] = decode(req["ids"])
+        elif op == "stream":
+            reply["deltas"] = stream(req["ids"], req["prompt"])
+        else:
+            reply["error"] = f"no op {op!r}"
+        print(json.dumps(reply), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""The ops a run asks of each backend (``compare --ops``), and how a case is judged for the three
+that turn ids back into text.
+
+    encode   the text's ids, against the oracle's (tokparity.run.judge)
+    decode   ids back to text, whole (``decode(ids)``)
+    stream   ids back to text one at a time after a prompt, as a server streams them (``stream``)
+    pieces   the bytes each id stands for alone (``piece_bytes``): what a grammar engine reads
+
+For decode, stream and pieces the ids are the oracle's: its encoding of each corpus text, and id
+sequences made from the vocabulary where decoders go wrong (``id_cases``: byte tokens that split
+a character, at the prompt's end too, lone continuation bytes, special tokens between words,
+whitespace pieces, random ids). The *decoder* judges them: the first library of the oracle chain
+that decodes (golden ids cannot). Each answer is judged against its answer:
+
+    decode   the same text
+    stream   the deltas add up to the decoder's whole text of the ids after the prompt (the text
+             of the prompt's ids, less a character it leaves unfinished, taken off the front; a
+             character the ids leave unfinished at the end may stay unsent); no delta holds a
+             U+FFFD that the whole text does not have. The decoder's own stream is judged too.
+    pieces   the same bytes for every id (a backend that gives text, ``lossy_pieces``, is compared
+             with the decoder's bytes read as UTF-8)
+
+A backend without the op (NotImplementedError; a ``cmd:`` engine that answers the op's first
+request with an error) is not judged for it: its cases of that op are counted as skipped.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tokparity.backends.base import Backend, CaseFailure
+from tokparity.corpus import Case
+from tokparity.diff.decode import classify_decode, cleaned
+from tokparity.errors import TokparityError
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.vocab import Vocab
+from tokparity.vocab.model import TokenType
+
+OPS = ("encode", "decode", "stream", "pieces")
+DECODING_OPS = ("decode", "stream", "pieces")
+ID_CORPUS = "ids"  # the id sequences made from the vocabulary (id_cases)
+STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
+PIECES_SHOWN = 8  # differing ids a pieces mismatch lists
+DECODER_WHY = "the first library of the oracle chain that decodes (golden ids cannot) judges ids back to text"
+
+
+def parse_ops(value: str) -> tuple[str, ...]:
+    """``--ops encode,decode`` -> ("encode", "decode"); ``all`` -> every op; in OPS' order."""
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    if names == ["all"]:
+        return OPS
+    unknown = [n for n in names if n not in OPS]
+    if unknown or not names:
+        raise TokparityError(f"--ops {value!r}: {'unknown op ' + repr(unknown[0]) if unknown else 'no op'}; "
+                             f"give some of {', '.join(OPS)} joined by commas, or all")
+    return tuple(op for op in OPS if op in names)
+
+
+def decoder_of(chain: list[str], backend_names: list[str]) -> str | None:
+    """The backend whose answers the decoding ops are judged against: the chain's first that decodes."""
+    return next((n for n in chain if n != "golden" and n in backend_names), None)
+
+
+def op_compared(op: str, chain: list[str], backend_names: list[str]) -> list[str]:
+    """The backends judged for a decoding op: every one but golden ids and the decoder (whose own
+    stream is judged against its whole text, so it is judged for ``stream`` too)."""
+    decoder = decoder_of(chain, backend_names)
+    if decoder is None:
+        return []
+    return [n for n in backend_names if n != "golden" and (n != decoder or op == "stream")]
+
+
+# --- the id sequences made from the vocabulary -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdCase:
+    """A sequence of ids to decode, not a text: ``prompt`` of them are the stream's prompt."""
+
+    id: str
+    ids: tuple[int, ...]
+    prompt: int
+    about: str
+    tags: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
+    """Id sequences where decoders go wrong, made from ``vocab`` (the same ones for the same vocabulary and seed)."""
+    from tokparity.vocab.token_bytes import token_bytes
+
+    def byte_id(b: int) -> int | None:
+        return byte_ids.get(b)
+
+    types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+    byte_ids: dict[int, int] = {}
+    words: list[int] = []
+    spaces: list[int] = []
+    for i, t in enumerate(types):
+        if t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
+            continue
+        try:
+            data = token_bytes(vocab, i)
+        except Exception:  # a token the vocabulary cannot spell as bytes: not used here
+            continue
+        if len(data) == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
+            byte_ids.setdefault(data[0], i) if t != TokenType.BYTE else byte_ids.__setitem__(data[0], i)
+        elif data.strip() == b"" and data and len(spaces) < 8:
+            spaces.append(i)
+        elif t == TokenType.NORMAL and data.isascii() and data.strip().isalpha() and len(words) < 64:
+            words.append(i)
+    specials = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size})[:4]
+    cases: list[IdCase] = []
+
+    def add(about: str, ids: list[int | None], prompt: int) -> None:
+        if ids and all(i is not None for i in ids):
+            cases.append(IdCase(f"ids-{len(cases) + 1}", tuple(i for i in ids if i is not None), prompt, about,
+                                {"ids": about.split(":")[0]}))
+
+    w = (words + [0, 0, 0])[:3] if words else []
+    for ch in ("é", "私", "🤗"):
+        parts = [byte_id(b) for b in ch.encode("utf-8")]
+        add(f"split-character: {ch!r} as byte tokens between words", [*w[:1], *parts, *w[1:2]], 1)
+        add(f"prompt-ends-inside: the prompt ends inside {ch!r}", [*w[:1], *parts, *w[1:2]], 2)
+        add(f"unfinished-end: the ids end inside {ch!r}", [*w[:1], *parts[:-1]], 1)
+    add("lone-continuation: a continuation byte alone between words", [*w[:1], byte_id(0x80), *w[1:2]], 1)
+    add("invalid-byte: 0xFF between words", [*w[:1], byte_id(0xFF), *w[1:2]], 1)
+    for s in specials:
+        add(f"special-between: special token {vocab.tokens[s]!r} between words", [*w[:1], s, *w[1:3]], 1)
+    if spaces:
+        add("whitespace-pieces: whitespace tokens between words", [*w[:1], *spaces[:4], *w[1:2]], 1)
+    rng = random.Random(f"{seed}:{vocab.size}")
+    for _ in range(8):
+        add("random: random ids of the vocabulary", [rng.randrange(vocab.size) for _ in range(12)], 1)
+    return cases
+
+
+def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
+    for k, case in enumerate(id_cases(vocab)):
+        yield first + k, case
+
+
+# --- judging ---------------------------------------------------------------------------------------
+
+
+def _ask(call) -> object:
+    """A backend's answer: its value, None (it does not have the op), or the CaseFailure it raised."""
+    try:
+        return call()
+    except NotImplementedError:
+        return None
+    except CaseFailure as e:
+        return e
+    except Exception as e:  # the implementation's own error on these ids
+        return CaseFailure(f"{type(e).__name__}: {e}")
+
+
+@dataclass
+class DecodingJudge:
+    """One model's backends asked the decoding ops on a case's ids, and judged against the decoder."""
+
+    model: str
+    vocab: Vocab
+    backends: dict[str, Backend]
+    decoder: str
+    compared: dict[str, list[str]]  # op -> the backends judged for it
+    _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
+
+    def records(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
+                keys: tuple[str, ...]) -> CaseRecord:
+        """The record of ``op`` on ``ids`` (``case``'s: its text's ids as the oracle gave them, or
+        an id sequence): a verdict per backend that has the op."""
+        judgements: list[Judgement] = []
+        verdicts: dict[str, Verdict] = {}
+        corpus = case.corpus if isinstance(case, Case) else ID_CORPUS
+        if not ids:  # nothing to decode (the oracle failed on the text, or gave no ids)
+            return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op)
+        want = self._answer(op, self.decoder, ids, prompt)
+        whole = _ask(lambda: self.backends[self.decoder].decode(ids)) if op == "stream" else None
+        for name in self.compared.get(op, []):
+            got = self._answer(op, name, ids, prompt)
+            if got is None:  # the backend does not have the op: not tried (counted as skipped)
+                verdicts[name] = SKIPPED
+                continue
+            found = self._judge(op, case, ids, prompt, want, got, whole, name)
+            if found is None:
+                verdicts[name] = AGREE
+                continue
+            cls, evidence, oracle_output, backend_output, first = found
+            verdicts[name] = Verdict.differs(cls)
+            pieces = [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids]
+            text = case.text if isinstance(case, Case) else ""
+            tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {})
+            judgements.append(Judgement(
+                model=self.model, corpus=case.corpus if isinstance(case, Case) else ID_CORPUS, case_id=case.id,
+                tags=tags, oracle=self.decoder, backend=name, cls=cls, evidence=evidence, stage=op,
+                first_diff=first, text=text, oracle_ids=list(ids), backend_ids=list(ids), oracle_pieces=pieces,
+                backend_pieces=pieces, op=op, oracle_output=oracle_output, backend_output=backend_output))
+        return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
+                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op)
+
+    def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
+        backend = self.backends[name]
+        if op == "decode":
+            return _ask(lambda: backend.decode(ids))
+        if op == "stream":
+            return _ask(lambda: backend.stream(ids, prompt))
+        table = self._table(name)
+        if table is None or isinstance(table, CaseFailure):
+            return table
+        return [table[i] if 0 <= i < len(table) else None for i in ids]
+
+    def _table(self, name: str) -> list[bytes | None] | CaseFailure | None:
+        """Every id's bytes, asked once per backend."""
+        if name not in self._tables:
+            backend = self.backends[name]
+            self._tables[name] = _ask(lambda: backend.piece_bytes(list(range(self.vocab.size))))  # type: ignore[assignment]
+        return self._tables[name]
+
+    def _judge(self, op: str, case: Case | IdCase, ids: list[int], prompt: int, want: object, got: object,
+               whole: object, name: str) -> tuple[str, str, list[str], list[str], int] | None:
+        """None when ``got`` is right; else (class, evidence, oracle's output, backend's, first index)."""
+        for side, answer in ((f"the decoder {self.decoder}", want if op != "stream" else whole), (name, got)):
+            if isinstance(answer, CaseFailure):
+                cls = answer.status if answer.status in ("crash", "timeout") else "crash"
+                return cls, f"{op} failed on {side}'s side: {answer.detail or answer.status}", [], [], 0
+            if answer is None and side != name:
+                return None  # the decoder has no such op: nothing to judge against
+        if op == "decode":
+            unk_id = self.vocab.special_ids.get("unk")
+            unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
+            return _judge_decode(case, str(want), str(got), unk)
+        if op == "stream":
+            return _judge_stream(self.backends[self.decoder], ids, prompt, str(whole), got)  # type: ignore[arg-type]
+        return _judge_pieces(case, ids, want, got, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
+
+
+def _judge_decode(case: Case | IdCase, want: str, got: str,
+                  unk: str | None) -> tuple[str, str, list[str], list[str], int] | None:
+    if want == got:
+        return None
+    verdict = classify_decode(case.text if isinstance(case, Case) else "", want, got, unk)
+    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    return verdict.cls, verdict.evidence, [want], [got], first
+
+
+def expected_stream(decoder: Backend, ids: list[int], prompt: int, whole: str) -> str | None:
+    """What the deltas after ``prompt`` ids must add up to: the decoder's whole text less its text
+    of the prompt (a character the prompt leaves unfinished, its U+FFFD, not taken off); None
+    when the whole text does not begin with the prompt's (a decoder that cleans up spaces)."""
+    head = decoder.decode(ids[:prompt]).rstrip("\ufffd") if prompt else ""
+    return whole[len(head):] if whole.startswith(head) else None
+
+
+def _judge_stream(decoder: Backend, ids: list[int], prompt: int, whole: str,
+                  deltas: list[str]) -> tuple[str, str, list[str], list[str], int] | None:
+    if len(deltas) != len(ids) - prompt:
+        return ("stream-protocol", f"{len(deltas)} deltas for {len(ids) - prompt} ids after the prompt (one per id, "
+                "\"\" while holding back)", [], deltas, 0)
+    try:
+        want = expected_stream(decoder, ids, prompt, whole)
+    except Exception:
+        want = None
+    sent = "".join(deltas)
+    if want is not None and sent in (want, want.rstrip("\ufffd")):  # (a character the ids leave unfinished: unsent)
+        return None
+    prompt_text = decoder.decode(ids[:prompt]) if prompt else ""
+    head = prompt_text.rstrip("\ufffd")
+    extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
+                  if len(sent) > len(w) and sent.endswith(w)), "")
+    if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
+        return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
+                [want or ""], deltas, 0)
+    bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
+    if bad is not None and sent.count("\ufffd") > (want if want is not None else whole).count("\ufffd"):
+        return ("stream-replacement", f"delta {bad} holds U+FFFD ({deltas[bad]!r}), more than the whole text has: a "
+                "character split between ids was sent before it was complete", [want or whole], deltas, bad)
+    if want is None:
+        return None
+    at = 0
+    for k, d in enumerate(deltas):  # the first delta after which the text sent is no prefix of the whole
+        at = k
+        if not want.startswith("".join(deltas[:k + 1])):
+            break
+    if cleaned(sent) == cleaned(want):
+        cls, why = "stream-cleanup", ("they differ only in spaces before punctuation: the whole decode cleans them up "
+                                      "(clean_up_tokenization_spaces), the stream does not (it cannot take back a space "
+                                      "it sent)")
+    elif len(sent) > len(want) and _repeats(sent, want):
+        cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
+    else:
+        cls, why = "stream-text", f"delta {at} ({deltas[at]!r}) departs from the whole text"
+    return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
+            f"{why}", [want], deltas, at)
+
+
+def _repeats(sent: str, want: str) -> bool:
+    """Whether ``sent`` is ``want`` with some of it sent twice (taking out one repeated stretch gives it)."""
+    extra = len(sent) - len(want)
+    return any(sent[:i] + sent[i + extra:] == want and sent[i:i + extra] in sent[:i] + sent[i + extra:]
+               for i in range(len(want) + 1))
+
+
+def _judge_pieces(case: Case | IdCase, ids: list[int], want: list[bytes | None], got: list[bytes | None],
+                  lossy: bool) -> tuple[str, str, list[str], list[str], int] | None:
+    def as_shown(b: bytes | None) -> bytes | None:
+        return b.decode("utf-8", "replace").encode("utf-8") if lossy and b is not None else b
+
+    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != b]
+    if differ:
+        k = differ[0]
+        shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differ[:PIECES_SHOWN])
+        return ("piece-bytes", f"{len(differ)} of {len(ids)} ids stand for other bytes (decoder vs backend): {shown}",
+                [_hex(b) for b in want], [_hex(b) for b in got], k)
+    return None
+
+
+def _hex(b: bytes | None) -> str:
+    return "" if b is None else b.hex()
