@@ -143,7 +143,7 @@ def class_rules() -> str:
 
 
 def _deciders(classes: dict) -> dict[str, str]:
-    """For each class, what decides it: the rules that give it, or the decode check of --decode."""
+    """For each class, what decides it: the rules that give it, or the decoding ops of compare --ops."""
     rules = classifier_rules()
     decode = DECODE.read_text(encoding="utf-8")
     out = {}
@@ -152,7 +152,7 @@ def _deciders(classes: dict) -> dict[str, str]:
         if numbers:
             out[name] = ", ".join(numbers) + " ([the rules](#how-a-class-is-decided))"
         elif f'"{name}"' in decode:
-            out[name] = "the decode check of `compare --decode` ([decoding](#decoding))"
+            out[name] = "the decoding ops of `compare --ops` ([decoding](#decoding))"
         else:
             warn(f"class {name!r} (tokparity/diff/classes.toml) is given by no rule of classify.py nor by decode.py")
             out[name] = "–"

@@ -1,23 +1,36 @@
-"""Decoding: the same ids turned back into text by two implementations.
+"""Decoding: the same ids turned back into text by two implementations, and why they differ.
 
-``compare --decode`` asks every backend that agrees with the oracle on a case's ids to decode
-those ids too, and compares the text with the oracle's decoding. Two classes come from here:
+``compare --ops decode,stream,pieces`` (tokparity.run.ops) asks each backend to turn the
+oracle's ids into text and judges the answer against the decoder's with these:
 
-``decode-cleanup``    the texts differ only in spaces before punctuation or inside contractions:
-                      one side "cleans up tokenization spaces" (``"hello !"`` -> ``"hello!"``),
-                      as transformers' ``clean_up_tokenization_spaces`` and llama.cpp's
-                      ``clean_spaces`` do and tokenizers' raw decoders do not (tokenizers #1543).
-``decode-roundtrip``  any other difference; the evidence says which side gives the input back.
+``judge_decode`` (the whole text):
+``decode-cleanup``      the texts differ only in spaces before punctuation or inside contractions:
+                        one side "cleans up tokenization spaces" (``"hello !"`` -> ``"hello!"``),
+                        as transformers' ``clean_up_tokenization_spaces`` and llama.cpp's
+                        ``clean_spaces`` do and tokenizers' raw decoders do not (tokenizers #1543).
+``decode-roundtrip``    any other difference; the evidence says which side gives the input back.
 
-A decoder that fails instead of answering (a ``cmd:`` engine that hangs or dies on the decode
-request) is no round-trip finding: its case is a ``timeout`` or a ``crash``, as when encoding.
+``judge_stream`` (deltas, one per id after the prompt, against the whole text less the prompt's):
+``stream-prompt``       the deltas send text of the prompt again (vLLM #48853)
+``stream-replacement``  a delta holds more U+FFFD than the whole text: a character split between
+                        ids sent before it was complete (llama.cpp #4036)
+``stream-cleanup``      they differ only as clean-up does: the whole decode cleans up, a stream cannot
+``stream-repeat``       text sent twice (sglang #31598)
+``stream-text``         any other difference (byte tokens as Latin-1, mlx-examples #808)
+(an answer without one delta per id after the prompt breaks the protocol: a ``crash`` of the case)
+
+``judge_pieces`` (each id's bytes):
+``piece-bytes``         ids that stand for other bytes than the decoder's
+
+A backend that fails instead of answering (a ``cmd:`` engine that hangs or dies on the request)
+is no decoding finding: its case is a ``timeout`` or a ``crash``, as when encoding.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from tokparity.backends.base import CaseFailure
 
 # SentencePiece's DecodeIds renders <unk> as this (TrainerSpec.unk_surface, kDefaultUnknownSymbol),
 # llama.cpp and tokenizers as the token's own text.
@@ -37,27 +50,25 @@ def cleaned(text: str) -> str:
     return text
 
 
+# What a decoding op's judge found: (class, evidence, the decoder's output, the backend's, the
+# index where they part), the outputs as mismatches.csv's oracle_output / backend_output hold them.
+Found = tuple[str, str, list[str], list[str], int]
+PIECES_SHOWN = 8  # differing ids a pieces mismatch lists
+CLEANUP_WHY = ("they differ only in spaces before punctuation: the whole decode cleans them up "
+               "(clean_up_tokenization_spaces), a stream cannot take back a space it sent")
+
+
 @dataclass
 class DecodeVerdict:
     cls: str
     evidence: str
 
 
-def classify_decode_failure(oracle: str, oracle_text: str | CaseFailure, backend: str,
-                             backend_text: str | CaseFailure) -> DecodeVerdict | None:
-    """When decoding itself failed on either side (``oracle``'s first): ``timeout`` or ``crash``
-    (any other failure, an exception included, is a crash of the decoder), with its detail."""
-    for side, result in ((f"the oracle {oracle}", oracle_text), (backend, backend_text)):
-        if isinstance(result, CaseFailure):
-            cls = result.status if result.status in ("crash", "timeout") else "crash"
-            return DecodeVerdict(cls, f"decoding the ids both sides agree on failed on {side}'s side: "
-                                      f"{result.detail or result.status}")
-    return None
-
-
-def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | None = None) -> DecodeVerdict:
+def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | None = None,
+                    specials: Sequence[str] = ()) -> DecodeVerdict:
     """Why ``backend_text`` differs from ``oracle_text`` (the same ids decoded on both sides);
-    ``text`` is the case's input, ``unk`` the text of the vocabulary's unknown token."""
+    ``text`` is the case's input, ``unk`` the text of the vocabulary's unknown token, ``specials``
+    the texts of its special (control) tokens."""
     if cleaned(oracle_text) == cleaned(backend_text):
         side = "backend" if len(backend_text) < len(oracle_text) else "oracle"
         return DecodeVerdict("decode-cleanup", f"the decoded texts differ only in spaces before punctuation: the {side} "
@@ -71,6 +82,19 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                      f"(SentencePiece's unk_surface) on the {side}'s side and as {unk!r} "
                                                      f"on the other's: oracle {oracle_text[:80]!r} vs backend "
                                                      f"{backend_text[:80]!r}")
+    if _fewer_replacements(oracle_text) == _fewer_replacements(backend_text):
+        return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in how many U+FFFD stand for bytes that "
+                                                 f"are not UTF-8 ({oracle_text.count(chr(0xFFFD))} on the oracle's side, "
+                                                 f"{backend_text.count(chr(0xFFFD))} on the backend's: one per byte, or "
+                                                 f"one per broken sequence as Unicode advises): oracle "
+                                                 f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+    present = [t for t in specials if t and t in oracle_text + backend_text]
+    if present and _without(oracle_text, present) == _without(backend_text, present):
+        side = "oracle" if sum(map(oracle_text.count, present)) > sum(map(backend_text.count, present)) else "backend"
+        return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in special tokens ({present[0]!r}), "
+                                                 f"written as their text on the {side}'s side and left out on the "
+                                                 f"other's (SentencePiece's decode drops control tokens): oracle "
+                                                 f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
     back = [name for name, t in (("oracle", oracle_text), ("backend", backend_text)) if t == text]
     says = f"only the {back[0]} gives the input back" if back else "neither gives the input back"
     if oracle_text.lstrip(" ") == backend_text.lstrip(" "):
@@ -82,5 +106,117 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                              f"backend {backend_text[:80]!r}")
 
 
+def _fewer_replacements(text: str) -> str:
+    """``text`` with each run of U+FFFD as one."""
+    return re.sub("\ufffd+", "\ufffd", text)
+
+
+def _without(text: str, specials: list[str]) -> str:
+    for t in sorted(specials, key=len, reverse=True):
+        text = text.replace(t, "")
+    return text
+
+
 def _leading_whitespace(text: str) -> str:
     return text[:len(text) - len(text.lstrip(" \u2581"))]
+
+
+def judge_decode(text: str, want: str, got: str, unk: str | None, specials: Sequence[str] = ()) -> Found | None:
+    """The decode op: ``got`` (a backend's text of some ids) against ``want`` (the decoder's);
+    ``text``: the input they were encoded from ("" for an id sequence)."""
+    if want == got:
+        return None
+    verdict = classify_decode(text, want, got, unk, specials)
+    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    return verdict.cls, verdict.evidence, [want], [got], first
+
+
+def expected_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str) -> str | None:
+    """What the deltas after ``prompt`` ids must add up to: the decoder's whole text less its text
+    of the prompt (a character the prompt leaves unfinished, its U+FFFD, not taken off); None
+    when the whole text does not begin with the prompt's (a decoder that cleans up spaces)."""
+    head = decode(ids[:prompt]).rstrip("\ufffd") if prompt else ""
+    return whole[len(head):] if whole.startswith(head) else None
+
+
+def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
+                 deltas: list[str], unk: str | None = None, specials: Sequence[str] = ()) -> Found | None:
+    """The stream op: a backend's ``deltas`` for ``ids`` after ``prompt`` of them, against the
+    decoder's whole text ``whole`` of them (``decode``: the decoder's, for the prompt's text;
+    ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``)."""
+    if len(deltas) != len(ids) - prompt:
+        return ("crash", f"the stream broke the protocol: {len(deltas)} deltas for {len(ids) - prompt} ids after the "
+                "prompt (one per id, \"\" while holding back)", [], deltas, 0)
+    try:
+        want = expected_stream(decode, ids, prompt, whole)
+    except Exception:
+        want = None
+    sent = "".join(deltas)
+    if want is not None and sent in (want, want.rstrip("\ufffd")):  # (a character the ids leave unfinished: unsent)
+        return None
+    prompt_text = decode(ids[:prompt]) if prompt else ""
+    head = prompt_text.rstrip("\ufffd")
+    extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
+                  if len(sent) > len(w) and sent.endswith(w)), "")
+    if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
+        return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
+                [want or ""], deltas, 0)
+    bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
+    if bad is not None and sent.count("\ufffd") > (want if want is not None else whole).count("\ufffd"):
+        return ("stream-replacement", f"delta {bad} holds U+FFFD ({deltas[bad]!r}), more than the whole text has: a "
+                "character split between ids was sent before it was complete", [want or whole], deltas, bad)
+    if want is None:  # the whole text does not begin with the prompt's (clean-up joined them): judge all of it
+        total = head + sent
+        if total in (whole, whole.rstrip("\ufffd")):
+            return None
+        cls = "stream-cleanup" if cleaned(total) == cleaned(whole) else "stream-text"
+        why = CLEANUP_WHY if cls == "stream-cleanup" else _as_decode(whole, total, unk, specials)
+        return (cls, f"the prompt's text and the deltas add up to {total[:80]!r}, the decoder's whole text is "
+                     f"{whole[:80]!r}" + (f": {why}" if why else ""), [whole], deltas, 0)
+    at = 0
+    for k, d in enumerate(deltas):  # the first delta after which the text sent is no prefix of the whole
+        at = k
+        if not want.startswith("".join(deltas[:k + 1])):
+            break
+    if cleaned(sent) == cleaned(want):
+        cls, why = "stream-cleanup", CLEANUP_WHY
+    elif len(sent) > len(want) and _repeats(sent, want):
+        cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
+    else:
+        cls, why = "stream-text", _as_decode(want, sent, unk, specials) or \
+            f"delta {at} ({deltas[at]!r}) departs from the whole text"
+    return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
+            f"{why}", [want], deltas, at)
+
+
+def _as_decode(want: str, sent: str, unk: str | None, specials: Sequence[str]) -> str:
+    """Why a streamed text differs from the whole one where a whole decode would differ so too
+    (the unknown token's text, special tokens, leading spaces); "" when classify_decode says no more."""
+    evidence = classify_decode("", want, sent, unk, specials).evidence
+    return "" if evidence.startswith("the same ids decode differently") else f"as a decode differs: {evidence}"
+
+
+def _repeats(sent: str, want: str) -> bool:
+    """Whether ``sent`` is ``want`` with some of it sent twice (taking out one repeated stretch gives it)."""
+    extra = len(sent) - len(want)
+    return any(sent[:i] + sent[i + extra:] == want and sent[i:i + extra] in sent[:i] + sent[i + extra:]
+               for i in range(len(want) + 1))
+
+
+def judge_pieces(ids: list[int], want: list[bytes | None], got: list[bytes | None], lossy: bool) -> Found | None:
+    """The pieces op: each id's bytes as a backend gives them against the decoder's (``lossy``: the
+    backend gives text, so the decoder's bytes are compared as UTF-8 text)."""
+    def as_shown(b: bytes | None) -> bytes | None:
+        return b.decode("utf-8", "replace").encode("utf-8") if lossy and b is not None else b
+
+    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != b]
+    if differ:
+        k = differ[0]
+        shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differ[:PIECES_SHOWN])
+        return ("piece-bytes", f"{len(differ)} of {len(ids)} ids stand for other bytes (decoder vs backend): {shown}",
+                [_hex(b) for b in want], [_hex(b) for b in got], k)
+    return None
+
+
+def _hex(b: bytes | None) -> str:
+    return "" if b is None else b.hex()

@@ -106,7 +106,10 @@ class RefTokenizer:
         if self.flavour == "llama.cpp":  # the server's way: pieces, a split character held back
             return dec.piece_stream(lambda part: [dec.llama_piece(self.pipeline, i, special) for i in part],
                                     list(ids), prompt)
-        return dec.stream_deltas(lambda part: self.decode(part, "surrogateescape", special), list(ids), prompt)
+        if self.flavour == "sentencepiece":
+            return dec.stream_deltas(lambda part, start: dec.sentencepiece_decode(self.pipeline, part, "surrogateescape",
+                                                                                  start), list(ids), prompt)
+        return dec.stream_deltas(lambda part, start: self.decode(part, "surrogateescape", special), list(ids), prompt)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes]:
         """The bytes each id decodes to alone, special tokens as their text: llama.cpp's

@@ -145,15 +145,17 @@ def clean_up_spaces(text: bytes) -> bytes:
 # --- SentencePiece --------------------------------------------------------------------------------
 
 
-def sentencepiece_decode(pipeline, ids: list[int], errors: str = "replace") -> str:
+def sentencepiece_decode(pipeline, ids: list[int], errors: str = "replace", text_start: bool = True) -> str:
     """``SentencePieceProcessor.decode`` (invalid byte sequences become U+FFFD, as there; with
-    ``errors="surrogateescape"`` they are kept, for a streaming decoder to hold back)."""
+    ``errors="surrogateescape"`` they are kept, for a streaming decoder to hold back).
+    ``text_start``: the ids begin the text, so its leading spaces go (False: they continue one
+    whose text has begun, as a streaming decoder's window does)."""
     vocab, types = pipeline.vocab, pipeline.types
     strip_first = vocab.flags.add_space_prefix is not False or vocab.flags.remove_extra_whitespaces is not False
     remove_extra = vocab.flags.remove_extra_whitespaces is not False
     text: list[str] = []
     pending = bytearray()
-    bos_ws = True
+    bos_ws = text_start
     bos_ws_seen = False
 
     def flush() -> None:
@@ -219,17 +221,21 @@ def stream_deltas(decode, ids: list[int], prompt: int) -> list[str]:
     """``ids`` decoded one at a time after the first ``prompt``, as tokenizers' ``DecodeStream`` and
     vLLM's incremental detokenizer do: each step decodes from a window start (``prefix``) and
     sends what goes beyond the window's former text, unless it ends inside a character (then it
-    sends "" and holds the bytes back). ``decode(ids)`` gives surrogate-escaped text. One delta
-    per id after the prompt; what is still held back at the end is not sent."""
+    sends "" and holds the bytes back). ``decode(ids, text_start)`` gives surrogate-escaped text;
+    ``text_start`` is whether nothing before the window has text yet (SentencePiece drops every
+    leading space of a text: a window after a text has begun must not). One delta per id after
+    the prompt; what is still held back at the end is not sent."""
     deltas: list[str] = []
     prefix, read = 0, prompt
-    prefix_text = decode(ids[prefix:read])
+    prefix_text = decode(ids[prefix:read], True)
+    started = bool(prefix_text)  # some text before the window's start, once it moves on
     for i in range(prompt, len(ids)):
-        text = decode(ids[prefix:i + 1])
+        text = decode(ids[prefix:i + 1], prefix == 0 or not started)
         if len(text) > len(prefix_text) and not is_held(text) and text.startswith(prefix_text):
             deltas.append(shown(text[len(prefix_text):]))
+            started = started or bool(prefix_text)
             prefix, read = read, i + 1
-            prefix_text = decode(ids[prefix:read])
+            prefix_text = decode(ids[prefix:read], not started)
         else:
             deltas.append("")
     return deltas

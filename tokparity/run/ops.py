@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case
-from tokparity.diff.decode import classify_decode, cleaned
+from tokparity.diff.decode import judge_decode, judge_pieces, judge_stream
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.vocab import Vocab
@@ -42,7 +42,6 @@ OPS = ("encode", "decode", "stream", "pieces")
 DECODING_OPS = ("decode", "stream", "pieces")
 ID_CORPUS = "ids"  # the id sequences made from the vocabulary (id_cases)
 STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
-PIECES_SHOWN = 8  # differing ids a pieces mismatch lists
 DECODER_WHY = "the first library of the oracle chain that decodes (golden ids cannot) judges ids back to text"
 
 
@@ -166,6 +165,7 @@ class DecodingJudge:
     decoder: str
     compared: dict[str, list[str]]  # op -> the backends judged for it
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
+    _special_texts: list[str] | None = None
 
     def records(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
                 keys: tuple[str, ...]) -> CaseRecord:
@@ -211,6 +211,13 @@ class DecodingJudge:
             return table
         return [table[i] if 0 <= i < len(table) else None for i in ids]
 
+    def _specials(self) -> list[str]:
+        """The texts of the vocabulary's special and control tokens (a decoder may drop them)."""
+        if self._special_texts is None:
+            ids = set(self.vocab.special_ids.values()) | {i for i, _ in self.vocab.control_texts()}
+            self._special_texts = [self.vocab.tokens[i] for i in sorted(ids) if 0 <= i < self.vocab.size][:4096]
+        return self._special_texts
+
     def _table(self, name: str) -> list[bytes | None] | CaseFailure | None:
         """Every id's bytes, asked once per backend."""
         if name not in self._tables:
@@ -227,94 +234,11 @@ class DecodingJudge:
                 return cls, f"{op} failed on {side}'s side: {answer.detail or answer.status}", [], [], 0
             if answer is None and side != name:
                 return None  # the decoder has no such op: nothing to judge against
+        unk_id = self.vocab.special_ids.get("unk")
+        unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
         if op == "decode":
-            unk_id = self.vocab.special_ids.get("unk")
-            unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
-            return _judge_decode(case, str(want), str(got), unk)
+            return judge_decode(case.text if isinstance(case, Case) else "", str(want), str(got), unk, self._specials())
         if op == "stream":
-            return _judge_stream(self.backends[self.decoder], ids, prompt, str(whole), got)  # type: ignore[arg-type]
-        return _judge_pieces(case, ids, want, got, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
-
-
-def _judge_decode(case: Case | IdCase, want: str, got: str,
-                  unk: str | None) -> tuple[str, str, list[str], list[str], int] | None:
-    if want == got:
-        return None
-    verdict = classify_decode(case.text if isinstance(case, Case) else "", want, got, unk)
-    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-    return verdict.cls, verdict.evidence, [want], [got], first
-
-
-def expected_stream(decoder: Backend, ids: list[int], prompt: int, whole: str) -> str | None:
-    """What the deltas after ``prompt`` ids must add up to: the decoder's whole text less its text
-    of the prompt (a character the prompt leaves unfinished, its U+FFFD, not taken off); None
-    when the whole text does not begin with the prompt's (a decoder that cleans up spaces)."""
-    head = decoder.decode(ids[:prompt]).rstrip("\ufffd") if prompt else ""
-    return whole[len(head):] if whole.startswith(head) else None
-
-
-def _judge_stream(decoder: Backend, ids: list[int], prompt: int, whole: str,
-                  deltas: list[str]) -> tuple[str, str, list[str], list[str], int] | None:
-    if len(deltas) != len(ids) - prompt:
-        return ("stream-protocol", f"{len(deltas)} deltas for {len(ids) - prompt} ids after the prompt (one per id, "
-                "\"\" while holding back)", [], deltas, 0)
-    try:
-        want = expected_stream(decoder, ids, prompt, whole)
-    except Exception:
-        want = None
-    sent = "".join(deltas)
-    if want is not None and sent in (want, want.rstrip("\ufffd")):  # (a character the ids leave unfinished: unsent)
-        return None
-    prompt_text = decoder.decode(ids[:prompt]) if prompt else ""
-    head = prompt_text.rstrip("\ufffd")
-    extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
-                  if len(sent) > len(w) and sent.endswith(w)), "")
-    if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
-        return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
-                [want or ""], deltas, 0)
-    bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
-    if bad is not None and sent.count("\ufffd") > (want if want is not None else whole).count("\ufffd"):
-        return ("stream-replacement", f"delta {bad} holds U+FFFD ({deltas[bad]!r}), more than the whole text has: a "
-                "character split between ids was sent before it was complete", [want or whole], deltas, bad)
-    if want is None:
-        return None
-    at = 0
-    for k, d in enumerate(deltas):  # the first delta after which the text sent is no prefix of the whole
-        at = k
-        if not want.startswith("".join(deltas[:k + 1])):
-            break
-    if cleaned(sent) == cleaned(want):
-        cls, why = "stream-cleanup", ("they differ only in spaces before punctuation: the whole decode cleans them up "
-                                      "(clean_up_tokenization_spaces), the stream does not (it cannot take back a space "
-                                      "it sent)")
-    elif len(sent) > len(want) and _repeats(sent, want):
-        cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
-    else:
-        cls, why = "stream-text", f"delta {at} ({deltas[at]!r}) departs from the whole text"
-    return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
-            f"{why}", [want], deltas, at)
-
-
-def _repeats(sent: str, want: str) -> bool:
-    """Whether ``sent`` is ``want`` with some of it sent twice (taking out one repeated stretch gives it)."""
-    extra = len(sent) - len(want)
-    return any(sent[:i] + sent[i + extra:] == want and sent[i:i + extra] in sent[:i] + sent[i + extra:]
-               for i in range(len(want) + 1))
-
-
-def _judge_pieces(case: Case | IdCase, ids: list[int], want: list[bytes | None], got: list[bytes | None],
-                  lossy: bool) -> tuple[str, str, list[str], list[str], int] | None:
-    def as_shown(b: bytes | None) -> bytes | None:
-        return b.decode("utf-8", "replace").encode("utf-8") if lossy and b is not None else b
-
-    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != b]
-    if differ:
-        k = differ[0]
-        shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differ[:PIECES_SHOWN])
-        return ("piece-bytes", f"{len(differ)} of {len(ids)} ids stand for other bytes (decoder vs backend): {shown}",
-                [_hex(b) for b in want], [_hex(b) for b in got], k)
-    return None
-
-
-def _hex(b: bytes | None) -> str:
-    return "" if b is None else b.hex()
+            decoder = self.backends[self.decoder]
+            return judge_stream(decoder.decode, ids, prompt, str(whole), got, unk, self._specials())  # type: ignore[arg-type]
+        return judge_pieces(ids, want, got, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
