@@ -203,22 +203,31 @@ def causes_page() -> str:
             out += ["Known divergences with this cause, shipped with tokparity:", ""]
             out += [f"- {_known_line(d)}" for d in shipped] + [""]
     described = _toml(HOOKS / "catalogue.toml").get("decode_causes", {})
+    decoding = ROOT / "tokparity" / "diagnose" / "decoding.py"
+    variants = re.findall(r'DecodeVariant\("([^"]+)"', decoding.read_text(encoding="utf-8"))
+    for name in variants:
+        if name not in described:
+            warn(f"tokparity/diagnose/decoding.py: variant {name!r} is not described in docs/_hooks/catalogue.toml "
+                 "[decode_causes]")
     for d in decode:
         for part in d["cause"].split("+"):
-            if part.startswith("decode.") and part not in described:
+            if part.split(".")[0] in ("decode", "stream", "pieces") and part not in described:
                 warn(f"known divergence {d['id']!r} names cause {part!r}, which docs/_hooks/catalogue.toml "
                      "[decode_causes] does not describe")
-    out += ["### Decode causes", "",
-            "`compare --decode` decodes the ids every backend agrees on with each backend and compares the "
-            "texts (`decode-cleanup`, `decode-roundtrip`). No variant of the reference reproduces a decoder: "
-            "a `decode-cleanup` row gets the cause `decode.cleanup`, and a reviewed known divergence names "
-            "its `decode.*` cause itself. The names in use:", "",
+    out += ["### Decoding causes", "",
+            "`compare --ops decode,stream,pieces` turns the oracle's ids back into text on every backend "
+            "([check your engine's streaming](../guides/streaming.md)). A mismatch's cause is the variant of "
+            "the reference's decoding (`tokparity/diagnose/decoding.py`) that gives the backend's answer "
+            "exactly: its text, the text its deltas add up to, or its bytes, and not what the reference "
+            "itself answers; where several do, the one that reproduces most of the engine's mismatches of "
+            "that op. A reviewed known divergence may name a cause no variant reproduces (a library's "
+            "convention). The names:", "",
             "| cause | the backend's decoder… | real case |", "|---|---|---|"]
     out += [f"| `{name}` | {cell(info.get('does', ''))} | {cell(info.get('case') or '–')} |"
             for name, info in described.items()]
     out.append("")
     if decode:
-        out += ["Shipped known divergences with a decode cause:", ""]
+        out += ["Shipped known divergences with a decoding cause:", ""]
         out += [f"- {_known_line(d)}" for d in decode] + [""]
     return "\n".join(out)
 

@@ -250,12 +250,12 @@ class HFBackend(TokenizersBackend):
                     printed.append(text)
 
             streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=False)
-            import torch
-            streamer.put(torch.tensor([list(ids[:prompt]) or [0]]))
+            import numpy  # (put() reads .shape and .tolist(): what generate() passes, without torch)
+            streamer.put(numpy.array([list(ids[:prompt]) or [0]]))
             deltas = []
             for i in ids[prompt:]:
                 printed.clear()
-                streamer.put(torch.tensor([i]))
+                streamer.put(numpy.array([i]))
                 deltas.append("".join(printed))
             printed.clear()
             streamer.end()

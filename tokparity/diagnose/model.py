@@ -19,10 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.diagnose.cause import Cause
+from tokparity.diagnose.decoding import diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -75,6 +76,7 @@ class ModelDiagnosis:
         self._current: list[Diagnosis | None] = []
         self.root_causes: dict[str, RootCause] = {}
         self.seconds = 0.0
+        self._no_reference = False
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -83,22 +85,36 @@ class ModelDiagnosis:
         key = (options.add_special, options.parse_special)
         if key not in self._diagnosers:
             self._diagnosers[key] = None
-            try:
-                if self.reference is None:
-                    from tokparity.reference import RefTokenizer
-                    vocab = self._vocab if self._vocab is not None else load_vocab(self.model_file)
-                    self.reference = RefTokenizer(vocab)
-                self._diagnosers[key] = Diagnoser(self.reference, *key)
-            except TokparityError as e:
-                options.say(f"{self.model_name}: no root causes: {e}")
+            reference = self.reference_tokenizer()
+            if reference is not None:
+                self._diagnosers[key] = Diagnoser(reference, *key)
         return self._diagnosers[key]
+
+    def reference_tokenizer(self) -> Any:
+        """The model's RefTokenizer, made on first use (None, said once: the model has none)."""
+        if self.reference is None and not self._no_reference:
+            try:
+                from tokparity.reference import RefTokenizer
+                vocab = self._vocab if self._vocab is not None else load_vocab(self.model_file)
+                self.reference = RefTokenizer(vocab)
+            except TokparityError as e:
+                self._no_reference = True
+                self.options.say(f"{self.model_name}: no root causes: {e}")
+        return self.reference
 
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
-        if j.op != "encode":  # ids back to text are not reproduced by the encoder's variants: the class says it
-            return Diagnosis("decode.cleanup" if j.cls == "decode-cleanup" else "", "", stage=j.op)
         if j.cls in ("crash", "timeout") or not self.options.diagnose:
             return None
+        if j.op != "encode":  # ids back to text: the reference's decoding changed, not its encoder
+            started = time.perf_counter()
+            try:
+                reference = self.reference_tokenizer()
+                return diagnose_decoding(reference, j) if reference is not None else None
+            except Exception as e:  # a diagnosis never stops a run; the case keeps its class
+                return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)
+            finally:
+                self.seconds += time.perf_counter() - started
         if j.cls == "vocab-mismatch":
             cause = Cause("vocab.mismatch", j.evidence)
         else:
@@ -126,6 +142,7 @@ class ModelDiagnosis:
             return
         for j in judgements[len(self._current):]:
             self._current.append(self.diagnose_one(j))
+        self._prefer_decoding_causes(judgements)
         started = time.perf_counter()
         diagnoser: Diagnoser | None = None
         base_of: dict[str, list[int] | None] = {}
@@ -154,6 +171,18 @@ class ModelDiagnosis:
         if diagnoser is not None:
             diagnoser.forget()
         self.seconds += time.perf_counter() - started
+
+    def _prefer_decoding_causes(self, judgements: Sequence[Judgement]) -> None:
+        """A decoding op's mismatches that several variants reproduce: each engine's, per op, named
+        by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer)."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, j in enumerate(judgements):
+            d = self._current[i]
+            if j.op != "encode" and d is not None and d.variants:
+                groups.setdefault((j.backend, j.op), []).append(i)
+        for positions in groups.values():
+            for i, d in zip(positions, prefer([cast(Diagnosis, self._current[i]) for i in positions])):
+                self._current[i] = d
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
         max_chars = self.options.max_chars

@@ -204,12 +204,12 @@ def _repeats(sent: str, want: str) -> bool:
 
 
 def judge_pieces(ids: list[int], want: list[bytes | None], got: list[bytes | None], lossy: bool) -> Found | None:
-    """The pieces op: each id's bytes as a backend gives them against the decoder's (``lossy``: the
-    backend gives text, so the decoder's bytes are compared as UTF-8 text)."""
+    """The pieces op: each id's bytes as a backend gives them against the decoder's (``lossy``: one
+    side gives text, not bytes, so both are compared as the UTF-8 text they read as)."""
     def as_shown(b: bytes | None) -> bytes | None:
         return b.decode("utf-8", "replace").encode("utf-8") if lossy and b is not None else b
 
-    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != b]
+    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != as_shown(b)]
     if differ:
         k = differ[0]
         shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differ[:PIECES_SHOWN])

@@ -114,14 +114,24 @@ class RefTokenizer:
     def piece_bytes(self, ids: list[int]) -> list[bytes]:
         """The bytes each id decodes to alone, special tokens as their text: llama.cpp's
         ``token_to_piece(special=True)``; the piece with ``▁`` a space and ``<0xNN>`` its byte
-        (SentencePiece); the decoder chain on the one token, its bytes kept (tokenizers)."""
+        (SentencePiece); what the decoder chain adds for it after another token, its bytes kept
+        (tokenizers)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
             return [dec.llama_piece(self.pipeline, i, special=True) for i in ids]
         if self.flavour == "sentencepiece":
             return [dec.spm_piece_bytes(self.vocab.tokens[i]) if 0 <= i < self.vocab.size else
                     _outside(i, self.vocab.size) for i in ids]
-        return [self.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]
+        # tokenizers: the decoder chain on (a, id) less its text of (a): a decoder may treat the first
+        # token of a text apart (Metaspace drops its space, WordPiece keeps its '##')
+        anchor = self.encode("a")[-1:]
+        head = self.decode(anchor, "surrogateescape", special=True)
+        out = []
+        for i in ids:
+            text = self.decode(anchor + [i], "surrogateescape", special=True)
+            out.append(text[len(head):].encode("utf-8", "surrogateescape") if text.startswith(head) else
+                       self.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape"))
+        return out
 
     def pieces(self, ids: list[int]) -> list[str]:
         tokens = self.vocab.tokens

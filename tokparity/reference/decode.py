@@ -193,8 +193,13 @@ def sentencepiece_decode(pipeline, ids: list[int], errors: str = "replace", text
 def is_held(text: str) -> bool:
     """Whether ``text`` (decoded with ``errors="surrogateescape"``) ends inside a character: its
     last bytes begin one that the next id may complete."""
+    return held_tail(text) > 0
+
+
+def held_tail(text: str) -> int:
+    """How many of ``text``'s last characters (surrogate-escaped bytes) begin a character not yet complete."""
     escaped = len(text) - len(text.rstrip(_ESCAPED_BYTES))
-    return incomplete_tail(text[len(text) - min(escaped, 3):].encode("utf-8", "surrogateescape")) > 0
+    return incomplete_tail(text[len(text) - min(escaped, 3):].encode("utf-8", "surrogateescape"))
 
 
 def incomplete_tail(data: bytes) -> int:
@@ -228,6 +233,7 @@ def stream_deltas(decode, ids: list[int], prompt: int) -> list[str]:
     deltas: list[str] = []
     prefix, read = 0, prompt
     prefix_text = decode(ids[prefix:read], True)
+    prefix_text = prefix_text[:len(prefix_text) - held_tail(prefix_text)]  # a character the prompt began: not sent
     started = bool(prefix_text)  # some text before the window's start, once it moves on
     for i in range(prompt, len(ids)):
         text = decode(ids[prefix:i + 1], prefix == 0 or not started)

@@ -227,7 +227,7 @@ def _check_types(raw: dict, n: int, source: str) -> None:
 
 def _is_cause(name: str) -> bool:
     from tokparity.diagnose.info import cause_info
-    return bool(cause_info(name)["classes"]) or name.startswith("decode.")
+    return bool(cause_info(name)["classes"]) or name.split(".")[0] in ("decode", "stream", "pieces")
 
 
 def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:

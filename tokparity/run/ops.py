@@ -17,8 +17,8 @@ that decodes (golden ids cannot). Each answer is judged against its answer:
              of the prompt's ids, less a character it leaves unfinished, taken off the front; a
              character the ids leave unfinished at the end may stay unsent); no delta holds a
              U+FFFD that the whole text does not have. The decoder's own stream is judged too.
-    pieces   the same bytes for every id (a backend that gives text, ``lossy_pieces``, is compared
-             with the decoder's bytes read as UTF-8)
+    pieces   the same bytes for every id (where either side gives text, ``lossy_pieces``, both
+             are compared as the UTF-8 text they read as)
 
 A backend without the op (NotImplementedError; a ``cmd:`` engine that answers the op's first
 request with an error) is not judged for it: its cases of that op are counted as skipped.
@@ -191,7 +191,8 @@ class DecodingJudge:
             verdicts[name] = Verdict.differs(cls)
             pieces = [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids]
             text = case.text if isinstance(case, Case) else ""
-            tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {})
+            tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {}) | \
+                ({"prompt": prompt} if op == "stream" else {})
             judgements.append(Judgement(
                 model=self.model, corpus=case.corpus if isinstance(case, Case) else ID_CORPUS, case_id=case.id,
                 tags=tags, oracle=self.decoder, backend=name, cls=cls, evidence=evidence, stage=op,
@@ -241,4 +242,5 @@ class DecodingJudge:
         if op == "stream":
             decoder = self.backends[self.decoder]
             return judge_stream(decoder.decode, ids, prompt, str(whole), got, unk, self._specials())  # type: ignore[arg-type]
-        return judge_pieces(ids, want, got, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
+        lossy = self.backends[name].lossy_pieces or self.backends[self.decoder].lossy_pieces
+        return judge_pieces(ids, want, got, lossy)  # type: ignore[arg-type]

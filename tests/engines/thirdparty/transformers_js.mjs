@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { AutoTokenizer, env } from "@huggingface/transformers";
+import { AutoTokenizer, TextStreamer, env } from "@huggingface/transformers";
 import { serve } from "./protocol.mjs";
 
 const path = process.argv[2];
@@ -37,7 +37,28 @@ env.allowLocalModels = true;
 env.localModelPath = root;
 const tokenizer = await AutoTokenizer.from_pretrained("model");
 
+// stream: the library's TextStreamer as generate() drives it: put() the prompt (skipped), then each
+// generated id, then end(); each delta is what it printed for that id (end()'s rest on the last).
+function stream(ids, prompt) {
+  let printed = "";
+  const streamer = new TextStreamer(tokenizer, {
+    skip_prompt: true, skip_special_tokens: false, callback_function: (text) => { printed += text; },
+  });
+  streamer.put([ids.slice(0, prompt).map(BigInt)]);
+  const deltas = [];
+  for (const id of ids.slice(prompt)) {
+    printed = "";
+    streamer.put([[BigInt(id)]]);
+    deltas.push(printed);
+  }
+  printed = "";
+  streamer.end();
+  if (deltas.length) deltas[deltas.length - 1] += printed;
+  return deltas;
+}
+
 await serve({
   encode: (text, addSpecial) => tokenizer.encode(text, { add_special_tokens: addSpecial }),
   decode: (ids) => tokenizer.decode(ids),
+  stream,
 });

@@ -1,0 +1,293 @@
+"""The causes of the decoding ops' mismatches (decode, stream, pieces), named by reproduction: the
+reference's decoding changed in one named way gives the backend's answer exactly.
+
+Each ``DecodeVariant`` is a known way to turn ids into text wrongly, from the real bugs the
+catalogue cites; ``run(reference, ids, prompt)`` gives what a decoder with that bug answers:
+
+    decode  the text
+    stream  the text its deltas add up to (a streamer that buffers words sends other deltas
+            than one that sends every id at once; what they add up to is what a user reads)
+    pieces  each id's bytes
+
+A variant may answer several texts (the same bug as different engines write it). A variant whose
+answer is the backend's (and not the right one) reproduces the mismatch; where several do, the one
+that reproduces most of the engine's mismatches of that op names the cause (``prefer``: one
+engine, one cause), the others are its alternatives. None is named when none reproduces it.
+The catalogue (docs/catalogue/causes.md) describes each name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tokparity.diff.decode import cleaned
+from tokparity.records import Diagnosis, Judgement
+from tokparity.reference import RefTokenizer
+from tokparity.vocab.model import TokenType
+
+
+@dataclass(frozen=True)
+class DecodeVariant:
+    name: str
+    op: str
+    does: str
+    run: Callable[[RefTokenizer, list[int], int], list]  # the answers a decoder with this bug gives
+
+
+def _pieces(ref: RefTokenizer, ids: list[int]) -> list[bytes]:
+    return ref.piece_bytes(ids)
+
+
+def _text(ref: RefTokenizer, ids: list[int], special: bool = True) -> str:
+    return ref.decode(ids, special=special)
+
+
+def _is_special(ref: RefTokenizer, i: int) -> bool:
+    types = ref.vocab.token_types
+    return i in set(ref.vocab.special_ids.values()) or bool(types and 0 <= i < len(types) and
+                                                           types[i] == TokenType.CONTROL)
+
+
+# --- stream ------------------------------------------------------------------------------------
+
+
+def _latin1(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:]))]
+
+
+def _eager(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:]))]
+
+
+def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    fresh = _text(ref, ids[prompt:])
+    return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
+
+
+def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    whole = _text(ref, ids)
+    head = _text(ref, ids[:prompt])
+    rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
+    return [whole, head + rest]
+
+
+def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    answers = []
+    for start in (prompt, 0):  # (the prompt dropped, as transformers' TextStreamer(skip_prompt) does, or kept)
+        parts, run = [], []
+        for i in ids[start:]:
+            run.append(i)
+            if _text(ref, [i]).endswith("\n"):
+                parts.append(_text(ref, run))
+                run = []
+        parts.append(_text(ref, run))
+        text = "".join(parts)
+        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt])):])
+    return answers
+
+
+def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    answers = []
+    for by_words in (False, True):  # (sending all that is new, or up to its last space as TextStreamer does)
+        cache: list[int] = []
+        sent, out = 0, []
+        head = ids[:prompt]  # (the prompt decoded with it, its text taken off: only the offsets are wrong)
+        for i in ids[prompt:]:
+            cache.append(i)
+            text = _after(cleaned(_text(ref, head + cache)), cleaned(_text(ref, head)))
+            if text.endswith("\n"):
+                out.append(text[sent:])
+                head, cache, sent = head + cache, [], 0
+                continue
+            upto = len(text) if not by_words or (text and _is_cjk(text[-1])) else text.rfind(" ") + 1
+            out.append(text[sent:upto])
+            sent += len(out[-1])
+        if cache:
+            out.append(_after(cleaned(_text(ref, head + cache)), cleaned(_text(ref, head)))[sent:])
+        answers.append("".join(out))
+    return answers
+
+
+def _after(text: str, head: str) -> str:
+    """``text`` less ``head`` at its start (a character ``head`` leaves unfinished not taken off)."""
+    head = head.rstrip("\ufffd")
+    return text[len(head):] if text.startswith(head) else text
+
+
+def _is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
+
+
+def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    if "\x00" not in _text(ref, ids):
+        return []
+    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt)] + \
+        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt)]
+
+
+def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
+        return []
+    text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
+    return [text, text.lstrip(" ")]
+
+
+# --- decode ------------------------------------------------------------------------------------
+
+
+def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return [_text(ref, ids, special=False)]
+
+
+def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    parts: list[str] = []
+    run: list[int] = []
+    for i in ids:
+        if _is_special(ref, i):
+            if run:
+                parts.append(_text(ref, run))
+                run = []
+            parts.append(_text(ref, [i]))
+        else:
+            run.append(i)
+    if run:
+        parts.append(_text(ref, run))
+    return [" ".join(parts)] if len(parts) > 1 else []
+
+
+def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    text = _text(ref, ids)
+    answers = [cleaned(text)]
+    if ref.flavour == "llama.cpp" and ref.pipeline.flags.clean_spaces:  # the other way: not cleaned up
+        from tokparity.reference.decode import bytes_to_text, llama_decode_bytes
+        flags = ref.pipeline.flags
+        flags.clean_spaces = False
+        try:
+            answers.append(bytes_to_text(llama_decode_bytes(ref.pipeline, ids, True), "replace"))
+        finally:
+            flags.clean_spaces = True
+    return answers
+
+
+def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids)).decode("utf-8", "replace")]
+
+
+# --- pieces ------------------------------------------------------------------------------------
+
+
+def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
+
+
+def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
+
+
+VARIANTS = (
+    DecodeVariant("stream.bytes-as-latin1", "stream", "turns each id's bytes into text as Latin-1, one character a "
+                  "byte, and sends them at once", _latin1),
+    DecodeVariant("stream.split-character-sent", "stream", "decodes each id's bytes alone and sends them at once: a "
+                  "character split between ids is sent as U+FFFD", _eager),
+    DecodeVariant("stream.prompt-dropped", "stream", "decodes the generated ids without the prompt, as if they "
+                  "began the text: a character the prompt began loses its first bytes, and the first word its space "
+                  "where the decoder drops a text's leading space or the streamer trims it", _prompt_dropped),
+    DecodeVariant("stream.restart-after-newline", "stream", "starts decoding afresh after each newline (and after "
+                  "the prompt): the decoder's start-of-text rule drops the next word's space, a split character "
+                  "loses its first bytes", _restart_after_newline),
+    DecodeVariant("stream.prompt-resent", "stream", "sends text of the prompt again with the generated text",
+                  _prompt_resent),
+    DecodeVariant("stream.offset-into-cleaned-text", "stream", "re-decodes what it holds with spaces cleaned up and "
+                  "sends what lies beyond the length it sent: text shortened by the clean-up is skipped",
+                  _offset_into_cleaned_text),
+    DecodeVariant("stream.byte-zero-unmapped", "stream", "maps byte-level characters to bytes with a lookup whose "
+                  "answer 0 reads as 'not found': 'Ā', the character of byte 0x00, is sent as it is", _byte_zero_unmapped),
+    DecodeVariant("stream.metaspace-on-byte-level", "stream", "streams a byte-level vocabulary with a SentencePiece "
+                  "detokenizer: 'Ġ' and 'Ċ' are sent as they are", _metaspace_on_byte_level),
+    DecodeVariant("decode.specials-skipped", "decode", "leaves special tokens out of the text", _specials_skipped),
+    DecodeVariant("decode.specials-spaced", "decode", "writes a space before and after each special token "
+                  "(spaces_between_special_tokens)", _specials_spaced),
+    DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
+                  "reverse", _cleanup),
+    DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip),
+    DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "
+                  "'<0x0A>' as written)", _raw_tokens),
+    DecodeVariant("pieces.decoded-alone", "pieces", "decodes each id alone: a decoder that drops the first token's "
+                  "space leaves no token with one", _decoded_alone),
+)
+BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def diagnose_decoding(ref: RefTokenizer, j: Judgement) -> Diagnosis:
+    """The causes of a decoding op's mismatch: every variant whose answer is the backend's (and
+    not what the reference's own decoding answers, spelt alike: a variant that coincides with the
+    right answer on these ids proves nothing), the first as the cause, the others as alternatives
+    (``prefer`` chooses among them once the run's other mismatches are in)."""
+    ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
+    got = _answer_of(j)
+    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt)}
+    found = []
+    for variant in VARIANTS:
+        if variant.op != j.op:
+            continue
+        try:
+            answers = variant.run(ref, ids, prompt)
+        except Exception:  # a variant that cannot run on these ids reproduces nothing
+            continue
+        if got in answers and _spelt(got) not in right:
+            found.append(variant.name)
+    if not found:
+        return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
+    return _named(found, j.op)
+
+
+def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """One engine, one cause: among the variants that reproduce a mismatch, the one that reproduces
+    the most of the engine's mismatches of that op (``diagnoses``: one engine's, one op's)."""
+    counts: dict[str, int] = {}
+    for d in diagnoses:
+        for name in (d.variants + tuple(n for alt in d.alternatives for n in alt)):
+            counts[name] = counts.get(name, 0) + 1
+    out = []
+    for d in diagnoses:
+        names = list(d.variants) + [n for alt in d.alternatives for n in alt]
+        if len(names) < 2:
+            out.append(d)
+            continue
+        order = {n: k for k, n in enumerate(names)}
+        out.append(_named(sorted(names, key=lambda n: (-counts[n], order[n])), d.stage))
+    return out
+
+
+def _named(names: list[str], op: str) -> Diagnosis:
+    first = BY_NAME[names[0]]
+    others = f"; so do {', '.join(names[1:])}" if names[1:] else ""
+    return Diagnosis(first.name, f"reproduced: the reference's {op} changed so that it {first.does} gives the "
+                                 f"backend's answer exactly{others}", (first.name,), tuple((n,) for n in names[1:]),
+                     stage=op)
+
+
+def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int) -> list:
+    """What the reference's own decoding answers (as _answer_of reads a backend's)."""
+    if op == "pieces":
+        return [ref.piece_bytes(ids)]
+    if op == "stream":
+        return ["".join(ref.stream(ids, prompt, special=True)), _text(ref, ids)[len(_text(ref, ids[:prompt])):]]
+    return [_text(ref, ids)]
+
+
+def _spelt(answer: object) -> object:
+    """An answer with each run of U+FFFD as one: libraries spell bytes that are not UTF-8 either way."""
+    if isinstance(answer, str):
+        return re.sub("\ufffd+", "\ufffd", answer)
+    return tuple(answer) if isinstance(answer, list) else answer
+
+
+def _answer_of(j: Judgement) -> object:
+    """The backend's answer as the variants give it: the text, the deltas joined, the bytes."""
+    if j.op == "pieces":
+        return [bytes.fromhex(h) for h in j.backend_output]
+    return "".join(j.backend_output)
