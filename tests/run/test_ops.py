@@ -164,3 +164,57 @@ def test_mlx_lm_streaming_detokenizers(zoo, tmp_path):
     assert causes["stream.prompt-dropped"] >= 0.95 * sum(causes.values()) and causes["stream.prompt-dropped"] > 100
     (nul,) = [m for m in results.mismatches if m.backend == "eng" and m.text == "a\x00b"]
     assert (nul.cause, nul.backend_output) == ("stream.byte-zero-unmapped", ["\u0100", "b"])
+
+
+def test_gpt_tokenizer_decoder_state_leaks_between_calls(zoo, tmp_path, node_engines):
+    """gpt-tokenizer 4.0.0 (npm) decodes with one module-wide ``new TextDecoder("utf8")`` called with
+    ``{stream: true}`` (esm/BytePairEncodingCore.js, decodeNative), checked by hand: ids that end
+    inside a character decode without it (no U+FFFD), and its bytes stay in the decoder for the
+    next call. tokparity names the first decode.unfinished-end-dropped; the next id sequence then
+    decodes with the leftover bytes in front (the 3 bytes of an unfinished '🤗' and a lone 0x80
+    make '🤀'), which no variant of one call reproduces: it stays unexplained, with the two texts."""
+    zoo("gpt-2")
+    results = run_compare(["gpt-2"], ["ids"], ["ref", f"eng={node('gpt_tokenizer.mjs')}"],
+                          CompareOptions(ops=("decode",)))
+    rows = {m.tags["about"]: m for m in results.mismatches if m.backend == "eng"}
+    dropped = [m for about, m in rows.items() if about.startswith("unfinished-end")]
+    assert len(dropped) == 3 and {m.cause for m in dropped} == {"decode.unfinished-end-dropped"}
+    assert all(m.oracle_output[0].endswith("\ufffd") and not m.backend_output[0].endswith("\ufffd") for m in dropped)
+    leaked = rows["lone-continuation: a continuation byte alone between words"]
+    assert "\U0001F900" in leaked.backend_output[0] and leaked.cause == ""
+
+
+def test_llguidance_token_table(zoo, tmp_path):
+    """llguidance 1.9.1's token table (PyPI; the grammar engine of vLLM, SGLang and llama.cpp),
+    ``LLTokenizer(tokenizer.json).decode_bytes([id])`` for every id: on Llama 2, Llama 3, Gemma 3
+    and Qwen 3 it gives each id the bytes the model's own library does, except one id each: the
+    byte 0xFF token (Llama 2's '<0xFF>', Llama 3's 'ÿ') has no bytes, checked by hand (the only
+    empty entries of the whole table); its token trie marks special tokens with 0xFF.
+    tokparity names it pieces.byte-ff-dropped. A tokenizer.json with a plain Metaspace decoder (the
+    converted SentencePiece files) it refuses to load: every case a crash, with its error."""
+    models = ["lenml-llama2", "llama-bpe", "gemma-3", "qwen3", "spm-bpe-byte-fallback"]
+    for model in models:
+        zoo(model)
+    spec = f"cmd:{sys.executable} {ENGINES / 'llguidance_engine.py'} {{tokenizer_json}}"
+    results = run_compare(models, ["edge", "ids"], ["ref", f"eng={spec}"], CompareOptions(ops=("pieces",)))
+    by = {r.model: r for r in results.runs if r.backend == "eng"}
+    for model in models[:4]:
+        assert by[model].cases > 800 and by[model].mismatches == 1, (model, by[model].classes)
+        (m,) = [m for m in results.mismatches if m.model == model and m.backend == "eng"]
+        assert m.cause == "pieces.byte-ff-dropped" and m.case_id.startswith("ids-"), m.evidence
+    assert set(by["spm-bpe-byte-fallback"].classes) == {"crash"}
+    assert "can't determine decoder type" in next(m.evidence for m in results.mismatches
+                                                   if m.model == "spm-bpe-byte-fallback")
+
+
+def test_tiktoken_token_bytes(zoo, tmp_path):
+    """tiktoken 0.x (PyPI) ``decode_single_token_bytes`` for every id of GPT-2 and Llama 3 (an
+    Encoding built from the GGUF's ranks): the same bytes as llama.cpp's token_to_piece and the
+    reference, id for id (its whole decode too)."""
+    for model in ("gpt-2", "llama-bpe"):
+        zoo(model)
+    spec = f"cmd:{sys.executable} {ENGINES / 'tiktoken_engine.py'} {{gguf}}"
+    results = run_compare(["gpt-2", "llama-bpe"], ["edge", "ids"], ["ref", f"eng={spec}"],
+                          CompareOptions(ops=("pieces",)))
+    by = {r.model: r for r in results.runs if r.backend == "eng"}
+    assert all(by[m].cases > 800 and by[m].mismatches == 0 for m in by), {m: r.classes for m, r in by.items()}

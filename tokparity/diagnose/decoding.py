@@ -172,6 +172,13 @@ def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
     return answers
 
 
+def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    from tokparity.reference.decode import held_tail, shown
+    text = ref.decode(ids, "surrogateescape", special=True)
+    held = held_tail(text)
+    return [shown(text[:len(text) - held])] if held else []
+
+
 def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
     return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids)).decode("utf-8", "replace")]
 
@@ -181,6 +188,11 @@ def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
 
 def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
     return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
+
+
+def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    right = ref.piece_bytes(ids)
+    return [[b"" if b == b"\xff" else b for b in right]] if b"\xff" in right else []
 
 
 def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
@@ -212,9 +224,14 @@ VARIANTS = (
                   "(spaces_between_special_tokens)", _specials_spaced),
     DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
                   "reverse", _cleanup),
+    DecodeVariant("decode.unfinished-end-dropped", "decode", "leaves out the bytes of a character the ids leave "
+                  "unfinished, where the decoder writes U+FFFD (a streaming UTF-8 decoder never flushed)",
+                  _unfinished_end_dropped),
     DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip),
     DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "
                   "'<0x0A>' as written)", _raw_tokens),
+    DecodeVariant("pieces.byte-ff-dropped", "pieces", "gives the token of byte 0xFF no bytes (a table that keeps 0xFF "
+                  "for its own use, as llguidance's marks special tokens with it)", _byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", "pieces", "decodes each id alone: a decoder that drops the first token's "
                   "space leaves no token with one", _decoded_alone),
 )

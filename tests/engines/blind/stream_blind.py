@@ -106,12 +106,7 @@ class Engine:
     def piece(self, i: int) -> bytes | None:
         if i not in self.cache:
             token = self.tok.id_to_token(i)
-            if token is None:
-                self.cache[i] = None
-            elif self.bug == "raw-pieces":
-                self.cache[i] = token.encode()          # the listing's spelling, markers and all
-            else:
-                self.cache[i] = self.piece_of(token)
+            self.cache[i] = None if token is None else self.piece_of(token)
         return self.cache[i]
 
     # --- the ops ------------------------------------------------------------------------------
@@ -190,6 +185,9 @@ class Engine:
         return texts
 
     def pieces(self) -> list[str | None]:
+        if self.bug == "raw-pieces":               # the vocabulary listing's spelling, markers and all
+            raw = (self.tok.id_to_token(i) for i in range(self.size))
+            return [None if t is None else t.encode().hex() for t in raw]
         return [None if (p := self.piece(i)) is None else p.hex() for i in range(self.size)]
 
     def handle(self, req: dict) -> dict:

@@ -8,7 +8,8 @@ normal token's bytes (GPT-2's byte-to-unicode map undone) with its id as its ran
 for vocabularies whose ids are their merge order (GPT-2; Llama 3 and Qwen were tiktoken
 vocabularies to begin with). The split pattern is tiktoken's for the model's ``tokenizer.ggml.pre``
 (r50k_base for gpt-2, Meta's Llama 3 pattern for llama-bpe), run by tiktoken's Rust regex engine.
-Control tokens are tiktoken special tokens, parsed only when ``parse_special`` asks.
+Control tokens are tiktoken special tokens, parsed only when ``parse_special`` asks. ``decode`` is
+tiktoken's ``decode``, ``pieces`` its ``decode_single_token_bytes`` for every id.
 
 The GGUF is read with a few lines of struct (gguf-py takes ~10 s on a 128k vocabulary). It does
 not import tokparity.
@@ -104,6 +105,13 @@ def build_encoding(gguf_path: str) -> tiktoken.Encoding:
                              special_tokens=specials)
 
 
+def _token_hex(enc: tiktoken.Encoding, token: int) -> str | None:
+    try:
+        return enc.decode_single_token_bytes(token).hex()
+    except KeyError:
+        return None
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: tiktoken_engine.py MODEL.gguf")
@@ -117,6 +125,8 @@ def main() -> None:
                 reply = {"id": req["id"], "ids": ids}
             elif req["op"] == "decode":
                 reply = {"id": req["id"], "text": enc.decode(req["ids"])}
+            elif req["op"] == "pieces":  # tiktoken's own bytes of each id (None: an id it does not hold)
+                reply = {"id": req["id"], "pieces": [_token_hex(enc, i) for i in range(enc.n_vocab)]}
             else:
                 reply = {"id": req["id"], "error": f"unsupported op {req['op']!r}"}
         except Exception as e:  # report it for this request and keep serving
