@@ -34,6 +34,14 @@ class DecodeVariant:
     op: str
     does: str
     run: Callable[[RefTokenizer, list[int], int], list]  # the answers a decoder with this bug gives
+    fix: str = ""
+
+    def info(self) -> dict:
+        """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
+        return {"classes": [], "stage": self.op, "fix": self.fix, "spec": SPEC}
+
+
+SPEC = "tokparity/reference/decode.py (decode, stream_deltas, piece_stream, piece_bytes)"
 
 
 def _pieces(ref: RefTokenizer, ids: list[int]) -> list[bytes]:
@@ -201,39 +209,57 @@ def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
 
 VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", "stream", "turns each id's bytes into text as Latin-1, one character a "
-                  "byte, and sends them at once", _latin1),
+                  "byte, and sends them at once", _latin1,
+                  fix='decode the bytes as UTF-8, holding back a character until its last byte'),
     DecodeVariant("stream.split-character-sent", "stream", "decodes each id's bytes alone and sends them at once: a "
-                  "character split between ids is sent as U+FFFD", _eager),
+                  "character split between ids is sent as U+FFFD", _eager,
+                  fix='hold back the bytes of an unfinished character until it is complete'),
     DecodeVariant("stream.prompt-dropped", "stream", "decodes the generated ids without the prompt, as if they "
                   "began the text: a character the prompt began loses its first bytes, and the first word its space "
-                  "where the decoder drops a text's leading space or the streamer trims it", _prompt_dropped),
+                  "where the decoder drops a text's leading space or the streamer trims it", _prompt_dropped,
+                  fix="decode the generated ids after the prompt's: start the window in the prompt and take its text "
+                      "off"),
     DecodeVariant("stream.restart-after-newline", "stream", "starts decoding afresh after each newline (and after "
                   "the prompt): the decoder's start-of-text rule drops the next word's space, a split character "
-                  "loses its first bytes", _restart_after_newline),
+                  "loses its first bytes", _restart_after_newline,
+                  fix='keep decoding from a window that starts before the newline instead of afresh'),
     DecodeVariant("stream.prompt-resent", "stream", "sends text of the prompt again with the generated text",
-                  _prompt_resent),
+                  _prompt_resent,
+                  fix="take the prompt's text off, a character it leaves unfinished counted as not sent"),
     DecodeVariant("stream.offset-into-cleaned-text", "stream", "re-decodes what it holds with spaces cleaned up and "
                   "sends what lies beyond the length it sent: text shortened by the clean-up is skipped",
-                  _offset_into_cleaned_text),
+                  _offset_into_cleaned_text,
+                  fix='count what was sent in the text as decoded without clean-up (or do not clean up a stream)'),
     DecodeVariant("stream.byte-zero-unmapped", "stream", "maps byte-level characters to bytes with a lookup whose "
-                  "answer 0 reads as 'not found': 'Ā', the character of byte 0x00, is sent as it is", _byte_zero_unmapped),
+                  "answer 0 reads as 'not found': 'Ā', the character of byte 0x00, is sent as it is", _byte_zero_unmapped,
+                  fix='test the byte lookup for None, not for truth'),
     DecodeVariant("stream.metaspace-on-byte-level", "stream", "streams a byte-level vocabulary with a SentencePiece "
-                  "detokenizer: 'Ġ' and 'Ċ' are sent as they are", _metaspace_on_byte_level),
-    DecodeVariant("decode.specials-skipped", "decode", "leaves special tokens out of the text", _specials_skipped),
+                  "detokenizer: 'Ġ' and 'Ċ' are sent as they are", _metaspace_on_byte_level,
+                  fix="choose the detokenizer from the tokenizer.json decoder: ByteLevel reads GPT-2's byte table"),
+    DecodeVariant("decode.specials-skipped", "decode", "leaves special tokens out of the text", _specials_skipped,
+                  fix='write special tokens as their text where the decoder does (skip_special_tokens=False)'),
     DecodeVariant("decode.specials-spaced", "decode", "writes a space before and after each special token "
-                  "(spaces_between_special_tokens)", _specials_spaced),
+                  "(spaces_between_special_tokens)", _specials_spaced,
+                  fix='join special tokens to their neighbours without spaces (spaces_between_special_tokens=False)'),
     DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
-                  "reverse", _cleanup),
+                  "reverse", _cleanup,
+                  fix='clean up tokenization spaces exactly where the decoder does'),
     DecodeVariant("decode.unfinished-end-dropped", "decode", "leaves out the bytes of a character the ids leave "
                   "unfinished, where the decoder writes U+FFFD (a streaming UTF-8 decoder never flushed)",
-                  _unfinished_end_dropped),
-    DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip),
+                  _unfinished_end_dropped,
+                  fix='flush the streaming UTF-8 decoder at the end of each decode (one decoder per call)'),
+    DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip,
+                  fix="keep each piece's leading space (lstrip 0)"),
     DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "
-                  "'<0x0A>' as written)", _raw_tokens),
+                  "'<0x0A>' as written)", _raw_tokens,
+                  fix='map each token to bytes as its decoder does: ▁ a space, <0xNN> its byte, GPT-2 characters '
+                      'their bytes'),
     DecodeVariant("pieces.byte-ff-dropped", "pieces", "gives the token of byte 0xFF no bytes (a table that keeps 0xFF "
-                  "for its own use, as llguidance's marks special tokens with it)", _byte_ff_dropped),
+                  "for its own use, as llguidance's marks special tokens with it)", _byte_ff_dropped,
+                  fix="keep byte 0xFF's token as that byte"),
     DecodeVariant("pieces.decoded-alone", "pieces", "decodes each id alone: a decoder that drops the first token's "
-                  "space leaves no token with one", _decoded_alone),
+                  "space leaves no token with one", _decoded_alone,
+                  fix='take what an id adds after another token, not the id decoded alone'),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 

@@ -19,6 +19,10 @@ def cause_info(name: str) -> dict:
         return table[name]
     if name.startswith("pretokenizer."):
         return table["pretokenizer"]
+    if name.split(".")[0] in ("decode", "stream", "pieces"):  # the decoding ops' (tokparity.diagnose.decoding)
+        from tokparity.diagnose.decoding import BY_NAME
+        if name in BY_NAME:
+            return BY_NAME[name].info()
     return {"classes": [], "stage": "unknown", "fix": "", "spec": ""}
 
 

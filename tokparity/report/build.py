@@ -210,6 +210,29 @@ def comparison_of(m: Tokens, style: str, oracle: str, backend: str) -> Compariso
     return Comparison(oracle, backend, comparison(m, style))
 
 
+def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
+    """What the decoder and the backend answered for a decoding op, whitespace made visible: the
+    case, its ids, both texts (a stream's deltas apart, ``│`` between them; a piece's bytes in hex)."""
+    ids = " ".join(m.oracle_pieces[:limit]) + (f" … ({len(m.oracle_pieces):,} ids)" if len(m.oracle_pieces) > limit
+                                                else "")
+    rows: list[tuple[str, Inline]] = [("Case", runs(f"{m.corpus}/{m.case_id}", *((" ", Run(m.tags["about"], MUTED))
+                                                                                  if "about" in m.tags else ()))),
+                                      ("Ids", runs(Run(ids, CODE)))]
+    if m.text:
+        rows.append(("Text", text_runs(m.text, CASE_SHOWN)))
+    if m.op == "pieces":
+        differ = [k for k, (a, b) in enumerate(zip(m.oracle_output, m.backend_output)) if a != b][:4]
+        for side, out in ((m.oracle, m.oracle_output), (m.backend, m.backend_output)):
+            rows.append((side, joined([runs(f"{m.oracle_pieces[k]} ", Run(out[k] or "–", CODE)) for k in differ])))
+        return Fields(tuple(rows))
+    rows.append((m.oracle, text_runs("".join(m.oracle_output), CASE_SHOWN)))
+    if m.op == "stream":
+        rows.append((m.backend, joined([runs(Run(visible(d), TEXT)) for d in m.backend_output[:limit]], " │ ")))
+    else:
+        rows.append((m.backend, text_runs("".join(m.backend_output), CASE_SHOWN)))
+    return Fields(tuple(rows))
+
+
 def mismatch_comparison(m: Mismatch, style: str) -> Comparison:
     """The ids of ``m`` side by side (the write-ups, explain CASE, the JUnit failures)."""
     return comparison_of(m, style, m.oracle, m.backend)
@@ -372,7 +395,9 @@ def writeup_article(w: Writeup, view: str) -> Article:
     if w.cls and not w.only_ties:
         blocks.append(Fields((("Symptom", runs(Run(w.cls, CLASS), f" ({w.share}): {w.symptom}")),
                               ("→ Implication", runs(w.implication)))))
-    if w.case is not None and not w.only_ties:
+    if w.case is not None and not w.only_ties and w.case.op != "encode":
+        blocks.append(Part("Most telling case", (decoded_outputs(w.case),)))
+    elif w.case is not None and not w.only_ties:
         c = w.case
         shown, more = cut(c.text, CASE_SHOWN)
         note = "" if prompt_like(c.text, c.tags) else "(no short prompt-like case; the shortest)"
@@ -385,7 +410,8 @@ def writeup_article(w: Writeup, view: str) -> Article:
             cause.append(Paragraph(runs(f"The named deviation would also change {w.narrower:,} agreeing cases: the "
                                         "engine deviates on fewer texts than the variant does."), MUTED))
     elif not w.only_ties:
-        cause.append(Paragraph(runs("Not reproduced: no variant of the reference gives the backend's ids."), BAD))
+        what = "ids" if w.summary.op == "encode" else "answer"
+        cause.append(Paragraph(runs(f"Not reproduced: no variant of the reference gives the backend's {what}."), BAD))
     extra: list[Inline] = []
     if w.case_causes:
         extra.append(runs("case by case: ", *joined([runs(Run(c, CODE), f" {n:,}") for c, n in w.case_causes])))
