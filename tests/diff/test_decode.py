@@ -1,4 +1,4 @@
-"""compare --decode: the ids both sides agree on, decoded by each. Real case: Llama 3's
+"""compare --ops decode: the oracle's ids, decoded by each backend. Real case: Llama 3's
 tokenizer_config sets clean_up_tokenization_spaces, which llama.cpp applies when it detokenizes
 and tokenizers' raw decoder does not (tokenizers #1543)."""
 
@@ -37,13 +37,13 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     assert (m.cls, m.stage, m.oracle) == ("decode-cleanup", "decode", "llama.cpp")
     assert m.oracle_ids == m.backend_ids
     assert "oracle \"Hello, world. I'm here\" vs backend \"Hello , world . I 'm here\"" in m.evidence
-    # without --decode the same run agrees: the ids are the same
+    # without --ops decode the same run agrees: the ids are the same
     plain = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions())
     assert plain.mismatches == []
 
 
 def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):
-    """Real cases from `compare --decode` on botchan-unigram (2026-11-23): the ids agree, and
+    """Real cases from `compare --ops decode` on botchan-unigram (2026-11-23): the ids agree, and
     still the texts differ. SentencePiece writes <unk> as ' ⁇ ' where llama.cpp writes '<unk>'
     (botchan's vocabulary has no digits), and SentencePiece's decoder drops every leading '▁'
     where llama.cpp drops the one of the dummy prefix. Each gets decode-roundtrip with the

@@ -218,3 +218,17 @@ def test_tiktoken_token_bytes(zoo, tmp_path):
                           CompareOptions(ops=("pieces",)))
     by = {r.model: r for r in results.runs if r.backend == "eng"}
     assert all(by[m].cases > 800 and by[m].mismatches == 0 for m in by), {m: r.classes for m, r in by.items()}
+
+
+def test_two_jobs_give_the_reports_of_one(zoo, tmp_path):
+    """With --ops all a case has a record per op; --jobs 2 sends a worker's records a whole case at
+    a time, so the parent counts them in order: the same runs and rows as one process."""
+    zoo("llama-spm")
+    one, two = (run_compare(["llama-spm"], ["edge", "ids"], ["ref", "llama.cpp", "sentencepiece"],
+                            CompareOptions(ops=OPS, jobs=jobs)) for jobs in (1, 2))
+
+    def shown(results):
+        return (sorted((r.backend, r.op, r.cases, r.mismatches, r.skipped, str(r.classes)) for r in results.runs),
+                sorted(str(m.row()) for m in results.mismatches))
+
+    assert shown(one) == shown(two) and len(one.runs) == 10  # (llama.cpp judged for encode beside golden ids)

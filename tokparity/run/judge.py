@@ -248,6 +248,9 @@ class ModelRun:
             # (no ids to decode, or too few to stream: a record of no verdicts, so the case is counted done)
             judged = bool(ids) if op != "stream" else len(ids) > STREAM_PROMPT
             out.append(self.decoding.records(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys))
+        if "encode" not in self.options.ops and out:  # the oracle chain encoded the text: its time counted too
+            for name, answer in answers.items():
+                out[0].seconds[name] = out[0].seconds.get(name, 0.0) + answer.seconds
         return out
 
     def id_records(self, n: int, case: IdCase) -> list[CaseRecord]:

@@ -27,6 +27,7 @@ request with an error) is not judged for it: its cases of that op are counted as
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -176,10 +177,13 @@ class DecodingJudge:
         corpus = case.corpus if isinstance(case, Case) else ID_CORPUS
         if not ids:  # nothing to decode (the oracle failed on the text, or gave no ids)
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op)
-        want = self._answer(op, self.decoder, ids, prompt)
-        whole = _ask(lambda: self.backends[self.decoder].decode(ids)) if op == "stream" else None
+        seconds: dict[str, float] = {}  # each backend's own time on this op (the run's timing)
+        want = self._timed(seconds, self.decoder, lambda: self._answer(op, self.decoder, ids, prompt))
+        whole = self._timed(seconds, self.decoder, lambda: _ask(lambda: self.backends[self.decoder].decode(ids))) \
+            if op == "stream" else None
         for name in self.compared.get(op, []):
-            got = self._answer(op, name, ids, prompt)
+            got = want if name == self.decoder and op != "stream" else \
+                self._timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
             if got is None:  # the backend does not have the op: not tried (counted as skipped)
                 verdicts[name] = SKIPPED
                 continue
@@ -199,7 +203,15 @@ class DecodingJudge:
                 first_diff=first, text=text, oracle_ids=list(ids), backend_ids=list(ids), oracle_pieces=pieces,
                 backend_pieces=pieces, op=op, oracle_output=oracle_output, backend_output=backend_output))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
-                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op)
+                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
+
+    @staticmethod
+    def _timed(seconds: dict[str, float], name: str, call) -> object:
+        started = time.perf_counter()
+        try:
+            return call()
+        finally:
+            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
 
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]

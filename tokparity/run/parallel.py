@@ -108,10 +108,11 @@ def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names:
         # A worker that judges a whole model in case order (one shard, nothing resumed) names its
         # causes too, as one process would: the parent then need not load the model again.
         whole = task.shards == 1 and not len(task.done) and options.diagnose
-        for record in cases:
-            batch.append(record)
+        for judged in cases.batches():  # (whole cases: a case's records, one per op, are sent together)
+            batch += judged
             if whole:
-                run.tally.apply(record)
+                for record in judged:
+                    run.tally.apply(record)
             if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
                 conn.send((task.index, Judged(batch)))
                 batch, sent = [], time.monotonic()

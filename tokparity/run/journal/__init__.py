@@ -13,7 +13,8 @@ where it stopped::
 The first line says what was asked (the command's arguments, so a resume needs none) and
 fingerprints the corpus files (a resume on a changed corpus would mix two runs). Every other line
 is a ``CaseRecord`` (tokparity.records): the verdict of each compared backend on one case and
-the Judgement of each mismatch, as the judge made them; what is diagnosed and decided of them
+the Judgement of each mismatch, as the judge made them (a case run for several ``--ops`` has a
+line per op, with an ``"op"`` key unless it is ``encode``); what is diagnosed and decided of them
 later is not journaled, but made again. A resumed run replays these records through the very
 code that applied them the first time (``Tally.apply``), runs only the cases not in the journal,
 then diagnoses and decides as an uninterrupted run does: its reports are those of one.
