@@ -803,7 +803,7 @@ class ProtocolBackend(Backend):
         return out
 
     def decode(self, ids: list[int]) -> str:
-        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids]})
+        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids], "skip_special": False})
         text = reply.get("text")
         if not isinstance(text, str):
             raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
