@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",
                    help=f"only these generators (repeatable): {', '.join(GENERATORS)}")
     p.add_argument("--no-hypothesis", action="store_true", help="generators only, for the whole budget")
+    p.add_argument("--ops", default="encode", metavar="OP",
+                   help="what to fuzz: encode (texts, the default), or decode or stream (id sequences made from the "
+                        "vocabulary, judged as compare --ops judges them; no journal, no Hypothesis)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure (once shrunk)")
     p.add_argument("--shrink-seconds", type=non_negative_seconds, metavar="N",
                    help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
@@ -66,6 +69,45 @@ ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds":
               "add_special": "bool", "parse_special": "bool", "known": "strs", "no_builtin_known": "bool"}
 RESUMED = tuple(ARG_CHECKS)
 PATHS = ("model", "known")  # made absolute: a resume may start in another folder
+
+
+def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
+    """``fuzz --ops decode|stream``: id sequences, not texts (tokparity.fuzz.ids)."""
+    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
+    from tokparity.errors import TokparityError
+    from tokparity.fuzz.ids import run_id_fuzz
+    from tokparity.report.ci import write_ci_outputs
+    from tokparity.run.judge import progress_to_stderr
+    from tokparity.run.known import load_known
+    from tokparity.run.options import CompareOptions, Services
+
+    if len(ops) != 1 or ops[0] not in ("decode", "stream"):
+        raise TokparityError(f"fuzz --ops {args.ops}: one op at a time, encode, decode or stream (pieces are every id "
+                             "of the vocabulary already: compare --ops pieces)")
+    if args.resume:
+        raise TokparityError("fuzz --ops decode/stream keeps no journal: run it again (the same --seed gives the same "
+                             "sequences) instead of --resume")
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []})
+    options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                             explicit_backends=bool(args.backends), ops=ops,
+                             services=Services(progress=None if args.quiet else progress_to_stderr,
+                                               known=load_known(args.known or [], builtin=not args.no_builtin_known)))
+    results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed)
+    paths = write_reports_or_say(results, out, "fuzz")
+    write_ci_outputs(results, paths, args.junit, "fuzz")
+    print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
+    if not findings:
+        print("no failure found")
+    for f in findings:
+        m = f.mismatch
+        print(f"\n{f.key} on {f.backend}: {f.count} sequences ({m.cls}; shrunk from {len(f.original.ids)} to "
+              f"{len(f.case.ids)} ids)")
+        print(f"  ids      {list(f.case.ids)} (prompt {f.case.prompt}) {m.oracle_pieces}")
+        print(f"  {m.oracle:<8} {m.oracle_output!r}")
+        print(f"  {f.backend:<8} {m.backend_output!r}")
+        print(f"  {m.cause_evidence or m.evidence}")
+    print(f"reports: {paths['report.html']}")
+    return 1 if results.unexplained else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
             if name not in GENERATORS:
                 raise UnknownGenerator(name)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
+    from tokparity.run.ops import parse_ops
+    ops = parse_ops(getattr(args, "ops", None) or "encode")
+    if ops != ("encode",):
+        return _run_ids(args, ops, out)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends),
                              services=Services(progress=None if args.quiet else progress_to_stderr,

@@ -43,6 +43,12 @@ _CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), ("
             (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
+def same_but_cleanup(a: str, b: str) -> bool:
+    """Whether the texts differ only as clean-up makes them differ (one side cleaned, or both;
+    cleaning a cleaned text can take one more space: '  .' -> ' .' -> '.')."""
+    return cleaned(a) == b or cleaned(b) == a or cleaned(a) == cleaned(b)
+
+
 def cleaned(text: str) -> str:
     """``text`` as a cleaning decoder would give it."""
     for old, new in _CLEANUP:
@@ -54,6 +60,12 @@ def cleaned(text: str) -> str:
 # index where they part), the outputs as mismatches.csv's oracle_output / backend_output hold them.
 Found = tuple[str, str, list[str], list[str], int]
 PIECES_SHOWN = 8  # differing ids a pieces mismatch lists
+# A stream whose prompt holds bytes that are not UTF-8 and whose whole text does not begin with the
+# prompt's text: what the deltas must add up to is not known, so the case is not judged (skipped).
+NOT_JUDGED: Found = ("skipped", "", [], [], 0)
+REPLACED_RUN_WHY = ("the stream sent whole characters where the decoder's whole text has U+FFFD: the decoder "
+                    "replaced a run of byte tokens whole for one byte of it that is not UTF-8 (tokenizers' "
+                    "ByteFallback), which a stream that sent those characters cannot take back")
 CLEANUP_WHY = ("they differ only in spaces before punctuation: the whole decode cleans them up "
                "(clean_up_tokenization_spaces), a stream cannot take back a space it sent")
 
@@ -69,7 +81,7 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
     """Why ``backend_text`` differs from ``oracle_text`` (the same ids decoded on both sides);
     ``text`` is the case's input, ``unk`` the text of the vocabulary's unknown token, ``specials``
     the texts of its special (control) tokens."""
-    if cleaned(oracle_text) == cleaned(backend_text):
+    if same_but_cleanup(oracle_text, backend_text):
         side = "backend" if len(backend_text) < len(oracle_text) else "oracle"
         return DecodeVerdict("decode-cleanup", f"the decoded texts differ only in spaces before punctuation: the {side} "
                                                f"cleans them up (oracle {oracle_text[:80]!r} vs backend "
@@ -131,31 +143,54 @@ def judge_decode(text: str, want: str, got: str, unk: str | None, specials: Sequ
     return verdict.cls, verdict.evidence, [want], [got], first
 
 
-def expected_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str) -> str | None:
-    """What the deltas after ``prompt`` ids must add up to: the decoder's whole text less its text
-    of the prompt (a character the prompt leaves unfinished, its U+FFFD, not taken off); None
-    when the whole text does not begin with the prompt's (a decoder that cleans up spaces)."""
-    head = decode(ids[:prompt]).rstrip("\ufffd") if prompt else ""
-    return whole[len(head):] if whole.startswith(head) else None
+def expected_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
+                    held: int = 0) -> list[str]:
+    """What the deltas after ``prompt`` ids may add up to: the decoder's whole text less its text of
+    the prompt ([] when the whole text does not begin with the prompt's: a decoder that cleans up
+    spaces). ``held``: how many of the prompt's last bytes begin a character it leaves unfinished
+    (the vocabulary says); the prompt's text spells them as U+FFFD, one for the broken sequence or
+    one per byte (both are tried), which is not taken off: the character is the generation's."""
+    prompt_text = decode(ids[:prompt]) if prompt else ""
+    cuts = dict.fromkeys((1, held)) if held else (0,)
+    heads = [prompt_text[:len(prompt_text) - k] for k in cuts if prompt_text.endswith("\ufffd" * k)]
+    return list(dict.fromkeys(whole[len(h):] for h in heads if whole.startswith(h)))
+
+
+def _unsent(want: str) -> list[str]:
+    """``want``, and ``want`` without one, two or three U+FFFD at its end (bytes the ids leave unfinished, held back)."""
+    trailing = len(want) - len(want.rstrip("\ufffd"))
+    return [want[:len(want) - k] for k in range(min(trailing, 3) + 1)]
+
+
+def _sent_all(sent: str, want: str) -> bool:
+    """``sent`` is ``want``, but for up to three U+FFFD at its end: bytes the ids leave unfinished, held back."""
+    rest = want[len(sent):]
+    return want.startswith(sent) and len(rest) <= 3 and set(rest) <= {"\ufffd"}
 
 
 def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
-                 deltas: list[str], unk: str | None = None, specials: Sequence[str] = ()) -> Found | None:
+                 deltas: list[str], unk: str | None = None, specials: Sequence[str] = (), held: int = 0,
+                 replaces_runs: bool = False) -> Found | None:
     """The stream op: a backend's ``deltas`` for ``ids`` after ``prompt`` of them, against the
     decoder's whole text ``whole`` of them (``decode``: the decoder's, for the prompt's text;
-    ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``)."""
+    ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``; ``replaces_runs``:
+    the decoder replaces a run of byte tokens whole when one byte is bad, tokenizers' ByteFallback)."""
     if len(deltas) != len(ids) - prompt:
         return ("crash", f"the stream broke the protocol: {len(deltas)} deltas for {len(ids) - prompt} ids after the "
                 "prompt (one per id, \"\" while holding back)", [], deltas, 0)
     try:
-        want = expected_stream(decode, ids, prompt, whole)
+        wants = expected_stream(decode, ids, prompt, whole, held)
     except Exception:
-        want = None
+        wants = []
     sent = "".join(deltas)
-    if want is not None and sent in (want, want.rstrip("\ufffd")):  # (a character the ids leave unfinished: unsent)
+    if any(_sent_all(sent, w) for w in wants):
         return None
+    want = wants[0] if wants else None
+    if want is not None and any(same_but_cleanup(sent, w) for w in _unsent(want)):
+        return ("stream-cleanup", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
+                                  f"{want[:80]!r}: {CLEANUP_WHY}", [want], deltas, 0)
     prompt_text = decode(ids[:prompt]) if prompt else ""
-    head = prompt_text.rstrip("\ufffd")
+    head = prompt_text.rstrip("\ufffd") if held else prompt_text
     extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
                   if len(sent) > len(w) and sent.endswith(w)), "")
     if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
@@ -167,10 +202,14 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
                 "character split between ids was sent before it was complete", [want or whole], deltas, bad)
     if want is None:  # the whole text does not begin with the prompt's (clean-up joined them): judge all of it
         total = head + sent
-        if total in (whole, whole.rstrip("\ufffd")):
+        if _sent_all(total, whole):
             return None
-        cls = "stream-cleanup" if cleaned(total) == cleaned(whole) else "stream-text"
-        why = CLEANUP_WHY if cls == "stream-cleanup" else _as_decode(whole, total, unk, specials)
+        cls = "stream-cleanup" if same_but_cleanup(total, whole) else "stream-text"
+        why = CLEANUP_WHY if cls == "stream-cleanup" else REPLACED_RUN_WHY if replaces_runs and any(
+            _complete_where_replaced(total, w) for w in _unsent(whole)) \
+            else _as_decode(whole, total, unk, specials)
+        if cls == "stream-text" and why == "" and "\ufffd" in prompt_text:
+            return NOT_JUDGED
         return (cls, f"the prompt's text and the deltas add up to {total[:80]!r}, the decoder's whole text is "
                      f"{whole[:80]!r}" + (f": {why}" if why else ""), [whole], deltas, 0)
     at = 0
@@ -178,15 +217,24 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         at = k
         if not want.startswith("".join(deltas[:k + 1])):
             break
-    if cleaned(sent) == cleaned(want):
-        cls, why = "stream-cleanup", CLEANUP_WHY
-    elif len(sent) > len(want) and _repeats(sent, want):
+    if len(sent) > len(want) and _repeats(sent, want):
         cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
+    elif replaces_runs and any(_complete_where_replaced(sent, w) for w in _unsent(want)):
+        cls, why = "stream-text", REPLACED_RUN_WHY
     else:
         cls, why = "stream-text", _as_decode(want, sent, unk, specials) or \
             f"delta {at} ({deltas[at]!r}) departs from the whole text"
     return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
             f"{why}", [want], deltas, at)
+
+
+def _complete_where_replaced(sent: str, want: str) -> bool:
+    """Whether ``sent`` is ``want`` with other characters where ``want`` has U+FFFD (no more of them)."""
+    if sent.count("\ufffd") > want.count("\ufffd") or "\ufffd" not in want:
+        return False
+    pattern = "".join(".+?" if part and set(part) == {"\ufffd"} else re.escape(part)
+                      for part in re.split("(\ufffd+)", want))
+    return re.fullmatch(pattern, sent, re.S) is not None
 
 
 def _as_decode(want: str, sent: str, unk: str | None, specials: Sequence[str]) -> str:

@@ -108,8 +108,14 @@ class RefTokenizer:
                                     list(ids), prompt)
         if self.flavour == "sentencepiece":
             return dec.stream_deltas(lambda part, start: dec.sentencepiece_decode(self.pipeline, part, "surrogateescape",
-                                                                                  start), list(ids), prompt)
-        return dec.stream_deltas(lambda part, start: self.decode(part, "surrogateescape", special), list(ids), prompt)
+                                                                                  start), list(ids), prompt,
+                                     dec.shown_per_byte)
+        # tokenizers: ByteLevel reads bytes as Rust's from_utf8_lossy does (one U+FFFD a broken sequence),
+        # ByteFallback one U+FFFD a byte
+        spell = dec.shown_per_byte if any(type(d).__name__ == "ByteFallback" for d in
+                                          getattr(self.pipeline, "decoders", ())) else dec.shown
+        return dec.stream_deltas(lambda part, start: self.decode(part, "surrogateescape", special), list(ids), prompt,
+                                 spell)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes]:
         """The bytes each id decodes to alone, special tokens as their text: llama.cpp's

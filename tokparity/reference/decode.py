@@ -222,28 +222,40 @@ def shown(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def stream_deltas(decode, ids: list[int], prompt: int) -> list[str]:
+def shown_per_byte(text: str) -> str:
+    """A surrogate-escaped text as SentencePiece and tokenizers' ByteFallback show it: one U+FFFD per bad byte."""
+    return "".join("\ufffd" if "\udc80" <= ch <= "\udcff" else ch for ch in text)
+
+
+def stream_deltas(decode, ids: list[int], prompt: int, spell=shown) -> list[str]:
     """``ids`` decoded one at a time after the first ``prompt``, as tokenizers' ``DecodeStream`` and
     vLLM's incremental detokenizer do: each step decodes from a window start (``prefix``) and
     sends what goes beyond the window's former text, unless it ends inside a character (then it
     sends "" and holds the bytes back). ``decode(ids, text_start)`` gives surrogate-escaped text;
     ``text_start`` is whether nothing before the window has text yet (SentencePiece drops every
     leading space of a text: a window after a text has begun must not). One delta per id after
-    the prompt; what is still held back at the end is not sent."""
+    the prompt; what is still held back at the end is not sent. ``spell``: bytes that are not
+    UTF-8 as the decoder writes them (``shown``, ``shown_per_byte``)."""
     deltas: list[str] = []
     prefix, read = 0, prompt
     prefix_text = decode(ids[prefix:read], True)
     prefix_text = prefix_text[:len(prefix_text) - held_tail(prefix_text)]  # a character the prompt began: not sent
     started = bool(prefix_text)  # some text before the window's start, once it moves on
+    sent = 0  # characters sent beyond the window's former text (what came before an unfinished character)
     for i in range(prompt, len(ids)):
         text = decode(ids[prefix:i + 1], prefix == 0 or not started)
-        if len(text) > len(prefix_text) and not is_held(text) and text.startswith(prefix_text):
-            deltas.append(shown(text[len(prefix_text):]))
-            started = started or bool(prefix_text)
-            prefix, read = read, i + 1
-            prefix_text = decode(ids[prefix:read], not started)
-        else:
+        held = held_tail(text)
+        ready = text[:len(text) - held]
+        if not ready.startswith(prefix_text) or len(ready) <= len(prefix_text) + sent:
             deltas.append("")
+            continue
+        deltas.append(spell(ready[len(prefix_text) + sent:]))
+        if held:  # the text before the unfinished character is sent; the window stays
+            sent = len(ready) - len(prefix_text)
+            continue
+        started = started or bool(prefix_text)
+        prefix, read, sent = read, i + 1, 0
+        prefix_text = decode(ids[prefix:read], not started)
     return deltas
 
 

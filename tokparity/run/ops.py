@@ -188,8 +188,8 @@ class DecodingJudge:
                 verdicts[name] = SKIPPED
                 continue
             found = self._judge(op, case, ids, prompt, want, got, whole, name)
-            if found is None:
-                verdicts[name] = AGREE
+            if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
+                verdicts[name] = AGREE if found is None else SKIPPED
                 continue
             cls, evidence, oracle_output, backend_output, first = found
             verdicts[name] = Verdict.differs(cls)
@@ -224,6 +224,17 @@ class DecodingJudge:
             return table
         return [table[i] if 0 <= i < len(table) else None for i in ids]
 
+    def _held(self, prompt_ids: list[int]) -> int:
+        """How many of the prompt's last bytes begin a character it leaves unfinished (a special
+        token last, written as its text, ends any character before it)."""
+        from tokparity.reference.decode import incomplete_tail
+        from tokparity.vocab.token_bytes import token_bytes
+
+        tail = b"".join(token_bytes(self.vocab, i) for i in prompt_ids[-4:])
+        if not prompt_ids or not token_bytes(self.vocab, prompt_ids[-1]):
+            return 0
+        return incomplete_tail(tail)
+
     def _specials(self) -> list[str]:
         """The texts of the vocabulary's special and control tokens (a decoder may drop them)."""
         if self._special_texts is None:
@@ -253,6 +264,8 @@ class DecodingJudge:
             return judge_decode(case.text if isinstance(case, Case) else "", str(want), str(got), unk, self._specials())
         if op == "stream":
             decoder = self.backends[self.decoder]
-            return judge_stream(decoder.decode, ids, prompt, str(whole), got, unk, self._specials())  # type: ignore[arg-type]
+            replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
+            return judge_stream(decoder.decode, ids, prompt, str(whole), got, unk, self._specials(),  # type: ignore[arg-type]
+                                self._held(ids[:prompt]), replaces_runs)
         lossy = self.backends[name].lossy_pieces or self.backends[self.decoder].lossy_pieces
         return judge_pieces(ids, want, got, lossy)  # type: ignore[arg-type]
