@@ -110,7 +110,7 @@ def test_a_streaming_engine_with_one_bug_is_named_and_its_twin_agrees(zoo, tmp_p
     if cls is None:
         assert stream.cases > 700 and stream.mismatches == 0
         return
-    assert stream.mismatches > 50 and set(stream.classes) == {cls}, stream.classes
+    assert stream.mismatches > 50 and stream.classes.get(cls, 0) >= 0.95 * stream.mismatches, stream.classes
     named = sum(1 for m in results.mismatches if m.backend == "eng" and m.cause == cause)
     assert named >= 0.95 * stream.mismatches, (named, stream.mismatches, stream.causes)
 

@@ -716,11 +716,13 @@ def body(payload: dict) -> str:
 PIECES_TIMEOUT = 120.0  # seconds for the table of every id's bytes (one request per model)
 
 
-def _piece_table(reply: dict, label: str) -> list[bytes | None]:
-    """A pieces reply's ``pieces``: hex bytes or null per id, checked."""
+def _piece_table(reply: dict, label: str, size: int) -> list[bytes | None]:
+    """A pieces reply's ``pieces``: hex bytes or null per id of a vocabulary of ``size`` ids, checked."""
     pieces = reply.get("pieces")
     if not isinstance(pieces, list):
         raise CaseFailure(f"{label}: the pieces reply has no list 'pieces': {json.dumps(reply)[:200]}")
+    if len(pieces) > size:  # (fewer: the ids past its end have no bytes)
+        raise CaseFailure(f"{label}: the pieces reply has {len(pieces):,} entries for a vocabulary of {size:,} ids")
     table: list[bytes | None] = []
     for i, hexed in enumerate(pieces):
         if hexed is None:
@@ -745,7 +747,6 @@ class ProtocolBackend(Backend):
             raise TokparityError(f"{engine.label}: the timeout must be a number of seconds above 0, not {timeout!r}")
         self._vocab: Vocab | None = None
         self._piece_table: list[bytes | None] | None = None
-        self._answered: set[str] = set()  # the optional ops the engine has answered
 
     @property
     def version(self) -> str:
@@ -821,27 +822,30 @@ class ProtocolBackend(Backend):
         """From the engine's table of every id's bytes (``{"op": "pieces"}``), asked once."""
         if self._piece_table is None:
             reply = self._op_call("pieces", {"op": "pieces"}, timeout=max(self.timeout, PIECES_TIMEOUT))
-            self._piece_table = _piece_table(reply, self.engine.label)
+            self._piece_table = _piece_table(reply, self.engine.label, len(self._tokens()))
         table = self._piece_table
         return [table[i] if 0 <= i < len(table) else None for i in ids]
 
     def _op_call(self, op: str, payload: dict, timeout: float | None = None) -> dict:
-        """``_call`` for an op an engine may not implement: an error before it has answered the op
-        once means it does not (NotImplementedError: the op is not tried); after, a failure."""
+        """``_call`` for an op an engine may not implement: an error reply with no ``status`` (or
+        ``"unsupported"``) means it does not answer this op here (NotImplementedError: not tried,
+        the case skipped for it); ``"skipped"`` that it has no answer for these ids; any other
+        status is a failure of the case. The same reply means the same whatever came before."""
         reply, _junk = self.engine.request(body(payload), timeout or self.timeout)
-        if reply.get("error") is not None and op not in self._answered:
+        if reply.get("error") is not None and reply.get("status") in (None, "unsupported"):
             raise NotImplementedError(f"{self.engine.label} does not answer {op!r}: {str(reply['error'])[:200]}")
-        reply = self._checked(reply)
-        self._answered.add(op)
-        return reply
+        return self._checked(reply)
 
     def pieces(self, ids: list[int]) -> list[str]:
         """The protocol has no pieces: they come from the model's vocabulary, read by tokparity."""
+        tokens = self._tokens()
+        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i} outside the vocabulary>" for i in ids]
+
+    def _tokens(self) -> list[str]:
         if self._vocab is None:
             from tokparity.vocab import load_vocab
             self._vocab = load_vocab(self.model.primary[1])
-        tokens = self._vocab.tokens
-        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i} outside the vocabulary>" for i in ids]
+        return self._vocab.tokens
 
     def close(self) -> None:
         self.engine.close()

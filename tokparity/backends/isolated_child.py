@@ -50,7 +50,7 @@ def handle(backend: Backend, req: dict) -> dict:
     except NotImplementedError as e:
         return {"error": str(e), "status": "unsupported"}
     except Exception as e:  # the backend's own error on this input: reported, the child lives on
-        return {"error": f"{type(e).__name__}: {e}"}
+        return {"error": f"{type(e).__name__}: {e}", "status": "error"}
 
 
 def serve(backend: Backend, requests, replies) -> None:

@@ -49,6 +49,10 @@ class RefBackend(Backend):
     def pieces(self, ids: list[int]) -> list[str]:
         return self.tokenizer.pieces(ids)
 
+    @property
+    def n_vocab(self) -> int:
+        return self.vocab.size
+
     def stream(self, ids: list[int], prompt: int) -> list[str]:
         return self.tokenizer.stream(ids, prompt, special=True)
 

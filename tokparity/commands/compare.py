@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
                                                        "they exist)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
-    p.add_argument("--ops", default="encode", metavar="OPS",
+    p.add_argument("--ops", metavar="OPS",
                    help="what each backend is asked, comma-joined: encode (a text's ids), decode (ids back to "
                         "text), stream (ids to text one at a time after a prompt, as a server streams), pieces "
                         "(each id's bytes); all for the four (default: encode). The ids decoded are the oracle's "
@@ -153,7 +153,7 @@ def compare_options(args: argparse.Namespace):
     from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                          ops=parse_ops(getattr(args, "ops", "encode")), diagnose=not getattr(args, "no_diagnose", False),
+                          ops=parse_ops(getattr(args, "ops", None) or "encode"), diagnose=not getattr(args, "no_diagnose", False),
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),

@@ -35,6 +35,9 @@ class DecodeVariant:
     does: str
     run: Callable[[RefTokenizer, list[int], int], list]  # the answers a decoder with this bug gives
     fix: str = ""
+    # The same way of decoding without the bug: a variant that answers what its twin does on these
+    # ids shows no bug here (Latin-1 and UTF-8 read ASCII alike), so it reproduces nothing.
+    twin: Callable[[RefTokenizer, list[int], int], list] | None = None
 
     def info(self) -> dict:
         """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
@@ -63,6 +66,20 @@ def _is_special(ref: RefTokenizer, i: int) -> bool:
 
 def _latin1(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
     return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:]))]
+
+
+def _joined(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    """The pieces' bytes joined and read as UTF-8, the bytes of a character the prompt began in
+    front: the twin of the variants that send each id's bytes at once."""
+    from tokparity.reference.decode import incomplete_tail
+
+    head = b"".join(_pieces(ref, ids[:prompt]))
+    held = head[len(head) - incomplete_tail(head):]
+    return [(held + b"".join(_pieces(ref, ids[prompt:]))).decode("utf-8", "replace")]
+
+
+def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    return [b"".join(_pieces(ref, ids)).decode("utf-8", "replace")]
 
 
 def _eager(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
@@ -210,10 +227,12 @@ def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
 VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", "stream", "turns each id's bytes into text as Latin-1, one character a "
                   "byte, and sends them at once", _latin1,
-                  fix='decode the bytes as UTF-8, holding back a character until its last byte'),
+                  fix='decode the bytes as UTF-8, holding back a character until its last byte',
+                  twin=_joined),
     DecodeVariant("stream.split-character-sent", "stream", "decodes each id's bytes alone and sends them at once: a "
                   "character split between ids is sent as U+FFFD", _eager,
-                  fix='hold back the bytes of an unfinished character until it is complete'),
+                  fix='hold back the bytes of an unfinished character until it is complete',
+                  twin=_joined),
     DecodeVariant("stream.prompt-dropped", "stream", "decodes the generated ids without the prompt, as if they "
                   "began the text: a character the prompt began loses its first bytes, and the first word its space "
                   "where the decoder drops a text's leading space or the streamer trims it", _prompt_dropped,
@@ -249,7 +268,8 @@ VARIANTS = (
                   _unfinished_end_dropped,
                   fix='flush the streaming UTF-8 decoder at the end of each decode (one decoder per call)'),
     DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip,
-                  fix="keep each piece's leading space (lstrip 0)"),
+                  fix="keep each piece's leading space (lstrip 0)",
+                  twin=_joined_all),
     DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "
                   "'<0x0A>' as written)", _raw_tokens,
                   fix='map each token to bytes as its decoder does: ▁ a space, <0xNN> its byte, GPT-2 characters '
@@ -280,6 +300,9 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement) -> Diagnosis:
             answers = variant.run(ref, ids, prompt)
         except Exception:  # a variant that cannot run on these ids reproduces nothing
             continue
+        if variant.twin is not None:  # (compared exactly: one U+FFFD per byte is the bug of some)
+            twins = variant.twin(ref, ids, prompt)
+            answers = [a for a in answers if a not in twins]
         if got in answers and _spelt(got) not in right:
             found.append(variant.name)
     if not found:

@@ -156,6 +156,11 @@ def expected_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: 
     return list(dict.fromkeys(whole[len(h):] for h in heads if whole.startswith(h)))
 
 
+def _breaks(text: str) -> int:
+    """How many broken sequences ``text`` shows: runs of U+FFFD (one per byte or one per sequence alike)."""
+    return len(re.findall("\ufffd+", text))
+
+
 def _unsent(want: str) -> list[str]:
     """``want``, and ``want`` without one, two or three U+FFFD at its end (bytes the ids leave unfinished, held back)."""
     trailing = len(want) - len(want.rstrip("\ufffd"))
@@ -189,7 +194,11 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
     if want is not None and any(same_but_cleanup(sent, w) for w in _unsent(want)):
         return ("stream-cleanup", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
                                   f"{want[:80]!r}: {CLEANUP_WHY}", [want], deltas, 0)
-    prompt_text = decode(ids[:prompt]) if prompt else ""
+    try:
+        prompt_text = decode(ids[:prompt]) if prompt else ""
+    except Exception as e:  # the decoder fails on the prompt's ids alone: what the stream owes is not known
+        return ("crash", f"stream failed on the decoder's side: its text of the prompt's ids: {type(e).__name__}: {e}",
+                [], deltas, 0)
     head = prompt_text.rstrip("\ufffd") if held else prompt_text
     extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
                   if len(sent) > len(w) and sent.endswith(w)), "")
@@ -197,7 +206,7 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
                 [want or ""], deltas, 0)
     bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
-    if bad is not None and sent.count("\ufffd") > (want if want is not None else whole).count("\ufffd"):
+    if bad is not None and _breaks(sent) > _breaks(want if want is not None else whole):
         return ("stream-replacement", f"delta {bad} holds U+FFFD ({deltas[bad]!r}), more than the whole text has: a "
                 "character split between ids was sent before it was complete", [want or whole], deltas, bad)
     if want is None:  # the whole text does not begin with the prompt's (clean-up joined them): judge all of it
@@ -251,17 +260,23 @@ def _repeats(sent: str, want: str) -> bool:
                for i in range(len(want) + 1))
 
 
-def judge_pieces(ids: list[int], want: list[bytes | None], got: list[bytes | None], lossy: bool) -> Found | None:
-    """The pieces op: each id's bytes as a backend gives them against the decoder's (``lossy``: one
-    side gives text, not bytes, so both are compared as the UTF-8 text they read as)."""
+def judge_pieces(ids: list[int], want: list[bytes | None], got: list[bytes | None], decoder_lossy: bool,
+                 backend_lossy: bool) -> Found | None:
+    """The pieces op: each id's bytes as a backend gives them against the decoder's. A side that
+    gives text, not bytes (``*_lossy``), shows a token that is part of a character as U+FFFD:
+    such an id is compared as the text both read as, every other id byte for byte."""
     def as_shown(b: bytes | None) -> bytes | None:
-        return b.decode("utf-8", "replace").encode("utf-8") if lossy and b is not None else b
+        return b.decode("utf-8", "replace").encode("utf-8") if b is not None else b
 
-    differ = [k for k, (a, b) in enumerate(zip(want, got)) if as_shown(a) != as_shown(b)]
-    if differ:
-        k = differ[0]
-        shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differ[:PIECES_SHOWN])
-        return ("piece-bytes", f"{len(differ)} of {len(ids)} ids stand for other bytes (decoder vs backend): {shown}",
+    def differ(a: bytes | None, b: bytes | None) -> bool:
+        lossy = backend_lossy or (decoder_lossy and a is not None and b"\xef\xbf\xbd" in a)
+        return as_shown(a) != as_shown(b) if lossy else a != b
+
+    differing = [k for k, (a, b) in enumerate(zip(want, got)) if differ(a, b)]
+    if differing:
+        k = differing[0]
+        shown = ", ".join(f"id {ids[j]} {want[j]!r} vs {got[j]!r}" for j in differing[:PIECES_SHOWN])
+        return ("piece-bytes", f"{len(differing)} of {len(ids)} ids stand for other bytes (decoder vs backend): {shown}",
                 [_hex(b) for b in want], [_hex(b) for b in got], k)
     return None
 

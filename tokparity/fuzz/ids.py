@@ -177,7 +177,7 @@ def _shrink(run: ModelRun, case: IdCase, first: Judgement, key: str) -> tuple[Id
             k += 1
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
-        record = run.decoding.records(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
+        record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
         same = next((m for m in record.mismatches if m.backend == first.backend
                      and _key(run, m.judgement) == key), None)
         if same is None:

@@ -247,7 +247,7 @@ class ModelRun:
         for op in self.options.decoding_ops:
             # (no ids to decode, or too few to stream: a record of no verdicts, so the case is counted done)
             judged = bool(ids) if op != "stream" else len(ids) > STREAM_PROMPT
-            out.append(self.decoding.records(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys))
+            out.append(self.decoding.record(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys))
         if "encode" not in self.options.ops and out:  # the oracle chain encoded the text: its time counted too
             for name, answer in answers.items():
                 out[0].seconds[name] = out[0].seconds.get(name, 0.0) + answer.seconds
@@ -256,7 +256,7 @@ class ModelRun:
     def id_records(self, n: int, case: IdCase) -> list[CaseRecord]:
         """An id sequence's record for each decoding op the run asks."""
         assert self.decoding is not None
-        return [self.decoding.records(op, n, case, list(case.ids), case.prompt, self.decoding.decoder,
+        return [self.decoding.record(op, n, case, list(case.ids), case.prompt, self.decoding.decoder,
                                       (f"corpus={ID_CORPUS}",)) for op in self.options.decoding_ops]
 
     def judged(self, cases: Iterable[tuple[int, Case]]) -> Iterator[CaseRecord]:

@@ -10,7 +10,7 @@ from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord
 from tokparity.run.journal import Journal
 from tokparity.run.journal.interrupt import holding_ctrl_c
-from tokparity.run.journal.resume import DoneSet
+from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.judge import too_long_message
 from tokparity.run.messages import Started
 from tokparity.run.options import CompareOptions
@@ -55,8 +55,8 @@ class ModelLedger:
         counts them from the journal as soon as it exists."""
         journal = options.services.journal
         if journal is not None and journal.resumed:  # (a new journal holds none of them)
-            for record in journal.records(self.model.name, self.index):
-                self.done.add(record.n)
+            for case in whole_cases(journal.records(self.model.name, self.index), options.ops):
+                self.done.add(case[0].n)
         self.done_read = True
 
     def start(self, started: Started, options: CompareOptions) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case
-from tokparity.diff.decode import judge_decode, judge_pieces, judge_stream
+from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.vocab import Vocab
@@ -144,6 +144,25 @@ def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
 # --- judging ---------------------------------------------------------------------------------------
 
 
+MAX_OUTPUTS, MAX_OUTPUT_CHARS = 1000, 100_000  # of an answer kept in a mismatch (a hostile engine's million deltas)
+
+
+def _capped(outputs: list[str]) -> list[str]:
+    kept, size = [], 0
+    for out in outputs[:MAX_OUTPUTS]:
+        if size + len(out) > MAX_OUTPUT_CHARS:
+            kept.append(out[:MAX_OUTPUT_CHARS - size])
+            break
+        kept.append(out)
+        size += len(out)
+    return kept
+
+
+def _skipped(answer: object) -> bool:
+    """An answer that says there is none here (an engine's ``"status": "skipped"``)."""
+    return isinstance(answer, CaseFailure) and answer.status == "skipped"
+
+
 def _ask(call) -> object:
     """A backend's answer: its value, None (it does not have the op), or the CaseFailure it raised."""
     try:
@@ -168,26 +187,29 @@ class DecodingJudge:
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
     _special_texts: list[str] | None = None
 
-    def records(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
-                keys: tuple[str, ...]) -> CaseRecord:
+    def record(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
+               keys: tuple[str, ...]) -> CaseRecord:
         """The record of ``op`` on ``ids`` (``case``'s: its text's ids as the oracle gave them, or
-        an id sequence): a verdict per backend that has the op."""
+        an id sequence): a verdict per backend that has the op. Skipped: a backend without the op
+        (or that says it has no answer here), or every backend where the decoder has none: there
+        is nothing to judge against."""
         judgements: list[Judgement] = []
         verdicts: dict[str, Verdict] = {}
         corpus = case.corpus if isinstance(case, Case) else ID_CORPUS
         if not ids:  # nothing to decode (the oracle failed on the text, or gave no ids)
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op)
         seconds: dict[str, float] = {}  # each backend's own time on this op (the run's timing)
-        want = self._timed(seconds, self.decoder, lambda: self._answer(op, self.decoder, ids, prompt))
-        whole = self._timed(seconds, self.decoder, lambda: _ask(lambda: self.backends[self.decoder].decode(ids))) \
-            if op == "stream" else None
+        decoder = self.backends[self.decoder]
+        # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
+        want = self._timed(seconds, self.decoder, lambda: _ask(lambda: decoder.decode(ids)) if op != "pieces"
+                           else self._answer(op, self.decoder, ids, prompt))
         for name in self.compared.get(op, []):
-            got = want if name == self.decoder and op != "stream" else \
+            got = want if name == self.decoder and op == "decode" else \
                 self._timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
-            if got is None:  # the backend does not have the op: not tried (counted as skipped)
+            if want is None or got is None or _skipped(want) or _skipped(got):
                 verdicts[name] = SKIPPED
                 continue
-            found = self._judge(op, case, ids, prompt, want, got, whole, name)
+            found = self._judge(op, ids, prompt, case, want, got, name)
             if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
                 verdicts[name] = AGREE if found is None else SKIPPED
                 continue
@@ -198,10 +220,10 @@ class DecodingJudge:
             tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {}) | \
                 ({"prompt": prompt} if op == "stream" else {})
             judgements.append(Judgement(
-                model=self.model, corpus=case.corpus if isinstance(case, Case) else ID_CORPUS, case_id=case.id,
-                tags=tags, oracle=self.decoder, backend=name, cls=cls, evidence=evidence, stage=op,
-                first_diff=first, text=text, oracle_ids=list(ids), backend_ids=list(ids), oracle_pieces=pieces,
-                backend_pieces=pieces, op=op, oracle_output=oracle_output, backend_output=backend_output))
+                model=self.model, corpus=corpus, case_id=case.id, tags=tags, oracle=self.decoder, backend=name,
+                cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),
+                backend_ids=list(ids), oracle_pieces=pieces, backend_pieces=pieces, op=op,
+                oracle_output=_capped(oracle_output), backend_output=_capped(backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
 
@@ -249,15 +271,14 @@ class DecodingJudge:
             self._tables[name] = _ask(lambda: backend.piece_bytes(list(range(self.vocab.size))))  # type: ignore[assignment]
         return self._tables[name]
 
-    def _judge(self, op: str, case: Case | IdCase, ids: list[int], prompt: int, want: object, got: object,
-               whole: object, name: str) -> tuple[str, str, list[str], list[str], int] | None:
-        """None when ``got`` is right; else (class, evidence, oracle's output, backend's, first index)."""
-        for side, answer in ((f"the decoder {self.decoder}", want if op != "stream" else whole), (name, got)):
+    def _judge(self, op: str, ids: list[int], prompt: int, case: Case | IdCase, want: object, got: object,
+               name: str) -> Found | None:
+        """None when ``got`` is right; else (class, evidence, the decoder's output, the backend's, first index).
+        A failure of the decoder is every backend's case of that failure, as when encoding."""
+        for side, answer in ((f"the decoder {self.decoder}", want), (name, got)):
             if isinstance(answer, CaseFailure):
                 cls = answer.status if answer.status in ("crash", "timeout") else "crash"
                 return cls, f"{op} failed on {side}'s side: {answer.detail or answer.status}", [], [], 0
-            if answer is None and side != name:
-                return None  # the decoder has no such op: nothing to judge against
         unk_id = self.vocab.special_ids.get("unk")
         unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
         if op == "decode":
@@ -265,7 +286,7 @@ class DecodingJudge:
         if op == "stream":
             decoder = self.backends[self.decoder]
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
-            return judge_stream(decoder.decode, ids, prompt, str(whole), got, unk, self._specials(),  # type: ignore[arg-type]
+            return judge_stream(decoder.decode, ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 self._held(ids[:prompt]), replaces_runs)
-        lossy = self.backends[name].lossy_pieces or self.backends[self.decoder].lossy_pieces
-        return judge_pieces(ids, want, got, lossy)  # type: ignore[arg-type]
+        return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
+                            self.backends[name].lossy_pieces)

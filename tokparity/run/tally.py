@@ -22,7 +22,7 @@ from tokparity.records import CaseRecord, Decision, Judgement, Mismatch
 from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.format import BadJournal
-from tokparity.run.journal.resume import DoneSet
+from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.ops import DECODER_WHY, decoder_of, op_compared
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
@@ -118,12 +118,13 @@ class Tally:
         """Count the cases ``journal`` holds of this model (``slot``: its place on the command line)
         as they were counted when judged (``--resume``), and say how many; the positions counted."""
         done = DoneSet()
-        for record in journal.records(self.model.name, slot):
-            try:
-                self.apply(record)
-            except BadJournal as e:  # a verdict of a backend this run does not compare
-                raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
-            done.add(record.n)
+        for case in whole_cases(journal.records(self.model.name, slot), self.options.ops):
+            for record in case:
+                try:
+                    self.apply(record)
+                except BadJournal as e:  # a verdict of a backend this run does not compare
+                    raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
+            done.add(case[0].n)
         if len(done):
             self.options.say(f"{self.model.name}: {len(done)} cases from {journal.path}, running the rest")
         return done

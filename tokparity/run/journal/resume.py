@@ -8,9 +8,14 @@ import argparse
 import glob
 import hashlib
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokparity.errors import TokparityError
+
+if TYPE_CHECKING:
+    from tokparity.records import CaseRecord
 
 
 def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
@@ -110,3 +115,25 @@ def take_args(args: argparse.Namespace, header: dict, folder: str, command: str,
                                  f"{given!r}; resume without it, or start a new run in another folder")
         setattr(args, key, value)
     args.out = folder
+
+
+def whole_cases(records: Iterable[CaseRecord], ops: tuple[str, ...]) -> Iterator[list[CaseRecord]]:
+    """A journal's records a case at a time (a case's records, one per op, are written together and
+    in case order), only the cases whose every op is there: the last case of a run killed in the
+    middle of a write may lack some, and is run again whole."""
+    group: list[CaseRecord] = []
+    for record in records:
+        if group and record.n != group[0].n:
+            if _whole(group, ops):
+                yield group
+            group = []
+        group.append(record)
+    if group and _whole(group, ops):
+        yield group
+
+
+def _whole(group: list[CaseRecord], ops: tuple[str, ...]) -> bool:
+    if any(r.too_long for r in group):
+        return True
+    needed = set(ops) - ({"encode"} if group[0].corpus == "ids" else set())  # (id sequences are not encoded)
+    return needed <= {r.op for r in group}
