@@ -232,3 +232,75 @@ def test_two_jobs_give_the_reports_of_one(zoo, tmp_path):
                 sorted(str(m.row()) for m in results.mismatches))
 
     assert shown(one) == shown(two) and len(one.runs) == 10  # (llama.cpp judged for encode beside golden ids)
+
+
+HOSTILE = Path(__file__).parent.parent / "engines" / "ops_hostile.py"
+
+
+def hostile_run(tmp_path, mode: str, ops=("decode", "stream", "pieces")):
+    spec = f"cmd:{sys.executable} {HOSTILE} llama-spm {mode}"
+    results = run_compare(["llama-spm"], [corpus(tmp_path, TEXTS), "ids"], ["ref", f"eng={spec}"],
+                          CompareOptions(ops=ops))
+    return {r.op: r for r in results.runs if r.backend == "eng"}, results
+
+
+def test_an_engine_without_the_ops_is_not_tried_and_one_that_fails_is_a_crash(zoo, tmp_path):
+    """An error with no status: the engine has no such op, every case skipped for it (not a pass,
+    not a failure); ``"status": "error"``: a failure of each case; ``"status": "skipped"``: no
+    answer for that case. The same reply means the same on every request."""
+    zoo("llama-spm")
+    by, _ = hostile_run(tmp_path, "no-ops")
+    assert all(by[op].cases == 0 and by[op].skipped > 20 for op in ("decode", "stream", "pieces"))
+    by, _ = hostile_run(tmp_path, "stream-error", ("stream",))
+    assert by["stream"].classes == {"crash": by["stream"].cases} and by["stream"].cases > 20
+    by, _ = hostile_run(tmp_path, "skip-leading", ("stream",))
+    assert by["stream"].skipped == 1 and by["stream"].mismatches == 0
+
+
+def test_a_pieces_table_longer_than_the_vocabulary_is_refused(zoo, tmp_path):
+    zoo("llama-spm")
+    by, results = hostile_run(tmp_path, "long-table", ("pieces",))
+    assert set(by["pieces"].classes) == {"crash"}
+    assert "entries for a vocabulary of 32,000 ids" in next(m.evidence for m in results.mismatches)
+
+
+def test_a_decoder_without_the_op_skips_every_backend(zoo, tmp_path):
+    """rwkv-world's decoder (the rwkv package) gives no bytes per id: the pieces op is not judged
+    for anyone (skipped), rather than passed against nothing."""
+    zoo("rwkv-world")
+    results = run_compare(["rwkv-world"], [corpus(tmp_path, TEXTS)], ["ref", "llama.cpp"],
+                          CompareOptions(ops=("pieces",)))
+    runs_ = [r for r in results.runs if r.op == "pieces"]
+    assert runs_ and all(r.cases == 0 and r.skipped == len(TEXTS) for r in runs_), [(r.backend, r.cases) for r in runs_]
+
+
+def test_lossy_pieces_still_compare_whole_characters_byte_for_byte(tmp_path):
+    """tokenizers gives a token's text, not its bytes: a token that is part of a character is
+    compared as the text both read as, every other one byte for byte."""
+    from tokparity.diff.decode import judge_pieces
+
+    assert judge_pieces([1, 2], [b"\xef\xbf\xbd", b" a"], [b"\xa9", b" a"], True, False) is None
+    assert judge_pieces([1, 2], [b"\xef\xbf\xbd", b" a"], [b"\xa9", b" b"], True, False)[0] == "piece-bytes"
+
+
+def test_a_run_with_ops_resumes_whole_cases(zoo, tmp_path):
+    """A journal whose last line was cut by a kill: that case runs again with every op, and the
+    resumed run's counts are those of an uninterrupted one."""
+    from tokparity.cli import main
+
+    zoo("llama-spm")
+    texts = corpus(tmp_path, TEXTS)
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    for out in (whole, cut):
+        assert main(["compare", "llama-spm", "-c", texts, "-b", "ref", "--ops", "encode,decode,stream", "-o", str(out),
+                     "-q"]) in (0, 1)
+    journal = cut / "cases.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:20])  # the last case's stream line, cut
+    assert main(["compare", "--resume", str(cut), "-q"]) in (0, 1)
+
+    def counts(out):
+        runs_ = json.loads((out / "summary.json").read_text("utf-8"))["runs"]
+        return sorted((r["backend"], r["op"], r["cases"], r["mismatches"]) for r in runs_)
+
+    assert counts(cut) == counts(whole)

@@ -17,7 +17,7 @@ so adding an implementation means writing one small class and registering its na
     pre_tokenize(text) -> list[str]   optional: the pre-tokenizer's split
 
 A backend that cannot offer an optional stage or op raises ``NotImplementedError`` (``supports()``
-tells without calling; the report then says the op was not tried for it). A failure on one case raises a ``CaseFailure``; the runner records it
+tells without calling; a decoding op it lacks is not tried: its cases count as skipped for it). A failure on one case raises a ``CaseFailure``; the runner records it
 with its ``status`` and goes on with the next case:
 
     BackendCrash    the engine died (a child process killed by a signal, a broken pipe)  -> crash

@@ -266,8 +266,14 @@ class HFBackend(TokenizersBackend):
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         if self.auto is None:
             return super().piece_bytes(ids)
-        with panics_as_crashes("decode"):
-            return [self.auto.decode([i], skip_special_tokens=False).encode("utf-8", "surrogatepass") for i in ids]
+        with panics_as_crashes("decode"):  # (what an id adds after the token of "a", as the tokenizers path reads it)
+            anchor = list(self.auto.encode("a", add_special_tokens=False))[-1:]
+            head = self.auto.decode(anchor, skip_special_tokens=False)
+            out: list[bytes | None] = []
+            for i in ids:
+                text = self.auto.decode(anchor + [i], skip_special_tokens=False)
+                out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
+            return out
 
     def supports(self, stage: str) -> bool:
         return self.tok is not None and super().supports(stage)

@@ -41,7 +41,11 @@ class DecodeVariant:
 
     def info(self) -> dict:
         """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
-        return {"classes": [], "stage": self.op, "fix": self.fix, "spec": SPEC}
+        return info(self.op, self.fix)
+
+
+def info(op: str, fix: str) -> dict:
+    return {"classes": [], "stage": op, "fix": fix, "spec": SPEC}
 
 
 SPEC = "tokparity/reference/decode.py (decode, stream_deltas, piece_stream, piece_bytes)"
@@ -282,6 +286,12 @@ VARIANTS = (
                   fix='take what an id adds after another token, not the id decoded alone'),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
+# Decoding causes that a reviewed known divergence names and no variant reproduces (a library's
+# spelling of a text): name -> (op, fix).
+REVIEWED = {
+    "decode.bytes": ("decode", "spell each token as the decoder does (the unknown token, bytes that are not UTF-8)"),
+    "decode.prefix-strip": ("decode", "strip the leading spaces the decoder strips, and only those"),
+}
 
 
 def diagnose_decoding(ref: RefTokenizer, j: Judgement) -> Diagnosis:

@@ -20,9 +20,11 @@ def cause_info(name: str) -> dict:
     if name.startswith("pretokenizer."):
         return table["pretokenizer"]
     if name.split(".")[0] in ("decode", "stream", "pieces"):  # the decoding ops' (tokparity.diagnose.decoding)
-        from tokparity.diagnose.decoding import BY_NAME
+        from tokparity.diagnose.decoding import BY_NAME, REVIEWED, info
         if name in BY_NAME:
             return BY_NAME[name].info()
+        if name in REVIEWED:
+            return info(*REVIEWED[name])
     return {"classes": [], "stage": "unknown", "fix": "", "spec": ""}
 
 

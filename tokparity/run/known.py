@@ -11,7 +11,8 @@ A known-divergence file is TOML, a list of entries:
     evidence = 'unk_surface'                 # optional: a regex the classifier's evidence must contain
     case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
     ops = ["decode"]                         # optional: the ops it is about (tokparity.run.ops; default
-                                             # encode, or decode for an entry of decode-* classes only)
+                                             # encode, or the op its classes belong to: decode-*, stream-*,
+                                             # piece-bytes)
     cause = "space.dummy-prefix"             # optional: the reviewed root cause, for the cases whose
                                              # cause no variant reproduces (a crash, a dropped text)
     reason = "why the two sides differ"
@@ -196,7 +197,10 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
 
 def _ops(raw: dict, source: str) -> tuple[str, ...]:
     from tokparity.run.ops import OPS
-    default = ["decode"] if set(raw["classes"]) and set(raw["classes"]) <= DECODE_CLASSES else ["encode"]
+    classes = set(raw["classes"])
+    default = ["decode"] if classes and classes <= DECODE_CLASSES else \
+        ["stream"] if classes and all(c.startswith("stream-") for c in classes) else \
+        ["pieces"] if classes == {"piece-bytes"} else ["encode"]
     ops = raw.get("ops", default)
     unknown = [op for op in ops if op not in OPS]
     if unknown or not ops:
@@ -226,8 +230,9 @@ def _check_types(raw: dict, n: int, source: str) -> None:
 
 
 def _is_cause(name: str) -> bool:
+    from tokparity.diagnose.decoding import BY_NAME, REVIEWED
     from tokparity.diagnose.info import cause_info
-    return bool(cause_info(name)["classes"]) or name.split(".")[0] in ("decode", "stream", "pieces")
+    return bool(cause_info(name)["classes"]) or name in BY_NAME or name in REVIEWED
 
 
 def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:
