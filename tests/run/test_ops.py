@@ -304,3 +304,22 @@ def test_a_run_with_ops_resumes_whole_cases(zoo, tmp_path):
         return sorted((r["backend"], r["op"], r["cases"], r["mismatches"]) for r in runs_)
 
     assert counts(cut) == counts(whole)
+
+
+@pytest.mark.parametrize("model", ["llama-bpe", "lenml-llama2"])
+def test_fuzzing_streams_finds_decodestream_and_leaves_the_reference_clean(zoo, tmp_path, model):
+    """fuzz --ops stream, 8 s: tokenizers' DecodeStream sending prompt text again is found and
+    shrunk to a few ids (its cause named); the reference's stream shows nothing but the
+    libraries' reviewed conventions."""
+    from tokparity.fuzz.ids import run_id_fuzz
+    from tokparity.run.known import load_known
+    from tokparity.run.options import Services
+
+    zoo(model)
+    options = CompareOptions(ops=("stream",), services=Services(known=load_known()))
+    results, findings, cases = run_id_fuzz(model, ["hf", "ref"], options, 8.0, 0)
+    assert cases > 100
+    ref_runs = [r for r in results.runs if r.backend == "ref"]
+    assert ref_runs and all(r.unexplained == 0 for r in ref_runs), [r.classes for r in ref_runs]
+    resent = [f for f in findings if f.backend == "hf" and f.mismatch.cause == "stream.prompt-resent"]
+    assert resent and len(resent[0].case.ids) <= 6 < len(resent[0].original.ids) + 6

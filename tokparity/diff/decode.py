@@ -205,6 +205,10 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
     if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
         return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
                 [want or ""], deltas, 0)
+    if replaces_runs and any(_complete_where_replaced(sent, w) for w in _unsent(want if want is not None else whole)):
+        return ("stream-text", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
+                               f"{(want if want is not None else whole)[:80]!r}: {REPLACED_RUN_WHY}",
+                [want if want is not None else whole], deltas, 0)
     bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
     if bad is not None and _breaks(sent) > _breaks(want if want is not None else whole):
         return ("stream-replacement", f"delta {bad} holds U+FFFD ({deltas[bad]!r}), more than the whole text has: a "
@@ -228,8 +232,6 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
             break
     if len(sent) > len(want) and _repeats(sent, want):
         cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
-    elif replaces_runs and any(_complete_where_replaced(sent, w) for w in _unsent(want)):
-        cls, why = "stream-text", REPLACED_RUN_WHY
     else:
         cls, why = "stream-text", _as_decode(want, sent, unk, specials) or \
             f"delta {at} ({deltas[at]!r}) departs from the whole text"

@@ -131,14 +131,15 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
             case = source.next()
             for record in run.id_records(n, case):
                 run.tally.apply(record)
-                for m in record.mismatches:
-                    key = _key(run, m.judgement)
+                for judged in record.mismatches:
+                    m = _decided(run, judged.judgement)
+                    key = _key(m)
                     found = findings.get((m.backend, key))
                     if found is not None:
                         found.count += 1
                         continue
                     shrink_started = time.perf_counter()
-                    shrunk, last = _shrink(run, case, m.judgement, key)
+                    shrunk, last = _shrink(run, case, m, key)
                     findings[(m.backend, key)] = IdFinding(m.backend, key, shrunk, last, case, 1,
                                                            shrink_started - started,
                                                            time.perf_counter() - shrink_started)
@@ -156,18 +157,21 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     return results, listed, n
 
 
-def _key(run: ModelRun, j: Judgement) -> str:
+def _decided(run: ModelRun, j: Judgement) -> Mismatch:
+    """The mismatch as a compare run decides it (its cause, its known divergence)."""
+    diagnosis = run.diagnosis.diagnose_one(j)
+    return Mismatch(j, decide(j, diagnosis, None, run.options.services.known), diagnosis)
+
+
+def _key(m: Mismatch) -> str:
     """What a compare run would count the mismatch under: its known divergence, its cause, or its class."""
-    decision = decide(j, run.diagnosis.diagnose_one(j), None, run.options.services.known)
-    if decision.known:
-        return KNOWN + decision.known
-    return decision.cause or UNEXPLAINED + decision.cls
+    return KNOWN + m.known if m.known else m.cause or UNEXPLAINED + m.cls
 
 
-def _shrink(run: ModelRun, case: IdCase, first: Judgement, key: str) -> tuple[IdCase, Mismatch]:
+def _shrink(run: ModelRun, case: IdCase, first: Mismatch, key: str) -> tuple[IdCase, Mismatch]:
     """``case`` with ids taken out while ``first``'s backend still differs under ``key``."""
     assert run.decoding is not None
-    best, best_m = case, Mismatch(first, decide(first, run.diagnosis.diagnose_one(first), None, None))
+    best, best_m = case, first
     until = time.perf_counter() + SHRINK_SECONDS
     k = 0
     while k < len(best.ids) and time.perf_counter() < until:
@@ -178,8 +182,8 @@ def _shrink(run: ModelRun, case: IdCase, first: Judgement, key: str) -> tuple[Id
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
         record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
-        same = next((m for m in record.mismatches if m.backend == first.backend
-                     and _key(run, m.judgement) == key), None)
+        same = next((d for d in (_decided(run, m.judgement) for m in record.mismatches if m.backend == first.backend)
+                     if _key(d) == key), None)
         if same is None:
             k += 1
             continue
