@@ -118,6 +118,9 @@ def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int) -> li
 
 
 def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+    raw = b"".join(_pieces(ref, ids)).decode("utf-8", "replace")
+    if cleaned(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
+        return []
     answers = []
     for by_words in (False, True):  # (sending all that is new, or up to its last space as TextStreamer does)
         cache: list[int] = []
