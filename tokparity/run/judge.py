@@ -244,13 +244,14 @@ class ModelRun:
             return out
         oracle_name = next((name for name in self.chain if answers[name].status == "ok"), self.chain[0])
         ids, keys = answers[oracle_name].ids, tuple(tally_keys(case))
+        # (the oracle chain encoded the text: in a run that judges no encoding its time is counted with the first op)
+        spent = {name: answer.seconds for name, answer in answers.items()} if "encode" not in self.options.ops else {}
         for op in self.options.decoding_ops:
             # (no ids to decode, or too few to stream: a record of no verdicts, so the case is counted done)
             judged = bool(ids) if op != "stream" else len(ids) > STREAM_PROMPT
-            out.append(self.decoding.record(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys))
-        if "encode" not in self.options.ops and out:  # the oracle chain encoded the text: its time counted too
-            for name, answer in answers.items():
-                out[0].seconds[name] = out[0].seconds.get(name, 0.0) + answer.seconds
+            out.append(self.decoding.record(op, n, case, ids if judged else [], STREAM_PROMPT, oracle_name, keys,
+                                            spent))
+            spent = {}
         return out
 
     def id_records(self, n: int, case: IdCase) -> list[CaseRecord]:

@@ -188,17 +188,18 @@ class DecodingJudge:
     _special_texts: list[str] | None = None
 
     def record(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
-               keys: tuple[str, ...]) -> CaseRecord:
+               keys: tuple[str, ...], spent: dict[str, float] | None = None) -> CaseRecord:
         """The record of ``op`` on ``ids`` (``case``'s: its text's ids as the oracle gave them, or
         an id sequence): a verdict per backend that has the op. Skipped: a backend without the op
         (or that says it has no answer here), or every backend where the decoder has none: there
-        is nothing to judge against."""
+        is nothing to judge against. ``spent``: seconds the backends spent on this case already
+        (the oracle chain's encoding of its text, in a run that judges no encoding), counted here."""
         judgements: list[Judgement] = []
         verdicts: dict[str, Verdict] = {}
         corpus = case.corpus if isinstance(case, Case) else ID_CORPUS
+        seconds: dict[str, float] = dict(spent or {})  # each backend's own time on this op (the run's timing)
         if not ids:  # nothing to decode (the oracle failed on the text, or gave no ids)
-            return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op)
-        seconds: dict[str, float] = {}  # each backend's own time on this op (the run's timing)
+            return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
         want = self._timed(seconds, self.decoder, lambda: _ask(lambda: decoder.decode(ids)) if op != "pieces"
