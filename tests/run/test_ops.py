@@ -323,3 +323,31 @@ def test_fuzzing_streams_finds_decodestream_and_leaves_the_reference_clean(zoo, 
     assert ref_runs and all(r.unexplained == 0 for r in ref_runs), [r.classes for r in ref_runs]
     resent = [f for f in findings if f.backend == "hf" and f.mismatch.cause == "stream.prompt-resent"]
     assert resent and len(resent[0].case.ids) <= 6 < len(resent[0].original.ids) + 6
+
+
+def test_transformers_text_streamer_drops_the_first_space(zoo):
+    """transformers' own TextStreamer (PyPI, generation/streamers.py; the hf backend's stream with
+    the transformers loader), checked by hand: ``put()`` returns on the prompt without caching it,
+    so the first generated token is decoded as if it began the text, and Llama 2's Metaspace decoder
+    drops its space: 'Hello world' after the prompt 'Hello' streams 'world'. The judge classes it
+    and the diagnosis names it as for transformers.js."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.diagnose.decoding import diagnose_decoding
+    from tokparity.diff.decode import judge_stream
+    from tokparity.records import Judgement
+    from tokparity.reference import RefTokenizer
+    from tokparity.vocab import load_vocab
+    from tokparity.zoo import resolve_model
+
+    zoo("lenml-llama2")
+    model = resolve_model("lenml-llama2")
+    streamer = make_backend("hf", model, loader="transformers", isolate=False)
+    ids = streamer.encode("Hello world")
+    deltas = streamer.stream(ids, 1)
+    assert deltas == ["world"] and streamer.decode(ids) == "Hello world"
+    cls, evidence, want, got, _ = judge_stream(streamer.decode, ids, 1, "Hello world", deltas)
+    assert cls == "stream-text" and want == [" world"]
+    j = Judgement("lenml-llama2", "t", "t", {"prompt": 1}, "hf", "tf", cls, evidence, "stream", 0, "Hello world",
+                  ids, ids, [], [], op="stream", oracle_output=want, backend_output=got)
+    reference = RefTokenizer(load_vocab(model.primary[1]))
+    assert diagnose_decoding(reference, j).cause in ("stream.prompt-dropped", "stream.restart-after-newline")
