@@ -5,7 +5,7 @@
     no-ops          answers encode only: decode, stream and pieces get an error with no status
     stream-error    stream answers {"error", "status": "error"} on every request (a failure, not "no op")
     skip-leading    stream answers "status": "skipped" for a text that starts with a space
-    long-table      pieces answers one entry more than the vocabulary has
+    long-table      pieces answers three times as many entries as the vocabulary has
     ahead           stream sends the whole text in the first delta (for information: not judged)
 """
 
@@ -40,7 +40,7 @@ def main() -> int:
             reply["deltas"] = ["".join(deltas)] + [""] * (len(deltas) - 1) if mode == "ahead" else deltas
         elif op == "pieces":
             table = ref.piece_bytes(list(range(ref.vocab.size)))
-            reply["pieces"] = [b.hex() for b in table] + (["00"] if mode == "long-table" else [])
+            reply["pieces"] = [b.hex() for b in table] * (3 if mode == "long-table" else 1)
         print(json.dumps(reply), flush=True)
     return 0
 

@@ -257,7 +257,7 @@ def test_an_engine_without_the_ops_is_not_tried_and_one_that_fails_is_a_crash(zo
     assert by["stream"].skipped == 1 and by["stream"].mismatches == 0
 
 
-def test_a_pieces_table_longer_than_the_vocabulary_is_refused(zoo, tmp_path):
+def test_a_pieces_table_far_longer_than_the_vocabulary_is_refused(zoo, tmp_path):
     zoo("llama-spm")
     by, results = hostile_run(tmp_path, "long-table", ("pieces",))
     assert set(by["pieces"].classes) == {"crash"}

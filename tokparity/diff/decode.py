@@ -175,11 +175,13 @@ def _sent_all(sent: str, want: str) -> bool:
 
 def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
                  deltas: list[str], unk: str | None = None, specials: Sequence[str] = (), held: int = 0,
-                 replaces_runs: bool = False) -> Found | None:
+                 exact: str | None = None) -> Found | None:
     """The stream op: a backend's ``deltas`` for ``ids`` after ``prompt`` of them, against the
     decoder's whole text ``whole`` of them (``decode``: the decoder's, for the prompt's text;
-    ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``; ``replaces_runs``:
-    the decoder replaces a run of byte tokens whole when one byte is bad, tokenizers' ByteFallback)."""
+    ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``). ``exact``, given
+    where the decoder replaces a run of byte tokens whole when one byte is bad (tokenizers'
+    ByteFallback): the generated ids' bytes as they read, which a stream that sent them is excused
+    for (the decoder took back characters no stream can)."""
     if len(deltas) != len(ids) - prompt:
         return ("crash", f"the stream broke the protocol: {len(deltas)} deltas for {len(ids) - prompt} ids after the "
                 "prompt (one per id, \"\" while holding back)", [], deltas, 0)
@@ -199,13 +201,16 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
     except Exception as e:  # the decoder fails on the prompt's ids alone: what the stream owes is not known
         return ("crash", f"stream failed on the decoder's side: its text of the prompt's ids: {type(e).__name__}: {e}",
                 [], deltas, 0)
-    head = prompt_text.rstrip("\ufffd") if held else prompt_text
+    cut = 1 if held and prompt_text.endswith("\ufffd") else 0  # (the unfinished character's U+FFFD: the generation's)
+    head = prompt_text[:len(prompt_text) - cut]
     extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
                   if len(sent) > len(w) and sent.endswith(w)), "")
     if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
-        return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again",
+        inside = " (the prompt ends inside a character)" if held else ""
+        return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again{inside}",
                 [want or ""], deltas, 0)
-    if replaces_runs and any(_complete_where_replaced(sent, w) for w in _unsent(want if want is not None else whole)):
+    if exact is not None and "\ufffd" in (want if want is not None else whole) and \
+            any(_spelt_same(sent, e) for e in _unsent(exact)):
         return ("stream-text", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
                                f"{(want if want is not None else whole)[:80]!r}: {REPLACED_RUN_WHY}",
                 [want if want is not None else whole], deltas, 0)
@@ -218,9 +223,7 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         if _sent_all(total, whole):
             return None
         cls = "stream-cleanup" if same_but_cleanup(total, whole) else "stream-text"
-        why = CLEANUP_WHY if cls == "stream-cleanup" else REPLACED_RUN_WHY if replaces_runs and any(
-            _complete_where_replaced(total, w) for w in _unsent(whole)) \
-            else _as_decode(whole, total, unk, specials)
+        why = CLEANUP_WHY if cls == "stream-cleanup" else _as_decode(whole, total, unk, specials)
         if cls == "stream-text" and why == "" and "\ufffd" in prompt_text:
             return NOT_JUDGED
         return (cls, f"the prompt's text and the deltas add up to {total[:80]!r}, the decoder's whole text is "
@@ -230,7 +233,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         at = k
         if not want.startswith("".join(deltas[:k + 1])):
             break
-    if len(sent) > len(want) and _repeats(sent, want):
+    if any(_spelt_same(sent, w) for w in _unsent(want)):
+        cls, why = "stream-text", _as_decode(want, sent, unk, specials) or "the same text, U+FFFD spelt otherwise"
+    elif len(sent) > len(want) and _repeats(sent, want):
         cls, why = "stream-repeat", f"delta {at} ({deltas[at]!r}) sends text again that was sent before"
     else:
         cls, why = "stream-text", _as_decode(want, sent, unk, specials) or \
@@ -239,13 +244,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
             f"{why}", [want], deltas, at)
 
 
-def _complete_where_replaced(sent: str, want: str) -> bool:
-    """Whether ``sent`` is ``want`` with other characters where ``want`` has U+FFFD (no more of them)."""
-    if sent.count("\ufffd") > want.count("\ufffd") or "\ufffd" not in want:
-        return False
-    pattern = "".join(".+?" if part and set(part) == {"\ufffd"} else re.escape(part)
-                      for part in re.split("(\ufffd+)", want))
-    return re.fullmatch(pattern, sent, re.S) is not None
+def _spelt_same(a: str, b: str) -> bool:
+    """The same text, but for how many U+FFFD stand for a broken sequence (one, or one per byte)."""
+    return _fewer_replacements(a) == _fewer_replacements(b)
 
 
 def _as_decode(want: str, sent: str, unk: str | None, specials: Sequence[str]) -> str:

@@ -240,8 +240,9 @@ class ModelRun:
         """``case``'s record for each op the run asks: encode's (``judge``), then the decoding ops'
         on the oracle's ids for its text (a text of one id is not streamed: no prompt before it)."""
         out = [self.judge(case, n, answers)] if "encode" in self.options.ops else []
-        if self.decoding is None:
-            return out
+        if self.decoding is None:  # (no library decodes: a record of no verdicts per op, so the case is whole)
+            return out + [CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], tuple(tally_keys(case)),
+                                     op=op) for op in self.options.decoding_ops]
         oracle_name = next((name for name in self.chain if answers[name].status == "ok"), self.chain[0])
         ids, keys = answers[oracle_name].ids, tuple(tally_keys(case))
         # (the oracle chain encoded the text: in a run that judges no encoding its time is counted with the first op)

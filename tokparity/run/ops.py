@@ -17,11 +17,11 @@ that decodes (golden ids cannot). Each answer is judged against its answer:
              of the prompt's ids, less a character it leaves unfinished, taken off the front; a
              character the ids leave unfinished at the end may stay unsent); no delta holds a
              U+FFFD that the whole text does not have. The decoder's own stream is judged too.
-    pieces   the same bytes for every id (where either side gives text, ``lossy_pieces``, both
-             are compared as the UTF-8 text they read as)
+    pieces   the same bytes for every id (a side that gives text, ``lossy_pieces``, shows an id
+             that is part of a character as U+FFFD: such an id is compared as that text)
 
-A backend without the op (NotImplementedError; a ``cmd:`` engine that answers the op's first
-request with an error) is not judged for it: its cases of that op are counted as skipped.
+A backend without the op (NotImplementedError; a ``cmd:`` engine's error reply with no status)
+is not judged for it there: the case counts as skipped for it.
 """
 
 from __future__ import annotations
@@ -144,14 +144,18 @@ def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
 # --- judging ---------------------------------------------------------------------------------------
 
 
-MAX_OUTPUTS, MAX_OUTPUT_CHARS = 1000, 100_000  # of an answer kept in a mismatch (a hostile engine's million deltas)
+# Of an answer kept in a mismatch (a hostile engine's million deltas): more than a corpus text's ids,
+# so that a real answer is kept whole (the diagnosis reads it back).
+MAX_OUTPUTS, MAX_OUTPUT_CHARS = 20_000, 2_000_000
 
 
 def _capped(outputs: list[str]) -> list[str]:
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for out in outputs[:MAX_OUTPUTS]:
         if size + len(out) > MAX_OUTPUT_CHARS:
-            kept.append(out[:MAX_OUTPUT_CHARS - size])
+            if not kept:  # (one whole text: cut)
+                kept.append(out[:MAX_OUTPUT_CHARS])
             break
         kept.append(out)
         size += len(out)
@@ -251,12 +255,31 @@ class DecodingJudge:
         """How many of the prompt's last bytes begin a character it leaves unfinished (a special
         token last, written as its text, ends any character before it)."""
         from tokparity.reference.decode import incomplete_tail
+
+        if not prompt_ids or not self._bytes(prompt_ids[-1:]):
+            return 0
+        return incomplete_tail(self._bytes(prompt_ids[-4:]))
+
+    def _exact(self, ids: list[int], prompt: int, held: int) -> str:
+        """The generated ids' bytes (with those of a character the prompt began) read as UTF-8,
+        special tokens as their text (as the decoders here write them)."""
+        specials = self._special_ids()
+        generated = b"".join(self.vocab.tokens[i].encode("utf-8", "surrogateescape") if i in specials
+                             else self._bytes([i]) for i in ids[prompt:])
+        head = self._bytes(ids[max(0, prompt - 4):prompt])
+        begun = head[len(head) - held:] if held else b""
+        return (begun + generated).decode("utf-8", "replace")
+
+    def _bytes(self, ids: list[int]) -> bytes:
         from tokparity.vocab.token_bytes import token_bytes
 
-        tail = b"".join(token_bytes(self.vocab, i) for i in prompt_ids[-4:])
-        if not prompt_ids or not token_bytes(self.vocab, prompt_ids[-1]):
-            return 0
-        return incomplete_tail(tail)
+        try:
+            return b"".join(token_bytes(self.vocab, i) for i in ids)
+        except Exception:  # (a token the vocabulary cannot spell as bytes)
+            return b""
+
+    def _special_ids(self) -> set[int]:
+        return set(self.vocab.special_ids.values()) | {i for i, _ in self.vocab.control_texts()}
 
     def _specials(self) -> list[str]:
         """The texts of the vocabulary's special and control tokens (a decoder may drop them)."""
@@ -286,8 +309,9 @@ class DecodingJudge:
             return judge_decode(case.text if isinstance(case, Case) else "", str(want), str(got), unk, self._specials())
         if op == "stream":
             decoder = self.backends[self.decoder]
+            held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
             return judge_stream(decoder.decode, ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
-                                self._held(ids[:prompt]), replaces_runs)
+                                held, self._exact(ids, prompt, held) if replaces_runs else None)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)
