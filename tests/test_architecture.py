@@ -214,8 +214,8 @@ def test_a_backend_is_registered_once():
 
 def test_one_tally_counts_for_every_runner():
     """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
-    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz, regress, the
-    pytest plugin) calls a tally's apply."""
+    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz of texts and of id
+    sequences, regress, the pytest plugin) calls a tally's apply."""
     from tokparity.run.judge import ModelRun
     from tokparity.run.ledger import ModelLedger
 
@@ -225,8 +225,8 @@ def test_one_tally_counts_for_every_runner():
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.loop", "tokparity.pytest_plugin", "tokparity.regress", "tokparity.run.ledger",
-                        "tokparity.run.parallel"]
+    assert counting == ["tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.pytest_plugin", "tokparity.regress",
+                        "tokparity.run.ledger", "tokparity.run.parallel"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]
@@ -236,7 +236,7 @@ def test_one_tally_counts_for_every_runner():
 def test_the_records_of_a_case_are_made_once():
     """Every record a case passes through is frozen (a step makes a new one, never changes one it was
     given), and the row's class, cause and known divergence are decided in one function: only the
-    tally (at the end of a model) and fuzz (case by case) call ``decide``."""
+    tally (at the end of a model) and fuzz, of texts and of id sequences (case by case), call ``decide``."""
     import dataclasses
 
     from tokparity import records
@@ -246,4 +246,4 @@ def test_the_records_of_a_case_are_made_once():
     assert all(dataclasses.is_dataclass(k) and k.__dataclass_params__.frozen for k in kinds)  # type: ignore[attr-defined]
     callers = sorted({name for name, tree in modules().items() for node in ast.walk(tree)
                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "decide"})
-    assert callers == ["tokparity.fuzz.loop", "tokparity.run.tally"]
+    assert callers == ["tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.run.tally"]
