@@ -108,6 +108,17 @@ def quiet_transformers():
             os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = saved
 
 
+
+def after_anchor(anchor: list[int], decode, ids: list[int]) -> list[bytes | None]:
+    """What each id adds to the text of ``anchor`` (a plain token) as ``decode`` writes it, as UTF-8;
+    None where the text of anchor + id does not begin with the anchor's."""
+    head = decode(anchor)
+    out: list[bytes | None] = []
+    for i in ids:
+        text = decode(anchor + [i])
+        out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
+    return out
+
 class TokenizersBackend(Backend):
     """A backend around one ``tokenizers.Tokenizer`` (shared by ``hf`` and ``hf-gguf``)."""
 
@@ -143,13 +154,8 @@ class TokenizersBackend(Backend):
         ``decode([a, id])`` less ``decode([a])`` (``a``: the token of "a"), as UTF-8. Decoded alone,
         a Metaspace token loses its leading space and a WordPiece word its separating one."""
         with panics_as_crashes("decode"):
-            anchor = self.tok.encode("a", add_special_tokens=False).ids[-1:]
-            head = self.tok.decode(anchor, skip_special_tokens=False)
-            out: list[bytes | None] = []
-            for i in ids:
-                text = self.tok.decode(anchor + [i], skip_special_tokens=False)
-                out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
-            return out
+            return after_anchor(self.tok.encode("a", add_special_tokens=False).ids[-1:],
+                                lambda part: self.tok.decode(part, skip_special_tokens=False), ids)
 
     def pieces(self, ids: list[int]) -> list[str]:
         out = []
@@ -267,13 +273,8 @@ class HFBackend(TokenizersBackend):
         if self.auto is None:
             return super().piece_bytes(ids)
         with panics_as_crashes("decode"):  # (what an id adds after the token of "a", as the tokenizers path reads it)
-            anchor = list(self.auto.encode("a", add_special_tokens=False))[-1:]
-            head = self.auto.decode(anchor, skip_special_tokens=False)
-            out: list[bytes | None] = []
-            for i in ids:
-                text = self.auto.decode(anchor + [i], skip_special_tokens=False)
-                out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
-            return out
+            return after_anchor(list(self.auto.encode("a", add_special_tokens=False))[-1:],
+                                lambda part: self.auto.decode(part, skip_special_tokens=False), ids)
 
     def supports(self, stage: str) -> bool:
         return self.tok is not None and super().supports(stage)
