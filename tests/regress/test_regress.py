@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ import pytest
 from tokparity.backends.registry import make_backend
 from tokparity.cli import main
 from tokparity.regress.goldens import default_goldens_dir, read_goldens
+from tokparity.run.ops import id_cases
+from tokparity.vocab import load_vocab
 
 COMMITTED = Path(__file__).resolve().parents[1] / "goldens"
 
@@ -169,14 +173,16 @@ def test_digest_only_corpus(capsys, tmp_path):
     assert main(["regress", "--update", "bert-bge", "-c", "edge", "--digest-only", "--goldens", str(folder), "-q"]) == 0
     path = folder / "bert-bge.jsonl.gz"
     with gzip.open(path, "rt") as fh:
-        assert len(fh.readlines()) == 2  # the header and one line for the whole corpus
+        lines = [json.loads(line) for line in fh]
+    # the header and one line for the whole corpus (then the decoder's texts of the id sequences made from the
+    # vocabulary and of their prompts: no text's)
+    assert len([line for line in lines if "seq" not in line and "decoding" not in line]) == 2
+    made = {tuple(line["seq"]): line["prompt"] for line in lines if "case" in line}
+    texts = {tuple(line["seq"]) for line in lines if "text" in line}
+    assert made and texts == set(made) | {ids[:prompt] for ids, prompt in made.items()}
     code, out, _ = regress(capsys, "bert-bge", "--goldens", str(folder), "-b", "ref", "-o", str(tmp_path / "r1"))
     assert code == 0, out
-    with gzip.open(path, "rt") as fh:
-        header, corpus = (json.loads(line) for line in fh)
-    corpus["ids_sha256"] = "0" * 64
-    with gzip.open(path, "wt") as fh:
-        fh.write(json.dumps(header) + "\n" + json.dumps(corpus) + "\n")
+    rewrite_lines(path, lambda line: dict(line, ids_sha256="0" * 64) if "corpus" in line else line)
     code, out, _ = regress(capsys, "bert-bge", "--goldens", str(folder), "-b", "ref", "-o", str(tmp_path / "r2"))
     assert code == 1
     assert "CHANGED bert-bge edge: the oracle's ids no longer hash to the stored digest" in out
@@ -186,6 +192,111 @@ def test_update_is_reproducible(tmp_path, llama_spm_goldens):
     """The same oracle makes the same bytes: an --update that changes nothing shows no git diff."""
     assert main(["regress", "--update", "llama-spm", "-c", "edge", "--goldens", str(tmp_path), "-q"]) == 0
     assert (tmp_path / "llama-spm.jsonl.gz").read_bytes() == (llama_spm_goldens / "llama-spm.jsonl.gz").read_bytes()
+
+
+# --- the decoding ops against the decoder's texts the goldens hold ----------------------------------
+
+STREAM_ENGINE = Path(__file__).resolve().parents[1] / "engines" / "stream_engine.py"
+
+
+def rewrite_lines(path: Path, change) -> None:
+    """Apply ``change`` to every line of a goldens file (it returns the line, or None to drop it)."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(obj, ensure_ascii=False) + "\n" for obj in map(change, lines) if obj is not None)
+
+
+def test_update_stores_what_the_decoder_gave(llama_spm_goldens, zoo):
+    goldens = read_goldens(llama_spm_goldens / "llama-spm.jsonl.gz")
+    decoding = goldens.decoding
+    assert decoding is not None and decoding.decoder == "llama.cpp" and decoding.version.startswith("0.")
+    assert decoding.pieces_sha256 and len(decoding.pieces_sha256) == 64
+    edge = goldens.corpora["edge"]
+    # llama.cpp gives ' hello' back for the ids of ' hello' (its dummy prefix aside): the case's own text,
+    # not stored; where it is not the case's text it is stored ('  ' is two spaces, decoded: one id of '▁▁')
+    with make_backend("llama.cpp", zoo("llama-spm")) as llama:
+        for k, case_id in enumerate(edge.case_ids):
+            ids = edge.plain[k].ids
+            if edge.plain[k].status == "ok" and ids:
+                assert edge.decoded[k] in (None, llama.decode(ids)), case_id
+        assert sum(text is not None for text in edge.decoded) >= 1
+        # the id sequences made from the vocabulary (every one: two share their ids, not their prompt), with
+        # llama.cpp's text of each and of its prompt
+        assert decoding.id_cases == id_cases(load_vocab(zoo("llama-spm").primary[1]))
+        for case in decoding.id_cases:
+            assert decoding.sequences[case.ids] == llama.decode(list(case.ids))
+            assert case.ids[:case.prompt] in decoding.sequences
+
+
+def test_unchanged_goldens_pass_every_op(capsys, llama_spm_goldens, tmp_path):
+    code, out, _ = regress(capsys, "llama-spm", "--goldens", str(llama_spm_goldens), "--ops", "all",
+                           "-o", str(tmp_path / "r"))
+    assert code == 0, out
+    runs = {(r["backend"], r["op"]): r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["runs"]}
+    for op in ("decode", "stream", "pieces"):
+        for backend in ("llama.cpp", "ref"):
+            assert runs[backend, op]["cases"] > 700 and runs[backend, op]["mismatches"] == 0, (backend, op)
+    assert runs["llama.cpp", "encode"]["cases"] == 2 * 884  # the encoding, add_special off and on, as before
+
+
+def test_a_changed_decoded_text_fails_and_names_the_case(capsys, scratch, tmp_path):
+    original = []
+
+    def change(line):
+        if line.get("id") == "digits-0068":
+            original.append(line.get("decoded"))
+            line["decoded"] = "127.0.0.1:8081"
+        return line
+
+    rewrite_lines(scratch / "llama-spm.jsonl.gz", change)
+    assert original == [None], "llama.cpp gives the case's own text back"
+    code, out, _ = regress(capsys, "llama-spm", "--goldens", str(scratch), "-b", "llama.cpp", "--ops", "decode",
+                           "-o", str(tmp_path / "r"))
+    assert code == 1
+    assert "CHANGED llama-spm edge/digits-0068 llama.cpp decode: decode-roundtrip" in out
+    rows = list(csv.DictReader(open(tmp_path / "r" / "mismatches.csv", encoding="utf-8")))
+    assert [(r["case_id"], r["op"]) for r in rows] == [("digits-0068", "decode")]
+    assert json.loads(rows[0]["oracle_output"]) == ["127.0.0.1:8081"]
+    assert json.loads(rows[0]["backend_output"]) == ["127.0.0.1:8080"]
+
+
+def test_an_engine_that_streams_bytes_as_latin1_fails_against_the_goldens(capsys, llama_spm_goldens, tmp_path, zoo):
+    gguf = zoo("llama-spm").files["gguf"]
+    engine = f"mine=cmd:{sys.executable} {STREAM_ENGINE} {gguf} --bug latin1"
+    code, out, _ = regress(capsys, "llama-spm", "--goldens", str(llama_spm_goldens), "-b", engine, "--ops", "stream",
+                           "-o", str(tmp_path / "r"))
+    assert code == 1
+    rows = list(csv.DictReader(open(tmp_path / "r" / "mismatches.csv", encoding="utf-8")))
+    assert rows and {r["op"] for r in rows} == {"stream"} and {r["backend"] for r in rows} == {"mine"}
+    # the split characters of the id sequences the goldens hold, sent as Latin-1
+    assert any(r["corpus"] == "ids" and r["class"] == "stream-text" for r in rows)
+    assert re.search(r"^CHANGED llama-spm edge/\S+ mine stream: stream-text: goldens ", out, re.M)
+
+
+def test_changed_token_bytes_are_a_change(capsys, scratch, tmp_path):
+    def change(line):
+        if "decoding" in line:
+            line["decoding"]["pieces_sha256"] = "0" * 64
+        return line
+
+    rewrite_lines(scratch / "llama-spm.jsonl.gz", change)
+    code, out, _ = regress(capsys, "llama-spm", "--goldens", str(scratch), "--ops", "encode,pieces",
+                           "-o", str(tmp_path / "r"))
+    assert code == 1
+    assert "CHANGED llama-spm pieces: llama.cpp's bytes of the tokens no longer hash to the stored digest" in out
+    runs = {(r["backend"], r["op"]): r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["runs"]}
+    assert runs["llama.cpp", "pieces"]["unexplained"] == 1 and runs["llama.cpp", "encode"]["unexplained"] == 0
+
+
+def test_goldens_without_decoded_texts_refuse_the_decoding_ops(capsys, scratch):
+    rewrite_lines(scratch / "llama-spm.jsonl.gz",
+                  lambda line: None if "decoding" in line or "seq" in line else line)
+    code, _, err = regress(capsys, "llama-spm", "--goldens", str(scratch), "--ops", "decode")
+    assert code == 2
+    assert "llama-spm.jsonl.gz: holds no decoded texts" in err and "regress --update llama-spm" in err
+    code, _, _ = regress(capsys, "llama-spm", "--goldens", str(scratch), "-o", str(scratch.parent / "r"))
+    assert code == 0  # encoding is judged as before
 
 
 @pytest.mark.parametrize("model", [

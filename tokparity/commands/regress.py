@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="backends to judge (repeatable; default: the oracles that made the goldens, and ref); "
                         "NAME=BACKEND labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
+    p.add_argument("--ops", metavar="OPS", default="encode",
+                   help="what each backend is asked, comma-joined, as compare's --ops: encode, decode, stream, pieces "
+                        "or all (default: encode); the decoding ops are judged against the decoder's texts the "
+                        "goldens hold (and every id's bytes, proven by their stored digest)")
     p.add_argument("--goldens", metavar="DIR",
                    help="the goldens folder (default: $TOKPARITY_GOLDENS, else tests/goldens of the source checkout)")
     p.add_argument("--digest-only", action="store_true",
@@ -63,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
     if args.update:
-        if args.backends or args.known or args.out or args.junit or args.ray is not None:
-            raise TokparityError("regress --update: -b, --known, -o, --junit and --ray judge a run; --update only remakes "
-                                 "the goldens (run `tokparity regress` afterwards)")
+        if args.backends or args.known or args.out or args.junit or args.ray is not None or args.ops != "encode":
+            raise TokparityError("regress --update: -b, --ops, --known, -o, --junit and --ray judge a run; --update only "
+                                 "remakes the goldens, decoded texts included (run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
         for spec in models:
             path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
@@ -81,10 +85,12 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.run.known import load_known
+    from tokparity.run.ops import parse_ops
+    from tokparity.textview import clipped
 
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
-                             ray=args.ray)
+                             ray=args.ray, ops=parse_ops(args.ops))
     results = run_regress(args.models, options)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)
@@ -95,8 +101,12 @@ def run(args: argparse.Namespace) -> int:
     # Name every unexplained change, one line each, so a CI log says which case moved.
     unexplained = [m for m in results.mismatches if not m.known]
     for m in unexplained[:SHOW_CHANGES]:
-        print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend}: {m.cls} at token {m.first_diff}: "
-              f"goldens {m.oracle_ids[:12]} vs {m.backend_ids[:12]}")
+        if m.op == "encode":
+            print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend}: {m.cls} at token {m.first_diff}: "
+                  f"goldens {m.oracle_ids[:12]} vs {m.backend_ids[:12]}")
+        else:
+            print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend} {m.op}: {m.cls}: goldens "
+                  f"{clipped(m.oracle_output)} vs {clipped(m.backend_output)}")
     if len(unexplained) > SHOW_CHANGES:
         print(f"… and {len(unexplained) - SHOW_CHANGES} more changes (every one in mismatches.csv)")
     print(f"reports: {paths['report.html']}")

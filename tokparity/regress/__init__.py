@@ -21,7 +21,7 @@ from itertools import chain
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.backends.base import Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
+from tokparity.backends.base import Backend, CaseFailure, NotCovered
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.regress.goldens import (
@@ -29,18 +29,24 @@ from tokparity.regress.goldens import (
     SUFFIX,
     Answer,
     BadGoldens,
+    Decoded,
     Goldens,
     OracleChain,
+    StoredCorpus,
+    decode_goldens,
     expand_corpora,
+    failure,
     goldens_path,
     ids_digest,
     model_files_record,
+    pieces_digest,
     read_goldens,
     texts_digest,
     write_goldens,
 )
 from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.known import KnownList
+from tokparity.run.ops import decoder_of
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
@@ -63,6 +69,7 @@ class RegressOptions:
     progress: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)  # things a user should read, printed by the command
     ray: str | None = None  # --ray: "" starts Ray here, else a cluster's address (tokparity.run.cluster)
+    ops: tuple[str, ...] = ("encode",)  # --ops: what each backend is asked (tokparity.run.ops)
 
 
 def _say(options: RegressOptions, message: str) -> None:
@@ -89,23 +96,37 @@ def _close(chain: OracleChain) -> None:
 
 def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only: bool = False,
                    progress: Callable[[str], None] | None = None) -> Path:
-    """Run the model's oracle on every case, add_special off and on, and write its goldens file."""
+    """Run the model's oracle on every case, add_special off and on, and its decoder on the ids
+    (tokparity.regress.goldens.decode_goldens), and write its goldens file."""
+    from tokparity.vocab import load_vocab
+
     model = resolve_model(spec)
     chain, oracles = _live_chain(model, parse_special=False)
     try:
-        stored = []
+        stored: list[StoredCorpus] = []
         for corpus in expand_corpora(corpora):
             cases = list(load_corpus(corpus))
             pairs = [(chain.answer(c.text, False), chain.answer(c.text, True)) for c in cases]
             per_case = not digest_only and len(cases) <= DIGEST_ONLY_OVER
-            stored.append((corpus, cases, pairs if per_case else None, ids_digest(pairs)))
+            stored.append(StoredCorpus(corpus, cases, pairs if per_case else None, ids_digest(pairs)))
             if progress:
                 progress(f"{model.name}: {corpus}: {len(cases)} cases{'' if per_case else ' (digest only)'}")
+        decoding = None
+        decoder = decoder_of(oracles["plain"], list(chain.backends))
+        if decoder is not None:
+            per_case_corpora = [c for c in stored if c.pairs is not None]
+            decoding, texts = decode_goldens(decoder, chain.backends[decoder], load_vocab(model.primary[1]),
+                                             [(c.cases, [plain for plain, _ in c.pairs or []]) for c in per_case_corpora])
+            for stored_corpus, decoded in zip(per_case_corpora, texts):
+                stored_corpus.decoded = decoded
+            if progress:
+                progress(f"{model.name}: decoded by {decoder}: {len(decoding.sequences)} more id sequences"
+                         f"{'' if decoding.pieces_sha256 else ' (it gives no bytes of a token)'}")
         header = {"goldens": 1, "model": model.name, "spec": spec, "tokparity": __version__, "parse_special": False,
                   "oracles": oracles, "versions": {n: b.version for n, b in chain.backends.items()},
                   "files": model_files_record(model)}
         path = goldens_path(goldens_dir, model.name)
-        write_goldens(path, header, stored)
+        write_goldens(path, header, stored, decoding)
     finally:
         _close(chain)
     return path
@@ -115,22 +136,30 @@ def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only
 
 class StoredGoldens(Backend):
     """The goldens as a backend: answers the texts of its corpora from the file, add_special off
-    and on; texts of digest-only corpora go to the live oracle once it has proven equal."""
+    and on (texts of digest-only corpora go to the live oracle once it has proven equal), and the
+    ids the goldens decoded with the decoder's text; every id's bytes are the live decoder's once
+    they have proven to hash to the stored digest (``pieces``)."""
 
     name = ORACLE
 
-    def __init__(self, goldens: Goldens, cases: dict[str, list[Case]], vocab, live: OracleChain | None = None):
-        self.goldens, self.vocab, self.live = goldens, vocab, live
+    def __init__(self, goldens: Goldens, cases: dict[str, list[Case]], vocab, live: OracleChain | None = None,
+                 pieces: list[bytes | None] | None = None):
+        self.goldens, self.vocab, self.live, self.pieces_table = goldens, vocab, live, pieces
         self._answers: dict[bool, dict[str, Answer]] = {False: {}, True: {}}
         self._delegated: set[str] = set()
+        self._decoded: dict[tuple[int, ...], Decoded] = dict(goldens.decoding.sequences) if goldens.decoding else {}
         for corpus, corpus_cases in cases.items():
             stored = goldens.corpora[corpus]
             if not stored.per_case:
                 self._delegated.update(c.text for c in corpus_cases)
                 continue
-            for case, plain, special in zip(corpus_cases, stored.plain, stored.special):
+            decoded = stored.decoded if goldens.decoding else []
+            for k, (case, plain, special) in enumerate(zip(corpus_cases, stored.plain, stored.special)):
                 self._answers[False].setdefault(case.text, plain)
                 self._answers[True].setdefault(case.text, special)
+                if decoded and plain.status == "ok" and plain.ids:
+                    text = decoded[k]
+                    self._decoded.setdefault(tuple(plain.ids), case.text if text is None else text)
 
     @property
     def version(self) -> str:
@@ -143,9 +172,7 @@ class StoredGoldens(Backend):
         if answer is None:
             raise NotCovered("the goldens hold no ids for this text")
         if answer.status != "ok":
-            failure = {"crash": BackendCrash, "timeout": BackendTimeout, "skipped": NotCovered}.get(answer.status,
-                                                                                                    CaseFailure)
-            raise failure(f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
+            raise failure(answer.status, f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
         return list(answer.ids or [])
 
     def pieces(self, ids: list[int]) -> list[str]:
@@ -153,8 +180,17 @@ class StoredGoldens(Backend):
         return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
 
     def decode(self, ids: list[int]) -> str:
-        from tokparity.reference import RefTokenizer
-        return RefTokenizer(self.vocab).decode(list(ids))
+        text = self._decoded.get(tuple(ids))
+        if text is None:
+            raise NotCovered("the goldens hold no decoded text for these ids")
+        if isinstance(text, CaseFailure):
+            raise failure(text.status, f"the decoder failed when the goldens were made: {text.detail}")
+        return text
+
+    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
+        if self.pieces_table is None:
+            raise NotCovered("the goldens hold no proven bytes of the tokens")
+        return [self.pieces_table[i] if 0 <= i < len(self.pieces_table) else None for i in ids]
 
     def close(self) -> None:
         if self.live is not None:
@@ -242,13 +278,46 @@ def check_model(spec: str, options: RegressOptions) -> CheckedModel:
     goldens = read_goldens(goldens_path(options.goldens_dir, model.name))
     corpora = expand_corpora(options.corpora) if options.corpora else list(goldens.corpora)
     cases = check_corpora(goldens, corpora)
+    decoding_ops = [op for op in options.ops if op != "encode"]
+    if decoding_ops and goldens.decoding is None:
+        raise BadGoldens(f"{goldens.path}: holds no decoded texts (made by an older tokparity, or no library of the "
+                         f"oracle chain decodes), so --ops {','.join(decoding_ops)} has nothing to judge against; "
+                         f"remake them with `tokparity regress --update {model.name}`")
     _note_file_changes(goldens, model, options)
     return CheckedModel(spec, goldens, cases)
 
 
+def _prove_pieces(goldens: Goldens, run: ModelRun, model: ModelFiles, options: RegressOptions
+                  ) -> tuple[list[bytes | None] | None, bool]:
+    """Every id's bytes as the live decoder gives them, if they hash to the stored digest (then
+    they *are* the goldens'); else None, and whether that is a change (named in ``options.notes``)."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.run.ops import ask_op
+
+    about = goldens.decoding
+    if about is None or about.pieces_sha256 is None:
+        return None, False
+    decoder = run.backends.get(about.decoder)
+    made = decoder is None
+    if decoder is None:
+        decoder = make_backend(about.decoder, model)
+    try:
+        table = ask_op(lambda: decoder.piece_bytes(list(range(run.vocab.size))))
+    finally:
+        if made:
+            decoder.close()
+    if isinstance(table, list) and pieces_digest(table) == about.pieces_sha256:
+        return table, False
+    options.notes.append(f"CHANGED {goldens.model} pieces: {about.decoder}'s bytes of the tokens no longer hash to "
+                         f"the stored digest (made by {about.decoder} {about.version}; the digest cannot name the id: "
+                         f"run `tokparity compare {goldens.model} --ops pieces` beside the previous release)")
+    return None, True
+
+
 def judge_model(checked: CheckedModel, options: RegressOptions, results: Results) -> None:
-    """Every backend against the goldens on the checked cases, add_special off then on, counted
-    into ``results`` (and the notes a user should read into ``options.notes``)."""
+    """Every backend against the goldens on the checked cases, add_special off then on (the
+    decoding ops once, on the plain ids, and on the id sequences the goldens hold), counted into
+    ``results`` (and the notes a user should read into ``options.notes``)."""
     model, goldens = resolve_model(checked.spec), checked.goldens
     cases = dict(checked.cases)
     live, changed = _prove_digests(goldens, cases, model, options)
@@ -257,17 +326,27 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
     from tokparity.vocab import load_vocab
     stored = StoredGoldens(goldens, cases, load_vocab(model.primary[1]), live)
     compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
-                                     explicit_backends=bool(options.backends),
+                                     explicit_backends=bool(options.backends), ops=options.ops,
                                      services=Services(known=options.known, progress=options.progress,
                                                        ready={ORACLE: stored}))
     run = ModelRun(checked.spec, options.backends or default_backends(goldens), compare_options, results)
+    pieces_changed = False
     try:
-        for add_special in (False, True):
-            run.reask(replace(compare_options, add_special=add_special))  # both settings through one run: backends load once
+        if "pieces" in options.ops:
+            stored.pieces_table, pieces_changed = _prove_pieces(goldens, run, model, options)
+        passes = [(False, options.ops)] + ([(True, ("encode",))] if "encode" in options.ops else [])
+        for add_special, ops in passes:
+            # both settings through one run: backends load once
+            run.reask(replace(compare_options, add_special=add_special, ops=ops))
             label = SPECIAL_LABEL if add_special else ""
             for record in run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
                                                for c in chain(*cases.values()))):
                 run.tally.apply(record)
+            if not add_special and run.decoding is not None and goldens.decoding is not None:
+                first = sum(len(c) for c in cases.values())
+                for k, id_case in enumerate(goldens.decoding.id_cases):
+                    for record in run.id_records(first + k, id_case):
+                        run.tally.apply(record)
             run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         run.close()
@@ -275,11 +354,13 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
     for s in summaries:
         s.oracle = f"{ORACLE} ({goldens.made_by()})"
         s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
-        s.unexplained += len(changed)  # a digest-only corpus that changed is a change nobody explained
+        # a digest that changed (a digest-only corpus, the tokens' bytes) is a change nobody explained
+        s.unexplained += len(changed) + (pieces_changed and s.op == "pieces")
     results.runs.extend(summaries)
     results.options.setdefault("goldens", {})[model.name] = {
         "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),
-        "tokparity": goldens.header.get("tokparity"), "corpora": list(cases), "digest_changed": changed}
+        "tokparity": goldens.header.get("tokparity"), "corpora": list(cases),
+        "digest_changed": changed + (["pieces"] if pieces_changed else [])}
 
 
 @dataclass(frozen=True)

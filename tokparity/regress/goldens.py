@@ -24,6 +24,24 @@ the chain answered. A case the oracle failed on stores ``error`` (and ``special_
 before anything is judged. A corpus stored with ``per_case: false`` costs this one line: only
 ``ids_sha256`` (every case's ids, both settings, in order) is kept, which tells *whether* the
 oracle still agrees, not where.
+
+What the model's *decoder* (the chain's first library that decodes, as ``compare --ops`` judges
+by) turned ids back into, for ``regress --ops decode,stream,pieces``:
+
+    {"id": "edge-0002", "ids": [35, 26], "decoded": "a b"}      (only where it is not the case's text)
+    …
+    {"decoding": {"decoder": "llama.cpp", "version": "0.3.36", "pieces_sha256": "…", "sequences": 41}}
+    {"case": "ids-3", "seq": [450, 227, 160], "prompt": 1, "about": "unfinished-end: …"}
+    …
+    {"seq": [450, 227, 160], "text": "The\ufffd"}
+    {"seq": [29871], "text": ""}                                  (a stream's prompt)
+
+A case line holds ``decoded`` (or ``decoded_error``) only where the decoder's text of its ids is
+not the case's own text. The ``case`` lines are the id sequences made from the vocabulary (``-c
+ids``: kept, so that they stay the same when tokparity's generator changes), the ``seq`` lines the
+decoder's text of every other sequence a judge decodes: those and each streamed case's prompt.
+``pieces_sha256`` digests every id's bytes as the decoder gave them: a later run proves its live
+decoder's table hashes the same before judging anyone's pieces against it.
 """
 
 from __future__ import annotations
@@ -39,9 +57,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tokparity.backends.base import Answer, Backend, CaseFailure, NotCovered
+from tokparity.backends.base import Answer, Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
+from tokparity.run.ops import STREAM_PROMPT, IdCase, ask_op, id_cases
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.fetch import sha256_of
 
@@ -108,6 +127,29 @@ class OracleChain:
         return Answer("skipped", detail="no oracle of the chain covers this text", by=chain[-1])
 
 
+# What the decoder gave for some ids: the text, or the failure it raised (raised again when asked).
+Decoded = str | CaseFailure
+
+
+def failure(status: str, detail: str) -> CaseFailure:
+    """The failure a stored ``status: detail`` stands for, of the class a live backend would raise."""
+    kind = {"crash": BackendCrash, "timeout": BackendTimeout, "skipped": NotCovered}.get(status, CaseFailure)
+    return kind(detail)
+
+
+def _stored(decoded: Decoded, text_key: str, error_key: str) -> dict:
+    if isinstance(decoded, CaseFailure):
+        return {error_key: f"{decoded.status}: {decoded.detail}"[:300]}
+    return {text_key: decoded}
+
+
+def _read_decoded(line: dict, text_key: str, error_key: str) -> Decoded | None:
+    if error_key in line:
+        status, _, detail = str(line[error_key]).partition(": ")
+        return failure(status, detail)
+    return str(line[text_key]) if text_key in line else None
+
+
 @dataclass
 class CorpusGoldens:
     name: str
@@ -118,6 +160,64 @@ class CorpusGoldens:
     plain: list[Answer] = field(default_factory=list)  # in corpus order, when per_case
     special: list[Answer] = field(default_factory=list)
     case_ids: list[str] = field(default_factory=list)
+    # the decoder's text of each case's plain ids; None: the case's own text (or nothing to decode)
+    decoded: list[Decoded | None] = field(default_factory=list)
+
+
+@dataclass
+class DecodingGoldens:
+    """What the decoder gave besides the cases' texts: the text of each other id sequence a judge
+    decodes (a streamed case's prompt), the id sequences made from the vocabulary with their
+    texts, and a digest of every id's bytes (None: the decoder gives no bytes of a token)."""
+
+    decoder: str
+    version: str
+    pieces_sha256: str | None
+    sequences: dict[tuple[int, ...], Decoded] = field(default_factory=dict)
+    id_cases: list[IdCase] = field(default_factory=list)
+
+
+def pieces_digest(table: list[bytes | None]) -> str:
+    """sha256 over every id's bytes in id order (``-`` for an id without bytes)."""
+    h = hashlib.sha256()
+    for data in table:
+        h.update(b"-\n" if data is None else data.hex().encode() + b"\n")
+    return h.hexdigest()
+
+
+def decode_goldens(decoder_name: str, decoder: Backend, vocab, corpora: list[tuple[list[Case], list[Answer]]]
+                   ) -> tuple[DecodingGoldens, list[list[Decoded | None]]]:
+    """Ask ``decoder`` what ``compare --ops`` would ask it: the text of each case's plain ids (and
+    of its streamed prompt), of each id sequence made from ``vocab``, and every id's bytes. Returns
+    the goldens of it and, per corpus, each case's text (None where it is the case's own)."""
+    def decoded(ids: tuple[int, ...]) -> Decoded:
+        answer = ask_op(lambda: decoder.decode(list(ids)))
+        return answer if isinstance(answer, (str, CaseFailure)) else NotCovered(f"{decoder_name} does not decode")
+
+    goldens = DecodingGoldens(decoder_name, decoder.version, None)
+    table = ask_op(lambda: decoder.piece_bytes(list(range(vocab.size))))
+    if isinstance(table, list):
+        goldens.pieces_sha256 = pieces_digest(table)
+    per_corpus: list[list[Decoded | None]] = []
+    for cases, plain in corpora:
+        texts: list[Decoded | None] = []
+        for case, answer in zip(cases, plain):
+            if answer.status != "ok" or not answer.ids:
+                texts.append(None)
+                continue
+            text = decoded(tuple(answer.ids))
+            texts.append(None if text == case.text else text)
+            if len(answer.ids) > STREAM_PROMPT:
+                prompt = tuple(answer.ids[:STREAM_PROMPT])
+                if prompt not in goldens.sequences:
+                    goldens.sequences[prompt] = decoded(prompt)
+        per_corpus.append(texts)
+    for made in id_cases(vocab):
+        goldens.id_cases.append(made)
+        for seq in (made.ids, made.ids[:made.prompt]):
+            if seq not in goldens.sequences:
+                goldens.sequences[seq] = decoded(seq)
+    return goldens, per_corpus
 
 
 @dataclass
@@ -125,6 +225,7 @@ class Goldens:
     path: Path
     header: dict
     corpora: dict[str, CorpusGoldens]
+    decoding: DecodingGoldens | None = None  # None: made before goldens held decoded texts, or nothing decodes
 
     @property
     def model(self) -> str:
@@ -164,7 +265,8 @@ def _wrap(pairs: list[tuple[Answer, Answer]]) -> tuple[list[int], list[int]]:
     return list(prefix), list(suffix)
 
 
-def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int], list[int]], last: dict) -> dict:
+def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int], list[int]], last: dict,
+               decoded: Decoded | None) -> dict:
     line: dict = {"id": case.id}
     if plain.status == "ok":
         line["ids"] = plain.ids
@@ -178,13 +280,28 @@ def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int]
         line["special"] = special.ids
     if special.by != last["add_special"]:
         line["special_by"] = special.by
+    if decoded is not None:
+        line.update(_stored(decoded, "decoded", "decoded_error"))
     return line
 
 
-def write_goldens(path: Path, header: dict, corpora: list[tuple[str, list[Case], list[tuple[Answer, Answer]] | None,
-                                                                    str]]) -> None:
-    """Write one model's goldens. ``corpora``: (name, cases, answers or None for digest-only, ids digest)."""
-    per_case_pairs = [p for _, _, pairs, _ in corpora if pairs for p in pairs]
+@dataclass
+class StoredCorpus:
+    """One corpus as ``regress --update`` writes it: its cases, the oracle's answers on each
+    (add_special off, on; None: only the digest is kept) and the decoder's text of each case's ids
+    (None where it is the case's own)."""
+
+    name: str
+    cases: list[Case]
+    pairs: list[tuple[Answer, Answer]] | None
+    ids_sha256: str
+    decoded: list[Decoded | None] | None = None
+
+
+def write_goldens(path: Path, header: dict, corpora: list[StoredCorpus], decoding: DecodingGoldens | None = None
+                  ) -> None:
+    """Write one model's goldens (``decoding``: what its decoder gave, when there is one)."""
+    per_case_pairs = [p for c in corpora if c.pairs for p in c.pairs]
     wrap = _wrap(per_case_pairs)
     header = dict(header, wrap=[wrap[0], wrap[1]])
     last = {"plain": header["oracles"]["plain"][-1], "add_special": header["oracles"]["add_special"][-1]}
@@ -195,12 +312,20 @@ def write_goldens(path: Path, header: dict, corpora: list[tuple[str, list[Case],
         def put(obj: dict) -> None:
             gz.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         put(header)
-        for name, cases, pairs, digest in corpora:
-            text_sha, n = texts_digest(cases)
-            put({"corpus": name, "cases": n, "texts_sha256": text_sha, "ids_sha256": digest,
-                 "per_case": pairs is not None})
-            for case, (plain, special) in zip(cases, pairs or []):
-                put(_case_line(case, plain, special, wrap, last))
+        for corpus in corpora:
+            text_sha, n = texts_digest(corpus.cases)
+            put({"corpus": corpus.name, "cases": n, "texts_sha256": text_sha, "ids_sha256": corpus.ids_sha256,
+                 "per_case": corpus.pairs is not None})
+            decoded = corpus.decoded or [None] * len(corpus.cases)
+            for case, (plain, special), text in zip(corpus.cases, corpus.pairs or [], decoded):
+                put(_case_line(case, plain, special, wrap, last, text))
+        if decoding is not None:
+            put({"decoding": {"decoder": decoding.decoder, "version": decoding.version,
+                              "pieces_sha256": decoding.pieces_sha256, "sequences": len(decoding.sequences)}})
+            for made in decoding.id_cases:
+                put({"case": made.id, "seq": list(made.ids), "prompt": made.prompt, "about": made.about})
+            for seq, text in decoding.sequences.items():
+                put({"seq": list(seq)} | _stored(text, "text", "error"))
     tmp.replace(path)
 
 
@@ -237,6 +362,7 @@ def read_goldens(path: Path) -> Goldens:
     corpora: dict[str, CorpusGoldens] = {}
     header: dict | None = None
     current: CorpusGoldens | None = None
+    decoding: DecodingGoldens | None = None
     lineno = 0
     try:
         with gzip.open(path, "rb") as fh:
@@ -254,6 +380,18 @@ def read_goldens(path: Path) -> Goldens:
                     current = CorpusGoldens(obj["corpus"], obj["cases"], obj["texts_sha256"], obj["ids_sha256"],
                                             obj["per_case"])
                     corpora[current.name] = current
+                elif "decoding" in obj:
+                    about = obj["decoding"]
+                    decoding = DecodingGoldens(str(about["decoder"]), str(about["version"]), about["pieces_sha256"])
+                elif "seq" in obj:
+                    if decoding is None:
+                        raise KeyError("a decoded sequence before the decoding line")
+                    seq = tuple(int(i) for i in obj["seq"])
+                    if "case" in obj:  # an id sequence made from the vocabulary (its text: a line of its own)
+                        decoding.id_cases.append(IdCase(str(obj["case"]), seq, int(obj["prompt"]), str(obj["about"]),
+                                                        {"ids": str(obj["about"]).split(":")[0]}))
+                    else:
+                        decoding.sequences[seq] = _read_decoded(obj, "text", "error")  # type: ignore[assignment]
                 else:
                     if current is None or not current.per_case:
                         raise KeyError("a case line outside a per-case corpus")
@@ -263,6 +401,7 @@ def read_goldens(path: Path) -> Goldens:
                     current.case_ids.append(obj["id"])
                     current.plain.append(plain)
                     current.special.append(special)
+                    current.decoded.append(_read_decoded(obj, "decoded", "decoded_error"))
     except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, IndexError, AttributeError,
             RecursionError) as e:
         if isinstance(e, BadGoldens):
@@ -275,7 +414,10 @@ def read_goldens(path: Path) -> Goldens:
         if c.per_case and len(c.plain) != c.cases:
             raise BadGoldens(f"{path}: corpus {c.name!r} lists {c.cases} cases but holds {len(c.plain)}; "
                              "regenerate with `tokparity regress --update`")
-    return Goldens(path, header, corpora)
+    if decoding is not None and (any(text is None for text in decoding.sequences.values()) or
+                                 any(made.ids not in decoding.sequences for made in decoding.id_cases)):
+        raise BadGoldens(f"{path}: a decoded sequence without its text; regenerate with `tokparity regress --update`")
+    return Goldens(path, header, corpora, decoding)
 
 
 def model_files_record(model: ModelFiles) -> dict:

@@ -167,7 +167,7 @@ def _skipped(answer: object) -> bool:
     return isinstance(answer, CaseFailure) and answer.status == "skipped"
 
 
-def _ask(call) -> object:
+def ask_op(call) -> object:
     """A backend's answer: its value, None (it does not have the op), or the CaseFailure it raised."""
     try:
         return call()
@@ -206,7 +206,7 @@ class DecodingJudge:
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
-        want = self._timed(seconds, self.decoder, lambda: _ask(lambda: decoder.decode(ids)) if op != "pieces"
+        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids)) if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
         for name in self.compared.get(op, []):
             got = want if name == self.decoder and op == "decode" else \
@@ -243,9 +243,9 @@ class DecodingJudge:
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]
         if op == "decode":
-            return _ask(lambda: backend.decode(ids))
+            return ask_op(lambda: backend.decode(ids))
         if op == "stream":
-            return _ask(lambda: backend.stream(ids, prompt))
+            return ask_op(lambda: backend.stream(ids, prompt))
         table = self._table(name)
         if table is None or isinstance(table, CaseFailure):
             return table
@@ -292,7 +292,7 @@ class DecodingJudge:
         """Every id's bytes, asked once per backend."""
         if name not in self._tables:
             backend = self.backends[name]
-            self._tables[name] = _ask(lambda: backend.piece_bytes(list(range(self.vocab.size))))  # type: ignore[assignment]
+            self._tables[name] = ask_op(lambda: backend.piece_bytes(list(range(self.vocab.size))))  # type: ignore[assignment]
         return self._tables[name]
 
     def _judge(self, op: str, ids: list[int], prompt: int, case: Case | IdCase, want: object, got: object,
