@@ -73,7 +73,7 @@ class CallableEngine(Backend):
         tokens = self.vocab.tokens
         return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         raise NotImplementedError(f"{self.name} has no decode")
 
 

@@ -66,3 +66,20 @@ def test_spm_model_to_hf_json_agrees_with_sentencepiece(name, zoo, texts, tmp_pa
     assert not unexplained, repr(next(iter(unexplained.items())))[:600]
     assert got.agree >= EXPECTED_MIN_AGREEMENT[name]
     assert "remove_extra_whitespaces" in [w.field for w in result.warnings]
+
+
+def test_a_byte_fallback_model_converts_with_a_decoder_that_reads_its_bytes(zoo, tmp_path):
+    """transformers' SpmConverter writes a decoder with no byte fallback (a byte piece decodes as
+    the text '<0x23>'); the converted file's decoder reads the bytes, so tokenizers decodes what
+    SentencePiece decodes. Found by ``compare --ops decode`` on the zoo's spm-*-byte-fallback models."""
+    import sentencepiece as spm
+    import tokenizers
+
+    src = zoo("spm-bpe-byte-fallback").files["spm_model"]
+    result = convert(src, "hf", tmp_path / "tokenizer.json")
+    sp = spm.SentencePieceProcessor(model_file=str(src))
+    hf = tokenizers.Tokenizer.from_file(str(result.out_path))
+    for text in ("# 1", "naïve 私の名前 🤗 done", "x = {'a': 1}"):
+        ids = sp.encode(text)
+        assert any(sp.id_to_piece(i).startswith("<0x") for i in ids), text  # byte pieces in play
+        assert hf.decode(ids, skip_special_tokens=False) == sp.decode(ids) == text

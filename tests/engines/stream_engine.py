@@ -4,6 +4,7 @@ with one bug on request (tests/run/test_ops.py):
     --bug latin1    a piece's bytes sent as Latin-1 characters, not held back (mlx-examples #808)
     --bug replace   every piece sent at once, a split character as U+FFFD (llama.cpp #4036)
     --bug prompt    the first delta also holds the prompt's text (vLLM #48853)
+    --bug specials  special tokens written as their text even when the request says "skip_special"
 
     python3 stream_engine.py MODEL.gguf [--bug NAME]
 """
@@ -22,7 +23,7 @@ import llama_cpp
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("gguf")
-    p.add_argument("--bug", choices=["latin1", "replace", "prompt"])
+    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials"])
     args = p.parse_args()
     llama_cpp.llama_backend_init()
     params = llama_cpp.llama_model_default_params()
@@ -31,8 +32,8 @@ def main() -> int:
     vocab = llama_cpp.llama_model_get_vocab(model)
     buf = ctypes.create_string_buffer(1 << 16)
 
-    def piece(i: int) -> bytes:
-        n = llama_cpp.llama_token_to_piece(vocab, i, buf, len(buf), 0, True)
+    def piece(i: int, special: bool = True) -> bytes:
+        n = llama_cpp.llama_token_to_piece(vocab, i, buf, len(buf), 0, special)
         return buf.raw[:n]
 
     def encode(text: str, add_special: bool, parse_special: bool) -> list[int]:
@@ -41,22 +42,22 @@ def main() -> int:
         n = llama_cpp.llama_tokenize(vocab, data, len(data), out, len(out), add_special, parse_special)
         return list(out[:n])
 
-    def decode(ids: list[int]) -> str:
+    def decode(ids: list[int], special: bool = True) -> str:
         out = ctypes.create_string_buffer(1 << 20)
         arr = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
-        n = llama_cpp.llama_detokenize(vocab, arr, len(ids), out, len(out), False, True)
+        n = llama_cpp.llama_detokenize(vocab, arr, len(ids), out, len(out), False, special)
         return out.raw[:n].decode("utf-8", "replace")
 
-    def stream(ids: list[int], prompt: int) -> list[str]:
+    def stream(ids: list[int], prompt: int, special: bool = True) -> list[str]:
         if args.bug == "latin1":
-            return [piece(i).decode("latin-1") for i in ids[prompt:]]
+            return [piece(i, special).decode("latin-1") for i in ids[prompt:]]
         if args.bug == "replace":
-            return [piece(i).decode("utf-8", "replace") for i in ids[prompt:]]
+            return [piece(i, special).decode("utf-8", "replace") for i in ids[prompt:]]
         held = codecs.getincrementaldecoder("utf-8")("replace")
-        held.decode(b"".join(piece(i) for i in ids[:prompt]))  # a character the prompt began
-        deltas = [held.decode(piece(i)) for i in ids[prompt:]]
+        held.decode(b"".join(piece(i, special) for i in ids[:prompt]))  # a character the prompt began
+        deltas = [held.decode(piece(i, special)) for i in ids[prompt:]]
         if args.bug == "prompt" and deltas:
-            deltas[0] = decode(ids[:prompt]) + deltas[0]
+            deltas[0] = decode(ids[:prompt], special) + deltas[0]
         return deltas
 
     for line in sys.stdin:
@@ -64,10 +65,12 @@ def main() -> int:
         op, reply = req.get("op"), {"id": req.get("id")}
         if op == "encode":
             reply["ids"] = encode(req["text"], req.get("add_special", False), req.get("parse_special", False))
-        elif op == "decode":
-            reply["text"] = decode(req["ids"])
-        elif op == "stream":
-            reply["deltas"] = stream(req["ids"], req["prompt"])
+        elif op in ("decode", "stream"):
+            special = not req.get("skip_special") or args.bug == "specials"
+            if op == "decode":
+                reply["text"] = decode(req["ids"], special)
+            else:
+                reply["deltas"] = stream(req["ids"], req["prompt"], special)
         else:
             reply["error"] = f"no op {op!r}"
         print(json.dumps(reply), flush=True)

@@ -115,6 +115,30 @@ def test_a_streaming_engine_with_one_bug_is_named_and_its_twin_agrees(zoo, tmp_p
     assert named >= 0.95 * stream.mismatches, (named, stream.mismatches, stream.causes)
 
 
+@pytest.mark.parametrize("bug", ["specials", ""])
+def test_skip_special_leaves_specials_out_and_an_engine_that_writes_them_is_named(zoo, tmp_path, bug):
+    """``--skip-special``: every decoder is asked to leave special tokens out (tokenizers'
+    skip_special_tokens=True, llama.cpp's unparse_special off, a cmd: engine's "skip_special": true).
+    On llama-bpe the reference, llama.cpp and tokenizers then agree on every id sequence, specials
+    between words included; an engine that writes them anyway is named decode.specials-written on
+    those sequences, and its twin that honours the request agrees."""
+    zoo("llama-bpe")
+    engine = f"cmd:{sys.executable} {ENGINE} {{gguf}}" + (f" --bug {bug}" if bug else "")
+    results = run_compare(["llama-bpe"], [corpus(tmp_path, TEXTS), "ids"], ["ref", "hf", f"eng={engine}"],
+                          CompareOptions(ops=("decode", "stream"), skip_special=True))
+    by = runs(results)
+    assert by[("ref", "decode")].cases >= len(TEXTS) + 10 and by[("ref", "decode")].mismatches == 0
+    assert by[("hf", "decode")].mismatches == 0
+    decode = [m for m in results.mismatches if m.backend == "eng" and m.op == "decode"]
+    if not bug:
+        assert decode == [] and by[("eng", "stream")].mismatches == 0
+        return
+    assert decode and {m.tags["ids"] for m in decode} == {"special-between"}
+    assert {m.cause for m in decode} == {"decode.specials-written"}
+    assert all("<|" in m.backend_output[0] and "<|" not in m.oracle_output[0] for m in decode)
+    assert {m.tags["ids"] for m in results.mismatches if m.backend == "eng" and m.op == "stream"} == {"special-between"}
+
+
 def thirdparty(model: str, spec: str, tmp_path: Path):
     """One run of a third-party streaming engine on the edge corpus and the id sequences: its
     stream mismatches that no known divergence explains, by cause."""
@@ -186,25 +210,26 @@ def test_gpt_tokenizer_decoder_state_leaks_between_calls(zoo, tmp_path, node_eng
 
 def test_llguidance_token_table(zoo, tmp_path):
     """llguidance 1.9.1's token table (PyPI; the grammar engine of vLLM, SGLang and llama.cpp),
-    ``LLTokenizer(tokenizer.json).decode_bytes([id])`` for every id: on Llama 2, Llama 3, Gemma 3
-    and Qwen 3 it gives each id the bytes the model's own library does, except one id each: the
-    byte 0xFF token (Llama 2's '<0xFF>', Llama 3's 'ÿ') has no bytes, checked by hand (the only
-    empty entries of the whole table); its token trie marks special tokens with 0xFF.
-    tokparity names it pieces.byte-ff-dropped. A tokenizer.json with a plain Metaspace decoder (the
-    converted SentencePiece files) it refuses to load: every case a crash, with its error."""
-    models = ["lenml-llama2", "llama-bpe", "gemma-3", "qwen3", "spm-bpe-byte-fallback"]
+    ``LLTokenizer(tokenizer.json).decode_bytes([id])`` for every id: on Llama 2, Llama 3, Gemma 3,
+    Qwen 3 and a byte-fallback SentencePiece model converted by tokparity it gives each id the bytes
+    the model's own library does, except one id each: the byte 0xFF token (Llama 2's '<0xFF>',
+    Llama 3's 'ÿ') has no bytes, checked by hand (the only empty entries of the whole table); its
+    token trie marks special tokens with 0xFF. tokparity names it pieces.byte-ff-dropped. A
+    tokenizer.json with a plain Metaspace decoder (a converted SentencePiece file without byte
+    fallback) it refuses to load: every case a crash, with its error."""
+    models = ["lenml-llama2", "llama-bpe", "gemma-3", "qwen3", "spm-bpe-byte-fallback", "botchan-unigram"]
     for model in models:
         zoo(model)
     spec = f"cmd:{sys.executable} {ENGINES / 'llguidance_engine.py'} {{tokenizer_json}}"
     results = run_compare(models, ["edge", "ids"], ["ref", f"eng={spec}"], CompareOptions(ops=("pieces",)))
     by = {r.model: r for r in results.runs if r.backend == "eng"}
-    for model in models[:4]:
+    for model in models[:5]:
         assert by[model].cases > 800 and by[model].mismatches == 1, (model, by[model].classes)
         (m,) = [m for m in results.mismatches if m.model == model and m.backend == "eng"]
         assert m.cause == "pieces.byte-ff-dropped" and m.case_id.startswith("ids-"), m.evidence
-    assert set(by["spm-bpe-byte-fallback"].classes) == {"crash"}
+    assert set(by["botchan-unigram"].classes) == {"crash"}
     assert "can't determine decoder type" in next(m.evidence for m in results.mismatches
-                                                   if m.model == "spm-bpe-byte-fallback")
+                                                   if m.model == "botchan-unigram")
 
 
 def test_tiktoken_token_bytes(zoo, tmp_path):

@@ -151,15 +151,19 @@ class Backend(ABC):
         return out
 
     @abstractmethod
-    def decode(self, ids: list[int]) -> str: ...
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        """``ids`` back to text; special tokens as their text, or left out with ``skip_special``
+        (skip_special_tokens, llama.cpp's unparse_special off). A library without that switch
+        raises NotImplementedError for the setting it cannot give, or gives its one behaviour
+        where that is all it has (SentencePiece always leaves control tokens out)."""
 
     @abstractmethod
     def pieces(self, ids: list[int]) -> list[str]: ...
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
         """``ids`` decoded one at a time after the first ``prompt`` (the prompt, whose text is not
         output): the text each further id adds, as a server sends it ("" while it holds back the
-        start of a character), one string per id after the prompt."""
+        start of a character), one string per id after the prompt; ``skip_special`` as for decode."""
         raise NotImplementedError(f"{self.name} does not stream")
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:

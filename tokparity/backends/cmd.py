@@ -805,15 +805,16 @@ class ProtocolBackend(Backend):
             out.append(Answer.of(result, seconds, text))
         return out
 
-    def decode(self, ids: list[int]) -> str:
-        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids], "skip_special": False})
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids], "skip_special": skip_special})
         text = reply.get("text")
         if not isinstance(text, str):
             raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
         return text
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
-        reply = self._op_call("stream", {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt)})
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+        reply = self._op_call("stream", {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt),
+                                         "skip_special": skip_special})
         deltas = reply.get("deltas")
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.engine.label}: the stream reply has no list of strings 'deltas': "

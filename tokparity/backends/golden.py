@@ -76,7 +76,7 @@ class GoldenBackend(Backend):
                 raise ValueError(f"token id {i} is outside the vocabulary (0..{len(tokens) - 1})")
         return [tokens[i] for i in ids]
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         if self._ref is None:
             try:
                 from tokparity.reference import RefTokenizer

@@ -136,15 +136,15 @@ class TokenizersBackend(Backend):
         with panics_as_crashes("encode"):
             return self.tok.encode(text, add_special_tokens=add_special).ids
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         with panics_as_crashes("decode"):
-            return self.tok.decode(list(ids), skip_special_tokens=False)
+            return self.tok.decode(list(ids), skip_special_tokens=skip_special)
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
         """tokenizers' ``DecodeStream``, prefilled with the prompt's ids: one ``step`` per id after it."""
         from tokenizers.decoders import DecodeStream
         with panics_as_crashes("stream"):
-            decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=False)
+            decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=skip_special)
             return [decoder.step(self.tok, i) or "" for i in ids[prompt:]]
 
     lossy_pieces = True  # decode is a str: a token that is part of a character shows as U+FFFD
@@ -230,22 +230,22 @@ class HFBackend(TokenizersBackend):
             return list(self.auto.encode(text, add_special_tokens=add_special,
                                          split_special_tokens=not parse_special))
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         if self.auto is None:
-            return super().decode(ids)
+            return super().decode(ids, skip_special)
         with panics_as_crashes("decode"):
-            return self.auto.decode(list(ids), skip_special_tokens=False)
+            return self.auto.decode(list(ids), skip_special_tokens=skip_special)
 
     def pieces(self, ids: list[int]) -> list[str]:
         if self.auto is None:
             return super().pieces(ids)
         return list(self.auto.convert_ids_to_tokens(list(ids)))
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
         """With the transformers loader: transformers' ``TextStreamer`` (skip_prompt), fed the prompt
         and then one id at a time; each delta is the text it printed for that id."""
         if self.loader != "transformers":
-            return super().stream(ids, prompt)
+            return super().stream(ids, prompt, skip_special)
         with quiet_transformers() as transformers:
             printed: list[str] = []
 
@@ -255,7 +255,7 @@ class HFBackend(TokenizersBackend):
                 def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
                     printed.append(text)
 
-            streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=False)
+            streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=skip_special)
             import numpy  # (put() reads .shape and .tolist(): what generate() passes, without torch)
             streamer.put(numpy.array([list(ids[:prompt]) or [0]]))
             deltas = []

@@ -27,9 +27,9 @@ def handle(backend: Backend, req: dict) -> dict:
                 reply["notes"] = list(result.notes)
             return reply
         if op == "decode":
-            return {"text": backend.decode(req["ids"])}
+            return {"text": backend.decode(req["ids"], bool(req.get("skip_special")))}
         if op == "stream":
-            return {"deltas": backend.stream(req["ids"], int(req["prompt"]))}
+            return {"deltas": backend.stream(req["ids"], int(req["prompt"]), bool(req.get("skip_special")))}
         if op == "pieces":  # the public protocol's: every id's bytes, in hex
             size = getattr(backend, "n_vocab", None)
             if size is None:

@@ -152,8 +152,8 @@ class LlamaCppBackend(Backend):
             self._text = ctypes.create_string_buffer(-n + 64)
         raise RuntimeError("llama_detokenize kept asking for a larger buffer")
 
-    def decode(self, ids: list[int]) -> str:
-        return self.decode_bytes(ids).decode("utf-8", "replace")
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        return self.decode_bytes(ids, unparse_special=not skip_special).decode("utf-8", "replace")
 
     def token_bytes(self, ids: list[int], special: bool = True) -> list[bytes]:
         """What each token renders to (``llama_token_to_piece``): byte tokens as their byte, ``▁`` as a space."""
@@ -168,11 +168,11 @@ class LlamaCppBackend(Backend):
             out.append(self._text.raw[:n])
         return out
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
-        """llama.cpp's pieces (``token_to_piece``, specials as their text) sent as its server sends
-        them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+        """llama.cpp's pieces (``token_to_piece``, specials as their text unless skipped) sent as
+        its server sends them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
         from tokparity.reference.decode import piece_stream
-        return piece_stream(self.token_bytes, ids, prompt)
+        return piece_stream(lambda part: self.token_bytes(part, special=not skip_special), ids, prompt)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.token_bytes(ids))

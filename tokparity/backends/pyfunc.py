@@ -4,7 +4,9 @@
     py:./my_engine.py:Engine          a file path works too; a class is made once with the model's
                                       files, {"gguf": "/path/...", ...}, and its .encode (and, where
                                       it has them, .decode(ids), .stream(ids, prompt) -> [delta per id
-                                      after the prompt], .pieces() -> [bytes or None per id]) are called
+                                      after the prompt], .pieces() -> [bytes or None per id]) are called;
+                                      with --skip-special, decode and stream get skip_special=True
+                                      (not tried where they take no such argument)
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
 a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
@@ -32,6 +34,20 @@ from tokparity.zoo import ModelFiles
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab
+
+
+def _skipping(call, skip_special: bool, name: str) -> dict:
+    """The keywords that ask ``call`` to leave special tokens out: none by default; with
+    ``skip_special``, ``skip_special=True`` where it takes it (else the op is not tried)."""
+    if not skip_special:
+        return {}
+    try:
+        parameters = inspect.signature(call).parameters.values()
+    except (TypeError, ValueError):  # (a builtin without a signature: tried as if it took it)
+        return {"skip_special": True}
+    if any(p.name == "skip_special" or p.kind == p.VAR_KEYWORD for p in parameters):
+        return {"skip_special": True}
+    raise NotImplementedError(f"{name}: {getattr(call, '__name__', 'its callable')} takes no skip_special argument")
 
 
 def check_target(target: str) -> tuple[str, str]:
@@ -120,18 +136,18 @@ class PyFuncBackend(Backend):
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         return checked_ids(self.name, self._encode(text, add_special, parse_special))
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         if self._decode is None:
             raise NotImplementedError(f"{self.name} has no decode")
-        text = self._decode(list(ids))
+        text = self._decode(list(ids), **_skipping(self._decode, skip_special, self.name))
         if not isinstance(text, str):
             raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")
         return scrubbed(text)
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
         if self._stream is None:
             raise NotImplementedError(f"{self.name} has no stream")
-        deltas = self._stream(list(ids), prompt)
+        deltas = self._stream(list(ids), prompt, **_skipping(self._stream, skip_special, self.name))
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.name}: stream returned {clipped(deltas, 100)}, not a list of str")
         return [scrubbed(d) for d in deltas]

@@ -41,10 +41,10 @@ class RefBackend(Backend):
         except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever: this case times out
             raise BackendTimeout(f"ref: {e}") from None
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
         # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):
         # '[UNK]' in a BERT text, not nothing.
-        return self.tokenizer.decode(ids, special=True)
+        return self.tokenizer.decode(ids, special=not skip_special)
 
     def pieces(self, ids: list[int]) -> list[str]:
         return self.tokenizer.pieces(ids)
@@ -53,8 +53,8 @@ class RefBackend(Backend):
     def n_vocab(self) -> int:
         return self.vocab.size
 
-    def stream(self, ids: list[int], prompt: int) -> list[str]:
-        return self.tokenizer.stream(ids, prompt, special=True)
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+        return self.tokenizer.stream(ids, prompt, special=not skip_special)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.tokenizer.piece_bytes(ids))

@@ -55,7 +55,8 @@ class RwkvBackend(Backend):
             raise ValueError("the rwkv package found no token for a byte of this text (find_longest: "
                              "UnboundLocalError)") from None
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        # (the package's vocabulary has no special tokens to leave out)
         # decodeBytes, read with U+FFFD for bytes that are not UTF-8 (the package's ``decode``
         # answers one U+FFFD for the whole text then).
         return b"".join(self._bytes(i) for i in ids).decode("utf-8", "replace")

@@ -51,7 +51,8 @@ class SentencePieceBackend(Backend):
         return self.sp.encode(text, out_type=int, add_bos=add_special and self.add_bos,
                               add_eos=add_special and self.add_eos)
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        # (DecodeIds has no switch: control tokens are always left out, user-defined ones written)
         self._check_ids(ids)
         return self.sp.decode(list(ids))
 

@@ -65,7 +65,9 @@ class TiktokenBackend(Backend):
             return self.reserved[i].encode()
         return self.enc.decode_single_token_bytes(i - self.offset)
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        if skip_special:  # (tiktoken's decode has no switch: a special token is its text)
+            raise NotImplementedError("tiktoken's decode cannot leave special tokens out")
         return b"".join(self._token_bytes(i) for i in ids).decode("utf-8", errors="replace")
 
     def pieces(self, ids: list[int]) -> list[str]:

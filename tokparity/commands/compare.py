@@ -45,6 +45,10 @@ def add_parser(sub) -> None:
                         "text), stream (ids to text one at a time after a prompt, as a server streams), pieces "
                         "(each id's bytes); all for the four (default: encode). The ids decoded are the oracle's "
                         "encodings of the texts and id sequences made from the vocabulary")
+    p.add_argument("--skip-special", action="store_true",
+                   help="with --ops decode or stream: every decoder leaves special tokens out of the text "
+                        "(skip_special_tokens=True, llama.cpp's unparse_special off), as most servers do; default: "
+                        "written as their text")
     p.add_argument("--known", action="append", metavar="FILE", default=[],
                    help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
     p.add_argument("--no-builtin-known", action="store_true",
@@ -81,7 +85,8 @@ def add_parser(sub) -> None:
 # (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "ops": "str?", "timeout": "seconds?", "ray": "str?", **CORPUS_ARG_CHECKS}
+              "all": "bool", "ops": "str?", "skip_special": "bool", "timeout": "seconds?", "ray": "str?",
+              **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
 RESUMED = tuple(k for k in ARG_CHECKS if k != "ray")
@@ -154,6 +159,7 @@ def compare_options(args: argparse.Namespace):
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           ops=parse_ops(getattr(args, "ops", None) or "encode"), diagnose=not getattr(args, "no_diagnose", False),
+                          skip_special=bool(getattr(args, "skip_special", False)),
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),

@@ -63,7 +63,17 @@ def spm_model_to_hf_json(src: str | os.PathLike, out: str | os.PathLike) -> Warn
         pre.split = False
     if pre is not None:
         tok.pre_tokenizer = pre
-    tok.decoder = converter.decoder("\u2581", original.add_prefix_space)
+    decoder = converter.decoder("\u2581", original.add_prefix_space)
+    if byte_fallback:
+        # SpmConverter's decoder writes a byte piece as its text ('<0x23>'): it has no byte fallback
+        # (it warns). transformers' converter for byte-fallback SentencePiece models (LlamaConverter)
+        # writes this one, the shape real Llama files have and tools that read decoders know.
+        from tokenizers import decoders
+        steps = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
+        if original.add_prefix_space:
+            steps.append(decoders.Strip(content=" ", left=1, right=0))
+        decoder = decoders.Sequence(steps)
+    tok.decoder = decoder
 
     # What transformers' converter does not carry over, or carries differently.
     if not flags.remove_extra_whitespaces:

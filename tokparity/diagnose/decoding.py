@@ -2,7 +2,8 @@
 reference's decoding changed in one named way gives the backend's answer exactly.
 
 Each ``DecodeVariant`` is a known way to turn ids into text wrongly, from the real bugs the
-catalogue cites; ``run(reference, ids, prompt)`` gives what a decoder with that bug answers:
+catalogue cites; ``run(reference, ids, prompt, special)`` gives what a decoder with that bug answers (``special``:
+the run writes special tokens as their text; False with ``--skip-special``):
 
     decode  the text
     stream  the text its deltas add up to (a streamer that buffers words sends other deltas
@@ -33,11 +34,12 @@ class DecodeVariant:
     name: str
     op: str
     does: str
-    run: Callable[[RefTokenizer, list[int], int], list]  # the answers a decoder with this bug gives
+    # the answers a decoder with this bug gives: (reference, ids, prompt, special tokens written?)
+    run: Callable[[RefTokenizer, list[int], int, bool], list]
     fix: str = ""
     # The same way of decoding without the bug: a variant that answers what its twin does on these
     # ids shows no bug here (Latin-1 and UTF-8 read ASCII alike), so it reproduces nothing.
-    twin: Callable[[RefTokenizer, list[int], int], list] | None = None
+    twin: Callable[[RefTokenizer, list[int], int, bool], list] | None = None
 
     def info(self) -> dict:
         """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
@@ -51,11 +53,12 @@ def info(op: str, fix: str) -> dict:
 SPEC = "tokparity/reference/decode.py (decode, stream_deltas, piece_stream, piece_bytes)"
 
 
-def _pieces(ref: RefTokenizer, ids: list[int]) -> list[bytes]:
-    return ref.piece_bytes(ids)
+def _pieces(ref: RefTokenizer, ids: list[int], special: bool = True) -> list[bytes]:
+    """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
+    return [b"" if not special and _is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
 
 
-def _text(ref: RefTokenizer, ids: list[int], special: bool = True) -> str:
+def _text(ref: RefTokenizer, ids: list[int], special: bool) -> str:
     return ref.decode(ids, special=special)
 
 
@@ -68,57 +71,57 @@ def _is_special(ref: RefTokenizer, i: int) -> bool:
 # --- stream ------------------------------------------------------------------------------------
 
 
-def _latin1(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:]))]
+def _latin1(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:], special))]
 
 
-def _joined(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _joined(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     """The pieces' bytes joined and read as UTF-8, the bytes of a character the prompt began in
     front: the twin of the variants that send each id's bytes at once."""
     from tokparity.reference.decode import incomplete_tail
 
-    head = b"".join(_pieces(ref, ids[:prompt]))
+    head = b"".join(_pieces(ref, ids[:prompt], special))
     held = head[len(head) - incomplete_tail(head):]
-    return [(held + b"".join(_pieces(ref, ids[prompt:]))).decode("utf-8", "replace")]
+    return [(held + b"".join(_pieces(ref, ids[prompt:], special))).decode("utf-8", "replace")]
 
 
-def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    return [b"".join(_pieces(ref, ids)).decode("utf-8", "replace")]
+def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return [b"".join(_pieces(ref, ids, special)).decode("utf-8", "replace")]
 
 
-def _eager(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:]))]
+def _eager(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:], special))]
 
 
-def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    fresh = _text(ref, ids[prompt:])
+def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    fresh = _text(ref, ids[prompt:], special)
     return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
 
 
-def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    whole = _text(ref, ids)
-    head = _text(ref, ids[:prompt])
+def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    whole = _text(ref, ids, special)
+    head = _text(ref, ids[:prompt], special)
     rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
     return [whole, head + rest]
 
 
-def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     answers = []
     for start in (prompt, 0):  # (the prompt dropped, as transformers' TextStreamer(skip_prompt) does, or kept)
         parts, run = [], []
         for i in ids[start:]:
             run.append(i)
-            if _text(ref, [i]).endswith("\n"):
-                parts.append(_text(ref, run))
+            if _text(ref, [i], special).endswith("\n"):
+                parts.append(_text(ref, run, special))
                 run = []
-        parts.append(_text(ref, run))
+        parts.append(_text(ref, run, special))
         text = "".join(parts)
-        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt])):])
+        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt], special)):])
     return answers
 
 
-def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    raw = b"".join(_pieces(ref, ids)).decode("utf-8", "replace")
+def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    raw = b"".join(_pieces(ref, ids, special)).decode("utf-8", "replace")
     if cleaned(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
         return []
     answers = []
@@ -128,7 +131,7 @@ def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int) ->
         head = ids[:prompt]  # (the prompt decoded with it, its text taken off: only the offsets are wrong)
         for i in ids[prompt:]:
             cache.append(i)
-            text = _after(cleaned(_text(ref, head + cache)), cleaned(_text(ref, head)))
+            text = _after(cleaned(_text(ref, head + cache, special)), cleaned(_text(ref, head, special)))
             if text.endswith("\n"):
                 out.append(text[sent:])
                 head, cache, sent = head + cache, [], 0
@@ -137,7 +140,7 @@ def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int) ->
             out.append(text[sent:upto])
             sent += len(out[-1])
         if cache:
-            out.append(_after(cleaned(_text(ref, head + cache)), cleaned(_text(ref, head)))[sent:])
+            out.append(_after(cleaned(_text(ref, head + cache, special)), cleaned(_text(ref, head, special)))[sent:])
         answers.append("".join(out))
     return answers
 
@@ -153,14 +156,14 @@ def _is_cjk(ch: str) -> bool:
     return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
 
 
-def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    if "\x00" not in _text(ref, ids):
+def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    if "\x00" not in _text(ref, ids, special):
         return []
-    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt)] + \
-        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt)]
+    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt, special)] + \
+        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt, special)]
 
 
-def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
         return []
     text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
@@ -170,28 +173,32 @@ def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int) -> 
 # --- decode ------------------------------------------------------------------------------------
 
 
-def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    return [_text(ref, ids, special=False)]
+def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return [_text(ref, ids, special=False)] if special else []
 
 
-def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _specials_written(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return [_text(ref, ids, special=True)] if not special else []
+
+
+def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     parts: list[str] = []
     run: list[int] = []
     for i in ids:
         if _is_special(ref, i):
             if run:
-                parts.append(_text(ref, run))
+                parts.append(_text(ref, run, special))
                 run = []
-            parts.append(_text(ref, [i]))
+            parts.append(_text(ref, [i], special))
         else:
             run.append(i)
     if run:
-        parts.append(_text(ref, run))
+        parts.append(_text(ref, run, special))
     return [" ".join(parts)] if len(parts) > 1 else []
 
 
-def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    text = _text(ref, ids)
+def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    text = _text(ref, ids, special)
     answers = [cleaned(text)]
     if ref.flavour == "llama.cpp" and ref.pipeline.flags.clean_spaces:  # the other way: not cleaned up
         from tokparity.reference.decode import bytes_to_text, llama_decode_bytes
@@ -204,30 +211,30 @@ def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
     return answers
 
 
-def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     from tokparity.reference.decode import held_tail, shown
-    text = ref.decode(ids, "surrogateescape", special=True)
+    text = ref.decode(ids, "surrogateescape", special=special)
     held = held_tail(text)
     return [shown(text[:len(text) - held])] if held else []
 
 
-def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
-    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids)).decode("utf-8", "replace")]
+def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids, special)).decode("utf-8", "replace")]
 
 
 # --- pieces ------------------------------------------------------------------------------------
 
 
-def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
 
 
-def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     right = ref.piece_bytes(ids)
     return [[b"" if b == b"\xff" else b for b in right]] if b"\xff" in right else []
 
 
-def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int) -> list:
+def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
     return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
 
 
@@ -264,6 +271,9 @@ VARIANTS = (
                   fix="choose the detokenizer from the tokenizer.json decoder: ByteLevel reads GPT-2's byte table"),
     DecodeVariant("decode.specials-skipped", "decode", "leaves special tokens out of the text", _specials_skipped,
                   fix='write special tokens as their text where the decoder does (skip_special_tokens=False)'),
+    DecodeVariant("decode.specials-written", "decode", "writes special tokens as their text where they were to be left "
+                  "out (--skip-special)", _specials_written,
+                  fix='leave special tokens out of the text when asked (skip_special_tokens=True)'),
     DecodeVariant("decode.specials-spaced", "decode", "writes a space before and after each special token "
                   "(spaces_between_special_tokens)", _specials_spaced,
                   fix='join special tokens to their neighbours without spaces (spaces_between_special_tokens=False)'),
@@ -297,24 +307,24 @@ REVIEWED = {
 }
 
 
-def diagnose_decoding(ref: RefTokenizer, j: Judgement) -> Diagnosis:
+def diagnose_decoding(ref: RefTokenizer, j: Judgement, special: bool = True) -> Diagnosis:
     """The causes of a decoding op's mismatch: every variant whose answer is the backend's (and
     not what the reference's own decoding answers, spelt alike: a variant that coincides with the
     right answer on these ids proves nothing), the first as the cause, the others as alternatives
     (``prefer`` chooses among them once the run's other mismatches are in)."""
     ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
     got = _answer_of(j)
-    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt)}
+    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt, special)}
     found = []
     for variant in VARIANTS:
         if variant.op != j.op:
             continue
         try:
-            answers = variant.run(ref, ids, prompt)
+            answers = variant.run(ref, ids, prompt, special)
         except Exception:  # a variant that cannot run on these ids reproduces nothing
             continue
         if variant.twin is not None:  # (compared exactly: one U+FFFD per byte is the bug of some)
-            twins = variant.twin(ref, ids, prompt)
+            twins = variant.twin(ref, ids, prompt, special)
             answers = [a for a in answers if a not in twins]
         if got in answers and _spelt(got) not in right:
             found.append(variant.name)
@@ -349,13 +359,13 @@ def _named(names: list[str], op: str) -> Diagnosis:
                      stage=op)
 
 
-def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int) -> list:
+def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int, special: bool) -> list:
     """What the reference's own decoding answers (as _answer_of reads a backend's)."""
     if op == "pieces":
         return [ref.piece_bytes(ids)]
     if op == "stream":
-        return ["".join(ref.stream(ids, prompt, special=True)), _text(ref, ids)[len(_text(ref, ids[:prompt])):]]
-    return [_text(ref, ids)]
+        return ["".join(ref.stream(ids, prompt, special=special)), _text(ref, ids, special)[len(_text(ref, ids[:prompt], special)):]]
+    return [_text(ref, ids, special)]
 
 
 def _spelt(answer: object) -> object:

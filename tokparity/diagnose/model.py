@@ -59,6 +59,9 @@ class Settings(Protocol):
     @property
     def diagnose(self) -> bool: ...  # False: no cause is named
 
+    @property
+    def skip_special(self) -> bool: ...  # decode and stream leave special tokens out
+
     def say(self, message: str) -> None: ...
 
 
@@ -110,7 +113,8 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.reference_tokenizer()
-                return diagnose_decoding(reference, j) if reference is not None else None
+                return diagnose_decoding(reference, j, special=not self.options.skip_special) \
+                    if reference is not None else None
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)
             finally:

@@ -88,25 +88,41 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                f"{backend_text[:80]!r})")
     if unk and UNK_SURFACE in oracle_text + backend_text and unk in oracle_text + backend_text:
         marked = [t.replace(UNK_SURFACE, "\0").replace(unk, "\0") for t in (oracle_text, backend_text)]
-        if marked[0] == marked[1]:
+        if marked[0].lstrip(" ") == marked[1].lstrip(" "):
             side = "oracle" if UNK_SURFACE in oracle_text else "backend"
+            leading = "" if marked[0] == marked[1] else \
+                " (and the leading spaces differ: SentencePiece's decoder drops them)"
             return DecodeVerdict("decode-roundtrip", f"the ids agree, but the unknown token decodes as {UNK_SURFACE!r} "
                                                      f"(SentencePiece's unk_surface) on the {side}'s side and as {unk!r} "
-                                                     f"on the other's: oracle {oracle_text[:80]!r} vs backend "
+                                                     f"on the other's{leading}: oracle {oracle_text[:80]!r} vs backend "
                                                      f"{backend_text[:80]!r}")
-    if _fewer_replacements(oracle_text) == _fewer_replacements(backend_text):
+    if oracle_text.lstrip(" ") != backend_text.lstrip(" ") and \
+            _fewer_replacements(oracle_text).lstrip(" ") == _fewer_replacements(backend_text).lstrip(" "):
+        leading = "" if _fewer_replacements(oracle_text) == _fewer_replacements(backend_text) else \
+            " (and the leading spaces differ: SentencePiece's decoder drops them)"
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in how many U+FFFD stand for bytes that "
                                                  f"are not UTF-8 ({oracle_text.count(chr(0xFFFD))} on the oracle's side, "
                                                  f"{backend_text.count(chr(0xFFFD))} on the backend's: one per byte, or "
-                                                 f"one per broken sequence as Unicode advises): oracle "
+                                                 f"one per broken sequence as Unicode advises){leading}: oracle "
                                                  f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+    more = _replaced_characters(oracle_text, backend_text) or _replaced_characters(backend_text, oracle_text)
+    if more:
+        side, other = ("backend", "oracle") if more == backend_text else ("oracle", "backend")
+        return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only where the {side} has U+FFFD for "
+                                                 f"characters the {other} has: a run of byte tokens with one byte "
+                                                 f"that is not UTF-8 replaced whole, its good characters too "
+                                                 f"(tokenizers' ByteFallback): oracle {oracle_text[:80]!r} vs backend "
+                                                 f"{backend_text[:80]!r}")
     present = [t for t in specials if t and t in oracle_text + backend_text]
-    if present and _without(oracle_text, present) == _without(backend_text, present):
+    bare = [_without(t, present).lstrip(" ") for t in (oracle_text, backend_text)] if present else []
+    if bare and bare[0] == bare[1]:
         side = "oracle" if sum(map(oracle_text.count, present)) > sum(map(backend_text.count, present)) else "backend"
+        leading = "" if _without(oracle_text, present) == _without(backend_text, present) else \
+            " (and the leading spaces differ: SentencePiece's decoder drops them)"
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in special tokens ({present[0]!r}), "
                                                  f"written as their text on the {side}'s side and left out on the "
-                                                 f"other's (SentencePiece's decode drops control tokens): oracle "
-                                                 f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+                                                 f"other's (SentencePiece's decode drops control tokens){leading}: "
+                                                 f"oracle {oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
     back = [name for name, t in (("oracle", oracle_text), ("backend", backend_text)) if t == text]
     says = f"only the {back[0]} gives the input back" if back else "neither gives the input back"
     if oracle_text.lstrip(" ") == backend_text.lstrip(" "):
@@ -116,6 +132,27 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                  f"starts with {_leading_whitespace(text)!r})")
     return DecodeVerdict("decode-roundtrip", f"the same ids decode differently, {says}: oracle {oracle_text[:80]!r} vs "
                                              f"backend {backend_text[:80]!r}")
+
+
+def _replaced_characters(kept: str, replaced: str) -> str:
+    """``replaced`` if it is ``kept`` with some spans written as U+FFFD, each span holding a U+FFFD
+    of ``kept`` (a run of bytes replaced whole, its good characters too); else ""."""
+    if "\ufffd" not in replaced or kept == replaced:
+        return ""
+    parts = re.split("\ufffd+", replaced)
+    if not kept.startswith(parts[0]):
+        return ""
+    pos = len(parts[0])
+    for k, part in enumerate(parts[1:], 1):
+        bad = kept.find("\ufffd", pos)  # (the earliest place each part can go leaves the most room)
+        if bad < 0:
+            return ""
+        last = k == len(parts) - 1
+        at = len(kept) - len(part) if last else kept.find(part, bad + 1)
+        if at < bad + 1 or (last and not kept.endswith(part)):
+            return ""
+        pos = at + len(part)
+    return replaced
 
 
 def _fewer_replacements(text: str) -> str:
@@ -205,7 +242,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
     head = prompt_text[:len(prompt_text) - cut]
     extra = next((sent[:len(sent) - len(w)] for w in ((want, want.rstrip("\ufffd")) if want is not None else ())
                   if len(sent) > len(w) and sent.endswith(w)), "")
-    if extra and (prompt_text.endswith(extra) or head.endswith(extra)):
+    # (the prompt's text sent again, or all of it spaced otherwise: decoders differ in the spaces at a text's ends)
+    if extra and (prompt_text.endswith(extra) or head.endswith(extra) or
+                  (extra.strip(" ") and extra.strip(" ") == head.strip(" "))):
         inside = " (the prompt ends inside a character)" if held else ""
         return ("stream-prompt", f"the deltas send {extra!r} of the prompt's text {prompt_text[-40:]!r} again{inside}",
                 [want or ""], deltas, 0)

@@ -68,8 +68,16 @@ def _strip(c: d.Strip, t: str) -> str:
 
 def chain(c, tokens: list[str], errors: str, path: str) -> list[str]:
     if isinstance(c, d.ByteLevel):
+        # A token with a character outside the byte alphabet (an added token such as DeepSeek's
+        # '<｜begin▁of▁sentence｜>') is taken as its own UTF-8, whole (tokenizers' ByteLevel::decode_chain).
         table = gpt2_unicode_to_byte()
-        return [bytes_to_text(bytes(table.get(ch, 0x3F) for t in tokens for ch in t), errors)]
+        data = bytearray()
+        for t in tokens:
+            if all(ch in table for ch in t):
+                data += bytes(table[ch] for ch in t)
+            else:
+                data += t.encode("utf-8", "surrogatepass")
+        return [bytes_to_text(bytes(data), errors)]
     if isinstance(c, d.ByteFallback):
         return _byte_fallback(tokens, errors)
     if isinstance(c, d.Fuse):

@@ -28,7 +28,8 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
     the run: the results of the cases done are returned, marked ``interrupted``."""
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special})
+                                                      "parse_special": options.parse_special} |
+                      ({"skip_special": True} if options.skip_special else {}))
     with deferring_ctrl_c(), collector_relaxed():
         return _run_compare(list(models), list(corpora), backend_names, options, results, started)
 

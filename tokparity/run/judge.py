@@ -164,7 +164,8 @@ class ModelRun:
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
         self._stage_ref: Backend | None = None
         decoder = decoder_of(self.chain, list(self.backends))
-        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, decoder, self.tally.by_op) \
+        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, decoder, self.tally.by_op,
+                                      options.skip_special) \
             if options.decoding_ops and decoder is not None else None
 
     def close(self) -> None:

@@ -188,6 +188,7 @@ class DecodingJudge:
     backends: dict[str, Backend]
     decoder: str
     compared: dict[str, list[str]]  # op -> the backends judged for it
+    skip_special: bool = False  # decode and stream leave special tokens out
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
     _special_texts: list[str] | None = None
 
@@ -206,7 +207,8 @@ class DecodingJudge:
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
-        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids)) if op != "pieces"
+        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.skip_special))
+                           if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
         for name in self.compared.get(op, []):
             got = want if name == self.decoder and op == "decode" else \
@@ -243,9 +245,9 @@ class DecodingJudge:
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]
         if op == "decode":
-            return ask_op(lambda: backend.decode(ids))
+            return ask_op(lambda: backend.decode(ids, self.skip_special))
         if op == "stream":
-            return ask_op(lambda: backend.stream(ids, prompt))
+            return ask_op(lambda: backend.stream(ids, prompt, self.skip_special))
         table = self._table(name)
         if table is None or isinstance(table, CaseFailure):
             return table
@@ -264,8 +266,8 @@ class DecodingJudge:
         """The generated ids' bytes (with those of a character the prompt began) read as UTF-8,
         special tokens as their text (as the decoders here write them)."""
         specials = self._special_ids()
-        generated = b"".join(self.vocab.tokens[i].encode("utf-8", "surrogateescape") if i in specials
-                             else self._bytes([i]) for i in ids[prompt:])
+        generated = b"".join((b"" if self.skip_special else self.vocab.tokens[i].encode("utf-8", "surrogateescape"))
+                             if i in specials else self._bytes([i]) for i in ids[prompt:])
         head = self._bytes(ids[max(0, prompt - 4):prompt])
         begun = head[len(head) - held:] if held else b""
         return (begun + generated).decode("utf-8", "replace")
@@ -311,7 +313,7 @@ class DecodingJudge:
             decoder = self.backends[self.decoder]
             held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
-            return judge_stream(decoder.decode, ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
+            return judge_stream(lambda part: decoder.decode(part, self.skip_special), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)

@@ -42,6 +42,7 @@ class CompareOptions:
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
     ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces
+    skip_special: bool = False  # decode and stream leave special tokens out (skip_special_tokens=True)
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
