@@ -95,11 +95,11 @@ def fuzz_long(session: nox.Session) -> None:
 
 @nox.session
 def regress(session: nox.Session) -> None:
-    """Every model with committed goldens (tests/goldens) against today's libraries: exit 1 names
-    each case whose ids changed (reports in reports/regress/). `nox -s regress -- --update`
-    regenerates the goldens instead, for review in the diff."""
+    """Every model with committed goldens (tests/goldens) against today's libraries, every op: exit 1
+    names each case whose ids or decoded text changed (reports in reports/regress/). `nox -s regress
+    -- --update` regenerates the goldens instead, for review in the diff."""
     _install(session, "all")
-    judge = [] if "--update" in session.posargs else ["-o", "reports/regress"]
+    judge = [] if "--update" in session.posargs else ["-o", "reports/regress", "--ops", "all"]
     session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", *judge, *session.posargs)
 
 

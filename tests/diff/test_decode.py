@@ -75,3 +75,32 @@ def test_classify_decode_unk_surface_needs_the_rest_to_agree():
     assert v.cls == "decode-roundtrip" and "unk_surface" in v.evidence
     v = classify_decode("a 7 b", "a  ⁇  b!", "a <unk> b", unk="<unk>")  # something else differs too
     assert v.cls == "decode-roundtrip" and "unk_surface" not in v.evidence
+
+
+def test_a_run_of_bytes_replaced_whole_is_told_from_other_text():
+    """tokenizers' ByteFallback writes one U+FFFD per byte of a run with a bad byte, its good bytes
+    too (real, spm-bpe-byte-fallback's ids-17: llama.cpp 'enco�n(' vs tokenizers 'enco���'); a
+    U+FFFD where the other side has a character that was never broken is another difference."""
+    v = classify_decode("", "alk enco\ufffdn( tell", "alk enco\ufffd\ufffd\ufffd tell")
+    assert "differ only where the backend has U+FFFD for characters the oracle has" in v.evidence
+    assert "replaced whole, its good characters too" in v.evidence
+    assert "U+FFFD for characters" not in classify_decode("", "ab x cd", "ab \ufffd cd").evidence
+    # one U+FFFD per byte against one per sequence stays that verdict, leading spaces aside too
+    assert "how many U+FFFD" in classify_decode("", "t\ufffd", "t\ufffd\ufffd").evidence
+    both = classify_decode("", "t\ufffd\ufffd", " t\ufffd").evidence
+    assert "how many U+FFFD" in both and "the leading spaces differ" in both
+    assert "how many U+FFFD" not in classify_decode("", "hello", " hello").evidence
+
+
+def test_the_reference_decodes_tokens_outside_the_byte_alphabet_as_tokenizers_does(zoo):
+    """DeepSeek V3's special tokens ('<｜begin▁of▁sentence｜>') are not in the byte-level alphabet:
+    tokenizers' ByteLevel decoder takes such a token as its own UTF-8, whole, and so does the
+    reference (it wrote '<?begin?of?sentence?>' before the zoo run of --ops decode caught it)."""
+    from tokparity.backends.registry import make_backend
+
+    model = zoo("deepseek-v3")
+    with make_backend("ref", model) as ref, make_backend("hf", model) as hf:
+        for ids in ([0, 1], [5, 0, 5], [100, 0, 200, 128000]):
+            assert ref.decode(ids) == hf.decode(ids)
+        assert ref.decode([5, 0, 5]) == "#<｜begin▁of▁sentence｜>#"
+        assert ref.piece_bytes([0]) == hf.piece_bytes([0]) == ["<｜begin▁of▁sentence｜>".encode()]

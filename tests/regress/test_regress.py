@@ -306,8 +306,12 @@ def test_goldens_without_decoded_texts_refuse_the_decoding_ops(capsys, scratch):
     pytest.param("qwen3", id="qwen3"),  # Hugging Face tokenizers is the oracle
 ])
 def test_committed_goldens_are_current(capsys, tmp_path, model):
-    """The goldens in tests/goldens agree with today's oracle and reference on every corpus."""
-    code, out, _ = regress(capsys, model, "--goldens", str(COMMITTED), "-o", str(tmp_path / "r"))
+    """The goldens in tests/goldens agree with today's oracle and reference on every corpus, every op
+    (the decoder's texts and token bytes they hold too)."""
+    code, out, _ = regress(capsys, model, "--goldens", str(COMMITTED), "--ops", "all", "-o", str(tmp_path / "r"))
     assert code == 0, out
     goldens = read_goldens(COMMITTED / f"{model}.jsonl.gz")
     assert set(goldens.corpora) == {"multilingual", "emoji", "edge", "llama.cpp-tests"}
+    assert goldens.decoding is not None and goldens.decoding.pieces_sha256 and goldens.decoding.id_cases
+    runs = {(r["backend"], r["op"]): r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["runs"]}
+    assert runs["ref", "decode"]["cases"] > 5000 and runs["ref", "pieces"]["cases"] > 5000

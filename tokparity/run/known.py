@@ -139,6 +139,11 @@ class KnownList:
     def note_run(self, model: str, backend: str, op: str = "encode") -> None:
         self.runs.add((model, backend, op))
 
+    def not_run(self, model: str, ops: tuple[str, ...]) -> None:
+        """Runs of ``model`` for ``ops`` that cannot show what the entries describe (regress judges the
+        decoding ops against texts the decoder's own library made): no entry is stale for them."""
+        self.runs = {run for run in self.runs if not (run[0] == model and run[2] in ops)}
+
     def blank(self) -> KnownList:
         """The same entries, nothing counted yet: for another process to count with and hand back
         (``absorb``)."""

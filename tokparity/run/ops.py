@@ -126,6 +126,9 @@ def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
         add(f"unfinished-end: the ids end inside {ch!r}", [*w[:1], *parts[:-1]], 1)
     add("lone-continuation: a continuation byte alone between words", [*w[:1], byte_id(0x80), *w[1:2]], 1)
     add("invalid-byte: 0xFF between words", [*w[:1], byte_id(0xFF), *w[1:2]], 1)
+    # (a decoder that reads a run of byte tokens at once may replace the good character with the bad byte)
+    add("bad-byte-before-character: a lone continuation byte, then '𐍈' as byte tokens",
+        [*w[:1], byte_id(0xA7), *(byte_id(b) for b in "𐍈".encode()), *w[1:2]], 1)
     for s in specials:
         add(f"special-between: special token {vocab.tokens[s]!r} between words", [*w[:1], s, *w[1:3]], 1)
     if spaces:
