@@ -123,3 +123,27 @@ def test_trace_shows_the_reference_at_work(zoo):
     proc = run("llama-spm", "Hello  world", "-b", "ref", "--trace", "--json")
     assert json.loads(proc.stdout)["backends"][0]["ids"] == [15043, 29871, 3186]
     assert "merge       10 '▁H' + 'ello'" in proc.stderr
+
+
+def test_an_engines_error_and_notes_reach_the_terminal_escaped(zoo, tmp_path):
+    """An engine's error text and notes are its own (#31): ESC[2J, an OSC 52 clipboard write and an
+    OSC 8 link used to be printed raw by `tokparity encode`; they are spelled out, as compare's
+    reports spell them."""
+    zoo("llama-spm")
+    engine = tmp_path / "hostile.py"
+    engine.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    req = json.loads(line)\n"
+        "    if req['text'] == 'boom':\n"
+        "        print(json.dumps({'id': req['id'], 'error': 'x\\x1b[2J\\x1b]52;c;aGk=\\x07y'}), flush=True)\n"
+        "    else:\n"
+        "        print(json.dumps({'id': req['id'], 'ids': [15043],\n"
+        "                          'notes': ['\\x1b]8;;http://evil\\x1b\\\\link\\x1b]8;;\\x1b\\\\']}), flush=True)\n",
+        "utf-8")
+    spec = f"mine=cmd:{shlex.quote(sys.executable)} {shlex.quote(str(engine))}"
+    for text in ("boom", "Hello"):
+        proc = run("llama-spm", text, "-b", "llama.cpp", "-b", spec)
+        assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout, proc.stdout
+        assert "<0x1B>" in proc.stdout
+    assert "note: <0x1B>]8;;http://evil" in proc.stdout

@@ -210,3 +210,33 @@ def test_regress_names_the_backend(tmp_path):
     runs = runs_by_backend(out)
     assert set(runs) == {"mine", "fast"}
     assert runs["mine"]["mismatches"] == 2 * GREEDY_MISMATCHES and runs["fast"]["mismatches"] == 0
+
+
+@pytest.mark.parametrize("declares", [True, False])
+def test_an_engine_that_declares_no_parse_special_switch_is_not_judged_on_special_texts(zoo, tmp_path, declares):
+    """Several JavaScript and wasm tokenizers parse special-token text whatever is asked. An engine
+    that says so (``"unsupported": ["parse_special=false"]`` in its replies) is not judged on the
+    texts that hold special-token text: they are counted and listed as not applicable, apart from
+    mismatches, and it agrees on the rest. The same engine without the declaration still fails on
+    them."""
+    from tokparity.cli import main
+
+    zoo("llama-bpe")
+    engine = Path(__file__).parent / "engines" / "stream_engine.py"
+    spec = f"mine=cmd:{sys.executable} {engine} {{gguf}} --always-parse-special" + (" --declare" if declares else "")
+    corpus = tmp_path / "texts.jsonl"
+    texts = ["Hello <|begin_of_text|> world", "a<|eot_id|>b", "plain text", "<|start_header_id|>user"]
+    corpus.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    out = tmp_path / "r"
+    code = main(["compare", "llama-bpe", "-c", str(corpus), "-c", "edge", "-b", spec, "-q", "-o", str(out)])
+    runs = {r["backend"]: r for r in json.loads((out / "summary.json").read_text())["runs"]}
+    mine = runs["mine"]
+    if declares:
+        assert code == 0
+        assert mine["mismatches"] == 0 and mine["not_applicable"] >= 3
+        assert {"texts/t0", "texts/t1", "texts/t3"} <= set(mine["not_applicable_cases"])
+        assert "texts/t2" not in mine["not_applicable_cases"] and mine["cases"] > 800
+        summary = (out / "summary.md").read_text("utf-8")
+        assert "not applicable" in summary and "declares it parses special-token text" in summary
+    else:
+        assert code == 1 and mine["not_applicable"] == 0 and mine["unexplained"] >= 3

@@ -32,3 +32,11 @@ def test_every_data_file_is_installed():
     assert data, "no data files found in the source tree"
     missing = [f for f in data if f not in installed]
     assert not missing, f"not installed (add them to [tool.setuptools.package-data]): {missing}"
+
+
+def test_the_all_extra_holds_what_fuzz_needs():
+    """`pip install '.[all]'` installs Hypothesis: without it `tokparity fuzz` runs its generators
+    only (and says so), while the README promises "generated and Hypothesis texts"."""
+    requires = metadata.requires("tokparity") or []
+    assert any(r.startswith("hypothesis") and 'extra == "fuzz"' in r for r in requires), requires
+    assert any(r.startswith("tokparity[") and "fuzz" in r and 'extra == "all"' in r for r in requires), requires

@@ -23,9 +23,12 @@ class Verdict:
     (it has no answer for this text, like golden ids of other texts), or it is a ``mismatch`` of
     class ``cls``, explained by the known divergence ``known`` ("" when none does).
 
-    A journal writes ``"agree"``, ``"skipped"`` or ``[cls, known]``."""
+    ``not-applicable``: the case asks what the backend declares it cannot do (an engine with no
+    switch for parse_special, on a text that holds special-token text): counted and listed apart.
 
-    kind: str  # agree | skipped | mismatch
+    A journal writes ``"agree"``, ``"skipped"``, ``"not-applicable"`` or ``[cls, known]``."""
+
+    kind: str  # agree | skipped | not-applicable | mismatch
     cls: str = ""
     known: str = ""
 
@@ -43,10 +46,12 @@ class Verdict:
     @classmethod
     def from_json(cls, x: str | list[str]) -> Verdict:
         """The verdict a journal holds (checked already)."""
-        return AGREE if x == "agree" else SKIPPED if x == "skipped" else cls.differs(x[0], x[1])
+        if isinstance(x, str):
+            return {"agree": AGREE, "skipped": SKIPPED, "not-applicable": NOT_APPLICABLE}[x]
+        return cls.differs(x[0], x[1])
 
 
-AGREE, SKIPPED = Verdict("agree"), Verdict("skipped")
+AGREE, SKIPPED, NOT_APPLICABLE = Verdict("agree"), Verdict("skipped"), Verdict("not-applicable")
 
 
 @dataclass(frozen=True, slots=True)

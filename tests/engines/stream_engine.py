@@ -5,8 +5,13 @@ with one bug on request (tests/run/test_ops.py):
     --bug replace   every piece sent at once, a split character as U+FFFD (llama.cpp #4036)
     --bug prompt    the first delta also holds the prompt's text (vLLM #48853)
     --bug specials  special tokens written as their text even when the request says "skip_special"
+    --bug last-of-step  fed several ids a step ("step": k), sends the text of the step's last id only
 
-    python3 stream_engine.py MODEL.gguf [--bug NAME]
+    --always-parse-special   special-token text parsed whatever the request says (several JavaScript
+                             and wasm tokenizers have no switch); --declare says so in its replies
+                             ("unsupported": ["parse_special=false"])
+
+    python3 stream_engine.py MODEL.gguf [--bug NAME] [--always-parse-special [--declare]]
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import llama_cpp
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("gguf")
-    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials"])
+    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials", "last-of-step"])
+    p.add_argument("--always-parse-special", action="store_true")
+    p.add_argument("--declare", action="store_true")
     args = p.parse_args()
     llama_cpp.llama_backend_init()
     params = llama_cpp.llama_model_default_params()
@@ -64,13 +71,19 @@ def main() -> int:
         req = json.loads(line)
         op, reply = req.get("op"), {"id": req.get("id")}
         if op == "encode":
-            reply["ids"] = encode(req["text"], req.get("add_special", False), req.get("parse_special", False))
+            reply["ids"] = encode(req["text"], req.get("add_special", False),
+                                  req.get("parse_special", False) or args.always_parse_special)
+            if args.declare:
+                reply["unsupported"] = ["parse_special=false"]
         elif op in ("decode", "stream"):
             special = not req.get("skip_special") or args.bug == "specials"
             if op == "decode":
                 reply["text"] = decode(req["ids"], special)
             else:
-                reply["deltas"] = stream(req["ids"], req["prompt"], special)
+                step = int(req.get("step", 1))
+                deltas = stream(req["ids"], req["prompt"], special)
+                steps = [deltas[k:k + step] for k in range(0, len(deltas), step)]
+                reply["deltas"] = [part[-1] if args.bug == "last-of-step" else "".join(part) for part in steps]
         else:
             reply["error"] = f"no op {op!r}"
         print(json.dumps(reply), flush=True)

@@ -123,6 +123,30 @@ def test_a_line_longer_than_max_chars_allows_is_skipped_unread(tmp_path, zoo):
     assert json.loads((out / "summary.json").read_text("utf-8"))["options"]["too_long"] == skipped
 
 
+def test_a_zstd_bomb_line_is_read_in_linear_time(tmp_path):
+    """A 30 KB .jsonl.zst holding one 256 MiB line (#31): every 64 KiB read used to copy all that a
+    16 KiB chunk expanded to (`self._out = self._out[n:]`), 150 s and more; read from an offset it
+    is skipped unread within seconds, the cases around it kept."""
+    import time
+
+    zstandard = pytest.importorskip("zstandard")
+    from tokparity.corpus import load_corpus
+
+    corpus = tmp_path / "bomb.jsonl.zst"
+    with open(corpus, "wb") as raw, zstandard.ZstdCompressor(level=19).stream_writer(raw) as z:
+        z.write(b'{"id": "first", "text": "hello"}\n{"id": "big", "text": "')
+        for _ in range(256):
+            z.write(b"a" * (1 << 20))
+        z.write(b'"}\n{"id": "last", "text": "world"}\n')
+    assert corpus.stat().st_size < 100_000
+    started = time.perf_counter()
+    cases = list(load_corpus(str(corpus), max_chars=1000))
+    seconds = time.perf_counter() - started
+    assert [c.id for c in cases] == ["first", "bomb-2", "last"] and [c.text for c in (cases[0], cases[2])] == [
+        "hello", "world"]
+    assert seconds < 30, f"{seconds:.0f} s: the reader copies what it holds on every read again"
+
+
 def test_the_byte_cap_never_skips_a_text_within_max_chars(tmp_path):
     """12 bytes a character: a text of astral characters written as escapes is still read."""
     from tokparity.corpus import load_corpus

@@ -103,7 +103,8 @@ def copy_run(finished: Path, tmp_path: Path, keep: int | None = None) -> Path:
 # -- 1. two models that share a name; the same model twice ---------------------------------------------
 
 def test_two_models_sharing_a_name_resume_each_with_its_own_records(tmp_path, corpus, zoo):
-    """a/m.gguf and b/m.gguf are both "m": a resume must not give model 2 the records of model 1."""
+    """a/m.gguf and b/m.gguf would both be "m" (they are named a/m and b/m): a resume must not give
+    model 2 the records of model 1."""
     for folder, name in (("a", "llama-spm"), ("b", "llama-bpe")):
         (tmp_path / folder).mkdir()
         shutil.copy(zoo(name).files["gguf"], tmp_path / folder / "m.gguf")
@@ -116,7 +117,7 @@ def test_two_models_sharing_a_name_resume_each_with_its_own_records(tmp_path, co
     proc = tokparity("compare", "--resume", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
     runs = [(r["model"], r["backend"], r["cases"]) for r in summary(out)["runs"]]
-    assert runs == [("m", "ref", CASES), ("m", "ref", CASES)], runs
+    assert runs == [("a/m", "ref", CASES), ("b/m", "ref", CASES)], runs
     by_slot = [sorted(r["n"] for r in records(out) if r["slot"] == slot) for slot in (0, 1)]
     assert by_slot == [list(range(CASES))] * 2  # each model's cases once, each under its own key
 
@@ -529,3 +530,23 @@ def test_a_damaged_fuzz_journal_is_one_line_naming_its_line(tmp_path, fuzzed, ki
     path.write_bytes(b"\n".join(lines) + b"\n")
     proc = tokparity("fuzz", "--resume", str(out), "-q", timeout=60)
     assert_one_line_error(proc, f"{path}:3:")
+
+
+def test_an_id_beyond_32_bits_is_that_cases_failure_and_the_journal_resumes(tmp_path, corpus):
+    """An engine answering ``[2**64]`` (#31): the id used to be accepted and journaled, and then the
+    run's own journal was refused by --resume as "edited or damaged". Token ids are 32-bit: the case
+    is an error of that engine, recorded in a form a resume reads back."""
+    engine = tmp_path / "wild.py"
+    engine.write_text("def encode(text, add_special=False, parse_special=False):\n"
+                      "    return [2**64] if len(text) % 2 else [5]\n", "utf-8")
+    out = tmp_path / "out"
+    proc = tokparity("compare", "llama-spm", "-c", str(corpus), "-b", f"wild=py:{engine}:encode", "-q",
+                     "-o", str(out))
+    assert proc.returncode == 1, proc.stderr
+    wild = [r for r in records(out) if r["verdicts"].get("wild") not in (None, "agree")]
+    assert wild, "the engine answered 2**64 on some case"
+    rows = list(csv.DictReader(open(out / "mismatches.csv", encoding="utf-8")))
+    assert any("outside any vocabulary (token ids are 32-bit)" in r["evidence"] for r in rows)
+    again = tokparity("compare", "--resume", str(out), "-q")
+    assert again.returncode == 1, again.stderr
+    assert "damaged" not in again.stderr and cases_of(out)[("llama-spm", "wild")] == CASES

@@ -13,8 +13,9 @@ import pytest
 
 from tokparity.errors import TokparityError
 from tokparity.run.driver import run_compare
+from tokparity.run.known import load_known
 from tokparity.run.ops import OPS, id_cases, parse_ops
-from tokparity.run.options import CompareOptions
+from tokparity.run.options import CompareOptions, Services
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
 from thirdparty import node, node_engines  # noqa: E402, F401  (tests/diagnose/thirdparty.py; node_engines: a fixture)
@@ -137,6 +138,39 @@ def test_skip_special_leaves_specials_out_and_an_engine_that_writes_them_is_name
     assert {m.cause for m in decode} == {"decode.specials-written"}
     assert all("<|" in m.backend_output[0] and "<|" not in m.oracle_output[0] for m in decode)
     assert {m.tags["ids"] for m in results.mismatches if m.backend == "eng" and m.op == "stream"} == {"special-between"}
+
+
+@pytest.mark.parametrize("bug", ["last-of-step", ""])
+def test_streams_fed_several_ids_a_step(zoo, tmp_path, bug):
+    """``--stream-step 3``: every stream is fed three ids at a time after its prompt, one delta a step
+    (tokenizers' DecodeStream.step takes the list; llama.cpp's pieces and the reference's stream are
+    sent a step at a time; a cmd: engine gets "step": 3). The libraries agree on llama-bpe as they do
+    one id at a time; an engine that sends only the text of each step's last id is a stream-text on
+    most texts, and its twin that sends the whole step agrees."""
+    zoo("llama-bpe")
+    engine = f"cmd:{sys.executable} {ENGINE} {{gguf}}" + (f" --bug {bug}" if bug else "")
+    results = run_compare(["llama-bpe"], [corpus(tmp_path, TEXTS), "ids", "edge"], ["ref", "hf", f"eng={engine}"],
+                          CompareOptions(ops=("stream",), stream_step=3,
+                                         services=Services(known=load_known([], builtin=True))))
+    by = runs(results)
+    unknown = [m for m in results.mismatches if not m.known]
+    assert by[("ref", "stream")].cases > 600 and not [m for m in unknown if m.backend in ("ref", "hf", "llama.cpp")]
+    mine = [m for m in results.mismatches if m.backend == "eng"]
+    if not bug:
+        assert not [m for m in mine if not m.known]
+        return
+    assert len(mine) > 300 and {m.cls for m in mine} <= {"stream-text", "stream-cleanup", "stream-prompt"}
+    lost = next(m for m in mine if m.case_id == "t0")  # 'Hello world! 私の名前は 🤗 ok'
+    assert len(lost.backend_output) == -(-(len(lost.oracle_ids) - 1) // 3)  # one delta a step
+    assert "".join(lost.backend_output) != lost.oracle_output[0]
+
+
+def test_a_stream_with_a_delta_per_id_when_fed_steps_breaks_the_protocol():
+    from tokparity.diff.decode import judge_stream
+
+    found = judge_stream(lambda ids: "a", [1, 2, 3, 4, 5], 1, "abcde", ["b", "c", "d", "e"], step=2)
+    assert found is not None and found[0] == "crash" and "4 deltas for 4 ids after the prompt (one per 2 ids" in found[1]
+    assert judge_stream(lambda ids: "a", [1, 2, 3, 4, 5], 1, "abcde", ["bc", "de"], step=2) is None
 
 
 def thirdparty(model: str, spec: str, tmp_path: Path):
@@ -337,8 +371,6 @@ def test_fuzzing_streams_finds_decodestream_and_leaves_the_reference_clean(zoo, 
     shrunk to a few ids (its cause named); the reference's stream shows nothing but the
     libraries' reviewed conventions."""
     from tokparity.fuzz.ids import run_id_fuzz
-    from tokparity.run.known import load_known
-    from tokparity.run.options import Services
 
     zoo(model)
     options = CompareOptions(ops=("stream",), services=Services(known=load_known()))

@@ -49,6 +49,25 @@ def without_surrogates(text: str) -> str:
     return text
 
 
+# What an engine with no switch for special-token parsing declares (tokparity.run.judge).
+NO_PARSE_SPECIAL_SWITCH = "parse_special=false"
+DECLARABLE = (NO_PARSE_SPECIAL_SWITCH,)
+
+
+def declared(value: object, who: str) -> frozenset[str]:
+    """What an engine declares it cannot do (a reply's or a py: object's ``unsupported``), checked."""
+    if not (isinstance(value, (list, tuple)) and all(v in DECLARABLE for v in value)):
+        raise CaseFailure(f"{who}: 'unsupported' must be a list of {', '.join(map(repr, DECLARABLE))}, not "
+                          f"{str(value)[:100]}")
+    return frozenset(value)
+
+
+def in_steps(deltas: list[str], step: int) -> list[str]:
+    """Deltas sent one per id, as a streamer sends them ``step`` ids at a time: a step's text is what
+    its ids added (a streamer that decodes one id at a time and flushes every ``step``)."""
+    return ["".join(deltas[k:k + step]) for k in range(0, len(deltas), step)]
+
+
 class CaseFailure(Exception):
     """One case could not be answered; ``status`` names how (see the module docstring)."""
 
@@ -85,6 +104,9 @@ class EncodeResult:
 # for a dummy prefix and specials. An answer far beyond that is not compared: aligning it with the
 # oracle's ids would cost minutes (a hostile engine answered 2,000,000 ids for "Hello world").
 IDS_PER_BYTE, IDS_SLACK = 4, 64
+# Every tokenizer's ids are 32-bit (llama.cpp's llama_token, tokenizers' u32): an answer beyond that
+# is a failure of the case, not ids to journal (2**64 would be refused by the run's own resume).
+ID_BOUND = 2**31
 
 
 @dataclass(slots=True)
@@ -109,6 +131,10 @@ class Answer:
         if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
             return cls("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any "
                                        "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
+        if ids and (min(ids) < -ID_BOUND or max(ids) >= ID_BOUND):
+            wild = next(i for i in ids if not -ID_BOUND <= i < ID_BOUND)
+            return cls("error", detail=f"id {str(wild)[:40]} is outside any vocabulary (token ids are 32-bit); not "
+                                       "compared", seconds=seconds)
         return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
 
 
@@ -160,16 +186,21 @@ class Backend(ABC):
     @abstractmethod
     def pieces(self, ids: list[int]) -> list[str]: ...
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
-        """``ids`` decoded one at a time after the first ``prompt`` (the prompt, whose text is not
-        output): the text each further id adds, as a server sends it ("" while it holds back the
-        start of a character), one string per id after the prompt; ``skip_special`` as for decode."""
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+        """``ids`` decoded ``step`` at a time after the first ``prompt`` (the prompt, whose text is not
+        output): the text each further step adds, as a server sends it ("" while it holds back the
+        start of a character), one string per step after the prompt (the last may have fewer ids);
+        ``skip_special`` as for decode."""
         raise NotImplementedError(f"{self.name} does not stream")
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         """The bytes each id stands for alone (a byte token its byte, ``▁`` a space, a special
         token its text); None for an id that has none."""
         raise NotImplementedError(f"{self.name} does not give the bytes of a token")
+
+    #: Settings the engine declares it cannot give (NO_PARSE_SPECIAL_SWITCH: it parses special-token
+    #: text whatever is asked); a case that asks for one is "not applicable" to it, not a mismatch.
+    unsupported: frozenset[str] = frozenset()
 
     #: piece_bytes gives text, not bytes: a token that is part of a character shows as U+FFFD
     #: (a library that decodes a single id to a str), so its bytes are compared as such text.

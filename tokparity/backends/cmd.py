@@ -79,6 +79,7 @@ from tokparity.backends.base import (
     CaseFailure,
     EncodeResult,
     NotCovered,
+    declared,
     without_surrogates,
 )
 from tokparity.errors import TokparityError
@@ -778,6 +779,8 @@ class ProtocolBackend(Backend):
         if type(ids) is not list or not all(type(i) is int for i in ids):
             raise CaseFailure(f"{self.engine.label}: the reply has no list of integer 'ids': "
                               f"{json.dumps(reply)[:200]}")
+        if "unsupported" in reply:  # (it declares, with any reply, what it cannot do: kept for the run)
+            self.unsupported = self.unsupported | declared(reply["unsupported"], self.engine.label)
         notes = reply.get("notes")
         return EncodeResult(ids, [str(n) for n in notes] + junk if notes else junk)
 
@@ -812,9 +815,9 @@ class ProtocolBackend(Backend):
             raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
         return text
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
-        reply = self._op_call("stream", {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt),
-                                         "skip_special": skip_special})
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+        request = {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt), "skip_special": skip_special}
+        reply = self._op_call("stream", request | ({"step": int(step)} if step != 1 else {}))
         deltas = reply.get("deltas")
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.engine.label}: the stream reply has no list of strings 'deltas': "

@@ -140,12 +140,16 @@ class TokenizersBackend(Backend):
         with panics_as_crashes("decode"):
             return self.tok.decode(list(ids), skip_special_tokens=skip_special)
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
-        """tokenizers' ``DecodeStream``, prefilled with the prompt's ids: one ``step`` per id after it."""
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+        """tokenizers' ``DecodeStream``, prefilled with the prompt's ids: one ``step`` call per id
+        after it, or per ``step`` ids (its step takes a list)."""
         from tokenizers.decoders import DecodeStream
         with panics_as_crashes("stream"):
             decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=skip_special)
-            return [decoder.step(self.tok, i) or "" for i in ids[prompt:]]
+            rest = list(ids[prompt:])
+            if step == 1:
+                return [decoder.step(self.tok, i) or "" for i in rest]
+            return [decoder.step(self.tok, rest[k:k + step]) or "" for k in range(0, len(rest), step)]
 
     lossy_pieces = True  # decode is a str: a token that is part of a character shows as U+FFFD
 
@@ -241,11 +245,12 @@ class HFBackend(TokenizersBackend):
             return super().pieces(ids)
         return list(self.auto.convert_ids_to_tokens(list(ids)))
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
         """With the transformers loader: transformers' ``TextStreamer`` (skip_prompt), fed the prompt
-        and then one id at a time; each delta is the text it printed for that id."""
+        and then ``step`` ids at a time (as generate() puts a step's new tokens); each delta is the
+        text it printed for them."""
         if self.loader != "transformers":
-            return super().stream(ids, prompt, skip_special)
+            return super().stream(ids, prompt, skip_special, step)
         with quiet_transformers() as transformers:
             printed: list[str] = []
 
@@ -259,9 +264,10 @@ class HFBackend(TokenizersBackend):
             import numpy  # (put() reads .shape and .tolist(): what generate() passes, without torch)
             streamer.put(numpy.array([list(ids[:prompt]) or [0]]))
             deltas = []
-            for i in ids[prompt:]:
+            rest = list(ids[prompt:])
+            for k in range(0, len(rest), step):
                 printed.clear()
-                streamer.put(numpy.array([i]))
+                streamer.put(numpy.array(rest[k:k + step]))
                 deltas.append("".join(printed))
             printed.clear()
             streamer.end()

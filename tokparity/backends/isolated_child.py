@@ -23,13 +23,16 @@ def handle(backend: Backend, req: dict) -> dict:
             result = backend.encode_with_notes(req["text"], bool(req.get("add_special")),
                                                bool(req.get("parse_special")))
             reply: dict[str, object] = {"ids": [int(i) for i in result.ids]}
+            if backend.unsupported:
+                reply["unsupported"] = sorted(backend.unsupported)
             if result.notes:
                 reply["notes"] = list(result.notes)
             return reply
         if op == "decode":
             return {"text": backend.decode(req["ids"], bool(req.get("skip_special")))}
         if op == "stream":
-            return {"deltas": backend.stream(req["ids"], int(req["prompt"]), bool(req.get("skip_special")))}
+            return {"deltas": backend.stream(req["ids"], int(req["prompt"]), bool(req.get("skip_special")),
+                                             int(req.get("step", 1)))}
         if op == "pieces":  # the public protocol's: every id's bytes, in hex
             size = getattr(backend, "n_vocab", None)
             if size is None:

@@ -168,11 +168,12 @@ class LlamaCppBackend(Backend):
             out.append(self._text.raw[:n])
         return out
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
         """llama.cpp's pieces (``token_to_piece``, specials as their text unless skipped) sent as
         its server sends them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
+        from tokparity.backends.base import in_steps
         from tokparity.reference.decode import piece_stream
-        return piece_stream(lambda part: self.token_bytes(part, special=not skip_special), ids, prompt)
+        return in_steps(piece_stream(lambda part: self.token_bytes(part, special=not skip_special), ids, prompt), step)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.token_bytes(ids))

@@ -5,8 +5,11 @@
                                       files, {"gguf": "/path/...", ...}, and its .encode (and, where
                                       it has them, .decode(ids), .stream(ids, prompt) -> [delta per id
                                       after the prompt], .pieces() -> [bytes or None per id]) are called;
-                                      with --skip-special, decode and stream get skip_special=True
-                                      (not tried where they take no such argument)
+                                      an ``unsupported = ["parse_special=false"]`` attribute declares
+                                      an engine that parses special-token text whatever is asked;
+                                      with --skip-special, decode and stream get skip_special=True,
+                                      with --stream-step K stream gets step=K (not tried where they
+                                      take no such argument)
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
 a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
@@ -26,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend, CaseFailure, declared
 from tokparity.backends.cmd import scrubbed
 from tokparity.errors import TokparityError
 from tokparity.textview import clipped
@@ -36,18 +39,21 @@ if TYPE_CHECKING:
     from tokparity.vocab import Vocab
 
 
-def _skipping(call, skip_special: bool, name: str) -> dict:
-    """The keywords that ask ``call`` to leave special tokens out: none by default; with
-    ``skip_special``, ``skip_special=True`` where it takes it (else the op is not tried)."""
-    if not skip_special:
+def _keywords(call, name: str, **asked) -> dict:
+    """The keywords ``call`` is given: each of ``asked`` that is set (``skip_special=True``,
+    ``step=3``); a callable that takes none of that name (nor ``**kwargs``) is not tried with it."""
+    wanted = {key: value for key, value in asked.items() if value not in (None, False)}
+    if not wanted:
         return {}
     try:
-        parameters = inspect.signature(call).parameters.values()
-    except (TypeError, ValueError):  # (a builtin without a signature: tried as if it took it)
-        return {"skip_special": True}
-    if any(p.name == "skip_special" or p.kind == p.VAR_KEYWORD for p in parameters):
-        return {"skip_special": True}
-    raise NotImplementedError(f"{name}: {getattr(call, '__name__', 'its callable')} takes no skip_special argument")
+        parameters = list(inspect.signature(call).parameters.values())
+    except (TypeError, ValueError):  # (a builtin without a signature: tried as if it took them)
+        return wanted
+    taken = {p.name for p in parameters} | ({*wanted} if any(p.kind == p.VAR_KEYWORD for p in parameters) else set())
+    missing = [key for key in wanted if key not in taken]
+    if missing:
+        raise NotImplementedError(f"{name}: {getattr(call, '__name__', 'its callable')} takes no {missing[0]} argument")
+    return wanted
 
 
 def check_target(target: str) -> tuple[str, str]:
@@ -128,6 +134,11 @@ class PyFuncBackend(Backend):
             self._encode, self._decode, self._stream, self._pieces = obj, None, None, None
         self._piece_table: list[bytes | None] | None = None
         self._vocab: Vocab | None = None
+        # what it declares it cannot do: ``unsupported = ["parse_special=false"]`` on its class or callable
+        try:
+            self.unsupported = declared(getattr(obj, "unsupported", ()), self.name)
+        except CaseFailure as e:
+            raise TokparityError(str(e)) from None
 
     @property
     def version(self) -> str:
@@ -139,15 +150,16 @@ class PyFuncBackend(Backend):
     def decode(self, ids: list[int], skip_special: bool = False) -> str:
         if self._decode is None:
             raise NotImplementedError(f"{self.name} has no decode")
-        text = self._decode(list(ids), **_skipping(self._decode, skip_special, self.name))
+        text = self._decode(list(ids), **_keywords(self._decode, self.name, skip_special=skip_special))
         if not isinstance(text, str):
             raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")
         return scrubbed(text)
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
         if self._stream is None:
             raise NotImplementedError(f"{self.name} has no stream")
-        deltas = self._stream(list(ids), prompt, **_skipping(self._stream, skip_special, self.name))
+        asked = _keywords(self._stream, self.name, skip_special=skip_special, step=step if step != 1 else None)
+        deltas = self._stream(list(ids), prompt, **asked)
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.name}: stream returned {clipped(deltas, 100)}, not a list of str")
         return [scrubbed(d) for d in deltas]

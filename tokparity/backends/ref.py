@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tokparity
-from tokparity.backends.base import Backend, BackendTimeout
+from tokparity.backends.base import Backend, BackendTimeout, in_steps
 from tokparity.errors import TokparityError
 from tokparity.reference import RefTokenizer
 from tokparity.vocab import load_vocab
@@ -53,8 +53,8 @@ class RefBackend(Backend):
     def n_vocab(self) -> int:
         return self.vocab.size
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False) -> list[str]:
-        return self.tokenizer.stream(ids, prompt, special=not skip_special)
+    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+        return in_steps(self.tokenizer.stream(ids, prompt, special=not skip_special), step)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.tokenizer.piece_bytes(ids))

@@ -14,6 +14,7 @@ from tokparity.commands.arguments import (
     add_corpus_options,
     check_seconds,
     non_negative_int,
+    positive_int,
     timeout_seconds,
 )
 
@@ -49,6 +50,9 @@ def add_parser(sub) -> None:
                    help="with --ops decode or stream: every decoder leaves special tokens out of the text "
                         "(skip_special_tokens=True, llama.cpp's unparse_special off), as most servers do; default: "
                         "written as their text")
+    p.add_argument("--stream-step", type=positive_int, metavar="K",
+                   help="with --ops stream: feed each stream K ids at a time after its prompt (a server that "
+                        "decodes several tokens a step, speculative decoding); one delta a step (default: 1)")
     p.add_argument("--known", action="append", metavar="FILE", default=[],
                    help="a known-divergences TOML file (repeatable), added to the list tokparity ships")
     p.add_argument("--no-builtin-known", action="store_true",
@@ -85,7 +89,7 @@ def add_parser(sub) -> None:
 # (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "ops": "str?", "skip_special": "bool", "timeout": "seconds?", "ray": "str?",
+              "all": "bool", "ops": "str?", "skip_special": "bool", "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
               **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
@@ -160,6 +164,7 @@ def compare_options(args: argparse.Namespace):
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           ops=parse_ops(getattr(args, "ops", None) or "encode"), diagnose=not getattr(args, "no_diagnose", False),
                           skip_special=bool(getattr(args, "skip_special", False)),
+                          stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),
@@ -202,7 +207,9 @@ def run(args: argparse.Namespace) -> int:
     labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
-    args.models = once_each(list(args.models), args.quiet)
+    from tokparity.zoo import distinct_names
+    given = once_each(list(args.models), args.quiet)
+    args.models = distinct_names(given)  # (stored so: a resume gives each model the same name)
     models = list(args.models)
     if getattr(args, "all", False):
         from tokparity.zoo.manifest import load_manifest
@@ -211,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     corpora = corpus_specs(args.corpora or list(DEFAULT_CORPORA), args)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
-        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": models})
+        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": given})
         options = compare_options(args)
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)

@@ -30,7 +30,7 @@ from typing import cast
 
 from tokparity.commands.arguments import BACKEND_NAMES, timeout_seconds
 from tokparity.errors import TokparityError
-from tokparity.textview import visible
+from tokparity.textview import single_line, visible
 
 
 def add_parser(sub) -> None:
@@ -169,7 +169,8 @@ def render_text(model_name: str, text: str, answers: list[Row], add_special: boo
     onoff = {True: "on", False: "off"}
     lines = [f"{model_name} · '{visible(text)}' ({len(text)} chars) · add_special {onoff[add_special]} · "
              f"parse_special {onoff[parse_special]}", ""]
-    labels = {id(a): f"{a.name} {a.version}".strip() for a in answers}
+    # (an engine's name, version, errors and notes are its own text: escaped, as compare's reports do)
+    labels = {id(a): single_line(f"{a.name} {a.version}".strip()) for a in answers}
     label_w = min(max((_width(s) for s in labels.values()), default=0), 40)
     indent = 2 + 4 + label_w + 2
     groups = {a.group: a for a in reversed(answers) if a.group}
@@ -179,7 +180,7 @@ def render_text(model_name: str, text: str, answers: list[Row], add_special: boo
             label = label[:label_w - 1] + "…"
         head = f"  [{a.group or '!'}] {_pad(label, label_w)}  "
         if a.status != "ok":
-            lines.append(head + f"{a.status}: {a.detail}")
+            lines.append(head + f"{a.status}: {single_line(a.detail)}")
             continue
         if not a.ids:
             lines.append(head + "(no tokens)")
@@ -207,7 +208,7 @@ def render_text(model_name: str, text: str, answers: list[Row], add_special: boo
                       if a.first_diff < len(base.ids) else "end")
             lines.append(" " * indent + f"≠ A from token {a.first_diff}: here {mine}, A has {theirs}")
         for note in a.notes:
-            lines.append(" " * indent + f"note: {note}")
+            lines.append(" " * indent + f"note: {single_line(note)}")
     lines.append("")
     ok = [a for a in answers if a.status == "ok"]
     failed = [a for a in answers if a.status not in ("ok", "skipped", "unavailable")]
@@ -277,6 +278,6 @@ def print_trace(model, text: str, add_special: bool, parse_special: bool, to) ->
         except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever (ref's table line says so too)
             lines = [f"no trace: {e}"]
         for line in lines:
-            print(f"  {line}", file=to)
+            print(f"  {single_line(line)}", file=to)
     finally:
         ref.close()

@@ -197,31 +197,36 @@ class _ZstdReader(io.RawIOBase):
         except ImportError:
             raise BadCorpus(f"{shown_path(path)}: a zstd-compressed file; reading it needs zstandard: "
                             "pip install 'tokparity[data]'") from None
-        self._zstd, self._fh, self._out = zstandard, fh, b""
+        self._zstd, self._fh = zstandard, fh
+        # What is decompressed and not yet read, read from ``_at`` on: a small chunk of a highly
+        # compressed file expands to hundreds of MB, which must not be copied again on every read.
+        self._out, self._at = b"", 0
         self._frame: Any = None  # the frame being decompressed
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
-        while not self._out:
+        while self._at == len(self._out):
             data = self._fh.read(self.CHUNK)
             if not data:
                 if self._frame is not None and not self._frame.eof:
                     raise EOFError("the zstd data ends in the middle of a frame")
                 return 0
-            self._feed(data)
-        n = min(len(buffer), len(self._out))
-        buffer[:n] = self._out[:n]
-        self._out = self._out[n:]
+            self._out, self._at = self._decompressed(data), 0
+        n = min(len(buffer), len(self._out) - self._at)
+        buffer[:n] = memoryview(self._out)[self._at:self._at + n]
+        self._at += n
         return n
 
-    def _feed(self, data: bytes) -> None:
+    def _decompressed(self, data: bytes) -> bytes:
+        parts = []
         while data:
             if self._frame is None or self._frame.eof:
                 self._frame = self._zstd.ZstdDecompressor().decompressobj()
-            self._out += self._frame.decompress(data)
+            parts.append(self._frame.decompress(data))
             data = self._frame.unused_data if self._frame.eof else b""
+        return b"".join(parts)
 
     def close(self) -> None:
         self._fh.close()

@@ -212,16 +212,19 @@ def _sent_all(sent: str, want: str) -> bool:
 
 def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
                  deltas: list[str], unk: str | None = None, specials: Sequence[str] = (), held: int = 0,
-                 exact: str | None = None) -> Found | None:
+                 exact: str | None = None, step: int = 1) -> Found | None:
     """The stream op: a backend's ``deltas`` for ``ids`` after ``prompt`` of them, against the
     decoder's whole text ``whole`` of them (``decode``: the decoder's, for the prompt's text;
     ``unk``: the unknown token's text, which SentencePiece writes as `` ⁇ ``). ``exact``, given
     where the decoder replaces a run of byte tokens whole when one byte is bad (tokenizers'
     ByteFallback): the generated ids' bytes as they read, which a stream that sent them is excused
-    for (the decoder took back characters no stream can)."""
-    if len(deltas) != len(ids) - prompt:
+    for (the decoder took back characters no stream can). ``step``: the stream was fed that many
+    ids at a time, one delta a step."""
+    steps = -(-(len(ids) - prompt) // step)  # (one delta per ``step`` ids, the last step shorter)
+    if len(deltas) != steps:
+        per = "one per id" if step == 1 else f"one per {step} ids"
         return ("crash", f"the stream broke the protocol: {len(deltas)} deltas for {len(ids) - prompt} ids after the "
-                "prompt (one per id, \"\" while holding back)", [], deltas, 0)
+                f"prompt ({per}, \"\" while holding back)", [], deltas, 0)
     try:
         wants = expected_stream(decode, ids, prompt, whole, held)
     except Exception:

@@ -311,7 +311,7 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
     if src.view != PAGE:
         table = Table(overview.RUN_COLUMNS, tuple(tuple(runs(c) for c in row) for row in overview.run_rows(results)),
                       overview.NUMERIC)
-        oracles = overview.oracle_lines(results)
+        oracles = overview.oracle_lines(results) + overview.not_applicable_lines(results)
         return "", (table, Items(tuple(runs(line) for line in oracles))) if oracles else (table,)
     backends = sorted({r.label for r in results.runs})
     models = list(dict.fromkeys(r.model for r in results.runs))
@@ -340,6 +340,8 @@ def matrix_cell(r: RunSummary) -> Inline:
         cell += [Run("", BREAK), Run(f"cause: {overview.counts_text(r.causes)}", CAUSES)]
     if r.skipped:
         cell += [Run("", BREAK), Run(f"{r.skipped} without golden ids", MUTED)]
+    if r.not_applicable:
+        cell += [Run("", BREAK), Run(f"{r.not_applicable} not applicable (declared)", MUTED)]
     return tuple(c for c in cell if c.text or c.style == BREAK)
 
 

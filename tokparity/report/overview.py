@@ -118,6 +118,18 @@ def oracle_lines(results: Results) -> list[str]:
     return list(seen.values())
 
 
+def not_applicable_lines(results: Results) -> list[str]:
+    """The cases each backend was not judged on because they ask what it declares it cannot do."""
+    out = []
+    for r in results.runs:
+        if r.not_applicable:
+            listed = ", ".join(r.not_applicable_cases[:5]) + ("…" if r.not_applicable > 5 else "")
+            out.append(f"{r.model} / {r.label}: {plural(r.not_applicable, 'case')} not applicable, not judged: the "
+                       f"engine declares it parses special-token text whatever is asked, and these hold some "
+                       f"({listed}; summary.json lists the first {len(r.not_applicable_cases)})")
+    return out
+
+
 # -- the first mismatches listed ------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from tokparity.backends.base import Answer, Backend
+from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
 from tokparity.corpus import Case, is_too_long, numbered_cases
@@ -27,7 +27,7 @@ from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.errors import TokparityError
-from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.messages import Started
 from tokparity.run.ops import ID_CORPUS, STREAM_PROMPT, DecodingJudge, IdCase, decoder_of, numbered_id_cases
 from tokparity.run.options import CompareOptions
@@ -163,9 +163,10 @@ class ModelRun:
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
         self._stage_ref: Backend | None = None
+        self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
         decoder = decoder_of(self.chain, list(self.backends))
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, decoder, self.tally.by_op,
-                                      options.skip_special) \
+                                      options.skip_special, options.stream_step) \
             if options.decoding_ops and decoder is not None else None
 
     def close(self) -> None:
@@ -273,6 +274,17 @@ class ModelRun:
                 batch = []
         yield from self.judge_many(batch)
 
+    def not_applicable(self, name: str, text: str) -> bool:
+        """Whether ``text`` asks what backend ``name`` declares it cannot do: special-token text left
+        as text (parse_special off) of an engine that parses it whatever is asked."""
+        if self.options.parse_special or NO_PARSE_SPECIAL_SWITCH not in self.backends[name].unsupported:
+            return False
+        if self._special_texts is None:
+            ids = {i for i, _ in self.vocab.control_texts()} | set(self.vocab.special_ids.values())
+            self._special_texts = [self.vocab.tokens[i] for i in sorted(ids) if 0 <= i < self.vocab.size and
+                                   len(self.vocab.tokens[i]) > 1]
+        return any(t in text for t in self._special_texts)
+
     def ask_one(self, name: str, text: str) -> Answer:
         """Backend ``name``'s answer on ``text``."""
         return ask(self.backends[name], text, self.options.add_special, self.options.parse_special)
@@ -293,6 +305,9 @@ class ModelRun:
             ans = answers[name]
             if ans.status == "skipped":
                 verdicts[name] = SKIPPED
+                continue
+            if self.not_applicable(name, case.text):
+                verdicts[name] = NOT_APPLICABLE
                 continue
             if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
                 verdicts[name] = AGREE

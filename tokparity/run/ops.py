@@ -192,6 +192,7 @@ class DecodingJudge:
     decoder: str
     compared: dict[str, list[str]]  # op -> the backends judged for it
     skip_special: bool = False  # decode and stream leave special tokens out
+    stream_step: int = 1  # a stream is fed this many ids at a time
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
     _special_texts: list[str] | None = None
 
@@ -250,7 +251,7 @@ class DecodingJudge:
         if op == "decode":
             return ask_op(lambda: backend.decode(ids, self.skip_special))
         if op == "stream":
-            return ask_op(lambda: backend.stream(ids, prompt, self.skip_special))
+            return ask_op(lambda: backend.stream(ids, prompt, self.skip_special, self.stream_step))
         table = self._table(name)
         if table is None or isinstance(table, CaseFailure):
             return table
@@ -317,6 +318,6 @@ class DecodingJudge:
             held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
             return judge_stream(lambda part: decoder.decode(part, self.skip_special), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
-                                held, self._exact(ids, prompt, held) if replaces_runs else None)
+                                held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)

@@ -43,6 +43,7 @@ class CompareOptions:
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
     ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces
     skip_special: bool = False  # decode and stream leave special tokens out (skip_special_tokens=True)
+    stream_step: int = 1  # a stream is fed this many ids at a time after its prompt
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)

@@ -35,6 +35,10 @@ class RunSummary:
     unexplained: int = 0
     classes: dict[str, int] = field(default_factory=dict)
     skipped: int = 0  # cases the backend cannot answer (golden without that text)
+    # cases that ask what the backend declares it cannot do (tokparity.backends.base.Backend.unsupported),
+    # and the first of them by id
+    not_applicable: int = 0
+    not_applicable_cases: list[str] = field(default_factory=list)
     ties: int = 0  # mismatches that are ties of equal score (model.viterbi-tie): reported, not failing
     causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
     root_cause: RootCause | None = None  # the run's verdict (tokparity.diagnose.verdict)

@@ -89,8 +89,13 @@ class Tally:
                 raise BadJournal(f"{self.model.name}: the journal has {record.op} verdicts of {name}, which this run "
                                  f"does not compare ({', '.join(self.by_op.get(record.op, ())) or 'none'}); resume "
                                  "with the same backends installed and the same --ops, or start a new run")
-            if verdict.kind == "skipped":
-                summary.skipped += 1
+            if verdict.kind in ("skipped", "not-applicable"):
+                if verdict.kind == "skipped":
+                    summary.skipped += 1
+                else:
+                    summary.not_applicable += 1
+                    if len(summary.not_applicable_cases) < TOO_LONG_LISTED:
+                        summary.not_applicable_cases.append(f"{record.corpus}/{record.case_id}")
                 if encoding:
                     self.not_agreeing[name].add(record.n)
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -158,6 +158,37 @@ def _from_hub(repo: str) -> ModelFiles:
     return ModelFiles(repo.split("/")[-1], files, "hf")
 
 
+def _local_name(path: Path) -> str:
+    """The name ``_local`` gives the file or folder (without reading it)."""
+    if path.is_dir():
+        return path.name
+    return path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if path.suffix == ".gguf" else path.stem
+
+
+def distinct_names(specs: list[str]) -> list[str]:
+    """The model arguments, each local file or folder whose name another shares given as
+    ``NAME=PATH`` (absolute), NAME its shortest distinguishing path: ``two/a/tokenizer.json`` and
+    ``two/b/tokenizer.json`` become ``a/tokenizer=…`` and ``b/tokenizer=…``. Zoo names, hf: models
+    and names given already stay as they are."""
+    manifest = load_manifest()
+    local = {spec: Path(os.path.expanduser(spec)).resolve() for spec in specs
+             if not spec.startswith("hf:") and spec not in manifest.models and Path(os.path.expanduser(spec)).exists()}
+    taken = [spec for spec in specs if spec not in local]
+    by_name: dict[str, list[str]] = {}
+    for spec, path in local.items():
+        by_name.setdefault(_local_name(path), []).append(spec)
+    renamed: dict[str, str] = {}
+    for name, group in by_name.items():
+        if len(group) == 1 and name not in taken:
+            continue
+        for depth in range(1, max(len(local[s].parts) for s in group) + 1):
+            labels = {s: "/".join(local[s].parent.parts[-depth:] + (name,)).lstrip("/") for s in group}
+            if len(set(labels.values())) == len(group):
+                break
+        renamed |= {s: f"{labels[s]}={local[s]}" for s in group}
+    return [renamed.get(spec, spec) for spec in specs]
+
+
 def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
     """Turn a MODEL argument into files on disk, fetching zoo files when ``fetch`` is true."""
     if spec.startswith("hf:"):
@@ -183,6 +214,9 @@ def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
     path = Path(os.path.expanduser(spec))
     if path.exists():
         return _local(path)
+    label, sep, rest = spec.partition("=")
+    if sep and label and Path(os.path.expanduser(rest)).exists():  # NAME=PATH (distinct_names)
+        return replace(_local(Path(os.path.expanduser(rest))), name=shown_path(label))
     known = ", ".join(list(manifest.models)[:6])
     raise TokparityError(f"unknown model {spec!r}: not a zoo name (e.g. {known}; see 'tokparity zoo list'), "
                          "not an existing file or folder, not hf:ORG/NAME")

@@ -112,7 +112,7 @@ def check_mismatch(d: object, where: str = "a mismatch") -> dict:
 
 
 def is_verdict(x: object) -> bool:
-    return x in ("agree", "skipped") or (isinstance(x, list) and len(x) == 2 and all(is_text(v) for v in x))
+    return x in ("agree", "skipped", "not-applicable") or (isinstance(x, list) and len(x) == 2 and all(is_text(v) for v in x))
 
 
 def shown(x: object) -> str:
