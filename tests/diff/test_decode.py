@@ -85,10 +85,20 @@ def test_a_run_of_bytes_replaced_whole_is_told_from_other_text():
     assert "differ only where the backend has U+FFFD for characters the oracle has" in v.evidence
     assert "replaced whole, its good characters too" in v.evidence
     assert "U+FFFD for characters" not in classify_decode("", "ab x cd", "ab \ufffd cd").evidence
+    # each run must stand for as many bytes as it has U+FFFD: a text cut short after a bad byte, text added
+    # after one, or only a space apart, is another difference
+    for kept, replaced in (("Hi \ufffd world, more text", "Hi \ufffd"), ("Hi \ufffd", "Hi \ufffd and more"),
+                           (" \ufffdabc", "\ufffdabc"), ("a\ufffdbc", "a\ufffd\ufffd\ufffd\ufffdc")):
+        assert "U+FFFD for characters" not in classify_decode("", kept, replaced).evidence, (kept, replaced)
+    # a bad byte then a four-byte character, as llama.cpp and as ByteFallback give them
+    assert "where the oracle has U+FFFD" in classify_decode("", " t" + "\ufffd" * 5 + "in", " t\ufffd\U00010348in").evidence
     # one U+FFFD per byte against one per sequence stays that verdict, leading spaces aside too
     assert "how many U+FFFD" in classify_decode("", "t\ufffd", "t\ufffd\ufffd").evidence
     both = classify_decode("", "t\ufffd\ufffd", " t\ufffd").evidence
-    assert "how many U+FFFD" in both and "the leading spaces differ" in both
+    assert "differ only in leading spaces, 0 on the oracle's side and 1 on the backend's, and in how many U+FFFD" in both
+    # special tokens written on both sides, only spaced otherwise: not "left out on one side"
+    assert "differ only in special tokens" not in classify_decode("", "<s>   Hello", "<s>Hello", specials=["<s>"]).evidence
+    assert "differ only in special tokens" in classify_decode("", "a<s>b", "ab", specials=["<s>"]).evidence
     assert "how many U+FFFD" not in classify_decode("", "hello", " hello").evidence
 
 

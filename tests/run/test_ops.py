@@ -165,6 +165,27 @@ def test_streams_fed_several_ids_a_step(zoo, tmp_path, bug):
     assert "".join(lost.backend_output) != lost.oracle_output[0]
 
 
+def test_an_engine_that_does_not_read_step_is_not_tried_with_it(zoo, tmp_path):
+    """A cmd: engine written before "step" answers one delta per id: it is not tried for the stream
+    op with --stream-step (its cases skipped), not failed on every case."""
+    zoo("llama-bpe")
+    engine = tmp_path / "per_id.py"
+    engine.write_text("import json, sys\n"
+                      "for line in sys.stdin:\n"
+                      "    req = json.loads(line)\n"
+                      "    reply = {'id': req['id']}\n"
+                      "    if req.get('op') == 'stream':\n"
+                      "        reply['deltas'] = [''] * (len(req['ids']) - req['prompt'])\n"
+                      "    else:\n"
+                      "        reply['error'] = 'no'\n"
+                      "    print(json.dumps(reply), flush=True)\n", "utf-8")
+    texts = [TEXTS[0], TEXTS[3], TEXTS[4]]  # (several steps each: one delta an id is then told from one a step)
+    results = run_compare(["llama-bpe"], [corpus(tmp_path, texts)], ["ref", f"eng=cmd:{sys.executable} {engine}"],
+                          CompareOptions(ops=("stream",), stream_step=3))
+    eng = runs(results)[("eng", "stream")]
+    assert eng.cases == 0 and eng.skipped == len(texts) >= 3 and eng.mismatches == 0
+
+
 def test_a_stream_with_a_delta_per_id_when_fed_steps_breaks_the_protocol():
     from tokparity.diff.decode import judge_stream
 

@@ -39,6 +39,18 @@ def test_colliding_names_become_their_shortest_distinguishing_paths(zoo, tmp_pat
     assert [s.partition("=")[0] for s in distinct_names([str(a), str(b)])] == ["a/tokenizer", "b/tokenizer"]
     assert resolve_model(specs[1]).files["tokenizer_json"] == b.resolve()
     assert distinct_names([str(a)]) == [str(a)]  # alone, its name is its own
+    # "=" in a folder's name: the name ends at the "=" before the path
+    for run in ("run=1", "run=2"):
+        (tmp_path / run).mkdir()
+        shutil.copy(a, tmp_path / run / "tokenizer.json")
+    named = distinct_names([str(tmp_path / "run=1" / "tokenizer.json"), str(tmp_path / "run=2" / "tokenizer.json")])
+    assert [resolve_model(s).name for s in named] == ["run=1/tokenizer", "run=2/tokenizer"]
+    # a local file named as a zoo model, or as an hf: model, is told apart from it
+    shutil.copy(zoo("llama-spm").files["gguf"], tmp_path / "llama-spm.gguf")
+    assert distinct_names(["llama-spm", str(tmp_path / "llama-spm.gguf")])[1].startswith(f"{tmp_path.name}/llama-spm=")
+    (tmp_path / "gpt2").mkdir()
+    shutil.copy(a, tmp_path / "gpt2" / "tokenizer.json")
+    assert distinct_names(["hf:openai-community/gpt2", str(tmp_path / "gpt2")])[1].startswith(f"{tmp_path.name}/gpt2=")
 
 
 def test_every_report_and_a_resume_name_them_apart(zoo, tmp_path, capsys, monkeypatch):
@@ -61,6 +73,8 @@ def test_every_report_and_a_resume_name_them_apart(zoo, tmp_path, capsys, monkey
     assert [m.partition("=")[0] for m in header["args"]["models"]] == ["a/tokenizer", "b/tokenizer"]
     monkeypatch.chdir(tmp_path / "two")  # a resume from elsewhere finds the same files under the same names
     assert main(["compare", "--resume", str(out), "-q"]) == 0
+    # the models given again with the resume are the same models
+    assert main(["compare", str(a), str(b), "--resume", str(out), "-q"]) == 0
     capsys.readouterr()
     assert {r["model"] for r in json.loads((out / "summary.json").read_text())["runs"]} == {"a/tokenizer",
                                                                                           "b/tokenizer"}

@@ -133,8 +133,9 @@ class Answer:
                                        "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
         if ids and (min(ids) < -ID_BOUND or max(ids) >= ID_BOUND):
             wild = next(i for i in ids if not -ID_BOUND <= i < ID_BOUND)
-            return cls("error", detail=f"id {str(wild)[:40]} is outside any vocabulary (token ids are 32-bit); not "
-                                       "compared", seconds=seconds)
+            return cls("error", detail=f"an id of {wild.bit_length()} bits ({'-' if wild < 0 else ''}2**"
+                                       f"{max(wild.bit_length() - 1, 0)} or more) is outside any vocabulary (token "
+                                       "ids are 32-bit); not compared", seconds=seconds)
         return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
 
 

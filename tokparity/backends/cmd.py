@@ -822,6 +822,9 @@ class ProtocolBackend(Backend):
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.engine.label}: the stream reply has no list of strings 'deltas': "
                               f"{json.dumps(reply)[:200]}")
+        generated = len(ids) - prompt
+        if step != 1 and len(deltas) == generated != -(-generated // step):  # one delta an id: "step" not read
+            raise NotImplementedError(f"{self.engine.label} answers one delta per id: it does not take \"step\"")
         return deltas
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:

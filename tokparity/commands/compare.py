@@ -188,7 +188,9 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
     from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
-
+    from tokparity.zoo import distinct_names, named_path
+    # (named before a resume compares the models given now with the ones it stored, named so)
+    args.models = distinct_names(once_each(list(args.models), args.quiet))
     journal = None
     if args.resume:
         journal = Journal.reopen(args.resume, "compare", arg_checks=ARG_CHECKS, trust=args.trust_journal)
@@ -207,10 +209,7 @@ def run(args: argparse.Namespace) -> int:
     labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
     if args.max_chars is not None:  # (again: a resumed run's arguments come from its journal)
         args.max_chars = checked("--max-chars", non_negative_int, args.max_chars)
-    from tokparity.zoo import distinct_names
-    given = once_each(list(args.models), args.quiet)
-    args.models = distinct_names(given)  # (stored so: a resume gives each model the same name)
-    models = list(args.models)
+    models = list(args.models)  # (stored with their names: a resume gives each model the same name)
     if getattr(args, "all", False):
         from tokparity.zoo.manifest import load_manifest
         models += [m for m in load_manifest().models if m not in models]
@@ -218,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     corpora = corpus_specs(args.corpora or list(DEFAULT_CORPORA), args)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
-        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": given})
+        model_paths = [str(named[1]) if (named := named_path(m)) is not None else m for m in models]
+        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths})
         options = compare_options(args)
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)

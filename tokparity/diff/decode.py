@@ -90,21 +90,24 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
         marked = [t.replace(UNK_SURFACE, "\0").replace(unk, "\0") for t in (oracle_text, backend_text)]
         if marked[0].lstrip(" ") == marked[1].lstrip(" "):
             side = "oracle" if UNK_SURFACE in oracle_text else "backend"
-            leading = "" if marked[0] == marked[1] else \
-                " (and the leading spaces differ: SentencePiece's decoder drops them)"
+            leading = "" if marked[0] == marked[1] else " (and the leading spaces differ)"
             return DecodeVerdict("decode-roundtrip", f"the ids agree, but the unknown token decodes as {UNK_SURFACE!r} "
                                                      f"(SentencePiece's unk_surface) on the {side}'s side and as {unk!r} "
                                                      f"on the other's{leading}: oracle {oracle_text[:80]!r} vs backend "
                                                      f"{backend_text[:80]!r}")
-    if oracle_text.lstrip(" ") != backend_text.lstrip(" ") and \
-            _fewer_replacements(oracle_text).lstrip(" ") == _fewer_replacements(backend_text).lstrip(" "):
-        leading = "" if _fewer_replacements(oracle_text) == _fewer_replacements(backend_text) else \
-            " (and the leading spaces differ: SentencePiece's decoder drops them)"
+    fewer = [_fewer_replacements(t) for t in (oracle_text, backend_text)]
+    if fewer[0] == fewer[1]:
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in how many U+FFFD stand for bytes that "
                                                  f"are not UTF-8 ({oracle_text.count(chr(0xFFFD))} on the oracle's side, "
                                                  f"{backend_text.count(chr(0xFFFD))} on the backend's: one per byte, or "
-                                                 f"one per broken sequence as Unicode advises){leading}: oracle "
+                                                 f"one per broken sequence as Unicode advises): oracle "
                                                  f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+    if fewer[0].lstrip(" ") == fewer[1].lstrip(" ") and oracle_text.lstrip(" ") != backend_text.lstrip(" "):
+        lead_a, lead_b = (len(t) - len(t.lstrip(" ")) for t in (oracle_text, backend_text))
+        return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in leading spaces, {lead_a} on the "
+                                                 f"oracle's side and {lead_b} on the backend's, and in how many U+FFFD "
+                                                 f"stand for bytes that are not UTF-8: oracle {oracle_text[:80]!r} vs "
+                                                 f"backend {backend_text[:80]!r}")
     more = _replaced_characters(oracle_text, backend_text) or _replaced_characters(backend_text, oracle_text)
     if more:
         side, other = ("backend", "oracle") if more == backend_text else ("oracle", "backend")
@@ -115,10 +118,11 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                  f"{backend_text[:80]!r}")
     present = [t for t in specials if t and t in oracle_text + backend_text]
     bare = [_without(t, present).lstrip(" ") for t in (oracle_text, backend_text)] if present else []
-    if bare and bare[0] == bare[1]:
+    written = [sum(map(t.count, present)) for t in (oracle_text, backend_text)] if present else []
+    if bare and bare[0] == bare[1] and written[0] != written[1]:
         side = "oracle" if sum(map(oracle_text.count, present)) > sum(map(backend_text.count, present)) else "backend"
         leading = "" if _without(oracle_text, present) == _without(backend_text, present) else \
-            " (and the leading spaces differ: SentencePiece's decoder drops them)"
+            " (and the leading spaces differ)"
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in special tokens ({present[0]!r}), "
                                                  f"written as their text on the {side}'s side and left out on the "
                                                  f"other's (SentencePiece's decode drops control tokens){leading}: "
@@ -135,24 +139,26 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
 
 
 def _replaced_characters(kept: str, replaced: str) -> str:
-    """``replaced`` if it is ``kept`` with some spans written as U+FFFD, each span holding a U+FFFD
-    of ``kept`` (a run of bytes replaced whole, its good characters too); else ""."""
+    """``replaced`` if it is ``kept`` with some spans written one U+FFFD per byte, each span holding a
+    U+FFFD of ``kept`` (a bad byte, which counts one): a run of byte tokens replaced whole, its good
+    characters too. Else "": text cut short, added or spaced otherwise is another difference."""
     if "\ufffd" not in replaced or kept == replaced:
         return ""
-    parts = re.split("\ufffd+", replaced)
+    parts = re.split("(\ufffd+)", replaced)  # literal, run, literal, run, …, literal
     if not kept.startswith(parts[0]):
         return ""
     pos = len(parts[0])
-    for k, part in enumerate(parts[1:], 1):
-        bad = kept.find("\ufffd", pos)  # (the earliest place each part can go leaves the most room)
-        if bad < 0:
+    for k in range(1, len(parts), 2):
+        want, size, bad = len(parts[k]), 0, False  # the run stands for ``want`` bytes of ``kept``
+        while size < want and pos < len(kept):
+            ch = kept[pos]
+            bad |= ch == "\ufffd"
+            size += 1 if ch == "\ufffd" else len(ch.encode("utf-8", "surrogatepass"))
+            pos += 1
+        if size != want or not bad or not kept.startswith(parts[k + 1], pos):
             return ""
-        last = k == len(parts) - 1
-        at = len(kept) - len(part) if last else kept.find(part, bad + 1)
-        if at < bad + 1 or (last and not kept.endswith(part)):
-            return ""
-        pos = at + len(part)
-    return replaced
+        pos += len(parts[k + 1])
+    return replaced if pos == len(kept) else ""
 
 
 def _fewer_replacements(text: str) -> str:

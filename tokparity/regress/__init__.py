@@ -357,13 +357,14 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
     summaries = run.tally.finish(run.diagnosis.named(run.tally.judgements))
     if options.known is not None:
         # (the decoding ops are judged against texts the decoder's own library made: a difference between
-        # libraries, what a decoding entry describes, cannot show there)
+        # that library and another, what most decoding entries describe, shows only where another is judged,
+        # and then as a change to read, not a stale entry)
         options.known.not_run(model.name, tuple(op for op in options.ops if op != "encode"))
     for s in summaries:
         s.oracle = f"{ORACLE} ({goldens.made_by()})"
         s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
-        # a digest that changed (a digest-only corpus, the tokens' bytes) is a change nobody explained
-        s.unexplained += len(changed) + (pieces_changed and s.op == "pieces")
+        # a digest that changed (a digest-only corpus's ids, the tokens' bytes) is a change nobody explained
+        s.unexplained += (len(changed) if s.op == "encode" else 0) + (pieces_changed and s.op == "pieces")
     results.runs.extend(summaries)
     results.options.setdefault("goldens", {})[model.name] = {
         "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),

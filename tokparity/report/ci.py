@@ -83,7 +83,8 @@ def render_junit(results: Results, command: str) -> str:
                          message=_failure_message(r), type=_main_class(r))
             elif not r.cases:
                 skipped += 1
-                _element(case, "skipped", message=f"no case judged ({r.skipped} the backend cannot answer)")
+                declared = f", {r.not_applicable} not applicable to it (declared)" if r.not_applicable else ""
+                _element(case, "skipped", message=f"no case judged ({r.skipped} the backend cannot answer{declared})")
             _element(case, "system-out", _system_out(r, mismatches))
         suite.set("failures", str(failures))
         suite.set("skipped", str(skipped))
@@ -135,7 +136,8 @@ def _system_out(r: RunSummary, mismatches: list[Mismatch]) -> str:
     ties = [m for m in mismatches if not m.known and m.cause == TIE]
     lines = [f"{r.model} · {r.label} against {r.oracle}: {plural(r.cases, 'case')}, "
              f"{plural(r.mismatches, 'mismatch')}, {r.unexplained} unexplained, {r.ties} ties of equal score, "
-             f"{len(known)} known divergences, {r.skipped} skipped"]
+             f"{len(known)} known divergences, {r.skipped} skipped"
+             + (f", {r.not_applicable} not applicable (declared)" if r.not_applicable else "")]
     for m in (known + ties)[:KNOWN_LISTED]:
         why = f"known: {m.known}" if m.known else f"tie: {TIE}"
         lines.append(f"  {m.corpus}/{m.case_id} ({m.cls}; {why}): {m.text[:80]!r}")

@@ -165,6 +165,23 @@ def _local_name(path: Path) -> str:
     return path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if path.suffix == ".gguf" else path.stem
 
 
+def named_path(spec: str) -> tuple[str, Path] | None:
+    """``NAME=PATH`` as (NAME, PATH) when PATH exists (a name or a path may hold "=" itself)."""
+    for at in (i for i, ch in enumerate(spec) if ch == "="):
+        path = Path(os.path.expanduser(spec[at + 1:]))
+        if at and path.exists():
+            return spec[:at], path
+    return None
+
+
+def _name_of(spec: str) -> str:
+    """The name a model argument that is not a local path gets (a zoo name, hf:ORG/NAME, NAME=PATH)."""
+    named = named_path(spec)
+    if named is not None:
+        return named[0]
+    return spec.split("/")[-1] if spec.startswith("hf:") else spec
+
+
 def distinct_names(specs: list[str]) -> list[str]:
     """The model arguments, each local file or folder whose name another shares given as
     ``NAME=PATH`` (absolute), NAME its shortest distinguishing path: ``two/a/tokenizer.json`` and
@@ -173,7 +190,7 @@ def distinct_names(specs: list[str]) -> list[str]:
     manifest = load_manifest()
     local = {spec: Path(os.path.expanduser(spec)).resolve() for spec in specs
              if not spec.startswith("hf:") and spec not in manifest.models and Path(os.path.expanduser(spec)).exists()}
-    taken = [spec for spec in specs if spec not in local]
+    taken = {_name_of(spec) for spec in specs if spec not in local}
     by_name: dict[str, list[str]] = {}
     for spec, path in local.items():
         by_name.setdefault(_local_name(path), []).append(spec)
@@ -214,9 +231,9 @@ def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
     path = Path(os.path.expanduser(spec))
     if path.exists():
         return _local(path)
-    label, sep, rest = spec.partition("=")
-    if sep and label and Path(os.path.expanduser(rest)).exists():  # NAME=PATH (distinct_names)
-        return replace(_local(Path(os.path.expanduser(rest))), name=shown_path(label))
+    named = named_path(spec)
+    if named is not None:  # NAME=PATH (distinct_names)
+        return replace(_local(named[1]), name=shown_path(named[0]))
     known = ", ".join(list(manifest.models)[:6])
     raise TokparityError(f"unknown model {spec!r}: not a zoo name (e.g. {known}; see 'tokparity zoo list'), "
                          "not an existing file or folder, not hf:ORG/NAME")
