@@ -108,14 +108,17 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                  f"oracle's side and {lead_b} on the backend's, and in how many U+FFFD "
                                                  f"stand for bytes that are not UTF-8: oracle {oracle_text[:80]!r} vs "
                                                  f"backend {backend_text[:80]!r}")
-    more = _replaced_characters(oracle_text, backend_text) or _replaced_characters(backend_text, oracle_text)
+    bare = [t.lstrip(" ") for t in (oracle_text, backend_text)]
+    more = _replaced_characters(bare[0], bare[1]) or _replaced_characters(bare[1], bare[0])
     if more:
-        side, other = ("backend", "oracle") if more == backend_text else ("oracle", "backend")
+        side, other = ("backend", "oracle") if more == bare[1] else ("oracle", "backend")
+        leading = "" if len(oracle_text) - len(bare[0]) == len(backend_text) - len(bare[1]) else \
+            " (and the leading spaces differ)"
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only where the {side} has U+FFFD for "
                                                  f"characters the {other} has: a run of byte tokens with one byte "
                                                  f"that is not UTF-8 replaced whole, its good characters too "
-                                                 f"(tokenizers' ByteFallback): oracle {oracle_text[:80]!r} vs backend "
-                                                 f"{backend_text[:80]!r}")
+                                                 f"(tokenizers' ByteFallback){leading}: oracle {oracle_text[:80]!r} vs "
+                                                 f"backend {backend_text[:80]!r}")
     present = [t for t in specials if t and t in oracle_text + backend_text]
     bare = [_without(t, present).lstrip(" ") for t in (oracle_text, backend_text)] if present else []
     written = [sum(map(t.count, present)) for t in (oracle_text, backend_text)] if present else []
