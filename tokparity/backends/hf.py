@@ -108,7 +108,6 @@ def quiet_transformers():
             os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = saved
 
 
-
 def after_anchor(anchor: list[int], decode, ids: list[int]) -> list[bytes | None]:
     """What each id adds to the text of ``anchor`` (a plain token) as ``decode`` writes it, as UTF-8;
     None where the text of anchor + id does not begin with the anchor's."""
@@ -118,6 +117,7 @@ def after_anchor(anchor: list[int], decode, ids: list[int]) -> list[bytes | None
         text = decode(anchor + [i])
         out.append(text[len(head):].encode("utf-8", "surrogatepass") if text.startswith(head) else None)
     return out
+
 
 class TokenizersBackend(Backend):
     """A backend around one ``tokenizers.Tokenizer`` (shared by ``hf`` and ``hf-gguf``)."""
@@ -146,9 +146,7 @@ class TokenizersBackend(Backend):
         from tokenizers.decoders import DecodeStream
         with panics_as_crashes("stream"):
             decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=skip_special)
-            rest = list(ids[prompt:])
-            if step == 1:
-                return [decoder.step(self.tok, i) or "" for i in rest]
+            rest = list(ids[prompt:])  # (step takes an id or a list of them: the same to tokenizers)
             return [decoder.step(self.tok, rest[k:k + step]) or "" for k in range(0, len(rest), step)]
 
     lossy_pieces = True  # decode is a str: a token that is part of a character shows as U+FFFD

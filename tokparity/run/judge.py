@@ -280,9 +280,7 @@ class ModelRun:
         if self.options.parse_special or NO_PARSE_SPECIAL_SWITCH not in self.backends[name].unsupported:
             return False
         if self._special_texts is None:
-            ids = {i for i, _ in self.vocab.control_texts()} | set(self.vocab.special_ids.values())
-            self._special_texts = [self.vocab.tokens[i] for i in sorted(ids) if 0 <= i < self.vocab.size and
-                                   len(self.vocab.tokens[i]) > 1][:4096]
+            self._special_texts = [t for t in self.vocab.special_texts().values() if len(t) > 1][:4096]
         return any(t in text for t in self._special_texts)
 
     def ask_one(self, name: str, text: str) -> Answer:

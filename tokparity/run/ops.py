@@ -269,8 +269,8 @@ class DecodingJudge:
     def _exact(self, ids: list[int], prompt: int, held: int) -> str:
         """The generated ids' bytes (with those of a character the prompt began) read as UTF-8,
         special tokens as their text (as the decoders here write them)."""
-        specials = self._special_ids()
-        generated = b"".join((b"" if self.skip_special else self.vocab.tokens[i].encode("utf-8", "surrogateescape"))
+        specials = self.vocab.special_texts()
+        generated = b"".join((b"" if self.skip_special else specials[i].encode("utf-8", "surrogateescape"))
                              if i in specials else self._bytes([i]) for i in ids[prompt:])
         head = self._bytes(ids[max(0, prompt - 4):prompt])
         begun = head[len(head) - held:] if held else b""
@@ -284,14 +284,10 @@ class DecodingJudge:
         except Exception:  # (a token the vocabulary cannot spell as bytes)
             return b""
 
-    def _special_ids(self) -> set[int]:
-        return set(self.vocab.special_ids.values()) | {i for i, _ in self.vocab.control_texts()}
-
     def _specials(self) -> list[str]:
         """The texts of the vocabulary's special and control tokens (a decoder may drop them)."""
         if self._special_texts is None:
-            ids = set(self.vocab.special_ids.values()) | {i for i, _ in self.vocab.control_texts()}
-            self._special_texts = [self.vocab.tokens[i] for i in sorted(ids) if 0 <= i < self.vocab.size][:4096]
+            self._special_texts = list(self.vocab.special_texts().values())[:4096]
         return self._special_texts
 
     def _table(self, name: str) -> list[bytes | None] | CaseFailure | None:

@@ -144,6 +144,7 @@ class Vocab:
     _raw_sections: dict[str, bytes] = field(default_factory=dict, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
     _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
+    _special_texts: dict[int, str] | None = field(default=None, repr=False)  # special_texts() memo
     _token_bytes: dict[int, bytes] = field(default_factory=dict, repr=False)  # token_bytes() memo
     _ids_by_text: dict[str, int] | None = field(default=None, repr=False)  # id_of() memo
 
@@ -199,6 +200,15 @@ class Vocab:
             self._control_texts = [(i, self.tokens[i]) for i, t in enumerate(types)
                                    if t == TokenType.CONTROL and len(self.tokens[i]) > 1]
         return self._control_texts
+
+    def special_texts(self) -> dict[int, str]:
+        """``{id: text}`` of the special tokens (``special_ids``) and the control tokens of
+        ``control_texts``, in id order (cached): the tokens a decoder writes or leaves out as a
+        whole, and whose text an engine may parse whatever is asked."""
+        if self._special_texts is None:
+            ids = set(self.special_ids.values()) | {i for i, _ in self.control_texts()}
+            self._special_texts = {i: self.tokens[i] for i in sorted(ids) if 0 <= i < self.size}
+        return self._special_texts
 
     def id_of(self, text: str) -> int | None:
         """The id of the token spelled ``text`` (the first of duplicates), or None."""
