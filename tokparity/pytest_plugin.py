@@ -40,6 +40,7 @@ from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.records import Mismatch
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.run.results import Results
 from tokparity.textview import visible
 
@@ -73,7 +74,7 @@ class CallableEngine(Backend):
         tokens = self.vocab.tokens
         return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         raise NotImplementedError(f"{self.name} has no decode")
 
 
@@ -164,7 +165,7 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     run = opened.run
     # A tally of this call's cases alone (the run, its backends loaded, serves every call)
     results = Results(tokparity="", options={})
-    tally = Tally(run.model, run.chain, list(run.backends), run.options, results)
+    tally = Tally(run.model, run.chain, list(run.backends), run.decoder, run.options, results)
     n = 0
     for record in run.judged(enumerate(_cases(corpus, texts))):
         tally.apply(record)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from tokparity.diff.decode import classify_decode, cleaned
+from tokparity.diff.decode import classify_decode
+from tokparity.reference.decode import hf_clean_up as cleaned
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import DecodeSettings
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.ops import OPS, id_cases, parse_ops
@@ -126,7 +127,7 @@ def test_skip_special_leaves_specials_out_and_an_engine_that_writes_them_is_name
     zoo("llama-bpe")
     engine = f"cmd:{sys.executable} {ENGINE} {{gguf}}" + (f" --bug {bug}" if bug else "")
     results = run_compare(["llama-bpe"], [corpus(tmp_path, TEXTS), "ids"], ["ref", "hf", f"eng={engine}"],
-                          CompareOptions(ops=("decode", "stream"), skip_special=True))
+                          CompareOptions(ops=("decode", "stream"), decoding=DecodeSettings(skip_special=True)))
     by = runs(results)
     assert by[("ref", "decode")].cases >= len(TEXTS) + 10 and by[("ref", "decode")].mismatches == 0
     assert by[("hf", "decode")].mismatches == 0

@@ -38,6 +38,8 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+
 
 def without_surrogates(text: str) -> str:
     """``text`` with each lone surrogate written out as its escape (``"\\udc80"``): an engine's
@@ -178,20 +180,30 @@ class Backend(ABC):
         return out
 
     @abstractmethod
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        """``ids`` back to text; special tokens as their text, or left out with ``skip_special``
-        (skip_special_tokens, llama.cpp's unparse_special off). A library without that switch
-        raises NotImplementedError for the setting it cannot give, or gives its one behaviour
-        where that is all it has (SentencePiece always leaves control tokens out)."""
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
+        """``ids`` back to text, as ``settings`` ask: special tokens as their text, or left out
+        (skip_special_tokens, llama.cpp's unparse_special off); tokenization spaces cleaned up
+        as the files say, or forced on or off; spaces between special tokens. The run asks
+        only what ``decode_switches`` lists; a library whose one behaviour is what is asked
+        gives it (SentencePiece always leaves control tokens out; tokenizers never cleans up)."""
+
+    #: The decode settings away from the files' own that the backend can give (DecodeSettings.asked's
+    #: names: skip_special, clean_up=on, clean_up=off, spaces_between_specials); a setting it lacks is
+    #: not asked of it: its decode and stream are not tried with it.
+    decode_switches: frozenset[str] = frozenset()
+
+    def gives(self, settings: DecodeSettings) -> bool:
+        """Whether the backend can decode as ``settings`` ask."""
+        return settings.asked() <= self.decode_switches
 
     @abstractmethod
     def pieces(self, ids: list[int]) -> list[str]: ...
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
         """``ids`` decoded ``step`` at a time after the first ``prompt`` (the prompt, whose text is not
         output): the text each further step adds, as a server sends it ("" while it holds back the
         start of a character), one string per step after the prompt (the last may have fewer ids);
-        ``skip_special`` as for decode."""
+        ``settings`` as for decode (a stream is asked ``skip_special`` only)."""
         raise NotImplementedError(f"{self.name} does not stream")
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:

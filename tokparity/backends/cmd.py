@@ -83,6 +83,7 @@ from tokparity.backends.base import (
     without_surrogates,
 )
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
 if TYPE_CHECKING:
@@ -808,15 +809,24 @@ class ProtocolBackend(Backend):
             out.append(Answer.of(result, seconds, text))
         return out
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        reply = self._op_call("decode", {"op": "decode", "ids": [int(i) for i in ids], "skip_special": skip_special})
+    # Asked of the engine: one that cannot give a setting answers an error (not tried with it).
+    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
+        request = {"op": "decode", "ids": [int(i) for i in ids], "skip_special": settings.skip_special}
+        if settings.clean_up is not None:
+            request["clean_up_spaces"] = settings.clean_up
+        if settings.spaces_between_specials:
+            request["spaces_between_specials"] = True
+        reply = self._op_call("decode", request)
         text = reply.get("text")
         if not isinstance(text, str):
             raise CaseFailure(f"{self.engine.label}: the decode reply has no 'text': {json.dumps(reply)[:200]}")
         return text
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
-        request = {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt), "skip_special": skip_special}
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
+        request = {"op": "stream", "ids": [int(i) for i in ids], "prompt": int(prompt),
+                   "skip_special": settings.skip_special}
         reply = self._op_call("stream", request | ({"step": int(step)} if step != 1 else {}))
         deltas = reply.get("deltas")
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):

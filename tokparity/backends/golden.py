@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend, NotCovered
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.golden import GoldenCase, read_golden
 
@@ -76,7 +77,7 @@ class GoldenBackend(Backend):
                 raise ValueError(f"token id {i} is outside the vocabulary (0..{len(tokens) - 1})")
         return [tokens[i] for i in ids]
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if self._ref is None:
             try:
                 from tokparity.reference import RefTokenizer

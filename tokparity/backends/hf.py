@@ -28,6 +28,7 @@ import tokenizers
 
 from tokparity.backends.base import Backend, BackendCrash
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab.hf_json import check_tokenizer_json
 from tokparity.zoo import ModelFiles
 
@@ -136,16 +137,19 @@ class TokenizersBackend(Backend):
         with panics_as_crashes("encode"):
             return self.tok.encode(text, add_special_tokens=add_special).ids
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        with panics_as_crashes("decode"):
-            return self.tok.decode(list(ids), skip_special_tokens=skip_special)
+    # tokenizers never cleans up tokenization spaces, and has no spaces between special tokens
+    decode_switches = frozenset({"skip_special", "clean_up=off"})
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
+        with panics_as_crashes("decode"):
+            return self.tok.decode(list(ids), skip_special_tokens=settings.skip_special)
+
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
         """tokenizers' ``DecodeStream``, prefilled with the prompt's ids: one ``step`` call per id
         after it, or per ``step`` ids (its step takes a list)."""
         from tokenizers.decoders import DecodeStream
         with panics_as_crashes("stream"):
-            decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=skip_special)
+            decoder = DecodeStream(list(ids[:prompt]), skip_special_tokens=settings.skip_special)
             rest = list(ids[prompt:])  # (step takes an id or a list of them: the same to tokenizers)
             return [decoder.step(self.tok, rest[k:k + step]) or "" for k in range(0, len(rest), step)]
 
@@ -232,23 +236,31 @@ class HFBackend(TokenizersBackend):
             return list(self.auto.encode(text, add_special_tokens=add_special,
                                          split_special_tokens=not parse_special))
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+    @property
+    def decode_switches(self) -> frozenset[str]:  # type: ignore[override]
+        """transformers (a folder) takes clean_up_tokenization_spaces; it spaces no special token
+        apart: 5.23's SentencePiece tokenizers take spaces_between_special_tokens and drop it
+        (tokenization_utils_sentencepiece.py ``_decode``), the others do not take it."""
+        return frozenset({"skip_special", "clean_up=off"} | ({"clean_up=on"} if self.auto is not None else set()))
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if self.auto is None:
-            return super().decode(ids, skip_special)
+            return super().decode(ids, settings)
+        forced = {} if settings.clean_up is None else {"clean_up_tokenization_spaces": settings.clean_up}
         with panics_as_crashes("decode"):
-            return self.auto.decode(list(ids), skip_special_tokens=skip_special)
+            return self.auto.decode(list(ids), skip_special_tokens=settings.skip_special, **forced)
 
     def pieces(self, ids: list[int]) -> list[str]:
         if self.auto is None:
             return super().pieces(ids)
         return list(self.auto.convert_ids_to_tokens(list(ids)))
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
         """With the transformers loader: transformers' ``TextStreamer`` (skip_prompt), fed the prompt
         and then ``step`` ids at a time (as generate() puts a step's new tokens); each delta is the
         text it printed for them."""
         if self.loader != "transformers":
-            return super().stream(ids, prompt, skip_special, step)
+            return super().stream(ids, prompt, settings, step)
         with quiet_transformers() as transformers:
             printed: list[str] = []
 
@@ -258,7 +270,7 @@ class HFBackend(TokenizersBackend):
                 def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
                     printed.append(text)
 
-            streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=skip_special)
+            streamer = Collected(self.auto, skip_prompt=True, skip_special_tokens=settings.skip_special)
             import numpy  # (put() reads .shape and .tolist(): what generate() passes, without torch)
             streamer.put(numpy.array([list(ids[:prompt]) or [0]]))
             deltas = []

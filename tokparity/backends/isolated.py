@@ -8,7 +8,7 @@ tokens), that case is a ``crash`` whose detail is the child's last stderr lines,
 started again, and the run goes on.
 
 The child announces itself with one line before any request,
-``{"id": 0, "ready": true, "version": "0.3.36", "stages": ["normalize"]}``, or
+``{"id": 0, "ready": true, "version": "0.3.36", "stages": ["normalize"], "decode_switches": ["skip_special"]}``, or
 ``{"id": 0, "error": "why it cannot load the model"}``, so a model that cannot be loaded is
 an error when the backend is made (exit status 2), not one crash per case.
 
@@ -74,6 +74,7 @@ class IsolatedBackend(ProtocolBackend):
             raise TokparityError(f"backend {name!r} on model {model.name}: {e}") from None
         self._version = str(hello.get("version", ""))
         self._stages = set(hello.get("stages", ()))
+        self.decode_switches = frozenset(hello.get("decode_switches", ()))  # (the child's backend's)
 
     @property
     def version(self) -> str:

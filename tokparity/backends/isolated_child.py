@@ -13,6 +13,7 @@ from tokparity.backends.base import Backend, CaseFailure
 from tokparity.backends.isolated import model_from_json
 from tokparity.backends.registry import make_backend
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import DecodeSettings
 
 
 def handle(backend: Backend, req: dict) -> dict:
@@ -29,9 +30,13 @@ def handle(backend: Backend, req: dict) -> dict:
                 reply["notes"] = list(result.notes)
             return reply
         if op == "decode":
-            return {"text": backend.decode(req["ids"], bool(req.get("skip_special")))}
+            settings = DecodeSettings(bool(req.get("skip_special")), req.get("clean_up_spaces"),
+                                      bool(req.get("spaces_between_specials")))
+            if not backend.gives(settings):
+                raise NotImplementedError(f"{backend.name} cannot decode with {settings.described()}")
+            return {"text": backend.decode(req["ids"], settings)}
         if op == "stream":
-            return {"deltas": backend.stream(req["ids"], int(req["prompt"]), bool(req.get("skip_special")),
+            return {"deltas": backend.stream(req["ids"], int(req["prompt"]), DecodeSettings(bool(req.get("skip_special"))),
                                              int(req.get("step", 1)))}
         if op == "pieces":  # the public protocol's: every id's bytes, in hex
             size = getattr(backend, "n_vocab", None)
@@ -85,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         replies.flush()
         return 2
     stages = [s for s in ("normalize", "pre_tokenize", "stream", "piece_bytes") if backend.supports(s)]
-    replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages}).encode() + b"\n")
+    replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages,
+                              "decode_switches": sorted(backend.decode_switches)}).encode() + b"\n")
     replies.flush()
     try:
         serve(backend, sys.stdin.buffer, replies)

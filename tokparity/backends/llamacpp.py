@@ -27,6 +27,7 @@ import llama_cpp
 
 from tokparity.backends.base import Backend, EncodeResult
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.zoo import ModelFiles
 
 # ggml_log_level as this llama.cpp numbers it.
@@ -152,8 +153,11 @@ class LlamaCppBackend(Backend):
             self._text = ctypes.create_string_buffer(-n + 64)
         raise RuntimeError("llama_detokenize kept asking for a larger buffer")
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        return self.decode_bytes(ids, unparse_special=not skip_special).decode("utf-8", "replace")
+    # (clean_spaces comes from the vocabulary: llama_detokenize has no switch for it)
+    decode_switches = frozenset({"skip_special"})
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
+        return self.decode_bytes(ids, unparse_special=not settings.skip_special).decode("utf-8", "replace")
 
     def token_bytes(self, ids: list[int], special: bool = True) -> list[bytes]:
         """What each token renders to (``llama_token_to_piece``): byte tokens as their byte, ``▁`` as a space."""
@@ -168,12 +172,12 @@ class LlamaCppBackend(Backend):
             out.append(self._text.raw[:n])
         return out
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
         """llama.cpp's pieces (``token_to_piece``, specials as their text unless skipped) sent as
         its server sends them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
         from tokparity.backends.base import in_steps
         from tokparity.reference.decode import piece_stream
-        return in_steps(piece_stream(lambda part: self.token_bytes(part, special=not skip_special), ids, prompt), step)
+        return in_steps(piece_stream(lambda part: self.token_bytes(part, special=not settings.skip_special), ids, prompt), step)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.token_bytes(ids))

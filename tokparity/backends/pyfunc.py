@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tokparity.backends.base import Backend, CaseFailure, declared
 from tokparity.backends.cmd import scrubbed
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.textview import clipped
 from tokparity.zoo import ModelFiles
 
@@ -40,9 +41,10 @@ if TYPE_CHECKING:
 
 
 def _keywords(call, name: str, **asked) -> dict:
-    """The keywords ``call`` is given: each of ``asked`` that is set (``skip_special=True``,
-    ``step=3``); a callable that takes none of that name (nor ``**kwargs``) is not tried with it."""
-    wanted = {key: value for key, value in asked.items() if value not in (None, False)}
+    """The keywords ``call`` is given: each of ``asked`` that is not None (``skip_special=True``,
+    ``step=3``, ``clean_up_tokenization_spaces=False``); a callable that takes none of that name
+    (nor ``**kwargs``) is not tried with it."""
+    wanted = {key: value for key, value in asked.items() if value is not None}
     if not wanted:
         return {}
     try:
@@ -147,18 +149,25 @@ class PyFuncBackend(Backend):
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         return checked_ids(self.name, self._encode(text, add_special, parse_special))
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+    # A callable that takes no keyword for a setting is not tried with it (_keywords).
+    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if self._decode is None:
             raise NotImplementedError(f"{self.name} has no decode")
-        text = self._decode(list(ids), **_keywords(self._decode, self.name, skip_special=skip_special))
+        asked = _keywords(self._decode, self.name, skip_special=settings.skip_special or None,
+                          clean_up_tokenization_spaces=settings.clean_up,
+                          spaces_between_special_tokens=settings.spaces_between_specials or None)
+        text = self._decode(list(ids), **asked)
         if not isinstance(text, str):
             raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")
         return scrubbed(text)
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
         if self._stream is None:
             raise NotImplementedError(f"{self.name} has no stream")
-        asked = _keywords(self._stream, self.name, skip_special=skip_special, step=step if step != 1 else None)
+        asked = _keywords(self._stream, self.name, skip_special=settings.skip_special or None,
+                          step=step if step != 1 else None)
         deltas = self._stream(list(ids), prompt, **asked)
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.name}: stream returned {clipped(deltas, 100)}, not a list of str")

@@ -6,6 +6,7 @@ import tokparity
 from tokparity.backends.base import Backend, BackendTimeout, in_steps
 from tokparity.errors import TokparityError
 from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import load_vocab
 from tokparity.zoo import ModelFiles
 
@@ -41,10 +42,12 @@ class RefBackend(Backend):
         except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever: this case times out
             raise BackendTimeout(f"ref: {e}") from None
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):
         # '[UNK]' in a BERT text, not nothing.
-        return self.tokenizer.decode(ids, special=not skip_special)
+        return self.tokenizer.decode_as(ids, settings)
 
     def pieces(self, ids: list[int]) -> list[str]:
         return self.tokenizer.pieces(ids)
@@ -53,8 +56,8 @@ class RefBackend(Backend):
     def n_vocab(self) -> int:
         return self.vocab.size
 
-    def stream(self, ids: list[int], prompt: int, skip_special: bool = False, step: int = 1) -> list[str]:
-        return in_steps(self.tokenizer.stream(ids, prompt, special=not skip_special), step)
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
+        return in_steps(self.tokenizer.stream(ids, prompt, special=not settings.skip_special), step)
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.tokenizer.piece_bytes(ids))

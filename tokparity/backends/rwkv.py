@@ -20,6 +20,7 @@ from importlib import metadata
 
 from tokparity.backends.base import Backend
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import load_vocab
 from tokparity.zoo import ModelFiles
 
@@ -55,8 +56,9 @@ class RwkvBackend(Backend):
             raise ValueError("the rwkv package found no token for a byte of this text (find_longest: "
                              "UnboundLocalError)") from None
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        # (the package's vocabulary has no special tokens to leave out)
+    decode_switches = frozenset({"skip_special", "clean_up=off"})  # (its vocabulary has no special tokens)
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         # decodeBytes, read with U+FFFD for bytes that are not UTF-8 (the package's ``decode``
         # answers one U+FFFD for the whole text then).
         return b"".join(self._bytes(i) for i in ids).decode("utf-8", "replace")

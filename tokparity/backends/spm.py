@@ -17,6 +17,7 @@ import sentencepiece
 
 from tokparity.backends.base import Backend
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.zoo import ModelFiles
 
 
@@ -51,8 +52,11 @@ class SentencePieceBackend(Backend):
         return self.sp.encode(text, out_type=int, add_bos=add_special and self.add_bos,
                               add_eos=add_special and self.add_eos)
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        # (DecodeIds has no switch: control tokens are always left out, user-defined ones written)
+    # (DecodeIds has no switch: control tokens are always left out, user-defined ones written; it
+    # never cleans up)
+    decode_switches = frozenset({"skip_special", "clean_up=off"})
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         self._check_ids(ids)
         return self.sp.decode(list(ids))
 

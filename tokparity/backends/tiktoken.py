@@ -21,6 +21,7 @@ import tiktoken
 
 from tokparity.backends.base import Backend
 from tokparity.errors import BadModelFile, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab.tiktoken import read_encoding
 from tokparity.zoo import ModelFiles
 
@@ -65,9 +66,9 @@ class TiktokenBackend(Backend):
             return self.reserved[i].encode()
         return self.enc.decode_single_token_bytes(i - self.offset)
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        if skip_special:  # (tiktoken's decode has no switch: a special token is its text)
-            raise NotImplementedError("tiktoken's decode cannot leave special tokens out")
+    decode_switches = frozenset({"clean_up=off"})  # (its decode has no switch: a special token is its text)
+
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         return b"".join(self._token_bytes(i) for i in ids).decode("utf-8", errors="replace")
 
     def pieces(self, ids: list[int]) -> list[str]:

@@ -50,6 +50,15 @@ def add_parser(sub) -> None:
                    help="with --ops decode or stream: every decoder leaves special tokens out of the text "
                         "(skip_special_tokens=True, llama.cpp's unparse_special off), as most servers do; default: "
                         "written as their text")
+    p.add_argument("--clean-up-spaces", choices=("on", "off"),
+                   help="with --ops decode: every decoder cleans up tokenization spaces (transformers' "
+                        "clean_up_tokenization_spaces: 'x != y .' -> 'x!= y.') or does not; default: as each "
+                        "model's files say. A library without the switch is not tried (tokenizers, SentencePiece and "
+                        "tiktoken never clean up; llama.cpp takes it from the vocabulary); streams never clean up")
+    p.add_argument("--spaces-between-specials", action="store_true",
+                   help="with --ops decode: special and added tokens are spaced apart from the text around them, "
+                        "as vLLM's spaces_between_special_tokens does (only tokparity's reference and your engines "
+                        "have it: the libraries are not tried)")
     p.add_argument("--stream-step", type=positive_int, metavar="K",
                    help="with --ops stream: feed each stream K ids at a time after its prompt (a server that "
                         "decodes several tokens a step, speculative decoding); one delta a step (default: 1)")
@@ -89,7 +98,8 @@ def add_parser(sub) -> None:
 # (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
-              "all": "bool", "ops": "str?", "skip_special": "bool", "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
+              "all": "bool", "ops": "str?", "skip_special": "bool",
+              "clean_up_spaces": "str?", "spaces_between_specials": "bool", "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
               **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
@@ -156,6 +166,7 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 
 
 def compare_options(args: argparse.Namespace):
+    from tokparity.reference.decode import DecodeSettings
     from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
@@ -163,7 +174,9 @@ def compare_options(args: argparse.Namespace):
 
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           ops=parse_ops(getattr(args, "ops", None) or "encode"), diagnose=not getattr(args, "no_diagnose", False),
-                          skip_special=bool(getattr(args, "skip_special", False)),
+                          decoding=DecodeSettings(bool(getattr(args, "skip_special", False)),
+                                                  {"on": True, "off": False}.get(getattr(args, "clean_up_spaces", None) or ""),
+                                                  bool(getattr(args, "spaces_between_specials", False))),
                           stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,

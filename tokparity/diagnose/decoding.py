@@ -2,8 +2,8 @@
 reference's decoding changed in one named way gives the backend's answer exactly.
 
 Each ``DecodeVariant`` is a known way to turn ids into text wrongly, from the real bugs the
-catalogue cites; ``run(reference, ids, prompt, special)`` gives what a decoder with that bug answers (``special``:
-the run writes special tokens as their text; False with ``--skip-special``):
+catalogue cites; ``run(reference, ids, prompt, asked)`` gives what a decoder with that bug answers
+(``asked``: the DecodeSettings the run decodes with; a stream's: ``skip_special`` only):
 
     decode  the text
     stream  the text its deltas add up to (a streamer that buffers words sends other deltas
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from tokparity.diff.decode import cleaned
 from tokparity.records import Diagnosis, Judgement
 from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
 from tokparity.vocab.model import TokenType
 
 
@@ -34,12 +34,12 @@ class DecodeVariant:
     name: str
     op: str
     does: str
-    # the answers a decoder with this bug gives: (reference, ids, prompt, special tokens written?)
-    run: Callable[[RefTokenizer, list[int], int, bool], list]
+    # the answers a decoder with this bug gives: (reference, ids, prompt, the settings asked)
+    run: Callable[[RefTokenizer, list[int], int, DecodeSettings], list]
     fix: str = ""
     # The same way of decoding without the bug: a variant that answers what its twin does on these
     # ids shows no bug here (Latin-1 and UTF-8 read ASCII alike), so it reproduces nothing.
-    twin: Callable[[RefTokenizer, list[int], int, bool], list] | None = None
+    twin: Callable[[RefTokenizer, list[int], int, DecodeSettings], list] | None = None
 
     def info(self) -> dict:
         """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
@@ -53,13 +53,13 @@ def info(op: str, fix: str) -> dict:
 SPEC = "tokparity/reference/decode.py (decode, stream_deltas, piece_stream, piece_bytes)"
 
 
-def _pieces(ref: RefTokenizer, ids: list[int], special: bool = True) -> list[bytes]:
+def _pieces(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
     """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
-    return [b"" if not special and _is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
+    return [b"" if asked.skip_special and _is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
 
 
-def _text(ref: RefTokenizer, ids: list[int], special: bool) -> str:
-    return ref.decode(ids, special=special)
+def _text(ref: RefTokenizer, ids: list[int], asked: DecodeSettings) -> str:
+    return ref.decode_as(ids, asked)
 
 
 def _is_special(ref: RefTokenizer, i: int) -> bool:
@@ -71,58 +71,58 @@ def _is_special(ref: RefTokenizer, i: int) -> bool:
 # --- stream ------------------------------------------------------------------------------------
 
 
-def _latin1(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:], special))]
+def _latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:], asked))]
 
 
-def _joined(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _joined(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The pieces' bytes joined and read as UTF-8, the bytes of a character the prompt began in
     front: the twin of the variants that send each id's bytes at once."""
     from tokparity.reference.decode import incomplete_tail
 
-    head = b"".join(_pieces(ref, ids[:prompt], special))
+    head = b"".join(_pieces(ref, ids[:prompt], asked))
     held = head[len(head) - incomplete_tail(head):]
-    return [(held + b"".join(_pieces(ref, ids[prompt:], special))).decode("utf-8", "replace")]
+    return [(held + b"".join(_pieces(ref, ids[prompt:], asked))).decode("utf-8", "replace")]
 
 
-def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return [b"".join(_pieces(ref, ids, special)).decode("utf-8", "replace")]
+def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")]
 
 
-def _eager(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:], special))]
+def _eager(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:], asked))]
 
 
-def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    fresh = _text(ref, ids[prompt:], special)
+def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    fresh = _text(ref, ids[prompt:], asked)
     return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
 
 
-def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    whole = _text(ref, ids, special)
-    head = _text(ref, ids[:prompt], special)
+def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    whole = _text(ref, ids, asked)
+    head = _text(ref, ids[:prompt], asked)
     rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
     return [whole, head + rest]
 
 
-def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     answers = []
     for start in (prompt, 0):  # (the prompt dropped, as transformers' TextStreamer(skip_prompt) does, or kept)
         parts, run = [], []
         for i in ids[start:]:
             run.append(i)
-            if _text(ref, [i], special).endswith("\n"):
-                parts.append(_text(ref, run, special))
+            if _text(ref, [i], asked).endswith("\n"):
+                parts.append(_text(ref, run, asked))
                 run = []
-        parts.append(_text(ref, run, special))
+        parts.append(_text(ref, run, asked))
         text = "".join(parts)
-        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt], special)):])
+        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt], asked)):])
     return answers
 
 
-def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    raw = b"".join(_pieces(ref, ids, special)).decode("utf-8", "replace")
-    if cleaned(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
+def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    raw = b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")
+    if hf_clean_up(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
         return []
     answers = []
     for by_words in (False, True):  # (sending all that is new, or up to its last space as TextStreamer does)
@@ -131,7 +131,7 @@ def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, sp
         head = ids[:prompt]  # (the prompt decoded with it, its text taken off: only the offsets are wrong)
         for i in ids[prompt:]:
             cache.append(i)
-            text = _after(cleaned(_text(ref, head + cache, special)), cleaned(_text(ref, head, special)))
+            text = _after(hf_clean_up(_text(ref, head + cache, asked)), hf_clean_up(_text(ref, head, asked)))
             if text.endswith("\n"):
                 out.append(text[sent:])
                 head, cache, sent = head + cache, [], 0
@@ -140,7 +140,7 @@ def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, sp
             out.append(text[sent:upto])
             sent += len(out[-1])
         if cache:
-            out.append(_after(cleaned(_text(ref, head + cache, special)), cleaned(_text(ref, head, special)))[sent:])
+            out.append(_after(hf_clean_up(_text(ref, head + cache, asked)), hf_clean_up(_text(ref, head, asked)))[sent:])
         answers.append("".join(out))
     return answers
 
@@ -156,14 +156,14 @@ def _is_cjk(ch: str) -> bool:
     return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
 
 
-def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    if "\x00" not in _text(ref, ids, special):
+def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    if "\x00" not in _text(ref, ids, asked):
         return []
-    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt, special)] + \
-        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt, special)]
+    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt, asked)] + \
+        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt, asked)]
 
 
-def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
         return []
     text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
@@ -173,68 +173,67 @@ def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, spe
 # --- decode ------------------------------------------------------------------------------------
 
 
-def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return [_text(ref, ids, special=False)] if special else []
+def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [_text(ref, ids, replace(asked, skip_special=True))] if not asked.skip_special else []
 
 
-def _specials_written(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return [_text(ref, ids, special=True)] if not special else []
+def _specials_written(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [_text(ref, ids, replace(asked, skip_special=False))] if asked.skip_special else []
 
 
-def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    parts: list[str] = []
-    run: list[int] = []
-    for i in ids:
-        if _is_special(ref, i):
-            if run:
-                parts.append(_text(ref, run, special))
-                run = []
-            parts.append(_text(ref, [i], special))
-        else:
-            run.append(i)
-    if run:
-        parts.append(_text(ref, run, special))
-    return [" ".join(parts)] if len(parts) > 1 else []
-
-
-def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    text = _text(ref, ids, special)
-    answers = [cleaned(text)]
-    if ref.flavour == "llama.cpp" and ref.pipeline.flags.clean_spaces:  # the other way: not cleaned up
-        from tokparity.reference.decode import bytes_to_text, llama_decode_bytes
-        flags = ref.pipeline.flags
-        flags.clean_spaces = False
-        try:
-            answers.append(bytes_to_text(llama_decode_bytes(ref.pipeline, ids, True), "replace"))
-        finally:
-            flags.clean_spaces = True
+def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text with special and added tokens spaced apart where it was not to be (vLLM's
+    spaces_between_special_tokens; an engine may space only the special ones), or not spaced
+    where it was."""
+    answers = [_text(ref, ids, replace(asked, spaces_between_specials=not asked.spaces_between_specials))]
+    if not asked.spaces_between_specials:
+        parts: list[str] = []
+        run: list[int] = []
+        for i in ids:
+            if _is_special(ref, i):
+                if run:
+                    parts.append(_text(ref, run, asked))
+                    run = []
+                parts.append(_text(ref, [i], asked))
+            else:
+                run.append(i)
+        if run:
+            parts.append(_text(ref, run, asked))
+        answers.append(" ".join(parts))
     return answers
 
 
-def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text cleaned up (transformers' way), or decoded as the files say with clean-up forced
+    off and on (llama.cpp's own three passes where the files are llama.cpp's)."""
+    return [hf_clean_up(_text(ref, ids, asked)), _text(ref, ids, replace(asked, clean_up=False)),
+            _text(ref, ids, replace(asked, clean_up=True))]
+
+
+def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     from tokparity.reference.decode import held_tail, shown
-    text = ref.decode(ids, "surrogateescape", special=special)
+    text = ref.decode_as(ids, asked, "surrogateescape")
     held = held_tail(text)
     return [shown(text[:len(text) - held])] if held else []
 
 
-def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
-    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids, special)).decode("utf-8", "replace")]
+def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids, asked)).decode("utf-8", "replace")]
 
 
 # --- pieces ------------------------------------------------------------------------------------
 
 
-def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
 
 
-def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     right = ref.piece_bytes(ids)
     return [[b"" if b == b"\xff" else b for b in right]] if b"\xff" in right else []
 
 
-def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, special: bool) -> list:
+def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
 
 
@@ -275,8 +274,10 @@ VARIANTS = (
                   "out (--skip-special)", _specials_written,
                   fix='leave special tokens out of the text when asked (skip_special_tokens=True)'),
     DecodeVariant("decode.specials-spaced", "decode", "writes a space before and after each special token "
-                  "(spaces_between_special_tokens)", _specials_spaced,
-                  fix='join special tokens to their neighbours without spaces (spaces_between_special_tokens=False)'),
+                  "where the decoder does not (spaces_between_special_tokens), or leaves them out where it does",
+                  _specials_spaced,
+                  fix='space special and added tokens apart from their neighbours exactly when asked '
+                      '(spaces_between_special_tokens)'),
     DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
                   "reverse", _cleanup,
                   fix='clean up tokenization spaces exactly where the decoder does'),
@@ -307,24 +308,24 @@ REVIEWED = {
 }
 
 
-def diagnose_decoding(ref: RefTokenizer, j: Judgement, special: bool = True) -> Diagnosis:
+def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = AS_FILES_SAY) -> Diagnosis:
     """The causes of a decoding op's mismatch: every variant whose answer is the backend's (and
     not what the reference's own decoding answers, spelt alike: a variant that coincides with the
     right answer on these ids proves nothing), the first as the cause, the others as alternatives
     (``prefer`` chooses among them once the run's other mismatches are in)."""
     ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
     got = _answer_of(j)
-    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt, special)}
+    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt, asked)}
     found = []
     for variant in VARIANTS:
         if variant.op != j.op:
             continue
         try:
-            answers = variant.run(ref, ids, prompt, special)
+            answers = variant.run(ref, ids, prompt, asked)
         except Exception:  # a variant that cannot run on these ids reproduces nothing
             continue
         if variant.twin is not None:  # (compared exactly: one U+FFFD per byte is the bug of some)
-            twins = variant.twin(ref, ids, prompt, special)
+            twins = variant.twin(ref, ids, prompt, asked)
             answers = [a for a in answers if a not in twins]
         if got in answers and _spelt(got) not in right:
             found.append(variant.name)
@@ -359,13 +360,13 @@ def _named(names: list[str], op: str) -> Diagnosis:
                      stage=op)
 
 
-def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int, special: bool) -> list:
+def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """What the reference's own decoding answers (as _answer_of reads a backend's)."""
     if op == "pieces":
         return [ref.piece_bytes(ids)]
     if op == "stream":
-        return ["".join(ref.stream(ids, prompt, special=special)), _text(ref, ids, special)[len(_text(ref, ids[:prompt], special)):]]
-    return [_text(ref, ids, special)]
+        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), _text(ref, ids, asked)[len(_text(ref, ids[:prompt], asked)):]]
+    return [_text(ref, ids, asked)]
 
 
 def _spelt(answer: object) -> object:

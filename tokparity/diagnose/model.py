@@ -29,6 +29,7 @@ from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
 from tokparity.errors import TokparityError
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
+from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab import Vocab, load_vocab
 
 
@@ -60,7 +61,7 @@ class Settings(Protocol):
     def diagnose(self) -> bool: ...  # False: no cause is named
 
     @property
-    def skip_special(self) -> bool: ...  # decode and stream leave special tokens out
+    def decoding(self) -> DecodeSettings: ...  # how decode and stream turn ids into text
 
     def say(self, message: str) -> None: ...
 
@@ -113,7 +114,8 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.reference_tokenizer()
-                return diagnose_decoding(reference, j, special=not self.options.skip_special) \
+                asked = self.options.decoding if j.op == "decode" else self.options.decoding.for_stream()
+                return diagnose_decoding(reference, j, asked) \
                     if reference is not None else None
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)

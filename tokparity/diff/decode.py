@@ -32,28 +32,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tokparity.reference.decode import hf_clean_up
+
 # SentencePiece's DecodeIds renders <unk> as this (TrainerSpec.unk_surface, kDefaultUnknownSymbol),
 # llama.cpp and tokenizers as the token's own text.
 UNK_SURFACE = " \u2047 "
-
-# What transformers' clean_up_tokenization does, in its order (str.replace, one after the other):
-# the space before . ? ! , and before the contractions n't 'm 's 've 're goes, and " ' " loses
-# both its spaces ("don ' t" -> "don't").
-_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
-            (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
 def same_but_cleanup(a: str, b: str) -> bool:
     """Whether the texts differ only as clean-up makes them differ (one side cleaned, or both;
     cleaning a cleaned text can take one more space: '  .' -> ' .' -> '.')."""
-    return cleaned(a) == b or cleaned(b) == a or cleaned(a) == cleaned(b)
-
-
-def cleaned(text: str) -> str:
-    """``text`` as a cleaning decoder would give it."""
-    for old, new in _CLEANUP:
-        text = text.replace(old, new)
-    return text
+    return hf_clean_up(a) == b or hf_clean_up(b) == a or hf_clean_up(a) == hf_clean_up(b)
 
 
 # What a decoding op's judge found: (class, evidence, the decoder's output, the backend's, the

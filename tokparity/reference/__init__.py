@@ -43,10 +43,13 @@ On llama.cpp's own ``ggml-vocab-llama-spm.gguf`` (``RefTokenizer(load_vocab(path
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokparity.errors import TokparityError
-from tokparity.vocab.model import Vocab
+from tokparity.vocab.model import TokenType, Vocab
+
+if TYPE_CHECKING:  # (reference.decode imports what imports this package)
+    from tokparity.reference.decode import DecodeSettings
 
 __all__ = ["RefTokenizer"]
 
@@ -86,18 +89,48 @@ class RefTokenizer:
         _check_text(text)
         return self.pipeline.encode(text, add_special, parse_special)
 
-    def decode(self, ids: list[int], errors: str = "replace", special: bool = False) -> str:
+    def decode(self, ids: list[int], errors: str = "replace", special: bool = False,
+               clean_up: bool | None = None) -> str:
         """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD,
         ``"surrogateescape"`` keeps the bytes of a split character. ``special``: special tokens
-        as their text (llama.cpp's unparse_special, tokenizers' skip_special_tokens=False)."""
+        as their text (llama.cpp's unparse_special, tokenizers' skip_special_tokens=False).
+        ``clean_up`` forces tokenization spaces cleaned up (llama.cpp's three passes where the
+        files are llama.cpp's, transformers' clean_up_tokenization elsewhere) or not; None: as
+        the library of the files does (only llama.cpp's ``clean_spaces`` vocabularies clean)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
-            return dec.bytes_to_text(dec.llama_decode_bytes(self.pipeline, list(ids), special), errors)
+            return dec.bytes_to_text(dec.llama_decode_bytes(self.pipeline, list(ids), special, clean_up), errors)
         if self.flavour == "sentencepiece":
-            return dec.sentencepiece_decode(self.pipeline, list(ids), errors)
-        if self.flavour == "hf":
-            return self.pipeline.decode(list(ids), errors, skip_special=not special)
-        return self.pipeline.decode(list(ids), errors)
+            text = dec.sentencepiece_decode(self.pipeline, list(ids), errors)
+        elif self.flavour == "hf":
+            text = self.pipeline.decode(list(ids), errors, skip_special=not special)
+        else:
+            text = self.pipeline.decode(list(ids), errors)
+        return dec.hf_clean_up(text) if clean_up else text
+
+    def decode_as(self, ids: list[int], settings: DecodeSettings, errors: str = "replace") -> str:
+        """``ids`` decoded as ``settings`` ask. With ``spaces_between_specials``, as vLLM's
+        detokenizer does it: the runs of ordinary tokens and each added token (special or
+        user-defined) decoded apart and joined by a space, a special token left out entirely
+        when skipped."""
+        if not settings.spaces_between_specials:
+            return self.decode(ids, errors, not settings.skip_special, settings.clean_up)
+        types, specials = self.vocab.token_types, self.vocab.special_texts()
+        parts: list[str] = []
+        run: list[int] = []
+        for i in ids:
+            if settings.skip_special and i in specials:  # (left out before the runs are made: it parts none)
+                continue
+            if i not in specials and not (types and 0 <= i < len(types) and types[i] == TokenType.USER_DEFINED):
+                run.append(i)
+                continue
+            if run:
+                parts.append(self.decode(run, errors, True, settings.clean_up))
+                run = []
+            parts.append(self.decode([i], errors, True, settings.clean_up))
+        if run:
+            parts.append(self.decode(run, errors, True, settings.clean_up))
+        return " ".join(parts)
 
     def stream(self, ids: list[int], prompt: int, special: bool = False) -> list[str]:
         """``ids`` decoded one at a time after the first ``prompt``, as a server streams them

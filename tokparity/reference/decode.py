@@ -17,6 +17,7 @@ reports it (``errors="strict"`` raises ``InvalidUtf8``) or shows U+FFFD (``error
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
 
 from tokparity.errors import TokparityError
 from tokparity.vocab.model import TokenType
@@ -25,6 +26,52 @@ from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 SPACE_MARK = "\u2581"
 UNK_SURFACE = " \u2047 "  # SentencePiece's default unk_surface
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How a run asks ids to become text: the switches decoders have, each left as the model's
+    files say unless asked (``compare --skip-special --clean-up-spaces on|off
+    --spaces-between-specials``). A stream takes ``skip_special`` only: a streamed text cannot be
+    cleaned up (it would take back a space it sent), and servers do not."""
+
+    skip_special: bool = False  # special tokens left out (skip_special_tokens=True, unparse_special off)
+    clean_up: bool | None = None  # clean_up_tokenization_spaces forced on or off; None: as the files say
+    spaces_between_specials: bool = False  # spaces_between_special_tokens=True (vLLM's detokenizer)
+
+    def asked(self) -> frozenset[str]:
+        """The switches set away from the files' own decoding, as ``Backend.decode_switches`` names
+        what a backend can give: ``skip_special``, ``clean_up=on``, ``clean_up=off``,
+        ``spaces_between_specials``."""
+        return frozenset(name for name, on in (("skip_special", self.skip_special),
+                                               ("clean_up=on", self.clean_up is True),
+                                               ("clean_up=off", self.clean_up is False),
+                                               ("spaces_between_specials", self.spaces_between_specials)) if on)
+
+    def for_stream(self) -> DecodeSettings:
+        return DecodeSettings(skip_special=self.skip_special)
+
+    def described(self) -> str:
+        """As the command line asks it: ``--skip-special --clean-up-spaces on``; "" for the files' own."""
+        words = {"skip_special": "--skip-special", "clean_up=on": "--clean-up-spaces on",
+                 "clean_up=off": "--clean-up-spaces off", "spaces_between_specials": "--spaces-between-specials"}
+        return " ".join(words[name] for name in words if name in self.asked())
+
+
+AS_FILES_SAY = DecodeSettings()
+
+# transformers' clean_up_tokenization, in its order (str.replace, one after the other): the space
+# before . ? ! , and before the contractions n't 'm 's 've 're goes, and " ' " loses both its
+# spaces ("don ' t" -> "don't").
+HF_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+              (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def hf_clean_up(text: str) -> str:
+    """transformers' ``clean_up_tokenization``: ``"x != y , don ' t"`` -> ``"x!= y, don't"``."""
+    for old, new in HF_CLEANUP:
+        text = text.replace(old, new)
+    return text
 
 
 class InvalidUtf8(TokparityError):
@@ -88,8 +135,9 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
     return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
 
 
-def llama_decode_bytes(pipeline, ids: list[int], special: bool = False) -> bytes:
-    """``llama_detokenize(remove_special=False, unparse_special=special)``."""
+def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up: bool | None = None) -> bytes:
+    """``llama_detokenize(remove_special=False, unparse_special=special)``; ``clean_up`` forces
+    the vocabulary's ``clean_spaces`` on or off."""
     remove_space = pipeline.flags.add_space_prefix
     out = bytearray()
     for token_id in ids:
@@ -98,7 +146,7 @@ def llama_decode_bytes(pipeline, ids: list[int], special: bool = False) -> bytes
             piece = piece[1:]
         remove_space = False
         out += piece
-    if pipeline.flags.clean_spaces:
+    if pipeline.flags.clean_spaces if clean_up is None else clean_up:
         out = bytearray(clean_up_spaces(bytes(out)))
     return bytes(out)
 

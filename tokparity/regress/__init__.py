@@ -24,6 +24,7 @@ from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure, NotCovered
 from tokparity.corpus import Case, load_corpus
 from tokparity.errors import TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.regress.goldens import (
     DIGEST_ONLY_OVER,
     SUFFIX,
@@ -112,7 +113,7 @@ def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only
             if progress:
                 progress(f"{model.name}: {corpus}: {len(cases)} cases{'' if per_case else ' (digest only)'}")
         decoding = None
-        decoder = decoder_of(oracles["plain"], list(chain.backends))
+        decoder = decoder_of(oracles["plain"], chain.backends)
         if decoder is not None:
             per_case_corpora = [c for c in stored if c.pairs is not None]
             decoding, texts = decode_goldens(decoder, chain.backends[decoder], load_vocab(model.primary[1]),
@@ -180,9 +181,8 @@ class StoredGoldens(Backend):
         tokens = self.vocab.tokens
         return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
 
-    def decode(self, ids: list[int], skip_special: bool = False) -> str:
-        if skip_special:
-            raise NotImplementedError("the goldens hold texts with special tokens written, not left out")
+    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
+        # (the goldens hold texts decoded as the files say: decode_switches is empty)
         text = self._decoded.get(tuple(ids))
         if text is None:
             raise NotCovered("the goldens hold no decoded text for these ids")

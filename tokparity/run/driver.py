@@ -27,9 +27,12 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
     and cases the journal already holds are replayed, not run again (``--resume``). Ctrl-C stops
     the run: the results of the cases done are returned, marked ``interrupted``."""
     started = time.perf_counter()
+    decoding = options.decoding
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special} |
-                      ({"skip_special": True} if options.skip_special else {}))
+                      ({"skip_special": True} if decoding.skip_special else {}) |
+                      ({"clean_up_spaces": decoding.clean_up} if decoding.clean_up is not None else {}) |
+                      ({"spaces_between_specials": True} if decoding.spaces_between_specials else {}))
     with deferring_ctrl_c(), collector_relaxed():
         return _run_compare(list(models), list(corpora), backend_names, options, results, started)
 

@@ -158,16 +158,29 @@ class ModelRun:
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
-        self.tally = Tally(self.model, self.chain, list(self.backends), options, results)
+        self.decoder = self._decoder(options, results) if options.decoding_ops else None
+        self.tally = Tally(self.model, self.chain, list(self.backends), self.decoder, options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
         self._stage_ref: Backend | None = None
         self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
-        decoder = decoder_of(self.chain, list(self.backends))
-        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, decoder, self.tally.by_op,
-                                      options.skip_special, options.stream_step) \
-            if options.decoding_ops and decoder is not None else None
+        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
+                                      options.decoding, options.stream_step) if self.decoder is not None else None
+
+    def _decoder(self, options: CompareOptions, results: Results) -> str | None:
+        """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
+        oracle's library or where nobody can decode as asked."""
+        decoder = decoder_of(self.chain, self.backends, options.decoding)
+        first = decoder_of(self.chain, self.backends)
+        if decoder != first:
+            asked = options.decoding.described()
+            why = (f"{self.model.name}: {first} cannot decode with {asked}: " +
+                   (f"the decoding ops are judged against {decoder} (tokparity's reference)" if decoder else
+                    "the decoding ops are not judged (add -b ref to judge them against tokparity's reference)"))
+            results.options.setdefault("unavailable", []).append(why)
+            options.say(why)
+        return decoder
 
     def close(self) -> None:
         started = time.perf_counter()
@@ -190,7 +203,7 @@ class ModelRun:
 
     def started(self) -> Started:
         """What a worker or an actor says once it has loaded this model."""
-        return Started(self.chain, list(self.backends), self.results.backends, self.results.options,
+        return Started(self.chain, list(self.backends), self.decoder, self.results.backends, self.results.options,
                        self.timing["load"])
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],

@@ -66,7 +66,7 @@ class ModelLedger:
         if self.tally is None:
             self.results.backends.update(started.versions)
             self.results.options.update(started.options)
-            self.tally = Tally(self.model, started.chain, started.backends, options, self.results)
+            self.tally = Tally(self.model, started.chain, started.backends, started.decoder, options, self.results)
             self.replay_journal(options)
             self.advance(options)
         self.ledger.timing["load"] += started.load_seconds

@@ -26,6 +26,7 @@ from tokparity.records import CaseRecord
 class Started:
     chain: list[str]
     backends: list[str]
+    decoder: str | None  # who judges the decoding ops (tokparity.run.ops.decoder_of)
     versions: dict[str, dict]  # backend -> {"version": …}, as summary.json's "backends"
     options: dict  # the results' options the model's loading added (backends unavailable)
     load_seconds: float

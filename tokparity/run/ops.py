@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tokparity.backends.base import Backend, CaseFailure
@@ -36,6 +36,7 @@ from tokparity.corpus import Case
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 
@@ -58,15 +59,20 @@ def parse_ops(value: str) -> tuple[str, ...]:
     return tuple(op for op in OPS if op in names)
 
 
-def decoder_of(chain: list[str], backend_names: list[str]) -> str | None:
-    """The backend whose answers the decoding ops are judged against: the chain's first that decodes."""
-    return next((n for n in chain if n != "golden" and n in backend_names), None)
+def decoder_of(chain: list[str], backends: Mapping[str, Backend], settings: DecodeSettings = AS_FILES_SAY) -> str | None:
+    """The backend whose answers the decoding ops are judged against: the chain's first that decodes
+    as ``settings`` ask; where none has a switch asked (tokenizers cannot clean up), tokparity's
+    reference, if it runs (it has every switch; the run says so)."""
+    libraries = [n for n in chain if n != "golden" and n in backends]
+    found = next((n for n in libraries if backends[n].gives(settings)), None)
+    if found is None and libraries and "ref" in backends and backends["ref"].gives(settings):
+        return "ref"
+    return found
 
 
-def op_compared(op: str, chain: list[str], backend_names: list[str]) -> list[str]:
+def op_compared(op: str, decoder: str | None, backend_names: list[str]) -> list[str]:
     """The backends judged for a decoding op: every one but golden ids and the decoder (whose own
     stream is judged against its whole text, so it is judged for ``stream`` too)."""
-    decoder = decoder_of(chain, backend_names)
     if decoder is None:
         return []
     return [n for n in backend_names if n != "golden" and (n != decoder or op == "stream")]
@@ -191,7 +197,7 @@ class DecodingJudge:
     backends: dict[str, Backend]
     decoder: str
     compared: dict[str, list[str]]  # op -> the backends judged for it
-    skip_special: bool = False  # decode and stream leave special tokens out
+    settings: DecodeSettings = AS_FILES_SAY  # how decode turns ids into text (a stream: for_stream())
     stream_step: int = 1  # a stream is fed this many ids at a time
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
     _special_texts: list[str] | None = None
@@ -211,7 +217,7 @@ class DecodingJudge:
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
-        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.skip_special))
+        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self._asked(op)))
                            if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
         for name in self.compared.get(op, []):
@@ -248,14 +254,20 @@ class DecodingJudge:
 
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]
+        if op in ("decode", "stream") and not backend.gives(self._asked(op)):
+            return None  # (a setting it lacks: not tried with it)
         if op == "decode":
-            return ask_op(lambda: backend.decode(ids, self.skip_special))
+            return ask_op(lambda: backend.decode(ids, self.settings))
         if op == "stream":
-            return ask_op(lambda: backend.stream(ids, prompt, self.skip_special, self.stream_step))
+            return ask_op(lambda: backend.stream(ids, prompt, self.settings.for_stream(), self.stream_step))
         table = self._table(name)
         if table is None or isinstance(table, CaseFailure):
             return table
         return [table[i] if 0 <= i < len(table) else None for i in ids]
+
+    def _asked(self, op: str) -> DecodeSettings:
+        """The settings ``op`` decodes with: the run's, or a stream's part of them."""
+        return self.settings if op == "decode" else self.settings.for_stream()
 
     def _held(self, prompt_ids: list[int]) -> int:
         """How many of the prompt's last bytes begin a character it leaves unfinished (a special
@@ -270,7 +282,7 @@ class DecodingJudge:
         """The generated ids' bytes (with those of a character the prompt began) read as UTF-8,
         special tokens as their text (as the decoders here write them)."""
         specials = self.vocab.special_texts()
-        generated = b"".join((b"" if self.skip_special else specials[i].encode("utf-8", "surrogateescape"))
+        generated = b"".join((b"" if self.settings.skip_special else specials[i].encode("utf-8", "surrogateescape"))
                              if i in specials else self._bytes([i]) for i in ids[prompt:])
         head = self._bytes(ids[max(0, prompt - 4):prompt])
         begun = head[len(head) - held:] if held else b""
@@ -313,7 +325,7 @@ class DecodingJudge:
             decoder = self.backends[self.decoder]
             held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
-            return judge_stream(lambda part: decoder.decode(part, self.skip_special), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
+            return judge_stream(lambda part: decoder.decode(part, self._asked(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)

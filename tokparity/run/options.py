@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tokparity.backends.base import Backend
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.run.journal import Journal
 from tokparity.run.known import KnownList
 
@@ -42,7 +43,8 @@ class CompareOptions:
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
     ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces
-    skip_special: bool = False  # decode and stream leave special tokens out (skip_special_tokens=True)
+    # how decode (and stream: skip_special only) turn ids into text: the files' own unless asked
+    decoding: DecodeSettings = AS_FILES_SAY
     stream_step: int = 1  # a stream is fed this many ids at a time after its prompt
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)

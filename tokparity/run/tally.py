@@ -23,7 +23,7 @@ from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.format import BadJournal
 from tokparity.run.journal.resume import DoneSet, whole_cases
-from tokparity.run.ops import DECODER_WHY, decoder_of, op_compared
+from tokparity.run.ops import DECODER_WHY, op_compared
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
@@ -49,14 +49,14 @@ class Tally:
     skips, mismatches, tag rates) and keeps each Judgement; ``finish`` decides each once its
     diagnosis is in, and counts the decisions (classes, causes, known, unexplained, ties)."""
 
-    def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], options: CompareOptions,
-                 results: Results):
+    def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], decoder: str | None,
+                 options: CompareOptions, results: Results):
         self.model, self.chain, self.options, self.results = model, chain, options, results
         self.compared = compared_backends(chain, backend_names)  # judged for encode
         # op -> the backends judged for it (tokparity.run.ops), and a summary per (backend, op)
-        self.by_op = {op: self.compared if op == "encode" else op_compared(op, chain, backend_names)
+        self.by_op = {op: self.compared if op == "encode" else op_compared(op, decoder, backend_names)
                       for op in options.ops}
-        self.decoder = decoder_of(chain, backend_names) or ""
+        self.decoder = decoder or ""  # (tokparity.run.ops.decoder_of, chosen where the backends are)
         self.summaries = {(n, op): RunSummary(model.name, "/".join(chain) if op == "encode" else self.decoder, n, op=op)
                           for op, names in self.by_op.items() for n in names}
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # encode: case positions, per backend
