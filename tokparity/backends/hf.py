@@ -238,10 +238,15 @@ class HFBackend(TokenizersBackend):
 
     @property
     def decode_switches(self) -> frozenset[str]:  # type: ignore[override]
-        """transformers (a folder) takes clean_up_tokenization_spaces; it spaces no special token
-        apart: 5.23's SentencePiece tokenizers take spaces_between_special_tokens and drop it
-        (tokenization_utils_sentencepiece.py ``_decode``), the others do not take it."""
-        return frozenset({"skip_special", "clean_up=off"} | ({"clean_up=on"} if self.auto is not None else set()))
+        """transformers (a folder) takes clean_up_tokenization_spaces, but 5.23 ignores it set on
+        for a BPE model (tokenization_utils_tokenizers.py ``_decode``: "destructive for BPE",
+        unless clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output); it spaces
+        no special token apart: its SentencePiece tokenizers take spaces_between_special_tokens
+        and drop it (tokenization_utils_sentencepiece.py ``_decode``), the others do not take it."""
+        cleans = self.auto is not None and not (
+            self.tok is not None and type(self.tok.model).__name__ == "BPE" and
+            not getattr(self.auto, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False))
+        return frozenset({"skip_special", "clean_up=off"} | ({"clean_up=on"} if cleans else set()))
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if self.auto is None:

@@ -110,27 +110,34 @@ class RefTokenizer:
 
     def decode_as(self, ids: list[int], settings: DecodeSettings, errors: str = "replace") -> str:
         """``ids`` decoded as ``settings`` ask. With ``spaces_between_specials``, as vLLM's
-        detokenizer does it: the runs of ordinary tokens and each added token (special or
-        user-defined) decoded apart and joined by a space, a special token left out entirely
-        when skipped."""
+        detokenizer (and transformers' Python tokenizers before 5) do it: the runs of ordinary
+        tokens and each added token (special or user-defined) decoded apart, a skipped special
+        token left out before the runs are made, joined by a space, and the joined text cleaned
+        up where clean-up is on."""
         if not settings.spaces_between_specials:
             return self.decode(ids, errors, not settings.skip_special, settings.clean_up)
+        from tokparity.reference import decode as dec
         types, specials = self.vocab.token_types, self.vocab.special_texts()
         parts: list[str] = []
         run: list[int] = []
         for i in ids:
-            if settings.skip_special and i in specials:  # (left out before the runs are made: it parts none)
+            if settings.skip_special and i in specials:
                 continue
             if i not in specials and not (types and 0 <= i < len(types) and types[i] == TokenType.USER_DEFINED):
                 run.append(i)
                 continue
             if run:
-                parts.append(self.decode(run, errors, True, settings.clean_up))
+                parts.append(self.decode(run, errors, True, clean_up=False))
                 run = []
-            parts.append(self.decode([i], errors, True, settings.clean_up))
+            parts.append(self.decode([i], errors, True, clean_up=False))
         if run:
-            parts.append(self.decode(run, errors, True, settings.clean_up))
-        return " ".join(parts)
+            parts.append(self.decode(run, errors, True, clean_up=False))
+        text = " ".join(parts)
+        if self.flavour == "llama.cpp":
+            cleans = self.pipeline.flags.clean_spaces if settings.clean_up is None else settings.clean_up
+            return dec.bytes_to_text(dec.clean_up_spaces(text.encode("utf-8", "surrogateescape")), errors) \
+                if cleans else text
+        return dec.hf_clean_up(text) if settings.clean_up else text
 
     def stream(self, ids: list[int], prompt: int, special: bool = False) -> list[str]:
         """``ids`` decoded one at a time after the first ``prompt``, as a server streams them

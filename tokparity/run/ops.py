@@ -44,7 +44,8 @@ OPS = ("encode", "decode", "stream", "pieces")
 DECODING_OPS = ("decode", "stream", "pieces")
 ID_CORPUS = "ids"  # the id sequences made from the vocabulary (id_cases)
 STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
-DECODER_WHY = "the first library of the oracle chain that decodes (golden ids cannot) judges ids back to text"
+DECODER_WHY = ("the first library of the oracle chain that decodes as asked (golden ids cannot; tokparity's reference "
+               "where none has a setting asked) judges ids back to text")
 
 
 def parse_ops(value: str) -> tuple[str, ...]:

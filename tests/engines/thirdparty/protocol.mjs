@@ -27,7 +27,7 @@ export async function serve({ encode, decode, stream, pieces }) {
       if (req.op === "encode") {
         reply = { id: req.id, ids: Array.from(encode(req.text, !!req.add_special, !!req.parse_special), Number) };
       } else if (req.op === "decode" && decode) {
-        reply = { id: req.id, text: decode(req.ids) };
+        reply = { id: req.id, text: decode(req.ids, req) };  // (req: the decode settings asked)
       } else if (req.op === "stream" && stream) {
         reply = { id: req.id, deltas: stream(req.ids, req.prompt) };
       } else if (req.op === "pieces" && pieces) {

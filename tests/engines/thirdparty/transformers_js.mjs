@@ -59,6 +59,13 @@ function stream(ids, prompt) {
 
 await serve({
   encode: (text, addSpecial) => tokenizer.encode(text, { add_special_tokens: addSpecial }),
-  decode: (ids) => tokenizer.decode(ids),
+  // the settings tokparity asks, as the library's decode takes them (it has no spaces between
+  // special tokens: an error reply, so that setting is not tried)
+  decode: (ids, req) => {
+    if (req.spaces_between_specials) throw new Error("transformers.js has no spaces_between_special_tokens");
+    return tokenizer.decode(ids, {
+      skip_special_tokens: !!req.skip_special, clean_up_tokenization_spaces: req.clean_up_spaces ?? null,
+    });
+  },
   stream,
 });

@@ -1,0 +1,128 @@
+"""The decode settings a run can force (``compare --clean-up-spaces on|off --spaces-between-specials``):
+the reference gives them, each library declares the ones it has and is not asked the others, the
+decoder falls back to the reference where the oracle's library lacks one (and says so), and an
+engine that takes a setting and ignores it is named by the cause that reproduces it, its twin agreeing.
+The engines are transformers-based ``py:`` engines (tests/engines/hf_decode_engine.py) and
+transformers.js, a third-party decoder that takes clean_up_tokenization_spaces."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tokparity.backends.registry import make_backend
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import DecodeSettings
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+from tokparity.vocab import load_vocab
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
+from thirdparty import node, node_engines  # noqa: E402, F401  (tests/diagnose/thirdparty.py; node_engines: a fixture)
+
+sys.path.pop(0)
+
+ENGINE = Path(__file__).parents[1] / "engines" / "hf_decode_engine.py"
+CLEAN_ON, CLEAN_OFF = DecodeSettings(clean_up=True), DecodeSettings(clean_up=False)
+
+
+def test_the_reference_gives_every_setting(zoo):
+    """transformers' clean-up chain forced on a tokenizer.json ('x != y , don ' t' -> "x!= y, don't"),
+    llama.cpp's clean_spaces forced off on the GGUF of the same model (which turns it on), and
+    special tokens spaced apart as vLLM's detokenizer does, a skipped one parting nothing."""
+    model = zoo("llama-bpe")
+    hf = RefTokenizer(load_vocab(model.path("tokenizer_json")))
+    ids = hf.encode("x != y , don ' t")
+    assert hf.decode_as(ids, DecodeSettings()) == hf.decode_as(ids, CLEAN_OFF) == "x != y , don ' t"
+    assert hf.decode_as(ids, CLEAN_ON) == "x!= y, don't"
+    gguf = RefTokenizer(load_vocab(model.path("gguf")))
+    assert gguf.decode_as(ids, DecodeSettings()) == "x!= y, don't"  # (llama.cpp cleans this vocabulary)
+    assert gguf.decode_as(ids, CLEAN_OFF) == "x != y , don ' t"
+    bos = hf.vocab.id_of("<|begin_of_text|>")
+    hello, world = hf.encode("Hello"), hf.encode(" world")
+    spaced = DecodeSettings(spaces_between_specials=True)
+    assert hf.decode_as(hello + [bos] + world, DecodeSettings()) == "Hello<|begin_of_text|> world"
+    assert hf.decode_as(hello + [bos] + world, spaced) == "Hello <|begin_of_text|>  world"
+    assert hf.decode_as(hello + [bos] + world, DecodeSettings(True, None, True)) == "Hello world"
+
+
+def test_libraries_declare_the_settings_they_have(zoo):
+    """What each library can be asked, and that the declarations are true of the libraries:
+    tokenizers has no clean-up (so 'off' is its one behaviour), transformers 5.23 takes
+    clean_up_tokenization_spaces=True and ignores it on a BPE model (tokenization_utils_tokenizers.py
+    ``_decode``: 'destructive for BPE'), llama.cpp's clean_spaces is the vocabulary's (no switch)."""
+    model = zoo("llama-bpe")
+    tokenizers_backend = make_backend("hf", model)
+    transformers_backend = make_backend("hf", model, loader="transformers")
+    llama = make_backend("llama.cpp", model)
+    try:
+        assert tokenizers_backend.gives(CLEAN_OFF) and not tokenizers_backend.gives(CLEAN_ON)
+        assert not transformers_backend.gives(CLEAN_ON) and transformers_backend.gives(CLEAN_OFF)
+        ids = transformers_backend.encode("x != y , don ' t")
+        assert transformers_backend.auto.decode(ids, clean_up_tokenization_spaces=True) == "x != y , don ' t"
+        assert llama.gives(DecodeSettings(skip_special=True)) and not llama.gives(CLEAN_OFF)
+        assert not any(b.gives(DecodeSettings(spaces_between_specials=True))
+                       for b in (tokenizers_backend, transformers_backend, llama))
+    finally:
+        for b in (tokenizers_backend, transformers_backend, llama):
+            b.close()
+
+
+def _run(settings: DecodeSettings, engines: dict[str, str]):
+    results = run_compare(["llama-bpe"], ["edge", "ids"], ["ref", *(f"{k}={v}" for k, v in engines.items())],
+                          CompareOptions(ops=("decode",), decoding=settings))
+    causes = {name: Counter(m.cause for m in results.mismatches if m.backend == name) for name in engines}
+    cases = {r.backend: r.cases for r in results.runs}
+    return results, causes, cases
+
+
+@pytest.mark.parametrize("forced", [True, False])
+def test_clean_up_forced_names_an_engine_that_ignores_it(zoo, forced):
+    """``--clean-up-spaces on|off`` on Llama 3: llama.cpp (the oracle chain's decoder) has no switch,
+    so the reference judges and the run says so; llama.cpp is not tried. An engine that takes
+    clean_up_tokenization_spaces and leaves transformers' own decode to it (which never cleans up
+    a BPE model) is named decode.cleanup on every mismatch when clean-up is forced on, and agrees
+    when it is forced off (that is what it does); its twin that cleans up as asked agrees."""
+    zoo("llama-bpe")
+    results, causes, cases = _run(DecodeSettings(clean_up=forced), {
+        "ignores": f"py:{ENGINE}:CleanUpIgnored", "twin": f"py:{ENGINE}:Engine"})
+    assert any("llama.cpp cannot decode with --clean-up-spaces" in note and "judged against ref" in note
+               for note in results.options["unavailable"])
+    assert cases["llama.cpp"] == 0 and cases["twin"] == cases["ignores"] > 900
+    assert causes["twin"] == Counter()
+    if forced:
+        assert causes["ignores"] == Counter({"decode.cleanup": causes["ignores"].total()})
+        assert causes["ignores"].total() >= 9  # ' !', ' ,', " 'm", … of the edge corpus
+    else:
+        assert causes["ignores"] == Counter()
+
+
+def test_spaces_between_specials_names_an_engine_that_drops_the_setting(zoo):
+    """``--spaces-between-specials``: an engine that passes spaces_between_special_tokens=True to
+    transformers 5.23, which takes it and drops it, is named decode.specials-spaced on every id
+    sequence with a special token between words; its twin, which spaces them apart as vLLM's
+    detokenizer does, agrees on every case."""
+    zoo("llama-bpe")
+    _, causes, cases = _run(DecodeSettings(clean_up=False, spaces_between_specials=True), {
+        "drops": f"py:{ENGINE}:SpacingIgnored", "twin": f"py:{ENGINE}:Engine"})
+    assert cases["twin"] == cases["drops"] > 900
+    assert causes["twin"] == Counter()
+    assert causes["drops"] == Counter({"decode.specials-spaced": causes["drops"].total()}) and causes["drops"].total() >= 2
+
+
+def test_transformers_js_decodes_as_asked(zoo, node_engines):
+    """transformers.js 4.3.1 (npm @huggingface/transformers) takes skip_special_tokens and
+    clean_up_tokenization_spaces in ``decode`` (src/tokenization_utils.js ``decode_single`` hands both
+    to its tokenizer; null: the tokenizer_config's value). Forced on and off on Llama 3 it agrees
+    with the reference on every case; it has no spaces between special tokens (the wrapper answers
+    an error), so that setting is not tried on it: its run judges no case."""
+    zoo("llama-bpe")
+    spec = node("transformers_js.mjs", "{tokenizer_json}")
+    for forced in (True, False):
+        _, causes, cases = _run(DecodeSettings(clean_up=forced), {"tjs": spec})
+        assert cases["tjs"] > 900 and causes["tjs"] == Counter(), (forced, causes)
+    _, causes, cases = _run(DecodeSettings(spaces_between_specials=True), {"tjs": spec})
+    assert cases["tjs"] == 0 and causes["tjs"] == Counter()
