@@ -6,6 +6,7 @@ with one bug on request (tests/run/test_ops.py):
     --bug prompt    the first delta also holds the prompt's text (vLLM #48853)
     --bug specials  special tokens written as their text even when the request says "skip_special"
     --bug last-of-step  fed several ids a step ("step": k), sends the text of the step's last id only
+    --bug hold-all  every delta "" but the last, which sends the whole text (decoded once, at the end)
 
     --always-parse-special   special-token text parsed whatever the request says (several JavaScript
                              and wasm tokenizers have no switch); --declare says so in its replies
@@ -28,7 +29,7 @@ import llama_cpp
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("gguf")
-    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials", "last-of-step"])
+    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials", "last-of-step", "hold-all"])
     p.add_argument("--always-parse-special", action="store_true")
     p.add_argument("--declare", action="store_true")
     args = p.parse_args()
@@ -65,6 +66,8 @@ def main() -> int:
         deltas = [held.decode(piece(i, special)) for i in ids[prompt:]]
         if args.bug == "prompt" and deltas:
             deltas[0] = decode(ids[:prompt], special) + deltas[0]
+        if args.bug == "hold-all" and deltas:
+            deltas = [""] * (len(deltas) - 1) + ["".join(deltas)]
         return deltas
 
     for line in sys.stdin:

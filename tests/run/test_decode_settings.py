@@ -7,6 +7,7 @@ transformers.js, a third-party decoder that takes clean_up_tokenization_spaces."
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -126,3 +127,33 @@ def test_transformers_js_decodes_as_asked(zoo, node_engines):
         assert cases["tjs"] > 900 and causes["tjs"] == Counter(), (forced, causes)
     _, causes, cases = _run(DecodeSettings(spaces_between_specials=True), {"tjs": spec})
     assert cases["tjs"] == 0 and causes["tjs"] == Counter()
+
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind" / "decode_settings_blind.py"
+TOOL_TEXTS = ["Hi<tool_call> call</tool_call> ok", "<think>x</think>y and <think> z </think>", "plain words , here"]
+
+
+@pytest.mark.parametrize("model,bug,settings,cause", [
+    ("llama-bpe", "writes-specials", DecodeSettings(skip_special=True, clean_up=False), "decode.specials-written"),
+    ("llama-bpe", "never-cleans", DecodeSettings(clean_up=True), "decode.cleanup"),
+    ("llama-bpe", "always-cleans", DecodeSettings(clean_up=False), "decode.cleanup"),
+    ("llama-bpe", "no-spacing", DecodeSettings(clean_up=False, spaces_between_specials=True), "decode.specials-spaced"),
+    ("qwen3", "spaces-specials-only", DecodeSettings(spaces_between_specials=True), "decode.specials-spaced"),
+])
+def test_a_blind_engine_with_one_decode_setting_bug_is_named(zoo, tmp_path, model, bug, settings, cause):
+    """tests/engines/blind/decode_settings_blind.py, written by a helper from docs/contracts.md and a
+    one-line description of each bug, on tokenizers, without seeing the diagnosis: with one bug it is
+    named by the cause that reproduces it on every mismatch, and its bug-free twin agrees on every
+    case. On Qwen3, whose tool and think tags are added tokens that are not special, spacing only the
+    special ones is told apart from vLLM's spacing of every added token."""
+    zoo(model)
+    texts = tmp_path / "tools.jsonl"
+    texts.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(TOOL_TEXTS)), "utf-8")
+    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}"
+    results = run_compare([model], ["edge", "ids", str(texts)], ["ref", f"bug={engine} --bug {bug}", f"twin={engine}"],
+                          CompareOptions(ops=("decode",), decoding=settings))
+    causes = {name: Counter(m.cause for m in results.mismatches if m.backend == name) for name in ("bug", "twin")}
+    cases = {r.backend: r.cases for r in results.runs}
+    assert cases["bug"] == cases["twin"] > 900
+    assert causes["twin"] == Counter()
+    assert causes["bug"].total() >= 2 and causes["bug"][cause] == causes["bug"].total(), causes["bug"]

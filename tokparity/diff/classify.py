@@ -45,7 +45,7 @@ CLASSES = (
     "merge-order", "space-prefix", "space-after-special", "whitespace-runs", "byte-fallback", "unk-merge",
     "normalization", "whitespace-collapse", "pre-tokenizer", "unicode-categories", "ignore-merges",
     "special-parsing", "special-strip", "bos-eos", "user-defined", "added-token-priority", "decode-roundtrip",
-    "decode-cleanup", "stream-prompt", "stream-replacement", "stream-cleanup", "stream-repeat", "stream-text",
+    "decode-cleanup", "stream-prompt", "stream-replacement", "stream-cleanup", "stream-repeat", "stream-text", "stream-held",
     "piece-bytes", "vocab-mismatch", "special-ids", "viterbi-tie", "crash", "timeout", "unclassified",
 )
 

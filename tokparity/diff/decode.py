@@ -17,6 +17,8 @@ oracle's ids into text and judges the answer against the decoder's with these:
 ``stream-cleanup``      they differ only as clean-up does: the whole decode cleans up, a stream cannot
 ``stream-repeat``       text sent twice (sglang #31598)
 ``stream-text``         any other difference (byte tokens as Latin-1, mlx-examples #808)
+``stream-held``         the right text, but nothing sent until the last step though the ids before
+                        it had finished a word (a server that decodes once, at the end)
 (an answer without one delta per id after the prompt breaks the protocol: a ``crash`` of the case)
 
 ``judge_pieces`` (each id's bytes):
@@ -229,7 +231,7 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         wants = []
     sent = "".join(deltas)
     if any(_sent_all(sent, w) for w in wants):
-        return None
+        return _held_to_the_end(decode, ids, prompt, deltas, step)
     want = wants[0] if wants else None
     if want is not None and any(same_but_cleanup(sent, w) for w in _unsent(want)):
         return ("stream-cleanup", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
@@ -282,6 +284,33 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
             f"delta {at} ({deltas[at]!r}) departs from the whole text"
     return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
             f"{why}", [want], deltas, at)
+
+
+_WORD_DONE = re.compile(r"\S\s")  # a word and the space or newline after it: text any streamer may send
+
+
+def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt: int, deltas: list[str],
+                     step: int) -> Found | None:
+    """The right text, but none of it sent until the last step, though a step before it ended
+    with a word finished and no character unfinished: a stream that holds everything (a server
+    that decodes once, at the end) gives its user nothing to read until the generation stops. A
+    streamer may hold back an unfinished character (tokenizers' DecodeStream holds a whole step
+    that ends inside one), or a word until its space (transformers' TextStreamer), never a
+    finished word once nothing is unfinished."""
+    if len(deltas) < 2 or any(deltas[:-1]):
+        return None
+    try:
+        prompt_text = decode(ids[:prompt]) if prompt else ""
+        for k in range(len(deltas) - 1):
+            earlier = decode(ids[:prompt + step * (k + 1)])
+            done = earlier[len(prompt_text):] if earlier.startswith(prompt_text) else ""
+            if _WORD_DONE.search(done) and not done.endswith("\ufffd"):
+                return ("stream-held", f"the deltas send nothing until the last step, then all of {deltas[-1][:60]!r}, "
+                                       f"though step {k} had finished {done[:60]!r}: the stream holds finished words "
+                                       "back, not only an unfinished character", ["".join(deltas)], deltas, k)
+    except Exception:  # (what the ids before the last step read as is not known: not judged so)
+        return None
+    return None
 
 
 def _spelt_same(a: str, b: str) -> bool:

@@ -111,9 +111,9 @@ class RefTokenizer:
     def decode_as(self, ids: list[int], settings: DecodeSettings, errors: str = "replace") -> str:
         """``ids`` decoded as ``settings`` ask. With ``spaces_between_specials``, as vLLM's
         detokenizer (and transformers' Python tokenizers before 5) do it: the runs of ordinary
-        tokens and each added token (special or user-defined) decoded apart, a skipped special
-        token left out before the runs are made, joined by a space, and the joined text cleaned
-        up where clean-up is on."""
+        tokens decoded apart and each added token (special or user-defined) written as its text
+        as stored, a skipped special token left out before the runs are made, joined by a space,
+        and the joined text cleaned up where clean-up is on."""
         if not settings.spaces_between_specials:
             return self.decode(ids, errors, not settings.skip_special, settings.clean_up)
         from tokparity.reference import decode as dec
@@ -129,7 +129,7 @@ class RefTokenizer:
             if run:
                 parts.append(self.decode(run, errors, True, clean_up=False))
                 run = []
-            parts.append(self.decode([i], errors, True, clean_up=False))
+            parts.append(self.vocab.tokens[i])  # (as vLLM writes an added token: its text as stored)
         if run:
             parts.append(self.decode(run, errors, True, clean_up=False))
         text = " ".join(parts)

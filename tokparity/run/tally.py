@@ -113,8 +113,9 @@ class Tally:
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
-        if judged:  # the tag rates count (case, backend) pairs
+        if judged:  # the tag rates count (case, backend) pairs, a decoding op's apart ("stream:script=Latn")
             for key in record.tally:
+                key = key if encoding else f"{record.op}:{key}"
                 rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
                 rate["cases"] += judged
                 rate["mismatches"] += mismatched
