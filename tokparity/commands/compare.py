@@ -123,13 +123,17 @@ def once_each(models: list[str], quiet: bool) -> list[str]:
     return list(seen.values())
 
 
-# What a run writes in its -o folder: no input may be one of them (the journal would overwrite it).
-OUTPUTS = ("cases.jsonl", "report.html", "mismatches.csv", "summary.md", "summary.json", "fuzz-findings.jsonl")
+# What a run writes in its -o folder: no input may be one of them (the journal would overwrite it),
+# and none may be there already as a symbolic link or a folder (the run would write through it).
+OUTPUTS = ("cases.jsonl", "report.html", "mismatches.csv", "summary.md", "summary.json", "fuzz-findings.jsonl",
+           "fuzz-findings.jsonl.partial")
 
 
-def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None]) -> None:
-    """A corpus, known-divergences file or model that is the -o folder or a file the run writes there
-    (``compare -c D/cases.jsonl -o D``) would be overwritten: refused before anything is written."""
+def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], junit: str | None = None) -> None:
+    """Refused before anything is written: a corpus, known-divergences file or model that is the -o
+    folder or a file the run writes there (``compare -c D/cases.jsonl -o D``); a symbolic link or a
+    folder where the run writes a file of its own in -o (a link to a file elsewhere would be
+    overwritten); ``--junit`` or ``$GITHUB_STEP_SUMMARY`` naming an input or a file of the run."""
     from tokparity.errors import TokparityError
 
     written = [out] + [out / name for name in OUTPUTS]
@@ -140,6 +144,23 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None]) -> 
                 what = "the report folder" if _same_file(path, out) else "a file the run writes there"
                 raise TokparityError(f"{option} {value}: is {what} (-o {out}); the run would overwrite it: copy it "
                                      "elsewhere first, or choose another -o folder")
+    for path in written[1:]:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            what = "a symbolic link" if path.is_symlink() else "not a file"
+            raise TokparityError(f"{path}: is {what}, where the run writes a file of its own; it writes nothing "
+                                 "through it: remove it, or choose another -o folder")
+    for option, value, does in (("--junit", junit, "overwrite it with JUnit XML"),
+                                ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"),
+                                 "append the summary to it")):
+        if not value:
+            continue
+        path = Path(os.path.expanduser(value))
+        taken = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
+                      if _same_file(path, Path(os.path.expanduser(v)))), None)
+        if taken is None and any(_same_file(path, w) for w in written):
+            taken = f"a file the run writes in -o {out}"
+        if taken is not None:
+            raise TokparityError(f"{option} {value}: is {taken}; the run would {does}: name another file")
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -231,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
         model_paths = [str(named[1]) if (named := named_path(m)) is not None else m for m in models]
-        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths})
+        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths}, args.junit)
         options = compare_options(args)
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)

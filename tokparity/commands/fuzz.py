@@ -87,7 +87,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     if args.resume:
         raise TokparityError("fuzz --ops decode/stream keeps no journal: run it again (the same --seed gives the same "
                              "sequences) instead of --resume")
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []})
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends), ops=ops,
                              services=Services(progress=None if args.quiet else progress_to_stderr,
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                              explicit_backends=bool(args.backends),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []})
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS))
         (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete

@@ -81,18 +81,21 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled
     labelled(args.backends or [])  # two backends under one name: refused before any run
 
+    from tokparity.commands.compare import refuse_inputs_in_outputs
     from tokparity.report import write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
     from tokparity.textview import clipped
-
+    out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
+    refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
+                                   "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))]},
+                             args.junit)
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
                              ray=args.ray, ops=parse_ops(args.ops))
     results = run_regress(args.models, options)
-    out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     paths = write_reports(results, out)
     write_ci_outputs(results, paths, args.junit, "regress")
     print("\n".join(summary_lines(results, terminal_columns())))

@@ -1,0 +1,86 @@
+"""The output folder is tokparity's, and only it (issue: hostile input, round 2): a symbolic link or a
+folder where a run writes a file of its own, and ``--junit`` or ``$GITHUB_STEP_SUMMARY`` naming one
+of the run's inputs or of its files, are one error line and exit 2 before anything is written; the
+file the link points at, the input and the journal are left as they were. Each case here wrote
+through the link or over the input (exit 0) before the check."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    environment.update({"PYTHONPATH": str(ROOT)}, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "tokparity", *args, "-q"], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def folder(tmp_path: Path, zoo) -> Path:
+    zoo("llama-spm")
+    (tmp_path / "precious.txt").write_text("precious\n", "utf-8")
+    (tmp_path / "texts.jsonl").write_text(json.dumps({"id": "a", "text": "hello world"}) + "\n", "utf-8")
+    return tmp_path
+
+
+def one_line(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "Traceback" not in done.stderr, lines
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+@pytest.mark.parametrize("name", ["cases.jsonl", "summary.json", "report.html", "mismatches.csv"])
+def test_a_link_where_the_run_writes_is_refused_and_its_target_kept(folder, name):
+    out = folder / "out"
+    out.mkdir()
+    (out / name).symlink_to(folder / "precious.txt")
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "out", cwd=folder)
+    one_line(done, f"out/{name}", "symbolic link")
+    assert (folder / "precious.txt").read_text("utf-8") == "precious\n"
+
+
+def test_a_folder_where_the_run_writes_a_file_is_refused(folder):
+    (folder / "out" / "summary.json").mkdir(parents=True)
+    one_line(tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "out", cwd=folder),
+             "summary.json", "not a file")
+    assert not (folder / "out" / "cases.jsonl").exists()  # (refused before the journal is made)
+
+
+def test_a_fuzz_findings_link_is_refused(folder):
+    out = folder / "out"
+    out.mkdir()
+    (out / "fuzz-findings.jsonl").symlink_to(folder / "precious.txt")
+    one_line(tokparity("fuzz", "llama-spm", "--seconds", "2", "-o", "out", cwd=folder), "fuzz-findings.jsonl")
+    assert (folder / "precious.txt").read_text("utf-8") == "precious\n"
+
+
+@pytest.mark.parametrize("target", ["texts.jsonl", "MODEL", "out/cases.jsonl"])
+def test_junit_onto_an_input_or_the_journal_is_refused(folder, zoo, target):
+    model = str(zoo("llama-spm").path("gguf"))
+    junit = model if target == "MODEL" else target
+    before = Path(folder / junit).read_bytes() if (folder / junit).exists() else None
+    done = tokparity("compare", model, "-c", "texts.jsonl", "-b", "ref", "-o", "out", "--junit", junit, cwd=folder)
+    one_line(done, "--junit", "name another file")
+    if before is not None:
+        assert Path(folder / junit).read_bytes() == before
+
+
+def test_the_step_summary_onto_an_input_is_refused_and_a_resume_keeps_its_journal(folder):
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "out", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    journal = (folder / "out" / "cases.jsonl").read_bytes()
+    for target in ("texts.jsonl", "out/cases.jsonl"):
+        done = tokparity("compare", "--resume", "out", cwd=folder, env={"GITHUB_STEP_SUMMARY": str(folder / target)})
+        one_line(done, "$GITHUB_STEP_SUMMARY", "append the summary")
+    assert (folder / "out" / "cases.jsonl").read_bytes() == journal
+    assert (folder / "texts.jsonl").read_text("utf-8").count("\n") == 1
