@@ -155,7 +155,7 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if not value:
             continue
         path = Path(os.path.expanduser(value))
-        taken = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
+        taken: str | None = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
                       if _same_file(path, Path(os.path.expanduser(v)))), None)
         if taken is None and any(_same_file(path, w) for w in written):
             taken = f"a file the run writes in -o {out}"
