@@ -149,9 +149,10 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
             what = "a symbolic link" if path.is_symlink() else "not a file"
             raise TokparityError(f"{path}: is {what}, where the run writes a file of its own; it writes nothing "
                                  "through it: remove it, or choose another -o folder")
-    for option, value, does in (("--junit", junit, "overwrite it with JUnit XML"),
-                                ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"),
-                                 "append the summary to it")):
+    ci_files: list[tuple[str, str | None, str]] = [
+        ("--junit", junit, "overwrite it with JUnit XML"),
+        ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"), "append the summary to it")]
+    for option, value, does in ci_files:
         if not value:
             continue
         path = Path(os.path.expanduser(value))
