@@ -152,16 +152,16 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
     ci_files: list[tuple[str, str | None, str]] = [
         ("--junit", junit, "overwrite it with JUnit XML"),
         ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"), "append the summary to it")]
-    for option, value, does in ci_files:
-        if not value:
+    for option, named, does in ci_files:
+        if not named:
             continue
-        path = Path(os.path.expanduser(value))
-        taken: str | None = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
+        path = Path(os.path.expanduser(named))
+        taken = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
                       if _same_file(path, Path(os.path.expanduser(v)))), None)
         if taken is None and any(_same_file(path, w) for w in written):
             taken = f"a file the run writes in -o {out}"
         if taken is not None:
-            raise TokparityError(f"{option} {value}: is {taken}; the run would {does}: name another file")
+            raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
 
 
 def _same_file(a: Path, b: Path) -> bool:
