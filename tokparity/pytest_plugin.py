@@ -159,6 +159,7 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     """Fail (AssertionError) unless ``engine`` gives the oracle's ids on every case; the message is
     tokparity's diff. ``texts`` replaces the corpus. Returns how many cases agreed."""
     from tokparity.diagnose.model import ModelDiagnosis
+    from tokparity.run.ops import decoder_file
     from tokparity.run.tally import Tally
 
     opened = _open_run(engine, model, oracle, add_special, parse_special)
@@ -171,7 +172,8 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
         tally.apply(record)
         n += 1
     if any(j.backend == opened.engine for j in tally.judgements):
-        diagnosis = ModelDiagnosis(run.model.name, str(run.model.primary[1]), run.options, opened.reference, run.vocab)
+        diagnosis = ModelDiagnosis(run.model.name, str(run.model.primary[1]), run.options, opened.reference, run.vocab,
+                                   decoder_file(run.model, run.decoder))
         diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, [corpus] if texts is None and corpus else None)
         opened.reference = diagnosis.reference  # (Hypothesis shrinks by failing again and again)
         summary = next(s for s in tally.finish(diagnosis.named(tally.judgements)) if s.backend == opened.engine)

@@ -267,6 +267,10 @@ def run(args: argparse.Namespace) -> int:
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
+    if not any(r.cases for r in results.runs) and not results.interrupted:  # an empty corpus: no ✅ either
+        raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "
+                             f"{', '.join(corpora)} gave no text to judge, or every backend skipped every case); "
+                             f"the reports are in {out}")
     write_ci_outputs(results, paths, args.junit, "compare")
     print("\n".join(summary_lines(results, terminal_columns())))
     print(f"reports: {paths['report.html']}")

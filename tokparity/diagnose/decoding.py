@@ -222,7 +222,11 @@ def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, aske
 
 
 def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [b"".join(b.lstrip(b" ") for b in _pieces(ref, ids, asked)).decode("utf-8", "replace")]
+    """The pieces joined with one leading space of each taken off (llama.cpp's ``lstrip`` of 1: "skip
+    up to 1 leading space"), or every leading space."""
+    pieces = _pieces(ref, ids, asked)
+    return [b"".join(b[1:] if b.startswith(b" ") else b for b in pieces).decode("utf-8", "replace"),
+            b"".join(b.lstrip(b" ") for b in pieces).decode("utf-8", "replace")]
 
 
 # --- pieces ------------------------------------------------------------------------------------
@@ -293,7 +297,7 @@ VARIANTS = (
                   "unfinished, where the decoder writes U+FFFD (a streaming UTF-8 decoder never flushed)",
                   _unfinished_end_dropped,
                   fix='flush the streaming UTF-8 decoder at the end of each decode (one decoder per call)'),
-    DecodeVariant("decode.lstrip", "decode", "strips the leading space of every piece", _lstrip,
+    DecodeVariant("decode.lstrip", "decode", "strips the leading space (or spaces) of every piece", _lstrip,
                   fix="keep each piece's leading space (lstrip 0)",
                   twin=_joined_all),
     DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "

@@ -68,12 +68,17 @@ class Settings(Protocol):
 
 class ModelDiagnosis:
     """``reference``: the model's RefTokenizer if one is loaded already (the ``ref`` backend's),
-    else one is made from ``vocab`` (or the model's file) on first use."""
+    else one is made from ``vocab`` (or the model's file) on first use. ``decoder_file``: the file
+    of the library that judges the decoding ops, where it is another of the model's files (a
+    tokenizer.json beside the GGUF): their causes are reproduced by the reference of that file,
+    which decodes as that library does (llama.cpp cleans up spaces, tokenizers does not)."""
 
     def __init__(self, model_name: str, model_file: str, options: Settings, reference: Any = None,
-                 vocab: Vocab | None = None):
+                 vocab: Vocab | None = None, decoder_file: str | None = None):
         self.model_name, self.model_file, self.options = model_name, model_file, options
         self.reference, self._vocab = reference, vocab
+        self.decoder_file = decoder_file if decoder_file != model_file else None
+        self._decoding_reference: Any = None
         self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
         # Each judgement's diagnosis so far, by position: the search's, then the run's where a
         # verdict gave it its part (a second pass starts from there). Never a judgement's copy.
@@ -94,6 +99,15 @@ class ModelDiagnosis:
                 self._diagnosers[key] = Diagnoser(reference, *key)
         return self._diagnosers[key]
 
+    def decoding_reference(self) -> Any:
+        """The RefTokenizer of the decoder's file (the model's own where it is that file)."""
+        if self.decoder_file is None:
+            return self.reference_tokenizer()
+        if self._decoding_reference is None:
+            from tokparity.reference import RefTokenizer
+            self._decoding_reference = RefTokenizer(load_vocab(self.decoder_file))
+        return self._decoding_reference
+
     def reference_tokenizer(self) -> Any:
         """The model's RefTokenizer, made on first use (None, said once: the model has none)."""
         if self.reference is None and not self._no_reference:
@@ -113,7 +127,7 @@ class ModelDiagnosis:
         if j.op != "encode":  # ids back to text: the reference's decoding changed, not its encoder
             started = time.perf_counter()
             try:
-                reference = self.reference_tokenizer()
+                reference = self.decoding_reference()
                 asked = self.options.decoding if j.op == "decode" else self.options.decoding.for_stream()
                 return diagnose_decoding(reference, j, asked) \
                     if reference is not None else None

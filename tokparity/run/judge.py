@@ -29,7 +29,15 @@ from tokparity.diff.classify import Stages, classify
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.messages import Started
-from tokparity.run.ops import ID_CORPUS, STREAM_PROMPT, DecodingJudge, IdCase, decoder_of, numbered_id_cases
+from tokparity.run.ops import (
+    ID_CORPUS,
+    STREAM_PROMPT,
+    DecodingJudge,
+    IdCase,
+    decoder_file,
+    decoder_of,
+    numbered_id_cases,
+)
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import Results
@@ -162,7 +170,8 @@ class ModelRun:
         self.tally = Tally(self.model, self.chain, list(self.backends), self.decoder, options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
-        self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab)
+        self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
+                                        decoder_file(self.model, self.decoder))
         self._stage_ref: Backend | None = None
         self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,

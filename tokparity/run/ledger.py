@@ -13,6 +13,7 @@ from tokparity.run.journal.interrupt import holding_ctrl_c
 from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.judge import too_long_message
 from tokparity.run.messages import Started
+from tokparity.run.ops import decoder_file
 from tokparity.run.options import CompareOptions
 from tokparity.run.results import Results
 from tokparity.run.tally import Tally
@@ -128,7 +129,8 @@ def merge_models(state: list[ModelLedger], results: Results, corpora: list[str])
         if m.tally is None:
             continue
         tally = m.tally
-        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options)
+        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options,
+                                   decoder_file=decoder_file(m.model, tally.decoder or None))
         if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
             # here, in case order: the workers' records are all in
             diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)

@@ -39,6 +39,7 @@ from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, M
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
+from tokparity.zoo import ModelFiles
 
 OPS = ("encode", "decode", "stream", "pieces")
 DECODING_OPS = ("decode", "stream", "pieces")
@@ -69,6 +70,15 @@ def decoder_of(chain: list[str], backends: Mapping[str, Backend], settings: Deco
     if found is None and libraries and "ref" in backends and backends["ref"].gives(settings):
         return "ref"
     return found
+
+
+def decoder_file(model: ModelFiles, decoder: str | None) -> str | None:
+    """The file the decoder reads (a library's own role among the model's files), or None where it
+    is not one of them (a user's engine, tokparity's reference: the model's primary file)."""
+    from tokparity.backends.registry import BUILTIN
+
+    role = BUILTIN[decoder].role if decoder in BUILTIN else None
+    return str(model.files[role]) if role is not None and role in model.files else None
 
 
 def op_compared(op: str, decoder: str | None, backend_names: list[str]) -> list[str]:

@@ -1,0 +1,39 @@
+"""Three decoding causes on an engine written blind (tests/engines/blind/detok_blind.py: a helper
+wrote it on tokenizers from docs/contracts.md and one paragraph per bug, without seeing the
+diagnosis or the other engines): each bug is named by its cause on every mismatch, its bug-free
+twin agrees on every case. The blind engine showed the variants two things they had missed:
+llama.cpp's ``lstrip`` takes off *up to one* leading space, not all of them (decode.lstrip now
+answers both), and a GGUF model judged by its tokenizer.json (``--oracle hf``) must be diagnosed
+by the reference of that file, which decodes as tokenizers does (no clean-up of spaces)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind.py"
+
+
+@pytest.mark.parametrize("model,op,bug,cause", [
+    # a byte-level vocabulary streamed with a SentencePiece detokenizer: 'Ġworld' sent as it is (mlx-lm #1041)
+    ("llama-bpe", "stream", "metaspace-stream", "stream.metaspace-on-byte-level"),
+    # each piece's leading space taken off before joining (llama.cpp's lstrip=1 on every token)
+    ("llama-bpe", "decode", "lstrip-pieces", "decode.lstrip"),
+    # each id decoded alone: on a Metaspace vocabulary no token keeps its space ('▁world' -> 'world')
+    ("lenml-llama2", "pieces", "pieces-alone", "pieces.decoded-alone"),
+])
+def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause):
+    zoo(model)
+    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}"
+    results = run_compare([model], ["edge", "ids"], [f"bug={engine} --bug {bug}", f"twin={engine}"],
+                          CompareOptions(ops=(op,), oracle="hf"))
+    runs = {r.backend: r for r in results.runs}
+    causes = Counter(m.cause for m in results.mismatches if m.backend == "bug")
+    assert runs["twin"].cases == runs["bug"].cases > 600 and runs["twin"].mismatches == 0
+    assert runs["bug"].mismatches > 200 and causes == Counter({cause: runs["bug"].mismatches}), causes
