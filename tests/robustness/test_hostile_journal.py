@@ -416,12 +416,15 @@ def test_unwritable_out_is_one_line(tmp_path, corpus):
     assert_one_line_error(proc, str(out / JOURNAL_FILE), "cannot write")
 
 
-def test_a_full_disk_is_one_line_naming_the_journal(tmp_path, corpus):
+def test_a_journal_linked_to_a_full_device_is_refused_before_writing(tmp_path, corpus):
+    """A journal that is a link to /dev/full was written through and failed as a full disk; a link
+    where the run writes its own file is now refused before anything is written (a write error on
+    the journal itself: the file size limit below)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / JOURNAL_FILE).symlink_to("/dev/full")
     proc = tokparity("compare", "llama-spm", "-c", str(corpus), "-b", "ref", "-o", str(out), "-q")
-    assert_one_line_error(proc, str(out / JOURNAL_FILE), "No space left")
+    assert_one_line_error(proc, str(out / JOURNAL_FILE), "symbolic link")
 
 
 def _file_size_limit(limit: int):

@@ -52,7 +52,7 @@ def test_a_link_where_the_run_writes_is_refused_and_its_target_kept(folder, name
 def test_a_folder_where_the_run_writes_a_file_is_refused(folder):
     (folder / "out" / "summary.json").mkdir(parents=True)
     one_line(tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "out", cwd=folder),
-             "summary.json", "not a file")
+             "summary.json", "a folder")
     assert not (folder / "out" / "cases.jsonl").exists()  # (refused before the journal is made)
 
 

@@ -146,7 +146,7 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
                                      "elsewhere first, or choose another -o folder")
     for path in written[1:]:
         if path.is_symlink() or (path.exists() and not path.is_file()):
-            what = "a symbolic link" if path.is_symlink() else "not a file"
+            what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file"
             raise TokparityError(f"{path}: is {what}, where the run writes a file of its own; it writes nothing "
                                  "through it: remove it, or choose another -o folder")
     ci_files: list[tuple[str, str | None, str]] = [

@@ -286,7 +286,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
             f"{why}", [want], deltas, at)
 
 
-_WORD_DONE = re.compile(r"\S\s")  # a word and the space or newline after it: text any streamer may send
+# a word and the space or newline after it: text any streamer sends (transformers' TextStreamer
+# holds a word until a " " or a newline: a tab or a no-break space does not end one for it)
+_WORD_DONE = re.compile(r"\S[ \n]")
 
 
 def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt: int, deltas: list[str],
