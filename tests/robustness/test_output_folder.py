@@ -84,3 +84,34 @@ def test_the_step_summary_onto_an_input_is_refused_and_a_resume_keeps_its_journa
         one_line(done, "$GITHUB_STEP_SUMMARY", "append the summary")
     assert (folder / "out" / "cases.jsonl").read_bytes() == journal
     assert (folder / "texts.jsonl").read_text("utf-8").count("\n") == 1
+
+
+def test_a_second_run_into_the_folder_is_refused_while_the_first_writes_its_reports(folder, monkeypatch):
+    """The journal's lock is held until the reports are written: a second run into the same folder
+    at that moment (which truncated the finished run's journal and deleted its summary.json) is
+    refused, and the first run's journal is whole."""
+    import argparse
+
+    from tokparity.commands import compare
+    from tokparity.errors import TokparityError
+    from tokparity.report import write_reports
+    from tokparity.run.journal import Journal
+
+    refused: list[str] = []
+
+    def reports_with_a_second_writer(results, out):
+        try:
+            Journal.create(out, "compare", {})
+        except TokparityError as e:
+            refused.append(str(e))
+        return write_reports(results, out)
+
+    monkeypatch.setattr("tokparity.report.write_reports", reports_with_a_second_writer)
+    monkeypatch.chdir(folder)
+    parser = argparse.ArgumentParser()
+    compare.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "out", "-q"])
+    assert compare.run(args) == 0
+    assert refused and "another tokparity run is writing this folder" in refused[0]
+    lines = (folder / "out" / "cases.jsonl").read_text("utf-8").splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["case_id"] == "a"

@@ -260,10 +260,10 @@ def run(args: argparse.Namespace) -> int:
             (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
         options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)
+        paths = write_reports_or_say(results, out, "compare")  # (the journal's lock held: one writer per folder)
     finally:
         if journal is not None:
             journal.close()
-    paths = write_reports_or_say(results, out, "compare")
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")

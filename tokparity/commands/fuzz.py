@@ -161,9 +161,9 @@ def run(args: argparse.Namespace) -> int:
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
     try:
         result = run_fuzz(args.model, args.backends, options, fuzz_options)
+        paths = write_reports_or_say(result.results, out, "fuzz")  # (the journal's lock held: one writer per folder)
     finally:
         journal.close()
-    paths = write_reports_or_say(result.results, out, "fuzz")
     write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
