@@ -115,3 +115,26 @@ def test_a_second_run_into_the_folder_is_refused_while_the_first_writes_its_repo
     assert refused and "another tokparity run is writing this folder" in refused[0]
     lines = (folder / "out" / "cases.jsonl").read_text("utf-8").splitlines()
     assert len(lines) == 2 and json.loads(lines[1])["case_id"] == "a"
+
+
+def test_one_goldens_writer_at_a_time_and_no_shared_temporary_file(tmp_path, zoo):
+    """Two ``regress --update`` on the same goldens at once: the loser got a FileNotFoundError
+    traceback (the temporary file had a fixed name) and the goldens ended a corrupt gzip. Now the
+    second is refused in one line while the first holds the folder, and the file is written under
+    a name of its own and renamed whole."""
+    zoo("llama-spm")
+    goldens = tmp_path / "goldens"
+    env = {"PYTHONPATH": str(ROOT)}
+    from tokparity.regress.goldens import one_writer
+
+    with one_writer(goldens):
+        done = tokparity("regress", "--update", "llama-spm", "-c", "edge", "--goldens", str(goldens), cwd=tmp_path,
+                         env=env)
+        one_line(done, str(goldens), "another 'tokparity regress --update' is writing these goldens")
+    done = tokparity("regress", "--update", "llama-spm", "-c", "edge", "--goldens", str(goldens), cwd=tmp_path,
+                     env=env)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in goldens.iterdir()) == ["llama-spm.jsonl.gz"]  # (no temporary file left)
+    import gzip
+    with gzip.open(goldens / "llama-spm.jsonl.gz", "rt", encoding="utf-8") as f:
+        assert json.loads(f.readline())["model"] == "llama-spm"

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         run_regress,
         update_goldens,
     )
-    from tokparity.regress.goldens import default_goldens_dir
+    from tokparity.regress.goldens import default_goldens_dir, one_writer
     from tokparity.run.judge import progress_to_stderr
 
     progress = None if args.quiet else progress_to_stderr
@@ -71,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
             raise TokparityError("regress --update: -b, --ops, --known, -o, --junit and --ray judge a run; --update only "
                                  "remakes the goldens, decoded texts included (run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
-        for spec in models:
-            path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
-                                  digest_only=args.digest_only, progress=progress)
-            print(f"goldens: {path} ({path.stat().st_size:,} bytes)")
+        with one_writer(goldens_dir):
+            for spec in models:
+                path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
+                                      digest_only=args.digest_only, progress=progress)
+                print(f"goldens: {path} ({path.stat().st_size:,} bytes)")
         return 0
     if args.digest_only:
         raise TokparityError("--digest-only only applies with --update")

@@ -50,9 +50,11 @@ import gzip
 import hashlib
 import json
 import os
+import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -306,9 +308,42 @@ def write_goldens(path: Path, header: dict, corpora: list[StoredCorpus], decodin
     header = dict(header, wrap=[wrap[0], wrap[1]])
     last = {"plain": header["oracles"]["plain"][-1], "add_special": header["oracles"]["add_special"][-1]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    # A name of its own (a second writer never shares it), renamed over the goldens only once whole.
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        _write_lines(fd, header, corpora, decoding, wrap, last)
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # (mkstemp's is the owner's only)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def one_writer(goldens_dir: Path) -> Iterator[None]:
+    """One ``regress --update`` at a time per goldens folder, for its whole run: a second one is one
+    line (the first loses nothing). An advisory lock on the folder itself (no lock file left in it)."""
+    goldens_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(goldens_dir, os.O_RDONLY)
+    try:
+        try:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # Windows: no advisory locks
+            pass
+        except OSError:
+            raise TokparityError(f"{goldens_dir}: another 'tokparity regress --update' is writing these goldens; "
+                                 "wait for it to end, then run it again") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _write_lines(fd: int, header: dict, corpora: list[StoredCorpus], decoding: DecodingGoldens | None,
+                 wrap: tuple[list[int], list[int]], last: dict) -> None:
     # mtime=0: the same goldens make the same bytes, so an unchanged --update shows no git diff.
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with open(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         def put(obj: dict) -> None:
             gz.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         put(header)
@@ -326,7 +361,6 @@ def write_goldens(path: Path, header: dict, corpora: list[StoredCorpus], decodin
                 put({"case": made.id, "seq": list(made.ids), "prompt": made.prompt, "about": made.about})
             for seq, text in decoding.sequences.items():
                 put({"seq": list(seq)} | _stored(text, "text", "error"))
-    tmp.replace(path)
 
 
 def _answer(line: dict, key: str, err_key: str, by_key: str, default_by: str, fallback: list[int] | None) -> Answer:
