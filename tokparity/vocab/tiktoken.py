@@ -77,11 +77,20 @@ def _b64(path: Path, where: str, text: str) -> bytes:
         raise BadModelFile(path, f"{where}: {text[:40]!r} is not base64") from None
 
 
+# The longest token a tiktoken encoding may hold (the real ones: 128 bytes and under). Each token's
+# splits are tried when its merges are derived: a 2 MB token would take hours.
+MAX_TOKEN_BYTES = 4096
+
+
 def _ordered(path: Path, by_rank: dict[int, bytes]) -> dict[int, bytes]:
     if not by_rank:
         raise BadModelFile(path, "holds no tokens")
-    if max(by_rank) > 16 * len(by_rank) + 1024:
+    if max(by_rank) > _id_bound(len(by_rank)):
         raise BadModelFile(path, f"ranks go up to {max(by_rank)} for only {len(by_rank)} tokens; the file is corrupt")
+    longest = max(by_rank, key=lambda r: len(by_rank[r]))
+    if len(by_rank[longest]) > MAX_TOKEN_BYTES:
+        raise BadModelFile(path, f"the token of rank {longest} is {len(by_rank[longest]):,} bytes long (tiktoken "
+                                 f"tokens are at most a few hundred); the file is corrupt")
     if len(set(by_rank.values())) != len(by_rank):
         raise BadModelFile(path, "two ranks hold the same bytes; not a tiktoken encoding")
     return dict(sorted(by_rank.items()))
@@ -118,7 +127,17 @@ def _js_encoder(path: Path, data: dict) -> Encoding:
             by_rank[int(offset) + i] = _b64(path, f"bpe_ranks line {n}", token)
     if not all(isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in specials.items()):
         raise BadModelFile(path, "special_tokens must map text to non-negative ids")
-    return Encoding("js-encoder", pattern, _ordered(path, by_rank), dict(specials))
+    ranks = _ordered(path, by_rank)
+    if specials and max(specials.values()) > _id_bound(len(ranks)):
+        raise BadModelFile(path, f"special_tokens has the id {max(specials.values())} for only {len(ranks)} tokens; "
+                                 "the file is corrupt")
+    return Encoding("js-encoder", pattern, ranks, dict(specials))
+
+
+def _id_bound(tokens: int) -> int:
+    """The largest id a file of ``tokens`` tokens may use (gaps allowed; an id of 10**10 would make a
+    table of that many entries)."""
+    return 16 * tokens + 1024
 
 
 def _tekken(path: Path, data: dict) -> Encoding:
@@ -129,6 +148,9 @@ def _tekken(path: Path, data: dict) -> Encoding:
                                                          "default_vocab_size"))
     if not (isinstance(pattern, str) and isinstance(n_special, int) and isinstance(size, int) and size > n_special):
         raise BadModelFile(path, "config needs pattern, default_num_special_tokens and default_vocab_size")
+    if not 0 <= n_special <= _id_bound(len(entries)):
+        raise BadModelFile(path, f"config's default_num_special_tokens is {n_special} for {len(entries)} tokens; the "
+                                 "file is corrupt")
     by_rank: dict[int, bytes] = {}
     for i, e in enumerate(entries[:size - n_special]):
         if not (isinstance(e, dict) and isinstance(e.get("rank"), int) and isinstance(e.get("token_bytes"), str)):
