@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # (PYTHONIOENCODING=ascii: ✅ and engine texts spelled out, not a crash)
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -94,6 +99,14 @@ def _main(argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:  # `tokparity ... | head`
         return 0
+    except OSError as e:
+        if e.filename is not None:  # (a file: the commands say which and why themselves; this is a bug)
+            raise
+        # standard output cannot be written (a full disk, /dev/full): the reports are written already
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second failure at exit)
+        print(f"tokparity: error: cannot write to standard output ({e.strerror or e}); the report folder holds "
+              "the results", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -169,6 +169,10 @@ def append_step_summary(markdown: str, environ: dict[str, str] | os._Environ = o
         cut = data[:STEP_SUMMARY_BYTES].decode("utf-8", "ignore").rsplit("\n", 1)[0]
         data = (cut + "\n\n… cut here (GitHub keeps 1 MiB): the whole summary is summary.md in the report "
                       "folder\n").encode("utf-8")
+    if Path(target).exists() and not Path(target).is_file():  # a FIFO would block until someone reads it
+        print(f"tokparity: warning: GITHUB_STEP_SUMMARY {shown_path(target)}: not a regular file; the summary is "
+              "not appended", file=sys.stderr)
+        return None
     try:
         with open(target, "ab") as f:
             f.write(data if data.endswith(b"\n") else data + b"\n")

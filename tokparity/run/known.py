@@ -261,6 +261,8 @@ def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = Tru
 def _read_known(path: str | os.PathLike) -> str:
     """A --known file's text, or one line saying why it cannot be one."""
     what = "known-divergences file"
+    if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():  # a FIFO: may never end
+        raise TokparityError(f"{path}: not a regular file; --known takes a {what} (TOML)")
     try:
         return Path(path).read_text("utf-8")
     except FileNotFoundError:

@@ -96,6 +96,9 @@ def _files_in_folder(folder: Path) -> dict[str, Path]:
 
 
 def _local(path: Path) -> ModelFiles:
+    if not path.is_dir() and not path.is_file():  # a FIFO or a device: reading it may never end
+        raise TokparityError(f"{shown_path(path)}: not a regular file; a model is a zoo name, a .gguf, .model, "
+                             "tokenizer.json or tiktoken file, or a folder of them")
     if path.is_dir():
         files = _files_in_folder(path)
         if not files:
