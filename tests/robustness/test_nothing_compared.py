@@ -34,4 +34,4 @@ def test_a_corpus_with_no_text_is_nothing_compared(tmp_path, zoo, kind):
     assert len(error) == 1 and "nothing was compared: no case was judged" in error[0] and kind in error[0]
     assert "✅" not in done.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
-    assert all(r["cases"] == 0 for r in summary["runs"])
+    assert summary["runs"] and all(r["cases"] == 0 for r in summary["runs"])

@@ -138,3 +138,12 @@ def test_one_goldens_writer_at_a_time_and_no_shared_temporary_file(tmp_path, zoo
     import gzip
     with gzip.open(goldens / "llama-spm.jsonl.gz", "rt", encoding="utf-8") as f:
         assert json.loads(f.readline())["model"] == "llama-spm"
+
+
+def test_a_built_in_corpus_named_like_the_folder_is_no_input_at_risk(folder):
+    """``-c edge -o edge``: the corpus is tokparity's own, no file in the folder (it was refused as
+    "the report folder")."""
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-c", "edge", "-b", "ref", "-o", "edge",
+                     cwd=folder)
+    assert done.returncode in (0, 1), done.stderr
+    assert (folder / "edge" / "summary.json").is_file()

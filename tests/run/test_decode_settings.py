@@ -42,6 +42,10 @@ def test_the_reference_gives_every_setting(zoo):
     gguf = RefTokenizer(load_vocab(model.path("gguf")))
     assert gguf.decode_as(ids, DecodeSettings()) == "x!= y, don't"  # (llama.cpp cleans this vocabulary)
     assert gguf.decode_as(ids, CLEAN_OFF) == "x != y , don ' t"
+    # forced on, transformers' chain whatever the file (llama.cpp's passes keep " n't": 'I do n't')
+    i_do_not = gguf.encode("I do n't know")
+    assert gguf.decode_as(i_do_not, CLEAN_ON) == hf.decode_as(i_do_not, CLEAN_ON) == "I don't know"
+    assert gguf.decode_as(i_do_not, DecodeSettings()) == "I do n't know"
     bos = hf.vocab.id_of("<|begin_of_text|>")
     hello, world = hf.encode("Hello"), hf.encode(" world")
     spaced = DecodeSettings(spaces_between_specials=True)
@@ -157,3 +161,32 @@ def test_a_blind_engine_with_one_decode_setting_bug_is_named(zoo, tmp_path, mode
     assert cases["bug"] == cases["twin"] > 900
     assert causes["twin"] == Counter()
     assert causes["bug"].total() >= 2 and causes["bug"][cause] == causes["bug"].total(), causes["bug"]
+
+
+def test_the_settings_on_the_command_line_and_in_a_resume(zoo, tmp_path):
+    """``--clean-up-spaces`` and ``--spaces-between-specials`` are refused without ``--ops decode``
+    (streams never take them), stored in the journal, and a resume of the run keeps them: the same
+    summary, its options saying what was asked."""
+    import json
+    import os
+    import subprocess
+
+    zoo("llama-bpe")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def tokparity(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tokparity", *args, "-q"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    refused = tokparity("compare", "llama-bpe", "-c", "edge", "--clean-up-spaces", "on", "-o", "no")
+    assert refused.returncode == 2 and "add --ops decode" in refused.stderr and not (tmp_path / "no").exists()
+    done = tokparity("compare", "llama-bpe", "-c", "ids", "--ops", "decode", "--clean-up-spaces", "off",
+                     "--spaces-between-specials", "-b", "ref", "-b", f"twin=py:{ENGINE}:Engine", "-o", "out")
+    assert done.returncode == 0, done.stderr
+    first = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert first["options"]["clean_up_spaces"] is False and first["options"]["spaces_between_specials"] is True
+    assert next(r for r in first["runs"] if r["backend"] == "twin")["cases"] > 20
+    again = tokparity("compare", "--resume", "out")
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert resumed["options"] == first["options"] and resumed["runs"] == first["runs"]

@@ -432,3 +432,31 @@ def test_transformers_text_streamer_drops_the_first_space(zoo):
                   ids, ids, [], [], op="stream", oracle_output=want, backend_output=got)
     reference = RefTokenizer(load_vocab(model.primary[1]))
     assert diagnose_decoding(reference, j).cause in ("stream.prompt-dropped", "stream.restart-after-newline")
+
+
+@pytest.mark.parametrize("model", ["llama-bpe", "lenml-llama2"])
+def test_real_streamers_that_hold_words_are_not_held_to_the_end(zoo, model):
+    """A stream is ``stream-held`` when it sends nothing until its last step though a word was
+    finished before; the libraries' streamers must never be: tokenizers' DecodeStream (holds a step
+    that ends inside a character) and transformers' TextStreamer (holds a word until a " ", sends a
+    text whole once it ends in a newline, so a tab, a no-break space or a newline inside a step's
+    text does not make it send), at steps 1 to 3, on the edge corpus and texts made for it."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.corpus import load_corpus
+    from tokparity.diff.decode import judge_stream
+
+    files = zoo(model)
+    texts = [c.text for c in load_corpus("edge")][:400] + ["x\nHi.\nOk\nNo", "a\tb\tc d", "10\u00a0000 km", "é\nx y"]
+    held = []
+    for streamer in (make_backend("hf", files, isolate=False), make_backend("hf", files, loader="transformers",
+                                                                           isolate=False)):
+        for text in texts:
+            ids = streamer.encode(text)
+            if len(ids) < 3:
+                continue
+            for step in (1, 2, 3):
+                deltas = streamer.stream(ids, 1, step=step)
+                found = judge_stream(streamer.decode, ids, 1, streamer.decode(ids), deltas, step=step)
+                if found is not None and found[0] == "stream-held":
+                    held.append((streamer.loader, step, text, deltas))
+    assert held == []

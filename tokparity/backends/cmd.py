@@ -83,7 +83,7 @@ from tokparity.backends.base import (
     without_surrogates,
 )
 from tokparity.errors import TokparityError
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
 if TYPE_CHECKING:
@@ -810,7 +810,7 @@ class ProtocolBackend(Backend):
         return out
 
     # Asked of the engine: one that cannot give a setting answers an error (not tried with it).
-    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+    decode_switches = EVERY_SWITCH
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         request = {"op": "decode", "ids": [int(i) for i in ids], "skip_special": settings.skip_special}

@@ -8,8 +8,10 @@
                                       an ``unsupported = ["parse_special=false"]`` attribute declares
                                       an engine that parses special-token text whatever is asked;
                                       with --skip-special, decode and stream get skip_special=True,
-                                      with --stream-step K stream gets step=K (not tried where they
-                                      take no such argument)
+                                      with --clean-up-spaces decode gets clean_up_tokenization_spaces=
+                                      True/False, with --spaces-between-specials
+                                      spaces_between_special_tokens=True, with --stream-step K stream
+                                      gets step=K (not tried where they take no such argument)
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
 a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tokparity.backends.base import Backend, CaseFailure, declared
 from tokparity.backends.cmd import scrubbed
 from tokparity.errors import TokparityError
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.textview import clipped
 from tokparity.zoo import ModelFiles
 
@@ -150,7 +152,7 @@ class PyFuncBackend(Backend):
         return checked_ids(self.name, self._encode(text, add_special, parse_special))
 
     # A callable that takes no keyword for a setting is not tried with it (_keywords).
-    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+    decode_switches = EVERY_SWITCH
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if self._decode is None:

@@ -6,7 +6,7 @@ import tokparity
 from tokparity.backends.base import Backend, BackendTimeout, in_steps
 from tokparity.errors import TokparityError
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.vocab import load_vocab
 from tokparity.zoo import ModelFiles
 
@@ -42,7 +42,7 @@ class RefBackend(Backend):
         except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever: this case times out
             raise BackendTimeout(f"ref: {e}") from None
 
-    decode_switches = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+    decode_switches = EVERY_SWITCH
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):

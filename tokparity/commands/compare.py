@@ -53,8 +53,8 @@ def add_parser(sub) -> None:
     p.add_argument("--clean-up-spaces", choices=("on", "off"),
                    help="with --ops decode: every decoder cleans up tokenization spaces (transformers' "
                         "clean_up_tokenization_spaces: 'x != y .' -> 'x!= y.') or does not; default: as each "
-                        "model's files say. A library without the switch is not tried (tokenizers, SentencePiece and "
-                        "tiktoken never clean up; llama.cpp takes it from the vocabulary); streams never clean up")
+                        "model's files say. tokenizers, SentencePiece and tiktoken never clean up (tried with off "
+                        "only), llama.cpp takes it from the vocabulary (not tried); streams never clean up")
     p.add_argument("--spaces-between-specials", action="store_true",
                    help="with --ops decode: special and added tokens are spaced apart from the text around them, "
                         "as vLLM's spaces_between_special_tokens does (only tokparity's reference and your engines "
@@ -137,8 +137,11 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
     from tokparity.errors import TokparityError
 
     written = [out] + [out / name for name in OUTPUTS]
-    for option, values in inputs.items():
-        for value in values or []:
+    # (an input that is no file, a built-in corpus name like 'edge' or a zoo model's name, is not at risk)
+    existing = {option: [v for v in values or [] if Path(os.path.expanduser(v)).exists()]
+                for option, values in inputs.items()}
+    for option, values in existing.items():
+        for value in values:
             path = Path(os.path.expanduser(value))
             if any(_same_file(path, w) for w in written):
                 what = "the report folder" if _same_file(path, out) else "a file the run writes there"
@@ -156,7 +159,7 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if not named:
             continue
         path = Path(os.path.expanduser(named))
-        taken = next((f"{name} {v}" for name, values in inputs.items() for v in values or []
+        taken = next((f"{name} {v}" for name, values in existing.items() for v in values
                       if _same_file(path, Path(os.path.expanduser(v)))), None)
         if taken is None and any(_same_file(path, w) for w in written):
             taken = f"a file the run writes in -o {out}"
@@ -188,17 +191,25 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 
 
 def compare_options(args: argparse.Namespace):
+    from tokparity.errors import TokparityError
     from tokparity.reference.decode import DecodeSettings
     from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
     from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services
 
+    ops = parse_ops(getattr(args, "ops", None) or "encode")
+    clean_up = getattr(args, "clean_up_spaces", None)
+    if clean_up not in (None, "on", "off"):  # (a journal's stored value: argparse checks a typed one)
+        raise TokparityError(f"--clean-up-spaces {clean_up!r}: give on or off")
+    spaced = bool(getattr(args, "spaces_between_specials", False))
+    if (clean_up is not None or spaced) and "decode" not in ops:
+        raise TokparityError("--clean-up-spaces and --spaces-between-specials are settings of decode: add --ops decode "
+                             "(or all); streams never take them")
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                          ops=parse_ops(getattr(args, "ops", None) or "encode"), diagnose=not getattr(args, "no_diagnose", False),
+                          ops=ops, diagnose=not getattr(args, "no_diagnose", False),
                           decoding=DecodeSettings(bool(getattr(args, "skip_special", False)),
-                                                  {"on": True, "off": False}.get(getattr(args, "clean_up_spaces", None) or ""),
-                                                  bool(getattr(args, "spaces_between_specials", False))),
+                                                  {"on": True, "off": False}.get(clean_up or ""), spaced),
                           stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
@@ -265,7 +276,9 @@ def run(args: argparse.Namespace) -> int:
         if journal is not None:
             journal.close()
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
-        raise TokparityError("nothing was compared: no backend other than the oracle ran on any model; name one "
+        unjudged = [note for note in results.options.get("unavailable", []) if "are not judged" in note]
+        raise TokparityError(f"nothing was compared: {unjudged[0]}" if unjudged else
+                             "nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
     if not any(r.cases for r in results.runs) and not results.interrupted:  # an empty corpus: no ✅ either
         raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "

@@ -111,6 +111,15 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    opened: list = []  # the journal, once reopened or made: closed (its lock let go) however the run ends
+    try:
+        return _run(args, opened)
+    finally:
+        for journal in opened:
+            journal.close()
+
+
+def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
     from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
@@ -128,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         journal = Journal.reopen(args.resume, "fuzz", arg_checks=ARG_CHECKS,
                                  trust=args.trust_journal)
+        opened.append(journal)
         take_args(args, journal.header, args.resume, "fuzz", PATHS, RESUMED)
     elif args.trust_journal:
         raise TokparityError("--trust-journal goes with --resume DIR (it trusts the journal in DIR)")
@@ -155,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS))
+        opened.append(journal)
         (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
     fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,

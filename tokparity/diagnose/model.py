@@ -128,8 +128,7 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.decoding_reference()
-                asked = self.options.decoding if j.op == "decode" else self.options.decoding.for_stream()
-                return diagnose_decoding(reference, j, asked) \
+                return diagnose_decoding(reference, j, self.options.decoding.for_op(j.op)) \
                     if reference is not None else None
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)

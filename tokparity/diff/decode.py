@@ -286,9 +286,10 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
             f"{why}", [want], deltas, at)
 
 
-# a word and the space or newline after it: text any streamer sends (transformers' TextStreamer
-# holds a word until a " " or a newline: a tab or a no-break space does not end one for it)
-_WORD_DONE = re.compile(r"\S[ \n]")
+# A word and a space after it: text any streamer sends (transformers' TextStreamer sends up to its
+# text's last " ", or all of it once it ends in a newline: a tab, a no-break space or a newline
+# inside the text does not make it send).
+_WORD_DONE = re.compile(r"\S ")
 
 
 def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt: int, deltas: list[str],
@@ -306,7 +307,8 @@ def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt:
         for k in range(len(deltas) - 1):
             earlier = decode(ids[:prompt + step * (k + 1)])
             done = earlier[len(prompt_text):] if earlier.startswith(prompt_text) else ""
-            if _WORD_DONE.search(done) and not done.endswith("\ufffd"):
+            finished = _WORD_DONE.search(done) or (done.endswith("\n") and done.strip())
+            if finished and not done.endswith("\ufffd"):
                 return ("stream-held", f"the deltas send nothing until the last step, then all of {deltas[-1][:60]!r}, "
                                        f"though step {k} had finished {done[:60]!r}: the stream holds finished words "
                                        "back, not only an unfinished character", ["".join(deltas)], deltas, k)

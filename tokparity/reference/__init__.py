@@ -94,13 +94,14 @@ class RefTokenizer:
         """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD,
         ``"surrogateescape"`` keeps the bytes of a split character. ``special``: special tokens
         as their text (llama.cpp's unparse_special, tokenizers' skip_special_tokens=False).
-        ``clean_up`` forces tokenization spaces cleaned up (llama.cpp's three passes where the
-        files are llama.cpp's, transformers' clean_up_tokenization elsewhere) or not; None: as
-        the library of the files does (only llama.cpp's ``clean_spaces`` vocabularies clean)."""
+        ``clean_up`` forces tokenization spaces cleaned up as transformers' clean_up_tokenization
+        does, or not at all; None: as the library of the files does (llama.cpp's ``clean_spaces``
+        vocabularies with its own three passes; the others never)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
-            return dec.bytes_to_text(dec.llama_decode_bytes(self.pipeline, list(ids), special, clean_up), errors)
-        if self.flavour == "sentencepiece":
+            raw = dec.llama_decode_bytes(self.pipeline, list(ids), special, None if clean_up is None else False)
+            text = dec.bytes_to_text(raw, errors)
+        elif self.flavour == "sentencepiece":
             text = dec.sentencepiece_decode(self.pipeline, list(ids), errors)
         elif self.flavour == "hf":
             text = self.pipeline.decode(list(ids), errors, skip_special=not special)
@@ -133,10 +134,8 @@ class RefTokenizer:
         if run:
             parts.append(self.decode(run, errors, True, clean_up=False))
         text = " ".join(parts)
-        if self.flavour == "llama.cpp":
-            cleans = self.pipeline.flags.clean_spaces if settings.clean_up is None else settings.clean_up
-            return dec.bytes_to_text(dec.clean_up_spaces(text.encode("utf-8", "surrogateescape")), errors) \
-                if cleans else text
+        if settings.clean_up is None and self.flavour == "llama.cpp" and self.pipeline.flags.clean_spaces:
+            return dec.bytes_to_text(dec.clean_up_spaces(text.encode("utf-8", "surrogateescape")), errors)
         return dec.hf_clean_up(text) if settings.clean_up else text
 
     def stream(self, ids: list[int], prompt: int, special: bool = False) -> list[str]:

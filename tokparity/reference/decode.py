@@ -51,6 +51,10 @@ class DecodeSettings:
     def for_stream(self) -> DecodeSettings:
         return DecodeSettings(skip_special=self.skip_special)
 
+    def for_op(self, op: str) -> DecodeSettings:
+        """What ``op`` decodes with: decode all of these, a stream ``skip_special`` only."""
+        return self if op == "decode" else self.for_stream()
+
     def described(self) -> str:
         """As the command line asks it: ``--skip-special --clean-up-spaces on``; "" for the files' own."""
         words = {"skip_special": "--skip-special", "clean_up=on": "--clean-up-spaces on",
@@ -59,6 +63,9 @@ class DecodeSettings:
 
 
 AS_FILES_SAY = DecodeSettings()
+# Every setting away from the files' own (a backend that has them all: tokparity's reference, or an
+# engine that is asked and answers an error for what it lacks)
+EVERY_SWITCH = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
 
 # transformers' clean_up_tokenization, in its order (str.replace, one after the other): the space
 # before . ? ! , and before the contractions n't 'm 's 've 're goes, and " ' " loses both its

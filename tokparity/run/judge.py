@@ -180,10 +180,12 @@ class ModelRun:
     def _decoder(self, options: CompareOptions, results: Results) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
         oracle's library or where nobody can decode as asked."""
-        decoder = decoder_of(self.chain, self.backends, options.decoding)
+        # (decode's settings where decode is asked; a stream takes skip_special only, pieces none)
+        settings = options.decoding if "decode" in options.ops else options.decoding.for_stream()
+        decoder = decoder_of(self.chain, self.backends, settings)
         first = decoder_of(self.chain, self.backends)
         if decoder != first:
-            asked = options.decoding.described()
+            asked = settings.described()
             why = (f"{self.model.name}: {first} cannot decode with {asked}: " +
                    (f"the decoding ops are judged against {decoder} (tokparity's reference)" if decoder else
                     "the decoding ops are not judged (add -b ref to judge them against tokparity's reference)"))

@@ -228,7 +228,7 @@ class DecodingJudge:
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
-        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self._asked(op)))
+        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.settings.for_op(op)))
                            if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
         for name in self.compared.get(op, []):
@@ -265,7 +265,7 @@ class DecodingJudge:
 
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]
-        if op in ("decode", "stream") and not backend.gives(self._asked(op)):
+        if op in ("decode", "stream") and not backend.gives(self.settings.for_op(op)):
             return None  # (a setting it lacks: not tried with it)
         if op == "decode":
             return ask_op(lambda: backend.decode(ids, self.settings))
@@ -275,10 +275,6 @@ class DecodingJudge:
         if table is None or isinstance(table, CaseFailure):
             return table
         return [table[i] if 0 <= i < len(table) else None for i in ids]
-
-    def _asked(self, op: str) -> DecodeSettings:
-        """The settings ``op`` decodes with: the run's, or a stream's part of them."""
-        return self.settings if op == "decode" else self.settings.for_stream()
 
     def _held(self, prompt_ids: list[int]) -> int:
         """How many of the prompt's last bytes begin a character it leaves unfinished (a special
@@ -336,7 +332,7 @@ class DecodingJudge:
             decoder = self.backends[self.decoder]
             held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
-            return judge_stream(lambda part: decoder.decode(part, self._asked(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
+            return judge_stream(lambda part: decoder.decode(part, self.settings.for_op(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)
