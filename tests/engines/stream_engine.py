@@ -7,6 +7,7 @@ with one bug on request (tests/run/test_ops.py):
     --bug specials  special tokens written as their text even when the request says "skip_special"
     --bug last-of-step  fed several ids a step ("step": k), sends the text of the step's last id only
     --bug hold-all  every delta "" but the last, which sends the whole text (decoded once, at the end)
+    --bug keeps-bos decode ignores the request's "remove_special": the BOS llama.cpp would take off is kept
 
     --always-parse-special   special-token text parsed whatever the request says (several JavaScript
                              and wasm tokenizers have no switch); --declare says so in its replies
@@ -29,7 +30,8 @@ import llama_cpp
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("gguf")
-    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials", "last-of-step", "hold-all"])
+    p.add_argument("--bug", choices=["latin1", "replace", "prompt", "specials", "last-of-step", "hold-all",
+                                          "keeps-bos"])
     p.add_argument("--always-parse-special", action="store_true")
     p.add_argument("--declare", action="store_true")
     args = p.parse_args()
@@ -50,10 +52,10 @@ def main() -> int:
         n = llama_cpp.llama_tokenize(vocab, data, len(data), out, len(out), add_special, parse_special)
         return list(out[:n])
 
-    def decode(ids: list[int], special: bool = True) -> str:
+    def decode(ids: list[int], special: bool = True, remove_special: bool = False) -> str:
         out = ctypes.create_string_buffer(1 << 20)
         arr = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
-        n = llama_cpp.llama_detokenize(vocab, arr, len(ids), out, len(out), False, special)
+        n = llama_cpp.llama_detokenize(vocab, arr, len(ids), out, len(out), remove_special, special)
         return out.raw[:n].decode("utf-8", "replace")
 
     def stream(ids: list[int], prompt: int, special: bool = True) -> list[str]:
@@ -81,7 +83,7 @@ def main() -> int:
         elif op in ("decode", "stream"):
             special = not req.get("skip_special") or args.bug == "specials"
             if op == "decode":
-                reply["text"] = decode(req["ids"], special)
+                reply["text"] = decode(req["ids"], special, bool(req.get("remove_special")) and args.bug != "keeps-bos")
             else:
                 step = int(req.get("step", 1))
                 deltas = stream(req["ids"], req["prompt"], special)

@@ -190,3 +190,31 @@ def test_the_settings_on_the_command_line_and_in_a_resume(zoo, tmp_path):
     assert again.returncode == 0, again.stderr
     resumed = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert resumed["options"] == first["options"] and resumed["runs"] == first["runs"]
+
+
+@pytest.mark.parametrize("bug", ["keeps-bos", ""])
+def test_remove_special_as_llama_cpp_does_it(zoo, bug):
+    """``--remove-special``: llama.cpp's ``llama_detokenize(remove_special=true)`` takes off a first
+    BOS and a last EOS the vocabulary adds, and then keeps the first token's leading space
+    (llama-vocab.cpp ``detokenize`` sets ``remove_space = false``): ``[BOS, ▁Hello, ▁world]`` on
+    Llama 2 is ' Hello world', where tokenizers' skip_special_tokens gives 'Hello world'. The
+    reference agrees with llama.cpp on the texts' ids with their BOS (``--add-special``); a cmd:
+    engine on llama-cpp-python that ignores the request's remove_special is named
+    decode.remove-special on every mismatch, its twin agrees."""
+    model = zoo("llama-spm")
+    reference = RefTokenizer(load_vocab(model.path("gguf")))
+    ids = reference.encode("Hello world", add_special=True)
+    assert reference.decode_as(ids, DecodeSettings(remove_special=True)) == " Hello world"
+    from tokenizers import Tokenizer
+    llama2 = Tokenizer.from_file(str(zoo("lenml-llama2").path("tokenizer_json")))
+    assert llama2.decode(llama2.encode("Hello world").ids, skip_special_tokens=True) == "Hello world"
+    engine = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'engines' / 'stream_engine.py'} {{gguf}}"
+    results = run_compare(["llama-spm"], ["edge", "ids"], ["ref", f"eng={engine}" + (f" --bug {bug}" if bug else "")],
+                          CompareOptions(add_special=True, ops=("decode",), decoding=DecodeSettings(remove_special=True)))
+    runs = {r.backend: r for r in results.runs if r.op == "decode"}
+    assert runs["ref"].cases > 900 and runs["ref"].mismatches == 0
+    causes = Counter(m.cause for m in results.mismatches if m.backend == "eng")
+    if not bug:
+        assert runs["eng"].cases > 900 and causes == Counter()
+        return
+    assert runs["eng"].mismatches > 500 and causes == Counter({"decode.remove-special": runs["eng"].mismatches})

@@ -818,6 +818,8 @@ class ProtocolBackend(Backend):
             request["clean_up_spaces"] = settings.clean_up
         if settings.spaces_between_specials:
             request["spaces_between_specials"] = True
+        if settings.remove_special:
+            request["remove_special"] = True
         reply = self._op_call("decode", request)
         text = reply.get("text")
         if not isinstance(text, str):

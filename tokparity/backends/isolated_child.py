@@ -31,7 +31,7 @@ def handle(backend: Backend, req: dict) -> dict:
             return reply
         if op == "decode":
             settings = DecodeSettings(bool(req.get("skip_special")), req.get("clean_up_spaces"),
-                                      bool(req.get("spaces_between_specials")))
+                                      bool(req.get("spaces_between_specials")), bool(req.get("remove_special")))
             if not backend.gives(settings):
                 raise NotImplementedError(f"{backend.name} cannot decode with {settings.described()}")
             return {"text": backend.decode(req["ids"], settings)}

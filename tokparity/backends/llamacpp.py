@@ -154,10 +154,11 @@ class LlamaCppBackend(Backend):
         raise RuntimeError("llama_detokenize kept asking for a larger buffer")
 
     # (clean_spaces comes from the vocabulary: llama_detokenize has no switch for it)
-    decode_switches = frozenset({"skip_special"})
+    decode_switches = frozenset({"skip_special", "remove_special"})
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
-        return self.decode_bytes(ids, unparse_special=not settings.skip_special).decode("utf-8", "replace")
+        return self.decode_bytes(ids, remove_special=settings.remove_special,
+                                 unparse_special=not settings.skip_special).decode("utf-8", "replace")
 
     def token_bytes(self, ids: list[int], special: bool = True) -> list[bytes]:
         """What each token renders to (``llama_token_to_piece``): byte tokens as their byte, ``▁`` as a space."""

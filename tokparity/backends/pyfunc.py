@@ -10,7 +10,8 @@
                                       with --skip-special, decode and stream get skip_special=True,
                                       with --clean-up-spaces decode gets clean_up_tokenization_spaces=
                                       True/False, with --spaces-between-specials
-                                      spaces_between_special_tokens=True, with --stream-step K stream
+                                      spaces_between_special_tokens=True, with --remove-special
+                                      remove_special=True, with --stream-step K stream
                                       gets step=K (not tried where they take no such argument)
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
@@ -159,7 +160,8 @@ class PyFuncBackend(Backend):
             raise NotImplementedError(f"{self.name} has no decode")
         asked = _keywords(self._decode, self.name, skip_special=settings.skip_special or None,
                           clean_up_tokenization_spaces=settings.clean_up,
-                          spaces_between_special_tokens=settings.spaces_between_specials or None)
+                          spaces_between_special_tokens=settings.spaces_between_specials or None,
+                          remove_special=settings.remove_special or None)
         text = self._decode(list(ids), **asked)
         if not isinstance(text, str):
             raise CaseFailure(f"{self.name}: decode returned {clipped(text, 100)}, not a str")

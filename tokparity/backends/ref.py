@@ -42,7 +42,10 @@ class RefBackend(Backend):
         except TimeoutError as e:  # a tokenizer.json regex that backtracks for ever: this case times out
             raise BackendTimeout(f"ref: {e}") from None
 
-    decode_switches = EVERY_SWITCH
+    @property
+    def decode_switches(self) -> frozenset[str]:  # type: ignore[override]
+        """Every setting; llama.cpp's remove_special on llama.cpp's own files only."""
+        return EVERY_SWITCH if self.tokenizer.flavour == "llama.cpp" else EVERY_SWITCH - {"remove_special"}
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         # Control and unknown tokens as their text, as the llama.cpp backend decodes (unparse_special):

@@ -59,6 +59,10 @@ def add_parser(sub) -> None:
                    help="with --ops decode: special and added tokens are spaced apart from the text around them, "
                         "as vLLM's spaces_between_special_tokens does (only tokparity's reference and your engines "
                         "have it: the libraries are not tried)")
+    p.add_argument("--remove-special", action="store_true",
+                   help="with --ops decode: every decoder takes off a first BOS and a last EOS the vocabulary adds, "
+                        "as llama.cpp's llama_detokenize(remove_special) does (llama.cpp, tokparity's reference on a "
+                        "GGUF and your engines have it: the others are not tried)")
     p.add_argument("--stream-step", type=positive_int, metavar="K",
                    help="with --ops stream: feed each stream K ids at a time after its prompt (a server that "
                         "decodes several tokens a step, speculative decoding); one delta a step (default: 1)")
@@ -99,7 +103,8 @@ def add_parser(sub) -> None:
 ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle": "str?", "add_special": "bool",
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
               "all": "bool", "ops": "str?", "skip_special": "bool",
-              "clean_up_spaces": "str?", "spaces_between_specials": "bool", "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
+              "clean_up_spaces": "str?", "spaces_between_specials": "bool", "remove_special": "bool",
+              "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
               **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
@@ -203,13 +208,14 @@ def compare_options(args: argparse.Namespace):
     if clean_up not in (None, "on", "off"):  # (a journal's stored value: argparse checks a typed one)
         raise TokparityError(f"--clean-up-spaces {clean_up!r}: give on or off")
     spaced = bool(getattr(args, "spaces_between_specials", False))
-    if (clean_up is not None or spaced) and "decode" not in ops:
-        raise TokparityError("--clean-up-spaces and --spaces-between-specials are settings of decode: add --ops decode "
-                             "(or all); streams never take them")
+    removed = bool(getattr(args, "remove_special", False))
+    if (clean_up is not None or spaced or removed) and "decode" not in ops:
+        raise TokparityError("--clean-up-spaces, --spaces-between-specials and --remove-special are settings of "
+                             "decode: add --ops decode (or all); streams never take them")
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           ops=ops, diagnose=not getattr(args, "no_diagnose", False),
                           decoding=DecodeSettings(bool(getattr(args, "skip_special", False)),
-                                                  {"on": True, "off": False}.get(clean_up or ""), spaced),
+                                                  {"on": True, "off": False}.get(clean_up or ""), spaced, removed),
                           stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,

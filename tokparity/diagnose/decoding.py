@@ -214,6 +214,19 @@ def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettin
             _text(ref, ids, replace(asked, clean_up=True))]
 
 
+def _remove_special(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """llama.cpp's remove_special flipped; or, asked, the BOS and EOS taken off and the ids decoded
+    as if they began the text (its first space dropped: the dummy prefix's, which llama.cpp keeps
+    once the BOS is gone)."""
+    answers = [_text(ref, ids, replace(asked, remove_special=not asked.remove_special))]
+    specials = ref.vocab.special_ids
+    trimmed = ids[1:] if ids and ids[0] == specials.get("bos") else ids
+    trimmed = trimmed[:-1] if trimmed and trimmed[-1] == specials.get("eos") else trimmed
+    if asked.remove_special and trimmed != ids:
+        answers.append(_text(ref, trimmed, replace(asked, remove_special=False)))
+    return answers
+
+
 def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     from tokparity.reference.decode import held_tail, shown
     text = ref.decode_as(ids, asked, "surrogateescape")
@@ -290,6 +303,11 @@ VARIANTS = (
                   _specials_spaced,
                   fix='space special and added tokens apart from their neighbours exactly when asked '
                       '(spaces_between_special_tokens)'),
+    DecodeVariant("decode.remove-special", "decode", "keeps the BOS and EOS the vocabulary adds where llama.cpp's "
+                  "remove_special takes them off (or the reverse), or takes them off and drops the first word's "
+                  "space as if the text began there", _remove_special,
+                  fix="with remove_special, take off a first BOS and a last EOS the vocabulary adds, and keep the "
+                      "next token's leading space (llama-vocab.cpp detokenize)"),
     DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
                   "reverse", _cleanup,
                   fix='clean up tokenization spaces exactly where the decoder does'),

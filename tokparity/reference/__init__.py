@@ -90,16 +90,18 @@ class RefTokenizer:
         return self.pipeline.encode(text, add_special, parse_special)
 
     def decode(self, ids: list[int], errors: str = "replace", special: bool = False,
-               clean_up: bool | None = None) -> str:
+               clean_up: bool | None = None, remove_special: bool = False) -> str:
         """Text of ``ids``; ``errors="strict"`` raises ``InvalidUtf8`` instead of showing U+FFFD,
         ``"surrogateescape"`` keeps the bytes of a split character. ``special``: special tokens
         as their text (llama.cpp's unparse_special, tokenizers' skip_special_tokens=False).
         ``clean_up`` forces tokenization spaces cleaned up as transformers' clean_up_tokenization
         does, or not at all; None: as the library of the files does (llama.cpp's ``clean_spaces``
-        vocabularies with its own three passes; the others never)."""
+        vocabularies with its own three passes; the others never). ``remove_special``: llama.cpp's
+        (its files only: ``decode_switches``)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
-            raw = dec.llama_decode_bytes(self.pipeline, list(ids), special, None if clean_up is None else False)
+            raw = dec.llama_decode_bytes(self.pipeline, list(ids), special, None if clean_up is None else False,
+                                         remove_special)
             text = dec.bytes_to_text(raw, errors)
         elif self.flavour == "sentencepiece":
             text = dec.sentencepiece_decode(self.pipeline, list(ids), errors)
@@ -116,8 +118,12 @@ class RefTokenizer:
         as stored, a skipped special token left out before the runs are made, joined by a space,
         and the joined text cleaned up where clean-up is on."""
         if not settings.spaces_between_specials:
-            return self.decode(ids, errors, not settings.skip_special, settings.clean_up)
+            return self.decode(ids, errors, not settings.skip_special, settings.clean_up, settings.remove_special)
         from tokparity.reference import decode as dec
+        if settings.remove_special and self.flavour == "llama.cpp":  # (llama.cpp's BOS and EOS off first)
+            flags = self.pipeline.flags
+            ids = ids[1:] if flags.add_bos and ids[:1] == [flags.specials.get("bos")] else ids
+            ids = ids[:-1] if flags.add_eos and ids[-1:] == [flags.specials.get("eos")] else ids
         types, specials = self.vocab.token_types, self.vocab.special_texts()
         parts: list[str] = []
         run: list[int] = []

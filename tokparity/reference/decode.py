@@ -38,15 +38,17 @@ class DecodeSettings:
     skip_special: bool = False  # special tokens left out (skip_special_tokens=True, unparse_special off)
     clean_up: bool | None = None  # clean_up_tokenization_spaces forced on or off; None: as the files say
     spaces_between_specials: bool = False  # spaces_between_special_tokens=True (vLLM's detokenizer)
+    remove_special: bool = False  # llama.cpp's remove_special: the BOS and EOS it adds taken off the ends
 
     def asked(self) -> frozenset[str]:
         """The switches set away from the files' own decoding, as ``Backend.decode_switches`` names
         what a backend can give: ``skip_special``, ``clean_up=on``, ``clean_up=off``,
-        ``spaces_between_specials``."""
+        ``spaces_between_specials``, ``remove_special``."""
         return frozenset(name for name, on in (("skip_special", self.skip_special),
                                                ("clean_up=on", self.clean_up is True),
                                                ("clean_up=off", self.clean_up is False),
-                                               ("spaces_between_specials", self.spaces_between_specials)) if on)
+                                               ("spaces_between_specials", self.spaces_between_specials),
+                                               ("remove_special", self.remove_special)) if on)
 
     def for_stream(self) -> DecodeSettings:
         return DecodeSettings(skip_special=self.skip_special)
@@ -58,14 +60,16 @@ class DecodeSettings:
     def described(self) -> str:
         """As the command line asks it: ``--skip-special --clean-up-spaces on``; "" for the files' own."""
         words = {"skip_special": "--skip-special", "clean_up=on": "--clean-up-spaces on",
-                 "clean_up=off": "--clean-up-spaces off", "spaces_between_specials": "--spaces-between-specials"}
+                 "clean_up=off": "--clean-up-spaces off", "spaces_between_specials": "--spaces-between-specials",
+                 "remove_special": "--remove-special"}
         return " ".join(words[name] for name in words if name in self.asked())
 
 
 AS_FILES_SAY = DecodeSettings()
 # Every setting away from the files' own (a backend that has them all: tokparity's reference, or an
 # engine that is asked and answers an error for what it lacks)
-EVERY_SWITCH = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials"})
+EVERY_SWITCH = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials",
+                          "remove_special"})
 
 # transformers' clean_up_tokenization, in its order (str.replace, one after the other): the space
 # before . ? ! , and before the contractions n't 'm 's 've 're goes, and " ' " loses both its
@@ -142,10 +146,18 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
     return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
 
 
-def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up: bool | None = None) -> bytes:
-    """``llama_detokenize(remove_special=False, unparse_special=special)``; ``clean_up`` forces
-    the vocabulary's ``clean_spaces`` on or off."""
+def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up: bool | None = None,
+                       remove_special: bool = False) -> bytes:
+    """``llama_detokenize(remove_special, unparse_special=special)``; ``clean_up`` forces the
+    vocabulary's ``clean_spaces`` on or off. ``remove_special``: a first BOS and a last EOS the
+    vocabulary adds are taken off, and then the first token keeps its leading space (llama-vocab.cpp
+    ``detokenize``: ``remove_space = false`` once the BOS goes)."""
     remove_space = pipeline.flags.add_space_prefix
+    flags = pipeline.flags
+    if remove_special and flags.add_bos and ids and ids[0] == flags.specials.get("bos"):
+        remove_space, ids = False, ids[1:]
+    if remove_special and flags.add_eos and ids and ids[-1] == flags.specials.get("eos"):
+        ids = ids[:-1]
     out = bytearray()
     for token_id in ids:
         piece = llama_piece(pipeline, token_id, special)
