@@ -67,3 +67,23 @@ def test_standard_output_on_a_full_device_is_one_line(folder):
     assert lines == ["tokparity: error: cannot write to standard output (No space left on device); the report "
                      "folder holds the results"], lines
     assert (folder / "out" / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling", "under-a-file"])
+def test_a_cache_that_cannot_be_a_folder_is_one_line(folder, kind):
+    """``TOKPARITY_CACHE`` a loop of symbolic links, a link to nothing, or a path under a file: each
+    ended in a FileExistsError traceback (or NotADirectoryError) when the zoo took its lock there."""
+    if kind == "loop":
+        (folder / "a").symlink_to(folder / "b")
+        (folder / "b").symlink_to(folder / "a")
+        cache = folder / "a"
+    elif kind == "dangling":
+        (folder / "a").symlink_to(folder / "nowhere" / "x")
+        cache = folder / "a"
+    else:
+        (folder / "afile").write_text("x", "utf-8")
+        cache = folder / "afile" / "cache"
+    done = tokparity(*RUN, "-o", "out", cwd=folder, env={"TOKPARITY_CACHE": str(cache)})
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "TOKPARITY_CACHE" in lines[0], lines

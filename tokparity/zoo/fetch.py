@@ -36,6 +36,9 @@ def cache_dir() -> Path:
     env = os.environ.get("TOKPARITY_CACHE")
     if env:
         path = Path(env).expanduser()
+        if path.is_symlink() and not path.exists():  # (exists() is False for a loop of links too)
+            raise TokparityError(f"TOKPARITY_CACHE={env}: a symbolic link to nothing (dangling, or a loop of links); "
+                                 "point it at a folder (it is made if missing), or unset it for ~/.cache/tokparity")
         if path.exists() and not path.is_dir():
             raise TokparityError(f"TOKPARITY_CACHE={env}: a file, not a folder; point it at a folder (it is made if "
                                  "missing), or unset it for ~/.cache/tokparity")
@@ -65,8 +68,13 @@ def sha256_of(path: Path) -> str:
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created with its folder): two tokparity processes
     sharing a cache take turns instead of writing the same files at once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "w")
+    except OSError as e:
+        raise TokparityError(f"{path.parent}: cannot write tokparity's cache here ({e.strerror or e}); set "
+                             "TOKPARITY_CACHE to a folder you can write") from None
+    with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
