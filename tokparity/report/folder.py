@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -82,21 +83,53 @@ def read_summary(path: Path) -> Results:
                       f"{_what_to_do(path.parent)}")
     try:
         runs = [_run_summary(r) for r in doc["runs"]]
-    except (TypeError, AttributeError, KeyError) as e:
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
         raise NotARun(f"{path}: a run in 'runs' is not a tokparity run summary ({e}); run it again") from None
-    options = dict(doc.get("options") or {})
-    fuzz = options.pop("fuzz", None)
-    return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
-                   tag_rates=dict(doc.get("tag_rates", {})), options=options,
-                   known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
-                   interrupted=not doc.get("complete", True),
-                   fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None)
+    try:
+        for key in ("backends", "tag_rates", "options", "known"):
+            if not isinstance(doc.get(key, {}), dict):
+                raise TypeError(f"'{key}' is {type(doc[key]).__name__}, not an object")
+        if not isinstance(doc.get("seconds", 0.0), (int, float)) or isinstance(doc.get("seconds"), bool):
+            raise TypeError("'seconds' is not a number")
+        if not all(isinstance(r, dict) and all(isinstance(r.get(k, 0), int) for k in ("cases", "mismatches"))
+                   for r in doc.get("tag_rates", {}).values()):
+            raise TypeError("'tag_rates' must map each tag to its counts")
+        options = dict(doc.get("options") or {})
+        fuzz = options.pop("fuzz", None)
+        return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
+                       tag_rates=dict(doc.get("tag_rates", {})), options=options,
+                       known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
+                       interrupted=not doc.get("complete", True),
+                       fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
+        raise NotARun(f"{path}: not a tokparity summary.json as written ({e}); the file was edited or damaged: "
+                      "run it again") from None
+
+
+# What each field of a run summary must be, read back (a hand-edited summary.json: one line, not a traceback).
+_RUN_KINDS = {"model": str, "oracle": str, "backend": str, "oracle_why": str, "op": str, "cases": int,
+              "mismatches": int, "unexplained": int, "skipped": int, "not_applicable": int, "ties": int}
 
 
 def _run_summary(d: dict) -> RunSummary:
-    """One of summary.json's ``runs``, read back."""
+    """One of summary.json's ``runs``, read back, each field of the kind the run wrote."""
+    if not isinstance(d, dict):
+        raise TypeError(f"a run is {type(d).__name__}, not an object")
+    for key, kind in _RUN_KINDS.items():
+        if key in d and (not isinstance(d[key], kind) or isinstance(d[key], bool)):
+            raise TypeError(f"'{key}' is {type(d[key]).__name__}, not {kind.__name__}")
+    for key in ("classes", "causes"):
+        counts = d.get(key, {})
+        if not (isinstance(counts, dict) and all(isinstance(n, int) and not isinstance(n, bool)
+                                                 for n in counts.values())):
+            raise TypeError(f"'{key}' must map each name to a count")
+    if not (isinstance(d.get("not_applicable_cases", []), list)
+            and all(isinstance(c, str) for c in d.get("not_applicable_cases", []))):
+        raise TypeError("'not_applicable_cases' must be a list of case ids")
     fields_: dict = {k: v for k, v in d.items() if k in _RUN_FIELDS}
     if fields_.get("root_cause"):
+        if not isinstance(fields_["root_cause"], dict):
+            raise TypeError("'root_cause' is not an object")
         fields_["root_cause"] = RootCause.from_json(fields_["root_cause"])
     return RunSummary(**fields_)
 
@@ -159,12 +192,28 @@ def _exact_text(row: dict[str, str]) -> str:
     return row["text"]
 
 
+MAX_CSV_FIELD = 1 << 30  # a case's text, its ids and outputs: up to --max-chars 1,000,000 by default, or more
+
+
+def _csv_rows(path: Path, rows: Iterator[dict]) -> Iterator[tuple[int, dict]]:
+    """The rows, numbered as lines; a row the csv module cannot read is one line."""
+    lineno = 1
+    try:
+        for lineno, row in enumerate(rows, 2):
+            yield lineno, row
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise NotARun(f"{path}:{lineno + 1}: not a mismatches.csv row ({e}); the file was edited or damaged: run "
+                      "the comparison again") from None
+
+
 def read_csv(path: Path) -> list[Mismatch]:
     """mismatches.csv back into records (without the agreement partition and the variants,
     which it does not hold)."""
     out = []
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD))  # (a mismatching text may be long)
     with open(path, encoding="utf-8", newline="") as f:
-        for lineno, row in enumerate(csv.DictReader(f), 2):
+        rows = csv.DictReader(f)
+        for lineno, row in _csv_rows(path, rows):
             try:
                 r = {k: _cell(v or "") for k, v in row.items()}
                 tags = dict(kv.split("=", 1) for kv in r["tags"].split(";") if "=" in kv)

@@ -1,0 +1,69 @@
+"""``explain`` on a finished run's folder edited by hand (issue: hostile input, round 2): fields of
+summary.json of the wrong kind gave tracebacks when the report was built, and a mismatching case over
+131,072 characters gave ``_csv.Error: field larger than field limit``. Each edit is now one line
+naming the file, exit 2; the long case is explained."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'tests' / 'engines' / 'greedy_engine.py'} {{gguf}}"
+
+
+def tokparity(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, env=environment, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, zoo) -> Path:
+    """A run of llama-spm against a greedy engine, one of whose mismatching texts is 140,000 characters."""
+    zoo("llama-spm")
+    folder = tmp_path_factory.mktemp("explain")
+    texts = [" !", " #", " !" * 70_000]  # (the greedy engine splits ' !' otherwise: each a mismatch)
+    (folder / "texts.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
+                                                for i, t in enumerate(texts)), "utf-8")
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-b", GREEDY, "--no-diagnose",
+                     "-o", "run", "-q", cwd=folder)
+    assert done.returncode == 1, done.stderr
+    return folder / "run"
+
+
+def test_a_long_mismatching_case_is_explained(finished):
+    done = tokparity("explain", str(finished), cwd=finished.parent)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["runs"][0].update(cases="x"),
+    lambda d: d["runs"][0].update(classes=[1]),
+    lambda d: d["runs"][0].update(causes={"a": "b"}),
+    lambda d: d["runs"][0].update(root_cause=5),
+    lambda d: d["runs"][0].update(not_applicable_cases=7),
+    lambda d: d.update(runs=[5]),
+    lambda d: d.update(tag_rates=[1]),
+    lambda d: d.update(tag_rates={"script=Latn": 3}),
+    lambda d: d.update(seconds="x"),
+    lambda d: d.update(known="x"),
+    lambda d: d.update(backends=[]),
+], ids=["cases", "classes", "causes", "root_cause", "not_applicable_cases", "runs", "tag_rates", "tag_rate",
+        "seconds", "known", "backends"])
+def test_a_hand_edited_summary_is_one_line(finished, tmp_path, edit):
+    folder = tmp_path / "run"
+    shutil.copytree(finished, folder)
+    summary = json.loads((folder / "summary.json").read_text("utf-8"))
+    edit(summary)
+    (folder / "summary.json").write_text(json.dumps(summary), "utf-8")
+    done = tokparity("explain", str(folder), cwd=tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "summary.json" in lines[0], lines
