@@ -119,9 +119,16 @@ class Fuzzer:
         """Count the cases and take the findings of the interrupted run; its clock goes on."""
         used = 0.0
         found_at: set[int] = set()
+        counted: set[tuple[object, object]] = set()  # the ranges of the counted notes read (a line twice: once)
         for lineno, note in journal.notes():
             try:
                 elapsed, generators_end, finding = _checked_note(note)
+                span = (note["counted"].get("from"), note["counted"].get("to")) if isinstance(
+                    note.get("counted"), dict) else None
+                if span is not None and span in counted:
+                    continue
+                if span is not None:
+                    counted.add(span)
                 if "counted" in note:
                     for n, outcome, record, causes, count in read_counted(note):
                         if record is None:
@@ -135,6 +142,8 @@ class Fuzzer:
                 self.generators_end = generators_end
             if finding is not None:
                 finding.key = finding.key or finding_keys(finding.mismatch)[0]
+                if (finding.backend, finding.key) in self.found:  # (a finding's line twice: listed once)
+                    continue
                 self.found[(finding.backend, finding.key)] = finding
                 self.result.findings.append(finding)
                 self.run.results.mismatches.append(finding.mismatch)
