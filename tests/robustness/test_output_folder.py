@@ -147,3 +147,20 @@ def test_a_built_in_corpus_named_like_the_folder_is_no_input_at_risk(folder):
                      cwd=folder)
     assert done.returncode in (0, 1), done.stderr
     assert (folder / "edge" / "summary.json").is_file()
+
+
+def test_a_folder_deleted_mid_run_is_said(folder):
+    """The output folder deleted while the run writes its journal: exit 0, the journal silently gone,
+    before. Now the reports are written from what the run held and the run says, in one line and
+    exit 2, that no --resume can continue it."""
+    engine = folder / "deleter.py"
+    engine.write_text(
+        "import json, shutil, sys\n"
+        "for n, line in enumerate(sys.stdin):\n"
+        "    if n == 0:\n"
+        "        shutil.rmtree(sys.argv[1], ignore_errors=True)\n"
+        "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n", "utf-8")
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", f"eng=cmd:{sys.executable} {engine} "
+                     f"{folder / 'out'}", "-o", "out", cwd=folder)
+    one_line(done, "out/cases.jsonl was deleted during the run", "no --resume can continue it")
+    assert (folder / "out" / "summary.json").is_file() and not (folder / "out" / "cases.jsonl").exists()

@@ -277,7 +277,11 @@ def run(args: argparse.Namespace) -> int:
             (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
         options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)
+        gone = journal.gone()  # (before the reports make the folder again)
         paths = write_reports_or_say(results, out, "compare")  # (the journal's lock held: one writer per folder)
+        if gone:
+            raise TokparityError(f"{gone}: the reports are written from what the run held ({out}), but no "
+                                 "--resume can continue it; run it again into a folder nothing else removes")
     finally:
         if journal is not None:
             journal.close()

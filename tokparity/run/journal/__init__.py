@@ -196,6 +196,16 @@ class Journal:
                              f"judged before are in it: free space, then resume with "
                              f"'tokparity {self.header.get('command')} --resume {self.path.parent}'") from None
 
+    def gone(self) -> str:
+        """Why the journal is no longer at its path (its folder deleted, the file removed or replaced
+        while the run wrote it), or "" while it is: the cases it holds could not be resumed."""
+        try:
+            if self._fh.closed or os.stat(self.path).st_ino == os.fstat(self._fh.fileno()).st_ino:
+                return ""
+            return f"{self.path} was replaced during the run"
+        except OSError:
+            return f"{self.path} was deleted during the run (its folder, or the file)"
+
     def close(self) -> None:
         if not self._fh.closed:
             _close_quietly(self._fh)  # after a failed write (reported already) its flush fails again
