@@ -55,6 +55,9 @@ from tokparity.run.results import Results
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
 BATCH_RECORDS = 200
+# A worker found stopped (SIGSTOP, a debugger) this many times in a row, this far apart, ends the run:
+# it would otherwise be waited for for ever.
+WATCH_SECONDS, STOPPED_WATCHES = 2.0, 3
 
 
 @dataclass
@@ -195,6 +198,7 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
             workers[conn] = process
             conn.send((corpora, backend_names, sent))
         idle = list(workers)
+        frozen: dict[Connection, int] = {}  # workers found stopped, and how many watches in a row
         failure = ""  # the first error a worker reported: no new task; the busy ones finish theirs
         while any(not m.finished for m in state) and not (failure and len(idle) == len(workers)):
             while idle and pending and not failure:
@@ -204,15 +208,23 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
                     if conn not in stopped:
                         conn.send(None)
                         stopped.add(conn)
-            for ready in wait([c for c in workers if c not in stopped]):
+            ready_now = wait([c for c in workers if c not in stopped], timeout=WATCH_SECONDS)
+            if not ready_now:
+                frozen = {c: frozen.get(c, 0) + 1 for c in workers if c not in stopped and _is_stopped(workers[c])}
+                late = next((c for c, watches in frozen.items() if watches >= STOPPED_WATCHES), None)
+                if late is not None:
+                    raise TokparityError(f"compare --jobs: worker process {workers[late].pid} is stopped (SIGSTOP, or "
+                                         f"a debugger) and judges nothing; {_in_journal(options)}")
+                continue
+            for ready in ready_now:
                 conn = cast(Connection, ready)
+                frozen.pop(conn, None)
                 try:
                     index, message = conn.recv()
                 except (EOFError, OSError):
                     code = workers[conn].wait()
-                    raise TokparityError(f"compare --jobs: a worker process died (exit status {code}); the cases "
-                                         "judged so far are in the journal: resume, or rerun with --jobs 1 to see "
-                                         "the failure") from None
+                    raise TokparityError(f"compare --jobs: a worker process died (exit status {code}); "
+                                         f"{_in_journal(options)}, or rerun with --jobs 1 to see the failure") from None
                 if isinstance(message, Said):
                     options.say(message.message)
                     continue
@@ -244,6 +256,26 @@ def run_models_in_workers(models: list[str], corpora: list[str], backend_names: 
         merge_models(state, results, corpora)
 
 
+def _is_stopped(process: subprocess.Popen) -> bool:
+    """Whether the process is stopped (state T in /proc: SIGSTOP, a debugger); False where /proc is not."""
+    try:
+        with open(f"/proc/{process.pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
+def _in_journal(options: CompareOptions) -> str:
+    """What the journal holds of the run so far, said as it is (a case judged by a worker reaches it
+    once every case before it in its model has)."""
+    journal = options.services.journal
+    if journal is None:
+        return "no journal was kept"
+    if not journal.written:
+        return f"none of the cases judged had reached the journal yet ({journal.path}): run it again"
+    return f"{journal.written} case records are in the journal ({journal.path}): resume to judge the rest"
+
+
 def _stop_workers(workers: dict[Connection, subprocess.Popen], stopped: set[Connection], finished: bool) -> None:
     """Every worker told first, then waited for, so they end side by side: after a finished run
     to stop (idle ones), after an error or Ctrl-C by SIGTERM, which makes each kill its engines
@@ -255,6 +287,7 @@ def _stop_workers(workers: dict[Connection, subprocess.Popen], stopped: set[Conn
             except (OSError, ValueError):
                 pass
         elif not finished and process.poll() is None:
+            process.send_signal(signal.SIGCONT)  # (a stopped worker takes its SIGTERM only once it runs)
             process.terminate()
     for conn, process in workers.items():
         try:
