@@ -37,8 +37,14 @@ def workers_of(pid: int) -> list[int]:
 def test_a_worker_stopped_or_killed_ends_the_run_in_one_line(tmp_path, zoo, sig):
     for model in ("llama-spm", "llama-bpe"):
         zoo(model)
+    slow = tmp_path / "slow.py"  # (an engine that takes 10 ms a case: each worker is busy for seconds)
+    slow.write_text("import json, sys, time\n"
+                    "for line in sys.stdin:\n"
+                    "    time.sleep(0.01)\n"
+                    "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n", "utf-8")
     run = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-spm", "llama-bpe", "-c", "edge",
-                            "-c", "multilingual", "-b", "ref", "-j", "2", "-o", "out", "-q"], cwd=tmp_path,
+                            "-b", f"slow=cmd:{sys.executable} {slow}", "--no-diagnose", "-j", "2", "-o", "out",
+                            "-q"], cwd=tmp_path,
                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     try:
@@ -46,7 +52,7 @@ def test_a_worker_stopped_or_killed_ends_the_run_in_one_line(tmp_path, zoo, sig)
         while len(workers := workers_of(run.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert workers, "no worker started"
-        time.sleep(1.0)  # (loading its model)
+        time.sleep(2.0)  # (loading its model, then judging)
         os.kill(workers[0], sig)
         out, err = run.communicate(timeout=60)
     finally:
