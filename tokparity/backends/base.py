@@ -12,6 +12,8 @@ so adding an implementation means writing one small class and registering its na
                                       of ``prompt`` ids: one delta per id after it ("" while holding back)
     piece_bytes(ids) -> [bytes|None]  optional: the bytes each id stands for alone, special tokens as
                                       their text (None: the id has no bytes)
+    chat(conversation) -> ChatAnswer  optional: the prompt's text and ids the model's chat template
+                                      makes of a conversation (tokparity.chat)
     version -> str                    library version, recorded in every report
     normalize(text) -> str            optional: the normalizer stage alone
     pre_tokenize(text) -> list[str]   optional: the pre-tokenizer's split
@@ -37,8 +39,13 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+
+if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
 
 
 def without_surrogates(text: str) -> str:
@@ -210,6 +217,11 @@ class Backend(ABC):
         """The bytes each id stands for alone (a byte token its byte, ``▁`` a space, a special
         token its text); None for an id that has none."""
         raise NotImplementedError(f"{self.name} does not give the bytes of a token")
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """The prompt this backend makes of ``conversation`` with the model's chat template: its
+        text and ids (tokparity.chat.ChatAnswer; ``raised`` where the template refuses it)."""
+        raise NotImplementedError(f"{self.name} does not apply chat templates")
 
     #: Settings the engine declares it cannot give (NO_PARSE_SPECIAL_SWITCH: it parses special-token
     #: text whatever is asked); a case that asks for one is "not applicable" to it, not a mismatch.

@@ -87,6 +87,8 @@ from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSetting
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
 if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
     from tokparity.vocab import Vocab
 
 DEFAULT_TIMEOUT = 10.0
@@ -856,6 +858,23 @@ class ProtocolBackend(Backend):
         if reply.get("error") is not None and reply.get("status") in (None, "unsupported"):
             raise NotImplementedError(f"{self.engine.label} does not answer {op!r}: {str(reply['error'])[:200]}")
         return self._checked(reply)
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """``{"op": "chat", "messages": [...], "tools": [...], "options": {...}}`` ->
+        ``{"text": "...", "ids": [...]}`` (either may be absent, not both), or ``{"raised": "why"}``:
+        the template refused the conversation."""
+        from tokparity.chat import ChatAnswer
+
+        reply = self._op_call("chat", {"op": "chat", **conversation.to_request()})
+        text, ids = reply.get("text"), reply.get("ids")
+        if isinstance(reply.get("raised"), str):
+            return ChatAnswer(raised=reply["raised"] or "raised")
+        if text is not None and not isinstance(text, str) or \
+                ids is not None and not (type(ids) is list and all(type(i) is int for i in ids)) or \
+                text is None and ids is None:
+            raise CaseFailure(f"{self.engine.label}: a chat reply needs a string 'text', a list of integer 'ids' "
+                              f"or both: {json.dumps(reply)[:200]}")
+        return ChatAnswer(text, ids)
 
     def pieces(self, ids: list[int]) -> list[str]:
         """The protocol has no pieces: they come from the model's vocabulary, read by tokparity."""

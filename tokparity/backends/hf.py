@@ -22,11 +22,15 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import tokenizers
 
 from tokparity.backends.base import Backend, BackendCrash
+
+if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab.hf_json import check_tokenizer_json
@@ -289,6 +293,43 @@ class HFBackend(TokenizersBackend):
             if deltas:
                 deltas[-1] += "".join(printed)
             return deltas
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """transformers' ``apply_chat_template`` (the text, then the ids: ``tokenize=True``, which
+        encodes with no special tokens added), on an ``AutoTokenizer`` of the model's folder
+        (loaded on first use where the run reads the tokenizer.json with tokenizers)."""
+        import copy
+
+        from tokparity.chat import ChatAnswer
+
+        auto = self._chat_tokenizer()
+        if not getattr(auto, "chat_template", None):
+            raise NotImplementedError(f"{self.path.parent}: no chat template for transformers")
+        asked = dict(tools=copy.deepcopy(conversation.tools), add_generation_prompt=conversation.add_generation_prompt,
+                     continue_final_message=conversation.continue_final_message, **copy.deepcopy(conversation.variables))
+        try:
+            with quiet_transformers():
+                text = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=False, **asked)
+                ids = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=True, return_dict=False,
+                                               **asked)
+        except Exception as e:  # the template's refusal (TemplateError), or transformers' (ValueError)
+            return ChatAnswer(raised=f"{type(e).__name__}: {e}")
+        return ChatAnswer(text, [int(i) for i in ids])
+
+    def _chat_tokenizer(self) -> Any:
+        """The AutoTokenizer the run has, else one loaded for chat alone (encode and decode stay
+        with the library the run reads)."""
+        if self.auto is not None:
+            return self.auto
+        if getattr(self, "_chat_auto", None) is None:
+            with quiet_transformers() as transformers:
+                try:
+                    self._chat_auto = transformers.AutoTokenizer.from_pretrained(str(self.path.parent),
+                                                                                 trust_remote_code=False)
+                except (OSError, ValueError) as e:
+                    raise NotImplementedError(f"transformers.AutoTokenizer could not load {self.path.parent} ({e})") \
+                        from None
+        return self._chat_auto
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         if self.auto is None:

@@ -44,6 +44,13 @@ def handle(backend: Backend, req: dict) -> dict:
                 raise NotImplementedError(f"{backend.name} does not say its vocabulary's size")
             ids = list(range(size))
             return {"pieces": [None if b is None else b.hex() for b in backend.piece_bytes(ids)]}
+        if op == "chat":
+            from tokparity.chat.conversation import Conversation
+
+            answer = backend.chat(Conversation.from_record(req, "the chat request"))
+            if answer.raised:
+                return {"raised": answer.raised}
+            return {k: v for k, v in (("text", answer.text), ("ids", answer.ids)) if v is not None}
         if op == "tokens":  # each id's token text, as the vocabulary stores it
             return {"pieces": backend.pieces(req["ids"])}
         if op == "normalize":

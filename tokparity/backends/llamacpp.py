@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import llama_cpp
 
@@ -33,6 +34,11 @@ from tokparity.zoo import ModelFiles
 # ggml_log_level as this llama.cpp numbers it.
 LOG_WARN, LOG_ERROR, LOG_CONT = 3, 4, 5
 _MAX_KEPT = 200  # log lines kept between two reads, so a chatty loop cannot grow without bound
+
+
+if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
 
 
 class _LogCollector:
@@ -182,6 +188,29 @@ class LlamaCppBackend(Backend):
 
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.token_bytes(ids))
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """llama.cpp's built-in templates (``llama_chat_apply_template``: it recognizes the GGUF's
+        template by what its text holds and formats with its own C++ code, what llama-cli and
+        llama-server do without ``--jinja``), the prompt then tokenized as they tokenize it
+        (``add_special`` as the vocabulary says, special-token text parsed). Built-ins take a role
+        and a string content per message: other conversations are not covered (skipped)."""
+        from tokparity.backends.base import NotCovered
+        from tokparity.chat import ChatAnswer
+        from tokparity.chat.reference import TemplateRaised, builtin_text
+
+        template = llama_cpp.llama_model_chat_template(self._model, None)
+        if not template:
+            raise NotImplementedError(f"{self.path}: no tokenizer.chat_template")
+        if not conversation.only_text_content() or conversation.continue_final_message:
+            raise NotCovered("llama.cpp's built-in templates take a role and a string content per message, "
+                             "no tools, no continued message")
+        try:
+            text = builtin_text(template.decode("utf-8", "surrogateescape"), conversation,
+                                conversation.add_generation_prompt)
+        except TemplateRaised as e:
+            raise NotImplementedError(f"{self.path}: {e}") from None
+        return ChatAnswer(text, self.encode(text, add_special=True, parse_special=True))
 
     def pieces(self, ids: list[int]) -> list[str]:
         """The token text as the GGUF stores it (``▁Hello``, ``Ġworld``, ``<0x0A>``)."""

@@ -12,7 +12,8 @@
                                       True/False, with --spaces-between-specials
                                       spaces_between_special_tokens=True, with --remove-special
                                       remove_special=True, with --stream-step K stream
-                                      gets step=K (not tried where they take no such argument)
+                                      gets step=K (not tried where they take no such argument);
+                                      .chat(messages, tools, options) -> {"text", "ids"} (--ops chat)
 
 ``encode`` returns the ids as a list of ints (exactly: ``1.5``, ``True`` or ``"3"`` make the case
 a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. By default the code runs in a child process
@@ -40,6 +41,8 @@ from tokparity.textview import clipped
 from tokparity.zoo import ModelFiles
 
 if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
     from tokparity.vocab import Vocab
 
 
@@ -135,8 +138,9 @@ class PyFuncBackend(Backend):
             self._decode = getattr(instance, "decode", None)
             self._stream = getattr(instance, "stream", None)
             self._pieces = getattr(instance, "pieces", None)
+            self._chat = getattr(instance, "chat", None)
         else:
-            self._encode, self._decode, self._stream, self._pieces = obj, None, None, None
+            self._encode, self._decode, self._stream, self._pieces, self._chat = obj, None, None, None, None
         self._piece_table: list[bytes | None] | None = None
         self._vocab: Vocab | None = None
         # what it declares it cannot do: ``unsupported = ["parse_special=false"]`` on its class or callable
@@ -176,6 +180,24 @@ class PyFuncBackend(Backend):
         if not (isinstance(deltas, list) and all(isinstance(d, str) for d in deltas)):
             raise CaseFailure(f"{self.name}: stream returned {clipped(deltas, 100)}, not a list of str")
         return [scrubbed(d) for d in deltas]
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """``.chat(messages, tools, options)`` -> ``{"text": ..., "ids": [...]}`` (either may be
+        absent) or ``{"raised": "why"}``, as the protocol's reply."""
+        from tokparity.chat import ChatAnswer
+
+        if self._chat is None:
+            raise NotImplementedError(f"{self.name} has no chat")
+        reply = self._chat(conversation.messages, conversation.tools, dict(conversation.options))
+        if isinstance(reply, dict) and isinstance(reply.get("raised"), str):
+            return ChatAnswer(raised=reply["raised"] or "raised")
+        text, ids = (reply.get("text"), reply.get("ids")) if isinstance(reply, dict) else (None, None)
+        if not isinstance(reply, dict) or (text is None and ids is None) or \
+                (text is not None and not isinstance(text, str)):
+            raise CaseFailure(f"{self.name}: chat returned {clipped(reply, 100)}, not a dict with a str 'text' "
+                              "and/or a list 'ids'")
+        return ChatAnswer(scrubbed(text) if text is not None else None,
+                          checked_ids(self.name, ids) if ids is not None else None)
 
     @property
     def n_vocab(self) -> int:

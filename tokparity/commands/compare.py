@@ -233,6 +233,7 @@ def resumed_ray(given: str | None, header: dict) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, corpus_specs
+    from tokparity.corpus.base import CHATS
     from tokparity.errors import TokparityError
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
@@ -266,7 +267,8 @@ def run(args: argparse.Namespace) -> int:
         from tokparity.zoo.manifest import load_manifest
         models += [m for m in load_manifest().models if m not in models]
     models = models or list(DEFAULT_MODELS)
-    corpora = corpus_specs(args.corpora or list(DEFAULT_CORPORA), args)
+    chat = parse_ops(args.ops or "encode") == ("chat",)
+    corpora = corpus_specs(args.corpora or ([CHATS] if chat else list(DEFAULT_CORPORA)), args)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
         model_paths = [str(named[1]) if (named := named_path(m)) is not None else m for m in models]

@@ -10,7 +10,10 @@ Named corpora:
   folder (``seams``: the Unicode and regex-engine seams of ``tokparity.fuzz.seams``, compact);
 * ``llama.cpp-tests``: the texts of llama.cpp's ``ggml-vocab-*.gguf.inp`` files in the zoo,
   read at run time (not committed);
-* ``all``: every one of the above.
+* ``all``: every one of the above;
+* ``chats``: conversations, for ``compare --ops chat`` (tokparity.chat.conversation): committed
+  in ``corpora/chats.jsonl``, not part of ``all``. A JSONL line with ``messages`` and no ``text``
+  is a conversation in any file.
 
 Files are streamed, never loaded whole, and a bad line is reported with its file and line number.
 """
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tokparity.corpus import tables
-from tokparity.corpus.base import COMMITTED, NAMES, BadCorpus, Case
+from tokparity.corpus.base import CHATS, COMMITTED, NAMES, BadCorpus, Case
 from tokparity.corpus.pipeline import (
     ReadOptions,
     corpus_files,
@@ -111,8 +114,15 @@ def _parse_record(path: Path, lineno: int, line: str) -> dict:
                         "'text' (and an 'id' and 'tags')") from None
     except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
         raise BadCorpus(f"{where}: a number too long to read ({str(e).split(';')[0]}); write it as a string") from None
+    if isinstance(record, dict) and "text" not in record and "messages" in record:  # a conversation (--ops chat)
+        from tokparity.chat.conversation import BadConversation, Conversation
+        try:
+            return record | {"text": Conversation.from_record(record, where).to_text()}
+        except BadConversation as e:
+            raise BadCorpus(str(e)) from None
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-        raise BadCorpus(f"{where}: a record must be an object with a string 'text'")
+        raise BadCorpus(f"{where}: a record must be an object with a string 'text' (or, for --ops chat, "
+                        "a list of 'messages')")
     return record
 
 
@@ -201,7 +211,8 @@ def _builtin(name: str) -> list[Case]:
     them once per model. User files stream instead; they may be any size."""
     found = _BUILTIN.get(name)
     if found is None:
-        found = list(read_jsonl(corpora_dir() / f"{name}.jsonl", name) if name in COMMITTED else llama_cpp_tests())
+        found = list(read_jsonl(corpora_dir() / f"{name}.jsonl", name) if name in COMMITTED + (CHATS,)
+                     else llama_cpp_tests())
         if found:  # (llama.cpp-tests is empty until the zoo is fetched: read it again then)
             _BUILTIN[name] = found
     return found
@@ -235,7 +246,7 @@ def _all_cases(spec: str, options: ReadOptions, max_chars: int | None) -> Iterat
         for name in NAMES:
             yield from _builtin(name)
         return
-    if spec in COMMITTED or spec == "llama.cpp-tests":
+    if spec in COMMITTED or spec in ("llama.cpp-tests", CHATS):
         yield from _builtin(spec)
         return
     if spec == "ids":  # no texts: id sequences each model's run makes from its vocabulary (tokparity.run.ops)

@@ -8,6 +8,7 @@ from tokparity.errors import TokparityError
 
 COMMITTED = ("multilingual", "emoji", "edge", "seams")
 NAMES = COMMITTED + ("llama.cpp-tests",)
+CHATS = "chats"  # the committed conversations (compare --ops chat), not among the texts of "all"
 
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol, cast
 
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.diagnose.cause import Cause
+from tokparity.diagnose.chat import diagnose_chat
 from tokparity.diagnose.decoding import diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
@@ -86,6 +87,9 @@ class ModelDiagnosis:
         self.root_causes: dict[str, RootCause] = {}
         self.seconds = 0.0
         self._no_reference = False
+        # The chat reference (tokparity.chat.reference): the run's, where it judged the chats here;
+        # else made on first use from the model's file, encoding with tokparity's reference.
+        self.chat_reference: Any = None
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -108,6 +112,20 @@ class ModelDiagnosis:
             self._decoding_reference = RefTokenizer(load_vocab(self.decoder_file))
         return self._decoding_reference
 
+    def chat(self) -> Any:
+        """The chat reference that reproduces ``--ops chat`` causes (None: the model has no template)."""
+        if self.chat_reference is None:
+            from tokparity.chat.reference import ChatReference
+            from tokparity.chat.template import find_template
+            from tokparity.zoo import resolve_model
+
+            template = find_template(resolve_model(self.model_file))
+            reference = self.reference_tokenizer()
+            if template is None or reference is None:
+                return None
+            self.chat_reference = ChatReference(template, lambda text, add, parse: reference.encode(text, add, parse))
+        return self.chat_reference
+
     def reference_tokenizer(self) -> Any:
         """The model's RefTokenizer, made on first use (None, said once: the model has none)."""
         if self.reference is None and not self._no_reference:
@@ -124,6 +142,15 @@ class ModelDiagnosis:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls in ("crash", "timeout") or not self.options.diagnose:
             return None
+        if j.op == "chat":
+            started = time.perf_counter()
+            try:
+                reference = self.chat()
+                return diagnose_chat(reference, j) if reference is not None else None
+            except Exception as e:  # a diagnosis never stops a run; the case keeps its class
+                return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage="chat")
+            finally:
+                self.seconds += time.perf_counter() - started
         if j.op != "encode":  # ids back to text: the reference's decoding changed, not its encoder
             started = time.perf_counter()
             try:
@@ -197,7 +224,7 @@ class ModelDiagnosis:
         groups: dict[tuple[str, str], list[int]] = {}
         for i, j in enumerate(judgements):
             d = self._current[i]
-            if j.op != "encode" and d is not None and d.variants:
+            if j.op not in ("encode", "chat") and d is not None and d.variants:
                 groups.setdefault((j.backend, j.op), []).append(i)
         for positions in groups.values():
             for i, d in zip(positions, prefer([cast(Diagnosis, self._current[i]) for i in positions])):

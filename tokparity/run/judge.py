@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
@@ -45,6 +46,9 @@ from tokparity.run.tally import Tally, tally_keys
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
+
+if TYPE_CHECKING:
+    from tokparity.run.chat import ChatJudge
 
 # The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
 DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
@@ -167,7 +171,9 @@ class ModelRun:
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self.decoder = self._decoder(options, results) if options.decoding_ops else None
-        self.tally = Tally(self.model, self.chain, list(self.backends), self.decoder, options, results)
+        # (a chat run lists the backends that apply chat templates: the others have no such op)
+        listed = [n for n, b in self.backends.items() if options.ops != ("chat",) or b.supports("chat")]
+        self.tally = Tally(self.model, self.chain, listed, self.decoder, options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
@@ -176,6 +182,27 @@ class ModelRun:
         self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
                                       options.decoding, options.stream_step) if self.decoder is not None else None
+        self.chatting = self._chat_judge(options, results) if "chat" in options.ops else None
+
+    def _chat_judge(self, options: CompareOptions, results: Results) -> ChatJudge | None:
+        """Who judges ``--ops chat``: the model's template rendered as transformers renders it, the
+        prompt encoded by the oracle (None, said once: the model's files carry no template)."""
+        from tokparity.chat.reference import ChatReference
+        from tokparity.chat.template import find_template
+        from tokparity.run.chat import ChatJudge
+
+        template = find_template(self.model)
+        oracle = next((name for name in self.chain if name != "golden"), None)
+        if template is None or oracle is None:
+            why = (f"{self.model.name}: its files carry no chat template: --ops chat has nothing to judge" if template is None
+                   else f"{self.model.name}: no library in the oracle chain encodes the prompt: --ops chat is not judged")
+            results.options.setdefault("unavailable", []).append(why)
+            options.say(why)
+            return None
+        encoder = self.backends[oracle]
+        reference = ChatReference(template, lambda text, add, parse: encoder.encode(text, add, parse))
+        self.diagnosis.chat_reference = reference
+        return ChatJudge(self.model.name, self.vocab, self.backends, reference, oracle, self.tally.by_op["chat"])
 
     def _decoder(self, options: CompareOptions, results: Results) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
@@ -195,6 +222,9 @@ class ModelRun:
 
     def close(self) -> None:
         started = time.perf_counter()
+        chatting = getattr(self, "chatting", None)
+        if chatting is not None:
+            chatting.reference.close()
         stage_ref, self._stage_ref = self._stage_ref, None
         if stage_ref is not None and stage_ref not in self.backends.values():
             stage_ref.close()
@@ -254,6 +284,8 @@ class ModelRun:
     def judge_many(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
         """The records of ``batch`` ((position, case) pairs), in its order; every backend is asked
         ``JudgedCases.BATCH`` texts at a time (``encode_many``)."""
+        if self.options.ops == ("chat",):  # conversations: nothing is encoded before
+            return [self.chat_record(case, n) for n, case in batch]
         records: list[CaseRecord] = []
         for start in range(0, len(batch), JudgedCases.BATCH):
             chunk = batch[start:start + JudgedCases.BATCH]
@@ -280,6 +312,14 @@ class ModelRun:
                                             spent))
             spent = {}
         return out
+
+    def chat_record(self, case: Case, n: int) -> CaseRecord:
+        """A conversation's record: every backend's prompt judged against the reference's (a
+        record of no verdicts where the model has no template)."""
+        keys = tuple(tally_keys(case))
+        if self.chatting is None:
+            return CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], keys, op="chat")
+        return self.chatting.record(n, case, keys)
 
     def id_records(self, n: int, case: IdCase) -> list[CaseRecord]:
         """An id sequence's record for each decoding op the run asks."""

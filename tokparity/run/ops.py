@@ -5,6 +5,8 @@ that turn ids back into text.
     decode   ids back to text, whole (``decode(ids)``)
     stream   ids back to text one at a time after a prompt, as a server streams them (``stream``)
     pieces   the bytes each id stands for alone (``piece_bytes``): what a grammar engine reads
+    chat     a conversation's prompt, text and ids, through the model's chat template (``chat``;
+             judged in tokparity.run.chat, on corpora of conversations: it runs alone)
 
 For decode, stream and pieces the ids are the oracle's: its encoding of each corpus text, and id
 sequences made from the vocabulary where decoders go wrong (``id_cases``: byte tokens that split
@@ -41,7 +43,8 @@ from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import ModelFiles
 
-OPS = ("encode", "decode", "stream", "pieces")
+OPS = ("encode", "decode", "stream", "pieces", "chat")
+TEXT_OPS = ("encode", "decode", "stream", "pieces")  # the ops a text's case is asked (``all``)
 DECODING_OPS = ("decode", "stream", "pieces")
 ID_CORPUS = "ids"  # the id sequences made from the vocabulary (id_cases)
 STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
@@ -50,10 +53,14 @@ DECODER_WHY = ("the first library of the oracle chain that decodes as asked (gol
 
 
 def parse_ops(value: str) -> tuple[str, ...]:
-    """``--ops encode,decode`` -> ("encode", "decode"); ``all`` -> every op; in OPS' order."""
+    """``--ops encode,decode`` -> ("encode", "decode"); ``all`` -> every op on texts; in OPS' order.
+    ``chat`` runs on conversations, so alone."""
     names = [part.strip() for part in value.split(",") if part.strip()]
     if names == ["all"]:
-        return OPS
+        return TEXT_OPS
+    if "chat" in names and len(set(names)) > 1:
+        raise TokparityError(f"--ops {value!r}: chat runs on corpora of conversations, the other ops on texts; "
+                             "give --ops chat alone (and the other ops in another run)")
     unknown = [n for n in names if n not in OPS]
     if unknown or not names:
         raise TokparityError(f"--ops {value!r}: {'unknown op ' + repr(unknown[0]) if unknown else 'no op'}; "
@@ -83,7 +90,10 @@ def decoder_file(model: ModelFiles, decoder: str | None) -> str | None:
 
 def op_compared(op: str, decoder: str | None, backend_names: list[str]) -> list[str]:
     """The backends judged for a decoding op: every one but golden ids and the decoder (whose own
-    stream is judged against its whole text, so it is judged for ``stream`` too)."""
+    stream is judged against its whole text, so it is judged for ``stream`` too). For chat: every
+    one but golden ids and tokparity's reference (the judge renders as it does)."""
+    if op == "chat":
+        return [n for n in backend_names if n not in ("golden", "ref")]
     if decoder is None:
         return []
     return [n for n in backend_names if n != "golden" and (n != decoder or op == "stream")]

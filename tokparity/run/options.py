@@ -42,7 +42,7 @@ class CompareOptions:
     oracle: str | None = None
     explicit_backends: bool = False  # the user named them: an unavailable one is an error
     max_chars: int | None = DEFAULT_MAX_CHARS  # longer texts are not run (a clear note each); None: no cap
-    ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces
+    ops: tuple[str, ...] = ("encode",)  # what each backend is asked (tokparity.run.ops): encode, decode, stream, pieces, or chat
     # how decode (and stream: skip_special only) turn ids into text: the files' own unless asked
     decoding: DecodeSettings = AS_FILES_SAY
     stream_step: int = 1  # a stream is fed this many ids at a time after its prompt
@@ -55,7 +55,7 @@ class CompareOptions:
     @property
     def decoding_ops(self) -> tuple[str, ...]:
         """The ops that turn the oracle's ids back into text (decode, stream, pieces) this run asks."""
-        return tuple(op for op in self.ops if op != "encode")
+        return tuple(op for op in self.ops if op not in ("encode", "chat"))
 
     def say(self, message: str) -> None:
         self.services.say(message)

@@ -28,6 +28,9 @@ from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
 
+CHAT_WHY = ("the model's chat template rendered as transformers renders it (sandboxed jinja2), the prompt encoded by "
+            "the oracle with no special tokens added and special-token text parsed, as apply_chat_template does")
+
 if TYPE_CHECKING:
     from tokparity.corpus import Case
     from tokparity.zoo import ModelFiles
@@ -57,7 +60,8 @@ class Tally:
         self.by_op = {op: self.compared if op == "encode" else op_compared(op, decoder, backend_names)
                       for op in options.ops}
         self.decoder = decoder or ""  # (tokparity.run.ops.decoder_of, chosen where the backends are)
-        self.summaries = {(n, op): RunSummary(model.name, "/".join(chain) if op == "encode" else self.decoder, n, op=op)
+        judges = {"encode": "/".join(chain), "chat": "template+" + next((c for c in chain if c != "golden"), "")}
+        self.summaries = {(n, op): RunSummary(model.name, judges.get(op, self.decoder), n, op=op)
                           for op, names in self.by_op.items() for n in names}
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # encode: case positions, per backend
         self.oracles_used: set[str] = set()
@@ -178,8 +182,8 @@ class Tally:
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
         for (name, op), s in self.summaries.items():
-            if op != "encode":  # judged against the decoder, and named by class alone
-                s.oracle_why = DECODER_WHY
+            if op != "encode":  # judged against the decoder (chat: the template reference), named by class alone
+                s.oracle_why = CHAT_WHY if op == "chat" else DECODER_WHY
                 s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
                 continue
             for cause, n in (causes or {}).get(name, {}).items():

@@ -1,0 +1,30 @@
+"""Chat templates to ids: the prompt a model really receives (``compare --ops chat``).
+
+    conversation (tokparity.chat.conversation)  a corpus line: messages, tools, options
+        │  the model's template (tokparity.chat.template), rendered as transformers renders it,
+        │  in a sandboxed child process (tokparity.chat.render, tokparity.chat.sandbox)
+        ▼
+    prompt text ──► ids: the oracle's encoding with the rules of transformers'
+                    apply_chat_template (no special tokens added, special-token text parsed)
+
+Every backend with a ``chat`` op (transformers' ``apply_chat_template``, llama.cpp's built-in
+templates, a ``cmd:`` or ``py:`` engine) answers a ``ChatAnswer``; tokparity.run.chat judges it
+against the reference's, and tokparity.diagnose.chat names the cause by rendering or tokenizing
+the reference otherwise, one named switch at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RAISED_SHOWN = "(the template raised: "  # how a report shows a refusal in place of a prompt
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    """A backend's prompt for one conversation: its text and its ids (either may be None: an engine
+    that only renders, or only gives ids), or ``raised``: the template refused the conversation."""
+
+    text: str | None = None
+    ids: list[int] | None = None
+    raised: str = ""

@@ -1,0 +1,116 @@
+"""The reference's prompt for a conversation, and the same made another way.
+
+``ChatReference.answer(conversation)`` renders the model's template as transformers renders it, in
+the sandbox (tokparity.chat.sandbox), and encodes the text as ``apply_chat_template(tokenize=True)``
+does: no special tokens added, special-token text parsed. ``ChatWay`` names every step a buggy
+engine may take otherwise; the chat causes (tokparity.diagnose.chat) are such ways, and the
+reference answers for any of them, so a cause is named by reproducing the backend's prompt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tokparity.chat import ChatAnswer
+from tokparity.chat.conversation import Conversation
+from tokparity.chat.render import TRANSFORMERS, RenderSwitches, TemplateRaised
+from tokparity.chat.sandbox import TemplateSandbox
+from tokparity.chat.template import ChatTemplate
+
+
+@dataclass(frozen=True)
+class ChatWay:
+    """How a conversation becomes ids; the defaults are transformers' ``apply_chat_template``."""
+
+    render: RenderSwitches = field(default_factory=RenderSwitches)
+    builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
+    generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
+    drop_trailing_newline: bool = False  # the prompt's last newline taken off
+    add_special: bool = False  # the vocabulary's BOS/EOS added by the tokenizer
+    parse_special: bool = True  # special-token text in the prompt becomes its id
+
+    def changed(self, **changes) -> ChatWay:
+        render = {k: v for k, v in changes.items() if k in RenderSwitches.__dataclass_fields__}
+        rest = {k: v for k, v in changes.items() if k not in render}
+        return dataclasses.replace(self, render=dataclasses.replace(self.render, **render), **rest)
+
+
+TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
+
+
+class ChatReference:
+    """``template``: the model's (tokparity.chat.template); ``encode(text, add_special,
+    parse_special)``: the oracle's encoder. Renders are kept per (conversation, way): the diagnosis
+    asks the same ones again."""
+
+    def __init__(self, template: ChatTemplate, encode: Callable[[str, bool, bool], list[int]],
+                 sandbox: TemplateSandbox | None = None):
+        self.template, self.encode = template, encode
+        self.sandbox = sandbox or TemplateSandbox()
+        self._texts: dict[tuple[str, RenderSwitches, bool, bool], str | TemplateRaised] = {}
+
+    def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
+        """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
+        CaseFailure (it could not be rendered)."""
+        asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
+        key = (conversation.to_text(), way.render, way.builtin, asks)
+        if key not in self._texts:
+            if len(self._texts) > 4096:
+                self._texts.clear()
+            options = dict(conversation.options) | {"add_generation_prompt": asks}
+            try:
+                if way.builtin:
+                    self._texts[key] = builtin_text(self.template.for_conversation(conversation.tools is not None),
+                                                    conversation, asks)
+                else:
+                    self._texts[key] = self.sandbox.render(self.template.for_conversation(conversation.tools is not None),
+                                                           conversation.messages, conversation.tools, options,
+                                                           self.template.specials, way.render.to_json())
+            except TemplateRaised as e:
+                self._texts[key] = e
+        found = self._texts[key]
+        if isinstance(found, TemplateRaised):
+            raise found
+        return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
+
+    def answer(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> ChatAnswer:
+        """The prompt's text and ids made ``way`` (``raised``: the template refused the conversation)."""
+        try:
+            text = self.text(conversation, way)
+        except TemplateRaised as e:
+            return ChatAnswer(raised=str(e))
+        return ChatAnswer(text, list(self.encode(text, way.add_special, way.parse_special)))
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+
+def builtin_text(template: str, conversation: Conversation, add_generation_prompt: bool) -> str:
+    """llama.cpp's built-in template for ``template`` (``llama_chat_apply_template``, through
+    llama-cpp-python): TemplateRaised where it has none, or the conversation is not one it takes."""
+    import ctypes
+
+    try:
+        import llama_cpp
+    except ImportError:
+        raise TemplateRaised("llama-cpp-python is not installed: llama.cpp's built-in templates cannot be "
+                             "tried (pip install 'tokparity[llama]')") from None
+    if not conversation.only_text_content():
+        raise TemplateRaised("llama.cpp's built-in templates take a role and a string content per message")
+    contents = [(m["role"].encode("utf-8", "surrogatepass"), m["content"].encode("utf-8", "surrogatepass"))
+                for m in conversation.messages]
+    messages = (llama_cpp.llama_chat_message * len(contents))(
+        *(llama_cpp.llama_chat_message(role, content) for role, content in contents))
+    size = 2 * sum(len(r) + len(c) for r, c in contents) + 4096
+    for _ in range(2):
+        buf = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_chat_apply_template(template.encode("utf-8", "surrogatepass"), messages, len(contents),
+                                                add_generation_prompt, buf, size)
+        if n < 0:
+            raise TemplateRaised("llama.cpp has no built-in template that matches this one")
+        if n <= size:
+            return buf.raw[:n].decode("utf-8", "replace")
+        size = n + 1
+    raise TemplateRaised("llama_chat_apply_template kept asking for a larger buffer")

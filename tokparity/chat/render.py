@@ -1,0 +1,175 @@
+"""A chat template rendered the way transformers renders it, with named switches a buggy engine
+may have set otherwise (the chat causes, tokparity.diagnose.chat).
+
+transformers' ``apply_chat_template`` compiles the template in jinja2's
+``ImmutableSandboxedEnvironment`` with ``trim_blocks`` and ``lstrip_blocks`` on, the
+``loopcontrols`` extension and a ``{% generation %}`` block (which renders its body); it replaces
+the ``tojson`` filter by ``json.dumps(x, ensure_ascii=False, indent, separators, sort_keys)`` (no
+HTML escaping, keys in their order), adds the globals ``raise_exception``, ``strftime_now``,
+``dict`` and ``namespace``, and passes ``messages``, ``tools``, ``documents``,
+``add_generation_prompt``, the special tokens' texts and every other keyword as variables. A message
+whose value is None loses that key; reasoning under ``thinking`` or ``reasoning`` is also passed as
+``reasoning_content`` (and the reverse), as it does. ``continue_final_message`` renders the last
+message with a marker after its text and cuts the prompt there.
+
+This module is imported only inside the sandbox's child process (tokparity.chat.sandbox): a
+template is code from a file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+MAX_OUTPUT_CHARS = 4_000_000  # a prompt longer than this is a template gone wrong
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+@dataclass(frozen=True)
+class RenderSwitches:
+    """How the template is rendered. The defaults are transformers'; each other value is a way an
+    engine renders otherwise (tokparity.diagnose.chat names them)."""
+
+    trim_blocks: bool = True
+    lstrip_blocks: bool = True
+    keep_trailing_newline: bool = False  # jinja2's default: a template's one last newline is dropped
+    tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii"
+    bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+TRANSFORMERS = RenderSwitches()
+
+
+class TemplateRaised(Exception):
+    """The template refused the conversation (``raise_exception``, an undefined name, a type error):
+    an answer, not a failure of the renderer."""
+
+
+def _tojson(kind: str):
+    if kind == "jinja2":
+        return None  # jinja2's built-in
+    ensure_ascii = kind == "ascii"
+
+    def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    return tojson
+
+
+_COMPILED: dict = {}
+
+
+def compiled(source: str, switches: RenderSwitches):
+    key = (source, switches)
+    if key in _COMPILED:
+        return _COMPILED[key]
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class Generation(jinja2.ext.Extension):
+        """``{% generation %}…{% endgeneration %}``: transformers marks the assistant's tokens with it; it renders its body."""
+
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+        def _body(self, caller):
+            return caller()
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    class Namespace(jinja2.utils.Namespace):
+        def __setitem__(self, name, value):
+            if isinstance(name, str) and name.startswith("_"):
+                raise jinja2.exceptions.SecurityError(f"a namespace attribute may not start with '_': {name!r}")
+            super().__setitem__(name, value)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
+                                        keep_trailing_newline=switches.keep_trailing_newline,
+                                        extensions=[Generation, jinja2.ext.loopcontrols])
+    own = _tojson(switches.tojson)
+    if own is not None:
+        env.filters["tojson"] = own
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    env.globals["dict"] = dict
+    env.globals["namespace"] = Namespace
+    try:
+        template = env.from_string(source)
+    except jinja2.exceptions.TemplateError as e:
+        raise TemplateRaised(f"the template does not compile: {type(e).__name__}: {e}") from None
+    if len(_COMPILED) > 64:
+        _COMPILED.clear()
+    _COMPILED[key] = template
+    return template
+
+
+def _messages(messages: list[dict]) -> list[dict]:
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if v is not None}
+        reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
+        if reasoning is not None:
+            m = {"thinking": reasoning, **m, "reasoning_content": reasoning}
+        out.append(m)
+    return out
+
+
+def render(source: str, messages: list[dict], tools: list[dict] | None, options: dict, specials: dict[str, str],
+           switches: RenderSwitches = TRANSFORMERS) -> str:
+    """The prompt ``source`` makes of the conversation. Raises ``TemplateRaised`` where the template
+    refuses it (as transformers raises)."""
+    import jinja2
+
+    template = compiled(source, switches)
+    messages = _messages(messages)
+    add_generation_prompt = bool(options.get("add_generation_prompt", False))
+    continue_final = options.get("continue_final_message", False)
+    final = None
+    if continue_final:
+        key = continue_final if isinstance(continue_final, str) else "content"
+        final = messages[-1].get(key)
+        if final is None:
+            raise TemplateRaised(f'continue_final_message: the last message has no "{key}" to continue')
+        if isinstance(final, list):
+            block = next((b for b in reversed(final) if isinstance(b, dict) and "text" in b), None)
+            if block is None:
+                raise TemplateRaised("continue_final_message: no text part in the last message to continue")
+            final = block["text"]
+            block["text"] = str(block["text"]) + CONTINUE_TAG
+        else:
+            messages[-1][key] = str(final) + CONTINUE_TAG
+    variables = {**specials, **{k: v for k, v in options.items() if k not in ("add_generation_prompt",
+                                                                               "continue_final_message")}}
+    if switches.bos_token is not None:
+        variables["bos_token"] = switches.bos_token
+    parts: list[str] = []
+    size = 0
+    try:
+        for chunk in template.generate(messages=messages, tools=tools, documents=None,
+                                       add_generation_prompt=add_generation_prompt, **variables):
+            size += len(chunk)
+            if size > MAX_OUTPUT_CHARS:
+                raise TemplateRaised(f"the template rendered more than {MAX_OUTPUT_CHARS:,} characters; stopped")
+            parts.append(chunk)
+    except jinja2.exceptions.TemplateError as e:
+        raise TemplateRaised(f"{type(e).__name__}: {e}") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
+            RecursionError) as e:
+        raise TemplateRaised(f"{type(e).__name__}: {e}") from None
+    text = "".join(parts)
+    if final is not None:
+        if str(final).strip() not in text or CONTINUE_TAG.strip() not in text:
+            raise TemplateRaised("continue_final_message: the template does not render the last message whole")
+        at = text.rindex(CONTINUE_TAG.strip())
+        text = text[:at] if text[at:at + len(CONTINUE_TAG)] == CONTINUE_TAG else text[:at].rstrip()
+    return text

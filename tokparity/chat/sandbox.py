@@ -1,0 +1,105 @@
+"""Chat templates rendered in a child process: a template is code from a file.
+
+The child (``python -m tokparity.chat.sandbox``) renders in jinja2's immutable sandbox
+(tokparity.chat.render), under an address-space limit, and answers one JSON line per request
+over the same pipe protocol as ``cmd:`` engines (tokparity.backends.cmd.EngineProcess)::
+
+    -> {"id": 1, "op": "render", "template": "...", "messages": [...], "tools": null,
+        "options": {...}, "specials": {"bos_token": "<s>"}, "switches": {...}}
+    <- {"id": 1, "text": "<s>[INST] Hi [/INST]"}  |  {"id": 1, "raised": "TemplateError: ..."}
+
+The parent gives every render a time limit (``RENDER_TIMEOUT``): a template that loops is killed
+with its process group, and the child is started again for the next one. After
+``GIVE_UP_AFTER`` such failures in a row, a template is not rendered again in that run: every
+later conversation gets the same failure at once, so a hostile template costs one model a few
+seconds and one error line, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from tokparity.backends.base import BackendTimeout, CaseFailure
+
+RENDER_TIMEOUT = 10.0
+GIVE_UP_AFTER = 2
+ADDRESS_SPACE = 2 << 30  # bytes; a template that builds a huge string fails there, not the machine
+
+
+class TemplateSandbox:
+    """The parent's handle on the child. ``render`` returns the prompt, raises ``TemplateRaised``
+    (the template refused the conversation: an answer) or ``CaseFailure`` (it could not be
+    rendered: too slow, too big, the child died)."""
+
+    def __init__(self, timeout: float = RENDER_TIMEOUT):
+        from tokparity.backends.cmd import EngineProcess
+        from tokparity.backends.isolated import _child_env
+
+        self.timeout = timeout
+        self.engine = EngineProcess([sys.executable, "-m", "tokparity.chat.sandbox"], "chat template sandbox",
+                                    env=_child_env(), startup_timeout=60.0, hello=True)
+        self._failures: dict[str, tuple[int, str]] = {}  # template -> (failures in a row, the last)
+
+    def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,
+               specials: dict[str, str], switches: dict | None = None) -> str:
+        from tokparity.chat.render import TemplateRaised
+
+        count, last = self._failures.get(template, (0, ""))
+        if count >= GIVE_UP_AFTER:
+            raise CaseFailure(f"not rendered: {last} (the template failed {count} times in a row)")
+        body = json.dumps({"op": "render", "template": template, "messages": messages, "tools": tools,
+                           "options": options, "specials": specials, "switches": switches or {}},
+                          ensure_ascii=True)[1:-1]
+        try:
+            reply, _junk = self.engine.request(body, self.timeout)
+        except BackendTimeout:
+            self._failures[template] = (count + 1, f"the template took more than {self.timeout:g} s to render")
+            raise BackendTimeout(self._failures[template][1]) from None
+        except CaseFailure as e:
+            self._failures[template] = (count + 1, f"the renderer died ({e})")
+            raise
+        self._failures.pop(template, None)
+        if "raised" in reply:
+            raise TemplateRaised(str(reply["raised"]))
+        if not isinstance(reply.get("text"), str):
+            raise CaseFailure(f"the sandbox answered no text: {json.dumps(reply)[:200]}")
+        return reply["text"]
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def _serve() -> None:
+    import resource
+
+    from tokparity.chat.render import RenderSwitches, TemplateRaised, render
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    except (ValueError, OSError):  # a lower hard limit already: keep it
+        pass
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever prints goes to stderr, never into the replies
+    out.write('{"id": 0, "ready": true}\n')
+    out.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        reply: dict = {"id": request.get("id")}
+        try:
+            switches = RenderSwitches(**request.get("switches") or {})
+            reply["text"] = render(request["template"], request["messages"], request.get("tools"),
+                                   request.get("options") or {}, request.get("specials") or {}, switches)
+        except TemplateRaised as e:
+            reply["raised"] = str(e)[:2000]
+        except MemoryError:
+            reply["raised"] = f"the template needed more than {ADDRESS_SPACE >> 30} GiB of memory"
+        except Exception as e:  # the sandbox's own refusal (SecurityError) and anything else a template does
+            reply["raised"] = f"{type(e).__name__}: {e}"[:2000]
+        out.write(json.dumps(reply, ensure_ascii=True) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,122 @@
+"""A model's chat template, as its files carry it, and the special tokens' texts it is rendered with.
+
+Where the template is read, first found wins (as transformers and llama.cpp read them):
+
+    chat_template.jinja beside tokenizer.json      (transformers ≥ 4.43 saves it apart)
+    tokenizer_config.json's "chat_template"        (a string, or a list of named templates)
+    the GGUF's tokenizer.chat_template             (and tokenizer.chat_template.NAME)
+
+Of several named templates, ``default`` renders a conversation, ``tool_use`` one with tools
+where the model has it (transformers' ``get_chat_template``). The special tokens' texts
+(``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``) are the template's variables, as
+transformers passes its ``special_tokens_map``: from tokenizer_config.json, else from the
+vocabulary's special ids.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.zoo import ModelFiles
+
+SPECIAL_ROLES = ("bos", "eos", "unk", "pad")
+MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    source: str  # the file (and key) it came from, as a report shows it
+    templates: dict[str, str]  # name -> Jinja source ("default" for a single template)
+    specials: dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
+
+    def for_conversation(self, has_tools: bool) -> str:
+        if has_tools and "tool_use" in self.templates:
+            return self.templates["tool_use"]
+        if "default" in self.templates:
+            return self.templates["default"]
+        raise TokparityError(f"{self.source}: {len(self.templates)} named chat templates "
+                             f"({', '.join(sorted(self.templates))}) and none named 'default'")
+
+
+def _special_text(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):  # an AddedToken as saved
+        return value["content"]
+    return None
+
+
+def _named(value: object, where: str) -> dict[str, str]:
+    if isinstance(value, str):
+        return {"default": value}
+    if isinstance(value, list) and all(isinstance(t, dict) and isinstance(t.get("name"), str) and
+                                       isinstance(t.get("template"), str) for t in value):
+        return {t["name"]: t["template"] for t in value}
+    raise TokparityError(f"{where}: 'chat_template' must be a string or a list of {{name, template}} objects")
+
+
+def _from_vocab(path: Path) -> dict[str, str]:
+    from tokparity.vocab import load_vocab
+
+    vocab = load_vocab(path)
+    return {f"{role}_token": vocab.tokens[vocab.special_ids[role]] for role in SPECIAL_ROLES
+            if 0 <= vocab.special_ids.get(role, -1) < vocab.size}
+
+
+def _checked(templates: dict[str, str], source: str) -> dict[str, str]:
+    for name, text in templates.items():
+        if len(text) > MAX_TEMPLATE_CHARS:
+            raise TokparityError(f"{source}: chat template {name!r} has {len(text):,} characters, more than "
+                                 f"{MAX_TEMPLATE_CHARS:,}; a template that large is refused")
+    return templates
+
+
+def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | None:
+    """The chat template of ``model``'s file ``role``, or None where that file has none. Without a
+    role: transformers' files first (the template a model is published with), then the GGUF's."""
+    if role is None:
+        for candidate in ("tokenizer_config", "tokenizer_json", "spm_model", "gguf"):
+            if candidate in model.original_files and (found := find_template(model, candidate)) is not None:
+                return found
+        return None
+    path = model.files.get(role)
+    if path is None:
+        return None
+    if role in ("tokenizer_json", "tokenizer_config", "spm_model"):
+        config_path = model.files.get("tokenizer_config") or path.with_name("tokenizer_config.json")
+        config = {}
+        if config_path.is_file():
+            try:
+                config = json.loads(config_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise TokparityError(f"{config_path}: cannot read it as JSON ({e}); fix the file") from None
+        specials = {f"{r}_token": t for r in SPECIAL_ROLES if (t := _special_text(config.get(f"{r}_token"))) is not None}
+        if not specials and path.suffix in (".json", ".model"):
+            specials = _from_vocab(model.files.get("tokenizer_json") or path)
+        jinja_file = config_path.with_name("chat_template.jinja")
+        if jinja_file.is_file():
+            return ChatTemplate(str(jinja_file), _checked({"default": jinja_file.read_text(encoding="utf-8")},
+                                                          str(jinja_file)), specials)
+        if "chat_template" in config:
+            where = f"{config_path} chat_template"
+            return ChatTemplate(where, _checked(_named(config["chat_template"], where), where), specials)
+        return None
+    if role == "gguf":
+        from tokparity.vocab.gguf_reader import GGUFMetadata
+
+        meta = GGUFMetadata(path)
+        templates: dict[str, str] = {}
+        default = meta.get("tokenizer.chat_template")
+        if isinstance(default, str):
+            templates["default"] = default
+        for key, value in meta.fields.items():
+            if key.startswith("tokenizer.chat_template.") and isinstance(value, str):
+                templates[key.rsplit(".", 1)[1]] = value
+        if not templates:
+            return None
+        where = f"{path} tokenizer.chat_template"
+        return ChatTemplate(where, _checked(templates, where), _from_vocab(path))
+    return None

@@ -1,0 +1,121 @@
+"""The causes of ``--ops chat`` mismatches, named by reproduction: the reference's prompt made
+another way, one named step or several at once (tokparity.chat.reference.ChatWay), gives the
+backend's prompt exactly: its ids where it gave ids, its text where it gave text, or the same
+refusal.
+
+The smallest set of ``ChatVariant``s that reproduces the backend's prompt names the cause (up to
+three at once: an engine with several bugs gets all of them named); other sets of that size are
+its alternatives. None is named where none reproduces it: the class stays the judge's.
+The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with its real cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from tokparity.chat import RAISED_SHOWN, ChatAnswer
+from tokparity.chat.conversation import Conversation
+from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.records import Diagnosis, Judgement
+
+MAX_AT_ONCE = 3
+SPEC = "tokparity/chat/render.py and tokparity/chat/reference.py (ChatWay)"
+
+
+@dataclass(frozen=True)
+class ChatVariant:
+    name: str
+    does: str  # what the backend does, as a sentence after "the backend"
+    changes: tuple[tuple[str, object], ...]  # ChatWay fields (render switches included) and their values
+    fix: str = ""
+
+    def way(self, base: ChatWay = TRANSFORMERS_WAY) -> ChatWay:
+        return base.changed(**dict(self.changes))
+
+
+VARIANTS = (
+    ChatVariant("chat.bos-added", "tokenizes the prompt with the special tokens the vocabulary adds: a template that "
+                "writes bos_token gets a second BOS", (("add_special", True),),
+                "encode the rendered prompt with add_special_tokens=False (the template writes the specials)"),
+    ChatVariant("chat.bos-token-empty", "renders bos_token as an empty string (and adds none)",
+                (("bos_token", ""),), "pass the vocabulary's BOS text as bos_token"),
+    ChatVariant("chat.no-trim-blocks", "renders without trim_blocks: the newline after each {% … %} block stays",
+                (("trim_blocks", False),), "render with trim_blocks=True, as transformers does"),
+    ChatVariant("chat.no-lstrip-blocks", "renders without lstrip_blocks: the spaces before each {% … %} block stay",
+                (("lstrip_blocks", False),), "render with lstrip_blocks=True, as transformers does"),
+    ChatVariant("chat.trailing-newline-kept", "keeps the template's last newline (keep_trailing_newline), which "
+                "jinja2 drops", (("keep_trailing_newline", True),), "drop the template source's one trailing newline"),
+    ChatVariant("chat.trailing-newline-dropped", "drops the prompt's last newline",
+                (("drop_trailing_newline", True),), "keep the rendered prompt whole"),
+    ChatVariant("chat.specials-not-parsed", "tokenizes the prompt with special-token text read as text: "
+                "`<|im_start|>` becomes several ordinary tokens", (("parse_special", False),),
+                "encode the rendered prompt with special tokens parsed"),
+    ChatVariant("chat.tojson-html-safe", "uses jinja2's own tojson: keys sorted, `<`, `>`, `&` and `'` escaped "
+                "as \\u003c…", (("tojson", "jinja2"),),
+                "override tojson as transformers does: json.dumps(x, ensure_ascii=False), keys in their order"),
+    ChatVariant("chat.tojson-ascii", "writes non-ASCII text in tojson as \\uXXXX escapes (ensure_ascii)",
+                (("tojson", "ascii"),), "tojson with ensure_ascii=False"),
+    ChatVariant("chat.generation-prompt-missing", "leaves out the generation prompt that was asked for",
+                (("generation_prompt", False),), "pass add_generation_prompt to the template"),
+    ChatVariant("chat.generation-prompt-added", "adds a generation prompt that was not asked for",
+                (("generation_prompt", True),), "pass add_generation_prompt as asked"),
+    ChatVariant("chat.llama-cpp-builtin", "formats with llama.cpp's built-in C++ template for the model "
+                "(llama_chat_apply_template), not the model's Jinja template", (("builtin", True),),
+                "render the model's own template (llama.cpp: --jinja)"),
+)
+BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def _combined(variants: tuple[ChatVariant, ...]) -> ChatWay | None:
+    """One way with every variant's changes (None where two set the same field differently)."""
+    changes: dict[str, object] = {}
+    for v in variants:
+        for key, value in v.changes:
+            if key in changes and changes[key] != value:
+                return None
+            changes[key] = value
+    return TRANSFORMERS_WAY.changed(**changes)
+
+
+def _backend_answer(j: Judgement) -> ChatAnswer:
+    output = j.backend_output[0] if j.backend_output else None
+    if output is not None and output.startswith(RAISED_SHOWN):
+        return ChatAnswer(raised=output)
+    return ChatAnswer(output, list(j.backend_ids) if j.backend_ids or output is None else None)
+
+
+def _same(answer: ChatAnswer, got: ChatAnswer, gave_ids: bool) -> bool:
+    if got.raised or answer.raised:
+        return bool(got.raised) and bool(answer.raised)
+    if gave_ids and answer.ids != got.ids:
+        return False
+    return got.text is None or answer.text == got.text
+
+
+def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
+    conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
+    got = _backend_answer(j)
+    gave_ids = bool(j.backend_ids) or (not got.raised and got.text is None)
+    right = reference.answer(conversation)
+    for size in range(1, MAX_AT_ONCE + 1):
+        found: list[tuple[str, ...]] = []
+        for variants in combinations(VARIANTS, size):
+            way = _combined(variants)
+            if way is None:
+                continue
+            try:
+                answer = reference.answer(conversation, way)
+            except Exception:  # a way that cannot be taken here (no llama-cpp-python) reproduces nothing
+                continue
+            if _same(answer, got, gave_ids) and not _same(answer, right, True):
+                found.append(tuple(v.name for v in variants))
+        if found:
+            first = found[0]
+            does = "; and ".join(BY_NAME[n].does for n in first)
+            others = f"; so do {', '.join('+'.join(f) for f in found[1:])}" if found[1:] else ""
+            return Diagnosis("+".join(first), f"reproduced: the reference's prompt made as an engine that {does} gives "
+                                              f"the backend's {'ids' if gave_ids else 'text'} exactly{others}",
+                             first, tuple(found[1:]), stage="chat")
+    return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} of the chat causes at once) "
+                         "gives the backend's", stage="chat")

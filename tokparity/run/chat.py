@@ -1,0 +1,87 @@
+"""How a conversation is judged (``compare --ops chat``): every backend's prompt against the reference's.
+
+The reference (tokparity.chat.reference) renders the model's template as transformers does and
+encodes the prompt with the oracle (the chain's first library), as ``apply_chat_template`` does;
+each backend with a ``chat`` op answers its own text and ids (tokparity.diff.chat judges them). A
+backend without the op, or that does not cover the conversation (llama.cpp's built-ins take no
+tools), is skipped for it; a model without a chat template has nothing to judge: its cases are
+skipped on every backend, and the run says so once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tokparity.backends.base import Backend, CaseFailure
+from tokparity.chat import RAISED_SHOWN, ChatAnswer
+from tokparity.chat.conversation import Conversation
+from tokparity.chat.reference import ChatReference
+from tokparity.corpus import Case
+from tokparity.diff.chat import judge_chat
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.run.ops import _capped, ask_op
+from tokparity.vocab import Vocab
+
+CHAT_STAGE = "chat"
+
+
+def shown(answer: ChatAnswer) -> list[str]:
+    """What a report shows of a side's prompt: its text (or what its template raised)."""
+    if answer.raised:
+        return [f"{RAISED_SHOWN}{answer.raised})"]
+    return [answer.text] if answer.text is not None else []
+
+
+@dataclass
+class ChatJudge:
+    model: str
+    vocab: Vocab
+    backends: dict[str, Backend]
+    reference: ChatReference
+    oracle: str  # whose encoder gives the reference's ids
+    compared: list[str]
+
+    def record(self, n: int, case: Case, keys: tuple[str, ...]) -> CaseRecord:
+        conversation = Conversation.from_text(case.text, f"{case.corpus}/{case.id}")
+        seconds: dict[str, float] = {}
+        started = time.perf_counter()
+        want = ask_op(lambda: self.reference.answer(conversation))
+        seconds["ref"] = time.perf_counter() - started
+        verdicts: dict[str, Verdict] = {}
+        judgements: list[Judgement] = []
+        for name in self.compared:
+            started = time.perf_counter()
+            got = ask_op(lambda: self.backends[name].chat(conversation))  # noqa: B023 (called at once)
+            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
+            if got is None or isinstance(got, CaseFailure) and got.status == "skipped":
+                verdicts[name] = SKIPPED
+                continue
+            found = self._judge(want, got, name)
+            if found is None:
+                verdicts[name] = AGREE
+                continue
+            cls, evidence, first = found
+            verdicts[name] = Verdict.differs(cls)
+            want_answer = want if isinstance(want, ChatAnswer) else ChatAnswer()
+            got_answer = got if isinstance(got, ChatAnswer) else ChatAnswer()
+            judgements.append(Judgement(
+                model=self.model, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=self.oracle,
+                backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
+                oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
+                oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
+                oracle_output=_capped(shown(want_answer)), backend_output=_capped(shown(got_answer))))
+        return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
+                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
+
+    def _judge(self, want: object, got: object, name: str) -> tuple[str, str, int] | None:
+        for side, answer in (("the reference", want), (name, got)):
+            if isinstance(answer, CaseFailure):
+                cls = answer.status if answer.status in ("crash", "timeout") else "crash"
+                return cls, f"chat failed on {side}'s side: {answer.detail or answer.status}", 0
+        assert isinstance(want, ChatAnswer) and isinstance(got, ChatAnswer)
+        special = self.vocab.special_ids
+        return judge_chat(want, got, special.get("bos"), special.get("eos"))
+
+    def _pieces(self, ids: list[int] | None) -> list[str]:
+        return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids or []]
