@@ -229,7 +229,39 @@ def causes_page() -> str:
     if decode:
         out += ["Shipped known divergences with a decoding cause:", ""]
         out += [f"- {_known_line(d)}" for d in decode] + [""]
-    return "\n".join(out)
+    return "\n".join(out + chat_causes())
+
+
+def chat_causes() -> list[str]:
+    """The chat causes: tokparity/diagnose/chat.py's variants (name, what the backend does, the
+    fix: read from the source) with their real cases (catalogue.toml [chat_causes])."""
+    described = _toml(HOOKS / "catalogue.toml").get("chat_causes", {})
+    source = (ROOT / "tokparity" / "diagnose" / "chat.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    variants = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ChatVariant":
+            name, does = (ast.literal_eval(a) for a in node.args[:2])
+            fix = ast.literal_eval(node.args[3]) if len(node.args) > 3 else ""
+            variants.append((name, does, fix))
+    for name, _, _ in variants:
+        if name not in described:
+            warn(f"tokparity/diagnose/chat.py: variant {name!r} is not described in docs/_hooks/catalogue.toml "
+                 "[chat_causes]")
+    for name in described:
+        if name not in {v[0] for v in variants}:
+            warn(f"docs/_hooks/catalogue.toml [chat_causes] describes {name!r}, which tokparity/diagnose/chat.py "
+                 "does not have")
+    out = ["### Chat causes", "",
+           "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
+           "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
+           "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
+           "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
+           "Two or more are joined with `+`.", "",
+           "| cause | the backend… | fix | real case |", "|---|---|---|---|"]
+    out += [f"| `{name}` | {cell(does)} | {cell(fix)} | {cell(described.get(name, {}).get('case') or '–')} |"
+            for name, does, fix in variants]
+    return out + [""]
 
 
 def cause_order() -> str:

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         replies.write(json.dumps({"id": 0, "error": str(e)}).encode() + b"\n")
         replies.flush()
         return 2
-    stages = [s for s in ("normalize", "pre_tokenize", "stream", "piece_bytes") if backend.supports(s)]
+    stages = [s for s in ("normalize", "pre_tokenize", "stream", "piece_bytes", "chat") if backend.supports(s)]
     replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages,
                               "decode_switches": sorted(backend.decode_switches)}).encode() + b"\n")
     replies.flush()

@@ -144,7 +144,7 @@ class ModelRun:
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
-        from tokparity.backends.registry import labelled_with_oracle, make_backend, split_label
+        from tokparity.backends.registry import BUILTIN, labelled_with_oracle, make_backend, split_label
 
         self.model = resolve_model(spec)
         self.options = options
@@ -156,12 +156,16 @@ class ModelRun:
         wanted = list(dict.fromkeys(self.chain + list(args)))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
+        # A chat template is code from a file, and transformers renders it in process: in a chat run
+        # every library runs in a child, where a template that loops is a timeout, not a hang.
+        isolated = {"isolate": True} if options.ops == ("chat",) else {}
         for name in wanted:
             if name in options.services.ready:
                 self.backends[name] = options.services.ready[name]
                 continue
             try:
-                self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts)
+                self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
+                                                   **(isolated if split_label(args.get(name, name))[1] in BUILTIN else {}))
             except TokparityError as e:
                 if options.explicit_backends or name in self.chain:
                     raise

@@ -1,0 +1,72 @@
+"""``compare --ops chat`` on every zoo model that carries a chat template: the reference (the
+template rendered as transformers renders it, in the sandbox, encoded by the oracle) agrees with
+transformers' ``apply_chat_template`` on every built-in conversation, and llama.cpp's built-in
+templates are judged against the models' own (docs/findings.md#chat-templates lists what differs)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from tokparity.chat.template import find_template
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+from tokparity.zoo import load_manifest
+
+CHAT = CompareOptions(ops=("chat",))
+CONVERSATIONS = 35  # corpora/chats.jsonl
+# Where each zoo model's template is: transformers' files (tokenizer_config.json) or the GGUF's
+# metadata; the llama.cpp vocabulary files of the other models carry none.
+WITH_TEMPLATES = {"llama-bpe": "tokenizer_config.json", "qwen3": "tokenizer_config.json",
+                  "gemma-3": "tokenizer_config.json", "deepseek-v3": "tokenizer_config.json",
+                  "gemini": "tokenizer_config.json", "phi-3": ".gguf", "qwen2": ".gguf", "qwen35": ".gguf",
+                  "command-r": ".gguf", "gemma-4": ".gguf"}
+
+
+def test_which_zoo_models_carry_a_template(zoo):
+    found = {}
+    for name in load_manifest().models:
+        model = zoo(name)
+        template = find_template(model)
+        if template is not None:
+            found[name] = ".gguf" if ".gguf" in template.source else "tokenizer_config.json"
+    assert found == WITH_TEMPLATES
+
+
+@pytest.mark.parametrize("model", [m for m, where in WITH_TEMPLATES.items() if where == "tokenizer_config.json"])
+def test_the_reference_agrees_with_transformers(zoo, model):
+    """Every conversation of ``chats`` (tools, tool calls, reasoning, content parts, continued
+    messages, injections…): the same prompt text and ids as transformers' apply_chat_template."""
+    zoo(model)
+    results = run_compare([model], ["chats"], ["hf"], CHAT)
+    (run,) = [r for r in results.runs if r.backend == "hf" and r.op == "chat"]
+    assert (run.cases, run.mismatches, run.skipped) == (CONVERSATIONS, 0, 0), results.mismatches[:1]
+
+
+# llama.cpp's built-in templates (llama_chat_apply_template) on the GGUFs' own templates: the
+# conversations they take (a role and a string per message: 25 of 35), how many are other prompts
+# than the template makes, and the cause named by reproducing them.
+BUILTINS = {
+    # Qwen2's template adds "You are a helpful assistant" where no system message is given; the built-in ChatML does not
+    "qwen2": (25, 19, {"chat.llama-cpp-builtin": 19}),
+    "qwen35": (25, 19, {"chat.llama-cpp-builtin": 19}),
+    # Phi-3's template drops system messages and writes <s>; the built-in keeps them and the tokenizer adds the BOS
+    "phi-3": (25, 9, {"chat.bos-added+chat.llama-cpp-builtin": 9}),
+    # Command R's template refuses roles out of turn and keeps a whitespace-only system message;
+    # the built-in takes the first and trims the second
+    "command-r": (25, 3, {"chat.bos-added+chat.llama-cpp-builtin": 3}),
+    # no built-in template matches Gemma 4's: llama.cpp without --jinja cannot format it (every conversation skipped)
+    "gemma-4": (0, 0, {}),
+}
+
+
+@pytest.mark.parametrize("model", sorted(BUILTINS))
+def test_llama_cpp_builtins_against_the_models_templates(zoo, model):
+    zoo(model)
+    results = run_compare([model], ["chats"], ["llama.cpp"], CHAT)
+    (run,) = [r for r in results.runs if r.backend == "llama.cpp" and r.op == "chat"]
+    judged, differ, causes = BUILTINS[model]
+    assert (run.cases, run.mismatches, run.skipped) == (judged, differ, CONVERSATIONS - judged)
+    assert Counter(m.cause for m in results.mismatches) == Counter(causes)
+    assert {m.cls for m in results.mismatches} <= {"chat-text", "chat-raises"}
