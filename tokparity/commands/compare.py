@@ -293,6 +293,9 @@ def run(args: argparse.Namespace) -> int:
                              "nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")
     if not any(r.cases for r in results.runs) and not results.interrupted:  # an empty corpus: no ✅ either
+        unjudged = [note for note in results.options.get("unavailable", []) if "nothing to judge" in note]
+        if unjudged:
+            raise TokparityError(f"nothing was compared: {'; '.join(unjudged)}")
         raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "
                              f"{', '.join(corpora)} gave no text to judge, or every backend skipped every case); "
                              f"the reports are in {out}")

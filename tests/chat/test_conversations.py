@@ -1,0 +1,85 @@
+"""Conversations as cases: the built-in ``chats``, user JSONL files with ``messages``, the
+protocol's ``chat`` op for ``cmd:`` and ``py:`` engines, and clear errors for what is wrong."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tokparity.chat.conversation import Conversation
+from tokparity.corpus import load_corpus
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+
+ENGINES = Path(__file__).parent / "engines.py"
+
+
+def test_the_built_in_conversations_cover_the_shapes():
+    cases = list(load_corpus("chats"))
+    kinds = Counter(c.tags["chat"] for c in cases)
+    assert len(cases) == 35 and len({c.id for c in cases}) == 35
+    for kind in ("system", "alternation-broken", "whitespace", "empty-content", "content-parts", "tools",
+                 "tool-call-object", "tool-call-string", "tool-result", "reasoning", "thinking", "non-ascii", "emoji",
+                 "injection", "long-history", "continue", "date"):
+        assert kinds[kind] >= 1, kind
+    for case in cases:  # a case's text is its conversation, canonical: read back, the same text
+        assert Conversation.from_text(case.text, case.id).to_text() == case.text
+
+
+def _compare(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", "compare", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize("line, said", [
+    ('{"messages": []}', "chats.jsonl:2: 'messages' must be a non-empty list"),
+    ('{"messages": [{"content": "no role"}]}', "chats.jsonl:2: messages[0] must be an object with a string 'role'"),
+    ('{"messages": [{"role": "user", "content": 3}]}', "messages[0].content must be a string, a list of parts"),
+    ('{"messages": [{"role": "user", "content": "x"}], "tools": {"a": 1}}', "'tools' must be a list of objects"),
+    ('{"messages": [{"role": "user", "content": "x"}], "options": {"add_generation_prompt": true, '
+     '"continue_final_message": true}}', "cannot both be set"),
+    ('{"id": "t", "text": "a text, not a conversation"}', "t: not a conversation; --ops chat reads corpora"),
+])
+def test_a_bad_conversation_file_is_one_line_exit_2(zoo, tmp_path, line, said):
+    zoo("qwen3")
+    path = tmp_path / "chats.jsonl"
+    path.write_text('{"id": "ok", "messages": [{"role": "user", "content": "Hi"}]}\n' + line + "\n", "utf-8")
+    done = _compare("qwen3", "--ops", "chat", "-c", str(path), "-b", "hf", "-q", "-o", str(tmp_path / "out"),
+                    cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_chat_runs_alone(tmp_path):
+    done = _compare("qwen3", "--ops", "chat,encode", cwd=tmp_path)
+    assert done.returncode == 2 and "give --ops chat alone" in done.stderr
+
+
+def test_a_model_without_a_template_says_so(zoo, tmp_path):
+    zoo("gpt-2")
+    done = _compare("gpt-2", "--ops", "chat", "-q", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "gpt-2: its files carry no chat template: --ops chat has nothing to judge" in done.stderr
+
+
+@pytest.mark.parametrize("how", ["cmd", "py"])
+def test_engines_answer_over_the_protocol(zoo, how):
+    """An engine answering with text alone, with ids alone, or with both, over the cmd: protocol
+    and as a py: class: judged on what it gives; a malformed reply is a crash of the case."""
+    zoo("qwen3")
+    spec = (lambda mode: f"cmd:{sys.executable} {ENGINES} {{tokenizer_json}} {mode}") if how == "cmd" else \
+        (lambda mode: f"py:{ENGINES}:{mode.title().replace('-', '')}")
+    engines = {mode: spec(mode) for mode in ("text-only", "ids-only", "both", "malformed")}
+    results = run_compare(["qwen3"], ["chats"], [f"{k}={v}" for k, v in engines.items()], CompareOptions(ops=("chat",)))
+    runs = {r.backend: r for r in results.runs}
+    for mode in ("text-only", "ids-only", "both"):
+        assert (runs[mode].cases, runs[mode].mismatches) == (35, 0), [m.evidence for m in results.mismatches
+                                                                       if m.backend == mode][:2]
+    # (qwen3's template refuses 2 conversations, and so does the engine's: agreement, whatever it would have sent)
+    assert runs["malformed"].mismatches == 33
+    assert {m.cls for m in results.mismatches if m.backend == "malformed"} == {"crash"}
