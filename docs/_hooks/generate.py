@@ -104,6 +104,7 @@ def classes_page() -> str:
 
 CLASSIFY = ROOT / "tokparity" / "diff" / "classify.py"
 DECODE = ROOT / "tokparity" / "diff" / "decode.py"
+CHAT = ROOT / "tokparity" / "diff" / "chat.py"
 RULE_DOC = re.compile(r"(?P<classes>[\w-]+(?: / [\w-]+)*): (?P<checks>.+)", re.DOTALL)
 
 
@@ -146,6 +147,7 @@ def _deciders(classes: dict) -> dict[str, str]:
     """For each class, what decides it: the rules that give it, or the decoding ops of compare --ops."""
     rules = classifier_rules()
     decode = DECODE.read_text(encoding="utf-8")
+    chat = CHAT.read_text(encoding="utf-8")
     out = {}
     for name in classes:
         numbers = [f"rule {n} `{rule}`" for n, (rule, gives, _) in enumerate(rules, 1) if name in gives]
@@ -153,8 +155,10 @@ def _deciders(classes: dict) -> dict[str, str]:
             out[name] = ", ".join(numbers) + " ([the rules](#how-a-class-is-decided))"
         elif f'"{name}"' in decode:
             out[name] = "the decoding ops of `compare --ops` ([decoding](#decoding))"
+        elif f'"{name}"' in chat:
+            out[name] = "`compare --ops chat` (`tokparity/diff/chat.py`, [check your engine's prompts](../guides/chat.md))"
         else:
-            warn(f"class {name!r} (tokparity/diff/classes.toml) is given by no rule of classify.py nor by decode.py")
+            warn(f"class {name!r} (tokparity/diff/classes.toml) is given by no rule of classify.py, decode.py nor chat.py")
             out[name] = "–"
     return out
 
