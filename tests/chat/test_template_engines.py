@@ -165,8 +165,9 @@ def assert_hf_jinja_differences(run: ChatRun) -> None:
 @pytest.mark.slow
 def test_huggingface_jinja(node_engines, tmp_path):
     """@huggingface/jinja 0.5.11 (``new Template(source).render(variables)``; nothing to configure:
-    the Template constructor always lexes with lstrip_blocks and trim_blocks, render() always sets
-    its own raise_exception, strftime_now, namespace and tojson). Every conversation with string
+    the Template constructor always lexes with lstrip_blocks and trim_blocks, every Environment has
+    ``namespace``, render() sets raise_exception and strftime_now, and ``tojson`` is built into the
+    interpreter, with no API to add or replace a filter). Every conversation with string
     contents agrees on the five models, tools and tojson included; the five differences are all a
     list of content parts where the template expects a string:
 
@@ -196,8 +197,9 @@ def test_transformers_js_apply_chat_template(node_engines, tmp_path):
     code above, line for line), so it differs on exactly the same five conversations for the same
     reasons. Its tokenizer gives the reference's ids on every prompt where the texts agree
     (special-token text parsed, no special tokens added: ``_call(rendered, {add_special_tokens:
-    false})``), so no chat-ids or chat-bos appears. It passes the messages as given (no None keys
-    dropped, no reasoning aliased, as transformers does): no conversation of ``chats`` shows it."""
+    false})``), so no chat-ids or chat-bos appears. It passes the messages as given, where
+    transformers drops a key whose value is None and aliases reasoning to ``thinking`` and
+    ``reasoning_content``: no conversation of ``chats`` shows that difference."""
     run = compare_chat(tmp_path, "transformers.js", node("chat_transformers_js.mjs", "{tokenizer_json}"))
     assert_hf_jinja_differences(run)
     for model, case in HF_JINJA_DIFFERENCES:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tokparity.chat import ChatAnswer
-from tokparity.chat.conversation import Conversation
+from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches, TemplateRaised
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
@@ -27,6 +27,8 @@ class ChatWay:
     render: RenderSwitches = field(default_factory=RenderSwitches)
     builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
+    variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
+    tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_special: bool = False  # the vocabulary's BOS/EOS added by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
@@ -55,18 +57,19 @@ class ChatReference:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
-        key = (conversation.to_text(), way.render, way.builtin, asks)
+        key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, way.tool_use_template)
         if key not in self._texts:
             if len(self._texts) > 4096:
                 self._texts.clear()
-            options = dict(conversation.options) | {"add_generation_prompt": asks}
+            options = (dict(conversation.options) if way.variables else
+                       {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
+            options["add_generation_prompt"] = asks
+            template = self.template.for_conversation(conversation.tools is not None and way.tool_use_template)
             try:
                 if way.builtin:
-                    self._texts[key] = builtin_text(self.template.for_conversation(conversation.tools is not None),
-                                                    conversation, asks)
+                    self._texts[key] = builtin_text(template, conversation, asks)
                 else:
-                    self._texts[key] = self.sandbox.render(self.template.for_conversation(conversation.tools is not None),
-                                                           conversation.messages, conversation.tools, options,
+                    self._texts[key] = self.sandbox.render(template, conversation.messages, conversation.tools, options,
                                                            self.template.specials, way.render.to_json())
             except TemplateRaised as e:
                 self._texts[key] = e

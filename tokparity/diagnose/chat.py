@@ -60,6 +60,12 @@ VARIANTS = (
                 (("generation_prompt", False),), "pass add_generation_prompt to the template"),
     ChatVariant("chat.generation-prompt-added", "adds a generation prompt that was not asked for",
                 (("generation_prompt", True),), "pass add_generation_prompt as asked"),
+    ChatVariant("chat.variables-dropped", "gives the template none of the conversation's other variables "
+                "(enable_thinking, date_string…): the template takes its defaults", (("variables", False),),
+                "pass every option of the request to the template, as transformers passes its keyword arguments"),
+    ChatVariant("chat.tool-use-template-ignored", "renders a conversation with tools with the model's default template, "
+                "though the model names a tool_use template for it", (("tool_use_template", False),),
+                "take the template named tool_use when tools are given (transformers' get_chat_template)"),
     ChatVariant("chat.llama-cpp-builtin", "formats with llama.cpp's built-in C++ template for the model "
                 "(llama_chat_apply_template), not the model's Jinja template", (("builtin", True),),
                 "render the model's own template (llama.cpp: --jinja)"),

@@ -6,9 +6,10 @@
 // {name, template} of which "default" is used, "tool_use" for a conversation with tools) with
 // `new Template(source).render(variables)`, as transformers.js' apply_chat_template does. Nothing
 // of it can be configured: the Template constructor always tokenizes with lstrip_blocks and
-// trim_blocks on, and render() always sets its own globals (raise_exception, strftime_now, range,
-// namespace, true/false/none) and filters (its own tojson among them: there is no API to add or
-// replace a filter), so the engine runs as it is. Messages are prepared as transformers prepares
+// trim_blocks on, every Environment has its own `namespace`, render() sets its own globals
+// (raise_exception, strftime_now, range, true/false/none), and the filters, its own tojson among
+// them, are built into the interpreter (there is no API to add or replace one), so the engine
+// runs as it is. Messages are prepared as transformers prepares
 // them (a key whose value is null dropped, reasoning aliased to `thinking` and
 // `reasoning_content`); the special tokens' texts and every option but add_generation_prompt /
 // continue_final_message are variables, `tools` and `documents` (null) too.
@@ -80,7 +81,7 @@ export async function serveChat({ templates, specials }, render) {
   }
 }
 
-// (chat_nunjucks.mjs imports loadConfig, prepared and serveChat from here)
+// (chat_nunjucks.mjs imports loadConfig and serveChat from here)
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   await serveChat(loadConfig(process.argv[2]), (source, variables, compiled) => {
     if (!compiled.has(source)) compiled.set(source, new Template(source));

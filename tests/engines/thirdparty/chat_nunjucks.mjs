@@ -11,11 +11,11 @@
 // ensure_ascii=False, indent, separators, sort_keys, written here), `raise_exception`,
 // `strftime_now`, `namespace` and `dict` (plain objects made of the keyword arguments).
 // Nothing else of Jinja is added: what Nunjucks lacks (Python's string methods such as
-// .startswith/.strip, the `none` test, `{% set ns.attr = %}`, break/continue) stays missing, and
+// .startswith/.strip, the `false` test, `{% set ns.attr = %}`, break/continue) stays missing, and
 // the conversations that need it are where it differs.
 //
-// Messages, variables and replies as in chat_hf_jinja.mjs (whose loadConfig, prepared and
-// serveChat it uses): text only, {"raised"} where the template raised or did not compile.
+// Messages, variables and replies as in chat_hf_jinja.mjs (whose loadConfig and serveChat, which
+// prepares the messages, it uses): text only, {"raised"} where the template raised or did not compile.
 
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
