@@ -3,7 +3,6 @@ protocol's ``chat`` op for ``cmd:`` and ``py:`` engines, and clear errors for wh
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections import Counter

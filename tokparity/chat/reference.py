@@ -51,7 +51,7 @@ class ChatReference:
                  sandbox: TemplateSandbox | None = None):
         self.template, self.encode = template, encode
         self.sandbox = sandbox or TemplateSandbox()
-        self._texts: dict[tuple[str, RenderSwitches, bool, bool], str | TemplateRaised] = {}
+        self._texts: dict[tuple, str | TemplateRaised] = {}  # (conversation, the way's render choices) -> text
 
     def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
