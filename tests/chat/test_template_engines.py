@@ -16,11 +16,9 @@ packages come from tests/engines/thirdparty/package.json (installed once by its 
 node or npm the JavaScript tests skip with a warning naming the command); minijinja comes from
 PyPI (``pip install minijinja``; the test skips with a warning without it).
 
-The runs skip the diagnosis (``--no-diagnose``): the classes are what is asserted, and the cause
-it names for an engine's refusal is not the engine's. ``chat.llama-cpp-builtin`` "reproduces" every
-refusal of a conversation with tools or content parts, because tokparity.chat.reference
-``builtin_text`` refuses such conversations (llama.cpp's built-ins take a string per message) and
-tokparity.diagnose.chat ``_same`` counts any two refusals as the same answer.
+The runs name causes as a user's do, and none is named: a missing filter or another ``+`` is the
+engine's own, and no way of making the reference's prompt reproduces it (llama.cpp's built-ins,
+which take no conversation with parts or tools, are not tried on those: not a refusal to match).
 
 About 25 s per engine on two busy cores (most of it transformers loading gemma-3 and gemini for
 the reference's ids).
@@ -83,10 +81,12 @@ class ChatRun:
 
 
 def compare_chat(tmp_path: Path, name: str, command: str) -> ChatRun:
-    """``tokparity compare MODELS --ops chat -c chats -b NAME=cmd:COMMAND --no-diagnose``, read back for NAME."""
+    """``tokparity compare MODELS --ops chat -c chats -b NAME=cmd:COMMAND``, read back for NAME. No
+    cause is named for any difference: each is a feature of the engine's own (a filter, an
+    operator), which no way of making the reference's prompt reproduces."""
     out = tmp_path / "out"
     code = main(["compare", *MODELS, "--ops", "chat", "-c", "chats", "-b", f"{name}=cmd:{command}", "-o", str(out),
-                 "-q", "--no-diagnose"])
+                 "-q"])
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     runs = {r["model"]: r for r in summary["runs"] if r["backend"] == name}
     with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
@@ -95,6 +95,7 @@ def compare_chat(tmp_path: Path, name: str, command: str) -> ChatRun:
     for model, run in runs.items():
         assert (run["op"], run["cases"], run["skipped"]) == ("chat", JUDGED, SKIPPED), (model, run)
         assert run["mismatches"] == sum(m == model for m, _ in rows), (model, run)
+    assert {row["cause"] for row in rows.values()} <= {""}, {key: row["cause"] for key, row in rows.items()}
     return ChatRun(code, runs, rows)
 
 
@@ -120,7 +121,7 @@ def test_minijinja_agrees_everywhere(tmp_path):
     Python dict or list into a MiniJinja value but wraps it (minijinja-py/src/typeconv.rs,
     ``to_minijinja_value`` -> ``DynamicObject``), and a wrapped object renders as Python's
     ``str()`` (``impl Object for DynamicObject``, ``render``: ``write!(f, "{}", self.inner)``),
-    so ``content | trim`` on a list gives jinja2's ``[{'text': ...}]`` exactly
+    so ``content | trim`` on a list gives jinja2's ``[{'type': 'text', 'text': ...}]`` exactly
     (minijinja/src/filters.rs ``trim`` takes a ``StringInput``, made by value/argtypes.rs
     ``value_to_string_cow`` with ``value.to_string()``, that render). ``'<｜User｜>' + content``
     with a list refuses (value/ops.rs: ``tried to use + operator on unsupported types``) as
@@ -153,13 +154,13 @@ def assert_hf_jinja_differences(run: ChatRun) -> None:
     # string + list: the list's items as JSON joined by "," (no brackets), where jinja2 raises
     assert "the reference's template refused" in run.rows["deepseek-v3", PARTS_1]["evidence"]
     assert run.backend_said("deepseek-v3", PARTS_1) == \
-        '<｜begin▁of▁sentence｜><｜User｜>{"text": "Hello from a part.", "type": "text"}<｜Assistant｜>'
-    assert '<｜User｜>{"text": "Two", "type": "text"},{"text": "parts.", "type": "text"}<｜Assistant｜>' in \
+        '<｜begin▁of▁sentence｜><｜User｜>{"type": "text", "text": "Hello from a part."}<｜Assistant｜>'
+    assert '<｜User｜>{"type": "text", "text": "Two"},{"type": "text", "text": "parts."}<｜Assistant｜>' in \
         run.backend_said("deepseek-v3", PARTS_2)
     # list | trim: refused, where jinja2 trims the list's str()
     for model, case in (("gemini", PARTS_1), ("llama-bpe", PARTS_1), ("llama-bpe", PARTS_2)):
         assert "Unknown ArrayValue filter: trim" in run.backend_said(model, case)
-        assert "[{'text': " in json.loads(run.rows[model, case]["oracle_output"])[0]
+        assert "[{'type': 'text', 'text': " in json.loads(run.rows[model, case]["oracle_output"])[0]
 
 
 @pytest.mark.slow
@@ -177,7 +178,7 @@ def test_huggingface_jinja(node_engines, tmp_path):
       ``+`` is ``left.value.toString() + right.value.toString()``; ``right.value`` is the JavaScript
       array of ObjectValues, whose ``Array.prototype.toString`` joins the items' ``toString()``
       (``ObjectValue.toString`` -> ``toJSON(this, {}, 0, false)``) with ",": the prompt holds
-      ``{"text": "Two", "type": "text"},{"text": "parts.", "type": "text"}``, no brackets.
+      ``{"type": "text", "text": "Two"},{"type": "text", "text": "parts."}``, no brackets.
     * gemini content-parts-01 and llama-bpe content-parts-01/02 (chat-raises, the engine refuses):
       ``message['content'] | trim`` with a list. jinja2's ``do_trim`` is
       ``soft_str(value).strip()``: the list's Python repr, trimmed. dist/index.js

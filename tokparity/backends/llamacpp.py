@@ -197,7 +197,7 @@ class LlamaCppBackend(Backend):
         and a string content per message: other conversations are not covered (skipped)."""
         from tokparity.backends.base import NotCovered
         from tokparity.chat import ChatAnswer
-        from tokparity.chat.reference import TemplateRaised, builtin_text
+        from tokparity.chat.reference import builtin_text
 
         template = llama_cpp.llama_model_chat_template(self._model, None)
         if not template:
@@ -205,11 +205,8 @@ class LlamaCppBackend(Backend):
         if not conversation.only_text_content() or conversation.continue_final_message:
             raise NotCovered("llama.cpp's built-in templates take a role and a string content per message, "
                              "no tools, no continued message")
-        try:
-            text = builtin_text(template.decode("utf-8", "surrogateescape"), conversation,
-                                conversation.add_generation_prompt)
-        except TemplateRaised as e:
-            raise NotImplementedError(f"{self.path}: {e}") from None
+        text = builtin_text(template.decode("utf-8", "surrogateescape"), conversation,
+                            conversation.add_generation_prompt)  # (NotImplementedError: no built-in matches)
         return ChatAnswer(text, self.encode(text, add_special=True, parse_special=True))
 
     def pieces(self, ids: list[int]) -> list[str]:

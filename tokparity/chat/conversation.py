@@ -52,13 +52,14 @@ class Conversation:
         return {k: v for k, v in self.options.items() if k not in OWN_OPTIONS}
 
     def to_text(self) -> str:
-        """The canonical JSON a case carries (keys sorted, non-ASCII as itself)."""
+        """The JSON a case carries (non-ASCII as itself, every object's keys in their order: a
+        template sees them in that order, and ``tojson`` writes them so)."""
         body: dict = {"messages": self.messages}
         if self.tools is not None:
             body["tools"] = self.tools
         if self.options:
             body["options"] = self.options
-        return json.dumps(body, ensure_ascii=False, sort_keys=True)
+        return json.dumps(body, ensure_ascii=False)
 
     def to_request(self) -> dict:
         """The protocol's ``chat`` request members (tokparity.backends.cmd)."""

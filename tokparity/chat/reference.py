@@ -29,6 +29,8 @@ class ChatWay:
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
+    strip_content: bool = False  # each message's string content stripped of surrounding whitespace first
+    drop_system: bool = False  # system messages taken out of the conversation first
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_special: bool = False  # the vocabulary's BOS/EOS added by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
@@ -57,6 +59,7 @@ class ChatReference:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
+        conversation = edited(conversation, way)
         key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, way.tool_use_template)
         if key not in self._texts:
             if len(self._texts) > 4096:
@@ -90,18 +93,33 @@ class ChatReference:
         self.sandbox.close()
 
 
+def edited(conversation: Conversation, way: ChatWay) -> Conversation:
+    """The conversation as an engine that edits it before rendering sees it."""
+    messages = conversation.messages
+    if way.drop_system:
+        messages = [m for m in messages if m.get("role") != "system"] or messages[:0]
+    if way.strip_content:
+        messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
+                    for m in messages]
+    if messages is conversation.messages:
+        return conversation
+    return dataclasses.replace(conversation, messages=messages)
+
+
 def builtin_text(template: str, conversation: Conversation, add_generation_prompt: bool) -> str:
     """llama.cpp's built-in template for ``template`` (``llama_chat_apply_template``, through
-    llama-cpp-python): TemplateRaised where it has none, or the conversation is not one it takes."""
+    llama-cpp-python). NotImplementedError where it cannot be tried: llama-cpp-python missing, no
+    built-in matches the template, or the conversation is not one built-ins take (a role and a
+    string per message): not a refusal of the conversation, so it reproduces no engine's."""
     import ctypes
 
     try:
         import llama_cpp
     except ImportError:
-        raise TemplateRaised("llama-cpp-python is not installed: llama.cpp's built-in templates cannot be "
-                             "tried (pip install 'tokparity[llama]')") from None
+        raise NotImplementedError("llama-cpp-python is not installed: llama.cpp's built-in templates cannot be "
+                                  "tried (pip install 'tokparity[llama]')") from None
     if not conversation.only_text_content():
-        raise TemplateRaised("llama.cpp's built-in templates take a role and a string content per message")
+        raise NotImplementedError("llama.cpp's built-in templates take a role and a string content per message")
     contents = [(m["role"].encode("utf-8", "surrogatepass"), m["content"].encode("utf-8", "surrogatepass"))
                 for m in conversation.messages]
     messages = (llama_cpp.llama_chat_message * len(contents))(
@@ -112,8 +130,8 @@ def builtin_text(template: str, conversation: Conversation, add_generation_promp
         n = llama_cpp.llama_chat_apply_template(template.encode("utf-8", "surrogatepass"), messages, len(contents),
                                                 add_generation_prompt, buf, size)
         if n < 0:
-            raise TemplateRaised("llama.cpp has no built-in template that matches this one")
+            raise NotImplementedError("llama.cpp has no built-in template that matches this one")
         if n <= size:
             return buf.raw[:n].decode("utf-8", "replace")
         size = n + 1
-    raise TemplateRaised("llama_chat_apply_template kept asking for a larger buffer")
+    raise NotImplementedError("llama_chat_apply_template kept asking for a larger buffer")

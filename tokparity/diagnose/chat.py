@@ -66,6 +66,10 @@ VARIANTS = (
     ChatVariant("chat.tool-use-template-ignored", "renders a conversation with tools with the model's default template, "
                 "though the model names a tool_use template for it", (("tool_use_template", False),),
                 "take the template named tool_use when tools are given (transformers' get_chat_template)"),
+    ChatVariant("chat.content-stripped", "strips the whitespace around each message's text before rendering",
+                (("strip_content", True),), "give the template each message as sent; the template strips what it strips"),
+    ChatVariant("chat.system-dropped", "takes the system messages out of the conversation before rendering",
+                (("drop_system", True),), "give the template every message; the template decides what a system message becomes"),
     ChatVariant("chat.llama-cpp-builtin", "formats with llama.cpp's built-in C++ template for the model "
                 "(llama_chat_apply_template), not the model's Jinja template", (("builtin", True),),
                 "render the model's own template (llama.cpp: --jinja)"),
@@ -124,4 +128,4 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                                               f"the backend's {'ids' if gave_ids else 'text'} exactly{others}",
                              first, tuple(found[1:]), stage="chat")
     return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} of the chat causes at once) "
-                         "gives the backend's", stage="chat")
+                         "gives the backend's prompt", stage="chat")

@@ -19,6 +19,10 @@ def cause_info(name: str) -> dict:
         return table[name]
     if name.startswith("pretokenizer."):
         return table["pretokenizer"]
+    if name.split(".")[0] == "chat":  # the chat causes (tokparity.diagnose.chat)
+        from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES, SPEC as CHAT_SPEC
+        if name in CHAT_CAUSES:
+            return {"classes": [], "stage": "chat", "fix": CHAT_CAUSES[name].fix, "spec": CHAT_SPEC}
     if name.split(".")[0] in ("decode", "stream", "pieces"):  # the decoding ops' (tokparity.diagnose.decoding)
         from tokparity.diagnose.decoding import BY_NAME, REVIEWED, info
         if name in BY_NAME:

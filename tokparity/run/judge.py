@@ -176,8 +176,8 @@ class ModelRun:
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self.decoder = self._decoder(options, results) if options.decoding_ops else None
         # (a chat run lists the backends that apply chat templates: the others have no such op)
-        listed = [n for n, b in self.backends.items() if options.ops != ("chat",) or b.supports("chat")]
-        self.tally = Tally(self.model, self.chain, listed, self.decoder, options, results)
+        self.listed = [n for n, b in self.backends.items() if options.ops != ("chat",) or b.supports("chat")]
+        self.tally = Tally(self.model, self.chain, self.listed, self.decoder, options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
@@ -248,7 +248,7 @@ class ModelRun:
 
     def started(self) -> Started:
         """What a worker or an actor says once it has loaded this model."""
-        return Started(self.chain, list(self.backends), self.decoder, self.results.backends, self.results.options,
+        return Started(self.chain, self.listed, self.decoder, self.results.backends, self.results.options,
                        self.timing["load"])
 
     def stage_reference(self, oracle_name: str, text: str, oracle_ids: list[int],

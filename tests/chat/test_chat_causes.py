@@ -1,0 +1,90 @@
+"""The chat causes, tested as claims: an engine with exactly one bug is named by its cause on
+≥ 95 % of the conversations it gets wrong, an engine with three at once by all three, and the
+bug-free twin agrees on every conversation. The engine (tests/engines/blind/chat_blind.py) was
+written by a helper from a description of each bug, from transformers' source, without seeing
+tokparity's diagnosis; its README records what it measured.
+
+The zoo's templates control whitespace with ``-`` everywhere, so the two Jinja whitespace bugs
+(trim_blocks, lstrip_blocks) show only on a template with plain block tags: an indented ChatML
+template on Qwen3's tokenizer, as a folder model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind" / "chat_blind.py"
+INDENTED_CHATML = (
+    "{% for message in messages %}\n    {% if message['role'] == 'system' %}\n"
+    "{{ '<|im_start|>system\\n' + message['content'] + '<|im_end|>' }}\n    {% elif message['role'] == 'tool' %}\n"
+    "{{ '<|im_start|>user\\n<tool_response>\\n' + message['content'] + '\\n</tool_response><|im_end|>' }}\n"
+    "    {% else %}\n{{ '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + '<|im_end|>' }}\n"
+    "    {% endif %}\n{% endfor %}\n{% if add_generation_prompt %}\n{{ '<|im_start|>assistant' }}\n{% endif %}\n")
+
+# bug -> (model, the cause it must be named by, the fewest conversations it must get wrong)
+BUGS = {
+    "double-bos": ("gemma-3", "chat.bos-added", 25),
+    "no-trim-blocks": ("indented", "chat.no-trim-blocks", 30),
+    "no-lstrip-blocks": ("indented", "chat.no-lstrip-blocks", 30),
+    "jinja-tojson": ("qwen3", "chat.tojson-html-safe", 5),
+    "ascii-json": ("qwen3", "chat.tojson-ascii", 5),
+    "drop-final-newline": ("qwen3", "chat.trailing-newline-dropped", 25),
+    "no-generation-prompt": ("qwen3", "chat.generation-prompt-missing", 25),
+    "text-specials": ("qwen3", "chat.specials-not-parsed", 30),
+    "empty-bos": ("llama-bpe", "chat.bos-token-empty", 30),
+    "strip-content": ("qwen3", "chat.content-stripped", 3),
+    "system-dropped": ("qwen3", "chat.system-dropped", 5),
+}
+
+
+@pytest.fixture(scope="module")
+def indented(zoo, tmp_path_factory) -> str:
+    qwen3 = zoo("qwen3")
+    folder = tmp_path_factory.mktemp("chatml-indented")
+    shutil.copy(qwen3.path("tokenizer_json"), folder / "tokenizer.json")
+    config = json.loads(Path(qwen3.path("tokenizer_config")).read_text("utf-8"))
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | {"chat_template": INDENTED_CHATML}), "utf-8")
+    return str(folder)
+
+
+def _run(model: str, bugs: list[str]):
+    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
+    results = run_compare([model], ["chats"], ["hf", f"eng={engine}"], CompareOptions(ops=("chat",)))
+    (run,) = [r for r in results.runs if r.backend == "eng"]
+    return run, Counter(m.cause for m in results.mismatches if m.backend == "eng")
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_one_bug_is_named_by_its_cause(zoo, indented, bug):
+    model, cause, fewest = BUGS[bug]
+    model = indented if model == "indented" else (zoo(model) and model)
+    run, causes = _run(model, [bug])
+    assert run.cases == 35 and run.mismatches >= fewest, (run.mismatches, causes)
+    assert causes[cause] >= 0.95 * run.mismatches, causes
+
+
+@pytest.mark.parametrize("model", ["qwen3", "gemma-3", "llama-bpe", "indented"])
+def test_the_twin_agrees(zoo, indented, model):
+    model = indented if model == "indented" else (zoo(model) and model)
+    run, causes = _run(model, [])
+    assert (run.cases, run.mismatches) == (35, 0), causes
+
+
+def test_three_bugs_at_once_are_all_named(zoo):
+    """Gemma 3's tokenizer adds a BOS, so all three show: a BOS added to the template's, the last
+    newline cut, and special-token text tokenized as text. The two conversations that continue a
+    message end with no newline to cut: the other two causes name them."""
+    zoo("gemma-3")
+    run, causes = _run("gemma-3", ["double-bos", "drop-final-newline", "text-specials"])
+    all_three = "chat.bos-added+chat.trailing-newline-dropped+chat.specials-not-parsed"
+    assert run.mismatches >= 28, causes
+    assert causes[all_three] + causes["chat.bos-added+chat.specials-not-parsed"] == run.mismatches, causes
+    assert causes[all_three] >= 0.9 * run.mismatches, causes
