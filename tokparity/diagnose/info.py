@@ -20,7 +20,8 @@ def cause_info(name: str) -> dict:
     if name.startswith("pretokenizer."):
         return table["pretokenizer"]
     if name.split(".")[0] == "chat":  # the chat causes (tokparity.diagnose.chat)
-        from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES, SPEC as CHAT_SPEC
+        from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES
+        from tokparity.diagnose.chat import SPEC as CHAT_SPEC
         if name in CHAT_CAUSES:
             return {"classes": [], "stage": "chat", "fix": CHAT_CAUSES[name].fix, "spec": CHAT_SPEC}
     if name.split(".")[0] in ("decode", "stream", "pieces"):  # the decoding ops' (tokparity.diagnose.decoding)
