@@ -39,31 +39,14 @@ import pytest
 
 from tokparity.cli import main
 
-ENGINES = Path(__file__).resolve().parents[1] / "engines" / "thirdparty"
-sys.path.insert(0, str(ENGINES))
-import install  # noqa: E402  (tests/engines/thirdparty/install.py)
+sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
+from thirdparty import ENGINES, node_engines  # noqa: E402, F401  (tests/diagnose/thirdparty.py; node_engines: a fixture)
 
-sys.path.remove(str(ENGINES))
+sys.path.pop(0)
 
 MODELS = ("qwen3", "gemma-3", "deepseek-v3", "gemini", "llama-bpe")
 JUDGED, SKIPPED = 33, 2  # of the 35 conversations of chats: continue-01 and continue-02 are not answered
 MINIJINJA_VERIFIED = ("3.0.", "3.1.")  # 3.0.5 and 3.1.0 give the same 175 replies on these models
-
-
-@pytest.fixture(scope="module")
-def node_engines() -> Path:
-    """The pinned npm packages, installed once; a loud skip when node or npm is missing."""
-    missing = install.missing_tools()
-    if missing:
-        message = (f"chat template engines in JavaScript NOT TESTED: {' and '.join(missing)} not found. Install "
-                   f"Node.js 20+ with npm, then: {install.COMMAND}")
-        warnings.warn(message, stacklevel=1)
-        pytest.skip(message)
-    try:
-        install.install(quiet=True)
-    except RuntimeError as e:
-        pytest.fail(f"could not install the pinned npm packages: {e}")
-    return ENGINES
 
 
 @dataclass
