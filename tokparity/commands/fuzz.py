@@ -36,8 +36,9 @@ def add_parser(sub) -> None:
                    help=f"only these generators (repeatable): {', '.join(GENERATORS)}")
     p.add_argument("--no-hypothesis", action="store_true", help="generators only, for the whole budget")
     p.add_argument("--ops", default="encode", metavar="OP",
-                   help="what to fuzz: encode (texts, the default), or decode or stream (id sequences made from the "
-                        "vocabulary, judged as compare --ops judges them; no journal, no Hypothesis)")
+                   help="what to fuzz: encode (texts, the default), decode or stream (id sequences made from the "
+                        "vocabulary), or chat (generated conversations through the model's chat template), judged "
+                        "as compare --ops judges them; no journal, no Hypothesis")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure (once shrunk)")
     p.add_argument("--shrink-seconds", type=non_negative_seconds, metavar="N",
                    help="time to shrink each failure (default: a quarter of the budget, 2 to 20 s)")
@@ -69,6 +70,52 @@ ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds":
               "add_special": "bool", "parse_special": "bool", "known": "strs", "no_builtin_known": "bool"}
 RESUMED = tuple(ARG_CHECKS)
 PATHS = ("model", "known")  # made absolute: a resume may start in another folder
+
+
+def _run_chats(args: argparse.Namespace, out: Path) -> int:
+    """``fuzz --ops chat``: generated conversations, not texts (tokparity.fuzz.chats); the findings,
+    shrunk, are a corpus of conversations (``DIR/fuzz-findings.jsonl``, ``-c`` with ``--ops chat``)."""
+    import json
+
+    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
+    from tokparity.errors import TokparityError
+    from tokparity.fuzz.chats import run_chat_fuzz
+    from tokparity.fuzz.findings import FINDINGS_FILE
+    from tokparity.report.ci import write_ci_outputs
+    from tokparity.run.judge import progress_to_stderr
+    from tokparity.run.known import load_known
+    from tokparity.run.options import CompareOptions, Services
+
+    if args.resume:
+        raise TokparityError("fuzz --ops chat keeps no journal: run it again (the same --seed gives the same "
+                             "conversations) instead of --resume")
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
+    options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
+                             services=Services(progress=None if args.quiet else progress_to_stderr,
+                                               known=load_known(args.known or [], builtin=not args.no_builtin_known)))
+    results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed)
+    paths = write_reports_or_say(results, out, "fuzz")
+    with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
+        for k, finding in enumerate(findings, 1):
+            record = {"id": f"chat-{k}", **json.loads(finding.case.text),
+                      "tags": {"backend": finding.backend, "key": finding.key, "cause": finding.mismatch.cause}}
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    write_ci_outputs(results, paths, args.junit, "fuzz")
+    print(f"fuzz {args.model} --ops chat: {cases} conversations in {results.seconds:.1f} s (seed {args.seed})")
+    if not findings:
+        print("no failure found")
+    for finding in findings:
+        m = finding.mismatch
+        shrunk, original = json.loads(finding.case.text), json.loads(finding.original.text)
+        print(f"\n{finding.key} on {finding.backend}: {finding.count} conversations ({m.cls}; shrunk from "
+              f"{len(original['messages'])} to {len(shrunk['messages'])} messages)")
+        print(f"  conversation {finding.case.text}")
+        print(f"  {m.oracle:<8} {m.oracle_output!r}")
+        print(f"  {finding.backend:<8} {m.backend_output!r}")
+        print(f"  {m.cause_evidence or m.evidence}")
+    print(f"conversations to keep: {out / FINDINGS_FILE}")
+    print(f"reports: {paths['report.html']}")
+    return 1 if results.unexplained else 0
 
 
 def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
@@ -156,6 +203,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
     from tokparity.run.ops import parse_ops
     ops = parse_ops(getattr(args, "ops", None) or "encode")
+    if ops == ("chat",):
+        return _run_chats(args, out)
     if ops != ("encode",):
         return _run_ids(args, ops, out)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,

@@ -1,0 +1,50 @@
+"""``fuzz --ops chat``: generated conversations find an engine's bug, shrink it to a conversation
+of a message or two, and write the findings as a corpus of conversations that ``compare --ops
+chat -c`` reads back; the bug-free twin gives no finding."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind" / "chat_blind.py"
+
+
+def _fuzz(tmp_path: Path, bugs: list[str]) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    engine = f"eng=cmd:{sys.executable} {BLIND} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "--seconds", "12",
+                           "-b", engine, "-q", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    findings = [json.loads(line) for line in (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()] \
+        if (out / "fuzz-findings.jsonl").exists() else []
+    return done, findings
+
+
+def test_a_dropped_system_message_is_found_and_shrunk(zoo, tmp_path):
+    zoo("qwen3")
+    done, findings = _fuzz(tmp_path, ["system-dropped"])
+    assert done.returncode == 1, done.stderr
+    keys = {f["tags"]["key"] for f in findings if f["tags"]["backend"] == "eng"}
+    assert keys == {"chat.system-dropped"}, findings
+    (found,) = [f for f in findings if f["tags"]["backend"] == "eng"]
+    assert len(found["messages"]) <= 2 and any(m["role"] == "system" for m in found["messages"])
+    # the findings are a corpus: compare reads them back and names the same cause
+    again = tmp_path / "again"
+    engine = f"eng=cmd:{sys.executable} {BLIND} {{tokenizer_json}} --bug system-dropped"
+    subprocess.run([sys.executable, "-m", "tokparity", "compare", "qwen3", "--ops", "chat", "-c",
+                    str(tmp_path / "out" / "fuzz-findings.jsonl"), "-b", engine, "-q", "-o", str(again)],
+                   capture_output=True, text=True, timeout=600)
+    summary = json.loads((again / "summary.json").read_text("utf-8"))
+    (run,) = [r for r in summary["runs"] if r["backend"] == "eng"]
+    assert run["causes"] == {"chat.system-dropped": 1}
+
+
+def test_the_twin_gives_no_finding(zoo, tmp_path):
+    zoo("qwen3")
+    done, findings = _fuzz(tmp_path, [])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert findings == [] and "no failure found" in done.stdout
+    conversations = int(done.stdout.split(" conversations in ")[0].rsplit(" ", 1)[1])
+    assert conversations > 100
