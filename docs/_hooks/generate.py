@@ -177,12 +177,14 @@ def causes_page() -> str:
     _same_names("cause", causes, "tokparity/diagnose/causes.toml", extra, "has no entry")
     known = known_divergences()
     by_entry: dict[str, list[dict]] = {}
-    decode = []
+    decode, chat = [], []
     for d in known:
         cause = d.get("cause", "")
         for part in filter(None, cause.split("+")):
             if part.split(".")[0] in ("decode", "stream", "pieces"):
                 decode.append(d)
+            elif part.split(".")[0] == "chat":
+                chat.append(d)
             elif (entry := _cause_entry(part, causes)) is None:
                 warn(f"known divergence {d['id']!r} names cause {part!r}, which no causes.toml entry covers")
             else:
@@ -233,10 +235,10 @@ def causes_page() -> str:
     if decode:
         out += ["Shipped known divergences with a decoding cause:", ""]
         out += [f"- {_known_line(d)}" for d in decode] + [""]
-    return "\n".join(out + chat_causes())
+    return "\n".join(out + chat_causes(chat))
 
 
-def chat_causes() -> list[str]:
+def chat_causes(known: list[dict]) -> list[str]:
     """The chat causes: tokparity/diagnose/chat.py's variants (name, what the backend does, the
     fix: read from the source) with their real cases (catalogue.toml [chat_causes])."""
     described = _toml(HOOKS / "catalogue.toml").get("chat_causes", {})
@@ -265,7 +267,15 @@ def chat_causes() -> list[str]:
            "| cause | the backend… | fix | real case |", "|---|---|---|---|"]
     out += [f"| `{name}` | {cell(does)} | {cell(fix)} | {cell(described.get(name, {}).get('case') or '–')} |"
             for name, does, fix in variants]
-    return out + [""]
+    out.append("")
+    for d in known:
+        for part in d["cause"].split("+"):
+            if part not in {v[0] for v in variants}:
+                warn(f"known divergence {d['id']!r} names cause {part!r}, which tokparity/diagnose/chat.py does not have")
+    if known:
+        out += ["Shipped known divergences with a chat cause:", ""]
+        out += [f"- {_known_line(d)}" for d in dict((d["id"], d) for d in known).values()] + [""]
+    return out
 
 
 def cause_order() -> str:

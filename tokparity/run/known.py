@@ -12,7 +12,7 @@ A known-divergence file is TOML, a list of entries:
     case_ids = ["llama.cpp-*"]               # optional: fnmatch patterns on case ids
     ops = ["decode"]                         # optional: the ops it is about (tokparity.run.ops; default
                                              # encode, or the op its classes belong to: decode-*, stream-*,
-                                             # piece-bytes)
+                                             # piece-bytes, chat-*)
     cause = "space.dummy-prefix"             # optional: the reviewed root cause, for the cases whose
                                              # cause no variant reproduces (a crash, a dropped text)
     reason = "why the two sides differ"
@@ -192,7 +192,7 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         unknown = [part for part in cause.split("+") if part and not _is_cause(part)]
         if unknown:
             raise TokparityError(f"{source}: divergence {raw['id']!r}: unknown cause {unknown[0]!r}; the names are "
-                                 "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml)")
+                                 "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml, decoding.py, chat.py)")
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
@@ -205,7 +205,8 @@ def _ops(raw: dict, source: str) -> tuple[str, ...]:
     classes = set(raw["classes"])
     default = ["decode"] if classes and classes <= DECODE_CLASSES else \
         ["stream"] if classes and all(c.startswith("stream-") for c in classes) else \
-        ["pieces"] if classes == {"piece-bytes"} else ["encode"]
+        ["pieces"] if classes == {"piece-bytes"} else \
+        ["chat"] if classes and all(c.startswith("chat-") for c in classes) else ["encode"]
     ops = raw.get("ops", default)
     unknown = [op for op in ops if op not in OPS]
     if unknown or not ops:
@@ -235,9 +236,10 @@ def _check_types(raw: dict, n: int, source: str) -> None:
 
 
 def _is_cause(name: str) -> bool:
+    from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES
     from tokparity.diagnose.decoding import BY_NAME, REVIEWED
     from tokparity.diagnose.info import cause_info
-    return bool(cause_info(name)["classes"]) or name in BY_NAME or name in REVIEWED
+    return bool(cause_info(name)["classes"]) or name in BY_NAME or name in REVIEWED or name in CHAT_CAUSES
 
 
 def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:
