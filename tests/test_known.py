@@ -92,7 +92,8 @@ def test_the_shipped_list_is_well_formed():
     for e in entries:
         assert set(e.classes) <= set(CLASSES), e.id
         assert all(any(fnmatchcase(m, p) for m in zoo_models) for p in e.models), e.id
-        assert set(e.backends) <= {"ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "*"}, e.id
+        assert set(e.backends) <= {"ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "template:parts",
+                                   "*"}, e.id
         assert len(e.reason) > 80 and e.upstream, e.id
 
 

@@ -5,6 +5,7 @@ templates are judged against the models' own (docs/findings.md#chat-templates li
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -59,6 +60,9 @@ BUILTINS = {
     "command-r": (25, 3, {"chat.bos-added+chat.llama-cpp-builtin": 3}),
     # no built-in template matches Gemma 4's: llama.cpp without --jinja cannot format it (every conversation skipped)
     "gemma-4": (0, 0, {}),
+    # the GGUFs tokparity converts from the tokenizer.json carry tokenizer_config.json's template
+    "gemma-3": (25, 3, {"chat.bos-added+chat.llama-cpp-builtin": 3}),
+    "deepseek-v3": (25, 6, {"chat.bos-added+chat.llama-cpp-builtin": 6}),
 }
 
 
@@ -70,7 +74,23 @@ def test_llama_cpp_builtins_against_the_models_templates(zoo, model):
     (run,) = [r for r in results.runs if r.backend == "llama.cpp" and r.op == "chat"]
     judged, differ, causes = BUILTINS[model]
     assert (run.cases, run.mismatches, run.skipped) == (judged, differ, CONVERSATIONS - judged)
-    assert Counter(m.cause for m in results.mismatches) == Counter(causes)
-    assert {m.cls for m in results.mismatches} <= {"chat-text", "chat-raises"}
+    mismatches = [m for m in results.mismatches if m.backend == "llama.cpp"]
+    assert Counter(m.cause for m in mismatches) == Counter(causes)
+    assert {m.cls for m in mismatches} <= {"chat-text", "chat-raises"}
     # each is a reviewed known divergence of the built-in list: the run's verdict is about the other backends
-    assert run.unexplained == 0 and all(m.known.startswith("llama-cpp-builtin-") for m in results.mismatches)
+    assert run.unexplained == 0 and all(m.known.startswith("llama-cpp-builtin-") for m in mismatches)
+
+
+@pytest.mark.parametrize("model, judged, differ", [("gemma-3", 28, 0), ("gemma-4", 33, 7), ("command-r", 0, 0)])
+def test_templates_that_read_parts_take_string_and_parts_alike(zoo, model, judged, differ):
+    """Where a template reads list-of-parts content, the same conversation with its strings sent as
+    parts must give the same prompt (``template:parts``; skipped where the template refuses parts,
+    as Command R's does). Gemma 4's writes a system message's parts as Python's text of the list."""
+    zoo(model)
+    results = run_compare([model], ["chats"], ["hf" if model == "gemma-3" else "llama.cpp"],
+                          CompareOptions(ops=("chat",), services=Services(known=load_known(None))))
+    (run,) = [r for r in results.runs if r.backend == "template:parts"]
+    assert (run.cases, run.mismatches, run.unexplained) == (judged, differ, 0)
+    parts = [m for m in results.mismatches if m.backend == "template:parts"]
+    assert all(m.cause == "chat.content-as-parts" and m.known == "gemma4-template-system-parts" for m in parts)
+    assert all(json.loads(m.text)["messages"][0]["role"] == "system" for m in parts)

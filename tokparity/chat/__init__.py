@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RAISED_SHOWN = "(the template raised: "  # how a report shows a refusal in place of a prompt
+# The template's own check, judged as a backend is: the conversation with its string contents sent
+# as lists of one text part, where the template reads parts (tokparity.chat.template.ChatTemplate.reads_parts)
+PARTS_CHECK = "template:parts"
 
 
 @dataclass(frozen=True)

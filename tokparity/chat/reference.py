@@ -31,8 +31,9 @@ class ChatWay:
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     strip_content: bool = False  # each message's string content stripped of surrounding whitespace first
     drop_system: bool = False  # system messages taken out of the conversation first
+    content_as_parts: bool = False  # each string content sent as a list of one text part
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
-    add_special: bool = False  # the vocabulary's BOS/EOS added by the tokenizer
+    add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
 
     def changed(self, **changes) -> ChatWay:
@@ -45,13 +46,13 @@ TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 
 
 class ChatReference:
-    """``template``: the model's (tokparity.chat.template); ``encode(text, add_special,
-    parse_special)``: the oracle's encoder. Renders are kept per (conversation, way): the diagnosis
-    asks the same ones again."""
+    """``template``: the model's (tokparity.chat.template); ``encode(text, parse_special)``: the
+    oracle's encoder, no special tokens added; ``bos``: the vocabulary's BOS id. Renders are kept per
+    (conversation, way): the diagnosis asks the same ones again."""
 
-    def __init__(self, template: ChatTemplate, encode: Callable[[str, bool, bool], list[int]],
+    def __init__(self, template: ChatTemplate, encode: Callable[[str, bool], list[int]], bos: int | None,
                  sandbox: TemplateSandbox | None = None):
-        self.template, self.encode = template, encode
+        self.template, self.encode, self.bos = template, encode, bos
         self.sandbox = sandbox or TemplateSandbox()
         self._texts: dict[tuple, str | TemplateRaised] = {}  # (conversation, the way's render choices) -> text
 
@@ -87,7 +88,10 @@ class ChatReference:
             text = self.text(conversation, way)
         except TemplateRaised as e:
             return ChatAnswer(raised=str(e))
-        return ChatAnswer(text, list(self.encode(text, way.add_special, way.parse_special)))
+        ids = list(self.encode(text, way.parse_special))
+        if way.add_bos and self.bos is not None:  # (as a tokenizer whose vocabulary adds a BOS: llama.cpp's add_bos)
+            ids.insert(0, self.bos)
+        return ChatAnswer(text, ids)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -97,7 +101,10 @@ def edited(conversation: Conversation, way: ChatWay) -> Conversation:
     """The conversation as an engine that edits it before rendering sees it."""
     messages = conversation.messages
     if way.drop_system:
-        messages = [m for m in messages if m.get("role") != "system"] or messages[:0]
+        messages = [m for m in messages if m.get("role") != "system"]
+    if way.content_as_parts:
+        messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
+                    for m in messages]
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
                     for m in messages]

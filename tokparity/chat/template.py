@@ -16,6 +16,7 @@ vocabulary's special ids.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
 
 SPECIAL_ROLES = ("bos", "eos", "unk", "pad")
+PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
 MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
 
 
@@ -31,6 +33,12 @@ class ChatTemplate:
     source: str  # the file (and key) it came from, as a report shows it
     templates: dict[str, str]  # name -> Jinja source ("default" for a single template)
     specials: dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
+
+    @property
+    def reads_parts(self) -> bool:
+        """Whether a template reads list-of-parts content (a part's ``type``), so claims to take
+        both a string and a list of parts for a message's content."""
+        return any(PART_TYPE.search(text) for text in self.templates.values())
 
     def for_conversation(self, has_tools: bool) -> str:
         if has_tools and "tool_use" in self.templates:

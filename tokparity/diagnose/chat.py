@@ -35,8 +35,8 @@ class ChatVariant:
 
 
 VARIANTS = (
-    ChatVariant("chat.bos-added", "tokenizes the prompt with the special tokens the vocabulary adds: a template that "
-                "writes bos_token gets a second BOS", (("add_special", True),),
+    ChatVariant("chat.bos-added", "puts the vocabulary's BOS before the prompt's ids, as a tokenizer that adds special "
+                "tokens does: a template that writes bos_token gets a second BOS", (("add_bos", True),),
                 "encode the rendered prompt with add_special_tokens=False (the template writes the specials)"),
     ChatVariant("chat.bos-token-empty", "renders bos_token as an empty string (and adds none)",
                 (("bos_token", ""),), "pass the vocabulary's BOS text as bos_token"),
@@ -70,6 +70,10 @@ VARIANTS = (
                 (("strip_content", True),), "give the template each message as sent; the template strips what it strips"),
     ChatVariant("chat.system-dropped", "takes the system messages out of the conversation before rendering",
                 (("drop_system", True),), "give the template every message; the template decides what a system message becomes"),
+    ChatVariant("chat.content-as-parts", "sends each message's text as a list of parts "
+                "([{\"type\": \"text\", \"text\": …}]) where the conversation gives a string: a template takes "
+                "another branch for it", (("content_as_parts", True),),
+                "pass each content as the request gives it"),
     ChatVariant("chat.llama-cpp-builtin", "formats with llama.cpp's built-in C++ template for the model "
                 "(llama_chat_apply_template), not the model's Jinja template", (("builtin", True),),
                 "render the model's own template (llama.cpp: --jinja)"),

@@ -123,7 +123,8 @@ class ModelDiagnosis:
             reference = self.reference_tokenizer()
             if template is None or reference is None:
                 return None
-            self.chat_reference = ChatReference(template, lambda text, add, parse: reference.encode(text, add, parse))
+            self.chat_reference = ChatReference(template, lambda text, parse: reference.encode(text, False, parse),
+                                                reference.vocab.special_ids.get("bos"))
         return self.chat_reference
 
     def reference_tokenizer(self) -> Any:

@@ -6,6 +6,11 @@ each backend with a ``chat`` op answers its own text and ids (tokparity.diff.cha
 backend without the op, or that does not cover the conversation (llama.cpp's built-ins take no
 tools), is skipped for it; a model without a chat template has nothing to judge: its cases are
 skipped on every backend, and the run says so once.
+
+Where the template reads list-of-parts content (a part's ``type``), the run also judges the
+template itself as a backend named ``template:parts``: each conversation with its string contents
+sent as lists of one text part must give the same prompt (where the template takes parts at all);
+a difference is named ``chat.content-as-parts``, the branch the template takes for parts.
 """
 
 from __future__ import annotations
@@ -14,9 +19,9 @@ import time
 from dataclasses import dataclass
 
 from tokparity.backends.base import Backend, CaseFailure
-from tokparity.chat import RAISED_SHOWN, ChatAnswer
+from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import ChatReference
+from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
 from tokparity.corpus import Case
 from tokparity.diff.chat import judge_chat
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
@@ -24,6 +29,7 @@ from tokparity.run.ops import _capped, ask_op
 from tokparity.vocab import Vocab
 
 CHAT_STAGE = "chat"
+PARTS_WAY = TRANSFORMERS_WAY.changed(content_as_parts=True)
 
 
 def shown(answer: ChatAnswer) -> list[str]:
@@ -54,8 +60,8 @@ class ChatJudge:
             started = time.perf_counter()
             # (a template the reference could not render, too slow or too big, is not given to the
             # backends: the failure is every backend's case, as an oracle's failure is when encoding)
-            got = ChatAnswer() if isinstance(want, CaseFailure) else \
-                ask_op(lambda: self.backends[name].chat(conversation))  # noqa: B023 (called at once)
+            got = ChatAnswer() if isinstance(want, CaseFailure) else self._parts_twin(conversation) \
+                if name == PARTS_CHECK else ask_op(lambda: self.backends[name].chat(conversation))  # noqa: B023 (called at once)
             seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
             if got is None or isinstance(got, CaseFailure) and got.status == "skipped":
                 verdicts[name] = SKIPPED
@@ -76,6 +82,15 @@ class ChatJudge:
                 oracle_output=_capped(shown(want_answer)), backend_output=_capped(shown(got_answer))))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
+
+    def _parts_twin(self, conversation: Conversation) -> ChatAnswer | CaseFailure | None:
+        """The template's own check: the reference's prompt for the conversation with each string
+        content sent as a list of one text part; None (skipped) where there is no string content,
+        or where the template refuses parts here (it does not claim to take them)."""
+        if not any(isinstance(m.get("content"), str) for m in conversation.messages):
+            return None
+        twin = ask_op(lambda: self.reference.answer(conversation, PARTS_WAY))
+        return None if isinstance(twin, ChatAnswer) and twin.raised else twin  # type: ignore[return-value]
 
     def _judge(self, want: object, got: object, name: str) -> tuple[str, str, int] | None:
         for side, answer in (("the reference", want), (name, got)):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
+from tokparity.chat import PARTS_CHECK
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
@@ -48,6 +49,7 @@ from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
 
 if TYPE_CHECKING:
+    from tokparity.chat.template import ChatTemplate
     from tokparity.run.chat import ChatJudge
 
 # The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
@@ -175,8 +177,12 @@ class ModelRun:
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self.decoder = self._decoder(options, results) if options.decoding_ops else None
-        # (a chat run lists the backends that apply chat templates: the others have no such op)
+        # (a chat run lists the backends that apply chat templates: the others have no such op; and the
+        # template's own check of string against list-of-parts content, where it reads parts)
         self.listed = [n for n, b in self.backends.items() if options.ops != ("chat",) or b.supports("chat")]
+        self.template = self._template() if options.ops == ("chat",) else None
+        if self.template is not None and self.template.reads_parts:
+            self.listed.append(PARTS_CHECK)
         self.tally = Tally(self.model, self.chain, self.listed, self.decoder, options, results)
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
@@ -192,10 +198,9 @@ class ModelRun:
         """Who judges ``--ops chat``: the model's template rendered as transformers renders it, the
         prompt encoded by the oracle (None, said once: the model's files carry no template)."""
         from tokparity.chat.reference import ChatReference
-        from tokparity.chat.template import find_template
         from tokparity.run.chat import ChatJudge
 
-        template = find_template(self.model)
+        template = self.template
         oracle = next((name for name in self.chain if name != "golden"), None)
         if template is None or oracle is None:
             why = (f"{self.model.name}: its files carry no chat template: --ops chat has nothing to judge" if template is None
@@ -204,9 +209,15 @@ class ModelRun:
             options.say(why)
             return None
         encoder = self.backends[oracle]
-        reference = ChatReference(template, lambda text, add, parse: encoder.encode(text, add, parse))
+        reference = ChatReference(template, lambda text, parse: encoder.encode(text, False, parse),
+                                  self.vocab.special_ids.get("bos"))
         self.diagnosis.chat_reference = reference
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, oracle, self.tally.by_op["chat"])
+
+    def _template(self) -> ChatTemplate | None:
+        from tokparity.chat.template import find_template
+
+        return find_template(self.model)
 
     def _decoder(self, options: CompareOptions, results: Results) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
