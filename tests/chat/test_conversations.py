@@ -57,6 +57,10 @@ def test_a_bad_conversation_file_is_one_line_exit_2(zoo, tmp_path, line, said):
 def test_chat_runs_alone(tmp_path):
     done = _compare("qwen3", "--ops", "chat,encode", cwd=tmp_path)
     assert done.returncode == 2 and "give --ops chat alone" in done.stderr
+    for command in (["compare", "qwen3", "--ops", "chat", "--ray"], ["regress", "qwen3", "--ops", "chat"]):
+        done = subprocess.run([sys.executable, "-m", "tokparity", *command], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_a_model_without_a_template_says_so(zoo, tmp_path):

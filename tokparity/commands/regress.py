@@ -89,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
     from tokparity.textview import clipped
+    if "chat" in parse_ops(args.ops):
+        from tokparity.errors import TokparityError
+        raise TokparityError("regress --ops chat: the goldens hold no prompts yet; check chat templates with compare "
+                             "--ops chat (against transformers' apply_chat_template and the model's own template)")
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
                                    "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))]},
