@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
         description="Run every case of the corpora on every backend, compare each with the model's oracle, name "
                     "the bug class of each mismatch and write report.html, mismatches.csv, summary.md and "
                     "summary.json. Without arguments: the built-in default (a handful of zoo models × all corpora × "
-                    "all available backends). Exit status 0: no unexplained mismatch; 1: at least one; 2: bad input.")
+                    "all available backends; with --ops chat, five zoo models with chat templates × the built-in "
+                    "conversations). Exit status 0: no unexplained mismatch; 1: at least one; 2: bad input.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("--all", action="store_true", help="every zoo model (the heavy tier; fetched as needed)")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
@@ -45,7 +46,9 @@ def add_parser(sub) -> None:
                    help="what each backend is asked, comma-joined: encode (a text's ids), decode (ids back to "
                         "text), stream (ids to text one at a time after a prompt, as a server streams), pieces "
                         "(each id's bytes); all for the four (default: encode). The ids decoded are the oracle's "
-                        "encodings of the texts and id sequences made from the vocabulary")
+                        "encodings of the texts and id sequences made from the vocabulary. Or chat alone: "
+                        "conversations (-c chats by default) turned into prompts with the model's chat template, "
+                        "text and ids judged against transformers' apply_chat_template")
     p.add_argument("--skip-special", action="store_true",
                    help="with --ops decode or stream: every decoder leaves special tokens out of the text "
                         "(skip_special_tokens=True, llama.cpp's unparse_special off), as most servers do; default: "
@@ -240,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
+    from tokparity.run.chat import CHAT_MODELS
     from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.zoo import distinct_names, named_path
     # (named before a resume compares the models given now with the ones it stored, named so)
@@ -266,8 +270,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "all", False):
         from tokparity.zoo.manifest import load_manifest
         models += [m for m in load_manifest().models if m not in models]
-    models = models or list(DEFAULT_MODELS)
     chat = parse_ops(args.ops or "encode") == ("chat",)
+    models = models or list(CHAT_MODELS if chat else DEFAULT_MODELS)
     corpora = corpus_specs(args.corpora or ([CHATS] if chat else list(DEFAULT_CORPORA)), args)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:

@@ -29,6 +29,9 @@ from tokparity.run.ops import _capped, ask_op
 from tokparity.vocab import Vocab
 
 CHAT_STAGE = "chat"
+# compare --ops chat without a model: zoo models whose files carry a template, from transformers'
+# files (Llama 3, Qwen3, Gemma 3) and from GGUFs (Phi-3, Qwen2), each family's template once
+CHAT_MODELS = ("llama-bpe", "qwen3", "gemma-3", "phi-3", "qwen2")
 PARTS_WAY = TRANSFORMERS_WAY.changed(content_as_parts=True)
 
 
