@@ -240,10 +240,10 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.errors import TokparityError
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
+    from tokparity.run.chat import CHAT_MODELS
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
-    from tokparity.run.chat import CHAT_MODELS
     from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.zoo import distinct_names, named_path
     # (named before a resume compares the models given now with the ones it stored, named so)
