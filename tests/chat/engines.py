@@ -1,5 +1,6 @@
 """Engines that answer ``chat`` with transformers' own prompt, in the shapes the protocol allows:
-text alone, ids alone, both, or a malformed reply (tests/chat/test_conversations.py). As a cmd:
+text alone, ids alone, both, or a malformed reply; or wrongly: refusing everything, giving no
+ids, erring on tools (tests/chat/test_conversations.py). As a cmd:
 engine: ``python engines.py TOKENIZER_JSON MODE``; as py: classes ``TextOnly``, ``IdsOnly``,
 ``Both``, ``Malformed``."""
 
@@ -36,6 +37,12 @@ class Both:
             del reply["text"]
         elif self.mode == "malformed":
             reply = {"ids": [str(i) for i in ids]}
+        elif self.mode == "refuses":
+            reply = {"raised": "I refuse"}
+        elif self.mode == "empty-ids":
+            reply["ids"] = []
+        elif self.mode == "errs-on-tools" and tools:
+            reply = {"error": "tools are not supported"}
         return reply
 
 
@@ -51,8 +58,21 @@ class Malformed(Both):
     mode = "malformed"
 
 
+class Refuses(Both):
+    mode = "refuses"
+
+
+class EmptyIds(Both):
+    mode = "empty-ids"
+
+
+class ErrsOnTools(Both):
+    mode = "errs-on-tools"
+
+
 def main() -> None:
-    engine = {c.mode: c for c in (Both, TextOnly, IdsOnly, Malformed)}[sys.argv[2]](sys.argv[1])
+    engine = {c.mode: c for c in (Both, TextOnly, IdsOnly, Malformed, Refuses, EmptyIds, ErrsOnTools)}[sys.argv[2]](
+        sys.argv[1])
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("op") == "chat":

@@ -3,6 +3,7 @@ protocol's ``chat`` op for ``cmd:`` and ``py:`` engines, and clear errors for wh
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -86,3 +87,27 @@ def test_engines_answer_over_the_protocol(zoo, how):
     # (qwen3's template refuses 2 conversations, and so does the engine's: agreement, whatever it would have sent)
     assert runs["malformed"].mismatches == 33
     assert {m.cls for m in results.mismatches if m.backend == "malformed"} == {"crash"}
+
+
+def test_wrong_engines_get_no_cause_they_do_not_show(zoo):
+    """A refusal reproduces nothing (an engine that refuses everything gets no cause, whatever way of
+    rendering also raises); an engine that gives the right text and no ids differs in ids, named by
+    nothing; an engine that errs on every conversation with tools, having answered others, fails
+    those (crash), not skipped into a pass."""
+    zoo("qwen3")
+    engines = {mode: f"cmd:{sys.executable} {ENGINES} {{tokenizer_json}} {mode}"
+               for mode in ("refuses", "empty-ids", "errs-on-tools")}
+    results = run_compare(["qwen3"], ["chats"], [f"{k}={v}" for k, v in engines.items()], CompareOptions(ops=("chat",)))
+    runs = {r.backend: r for r in results.runs}
+    found = {mode: Counter((m.cls, m.cause) for m in results.mismatches if m.backend == mode) for mode in engines}
+    assert found["refuses"] == Counter({("chat-raises", ""): 33}), found["refuses"]
+    assert found["empty-ids"] == Counter({("chat-ids", ""): 33}), found["empty-ids"]
+    tools = sum(1 for c in load_corpus("chats") if "tools" in json.loads(c.text))
+    assert (runs["errs-on-tools"].cases, runs["errs-on-tools"].skipped) == (35, 0)
+    assert found["errs-on-tools"] == Counter({("crash", ""): tools}), found["errs-on-tools"]
+
+
+def test_a_conversation_corpus_in_a_text_run_is_refused(tmp_path):
+    done = _compare("qwen3", "-c", "chats", "-b", "hf", "-q", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "chats/single-01: a conversation, not a text; run a corpus of conversations with --ops chat" in done.stderr

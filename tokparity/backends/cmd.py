@@ -862,10 +862,16 @@ class ProtocolBackend(Backend):
     def chat(self, conversation: Conversation) -> ChatAnswer:
         """``{"op": "chat", "messages": [...], "tools": [...], "options": {...}}`` ->
         ``{"text": "...", "ids": [...]}`` (either may be absent, not both), or ``{"raised": "why"}``:
-        the template refused the conversation."""
+        the template refused the conversation. An ``error`` with no status before any chat answer:
+        the engine has no chat op (not tried); after one, a failure of that conversation (an engine
+        that errors on tools must not pass by being skipped)."""
         from tokparity.chat import ChatAnswer
 
-        reply = self._op_call("chat", {"op": "chat", **conversation.to_request()})
+        if getattr(self, "_answers_chat", False):  # (it has answered chat: an error now is this conversation's failure)
+            reply = self._call({"op": "chat", **conversation.to_request()})
+        else:
+            reply = self._op_call("chat", {"op": "chat", **conversation.to_request()})
+            self._answers_chat = True
         text, ids = reply.get("text"), reply.get("ids")
         if isinstance(reply.get("raised"), str):
             return ChatAnswer(raised=reply["raised"] or "raised")

@@ -305,8 +305,10 @@ class HFBackend(TokenizersBackend):
         auto = self._chat_tokenizer()
         if not getattr(auto, "chat_template", None):
             raise NotImplementedError(f"{self.path.parent}: no chat template for transformers")
-        asked = dict(tools=copy.deepcopy(conversation.tools), add_generation_prompt=conversation.add_generation_prompt,
-                     continue_final_message=conversation.continue_final_message, **copy.deepcopy(conversation.variables))
+        asked = dict(tools=copy.deepcopy(conversation.tools), documents=copy.deepcopy(conversation.options.get("documents")),
+                     add_generation_prompt=conversation.add_generation_prompt,
+                     continue_final_message=conversation.options.get("continue_final_message", False),
+                     **copy.deepcopy(conversation.variables))
         try:
             with quiet_transformers():
                 text = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=False, **asked)

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from tokparity.errors import TokparityError
 
 # Options apply_chat_template reads itself (the others are only the template's variables).
-OWN_OPTIONS = ("add_generation_prompt", "continue_final_message")
+OWN_OPTIONS = ("add_generation_prompt", "continue_final_message", "documents")
 MAX_MESSAGES = 10_000
+CONVERSATION_TAG = "conversation"  # a corpus case's tag: its text is a conversation (a text op refuses it)
 
 
 class BadConversation(TokparityError):
@@ -91,6 +92,9 @@ class Conversation:
         options = record.get("options") or {}
         if not isinstance(options, dict):
             raise BadConversation(f"{where}: 'options' must be an object")
+        if not isinstance(options.get("continue_final_message", False), (bool, str)):
+            raise BadConversation(f"{where}: options.continue_final_message must be true, false or the name of the "
+                                  "field to continue")
         if options.get("add_generation_prompt") and options.get("continue_final_message"):
             raise BadConversation(f"{where}: add_generation_prompt and continue_final_message cannot both be set "
                                   "(a new message, or the last one continued)")

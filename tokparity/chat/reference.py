@@ -18,6 +18,7 @@ from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches, TemplateRaised
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
+from tokparity.errors import TokparityError
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ class ChatReference:
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
-            template = self.template.for_conversation(conversation.tools is not None and way.tool_use_template)
             try:
+                template = self.template.for_conversation(conversation.tools is not None and way.tool_use_template)
                 if way.builtin:
                     self._texts[key] = builtin_text(template, conversation, asks)
                 else:
@@ -77,6 +78,8 @@ class ChatReference:
                                                            self.template.specials, way.render.to_json())
             except TemplateRaised as e:
                 self._texts[key] = e
+            except TokparityError as e:  # no template applies (named ones, none the default): as transformers raises
+                self._texts[key] = TemplateRaised(str(e))
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
             raise found

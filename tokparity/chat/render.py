@@ -6,7 +6,8 @@ transformers' ``apply_chat_template`` compiles the template in jinja2's
 ``loopcontrols`` extension and a ``{% generation %}`` block (which renders its body); it replaces
 the ``tojson`` filter by ``json.dumps(x, ensure_ascii=False, indent, separators, sort_keys)`` (no
 HTML escaping, keys in their order), adds the globals ``raise_exception``, ``strftime_now``,
-``dict`` and ``namespace``, and passes ``messages``, ``tools``, ``documents``,
+``dict`` (a call and ``fromkeys``) and ``namespace`` (no ``_`` names), and passes ``messages``,
+``tools``, ``documents`` (the option of that name),
 ``add_generation_prompt``, the special tokens' texts and every other keyword as variables. A message
 whose value is None loses that key; reasoning under ``thinking`` or ``reasoning`` is also passed as
 ``reasoning_content`` (and the reverse), as it does. ``continue_final_message`` renders the last
@@ -87,11 +88,32 @@ def compiled(source: str, switches: RenderSwitches):
     def raise_exception(message):
         raise jinja2.exceptions.TemplateError(message)
 
+    def check_name(name):
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"a namespace attribute may not start with '_': {name!r}")
+
     class Namespace(jinja2.utils.Namespace):
+        """transformers' TemplateNamespace: no attribute whose name starts with ``_``, made or set."""
+
+        def __init__(*args, **kwargs):
+            self, args = args[0], args[1:]
+            attrs = dict(*args, **kwargs)
+            for name in attrs:
+                check_name(name)
+            jinja2.utils.Namespace.__init__(self, attrs)
+
         def __setitem__(self, name, value):
-            if isinstance(name, str) and name.startswith("_"):
-                raise jinja2.exceptions.SecurityError(f"a namespace attribute may not start with '_': {name!r}")
+            check_name(name)
             super().__setitem__(name, value)
+
+    class TemplateDict:
+        """transformers' ``dict`` global: a call and ``fromkeys``, no method to change a dict in place."""
+
+        def __call__(self, *args, **kwargs):
+            return dict(*args, **kwargs)
+
+        def fromkeys(self, *args, **kwargs):
+            return dict.fromkeys(*args, **kwargs)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
                                         keep_trailing_newline=switches.keep_trailing_newline,
@@ -101,7 +123,7 @@ def compiled(source: str, switches: RenderSwitches):
         env.filters["tojson"] = own
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    env.globals["dict"] = dict
+    env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = Namespace
     try:
         template = env.from_string(source)
@@ -149,13 +171,13 @@ def render(source: str, messages: list[dict], tools: list[dict] | None, options:
         else:
             messages[-1][key] = str(final) + CONTINUE_TAG
     variables = {**specials, **{k: v for k, v in options.items() if k not in ("add_generation_prompt",
-                                                                               "continue_final_message")}}
+                                                                               "continue_final_message", "documents")}}
     if switches.bos_token is not None:
         variables["bos_token"] = switches.bos_token
     parts: list[str] = []
     size = 0
     try:
-        for chunk in template.generate(messages=messages, tools=tools, documents=None,
+        for chunk in template.generate(messages=messages, tools=tools, documents=options.get("documents"),
                                        add_generation_prompt=add_generation_prompt, **variables):
             size += len(chunk)
             if size > MAX_OUTPUT_CHARS:

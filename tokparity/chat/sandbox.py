@@ -40,13 +40,14 @@ class TemplateSandbox:
         self.timeout = timeout
         self.engine = EngineProcess([sys.executable, "-m", "tokparity.chat.sandbox"], "chat template sandbox",
                                     env=_child_env(), startup_timeout=60.0, hello=True)
-        self._failures: dict[str, tuple[int, str]] = {}  # template -> (failures in a row, the last)
+        self._failures: dict[str, tuple[int, str]] = {}  # template and switches -> (failures in a row, the last)
 
     def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,
                specials: dict[str, str], switches: dict | None = None) -> str:
         from tokparity.chat.render import TemplateRaised
 
-        count, last = self._failures.get(template, (0, ""))
+        key = template + json.dumps(switches or {}, sort_keys=True)  # (a way that loops gives up on that way alone)
+        count, last = self._failures.get(key, (0, ""))
         if count >= GIVE_UP_AFTER:
             raise CaseFailure(f"not rendered: {last} (the template failed {count} times in a row)")
         body = json.dumps({"op": "render", "template": template, "messages": messages, "tools": tools,
@@ -55,12 +56,12 @@ class TemplateSandbox:
         try:
             reply, _junk = self.engine.request(body, self.timeout)
         except BackendTimeout:
-            self._failures[template] = (count + 1, f"the template took more than {self.timeout:g} s to render")
-            raise BackendTimeout(self._failures[template][1]) from None
+            self._failures[key] = (count + 1, f"the template took more than {self.timeout:g} s to render")
+            raise BackendTimeout(self._failures[key][1]) from None
         except CaseFailure as e:
-            self._failures[template] = (count + 1, f"the renderer died ({e})")
+            self._failures[key] = (count + 1, f"the renderer died ({e})")
             raise
-        self._failures.pop(template, None)
+        self._failures.pop(key, None)
         if "raised" in reply:
             raise TemplateRaised(str(reply["raised"]))
         if not isinstance(reply.get("text"), str):

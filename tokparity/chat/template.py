@@ -8,7 +8,8 @@ Where the template is read, first found wins (as transformers and llama.cpp read
 
 Of several named templates, ``default`` renders a conversation, ``tool_use`` one with tools
 where the model has it (transformers' ``get_chat_template``). The special tokens' texts
-(``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``) are the template's variables, as
+(``bos_token``, ``eos_token``, ``unk_token``, ``sep_token``, ``pad_token``, ``cls_token``,
+``mask_token``) are the template's variables, as
 transformers passes its ``special_tokens_map``: from tokenizer_config.json, else from the
 vocabulary's special ids.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from tokparity.errors import TokparityError
 from tokparity.zoo import ModelFiles
 
-SPECIAL_ROLES = ("bos", "eos", "unk", "pad")
+SPECIAL_ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")  # transformers' special_tokens_map
 PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
 MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
 

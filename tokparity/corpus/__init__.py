@@ -115,9 +115,11 @@ def _parse_record(path: Path, lineno: int, line: str) -> dict:
     except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
         raise BadCorpus(f"{where}: a number too long to read ({str(e).split(';')[0]}); write it as a string") from None
     if isinstance(record, dict) and "text" not in record and "messages" in record:  # a conversation (--ops chat)
-        from tokparity.chat.conversation import BadConversation, Conversation
+        from tokparity.chat.conversation import CONVERSATION_TAG, BadConversation, Conversation
         try:
-            return record | {"text": Conversation.from_record(record, where).to_text()}
+            tags = record["tags"] if isinstance(record.get("tags"), dict) else {}
+            return record | {"text": Conversation.from_record(record, where).to_text(),
+                             "tags": tags | {CONVERSATION_TAG: "yes"}}
         except BadConversation as e:
             raise BadCorpus(str(e)) from None
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):

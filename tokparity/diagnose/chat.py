@@ -11,15 +11,18 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from itertools import combinations
 
+from tokparity.backends.base import CaseFailure
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.records import Diagnosis, Judgement
 
 MAX_AT_ONCE = 3
+SEARCH_SECONDS = 10.0  # per mismatch: a long prompt or a slow template must not hold the run
 SPEC = "tokparity/chat/render.py and tokparity/chat/reference.py (ChatWay)"
 
 
@@ -93,16 +96,21 @@ def _combined(variants: tuple[ChatVariant, ...]) -> ChatWay | None:
 
 
 def _backend_answer(j: Judgement) -> ChatAnswer:
+    """The backend's prompt as the judge kept it (``tags["gave"]``: text, ids or both)."""
     output = j.backend_output[0] if j.backend_output else None
     if output is not None and output.startswith(RAISED_SHOWN):
         return ChatAnswer(raised=output)
-    return ChatAnswer(output, list(j.backend_ids) if j.backend_ids or output is None else None)
+    gave = j.tags.get("gave", "both")
+    return ChatAnswer(output if gave != "ids" else None, list(j.backend_ids) if gave != "text" else None)
 
 
-def _same(answer: ChatAnswer, got: ChatAnswer, gave_ids: bool) -> bool:
+def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
+    """Whether a way's prompt is the backend's: its ids where it gave ids, its text where it gave text.
+    A refusal reproduces nothing: two engines refuse for their own reasons (a missing filter, an
+    empty list), and which one is not known from a message."""
     if got.raised or answer.raised:
-        return bool(got.raised) and bool(answer.raised)
-    if gave_ids and answer.ids != got.ids:
+        return False
+    if got.ids is not None and answer.ids != got.ids:
         return False
     return got.text is None or answer.text == got.text
 
@@ -110,26 +118,37 @@ def _same(answer: ChatAnswer, got: ChatAnswer, gave_ids: bool) -> bool:
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
     got = _backend_answer(j)
-    gave_ids = bool(j.backend_ids) or (not got.raised and got.text is None)
+    if got.raised:
+        return Diagnosis("", "the backend's template refused the conversation: a refusal reproduces no way of "
+                             "making the prompt (its reason is the engine's own)", stage="chat")
     right = reference.answer(conversation)
+    until = time.monotonic() + SEARCH_SECONDS
+    untried = 0
     for size in range(1, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
         for variants in combinations(VARIANTS, size):
             way = _combined(variants)
             if way is None:
                 continue
+            if time.monotonic() > until:
+                return Diagnosis("", f"not found within {SEARCH_SECONDS:g} s: the search stopped after the ways of "
+                                     f"{size - 1} cause(s) at once (a long prompt, a slow template)", stage="chat")
             try:
                 answer = reference.answer(conversation, way)
-            except Exception:  # a way that cannot be taken here (no llama-cpp-python) reproduces nothing
+            except NotImplementedError:  # a way that cannot be taken here (llama.cpp's built-ins): reproduces nothing
                 continue
-            if _same(answer, got, gave_ids) and not _same(answer, right, True):
+            except CaseFailure:  # could not be rendered this way (too slow, too big): not tried
+                untried += 1
+                continue
+            if _same(answer, got) and not _same(answer, right):
                 found.append(tuple(v.name for v in variants))
         if found:
             first = found[0]
             does = "; and ".join(BY_NAME[n].does for n in first)
             others = f"; so do {', '.join('+'.join(f) for f in found[1:])}" if found[1:] else ""
             return Diagnosis("+".join(first), f"reproduced: the reference's prompt made as an engine that {does} gives "
-                                              f"the backend's {'ids' if gave_ids else 'text'} exactly{others}",
+                                              f"the backend's {'ids' if got.ids is not None else 'text'} exactly{others}",
                              first, tuple(found[1:]), stage="chat")
+    unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} of the chat causes at once) "
-                         "gives the backend's prompt", stage="chat")
+                         f"gives the backend's prompt{unrendered}", stage="chat")

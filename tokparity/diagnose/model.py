@@ -119,7 +119,14 @@ class ModelDiagnosis:
             from tokparity.chat.template import find_template
             from tokparity.zoo import resolve_model
 
-            template = find_template(resolve_model(self.model_file))
+            template = None
+            for spec in (self.model_name, self.model_file):  # (the zoo name finds every file; a label does not)
+                try:
+                    template = find_template(resolve_model(spec))
+                except TokparityError:
+                    continue
+                if template is not None:
+                    break
             reference = self.reference_tokenizer()
             if template is None or reference is None:
                 return None

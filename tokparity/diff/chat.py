@@ -15,14 +15,10 @@ agreement). Then, in this order:
 from __future__ import annotations
 
 from tokparity.chat import ChatAnswer
+from tokparity.textview import visible
 
 # Found: (class, evidence, first index where the ids differ)
 Found = tuple[str, str, int]
-
-
-def visible(text: str) -> str:
-    """Whitespace made visible, as a report shows a prompt: ``\\n`` as ``⏎``, tab as ``→``, space as ``·``."""
-    return text.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "⏎")
 
 
 def first_difference(a: str, b: str) -> int:

@@ -567,6 +567,10 @@ def case_article(m: Mismatch, style: str) -> Article:
     blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))
     if m.cause:
         blocks.append(Part("Fix", (FixList(tuple(fixes_of(m.cause))),)))
+    elif m.op == "chat":
+        blocks.append(Part("Prompts", tuple(Paragraph(runs(f"{who}: {visible(output[0]) if output else '(none)'}"))
+                                           for who, output in ((m.oracle, m.oracle_output),
+                                                               (m.backend, m.backend_output)))))
     else:
         text = shlex.quote(m.text) if m.text.isprintable() and len(m.text) <= 200 else "TEXT"
         blocks.append(Part("Fix", (Paragraph(runs(

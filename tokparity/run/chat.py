@@ -77,8 +77,11 @@ class ChatJudge:
             verdicts[name] = Verdict.differs(cls)
             want_answer = want if isinstance(want, ChatAnswer) else ChatAnswer()
             got_answer = got if isinstance(got, ChatAnswer) else ChatAnswer()
+            gave = "both" if got_answer.text is not None and got_answer.ids is not None else \
+                "ids" if got_answer.ids is not None else "text"
             judgements.append(Judgement(
-                model=self.model, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=self.oracle,
+                model=self.model, corpus=case.corpus, case_id=case.id, tags=dict(case.tags) | {"gave": gave},
+                oracle=f"template+{self.oracle}",
                 backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",

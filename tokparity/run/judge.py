@@ -24,6 +24,7 @@ from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
 from tokparity.chat import PARTS_CHECK
+from tokparity.chat.conversation import CONVERSATION_TAG
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
@@ -301,6 +302,10 @@ class ModelRun:
         ``JudgedCases.BATCH`` texts at a time (``encode_many``)."""
         if self.options.ops == ("chat",):  # conversations: nothing is encoded before
             return [self.chat_record(case, n) for n, case in batch]
+        conversation = next((case for _, case in batch if case.tags.get(CONVERSATION_TAG)), None)
+        if conversation is not None:
+            raise TokparityError(f"{conversation.corpus}/{conversation.id}: a conversation, not a text; run a corpus "
+                                 "of conversations with --ops chat")
         records: list[CaseRecord] = []
         for start in range(0, len(batch), JudgedCases.BATCH):
             chunk = batch[start:start + JudgedCases.BATCH]
@@ -454,7 +459,7 @@ class JudgedCases:
                     batch = []
                     continue
                 batch.append((n, case))
-                if len(batch) >= self.BATCH:
+                if len(batch) >= (1 if self.run.options.ops == ("chat",) else self.BATCH):  # (a conversation: seconds)
                     self.total = n + 1
                     yield self.run.judge_many(batch)
                     batch = []

@@ -15,7 +15,7 @@
 // continue_final_message are variables, `tools` and `documents` (null) too.
 //
 // Gives text only: {"text"}, {"raised"} where the template raised or did not parse, and an error
-// without status (not answered) for continue_final_message and any op but "chat".
+// with "status": "skipped" for continue_final_message (not answered), without status for any op but "chat".
 
 import { readFileSync, realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -61,7 +61,7 @@ export async function serveChat({ templates, specials }, render) {
     if (req.op !== "chat") {
       reply = { error: `unsupported op ${JSON.stringify(req.op)}` };
     } else if (options.continue_final_message) {
-      reply = { error: "continue_final_message is not implemented by this wrapper" };
+      reply = { error: "continue_final_message is not implemented by this wrapper", status: "skipped" };
     } else if (!(name in templates)) {
       reply = { error: "the model has no chat template" };
     } else {

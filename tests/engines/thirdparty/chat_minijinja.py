@@ -16,7 +16,7 @@ variables. MiniJinja has no ``{% generation %}`` tag (transformers' extension): 
 it does not compile here.
 
 Gives text only (no tokenizer): ``{"text": ...}``, ``{"raised": ...}`` where the template raised or
-did not compile, and an error without status (not answered) for ``continue_final_message`` and
+did not compile, and an error with "status": "skipped" for ``continue_final_message`` (not answered) and
 for any op but ``chat``.
 """
 
@@ -77,7 +77,7 @@ def environment() -> minijinja.Environment:
 def chat(env: minijinja.Environment, templates: dict[str, str], specials: dict[str, str], request: dict) -> dict:
     options = request.get("options") or {}
     if options.get("continue_final_message"):
-        return {"error": "continue_final_message is not implemented by this wrapper"}
+        return {"error": "continue_final_message is not implemented by this wrapper", "status": "skipped"}
     tools = request.get("tools")
     name = "tool_use" if tools is not None and "tool_use" in templates else "default"
     if name not in templates:

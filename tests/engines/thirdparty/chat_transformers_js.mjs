@@ -15,7 +15,7 @@
 // the library hands to the template as a variable). The template engine is the @huggingface/jinja
 // bundled into transformers.js' dist (0.5.10 in 4.3.1); the ids come from its tokenizer with
 // add_special_tokens false (and special-token text always parsed). {"raised"} where the template
-// raised; an error without status (not answered) for continue_final_message and any op but "chat".
+// raised; an error with "status": "skipped" for continue_final_message, without status for any op but "chat".
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,7 +46,7 @@ const tokenizer = await AutoTokenizer.from_pretrained("model");
 
 function chat(req) {
   const options = req.options ?? {};
-  if (options.continue_final_message) return { error: "continue_final_message is not implemented by this wrapper" };
+  if (options.continue_final_message) return { error: "continue_final_message is not implemented by this wrapper", status: "skipped" };
   if (!tokenizer.chat_template) return { error: "the model has no chat template" };
   const kwargs = Object.fromEntries(Object.entries(options).filter(([k]) => !OWN_OPTIONS.has(k)));
   const call = { ...kwargs, tools: req.tools ?? null, add_generation_prompt: !!options.add_generation_prompt };
