@@ -44,6 +44,7 @@ class ChatWay:
 
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
+MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
 
 class ChatReference:
@@ -55,7 +56,8 @@ class ChatReference:
                  sandbox: TemplateSandbox | None = None):
         self.template, self.encode, self.bos = template, encode, bos
         self.sandbox = sandbox or TemplateSandbox()
-        self._texts: dict[tuple, str | TemplateRaised] = {}  # (conversation, the way's render choices) -> text
+        self._texts: dict[tuple, str | TemplateRaised] = {}
+        self._chars = 0  # (conversation, the way's render choices) -> text
 
     def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
@@ -64,18 +66,19 @@ class ChatReference:
         conversation = edited(conversation, way)
         key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, way.tool_use_template)
         if key not in self._texts:
-            if len(self._texts) > 4096:
+            if len(self._texts) > 4096 or self._chars > MAX_KEPT_CHARS:  # (the diagnosis asks again within a case)
                 self._texts.clear()
+                self._chars = 0
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
             try:
                 template = self.template.for_conversation(conversation.tools is not None and way.tool_use_template)
-                if way.builtin:
-                    self._texts[key] = builtin_text(template, conversation, asks)
-                else:
-                    self._texts[key] = self.sandbox.render(template, conversation.messages, conversation.tools, options,
-                                                           self.template.specials, way.render.to_json())
+                made = builtin_text(template, conversation, asks) if way.builtin else \
+                    self.sandbox.render(template, conversation.messages, conversation.tools, options,
+                                        self.template.specials, way.render.to_json())
+                self._texts[key] = made
+                self._chars += len(made)
             except TemplateRaised as e:
                 self._texts[key] = e
             except TokparityError as e:  # no template applies (named ones, none the default): as transformers raises

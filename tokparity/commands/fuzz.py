@@ -89,11 +89,18 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     if args.resume:
         raise TokparityError("fuzz --ops chat keeps no journal: run it again (the same --seed gives the same "
                              "conversations) instead of --resume")
+    ignored = [flag for flag, given in (("-g", args.generators), ("--no-hypothesis", args.no_hypothesis),
+                                        ("--add-special", args.add_special), ("--parse-special", args.parse_special))
+               if given]
+    if ignored:
+        raise TokparityError(f"fuzz --ops chat: {ignored[0]} is about texts; conversations are generated as they are "
+                             "and their prompts tokenized as apply_chat_template does; leave it out")
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
     options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
-    results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed)
+    results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
+                                             shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst)
     paths = write_reports_or_say(results, out, "fuzz")
     with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
         for k, finding in enumerate(findings, 1):

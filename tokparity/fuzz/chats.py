@@ -108,8 +108,10 @@ def as_case(case_id: str, conversation: Conversation) -> Case:
 
 
 def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions, seconds: float,
-                  seed: int) -> tuple[Results, list[ChatFinding], int]:
-    """Fuzz ``--ops chat`` on one model for ``seconds``."""
+                  seed: int, shrink_seconds: float | None = None,
+                  exitfirst: bool = False) -> tuple[Results, list[ChatFinding], int]:
+    """Fuzz ``--ops chat`` on one model for ``seconds`` (each finding shrunk for ``shrink_seconds``,
+    ``SHRINK_SECONDS`` by default; ``exitfirst``: stop at the first finding, once shrunk)."""
     from tokparity import __version__
 
     started = time.perf_counter()
@@ -138,10 +140,12 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
                     found.count += 1
                     continue
                 shrink_started = time.perf_counter()
-                shrunk, last = _shrink(run, case, m, key)
+                shrunk, last = _shrink(run, case, m, key, SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
                 findings[(m.backend, key)] = ChatFinding(m.backend, key, shrunk, last, case, 1,
                                                          shrink_started - started, time.perf_counter() - shrink_started)
             n += 1
+            if exitfirst and findings:
+                break
     except KeyboardInterrupt:
         results.interrupted = True
     finally:
@@ -179,10 +183,11 @@ def _smaller(conversation: Conversation):
             yield Conversation(smaller, conversation.tools, conversation.options)
 
 
-def _shrink(run: ModelRun, case: Case, first: Mismatch, key: str) -> tuple[Case, Mismatch]:
-    """``case``'s conversation made smaller while ``first``'s backend still differs under ``key``."""
+def _shrink(run: ModelRun, case: Case, first: Mismatch, key: str, seconds: float) -> tuple[Case, Mismatch]:
+    """``case``'s conversation made smaller, for ``seconds``, while ``first``'s backend still differs
+    under ``key``."""
     best, best_m = case, first
-    until = time.perf_counter() + SHRINK_SECONDS
+    until = time.perf_counter() + seconds
     shrinking = True
     while shrinking and time.perf_counter() < until:
         shrinking = False

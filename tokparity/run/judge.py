@@ -210,8 +210,10 @@ class ModelRun:
             options.say(why)
             return None
         encoder = self.backends[oracle]
+        from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
+
         reference = ChatReference(template, lambda text, parse: encoder.encode(text, False, parse),
-                                  self.vocab.special_ids.get("bos"))
+                                  self.vocab.special_ids.get("bos"), TemplateSandbox(options.timeout or RENDER_TIMEOUT))
         self.diagnosis.chat_reference = reference
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, oracle, self.tally.by_op["chat"])
 
