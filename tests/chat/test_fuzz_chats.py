@@ -51,6 +51,6 @@ def test_the_twin_gives_no_finding(zoo, tmp_path):
 
 
 def test_flags_about_texts_are_refused(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "-g", "pieces",
+    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "-g", "whitespace",
                            "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "fuzz --ops chat: -g is about texts" in done.stderr, done.stderr
