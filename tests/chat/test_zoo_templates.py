@@ -6,7 +6,9 @@ templates are judged against the models' own (docs/findings.md#chat-templates li
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ from tokparity.chat.template import find_template
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
-from tokparity.zoo import load_manifest
+from tokparity.zoo import load_manifest, resolve_model
 
 CHAT = CompareOptions(ops=("chat",))
 CONVERSATIONS = 35  # corpora/chats.jsonl
@@ -94,3 +96,26 @@ def test_templates_that_read_parts_take_string_and_parts_alike(zoo, model, judge
     parts = [m for m in results.mismatches if m.backend == "template:parts"]
     assert all(m.cause == "chat.content-as-parts" and m.known == "gemma4-template-system-parts" for m in parts)
     assert all(json.loads(m.text)["messages"][0]["role"] == "system" for m in parts)
+
+
+def test_templates_saved_as_files_and_split_special_tokens(zoo, tmp_path):
+    """As transformers 5 saves a tokenizer: the template in chat_template.jinja, the other named ones
+    in additional_chat_templates/ (tool_use for a conversation with tools), and split_special_tokens
+    (special-token text in the prompt left as text): the reference reads them as apply_chat_template
+    does, and agrees with it on every conversation."""
+    qwen3 = zoo("qwen3")
+    folder = tmp_path / "saved"
+    (folder / "additional_chat_templates").mkdir(parents=True)
+    shutil.copy(qwen3.path("tokenizer_json"), folder / "tokenizer.json")
+    config = json.loads(Path(qwen3.path("tokenizer_config")).read_text("utf-8"))
+    template = config.pop("chat_template")
+    (folder / "chat_template.jinja").write_text(template, "utf-8")
+    (folder / "additional_chat_templates" / "tool_use.jinja").write_text(
+        "{{ 'TOOLS:' }}{{ tools | tojson }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+        "{% endfor %}", "utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | {"split_special_tokens": True}), "utf-8")
+    template_found = find_template(resolve_model(str(folder)))
+    assert set(template_found.templates) == {"default", "tool_use"} and not template_found.parse_special
+    results = run_compare([str(folder)], ["chats"], ["hf"], CHAT)
+    (run,) = [r for r in results.runs if r.backend == "hf"]
+    assert (run.cases, run.mismatches) == (CONVERSATIONS, 0), [m.evidence for m in results.mismatches][:2]

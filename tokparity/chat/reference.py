@@ -94,7 +94,7 @@ class ChatReference:
             text = self.text(conversation, way)
         except TemplateRaised as e:
             return ChatAnswer(raised=str(e))
-        ids = list(self.encode(text, way.parse_special))
+        ids = list(self.encode(text, way.parse_special and self.template.parse_special))
         if way.add_bos and self.bos is not None:  # (as a tokenizer whose vocabulary adds a BOS: llama.cpp's add_bos)
             ids.insert(0, self.bos)
         return ChatAnswer(text, ids)

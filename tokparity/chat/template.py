@@ -2,7 +2,8 @@
 
 Where the template is read, first found wins (as transformers and llama.cpp read them):
 
-    chat_template.jinja beside tokenizer.json      (transformers ≥ 4.43 saves it apart)
+    chat_template.jinja beside tokenizer.json      (transformers ≥ 4.43 saves it apart; the other
+                                                   named ones in additional_chat_templates/)
     tokenizer_config.json's "chat_template"        (a string, or a list of named templates)
     the GGUF's tokenizer.chat_template             (and tokenizer.chat_template.NAME)
 
@@ -34,6 +35,8 @@ class ChatTemplate:
     source: str  # the file (and key) it came from, as a report shows it
     templates: dict[str, str]  # name -> Jinja source ("default" for a single template)
     specials: dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
+    # special-token text in the prompt parsed to its id (tokenizer_config.json's split_special_tokens: false)
+    parse_special: bool = True
 
     @property
     def reads_parts(self) -> bool:
@@ -105,13 +108,17 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         specials = {f"{r}_token": t for r in SPECIAL_ROLES if (t := _special_text(config.get(f"{r}_token"))) is not None}
         if not specials and path.suffix in (".json", ".model"):
             specials = _from_vocab(model.files.get("tokenizer_json") or path)
+        parse_special = not config.get("split_special_tokens", False)
         jinja_file = config_path.with_name("chat_template.jinja")
         if jinja_file.is_file():
-            return ChatTemplate(str(jinja_file), _checked({"default": jinja_file.read_text(encoding="utf-8")},
-                                                          str(jinja_file)), specials)
+            saved = {"default": jinja_file.read_text(encoding="utf-8")}
+            # transformers ≥ 4.55 saves the other named templates beside it, one file each
+            for named in sorted(config_path.parent.glob("additional_chat_templates/*.jinja")):
+                saved[named.stem] = named.read_text(encoding="utf-8")
+            return ChatTemplate(str(jinja_file), _checked(saved, str(jinja_file)), specials, parse_special)
         if "chat_template" in config:
             where = f"{config_path} chat_template"
-            return ChatTemplate(where, _checked(_named(config["chat_template"], where), where), specials)
+            return ChatTemplate(where, _checked(_named(config["chat_template"], where), where), specials, parse_special)
         return None
     if role == "gguf":
         from tokparity.vocab.gguf_reader import GGUFMetadata
