@@ -24,8 +24,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("vocab", ["tokparity.components", "tokparity.vocab"]),
     ("reference", ["tokparity.reference"]),
     # the files a run reads: models (pinned, fetched, trained, converted) and corpora
-    ("inputs", ["tokparity.convert", "tokparity.zoo", "tokparity.corpus"]),
+    # and conversations with the templates their files carry (rendered only in the sandbox's child)
+    ("inputs", ["tokparity.convert", "tokparity.zoo", "tokparity.corpus", "tokparity.chat"]),
     ("backends", ["tokparity.backends"]),
+    # the chat reference: the sandbox is a child process, as a backend's is
+    ("chat reference", ["tokparity.chat.sandbox", "tokparity.chat.reference"]),
     ("diff", ["tokparity.diff"]),  # symptoms: where two answers differ, and the bug class
     # the records a judged case passes through (Judgement, Diagnosis, RootCause, Decision, Mismatch)
     ("records", ["tokparity.records"]),
@@ -214,8 +217,8 @@ def test_a_backend_is_registered_once():
 
 def test_one_tally_counts_for_every_runner():
     """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
-    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz of texts and of id
-    sequences, regress, the pytest plugin) calls a tally's apply."""
+    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz of texts, of id
+    sequences and of conversations, regress, the pytest plugin) calls a tally's apply."""
     from tokparity.run.judge import ModelRun
     from tokparity.run.ledger import ModelLedger
 
@@ -225,8 +228,8 @@ def test_one_tally_counts_for_every_runner():
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.pytest_plugin", "tokparity.regress",
-                        "tokparity.run.ledger", "tokparity.run.parallel"]
+    assert counting == ["tokparity.fuzz.chats", "tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.pytest_plugin",
+                        "tokparity.regress", "tokparity.run.ledger", "tokparity.run.parallel"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]

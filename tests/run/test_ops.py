@@ -15,7 +15,7 @@ from tokparity.errors import TokparityError
 from tokparity.reference.decode import DecodeSettings
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
-from tokparity.run.ops import OPS, id_cases, parse_ops
+from tokparity.run.ops import TEXT_OPS, id_cases, parse_ops
 from tokparity.run.options import CompareOptions, Services
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
@@ -42,7 +42,7 @@ TEXTS = ["Hello world! 私の名前は 🤗 ok", " leading space", "a\n\nb  c", 
 
 def test_ops_are_parsed_and_a_wrong_one_is_one_line():
     assert parse_ops("stream,encode") == ("encode", "stream")
-    assert parse_ops("all") == OPS
+    assert parse_ops("all") == TEXT_OPS
     with pytest.raises(TokparityError, match="unknown op 'decod'"):
         parse_ops("encode,decod")
 
@@ -54,7 +54,7 @@ def test_the_reference_agrees_with_the_libraries_on_decode_stream_and_pieces(zoo
     streams and gives each id's bytes as llama.cpp and SentencePiece do."""
     zoo(model)
     backends = ["ref", "llama.cpp"] + (["sentencepiece"] if model != "llama-bpe" else [])
-    results = run_compare([model], [corpus(tmp_path, TEXTS), "ids"], backends, CompareOptions(ops=OPS))
+    results = run_compare([model], [corpus(tmp_path, TEXTS), "ids"], backends, CompareOptions(ops=TEXT_OPS))
     by = runs(results)
     for op in ("decode", "stream", "pieces"):
         assert by[("ref", op)].cases >= len(TEXTS) + 10, op
@@ -308,7 +308,7 @@ def test_two_jobs_give_the_reports_of_one(zoo, tmp_path):
     a time, so the parent counts them in order: the same runs and rows as one process."""
     zoo("llama-spm")
     one, two = (run_compare(["llama-spm"], ["edge", "ids"], ["ref", "llama.cpp", "sentencepiece"],
-                            CompareOptions(ops=OPS, jobs=jobs)) for jobs in (1, 2))
+                            CompareOptions(ops=TEXT_OPS, jobs=jobs)) for jobs in (1, 2))
 
     def shown(results):
         return (sorted((r.backend, r.op, r.cases, r.mismatches, r.skipped, str(r.classes)) for r in results.runs),

@@ -48,7 +48,7 @@ def model_from_json(d: dict) -> ModelFiles:
                       d.get("algorithm"), d.get("description", ""), derived=derived)
 
 
-def _child_env() -> dict:
+def child_env() -> dict:
     env = dict(os.environ)
     env["GGML_NO_BACKTRACE"] = "1"  # ggml would otherwise run gdb on an abort, slowly and loudly
     root = str(Path(__file__).resolve().parents[2])  # so the child imports this very tokparity
@@ -63,7 +63,7 @@ class IsolatedBackend(ProtocolBackend):
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, **opts):
         spec = {"backend": name, "model": model_to_json(model), "opts": opts}
         argv = [sys.executable, "-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str)]
-        engine = EngineProcess(argv, f"{name} (child process)", env=_child_env(), startup_timeout=startup_timeout,
+        engine = EngineProcess(argv, f"{name} (child process)", env=child_env(), startup_timeout=startup_timeout,
                                hello=True)
         super().__init__(engine, model, timeout)
         self.name = name

@@ -197,7 +197,7 @@ class LlamaCppBackend(Backend):
         and a string content per message: other conversations are not covered (skipped)."""
         from tokparity.backends.base import NotCovered
         from tokparity.chat import ChatAnswer
-        from tokparity.chat.reference import builtin_text
+        from tokparity.chat.builtin import builtin_text
 
         template = llama_cpp.llama_model_chat_template(self._model, None)
         if not template:

@@ -35,11 +35,11 @@ class TemplateSandbox:
 
     def __init__(self, timeout: float = RENDER_TIMEOUT):
         from tokparity.backends.cmd import EngineProcess
-        from tokparity.backends.isolated import _child_env
+        from tokparity.backends.isolated import child_env
 
         self.timeout = timeout
         self.engine = EngineProcess([sys.executable, "-m", "tokparity.chat.sandbox"], "chat template sandbox",
-                                    env=_child_env(), startup_timeout=60.0, hello=True)
+                                    env=child_env(), startup_timeout=60.0, hello=True)
         self._failures: dict[str, tuple[int, str]] = {}  # template and switches -> (failures in a row, the last)
 
     def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tokparity.chat.conversation import Conversation
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
-from tokparity.fuzz.ids import _decided, _key
+from tokparity.fuzz.ids import decided, finding_key
 from tokparity.records import Mismatch
 from tokparity.run.judge import ModelRun
 from tokparity.run.options import CompareOptions
@@ -133,8 +133,8 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
             record = run.chat_record(case, n)
             run.tally.apply(record)
             for judged in record.mismatches:
-                m = _decided(run, judged.judgement)
-                key = _key(m)
+                m = decided(run, judged.judgement)
+                key = finding_key(m)
                 found = findings.get((m.backend, key))
                 if found is not None:
                     found.count += 1
@@ -200,8 +200,8 @@ def _shrink(run: ModelRun, case: Case, first: Mismatch, key: str, seconds: float
             except TokparityError:
                 continue
             record = run.chat_record(candidate, -1)
-            same = next((d for d in (_decided(run, m.judgement) for m in record.mismatches
-                                     if m.backend == first.backend) if _key(d) == key), None)
+            same = next((d for d in (decided(run, m.judgement) for m in record.mismatches
+                                     if m.backend == first.backend) if finding_key(d) == key), None)
             if same is not None:
                 best, best_m, shrinking = candidate, same, True
                 break

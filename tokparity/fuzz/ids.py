@@ -132,8 +132,8 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
             for record in run.id_records(n, case):
                 run.tally.apply(record)
                 for judged in record.mismatches:
-                    m = _decided(run, judged.judgement)
-                    key = _key(m)
+                    m = decided(run, judged.judgement)
+                    key = finding_key(m)
                     found = findings.get((m.backend, key))
                     if found is not None:
                         found.count += 1
@@ -157,13 +157,13 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     return results, listed, n
 
 
-def _decided(run: ModelRun, j: Judgement) -> Mismatch:
+def decided(run: ModelRun, j: Judgement) -> Mismatch:
     """The mismatch as a compare run decides it (its cause, its known divergence)."""
     diagnosis = run.diagnosis.diagnose_one(j)
     return Mismatch(j, decide(j, diagnosis, None, run.options.services.known), diagnosis)
 
 
-def _key(m: Mismatch) -> str:
+def finding_key(m: Mismatch) -> str:
     """What a compare run would count the mismatch under: its known divergence, its cause, or its class."""
     return KNOWN + m.known if m.known else m.cause or UNEXPLAINED + m.cls
 
@@ -182,8 +182,8 @@ def _shrink(run: ModelRun, case: IdCase, first: Mismatch, key: str) -> tuple[IdC
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
         record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
-        same = next((d for d in (_decided(run, m.judgement) for m in record.mismatches if m.backend == first.backend)
-                     if _key(d) == key), None)
+        same = next((d for d in (decided(run, m.judgement) for m in record.mismatches if m.backend == first.backend)
+                     if finding_key(d) == key), None)
         if same is None:
             k += 1
             continue

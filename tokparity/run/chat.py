@@ -25,7 +25,7 @@ from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
 from tokparity.corpus import Case
 from tokparity.diff.chat import judge_chat
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
-from tokparity.run.ops import _capped, ask_op
+from tokparity.run.ops import ask_op, capped
 from tokparity.vocab import Vocab
 
 CHAT_STAGE = "chat"
@@ -85,7 +85,7 @@ class ChatJudge:
                 backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
-                oracle_output=_capped(shown(want_answer)), backend_output=_capped(shown(got_answer))))
+                oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer))))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
 

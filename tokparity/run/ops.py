@@ -179,7 +179,7 @@ def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
 MAX_OUTPUTS, MAX_OUTPUT_CHARS = 20_000, 2_000_000
 
 
-def _capped(outputs: list[str]) -> list[str]:
+def capped(outputs: list[str]) -> list[str]:
     kept: list[str] = []
     size = 0
     for out in outputs[:MAX_OUTPUTS]:
@@ -261,7 +261,7 @@ class DecodingJudge:
                 model=self.model, corpus=corpus, case_id=case.id, tags=tags, oracle=self.decoder, backend=name,
                 cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),
                 backend_ids=list(ids), oracle_pieces=pieces, backend_pieces=pieces, op=op,
-                oracle_output=_capped(oracle_output), backend_output=_capped(backend_output)))
+                oracle_output=capped(oracle_output), backend_output=capped(backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
 
