@@ -95,12 +95,18 @@ def fuzz_long(session: nox.Session) -> None:
 
 @nox.session
 def regress(session: nox.Session) -> None:
-    """Every model with committed goldens (tests/goldens) against today's libraries, every op: exit 1
-    names each case whose ids or decoded text changed (reports in reports/regress/). `nox -s regress
-    -- --update` regenerates the goldens instead, for review in the diff."""
+    """Every model with committed goldens (tests/goldens) against today's libraries, every op, then
+    the prompts of the models with chat templates: exit 1 names each case whose ids, decoded text or
+    prompt changed (reports in reports/regress/ and reports/regress-chat/). `nox -s regress --
+    --update` regenerates the goldens instead, for review in the diff."""
     _install(session, "all")
-    judge = [] if "--update" in session.posargs else ["-o", "reports/regress", "--ops", "all"]
-    session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", *judge, *session.posargs)
+    if "--update" in session.posargs:
+        session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", *session.posargs)
+        return
+    session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", "-o", "reports/regress", "--ops", "all",
+                *session.posargs)
+    session.run("tokparity", "regress", "-q", "--goldens", "tests/goldens", "-o", "reports/regress-chat",
+                "--ops", "chat", *session.posargs)
 
 
 @nox.session

@@ -1,6 +1,6 @@
 """Engines that answer ``chat`` with transformers' own prompt, in the shapes the protocol allows:
 text alone, ids alone, both, or a malformed reply; or wrongly: refusing everything, giving no
-ids, erring on tools (tests/chat/test_conversations.py). As a cmd:
+ids, erring on tools, or editing the messages it is given (tests/chat/test_conversations.py). As a cmd:
 engine: ``python engines.py TOKENIZER_JSON MODE``; as py: classes ``TextOnly``, ``IdsOnly``,
 ``Both``, ``Malformed``."""
 
@@ -43,6 +43,9 @@ class Both:
             reply["ids"] = []
         elif self.mode == "errs-on-tools" and tools:
             reply = {"error": "tools are not supported"}
+        elif self.mode == "edits-messages":  # (as an engine that pops what it has formatted)
+            messages.clear()
+            options.clear()
         return reply
 
 
@@ -68,6 +71,10 @@ class EmptyIds(Both):
 
 class ErrsOnTools(Both):
     mode = "errs-on-tools"
+
+
+class EditsMessages(Both):
+    mode = "edits-messages"
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ def test_a_bad_conversation_file_is_one_line_exit_2(zoo, tmp_path, line, said):
 def test_chat_runs_alone(tmp_path):
     done = _compare("qwen3", "--ops", "chat,encode", cwd=tmp_path)
     assert done.returncode == 2 and "give --ops chat alone" in done.stderr
-    for command in (["compare", "qwen3", "--ops", "chat", "--ray"], ["regress", "qwen3", "--ops", "chat"]):
+    for command in (["compare", "qwen3", "--ops", "chat", "--ray"], ["regress", "qwen3", "--ops", "chat", "--ray"]):
         done = subprocess.run([sys.executable, "-m", "tokparity", *command], capture_output=True, text=True,
                               cwd=tmp_path, timeout=120)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -111,3 +111,54 @@ def test_a_conversation_corpus_in_a_text_run_is_refused(tmp_path):
     done = _compare("qwen3", "-c", "chats", "-b", "hf", "-q", "-o", str(tmp_path / "out"), cwd=tmp_path)
     assert done.returncode == 2
     assert "chats/single-01: a conversation, not a text; run a corpus of conversations with --ops chat" in done.stderr
+
+
+def _qwen3_folder(zoo, folder: Path, split_special_tokens: bool) -> Path:
+    qwen3 = zoo("qwen3")
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(Path(qwen3.path("tokenizer_json")).read_bytes())
+    config = json.loads(Path(qwen3.path("tokenizer_config")).read_text("utf-8"))
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | {"split_special_tokens": split_special_tokens}),
+                                                  "utf-8")
+    return folder
+
+
+def test_a_tokenizer_that_splits_the_templates_specials_is_caught_though_every_engine_agrees(zoo, tmp_path):
+    """Qwen3's files with ``split_special_tokens: true``: transformers' apply_chat_template and the
+    reference both tokenize ``<|im_start|>`` as ordinary tokens, so they agree; only the template's
+    own check (``template:specials``) shows that the model gets a prompt it was not trained on.
+    Its twin (the setting false, as Qwen3 ships) passes the check on every conversation."""
+    split = _qwen3_folder(zoo, tmp_path / "qwen3-split", True)
+    results = run_compare([str(split)], ["chats"], ["hf"], CompareOptions(ops=("chat",)))
+    runs = {r.backend: r for r in results.runs}
+    assert (runs["hf"].cases, runs["hf"].mismatches) == (35, 0)
+    specials = runs["template:specials"]
+    # (Qwen3's template refuses 2 of the 35 conversations: no prompt to check there)
+    assert specials.cases == specials.mismatches == specials.unexplained == 33
+    found = [m for m in results.mismatches if m.backend == "template:specials"]
+    assert {m.cls for m in found} == {"chat-special-split"}
+    single = next(m for m in found if m.case_id == "single-01")
+    assert single.evidence.startswith("the prompt writes <|im_start|> (id 151644) at character 0, its special-token "
+                                      "text number 1; in its ids no special id follows")
+    assert single.oracle_pieces[:3] == ["<", "|", "im"] and not single.cause
+    twin = _qwen3_folder(zoo, tmp_path / "qwen3", False)
+    results = run_compare([str(twin)], ["chats"], ["hf"], CompareOptions(ops=("chat",)))
+    runs = {r.backend: r for r in results.runs}
+    assert (runs["template:specials"].cases, runs["template:specials"].mismatches) == (33, 0)
+
+
+def test_an_engine_that_edits_its_messages_does_not_change_the_next_ones(zoo):
+    """A py: engine run in this process (as the API and the pytest plugin run one) that empties the
+    message list and the options it was given after formatting them: the next engine still gets the
+    whole conversation (each is given copies)."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.run.options import Services
+
+    qwen3 = zoo("qwen3")
+    edits = make_backend(f"edits=py:{ENGINES}:EditsMessages", qwen3, isolate=False)
+    engines = ["edits", f"next=py:{ENGINES}:Both"]
+    results = run_compare(["qwen3"], ["chats"], engines, CompareOptions(ops=("chat",), services=Services(
+        ready={"edits": edits})))
+    runs = {r.backend: r for r in results.runs}
+    assert (runs["edits"].cases, runs["edits"].mismatches) == (35, 0)
+    assert (runs["next"].cases, runs["next"].mismatches) == (35, 0)

@@ -311,7 +311,23 @@ def test_committed_goldens_are_current(capsys, tmp_path, model):
     code, out, _ = regress(capsys, model, "--goldens", str(COMMITTED), "--ops", "all", "-o", str(tmp_path / "r"))
     assert code == 0, out
     goldens = read_goldens(COMMITTED / f"{model}.jsonl.gz")
-    assert set(goldens.corpora) == {"multilingual", "emoji", "edge", "llama.cpp-tests"}
+    texts = {"multilingual", "emoji", "edge", "llama.cpp-tests"}
+    assert set(goldens.corpora) == texts | ({"chats"} if model == "qwen3" else set())  # (qwen3: a chat template)
     assert goldens.decoding is not None and goldens.decoding.pieces_sha256 and goldens.decoding.id_cases
     runs = {(r["backend"], r["op"]): r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["runs"]}
     assert runs["ref", "decode"]["cases"] > 5000 and runs["ref", "pieces"]["cases"] > 5000
+
+
+@pytest.mark.parametrize("model", [
+    pytest.param("qwen3", id="qwen3"),  # transformers' files: the prompt encoded by Hugging Face tokenizers
+    pytest.param("qwen2", id="qwen2"),  # a GGUF's template, encoded by llama.cpp (its built-in: known divergences)
+])
+def test_committed_prompts_are_current(capsys, tmp_path, model):
+    """The prompts in tests/goldens are what the model's template and today's libraries make of the
+    built-in conversations: transformers' apply_chat_template, llama.cpp's built-in template (its
+    reviewed divergences known) and tokparity's own rendering today."""
+    code, out, _ = regress(capsys, model, "--goldens", str(COMMITTED), "--ops", "chat", "-o", str(tmp_path / "r"))
+    assert code == 0, out
+    runs = {r["backend"]: r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["runs"]}
+    assert (runs["template"]["cases"], runs["template"]["mismatches"]) == (35, 0)
+    assert runs["hf" if model == "qwen3" else "llama.cpp"]["cases"] >= 20

@@ -23,6 +23,7 @@ a failure, "engine returned ...", as from a ``cmd:`` engine), ``decode`` a str. 
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import inspect
@@ -188,7 +189,10 @@ class PyFuncBackend(Backend):
 
         if self._chat is None:
             raise NotImplementedError(f"{self.name} has no chat")
-        reply = self._chat(conversation.messages, conversation.tools, dict(conversation.options))
+        # (copies: an engine that edits the messages it is given must not edit the conversation the
+        # next backend and the diagnosis read)
+        reply = self._chat(copy.deepcopy(conversation.messages), copy.deepcopy(conversation.tools),
+                           copy.deepcopy(conversation.options))
         if isinstance(reply, dict) and isinstance(reply.get("raised"), str):
             return ChatAnswer(raised=reply["raised"] or "raised")
         text, ids = (reply.get("text"), reply.get("ids")) if isinstance(reply, dict) else (None, None)

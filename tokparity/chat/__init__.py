@@ -15,12 +15,23 @@ the reference otherwise, one named switch at a time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tokparity.chat.conversation import Conversation
 
 RAISED_SHOWN = "(the template raised: "  # how a report shows a refusal in place of a prompt
 # The template's own check, judged as a backend is: the conversation with its string contents sent
 # as lists of one text part, where the template reads parts (tokparity.chat.template.ChatTemplate.reads_parts)
 PARTS_CHECK = "template:parts"
+# The template's own check of its tokenizer: each special token's text the prompt writes must be
+# exactly that token's id in the prompt's ids (not split: split_special_tokens, a special typed as text)
+SPECIALS_CHECK = "template:specials"
+# The template as tokparity renders and encodes it today, judged as a backend is against prompts an
+# earlier run stored (regress's goldens): a template file, a tokenizer or tokparity that changed since
+TEMPLATE_CHECK = "template"
 
 
 @dataclass(frozen=True)
@@ -31,3 +42,14 @@ class ChatAnswer:
     text: str | None = None
     ids: list[int] | None = None
     raised: str = ""
+
+
+@dataclass(frozen=True)
+class StoredPrompts:
+    """Prompts an earlier run stored (``regress --update``'s goldens): what each conversation must
+    give, in place of the reference's prompt. ``answer`` raises ``NotCovered`` for a conversation
+    they do not hold; ``encoder`` is the library that encoded them, which encodes the live
+    reference's prompts too (the template's own check and the diagnosis)."""
+
+    encoder: str
+    answer: Callable[[Conversation], ChatAnswer]

@@ -17,6 +17,7 @@ vocabulary's special ids.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,6 +44,13 @@ class ChatTemplate:
         """Whether a template reads list-of-parts content (a part's ``type``), so claims to take
         both a string and a list of parts for a message's content."""
         return any(PART_TYPE.search(text) for text in self.templates.values())
+
+    @property
+    def digest(self) -> str:
+        """sha256 over the templates (by name) and the special tokens' texts: what makes the prompts."""
+        made = json.dumps([sorted(self.templates.items()), sorted(self.specials.items()), self.parse_special],
+                          ensure_ascii=False)
+        return hashlib.sha256(made.encode("utf-8")).hexdigest()
 
     def for_conversation(self, has_tools: bool) -> str:
         if has_tools and "tool_use" in self.templates:

@@ -22,15 +22,18 @@ def add_parser(sub) -> None:
                    help="regenerate the goldens of MODEL… (default: every model in the folder, or a built-in set) "
                         "from the oracle; goldens are never edited by hand")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
-                   help="multilingual, emoji, edge, llama.cpp-tests, all, or a .jsonl/.txt path (repeatable; "
-                        "default: every corpus the goldens hold; with --update: all)")
+                   help="multilingual, emoji, edge, llama.cpp-tests, all, chats, or a .jsonl/.txt path (repeatable; "
+                        "default: every corpus the goldens hold, of texts or, with --ops chat, of conversations; "
+                        "with --update: all and chats, whose prompts are stored where the model has a chat template)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help="backends to judge (repeatable; default: the oracles that made the goldens, and ref); "
                         "NAME=BACKEND labels it NAME in every report, e.g. 'mine=cmd:python3 eng.py {gguf}'")
     p.add_argument("--ops", metavar="OPS", default="encode",
                    help="what each backend is asked, comma-joined, as compare's --ops: encode, decode, stream, pieces "
                         "or all (default: encode); the decoding ops are judged against the decoder's texts the "
-                        "goldens hold (and every id's bytes, proven by their stored digest)")
+                        "goldens hold (and every id's bytes, proven by their stored digest); chat alone: each "
+                        "backend's prompt for the conversations (-c chats) against the prompts the goldens hold, "
+                        "and the model's template as tokparity renders it today (named 'template')")
     p.add_argument("--goldens", metavar="DIR",
                    help="the goldens folder (default: $TOKPARITY_GOLDENS, else tests/goldens of the source checkout)")
     p.add_argument("--digest-only", action="store_true",
@@ -88,18 +91,18 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
-    from tokparity.textview import clipped
-    if "chat" in parse_ops(args.ops):
-        from tokparity.errors import TokparityError
-        raise TokparityError("regress --ops chat: the goldens hold no prompts yet; check chat templates with compare "
-                             "--ops chat (against transformers' apply_chat_template and the model's own template)")
+    from tokparity.textview import clipped, single_line
+    ops = parse_ops(args.ops)
+    if ops == ("chat",) and args.ray is not None:
+        raise TokparityError("regress --ops chat --ray: the prompts are judged in this process only (a model's "
+                             "conversations take seconds); run it without --ray")
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
                                    "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))]},
                              args.junit)
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
-                             ray=args.ray, ops=parse_ops(args.ops))
+                             ray=args.ray, ops=ops)
     results = run_regress(args.models, options)
     paths = write_reports(results, out)
     write_ci_outputs(results, paths, args.junit, "regress")
@@ -112,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         if m.op == "encode":
             print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend}: {m.cls} at token {m.first_diff}: "
                   f"goldens {m.oracle_ids[:12]} vs {m.backend_ids[:12]}")
+        elif m.op == "chat":  # (two prompts share their start: the evidence shows where they part)
+            print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend} chat: {m.cls}: {single_line(m.evidence)[:240]}")
         else:
             print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend} {m.op}: {m.cls}: goldens "
                   f"{clipped(m.oracle_output)} vs {clipped(m.backend_output)}")

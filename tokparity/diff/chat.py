@@ -10,9 +10,16 @@ agreement). Then, in this order:
     chat-text    the prompts' texts differ (the evidence shows where, whitespace made visible)
     chat-ids     the same text (or no text from the backend), other ids: the prompt is tokenized
                  otherwise (special-token text not parsed, another tokenizer)
+
+And of the expected prompt alone (the template's own check, ``template:specials``):
+
+    chat-special-split  a special token's text the prompt writes is not that token's id in its ids
+                        (the tokenizer splits the template's special-token text)
 """
 
 from __future__ import annotations
+
+import re
 
 from tokparity.chat import ChatAnswer
 from tokparity.textview import visible
@@ -77,3 +84,35 @@ def judge_chat(want: ChatAnswer, got: ChatAnswer, bos: int | None, eos: int | No
     if got.text is not None and want.text is not None and got.text != want.text:
         return "chat-text", text_evidence(want.text, got.text), 0
     return None
+
+
+class SpecialTexts:
+    """The vocabulary's special tokens by their text (``{id: text}`` of tokparity.vocab.Vocab.special_texts),
+    found in a prompt leftmost and longest first, as a tokenizer that parses special-token text finds them."""
+
+    def __init__(self, texts: dict[int, str]):
+        self.ids = {text: i for i, text in sorted(texts.items(), reverse=True) if text}  # (a text twice: its lowest id)
+        self.pattern = re.compile("|".join(re.escape(t) for t in sorted(self.ids, key=len, reverse=True))) \
+            if self.ids else None
+
+    def split(self, answer: ChatAnswer) -> Found | None:
+        """Where ``answer``'s text writes a special token whose id its ids do not hold in that place
+        (the specials in the text and the special ids in the ids, in order); None: each is its id."""
+        if self.pattern is None or answer.text is None or answer.ids is None:
+            return None
+        written = [(m.start(), m.group()) for m in self.pattern.finditer(answer.text)]
+        special_ids = set(self.ids.values())
+        held = [(k, i) for k, i in enumerate(answer.ids) if i in special_ids]
+        for n, (at, text) in enumerate(written):
+            if n < len(held) and held[n][1] == self.ids[text]:
+                continue
+            first = held[n - 1][0] + 1 if n else 0
+            instead = f"the special id {held[n][1]} comes next" if n < len(held) else "no special id follows"
+            return "chat-special-split", (f"the prompt writes {visible(text)} (id {self.ids[text]}) at character {at}, "
+                                          f"its special-token text number {n + 1}; in its ids {instead} (after id "
+                                          f"{first}): the tokenizer does not make that text its id"), first
+        if len(held) > len(written):
+            k, i = held[len(written)]
+            return "chat-special-split", (f"the ids hold the special id {i} at {k}, which the prompt's text does not "
+                                          "write as that token's text"), k
+        return None

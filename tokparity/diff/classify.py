@@ -46,7 +46,7 @@ CLASSES = (
     "normalization", "whitespace-collapse", "pre-tokenizer", "unicode-categories", "ignore-merges",
     "special-parsing", "special-strip", "bos-eos", "user-defined", "added-token-priority", "decode-roundtrip",
     "decode-cleanup", "stream-prompt", "stream-replacement", "stream-cleanup", "stream-repeat", "stream-text", "stream-held",
-    "piece-bytes", "chat-raises", "chat-bos", "chat-text", "chat-ids",  # (chat: tokparity.diff.chat)
+    "piece-bytes", "chat-raises", "chat-bos", "chat-text", "chat-ids", "chat-special-split",  # (chat: tokparity.diff.chat)
     "vocab-mismatch", "special-ids", "viterbi-tie", "crash", "timeout", "unclassified",
 )
 

@@ -6,6 +6,10 @@ tokenization changed.
             ──► ModelRun with the stored goldens as the oracle, add_special off then on
             ──► the same diff, class, known-divergence list and reports as ``compare``
 
+A corpus of conversations (``chats``) holds the prompts the model's template gave (text and ids);
+``regress --ops chat`` judges every backend's prompt against them, and the template as tokparity
+renders it today (``template``) too.
+
 The goldens play the oracle through ``StoredGoldens``, a backend that answers from the file; a
 corpus stored as digests only is judged by the live oracle once its ids are proven to hash to
 the stored digest (then the live oracle *is* the goldens, case for case).
@@ -22,7 +26,10 @@ from pathlib import Path
 
 from tokparity import __version__
 from tokparity.backends.base import Backend, CaseFailure, NotCovered
-from tokparity.corpus import Case, load_corpus
+from tokparity.chat import ChatAnswer, StoredPrompts
+from tokparity.chat.conversation import CONVERSATION_TAG, Conversation
+from tokparity.chat.template import find_template
+from tokparity.corpus import CHATS, Case, load_corpus
 from tokparity.errors import TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.regress.goldens import (
@@ -33,6 +40,7 @@ from tokparity.regress.goldens import (
     Decoded,
     Goldens,
     OracleChain,
+    Prompt,
     StoredCorpus,
     decode_goldens,
     expand_corpora,
@@ -41,22 +49,25 @@ from tokparity.regress.goldens import (
     ids_digest,
     model_files_record,
     pieces_digest,
+    prompts_digest,
     read_goldens,
     texts_digest,
     write_goldens,
 )
+from tokparity.run.chat import chat_reference
 from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.known import KnownList
-from tokparity.run.ops import decoder_of
+from tokparity.run.ops import ask_op, decoder_of
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
 # What `regress --update` makes when no model is named and the folder holds no goldens yet: one
 # model per algorithm family (as compare's default) plus the first GGUF/HF pair, on every
-# corpus; about a megabyte of gzipped ids in tests/goldens/.
+# corpus, and the conversations' prompts where the model has a chat template; about a megabyte
+# of gzipped ids in tests/goldens/.
 DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge", "qwen2", "gemma-4")
-DEFAULT_CORPORA = ("all",)
+DEFAULT_CORPORA = ("all", CHATS)
 ORACLE = "goldens"  # the name the stored goldens judge under, in reports and summary.json
 SPECIAL_LABEL = " +add_special"  # appended to the corpus of the add_special pass's cases
 
@@ -107,6 +118,11 @@ def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only
         stored: list[StoredCorpus] = []
         for corpus in expand_corpora(corpora):
             cases = list(load_corpus(corpus))
+            if cases and all(c.tags.get(CONVERSATION_TAG) for c in cases):
+                prompts = _stored_prompts(model, corpus, cases, chain, oracles, progress)
+                if prompts is not None:
+                    stored.append(prompts)
+                continue
             pairs = [(chain.answer(c.text, False), chain.answer(c.text, True)) for c in cases]
             per_case = not digest_only and len(cases) <= DIGEST_ONLY_OVER
             stored.append(StoredCorpus(corpus, cases, pairs if per_case else None, ids_digest(pairs)))
@@ -133,6 +149,33 @@ def update_goldens(spec: str, corpora: list[str], goldens_dir: Path, digest_only
     return path
 
 
+def _stored_prompts(model: ModelFiles, corpus: str, cases: list[Case], chain: OracleChain,
+                    oracles: dict[str, list[str]], progress: Callable[[str], None] | None) -> StoredCorpus | None:
+    """The prompts of a corpus of conversations, as ``compare --ops chat``'s reference makes them
+    (None, said: the model has no chat template, or no library of its chain encodes)."""
+    from tokparity.vocab import load_vocab
+
+    template = find_template(model)
+    encoder = next((name for name in oracles["plain"] if name != "golden"), None)
+    if template is None or encoder is None:
+        if progress:
+            progress(f"{model.name}: {corpus}: no prompts stored ("
+                     f"{'its files carry no chat template' if template is None else 'no library encodes them'})")
+        return None
+    reference = chat_reference(template, chain.backends[encoder], load_vocab(model.primary[1]))
+    try:
+        prompts: list[Prompt] = []
+        for case in cases:
+            answer = ask_op(lambda: reference.answer(Conversation.from_text(case.text, f"{corpus}/{case.id}")))  # noqa: B023 (called at once)
+            prompts.append(answer if isinstance(answer, (ChatAnswer, CaseFailure)) else CaseFailure("no prompt"))
+    finally:
+        reference.close()
+    if progress:
+        progress(f"{model.name}: {corpus}: {len(cases)} prompts (the template encoded by {encoder})")
+    made = {"encoder": encoder, "version": chain.backends[encoder].version, "template_sha256": template.digest}
+    return StoredCorpus(corpus, cases, None, prompts_digest(prompts), prompts_made=made, prompts=prompts)
+
+
 # ---------------------------------------------------------------------------------------------- regress
 
 class StoredGoldens(Backend):
@@ -148,10 +191,14 @@ class StoredGoldens(Backend):
         self.goldens, self.vocab, self.live, self.pieces_table = goldens, vocab, live, pieces
         self.lossy_pieces = False  # as the live decoder's table is, once proven (judge_model)
         self._answers: dict[bool, dict[str, Answer]] = {False: {}, True: {}}
+        self._prompts: dict[str, Prompt] = {}  # a conversation's text -> the prompt its template gave
         self._delegated: set[str] = set()
         self._decoded: dict[tuple[int, ...], Decoded] = dict(goldens.decoding.sequences) if goldens.decoding else {}
         for corpus, corpus_cases in cases.items():
             stored = goldens.corpora[corpus]
+            if stored.prompts_made is not None:
+                self._prompts.update((case.text, prompt) for case, prompt in zip(corpus_cases, stored.prompts))
+                continue
             if not stored.per_case:
                 self._delegated.update(c.text for c in corpus_cases)
                 continue
@@ -176,6 +223,15 @@ class StoredGoldens(Backend):
         if answer.status != "ok":
             raise failure(answer.status, f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
         return list(answer.ids or [])
+
+    def prompt(self, conversation: Conversation) -> ChatAnswer:
+        """The prompt the model's template gave for ``conversation`` when the goldens were made."""
+        found = self._prompts.get(conversation.to_text())
+        if found is None:
+            raise NotCovered("the goldens hold no prompt for this conversation")
+        if isinstance(found, CaseFailure):
+            raise failure(found.status, f"the reference failed when the goldens were made: {found.detail}")
+        return found
 
     def pieces(self, ids: list[int]) -> list[str]:
         tokens = self.vocab.tokens
@@ -279,7 +335,19 @@ class CheckedModel:
 def check_model(spec: str, options: RegressOptions) -> CheckedModel:
     model = resolve_model(spec)
     goldens = read_goldens(goldens_path(options.goldens_dir, model.name))
-    corpora = expand_corpora(options.corpora) if options.corpora else list(goldens.corpora)
+    chat = options.ops == ("chat",)  # (conversations are judged by --ops chat alone, texts by the other ops)
+    corpora = expand_corpora(options.corpora) if options.corpora else \
+        [name for name, held in goldens.corpora.items() if (held.prompts_made is not None) == chat]
+    for name in corpora:
+        held = goldens.corpora.get(name)
+        if held is not None and (held.prompts_made is not None) != chat:
+            raise BadGoldens(f"{goldens.path}: corpus {name!r} holds " +
+                             ("the prompts of conversations: judge them with `regress --ops chat`" if not chat else
+                              "the ids of texts, no prompts: --ops chat judges a corpus of conversations (-c chats)"))
+    if chat and not corpora:
+        raise BadGoldens(f"{goldens.path}: holds no prompts of conversations (the model has no chat template, or an "
+                         f"older tokparity made them); make them with `tokparity regress --update {model.name} -c all "
+                         f"-c {CHATS}`")
     cases = check_corpora(goldens, corpora)
     decoding_ops = [op for op in options.ops if op != "encode"]
     if decoding_ops and goldens.decoding is None:
@@ -329,11 +397,15 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         del cases[corpus]
     from tokparity.vocab import load_vocab
     stored = StoredGoldens(goldens, cases, load_vocab(model.primary[1]), live)
+    made = next((goldens.corpora[c].prompts_made for c in cases if goldens.corpora[c].prompts_made), None)
+    prompts = StoredPrompts(made["encoder"], stored.prompt) if made else None
     compare_options = CompareOptions(parse_special=goldens.header.get("parse_special", False), oracle=ORACLE,
                                      explicit_backends=bool(options.backends), ops=options.ops,
                                      services=Services(known=options.known, progress=options.progress,
-                                                       ready={ORACLE: stored}))
-    run = ModelRun(checked.spec, options.backends or default_backends(goldens), compare_options, results)
+                                                       ready={ORACLE: stored}, prompts=prompts))
+    # (prompts: every backend that applies chat templates, as compare asks them; their prompts never move)
+    backends = options.backends or (None if prompts else default_backends(goldens))
+    run = ModelRun(checked.spec, backends, compare_options, results)
     pieces_changed = False
     try:
         if "pieces" in options.ops:
@@ -359,10 +431,15 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         # (the decoding ops are judged against texts the decoder's own library made: a difference between
         # that library and another, what most decoding entries describe, shows only where another is judged,
         # and then as a change to read, not a stale entry)
-        options.known.not_run(model.name, tuple(op for op in options.ops if op != "encode"))
+        options.known.not_run(model.name, compare_options.decoding_ops)
     for s in summaries:
-        s.oracle = f"{ORACLE} ({goldens.made_by()})"
-        s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
+        if made and s.op == "chat":
+            s.oracle = f"{ORACLE} (the template's prompts encoded by {made['encoder']} {made.get('version', '?')})"
+            s.oracle_why = (f"the prompts the model's chat template gave (rendered as transformers renders it) when "
+                            f"`regress --update` made {goldens.path.name}")
+        else:
+            s.oracle = f"{ORACLE} ({goldens.made_by()})"
+            s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
         # a digest that changed (a digest-only corpus's ids, the tokens' bytes) is a change nobody explained
         s.unexplained += (len(changed) if s.op == "encode" else 0) + (pieces_changed and s.op == "pieces")
     results.runs.extend(summaries)
@@ -437,15 +514,20 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
 
 
 def judged_message(checked: CheckedModel) -> str:
-    return (f"{checked.goldens.model}: {sum(len(c) for c in checked.cases.values())} cases × 2 settings against "
-            f"{checked.goldens.path.name}")
+    n = sum(len(c) for c in checked.cases.values())
+    prompts = any(checked.goldens.corpora[c].prompts_made is not None for c in checked.cases)
+    return f"{checked.goldens.model}: {n} {'conversations' if prompts else 'cases × 2 settings'} against " \
+           f"{checked.goldens.path.name}"
 
 
-def models_in(goldens_dir: Path) -> list[str]:
-    """The model specs of every goldens file in the folder, as they were given to --update."""
+def models_in(goldens_dir: Path, with_prompts: bool = False) -> list[str]:
+    """The model specs of every goldens file in the folder, as they were given to --update
+    (``with_prompts``: only those that hold the prompts of conversations)."""
     specs = []
     for path in sorted(Path(goldens_dir).glob(f"*{SUFFIX}")):
-        specs.append(read_goldens(path).header.get("spec") or path.name.removesuffix(SUFFIX))
+        goldens = read_goldens(path)
+        if not with_prompts or any(c.prompts_made is not None for c in goldens.corpora.values()):
+            specs.append(goldens.header.get("spec") or path.name.removesuffix(SUFFIX))
     return specs
 
 
@@ -453,9 +535,11 @@ def run_regress(models: list[str], options: RegressOptions) -> Results:
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"command": "regress", "goldens_dir": str(options.goldens_dir)})
     if not models:
-        models = models_in(options.goldens_dir)
+        chat = options.ops == ("chat",)
+        models = models_in(options.goldens_dir, with_prompts=chat)
         if not models:
-            raise TokparityError(f"{options.goldens_dir}: holds no goldens (*{SUFFIX}); make them with "
+            raise TokparityError(f"{options.goldens_dir}: holds no goldens (*{SUFFIX})" +
+                                 (" with the prompts of conversations" if chat else "") + "; make them with "
                                  f"`tokparity regress --update [MODEL…] --goldens {options.goldens_dir}`")
     checked = [check_model(spec, options) for spec in models]  # bad goldens or corpora: before any run
     if options.ray is not None:

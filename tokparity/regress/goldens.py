@@ -20,6 +20,15 @@ around the plain ids on most cases (BOS before, EOS after); a case stores ``spec
 its add_special ids are not ``wrap[0] + ids + wrap[1]``, and ``by`` only where an earlier oracle of
 the chain answered. A case the oracle failed on stores ``error`` (and ``special_error``) instead.
 
+A corpus of conversations (``chats``, for ``regress --ops chat``) stores the prompts the model's
+template gave, as ``compare --ops chat``'s reference makes them (rendered as transformers renders
+it, encoded by the oracle's library), and who made them:
+
+    {"corpus": "chats", "cases": 35, "texts_sha256": "…", "ids_sha256": "…", "per_case": true,
+     "prompts": {"encoder": "hf", "version": "0.22.1", "template_sha256": "…"}}
+    {"id": "chats-0001", "prompt": "<|begin_of_text|>…", "ids": [128000, …]}
+    {"id": "chats-0009", "raised": "TemplateError: …"}                  (the template refused it)
+
 ``texts_sha256`` digests the corpus's ids and texts in order, so an edited corpus is caught
 before anything is judged. A corpus stored with ``per_case: false`` costs this one line: only
 ``ids_sha256`` (every case's ids, both settings, in order) is kept, which tells *whether* the
@@ -60,6 +69,7 @@ from pathlib import Path
 from typing import IO
 
 from tokparity.backends.base import Answer, Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
+from tokparity.chat import ChatAnswer
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.run.ops import STREAM_PROMPT, IdCase, ask_op, id_cases
@@ -152,6 +162,37 @@ def _read_decoded(line: dict, text_key: str, error_key: str) -> Decoded | None:
     return str(line[text_key]) if text_key in line else None
 
 
+# What the model's template gave for a conversation: its prompt (or refusal), or the failure the reference met.
+Prompt = ChatAnswer | CaseFailure
+
+
+def prompts_digest(prompts: Iterable[Prompt]) -> str:
+    h = hashlib.sha256()
+    for p in prompts:
+        item = [p.status, p.detail] if isinstance(p, CaseFailure) else [p.text, p.ids, p.raised]
+        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+def _prompt_line(case: Case, prompt: Prompt) -> dict:
+    if isinstance(prompt, CaseFailure):
+        return {"id": case.id, "error": f"{prompt.status}: {prompt.detail}"[:300]}
+    if prompt.raised:
+        return {"id": case.id, "raised": prompt.raised}
+    return {"id": case.id, "prompt": prompt.text, "ids": prompt.ids}
+
+
+def _read_prompt(line: dict) -> Prompt:
+    if "error" in line:
+        status, _, detail = str(line["error"]).partition(": ")
+        return failure(status, detail)
+    if "raised" in line:
+        return ChatAnswer(raised=str(line["raised"]))
+    if not isinstance(line["prompt"], str):
+        raise TypeError("a prompt that is not a string")
+    return ChatAnswer(line["prompt"], [int(i) for i in line["ids"]])
+
+
 @dataclass
 class CorpusGoldens:
     name: str
@@ -164,6 +205,10 @@ class CorpusGoldens:
     case_ids: list[str] = field(default_factory=list)
     # the decoder's text of each case's plain ids; None: the case's own text (or nothing to decode)
     decoded: list[Decoded | None] = field(default_factory=list)
+    # a corpus of conversations: who made its prompts (encoder, version, template_sha256), and each
+    # case's prompt (or the failure the reference met); None: a corpus of texts
+    prompts_made: dict | None = None
+    prompts: list[Prompt] = field(default_factory=list)
 
 
 @dataclass
@@ -291,13 +336,15 @@ def _case_line(case: Case, plain: Answer, special: Answer, wrap: tuple[list[int]
 class StoredCorpus:
     """One corpus as ``regress --update`` writes it: its cases, the oracle's answers on each
     (add_special off, on; None: only the digest is kept) and the decoder's text of each case's ids
-    (None where it is the case's own)."""
+    (None where it is the case's own); or, for conversations, the template's prompt of each."""
 
     name: str
     cases: list[Case]
     pairs: list[tuple[Answer, Answer]] | None
     ids_sha256: str
     decoded: list[Decoded | None] | None = None
+    prompts_made: dict | None = None  # a corpus of conversations: who made the prompts (then ``prompts``, no pairs)
+    prompts: list[Prompt] | None = None
 
 
 def write_goldens(path: Path, header: dict, corpora: list[StoredCorpus], decoding: DecodingGoldens | None = None
@@ -349,6 +396,12 @@ def _write_lines(fd: int, header: dict, corpora: list[StoredCorpus], decoding: D
         put(header)
         for corpus in corpora:
             text_sha, n = texts_digest(corpus.cases)
+            if corpus.prompts is not None:
+                put({"corpus": corpus.name, "cases": n, "texts_sha256": text_sha, "ids_sha256": corpus.ids_sha256,
+                     "per_case": True, "prompts": corpus.prompts_made})
+                for case, prompt in zip(corpus.cases, corpus.prompts):
+                    put(_prompt_line(case, prompt))
+                continue
             put({"corpus": corpus.name, "cases": n, "texts_sha256": text_sha, "ids_sha256": corpus.ids_sha256,
                  "per_case": corpus.pairs is not None})
             decoded = corpus.decoded or [None] * len(corpus.cases)
@@ -412,7 +465,9 @@ def read_goldens(path: Path) -> Goldens:
                     last = {k: chain[-1] for k, chain in header["oracles"].items()}
                 elif "corpus" in obj:
                     current = CorpusGoldens(obj["corpus"], obj["cases"], obj["texts_sha256"], obj["ids_sha256"],
-                                            obj["per_case"])
+                                            obj["per_case"], prompts_made=obj.get("prompts"))
+                    if current.prompts_made is not None and not isinstance(current.prompts_made.get("encoder"), str):
+                        raise TypeError("prompts made by no encoder")
                     corpora[current.name] = current
                 elif "decoding" in obj:
                     about = obj["decoding"]
@@ -426,6 +481,9 @@ def read_goldens(path: Path) -> Goldens:
                                                         {"ids": str(obj["about"]).split(":")[0]}))
                     else:
                         decoding.sequences[seq] = _read_decoded(obj, "text", "error")  # type: ignore[assignment]
+                elif current is not None and current.prompts_made is not None:
+                    current.case_ids.append(str(obj["id"]))
+                    current.prompts.append(_read_prompt(obj))
                 else:
                     if current is None or not current.per_case:
                         raise KeyError("a case line outside a per-case corpus")
@@ -445,7 +503,7 @@ def read_goldens(path: Path) -> Goldens:
     if header is None:
         raise BadGoldens(f"{path}: empty goldens file; regenerate it with `tokparity regress --update`")
     for c in corpora.values():
-        if c.per_case and len(c.plain) != c.cases:
+        if c.per_case and len(c.prompts if c.prompts_made is not None else c.plain) != c.cases:
             raise BadGoldens(f"{path}: corpus {c.name!r} lists {c.cases} cases but holds {len(c.plain)}; "
                              "regenerate with `tokparity regress --update`")
     if decoding is not None and (any(text is None for text in decoding.sequences.values()) or

@@ -7,23 +7,36 @@ backend without the op, or that does not cover the conversation (llama.cpp's bui
 tools), is skipped for it; a model without a chat template has nothing to judge: its cases are
 skipped on every backend, and the run says so once.
 
+Every prompt the reference makes is checked against its own tokenizer too, as a backend named
+``template:specials``: each special token's text the template writes (``<|im_start|>``) must be
+exactly that token's id in the prompt's ids, not split into ordinary tokens (a tokenizer saved
+with ``split_special_tokens``, a special token typed as text): a model that fails it gets a
+prompt it was not trained on from every engine alike, so no comparison of engines shows it.
+
 Where the template reads list-of-parts content (a part's ``type``), the run also judges the
 template itself as a backend named ``template:parts``: each conversation with its string contents
 sent as lists of one text part must give the same prompt (where the template takes parts at all);
 a difference is named ``chat.content-as-parts``, the branch the template takes for parts.
+
+``regress --ops chat`` judges by the prompts its goldens stored instead (``expected``), and the
+template as tokparity renders and encodes it today is then judged too, as a backend named
+``template``: a template file, a tokenizer or tokparity's renderer that changed since shows there.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokparity.backends.base import Backend, CaseFailure
-from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, ChatAnswer
+from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
+from tokparity.chat.template import ChatTemplate
 from tokparity.corpus import Case
-from tokparity.diff.chat import judge_chat
+from tokparity.diff.chat import SpecialTexts, judge_chat
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.vocab import Vocab
@@ -33,6 +46,14 @@ CHAT_STAGE = "chat"
 # files (Llama 3, Qwen3, Gemma 3) and from GGUFs (Phi-3, Qwen2), each family's template once
 CHAT_MODELS = ("llama-bpe", "qwen3", "gemma-3", "phi-3", "qwen2")
 PARTS_WAY = TRANSFORMERS_WAY.changed(content_as_parts=True)
+
+
+def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeout: float | None = None
+                   ) -> ChatReference:
+    """The reference's prompts: ``template`` rendered in a sandbox (``timeout`` seconds a render),
+    the text encoded by ``encoder`` as apply_chat_template encodes it (no special tokens added)."""
+    return ChatReference(template, lambda text, parse: encoder.encode(text, False, parse),
+                         vocab.special_ids.get("bos"), TemplateSandbox(timeout or RENDER_TIMEOUT))
 
 
 def shown(answer: ChatAnswer) -> list[str]:
@@ -48,14 +69,19 @@ class ChatJudge:
     vocab: Vocab
     backends: dict[str, Backend]
     reference: ChatReference
-    oracle: str  # whose encoder gives the reference's ids
+    oracle: str  # whose encoder gives the reference's ids (judged by stored prompts: whose they are)
     compared: list[str]
+    # the prompt each conversation must give (regress: the goldens'); None: the reference's
+    expected: Callable[[Conversation], ChatAnswer] | None = None
+
+    def __post_init__(self) -> None:
+        self.specials = SpecialTexts(self.vocab.special_texts())
 
     def record(self, n: int, case: Case, keys: tuple[str, ...]) -> CaseRecord:
         conversation = Conversation.from_text(case.text, f"{case.corpus}/{case.id}")
         seconds: dict[str, float] = {}
         started = time.perf_counter()
-        want = ask_op(lambda: self.reference.answer(conversation))
+        want = ask_op(lambda: (self.expected or self.reference.answer)(conversation))
         seconds["ref"] = time.perf_counter() - started
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
@@ -63,8 +89,7 @@ class ChatJudge:
             started = time.perf_counter()
             # (a template the reference could not render, too slow or too big, is not given to the
             # backends: the failure is every backend's case, as an oracle's failure is when encoding)
-            got = ChatAnswer() if isinstance(want, CaseFailure) else self._parts_twin(conversation) \
-                if name == PARTS_CHECK else ask_op(lambda: self.backends[name].chat(conversation))  # noqa: B023 (called at once)
+            got = ChatAnswer() if isinstance(want, CaseFailure) else self._ask(name, conversation, want)
             seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
             if got is None or isinstance(got, CaseFailure) and got.status == "skipped":
                 verdicts[name] = SKIPPED
@@ -81,13 +106,24 @@ class ChatJudge:
                 "ids" if got_answer.ids is not None else "text"
             judgements.append(Judgement(
                 model=self.model, corpus=case.corpus, case_id=case.id, tags=dict(case.tags) | {"gave": gave},
-                oracle=f"template+{self.oracle}",
+                oracle=self.oracle if self.expected else f"template+{self.oracle}",
                 backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
                 oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer))))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
+
+    def _ask(self, name: str, conversation: Conversation, want: object) -> object:
+        """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own
+        checks (``template:specials`` judges the expected prompt itself: skipped where it was refused)."""
+        if name == SPECIALS_CHECK:
+            return want if isinstance(want, ChatAnswer) and not want.raised else None
+        if name == PARTS_CHECK:
+            return self._parts_twin(conversation)
+        if name == TEMPLATE_CHECK:
+            return ask_op(lambda: self.reference.answer(conversation))
+        return ask_op(lambda: self.backends[name].chat(conversation))
 
     def _parts_twin(self, conversation: Conversation) -> ChatAnswer | CaseFailure | None:
         """The template's own check: the reference's prompt for the conversation with each string
@@ -104,6 +140,8 @@ class ChatJudge:
                 cls = answer.status if answer.status in ("crash", "timeout") else "crash"
                 return cls, f"chat failed on {side}'s side: {answer.detail or answer.status}", 0
         assert isinstance(want, ChatAnswer) and isinstance(got, ChatAnswer)
+        if name == SPECIALS_CHECK:
+            return self.specials.split(got)
         special = self.vocab.special_ids
         return judge_chat(want, got, special.get("bos"), special.get("eos"))
 

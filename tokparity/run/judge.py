@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
-from tokparity.chat import PARTS_CHECK
+from tokparity.chat import PARTS_CHECK, SPECIALS_CHECK, TEMPLATE_CHECK
 from tokparity.chat.conversation import CONVERSATION_TAG
+from tokparity.chat.template import find_template
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
@@ -50,7 +51,6 @@ from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
 
 if TYPE_CHECKING:
-    from tokparity.chat.template import ChatTemplate
     from tokparity.run.chat import ChatJudge
 
 # The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
@@ -156,12 +156,14 @@ class ModelRun:
         self.chain = oracle_chain(self.model, options)
         names = list(backend_names) if backend_names else backends_for(self.model)
         args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
-        wanted = list(dict.fromkeys(self.chain + list(args)))
+        # (regress --ops chat: the library that encoded the stored prompts encodes the live template's)
+        encoder = [options.services.prompts.encoder] if options.chat and options.services.prompts else []
+        wanted = list(dict.fromkeys(self.chain + encoder + list(args)))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
         # A chat template is code from a file, and transformers renders it in process: in a chat run
         # every library runs in a child, where a template that loops is a timeout, not a hang.
-        isolated = {"isolate": True} if options.ops == ("chat",) else {}
+        isolated = {"isolate": True} if options.chat else {}
         for name in wanted:
             if name in options.services.ready:
                 self.backends[name] = options.services.ready[name]
@@ -178,10 +180,15 @@ class ModelRun:
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
         self.decoder = self._decoder(options, results) if options.decoding_ops else None
-        # (a chat run lists the backends that apply chat templates: the others have no such op; and the
-        # template's own check of string against list-of-parts content, where it reads parts)
-        self.listed = [n for n, b in self.backends.items() if options.ops != ("chat",) or b.supports("chat")]
-        self.template = self._template() if options.ops == ("chat",) else None
+        # (a chat run lists the backends that apply chat templates: the others have no such op; the
+        # template's own check of string against list-of-parts content, where it reads parts; and,
+        # against stored prompts, the template as tokparity renders and encodes it today)
+        self.listed = [n for n, b in self.backends.items() if not options.chat or b.supports("chat")]
+        self.template = find_template(self.model) if options.chat else None
+        if self.template is not None:
+            self.listed.append(SPECIALS_CHECK)
+        if self.template is not None and options.services.prompts is not None:
+            self.listed.append(TEMPLATE_CHECK)
         if self.template is not None and self.template.reads_parts:
             self.listed.append(PARTS_CHECK)
         self.tally = Tally(self.model, self.chain, self.listed, self.decoder, options, results)
@@ -193,34 +200,28 @@ class ModelRun:
         self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
                                       options.decoding, options.stream_step) if self.decoder is not None else None
-        self.chatting = self._chat_judge(options, results) if "chat" in options.ops else None
+        self.chatting = self._chat_judge(options, results) if options.chat else None
 
     def _chat_judge(self, options: CompareOptions, results: Results) -> ChatJudge | None:
         """Who judges ``--ops chat``: the model's template rendered as transformers renders it, the
-        prompt encoded by the oracle (None, said once: the model's files carry no template)."""
-        from tokparity.chat.reference import ChatReference
-        from tokparity.run.chat import ChatJudge
+        prompt encoded by the oracle, or the prompts regress's goldens stored (None, said once: the
+        model's files carry no template)."""
+        from tokparity.run.chat import ChatJudge, chat_reference
 
-        template = self.template
-        oracle = next((name for name in self.chain if name != "golden"), None)
-        if template is None or oracle is None:
-            why = (f"{self.model.name}: its files carry no chat template: --ops chat has nothing to judge" if template is None
-                   else f"{self.model.name}: no library in the oracle chain encodes the prompt: --ops chat is not judged")
+        stored = options.services.prompts
+        oracle = stored.encoder if stored else next((name for name in self.chain if name != "golden"), None)
+        if self.template is None or oracle is None:
+            why = (f"{self.model.name}: its files carry no chat template: --ops chat has nothing to judge"
+                   if self.template is None else
+                   f"{self.model.name}: no library in the oracle chain encodes the prompt: --ops chat is not judged")
             results.options.setdefault("unavailable", []).append(why)
             options.say(why)
             return None
-        encoder = self.backends[oracle]
-        from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
-
-        reference = ChatReference(template, lambda text, parse: encoder.encode(text, False, parse),
-                                  self.vocab.special_ids.get("bos"), TemplateSandbox(options.timeout or RENDER_TIMEOUT))
+        reference = chat_reference(self.template, self.backends[oracle], self.vocab, options.timeout)
         self.diagnosis.chat_reference = reference
-        return ChatJudge(self.model.name, self.vocab, self.backends, reference, oracle, self.tally.by_op["chat"])
-
-    def _template(self) -> ChatTemplate | None:
-        from tokparity.chat.template import find_template
-
-        return find_template(self.model)
+        # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
+        return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
+                         self.tally.by_op["chat"], stored.answer if stored else None)
 
     def _decoder(self, options: CompareOptions, results: Results) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
@@ -302,7 +303,7 @@ class ModelRun:
     def judge_many(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
         """The records of ``batch`` ((position, case) pairs), in its order; every backend is asked
         ``JudgedCases.BATCH`` texts at a time (``encode_many``)."""
-        if self.options.ops == ("chat",):  # conversations: nothing is encoded before
+        if self.options.chat:  # conversations: nothing is encoded before
             return [self.chat_record(case, n) for n, case in batch]
         conversation = next((case for _, case in batch if case.tags.get(CONVERSATION_TAG)), None)
         if conversation is not None:
@@ -461,7 +462,7 @@ class JudgedCases:
                     batch = []
                     continue
                 batch.append((n, case))
-                if len(batch) >= (1 if self.run.options.ops == ("chat",) else self.BATCH):  # (a conversation: seconds)
+                if len(batch) >= (1 if self.run.options.chat else self.BATCH):  # (a conversation: seconds)
                     self.total = n + 1
                     yield self.run.judge_many(batch)
                     batch = []

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tokparity.backends.base import Backend
+from tokparity.chat import StoredPrompts
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.run.journal import Journal
 from tokparity.run.known import KnownList
@@ -25,6 +26,7 @@ class Services:
     journal: Journal | None = None  # cases.jsonl: every case written as it is judged; replayed on resume
     progress: Callable[[str], None] | None = None
     ready: dict[str, Backend] = field(default_factory=dict)
+    prompts: StoredPrompts | None = None  # regress --ops chat: the goldens' prompts, judged by in place of the reference's
 
     def say(self, message: str) -> None:
         """A progress line (to stderr, unless the run is quiet)."""
@@ -51,6 +53,11 @@ class CompareOptions:
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
     ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
     services: Services = field(default_factory=Services, compare=False, repr=False)
+
+    @property
+    def chat(self) -> bool:
+        """Whether the run turns conversations into prompts (``--ops chat``, which runs alone)."""
+        return self.ops == ("chat",)
 
     @property
     def decoding_ops(self) -> tuple[str, ...]:
