@@ -83,7 +83,9 @@ def test_unchanged_prompts_pass_and_a_buggy_engine_is_named(capsys, goldens, qwe
     code, out, _ = regress(capsys, str(qwen3_folder), "--ops", "chat", "--goldens", str(goldens),
                            "-b", f"eng=cmd:{sys.executable} {BLIND} {{tokenizer_json}}", "-o", str(tmp_path / "r2"))
     assert code == 0, out
-    assert runs_of(tmp_path / "r2")["eng"]["mismatches"] == 0
+    runs = runs_of(tmp_path / "r2")
+    assert runs["eng"]["mismatches"] == 0
+    assert set(runs) == {"eng", "template", "template:specials"}  # -b names who is judged (hf only encodes)
 
 
 def test_an_edited_template_shows_on_the_template_and_on_transformers(capsys, goldens, qwen3_folder, tmp_path):
@@ -102,6 +104,15 @@ def test_an_edited_template_shows_on_the_template_and_on_transformers(capsys, go
     runs = runs_of(tmp_path / "r")
     assert runs["hf"]["mismatches"] == runs["template"]["mismatches"] >= 20
     assert "tokenizer_config file tokenizer_config.json differs from the one the goldens were made with" in out
+    assert "its chat template (" in out and "differs from the one the prompts were made with" in out
+    rows = list(csv.DictReader(open(tmp_path / "r" / "mismatches.csv", encoding="utf-8")))
+    assert {r["cause_evidence"].split(":")[0] for r in rows} == {
+        "the backend's prompt is the one the model's template makes today"}
+    # the template taken out of the files: one line, exit 2 (every engine would refuse: nothing to judge)
+    del config["chat_template"]
+    (edited / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
+    code, _, err = regress(capsys, str(edited), "--ops", "chat", "--goldens", str(goldens), "-b", "hf")
+    assert code == 2 and "its prompts were made with a chat template, and qwen3-chat's files carry none now" in err
 
 
 def test_prompts_are_judged_by_the_chat_op_alone(capsys, goldens, qwen3_folder, tmp_path):
@@ -141,3 +152,17 @@ def test_a_damaged_prompt_names_the_file(capsys, goldens, qwen3_folder, tmp_path
         fh.writelines(json.dumps(obj) + "\n" for obj in lines)
     code, _, err = regress(capsys, str(qwen3_folder), "--ops", "chat", "--goldens", str(scratch))
     assert code == 2 and "qwen3-chat.jsonl.gz:" in err and "damaged goldens" in err
+
+
+def test_the_unknown_token_is_not_a_special_the_template_writes():
+    """A prompt whose text the tokenizer cannot all tokenize holds the unknown token's id: that is
+    not a special token's text split (``<s>`` and ``</s>`` are their ids)."""
+    from tokparity.chat import ChatAnswer
+    from tokparity.diff.chat import SpecialTexts
+
+    prompt = ChatAnswer("<s>Hello 😀</s>", [1, 15043, 0, 2])
+    assert SpecialTexts({0: "<unk>", 1: "<s>", 2: "</s>"}, unk=0).split(prompt) is None
+    split = ChatAnswer("<s>Hello</s>", [1, 15043, 829, 29879, 29958])  # </s> as ordinary tokens
+    cls, evidence, first = SpecialTexts({0: "<unk>", 1: "<s>", 2: "</s>"}, unk=0).split(split)
+    assert (cls, first) == ("chat-special-split", 1)
+    assert evidence.startswith("the prompt writes </s> (id 2) at character 8, its special-token text number 2")

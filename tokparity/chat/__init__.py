@@ -32,6 +32,7 @@ SPECIALS_CHECK = "template:specials"
 # The template as tokparity renders and encodes it today, judged as a backend is against prompts an
 # earlier run stored (regress's goldens): a template file, a tokenizer or tokparity that changed since
 TEMPLATE_CHECK = "template"
+TEMPLATE_CHECKS = (SPECIALS_CHECK, TEMPLATE_CHECK, PARTS_CHECK)  # judged as backends are; not engines
 
 
 @dataclass(frozen=True)

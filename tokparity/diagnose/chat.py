@@ -126,6 +126,10 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return Diagnosis("", "the backend's template refused the conversation: a refusal reproduces no way of "
                              "making the prompt (its reason is the engine's own)", stage="chat")
     right = reference.answer(conversation)
+    if _same(right, got):  # (regress: judged by stored prompts, which the template no longer makes)
+        return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
+                             "were made from another template, tokenizer or tokparity (`regress --update` remakes "
+                             "them once the change is reviewed)", stage="chat")
     until = time.monotonic() + SEARCH_SECONDS
     untried = 0
     for size in range(1, MAX_AT_ONCE + 1):

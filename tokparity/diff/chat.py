@@ -36,7 +36,7 @@ def first_difference(a: str, b: str) -> int:
 def text_evidence(want: str, got: str) -> str:
     at = first_difference(want, got)
     start = max(0, at - 20)
-    return (f"the prompts part at character {at}: reference …{visible(want[start:at + 30])}… vs "
+    return (f"the prompts part at character {at}: expected …{visible(want[start:at + 30])}… vs "
             f"…{visible(got[start:at + 30])}…")
 
 
@@ -90,8 +90,10 @@ class SpecialTexts:
     """The vocabulary's special tokens by their text (``{id: text}`` of tokparity.vocab.Vocab.special_texts),
     found in a prompt leftmost and longest first, as a tokenizer that parses special-token text finds them."""
 
-    def __init__(self, texts: dict[int, str]):
-        self.ids = {text: i for i, text in sorted(texts.items(), reverse=True) if text}  # (a text twice: its lowest id)
+    def __init__(self, texts: dict[int, str], unk: int | None = None):
+        # (the unknown token is left out: a tokenizer makes it of text it cannot tokenize, not of its text;
+        # a text twice: its lowest id)
+        self.ids = {text: i for i, text in sorted(texts.items(), reverse=True) if text and i != unk}
         self.pattern = re.compile("|".join(re.escape(t) for t in sorted(self.ids, key=len, reverse=True))) \
             if self.ids else None
 
@@ -109,7 +111,7 @@ class SpecialTexts:
             first = held[n - 1][0] + 1 if n else 0
             instead = f"the special id {held[n][1]} comes next" if n < len(held) else "no special id follows"
             return "chat-special-split", (f"the prompt writes {visible(text)} (id {self.ids[text]}) at character {at}, "
-                                          f"its special-token text number {n + 1}; in its ids {instead} (after id "
+                                          f"its special-token text number {n + 1}; in its ids {instead} (from position "
                                           f"{first}): the tokenizer does not make that text its id"), first
         if len(held) > len(written):
             k, i = held[len(written)]

@@ -21,6 +21,7 @@ import random
 import time
 from dataclasses import dataclass
 
+from tokparity.chat import TEMPLATE_CHECKS
 from tokparity.chat.conversation import Conversation
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
@@ -121,7 +122,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     findings: dict[tuple[str, str], ChatFinding] = {}
     n = 0
     try:
-        if run.chatting is None or not run.chatting.compared:
+        if run.chatting is None or not [n for n in run.chatting.compared if n not in TEMPLATE_CHECKS]:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: " + (
                 "its files carry no chat template" if run.chatting is None else
                 "no backend applies chat templates beside the reference; name one with -b"))

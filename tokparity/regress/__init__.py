@@ -170,8 +170,11 @@ def _stored_prompts(model: ModelFiles, corpus: str, cases: list[Case], chain: Or
             prompts.append(answer if isinstance(answer, (ChatAnswer, CaseFailure)) else CaseFailure("no prompt"))
     finally:
         reference.close()
+    failed = [case.id for case, p in zip(cases, prompts) if isinstance(p, CaseFailure)]
     if progress:
-        progress(f"{model.name}: {corpus}: {len(cases)} prompts (the template encoded by {encoder})")
+        progress(f"{model.name}: {corpus}: {len(cases)} prompts (the template encoded by {encoder})" +
+                 (f"; {len(failed)} could not be made ({', '.join(failed[:3])}{'…' if len(failed) > 3 else ''}: "
+                  "stored as failures, which every backend will then be judged against)" if failed else ""))
     made = {"encoder": encoder, "version": chain.backends[encoder].version, "template_sha256": template.digest}
     return StoredCorpus(corpus, cases, None, prompts_digest(prompts), prompts_made=made, prompts=prompts)
 
@@ -266,7 +269,9 @@ def check_corpora(goldens: Goldens, corpora: list[str]) -> dict[str, list[Case]]
         if stored is None:
             raise BadGoldens(f"{goldens.path}: no goldens for corpus {corpus!r} (they hold "
                              f"{', '.join(goldens.corpora) or 'none'}); add them with "
-                             f"`tokparity regress --update {model} -c {corpus}`")
+                             f"`tokparity regress --update {model} "
+                             f"{''.join(f'-c {held} ' for held in goldens.corpora)}-c {corpus}` (--update remakes "
+                             "the whole file from the corpora it is given)")
         cases = list(load_corpus(corpus))
         digest, n = texts_digest(cases)
         if digest != stored.texts_sha256:
@@ -315,6 +320,21 @@ def _note_file_changes(goldens: Goldens, model: ModelFiles, options: RegressOpti
                                  f"were made with ({then[role]['name']}); judged against the goldens anyway")
 
 
+def _check_template(goldens: Goldens, model: ModelFiles, corpora: list[str], options: RegressOptions) -> None:
+    """The model's chat template now against the one the prompts were made with: none now is a
+    ``BadGoldens`` (nothing could be judged: every engine renders the template), another one a note."""
+    made = goldens.corpora[corpora[0]].prompts_made or {}
+    template = find_template(model)
+    if template is None:
+        raise BadGoldens(f"{goldens.path}: its prompts were made with a chat template, and {model.name}'s files carry "
+                         "none now: the template was taken out of the files (put it back, or remake the goldens with "
+                         f"`tokparity regress --update {model.name}`)")
+    if made.get("template_sha256") not in (None, template.digest):
+        options.notes.append(f"note: {goldens.model}: its chat template ({template.source}) differs from the one the "
+                             "prompts were made with; judged against the goldens anyway (the backend 'template' shows "
+                             "what changed)")
+
+
 def default_backends(goldens: Goldens) -> list[str]:
     """The oracles that made the goldens, and tokparity's reference: the implementations whose ids
     should never move. Other backends (hf-gguf, a user's engine) disagree with the oracle in known
@@ -344,12 +364,16 @@ def check_model(spec: str, options: RegressOptions) -> CheckedModel:
             raise BadGoldens(f"{goldens.path}: corpus {name!r} holds " +
                              ("the prompts of conversations: judge them with `regress --ops chat`" if not chat else
                               "the ids of texts, no prompts: --ops chat judges a corpus of conversations (-c chats)"))
-    if chat and not corpora:
-        raise BadGoldens(f"{goldens.path}: holds no prompts of conversations (the model has no chat template, or an "
-                         f"older tokparity made them); make them with `tokparity regress --update {model.name} -c all "
-                         f"-c {CHATS}`")
+    if not corpora:
+        kept = "".join(f"-c {name} " for name in goldens.corpora)
+        raise BadGoldens(f"{goldens.path}: holds no " + (
+            "prompts of conversations (the model had no chat template, or an older tokparity made them)" if chat else
+            "ids of texts") + f"; make them with `tokparity regress --update {model.name} {kept}"
+                              f"-c {CHATS if chat else 'all'}`")
     cases = check_corpora(goldens, corpora)
-    decoding_ops = [op for op in options.ops if op != "encode"]
+    if chat:
+        _check_template(goldens, model, corpora, options)
+    decoding_ops = [op for op in options.ops if op not in ("encode", "chat")]
     if decoding_ops and goldens.decoding is None:
         raise BadGoldens(f"{goldens.path}: holds no decoded texts (made by an older tokparity, or no library of the "
                          f"oracle chain decodes), so --ops {','.join(decoding_ops)} has nothing to judge against; "

@@ -504,7 +504,8 @@ def read_goldens(path: Path) -> Goldens:
         raise BadGoldens(f"{path}: empty goldens file; regenerate it with `tokparity regress --update`")
     for c in corpora.values():
         if c.per_case and len(c.prompts if c.prompts_made is not None else c.plain) != c.cases:
-            raise BadGoldens(f"{path}: corpus {c.name!r} lists {c.cases} cases but holds {len(c.plain)}; "
+            raise BadGoldens(f"{path}: corpus {c.name!r} lists {c.cases} cases but holds "
+                             f"{len(c.prompts if c.prompts_made is not None else c.plain)}; "
                              "regenerate with `tokparity regress --update`")
     if decoding is not None and (any(text is None for text in decoding.sequences.values()) or
                                  any(made.ids not in decoding.sequences for made in decoding.id_cases)):

@@ -75,7 +75,7 @@ class ChatJudge:
     expected: Callable[[Conversation], ChatAnswer] | None = None
 
     def __post_init__(self) -> None:
-        self.specials = SpecialTexts(self.vocab.special_texts())
+        self.specials = SpecialTexts(self.vocab.special_texts(), self.vocab.special_ids.get("unk"))
 
     def record(self, n: int, case: Case, keys: tuple[str, ...]) -> CaseRecord:
         conversation = Conversation.from_text(case.text, f"{case.corpus}/{case.id}")

@@ -172,6 +172,10 @@ class ModelRun:
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
                                                    **(isolated if split_label(args.get(name, name))[1] in BUILTIN else {}))
             except TokparityError as e:
+                if name in encoder and name not in args:
+                    raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which cannot "
+                                         f"be loaded here ({e}); install it, or remake the goldens with `tokparity "
+                                         "regress --update`") from None
                 if options.explicit_backends or name in self.chain:
                     raise
                 results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
@@ -183,7 +187,8 @@ class ModelRun:
         # (a chat run lists the backends that apply chat templates: the others have no such op; the
         # template's own check of string against list-of-parts content, where it reads parts; and,
         # against stored prompts, the template as tokparity renders and encodes it today)
-        self.listed = [n for n, b in self.backends.items() if not options.chat or b.supports("chat")]
+        self.listed = [n for n, b in self.backends.items() if (not options.chat or b.supports("chat")) and
+                       (n not in encoder or n in args)]  # (loaded only to encode the template's prompts: not judged)
         self.template = find_template(self.model) if options.chat else None
         if self.template is not None:
             self.listed.append(SPECIALS_CHECK)
