@@ -93,7 +93,7 @@ def test_the_shipped_list_is_well_formed():
         assert set(e.classes) <= set(CLASSES), e.id
         assert all(any(fnmatchcase(m, p) for m in zoo_models) for p in e.models), e.id
         assert set(e.backends) <= {"ref", "llama.cpp", "sentencepiece", "hf", "hf-gguf", "golden", "template:parts",
-                                   "*"}, e.id
+                                   "mistral-common", "*"}, e.id
         assert len(e.reason) > 80 and e.upstream, e.id
 
 

@@ -16,15 +16,15 @@ from tokparity.zoo import resolve_model
 
 
 def test_known_backends():
-    assert known_backends() == ["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "rwkv",
-                                "cmd:COMMAND", "py:MODULE:CALLABLE"]
+    assert known_backends() == ["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden",
+                                "mistral-common", "rwkv", "cmd:COMMAND", "py:MODULE:CALLABLE"]
 
 
 def test_unknown_backend_names_the_known_ones(zoo):
     with pytest.raises(UnknownBackend) as e:
         make_backend("llamacpp", zoo("llama-spm"))
     assert str(e.value) == ("unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, hf, tiktoken, hf-gguf, "
-                            "golden, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
+                            "golden, mistral-common, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
 
 
 @pytest.mark.parametrize("name, message", [

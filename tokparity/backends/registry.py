@@ -50,6 +50,9 @@ class BackendSpec:
     # Why it judges a model that has that file: it is the library the file's format belongs to (the
     # one that trains it). "": it is one implementation among others (tokparity.run.oracle).
     trains: str = ""
+    # "module:function" telling whether that file is one it reads (mistral-common: a tiktoken-role
+    # file that is a tekken JSON); "": every file of its role
+    fits: str = ""
 
 
 # In the order reports list them (tokparity.run.oracle tries the training libraries in this order too).
@@ -74,6 +77,9 @@ BUILTIN: dict[str, BackendSpec] = {
                     "the tokenizer transformers builds from a GGUF's metadata", role="gguf"),
         BackendSpec("golden", "tokparity.backends.golden:GoldenBackend", summary="llama.cpp's .inp/.out expected ids",
                     role="golden_out"),
+        BackendSpec("mistral-common", "tokparity.backends.mistral_common:MistralCommonBackend", "mistral_common",
+                    "mistral-common", "mistral", "Mistral's mistral-common on its tekken JSON (chat: "
+                    "encode_chat_completion)", role="tiktoken", fits="tokparity.backends.mistral_common:is_tekken"),
         BackendSpec("rwkv", "tokparity.backends.rwkv:RwkvBackend", "rwkv", "rwkv", "rwkv",
                     "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)",
                     role="rwkv_vocab",
@@ -84,7 +90,13 @@ BUILTIN: dict[str, BackendSpec] = {
 
 def backends_for(model: ModelFiles) -> list[str]:
     """The built-in backends that can run on ``model``'s files, in report order."""
-    return [spec.name for spec in BUILTIN.values() if spec.role is None or spec.role in model.files]
+    return [spec.name for spec in BUILTIN.values() if spec.role is None or
+            spec.role in model.files and (not spec.fits or _fits(spec.fits, model.files[spec.role]))]
+
+
+def _fits(target: str, path) -> bool:
+    module, _, function = target.partition(":")
+    return bool(getattr(importlib.import_module(module), function)(path))
 
 
 # Names that take an argument after the colon.
@@ -108,7 +120,7 @@ class BackendUnavailable(MissingDependency):
 
 
 def known_backends() -> list[str]:
-    """``["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "rwkv", "cmd:COMMAND",
+    """``["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "mistral-common", "rwkv", "cmd:COMMAND",
     "py:MODULE:CALLABLE"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 

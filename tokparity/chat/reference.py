@@ -10,8 +10,10 @@ reference answers for any of them, so a cause is named by reproducing the backen
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.builtin import builtin_text
@@ -20,6 +22,9 @@ from tokparity.chat.render import TRANSFORMERS, RenderSwitches, TemplateRaised
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.errors import TokparityError
+
+if TYPE_CHECKING:
+    from tokparity.vocab import Vocab
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,33 @@ class ChatWay:
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
+
+
+def prompt_encoder(encode: Callable[[str, bool, bool], list[int]], vocab: Vocab) -> Callable[[str, bool], list[int]]:
+    """How the reference encodes a prompt with a library's ``encode(text, add_special,
+    parse_special)``: no special tokens added, as apply_chat_template does. A tekken vocabulary's
+    reserved specials (``<s>``, ``[INST]``, …) are never read from text by tiktoken, nor by
+    mistral-common; the model's tokenizer.json, which apply_chat_template encodes with, has each as
+    a special added token: with specials parsed, each is its id and the text between is encoded
+    alone (a byte-level BPE: no prefix to add to a piece)."""
+    about = vocab.extra.get("tiktoken") or {}
+    reserved = {vocab.tokens[i]: i for i in range(int(about.get("offset", 0)))} if about.get("kind") == "tekken" else {}
+    if not reserved:
+        return lambda text, parse: encode(text, False, parse)
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(reserved, key=len, reverse=True)))
+
+    def with_reserved(text: str, parse: bool) -> list[int]:
+        if not parse:
+            return encode(text, False, False)
+        ids: list[int] = []
+        at = 0
+        for found in pattern.finditer(text):
+            if found.start() > at:
+                ids += encode(text[at:found.start()], False, False)
+            ids.append(reserved[found.group()])
+            at = found.end()
+        return ids + (encode(text[at:], False, False) if at < len(text) else [])
+    return with_reserved
 
 
 class ChatReference:

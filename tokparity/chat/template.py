@@ -98,7 +98,7 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
     """The chat template of ``model``'s file ``role``, or None where that file has none. Without a
     role: transformers' files first (the template a model is published with), then the GGUF's."""
     if role is None:
-        for candidate in ("tokenizer_config", "tokenizer_json", "spm_model", "gguf"):
+        for candidate in ("chat_template", "tokenizer_config", "tokenizer_json", "spm_model", "gguf"):
             if candidate in model.original_files and (found := find_template(model, candidate)) is not None:
                 return found
         return None
@@ -128,6 +128,13 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
             where = f"{config_path} chat_template"
             return ChatTemplate(where, _checked(_named(config["chat_template"], where), where), specials, parse_special)
         return None
+    if role == "chat_template":  # a template file of its own: the special tokens' texts from the vocabulary
+        where = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise TokparityError(f"{path}: cannot read the chat template ({e})") from None
+        return ChatTemplate(where, _checked({"default": text}, where), _from_vocab(model.primary[1]))
     if role == "gguf":
         from tokparity.vocab.gguf_reader import GGUFMetadata
 

@@ -115,7 +115,7 @@ class ModelDiagnosis:
     def chat(self) -> Any:
         """The chat reference that reproduces ``--ops chat`` causes (None: the model has no template)."""
         if self.chat_reference is None:
-            from tokparity.chat.reference import ChatReference
+            from tokparity.chat.reference import ChatReference, prompt_encoder
             from tokparity.chat.template import find_template
             from tokparity.zoo import resolve_model
 
@@ -130,7 +130,7 @@ class ModelDiagnosis:
             reference = self.reference_tokenizer()
             if template is None or reference is None:
                 return None
-            self.chat_reference = ChatReference(template, lambda text, parse: reference.encode(text, False, parse),
+            self.chat_reference = ChatReference(template, prompt_encoder(reference.encode, reference.vocab),
                                                 reference.vocab.special_ids.get("bos"))
         return self.chat_reference
 

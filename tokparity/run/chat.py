@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
 from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.corpus import Case
@@ -52,8 +52,8 @@ def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeo
                    ) -> ChatReference:
     """The reference's prompts: ``template`` rendered in a sandbox (``timeout`` seconds a render),
     the text encoded by ``encoder`` as apply_chat_template encodes it (no special tokens added)."""
-    return ChatReference(template, lambda text, parse: encoder.encode(text, False, parse),
-                         vocab.special_ids.get("bos"), TemplateSandbox(timeout or RENDER_TIMEOUT))
+    return ChatReference(template, prompt_encoder(encoder.encode, vocab), vocab.special_ids.get("bos"),
+                         TemplateSandbox(timeout or RENDER_TIMEOUT))
 
 
 def shown(answer: ChatAnswer) -> list[str]:

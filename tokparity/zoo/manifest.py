@@ -11,7 +11,9 @@ from importlib import resources
 from tokparity.errors import TokparityError
 
 FILE_ROLES = ("gguf", "spm_model", "tokenizer_json", "tokenizer_config", "tiktoken", "golden_inp", "golden_out",
-              "rwkv_vocab")  # rwkv_vocab: the rwkv package's RWKV World vocabulary (rwkv_vocab_*.txt)
+              "rwkv_vocab", "chat_template")
+# rwkv_vocab: the rwkv package's RWKV World vocabulary (rwkv_vocab_*.txt); chat_template: a model's
+# chat template as a file of its own (a .jinja), where its tokenizer files carry none
 # Roles a derived file can fill, and the source roles each can be converted from (the directions
 # of tokparity.convert, named by role).
 DERIVABLE = {"gguf": ("tokenizer_json", "spm_model", "rwkv_vocab"), "spm_model": ("gguf",), "tokenizer_json": ("spm_model",)}
