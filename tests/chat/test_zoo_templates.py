@@ -20,12 +20,13 @@ from tokparity.zoo import load_manifest, resolve_model
 
 CHAT = CompareOptions(ops=("chat",))
 CONVERSATIONS = 35  # corpora/chats.jsonl
-# Where each zoo model's template is: transformers' files (tokenizer_config.json) or the GGUF's
-# metadata; the llama.cpp vocabulary files of the other models carry none.
+# Where each zoo model's template is: transformers' files (tokenizer_config.json), the GGUF's
+# metadata, or a template file of its own (tekken: Mistral NeMo's, judged against mistral-common in
+# tests/chat/test_mistral_common.py); the llama.cpp vocabulary files of the other models carry none.
 WITH_TEMPLATES = {"llama-bpe": "tokenizer_config.json", "qwen3": "tokenizer_config.json",
                   "gemma-3": "tokenizer_config.json", "deepseek-v3": "tokenizer_config.json",
                   "gemini": "tokenizer_config.json", "phi-3": ".gguf", "qwen2": ".gguf", "qwen35": ".gguf",
-                  "command-r": ".gguf", "gemma-4": ".gguf"}
+                  "command-r": ".gguf", "gemma-4": ".gguf", "tekken": ".jinja"}
 
 
 def test_which_zoo_models_carry_a_template(zoo):
@@ -34,7 +35,7 @@ def test_which_zoo_models_carry_a_template(zoo):
         model = zoo(name)
         template = find_template(model)
         if template is not None:
-            found[name] = ".gguf" if ".gguf" in template.source else "tokenizer_config.json"
+            found[name] = next((kind for kind in (".gguf", ".jinja") if kind in template.source), "tokenizer_config.json")
     assert found == WITH_TEMPLATES
 
 
