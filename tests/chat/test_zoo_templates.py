@@ -120,3 +120,29 @@ def test_templates_saved_as_files_and_split_special_tokens(zoo, tmp_path):
     results = run_compare([str(folder)], ["chats"], ["hf"], CHAT)
     (run,) = [r for r in results.runs if r.backend == "hf"]
     assert (run.cases, run.mismatches) == (CONVERSATIONS, 0), [m.evidence for m in results.mismatches][:2]
+
+
+def test_llama_cpps_builtin_is_tried_on_the_ggufs_template_where_the_files_carry_two(zoo, tmp_path):
+    """A folder whose tokenizer_config.json holds Qwen3's ChatML template and whose GGUF (converted
+    by tokparity from the same tokenizer.json with Llama 3's template in its config) holds Llama 3's:
+    transformers renders the first, llama.cpp recognizes its built-in by the second (the one it
+    reads). The cause ``chat.llama-cpp-builtin`` is reproduced with the GGUF's template: named on
+    24 of the 25 conversations llama.cpp takes (the 25th, a user's message of other models' special
+    tokens, llama.cpp tokenizes otherwise than transformers on this GGUF)."""
+    from tokparity.convert import convert
+
+    qwen3, llama = zoo("qwen3"), zoo("llama-bpe")
+    config = json.loads(Path(qwen3.path("tokenizer_config")).read_text("utf-8"))
+    llama3 = json.loads(Path(llama.path("tokenizer_config")).read_text("utf-8"))["chat_template"]
+    made, folder = tmp_path / "with-llama3", tmp_path / "two-templates"
+    for d, template in ((made, llama3), (folder, config["chat_template"])):
+        d.mkdir()
+        shutil.copy(qwen3.path("tokenizer_json"), d / "tokenizer.json")
+        (d / "tokenizer_config.json").write_text(json.dumps(config | {"chat_template": template}), "utf-8")
+    convert(str(made / "tokenizer.json"), "gguf", str(folder / "model.gguf"))
+    results = run_compare([str(folder)], ["chats"], ["hf", "llama.cpp"], CHAT)
+    runs = {r.backend: r for r in results.runs}
+    assert (runs["hf"].cases, runs["hf"].mismatches) == (CONVERSATIONS, 0)
+    assert (runs["llama.cpp"].cases, runs["llama.cpp"].mismatches) == (25, 25)
+    causes = Counter(m.cause for m in results.mismatches if m.backend == "llama.cpp")
+    assert causes["chat.llama-cpp-builtin"] >= 24, causes

@@ -82,12 +82,14 @@ def prompt_encoder(encode: Callable[[str, bool, bool], list[int]], vocab: Vocab)
 
 class ChatReference:
     """``template``: the model's (tokparity.chat.template); ``encode(text, parse_special)``: the
-    oracle's encoder, no special tokens added; ``bos``: the vocabulary's BOS id. Renders are kept per
-    (conversation, way): the diagnosis asks the same ones again."""
+    oracle's encoder, no special tokens added; ``bos``: the vocabulary's BOS id; ``gguf_template``:
+    the GGUF's own where it is another (llama.cpp recognizes its built-in by the template it reads,
+    the GGUF's). Renders are kept per (conversation, way): the diagnosis asks the same ones again."""
 
     def __init__(self, template: ChatTemplate, encode: Callable[[str, bool], list[int]], bos: int | None,
-                 sandbox: TemplateSandbox | None = None):
+                 sandbox: TemplateSandbox | None = None, gguf_template: ChatTemplate | None = None):
         self.template, self.encode, self.bos = template, encode, bos
+        self.gguf_template = gguf_template
         self.sandbox = sandbox or TemplateSandbox()
         self._texts: dict[tuple, str | TemplateRaised] = {}
         self._chars = 0  # (conversation, the way's render choices) -> text
@@ -106,7 +108,8 @@ class ChatReference:
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
             try:
-                template = self.template.for_conversation(conversation.tools is not None and way.tool_use_template)
+                template = (self.gguf_template if way.builtin and self.gguf_template else self.template) \
+                    .for_conversation(conversation.tools is not None and way.tool_use_template)
                 made = builtin_text(template, conversation, asks) if way.builtin else \
                     self.sandbox.render(template, conversation.messages, conversation.tools, options,
                                         self.template.specials, way.render.to_json())

@@ -151,3 +151,12 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         where = f"{path} tokenizer.chat_template"
         return ChatTemplate(where, _checked(templates, where), _from_vocab(path))
     return None
+
+
+def gguf_template(model: ModelFiles, template: ChatTemplate) -> ChatTemplate | None:
+    """The template in ``model``'s GGUF, where it has one that is not ``template`` (transformers'
+    files and the GGUF can carry two, and llama.cpp reads the GGUF's)."""
+    if "gguf" not in model.files:
+        return None
+    found = find_template(model, "gguf")
+    return found if found is not None and found.templates != template.templates else None

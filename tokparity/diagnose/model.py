@@ -116,22 +116,24 @@ class ModelDiagnosis:
         """The chat reference that reproduces ``--ops chat`` causes (None: the model has no template)."""
         if self.chat_reference is None:
             from tokparity.chat.reference import ChatReference, prompt_encoder
-            from tokparity.chat.template import find_template
+            from tokparity.chat.template import find_template, gguf_template
             from tokparity.zoo import resolve_model
 
-            template = None
+            template = model = None
             for spec in (self.model_name, self.model_file):  # (the zoo name finds every file; a label does not)
                 try:
-                    template = find_template(resolve_model(spec))
+                    model = resolve_model(spec)
+                    template = find_template(model)
                 except TokparityError:
                     continue
                 if template is not None:
                     break
             reference = self.reference_tokenizer()
-            if template is None or reference is None:
+            if template is None or model is None or reference is None:
                 return None
             self.chat_reference = ChatReference(template, prompt_encoder(reference.encode, reference.vocab),
-                                                reference.vocab.special_ids.get("bos"))
+                                                reference.vocab.special_ids.get("bos"),
+                                                gguf_template=gguf_template(model, template))
         return self.chat_reference
 
     def reference_tokenizer(self) -> Any:

@@ -34,12 +34,13 @@ from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_C
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
 from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
-from tokparity.chat.template import ChatTemplate
+from tokparity.chat.template import ChatTemplate, gguf_template
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.vocab import Vocab
+from tokparity.zoo import ModelFiles
 
 CHAT_STAGE = "chat"
 # compare --ops chat without a model: zoo models whose files carry a template, from transformers'
@@ -48,12 +49,15 @@ CHAT_MODELS = ("llama-bpe", "qwen3", "gemma-3", "phi-3", "qwen2")
 PARTS_WAY = TRANSFORMERS_WAY.changed(content_as_parts=True)
 
 
-def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeout: float | None = None
-                   ) -> ChatReference:
+def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeout: float | None = None,
+                   model: ModelFiles | None = None) -> ChatReference:
     """The reference's prompts: ``template`` rendered in a sandbox (``timeout`` seconds a render),
-    the text encoded by ``encoder`` as apply_chat_template encodes it (no special tokens added)."""
+    the text encoded by ``encoder`` as apply_chat_template encodes it (no special tokens added);
+    ``model``'s GGUF template, where it is another, is the one llama.cpp's built-ins are tried on."""
     return ChatReference(template, prompt_encoder(encoder.encode, vocab), vocab.special_ids.get("bos"),
-                         TemplateSandbox(timeout or RENDER_TIMEOUT))
+                         TemplateSandbox(timeout or RENDER_TIMEOUT),
+                         gguf_template(model, template) if model else None)
+
 
 
 def shown(answer: ChatAnswer) -> list[str]:

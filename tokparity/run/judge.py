@@ -222,7 +222,7 @@ class ModelRun:
             results.options.setdefault("unavailable", []).append(why)
             options.say(why)
             return None
-        reference = chat_reference(self.template, self.backends[oracle], self.vocab, options.timeout)
+        reference = chat_reference(self.template, self.backends[oracle], self.vocab, options.timeout, self.model)
         self.diagnosis.chat_reference = reference
         # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
