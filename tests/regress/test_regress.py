@@ -168,6 +168,19 @@ def test_damaged_goldens_name_the_file(capsys, scratch):
     assert str(path) in err and "damaged goldens" in err and "--update" in err
 
 
+@pytest.mark.parametrize("change, said", [
+    (lambda line: line.update(ids="x"), "ids must be a list of integers, not 'x'"),
+    (lambda line: line.update(ids="12"), "ids must be a list of integers, not '12'"),  # (not [1, 2])
+    (lambda line: line.update(ids=[1, "2"]), "ids must be a list of integers"),
+    (lambda line: line.update(ids=[True]), "ids must be a list of integers"),
+])
+def test_hand_edited_ids_name_the_file_and_line(capsys, scratch, change, said):
+    rewrite_case(scratch / "llama-spm.jsonl.gz", "digits-0068", change)
+    code, _, err = regress(capsys, "llama-spm", "--goldens", str(scratch))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "llama-spm.jsonl.gz:" in err and "damaged goldens" in err and said in err
+
+
 def test_digest_only_corpus(capsys, tmp_path):
     folder = tmp_path / "g"
     assert main(["regress", "--update", "bert-bge", "-c", "edge", "--digest-only", "--goldens", str(folder), "-q"]) == 0

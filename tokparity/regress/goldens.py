@@ -190,7 +190,7 @@ def _read_prompt(line: dict) -> Prompt:
         return ChatAnswer(raised=str(line["raised"]))
     if not isinstance(line["prompt"], str):
         raise TypeError("a prompt that is not a string")
-    return ChatAnswer(line["prompt"], [int(i) for i in line["ids"]])
+    return ChatAnswer(line["prompt"], stored_ids(line["ids"]))
 
 
 @dataclass
@@ -422,7 +422,15 @@ def _answer(line: dict, key: str, err_key: str, by_key: str, default_by: str, fa
     if err_key in line:
         status, _, detail = str(line[err_key]).partition(": ")
         return Answer(status, detail=detail, by=by)
-    return Answer("ok", list(line[key]) if key in line or fallback is None else fallback, by=by)
+    return Answer("ok", stored_ids(line[key]) if key in line or fallback is None else fallback, by=by)
+
+
+def stored_ids(value: object) -> list[int]:
+    """A line's ids: a list of integers (a hand-edited ``"ids": "12"`` is not ``[1, 2]``); else a
+    TypeError, which names the file and line as damaged."""
+    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise TypeError(f"ids must be a list of integers, not {str(value)[:40]!r}")
+    return value
 
 
 def _bounded_lines(fh: IO[bytes] | gzip.GzipFile, path: Path) -> Iterator[bytes]:
@@ -461,7 +469,9 @@ def read_goldens(path: Path) -> Goldens:
                         raise BadGoldens(f"{path}: not a tokparity goldens file (format {FORMAT}); regenerate it "
                                          "with `tokparity regress --update`")
                     header = obj
-                    wrap = header["wrap"]
+                    wrap = [stored_ids(part) for part in header["wrap"]]
+                    if len(wrap) != 2:
+                        raise ValueError("wrap must be [ids before, ids after]")
                     last = {k: chain[-1] for k, chain in header["oracles"].items()}
                 elif "corpus" in obj:
                     current = CorpusGoldens(obj["corpus"], obj["cases"], obj["texts_sha256"], obj["ids_sha256"],
@@ -475,7 +485,7 @@ def read_goldens(path: Path) -> Goldens:
                 elif "seq" in obj:
                     if decoding is None:
                         raise KeyError("a decoded sequence before the decoding line")
-                    seq = tuple(int(i) for i in obj["seq"])
+                    seq = tuple(stored_ids(obj["seq"]))
                     if "case" in obj:  # an id sequence made from the vocabulary (its text: a line of its own)
                         decoding.id_cases.append(IdCase(str(obj["case"]), seq, int(obj["prompt"]), str(obj["about"]),
                                                         {"ids": str(obj["about"]).split(":")[0]}))
