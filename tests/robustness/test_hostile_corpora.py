@@ -420,3 +420,27 @@ def test_argument_types():
     for bad in (True, 1.5, "x", None, [1]):
         with pytest.raises(TokparityError, match=r"^--max-chars expected a whole number"):
             checked("--max-chars", non_negative_int, bad)
+
+
+# -- a saved dataset's description, hand-edited ----------------------------------------------------
+
+
+@pytest.mark.parametrize("files, said", [
+    ({"state.json": '{"_data_files": [{"filename": "missing.arrow"}]}'},
+     "state.json: names 'missing.arrow', which is not a file in the dataset's folder"),
+    ({"state.json": '{"_data_files": [{"filename": "../../etc/passwd"}]}'},  # (a name only: never outside)
+     "state.json: names '../../etc/passwd', which is not a file in the dataset's folder"),
+    ({"state.json": "[" * 100_000 + "]" * 100_000}, "state.json: cannot read the dataset's description (RecursionError"),
+    ({"dataset_dict.json": '{"splits": ["."]}'}, "dataset_dict.json: split '.' is not a saved dataset in this folder"),
+    ({"dataset_dict.json": '{"splits": ["../other"]}'},
+     "dataset_dict.json: split '../other' is not a saved dataset in this folder"),
+])
+def test_a_hand_edited_saved_dataset_is_one_line(tmp_path, zoo, files, said):
+    zoo("llama-spm")
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, "utf-8")
+    proc = tokparity("compare", "llama-spm", "-b", "ref", "-c", str(folder), "-o", str(tmp_path / "out"), "-q")
+    assert proc.returncode == 2
+    assert said in one_error_line(proc)

@@ -92,21 +92,31 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
                     ".txt / .parquet file (or .gz / .zst), a folder of Parquet files, a saved dataset, or a glob")
 
 
-def folder_files(folder: Path) -> list[Path]:
-    """A ``datasets`` folder's Arrow files in its own order, or the Parquet files under a folder."""
-    if (folder / "dataset_dict.json").is_file():
-        splits = _json_file(folder / "dataset_dict.json").get("splits")
+def folder_files(folder: Path, split: bool = False) -> list[Path]:
+    """A ``datasets`` folder's Arrow files in its own order, or the Parquet files under a folder
+    (``split``: a split's folder of a saved DatasetDict, which holds one dataset, not another dict)."""
+    if (folder / "dataset_dict.json").is_file() and not split:
+        where = folder / "dataset_dict.json"
+        splits = _json_file(where).get("splits")
         if not isinstance(splits, list) or not all(isinstance(s, str) for s in splits):
-            raise BadCorpus(f"{shown_path(folder / 'dataset_dict.json')}: no list of 'splits'; save the dataset "
-                            "again with save_to_disk")
-        return [f for split in splits for f in folder_files(folder / split)]
+            raise BadCorpus(f"{shown_path(where)}: no list of 'splits'; save the dataset again with save_to_disk")
+        for name in splits:  # (a split is a folder of its own beside the file: nothing outside, nothing twice)
+            if name in ("", ".", "..") or Path(name).name != name or not (folder / name / "state.json").is_file():
+                raise BadCorpus(f"{shown_path(where)}: split {shown_path(name)!r} is not a saved dataset in this "
+                                "folder; save the dataset again with save_to_disk")
+        return [f for name in splits for f in folder_files(folder / name, split=True)]
     if (folder / "state.json").is_file():
-        files = _json_file(folder / "state.json").get("_data_files")
+        where = folder / "state.json"
+        files = _json_file(where).get("_data_files")
         if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str)
                                                   for f in files):
-            raise BadCorpus(f"{shown_path(folder / 'state.json')}: no list of '_data_files'; save the dataset again "
-                            "with save_to_disk")
-        return [folder / Path(f["filename"]).name for f in files]  # (a name only: nothing outside the folder)
+            raise BadCorpus(f"{shown_path(where)}: no list of '_data_files'; save the dataset again with save_to_disk")
+        named = [folder / Path(f["filename"]).name for f in files]  # (a name only: nothing outside the folder)
+        for path, f in zip(named, files):
+            if not path.is_file():
+                raise BadCorpus(f"{shown_path(where)}: names {shown_path(f['filename'])!r}, which is not a file in "
+                                "the dataset's folder; save the dataset again with save_to_disk")
+        return named
     found = sorted(folder.rglob("*.parquet"))
     if not found:
         raise BadCorpus(f"{shown_path(folder)}: is a folder with no .parquet files and no saved dataset (state.json); "
@@ -117,8 +127,9 @@ def folder_files(folder: Path) -> list[Path]:
 def _json_file(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise BadCorpus(f"{shown_path(path)}: cannot read the dataset's description ({e}); save it again") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise BadCorpus(f"{shown_path(path)}: cannot read the dataset's description ({type(e).__name__}: "
+                        f"{str(e)[:120]}); save it again with save_to_disk") from None
     if not isinstance(data, dict):
         raise BadCorpus(f"{shown_path(path)}: not a JSON object; save the dataset again with save_to_disk")
     return data
