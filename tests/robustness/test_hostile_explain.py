@@ -67,3 +67,34 @@ def test_a_hand_edited_summary_is_one_line(finished, tmp_path, edit):
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "summary.json" in lines[0], lines
+
+
+@pytest.mark.parametrize("column, value, said", [
+    ("oracle_ids", "[" * 50_000 + "]" * 50_000, "RecursionError"),  # (a traceback before)
+    ("oracle_ids", '[1, "a"]', "not a JSON list of integers"),
+    ("backend_ids", "[true]", "not a JSON list of integers"),
+    ("oracle_pieces", "{}", "not a JSON list of strings"),
+    ("backend_pieces", "[1, 2]", "not a JSON list of strings"),
+    ("backend_output", "[1]", "not a JSON list of strings"),
+    ("first_diff", "x", "invalid literal for int()"),
+    ("text_json", "5", "text_json is not a JSON string"),
+])
+def test_a_hand_edited_mismatches_csv_is_one_line(finished, tmp_path, column, value, said):
+    import csv
+
+    folder = tmp_path / "run"
+    shutil.copytree(finished, folder)
+    path = folder / "mismatches.csv"
+    csv.field_size_limit(1 << 30)  # (the run holds a 140,000-character case)
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, [dict(r, **{column: value}) for r in reader]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    done = tokparity("explain", str(folder), cwd=tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "mismatches.csv:2:" in lines[0], lines
+    assert said in lines[0]

@@ -206,6 +206,14 @@ def _csv_rows(path: Path, rows: Iterator[dict]) -> Iterator[tuple[int, dict]]:
                       "the comparison again") from None
 
 
+def _listed(cell: str, kind: type) -> list:
+    """A cell's JSON list of ``kind`` (ids: integers; pieces and outputs: strings); else a ValueError."""
+    value = json.loads(cell)
+    if not isinstance(value, list) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"not a JSON list of {'integers' if kind is int else 'strings'}: {cell[:40]!r}")
+    return value
+
+
 def read_csv(path: Path) -> list[Mismatch]:
     """mismatches.csv back into records (without the agreement partition and the variants,
     which it does not hold)."""
@@ -221,12 +229,12 @@ def read_csv(path: Path) -> list[Mismatch]:
                     model=r["model"], corpus=r["corpus"], case_id=r["case_id"], tags=tags, oracle=r["oracle"],
                     backend=r["backend"], cls=r["class"], evidence=r["evidence"], stage=r["stage"],
                     first_diff=int(r["first_diff"] or 0), text=_exact_text(r),
-                    oracle_ids=json.loads(r["oracle_ids"]), backend_ids=json.loads(r["backend_ids"]),
-                    oracle_pieces=json.loads(r["oracle_pieces"]), backend_pieces=json.loads(r["backend_pieces"]),
+                    oracle_ids=_listed(r["oracle_ids"], int), backend_ids=_listed(r["backend_ids"], int),
+                    oracle_pieces=_listed(r["oracle_pieces"], str), backend_pieces=_listed(r["backend_pieces"], str),
                     known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", ""),
-                    op=r.get("op") or "encode", oracle_output=json.loads(r.get("oracle_output") or "[]"),
-                    backend_output=json.loads(r.get("backend_output") or "[]")))
-            except (KeyError, ValueError, TypeError, AttributeError) as e:
+                    op=r.get("op") or "encode", oracle_output=_listed(r.get("oracle_output") or "[]", str),
+                    backend_output=_listed(r.get("backend_output") or "[]", str)))
+            except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as e:
                 raise NotARun(f"{path}:{lineno}: not a mismatches.csv row ({type(e).__name__}: {e}); the file was "
                               "edited or damaged: run the comparison again") from None
     return out
