@@ -94,13 +94,14 @@ add("markup", [user("Use {{ braces }} and {% percent %} and <tags> & 'quotes' \"
 add("tools", [user("What's the weather in Zürich?")], tools=[WEATHER], add_generation_prompt=True)
 add("tools", [system("You can call tools."), user("Search for tokenizers.")], tools=[WEATHER, SEARCH],
     add_generation_prompt=True)
+# (a tool call's id: 9 letters and digits, as Mistral's templates and mistral-common require; others take any)
 call_object = {"role": "assistant", "content": "", "tool_calls": [
-    {"id": "call_1", "type": "function", "function": {"name": "get_weather",
+    {"id": "call00001", "type": "function", "function": {"name": "get_weather",
                                                       "arguments": {"city": "Zürich", "unit": "celsius"}}}]}
 call_string = {"role": "assistant", "content": "", "tool_calls": [
-    {"id": "call_1", "type": "function", "function": {"name": "get_weather",
+    {"id": "call00001", "type": "function", "function": {"name": "get_weather",
                                                       "arguments": "{\"city\": \"Zürich\", \"unit\": \"celsius\"}"}}]}
-result = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "{\"temp\": 21, \"sky\": \"clear\"}"}
+result = {"role": "tool", "tool_call_id": "call00001", "name": "get_weather", "content": "{\"temp\": 21, \"sky\": \"clear\"}"}
 add("tool-call-object", [user("Weather in Zürich?"), call_object, result], tools=[WEATHER], add_generation_prompt=True)
 add("tool-call-string", [user("Weather in Zürich?"), call_string, result], tools=[WEATHER], add_generation_prompt=True)
 add("tool-result", [user("Weather in Zürich?"), call_object, result, assistant("It is 21 °C and clear."),

@@ -6,11 +6,13 @@ and then tokenized; ``encode_chat_completion`` builds the ids from the messages,
 So its ``chat`` is what Mistral's own stack gives the model, and the model's Jinja template (the
 reference) is judged against it. As mistral-common has it:
 
-* ``chat``: ``ChatCompletionRequest.from_openai(messages, tools)`` then ``encode_chat_completion``:
-  its text and ids. A request it refuses (validation: roles out of turn, the last message not the
-  user's, an empty assistant message) is ``raised``. It encodes requests for generation: there is
-  no ``add_generation_prompt`` (a prompt always ends after the last ``[/INST]``), and
-  ``continue_final_message`` is its ``prefix`` on the final assistant message.
+* ``chat``: ``ChatCompletionRequest.from_openai(messages, tools, continue_final_message)`` then
+  ``encode_chat_completion``: its text (its ids decoded with control tokens kept) and ids. What its
+  validation refuses (``MistralCommonException``, pydantic's ``ValidationError``: the last message
+  the assistant's, an empty assistant message, tool-call ids not 9 letters and digits) is ``raised``;
+  any other error is a failure of the case. ``from_file`` validates in its ``test`` mode, whose
+  rule for the last message is serving's; there is no ``add_generation_prompt`` (a prompt always
+  ends after the last ``[/INST]``), and other options (``enable_thinking``) are not its.
 * ``encode``: the Tekkenizer's ``encode(text, bos=add_special, eos=False)``; control-token text in
   the input is never read as a control token, whatever ``parse_special`` asks. ``pieces`` are its
   ``id_to_piece``; ``decode`` is not run (its control-token policy is its own).
@@ -75,16 +77,18 @@ class MistralCommonBackend(Backend):
         raise NotImplementedError("mistral-common is judged on chat and encode; decode with the tiktoken backend")
 
     def chat(self, conversation: Conversation) -> ChatAnswer:
+        import pydantic
+        from mistral_common.exceptions import MistralCommonException
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
 
         try:
             request = ChatCompletionRequest.from_openai(copy.deepcopy(conversation.messages),
-                                                        copy.deepcopy(conversation.tools))
-            if conversation.continue_final_message and request.messages and request.messages[-1].role == "assistant":
-                request.messages[-1].prefix = True  # (its name for a final message the model continues)
+                                                        copy.deepcopy(conversation.tools),
+                                                        continue_final_message=conversation.continue_final_message)
             made = self.tokenizer.encode_chat_completion(request)
-        except Exception as e:  # its validation of the request: the refusal a server would answer with
+        except (MistralCommonException, pydantic.ValidationError) as e:  # its validation: its refusal of the request
             return ChatAnswer(raised=f"{type(e).__name__}: {e}")
+        # (anything else it raises, a KeyError of from_openai, is its failure on the case, not a refusal)
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
         ids = [int(i) for i in made.tokens]

@@ -12,7 +12,8 @@ Quirks, as tiktoken has them:
 * ``add_special`` adds nothing: tiktoken has no BOS/EOS of its own.
 * A tekken file is encoded as mistral-common's Tekkenizer does it: tiktoken on its ranks (the first
   ``default_vocab_size - default_num_special_tokens``), ids shifted by the number of special
-  tokens, whose text is never read from the input.
+  tokens, whose text is never read from the input; ``add_special`` puts its ``<s>`` first, as the
+  Tekkenizer's ``encode(bos=True)`` does.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class TiktokenBackend(Backend):
             raise BadModelFile(path, f"tiktoken could not build the encoding ({e})") from None
         self.offset = spec.offset
         self.reserved = spec.reserved or []
+        self.bos = self.reserved.index("<s>") if spec.kind == "tekken" and "<s>" in self.reserved else None
         self.n_vocab = spec.size
 
     @property
@@ -57,7 +59,8 @@ class TiktokenBackend(Backend):
             ids = self.enc.encode(text, allowed_special="all", disallowed_special=())
         else:
             ids = self.enc.encode(text, allowed_special=set(), disallowed_special=())
-        return [i + self.offset for i in ids] if self.offset else ids
+        ids = [i + self.offset for i in ids] if self.offset else ids
+        return [self.bos] + ids if add_special and self.bos is not None else ids
 
     def _token_bytes(self, i: int) -> bytes:
         if not 0 <= i < self.n_vocab:

@@ -96,7 +96,8 @@ def _checked(templates: dict[str, str], source: str) -> dict[str, str]:
 
 def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | None:
     """The chat template of ``model``'s file ``role``, or None where that file has none. Without a
-    role: transformers' files first (the template a model is published with), then the GGUF's."""
+    role: a template file of its own first (a zoo model's ``chat_template``), then transformers' files
+    (the template a model is published with), then the GGUF's."""
     if role is None:
         for candidate in ("chat_template", "tokenizer_config", "tokenizer_json", "spm_model", "gguf"):
             if candidate in model.original_files and (found := find_template(model, candidate)) is not None:

@@ -172,6 +172,18 @@ def _tekken(path: Path, data: dict) -> Encoding:
                     assumed=assumed)
 
 
+def _tekken_bos(tokens: list[str], special_ids: dict[str, int]) -> dict | None:
+    """``<s> $A``: mistral-common's Tekkenizer puts the BOS first when asked for special tokens
+    (``encode(bos=True)``), as the tokenizer.json of Mistral's tekken models does."""
+    if "bos" not in special_ids:
+        return None
+    bos = tokens[special_ids["bos"]]
+    first = {"SpecialToken": {"id": bos, "type_id": 0}}
+    return {"type": "TemplateProcessing", "single": [first, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [first, {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {bos: {"id": bos, "ids": [special_ids["bos"]], "tokens": [bos]}}}
+
+
 TEKKEN_DEPRECATED_SPECIALS = ("<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
                               "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
                               "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
@@ -253,7 +265,7 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": enc.pattern}, "behavior": "Isolated", "invert": False},
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
-        "post_processor": None,
+        "post_processor": _tekken_bos(tokens, special_ids) if enc.kind == "tekken" else None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "added_tokens": added,
     }
@@ -265,7 +277,9 @@ def load_tiktoken(path: str | os.PathLike) -> Vocab:
         tokens=tokens,
         token_types=[int(t) for t in types],
         special_ids=special_ids,
-        flags=Flags(add_bos=False, add_eos=False, add_space_prefix=False, byte_fallback=False),
+        # (tekken: mistral-common's Tekkenizer puts <s> first when asked for special tokens, encode(bos=True))
+        flags=Flags(add_bos="bos" in special_ids and enc.kind == "tekken", add_eos=False, add_space_prefix=False,
+                    byte_fallback=False),
         source=str(path),
         source_format="tiktoken",
         extra={
