@@ -20,6 +20,7 @@ import threading
 from types import FrameType
 
 from tokparity import __version__
+from tokparity.backends.orphans import adopt_orphans, kill_adopted
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
 
@@ -69,9 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
     if installed:
         previous = signal.signal(signal.SIGTERM, terminate)
+    # The command (no argv given: its own command line) adopts what its engines leave behind and
+    # kills it before it ends (tokparity.backends.orphans); a caller of main([...]) keeps its children.
+    adopting = argv is None and adopt_orphans()
     try:
         code = _main(argv)
     finally:
+        if adopting:
+            kill_adopted()
         if installed:
             signal.signal(signal.SIGTERM, previous)
     if terminate.received:

@@ -12,6 +12,7 @@ does, so that compare --ops encode,decode asks them to decode:
     fork-exit     on the first request forks a child that sleeps (its pid written to FILE), then exits 7
     daemon        on the first request forks a child that leaves its process group (setsid) and sleeps
                   (its pid written to FILE), then answers as echo does
+    daemon-unmarked  as daemon, and the child also runs on with an environment without TOKPARITY_*
     not-json      answers the first request with a line that is not JSON, then waits
     surrogates    decode answers "\\udc80" (a lone surrogate), notes and errors hold one too
     bad-utf8      decode answers bytes that are not UTF-8 inside the JSON string
@@ -70,10 +71,13 @@ def main() -> int:
             with open(arg, "w") as f:
                 f.write(str(pid))
             return 7
-        if mode == "daemon" and arg and not os.path.exists(arg):
+        if mode in ("daemon", "daemon-unmarked") and arg and not os.path.exists(arg):
             pid = os.fork()
             if pid == 0:  # the child: a session of its own, out of reach of the engine's group
                 os.setsid()
+                if mode == "daemon-unmarked":  # (and without the engine's mark: /proc/PID/environ is the new one)
+                    clean = {k: v for k, v in os.environ.items() if not k.startswith("TOKPARITY")}
+                    os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)"], clean)
                 time.sleep(300)
                 os._exit(0)
             with open(arg, "w") as f:

@@ -215,6 +215,44 @@ def test_a_child_that_left_the_engines_group_is_killed_with_the_engine(tmp_path,
         kill_if_alive(child)
 
 
+PY_DAEMON = """import os, sys
+if not os.path.exists({pid_file!r}):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        clean = {{k: v for k, v in os.environ.items() if not k.startswith("TOKPARITY")}}
+        os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)"], clean)
+    with open({pid_file!r}, "w") as f:
+        f.write(str(pid))
+
+
+def encode(text):
+    return list(text.encode())
+"""
+
+
+@pytest.mark.parametrize("op", ["compare", "encode", "py"])
+def test_a_child_that_left_the_group_and_dropped_the_mark_is_killed_by_the_command(tmp_path, zoo, op):
+    """A daemon-like child (setsid) that also runs on without the engine's mark in its environment is
+    out of reach of the engine's own cleanup (a cmd: engine's, or a py: engine's child process); the
+    ``tokparity`` command is its subreaper (Linux) and kills it before it ends."""
+    zoo("llama-spm")
+    pid_file = tmp_path / "child.pid"
+    engine = hostile("daemon-unmarked", str(pid_file))
+    if op == "py":
+        (tmp_path / "py_daemon.py").write_text(PY_DAEMON.format(pid_file=str(pid_file)), "utf-8")
+        engine = f"py:{tmp_path / 'py_daemon.py'}:encode"
+    args = ("compare", "llama-spm", "-c", str(corpus(tmp_path, ["a", "b"])), "-b", engine, "-o",
+            str(tmp_path / "out"), "-q") if op != "encode" else ("encode", "llama-spm", "a b", "-b", engine)
+    done = tokparity(*args)
+    child = int(wait_for_file(pid_file))
+    try:
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+        assert wait_gone(child), "the engine's setsid child without its mark outlived the command"
+    finally:
+        kill_if_alive(child)
+
+
 def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path, zoo):
     """Aligning 2,000,000 ids with the oracle's took minutes per case; no tokenizer gives more
     ids than a text has bytes (plus a few), so such an answer is a failure of that case."""
