@@ -35,7 +35,7 @@ def adopt_orphans() -> bool:
 
 def _parents() -> dict[int, int]:
     """pid -> parent pid of every process (``/proc/PID/stat``: the field after the name in parentheses)."""
-    found = {}
+    found: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
