@@ -146,8 +146,10 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def robustness(session: nox.Session) -> None:
     """The hostile-input campaigns. First the command line's (tools.robustness.campaign):
-    hostile arguments, corpora, journals, engines, signals and tokenizer.json files, each run as a
-    user would; exit status 1 on any traceback, hang, orphan process, lost case or unclear exit
+    hostile arguments, corpora, journals, engines, signals and tokenizer.json files, output-folder
+    traps, concurrent writers, compression bombs, hand-edited runs for explain and a hostile
+    environment, each run as a user would; exit status 1 on any traceback, hang, orphan process,
+    lost case, unclear exit or file written that the run must not write
     (reports/hostile-campaign/campaign.jsonl). Then the hostile-loader campaign: random hostile
     variants of the small zoo files loaded in a sandboxed child for 10 minutes (or `-- --seconds
     N`), the inputs with a bad outcome in reports/hostile-loaders/. Then the robustness tests."""

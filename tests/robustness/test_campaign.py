@@ -1,6 +1,6 @@
 """The hostile-input campaign (``tools.robustness.campaign``) judges what it claims to judge:
-a marked process left running is found, a traceback or a second error line is caught, and a
-sample of its trials from every family holds. The whole campaign is ``nox -s robustness``."""
+a marked process left running is found, a traceback or a second error line is caught, a file
+the run must not write is watched, and a sample of its trials from every family holds. The whole campaign is ``nox -s robustness``."""
 
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ def test_a_traceback_and_an_orphan_are_judged_bad(workspace):
                     "def run(args):\n"
                     "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], start_new_session=True)\n"
                     "    return 1 / 0\n"
-                    "m.run = run\n")
+                    "m.run = run\n"
+                    "import tokparity.cli as cli\n"  # (and its end no longer kills what it adopted)
+                    "cli.kill_adopted = lambda: 0\n")
     path = os.pathsep.join(filter(None, [str(workspace.root / "breaker"), os.environ.get("PYTHONPATH")]))
     broken = c.Trial("arguments", "broken", [c.Step(["compare", "llama-spm", "-b", "ref", "-o", "out", "-q"])],
                      env={"PYTHONPATH": path})
@@ -69,6 +71,11 @@ SAMPLE = {
     "arguments": ["timeout-inf", "jobs-huge", "fuzz-seconds-nan"],
     "signals": ["SIGTERM-hang-after-3-j1"],
     "models": ["catastrophic-split-ref", "replace-chain-hf"],
+    "outputs": ["symlink-summary.json", "junit-is-the-corpus"],
+    "writers": ["two-compares-one-folder"],
+    "bombs": ["gz-line", "goldens-line"],
+    "explain": ["summary-deep", "csv-ids-deep"],
+    "environment": ["cache-loop", "step-summary-fifo", "known-fifo"],
 }
 
 
@@ -79,3 +86,15 @@ def test_a_sample_of_every_family_holds(workspace, family):
         verdict = c.judge(trials[name], workspace)
         assert verdict.kind == c.HELD, (name, verdict.problems, verdict.stderr[-500:])
         c._clean(workspace, trials[name])
+
+
+def test_a_file_the_run_must_not_write_is_watched(workspace, zoo):
+    """A trial whose step writes a file it names as untouched (``convert -o`` onto it, which
+    converts as asked) is judged bad, ``clobbered``; the same trial watching another file holds."""
+    target = workspace.write("watched.model", "precious\n")
+    step = c.Step(["convert", str(zoo("llama-spm").path("gguf")), "--to", "spm", "-o", str(target)],
+                  statuses=c.OK_STATUSES)
+    verdict = c.judge(c.Trial("outputs", "written", [step], untouched=["watched.model"]), workspace)
+    assert verdict.problems == ["clobbered: watched.model was changed by the run"]
+    workspace.write("other.txt", "x")
+    assert c.judge(c.Trial("outputs", "not-written", [step], untouched=["other.txt"]), workspace).kind == c.HELD

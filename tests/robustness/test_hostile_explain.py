@@ -55,14 +55,18 @@ def test_a_long_mismatching_case_is_explained(finished):
     lambda d: d.update(seconds="x"),
     lambda d: d.update(known="x"),
     lambda d: d.update(backends=[]),
+    "deep",  # (the file replaced by 100,000 nested lists: a RecursionError traceback before)
 ], ids=["cases", "classes", "causes", "root_cause", "not_applicable_cases", "runs", "tag_rates", "tag_rate",
-        "seconds", "known", "backends"])
+        "seconds", "known", "backends", "deep"])
 def test_a_hand_edited_summary_is_one_line(finished, tmp_path, edit):
     folder = tmp_path / "run"
     shutil.copytree(finished, folder)
     summary = json.loads((folder / "summary.json").read_text("utf-8"))
-    edit(summary)
-    (folder / "summary.json").write_text(json.dumps(summary), "utf-8")
+    if edit == "deep":
+        (folder / "summary.json").write_text("[" * 100_000 + "]" * 100_000, "utf-8")
+    else:
+        edit(summary)
+        (folder / "summary.json").write_text(json.dumps(summary), "utf-8")
     done = tokparity("explain", str(folder), cwd=tmp_path)
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
     lines = done.stderr.strip().splitlines()

@@ -76,8 +76,9 @@ def read_folder(folder: str | Path) -> RunFolder:
 def read_summary(path: Path) -> Results:
     try:
         doc = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise NotARun(f"{path}: not readable as JSON ({e}); the run's summary is damaged: run it again") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise NotARun(f"{path}: not readable as JSON ({type(e).__name__}: {str(e)[:120]}); the run's summary is "
+                      "damaged: run it again") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or "tokparity" not in doc:
         raise NotARun(f"{path}: not a tokparity summary.json (no 'tokparity' and 'runs' keys); "
                       f"{_what_to_do(path.parent)}")
@@ -139,7 +140,7 @@ def _journal_command(path: Path) -> str | None:
         first = f.readline()
     try:
         header = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     return header.get("command") if isinstance(header, dict) and "journal" in header else None
 
@@ -157,7 +158,7 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
                 if not isinstance(d, dict) or "n" not in d:
                     continue
                 record = read_record(d)
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError, RecursionError) as e:
                 raise NotARun(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {e}); the file was edited "
                               "or damaged: run the comparison again") from None
             case_ids.append((record.model, record.corpus, record.case_id))

@@ -1,5 +1,7 @@
 """A hostile-input campaign against the ``tokparity`` command line itself, beyond tokenizer files:
-corpora, journals, arguments, signals, engines and tokenizer.json files that hang or blow up.
+corpora, journals, arguments, signals, engines and tokenizer.json files that hang or blow up, the
+output folder as a trap, concurrent writers, compression bombs, hand-edited run folders for
+``explain`` and a hostile environment.
 
 Every trial runs the real command (``python -m tokparity …``) as a user would, in a scratch
 folder, and is judged on what the standards promise:
@@ -11,7 +13,8 @@ folder, and is judged on what the standards promise:
   so a forked engine that left its process group is still found in ``/proc``);
 * **lost**: a run that ended (or was resumed to its end) lacks cases, or counts one twice;
 * **status**: an exit status the trial does not allow (e.g. 0 with nothing compared), or exit 2
-  without exactly one ``tokparity: error: …`` line.
+  without exactly one ``tokparity: error: …`` line;
+* **clobbered**: a file the run must not write (a symbolic link's target, one of its inputs) changed.
 
 Anything else is ``held``. Exit status 1 if any trial is bad; what went wrong per trial is in
 ``OUT/campaign.jsonl``::
@@ -152,6 +155,7 @@ class Step:
     kill: tuple[int, int, float] | None = None
     limit: float = DEFAULT_LIMIT
     stdin: bytes = b""
+    copies: int = 1  # the same command started this many times at once (concurrent writers)
 
 
 @dataclass
@@ -162,6 +166,7 @@ class Trial:
     out: str | None = None  # the run's report folder, relative to the scratch folder
     cases: int | None = None  # how many distinct cases the journal must hold at the end
     env: dict[str, str] = field(default_factory=dict)
+    untouched: list[str] = field(default_factory=list)  # files (relative to the scratch folder) no step may change
 
 
 @dataclass
@@ -438,9 +443,138 @@ def models(ws: Workspace) -> Iterator[Trial]:
                               limit=120)])
 
 
+REPORTS = ("cases.jsonl", "summary.json", "report.html", "mismatches.csv", "summary.md")
+
+
+def outputs(ws: Workspace) -> Iterator[Trial]:
+    """The output folder as a trap and the CI files as weapons: a report's name taken by a symbolic
+    link to a file elsewhere or by a folder, ``--junit`` or ``$GITHUB_STEP_SUMMARY`` naming the
+    corpus: one line before the run, and the file elsewhere never written."""
+    path = ws.write("corpora/outputs.jsonl", "\n".join(corpus_lines(6)) + "\n")
+    ws.write("victim.txt", "precious\n")
+    for report in REPORTS:
+        trap = ws.root / "traps" / f"link-{report}"
+        trap.mkdir(parents=True, exist_ok=True)
+        if not (trap / report).is_symlink():
+            (trap / report).symlink_to(ws.root / "victim.txt")
+        yield Trial("outputs", f"symlink-{report}", [Step(compare("-c", str(path), "-b", ws.cmd("good"),
+                                                                  out=str(trap)), statuses=CLEAR)],
+                    untouched=["victim.txt"])
+        folder = ws.root / "traps" / f"folder-{report}"
+        (folder / report).mkdir(parents=True, exist_ok=True)
+        yield Trial("outputs", f"folder-{report}", [Step(compare("-c", str(path), "-b", "ref", out=str(folder)),
+                                                         statuses=CLEAR)])
+    yield Trial("outputs", "junit-is-the-corpus",
+                [Step(compare("-c", str(path), "-b", "ref", "--junit", str(path)), statuses=CLEAR)],
+                untouched=["corpora/outputs.jsonl"])
+    yield Trial("outputs", "step-summary-is-the-corpus", [Step(compare("-c", str(path), "-b", "ref"), statuses=CLEAR)],
+                env={"GITHUB_STEP_SUMMARY": str(path)}, untouched=["corpora/outputs.jsonl"])
+    yield Trial("outputs", "out-is-the-corpus-folder",
+                [Step(compare("-c", str(path), "-b", "ref", out="corpora"), statuses=OK_STATUSES | CLEAR)],
+                untouched=["corpora/outputs.jsonl"])
+
+
+def writers(ws: Workspace) -> Iterator[Trial]:
+    """Two writers at once: two runs into one output folder, two ``regress --update`` of one goldens
+    folder. One may be refused in one line; neither may fail otherwise or leave a damaged result."""
+    path = ws.write("corpora/writers.jsonl", "\n".join(corpus_lines(30)) + "\n")
+    yield Trial("writers", "two-compares-one-folder",
+                [Step(compare("-c", str(path), "-b", ws.cmd("slow"), "-o", "out"), copies=2,
+                      statuses=OK_STATUSES | CLEAR, limit=120)], out="out", cases=30)
+    yield Trial("writers", "two-updates-one-goldens",
+                [Step(["regress", "--update", MODEL, "-c", "edge", "--goldens", "goldens", "-q"], copies=2,
+                      statuses=OK_STATUSES | CLEAR, limit=180),
+                 Step(["regress", MODEL, "--goldens", "goldens", "-o", "out", "-q"], statuses=OK_STATUSES, limit=180)])
+
+
+def bombs(ws: Workspace) -> Iterator[Trial]:
+    """Compressed inputs that expand without end: a 256 MiB line in a small gzip or zstd corpus
+    (refused by the line cap, or skipped unread by --max-chars, within seconds), and a goldens file
+    that expands past what goldens hold."""
+    import gzip
+
+    line = b'{"id": "bomb", "text": "' + b"a" * (256 << 20) + b'"}\n'
+    good = "\n".join(corpus_lines(3)).encode() + b"\n"
+    ws.write("corpora/bomb.jsonl.gz", gzip.compress(good + line, 9, mtime=0))
+    try:
+        import zstandard
+        ws.write("corpora/bomb.jsonl.zst", zstandard.ZstdCompressor(level=19).compress(good + line))
+        kinds = ("gz", "zst")
+    except ImportError:  # (zstandard is in tokparity[data]: the campaign's environment has it)
+        kinds = ("gz",)
+    for kind in kinds:
+        for extra in ((), ("--max-chars", "1000")):
+            yield Trial("bombs", f"{kind}-line{'-max-chars' if extra else ''}",
+                        [Step(compare("-c", f"corpora/bomb.jsonl.{kind}", "-b", "ref", *extra),
+                              statuses=OK_STATUSES | CLEAR, limit=120)])
+    header = json.dumps({"goldens": 1, "model": MODEL, "oracles": {"plain": ["llama.cpp"], "add_special": ["llama.cpp"]},
+                         "wrap": [[1], []]}).encode() + b"\n"
+    ws.write(f"bomb-goldens/{MODEL}.jsonl.gz", gzip.compress(header + b'{"corpus": "edge"' + b" " * (200 << 20) + b"}\n",
+                                                            9, mtime=0))
+    yield Trial("bombs", "goldens-line", [Step(["regress", MODEL, "--goldens", "bomb-goldens", "-o", "out", "-q"],
+                                               statuses=CLEAR, limit=120)])
+
+
+def explains(ws: Workspace) -> Iterator[Trial]:
+    """``explain`` on a finished run's folder edited by hand: summary.json, mismatches.csv and the
+    journal changed, truncated or replaced; one line naming the file, or the explanation."""
+    path = ws.write("corpora/explain.jsonl", "\n".join(corpus_lines(8)) + "\n")
+    base = ws.root / "explain-base"
+    subprocess.run([sys.executable, "-m", "tokparity", *compare("-c", str(path), "-b", "ref", "-b", ws.cmd("good"),
+                                                                out=str(base))],
+                   cwd=ws.root, capture_output=True, timeout=DEFAULT_LIMIT, env=_env(ws, {}, "explain-base"))
+    summary = json.loads((base / "summary.json").read_text("utf-8"))
+    rows = (base / "mismatches.csv").read_text("utf-8").split("\n")
+    edits: dict[str, tuple[str, bytes]] = {
+        "summary-runs-number": ("summary.json", json.dumps({**summary, "runs": 5}).encode()),
+        "summary-list": ("summary.json", b"[1, 2]"),
+        "summary-deep": ("summary.json", b"[" * 100_000 + b"]" * 100_000),
+        "summary-truncated": ("summary.json", (base / "summary.json").read_bytes()[:100]),
+        "csv-header-only": ("mismatches.csv", rows[0].encode() + b"\n"),
+        "csv-ids-deep": ("mismatches.csv", "\n".join([rows[0]] + [r.replace('"[', '"' + "[" * 50_000, 1)
+                                                                   for r in rows[1:]]).encode()),
+        "csv-binary": ("mismatches.csv", bytes(range(256)) * 8),
+        "journal-empty": ("cases.jsonl", b""),
+        "journal-binary": ("cases.jsonl", bytes(range(256)) * 8),
+    }
+    for name, (file, data) in edits.items():
+        folder = ws.root / "explains" / name
+        if not folder.exists():
+            shutil.copytree(base, folder)
+        (folder / file).write_bytes(data)
+        yield Trial("explain", name, [Step(["explain", str(folder)], statuses=OK_STATUSES | CLEAR)])
+
+
+def environment(ws: Workspace) -> Iterator[Trial]:
+    """A hostile environment: ASCII-only output, the cache a file, a dangling link or a loop, the
+    step summary a folder or a FIFO, ``--known`` a FIFO: a run or one line, never a hang."""
+    path = ws.write("corpora/environment.jsonl", "\n".join(corpus_lines(5)) + "\n")
+    ws.write("a-file", "x")
+    for name, target in (("dangling", ws.root / "nowhere"), ("loop", ws.root / "cache-loop")):
+        link = ws.root / f"cache-{name}"
+        if not link.is_symlink():
+            link.symlink_to(target)
+    fifo = ws.root / "a-fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    (ws.root / "a-folder").mkdir(exist_ok=True)
+    run = compare("-c", str(path), "-b", "ref")
+    yield Trial("environment", "ascii-output", [Step(run, statuses=OK_STATUSES)], out="out", cases=5,
+                env={"PYTHONIOENCODING": "ascii"})
+    for name in ("a-file", "cache-dangling", "cache-loop"):
+        yield Trial("environment", f"cache-{name.removeprefix('cache-')}", [Step(["zoo", "path", MODEL], statuses=CLEAR)],
+                    env={"TOKPARITY_CACHE": str(ws.root / name)})
+    for name in ("a-folder", "a-fifo"):
+        yield Trial("environment", f"step-summary-{name.removeprefix('a-')}", [Step(run, statuses=OK_STATUSES)],
+                    out="out", cases=5, env={"GITHUB_STEP_SUMMARY": str(ws.root / name)})
+    yield Trial("environment", "known-fifo", [Step(compare("-c", str(path), "-b", "ref", "--known", str(fifo)),
+                                                   statuses=CLEAR)])
+
+
 FAMILIES: dict[str, Callable[[Workspace], Iterator[Trial]]] = {
     "arguments": arguments, "corpora": corpora, "engines": engines, "models": models, "journals": journals,
-    "signals": signals,
+    "signals": signals, "outputs": outputs, "writers": writers, "bombs": bombs, "explain": explains,
+    "environment": environment,
 }
 
 
@@ -502,33 +636,45 @@ def _journal_lines(path: Path) -> int:
         return 0
 
 
-def run_step(step: Step, ws: Workspace, out: Path | None, env: dict[str, str]) -> tuple[int | None, str, str]:
-    """Run one command; None as status if it hung (its process group is then killed)."""
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        proc = subprocess.Popen([sys.executable, "-m", "tokparity", *step.argv], cwd=ws.root, env=env,
-                                stdin=subprocess.PIPE, stdout=so, stderr=se, start_new_session=True)
-        proc.stdin.write(step.stdin)  # type: ignore[union-attr]
-        proc.stdin.close()  # type: ignore[union-attr]
+def run_step(step: Step, ws: Workspace, out: Path | None, env: dict[str, str]
+             ) -> list[tuple[int | None, str, str]]:
+    """Run one command (``step.copies`` of it at once): for each, its status (None if it hung: its
+    process group is then killed), stdout and stderr."""
+    with tempfile.TemporaryDirectory() as capture:
+        procs = []
+        for k in range(step.copies):
+            so, se = open(Path(capture) / f"{k}.out", "w+b"), open(Path(capture) / f"{k}.err", "w+b")
+            proc = subprocess.Popen([sys.executable, "-m", "tokparity", *step.argv], cwd=ws.root, env=env,
+                                    stdin=subprocess.PIPE, stdout=so, stderr=se, start_new_session=True)
+            proc.stdin.write(step.stdin)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+            procs.append((proc, so, se))
         deadline = time.monotonic() + step.limit
         if step.kill and out is not None:
             sig, lines, seconds = step.kill
             at = min(deadline, time.monotonic() + seconds)
+            proc = procs[0][0]
             while _journal_lines(out) < lines and proc.poll() is None and time.monotonic() < at:
                 time.sleep(0.02)
             if proc.poll() is None:
                 os.kill(proc.pid, sig)
-        try:
-            status: int | None = proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            status = None
+        results = []
+        for proc, so, se in procs:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
-        so.seek(0)
-        se.seek(0)
-        return status, so.read().decode("utf-8", "replace"), se.read().decode("utf-8", "replace")
+                status: int | None = proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                status = None
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.wait()
+            so.seek(0)
+            se.seek(0)
+            results.append((status, so.read().decode("utf-8", "replace"), se.read().decode("utf-8", "replace")))
+            so.close()
+            se.close()
+        return results
 
 
 def _one_clear_line(stderr: str) -> bool:
@@ -563,20 +709,26 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
     statuses: list[int] = []
     stderr_all = ""
     start = time.monotonic()
+    before = {name: _bytes(ws.root / name) for name in trial.untouched}
     for step in trial.steps:
-        status, stdout, stderr = run_step(step, ws, out, env)
-        stderr_all += stderr
-        if status is None:
-            problems.append(f"hang: `{' '.join(step.argv[:3])} …` still running after {step.limit:g} s")
+        results = run_step(step, ws, out, env)
+        hung = False
+        for status, stdout, stderr in results:
+            stderr_all += stderr
+            if status is None:
+                problems.append(f"hang: `{' '.join(step.argv[:3])} …` still running after {step.limit:g} s")
+                hung = True
+                continue
+            statuses.append(status)
+            if TRACEBACK in stdout or TRACEBACK in stderr:
+                problems.append("traceback: " + stderr.strip().splitlines()[-1][:300] if stderr.strip() else "traceback")
+            if status not in step.statuses:
+                problems.append(f"status: exit {status}, allowed {sorted(step.statuses)}")
+            elif status == 2 and not _one_clear_line(stderr):
+                problems.append(f"status: exit 2 without one 'tokparity: error:' line: {stderr.strip()[:300]!r}")
+        if hung:
             _kill_all(marked_processes(token))  # killed with SIGKILL, it could not stop its engines
             break
-        statuses.append(status)
-        if TRACEBACK in stdout or TRACEBACK in stderr:
-            problems.append("traceback: " + stderr.strip().splitlines()[-1][:300] if stderr.strip() else "traceback")
-        if status not in step.statuses:
-            problems.append(f"status: exit {status}, allowed {sorted(step.statuses)}")
-        elif status == 2 and not _one_clear_line(stderr):
-            problems.append(f"status: exit 2 without one 'tokparity: error:' line: {stderr.strip()[:300]!r}")
         time.sleep(0.3)  # a process that is merely slow to go is not an orphan
         if left := marked_processes(token):
             if step.kill and step.kill[0] == signal.SIGKILL:
@@ -586,6 +738,9 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
             else:
                 problems.append(f"orphan: {len(left)} process(es) left: {_describe(left)}")
             _kill_all(left)
+    for name, data in before.items():
+        if _bytes(ws.root / name) != data:
+            problems.append(f"clobbered: {name} was changed by the run")
     if out is not None and trial.cases is not None and statuses and statuses[-1] in OK_STATUSES:
         distinct, records = _cases_in_journal(out)
         if distinct != trial.cases or records != distinct:
@@ -593,6 +748,13 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
                             f"{trial.cases}")
     return Verdict(BAD if problems else HELD, problems, statuses, round(time.monotonic() - start, 2),
                    stderr_all[-2000:], notes)
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _describe(pids: list[int]) -> str:
@@ -633,11 +795,11 @@ def run_campaign(families: list[str], out_dir: Path, log: Callable[[str], None] 
 
 
 def _clean(ws: Workspace, trial: Trial) -> None:
-    for name in ("out", "fz"):
+    for name in ("out", "fz", "goldens"):
         shutil.rmtree(ws.root / name, ignore_errors=True)
 
 
-PROBLEMS = ("traceback", "hang", "orphan", "lost", "status")
+PROBLEMS = ("traceback", "hang", "orphan", "lost", "status", "clobbered")
 
 
 def main(argv: list[str] | None = None) -> int:
