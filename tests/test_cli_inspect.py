@@ -43,3 +43,16 @@ def test_inspect_ugm_charsmap_and_flags(zoo):
     f = info["files"][0]
     assert (f["algorithm"], f["precompiled_charsmap_bytes"], f["normalizer"]) == ("ugm", 237484, "nfkc")
     assert f["flags"]["add_space_prefix"] is True and f["flags"]["remove_extra_whitespaces"] is True
+
+
+def test_inspect_names_the_chat_template_ops_chat_renders(zoo):
+    """tekken's template is a file of its own, beside the tiktoken file (whose block shows none):
+    the model's line names the file `--ops chat` renders; a model without one shows a dash."""
+    zoo("tekken")
+    proc = run("inspect", "tekken")
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("  chat template (--ops chat):"))
+    assert line.endswith("Mistral-Nemo-Instruct-2407.jinja (default 3,945 chars)"), line
+    zoo("kyoto-ja-unigram")
+    info = json.loads(run("inspect", "kyoto-ja-unigram", "--json").stdout)
+    assert info["chat_template"] is None

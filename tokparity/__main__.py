@@ -1,5 +1,5 @@
 """``python -m tokparity`` is the ``tokparity`` command."""
 
-from tokparity.cli import main
+from tokparity.cli import command
 
-raise SystemExit(main())
+raise SystemExit(command())

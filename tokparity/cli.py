@@ -17,12 +17,14 @@ import os
 import signal
 import sys
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 
 from tokparity import __version__
-from tokparity.backends.orphans import adopt_orphans, kill_adopted
+from tokparity.backends.orphans import adopting_orphans
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
+from tokparity.textview import clipped, single_line
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
 COMMANDS = ("zoo", "inspect", "encode", "compare", "fuzz", "explain", "regress", "convert")
@@ -65,21 +67,29 @@ class _Terminate:
             raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None) -> int:
+def command() -> int:
+    """The ``tokparity`` command (and ``python -m tokparity``): ``main`` on its own command line,
+    adopting what its engines leave behind and stopping it before it ends (tokparity.backends.orphans).
+    A program that calls ``main`` keeps its children its own."""
+    return main(adopt=True)
+
+
+def main(argv: list[str] | None = None, adopt: bool = False) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
     if installed:
         previous = signal.signal(signal.SIGTERM, terminate)
-    # The command (no argv given: its own command line) adopts what its engines leave behind and
-    # kills it before it ends (tokparity.backends.orphans); a caller of main([...]) keeps its children.
-    adopting = argv is None and adopt_orphans()
     try:
-        code = _main(argv)
+        adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
+        with adopting as stopped:
+            code = _main(argv)
     finally:
-        if adopting:
-            kill_adopted()
         if installed:
             signal.signal(signal.SIGTERM, previous)
+    if stopped:
+        shown = "; ".join(clipped(single_line(c), 120) for c in stopped[:3]) + ("; …" if len(stopped) > 3 else "")
+        print(f"tokparity: note: stopped {len(stopped)} process(es) an engine left running, out of its process "
+              f"group and without its mark: {shown}", file=sys.stderr)
     if terminate.received:
         return TERMINATED
     return code
@@ -116,4 +126,4 @@ def _main(argv: list[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())

@@ -10,6 +10,8 @@ does, so that compare --ops encode,decode asks them to decode:
     never-read    never reads its input: every case is a hang
     hang          reads its input, never answers (its pid written to FILE first, if given)
     fork-exit     on the first request forks a child that sleeps (its pid written to FILE), then exits 7
+    fork-crash    answers one request a start; at the next forks a child that sleeps in its group, appends
+                  to FILE how many zombies its parent (tokparity) has, and exits 7 (so is restarted)
     daemon        on the first request forks a child that leaves its process group (setsid) and sleeps
                   (its pid written to FILE), then answers as echo does
     daemon-unmarked  as daemon, and the child also runs on with an environment without TOKPARITY_*
@@ -39,6 +41,19 @@ def encoder(mode: str, arg: str | None):
     return lambda text, add_special, parse_special: list(text.encode("utf-8"))
 
 
+def zombies_of(parent: int) -> int:
+    """How many children of ``parent`` have exited and wait to be reaped."""
+    count = 0
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            count += fields[0] == b"Z" and int(fields[1]) == parent
+        except (OSError, IndexError, ValueError):
+            continue
+    return count
+
+
 def reply(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -54,9 +69,18 @@ def main() -> int:
         while True:
             time.sleep(3600)
     encode = encoder(mode, arg)
+    answered = 0
     for line in sys.stdin:
         req = json.loads(line)
         rid, op = req["id"], req.get("op")
+        if mode == "fork-crash" and answered:
+            if os.fork() == 0:  # the child: in the engine's group, killed with it, then tokparity's to reap
+                time.sleep(300)
+                os._exit(0)
+            with open(arg, "a") as f:
+                f.write(f"{zombies_of(os.getppid())}\n")
+            return 7
+        answered += 1
         if mode == "hang":
             if arg:
                 with open(arg, "w") as f:

@@ -54,8 +54,8 @@ def test_a_traceback_and_an_orphan_are_judged_bad(workspace):
                     "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], start_new_session=True)\n"
                     "    return 1 / 0\n"
                     "m.run = run\n"
-                    "import tokparity.cli as cli\n"  # (and its end no longer kills what it adopted)
-                    "cli.kill_adopted = lambda: 0\n")
+                    "import tokparity.backends.orphans as orphans\n"  # (and its end no longer stops what it adopted)
+                    "orphans.stop_adopted = lambda: []\n")
     path = os.pathsep.join(filter(None, [str(workspace.root / "breaker"), os.environ.get("PYTHONPATH")]))
     broken = c.Trial("arguments", "broken", [c.Step(["compare", "llama-spm", "-b", "ref", "-o", "out", "-q"])],
                      env={"PYTHONPATH": path})

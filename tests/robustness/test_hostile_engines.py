@@ -249,8 +249,22 @@ def test_a_child_that_left_the_group_and_dropped_the_mark_is_killed_by_the_comma
     try:
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
         assert wait_gone(child), "the engine's setsid child without its mark outlived the command"
+        assert "tokparity: note: stopped 1 process(es) an engine left running" in done.stderr, done.stderr
     finally:
         kill_if_alive(child)
+
+
+def test_what_a_restarted_engine_leaves_behind_is_reaped_as_the_run_goes(tmp_path, zoo):
+    """The command adopts the orphans of its engines (above), so it must reap them too: an engine
+    that crashes at every other request, leaving a child its group kill ends, is restarted 15 times
+    and counts its parent's zombies at each crash; they do not pile up (before: one more a restart)."""
+    zoo("llama-spm")
+    counts = tmp_path / "zombies.txt"
+    done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, [f"text {n}" for n in range(30)])), "-b",
+                     hostile("fork-crash", str(counts)), "-o", str(tmp_path / "out"), "-q", timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    seen = [int(n) for n in counts.read_text().split()]
+    assert len(seen) >= 10 and max(seen) <= 2, seen
 
 
 def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path, zoo):

@@ -71,6 +71,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokparity.backends import orphans
 from tokparity.backends.base import (
     Answer,
     Backend,
@@ -174,6 +175,7 @@ def _kill_marked(mark: str) -> None:
 def _kill_engine(proc: subprocess.Popen, mark: str) -> None:
     _kill_group(proc)
     _kill_marked(mark)
+    orphans.reap_adopted()  # (what the engine left is the command's child, once it is the subreaper)
 
 
 def _exited(proc: subprocess.Popen) -> bool:
@@ -290,6 +292,7 @@ class EngineProcess:
         except OSError as e:
             raise TokparityError(f"{self.label}: cannot start {self.argv[0]!r} ({e.strerror or e}); "
                                  "check the command") from None
+        orphans.started(proc)
         self.proc = proc
         self.starts += 1
         self._answered = False

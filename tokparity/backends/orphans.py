@@ -3,11 +3,15 @@ dropped the engine's mark from its environment is out of reach of the engine's o
 (tokparity.backends.cmd: its process group, then every process that carries its mark). When its
 parent exits, such a process is handed to the nearest subreaper, init otherwise, and lives on.
 
-The ``tokparity`` command makes itself that subreaper (Linux ``PR_SET_CHILD_SUBREAPER``): every
-orphan of its engines becomes its child, and ``kill_adopted`` kills each child of its own still
-running in another session (with what that one started) when the command ends, after every
-backend is closed. Only the command does it: a program that uses tokparity as a library keeps
-its children its own.
+The ``tokparity`` command (``command()``, not a caller of ``main``) makes itself that subreaper
+(Linux ``PR_SET_CHILD_SUBREAPER``) for as long as it runs: every orphan of its engines becomes its
+child. A child of its own in another session that is not an engine it still waits for is such an
+orphan: ``reap_adopted`` reaps the ones that have exited whenever an engine is stopped (a run that
+restarts a forking engine for an hour piles up no zombies), and when the command ends
+``stop_adopted`` stops the rest, SIGTERM, then SIGKILL after a grace, and reaps them. Only direct
+children are signalled: a pid not yet reaped cannot be taken by another process, so no signal can
+reach a stranger; what a stopped orphan started becomes the command's child in turn and is
+stopped in the next round.
 """
 
 from __future__ import annotations
@@ -15,27 +19,58 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import sys
+import threading
 import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
-REAP_SECONDS = 5.0
+PR_GET_CHILD_SUBREAPER = 37
+GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
+STOP_SECONDS = 5.0  # for all the rounds together
+
+_engines: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # what tokparity started and waits for itself
+_adopting = False
+_kept: frozenset[int] = frozenset()  # the children the process had before it adopted: not orphans
 
 
-def adopt_orphans() -> bool:
-    """Make this process the subreaper of what it starts; whether it is (Linux only)."""
-    if not sys.platform.startswith("linux"):
-        return False
+def started(proc: subprocess.Popen) -> None:
+    """Note an engine tokparity started: its own to wait for, never taken for an orphan."""
+    _engines.add(proc)
+
+
+def _libc_prctl(option: int, value: int = 0) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.prctl(option, value, 0, 0, 0))
+
+
+def _subreaper() -> int | None:
+    """Whether this process is a subreaper now (1 or 0), or None where it cannot be asked."""
+    flag = ctypes.c_int(0)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        if libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) != 0:
+            return None
     except (OSError, AttributeError):
+        return None
+    return flag.value
+
+
+def _own_proc() -> bool:
+    """Whether /proc shows this process's own pid namespace (it can be another's after ``unshare``)."""
+    try:
+        return os.readlink("/proc/self") == str(os.getpid())
+    except OSError:
         return False
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every process (``/proc/PID/stat``: the field after the name in parentheses)."""
-    found: dict[int, int] = {}
+def _children() -> dict[int, tuple[str, int]]:
+    """pid -> (state, session) of every child of this process (``/proc/PID/stat``, the fields after
+    the name in parentheses: state, parent, group, session)."""
+    me, found = os.getpid(), dict[int, tuple[str, int]]()
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -46,38 +81,105 @@ def _parents() -> dict[int, int]:
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-            found[int(name)] = int(fields[1])
+            if int(fields[1]) == me:
+                found[int(name)] = (fields[0].decode("ascii", "replace"), int(fields[3]))
         except (OSError, IndexError, ValueError):  # gone meanwhile
             continue
     return found
 
 
-def kill_adopted() -> int:
-    """Kill every child of this process still running in another session than its own, and what
-    each started; reap them. The number of processes killed."""
-    me, parents = os.getpid(), _parents()
+def _adopted() -> dict[int, str]:
+    """pid -> state of each orphan this process adopted: a child in another session than its own
+    (engines start their own; multiprocessing's helpers stay in this one), neither an engine it
+    still waits for nor a child it had before adopting."""
+    waited = {proc.pid for proc in list(_engines) if proc.returncode is None}
+    session = os.getsid(0)
+    return {pid: state for pid, (state, their_session) in _children().items()
+            if their_session != session and pid not in waited and pid not in _kept}
+
+
+def _reap(pid: int) -> bool:
+    """Reap ``pid`` if it has exited; whether it is gone."""
     try:
-        session = os.getsid(0)
-        adopted = [pid for pid, parent in parents.items() if parent == me and os.getsid(pid) != session]
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
+
+
+def reap_adopted() -> None:
+    """Reap the adopted orphans that have exited (else zombies until the command ends)."""
+    if _adopting:
+        for pid, state in _adopted().items():
+            if state == "Z":
+                _reap(pid)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b" ".join(f.read().rstrip(b"\0").split(b"\0")).decode("utf-8", "replace") or f"pid {pid}"
     except OSError:
-        return 0
-    doomed, stack = [], list(adopted)
-    while stack:
-        pid = stack.pop()
-        doomed.append(pid)
-        stack.extend(child for child, parent in parents.items() if parent == pid)
-    for pid in doomed:
+        return f"pid {pid}"
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)  # (a child not yet reaped: the pid is still this process's child)
+    except ProcessLookupError:  # reaped by someone else's waitpid(-1) meanwhile
+        pass
+
+
+def stop_adopted() -> list[str]:
+    """Stop every adopted orphan still running, and what each started, and reap them: the command
+    line of each one stopped."""
+    stopped: list[str] = []
+    deadline = time.monotonic() + STOP_SECONDS
+    while time.monotonic() < deadline:
+        found = _adopted()
+        if not found:
+            break
+        running = [pid for pid, state in found.items() if state != "Z"]
+        for pid in running:
+            stopped.append(_command_line(pid))
+            _signal(pid, signal.SIGTERM)
+        grace = min(deadline, time.monotonic() + GRACE_SECONDS)
+        left = set(found)
+        while left and time.monotonic() < grace:
+            left = {pid for pid in left if not _reap(pid)}
+            if left:
+                time.sleep(0.01)
+        for pid in left:
+            _signal(pid, signal.SIGKILL)
+        while left and time.monotonic() < deadline:
+            left = {pid for pid in left if not _reap(pid)}
+            if left:
+                time.sleep(0.01)
+    return stopped
+
+
+@contextmanager
+def adopting_orphans() -> Iterator[list[str]]:
+    """Be the subreaper of what the engines start while the block runs, then stop and reap the
+    orphans (Linux); the list yielded holds, afterwards, the command lines of those stopped. Ctrl-C
+    and SIGTERM are ignored while they are stopped (at most ``STOP_SECONDS``: the command is ending
+    anyway); the subreaper flag is set back as it was."""
+    global _adopting, _kept
+    stopped: list[str] = []
+    before = _subreaper() if sys.platform.startswith("linux") and _own_proc() else None
+    if before is None or _libc_prctl(PR_SET_CHILD_SUBREAPER, 1) != 0:
+        yield stopped
+        return
+    _kept, _adopting = frozenset(_children()), True
+    try:
+        yield stopped
+    finally:
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():  # (signals are the main thread's)
+            handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
         try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    deadline = time.monotonic() + REAP_SECONDS
-    for pid in adopted:  # (ours to reap now: else zombies until the command exits)
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.01)
-    return len(doomed)
+            stopped += stop_adopted()
+        finally:
+            _adopting, _kept = False, frozenset()
+            _libc_prctl(PR_SET_CHILD_SUBREAPER, before)
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)

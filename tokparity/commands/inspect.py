@@ -71,6 +71,7 @@ def inspect_model(spec: str) -> dict:
         d = model.derived.get(f["role"])
         f["derived"] = None if d is None else {"from": d.from_role, "converter": d.converter,
                                                "not_carried": list(d.warnings)}
+    result["chat_template"] = _chat_template(model)
     oracle = choose_oracle(model)
     result["oracle"] = {"chain": list(oracle.chain), "why": oracle.why}
     if model.missing:
@@ -80,6 +81,20 @@ def inspect_model(spec: str) -> dict:
         comparison = a.compare(b)
         result["same_vocabulary"] = {"files": [ra, rb], "same": comparison.same, "summary": comparison.summary()}
     return result
+
+
+def _chat_template(model) -> dict | None:
+    """The template ``--ops chat`` renders for this model (a file of its own, transformers' files or the
+    GGUF's), or None; a template file that cannot be read is its error, so inspect still shows the rest."""
+    from tokparity.chat.template import find_template
+
+    try:
+        found = find_template(model)
+    except TokparityError as e:
+        return {"error": str(e)}
+    if found is None:
+        return None
+    return {"source": found.source, "chars": {name: len(text) for name, text in sorted(found.templates.items())}}
 
 
 def _fmt_flag(v: bool | None) -> str:
@@ -122,6 +137,11 @@ def render_text(info: dict) -> str:
         lines.append(f"  {' vs '.join(s['files'])}: {s['summary']}")
     for role, why in info.get("missing", {}).items():
         lines.append(f"  {role}: {why}")
+    if "chat_template" in info:
+        t = info["chat_template"]
+        shown = ("–" if t is None else t["error"] if "error" in t else
+                 t["source"] + " (" + ", ".join(f"{name} {n:,} chars" for name, n in t["chars"].items()) + ")")
+        lines.append(f"  chat template (--ops chat): {shown}")
     if "oracle" in info:
         lines.append(f"  oracle: {'/'.join(info['oracle']['chain'])}: {info['oracle']['why']}")
     return "\n".join(lines)

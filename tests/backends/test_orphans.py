@@ -1,0 +1,67 @@
+"""The command's adoption of its engines' orphans (tokparity.backends.orphans): what it may and may
+not stop. The orphans an engine leaves are tested end to end in tests/robustness/test_hostile_engines.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_flag_is_set_back_and_children_from_before_are_kept():
+    """A child the process had before it adopted (a server a test fixture started, in a session of its
+    own) is not an orphan: it is running after the block; the subreaper flag is 0 again after it."""
+    out = run_python("""
+        import subprocess, sys
+        from tokparity.backends import orphans
+        server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+        print(orphans._subreaper())
+        with orphans.adopting_orphans() as stopped:
+            print(orphans._subreaper())
+        print(orphans._subreaper(), stopped, server.poll())
+        server.kill()
+    """)
+    assert out.splitlines() == ["0", "1", "0 [] None"]
+
+
+def test_a_caller_of_main_adopts_nothing_and_the_command_does():
+    """``main([...])`` (a program using tokparity) leaves the process as it was; ``command()``, the
+    ``tokparity`` command, is the subreaper while it runs."""
+    out = run_python("""
+        import sys
+        from tokparity import cli
+        from tokparity.backends import orphans
+        seen = []
+        cli._main = lambda argv: seen.append(orphans._subreaper()) or 0
+        cli.main(["zoo"])
+        cli.command()
+        print(seen, orphans._subreaper())
+    """)
+    assert out == "[0, 1] 0"
+
+
+def test_an_engine_still_open_is_not_taken_for_an_orphan():
+    """An engine tokparity started and still waits for (its own session, like an orphan) is left to
+    its owner, who reaps it and reads its status; an orphan beside it is stopped and named."""
+    out = run_python("""
+        import subprocess, sys
+        from tokparity.backends import orphans
+        with orphans.adopting_orphans() as stopped:
+            engine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+            orphans.started(engine)
+            subprocess.run(["sh", "-c", "setsid sleep 31 & exit 0"])  # (sleep: an orphan, adopted)
+        print(engine.poll(), stopped)
+        engine.kill()
+        print(engine.wait())
+    """)
+    assert out.splitlines() == ["None ['sleep 31']", "-9"]
