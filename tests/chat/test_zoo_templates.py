@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.backends.registry import make_backend
 from tokparity.chat.template import find_template
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
@@ -47,6 +48,40 @@ def test_the_reference_agrees_with_transformers(zoo, model):
     results = run_compare([model], ["chats"], ["hf"], CHAT)
     (run,) = [r for r in results.runs if r.backend == "hf" and r.op == "chat"]
     assert (run.cases, run.mismatches, run.skipped) == (CONVERSATIONS, 0, 0), results.mismatches[:1]
+
+
+# The GGUFs' templates through transformers (hf-gguf: apply_chat_template on the tokenizer transformers
+# converts from the GGUF, with the template and special tokens from_pretrained(gguf_file=…) sets):
+# where the prompt's ids differ, how many, and the reviewed divergence that says why.
+GGUF_THROUGH_TRANSFORMERS = {
+    "phi-3": {"hf-gguf-chat-phi3-specials-keep-whitespace": 33},  # the same text; \n after <|user|> kept
+    "qwen2": {"hf-gguf-chat-eos-text-stays-text": 1},  # a typed '</s>': llama.cpp makes it a control id
+    "qwen35": {"hf-gguf-chat-eos-text-stays-text": 1},
+    "command-r": {"hf-gguf-chat-tool-use-template-not-read": 2},  # the file's tool_use template not read
+    "gemma-4": {},
+}
+
+
+@pytest.mark.parametrize("model", sorted(GGUF_THROUGH_TRANSFORMERS))
+def test_the_reference_renders_the_ggufs_templates_as_transformers_does(zoo, model):
+    """The five templates that only a GGUF carries, rendered by transformers' apply_chat_template: the
+    same prompt text as the reference on every conversation both render; the prompts whose ids
+    differ are the converted tokenizer's: its own encoding of the reference's text gives its ids."""
+    zoo(model)
+    results = run_compare([model], ["chats"], ["hf-gguf"], CompareOptions(ops=("chat",),
+                                                                         services=Services(known=load_known(None))))
+    (run,) = [r for r in results.runs if r.backend == "hf-gguf" and r.op == "chat"]
+    mismatches = [m for m in results.mismatches if m.backend == "hf-gguf"]
+    assert (run.cases, run.unexplained) == (CONVERSATIONS, 0)
+    assert Counter(m.known for m in mismatches) == Counter(GGUF_THROUGH_TRANSFORMERS[model])
+    converted = make_backend("hf-gguf", resolve_model(model))
+    for m in mismatches:
+        if m.cls == "chat-ids":
+            assert m.backend_output == m.oracle_output, m.case_id  # the same prompt text
+            assert converted.encode(m.oracle_output[0], False, True) == m.backend_ids, m.case_id
+        else:
+            assert m.cls == "chat-raises" and m.cause == "chat.tool-use-template-ignored"
+            assert json.loads(m.text).get("tools"), m.case_id
 
 
 # llama.cpp's built-in templates (llama_chat_apply_template) on the GGUFs' own templates: the

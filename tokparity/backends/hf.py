@@ -295,28 +295,12 @@ class HFBackend(TokenizersBackend):
             return deltas
 
     def chat(self, conversation: Conversation) -> ChatAnswer:
-        """transformers' ``apply_chat_template`` (the text, then the ids: ``tokenize=True``, which
-        encodes with no special tokens added), on an ``AutoTokenizer`` of the model's folder
-        (loaded on first use where the run reads the tokenizer.json with tokenizers)."""
-        import copy
-
-        from tokparity.chat import ChatAnswer
-
+        """transformers' ``apply_chat_template`` on an ``AutoTokenizer`` of the model's folder (loaded
+        on first use where the run reads the tokenizer.json with tokenizers)."""
         auto = self._chat_tokenizer()
         if not getattr(auto, "chat_template", None):
             raise NotImplementedError(f"{self.path.parent}: no chat template for transformers")
-        asked = dict(tools=copy.deepcopy(conversation.tools), documents=copy.deepcopy(conversation.options.get("documents")),
-                     add_generation_prompt=conversation.add_generation_prompt,
-                     continue_final_message=conversation.options.get("continue_final_message", False),
-                     **copy.deepcopy(conversation.variables))
-        try:
-            with quiet_transformers():
-                text = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=False, **asked)
-                ids = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=True, return_dict=False,
-                                               **asked)
-        except Exception as e:  # the template's refusal (TemplateError), or transformers' (ValueError)
-            return ChatAnswer(raised=f"{type(e).__name__}: {e}")
-        return ChatAnswer(text, [int(i) for i in ids])
+        return apply_chat_template(auto, conversation)
 
     def _chat_tokenizer(self) -> Any:
         """The AutoTokenizer the run has, else one loaded for chat alone (encode and decode stay
@@ -352,6 +336,27 @@ class HFBackend(TokenizersBackend):
         if self.tok is None:
             raise NotImplementedError("hf: this transformers tokenizer is a slow one; it exposes no pre-tokenizer")
         return super().pre_tokenize(text)
+
+
+def apply_chat_template(auto: Any, conversation: Conversation) -> ChatAnswer:
+    """transformers' ``apply_chat_template`` on ``conversation``: the text, then the ids
+    (``tokenize=True``, which encodes with no special tokens added); its refusal is the answer."""
+    import copy
+
+    from tokparity.chat import ChatAnswer
+
+    asked = dict(tools=copy.deepcopy(conversation.tools), documents=copy.deepcopy(conversation.options.get("documents")),
+                 add_generation_prompt=conversation.add_generation_prompt,
+                 continue_final_message=conversation.options.get("continue_final_message", False),
+                 **copy.deepcopy(conversation.variables))
+    try:
+        with quiet_transformers():
+            text = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=False, **asked)
+            ids = auto.apply_chat_template(copy.deepcopy(conversation.messages), tokenize=True, return_dict=False,
+                                           **asked)
+    except Exception as e:  # the template's refusal (TemplateError), or transformers' (ValueError)
+        return ChatAnswer(raised=f"{type(e).__name__}: {e}")
+    return ChatAnswer(text, [int(i) for i in ids])
 
 
 def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:

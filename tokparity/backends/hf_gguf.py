@@ -30,13 +30,18 @@ import hashlib
 import os
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tokenizers
 
-from tokparity.backends.hf import TokenizersBackend, is_rust_panic, quiet_transformers
+from tokparity.backends.hf import TokenizersBackend, apply_chat_template, is_rust_panic, quiet_transformers
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles
+
+if TYPE_CHECKING:
+    from tokparity.chat import ChatAnswer
+    from tokparity.chat.conversation import Conversation
 
 # GGUF keys (after "tokenizer.") holding plain values, passed on as the file has them.
 _SCALARS = ("ggml.model", "ggml.pre", "ggml.bos_token_id", "ggml.eos_token_id", "ggml.unknown_token_id",
@@ -67,6 +72,29 @@ def tokenizer_dict(vocab: Vocab, mapping: dict[str, str]) -> dict:
     for key in _SCALARS:
         values[key] = vocab.extra.get(f"tokenizer.{key}")
     return {mapping[key]: value for key, value in values.items() if key in mapping and value is not None}
+
+
+def gguf_tokenizer_config(vocab: Vocab) -> dict:
+    """What transformers' ``get_gguf_tokenizer`` (transformers 5, integrations/gguf/
+    gguf_tokenizer_mapping.py) hands the tokenizer class beside the converted tokenizer: the
+    template, add_bos/add_eos as the file says (a ``llama`` vocabulary adds BOS where it does not
+    say; ``gemma4`` never, its template writes ``<bos>``), and the special tokens' texts by the
+    file's ids. Built here from tokparity's reading of the file because that function's GGUF
+    reader imports torch."""
+    config: dict = {"chat_template": vocab.chat_template}
+    for key, name in (("add_bos_token", "add_bos_token"), ("add_eos_token", "add_eos_token")):
+        if (value := vocab.extra.get(f"tokenizer.ggml.{key}")) is not None:
+            config[name] = value
+    kind = vocab.extra.get("tokenizer.ggml.model")
+    if kind == "llama":
+        config.setdefault("add_bos_token", True)
+    elif kind == "gemma4":
+        config["add_bos_token"] = False
+    for name, key in (("bos_token", "bos_token_id"), ("eos_token", "eos_token_id"), ("unk_token", "unknown_token_id"),
+                      ("pad_token", "padding_token_id")):
+        token_id = vocab.extra.get(f"tokenizer.ggml.{key}")
+        config[name] = _utf8(vocab.tokens[token_id]) if isinstance(token_id, int) and 0 <= token_id < vocab.size else None
+    return config
 
 
 # Bump when tokenizer_dict() or the conversion call changes what is built from the same file.
@@ -215,3 +243,16 @@ class HFGGUFBackend(TokenizersBackend):
     @property
     def version(self) -> str:
         return self._version
+
+    def chat(self, conversation: Conversation) -> ChatAnswer:
+        """transformers' ``apply_chat_template`` on the tokenizer a transformers user gets from this
+        GGUF: the converted tokenizer, with the GGUF's ``tokenizer.chat_template`` and special tokens
+        as ``from_pretrained(…, gguf_file=…)`` sets them (``gguf_tokenizer_config``)."""
+        if getattr(self, "_chat_auto", None) is None:
+            vocab = load_vocab(self.path)
+            if not vocab.chat_template:
+                raise NotImplementedError(f"{self.path.name}: no tokenizer.chat_template for transformers")
+            with quiet_transformers() as transformers:
+                self._chat_auto = transformers.PreTrainedTokenizerFast(tokenizer_object=self.tok,
+                                                                       **gguf_tokenizer_config(vocab))
+        return apply_chat_template(self._chat_auto, conversation)
