@@ -65,7 +65,8 @@ def test_a_traceback_and_an_orphan_are_judged_bad(workspace):
 
 
 SAMPLE = {
-    "engines": ["cmd-fork-exit", "cmd-fork-orphan", "cmd-not-json", "py-floats", "hostile-model-name-sh"],
+    "engines": ["cmd-fork-exit", "cmd-fork-orphan", "cmd-not-json", "cmd-crash-decode", "py-floats",
+                "hostile-model-name-sh"],
     "corpora": ["lone-surrogate-text", "deep-nesting", "bom"],
     "journals": ["record-n-wrong-2", "duplicated-record"],
     "arguments": ["timeout-inf", "jobs-huge", "fuzz-seconds-nan"],
@@ -73,7 +74,7 @@ SAMPLE = {
     "models": ["catastrophic-split-ref", "replace-chain-hf"],
     "outputs": ["symlink-summary.json", "junit-is-the-corpus"],
     "writers": ["two-compares-one-folder"],
-    "bombs": ["gz-line", "goldens-line"],
+    "bombs": ["gz-line", "gz-line-max-chars", "goldens-line"],
     "explain": ["summary-deep", "csv-ids-deep"],
     "environment": ["cache-loop", "step-summary-fifo", "known-fifo"],
 }

@@ -281,7 +281,7 @@ def engines(ws: Workspace) -> Iterator[Trial]:
              "negative", "huge-int", "strings", "null", "wrong-id", "no-id", "surrogate-error", "cr-error",
              "huge-reply", "stderr-flood", "close-stdout", "extra-replies"]
     for mode in modes:
-        extra = ["--decode"] if "decode" in mode else []
+        extra = ["--ops", "encode,decode"] if "decode" in mode else []
         yield Trial("engines", f"cmd-{mode}",
                     [Step(compare("-c", str(path), "-b", ws.cmd(mode), *extra, "--timeout", "2"), statuses=OK_STATUSES,
                           limit=120)], out="out", cases=8)
@@ -508,7 +508,7 @@ def bombs(ws: Workspace) -> Iterator[Trial]:
                                                    statuses=OK_STATUSES | CLEAR, limit=120)])
         yield Trial("bombs", f"{kind}-line-max-chars",  # (the line skipped unread, the three cases around it run)
                     [Step(compare("-c", f"corpora/bomb.jsonl.{kind}", "-b", "ref", "--max-chars", "1000"),
-                          statuses=OK_STATUSES, limit=120)], out="out", cases=3)
+                          statuses=OK_STATUSES, limit=120)], out="out", cases=4)  # (3 run, 1 journaled as skipped)
     header = json.dumps({"goldens": 1, "model": MODEL, "oracles": {"plain": ["llama.cpp"], "add_special": ["llama.cpp"]},
                          "wrap": [[1], []]}).encode() + b"\n"
     ws.write(f"bomb-goldens/{MODEL}.jsonl.gz", gzip.compress(header + b'{"corpus": "edge"' + b" " * (200 << 20) + b"}\n",
@@ -708,13 +708,14 @@ def _one_clear_line(stderr: str) -> bool:
     return len(errors) == 1 and errors[0].startswith("tokparity: error: ")
 
 
-def _cases_in_journal(out: Path) -> tuple[int, int]:
-    """(distinct cases, records) in a journal: a case counted twice shows as records > distinct."""
-    seen, records = set(), 0
+def _cases_in_journal(out: Path) -> tuple[int, int, int]:
+    """(distinct cases, records, distinct records) in a journal: a case judged by several ops has a
+    record per op; a record written twice shows as records > distinct records."""
+    cases, seen, records = set(), set(), 0
     try:
         lines = (out / JOURNAL).read_bytes().split(b"\n")[1:]
     except OSError:
-        return 0, 0
+        return 0, 0, 0
     for line in lines:
         try:
             rec = json.loads(line)
@@ -722,8 +723,10 @@ def _cases_in_journal(out: Path) -> tuple[int, int]:
             continue
         if isinstance(rec, dict) and "n" in rec:
             records += 1
-            seen.add((json.dumps(rec.get("model")), rec.get("n")))
-    return len(seen), records
+            case = (json.dumps(rec.get("model")), rec.get("n"))
+            cases.add(case)
+            seen.add((*case, rec.get("op")))
+    return len(cases), records, len(seen)
 
 
 def judge(trial: Trial, ws: Workspace) -> Verdict:
@@ -774,10 +777,10 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
         if _bytes(ws.root / name) != data:
             problems.append(f"clobbered: {name} was changed by the run")
     if out is not None and trial.cases is not None and ran:  # (the last step's run, or a copy of it that ran)
-        distinct, records = _cases_in_journal(out)
-        if distinct != trial.cases or records != distinct:
-            problems.append(f"lost: journal holds {distinct} distinct cases in {records} records, expected "
-                            f"{trial.cases}")
+        distinct, records, distinct_records = _cases_in_journal(out)
+        if distinct != trial.cases or records != distinct_records:
+            problems.append(f"lost: journal holds {distinct} distinct cases in {records} records "
+                            f"({distinct_records} distinct), expected {trial.cases}")
     return Verdict(BAD if problems else HELD, problems, statuses, round(time.monotonic() - start, 2),
                    stderr_all[-2000:], notes)
 
