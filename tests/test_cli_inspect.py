@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -56,3 +57,15 @@ def test_inspect_names_the_chat_template_ops_chat_renders(zoo):
     zoo("kyoto-ja-unigram")
     info = json.loads(run("inspect", "kyoto-ja-unigram", "--json").stdout)
     assert info["chat_template"] is None
+
+
+def test_inspect_spells_out_control_characters_from_files(zoo, tmp_path):
+    """A folder name (or any text a file gives) holding ESC[2J or an OSC 52 clipboard write is shown
+    spelled out, as compare's and explain's reports show it: the terminal is never driven."""
+    folder = tmp_path / "m\x1b[2J\x1b]52;c;cHduZWQ=\x07"
+    folder.mkdir()
+    shutil.copyfile(zoo("qwen3").path("tokenizer_json"), folder / "tokenizer.json")
+    proc = run("inspect", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "m<0x1B>[2J<0x1B>]52;c;cHduZWQ=<0x07>" in proc.stdout

@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from tokparity.errors import TokparityError
+from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import FLAG_NAMES
 
@@ -144,7 +145,8 @@ def render_text(info: dict) -> str:
         lines.append(f"  chat template (--ops chat): {shown}")
     if "oracle" in info:
         lines.append(f"  oracle: {'/'.join(info['oracle']['chain'])}: {info['oracle']['why']}")
-    return "\n".join(lines)
+    # (paths, token texts and names come from files: a control character is spelled out, not obeyed)
+    return "\n".join(single_line(line) for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:
