@@ -54,12 +54,22 @@ def test_an_engine_still_open_is_not_taken_for_an_orphan():
     """An engine tokparity started and still waits for (its own session, like an orphan) is left to
     its owner, who reaps it and reads its status; an orphan beside it is stopped and named."""
     out = run_python("""
-        import subprocess, sys
+        import os, subprocess, sys, tempfile, time
         from tokparity.backends import orphans
+        pid_file = os.path.join(tempfile.mkdtemp(), "pid")
         with orphans.adopting_orphans() as stopped:
             engine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
             orphans.started(engine)
-            subprocess.run(["sh", "-c", "setsid sleep 31 & exit 0"])  # (sleep: an orphan, adopted)
+            # an orphan, adopted: a session of its own, its parent gone (waited for until it is `sleep`)
+            subprocess.run(["sh", "-c", f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 31' & exit 0"])
+            for _ in range(1000):
+                try:
+                    with open(f"/proc/{int(open(pid_file).read())}/cmdline", "rb") as f:
+                        if f.read().startswith(b"sleep"):
+                            break
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.01)
         print(engine.poll(), stopped)
         engine.kill()
         print(engine.wait())

@@ -264,7 +264,7 @@ def test_what_a_restarted_engine_leaves_behind_is_reaped_as_the_run_goes(tmp_pat
                      hostile("fork-crash", str(counts)), "-o", str(tmp_path / "out"), "-q", timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     seen = [int(n) for n in counts.read_text().split()]
-    assert len(seen) >= 10 and max(seen) <= 2, seen
+    assert len(seen) >= 10 and max(seen) <= 3, seen  # (one or two not yet dead at the reaping: the next one reaps them)
 
 
 def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path, zoo):
