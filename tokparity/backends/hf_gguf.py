@@ -82,9 +82,9 @@ def gguf_tokenizer_config(vocab: Vocab) -> dict:
     file's ids. Built here from tokparity's reading of the file because that function's GGUF
     reader imports torch."""
     config: dict = {"chat_template": vocab.chat_template}
-    for key, name in (("add_bos_token", "add_bos_token"), ("add_eos_token", "add_eos_token")):
+    for key in ("add_bos_token", "add_eos_token"):
         if (value := vocab.extra.get(f"tokenizer.ggml.{key}")) is not None:
-            config[name] = value
+            config[key] = value
     kind = vocab.extra.get("tokenizer.ggml.model")
     if kind == "llama":
         config.setdefault("add_bos_token", True)
