@@ -218,10 +218,16 @@ class HFGGUFBackend(TokenizersBackend):
     def _convert(self) -> tokenizers.Tokenizer:
         vocab = load_vocab(self.path)
         with quiet_transformers() as transformers:
-            from transformers.integrations.gguf.gguf_tokenizer_mapping import (
-                GGUF_TOKENIZER_MAPPING,
-                convert_gguf_tokenizer,
-            )
+            try:
+                from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+                    GGUF_TOKENIZER_MAPPING,
+                    convert_gguf_tokenizer,
+                )
+            except ModuleNotFoundError:  # transformers 4.x (hf-gguf@4.57.6): the same two names, one module
+                from transformers.integrations.ggml import (  # type: ignore[no-redef]
+                    GGUF_TOKENIZER_MAPPING,
+                    convert_gguf_tokenizer,
+                )
             self._version = f"{transformers.__version__} (tokenizers {tokenizers.__version__})"
             architecture = vocab.extra.get("general.architecture") or vocab.extra.get("tokenizer.ggml.model")
             if not isinstance(architecture, str):

@@ -48,23 +48,32 @@ def model_from_json(d: dict) -> ModelFiles:
                       d.get("algorithm"), d.get("description", ""), derived=derived)
 
 
-def child_env() -> dict:
+def child_env(own_site: bool = False) -> dict:
+    """The child's environment: this very tokparity first on its path. ``own_site``: the child runs
+    another virtualenv's Python (a library release, releases.py), whose own packages must come
+    first: an installed tokparity then comes from the ``.pth`` that adds this one's site folders
+    after them, and only a source checkout's folder goes first."""
     env = dict(os.environ)
     env["GGML_NO_BACKTRACE"] = "1"  # ggml would otherwise run gdb on an abort, slowly and loudly
-    root = str(Path(__file__).resolve().parents[2])  # so the child imports this very tokparity
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    root = Path(__file__).resolve().parents[2]
+    if not (own_site and root.name in ("site-packages", "dist-packages")):
+        env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
 class IsolatedBackend(ProtocolBackend):
-    """``name`` (a registry name, or ``py:...``) served by a child process."""
+    """``name`` (a registry name, or ``py:...``) served by a child process; ``python``: another
+    virtualenv's interpreter (a release of the backend's library, releases.py), this one's by
+    default; ``label``: what messages and reports call it (``hf@0.21.4``), ``name`` by default."""
 
     def __init__(self, name: str, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT,
-                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, **opts):
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, python: str | None = None,
+                 label: str | None = None, **opts):
         spec = {"backend": name, "model": model_to_json(model), "opts": opts}
-        argv = [sys.executable, "-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str)]
-        engine = EngineProcess(argv, f"{name} (child process)", env=child_env(), startup_timeout=startup_timeout,
-                               hello=True)
+        argv = [python or sys.executable, "-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str)]
+        name = label or name
+        engine = EngineProcess(argv, f"{name} (child process)", env=child_env(own_site=python is not None),
+                               startup_timeout=startup_timeout, hello=True)
         super().__init__(engine, model, timeout)
         self.name = name
         self.isolated = True

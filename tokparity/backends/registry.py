@@ -4,6 +4,7 @@
     make_backend("cmd:python3 eng.py {gguf}", model) a user's program, JSON lines over pipes
     make_backend("py:mypkg.eng:encode", model)       a user's Python callable, in a child process
     make_backend("mine=cmd:python3 eng.py {gguf}", model)   the same, labelled ``mine`` (see ``split_label``)
+    make_backend("hf@0.21.4", model)                 tokenizers 0.21.4, in a virtualenv of its own (releases.py)
 
 Every library is imported lazily, when its backend is made, so a user with only ``tokenizers``
 installed still has a working tool; asking for a backend whose library is missing is a
@@ -172,10 +173,14 @@ def labelled_with_oracle(args: list[str], oracle: str | None) -> dict[str, str]:
 
 
 def backend_available(name: str) -> bool:
-    """Whether ``name``'s library can be imported (without importing it). ``cmd:``/``py:`` are always."""
+    """Whether ``name``'s library can be imported (without importing it). ``cmd:``/``py:`` are always;
+    a release (``hf@0.21.4``) is whenever its library has releases (it is installed when made)."""
     name = split_label(name)[1]
     if name.startswith(tuple(PREFIXED)):
         return True
+    if "@" in name:
+        spec = BUILTIN.get(name.partition("@")[0])
+        return spec is not None and spec.package is not None
     spec = BUILTIN.get(name)
     return spec is not None and (spec.module is None or importlib.util.find_spec(spec.module) is not None)
 
@@ -242,6 +247,15 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
             return PyFuncBackend(target, model, **opts)
         from tokparity.backends.isolated import IsolatedBackend
         return IsolatedBackend(name, model, **opts)
+    from tokparity.backends.releases import parse_release
+    release = parse_release(name)
+    if release is not None:  # another release of the library, in a virtualenv of its own (releases.py)
+        from tokparity.backends.isolated import IsolatedBackend
+        from tokparity.backends.releases import python_for
+        if isolate is False:
+            raise TokparityError(f"backend {name!r}: a release runs in a virtualenv of its own; it cannot run in "
+                                 "process")
+        return IsolatedBackend(release.backend, model, python=str(python_for(release)), label=str(release), **opts)
     spec = BUILTIN.get(name)
     if spec is None:
         raise UnknownBackend(name)
