@@ -249,6 +249,10 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         return IsolatedBackend(name, model, **opts)
     from tokparity.backends.releases import parse_release
     release = parse_release(name)
+    if release is not None and release.installed_here():  # the release this interpreter has: no virtualenv
+        backend = make_backend(release.backend, model, isolate=isolate, **opts)
+        backend.name = str(release)
+        return backend
     if release is not None:  # another release of the library, in a virtualenv of its own (releases.py)
         from tokparity.backends.isolated import IsolatedBackend
         from tokparity.backends.releases import python_for

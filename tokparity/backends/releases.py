@@ -59,6 +59,16 @@ class Release:
     def __str__(self) -> str:
         return f"{self.backend}@{self.version}"
 
+    def installed_here(self) -> bool:
+        """Whether this interpreter has this very release (then no virtualenv is needed)."""
+        import importlib.metadata
+        import importlib.util
+        try:
+            return importlib.metadata.version(self.package) == self.version and \
+                importlib.util.find_spec(self.module) is not None
+        except importlib.metadata.PackageNotFoundError:
+            return False
+
 
 def parse_release(name: str) -> Release | None:
     """``"hf@0.21.4"`` as a Release (tokenizers 0.21.4); None for a name without ``@``, or a
@@ -166,7 +176,7 @@ def _discard(env: Path, keep_log: bool = False) -> None:
 
 def _install_failure(release: Release, output: str, log: Path) -> str:
     """pip's failure, in one line: no such release, no index, or a build that failed."""
-    kept = log.with_name(log.parent.name + ".pip-install.log")
+    kept = log.parent.with_name(log.parent.name + ".pip-install.log")  # (where _discard keeps it)
     listed = re.search(r"\(from versions: ([^)]*)\)", output)
     if listed and listed.group(1).strip() not in ("", "none"):
         versions = [v.strip() for v in listed.group(1).split(",")]
@@ -177,8 +187,15 @@ def _install_failure(release: Release, output: str, log: Path) -> str:
         return (f"backend {release}: cannot install {release.requirement}: the package index is not reachable "
                 "(offline?); installing a release needs the index pip is set up for (pip config list), "
                 f"once per release; pip's log: {kept}")
-    errors = [line.strip() for line in output.splitlines() if line.strip().startswith("ERROR:")]
-    why = errors[0][len("ERROR:"):].strip() if errors else (output.strip().splitlines() or ["no output"])[-1]
+    lines = [line.strip() for line in output.splitlines()]
+    step = next((line.lstrip("× ").rstrip(".") for line in lines if line.startswith("×")), "")
+    if step:  # a build from source that failed: the step, and the build's own last words
+        ends = [i for i, line in enumerate(lines) if line == "[end of output]"]
+        said = next((line for line in reversed(lines[:ends[0]]) if line), "") if ends else ""
+        why = f"building it from source failed: {step}" + (f": {said}" if said else "")
+    else:
+        errors = [line[len("ERROR:"):].strip() for line in lines if line.startswith("ERROR:")]
+        why = errors[0] if errors else next((line for line in reversed(lines) if line), "no output")
     return f"backend {release}: pip could not install {release.requirement} ({why[:300]}); the whole log: {kept}"
 
 
