@@ -32,6 +32,7 @@ from tokparity.backends.base import Backend
 from tokparity.errors import MissingDependency, TokparityError
 
 if TYPE_CHECKING:  # (annotations only: the CLI imports this module for -b's help, at every start)
+    from tokparity.backends.releases import Release
     from tokparity.zoo import ModelFiles
 
 
@@ -212,6 +213,26 @@ def backend_class(name: str) -> Callable[..., Backend]:
         raise BackendUnavailable(name, f"backend {name!r}: {module_name} has no {class_name}") from None
 
 
+def release_of(name: str) -> Release | None:
+    """``"hf@0.21.4"`` as a Release (tokenizers 0.21.4, releases.py); None for a name without ``@``
+    or a ``cmd:``/``py:`` spec (a command may hold an ``@``). ``TokparityError`` for a backend with
+    no library of its own (``ref@1``) or a version that is not one."""
+    if "@" not in name or name.startswith(tuple(PREFIXED)):
+        return None
+    from tokparity.backends.releases import VERSION, Release
+    backend, _, version = name.partition("@")
+    spec = BUILTIN.get(backend)
+    if spec is None:
+        raise UnknownBackend(backend)
+    if spec.package is None or spec.module is None:
+        raise TokparityError(f"backend {name!r}: {backend} is part of tokparity, not a library with releases; "
+                             "NAME@VERSION is for the library backends (e.g. hf@0.21.4, sentencepiece@0.2.0)")
+    if not VERSION.fullmatch(version):
+        raise TokparityError(f"backend {name!r}: {version!r} is not a release number; write {backend}@VERSION, "
+                             f"e.g. {backend}@1.0.0 (the releases of {spec.package} on its package index)")
+    return Release(backend, spec.package, spec.module, version)
+
+
 def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | None) -> bool:
     choice = spec.default_isolate if isolate is None else isolate
     if choice == "auto":  # a GGUF tokparity derived is not pinned, and may lack byte tokens: a child
@@ -247,8 +268,7 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
             return PyFuncBackend(target, model, **opts)
         from tokparity.backends.isolated import IsolatedBackend
         return IsolatedBackend(name, model, **opts)
-    from tokparity.backends.releases import parse_release
-    release = parse_release(name)
+    release = release_of(name)
     if release is not None and release.installed_here():  # the release this interpreter has: no virtualenv
         backend = make_backend(release.backend, model, isolate=isolate, **opts)
         backend.name = str(release)

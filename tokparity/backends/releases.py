@@ -70,26 +70,6 @@ class Release:
             return False
 
 
-def parse_release(name: str) -> Release | None:
-    """``"hf@0.21.4"`` as a Release (tokenizers 0.21.4); None for a name without ``@``, or a
-    ``cmd:``/``py:`` spec (a command may hold an ``@``). ``TokparityError`` for a backend with no
-    library of its own (``ref@1``) or a version that is not one."""
-    if "@" not in name or name.startswith(("cmd:", "py:")):
-        return None
-    from tokparity.backends.registry import BUILTIN, UnknownBackend
-    backend, _, version = name.partition("@")
-    spec = BUILTIN.get(backend)
-    if spec is None:
-        raise UnknownBackend(backend)
-    if spec.package is None or spec.module is None:
-        raise TokparityError(f"backend {name!r}: {backend} is part of tokparity, not a library with releases; "
-                             "NAME@VERSION is for the library backends (e.g. hf@0.21.4, sentencepiece@0.2.0)")
-    if not VERSION.fullmatch(version):
-        raise TokparityError(f"backend {name!r}: {version!r} is not a release number; write {backend}@VERSION, "
-                             f"e.g. {backend}@1.0.0 (the releases of {spec.package} on its package index)")
-    return Release(backend, spec.package, spec.module, version)
-
-
 def releases_dir() -> Path:
     from tokparity.zoo.fetch import cache_dir
     return cache_dir() / "releases"

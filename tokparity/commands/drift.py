@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         specs = list(load_manifest().models)
     else:
         specs = list(args.models or DEFAULT_MODELS)
-    models, without = [], []
+    models: list[str] = []
+    without: list[str] = []
     for spec in specs:
         (models if backend in backends_for(resolve_model(spec)) else without).append(spec)
     if not models:

@@ -69,8 +69,11 @@ class KnownDivergence:
     hits: int = 0
 
     def covers_run(self, model: str, backend: str, op: str = "encode") -> bool:
+        # (a backend at another release, hf@0.21.4, is covered by the entries of its backend too;
+        # an entry may name releases itself: "hf@0.21.*")
+        library = backend.partition("@")[0]
         return op in self.ops and any(fnmatchcase(model, m) for m in self.models) and \
-            any(fnmatchcase(backend, b) for b in self.backends)
+            any(fnmatchcase(backend, b) or fnmatchcase(library, b) for b in self.backends)
 
     def matches(self, m: Mismatch) -> bool:
         return self.covers_run(m.model, m.backend, m.op) and self.matches_in_run(m)
