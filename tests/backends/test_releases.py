@@ -174,3 +174,18 @@ def test_a_release_is_covered_by_the_known_divergences_of_its_backend(tmp_path):
     out = tmp_path / "o"
     assert main(["compare", "llama-bpe", "-b", f"hf@{OLD_TOKENIZERS}", "-c", "seams", "-q", "-o", str(out)]) == 0
     assert {r["known"] for r in rows(out)} == {"llama-cpp-unicode-tables-before-16"}
+
+
+def test_regress_on_another_release_says_the_changes_are_that_bump(tmp_path):
+    """Goldens of botchan-unigram made by SentencePiece (the installed release), judged on
+    SentencePiece 0.2.0: the two tie changes are the bump's, and the report says which."""
+    goldens = tmp_path / "goldens"
+    assert main(["regress", "botchan-unigram", "--update", "-c", "edge", "--goldens", str(goldens), "-q"]) == 0
+    out = tmp_path / "regress"
+    assert main(["regress", "botchan-unigram", "-b", f"sentencepiece@{OLD_SENTENCEPIECE}", "-c", "edge",
+                 "--goldens", str(goldens), "-q", "-o", str(out)]) == 0  # (ties are not failures)
+    run = next(r for r in json.loads((out / "summary.json").read_text())["runs"]
+               if r["backend"] == f"sentencepiece@{OLD_SENTENCEPIECE}")
+    assert run["mismatches"] == 4  # (both settings, add_special off and on)
+    assert f"; sentencepiece {sentencepiece.__version__} made them and sentencepiece@{OLD_SENTENCEPIECE} runs " \
+           f"{OLD_SENTENCEPIECE}: its changes are that release bump's" in run["oracle_why"]

@@ -463,7 +463,8 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
                             f"`regress --update` made {goldens.path.name}")
         else:
             s.oracle = f"{ORACLE} ({goldens.made_by()})"
-            s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
+            s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}" + \
+                _release_bump(s.backend, s.mismatches, goldens.header.get("versions", {}), results.backends)
         # a digest that changed (a digest-only corpus's ids, the tokens' bytes) is a change nobody explained
         s.unexplained += (len(changed) if s.op == "encode" else 0) + (pieces_changed and s.op == "pieces")
     results.runs.extend(summaries)
@@ -471,6 +472,18 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),
         "tokparity": goldens.header.get("tokparity"), "corpora": list(cases),
         "digest_changed": changed + (["pieces"] if pieces_changed else [])}
+
+
+def _release_bump(name: str, mismatches: int, then: dict, backends: dict) -> str:
+    """Where a backend that made the goldens runs another release of its library now and gives
+    other ids, a clause saying so: its changes are that bump's (``tokparity drift`` shows them).
+    ``then``: the goldens' versions; ``backends``: the run's, as Results.backends holds them."""
+    library = name.partition("@")[0]
+    was, now = then.get(library), backends.get(name, {}).get("version")
+    if not mismatches or not isinstance(was, str) or not now or was == now:
+        return ""
+    return (f"; {library} {was} made them and {name} runs {now}: its changes are that release bump's "
+            "(tokparity drift compares two releases case by case)")
 
 
 @dataclass(frozen=True)
