@@ -189,3 +189,36 @@ def test_regress_on_another_release_says_the_changes_are_that_bump(tmp_path):
     assert run["mismatches"] == 4  # (both settings, add_special off and on)
     assert f"; sentencepiece {sentencepiece.__version__} made them and sentencepiece@{OLD_SENTENCEPIECE} runs " \
            f"{OLD_SENTENCEPIECE}: its changes are that release bump's" in run["oracle_why"]
+
+
+def test_an_engine_on_another_release_of_the_oracles_library_is_named_so(tmp_path):
+    """The engine here is SentencePiece 0.2.0 under a name of its own, judged by the installed
+    SentencePiece: without --try-release its two changes are ties of equal score (no bug of its
+    own, and no word of why); with it they are library.release, the run's verdict proven, and a
+    known list can pin that."""
+    base = ["compare", "botchan-unigram", "-b", f"mine=sentencepiece@{OLD_SENTENCEPIECE}", "--oracle",
+            "sentencepiece", "-c", "edge", "-q"]
+    assert main([*base, "-o", str(tmp_path / "plain")]) == 0
+    assert {r["cause"] for r in rows(tmp_path / "plain")} == {"model.viterbi-tie"}
+    tried = [*base, "--try-release", f"sentencepiece@{OLD_SENTENCEPIECE}"]
+    assert main([*tried, "-o", str(tmp_path / "tried")]) == 1
+    found = rows(tmp_path / "tried")
+    assert [r["case_id"] for r in found] == ["punctuation-0005", "punctuation-0075"]
+    assert {r["cause"] for r in found} == {"library.release"}
+    assert all(r["cause_evidence"].startswith("the reference reproduces the backend's ids exactly with: "
+                                              f"sentencepiece@{OLD_SENTENCEPIECE}: release {OLD_SENTENCEPIECE} of the "
+                                              "oracle's library") for r in found)
+    verdict = json.loads((tmp_path / "tried" / "summary.json").read_text())["runs"][0]["root_cause"]
+    assert (verdict["cause"], verdict["explains"], verdict["proven"]) == ("library.release", 2, True)
+    pin = tmp_path / "pin.toml"
+    pin.write_text('[[divergence]]\nid = "mine-embeds-sentencepiece-0-2-0"\nmodels = ["botchan-unigram"]\n'
+                   'backends = ["mine"]\nclasses = ["viterbi-tie", "byte-fallback"]\ncause = "library.release"\n'
+                   'reason = "our engine embeds SentencePiece 0.2.0"\nupstream = "our vendor pin"\n')
+    assert main([*tried, "--known", str(pin), "-o", str(tmp_path / "pinned")]) == 0
+    assert {r["known"] for r in rows(tmp_path / "pinned")} == {"mine-embeds-sentencepiece-0-2-0"}
+
+
+def test_a_release_to_try_that_is_not_one_is_one_line(tmp_path, capsys):
+    assert main(["compare", "botchan-unigram", "--try-release", "sentencepiece", "-c", "edge", "-q",
+                 "-o", str(tmp_path / "o")]) == 2
+    assert "--try-release 'sentencepiece': give BACKEND@VERSION" in capsys.readouterr().err

@@ -40,6 +40,11 @@ def add_parser(sub) -> None:
     p.add_argument("--oracle", metavar="BACKEND", help="the backend others are judged against, or the NAME of a -b "
                                                        "(default: the model's original library, golden ids where "
                                                        "they exist)")
+    p.add_argument("--try-release", action="append", dest="try_release", metavar="BACKEND@VERSION",
+                   help="another release of a library (e.g. sentencepiece@0.2.0), tried as the cause of each "
+                        "mismatch on the models its backend runs on: where it gives the backend's ids, the cause is "
+                        "library.release (the engine embeds that release); installed once like -b NAME@VERSION "
+                        "(repeatable)")
     p.add_argument("--add-special", action="store_true", help="encode with add_special (BOS/EOS as the model says)")
     p.add_argument("--parse-special", action="store_true", help="parse special-token text in the input")
     p.add_argument("--ops", metavar="OPS",
@@ -107,7 +112,7 @@ ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
               "all": "bool", "ops": "str?", "skip_special": "bool",
               "clean_up_spaces": "str?", "spaces_between_specials": "bool", "remove_special": "bool",
-              "stream_step": "count?", "timeout": "seconds?", "ray": "str?",
+              "stream_step": "count?", "timeout": "seconds?", "ray": "str?", "try_release": "strs?",
               **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)
@@ -215,7 +220,18 @@ def compare_options(args: argparse.Namespace):
     if (clean_up is not None or spaced or removed) and "decode" not in ops:
         raise TokparityError("--clean-up-spaces, --spaces-between-specials and --remove-special are settings of "
                              "decode: add --ops decode (or all); streams never take them")
+    from tokparity.backends.registry import release_of
+    releases = tuple(getattr(args, "try_release", None) or ())
+    for name in releases:
+        release = release_of(name)
+        if release is None:
+            raise TokparityError(f"--try-release {name!r}: give BACKEND@VERSION, a library backend at a release "
+                                 "(e.g. sentencepiece@0.2.0)")
+        if not release.installed_here():  # installed now, so that a release that cannot be is said before any run
+            from tokparity.backends.releases import python_for
+            python_for(release)
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
+                          releases=releases,
                           ops=ops, diagnose=not getattr(args, "no_diagnose", False),
                           decoding=DecodeSettings(bool(getattr(args, "skip_special", False)),
                                                   {"on": True, "off": False}.get(clean_up or ""), spaced, removed),

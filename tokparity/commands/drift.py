@@ -52,8 +52,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.backends.registry import backends_for
-    from tokparity.backends.releases import VERSION
+    from tokparity.backends.registry import backends_for, release_of
+    from tokparity.backends.releases import VERSION, python_for
     from tokparity.commands import compare
     from tokparity.commands.arguments import OneLineParser
     from tokparity.errors import TokparityError
@@ -88,6 +88,24 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"drift: {args.library} {args.old} → {args.new} ({backend}) on {len(models)} model(s)"
               + (f"; without a file it reads, not run: {', '.join(without)}" if without else ""), flush=True)
+    for name in (old, new):  # installed first: a release that cannot be is one line, before any model
+        release = release_of(name)
+        if release is not None and not release.installed_here():
+            python_for(release)
+    # A release that cannot load a model is a change too (or, where neither can, none): said here,
+    # and the model left out of the case-by-case run, which needs both.
+    unloadable = {spec: _load_failures(spec, (old, new)) for spec in models}
+    loads_changed = False
+    for spec, failed in unloadable.items():
+        for name, why in failed.items():
+            print(f"drift: {spec}: {name} cannot load it: {why}", flush=True)
+        if len(failed) == 1:
+            other = new if old in failed else old
+            print(f"drift: {spec}: {other} loads it: a change of the bump", flush=True)
+            loads_changed = True
+    models = [spec for spec in models if not unloadable[spec]]
+    if not models:
+        return 1 if loads_changed else 0
     argv = ["compare", *models, "-b", old, "-b", new, "--oracle", old, "--no-builtin-known"]
     for corpus in args.corpora or []:
         argv += ["-c", corpus]
@@ -101,5 +119,22 @@ def run(args: argparse.Namespace) -> int:
                                    ("--no-diagnose", args.no_diagnose), ("-q", args.quiet)) if on]
     parser = OneLineParser(prog="tokparity")
     compare.add_parser(parser.add_subparsers(dest="command"))
-    return compare.run(parser.parse_args(argv))
+    code = compare.run(parser.parse_args(argv))
+    return max(code, 1) if loads_changed else code
+
+
+def _load_failures(spec: str, releases: tuple[str, ...]) -> dict[str, str]:
+    """{release: why} for each of ``releases`` that cannot load model ``spec``."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.errors import TokparityError
+    from tokparity.zoo import resolve_model
+
+    failed = {}
+    model = resolve_model(spec)
+    for name in releases:
+        try:
+            make_backend(name, model).close()
+        except TokparityError as e:
+            failed[name] = str(e)
+    return failed
 

@@ -64,6 +64,9 @@ class Settings(Protocol):
     @property
     def decoding(self) -> DecodeSettings: ...  # how decode and stream turn ids into text
 
+    @property
+    def releases(self) -> tuple[str, ...]: ...  # other releases of a library, tried as causes (library.release)
+
     def say(self, message: str) -> None: ...
 
 
@@ -75,8 +78,10 @@ class ModelDiagnosis:
     which decodes as that library does (llama.cpp cleans up spaces, tokenizers does not)."""
 
     def __init__(self, model_name: str, model_file: str, options: Settings, reference: Any = None,
-                 vocab: Vocab | None = None, decoder_file: str | None = None):
+                 vocab: Vocab | None = None, decoder_file: str | None = None, model: Any = None):
         self.model_name, self.model_file, self.options = model_name, model_file, options
+        self.model = model  # the model's ModelFiles, where the releases of --try-release run (made on first use)
+        self._releases: dict[str, Any] | None = None
         self.reference, self._vocab = reference, vocab
         self.decoder_file = decoder_file if decoder_file != model_file else None
         self._decoding_reference: Any = None
@@ -100,8 +105,32 @@ class ModelDiagnosis:
             self._diagnosers[key] = None
             reference = self.reference_tokenizer()
             if reference is not None:
-                self._diagnosers[key] = Diagnoser(reference, *key)
+                self._diagnosers[key] = Diagnoser(reference, *key, releases=self.releases())
         return self._diagnosers[key]
+
+    def releases(self) -> dict[str, Any]:
+        """The other releases of a library the run tries as causes (``options.releases``), on this
+        model where their backend runs on its files: {``sentencepiece@0.2.0``: a Backend}."""
+        if self._releases is None:
+            self._releases = {}
+            names = self.options.releases
+            if names and self.model is not None:
+                from tokparity.backends.registry import backends_for, make_backend, release_of
+                for name in names:
+                    release = release_of(name)
+                    if release is None or release.backend not in backends_for(self.model):
+                        continue
+                    try:
+                        self._releases[str(release)] = make_backend(name, self.model)
+                    except TokparityError as e:  # not this model's: said, and the others' causes still named
+                        self.options.say(f"{self.model_name}: --try-release {name} not tried: {e}")
+        return self._releases
+
+    def close(self) -> None:
+        """Stop the releases' child processes (the diagnosis may still name what it found)."""
+        for backend in (self._releases or {}).values():
+            backend.close()
+        self._releases = {}
 
     def decoding_reference(self) -> Any:
         """The RefTokenizer of the decoder's file (the model's own where it is that file)."""

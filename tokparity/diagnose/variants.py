@@ -60,7 +60,7 @@ from tokparity.reference.ugm import UgmModel
 from tokparity.vocab.model import TokenType
 
 # The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
-STAGES = ("input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
+STAGES = ("library", "input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
           "bos", "eos", "unicode", "vocab")
 
 
@@ -74,7 +74,7 @@ def stage_of(cause: str) -> str:
 # not one engine's bugs but a second reading (NFD toggled on the few texts where accents are not
 # stripped either). The other stages' variants are independent switches: spaces not escaped *and*
 # no dummy prefix; special-token text parsed *and* not stripped.
-EXCLUSIVE_STAGES = frozenset({"normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
+EXCLUSIVE_STAGES = frozenset({"library", "normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
 
 
 PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # keys of the variants made for one token of a case
@@ -911,6 +911,32 @@ def special_ids_variant(role: str, target: int) -> Variant:
 
 
 # --- the catalogue ----------------------------------------------------------------------------------
+
+
+class ReleasePipeline:
+    """Another release of the oracle's library (a backend on it, releases.py) in place of the
+    reference's pipeline: what an engine that embeds that release gives. It exposes no stage."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        return list(self.backend.encode(text, add_special=add_special, parse_special=parse_special))
+
+    def normalize(self, text: str) -> str:
+        raise NotImplementedError("another release's stages are not read")
+
+    pre_tokenize = normalize
+
+
+def release_variant(name: str, backend) -> Variant:
+    """``library.release:NAME``: the ids of ``backend``, the release NAME (``sentencepiece@0.2.0``)
+    of the oracle's library, taken for the reference's (on the reference as it is: no other
+    variant of the pipeline under it; those of the input and BOS/EOS may go around it)."""
+    def apply(c: Candidate) -> Candidate | None:
+        return c.replace(pipeline=ReleasePipeline(backend)) if c.pipeline is not None else None
+    return Variant(f"library.release:{name}", "library.release",
+                   f"{name}: release {backend.version} of the oracle's library, in place of the reference", apply)
 
 
 def catalogue() -> list[Variant]:

@@ -200,7 +200,7 @@ class ModelRun:
         self.timing = self.tally.timing
         reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
-                                        decoder_file(self.model, self.decoder))
+                                        decoder_file(self.model, self.decoder), model=self.model)
         self._stage_ref: Backend | None = None
         self._special_texts: list[str] | None = None  # (not_applicable's, made on first use)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
@@ -246,6 +246,9 @@ class ModelRun:
 
     def close(self) -> None:
         started = time.perf_counter()
+        diagnosis = getattr(self, "diagnosis", None)
+        if diagnosis is not None:
+            diagnosis.close()
         chatting = getattr(self, "chatting", None)
         if chatting is not None:
             chatting.reference.close()

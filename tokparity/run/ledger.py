@@ -130,10 +130,13 @@ def merge_models(state: list[ModelLedger], results: Results, corpora: list[str])
             continue
         tally = m.tally
         diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options,
-                                   decoder_file=decoder_file(m.model, tally.decoder or None))
+                                   decoder_file=decoder_file(m.model, tally.decoder or None), model=m.model)
         if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
             # here, in case order: the workers' records are all in
-            diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
+            try:
+                diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
+            finally:
+                diagnosis.close()
         m.results.runs.extend(tally.finish(diagnosis.named(tally.judgements)))
         results.absorb(m.results)
 

@@ -52,6 +52,9 @@ class CompareOptions:
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
     ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
+    # --try-release: other releases of the libraries (hf@0.21.4), tried as a mismatch's cause on the
+    # models their backend runs on (library.release: an engine that embeds another release)
+    releases: tuple[str, ...] = ()
     services: Services = field(default_factory=Services, compare=False, repr=False)
 
     @property
