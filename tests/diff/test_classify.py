@@ -356,3 +356,24 @@ def test_unicode_tables_agree_on_old_code_points():
     text = "ab\U00010D40cd"
     assert chars_around(text, (2, 3)) == "b\U00010D40c"  # a span inside the 4-byte character
     assert chars_around(text, (0, 1)) == "ab"
+
+
+def test_a_tie_beside_an_unknown_is_a_tie_not_dropped_characters():
+    """SentencePiece 0.2.0 and 0.2.3 on botchan-unigram (no piece for '|'): '---' is '-','--' in
+    one and '--','-' in the other, beside <unk>s that stand for the same '|' on both sides. The
+    alignment put an <unk> of one side in a hunk of its own, and the evidence said the oracle
+    "drops characters that no piece covers": false, both write <unk> at the same places."""
+    import sentencepiece
+
+    from tokparity.zoo import resolve_model
+
+    model = resolve_model("botchan-unigram")
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model.files["spm_model"]))
+    text = "| a | b |\n|---|---|\n| 1 | 2 |"
+    oracle = sp.encode(text)
+    single, double = sp.piece_to_id("-"), sp.piece_to_id("--")
+    assert [i for i in oracle if i in (single, double)] == [single, double, single, double]
+    backend = [double if i == single else single if i == double else i for i in oracle]
+    c = classify(text, oracle, backend, load_vocab(model.primary[1]))
+    assert (c.cls, rule_of(text, oracle, backend, load_vocab(model.primary[1]))) == ("viterbi-tie", "viterbi_tie")
+    assert "drops" not in c.evidence and "a tie, not a bug" in c.evidence

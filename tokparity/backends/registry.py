@@ -101,6 +101,8 @@ def _fits(target: str, path) -> bool:
     return bool(getattr(importlib.import_module(module), function)(path))
 
 
+RELEASE_STARTUP_TIMEOUT = 900.0  # seconds for a backend on another release to load the model (see make_backend)
+
 # Names that take an argument after the colon.
 PREFIXED = {
     "cmd:": "cmd:COMMAND",
@@ -279,6 +281,9 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         if isolate is False:
             raise TokparityError(f"backend {name!r}: a release runs in a virtualenv of its own; it cannot run in "
                                  "process")
+        # (a release may convert the model's files on start, uncached: transformers 4.57.6 takes over two
+        # minutes on Gemma 3's 262,144 pieces on 2 cores)
+        opts.setdefault("startup_timeout", RELEASE_STARTUP_TIMEOUT)
         return IsolatedBackend(release.backend, model, python=str(python_for(release)), label=str(release), **opts)
     spec = BUILTIN.get(name)
     if spec is None:

@@ -474,8 +474,18 @@ def unk_for_normalized_text(c: Context) -> Classification | None:
     return None
 
 
+def _same_unknowns(c: Context) -> bool:
+    """Whether both sides write <unk> for the same characters in the same order: then neither drops
+    what the other keeps as <unk>, whatever the alignment of the tokens around them (a tie next to
+    an <unk> moves it from one hunk to the next)."""
+    a, b = c._side_runs("oracle"), c._side_runs("backend")
+    return a is not None and b is not None and list(a.values()) == list(b.values())
+
+
 def unk_for_dropped_whitespace(c: Context) -> Classification | None:
     """whitespace-collapse: an <unk> stands for whitespace that the other side does not keep."""
+    if _same_unknowns(c):
+        return None
     for u in c.unk_stretches:
         kept = _decoded(c.vocab, u.theirs)
         if TokenType.UNKNOWN in _types(c.vocab, u.theirs):
@@ -490,6 +500,8 @@ def unk_for_dropped_text(c: Context) -> Classification | None:
     """byte-fallback: an <unk> stands for characters the other side has nothing for: it drops
     what no piece covers instead of writing <unk> (as byte fallback does on a vocabulary
     without <0xNN> pieces)."""
+    if _same_unknowns(c):
+        return None
     for u in c.unk_stretches:
         kept = _decoded(c.vocab, u.theirs)
         if TokenType.UNKNOWN in _types(c.vocab, u.theirs):
