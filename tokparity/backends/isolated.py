@@ -55,6 +55,9 @@ def child_env(own_site: bool = False) -> dict:
     after them, and only a source checkout's folder goes first."""
     env = dict(os.environ)
     env["GGML_NO_BACKTRACE"] = "1"  # ggml would otherwise run gdb on an abort, slowly and loudly
+    if own_site:
+        from tokparity.backends.releases import parent_site
+        env.update(parent_site())
     root = Path(__file__).resolve().parents[2]
     if not (own_site and root.name in ("site-packages", "dist-packages")):
         env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

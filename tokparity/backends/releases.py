@@ -9,8 +9,9 @@ release such as llama-cpp-python is built from source once, then comes from pip'
 
 The backend then runs in a child process (``isolated.py``) on that virtualenv's Python: the
 release's own packages come first, and a ``.pth`` file adds this tokparity's site folders after
-them, so that the child imports this very tokparity and whatever it needs that the release does
-not bring. Its reports call it by the name it was asked by (``hf@0.21.4``, or ``old``), and its
+them (named in the child's environment: one cached virtualenv serves every tokparity of the
+machine), so that the child imports this very tokparity and whatever it needs that the release
+does not bring. Its reports call it by the name it was asked by (``hf@0.21.4``, or ``old``), and its
 version is the release the child imported.
 """
 
@@ -89,13 +90,12 @@ def python_for(release: Release, say=None) -> Path:
     where progress lines go, stderr by default). ``ReleaseError`` in one line when it cannot be."""
     say = say or _to_stderr
     env = environment_dir(release)
-    if (env / READY).is_file():
-        return _python(env)
     from tokparity.zoo.fetch import file_lock
     with file_lock(env.with_name(env.name + ".lock")):
-        if (env / READY).is_file():  # another process made it while this one waited
-            return _python(env)
-        _make(release, env, say)
+        if (env / READY).is_file():  # made before, or by another process while this one waited
+            _link_parent_site(env)
+        else:
+            _make(release, env, say)
     return _python(env)
 
 
@@ -186,12 +186,24 @@ def _installed_version(env: Path, release: Release) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+# The .pth line: the site folders of whichever tokparity starts the release's Python, read from
+# the environment it gives the child (parent_site), so that one cached virtualenv serves every
+# tokparity of the machine (a checkout, a nox session's, a user's), each with its own packages.
+PARENT_SITE_LINE = ("import os, site; [site.addsitedir(p) for p in os.environ.get('TOKPARITY_PARENT_SITE', '')"
+                    ".split(os.pathsep) if p]\n")
+
+
+def parent_site() -> dict[str, str]:
+    """The environment that makes a release's Python take this tokparity's site folders after its own."""
+    folders = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if os.path.isdir(p)]
+    return {"TOKPARITY_PARENT_SITE": os.pathsep.join(folders)}
+
+
 def _link_parent_site(env: Path) -> None:
-    """A ``.pth`` in the release's site folder that adds this tokparity's site folders after it:
-    the release's own packages win, tokparity and what it needs come from here. Written once pip
-    is done (pip must see the virtualenv alone, or it would take this one's packages for its own)."""
-    done = subprocess.run([str(_python(env)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, timeout=120, check=True)
-    parent = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if os.path.isdir(p)]
-    lines = [f"import site; site.addsitedir({p!r})" for p in parent]
-    (Path(done.stdout.strip()) / PARENT_SITE).write_text("\n".join(lines) + "\n", "utf-8")
+    """The ``.pth`` in the release's site folder that adds the parent's site folders after it: the
+    release's own packages win, tokparity and what it needs come from the parent. Written once pip
+    is done (pip must see the virtualenv alone, or it would take the parent's packages for its own)
+    and checked at every use (a virtualenv made by an older tokparity is brought up to date)."""
+    pth = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages" / PARENT_SITE
+    if not pth.is_file() or pth.read_text("utf-8") != PARENT_SITE_LINE:
+        pth.write_text(PARENT_SITE_LINE, "utf-8")
