@@ -223,7 +223,9 @@ class HFGGUFBackend(TokenizersBackend):
                     GGUF_TOKENIZER_MAPPING,
                     convert_gguf_tokenizer,
                 )
-            except ModuleNotFoundError:  # transformers 4.x (hf-gguf@4.57.6): the same two names, one module
+            except ModuleNotFoundError as e:  # transformers 4.x (hf-gguf@4.57.6): the same two names, one module
+                if not (e.name or "").startswith("transformers.integrations.gguf"):
+                    raise  # (a dependency of transformers 5's module missing: said as it is)
                 from transformers.integrations.ggml import (  # type: ignore[no-redef]
                     GGUF_TOKENIZER_MAPPING,
                     convert_gguf_tokenizer,

@@ -73,7 +73,10 @@ class IsolatedBackend(ProtocolBackend):
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, python: str | None = None,
                  label: str | None = None, **opts):
         spec = {"backend": name, "model": model_to_json(model), "opts": opts}
-        argv = [python or sys.executable, "-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str)]
+        # (another virtualenv's Python: -P, no current folder first on its path, where a folder named
+        # like the release's library would be imported in its place)
+        argv = [python or sys.executable, *(["-P"] if python else []), "-m", "tokparity.backends.isolated_child",
+                json.dumps(spec, default=str)]
         name = label or name
         engine = EngineProcess(argv, f"{name} (child process)", env=child_env(own_site=python is not None),
                                startup_timeout=startup_timeout, hello=True)

@@ -215,6 +215,15 @@ def backend_class(name: str) -> Callable[..., Backend]:
         raise BackendUnavailable(name, f"backend {name!r}: {module_name} has no {class_name}") from None
 
 
+def builtin_name(name: str) -> str:
+    """The built-in backend a name stands for, a release's included (``"old=hf@0.21.4" -> "hf"``); a
+    ``cmd:``/``py:`` spec or an unknown name as it is."""
+    spec = split_label(name)[1].strip()
+    if "@" in spec and not spec.startswith(tuple(PREFIXED)):
+        spec = spec.partition("@")[0]
+    return spec
+
+
 def release_of(name: str) -> Release | None:
     """``"hf@0.21.4"`` as a Release (tokenizers 0.21.4, releases.py); None for a name without ``@``
     or a ``cmd:``/``py:`` spec (a command may hold an ``@``). ``TokparityError`` for a backend with
@@ -284,7 +293,14 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         # (a release may convert the model's files on start, uncached: transformers 4.57.6 takes over two
         # minutes on Gemma 3's 262,144 pieces on 2 cores)
         opts.setdefault("startup_timeout", RELEASE_STARTUP_TIMEOUT)
-        return IsolatedBackend(release.backend, model, python=str(python_for(release)), label=str(release), **opts)
+        backend = IsolatedBackend(release.backend, model, python=str(python_for(release)), label=str(release), **opts)
+        from tokparity.backends.releases import ReleaseError, environment_dir, same_version
+        running = backend.version.split()[0] if backend.version else ""
+        if not same_version(running, release.version):  # (a package from elsewhere took the release's place)
+            backend.close()
+            raise ReleaseError(f"backend {release}: its child process imported {release.package} {running or '?'}, "
+                               f"not {release.version}; remove {environment_dir(release)} to install it again")
+        return backend
     spec = BUILTIN.get(name)
     if spec is None:
         raise UnknownBackend(name)

@@ -17,10 +17,12 @@ version is the release the child imported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -65,7 +67,7 @@ class Release:
         import importlib.metadata
         import importlib.util
         try:
-            return importlib.metadata.version(self.package) == self.version and \
+            return same_version(importlib.metadata.version(self.package), self.version) and \
                 importlib.util.find_spec(self.module) is not None
         except importlib.metadata.PackageNotFoundError:
             return False
@@ -104,64 +106,93 @@ def _to_stderr(message: str) -> None:
 
 
 def _make(release: Release, env: Path, say) -> None:
-    if env.exists():  # an install cut short (no ready.json): made again from nothing
-        shutil.rmtree(env)
     slow = BUILT_FROM_SOURCE.get(release.package)
     say(f"installing {release.requirement} for backend {release} into {env} (once; "
         f"{slow + ', then from pip' + chr(39) + 's wheel cache' if slow else 'a minute or so'})")
     started = time.monotonic()
+    log = env.with_name(env.name + ".pip-install.log")  # beside the virtualenv: kept when it is not
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, capture_output=True, text=True,
-                       timeout=300)
-        log = env / "pip-install.log"
-        with open(log, "w", encoding="utf-8") as out:
-            done = subprocess.run([str(_python(env)), "-m", "pip", "install", "--disable-pip-version-check",
-                                   "--no-input", release.requirement], stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=INSTALL_TIMEOUT_S)
-        if done.returncode != 0:
-            raise ReleaseError(_install_failure(release, log.read_text("utf-8", "replace"), log))
+        log.unlink(missing_ok=True)  # (an earlier failure's)
+        if env.exists():  # an install cut short (no ready.json): made again from nothing
+            shutil.rmtree(env)
+        _step(release, [sys.executable, "-m", "venv", str(env)], log, 300, "making its virtualenv")
+        _step(release, [str(_python(env)), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                        release.requirement], log, INSTALL_TIMEOUT_S, "installing it")
         installed = _installed_version(env, release)
-        if installed != release.version:
+        if not same_version(installed, release.version):
             raise ReleaseError(f"backend {release}: pip installed {release.package} {installed or '(nothing)'}, not "
                                f"{release.version}; the whole log: {log}")
         _link_parent_site(env)
-    except subprocess.TimeoutExpired:
-        _discard(env)
-        raise ReleaseError(f"backend {release}: installing {release.requirement} took more than "
-                           f"{INSTALL_TIMEOUT_S // 60} minutes; stopped (is the package index answering?)") from None
-    except subprocess.CalledProcessError as e:
-        _discard(env)
-        raise ReleaseError(f"backend {release}: cannot make a virtualenv in {env} "
-                           f"({(e.stderr or '').strip().splitlines()[-1:] or e}); "
-                           "does this Python have its venv module (Debian: apt install python3-venv)?") from None
-    except ReleaseError:
-        _discard(env, keep_log=True)
-        raise
+        freeze = subprocess.run([str(_python(env)), "-m", "pip", "freeze", "--disable-pip-version-check"],
+                                capture_output=True, text=True, timeout=120, env=_isolated_env()).stdout.split()
+        (env / READY).write_text(json.dumps({"package": release.package, "version": release.version,
+                                             "python": sys.version.split()[0], "packages": freeze,
+                                             "seconds": round(time.monotonic() - started)}) + "\n", "utf-8")
+    except OSError as e:  # a full disk, a cache folder made read-only
+        shutil.rmtree(env, ignore_errors=True)
+        raise ReleaseError(f"backend {release}: cannot write {e.filename or env} ({e.strerror or e}); free space or "
+                           "point TOKPARITY_CACHE at a folder you can write") from None
     except BaseException:
-        _discard(env)
+        shutil.rmtree(env, ignore_errors=True)
         raise
-    (env / READY).write_text(json.dumps({"package": release.package, "version": release.version,
-                                         "python": sys.version.split()[0], "seconds": round(time.monotonic() - started)})
-                             + "\n", "utf-8")
+    log.unlink(missing_ok=True)  # (a failed one's log stays, for the error's reader)
     say(f"installed {release.requirement} in {time.monotonic() - started:.0f} s")
 
 
-def _discard(env: Path, keep_log: bool = False) -> None:
-    """Remove a virtualenv that was not finished (its pip log kept beside it, for the error's reader)."""
-    log = env / "pip-install.log"
-    if keep_log and log.is_file():
-        shutil.copy(log, env.with_name(env.name + ".pip-install.log"))
-    shutil.rmtree(env, ignore_errors=True)
+def _step(release: Release, argv: list[str], log: Path, timeout: float, doing: str) -> None:
+    """One step of an install, its output appended to ``log``; in a process group of its own, so
+    that a timeout or Ctrl-C stops what it started too (pip's build of a compiled release)."""
+    with open(log, "a", encoding="utf-8") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=_isolated_env(), start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except BaseException as e:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise ReleaseError(f"backend {release}: {doing} ({release.requirement}) took more than "
+                                   f"{timeout / 60:.0f} minutes; stopped (is the package index answering?); "
+                                   f"its log: {log}") from None
+            raise
+    if code != 0:
+        output = log.read_text("utf-8", "replace")
+        if doing == "making its virtualenv":
+            said = next((line for line in reversed(output.splitlines()) if line.strip()), f"exit status {code}")
+            raise ReleaseError(f"backend {release}: cannot make a virtualenv ({said.strip()[:200]}); does this Python "
+                               "have its venv module (Debian: apt install python3-venv)?")
+        raise ReleaseError(_install_failure(release, output, log))
+
+
+def _isolated_env() -> dict[str, str]:
+    """pip's and the new virtualenv's environment: none of this process's paths (pip would take a
+    package on PYTHONPATH for one installed, and the version check would read it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "TOKPARITY_PARENT_SITE")}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def same_version(a: str, b: str) -> bool:
+    """Whether two spellings name one release (``0.21`` and ``0.21.0``), as pip compares them."""
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:  # pragma: no cover - packaging comes with pip and every build tool
+        return a == b
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
 
 
 def _install_failure(release: Release, output: str, log: Path) -> str:
     """pip's failure, in one line: no such release, no index, or a build that failed."""
-    kept = log.parent.with_name(log.parent.name + ".pip-install.log")  # (where _discard keeps it)
+    kept = log
     listed = re.search(r"\(from versions: ([^)]*)\)", output)
     if listed and listed.group(1).strip() not in ("", "none"):
         versions = [v.strip() for v in listed.group(1).split(",")]
-        return (f"backend {release}: {release.package} has no release {release.version} on the package index "
-                f"(its latest: {', '.join(versions[-6:][::-1])})")
+        return (f"backend {release}: {release.package} has no release {release.version} on the package index for "
+                f"this Python and platform (its latest: {', '.join(versions[-6:][::-1])})")
     if listed or re.search(r"NewConnectionError|Failed to establish|Temporary failure in name resolution|"
                            r"No route to host|Network is unreachable|ConnectTimeout|ProxyError", output):
         return (f"backend {release}: cannot install {release.requirement}: the package index is not reachable "
@@ -182,7 +213,7 @@ def _install_failure(release: Release, output: str, log: Path) -> str:
 def _installed_version(env: Path, release: Release) -> str:
     done = subprocess.run([str(_python(env)), "-c", "import importlib.metadata as m, sys; "
                            "print(m.version(sys.argv[1]))", release.package], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=_isolated_env())
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
@@ -195,7 +226,8 @@ PARENT_SITE_LINE = ("import os, site; [site.addsitedir(p) for p in os.environ.ge
 
 def parent_site() -> dict[str, str]:
     """The environment that makes a release's Python take this tokparity's site folders after its own."""
-    folders = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if os.path.isdir(p)]
+    user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+    folders = [p for p in (*site.getsitepackages(), *user) if os.path.isdir(p)]
     return {"TOKPARITY_PARENT_SITE": os.pathsep.join(folders)}
 
 

@@ -128,9 +128,12 @@ class ModelDiagnosis:
 
     def close(self) -> None:
         """Stop the releases' child processes (the diagnosis may still name what it found)."""
-        for backend in (self._releases or {}).values():
-            backend.close()
-        self._releases = {}
+        releases, self._releases = self._releases or {}, {}
+        for backend in releases.values():
+            try:
+                backend.close()
+            except Exception:  # pragma: no cover - each is closed whatever the one before did
+                pass
 
     def decoding_reference(self) -> Any:
         """The RefTokenizer of the decoder's file (the model's own where it is that file)."""
@@ -208,7 +211,7 @@ class ModelDiagnosis:
                 diagnoser = self.diagnoser()
                 if diagnoser is None:
                     return None
-                cause = diagnoser.diagnose(j.text, j.oracle_ids, j.backend_ids, j.backend, symptom=j.cls)
+                cause = diagnoser.diagnose(j.text, j.oracle_ids, j.backend_ids, j.backend, symptom=j.cls, oracle=j.oracle)
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
             finally:

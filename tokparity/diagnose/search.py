@@ -227,17 +227,18 @@ class Diagnoser:
     # -- the search ------------------------------------------------------------------------------
 
     def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "",
-                 symptom: str = "") -> Cause:
+                 symptom: str = "", oracle: str = "") -> Cause:
         """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``symptom``: the case's
-        bug class, which breaks ties between sets that reproduce it."""
+        bug class, which breaks ties between sets that reproduce it; ``oracle``: the oracle's name
+        (only releases of its library are tried: ``library.release``)."""
         # One deadline for every regex of the whole search: a file's regex that backtracks for
         # ever on this text costs the diagnosis DIAGNOSIS_TEXTS texts' time, not that per variant.
         with time_limit(text, DIAGNOSIS_TEXTS):
             base = self.encode((), text)
-            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom)
+            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom, oracle)
 
     def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None,
-                  symptom: str) -> Cause:
+                  symptom: str, oracle_name: str = "") -> Cause:
         size = self.vocab.size
         if any(not 0 <= i < size for i in target):
             return Cause("", "the backend's ids are not all in the vocabulary: nothing can reproduce them")
@@ -246,7 +247,9 @@ class Diagnoser:
                              "reproduced (compare ref with the oracle first)")
         # Another release of the oracle's library first: where it gives the backend's ids, the
         # engine embeds that release (a tie it breaks otherwise included), whatever else might.
-        released = [(key,) for key in self.releases if self.encode((key,), text) == target]
+        library = oracle_name.partition("@")[0]
+        others = {key for key in self.releases if key.split(":", 1)[1].partition("@")[0] != library}
+        released = [(key,) for key in self.releases if key not in others and self.encode((key,), text) == target]
         if released:
             return self._found(released[0], text, self.memo.setdefault(backend, Counter()), alternatives=released)
         # A tie first: a segmentation of equal score is the model's own answer too, whatever
@@ -262,7 +265,7 @@ class Diagnoser:
         self.looked[backend] += 1
         if self.looked[backend] > LOOK_AROUND:  # the first cases are searched in full (see LOOK_AROUND)
             for keys, _ in memo.most_common(8):
-                if len(keys) == 1 and keys[0] in refuted or not self._fits(keys, symptom):
+                if len(keys) == 1 and keys[0] in refuted or not self._fits(keys, symptom) or others & set(keys):
                     continue
                 if self.encode(keys, text) == target:
                     keys = self._smallest(keys, text, target)
@@ -275,8 +278,8 @@ class Diagnoser:
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
         for key in dict.fromkeys(list(self.variants) + per_case):
-            if key.startswith(PER_TOKEN) and key not in per_case:
-                continue  # another case's token
+            if key.startswith(PER_TOKEN) and key not in per_case or key in self.releases:
+                continue  # another case's token; a release (tried above, for the oracle's library only)
             out = singles[(key,)] = self.encode((key,), text) if self._affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))

@@ -147,7 +147,7 @@ class ModelRun:
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
-        from tokparity.backends.registry import BUILTIN, labelled_with_oracle, make_backend, split_label
+        from tokparity.backends.registry import BUILTIN, builtin_name, labelled_with_oracle, make_backend, split_label
 
         self.model = resolve_model(spec)
         self.options = options
@@ -170,7 +170,7 @@ class ModelRun:
                 continue
             try:
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
-                                                   **(isolated if split_label(args.get(name, name))[1] in BUILTIN else {}))
+                                                   **(isolated if builtin_name(args.get(name, name)) in BUILTIN else {}))
             except TokparityError as e:
                 if name in encoder and name not in args:
                     raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which cannot "

@@ -82,9 +82,10 @@ def decoder_of(chain: list[str], backends: Mapping[str, Backend], settings: Deco
 def decoder_file(model: ModelFiles, decoder: str | None) -> str | None:
     """The file the decoder reads (a library's own role among the model's files), or None where it
     is not one of them (a user's engine, tokparity's reference: the model's primary file)."""
-    from tokparity.backends.registry import BUILTIN
+    from tokparity.backends.registry import BUILTIN, builtin_name
 
-    role = BUILTIN[decoder].role if decoder in BUILTIN else None
+    library = builtin_name(decoder) if decoder else None  # (a release, hf@0.21.4, reads hf's file)
+    role = BUILTIN[library].role if library in BUILTIN else None
     return str(model.files[role]) if role is not None and role in model.files else None
 
 

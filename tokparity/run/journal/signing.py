@@ -18,11 +18,14 @@ KEY_FILE = "journal-key"
 
 
 SIGNED = ("backends", "oracle")  # the stored arguments that name programs a resume runs
+# the stored arguments that name library releases a resume would install (pip may build one from source)
+INSTALLED = ("try_release",)
 
 
 def commands_in(args: dict) -> list[str]:
     """The programs (``cmd:``) and Python code (``py:``) the stored arguments would run: every
-    backend or oracle that is not one of tokparity's own; and a Ray cluster a resume would attach
+    backend or oracle that is not one of tokparity's own (a library release too: pip installs it);
+    the releases ``--try-release`` would install; and a Ray cluster a resume would attach
     to (``--ray ADDRESS``): the driver unpickles what that cluster's actors send back, so a cluster
     named by a journal someone else wrote could run code here."""
     from tokparity.backends.registry import BUILTIN
@@ -33,6 +36,11 @@ def commands_in(args: dict) -> list[str]:
         for spec in value if isinstance(value, list) else [value]:
             if isinstance(spec, str) and _backend_of(spec) not in BUILTIN and spec not in named:
                 named.append(spec)
+    for key in INSTALLED:
+        value = args.get(key)
+        for spec in value if isinstance(value, list) else [value]:
+            if isinstance(spec, str) and f"--try-release {spec}" not in named:
+                named.append(f"--try-release {spec}")
     ray = args.get("ray")
     if isinstance(ray, str) and ray not in ("", "local"):  # (a Ray started here runs nothing of the file's)
         named.append(f"--ray {ray}")
