@@ -224,3 +224,19 @@ def test_a_release_to_try_that_is_not_one_is_one_line(tmp_path, capsys):
     assert main(["compare", "botchan-unigram", "--try-release", "sentencepiece", "-c", "edge", "-q",
                  "-o", str(tmp_path / "o")]) == 2
     assert "--try-release 'sentencepiece': give BACKEND@VERSION" in capsys.readouterr().err
+
+
+def test_a_release_to_try_of_another_library_than_the_oracles_is_not_tried(tmp_path):
+    """botchan-unigram's oracle is SentencePiece: tokenizers 0.21.4 (hf, which runs on its
+    tokenizer.json too) is no release of the oracle's library, so it names nothing here."""
+    out = tmp_path / "o"
+    assert main(["compare", "botchan-unigram", "-b", f"mine=sentencepiece@{OLD_SENTENCEPIECE}", "--oracle",
+                 "sentencepiece", "-c", "edge", "-q", "--try-release", f"hf@{OLD_TOKENIZERS}", "-o", str(out)]) == 0
+    assert {r["cause"] for r in rows(out)} == {"model.viterbi-tie"}
+
+
+def test_a_stored_release_to_try_is_signed_like_a_command():
+    """A resume installs what --try-release names: a journal someone else wrote must not."""
+    from tokparity.run.journal.signing import commands_in
+    assert commands_in({"backends": ["hf", f"hf@{OLD_TOKENIZERS}"], "try_release": ["sentencepiece@0.2.0"]}) == \
+        [f"hf@{OLD_TOKENIZERS}", "--try-release sentencepiece@0.2.0"]
