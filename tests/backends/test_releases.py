@@ -240,3 +240,19 @@ def test_a_stored_release_to_try_is_signed_like_a_command():
     from tokparity.run.journal.signing import commands_in
     assert commands_in({"backends": ["hf", f"hf@{OLD_TOKENIZERS}"], "try_release": ["sentencepiece@0.2.0"]}) == \
         [f"hf@{OLD_TOKENIZERS}", "--try-release sentencepiece@0.2.0"]
+
+
+def test_a_drift_that_fixes_the_old_release_says_the_old_one_departs(tmp_path):
+    """transformers 4.57.6 splits a Llama 3 GGUF with GPT-2's regex (its GGUFGPTConverter, by
+    architecture), 5.24.0 with Llama 3's (tokenizer.ggml.pre): 'snake_case_name' is
+    snake _ case _ name before, snake _case _name after, which is the reference's own answer. The
+    row says that the old release, the oracle here, is the one that departs."""
+    out = tmp_path / "drift"
+    assert main(["drift", "llama-bpe", "--library", "transformers", "--from", OLD_TRANSFORMERS,
+                 "--to", transformers.__version__, "-c", "edge", "-q", "-o", str(out)]) == 1
+    row = next(r for r in rows(out) if r["text"] == "snake_case_name")
+    assert json.loads(row["oracle_pieces"]) == ["snake", "_", "case", "_", "name"]
+    assert json.loads(row["backend_pieces"]) == ["snake", "_case", "_name"]
+    assert (row["cause"], row["cause_evidence"]) == ("", "the backend gives the reference's own ids on this text: it "
+                                                         "is the oracle that departs from tokparity's reference here, "
+                                                         "so no cause of the backend's can be reproduced")

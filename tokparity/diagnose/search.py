@@ -242,6 +242,9 @@ class Diagnoser:
         size = self.vocab.size
         if any(not 0 <= i < size for i in target):
             return Cause("", "the backend's ids are not all in the vocabulary: nothing can reproduce them")
+        if base != oracle and base == target:  # (a drift whose new release fixed the old one: said which side)
+            return Cause("", "the backend gives the reference's own ids on this text: it is the oracle that departs "
+                             "from tokparity's reference here, so no cause of the backend's can be reproduced")
         if base != oracle:
             return Cause("", "the reference does not give the oracle's ids on this text, so no cause can be "
                              "reproduced (compare ref with the oracle first)")
