@@ -181,8 +181,8 @@ def backend_available(name: str) -> bool:
     name = split_label(name)[1]
     if name.startswith(tuple(PREFIXED)):
         return True
-    if "@" in name:
-        spec = BUILTIN.get(name.partition("@")[0])
+    if without_release(name) != name:
+        spec = BUILTIN.get(without_release(name))
         return spec is not None and spec.package is not None
     spec = BUILTIN.get(name)
     return spec is not None and (spec.module is None or importlib.util.find_spec(spec.module) is not None)
@@ -215,13 +215,18 @@ def backend_class(name: str) -> Callable[..., Backend]:
         raise BackendUnavailable(name, f"backend {name!r}: {module_name} has no {class_name}") from None
 
 
+def without_release(name: str) -> str:
+    """A backend's name without its release (``"hf@0.21.4" -> "hf"``); a ``cmd:``/``py:`` spec (a
+    command may hold an ``@``) or a name without one as it is."""
+    if "@" in name and not name.startswith(tuple(PREFIXED)):
+        return name.partition("@")[0]
+    return name
+
+
 def builtin_name(name: str) -> str:
-    """The built-in backend a name stands for, a release's included (``"old=hf@0.21.4" -> "hf"``); a
-    ``cmd:``/``py:`` spec or an unknown name as it is."""
-    spec = split_label(name)[1].strip()
-    if "@" in spec and not spec.startswith(tuple(PREFIXED)):
-        spec = spec.partition("@")[0]
-    return spec
+    """The built-in backend a ``-b`` argument stands for, a release's included (``"old=hf@0.21.4" ->
+    "hf"``); a ``cmd:``/``py:`` spec or an unknown name as it is."""
+    return without_release(split_label(name)[1].strip())
 
 
 def release_of(name: str) -> Release | None:

@@ -478,7 +478,8 @@ def _release_bump(name: str, mismatches: int, then: dict, backends: dict) -> str
     """Where a backend that made the goldens runs another release of its library now and gives
     other ids, a clause saying so: its changes are that bump's (``tokparity drift`` shows them).
     ``then``: the goldens' versions; ``backends``: the run's, as Results.backends holds them."""
-    library = name.partition("@")[0]
+    from tokparity.backends.registry import without_release
+    library = without_release(name)
     was, now = then.get(library), backends.get(name, {}).get("version")
     if not mismatches or not isinstance(was, str) or not now or was == now:
         return ""

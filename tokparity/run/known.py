@@ -37,6 +37,7 @@ from pathlib import Path
 
 import regex
 
+from tokparity.backends.registry import without_release
 from tokparity.errors import TokparityError
 from tokparity.records import Mismatch
 
@@ -71,7 +72,7 @@ class KnownDivergence:
     def covers_run(self, model: str, backend: str, op: str = "encode") -> bool:
         # (a backend at another release, hf@0.21.4, is covered by the entries of its backend too;
         # an entry may name releases itself: "hf@0.21.*")
-        library = backend.partition("@")[0]
+        library = without_release(backend)
         return op in self.ops and any(fnmatchcase(model, m) for m in self.models) and \
             any(fnmatchcase(backend, b) or fnmatchcase(library, b) for b in self.backends)
 
