@@ -4,7 +4,7 @@ A ``Candidate`` is a model's reference pipeline, possibly a copy with some stage
 (``tokparity.diagnose.variants`` makes the copies), plus the deviations that act around the
 pipeline rather than inside it: a transformation of the input (NFC, lower-casing, a C string's
 cut at NUL, …), the ``parse_special`` flag flipped, a BOS or EOS added, dropped or doubled, a
-whitespace-only input looked up whole, the text cut apart at special-token text.
+whitespace-only input looked up whole, the text cut apart at special-token text, another release's special tokens.
 
 Copies are shallow: the vocabulary, merge tables and tries stay shared, and only what a
 deviation changes (and every cache whose entries depend on it) is new.
@@ -53,6 +53,9 @@ class Candidate:
     # With parsing off, the text still cut at each special token's text and every part (the special
     # text too) tokenized apart (an engine that splits on specials before it asks whether to parse).
     segment_at: re.Pattern | None = None
+    # Another release's special tokens in place of the model's (special_releases.py): with parsing
+    # on, its texts are its ids and the model's own other specials plain text.
+    other_release: Any = None  # an OtherRelease
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -67,6 +70,15 @@ class Candidate:
         elif self.segment_at is not None and not parse:
             parts = [part for part in self.segment_at.split(text) if part]
             ids = self._around(add_special, [i for part in parts for i in self.pipeline.encode(part, False, False)])
+        elif self.other_release is not None and parse:
+            table = self.other_release.table
+            ids = []
+            for n, part in enumerate(self.other_release.pattern.split(text)):  # (odd parts: the specials)
+                if n % 2:
+                    ids.append(table[part])
+                elif part:
+                    ids += self.pipeline.encode(part, False, False)
+            ids = self._around(add_special, ids)
         else:
             ids = self.pipeline.encode(text, add_special, parse)
         if self.bos and self.bos_id is not None:

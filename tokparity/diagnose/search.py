@@ -187,7 +187,7 @@ class Diagnoser:
         except Exception:
             return None
 
-    def _affects(self, key: str, text: str) -> bool:
+    def affects(self, key: str, text: str) -> bool:
         """Whether the variant ``key`` can change anything of ``text`` (if not, it is not encoded
         alone on it; another variant may still give it something to change)."""
         v = self._variant(key)
@@ -283,7 +283,7 @@ class Diagnoser:
         for key in dict.fromkeys(list(self.variants) + per_case):
             if key.startswith(PER_TOKEN) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
-            out = singles[(key,)] = self.encode((key,), text) if self._affects(key, text) else None
+            out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)
@@ -379,7 +379,7 @@ class Diagnoser:
         # a blank text, a blank text is looked up whole)
         everyone = [k[0] for k, out in singles.items()
                     if k[0] not in alone and (out is not None or self._build(k) is not None
-                                              and not self._affects(k[0], text))]
+                                              and not self.affects(k[0], text))]
         frontier: list[tuple[str, ...]] = [()]
         closest = _distance(base, target)
         budget = COMPOSED_CHARACTERS // max(1, len(text))  # sets encoded: a long text is searched less widely

@@ -46,7 +46,7 @@ import unicodedata2
 
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
-from tokparity.diagnose import regex_engines
+from tokparity.diagnose import regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
@@ -737,7 +737,10 @@ MOST_SPECIAL_TEXTS = 4096  # (Llama 3 has 256; a file with a million control tok
 
 
 def _segmented_at_specials(c: Candidate) -> Candidate | None:
-    """The text cut at each special token's text, every part tokenized apart with parsing off."""
+    """The text cut at each special token's text, every part tokenized apart with parsing off
+    (at another release's, where the candidate has them: specials.other-release)."""
+    if c.other_release is not None:
+        return c.replace(segment_at=c.other_release.pattern)
     p = c.pipeline
     vocab = c.vocab
     added = tuple(a.content for a in p.added if a.special and a.content) if isinstance(p, HfPipeline) else ()
@@ -752,6 +755,19 @@ def _segmented_at_specials(c: Candidate) -> Candidate | None:
 
     segment_at = _per_vocab(vocab, ("specials", added), pattern)
     return c.replace(segment_at=segment_at) if segment_at is not None else None
+
+
+def other_release_variant(release) -> Variant:
+    """``specials.other-release:NAME``: the special tokens of ``release`` (special_releases.py) in
+    place of the model's: parsed to that release's ids, and cut at where the text is cut at
+    special-token text (with specials.segmented)."""
+    def apply(c: Candidate) -> Candidate | None:
+        if not _per_vocab(c.vocab, ("other release", release.key), lambda: release.sibling_of(c.vocab)):
+            return None
+        return c.replace(other_release=release, segment_at=release.pattern if c.segment_at is not None else None)
+    return Variant(f"specials.other-release:{release.key}", "specials.other-release",
+                   f"the special tokens of {release.name} in place of the model's ({release.source})", apply,
+                   lambda c, text: c.other_release.pattern.search(text) is not None)
 
 
 def _specials_strip(c: Candidate) -> Candidate | None:
@@ -1017,6 +1033,7 @@ def catalogue() -> list[Variant]:
                 "with parsing off, the text still cut at each special token's text and every part, the special "
                 "text too, tokenized apart", _segmented_at_specials,
                 lambda c, text: c.segment_at is not None and c.segment_at.search(text) is not None),
+        *(other_release_variant(release) for release in special_releases.RELEASES),
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
                 _user_defined),
         Variant("user-defined.absent", "user-defined.absent",

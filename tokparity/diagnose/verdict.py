@@ -31,6 +31,7 @@ CANDIDATES = 4  # the per-case sets that explained the most cases
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
+UNEXPLAINED_LOOKED_AT = 24  # the mismatches a best set leaves unexplained whose texts pick variants that need another
 
 
 def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
@@ -85,6 +86,19 @@ def _pool(mismatches: Sequence[Diagnosed]) -> list[str]:
     return [k for k, n in counts.most_common(POOL) if n >= least]
 
 
+def _needing_another(diagnoser: Diagnoser, best: tuple[str, ...], pool: list[str], mismatches: Sequence[Diagnosed],
+                     explains) -> list[str]:
+    """Variants that apply only to some texts (a NUL to cut at, another release's special-token
+    text) and do apply to mismatches ``best`` leaves unexplained. Such a variant may change nothing
+    alone (another release's specials, with parsing off, show only where the text is cut at
+    special-token text), so no case's own set holds it where a coincidence reproduced that case
+    alone: it is tried as one more part of the verdict all the same."""
+    left = [(j, d) for j, d in _spread(list(mismatches), RANKED_ON) if not explains(best, [(j, d)])]
+    return [key for key, v in diagnoser.variants.items()
+            if v.affects is not None and key not in pool and key not in best
+            and any(diagnoser.affects(key, j.text) for j, _ in left[:UNEXPLAINED_LOOKED_AT])]
+
+
 def _spread(items: list, n: int) -> list:
     if len(items) <= n:
         return items
@@ -127,6 +141,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # Then one variant more at a time, from those that explained some case, while the set predicts
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
+    pool += _needing_another(diagnoser, best, pool, mismatches, explains)
     for _ in range(ADDED_AT_MOST):
         grown = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool
                  if k in diagnoser.variants and all(combinable(k, other) for other in best)]
