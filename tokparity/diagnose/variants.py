@@ -674,6 +674,41 @@ def _drop_unknown(c: Candidate) -> Candidate | None:
     return c.replace(drop_ids=c.drop_ids | {unk})
 
 
+LOOKUP_LEVEL = 6  # bytes a key packs (two 24-bit integers) before it nests another level
+
+
+def _packed_key(data: bytes) -> tuple[bytes, bytes]:
+    """A byte string's key where its bytes are packed into integers a level at a time and a short
+    last level is padded with zero bytes: trailing NUL bytes of that level are lost."""
+    cut = len(data) - len(data) % LOOKUP_LEVEL
+    return data[:cut], data[cut:].rstrip(b"\0")
+
+
+def _lookup_key(c: Candidate) -> Candidate | None:
+    """Token bytes looked up by a packed key that loses trailing NUL bytes (a rank map keyed by
+    integers): tokens whose bytes differ only there share one id, the last one set (ids ascending)."""
+    vocab = c.vocab
+    if vocab.algorithm != "bpe" or c.looked_up_as:
+        return None
+
+    def collisions() -> dict[int, int]:
+        from tokparity.vocab.token_bytes import byte_to_unicode, token_bytes
+        nul = byte_to_unicode()[0]
+        keys: dict[tuple[bytes, bytes], list[int]] = {}
+        for i, token in enumerate(vocab.tokens):
+            if token.endswith(nul):
+                data = token_bytes(vocab, i)
+                keys.setdefault(_packed_key(data), []).append(i)
+        for (whole, rest), ids in keys.items():  # the token with no NUL at the end shares the key too
+            plain = vocab.id_of("".join(byte_to_unicode()[b] for b in whole + rest))
+            if plain is not None and whole + rest:
+                ids.append(plain)
+        return {i: max(ids) for ids in keys.values() if len(ids) > 1 for i in ids if i != max(ids)}
+
+    looked_up_as = _per_vocab(vocab, ("packed keys",), collisions)
+    return c.replace(looked_up_as=looked_up_as) if looked_up_as else None
+
+
 def _unk_runs(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, (LlamaUgm, SentencePiecePipeline)):
@@ -1020,6 +1055,9 @@ def catalogue() -> list[Variant]:
                 "SentencePiece-BPE merges ordered by the merged piece's id (a merge list), not its score", _merge_by_rank),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
+        Variant("model.lookup-key", "model.lookup-key",
+                "token bytes looked up by a key packed into integers that loses trailing NUL bytes (tokens that differ "
+                "only there share the id of the later one)", _lookup_key, lambda c, text: "\0" in text),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),
