@@ -49,6 +49,28 @@ def test_a_release_runs_in_a_virtualenv_of_its_own_and_answers_as_the_installed_
         here.close()
 
 
+def test_a_release_takes_the_parent_site_folders_after_its_own_without_a_checkout_on_its_path():
+    """An installed tokparity (pip, a nox session) reaches the release's child only through the
+    .pth that adds the parent's site folders: no PYTHONPATH names a checkout there. The child's
+    path holds them, after the release's own, and the .pth runs without a traceback (its first
+    line used a comprehension, whose scope cannot see what exec() imported: every installed
+    tokparity's release child failed to start)."""
+    import subprocess
+
+    from tokparity.backends.releases import parent_site
+    release = release_of(f"hf@{OLD_TOKENIZERS}")
+    make_backend(f"hf@{OLD_TOKENIZERS}", resolve_model("llama-bpe")).close()  # (made, and its .pth brought up to date)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | parent_site()
+    python = environment_dir(release) / "bin" / "python"
+    done = subprocess.run([str(python), "-P", "-c", "import json, sys; print(json.dumps(sys.path))"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
+    path = json.loads(done.stdout)
+    own = path.index(next(p for p in path if p.startswith(str(environment_dir(release)))))
+    parents = parent_site()["TOKPARITY_PARENT_SITE"].split(os.pathsep)
+    assert parents and all(p in path and path.index(p) > own for p in parents), (path, parents)
+
+
 def test_the_release_this_interpreter_has_runs_in_process_under_the_release_name():
     backend = make_backend(f"hf@{tokenizers.__version__}", resolve_model("llama-bpe"))
     assert not isinstance(backend, IsolatedBackend) and backend.name == f"hf@{tokenizers.__version__}"

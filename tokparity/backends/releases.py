@@ -220,8 +220,10 @@ def _installed_version(env: Path, release: Release) -> str:
 # The .pth line: the site folders of whichever tokparity starts the release's Python, read from
 # the environment it gives the child (parent_site), so that one cached virtualenv serves every
 # tokparity of the machine (a checkout, a nox session's, a user's), each with its own packages.
-PARENT_SITE_LINE = ("import os, site; [site.addsitedir(p) for p in os.environ.get('TOKPARITY_PARENT_SITE', '')"
-                    ".split(os.pathsep) if p]\n")
+# (site runs the line with exec() inside a function: a comprehension's own scope would not see
+# the names it imports, hence map and filter.)
+PARENT_SITE_LINE = ("import os, site; list(map(site.addsitedir, filter(None, "
+                    "os.environ.get('TOKPARITY_PARENT_SITE', '').split(os.pathsep))))\n")
 
 
 def parent_site() -> dict[str, str]:
