@@ -248,10 +248,19 @@ def c_strings(_zoo) -> list[dict]:
     return _records((f"nul-{i}", t) for i, t in enumerate(texts))
 
 
+def llama3_reserved(_zoo) -> list[dict]:
+    """Llama 3's special tokens whose names or ids another release of Llama changed, in text."""
+    names = ["<|reserved_special_token_2|>", "<|reserved_special_token_3|>", "<|reserved_special_token_4|>",
+             "<|finetune_right_pad_id|>", "<|eom_id|>", "<|python_tag|>", "<|reserved_special_token_240|>"]
+    around = [("", ""), ("Hello ", " world"), ("x", "y"), ("\n", "\n")]
+    return _records((f"reserved-{i}-{j}", f"{b}{name}{a}") for i, name in enumerate(names)
+                    for j, (b, a) in enumerate(around))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings)}
+    c_strings, llama3_reserved)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

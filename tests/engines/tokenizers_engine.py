@@ -16,6 +16,11 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --drop-added nonspecial     the added tokens that are not special removed (matched by the model)
     --unicode NFC|NFD|NFKC      Python's unicodedata applied to the text first
     --parse-special always      added special tokens matched in the text even when not asked
+    --specials-of llama-3.1     the added tokens' texts as Llama 3.1 names its ids 128000-128255 (Meta's
+                                llama-models tokenizer.py), on a Llama 3 tokenizer.json
+    --packed-ids                each id answered as a lookup keyed by the token's bytes packed six at a
+                                time into integers answers it: a token whose bytes end in NUL bytes
+                                shares its key with the same bytes less them, and the higher id wins
 
 With no flag the file is used as it is (the bug-free twin).
 
@@ -122,7 +127,40 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
         if not dropped:
             raise SystemExit("no added token that is not special")
         config["added_tokens"] = [a for a in config["added_tokens"] if a["special"]]
+    if args.specials_of == "llama-3.1":
+        names = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+                 "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|reserved_special_token_2|>",
+                 "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
+        names += [f"<|reserved_special_token_{3 + i}|>" for i in range(256 - len(names))]
+        for added in config["added_tokens"]:
+            if 128000 <= added["id"] < 128256:
+                added["content"] = names[added["id"] - 128000]
     return config
+
+
+def gpt2_bytes() -> dict[str, int]:
+    """GPT-2's byte-to-unicode table, reversed: the byte each printable character stands for."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {chr(b): b for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            table[chr(256 + extra)] = b
+            extra += 1
+    return table
+
+
+def packed_winners(config: dict) -> dict[int, int]:
+    """{id: the id a packed-integer key answers with}, where two tokens' keys meet."""
+    table = gpt2_bytes()
+    keys: dict[tuple[bytes, bytes], list[int]] = {}
+    for token, token_id in config["model"]["vocab"].items():
+        if not all(ch in table for ch in token):
+            continue
+        data = bytes(table[ch] for ch in token)
+        cut = len(data) - len(data) % 6
+        keys.setdefault((data[:cut], data[cut:].rstrip(b"\0")), []).append(token_id)
+    return {i: max(ids) for ids in keys.values() if len(ids) > 1 for i in ids}
 
 
 def main() -> None:
@@ -138,17 +176,21 @@ def main() -> None:
     parser.add_argument("--drop-added", choices=("nonspecial",))
     parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
     parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
+    parser.add_argument("--specials-of", choices=("llama-3.1",))
+    parser.add_argument("--packed-ids", action="store_true")
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)
     tok = Tokenizer.from_str(json.dumps(config))
+    answered_as = packed_winners(config) if args.packed_ids else {}
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
             # tokenizers matches special added tokens in the text unless told to encode them as text.
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
-            reply = {"id": req["id"], "ids": tok.encode(text, add_special_tokens=req.get("add_special", False)).ids}
+            ids = tok.encode(text, add_special_tokens=req.get("add_special", False)).ids
+            reply = {"id": req["id"], "ids": [answered_as.get(i, i) for i in ids]}
         else:
             reply = {"id": req["id"], "error": f"op {req.get('op')!r} not supported"}
         sys.stdout.write(json.dumps(reply) + "\n")

@@ -1,0 +1,37 @@
+"""The mutation suite for two causes first met in real packages (tests/diagnose/test_real_packages.py):
+``specials.other-release`` (llama3-tokenizer-js's Llama 3.1 names, kitoken's ChatML specials on
+cl100k) and ``model.lookup-key`` (@microsoft/tiktokenizer's packed rank-map keys). Here tokenizers
+itself carries each bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same
+file unedited (tests/diagnose/mutation.py says how each check reads).
+
+* ``--specials-of llama-3.1``: Llama 3's tokenizer.json with its added tokens named as Llama 3.1
+  names ids 128000-128255: with parse_special on, ``<|reserved_special_token_2|>`` is 128005 and
+  ``<|python_tag|>`` 128010, where Llama 3 has 128004 and plain text.
+* ``--packed-ids``: every id answered as a lookup keyed by the token's bytes packed six at a time
+  into integers would answer it: on GPT-4o's o200k ``b'\\0'`` (188) shares the key of ``b'\\0\\0'``
+  (156344), which wins.
+"""
+
+from __future__ import annotations
+
+import pytest
+from mutation import Mutation, check_single, compare_runs, engine, param
+
+HF = ("tokenizers_engine.py", "{tokenizer_json}")
+
+MUTATIONS = [
+    param(Mutation("specials.other-release", "llama-bpe", engine(*HF, "--specials-of", "llama-3.1"), engine(*HF),
+                   ("focus:llama3-reserved",), parse_special=True), "llama-31-names-llama-bpe"),
+    param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--packed-ids"), engine(*HF), ("focus:c-strings",),
+                   at_least=8), "packed-ids-gpt4o"),
+]
+
+
+@pytest.fixture(scope="module")
+def runs(zoo, tmp_path_factory):
+    return compare_runs([p.values[0] for p in MUTATIONS], tmp_path_factory.mktemp("corpora"), zoo)
+
+
+@pytest.mark.parametrize("m", MUTATIONS)
+def test_lookup_cause(runs, m):
+    check_single(runs[m.group], m)
