@@ -119,7 +119,11 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     texts = list(agreeing)
 
     def explains(keys: tuple[str, ...], among: Sequence[Diagnosed]) -> int:
-        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids for j, _ in among)
+        # (where the reference itself gives the backend's ids, the oracle is the one that departs
+        # (a drift whose new release fixed the old): every set that leaves the text alone would
+        # "reproduce" it, so it is explained by none)
+        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids != diagnoser.encode_remembered((), j.text)
+                   for j, _ in among)
 
     def keeps(keys: tuple[str, ...], among: Sequence[str]) -> int:
         kept = 0
