@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from tokparity.zoo import ModelFiles, resolve_model
+
+# A suite started in the background by a shell without job control (`bash .ci/run &` from a
+# script) has SIGINT ignored, and so would every tokparity it starts (an ignored signal stays
+# ignored across exec): the Ctrl-C tests would send a signal no process hears (exit 1, not 130).
+# A handler of Python's own is reset to the default at exec, so the children hear it again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -116,13 +116,18 @@ class RootCause:
     keeps: int
     agreements: int
     proven: bool
+    # Mismatches left out of ``mismatches``: on them the reference gives the backend's own ids, so
+    # the oracle is the one that departs (a drift whose new release fixed the old) and no set of
+    # variants can be said to reproduce them.
+    oracle_departs: int = 0
 
     @classmethod
     def from_json(cls, d: dict) -> RootCause:
         """summary.json's ``root_cause`` (one of tokparity 0.1 has no ``proven``: the rule decides)."""
         explains, mismatches, keeps, agreements = d["explains"], d["mismatches"], d["keeps"], d["agreements"]
         proven = d["proven"] if "proven" in d else explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
-        return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven))
+        return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven),
+                   int(d.get("oracle_departs", 0)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -279,7 +279,11 @@ def test_a_drift_that_fixes_the_old_release_says_the_old_one_departs(tmp_path):
                                                          "is the oracle that departs from tokparity's reference here, "
                                                          "so no cause of the backend's can be reproduced")
     # Nor does the run's verdict count such a row as reproduced (any set that leaves its text alone
-    # would: it claimed unicode.tables "reproduces 272 of 272", proven, where it reproduces 7).
-    departs = sum(r["cause_evidence"].startswith("the backend gives the reference's own ids") for r in rows(out))
-    verdict = json.loads((out / "summary.json").read_text())["runs"][0].get("root_cause") or {}
-    assert departs > 250 and verdict.get("explains", 0) <= len(rows(out)) - departs and not verdict.get("proven")
+    # would: it claimed unicode.tables "reproduces 272 of 272" on these corpora, where it reproduces
+    # the 7 rows that are 5.24.0's own, Unicode 16 code points): they are counted apart.
+    found = rows(out)
+    departs = sum(r["cause_evidence"].startswith("the backend gives the reference's own ids") for r in found)
+    verdict = json.loads((out / "summary.json").read_text())["runs"][0]["root_cause"]
+    assert (verdict["cause"], verdict["mismatches"], verdict["oracle_departs"]) == \
+        ("unicode.tables", len(found) - departs, departs)
+    assert departs > 250 and verdict["explains"] == verdict["mismatches"] == 7

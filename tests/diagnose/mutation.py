@@ -257,10 +257,18 @@ def llama3_reserved(_zoo) -> list[dict]:
                     for j, (b, a) in enumerate(around))
 
 
+def nul_bytes(_zoo) -> list[dict]:
+    """A NUL after letters, punctuation, spaces and other NULs, where a lookup that loses trailing
+    NUL bytes reads a piece as the bytes before them."""
+    texts = ["a\x00b", "!\x00", " \x00", "end.\x00", ".\x00\x00x", "\x00\x00\x00", "x \x00 y", "12\x00",
+             "Hello\x00world", "\x00", "(\x00)", "done,\x00 next", "\t\x00\n", "no NUL here"]
+    return _records((f"nul-bytes-{i}", t) for i, t in enumerate(texts))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved)}
+    c_strings, llama3_reserved, nul_bytes)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

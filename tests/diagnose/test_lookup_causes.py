@@ -7,9 +7,10 @@ file unedited (tests/diagnose/mutation.py says how each check reads).
 * ``--specials-of llama-3.1``: Llama 3's tokenizer.json with its added tokens named as Llama 3.1
   names ids 128000-128255: with parse_special on, ``<|reserved_special_token_2|>`` is 128005 and
   ``<|python_tag|>`` 128010, where Llama 3 has 128004 and plain text.
-* ``--packed-ids``: every id answered as a lookup keyed by the token's bytes packed six at a time
-  into integers would answer it: on GPT-4o's o200k ``b'\\0'`` (188) shares the key of ``b'\\0\\0'``
-  (156344), which wins.
+* ``--rank-bpe --packed-keys``: tiktoken's merge by rank with every byte string looked up through a
+  key that packs its bytes six at a time into integers (@microsoft/tiktokenizer's BinaryMap):
+  ``'!\\0'`` is ``[0]`` (``'!\\0'`` reads as ``'!'``), and on GPT-4o's o200k ``b'\\0'`` (188)
+  shares the key of ``b'\\0\\0'`` (156344), which wins. Its twin merges by rank with exact keys.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ HF = ("tokenizers_engine.py", "{tokenizer_json}")
 MUTATIONS = [
     param(Mutation("specials.other-release", "llama-bpe", engine(*HF, "--specials-of", "llama-3.1"), engine(*HF),
                    ("focus:llama3-reserved",), parse_special=True), "llama-31-names-llama-bpe"),
-    param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--packed-ids"), engine(*HF), ("focus:c-strings",),
-                   at_least=8), "packed-ids-gpt4o"),
+    param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--rank-bpe", "--packed-keys"), engine(*HF, "--rank-bpe"),
+                   ("focus:nul-bytes",), at_least=8), "packed-keys-gpt4o"),
 ]
 
 

@@ -78,15 +78,25 @@ def test_microsoft_tiktokenizer_space_class(node_engines, tmp_path):
     assert ids(row(run, " \x85a")["backend_ids"]) == [2188, 227, 64]
 
 
-def test_microsoft_tiktokenizer_nul_key(node_engines, tmp_path):
-    """@microsoft/tiktokenizer 1.0.10 (npm), dist/bytePairEncode.js ``binaryMapKey``: the rank map's
-    key packs a level of six bytes into two 24-bit integers and masks off the bytes a short level
-    lacks, so they read as 0: ``b'\\0'`` and ``b'\\0\\0'`` share the key 0, and the later one set
-    (156344, ``'\\x00\\x00'``) answers for both. On o200k ``'a\\x00b'`` is [64, 156344, 65] where
-    tiktoken has [64, 188, 65]. Named ``model.lookup-key``, proven."""
-    run = compare(tmp_path, "o200k-tiktoken", node("ms_tiktokenizer.mjs", "o200k_base", "{tiktoken}"), "edge")
+NUL_TEXTS = ["a\x00b", "!\x00", " \x00", "end.\x00", ".\x00\x00x", "\x00\x00\x00", "done,\x00 next", "plain"]
+
+
+@pytest.mark.parametrize("model", ["o200k-tiktoken", "cl100k-tiktoken"])
+def test_microsoft_tiktokenizer_nul_key(node_engines, tmp_path, model):
+    """@microsoft/tiktokenizer 1.0.10 (npm), dist/bytePairEncode.js ``binaryMapKey`` and
+    ``BinaryMap``: every byte string (a whole piece, and each pair's join in the merge) is looked up
+    by a key that packs a level of six bytes into two 24-bit integers and masks off the bytes a
+    short level lacks, so they read as 0: a piece that ends in NULs is the same bytes without them
+    (``'!\\x00'`` is [0], ``'!'``), and ``b'\\0'`` shares the key 0 with ``b'\\0\\0'``, which, set
+    later, answers for both on o200k (``'a\\x00b'`` [64, 156344, 65] where tiktoken has [64, 188, 65]).
+    Named ``model.lookup-key``, proven, on the NUL texts of the edge corpus and these."""
+    encoding = model.split("-")[0] + "_base"
+    run = compare(tmp_path, model, node("ms_tiktokenizer.mjs", encoding, "{tiktoken}"),
+                  texts_file(tmp_path, "nul-bytes", NUL_TEXTS))
     named_right(run, {"model.lookup-key"}, {"model.lookup-key"})
-    assert ids(row(run, "a\x00b")["backend_ids"]) == [64, 156344, 65]
+    assert ids(row(run, "!\x00")["backend_ids"]) == [0]
+    if model == "o200k-tiktoken":
+        assert ids(row(run, "a\x00b")["backend_ids"]) == [64, 156344, 65]
 
 
 def test_llama3_tokenizer_js(node_engines, tmp_path):

@@ -18,9 +18,12 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --parse-special always      added special tokens matched in the text even when not asked
     --specials-of llama-3.1     the added tokens' texts as Llama 3.1 names its ids 128000-128255 (Meta's
                                 llama-models tokenizer.py), on a Llama 3 tokenizer.json
-    --packed-ids                each id answered as a lookup keyed by the token's bytes packed six at a
-                                time into integers answers it: a token whose bytes end in NUL bytes
-                                shares its key with the same bytes less them, and the higher id wins
+    --rank-bpe                  tiktoken's merge by rank in place of the model's merges (ranks: the
+                                ids of a vocabulary made by tiktoken, o200k); the twin of --packed-keys
+    --packed-keys               with --rank-bpe, every byte string looked up through a key that packs
+                                its bytes six at a time into integers, a short last level padded with
+                                zero bytes (@microsoft/tiktokenizer's BinaryMap): trailing NULs are lost,
+                                and where two tokens' keys meet, the later id answers
 
 With no flag the file is used as it is (the bug-free twin).
 
@@ -150,17 +153,31 @@ def gpt2_bytes() -> dict[str, int]:
     return table
 
 
-def packed_winners(config: dict) -> dict[int, int]:
-    """{id: the id a packed-integer key answers with}, where two tokens' keys meet."""
-    table = gpt2_bytes()
-    keys: dict[tuple[bytes, bytes], list[int]] = {}
-    for token, token_id in config["model"]["vocab"].items():
-        if not all(ch in table for ch in token):
-            continue
-        data = bytes(table[ch] for ch in token)
-        cut = len(data) - len(data) % 6
-        keys.setdefault((data[:cut], data[cut:].rstrip(b"\0")), []).append(token_id)
-    return {i: max(ids) for ids in keys.values() if len(ids) > 1 for i in ids}
+def rank_encoder(config: dict, packed: bool):
+    """tiktoken's byte-pair merge of one byte-level piece (the adjacent pair whose join ranks
+    lowest, leftmost first), ranks and ids read by the token's spelling, or by its packed key."""
+    def key(spelled: str):
+        if not packed:
+            return spelled
+        cut = len(spelled) - len(spelled) % 6  # one character of a byte-level spelling is one byte
+        return spelled[:cut], spelled[cut:].rstrip("\u0100")  # (U+0100 spells byte 0)
+
+    ranks: dict = {}
+    for token, token_id in sorted(config["model"]["vocab"].items(), key=lambda item: item[1]):
+        ranks[key(token)] = token_id  # in rank order: a later token takes a key over
+
+    def encode(piece: str) -> list[int]:
+        if key(piece) in ranks:
+            return [ranks[key(piece)]]
+        parts = list(piece)
+        while len(parts) > 1:
+            joins = [(ranks[key(a + b)], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if key(a + b) in ranks]
+            if not joins:
+                break
+            i = min(joins)[1]
+            parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        return [ranks[key(part)] for part in parts]
+    return encode
 
 
 def main() -> None:
@@ -177,20 +194,25 @@ def main() -> None:
     parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
     parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
     parser.add_argument("--specials-of", choices=("llama-3.1",))
-    parser.add_argument("--packed-ids", action="store_true")
+    parser.add_argument("--rank-bpe", action="store_true")
+    parser.add_argument("--packed-keys", action="store_true")
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)
     tok = Tokenizer.from_str(json.dumps(config))
-    answered_as = packed_winners(config) if args.packed_ids else {}
+    by_rank = rank_encoder(config, args.packed_keys) if args.rank_bpe else None
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
             # tokenizers matches special added tokens in the text unless told to encode them as text.
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
-            ids = tok.encode(text, add_special_tokens=req.get("add_special", False)).ids
-            reply = {"id": req["id"], "ids": [answered_as.get(i, i) for i in ids]}
+            if by_rank is None:
+                ids = tok.encode(text, add_special_tokens=req.get("add_special", False)).ids
+            else:  # (texts with no special token: the split, then each piece merged by rank)
+                normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text
+                ids = [i for piece, _ in tok.pre_tokenizer.pre_tokenize_str(normalized) for i in by_rank(piece)]
+            reply = {"id": req["id"], "ids": ids}
         else:
             reply = {"id": req["id"], "error": f"op {req.get('op')!r} not supported"}
         sys.stdout.write(json.dumps(reply) + "\n")

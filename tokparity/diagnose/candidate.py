@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +46,6 @@ class Candidate:
     bos_id: int | None = None
     eos_id: int | None = None
     drop_ids: frozenset[int] = frozenset()  # ids removed from the output (text dropped, not <unk>)
-    # Ids the engine's lookup answers with another id (two tokens' bytes share its key: the later one
-    # set wins).
-    looked_up_as: Mapping[int, int] = field(default_factory=dict)
     # A blank input (whitespace only, or empty) taken as one piece: the id of the text as typed, or
     # with its spaces as the vocabulary spells them ('▁', 'Ġ'), else <unk> (an engine's fast path
     # that never tokenizes it).
@@ -97,8 +94,6 @@ class Candidate:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
         if self.drop_ids:
             ids = [i for i in ids if i not in self.drop_ids]
-        if self.looked_up_as:
-            ids = [self.looked_up_as.get(i, i) for i in ids]
         return ids
 
     def _around(self, add_special: bool, ids: list[int]) -> list[int]:

@@ -57,7 +57,7 @@ from tokparity.reference.rwkv import RwkvPipeline
 from tokparity.reference.sentencepiece import SentencePieceBpe, SentencePiecePipeline
 from tokparity.reference.spm import byte_piece
 from tokparity.reference.ugm import UgmModel
-from tokparity.vocab.model import TokenType
+from tokparity.vocab.model import TokenType, Vocab
 
 # The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
 STAGES = ("library", "input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
@@ -109,6 +109,10 @@ class Variant:
     # Whether the variant (built: the candidate) can change anything of a text; None: it may
     # change any. A variant of the input text that cannot (no NUL to cut at) is not encoded.
     affects: Callable[[Candidate, str], bool] | None = None
+    # A deviation that may change nothing alone where another shows it (another release's special
+    # tokens, with parsing off, show only where the text is cut at special-token text): the
+    # run's verdict tries it as one more part even where no case's own set held it.
+    needs_another: bool = False
 
     @property
     def stage(self) -> int:
@@ -677,36 +681,37 @@ def _drop_unknown(c: Candidate) -> Candidate | None:
 LOOKUP_LEVEL = 6  # bytes a key packs (two 24-bit integers) before it nests another level
 
 
-def _packed_key(data: bytes) -> tuple[bytes, bytes]:
-    """A byte string's key where its bytes are packed into integers a level at a time and a short
-    last level is padded with zero bytes: trailing NUL bytes of that level are lost."""
-    cut = len(data) - len(data) % LOOKUP_LEVEL
-    return data[:cut], data[cut:].rstrip(b"\0")
+def packed_key(spelled: str) -> tuple[str, str]:
+    """A byte-level token's key where its bytes are packed into integers a level at a time and a
+    short last level is padded with zero bytes: trailing NUL bytes ('Ā' spelled) of that level
+    are lost (one character of the spelling is one byte)."""
+    cut = len(spelled) - len(spelled) % LOOKUP_LEVEL
+    return spelled[:cut], spelled[cut:].rstrip("\u0100")
+
+
+class _PackedRanks:
+    """{packed key: id} of a vocabulary, filled in id order (a later id takes a key over), made on
+    first use: a diagnosis needs it only for a text with a NUL in it."""
+
+    def __init__(self, vocab: Vocab):
+        self.vocab, self.ranks = vocab, None
+
+    def get(self, key, default=None):
+        if self.ranks is None:
+            self.ranks = {packed_key(t): i for i, t in enumerate(self.vocab.tokens) if t}
+        return self.ranks.get(key, default)
 
 
 def _lookup_key(c: Candidate) -> Candidate | None:
-    """Token bytes looked up by a packed key that loses trailing NUL bytes (a rank map keyed by
-    integers): tokens whose bytes differ only there share one id, the last one set (ids ascending)."""
-    vocab = c.vocab
-    if vocab.algorithm != "bpe" or c.looked_up_as:
+    """Every byte string looked up by a packed key that loses trailing NUL bytes (a rank map keyed
+    by integers, filled in rank order), with tiktoken's merge by rank: a piece that ends in NULs
+    reads as the same bytes without them, and where two tokens' keys meet the later id answers.
+    Byte-level BPE only (one character of a token is one byte)."""
+    p, vocab = c.pipeline, c.vocab
+    if not isinstance(p, HfBpe) or p.keyed is not None or vocab.id_of("\u0100") is None:
         return None
-
-    def collisions() -> dict[int, int]:
-        from tokparity.vocab.token_bytes import byte_to_unicode, token_bytes
-        nul = byte_to_unicode()[0]
-        keys: dict[tuple[bytes, bytes], list[int]] = {}
-        for i, token in enumerate(vocab.tokens):
-            if token.endswith(nul):
-                data = token_bytes(vocab, i)
-                keys.setdefault(_packed_key(data), []).append(i)
-        for (whole, rest), ids in keys.items():  # the token with no NUL at the end shares the key too
-            plain = vocab.id_of("".join(byte_to_unicode()[b] for b in whole + rest))
-            if plain is not None and whole + rest:
-                ids.append(plain)
-        return {i: max(ids) for ids in keys.values() if len(ids) > 1 for i in ids if i != max(ids)}
-
-    looked_up_as = _per_vocab(vocab, ("packed keys",), collisions)
-    return c.replace(looked_up_as=looked_up_as) if looked_up_as else None
+    ranks = _per_vocab(vocab, ("packed keys",), lambda: _PackedRanks(vocab))
+    return _with(c, fork(p, keyed=(packed_key, ranks)))
 
 
 def _unk_runs(c: Candidate) -> Candidate | None:
@@ -800,9 +805,13 @@ def other_release_variant(release) -> Variant:
         if not _per_vocab(c.vocab, ("other release", release.key), lambda: release.sibling_of(c.vocab)):
             return None
         return c.replace(other_release=release, segment_at=release.pattern if c.segment_at is not None else None)
+    def affects(c: Candidate, text: str) -> bool:
+        differing = _per_vocab(c.vocab, ("other release differs", release.key), lambda: release.differing(c.vocab))
+        return differing is not None and differing.search(text) is not None
+
     return Variant(f"specials.other-release:{release.key}", "specials.other-release",
-                   f"the special tokens of {release.name} in place of the model's ({release.source})", apply,
-                   lambda c, text: c.other_release.pattern.search(text) is not None)
+                   f"the special tokens of {release.name} in place of the model's ({release.source})", apply, affects,
+                   needs_another=True)
 
 
 def _specials_strip(c: Candidate) -> Candidate | None:
@@ -1056,8 +1065,9 @@ def catalogue() -> list[Variant]:
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("model.lookup-key", "model.lookup-key",
-                "token bytes looked up by a key packed into integers that loses trailing NUL bytes (tokens that differ "
-                "only there share the id of the later one)", _lookup_key, lambda c, text: "\0" in text),
+                "every byte string looked up by a key packed into integers that loses trailing NUL bytes (a piece that "
+                "ends in NULs reads as the same bytes without them; where two tokens' keys meet, the later id)",
+                _lookup_key, lambda c, text: "\0" in text),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),

@@ -31,7 +31,7 @@ CANDIDATES = 4  # the per-case sets that explained the most cases
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
-UNEXPLAINED_LOOKED_AT = 24  # the mismatches a best set leaves unexplained whose texts pick variants that need another
+UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
 
 
 def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
@@ -88,14 +88,12 @@ def _pool(mismatches: Sequence[Diagnosed]) -> list[str]:
 
 def _needing_another(diagnoser: Diagnoser, best: tuple[str, ...], pool: list[str], mismatches: Sequence[Diagnosed],
                      explains) -> list[str]:
-    """Variants that apply only to some texts (a NUL to cut at, another release's special-token
-    text) and do apply to mismatches ``best`` leaves unexplained. Such a variant may change nothing
-    alone (another release's specials, with parsing off, show only where the text is cut at
-    special-token text), so no case's own set holds it where a coincidence reproduced that case
-    alone: it is tried as one more part of the verdict all the same."""
+    """The variants that may change nothing alone (``Variant.needs_another``) and do apply to
+    mismatches ``best`` leaves unexplained: no case's own set holds one where a coincidence
+    reproduced that case alone, so each is tried as one more part of the verdict all the same."""
     left = [(j, d) for j, d in _spread(list(mismatches), RANKED_ON) if not explains(best, [(j, d)])]
     return [key for key, v in diagnoser.variants.items()
-            if v.affects is not None and key not in pool and key not in best
+            if v.needs_another and key not in pool and key not in best
             and any(diagnoser.affects(key, j.text) for j, _ in left[:UNEXPLAINED_LOOKED_AT])]
 
 
@@ -113,25 +111,26 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     predicts the backend on the most cases, mismatches and agreements alike (ranked on an even
     sample of each when there are many, then counted on all). ``base_of`` caches the reference's
     own ids per text (shared by the backends of one model)."""
+    def reference(text: str) -> list[int] | None:
+        if text not in base_of:
+            base_of[text] = diagnoser.encode_remembered((), text)
+        return base_of[text]
+
+    # Where the reference itself gives the backend's ids, the oracle is the one that departs (a
+    # drift whose new release fixed the old): every set that leaves the text alone would
+    # "reproduce" such a mismatch, so the verdict is weighed on the others and counts these apart.
+    departs = [m for m in mismatches if reference(m[0].text) == m[0].backend_ids]
+    mismatches = [m for m in mismatches if reference(m[0].text) != m[0].backend_ids]
     sets = candidates(mismatches)
     if not sets:
         return None
     texts = list(agreeing)
 
     def explains(keys: tuple[str, ...], among: Sequence[Diagnosed]) -> int:
-        # (where the reference itself gives the backend's ids, the oracle is the one that departs
-        # (a drift whose new release fixed the old): every set that leaves the text alone would
-        # "reproduce" it, so it is explained by none)
-        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids != diagnoser.encode_remembered((), j.text)
-                   for j, _ in among)
+        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids for j, _ in among)
 
     def keeps(keys: tuple[str, ...], among: Sequence[str]) -> int:
-        kept = 0
-        for text in among:
-            if text not in base_of:
-                base_of[text] = diagnoser.encode_remembered((), text)
-            kept += diagnoser.encode_remembered(keys, text) == base_of[text]
-        return kept
+        return sum(diagnoser.encode_remembered(keys, text) == reference(text) for text in among)
 
     some_m, some_t = _spread(list(mismatches), RANKED_ON), _spread(texts, RANKED_ON)
     rate_m, rate_t = len(mismatches) / max(1, len(some_m)), len(texts) / max(1, len(some_t))
@@ -158,7 +157,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
     return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
-                     proven(explained, len(mismatches), kept, len(texts)))
+                     proven(explained, len(mismatches), kept, len(texts)), len(departs))
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
@@ -201,10 +200,12 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
     if not verdict:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; no variant of the reference "
                 "reproduces them, so the cause is not named.")
+    departs = (f" On {_cases(verdict.oracle_departs)} more the reference gives {backend}'s own ids: {oracle} is the "
+               "one that departs there.") if verdict.oracle_departs else ""
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
                 f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "
-                f"and keeps {_kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.")
+                f"and keeps {_kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.{departs}")
     return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model} because of "
             f"{verdict.cause}: the reference with that deviation reproduces {verdict.explains:,} of "
-            f"{verdict.mismatches:,} mismatches exactly and keeps {_kept(verdict)}.")
+            f"{verdict.mismatches:,} mismatches exactly and keeps {_kept(verdict)}.{departs}")

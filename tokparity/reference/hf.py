@@ -15,6 +15,8 @@ The file is read once into typed components (tokparity.components); each stage r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import regex
 
 from tokparity.components import AddedToken, TokenizerSpec
@@ -229,6 +231,9 @@ class HfBpe(HfPipeline):
         # Switch: pieces taken as not in the vocabulary (never matched; a character that is one
         # falls back to its bytes), as an engine that loaded only the normal pieces.
         self.absent: frozenset[int] = frozenset()
+        # Switch: tiktoken's merge by rank with every piece looked up through a key of its own
+        # (key, {key: id}), as an engine whose rank map's keys lose bytes.
+        self.keyed: tuple[Callable[[str], object], dict[object, int]] | None = None
 
     def encode_word(self, word: str) -> list[int]:
         whole = self.model.vocab.get(word)
@@ -236,6 +241,8 @@ class HfBpe(HfPipeline):
             return [whole]
         if self.greedy is not None:
             return self._encode_greedy(word)
+        if self.keyed is not None:
+            return self._encode_keyed(word)
         symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk)
         if self.absent:
             symbols = [i for s in symbols for i in (self._without_piece(s) if s in self.absent else [s])]
@@ -257,6 +264,31 @@ class HfBpe(HfPipeline):
                     out.append(token_id)
             else:
                 run.append(self.tokens[token_id])
+        return out
+
+    def _encode_keyed(self, word: str) -> list[int]:
+        """tiktoken's byte-pair merge (the adjacent pair whose join ranks lowest, leftmost first),
+        every rank and id read through ``keyed``."""
+        assert self.keyed is not None
+        key, ranks = self.keyed
+        whole = ranks.get(key(word))
+        if whole is not None:
+            return [whole]
+        parts = list(word)
+        while len(parts) > 1:
+            joined = [ranks.get(key(a + b)) for a, b in zip(parts, parts[1:])]
+            found = [(rank, i) for i, rank in enumerate(joined) if rank is not None]
+            if not found:
+                break
+            _, i = min(found)
+            parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        out = []
+        for part in parts:
+            token_id = ranks.get(key(part), self.token_to_id.get(part))
+            if token_id is not None:
+                out.append(token_id)
+            elif self.unk_id is not None:
+                out.append(self.unk_id)
         return out
 
     def _without_piece(self, token_id: int) -> list[int]:

@@ -162,7 +162,8 @@ def proof(verdict: RootCause) -> str:
     """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``."""
     kept = (f"all {verdict.agreements:,}" if verdict.keeps == verdict.agreements
             else f"{verdict.keeps:,} of {verdict.agreements:,}")
-    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches and keeps {kept} agreements"
+    departs = f" ({verdict.oracle_departs:,} more are the oracle's departures)" if verdict.oracle_departs else ""
+    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and keeps {kept} agreements"
 
 
 def fixes_of(cause: str) -> list[Fix]:
