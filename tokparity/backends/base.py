@@ -153,6 +153,9 @@ class Answer:
         return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
 
 
+_C_INT_BITS = array("i").itemsize * 8
+
+
 def _within_id_bound(ids: list[int]) -> bool:
     """Every id in ``[-ID_BOUND, ID_BOUND)``. An array of C ints (32-bit) takes exactly those and
     refuses any other: one pass in C, where ``min`` and ``max`` make two of comparisons."""
@@ -165,9 +168,6 @@ def _within_id_bound(ids: list[int]) -> bool:
     except TypeError:  # an id that is not an int (a library's own number type): compared as such
         return min(ids) >= -ID_BOUND and max(ids) < ID_BOUND
     return True
-
-
-_C_INT_BITS = array("i").itemsize * 8
 
 
 def _utf8_length(text: str) -> int:
