@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -145,29 +144,12 @@ class Answer:
         if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
             return cls("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any "
                                        "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
-        if not _within_id_bound(ids):
+        if ids and (min(ids) < -ID_BOUND or max(ids) >= ID_BOUND):
             wild = next(i for i in ids if not -ID_BOUND <= i < ID_BOUND)
             return cls("error", detail=f"an id of {wild.bit_length()} bits ({'-' if wild < 0 else ''}2**"
                                        f"{max(wild.bit_length() - 1, 0)} or more) is outside any vocabulary (token "
                                        "ids are 32-bit); not compared", seconds=seconds)
         return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
-
-
-_C_INT_BITS = array("i").itemsize * 8
-
-
-def _within_id_bound(ids: list[int]) -> bool:
-    """Every id in ``[-ID_BOUND, ID_BOUND)``. An array of C ints (32-bit) takes exactly those and
-    refuses any other: one pass in C, where ``min`` and ``max`` make two of comparisons."""
-    if _C_INT_BITS != 32:  # (no platform tokparity runs on)
-        return not ids or (min(ids) >= -ID_BOUND and max(ids) < ID_BOUND)
-    try:
-        array("i", ids)
-    except OverflowError:
-        return False
-    except TypeError:  # an id that is not an int (a library's own number type): compared as such
-        return min(ids) >= -ID_BOUND and max(ids) < ID_BOUND
-    return True
 
 
 def _utf8_length(text: str) -> int:
