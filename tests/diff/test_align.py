@@ -1,5 +1,6 @@
 """align()'s shortcuts (common head and tail left out of difflib, no difflib when the middles
-share nothing) against plain difflib, which stays the specification."""
+share nothing or differ only by substitutions of tokens the other side lacks) against plain
+difflib, which stays the specification."""
 
 from __future__ import annotations
 
@@ -49,3 +50,17 @@ def test_one_swapped_token_is_one_replace():
     d = align([6, 82920, 6, 82920], [6, 2, 6, 82920])
     assert d.opcodes == [("equal", 0, 1, 0, 1), ("replace", 1, 2, 1, 2), ("equal", 2, 4, 2, 4)]
     assert (d.first, d.last) == ((1, 1), (2, 2))
+
+
+# A place of two runs: the same token on both sides (0-3), or a substitution of a token the other
+# run never holds (10-12 against 20-22: an <unk> written as another id).
+places = st.lists(st.one_of(st.integers(0, 3).map(lambda t: (t, t)),
+                            st.tuples(st.integers(10, 12), st.integers(20, 22))), max_size=40)
+
+
+@settings(max_examples=600, deadline=None)
+@given(places)
+def test_substitutions_of_tokens_the_other_side_lacks_are_difflib(pairs):
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    plain = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[1:] != (0, 0, 0, 0)]
+    assert align(a, b).opcodes == plain

@@ -133,6 +133,10 @@ class Answer:
     def of(cls, result: EncodeResult | CaseFailure, seconds: float, text: str) -> Answer:
         """The answer an ``encode_with_notes`` call gave on ``text`` (or the failure it raised)."""
         if isinstance(result, CaseFailure):
+            # What it says is kept, not where it was raised: its traceback holds the frame that caught
+            # it, which holds it (and, up the stack, every answer of its batch) in a cycle that only
+            # the cyclic collector would free.
+            result.__traceback__ = None
             return cls(result.status, detail=result.detail, seconds=seconds)
         # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
         # a subclass of list, becomes a plain list.

@@ -52,8 +52,10 @@ def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
         tag = "replace" if a_mid and b_mid else "delete" if a_mid else "insert"
         opcodes = [(tag, head, len(a) - tail, head, len(b) - tail)] if a_mid or b_mid else []
     else:
-        opcodes = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2
-                   in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes()]
+        found = _substitutions(a_mid, b_mid)
+        steps: Sequence[tuple[str, int, int, int, int]] = \
+            found if found is not None else difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes()
+        opcodes = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in steps]
     if head:
         opcodes.insert(0, ("equal", 0, head, 0, head))
     if tail:
@@ -64,6 +66,29 @@ def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
         d.first = (hunks[0][0][0], hunks[0][1][0])
         d.last = (hunks[-1][0][1], hunks[-1][1][1])
     return d
+
+
+def _substitutions(a: list[int], b: list[int]) -> list[tuple[str, int, int, int, int]] | None:
+    """difflib's opcodes for two runs of the same length that differ only by substitutions, each of
+    a token the other run never holds (an <unk> written as another id); None otherwise.
+
+    Then a token of one run found in the other is at a place where both hold it, so any common
+    block (i, j, k) is a stretch of such places on each side, and (i, i, k) and (j, j, k) are
+    common blocks too. difflib takes the longest block, the first in ``a``, then in ``b``: that is
+    always one at the same place in both, and so in the stretches on either side of it. Its
+    opcodes then pair the runs place by place: the equal stretches, and between them "replace"."""
+    if len(a) != len(b):
+        return None
+    in_a, in_b = set(a), set(b)
+    if any(x != y and (x in in_b or y in in_a) for x, y in zip(a, b)):
+        return None
+    opcodes: list[tuple[str, int, int, int, int]] = []
+    start = 0
+    for k in range(1, len(a) + 1):
+        if k == len(a) or (a[k] == b[k]) != (a[start] == b[start]):
+            opcodes.append(("equal" if a[start] == b[start] else "replace", start, k, start, k))
+            start = k
+    return opcodes
 
 
 def byte_offsets(vocab: Vocab, ids: Sequence[int]) -> list[int]:

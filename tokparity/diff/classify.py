@@ -284,10 +284,13 @@ def control_token_inside(c: Context) -> Classification | None:
     d = c.divergence
     assert d.first is not None and d.last is not None
     (i1, j1), (i2, j2) = d.first, d.last
+    control = c.vocab.control_ids()
     for side, ids, (lo, hi), other in (("backend", c.b, (j1, j2), "types_a"), ("oracle", c.a, (i1, i2), "types_b")):
+        if control.isdisjoint(ids[lo:hi]):  # (most stretches hold none: looked for at once, not token by token)
+            continue
         for k in range(lo, hi):
             i = ids[k]
-            if not (0 <= i < c.vocab.size and c.vocab.type_of(i) == TokenType.CONTROL and c.vocab.tokens[i] not in c.text):
+            if not (i in control and c.vocab.tokens[i] not in c.text):
                 continue
             other_types = getattr(c, other)  # the other side's token types, read only once a control token is found
             if k in (0, len(ids) - 1) and TokenType.UNKNOWN not in other_types:

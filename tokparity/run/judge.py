@@ -85,7 +85,8 @@ def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | 
 
 
 def _pieces(vocab: Vocab, ids: list[int]) -> list[str]:
-    return [vocab.tokens[i] if 0 <= i < vocab.size else f"<id {i}?>" for i in ids]
+    tokens, size = vocab.tokens, vocab.size
+    return [tokens[i] if 0 <= i < size else f"<id {i}?>" for i in ids]
 
 
 def _partition(answers: dict[str, Answer]) -> list[list[str]]:
@@ -306,7 +307,11 @@ class ModelRun:
         asked = self.backends if "encode" in self.options.ops else \
             {name: b for name, b in self.backends.items() if name in self.chain}
         per_backend = {name: ask_many(b, texts, add_special, parse_special) for name, b in asked.items()}
-        return [{name: answers[i] for name, answers in per_backend.items()} for i in range(len(texts))]
+        if not per_backend:
+            return [{} for _ in texts]
+        # (each text's answers, a row across the backends: zipped, not indexed, per case)
+        names = list(per_backend)
+        return [dict(zip(names, row)) for row in zip(*per_backend.values(), strict=True)]
 
     def judge_many(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
         """The records of ``batch`` ((position, case) pairs), in its order; every backend is asked
@@ -329,6 +334,8 @@ class ModelRun:
         """``case``'s record for each op the run asks: encode's (``judge``), then the decoding ops'
         on the oracle's ids for its text (a text of one id is not streamed: no prompt before it)."""
         out = [self.judge(case, n, answers)] if "encode" in self.options.ops else []
+        if not self.options.decoding_ops:  # (encoding alone: the usual run)
+            return out
         if self.decoding is None:  # (no library decodes: a record of no verdicts per op, so the case is whole)
             return out + [CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], tuple(tally_keys(case)),
                                      op=op) for op in self.options.decoding_ops]
@@ -387,8 +394,13 @@ class ModelRun:
         verdict, as a record (``n``: the case's position in the model's stream, for the journal)."""
         if answers is None:
             answers = {name: self.ask_one(name, case.text) for name in self.backends}
-        oracle_name = next((n for n in self.chain if answers[n].status != "skipped"), self.chain[-1])
+        for oracle_name in self.chain:
+            if answers[oracle_name].status != "skipped":
+                break
+        else:
+            oracle_name = self.chain[-1]
         oracle = answers[oracle_name]
+        agreeing = oracle.ids if oracle.status == "ok" else None  # the ids an agreeing answer gives
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
@@ -402,7 +414,7 @@ class ModelRun:
             if self.not_applicable(name, case.text):
                 verdicts[name] = NOT_APPLICABLE
                 continue
-            if ans.status == "ok" and oracle.status == "ok" and ans.ids == oracle.ids:
+            if ans.status == "ok" and ans.ids == agreeing:
                 verdicts[name] = AGREE
                 continue
             partition = partition or _partition(answers)
@@ -410,7 +422,7 @@ class ModelRun:
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
         return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tuple(tally_keys(case)), verdicts,
-                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements),
+                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements) if judgements else (),
                           seconds={name: ans.seconds for name, ans in answers.items()})
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,

@@ -104,6 +104,7 @@ class KnownList:
         if dup:
             raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
         self.entries = entries
+        self._by_id = {e.id: e for e in entries}
         self.runs: set[tuple[str, str, str]] = set()  # (model, backend, op) of the runs made
         self._for_run: dict[tuple[str, str, str], list[KnownDivergence]] = {}
         # What a mismatch matched, by what an entry reads of it: a run matches each mismatch twice,
@@ -138,7 +139,7 @@ class KnownList:
         return self._matched[key]
 
     def entry(self, entry_id: str) -> KnownDivergence | None:
-        return next((e for e in self.entries if e.id == entry_id), None)
+        return self._by_id.get(entry_id)
 
     def note_run(self, model: str, backend: str, op: str = "encode") -> None:
         self.runs.add((model, backend, op))

@@ -84,17 +84,19 @@ class Tally:
         spent = self.timing["backends"]
         for name, seconds in record.seconds.items():
             spent[name] = spent.get(name, 0.0) + seconds
-        judged_by = {m.backend: m.judgement for m in record.mismatches}
+        judged_by = {m.backend: m.judgement for m in record.mismatches} if record.mismatches else {}
         judged = mismatched = 0
-        encoding = record.op == "encode"
+        op = record.op
+        encoding = op == "encode"
         for name, verdict in record.verdicts.items():
-            summary = self.summaries.get((name, record.op))
+            summary = self.summaries.get((name, op))
             if summary is None:
                 raise BadJournal(f"{self.model.name}: the journal has {record.op} verdicts of {name}, which this run "
                                  f"does not compare ({', '.join(self.by_op.get(record.op, ())) or 'none'}); resume "
                                  "with the same backends installed and the same --ops, or start a new run")
-            if verdict.kind in ("skipped", "not-applicable"):
-                if verdict.kind == "skipped":
+            kind = verdict.kind
+            if kind in ("skipped", "not-applicable"):
+                if kind == "skipped":
                     summary.skipped += 1
                 else:
                     summary.not_applicable += 1
@@ -105,7 +107,7 @@ class Tally:
                 continue
             summary.cases += 1
             judged += 1
-            if verdict.kind == "agree":
+            if kind == "agree":
                 continue
             if encoding:
                 self.not_agreeing[name].add(record.n)
@@ -118,9 +120,12 @@ class Tally:
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
         if judged:  # the tag rates count (case, backend) pairs, a decoding op's apart ("stream:script=Latn")
+            rates = self.results.tag_rates
             for key in record.tally:
-                key = key if encoding else f"{record.op}:{key}"
-                rate = self.results.tag_rates.setdefault(key, {"cases": 0, "mismatches": 0})
+                key = key if encoding else f"{op}:{key}"
+                rate = rates.get(key)
+                if rate is None:
+                    rate = rates[key] = {"cases": 0, "mismatches": 0}
                 rate["cases"] += judged
                 rate["mismatches"] += mismatched
 

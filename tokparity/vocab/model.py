@@ -144,6 +144,7 @@ class Vocab:
     _raw_sections: dict[str, bytes] = field(default_factory=dict, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
     _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
+    _control_ids: frozenset[int] | None = field(default=None, repr=False)  # control_ids() memo
     _special_texts: dict[int, str] | None = field(default=None, repr=False)  # special_texts() memo
     _token_bytes: dict[int, bytes] = field(default_factory=dict, repr=False)  # token_bytes() memo
     _ids_by_text: dict[str, int] | None = field(default=None, repr=False)  # id_of() memo
@@ -196,10 +197,15 @@ class Vocab:
     def control_texts(self) -> list[tuple[int, str]]:
         """``[(id, text)]`` of control tokens whose text could appear in an input (cached)."""
         if self._control_texts is None:
-            types = self.token_types or []
-            self._control_texts = [(i, self.tokens[i]) for i, t in enumerate(types)
-                                   if t == TokenType.CONTROL and len(self.tokens[i]) > 1]
+            self._control_texts = [(i, self.tokens[i]) for i in sorted(self.control_ids()) if len(self.tokens[i]) > 1]
         return self._control_texts
+
+    def control_ids(self) -> frozenset[int]:
+        """The ids of the control tokens (cached): ``type_of(i) == CONTROL`` for a whole id list at once."""
+        if self._control_ids is None:
+            control = TokenType.CONTROL  # (a local, not an attribute of the enum read once per token)
+            self._control_ids = frozenset(i for i, t in enumerate(self.token_types or ()) if t == control)
+        return self._control_ids
 
     def special_texts(self) -> dict[int, str]:
         """``{id: text}`` of the special tokens (``special_ids``) and the control tokens of

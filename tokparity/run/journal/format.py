@@ -148,7 +148,7 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     (the journal's key); ``with_mismatches``: each mismatch's fields too (fuzz keeps counts only).
     ``known``: the list whose entry each mismatch matches as judged is noted in its verdict and its
     fields (a resume decides again, once diagnosed; fuzz records carry their decisions already)."""
-    found = {m.backend: known.find(m) for m in record.mismatches} if known is not None else {}
+    found = {m.backend: known.find(m) for m in record.mismatches} if known is not None and record.mismatches else {}
     d = {"model": record.model, "n": record.n, "case_id": record.case_id, "corpus": record.corpus}
     if slot is not None:
         d["slot"] = slot
