@@ -38,8 +38,8 @@ class OtherRelease:
 
     @cached_property
     def pattern(self) -> re.Pattern:
-        """The table's texts, longest first, as one group to cut a text at."""
-        return re.compile("(" + "|".join(map(re.escape, sorted(self.table, key=lambda t: (-len(t), t)))) + ")")
+        """The table's texts as one group to cut a text at."""
+        return alternation(self.table)
 
     def sibling_of(self, vocab: Vocab) -> bool:
         """Whether ``vocab`` is a model this release is another release of (and not that one)."""
@@ -50,8 +50,13 @@ class OtherRelease:
         """The table's texts that ``vocab`` does not have at the same id, as one group (None: none):
         where a text holds none of them, this release's table gives what the model's own does."""
         texts = [text for text, i in self.table.items() if vocab.id_of(text) != i]
-        return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")") \
-            if texts else None
+        return alternation(texts) if texts else None
+
+
+def alternation(texts) -> re.Pattern:
+    """``texts`` as one capturing group, longest first (a special text that starts another is
+    tried after it), to cut a text at with ``split``."""
+    return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")")
 
 
 def _llama(names: list[str], first_reserved: int) -> dict[str, int]:

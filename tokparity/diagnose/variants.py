@@ -791,7 +791,7 @@ def _segmented_at_specials(c: Candidate) -> Candidate | None:
         texts = (texts | set(added)) - {""}
         if not texts or len(texts) > MOST_SPECIAL_TEXTS:
             return None
-        return re.compile("(" + "|".join(map(re.escape, sorted(texts, key=lambda t: (-len(t), t)))) + ")")
+        return special_releases.alternation(texts)
 
     segment_at = _per_vocab(vocab, ("specials", added), pattern)
     return c.replace(segment_at=segment_at) if segment_at is not None else None

@@ -119,8 +119,14 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # Where the reference itself gives the backend's ids, the oracle is the one that departs (a
     # drift whose new release fixed the old): every set that leaves the text alone would
     # "reproduce" such a mismatch, so the verdict is weighed on the others and counts these apart.
-    departs = [m for m in mismatches if reference(m[0].text) == m[0].backend_ids]
-    mismatches = [m for m in mismatches if reference(m[0].text) != m[0].backend_ids]
+    own: list[Diagnosed] = []
+    departs = 0
+    for m in mismatches:
+        if reference(m[0].text) == m[0].backend_ids:
+            departs += 1
+        else:
+            own.append(m)
+    mismatches = own
     sets = candidates(mismatches)
     if not sets:
         return None
@@ -157,7 +163,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
     return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
-                     proven(explained, len(mismatches), kept, len(texts)), len(departs))
+                     proven(explained, len(mismatches), kept, len(texts)), departs)
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
