@@ -265,10 +265,21 @@ def nul_bytes(_zoo) -> list[dict]:
     return _records((f"nul-bytes-{i}", t) for i, t in enumerate(texts))
 
 
+def whitespace_pieces(_zoo) -> list[dict]:
+    """Runs of newlines, spaces and tabs and names that start longer names (``<unused1>0``), in
+    code and prose: where Gemma 3's user-defined pieces (``\\n\\n``, ``▁▁``, tab runs) are matched
+    whole or made by merges."""
+    texts = ["\n\n", "a\n\nb", "  ", "x   y", "\t\t", "def f():\n\n    return 1", "<unused1>0", "a\u2581\u2581b",
+             "\n\n\n", "line\n\n\n\nend", "no runs here", "tail  ", "\t\tindent\n\t\t\tdeeper",
+             "if x:\n        y = 1\n\n\nz", "one  two   three    four", "<unused12><unused1>", "a\n\n\n\n\n\nb",
+             "    four spaces", "\t\n\t\n", "end.\n\n", "two  spaces", "a  b  c", "     five", "x = 1  # note"]
+    return _records((f"whitespace-pieces-{i}", t) for i, t in enumerate(texts))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved, nul_bytes)}
+    c_strings, llama3_reserved, nul_bytes, whitespace_pieces)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

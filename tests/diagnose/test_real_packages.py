@@ -280,6 +280,26 @@ def test_kitoken_cl100k_chatml_specials(node_engines, tmp_path):
                for r in run.rows), run.causes
 
 
+def test_kitoken_gemma_3_added_tokens(node_engines, tmp_path):
+    """kitoken 0.10.1 (npm) on Gemma 3's tokenizer.json, two ways with its 6,400 added tokens.
+    src/convert/tokenizers.rs (v0.10.1, where the converter collects the added tokens) takes every
+    added token out of the BPE vocabulary, so no merge makes one: ``'  '`` (normalized ``▁▁``) is
+    [236743, 236743] where tokenizers merges it to [138]; and src/lib.rs joins the added tokens into
+    one regex alternation in id order, so the first listed wins at a position: ``'\\n\\n'`` is
+    [107, 107] where tokenizers (leftmost-longest) has [108]. Checked through the wrapper: ``'x   y'``
+    [236781, 139, 236762] → [236781, 236743, 236743, 570]; ``'a▁▁b'`` keeps 138 (still matched whole).
+    Named ``user-defined.unmergeable`` + ``user-defined.first-listed`` (until 2026-11-25:
+    ``model.greedy-longest-match`` and a ``user-defined.atomic`` set explaining 15 of 112), with
+    ``specials.parse`` for its ``<unk>``, which it matches in the text with ``encode_specials`` off."""
+    run = compare(tmp_path, "gemma-3", node("kitoken_engine.mjs", "tokenizers", "{tokenizer_json}"))
+    named_right(run, {"specials.parse", "user-defined.first-listed", "user-defined.unmergeable"},
+                {"specials.parse", "user-defined.first-listed", "user-defined.unmergeable"})
+    rows = {r["text"]: r for r in run.rows}
+    double_newline = next(r for text, r in rows.items() if "\n\n" in text and r["cause"] == "user-defined.first-listed")
+    assert 108 in ids(double_newline["oracle_ids"]) and 108 not in ids(double_newline["backend_ids"])
+    assert any(r["cause"] == "user-defined.unmergeable" and 138 in ids(r["oracle_ids"]) for r in run.rows)
+
+
 LLAMA_31_NAMES = ["<|reserved_special_token_2|>", "a<|reserved_special_token_5|>b", "<|finetune_right_pad_id|>",
                   " <|eom_id|> x", "<|python_tag|>print(1)", "<|eot_id|>", "<|reserved_special_token_250|>",
                   "plain text"]

@@ -24,6 +24,12 @@ itself then runs everything else right, so the engine has exactly the bug the ed
                                 its bytes six at a time into integers, a short last level padded with
                                 zero bytes (@microsoft/tiktokenizer's BinaryMap): trailing NULs are lost,
                                 and where two tokens' keys meet, the later id answers
+    --added-unmergeable         every merge that makes an added token that is not special dropped: such a
+                                token is still matched whole in the text, never made by a merge (kitoken's
+                                tokenizers converter, which takes them out of the BPE vocabulary)
+    --added-first-listed        the added tokens cut out of the text by one alternation in id order (the
+                                first listed wins where several start at a position), each part between
+                                them then encoded alone (kitoken's added-token regex)
 
 With no flag the file is used as it is (the bug-free twin).
 
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import unicodedata
 
@@ -130,6 +137,12 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
         if not dropped:
             raise SystemExit("no added token that is not special")
         config["added_tokens"] = [a for a in config["added_tokens"] if a["special"]]
+    if args.added_unmergeable:
+        # (the merges only: tokenizers gives an added token missing from the model's vocabulary a new id)
+        kept_apart = {a["content"] for a in config["added_tokens"] if not a["special"]}
+        model = config["model"]
+        model["merges"] = [m for m in model["merges"]
+                           if "".join(m.split(" ", 1) if isinstance(m, str) else m) not in kept_apart]
     if args.specials_of == "llama-3.1":
         names = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
                  "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|reserved_special_token_2|>",
@@ -139,6 +152,30 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
             if 128000 <= added["id"] < 128256:
                 added["content"] = names[added["id"] - 128000]
     return config
+
+
+def first_listed_encoder(tok: Tokenizer, config: dict):
+    """Added tokens cut out by one alternation in id order (Python's ``re`` tries alternatives in
+    order), each part between them encoded alone, added tokens and all, by ``tok``."""
+    listed = sorted(config["added_tokens"], key=lambda a: a["id"])
+    by_content: dict[str, int] = {}
+    for a in listed:
+        by_content.setdefault(a["content"], a["id"])
+
+    def encode(text: str, parse_special: bool) -> list[int]:
+        matched = [a["content"] for a in listed if a["content"] and (parse_special or not a["special"])]
+        pattern = re.compile("|".join(map(re.escape, matched))) if matched else None
+        ids: list[int] = []
+        at = 0
+        for m in pattern.finditer(text) if pattern else ():
+            if m.start() > at:
+                ids += tok.encode(text[at:m.start()], add_special_tokens=False).ids
+            ids.append(by_content[m.group()])
+            at = m.end()
+        if at < len(text):
+            ids += tok.encode(text[at:], add_special_tokens=False).ids
+        return ids
+    return encode
 
 
 def gpt2_bytes() -> dict[str, int]:
@@ -196,18 +233,28 @@ def main() -> None:
     parser.add_argument("--specials-of", choices=("llama-3.1",))
     parser.add_argument("--rank-bpe", action="store_true")
     parser.add_argument("--packed-keys", action="store_true")
+    parser.add_argument("--added-unmergeable", action="store_true")
+    parser.add_argument("--added-first-listed", action="store_true")
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)
     tok = Tokenizer.from_str(json.dumps(config))
     by_rank = rank_encoder(config, args.packed_keys) if args.rank_bpe else None
+    first_listed = first_listed_encoder(tok, config) if args.added_first_listed else None
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
             # tokenizers matches special added tokens in the text unless told to encode them as text.
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
-            if by_rank is None:
+            if first_listed is not None and req.get("add_special", False):
+                reply = {"id": req["id"], "error": "--added-first-listed adds no BOS/EOS (run without add_special)"}
+                sys.stdout.write(json.dumps(reply) + "\n")
+                sys.stdout.flush()
+                continue
+            if first_listed is not None:
+                ids = first_listed(text, req.get("parse_special", False) or args.parse_special == "always")
+            elif by_rank is None:
                 ids = tok.encode(text, add_special_tokens=req.get("add_special", False)).ids
             else:  # (texts with no special token: the split, then each piece merged by rank)
                 normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text

@@ -865,6 +865,51 @@ def _user_defined_absent(c: Candidate) -> Candidate | None:
     return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent, model=model))
 
 
+def _user_defined_unmergeable(c: Candidate) -> Candidate | None:
+    """The user-defined pieces still matched whole in the text, but taken out of the model's
+    vocabulary: no merge makes one (Gemma 3's '▁▁' from two '▁'), as an engine that keeps its
+    added tokens apart from the BPE model's tokens."""
+    p = c.pipeline
+    if not isinstance(p, HfBpe):
+        return None
+    absent = frozenset(a.id for a in p.added if not a.special)
+    if not absent:
+        return None
+    merges = _per_vocab(c.vocab, ("merges without", absent),
+                        lambda: {pair: hit for pair, hit in p.model.merges.items() if hit[1] not in absent})
+    if len(merges) == len(p.model.merges):  # no merge makes one: nothing to take away
+        return None
+    model = copy.copy(p.model)
+    model.merges = merges
+    return _with(c, fork(p, absent=absent, model=model))
+
+
+def _first_listed(c: Candidate) -> Candidate | None:
+    """Added tokens matched as one alternation in id order (the first listed wins where several
+    start at a position), not leftmost-longest: '\\n\\n' is two '\\n' where '\\n' has the lower id."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline) or p.added_first_listed is not None or not _prefixes_of_added(c):
+        return None
+    return _with(c, fork(p, added_first_listed={}))
+
+
+def _prefixes_of_added(c: Candidate) -> re.Pattern | None:
+    """The added tokens' texts that start a longer one's (where the order of matching shows), as
+    one pattern; None where there are none. Made once per list of added tokens."""
+    added = c.pipeline.added
+    found = _PREFIXES_OF_ADDED.get(id(added))
+    if found is None or found[0] is not added:  # (an id outlives its list)
+        texts = sorted({a.content for a in added if a.content})
+        shorter = [t for t, after in zip(texts, texts[1:]) if after.startswith(t)]
+        if len(_PREFIXES_OF_ADDED) > 16:
+            _PREFIXES_OF_ADDED.clear()
+        found = _PREFIXES_OF_ADDED[id(added)] = (added, re.compile("|".join(map(re.escape, shorter))) if shorter else None)
+    return found[1]
+
+
+_PREFIXES_OF_ADDED: dict[int, tuple[list, re.Pattern | None]] = {}
+
+
 class _PiecesAfterNormalizing:
     """SentencePiece's user-defined pieces: the text is normalized first (dummy prefix, '▁'), then
     the pieces are matched whole inside it and the rest is segmented (llama.cpp instead cuts them
@@ -1087,6 +1132,12 @@ def catalogue() -> list[Variant]:
         Variant("user-defined.absent", "user-defined.absent",
                 "user-defined pieces not in the vocabulary at all: never matched whole nor made by a merge, a character "
                 "that is one as its bytes (an engine that loaded only the normal pieces)", _user_defined_absent),
+        Variant("user-defined.unmergeable", "user-defined.unmergeable",
+                "user-defined pieces matched whole in the text but never made by a merge (taken out of the model's "
+                "vocabulary)", _user_defined_unmergeable),
+        Variant("user-defined.first-listed", "user-defined.first-listed",
+                "added tokens matched in id order, the first listed winning, not leftmost-longest", _first_listed,
+                lambda c, text: (pattern := _prefixes_of_added(c)) is not None and pattern.search(text) is not None),
         Variant("bos", "bos", "BOS added where the oracle has none, or dropped", partial(_bos, "toggle")),
         Variant("bos.double", "bos.double", "BOS added twice", partial(_bos, "double")),
         Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),

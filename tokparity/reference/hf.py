@@ -67,6 +67,26 @@ def _leftmost_longest(text: str, tokens: list[AddedToken]) -> list[tuple[int, Ad
     return out
 
 
+class FirstListed:
+    """Matches of added tokens as one regex alternation in their list's (id) order: at each
+    position the first token listed that matches wins, a shorter one before a longer one it
+    starts ('\\n' before '\\n\\n'), as an engine that joins its added tokens into one pattern
+    does. A diagnosis's switch (tokenizers matches leftmost-longest); the pattern is made once
+    per token list."""
+
+    def __init__(self, tokens: list[AddedToken]):
+        listed = sorted((a for a in tokens if a.content), key=lambda a: a.id)
+        self.by_content = {}
+        for a in listed:
+            self.by_content.setdefault(a.content, a)
+        self.pattern = regex.compile("|".join(regex.escape(a.content) for a in listed)) if listed else None
+
+    def matches(self, text: str) -> list[tuple[int, AddedToken]]:
+        if self.pattern is None:
+            return []
+        return [(m.start(), self.by_content[m.group()]) for m in self.pattern.finditer(text)]
+
+
 def added_patterns(tokens: list[tuple[str, AddedToken]]) -> list[AddedToken]:
     """Each added token as matched: ``(the text to match, the token)`` -> the token with that text.
     Made once per pipeline (a model may have thousands of added tokens)."""
@@ -74,12 +94,15 @@ def added_patterns(tokens: list[tuple[str, AddedToken]]) -> list[AddedToken]:
             for pattern, a in tokens]
 
 
-def cut_added(text: str, by_pattern: list[AddedToken], parse_special: bool) -> list[str | int]:
+def cut_added(text: str, by_pattern: list[AddedToken], parse_special: bool,
+              first_listed: FirstListed | None = None) -> list[str | int]:
     """tokenizers' ``AddedVocabulary::find_matches``: the text with the added tokens cut out
-    (``by_pattern``: ``added_patterns``)."""
+    (``by_pattern``: ``added_patterns``; ``first_listed``: the same tokens matched in id order
+    instead of leftmost-longest)."""
     out: list[str | int] = []
     start_offset = 0
-    for at, a in _leftmost_longest(text, by_pattern):
+    found = first_listed.matches(text) if first_listed is not None else _leftmost_longest(text, by_pattern)
+    for at, a in found:
         start, stop = at, at + len(a.content)
         if a.special and not parse_special:
             continue  # the match still hides what overlaps it, as in tokenizers
@@ -134,6 +157,9 @@ class HfPipeline:
         self.cache: dict[str, list[int]] = {}
         self._normalized_added: tuple[Normalizer, list, list[AddedToken]] | None = None
         self._raw_added: tuple[list, list[AddedToken]] | None = None
+        # Switch (tokparity.diagnose): added tokens matched in id order, the first listed winning
+        # (FirstListed), as an engine that joins them into one alternation; None: leftmost-longest.
+        self.added_first_listed: dict[int, tuple[list[AddedToken], FirstListed]] | None = None
 
     # -- stages ----------------------------------------------------------------------------------
 
@@ -152,13 +178,23 @@ class HfPipeline:
             self._raw_added = (self.added, added_patterns([(a.content, a) for a in self.added if not a.normalized]))
         return self._raw_added[1]
 
+    def _first_listed(self, tokens: list[AddedToken]) -> FirstListed | None:
+        """``tokens``' matcher in id order where the switch is on (made once per token list)."""
+        if self.added_first_listed is None:
+            return None
+        found = self.added_first_listed.get(id(tokens))
+        if found is None or found[0] is not tokens:  # (an id outlives its list)
+            found = self.added_first_listed[id(tokens)] = (tokens, FirstListed(tokens))
+        return found[1]
+
     def partition(self, text: str, parse_special: bool) -> list[tuple[str, bool] | int]:
         """Added tokens cut out; the rest as (normalized fragment, starts the text) pairs."""
         raw = self._added_raw()
         out: list[tuple[str, bool] | int] = []
         pos = 0
         normalized_added = self._added_normalized()
-        for frag in cut_added(text, raw, parse_special) if raw else [text]:
+        first_raw = self._first_listed(raw)
+        for frag in cut_added(text, raw, parse_special, first_raw) if raw else [text]:
             if isinstance(frag, int):
                 out.append(frag)
                 pos = -1
@@ -167,7 +203,9 @@ class HfPipeline:
             pos = -1
             normalized = self.normalizer(frag)
             first = True
-            for inner in cut_added(normalized, normalized_added, parse_special) if normalized_added else [normalized]:
+            parts = cut_added(normalized, normalized_added, parse_special, self._first_listed(normalized_added)) \
+                if normalized_added else [normalized]
+            for inner in parts:
                 if isinstance(inner, int):
                     out.append(inner)
                 elif inner:
@@ -237,7 +275,7 @@ class HfBpe(HfPipeline):
 
     def encode_word(self, word: str) -> list[int]:
         whole = self.model.vocab.get(word)
-        if self.ignore_merges and whole is not None:
+        if self.ignore_merges and whole is not None and whole not in self.absent:
             return [whole]
         if self.greedy is not None:
             return self._encode_greedy(word)
