@@ -76,7 +76,7 @@ class FirstListed:
 
     def __init__(self, tokens: list[AddedToken]):
         listed = sorted((a for a in tokens if a.content), key=lambda a: a.id)
-        self.by_content = {}
+        self.by_content: dict[str, AddedToken] = {}
         for a in listed:
             self.by_content.setdefault(a.content, a)
         self.pattern = regex.compile("|".join(regex.escape(a.content) for a in listed)) if listed else None
