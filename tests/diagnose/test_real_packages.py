@@ -284,6 +284,34 @@ def test_splintr_llama3_tables(tmp_path):
     assert ids(row(run, " \U00010d40a")["backend_ids"]) == [220, 172, 238, 113, 222, 64]
 
 
+def test_pytorch_tokenizers_qwen3(tmp_path):
+    """pytorch-tokenizers 1.5.0 (PyPI, Meta's C++ tokenizers for ExecuTorch), two bugs on Qwen 3,
+    verified in meta-pytorch/tokenizers at 00d86aa (a snapshot earlier than the wheel, whose headers
+    add post_processor.h and others; its NFC gives the wheel's ids on every text tried, and the
+    wheel's .so exports the functions named):
+
+    * ``NFCNormalizer::normalize`` (src/normalizer.cpp:135) is ``unicode_cpts_normalize_nfc`` of its
+      vendored llama.cpp module (third-party/llama.cpp-unicode/src/unicode.cpp:1087), which runs
+      llama.cpp's ``unicode_cpts_normalize_nfd`` first (:687), one code point for each (the first
+      of its decomposition, ``unicode_ranges_nfd``), then composes only the marks the text holds, by a
+      hand-written table (:985): ``'é'`` [963] → ``'e'`` [68], ``'각'`` [126317] → ``'ᄀ'`` [146312],
+      while ``'e\\u0301'`` is ``'é'`` [963] as tokenizers makes it. It normalizes each text between
+      added tokens before the split (src/hf_tokenizer.cpp:319);
+    * ``BPETokenizerBase::encode`` (src/bpe_tokenizer_base.cpp:227) matches every added token, with no
+      switch: ``specials.parse``.
+
+    Named ``normalizer.nfd-first`` (its ``recomposed`` member) + ``specials.parse``, proven, on
+    qwen3's default corpora. Left among the 5 %: its PCRE2 fallback for Qwen's split (RE2 has no
+    lookahead) reads U+180E as ``\\s`` (``' \\u180ea'`` is ``' '`` then ``'\\u180ea'``), which no variant
+    has; the two seams texts are named by a coincidence (``pretokenizer.deepseek3``, ``-coder``)."""
+    pytest.importorskip("pytorch_tokenizers", reason="pip install pytorch-tokenizers==1.5.0 (the test extra)")
+    run = compare(tmp_path, "qwen3", python("pypi_engines.py", "pytorch-tokenizers-hf", "{tokenizer_json}"))
+    named_right(run, {"normalizer.nfd-first", "specials.parse"}, {"normalizer.nfd-first:recomposed", "specials.parse"})
+    for text, oracle, backend in (("\u00e9", [963], [68]), ("\uac01", [126317], [146312])):  # (precomposed: é, 각)
+        r = row(run, text)
+        assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == (oracle, backend, "normalizer.nfd-first")
+
+
 def test_kitoken_segments_at_specials(node_engines, tmp_path):
     """kitoken 0.10.1 (npm, a Rust tokenizer in WebAssembly), src/lib.rs lines 267-298 (tag
     v0.10.1): special tokens marked ``extract`` (all of them, in its tiktoken and tokenizers

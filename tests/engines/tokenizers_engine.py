@@ -15,6 +15,9 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --drop-normalizer TYPE      the normalizer steps of that type removed (Prepend, Replace, NFC, …)
     --drop-added nonspecial     the added tokens that are not special removed (matched by the model)
     --unicode NFC|NFD|NFKC      Python's unicodedata applied to the text first
+    --first-of-nfd              the normalizer's NFC (or NFD) step dropped and, first, each character
+                                replaced by the first character of its NFD (Python's unicodedata), as
+                                an engine that calls llama.cpp's unicode_cpts_normalize_nfd for it
     --parse-special always      added special tokens matched in the text even when not asked
     --specials-of llama-3.1     the added tokens' texts as Llama 3.1 names its ids 128000-128255 (Meta's
                                 llama-models tokenizer.py), on a Llama 3 tokenizer.json
@@ -130,6 +133,12 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
         if not any(s.get("type") == kind for s in steps):
             raise SystemExit(f"the normalizer has no {kind} step")
         kept = [s for s in steps if s.get("type") != kind]
+        config["normalizer"] = {"type": "Sequence", "normalizers": kept} if kept else None
+    if args.first_of_nfd:
+        steps = _components(config.get("normalizer"), "normalizers")
+        if not any(s.get("type") in ("NFC", "NFD") for s in steps):
+            raise SystemExit("the normalizer has no NFC or NFD step")
+        kept = [s for s in steps if s.get("type") not in ("NFC", "NFD")]
         config["normalizer"] = {"type": "Sequence", "normalizers": kept} if kept else None
     if args.drop_added == "nonspecial":
         dropped = {a["id"] for a in config["added_tokens"] if not a["special"]}
@@ -250,6 +259,7 @@ def main() -> None:
     parser.add_argument("--drop-normalizer", action="append", default=[])
     parser.add_argument("--drop-added", choices=("nonspecial",))
     parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
+    parser.add_argument("--first-of-nfd", action="store_true")
     parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
     parser.add_argument("--specials-of", choices=("llama-3.1",))
     parser.add_argument("--rank-bpe", action="store_true")
@@ -265,6 +275,8 @@ def main() -> None:
         req = json.loads(line)
         if req.get("op") == "encode":
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
+            if args.first_of_nfd:
+                text = "".join(unicodedata.normalize("NFD", ch)[0] for ch in text)
             # tokenizers matches special added tokens in the text unless told to encode them as text.
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
             if by_rank is None:

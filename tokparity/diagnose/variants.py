@@ -46,7 +46,7 @@ import unicodedata2
 
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
-from tokparity.diagnose import regex_engines, special_releases
+from tokparity.diagnose import nfd_first, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
@@ -228,6 +228,18 @@ def _unicode_form(form: str, c: Candidate) -> Candidate | None:
     if isinstance(p, HfBpe) and p.normalizer.has(form):
         return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == form)))
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
+
+
+_CANONICAL_FORMS = ("NFC", "NFD")
+
+
+def _nfd_first(normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
+    """The model's NFC or NFD step (a tokenizer.json's) run by llama.cpp's one-code-point NFD
+    instead (``nfd_first.py``: ``normalize``, alone or recomposed as pytorch-tokenizers does)."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline) or not any(k.kind in _CANONICAL_FORMS for k in p.normalizer.configs):
+        return None
+    return _with(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in _CANONICAL_FORMS, normalize)))
 
 
 def _lowercase(c: Candidate) -> Candidate | None:
@@ -1066,6 +1078,15 @@ def catalogue() -> list[Variant]:
                 partial(_unicode_form, "NFC")),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
                 partial(_unicode_form, "NFD")),
+        # (not ASCII: only then has llama.cpp's table anything to map, or a mark to reorder)
+        Variant("normalizer.nfd-first", "normalizer.nfd-first",
+                "each code point replaced by the first code point of its canonical decomposition (llama.cpp's "
+                "unicode_cpts_normalize_nfd) in place of NFC or NFD: accents dropped, a Hangul syllable its first jamo",
+                partial(_nfd_first, nfd_first.first_code_points), lambda c, text: not text.isascii()),
+        Variant("normalizer.nfd-first:recomposed", "normalizer.nfd-first",
+                "NFC as pytorch-tokenizers 1.5.0 runs it: llama.cpp's one-code-point NFD (a precomposed letter loses "
+                "its accent), then the marks the text itself holds composed by a partial table (e + U+0301 is é)",
+                partial(_nfd_first, nfd_first.recomposed), lambda c, text: not text.isascii()),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
         Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
