@@ -276,10 +276,20 @@ def whitespace_pieces(_zoo) -> list[dict]:
     return _records((f"whitespace-pieces-{i}", t) for i, t in enumerate(texts))
 
 
+def bom_texts(_zoo) -> list[dict]:
+    """U+FEFF (a byte-order mark) at the start, inside a word, before a newline, code and
+    punctuation, twice, and at the end: where a lookup that decodes byte strings as text drops a
+    leading BOM."""
+    texts = ["\ufeffHello", "a\ufeffb", "Hel\ufefflo", "\ufeff\n", "x\ufeff\ufeffy", "\ufeffusing System;",
+             "\ufeff#include <stdio.h>", "\ufeff// comment", "\ufeffnamespace App", "1\ufeff2", "end.\ufeff",
+             "(\ufeff)", " \ufeff word", "\ufeff\ufeff", "Grüße\ufeffaus Köln", "日本\ufeff語", "no BOM here"]
+    return _records((f"bom-{i}", t) for i, t in enumerate(texts))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved, nul_bytes, whitespace_pieces)}
+    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

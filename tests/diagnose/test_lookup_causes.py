@@ -1,9 +1,10 @@
 """The mutation suite for causes first met in real packages (tests/diagnose/test_real_packages.py):
 ``specials.other-release`` (llama3-tokenizer-js's Llama 3.1 names, kitoken's ChatML specials on
-cl100k), ``model.lookup-key`` (@microsoft/tiktokenizer's packed rank-map keys) and kitoken's two
-ways with Gemma 3's added tokens, ``user-defined.unmergeable`` and ``user-defined.first-listed``. Here tokenizers
-itself carries each bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same
-file unedited (tests/diagnose/mutation.py says how each check reads).
+cl100k), ``model.lookup-key`` (@microsoft/tiktokenizer's packed rank-map keys, ai-tokenizer's
+keys decoded as text) and kitoken's two ways with Gemma 3's added tokens,
+``user-defined.unmergeable`` and ``user-defined.first-listed``. Here tokenizers itself carries each
+bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same file unedited
+(tests/diagnose/mutation.py says how each check reads).
 
 * ``--specials-of llama-3.1``: Llama 3's tokenizer.json with its added tokens named as Llama 3.1
   names ids 128000-128255: with parse_special on, ``<|reserved_special_token_2|>`` is 128005 and
@@ -12,6 +13,9 @@ file unedited (tests/diagnose/mutation.py says how each check reads).
   key that packs its bytes six at a time into integers (@microsoft/tiktokenizer's BinaryMap):
   ``'!\\0'`` is ``[0]`` (``'!\\0'`` reads as ``'!'``), and on GPT-4o's o200k ``b'\\0'`` (188)
   shares the key of ``b'\\0\\0'`` (156344), which wins. Its twin merges by rank with exact keys.
+* ``--rank-bpe --decoded-keys``: the same merge with ai-tokenizer's two rank tables, every byte
+  string that is UTF-8 looked up as the text JavaScript's TextDecoder makes of it, a leading BOM
+  dropped: ``'a\\ufeffb'`` is ``[64, 65]`` on GPT-4o's o200k where the oracle has ``[64, 5574, 65]``.
 * ``--added-unmergeable``: Gemma 3's user-defined pieces out of the model's vocabulary and merges:
   ``'  '`` is two ``▁`` (236743), not ``▁▁`` (138); still matched whole where the text has ``▁▁``.
 * ``--added-first-listed``: Gemma 3's added tokens cut out by one alternation in id order:
@@ -30,6 +34,8 @@ MUTATIONS = [
                    ("focus:llama3-reserved",), parse_special=True), "llama-31-names-llama-bpe"),
     param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--rank-bpe", "--packed-keys"), engine(*HF, "--rank-bpe"),
                    ("focus:nul-bytes",), at_least=8), "packed-keys-gpt4o"),
+    param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--rank-bpe", "--decoded-keys"), engine(*HF, "--rank-bpe"),
+                   ("focus:bom-texts",)), "decoded-keys-gpt4o"),
     param(Mutation("user-defined.unmergeable", "gemma-3", engine(*HF, "--added-unmergeable"), engine(*HF),
                    ("focus:whitespace-pieces",), at_least=8), "unmergeable-gemma-3"),
     param(Mutation("user-defined.first-listed", "gemma-3", engine(*HF, "--added-first-listed"), engine(*HF),

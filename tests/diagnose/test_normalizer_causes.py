@@ -1,4 +1,4 @@
-"""The mutation suite, normalizer stage: normalizer.none, .nfkc, .nfc, .nfd, .lowercase,
+"""The mutation suite, normalizer stage: normalizer.none, .nfkc, .nfc, .nfd, .nfd-first, .lowercase,
 .strip-accents, and the stage-level normalizer.other and whitespace.other (tests/diagnose/mutation.py
 says how each check reads)."""
 
@@ -28,6 +28,10 @@ MUTATIONS = [
     # Qwen 3's NFC normalizer dropped from its tokenizer.json (PLM-1.8B's decomposed é).
     param(Mutation("normalizer.nfc", "qwen3", engine(*HF, "--drop-normalizer", "NFC"), engine(*HF),
                    ("focus:decomposed-prose",)), "nfc-dropped-qwen3"),
+    # Qwen 3's NFC run as llama.cpp's one-code-point NFD (each character its decomposition's first):
+    # precomposed accents lost ("é" is "e", "각" is "ᄀ"), decomposed ones left apart.
+    param(Mutation("normalizer.nfd-first", "qwen3", engine(*HF, "--first-of-nfd"), engine(*HF),
+                   ("focus:prose", "focus:decomposed-prose")), "nfd-first-qwen3"),
     # transformers' BertTokenizer on bert-bge's (uncased) vocabulary without lower-casing.
     param(Mutation("normalizer.lowercase", "bert-bge", engine(*BERT, "--do-lower-case", "false",
                                                               "--strip-accents", "true"),

@@ -15,6 +15,9 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --drop-normalizer TYPE      the normalizer steps of that type removed (Prepend, Replace, NFC, …)
     --drop-added nonspecial     the added tokens that are not special removed (matched by the model)
     --unicode NFC|NFD|NFKC      Python's unicodedata applied to the text first
+    --first-of-nfd              the normalizer's NFC (or NFD) step dropped and, first, each character
+                                replaced by the first character of its NFD (Python's unicodedata), as
+                                an engine that calls llama.cpp's unicode_cpts_normalize_nfd for it
     --parse-special always      added special tokens matched in the text even when not asked
     --specials-of llama-3.1     the added tokens' texts as Llama 3.1 names its ids 128000-128255 (Meta's
                                 llama-models tokenizer.py), on a Llama 3 tokenizer.json
@@ -24,6 +27,12 @@ itself then runs everything else right, so the engine has exactly the bug the ed
                                 its bytes six at a time into integers, a short last level padded with
                                 zero bytes (@microsoft/tiktokenizer's BinaryMap): trailing NULs are lost,
                                 and where two tokens' keys meet, the later id answers
+    --decoded-keys              with --rank-bpe, the ranks in two tables as ai-tokenizer generates them:
+                                a token whose bytes decode to text that encodes back to them keyed by
+                                that text, every other one by its bytes; a whole piece looked up as
+                                text, every byte string of the merge that is UTF-8 decoded as
+                                JavaScript's TextDecoder does (a leading BOM dropped) and looked up as
+                                text first, by its bytes only where that text is no token
     --added-unmergeable         every merge that makes an added token that is not special dropped: such a
                                 token is still matched whole in the text, never made by a merge (kitoken's
                                 tokenizers converter, which takes them out of the BPE vocabulary)
@@ -132,6 +141,12 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
             raise SystemExit(f"the normalizer has no {kind} step")
         kept = [s for s in steps if s.get("type") != kind]
         config["normalizer"] = {"type": "Sequence", "normalizers": kept} if kept else None
+    if args.first_of_nfd:
+        steps = _components(config.get("normalizer"), "normalizers")
+        if not any(s.get("type") in ("NFC", "NFD") for s in steps):
+            raise SystemExit("the normalizer has no NFC or NFD step")
+        kept = [s for s in steps if s.get("type") not in ("NFC", "NFD")]
+        config["normalizer"] = {"type": "Sequence", "normalizers": kept} if kept else None
     if args.drop_added == "nonspecial":
         dropped = {a["id"] for a in config["added_tokens"] if not a["special"]}
         if not dropped:
@@ -190,31 +205,83 @@ def gpt2_bytes() -> dict[str, int]:
     return table
 
 
-def rank_encoder(config: dict, packed: bool):
-    """tiktoken's byte-pair merge of one byte-level piece (the adjacent pair whose join ranks
-    lowest, leftmost first), ranks and ids read by the token's spelling, or by its packed key."""
-    def key(spelled: str):
-        if not packed:
-            return spelled
-        cut = len(spelled) - len(spelled) % 6  # one character of a byte-level spelling is one byte
-        return spelled[:cut], spelled[cut:].rstrip("\u0100")  # (U+0100 spells byte 0)
+def rank_encoder(config: dict, keys: str):
+    """tiktoken's byte-pair merge of one byte-level piece (the whole piece looked up first, then
+    the adjacent pair whose join ranks lowest, leftmost first), ranks and ids read by the token's
+    spelling (``keys``: "exact"), by its packed key ("packed") or from ai-tokenizer's two tables
+    ("decoded")."""
+    vocab = config["model"]["vocab"]
+    if keys == "decoded":
+        whole, rank = decoded_tables(vocab)
+    else:
+        def key(spelled: str):
+            if keys == "exact":
+                return spelled
+            cut = len(spelled) - len(spelled) % 6  # one character of a byte-level spelling is one byte
+            return spelled[:cut], spelled[cut:].rstrip("\u0100")  # (U+0100 spells byte 0)
 
-    ranks: dict = {}
-    for token, token_id in sorted(config["model"]["vocab"].items(), key=lambda item: item[1]):
-        ranks[key(token)] = token_id  # in rank order: a later token takes a key over
+        ranks: dict = {}
+        for token, token_id in sorted(vocab.items(), key=lambda item: item[1]):
+            ranks[key(token)] = token_id  # in rank order: a later token takes a key over
+
+        def whole(spelled: str) -> int | None:
+            return ranks.get(key(spelled))
+        rank = whole
 
     def encode(piece: str) -> list[int]:
-        if key(piece) in ranks:
-            return [ranks[key(piece)]]
+        found = whole(piece)
+        if found is not None:
+            return [found]
         parts = list(piece)
         while len(parts) > 1:
-            joins = [(ranks[key(a + b)], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if key(a + b) in ranks]
+            joins = [(r, i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if (r := rank(a + b)) is not None]
             if not joins:
                 break
             i = min(joins)[1]
             parts[i:i + 2] = [parts[i] + parts[i + 1]]
-        return [ranks[key(part)] for part in parts]
+        return [r for r in map(rank, parts) if r is not None]
     return encode
+
+
+def text_decoder(data: bytes) -> str | None:
+    """JavaScript's ``new TextDecoder("utf-8").decode`` of bytes that are UTF-8 (None where they are
+    not): a leading BOM is dropped (its ``ignoreBOM`` is false by default)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def decoded_tables(vocab: dict[str, int]):
+    """ai-tokenizer 1.0.6's lookups (dist/index.js ``bytePairMerge``'s ``getRankForSlice``, the
+    generated ``stringEncoder`` and ``binaryEncoder``), on the bytes each spelling stands for."""
+    table = gpt2_bytes()
+
+    def raw(spelled: str) -> bytes:
+        return bytes(table[c] for c in spelled)
+
+    by_text: dict[str, int] = {}
+    by_bytes: dict[bytes, int] = {}
+    for token, token_id in vocab.items():
+        data = raw(token)
+        text = text_decoder(data)
+        if text is not None and text.encode("utf-8") == data:
+            by_text[text] = token_id
+        else:
+            by_bytes[data] = token_id
+
+    def whole(spelled: str) -> int | None:
+        # The piece's own text (encodeOrdinaryInto's stringRankEncoder[piece]): a leading BOM stays,
+        # so a token that starts with one, in the byte table, is never found whole.
+        return by_text.get(raw(spelled).decode("utf-8", "surrogateescape"))
+
+    def rank(spelled: str) -> int | None:
+        data = raw(spelled)
+        text = text_decoder(data)
+        found = by_text.get(text) if text is not None else None
+        return found if found is not None else by_bytes.get(data)
+    return whole, rank
 
 
 def main() -> None:
@@ -229,22 +296,27 @@ def main() -> None:
     parser.add_argument("--drop-normalizer", action="append", default=[])
     parser.add_argument("--drop-added", choices=("nonspecial",))
     parser.add_argument("--unicode", choices=("NFC", "NFD", "NFKC"))
+    parser.add_argument("--first-of-nfd", action="store_true")
     parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
     parser.add_argument("--specials-of", choices=("llama-3.1",))
     parser.add_argument("--rank-bpe", action="store_true")
     parser.add_argument("--packed-keys", action="store_true")
+    parser.add_argument("--decoded-keys", action="store_true")
     parser.add_argument("--added-unmergeable", action="store_true")
     parser.add_argument("--added-first-listed", action="store_true")
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)
     tok = Tokenizer.from_str(json.dumps(config))
-    by_rank = rank_encoder(config, args.packed_keys) if args.rank_bpe else None
+    keys = "packed" if args.packed_keys else "decoded" if args.decoded_keys else "exact"
+    by_rank = rank_encoder(config, keys) if args.rank_bpe else None
     first_listed = first_listed_encoder(tok, config) if args.added_first_listed else None
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("op") == "encode":
             text = unicodedata.normalize(args.unicode, req["text"]) if args.unicode else req["text"]
+            if args.first_of_nfd:
+                text = "".join(unicodedata.normalize("NFD", ch)[0] for ch in text)
             # tokenizers matches special added tokens in the text unless told to encode them as text.
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
             if first_listed is not None and req.get("add_special", False):

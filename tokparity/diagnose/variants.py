@@ -46,11 +46,11 @@ import unicodedata2
 
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
-from tokparity.diagnose import regex_engines, special_releases
+from tokparity.diagnose import nfd_first, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
-from tokparity.reference.hf import HfBpe, HfPipeline
+from tokparity.reference.hf import HfBpe, HfPipeline, KeyedRanks
 from tokparity.reference.llama import LlamaBpe, LlamaCppPipeline, LlamaSpm, LlamaUgm, LlamaWpm
 from tokparity.reference.pretokenize import REGEXES, Pretokenizer
 from tokparity.reference.rwkv import RwkvPipeline
@@ -58,6 +58,7 @@ from tokparity.reference.sentencepiece import SentencePieceBpe, SentencePiecePip
 from tokparity.reference.spm import byte_piece
 from tokparity.reference.ugm import UgmModel
 from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 # The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
 STAGES = ("library", "input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
@@ -227,6 +228,18 @@ def _unicode_form(form: str, c: Candidate) -> Candidate | None:
     if isinstance(p, HfBpe) and p.normalizer.has(form):
         return _with(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == form)))
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
+
+
+_CANONICAL_FORMS = ("NFC", "NFD")
+
+
+def _nfd_first(normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
+    """The model's NFC or NFD step (a tokenizer.json's) run by llama.cpp's one-code-point NFD
+    instead (``nfd_first.py``: ``normalize``, alone or recomposed as pytorch-tokenizers does)."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline) or not any(k.kind in _CANONICAL_FORMS for k in p.normalizer.configs):
+        return None
+    return _with(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in _CANONICAL_FORMS, normalize)))
 
 
 def _lowercase(c: Candidate) -> Candidate | None:
@@ -691,27 +704,67 @@ def packed_key(spelled: str) -> tuple[str, str]:
 
 class _PackedRanks:
     """{packed key: id} of a vocabulary, filled in id order (a later id takes a key over), made on
-    first use: a diagnosis needs it only for a text with a NUL in it."""
+    first use: a diagnosis needs it only for a text with a NUL in it. Every lookup, the whole
+    piece's included, goes through the key (``HfBpe.keyed``)."""
 
     def __init__(self, vocab: Vocab):
-        self.vocab, self.ranks = vocab, None
+        self.vocab = vocab
+        self.ranks: dict[tuple[str, str], int] | None = None
 
-    def get(self, key, default=None):
+    def rank(self, part: str) -> int | None:
         if self.ranks is None:
             self.ranks = {packed_key(t): i for i, t in enumerate(self.vocab.tokens) if t}
-        return self.ranks.get(key, default)
+        return self.ranks.get(packed_key(part))
+
+    whole = rank
 
 
-def _lookup_key(c: Candidate) -> Candidate | None:
-    """Every byte string looked up by a packed key that loses trailing NUL bytes (a rank map keyed
-    by integers, filled in rank order), with tiktoken's merge by rank: a piece that ends in NULs
-    reads as the same bytes without them, and where two tokens' keys meet the later id answers.
-    Byte-level BPE only (one character of a token is one byte)."""
+def _lookup_key(make: Callable[[Candidate], KeyedRanks], kind: str, c: Candidate) -> Candidate | None:
+    """tiktoken's merge by rank with every lookup through an engine's own rank map, whose keys
+    lose bytes (``make``: built once per vocabulary). Byte-level BPE only (one character of a
+    token is one byte)."""
     p, vocab = c.pipeline, c.vocab
     if not isinstance(p, HfBpe) or p.keyed is not None or vocab.id_of("\u0100") is None:
         return None
-    ranks = _per_vocab(vocab, ("packed keys",), lambda: _PackedRanks(vocab))
-    return _with(c, fork(p, keyed=(packed_key, ranks)))
+    return _with(c, fork(p, keyed=_per_vocab(vocab, (kind,), lambda: make(c))))
+
+
+BOM = "\u00ef\u00bb\u00bf"  # U+FEFF's UTF-8 bytes, EF BB BF, as a byte-level token spells them
+
+
+class _DecodedRanks:
+    """A rank map of two tables, as ai-tokenizer generates one: a token whose bytes decode to
+    text that encodes back to them, keyed by that text; every other token (bytes that are not
+    UTF-8, and those that start with a BOM, which a decoder drops) by its bytes. A whole piece is
+    looked up as text, so a token that starts with a BOM is never found whole. A byte string of
+    the merge that is UTF-8 is decoded first, its leading BOM dropped (TextDecoder's default), and
+    looked up as text; only where that text is no token, by its bytes: EF BB BF + 'b' ranks, and
+    at the end reads, as 'b'."""
+
+    def __init__(self, ids: dict[str, int]):
+        self.ids = ids  # the model's tokens (the rank map holds no special token)
+
+    def whole(self, word: str) -> int | None:
+        return None if word.startswith(BOM) else self.ids.get(word)
+
+    def rank(self, part: str) -> int | None:
+        if part.startswith(BOM):
+            text = part[len(BOM):]
+            found = self.ids.get(text) if text and not text.startswith(BOM) else None
+            if found is not None and _is_utf8(text):
+                return found
+        return self.ids.get(part)
+
+
+def _is_utf8(spelled: str) -> bool:
+    """Whether a byte-level spelling's bytes are UTF-8 (as strict as Python's decoder and
+    ai-tokenizer's isValidUTF8: no surrogates, no overlong forms)."""
+    table = gpt2_unicode_to_byte()
+    try:
+        bytes(table[ch] for ch in spelled).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _unk_runs(c: Candidate) -> Candidate | None:
@@ -1070,6 +1123,15 @@ def catalogue() -> list[Variant]:
                 partial(_unicode_form, "NFC")),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
                 partial(_unicode_form, "NFD")),
+        # (not ASCII: only then has llama.cpp's table anything to map, or a mark to reorder)
+        Variant("normalizer.nfd-first", "normalizer.nfd-first",
+                "each code point replaced by the first code point of its canonical decomposition (llama.cpp's "
+                "unicode_cpts_normalize_nfd) in place of NFC or NFD: accents dropped, a Hangul syllable its first jamo",
+                partial(_nfd_first, nfd_first.first_code_points), lambda c, text: not text.isascii()),
+        Variant("normalizer.nfd-first:recomposed", "normalizer.nfd-first",
+                "NFC as pytorch-tokenizers 1.5.0 runs it: llama.cpp's one-code-point NFD (a precomposed letter loses "
+                "its accent), then the marks the text itself holds composed by a partial table (e + U+0301 is é)",
+                partial(_nfd_first, nfd_first.recomposed), lambda c, text: not text.isascii()),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
         Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
@@ -1112,7 +1174,13 @@ def catalogue() -> list[Variant]:
         Variant("model.lookup-key", "model.lookup-key",
                 "every byte string looked up by a key packed into integers that loses trailing NUL bytes (a piece that "
                 "ends in NULs reads as the same bytes without them; where two tokens' keys meet, the later id)",
-                _lookup_key, lambda c, text: "\0" in text),
+                partial(_lookup_key, lambda c: _PackedRanks(c.vocab), "packed keys"), lambda c, text: "\0" in text),
+        Variant("model.lookup-key:bom", "model.lookup-key",
+                "every byte string that is UTF-8 looked up first as the text JavaScript's TextDecoder makes of it, a "
+                "leading BOM (U+FEFF) dropped: EF BB BF + 'b' reads as 'b'; a whole piece that starts with a BOM is "
+                "never found",
+                partial(_lookup_key, lambda c: _DecodedRanks(c.pipeline.model.vocab), "decoded keys"),
+                lambda c, text: "\ufeff" in text),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),

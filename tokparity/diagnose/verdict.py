@@ -169,14 +169,19 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
     """Each mismatch whose own cause is not part of the run's root cause (a tie among them), with
     the parts of that root cause (smallest first) that give its ids too: what tokparity.run.decide
-    needs to carry one engine's one cause on every row it reproduces. Returns the completed
-    diagnoses, by position in ``mismatches``."""
+    needs to carry one engine's one cause on every row it reproduces. A mismatch whose search
+    reproduced nothing (a stage-level cause, or none: a long text's composed sets are searched
+    less widely) is one too, where the reference gives the oracle's ids on its text, as the search
+    requires before it claims anything. Returns the completed diagnoses, by position in
+    ``mismatches``."""
     keys = verdict.variants
     parts = [part for size in range(1, len(keys) + 1) for part in combinations(keys, size)]
     changed = {}
     for i, (j, d) in enumerate(mismatches):
-        if d.cause != TIE and (not d.variants or set(d.variants) <= set(keys)):
-            continue
+        if d.cause != TIE and d.variants and set(d.variants) <= set(keys):
+            continue  # (its own cause is a part already)
+        if d.cause != TIE and not d.variants and diagnoser.encode_remembered((), j.text) != j.oracle_ids:
+            continue  # (the reference is not the oracle on this text: nothing of the backend's can be shown)
         found = tuple(part for part in parts if diagnoser.encode_remembered(part, j.text) == j.backend_ids)
         if found:
             changed[i] = replace(d, verdict_parts=found)

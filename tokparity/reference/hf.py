@@ -15,7 +15,7 @@ The file is read once into typed components (tokparity.components); each stage r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 import regex
 
@@ -248,6 +248,17 @@ class HfPipeline:
         return decode(self, ids, errors, skip_special)
 
 
+class KeyedRanks(Protocol):
+    """An engine's own rank map as tiktoken's merge by rank reads it (``HfBpe.keyed``), for a
+    byte-level vocabulary (one character of a spelling is one byte)."""
+
+    def whole(self, word: str) -> int | None:
+        """The id of a whole piece, looked up before any merge (None: merge it)."""
+
+    def rank(self, part: str) -> int | None:
+        """The rank and id of a byte string: a pair's join while merging, a part at the end."""
+
+
 class HfBpe(HfPipeline):
     algorithm = "bpe"
 
@@ -269,18 +280,18 @@ class HfBpe(HfPipeline):
         # Switch: pieces taken as not in the vocabulary (never matched; a character that is one
         # falls back to its bytes), as an engine that loaded only the normal pieces.
         self.absent: frozenset[int] = frozenset()
-        # Switch: tiktoken's merge by rank with every piece looked up through a key of its own
-        # (key, {key: id}), as an engine whose rank map's keys lose bytes.
-        self.keyed: tuple[Callable[[str], object], dict[object, int]] | None = None
+        # Switch: tiktoken's merge by rank with every lookup, the whole piece's included, through
+        # an engine's own rank map, whose keys lose bytes.
+        self.keyed: KeyedRanks | None = None
 
     def encode_word(self, word: str) -> list[int]:
+        if self.keyed is not None:  # (before the exact whole-word lookup: the engine's map answers that too)
+            return self._encode_keyed(word)
         whole = self.model.vocab.get(word)
         if self.ignore_merges and whole is not None and whole not in self.absent:
             return [whole]
         if self.greedy is not None:
             return self._encode_greedy(word)
-        if self.keyed is not None:
-            return self._encode_keyed(word)
         symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk)
         if self.absent:
             symbols = [i for s in symbols for i in (self._without_piece(s) if s in self.absent else [s])]
@@ -305,16 +316,16 @@ class HfBpe(HfPipeline):
         return out
 
     def _encode_keyed(self, word: str) -> list[int]:
-        """tiktoken's byte-pair merge (the adjacent pair whose join ranks lowest, leftmost first),
-        every rank and id read through ``keyed``."""
-        assert self.keyed is not None
-        key, ranks = self.keyed
-        whole = ranks.get(key(word))
+        """tiktoken's byte-pair merge (the whole piece looked up first, then the adjacent pair
+        whose join ranks lowest, leftmost first), every rank and id read through ``keyed``."""
+        keyed = self.keyed
+        assert keyed is not None
+        whole = keyed.whole(word)
         if whole is not None:
             return [whole]
         parts = list(word)
         while len(parts) > 1:
-            joined = [ranks.get(key(a + b)) for a, b in zip(parts, parts[1:])]
+            joined = [keyed.rank(a + b) for a, b in zip(parts, parts[1:])]
             found = [(rank, i) for i, rank in enumerate(joined) if rank is not None]
             if not found:
                 break
@@ -322,7 +333,8 @@ class HfBpe(HfPipeline):
             parts[i:i + 2] = [parts[i] + parts[i + 1]]
         out = []
         for part in parts:
-            token_id = ranks.get(key(part), self.token_to_id.get(part))
+            token_id = keyed.rank(part)
+            token_id = self.token_to_id.get(part) if token_id is None else token_id
             if token_id is not None:
                 out.append(token_id)
             elif self.unk_id is not None:

@@ -125,7 +125,7 @@ def step_for(c, path: str) -> Callable[[str], str]:
 
 class Normalizer:
     """The normalizer's steps in order; ``configs`` holds the component each came from (a
-    diagnosis drops or adds some: ``without``, ``with_step``)."""
+    diagnosis drops, replaces or adds some: ``without``, ``replacing``, ``with_step``)."""
 
     def __init__(self, config: n.Normalizer | None, path: str = "tokenizer.json"):
         self.configs: list = n.flatten(config)
@@ -149,6 +149,13 @@ class Normalizer:
             if not drop(config):
                 copy.steps.append(step)
                 copy.configs.append(config)
+        return copy
+
+    def replacing(self, which, step: Callable[[str], str]) -> Normalizer:
+        """A copy in which ``step`` runs in place of each step whose component ``which(component)``
+        is true (the component stays, so the copy still says what it stands in for)."""
+        copy = self.without(lambda c: False)
+        copy.steps = [step if which(config) else old for old, config in zip(copy.steps, copy.configs)]
         return copy
 
     def with_step(self, step, config) -> Normalizer:

@@ -74,6 +74,12 @@ def to_lower(cp: int) -> int:
     return _tables()[2].get(cp, cp)
 
 
+def nfd_ranges() -> list[tuple[int, int, int]]:
+    """llama.cpp's ``unicode_ranges_nfd``: (first, last, first code point of the decomposition) of
+    each run of code points that decompose to the same first one, in code point order."""
+    return _tables()[3]
+
+
 def nfd_first(cp: int) -> int:
     """llama.cpp's ``unicode_cpts_normalize_nfd`` for one code point: the first code point of
     its canonical decomposition (llama.cpp keeps only that one, dropping the marks)."""
