@@ -27,11 +27,15 @@ MUTATIONS = [
     # No split regex at all, only the byte-level mapping (the missing pre-tokenizer of llama.cpp #7476).
     param(Mutation("pretokenizer.none", "llama-bpe", engine(*HF, "--no-pre-tokenizer"), TWIN, CORPORA),
           "no-pre-tokenizer"),
-    # \s read as RE2 / Go read it (ASCII only) and as ECMAScript does (no U+0085, U+FEFF included).
+    # \s read as RE2 / Go read it (ASCII only) and as ECMAScript does (no U+0085, U+FEFF included) ...
     param(Mutation("pretokenizer.regex-engine", "llama-bpe", engine(*HF, "--space-class", "re2"), TWIN,
                    ("focus:unicode-spaces",)), "re2-spaces"),
     param(Mutation("pretokenizer.regex-engine", "llama-bpe", engine(*HF, "--space-class", "ecmascript"), TWIN,
                    ("focus:unicode-spaces",)), "ecmascript-spaces"),
+    # ... and as PCRE2 with PCRE2_UCP does (Unicode's and U+180E, its \h list: pytorch-tokenizers'
+    # fallback for a lookahead RE2 cannot compile). One code point apart: 8 of the focus texts.
+    param(Mutation("pretokenizer.regex-engine", "llama-bpe", engine(*HF, "--space-class", "pcre2"), TWIN,
+                   ("focus:unicode-spaces",), at_least=8), "pcre2-spaces"),
     # A real one: tokenizers (Oniguruma) reads Unicode 16, where Garay and Myanmar Extended-C digits
     # are \p{N}; llama.cpp's tables predate them (tests/diff/test_classify.py). Its twin is the same
     # library with those 30 code points taken out of \p{N} (Oniguruma's class intersection).

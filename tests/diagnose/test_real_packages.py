@@ -300,16 +300,77 @@ def test_pytorch_tokenizers_qwen3(tmp_path):
     * ``BPETokenizerBase::encode`` (src/bpe_tokenizer_base.cpp:227) matches every added token, with no
       switch: ``specials.parse``.
 
-    Named ``normalizer.nfd-first`` (its ``recomposed`` member) + ``specials.parse``, proven, on
-    qwen3's default corpora. Left among the 5 %: its PCRE2 fallback for Qwen's split (RE2 has no
-    lookahead) reads U+180E as ``\\s`` (``' \\u180ea'`` is ``' '`` then ``'\\u180ea'``), which no variant
-    has; the two seams texts are named by a coincidence (``pretokenizer.deepseek3``, ``-coder``)."""
+    * Qwen's split has a lookahead (``\\s+(?!\\S)``), which RE2 cannot compile, so it runs on the
+      PCRE2 fallback (src/regex_lookahead.cpp:28), whose ``\\s`` holds U+180E
+      (``pretokenizer.regex-engine:pcre2``, below).
+
+    Named ``normalizer.nfd-first`` (its ``recomposed`` member) + ``pretokenizer.regex-engine`` (its
+    ``pcre2`` member) + ``specials.parse``, proven, on qwen3's default corpora, 228 of 228 mismatches
+    (until 2026-11-25 the two U+180E rows were named ``pretokenizer.deepseek3`` and ``-coder`` by a
+    coincidence)."""
     pytest.importorskip("pytorch_tokenizers", reason="pip install pytorch-tokenizers==1.5.0 (the test extra)")
     run = compare(tmp_path, "qwen3", python("pypi_engines.py", "pytorch-tokenizers-hf", "{tokenizer_json}"))
-    named_right(run, {"normalizer.nfd-first", "specials.parse"}, {"normalizer.nfd-first:recomposed", "specials.parse"})
+    named_right(run, {"normalizer.nfd-first", REGEX_ENGINE, "specials.parse"},
+                {"normalizer.nfd-first:recomposed", "pretokenizer.regex-engine:pcre2", "specials.parse"})
     for text, oracle, backend in (("\u00e9", [963], [68]), ("\uac01", [126317], [146312])):  # (precomposed: é, 각)
         r = row(run, text)
         assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == (oracle, backend, "normalizer.nfd-first")
+    r = row(run, " \u180ea")
+    assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == ([86089, 254, 236, 64], [220, 123970, 236, 64],
+                                                                         REGEX_ENGINE)
+
+
+PCRE2_SOURCES = """pytorch-tokenizers 1.5.0 (PyPI, Meta's C++ tokenizers for ExecuTorch) compiles a model's split
+    regex with RE2 and, when RE2 cannot (a lookahead: ``\\s+(?!\\S)``), with PCRE2
+    (src/regex_lookahead.cpp:28, meta-pytorch/tokenizers 00d86aa), which src/pcre2_regex.cpp:21-24
+    compiles with ``PCRE2_UCP | PCRE2_UTF``. Its PCRE2 is the submodule third-party/pcre2 at 2e03e32
+    (10.46-DEV), and the wheel's .so holds its ``unicode_version``, "16.0.0". With UCP, ``\\s`` is
+    PCRE2's ``PT_SPACE`` (src/pcre2_match.c:2788): ``HSPACE_LIST`` / ``VSPACE_LIST``
+    (src/pcre2_internal.h:415, :448) and every code point of category Z, i.e. Unicode's White_Space
+    and U+180E (MONGOLIAN VOWEL SEPARATOR, a format character since Unicode 6.3, still in ``\\h``);
+    U+0085, U+00A0, U+000B, U+2028 are spaces to it as to the oracle, U+FEFF and U+200B are not.
+    Checked through the wrapper: ``' \\u180ea'`` splits ``' '``, ``'\\u180ea'``; Unicode 16's digits
+    (Garay U+10D40, …) are ``\\p{N}`` to it and not to the oracle's older tables, Unicode 17's
+    (Tolong Siki U+11DE0) to neither."""
+
+
+def test_pytorch_tokenizers_llama_bpe(tmp_path):
+    pytest.importorskip("pytorch_tokenizers", reason="pip install pytorch-tokenizers==1.5.0 (the test extra)")
+    run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "pytorch-tokenizers-hf", "{tokenizer_json}"))
+    named_right(run, {REGEX_ENGINE, "specials.parse"}, {"pretokenizer.regex-engine:pcre2", "specials.parse"})
+    for text, oracle, backend in ((" \u180ea", [87189, 254, 236, 64], [220, 157, 254, 236, 64]),
+                                  (" \U00010d40a", [109697, 238, 113, 222, 64], [220, 172, 238, 113, 222, 64])):
+        r = row(run, text)
+        assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == (oracle, backend, REGEX_ENGINE)
+    assert not any("\U00011de0" in r["text"] for r in run.rows), run.causes  # Unicode 17: unknown to both
+
+
+test_pytorch_tokenizers_llama_bpe.__doc__ = PCRE2_SOURCES + """
+
+    On Llama 3 (llama-bpe, judged by llama.cpp, whose tables predate Unicode 16) its Unicode 16
+    digits and U+180E: named ``pretokenizer.regex-engine:pcre2`` + ``specials.parse``
+    (src/bpe_tokenizer_base.cpp:227, every added token matched), proven, 18 of 18 mismatches, every
+    agreement kept (until 2026-11-25: verdict ``regex-engine:javascript`` + ``specials.parse``, 16 of
+    18, not proven, the two U+180E rows ``pretokenizer.whitespace``)."""
+
+
+def test_pytorch_tokenizers_tekken(tmp_path):
+    pytest.importorskip("pytorch_tokenizers", reason="pip install pytorch-tokenizers==1.5.0 (the test extra)")
+    run = compare(tmp_path, "tekken", python("pypi_engines.py", "pytorch-tokenizers-tekken", "{tiktoken}"))
+    named_right(run, {REGEX_ENGINE, "user-defined.atomic"},
+                {"pretokenizer.regex-engine:pcre2", *(f"user-defined.atomic:+{i}" for i in (0, 1, 2, 3, 4, 11))})
+    r = row(run, " \u180ea")
+    assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == ([71881, 1160, 1142, 1097],
+                                                                         [1032, 1225, 1160, 1142, 1097], REGEX_ENGINE)
+
+
+test_pytorch_tokenizers_tekken.__doc__ = PCRE2_SOURCES + """
+
+    On Mistral's tekken (judged by tiktoken) its U+180E: named ``pretokenizer.regex-engine:pcre2``
+    + ``user-defined.atomic`` (its ``<unk>``, ``<s>``, ``</s>``, ``[INST]``, ``[/INST]``, ``<pad>``
+    matched in the text, src/bpe_tokenizer_base.cpp:227), proven, 24 of 24 mismatches, every
+    agreement kept (until 2026-11-25: verdict ``user-defined.atomic`` 22 of 24, the two U+180E rows
+    ``pretokenizer.deepseek3`` and ``-coder``)."""
 
 
 def test_kitoken_segments_at_specials(node_engines, tmp_path):

@@ -4,9 +4,10 @@ Each flag is an edit a buggy converter or a hand-written config could make; ``to
 itself then runs everything else right, so the engine has exactly the bug the edit plants:
 
     --regex OLD=>NEW            replace text in every Split regex (``\p{N}{1,3}=>\p{N}+``)
-    --space-class ecmascript|re2
+    --space-class ecmascript|re2|pcre2
                                 every ``\s`` / ``\S`` of the Split regexes spelled as that engine's
-                                class (ECMAScript: no U+0085, U+FEFF included; RE2: ASCII only)
+                                class (ECMAScript: no U+0085, U+FEFF included; RE2: ASCII only;
+                                PCRE2 with UCP: Unicode's and U+180E)
     --gpt2-split                the Split regexes replaced by ByteLevel's own (GPT-2's) regex
     --no-pre-tokenizer          only the byte-level mapping left: no split regex at all
     --model KEY=true|false      a field of the model: ignore_merges, byte_fallback, fuse_unk
@@ -59,6 +60,7 @@ from tokenizers import Tokenizer
 SPACE_CLASSES = {
     "ecmascript": r"\t\n\x0B\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}",
     "re2": r"\t\n\f\r ",
+    "pcre2": r"\t\n\x0B\f\r \x{85}\x{A0}\x{1680}\x{180E}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}",
 }
 
 

@@ -467,10 +467,11 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     # Only \s read otherwise: the other classes keep the tables the model's split reads
     # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json),
-    # except for JavaScript, whose engine brings its own (a current Unicode, as the regex module's):
-    # where those are the model's own, JavaScript is ECMAScript's \s alone, its own variant.
+    # except for JavaScript and PCRE2, whose engines bring their own (a current Unicode, as the regex
+    # module's): where those are the model's own, JavaScript is ECMAScript's \s alone, its own
+    # variant (regex_engines.TWIN); PCRE2's \s has no such twin.
     tables = regex_engines.TABLES.get(engine)
-    if tables is not None and tables == _reading(c.pipeline)[1]:
+    if tables is not None and tables == _reading(c.pipeline)[1] and engine in regex_engines.TWIN:
         return None
     return _resplit(c, engine=engine, tables=tables)
 
