@@ -898,10 +898,10 @@ def _user_defined(c: Candidate) -> Candidate | None:
     return None
 
 
-def _user_defined_absent(c: Candidate) -> Candidate | None:
-    """An engine that loaded only the normal pieces: the user-defined ones are not matched whole,
-    no merge makes one, a character that is one falls back to its bytes, a longest match never
-    takes one (Gemma 3's tab pieces come out as byte pieces, its runs of spaces as single ones)."""
+def _out_of_the_model(c: Candidate) -> tuple[frozenset[int], object, bool] | None:
+    """A tokenizer.json BPE's user-defined pieces (the added tokens that are not special) taken
+    out of its model: their ids, the model with no merge that makes one, and whether any merge
+    did. None where the pipeline is not one or has none."""
     p = c.pipeline
     if not isinstance(p, HfBpe):
         return None
@@ -910,12 +910,24 @@ def _user_defined_absent(c: Candidate) -> Candidate | None:
         return None
     merges = _per_vocab(c.vocab, ("merges without", absent),
                         lambda: {pair: hit for pair, hit in p.model.merges.items() if hit[1] not in absent})
-    # Where no such piece is one character and no merge makes one, this is user-defined.atomic (the
-    # pieces not matched whole) under another name: not offered.
-    if len(merges) == len(p.model.merges) and not any(len(c.vocab.tokens[i]) == 1 for i in absent):
-        return None
     model = copy.copy(p.model)
     model.merges = merges
+    return absent, model, len(merges) < len(p.model.merges)
+
+
+def _user_defined_absent(c: Candidate) -> Candidate | None:
+    """An engine that loaded only the normal pieces: the user-defined ones are not matched whole,
+    no merge makes one, a character that is one falls back to its bytes, a longest match never
+    takes one (Gemma 3's tab pieces come out as byte pieces, its runs of spaces as single ones)."""
+    found = _out_of_the_model(c)
+    if found is None:
+        return None
+    absent, model, merged = found
+    # Where no such piece is one character and no merge makes one, this is user-defined.atomic (the
+    # pieces not matched whole) under another name: not offered.
+    if not merged and not any(len(c.vocab.tokens[i]) == 1 for i in absent):
+        return None
+    p = c.pipeline
     return _with(c, fork(p, added=[a for a in p.added if a.special], absent=absent, model=model))
 
 
@@ -923,19 +935,11 @@ def _user_defined_unmergeable(c: Candidate) -> Candidate | None:
     """The user-defined pieces still matched whole in the text, but taken out of the model's
     vocabulary: no merge makes one (Gemma 3's '▁▁' from two '▁'), as an engine that keeps its
     added tokens apart from the BPE model's tokens."""
-    p = c.pipeline
-    if not isinstance(p, HfBpe):
+    found = _out_of_the_model(c)
+    if found is None or not found[2]:  # (no merge makes one: nothing to take away)
         return None
-    absent = frozenset(a.id for a in p.added if not a.special)
-    if not absent:
-        return None
-    merges = _per_vocab(c.vocab, ("merges without", absent),
-                        lambda: {pair: hit for pair, hit in p.model.merges.items() if hit[1] not in absent})
-    if len(merges) == len(p.model.merges):  # no merge makes one: nothing to take away
-        return None
-    model = copy.copy(p.model)
-    model.merges = merges
-    return _with(c, fork(p, absent=absent, model=model))
+    absent, model, _ = found
+    return _with(c, fork(c.pipeline, absent=absent, model=model))
 
 
 def _first_listed(c: Candidate) -> Candidate | None:
