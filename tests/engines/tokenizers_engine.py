@@ -179,9 +179,13 @@ def first_listed_encoder(tok: Tokenizer, config: dict):
     for a in listed:
         by_content.setdefault(a["content"], a["id"])
 
-    def encode(text: str, parse_special: bool) -> list[int]:
+    def alternation(parse_special: bool) -> re.Pattern | None:
         matched = [a["content"] for a in listed if a["content"] and (parse_special or not a["special"])]
-        pattern = re.compile("|".join(map(re.escape, matched))) if matched else None
+        return re.compile("|".join(map(re.escape, matched))) if matched else None
+    patterns = {parse_special: alternation(parse_special) for parse_special in (False, True)}  # (made once)
+
+    def encode(text: str, parse_special: bool) -> list[int]:
+        pattern = patterns[parse_special]
         ids: list[int] = []
         at = 0
         for m in pattern.finditer(text) if pattern else ():
