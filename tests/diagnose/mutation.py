@@ -286,10 +286,28 @@ def bom_texts(_zoo) -> list[dict]:
     return _records((f"bom-{i}", t) for i, t in enumerate(texts))
 
 
+def inherited_names(_zoo) -> list[dict]:
+    """JavaScript and prose where a split piece is named like a member of Object.prototype
+    (``x.toString()``, a line that starts ``valueOf``, ``1constructor``), and the same names where
+    no piece is (after a space: ``' toString'``; inside a longer word), for the engines that keep
+    their ranks in a plain object."""
+    texts = ["x.toString()", "a.hasOwnProperty(b)", "n.valueOf() + 1", "d.toLocaleString('de-DE')",
+             "Object.prototype.isPrototypeOf(x)", "o.propertyIsEnumerable('k')", "obj.constructor.name",
+             "toString", "valueOf()", "return a\ntoString(b)", "1toString", "(hasOwnProperty)",
+             "if (!isPrototypeOf) {}", "[toLocaleString]", "{valueOf: 1}", "x.__proto__ = y",
+             "o.__defineGetter__('a', f)", "a.__lookupSetter__('b')", "`${toString}`", "2valueOf",
+             "\nhasOwnProperty(x)", "1propertyIsEnumerable", "(!hasOwnProperty)", "x=!toLocaleString()",
+             "a;\ntoLocaleString", "0isPrototypeOf", "if (!propertyIsEnumerable) {}", "\r\nisPrototypeOf",
+             "9toLocaleString", "[!hasOwnProperty]", "\nvalueOf", "2hasOwnProperty",
+             "the toString method", "call toLocaleString on it", "toStringify(x)", "myvalueOf",
+             "a constructor runs first", "no such names here", "String(x)", "x.tostring()"]
+    return _records((f"inherited-{i}", t) for i, t in enumerate(texts))
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts)}
+    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts, inherited_names)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

@@ -1,7 +1,7 @@
 """The mutation suite for causes first met in real packages (tests/diagnose/test_real_packages.py):
 ``specials.other-release`` (llama3-tokenizer-js's Llama 3.1 names, kitoken's ChatML specials on
 cl100k), ``model.lookup-key`` (@microsoft/tiktokenizer's packed rank-map keys, ai-tokenizer's
-keys decoded as text) and kitoken's two ways with Gemma 3's added tokens,
+keys decoded as text), ``model.prototype-lookup`` (ai-tokenizer's ranks in a plain object) and kitoken's two ways with Gemma 3's added tokens,
 ``user-defined.unmergeable`` and ``user-defined.first-listed``. Here tokenizers itself carries each
 bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same file unedited
 (tests/diagnose/mutation.py says how each check reads).
@@ -16,6 +16,11 @@ bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same fil
 * ``--rank-bpe --decoded-keys``: the same merge with ai-tokenizer's two rank tables, every byte
   string that is UTF-8 looked up as the text JavaScript's TextDecoder makes of it, a leading BOM
   dropped: ``'a\\ufeffb'`` is ``[64, 65]`` on GPT-4o's o200k where the oracle has ``[64, 5574, 65]``.
+* ``--plain-object``: every pre-token looked up whole in a plain JavaScript object first (the
+  ranks of ai-tokenizer, the cache of gpt3-tokenizer before 1.1.5): ``a.hasOwnProperty(b)`` fails on
+  Claude's vocabulary (``hasOwnProperty`` is no token there, and the object finds the function every
+  object inherits); on Llama 3, ``.hasOwnProperty`` is one piece and ``toString`` a token, so only a
+  name that is no token, after a digit, a line break or a run of punctuation, fails.
 * ``--added-unmergeable``: Gemma 3's user-defined pieces out of the model's vocabulary and merges:
   ``'  '`` is two ``▁`` (236743), not ``▁▁`` (138); still matched whole where the text has ``▁▁``.
 * ``--added-first-listed``: Gemma 3's added tokens cut out by one alternation in id order:
@@ -36,6 +41,10 @@ MUTATIONS = [
                    ("focus:nul-bytes",), at_least=8), "packed-keys-gpt4o"),
     param(Mutation("model.lookup-key", "gpt4o", engine(*HF, "--rank-bpe", "--decoded-keys"), engine(*HF, "--rank-bpe"),
                    ("focus:bom-texts",)), "decoded-keys-gpt4o"),
+    param(Mutation("model.prototype-lookup", "claude", engine(*HF, "--plain-object"), engine(*HF),
+                   ("focus:inherited-names",)), "plain-object-claude"),
+    param(Mutation("model.prototype-lookup", "llama-bpe", engine(*HF, "--plain-object"), engine(*HF),
+                   ("focus:inherited-names",)), "plain-object-llama-bpe"),
     param(Mutation("user-defined.unmergeable", "gemma-3", engine(*HF, "--added-unmergeable"), engine(*HF),
                    ("focus:whitespace-pieces",), at_least=8), "unmergeable-gemma-3"),
     param(Mutation("user-defined.first-listed", "gemma-3", engine(*HF, "--added-first-listed"), engine(*HF),

@@ -34,8 +34,8 @@ def ids(value: str) -> list[int]:
 def named_right(run, causes: set[str], variants: set[str], crashes: tuple[str, ...] = ()) -> None:
     """The run exits 1, its verdict is ``causes`` (by these variant keys), proven, and at least
     95 % of its rows carry those causes (one or several of them). ``crashes``: the case ids where
-    the package crashes (a bug of its own that no variant can reproduce: there is no id to
-    reproduce), exactly those, left out of the share."""
+    the package crashes, exactly those, left out of the share (a crash has no ids: the test says
+    which cause, if any, reproduces the failure)."""
     assert run.exit_code == 1
     root = run.root
     assert set(root.get("cause", "").split("+")) == causes, root
@@ -151,15 +151,44 @@ def test_ai_tokenizer_bom_lookup(node_engines, tmp_path, model):
     ECMAScript's ``\\s``, which holds U+FEFF and lacks U+0085: ``'x\\ufeff\\ufeffy'`` on cl100k is
     ``x | \\ufeff | \\ufeffy`` → [87, 3305, 88], both bugs at once. Named ``pretokenizer.regex-engine``
     + ``model.lookup-key``, proven, on the default corpora. On cl100k a third bug, ranks in a plain
-    object (``stringRankEncoder[piece]`` of the piece ``toLocaleString`` is Object.prototype's
-    function, not an id), crashes the JavaScript sample: no ids, so nothing to reproduce."""
+    object (``stringRankEncoder[piece]`` of the piece ``toLocaleString``, no token of cl100k, is
+    Object.prototype's function, not an id), crashes the JavaScript sample: named
+    ``model.prototype-lookup``, the reference that looks pieces up so failing there too. o200k splits
+    ``toLocale|String`` (a word ends before a capital), so no piece is named like a member there."""
     encoding = model.split("-")[0] + "_base"
     run = compare(tmp_path, model, node("ai_tokenizer.mjs", encoding))
-    named_right(run, {REGEX_ENGINE, "model.lookup-key"}, {"pretokenizer.regex-engine:ecmascript", "model.lookup-key:bom"},
-                crashes=("javascript-0001",) if model == "cl100k-tiktoken" else ())
+    crashed = model == "cl100k-tiktoken"
+    named_right(run, {REGEX_ENGINE, "model.lookup-key"} | ({"model.prototype-lookup"} if crashed else set()),
+                {"pretokenizer.regex-engine:ecmascript", "model.lookup-key:bom"} |
+                ({"model.prototype-lookup"} if crashed else set()),
+                crashes=("javascript-0001",) if crashed else ())
+    assert [r["cause"] for r in run.rows if r["class"] == "crash"] == (["model.prototype-lookup"] if crashed else [])
     bom, hello = (3305, 9906) if model == "cl100k-tiktoken" else (5574, 13225)
     r = row(run, "\ufeffHello")  # (the edge corpus's): the BOM read away with the word it starts
     assert (ids(r["oracle_ids"]), ids(r["backend_ids"]), r["cause"]) == ([bom, hello], [hello], "model.lookup-key")
+
+
+INHERITED_NAMES = ["x.toString()", "obj.constructor.name", "a.hasOwnProperty(b)", "n.valueOf() + 1",
+                   "the toString method", "toStringify(x)", "x.__proto__ = y", "Object.prototype.isPrototypeOf(x)",
+                   "hello world"]
+
+
+def test_ai_tokenizer_plain_object(node_engines, tmp_path):
+    """ai-tokenizer 1.0.6 on p50k (GPT-2's split, in which ``x.toString()`` is ``x | . | toString |
+    ()``): ``encodeOrdinaryInto`` (src/tokenizer.ts:277) returns ``stringRankEncoder[piece]`` for a
+    whole piece when that is not undefined, and the generated rank table is a plain object, so a
+    piece that is no token of p50k and names a member of Object.prototype (``toString``,
+    ``constructor``, ``hasOwnProperty``, ``valueOf``, ``isPrototypeOf``) comes back as a function:
+    ``[87, 13, <function>, 3419]``, which the wrapper writes as null, a crash of the case. After a
+    space (``Ġ``-prefixed) or inside a longer word no piece is named so; ``__proto__`` splits into
+    ``__ | proto | __``. Named ``model.prototype-lookup`` on exactly those five, proven."""
+    run = compare(tmp_path, "p50k-base", node("ai_tokenizer.mjs", "p50k_base"),
+                  texts_file(tmp_path, "inherited", INHERITED_NAMES))
+    crashed = ("inherited-00", "inherited-01", "inherited-02", "inherited-03", "inherited-07")
+    assert run.exit_code == 1
+    assert sorted(r["case_id"] for r in run.rows) == list(crashed)
+    assert {(r["class"], r["cause"]) for r in run.rows} == {("crash", "model.prototype-lookup")}
+    assert (run.root["variants"], run.root["proven"], run.root["explains"]) == (["model.prototype-lookup"], True, 5)
 
 
 # --- Unicode tables: an older Oniguruma in a WebAssembly build ----------------------------------------

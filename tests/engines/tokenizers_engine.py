@@ -40,6 +40,10 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --added-first-listed        the added tokens cut out of the text by one alternation in id order (the
                                 first listed wins where several start at a position), each part between
                                 them then encoded alone (kitoken's added-token regex)
+    --plain-object              every pre-token looked up whole in a plain JavaScript object first: one that
+                                is no token and names a member of Object.prototype ('toString',
+                                'constructor', …) finds that member, and the engine fails on the text
+                                (a "TypeError" reply, as a JavaScript engine that writes a function out)
 
 With no flag the file is used as it is (the bug-free twin).
 
@@ -199,6 +203,21 @@ def first_listed_encoder(tok: Tokenizer, config: dict):
     return encode
 
 
+# What every JavaScript object inherits (Object.prototype's own properties): what `name in {}` is true for.
+OBJECT_PROTOTYPE = {"constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
+                    "toString", "valueOf", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__",
+                    "__lookupSetter__"}
+
+
+def inherited_member(tok: Tokenizer, config: dict, text: str) -> str | None:
+    """The first pre-token of ``text`` that a plain JavaScript object of the vocabulary would find
+    as an inherited member: named like one, and no key of its own (no token)."""
+    vocab = config["model"]["vocab"]
+    normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text
+    pieces = tok.pre_tokenizer.pre_tokenize_str(normalized) if tok.pre_tokenizer else [(normalized, None)]
+    return next((piece for piece, _ in pieces if piece in OBJECT_PROTOTYPE and piece not in vocab), None)
+
+
 def gpt2_bytes() -> dict[str, int]:
     """GPT-2's byte-to-unicode table, reversed: the byte each printable character stands for."""
     printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
@@ -310,6 +329,7 @@ def main() -> None:
     parser.add_argument("--decoded-keys", action="store_true")
     parser.add_argument("--added-unmergeable", action="store_true")
     parser.add_argument("--added-first-listed", action="store_true")
+    parser.add_argument("--plain-object", action="store_true")
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)
@@ -327,6 +347,12 @@ def main() -> None:
             tok.encode_special_tokens = not (req.get("parse_special", False) or args.parse_special == "always")
             if first_listed is not None and req.get("add_special", False):
                 reply = {"id": req["id"], "error": "--added-first-listed adds no BOS/EOS (run without add_special)"}
+                sys.stdout.write(json.dumps(reply) + "\n")
+                sys.stdout.flush()
+                continue
+            inherited = inherited_member(tok, config, text) if args.plain_object else None
+            if inherited is not None:
+                reply = {"id": req["id"], "error": f"TypeError: ranks[{inherited!r}] is a function, not a token id"}
                 sys.stdout.write(json.dumps(reply) + "\n")
                 sys.stdout.flush()
                 continue

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokparity.diagnose.plain_object import InheritedMember, inherited_piece
 from tokparity.vocab.model import Vocab
 
 
@@ -56,6 +57,9 @@ class Candidate:
     # Another release's special tokens in place of the model's (special_releases.py): with parsing
     # on, its texts are its ids and the model's own other specials plain text.
     other_release: Any = None  # an OtherRelease
+    # Every pre-token looked up whole in a plain JavaScript object first: one that is no token and
+    # names a member of Object.prototype finds that member, and the engine fails (plain_object.py).
+    plain_object: bool = False
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -64,6 +68,10 @@ class Candidate:
     def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
         for text_map in self.text_maps:
             text = text_map(text)
+        if self.plain_object:
+            inherited = inherited_piece(self.pipeline.pre_tokenize(text), self.vocab.id_of)
+            if inherited is not None:
+                raise InheritedMember(inherited)
         parse = parse_special != self.flip_parse
         if self.whitespace_piece and not text.strip():
             ids = self._around(add_special, self._whole_piece(text))

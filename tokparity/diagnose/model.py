@@ -182,6 +182,8 @@ class ModelDiagnosis:
 
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
+        if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
+            return self._failure(j)
         if j.cls in ("crash", "timeout") or not self.options.diagnose:
             return None
         if j.op == "chat":
@@ -219,6 +221,21 @@ class ModelDiagnosis:
         # A proof decides the class; a stage-level cause only locates.
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives,
                          decides_class=cause.reproduced or cause.name == TIE, stage=stage_of_cause(cause.name))
+
+    def _failure(self, j: Judgement) -> Diagnosis | None:
+        """A backend's crash where the oracle answered: the variant whose engine fails there too
+        (a plain JavaScript object's inherited names), or None. The class stays a crash."""
+        started = time.perf_counter()
+        try:
+            diagnoser = self.diagnoser()
+            cause = diagnoser.failure(j.text, j.oracle_ids) if diagnoser is not None else None
+        except Exception as e:  # a diagnosis never stops a run; the case keeps its class
+            cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
+        finally:
+            self.seconds += time.perf_counter() - started
+        if cause is None or not cause.reproduced:
+            return None
+        return Diagnosis(cause.name, cause.detail, cause.keys, stage=stage_of_cause(cause.name))
 
     def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[str, set[int]],
                      corpora: list[str] | None) -> None:

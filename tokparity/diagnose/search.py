@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
+from tokparity.diagnose.plain_object import InheritedMember
 from tokparity.diagnose.variants import (
     PER_TOKEN,
     STAGES,
@@ -206,6 +207,41 @@ class Diagnoser:
                 self._answers.clear()
             self._answers[key] = self.encode(keys, text)
         return self._answers[key]
+
+    def failing(self, keys: tuple[str, ...], text: str) -> str | None:
+        """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those
+        deviations fails (``plain_object.InheritedMember``); None where it gives ids, or cannot run."""
+        c = self._build(tuple(sorted(keys, key=self.order)))
+        if c is None:
+            return None
+        try:
+            c.encode(text, self.add_special, self.parse_special)
+        except InheritedMember as e:
+            return str(e)
+        except Exception:
+            return None
+        return None
+
+    def predicts(self, keys: tuple[str, ...], j) -> bool:
+        """Whether the reference with the variants ``keys`` does what the backend of the judgement
+        ``j`` did: its ids, or, where it crashed, a failure of the engine those variants stand for."""
+        if j.cls == "crash":
+            return self.failing(keys, j.text) is not None
+        return self.encode_remembered(keys, j.text) == j.backend_ids
+
+    def failure(self, text: str, oracle_ids: Sequence[int]) -> Cause:
+        """The cause of a backend's failure on ``text`` where the oracle gave ``oracle_ids``: the
+        variant whose engine fails on this text too (none for a failure no variant makes)."""
+        with time_limit(text, DIAGNOSIS_TEXTS):
+            if self.encode((), text) != list(oracle_ids):
+                return Cause("", "the reference does not give the oracle's ids on this text, so no cause of the "
+                                 "failure can be reproduced")
+            for key, v in self.variants.items():
+                why = self.failing((key,), text) if v.fails and self.affects(key, text) else None
+                if why is not None:
+                    return Cause(v.cause, f"{v.detail}: {why}; the reference that does so fails on this text too",
+                                 (key,))
+        return NO_CAUSE
 
     def forget(self) -> None:
         self._answers.clear()

@@ -46,7 +46,7 @@ import unicodedata2
 
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
-from tokparity.diagnose import nfd_first, regex_engines, special_releases
+from tokparity.diagnose import nfd_first, plain_object, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
@@ -76,6 +76,9 @@ def stage_of(cause: str) -> str:
 # stripped either). The other stages' variants are independent switches: spaces not escaped *and*
 # no dummy prefix; special-token text parsed *and* not stripped.
 EXCLUSIVE_STAGES = frozenset({"library", "normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
+# Causes that make an engine fail on some texts rather than give other ids: one goes with any deviation
+# of the ids, its own stage's included (a JavaScript engine's lookups can fail whatever its merge does).
+FAILURES = frozenset({"model.prototype-lookup"})
 
 
 PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # keys of the variants made for one token of a case
@@ -95,6 +98,8 @@ def combinable(a: str, b: str) -> bool:
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
         return a.startswith(PER_TOKEN) and b.startswith(PER_TOKEN)  # two tokens of a case, each its own
+    if cause_a in FAILURES or cause_b in FAILURES:
+        return True
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
         return True
@@ -118,6 +123,11 @@ class Variant:
     @property
     def stage(self) -> int:
         return STAGES.index(stage_of(self.cause))
+
+    @property
+    def fails(self) -> bool:
+        """Whether the variant makes the engine fail (no ids) rather than give other ids."""
+        return self.cause in FAILURES
 
 
 def _with(c: Candidate, pipeline) -> Candidate:
@@ -730,6 +740,14 @@ def _lookup_key(make: Callable[[Candidate], KeyedRanks], kind: str, c: Candidate
     return _with(c, fork(p, keyed=_per_vocab(vocab, (kind,), lambda: make(c))))
 
 
+def _plain_object(c: Candidate) -> Candidate | None:
+    """Every pre-token looked up whole in a plain JavaScript object first (byte-level BPE: the
+    engines that keep a rank table by piece)."""
+    if not isinstance(c.pipeline, (HfBpe, LlamaBpe)) or c.plain_object:
+        return None
+    return c.replace(plain_object=True)
+
+
 BOM = "\u00ef\u00bb\u00bf"  # U+FEFF's UTF-8 bytes, EF BB BF, as a byte-level token spells them
 
 
@@ -1186,6 +1204,10 @@ def catalogue() -> list[Variant]:
                 "never found",
                 partial(_lookup_key, lambda c: _DecodedRanks(c.pipeline.model.vocab), "decoded keys"),
                 lambda c, text: "\ufeff" in text),
+        Variant("model.prototype-lookup", "model.prototype-lookup",
+                "every piece looked up whole in a plain JavaScript object first: one that is no token and names a "
+                "member of Object.prototype (toString, constructor, …) finds that member, not nothing, and the "
+                "engine fails", _plain_object, lambda c, text: plain_object.may_hold_one(text)),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),

@@ -133,7 +133,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     texts = list(agreeing)
 
     def explains(keys: tuple[str, ...], among: Sequence[Diagnosed]) -> int:
-        return sum(diagnoser.encode_remembered(keys, j.text) == j.backend_ids for j, _ in among)
+        return sum(diagnoser.predicts(keys, j) for j, _ in among)
 
     def keeps(keys: tuple[str, ...], among: Sequence[str]) -> int:
         return sum(diagnoser.encode_remembered(keys, text) == reference(text) for text in among)
@@ -150,6 +150,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # Then one variant more at a time, from those that explained some case, while the set predicts
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
+    # (a failure reproduced is one more part to try however rare: an engine crashes on few texts)
+    pool += [k for j, d in mismatches if j.cls == "crash" for k in d.variants if k not in pool]
     pool += _needing_another(diagnoser, best, pool, mismatches, explains)
     for _ in range(ADDED_AT_MOST):
         grown = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool

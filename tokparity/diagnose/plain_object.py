@@ -1,0 +1,44 @@
+"""A vocabulary kept in a plain JavaScript object: the names every object inherits.
+
+``ranks[piece]`` on an object made by ``{}`` or ``JSON.parse`` finds, for a piece that is no key
+of its own, what ``Object.prototype`` holds under that name: ``ranks["toLocaleString"]`` is a
+function, not ``undefined``. An engine that looks a whole piece up that way (tiktoken's fast path,
+a BPE cache) takes the function for an id and fails, or writes it out; one that asks
+``Object.hasOwn``, keeps a ``Map``, or makes the object with ``Object.create(null)`` does not.
+A piece that is a token is the object's own key and is found right ("constructor" on cl100k).
+
+    >>> inherited_piece(["x", ".", "toString", "()"], lambda piece: None)
+    'toString'
+    >>> inherited_piece(["x", ".", "toString", "()"], {"toString": 6712}.get) is None
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+# Object.prototype's own properties (ECMAScript 2024, and Annex B's): what `name in {}` is true for.
+OBJECT_PROTOTYPE = frozenset({
+    "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString", "toString",
+    "valueOf", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
+})
+
+
+class InheritedMember(Exception):
+    """The engine's lookup of ``piece`` found the member every JavaScript object inherits."""
+
+    def __init__(self, piece: str):
+        super().__init__(f"the piece {piece!r} is no token, and a plain JavaScript object finds "
+                         f"Object.prototype.{piece} under that name")
+        self.piece = piece
+
+
+def inherited_piece(pieces: Iterable[str], token_id: Callable[[str], int | None]) -> str | None:
+    """The first of ``pieces`` (pre-tokens, as the vocabulary spells them) that is no token and
+    names a member of ``Object.prototype``; None where there is none."""
+    return next((p for p in pieces if p in OBJECT_PROTOTYPE and token_id(p) is None), None)
+
+
+def may_hold_one(text: str) -> bool:
+    """Whether ``text`` holds one of the names at all (the cheap test before a split)."""
+    return any(name in text for name in OBJECT_PROTOTYPE)
