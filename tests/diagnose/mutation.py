@@ -287,10 +287,11 @@ def bom_texts(_zoo) -> list[dict]:
 
 
 def inherited_names(_zoo) -> list[dict]:
-    """JavaScript and prose where a split piece is named like a member of Object.prototype
+    r"""JavaScript and prose where a split piece is named like a member of Object.prototype
     (``x.toString()``, a line that starts ``valueOf``, ``1constructor``), and the same names where
     no piece is (after a space: ``' toString'``; inside a longer word), for the engines that keep
-    their ranks in a plain object."""
+    their ranks in a plain object; and a few seams of JavaScript's ``\s`` (U+0085, U+FEFF), which
+    an engine written in JavaScript may read too."""
     texts = ["x.toString()", "a.hasOwnProperty(b)", "n.valueOf() + 1", "d.toLocaleString('de-DE')",
              "Object.prototype.isPrototypeOf(x)", "o.propertyIsEnumerable('k')", "obj.constructor.name",
              "toString", "valueOf()", "return a\ntoString(b)", "1toString", "(hasOwnProperty)",
@@ -299,6 +300,8 @@ def inherited_names(_zoo) -> list[dict]:
              "\nhasOwnProperty(x)", "1propertyIsEnumerable", "(!hasOwnProperty)", "x=!toLocaleString()",
              "a;\ntoLocaleString", "0isPrototypeOf", "if (!propertyIsEnumerable) {}", "\r\nisPrototypeOf",
              "9toLocaleString", "[!hasOwnProperty]", "\nvalueOf", "2hasOwnProperty",
+             # (JavaScript's \s, which a JavaScript engine may have too: no U+0085, U+FEFF a space)
+             " \x85a", "x \x85toString", "  \ufeff", "a  \ufeffb", "n \x85\x85 m", "end \x85",
              "the toString method", "call toLocaleString on it", "toStringify(x)", "myvalueOf",
              "a constructor runs first", "no such names here", "String(x)", "x.tostring()"]
     return _records((f"inherited-{i}", t) for i, t in enumerate(texts))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokparity.diagnose.plain_object import InheritedMember, inherited_piece
+from tokparity.diagnose.plain_object import InheritedMember, inherited_piece, no_key
 from tokparity.vocab.model import Vocab
 
 
@@ -57,9 +57,10 @@ class Candidate:
     # Another release's special tokens in place of the model's (special_releases.py): with parsing
     # on, its texts are its ids and the model's own other specials plain text.
     other_release: Any = None  # an OtherRelease
-    # Every pre-token looked up whole in a plain JavaScript object first: one that is no token and
-    # names a member of Object.prototype finds that member, and the engine fails (plain_object.py).
-    plain_object: bool = False
+    # Every pre-token looked up whole in a plain JavaScript object first: one that names a member of
+    # Object.prototype and is no key of that object's own finds the member, and the engine fails
+    # (plain_object.py). "vocabulary": the tokens are its keys; "cache": a cache made by {}, no keys.
+    plain_object: str = ""
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -69,7 +70,8 @@ class Candidate:
         for text_map in self.text_maps:
             text = text_map(text)
         if self.plain_object:
-            inherited = inherited_piece(self.pipeline.pre_tokenize(text), self.vocab.id_of)
+            own = no_key if self.plain_object == "cache" else (lambda piece: self.vocab.id_of(piece) is not None)
+            inherited = inherited_piece(self.pipeline.pre_tokenize(text), own)
             if inherited is not None:
                 raise InheritedMember(inherited)
         parse = parse_special != self.flip_parse

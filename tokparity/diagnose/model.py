@@ -235,7 +235,7 @@ class ModelDiagnosis:
             self.seconds += time.perf_counter() - started
         if cause is None or not cause.reproduced:
             return None
-        return Diagnosis(cause.name, cause.detail, cause.keys, stage=stage_of_cause(cause.name))
+        return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives, stage=stage_of_cause(cause.name))
 
     def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[str, set[int]],
                      corpora: list[str] | None) -> None:

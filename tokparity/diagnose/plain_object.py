@@ -5,11 +5,13 @@ of its own, what ``Object.prototype`` holds under that name: ``ranks["toLocaleSt
 function, not ``undefined``. An engine that looks a whole piece up that way (tiktoken's fast path,
 a BPE cache) takes the function for an id and fails, or writes it out; one that asks
 ``Object.hasOwn``, keeps a ``Map``, or makes the object with ``Object.create(null)`` does not.
-A piece that is a token is the object's own key and is found right ("constructor" on cl100k).
+A piece that is a token is the vocabulary's own key and is found right ("constructor" on
+cl100k); a cache of pieces made by ``{}`` holds no key of its own before it is filled, so there
+every such name finds the inherited member, a token or not (``"toString" in cache``).
 
-    >>> inherited_piece(["x", ".", "toString", "()"], lambda piece: None)
+    >>> inherited_piece(["x", ".", "toString", "()"], lambda piece: False)
     'toString'
-    >>> inherited_piece(["x", ".", "toString", "()"], {"toString": 6712}.get) is None
+    >>> inherited_piece(["x", ".", "toString", "()"], {"toString": 6712}.__contains__) is None
     True
 """
 
@@ -33,10 +35,16 @@ class InheritedMember(Exception):
         self.piece = piece
 
 
-def inherited_piece(pieces: Iterable[str], token_id: Callable[[str], int | None]) -> str | None:
-    """The first of ``pieces`` (pre-tokens, as the vocabulary spells them) that is no token and
-    names a member of ``Object.prototype``; None where there is none."""
-    return next((p for p in pieces if p in OBJECT_PROTOTYPE and token_id(p) is None), None)
+def inherited_piece(pieces: Iterable[str], own: Callable[[str], bool]) -> str | None:
+    """The first of ``pieces`` (pre-tokens, as the vocabulary spells them) that names a member of
+    ``Object.prototype`` and is no key of the object's own (``own``); None where there is none."""
+    return next((p for p in pieces if p in OBJECT_PROTOTYPE and not own(p)), None)
+
+
+def no_key(piece: str) -> bool:
+    """A cache made by ``{}``: no key of its own (what the engine caches is found right after, but
+    the name is read before anything is stored under it)."""
+    return False
 
 
 def may_hold_one(text: str) -> bool:

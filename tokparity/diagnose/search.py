@@ -236,12 +236,14 @@ class Diagnoser:
             if self.encode((), text) != list(oracle_ids):
                 return Cause("", "the reference does not give the oracle's ids on this text, so no cause of the "
                                  "failure can be reproduced")
-            for key, v in self.variants.items():
-                why = self.failing((key,), text) if v.fails and self.affects(key, text) else None
-                if why is not None:
-                    return Cause(v.cause, f"{v.detail}: {why}; the reference that does so fails on this text too",
-                                 (key,))
-        return NO_CAUSE
+            found = {key: why for key, v in self.variants.items()
+                     if v.fails and self.affects(key, text) and (why := self.failing((key,), text)) is not None}
+        if not found:
+            return NO_CAUSE
+        # (the first in the catalogue's order, the narrowest claim; the run's verdict weighs the others)
+        key, why = next(iter(found.items()))
+        return Cause(self.variants[key].cause, f"{self.variants[key].detail}: {why}; the reference that does so "
+                                               "fails on this text too", (key,), tuple((k,) for k in found))
 
     def forget(self) -> None:
         self._answers.clear()

@@ -740,12 +740,13 @@ def _lookup_key(make: Callable[[Candidate], KeyedRanks], kind: str, c: Candidate
     return _with(c, fork(p, keyed=_per_vocab(vocab, (kind,), lambda: make(c))))
 
 
-def _plain_object(c: Candidate) -> Candidate | None:
-    """Every pre-token looked up whole in a plain JavaScript object first (byte-level BPE: the
-    engines that keep a rank table by piece)."""
+def _plain_object(table: str, c: Candidate) -> Candidate | None:
+    """Every pre-token looked up whole in a plain JavaScript object first (``table``: "vocabulary",
+    the tokens its keys, or "cache", empty; byte-level BPE: the engines that look a piece up by
+    its text)."""
     if not isinstance(c.pipeline, (HfBpe, LlamaBpe)) or c.plain_object:
         return None
-    return c.replace(plain_object=True)
+    return c.replace(plain_object=table)
 
 
 BOM = "\u00ef\u00bb\u00bf"  # U+FEFF's UTF-8 bytes, EF BB BF, as a byte-level token spells them
@@ -1205,9 +1206,14 @@ def catalogue() -> list[Variant]:
                 partial(_lookup_key, lambda c: _DecodedRanks(c.pipeline.model.vocab), "decoded keys"),
                 lambda c, text: "\ufeff" in text),
         Variant("model.prototype-lookup", "model.prototype-lookup",
-                "every piece looked up whole in a plain JavaScript object first: one that is no token and names a "
-                "member of Object.prototype (toString, constructor, …) finds that member, not nothing, and the "
-                "engine fails", _plain_object, lambda c, text: plain_object.may_hold_one(text)),
+                "every piece looked up whole in a plain JavaScript object of the vocabulary first: one that is no "
+                "token and names a member of Object.prototype (toString, constructor, …) finds that member, not "
+                "nothing, and the engine fails", partial(_plain_object, "vocabulary"),
+                lambda c, text: plain_object.may_hold_one(text)),
+        Variant("model.prototype-lookup:cache", "model.prototype-lookup",
+                "every piece looked up first in a cache kept in a plain JavaScript object: any piece named like a "
+                "member of Object.prototype (toString, constructor, …), a token or not, finds that member, and the "
+                "engine fails", partial(_plain_object, "cache"), lambda c, text: plain_object.may_hold_one(text)),
         Variant("bytes.fallback", "bytes.fallback", "byte fallback toggled (<0xNN> pieces vs <unk>)", _byte_fallback),
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),

@@ -151,7 +151,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
     # (a failure reproduced is one more part to try however rare: an engine crashes on few texts)
-    pool += [k for j, d in mismatches if j.cls == "crash" for k in d.variants if k not in pool]
+    pool += list(dict.fromkeys(k for j, d in mismatches if j.cls == "crash"
+                               for keys in (d.variants, *d.alternatives) for k in keys if k not in pool))
     pool += _needing_another(diagnoser, best, pool, mismatches, explains)
     for _ in range(ADDED_AT_MOST):
         grown = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool
