@@ -232,12 +232,14 @@ class Diagnoser:
     def failure(self, text: str, oracle_ids: Sequence[int]) -> Cause:
         """The cause of a backend's failure on ``text`` where the oracle gave ``oracle_ids``: the
         variant whose engine fails on this text too (none for a failure no variant makes)."""
+        keys = [key for key, v in self.variants.items() if v.fails and self.affects(key, text)]
+        if not keys:  # (most crashes: nothing in the text that a failing variant could fail on)
+            return NO_CAUSE
         with time_limit(text, DIAGNOSIS_TEXTS):
             if self.encode((), text) != list(oracle_ids):
                 return Cause("", "the reference does not give the oracle's ids on this text, so no cause of the "
                                  "failure can be reproduced")
-            found = {key: why for key, v in self.variants.items()
-                     if v.fails and self.affects(key, text) and (why := self.failing((key,), text)) is not None}
+            found = {key: why for key in keys if (why := self.failing((key,), text)) is not None}
         if not found:
             return NO_CAUSE
         # (the first in the catalogue's order, the narrowest claim; the run's verdict weighs the others)
