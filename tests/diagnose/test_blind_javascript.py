@@ -19,10 +19,14 @@ reason of its own that is no flag: Node's Unicode 17 tables (tests/engines/blind
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 
 import pytest
 from mutation import ENGINES, Mutation, check_single, check_twin, compare_runs
+
+from tokparity.diagnose.plain_object import OBJECT_PROTOTYPE
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node NOT FOUND: the blind JavaScript engine is NOT TESTED "
@@ -62,10 +66,16 @@ def test_plain_object_and_javascript_space(runs):
     run = runs[BOTH.group]
     check_twin(run, BOTH)
     mismatches = run.mismatches(BOTH.bug)
-    by_class = {x.cls == "crash": set() for x in mismatches}
-    for x in mismatches:
-        by_class[x.cls == "crash"].add(x.cause)
-    assert by_class == {True: {"model.prototype-lookup"}, False: {"pretokenizer.regex-engine"}}, by_class
+    crashes = {x.cause for x in mismatches if x.cls == "crash"}
+    ids = {x.cause for x in mismatches if x.cls != "crash"}
+    assert (crashes, ids) == ({"model.prototype-lookup"}, {"pretokenizer.regex-engine"}), (crashes, ids)
     root = run.summary(BOTH.bug).root_cause
     assert root.cause == BOTH.cause and root.proven and root.explains == len(mismatches), root
     assert set(root.variants) == {"pretokenizer.regex-engine:ecmascript", "model.prototype-lookup:cache"}, root
+
+
+def test_the_names_are_javascripts():
+    """The names the variants fail on are exactly those every object of this Node inherits."""
+    names = subprocess.run([NODE, "-e", "console.log(JSON.stringify(Object.getOwnPropertyNames(Object.prototype)))"],
+                           capture_output=True, text=True, check=True).stdout
+    assert set(json.loads(names)) == OBJECT_PROTOTYPE

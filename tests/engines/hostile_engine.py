@@ -20,6 +20,7 @@ does, so that compare --ops encode,decode asks them to decode:
     bad-utf8      decode answers bytes that are not UTF-8 inside the JSON string
     decode-hang   encodes, but hangs on decode
     huge          answers every text with 2,000,000 ids
+    error         answers every text with an error ("out of memory"): it fails on every text
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def main() -> int:
                 sys.stdout.flush()
                 continue
             reply({"id": rid, "text": bytes(req["ids"]).decode("utf-8", "replace")})
+            continue
+        if mode == "error":
+            reply({"id": rid, "error": "out of memory"})
             continue
         if mode == "surrogates" and req["text"] == "ERR":
             reply({"id": rid, "error": "no \udc82 thanks"})

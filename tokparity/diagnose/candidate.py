@@ -73,7 +73,7 @@ class Candidate:
             own = no_key if self.plain_object == "cache" else (lambda piece: self.vocab.id_of(piece) is not None)
             inherited = inherited_piece(self.pipeline.pre_tokenize(text), own)
             if inherited is not None:
-                raise InheritedMember(inherited)
+                raise InheritedMember(inherited, self.plain_object)
         parse = parse_special != self.flip_parse
         if self.whitespace_piece and not text.strip():
             ids = self._around(add_special, self._whole_piece(text))

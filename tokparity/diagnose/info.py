@@ -40,7 +40,8 @@ def parts(cause: str) -> list[str]:
 def consistent_class(cls: str, cause: str) -> str:
     """The class a report gives a mismatch whose cause is ``cause``: the rule-based class when it
     is one of the cause's symptoms, else the first cause's own first symptom. A class never
-    contradicts the reproduced cause (crash and timeout are not reproduced, so never change)."""
+    contradicts the reproduced cause (a crash or a timeout stays one: a failure reproduced is still
+    a failure)."""
     names = parts(cause)
     if not names or cls in ("crash", "timeout", "vocab-mismatch"):
         return cls

@@ -3,10 +3,11 @@ and a RootCause per backend (tokparity.records). A pure pass over the model's ju
 case order; what it makes, the decision (tokparity.run.decide) reads.
 
 Each Judgement gets the smallest set of variants of the reference that gives the backend's ids
-(``Diagnoser``, tokparity.diagnose.search); then each backend gets its run-level verdict (the set
-that reproduces the most of its mismatches and keeps its agreements, tokparity.diagnose.verdict),
-and a mismatch that a part of that set reproduces too carries that part (one engine, one cause;
-a tie the proven verdict reproduces is the verdict's).
+(``Diagnoser``, tokparity.diagnose.search), or, for a backend's crash, the variant under which the
+reference fails on that text too (a JavaScript lookup that finds an inherited member); then each
+backend gets its run-level verdict (the set that reproduces the most of its mismatches and keeps
+its agreements, tokparity.diagnose.verdict), and a mismatch that a part of that set reproduces too
+carries that part (one engine, one cause; a tie the proven verdict reproduces is the verdict's).
 
 The order matters: the search remembers what explained a backend's earlier cases, so the order
 must be the run's own, whoever judged the cases (worker processes with ``--jobs``, Ray actors, a
@@ -33,11 +34,16 @@ from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab import Vocab, load_vocab
 
+# A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
+# reproduced): a case that a set explains only where the reference fails on it too.
+UNREPRODUCED = Diagnosis("", "")
+
 
 @dataclass(frozen=True)
 class Diagnosed:
     """What the diagnosis of one model named: a Diagnosis per Judgement (None: none was made: a
-    crash, a timeout, no reference), in the order of the judgements, and each backend's verdict."""
+    crash no failing variant reproduces, a timeout, no reference), in the order of the judgements,
+    and each backend's verdict."""
 
     diagnoses: tuple[Diagnosis | None, ...] = ()
     root_causes: dict[str, RootCause] = field(default_factory=dict)
@@ -230,7 +236,7 @@ class ModelDiagnosis:
             diagnoser = self.diagnoser()
             cause = diagnoser.failure(j.text, j.oracle_ids) if diagnoser is not None else None
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
-            cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
+            return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}")
         finally:
             self.seconds += time.perf_counter() - started
         if cause is None or not cause.reproduced:
@@ -262,7 +268,13 @@ class ModelDiagnosis:
             if diagnoser is None:
                 continue
             texts = self._texts(corpora, not_agreeing[name]) if corpora is not None else iter(())
-            verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches], texts, base_of)
+            # Once a crash is reproduced (the reference fails there too), every crash of the backend's
+            # where the oracle answered is a case the verdict must account for: a cause that fails on
+            # some texts is proven only where it fails on nearly all those the engine failed on.
+            crashes = [(j, UNREPRODUCED) for j, d in zip(judgements, self._current)
+                       if d is None and j.backend == name and j.op == "encode" and j.cls == "crash" and j.oracle_ids] \
+                if any(j.cls == "crash" and d.variants for _, j, d in mismatches) else []
+            verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches] + crashes, texts, base_of)
             if verdict is None:
                 continue
             completed = verdict_parts(diagnoser, [(j, d) for _, j, d in mine], verdict)

@@ -2,12 +2,13 @@
 
 ``ranks[piece]`` on an object made by ``{}`` or ``JSON.parse`` finds, for a piece that is no key
 of its own, what ``Object.prototype`` holds under that name: ``ranks["toLocaleString"]`` is a
-function, not ``undefined``. An engine that looks a whole piece up that way (tiktoken's fast path,
-a BPE cache) takes the function for an id and fails, or writes it out; one that asks
-``Object.hasOwn``, keeps a ``Map``, or makes the object with ``Object.create(null)`` does not.
-A piece that is a token is the vocabulary's own key and is found right ("constructor" on
-cl100k); a cache of pieces made by ``{}`` holds no key of its own before it is filled, so there
-every such name finds the inherited member, a token or not (``"toString" in cache``).
+function (``ranks["__proto__"]`` Object.prototype itself), not ``undefined``. An engine that looks
+a whole piece up that way (tiktoken's fast path, a BPE cache) takes that member for an id and
+fails, or writes it out; one that asks ``Object.hasOwn``, keeps a ``Map``, or makes the object with
+``Object.create(null)`` does not. A piece that is a token is the vocabulary's own key and is found
+right ("constructor" on cl100k); a cache of pieces made by ``{}`` holds no key of its own before
+it is filled, so there every such name finds the inherited member, a token or not
+(``"toString" in cache``).
 
     >>> inherited_piece(["x", ".", "toString", "()"], lambda piece: False)
     'toString'
@@ -17,21 +18,24 @@ every such name finds the inherited member, a token or not (``"toString" in cach
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable
 
-# Object.prototype's own properties (ECMAScript 2024, and Annex B's): what `name in {}` is true for.
+# Object.prototype's own properties (ECMAScript 2024, and Annex B's): what `name in {}` is true for
+# (tests/diagnose/test_blind_javascript.py checks the list against Node's).
 OBJECT_PROTOTYPE = frozenset({
     "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString", "toString",
     "valueOf", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
 })
 
-
 class InheritedMember(Exception):
-    """The engine's lookup of ``piece`` found the member every JavaScript object inherits."""
+    """The engine's lookup of ``piece`` in its ``table`` ("vocabulary": the tokens are its own keys;
+    "cache": made by ``{}``) found the member every JavaScript object inherits."""
 
-    def __init__(self, piece: str):
-        super().__init__(f"the piece {piece!r} is no token, and a plain JavaScript object finds "
-                         f"Object.prototype.{piece} under that name")
+    def __init__(self, piece: str, table: str):
+        where = (f"the piece {piece!r} is no token, so the vocabulary's plain object" if table == "vocabulary" else
+                 f"a cache made by {{}} holds no key {piece!r} of its own before it is filled, so it")
+        super().__init__(f"{where} finds Object.prototype.{piece} under that name")
         self.piece = piece
 
 
@@ -48,5 +52,7 @@ def no_key(piece: str) -> bool:
 
 
 def may_hold_one(text: str) -> bool:
-    """Whether ``text`` holds one of the names at all (the cheap test before a split)."""
-    return any(name in text for name in OBJECT_PROTOTYPE)
+    """Whether ``text`` holds one of the names at all, as typed or once NFKC folds it (full-width
+    letters): the cheap test before a split."""
+    return any(name in text for name in OBJECT_PROTOTYPE) or (
+        not text.isascii() and any(name in unicodedata.normalize("NFKC", text) for name in OBJECT_PROTOTYPE))

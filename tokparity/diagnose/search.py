@@ -139,6 +139,7 @@ class Diagnoser:
         self._probe_base: list[tuple | None] | None = None
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
+        self._failures: dict[tuple[tuple[str, ...], str], str | None] = {}  # (failing, remembered likewise)
         self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
         self._rightmost: Candidate | None | bool = False  # BPE with ties broken rightmost first (False: not built)
 
@@ -210,7 +211,14 @@ class Diagnoser:
 
     def failing(self, keys: tuple[str, ...], text: str) -> str | None:
         """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those
-        deviations fails (``plain_object.InheritedMember``); None where it gives ids, or cannot run."""
+        deviations fails (``plain_object.InheritedMember``); None where it gives ids, or cannot run.
+        Remembered until ``forget()``, as ``encode_remembered``."""
+        key = (keys, text)
+        if key not in self._failures:
+            self._failures[key] = self._failing(keys, text)
+        return self._failures[key]
+
+    def _failing(self, keys: tuple[str, ...], text: str) -> str | None:
         c = self._build(tuple(sorted(keys, key=self.order)))
         if c is None:
             return None
@@ -245,10 +253,11 @@ class Diagnoser:
         # (the first in the catalogue's order, the narrowest claim; the run's verdict weighs the others)
         key, why = next(iter(found.items()))
         return Cause(self.variants[key].cause, f"{self.variants[key].detail}: {why}; the reference that does so "
-                                               "fails on this text too", (key,), tuple((k,) for k in found))
+                                               "fails on this text too", (key,), tuple((k,) for k in found if k != key))
 
     def forget(self) -> None:
         self._answers.clear()
+        self._failures.clear()
 
     def breadth(self, keys: tuple[str, ...]) -> int:
         """On how many of the PROBES the variants ``keys`` change what a stage makes of the text."""
@@ -324,6 +333,8 @@ class Diagnoser:
         for key in dict.fromkeys(list(self.variants) + per_case):
             if key.startswith(PER_TOKEN) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
+            if key in self.variants and self.variants[key].fails:
+                continue  # (it gives no other ids, only failures: failure() tries it on a crash)
             out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))

@@ -21,7 +21,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from tokparity.diagnose.search import Diagnoser, join
-from tokparity.diagnose.variants import combinable
+from tokparity.diagnose.variants import FAILURES, cause_of, combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
@@ -165,8 +165,11 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
         best = better
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
+    # (a failure claimed needs texts the engine answered: one that fails on every text would
+    # otherwise "fail where the reference fails" on a corpus whose every text holds such a piece)
+    answered = kept > 0 or not any(diagnoser.variants[k].fails for k in best if k in diagnoser.variants)
     return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
-                     proven(explained, len(mismatches), kept, len(texts)), departs)
+                     proven(explained, len(mismatches), kept, len(texts)) and answered, departs)
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:
@@ -185,7 +188,7 @@ def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict
             continue  # (its own cause is a part already)
         if d.cause != TIE and not d.variants and diagnoser.encode_remembered((), j.text) != j.oracle_ids:
             continue  # (the reference is not the oracle on this text: nothing of the backend's can be shown)
-        found = tuple(part for part in parts if diagnoser.encode_remembered(part, j.text) == j.backend_ids)
+        found = tuple(part for part in parts if diagnoser.predicts(part, j))
         if found:
             changed[i] = replace(d, verdict_parts=found)
     return changed
@@ -220,6 +223,14 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
                 f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "
                 f"and keeps {_kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.{departs}")
+    # (a failure reproduced is the reference failing where the engine did: no ids to give "exactly")
+    how = "(the ids exactly, each crash by failing on the same text)" if fails_too(verdict) else "exactly"
     return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model} because of "
             f"{verdict.cause}: the reference with that deviation reproduces {verdict.explains:,} of "
-            f"{verdict.mismatches:,} mismatches exactly and keeps {_kept(verdict)}.{departs}")
+            f"{verdict.mismatches:,} mismatches {how} and keeps {_kept(verdict)}.{departs}")
+
+
+def fails_too(verdict: RootCause) -> bool:
+    """Whether the verdict holds a deviation that makes the engine fail (variants.FAILURES): some of
+    the mismatches it reproduces are crashes, reproduced by the reference failing on them too."""
+    return any(cause_of(key) in FAILURES for key in verdict.variants)

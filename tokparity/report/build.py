@@ -327,7 +327,7 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
             cells.append(matrix_cell(r) if r is not None else runs(Run("–", MUTED)))
         rows.append(tuple(cells))
     intro = Paragraph(runs("Cells show mismatches / cases against the model's oracle, the classes (the symptoms) and "
-                           "the causes (what reproduces the backend's ids, or the stage that differs where nothing does) found."))
+                           "the causes (what reproduces the backend's ids, or its crash, or the stage that differs where nothing does) found."))
     return "Summary: model × backend", (intro, Table(("model", *backends), tuple(rows), row_headers=True))
 
 

@@ -35,6 +35,12 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
     reviewed with."""
     j = judgement
     d = as_verdict_says(j, diagnosis, root) if diagnosis is not None else None
+    if d is not None and j.cls == "crash" and d.variants and root is not None and \
+            not (root.proven and set(d.variants) <= set(root.variants)):
+        # A crash is one outcome whatever its reason: an engine that fails on every text fails on
+        # one that holds 'toString' too. Where the run has a verdict, a failure's cause is the
+        # row's only if that verdict, which counts every crash of the backend, proves it.
+        d = None
     if d is None:
         decision = Decision(j.cls, j.stage)
     else:
@@ -78,6 +84,9 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
         if len(part) > len(d.variants) and not root.proven:
             break  # (smallest first)
         names = _names(part)
+        if j.cls == "crash":  # (a failure: no ids to reproduce, and the class stays a crash)
+            return replace(d, cause=names, variants=part, evidence=(
+                f"the run's root cause ({', '.join(part)}) fails on this text too, as the engine did; {d.evidence}"))
         if fits(j.cls, names) or stage_of_cause(names) == stage_of_cause(d.cause):
             return replace(d, cause=names, variants=part, decides_class=True, evidence=(
                 f"the run's root cause reproduces these ids exactly ({', '.join(part)}); {d.evidence}"))
