@@ -14,11 +14,13 @@ written. tests/diagnose/mutation.py says how each check reads.
   ids' rows named by the first, the crashes by the second, the verdict both, proven.
 
 The twin (no flag) agrees with the oracle on the focus corpus; on the seams it does not, for a
-reason of its own that is no flag: Node's Unicode 17 tables (tests/engines/blind/README.md).
+reason of its own that is no flag, which its author found and wrote down before any diagnosis ran:
+Node's Unicode 17 tables (tests/engines/blind/README.md). Those cases are named ``unicode.tables``.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -26,6 +28,7 @@ import subprocess
 import pytest
 from mutation import ENGINES, Mutation, check_single, check_twin, compare_runs
 
+from tokparity.cli import main
 from tokparity.diagnose.plain_object import OBJECT_PROTOTYPE
 
 NODE = shutil.which("node")
@@ -72,6 +75,27 @@ def test_plain_object_and_javascript_space(runs):
     root = run.summary(BOTH.bug).root_cause
     assert root.cause == BOTH.cause and root.proven and root.explains == len(mismatches), root
     assert set(root.variants) == {"pretokenizer.regex-engine:ecmascript", "model.prototype-lookup:cache"}, root
+
+
+@pytest.mark.parametrize("model,variant", [("claude", "unicode.tables:nfkc"), ("llama-bpe", "unicode.tables")])
+def test_the_twin_on_the_seams_reads_nodes_unicode(zoo, tmp_path, model, variant):
+    """The twin's own deviation, no flag's: its regex classes and String.prototype.normalize are
+    Node's ICU tables (Unicode 17.0 in Node 20.20), newer than the oracle's (llama.cpp's tables,
+    tokenizers' NFKC of Unicode 9). On the seams a space before a digit Unicode 16 added (U+1CCF0,
+    U+10D40 …) joins it only on Node's side, and NFKC folds U+1CCF0 to '0' only there. Whatever the
+    Node, each such case is named ``unicode.tables`` (by the regex tables on llama-bpe, by NFKC on
+    claude, whose normalizer is NFKC), and the verdict is proven; with tables equal to the oracle's
+    there is nothing to name."""
+    zoo(model)
+    out = tmp_path / "out"
+    code = main(["compare", model, "-c", "seams", "-b", f"twin={js_bpe()}", "-o", str(out), "-q"])
+    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "twin")
+    if code == 0:
+        assert run["mismatches"] == 0
+        return
+    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
+        assert {row["cause"] for row in csv.DictReader(f)} == {"unicode.tables"}
+    assert run["root_cause"]["variants"] == [variant] and run["root_cause"]["proven"], run["root_cause"]
 
 
 def test_the_names_are_javascripts():
