@@ -98,6 +98,19 @@ def test_the_twin_on_the_seams_reads_nodes_unicode(zoo, tmp_path, model, variant
     assert run["root_cause"]["variants"] == [variant] and run["root_cause"]["proven"], run["root_cause"]
 
 
+def test_javascript_space_found_by_the_default_corpora(zoo, tmp_path):
+    """Plain ``compare`` with the default corpora (their seams) finds ``--js-whitespace`` on claude:
+    exit 1, its rows named ``pretokenizer.regex-engine`` (beside the twin's own Unicode tables,
+    above), the verdict proven with JavaScript's ``\\s`` in it."""
+    zoo("claude")
+    out = tmp_path / "out"
+    assert main(["compare", "claude", "-b", f"js={js_bpe('--js-whitespace')}", "-o", str(out), "-q"]) == 1
+    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "js")
+    assert set(run["causes"]) <= {"pretokenizer.regex-engine", "unicode.tables"} and \
+        run["causes"].get("pretokenizer.regex-engine", 0) >= 3, run["causes"]
+    assert "pretokenizer.regex-engine:ecmascript" in run["root_cause"]["variants"] and run["root_cause"]["proven"]
+
+
 def test_the_names_are_javascripts():
     """The names the variants fail on are exactly those every object of this Node inherits."""
     names = subprocess.run([NODE, "-e", "console.log(JSON.stringify(Object.getOwnPropertyNames(Object.prototype)))"],
