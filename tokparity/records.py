@@ -89,8 +89,8 @@ class Judgement:
 class Diagnosis:
     """What reproducing one Judgement showed (tokparity.diagnose.model): the smallest set of
     variants of the reference that gives the backend's ids, or under which it fails where the
-    backend crashed (``cause``: their catalogue names, "+"-joined; "" when none does), or the part of the run's root cause that gives them too (one
-    engine, one cause; ``evidence`` then says so)."""
+    backend crashed (``cause``: their catalogue names, "+"-joined; "" when none does), or the part
+    of the run's root cause that gives them too (one engine, one cause; ``evidence`` then says so)."""
 
     cause: str
     evidence: str

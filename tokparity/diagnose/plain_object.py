@@ -28,6 +28,7 @@ OBJECT_PROTOTYPE = frozenset({
     "valueOf", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
 })
 
+
 class InheritedMember(Exception):
     """The engine's lookup of ``piece`` in its ``table`` ("vocabulary": the tokens are its own keys;
     "cache": made by ``{}``) found the member every JavaScript object inherits."""

@@ -69,6 +69,7 @@ from tokparity.diagnose.variants import (
     user_defined_variant,
 )
 from tokparity.diff import ties
+from tokparity.records import Judgement
 from tokparity.reference.hf import time_limit
 from tokparity.vocab.model import TokenType
 
@@ -230,7 +231,7 @@ class Diagnoser:
             return None
         return None
 
-    def predicts(self, keys: tuple[str, ...], j) -> bool:
+    def predicts(self, keys: tuple[str, ...], j: Judgement) -> bool:
         """Whether the reference with the variants ``keys`` does what the backend of the judgement
         ``j`` did: its ids, or, where it crashed, a failure of the engine those variants stand for."""
         if j.cls == "crash":
