@@ -20,15 +20,14 @@ Node's Unicode 17 tables (tests/engines/blind/README.md). Those cases are named 
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import subprocess
 
 import pytest
 from mutation import ENGINES, Mutation, check_single, check_twin, compare_runs
+from thirdparty import compare
 
-from tokparity.cli import main
 from tokparity.diagnose.plain_object import OBJECT_PROTOTYPE
 
 NODE = shutil.which("node")
@@ -87,15 +86,12 @@ def test_the_twin_on_the_seams_reads_nodes_unicode(zoo, tmp_path, model, variant
     claude, whose normalizer is NFKC), and the verdict is proven; with tables equal to the oracle's
     there is nothing to name."""
     zoo(model)
-    out = tmp_path / "out"
-    code = main(["compare", model, "-c", "seams", "-b", f"twin={js_bpe()}", "-o", str(out), "-q"])
-    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "twin")
-    if code == 0:
-        assert run["mismatches"] == 0
+    run = compare(tmp_path, model, js_bpe(), "seams")
+    if run.exit_code == 0:
+        assert run.run["mismatches"] == 0
         return
-    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        assert {row["cause"] for row in csv.DictReader(f)} == {"unicode.tables"}
-    assert run["root_cause"]["variants"] == [variant] and run["root_cause"]["proven"], run["root_cause"]
+    assert set(run.causes) == {"unicode.tables"}, run.causes
+    assert run.root["variants"] == [variant] and run.root["proven"], run.root
 
 
 def test_javascript_space_found_by_the_default_corpora(zoo, tmp_path):
@@ -103,12 +99,11 @@ def test_javascript_space_found_by_the_default_corpora(zoo, tmp_path):
     exit 1, its rows named ``pretokenizer.regex-engine`` (beside the twin's own Unicode tables,
     above), the verdict proven with JavaScript's ``\\s`` in it."""
     zoo("claude")
-    out = tmp_path / "out"
-    assert main(["compare", "claude", "-b", f"js={js_bpe('--js-whitespace')}", "-o", str(out), "-q"]) == 1
-    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "js")
-    assert set(run["causes"]) <= {"pretokenizer.regex-engine", "unicode.tables"} and \
-        run["causes"].get("pretokenizer.regex-engine", 0) >= 3, run["causes"]
-    assert "pretokenizer.regex-engine:ecmascript" in run["root_cause"]["variants"] and run["root_cause"]["proven"]
+    run = compare(tmp_path, "claude", js_bpe("--js-whitespace"))
+    assert run.exit_code == 1
+    assert set(run.causes) <= {"pretokenizer.regex-engine", "unicode.tables"} and \
+        run.causes["pretokenizer.regex-engine"] >= 3, run.causes
+    assert "pretokenizer.regex-engine:ecmascript" in run.root["variants"] and run.root["proven"], run.root
 
 
 def test_the_names_are_javascripts():

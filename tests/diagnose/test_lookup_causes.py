@@ -29,13 +29,9 @@ bug, planted by tests/engines/tokenizers_engine.py, and its twin is the same fil
 
 from __future__ import annotations
 
-import csv
-import json
-
 import pytest
 from mutation import Mutation, check_single, compare_runs, engine, param
-
-from tokparity.cli import main
+from thirdparty import compare, texts_file
 
 HF = ("tokenizers_engine.py", "{tokenizer_json}")
 
@@ -72,13 +68,8 @@ def test_an_engine_that_fails_on_every_text_is_not_named(tmp_path):
     that holds ``toString`` too, where the plain-object variant fails. On texts that all hold such a
     piece nothing but agreements could tell the two apart, and there are none: no verdict is proven,
     and no row is named ``model.prototype-lookup``."""
-    texts = tmp_path / "names.jsonl"
-    texts.write_text("".join(json.dumps({"id": f"n{i}", "text": t}) + "\n" for i, t in enumerate(
-        ["x.toString()", "a.hasOwnProperty(b)", "n.valueOf() + 1", "(isPrototypeOf)"])), "utf-8")
-    out = tmp_path / "out"
-    assert main(["compare", "p50k-base", "-b", engine("hostile_engine.py", "error"), "-c", str(texts), "-o", str(out),
-                 "-q"]) == 1
-    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["mismatches"])
-    assert run["root_cause"]["explains"] == 4 and not run["root_cause"]["proven"], run["root_cause"]
-    with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        assert {(row["class"], row["cause"]) for row in csv.DictReader(f)} == {("crash", "")}
+    texts = texts_file(tmp_path, "names", ["x.toString()", "a.hasOwnProperty(b)", "n.valueOf() + 1", "(isPrototypeOf)"])
+    run = compare(tmp_path, "p50k-base", engine("hostile_engine.py", "error"), texts)
+    assert run.exit_code == 1
+    assert run.root["explains"] == 4 and not run.root["proven"], run.root
+    assert {(row["class"], row["cause"]) for row in run.rows} == {("crash", "")}
