@@ -26,6 +26,7 @@ so ``pytest -s tests/diagnose | grep MUTATION`` gives the suite's table.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
 import unicodedata
@@ -307,10 +308,26 @@ def inherited_names(_zoo) -> list[dict]:
     return _records((f"inherited-{i}", t) for i, t in enumerate(texts))
 
 
+def contraction_forms(zoo) -> list[dict]:
+    """Every case form of the seven English contractions ('s, 't, 're, 've, 'm, 'll, 'd: 'S, 'rE,
+    'LL …) after a word and before more letters (``THEY'rEx``, where a split that lacks the form
+    takes the letters into one piece with it), at a word's end, and the transposed spellings of
+    're and 've ('eR, 'Ev …) before letters; then the edge corpus's contractions."""
+    forms = ["'" + "".join(chars) for word in ("s", "t", "re", "ve", "m", "ll", "d")
+             for chars in itertools.product(*((ch, ch.upper()) for ch in word))]
+    misspelt = ["'" + "".join(chars) for word in ("er", "ev") for chars in itertools.product(*((ch, ch.upper()) for ch in word))]
+    texts = [t for form in forms for t in (f"THEY{form}x", f"we{form}s done", f"Bob{form}Z", f"x{form}ing",
+                                           f"IT{form}ERY", f"x{form}")]
+    texts += [t for form in misspelt for t in (f"we{form}x", f"THEY{form}ing", f"x{form}s", f"Bob{form}on")]
+    texts += ["the CAT'eRrand", "it'S fine", "WHO'D'VE", "y'ALL"]
+    edge = _committed("edge", lambda c: c["id"].startswith("contractions-"))
+    return _records((f"forms-{i}", t) for i, t in enumerate(texts)) + edge
+
+
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts, inherited_names)}
+    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts, inherited_names, contraction_forms)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

@@ -11,6 +11,10 @@ from mutation import Mutation, check_single, compare_runs, engine, param
 HF = ("tokenizers_engine.py", "{tokenizer_json}")
 TWIN = engine(*HF)
 CORPORA = ("multilingual", "edge")
+CONTRACTIONS = "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+# @microsoft/tiktokenizer 1.0.10's list (dist/tokenizerBuilder.js), spelt out for JavaScript:
+# 'eR where 'rE belongs.
+SPELT_OUT = "(?:'s|'S|'t|'T|'re|'RE|'Re|'eR|'ve|'VE|'vE|'Ve|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)"
 
 MUTATIONS = [
     # The Split regex replaced by ByteLevel's own, GPT-2's (transformers #45812).
@@ -27,6 +31,14 @@ MUTATIONS = [
     # No split regex at all, only the byte-level mapping (the missing pre-tokenizer of llama.cpp #7476).
     param(Mutation("pretokenizer.none", "llama-bpe", engine(*HF, "--no-pre-tokenizer"), TWIN, CORPORA),
           "no-pre-tokenizer"),
+    # The contractions written out case by case with a form misspelt, as @microsoft/tiktokenizer has
+    # them, on gpt-oss (o200k_harmony: the group after each kind of word) ...
+    param(Mutation("pretokenizer.contractions", "gpt-oss", engine(*HF, "--regex", f"{CONTRACTIONS}=>{SPELT_OUT}"), TWIN,
+                   ("focus:contraction-forms",), at_least=4), "misspelt-contractions-gpt-oss"),
+    # ... and in lower case only, the (?i: dropped, on Llama 3.
+    param(Mutation("pretokenizer.contractions", "llama-bpe",
+                   engine(*HF, "--regex", f"{CONTRACTIONS}=>(?:'s|'t|'re|'ve|'m|'ll|'d)"), TWIN,
+                   ("focus:contraction-forms",), at_least=8), "lower-case-contractions"),
     # \s read as RE2 / Go read it (ASCII only) and as ECMAScript does (no U+0085, U+FEFF included) ...
     param(Mutation("pretokenizer.regex-engine", "llama-bpe", engine(*HF, "--space-class", "re2"), TWIN,
                    ("focus:unicode-spaces",)), "re2-spaces"),

@@ -103,6 +103,42 @@ def test_microsoft_tiktokenizer_nul_key(node_engines, tmp_path, model):
         assert ids(row(run, "a\x00b")["backend_ids"]) == [64, 156344, 65]
 
 
+THREE_BUGS = ["THEY'rEx", "we'rEs done", "x'rEing", "Bob'rEZ", "x'rEx", "we'eRx", "THEY'eRing", "x'eRs", "Bob'eRon",
+              "they're", "THEY'RE", "it's", "DON'T", "I'M fine", "we'LL go", "you'Ve won", "a\x00b", "!\x00", " \x00",
+              "end.\x00", "done,\x00 next", " \x85a", "a  \ufeffb", " \ufeffa", "a  \x85b", "plain"]
+
+
+@pytest.mark.parametrize("model", ["cl100k-tiktoken", "o200k-tiktoken"])
+def test_microsoft_tiktokenizer_three_bugs(node_engines, tmp_path, model):
+    """@microsoft/tiktokenizer 1.0.10 (npm) has three bugs, each named above on texts of its own;
+    together, on texts that show each, the verdict names all three, proven:
+
+    * JavaScript's ``\\s`` (``new RegExp(regexPattern, "gu")``, dist/tikTokenizer.js line 80);
+    * the packed lookup key that loses trailing NULs (``binaryMapKey``, dist/bytePairEncode.js);
+    * its contraction list, written out case by case for JavaScript (dist/tokenizerBuilder.js line 68
+      for cl100k, lines 73-74 for o200k, after each kind of word):
+      ``(?:'s|'S|'t|'T|'re|'RE|'Re|'eR|'ve|…)``: ``'eR`` where ``'rE`` belongs. So ``'rE`` is no
+      contraction and ``'eR`` is one: ``"x'rEx"`` on cl100k is [87, 97670, 36, 87] (``x``, ``'rE``,
+      ``x``) from tiktoken and [87, 97670, 849] (``x``, ``'rEx``) from the package; ``"x'eRs"`` is
+      [87, 48968, 43427] (``'eRs`` one piece) and [87, 48968, 49, 82] (``'eR``, ``s``), run through
+      the wrapper (the package's ``encode``).
+
+    Named ``pretokenizer.contractions`` (``-'rE``, ``+'eR``: the form left out, the misspelt one
+    matched) with ``pretokenizer.regex-engine`` and ``model.lookup-key`` (until 2026-11-26 the
+    contraction rows were named ``pretokenizer.poro`` or ``pretokenizer.none``, coincidences)."""
+    encoding = model.split("-")[0] + "_base"
+    run = compare(tmp_path, model, node("ms_tiktokenizer.mjs", encoding, "{tiktoken}"),
+                  texts_file(tmp_path, "three-bugs", THREE_BUGS))
+    named_right(run, {REGEX_ENGINE, "pretokenizer.contractions", "model.lookup-key"},
+                {"pretokenizer.regex-engine:ecmascript", "pretokenizer.contractions:-'rE", "pretokenizer.contractions:+'eR",
+                 "model.lookup-key"})
+    named = {r["text"] for r in run.rows if r["cause"] == "pretokenizer.contractions"}
+    assert named == {r["text"] for r in run.rows if "'rE" in r["text"] or "'eR" in r["text"]} and len(named) >= 7
+    if model == "cl100k-tiktoken":
+        assert ids(row(run, "x'rEx")["backend_ids"]) == [87, 97670, 849]
+        assert ids(row(run, "x'eRs")["backend_ids"]) == [87, 48968, 49, 82]
+
+
 def test_llama3_tokenizer_js(node_engines, tmp_path):
     """llama3-tokenizer-js 1.2.0 (npm), two bugs, both verified in
     bundle/llama3-tokenizer-with-baked-data.js:

@@ -54,14 +54,16 @@ from collections.abc import Sequence
 from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
+from tokparity.diagnose.contractions import form_keys
 from tokparity.diagnose.plain_object import InheritedMember
 from tokparity.diagnose.variants import (
-    PER_TOKEN,
+    PER_CASE,
     STAGES,
     Variant,
     base_candidate,
     catalogue,
     combinable,
+    contraction_variant,
     release_variant,
     rightmost_ties,
     special_ids_variant,
@@ -174,6 +176,8 @@ class Diagnoser:
         elif v is None and key.startswith("user-defined.atomic:"):
             spec = key.split(":", 1)[1]
             v = self.variants[key] = user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
+        elif v is None and key.startswith(("pretokenizer.contractions:-", "pretokenizer.contractions:+")):
+            v = self.variants[key] = contraction_variant(key.split(":", 1)[1])
         return v
 
     def encode(self, keys: tuple[str, ...], text: str) -> list[int] | None:
@@ -332,7 +336,7 @@ class Diagnoser:
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
         for key in dict.fromkeys(list(self.variants) + per_case):
-            if key.startswith(PER_TOKEN) and key not in per_case or key in self.releases:
+            if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
             if key in self.variants and self.variants[key].fails:
                 continue  # (it gives no other ids, only failures: failure() tries it on a crash)
@@ -394,9 +398,11 @@ class Diagnoser:
                 refuted.add(key)
 
     def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
-        """The variants about one token: ``specials.ids`` for the control tokens the backend emits
-        and the oracle does not; ``user-defined.atomic`` for the pieces whose text is in the input
-        and which one side matched whole more often than the other."""
+        """The variants about one token or one form of the text: ``specials.ids`` for the control
+        tokens the backend emits and the oracle does not; ``user-defined.atomic`` for the pieces
+        whose text is in the input and which one side matched whole more often than the other;
+        ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
+        the misspelt ones (matched)."""
         vocab = self.vocab
         extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
         out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
@@ -404,7 +410,7 @@ class Diagnoser:
             if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
                     and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
                 out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
-        return out[:8]
+        return out[:8] + [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]]
 
     def _smallest(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:
         if len(keys) > 1:

@@ -46,8 +46,9 @@ import unicodedata2
 
 from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
-from tokparity.diagnose import nfd_first, plain_object, regex_engines, special_releases
+from tokparity.diagnose import contractions, nfd_first, plain_object, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.diagnose.contractions import Contractions, has_upper_case_form
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, HfPipeline, KeyedRanks
@@ -81,7 +82,13 @@ EXCLUSIVE_STAGES = frozenset({"library", "normalizer", "whitespace", "pretokeniz
 FAILURES = frozenset({"model.prototype-lookup"})
 
 
-PER_TOKEN = ("specials.ids:", "user-defined.atomic:")  # keys of the variants made for one token of a case
+# Keys of the variants made for one case, from its tokens or its text: two of one cause are two
+# tokens (or two contraction forms) of the case, each its own.
+PER_CASE = ("specials.ids:", "user-defined.atomic:", "pretokenizer.contractions:-", "pretokenizer.contractions:+")
+# A split variant that edits one part of the model's regexes (its contractions) goes with one that
+# reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
+SPLIT_EDIT = "pretokenizer.contractions"
+SPLIT_READINGS = frozenset({"pretokenizer.regex-engine", "pretokenizer.digits"})
 
 
 def cause_of(key: str) -> str:
@@ -97,8 +104,10 @@ def combinable(a: str, b: str) -> bool:
         return False
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
-        return a.startswith(PER_TOKEN) and b.startswith(PER_TOKEN)  # two tokens of a case, each its own
+        return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
+        return True
+    if {cause_a, cause_b} & {SPLIT_EDIT} and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
         return True
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
@@ -567,6 +576,28 @@ def _digits_whole(c: Candidate) -> Candidate | None:
     if not any(_DIGIT_GROUP.search(s) for s in sources):
         return None
     return _resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
+
+
+def _edit_contractions(change: Callable[[Contractions], Contractions | None], c: Candidate) -> Candidate | None:
+    """The model's regexes with their contraction groups changed (``change``: a group's new
+    reading, or None where it does not apply to that group)."""
+    sources = _split_sources(c.pipeline)
+    edited = [contractions.edit(source, change) for source in sources]
+    if all(e is None for e in edited):
+        return None
+    return _resplit(c, sources=[e if e is not None else s for s, e in zip(sources, edited)])
+
+
+def contraction_variant(edit: str) -> Variant:
+    """``pretokenizer.contractions`` for one form of a case's text: ``-'rE`` left out of the
+    group (a list spelt case by case that lacks it), ``+'eR`` matched as one (a misspelt form
+    in such a list)."""
+    form = edit[1:]
+    change = partial(Contractions.without if edit[0] == "-" else Contractions.adding, form=form)
+    what = "left out of" if edit[0] == "-" else "added to"
+    return Variant(f"pretokenizer.contractions:{edit}", "pretokenizer.contractions",
+                   f"the contraction {form} {what} the split's contractions", partial(_edit_contractions, change),
+                   lambda c, text: form in text)
 
 
 def _alphabetic_letters(c: Candidate) -> Candidate | None:
@@ -1183,6 +1214,10 @@ def catalogue() -> list[Variant]:
     for key, name in PRETOKENIZER_NAMES.items():
         out.append(Variant(f"pretokenizer.{name}", f"pretokenizer.{name}", f"the split regexes of '{name}'",
                            partial(_pretokenizer_as, key)))
+    out.append(Variant("pretokenizer.contractions:lower-case", "pretokenizer.contractions",
+                       "the split's contractions in lower case only ('s, 're …; not 'S, 'Re …), the model's "
+                       "case-insensitive group read case by case", partial(_edit_contractions, Contractions.lower_case),
+                       lambda c, text: has_upper_case_form(text)))
     for engine, what in regex_engines.ENGINES.items():
         out.append(Variant(f"pretokenizer.regex-engine:{engine}", "pretokenizer.regex-engine", what,
                            partial(_regex_engine, engine)))

@@ -34,6 +34,9 @@ RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which cand
 UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
 
 
+CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")
+
+
 def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
     """The most frequent per-case sets, their union (an engine with two bugs shows one on some
     texts, the other on others, both on a few), and the union less each of its members."""
@@ -64,7 +67,8 @@ def _combined(keys: Iterable[str]) -> tuple[str, ...]:
 def _token_families(counts: Counter) -> list[tuple[str, ...]]:
     """Variants made for one token stand for a rule about all of them: the sets with every
     ``user-defined.atomic:-N`` as the catalogue's ``user-defined.atomic`` (no piece matched whole),
-    and with every ``:+N`` of the run together (these pieces all matched whole)."""
+    with every ``:+N`` of the run together (these pieces all matched whole), and with every
+    contraction form of the run left out or matched (``pretokenizer.contractions:-'rE``, ``:+'eR``)."""
     out = []
     for keys in list(counts)[:CANDIDATES * 4]:
         if any(k.startswith("user-defined.atomic:-") for k in keys):
@@ -73,6 +77,13 @@ def _token_families(counts: Counter) -> list[tuple[str, ...]]:
     plus = tuple(dict.fromkeys(k for keys in counts for k in keys if k.startswith("user-defined.atomic:+")))[:16]
     if len(plus) > 1:
         out.append(plus)
+    # The contraction forms each case left out or matched are one hand-written list: all of them,
+    # alone and with what the most frequent sets name beside (another engine's \s, a lookup), so
+    # that a set of three bugs is weighed whole where a broader reading took many of its cases.
+    forms = tuple(dict.fromkeys(k for keys in counts for k in keys if k.startswith(CONTRACTION_FORMS)))[:16]
+    if forms:
+        others = tuple(k for keys, _ in counts.most_common(CANDIDATES) for k in keys if not k.startswith(CONTRACTION_FORMS))
+        out += [forms, _combined(forms + others)]
     return list(dict.fromkeys(out))
 
 
