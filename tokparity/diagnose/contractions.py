@@ -43,8 +43,8 @@ _LOWER_FORMS = tuple("'" + f for f in LETTERS)
 _FORM = "'[A-Za-z]+"
 _GROUP = "|".join(map(re.escape, (*CASE_INSENSITIVE, LOWER_CASE)))
 # A group an edit wrote (first: it holds a spelling of the model's), or the model's own.
-_ANY = re.compile(rf"\(\?:(?:\(\?!(?P<removed>{_FORM}(?:\|{_FORM})*)\))?(?P<group>{_GROUP})(?P<added>(?:\|{_FORM})*)\)|(?P<own>{_GROUP}|{re.escape(BARE)})"
-                  )
+_ANY = re.compile(rf"\(\?:(?:\(\?!(?P<removed>{_FORM}(?:\|{_FORM})*)\))?(?P<group>{_GROUP})(?P<added>(?:\|{_FORM})*)\)"
+                  rf"|(?P<own>{_GROUP}|{re.escape(BARE)})")
 # At an apostrophe: two letters, then one (the longer form first, as the regexes try them).
 _AT_APOSTROPHE = re.compile("'(?=([A-Za-z]{1,2}))")
 # Misspelt forms looked for in a text: a two-letter contraction's letters transposed ('eR for 'rE).
