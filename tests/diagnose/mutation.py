@@ -308,7 +308,7 @@ def inherited_names(_zoo) -> list[dict]:
     return _records((f"inherited-{i}", t) for i, t in enumerate(texts))
 
 
-def contraction_forms(zoo) -> list[dict]:
+def contraction_forms(_zoo) -> list[dict]:
     """Every case form of the seven English contractions ('s, 't, 're, 've, 'm, 'll, 'd: 'S, 'rE,
     'LL …) after a word and before more letters (``THEY'rEx``, where a split that lacks the form
     takes the letters into one piece with it), at a word's end, and the transposed spellings of

@@ -48,7 +48,7 @@ _ANY = re.compile(rf"\(\?:(?:\(\?!(?P<removed>{_FORM}(?:\|{_FORM})*)\))?(?P<grou
 # At an apostrophe: two letters, then one (the longer form first, as the regexes try them).
 _AT_APOSTROPHE = re.compile("'(?=([A-Za-z]{1,2}))")
 # Misspelt forms looked for in a text: a two-letter contraction's letters transposed ('eR for 'rE).
-_TRANSPOSED = frozenset(f[::-1] for f in LETTERS if len(f) == 2)
+_TRANSPOSED = frozenset(f[::-1] for f in LETTERS if len(f) == 2 and f != f[::-1])
 _UPPER = re.compile("|".join(re.escape(f) for f in ALL_CASES if not f.islower()))
 
 
@@ -79,6 +79,13 @@ class Contractions:
             return None
         return Contractions(LOWER_CASE, tuple(f for f in self.removed if f in _LOWER_FORMS), self.added)
 
+    def ascii_case(self) -> Contractions | None:
+        """The case-insensitive group spelt letter by letter in ASCII (llama.cpp's spelling), which
+        loses the forms only case folding knows ('ſ)."""
+        if self.group != CASE_INSENSITIVE[0]:
+            return None
+        return Contractions(CASE_INSENSITIVE[1], self.removed, self.added)
+
     def spelt(self) -> str:
         lookahead = f"(?!{'|'.join(self.removed)})" if self.removed else ""
         return f"(?:{lookahead}{self.group}{''.join('|' + f for f in self.added)})"
@@ -100,6 +107,12 @@ def edit(source: str, change: Callable[[Contractions], Contractions | None]) -> 
     return "".join(out) + source[pos:] if out else None
 
 
+def case_insensitive(source: str) -> bool:
+    """Whether ``source`` holds a case-insensitive contraction group (one a port without inline
+    ``(?i:…)`` must rewrite)."""
+    return any((m["own"] or m["group"]) in CASE_INSENSITIVE for m in _ANY.finditer(source))
+
+
 def _forms(alternatives: str) -> tuple[str, ...]:
     return tuple(alternatives.split("|")) if alternatives else ()
 
@@ -107,7 +120,10 @@ def _forms(alternatives: str) -> tuple[str, ...]:
 def form_keys(text: str) -> list[str]:
     """The per-case edits worth trying on ``text``: ``-F`` for each contraction form ``F`` it holds
     (case as written), ``+G`` for each misspelt form ``G`` (a two-letter contraction's letters
-    transposed) it holds before a letter (elsewhere a form more changes nothing)."""
+    transposed) it holds before a letter (in the regexes that take an apostrophe into the word
+    after it, only there does the form change the split). The rare ones first (misspelt forms,
+    forms with a capital), then the everyday lower-case ones ('s, 't), which a sentence holds
+    many of: a search that tries only the first few tries the telling ones."""
     out = []
     for m in _AT_APOSTROPHE.finditer(text):
         letters = m[1]
@@ -119,7 +135,7 @@ def form_keys(text: str) -> list[str]:
             after = text[m.end() + 2:m.end() + 3]
             if len(letters) == 2 and letters.lower() in _TRANSPOSED and after.isalpha():
                 out.append("+'" + letters)
-    return list(dict.fromkeys(out))
+    return sorted(dict.fromkeys(out), key=lambda key: (key[0] == "-", key[1:].islower()))
 
 
 def has_upper_case_form(text: str) -> bool:

@@ -102,15 +102,21 @@ class EngineSplitter:
     code point that ``tables`` and the ``regex`` module put in different categories is replaced,
     for the match only, by a stand-in of the category ``tables`` gives it."""
 
-    def __init__(self, sources: list[str], engine: str, tables: str = "regex"):
+    def __init__(self, sources: list[str], engine: str, tables: str = "regex", caseless: bool = False):
         self.sources = list(sources)
         self.engine = engine
         self.tables = tables
+        # The whole regex case-insensitive, as JavaScript's ``i`` flag with ``u`` reads it: a
+        # character matches where its simple case fold does (U+0345 is a letter by its fold, ι),
+        # and a cased class takes every case (``\p{Lu}`` a lower-case letter too).
+        self.caseless = caseless
         self.name = f"{engine} engine"
-        self.patterns = [regex.compile(rewrite(s, engine)) for s in sources]
+        self.patterns = [regex.compile(rewrite(s, engine), regex.IGNORECASE if caseless else 0) for s in sources]
 
     def split(self, text: str) -> list[str]:
         seen = text if self.tables == "regex" else text.translate(_stand_ins(text, self.tables))
+        if self.caseless:
+            seen = seen.translate(_simple_folds(seen))
         spans = [(0, len(text))] if text else []
         for pattern in self.patterns:
             out = []
@@ -207,6 +213,20 @@ def _stand_in(ch: str, tables: str) -> str | None:
         return None  # whitespace is what the engines are compared on: never replaced
     theirs = category(ch, tables)
     return _STAND_IN.get(theirs) if theirs != _regex_category(ch) else None
+
+
+def _simple_folds(text: str) -> dict[int, str]:
+    """Each character of ``text`` whose simple case fold is another one, to that fold (one code
+    point for one, so the text's positions stay: where the full fold is longer, ß's "ss", the
+    simple one is the lower case)."""
+    out = {}
+    for ch in set(text):
+        folded = ch.casefold()
+        if len(folded) != 1:
+            folded = ch.lower() if len(ch.lower()) == 1 else ch
+        if folded != ch:
+            out[ord(ch)] = folded
+    return out
 
 
 def _stand_ins(text: str, tables: str) -> dict[int, str]:

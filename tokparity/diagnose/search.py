@@ -57,6 +57,7 @@ from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.contractions import form_keys
 from tokparity.diagnose.plain_object import InheritedMember
 from tokparity.diagnose.variants import (
+    CONTRACTION_FORMS,
     PER_CASE,
     STAGES,
     Variant,
@@ -176,7 +177,7 @@ class Diagnoser:
         elif v is None and key.startswith("user-defined.atomic:"):
             spec = key.split(":", 1)[1]
             v = self.variants[key] = user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
-        elif v is None and key.startswith(("pretokenizer.contractions:-", "pretokenizer.contractions:+")):
+        elif v is None and key.startswith(CONTRACTION_FORMS):
             v = self.variants[key] = contraction_variant(key.split(":", 1)[1])
         return v
 

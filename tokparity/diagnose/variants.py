@@ -84,7 +84,8 @@ FAILURES = frozenset({"model.prototype-lookup"})
 
 # Keys of the variants made for one case, from its tokens or its text: two of one cause are two
 # tokens (or two contraction forms) of the case, each its own.
-PER_CASE = ("specials.ids:", "user-defined.atomic:", "pretokenizer.contractions:-", "pretokenizer.contractions:+")
+CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
+PER_CASE = ("specials.ids:", "user-defined.atomic:", *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"
@@ -524,19 +525,21 @@ def _reading(p) -> tuple[str, str]:
 
 
 def _resplit(c: Candidate, *, sources: list[str] | None = None, engine: str | None = None,
-             tables: str | None = None, letters: str | None = None) -> Candidate | None:
+             tables: str | None = None, letters: str | None = None, caseless: bool = False) -> Candidate | None:
     """The pipeline's split with one aspect changed (its regexes, the regex engine reading them,
-    the Unicode tables, what a letter is: ``letters="alphabetic"``) and the others as the pipeline
-    reads them now: a variant composed after another (variants apply in stage order: a split
-    regex or engine first, then Unicode's tables and letters) keeps what that one changed."""
+    the Unicode tables, what a letter is: ``letters="alphabetic"``, the whole regex case-insensitive)
+    and the others as the pipeline reads them now: a variant composed after another (variants
+    apply in stage order: a split regex or engine first, then Unicode's tables and letters) keeps
+    what that one changed."""
     current = _split_sources(c.pipeline)
     if not current:
         return None
     now_engine, now_tables = _reading(c.pipeline)
     now_base, _, now_letters = now_tables.partition("+")
     base, letters = tables or now_base, letters or now_letters
+    caseless = caseless or getattr(_splitter(c.pipeline), "caseless", False)
     return _with_splitter(c, regex_engines.EngineSplitter(sources or current, engine or now_engine,
-                                                          f"{base}+{letters}" if letters else base))
+                                                          f"{base}+{letters}" if letters else base, caseless))
 
 
 def _unicode_tables(c: Candidate) -> Candidate | None:
@@ -586,6 +589,13 @@ def _edit_contractions(change: Callable[[Contractions], Contractions | None], c:
     if all(e is None for e in edited):
         return None
     return _resplit(c, sources=[e if e is not None else s for s, e in zip(sources, edited)])
+
+
+def _whole_regex_caseless(c: Candidate) -> Candidate | None:
+    """The case-insensitive contraction group made case-insensitive by a flag on the whole regex."""
+    if not any(map(contractions.case_insensitive, _split_sources(c.pipeline))):
+        return None  # (no case-insensitive group: nothing a port had to rewrite)
+    return _resplit(c, caseless=True)
 
 
 def contraction_variant(edit: str) -> Variant:
@@ -1216,8 +1226,16 @@ def catalogue() -> list[Variant]:
                            partial(_pretokenizer_as, key)))
     out.append(Variant("pretokenizer.contractions:lower-case", "pretokenizer.contractions",
                        "the split's contractions in lower case only ('s, 're …; not 'S, 'Re …), the model's "
-                       "case-insensitive group read case by case", partial(_edit_contractions, Contractions.lower_case),
+                       "case-insensitive group read case-sensitively", partial(_edit_contractions, Contractions.lower_case),
                        lambda c, text: has_upper_case_form(text)))
+    out.append(Variant("pretokenizer.contractions:ascii-case", "pretokenizer.contractions",
+                       "the split's contractions spelt with each letter's two ASCII cases ('[sS], '[rR][eE] …, as "
+                       "transformers.js rewrites (?i:…)): 'ſ (long s, whose case fold is s) is no contraction",
+                       partial(_edit_contractions, Contractions.ascii_case), lambda c, text: "'\u017f" in text))
+    out.append(Variant("pretokenizer.contractions:flag-i", "pretokenizer.contractions",
+                       "the whole split regex case-insensitive (JavaScript's i flag in place of the (?i:…) group): "
+                       "a character matches by its case fold (U+0345 is a letter), \\p{Lu} and \\p{Ll} take every case",
+                       _whole_regex_caseless))
     for engine, what in regex_engines.ENGINES.items():
         out.append(Variant(f"pretokenizer.regex-engine:{engine}", "pretokenizer.regex-engine", what,
                            partial(_regex_engine, engine)))

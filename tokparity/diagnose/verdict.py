@@ -21,7 +21,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from tokparity.diagnose.search import Diagnoser, join
-from tokparity.diagnose.variants import FAILURES, cause_of, combinable
+from tokparity.diagnose.variants import CONTRACTION_FORMS, FAILURES, cause_of, combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
@@ -32,9 +32,6 @@ ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine ma
 POOL = 12  # the variants that may be added: those in the most per-case sets
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
 UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
-
-
-CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")
 
 
 def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
