@@ -104,8 +104,9 @@ def test_microsoft_tiktokenizer_nul_key(node_engines, tmp_path, model):
 
 
 THREE_BUGS = ["THEY'rEx", "we'rEs done", "x'rEing", "Bob'rEZ", "x'rEx", "we'eRx", "THEY'eRing", "x'eRs", "Bob'eRon",
-              "they're", "THEY'RE", "it's", "DON'T", "I'M fine", "we'LL go", "you'Ve won", "a\x00b", "!\x00", " \x00",
-              "end.\x00", "done,\x00 next", " \x85a", "a  \ufeffb", " \ufeffa", "a  \x85b", "plain"]
+              "they're", "THEY'RE", "it's", "DON'T", "I'M fine", " I'M fine", " DON'T", "we'LL go", "you'Ve won",
+              "it'Sx done", "THEY'REs", "a\x00b", "!\x00", " \x00", "end.\x00", "done,\x00 next", " \x85a", "a  \ufeffb",
+              " \ufeffa", "a  \x85b", "plain", " I'\u017f", " I'\u017fm", "He'\u017f"]
 
 
 @pytest.mark.parametrize("model", ["cl100k-tiktoken", "o200k-tiktoken"])
@@ -121,22 +122,57 @@ def test_microsoft_tiktokenizer_three_bugs(node_engines, tmp_path, model):
       contraction and ``'eR`` is one: ``"x'rEx"`` on cl100k is [87, 97670, 36, 87] (``x``, ``'rE``,
       ``x``) from tiktoken and [87, 97670, 849] (``x``, ``'rEx``) from the package; ``"x'eRs"`` is
       [87, 48968, 43427] (``'eRs`` one piece) and [87, 48968, 49, 82] (``'eR``, ``s``), run through
-      the wrapper (the package's ``encode``).
+      the wrapper (the package's ``encode``). Spelt form by form, the list has no ``'ſ`` either
+      (U+017F, long s, whose case fold is s: tiktoken's ``(?i:'s)`` matches it): on o200k, where
+      the group follows the word, ``" I'ſ"`` is [3413, 70067] (`` I'`` + ``ſ``) from tiktoken and
+      [357, 6, 70067] (`` I``, ``'``, ``ſ``) from the package; on cl100k the two splits give the
+      same ids.
 
     Named ``pretokenizer.contractions`` (``-'rE``, ``+'eR``: the form left out, the misspelt one
-    matched) with ``pretokenizer.regex-engine`` and ``model.lookup-key`` (until 2026-11-26 the
-    contraction rows were named ``pretokenizer.poro`` or ``pretokenizer.none``, coincidences)."""
+    matched; on o200k ``:ascii-case`` too) with ``pretokenizer.regex-engine`` and
+    ``model.lookup-key`` (until 2026-11-26 the contraction rows were named ``pretokenizer.poro`` or
+    ``pretokenizer.none``, coincidences)."""
     encoding = model.split("-")[0] + "_base"
     run = compare(tmp_path, model, node("ms_tiktokenizer.mjs", encoding, "{tiktoken}"),
                   texts_file(tmp_path, "three-bugs", THREE_BUGS))
+    ascii_case = {"pretokenizer.contractions:ascii-case"} if model == "o200k-tiktoken" else set()
     named_right(run, {REGEX_ENGINE, "pretokenizer.contractions", "model.lookup-key"},
                 {"pretokenizer.regex-engine:ecmascript", "pretokenizer.contractions:-'rE", "pretokenizer.contractions:+'eR",
-                 "model.lookup-key"})
+                 "model.lookup-key"} | ascii_case)
     named = {r["text"] for r in run.rows if r["cause"] == "pretokenizer.contractions"}
-    assert named == {r["text"] for r in run.rows if "'rE" in r["text"] or "'eR" in r["text"]} and len(named) >= 7
+    assert named == {r["text"] for r in run.rows if "'rE" in r["text"] or "'eR" in r["text"] or "\u017f" in r["text"]}
+    assert len(named) >= 7
     if model == "cl100k-tiktoken":
         assert ids(row(run, "x'rEx")["backend_ids"]) == [87, 97670, 849]
         assert ids(row(run, "x'eRs")["backend_ids"]) == [87, 48968, 49, 82]
+    else:
+        assert ids(row(run, " I'\u017f")["backend_ids"]) == [357, 6, 70067]
+
+
+LONG_S = [" I'\u017f", " I'\u017fm", "He'\u017f", "x'\u017fx", " I'M", "it'S", "plain", "they're here"]
+
+
+@pytest.mark.parametrize("model,engine", [
+    ("gpt-oss", ("transformers_js.mjs", "{tokenizer_json}")),
+    ("o200k-tiktoken", ("ai_tokenizer.mjs", "o200k_base")),
+], ids=["huggingface-transformers-gpt-oss", "ai-tokenizer-o200k"])
+def test_contractions_in_ascii_cases(node_engines, tmp_path, model, engine):
+    """Two packages rewrite o200k's ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` (an optional suffix after each
+    kind of word) with each letter's two ASCII cases, which loses ``'ſ`` (U+017F, long s: its case
+    fold is s, and the oracle's case-insensitive group matches it):
+
+    * @huggingface/transformers 4.3.1 through @huggingface/tokenizers 0.2.0, dist/tokenizers.mjs
+      line 575 (an inline ``(?i:`` group sets ``ascii_fold``) and line 637 (inside it each ASCII
+      letter becomes ``[${char.toLowerCase()}${char.toUpperCase()}]``);
+    * ai-tokenizer 1.0.6, dist/encoding/o200k_base-CmR1GnPX.js line 24, its ``pat_str``:
+      ``…[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|…)?``.
+
+    ``" I'ſ"`` is [3413, 70067] (`` I'`` + ``ſ``) from the oracle and [357, 6, 70067] (`` I``, ``'``,
+    ``ſ``) from both, run through the wrappers. Named ``pretokenizer.contractions:ascii-case``,
+    proven (found by the blind engine's ``--ascii-case``, tests/diagnose/test_blind_contractions.py)."""
+    run = compare(tmp_path, model, node(*engine), texts_file(tmp_path, "long-s", LONG_S))
+    named_right(run, {"pretokenizer.contractions"}, {"pretokenizer.contractions:ascii-case"})
+    assert ids(row(run, " I'\u017f")["backend_ids"]) == [357, 6, 70067]
 
 
 def test_llama3_tokenizer_js(node_engines, tmp_path):

@@ -105,6 +105,8 @@ def combinable(a: str, b: str) -> bool:
         return False
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
+        if cause_a == SPLIT_EDIT:  # forms of a hand-written list, and at most one way it was spelt
+            return a.startswith(PER_CASE) or b.startswith(PER_CASE)
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
         return True

@@ -21,7 +21,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from tokparity.diagnose.search import Diagnoser, join
-from tokparity.diagnose.variants import CONTRACTION_FORMS, FAILURES, cause_of, combinable
+from tokparity.diagnose.variants import CONTRACTION_FORMS, FAILURES, SPLIT_EDIT, cause_of, combinable
 from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
@@ -77,10 +77,13 @@ def _token_families(counts: Counter) -> list[tuple[str, ...]]:
     # The contraction forms each case left out or matched are one hand-written list: all of them,
     # alone and with what the most frequent sets name beside (another engine's \s, a lookup), so
     # that a set of three bugs is weighed whole where a broader reading took many of its cases.
+    # A list can also be spelt another way besides ('[sS]: no 'ſ), which a few cases show.
     forms = tuple(dict.fromkeys(k for keys in counts for k in keys if k.startswith(CONTRACTION_FORMS)))[:16]
     if forms:
         others = tuple(k for keys, _ in counts.most_common(CANDIDATES) for k in keys if not k.startswith(CONTRACTION_FORMS))
-        out += [forms, _combined(forms + others)]
+        spellings = dict.fromkeys(k for keys in counts for k in keys
+                                  if cause_of(k) == SPLIT_EDIT and not k.startswith(CONTRACTION_FORMS))
+        out += [forms, _combined(forms + others)] + [_combined(forms + (k,) + others) for k in list(spellings)[:3]]
     return list(dict.fromkeys(out))
 
 
