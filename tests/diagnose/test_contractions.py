@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 import regex
 
-from tokparity.diagnose.contractions import ALL_CASES, Contractions, case_insensitive, edit, form_keys
+from tokparity.diagnose.contractions import (
+    ALL_CASES,
+    Contractions,
+    beyond_lower_case,
+    case_insensitive,
+    edit,
+    form_keys,
+)
 
 REST = r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+(?!\S)|\s+"
 # The group as cl100k / Llama 3 / Qwen write it, as llama.cpp spells it, and GPT-2's bare list;
@@ -63,6 +70,16 @@ def test_what_does_not_apply_is_none():
     assert edit(SOURCES["case-insensitive"], lambda group: group.adding("'s")) is None  # (a form already)
     assert edit(r"\p{L}+|\s+", Contractions.lower_case) is None
     assert case_insensitive(SOURCES["o200k"]) and not case_insensitive(SOURCES["gpt-2"])
+
+
+def test_what_a_lower_case_list_misses_is_seen():
+    """The lower-case variant is tried on a text where it can change something: a capital form,
+    or 'ſ, which the model's case-insensitive group matches and a lower-case list does not."""
+    source = SOURCES["case-insensitive"]
+    lower = edit(source, Contractions.lower_case)
+    for text in ("x'ſx", "it'Sx", "THEY'rEx"):
+        assert beyond_lower_case(text) and regex.findall(lower, text) != regex.findall(source, text)
+    assert not beyond_lower_case("it's they're we'll") and not beyond_lower_case("l'homme")
 
 
 def test_ascii_cases_lose_long_s():

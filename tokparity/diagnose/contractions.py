@@ -49,7 +49,9 @@ _ANY = re.compile(rf"\(\?:(?:\(\?!(?P<removed>{_FORM}(?:\|{_FORM})*)\))?(?P<grou
 _AT_APOSTROPHE = re.compile("'(?=([A-Za-z]{1,2}))")
 # Misspelt forms looked for in a text: a two-letter contraction's letters transposed ('eR for 'rE).
 _TRANSPOSED = frozenset(f[::-1] for f in LETTERS if len(f) == 2 and f != f[::-1])
-_UPPER = re.compile("|".join(re.escape(f) for f in ALL_CASES if not f.islower()))
+# What a lower-case list does not match and the model's group does: a form with a capital, and 'ſ
+# (long s), which a case-insensitive group matches by its case fold.
+_NOT_LOWER_CASE = re.compile("|".join(re.escape(f) for f in ALL_CASES if not f.islower()) + "|'\u017f")
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ def form_keys(text: str) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda key: (key[0] == "-", key[1:].islower()))
 
 
-def has_upper_case_form(text: str) -> bool:
-    """Whether ``text`` holds a contraction with a capital letter (``'S``, ``'Re``, …)."""
-    return _UPPER.search(text) is not None
+def beyond_lower_case(text: str) -> bool:
+    """Whether ``text`` holds a contraction a lower-case list does not match (``'S``, ``'Re``, …,
+    ``'ſ``)."""
+    return _NOT_LOWER_CASE.search(text) is not None

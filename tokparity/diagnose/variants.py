@@ -48,7 +48,7 @@ from tokparity.components import AddedToken
 from tokparity.components import normalizers as hf_components
 from tokparity.diagnose import contractions, nfd_first, plain_object, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
-from tokparity.diagnose.contractions import Contractions, has_upper_case_form
+from tokparity.diagnose.contractions import Contractions, beyond_lower_case
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, HfPipeline, KeyedRanks
@@ -110,7 +110,7 @@ def combinable(a: str, b: str) -> bool:
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
         return True
-    if {cause_a, cause_b} & {SPLIT_EDIT} and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
+    if SPLIT_EDIT in (cause_a, cause_b) and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
         return True
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
@@ -1229,7 +1229,7 @@ def catalogue() -> list[Variant]:
     out.append(Variant("pretokenizer.contractions:lower-case", "pretokenizer.contractions",
                        "the split's contractions in lower case only ('s, 're …; not 'S, 'Re …), the model's "
                        "case-insensitive group read case-sensitively", partial(_edit_contractions, Contractions.lower_case),
-                       lambda c, text: has_upper_case_form(text)))
+                       lambda c, text: beyond_lower_case(text)))
     out.append(Variant("pretokenizer.contractions:ascii-case", "pretokenizer.contractions",
                        "the split's contractions spelt with each letter's two ASCII cases ('[sS], '[rR][eE] …, as "
                        "transformers.js rewrites (?i:…)): 'ſ (long s, whose case fold is s) is no contraction",
