@@ -22,12 +22,19 @@ from typing import Any
 from tokparity.diagnose.plain_object import InheritedMember, inherited_piece, no_key
 from tokparity.vocab.model import Vocab
 
+# What a pipeline's ``cache`` (each word's ids, where the pipeline has one) does not depend on: a
+# copy that changes only these shares it (another split makes other words, never other ids for a
+# word), so a split variant counted over a run's every agreeing text merges only the words it changes.
+WORDS_KEPT_BY = frozenset({"pretokenizer"})
+
 
 def fork(pipeline, **changes):
-    """A shallow copy of ``pipeline`` with ``changes`` set, its caches emptied and its flags
-    (a dataclass in llama.cpp's pipelines) copied, so the original is never touched."""
+    """A shallow copy of ``pipeline`` with ``changes`` set, its caches emptied (but for a change of
+    ``WORDS_KEPT_BY`` alone) and its flags (a dataclass in llama.cpp's pipelines) copied, so the
+    original is never touched. What a copy needs changed is changed here, not on the copy after:
+    a copy that shares its parent's word cache must give each word the ids its parent gives."""
     q = copy.copy(pipeline)
-    if getattr(q, "cache", None) is not None:
+    if getattr(q, "cache", None) is not None and not (changes and changes.keys() <= WORDS_KEPT_BY):
         q.cache = {}
     if dataclasses.is_dataclass(getattr(q, "flags", None)):
         q.flags = dataclasses.replace(q.flags, specials=dict(q.flags.specials))

@@ -424,12 +424,14 @@ class _Split:
         return [bytes_to_gpt2(w) for w in words] if self.byte_level else words
 
 
-def _with_splitter(c: Candidate, splitter) -> Candidate | None:
+def _with_splitter(c: Candidate, splitter, **changes) -> Candidate | None:
+    """``splitter`` in place of the model's split (``changes``: what else the copy of a llama.cpp
+    pipeline changes)."""
     p = c.pipeline
     if isinstance(p, LlamaBpe):
-        return _with(c, fork(p, pretokenizer=splitter))
+        return _with(c, fork(p, pretokenizer=splitter, **changes))
     if isinstance(p, HfBpe) and p.pretokenizer.byte_level:
-        return _with(c, fork(p, pretokenizer=_Split(splitter, byte_level=True)))
+        return _with(c, fork(p, pretokenizer=_Split(splitter, byte_level=True), **changes))
     return None
 
 
@@ -475,15 +477,14 @@ def split_on_white_space(text: str) -> str:
 
 
 def _pretokenizer_none(c: Candidate) -> Candidate | None:
-    out = _with_splitter(c, Pretokenizer([], "none"))
     p = c.pipeline
-    if out is not None and isinstance(p, LlamaBpe):
+    if isinstance(p, LlamaBpe):
         # With no split a whole text can be one word, and "<|eot_id|>" is then looked up whole;
         # an engine without a split (tokenizers with no pre-tokenizer) finds no special token in
         # its model's vocabulary, so neither does this variant.
-        out.pipeline.whole_words = {t: i for t, i in p.token_to_id.items()
-                                    if c.vocab.type_of(i) != TokenType.CONTROL}
-    return out
+        return _with_splitter(c, Pretokenizer([], "none"), whole_words={
+            t: i for t, i in p.token_to_id.items() if c.vocab.type_of(i) != TokenType.CONTROL})
+    return _with_splitter(c, Pretokenizer([], "none"))
 
 
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
