@@ -1115,10 +1115,12 @@ def special_ids_variant(role: str, target: int) -> Variant:
         p = c.pipeline
         if unk_id_of(p) in (None, target):
             return None
+        # (a UGM model with another unk id: the same pieces and scores, so the same segmentations,
+        # and its word cache shared, which writes an unknown stretch as whichever model reads it)
         if isinstance(p, LlamaUgm):
             model = p.model
             new = UgmModel(model.pieces, target, model.unk_score, model.options, model.prefixes, model.max_len,
-                           {} if model.word_cache is not None else None, model.max_abs_score)
+                           model.word_cache, model.max_abs_score)
             return _with(c, fork(p, _model=new))
         if isinstance(p, LlamaCppPipeline):
             q = fork(p)
@@ -1129,7 +1131,7 @@ def special_ids_variant(role: str, target: int) -> Variant:
             if hasattr(p, "model"):
                 m = p.model
                 q.model = UgmModel(m.pieces, target, m.unk_score, m.options, m.prefixes, m.max_len,
-                                   {} if m.word_cache is not None else None, m.max_abs_score)
+                                   m.word_cache, m.max_abs_score)
             return _with(c, q)
         return _with(c, fork(p, unk_id=target))
 

@@ -40,6 +40,9 @@ from dataclasses import dataclass, field
 
 _F32 = struct.Struct("f")
 SPACE_MARK = "\u2581"  # ▁
+# An unknown stretch in the word cache: written as the model's unk_id when read (no piece has a
+# negative id).
+UNKNOWN = -1
 _WORDS = re.compile(f"[^{SPACE_MARK}]+|{SPACE_MARK}[^{SPACE_MARK}]*")
 
 
@@ -77,9 +80,12 @@ class UgmModel:
     options: UgmOptions
     prefixes: set[str] = field(default_factory=set)  # every prefix of every piece (the "trie")
     max_len: int = 0
-    # The fast path (encode_by_words): word -> (its best segmentation, its smallest margin per
-    # code point). None when some piece holds a "▁" after its first character.
-    word_cache: dict[str, tuple[list[tuple[int, str]], float]] | None = None
+    # The fast path (encode_by_words): word -> (its best segmentation, with UNKNOWN where an
+    # unknown stretch stands, its smallest margin per code point, whether it holds UNKNOWN). None
+    # when some piece holds a "▁" after its first character. A segmentation depends on the pieces
+    # and their scores alone, not on the id an unknown stretch is written as: models that differ
+    # in ``unk_id`` only may share it.
+    word_cache: dict[str, tuple[list[tuple[int, str]], float, bool]] | None = None
     max_abs_score: float = 0.0
 
     @classmethod
@@ -210,14 +216,16 @@ class UgmModel:
                 if len(cache) > 100_000:
                     cache.clear()
                 hit = cache[word] = self._best_of_word(word)
-            if hit[1] <= 2.0 * ulp + 1e-12:
+            segments, margin, unknown = hit
+            if margin <= 2.0 * ulp + 1e-12:
                 return None  # a near-tie: rounding could decide it
-            out += hit[0]
+            out += segments if not unknown else [(self.unk_id if i == UNKNOWN else i, s) for i, s in segments]
         return out
 
-    def _best_of_word(self, word: str) -> tuple[list[tuple[int, str]], float]:
-        """The word's best segmentation in real numbers (from 0), and its smallest decision
-        margin divided by the number of additions a path inside the word can make (+1)."""
+    def _best_of_word(self, word: str) -> tuple[list[tuple[int, str]], float, bool]:
+        """The word's best segmentation in real numbers (from 0), UNKNOWN for an unknown stretch;
+        its smallest decision margin divided by the number of additions a path inside the word can
+        make (+1); whether it holds an unknown stretch."""
         n = len(word)
         best = [-math.inf] * (n + 1)
         runner_up = [-math.inf] * (n + 1)
@@ -238,7 +246,7 @@ class UgmModel:
                 offer(j, best[i] + score, token_id, i)
                 single = single or j == i + 1
             if not single:
-                offer(i + 1, best[i] + self.unk_score, self.unk_id, i)
+                offer(i + 1, best[i] + self.unk_score, UNKNOWN, i)
         margin = min((best[j] - runner_up[j] for j in range(1, n + 1)), default=math.inf)
         out = []
         j = n
@@ -247,4 +255,4 @@ class UgmModel:
             out.append((token_id, word[start:j]))
             j = start
         out.reverse()
-        return out, margin / (n + 1)
+        return out, margin / (n + 1), any(token_id == UNKNOWN for token_id, _ in out)
