@@ -424,15 +424,20 @@ class _Split:
         return [bytes_to_gpt2(w) for w in words] if self.byte_level else words
 
 
+def _splits(p) -> bool:
+    """Whether a split regex of ``_with_splitter``'s can stand in for the pipeline's split."""
+    return isinstance(p, LlamaBpe) or isinstance(p, HfBpe) and p.pretokenizer.byte_level
+
+
 def _with_splitter(c: Candidate, splitter, **changes) -> Candidate | None:
     """``splitter`` in place of the model's split (``changes``: what else the copy of a llama.cpp
     pipeline changes)."""
     p = c.pipeline
+    if not _splits(p):
+        return None
     if isinstance(p, LlamaBpe):
         return _with(c, fork(p, pretokenizer=splitter, **changes))
-    if isinstance(p, HfBpe) and p.pretokenizer.byte_level:
-        return _with(c, fork(p, pretokenizer=_Split(splitter, byte_level=True), **changes))
-    return None
+    return _with(c, fork(p, pretokenizer=_Split(splitter, byte_level=True), **changes))
 
 
 def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
@@ -443,7 +448,7 @@ def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
         return None
     if key == "whitespace" and _is_ugm_or_sp(p) and p.normalizer.add_space_prefix:
         return c.replace(text_maps=c.text_maps + (split_on_white_space,))
-    return _with_splitter(c, Pretokenizer(REGEXES[key], key))
+    return _with_splitter(c, Pretokenizer(REGEXES[key], key)) if _splits(p) else None  # (compiled only where it can be used)
 
 
 _PLAIN = {"r": "\r", "n": "\n", "t": "\t", '"': '"'}
@@ -723,8 +728,7 @@ def _ignore_merges(c: Candidate) -> Candidate | None:
 
 
 def _has_byte_pieces(vocab) -> bool:
-    ids = vocab.token_to_id()
-    return all(byte_piece(b) in ids for b in range(256))
+    return all(vocab.id_of(byte_piece(b)) is not None for b in range(256))
 
 
 def _byte_fallback(c: Candidate) -> Candidate | None:

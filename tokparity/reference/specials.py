@@ -60,22 +60,23 @@ def llama_token_types(vocab: Vocab) -> list[int]:
     """Token types after llama.cpp's load-time corrections (text-based CONTROL promotion and
     the ``</s>``-is-normal rule of Gemma 4); GGUF files only."""
     types = list(vocab.token_types or [TokenType.NORMAL] * vocab.size)
-    ids = vocab.token_to_id()
     promote = set(EOG_TEXTS)
     for role, texts in FIM_TEXTS.items():
         if role not in vocab.special_ids:
             promote.update(texts)
     for text in promote:
-        i = ids.get(text)
+        i = vocab.id_of(text)
         if i is not None and types[i] != TokenType.UNKNOWN:
             # llama.cpp ORs the CONTROL bit in; for partitioning and decoding that makes the
             # token behave as CONTROL whatever it was (a USER_DEFINED one becomes parse-only).
             types[i] = TokenType.CONTROL
-    if "<|tool_response>" in ids and "</s>" in ids:  # Gemma 4: "</s>" is an ordinary token
-        types[ids["</s>"]] = TokenType.NORMAL
+    eos = vocab.id_of("</s>")
+    if eos is not None and vocab.id_of("<|tool_response>") is not None:  # Gemma 4: "</s>" is an ordinary token
+        types[eos] = TokenType.NORMAL
     for text in ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):  # gpt-oss
-        if text in ids:
-            types[ids[text]] = TokenType.USER_DEFINED
+        i = vocab.id_of(text)
+        if i is not None:
+            types[i] = TokenType.USER_DEFINED
     return types
 
 
