@@ -31,8 +31,8 @@ WORDS_KEPT_BY = frozenset({"pretokenizer"})
 def fork(pipeline, **changes):
     """A shallow copy of ``pipeline`` with ``changes`` set, its caches emptied (but for a change of
     ``WORDS_KEPT_BY`` alone) and its flags (a dataclass in llama.cpp's pipelines) copied, so the
-    original is never touched. What a copy needs changed is changed here, not on the copy after:
-    a copy that shares its parent's word cache must give each word the ids its parent gives."""
+    original is never touched. A copy that shares its parent's word cache must give each word the
+    ids its parent gives: whatever else it changes is given here too, not set on the copy after."""
     q = copy.copy(pipeline)
     if getattr(q, "cache", None) is not None and not (changes and changes.keys() <= WORDS_KEPT_BY):
         q.cache = {}
