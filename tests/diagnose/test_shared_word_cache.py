@@ -11,6 +11,7 @@ from tokparity.diagnose import Diagnoser
 from tokparity.diagnose.candidate import fork
 from tokparity.reference import RefTokenizer
 from tokparity.reference.llama import LlamaBpe, LlamaUgm
+from tokparity.reference.sentencepiece import SentencePieceUnigram
 from tokparity.vocab import load_vocab
 
 # Words that the split variants cut otherwise (digits, contractions, letters of a newer Unicode,
@@ -30,7 +31,7 @@ def variant_ids(path, keys: list[str], cached: bool) -> dict[str, list]:
     shares it) and again after (they must not have changed); else with no word cache at all."""
     tokenizer = RefTokenizer(load_vocab(path))
     if not cached:  # (every word then segmented afresh by every copy)
-        if isinstance(tokenizer.pipeline, LlamaUgm):
+        if isinstance(tokenizer.pipeline, (LlamaUgm, SentencePieceUnigram)):
             tokenizer.pipeline.model.word_cache = None
         else:
             tokenizer.pipeline.cache = None
@@ -59,9 +60,10 @@ def test_split_variants_give_their_own_ids(zoo):
             "pretokenizer.regex-engine:ecmascript", "unicode.tables:3.2"} <= {k for k in cached if cached[k] != cached[""]}
 
 
+@pytest.mark.parametrize("role", ["gguf", "spm_model"])  # (llama.cpp's UGM pipeline, SentencePiece's)
 @pytest.mark.parametrize("model", ["botchan-unigram", "nomic-bert-moe"])
-def test_another_unknown_id_gives_its_own_ids(zoo, model):
-    path = zoo(model).primary[1]
+def test_another_unknown_id_gives_its_own_ids(zoo, model, role):
+    path = zoo(model).files[role]
     keys = ["specials.ids:unk=2", "specials.ids:unk=1", "normalizer.none"]
     cached, uncached = variant_ids(path, keys, True), variant_ids(path, keys, False)
     assert cached == uncached
