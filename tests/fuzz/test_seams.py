@@ -20,7 +20,6 @@ import pytest
 from tokparity.fuzz.generators import GENERATORS, generate, generate_all
 from tokparity.fuzz.loop import PER_CASE_TAGS
 from tokparity.fuzz.seams import CONTEXTS, coverage_line, seams, seams_covered, unicode_seams
-from tokparity.run.tally import tally_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = f"cmd:{{python}} {ROOT / 'tests' / 'engines' / 'reference_engine.py'} {{gguf}}"
@@ -88,7 +87,7 @@ def test_seams_in_the_order_most_often_ported_wrong(cases):
 
 def test_tags_stay_out_of_the_tally_table(cases):
     """One case per code point: a code point must not be a tally key (the report's per-tag table)."""
-    keys = {k for c in cases for k in tally_keys(c) if not k.startswith(PER_CASE_TAGS)}
+    keys = {k for c in cases for k in c.rate_keys if not k.startswith(PER_CASE_TAGS)}
     assert {k.split("=", 1)[0] for k in keys} == {"kind", "generator", "seam", "context", "corpus"}
     assert len(keys) == 3 + len(seams()) + len(CONTEXTS)
 

@@ -149,7 +149,8 @@ class Answer:
             return cls("error", detail=f"an id of {wild.bit_length()} bits ({'-' if wild < 0 else ''}2**"
                                        f"{max(wild.bit_length() - 1, 0)} or more) is outside any vocabulary (token "
                                        "ids are 32-bit); not compared", seconds=seconds)
-        return cls("ok", ids, notes=list(result.notes) if result.notes else [], seconds=seconds)
+        notes = result.notes
+        return cls("ok", ids, "", list(notes) if notes else [], seconds)  # (positional: made for every answer)
 
 
 def _utf8_length(text: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from tokparity.vocab.model import Vocab
 from tokparity.vocab.token_bytes import token_bytes
@@ -93,10 +94,7 @@ def _substitutions(a: list[int], b: list[int]) -> list[tuple[str, int, int, int,
 
 def byte_offsets(vocab: Vocab, ids: Sequence[int]) -> list[int]:
     """Cumulative byte offsets: token ``k`` covers ``[off[k], off[k+1])`` of the decoded bytes."""
-    offsets = [0]
-    for i in ids:
-        offsets.append(offsets[-1] + len(token_bytes(vocab, i)))
-    return offsets
+    return list(accumulate([len(token_bytes(vocab, i)) for i in ids], initial=0))
 
 
 def add_byte_spans(d: Divergence, vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> Divergence:
@@ -107,7 +105,7 @@ def add_byte_spans(d: Divergence, vocab: Vocab, a: Sequence[int], b: Sequence[in
     """
     if d.first is None or d.last is None:  # equal: nothing to locate
         return d
-    oa, ob = byte_offsets(vocab, a), byte_offsets(vocab, b)
+    oa, ob = byte_offsets(vocab, a[:d.last[0]]), byte_offsets(vocab, b[:d.last[1]])  # (no token after the last)
     d.a_span = (oa[d.first[0]], oa[d.last[0]])
     d.b_span = (ob[d.first[1]], ob[d.last[1]])
     return d

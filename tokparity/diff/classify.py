@@ -33,7 +33,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any
 
 from tokparity.diff import unicode_tables
 from tokparity.diff.align import Divergence, add_byte_spans, align, byte_offsets
@@ -56,6 +56,22 @@ _MARK = "\u2581".encode()  # ▁, SentencePiece's escaped space, as a character 
 # Code points whose category split tables disagree on (line/paragraph separators, format
 # characters, unassigned and private-use code points): the kinds split tables most often disagree on.
 _ODD_CATEGORIES = {"Zl", "Zp", "Cf", "Cn", "Co", "Cs"}
+
+
+class computed_once:  # noqa: N801 (a decorator, named as functools.cached_property is)
+    """``functools.cached_property`` without its lock: the value is computed on first access and
+    kept in the instance's ``__dict__``, where it hides this descriptor from then on. (Python 3.11's
+    ``cached_property`` takes a lock on every first access; a mismatch reads about four of them, and
+    a run classifies every mismatch it finds.)"""
+
+    def __init__(self, compute: Callable) -> None:
+        self.compute, self.name, self.__doc__ = compute, compute.__name__, compute.__doc__
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 @dataclass
@@ -106,53 +122,53 @@ class Context:
     def found(self, cls: str, evidence: str) -> Classification:
         return Classification(cls, evidence, self.divergence)
 
-    @cached_property
+    @computed_once
     def divergence(self) -> Divergence:
         return add_byte_spans(align(self.a, self.b), self.vocab, self.a, self.b)
 
-    @cached_property
+    @computed_once
     def hunk_a(self) -> list[int]:
         """The oracle's tokens from the first to the last differing one."""
         d = self.divergence
         return list(self.a[d.first[0]:d.last[0]]) if d.first and d.last else []
 
-    @cached_property
+    @computed_once
     def hunk_b(self) -> list[int]:
         d = self.divergence
         return list(self.b[d.first[1]:d.last[1]]) if d.first and d.last else []
 
-    @cached_property
+    @computed_once
     def types_a(self) -> list[TokenType]:
         return _types(self.vocab, self.hunk_a)
 
-    @cached_property
+    @computed_once
     def types_b(self) -> list[TokenType]:
         return _types(self.vocab, self.hunk_b)
 
-    @cached_property
+    @computed_once
     def dec_a(self) -> bytes:
         """The input bytes the oracle's tokens stand for (nothing for an <unk> or a control token)."""
         return _decoded(self.vocab, self.a)
 
-    @cached_property
+    @computed_once
     def dec_b(self) -> bytes:
         return _decoded(self.vocab, self.b)
 
-    @cached_property
+    @computed_once
     def same_text(self) -> bool:
         return self.dec_a == self.dec_b
 
-    @cached_property
+    @computed_once
     def end_ids(self) -> set[int]:
         return {self.vocab.special_ids[r] for r in ("bos", "eos", "cls", "sep", "eot") if r in self.vocab.special_ids}
 
-    @cached_property
+    @computed_once
     def span_text(self) -> str:
         """The differing stretch as the oracle's tokens spell it."""
         span = self.divergence.a_span or (0, 0)
         return self.dec_a[span[0]:span[1]].decode("utf-8", "replace")
 
-    @cached_property
+    @computed_once
     def stretches(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
         """The differing runs joined until both sides spell the same bytes (difflib may cut
         '00' + '0' against '0' + '00' into an insert and a delete); empty when they never do."""
@@ -165,11 +181,11 @@ class Context:
                 current = None
         return out if current is None else []
 
-    @cached_property
+    @computed_once
     def segments(self) -> list[Segment]:
         return _segments(self.vocab, self.a, self.b, self.divergence)
 
-    @cached_property
+    @computed_once
     def unk_stretches(self) -> list[_UnkStretch]:
         return _unk_stretches(self)
 

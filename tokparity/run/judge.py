@@ -45,7 +45,7 @@ from tokparity.run.ops import (
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import Results
-from tokparity.run.tally import Tally, tally_keys
+from tokparity.run.tally import Tally
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.zoo import ModelFiles, resolve_model
@@ -337,10 +337,10 @@ class ModelRun:
         if not self.options.decoding_ops:  # (encoding alone: the usual run)
             return out
         if self.decoding is None:  # (no library decodes: a record of no verdicts per op, so the case is whole)
-            return out + [CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], tuple(tally_keys(case)),
+            return out + [CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], case.rate_keys,
                                      op=op) for op in self.options.decoding_ops]
         oracle_name = next((name for name in self.chain if answers[name].status == "ok"), self.chain[0])
-        ids, keys = answers[oracle_name].ids, tuple(tally_keys(case))
+        ids, keys = answers[oracle_name].ids, case.rate_keys
         # (the oracle chain encoded the text: in a run that judges no encoding its time is counted with the first op)
         spent = {name: answer.seconds for name, answer in answers.items()} if "encode" not in self.options.ops else {}
         for op in self.options.decoding_ops:
@@ -354,7 +354,7 @@ class ModelRun:
     def chat_record(self, case: Case, n: int) -> CaseRecord:
         """A conversation's record: every backend's prompt judged against the reference's (a
         record of no verdicts where the model has no template)."""
-        keys = tuple(tally_keys(case))
+        keys = case.rate_keys
         if self.chatting is None:
             return CaseRecord(self.model.name, n, case.id, case.corpus, self.chain[0], keys, op="chat")
         return self.chatting.record(n, case, keys)
@@ -421,7 +421,7 @@ class ModelRun:
             judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition)
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
-        return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, tuple(tally_keys(case)), verdicts,
+        return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, case.rate_keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements) if judgements else (),
                           seconds={name: ans.seconds for name, ans in answers.items()})
 

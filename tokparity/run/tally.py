@@ -32,13 +32,7 @@ CHAT_WHY = ("the model's chat template rendered as transformers renders it (sand
             "the oracle with no special tokens added and special-token text parsed, as apply_chat_template does")
 
 if TYPE_CHECKING:
-    from tokparity.corpus import Case
     from tokparity.zoo import ModelFiles
-
-
-def tally_keys(case: Case) -> list[str]:
-    """The keys a case counts under in the report's rate table: its tags and its corpus."""
-    return [f"{k}={v}" for k, v in case.tags.items() if isinstance(v, (str, int))] + [f"corpus={case.corpus}"]
 
 
 def compared_backends(chain: list[str], backend_names: list[str]) -> list[str]:
