@@ -59,13 +59,12 @@ from tokparity.run.journal.format import (
     is_seconds,
     is_text,
     read_record,
-    record_json,
+    record_line,
     shown,
 )
 from tokparity.run.journal.resume import DoneSet, corpus_fingerprints
 from tokparity.run.journal.signing import check_signature, commands_in, journal_key, signature
 from tokparity.run.known import KnownList
-from tokparity.run.results import json_text
 
 JOURNAL_FILE = "cases.jsonl"
 
@@ -179,7 +178,7 @@ class Journal:
         model's position on the command line, which keys its records (two models may share a name);
         ``known``: see ``record_json``."""
         if records:
-            text = "".join(json_text(record_json(r, self.with_mismatches, slot, known)) + "\n" for r in records)
+            text = "".join(record_line(r, self.with_mismatches, slot, known) + "\n" for r in records)
             self._write(text)
             self.written += len(records)
 

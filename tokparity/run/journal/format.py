@@ -8,11 +8,14 @@ import json
 import math
 import os
 from collections.abc import Callable
+from functools import lru_cache
+from json.encoder import encode_basestring  # (how json_text writes a string: ensure_ascii off)
 
 from tokparity.errors import TokparityError
 from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
 from tokparity.run.known import KnownList
 from tokparity.run.ops import OPS
+from tokparity.run.results import json_text
 
 
 class BadJournal(TokparityError):
@@ -167,6 +170,30 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     if with_mismatches and record.mismatches:
         d["mismatches"] = [m.fields() | ({"known": found[m.backend]} if found else {}) for m in record.mismatches]
     return d
+
+
+def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None,
+                known: KnownList | None = None) -> str:
+    """The journal's line for ``record``: ``json_text(record_json(…))``, the same text. A case of
+    encode on which no backend differs, most of a run's, is written from its parts, those that
+    repeat (names, rate keys, verdicts) encoded once per run."""
+    if record.mismatches or record.too_long or record.causes or record.op != "encode":
+        return json_text(record_json(record, with_mismatches, slot, known))
+    verdicts = []
+    for name, verdict in record.verdicts.items():
+        if verdict.kind == "mismatch":  # (a fuzz record keeps the verdict of a mismatch it does not hold)
+            return json_text(record_json(record, with_mismatches, slot, known))
+        verdicts.append(f"{_encoded(name)}: {_encoded(verdict.kind)}")
+    tally = record.tally if type(record.tally) is tuple else tuple(record.tally)
+    keyed = "" if slot is None else f'"slot": {slot}, '
+    return (f'{{"model": {_encoded(record.model)}, "n": {record.n}, "case_id": {encode_basestring(record.case_id)}, '
+            f'"corpus": {_encoded(record.corpus)}, {keyed}"oracle": {_encoded(record.oracle)}, '
+            f'"tally": {_encoded(tally)}, "verdicts": {{{", ".join(verdicts)}}}}}')
+
+
+@lru_cache(maxsize=4096)
+def _encoded(value: str | tuple[str, ...]) -> str:
+    return json_text(value)
 
 
 def read_record(d: dict) -> CaseRecord:
