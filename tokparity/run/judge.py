@@ -246,10 +246,10 @@ class ModelRun:
         return decoder
 
     def close(self) -> None:
-        started = time.perf_counter()
         diagnosis = getattr(self, "diagnosis", None)
-        if diagnosis is not None:
+        if diagnosis is not None:  # (in the diagnosis's own time: freeing its variants is its cost, not the backends')
             diagnosis.close()
+        started = time.perf_counter()
         chatting = getattr(self, "chatting", None)
         if chatting is not None:
             chatting.reference.close()
