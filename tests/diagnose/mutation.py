@@ -287,6 +287,20 @@ def bom_texts(_zoo) -> list[dict]:
     return _records((f"bom-{i}", t) for i, t in enumerate(texts))
 
 
+def scanner_rules(_zoo) -> list[dict]:
+    """Where a split written by hand as a scanner departs from Llama 3's regex by one rule: spaces
+    between line breaks, a tab before punctuation, a space outside ASCII before a word; and beside
+    them texts where it must not (a run that starts with a space, a tab before letters, U+3000),
+    with punctuation, digits and blank lines that another model's whole split regex cuts otherwise
+    (GPT-2's gives the tab and U+00A0 rules' ids too, and must lose on these)."""
+    texts = ["\n \n", "x\n \ny", "a\n\t\nb", "end.\n  \nNext", "}\n    \n}", "<ul>\n \n<li>",
+             '\t"fmt', "\t<meta", "\t(x)", "a\t-b", "key:\t[1, 2]", "\t'quoted'",
+             "a\u00a0b", "word\u00a0in", "10\u00a0km away", "Mr.\u00a0Smith", "x\u00a0y z",
+             " \n \n", 'x "fmt', "\tword", "\n\nx", "a\u3000b", "a\u2002b", "plain words", '"fmt', "(x)", "<meta",
+             "12345", "1234567", "x\n\ny", "a.b", "end.\n\nNext", "(a)\n\n(b)"]
+    return _records((f"scanner-{i}", t) for i, t in enumerate(texts))
+
+
 def inherited_names(_zoo) -> list[dict]:
     r"""JavaScript and prose where a split piece is named like a member of Object.prototype
     (``x.toString()``, a line that starts ``valueOf``, ``1constructor``), and the same names where
@@ -327,7 +341,8 @@ def contraction_forms(_zoo) -> list[dict]:
 FOCUS: dict[str, Callable] = {f.__name__.replace("_", "-"): f for f in (
     prose, cased_prose, decomposed_prose, nfkc_changes, llama_specials, unicode_spaces, unicode16_digits,
     digit_runs, repeat_runs, whole_words, qwen_tags, phi3_chat, chat_specials, unicode_32, llama3_mixed,
-    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts, inherited_names, contraction_forms)}
+    c_strings, llama3_reserved, nul_bytes, whitespace_pieces, bom_texts, inherited_names, contraction_forms,
+    scanner_rules)}
 
 
 def corpus_paths(corpora: tuple[str, ...], folder: Path, zoo) -> list[str]:

@@ -15,6 +15,8 @@ nothing to name. Their runs and every finding: docs/findings.md#real-packages.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from thirdparty import compare, node, node_engines, python, texts_file  # noqa: F401  (node_engines: a fixture)
 
@@ -285,10 +287,11 @@ LETTER_NUMBERS = [" Ⅰ", "x Ⅻ y", "year ⅯⅯⅩⅩⅥ", " ᛮ", "Chapter �
 
 
 def test_tokie_letter_numbers(tmp_path):
-    """tokie 0.1.4 (PyPI; chonkie-inc/tokie, crates/pretokie/src/impls/cl100k.rs): its hand-written
-    Llama 3 split starts a word with ``if ch.is_alphabetic()``, Rust's Alphabetic property, which
-    holds the letter numbers (Nl): ``' Ⅰ'`` is one word piece [2928, 227, 254] where tokenizers,
-    ``\\p{N}``, has [220, 71567, 254]. Named ``unicode.alphabetic`` on every letter-number text."""
+    """tokie 0.1.4 (PyPI; chonkie-inc/tokie): its hand-written Llama 3 split takes a letter to be
+    ``is_unicode_letter`` (crates/pretokie/src/util.rs: ``c.is_alphabetic() && !is_unicode_mark(c)``),
+    Rust's Alphabetic property, which holds the letter numbers (Nl): ``' Ⅰ'`` is one word piece
+    [2928, 227, 254] where tokenizers, ``\\p{N}``, has [220, 71567, 254]. Named ``unicode.alphabetic``
+    on every letter-number text."""
     pytest.importorskip("tokie", reason="pip install tokie==0.1.4 (the test extra)")
     run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "tokie", "{tokenizer_json}"),
                   texts_file(tmp_path, "letter-numbers", LETTER_NUMBERS))
@@ -296,16 +299,65 @@ def test_tokie_letter_numbers(tmp_path):
     assert ids(row(run, " Ⅰ")["backend_ids"]) == [2928, 227, 254]
 
 
-@pytest.mark.xfail(strict=True, reason="tokie's hand-written split has three more verified bugs with no variant: "
-                   "'\\s*[\\r\\n]+' stops before the spaces between newlines, a tab is read as punctuation, U+00A0 "
-                   "never starts a word; they are named pretokenizer.other (the stage) or model.other")
+# The texts tokie's three scanner rules split otherwise (each reproduced by its rule alone), and beside
+# them texts that agree: a run that starts with a space, a space before punctuation, a tab before letters,
+# U+3000 and U+2002 before a word (split otherwise too, but their bytes merge with no letter), and
+# punctuation or digits that GPT-2's split (StarCoder's) cuts otherwise: without them that split, which
+# gives tokie's ids on the tab and U+00A0 texts too, is the smaller verdict.
+SCANNER_TEXTS = {"newline-run": ["\n \n", "x\n \ny", "a\n\t\nb"], "tab-prefix": ['\t"fmt', "\t<meta", "\t(x)"],
+                 "space-prefix": ["a\u00a0b", "word\u00a0in"],
+                 "": [" \n \n", 'x "fmt', "\tword", "\n\nx", "a\u3000b", "a\u2002b", "plain words", '"fmt', "(x)",
+                      "<meta", "12345", "1234567", "x\n\ny", "a.b", "end.\n\nNext", "(a)\n\n(b)"]}
+
+
+def test_tokie_scanner_rules(tmp_path):
+    """tokie 0.1.4 splits with a scanner that picks its rule by a piece's first byte
+    (crates/pretokie/src/core/iter.rs, the scalar scanner its SIMD core/mask.rs is tested against),
+    and three of its rules are not the regex's:
+
+    - ``b'\\n' | b'\\r'``: "CL100K: consume all consecutive newlines", so a run of spaces that
+      starts with a line break ends after the line breaks: ``'\\n \\n'`` is ``\\n``, `` \\n`` ([198, 720])
+      where ``\\s*[\\r\\n]+`` takes it whole ([27907]); a run that starts with a space goes to
+      ``scan_whitespace_cl100k`` and is right;
+    - ``b' ' | b'\\t'`` (one branch): "space prefixes punct" for the tab too: ``'\\t"fmt'`` is ``\\t"``,
+      ``fmt`` ([197, 1, 12784]) where `` ?`` takes only a space ([197, 22629]);
+    - a character from U+0080 that ``is_whitespace()`` goes to ``scan_whitespace``, never to the
+      one character before a word: ``'a\\u00a0b'`` is ``a``, ``\\u00a0``, ``b`` ([64, 4194, 65]) where
+      ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`` takes ``\\u00a0b`` ([64, 115648]).
+
+    Each row named ``pretokenizer.scanner`` by exactly its rule; the verdict all three, proven."""
+    pytest.importorskip("tokie", reason="pip install tokie==0.1.4 (the test extra)")
+    from tokparity.diagnose.variants import SCANNER_RULES
+
+    run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "tokie", "{tokenizer_json}"),
+                  texts_file(tmp_path, "scanner", [t for texts in SCANNER_TEXTS.values() for t in texts]))
+    named_right(run, {"pretokenizer.scanner"}, {f"pretokenizer.scanner:{rule}" for rule in SCANNER_RULES})
+    by_text = {json.loads(r["text_json"]): r for r in run.rows}  # (the text column guards a leading tab with ')
+    assert sorted(by_text) == sorted(t for rule, texts in SCANNER_TEXTS.items() if rule for t in texts)
+    for rule, texts in SCANNER_TEXTS.items():
+        for text in texts if rule else ():
+            evidence = by_text[text]["cause_evidence"]  # (the rule's words, or its key where the verdict names it)
+            said = {other for other, (_, _, what) in SCANNER_RULES.items()
+                    if what in evidence or f"pretokenizer.scanner:{other}" in evidence}
+            assert said == {rule}, evidence
+    assert ids(row(run, "\n \n")["backend_ids"]) == [198, 720]
+
+
 def test_tokie_default_corpora(tmp_path):
-    """On the default corpora tokie differs on 47 cases: letter numbers (unicode.alphabetic, 22),
-    added tokens always matched (specials.parse, 9), and its other split bugs (newline runs
-    ``'\\n \\n'``, a tab before punctuation, a word after U+00A0), which no variant reproduces."""
+    """On the default corpora tokie differs on 47 cases: letter numbers (``unicode.alphabetic``, 22),
+    added tokens always matched (``specials.parse``, 9), digits added in Unicode 16 and later (Garay
+    U+10D40, Kirat Rai U+16D70 …) that its Rust tables read as digits and llama.cpp's do not know
+    (``unicode.tables``, 8), its scanner's rules (``pretokenizer.scanner``, 7: a tab before
+    punctuation in Go and HTML, U+00A0 before a word, ``'\\n \\n'``), and U+000B, which its scanner
+    takes for punctuation (``pretokenizer.regex-engine``, 1: RE2's ``\\s`` has no U+000B either). The
+    verdict holds the causes that show on more than one case (a variant that explains one case of a
+    run is not tried in its verdict), proven."""
     pytest.importorskip("tokie", reason="pip install tokie==0.1.4 (the test extra)")
     run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "tokie", "{tokenizer_json}"))
-    assert run.root["proven"]
+    named_right(run, {"unicode.alphabetic", "specials.parse", "unicode.tables", "pretokenizer.scanner"},
+                {"unicode.alphabetic", "specials.parse", "unicode.tables", "pretokenizer.scanner:tab-prefix",
+                 "pretokenizer.scanner:space-prefix"})
+    assert row(run, "\n \n")["cause"] == "pretokenizer.scanner"
 
 
 # --- Anthropic's tokenizer: specials always parsed, NFKC of another Unicode ---------------------------

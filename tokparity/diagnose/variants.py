@@ -90,6 +90,9 @@ PER_CASE = ("specials.ids:", "user-defined.atomic:", *CONTRACTION_FORMS)
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"
 SPLIT_READINGS = frozenset({"pretokenizer.regex-engine", "pretokenizer.digits"})
+# The rules of a split written by hand as a scanner: each member edits another part of the regexes, so
+# an engine may have any number of them, with any edit or reading of the rest.
+SCANNER = "pretokenizer.scanner"
 
 
 def cause_of(key: str) -> str:
@@ -107,10 +110,14 @@ def combinable(a: str, b: str) -> bool:
     if cause_a == cause_b:
         if cause_a == SPLIT_EDIT:  # forms of a hand-written list, and at most one way it was spelt
             return a.startswith(PER_CASE) or b.startswith(PER_CASE)
+        if cause_a == SCANNER:
+            return True
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
         return True
     if SPLIT_EDIT in (cause_a, cause_b) and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
+        return True
+    if SCANNER in (cause_a, cause_b) and {cause_a, cause_b} - {SCANNER} <= SPLIT_READINGS | {SPLIT_EDIT}:
         return True
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
@@ -587,6 +594,35 @@ def _digits_whole(c: Candidate) -> Candidate | None:
     if not any(_DIGIT_GROUP.search(s) for s in sources):
         return None
     return _resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
+
+
+# Each rule of a split written by hand as a scanner that picks its rule by a piece's first character
+# (tokie 0.1.4's crates/pretokie/src/core/iter.rs, in place of Llama 3's or cl100k's regex), as the edit
+# of the model's regex it amounts to: (the part it replaces, the part in its place, what it does).
+# Spelt with \s outside classes only, so that another engine's \s (a composed reading) reads them too.
+SCANNER_RULES = {
+    "newline-run": (r"\s*[\r\n]+", r"(?:(?![\r\n])\s\s*)?[\r\n]+",
+                    "a run of spaces that starts with a line break ends after the line breaks ('\\n \\n' is "
+                    "'\\n', ' \\n'): a line break starts a rule of its own, and \\s*[\\r\\n]+ holds only for a run "
+                    "that starts with another space"),
+    "tab-prefix": (r" ?[^\s\p{L}\p{N}]+", r"[ \t]?[^\s\p{L}\p{N}]+",
+                   "a tab prefixes punctuation as a space does ('\\t\"fmt' is '\\t\"', 'fmt'): one rule for a "
+                   "space or a tab"),
+    "space-prefix": (r"[^\r\n\p{L}\p{N}]?\p{L}+", r"(?:(?!(?=\s)[^\x00-\x7f])[^\r\n\p{L}\p{N}])?\p{L}+",
+                     "a space outside ASCII (U+00A0, U+3000 …) never starts a word ('a\\u00a0b' is 'a', "
+                     "'\\u00a0', 'b'): such a character goes to the rule for spaces, not to the letters' one "
+                     "character before a word"),
+}
+
+
+def _scanner_rule(rule: str, c: Candidate) -> Candidate | None:
+    """The model's regexes with one of a hand-written scanner's rules in place of the part it
+    stands for (``SCANNER_RULES``); None where no regex has that part."""
+    part, in_place, _ = SCANNER_RULES[rule]
+    sources = _split_sources(c.pipeline)
+    if not any(part in s for s in sources):
+        return None
+    return _resplit(c, sources=[s.replace(part, in_place) for s in sources])
 
 
 def _edit_contractions(change: Callable[[Contractions], Contractions | None], c: Candidate) -> Candidate | None:
@@ -1248,6 +1284,8 @@ def catalogue() -> list[Variant]:
     for engine, what in regex_engines.ENGINES.items():
         out.append(Variant(f"pretokenizer.regex-engine:{engine}", "pretokenizer.regex-engine", what,
                            partial(_regex_engine, engine)))
+    for rule, (_, _, what) in SCANNER_RULES.items():
+        out.append(Variant(f"{SCANNER}:{rule}", SCANNER, what, partial(_scanner_rule, rule)))
     out += [
         Variant("model.greedy-longest-match", "model.greedy-longest-match",
                 "the longest vocabulary piece at each position", _greedy),

@@ -16,7 +16,7 @@ on them, which holds wherever ``ref`` agrees with the oracle (every zoo model).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from itertools import combinations
 
@@ -30,18 +30,29 @@ Diagnosed = tuple[Judgement, Diagnosis]
 CANDIDATES = 4  # the per-case sets that explained the most cases
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
+OTHER_STARTS = 4  # the pool's variants a verdict not proven from the best start is grown from too
 RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
 UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
 
 
-def candidates(mismatches: Sequence[Diagnosed]) -> list[tuple[str, ...]]:
-    """The most frequent per-case sets, their union (an engine with two bugs shows one on some
-    texts, the other on others, both on a few), and the union less each of its members."""
+def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ...]], int] = lambda keys: 0
+               ) -> list[tuple[str, ...]]:
+    """The most frequent per-case sets (of sets as frequent, the narrowest by ``breadth``), their
+    union (an engine with two bugs shows one on some texts, the other on others, both on a few),
+    and the union less each of its members."""
     counts = Counter(d.variants for _, d in mismatches if d.variants)
     # A set that reproduced a case as well as the one chosen for it counts too: on "Hello" a
     # dummy prefix toggled and one added "unless the text starts with a space" are the same.
     counts.update(keys for _, d in mismatches for keys in d.alternatives)
-    top = [keys for keys, _ in counts.most_common(CANDIDATES)]
+    ranked = counts.most_common()
+    top = [keys for keys, _ in ranked[:CANDIDATES]]
+    if len(ranked) > CANDIDATES:
+        # Sets as frequent as the last one taken: the narrowest of them, not the first found (another
+        # model's whole split regex gives a scanner's tab or U+00A0 rule on every text it shows on,
+        # as often as that rule does, and is found first).
+        last = ranked[CANDIDATES - 1][1]
+        top = [keys for keys, n in ranked if n > last]
+        top += sorted((keys for keys, n in ranked if n == last), key=breadth)[:CANDIDATES - len(top)]
     top += _token_families(counts)
     union = _combined(k for keys in top for k in keys)
     out = list(top)
@@ -138,7 +149,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
         else:
             own.append(m)
     mismatches = own
-    sets = candidates(mismatches)
+    sets = candidates(mismatches, diagnoser.breadth)
     if not sets:
         return None
     texts = list(agreeing)
@@ -157,23 +168,39 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
 
     # Equal predictions: the smaller set, then the narrower one (Occam: lower-casing off rather than
     # the whole normalizer off, when no text of the run has an accent to tell them apart).
-    best = max(sets, key=lambda k: (score(k), -len(k), -diagnoser.breadth(k)))
+    def rank(keys: tuple[str, ...]) -> tuple:
+        return score(keys), -len(keys), -diagnoser.breadth(keys)
+
+    start = max(sets, key=rank)
     # Then one variant more at a time, from those that explained some case, while the set predicts
     # more cases (an engine with two bugs: the one that shows most, then the other).
     pool = _pool(mismatches)
     # (a failure reproduced is one more part to try however rare: an engine crashes on few texts)
     pool += list(dict.fromkeys(k for j, d in mismatches if j.cls == "crash"
                                for keys in (d.variants, *d.alternatives) for k in keys if k not in pool))
-    pool += _needing_another(diagnoser, best, pool, mismatches, explains)
-    for _ in range(ADDED_AT_MOST):
-        grown = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool
-                 if k in diagnoser.variants and all(combinable(k, other) for other in best)]
-        if not grown:
-            break
-        better = max(grown, key=score)
-        if score(better) <= score(best):
-            break
-        best = better
+    pool += _needing_another(diagnoser, start, pool, mismatches, explains)
+
+    def grown(best: tuple[str, ...]) -> tuple[str, ...]:
+        for _ in range(ADDED_AT_MOST):
+            bigger = [tuple(sorted(best + (k,), key=diagnoser.order)) for k in pool
+                      if k in diagnoser.variants and all(combinable(k, other) for other in best)]
+            if not bigger:
+                break
+            better = max(bigger, key=score)
+            if score(better) <= score(best):
+                break
+            best = better
+        return best
+
+    best = grown(start)
+    if not proven(explains(best, mismatches), len(mismatches), keeps(best, texts), len(texts)):
+        # Not proven from the best start: grown from each of the others the pool holds, best first.
+        # A broad variant that gives two of an engine's narrow deviations by coincidence (another
+        # model's whole split regex, for a scanner's tab and U+00A0 rules) starts ahead of each,
+        # and none of the others can join it.
+        for other in sorted(((k,) for k in pool if k in diagnoser.variants and (k,) != start), key=rank,
+                            reverse=True)[:OTHER_STARTS]:
+            best = max(best, grown(other), key=rank)
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
     # (a failure claimed needs texts the engine answered: one that fails on every text would

@@ -3,6 +3,7 @@
 Written for tokparity's test suite from bug descriptions only (see README.md beside it).
 
     python byte_bpe.py tokenizer.json [--digits-unbounded] [--unicode-3.2] [--always-parse-special]
+                       [--newline-run-stops] [--tab-prefixes-punct] [--ascii-word-prefix]
 
 It speaks tokparity's ``cmd:`` protocol: one JSON request per line on stdin, one JSON reply per
 line on stdout, in order, flushed after each.
@@ -48,6 +49,40 @@ The flags (each one a bug an engine writer's own splitter or token matcher could
     token, even when the request says ``parse_special`` false. A writer who builds one matcher
     of every added token (as Hugging Face ``tokenizers`` does by default) and never looks at
     the flag has this bug: a user can then inject control tokens through plain text.
+
+The last three are the bugs of a fast hand-written scanner that picks its rule by the first
+character of each piece (a ``switch`` on it) instead of trying the alternatives in order with
+backtracking. Any of the six may be given together; each changes only what it says.
+
+``--newline-run-stops``
+    A piece that starts with a line break (``\\n`` or ``\\r``) takes only the line breaks that
+    directly follow it: the scanner's "line break" case loops ``while c in "\\r\\n"``, where the
+    regex's ``\\s*[\\r\\n]+`` takes every whitespace character up to the last line break of the
+    run. Spaces and tabs between line breaks then start a piece of their own: ``"\\n \\n"`` gives
+    ``"\\n"`` ``" \\n"`` (the regex: ``"\\n \\n"``), ``"x\\n  \\ny"`` gives ``"x"`` ``"\\n"``
+    ``"  \\n"`` ``"y"``. A run that starts with a space, a tab or any other whitespace goes
+    through the whitespace case, which is right (``" \\n \\n"`` stays one piece); so does a line
+    break followed by spaces and no later line break (``"\\n  x"``: ``"\\n"`` ``" "`` ``" x"``
+    either way).
+``--tab-prefixes-punct``
+    The scanner's case for a space is shared with the tab (``case ' ': case '\\t':``), so a tab
+    directly before punctuation is taken into the punctuation piece as the optional space of
+    `` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` is, as if that ``␣?`` were ``[ \\t]?``. ``'\\t"fmt'`` gives
+    ``'\\t"'`` ``'fmt'`` (the regex: ``'\\t'`` ``'"fmt'``: the tab is a piece of its own and the
+    quote goes in front of the word). Tab-indented code and TSV are where it shows. A tab before
+    letters is unchanged: the word's rule takes it, as the regex does.
+``--ascii-word-prefix``
+    The one non-letter character the regex allows in front of a word (``[^\\r\\n\\p{L}\\p{N}]?``)
+    may be whitespace only when it is ASCII (a space, a tab, VT, FF). The scanner dispatches an
+    ASCII first character through a 128-entry table, where a space or a tab is "a word's prefix
+    if a letter follows, else whitespace", and any other character through the Unicode tables,
+    where a whitespace character goes straight to the whitespace case: the writer had punctuation
+    and symbols in mind as the non-ASCII prefixes of a word (``«word``), not U+00A0 NO-BREAK
+    SPACE, U+0085 NEXT LINE, U+2002 EN SPACE, U+3000 IDEOGRAPHIC SPACE, .... ``"a\\u00a0b"``
+    gives ``"a"`` ``"\\u00a0"`` ``"b"`` (the regex: ``"a"`` ``"\\u00a0b"``). Non-ASCII
+    punctuation or symbols in front of a word are unchanged (``"«word"`` stays one piece), and
+    the whitespace case itself is the regex's (``"  \\u00a0b"`` gives ``"  "`` first, leaving the
+    last space to the word's case, which now refuses it: ``"\\u00a0"`` ``"b"``).
 """
 
 from __future__ import annotations
@@ -136,7 +171,9 @@ def _contraction(text: str, i: int) -> int:
     return 0
 
 
-def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list[str]:
+def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
+                 newline_run_stops: bool = False, tab_prefixes_punct: bool = False,
+                 ascii_word_prefix: bool = False) -> list[str]:
     """Llama 3's pre-tokenizer regex, alternative by alternative, as the regex engine would try
     them at each position (first alternative that matches wins, each with its backtracking):
 
@@ -147,6 +184,10 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list
         \\s*[\\r\\n]+                         whitespace up to its last newline
         \\s+(?!\\S)                          whitespace but the last one before a non-space
         \\s+                                any whitespace left
+
+    The keyword flags are the bugs ``--newline-run-stops``, ``--tab-prefixes-punct`` and
+    ``--ascii-word-prefix`` (the module docstring says what each does); all false, the split is
+    the regex's.
     """
     out: list[str] = []
     n = len(text)
@@ -163,7 +204,8 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list
         # [^\r\n\p{L}\p{N}]?\p{L}+
         j = i
         if (i + 1 < n and c not in "\r\n" and not cc.letter(c) and not cc.number(c)
-                and cc.letter(text[i + 1])):
+                and cc.letter(text[i + 1])
+                and not (ascii_word_prefix and c > "\x7f" and cc.space(c))):  # the bug: ASCII only
             j = i + 1
         if cc.letter(text[j]):
             k = j + 1
@@ -181,7 +223,8 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list
             i = k
             continue
         # ␣?[^\s\p{L}\p{N}]+[\r\n]*
-        j = i + 1 if c == " " and i + 1 < n and cc.other(text[i + 1]) else i
+        lead = " \t" if tab_prefixes_punct else " "  # the bug: the tab shares the space's rule
+        j = i + 1 if c in lead and i + 1 < n and cc.other(text[i + 1]) else i
         if cc.other(text[j]):
             k = j + 1
             while k < n and cc.other(text[k]):
@@ -192,6 +235,13 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list
             i = k
             continue
         # the three whitespace alternatives; c is whitespace here
+        if newline_run_stops and c in "\r\n":  # the bug: a line break takes only line breaks
+            k = i + 1
+            while k < n and text[k] in "\r\n":
+                k += 1
+            out.append(text[i:k])
+            i = k
+            continue
         end = i + 1
         while end < n and cc.space(text[end]):
             end += 1
@@ -215,7 +265,8 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3) -> list
 
 class ByteBPE:
     def __init__(self, path: str, digits_unbounded: bool = False, unicode_32: bool = False,
-                 always_parse_special: bool = False):
+                 always_parse_special: bool = False, newline_run_stops: bool = False,
+                 tab_prefixes_punct: bool = False, ascii_word_prefix: bool = False):
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
         model = spec["model"]
@@ -242,9 +293,12 @@ class ByteBPE:
         self.pattern, self.prefix_space = self._pre_tokenizer(spec.get("pre_tokenizer"))
         self.classes = CharClasses(unicodedata.ucd_3_2_0 if unicode_32 else unicodedata)
         self.max_digits = None if digits_unbounded else 3
+        self.scan_bugs = {"newline_run_stops": newline_run_stops, "tab_prefixes_punct": tab_prefixes_punct,
+                          "ascii_word_prefix": ascii_word_prefix}
         if self.pattern is not None and self.pattern != LLAMA3_PATTERN:
-            if digits_unbounded or unicode_32:
-                raise SystemExit("byte_bpe.py: --digits-unbounded and --unicode-3.2 change the "
+            if digits_unbounded or unicode_32 or any(self.scan_bugs.values()):
+                raise SystemExit("byte_bpe.py: --digits-unbounded, --unicode-3.2, --newline-run-stops, "
+                                 "--tab-prefixes-punct and --ascii-word-prefix change the "
                                  "hand-written Llama 3 split; this file's pattern is another one")
             import regex  # the library's regex, for patterns this engine has no scanner for
             self._regex = regex.compile(self.pattern)
@@ -333,7 +387,7 @@ class ByteBPE:
         if self.pattern is None:
             return [text]
         if self.pattern == LLAMA3_PATTERN:
-            return split_llama3(text, self.classes, self.max_digits)
+            return split_llama3(text, self.classes, self.max_digits, **self.scan_bugs)
         # Isolated: the matches, and whatever lies between them, each a pre-token
         out, last = [], 0
         for m in self._regex.finditer(text):
@@ -445,8 +499,15 @@ def main(argv: list[str] | None = None) -> None:
                     help="letter/number/space classes from Unicode 3.2")
     ap.add_argument("--always-parse-special", action="store_true",
                     help="match special-token text even when parse_special is false")
+    ap.add_argument("--newline-run-stops", action="store_true",
+                    help="a piece that starts with a line break takes only the line breaks after it")
+    ap.add_argument("--tab-prefixes-punct", action="store_true",
+                    help="a tab before punctuation is taken into it, as the optional space is")
+    ap.add_argument("--ascii-word-prefix", action="store_true",
+                    help="only ASCII whitespace can be the one character before a word")
     args = ap.parse_args(argv)
-    serve(ByteBPE(args.tokenizer_json, args.digits_unbounded, args.unicode_32, args.always_parse_special))
+    serve(ByteBPE(args.tokenizer_json, args.digits_unbounded, args.unicode_32, args.always_parse_special,
+                  args.newline_run_stops, args.tab_prefixes_punct, args.ascii_word_prefix))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,9 @@ CHECKS = [
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--digits-unbounded", ["12345678", "v3.11.7 2026"], True),
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--unicode-3.2", ["hello\u200b\u200b!", "Tamil \u0be6", "\u07d2\u07de\u07cf!"], True),
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--always-parse-special", ["<|begin_of_text|>hi"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--newline-run-stops", ["\n \n", "x\n  \ny", " \n \n"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--tab-prefixes-punct", ['\t"fmt', "a\t-b", "\tfoo"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--ascii-word-prefix", ["a\u00a0b", "a\u3000b", "\u00abword"], True),
 ]
 
 
