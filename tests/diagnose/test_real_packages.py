@@ -349,7 +349,9 @@ def test_tokie_default_corpora(tmp_path):
     U+10D40, Kirat Rai U+16D70 …) that its Rust tables read as digits and llama.cpp's do not know
     (``unicode.tables``, 8), its scanner's rules (``pretokenizer.scanner``, 7: a tab before
     punctuation in Go and HTML, U+00A0 before a word, ``'\\n \\n'``), and U+000B, which its scanner
-    takes for punctuation (``pretokenizer.regex-engine``, 1: RE2's ``\\s`` has no U+000B either). The
+    takes for punctuation, as every ASCII control but tab, line feed and carriage return
+    (``is_punct_byte``; ``pretokenizer.regex-engine``, 1: RE2's ``\\s`` has no U+000B either; U+000C,
+    which RE2's has, is in no default text). The
     verdict holds the causes that show on more than one case (a variant that explains one case of a
     run is not tried in its verdict), proven."""
     pytest.importorskip("tokie", reason="pip install tokie==0.1.4 (the test extra)")

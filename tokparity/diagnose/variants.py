@@ -619,7 +619,9 @@ def _scanner_rule(rule: str, c: Candidate) -> Candidate | None:
     """The model's regexes with one of a hand-written scanner's rules in place of the part it
     stands for (``SCANNER_RULES``); None where no regex has that part."""
     part, in_place, _ = SCANNER_RULES[rule]
-    sources = _split_sources(c.pipeline)
+    # (a tokenizer.json may write \r and \n as the characters themselves: DeepSeek-V3's does)
+    sources = [_spelled_out(s) for s in _split_sources(c.pipeline)]
+    part, in_place = _spelled_out(part), _spelled_out(in_place)
     if not any(part in s for s in sources):
         return None
     return _resplit(c, sources=[s.replace(part, in_place) for s in sources])
