@@ -46,3 +46,19 @@ def test_scanner_rule(runs, m, rules):
     root = run.summary(m.bug).root_cause
     assert set(root.variants) == {f"pretokenizer.scanner:{rule}" for rule in rules} and root.proven, root
     assert set(rules) <= set(SCANNER_RULES)
+
+
+def test_scanner_rule_where_line_breaks_are_characters(zoo):
+    """DeepSeek-V3's tokenizer.json writes its split's ``\\s*[\\r\\n]+`` with a carriage return and a
+    line feed as characters, not escapes: the newline rule finds it all the same (it did not, before
+    a second read of the change saw it)."""
+    from tokparity.diagnose.search import Diagnoser
+    from tokparity.reference import RefTokenizer
+    from tokparity.vocab import load_vocab
+    from tokparity.zoo import resolve_model
+
+    path = resolve_model("deepseek-v3").path("tokenizer_json")
+    assert "\\\\s*[\\r\\n]+" in path.read_text("utf-8")  # (JSON's escapes of the two characters)
+    diagnoser = Diagnoser(RefTokenizer(load_vocab(path)), False, False)
+    assert diagnoser.encode_remembered((), "\n \n") == [77968]
+    assert diagnoser.encode_remembered(("pretokenizer.scanner:newline-run",), "\n \n") == [201, 539]
