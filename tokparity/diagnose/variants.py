@@ -612,6 +612,15 @@ SCANNER_RULES = {
                      "a space outside ASCII (U+00A0, U+3000 …) never starts a word ('a\\u00a0b' is 'a', "
                      "'\\u00a0', 'b'): such a character goes to the rule for spaces, not to the letters' one "
                      "character before a word"),
+    "number-prefix": (r"|\p{N}", r"|(?:(?=(?P<scanner_gift>(?![\r\n])\s))(?<=[\p{Alphabetic}\p{N}](?P=scanner_gift)*)"
+                                r"(?P=scanner_gift)(?=(?![0-9])\p{N}))?\p{N}",
+                      "a number that is no ASCII digit takes the space before it when a letter or a number comes "
+                      "before that space and the spaces like it ('a ½' is 'a', ' ½'; 'a 1' and 'a \\t½' are as the "
+                      "regex splits them): a space before a word and one before a number beyond ASCII are given alike"),
+    "mixed-run": (r"\s+(?!\S)", r"(?:(?=(?P<scanner_space>\s)(?P=scanner_space)*(?!\s))\s+(?!\S)|\s+(?=\s))",
+                  "a run of spaces that mixes characters leaves its last one alone, as the regex does before a "
+                  "word, even at the end of the text (' \\t' is ' ', '\\t'; '\\t\\t' stays whole): the run is "
+                  "cut before its last character whatever follows"),
 }
 
 
