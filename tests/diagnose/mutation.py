@@ -289,7 +289,8 @@ def bom_texts(_zoo) -> list[dict]:
 
 def scanner_rules(_zoo) -> list[dict]:
     """Where a split written by hand as a scanner departs from Llama 3's regex by one rule: spaces
-    between line breaks, a tab before punctuation, a space outside ASCII before a word; and beside
+    between line breaks, a tab before punctuation, a space outside ASCII before a word, a space
+    before a number beyond ASCII, a run of spaces that mixes characters at the end; and beside
     them texts where it must not (a run that starts with a space, a tab before letters, U+3000),
     with punctuation, digits and blank lines that another model's whole split regex cuts otherwise
     (GPT-2's gives the tab and U+00A0 rules' ids too, and must lose on these)."""
@@ -297,7 +298,12 @@ def scanner_rules(_zoo) -> list[dict]:
              '\t"fmt', "\t<meta", "\t(x)", "a\t-b", "key:\t[1, 2]", "\t'quoted'",
              "a\u00a0b", "word\u00a0in", "10\u00a0km away", "Mr.\u00a0Smith", "x\u00a0y z",
              " \n \n", 'x "fmt', "\tword", "\n\nx", "a\u3000b", "a\u2002b", "plain words", '"fmt', "(x)", "<meta",
-             "12345", "1234567", "x\n\ny", "a.b", "end.\n\nNext", "(a)\n\n(b)"]
+             "12345", "1234567", "x\n\ny", "a.b", "end.\n\nNext", "(a)\n\n(b)",
+             # a number beyond ASCII after a space, and the same where nothing may join them
+             "a \u00bd", "step \u2460 then \u2461", "Chapter \u216b", "page 4 \u00bd", "x \U0001d7ce1", "a  \u00bd",
+             "a 1", "! \u00bd", " \u00bd", "a\n \u00bd",
+             # a run of spaces that mixes characters at the end, and runs that do not
+             " \t", "a\t ", "hello \u00a0", "end. \t", "x\n \t", "   ", "\t\t", "a \tb", "a \u00a0b"]
     return _records((f"scanner-{i}", t) for i, t in enumerate(texts))
 
 

@@ -1,6 +1,6 @@
-"""A byte-level BPE whose Llama 3 split is a scanner written by hand, with three of its rules wrong,
+"""A byte-level BPE whose Llama 3 split is a scanner written by hand, with five of its rules wrong,
 written blind (tests/engines/blind/byte_bpe.py: its author had the bug descriptions only, never the
-diagnosis code or tokie's source). tests/diagnose/mutation.py says how each check reads.
+diagnosis code or the sources of tokie and bpe-qwen). tests/diagnose/mutation.py says how each check reads.
 
 * ``--newline-run-stops``: a run of spaces that starts with a line break ends after the line breaks
   (``'\\n \\n'`` is ``\\n``, `` \\n``). Named ``pretokenizer.scanner:newline-run``.
@@ -8,13 +8,17 @@ diagnosis code or tokie's source). tests/diagnose/mutation.py says how each chec
   ``fmt``). Named ``:tab-prefix``.
 * ``--ascii-word-prefix``: a space outside ASCII never starts a word (``'a\\u00a0b'`` is ``a``,
   ``\\u00a0``, ``b``). Named ``:space-prefix``.
-* all three at once: the three rules, proven.
+* ``--space-joins-number``: a number beyond ASCII takes the space before it after a letter or a
+  number (``'a ½'`` is ``a``, `` ½``). Named ``:number-prefix``.
+* ``--split-mixed-trailing-space``: a run of spaces at the end of the text that mixes characters
+  leaves its last one alone (``' \\t'`` is `` ``, ``\\t``). Named ``:mixed-run``.
+* all five at once: the five rules, proven.
 
-The rules were added to the catalogue from tokie 0.1.4 (tests/diagnose/test_real_packages.py), before
-this engine was written. Before the run's verdict took, of the per-case sets as frequent as the last
-candidate, the narrowest (not the first found), the U+00A0 engine was named ``pretokenizer.gpt-2``
-(GPT-2's whole split gives the U+00A0 and tab rules' ids by coincidence, and breaks a fifth of the
-agreements), not proven. The twin (no flag) agrees."""
+The first three rules were added to the catalogue from tokie 0.1.4, the last two from bpe-qwen 0.1.5
+(tests/diagnose/test_real_packages.py), each before its flags were written. Before the run's verdict
+took, of the per-case sets as frequent as the last candidate, the narrowest (not the first found), the
+U+00A0 engine was named ``pretokenizer.gpt-2`` (GPT-2's whole split gives the U+00A0 and tab rules'
+ids by coincidence, and breaks a fifth of the agreements), not proven. The twin (no flag) agrees."""
 
 from __future__ import annotations
 
@@ -25,8 +29,9 @@ from tokparity.diagnose.variants import SCANNER_RULES
 
 BYTE_BPE = ("blind/byte_bpe.py", "{tokenizer_json}")
 CORPORA = ("multilingual", "edge", "focus:scanner-rules")
-FLAGS = {"newline-run": "--newline-run-stops", "tab-prefix": "--tab-prefixes-punct", "space-prefix": "--ascii-word-prefix"}
-AT_LEAST = {"newline-run": 4, "tab-prefix": 7, "space-prefix": 3}
+FLAGS = {"newline-run": "--newline-run-stops", "tab-prefix": "--tab-prefixes-punct", "space-prefix": "--ascii-word-prefix",
+         "number-prefix": "--space-joins-number", "mixed-run": "--split-mixed-trailing-space"}
+AT_LEAST = {"newline-run": 4, "tab-prefix": 7, "space-prefix": 3, "number-prefix": 10, "mixed-run": 4}
 
 MUTATIONS = [(Mutation("pretokenizer.scanner", "llama-bpe", engine(*BYTE_BPE, FLAGS[rule]), engine(*BYTE_BPE), CORPORA,
                        at_least=AT_LEAST[rule]), (rule,)) for rule in FLAGS]

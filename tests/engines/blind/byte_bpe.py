@@ -4,6 +4,7 @@ Written for tokparity's test suite from bug descriptions only (see README.md bes
 
     python byte_bpe.py tokenizer.json [--digits-unbounded] [--unicode-3.2] [--always-parse-special]
                        [--newline-run-stops] [--tab-prefixes-punct] [--ascii-word-prefix]
+                       [--space-joins-number] [--split-mixed-trailing-space]
 
 It speaks tokparity's ``cmd:`` protocol: one JSON request per line on stdin, one JSON reply per
 line on stdout, in order, flushed after each.
@@ -50,9 +51,10 @@ The flags (each one a bug an engine writer's own splitter or token matcher could
     of every added token (as Hugging Face ``tokenizers`` does by default) and never looks at
     the flag has this bug: a user can then inject control tokens through plain text.
 
-The last three are the bugs of a fast hand-written scanner that picks its rule by the first
+The next three are the bugs of a fast hand-written scanner that picks its rule by the first
 character of each piece (a ``switch`` on it) instead of trying the alternatives in order with
-backtracking. Any of the six may be given together; each changes only what it says.
+backtracking, and the last two those of a scanner that decides a run of whitespace by what comes
+around it. Any of the eight may be given together; each changes only what it says.
 
 ``--newline-run-stops``
     A piece that starts with a line break (``\\n`` or ``\\r``) takes only the line breaks that
@@ -83,6 +85,41 @@ backtracking. Any of the six may be given together; each changes only what it sa
     punctuation or symbols in front of a word are unchanged (``"«word"`` stays one piece), and
     the whitespace case itself is the regex's (``"  \\u00a0b"`` gives ``"  "`` first, leaving the
     last space to the word's case, which now refuses it: ``"\\u00a0"`` ``"b"``).
+``--space-joins-number``
+    A number that is not an ASCII digit (general category N but not ``0``-``9``: ``½``, ``①``,
+    ``Ⅻ``, ``૧``, ``𝟎`` ...) takes the one whitespace character (not a line break) right before
+    it, as a word takes its leading space, when that whitespace ends a run of one repeated
+    character with no line break in it (``" "``, ``"   "``, ``"\\t\\t"``) and the character right
+    before the run is alphabetic (the Unicode Alphabetic property: the letters, letter numbers
+    and the marks and symbols Unicode counts as alphabetic, such as U+0345 or ``Ⓐ``) or a number
+    (N*). Only that last whitespace character moves; the number piece is otherwise Llama 3's
+    (``\\p{N}{1,3}`` from the number on). ``"a ½"`` gives ``"a"`` ``" ½"`` (the regex: ``"a"``
+    ``" "`` ``"½"``: ``\\p{N}`` takes no leading space), ``"a  ½"`` gives ``"a"`` ``" "``
+    ``" ½"``, ``"a\\t\\t½"`` gives ``"a"`` ``"\\t"`` ``"\\t½"``, ``"½ ¼"`` gives ``"½"`` ``" ¼"``.
+    Unchanged: an ASCII digit (``"a 1"``), punctuation before the space (``"! ½"``), nothing
+    before it (``" ½"`` at the start of the text, or of a stretch after an added token), a line
+    break before the run (``"a\\n ½"`` stays ``"a"`` ``"\\n"`` ``" "`` ``"½"``: the line break
+    stops the look-back and is not a letter or number), a run that mixes characters
+    (``"a \\t½"`` stays ``"a"`` ``" "`` ``"\\t"`` ``"½"``, ``"a \\u00a0½"`` stays ``"a"`` ``" "``
+    ``"\\u00a0"`` ``"½"``: the scanner cuts a mixed run before its last character first, and that
+    character's neighbour is then whitespace, not a letter).
+    The writer's scanner handles "a space before a word" and "a space before a non-ASCII number"
+    with the same code path: a space between two alphanumeric runs (``is_alphanumeric`` on both
+    sides) is given to what follows, which is right for a word and wrong for a number; ASCII
+    digits have a fast path of their own and never get there.
+``--split-mixed-trailing-space``
+    The run of whitespace characters other than line breaks at the very end of the text (after
+    its last line break, if it has one; the end of a stretch before an added token counts too),
+    when made of more than one distinct character (``" \\t"``, ``"\\t "``, ``" \\u00a0"``,
+    ``"  \\t\\t"``, ``"\\u00a0 \\u00a0"``), leaves its last character as a piece of its own:
+    ``" \\t"`` gives ``" "`` ``"\\t"`` (the regex: one piece, ``\\s+(?!\\S)`` at the end of the
+    text takes the whole run), ``"  \\t\\t"`` gives ``"  \\t"`` ``"\\t"``, ``"a\\t "`` gives
+    ``"a"`` ``"\\t"`` ``" "``, ``"a\\n \\t"`` gives ``"a"`` ``"\\n"`` ``" "`` ``"\\t"``. A run of one
+    repeated character (``"   "``, ``"\\t\\t"``, ``"\\u00a0\\u00a0"``) stays one piece, as the
+    regex has it. The writer's scanner cuts a run of mixed whitespace into single characters and
+    glues them back as it would before a following word (all but the last one together, the last
+    one left to the word), forgetting that at the end of the text no word follows; a run of one
+    repeated character goes through a faster path that keeps it whole.
 """
 
 from __future__ import annotations
@@ -171,9 +208,24 @@ def _contraction(text: str, i: int) -> int:
     return 0
 
 
+_ALPHABETIC = None  # the regex module's \p{Alphabetic}, compiled when --space-joins-number needs it
+
+
+def _alphanumeric(c: str, cc: CharClasses) -> bool:
+    """Unicode's Alphabetic property, or a number (N*): the test of --space-joins-number."""
+    global _ALPHABETIC
+    if cc.letter(c) or cc.number(c):
+        return True
+    if _ALPHABETIC is None:
+        import regex
+        _ALPHABETIC = regex.compile(r"\p{Alphabetic}")
+    return _ALPHABETIC.match(c) is not None
+
+
 def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
                  newline_run_stops: bool = False, tab_prefixes_punct: bool = False,
-                 ascii_word_prefix: bool = False) -> list[str]:
+                 ascii_word_prefix: bool = False, space_joins_number: bool = False,
+                 split_mixed_trailing_space: bool = False) -> list[str]:
     """Llama 3's pre-tokenizer regex, alternative by alternative, as the regex engine would try
     them at each position (first alternative that matches wins, each with its backtracking):
 
@@ -185,9 +237,9 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
         \\s+(?!\\S)                          whitespace but the last one before a non-space
         \\s+                                any whitespace left
 
-    The keyword flags are the bugs ``--newline-run-stops``, ``--tab-prefixes-punct`` and
-    ``--ascii-word-prefix`` (the module docstring says what each does); all false, the split is
-    the regex's.
+    The keyword flags are the bugs ``--newline-run-stops``, ``--tab-prefixes-punct``,
+    ``--ascii-word-prefix``, ``--space-joins-number`` and ``--split-mixed-trailing-space`` (the
+    module docstring says what each does); all false, the split is the regex's.
     """
     out: list[str] = []
     n = len(text)
@@ -242,6 +294,18 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
             out.append(text[i:k])
             i = k
             continue
+        if (space_joins_number and c not in "\r\n" and i + 1 < n  # the bug: a word's leading space
+                and cc.number(text[i + 1]) and text[i + 1] not in "0123456789"):
+            b = i - 1
+            while b >= 0 and text[b] == c:  # the run: one repeated character, no line break
+                b -= 1
+            if b >= 0 and _alphanumeric(text[b], cc):  # a mixed run or a line break: nothing moves
+                k = i + 2
+                while k < n and cc.number(text[k]) and (max_digits is None or k - i - 1 < max_digits):
+                    k += 1
+                out.append(text[i:k])
+                i = k
+                continue
         end = i + 1
         while end < n and cc.space(text[end]):
             end += 1
@@ -250,6 +314,8 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
             k = last_newline + 1
         elif end == n:                    # \s+(?!\S) at the end of the text
             k = end
+            if split_mixed_trailing_space and len(set(text[i:end])) > 1:
+                k = end - 1               # the bug: the last one left for a word that never comes
         elif end - i >= 2:                # \s+(?!\S): leave the last space to the next word
             k = end - 1
         else:                             # \s+
@@ -266,7 +332,8 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
 class ByteBPE:
     def __init__(self, path: str, digits_unbounded: bool = False, unicode_32: bool = False,
                  always_parse_special: bool = False, newline_run_stops: bool = False,
-                 tab_prefixes_punct: bool = False, ascii_word_prefix: bool = False):
+                 tab_prefixes_punct: bool = False, ascii_word_prefix: bool = False,
+                 space_joins_number: bool = False, split_mixed_trailing_space: bool = False):
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
         model = spec["model"]
@@ -294,12 +361,14 @@ class ByteBPE:
         self.classes = CharClasses(unicodedata.ucd_3_2_0 if unicode_32 else unicodedata)
         self.max_digits = None if digits_unbounded else 3
         self.scan_bugs = {"newline_run_stops": newline_run_stops, "tab_prefixes_punct": tab_prefixes_punct,
-                          "ascii_word_prefix": ascii_word_prefix}
+                          "ascii_word_prefix": ascii_word_prefix, "space_joins_number": space_joins_number,
+                          "split_mixed_trailing_space": split_mixed_trailing_space}
         if self.pattern is not None and self.pattern != LLAMA3_PATTERN:
             if digits_unbounded or unicode_32 or any(self.scan_bugs.values()):
                 raise SystemExit("byte_bpe.py: --digits-unbounded, --unicode-3.2, --newline-run-stops, "
-                                 "--tab-prefixes-punct and --ascii-word-prefix change the "
-                                 "hand-written Llama 3 split; this file's pattern is another one")
+                                 "--tab-prefixes-punct, --ascii-word-prefix, --space-joins-number and "
+                                 "--split-mixed-trailing-space change the hand-written Llama 3 split; "
+                                 "this file's pattern is another one")
             import regex  # the library's regex, for patterns this engine has no scanner for
             self._regex = regex.compile(self.pattern)
         self.template = self._template(spec.get("post_processor"))
@@ -505,9 +574,14 @@ def main(argv: list[str] | None = None) -> None:
                     help="a tab before punctuation is taken into it, as the optional space is")
     ap.add_argument("--ascii-word-prefix", action="store_true",
                     help="only ASCII whitespace can be the one character before a word")
+    ap.add_argument("--space-joins-number", action="store_true",
+                    help="a non-ASCII number takes the whitespace before it after a letter or number")
+    ap.add_argument("--split-mixed-trailing-space", action="store_true",
+                    help="mixed whitespace at the end of the text leaves its last character apart")
     args = ap.parse_args(argv)
     serve(ByteBPE(args.tokenizer_json, args.digits_unbounded, args.unicode_32, args.always_parse_special,
-                  args.newline_run_stops, args.tab_prefixes_punct, args.ascii_word_prefix))
+                  args.newline_run_stops, args.tab_prefixes_punct, args.ascii_word_prefix,
+                  args.space_joins_number, args.split_mixed_trailing_space))
 
 
 if __name__ == "__main__":

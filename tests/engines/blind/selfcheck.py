@@ -50,6 +50,9 @@ CHECKS = [
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--newline-run-stops", ["\n \n", "x\n  \ny", " \n \n"], True),
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--tab-prefixes-punct", ['\t"fmt', "a\t-b", "\tfoo"], True),
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--ascii-word-prefix", ["a\u00a0b", "a\u3000b", "\u00abword"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--space-joins-number", ["a \u00bd", "step \u2460 then \u2461", "Chapter \u216b", "a 1", "! \u00bd",
+                                                                              "a\n \u00bd", "a \u00a0\u00bd"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--split-mixed-trailing-space", [" \t", "a\t ", "hello \u00a0", "   ", "\t\t"], True),
 ]
 
 
