@@ -67,3 +67,23 @@ def test_scanner_rule_where_line_breaks_are_characters(zoo):
     diagnoser = Diagnoser(RefTokenizer(load_vocab(path)), False, False)
     assert diagnoser.encode_remembered((), "\n \n") == [77968]
     assert diagnoser.encode_remembered(("pretokenizer.scanner:newline-run",), "\n \n") == [201, 539]
+
+
+def test_split_edits_keep_the_files_unicode_tables(zoo):
+    """A tokenizer.json's split runs on Oniguruma's Unicode 16.0 tables, so a variant that edits the
+    regex must too: read as the regex module's (a newer Unicode), every scanner rule on DeepSeek-V3
+    gave the ids of an engine with Unicode 17's tables on U+20C1 (a currency sign new in Unicode 17),
+    and the rule was proven for snaptokens 0.2.6, whose only split bug there is its ICU4X tables.
+    That engine is ``unicode.tables:newest``."""
+    from tokparity.diagnose.search import Diagnoser
+    from tokparity.reference import RefTokenizer
+    from tokparity.vocab import load_vocab
+    from tokparity.zoo import resolve_model
+
+    diagnoser = Diagnoser(RefTokenizer(load_vocab(resolve_model("deepseek-v3").path("tokenizer_json"))), False, False)
+    text = " \u20c1a"
+    assert diagnoser.encode_remembered((), text) == [223, 23368, 226, 67]
+    for rule in SCANNER_RULES:
+        assert diagnoser.encode_remembered((f"pretokenizer.scanner:{rule}",), text) in (None, [223, 23368, 226, 67])
+    assert diagnoser.encode_remembered(("pretokenizer.regex-engine:ecmascript",), text) == [223, 23368, 226, 67]
+    assert diagnoser.encode_remembered(("unicode.tables:newest",), text) == [1327, 228, 226, 67]

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+import regex
 import unicodedata2
 
 from tokparity.components import AddedToken
@@ -501,7 +502,7 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
 
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     # Only \s read otherwise: the other classes keep the tables the model's split reads
-    # (llama.cpp's own for a GGUF; tokenizers' Unicode, as the regex module's, for a tokenizer.json),
+    # (llama.cpp's own for a GGUF; Oniguruma's Unicode 16.0 for a tokenizer.json: ``_reading``),
     # except for JavaScript and PCRE2, whose engines bring their own (a current Unicode, as the regex
     # module's): where those are the model's own, JavaScript is ECMAScript's \s alone, its own
     # variant (regex_engines.TWIN); PCRE2's \s has no such twin.
@@ -532,11 +533,15 @@ def _splitter(p):
 
 
 def _reading(p) -> tuple[str, str]:
-    """How the pipeline's split reads its regexes: (regex engine, tables, ``+alphabetic`` included)."""
+    """How the pipeline's split reads its regexes: (regex engine, tables, ``+alphabetic`` included).
+    A GGUF's reads llama.cpp's generated tables; a tokenizer.json's runs on Oniguruma's Unicode 16.0
+    (``hf_regex``: ``hf_unicode.onig_view``), the regex module's less what a later Unicode assigned,
+    so that a variant that edits the split keeps them (read as the regex module's, every scanner rule
+    gave the ids of an engine with Unicode 17's tables on U+20C1)."""
     splitter = _splitter(p)
     if isinstance(splitter, regex_engines.EngineSplitter):
         return splitter.engine, splitter.tables
-    return "unicode", "llama.cpp" if isinstance(p, LlamaBpe) else "regex"
+    return "unicode", "llama.cpp" if isinstance(p, LlamaBpe) else "16.0"
 
 
 def _resplit(c: Candidate, *, sources: list[str] | None = None, engine: str | None = None,
@@ -575,6 +580,13 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
         except Exception:  # a regex llama.cpp cannot run: no such variant for this model
             return None
     return None
+
+
+def _newest_unicode_tables(c: Candidate) -> Candidate | None:
+    """A tokenizer.json's split regexes read with the regex module's own tables, a Unicode newer than
+    the Oniguruma 16.0 that tokenizers reads them with (an engine whose tables are current: Rust's,
+    ICU4X's, Node's). A GGUF's ``unicode.tables`` is this reading already."""
+    return _resplit(c, tables="regex") if isinstance(c.pipeline, HfBpe) else None
 
 
 def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
@@ -1355,6 +1367,9 @@ def catalogue() -> list[Variant]:
         Variant("eos", "eos", "EOS added where the oracle has none, or dropped", _eos),
         Variant("unicode.tables", "unicode.tables", "the split regexes read with another Unicode version's tables",
                 _unicode_tables),
+        Variant("unicode.tables:newest", "unicode.tables",
+                f"the split regexes read with the newest Unicode tables (the regex module {regex.__version__}'s), not "
+                "tokenizers' Oniguruma's Unicode 16.0", _newest_unicode_tables),
         Variant("unicode.tables:python", "unicode.tables",
                 f"the split regexes read with Python's unicodedata tables (Unicode {unicodedata.unidata_version})",
                 partial(_older_unicode_tables, "python")),

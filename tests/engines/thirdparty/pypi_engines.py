@@ -8,6 +8,7 @@
     tokparity compare qwen3 -b 'bpe-qwen=cmd:{python} tests/engines/thirdparty/pypi_engines.py bpe-qwen {tokenizer_json}'
     tokparity compare llama-bpe -b 'ptt=cmd:{python} tests/engines/thirdparty/pypi_engines.py pytorch-tokenizers-hf {tokenizer_json}'
     tokparity compare llama-bpe -b 'splintr=cmd:{python} tests/engines/thirdparty/pypi_engines.py splintr llama3'
+    tokparity compare deepseek-v3 -b 'snaptokens=cmd:{python} tests/engines/thirdparty/pypi_engines.py snaptokens {tokenizer_json}'
 
 - ``tokie`` (tokie 0.1.4, a Rust reimplementation of Hugging Face tokenizers' pipeline):
   ``Tokenizer.from_json(tokenizer.json)``, ``encode(text, add_special_tokens=add_special).ids``.
@@ -45,6 +46,9 @@
   (cl100k_base, o200k_base, llama3, qwen3, mistral_v1, …), or ``splintr.from_json(PATH)`` for a
   tokenizer.json (``splintr-json``); ``encode(text)`` when parse_special is on (it matches
   special-token text), ``encode_ordinary(text)`` otherwise; add_special ignored.
+- ``snaptokens`` (snaptokens 0.2.6, a Rust tokenizer.json reader with its own hand-written split
+  scanners): ``snaptokens.Tokenizer.from_file(PATH)``, ``encode(text, add_special_tokens=add).ids``.
+  Added tokens are always matched; parse_special is ignored.
 
 It does not import tokparity.
 """
@@ -146,8 +150,13 @@ def load(kind: str, arg: str):
             return tok.encode(text) if ps else tok.encode_ordinary(text)
 
         return encode, (lambda ids: tok.decode(ids))
+    if kind == "snaptokens":
+        from snaptokens import Tokenizer
+
+        tok = Tokenizer.from_file(arg)
+        return (lambda text, add, _ps: list(tok.encode(text, add_special_tokens=add).ids)), (lambda ids: tok.decode(ids))
     sys.exit(f"pypi_engines: unknown engine {kind!r} (tokie, rs-bpe, pyonmttok, puretiktoken, riptoken, bpe-qwen, "
-             "pytorch-tokenizers-hf, pytorch-tokenizers-tekken, splintr, splintr-json)")
+             "pytorch-tokenizers-hf, pytorch-tokenizers-tekken, splintr, splintr-json, snaptokens)")
 
 
 def main() -> None:
