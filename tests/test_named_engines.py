@@ -240,3 +240,23 @@ def test_an_engine_that_declares_no_parse_special_switch_is_not_judged_on_specia
         assert "not applicable" in summary and "declares it parses special-token text" in summary
     else:
         assert code == 1 and mine["not_applicable"] == 0 and mine["unexplained"] >= 3
+
+
+def test_every_special_text_of_a_large_vocabulary_is_not_applicable(zoo, tmp_path):
+    """Gemma 3 has 6,252 special texts, ``<image_soft_token>`` (id 262,144) the last. An engine that
+    declares it parses special-token text whatever is asked is not judged on any of them: the check
+    once looked at the first 4,096 only, and a helper's run of snaptokens 0.2.6 (which parses them
+    all, as it declared) was named ``user-defined.atomic:+262144`` on ``<image_soft_token>``."""
+    from tokparity.cli import main
+
+    zoo("gemma-3")
+    engine = Path(__file__).parent / "engines" / "stream_engine.py"
+    spec = f"mine=cmd:{sys.executable} {engine} {{gguf}} --always-parse-special --declare"
+    corpus = tmp_path / "texts.jsonl"
+    texts = ["<image_soft_token>", "a <start_of_image> b", "plain text", "x<unused6000>y"]
+    corpus.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    out = tmp_path / "r"
+    code = main(["compare", "gemma-3", "-c", str(corpus), "-b", spec, "-q", "-o", str(out)])
+    mine = {r["backend"]: r for r in json.loads((out / "summary.json").read_text())["runs"]}["mine"]
+    assert code == 0 and mine["mismatches"] == 0
+    assert sorted(mine["not_applicable_cases"]) == ["texts/t0", "texts/t1", "texts/t3"]
