@@ -378,7 +378,7 @@ def test_bpe_qwen_default_corpora(tmp_path):
     - ``fuse_hspace_indices`` (line 773) gives a whitespace piece's last character to the next piece
       when that starts with a letter, or with a number that is no ASCII digit
       (``starts_with_non_ascii_numeric``, line 697) and the piece before ends with a letter or a
-      number (``is_alnum_last_indices``, Rust's ``is_alphanumeric``; line 797): ``'a ½'`` is ``a``,
+      number (``is_alnum_last_indices``, line 653, Rust's ``is_alphanumeric``; the test at line 797): ``'a ½'`` is ``a``,
       `` ½`` ([64, 2139, 121]) where Qwen's ``\\p{N}`` leaves the space alone ([64, 220, 26062]);
       ``'a \\t½'`` keeps its ids (the mixed run is cut first, and the piece before the tab is a
       space). Named ``pretokenizer.scanner:number-prefix``.

@@ -23,7 +23,7 @@ def test_the_narrowest_of_a_few_tied_sets_is_taken():
     assert got[:CANDIDATES] == [sets[-1], *sets[:CANDIDATES - 1]]
 
 
-def test_only_the_first_tied_sets_are_weighed():
+def test_only_the_first_tied_sets_are_weighed_the_smallest_first():
     sets = [(f"variant.{i}",) for i in range(200)]
     weighed = []
 
@@ -34,3 +34,8 @@ def test_only_the_first_tied_sets_are_weighed():
     got = candidates(_one_case_each(sets), breadth)
     assert weighed == sets[:TIES_WEIGHED]
     assert got[0] == sets[7] and sets[150] not in got
+
+    pairs = [(f"variant.{i}", f"other.{i}") for i in range(100)]  # the same, after 100 sets of two variants
+    weighed.clear()
+    candidates(_one_case_each(pairs + sets), breadth)
+    assert weighed == sets[:TIES_WEIGHED]

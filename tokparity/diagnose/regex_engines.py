@@ -21,9 +21,10 @@ tokenizer.json write them) through Python's ``regex`` module with ``\\s`` rewrit
 engine's members, cutting text the way llama.cpp's ``unicode_regex_split`` does: matches and
 the gaps between them are pieces. With ``engine="unicode"`` nothing is rewritten. Its ``tables``
 say where every other class is read from: the ``regex`` module's Unicode (the default),
-``llama.cpp``'s generated tables, Python's ``unicodedata`` (``python``) or Unicode 3.2's
-(``3.2``), any of them with ``+alphabetic`` (a letter is Unicode's Alphabetic property): the
-``unicode.tables`` and ``unicode.alphabetic`` variants.
+``llama.cpp``'s generated tables (a GGUF's split), Unicode 16.0's (``16.0``: Oniguruma's, a
+tokenizer.json's split; PCRE2's), Python's ``unicodedata`` (``python``) or Unicode 3.2's (``3.2``),
+any of them with ``+alphabetic`` (a letter is Unicode's Alphabetic property, among the characters
+those tables assign): the ``unicode.tables`` and ``unicode.alphabetic`` variants.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import regex
 
 from tokparity.reference import unicode as uc
 from tokparity.reference.hf import seconds_left
+from tokparity.reference.hf_unicode import ONIG_ASSIGNED
 
 ECMASCRIPT_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 RE2_SPACE = "\\t\\n\\x0c\\r "
@@ -151,31 +153,6 @@ _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compi
 # IDNA froze, which an engine generated long ago or built on them reads).
 UNICODEDATA: dict[str, Any] = {"python": unicodedata, "3.2": ucd_3_2_0}
 
-# Unicode 16.0's tables (``16.0``, PCRE2 10.46-DEV's, src/pcre2_ucd.c ``unicode_version``): the regex
-# module's, less what a later Unicode assigned. The code points Unicode 16.0.0 leaves unassigned
-# (DerivedGeneralCategory-16.0.0.txt, as PCRE2 vendors it in maint/Unicode.tables/) that the regex
-# module 2026.11.19 (Unicode 18.0, as unicodedata2 18.0.0) assigns; every other code point has the
-# same major category in both. A regex module with a newer Unicode needs this list made again.
-ASSIGNED_AFTER_16 = (
-    (0x0558, 0x0558), (0x058B, 0x058C), (0x05C8, 0x05C9), (0x088F, 0x088F), (0x0B53, 0x0B54),
-    (0x0C5C, 0x0C5C), (0x0CDC, 0x0CDC), (0x1ACF, 0x1AF0), (0x208F, 0x208F), (0x209D, 0x209F),
-    (0x20C1, 0x20C4), (0x2B96, 0x2B96), (0x2E60, 0x2E63), (0xA7CE, 0xA7CF), (0xA7D2, 0xA7D2),
-    (0xA7D4, 0xA7D4), (0xA7DD, 0xA7DD), (0xA7E2, 0xA7E2), (0xA7F1, 0xA7F1), (0xAB6C, 0xAB6D),
-    (0xFBC3, 0xFBD2), (0xFD90, 0xFD91), (0xFDC8, 0xFDCE), (0x107BB, 0x107BF), (0x10940, 0x10959),
-    (0x10EC5, 0x10EC7), (0x10EC9, 0x10EEE), (0x10EF0, 0x10EFB), (0x11B0A, 0x11B0A), (0x11B60, 0x11B67),
-    (0x11DB0, 0x11DDB), (0x11DE0, 0x11DE9), (0x11DF0, 0x11DF1), (0x1246F, 0x1246F), (0x12475, 0x1247F),
-    (0x12550, 0x12686), (0x16EA0, 0x16EB8), (0x16EBB, 0x16ED3), (0x16FF2, 0x16FF6), (0x187F8, 0x187FF),
-    (0x18CD6, 0x18CDA), (0x18D09, 0x18D20), (0x18D80, 0x18DF2), (0x18E00, 0x19191), (0x191A0, 0x191D2),
-    (0x1B123, 0x1B128), (0x1B168, 0x1B168), (0x1CCFA, 0x1CCFC), (0x1CEBA, 0x1CED0), (0x1CED2, 0x1CED4),
-    (0x1CEDD, 0x1CEFD), (0x1D127, 0x1D128), (0x1D1EB, 0x1D1FF), (0x1D250, 0x1D281), (0x1D6A6, 0x1D6A6),
-    (0x1DB00, 0x1DB1C), (0x1DF1F, 0x1DF24), (0x1DF2B, 0x1DF81), (0x1DF90, 0x1DF96), (0x1DFCD, 0x1DFFF),
-    (0x1E6C0, 0x1E6DE), (0x1E6E0, 0x1E6F5), (0x1E6FE, 0x1E6FF), (0x1F1AE, 0x1F1AE), (0x1F6D8, 0x1F6D9),
-    (0x1F777, 0x1F77A), (0x1F7DA, 0x1F7DB), (0x1F7F1, 0x1F7FF), (0x1F8D0, 0x1F8D8), (0x1FA54, 0x1FA57),
-    (0x1FA8A, 0x1FA8E), (0x1FAC8, 0x1FAC8), (0x1FACC, 0x1FACD), (0x1FADD, 0x1FADD), (0x1FAEA, 0x1FAEB),
-    (0x1FAEF, 0x1FAEF), (0x1FAF9, 0x1FAFA), (0x1FBFA, 0x1FBFA), (0x2B73A, 0x2B73F), (0x2B81E, 0x2B81E),
-    (0x2CEA2, 0x2CEAD), (0x323B0, 0x33479), (0x3D000, 0x3FC3F)
-)
-_AFTER_16 = regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ASSIGNED_AFTER_16) + "]")
 _MAJOR_FLAG = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
                "Z": uc.SEPARATOR, "Cc": uc.CONTROL, "Cf": uc.CONTROL}
 
@@ -192,16 +169,20 @@ def _regex_category(ch: str) -> int:
 
 def category(ch: str, tables: str) -> int:
     """``ch``'s category as a llama.cpp flag, by ``tables``: ``llama.cpp``, ``regex``, ``16.0`` or a
-    ``UNICODEDATA`` key, optionally followed by ``+alphabetic``."""
+    ``UNICODEDATA`` key, optionally followed by ``+alphabetic``. ``16.0`` is Oniguruma 6.9.10's Unicode
+    (tokenizers reads a tokenizer.json's regexes with it) and PCRE2 10.46-DEV's (src/pcre2_ucd.c
+    ``unicode_version``): the regex module's, less what a later Unicode assigned, read from the data
+    the reference's own split of a tokenizer.json uses (``hf_unicode.ONIG_ASSIGNED``), so the two
+    cannot drift apart when the regex module's Unicode moves on."""
     base, _, letters = tables.partition("+")
+    if base == "16.0" and ch not in ONIG_ASSIGNED:  # (not even a letter by Alphabetic: unknown to these tables)
+        return uc.UNDEFINED
     if letters == "alphabetic" and ALPHABETIC.match(ch):
         return uc.LETTER
     if base == "llama.cpp":
         return uc.flags(ord(ch)) & uc.CATEGORIES
-    if base == "regex":
+    if base in ("regex", "16.0"):
         return _regex_category(ch)
-    if base == "16.0":
-        return uc.UNDEFINED if _AFTER_16.match(ch) else _regex_category(ch)
     cat = UNICODEDATA[base].category(ch)
     return _MAJOR_FLAG.get(cat, _MAJOR_FLAG.get(cat[0], uc.UNDEFINED))  # Cn, Co, Cs: undefined
 

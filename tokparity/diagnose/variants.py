@@ -503,9 +503,11 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     # Only \s read otherwise: the other classes keep the tables the model's split reads
     # (llama.cpp's own for a GGUF; Oniguruma's Unicode 16.0 for a tokenizer.json: ``_reading``),
-    # except for JavaScript and PCRE2, whose engines bring their own (a current Unicode, as the regex
-    # module's): where those are the model's own, JavaScript is ECMAScript's \s alone, its own
-    # variant (regex_engines.TWIN); PCRE2's \s has no such twin.
+    # except for JavaScript and PCRE2, whose engines bring their own (JavaScript a current Unicode,
+    # as the regex module's; PCRE2 16.0). Neither is a model's own reading, so ``javascript`` is a
+    # variant of its own (ECMAScript's \s and newer tables) on a GGUF and on a tokenizer.json alike;
+    # it is ECMAScript's \s alone (regex_engines.TWIN) only after a variant put the regex module's
+    # tables in place. PCRE2's \s has no such twin.
     tables = regex_engines.TABLES.get(engine)
     if tables is not None and tables == _reading(c.pipeline)[1] and engine in regex_engines.TWIN:
         return None
@@ -536,8 +538,8 @@ def _reading(p) -> tuple[str, str]:
     """How the pipeline's split reads its regexes: (regex engine, tables, ``+alphabetic`` included).
     A GGUF's reads llama.cpp's generated tables; a tokenizer.json's runs on Oniguruma's Unicode 16.0
     (``hf_regex``: ``hf_unicode.onig_view``), the regex module's less what a later Unicode assigned,
-    so that a variant that edits the split keeps them (read as the regex module's, every scanner rule
-    gave the ids of an engine with Unicode 17's tables on U+20C1)."""
+    so that a variant that edits the split keeps them (read as the regex module's, the scanner rules
+    that apply to DeepSeek-V3's split gave the ids of an engine with Unicode 17's tables on U+20C1)."""
     splitter = _splitter(p)
     if isinstance(splitter, regex_engines.EngineSplitter):
         return splitter.engine, splitter.tables
@@ -608,9 +610,10 @@ def _digits_whole(c: Candidate) -> Candidate | None:
     return _resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
 
 
-# Each rule of a split written by hand as a scanner that picks its rule by a piece's first character
-# (tokie 0.1.4's crates/pretokie/src/core/iter.rs, in place of Llama 3's or cl100k's regex), as the edit
-# of the model's regex it amounts to: (the part it replaces, the part in its place, what it does).
+# Each rule of a split written by hand in place of the model's regex, as the edit of that regex it
+# amounts to: (the part it replaces, the part in its place, what it does). The first three are tokie
+# 0.1.4's scanner, which picks its rule by a piece's first character (crates/pretokie/src/core/iter.rs),
+# the last two bpe-qwen 0.1.5's passes over pieces (src/pretokenization_indices.rs).
 # Spelt with \s outside classes only, so that another engine's \s (a composed reading) reads them too.
 SCANNER_RULES = {
     "newline-run": (r"\s*[\r\n]+", r"(?:(?![\r\n])\s\s*)?[\r\n]+",
@@ -629,9 +632,10 @@ SCANNER_RULES = {
                       "a number that is no ASCII digit takes the space before it when a letter or a number comes "
                       "before that space and the spaces like it ('a ½' is 'a', ' ½'; 'a 1' and 'a \\t½' are as the "
                       "regex splits them): a space before a word and one before a number beyond ASCII are given alike"),
-    "mixed-run": (r"\s+(?!\S)", r"(?:(?=(?P<scanner_space>\s)(?P=scanner_space)*(?!\s))\s+(?!\S)|\s+(?=\s))",
-                  "a run of spaces that mixes characters leaves its last one alone, as the regex does before a "
-                  "word, even at the end of the text (' \\t' is ' ', '\\t'; '\\t\\t' stays whole): the run is "
+    "mixed-run": (r"\s+(?!\S)", r"(?:(?=(?P<scanner_space>\s)(?P=scanner_space)*(?!\s))\s+(?!\S)"
+                                r"|(?=(?:(?![\r\n])\s)+(?!\s))\s+(?=\s)|\s+(?!\S))",
+                  "a run of spaces (no line break) that mixes characters leaves its last one alone, as the regex "
+                  "does before a word, even at the end of the text (' \\t' is ' ', '\\t'; '\\t\\t' stays whole): the run is "
                   "cut before its last character whatever follows"),
 }
 
@@ -679,7 +683,7 @@ def contraction_variant(edit: str) -> Variant:
 
 def _alphabetic_letters(c: Candidate) -> Candidate | None:
     """The model's regexes with every Alphabetic code point a letter (``\\p{L}``), in the tables the
-    split reads otherwise (llama.cpp's for a GGUF, the regex module's for a tokenizer.json)."""
+    split reads otherwise (llama.cpp's for a GGUF, Oniguruma's Unicode 16.0 for a tokenizer.json)."""
     return _resplit(c, letters="alphabetic")
 
 

@@ -28,7 +28,7 @@ from tokparity.records import TIE, Diagnosis, Judgement, RootCause
 Diagnosed = tuple[Judgement, Diagnosis]
 
 CANDIDATES = 4  # the per-case sets that explained the most cases
-TIES_WEIGHED = 16  # of the sets tied at the candidates' cut, the first this many found are weighed (by breadth)
+TIES_WEIGHED = 16  # of the sets tied at the candidates' cut, this many are weighed (by breadth), smallest first
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 OTHER_STARTS = 4  # the pool's variants a verdict not proven from the best start is grown from too
@@ -52,10 +52,11 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
         # model's whole split regex gives a scanner's tab or U+00A0 rule on every text it shows on,
         # as often as that rule does, and is found first).
         # A breadth costs a footprint of every probe: an engine whose every case has a set of its own
-        # (all tied at one case) has them weighed only up to TIES_WEIGHED.
+        # (all tied at one case) has them weighed only up to TIES_WEIGHED, the smallest sets first
+        # (a narrow rule found as another case's alternative is one variant).
         last = ranked[CANDIDATES - 1][1]
         top = [keys for keys, n in ranked if n > last]
-        tied = [keys for keys, n in ranked if n == last][:TIES_WEIGHED]
+        tied = sorted((keys for keys, n in ranked if n == last), key=len)[:TIES_WEIGHED]
         top += sorted(tied, key=breadth)[:CANDIDATES - len(top)]
     top += _token_families(counts)
     union = _combined(k for keys in top for k in keys)

@@ -31,7 +31,7 @@
   readme shows, ``CoreBPE(ranks, special_tokens, pat_str)``; ``encode(text, set(specials))`` when
   parse_special is on, ``encode_ordinary(text)`` otherwise.
 - ``bpe-qwen`` (bpe_qwen 0.1.5, Sweep's Rust BPE for Qwen: rust-gems' ``bpe`` crate and a
-  hand-written two-pass replacement for Qwen's split regex): ``bpe_qwen.QwenTokenizer(DIR)`` (what
+  hand-written replacement for Qwen's split regex in six passes): ``bpe_qwen.QwenTokenizer(DIR)`` (what
   its ``AutoLinearTokenizer`` builds), DIR holding the ``vocab.json`` / ``merges.txt`` the
   package reads (written from the zoo's tokenizer.json, as ``save_pretrained`` splits it) and the
   model's ``tokenizer_config.json``. ``encode(text)`` has no options: added tokens are always
