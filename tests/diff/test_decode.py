@@ -11,6 +11,7 @@ from tokparity.reference.decode import hf_clean_up as cleaned
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
+from tokparity.vocab.special_texts import SpecialTextFinder
 
 
 def test_cleaned_removes_the_spaces_a_cleaning_decoder_removes():
@@ -98,8 +99,8 @@ def test_a_run_of_bytes_replaced_whole_is_told_from_other_text():
     both = classify_decode("", "t\ufffd\ufffd", " t\ufffd").evidence
     assert "differ only in leading spaces, 0 on the oracle's side and 1 on the backend's, and in how many U+FFFD" in both
     # special tokens written on both sides, only spaced otherwise: not "left out on one side"
-    assert "differ only in special tokens" not in classify_decode("", "<s>   Hello", "<s>Hello", specials=["<s>"]).evidence
-    assert "differ only in special tokens" in classify_decode("", "a<s>b", "ab", specials=["<s>"]).evidence
+    assert "differ only in special tokens" not in classify_decode("", "<s>   Hello", "<s>Hello", specials=SpecialTextFinder(["<s>"])).evidence
+    assert "differ only in special tokens" in classify_decode("", "a<s>b", "ab", specials=SpecialTextFinder(["<s>"])).evidence
     assert "how many U+FFFD" not in classify_decode("", "hello", " hello").evidence
 
 

@@ -19,10 +19,9 @@ And of the expected prompt alone (the template's own check, ``template:specials`
 
 from __future__ import annotations
 
-import re
-
 from tokparity.chat import ChatAnswer
 from tokparity.textview import visible
+from tokparity.vocab.special_texts import SpecialTextFinder
 
 # Found: (class, evidence, first index where the ids differ)
 Found = tuple[str, str, int]
@@ -94,15 +93,14 @@ class SpecialTexts:
         # (the unknown token is left out: a tokenizer makes it of text it cannot tokenize, not of its text;
         # a text twice: its lowest id)
         self.ids = {text: i for i, text in sorted(texts.items(), reverse=True) if text and i != unk}
-        self.pattern = re.compile("|".join(re.escape(t) for t in sorted(self.ids, key=len, reverse=True))) \
-            if self.ids else None
+        self.finder = SpecialTextFinder(self.ids)
 
     def split(self, answer: ChatAnswer) -> Found | None:
         """Where ``answer``'s text writes a special token whose id its ids do not hold in that place
         (the specials in the text and the special ids in the ids, in order); None: each is its id."""
-        if self.pattern is None or answer.text is None or answer.ids is None:
+        if not self.finder or answer.text is None or answer.ids is None:
             return None
-        written = [(m.start(), m.group()) for m in self.pattern.finditer(answer.text)]
+        written = self.finder.find(answer.text)
         special_ids = set(self.ids.values())
         held = [(k, i) for k, i in enumerate(answer.ids) if i in special_ids]
         for n, (at, text) in enumerate(written):

@@ -31,10 +31,13 @@ is no decoding finding: its case is a ``timeout`` or a ``crash``, as when encodi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokparity.reference.decode import hf_clean_up
+from tokparity.vocab.special_texts import SpecialTextFinder
+
+NO_SPECIALS = SpecialTextFinder(())
 
 # SentencePiece's DecodeIds renders <unk> as this (TrainerSpec.unk_surface, kDefaultUnknownSymbol),
 # llama.cpp and tokenizers as the token's own text.
@@ -68,10 +71,10 @@ class DecodeVerdict:
 
 
 def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | None = None,
-                    specials: Sequence[str] = ()) -> DecodeVerdict:
+                    specials: SpecialTextFinder = NO_SPECIALS) -> DecodeVerdict:
     """Why ``backend_text`` differs from ``oracle_text`` (the same ids decoded on both sides);
     ``text`` is the case's input, ``unk`` the text of the vocabulary's unknown token, ``specials``
-    the texts of its special (control) tokens."""
+    finds the texts of its special (control) tokens."""
     if same_but_cleanup(oracle_text, backend_text):
         side = "backend" if len(backend_text) < len(oracle_text) else "oracle"
         return DecodeVerdict("decode-cleanup", f"the decoded texts differ only in spaces before punctuation: the {side} "
@@ -110,7 +113,7 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
                                                  f"that is not UTF-8 replaced whole, its good characters too "
                                                  f"(tokenizers' ByteFallback){leading}: oracle {oracle_text[:80]!r} vs "
                                                  f"backend {backend_text[:80]!r}")
-    present = [t for t in specials if t and t in oracle_text + backend_text]
+    present = sorted(set(specials.present(oracle_text)) | set(specials.present(backend_text)), key=lambda t: (-len(t), t))
     bare = [_without(t, present).lstrip(" ") for t in (oracle_text, backend_text)] if present else []
     written = [sum(map(t.count, present)) for t in (oracle_text, backend_text)] if present else []
     if bare and bare[0] == bare[1] and written[0] != written[1]:
@@ -161,7 +164,7 @@ def _fewer_replacements(text: str) -> str:
 
 
 def _without(text: str, specials: list[str]) -> str:
-    for t in sorted(specials, key=len, reverse=True):
+    for t in specials:  # (longest first)
         text = text.replace(t, "")
     return text
 
@@ -170,7 +173,7 @@ def _leading_whitespace(text: str) -> str:
     return text[:len(text) - len(text.lstrip(" \u2581"))]
 
 
-def judge_decode(text: str, want: str, got: str, unk: str | None, specials: Sequence[str] = ()) -> Found | None:
+def judge_decode(text: str, want: str, got: str, unk: str | None, specials: SpecialTextFinder = NO_SPECIALS) -> Found | None:
     """The decode op: ``got`` (a backend's text of some ids) against ``want`` (the decoder's);
     ``text``: the input they were encoded from ("" for an id sequence)."""
     if want == got:
@@ -211,7 +214,7 @@ def _sent_all(sent: str, want: str) -> bool:
 
 
 def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int, whole: str,
-                 deltas: list[str], unk: str | None = None, specials: Sequence[str] = (), held: int = 0,
+                 deltas: list[str], unk: str | None = None, specials: SpecialTextFinder = NO_SPECIALS, held: int = 0,
                  exact: str | None = None, step: int = 1) -> Found | None:
     """The stream op: a backend's ``deltas`` for ``ids`` after ``prompt`` of them, against the
     decoder's whole text ``whole`` of them (``decode``: the decoder's, for the prompt's text;
@@ -322,7 +325,7 @@ def _spelt_same(a: str, b: str) -> bool:
     return _fewer_replacements(a) == _fewer_replacements(b)
 
 
-def _as_decode(want: str, sent: str, unk: str | None, specials: Sequence[str]) -> str:
+def _as_decode(want: str, sent: str, unk: str | None, specials: SpecialTextFinder) -> str:
     """Why a streamed text differs from the whole one where a whole decode would differ so too
     (the unknown token's text, special tokens, leading spaces); "" when classify_decode says no more."""
     evidence = classify_decode("", want, sent, unk, specials).evidence

@@ -48,6 +48,7 @@ from tokparity.run.results import Results
 from tokparity.run.tally import Tally
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
+from tokparity.vocab.special_texts import SpecialTextFinder
 from tokparity.zoo import ModelFiles, resolve_model
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ class ModelRun:
         self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
                                         decoder_file(self.model, self.decoder), model=self.model)
         self._stage_ref: Backend | None = None
-        self._special_texts: dict[str, list[str]] | None = None  # (not_applicable's, by first character)
+        self._special_texts: SpecialTextFinder | None = None  # (not_applicable's)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
                                       options.decoding, options.stream_step) if self.decoder is not None else None
         self.chatting = self._chat_judge(options, results) if options.chat else None
@@ -382,14 +383,9 @@ class ModelRun:
         if self.options.parse_special or NO_PARSE_SPECIAL_SWITCH not in self.backends[name].unsupported:
             return False
         if self._special_texts is None:
-            # Every special text (Gemma 3 has 6,252, its image token the last), looked for only where
-            # the text holds its first character: most texts hold no "<" at all.
-            self._special_texts = {}
-            for special in self.vocab.special_texts().values():
-                if len(special) > 1:
-                    self._special_texts.setdefault(special[0], []).append(special)
-        return any(special in text for first in self._special_texts.keys() & set(text)
-                   for special in self._special_texts[first])
+            # every special text (Gemma 3 has 6,252, its image token the last)
+            self._special_texts = SpecialTextFinder(t for t in self.vocab.special_texts().values() if len(t) > 1)
+        return self._special_texts.holds(text)
 
     def ask_one(self, name: str, text: str) -> Answer:
         """Backend ``name``'s answer on ``text``."""

@@ -41,6 +41,7 @@ from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, M
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
+from tokparity.vocab.special_texts import SpecialTextFinder
 from tokparity.zoo import ModelFiles
 
 OPS = ("encode", "decode", "stream", "pieces", "chat")
@@ -222,7 +223,7 @@ class DecodingJudge:
     settings: DecodeSettings = AS_FILES_SAY  # how decode turns ids into text (a stream: for_stream())
     stream_step: int = 1  # a stream is fed this many ids at a time
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
-    _special_texts: list[str] | None = None
+    _special_texts: SpecialTextFinder | None = None
 
     def record(self, op: str, n: int, case: Case | IdCase, ids: list[int], prompt: int, oracle_name: str,
                keys: tuple[str, ...], spent: dict[str, float] | None = None) -> CaseRecord:
@@ -314,10 +315,10 @@ class DecodingJudge:
         except Exception:  # (a token the vocabulary cannot spell as bytes)
             return b""
 
-    def _specials(self) -> list[str]:
-        """The texts of the vocabulary's special and control tokens (a decoder may drop them)."""
+    def _specials(self) -> SpecialTextFinder:
+        """The texts of the vocabulary's special and control tokens, all of them (a decoder may drop them)."""
         if self._special_texts is None:
-            self._special_texts = list(self.vocab.special_texts().values())[:4096]
+            self._special_texts = SpecialTextFinder(self.vocab.special_texts().values())
         return self._special_texts
 
     def _table(self, name: str) -> list[bytes | None] | CaseFailure | None:

@@ -1,0 +1,59 @@
+"""Where a vocabulary's special-token texts occur in a text.
+
+A vocabulary may hold thousands of them (Gemma 3 has 6,252, nearly all starting with ``<``), and a
+hostile file a million: looking for each in turn costs the text's length times their number, and
+one alternation of them all costs as much in Python's ``re`` (it tries each branch at each
+position). Here each position that holds a special text's first character looks its next ``L``
+characters up in a set, for each length ``L`` some special text starting with that character has:
+the cost is the text's length times the number of distinct lengths, whatever the number of texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+
+class SpecialTextFinder:
+    """The special texts ``texts`` (empty ones left out), found in a text."""
+
+    def __init__(self, texts: Iterable[str]):
+        self.texts = frozenset(t for t in texts if t)
+        lengths: dict[str, set[int]] = {}
+        for text in self.texts:
+            lengths.setdefault(text[0], set()).add(len(text))
+        # by first character, the lengths longest first (so the first found at a position is the longest)
+        self._lengths = {first: sorted(ls, reverse=True) for first, ls in lengths.items()}
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def _at(self, text: str) -> Iterator[tuple[int, str]]:
+        """Every occurrence (overlapping ones too), by position, the longest first at each."""
+        lengths, texts, n = self._lengths, self.texts, len(text)
+        starts = lengths.keys() & set(text)
+        if not starts:
+            return
+        for p, ch in enumerate(text):
+            if ch in starts:
+                for length in lengths[ch]:
+                    if p + length <= n and text[p:p + length] in texts:
+                        yield p, text[p:p + length]
+
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` holds any of the special texts."""
+        return next(self._at(text), None) is not None
+
+    def present(self, text: str) -> list[str]:
+        """The special texts ``text`` holds (each once, overlapping ones too), longest first."""
+        return sorted({found for _, found in self._at(text)}, key=lambda t: (-len(t), t))
+
+    def find(self, text: str) -> list[tuple[int, str]]:
+        """Where ``text`` writes special texts, leftmost and longest first, none overlapping
+        (as a tokenizer that parses special-token text finds them): ``[(position, text), …]``."""
+        found: list[tuple[int, str]] = []
+        end = 0
+        for p, special in self._at(text):
+            if p >= end:
+                found.append((p, special))
+                end = p + len(special)
+        return found
