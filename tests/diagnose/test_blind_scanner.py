@@ -26,6 +26,7 @@ ids by coincidence, and breaks a fifth of the agreements), not proven. The twin 
 from __future__ import annotations
 
 import pytest
+import regex
 from mutation import Mutation, check_single, compare_runs, engine
 
 from tokparity.diagnose.variants import SCANNER_RULES
@@ -77,7 +78,7 @@ def test_split_edits_keep_the_files_unicode_tables(zoo):
     regex must too: read as the regex module's (a newer Unicode), the scanner rules that apply to
     DeepSeek-V3's split gave the ids of an engine with Unicode 17's tables on U+20C1 (a currency sign new in Unicode 17),
     and the rule was proven for snaptokens 0.2.6, whose only split bug there is its ICU4X tables.
-    That engine is ``unicode.tables:newest``."""
+    That engine is ``unicode.tables:17.0`` (``:newest``, Unicode 18, gives its ids here too)."""
     from tokparity.diagnose.search import Diagnoser
     from tokparity.reference import RefTokenizer
     from tokparity.vocab import load_vocab
@@ -92,4 +93,9 @@ def test_split_edits_keep_the_files_unicode_tables(zoo):
     # JavaScript's reading brings a current runtime's tables, the regex module's: a variant of its own
     assert diagnoser.encode_remembered(("pretokenizer.regex-engine:javascript",), text) == [1327, 228, 226, 67]
     assert diagnoser.encode_remembered(("unicode.tables:newest",), text) == [1327, 228, 226, 67]
+    assert diagnoser.encode_remembered(("unicode.tables:17.0",), text) == [1327, 228, 226, 67]
+    # a letter only Unicode 18 assigns: unassigned to Unicode 17's tables and to the file's 16.0
+    assert diagnoser.encode_remembered(("unicode.tables:17.0",), " \u208fa") == diagnoser.encode_remembered((), " \u208fa")
+    if regex.match(r"\p{L}", "\u208f"):  # (a regex module of Unicode 18 or later)
+        assert diagnoser.encode_remembered(("unicode.tables:newest",), " \u208fa") != diagnoser.encode_remembered((), " \u208fa")
     assert diagnoser.encode_remembered(("unicode.alphabetic",), text) == [223, 23368, 226, 67]

@@ -347,7 +347,9 @@ def test_tokie_default_corpora(tmp_path):
     """On the default corpora tokie differs on 47 cases: letter numbers (``unicode.alphabetic``, 22),
     added tokens always matched (``specials.parse``, 9), digits added in Unicode 16 and later (Garay
     U+10D40, Kirat Rai U+16D70 …) that its Rust tables read as digits and llama.cpp's do not know
-    (``unicode.tables``, 8), its scanner's rules (``pretokenizer.scanner``, 7: a tab before
+    (``unicode.tables``, 8: Unicode 17's, ``unicode.tables:17.0``, as the behaviour shows: U+11DE0, a
+    digit of Unicode 17, is a digit to it, U+208F, a letter of Unicode 18, is not; the regex module's
+    tables named it until Unicode 17's were a variant, 2026-11-26), its scanner's rules (``pretokenizer.scanner``, 7: a tab before
     punctuation in Go and HTML, U+00A0 before a word, ``'\\n \\n'``), and U+000B, which its scanner
     takes for punctuation, as every ASCII control but tab, line feed and carriage return
     (``is_punct_byte``; ``pretokenizer.regex-engine``, 1: RE2's ``\\s`` has no U+000B either; U+000C,
@@ -357,7 +359,7 @@ def test_tokie_default_corpora(tmp_path):
     pytest.importorskip("tokie", reason="pip install tokie==0.1.4 (the test extra)")
     run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "tokie", "{tokenizer_json}"))
     named_right(run, {"unicode.alphabetic", "specials.parse", "unicode.tables", "pretokenizer.scanner"},
-                {"unicode.alphabetic", "specials.parse", "unicode.tables", "pretokenizer.scanner:tab-prefix",
+                {"unicode.alphabetic", "specials.parse", "unicode.tables:17.0", "pretokenizer.scanner:tab-prefix",
                  "pretokenizer.scanner:space-prefix"})
     assert row(run, "\n \n")["cause"] == "pretokenizer.scanner"
 
@@ -404,16 +406,57 @@ def test_snaptokens_unicode_17_tables(tmp_path):
     ``CodePointMapData::<GeneralCategory>``, Unicode 17's data; the behaviour below shows it). tokenizers reads DeepSeek-V3's split with Oniguruma's Unicode 16.0, so the currency
     sign U+20C1 (new in Unicode 17) is punctuation to snaptokens and unassigned to the oracle:
     ``' \\u20c1a'`` is [1327, 228, 226, 67] where tokenizers has [223, 23368, 226, 67]. Its ``\\s`` is
-    White_Space (line 435), as the oracle's. Named ``unicode.tables:newest`` (the regex module's
-    tables, newer still: the agreements on what only Unicode 18 assigned are lost, under 1 %), proven.
-    Until a split edit kept the file's Unicode 16.0 (2026-11-26), a scanner rule (``:newline-run``)
-    read the regex module's tables and was proven on these 18 texts, none of which holds a line
-    break."""
+    White_Space (line 435), as the oracle's. Named ``unicode.tables:17.0``, proven, every agreement
+    kept (``unicode.tables:newest``, the regex module's Unicode 18, loses the texts only Unicode 18
+    assigns; it was the name until Unicode 17's tables were a variant, 2026-11-26). Until a split
+    edit kept the file's Unicode 16.0 (2026-11-26), a scanner rule (``:newline-run``) read the regex
+    module's tables and was proven on these 18 texts, none of which holds a line break."""
     pytest.importorskip("snaptokens", reason="pip install snaptokens==0.2.6 (the test extra)")
     run = compare(tmp_path, "deepseek-v3", python("pypi_engines.py", "snaptokens", "{tokenizer_json}"))
-    named_right(run, {"unicode.tables"}, {"unicode.tables:newest"})
+    named_right(run, {"unicode.tables"}, {"unicode.tables:17.0"})
+    assert run.root["keeps"] == run.root["agreements"], run.root
     r = row(run, " \u20c1a")
     assert (ids(r["oracle_ids"]), ids(r["backend_ids"])) == ([223, 23368, 226, 67], [1327, 228, 226, 67])
+
+
+def test_snaptokens_unicode_17_tables_on_a_gguf_split(tmp_path):
+    """The same package on Llama 3 (its tokenizer.json), judged against llama.cpp, whose generated
+    tables are older still: ``' \\u088fa'`` (U+088F, a letter of Unicode 17) is [29082, 95, 112865]
+    where llama.cpp has [29082, 95, 237, 64]; and its added tokens are always matched
+    (src/lib.rs line 249). Named ``unicode.tables:17.0`` + ``specials.parse``, every agreement kept:
+    the regex module's tables (Unicode 18) lose the texts only Unicode 18 assigns (U+208F), JavaScript's
+    reading those and the ones its ``\\s`` reads otherwise (U+0085; snaptokens' is White_Space). Until
+    Unicode 17's tables were a variant (2026-11-26) it was named ``pretokenizer.regex-engine:javascript``."""
+    pytest.importorskip("snaptokens", reason="pip install snaptokens==0.2.6 (the test extra)")
+    run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "snaptokens", "{tokenizer_json}"))
+    named_right(run, {"unicode.tables", "specials.parse"}, {"unicode.tables:17.0", "specials.parse"})
+    assert run.root["keeps"] == run.root["agreements"], run.root
+    r = row(run, " \u088fa")
+    assert (ids(r["oracle_ids"]), ids(r["backend_ids"])) == ([29082, 95, 237, 64], [29082, 95, 112865])
+
+
+def test_quicktok_backtracking_encoder(tmp_path):
+    """quicktok-v1 0.4.0 (PyPI, C++), ``src/bpe.hpp``: "Faithful C++ port of the `bpe` crate's
+    encode_via_backtracking". It does not merge: ``encode_with_first`` takes the longest token at each
+    position (``next_match``) and backs off to its longest proper prefix (``next_prefix``), or takes the
+    previous token back, where ``is_valid_token_pair`` (``ivtp_slow``) finds that rank BPE would merge
+    across the two; the merge tree it checks with is built from the vocabulary alone, ranks = ids
+    (``split``/``pair_lookup`` at the load: each token the first valid pair of lower ids, longest first
+    part first). That is rank BPE only on a vocabulary whose every token encodes to itself; Llama 3's
+    (the package's own ``data/llama3.vocab``) is not: ``' každou'`` is ``' každ'``, ``'ou'`` [103870, 283]
+    where its merges (and tiktoken, on the same ranks) give [16909, 12453, 114541]. Its split classes
+    come from the regex module 2026.5.9 (``data/uniclass.bin.meta``: Unicode 17), newer than llama.cpp's
+    tables: ``' \\U00010d40a'`` splits otherwise. Named ``model.backtracking`` + ``unicode.tables:17.0``,
+    proven, every agreement kept (the rows: ``model.other`` and the verdict ``unicode.tables`` 9/14,
+    not proven, until 2026-11-26). bpe-qwen, which encodes with the same crate, is right on Qwen3's
+    vocabulary, where the two agree (``test_bpe_qwen_default_corpora``)."""
+    pytest.importorskip("quicktok", reason="pip install quicktok-v1==0.4.0 (the test extra)")
+    run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "quicktok", "llama3"))
+    named_right(run, {"model.backtracking", "unicode.tables"}, {"model.backtracking", "unicode.tables:17.0"})
+    assert run.root["keeps"] == run.root["agreements"], run.root
+    r = row(run, next(r["text"] for r in run.rows if "každou" in r["text"]))
+    assert r["cause"] == "model.backtracking"
+    assert "103870, 283" in r["backend_ids"] and "16909, 12453, 114541" in r["oracle_ids"]
 
 
 # --- Anthropic's tokenizer: specials always parsed, NFKC of another Unicode ---------------------------
@@ -484,12 +527,16 @@ def test_splintr_qwen3(tmp_path):
 
 
 def test_splintr_llama3_tables(tmp_path):
-    """The same package on Llama 3: its regex engine, regexr 0.6.1, has no Unicode 16 letters:
-    ``' \\U00010d40a'`` (Garay, Unicode 16) → [220, 172, 238, 113, 222, 64] where llama.cpp has
-    [109697, 238, 113, 222, 64]. Named ``unicode.tables``, proven."""
+    """The same package on Llama 3: its regex engine, regexr 0.6.1, reads Unicode 16's tables, newer
+    than llama.cpp's: ``' \\U00010d40a'`` (a Garay digit, Unicode 16) → [220, 172, 238, 113, 222, 64]
+    where llama.cpp has [109697, 238, 113, 222, 64]; U+088F (a letter of Unicode 17) it does not know,
+    as llama.cpp does not. Named ``unicode.tables:16.0``, proven (the regex module's newer tables named
+    it until Unicode 16's were a variant of a GGUF's split, 2026-11-26; this said "no Unicode 16
+    letters" until then: it is llama.cpp's tables that have none)."""
     pytest.importorskip("splintr", reason="pip install splintr-rs==0.22.0 (the test extra)")
     run = compare(tmp_path, "llama-bpe", python("pypi_engines.py", "splintr", "llama3"))
-    named_right(run, {"unicode.tables"}, {"unicode.tables"})
+    named_right(run, {"unicode.tables"}, {"unicode.tables:16.0"})
+    assert run.root["keeps"] == run.root["agreements"], run.root
     assert ids(row(run, " \U00010d40a")["backend_ids"]) == [220, 172, 238, 113, 222, 64]
 
 

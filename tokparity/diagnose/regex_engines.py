@@ -22,7 +22,8 @@ engine's members, cutting text the way llama.cpp's ``unicode_regex_split`` does:
 the gaps between them are pieces. With ``engine="unicode"`` nothing is rewritten. Its ``tables``
 say where every other class is read from: the ``regex`` module's Unicode (the default),
 ``llama.cpp``'s generated tables (a GGUF's split), Unicode 16.0's (``16.0``: Oniguruma's, a
-tokenizer.json's split; PCRE2's), Python's ``unicodedata`` (``python``) or Unicode 3.2's (``3.2``),
+tokenizer.json's split; PCRE2's), Unicode 17.0's (``17.0``: ICU4X 2.1's), Python's ``unicodedata``
+(``python``) or Unicode 3.2's (``3.2``),
 any of them with ``+alphabetic`` (a letter is Unicode's Alphabetic property, among the characters
 those tables assign): the ``unicode.tables`` and ``unicode.alphabetic`` variants.
 """
@@ -36,9 +37,10 @@ from unicodedata import ucd_3_2_0
 
 import regex
 
+from tokparity.diagnose import _unicode_assigned
 from tokparity.reference import unicode as uc
 from tokparity.reference.hf import seconds_left
-from tokparity.reference.hf_unicode import ONIG_ASSIGNED
+from tokparity.reference.hf_unicode import ONIG_ASSIGNED, RangeSet
 
 ECMASCRIPT_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 RE2_SPACE = "\\t\\n\\x0c\\r "
@@ -152,6 +154,11 @@ _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compi
 # (an engine that asks ``unicodedata.category``) and of Unicode 3.2 (``ucd_3_2_0``, the tables
 # IDNA froze, which an engine generated long ago or built on them reads).
 UNICODEDATA: dict[str, Any] = {"python": unicodedata, "3.2": ucd_3_2_0}
+# And versions between Oniguruma's and the regex module's, read as the regex module reads each code
+# point the version assigned (the same major category, checked where generated): ``16.0``, what the
+# reference's own split of a tokenizer.json reads (Oniguruma's data); ``17.0``, ICU4X 2.1's and that of
+# the regex module of mid-2026, which engines built then carry (snaptokens, quicktok-v1).
+ASSIGNED = {"16.0": ONIG_ASSIGNED, "17.0": RangeSet(_unicode_assigned.ASSIGNED_17_0)}
 
 _MAJOR_FLAG = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
                "Z": uc.SEPARATOR, "Cc": uc.CONTROL, "Cf": uc.CONTROL}
@@ -168,20 +175,21 @@ def _regex_category(ch: str) -> int:
 
 
 def category(ch: str, tables: str) -> int:
-    """``ch``'s category as a llama.cpp flag, by ``tables``: ``llama.cpp``, ``regex``, ``16.0`` or a
+    """``ch``'s category as a llama.cpp flag, by ``tables``: ``llama.cpp``, ``regex``, an ``ASSIGNED`` or
     ``UNICODEDATA`` key, optionally followed by ``+alphabetic``. ``16.0`` is Oniguruma 6.9.10's Unicode
     (tokenizers reads a tokenizer.json's regexes with it) and PCRE2 10.46-DEV's (src/pcre2_ucd.c
     ``unicode_version``): the regex module's, less what a later Unicode assigned, read from the data
     the reference's own split of a tokenizer.json uses (``hf_unicode.ONIG_ASSIGNED``), so the two
     cannot drift apart when the regex module's Unicode moves on."""
     base, _, letters = tables.partition("+")
-    if base == "16.0" and ch not in ONIG_ASSIGNED:  # (not even a letter by Alphabetic: unknown to these tables)
+    assigned = ASSIGNED.get(base)
+    if assigned is not None and ch not in assigned:  # (not even a letter by Alphabetic: unknown to these tables)
         return uc.UNDEFINED
     if letters == "alphabetic" and ALPHABETIC.match(ch):
         return uc.LETTER
     if base == "llama.cpp":
         return uc.flags(ord(ch)) & uc.CATEGORIES
-    if base in ("regex", "16.0"):
+    if base == "regex" or assigned is not None:
         return _regex_category(ch)
     cat = UNICODEDATA[base].category(ch)
     return _MAJOR_FLAG.get(cat, _MAJOR_FLAG.get(cat[0], uc.UNDEFINED))  # Cn, Co, Cs: undefined

@@ -97,6 +97,7 @@ PROBES = (
     "a \u00a0 b\u3000\u3000c", "x\u0085\u0085 y \ufeff\ufeff z", "\u000b\u000c vertical", "Garay \U00010d40\U00010d41",
     " \u0085a \ufeffb",  # where JavaScript's \s splits otherwise: after a space, before a letter
     " \u180ea",  # where PCRE2's does (U+180E, in its \h list), so that it is no narrower than Unicode's tables
+    " \u088fa", " \u208fa",  # a letter of Unicode 17, one of 18: tables older than the newest change fewer
 )
 
 BEAM = 4  # the sets of variants kept at each size while composing (the closest to the backend's ids)

@@ -50,6 +50,7 @@ from tokparity.components import normalizers as hf_components
 from tokparity.diagnose import contractions, nfd_first, plain_object, regex_engines, special_releases
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.contractions import Contractions, beyond_lower_case
+from tokparity.reference.backtracking import Backtracking
 from tokparity.reference.bpe import RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, HfPipeline, KeyedRanks
@@ -586,15 +587,20 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
 
 def _newest_unicode_tables(c: Candidate) -> Candidate | None:
     """A tokenizer.json's split regexes read with the regex module's own tables, a Unicode newer than
-    the Oniguruma 16.0 that tokenizers reads them with (an engine whose tables are current: Rust's,
-    ICU4X's, Node's). A GGUF's ``unicode.tables`` is this reading already."""
+    the Oniguruma 16.0 that tokenizers reads them with (an engine whose tables are the newest; those
+    of Unicode 17, ICU4X 2.1's and Node 20's, are ``unicode.tables:17.0``). A GGUF's ``unicode.tables``
+    is this reading already."""
     return _resplit(c, tables="regex") if isinstance(c.pipeline, HfBpe) else None
 
 
 def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
-    """The model's regexes with the classes of an older Unicode (``regex_engines.UNICODEDATA``:
-    Python's ``unicodedata``, Unicode 3.2), as an engine whose character tables are that old reads
-    them: a script added since is no letter to it, a digit no number."""
+    """The model's regexes with the classes of a Unicode older than the regex module's
+    (``regex_engines.UNICODEDATA``: Python's ``unicodedata``, Unicode 3.2; ``regex_engines.ASSIGNED``:
+    Unicode 17.0), as an engine whose character tables are that old reads them: a script added
+    since is no letter to it, a digit no number. None where the split reads them already (Unicode
+    16.0: a tokenizer.json's own)."""
+    if _reading(c.pipeline)[1].partition("+")[0] == tables:
+        return None
     return _resplit(c, tables=tables)
 
 
@@ -719,6 +725,23 @@ def _greedy(c: Candidate) -> Candidate | None:
         matcher = _per_vocab(vocab, ("greedy",), lambda: LongestMatch(tuple(
             t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES)))
     return _with(c, fork(p, greedy=matcher))
+
+
+def _backtracking(c: Candidate) -> Candidate | None:
+    """The `bpe` crate's backtracking encoder over the model's own tokens ranked by id (no added
+    token: an engine that ports the crate reads the tokenizer.json's model vocabulary, or a
+    tiktoken file), in place of the merges; only where one character of a token is one byte."""
+    p = c.pipeline
+    if not _splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode:
+        return None
+    vocab = c.vocab
+    if isinstance(p, HfBpe):
+        added = frozenset(p.added_ids)
+        tokens = [None if i in added else t for i, t in enumerate(p.tokens)]
+    else:
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        tokens = [t if ty == TokenType.NORMAL else None for t, ty in zip(vocab.tokens, types)]
+    return _with(c, fork(p, greedy=_per_vocab(vocab, ("backtracking",), lambda: Backtracking(tokens))))
 
 
 # What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
@@ -1316,6 +1339,10 @@ def catalogue() -> list[Variant]:
     out += [
         Variant("model.greedy-longest-match", "model.greedy-longest-match",
                 "the longest vocabulary piece at each position", _greedy),
+        Variant("model.backtracking", "model.backtracking",
+                "the `bpe` crate's backtracking encoder in place of the merges: the longest token at each position "
+                "whose pair with the one before is one rank BPE would leave side by side (tokens ranked by id), else "
+                "a shorter one, else the previous token taken back", _backtracking),
         Variant("model.merge-by-score", "model.merge-by-score",
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
         Variant("model.merge-by-rank", "model.merge-by-rank",
@@ -1374,6 +1401,12 @@ def catalogue() -> list[Variant]:
         Variant("unicode.tables:newest", "unicode.tables",
                 f"the split regexes read with the newest Unicode tables (the regex module {regex.__version__}'s), not "
                 "tokenizers' Oniguruma's Unicode 16.0", _newest_unicode_tables),
+        Variant("unicode.tables:17.0", "unicode.tables",
+                "the split regexes read with Unicode 17.0's tables (ICU4X 2.1's, the regex module's of mid-2026)",
+                partial(_older_unicode_tables, "17.0")),
+        Variant("unicode.tables:16.0", "unicode.tables",
+                "the split regexes read with Unicode 16.0's tables (Oniguruma 6.9.10's, Rust's of 2025)",
+                partial(_older_unicode_tables, "16.0")),
         Variant("unicode.tables:python", "unicode.tables",
                 f"the split regexes read with Python's unicodedata tables (Unicode {unicodedata.unidata_version})",
                 partial(_older_unicode_tables, "python")),

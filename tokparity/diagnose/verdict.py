@@ -191,7 +191,9 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                       if k in diagnoser.variants and all(combinable(k, other) for other in best)]
             if not bigger:
                 break
-            better = max(bigger, key=score)
+            # (of sets that predict as many sampled cases, the narrower: the sample may hold none of the
+            # texts that tell Unicode 17's tables from JavaScript's reading, which also gives them)
+            better = max(bigger, key=rank)
             if score(better) <= score(best):
                 break
             best = better

@@ -16,6 +16,15 @@ SentencePiece's merges would have given ``['▁', 'ab']`` for scores that favour
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
+
+
+class Segmenter(Protocol):
+    """A segmentation a pipeline's ``greedy`` switch runs in place of its model's: this module's
+    longest match, or backtracking.Backtracking."""
+
+    def split(self, text: str) -> list[str]:
+        """``text`` as pieces; a character no piece starts with is one of its own."""
 
 
 class LongestMatch:

@@ -24,7 +24,7 @@ from tokparity.components import models as m
 from tokparity.errors import TokparityError
 from tokparity.reference import bpe as bpe_mod
 from tokparity.reference import hf_models
-from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.greedy import Segmenter
 from tokparity.reference.hf_normalizers import WHITE_SPACE, Normalizer
 from tokparity.reference.hf_pretokenizers import GPT2_HF, PreTokenizer
 from tokparity.reference.hf_regex import RegexTimeout, TimedRegex, seconds_left, time_limit
@@ -275,8 +275,8 @@ class HfBpe(HfPipeline):
         self.fuse_unk = model.fuse_unk
         self.ignore_merges = model.ignore_merges
         self.unk_id = self.model.unk_id
-        # Switch (tokparity.diagnose sets it to reproduce an engine): longest match, no merges.
-        self.greedy: LongestMatch | None = None
+        # Switch (tokparity.diagnose sets it to reproduce an engine): longest match (or backtracking), no merges.
+        self.greedy: Segmenter | None = None
         # Switch: pieces taken as not in the vocabulary (never matched; a character that is one
         # falls back to its bytes), as an engine that loaded only the normal pieces.
         self.absent: frozenset[int] = frozenset()

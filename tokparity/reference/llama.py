@@ -30,7 +30,7 @@ from tokparity.reference import bpe as bpe_mod
 from tokparity.reference import rwkv as rwkv_mod
 from tokparity.reference import wpm as wpm_mod
 from tokparity.reference.charsmap import CharsMap
-from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.greedy import Segmenter
 from tokparity.reference.normalize import SPACE_MARK, SpNormalizer, escape_spaces
 from tokparity.reference.pretokenize import Pretokenizer, bytes_to_gpt2, pre_type_for
 from tokparity.reference.specials import Special, llama_specials, llama_token_types, partition
@@ -179,7 +179,7 @@ class LlamaSpm(LlamaCppPipeline):
         self.escape_spaces = True  # " " -> "▁" before merging
         self.prefix_every_fragment = True  # the dummy prefix after every special token (is_prev_special)
         self.prefix_unless_space = False  # tokenizers' Metaspace: no prefix before a leading space
-        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of score merges
+        self.greedy: Segmenter | None = None  # longest vocabulary match instead of score merges
         self.byte_fallback = True  # a symbol outside the vocabulary -> <0xNN> pieces (else <unk>)
         # Fast path: when every token's "▁"s form a leading run ("▁▁the", never "a▁b"), no token
         # can span a point where a "▁" follows another character, so no pair across such a
@@ -263,7 +263,7 @@ class LlamaBpe(LlamaCppPipeline):
         # pair -> rank; built from the end so a duplicated pair keeps its first (lowest) rank
         self.ranks = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1)))
         self.gemma4 = _pre_name(vocab) == "gemma4"
-        self.greedy: LongestMatch | None = None  # switch: longest vocabulary match instead of merges
+        self.greedy: Segmenter | None = None  # switch: longest vocabulary match (or backtracking) instead of merges
         # Switch: where a whole word is looked up (ignore_merges). llama.cpp looks in every token,
         # control tokens too; no split regex of its table ever leaves "<|eot_id|>" whole, but a
         # diagnosis that drops the split must look where an engine without one does (tokenizers'
@@ -340,7 +340,7 @@ class LlamaUgm(LlamaCppPipeline):
         self._types = types
         self._model: UgmModel | None = None
         # Switches (llama.cpp's behaviour; tokparity.diagnose flips them to reproduce an engine):
-        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of Viterbi
+        self.greedy: Segmenter | None = None  # longest vocabulary match instead of Viterbi
         self.merge_unk_runs = True  # one <unk> per run of unknown code points
         self.byte_fallback = False  # llama.cpp's UGM writes <unk>, never <0xNN> pieces
 

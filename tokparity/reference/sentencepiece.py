@@ -15,7 +15,7 @@ and a ``.model`` does not say) nor parses control-token text in the input: ``"<s
 from __future__ import annotations
 
 from tokparity.reference.charsmap import CharsMap
-from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.greedy import Segmenter
 from tokparity.reference.normalize import SpNormalizer
 from tokparity.reference.specials import Special
 from tokparity.reference.spm import byte_piece, spm_merge
@@ -44,7 +44,7 @@ class SentencePiecePipeline:
         self.specials: list[Special] = []  # SentencePiece never parses special-token text
         # Switches (SentencePiece's behaviour; tokparity.diagnose flips them to reproduce an engine):
         self.merge_unk_runs = True  # one <unk> per run of unknown pieces
-        self.greedy: LongestMatch | None = None  # longest vocabulary match instead of the model
+        self.greedy: Segmenter | None = None  # longest vocabulary match instead of the model
 
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)

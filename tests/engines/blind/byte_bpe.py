@@ -4,7 +4,7 @@ Written for tokparity's test suite from bug descriptions only (see README.md bes
 
     python byte_bpe.py tokenizer.json [--digits-unbounded] [--unicode-3.2] [--always-parse-special]
                        [--newline-run-stops] [--tab-prefixes-punct] [--ascii-word-prefix]
-                       [--space-joins-number] [--split-mixed-trailing-space]
+                       [--space-joins-number] [--split-mixed-trailing-space] [--backtracking]
 
 It speaks tokparity's ``cmd:`` protocol: one JSON request per line on stdin, one JSON reply per
 line on stdout, in order, flushed after each.
@@ -26,7 +26,7 @@ With no flag it is meant to be right. What it does, in the order the text goes t
 4. **Merges.** If the model sets ``ignore_merges`` and the whole pre-token is a vocabulary
    entry, that entry is the answer. Otherwise the pre-token starts as one symbol per byte and
    the adjacent pair of lowest merge rank is merged, the leftmost of equal ranks first, until
-   no pair has a rank (Hugging Face's order, with a heap).
+   no pair has a rank (Hugging Face's order, with a heap). ``--backtracking`` replaces this step.
 5. ``add_special`` adds what the post-processor's ``TemplateProcessing`` ``single`` template
    adds around the text (nothing for a ByteLevel post-processor, as in the zoo's Llama 3 file).
 
@@ -54,7 +54,7 @@ The flags (each one a bug an engine writer's own splitter or token matcher could
 The next three are the bugs of a fast hand-written scanner that picks its rule by the first
 character of each piece (a ``switch`` on it) instead of trying the alternatives in order with
 backtracking, and the last two those of a scanner that decides a run of whitespace by what comes
-around it. Any of the eight may be given together; each changes only what it says.
+around it. Any of the nine flags may be given together; each changes only what it says.
 
 ``--newline-run-stops``
     A piece that starts with a line break (``\\n`` or ``\\r``) takes only the line breaks that
@@ -120,6 +120,30 @@ around it. Any of the eight may be given together; each changes only what it say
     glues them back as it would before a following word (all but the last one together, the last
     one left to the word), forgetting that at the end of the text no word follows; a run of one
     repeated character goes through a faster path that keeps it whole.
+
+The last flag is not the split's but the encoder's (it works with any split pattern):
+
+``--backtracking``
+    Each pre-token is encoded not by the merges but by the backtracking encoder of GitHub's
+    ``bpe`` crate (github/rust-gems, ``crates/bpe``: ``encode_via_backtracking``, ported in
+    ``BacktrackingBPE``), with the ids of ``model.vocab`` as the ranks: the ``merges`` list is
+    not read (added tokens are not part of that vocabulary and are cut out as before). The crate
+    rebuilds the merges from the ranks alone: a token's split is its first prefix token (longest
+    first) whose rest is a token, both ranked before it, that form a valid pair; a token with
+    none is a base token. It then encodes by taking the longest token at each position, backing
+    off to shorter prefix tokens when a pair across the boundary is not one BPE would leave
+    (``is_valid_token_pair``), and backtracking where nothing fits. That is BPE exactly when
+    every token BPE-encodes to itself under those ranks, true of OpenAI's tiktoken vocabularies
+    it was written for, which is why fast Rust and C++ tokenizers port it (linear time, tiktoken's
+    ids). Llama 3's vocabulary is cl100k with 28k tokens added after it, and 588 of those added
+    tokens do not encode to themselves (``" každ"``, 103870, is one: the merges never make it,
+    and the crate finds no split for it, so it counts as a base token). ``" každou"`` gives
+    ``" každ"`` ``"ou"`` [103870, 283] (the merges: ``" ka"`` ``"ž"`` ``"dou"`` [16909, 12453,
+    114541]); ``" çıktık"``, ``" градусов"``, ``" радиле"`` change too. A pre-token that is
+    one whole token is unchanged (the encoder takes the longest match first and keeps it), and
+    so is most text, English nearly always. The crate itself refuses such a vocabulary (its
+    ``from_dictionary`` ends by asserting that every token encodes to itself); a port that
+    leaves the check out gives these ids.
 """
 
 from __future__ import annotations
@@ -326,6 +350,133 @@ def split_llama3(text: str, cc: CharClasses, max_digits: int | None = 3, *,
 
 
 # -------------------------------------------------------------------------------------------------
+# GitHub's bpe crate's backtracking encoder (--backtracking)
+
+
+class BacktrackingBPE:
+    """``encode_via_backtracking`` of GitHub's ``bpe`` crate (github/rust-gems, crates/bpe), over a
+    list of tokens' bytes whose index is the token's rank.
+
+    A port of ``BytePairEncoding::from_dictionary`` (the tables ``next_prefix_match``,
+    ``split_table`` and ``pair_lookup``), of ``is_valid_token_pair`` (byte_pair_encoding.rs) and
+    of ``BacktrackEncoder::step`` with its ``BitField`` (backtrack_encoder.rs, bitfield.rs). The
+    crate's Aho-Corasick automaton (leftmost-longest) is a dict here: every prefix of a token maps
+    to the longest token that is a prefix of it. The crate's check that every token encodes to
+    itself (an ``assert_eq!`` at the end of ``from_dictionary``) is not made: it fails on Llama 3's
+    vocabulary, and a port that runs anyway gives the ids described in the module docstring.
+    """
+
+    def __init__(self, tokens: list[bytes | None]):
+        self.tokens = tokens
+        self.by_bytes = {b: i for i, b in enumerate(tokens) if b is not None}
+        missing = [b for b in range(256) if bytes([b]) not in self.by_bytes]
+        if missing:
+            raise SystemExit(f"byte_bpe.py: --backtracking needs a token for every byte; {len(missing)} "
+                             f"bytes have none (the first: {missing[0]:#04x})")
+        # longest[p]: the longest token that is a prefix of p, for every prefix p of a token. It
+        # answers the crate's next_match (leftmost-longest search) where the text starts.
+        longest: dict[bytes, int] = {}
+        by_bytes = self.by_bytes
+        for tok in tokens:
+            if tok is None:
+                continue
+            cur = None
+            for k in range(1, len(tok) + 1):
+                p = tok[:k]
+                cur = by_bytes.get(p, cur)
+                if p not in longest:
+                    longest[p] = cur
+        self.longest = longest
+        # next_prefix_match: next_match on the token without its last byte
+        self.next_prefix_match: list[int | None] = [
+            longest[tok[:-1]] if tok is not None and len(tok) > 1 else None for tok in tokens]
+        # the split table and the pair lookup, "reverse engineered" in rank order
+        self.split_table: list[tuple[int, int]] = []
+        self.pair_lookup: dict[tuple[int, int], int] = {}
+        npm = self.next_prefix_match
+        for id_, tok in enumerate(tokens):
+            token1 = npm[id_]
+            while token1 is not None:
+                token2 = by_bytes.get(tok[len(tokens[token1]):])
+                if (token2 is not None and token1 < id_ and token2 < id_
+                        and self.is_valid_token_pair(token1, token2)):
+                    self.pair_lookup[(token1, token2)] = id_
+                    self.split_table.append((token1, token2))
+                    break
+                token1 = npm[token1]
+            if token1 is None:
+                self.split_table.append((id_, id_))
+
+    def is_valid_token_pair(self, token1: int, token2: int) -> bool:
+        """Whether BPE could have left ``token1`` ``token2`` side by side: no pair across the
+        boundary, in the merges that made the two, merges before what made them (the crate's
+        loop, literally)."""
+        pair_lookup, split_table = self.pair_lookup, self.split_table
+        limit = 0xFFFFFFFF  # u32::MAX
+        while True:
+            combined = pair_lookup.get((token1, token2))
+            if combined is not None and combined < limit:
+                return False
+            if token1 > token2:
+                limit = token1
+                token1 = split_table[token1][1]
+                if token1 == limit:
+                    limit = token2 + 1
+                    token2 = split_table[token2][0]
+                    if token2 + 1 == limit:
+                        return True
+            else:
+                limit = token2 + 1
+                token2 = split_table[token2][0]
+                if token2 + 1 == limit:
+                    limit = token1
+                    token1 = split_table[token1][1]
+                    if token1 == limit:
+                        return True
+
+    def next_match(self, text: bytes, pos: int) -> int | None:
+        """The longest token that text[pos:] starts with (every byte is a token)."""
+        longest = self.longest
+        best = None
+        end = pos + 1
+        while end <= len(text):
+            t = longest.get(text[pos:end], -1)
+            if t == -1:
+                break
+            best = t
+            end += 1
+        return best
+
+    def encode(self, text: bytes) -> list[int]:
+        """encode_via_backtracking: BacktrackEncoder::step until it returns None."""
+        tokens: list[int] = []
+        pos = 0
+        bitfield = bytearray(b"\x01") * (len(text) + 1)  # BitField::new: all set
+        next_token = self.next_match(text, 0)
+        while next_token is not None:
+            token = next_token
+            last = tokens[-1] if tokens else None
+            while True:
+                end_pos = pos + len(self.tokens[token])
+                if bitfield[end_pos] and (last is None or self.is_valid_token_pair(last, token)):
+                    tokens.append(token)
+                    pos = end_pos
+                    next_token = self.next_match(text, end_pos)
+                    break
+                shorter = self.next_prefix_match[token]
+                if shorter is not None:
+                    token = shorter
+                else:
+                    bitfield[pos] = 0
+                    if tokens:
+                        tokens.pop()
+                    pos -= len(self.tokens[last]) if last is not None else 0
+                    next_token = last
+                    break
+        return tokens
+
+
+# -------------------------------------------------------------------------------------------------
 # The engine
 
 
@@ -333,7 +484,8 @@ class ByteBPE:
     def __init__(self, path: str, digits_unbounded: bool = False, unicode_32: bool = False,
                  always_parse_special: bool = False, newline_run_stops: bool = False,
                  tab_prefixes_punct: bool = False, ascii_word_prefix: bool = False,
-                 space_joins_number: bool = False, split_mixed_trailing_space: bool = False):
+                 space_joins_number: bool = False, split_mixed_trailing_space: bool = False,
+                 backtracking: bool = False):
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
         model = spec["model"]
@@ -373,6 +525,18 @@ class ByteBPE:
             self._regex = regex.compile(self.pattern)
         self.template = self._template(spec.get("post_processor"))
         self._cache: dict[str, list[int]] = {}
+        self.backtracking = backtracking
+        self._backtracker: BacktrackingBPE | None = None  # built at the first word that needs it
+
+    def _backtracking_tables(self) -> BacktrackingBPE:
+        """The bpe crate's tables over model.vocab, a token's rank its id (added tokens are not
+        in it, and the merges are not read)."""
+        if self._backtracker is None:
+            tokens: list[bytes | None] = [None] * (max(self.vocab.values(), default=-1) + 1)
+            for token, i in self.vocab.items():
+                tokens[i] = bytes(self.char_bytes[ch] for ch in token)
+            self._backtracker = BacktrackingBPE(tokens)
+        return self._backtracker
 
     @staticmethod
     def _pre_tokenizer(pre) -> tuple[str | None, bool]:
@@ -472,7 +636,11 @@ class ByteBPE:
     def _word(self, word: str) -> list[int]:
         ids = self._cache.get(word)
         if ids is None:
-            ids = self._bpe("".join(self.byte_chars[b] for b in word.encode("utf-8", "surrogatepass")))
+            data = word.encode("utf-8", "surrogatepass")
+            if self.backtracking:  # the bug: the bpe crate's backtracking encoder, not the merges
+                ids = self._backtracking_tables().encode(data)
+            else:
+                ids = self._bpe("".join(self.byte_chars[b] for b in data))
             if len(self._cache) > 100_000:
                 self._cache.clear()
             self._cache[word] = ids
@@ -578,10 +746,12 @@ def main(argv: list[str] | None = None) -> None:
                     help="a non-ASCII number takes the whitespace before it after a letter or number")
     ap.add_argument("--split-mixed-trailing-space", action="store_true",
                     help="mixed whitespace at the end of the text leaves its last character apart")
+    ap.add_argument("--backtracking", action="store_true",
+                    help="encode each pre-token with the bpe crate's backtracking encoder, ranks = ids")
     args = ap.parse_args(argv)
     serve(ByteBPE(args.tokenizer_json, args.digits_unbounded, args.unicode_32, args.always_parse_special,
                   args.newline_run_stops, args.tab_prefixes_punct, args.ascii_word_prefix,
-                  args.space_joins_number, args.split_mixed_trailing_space))
+                  args.space_joins_number, args.split_mixed_trailing_space, args.backtracking))
 
 
 if __name__ == "__main__":

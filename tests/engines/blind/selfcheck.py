@@ -53,6 +53,8 @@ CHECKS = [
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--space-joins-number", ["a \u00bd", "step \u2460 then \u2461", "Chapter \u216b", "a 1", "! \u00bd",
                                                                               "a\n \u00bd", "a \u00a0\u00bd"], True),
     ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--split-mixed-trailing-space", [" \t", "a\t ", "hello \u00a0", "   ", "\t\t"], True),
+    ("byte_bpe.py", "llama-bpe", "tokenizer_json", "--backtracking", [" ka\u017edou", " \u00e7\u0131kt\u0131k", " \u0433\u0440\u0430\u0434\u0443\u0441\u043e\u0432",
+                                                                         " ka\u017ed", "Hello world, ordinary text."], True),
 ]
 
 

@@ -9,6 +9,7 @@
     tokparity compare llama-bpe -b 'ptt=cmd:{python} tests/engines/thirdparty/pypi_engines.py pytorch-tokenizers-hf {tokenizer_json}'
     tokparity compare llama-bpe -b 'splintr=cmd:{python} tests/engines/thirdparty/pypi_engines.py splintr llama3'
     tokparity compare deepseek-v3 -b 'snaptokens=cmd:{python} tests/engines/thirdparty/pypi_engines.py snaptokens {tokenizer_json}'
+    tokparity compare llama-bpe -b 'quicktok=cmd:{python} tests/engines/thirdparty/pypi_engines.py quicktok llama3'
 
 - ``tokie`` (tokie 0.1.4, a Rust reimplementation of Hugging Face tokenizers' pipeline):
   ``Tokenizer.from_json(tokenizer.json)``, ``encode(text, add_special_tokens=add_special).ids``.
@@ -49,6 +50,10 @@
 - ``snaptokens`` (snaptokens 0.2.6, a Rust tokenizer.json reader with its own hand-written split
   scanners): ``snaptokens.Tokenizer.from_file(PATH)``, ``encode(text, add_special_tokens=add).ids``.
   Added tokens are always matched; parse_special is ignored.
+- ``quicktok`` (quicktok-v1 0.4.0, C++ byte-level BPE with its own split scanners and the Llama 3,
+  cl100k, o200k and Qwen3 ranks it ships in ``data/``): ``quicktok.get_encoding(NAME)`` as its readme
+  shows; ``encode(text, allowed_special="all")`` when parse_special is on, ``encode_ordinary(text)``
+  otherwise; no BOS, add_special ignored.
 
 It does not import tokparity.
 """
@@ -155,8 +160,14 @@ def load(kind: str, arg: str):
 
         tok = Tokenizer.from_file(arg)
         return (lambda text, add, _ps: list(tok.encode(text, add_special_tokens=add).ids)), (lambda ids: tok.decode(ids))
+    if kind == "quicktok":
+        import quicktok
+
+        enc = quicktok.get_encoding(arg)
+        return (lambda text, _add, ps: list(enc.encode(text, allowed_special="all") if ps else enc.encode_ordinary(text))), \
+            (lambda ids: enc.decode(ids))
     sys.exit(f"pypi_engines: unknown engine {kind!r} (tokie, rs-bpe, pyonmttok, puretiktoken, riptoken, bpe-qwen, "
-             "pytorch-tokenizers-hf, pytorch-tokenizers-tekken, splintr, splintr-json, snaptokens)")
+             "pytorch-tokenizers-hf, pytorch-tokenizers-tekken, splintr, splintr-json, snaptokens, quicktok)")
 
 
 def main() -> None:
