@@ -193,8 +193,11 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                 break
             # (of sets that predict as many sampled cases, the narrower: the sample may hold none of the
             # texts that tell Unicode 17's tables from JavaScript's reading, which also gives them)
-            better = max(bigger, key=rank)
-            if score(better) <= score(best):
+            scores = {keys: score(keys) for keys in bigger}
+            top = max(scores.values())
+            tied = [keys for keys, s in scores.items() if s == top]
+            better = tied[0] if len(tied) == 1 else min(tied, key=diagnoser.breadth)
+            if top <= score(best):
                 break
             best = better
         return best

@@ -26,7 +26,12 @@ from collections.abc import Sequence
 
 
 class Backtracking:
-    """The encoder over ``tokens`` (strings, ranked by position; None: a rank with no token)."""
+    """The encoder over ``tokens`` (strings, ranked by position; None: a rank with no token).
+
+    The crate builds its merge tree for the whole vocabulary at once, in rank order; here each
+    token's parts are worked out when a text first needs them (a diagnosis tries the encoder on a
+    few texts of a 128,000-token vocabulary), as the build would have found them: a token's parts
+    are chosen with only the tokens ranked before it known to be merges."""
 
     def __init__(self, tokens: Sequence[str | None]):
         self.tokens = tokens
@@ -35,60 +40,76 @@ class Backtracking:
             if token and token not in self.ids:
                 self.ids[token] = i
         self.longest = max((len(t) for t in self.ids), default=1)
-        # the longest token that is a proper prefix of each token, or -1
-        self.shorter = [-1] * len(tokens)
-        for token, i in self.ids.items():
-            for n in range(len(token) - 1, 0, -1):
-                prefix = self.ids.get(token[:n])
-                if prefix is not None:
-                    self.shorter[i] = prefix
-                    break
-        # each token's two parts (itself twice where it has none) and the pair each merge makes,
-        # found in rank order: a token's parts are valid pairs of the tokens ranked before it
-        self.parts: list[tuple[int, int]] = [(i, i) for i in range(len(tokens))]
-        self.merged: dict[tuple[int, int], int] = {}
-        for i, token in enumerate(tokens):
-            if not token or self.ids[token] != i:
-                continue
-            first = self.shorter[i]
-            while first >= 0:
-                second = self.ids.get(token[len(self.tokens[first] or ""):])
-                if second is not None and first < i and second < i and self.valid(first, second):
-                    self.parts[i] = (first, second)
-                    self.merged[first, second] = i
-                    break
-                first = self.shorter[first]
+        self._shorter: dict[int, int] = {}
+        self._parts: dict[int, tuple[int, int]] = {}
         self._valid: dict[tuple[int, int], bool] = {}
 
-    def valid(self, left: int, right: int) -> bool:
+    def shorter(self, token: int) -> int:
+        """The longest token that is a proper prefix of ``token``, or -1."""
+        found = self._shorter.get(token)
+        if found is None:
+            text = self.tokens[token] or ""
+            found = next((i for n in range(len(text) - 1, 0, -1) if (i := self.ids.get(text[:n])) is not None), -1)
+            self._shorter[token] = found
+        return found
+
+    def parts(self, token: int) -> tuple[int, int]:
+        """The two tokens ``token`` is merged from (itself twice where it has none): its longest
+        first part whose rest is a token, both ranked before it, that make a valid pair while only
+        the tokens ranked before it are merges."""
+        found = self._parts.get(token)
+        if found is None:
+            found = (token, token)
+            text = self.tokens[token] or ""
+            if self.ids.get(text) == token:
+                first = self.shorter(token)
+                while first >= 0:
+                    second = self.ids.get(text[len(self.tokens[first] or ""):])
+                    if second is not None and first < token and second < token and self.valid(first, second, token):
+                        found = (first, second)
+                        break
+                    first = self.shorter(first)
+            self._parts[token] = found
+        return found
+
+    def merged(self, left: int, right: int, below: int | None = None) -> int | None:
+        """The token the merge of ``left`` and ``right`` makes (ranked before ``below``), or None."""
+        token = self.ids.get((self.tokens[left] or "") + (self.tokens[right] or ""))
+        if token is None or below is not None and token >= below:
+            return None
+        return token if self.parts(token) == (left, right) else None
+
+    def valid(self, left: int, right: int, below: int | None = None) -> bool:
         """Whether rank BPE leaves ``left`` and ``right`` side by side in their joined text: no
         merge across them ranks before the merges that made each (the crate's
-        ``is_valid_token_pair``: take apart the later-made of the two, one merge at a time)."""
+        ``is_valid_token_pair``: take apart the later-made of the two, one merge at a time).
+        ``below``: only the tokens ranked before it are merges (while ``parts`` chooses a token's)."""
+        if below is None and (left, right) in self._valid:
+            return self._valid[left, right]
+        pair = (left, right)
         limit = None
         while True:
-            merged = self.merged.get((left, right))
+            merged = self.merged(left, right, below)
             if merged is not None and (limit is None or merged < limit):
-                return False
+                answer = False
+                break
             if left > right:
-                limit, left = left, self.parts[left][1]
+                limit, left = left, self.parts(left)[1]
                 if left == limit:
-                    limit, right = right + 1, self.parts[right][0]
+                    limit, right = right + 1, self.parts(right)[0]
                     if right + 1 == limit:
-                        return True
+                        answer = True
+                        break
             else:
-                limit, right = right + 1, self.parts[right][0]
+                limit, right = right + 1, self.parts(right)[0]
                 if right + 1 == limit:
-                    limit, left = left, self.parts[left][1]
+                    limit, left = left, self.parts(left)[1]
                     if left == limit:
-                        return True
-
-    def _valid_pair(self, left: int, right: int) -> bool:
-        """``valid``, remembered (asked only once the merge tree is whole)."""
-        key = (left, right)
-        found = self._valid.get(key)
-        if found is None:
-            found = self._valid[key] = self.valid(left, right)
-        return found
+                        answer = True
+                        break
+        if below is None:
+            self._valid[pair] = answer
+        return answer
 
     def _longest_at(self, text: str, pos: int) -> int:
         for n in range(min(self.longest, len(text) - pos), 0, -1):
@@ -117,13 +138,13 @@ class Backtracking:
             last = chosen[-1] if chosen else -1
             while True:
                 end = pos + len(self.tokens[token] or "")
-                if open_at[end] and (last < 0 or self._valid_pair(last, token)):
+                if open_at[end] and (last < 0 or self.valid(last, token)):
                     chosen.append(token)
                     pos = end
                     token = self._longest_at(text, pos) if pos < len(text) else -1
                     break
-                if self.shorter[token] >= 0:
-                    token = self.shorter[token]
+                if self.shorter(token) >= 0:
+                    token = self.shorter(token)
                     continue
                 open_at[pos] = False  # nothing valid starts here: take the previous token back
                 if chosen:
