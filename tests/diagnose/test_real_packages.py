@@ -665,10 +665,13 @@ def test_kitoken_gemma_3_added_tokens(node_engines, tmp_path):
     [236781, 139, 236762] → [236781, 236743, 236743, 570]; ``'a▁▁b'`` keeps 138 (still matched whole).
     Named ``user-defined.unmergeable`` + ``user-defined.first-listed`` (until 2026-11-25:
     ``model.greedy-longest-match`` and a ``user-defined.atomic`` set explaining 15 of 112), with
-    ``specials.parse`` for its ``<unk>``, which it matches in the text with ``encode_specials`` off."""
+    ``user-defined.atomic:+3`` for its ``<unk>`` (id 3), which it matches whole in the text with
+    ``encode_specials`` off and no other special text (``specials.parse``, which parses them all, until
+    2026-11-26: the two tied on the agreements the verdict samples; counted on all, it loses 8 of them,
+    ``<start_of_turn>`` and the like, which kitoken leaves as text as the oracle does)."""
     run = compare(tmp_path, "gemma-3", node("kitoken_engine.mjs", "tokenizers", "{tokenizer_json}"))
-    named_right(run, {"specials.parse", "user-defined.first-listed", "user-defined.unmergeable"},
-                {"specials.parse", "user-defined.first-listed", "user-defined.unmergeable"})
+    named_right(run, {"user-defined.atomic", "user-defined.first-listed", "user-defined.unmergeable"},
+                {"user-defined.atomic:+3", "user-defined.first-listed", "user-defined.unmergeable"})
     rows = {r["text"]: r for r in run.rows}
     double_newline = next(r for text, r in rows.items() if "\n\n" in text and r["cause"] == "user-defined.first-listed")
     assert 108 in ids(double_newline["oracle_ids"]) and 108 not in ids(double_newline["backend_ids"])

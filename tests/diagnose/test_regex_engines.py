@@ -22,3 +22,18 @@ def test_unicode_16_tables():
     assert category("\U00011de0", "16.0") == uc.UNDEFINED  # Tolong Siki digit zero (Unicode 17)
     assert category("\U00011de0", "regex") == uc.NUMBER
     assert category("a", "16.0") == uc.LETTER
+
+
+def test_unicode_17_tables_are_their_own():
+    """``17.0`` reads each code point by Unicode 17's own class (generated from unicodedata2 17.0.1),
+    whatever regex module is installed: U+088F a letter, U+20C1 a symbol, U+11DE0 a number (all new in
+    17), U+208F (a letter of Unicode 18) unassigned; a character of every Unicode as the regex module
+    reads it."""
+    from tokparity.diagnose import regex_engines as re_
+    from tokparity.reference import unicode as uc
+
+    assert [re_.category(ch, "17.0") for ch in "\u088f\u20c1\U00011de0\u208f"] == \
+        [uc.LETTER, uc.SYMBOL, uc.NUMBER, uc.UNDEFINED]
+    for ch in "a1.$\u0301 \x01\ue000\u0378":
+        assert re_.category(ch, "17.0") == re_.category(ch, "regex"), ch
+    assert "\u208f" not in re_.UNICODE_17 and "\u088f" in re_.UNICODE_17

@@ -30,6 +30,7 @@ those tables assign): the ``unicode.tables`` and ``unicode.alphabetic`` variants
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -154,11 +155,46 @@ _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compi
 # (an engine that asks ``unicodedata.category``) and of Unicode 3.2 (``ucd_3_2_0``, the tables
 # IDNA froze, which an engine generated long ago or built on them reads).
 UNICODEDATA: dict[str, Any] = {"python": unicodedata, "3.2": ucd_3_2_0}
-# And versions between Oniguruma's and the regex module's, read as the regex module reads each code
-# point the version assigned (the same major category, checked where generated): ``16.0``, what the
-# reference's own split of a tokenizer.json reads (Oniguruma's data); ``17.0``, ICU4X 2.1's and that of
-# the regex module of mid-2026, which engines built then carry (snaptokens, quicktok-v1).
-ASSIGNED = {"16.0": ONIG_ASSIGNED, "17.0": RangeSet(_unicode_assigned.ASSIGNED_17_0)}
+
+
+class UnicodeVersion:
+    """One Unicode version's major class of each code point it assigns (``_unicode_assigned``,
+    generated from unicodedata2 of that version), as a llama.cpp flag."""
+
+    _FLAGS = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
+              "Z": uc.SEPARATOR, "C": uc.CONTROL, "U": uc.UNDEFINED}
+
+    def __init__(self, text: str):
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        self.flags: list[int] = []
+        for word in text.split():
+            span, _, major = word.partition(":")
+            first, _, last = span.partition("-")
+            self.firsts.append(int(first, 16))
+            self.lasts.append(int(last or first, 16))
+            self.flags.append(self._FLAGS[major])
+
+    def _run(self, ch: str) -> int:
+        i = bisect.bisect_right(self.firsts, ord(ch)) - 1
+        return i if i >= 0 and ord(ch) <= self.lasts[i] else -1
+
+    def __contains__(self, ch: str) -> bool:
+        return self._run(ch) >= 0
+
+    def category(self, ch: str) -> int:
+        i = self._run(ch)
+        return self.flags[i] if i >= 0 else uc.UNDEFINED
+
+
+# And the versions between Oniguruma's and the regex module's: ``16.0``, what the reference's own
+# split of a tokenizer.json reads (Oniguruma's data: the code points it assigns, read as the regex
+# module reads them; regexr's in splintr-rs 0.22.0 too); ``17.0``, ICU4X 2.1's (snaptokens), Rust's in
+# tokie 0.1.4 and quicktok-v1's (the regex module 2026.5.9's), each code point by that version's own
+# class, whatever regex module is installed.
+UNICODE_17 = UnicodeVersion(_unicode_assigned.ASSIGNED_17_0)
+ASSIGNED: dict[str, RangeSet | UnicodeVersion] = {"16.0": ONIG_ASSIGNED, "17.0": UNICODE_17}
+OWN_CATEGORIES = {"17.0": UNICODE_17}
 
 _MAJOR_FLAG = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
                "Z": uc.SEPARATOR, "Cc": uc.CONTROL, "Cf": uc.CONTROL}
@@ -180,7 +216,8 @@ def category(ch: str, tables: str) -> int:
     (tokenizers reads a tokenizer.json's regexes with it) and PCRE2 10.46-DEV's (src/pcre2_ucd.c
     ``unicode_version``): the regex module's, less what a later Unicode assigned, read from the data
     the reference's own split of a tokenizer.json uses (``hf_unicode.ONIG_ASSIGNED``), so the two
-    cannot drift apart when the regex module's Unicode moves on."""
+    cannot drift apart when the regex module's Unicode moves on. ``17.0`` is read wholly from its own
+    table (``UNICODE_17``), the regex module's only for ``+alphabetic``."""
     base, _, letters = tables.partition("+")
     assigned = ASSIGNED.get(base)
     if assigned is not None and ch not in assigned:  # (not even a letter by Alphabetic: unknown to these tables)
@@ -189,6 +226,8 @@ def category(ch: str, tables: str) -> int:
         return uc.LETTER
     if base == "llama.cpp":
         return uc.flags(ord(ch)) & uc.CATEGORIES
+    if base in OWN_CATEGORIES:
+        return OWN_CATEGORIES[base].category(ch)
     if base == "regex" or assigned is not None:
         return _regex_category(ch)
     cat = UNICODEDATA[base].category(ch)

@@ -588,8 +588,8 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
 def _newest_unicode_tables(c: Candidate) -> Candidate | None:
     """A tokenizer.json's split regexes read with the regex module's own tables, a Unicode newer than
     the Oniguruma 16.0 that tokenizers reads them with (an engine whose tables are the newest; those
-    of Unicode 17, ICU4X 2.1's and Node 20's, are ``unicode.tables:17.0``). A GGUF's ``unicode.tables``
-    is this reading already."""
+    of Unicode 17, ICU4X 2.1's and Node's with ICU 78, are ``unicode.tables:17.0``). A GGUF's
+    ``unicode.tables`` is this reading already."""
     return _resplit(c, tables="regex") if isinstance(c.pipeline, HfBpe) else None
 
 
@@ -736,12 +736,17 @@ def _backtracking(c: Candidate) -> Candidate | None:
         return None
     vocab = c.vocab
     if isinstance(p, HfBpe):
+        if p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix:  # type: ignore[union-attr]
+            return None  # (its tokens are not byte strings alone)
         added = frozenset(p.added_ids)
         tokens = [None if i in added else t for i, t in enumerate(p.tokens)]
     else:
+        added = frozenset()
         types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         tokens = [t if ty == TokenType.NORMAL else None for t, ty in zip(vocab.tokens, types)]
-    return _with(c, fork(p, greedy=_per_vocab(vocab, ("backtracking",), lambda: Backtracking(tokens))))
+    if not set(gpt2_unicode_to_byte()) <= set(tokens):
+        return None  # the crate's encoder needs every byte a token (the blind port refuses otherwise)
+    return _with(c, fork(p, greedy=_per_vocab(vocab, ("backtracking", added), lambda: Backtracking(tokens))))
 
 
 # What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
@@ -1402,10 +1407,11 @@ def catalogue() -> list[Variant]:
                 f"the split regexes read with the newest Unicode tables (the regex module {regex.__version__}'s), not "
                 "tokenizers' Oniguruma's Unicode 16.0", _newest_unicode_tables),
         Variant("unicode.tables:17.0", "unicode.tables",
-                "the split regexes read with Unicode 17.0's tables (ICU4X 2.1's, the regex module's of mid-2026)",
+                "the split regexes read with Unicode 17.0's tables (ICU4X 2.1's, Rust's in tokie 0.1.4, those quicktok-v1 "
+                "took from the regex module 2026.5.9)",
                 partial(_older_unicode_tables, "17.0")),
         Variant("unicode.tables:16.0", "unicode.tables",
-                "the split regexes read with Unicode 16.0's tables (Oniguruma 6.9.10's, Rust's of 2025)",
+                "the split regexes read with Unicode 16.0's tables (Oniguruma 6.9.10's, regexr 0.6.1's in splintr-rs)",
                 partial(_older_unicode_tables, "16.0")),
         Variant("unicode.tables:python", "unicode.tables",
                 f"the split regexes read with Python's unicodedata tables (Unicode {unicodedata.unidata_version})",

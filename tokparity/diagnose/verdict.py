@@ -191,12 +191,16 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                       if k in diagnoser.variants and all(combinable(k, other) for other in best)]
             if not bigger:
                 break
-            # (of sets that predict as many sampled cases, the narrower: the sample may hold none of the
-            # texts that tell Unicode 17's tables from JavaScript's reading, which also gives them)
             scores = {keys: score(keys) for keys in bigger}
             top = max(scores.values())
             tied = [keys for keys, s in scores.items() if s == top]
-            better = tied[0] if len(tied) == 1 else min(tied, key=diagnoser.breadth)
+            if len(tied) > 1:
+                # Sets that predict as many of the sampled cases: counted on all of them, then the
+                # narrower (the sample may hold none of the texts that tell Unicode 17's tables from
+                # JavaScript's reading, which gives their ids too, and breadth alone would take the
+                # narrower where the broader explains more beyond the sample).
+                tied.sort(key=lambda keys: (-explains(keys, mismatches) - keeps(keys, texts), diagnoser.breadth(keys)))
+            better = tied[0]
             if top <= score(best):
                 break
             best = better

@@ -8,8 +8,9 @@ rank BPE, run on their two byte strings joined, would leave side by side. Validi
 a merge tree it builds out of the vocabulary alone, tokens ranked by id: each token is the first
 pair of lower-ranked tokens (longest first part first) that is valid itself.
 
-That equals rank BPE on a vocabulary in which every token's own encoding is itself, as the crate
-assumes; on one that is not so (Llama 3's, whose 28,000 tokens past cl100k's were added later),
+That equals rank BPE on a vocabulary in which every token's own encoding is itself, which the
+crate asserts when it builds (``from_dictionary`` panics on any other); a port that leaves the check
+out runs on one that is not so (Llama 3's, whose 28,000 tokens past cl100k's were added later), and
 the two part: ``' každou'`` is ``[16909, 12453, 114541]`` by Llama 3's merges, and here
 ``[103870, 283]`` (``' každ'``, ``'ou'``), every pair valid. ``model.backtracking`` in
 ``tokparity.diagnose`` swaps it in for the model's merges to reproduce such an engine.
@@ -26,12 +27,16 @@ from collections.abc import Sequence
 
 
 class Backtracking:
-    """The encoder over ``tokens`` (strings, ranked by position; None: a rank with no token).
+    """The encoder over ``tokens`` (strings, ranked by position; None: a rank with no token), every
+    character of a text a token by itself (a byte-level vocabulary, one character a byte).
 
-    The crate builds its merge tree for the whole vocabulary at once, in rank order; here each
-    token's parts are worked out when a text first needs them (a diagnosis tries the encoder on a
-    few texts of a 128,000-token vocabulary), as the build would have found them: a token's parts
-    are chosen with only the tokens ranked before it known to be merges."""
+    The crate builds its merge tree for the whole vocabulary at once, in rank order (a second or
+    two in Python for 128,000 tokens); here each token's parts are worked out when a text first
+    needs them (a diagnosis tries the encoder on a few texts), as the build would have found them:
+    a token's parts are chosen with only the tokens ranked before it known to be merges. Worked
+    out so, one token's parts may need those of a chain of others as long as the token (a stack
+    frame or three a character); where that is deeper than Python's stack, every token's parts are
+    worked out in rank order instead, each of which needs only those already known."""
 
     def __init__(self, tokens: Sequence[str | None]):
         self.tokens = tokens
@@ -119,8 +124,16 @@ class Backtracking:
         return -1
 
     def split(self, text: str) -> list[str]:
-        """``text`` as the encoder cuts it; a character no token starts with is one piece of its own
-        (for the caller's fallback), as greedy.LongestMatch leaves it."""
+        """``text`` as the encoder cuts it; a character that is no token by itself (none, in a
+        byte-level vocabulary) is one piece of its own, for the caller's fallback."""
+        try:
+            return self._split(text)
+        except RecursionError:
+            for token in range(len(self.tokens)):
+                self.parts(token)
+            return self._split(text)
+
+    def _split(self, text: str) -> list[str]:
         out: list[str] = []
         start = 0
         for pos, ch in enumerate(text):  # (runs the vocabulary can spell, apart)
