@@ -734,19 +734,23 @@ def _backtracking(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if not _splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode:
         return None
-    vocab = c.vocab
+    if isinstance(p, HfBpe) and (p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix):  # type: ignore[union-attr]
+        return None  # (its tokens are not byte strings alone)
+    added = frozenset(p.added_ids) if isinstance(p, HfBpe) else frozenset()
+    encoder = _per_vocab(c.vocab, ("backtracking", added), lambda: _backtracking_encoder(p, c.vocab, added))
+    return _with(c, fork(p, greedy=encoder)) if encoder is not None else None
+
+
+def _backtracking_encoder(p, vocab: Vocab, added: frozenset[int]) -> Backtracking | None:
+    """The encoder over the pipeline's own tokens (once per vocabulary: a candidate is built again
+    and again), or None where some byte is no token, which the crate's encoder needs (the blind
+    port refuses such a vocabulary)."""
     if isinstance(p, HfBpe):
-        if p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix:  # type: ignore[union-attr]
-            return None  # (its tokens are not byte strings alone)
-        added = frozenset(p.added_ids)
         tokens = [None if i in added else t for i, t in enumerate(p.tokens)]
     else:
-        added = frozenset()
         types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         tokens = [t if ty == TokenType.NORMAL else None for t, ty in zip(vocab.tokens, types)]
-    if not set(gpt2_unicode_to_byte()) <= set(tokens):
-        return None  # the crate's encoder needs every byte a token (the blind port refuses otherwise)
-    return _with(c, fork(p, greedy=_per_vocab(vocab, ("backtracking", added), lambda: Backtracking(tokens))))
+    return Backtracking(tokens) if set(gpt2_unicode_to_byte()) <= set(tokens) else None
 
 
 # What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
