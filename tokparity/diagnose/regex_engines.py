@@ -30,7 +30,6 @@ those tables assign): the ``unicode.tables`` and ``unicode.alphabetic`` variants
 
 from __future__ import annotations
 
-import bisect
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -157,33 +156,20 @@ _REGEX_CATEGORY = [(uc.LETTER, regex.compile(r"\p{L}")), (uc.NUMBER, regex.compi
 UNICODEDATA: dict[str, Any] = {"python": unicodedata, "3.2": ucd_3_2_0}
 
 
-class UnicodeVersion:
+class UnicodeVersion(RangeSet):
     """One Unicode version's major class of each code point it assigns (``_unicode_assigned``,
-    generated from unicodedata2 of that version), as a llama.cpp flag."""
+    generated from unicodedata2 of that version, ``first-last:X`` words), as a llama.cpp flag."""
 
     _FLAGS = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
               "Z": uc.SEPARATOR, "C": uc.CONTROL, "U": uc.UNDEFINED}
 
     def __init__(self, text: str):
-        self.firsts: list[int] = []
-        self.lasts: list[int] = []
-        self.flags: list[int] = []
-        for word in text.split():
-            span, _, major = word.partition(":")
-            first, _, last = span.partition("-")
-            self.firsts.append(int(first, 16))
-            self.lasts.append(int(last or first, 16))
-            self.flags.append(self._FLAGS[major])
-
-    def _run(self, ch: str) -> int:
-        i = bisect.bisect_right(self.firsts, ord(ch)) - 1
-        return i if i >= 0 and ord(ch) <= self.lasts[i] else -1
-
-    def __contains__(self, ch: str) -> bool:
-        return self._run(ch) >= 0
+        spans, majors = zip(*(word.split(":") for word in text.split()))
+        super().__init__(" ".join(spans))
+        self.flags = [self._FLAGS[major] for major in majors]
 
     def category(self, ch: str) -> int:
-        i = self._run(ch)
+        i = self.index(ch)
         return self.flags[i] if i >= 0 else uc.UNDEFINED
 
 
@@ -193,8 +179,7 @@ class UnicodeVersion:
 # tokie 0.1.4 and quicktok-v1's (the regex module 2026.5.9's), each code point by that version's own
 # class, whatever regex module is installed.
 UNICODE_17 = UnicodeVersion(_unicode_assigned.ASSIGNED_17_0)
-ASSIGNED: dict[str, RangeSet | UnicodeVersion] = {"16.0": ONIG_ASSIGNED, "17.0": UNICODE_17}
-OWN_CATEGORIES = {"17.0": UNICODE_17}
+ASSIGNED: dict[str, RangeSet] = {"16.0": ONIG_ASSIGNED, "17.0": UNICODE_17}
 
 _MAJOR_FLAG = {"L": uc.LETTER, "N": uc.NUMBER, "P": uc.PUNCTUATION, "S": uc.SYMBOL, "M": uc.ACCENT_MARK,
                "Z": uc.SEPARATOR, "Cc": uc.CONTROL, "Cf": uc.CONTROL}
@@ -226,8 +211,8 @@ def category(ch: str, tables: str) -> int:
         return uc.LETTER
     if base == "llama.cpp":
         return uc.flags(ord(ch)) & uc.CATEGORIES
-    if base in OWN_CATEGORIES:
-        return OWN_CATEGORIES[base].category(ch)
+    if isinstance(assigned, UnicodeVersion):  # (a version with classes of its own)
+        return assigned.category(ch)
     if base == "regex" or assigned is not None:
         return _regex_category(ch)
     cat = UNICODEDATA[base].category(ch)

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tokparity.reference.greedy import LongestMatch
+
 
 class Backtracking:
     """The encoder over ``tokens`` (strings, ranked by position; None: a rank with no token), every
@@ -44,7 +46,7 @@ class Backtracking:
         for i, token in enumerate(tokens):
             if token and token not in self.ids:
                 self.ids[token] = i
-        self.longest = max((len(t) for t in self.ids), default=1)
+        self.matcher = LongestMatch(self.ids)
         self._shorter: dict[int, int] = {}
         self._parts: dict[int, tuple[int, int]] = {}
         self._valid: dict[tuple[int, int], bool] = {}
@@ -117,11 +119,8 @@ class Backtracking:
         return answer
 
     def _longest_at(self, text: str, pos: int) -> int:
-        for n in range(min(self.longest, len(text) - pos), 0, -1):
-            found = self.ids.get(text[pos:pos + n])
-            if found is not None:
-                return found
-        return -1
+        n = self.matcher.length_at(text, pos)
+        return self.ids[text[pos:pos + n]] if n else -1
 
     def split(self, text: str) -> list[str]:
         """``text`` as the encoder cuts it; a character that is no token by itself (none, in a

@@ -24,7 +24,8 @@ class Segmenter(Protocol):
     longest match, or backtracking.Backtracking."""
 
     def split(self, text: str) -> list[str]:
-        """``text`` as pieces; a character no piece starts with is one of its own."""
+        """``text`` as pieces; a character the segmentation cannot take is one of its own (for the
+        pipeline's fallback: its bytes' pieces or the unknown token)."""
 
 
 class LongestMatch:
@@ -34,15 +35,15 @@ class LongestMatch:
         self.pieces = {p for p in pieces if p}
         self.max_len = max((len(p) for p in self.pieces), default=1)
 
+    def length_at(self, text: str, pos: int) -> int:
+        """The length of the longest piece that starts at ``pos`` of ``text``; 0: none does."""
+        return next((n for n in range(min(self.max_len, len(text) - pos), 0, -1) if text[pos:pos + n] in self.pieces), 0)
+
     def split(self, text: str) -> list[str]:
         out: list[str] = []
         pos = 0
         while pos < len(text):
-            for n in range(min(self.max_len, len(text) - pos), 0, -1):
-                if text[pos:pos + n] in self.pieces:
-                    break
-            else:
-                n = 1  # no piece starts here: one code point, for the caller's fallback
+            n = self.length_at(text, pos) or 1  # no piece starts here: one code point, for the caller's fallback
             out.append(text[pos:pos + n])
             pos += n
         return out

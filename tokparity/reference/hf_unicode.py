@@ -33,10 +33,14 @@ class RangeSet:
         self.firsts = [int(a, 16) for a, _ in pairs]
         self.lasts = [int(b, 16) for _, b in pairs]
 
-    def __contains__(self, ch: str) -> bool:
+    def index(self, ch: str) -> int:
+        """The position of the range that holds ``ch``, or -1."""
         cp = ord(ch)
         i = bisect.bisect_right(self.firsts, cp) - 1
-        return i >= 0 and cp <= self.lasts[i]
+        return i if i >= 0 and cp <= self.lasts[i] else -1
+
+    def __contains__(self, ch: str) -> bool:
+        return self.index(ch) >= 0
 
     def class_body(self) -> str:
         """The set as the inside of a ``regex`` character class."""
