@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 
 from tokparity import __version__
-from tokparity.backends.orphans import adopting_orphans
+from tokparity.backends.orphans import STOP_SIGNALS, adopting_orphans
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
 from tokparity.textview import clipped, single_line
@@ -49,17 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 TERMINATED = 128 + signal.SIGTERM  # the exit status after a SIGTERM
+# The signals besides Ctrl-C that end a run as Ctrl-C does: the reports written, every child stopped.
+# Python's own defaults end it at once (SIGHUP) or dump core (SIGQUIT), leaving its children running.
+STOPPING = tuple(signum for signum in STOP_SIGNALS if signum != signal.SIGINT)
 
 
 class _Terminate:
-    """The SIGTERM handler: it does what Ctrl-C does, through whatever SIGINT handler is in place
-    (a run's journal defers Ctrl-C until the case being written is whole: tokparity/run/journal.py)."""
+    """The handler of the ``STOPPING`` signals: it does what Ctrl-C does, through whatever SIGINT
+    handler is in place (a run's journal defers Ctrl-C until the case being written is whole:
+    tokparity/run/journal/interrupt.py)."""
 
     def __init__(self) -> None:
-        self.received = False
+        self.received: int | None = None  # the signal, once one came
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.received = True
+        self.received = signum
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
@@ -77,21 +81,20 @@ def command() -> int:
 def main(argv: list[str] | None = None, adopt: bool = False) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
-    if installed:
-        previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {signum: signal.signal(signum, terminate) for signum in STOPPING} if installed else {}
     try:
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:
             code = _main(argv)
     finally:
-        if installed:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if stopped:
         shown = "; ".join(clipped(single_line(c), 120) for c in stopped[:3]) + ("; …" if len(stopped) > 3 else "")
         print(f"tokparity: note: stopped {len(stopped)} process(es) an engine left running, out of its process "
               f"group and without its mark: {shown}", file=sys.stderr)
-    if terminate.received:
-        return TERMINATED
+    if terminate.received is not None:
+        return 128 + terminate.received
     return code
 
 
@@ -107,8 +110,8 @@ def _main(argv: list[str] | None) -> int:
             parser.print_help()
             return 2
         return int(args.run(args) or 0)
-    except TokparityError as e:
-        print(f"tokparity: error: {e}", file=sys.stderr)
+    except TokparityError as e:  # (one line: a file name's newline or escape sequence is spelled out)
+        print(f"tokparity: error: {single_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tokparity: interrupted", file=sys.stderr)

@@ -35,3 +35,37 @@ def test_a_corpus_with_no_text_is_nothing_compared(tmp_path, zoo, kind):
     assert "✅" not in done.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert summary["runs"] and all(r["cases"] == 0 for r in summary["runs"])
+
+
+def test_the_pytest_plugin_passes_nothing_compared(zoo):
+    """``assert_tokenizer_parity`` passed on no text, on an empty corpus and on an engine that skips
+    every case (issue: hostile input, round 3); each fails now, saying why. Its twin passes."""
+    from tokparity.backends.base import NotCovered
+    from tokparity.backends.ref import RefBackend
+    from tokparity.pytest_plugin import assert_tokenizer_parity
+
+    ref = RefBackend(zoo("llama-spm"))
+
+    def right(text, add_special, parse_special):
+        return ref.encode(text, add_special, parse_special)
+
+    def skips(text, add_special, parse_special):
+        raise NotCovered("not this text")
+
+    with pytest.raises(AssertionError, match="compared on no case: no text was given"):
+        assert_tokenizer_parity(right, model="llama-spm", texts=[])
+    with pytest.raises(AssertionError, match=r"compared on none of the 3 cases of the given texts \(llama-spm\): "
+                                             "3 skipped"):
+        assert_tokenizer_parity(skips, model="llama-spm", texts=["a", "b", "c"])
+    assert assert_tokenizer_parity(right, model="llama-spm", texts=["a", "b", "c"]) == 3
+
+
+def test_the_pytest_plugin_fails_on_an_empty_corpus(tmp_path, zoo):
+    from tokparity.backends.ref import RefBackend
+    from tokparity.pytest_plugin import assert_tokenizer_parity
+
+    ref = RefBackend(zoo("llama-spm"))
+    corpus = tmp_path / "empty.jsonl"
+    corpus.write_text("", "utf-8")
+    with pytest.raises(AssertionError, match="compared on no case: no text was given"):
+        assert_tokenizer_parity(lambda t, a, p: ref.encode(t, a, p), model="llama-spm", corpus=str(corpus))

@@ -144,13 +144,20 @@ class Answer:
         if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
             return cls("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any "
                                        "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
-        if ids and (min(ids) < -ID_BOUND or max(ids) >= ID_BOUND):
-            wild = next(i for i in ids if not -ID_BOUND <= i < ID_BOUND)
-            return cls("error", detail=f"an id of {wild.bit_length()} bits ({'-' if wild < 0 else ''}2**"
-                                       f"{max(wild.bit_length() - 1, 0)} or more) is outside any vocabulary (token "
-                                       "ids are 32-bit); not compared", seconds=seconds)
+        if (wild := outside_every_vocabulary(ids)) is not None:
+            return cls("error", detail=wild, seconds=seconds)
         notes = result.notes
         return cls("ok", ids, "", list(notes) if notes else [], seconds)  # (positional: made for every answer)
+
+
+def outside_every_vocabulary(ids: list[int]) -> str | None:
+    """Why ``ids`` are no vocabulary's (an id beyond 32 bits), to say as the case's failure; None
+    where they may be."""
+    if not ids or -ID_BOUND <= min(ids) and max(ids) < ID_BOUND:
+        return None
+    wild = next(i for i in ids if not -ID_BOUND <= i < ID_BOUND)
+    return (f"an id of {wild.bit_length()} bits ({'-' if wild < 0 else ''}2**{max(wild.bit_length() - 1, 0)} or "
+            "more) is outside any vocabulary (token ids are 32-bit); not compared")
 
 
 def _utf8_length(text: str) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from pathlib import Path
 
 from tokparity.backends.cmd import (
@@ -30,6 +29,7 @@ from tokparity.backends.cmd import (
     ProtocolBackend,
     StartFailed,
 )
+from tokparity.child_python import python_argv
 from tokparity.errors import TokparityError
 from tokparity.zoo import Derivation, ModelFiles
 
@@ -58,9 +58,14 @@ def child_env(own_site: bool = False) -> dict:
     if own_site:
         from tokparity.backends.releases import parent_site
         env.update(parent_site())
+    # (an empty entry of PYTHONPATH is the current folder, which -P keeps off the path: python_argv)
+    path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     root = Path(__file__).resolve().parents[2]
     if not (own_site and root.name in ("site-packages", "dist-packages")):
-        env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        path.insert(0, str(root))
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    if not path:
+        del env["PYTHONPATH"]
     return env
 
 
@@ -73,10 +78,7 @@ class IsolatedBackend(ProtocolBackend):
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, python: str | None = None,
                  label: str | None = None, **opts):
         spec = {"backend": name, "model": model_to_json(model), "opts": opts}
-        # (another virtualenv's Python: -P, no current folder first on its path, where a folder named
-        # like the release's library would be imported in its place)
-        argv = [python or sys.executable, *(["-P"] if python else []), "-m", "tokparity.backends.isolated_child",
-                json.dumps(spec, default=str)]
+        argv = python_argv("-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str), python=python)
         name = label or name
         engine = EngineProcess(argv, f"{name} (child process)", env=child_env(own_site=python is not None),
                                startup_timeout=startup_timeout, hello=True)

@@ -12,6 +12,7 @@ import sys
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.backends.isolated import model_from_json
 from tokparity.backends.registry import make_backend
+from tokparity.child_python import die_with_parent
 from tokparity.errors import TokparityError
 from tokparity.reference.decode import DecodeSettings
 
@@ -108,4 +109,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    die_with_parent(os.getppid())  # (however tokparity ends, SIGKILL too, its backends' children end with it)
     sys.exit(main())

@@ -31,6 +31,9 @@ PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 PR_GET_CHILD_SUBREAPER = 37
 GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
 STOP_SECONDS = 5.0  # for all the rounds together
+# The signals that end tokparity, each as Ctrl-C does (tokparity.cli): Ctrl-C, a supervisor's stop,
+# a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 _engines: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # what tokparity started and waits for itself
 _adopting = False
@@ -160,8 +163,8 @@ def stop_adopted() -> list[str]:
 @contextmanager
 def adopting_orphans() -> Iterator[list[str]]:
     """Be the subreaper of what the engines start while the block runs, then stop and reap the
-    orphans (Linux); the list yielded holds, afterwards, the command lines of those stopped. Ctrl-C
-    and SIGTERM are ignored while they are stopped (at most ``STOP_SECONDS``: the command is ending
+    orphans (Linux); the list yielded holds, afterwards, the command lines of those stopped. The
+    ``STOP_SIGNALS`` are ignored while they are stopped (at most ``STOP_SECONDS``: the command is ending
     anyway); the subreaper flag is set back as it was."""
     global _adopting, _kept
     stopped: list[str] = []
@@ -175,7 +178,7 @@ def adopting_orphans() -> Iterator[list[str]]:
     finally:
         handlers = {}
         if threading.current_thread() is threading.main_thread():  # (signals are the main thread's)
-            handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+            handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in STOP_SIGNALS}
         try:
             stopped += stop_adopted()
         finally:

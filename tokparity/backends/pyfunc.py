@@ -90,8 +90,11 @@ def load_target(target: str):
         except Exception as e:
             raise TokparityError(f"py:{target}: importing {path} failed ({type(e).__name__}: {e})") from None
     else:
-        if os.getcwd() not in sys.path:  # `tokparity` as a console script does not put it there
-            sys.path.insert(0, os.getcwd())
+        # The module named is looked for in the current folder too (`tokparity` as a console script
+        # does not put it on the path), last: a json.py or tokenizers.py there never stands in for the
+        # library of that name.
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:

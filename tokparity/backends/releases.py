@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokparity.child_python import python_argv
 from tokparity.errors import TokparityError
 
 # The version part of NAME@VERSION: a release as PyPI spells them (PEP 440), nothing a shell or
@@ -95,9 +96,12 @@ def python_for(release: Release, say=None) -> Path:
     from tokparity.zoo.fetch import file_lock
     with file_lock(env.with_name(env.name + ".lock")):
         if (env / READY).is_file():  # made before, or by another process while this one waited
-            _link_parent_site(env)
-        else:
-            _make(release, env, say)
+            try:
+                _link_parent_site(env)
+                return _python(env)
+            except OSError as e:  # (its site folder gone, its .pth a folder: damaged by hand)
+                say(f"backend {release}: its cached virtualenv {env} is damaged ({e.strerror or e}); made again")
+        _make(release, env, say)
     return _python(env)
 
 
@@ -115,15 +119,15 @@ def _make(release: Release, env: Path, say) -> None:
         log.unlink(missing_ok=True)  # (an earlier failure's)
         if env.exists():  # an install cut short (no ready.json): made again from nothing
             shutil.rmtree(env)
-        _step(release, [sys.executable, "-m", "venv", str(env)], log, 300, "making its virtualenv")
-        _step(release, [str(_python(env)), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                        release.requirement], log, INSTALL_TIMEOUT_S, "installing it")
+        _step(release, python_argv("-m", "venv", str(env)), log, 300, "making its virtualenv")
+        _step(release, python_argv("-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                                    release.requirement, python=str(_python(env))), log, INSTALL_TIMEOUT_S, "installing it")
         installed = _installed_version(env, release)
         if not same_version(installed, release.version):
             raise ReleaseError(f"backend {release}: pip installed {release.package} {installed or '(nothing)'}, not "
                                f"{release.version}; the whole log: {log}")
         _link_parent_site(env)
-        freeze = subprocess.run([str(_python(env)), "-m", "pip", "freeze", "--disable-pip-version-check"],
+        freeze = subprocess.run(python_argv("-m", "pip", "freeze", "--disable-pip-version-check", python=str(_python(env))),
                                 capture_output=True, text=True, timeout=120, env=_isolated_env()).stdout.split()
         (env / READY).write_text(json.dumps({"package": release.package, "version": release.version,
                                              "python": sys.version.split()[0], "packages": freeze,
@@ -211,8 +215,8 @@ def _install_failure(release: Release, output: str, log: Path) -> str:
 
 
 def _installed_version(env: Path, release: Release) -> str:
-    done = subprocess.run([str(_python(env)), "-c", "import importlib.metadata as m, sys; "
-                           "print(m.version(sys.argv[1]))", release.package], capture_output=True, text=True,
+    done = subprocess.run(python_argv("-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+                                      release.package, python=str(_python(env))), capture_output=True, text=True,
                           timeout=120, env=_isolated_env())
     return done.stdout.strip() if done.returncode == 0 else ""
 

@@ -22,6 +22,7 @@ import os
 import sys
 
 from tokparity.backends.base import BackendTimeout, CaseFailure
+from tokparity.child_python import die_with_parent, python_argv
 
 RENDER_TIMEOUT = 10.0
 GIVE_UP_AFTER = 2
@@ -38,7 +39,7 @@ class TemplateSandbox:
         from tokparity.backends.isolated import child_env
 
         self.timeout = timeout
-        self.engine = EngineProcess([sys.executable, "-m", "tokparity.chat.sandbox"], "chat template sandbox",
+        self.engine = EngineProcess(python_argv("-m", "tokparity.chat.sandbox"), "chat template sandbox",
                                     env=child_env(), startup_timeout=60.0, hello=True)
         self._failures: dict[str, tuple[int, str]] = {}  # template and switches -> (failures in a row, the last)
 
@@ -77,6 +78,7 @@ def _serve() -> None:
 
     from tokparity.chat.render import RenderSwitches, TemplateRaised, render
 
+    die_with_parent(os.getppid())  # (a template that loops for ever must not outlive a killed tokparity)
     try:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     except (ValueError, OSError):  # a lower hard limit already: keep it

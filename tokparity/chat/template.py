@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
 from tokparity.zoo import ModelFiles
+from tokparity.zoo.model_file import read_model_text
 
 SPECIAL_ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")  # transformers' special_tokens_map
 PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
 MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
+MAX_TEMPLATE_BYTES = 4 * MAX_TEMPLATE_CHARS  # (read no further: a larger file holds more characters)
+MAX_CONFIG_BYTES = 64 << 20  # tokenizer_config.json (Gemma 3's, with every added token, is about 1.2 MB)
 
 
 @dataclass(frozen=True)
@@ -108,22 +112,26 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         return None
     if role in ("tokenizer_json", "tokenizer_config", "spm_model"):
         config_path = model.files.get("tokenizer_config") or path.with_name("tokenizer_config.json")
+        folder = config_path.parent
         config = {}
-        if config_path.is_file():
+        if config_path.is_file() or config_path.is_symlink():
+            text = read_model_text(config_path, folder, MAX_CONFIG_BYTES, "the tokenizer's configuration")
             try:
-                config = json.loads(config_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise TokparityError(f"{config_path}: cannot read it as JSON ({e}); fix the file") from None
+                config = json.loads(text)
+            except (ValueError, RecursionError) as e:
+                raise TokparityError(f"{shown_path(config_path)}: cannot read it as JSON ({e}); fix the file") from None
+            if not isinstance(config, dict):
+                raise TokparityError(f"{shown_path(config_path)}: not a JSON object; fix the file")
         specials = {f"{r}_token": t for r in SPECIAL_ROLES if (t := _special_text(config.get(f"{r}_token"))) is not None}
         if not specials and path.suffix in (".json", ".model"):
             specials = _from_vocab(model.files.get("tokenizer_json") or path)
         parse_special = not config.get("split_special_tokens", False)
         jinja_file = config_path.with_name("chat_template.jinja")
-        if jinja_file.is_file():
-            saved = {"default": jinja_file.read_text(encoding="utf-8")}
+        if jinja_file.is_file() or jinja_file.is_symlink():
+            saved = {"default": read_model_text(jinja_file, folder, MAX_TEMPLATE_BYTES, "the chat template")}
             # transformers ≥ 4.55 saves the other named templates beside it, one file each
-            for named in sorted(config_path.parent.glob("additional_chat_templates/*.jinja")):
-                saved[named.stem] = named.read_text(encoding="utf-8")
+            for named in sorted(folder.glob("additional_chat_templates/*.jinja")):
+                saved[named.stem] = read_model_text(named, folder, MAX_TEMPLATE_BYTES, "the chat template")
             return ChatTemplate(str(jinja_file), _checked(saved, str(jinja_file)), specials, parse_special)
         if "chat_template" in config:
             where = f"{config_path} chat_template"
@@ -131,10 +139,7 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         return None
     if role == "chat_template":  # a template file of its own: the special tokens' texts from the vocabulary
         where = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise TokparityError(f"{path}: cannot read the chat template ({e})") from None
+        text = read_model_text(path, path.parent, MAX_TEMPLATE_BYTES, "the chat template")
         return ChatTemplate(where, _checked({"default": text}, where), _from_vocab(model.primary[1]))
     if role == "gguf":
         from tokparity.vocab.gguf_reader import GGUFMetadata

@@ -176,8 +176,42 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
                       if _same_file(path, Path(os.path.expanduser(v)))), None)
         if taken is None and any(_same_file(path, w) for w in written):
             taken = f"a file the run writes in -o {out}"
+        if taken is None:
+            taken = _read_by_the_run(path, [Path(os.path.expanduser(v)) for v in existing.get("MODEL", [])])
         if taken is not None:
             raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
+
+
+# The files of a model folder that the run, or a tokenizer library it runs, may read: tokenizer.json,
+# tokenizer_config.json, chat_template.jinja, special_tokens_map.json, tokenizer.model, vocab.txt, a
+# GGUF and its test texts. A report a user names there (junit.xml, summary.md) is none of them.
+MODEL_FILE_SUFFIXES = (".json", ".jinja", ".model", ".gguf", ".txt", ".tiktoken", ".inp", ".out", ".vocab")
+
+
+def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
+    """What ``path`` is, if the run reads it: a file of a model's folder (``MODEL_FILE_SUFFIXES``, at
+    its top or in additional_chat_templates/), or a file of tokparity's cache (the zoo's models, the
+    releases' virtualenvs, the key that signs journals); else None."""
+    from tokparity.errors import TokparityError
+    from tokparity.textview import shown_path
+    from tokparity.zoo import cache_dir
+
+    if not path.is_file():
+        return None
+    places = {path.absolute(), Path(os.path.realpath(path))}  # (the name given, and the file it reaches)
+    for model in models:
+        folder = model if model.is_dir() else model.parent
+        parents = {f / sub for f in (folder.absolute(), Path(os.path.realpath(folder)))
+                   for sub in ("", "additional_chat_templates")}
+        if any(p.suffix in MODEL_FILE_SUFFIXES and p.parent in parents for p in places):
+            return f"a file of the model folder {shown_path(folder)}"
+    try:
+        cache = Path(os.path.realpath(cache_dir()))
+    except TokparityError:  # (a cache that cannot be a folder holds nothing to protect; said when it is used)
+        return None
+    if any(p.is_relative_to(cache) for p in places):
+        return "a file of tokparity's cache (zoo models, releases, the key that signs journals)"
+    return None
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -69,10 +69,12 @@ from pathlib import Path
 from typing import IO
 
 from tokparity.backends.base import Answer, Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
+from tokparity.backends.registry import BUILTIN
 from tokparity.chat import ChatAnswer
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.run.ops import STREAM_PROMPT, IdCase, ask_op, id_cases
+from tokparity.textview import shown_path
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.fetch import sha256_of
 
@@ -520,7 +522,31 @@ def read_goldens(path: Path) -> Goldens:
     if decoding is not None and (any(text is None for text in decoding.sequences.values()) or
                                  any(made.ids not in decoding.sequences for made in decoding.id_cases)):
         raise BadGoldens(f"{path}: a decoded sequence without its text; regenerate with `tokparity regress --update`")
+    _refuse_programs(path, header, corpora, decoding)
     return Goldens(path, header, corpora, decoding)
+
+
+def _refuse_programs(path: Path, header: dict, corpora: dict[str, CorpusGoldens],
+                     decoding: DecodingGoldens | None) -> None:
+    """Goldens name only tokparity's built-in backends, as ``--update`` writes them. A goldens file
+    is data a pull request can change, so a name that would start a program (``cmd:``, ``py:``, a
+    release to install) is refused before anything is made."""
+    oracles = header.get("oracles")
+    names: list[object] = []
+    if isinstance(oracles, dict):
+        names += [name for chain in oracles.values() if isinstance(chain, list) for name in chain]
+    if not isinstance(oracles, dict) or set(oracles) != {"plain", "add_special"} or \
+            not all(isinstance(chain, list) and chain for chain in oracles.values()):
+        raise BadGoldens(f"{shown_path(path)}: damaged goldens (its header's oracles are not two lists of "
+                         "backends); regenerate them with `tokparity regress --update`, never by hand")
+    names += [c.prompts_made["encoder"] for c in corpora.values() if c.prompts_made is not None]
+    if decoding is not None:
+        names.append(decoding.decoder)
+    for name in names:
+        if not isinstance(name, str) or name not in BUILTIN:
+            raise BadGoldens(f"{shown_path(path)}: names the backend {str(name)[:80]!r}, which is not one of "
+                             "tokparity's built-in backends; goldens name only those, and never run a program: "
+                             "regenerate them with `tokparity regress --update`")
 
 
 def model_files_record(model: ModelFiles) -> dict:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend, CaseFailure, outside_every_vocabulary
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
@@ -127,7 +127,10 @@ class ChatJudge:
             return self._parts_twin(conversation)
         if name == TEMPLATE_CHECK:
             return ask_op(lambda: self.reference.answer(conversation))
-        return ask_op(lambda: self.backends[name].chat(conversation))
+        answer = ask_op(lambda: self.backends[name].chat(conversation))
+        if isinstance(answer, ChatAnswer) and answer.ids and (wild := outside_every_vocabulary(answer.ids)):
+            return CaseFailure(f"{name}: {wild}")  # (such an id would make the journal unreadable)
+        return answer
 
     def _parts_twin(self, conversation: Conversation) -> ChatAnswer | CaseFailure | None:
         """The template's own check: the reference's prompt for the conversation with each string

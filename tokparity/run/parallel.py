@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import cast
 
 from tokparity import __version__
+from tokparity.backends.isolated import child_env
+from tokparity.child_python import die_with_parent, python_argv
 from tokparity.corpus import load_corpus
 from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord
@@ -152,19 +154,6 @@ def _stop_worker(signum: int, frame: object) -> None:
         except BaseException:  # (exiting anyway: nothing to say it to)
             pass
     os._exit(0)
-
-
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux for SIGTERM when the parent dies, however it dies (``PR_SET_PDEATHSIG``)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):  # not Linux: a lost parent shows as a closed connection
-        return
-    if os.getppid() != parent:  # it died before we asked
-        raise SystemExit(0)
 
 
 # -- the parent ------------------------------------------------------------------------------------
@@ -368,8 +357,8 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
     """A worker as a fresh ``python -m tokparity.run.parallel`` (not multiprocessing's spawn, which
     would import the caller's ``__main__`` again), talking over a socket pair."""
     ours, theirs = socket.socketpair()
-    process = subprocess.Popen([sys.executable, "-m", "tokparity.run.parallel", str(theirs.fileno()), str(os.getpid())],
-                               pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(python_argv("-m", "tokparity.run.parallel", str(theirs.fileno()), str(os.getpid())),
+                               pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env())
     theirs.close()
     return Connection(ours.detach()), process
 
@@ -377,7 +366,7 @@ def _start_worker() -> tuple[Connection, subprocess.Popen]:
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _stop_worker)
     try:
-        _die_with_parent(int(sys.argv[2]))
+        die_with_parent(int(sys.argv[2]))
         _worker(Connection(int(sys.argv[1])))
     except (SystemExit, EOFError, OSError):
         # Stopped by the parent, or the parent is gone (its end of the connection closed): the

@@ -19,6 +19,7 @@ from tokparity.textview import shown_path
 from tokparity.zoo.derived import Derivation, derived_files
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
 from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
+from tokparity.zoo.model_file import checked_model_file, refuse_links_out
 from tokparity.zoo.trained import Training, trained_file
 
 __all__ = ["ModelFiles", "resolve_model", "load_manifest", "cache_dir", "fetch_files", "is_cached",
@@ -92,7 +93,7 @@ def _files_in_folder(folder: Path) -> dict[str, Path]:
         models = sorted(folder.glob("*.model"))
         if len(models) == 1:
             files["spm_model"] = models[0]
-    return files
+    return {role: checked_model_file(path, folder) for role, path in files.items()}
 
 
 def _local(path: Path) -> ModelFiles:
@@ -100,10 +101,11 @@ def _local(path: Path) -> ModelFiles:
         raise TokparityError(f"{shown_path(path)}: not a regular file; a model is a zoo name, a .gguf, .model, "
                              "tokenizer.json or tiktoken file, or a folder of them")
     if path.is_dir():
+        refuse_links_out(path)
         files = _files_in_folder(path)
         if not files:
             raise TokparityError(f"{path}: no .gguf, .model or tokenizer.json in this folder")
-        return ModelFiles(shown_path(path.name), files, "local")  # (a label: printable, UTF-8)
+        return ModelFiles(shown_path(_local_name(path)), files, "local")  # (a label: printable, UTF-8)
     from tokparity.vocab import detect_format
     fmt = detect_format(path)
     role = {"gguf": "gguf", "spm-model": "spm_model", "hf-json": "tokenizer_json", "tiktoken": "tiktoken",
@@ -113,9 +115,9 @@ def _local(path: Path) -> ModelFiles:
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
             p = path.with_name(path.name + suffix)
             if p.is_file():
-                files[golden] = p
+                files[golden] = checked_model_file(p, path.parent)
     if role == "tokenizer_json" and path.with_name("tokenizer_config.json").is_file():
-        files["tokenizer_config"] = path.with_name("tokenizer_config.json")
+        files["tokenizer_config"] = checked_model_file(path.with_name("tokenizer_config.json"), path.parent)
     name = path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if role == "gguf" else path.stem
     return ModelFiles(shown_path(name), files, "local")
 
@@ -125,8 +127,13 @@ def _check_hub_reachable(repo: str) -> None:
     (unless HF_HUB_OFFLINE is set: then its cache may still answer)."""
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
         return
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    address = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    try:
+        endpoint = urlparse(address)
+        host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    except ValueError as e:
+        raise TokparityError(f"HF_ENDPOINT={address!r}: not a URL ({e}); set it to the Hub's address, or unset it "
+                             "for https://huggingface.co") from None
     try:
         socket.create_connection((host, port), timeout=5).close()
     except OSError as e:
@@ -164,7 +171,7 @@ def _from_hub(repo: str) -> ModelFiles:
 def _local_name(path: Path) -> str:
     """The name ``_local`` gives the file or folder (without reading it)."""
     if path.is_dir():
-        return path.name
+        return path.absolute().name  # (`.` is the folder it names)
     return path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if path.suffix == ".gguf" else path.stem
 
 

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tokparity.child_python import python_argv
 from tokparity.errors import TokparityError
 from tokparity.zoo.manifest import Manifest, PinnedFile, Source, load_manifest
 
@@ -113,7 +114,7 @@ def _run(cmd: list[str], what: str, cwd: Path) -> None:
 def _download(source: Source, into: Path) -> Path:
     """Download one archive into ``into`` and return its path, checked against the pin."""
     if source.registry == "pypi":
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        cmd = [*python_argv("-m", "pip"), "download", "--quiet", "--no-deps", "--no-binary", ":all:",
                "--disable-pip-version-check", source.spec, "-d", str(into)]
     elif source.registry == "npm":
         cmd = ["npm", "pack", "--silent", source.spec, "--pack-destination", str(into)]

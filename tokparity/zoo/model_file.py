@@ -1,0 +1,83 @@
+"""A file of a model's folder, read as the folder's own: a regular file inside it, bounded first.
+
+A model folder is often a repository someone else made (a clone, a pull request). A link in it
+that points out of it (``chat_template.jinja`` → ``/proc/self/environ``) would put that file's
+text into the prompts, and so into every report. So a file tokparity reads from a model folder
+must resolve to a regular file inside that folder. A Hugging Face cache snapshot is the one
+exception its layout needs: its files are links into the repository's ``blobs`` folder beside.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
+
+
+def _root(folder: Path) -> Path:
+    """The folder a file of ``folder`` may point into: the folder, or a Hugging Face cache
+    repository (``models--ORG--NAME``) for one of its snapshots."""
+    folder = folder.absolute()
+    if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--"):
+        return folder.parent.parent
+    return folder
+
+
+def checked_model_file(path: Path, folder: Path) -> Path:
+    """``path``, a file of the model folder ``folder``, once it is a regular file inside it;
+    else one line naming it and what to do."""
+    try:
+        real = Path(os.path.realpath(path))
+        root = Path(os.path.realpath(_root(folder)))
+        mode = os.stat(real).st_mode
+    except (OSError, RuntimeError, ValueError) as e:
+        raise TokparityError(f"{shown_path(path)}: cannot read this model file ({e}); fix or remove it") from None
+    if not real.is_relative_to(root):
+        raise _link_out(path, real, folder)
+    if not stat.S_ISREG(mode):
+        raise TokparityError(f"{shown_path(path)}: not a regular file; a model file must be one")
+    return path
+
+
+def read_model_text(path: Path, folder: Path, max_bytes: int, what: str) -> str:
+    """The UTF-8 text of ``path``, a file of the model folder ``folder`` (``checked_model_file``),
+    refused before it is read when it is larger than ``max_bytes``. ``what``: what the file is,
+    as the message says it ("the chat template")."""
+    checked_model_file(path, folder)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as e:
+        raise TokparityError(f"{shown_path(path)}: cannot read {what} ({e.strerror or e}); fix the file") from None
+    if len(data) > max_bytes:
+        raise TokparityError(f"{shown_path(path)}: {what} is larger than {max_bytes:,} bytes; a file that large "
+                             "is refused (a damaged or hostile file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TokparityError(f"{shown_path(path)}: {what} is not UTF-8 (invalid byte at offset {e.start}); "
+                             "save it as UTF-8") from None
+
+
+def refuse_links_out(folder: Path) -> None:
+    """Refuse a model folder in which a link points out of it: at its top, or in
+    ``additional_chat_templates/``, where tokenizer libraries read files of their own choosing
+    (transformers reads ``special_tokens_map.json``, ``vocab.txt`` and others by name)."""
+    root = Path(os.path.realpath(_root(folder)))
+    for where in (folder, folder / "additional_chat_templates"):
+        try:
+            entries = list(where.iterdir()) if where == folder or where.is_dir() else []
+        except OSError as e:
+            raise TokparityError(f"{shown_path(where)}: cannot list this model folder ({e.strerror or e})") from None
+        for entry in entries:
+            if entry.is_symlink() and not (real := Path(os.path.realpath(entry))).is_relative_to(root):
+                raise _link_out(entry, real, folder)
+
+
+def _link_out(path: Path, real: Path, folder: Path) -> TokparityError:
+    return TokparityError(f"{shown_path(path)}: a link to {shown_path(real)}, outside the model folder "
+                          f"{shown_path(folder)}; tokparity reads a model's files only inside its folder: copy the "
+                          "file in, or remove the link")
