@@ -71,6 +71,26 @@ def test_a_release_takes_the_parent_site_folders_after_its_own_without_a_checkou
     assert parents and all(p in path and path.index(p) > own for p in parents), (path, parents)
 
 
+def test_a_damaged_cached_virtualenv_is_made_again(capsys):
+    """A cached virtualenv whose .pth is a folder (or whose site folder is gone) was a traceback
+    (issue: hostile input, round 3); it is said in one line and made again."""
+    model = resolve_model("llama-bpe")
+    make_backend(f"hf@{OLD_TOKENIZERS}", model).close()
+    env = environment_dir(release_of(f"hf@{OLD_TOKENIZERS}"))
+    pth = next(env.glob(f"lib/python*/site-packages/{PARENT_SITE}"))
+    pth.unlink()
+    pth.mkdir()
+    capsys.readouterr()
+    backend = make_backend(f"hf@{OLD_TOKENIZERS}", model)
+    try:
+        assert backend.version == OLD_TOKENIZERS and backend.encode("Hello world") != []
+    finally:
+        backend.close()
+    said = capsys.readouterr().err
+    assert f"backend hf@{OLD_TOKENIZERS}: its cached virtualenv {env} is damaged" in said and "made again" in said
+    assert pth.is_file()
+
+
 def test_the_release_this_interpreter_has_runs_in_process_under_the_release_name():
     backend = make_backend(f"hf@{tokenizers.__version__}", resolve_model("llama-bpe"))
     assert not isinstance(backend, IsolatedBackend) and backend.name == f"hf@{tokenizers.__version__}"

@@ -444,3 +444,14 @@ def test_a_hand_edited_saved_dataset_is_one_line(tmp_path, zoo, files, said):
     proc = tokparity("compare", "llama-spm", "-b", "ref", "-c", str(folder), "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
     assert said in one_error_line(proc)
+
+
+def test_an_error_naming_a_file_is_one_line_whatever_its_name(tmp_path, zoo):
+    """A corpus name holding a newline and an escape sequence forged a second error line and drove
+    the terminal (issue: hostile input, round 3): they are spelled out."""
+    zoo("llama-spm")
+    name = "a\ntokparity: error: forged\x1b[2J.jsonl"
+    done = tokparity("compare", "llama-spm", "-c", str(tmp_path / name), "-b", "ref", "-o", str(tmp_path / "o"), "-q")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: ") and "\x1b" not in lines[0], lines

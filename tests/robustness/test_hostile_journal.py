@@ -553,3 +553,26 @@ def test_an_id_beyond_32_bits_is_that_cases_failure_and_the_journal_resumes(tmp_
     again = tokparity("compare", "--resume", str(out), "-q")
     assert again.returncode == 1, again.stderr
     assert "damaged" not in again.stderr and cases_of(out)[("llama-spm", "wild")] == CASES
+
+
+def test_a_chat_id_beyond_32_bits_is_that_cases_failure_and_explain_reads_the_run(tmp_path, zoo):
+    """A chat engine answering ``[2**64, 3]`` poisoned the journal, and ``explain`` refused the run
+    (issue: hostile input, round 3; fixed for encode in #31). It is that conversation's failure now."""
+    zoo("qwen3")
+    engine = tmp_path / "wild_chat.py"
+    engine.write_text("class Engine:\n"
+                      "    def __init__(self, files):\n"
+                      "        pass\n"
+                      "    def encode(self, text, add_special=False, parse_special=False):\n"
+                      "        return [5]\n"
+                      "    def chat(self, messages, tools, options):\n"
+                      "        return {'ids': [2**64, 3]}\n", "utf-8")
+    out = tmp_path / "out"
+    proc = tokparity("compare", "qwen3", "--ops", "chat", "-b", f"wild=py:{engine}:Engine", "-q", "-o", str(out),
+                     timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    rows = list(csv.DictReader(open(out / "mismatches.csv", encoding="utf-8")))
+    assert rows and all("outside any vocabulary (token ids are 32-bit)" in r["evidence"] for r in rows
+                        if r["backend"] == "wild")
+    explained = tokparity("explain", str(out), timeout=120)
+    assert explained.returncode in (0, 1) and "damaged" not in explained.stderr, explained.stderr
