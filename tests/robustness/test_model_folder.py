@@ -155,3 +155,24 @@ def test_a_junit_file_beside_the_model_is_written(model, tmp_path):
                          "model/junit.xml", cwd=model.parent)
         assert done.returncode in (0, 1), done.stderr
         assert (model / "junit.xml").read_text("utf-8").startswith("<?xml")
+
+
+# --- a resume judges by the files the run began with -----------------------------------------------------
+
+@pytest.mark.parametrize("edit", ["chat_template.jinja", "tokenizer_config.json", "added"])
+def test_a_resume_after_the_model_changed_is_refused(model, tmp_path, edit):
+    """Ctrl-C, an edit of the model's chat template, ``--resume``: 11 conversations were judged by the
+    old template and 5 by the new, and nothing said. The journal fingerprints the model's files now."""
+    (model / "chat_template.jinja").write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}", "utf-8")
+    first = tokparity("compare", "model", "-c", "texts.jsonl", "-b", "ref", "-o", "out", cwd=tmp_path)
+    assert first.returncode in (0, 1), first.stderr
+    again = tokparity("compare", "--resume", "out", cwd=tmp_path)
+    assert again.returncode in (0, 1), again.stderr  # (the twin: nothing changed, the resume runs)
+    if edit == "added":
+        (model / "additional_chat_templates").mkdir()
+        (model / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'tools' }}", "utf-8")
+    else:
+        with open(model / edit, "a", encoding="utf-8") as fh:
+            fh.write("\n")
+    one_line(tokparity("compare", "--resume", "out", cwd=tmp_path), "changed since the run started",
+             "start a new run")

@@ -182,34 +182,25 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
             raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
 
 
-# The files of a model folder that the run, or a tokenizer library it runs, may read: tokenizer.json,
-# tokenizer_config.json, chat_template.jinja, special_tokens_map.json, tokenizer.model, vocab.txt, a
-# GGUF and its test texts. A report a user names there (junit.xml, summary.md) is none of them.
-MODEL_FILE_SUFFIXES = (".json", ".jinja", ".model", ".gguf", ".txt", ".tiktoken", ".inp", ".out", ".vocab")
-
-
 def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
-    """What ``path`` is, if the run reads it: a file of a model's folder (``MODEL_FILE_SUFFIXES``, at
-    its top or in additional_chat_templates/), or a file of tokparity's cache (the zoo's models, the
-    releases' virtualenvs, the key that signs journals); else None."""
+    """What ``path`` is, if the run reads it: a file of a local model (``files_read_with``), or a file
+    of tokparity's cache (the zoo's models, the releases' virtualenvs, the key that signs journals);
+    else None."""
     from tokparity.errors import TokparityError
     from tokparity.textview import shown_path
     from tokparity.zoo import cache_dir
+    from tokparity.zoo.model_file import files_read_with
 
     if not path.is_file():
         return None
-    places = {path.absolute(), Path(os.path.realpath(path))}  # (the name given, and the file it reaches)
     for model in models:
-        folder = model if model.is_dir() else model.parent
-        parents = {f / sub for f in (folder.absolute(), Path(os.path.realpath(folder)))
-                   for sub in ("", "additional_chat_templates")}
-        if any(p.suffix in MODEL_FILE_SUFFIXES and p.parent in parents for p in places):
-            return f"a file of the model folder {shown_path(folder)}"
+        if any(_same_file(path, read) for read in files_read_with(model)):
+            return f"a file of the model {shown_path(model)}"
     try:
         cache = Path(os.path.realpath(cache_dir()))
     except TokparityError:  # (a cache that cannot be a folder holds nothing to protect; said when it is used)
         return None
-    if any(p.is_relative_to(cache) for p in places):
+    if any(p.is_relative_to(cache) for p in (path.absolute(), Path(os.path.realpath(path)))):
         return "a file of tokparity's cache (zoo models, releases, the key that signs journals)"
     return None
 
@@ -329,7 +320,8 @@ def run(args: argparse.Namespace) -> int:
         refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths}, args.junit)
         options = compare_options(args)
         if journal is None:
-            journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora)
+            journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora,
+                                     models=stored_args(args, ("models",), PATHS)["models"])
             (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
         options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)

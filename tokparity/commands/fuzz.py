@@ -220,7 +220,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
     if journal is None:
-        journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS))
+        journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS),
+                                 models=[stored_args(args, ("model",), PATHS)["model"]])
         opened.append(journal)
         (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
     fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,

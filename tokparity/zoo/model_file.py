@@ -16,6 +16,13 @@ from pathlib import Path
 from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
 
+# The files of a model folder that a run, or a tokenizer library it runs, may read: tokenizer.json,
+# tokenizer_config.json, chat_template.jinja, special_tokens_map.json, tokenizer.model, vocab.txt, a
+# GGUF and its test texts. A report a user keeps there (junit.xml, summary.md) is none of them.
+MODEL_FILE_SUFFIXES = (".json", ".jinja", ".model", ".gguf", ".txt", ".tiktoken", ".inp", ".out", ".vocab")
+# Beside a model named as one file, the files read with it (where the folder has them).
+READ_BESIDE = ("tokenizer_config.json", "chat_template.jinja")
+
 
 def _root(folder: Path) -> Path:
     """The folder a file of ``folder`` may point into: the folder, or a Hugging Face cache
@@ -81,3 +88,18 @@ def _link_out(path: Path, real: Path, folder: Path) -> TokparityError:
     return TokparityError(f"{shown_path(path)}: a link to {shown_path(real)}, outside the model folder "
                           f"{shown_path(folder)}; tokparity reads a model's files only inside its folder: copy the "
                           "file in, or remove the link")
+
+
+def files_read_with(path: Path) -> list[Path]:
+    """The files a run may read for the local model at ``path``, a file or a folder, that exist as
+    regular files: in a folder, those of ``MODEL_FILE_SUFFIXES`` at its top and the templates in
+    additional_chat_templates/; for one file, it and the files read beside it (``READ_BESIDE``,
+    its test texts, the named templates)."""
+    folder = path if path.is_dir() else path.parent
+    if path.is_dir():
+        found = [p for p in folder.iterdir() if p.suffix in MODEL_FILE_SUFFIXES]
+    else:
+        found = [path, *(folder / name for name in READ_BESIDE),
+                 *(path.with_name(path.name + suffix) for suffix in (".inp", ".out"))]
+    found += (folder / "additional_chat_templates").glob("*.jinja")
+    return sorted(p for p in found if p.is_file())

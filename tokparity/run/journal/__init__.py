@@ -62,9 +62,10 @@ from tokparity.run.journal.format import (
     record_line,
     shown,
 )
-from tokparity.run.journal.resume import DoneSet, corpus_fingerprints
+from tokparity.run.journal.resume import DoneSet, corpus_fingerprints, model_fingerprints
 from tokparity.run.journal.signing import check_signature, commands_in, journal_key, signature
 from tokparity.run.known import KnownList
+from tokparity.textview import shown_path
 
 JOURNAL_FILE = "cases.jsonl"
 
@@ -88,12 +89,13 @@ class Journal:
 
     @classmethod
     def create(cls, out_dir: str | os.PathLike, command: str, args: dict, corpora: list[str] | None = None,
-               with_mismatches: bool = True) -> Journal:
-        """A fresh journal (an earlier one in ``out_dir`` is replaced)."""
+               with_mismatches: bool = True, models: list[str] | None = None) -> Journal:
+        """A fresh journal (an earlier one in ``out_dir`` is replaced); ``models``: the model
+        arguments, whose local files it fingerprints."""
         path = Path(out_dir) / JOURNAL_FILE
         args = json.loads(json.dumps(args))  # as a resume will read them (and the signature covers them)
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
-                  "corpora": corpus_fingerprints(corpora or [])}
+                  "corpora": corpus_fingerprints(corpora or []), "models": model_fingerprints(models or [])}
         if commands_in(args):
             header["signature"] = signature(journal_key(create=True) or b"", command, args)
         _make_folder(Path(out_dir))
@@ -142,6 +144,7 @@ class Journal:
         try:
             journal.check_lines()
             journal.check_corpora()
+            journal.check_models()
         except BadJournal:
             journal.close()
             raise
@@ -167,6 +170,20 @@ class Journal:
             if now[name] != digest:
                 raise BadJournal(f"{self.path}: corpus {name} changed since the run started; a resume would mix two "
                                  "corpora: start a new run (without --resume)")
+
+    def check_models(self) -> None:
+        stored = self.header.get("models", {})
+        if not isinstance(stored, dict) or not all(isinstance(files, dict) for files in stored.values()):
+            raise self.damaged(1, "its models' fingerprints are not a mapping of files")
+        now = model_fingerprints(list(stored))
+        for spec, files in stored.items():
+            current = now.get(spec, {})
+            changed = sorted(f for f in set(files) | set(current) if files.get(f) != current.get(f))
+            if changed:
+                raise BadJournal(f"{self.path}: the model {shown_path(spec)} changed since the run started "
+                                 f"({shown_path(changed[0])}{' and more' if len(changed) > 1 else ''}); a resume would "
+                                 "judge some cases by the old files and some by the new: start a new run (without "
+                                 "--resume)")
 
     # writing -------------------------------------------------------------------------------
 

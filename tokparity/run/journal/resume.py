@@ -46,6 +46,37 @@ def corpus_fingerprints(corpora: list[str]) -> dict[str, str]:
     return prints
 
 
+# A model file up to this size is read whole for its sha256; a larger one (a GGUF with weights) is
+# fingerprinted as a big corpus file is (``pipeline.fingerprint``).
+WHOLE_MODEL_FILE = 64 << 20
+
+
+def model_fingerprints(models: list[str]) -> dict[str, dict[str, str]]:
+    """For each local model, a fingerprint of every file a run reads for it (``files_read_with``),
+    keyed by the model argument, then the file's absolute path: a resume after an edited template
+    would judge some conversations by the old one and some by the new. Zoo models are pinned by
+    their digests already, and ``hf:`` models are the Hub's."""
+    from tokparity.corpus.pipeline import fingerprint
+    from tokparity.zoo import load_manifest, named_path
+    from tokparity.zoo.model_file import files_read_with
+
+    zoo = load_manifest().models
+    prints: dict[str, dict[str, str]] = {}
+    for spec in models:  # (in resolve_model's order: the Hub, the zoo, a path, NAME=PATH)
+        if spec.startswith("hf:") or spec in zoo:
+            continue
+        path = Path(os.path.expanduser(spec))
+        if not path.exists():
+            named = named_path(spec)
+            if named is None:
+                continue
+            path = named[1]
+        prints[spec] = {str(file.absolute()): hashlib.sha256(file.read_bytes()).hexdigest()
+                        if file.stat().st_size <= WHOLE_MODEL_FILE else fingerprint(file)
+                        for file in files_read_with(path)}
+    return prints
+
+
 def _sha256(path: Path) -> str:
     from tokparity.corpus import open_corpus
 
