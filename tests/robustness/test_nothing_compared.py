@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from gguf_builder import kv_string, tiny_spm_gguf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,3 +71,42 @@ def test_the_pytest_plugin_fails_on_an_empty_corpus(tmp_path, zoo):
     corpus.write_text("", "utf-8")
     with pytest.raises(AssertionError, match="compared on no case: no text was given"):
         assert_tokenizer_parity(lambda t, a, p: ref.encode(t, a, p), model="llama-spm", corpus=str(corpus))
+
+
+def _chat_run(folder: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", "compare", str(folder), "--ops", "chat", "-o", str(out),
+                           "-q"], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("template, said", [
+    ("{{ raise_exception('no chat here') }}", "gave a prompt for none of the 35 conversations"),
+    ("{% if %}never compiles", "gave a prompt for none of the 35 conversations"),
+    ("  \n", "its files carry no chat template"),
+    ("{{ messages[0]['content'] }}", None),  # (the twin: a template that renders is compared)
+])
+def test_a_chat_template_that_gives_no_prompt_is_nothing_compared(tmp_path, zoo, template, said):
+    """A template that raises on every conversation, or never compiles, gave ✅ and exit 0: both
+    sides refused every conversation, so they agreed (issue: hostile input, round 3)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(zoo("qwen3").files["tokenizer_json"], folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}), "utf-8")
+    done = _chat_run(folder, tmp_path / "out")
+    if said is None:
+        assert done.returncode in (0, 1) and "✅" in done.stdout, done.stderr
+        return
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: nothing was compared: "), lines
+    assert said in done.stderr and "✅" not in done.stdout
+
+
+def test_a_gguf_with_an_empty_template_is_nothing_compared(tmp_path):
+    """A GGUF whose ``tokenizer.chat_template`` is "" was ✅ with no backend judged."""
+    path = tmp_path / "tiny.gguf"
+    data = tiny_spm_gguf()
+    count = int.from_bytes(data[16:24], "little")  # (the key/value count, after magic, version, tensors)
+    path.write_bytes(data[:16] + (count + 1).to_bytes(8, "little") + data[24:] + kv_string("tokenizer.chat_template", ""))
+    done = _chat_run(path, tmp_path / "out")
+    assert done.returncode == 2 and "its files carry no chat template" in done.stderr, (done.stdout, done.stderr)

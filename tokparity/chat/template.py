@@ -90,12 +90,16 @@ def _from_vocab(path: Path) -> dict[str, str]:
             if 0 <= vocab.special_ids.get(role, -1) < vocab.size}
 
 
-def _checked(templates: dict[str, str], source: str) -> dict[str, str]:
+def _made(source: str, templates: dict[str, str], specials: dict[str, str], parse_special: bool = True
+          ) -> ChatTemplate | None:
+    """The template, once each of its texts is checked; None where every text is empty (a GGUF's
+    ``tokenizer.chat_template`` of "" is no template: rendered, it would agree with anything)."""
     for name, text in templates.items():
         if len(text) > MAX_TEMPLATE_CHARS:
             raise TokparityError(f"{source}: chat template {name!r} has {len(text):,} characters, more than "
                                  f"{MAX_TEMPLATE_CHARS:,}; a template that large is refused")
-    return templates
+    templates = {name: text for name, text in templates.items() if text.strip()}
+    return ChatTemplate(source, templates, specials, parse_special) if templates else None
 
 
 def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | None:
@@ -132,15 +136,15 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
             # transformers ≥ 4.55 saves the other named templates beside it, one file each
             for named in sorted(folder.glob("additional_chat_templates/*.jinja")):
                 saved[named.stem] = read_model_text(named, folder, MAX_TEMPLATE_BYTES, "the chat template")
-            return ChatTemplate(str(jinja_file), _checked(saved, str(jinja_file)), specials, parse_special)
+            return _made(str(jinja_file), saved, specials, parse_special)
         if "chat_template" in config:
             where = f"{config_path} chat_template"
-            return ChatTemplate(where, _checked(_named(config["chat_template"], where), where), specials, parse_special)
+            return _made(where, _named(config["chat_template"], where), specials, parse_special)
         return None
     if role == "chat_template":  # a template file of its own: the special tokens' texts from the vocabulary
         where = str(path)
         text = read_model_text(path, path.parent, MAX_TEMPLATE_BYTES, "the chat template")
-        return ChatTemplate(where, _checked({"default": text}, where), _from_vocab(model.primary[1]))
+        return _made(where, {"default": text}, _from_vocab(model.primary[1]))
     if role == "gguf":
         from tokparity.vocab.gguf_reader import GGUFMetadata
 
@@ -152,10 +156,8 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         for key, value in meta.fields.items():
             if key.startswith("tokenizer.chat_template.") and isinstance(value, str):
                 templates[key.rsplit(".", 1)[1]] = value
-        if not templates:
-            return None
         where = f"{path} tokenizer.chat_template"
-        return ChatTemplate(where, _checked(templates, where), _from_vocab(path))
+        return _made(where, templates, _from_vocab(path)) if templates else None
     return None
 
 

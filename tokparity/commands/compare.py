@@ -214,6 +214,23 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def refuse_silent_templates(results, out: Path) -> None:
+    """A chat run is nothing compared on a model whose template gave a prompt for no conversation
+    (it raised on each, or never compiled): both sides refusing every conversation agree, but prove
+    nothing. The template's own check of its special tokens judges exactly the conversations that
+    gave a prompt, so it counts them."""
+    from tokparity.chat import SPECIALS_CHECK
+    from tokparity.errors import TokparityError
+
+    if results.interrupted:
+        return
+    for run in results.runs:
+        if run.backend == SPECIALS_CHECK and run.cases == 0 and run.skipped:
+            raise TokparityError(f"nothing was compared: the chat template of {run.model} gave a prompt for none of "
+                                 f"the {run.skipped} conversations (it raised on each, or does not compile): fix the "
+                                 f"template; the reports are in {out}")
+
+
 def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
     """The reports, or one line naming the file that could not be written (a full disk, a folder
     made read-only): the journal keeps every case, so a resume writes them again."""
@@ -345,6 +362,7 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "
                              f"{', '.join(corpora)} gave no text to judge, or every backend skipped every case); "
                              f"the reports are in {out}")
+    refuse_silent_templates(results, out)
     write_ci_outputs(results, paths, args.junit, "compare")
     print("\n".join(summary_lines(results, terminal_columns())))
     print(f"reports: {paths['report.html']}")
