@@ -307,3 +307,32 @@ def test_a_drift_that_fixes_the_old_release_says_the_old_one_departs(tmp_path):
     assert (verdict["cause"], verdict["mismatches"], verdict["oracle_departs"]) == \
         ("unicode.tables", len(found) - departs, departs)
     assert departs > 250 and verdict["explains"] == verdict["mismatches"] == 7
+
+
+def test_a_full_disk_while_a_virtualenv_is_made_is_said_to_be_the_disk(tmp_path, zoo):
+    """On a full disk `python -m venv` fails and its log cannot even be written; the error blamed a
+    missing venv module (issue: hostile input, round 3). A 3 MB tmpfs is the full disk."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        pytest.skip("MOUNTING A TMPFS NEEDS ROOT: the full-disk check of release installs did not run")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
+    try:
+        model = tmp_path / "model"
+        model.mkdir()
+        shutil.copy(zoo("llama-bpe").files["tokenizer_json"], model / "tokenizer.json")
+        (tmp_path / "one.jsonl").write_text('{"id": "a", "text": "hi"}\n', "utf-8")
+        done = subprocess.run([sys.executable, "-m", "tokparity", "compare", str(model), "-c", str(tmp_path / "one.jsonl"),
+                               "-b", f"hf@{OLD_TOKENIZERS}", "-o", str(tmp_path / "out"), "-q"],
+                              env={**os.environ, "TOKPARITY_CACHE": str(disk)}, capture_output=True, text=True,
+                              timeout=300)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    assert done.returncode == 2, done.stderr
+    error = done.stderr.strip().splitlines()[-1]
+    assert "making its virtualenv failed with 0 MiB free" in error and "TOKPARITY_CACHE" in error, error
+    assert "venv module" not in error

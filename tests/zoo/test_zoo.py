@@ -121,3 +121,58 @@ def test_cli_zoo_list_and_path(zoo):
     proc = subprocess.run([sys.executable, "-m", "tokparity.cli", "zoo", "path", "llama-spm", "--role", "gguf"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == str(zoo("llama-spm").files["gguf"])
+
+
+@pytest.mark.parametrize("mode", ["silent", "drip"])
+def test_a_hub_that_never_answers_or_drips_is_stopped(monkeypatch, mode):
+    """``hf:`` against a loopback server that never answers failed after 397 s, and one that drips a
+    byte every few seconds hung (issue: hostile input, round 3). The download runs in a child that
+    is stopped after ``HUB_SECONDS`` (5 here)."""
+    import socket
+    import threading
+    import time
+
+    import tokparity.zoo as zoo_module
+
+    pytest.importorskip("huggingface_hub", reason="huggingface_hub is not installed (pip install 'tokparity[hf]')")
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        held = []
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if mode == "drip":
+                conn.settimeout(0.2)
+                threading.Thread(target=drip, args=(conn,), daemon=True).start()
+        for conn in held:
+            conn.close()
+
+    def drip(conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)
+            while not stop.is_set():
+                conn.send(b"H")
+                time.sleep(1.0)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(zoo_module, "HUB_SECONDS", 5.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(TokparityError, match=r"^hf:org/name: cannot get tokenizer.json from the Hugging Face Hub "):
+            resolve_model("hf:org/name")
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+    assert time.monotonic() - started < 20

@@ -143,6 +143,11 @@ def _make(release: Release, env: Path, say) -> None:
     say(f"installed {release.requirement} in {time.monotonic() - started:.0f} s")
 
 
+# A virtualenv with pip and one library takes 20 to 60 MB; with less room than this, a failed step is
+# said to be the disk's.
+ROOM_NEEDED = 128 << 20
+
+
 def _step(release: Release, argv: list[str], log: Path, timeout: float, doing: str) -> None:
     """One step of an install, its output appended to ``log``; in a process group of its own, so
     that a timeout or Ctrl-C stops what it started too (pip's build of a compiled release)."""
@@ -161,11 +166,15 @@ def _step(release: Release, argv: list[str], log: Path, timeout: float, doing: s
                                    f"its log: {log}") from None
             raise
     if code != 0:
-        output = log.read_text("utf-8", "replace")
+        output = log.read_text("utf-8", "replace") if log.is_file() else ""
+        free = shutil.disk_usage(log.parent).free
+        if free < ROOM_NEEDED:  # (a full disk may leave no log to read, either)
+            raise ReleaseError(f"backend {release}: {doing} failed with {free >> 20} MiB free in {log.parent}; free "
+                               "space, or point TOKPARITY_CACHE at a folder with room")
         if doing == "making its virtualenv":
             said = next((line for line in reversed(output.splitlines()) if line.strip()), f"exit status {code}")
             raise ReleaseError(f"backend {release}: cannot make a virtualenv ({said.strip()[:200]}); does this Python "
-                               "have its venv module (Debian: apt install python3-venv)?")
+                               f"have its venv module (Debian: apt install python3-venv)? Its log: {log}")
         raise ReleaseError(_install_failure(release, output, log))
 
 

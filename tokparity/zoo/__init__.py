@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from tokparity.errors import TokparityError
-from tokparity.textview import shown_path
+from tokparity.textview import shown_path, single_line
 from tokparity.zoo.derived import Derivation, derived_files
 from tokparity.zoo.fetch import cache_dir, cached_path, fetch_files, is_cached
 from tokparity.zoo.manifest import FILE_ROLES, Manifest, PinnedFile, ZooModel, load_manifest
@@ -142,27 +142,55 @@ def _check_hub_reachable(repo: str) -> None:
             "network, or download the tokenizer files and pass their folder instead") from None
 
 
+# The Hub's download, in a child Python that is stopped after HUB_SECONDS: huggingface_hub retries a
+# server that never answers for minutes, and waits for ever on one that drips a byte at a time.
+# The child prints the path of each file, or "-" for a file the repository does not have, or
+# "!KIND" for the error that stopped it.
+HUB_SECONDS = 120.0
+HUB_CHILD = """
+import sys
+import huggingface_hub
+from huggingface_hub import errors
+for filename in sys.argv[2:]:
+    try:
+        print(huggingface_hub.hf_hub_download(sys.argv[1], filename, etag_timeout=10), flush=True)
+    except getattr(errors, "RemoteEntryNotFoundError", ()):
+        print("-", flush=True)
+    except Exception as e:
+        print("!" + type(e).__name__, flush=True)
+        break
+"""
+
+
 def _from_hub(repo: str) -> ModelFiles:
     """Download a tokenizer from the Hugging Face Hub (needs network and huggingface_hub)."""
-    try:
-        import huggingface_hub
-        from huggingface_hub import errors as hub_errors
-    except ImportError:
-        raise TokparityError(f"hf:{repo} needs the 'huggingface_hub' package (pip install huggingface_hub)") from None
+    import importlib.util
+    import subprocess
+
+    from tokparity.child_python import python_argv
+
+    if importlib.util.find_spec("huggingface_hub") is None:
+        raise TokparityError(f"hf:{repo} needs the 'huggingface_hub' package (pip install huggingface_hub)")
     _check_hub_reachable(repo)
+    wanted = {"tokenizer_json": "tokenizer.json", "tokenizer_config": "tokenizer_config.json",
+              "spm_model": "tokenizer.model"}
+    env = dict(os.environ, HF_HUB_DOWNLOAD_TIMEOUT=os.environ.get("HF_HUB_DOWNLOAD_TIMEOUT", "10"))
+    try:
+        done = subprocess.run(python_argv("-c", HUB_CHILD, repo, *wanted.values()), capture_output=True, text=True,
+                              timeout=HUB_SECONDS, env=env, stdin=subprocess.DEVNULL)
+        said = done.stdout.splitlines()
+        if len(said) < len(wanted) and not any(line.startswith("!") for line in said):  # (the child died)
+            said.append("!" + (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1])
+    except subprocess.TimeoutExpired:
+        said = [f"!no answer within {HUB_SECONDS:.0f} s"]
     files: dict[str, Path] = {}
-    wanted = (("tokenizer_json", "tokenizer.json"), ("tokenizer_config", "tokenizer_config.json"),
-              ("spm_model", "tokenizer.model"))
-    for role, filename in wanted:
-        try:
-            files[role] = Path(huggingface_hub.hf_hub_download(repo, filename))
-        except getattr(hub_errors, "RemoteEntryNotFoundError", ()):  # the repo has no such file: fine
-            continue
-        except Exception as e:  # offline, unknown repo, gated repo: all end the same way for a user
-            kind = type(e).__name__
+    for (role, filename), line in zip(wanted.items(), said):
+        if line.startswith("!"):  # offline, unknown repo, gated repo, no answer: all end the same way for a user
             raise TokparityError(
-                f"hf:{repo}: cannot get {filename} from the Hugging Face Hub ({kind}); check the name and "
-                "your network, or download the tokenizer files and pass their folder instead") from None
+                f"hf:{repo}: cannot get {filename} from the Hugging Face Hub ({single_line(line[1:])[:120]}); check "
+                "the name and your network, or download the tokenizer files and pass their folder instead")
+        if line != "-":
+            files[role] = Path(line)
     if not files:
         raise TokparityError(f"hf:{repo}: the repository has no tokenizer.json or tokenizer.model")
     return ModelFiles(repo.split("/")[-1], files, "hf")
