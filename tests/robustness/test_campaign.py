@@ -70,13 +70,17 @@ SAMPLE = {
     "corpora": ["lone-surrogate-text", "deep-nesting", "bom"],
     "journals": ["record-n-wrong-2", "duplicated-record"],
     "arguments": ["timeout-inf", "jobs-huge", "fuzz-seconds-nan"],
-    "signals": ["SIGTERM-hang-after-3-j1"],
+    "signals": ["SIGTERM-hang-after-3-j1", "SIGHUP-looping-template"],
     "models": ["catastrophic-split-ref", "replace-chain-hf"],
     "outputs": ["symlink-summary.json", "junit-is-the-corpus"],
     "writers": ["two-compares-one-folder"],
     "bombs": ["gz-line", "gz-line-max-chars", "goldens-line"],
     "explain": ["summary-deep", "csv-ids-deep"],
     "environment": ["cache-loop", "step-summary-fifo", "known-fifo"],
+    "folder": ["modules-chat", "modules-jobs", "link-chat_template.jinja", "output-onto-junit-config",
+               "resume-after-the-template-changed"],
+    "goldens": ["oracle-cmd", "encoder-py"],
+    "empty": ["template-raises"],
 }
 
 
@@ -99,3 +103,27 @@ def test_a_file_the_run_must_not_write_is_watched(workspace, zoo):
     assert verdict.problems == ["clobbered: watched.model was changed by the run"]
     workspace.write("other.txt", "x")
     assert c.judge(c.Trial("outputs", "not-written", [step], untouched=["other.txt"]), workspace).kind == c.HELD
+
+
+def test_a_planted_program_that_ran_and_a_published_secret_are_judged_bad(workspace):
+    """A trial whose engine leaves a planted mark and writes the trial's secret into its error (which
+    the reports show) is judged bad, ``ran`` and ``published``; a trial that watches another mark and
+    holds no secret holds."""
+    workspace.write("leaky.py", "import json, os, sys\n"
+                                f"open({str(workspace.root / 'marks' / 'LEAKY')!r}, 'w').close()\n"
+                                "for line in sys.stdin:\n"
+                                "    req = json.loads(line)\n"
+                                "    print(json.dumps({'id': req['id'], 'error': os.environ['CAMPAIGN_SECRET']}), "
+                                "flush=True)\n")
+    (workspace.root / "marks").mkdir(exist_ok=True)
+    corpus = workspace.write("corpora/leaky.jsonl", "\n".join(c.corpus_lines(3)) + "\n")
+    step = c.Step(c.compare("-c", str(corpus), "-b", f"cmd:{sys.executable} {workspace.root / 'leaky.py'}"),
+                  statuses=c.OK_STATUSES)
+    verdict = c.judge(c.Trial("folder", "leaky", [step], out="out", never=["marks/LEAKY"], secret="s3cr3t-campaign"),
+                      workspace)
+    kinds = {p.split(":")[0] for p in verdict.problems}
+    assert verdict.kind == c.BAD and kinds == {"ran", "published"}, verdict.problems
+    c._clean(workspace, c.Trial("folder", "leaky", [step]))
+    quiet = c.Step(c.compare("-c", str(corpus), "-b", "ref"), statuses=c.OK_STATUSES)
+    assert c.judge(c.Trial("folder", "quiet", [quiet], out="out", never=["marks/OTHER"], secret="s3cr3t-campaign"),
+                   workspace).kind == c.HELD

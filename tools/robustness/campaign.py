@@ -14,7 +14,13 @@ folder, and is judged on what the standards promise:
 * **lost**: a run that ended (or was resumed to its end) lacks cases, or counts one twice;
 * **status**: an exit status the trial does not allow (e.g. 0 with nothing compared), or exit 2
   without exactly one ``tokparity: error: …`` line;
-* **clobbered**: a file the run must not write (a symbolic link's target, one of its inputs) changed.
+* **clobbered**: a file the run must not write (a symbolic link's target, one of its inputs) changed;
+* **ran**: a program or module a data file or the current folder planted left its mark;
+* **published**: a secret (an environment variable, a file outside the model folder) reached the
+  terminal or a file of the run's report folder.
+
+Every command starts as the ``tokparity`` console script does, with the scratch folder off its
+own path (``python -P -m tokparity``): only what tokparity starts could import from there.
 
 Anything else is ``held``. Exit status 1 if any trial is bad; what went wrong per trial is in
 ``OUT/campaign.jsonl``::
@@ -157,6 +163,8 @@ class Step:
     limit: float = DEFAULT_LIMIT
     stdin: bytes = b""
     copies: int = 1  # the same command started this many times at once (concurrent writers)
+    cwd: str | None = None  # where it starts, relative to the scratch folder (default: the scratch folder)
+    prepare: Callable[[], None] | None = None  # done before it starts (an edit between a run and its resume)
 
 
 @dataclass
@@ -168,6 +176,8 @@ class Trial:
     cases: int | None = None  # how many distinct cases the journal must hold at the end
     env: dict[str, str] = field(default_factory=dict)
     untouched: list[str] = field(default_factory=list)  # files (relative to the scratch folder) no step may change
+    never: list[str] = field(default_factory=list)  # marks (relative to the scratch folder) a planted program leaves
+    secret: str | None = None  # a text no output may hold (it is in the trial's environment as CAMPAIGN_SECRET)
 
 
 @dataclass
@@ -306,7 +316,7 @@ def signals(ws: Workspace) -> Iterator[Trial]:
     """Stopped halfway, then resumed: reports of what was done on SIGINT/SIGTERM, nothing left
     running, and the resumed run holds every case once."""
     sizes = {"slow": 120, "hang-after-3": 16}  # the hanging engine costs a timeout every 3 cases
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL):
         for mode, jobs in (("slow", "1"), ("slow", "2"), ("hang-after-3", "1")):
             n = sizes[mode]
             path = ws.write(f"corpora/signals-{n}.jsonl", "\n".join(corpus_lines(n)) + "\n")
@@ -316,6 +326,12 @@ def signals(ws: Workspace) -> Iterator[Trial]:
                         [Step(run, statuses=stopped, kill=(sig, 6, 4.0) if mode == "slow" else (sig, 10**9, 4.0)),
                          Step(["compare", "--resume", "out", "-q"], statuses=OK_STATUSES, limit=300)],
                         out="out", cases=n)
+    # A chat template that loops for ever keeps the sandbox's child busy: every stop signal ends it too.
+    looping = _repository(ws, "looping-template", LOOP)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL):
+        yield Trial("signals", f"{sig.name}-looping-template",
+                    [Step(["compare", str(looping), "--ops", "chat", "-b", "hf", "-o", "out", "-q"],
+                          statuses=frozenset({128 + sig, -sig}), kill=(sig, 10**9, 4.0), limit=120)], out="out")
 
 
 def arguments(ws: Workspace) -> Iterator[Trial]:
@@ -578,10 +594,154 @@ def environment(ws: Workspace) -> Iterator[Trial]:
                                                    statuses=CLEAR)])
 
 
+# A model repository as someone else made it, for the families below: Qwen3's tokenizer files, with
+# its own chat template or the one given.
+LOOP = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+# Modules named like the libraries tokparity and its children import: each leaves a mark if it runs.
+PLANTED = ("json", "jinja2", "tokenizers", "regex", "numpy", "transformers", "sentencepiece", "venv", "pip")
+MARKS = [f"marks/RAN-{name}" for name in PLANTED]
+SECRET = "campaign-secret-5e1f"
+
+
+def _repository(ws: Workspace, name: str, template: str | None = None) -> Path:
+    folder = ws.root / name
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        shutil.copyfile(_zoo_file("tokenizer_json", "qwen3"), folder / "tokenizer.json")
+        config = json.loads(_zoo_file("tokenizer_config", "qwen3").read_text("utf-8"))
+        if template is not None:
+            config["chat_template"] = template
+        (folder / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
+    return folder
+
+
+def folder(ws: Workspace) -> Iterator[Trial]:
+    """The current folder and the model folder as weapons: a model repository whose ``json.py`` or
+    ``tokenizers.py`` would run in tokparity's children when it runs there; links out of the model
+    folder to the environment and to a secret file; ``--junit`` and the step summary aimed at the
+    model's files and the cache's key; a resume after the template changed."""
+    (ws.root / "marks").mkdir(exist_ok=True)
+    planted = _repository(ws, "planted")
+    for name in PLANTED:
+        ws.write(f"planted/{name}.py", f"open({str(ws.root / 'marks' / ('RAN-' + name))!r}, 'w').close()\n"
+                                       f"raise ImportError('a planted {name}.py')\n")
+    texts = ws.write("corpora/folder.jsonl", "\n".join(corpus_lines(6)) + "\n")
+    ws.write("pyengine/hostile_py_engine.py", PY_ENGINE)
+    runs = {
+        "chat": ["compare", ".", "--ops", "chat", "-b", "hf", "-o", "../out", "-q"],
+        "jobs": ["compare", ".", MODEL, "-c", str(texts), "-b", "ref", "-j", "2", "-o", "../out", "-q"],
+        "py-engine": ["compare", ".", "-c", str(texts), "-b", f"py:{ws.root / 'pyengine' / 'hostile_py_engine.py'}:good",
+                      "-o", "../out", "-q"],
+        "fuzz-chat": ["fuzz", ".", "--ops", "chat", "--seconds", "5", "-o", "../out", "-q"],
+        "regress-update": ["regress", "--update", ".", "-c", "chats", "--goldens", "../goldens", "-q"],
+        "release": ["compare", ".", "-c", str(texts), "-b", "hf@0.21.4", "-o", "../out", "-q"],
+    }
+    for name, argv in runs.items():
+        yield Trial("folder", f"modules-{name}", [Step(argv, cwd=planted.name, limit=300)], never=MARKS)
+
+    ws.write("outside/secret.json", json.dumps({"chat_template": SECRET}))
+    (ws.root / "outside" / "templates").mkdir(exist_ok=True)
+    ws.write("outside/templates/tool_use.jinja", SECRET)
+    links = {"chat_template.jinja": "/proc/self/environ", "special_tokens_map.json": "/proc/self/environ",
+             "tokenizer_config.json": str(ws.root / "outside" / "secret.json"),
+             "additional_chat_templates": str(ws.root / "outside" / "templates")}
+    for name, target in links.items():
+        linked = _repository(ws, f"linked-{name.split('.')[0]}")
+        if (linked / name).exists() and not (linked / name).is_symlink():
+            (linked / name).unlink()
+        if not (linked / name).is_symlink():
+            (linked / name).symlink_to(target)
+        yield Trial("folder", f"link-{name}", [Step(["compare", str(linked), "--ops", "chat", "-b", "hf", "-o", "out",
+                                                     "-q"], statuses=CLEAR)], out="out", secret=SECRET)
+
+    victim = _repository(ws, "victim")
+    ws.write("victim/chat_template.jinja", "{{ messages[0]['content'] }}")
+    ws.write("cache/journal-key", "k" * 64)
+    onto = {"junit-template": (["--junit", "victim/chat_template.jinja"], {}),
+            "junit-config": (["--junit", "victim/tokenizer_config.json"], {}),
+            "junit-cache-key": (["--junit", "cache/journal-key"], {"TOKPARITY_CACHE": str(ws.root / "cache")}),
+            "step-summary-config": ([], {"GITHUB_STEP_SUMMARY": str(victim / "tokenizer_config.json")})}
+    for name, (extra, env) in onto.items():
+        yield Trial("folder", f"output-onto-{name}",
+                    [Step(["compare", str(victim), "-c", str(texts), "-b", "ref", "-o", "out", "-q", *extra],
+                          statuses=CLEAR)], env=env, untouched=["victim/chat_template.jinja",
+                                                                "victim/tokenizer_config.json", "cache/journal-key"])
+
+    changing = _repository(ws, "changing", "{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    config = json.loads((changing / "tokenizer_config.json").read_text("utf-8"))
+
+    def edit_template() -> None:
+        (changing / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": "{{ 'other' }}"}),
+                                                        "utf-8")
+
+    def restore_template() -> None:
+        (changing / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
+
+    run = ["compare", str(changing), "--ops", "chat", "-b", "hf", "-o", "out", "-q"]
+    yield Trial("folder", "resume-after-the-template-changed",
+                [Step(run, prepare=restore_template, statuses=OK_STATUSES | {130}, kill=(signal.SIGINT, 6, 5.0)),
+                 Step(["compare", "--resume", "out", "-q"], prepare=edit_template, statuses=CLEAR)], out="out")
+
+
+def goldens(ws: Workspace) -> Iterator[Trial]:
+    """A goldens file edited to name a program where ``--update`` writes a built-in backend: a
+    command, a ``py:`` file, a label, a release to install, as an oracle, the decoder or the prompts'
+    encoder. Each is refused in one line before anything runs."""
+    import gzip
+
+    base = ws.root / "goldens-base"
+    if not base.exists():
+        made = subprocess.run([sys.executable, "-m", "tokparity", "regress", "--update", MODEL, "-c", "edge",
+                               "--goldens", str(base), "-q"], cwd=ws.root, capture_output=True, timeout=300,
+                              env=_env(ws, {}, "goldens-base"))
+        if made.returncode != 0:  # (the campaign's own set-up: loud, not a trial)
+            raise RuntimeError(f"the goldens family's base goldens failed (exit {made.returncode}): "
+                               f"{made.stderr.decode('utf-8', 'replace')[-500:]}")
+    with gzip.open(base / f"{MODEL}.jsonl.gz", "rt", encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    mark = str(ws.root / "marks" / "PWNED")
+    (ws.root / "marks").mkdir(exist_ok=True)
+    evil = ws.write("evil/evil.py", f"open({mark!r}, 'w').close()\ndef encode(text, a, p):\n    return []\n")
+    header = lines[0]
+    edits: dict[str, tuple[list[dict], str]] = {
+        "oracle-cmd": ([{**header, "oracles": {**header["oracles"], "plain": ["cmd:touch " + mark]}}, *lines[1:]],
+                       "encode"),
+        "oracle-py": ([{**header, "oracles": {**header["oracles"], "add_special": [f"py:{evil}:encode"]}},
+                       *lines[1:]], "encode"),
+        "oracle-labelled": ([{**header, "oracles": {**header["oracles"], "plain": ["x=cmd:touch " + mark]}},
+                             *lines[1:]], "encode"),
+        "oracle-release": ([{**header, "oracles": {**header["oracles"], "plain": ["hf@0.0.1"]}}, *lines[1:]],
+                           "encode"),
+        "decoder-cmd": ([*lines, {"decoding": {"decoder": "cmd:touch " + mark, "version": "1",
+                                               "pieces_sha256": None}}], "pieces"),
+        "encoder-py": ([*lines, {"corpus": "planted", "cases": 0, "texts_sha256": "", "ids_sha256": "",
+                                 "per_case": True, "prompts": {"encoder": f"py:{evil}:encode"}}], "encode"),
+    }
+    for name, (edited, ops) in edits.items():
+        folder = ws.root / "goldens-edited" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with gzip.open(folder / f"{MODEL}.jsonl.gz", "wt", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(line) + "\n" for line in edited)
+        yield Trial("goldens", name, [Step(["regress", MODEL, "--goldens", str(folder), "--ops", ops, "-o", "out",
+                                            "-q"], statuses=CLEAR, limit=120)], never=["marks/PWNED"])
+
+
+def empty(ws: Workspace) -> Iterator[Trial]:
+    """Runs that compare nothing: an empty corpus, a chat template that raises on every conversation
+    or never compiles, one that is only spaces. Each is exit 2 in one line, never ✅."""
+    blank = ws.write("corpora/empty.jsonl", "")
+    yield Trial("empty", "empty-corpus", [Step(compare("-c", str(blank), "-b", "ref"), statuses=CLEAR)])
+    templates = {"raises": "{{ raise_exception('no') }}", "never-compiles": "{% if %}x", "spaces": "  \n"}
+    for name, template in templates.items():
+        model = _repository(ws, f"template-{name}", template)
+        yield Trial("empty", f"template-{name}", [Step(["compare", str(model), "--ops", "chat", "-b", "hf", "-o",
+                                                        "out", "-q"], statuses=CLEAR)])
+
+
 FAMILIES: dict[str, Callable[[Workspace], Iterator[Trial]]] = {
     "arguments": arguments, "corpora": corpora, "engines": engines, "models": models, "journals": journals,
     "signals": signals, "outputs": outputs, "writers": writers, "bombs": bombs, "explain": explains,
-    "environment": environment,
+    "environment": environment, "folder": folder, "goldens": goldens, "empty": empty,
 }
 
 
@@ -668,7 +828,8 @@ def _run_copies(step: Step, ws: Workspace, out: Path | None, env: dict[str, str]
     for k in range(step.copies):
         so, se = open(capture / f"{k}.out", "w+b"), open(capture / f"{k}.err", "w+b")
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "tokparity", *step.argv], cwd=ws.root, env=env,
+            proc = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", *step.argv],
+                                    cwd=ws.root / step.cwd if step.cwd else ws.root, env=env,
                                     stdin=subprocess.PIPE, stdout=so, stderr=se, start_new_session=True)
         except OSError:
             so.close()
@@ -742,7 +903,11 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
     if None in before.values():  # (a watch on a file that is not there could never fail)
         raise RuntimeError(f"{trial.family}/{trial.name}: a file it watches is missing: "
                            f"{[name for name, data in before.items() if data is None]}")
+    if trial.secret is not None:
+        env["CAMPAIGN_SECRET"] = trial.secret
     for step in trial.steps:
+        if step.prepare is not None:
+            step.prepare()
         results = run_step(step, ws, out, env)
         hung = False
         if step.copies > 1 and not any(status in OK_STATUSES for status, _, _ in results):
@@ -755,6 +920,8 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
                 hung = True
                 continue
             statuses.append(status)
+            if trial.secret is not None and trial.secret in stdout + stderr:
+                problems.append("published: the secret is in the terminal output")
             if TRACEBACK in stdout or TRACEBACK in stderr:
                 problems.append("traceback: " + stderr.strip().splitlines()[-1][:300] if stderr.strip() else "traceback")
             if status not in step.statuses:
@@ -776,6 +943,14 @@ def judge(trial: Trial, ws: Workspace) -> Verdict:
     for name, data in before.items():
         if _bytes(ws.root / name) != data:
             problems.append(f"clobbered: {name} was changed by the run")
+    for name in trial.never:
+        if (ws.root / name).exists():
+            problems.append(f"ran: {name} was left by a planted program")
+            (ws.root / name).unlink()
+    if trial.secret is not None and out is not None and out.is_dir():
+        for path in out.rglob("*"):
+            if path.is_file() and not path.is_symlink() and trial.secret.encode() in path.read_bytes():
+                problems.append(f"published: the secret is in {path.relative_to(ws.root)}")
     if out is not None and trial.cases is not None and ran:  # (the last step's run, or a copy of it that ran)
         distinct, records, distinct_records = _cases_in_journal(out)
         if distinct != trial.cases or records != distinct_records:
@@ -834,7 +1009,7 @@ def _clean(ws: Workspace, trial: Trial) -> None:
         shutil.rmtree(ws.root / name, ignore_errors=True)
 
 
-PROBLEMS = ("traceback", "hang", "orphan", "lost", "status", "clobbered")
+PROBLEMS = ("traceback", "hang", "orphan", "lost", "status", "clobbered", "ran", "published")
 
 
 def main(argv: list[str] | None = None) -> int:
