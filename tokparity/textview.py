@@ -53,8 +53,11 @@ def visible(text: str) -> str:
 
 def shown_path(path: str | os.PathLike) -> str:
     """A path as a message, a label or a UTF-8 file can hold it: a file name that is not UTF-8
-    (kept by Python as lone surrogates) is shown with its bytes escaped, e.g. ``\\xff.jsonl``."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    (kept by Python as lone surrogates) is shown with its bytes escaped, e.g. ``\\xff.jsonl``, and
+    a character that could break or rewrite the line is spelled out (a newline in a file name would
+    forge a second line of a message)."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _LINE_BREAKERS.sub(lambda m: visible_char(m.group()), text) if _LINE_BREAKERS.search(text) else text
 
 
 def clipped(value: object, limit: int = 80) -> str:
