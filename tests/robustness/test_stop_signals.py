@@ -99,3 +99,50 @@ def test_a_killed_run_takes_its_sandbox_with_it(looping, tmp_path):
     finally:
         if running(sandbox):
             os.kill(sandbox, signal.SIGKILL)
+
+
+def marked(token: str) -> list[int]:
+    """Running processes whose environment carries ``MARK=token`` (what the run started inherits it)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"MARK={token}".encode() in environ.read_bytes().split(b"\0") and running(int(environ.parent.name)):
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGQUIT])
+def test_a_stop_signal_during_a_release_install_stops_pip(tmp_path, zoo, signum):
+    """SIGHUP while a release's virtualenv was made left `python -m venv` or pip running; the
+    install is stopped with the run, and its half-made virtualenv removed."""
+    model = tmp_path / "model"
+    model.mkdir()
+    shutil.copy(zoo("llama-bpe").files["tokenizer_json"], model / "tokenizer.json")
+    (tmp_path / "one.jsonl").write_text('{"id": "a", "text": "hi"}\n', "utf-8")
+    token = os.urandom(6).hex()
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", str(model), "-c", str(tmp_path / "one.jsonl"),
+                             "-b", "hf@0.21.4", "-o", str(tmp_path / "out"), "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "TOKPARITY_CACHE": str(tmp_path / "cache"),
+                                 "MARK": token})
+    try:
+        deadline = time.monotonic() + 120
+        while not any(pid != proc.pid for pid in marked(token)):  # (venv or pip started)
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + signum, err
+        deadline = time.monotonic() + 10
+        while marked(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked(token) == [], "the install outlived the run"
+        assert not list((tmp_path / "cache" / "releases").glob("*/bin"))  # (no half-made virtualenv kept)
+    finally:
+        for pid in marked(token):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
