@@ -28,3 +28,8 @@ class MissingDependency(TokparityError):
     def __init__(self, what: str, package: str, extra: str | None = None):
         hint = f"pip install 'tokparity[{extra}]'" if extra else f"pip install {package}"
         super().__init__(f"{what} needs the '{package}' package, which is not installed ({hint})")
+
+
+class EngineDidNotStart(TokparityError):
+    """An engine that never answered anything: it died or hung at every start (a wrong command, a
+    missing file). The run stops in one line; a per-case crash would say it once for every case."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from tokparity.backends.base import BackendCrash, BackendTimeout
 from tokparity.backends.cmd import CmdBackend, expand_command
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
-from tokparity.errors import TokparityError
+from tokparity.errors import EngineDidNotStart, TokparityError
 from tokparity.zoo import ModelFiles
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"  # test engines
@@ -99,14 +102,34 @@ def test_pieces_come_from_the_models_vocabulary(flaky):
 
 
 def test_an_engine_that_cannot_start(zoo):
+    """An engine that never answers anything stops the run in one line after three starts, not
+    one crash per case (a wrong script name gave 884 crash rows)."""
     engine = make_backend(FLAKY + " --die-at-start", zoo("llama-spm"), timeout=5.0)
     try:
-        results = run_cases(engine, ["a", "b", "c", "d"])
-        assert [r.status for r in results] == ["crash"] * 4
-        assert results[0].detail.endswith("exited with status 3 on this case; stderr: flaky_engine: told to die "
-                                          "at start")
-        assert "not restarted: it died 3 times in a row before answering anything" in results[3].detail
+        with pytest.raises(EngineDidNotStart, match="did not start: it died 3 times in a row before answering "
+                                                    "anything; its last stderr line: flaky_engine: told to die at start"):
+            run_cases(engine, ["a", "b", "c", "d"])
         assert engine.engine.starts == 3
+    finally:
+        engine.close()
+
+
+def test_an_engine_that_answered_once_is_restarted_case_by_case(zoo, tmp_path):
+    """The twin: an engine that answered a case and then dies at every start gets a crash per case
+    (its bug is the cases'), not a stop."""
+    marker = tmp_path / "answered"
+    script = tmp_path / "once.py"
+    script.write_text("import json, os, sys\n"
+                      f"if os.path.exists({str(marker)!r}):\n"
+                      "    sys.exit(3)\n"
+                      "line = sys.stdin.readline()\n"
+                      f"open({str(marker)!r}, 'w').close()\n"
+                      "print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n"
+                      "sys.exit(3)\n", "utf-8")
+    engine = make_backend(f"cmd:{sys.executable} {script}", zoo("llama-spm"), timeout=5.0)
+    try:
+        results = run_cases(engine, ["a", "b", "c", "d", "e"])
+        assert [r.status for r in results] == ["ok"] + ["crash"] * 4
     finally:
         engine.close()
 
@@ -195,3 +218,36 @@ def test_an_engine_that_keeps_crashing_is_given_up_on(flaky, monkeypatch):
     assert [r.status for r in results] == ["ok", "crash", "crash", "crash", "crash"]
     assert "not run: it crashed on 2 cases already and is not restarted again" in results[3].detail
     assert flaky.engine.starts == 2  # the first start, one restart after the first crash, none after the second
+
+
+@pytest.mark.parametrize("typo, meant", [("{tokenizer.json}", "tokenizer_json"), ("{GGUF}", "gguf"),
+                                         ("{spm-model}", "spm_model"), ("{tokenizer_jsn}", "tokenizer_json")])
+def test_a_placeholder_typo_is_refused_naming_the_one_meant(zoo, typo, meant):
+    """``{tokenizer.json}`` reached the engine as it was: it never started and the run recorded a
+    crash per case (issue: the first hour)."""
+    with pytest.raises(TokparityError, match=rf"\{{{re.escape(typo[1:-1])}\}} is not a placeholder; did you mean "
+                                             rf"\{{{meant}\}}\?"):
+        expand_command(f"python3 eng.py {typo}", zoo("llama-spm"))
+
+
+def test_braces_that_are_the_commands_own_are_kept(zoo):
+    """The twin: ``${HOME}``, a JSON argument and a ``python -c`` f-string are not placeholders."""
+    argv = expand_command("""sh -c 'echo ${HOME}' '{"a": 1}' "print(f'{x}')" {gguf}""", zoo("llama-spm"))
+    assert argv[:4] == ["sh", "-c", "echo ${HOME}", '{"a": 1}'] and argv[4] == "print(f'{x}')"
+
+
+def test_the_readmes_command_with_a_typo_and_an_engine_that_never_starts_are_one_line(tmp_path, zoo):
+    """From the README, with ``{tokenizer.json}`` for ``{tokenizer_json}``: exit 2 in seconds, naming
+    it. A script name that does not exist: exit 2, "did not start", its stderr (was 884 crashes)."""
+    zoo("llama-bpe")
+    engine = Path(__file__).resolve().parents[2] / "examples" / "engines" / "template_engine.py"
+    for command, said in ((f"mine=cmd:{{python}} {engine} {{tokenizer.json}}", "did you mean {tokenizer_json}?"),
+                          (f"mine=cmd:{{python}} {tmp_path / 'nope.py'} {{tokenizer_json}}", "did not start: it died 3 "
+                                                                                           "times in a row")):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "-b", command,
+                               "-o", str(tmp_path / "out"), "-q"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+        assert done.returncode == 2 and time.monotonic() - started < 10, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("tokparity: error: ") and said in line, line

@@ -285,19 +285,18 @@ def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path
 # -- 5. an engine that never reads: seconds, and the truth ------------------------------------------
 
 def test_an_engine_that_never_reads_costs_seconds_and_is_said_to_hang(tmp_path, zoo):
+    """It never answers anything: after three starts the run stops in one line saying it hung."""
     zoo("llama-spm")
     out = tmp_path / "out"
     started = time.monotonic()
     done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, [f"case {n}" for n in range(21)])),
                      "-b", "ref", "-b", hostile("never-read"), "--timeout", "1", "-o", str(out), "-q")
     seconds = time.monotonic() - started
-    assert done.returncode == 1, done.stderr
-    assert seconds < 40, f"{seconds:.0f} s for 21 cases of an engine that never answers"
-    evidence = [r["evidence"] for r in rows(out) if r["backend"].startswith("cmd:")]
-    assert len(evidence) == 21
-    assert "no answer within 1 s (+6 s to start) (it has not read its input" in evidence[0]
-    assert "not restarted: it hung 3 times in a row without answering anything" in evidence[-1]
-    assert not any("died" in e for e in evidence)
+    assert done.returncode == 2, done.stderr
+    assert seconds < 40, f"{seconds:.0f} s for an engine that never answers"
+    (error,) = done.stderr.strip().splitlines()
+    assert "did not start: it hung 3 times in a row without answering anything" in error, error
+    assert "died" not in error
 
 
 # -- 6. a reply that is not JSON ---------------------------------------------------------------------

@@ -38,7 +38,8 @@ read its input). A program that wrote lines that are not JSON replies before it 
 the protocol: the case is a ``crash`` quoting the first line (cut, control characters escaped).
 Whenever a program ends or is stopped, its whole process group is killed, so nothing it forked
 outlives it. The next case starts it again, and the run goes on. A program that dies or hangs
-three times in a row before answering anything is not restarted again (the message says which).
+three times in a row before answering anything is not restarted again (the message says which);
+one that never answered anything at all did not start, and the run stops (``EngineDidNotStart``).
 Strings in replies that JSON can spell but UTF-8 cannot (a lone surrogate, ``"\\udc80"``) are
 kept as that escape, in text.
 
@@ -57,6 +58,7 @@ both paths.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -83,7 +85,7 @@ from tokparity.backends.base import (
     declared,
     without_surrogates,
 )
-from tokparity.errors import TokparityError
+from tokparity.errors import EngineDidNotStart, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
@@ -368,6 +370,10 @@ class EngineProcess:
 
     def _restart(self) -> CaseFailure | None:
         """Start the program again for the next case, or the failure that case gets instead."""
+        if self.failed_starts >= MAX_FAILED_STARTS and self._load_seconds is None:
+            # (it never answered anything: a wrong command, a missing file, not one crash per case)
+            raise EngineDidNotStart(f"{self.label} did not start: {self._failed_starts_said()}; its last stderr line: "
+                                 f"{(self.stderr_tail() or '(empty)').splitlines()[-1][:300]}")
         if self.failed_starts >= MAX_FAILED_STARTS:
             return BackendCrash(f"{self.label}: not restarted: {self._failed_starts_said()}; "
                                 f"last stderr: {self.stderr_tail() or '(empty)'}")
@@ -900,7 +906,12 @@ class ProtocolBackend(Backend):
         self.engine.close()
 
 
-_PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, (*FILE_ROLES, "name", "python"))) + r")\}")
+PLACEHOLDERS = (*FILE_ROLES, "name", "python")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, PLACEHOLDERS)) + r")\}")
+# A word in braces that looks meant as a placeholder (``{tokenizer.json}``, ``{GGUF}``): refused when
+# it is close to one, since it would reach the engine as it is. Other braces (``${HOME}``, a JSON
+# argument, an f-string of ``python -c``) are the command's own.
+_BRACED = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 # What a value may hold to be pasted inside a larger word of the command (``--model={gguf}``, a
 # ``sh -c`` script): characters that mean nothing to a shell, quoted or not. A path with anything
 # else (a space, a quote, ``$``, ``;``) could end a quotation and run what its name says.
@@ -963,6 +974,12 @@ def expand_command(command: str, model: ModelFiles) -> list[str]:
                                  "engine's environment holds it), or make {" + key + "} a word of its own")
         return found
 
+    for m in _BRACED.finditer(command):
+        if m.group(1) not in PLACEHOLDERS:
+            near = difflib.get_close_matches(m.group(1).lower().replace(".", "_").replace("-", "_"), PLACEHOLDERS, 1, 0.6)
+            if near:
+                raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; did you mean {{{near[0]}}}? "
+                                     f"(the placeholders: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})")
     argv = []
     for word in words:
         whole = _PLACEHOLDER.fullmatch(word)

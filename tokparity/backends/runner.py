@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from tokparity.backends.base import Answer, Backend, CaseFailure, EncodeResult
+from tokparity.errors import EngineDidNotStart
 
 STATUSES = ("ok", "crash", "timeout", "error", "skipped")
 
@@ -28,6 +29,8 @@ def ask(backend: Backend, text: str, add_special: bool = False, parse_special: b
         result = backend.encode_with_notes(text, add_special, parse_special)
     except CaseFailure as e:
         result = e
+    except EngineDidNotStart:
+        raise
     except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
         result = CaseFailure(f"{type(e).__name__}: {e}")
     return Answer.of(result, time.perf_counter() - started, text)
@@ -41,6 +44,8 @@ def ask_many(backend: Backend, texts: list[str], add_special: bool = False,
         return []
     try:
         return backend.encode_many(texts, add_special, parse_special)
+    except EngineDidNotStart:
+        raise
     except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
         return [ask(backend, text, add_special, parse_special) for text in texts]
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from tokparity.backends.base import Backend, CaseFailure
 from tokparity.corpus import Case
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
-from tokparity.errors import TokparityError
+from tokparity.errors import EngineDidNotStart, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab
@@ -207,6 +207,8 @@ def ask_op(call) -> object:
         return None
     except CaseFailure as e:
         return e
+    except EngineDidNotStart:
+        raise
     except Exception as e:  # the implementation's own error on these ids
         return CaseFailure(f"{type(e).__name__}: {e}")
 
