@@ -331,16 +331,24 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
     return "Summary: model × backend", (intro, Table(("model", *backends), tuple(rows), row_headers=True))
 
 
+def skipped_text(r: RunSummary) -> str:
+    """Why a run's cases were not judged: golden ids the model's files do not hold for the text, or
+    a case the backend did not answer (an op it does not offer, a case its engine skipped)."""
+    return f"{r.skipped:,} {'without golden ids' if r.backend == 'golden' else 'not answered'}"
+
+
 def matrix_cell(r: RunSummary) -> Inline:
     known = r.mismatches - r.unexplained - r.ties
-    cell = [Run(f"{r.mismatches:,} / {r.cases:,}", OK if r.unexplained == 0 else BAD),
+    judged = Run(f"{r.mismatches:,} / {r.cases:,}", OK if r.unexplained == 0 else BAD) if r.cases else \
+        Run("judged on no case", MUTED)
+    cell = [judged,
             Run((f" ({known:,} known)" if known else "") + (f" ({plural(r.ties, 'tie')})" if r.ties else ""))]
     if r.classes:
         cell += [Run("", BREAK), Run(f"classes: {overview.counts_text(r.classes)}", MUTED)]
     if r.causes:
         cell += [Run("", BREAK), Run(f"cause: {overview.counts_text(r.causes)}", CAUSES)]
     if r.skipped:
-        cell += [Run("", BREAK), Run(f"{r.skipped} without golden ids", MUTED)]
+        cell += [Run("", BREAK), Run(skipped_text(r), MUTED)]
     if r.not_applicable:
         cell += [Run("", BREAK), Run(f"{r.not_applicable} not applicable (declared)", MUTED)]
     return tuple(c for c in cell if c.text or c.style == BREAK)
@@ -383,11 +391,15 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
             "report.html in the report folder, or tokparity explain DIR")))
     blocks: list[Block] = []
     if src.view == EXPLAIN:
-        agreeing = [f"{r.model}/{r.label}" for r in src.results.runs if not r.mismatches]
+        agreeing = [f"{r.model}/{r.label}" for r in src.results.runs if not r.mismatches and r.cases]
         if agreeing:
             blocks.append(Paragraph(runs("agree on every case: " + ", ".join(agreeing))))
+        unjudged = [f"{r.model}/{r.label} ({skipped_text(r)})" for r in src.results.runs if not r.cases]
+        if unjudged:
+            blocks.append(Paragraph(runs("judged on no case: " + ", ".join(unjudged))))
+    every = "Every backend judged" if any(not r.cases for r in src.results.runs) else "Every backend"
     blocks += [writeup_article(w, src.view) for w in ws] or [
-        Paragraph(runs("Every backend agrees with its oracle on every case."), OK)]
+        Paragraph(runs(f"{every} agrees with its oracle on every case."), OK)]
     return ("" if src.view == EXPLAIN else "Root cause, per model and backend"), tuple(blocks)
 
 

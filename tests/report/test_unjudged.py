@@ -1,0 +1,36 @@
+"""A backend judged on no case says so, with the reason (issue: the first hour, item 3).
+
+The README's template engine answers ``decode`` with an error, so ``--ops decode`` asks it nothing it
+answers. Its cell read a green "0 / 0" and "2 without golden ids", and ``explain`` listed it under
+"agree on every case", though nothing of it was judged."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "examples" / "engines" / "template_engine.py"
+
+
+def tokparity(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_backend_that_answers_nothing_is_said_to_be_judged_on_no_case(tmp_path, zoo):
+    zoo("llama-bpe")
+    corpus = tmp_path / "two.jsonl"
+    corpus.write_text('{"id": "a", "text": "Hello world"}\n{"id": "b", "text": "héllo"}\n', "utf-8")
+    out = tmp_path / "out"
+    done = tokparity("compare", "llama-bpe", "-c", str(corpus), "-b", "ref", "-b",
+                     f"mine=cmd:{{python}} {TEMPLATE} {{tokenizer_json}}", "--ops", "decode", "-o", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    explained = tokparity("explain", str(out)).stdout
+    assert "agree on every case: llama-bpe/ref · decode\n" in explained
+    assert "judged on no case: llama-bpe/mine · decode (2 not answered)" in explained
+    assert "Every backend judged agrees with its oracle on every case." in explained
+    html = (out / "report.html").read_text("utf-8")
+    assert "judged on no case" in html and "2 not answered" in html and "without golden ids" not in html
