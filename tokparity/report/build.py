@@ -83,6 +83,7 @@ from tokparity.report.writeup import (
     tokens,
     writeup,
 )
+from tokparity.run.known import SHIPPED
 from tokparity.run.results import Results, RunSummary
 from tokparity.textview import visible
 
@@ -120,8 +121,9 @@ def known_used(results: Results) -> dict[str, int]:
 
 
 def stale_known(results: Results) -> list[tuple[str, str]]:
-    """Known divergences that matched nothing: (id, source file) each."""
-    return [(str(e["id"]), str(e["source"])) for e in results.known.get("stale", [])]
+    """The user's known divergences that matched nothing: (id, source file) each. The shipped list's
+    are not said here: a user cannot act on them (summary.json lists them all)."""
+    return [(str(e["id"]), str(e["source"])) for e in results.known.get("stale", []) if e["source"] != SHIPPED]
 
 
 # -- the write-ups ----------------------------------------------------------------------------------
@@ -288,7 +290,7 @@ def header(src: Source) -> Blocks:
         blocks.append(Paragraph(runs(f"⚠ stale known divergence {entry} ({source}): it matched nothing in this run; "
                                      "the upstream difference may be fixed — remove or correct the entry."), BAD))
     if results.fuzz is None and results.runs and not tried_seams(results) and \
-            any(r.op != "chat" for r in results.runs):  # (a chat run has conversations, not seams)
+            any(r.op == "encode" for r in results.runs):  # (seams are where splits go wrong: encode's)
         blocks.append(Paragraph(runs(
             "⚠ This run tried no Unicode or regex-engine seam: an engine that runs its split regex with "
             "JavaScript's \\s (no U+0085) or another Unicode version's tables can agree on every case here and "

@@ -254,12 +254,15 @@ def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:
         raise TokparityError(f"{source}: divergence {raw['id']!r}: bad {key} regex ({e})") from None
 
 
+SHIPPED = "tokparity/known_divergences.toml"  # the source of the shipped list's entries
+
+
 def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = True) -> KnownList:
     """The shipped list (unless ``builtin`` is false) plus the user's files."""
     entries = []
     if builtin:
         shipped = resources.files("tokparity").joinpath("known_divergences.toml")
-        entries += parse_known(shipped.read_text("utf-8"), "tokparity/known_divergences.toml")
+        entries += parse_known(shipped.read_text("utf-8"), SHIPPED)
     for p in paths or []:
         entries += parse_known(_read_known(p), str(p))
     return KnownList(entries)
