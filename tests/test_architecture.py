@@ -250,3 +250,22 @@ def test_the_records_of_a_case_are_made_once():
     callers = sorted({name for name, tree in modules().items() for node in ast.walk(tree)
                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "decide"})
     assert callers == ["tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.run.tally"]
+
+
+
+def test_every_exception_class_is_in_the_errors_module():
+    """One module holds every exception of the package (``tokparity/errors.py``); a class private to
+    one module (``_Died``), raised and caught there, may stay where it is."""
+    found = modules()
+    errors = {node.name for node in found["tokparity.errors"].body if isinstance(node, ast.ClassDef)}
+    elsewhere = []
+    for name, tree in found.items():
+        if name == "tokparity.errors":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
+                    (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") in
+                    errors | {"Exception", "BaseException", "ValueError", "TypeError", "RuntimeError", "TimeoutError",
+                              "KeyError", "LookupError", "OSError"} for b in node.bases):
+                elsewhere.append(f"{name}.{node.name}")
+    assert elsewhere == [], f"exception classes outside tokparity/errors.py: {elsewhere}"

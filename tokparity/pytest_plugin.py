@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend
 from tokparity.corpus import Case, load_corpus
-from tokparity.errors import TokparityError
+from tokparity.errors import CaseFailure, TokparityError
 from tokparity.records import Mismatch
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.run.results import Results

@@ -71,3 +71,13 @@ def clipped(value: object, limit: int = 80) -> str:
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written out as its escape (``"\\udc80"``): an engine's
+    JSON, or an exception's message, can hold one, and UTF-8 (the journal, the reports) cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.backends.base import BackendCrash, BackendTimeout
 from tokparity.backends.cmd import CmdBackend, expand_command
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
-from tokparity.errors import EngineDidNotStart, TokparityError
+from tokparity.errors import BackendCrash, BackendTimeout, EngineDidNotStart, TokparityError
 from tokparity.zoo import ModelFiles
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"  # test engines

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tokparity.backends.base import NotCovered
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
-from tokparity.errors import TokparityError
+from tokparity.errors import NotCovered, TokparityError
 from tokparity.zoo import load_manifest
 
 GOLDEN_MODELS = [name for name, m in load_manifest().models.items() if "golden_out" in m.files]

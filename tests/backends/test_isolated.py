@@ -5,12 +5,11 @@ from __future__ import annotations
 import gguf_builder as gb
 import pytest
 
-from tokparity.backends.base import CaseFailure
 from tokparity.backends.isolated import IsolatedBackend
 from tokparity.backends.llamacpp import LlamaCppBackend
 from tokparity.backends.registry import make_backend
 from tokparity.backends.runner import run_cases
-from tokparity.errors import BadModelFile, TokparityError
+from tokparity.errors import BadModelFile, CaseFailure, TokparityError
 from tokparity.zoo import resolve_model
 
 

@@ -10,8 +10,8 @@ import pytest
 from tokparity.backends import registry
 from tokparity.backends.isolated import IsolatedBackend
 from tokparity.backends.llamacpp import LlamaCppBackend
-from tokparity.backends.registry import BackendUnavailable, UnknownBackend, known_backends, make_backend
-from tokparity.errors import MissingDependency, TokparityError
+from tokparity.backends.registry import known_backends, make_backend
+from tokparity.errors import BackendUnavailable, MissingDependency, TokparityError, UnknownBackend
 from tokparity.zoo import resolve_model
 
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.backends.base import BackendTimeout, CaseFailure
-from tokparity.chat.render import TemplateRaised
 from tokparity.chat.sandbox import GIVE_UP_AFTER, TemplateSandbox
+from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
 
 USER = [{"role": "user", "content": "Hi"}]
 

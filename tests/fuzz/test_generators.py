@@ -7,10 +7,9 @@ from itertools import islice
 
 import pytest
 
-from tokparity.errors import TokparityError
+from tokparity.errors import TokparityError, UnknownGenerator
 from tokparity.fuzz.generators import (
     GENERATORS,
-    UnknownGenerator,
     assigned_codepoints,
     generate,
     generate_all,

@@ -190,6 +190,7 @@ def test_a_goldens_gzip_bomb_stops_early_with_one_line(tmp_path):
 
 
 def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
+    from tokparity.errors import BadGoldens
     from tokparity.regress import goldens
 
     path = tmp_path / "m.jsonl.gz"
@@ -197,13 +198,14 @@ def test_goldens_stop_at_the_total_bound(tmp_path, monkeypatch):
         f.write(goldens_header() + b'{"corpus": "c", "cases": 0, "texts_sha256": "", "ids_sha256": "", '
                                    b'"per_case": true}\n' * 50)
     monkeypatch.setattr(goldens, "MAX_TOTAL_BYTES", 1000)
-    with pytest.raises(goldens.BadGoldens, match=r"m\.jsonl\.gz: expands to more than"):
+    with pytest.raises(BadGoldens, match=r"m\.jsonl\.gz: expands to more than"):
         goldens.read_goldens(path)
 
 
 @pytest.mark.parametrize("damage", ["a list", "deep nesting", "corrupt deflate"])
 def test_damaged_goldens_are_one_line(tmp_path, damage):
-    from tokparity.regress.goldens import BadGoldens, read_goldens
+    from tokparity.errors import BadGoldens
+    from tokparity.regress.goldens import read_goldens
 
     path = tmp_path / "m.jsonl.gz"
     if damage == "corrupt deflate":

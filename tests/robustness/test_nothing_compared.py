@@ -42,8 +42,8 @@ def test_a_corpus_with_no_text_is_nothing_compared(tmp_path, zoo, kind):
 def test_the_pytest_plugin_passes_nothing_compared(zoo):
     """``assert_tokenizer_parity`` passed on no text, on an empty corpus and on an engine that skips
     every case (issue: hostile input, round 3); each fails now, saying why. Its twin passes."""
-    from tokparity.backends.base import NotCovered
     from tokparity.backends.ref import RefBackend
+    from tokparity.errors import NotCovered
     from tokparity.pytest_plugin import assert_tokenizer_parity
 
     ref = RefBackend(zoo("llama-spm"))

@@ -10,10 +10,10 @@ import sys
 import pytest
 from zoo_params import ZOO_MODELS
 
-from tokparity.errors import TokparityError
+from tokparity.errors import FetchError, TokparityError
 from tokparity.vocab import load_vocab
 from tokparity.zoo import load_manifest, resolve_model
-from tokparity.zoo.fetch import FetchError, fetch_files, is_cached
+from tokparity.zoo.fetch import fetch_files, is_cached
 from tokparity.zoo.golden import read_golden
 
 

@@ -41,21 +41,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tokparity.errors import CaseFailure
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
 if TYPE_CHECKING:
     from tokparity.chat import ChatAnswer
     from tokparity.chat.conversation import Conversation
-
-
-def without_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate written out as its escape (``"\\udc80"``): an engine's
-    JSON, or an exception's message, can hold one, and UTF-8 (the journal, the reports) cannot."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 # What an engine with no switch for special-token parsing declares (tokparity.run.judge).
@@ -75,29 +66,6 @@ def in_steps(deltas: list[str], step: int) -> list[str]:
     """Deltas sent one per id, as a streamer sends them ``step`` ids at a time: a step's text is what
     its ids added (a streamer that decodes one id at a time and flushes every ``step``)."""
     return ["".join(deltas[k:k + step]) for k in range(0, len(deltas), step)]
-
-
-class CaseFailure(Exception):
-    """One case could not be answered; ``status`` names how (see the module docstring)."""
-
-    status = "error"
-
-    def __init__(self, detail: str = ""):
-        detail = without_surrogates(detail)
-        super().__init__(detail)
-        self.detail = detail
-
-
-class BackendCrash(CaseFailure):
-    status = "crash"
-
-
-class BackendTimeout(CaseFailure):
-    status = "timeout"
-
-
-class NotCovered(CaseFailure):
-    status = "skipped"
 
 
 @dataclass

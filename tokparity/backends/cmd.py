@@ -74,19 +74,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokparity.backends import orphans
-from tokparity.backends.base import (
-    Answer,
-    Backend,
+from tokparity.backends.base import Answer, Backend, EncodeResult, declared
+from tokparity.errors import (
     BackendCrash,
     BackendTimeout,
     CaseFailure,
-    EncodeResult,
+    EngineDidNotStart,
     NotCovered,
-    declared,
-    without_surrogates,
+    StartFailed,
+    TokparityError,
 )
-from tokparity.errors import EngineDidNotStart, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
+from tokparity.textview import without_surrogates
 from tokparity.zoo import FILE_ROLES, ModelFiles
 
 if TYPE_CHECKING:
@@ -128,10 +127,6 @@ class _Died(Exception):
 
 class _Hung(Exception):
     """The program did not answer before the deadline."""
-
-
-class StartFailed(Exception):
-    """The program could not be brought up (died or hung while starting, or said why it could not)."""
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

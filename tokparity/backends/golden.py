@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokparity.backends.base import Backend, NotCovered
-from tokparity.errors import TokparityError
+from tokparity.backends.base import Backend
+from tokparity.errors import NotCovered, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.golden import GoldenCase, read_golden

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import tokenizers
 
-from tokparity.backends.base import Backend, BackendCrash
+from tokparity.backends.base import Backend
+from tokparity.errors import BackendCrash
 
 if TYPE_CHECKING:
     from tokparity.chat import ChatAnswer

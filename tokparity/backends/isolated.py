@@ -23,14 +23,9 @@ import json
 import os
 from pathlib import Path
 
-from tokparity.backends.cmd import (
-    DEFAULT_TIMEOUT,
-    EngineProcess,
-    ProtocolBackend,
-    StartFailed,
-)
+from tokparity.backends.cmd import DEFAULT_TIMEOUT, EngineProcess, ProtocolBackend
 from tokparity.child_python import python_argv
-from tokparity.errors import TokparityError
+from tokparity.errors import StartFailed, TokparityError
 from tokparity.zoo import Derivation, ModelFiles
 
 DEFAULT_STARTUP_TIMEOUT = 120.0  # a 262k vocabulary in pure Python takes a while

@@ -9,11 +9,11 @@ import json
 import os
 import sys
 
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend
 from tokparity.backends.isolated import model_from_json
 from tokparity.backends.registry import make_backend
 from tokparity.child_python import die_with_parent
-from tokparity.errors import TokparityError
+from tokparity.errors import CaseFailure, TokparityError
 from tokparity.reference.decode import DecodeSettings
 
 

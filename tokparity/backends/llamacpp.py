@@ -195,9 +195,9 @@ class LlamaCppBackend(Backend):
         llama-server do without ``--jinja``), the prompt then tokenized as they tokenize it
         (``add_special`` as the vocabulary says, special-token text parsed). Built-ins take a role
         and a string content per message: other conversations are not covered (skipped)."""
-        from tokparity.backends.base import NotCovered
         from tokparity.chat import ChatAnswer
         from tokparity.chat.builtin import builtin_text
+        from tokparity.errors import NotCovered
 
         template = llama_cpp.llama_model_chat_template(self._model, None)
         if not template:

@@ -34,9 +34,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from tokparity.backends.base import Backend, CaseFailure, declared
+from tokparity.backends.base import Backend, declared
 from tokparity.backends.cmd import scrubbed
-from tokparity.errors import TokparityError
+from tokparity.errors import CaseFailure, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.textview import clipped
 from tokparity.zoo import ModelFiles

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import tokparity
-from tokparity.backends.base import Backend, BackendTimeout, in_steps
-from tokparity.errors import TokparityError
+from tokparity.backends.base import Backend, in_steps
+from tokparity.errors import BackendTimeout, TokparityError
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.vocab import load_vocab

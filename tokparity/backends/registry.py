@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend
-from tokparity.errors import MissingDependency, TokparityError
+from tokparity.errors import BackendUnavailable, TokparityError, UnknownBackend
 
 if TYPE_CHECKING:  # (annotations only: the CLI imports this module for -b's help, at every start)
     from tokparity.backends.releases import Release
@@ -110,19 +110,6 @@ PREFIXED = {
 }
 
 
-class UnknownBackend(TokparityError):
-    def __init__(self, name: str):
-        super().__init__(f"unknown backend {name!r}; known: {', '.join(known_backends())}")
-
-
-class BackendUnavailable(MissingDependency):
-    """A known backend whose library is not installed (or does not import)."""
-
-    def __init__(self, name: str, message: str):
-        TokparityError.__init__(self, message)
-        self.backend = name
-
-
 def known_backends() -> list[str]:
     """``["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "mistral-common", "rwkv", "cmd:COMMAND",
     "py:MODULE:CALLABLE"]``."""
@@ -196,7 +183,7 @@ def backend_class(name: str) -> Callable[..., Backend]:
     """The class behind a built-in name, imported now; ``BackendUnavailable`` says what to install."""
     spec = BUILTIN.get(name)
     if spec is None:
-        raise UnknownBackend(name)
+        raise UnknownBackend(name, known_backends())
     if spec.module is not None and importlib.util.find_spec(spec.module) is None:
         raise BackendUnavailable(name, f"backend {name!r} needs {spec.package} ({_install_hint(spec)})")
     module_name, _, class_name = spec.target.partition(":")
@@ -239,7 +226,7 @@ def release_of(name: str) -> Release | None:
     backend, _, version = name.partition("@")
     spec = BUILTIN.get(backend)
     if spec is None:
-        raise UnknownBackend(backend)
+        raise UnknownBackend(backend, known_backends())
     if spec.package is None or spec.module is None:
         raise TokparityError(f"backend {name!r}: {backend} is part of tokparity, not a library with releases; "
                              "NAME@VERSION is for the library backends (e.g. hf@0.21.4, sentencepiece@0.2.0)")
@@ -299,7 +286,8 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         # minutes on Gemma 3's 262,144 pieces on 2 cores)
         opts.setdefault("startup_timeout", RELEASE_STARTUP_TIMEOUT)
         backend = IsolatedBackend(release.backend, model, python=str(python_for(release)), label=str(release), **opts)
-        from tokparity.backends.releases import ReleaseError, environment_dir, same_version
+        from tokparity.backends.releases import environment_dir, same_version
+        from tokparity.errors import ReleaseError
         running = backend.version.split()[0] if backend.version else ""
         if not same_version(running, release.version):  # (a package from elsewhere took the release's place)
             backend.close()
@@ -308,7 +296,7 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         return backend
     spec = BUILTIN.get(name)
     if spec is None:
-        raise UnknownBackend(name)
+        raise UnknownBackend(name, known_backends())
     cls = backend_class(name)  # import errors surface here, in the parent, with their hint
     if _should_isolate(spec, model, isolate):
         from tokparity.backends.isolated import IsolatedBackend

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokparity.child_python import python_argv
-from tokparity.errors import TokparityError
+from tokparity.errors import ReleaseError
 
 # The version part of NAME@VERSION: a release as PyPI spells them (PEP 440), nothing a shell or
 # pip could read as an option or a second requirement.
@@ -41,10 +41,6 @@ READY = "ready.json"
 PARENT_SITE = "tokparity-parent-site.pth"
 # Packages built from source on install (no wheel on PyPI for Linux), and how long that takes once.
 BUILT_FROM_SOURCE = {"llama-cpp-python": "a build from source of llama.cpp, about 7 minutes on 2 cores"}
-
-
-class ReleaseError(TokparityError):
-    """A release that cannot be had: unknown, not reachable, or not installable."""
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, cast
 
-from tokparity.backends.base import Answer, Backend, CaseFailure, EncodeResult
-from tokparity.errors import EngineDidNotStart
+from tokparity.backends.base import Answer, Backend, EncodeResult
+from tokparity.errors import CaseFailure, EngineDidNotStart
 
 STATUSES = ("ok", "crash", "timeout", "error", "skipped")
 

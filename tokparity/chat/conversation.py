@@ -21,16 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from tokparity.errors import TokparityError
+from tokparity.errors import BadConversation
 
 # Options apply_chat_template reads itself (the others are only the template's variables).
 OWN_OPTIONS = ("add_generation_prompt", "continue_final_message", "documents")
 MAX_MESSAGES = 10_000
 CONVERSATION_TAG = "conversation"  # a corpus case's tag: its text is a conversation (a text op refuses it)
-
-
-class BadConversation(TokparityError):
-    pass
 
 
 @dataclass(frozen=True)

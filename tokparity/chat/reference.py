@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from tokparity.chat import ChatAnswer
 from tokparity.chat.builtin import builtin_text
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
-from tokparity.chat.render import TRANSFORMERS, RenderSwitches, TemplateRaised
+from tokparity.chat.render import TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
-from tokparity.errors import TokparityError
+from tokparity.errors import TemplateRaised, TokparityError
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab

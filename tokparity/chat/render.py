@@ -23,6 +23,8 @@ import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from tokparity.errors import TemplateRaised
+
 MAX_OUTPUT_CHARS = 4_000_000  # a prompt longer than this is a template gone wrong
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -44,11 +46,6 @@ class RenderSwitches:
 
 
 TRANSFORMERS = RenderSwitches()
-
-
-class TemplateRaised(Exception):
-    """The template refused the conversation (``raise_exception``, an undefined name, a type error):
-    an answer, not a failure of the renderer."""
 
 
 def _tojson(kind: str):

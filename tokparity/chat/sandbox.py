@@ -21,8 +21,8 @@ import json
 import os
 import sys
 
-from tokparity.backends.base import BackendTimeout, CaseFailure
 from tokparity.child_python import die_with_parent, python_argv
+from tokparity.errors import BackendTimeout, CaseFailure
 
 RENDER_TIMEOUT = 10.0
 GIVE_UP_AFTER = 2
@@ -45,7 +45,7 @@ class TemplateSandbox:
 
     def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,
                specials: dict[str, str], switches: dict | None = None) -> str:
-        from tokparity.chat.render import TemplateRaised
+        from tokparity.errors import TemplateRaised
 
         key = template + json.dumps(switches or {}, sort_keys=True)  # (a way that loops gives up on that way alone)
         count, last = self._failures.get(key, (0, ""))
@@ -76,7 +76,8 @@ class TemplateSandbox:
 def _serve() -> None:
     import resource
 
-    from tokparity.chat.render import RenderSwitches, TemplateRaised, render
+    from tokparity.chat.render import RenderSwitches, render
+    from tokparity.errors import TemplateRaised
 
     die_with_parent(os.getppid())  # (a template that loops for ever must not outlive a killed tokparity)
     try:

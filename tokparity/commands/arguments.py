@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from tokparity.backends.registry import known_backends
-from tokparity.errors import TokparityError
+from tokparity.errors import TokparityError, UsageError
 
 # -b's choices, for the help of every command that takes it (the registry's names, in its order)
 BACKEND_NAMES = ", ".join(f"'{name}'" if ":" in name else name for name in known_backends())
@@ -98,10 +98,6 @@ def checked(option: str, kind: Callable[[object], T], value: object) -> T:
         return kind(value)
     except argparse.ArgumentTypeError as e:
         raise TokparityError(f"{option} {e}") from None
-
-
-class UsageError(TokparityError):
-    """An argument argparse refuses: one line like every other bad input, not its usage block."""
 
 
 class OneLineParser(argparse.ArgumentParser):

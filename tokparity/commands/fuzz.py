@@ -203,10 +203,11 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)
         args.shrink_seconds = checked("--shrink-seconds", non_negative_seconds, args.shrink_seconds)
     if args.generators:
-        from tokparity.fuzz.generators import GENERATORS, UnknownGenerator
+        from tokparity.errors import UnknownGenerator
+        from tokparity.fuzz.generators import GENERATORS
         for name in args.generators:
             if name not in GENERATORS:
-                raise UnknownGenerator(name)
+                raise UnknownGenerator(name, GENERATORS)
     out = Path(args.out) if args.out else Path("reports") / time.strftime("fuzz-%Y%m%d-%H%M%S")
     from tokparity.run.ops import parse_ops
     ops = parse_ops(getattr(args, "ops", None) or "encode")

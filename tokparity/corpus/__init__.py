@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tokparity.corpus import tables
-from tokparity.corpus.base import CHATS, COMMITTED, NAMES, BadCorpus, Case
+from tokparity.corpus.base import CHATS, COMMITTED, NAMES, Case
 from tokparity.corpus.pipeline import (
     ReadOptions,
     corpus_files,
@@ -42,6 +42,7 @@ from tokparity.corpus.pipeline import (
     sampled,
     split_options,
 )
+from tokparity.errors import BadCorpus
 from tokparity.textview import shown_path
 
 # How many bytes of a line a text of N characters can take: UTF-8 needs at most 4 bytes a
@@ -115,7 +116,8 @@ def _parse_record(path: Path, lineno: int, line: str) -> dict:
     except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
         raise BadCorpus(f"{where}: a number too long to read ({str(e).split(';')[0]}); write it as a string") from None
     if isinstance(record, dict) and "text" not in record and "messages" in record:  # a conversation (--ops chat)
-        from tokparity.chat.conversation import CONVERSATION_TAG, BadConversation, Conversation
+        from tokparity.chat.conversation import CONVERSATION_TAG, Conversation
+        from tokparity.errors import BadConversation
         try:
             tags = record["tags"] if isinstance(record.get("tags"), dict) else {}
             return record | {"text": Conversation.from_record(record, where).to_text(),

@@ -5,12 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from tokparity.errors import TokparityError
-
 COMMITTED = ("multilingual", "emoji", "edge", "seams")
 NAMES = COMMITTED + ("llama.cpp-tests",)
 CHATS = "chats"  # the committed conversations (compare --ops chat), not among the texts of "all"
-
 
 
 @dataclass(frozen=True)
@@ -30,5 +27,3 @@ class Case:
         return (*(f"{k}={v}" for k, v in self.tags.items() if isinstance(v, (str, int))), f"corpus={self.corpus}")
 
 
-class BadCorpus(TokparityError):
-    pass

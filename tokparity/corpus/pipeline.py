@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tokparity.corpus.base import NAMES, BadCorpus
+from tokparity.corpus.base import NAMES
+from tokparity.errors import BadCorpus
 from tokparity.textview import shown_path
 
 PARQUET_MAGIC, GZIP_MAGIC, ZSTD_MAGIC, ARROW_FILE_MAGIC = b"PAR1", b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"ARROW1"

@@ -16,8 +16,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tokparity.corpus.base import BadCorpus, Case
+from tokparity.corpus.base import Case
 from tokparity.corpus.pipeline import INSTALL_HINT, ReadOptions
+from tokparity.errors import BadCorpus
 from tokparity.textview import shown_path
 
 BATCH_ROWS = 4096  # rows converted to Python at a time: a few MB of text at most

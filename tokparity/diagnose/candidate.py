@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokparity.diagnose.plain_object import InheritedMember, inherited_piece, no_key
+from tokparity.diagnose.plain_object import inherited_piece, no_key
+from tokparity.errors import InheritedMember
 from tokparity.vocab.model import Vocab
 
 # What a pipeline's ``cache`` (each word's ids, where the pipeline has one) does not depend on: a

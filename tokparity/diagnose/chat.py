@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from itertools import combinations
 
-from tokparity.backends.base import CaseFailure
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.errors import CaseFailure
 from tokparity.records import Diagnosis, Judgement
 
 MAX_AT_ONCE = 3

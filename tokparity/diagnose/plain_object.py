@@ -29,17 +29,6 @@ OBJECT_PROTOTYPE = frozenset({
 })
 
 
-class InheritedMember(Exception):
-    """The engine's lookup of ``piece`` in its ``table`` ("vocabulary": the tokens are its own keys;
-    "cache": made by ``{}``) found the member every JavaScript object inherits."""
-
-    def __init__(self, piece: str, table: str):
-        where = (f"the piece {piece!r} is no token, so the vocabulary's plain object" if table == "vocabulary" else
-                 f"a cache made by {{}} holds no key {piece!r} of its own before it is filled, so it")
-        super().__init__(f"{where} finds Object.prototype.{piece} under that name")
-        self.piece = piece
-
-
 def inherited_piece(pieces: Iterable[str], own: Callable[[str], bool]) -> str | None:
     """The first of ``pieces`` (pre-tokens, as the vocabulary spells them) that names a member of
     ``Object.prototype`` and is no key of the object's own (``own``); None where there is none."""

@@ -55,7 +55,6 @@ from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.contractions import form_keys
-from tokparity.diagnose.plain_object import InheritedMember
 from tokparity.diagnose.variants import (
     CONTRACTION_FORMS,
     PER_CASE,
@@ -72,6 +71,7 @@ from tokparity.diagnose.variants import (
     user_defined_variant,
 )
 from tokparity.diff import ties
+from tokparity.errors import InheritedMember
 from tokparity.records import Judgement
 from tokparity.reference.hf import time_limit
 from tokparity.vocab.model import TokenType
@@ -218,7 +218,7 @@ class Diagnoser:
 
     def failing(self, keys: tuple[str, ...], text: str) -> str | None:
         """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those
-        deviations fails (``plain_object.InheritedMember``); None where it gives ids, or cannot run.
+        deviations fails (``errors.InheritedMember``); None where it gives ids, or cannot run.
         Remembered until ``forget()``, as ``encode_remembered``."""
         key = (keys, text)
         if key not in self._failures:

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from tokparity.corpus import Case, read_jsonl
 from tokparity.diagnose.info import parts
+from tokparity.errors import Damaged
 from tokparity.records import TIE, Mismatch
-from tokparity.run.journal.format import Damaged, check_mismatch
+from tokparity.run.journal.format import check_mismatch
 from tokparity.run.results import FoundCause
 
 FINDINGS_FILE = "fuzz-findings.jsonl"  # a run's findings, a corpus

@@ -38,7 +38,7 @@ from functools import lru_cache
 from itertools import chain, islice, repeat
 
 from tokparity.corpus import Case
-from tokparity.errors import TokparityError
+from tokparity.errors import TokparityError, UnknownGenerator
 from tokparity.fuzz.seams import unicode_seams
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
@@ -104,11 +104,6 @@ def char_rank(c: str) -> int:
 def simplicity(text: str) -> tuple:
     """Sort key of texts, simplest first: shorter, then simpler characters, then by code point."""
     return len(text), sum(char_rank(c) for c in text), text
-
-
-class UnknownGenerator(TokparityError):
-    def __init__(self, name: str):
-        super().__init__(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
 
 
 def _rng(name: str, seed: int) -> random.Random:
@@ -436,7 +431,7 @@ def generate(name: str, vocab: Vocab | None = None, seed: int = 0, limit: int | 
     try:
         fn = GENERATORS[name]
     except KeyError:
-        raise UnknownGenerator(name) from None
+        raise UnknownGenerator(name, GENERATORS) from None
     cases = fn(vocab, seed)
     return cases if limit is None else islice(cases, limit)
 
@@ -472,7 +467,7 @@ def generate_all(vocab: Vocab | None, seed: int = 0, names: Iterable[str] | None
     chosen = list(names) if names is not None else list(GENERATORS)
     for n in chosen:
         if n not in GENERATORS:
-            raise UnknownGenerator(n)
+            raise UnknownGenerator(n, GENERATORS)
     if vocab is None:
         chosen = [n for n in chosen if n not in NEED_VOCAB]
     return interleave([generate(n, vocab, seed) for n in chosen], [EVERY.get(n, 1) for n in chosen])

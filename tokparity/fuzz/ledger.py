@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tokparity.errors import Damaged
 from tokparity.fuzz.findings import keys_of
 from tokparity.fuzz.steering import OUTCOMES
 from tokparity.records import CaseRecord, Verdict
 from tokparity.run.journal import Journal
-from tokparity.run.journal.format import Damaged, read_record, record_json
+from tokparity.run.journal.format import read_record, record_json
 
 STORED_PER_KEY = 100  # mismatching cases stored in full per (backend, finding key); the rest counted
 FLUSH_SECONDS = 3.0  # a kill loses at most this much counting (those cases are run again)

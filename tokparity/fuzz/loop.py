@@ -14,7 +14,7 @@ from pathlib import Path
 from tokparity import __version__
 from tokparity.backends.base import Answer
 from tokparity.corpus import Case
-from tokparity.errors import TokparityError
+from tokparity.errors import Damaged, TokparityError
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
 from tokparity.fuzz.generators import EVERY, GENERATORS, generate
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
@@ -23,7 +23,6 @@ from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, 
 from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
 from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
-from tokparity.run.journal.format import Damaged
 from tokparity.run.journal.resume import DoneSet
 from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.options import CompareOptions

@@ -40,11 +40,7 @@ from __future__ import annotations
 import struct
 from array import array
 
-from tokparity.errors import TokparityError
-
-
-class CharsMapError(TokparityError):
-    """A precompiled_charsmap that cannot be read."""
+from tokparity.errors import CharsMapError
 
 
 class CharsMap:

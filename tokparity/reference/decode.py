@@ -19,7 +19,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from tokparity.errors import TokparityError
+from tokparity.errors import InvalidUtf8, TokparityError
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
@@ -83,15 +83,6 @@ def hf_clean_up(text: str) -> str:
     for old, new in HF_CLEANUP:
         text = text.replace(old, new)
     return text
-
-
-class InvalidUtf8(TokparityError):
-    """The decoded bytes are not valid UTF-8 (the ids split a character)."""
-
-    def __init__(self, data: bytes, error: UnicodeDecodeError):
-        self.data = data
-        super().__init__(f"decoded bytes are not valid UTF-8 at byte {error.start} "
-                         f"({data[max(0, error.start - 4):error.start + 4]!r}); the ids end or start inside a character")
 
 
 def bytes_to_text(data: bytes, errors: str = "strict") -> str:

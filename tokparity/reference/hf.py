@@ -21,13 +21,13 @@ import regex
 
 from tokparity.components import AddedToken, TokenizerSpec
 from tokparity.components import models as m
-from tokparity.errors import TokparityError
+from tokparity.errors import RegexTimeout, TokparityError
 from tokparity.reference import bpe as bpe_mod
 from tokparity.reference import hf_models
 from tokparity.reference.greedy import Segmenter
 from tokparity.reference.hf_normalizers import WHITE_SPACE, Normalizer
 from tokparity.reference.hf_pretokenizers import GPT2_HF, PreTokenizer
-from tokparity.reference.hf_regex import RegexTimeout, TimedRegex, seconds_left, time_limit
+from tokparity.reference.hf_regex import TimedRegex, seconds_left, time_limit
 from tokparity.reference.pretokenize import GPT2
 from tokparity.reference.spm import byte_piece
 from tokparity.vocab.model import Vocab

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 
 import regex
 
-from tokparity.errors import BadModelFile
+from tokparity.errors import BadModelFile, RegexTimeout
 from tokparity.reference import hf_unicode
 from tokparity.textview import clipped
 
@@ -28,10 +28,6 @@ from tokparity.textview import clipped
 REGEX_SECONDS = 5.0  # per text, plus:
 REGEX_SECONDS_PER_CHAR = 1e-5
 _deadline: ContextVar[float | None] = ContextVar("tokparity_hf_regex_deadline", default=None)
-
-
-class RegexTimeout(TimeoutError):
-    """A tokenizer.json regex ran past the text's time limit (catastrophic backtracking)."""
 
 
 @contextlib.contextmanager

@@ -25,18 +25,17 @@ from itertools import chain
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.backends.base import Backend, CaseFailure, NotCovered
+from tokparity.backends.base import Backend
 from tokparity.chat import ChatAnswer, StoredPrompts
 from tokparity.chat.conversation import CONVERSATION_TAG, Conversation
 from tokparity.chat.template import find_template
 from tokparity.corpus import CHATS, Case, load_corpus
-from tokparity.errors import TokparityError
+from tokparity.errors import BadGoldens, CaseFailure, NotCovered, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.regress.goldens import (
     DIGEST_ONLY_OVER,
     SUFFIX,
     Answer,
-    BadGoldens,
     Decoded,
     Goldens,
     OracleChain,

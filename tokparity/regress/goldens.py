@@ -68,11 +68,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tokparity.backends.base import Answer, Backend, BackendCrash, BackendTimeout, CaseFailure, NotCovered
+from tokparity.backends.base import Answer, Backend
 from tokparity.backends.registry import BUILTIN
 from tokparity.chat import ChatAnswer
 from tokparity.corpus import Case
-from tokparity.errors import TokparityError
+from tokparity.errors import BackendCrash, BackendTimeout, BadGoldens, CaseFailure, NotCovered, TokparityError
 from tokparity.run.ops import STREAM_PROMPT, IdCase, ask_op, id_cases
 from tokparity.textview import shown_path
 from tokparity.zoo import ModelFiles
@@ -88,10 +88,6 @@ DIGEST_ONLY_OVER = 50_000
 # default 1,000,000 characters: a few MB); the zoo's largest file expands to a few MB.
 MAX_LINE_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 1 << 30
-
-
-class BadGoldens(TokparityError):
-    pass
 
 
 def default_goldens_dir() -> Path:

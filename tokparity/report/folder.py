@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from tokparity.errors import TokparityError
+from tokparity.errors import NotARun
 from tokparity.records import Mismatch, RootCause
 from tokparity.run.journal import JOURNAL_FILE
 from tokparity.run.journal.format import read_record
@@ -24,10 +24,6 @@ from tokparity.run.results import FuzzSummary, Results, RunSummary
 SUMMARY, CSV_FILE = "summary.json", "mismatches.csv"
 _RUN_FIELDS = {f.name for f in fields(RunSummary)}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # csv_report.safe_cell prefixes these with '
-
-
-class NotARun(TokparityError):
-    pass
 
 
 @dataclass

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tokparity.backends.base import Backend, CaseFailure, outside_every_vocabulary
+from tokparity.backends.base import Backend, outside_every_vocabulary
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
@@ -37,6 +37,7 @@ from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate, gguf_template
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
+from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.vocab import Vocab

@@ -43,7 +43,7 @@ from typing import Any
 
 from tokparity import __version__
 from tokparity.corpus import Case, is_too_long, numbered_cases
-from tokparity.errors import TokparityError
+from tokparity.errors import RayError, TokparityError
 from tokparity.run.judge import ModelRun, too_long_record
 from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Judged, Reply, Started
@@ -56,10 +56,6 @@ WAIT_SECONDS = 1.0  # ray.wait returns at least this often, so Ctrl-C is handled
 CONNECT_SECONDS = 5.0  # a cluster address that does not answer a TCP connect in this time is an error
 CLOSE_SECONDS = 10.0  # time the actors get to close their backends before they are killed
 INSTALL = "pip install 'tokparity[ray]'"
-
-
-class RayError(TokparityError):
-    pass
 
 
 # -- the actor -------------------------------------------------------------------------------------

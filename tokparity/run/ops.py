@@ -33,10 +33,10 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from tokparity.backends.base import Backend, CaseFailure
+from tokparity.backends.base import Backend
 from tokparity.corpus import Case
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
-from tokparity.errors import EngineDidNotStart, TokparityError
+from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab

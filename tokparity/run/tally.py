@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tokparity.diagnose.model import Diagnosed
+from tokparity.errors import BadJournal
 from tokparity.records import CaseRecord, Decision, Judgement, Mismatch
 from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
-from tokparity.run.journal.format import BadJournal
 from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.ops import DECODER_WHY, op_compared
 from tokparity.run.options import CompareOptions

@@ -23,14 +23,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tokparity.child_python import python_argv
-from tokparity.errors import TokparityError
+from tokparity.errors import FetchError, TokparityError
 from tokparity.zoo.manifest import Manifest, PinnedFile, Source, load_manifest
 
 FETCH_TIMEOUT_S = 900
-
-
-class FetchError(TokparityError):
-    pass
 
 
 def cache_dir() -> Path:

@@ -48,11 +48,10 @@ from pathlib import Path
 from typing import IO
 
 from tokparity import __version__
+from tokparity.errors import BadJournal, Damaged
 from tokparity.records import CaseRecord
 from tokparity.run.journal.format import (
     BIGGEST,
-    BadJournal,
-    Damaged,
     check_record,
     is_count,
     is_name,

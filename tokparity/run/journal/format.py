@@ -11,21 +11,11 @@ from collections.abc import Callable
 from functools import lru_cache
 from json.encoder import encode_basestring  # (how json_text writes a string: ensure_ascii off)
 
-from tokparity.errors import TokparityError
+from tokparity.errors import Damaged
 from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
 from tokparity.run.known import KnownList
 from tokparity.run.ops import OPS
 from tokparity.run.results import json_text
-
-
-class BadJournal(TokparityError):
-    pass
-
-
-class Damaged(ValueError):
-    """A journal line that is JSON but not what tokparity wrote: what is wrong, for the caller to
-    place (``DIR/cases.jsonl:LINE: …``)."""
-
 
 BIGGEST = 2**63  # ids, positions and lengths beyond this are not tokparity's
 

@@ -11,8 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from tokparity.errors import TokparityError
-from tokparity.run.journal.format import BadJournal
+from tokparity.errors import BadJournal, TokparityError
 
 KEY_FILE = "journal-key"
 
