@@ -116,8 +116,18 @@ def test_normalization_half(spm, llama):
     path, vocab = spm
     enc = llama(path)
     c = classify("½", enc("½"), enc("1⁄2"), vocab)
-    assert c.cls == "normalization" and "oracle ' ½' vs backend ' 1⁄2'" in c.evidence
+    assert c.cls == "normalization" and "oracle ' ½' (" in c.evidence and "vs backend ' 1⁄2' (" in c.evidence
     assert rule_of("½", enc("½"), enc("1⁄2"), vocab) == "unicode_normal_form"
+
+
+def test_normalization_that_looks_the_same_is_told_apart_by_code_points(spm, llama):
+    """NFC against NFD: 'café' and 'café' look the same; the evidence spells the code points
+    (issue: the first hour, item 4: "oracle 'café' vs backend 'café'" told a reader nothing)."""
+    path, vocab = spm
+    enc = llama(path)
+    c = classify("café", enc("café"), enc("cafe\u0301"), vocab)
+    assert c.cls == "normalization"
+    assert "U+00E9" in c.evidence.split(" vs backend ")[0] and "U+0065 U+0301" in c.evidence.split(" vs backend ")[1]
 
 
 def test_whitespace_collapse_t5(spm, llama):

@@ -601,7 +601,7 @@ def unicode_normal_form(c: Context) -> Classification | None:
     d = c.divergence
     assert d.a_span is not None and d.b_span is not None
     return c.found("normalization", f"the decoded texts differ but are equal after Unicode normalization: "
-                                    f"oracle {_around(c.dec_a, d.a_span)!r} vs backend {_around(c.dec_b, d.b_span)!r}")
+                                    f"oracle {_spelled(c.dec_a, d.a_span)} vs backend {_spelled(c.dec_b, d.b_span)}")
 
 
 def normalizers_disagree(c: Context) -> Classification | None:
@@ -873,6 +873,13 @@ def _inside_word(text: str, piece: str) -> bool:
 
 def _around(data: bytes, span: tuple[int, int], context: int = 8) -> str:
     return data[max(0, span[0] - context):span[1] + context].decode("utf-8", "replace")
+
+
+def _spelled(data: bytes, span: tuple[int, int]) -> str:
+    """The text around ``span`` and the code points of the span itself: two forms that look alike
+    (``'café'`` with U+00E9, or with U+0065 U+0301) are told apart only by them."""
+    part = data[span[0]:span[1]].decode("utf-8", "replace")
+    return f"{_around(data, span)!r} ({' '.join(f'U+{ord(ch):04X}' for ch in part[:12])}{' …' if len(part) > 12 else ''})"
 
 
 def _first_diff(x: bytes, y: bytes) -> int:
