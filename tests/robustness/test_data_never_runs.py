@@ -143,3 +143,29 @@ def test_workers_and_isolated_engines_in_the_repository_run_none_of_its_modules(
                    "-j", "2", "-o", "../out")
     assert done.returncode in (0, 1), done.stderr
     assert _ran(repository) == [], done.stderr
+
+
+def test_a_py_engine_takes_only_its_own_module_from_the_current_folder(tmp_path, zoo):
+    """``py:MODULE`` once put the current folder on the child's path, last: a library the engine
+    imports and that looks for an optional package (transformers looks for torch) then imported a
+    planted ``torch.py`` (found by a hostile-input helper). Only the module named comes from there."""
+    zoo("llama-spm")
+    repo, legit = tmp_path / "repo", tmp_path / "legit"
+    repo.mkdir()
+    legit.mkdir()
+    (repo / "tokparity_optional_lib.py").write_text(f"open({str(tmp_path / 'RAN')!r}, 'w').close()\n", "utf-8")
+    probe = ("def encode(text, add_special, parse_special):\n"
+             "    try:\n"
+             "        import tokparity_optional_lib  # (an optional package a library looks for)\n"
+             "    except ImportError:\n"
+             "        pass\n"
+             "    return [1]\n")
+    (legit / "legit_engine.py").write_text(probe, "utf-8")
+    (repo / "own_engine.py").write_text(probe, "utf-8")
+    (tmp_path / "one.jsonl").write_text('{"id": "a", "text": "Hello"}\n', "utf-8")
+    for engine, path in (("legit_engine", f"{ROOT}{os.pathsep}{legit}"), ("own_engine", str(ROOT))):
+        done = subprocess.run([sys.executable, "-P", "-m", "tokparity", "compare", "llama-spm", "-c", "../one.jsonl",
+                               "-b", f"py:{engine}:encode", "-o", f"../out-{engine}", "-q"], cwd=repo,
+                              env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stderr  # (the engine ran: its [1] is a mismatch)
+        assert not (tmp_path / "RAN").exists(), engine

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import operator
@@ -90,12 +91,8 @@ def load_target(target: str):
         except Exception as e:
             raise TokparityError(f"py:{target}: importing {path} failed ({type(e).__name__}: {e})") from None
     else:
-        # The module named is looked for in the current folder too (`tokparity` as a console script
-        # does not put it on the path), last: a json.py or tokenizers.py there never stands in for the
-        # library of that name.
-        if os.getcwd() not in sys.path:
-            sys.path.append(os.getcwd())
         try:
+            _from_the_current_folder(module_name.split(".")[0])
             module = importlib.import_module(module_name)
         except ImportError as e:
             raise TokparityError(f"py:{target}: cannot import {module_name} ({e}); is it on PYTHONPATH?") from None
@@ -108,6 +105,25 @@ def load_target(target: str):
     if not callable(obj):
         raise TokparityError(f"py:{target}: {attr!r} is not callable")
     return module, obj
+
+
+def _from_the_current_folder(top: str) -> None:
+    """Where the module named is not on the path, its top-level module or package from the current
+    folder (`tokparity` as a console script does not put that folder on the path). Only that one is
+    taken from there: the folder never joins ``sys.path``, so a ``torch.py`` or ``json.py`` beside it
+    never stands in for a library (one the engine's library looks for would be imported from there)."""
+    if top in sys.modules or importlib.util.find_spec(top) is not None:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()])
+    if spec is None or spec.loader is None:
+        return  # (not there either: import_module says so)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[top] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[top]
+        raise
 
 
 def checked_ids(name: str, ids: object) -> list[int]:
