@@ -29,7 +29,8 @@ SECRET = "tokparity-test-secret-7f3a"
 def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     environment.update({"PYTHONPATH": str(ROOT), "TOKPARITY_TEST_SECRET": SECRET}, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tokparity", *args, "-q"], cwd=cwd, env=environment,
+    quiet = [] if args[0] == "convert" else ["-q"]  # (convert has no -q)
+    return subprocess.run([sys.executable, "-m", "tokparity", *args, *quiet], cwd=cwd, env=environment,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -176,3 +177,43 @@ def test_a_resume_after_the_model_changed_is_refused(model, tmp_path, edit):
             fh.write("\n")
     one_line(tokparity("compare", "--resume", "out", cwd=tmp_path), "changed since the run started",
              "start a new run")
+
+
+# --- outputs named on the command line: regular files of the user's, nothing else ---------------------------
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "symlink", "cache-key"])
+@pytest.mark.parametrize("command", ["junit", "convert"])
+def test_a_named_output_that_is_a_device_a_link_or_the_cache_is_refused(model, tmp_path, zoo, kind, command):
+    """``--junit /dev/full`` as root replaced the device with a file; ``--junit`` onto a FIFO or a
+    link replaced it; ``convert -o $TOKPARITY_CACHE/journal-key`` overwrote the key that signs
+    journals, which then let anyone sign one (found by a hostile-input helper)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "journal-key").write_text("k" * 64, "utf-8")
+    target = {"device": tmp_path / "null", "fifo": tmp_path / "fifo", "symlink": tmp_path / "link",
+              "cache-key": cache / "journal-key"}[kind]
+    if kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("MAKING A DEVICE NODE NEEDS ROOT: the device case of a named output did not run")
+        os.mknod(target, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "symlink":
+        (tmp_path / "victim.txt").write_text("precious\n", "utf-8")
+        target.symlink_to(tmp_path / "victim.txt")
+    before = os.lstat(target)
+    if command == "junit":
+        args = ["compare", "model", "-c", "texts.jsonl", "-b", "ref", "-o", "out", "--junit", str(target)]
+    else:
+        shutil.copy(zoo("llama-spm").files["gguf"], tmp_path / "m.gguf")
+        args = ["convert", "m.gguf", "--to", "spm", "-o", str(target)]
+    one_line(tokparity(*args, cwd=tmp_path, env={"TOKPARITY_CACHE": str(cache)}), "name another path")
+    after = os.lstat(target)
+    assert (after.st_mode, after.st_ino, after.st_size) == (before.st_mode, before.st_ino, before.st_size)
+
+
+def test_convert_onto_its_own_input_or_from_a_fifo_is_one_line(tmp_path, zoo):
+    shutil.copy(zoo("llama-spm").files["gguf"], tmp_path / "m.gguf")
+    one_line(tokparity("convert", "m.gguf", "--to", "gguf", "-o", "m.gguf", cwd=tmp_path), "is the file it reads")
+    os.mkfifo(tmp_path / "fifo.gguf")
+    one_line(tokparity("convert", "fifo.gguf", "--to", "spm", "-o", "x.model", cwd=tmp_path), "not a regular file")

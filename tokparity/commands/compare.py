@@ -168,6 +168,8 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
     ci_files: list[tuple[str, str | None, str]] = [
         ("--junit", junit, "overwrite it with JUnit XML"),
         ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"), "append the summary to it")]
+    if junit:
+        refuse_unsafe_output("--junit", junit)
     for option, named, does in ci_files:
         if not named:
             continue
@@ -186,9 +188,7 @@ def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
     """What ``path`` is, if the run reads it: a file of a local model (``files_read_with``), or a file
     of tokparity's cache (the zoo's models, the releases' virtualenvs, the key that signs journals);
     else None."""
-    from tokparity.errors import TokparityError
     from tokparity.textview import shown_path
-    from tokparity.zoo import cache_dir
     from tokparity.zoo.model_file import files_read_with
 
     if not path.is_file():
@@ -196,13 +196,40 @@ def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
     for model in models:
         if any(_same_file(path, read) for read in files_read_with(model)):
             return f"a file of the model {shown_path(model)}"
+    return IN_CACHE if _in_cache(path) else None
+
+
+IN_CACHE = "a file of tokparity's cache (zoo models, releases, the key that signs journals)"
+
+
+def _in_cache(path: Path) -> bool:
+    from tokparity.errors import TokparityError
+    from tokparity.zoo import cache_dir
+
     try:
         cache = Path(os.path.realpath(cache_dir()))
     except TokparityError:  # (a cache that cannot be a folder holds nothing to protect; said when it is used)
-        return None
-    if any(p.is_relative_to(cache) for p in (path.absolute(), Path(os.path.realpath(path)))):
-        return "a file of tokparity's cache (zoo models, releases, the key that signs journals)"
-    return None
+        return False
+    return any(p.is_relative_to(cache) for p in (path.absolute(), Path(os.path.realpath(path))))
+
+
+def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) -> None:
+    """A file written where the user names it (``--junit``, ``convert -o``), refused before anything is
+    written when it is there already as a symbolic link, a device, a FIFO or a folder (renamed over,
+    the link or the device itself is replaced: ``--junit /dev/full`` as root), when it is a file of
+    tokparity's cache, or one of ``inputs``."""
+    from tokparity.errors import TokparityError
+    from tokparity.textview import shown_path
+
+    path = Path(os.path.expanduser(named))
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "a device or a FIFO"
+        raise TokparityError(f"{option} {shown_path(named)}: is {what}; tokparity writes a regular file of its own "
+                             "there: name another path")
+    if path.exists() and _in_cache(path):
+        raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another path")
+    if any(_same_file(path, Path(os.path.expanduser(i))) for i in inputs):
+        raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another path")
 
 
 def _same_file(a: Path, b: Path) -> bool:

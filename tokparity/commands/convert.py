@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tokparity.convert import TARGETS, convert, supported
 
@@ -24,6 +25,13 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.commands.compare import refuse_unsafe_output
+    from tokparity.errors import TokparityError
+    from tokparity.textview import shown_path
+
+    if Path(args.src).exists() and not Path(args.src).is_file():  # (a FIFO would be read for ever)
+        raise TokparityError(f"{shown_path(args.src)}: not a regular file; convert reads a tokenizer file")
+    refuse_unsafe_output("-o", args.output, (args.src,))
     result = convert(args.src, args.to, args.output)
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
