@@ -164,3 +164,18 @@ def test_a_folder_deleted_mid_run_is_said(folder):
                      f"{folder / 'out'}", "-o", "out", cwd=folder)
     one_line(done, "out/cases.jsonl was deleted during the run", "no --resume can continue it")
     assert (folder / "out" / "summary.json").is_file() and not (folder / "out" / "cases.jsonl").exists()
+
+
+def test_regress_update_never_writes_over_its_corpus(tmp_path, zoo):
+    """``regress --update M -c G/M.jsonl.gz --goldens G`` wrote the goldens over the corpus it read
+    (found by a hostile-input helper); it is one line now, the corpus as it was."""
+    import gzip
+
+    zoo("llama-spm")
+    (tmp_path / "g").mkdir()
+    corpus = tmp_path / "g" / "llama-spm.jsonl.gz"
+    corpus.write_bytes(gzip.compress(b'{"id": "a", "text": "Hello"}\n'))
+    before = corpus.read_bytes()
+    one_line(tokparity("regress", "--update", "llama-spm", "-c", "g/llama-spm.jsonl.gz", "--goldens", "g", cwd=tmp_path),
+             "is a goldens file of --goldens g", "copy the corpus elsewhere")
+    assert corpus.read_bytes() == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -74,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
             raise TokparityError("regress --update: -b, --ops, --known, -o, --junit and --ray judge a run; --update only "
                                  "remakes the goldens, decoded texts included (run `tokparity regress` afterwards)")
         models = args.models or (models_in(goldens_dir) if goldens_dir.is_dir() else []) or list(DEFAULT_MODELS)
+        from tokparity.regress.goldens import SUFFIX
+        for corpus in args.corpora or []:  # (a goldens file of the folder, read as a corpus, would be written over)
+            path = Path(os.path.expanduser(corpus))
+            if path.is_file() and path.name.endswith(SUFFIX) and path.resolve().parent == goldens_dir.resolve():
+                raise TokparityError(f"-c {corpus}: is a goldens file of --goldens {goldens_dir}, which --update "
+                                     "writes; copy the corpus elsewhere first")
         with one_writer(goldens_dir):
             for spec in models:
                 path = update_goldens(spec, args.corpora or list(DEFAULT_CORPORA), goldens_dir,
