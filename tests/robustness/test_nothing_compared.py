@@ -110,3 +110,23 @@ def test_a_gguf_with_an_empty_template_is_nothing_compared(tmp_path):
     path.write_bytes(data[:16] + (count + 1).to_bytes(8, "little") + data[24:] + kv_string("tokenizer.chat_template", ""))
     done = _chat_run(path, tmp_path / "out")
     assert done.returncode == 2 and "its files carry no chat template" in done.stderr, (done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("ops", ["encode", "decode"])
+def test_fuzz_of_an_engine_that_skips_every_case_is_nothing_compared(tmp_path, zoo, ops):
+    """``fuzz`` of an engine that answers every case with a skip said "no failure found", ✅, exit 0
+    on 4,535 skipped cases (found by a hostile-input helper)."""
+    zoo("llama-spm")
+    engine = tmp_path / "skips.py"
+    engine.write_text("import json, sys\n"
+                      "for line in sys.stdin:\n"
+                      "    req = json.loads(line)\n"
+                      "    print(json.dumps({'id': req['id'], 'error': 'not mine', 'status': 'skipped'}), flush=True)\n",
+                      "utf-8")
+    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "llama-spm", "--seconds", "2", "--ops", ops,
+                           "-b", f"mine=cmd:{sys.executable} {engine} {{gguf}}", "-o", str(tmp_path / "out"), "-q"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: every backend skipped every "
+                                                f"case; the reports are in {tmp_path / 'out'}"]
+    assert "no failure found" not in done.stdout

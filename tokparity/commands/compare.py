@@ -241,6 +241,15 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def refuse_nothing_judged(results, out: Path) -> None:
+    """A run whose backends skipped every case (a fuzzed engine that answers none) is nothing
+    compared: exit 2, not "no failure found"."""
+    from tokparity.errors import TokparityError
+
+    if not results.interrupted and not any(r.cases for r in results.runs):
+        raise TokparityError(f"nothing was compared: every backend skipped every case; the reports are in {out}")
+
+
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
     (it raised on each, or never compiled): both sides refusing every conversation agree, but prove

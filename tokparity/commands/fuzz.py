@@ -77,7 +77,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     shrunk, are a corpus of conversations (``DIR/fuzz-findings.jsonl``, ``-c`` with ``--ops chat``)."""
     import json
 
-    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
+    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
     from tokparity.errors import TokparityError
     from tokparity.fuzz.chats import run_chat_fuzz
     from tokparity.fuzz.findings import FINDINGS_FILE
@@ -102,6 +102,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
                                              shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst)
     paths = write_reports_or_say(results, out, "fuzz")
+    refuse_nothing_judged(results, out)
     with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
         for k, finding in enumerate(findings, 1):
             record = {"id": f"chat-{k}", **json.loads(finding.case.text),
@@ -127,7 +128,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
 
 def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     """``fuzz --ops decode|stream``: id sequences, not texts (tokparity.fuzz.ids)."""
-    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
+    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.report.ci import write_ci_outputs
@@ -148,6 +149,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed)
     paths = write_reports_or_say(results, out, "fuzz")
+    refuse_nothing_judged(results, out)
     write_ci_outputs(results, paths, args.junit, "fuzz")
     print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
     if not findings:
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
-    from tokparity.commands.compare import refuse_inputs_in_outputs, write_reports_or_say
+    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
     from tokparity.errors import TokparityError
     from tokparity.fuzz.findings import FINDINGS_FILE, key_label
     from tokparity.fuzz.loop import FuzzOptions, run_fuzz
@@ -233,6 +235,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
         paths = write_reports_or_say(result.results, out, "fuzz")  # (the journal's lock held: one writer per folder)
     finally:
         journal.close()
+    refuse_nothing_judged(result.results, out)
     write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
