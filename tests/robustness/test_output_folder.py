@@ -179,3 +179,12 @@ def test_regress_update_never_writes_over_its_corpus(tmp_path, zoo):
     one_line(tokparity("regress", "--update", "llama-spm", "-c", "g/llama-spm.jsonl.gz", "--goldens", "g", cwd=tmp_path),
              "is a goldens file of --goldens g", "copy the corpus elsewhere")
     assert corpus.read_bytes() == before
+
+
+def test_a_report_folder_named_with_an_escape_sequence_is_spelled_out(folder):
+    """``-o $'o\\e]0;PWN\\a\\e[2J'`` printed its escape sequences raw in the "reports:" line (a
+    hostile-input helper's find): they are spelled out."""
+    done = tokparity("compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref", "-o", "o\x1b]0;PWN\x07\x1b[2Jx",
+                     cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "reports: o<0x1B>]0;PWN<0x07><0x1B>[2Jx/report.html" in done.stdout

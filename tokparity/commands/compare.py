@@ -17,6 +17,7 @@ from tokparity.commands.arguments import (
     positive_int,
     timeout_seconds,
 )
+from tokparity.textview import shown_path
 
 
 def add_parser(sub) -> None:
@@ -401,9 +402,9 @@ def run(args: argparse.Namespace) -> int:
     refuse_silent_templates(results, out)
     write_ci_outputs(results, paths, args.junit, "compare")
     print("\n".join(summary_lines(results, terminal_columns())))
-    print(f"reports: {paths['report.html']}")
+    print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     if results.interrupted:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "
-              f"tokparity compare --resume {out}", file=sys.stderr)
+              f"tokparity compare --resume {shown_path(out)}", file=sys.stderr)
         return 130
     return 1 if results.unexplained else 0

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from tokparity.textview import shown_path
+
 
 def add_parser(sub) -> None:
     from tokparity.commands.arguments import BACKEND_NAMES, non_negative_seconds, positive_seconds
@@ -122,7 +124,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
         print(f"  {finding.backend:<8} {m.backend_output!r}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"conversations to keep: {out / FINDINGS_FILE}")
-    print(f"reports: {paths['report.html']}")
+    print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     return 1 if results.unexplained else 0
 
 
@@ -162,7 +164,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
         print(f"  {m.oracle:<8} {m.oracle_output!r}")
         print(f"  {f.backend:<8} {m.backend_output!r}")
         print(f"  {m.cause_evidence or m.evidence}")
-    print(f"reports: {paths['report.html']}")
+    print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     return 1 if results.unexplained else 0
 
 
@@ -254,9 +256,9 @@ def _run(args: argparse.Namespace, opened: list) -> int:
         print(f"  {'backend':<8} {m.backend_ids} {m.backend_pieces}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
-    print(f"reports: {paths['report.html']}")
+    print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     if result.interrupted:
-        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity fuzz --resume {out}",
+        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity fuzz --resume {shown_path(out)}",
               file=sys.stderr)
         return 130
     return 1 if result.failed else 0

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from tokparity.textview import shown_path
+
 SHOW_CHANGES = 40  # CHANGED lines printed; the reports hold every one
 
 
@@ -129,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
                   f"{clipped(m.oracle_output)} vs {clipped(m.backend_output)}")
     if len(unexplained) > SHOW_CHANGES:
         print(f"… and {len(unexplained) - SHOW_CHANGES} more changes (every one in mismatches.csv)")
-    print(f"reports: {paths['report.html']}")
+    print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     return 1 if results.unexplained else 0

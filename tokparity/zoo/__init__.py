@@ -9,6 +9,7 @@ Hugging Face Hub (online users only).
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -131,8 +132,9 @@ def _check_hub_reachable(repo: str) -> None:
     try:
         endpoint = urlparse(address)
         host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme == "https" else 80)
-    except ValueError as e:
-        raise TokparityError(f"HF_ENDPOINT={address!r}: not a URL ({e}); set it to the Hub's address, or unset it "
+    except ValueError as e:  # (its user and password, if it holds them, never said)
+        shown = re.sub(r"//[^/]*@", "//…@", address)
+        raise TokparityError(f"HF_ENDPOINT={shown!r}: not a URL ({e}); set it to the Hub's address, or unset it "
                              "for https://huggingface.co") from None
     try:
         socket.create_connection((host, port), timeout=5).close()
