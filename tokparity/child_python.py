@@ -25,12 +25,23 @@ def python_argv(*args: str, python: str | None = None) -> list[str]:
 def die_with_parent(parent: int) -> None:
     """In a child: ask Linux for SIGTERM when ``parent`` dies, however it dies, SIGKILL included
     (``PR_SET_PDEATHSIG``). A child whose parent died before it asked exits at once."""
+    if _parent_death_signal(signal.SIGTERM) and os.getppid() != parent:
+        raise SystemExit(0)
+
+
+def killed_with_parent() -> None:
+    """As a ``preexec_fn``: the program started (not Python: pip, a build) gets SIGKILL when the
+    process that started it dies, however it dies."""
+    _parent_death_signal(signal.SIGKILL)
+
+
+def _parent_death_signal(signum: int) -> bool:
+    """``PR_SET_PDEATHSIG``; False where the system has no such call (not Linux)."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        libc.prctl(1, int(signum), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):  # not Linux: a lost parent shows as a closed pipe
-        return
-    if os.getppid() != parent:
-        raise SystemExit(0)
+        return False
+    return True

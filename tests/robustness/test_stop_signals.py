@@ -113,10 +113,12 @@ def marked(token: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGQUIT])
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL])
 def test_a_stop_signal_during_a_release_install_stops_pip(tmp_path, zoo, signum):
     """SIGHUP while a release's virtualenv was made left `python -m venv` or pip running; the
-    install is stopped with the run, and its half-made virtualenv removed."""
+    install is stopped with the run, and its half-made virtualenv removed. After a SIGKILL, which
+    tokparity cannot handle, each step of the install gets one from Linux (and the half-made
+    virtualenv stays, to be made again: it has no ``ready.json``)."""
     model = tmp_path / "model"
     model.mkdir()
     shutil.copy(zoo("llama-bpe").files["tokenizer_json"], model / "tokenizer.json")
@@ -135,12 +137,13 @@ def test_a_stop_signal_during_a_release_install_stops_pip(tmp_path, zoo, signum)
         time.sleep(0.5)
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 128 + signum, err
+        assert proc.returncode == (-signum if signum == signal.SIGKILL else 128 + signum), err
         deadline = time.monotonic() + 10
         while marked(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert marked(token) == [], "the install outlived the run"
-        assert not list((tmp_path / "cache" / "releases").glob("*/bin"))  # (no half-made virtualenv kept)
+        if signum != signal.SIGKILL:
+            assert not list((tmp_path / "cache" / "releases").glob("*/bin"))  # (no half-made virtualenv kept)
     finally:
         for pid in marked(token):
             os.kill(pid, signal.SIGKILL)

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tokparity.child_python import python_argv
+from tokparity.child_python import killed_with_parent, python_argv
 from tokparity.errors import ReleaseError
 
 # The version part of NAME@VERSION: a release as PyPI spells them (PEP 440), nothing a shell or
@@ -149,7 +149,7 @@ def _step(release: Release, argv: list[str], log: Path, timeout: float, doing: s
     that a timeout or Ctrl-C stops what it started too (pip's build of a compiled release)."""
     with open(log, "a", encoding="utf-8") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=_isolated_env(), start_new_session=True)
+                                env=_isolated_env(), start_new_session=True, preexec_fn=killed_with_parent)
         try:
             code = proc.wait(timeout=timeout)
         except BaseException as e:
