@@ -169,3 +169,15 @@ def test_a_py_engine_takes_only_its_own_module_from_the_current_folder(tmp_path,
                               env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, timeout=300)
         assert done.returncode == 1, done.stderr  # (the engine ran: its [1] is a mismatch)
         assert not (tmp_path / "RAN").exists(), engine
+
+
+def test_ray_actors_in_the_repository_run_none_of_its_modules(repository):
+    """Ray puts the driver's current folder on every worker's path: with ``--ray`` a planted
+    ``tomllib.py`` or ``numpy.py`` ran in the actors (a hostile-input helper's find). The workers take
+    it off before any actor is made."""
+    planted = repository / "tomllib.py"
+    planted.write_text(f"open({str(repository.parent / 'RAN-tomllib')!r}, 'w').close()\n"
+                       "raise ImportError('a planted tomllib.py')\n", "utf-8")
+    done = _run_in(repository, "compare", ".", "-c", "../texts.jsonl", "-b", "ref", "--ray", "-o", "../out")
+    assert done.returncode in (0, 1), done.stderr
+    assert _ran(repository) == [], done.stderr

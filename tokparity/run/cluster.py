@@ -66,6 +66,7 @@ class CaseJudge:
     returned as ``{"error": text}``, never raised: the driver says it in one line."""
 
     def __init__(self, spec: str, backend_names: list[str] | None, sent: CompareOptions):
+        off_the_path()  # (again: what Ray did after the worker's setup hook, before the backends import)
         self.notes: list[str] = []  # progress (a backend skipped): said by the driver
         self.error = ""
         self.run: ModelRun | None = None
@@ -133,13 +134,28 @@ def local_environment() -> None:
         os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
 
+DRIVER_FOLDER = "TOKPARITY_DRIVER_FOLDER"  # in the workers' environment: the folder tokparity was started in
+
+
+def off_the_path() -> None:
+    """In a Ray worker: the folder tokparity was started in off ``sys.path``. Ray puts it there for
+    every job (its code search path), so a ``tomllib.py`` or ``tokenizers.py`` there would be
+    imported by the actors. tokparity itself comes from its installation, as the driver's does."""
+    import sys
+
+    folder = os.environ.get(DRIVER_FOLDER)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != folder]
+
+
 def connect(ray: Any, address: str, jobs: int = 1) -> int:
     """``ray.init`` for ``--ray ADDRESS``: a local instance with ``jobs`` CPUs (all of them unless
     more than 1), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
     The number of actors the run may have at once (the cluster's CPUs)."""
     import logging
 
-    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True,
+                             "runtime_env": {"worker_process_setup_hook": "tokparity.run.cluster.off_the_path",
+                                             "env_vars": {DRIVER_FOLDER: os.path.abspath(os.curdir)}}}
     if is_local(address):
         cpus = jobs if jobs > 1 else os.cpu_count() or 1
         ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
