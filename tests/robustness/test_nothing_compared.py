@@ -130,3 +130,22 @@ def test_fuzz_of_an_engine_that_skips_every_case_is_nothing_compared(tmp_path, z
     assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: every backend skipped every "
                                                 f"case; the reports are in {tmp_path / 'out'}"]
     assert "no failure found" not in done.stdout
+
+
+def test_compare_of_a_named_engine_that_skips_every_case_is_nothing_compared(tmp_path, zoo):
+    """``-b mine`` that skipped every case passed as ✅ when the corpus held llama.cpp's golden
+    texts: llama.cpp was judged against the golden ids beside it (a hostile-input helper's find)."""
+    zoo("llama-spm")
+    engine = tmp_path / "skips.py"
+    engine.write_text("import json, sys\n"
+                      "for line in sys.stdin:\n"
+                      "    req = json.loads(line)\n"
+                      "    print(json.dumps({'id': req['id'], 'error': 'not mine', 'status': 'skipped'}), flush=True)\n",
+                      "utf-8")
+    done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "llama.cpp-tests",
+                           "-b", f"mine=cmd:{sys.executable} {engine} {{gguf}}", "-o", str(tmp_path / "out"), "-q"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "nothing was compared: mine judged no case" in done.stderr and "✅" not in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert any(r["cases"] for r in summary["runs"] if r["backend"] != "mine")  # (others were judged)

@@ -251,6 +251,18 @@ def refuse_nothing_judged(results, out: Path) -> None:
         raise TokparityError(f"nothing was compared: every backend skipped every case; the reports are in {out}")
 
 
+def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
+    """Nothing compared of what the user asked: every backend named with ``-b`` judged no case (an
+    engine that skipped all), though others did (llama.cpp against the golden ids beside it)."""
+    from tokparity.backends.registry import labelled
+    from tokparity.errors import TokparityError
+
+    named = set(labelled(backends))
+    if named and not results.interrupted and not any(r.cases for r in results.runs if r.backend in named):
+        raise TokparityError(f"nothing was compared: {', '.join(sorted(named))} judged no case (each skipped, or "
+                             f"not applicable); the reports are in {out}")
+
+
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
     (it raised on each, or never compiled): both sides refusing every conversation agree, but prove
@@ -400,6 +412,7 @@ def run(args: argparse.Namespace) -> int:
                              f"{', '.join(corpora)} gave no text to judge, or every backend skipped every case); "
                              f"the reports are in {out}")
     refuse_silent_templates(results, out)
+    refuse_named_unjudged(results, args.backends or [], out)
     write_ci_outputs(results, paths, args.junit, "compare")
     print("\n".join(summary_lines(results, terminal_columns())))
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
