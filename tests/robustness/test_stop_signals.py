@@ -149,3 +149,43 @@ def test_a_stop_signal_during_a_release_install_stops_pip(tmp_path, zoo, signum)
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
+
+
+def test_sigterm_ends_a_ray_run_as_ctrl_c_does(tmp_path, zoo):
+    """``ray.init`` put Ray's own SIGTERM handler in place: a SIGTERM dumped a trace and aborted
+    (exit 134), wrote no report and left the local Ray's agents running (a hostile-input helper's
+    find). tokparity's handlers are put back once Ray has started."""
+    zoo("llama-spm")
+    engine = tmp_path / "slow.py"
+    engine.write_text("import json, sys, time\n"
+                      "for line in sys.stdin:\n"
+                      "    req = json.loads(line)\n"
+                      "    time.sleep(0.03)\n"
+                      "    print(json.dumps({'id': req['id'], 'ids': [1]}), flush=True)\n", "utf-8")
+    corpus = tmp_path / "many.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"k{i}", "text": f"text number {i}"}) + "\n" for i in range(600)),
+                      "utf-8")
+    token = os.urandom(6).hex()
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", str(corpus), "-b",
+                             f"mine=cmd:{sys.executable} {engine} {{gguf}}", "--ray", "-o", str(out), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "MARK": token})
+    try:
+        deadline = time.monotonic() + 120
+        while not ((out / "cases.jsonl").is_file() and (out / "cases.jsonl").read_bytes().count(b"\n") > 3):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 143, err
+        assert json.loads((out / "summary.json").read_text("utf-8"))["complete"] is False
+        deadline = time.monotonic() + 20
+        while marked(token) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marked(token) == [], "Ray's processes outlived the run"
+    finally:
+        for pid in marked(token):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()

@@ -38,6 +38,7 @@ import secrets
 import socket
 import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -147,6 +148,28 @@ def off_the_path() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != folder]
 
 
+@contextmanager
+def keeping_stop_handlers() -> Iterator[None]:
+    """``ray.init`` puts a handler of Ray's on SIGTERM that dumps a trace and aborts: no reports, and
+    a local Ray's agents left running. tokparity's own handlers (the reports written, every child
+    stopped) are put back once Ray has started."""
+    import signal
+    import threading
+
+    from tokparity.backends.orphans import STOP_SIGNALS
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+
+
 def connect(ray: Any, address: str, jobs: int = 1) -> int:
     """``ray.init`` for ``--ray ADDRESS``: a local instance with ``jobs`` CPUs (all of them unless
     more than 1), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
@@ -158,11 +181,13 @@ def connect(ray: Any, address: str, jobs: int = 1) -> int:
                                              "env_vars": {DRIVER_FOLDER: os.path.abspath(os.curdir)}}}
     if is_local(address):
         cpus = jobs if jobs > 1 else os.cpu_count() or 1
-        ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
+        with keeping_stop_handlers():
+            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return cpus
     _check_reachable(ray, address)
     try:
-        ray.init(address=address, **quiet)
+        with keeping_stop_handlers():
+            ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as e:  # no cluster found, Ray Client missing
         raise RayError(f"--ray {address}: cannot attach to the Ray cluster ({_first_line(e)}); start it with "
                        "'ray start --head', give its address (HOST:PORT, ray://HOST:PORT, auto), and for a cluster "
