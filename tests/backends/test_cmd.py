@@ -106,7 +106,8 @@ def test_an_engine_that_cannot_start(zoo):
     engine = make_backend(FLAKY + " --die-at-start", zoo("llama-spm"), timeout=5.0)
     try:
         with pytest.raises(EngineDidNotStart, match="did not start: it died 3 times in a row before answering "
-                                                    "anything; its last stderr line: flaky_engine: told to die at start"):
+                                                    "anything; the last time: exited with status 3 on this case; "
+                                                    "stderr: flaky_engine: told to die at start"):
             run_cases(engine, ["a", "b", "c", "d"])
         assert engine.engine.starts == 3
     finally:

@@ -129,12 +129,20 @@ def test_fuzz_and_regress_write_junit(tmp_path):
 
 
 def test_unwritable_junit_is_one_line_exit_2(tmp_path):
-    (tmp_path / "junit.xml").mkdir()  # a folder where the file should go
+    (tmp_path / "a-file").write_text("x", "utf-8")  # (junit.xml under a file: found only when written)
     proc = tokparity("compare", "llama-spm", "-c", "edge", "-b", "ref", "--no-diagnose", "-q",
-                     "-o", str(tmp_path / "out"), "--junit", str(tmp_path / "junit.xml"))
+                     "-o", str(tmp_path / "out"), "--junit", str(tmp_path / "a-file" / "junit.xml"))
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("tokparity: error: --junit ")
     assert (tmp_path / "out" / "summary.json").is_file()  # the reports are there all the same
+
+
+def test_a_folder_where_junit_should_go_is_refused_before_the_run(tmp_path):
+    (tmp_path / "junit.xml").mkdir()
+    proc = tokparity("compare", "llama-spm", "-c", "edge", "-b", "ref", "--no-diagnose", "-q",
+                     "-o", str(tmp_path / "out"), "--junit", str(tmp_path / "junit.xml"))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "is a folder; tokparity writes a regular file of its own" in proc.stderr
 
 
 # -- hostile text ---------------------------------------------------------------------------------

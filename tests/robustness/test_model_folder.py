@@ -207,7 +207,7 @@ def test_a_named_output_that_is_a_device_a_link_or_the_cache_is_refused(model, t
     else:
         shutil.copy(zoo("llama-spm").files["gguf"], tmp_path / "m.gguf")
         args = ["convert", "m.gguf", "--to", "spm", "-o", str(target)]
-    one_line(tokparity(*args, cwd=tmp_path, env={"TOKPARITY_CACHE": str(cache)}), "name another path")
+    one_line(tokparity(*args, cwd=tmp_path, env={"TOKPARITY_CACHE": str(cache)}), "name another file")
     after = os.lstat(target)
     assert (after.st_mode, after.st_ino, after.st_size) == (before.st_mode, before.st_ino, before.st_size)
 

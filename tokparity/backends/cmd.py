@@ -272,6 +272,7 @@ class EngineProcess:
         self._stderr = bytearray()
         self._junk: list[str] = []
         self._protocol_lines: list[str] = []  # lines that are not replies, since the last reply
+        self.last_failure = ""  # what the last case that failed was told (EngineDidNotStart repeats it)
         self._per_reply = 0.0  # seconds per reply in the last pipelined stream (for napping)
         self._finalizer: weakref.finalize | None = None
         self._mark = ""  # in the program's environment: finds what it started outside its group
@@ -367,8 +368,8 @@ class EngineProcess:
         """Start the program again for the next case, or the failure that case gets instead."""
         if self.failed_starts >= MAX_FAILED_STARTS and self._load_seconds is None:
             # (it never answered anything: a wrong command, a missing file, not one crash per case)
-            raise EngineDidNotStart(f"{self.label} did not start: {self._failed_starts_said()}; its last stderr line: "
-                                 f"{(self.stderr_tail() or '(empty)').splitlines()[-1][:300]}")
+            raise EngineDidNotStart(f"{self.label} did not start: {self._failed_starts_said()}; the last time: "
+                                    f"{self.last_failure[:400]}")
         if self.failed_starts >= MAX_FAILED_STARTS:
             return BackendCrash(f"{self.label}: not restarted: {self._failed_starts_said()}; "
                                 f"last stderr: {self.stderr_tail() or '(empty)'}")
@@ -522,6 +523,13 @@ class EngineProcess:
         return out
 
     def _failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
+        """The case at the head of the queue (``_case_failure``), kept as the last one said: a
+        program that never starts is stopped with it (``_restart``)."""
+        failure = self._case_failure(what, timeout, grace)
+        self.last_failure = failure.detail.removeprefix(f"{self.label}: ")
+        return failure
+
+    def _case_failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
         """The case at the head of the queue: a crash (the program is gone) or a timeout (it is
         killed now); either way the next request starts it again. A program that wrote lines that
         are not its reply before that broke the protocol: the case is a crash quoting them."""

@@ -169,8 +169,6 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
     ci_files: list[tuple[str, str | None, str]] = [
         ("--junit", junit, "overwrite it with JUnit XML"),
         ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"), "append the summary to it")]
-    if junit:
-        refuse_unsafe_output("--junit", junit)
     for option, named, does in ci_files:
         if not named:
             continue
@@ -183,6 +181,8 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
             taken = _read_by_the_run(path, [Path(os.path.expanduser(v)) for v in existing.get("MODEL", [])])
         if taken is not None:
             raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
+    if junit:  # (after the checks above, which name the input it is)
+        refuse_unsafe_output("--junit", junit)
 
 
 def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
@@ -226,11 +226,11 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
     if path.is_symlink() or (path.exists() and not path.is_file()):
         what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "a device or a FIFO"
         raise TokparityError(f"{option} {shown_path(named)}: is {what}; tokparity writes a regular file of its own "
-                             "there: name another path")
+                             "there: name another file")
     if path.exists() and _in_cache(path):
-        raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another path")
+        raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another file")
     if any(_same_file(path, Path(os.path.expanduser(i))) for i in inputs):
-        raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another path")
+        raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
 
 
 def _same_file(a: Path, b: Path) -> bool:

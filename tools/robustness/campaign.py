@@ -290,7 +290,8 @@ def engines(ws: Workspace) -> Iterator[Trial]:
              "bad-utf8-decode", "exit7-after-3", "hang-after-3", "not-json", "bad-utf8", "floats", "bools",
              "negative", "huge-int", "strings", "null", "wrong-id", "no-id", "surrogate-error", "cr-error",
              "huge-reply", "stderr-flood", "close-stdout", "extra-replies"]
-    never_answers = ("die-at-start", "never-read")  # (stopped in one line after three starts)
+    # (engines that never answer anything: stopped in one line after three starts)
+    never_answers = ("die-at-start", "never-read", "fork-exit", "not-json", "wrong-id", "no-id", "close-stdout")
     for mode in modes:
         extra = ["--ops", "encode,decode"] if "decode" in mode else []
         yield Trial("engines", f"cmd-{mode}",
