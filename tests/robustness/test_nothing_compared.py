@@ -112,19 +112,24 @@ def test_a_gguf_with_an_empty_template_is_nothing_compared(tmp_path):
     assert done.returncode == 2 and "its files carry no chat template" in done.stderr, (done.stdout, done.stderr)
 
 
-@pytest.mark.parametrize("ops", ["encode", "decode"])
-def test_fuzz_of_an_engine_that_skips_every_case_is_nothing_compared(tmp_path, zoo, ops):
-    """``fuzz`` of an engine that answers every case with a skip said "no failure found", ✅, exit 0
-    on 4,535 skipped cases (found by a hostile-input helper)."""
-    zoo("llama-spm")
+def skipping_engine(tmp_path: Path) -> str:
+    """``-b`` for an engine that answers every request with a skip."""
     engine = tmp_path / "skips.py"
     engine.write_text("import json, sys\n"
                       "for line in sys.stdin:\n"
                       "    req = json.loads(line)\n"
                       "    print(json.dumps({'id': req['id'], 'error': 'not mine', 'status': 'skipped'}), flush=True)\n",
                       "utf-8")
+    return f"mine=cmd:{sys.executable} {engine} {{gguf}}"
+
+
+@pytest.mark.parametrize("ops", ["encode", "decode"])
+def test_fuzz_of_an_engine_that_skips_every_case_is_nothing_compared(tmp_path, zoo, ops):
+    """``fuzz`` of an engine that answers every case with a skip said "no failure found", ✅, exit 0
+    on 4,535 skipped cases (found by a hostile-input helper)."""
+    zoo("llama-spm")
     done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "llama-spm", "--seconds", "2", "--ops", ops,
-                           "-b", f"mine=cmd:{sys.executable} {engine} {{gguf}}", "-o", str(tmp_path / "out"), "-q"],
+                           "-b", skipping_engine(tmp_path), "-o", str(tmp_path / "out"), "-q"],
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: every backend skipped every "
@@ -136,14 +141,8 @@ def test_compare_of_a_named_engine_that_skips_every_case_is_nothing_compared(tmp
     """``-b mine`` that skipped every case passed as ✅ when the corpus held llama.cpp's golden
     texts: llama.cpp was judged against the golden ids beside it (a hostile-input helper's find)."""
     zoo("llama-spm")
-    engine = tmp_path / "skips.py"
-    engine.write_text("import json, sys\n"
-                      "for line in sys.stdin:\n"
-                      "    req = json.loads(line)\n"
-                      "    print(json.dumps({'id': req['id'], 'error': 'not mine', 'status': 'skipped'}), flush=True)\n",
-                      "utf-8")
     done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "llama.cpp-tests",
-                           "-b", f"mine=cmd:{sys.executable} {engine} {{gguf}}", "-o", str(tmp_path / "out"), "-q"],
+                           "-b", skipping_engine(tmp_path), "-o", str(tmp_path / "out"), "-q"],
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "nothing was compared: mine judged no case" in done.stderr and "✅" not in done.stdout

@@ -58,6 +58,7 @@ def model_fingerprints(models: list[str]) -> dict[str, dict[str, str]]:
     their digests already, and ``hf:`` models are the Hub's."""
     from tokparity.corpus.pipeline import fingerprint
     from tokparity.zoo import load_manifest, named_path
+    from tokparity.zoo.fetch import sha256_of
     from tokparity.zoo.model_file import files_read_with
 
     zoo = load_manifest().models
@@ -71,8 +72,8 @@ def model_fingerprints(models: list[str]) -> dict[str, dict[str, str]]:
             if named is None:
                 continue
             path = named[1]
-        prints[spec] = {str(file.absolute()): hashlib.sha256(file.read_bytes()).hexdigest()
-                        if file.stat().st_size <= WHOLE_MODEL_FILE else fingerprint(file)
+        prints[spec] = {str(file.absolute()): sha256_of(file) if file.stat().st_size <= WHOLE_MODEL_FILE
+                        else fingerprint(file)
                         for file in files_read_with(path)}
     return prints
 
