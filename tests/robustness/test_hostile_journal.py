@@ -168,7 +168,8 @@ def test_a_resume_whose_corpus_is_its_own_journal_is_refused(tmp_path, corpus):
     h["corpora"] = {}
     (out / JOURNAL_FILE).write_bytes(b"\n".join([json.dumps(h).encode(), *rest]))
     before = (out / JOURNAL_FILE).read_bytes()
-    assert_one_line_error(tokparity("compare", "--resume", str(out), "-q"), "overwrite")
+    # An edited header is not signed any more; trusted, it still cannot make the run overwrite its journal.
+    assert_one_line_error(tokparity("compare", "--resume", str(out), "--trust-journal", "-q"), "overwrite")
     assert (out / JOURNAL_FILE).read_bytes() == before
 
 
@@ -264,6 +265,85 @@ def test_fuzz_resume_of_another_users_journal_needs_trust_journal(tmp_path, zoo)
     assert proc.returncode in (0, 1), proc.stderr
     proc = tokparity("fuzz", "--resume", str(out), "-q", env={"TOKPARITY_CACHE": str(tmp_path / "mine")})
     assert_one_line_error(proc, "--trust-journal", json.dumps(GREEDY))
+
+
+def _mismatching_line(out: Path) -> int:
+    """The number of the first journal line whose record holds a mismatch."""
+    lines = (out / JOURNAL_FILE).read_bytes().split(b"\n")
+    return next(i for i, line in enumerate(lines[1:], 2) if line and json.loads(line).get("mismatches"))
+
+
+def _agreeing(line: bytes) -> bytes:
+    """A record line claiming that every backend agreed (the seal kept as it was)."""
+    d = json.loads(line)
+    d["verdicts"] = {name: "agree" for name in d["verdicts"]}
+    d.pop("mismatches")
+    return json.dumps(d).encode()
+
+
+def test_a_verdict_edited_into_a_record_is_refused(tmp_path, finished):
+    """A record edited to say "agree" would be counted as judged on resume: a ✅ no engine gave.
+    Each line is sealed with the key; the edited one is named, nothing runs, nothing is lost."""
+    out = copy_run(finished, tmp_path, keep=CASES - 3)
+    path = out / JOURNAL_FILE
+    lines = path.read_bytes().split(b"\n")
+    edited = _mismatching_line(out)
+    lines[edited - 1] = _agreeing(lines[edited - 1])
+    path.write_bytes(b"\n".join(lines))
+    before = path.read_bytes()
+    proc = tokparity("compare", "--resume", str(out), "-q")
+    assert_one_line_error(proc, f"{path}:{edited}:", "not written by your tokparity", "--trust-journal")
+    assert path.read_bytes() == before and not (out / "summary.json").exists()
+    # Trusted, the edit is taken as it is: the user said so.
+    proc = tokparity("compare", "--resume", str(out), "--trust-journal", "-q")
+    assert proc.returncode == 1, proc.stderr
+    assert sum(r["mismatches"] for r in summary(out)["runs"]) == sum(
+        r["mismatches"] for r in summary(finished)["runs"]) - 1
+
+
+def test_a_line_taken_from_another_journal_is_refused(tmp_path, finished, corpus):
+    """A record sealed by this user's key, but for another run (the reference alone: all agree),
+    does not check in this journal: a seal covers the header's signature too."""
+    other = tmp_path / "other"
+    assert tokparity("compare", "llama-spm", "-c", str(corpus), "-b", "ref", "-o", str(other), "-q").returncode == 0
+    out = copy_run(finished, tmp_path, keep=CASES - 3)
+    path = out / JOURNAL_FILE
+    lines = path.read_bytes().split(b"\n")
+    edited = _mismatching_line(out)
+    n = json.loads(lines[edited - 1])["n"]
+    theirs = next(line for line in (other / JOURNAL_FILE).read_bytes().split(b"\n")[1:] if json.loads(line)["n"] == n)
+    lines[edited - 1] = theirs
+    path.write_bytes(b"\n".join(lines))
+    assert_one_line_error(tokparity("compare", "--resume", str(out), "-q"), f"{path}:{edited}:", "not written by")
+
+
+def test_fingerprints_taken_out_of_the_header_are_refused(tmp_path, finished):
+    """Without its fingerprints a resume could not see a changed corpus or model: the header's
+    signature covers them."""
+    out = copy_run(finished, tmp_path, keep=10)
+    header, *rest = (out / JOURNAL_FILE).read_bytes().split(b"\n")
+    h = json.loads(header)
+    h["corpora"], h["models"] = {}, {}
+    (out / JOURNAL_FILE).write_bytes(b"\n".join([json.dumps(h).encode(), *rest]))
+    proc = tokparity("compare", "--resume", str(out), "-q")
+    assert_one_line_error(proc, str(out / JOURNAL_FILE), "not written by your tokparity", "--trust-journal",
+                          "count its records as judged")
+
+
+def test_a_fuzz_note_edited_by_hand_is_refused(tmp_path, zoo):
+    gguf = str(zoo("llama-spm").files["gguf"])
+    out = tmp_path / "fuzz"
+    proc = tokparity("fuzz", gguf, "-b", GREEDY, "--seconds", "1", "--no-hypothesis", "-o", str(out), "-q")
+    assert proc.returncode in (0, 1), proc.stderr
+    path = out / JOURNAL_FILE
+    lines = path.read_bytes().split(b"\n")
+    noted = next(i for i, line in enumerate(lines[1:], 2) if line and "note" in json.loads(line))
+    d = json.loads(lines[noted - 1])
+    d["note"]["elapsed"] = 0.5
+    lines[noted - 1] = json.dumps(d).encode()
+    path.write_bytes(b"\n".join(lines))
+    proc = tokparity("fuzz", "--resume", str(out), "-q", timeout=60)
+    assert_one_line_error(proc, f"{path}:{noted}:", "not written by your tokparity")
 
 
 # -- 6. damaged journals -------------------------------------------------------------------------------------

@@ -28,12 +28,13 @@ A journal is input like any other file a user may be handed, so a resume trusts 
   ``DIR/cases.jsonl:LINE``, and a case written twice (a line duplicated by hand) is counted once;
 - records are keyed by the model's position on the command line (``"slot"``), not by its name:
   two folders that both hold a ``tokenizer.json`` are two models, each with its own records;
-- the header's commands (``cmd:``/``py:`` backends, run on resume) are signed with a secret of
-  this user's (``$TOKPARITY_CACHE/journal-key``, made 0600 on first use): a journal this user's
-  tokparity did not write runs them only with ``--trust-journal``, after showing them.
+- the header is signed, and every other line sealed, with a secret of this user's
+  (``$TOKPARITY_CACHE/journal-key``, made 0600 on first use): a journal this user's tokparity did
+  not write, or a line edited by hand, is resumed only with ``--trust-journal`` (the refusal shows
+  the commands the header would run). A line's ``seal`` is its last key.
 
 This module is the file (``Journal``: create, reopen, lock, write, read back); beside it,
-``format`` (a line's JSON and its checks), ``signing`` (the header's signature), ``resume`` (the
+``format`` (a line's JSON and its checks), ``signing`` (the header's signature, the lines' seals), ``resume`` (the
 stored arguments, the corpora's fingerprints, the positions done) and ``interrupt`` (Ctrl-C held
 while a batch is counted and journaled).
 """
@@ -62,7 +63,15 @@ from tokparity.run.journal.format import (
     shown,
 )
 from tokparity.run.journal.resume import DoneSet, corpus_fingerprints, model_fingerprints
-from tokparity.run.journal.signing import check_signature, commands_in, journal_key, signature
+from tokparity.run.journal.signing import (
+    check_signature,
+    commands_in,
+    journal_key,
+    seal_holds,
+    sealed,
+    signature,
+    unsealed,
+)
 from tokparity.run.known import KnownList
 from tokparity.textview import shown_path
 
@@ -75,10 +84,12 @@ FORMAT = 1
 class Journal:
     """``DIR/cases.jsonl``, appended to and flushed after every case."""
 
-    def __init__(self, path: Path, header: dict, fh: IO[str], with_mismatches: bool = True):
+    def __init__(self, path: Path, header: dict, fh: IO[str], with_mismatches: bool = True,
+                 key: bytes | None = None):
         self.path = path
         self.header = header
         self._fh = fh
+        self._key = key  # seals each line written (None: the journal is not signed, see create)
         self.with_mismatches = with_mismatches  # fuzz keeps only counts: its findings are elsewhere
         self.written = 0
         self.resumed = False  # reopened: the run it records goes on
@@ -95,8 +106,9 @@ class Journal:
         args = json.loads(json.dumps(args))  # as a resume will read them (and the signature covers them)
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
                   "corpora": corpus_fingerprints(corpora or []), "models": model_fingerprints(models or [])}
-        if commands_in(args):
-            header["signature"] = signature(journal_key(create=True) or b"", command, args)
+        key = _signing_key(args)
+        if key is not None:
+            header["signature"] = signature(key, header)
         _make_folder(Path(out_dir))
         try:
             fh = open(path, "a", encoding="utf-8")
@@ -111,7 +123,7 @@ class Journal:
         except OSError as e:
             _close_quietly(fh)
             raise _unwritable(path, e) from None
-        return cls(path, header, fh, with_mismatches)
+        return cls(path, header, fh, with_mismatches, key)
 
     @classmethod
     def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True,
@@ -124,8 +136,7 @@ class Journal:
             raise BadJournal(f"{path}: no journal to resume from; --resume takes the -o folder of an earlier "
                              f"'tokparity {command}' run")
         header = read_header(path, command, arg_checks)
-        if not trust:
-            check_signature(path, header)
+        key = None if trust else check_signature(path, header)  # (a trusted journal's new lines: not sealed)
         try:
             fh = open(path, "r+", encoding="utf-8")
         except OSError as e:
@@ -138,10 +149,12 @@ class Journal:
         except OSError as e:
             _close_quietly(fh)
             raise _unwritable(path, e) from None
-        journal = cls(path, header, fh, with_mismatches)
+        journal = cls(path, header, fh, with_mismatches, key)
         journal.resumed = True
         try:
             journal.check_lines()
+            if key is not None:
+                journal.check_seals(key)
             journal.check_corpora()
             journal.check_models()
         except BadJournal:
@@ -158,6 +171,12 @@ class Journal:
                     check_record(d)
             except Damaged as e:
                 raise self.damaged(lineno, str(e)) from None
+
+    def check_seals(self, key: bytes) -> None:
+        """Every line sealed with this user's key: an edited record would claim a verdict no engine gave."""
+        for lineno, raw in _raw_lines(self.path):
+            if lineno > 1 and not seal_holds(key, self.header["signature"], raw):
+                raise unsealed(self.path, lineno)
 
     def check_corpora(self) -> None:
         stored = self.header.get("corpora", {})
@@ -194,13 +213,16 @@ class Journal:
         model's position on the command line, which keys its records (two models may share a name);
         ``known``: see ``record_json``."""
         if records:
-            text = "".join(record_line(r, self.with_mismatches, slot, known) + "\n" for r in records)
+            text = "".join(self._sealed(record_line(r, self.with_mismatches, slot, known)) + "\n" for r in records)
             self._write(text)
             self.written += len(records)
 
     def note(self, entry: dict) -> None:
         """A line that is not a case (fuzz: a finding, the time used), flushed at once."""
-        self._write(json.dumps({"note": entry}, ensure_ascii=False) + "\n")
+        self._write(self._sealed(json.dumps({"note": entry}, ensure_ascii=False)) + "\n")
+
+    def _sealed(self, line: str) -> str:
+        return line if self._key is None else sealed(self._key, self.header["signature"], line)
 
     def _write(self, text: str) -> None:
         try:
@@ -389,15 +411,32 @@ def _good_length(path: Path) -> int:
     return 0
 
 
-def _lines(path: Path) -> Iterator[tuple[int, object]]:
+def _signing_key(args: dict) -> bytes | None:
+    """The key that signs a new journal. A run whose journal names commands needs one; another run
+    goes on without it (a cache folder it cannot write), and its resume needs ``--trust-journal``."""
+    if commands_in(args):
+        return journal_key(create=True)
+    try:
+        return journal_key(create=True)
+    except BadJournal:
+        return None
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes without the newline)`` of each complete line."""
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 return  # a line cut by a kill: its case runs again
-            try:
-                d = json.loads(raw)
-            except (ValueError, RecursionError) as e:  # not JSON or UTF-8, an integer too long, nesting too deep
-                raise BadJournal(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {str(e)[:80]}); the file "
-                                 "was edited or damaged: delete that line, or start a new run without --resume") \
-                    from None
-            yield lineno, d
+            yield lineno, raw[:-1]
+
+
+def _lines(path: Path) -> Iterator[tuple[int, object]]:
+    for lineno, raw in _raw_lines(path):
+        try:
+            d = json.loads(raw)
+        except (ValueError, RecursionError) as e:  # not JSON or UTF-8, an integer too long, nesting too deep
+            raise BadJournal(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {str(e)[:80]}); the file "
+                             "was edited or damaged: delete that line, or start a new run without --resume") \
+                from None
+        yield lineno, d

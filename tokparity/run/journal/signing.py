@@ -1,6 +1,11 @@
-"""Who wrote a journal's header: the commands a resume would run (``cmd:``/``py:`` backends, a
-``--ray`` address) are signed with a secret of this user's (``$TOKPARITY_CACHE/journal-key``,
-0600), so a journal someone else wrote runs them only with ``--trust-journal``."""
+"""Who wrote a journal: its header is signed, and each of its lines sealed, with a secret of this
+user's (``$TOKPARITY_CACHE/journal-key``, 0600). A resume trusts a journal only when the key
+checks: one someone else wrote (or edited) needs ``--trust-journal``. Without that, an edited
+record could claim a verdict no engine gave, and an edited header could run its commands.
+
+The header's ``signature`` covers the whole header (the command, its arguments, the corpora's and
+models' fingerprints). A line's ``seal`` covers the line and the header's signature, so a line
+taken from another journal does not check either."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -89,23 +95,49 @@ def journal_key(create: bool) -> bytes | None:
     return key
 
 
-def signature(key: bytes, command: str, args: dict) -> str:
-    """HMAC-SHA256 of the command and its arguments, as the header stores them (canonical JSON)."""
-    text = json.dumps({"command": command, "args": args}, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+def signature(key: bytes, header: dict) -> str:
+    """HMAC-SHA256 of the header (all but its signature), as canonical JSON."""
+    signed = {k: v for k, v in header.items() if k != "signature"}
+    text = json.dumps(signed, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def check_signature(path: Path, header: dict) -> None:
-    """Refuse a journal whose commands this user's tokparity did not sign: resuming runs them."""
-    commands = commands_in(header["args"])
-    if not commands:
-        return
+SEAL = re.compile(rb'(.*), "seal": "([0-9a-f]{32})"\}')
+
+
+def sealed(key: bytes, signed: str, line: str) -> str:
+    """``line`` (a JSON object's text) with its seal as a last key."""
+    return f'{line[:-1]}, "seal": "{_seal(key, signed, line.encode())}"}}'
+
+
+def _seal(key: bytes, signed: str, line: bytes) -> str:
+    return hmac.new(key, signed.encode("ascii") + b"\n" + line, hashlib.sha256).hexdigest()[:32]
+
+
+def seal_holds(key: bytes, signed: str, raw: bytes) -> bool:
+    """Whether the line ``raw`` (its newline taken off) carries the seal of its text."""
+    match = SEAL.fullmatch(raw)
+    return match is not None and hmac.compare_digest(
+        match[2].decode("ascii"), _seal(key, signed, match[1] + b"}"))
+
+
+def check_signature(path: Path, header: dict) -> bytes:
+    """This user's key, once it checks the header's signature; else refuse the journal: a resume
+    would run its commands, and count its records as judged."""
     key = journal_key(create=False)
     stored = header.get("signature")
-    if key is not None and isinstance(stored, str) and hmac.compare_digest(
-            stored, signature(key, header["command"], header["args"])):
-        return
+    if key is not None and isinstance(stored, str) and hmac.compare_digest(stored, signature(key, header)):
+        return key
+    commands = commands_in(header["args"])
     shown = ", ".join(json.dumps(c, ensure_ascii=True) for c in commands)  # escaped: one line, nothing hidden
+    would = "count its records as judged without running them" + (f", and run {shown}" if commands else "")
     raise BadJournal(f"{path}: this journal was not written by your tokparity (its header is not signed with your "
-                     f"key {key_path()}), and resuming it would run {shown}; read them, and resume with "
-                     "--trust-journal only if you trust them")
+                     f"key {key_path()}), and resuming it would {would}; read it, and resume with --trust-journal "
+                     "only if you trust it")
+
+
+def unsealed(path: Path, lineno: int) -> BadJournal:
+    return BadJournal(f"{path}:{lineno}: this line was not written by your tokparity (it is not sealed with your key "
+                      f"{key_path()}): it was edited, or comes from another journal; a resume would count its cases "
+                      "as judged without running them: start a new run without --resume, or resume with "
+                      "--trust-journal if you trust the file")
