@@ -225,6 +225,29 @@ def test_local_ray_ctrl_c_keeps_the_cases_done_stops_its_ray_then_resumes(tmp_pa
     assert wait_until_gone(processes_under(LOCAL_RAY) - before) == set()
 
 
+def test_local_ray_killed_with_sigkill_leaves_no_process_of_its_ray(tmp_path, zoo):
+    """A SIGKILL gives tokparity no moment to stop the Ray it started (its raylet, its dashboard and
+    runtime-environment agents are not its children). The reaper beside the run stops them all."""
+    zoo("llama-spm")
+    zoo("botchan-unigram")
+    before = processes_under(LOCAL_RAY)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", *RUN, "-o", str(out), "--ray"], env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    journal = out / JOURNAL_FILE
+    deadline = time.monotonic() + 180
+    while not journal.exists() or len(journal.read_bytes().split(b"\n")) < 300:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no 300 journal lines in 180 s"
+        time.sleep(0.05)
+    ours = processes_under(LOCAL_RAY) - before
+    assert len(ours) >= 3, "the local Ray's processes were not found"
+    proc.kill()
+    proc.wait(timeout=30)
+    assert wait_until_gone(ours) == set(), "processes of the killed run's Ray are still running"
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_without_ray_installed_one_line(tmp_path, zoo):
     zoo("llama-spm")
     blocker = tmp_path / "noray"

@@ -513,14 +513,10 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
     """``regress --ray``: each model judged by a Ray task of its own (a model's two passes share
     its loaded backends, so a model is the unit), as many at once as the cluster has CPUs; the
     parts are merged here in model order, so the reports are those of one process."""
-    from tokparity.run.cluster import WAIT_SECONDS, connect, import_ray, is_local, local_environment
+    from tokparity.run.cluster import WAIT_SECONDS, ray_session
 
     address = options.ray or ""
-    if is_local(address):
-        local_environment()
-    ray = import_ray()
-    slots = connect(ray, address)
-    try:
+    with ray_session(address) as (ray, slots):
         results.timing_jobs = slots
         _say(options, f"--ray {address or 'local'}: {len(checked)} model(s), a task each, up to {slots} at once")
         task = ray.remote(num_cpus=1, max_retries=0)(judge_elsewhere)
@@ -546,8 +542,6 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
             options.notes.extend(part.notes)
             if options.known is not None and part.known is not None:
                 options.known.absorb(part.known)
-    finally:
-        ray.shutdown()  # a local instance we started stops (its tasks with it); from a cluster we disconnect
 
 
 def judged_message(checked: CheckedModel) -> str:

@@ -253,20 +253,37 @@ class _Feed:
     actors: list[_Actor] = field(default_factory=list)
 
 
+@contextmanager
+def ray_session(address: str, jobs: int = 1) -> Iterator[tuple[Any, int]]:
+    """Ray, attached for ``--ray ADDRESS`` (``connect``), and how many actors it may run at once.
+    At the end a local instance we started stops, its reaper with it; from a cluster we only
+    disconnect. A local instance's reaper stops it even when tokparity is killed (``reaper``)."""
+    from tokparity.run import reaper
+
+    if is_local(address):
+        local_environment()
+    ray = import_ray()
+    watch = reaper.Reaper(reaper.marked()) if is_local(address) else None  # (the mark: before Ray starts)
+    try:
+        slots = connect(ray, address, jobs)
+        try:
+            yield ray, slots
+        finally:
+            ray.shutdown()
+    finally:
+        os.environ.pop(reaper.MARK, None)  # (the children this process starts later are not Ray's)
+        if watch is not None:
+            watch.close()
+
+
 def run_models_on_ray(models: list[str], corpora: list[str], backend_names: list[str] | None,
                       options: CompareOptions, results: Results) -> None:
     """Every model's cases judged by Ray actors, counted and merged into ``results`` here."""
     address = options.ray or ""
-    if is_local(address):
-        local_environment()
-    ray = import_ray()
-    slots = connect(ray, address, options.jobs)
-    try:
+    with ray_session(address, options.jobs) as (ray, slots):
         results.timing_jobs = slots
         options.say(f"--ray {address or 'local'}: up to {slots} actor(s), {BATCH_CASES} cases a batch")
         _Driver(ray, models, corpora, backend_names, options, results, slots).run()
-    finally:
-        ray.shutdown()  # a local instance we started stops; from a cluster we only disconnect
 
 
 class _Driver:
