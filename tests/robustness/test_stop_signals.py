@@ -189,3 +189,31 @@ def test_sigterm_ends_a_ray_run_as_ctrl_c_does(tmp_path, zoo):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
+
+
+def test_regress_stopped_by_a_signal_writes_the_reports_of_the_models_judged(tmp_path, zoo):
+    """regress keeps no journal: a stop signal once the first model is judged writes the reports of
+    that model (marked incomplete) and exits 128 + the signal, saying that a new run is needed."""
+    later = ["botchan-unigram", "llama-bpe", "qwen3"]  # (seconds of work left when the signal comes)
+    for name in ["llama-spm", *later]:
+        zoo(name)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "regress", "llama-spm", *later, "-b", "ref",
+                             "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stderr is not None
+    said = []
+    for line in proc.stderr:  # progress, then "llama-spm: N cases × 2 settings against llama-spm.jsonl.gz"
+        said.append(line)
+        if line.startswith("llama-spm: ") and "against" in line:
+            break
+    else:
+        raise AssertionError("".join(said)[-3000:])
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "regress keeps no journal: run it again" in err, err
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["complete"] is False
+    assert {r["model"] for r in summary["runs"]} == {"llama-spm"}
+    assert (out / "report.html").is_file() and (out / "mismatches.csv").is_file()

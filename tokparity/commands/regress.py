@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -132,4 +133,8 @@ def run(args: argparse.Namespace) -> int:
     if len(unexplained) > SHOW_CHANGES:
         print(f"… and {len(unexplained) - SHOW_CHANGES} more changes (every one in mismatches.csv)")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
+    if results.interrupted:
+        print("tokparity: interrupted; the reports cover the models judged whole; regress keeps no journal: run it "
+              "again for the rest", file=sys.stderr)
+        return 130
     return 1 if results.unexplained else 0

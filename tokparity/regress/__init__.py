@@ -525,23 +525,25 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
         refs = {task.remote(model, sent): i for i, model in enumerate(checked)}
         parts: dict[int, JudgedElsewhere] = {}
         waiting = list(refs)
-        while waiting:  # (a short wait, so that Ctrl-C is handled at once)
-            ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_SECONDS)
-            for ref in ready:
-                i = refs[ref]
-                part = parts[i] = ray.get(ref)
-                if part.error or part.results is None:
-                    raise TokparityError(f"{checked[i].goldens.model}: {part.error}")
-                for line in part.results.options.get("unavailable", []):
-                    _say(options, f"skipping {line}")
-                _say(options, judged_message(checked[i]))
-        for i in range(len(checked)):
-            part = parts[i]
-            assert part.results is not None  # (checked as it came)
-            results.absorb(part.results)
-            options.notes.extend(part.notes)
-            if options.known is not None and part.known is not None:
-                options.known.absorb(part.known)
+        try:
+            while waiting:  # (a short wait, so that Ctrl-C is handled at once)
+                ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_SECONDS)
+                for ref in ready:
+                    i = refs[ref]
+                    part = parts[i] = ray.get(ref)
+                    if part.error or part.results is None:
+                        raise TokparityError(f"{checked[i].goldens.model}: {part.error}")
+                    for line in part.results.options.get("unavailable", []):
+                        _say(options, f"skipping {line}")
+                    _say(options, judged_message(checked[i]))
+        finally:  # (interrupted: the models judged whole are counted all the same, in model order)
+            for i in sorted(parts):
+                part = parts[i]
+                assert part.results is not None  # (checked as it came)
+                results.absorb(part.results)
+                options.notes.extend(part.notes)
+                if options.known is not None and part.known is not None:
+                    options.known.absorb(part.known)
 
 
 def judged_message(checked: CheckedModel) -> str:
@@ -573,12 +575,15 @@ def run_regress(models: list[str], options: RegressOptions) -> Results:
                                  (" with the prompts of conversations" if chat else "") + "; make them with "
                                  f"`tokparity regress --update [MODEL…] --goldens {options.goldens_dir}`")
     checked = [check_model(spec, options) for spec in models]  # bad goldens or corpora: before any run
-    if options.ray is not None:
-        judge_on_ray(checked, options, results)
-    else:
-        for model in checked:
-            judge_model(model, options, results)
-            _say(options, judged_message(model))
+    try:  # Ctrl-C or a stop signal: the reports of the models judged whole (regress keeps no journal)
+        if options.ray is not None:
+            judge_on_ray(checked, options, results)
+        else:
+            for model in checked:
+                judge_model(model, options, results)
+                _say(options, judged_message(model))
+    except KeyboardInterrupt:
+        results.interrupted = True
     # One "goldens" row for the whole run: each model's provenance is in options["goldens"].
     results.backends[ORACLE] = {"version": f"{len(models)} goldens file(s) in {options.goldens_dir}"}
     if options.known:
