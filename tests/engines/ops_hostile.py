@@ -7,6 +7,9 @@
     skip-leading    stream answers "status": "skipped" for a text that starts with a space
     long-table      pieces answers three times as many entries as the vocabulary has
     ahead           stream sends the whole text in the first delta (for information: not judged)
+    surrogates      decode and stream write bytes that are not UTF-8 as lone surrogates (U+DC80..U+DCFF),
+                    as Python's surrogateescape does
+    panic           decode and stream exit (a crash) on ids whose bytes are not UTF-8
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ def main() -> int:
             reply["ids"] = ref.encode(req["text"], req["add_special"], req["parse_special"])
         elif mode == "no-ops":
             reply["error"] = f"no op {op}"
+        elif mode in ("surrogates", "panic") and op in ("decode", "stream"):
+            raw = b"".join(ref.piece_bytes(req["ids"]))
+            if mode == "panic":
+                raw.decode("utf-8")  # a UnicodeDecodeError ends the engine: a panic
+            text = raw.decode("utf-8", "surrogateescape")
+            reply.update({"text": text} if op == "decode" else {"deltas": [text] + [""] * (len(req["ids"]) - 1)})
         elif op == "decode":
             reply["text"] = ref.decode(req["ids"])
         elif op == "stream" and mode == "stream-error":

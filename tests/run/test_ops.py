@@ -460,3 +460,30 @@ def test_real_streamers_that_hold_words_are_not_held_to_the_end(zoo, model):
                 if found is not None and found[0] == "stream-held":
                     held.append((streamer.loader, step, text, deltas))
     assert held == []
+
+
+def test_ids_that_have_no_token_are_no_ones_failure(zoo):
+    """cl100k has ids with no token (100256, 100261..100275; the loader fills them as [PAD…]): tiktoken,
+    the decoder, fails on them, and that failure is not the engine's. Its twin: an engine that
+    fails on ids that are tokens (a byte that is not UTF-8 alone) is still that engine's crash."""
+    from tokparity.backends.registry import make_backend
+    from tokparity.records import SKIPPED
+    from tokparity.run.ops import DecodingJudge, IdCase
+    from tokparity.vocab import load_vocab
+    from tokparity.zoo import resolve_model
+
+    zoo("cl100k-tiktoken")
+    model = resolve_model("cl100k-tiktoken")
+    vocab = load_vocab(model.primary[1])
+    gap = next(i for i, token in enumerate(vocab.tokens) if token == f"[PAD{i}]")
+    panics = f"cmd:{sys.executable} {Path(__file__).parent.parent / 'engines' / 'ops_hostile.py'} {{tiktoken}} panic"
+    backends = {"tiktoken": make_backend("tiktoken", model), "engine": make_backend(panics, model)}
+    try:
+        judge = DecodingJudge("cl100k-tiktoken", vocab, backends, "tiktoken", {"decode": ["engine"]})
+        record = judge.record("decode", 0, IdCase("gap", (gap, 245), 1, "gap", {}), [gap, 245], 1, "tiktoken", ())
+        assert record.verdicts == {"engine": SKIPPED} and not record.mismatches
+        record = judge.record("decode", 1, IdCase("byte", (245,), 1, "byte", {}), [245], 1, "tiktoken", ())
+        assert [m.cls for m in record.mismatches] == ["crash"], record
+    finally:
+        for backend in backends.values():
+            backend.close()

@@ -23,7 +23,8 @@ that decodes (golden ids cannot). Each answer is judged against its answer:
              that is part of a character as U+FFFD: such an id is compared as that text)
 
 A backend without the op (NotImplementedError; a ``cmd:`` engine's error reply with no status)
-is not judged for it there: the case counts as skipped for it.
+is not judged for it there: the case counts as skipped for it. Ids that have no token in the
+vocabulary (a gap in tiktoken's ids) are skipped for every backend when the decoder fails on them.
 """
 
 from __future__ import annotations
@@ -245,6 +246,9 @@ class DecodingJudge:
         want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.settings.for_op(op)))
                            if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
+        if isinstance(want, CaseFailure) and self._no_token(ids):  # (ids that are not the model's: no one's failure)
+            verdicts = {name: SKIPPED for name in self.compared.get(op, [])}
+            return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts, op=op, seconds=seconds)
         for name in self.compared.get(op, []):
             got = want if name == self.decoder and op == "decode" else \
                 self._timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
@@ -268,6 +272,14 @@ class DecodingJudge:
                 oracle_output=capped(oracle_output), backend_output=capped(backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
+
+    def _no_token(self, ids: list[int]) -> bool:
+        """Whether an id has no token in the vocabulary: out of its range, or a gap in its ids that
+        the loader filled (``[PAD{id}]``, unused: tiktoken's and tokenizer.json's missing ids). A
+        decoder that fails on such ids is right to; what an engine answers there is not judged."""
+        types = self.vocab.token_types
+        return any(not 0 <= i < self.vocab.size or (types is not None and types[i] == TokenType.UNUSED
+                                                    and self.vocab.tokens[i] == f"[PAD{i}]") for i in ids)
 
     @staticmethod
     def _timed(seconds: dict[str, float], name: str, call) -> object:
