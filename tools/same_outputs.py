@@ -5,7 +5,7 @@ folder, then
     python -m tools.same_outputs BEFORE_DIR AFTER_DIR RUN [RUN …]
 
 compares, for each run folder RUN of both: ``mismatches.csv`` and ``fuzz-findings.jsonl`` byte for
-byte; ``cases.jsonl`` byte for byte (a fuzz run's journal: its case records byte for byte, and its
+byte; ``cases.jsonl`` byte for byte but for each line's seal, which depends on the user's key (a fuzz run's journal: its case records byte for byte, and its
 findings without the seconds at which they were found and shrunk, which are the clock's, not the
 code's; its notes of counted cases are flushed every few seconds, so where they fall is the clock's
 too); ``summary.json`` without ``seconds`` and ``timing`` (and a fuzz finding's seconds). Exit 0 when
@@ -18,14 +18,18 @@ time budget: ``fuzz MODEL -g unicode-seams -g ascii-pairs --no-hypothesis --seco
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 TIMES = ("found_after", "shrink_seconds")
 
 
+SEAL = re.compile(rb', "seal": "[0-9a-f]{32}"')
+
+
 def journal(path: Path) -> object:
-    raw = path.read_bytes()
+    raw = SEAL.sub(b"", path.read_bytes())
     lines = raw.decode("utf-8").splitlines()
     if not lines or '"command": "fuzz"' not in lines[0]:
         return raw

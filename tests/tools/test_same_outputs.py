@@ -35,3 +35,12 @@ def test_a_changed_row_is(tmp_path, capsys):
     run_folder(tmp_path / "after", "model,class\nm,whitespace-runs\n", found_after=0.2, elapsed=9.0)
     assert main([str(tmp_path / "before"), str(tmp_path / "after"), "run"]) == 1
     assert "DIFF  run/mismatches.csv" in capsys.readouterr().out
+
+
+def test_a_journal_sealed_with_another_key_is_the_same(tmp_path, capsys):
+    for side, seal in (("before", "0" * 32), ("after", "f" * 32)):
+        folder = tmp_path / side / "run"
+        folder.mkdir(parents=True)
+        header = json.dumps({"journal": 1, "command": "compare", "args": {}})
+        (folder / "cases.jsonl").write_text(f'{header}\n{RECORD[:-1]}, "seal": "{seal}"}}\n', "utf-8")
+    assert main([str(tmp_path / "before"), str(tmp_path / "after"), "run"]) == 0
