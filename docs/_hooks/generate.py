@@ -5,7 +5,7 @@ A page asks for a generated block with an HTML comment on a line of its own:
     <!-- generate: classes -->            the bug classes (tokparity/diff/classes.toml)
     <!-- generate: class-rules -->        the classifier's rules, in order (tokparity/diff/classify.py RULES)
     <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml)
-    <!-- generate: cause-order -->        the order of +-joined causes (tokparity/diagnose/variants.py STAGES)
+    <!-- generate: cause-order -->        the order of +-joined causes (tokparity/diagnose/variants/rules.py STAGES)
     <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/run/results.py CSV_COLUMNS)
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
     <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
@@ -279,8 +279,8 @@ def chat_causes(known: list[dict]) -> list[str]:
 
 
 def cause_order() -> str:
-    stages = constant(ROOT / "tokparity" / "diagnose" / "variants.py", "STAGES")
-    return " → ".join(f"`{s}`" for s in stages) + " (`tokparity/diagnose/variants.py`, `STAGES`)"
+    stages = constant(ROOT / "tokparity" / "diagnose" / "variants" / "rules.py", "STAGES")
+    return " → ".join(f"`{s}`" for s in stages) + " (`tokparity/diagnose/variants/rules.py`, `STAGES`)"
 
 
 def anchor(name: str) -> str:

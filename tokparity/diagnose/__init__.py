@@ -1,7 +1,10 @@
 """Diagnosis by reproduction: the root cause of a mismatch is what makes the reference give the
 backend's ids exactly.
 
-    variants.py       the root-cause catalogue as deviations of the reference, one per cause
+    variants/         the root-cause catalogue as deviations of the reference, one module per stage
+                      (text_input, normalizer, whitespace, pretokenizer, model, fallback, specials,
+                      library), the combination rules (rules.py), the imitated lookup tables of
+                      JavaScript engines (lookup_keys.py) and the catalogue's order (catalogue.py)
     candidate.py      the reference with deviations applied
     regex_engines.py  a split regex as ECMAScript, RE2 or another Unicode version reads it
     search.py         the per-case search: smallest set of variants that reproduces the ids

@@ -1,7 +1,7 @@
 """Name the root cause of a mismatch by reproducing the backend's ids with the reference.
 
 For one model, a ``Diagnoser`` holds the reference tokenizer and the catalogue of variants
-(variants.py). For a case where a backend disagrees with the oracle it looks for the smallest
+(the ``variants`` package). For a case where a backend disagrees with the oracle it looks for the smallest
 set of variants with which the reference gives the backend's ids *exactly*:
 
 1. the reference itself must give the oracle's ids on the text, or nothing can be said;

@@ -8,7 +8,7 @@ cl100k_base the ChatML tokens of OpenAI's chat build (``<|im_start|>`` 100264), 
 not have. Each release below is recognised by special tokens the model's own files have (every
 one of them, at its id) and lacks (those that mark the other release), and gives the other
 release's whole table; the variant
-``specials.other-release`` (variants.py) encodes with that table in place of the model's.
+``specials.other-release`` (variants/specials.py) encodes with that table in place of the model's.
 
     >>> [r.name for r in RELEASES]
     ['Llama 3.1', "cl100k_base's chat build (ChatML)", 'o200k_harmony (gpt-oss)']

@@ -1,0 +1,172 @@
+"""The model stage: another segmentation (greedy longest match, backtracking, merges ordered
+otherwise) or another way to look pieces up (packed keys, JavaScript objects)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from tokparity.diagnose import plain_object
+from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.diagnose.variants.lookup_keys import DecodedRanks, PackedRanks
+from tokparity.diagnose.variants.pretokenizer import splits
+from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
+from tokparity.reference.backtracking import Backtracking
+from tokparity.reference.bpe import RightmostFirst
+from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.hf import HfBpe, KeyedRanks
+from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
+from tokparity.reference.sentencepiece import SentencePieceBpe
+from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
+
+_GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
+
+
+def _greedy(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return None  # WordPiece is greedy longest match already
+    vocab = c.vocab
+    if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match)
+        added = frozenset(p.added_ids)
+        matcher = per_vocab(vocab, ("greedy", added), lambda: LongestMatch(tuple(
+            t for i, t in enumerate(p.tokens) if i not in added and vocab.type_of(i) != TokenType.BYTE)))
+    else:
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        matcher = per_vocab(vocab, ("greedy",), lambda: LongestMatch(tuple(
+            t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES)))
+    return with_pipeline(c, fork(p, greedy=matcher))
+
+
+def _backtracking(c: Candidate) -> Candidate | None:
+    """The `bpe` crate's backtracking encoder over the model's own tokens ranked by id (no added
+    token: an engine that ports the crate reads the tokenizer.json's model vocabulary, or a
+    tiktoken file), in place of the merges; only where one character of a token is one byte."""
+    p = c.pipeline
+    if not splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode:
+        return None
+    if isinstance(p, HfBpe) and (p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix):  # type: ignore[union-attr]
+        return None  # (its tokens are not byte strings alone)
+    added = frozenset(p.added_ids) if isinstance(p, HfBpe) else frozenset()
+    encoder = per_vocab(c.vocab, ("backtracking", added), lambda: _backtracking_encoder(p, c.vocab, added))
+    return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
+
+
+def _backtracking_encoder(p, vocab: Vocab, added: frozenset[int]) -> Backtracking | None:
+    """The encoder over the pipeline's own tokens (once per vocabulary: a candidate is built again
+    and again), or None where some byte is no token, which the crate's encoder needs (the blind
+    port refuses such a vocabulary)."""
+    if isinstance(p, HfBpe):
+        tokens = [None if i in added else t for i, t in enumerate(p.tokens)]
+    else:
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        tokens = [t if ty == TokenType.NORMAL else None for t, ty in zip(vocab.tokens, types)]
+    return Backtracking(tokens) if set(gpt2_unicode_to_byte()) <= set(tokens) else None
+
+
+def _merge_by_score(c: Candidate) -> Candidate | None:
+    """Merges allowed by the merge list but ordered by the merged token's score (or, with no
+    scores, by its id: "a lower id was learned earlier", a common shortcut)."""
+    p = c.pipeline
+    if not isinstance(p, (LlamaBpe, HfBpe)) or not p.ranks:
+        return None
+    ids = p.token_to_id
+    scores = c.vocab.scores
+    by_score = scores is not None and len(set(scores[:1000])) > 1
+    ranks: dict[tuple[str, str], float] = {}
+    for pair in p.ranks:
+        merged = ids.get(pair[0] + pair[1])
+        if merged is not None:
+            ranks[pair] = -scores[merged] if by_score and scores is not None else merged
+    return with_pipeline(c, fork(p, ranks=ranks))
+
+
+def _merge_by_rank(c: Candidate) -> Candidate | None:
+    """SentencePiece-BPE merged in the order of a merge list (as converters write one: by the
+    merged piece's id) instead of by the merged piece's score."""
+    p = c.pipeline
+    if not isinstance(p, (LlamaSpm, SentencePieceBpe)):
+        return None
+    ids = p.token_to_id
+    return with_pipeline(c, fork(p, score_of={t: -float(ids[t]) for t in p.score_of if t in ids}))
+
+
+def rightmost_ties(c: Candidate) -> Candidate | None:
+    """The model's own merge priorities, equal-priority candidates merged rightmost first instead
+    of leftmost first ("..." as '.'+'..' where every library writes '..'+'.'). Not a catalogue
+    variant: a backend reproduced by it broke a tie, it has no bug (search.py, stages.merge_tie)."""
+    p = c.pipeline
+    if isinstance(p, (LlamaSpm, SentencePieceBpe)):
+        return with_pipeline(c, fork(p, score_of=RightmostFirst(p.score_of)))
+    if isinstance(p, (LlamaBpe, HfBpe)) and p.ranks:
+        return with_pipeline(c, fork(p, ranks=RightmostFirst(p.ranks)))
+    return None
+
+
+def _ignore_merges(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaBpe):
+        q = fork(p)
+        q.flags.ignore_merges = not q.flags.ignore_merges
+        return with_pipeline(c, q)
+    if isinstance(p, HfBpe):
+        return with_pipeline(c, fork(p, ignore_merges=not p.ignore_merges))
+    return None
+
+
+
+def _lookup_key(make: Callable[[Candidate], KeyedRanks], kind: str, c: Candidate) -> Candidate | None:
+    """tiktoken's merge by rank with every lookup through an engine's own rank map, whose keys
+    lose bytes (``make``: built once per vocabulary). Byte-level BPE only (one character of a
+    token is one byte)."""
+    p, vocab = c.pipeline, c.vocab
+    if not isinstance(p, HfBpe) or p.keyed is not None or vocab.id_of("\u0100") is None:
+        return None
+    return with_pipeline(c, fork(p, keyed=per_vocab(vocab, (kind,), lambda: make(c))))
+
+
+def _plain_object(table: str, c: Candidate) -> Candidate | None:
+    """Every pre-token looked up whole in a plain JavaScript object first (``table``: "vocabulary",
+    the tokens its keys, or "cache", empty; byte-level BPE: the engines that look a piece up by
+    its text)."""
+    if not isinstance(c.pipeline, (HfBpe, LlamaBpe)) or c.plain_object:
+        return None
+    return c.replace(plain_object=table)
+
+
+def variants() -> list[Variant]:
+    """The model's variants, in catalogue order."""
+    return [
+        Variant("model.greedy-longest-match", "model.greedy-longest-match",
+                "the longest vocabulary piece at each position", _greedy),
+        Variant("model.backtracking", "model.backtracking",
+                "the `bpe` crate's backtracking encoder in place of the merges: the longest token at each position "
+                "whose pair with the one before is one rank BPE would leave side by side (tokens ranked by id), else "
+                "a shorter one, else the previous token taken back", _backtracking),
+        Variant("model.merge-by-score", "model.merge-by-score",
+                "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
+        Variant("model.merge-by-rank", "model.merge-by-rank",
+                "SentencePiece-BPE merges ordered by the merged piece's id (a merge list), not its score", _merge_by_rank),
+        Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
+                _ignore_merges),
+        Variant("model.lookup-key", "model.lookup-key",
+                "every byte string looked up by a key packed into integers that loses trailing NUL bytes (a piece that "
+                "ends in NULs reads as the same bytes without them; where two tokens' keys meet, the later id)",
+                partial(_lookup_key, lambda c: PackedRanks(c.vocab), "packed keys"), lambda c, text: "\0" in text),
+        Variant("model.lookup-key:bom", "model.lookup-key",
+                "every byte string that is UTF-8 looked up first as the text JavaScript's TextDecoder makes of it, a "
+                "leading BOM (U+FEFF) dropped: EF BB BF + 'b' reads as 'b'; a whole piece that starts with a BOM is "
+                "never found",
+                partial(_lookup_key, lambda c: DecodedRanks(c.pipeline.model.vocab), "decoded keys"),
+                lambda c, text: "\ufeff" in text),
+        Variant("model.prototype-lookup", "model.prototype-lookup",
+                "every piece looked up whole in a plain JavaScript object of the vocabulary first: one that is no "
+                "token and names a member of Object.prototype (toString, constructor, …) finds that member, not "
+                "nothing, and the engine fails", partial(_plain_object, "vocabulary"),
+                lambda c, text: plain_object.may_hold_one(text)),
+        Variant("model.prototype-lookup:cache", "model.prototype-lookup",
+                "every piece looked up first in a cache kept in a plain JavaScript object: any piece named like a "
+                "member of Object.prototype (toString, constructor, …), a token or not, finds that member, and the "
+                "engine fails", partial(_plain_object, "cache"), lambda c, text: plain_object.may_hold_one(text)),
+    ]

@@ -1,0 +1,144 @@
+"""The normalizer stage: another Unicode normalization, lower-casing or accent stripping toggled,
+or none at all."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import partial
+
+from tokparity.diagnose import nfd_first
+from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
+from tokparity.reference.hf import HfBpe, HfPipeline
+from tokparity.reference.llama import LlamaWpm
+
+_UNICODE_STEPS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Precompiled", "StripAccents", "BertNormalizer"}
+
+
+def _normalizer_none(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if is_ugm_or_sp(p):
+        return renormalized(c, charsmap=None) if p.normalizer.charsmap is not None else None
+    if isinstance(p, HfBpe) and any(k.kind in _UNICODE_STEPS for k in p.normalizer.configs):
+        return with_pipeline(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind in _UNICODE_STEPS)))
+    if isinstance(p, LlamaWpm) and (p.lowercase or p.strip_accents):
+        return with_pipeline(c, fork(p, lowercase=False, strip_accents=False))
+    return None
+
+
+# What ports that "simplify" the charsmap write instead (transformers.js's Precompiled normalizer):
+# C0 controls dropped, Unicode spaces, ZWJ/ZWNJ and U+2581 turned into spaces, then NFKC.
+_SIMPLIFIED_DROP = re.compile("[\u0001-\u0008\u000b\u000e-\u001f\u007f\u008f\u009f]")
+_SIMPLIFIED_SPACE = re.compile("[\t\n\u000c\r\u00a0\u1680\u2000-\u200f\u2028\u2029\u202f\u205f\u2581\u3000"
+                               "\ufeff\ufffd]")
+
+
+def simplified_charsmap(text: str) -> str:
+    return unicodedata.normalize("NFKC", _SIMPLIFIED_SPACE.sub(" ", _SIMPLIFIED_DROP.sub("", text)))
+
+
+class _Nfkc:
+    """NFKC from Python's ``unicodedata`` in place of the model's charsmap (``simplified``: with the
+    control and space rules ports add around it)."""
+
+    def __init__(self, inner, simplified: bool = False):
+        self.inner, self.simplified = inner, simplified
+
+    def normalize(self, text: str) -> str:
+        return self.inner.normalize(simplified_charsmap(text) if self.simplified else
+                                    unicodedata.normalize("NFKC", text))
+
+    # A second variant of the same case (whitespace.collapse, space.escape, …) rebuilds the
+    # normalizer with one setting changed and reads its settings: both go to the SentencePiece
+    # normalizer inside, which keeps NFKC in front (without them the pair raised AttributeError
+    # and the case lost its cause).
+    def replaced(self, **changes) -> _Nfkc:
+        return _Nfkc(self.inner.replaced(**changes), self.simplified)
+
+    def __getattr__(self, name: str):
+        if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def _normalizer_nfkc(c: Candidate, simplified: bool = False) -> Candidate | None:
+    p = c.pipeline
+    if is_ugm_or_sp(p) and p.normalizer.charsmap is not None:
+        return with_pipeline(c, fork(p, normalizer=_Nfkc(p.normalizer.replaced(charsmap=None), simplified)))
+    if simplified:
+        return None
+    if isinstance(p, HfBpe) and p.normalizer.has("Precompiled"):
+        q = fork(p, normalizer=p.normalizer.without(lambda k: k.kind == "Precompiled"))
+        return c.replace(pipeline=q, text_maps=c.text_maps + (partial(unicodedata.normalize, "NFKC"),))
+    return None
+
+
+def _unicode_form(form: str, c: Candidate) -> Candidate | None:
+    """Apply the form where the model does not, or skip it where the model's normalizer has it."""
+    p = c.pipeline
+    if isinstance(p, HfBpe) and p.normalizer.has(form):
+        return with_pipeline(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == form)))
+    return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
+
+
+_CANONICAL_FORMS = ("NFC", "NFD")
+
+
+def _nfd_first(normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
+    """The model's NFC or NFD step (a tokenizer.json's) run by llama.cpp's one-code-point NFD
+    instead (``nfd_first.py``: ``normalize``, alone or recomposed as pytorch-tokenizers does)."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline) or not any(k.kind in _CANONICAL_FORMS for k in p.normalizer.configs):
+        return None
+    return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in _CANONICAL_FORMS, normalize)))
+
+
+def _lowercase(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return with_pipeline(c, fork(p, lowercase=not p.lowercase))
+    if isinstance(p, HfBpe) and p.normalizer.has("Lowercase"):
+        return with_pipeline(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == "Lowercase")))
+    return c.replace(text_maps=c.text_maps + (str.lower,))
+
+
+def strip_accents(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+
+
+def _strip_accents(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaWpm):
+        return with_pipeline(c, fork(p, strip_accents=not p.strip_accents))
+    return c.replace(text_maps=c.text_maps + (strip_accents,))
+
+
+
+def variants() -> list[Variant]:
+    """The normalizer's variants, in catalogue order."""
+    return [
+        Variant("normalizer.nfkc", "normalizer.nfkc", "Python's NFKC in place of the precompiled_charsmap",
+                _normalizer_nfkc),
+        Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
+                "NFKC with C0 controls dropped and Unicode spaces, ZWJ/ZWNJ to spaces in place of the charsmap "
+                "(transformers.js's Precompiled)", partial(_normalizer_nfkc, simplified=True)),
+        Variant("normalizer.nfc", "normalizer.nfc", "NFC applied (or skipped where the model has it)",
+                partial(_unicode_form, "NFC")),
+        Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
+                partial(_unicode_form, "NFD")),
+        # (not ASCII: only then has llama.cpp's table anything to map, or a mark to reorder)
+        Variant("normalizer.nfd-first", "normalizer.nfd-first",
+                "each code point replaced by the first code point of its canonical decomposition (llama.cpp's "
+                "unicode_cpts_normalize_nfd) in place of NFC or NFD: accents dropped, a Hangul syllable its first jamo",
+                partial(_nfd_first, nfd_first.first_code_points), lambda c, text: not text.isascii()),
+        Variant("normalizer.nfd-first:recomposed", "normalizer.nfd-first",
+                "NFC as pytorch-tokenizers 1.5.0 runs it: llama.cpp's one-code-point NFD (a precomposed letter loses "
+                "its accent), then the marks the text itself holds composed by a partial table (e + U+0301 is é)",
+                partial(_nfd_first, nfd_first.recomposed), lambda c, text: not text.isascii()),
+        Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
+        Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
+        Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
+                _normalizer_none),
+    ]

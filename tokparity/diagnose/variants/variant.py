@@ -1,0 +1,68 @@
+"""A variant of the reference: one deviation of one stage (``Variant``), and the helpers every
+stage's variants build on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.diagnose.variants.rules import FAILURES, STAGES, stage_of
+from tokparity.reference.llama import LlamaUgm
+from tokparity.reference.sentencepiece import SentencePiecePipeline
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str  # unique: the cause, and for a family the member ("pretokenizer.regex-engine:ecmascript")
+    cause: str  # the catalogue name it reproduces
+    detail: str  # what exactly the variant does, for the evidence
+    apply: Callable[[Candidate], Candidate | None]
+    # Whether the variant (built: the candidate) can change anything of a text; None: it may
+    # change any. A variant of the input text that cannot (no NUL to cut at) is not encoded.
+    affects: Callable[[Candidate, str], bool] | None = None
+    # A deviation that may change nothing alone where another shows it (another release's special
+    # tokens, with parsing off, show only where the text is cut at special-token text): the
+    # run's verdict tries it as one more part even where no case's own set held it.
+    needs_another: bool = False
+
+    @property
+    def stage(self) -> int:
+        return STAGES.index(stage_of(self.cause))
+
+    @property
+    def fails(self) -> bool:
+        """Whether the variant makes the engine fail (no ids) rather than give other ids."""
+        return self.cause in FAILURES
+
+
+def with_pipeline(c: Candidate, pipeline) -> Candidate:
+    return c.replace(pipeline=pipeline)
+
+
+def is_ugm_or_sp(p) -> bool:
+    return isinstance(p, (LlamaUgm, SentencePiecePipeline))
+
+
+def renormalized(c: Candidate, **changes) -> Candidate | None:
+    """The pipeline with its SentencePiece-style normalizer rebuilt with ``changes``."""
+    p = c.pipeline
+    if not is_ugm_or_sp(p):
+        return None
+    return with_pipeline(c, fork(p, normalizer=p.normalizer.replaced(**changes)))
+
+
+# What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
+# texts), made once per vocabulary and kind: candidates are built again and again (a composed set
+# is a new one, and only the last CANDIDATES_KEPT stay built).
+_BUILT_FROM_VOCAB: dict[tuple, tuple[object, object]] = {}
+
+
+def per_vocab(vocab, kind: tuple, make: Callable[[], object]):
+    key = (id(vocab), kind)
+    found = _BUILT_FROM_VOCAB.get(key)
+    if found is None or found[0] is not vocab:  # (an id outlives its vocabulary)
+        if len(_BUILT_FROM_VOCAB) > 16:
+            _BUILT_FROM_VOCAB.clear()
+        found = _BUILT_FROM_VOCAB[key] = (vocab, make())
+    return found[1]
