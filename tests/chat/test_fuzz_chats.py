@@ -54,3 +54,25 @@ def test_flags_about_texts_are_refused(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "-g", "whitespace",
                            "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "fuzz --ops chat: -g is about texts" in done.stderr, done.stderr
+
+
+JS_TRIM = Path(__file__).parents[1] / "engines" / "js_trim_chat.py"
+
+
+def test_a_javascript_trim_is_found_where_the_template_trims(zoo, tmp_path):
+    """Gemma 3's template trims each message. A Jinja port whose trim is JavaScript's agrees on
+    every ASCII content; fuzz puts the encode seams' spaces (U+FEFF, U+0085, U+001F…) at a
+    content's ends, and finds it. Its twin, with Python's trim, gives no finding."""
+    zoo("gemma-3")
+    found = {}
+    for name, flag in (("js", ""), ("twin", " --python-trim")):
+        out = tmp_path / name
+        done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "gemma-3", "--ops", "chat", "--seconds", "20",
+                               "-b", f"eng=cmd:{sys.executable} {JS_TRIM} {{tokenizer_json}}{flag}", "-q", "-o",
+                               str(out)], capture_output=True, text=True, timeout=600)
+        path = out / "fuzz-findings.jsonl"
+        found[name] = [json.loads(line) for line in path.read_text("utf-8").splitlines()] if path.exists() else []
+        assert done.returncode == (1 if name == "js" else 0), done.stdout[-2000:] + done.stderr[-2000:]
+    assert found["js"] and found["twin"] == []
+    shrunk = json.dumps([f["messages"] for f in found["js"]], ensure_ascii=True)
+    assert any(space in shrunk for space in ("\\ufeff", "\\u0085", "\\u001f", "\\u001c", "\\u001d", "\\u001e")), shrunk

@@ -3,7 +3,8 @@ as ``compare --ops chat`` judges them, each distinct cause per backend shrunk to
 conversation.
 
 A conversation mixes what templates and their engines get wrong: a system message or none, roles
-out of turn, padded, empty and multi-line contents, non-ASCII and emoji, the vocabulary's own
+out of turn, padded, empty and multi-line contents, non-ASCII and emoji, contents that start or
+end with a space only some engines strip (U+FEFF, U+0085, U+001F: the encode seams' spaces), the vocabulary's own
 special-token texts inside a message, contents as lists of parts, tools, tool calls with object
 and string arguments and their results, reasoning, the generation prompt on or off, a continued
 last message. A mismatch is keyed as a compare run decides it (its cause, else
@@ -26,6 +27,7 @@ from tokparity.chat.conversation import Conversation
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
 from tokparity.fuzz.ids import decided, finding_key
+from tokparity.fuzz.seams import SPACE_SEAMS
 from tokparity.records import Mismatch
 from tokparity.run.judge import ModelRun
 from tokparity.run.options import CompareOptions
@@ -65,7 +67,11 @@ class ConversationSource:
         parts = [rng.choice(WORDS) for _ in range(rng.randrange(1, 5))]
         if self.specials and rng.random() < 0.2:
             parts.insert(rng.randrange(len(parts) + 1), rng.choice(self.specials))
-        return " ".join(parts) if rng.random() < 0.8 else "".join(parts)
+        text = " ".join(parts) if rng.random() < 0.8 else "".join(parts)
+        if rng.random() < 0.25:  # a space only some engines take for one, where a template trims
+            space = chr(rng.choice(SPACE_SEAMS))
+            text = rng.choice((space + text, text + space, space + text + space))
+        return text
 
     def content(self) -> str | list:
         if self.rng.random() < 0.15:

@@ -208,6 +208,8 @@ _S_ECMASCRIPT = (0x85, 0xFEFF, 0x180E)
 _S_ASCII = (0x0B, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
 _S_PYTHON_RE = (0x1C, 0x1D, 0x1E, 0x1F)
 _S_HAND_WRITTEN = (0x200B, 0x2060)
+# Every code point some engine takes for a space and another does not (a trim, a \s, an isspace).
+SPACE_SEAMS = (*_S_ECMASCRIPT, *_S_ASCII, *_S_PYTHON_RE, *_S_HAND_WRITTEN)
 # Case: dotted and dotless i, sharp s, the Kelvin and Angstrom signs, long s, sigma (final ς after
 # a letter), micro, titlecase ǅ, ligatures and letters whose upper case is two or three letters,
 # Greek symbol variants that fold to letters.
