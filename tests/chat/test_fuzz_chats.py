@@ -62,7 +62,8 @@ JS_TRIM = Path(__file__).parents[1] / "engines" / "js_trim_chat.py"
 def test_a_javascript_trim_is_found_where_the_template_trims(zoo, tmp_path):
     """Gemma 3's template trims each message. A Jinja port whose trim is JavaScript's agrees on
     every ASCII content; fuzz puts the encode seams' spaces (U+FEFF, U+0085, U+001F…) at a
-    content's ends, and finds it. Its twin, with Python's trim, gives no finding."""
+    content's ends, finds it and names it ``chat.trim-javascript``. Its twin, with Python's trim,
+    gives no finding."""
     zoo("gemma-3")
     found = {}
     for name, flag in (("js", ""), ("twin", " --python-trim")):
@@ -74,5 +75,9 @@ def test_a_javascript_trim_is_found_where_the_template_trims(zoo, tmp_path):
         found[name] = [json.loads(line) for line in path.read_text("utf-8").splitlines()] if path.exists() else []
         assert done.returncode == (1 if name == "js" else 0), done.stdout[-2000:] + done.stderr[-2000:]
     assert found["js"] and found["twin"] == []
+    # (a continued last message can make one side refuse where the other does not: a second symptom)
+    summary = json.loads((tmp_path / "js" / "summary.json").read_text("utf-8"))
+    count = {f["key"]: f["count"] for f in summary["options"]["fuzz"]["findings"]}
+    assert count.get("chat.trim-javascript", 0) >= 0.9 * sum(count.values()), count
     shrunk = json.dumps([f["messages"] for f in found["js"]], ensure_ascii=True)
     assert any(space in shrunk for space in ("\\ufeff", "\\u0085", "\\u001f", "\\u001c", "\\u001d", "\\u001e")), shrunk

@@ -20,6 +20,7 @@ template is code from a file.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
@@ -40,6 +41,7 @@ class RenderSwitches:
     keep_trailing_newline: bool = False  # jinja2's default: a template's one last newline is dropped
     tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii"
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
+    trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -56,6 +58,17 @@ def _tojson(kind: str):
     def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=None, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
     return tojson
+
+
+# ECMAScript's WhiteSpace and LineTerminator: what String.prototype.trim takes off both ends. Unlike
+# Python's str.strip (jinja2's trim), it strips U+FEFF and keeps U+0085 and U+001C..U+001F.
+_JS_TRIMMED = re.compile("^[\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+|"
+                         "[\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+$")
+
+
+def _javascript_trim(value: object, chars: str | None = None) -> str:
+    text = str(value)
+    return text.strip(chars) if chars is not None else _JS_TRIMMED.sub("", text)
 
 
 _COMPILED: dict = {}
@@ -118,6 +131,8 @@ def compiled(source: str, switches: RenderSwitches):
     own = _tojson(switches.tojson)
     if own is not None:
         env.filters["tojson"] = own
+    if switches.trim == "javascript":
+        env.filters["trim"] = _javascript_trim
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
     env.globals["dict"] = TemplateDict()

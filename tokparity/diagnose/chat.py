@@ -71,6 +71,10 @@ VARIANTS = (
                 "take the template named tool_use when tools are given (transformers' get_chat_template)"),
     ChatVariant("chat.content-stripped", "strips the whitespace around each message's text before rendering",
                 (("strip_content", True),), "give the template each message as sent; the template strips what it strips"),
+    ChatVariant("chat.trim-javascript", "trims with JavaScript's String.prototype.trim where the template says trim: "
+                "U+FEFF is stripped, U+0085 and U+001C..U+001F are kept (a Jinja port in JavaScript)",
+                (("trim", "javascript"),), "trim as jinja2 does, with Python's str.strip: U+0085 and U+001C..U+001F are "
+                "whitespace, U+FEFF is not"),
     ChatVariant("chat.system-dropped", "takes the system messages out of the conversation before rendering",
                 (("drop_system", True),), "give the template every message; the template decides what a system message becomes"),
     ChatVariant("chat.content-as-parts", "sends each message's text as a list of parts "
