@@ -5,7 +5,7 @@ folder, then
     python -m tools.same_outputs BEFORE_DIR AFTER_DIR RUN [RUN …]
 
 compares, for each run folder RUN of both: ``mismatches.csv`` and ``fuzz-findings.jsonl`` byte for
-byte; ``cases.jsonl`` byte for byte but for each line's seal, which depends on the user's key (a fuzz run's journal: its case records byte for byte, and its
+byte; ``cases.jsonl`` byte for byte but for each line's seal and the header's signature (the user's key's) and random ``run`` (a fuzz run's journal: its case records byte for byte, and its
 findings without the seconds at which they were found and shrunk, which are the clock's, not the
 code's; its notes of counted cases are flushed every few seconds, so where they fall is the clock's
 too); ``summary.json`` without ``seconds`` and ``timing`` (and a fuzz finding's seconds). Exit 0 when
@@ -30,6 +30,12 @@ SEAL = re.compile(rb', "seal": "[0-9a-f]{32}"')
 
 def journal(path: Path) -> object:
     raw = SEAL.sub(b"", path.read_bytes())
+    first, newline, rest = raw.partition(b"\n")
+    try:  # (the header's run is random, its signature the key's: neither is the code's)
+        header = {k: v for k, v in json.loads(first).items() if k not in ("run", "signature")}
+        raw = json.dumps(header).encode() + newline + rest
+    except (ValueError, AttributeError):
+        pass
     lines = raw.decode("utf-8").splitlines()
     if not lines or '"command": "fuzz"' not in lines[0]:
         return raw

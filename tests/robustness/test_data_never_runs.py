@@ -181,3 +181,12 @@ def test_ray_actors_in_the_repository_run_none_of_its_modules(repository):
     done = _run_in(repository, "compare", ".", "-c", "../texts.jsonl", "-b", "ref", "--ray", "-o", "../out")
     assert done.returncode in (0, 1), done.stderr
     assert _ran(repository) == [], done.stderr
+
+
+def test_regress_on_ray_in_the_repository_runs_none_of_its_modules(repository):
+    """``regress --ray`` judges each model in a Ray task, which imports tokenizers late, inside the
+    task: Ray had put the current folder back on the path by then, and the planted
+    ``tokenizers.py`` ran (an independent hostile campaign's find). Each task takes it off first."""
+    done = _run_in(repository, "regress", "qwen3", "--ray", "-o", "../out-regress")
+    assert done.returncode in (0, 1), done.stderr
+    assert _ran(repository) == [], done.stderr

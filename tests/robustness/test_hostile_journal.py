@@ -317,6 +317,22 @@ def test_a_line_taken_from_another_journal_is_refused(tmp_path, finished, corpus
     assert_one_line_error(tokparity("compare", "--resume", str(out), "-q"), f"{path}:{edited}:", "not written by")
 
 
+def test_lines_of_a_run_with_the_same_arguments_are_refused(tmp_path, finished, corpus):
+    """Two runs of the same arguments once had the same header, so each one's seals checked in the
+    other's journal: an engine's good run could lend its lines to its bad one (an independent
+    hostile campaign's find). Each header holds a random ``run`` under its signature."""
+    again = tmp_path / "again"
+    proc = tokparity("compare", "llama-spm", "-c", str(corpus), "-b", "ref", "-b", GREEDY, "-o", str(again), "-q")
+    assert proc.returncode == 1, proc.stderr
+    mine = (again / JOURNAL_FILE).read_bytes().split(b"\n")
+    theirs = (finished / JOURNAL_FILE).read_bytes().split(b"\n")
+    assert json.loads(mine[0])["run"] != json.loads(theirs[0])["run"]
+    (again / JOURNAL_FILE).write_bytes(b"\n".join(mine[:1] + theirs[1:CASES - 2]) + b"\n")
+    (again / "summary.json").unlink()
+    proc = tokparity("compare", "--resume", str(again), "-q")
+    assert_one_line_error(proc, f"{again / JOURNAL_FILE}:2:", "not written by your tokparity")
+
+
 def test_fingerprints_taken_out_of_the_header_are_refused(tmp_path, finished):
     """Without its fingerprints a resume could not see a changed corpus or model: the header's
     signature covers them."""

@@ -122,6 +122,16 @@ def test_a_template_too_large_or_not_utf8_is_one_line(model):
         find_template(resolve_model(str(model)))
 
 
+def test_a_huge_tokenizer_config_is_refused_before_it_is_read(model):
+    """The vocabulary's loader read tokenizer_config.json whole: 3 GiB took 4 GB of memory, and under
+    a memory limit ended in a MemoryError traceback (an independent hostile campaign's find)."""
+    config = model / "tokenizer_config.json"
+    with open(config, "wb") as fh:  # sparse: 3 GiB that take no disk
+        fh.truncate(3 << 30)
+    done = tokparity("compare", str(model), "--ops", "chat", "-o", str(model.parent / "out"), cwd=model.parent)
+    one_line(done, "tokenizer_config.json", "larger than 67,108,864 bytes")
+
+
 # --- no output onto an input ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("target", ["model/chat_template.jinja", "model/tokenizer_config.json",
@@ -217,3 +227,13 @@ def test_convert_onto_its_own_input_or_from_a_fifo_is_one_line(tmp_path, zoo):
     one_line(tokparity("convert", "m.gguf", "--to", "gguf", "-o", "m.gguf", cwd=tmp_path), "is the file it reads")
     os.mkfifo(tmp_path / "fifo.gguf")
     one_line(tokparity("convert", "fifo.gguf", "--to", "spm", "-o", "x.model", cwd=tmp_path), "not a regular file")
+
+
+def test_convert_spells_out_an_escape_sequence_in_the_output_name(tmp_path, zoo):
+    """``convert -o`` printed the name it wrote raw: an escape sequence reached the terminal, a newline
+    forged a second line (an independent hostile campaign's find)."""
+    shutil.copy(zoo("botchan-unigram").files["spm_model"], tmp_path / "b.model")
+    done = tokparity("convert", "b.model", "--to", "gguf", "-o", "x\x1b[31mred\nline.gguf", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and done.stdout.count("\n") == 1, repr(done.stdout)
+    assert (tmp_path / "x\x1b[31mred\nline.gguf").is_file()

@@ -39,6 +39,20 @@ def test_a_corpus_with_no_text_is_nothing_compared(tmp_path, zoo, kind):
     assert summary["runs"] and all(r["cases"] == 0 for r in summary["runs"])
 
 
+def test_a_fraction_that_keeps_no_case_names_the_corpus_as_given(tmp_path, zoo):
+    """``--fraction 1e-9`` keeps no case: the error named the corpus by an inner key, with a NUL
+    and the reading options' JSON (an independent hostile campaign's find)."""
+    zoo("llama-spm")
+    corpus = tmp_path / "big.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"text {i}"}) + "\n" for i in range(50)), "utf-8")
+    done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", str(corpus), "-b", "ref",
+                           "--fraction", "1e-9", "-o", str(tmp_path / "out"), "-q"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("tokparity: error:")]
+    assert f"the corpora {corpus} gave no text" in error and '"fraction"' not in error and "<0x00>" not in error, error
+
+
 def test_the_pytest_plugin_passes_nothing_compared(zoo):
     """``assert_tokenizer_parity`` passed on no text, on an empty corpus and on an engine that skips
     every case (issue: hostile input, round 3); each fails now, saying why. Its twin passes."""
@@ -112,15 +126,15 @@ def test_a_gguf_with_an_empty_template_is_nothing_compared(tmp_path):
     assert done.returncode == 2 and "its files carry no chat template" in done.stderr, (done.stdout, done.stderr)
 
 
-def skipping_engine(tmp_path: Path) -> str:
-    """``-b`` for an engine that answers every request with a skip."""
+def skipping_engine(tmp_path: Path, file: str = "gguf") -> str:
+    """``-b`` for an engine that answers every request with a skip (given the model's ``file``)."""
     engine = tmp_path / "skips.py"
     engine.write_text("import json, sys\n"
                       "for line in sys.stdin:\n"
                       "    req = json.loads(line)\n"
                       "    print(json.dumps({'id': req['id'], 'error': 'not mine', 'status': 'skipped'}), flush=True)\n",
                       "utf-8")
-    return f"mine=cmd:{sys.executable} {engine} {{gguf}}"
+    return f"mine=cmd:{sys.executable} {engine} {{{file}}}"
 
 
 @pytest.mark.parametrize("ops", ["encode", "decode"])
@@ -148,3 +162,20 @@ def test_compare_of_a_named_engine_that_skips_every_case_is_nothing_compared(tmp
     assert "nothing was compared: mine judged no case" in done.stderr and "✅" not in done.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert any(r["cases"] for r in summary["runs"] if r["backend"] != "mine")  # (others were judged)
+
+
+@pytest.mark.parametrize(("model", "ops", "file"), [("llama-spm", "encode", "gguf"), ("llama-spm", "decode", "gguf"),
+                                                    ("qwen3", "chat", "tokenizer_json")])
+def test_regress_of_a_named_engine_that_skips_every_case_is_nothing_compared(tmp_path, zoo, model, ops, file):
+    """``regress -b ENGINE`` of an engine that skips every case (every conversation) said ✅, exit 0,
+    "0 mismatches in 0 case runs" (an independent hostile campaign's find); compare and fuzz said
+    exit 2. The reports are written, and say what was skipped."""
+    zoo(model)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tokparity", "regress", model, "--ops", ops,
+                           "-b", skipping_engine(tmp_path, file), "-o", str(out), "-q"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: mine judged no case (each "
+                                                f"skipped, or not applicable); the reports are in {out}"]
+    assert (out / "summary.json").is_file()

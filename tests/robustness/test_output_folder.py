@@ -188,3 +188,20 @@ def test_a_report_folder_named_with_an_escape_sequence_is_spelled_out(folder):
                      cwd=folder)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout + done.stderr and "reports: o<0x1B>]0;PWN<0x07><0x1B>[2Jx/report.html" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["compare", "regress"])
+def test_the_step_summary_through_a_hard_link_into_the_cache_is_refused(folder, tmp_path, command):
+    """``$GITHUB_STEP_SUMMARY`` is appended to, not replaced: through a hard link to the key that
+    signs journals it grew the key (an independent hostile campaign's find; the cache check compared
+    paths only). A file with more than one name is refused, whatever the other name is."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    key = cache / "journal-key"
+    key.write_text("k" * 64 + "\n", "utf-8")
+    os.link(key, folder / "summary.md")
+    env = {"TOKPARITY_CACHE": str(cache), "GITHUB_STEP_SUMMARY": str(folder / "summary.md")}
+    args = ["compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref"] if command == "compare" else ["regress", "llama-spm"]
+    done = tokparity(*args, "-o", "out", cwd=folder, env=env)
+    one_line(done, "$GITHUB_STEP_SUMMARY", "hard link", "name a file of its own")
+    assert key.read_text("utf-8") == "k" * 64 + "\n"

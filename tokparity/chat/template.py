@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
+from tokparity.vocab.hf_json import CONFIG_BYTES
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.model_file import read_model_text
 
@@ -32,7 +33,6 @@ SPECIAL_ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")  # transforme
 PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
 MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
 MAX_TEMPLATE_BYTES = 4 * MAX_TEMPLATE_CHARS  # (read no further: a larger file holds more characters)
-MAX_CONFIG_BYTES = 64 << 20  # tokenizer_config.json (Gemma 3's, with every added token, is about 1.2 MB)
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         folder = config_path.parent
         config = {}
         if config_path.is_file() or config_path.is_symlink():
-            text = read_model_text(config_path, folder, MAX_CONFIG_BYTES, "the tokenizer's configuration")
+            text = read_model_text(config_path, folder, CONFIG_BYTES, "the tokenizer's configuration")
             try:
                 config = json.loads(text)
             except (ValueError, RecursionError) as e:

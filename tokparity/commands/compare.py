@@ -181,6 +181,9 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
             taken = _read_by_the_run(path, [Path(os.path.expanduser(v)) for v in existing.get("MODEL", [])])
         if taken is not None:
             raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
+        if option == "$GITHUB_STEP_SUMMARY" and _names(path) > 1:  # (appended to: not replaced, as --junit is)
+            raise TokparityError(f"{option} {named}: is a hard link ({_names(path)} names for one file); appending "
+                                 "would change that file under every name: name a file of its own")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
 
@@ -231,6 +234,14 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
         raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another file")
     if any(_same_file(path, Path(os.path.expanduser(i))) for i in inputs):
         raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
+
+
+def _names(path: Path) -> int:
+    """How many hard links a regular file has (0: none there)."""
+    try:
+        return os.stat(path).st_nlink if path.is_file() else 0
+    except OSError:
+        return 0
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -408,8 +419,10 @@ def run(args: argparse.Namespace) -> int:
         unjudged = [note for note in results.options.get("unavailable", []) if "nothing to judge" in note]
         if unjudged:
             raise TokparityError(f"nothing was compared: {'; '.join(unjudged)}")
+        from tokparity.corpus.pipeline import split_options
+        named = ", ".join(shown_path(split_options(c)[0]) for c in corpora)  # (not the reading options' inner key)
         raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "
-                             f"{', '.join(corpora)} gave no text to judge, or every backend skipped every case); "
+                             f"{named} gave no text to judge, or every backend skipped every case); "
                              f"the reports are in {out}")
     refuse_silent_templates(results, out)
     refuse_named_unjudged(results, args.backends or [], out)

@@ -27,13 +27,13 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from tokparity.commands.compare import refuse_unsafe_output
     from tokparity.errors import TokparityError
-    from tokparity.textview import shown_path
+    from tokparity.textview import shown_path, single_line
 
     if Path(args.src).exists() and not Path(args.src).is_file():  # (a FIFO would be read for ever)
         raise TokparityError(f"{shown_path(args.src)}: not a regular file; convert reads a tokenizer file")
     refuse_unsafe_output("-o", args.output, (args.src,))
     result = convert(args.src, args.to, args.output)
     for w in result.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    print(result.out_path)
+        print(f"warning: {single_line(w)}", file=sys.stderr)
+    print(shown_path(result.out_path))  # (a file name's escape sequence or newline spelled out)
     return 0

@@ -499,6 +499,9 @@ class JudgedElsewhere:
 
 def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> JudgedElsewhere:
     """``judge_model`` in another process (a Ray task)."""
+    from tokparity.run.cluster import off_the_path
+
+    off_the_path()  # (Ray puts the driver's folder on the path for every task: its modules must not load here)
     results = Results(tokparity=__version__)
     try:
         judge_model(checked, options, results)

@@ -53,8 +53,15 @@ def _looks_special(token: str) -> bool:
             or (token.startswith("<unused") and token.endswith(">")))
 
 
-def _read_json(path: Path, what: str) -> dict:
+CONFIG_BYTES = 64 << 20  # tokenizer_config.json (Gemma 3's, with every added token, is about 1.2 MB)
+
+
+def _read_json(path: Path, what: str, max_bytes: int | None = None) -> dict:
+    """``path``'s JSON; with ``max_bytes``, a larger file is refused before it is read."""
     try:
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            raise BadModelFile(path, f"larger than {max_bytes:,} bytes; a {what} that large is refused (a damaged "
+                                     "or hostile file)")
         with open(path, "rb") as f:
             data = json.load(f)
     except FileNotFoundError:
@@ -123,7 +130,7 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
     spec = check_pipeline(path, data)
     model = spec.model
     config_path = path.with_name("tokenizer_config.json")
-    config = _read_json(config_path, "tokenizer_config.json") if config_path.is_file() else {}
+    config = _read_json(config_path, "tokenizer_config.json", CONFIG_BYTES) if config_path.is_file() else {}
 
     # --- tokens and scores by id -----------------------------------------------------------
     scores: list[float] | None = None

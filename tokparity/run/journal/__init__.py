@@ -31,7 +31,8 @@ A journal is input like any other file a user may be handed, so a resume trusts 
 - the header is signed, and every other line sealed, with a secret of this user's
   (``$TOKPARITY_CACHE/journal-key``, made 0600 on first use): a journal this user's tokparity did
   not write, or a line edited by hand, is resumed only with ``--trust-journal`` (the refusal shows
-  the commands the header would run). A line's ``seal`` is its last key.
+  the commands the header would run). A line's ``seal`` is its last key. The header's ``run`` is
+  random, so a line sealed for another run, even one of the same arguments, does not check.
 
 This module is the file (``Journal``: create, reopen, lock, write, read back); beside it,
 ``format`` (a line's JSON and its checks), ``signing`` (the header's signature, the lines' seals), ``resume`` (the
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -105,7 +107,8 @@ class Journal:
         path = Path(out_dir) / JOURNAL_FILE
         args = json.loads(json.dumps(args))  # as a resume will read them (and the signature covers them)
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
-                  "corpora": corpus_fingerprints(corpora or []), "models": model_fingerprints(models or [])}
+                  "corpora": corpus_fingerprints(corpora or []), "models": model_fingerprints(models or []),
+                  "run": secrets.token_hex(16)}  # (two runs of the same arguments: each its own signature, own seals)
         key = _signing_key(args)
         if key is not None:
             header["signature"] = signature(key, header)
