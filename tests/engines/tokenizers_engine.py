@@ -40,6 +40,8 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --added-first-listed        the added tokens cut out of the text by one alternation in id order (the
                                 first listed wins where several start at a position), each part between
                                 them then encoded alone (kitoken's added-token regex)
+    --truncation N              the file's "truncation" set to N ids (as a tokenizer.json saved with
+                                truncation on ships it): tokenizers gives back at most N ids of a text
     --plain-object              every pre-token looked up whole in a plain JavaScript object first: one that
                                 is no token and names a member of Object.prototype ('toString',
                                 'constructor', …) finds that member, and the engine fails on the text
@@ -109,6 +111,9 @@ def respell_spaces(source: str, members: str) -> str:
 
 
 def planted(config: dict, args: argparse.Namespace) -> dict:
+    if args.truncation is not None:
+        config["truncation"] = {"direction": "Right", "max_length": args.truncation, "strategy": "LongestFirst",
+                                "stride": 0}
     for edit in args.regex:
         old, sep, new = edit.partition("=>")
         if not sep:
@@ -330,6 +335,7 @@ def main() -> None:
     parser.add_argument("--added-unmergeable", action="store_true")
     parser.add_argument("--added-first-listed", action="store_true")
     parser.add_argument("--plain-object", action="store_true")
+    parser.add_argument("--truncation", type=int)
     args = parser.parse_args()
     with open(args.tokenizer_json, encoding="utf-8") as f:
         config = planted(json.load(f), args)

@@ -69,6 +69,7 @@ class Candidate:
     # Object.prototype and is no key of that object's own finds the member, and the engine fails
     # (plain_object.py). "vocabulary": the tokens are its keys; "cache": a cache made by {}, no keys.
     plain_object: str = ""
+    max_ids: int | None = None  # the ids given back cut after this many (an engine with a length limit)
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -112,6 +113,8 @@ class Candidate:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
         if self.drop_ids:
             ids = [i for i in ids if i not in self.drop_ids]
+        if self.max_ids is not None:
+            ids = ids[:self.max_ids]
         return ids
 
     def _around(self, add_special: bool, ids: list[int]) -> list[int]:

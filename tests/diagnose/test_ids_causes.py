@@ -1,0 +1,33 @@
+"""The ids an engine gives back: a tokenizer.json saved with truncation on (``"truncation":
+{"max_length": N}``, as a file saved after ``enable_truncation`` ships it). tokenizers itself then
+gives back at most N ids of a text, and nothing says so. The engine is tokenizers on that edited
+file (tests/engines/tokenizers_engine.py ``--truncation``); its twin is the file as it is.
+tests/diagnose/mutation.py says how each check reads.
+
+* ``--truncation 24`` on llama-bpe (Llama 3) and on qwen3: ``ids.truncated``, one length for the
+  whole run, its shorter texts still agreeing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from mutation import Mutation, check_single, compare_runs, engine, param
+
+HF = ("tokenizers_engine.py", "{tokenizer_json}")
+
+SINGLES = [
+    param(Mutation("ids.truncated", "llama-bpe", engine(*HF, "--truncation", "24"), engine(*HF), ("edge",)),
+          "truncation-llama3"),
+    param(Mutation("ids.truncated", "qwen3", engine(*HF, "--truncation", "24"), engine(*HF), ("edge",)),
+          "truncation-qwen3"),
+]
+
+
+@pytest.fixture(scope="module")
+def runs(zoo, tmp_path_factory):
+    return compare_runs([p.values[0] for p in SINGLES], tmp_path_factory.mktemp("corpora"), zoo)
+
+
+@pytest.mark.parametrize("m", SINGLES)
+def test_ids_cut_at_a_length(runs, m):
+    check_single(runs[m.group], m)
