@@ -189,12 +189,9 @@ def wait_until_gone(pids: set[int], limit: float = 30.0) -> set[int]:
         time.sleep(0.2)
 
 
-def test_local_ray_ctrl_c_keeps_the_cases_done_stops_its_ray_then_resumes(tmp_path, one_process):
-    """``--ray`` alone starts a Ray here; Ctrl-C halfway: exit 130, the reports of the cases done,
-    every process of that Ray gone; the resume (on a local Ray again, from the journal's header)
-    gives the reports of one process, and leaves nothing running either."""
+def local_ray_run(out: Path) -> tuple[subprocess.Popen, set[int]]:
+    """``compare RUN --ray`` started here, once 300 cases are journaled; the processes of its Ray."""
     before = processes_under(LOCAL_RAY)
-    out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", *RUN, "-o", str(out), "--ray"], env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     journal = out / JOURNAL_FILE
@@ -205,6 +202,16 @@ def test_local_ray_ctrl_c_keeps_the_cases_done_stops_its_ray_then_resumes(tmp_pa
         time.sleep(0.05)
     ours = processes_under(LOCAL_RAY) - before
     assert ours, "no process of the local Ray was found"
+    return proc, ours
+
+
+def test_local_ray_ctrl_c_keeps_the_cases_done_stops_its_ray_then_resumes(tmp_path, one_process):
+    """``--ray`` alone starts a Ray here; Ctrl-C halfway: exit 130, the reports of the cases done,
+    every process of that Ray gone; the resume (on a local Ray again, from the journal's header)
+    gives the reports of one process, and leaves nothing running either."""
+    out = tmp_path / "out"
+    proc, ours = local_ray_run(out)
+    journal = out / JOURNAL_FILE
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
@@ -230,20 +237,10 @@ def test_local_ray_killed_with_sigkill_leaves_no_process_of_its_ray(tmp_path, zo
     runtime-environment agents are not its children). The reaper beside the run stops them all."""
     zoo("llama-spm")
     zoo("botchan-unigram")
-    before = processes_under(LOCAL_RAY)
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", *RUN, "-o", str(out), "--ray"], env=env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    journal = out / JOURNAL_FILE
-    deadline = time.monotonic() + 180
-    while not journal.exists() or len(journal.read_bytes().split(b"\n")) < 300:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no 300 journal lines in 180 s"
-        time.sleep(0.05)
-    ours = processes_under(LOCAL_RAY) - before
+    proc, ours = local_ray_run(tmp_path / "out")
     assert len(ours) >= 3, "the local Ray's processes were not found"
     proc.kill()
-    proc.wait(timeout=30)
+    proc.communicate(timeout=30)
     assert wait_until_gone(ours) == set(), "processes of the killed run's Ray are still running"
     assert proc.returncode == -signal.SIGKILL
 
