@@ -420,9 +420,9 @@ def run(args: argparse.Namespace) -> int:
         if unjudged:
             raise TokparityError(f"nothing was compared: {'; '.join(unjudged)}")
         from tokparity.corpus.pipeline import split_options
-        named = ", ".join(shown_path(split_options(c)[0]) for c in corpora)  # (not the reading options' inner key)
+        given = ", ".join(shown_path(split_options(c)[0]) for c in corpora)  # (not the reading options' inner key)
         raise TokparityError(f"nothing was compared: no case was judged on any backend (the corpora "
-                             f"{named} gave no text to judge, or every backend skipped every case); "
+                             f"{given} gave no text to judge, or every backend skipped every case); "
                              f"the reports are in {out}")
     refuse_silent_templates(results, out)
     refuse_named_unjudged(results, args.backends or [], out)

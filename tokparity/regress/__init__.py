@@ -542,7 +542,8 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
         finally:  # (interrupted: the models judged whole are counted all the same, in model order)
             for i in sorted(parts):
                 part = parts[i]
-                assert part.results is not None  # (checked as it came)
+                if part.error or part.results is None:
+                    continue  # (its error is the one raised)
                 results.absorb(part.results)
                 options.notes.extend(part.notes)
                 if options.known is not None and part.known is not None:

@@ -417,11 +417,11 @@ def _good_length(path: Path) -> int:
 def _signing_key(args: dict) -> bytes | None:
     """The key that signs a new journal. A run whose journal names commands needs one; another run
     goes on without it (a cache folder it cannot write), and its resume needs ``--trust-journal``."""
-    if commands_in(args):
-        return journal_key(create=True)
     try:
         return journal_key(create=True)
     except BadJournal:
+        if commands_in(args):
+            raise
         return None
 
 
