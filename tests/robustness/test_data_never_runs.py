@@ -173,11 +173,13 @@ def test_a_py_engine_takes_only_its_own_module_from_the_current_folder(tmp_path,
 
 def test_ray_actors_in_the_repository_run_none_of_its_modules(repository):
     """Ray puts the driver's current folder on every worker's path: with ``--ray`` a planted
-    ``tomllib.py`` or ``numpy.py`` ran in the actors (a hostile-input helper's find). The workers take
-    it off before any actor is made."""
-    planted = repository / "tomllib.py"
-    planted.write_text(f"open({str(repository.parent / 'RAN-tomllib')!r}, 'w').close()\n"
-                       "raise ImportError('a planted tomllib.py')\n", "utf-8")
+    ``tomllib.py`` or ``numpy.py`` ran in the actors (a hostile-input helper's find), and ``pydantic.py``
+    as each worker started. Ray is started from an empty folder, and the workers take the current
+    folder off before any actor is made."""
+    # (pydantic and pyarrow: Ray's workers import them while they start, before tokparity's hook runs)
+    for name in ("tomllib", "pydantic", "pyarrow"):
+        (repository / f"{name}.py").write_text(f"open({str(repository.parent / ('RAN-' + name))!r}, 'w').close()\n"
+                                               f"raise ImportError('a planted {name}.py')\n", "utf-8")
     done = _run_in(repository, "compare", ".", "-c", "../texts.jsonl", "-b", "ref", "--ray", "-o", "../out")
     assert done.returncode in (0, 1), done.stderr
     assert _ran(repository) == [], done.stderr
@@ -187,6 +189,8 @@ def test_regress_on_ray_in_the_repository_runs_none_of_its_modules(repository):
     """``regress --ray`` judges each model in a Ray task, which imports tokenizers late, inside the
     task: Ray had put the current folder back on the path by then, and the planted
     ``tokenizers.py`` ran (an independent hostile campaign's find). Each task takes it off first."""
+    (repository / "pydantic.py").write_text(f"open({str(repository.parent / 'RAN-pydantic')!r}, 'w').close()\n",
+                                            "utf-8")
     done = _run_in(repository, "regress", "qwen3", "--ray", "-o", "../out-regress")
     assert done.returncode in (0, 1), done.stderr
     assert _ran(repository) == [], done.stderr

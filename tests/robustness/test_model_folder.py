@@ -237,3 +237,15 @@ def test_convert_spells_out_an_escape_sequence_in_the_output_name(tmp_path, zoo)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and done.stdout.count("\n") == 1, repr(done.stdout)
     assert (tmp_path / "x\x1b[31mred\nline.gguf").is_file()
+
+
+def test_a_hard_link_in_the_model_folder_is_refused(model, tmp_path):
+    """A hard link has no target to check: ``chat_template.jinja`` linked to a secret file was read,
+    and the secret reached ``cases.jsonl`` (an independent hostile campaign's find)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, "utf-8")
+    os.link(secret, model / "chat_template.jinja")
+    done = tokparity("compare", str(model), "--ops", "chat", "-b", "hf", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    one_line(done, "chat_template.jinja", "hard link")
+    if (tmp_path / "out").exists():
+        no_secret_anywhere(tmp_path / "out")

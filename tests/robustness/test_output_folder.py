@@ -205,3 +205,25 @@ def test_the_step_summary_through_a_hard_link_into_the_cache_is_refused(folder, 
     done = tokparity(*args, "-o", "out", cwd=folder, env=env)
     one_line(done, "$GITHUB_STEP_SUMMARY", "hard link", "name a file of its own")
     assert key.read_text("utf-8") == "k" * 64 + "\n"
+
+
+@pytest.mark.parametrize("where", ["--junit", "$GITHUB_STEP_SUMMARY"])
+@pytest.mark.parametrize("kind", ["py", "cmd"])
+def test_an_output_onto_the_engine_under_test_is_refused(folder, where, kind):
+    """``--junit eng.py`` replaced the engine's own file with JUnit XML, and
+    ``$GITHUB_STEP_SUMMARY`` appended Markdown to it (an independent hostile campaign's find): the
+    engine's module, program and the files its command names are inputs of the run."""
+    engine = folder / "eng.py"
+    if kind == "py":
+        engine.write_text("def encode(text, add_special, parse_special):\n    return [1]\n", "utf-8")
+        spec = "py:eng.py:encode"
+    else:
+        engine.write_text("import json, sys\nfor line in sys.stdin:\n"
+                          "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n", "utf-8")
+        spec = f"cmd:{sys.executable} -P eng.py"
+    before = engine.read_bytes()
+    args = ["compare", "llama-spm", "-c", "texts.jsonl", "-b", spec, "-o", "out"]
+    done = tokparity(*args, "--junit", "eng.py", cwd=folder) if where == "--junit" else \
+        tokparity(*args, cwd=folder, env={"GITHUB_STEP_SUMMARY": str(engine)})
+    one_line(done, where, "eng.py", "name another file")
+    assert engine.read_bytes() == before

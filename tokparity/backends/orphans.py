@@ -32,8 +32,10 @@ PR_GET_CHILD_SUBREAPER = 37
 GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
 STOP_SECONDS = 5.0  # for all the rounds together
 # The signals that end tokparity, each as Ctrl-C does (tokparity.cli): Ctrl-C, a supervisor's stop,
-# a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT), and the others a user or a supervisor may send whose
+# default action ends a process at once, with no cleanup (SIGUSR1, SIGUSR2, SIGALRM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                signal.SIGALRM)
 
 _engines: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # what tokparity started and waits for itself
 _adopting = False

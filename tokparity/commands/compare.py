@@ -236,6 +236,34 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
         raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
 
 
+def engine_files(backends: list[str] | None) -> list[str]:
+    """The files an engine of ``-b`` runs from: a ``py:`` engine's module, a ``cmd:`` engine's
+    program and the files its command names. The run reads them, so no output may be one."""
+    import shlex
+
+    from tokparity.backends.registry import split_label
+    from tokparity.errors import TokparityError
+
+    files: list[str] = []
+    for spec in backends or []:
+        try:
+            body = split_label(spec)[1].strip()
+        except TokparityError:
+            body = spec
+        if body.startswith("py:"):
+            target = body[3:].rsplit(":", 1)[0]
+            words = [target, target.replace(".", os.sep) + ".py"]  # (a path, or a module found from here)
+        elif body.startswith("cmd:"):
+            try:
+                words = shlex.split(body[4:])
+            except ValueError:  # (an unclosed quote: the backend itself says so)
+                words = []
+        else:
+            continue
+        files += [w for w in words if not w.startswith("{") and Path(os.path.expanduser(w)).is_file()]
+    return files
+
+
 def _names(path: Path) -> int:
     """How many hard links a regular file has (0: none there)."""
     try:
@@ -394,7 +422,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     try:
         model_paths = [str(named[1]) if (named := named_path(m)) is not None else m for m in models]
-        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths}, args.junit)
+        refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths,
+                                       "-b": engine_files(args.backends)}, args.junit)
         options = compare_options(args)
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora,

@@ -79,7 +79,12 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     shrunk, are a corpus of conversations (``DIR/fuzz-findings.jsonl``, ``-c`` with ``--ops chat``)."""
     import json
 
-    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
+    from tokparity.commands.compare import (
+        engine_files,
+        refuse_inputs_in_outputs,
+        refuse_nothing_judged,
+        write_reports_or_say,
+    )
     from tokparity.errors import TokparityError
     from tokparity.fuzz.chats import run_chat_fuzz
     from tokparity.fuzz.findings import FINDINGS_FILE
@@ -97,7 +102,8 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     if ignored:
         raise TokparityError(f"fuzz --ops chat: {ignored[0]} is about texts; conversations are generated as they are "
                              "and their prompts tokenized as apply_chat_template does; leave it out")
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
+                                   "-b": engine_files(args.backends)}, args.junit)
     options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
@@ -130,7 +136,12 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
 
 def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     """``fuzz --ops decode|stream``: id sequences, not texts (tokparity.fuzz.ids)."""
-    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
+    from tokparity.commands.compare import (
+        engine_files,
+        refuse_inputs_in_outputs,
+        refuse_nothing_judged,
+        write_reports_or_say,
+    )
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.report.ci import write_ci_outputs
@@ -144,7 +155,8 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     if args.resume:
         raise TokparityError("fuzz --ops decode/stream keeps no journal: run it again (the same --seed gives the same "
                              "sequences) instead of --resume")
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
+                                   "-b": engine_files(args.backends)}, args.junit)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends), ops=ops,
                              services=Services(progress=None if args.quiet else progress_to_stderr,
@@ -180,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
-    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_nothing_judged, write_reports_or_say
+    from tokparity.commands.compare import (
+        engine_files,
+        refuse_inputs_in_outputs,
+        refuse_nothing_judged,
+        write_reports_or_say,
+    )
     from tokparity.errors import TokparityError
     from tokparity.fuzz.findings import FINDINGS_FILE, key_label
     from tokparity.fuzz.loop import FuzzOptions, run_fuzz
@@ -223,7 +240,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                              explicit_backends=bool(args.backends),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
-    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or []}, args.junit)
+    refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
+                                   "-b": engine_files(args.backends)}, args.junit)
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS),
                                  models=[stored_args(args, ("model",), PATHS)["model"]])

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled
     labelled(args.backends or [])  # two backends under one name: refused before any run
 
-    from tokparity.commands.compare import refuse_inputs_in_outputs, refuse_named_unjudged
+    from tokparity.commands.compare import engine_files, refuse_inputs_in_outputs, refuse_named_unjudged
     from tokparity.report import write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
                              "conversations take seconds); run it without --ray")
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
     refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
-                                   "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))]},
-                             args.junit)
+                                   "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))],
+                                   "-b": engine_files(args.backends)}, args.junit)
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
                              ray=args.ray, ops=ops)

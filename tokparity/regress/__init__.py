@@ -533,7 +533,12 @@ def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: 
                 ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_SECONDS)
                 for ref in ready:
                     i = refs[ref]
-                    part = parts[i] = ray.get(ref)
+                    try:
+                        part = parts[i] = ray.get(ref)
+                    except ray.exceptions.RayError as e:  # (its worker died: one line, not Ray's traceback)
+                        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                        raise TokparityError(f"{checked[i].goldens.model}: its Ray task failed ({first}); run "
+                                             "without --ray to see the model's own error") from None
                     if part.error or part.results is None:
                         raise TokparityError(f"{checked[i].goldens.model}: {part.error}")
                     for line in part.results.options.get("unavailable", []):

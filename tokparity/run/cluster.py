@@ -139,13 +139,20 @@ DRIVER_FOLDER = "TOKPARITY_DRIVER_FOLDER"  # in the workers' environment: the fo
 
 
 def off_the_path() -> None:
-    """In a Ray worker: the folder tokparity was started in off ``sys.path``. Ray puts it there for
-    every job (its code search path), so a ``tomllib.py`` or ``tokenizers.py`` there would be
-    imported by the actors. tokparity itself comes from its installation, as the driver's does."""
+    """In a Ray worker: the folder tokparity was started in off ``sys.path``, and the worker's current
+    folder. Ray puts the driver's folder on the path for every job (its code search path), so a
+    ``tomllib.py`` or ``tokenizers.py`` there would be imported by the actors. tokparity itself
+    comes from its installation, as the driver's does. The run's relative paths (``compare .``)
+    are read from that folder, as the driver reads them."""
     import sys
 
     folder = os.environ.get(DRIVER_FOLDER)
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != folder]
+    if folder:  # (Ray started workers in an empty folder: the run's relative paths are the driver's folder's)
+        try:
+            os.chdir(folder)
+        except OSError:
+            pass  # (another machine of a cluster: the run names no file relative to a folder it lacks)
 
 
 @contextmanager
@@ -181,18 +188,34 @@ def connect(ray: Any, address: str, jobs: int = 1) -> int:
                                              "env_vars": {DRIVER_FOLDER: os.path.abspath(os.curdir)}}}
     if is_local(address):
         cpus = jobs if jobs > 1 else os.cpu_count() or 1
-        with keeping_stop_handlers():
+        with keeping_stop_handlers(), _from_an_empty_folder():
             ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return cpus
     _check_reachable(ray, address)
     try:
-        with keeping_stop_handlers():
+        with keeping_stop_handlers(), _from_an_empty_folder():
             ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as e:  # no cluster found, Ray Client missing
         raise RayError(f"--ray {address}: cannot attach to the Ray cluster ({_first_line(e)}); start it with "
                        "'ray start --head', give its address (HOST:PORT, ray://HOST:PORT, auto), and for a cluster "
                        "with token authentication its token (RAY_AUTH_TOKEN)") from None
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+@contextmanager
+def _from_an_empty_folder() -> Iterator[None]:
+    """``ray.init`` run from an empty folder of its own: Ray puts the driver's current folder on every
+    worker's path, and its workers import libraries (pydantic, pyarrow) while they start, before any
+    hook of tokparity's can take the folder off (an independent hostile campaign's find)."""
+    import tempfile
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="tokparity-ray-") as empty:
+        os.chdir(empty)
+        try:
+            yield
+        finally:
+            os.chdir(here)
 
 
 def _check_reachable(ray: Any, address: str) -> None:

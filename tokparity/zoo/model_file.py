@@ -39,13 +39,16 @@ def checked_model_file(path: Path, folder: Path) -> Path:
     try:
         real = Path(os.path.realpath(path))
         root = Path(os.path.realpath(_root(folder)))
-        mode = os.stat(real).st_mode
+        found = os.stat(real)
     except (OSError, RuntimeError, ValueError) as e:
         raise TokparityError(f"{shown_path(path)}: cannot read this model file ({e}); fix or remove it") from None
     if not real.is_relative_to(root):
         raise _link_out(path, real, folder)
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(found.st_mode):
         raise TokparityError(f"{shown_path(path)}: not a regular file; a model file must be one")
+    if found.st_nlink > 1:  # (its other name may be anywhere: a hard link to a secret reads as the secret)
+        raise TokparityError(f"{shown_path(path)}: is a hard link ({found.st_nlink} names for one file), and its other "
+                             "names may lie outside the model folder; copy it to a file of its own")
     return path
 
 
