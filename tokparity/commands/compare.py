@@ -297,7 +297,9 @@ def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
     from tokparity.errors import TokparityError
 
     named = set(labelled(backends))
-    if named and not results.interrupted and not any(r.cases for r in results.runs if r.backend in named):
+    # (regress: a digest-only corpus whose digest changed judged that backend, though no case of it ran)
+    if named and not results.interrupted and not any(r.cases or r.unexplained for r in results.runs
+                                                     if r.backend in named):
         raise TokparityError(f"nothing was compared: {', '.join(sorted(named))} judged no case (each skipped, or "
                              f"not applicable); the reports are in {out}")
 
