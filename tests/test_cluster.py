@@ -189,6 +189,16 @@ def wait_until_gone(pids: set[int], limit: float = 30.0) -> set[int]:
         time.sleep(0.2)
 
 
+def command_lines(pids: set[int]) -> list[str]:
+    lines = []
+    for pid in sorted(pids):
+        try:
+            lines.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200])
+        except OSError:
+            lines.append(f"{pid}: gone")
+    return lines
+
+
 def local_ray_run(out: Path) -> tuple[subprocess.Popen, set[int]]:
     """``compare RUN --ray`` started here, once 300 cases are journaled; the processes of its Ray."""
     before = processes_under(LOCAL_RAY)
@@ -241,7 +251,8 @@ def test_local_ray_killed_with_sigkill_leaves_no_process_of_its_ray(tmp_path, zo
     assert len(ours) >= 3, "the local Ray's processes were not found"
     proc.kill()
     proc.communicate(timeout=30)
-    assert wait_until_gone(ours) == set(), "processes of the killed run's Ray are still running"
+    left = wait_until_gone(ours)
+    assert left == set(), f"processes of the killed run's Ray are still running: {command_lines(left)}"
     assert proc.returncode == -signal.SIGKILL
 
 
