@@ -83,6 +83,7 @@ class Judgement:
     op: str = "encode"
     oracle_output: list[str] = field(default_factory=list)
     backend_output: list[str] = field(default_factory=list)
+    shape: str = ""  # what the backend did, read off the two answers (tokparity.diff.shape): "" for none
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +162,7 @@ class Decision:
 # The flat fields of a mismatch, in the order of the journal's objects and of Mismatch.row().
 ROW_FIELDS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "cls", "evidence", "stage", "first_diff",
               "text", "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "known", "partition", "cause",
-              "cause_evidence", "variants", "alternatives", "op", "oracle_output", "backend_output")
+              "cause_evidence", "variants", "alternatives", "op", "oracle_output", "backend_output", "shape")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,7 @@ class Mismatch:
     op = property(lambda self: self.judgement.op)
     oracle_output = property(lambda self: self.judgement.oracle_output)
     backend_output = property(lambda self: self.judgement.backend_output)
+    shape = property(lambda self: self.judgement.shape)
     # the decision's
     cls = property(lambda self: self.decision.cls)
     stage = property(lambda self: self.decision.stage)
@@ -216,7 +218,7 @@ class Mismatch:
                 "oracle_pieces": j.oracle_pieces, "backend_pieces": j.backend_pieces, "known": c.known,
                 "partition": j.partition, "cause": c.cause, "cause_evidence": c.cause_evidence,
                 "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives], "op": j.op,
-                "oracle_output": j.oracle_output, "backend_output": j.backend_output}
+                "oracle_output": j.oracle_output, "backend_output": j.backend_output, "shape": j.shape}
 
     @staticmethod
     def of(model: str, corpus: str, case_id: str, tags: dict, oracle: str, backend: str, cls: str = "",
@@ -225,12 +227,13 @@ class Mismatch:
            oracle_pieces: list[str] | None = None, backend_pieces: list[str] | None = None, known: str = "",
            partition: list[list[str]] | None = None, cause: str = "", cause_evidence: str = "",
            variants: list[str] | tuple[str, ...] = (), alternatives: list | tuple = (), op: str = "encode",
-           oracle_output: list[str] | None = None, backend_output: list[str] | None = None) -> Mismatch:
+           oracle_output: list[str] | None = None, backend_output: list[str] | None = None,
+           shape: str = "") -> Mismatch:
         """A mismatch from its flat fields (as a journal, a findings file or mismatches.csv holds
         them): what was judged, and what was decided of it then."""
         judgement = Judgement(model, corpus, case_id, tags, oracle, backend, cls, evidence, stage, first_diff, text,
                               oracle_ids or [], backend_ids or [], oracle_pieces or [], backend_pieces or [],
-                              partition or [], op, oracle_output or [], backend_output or [])
+                              partition or [], op, oracle_output or [], backend_output or [], shape)
         decision = Decision(cls, stage, known, cause, cause_evidence, tuple(variants),
                             tuple(tuple(keys) for keys in alternatives))
         return Mismatch(judgement, decision)

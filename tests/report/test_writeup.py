@@ -145,14 +145,16 @@ def test_csv_has_the_cause_columns(greedy):
     out, _ = greedy
     with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0])[-8:] == ["evidence", "known", "cause", "cause_evidence", "text_json", "op", "oracle_output",
-                                  "backend_output"]
+    assert list(rows[0])[-9:] == ["evidence", "known", "cause", "cause_evidence", "text_json", "op", "oracle_output",
+                                  "backend_output", "shape"]
     assert {r["op"] for r in rows} == {"encode"} and {r["backend_output"] for r in rows} == {"[]"}
     row = next(r for r in rows if r["case_id"] == "en-0004")
     assert row["cause"] == "model.greedy-longest-match"
     assert row["cause_evidence"] == ("the reference reproduces the backend's ids exactly with: the longest vocabulary "
                                      "piece at each position")
     assert {r["cause"] for r in rows if r["backend"] == GREEDY} == {"model.greedy-longest-match"}
+    assert row["shape"].startswith("same bytes, cut otherwise at character ")  # (greedy cuts the same text)
+    assert all(r["shape"] for r in rows)
 
 
 def test_explain_reads_mismatches_csv_without_a_journal(greedy, tmp_path):

@@ -498,7 +498,8 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
         notes = [runs(Run(m.cls, CLASS))] + ([runs(f"known: {m.known}")] if m.known else []) + (
             [runs("cause ", Run(m.cause, CODE))] if m.cause else [])
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
-                              text_runs(m.text, TIE_SHOWN), m.evidence[:EVIDENCE_SHOWN]))
+                              text_runs(m.text, TIE_SHOWN), m.evidence[:EVIDENCE_SHOWN],
+                              "" if m.cause else m.shape[:EVIDENCE_SHOWN]))
     return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes: {overview.run_classes(src.results)}")))
 
 
@@ -535,6 +536,8 @@ def case_card(m: Mismatch, style: str) -> Article:
     cause = (Paragraph(runs("cause: ", Run(m.cause, CODE), " ", Run(m.cause_evidence, MUTED)), "cause") if m.cause
              else Paragraph(runs(f"cause: not reproduced {m.cause_evidence}"), "cause muted"))
     blocks: list[Block] = [Paragraph(runs(m.evidence), "evidence"), cause, Quote(visible(m.text))]
+    if m.shape:
+        blocks.insert(1, Paragraph(runs(f"what it did: {m.shape}"), "shape"))
     if m.partition and len(m.partition) > 1:
         blocks.append(Paragraph(runs("agreement: " + " vs ".join("{" + ", ".join(g) + "}" for g in m.partition)),
                                 MUTED))
@@ -569,6 +572,7 @@ def case_article(m: Mismatch, style: str) -> Article:
         Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),)),
         Part("Class", (Paragraph(runs(f"{m.cls}: {info['symptom']}")), Paragraph(runs(f"→ {info['implication']}")))),
         Part("Evidence", (Paragraph(runs(m.evidence)),)),
+        *((Part("What it did", (Paragraph(runs(m.shape)),)),) if m.shape else ()),
     ]
     if m.cause:
         blocks.append(Part("Cause", (Paragraph(runs(m.cause)),)

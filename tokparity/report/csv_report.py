@@ -7,7 +7,8 @@ explains the row, else empty), ``cause`` (the root causes that reproduce the bac
 ``+``-joined in pipeline order; empty when nothing does), ``cause_evidence`` (how it was shown)
 ``text_json``, then ``op`` (what was asked: encode, decode, stream, pieces) and, for the three that
 turn ids into text, ``oracle_output`` and ``backend_output`` (JSON lists: the decoded text, the
-deltas, each id's bytes in hex). ``tags`` is ``key=value`` pairs joined by ``;``.
+deltas, each id's bytes in hex), then ``shape`` (what the backend did, read off the two answers).
+``tags`` is ``key=value`` pairs joined by ``;``.
 
 Cells are untrusted text: a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
 return would run as a formula in a spreadsheet, so it is prefixed with ``'`` (OWASP's advice).

@@ -230,7 +230,7 @@ def read_csv(path: Path) -> list[Mismatch]:
                     oracle_pieces=_listed(r["oracle_pieces"], str), backend_pieces=_listed(r["backend_pieces"], str),
                     known=r.get("known", ""), cause=r.get("cause", ""), cause_evidence=r.get("cause_evidence", ""),
                     op=r.get("op") or "encode", oracle_output=_listed(r.get("oracle_output") or "[]", str),
-                    backend_output=_listed(r.get("backend_output") or "[]", str)))
+                    backend_output=_listed(r.get("backend_output") or "[]", str), shape=r.get("shape", "")))
             except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as e:
                 raise NotARun(f"{path}:{lineno}: not a mismatches.csv row ({type(e).__name__}: {e}); the file was "
                               "edited or damaged: run the comparison again") from None

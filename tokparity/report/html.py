@@ -83,7 +83,8 @@ def block(b: n.Block, level: int = 3) -> str:
     if isinstance(b, n.Listing):
         return "<ul>" + "".join(
             f"<li><strong>{esc(e.who)}</strong> {esc(e.ref)} ({', '.join(inline(x) for x in e.notes)}): "
-            f"{inline(e.text)} — {esc(e.evidence)}</li>" for e in b.entries) + "</ul>"
+            f"{inline(e.text)} — {esc(e.evidence)}" + (f" What it did: {esc(e.shape)}." if e.shape else "") + "</li>"
+            for e in b.entries) + "</ul>"
     if isinstance(b, n.Part):
         return f"<h{level + 1}>{esc(b.title)}</h{level + 1}>" + "".join(block(x, level + 1) for x in b.blocks)
     if isinstance(b, n.Article):

@@ -109,7 +109,8 @@ def block(b: n.Block, level: int = 3) -> str:
                 + "\n".join(fenced(comparison_lines(b.comparison, indent=0))))
     if isinstance(b, n.Listing):
         return "\n".join(f"- **{md(e.who)}** {md(e.ref)} ({', '.join(inline(x) for x in e.notes)}): "
-                         f"{inline(e.text)} — {md(e.evidence)}" for e in b.entries)
+                         f"{inline(e.text)} — {md(e.evidence)}" + (f" What it did: {md(e.shape)}." if e.shape else "")
+                         for e in b.entries)
     if isinstance(b, n.Part):
         return part(b, level)
     if isinstance(b, n.Article):

@@ -196,6 +196,7 @@ class Listed:
     notes: tuple[Inline, ...]  # the class, the known divergence, the cause
     text: Inline
     evidence: str
+    shape: str = ""  # what the backend did (tokparity.diff.shape), where the run has no cause for it
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,8 @@ def listed_lines(e: n.Listed, columns: int) -> list[str]:
     """One listed mismatch: who, the case, the class and cause; its text; the evidence."""
     notes = ", ".join(inline(x) for x in e.notes)
     return (wrapped(f"{e.who}  {e.ref}  ({notes})", columns, "  ", "      ")
-            + labelled("    text", inline(e.text), columns) + labelled("    why", e.evidence, columns))
+            + labelled("    text", inline(e.text), columns) + labelled("    why", e.evidence, columns)
+            + (labelled("    did", e.shape, columns) if e.shape else []))
 
 
 def alignment_lines(a: n.Alignment) -> list[str]:

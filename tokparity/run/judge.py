@@ -30,6 +30,7 @@ from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
+from tokparity.diff.shape import encode_shape
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.messages import Started
@@ -431,6 +432,7 @@ class ModelRun:
                   ref_answer: Answer | None = None, partition: list[list[str]] | None = None) -> Judgement:
         """Backend ``name``'s answer ``ans`` against the oracle's on ``case``: its symptom class, the
         first stage and token where they part (``partition``: who agrees with whom on the case)."""
+        shape = ""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
                 f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
@@ -442,6 +444,7 @@ class ModelRun:
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
             c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
             cls, evidence = c.cls, c.evidence
+            shape = encode_shape(self.vocab, case.text, oracle.ids, ans.ids)
             divergence = c.divergence or align(oracle.ids, ans.ids)
             first = divergence.first[0] if divergence.first is not None else 0
         if ans.notes:
@@ -450,7 +453,7 @@ class ModelRun:
             model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
             oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
-            backend_pieces=_pieces(self.vocab, ans.ids), partition=partition or [],
+            backend_pieces=_pieces(self.vocab, ans.ids), partition=partition or [], shape=shape,
         )
 
 class JudgedCases:

@@ -22,7 +22,7 @@ json_text = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 TOO_LONG_LISTED = 20  # summary.json names this many of the skipped long cases
 CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class", "stage", "first_diff", "text",
                "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "evidence", "known", "cause",
-               "cause_evidence", "text_json", "op", "oracle_output", "backend_output")
+               "cause_evidence", "text_json", "op", "oracle_output", "backend_output", "shape")
 
 
 @dataclass

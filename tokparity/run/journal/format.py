@@ -78,12 +78,12 @@ ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
     "backend_pieces": (is_texts, "list[str]"), "known": (is_text, "str"), "partition": (is_lists_of_texts, "list[list[str]]"),
     "cause": (is_text, "str"), "cause_evidence": (is_text, "str"), "variants": (is_texts, "list[str]"),
     "alternatives": (is_lists_of_texts, "list[list[str]]"), "op": (is_op, "op (encode, decode, stream, pieces)"),
-    "oracle_output": (is_texts, "list[str]"), "backend_output": (is_texts, "list[str]"),
+    "oracle_output": (is_texts, "list[str]"), "backend_output": (is_texts, "list[str]"), "shape": (is_text, "str"),
 }
 
 
 ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives", "op", "oracle_output",
-                "backend_output")
+                "backend_output", "shape")
 
 
 def check_mismatch(d: object, where: str = "a mismatch") -> dict:

@@ -1,0 +1,85 @@
+"""The shape of an encode mismatch says what the engine did, on a real vocabulary: llama.cpp gives
+the reference's ids, and each engine is llama.cpp with one behaviour changed, on the input or on
+the output, as a buggy port would. Its bug-free twin (llama.cpp itself) has no shape."""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from tokparity.diff.shape import encode_shape
+from tokparity.vocab import load_vocab
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
+from greedy_engine import GreedyEngine  # noqa: E402
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'tokparity[llama]'")
+
+TEXT = "The café's ｆｕｌｌ menu\u200b costs 12 €."
+
+
+@pytest.fixture(scope="module")
+def spm(zoo):
+    path = zoo("llama-spm").files["gguf"]
+    llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+
+    def encode(text: str, add_special: bool = True) -> list[int]:
+        data = text.encode()
+        buf = (llama_cpp.llama_token * (len(data) + 8))()
+        n = llama_cpp.llama_tokenize(vocab, data, len(data), buf, len(buf), add_special, False)
+        return list(buf[:n])
+
+    yield path, load_vocab(path), encode
+    del llm
+
+
+def shape(spm, engine_ids: list[int], text: str = TEXT) -> str:
+    _, vocab, encode = spm
+    return encode_shape(vocab, text, encode(text), engine_ids)
+
+
+def test_the_bug_free_twin_has_no_shape(spm):
+    assert shape(spm, spm[2](TEXT)) == ""
+
+
+def test_ids_cut_at_a_count(spm):
+    ids = spm[2](TEXT)
+    said = shape(spm, ids[:8])
+    assert said.startswith(f"ids missing at the end: the engine gives 8 of the reference's {len(ids)} ids, for ")
+    assert said.endswith("has none")
+
+
+def test_a_character_the_normalizer_strips(spm):
+    said = shape(spm, spm[2](TEXT.replace("\u200b", "")))
+    assert said == f"text dropped at character {TEXT.index(chr(0x200B))}: '\\u200b' (U+200B) has no ids"
+
+
+def test_nfkc_where_the_model_has_none(spm):
+    said = shape(spm, spm[2](unicodedata.normalize("NFKC", TEXT)))
+    assert said.startswith(f"text written otherwise at character {TEXT.index('ｆ')}: 'full")
+    assert "where the reference has 'ｆｕｌｌ" in said
+
+
+def test_a_space_prefix_added_twice(spm):
+    assert shape(spm, spm[2](" " + TEXT)) == "text inserted at character 0: ' ', not in the reference's ids"
+
+
+def test_bos_left_out_and_doubled(spm):
+    ids = spm[2](TEXT)
+    assert shape(spm, spm[2](TEXT, add_special=False)) == "special token '<s>' left out at the start"
+    assert shape(spm, ids[:1] + ids) == "special token '<s>' 2 times at the start, where the reference has 1"
+    assert shape(spm, ids + [2]) == "special token '</s>' added at the end"
+
+
+def test_the_same_bytes_cut_by_the_longest_piece(spm):
+    _, vocab, _ = spm
+    said = shape(spm, [1, *GreedyEngine(vocab).encode(TEXT)])
+    assert said.startswith("same bytes, cut otherwise at character ")
+
+
+def test_an_id_the_vocabulary_has_not(spm):
+    assert shape(spm, [*spm[2](TEXT), 10**6]) == "id 1000000 is not in the vocabulary (32000 tokens)"

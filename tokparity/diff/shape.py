@@ -1,0 +1,178 @@
+"""What an engine did, in one sentence, for an encode mismatch: the shape of the difference.
+
+A shape is read off the two answers alone, with no variant of the reference run. Each side's ids
+are turned back into the input bytes they stand for; the two byte strings are compared, and
+the ids around the first difference are named. A shape says what the engine did and where:
+ids missing at the end, text dropped, inserted or written otherwise, a special token left out
+or added, or the same bytes cut into other tokens. It is a description, not a cause: a cause is
+proven only by a variant that gives the engine's ids.
+
+    >>> from tokparity.vocab.model import TokenType as T, Vocab
+    >>> v = Vocab("spm", ["<s>", "▁He", "llo", "▁Hel", "lo", "▁wor", "ld", "<unk>"],
+    ...           token_types=[T.CONTROL, *[T.NORMAL] * 6, T.UNKNOWN])
+    >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 1, 2])
+    "ids missing at the end: the engine gives 3 of the reference's 5 ids, for 6 of 12 bytes; ' world' has none"
+    >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [1, 2, 5, 6])
+    "special token '<s>' left out at the start"
+    >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 3, 4, 5, 6])
+    "same bytes, cut otherwise at character 0: '▁Hel|lo' where the reference has '▁He|llo'"
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from tokparity.vocab.model import TokenType, Vocab
+from tokparity.vocab.token_bytes import token_bytes
+
+SHOWN = 24  # characters of text a shape quotes, at most
+
+
+def encode_shape(vocab: Vocab, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int]) -> str:
+    """The shape of one encode mismatch (see the module); "" when the ids agree."""
+    if list(oracle_ids) == list(backend_ids):
+        return ""
+    unknown = [i for i in backend_ids if not 0 <= i < vocab.size]
+    if unknown:
+        return f"id {unknown[0]} is not in the vocabulary ({vocab.size} tokens)"
+    ends = _ends(vocab, oracle_ids, backend_ids)
+    if ends:
+        return ends
+    return _middle(vocab, text, list(oracle_ids), list(backend_ids))
+
+
+def _special(vocab: Vocab, i: int) -> bool:
+    return 0 <= i < vocab.size and vocab.type_of(i) == TokenType.CONTROL
+
+
+def _run(vocab: Vocab, ids: Sequence[int], from_end: bool) -> list[int]:
+    """The special tokens at one end of ``ids``."""
+    seq = list(reversed(ids)) if from_end else list(ids)
+    run: list[int] = []
+    for i in seq:
+        if not _special(vocab, i):
+            break
+        run.append(i)
+    return run
+
+
+def _ends(vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> str:
+    """A special token left out, added or doubled at an end, where the rest agrees."""
+    for from_end, where in ((False, "start"), (True, "end")):
+        ra, rb = _run(vocab, a, from_end), _run(vocab, b, from_end)
+        if ra == rb:
+            continue
+        rest_a = a[len(ra):] if not from_end else a[:len(a) - len(ra)]
+        rest_b = b[len(rb):] if not from_end else b[:len(b) - len(rb)]
+        other_a, other_b = _run(vocab, rest_a, not from_end), _run(vocab, rest_b, not from_end)
+        if _strip(rest_a, other_a, not from_end) != _strip(rest_b, other_b, not from_end):
+            return ""  # the text differs too: the middle says more
+        return _special_change(vocab, ra, rb, where)
+    return ""
+
+
+def _strip(ids: Sequence[int], run: list[int], from_end: bool) -> list[int]:
+    return list(ids[:len(ids) - len(run)] if from_end else ids[len(run):])
+
+
+def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> str:
+    names = lambda ids: ", ".join(repr(vocab.tokens[i]) for i in ids)  # noqa: E731
+    if not rb:
+        return f"special token{'s' * (len(ra) > 1)} {names(ra)} left out at the {where}"
+    if not ra:
+        return f"special token{'s' * (len(rb) > 1)} {names(rb)} added at the {where}"
+    if set(ra) == set(rb) and len(rb) > len(ra):
+        return f"special token {names(rb[:1])} {len(rb)} times at the {where}, where the reference has {len(ra)}"
+    return f"special tokens {names(rb)} at the {where}, where the reference has {names(ra)}"
+
+
+def _spans(vocab: Vocab, ids: list[int]) -> tuple[bytes, list[int]]:
+    """The bytes ``ids`` stand for, and where each id's bytes end."""
+    parts, ends, end = [], [], 0
+    for i in ids:
+        parts.append(token_bytes(vocab, i))
+        end += len(parts[-1])
+        ends.append(end)
+    return b"".join(parts), ends
+
+
+def _quote(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    shown = text if len(text) <= SHOWN else text[:SHOWN] + "…"
+    odd = [c for c in dict.fromkeys(shown) if not c.isprintable() or (not c.isascii() and unicodedata.category(c)[0] in "ZCM")]
+    named = ", ".join(f"U+{ord(c):04X}" for c in odd[:3])
+    return repr(shown) + (f" ({named})" if named else "")
+
+
+def _chars(data: bytes) -> int:
+    return len(data.decode("utf-8", "replace"))
+
+
+def _at(text: str, data: bytes, offset: int) -> str:
+    """Where byte ``offset`` of the reference's bytes ``data`` is, as a character of ``text``. The
+    reference's bytes may hold a space the text has not (SentencePiece's prefix): the text is
+    looked for in them. A text the reference normalized is not found: its own count is said."""
+    start = data.find(text.encode("utf-8", "surrogatepass")) if text else -1
+    if start < 0:
+        return f"at character {_chars(data[:offset])} of the reference's text"
+    return f"at character {_chars(data[start:max(offset, start)])}"
+
+
+def _id_at(ends: list[int], offset: int) -> int:
+    """The index of the id whose bytes hold byte ``offset`` (len(ends) past the end)."""
+    return next((k for k, e in enumerate(ends) if e > offset), len(ends))
+
+
+def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
+    ab, a_ends = _spans(vocab, a)
+    bb, b_ends = _spans(vocab, b)
+    if ab == bb:
+        return _cut_otherwise(vocab, text, a, b, ab)
+    unk_b = [i for i in b if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.UNKNOWN]
+    p = 0
+    while p < min(len(ab), len(bb)) and ab[p] == bb[p]:
+        p += 1
+    if p == len(bb):
+        return (f"ids missing at the end: the engine gives {len(b)} of the reference's {len(a)} ids, for {len(bb)} "
+                f"of {len(ab)} bytes; {_quote(ab[p:])} has none")
+    if p == len(ab):
+        return f"ids added at the end: {_quote(bb[p:])} after the text's {len(ab)} bytes"
+    s = 0
+    while s < min(len(ab), len(bb)) - p and ab[-1 - s] == bb[-1 - s]:
+        s += 1
+    gone, put = ab[p:len(ab) - s], bb[p:len(bb) - s]
+    at = _at(text, ab, p)
+    if unk_b and not put:
+        k = _id_at(b_ends, p)
+        return f"the engine writes {vocab.tokens[b[min(k, len(b) - 1)]]!r} where the reference spells {_quote(gone)}, {at}"
+    if not put:
+        return f"text dropped {at}: {_quote(gone)} has no ids"
+    if not gone:
+        return f"text inserted {at}: {_quote(put)}, not in the reference's ids"
+    return f"text written otherwise {at}: {_quote(put)} where the reference has {_quote(gone)}"
+
+
+def _cut_otherwise(vocab: Vocab, text: str, a: list[int], b: list[int], data: bytes) -> str:
+    """The same bytes in other tokens: the first stretch where the cuts differ, each side's cuts."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    start = len(b"".join(token_bytes(vocab, i) for i in a[:k]))
+    pos_a, pos_b, ia, ib = start, start, k, k
+    pa, pb = [], []
+    while True:  # to the next point where both sides cut again
+        if pos_a <= pos_b and ia < len(a):
+            pa.append(a[ia])
+            pos_a += len(token_bytes(vocab, a[ia]))
+            ia += 1
+        elif ib < len(b):
+            pb.append(b[ib])
+            pos_b += len(token_bytes(vocab, b[ib]))
+            ib += 1
+        else:
+            break
+        if pos_a == pos_b and pa and pb:
+            break
+    show = lambda ids: "|".join(vocab.tokens[i] for i in ids)  # noqa: E731
+    return f"same bytes, cut otherwise {_at(text, data, start)}: {show(pb)!r} where the reference has {show(pa)!r}"
