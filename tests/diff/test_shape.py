@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.diff.shape import encode_shape
+from tokparity.diff.shape import encode_shape, output_shape
 from tokparity.vocab import load_vocab
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
@@ -83,3 +83,55 @@ def test_the_same_bytes_cut_by_the_longest_piece(spm):
 
 def test_an_id_the_vocabulary_has_not(spm):
     assert shape(spm, [*spm[2](TEXT), 10**6]) == "id 1000000 is not in the vocabulary (32000 tokens)"
+
+
+# -- decode, stream and pieces: the shape of the text a detokenizer gives ----------------------------
+
+tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed: pip install 'tokparity[hf]'")
+WORDS = "Hello world, 𓀀 café"  # (the hieroglyph: four byte tokens)
+
+
+@pytest.fixture(scope="module")
+def bpe(zoo):
+    path = zoo("llama-bpe").files["tokenizer_json"]
+    tok = tokenizers.Tokenizer.from_file(str(path))
+    return load_vocab(path), tok, tok.encode(WORDS, add_special_tokens=False).ids
+
+
+def test_each_id_decoded_alone(bpe):
+    vocab, tok, ids = bpe
+    alone = "".join(tok.decode([i]) for i in ids)
+    said = output_shape("decode", vocab, ids, [tok.decode(ids)], [alone])
+    assert said.startswith(f"text written otherwise at character {WORDS.index('𓀀')}: '�")
+    assert "(U+FFFD)" in said and "where the decoder has '𓀀" in said
+
+
+def test_the_rest_dropped_after_an_invalid_byte(bpe):
+    vocab, tok, ids = bpe
+    whole = tok.decode(ids)
+    cut = b"".join(tok.decode_batch([[i]])[0].encode() for i in ids).split(b"\xef\xbf\xbd")[0].decode()
+    assert output_shape("decode", vocab, ids, [whole], [cut]) == (
+        f"text missing at the end: the text is {len(cut.encode())} of the decoder's {len(whole.encode())} bytes; "
+        f"{whole[len(cut):]!r} is not")
+
+
+def test_a_stream_that_adds_up_but_splits_otherwise_and_one_that_repeats(bpe):
+    vocab, tok, ids = bpe
+    whole = tok.decode(ids)
+    assert output_shape("stream", vocab, ids, [whole], [whole]) == \
+        "the deltas add up to the decoder's text, but split into 1 deltas otherwise"
+    said = output_shape("stream", vocab, ids, [whole], [whole[:5], whole[:11], whole[11:]])
+    assert said == "text inserted at character 5: 'Hello', not in the decoder's"
+
+
+def test_pieces_written_raw(bpe):
+    vocab, _, ids = bpe
+    right = [vocab.tokens[i].encode().hex() for i in ids]
+    raw = [("X" + vocab.tokens[i]).encode().hex() if k == 1 else right[k] for k, i in enumerate(ids)]
+    said = output_shape("pieces", vocab, ids, right, raw)
+    assert said.startswith(f"1 of {len(ids)} ids' bytes differ; the first, id {ids[1]} ({vocab.tokens[ids[1]]!r}): 'X")
+
+
+def test_no_output_no_shape(bpe):
+    vocab, _, ids = bpe
+    assert output_shape("decode", vocab, ids, ["a"], []) == ""

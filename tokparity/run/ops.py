@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from tokparity.backends.base import Backend
 from tokparity.corpus import Case
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
+from tokparity.diff.shape import output_shape
 from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
@@ -269,7 +270,8 @@ class DecodingJudge:
                 model=self.model, corpus=corpus, case_id=case.id, tags=tags, oracle=self.decoder, backend=name,
                 cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),
                 backend_ids=list(ids), oracle_pieces=pieces, backend_pieces=pieces, op=op,
-                oracle_output=capped(oracle_output), backend_output=capped(backend_output)))
+                oracle_output=capped(oracle_output), backend_output=capped(backend_output),
+                shape=output_shape(op, self.vocab, ids, oracle_output, backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
 
