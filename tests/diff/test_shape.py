@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tokparity.diff.shape import encode_shape, output_shape
+from tokparity.diff.shape import chat_shape, encode_shape, output_shape
 from tokparity.vocab import load_vocab
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
@@ -55,7 +55,7 @@ def test_ids_cut_at_a_count(spm):
 
 def test_a_character_the_normalizer_strips(spm):
     said = shape(spm, spm[2](TEXT.replace("\u200b", "")))
-    assert said == f"text dropped at character {TEXT.index(chr(0x200B))}: '\\u200b' (U+200B) has no ids"
+    assert said == f"text dropped at character {TEXT.index(chr(0x200B))}: '\\u200b' has no ids"
 
 
 def test_nfkc_where_the_model_has_none(spm):
@@ -135,3 +135,33 @@ def test_pieces_written_raw(bpe):
 def test_no_output_no_shape(bpe):
     vocab, _, ids = bpe
     assert output_shape("decode", vocab, ids, ["a"], []) == ""
+
+
+# -- chat: where the engine's prompt parts from the template's, as a part of the conversation -------
+
+CHATML = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n"
+          "<|im_start|>assistant\n")
+CONTENTS = ["Be brief.", "Hi there"]
+
+
+def test_chat_generation_prompt_left_out():
+    said = chat_shape(CONTENTS, CHATML, CHATML.removesuffix("<|im_start|>assistant\n"))
+    assert said.startswith(f"prompt cut short at character {len(CHATML) - 22}, after the last message's content "
+                           "(message 1: its end, the generation prompt): '<|im_start|>assistant\\n'")
+
+
+def test_chat_content_trimmed_and_system_turn_added():
+    padded = CHATML.replace("Hi there", " Hi there ")
+    assert chat_shape([c if k == 0 else " Hi there " for k, c in enumerate(CONTENTS)], padded, CHATML) == (
+        f"text trimmed at character {padded.index(' Hi')}, in message 1's content (character 0 of it): 'Hi there' "
+        "where the template has ' Hi there '")
+    said = chat_shape(CONTENTS, CHATML, "<|im_start|>system\nYou are helpful.<|im_end|>\n" + CHATML)
+    assert said.startswith("text inserted at character 19, before message 0's content (the prompt's start: BOS, a "
+                           "system turn, tools, headers)")
+
+
+def test_chat_separator_between_messages():
+    said = chat_shape(CONTENTS, CHATML, CHATML.replace("<|im_end|>\n<|im_start|>user", "<|im_end|><|im_start|>user"))
+    at = CHATML.index("<|im_end|>\n<|im_start|>user") + len("<|im_end|>")
+    assert said == (f"text dropped at character {at}, between message 0's content and message 1's (a separator, a "
+                    "header): '\\n' is missing from the engine's prompt")

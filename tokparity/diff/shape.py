@@ -1,11 +1,11 @@
-"""What an engine did, in one sentence, for an encode mismatch: the shape of the difference.
+"""What an engine did, in one sentence: the shape of a mismatch, on every op.
 
-A shape is read off the two answers alone, with no variant of the reference run. Each side's ids
-are turned back into the input bytes they stand for; the two byte strings are compared, and
-the ids around the first difference are named. A shape says what the engine did and where:
-ids missing at the end, text dropped, inserted or written otherwise, a special token left out
-or added, or the same bytes cut into other tokens. It is a description, not a cause: a cause is
-proven only by a variant that gives the engine's ids.
+A shape is read off the two answers alone, with no variant of the reference run. Encode: each
+side's ids are turned back into the input bytes they stand for, and the two byte strings are
+compared. Decode, stream and pieces: the engine's text, deltas or bytes against the decoder's.
+Chat: the engine's prompt against the template's, and the part of the conversation where they
+part. A shape says what the engine did and where. It is a description, not a cause: a cause is
+proven only by a variant that gives the engine's answer.
 
     >>> from tokparity.vocab.model import TokenType as T, Vocab
     >>> v = Vocab("spm", ["<s>", "▁He", "llo", "▁Hel", "lo", "▁wor", "ld", "<unk>"],
@@ -100,8 +100,8 @@ def _spans(vocab: Vocab, ids: list[int]) -> tuple[bytes, list[int]]:
 def _quote(data: bytes) -> str:
     text = data.decode("utf-8", "replace")
     shown = text if len(text) <= SHOWN else text[:SHOWN] + "…"
-    odd = [c for c in dict.fromkeys(shown)
-           if not c.isprintable() or c == "\ufffd" or (not c.isascii() and unicodedata.category(c)[0] in "ZCM")]
+    odd = [c for c in dict.fromkeys(shown)  # (repr escapes what is not printable: these it shows as they are)
+           if c.isprintable() and (c == "\ufffd" or (not c.isascii() and unicodedata.category(c)[0] in "ZCM"))]
     named = ", ".join(f"U+{ord(c):04X}" for c in odd[:3])
     return repr(shown) + (f" ({named})" if named else "")
 
@@ -160,6 +160,10 @@ def _changed(gone: bytes, put: bytes, at: str, dropped: str, inserted: str, othe
         return f"text dropped {at}: {_quote(gone)} {dropped}"
     if not gone:
         return f"text inserted {at}: {_quote(put)}, {inserted}"
+    if put == gone.strip():
+        return f"text trimmed {at}: {_quote(put)} where {other} has {_quote(gone)}"
+    if gone == put.strip():
+        return f"text padded {at}: {_quote(put)} where {other} has {_quote(gone)}"
     return f"text written otherwise {at}: {_quote(put)} where {other} has {_quote(gone)}"
 
 
@@ -227,3 +231,46 @@ def _cut_otherwise(vocab: Vocab, text: str, a: list[int], b: list[int], data: by
             break
     show = lambda ids: "|".join(vocab.tokens[i] for i in ids)  # noqa: E731
     return f"same bytes, cut otherwise {_at(text, data, start)}: {show(pb)!r} where the reference has {show(pa)!r}"
+
+
+def chat_shape(contents: Sequence[str], want: str, got: str) -> str:
+    """The shape of a chat mismatch: where the backend's prompt parts from the template's, and
+    which part of the conversation is there. ``contents``: the messages' string contents, in order
+    ("" for one that is not a string). They are looked for in the template's prompt, each after
+    the one before; a content the template changed (trimmed, say) is looked for trimmed."""
+    if want == got:
+        return ""
+    a, b = want.encode("utf-8", "surrogatepass"), got.encode("utf-8", "surrogatepass")
+    p, gone, put = _change(a, b)
+    where = _part(contents, want, _chars(a[:p]), inserted=not gone)
+    if p == len(b):
+        return f"prompt cut short {where}: {_quote(a[p:])} is missing from the engine's"
+    if p == len(a):
+        return f"text added at the end of the prompt: {_quote(b[p:])}"
+    return _changed(gone, put, where, "is missing from the engine's prompt", "not in the template's prompt",
+                    "the template")
+
+
+def _part(contents: Sequence[str], prompt: str, at: int, inserted: bool = False) -> str:
+    """``at`` (a character of ``prompt``) as a part of the conversation. Text ``inserted`` at a
+    content's first character is before that content, not in it."""
+    spans: list[tuple[int, int, int]] = []  # (message, start, end)
+    start = 0
+    for k, content in enumerate(contents):
+        for needle in (content, content.strip()):
+            found = prompt.find(needle, start) if needle else -1
+            if found >= 0:
+                spans.append((k, found, found + len(needle)))
+                start = found + len(needle)
+                break
+    after_start = int(inserted)  # (how far past a content's start ``at`` must be, to be in it)
+    if not spans or at < spans[0][1] + after_start:
+        first = spans[0][0] if spans else 0
+        return f"at character {at}, before message {first}'s content (the prompt's start: BOS, a system turn, tools, headers)"
+    for (k, s, e), after in zip(spans, [*spans[1:], None]):
+        if s + after_start <= at < e or (at == e and after is None and at == len(prompt)):
+            return f"at character {at}, in message {k}'s content (character {at - s} of it)"
+        if after is not None and e <= at < after[1] + after_start:
+            return f"at character {at}, between message {k}'s content and message {after[0]}'s (a separator, a header)"
+    k = spans[-1][0]
+    return f"at character {at}, after the last message's content (message {k}: its end, the generation prompt)"

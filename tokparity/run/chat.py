@@ -37,10 +37,12 @@ from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate, gguf_template
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
+from tokparity.diff.shape import chat_shape, encode_shape
 from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.vocab import Vocab
+from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import ModelFiles
 
 CHAT_STAGE = "chat"
@@ -115,9 +117,31 @@ class ChatJudge:
                 backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
-                oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer))))
+                oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer)),
+                shape=self._shape(conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
+
+    def _shape(self, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
+        """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
+        gave only ids is read as its tokens' texts. "" where a side raised or gave nothing."""
+        texts = [self._prompt_text(want), self._prompt_text(got)]
+        if want.raised or got.raised or None in texts:
+            return ""
+        if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
+            return encode_shape(self.vocab, str(texts[0]), want.ids, got.ids)
+        contents = [str(m["content"]) if isinstance(m.get("content"), str) else "" for m in conversation.messages
+                    if isinstance(m, dict)]
+        return chat_shape(contents, str(texts[0]), str(texts[1]))
+
+    def _prompt_text(self, answer: ChatAnswer) -> str | None:
+        if answer.text is not None:
+            return answer.text
+        if answer.ids is None:
+            return None
+        spelled = (token_bytes(self.vocab, i) or (self.vocab.tokens[i].encode() if 0 <= i < self.vocab.size else b"")
+                   for i in answer.ids)
+        return b"".join(spelled).decode("utf-8", "replace")
 
     def _ask(self, name: str, conversation: Conversation, want: object) -> object:
         """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own
