@@ -19,6 +19,7 @@ import sys
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
+from typing import Any
 
 from tokparity import __version__
 from tokparity.backends.orphans import STOP_SIGNALS, adopting_orphans
@@ -98,11 +99,54 @@ def main(argv: list[str] | None = None, adopt: bool = False) -> int:
     return code
 
 
+class ReaderGone:
+    """A standard stream whose reader may go away (``tokparity ... | head``). Once it has, what is
+    written is dropped, and the run goes on: it writes its reports and exits with its verdict. A
+    run that stopped there would exit 0 with no reports, and a CI step would pass a failing engine."""
+
+    def __init__(self, stream: Any):
+        self.stream, self.gone = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self.stream.write(text)
+            except BrokenPipeError:
+                self._went()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._went()
+
+    def _went(self) -> None:
+        self.gone = True
+        try:  # (what the stream still buffers must not fail again at exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def _main(argv: list[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):  # (PYTHONIOENCODING=ascii: ✅ and engine texts spelled out, not a crash)
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)  # type: ignore[assignment]
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -116,8 +160,8 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("tokparity: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `tokparity ... | head`
-        return 0
+    except BrokenPipeError:  # (a pipe other than standard output and error: as a process SIGPIPE ends)
+        return 128 + signal.SIGPIPE
     except OSError as e:
         if e.filename is not None:  # (a file: the commands say which and why themselves; this is a bug)
             raise

@@ -179,3 +179,39 @@ def test_regress_of_a_named_engine_that_skips_every_case_is_nothing_compared(tmp
     assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: mine judged no case (each "
                                                 f"skipped, or not applicable); the reports are in {out}"]
     assert (out / "summary.json").is_file()
+
+
+def test_an_engine_that_skips_every_case_beside_one_that_judged_is_nothing_compared(tmp_path, zoo):
+    """``-b ref -b mine``, where mine skipped every case, said ✅ and exit 0: ref's cases were
+    judged (a fourth hostile campaign's find). A backend named as the oracle is judged by its role."""
+    zoo("llama-spm")
+    zoo("llama-bpe")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for command in (["compare", "llama-spm", "-c", "edge"], ["fuzz", "llama-spm", "--seconds", "2"]):
+        out = tmp_path / command[0]
+        done = subprocess.run([sys.executable, "-m", "tokparity", *command, "-b", "ref", "-b", skipping_engine(tmp_path),
+                               "-o", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        assert done.stderr.strip().splitlines()[-1] == ("tokparity: error: nothing was compared: mine judged no case "
+                                                        f"(each skipped, or not applicable); the reports are in {out}")
+    twin = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "--oracle", "hf",
+                           "-b", "hf", "-b", "ref", "-o", str(tmp_path / "twin"), "-q"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert twin.returncode == 0, (twin.stdout, twin.stderr)
+
+
+def test_a_reader_that_goes_away_neither_passes_the_run_nor_loses_its_reports(tmp_path, zoo):
+    """``tokparity compare ... 2>&1 | head -1`` exited 0 with no reports: the closed pipe ended the
+    run as if it had passed, and a CI step with pipefail passed a failing engine (a fourth hostile
+    campaign's find). The run goes on silently: its reports, and exit 1 for its mismatches."""
+    zoo("llama-spm")
+    greedy = f"g=cmd:{sys.executable} {Path(__file__).parents[1] / 'engines' / 'greedy_engine.py'} {{gguf}}"
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "-b", "ref",
+                             "-b", greedy, "-o", str(out)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # (as head does after its line)
+    assert proc.wait(timeout=300) == 1
+    assert json.loads((out / "summary.json").read_text("utf-8"))["complete"] is True

@@ -281,26 +281,32 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def refuse_nothing_judged(results, out: Path) -> None:
+def refuse_nothing_judged(results, out: Path, backends: list[str] | None = None) -> None:
     """A run whose backends skipped every case (a fuzzed engine that answers none) is nothing
-    compared: exit 2, not "no failure found"."""
+    compared: exit 2, not "no failure found". So is a run where one of ``backends`` (those named
+    with ``-b``) judged no case (``refuse_named_unjudged``)."""
     from tokparity.errors import TokparityError
 
     if not results.interrupted and not any(r.cases for r in results.runs):
         raise TokparityError(f"nothing was compared: every backend skipped every case; the reports are in {out}")
+    refuse_named_unjudged(results, backends or [], out)
 
 
 def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
-    """Nothing compared of what the user asked: every backend named with ``-b`` judged no case (an
-    engine that skipped all), though others did (llama.cpp against the golden ids beside it)."""
+    """Nothing compared of what the user asked: a backend named with ``-b`` judged no case (an
+    engine that skipped all), though others did (``-b ref`` beside it, or llama.cpp against the
+    golden ids beside it). Its ✅ would say nothing of it."""
     from tokparity.backends.registry import labelled
     from tokparity.errors import TokparityError
 
     named = set(labelled(backends))
     # (regress: a digest-only corpus whose digest changed judged that backend, though no case of it ran)
-    if named and not results.interrupted and not any(r.cases or r.unexplained for r in results.runs
-                                                     if r.backend in named):
-        raise TokparityError(f"nothing was compared: {', '.join(sorted(named))} judged no case (each skipped, or "
+    judged = {r.backend for r in results.runs if r.cases or r.unexplained}
+    # (a backend that is an oracle judges the others: "hf", "golden/llama.cpp", "template+hf")
+    oracles = {name for r in results.runs if r.cases for name in (r.oracle, r.oracle.split("+")[-1])}
+    unjudged = sorted(named - judged - oracles)
+    if unjudged and not results.interrupted:
+        raise TokparityError(f"nothing was compared: {', '.join(unjudged)} judged no case (each skipped, or "
                              f"not applicable); the reports are in {out}")
 
 

@@ -110,7 +110,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
                                              shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst)
     paths = write_reports_or_say(results, out, "fuzz")
-    refuse_nothing_judged(results, out)
+    refuse_nothing_judged(results, out, args.backends)
     with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
         for k, finding in enumerate(findings, 1):
             record = {"id": f"chat-{k}", **json.loads(finding.case.text),
@@ -163,7 +163,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed)
     paths = write_reports_or_say(results, out, "fuzz")
-    refuse_nothing_judged(results, out)
+    refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
     print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
     if not findings:
@@ -255,7 +255,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
         paths = write_reports_or_say(result.results, out, "fuzz")  # (the journal's lock held: one writer per folder)
     finally:
         journal.close()
-    refuse_nothing_judged(result.results, out)
+    refuse_nothing_judged(result.results, out, args.backends)
     write_ci_outputs(result.results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
     print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
