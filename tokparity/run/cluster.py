@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import tempfile
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -147,7 +148,8 @@ def off_the_path() -> None:
     import sys
 
     folder = os.environ.get(DRIVER_FOLDER)
-    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != folder]
+    # (a relative entry is some current folder's: none is tokparity's)
+    sys.path[:] = [p for p in sys.path if os.path.isabs(p) and os.path.normpath(p) != folder]
     if folder:  # (Ray started workers in an empty folder: the run's relative paths are the driver's folder's)
         try:
             os.chdir(folder)
@@ -177,10 +179,11 @@ def keeping_stop_handlers() -> Iterator[None]:
                 signal.signal(signum, handler)
 
 
-def connect(ray: Any, address: str, jobs: int = 1) -> int:
+def connect(ray: Any, address: str, jobs: int, empty: str) -> int:
     """``ray.init`` for ``--ray ADDRESS``: a local instance with ``jobs`` CPUs (all of them unless
     more than 1), or the cluster at ``address`` (``auto``: the one running here or in $RAY_ADDRESS).
-    The number of actors the run may have at once (the cluster's CPUs)."""
+    The number of actors the run may have at once (the cluster's CPUs). ``empty``: the empty folder
+    ``ray.init`` runs from (``in_empty_folder``)."""
     import logging
 
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True,
@@ -188,12 +191,12 @@ def connect(ray: Any, address: str, jobs: int = 1) -> int:
                                              "env_vars": {DRIVER_FOLDER: os.path.abspath(os.curdir)}}}
     if is_local(address):
         cpus = jobs if jobs > 1 else os.cpu_count() or 1
-        with keeping_stop_handlers(), _from_an_empty_folder():
+        with keeping_stop_handlers(), in_empty_folder(empty):
             ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return cpus
     _check_reachable(ray, address)
     try:
-        with keeping_stop_handlers(), _from_an_empty_folder():
+        with keeping_stop_handlers(), in_empty_folder(empty):
             ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as e:  # no cluster found, Ray Client missing
         raise RayError(f"--ray {address}: cannot attach to the Ray cluster ({_first_line(e)}); start it with "
@@ -203,19 +206,17 @@ def connect(ray: Any, address: str, jobs: int = 1) -> int:
 
 
 @contextmanager
-def _from_an_empty_folder() -> Iterator[None]:
+def in_empty_folder(empty: str) -> Iterator[None]:
     """``ray.init`` run from an empty folder of its own: Ray puts the driver's current folder on every
     worker's path, and its workers import libraries (pydantic, pyarrow) while they start, before any
-    hook of tokparity's can take the folder off (an independent hostile campaign's find)."""
-    import tempfile
-
+    hook of tokparity's can take the folder off (an independent hostile campaign's find). Ray starts
+    its workers in that folder, later too: it must outlive the session (``ray_session``)."""
     here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="tokparity-ray-") as empty:
-        os.chdir(empty)
-        try:
-            yield
-        finally:
-            os.chdir(here)
+    os.chdir(empty)
+    try:
+        yield
+    finally:
+        os.chdir(here)
 
 
 def _check_reachable(ray: Any, address: str) -> None:
@@ -288,11 +289,12 @@ def ray_session(address: str, jobs: int = 1) -> Iterator[tuple[Any, int]]:
     ray = import_ray()
     watch = reaper.Reaper(reaper.marked()) if is_local(address) else None  # (the mark: before Ray starts)
     try:
-        slots = connect(ray, address, jobs)
-        try:
-            yield ray, slots
-        finally:
-            ray.shutdown()
+        with tempfile.TemporaryDirectory(prefix="tokparity-ray-") as empty:
+            slots = connect(ray, address, jobs, empty)
+            try:
+                yield ray, slots
+            finally:
+                ray.shutdown()
     finally:
         os.environ.pop(reaper.MARK, None)  # (the children this process starts later are not Ray's)
         if watch is not None:
