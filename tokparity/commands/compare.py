@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -152,8 +153,7 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
 
     written = [out] + [out / name for name in OUTPUTS]
     # (an input that is no file, a built-in corpus name like 'edge' or a zoo model's name, is not at risk)
-    existing = {option: [v for v in values or [] if Path(os.path.expanduser(v)).exists()]
-                for option, values in inputs.items()}
+    existing = {option: [f for v in values or [] for f in _files_of(v)] for option, values in inputs.items()}
     for option, values in existing.items():
         for value in values:
             path = Path(os.path.expanduser(value))
@@ -188,6 +188,20 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         refuse_unsafe_output("--junit", junit)
 
 
+def _files_of(value: str) -> list[str]:
+    """The files an input names: itself where it exists, and the files a glob or a folder of corpus
+    files stands for (``corpus_files``). A built-in corpus's name names no file here (``_own``)."""
+    from tokparity.corpus.pipeline import corpus_files
+    from tokparity.errors import TokparityError
+
+    exists = Path(os.path.expanduser(value)).exists()
+    try:
+        found = [str(f) for f, _ in corpus_files(value)]
+    except (TokparityError, OSError):
+        found = []
+    return list(dict.fromkeys(([value] if exists else []) + found))
+
+
 def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
     """What ``path`` is, if the run reads it: a file of a local model (``files_read_with``), or a file
     of tokparity's cache (the zoo's models, the releases' virtualenvs, the key that signs journals);
@@ -200,10 +214,20 @@ def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
     for model in models:
         if any(_same_file(path, read) for read in files_read_with(model)):
             return f"a file of the model {shown_path(model)}"
-    return IN_CACHE if _in_cache(path) else None
+    return IN_CACHE if _in_cache(path) else OWN if _own(path) else None
 
 
 IN_CACHE = "a file of tokparity's cache (zoo models, releases, the key that signs journals)"
+OWN = "a file of tokparity's own (its code, its shipped lists, its built-in corpora)"
+
+
+def _own(path: Path) -> bool:
+    """Whether ``path`` is in tokparity's package or its built-in corpora (``-c edge``)."""
+    import tokparity
+    from tokparity.corpus import corpora_dir
+
+    folders = [Path(os.path.realpath(Path(tokparity.__file__).parent)), Path(os.path.realpath(corpora_dir()))]
+    return any(p.is_relative_to(f) for f in folders for p in (path.absolute(), Path(os.path.realpath(path))))
 
 
 def _in_cache(path: Path) -> bool:
@@ -232,6 +256,8 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
                              "there: name another file")
     if path.exists() and _in_cache(path):
         raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another file")
+    if path.exists() and _own(path):
+        raise TokparityError(f"{option} {shown_path(named)}: is {OWN}; name another file")
     if any(_same_file(path, Path(os.path.expanduser(i))) for i in inputs):
         raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
 
@@ -252,16 +278,28 @@ def engine_files(backends: list[str] | None) -> list[str]:
             body = spec
         if body.startswith("py:"):
             target = body[3:].rsplit(":", 1)[0]
-            words = [target, target.replace(".", os.sep) + ".py"]  # (a path, or a module found from here)
+            words = [target, *_module_files(target)]  # (a path, or a module found on the path or from here)
         elif body.startswith("cmd:"):
             try:
                 words = shlex.split(body[4:])
             except ValueError:  # (an unclosed quote: the backend itself says so)
                 words = []
+            words += [w.split("=", 1)[1] for w in words if w.startswith("-") and "=" in w]  # (--data=FILE)
+            words += [found for found in map(shutil.which, words[:1]) if found]  # (a program found on $PATH)
         else:
             continue
         files += [w for w in words if not w.startswith("{") and Path(os.path.expanduser(w)).is_file()]
     return files
+
+
+def _module_files(target: str) -> list[str]:
+    """The files a ``py:`` module ``a.b`` may be read from: ``a/b.py`` and ``a/__init__.py`` from here
+    and from every folder of the path (``$PYTHONPATH`` included)."""
+    parts = target.split(".")
+    names = [os.path.join(*parts) + ".py", os.path.join(*parts, "__init__.py")]
+    names += [os.path.join(*parts[:k], "__init__.py") for k in range(1, len(parts))]
+    folders = ["", *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]
+    return [os.path.join(folder, name) for folder in dict.fromkeys(folders) for name in names]
 
 
 def _names(path: Path) -> int:
