@@ -80,6 +80,15 @@ def command() -> int:
 
 
 def main(argv: list[str] | None = None, adopt: bool = False) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)  # type: ignore[assignment]
+    try:
+        return _stopping(argv, adopt)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _stopping(argv: list[str] | None, adopt: bool) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
     previous = {signum: signal.signal(signum, terminate) for signum in STOPPING} if installed else {}
@@ -138,15 +147,6 @@ def _main(argv: list[str] | None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)  # type: ignore[assignment]
-    try:
-        return _run(argv)
-    finally:
-        sys.stdout, sys.stderr = streams
-
-
-def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

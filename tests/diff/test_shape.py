@@ -73,6 +73,7 @@ def test_bos_left_out_and_doubled(spm):
     assert shape(spm, spm[2](TEXT, add_special=False)) == "special token '<s>' left out at the start"
     assert shape(spm, ids[:1] + ids) == "special token '<s>' 2 times at the start, where the reference has 1"
     assert shape(spm, ids + [2]) == "special token '</s>' added at the end"
+    assert shape(spm, ids[1:] + [2]) == "special token '<s>' left out at the start; special token '</s>' added at the end"
 
 
 def test_the_same_bytes_cut_by_the_longest_piece(spm):

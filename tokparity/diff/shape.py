@@ -58,22 +58,14 @@ def _run(vocab: Vocab, ids: Sequence[int], from_end: bool) -> list[int]:
 
 
 def _ends(vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> str:
-    """A special token left out, added or doubled at an end, where the rest agrees."""
-    for from_end, where in ((False, "start"), (True, "end")):
-        ra, rb = _run(vocab, a, from_end), _run(vocab, b, from_end)
-        if ra == rb:
-            continue
-        rest_a = a[len(ra):] if not from_end else a[:len(a) - len(ra)]
-        rest_b = b[len(rb):] if not from_end else b[:len(b) - len(rb)]
-        other_a, other_b = _run(vocab, rest_a, not from_end), _run(vocab, rest_b, not from_end)
-        if _strip(rest_a, other_a, not from_end) != _strip(rest_b, other_b, not from_end):
-            return ""  # the text differs too: the middle says more
-        return _special_change(vocab, ra, rb, where)
-    return ""
-
-
-def _strip(ids: Sequence[int], run: list[int], from_end: bool) -> list[int]:
-    return list(ids[:len(ids) - len(run)] if from_end else ids[len(run):])
+    """Special tokens left out, added or doubled at the ends, where the ids between agree."""
+    a_start, b_start = _run(vocab, a, False), _run(vocab, b, False)
+    a_end, b_end = _run(vocab, a[len(a_start):], True), _run(vocab, b[len(b_start):], True)
+    if list(a[len(a_start):len(a) - len(a_end)]) != list(b[len(b_start):len(b) - len(b_end)]):
+        return ""  # the text differs too: the middle says more
+    changes = [_special_change(vocab, ra, rb, where)
+               for ra, rb, where in ((a_start, b_start, "start"), (a_end[::-1], b_end[::-1], "end")) if ra != rb]
+    return "; ".join(changes)
 
 
 def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> str:
