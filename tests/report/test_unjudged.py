@@ -2,7 +2,8 @@
 
 The README's template engine answers ``decode`` with an error, so ``--ops decode`` asks it nothing it
 answers. Its cell read a green "0 / 0" and "2 without golden ids", and ``explain`` listed it under
-"agree on every case", though nothing of it was judged."""
+"agree on every case", though nothing of it was judged. The run is nothing compared of mine:
+exit 2 (a fourth hostile campaign's find), and its reports say why."""
 
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ def test_a_backend_that_answers_nothing_is_said_to_be_judged_on_no_case(tmp_path
     out = tmp_path / "out"
     done = tokparity("compare", "llama-bpe", "-c", str(corpus), "-b", "ref", "-b",
                      f"mine=cmd:{{python}} {TEMPLATE} {{tokenizer_json}}", "--ops", "decode", "-o", str(out), "-q")
-    assert done.returncode == 0, done.stderr
+    # (nothing of mine compared is never ✅: exit 2, once the reports that say so are written)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: mine judged no case (each "
+                                                f"skipped, or not applicable); the reports are in {out}"]
     explained = tokparity("explain", str(out)).stdout
     assert "agree on every case: llama-bpe/ref · decode\n" in explained
     assert "judged on no case: llama-bpe/mine · decode (2 not answered)" in explained
