@@ -136,7 +136,7 @@ class TakingTurns:
     def run(self, n: int) -> float:
         """Seconds per round trip beyond the child's work, waiting as the backend waits: looking
         for the reply for up to ``_SPIN_SECONDS``, then asleep in ``poll``."""
-        from tokparity.backends.cmd import _SPIN_SECONDS
+        from tokparity.backends.engine_process import _SPIN_SECONDS
 
         poller = select.poll()
         poller.register(self.fd_out, select.POLLIN)
@@ -159,7 +159,7 @@ class TakingTurns:
 
 
 def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
-    from tokparity.backends.cmd import encode_body
+    from tokparity.backends.engine_process import encode_body
 
     backend = make_backend(f"cmd:{{python}} {EXAMPLE_ENGINE} {{gguf}} --timing", model)
     engine = backend.engine

@@ -61,9 +61,8 @@ def harness_overhead() -> list[Measurement]:
     """The default run, then an agreeing run (the harness alone, no mismatch to explain)."""
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
-    from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions, Services
+    from tokparity.run.options import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, Services
 
     rows = []
     for label, models, backends in (

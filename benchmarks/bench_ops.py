@@ -37,9 +37,8 @@ OPS = ("decode", "stream", "pieces")
 def one_op(op: str, models: list[str]) -> list[Measurement]:
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
-    from tokparity.run.judge import DEFAULT_CORPORA
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions, Services
+    from tokparity.run.options import DEFAULT_CORPORA, CompareOptions, Services
 
     with tempfile.TemporaryDirectory() as tmp:
         options = CompareOptions(ops=(op,), services=Services(known=load_known(None)))
@@ -73,7 +72,7 @@ def one_op(op: str, models: list[str]) -> list[Measurement]:
 
 
 def main() -> int:
-    from tokparity.run.judge import DEFAULT_MODELS
+    from tokparity.run.options import DEFAULT_MODELS
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default=",".join(DEFAULT_MODELS))

@@ -215,21 +215,45 @@ def test_a_backend_is_registered_once():
                                                         "golden_out", "rwkv_vocab", None}
 
 
+# The steps a case goes through (tokparity.run.pipeline), each a module of its own.
+STEPS = ("tokparity.run.judge", "tokparity.diagnose.model", "tokparity.run.decide", "tokparity.run.tally")
+# Who runs cases: compare (in this process, its --jobs workers, Ray), regress, fuzz, the pytest plugin.
+CALLERS = ("tokparity.commands", "tokparity.regress", "tokparity.fuzz", "tokparity.pytest_plugin",
+           "tokparity.run.driver", "tokparity.run.parallel", "tokparity.run.cluster", "tokparity.run.ledger")
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_every_caller_reaches_the_steps_through_the_pipeline():
+    """compare, regress, fuzz and the plugin import no step's module: they call tokparity.run.pipeline,
+    which alone calls the steps in turn. And no step imports another step's module sideways."""
+    graph = import_graph()
+    callers = [name for name in graph if _under(name, CALLERS)]
+    assert len(callers) > 20  # (the list above still names the callers)
+    assert sorted(f"{name} -> {step}" for name in callers for step in graph[name] & set(STEPS)) == []
+    assert sorted(f"{step} -> {other}" for step in STEPS for other in graph[step] & set(STEPS)) == []
+    uses = sorted(name for name in callers if "tokparity.run.pipeline" in graph[name])
+    assert uses == ["tokparity.fuzz.chats", "tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.pytest_plugin",
+                    "tokparity.regress", "tokparity.run.cluster", "tokparity.run.driver", "tokparity.run.ledger",
+                    "tokparity.run.parallel"]
+
+
 def test_one_tally_counts_for_every_runner():
-    """Counting is ``Tally.apply`` alone: the judge (ModelRun) holds no summaries, and every runner
-    (one process, the --jobs parent and the Ray driver through ModelLedger, fuzz of texts, of id
-    sequences and of conversations, regress, the pytest plugin) calls a tally's apply."""
+    """Counting is ``Tally.apply`` alone, called by the pipeline alone: the judge (ModelRun) holds no
+    summaries and makes no tally, and every runner counts through ``tokparity.run.pipeline``."""
     from tokparity.run.judge import ModelRun
     from tokparity.run.ledger import ModelLedger
 
-    assert not any(hasattr(ModelRun, name) for name in ("apply", "ledger", "finish", "summaries", "diagnose_all"))
+    assert not any(hasattr(ModelRun, name) for name in ("apply", "ledger", "finish", "summaries", "diagnose_all",
+                                                        "tally", "diagnosis"))
     assert ModelLedger.ledger.fget.__annotations__["return"] == "Tally"
     trees = modules()
     counting = sorted({name for name, tree in trees.items() for node in ast.walk(tree)
                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                        and node.func.attr == "apply" and ast.unparse(node.func.value).endswith(("tally", "ledger"))})
-    assert counting == ["tokparity.fuzz.chats", "tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.pytest_plugin",
-                        "tokparity.regress", "tokparity.run.ledger", "tokparity.run.parallel"]
+    assert counting == ["tokparity.run.pipeline"]
     counters = [f"{name}.{node.name}" for name, tree in trees.items() for node in ast.walk(tree)
                 if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name == "apply"
                                                           for f in node.body)]
@@ -238,8 +262,8 @@ def test_one_tally_counts_for_every_runner():
 
 def test_the_records_of_a_case_are_made_once():
     """Every record a case passes through is frozen (a step makes a new one, never changes one it was
-    given), and the row's class, cause and known divergence are decided in one function: only the
-    tally (at the end of a model) and fuzz, of texts and of id sequences (case by case), call ``decide``."""
+    given), and the row's class, cause and known divergence are decided in one function, which only
+    the pipeline calls (at the end of a model, and case by case for fuzz)."""
     import dataclasses
 
     from tokparity import records
@@ -249,7 +273,7 @@ def test_the_records_of_a_case_are_made_once():
     assert all(dataclasses.is_dataclass(k) and k.__dataclass_params__.frozen for k in kinds)  # type: ignore[attr-defined]
     callers = sorted({name for name, tree in modules().items() for node in ast.walk(tree)
                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "decide"})
-    assert callers == ["tokparity.fuzz.ids", "tokparity.fuzz.loop", "tokparity.run.tally"]
+    assert callers == ["tokparity.run.pipeline"]
 
 
 
@@ -269,3 +293,14 @@ def test_every_exception_class_is_in_the_errors_module():
                               "KeyError", "LookupError", "OSError"} for b in node.bases):
                 elsewhere.append(f"{name}.{node.name}")
     assert elsewhere == [], f"exception classes outside tokparity/errors.py: {elsewhere}"
+
+
+def test_no_module_is_over_600_lines():
+    """A module a person reads holds one concept, in at most 600 lines. The generated Unicode tables
+    are data, not code to read: their docstring says GENERATED and names the script that makes them."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text("utf-8")
+        if text.count("\n") > 600 and not text.startswith('"""GENERATED by '):
+            long.append(f"{path.relative_to(PACKAGE.parent)}: {text.count(chr(10))} lines")
+    assert long == []

@@ -12,7 +12,7 @@ it is recorded for that case, and the run goes on.
 The others are signals between two parts of tokparity: a template that refused a conversation, a
 regex past its time limit, a journal line to be placed, an engine that could not start, a
 JavaScript object's inherited member found by an engine's lookup. Only two private signals live
-elsewhere: ``backends/cmd.py``'s ``_Died`` and ``_Hung``, raised and caught inside that module.
+elsewhere: ``backends/engine_process.py``'s ``_Died`` and ``_Hung``, raised and caught inside that module.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from tokparity.run.results import Results
 from tokparity.textview import visible
 
 if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest loads the plugin
-    from tokparity.run.judge import ModelRun
+    from tokparity.run.pipeline import ModelRun
 
 Engine = Callable[[str, bool, bool], list[int]] | str
 SHOWN = 3  # mismatches spelled out in a failure message; the count says how many more
@@ -93,8 +93,8 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
     hit = _RUNS.get(key)
     if hit is not None:
         return hit
-    from tokparity.run.judge import ModelRun
     from tokparity.run.options import CompareOptions
+    from tokparity.run.pipeline import ModelRun
     from tokparity.vocab import load_vocab
     from tokparity.zoo import resolve_model
 
@@ -111,7 +111,7 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
                              f"-> list[int] or a backend spec such as 'cmd:…' or 'py:module:fn', not "
                              f"{type(engine).__name__}")
     run = ModelRun(model, [name], options, Results(tokparity="", options={}))
-    if name not in run.tally.compared:
+    if name not in run.compared:
         run.close()
         raise TokparityError(f"assert_tokenizer_parity: engine {name!r} is the oracle itself; pass another oracle=")
     _RUNS[key] = _OpenRun(run, name)
@@ -158,25 +158,19 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
                             add_special: bool = False, parse_special: bool = False) -> int:
     """Fail (AssertionError) unless ``engine`` gives the oracle's ids on every case; the message is
     tokparity's diff. ``texts`` replaces the corpus. Returns how many cases agreed."""
-    from tokparity.diagnose.model import ModelDiagnosis
-    from tokparity.run.ops import decoder_file
-    from tokparity.run.tally import Tally
+    from tokparity.run.pipeline import ModelPipeline
 
     opened = _open_run(engine, model, oracle, add_special, parse_special)
     run = opened.run
-    # A tally of this call's cases alone (the run, its backends loaded, serves every call)
+    # A pipeline of this call's cases alone (the run, its backends loaded, serves every call)
     results = Results(tokparity="", options={})
-    tally = Tally(run.model, run.chain, list(run.backends), run.decoder, run.options, results)
-    n = 0
-    for record in run.judged(enumerate(_cases(corpus, texts))):
-        tally.apply(record)
-        n += 1
+    pipeline = ModelPipeline(run, results, opened.reference)
+    n = sum(1 for _ in pipeline.judged(enumerate(_cases(corpus, texts))))
+    tally = pipeline.tally
     if any(j.backend == opened.engine for j in tally.judgements):
-        diagnosis = ModelDiagnosis(run.model.name, str(run.model.primary[1]), run.options, opened.reference, run.vocab,
-                                   decoder_file(run.model, run.decoder))
-        diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, [corpus] if texts is None and corpus else None)
-        opened.reference = diagnosis.reference  # (Hypothesis shrinks by failing again and again)
-        summary = next(s for s in tally.finish(diagnosis.named(tally.judgements)) if s.backend == opened.engine)
+        pipeline.diagnose([corpus] if texts is None and corpus else None)
+        opened.reference = pipeline.diagnosis.reference  # (Hypothesis shrinks by failing again and again)
+        summary = next(s for s in pipeline.settle() if s.backend == opened.engine)
         found = [m for m in results.mismatches if m.backend == opened.engine]
         head = (f"{opened.engine} disagrees with {'/'.join(run.chain)} on {len(found)} of {n} cases of "
                 f"{'the given texts' if texts is not None else repr(corpus)} ({run.model.name}):")

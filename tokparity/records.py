@@ -1,4 +1,5 @@
-"""The records a case passes through, each made once by one step and never changed after:
+"""The records a case passes through, each made once by one step (tokparity.run.pipeline calls
+them in turn) and never changed after:
 
     judge     (tokparity.run.judge.ModelRun.judge)  ──► CaseRecord: a Verdict per compared backend,
                                                       a Judgement per mismatch
@@ -6,6 +7,8 @@
     decide    (tokparity.run.decide)               ──► a Decision per Judgement
     count     (tokparity.run.tally.Tally)          ──► RunSummary rows (tokparity.run.results)
     render    (tokparity.report)                   ──► a Mismatch per row: (Judgement, Diagnosis, Decision)
+
+``Diagnosed`` holds what the diagnosis named of one model; decide reads it.
 
 Plain data only: no step's logic lives here, so every layer above ``diff`` may read them.
 """
@@ -129,6 +132,18 @@ class RootCause:
         proven = d["proven"] if "proven" in d else explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
         return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven),
                    int(d.get("oracle_departs", 0)))
+
+
+@dataclass(frozen=True)
+class Diagnosed:
+    """What the diagnosis of one model named: a Diagnosis per Judgement (None: none was made: a
+    crash no failing variant reproduces, a timeout, no reference), in the order of the judgements,
+    and each backend's verdict."""
+
+    diagnoses: tuple[Diagnosis | None, ...] = ()
+    root_causes: dict[str, RootCause] = field(default_factory=dict)
+    keys: tuple[tuple[str, str], ...] = ()  # (backend, case_id) of each judgement: whose they are
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,9 +211,9 @@ def test_an_engine_gone_between_requests_is_restarted_without_blame(flaky):
 def test_an_engine_that_keeps_crashing_is_given_up_on(flaky, monkeypatch):
     """After MAX_CRASHES crashes the program is not restarted: the rest of the cases are recorded
     as crashes that say why, in no time, instead of a process start and model load each."""
-    from tokparity.backends import cmd
+    from tokparity.backends import engine_process
 
-    monkeypatch.setattr(cmd, "MAX_CRASHES", 2)
+    monkeypatch.setattr(engine_process, "MAX_CRASHES", 2)
     results = run_cases(flaky, ["a", "SEGV", "SEGV", "b", "c"])
     assert [r.status for r in results] == ["ok", "crash", "crash", "crash", "crash"]
     assert "not run: it crashed on 2 cases already and is not restarted again" in results[3].detail

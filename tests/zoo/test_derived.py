@@ -20,8 +20,8 @@ import pytest
 
 from tokparity.errors import TokparityError
 from tokparity.run.driver import run_compare
-from tokparity.run.judge import oracle_chain
 from tokparity.run.options import CompareOptions
+from tokparity.run.oracle import oracle_chain
 from tokparity.vocab import load_vocab
 from tokparity.zoo import derived as derived_mod
 from tokparity.zoo import load_manifest, resolve_model, zoo_text

@@ -23,7 +23,8 @@ import json
 import os
 from pathlib import Path
 
-from tokparity.backends.cmd import DEFAULT_TIMEOUT, EngineProcess, ProtocolBackend
+from tokparity.backends.cmd import ProtocolBackend
+from tokparity.backends.engine_process import DEFAULT_TIMEOUT, EngineProcess
 from tokparity.child_python import python_argv
 from tokparity.errors import StartFailed, TokparityError
 from tokparity.zoo import Derivation, ModelFiles

@@ -1,6 +1,6 @@
 """Orphans of the engines: what an engine started that left its process group (``setsid``) and
 dropped the engine's mark from its environment is out of reach of the engine's own cleanup
-(tokparity.backends.cmd: its process group, then every process that carries its mark). When its
+(tokparity.backends.process: its process group, then every process that carries its mark). When its
 parent exits, such a process is handed to the nearest subreaper, init otherwise, and lives on.
 
 The ``tokparity`` command (``command()``, not a caller of ``main``) makes itself that subreaper

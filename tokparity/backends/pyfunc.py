@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tokparity.backends.base import Backend, declared
-from tokparity.backends.cmd import scrubbed
+from tokparity.backends.process import scrubbed
 from tokparity.errors import CaseFailure, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.textview import clipped

@@ -2,7 +2,7 @@
 
 The child (``python -m tokparity.chat.sandbox``) renders in jinja2's immutable sandbox
 (tokparity.chat.render), under an address-space limit, and answers one JSON line per request
-over the same pipe protocol as ``cmd:`` engines (tokparity.backends.cmd.EngineProcess)::
+over the same pipe protocol as ``cmd:`` engines (tokparity.backends.engine_process.EngineProcess)::
 
     -> {"id": 1, "op": "render", "template": "...", "messages": [...], "tools": null,
         "options": {...}, "specials": {"bos_token": "<s>"}, "switches": {...}}
@@ -35,7 +35,7 @@ class TemplateSandbox:
     rendered: too slow, too big, the child died)."""
 
     def __init__(self, timeout: float = RENDER_TIMEOUT):
-        from tokparity.backends.cmd import EngineProcess
+        from tokparity.backends.engine_process import EngineProcess
         from tokparity.backends.isolated import child_env
 
         self.timeout = timeout

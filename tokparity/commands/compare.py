@@ -382,10 +382,9 @@ def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
 def compare_options(args: argparse.Namespace):
     from tokparity.errors import TokparityError
     from tokparity.reference.decode import DecodeSettings
-    from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
-    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services
+    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services, progress_to_stderr
 
     ops = parse_ops(getattr(args, "ops", None) or "encode")
     clean_up = getattr(args, "clean_up_spaces", None)
@@ -436,7 +435,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
-    from tokparity.run.judge import DEFAULT_CORPORA, DEFAULT_MODELS
+    from tokparity.run.options import DEFAULT_CORPORA, DEFAULT_MODELS
     from tokparity.zoo import distinct_names, named_path
     # (named before a resume compares the models given now with the ones it stored, named so)
     args.models = distinct_names(once_each(list(args.models), args.quiet))

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.commands import compare
     from tokparity.commands.arguments import OneLineParser
     from tokparity.errors import TokparityError
-    from tokparity.run.judge import DEFAULT_MODELS
+    from tokparity.run.options import DEFAULT_MODELS
     from tokparity.zoo import resolve_model
 
     known = libraries()

@@ -89,9 +89,8 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     from tokparity.fuzz.chats import run_chat_fuzz
     from tokparity.fuzz.findings import FINDINGS_FILE
     from tokparity.report.ci import write_ci_outputs
-    from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions, Services
+    from tokparity.run.options import CompareOptions, Services, progress_to_stderr
 
     if args.resume:
         raise TokparityError("fuzz --ops chat keeps no journal: run it again (the same --seed gives the same "
@@ -145,9 +144,8 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.report.ci import write_ci_outputs
-    from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions, Services
+    from tokparity.run.options import CompareOptions, Services, progress_to_stderr
 
     if len(ops) != 1 or ops[0] not in ("decode", "stream"):
         raise TokparityError(f"fuzz --ops {args.ops}: one op at a time, encode, decode or stream (pieces are every id "
@@ -204,9 +202,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
-    from tokparity.run.judge import progress_to_stderr
     from tokparity.run.known import load_known
-    from tokparity.run.options import CompareOptions, Services
+    from tokparity.run.options import CompareOptions, Services, progress_to_stderr
 
     journal = None
     if args.resume:

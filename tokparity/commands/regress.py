@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         update_goldens,
     )
     from tokparity.regress.goldens import default_goldens_dir, one_writer
-    from tokparity.run.judge import progress_to_stderr
+    from tokparity.run.options import progress_to_stderr
 
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()

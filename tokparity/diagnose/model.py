@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Protocol, cast
 
 from tokparity.corpus import is_too_long, numbered_cases
@@ -30,25 +30,13 @@ from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
 from tokparity.errors import TokparityError
-from tokparity.records import TIE, Diagnosis, Judgement, RootCause
+from tokparity.records import TIE, Diagnosed, Diagnosis, Judgement, RootCause
 from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab import Vocab, load_vocab
 
 # A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
 # reproduced): a case that a set explains only where the reference fails on it too.
 UNREPRODUCED = Diagnosis("", "")
-
-
-@dataclass(frozen=True)
-class Diagnosed:
-    """What the diagnosis of one model named: a Diagnosis per Judgement (None: none was made: a
-    crash no failing variant reproduces, a timeout, no reference), in the order of the judgements,
-    and each backend's verdict."""
-
-    diagnoses: tuple[Diagnosis | None, ...] = ()
-    root_causes: dict[str, RootCause] = field(default_factory=dict)
-    keys: tuple[tuple[str, str], ...] = ()  # (backend, case_id) of each judgement: whose they are
-    seconds: float = 0.0
 
 
 class Settings(Protocol):

@@ -26,11 +26,11 @@ from tokparity.chat import TEMPLATE_CHECKS
 from tokparity.chat.conversation import Conversation
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
-from tokparity.fuzz.ids import decided, finding_key
+from tokparity.fuzz.ids import finding_key
 from tokparity.fuzz.seams import SPACE_SEAMS
 from tokparity.records import Mismatch
-from tokparity.run.judge import ModelRun
 from tokparity.run.options import CompareOptions
+from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import FoundCause, FuzzSummary, Results
 
 SHRINK_SECONDS = 10.0  # per finding
@@ -124,7 +124,8 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     started = time.perf_counter()
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
-    run = ModelRun(spec, backend_names, options, results)
+    pipeline = ModelPipeline.open(spec, backend_names, options, results)
+    run = pipeline.run
     findings: dict[tuple[str, str], ChatFinding] = {}
     n = 0
     try:
@@ -138,16 +139,16 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
         while time.perf_counter() < until:
             case = source.next()
             record = run.chat_record(case, n)
-            run.tally.apply(record)
+            pipeline.count([record])
             for judged in record.mismatches:
-                m = decided(run, judged.judgement)
+                m = pipeline.decided(judged.judgement)
                 key = finding_key(m)
                 found = findings.get((m.backend, key))
                 if found is not None:
                     found.count += 1
                     continue
                 shrink_started = time.perf_counter()
-                shrunk, last = _shrink(run, case, m, key, SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
+                shrunk, last = _shrink(pipeline, case, m, key, SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
                 findings[(m.backend, key)] = ChatFinding(m.backend, key, shrunk, last, case, 1,
                                                          shrink_started - started, time.perf_counter() - shrink_started)
             n += 1
@@ -156,9 +157,9 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     except KeyboardInterrupt:
         results.interrupted = True
     finally:
-        run.diagnosis.diagnose_all(run.tally.judgements, {}, None)
-        run.close()
-    results.runs.extend(run.tally.finish(run.diagnosis.named(run.tally.judgements)))
+        pipeline.diagnose(None, everything=False)
+        pipeline.close()
+    results.runs.extend(pipeline.settle())
     results.seconds = time.perf_counter() - started
     listed = list(findings.values())
     results.fuzz = FuzzSummary(seed, seconds, n, {"gen:chats": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)],
@@ -190,9 +191,10 @@ def _smaller(conversation: Conversation):
             yield Conversation(smaller, conversation.tools, conversation.options)
 
 
-def _shrink(run: ModelRun, case: Case, first: Mismatch, key: str, seconds: float) -> tuple[Case, Mismatch]:
+def _shrink(pipeline: ModelPipeline, case: Case, first: Mismatch, key: str, seconds: float) -> tuple[Case, Mismatch]:
     """``case``'s conversation made smaller, for ``seconds``, while ``first``'s backend still differs
     under ``key``."""
+    run = pipeline.run
     best, best_m = case, first
     until = time.perf_counter() + seconds
     shrinking = True
@@ -207,7 +209,7 @@ def _shrink(run: ModelRun, case: Case, first: Mismatch, key: str, seconds: float
             except TokparityError:
                 continue
             record = run.chat_record(candidate, -1)
-            same = next((d for d in (decided(run, m.judgement) for m in record.mismatches
+            same = next((d for d in (pipeline.decided(m.judgement) for m in record.mismatches
                                      if m.backend == first.backend) if finding_key(d) == key), None)
             if same is not None:
                 best, best_m, shrinking = candidate, same, True

@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 
 from tokparity.errors import TokparityError
 from tokparity.fuzz.findings import KNOWN, UNEXPLAINED
-from tokparity.records import Judgement, Mismatch
-from tokparity.run.decide import decide
-from tokparity.run.judge import ModelRun, oracle_chain
+from tokparity.records import Mismatch
 from tokparity.run.ops import IdCase
 from tokparity.run.options import CompareOptions
+from tokparity.run.oracle import oracle_chain
+from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import FoundCause, FuzzSummary, Results
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
@@ -117,12 +117,13 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
         options = replace(options, oracle=next(n for n in chain if n != "golden"))
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
-    run = ModelRun(spec, backend_names, options, results)
+    pipeline = ModelPipeline.open(spec, backend_names, options, results)
+    run = pipeline.run
     op = options.decoding_ops[0]
     findings: dict[tuple[str, str], IdFinding] = {}
     n = 0
     try:
-        if run.decoding is None or not run.tally.by_op.get(op):
+        if run.decoding is None or not run.by_op.get(op):
             raise TokparityError(f"nothing to fuzz on {run.model.name}: no backend decodes beside the decoder; "
                                  "name one with -b")
         source = IdSource(run.vocab, seed)
@@ -130,16 +131,16 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
         while time.perf_counter() < until:
             case = source.next()
             for record in run.id_records(n, case):
-                run.tally.apply(record)
+                pipeline.count([record])
                 for judged in record.mismatches:
-                    m = decided(run, judged.judgement)
+                    m = pipeline.decided(judged.judgement)
                     key = finding_key(m)
                     found = findings.get((m.backend, key))
                     if found is not None:
                         found.count += 1
                         continue
                     shrink_started = time.perf_counter()
-                    shrunk, last = _shrink(run, case, m, key)
+                    shrunk, last = _shrink(pipeline, case, m, key)
                     findings[(m.backend, key)] = IdFinding(m.backend, key, shrunk, last, case, 1,
                                                            shrink_started - started,
                                                            time.perf_counter() - shrink_started)
@@ -147,9 +148,9 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     except KeyboardInterrupt:
         results.interrupted = True
     finally:
-        run.diagnosis.diagnose_all(run.tally.judgements, {}, None)
-        run.close()
-    results.runs.extend(run.tally.finish(run.diagnosis.named(run.tally.judgements)))
+        pipeline.diagnose(None, everything=False)
+        pipeline.close()
+    results.runs.extend(pipeline.settle())
     results.seconds = time.perf_counter() - started
     listed = list(findings.values())
     results.fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)],
@@ -157,19 +158,14 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     return results, listed, n
 
 
-def decided(run: ModelRun, j: Judgement) -> Mismatch:
-    """The mismatch as a compare run decides it (its cause, its known divergence)."""
-    diagnosis = run.diagnosis.diagnose_one(j)
-    return Mismatch(j, decide(j, diagnosis, None, run.options.services.known), diagnosis)
-
-
 def finding_key(m: Mismatch) -> str:
     """What a compare run would count the mismatch under: its known divergence, its cause, or its class."""
     return KNOWN + m.known if m.known else m.cause or UNEXPLAINED + m.cls
 
 
-def _shrink(run: ModelRun, case: IdCase, first: Mismatch, key: str) -> tuple[IdCase, Mismatch]:
+def _shrink(pipeline: ModelPipeline, case: IdCase, first: Mismatch, key: str) -> tuple[IdCase, Mismatch]:
     """``case`` with ids taken out while ``first``'s backend still differs under ``key``."""
+    run = pipeline.run
     assert run.decoding is not None
     best, best_m = case, first
     until = time.perf_counter() + SHRINK_SECONDS
@@ -182,7 +178,7 @@ def _shrink(run: ModelRun, case: IdCase, first: Mismatch, key: str) -> tuple[IdC
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
         record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
-        same = next((d for d in (decided(run, m.judgement) for m in record.mismatches if m.backend == first.backend)
+        same = next((d for d in (pipeline.decided(m.judgement) for m in record.mismatches if m.backend == first.backend)
                      if finding_key(d) == key), None)
         if same is None:
             k += 1

@@ -21,11 +21,11 @@ from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
 from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
-from tokparity.run.decide import decide
 from tokparity.run.journal import Journal
 from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.options import CompareOptions
+from tokparity.run.oracle import oracle_chain
+from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import FuzzSummary, Results, SeamCovered
 from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import resolve_model
@@ -85,8 +85,9 @@ def _checked_note(note: dict) -> tuple[float, int | None, Finding | None]:
 class Fuzzer:
     """One model, its backends and the bookkeeping of one fuzz run."""
 
-    def __init__(self, run: ModelRun, options: FuzzOptions, say: Callable[[str], None] | None = None):
-        self.run = run
+    def __init__(self, pipeline: ModelPipeline, options: FuzzOptions, say: Callable[[str], None] | None = None):
+        self.pipeline = pipeline
+        self.run = run = pipeline.run
         self.options = options
         self.say = say or (lambda message: None)
         self.oracle = run.chain[0]
@@ -184,8 +185,7 @@ class Fuzzer:
         summaries, the sources and each cause's cases. The tally counts them by their verdicts and
         ``causes``, as fuzz decided them: the reports list findings, not cases."""
         counted = replace(record, mismatches=(), causes=causes)
-        for _ in range(count):
-            self.run.tally.apply(counted)
+        self.pipeline.count(counted for _ in range(count))
         self.result.cases += count
         self.result.by_source[record.corpus] = self.result.by_source.get(record.corpus, 0) + count
         seam = _seam_of(record)
@@ -381,8 +381,7 @@ class Fuzzer:
     def _decided(self, judgement: Judgement) -> Mismatch:
         """``judgement`` diagnosed and decided now (fuzz steers by causes case by case): its cause
         (its class then fits it) and the known divergence it is, if any."""
-        diagnosis = self.run.diagnosis.diagnose_one(judgement)
-        return Mismatch(judgement, decide(judgement, diagnosis, None, self.run.options.services.known), diagnosis)
+        return self.pipeline.decided(judgement)
 
     def _note(self, entry: dict) -> None:
         assert self.journal is not None and self.ledger is not None
@@ -501,9 +500,10 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         options = replace(options, oracle=next(n for n in chain if n != "golden"))
     results = Results(tokparity=__version__, options={"add_special": options.add_special,
                                                       "parse_special": options.parse_special})
-    run = ModelRun(spec, backend_names, options, results)
+    pipeline = ModelPipeline.open(spec, backend_names, options, results)
+    run = pipeline.run
     try:
-        if not run.tally.compared:
+        if not run.compared:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: every backend named is the oracle "
                                  f"({run.chain[0]}); name another with -b")
         resuming = fuzz_options.journal is not None and fuzz_options.journal.resumed
@@ -511,7 +511,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
             Path(fuzz_options.findings_path).parent.mkdir(parents=True, exist_ok=True)
             if not (resuming and Path(fuzz_options.findings_path).exists()):
                 Path(fuzz_options.findings_path).write_text("", "utf-8")
-        fuzzer = Fuzzer(run, fuzz_options, options.services.progress)
+        fuzzer = Fuzzer(pipeline, fuzz_options, options.services.progress)
         try:
             result = fuzzer.fuzz()
         except KeyboardInterrupt:  # Ctrl-C: the findings so far are the result
@@ -519,8 +519,8 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
             result.interrupted = results.interrupted = True
         fuzzer.close()
     finally:
-        run.close()
-    results.runs.extend(run.tally.finish(causes=fuzzer.causes))
+        pipeline.close()
+    results.runs.extend(pipeline.settle(fuzzer.causes, diagnosed=False))
     fuzzer.count_findings()
     results.seconds = time.perf_counter() - started
     results.fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,

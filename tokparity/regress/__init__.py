@@ -10,9 +10,9 @@ A corpus of conversations (``chats``) holds the prompts the model's template gav
 ``regress --ops chat`` judges every backend's prompt against them, and the template as tokparity
 renders it today (``template``) too.
 
-The goldens play the oracle through ``StoredGoldens``, a backend that answers from the file; a
-corpus stored as digests only is judged by the live oracle once its ids are proven to hash to
-the stored digest (then the live oracle *is* the goldens, case for case).
+The goldens play the oracle through ``StoredGoldens`` (regress/stored.py), a backend that answers
+from the file. A corpus stored as digests only is judged by the live oracle once its ids are
+proven to hash to the stored digest (then the live oracle *is* the goldens, case for case).
 """
 
 from __future__ import annotations
@@ -25,25 +25,20 @@ from itertools import chain
 from pathlib import Path
 
 from tokparity import __version__
-from tokparity.backends.base import Backend
 from tokparity.chat import ChatAnswer, StoredPrompts
 from tokparity.chat.conversation import CONVERSATION_TAG, Conversation
 from tokparity.chat.template import find_template
 from tokparity.corpus import CHATS, Case, load_corpus
-from tokparity.errors import BadGoldens, CaseFailure, NotCovered, TokparityError
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.errors import BadGoldens, CaseFailure, TokparityError
 from tokparity.regress.goldens import (
     DIGEST_ONLY_OVER,
     SUFFIX,
-    Answer,
-    Decoded,
     Goldens,
     OracleChain,
     Prompt,
     StoredCorpus,
     decode_goldens,
     expand_corpora,
-    failure,
     goldens_path,
     ids_digest,
     model_files_record,
@@ -53,11 +48,13 @@ from tokparity.regress.goldens import (
     texts_digest,
     write_goldens,
 )
+from tokparity.regress.stored import ORACLE, StoredGoldens
 from tokparity.run.chat import chat_reference
-from tokparity.run.judge import ModelRun, oracle_chain
 from tokparity.run.known import KnownList
 from tokparity.run.ops import ask_op, decoder_of
 from tokparity.run.options import CompareOptions, Services
+from tokparity.run.oracle import oracle_chain
+from tokparity.run.pipeline import ModelPipeline, ModelRun
 from tokparity.run.results import Results
 from tokparity.zoo import ModelFiles, resolve_model
 
@@ -67,7 +64,6 @@ from tokparity.zoo import ModelFiles, resolve_model
 # of gzipped ids in tests/goldens/.
 DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge", "qwen2", "gemma-4")
 DEFAULT_CORPORA = ("all", CHATS)
-ORACLE = "goldens"  # the name the stored goldens judge under, in reports and summary.json
 SPECIAL_LABEL = " +add_special"  # appended to the corpus of the add_special pass's cases
 
 
@@ -179,85 +175,6 @@ def _stored_prompts(model: ModelFiles, corpus: str, cases: list[Case], chain: Or
 
 
 # ---------------------------------------------------------------------------------------------- regress
-
-class StoredGoldens(Backend):
-    """The goldens as a backend: answers the texts of its corpora from the file, add_special off
-    and on (texts of digest-only corpora go to the live oracle once it has proven equal), and the
-    ids the goldens decoded with the decoder's text; every id's bytes are the live decoder's once
-    they have proven to hash to the stored digest (``pieces``)."""
-
-    name = ORACLE
-
-    def __init__(self, goldens: Goldens, cases: dict[str, list[Case]], vocab, live: OracleChain | None = None,
-                 pieces: list[bytes | None] | None = None):
-        self.goldens, self.vocab, self.live, self.pieces_table = goldens, vocab, live, pieces
-        self.lossy_pieces = False  # as the live decoder's table is, once proven (judge_model)
-        self._answers: dict[bool, dict[str, Answer]] = {False: {}, True: {}}
-        self._prompts: dict[str, Prompt] = {}  # a conversation's text -> the prompt its template gave
-        self._delegated: set[str] = set()
-        self._decoded: dict[tuple[int, ...], Decoded] = dict(goldens.decoding.sequences) if goldens.decoding else {}
-        for corpus, corpus_cases in cases.items():
-            stored = goldens.corpora[corpus]
-            if stored.prompts_made is not None:
-                self._prompts.update((case.text, prompt) for case, prompt in zip(corpus_cases, stored.prompts))
-                continue
-            if not stored.per_case:
-                self._delegated.update(c.text for c in corpus_cases)
-                continue
-            decoded = stored.decoded if goldens.decoding else []
-            for k, (case, plain, special) in enumerate(zip(corpus_cases, stored.plain, stored.special)):
-                self._answers[False].setdefault(case.text, plain)
-                self._answers[True].setdefault(case.text, special)
-                if decoded and plain.status == "ok" and plain.ids:
-                    text = decoded[k]
-                    self._decoded.setdefault(tuple(plain.ids), case.text if text is None else text)
-
-    @property
-    def version(self) -> str:
-        return f"{self.goldens.path.name} ({self.goldens.made_by()})"
-
-    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        answer = self._answers[add_special].get(text)
-        if answer is None and self.live is not None and text in self._delegated:
-            answer = self.live.answer(text, add_special)
-        if answer is None:
-            raise NotCovered("the goldens hold no ids for this text")
-        if answer.status != "ok":
-            raise failure(answer.status, f"the oracle {answer.by} failed when the goldens were made: {answer.detail}")
-        return list(answer.ids or [])
-
-    def prompt(self, conversation: Conversation) -> ChatAnswer:
-        """The prompt the model's template gave for ``conversation`` when the goldens were made."""
-        found = self._prompts.get(conversation.to_text())
-        if found is None:
-            raise NotCovered("the goldens hold no prompt for this conversation")
-        if isinstance(found, CaseFailure):
-            raise failure(found.status, f"the reference failed when the goldens were made: {found.detail}")
-        return found
-
-    def pieces(self, ids: list[int]) -> list[str]:
-        tokens = self.vocab.tokens
-        return [tokens[i] if 0 <= i < len(tokens) else f"<id {i}?>" for i in ids]
-
-    def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
-        # (the goldens hold texts decoded as the files say: decode_switches is empty)
-        text = self._decoded.get(tuple(ids))
-        if text is None:
-            raise NotCovered("the goldens hold no decoded text for these ids")
-        if isinstance(text, CaseFailure):
-            raise failure(text.status, f"the decoder failed when the goldens were made: {text.detail}")
-        return text
-
-    def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
-        if self.pieces_table is None:
-            raise NotCovered("the goldens hold no proven bytes of the tokens")
-        return [self.pieces_table[i] if 0 <= i < len(self.pieces_table) else None for i in ids]
-
-    def close(self) -> None:
-        if self.live is not None:
-            _close(self.live)
-            self.live = None
-
 
 def check_corpora(goldens: Goldens, corpora: list[str]) -> dict[str, list[Case]]:
     """Each corpus's cases, after proving they are the ones the goldens were made from."""
@@ -428,7 +345,8 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
                                                        ready={ORACLE: stored}, prompts=prompts))
     # (prompts: every backend that applies chat templates, as compare asks them; their prompts never move)
     backends = options.backends or (None if prompts else default_backends(goldens))
-    run = ModelRun(checked.spec, backends, compare_options, results)
+    pipeline = ModelPipeline.open(checked.spec, backends, compare_options, results)
+    run = pipeline.run
     pieces_changed = False
     try:
         if "pieces" in options.ops:
@@ -436,20 +354,18 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
         passes = [(False, options.ops)] + ([(True, ("encode",))] if "encode" in options.ops else [])
         for add_special, ops in passes:
             # both settings through one run: backends load once
-            run.reask(replace(compare_options, add_special=add_special, ops=ops))
+            pipeline.reask(replace(compare_options, add_special=add_special, ops=ops))
             label = SPECIAL_LABEL if add_special else ""
-            for record in run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
-                                               for c in chain(*cases.values()))):
-                run.tally.apply(record)
+            pipeline.count(run.judged(enumerate(Case(c.id, c.text, c.corpus + label, c.tags)
+                                                for c in chain(*cases.values()))))
             if not add_special and run.decoding is not None and goldens.decoding is not None:
                 first = sum(len(c) for c in cases.values())
                 for k, id_case in enumerate(goldens.decoding.id_cases):
-                    for record in run.id_records(first + k, id_case):
-                        run.tally.apply(record)
-            run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, None)  # with this add_special: the diagnosis runs the reference the same way
+                    pipeline.count(run.id_records(first + k, id_case))
+            pipeline.diagnose(None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
-        run.close()
-    summaries = run.tally.finish(run.diagnosis.named(run.tally.judgements))
+        pipeline.close()
+    summaries = pipeline.settle()
     if options.known is not None:
         # (the decoding ops are judged against texts the decoder's own library made: a difference between
         # that library and another, what most decoding entries describe, shows only where another is judged,

@@ -46,10 +46,10 @@ from typing import Any
 from tokparity import __version__
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.errors import RayError, TokparityError
-from tokparity.run.judge import ModelRun, too_long_record
 from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Judged, Reply, Started
 from tokparity.run.options import CompareOptions, Services
+from tokparity.run.pipeline import ModelRun, too_long_record
 from tokparity.run.results import Results
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging

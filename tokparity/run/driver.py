@@ -1,9 +1,9 @@
 """Where a compare run's cases are judged: in this process, in worker processes (``--jobs N``,
 ``tokparity.run.parallel``) or on a Ray cluster (``--ray``, ``tokparity.run.cluster``).
 
-Each way judges a model's cases with the same code (``ModelRun.judge``, ``tokparity.run.judge``)
-and counts them with the same code (``Tally.apply``, ``tokparity.run.tally``) in case order, into the
-same journal, so their reports, ``--resume`` and exit status are those of one process.
+Each way takes a model's cases through the same pipeline (``tokparity.run.pipeline``): judged by
+the same code, counted in case order into the same journal, diagnosed and decided once all are
+in. So their reports, ``--resume`` and exit status are those of one process.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from tokparity import __version__
 from tokparity.run.cluster import run_models_on_ray
 from tokparity.run.journal.interrupt import deferring_ctrl_c
-from tokparity.run.judge import JudgedCases, ModelRun, collector_relaxed
 from tokparity.run.ledger import ModelLedger
+from tokparity.run.memory import collector_relaxed
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
+from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import Results
 
 
@@ -53,12 +54,12 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
         return _finish(results, options, started)
     try:
         for slot, spec in enumerate(models):
-            run = ModelRun(spec, backend_names, options, results)
+            pipeline = ModelPipeline.open(spec, backend_names, options, results)
             try:
-                _run_model(run, corpora, options, slot)
+                _run_model(pipeline, corpora, options, slot)
             finally:
-                run.close()
-                results.runs.extend(run.tally.finish(run.diagnosis.named(run.tally.judgements)))
+                pipeline.close()
+                results.runs.extend(pipeline.settle())
     except KeyboardInterrupt:
         results.interrupted = True
     return _finish(results, options, started)
@@ -71,14 +72,14 @@ def _finish(results: Results, options: CompareOptions, started: float) -> Result
     return results
 
 
-def _run_model(run: ModelRun, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
+def _run_model(pipeline: ModelPipeline, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:
     """``slot``: the model's position on the command line, which keys its records in the journal."""
-    ledger = ModelLedger(slot, run.model.name, 1, run.results, run.tally)
+    ledger = ModelLedger(slot, pipeline.run.model.name, 1, pipeline.results, pipeline.tally)
     ledger.replay_journal(options)
-    cases = JudgedCases(run, corpora, skip=ledger.done.__contains__)
+    cases = pipeline.cases(corpora, skip=ledger.done.__contains__)
     for batch in cases.batches():
         ledger.take(batch, options)
     ledger.total = cases.total
     ledger.end(options, "")
     # Ctrl-C here: the reports of the run so far, causes named or not
-    run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
+    pipeline.diagnose(corpora)

@@ -14,10 +14,8 @@ tokenizers), then llama.cpp. Results are plain records (``tokparity.run.results`
 from __future__ import annotations
 
 import gc
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
@@ -27,43 +25,33 @@ from tokparity.chat import PARTS_CHECK, SPECIALS_CHECK, TEMPLATE_CHECK
 from tokparity.chat.conversation import CONVERSATION_TAG
 from tokparity.chat.template import find_template
 from tokparity.corpus import Case, is_too_long, numbered_cases
-from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.shape import encode_shape
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.run.memory import collector_paused
 from tokparity.run.messages import Started
 from tokparity.run.ops import (
     ID_CORPUS,
     STREAM_PROMPT,
     DecodingJudge,
     IdCase,
-    decoder_file,
+    compared_backends,
     decoder_of,
+    judged_by_op,
     numbered_id_cases,
 )
 from tokparity.run.options import CompareOptions
-from tokparity.run.oracle import choose_oracle
+from tokparity.run.oracle import oracle_chain
 from tokparity.run.results import Results
-from tokparity.run.tally import Tally
-from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
-from tokparity.zoo import ModelFiles, resolve_model
+from tokparity.zoo import resolve_model
 
 if TYPE_CHECKING:
     from tokparity.run.chat import ChatJudge
 
-# The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
-DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
-DEFAULT_CORPORA = ("all",)
-
-
-def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
-    """The backends that judge ``model``'s cases, in order (tokparity.run.oracle: the training library
-    of its original files, then golden ids, then llama.cpp; ``--oracle`` overrides)."""
-    return list(choose_oracle(model, options.oracle, options.add_special).chain)
 
 
 def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
@@ -101,47 +89,9 @@ def _partition(answers: dict[str, Answer]) -> list[list[str]]:
     return sorted(groups.values(), key=lambda g: -len(g))
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Loading a model makes millions of objects at once (vocabularies, merge tables, the
-    libraries' own); Python's cyclic collector, triggered by every 700 new ones, scans the
-    growing heap again and again while they are made, and then at every full collection of
-    the run (about 1 s of the default run's 10). So: no collection while loading, and what was
-    loaded is moved out of the collector's sight (``gc.freeze``) while the model runs;
-    ``ModelRun.close`` hands it back (``gc.unfreeze``). Reference counting frees it all as
-    soon as a model is closed either way."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-        gc.freeze()
-
-
-@contextmanager
-def collector_relaxed() -> Iterator[None]:
-    """A run makes a few short-lived containers per case and per mismatch (answers, id lists,
-    records), almost none of them in cycles, and keeps the records until its models are counted:
-    a young-generation collection every 700 new containers (Python's default) then scans the
-    same survivors again and again. Every ``YOUNG_COLLECTION`` containers instead, for the run's
-    length; reference counting frees what is not cyclic either way."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
-YOUNG_COLLECTION = 50_000
-
-
 class ModelRun:
-    """One model's vocabulary and backends: it asks them and judges each case (``judge``). Its
-    ``tally`` counts the records (tokparity.run.tally) and its ``diagnosis`` names their causes
-    (tokparity.diagnose.model); a run that judges elsewhere keeps only those two."""
+    """One model's vocabulary and backends: it asks them and judges each case (``judge``), the
+    first step of tokparity.run.pipeline. It neither counts nor diagnoses: the pipeline does."""
 
     def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):
         started = time.perf_counter()
@@ -199,14 +149,12 @@ class ModelRun:
             self.listed.append(TEMPLATE_CHECK)
         if self.template is not None and self.template.reads_parts:
             self.listed.append(PARTS_CHECK)
-        self.tally = Tally(self.model, self.chain, self.listed, self.decoder, options, results)
-        self.timing = self.tally.timing
-        reference = getattr(self.backends.get("ref"), "tokenizer", None)  # the ref backend's, if it runs
-        self.diagnosis = ModelDiagnosis(self.model.name, str(self.model.primary[1]), options, reference, self.vocab,
-                                        decoder_file(self.model, self.decoder), model=self.model)
+        self.compared = compared_backends(self.chain, self.listed)  # judged for encode
+        self.by_op = judged_by_op(options.ops, self.chain, self.decoder, self.listed)
+        self.timing = results.model_timing(self.model.name)
         self._stage_ref: Backend | None = None
         self._special_texts: SpecialTextFinder | None = None  # (not_applicable's)
-        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.tally.by_op,
+        self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.by_op,
                                       options.decoding, options.stream_step) if self.decoder is not None else None
         self.chatting = self._chat_judge(options, results) if options.chat else None
 
@@ -226,10 +174,9 @@ class ModelRun:
             options.say(why)
             return None
         reference = chat_reference(self.template, self.backends[oracle], self.vocab, options.timeout, self.model)
-        self.diagnosis.chat_reference = reference
         # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
-                         self.tally.by_op["chat"], stored.answer if stored else None)
+                         self.by_op["chat"], stored.answer if stored else None)
 
     def _decoder(self, options: CompareOptions, results: Results) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
@@ -248,9 +195,6 @@ class ModelRun:
         return decoder
 
     def close(self) -> None:
-        diagnosis = getattr(self, "diagnosis", None)
-        if diagnosis is not None:  # (in the diagnosis's own time: freeing its variants is its cost, not the backends')
-            diagnosis.close()
         started = time.perf_counter()
         chatting = getattr(self, "chatting", None)
         if chatting is not None:
@@ -268,9 +212,8 @@ class ModelRun:
 
     def reask(self, options: CompareOptions) -> None:
         """The same vocabulary and backends, asked something else from here on (regress judges a
-        model twice, add_special off then on, its backends loaded once): the judge, the tally and
-        the diagnosis read the new options."""
-        self.options = self.tally.options = self.diagnosis.options = options
+        model twice, add_special off then on, its backends loaded once)."""
+        self.options = options
 
     def started(self) -> Started:
         """What a worker or an actor says once it has loaded this model."""
@@ -407,7 +350,7 @@ class ModelRun:
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
-        for name in self.tally.compared:
+        for name in self.compared:
             if name == oracle_name:
                 continue
             ans = answers[name]
@@ -522,7 +465,3 @@ def too_long_message(record: CaseRecord, options: CompareOptions) -> str:
                 "0 for no cap, to run this case)")
     return (f"{record.model}: skipping {record.corpus}/{record.case_id}: {record.too_long:,} characters, "
             f"more than --max-chars {options.max_chars:,} (raise it to run this case)")
-
-
-def progress_to_stderr(message: str) -> None:
-    print(single_line(message), file=sys.stderr, flush=True)  # (case ids and engine errors: one line each)

@@ -5,18 +5,15 @@ models merged into the run's results in command-line order."""
 from __future__ import annotations
 
 from tokparity import __version__
-from tokparity.diagnose.model import Diagnosed, ModelDiagnosis
 from tokparity.errors import TokparityError
-from tokparity.records import CaseRecord
+from tokparity.records import CaseRecord, Diagnosed
 from tokparity.run.journal import Journal
 from tokparity.run.journal.interrupt import holding_ctrl_c
 from tokparity.run.journal.resume import DoneSet, whole_cases
-from tokparity.run.judge import too_long_message
 from tokparity.run.messages import Started
-from tokparity.run.ops import decoder_file
 from tokparity.run.options import CompareOptions
+from tokparity.run.pipeline import Tally, count, diagnosed, diagnosis_of, settle, tally_of, too_long_message
 from tokparity.run.results import Results
-from tokparity.run.tally import Tally
 from tokparity.zoo import resolve_model
 
 
@@ -67,7 +64,7 @@ class ModelLedger:
         if self.tally is None:
             self.results.backends.update(started.versions)
             self.results.options.update(started.options)
-            self.tally = Tally(self.model, started.chain, started.backends, started.decoder, options, self.results)
+            self.tally = tally_of(self.model, started, options, self.results)
             self.replay_journal(options)
             self.advance(options)
         self.ledger.timing["load"] += started.load_seconds
@@ -104,7 +101,7 @@ class ModelLedger:
                 for record in records:
                     if record.too_long:
                         options.say(too_long_message(record, options))
-                    self.ledger.apply(record)
+                    count(self.ledger, (record,))
                 applied += records
                 self.done.add(self.next_n)
                 if (self.next_n + 1) % 500 == 0:
@@ -129,15 +126,10 @@ def merge_models(state: list[ModelLedger], results: Results, corpora: list[str])
         if m.tally is None:
             continue
         tally = m.tally
-        diagnosis = ModelDiagnosis(m.model.name, str(m.model.primary[1]), tally.options,
-                                   decoder_file=decoder_file(m.model, tally.decoder or None), model=m.model)
-        if m.finished and not (m.causes is not None and diagnosis.take(m.causes, tally.judgements)):
-            # here, in case order: the workers' records are all in
-            try:
-                diagnosis.diagnose_all(tally.judgements, tally.not_agreeing, corpora)
-            finally:
-                diagnosis.close()
-        m.results.runs.extend(tally.finish(diagnosis.named(tally.judgements)))
+        diagnosis = diagnosis_of(tally)
+        # (here, in case order: the workers' records are all in; an interrupted model is not diagnosed)
+        named = diagnosed(tally, diagnosis, corpora, m.causes) if m.finished else diagnosis.named(tally.judgements)
+        m.results.runs.extend(settle(tally, named))
         results.absorb(m.results)
 
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tokparity import __version__
-from tokparity.diagnose.model import Diagnosed
-from tokparity.records import CaseRecord
+from tokparity.records import CaseRecord, Diagnosed
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,20 @@ def decoder_file(model: ModelFiles, decoder: str | None) -> str | None:
     return str(model.files[role]) if role is not None and role in model.files else None
 
 
+def compared_backends(chain: list[str], backend_names: list[str]) -> list[str]:
+    """The backends judged against the oracle: all but the chain's, except that the last of a
+    chain of several (llama.cpp after golden ids) is judged where an earlier one answered."""
+    return [n for n in backend_names if n not in chain or (n == chain[-1] and len(chain) > 1)]
+
+
+def judged_by_op(ops: tuple[str, ...], chain: list[str], decoder: str | None,
+                 backend_names: list[str]) -> dict[str, list[str]]:
+    """The backends judged for each op the run asks: encode's against the oracle chain
+    (``compared_backends``), the others' as ``op_compared`` says."""
+    compared = compared_backends(chain, backend_names)
+    return {op: compared if op == "encode" else op_compared(op, decoder, backend_names) for op in ops}
+
+
 def op_compared(op: str, decoder: str | None, backend_names: list[str]) -> list[str]:
     """The backends judged for a decoding op: every one but golden ids and the decoder (whose own
     stream is judged against its whole text, so it is judged for ``stream`` too). For chat: every

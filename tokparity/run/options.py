@@ -3,6 +3,7 @@ regress, the pytest plugin, ``--jobs`` workers and Ray actors)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -11,7 +12,11 @@ from tokparity.chat import StoredPrompts
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.run.journal import Journal
 from tokparity.run.known import KnownList
+from tokparity.textview import single_line
 
+# The built-in default: a handful of zoo models, one per algorithm family, on every corpus.
+DEFAULT_MODELS = ("llama-spm", "llama-bpe", "botchan-unigram", "nomic-bert-moe", "bert-bge")
+DEFAULT_CORPORA = ("all",)
 DEFAULT_MAX_CHARS = 1_000_000  # a case longer than this is skipped, with a note (--max-chars)
 
 
@@ -74,3 +79,8 @@ class CompareOptions:
         """What a ``--jobs`` worker or a Ray actor is sent: the options without this process's
         services (a worker judges its cases in itself: one job, no Ray of its own)."""
         return replace(self, jobs=1, ray=None, services=Services())
+
+
+def progress_to_stderr(message: str) -> None:
+    """The usual ``say``: a progress line on stderr."""
+    print(single_line(message), file=sys.stderr, flush=True)  # (case ids and engine errors: one line each)

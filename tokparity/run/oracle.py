@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokparity.backends.registry import BUILTIN
+from tokparity.run.options import CompareOptions
 from tokparity.zoo import ModelFiles
 
 # A file role, the library that trains tokenizers into that format (a backend name), and why: as
@@ -70,6 +71,12 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
     if derived:
         why += f"; its {' and '.join(derived)} {'are' if len(derived) > 1 else 'is'} tokparity's conversion, never a judge"
     return Oracle(tuple(chain), why)
+
+
+def oracle_chain(model: ModelFiles, options: CompareOptions) -> list[str]:
+    """The backends that judge ``model``'s cases, in order (the training library of its original
+    files, then golden ids, then llama.cpp; ``--oracle`` overrides)."""
+    return list(choose_oracle(model, options.oracle, options.add_special).chain)
 
 
 def _only(model: ModelFiles, role: str) -> ModelFiles:

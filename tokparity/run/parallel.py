@@ -48,10 +48,11 @@ from tokparity.corpus import load_corpus
 from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord
 from tokparity.run.journal.resume import DoneSet
-from tokparity.run.judge import JudgedCases, ModelRun, collector_relaxed
 from tokparity.run.ledger import ModelLedger, merge_models
+from tokparity.run.memory import collector_relaxed
 from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
 from tokparity.run.options import CompareOptions, Services
+from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import Results
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
@@ -96,7 +97,7 @@ def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names:
     """One model's cases (or a shard of them), sent back as they are judged."""
     try:
         local = Results(tokparity=__version__)
-        run = ModelRun(task.spec, backend_names, options, local)
+        pipeline = ModelPipeline.open(task.spec, backend_names, options, local)
     except TokparityError as e:
         conn.send((task.index, Failed(str(e))))
         return
@@ -105,27 +106,27 @@ def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names:
         return
     closed = False
     batch: list[CaseRecord] = []
-    _ACTIVE[:] = [run]
+    run = pipeline.run
+    _ACTIVE[:] = [pipeline]
     try:
         conn.send((task.index, run.started()))
         sent = started = time.monotonic()
-        cases = JudgedCases(run, corpora, skip=task.skips)
+        cases = pipeline.cases(corpora, skip=task.skips)
         # A worker that judges a whole model in case order (one shard, nothing resumed) names its
         # causes too, as one process would: the parent then need not load the model again.
         whole = task.shards == 1 and not len(task.done) and options.diagnose
         for judged in cases.batches():  # (whole cases: a case's records, one per op, are sent together)
             batch += judged
             if whole:
-                for record in judged:
-                    run.tally.apply(record)
+                pipeline.count(judged)
             if len(batch) >= BATCH_RECORDS or time.monotonic() - sent > BATCH_SECONDS:
                 conn.send((task.index, Judged(batch)))
                 batch, sent = [], time.monotonic()
         conn.send((task.index, Judged(batch)))
         if whole:
-            run.diagnosis.diagnose_all(run.tally.judgements, run.tally.not_agreeing, corpora)
-            conn.send((task.index, Named(run.diagnosis.named(run.tally.judgements))))
-        run.close()
+            pipeline.diagnose(corpora)
+            conn.send((task.index, Named(pipeline.named())))
+        pipeline.close()
         closed = True
         conn.send((task.index, Finished(cases.total, time.monotonic() - started + run.timing["load"],
                                         run.timing["close"])))
@@ -136,11 +137,11 @@ def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names:
         conn.send((task.index, Failed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")))
     finally:
         if not closed:
-            run.close()
+            pipeline.close()
         _ACTIVE.clear()
 
 
-_ACTIVE: list = []  # the ModelRun a worker is judging, for _stop_worker
+_ACTIVE: list = []  # the ModelPipeline a worker is running, for _stop_worker
 
 
 def _stop_worker(signum: int, frame: object) -> None:

@@ -204,6 +204,10 @@ class Results:
     def unexplained(self) -> int:
         return sum(r.unexplained for r in self.runs)
 
+    def model_timing(self, model: str) -> dict:
+        """``model``'s entry of ``timing``, made on first use: the judge and the tally add to the same one."""
+        return self.timing.setdefault(model, {"load": 0.0, "backends": {}})
+
     def absorb(self, part: Results) -> None:
         """The results of models counted elsewhere (a worker, a Ray task), after this run's own:
         what one process counting them after its own would have built. Options: a list is

@@ -4,26 +4,26 @@ and the model's mismatches in case order.
 
     CaseRecord (judged here, in a worker, on a Ray actor, or replayed from the journal)
         ──► Tally.apply: cases, skips, tag rates; each Judgement kept, in case order
-    Diagnosed (tokparity.diagnose.model, over those judgements)
-        ──► Tally.finish: decide each (tokparity.run.decide), count each Decision once ──► RunSummary per backend
+    Mismatch (each kept Judgement diagnosed and decided: tokparity.run.pipeline)
+        ──► Tally.count: its class, cause, known divergence
+        ──► Tally.run_summaries: a RunSummary per backend and op
 
-Every way of running cases counts with this one type, in case order: compare in one process, the
-``--jobs`` parent and the Ray driver (``ledger.ModelLedger``), fuzz, regress and the pytest
-plugin. So a report does not depend on where its cases were judged, nor on whether the run was
-resumed.
+The tally only counts: tokparity.run.pipeline calls the diagnosis and ``decide`` between
+``apply`` and ``count``. Every way of running cases counts with this one type, in case order:
+compare in one process, the ``--jobs`` parent and the Ray driver (``ledger.ModelLedger``), fuzz,
+regress and the pytest plugin. So a report does not depend on where its cases were judged, nor on
+whether the run was resumed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokparity.diagnose.model import Diagnosed
 from tokparity.errors import BadJournal
-from tokparity.records import CaseRecord, Decision, Judgement, Mismatch
-from tokparity.run.decide import decide
+from tokparity.records import CaseRecord, Decision, Diagnosed, Judgement, Mismatch
 from tokparity.run.journal import Journal
 from tokparity.run.journal.resume import DoneSet, whole_cases
-from tokparity.run.ops import DECODER_WHY, op_compared
+from tokparity.run.ops import DECODER_WHY, compared_backends, judged_by_op
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
 from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
@@ -35,41 +35,34 @@ if TYPE_CHECKING:
     from tokparity.zoo import ModelFiles
 
 
-def compared_backends(chain: list[str], backend_names: list[str]) -> list[str]:
-    """The backends judged against the oracle: all but the chain's, except that the last of a
-    chain of several (llama.cpp after golden ids) is judged where an earlier one answered."""
-    return [n for n in backend_names if n not in chain or (n == chain[-1] and len(chain) > 1)]
-
-
 class Tally:
     """One model's counts, into ``results``: ``apply`` counts what a verdict says at once (cases,
-    skips, mismatches, tag rates) and keeps each Judgement; ``finish`` decides each once its
-    diagnosis is in, and counts the decisions (classes, causes, known, unexplained, ties)."""
+    skips, mismatches, tag rates) and keeps each Judgement; ``count`` counts each mismatch once
+    decided (classes, causes, known, unexplained, ties); ``summaries`` closes the counts."""
 
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], decoder: str | None,
                  options: CompareOptions, results: Results):
         self.model, self.chain, self.options, self.results = model, chain, options, results
         self.compared = compared_backends(chain, backend_names)  # judged for encode
         # op -> the backends judged for it (tokparity.run.ops), and a summary per (backend, op)
-        self.by_op = {op: self.compared if op == "encode" else op_compared(op, decoder, backend_names)
-                      for op in options.ops}
+        self.by_op = judged_by_op(options.ops, chain, decoder, backend_names)
         self.decoder = decoder or ""  # (tokparity.run.ops.decoder_of, chosen where the backends are)
         judges = {"encode": "/".join(chain), "chat": "template+" + next((c for c in chain if c != "golden"), "")}
         self.summaries = {(n, op): RunSummary(model.name, judges.get(op, self.decoder), n, op=op)
                           for op, names in self.by_op.items() for n in names}
         self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # encode: case positions, per backend
         self.oracles_used: set[str] = set()
-        self.judgements: list[Judgement] = []  # this model's mismatches, in case order, for finish to decide
+        self.judgements: list[Judgement] = []  # this model's mismatches, in case order, to be decided
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
-        self.timing: dict = results.timing.setdefault(model.name, {"load": 0.0, "backends": {}})
+        self.timing = results.model_timing(model.name)
         if options.services.known:
             for n, op in self.summaries:
                 options.services.known.note_run(model.name, n, op)
 
     def apply(self, record: CaseRecord) -> None:
         """Count one judged case. The same code counts a case judged now and one replayed from
-        the journal of an interrupted run. A mismatch whose judgement the record holds is decided
-        at ``finish``; one without (fuzz keeps only the class of most cases) is counted as its
+        the journal of an interrupted run. A mismatch whose judgement the record holds is kept, to
+        be decided once diagnosed; one without (fuzz keeps only the class of most cases) is counted as its
         verdict and the record's cause say."""
         if record.too_long:
             self._note_too_long(record)
@@ -109,7 +102,7 @@ class Tally:
             mismatched += 1
             judgement = judged_by.get(name)
             if judgement is not None:
-                self.judgements.append(judgement)
+                    self.judgements.append(judgement)
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
@@ -159,23 +152,18 @@ class Tally:
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, diagnosed: Diagnosed | None = None,
-               causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
-        """Each kept judgement decided with its diagnosis (``diagnosed``: None, or fewer diagnoses
-        than judgements, when the run stopped before naming causes) and counted, into the
-        results' mismatches in case order; the summaries, each naming its verdict and the oracles
-        that really judged its cases (golden ids only where they had the text). ``causes``: per
-        backend, the causes of the cases counted by their verdicts, as the runner counted them
-        (fuzz: those of failures, as its findings settled them)."""
-        diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
-        roots = diagnosed.root_causes if diagnosed is not None else {}
-        known = self.options.services.known
-        for i, judgement in enumerate(self.judgements):
-            diagnosis = diagnoses[i] if i < len(diagnoses) else None
-            root = roots.get(judgement.backend) if judgement.op == "encode" else None
-            decision = decide(judgement, diagnosis, root, known)
-            self._count(judgement.backend, judgement.op, decision)
-            self.results.mismatches.append(Mismatch(judgement, decision, diagnosis))
+    def count(self, mismatch: Mismatch) -> None:
+        """One kept judgement, decided: counted into its backend's summary of its op, and listed
+        in the results' mismatches (called in case order)."""
+        self._count(mismatch.backend, mismatch.op, mismatch.decision)
+        self.results.mismatches.append(mismatch)
+
+    def run_summaries(self, diagnosed: Diagnosed | None = None,
+                  causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
+        """The summaries, each naming its verdict (``diagnosed``: None when the run stopped before
+        naming causes) and the oracles that really judged its cases (golden ids only where they had
+        the text). ``causes``: per backend, the causes of the cases counted by their verdicts, as
+        the runner counted them (fuzz: those of failures, as its findings settled them)."""
         if diagnosed is not None:
             self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
