@@ -103,6 +103,7 @@ def classes_page() -> str:
 
 
 CLASSIFY = ROOT / "tokparity" / "diff" / "classify.py"
+SPECIAL_RULES = ROOT / "tokparity" / "diff" / "special_rules.py"
 DECODE = ROOT / "tokparity" / "diff" / "decode.py"
 CHAT = ROOT / "tokparity" / "diff" / "chat.py"
 RULE_DOC = re.compile(r"(?P<classes>[\w-]+(?: / [\w-]+)*): (?P<checks>.+)", re.DOTALL)
@@ -112,7 +113,8 @@ def classifier_rules() -> list[tuple[str, list[str], str]]:
     """classify.py's ``RULES`` in order: (rule, the classes it gives, what it checks), read off each
     rule's docstring, which starts with its class (``"space-prefix: one side starts with …"``)."""
     tree = ast.parse(CLASSIFY.read_text(encoding="utf-8"))
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    functions = {n.name: n for path in (CLASSIFY, SPECIAL_RULES)  # (the special-token rules are their own module)
+                 for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
     order = next((n.value for n in tree.body if isinstance(n, ast.AnnAssign | ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == "RULES"
                           for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))), None)
