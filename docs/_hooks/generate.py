@@ -10,8 +10,8 @@ A page asks for a generated block with an HTML comment on a line of its own:
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
     <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
 
-Each is joined with what only the docs know (docs/_hooks/catalogue.toml: real cases; contracts.toml:
-what each CSV column holds). Anything that does not line up (a class without a real case, a CSV
+Each is joined with what only the docs know (docs/_hooks/catalogue.toml: the classes' real cases
+(a cause declares its own, in causes.toml); contracts.toml: what each CSV column holds). Anything that does not line up (a class without a real case, a CSV
 column without a description, a known divergence whose cause is in no catalogue, a missing module)
 is logged as a warning, which fails `mkdocs build --strict`: the pages cannot silently drift.
 
@@ -173,55 +173,44 @@ def _cause_entry(name: str, causes: dict) -> str | None:
     return family if family in causes else None
 
 
+DECODING = ("decode", "stream", "pieces")
+
+
 def causes_page() -> str:
-    causes = _toml(ROOT / "tokparity" / "diagnose" / "causes.toml")
-    extra = _toml(HOOKS / "catalogue.toml")["causes"]
-    _same_names("cause", causes, "tokparity/diagnose/causes.toml", extra, "has no entry")
-    known = known_divergences()
+    """Every cause of every op, as tokparity/diagnose/causes.toml declares it (the one place)."""
+    declared = _toml(ROOT / "tokparity" / "diagnose" / "causes.toml")
+    for name, entry in declared.items():
+        missing = [key for key in ("stage", "classes", "fix", "spec", "does", "case") if key not in entry]
+        if missing:
+            warn(f"tokparity/diagnose/causes.toml: {name!r} declares no {', '.join(missing)}")
+    causes = {n: e for n, e in declared.items() if e.get("stage") not in (*DECODING, "chat")}
+    decoding = {n: e for n, e in declared.items() if e.get("stage") in DECODING}
+    chat = {n: e for n, e in declared.items() if e.get("stage") == "chat"}
     by_entry: dict[str, list[dict]] = {}
-    decode, chat = [], []
-    for d in known:
-        cause = d.get("cause", "")
-        for part in filter(None, cause.split("+")):
-            if part.split(".")[0] in ("decode", "stream", "pieces"):
-                decode.append(d)
-            elif part.split(".")[0] == "chat":
-                chat.append(d)
-            elif (entry := _cause_entry(part, causes)) is None:
+    for d in known_divergences():
+        for part in filter(None, d.get("cause", "").split("+")):
+            entry = _cause_entry(part, declared)
+            if entry is None:
                 warn(f"known divergence {d['id']!r} names cause {part!r}, which no causes.toml entry covers")
             else:
                 by_entry.setdefault(entry, []).append(d)
     out = ["| cause | stage | the backend… | real case |", "|---|---|---|---|"]
     for name, entry in causes.items():
         title = f"`{name}.<name>`" if name == "pretokenizer" else f"[`{name}`](#{anchor(name)})"
-        out.append(f"| {title} | {entry['stage']} | {cell(extra.get(name, {}).get('does', ''))} | "
-                   f"{cell(extra.get(name, {}).get('case') or '–')} |")
+        out.append(f"| {title} | {entry['stage']} | {cell(entry.get('does', ''))} | {cell(entry.get('case') or '–')} |")
     out.append("")
     for name, entry in causes.items():
-        info = extra.get(name, {})
         out += [f"### `{name}`" if name != "pretokenizer" else "### `pretokenizer.<name>`", "",
-                f"The backend {prose(info.get('does', '…'))}.", "",
+                f"The backend {prose(entry.get('does') or '…')}.", "",
                 f"- **Shows as:** {', '.join(f'`{c}`' for c in entry['classes'])}",
                 f"- **Stage:** {entry['stage']}",
                 f"- **Fix:** {prose(entry['fix'])}",
                 f"- **Specified by:** `{entry['spec']}`",
-                f"- **Real case:** {prose(info.get('case') or '– (none recorded yet)')}", ""]
+                f"- **Real case:** {prose(entry.get('case') or '– (none recorded yet)')}", ""]
         shipped = by_entry.get(name, [])
         if shipped:
             out += ["Known divergences with this cause, shipped with tokparity:", ""]
             out += [f"- {_known_line(d)}" for d in shipped] + [""]
-    described = _toml(HOOKS / "catalogue.toml").get("decode_causes", {})
-    decoding = ROOT / "tokparity" / "diagnose" / "decoding.py"
-    variants = re.findall(r'DecodeVariant\("([^"]+)"', decoding.read_text(encoding="utf-8"))
-    for name in variants:
-        if name not in described:
-            warn(f"tokparity/diagnose/decoding.py: variant {name!r} is not described in docs/_hooks/catalogue.toml "
-                 "[decode_causes]")
-    for d in decode:
-        for part in d["cause"].split("+"):
-            if part.split(".")[0] in ("decode", "stream", "pieces") and part not in described:
-                warn(f"known divergence {d['id']!r} names cause {part!r}, which docs/_hooks/catalogue.toml "
-                     "[decode_causes] does not describe")
     out += ["### Decoding causes", "",
             "`compare --ops decode,stream,pieces` turns the oracle's ids back into text on every backend "
             "([check your engine's streaming](../guides/streaming.md)). A mismatch's cause is the variant of "
@@ -230,54 +219,34 @@ def causes_page() -> str:
             "itself answers; where several do, the one that reproduces most of the engine's mismatches of "
             "that op. A reviewed known divergence may name a cause no variant reproduces (a library's "
             "convention). The names:", "",
-            "| cause | the backend's decoder… | real case |", "|---|---|---|"]
-    out += [f"| `{name}` | {cell(info.get('does', ''))} | {cell(info.get('case') or '–')} |"
-            for name, info in described.items()]
+            "| cause | the backend's decoder… | fix | real case |", "|---|---|---|---|"]
+    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
+            for name, e in decoding.items()]
     out.append("")
-    if decode:
+    shown = _shipped(by_entry, decoding)
+    if shown:
         out += ["Shipped known divergences with a decoding cause:", ""]
-        out += [f"- {_known_line(d)}" for d in decode] + [""]
-    return "\n".join(out + chat_causes(chat))
-
-
-def chat_causes(known: list[dict]) -> list[str]:
-    """The chat causes: tokparity/diagnose/chat.py's variants (name, what the backend does, the
-    fix: read from the source) with their real cases (catalogue.toml [chat_causes])."""
-    described = _toml(HOOKS / "catalogue.toml").get("chat_causes", {})
-    source = (ROOT / "tokparity" / "diagnose" / "chat.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    variants = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ChatVariant":
-            name, does = (ast.literal_eval(a) for a in node.args[:2])
-            fix = ast.literal_eval(node.args[3]) if len(node.args) > 3 else ""
-            variants.append((name, does, fix))
-    for name, _, _ in variants:
-        if name not in described:
-            warn(f"tokparity/diagnose/chat.py: variant {name!r} is not described in docs/_hooks/catalogue.toml "
-                 "[chat_causes]")
-    for name in described:
-        if name not in {v[0] for v in variants}:
-            warn(f"docs/_hooks/catalogue.toml [chat_causes] describes {name!r}, which tokparity/diagnose/chat.py "
-                 "does not have")
-    out = ["### Chat causes", "",
-           "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
-           "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
-           "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
-           "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
-           "Two or more are joined with `+`.", "",
-           "| cause | the backend… | fix | real case |", "|---|---|---|---|"]
-    out += [f"| `{name}` | {cell(does)} | {cell(fix)} | {cell(described.get(name, {}).get('case') or '–')} |"
-            for name, does, fix in variants]
+        out += [f"- {_known_line(d)}" for d in shown] + [""]
+    out += ["### Chat causes", "",
+            "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
+            "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
+            "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
+            "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
+            "Two or more are joined with `+`.", "",
+            "| cause | the backend… | fix | real case |", "|---|---|---|---|"]
+    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
+            for name, e in chat.items()]
     out.append("")
-    for d in known:
-        for part in d["cause"].split("+"):
-            if part not in {v[0] for v in variants}:
-                warn(f"known divergence {d['id']!r} names cause {part!r}, which tokparity/diagnose/chat.py does not have")
-    if known:
+    shown = _shipped(by_entry, chat)
+    if shown:
         out += ["Shipped known divergences with a chat cause:", ""]
-        out += [f"- {_known_line(d)}" for d in dict((d["id"], d) for d in known).values()] + [""]
-    return out
+        out += [f"- {_known_line(d)}" for d in shown] + [""]
+    return "\n".join(out)
+
+
+def _shipped(by_entry: dict[str, list[dict]], causes: dict) -> list[dict]:
+    """The known divergences that name any of ``causes``, each once, in the order first named."""
+    return list({d["id"]: d for name in causes for d in by_entry.get(name, [])}.values())
 
 
 def cause_order() -> str:

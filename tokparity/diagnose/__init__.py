@@ -12,8 +12,11 @@ backend's ids exactly.
     stages.py         the stage proven to differ when no variant reproduces (ties: diff/ties.py)
     verdict.py        the run-level root cause: the set that explains the most mismatches and
                       keeps the agreeing cases agreeing
-    causes.toml       what each cause means, its symptoms (classes), and the fix
-    info.py           reads causes.toml: a cause's symptoms, stage, fix; whether a class fits a cause
+    decoding.py       the causes of decode, stream and pieces: variants of the reference's decoding
+    chat.py           the causes of chat: ways of making the prompt otherwise
+    causes.toml       every cause of every op, declared once: its symptoms, stage, fix, spec, words,
+                      real case and how it is built
+    info.py           reads causes.toml: a cause's declaration; whether a class fits a cause
 """
 
 from tokparity.diagnose.cause import Cause

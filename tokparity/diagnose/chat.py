@@ -18,12 +18,12 @@ from itertools import combinations
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.diagnose.info import of_stage
 from tokparity.errors import CaseFailure
 from tokparity.records import Diagnosis, Judgement
 
 MAX_AT_ONCE = 3
 SEARCH_SECONDS = 10.0  # per mismatch: a long prompt or a slow template must not hold the run
-SPEC = "tokparity/chat/render.py and tokparity/chat/reference.py (ChatWay)"
 
 
 @dataclass(frozen=True)
@@ -37,54 +37,10 @@ class ChatVariant:
         return base.changed(**dict(self.changes))
 
 
-VARIANTS = (
-    ChatVariant("chat.bos-added", "puts the vocabulary's BOS before the prompt's ids, as a tokenizer that adds special "
-                "tokens does: a template that writes bos_token gets a second BOS", (("add_bos", True),),
-                "encode the rendered prompt with add_special_tokens=False (the template writes the specials)"),
-    ChatVariant("chat.bos-token-empty", "renders bos_token as an empty string (and adds none)",
-                (("bos_token", ""),), "pass the vocabulary's BOS text as bos_token"),
-    ChatVariant("chat.no-trim-blocks", "renders without trim_blocks: the newline after each {% … %} block stays",
-                (("trim_blocks", False),), "render with trim_blocks=True, as transformers does"),
-    ChatVariant("chat.no-lstrip-blocks", "renders without lstrip_blocks: the spaces before each {% … %} block stay",
-                (("lstrip_blocks", False),), "render with lstrip_blocks=True, as transformers does"),
-    ChatVariant("chat.trailing-newline-kept", "keeps the template's last newline (keep_trailing_newline), which "
-                "jinja2 drops", (("keep_trailing_newline", True),), "drop the template source's one trailing newline"),
-    ChatVariant("chat.trailing-newline-dropped", "drops the prompt's last newline",
-                (("drop_trailing_newline", True),), "keep the rendered prompt whole"),
-    ChatVariant("chat.specials-not-parsed", "tokenizes the prompt with special-token text read as text: "
-                "`<|im_start|>` becomes several ordinary tokens", (("parse_special", False),),
-                "encode the rendered prompt with special tokens parsed"),
-    ChatVariant("chat.tojson-html-safe", "uses jinja2's own tojson: keys sorted, `<`, `>`, `&` and `'` escaped "
-                "as \\u003c…", (("tojson", "jinja2"),),
-                "override tojson as transformers does: json.dumps(x, ensure_ascii=False), keys in their order"),
-    ChatVariant("chat.tojson-ascii", "writes non-ASCII text in tojson as \\uXXXX escapes (ensure_ascii)",
-                (("tojson", "ascii"),), "tojson with ensure_ascii=False"),
-    ChatVariant("chat.generation-prompt-missing", "leaves out the generation prompt that was asked for",
-                (("generation_prompt", False),), "pass add_generation_prompt to the template"),
-    ChatVariant("chat.generation-prompt-added", "adds a generation prompt that was not asked for",
-                (("generation_prompt", True),), "pass add_generation_prompt as asked"),
-    ChatVariant("chat.variables-dropped", "gives the template none of the conversation's other variables "
-                "(enable_thinking, date_string…): the template takes its defaults", (("variables", False),),
-                "pass every option of the request to the template, as transformers passes its keyword arguments"),
-    ChatVariant("chat.tool-use-template-ignored", "renders a conversation with tools with the model's default template, "
-                "though the model names a tool_use template for it", (("tool_use_template", False),),
-                "take the template named tool_use when tools are given (transformers' get_chat_template)"),
-    ChatVariant("chat.content-stripped", "strips the whitespace around each message's text before rendering",
-                (("strip_content", True),), "give the template each message as sent; the template strips what it strips"),
-    ChatVariant("chat.trim-javascript", "trims with JavaScript's String.prototype.trim where the template says trim: "
-                "U+FEFF is stripped, U+0085 and U+001C..U+001F are kept (a Jinja port in JavaScript)",
-                (("trim", "javascript"),), "trim as jinja2 does, with Python's str.strip: U+0085 and U+001C..U+001F are "
-                "whitespace, U+FEFF is not"),
-    ChatVariant("chat.system-dropped", "takes the system messages out of the conversation before rendering",
-                (("drop_system", True),), "give the template every message; the template decides what a system message becomes"),
-    ChatVariant("chat.content-as-parts", "sends each message's text as a list of parts "
-                "([{\"type\": \"text\", \"text\": …}]) where the conversation gives a string: a template takes "
-                "another branch for it", (("content_as_parts", True),),
-                "pass each content as the request gives it"),
-    ChatVariant("chat.llama-cpp-builtin", "formats with llama.cpp's built-in C++ template for the model "
-                "(llama_chat_apply_template), not the model's Jinja template", (("builtin", True),),
-                "render the model's own template (llama.cpp: --jinja)"),
-)
+# Each way is declared once, in causes.toml (its words and the ChatWay fields it changes), in the
+# order the search tries them.
+VARIANTS = tuple(ChatVariant(name, entry["does"], tuple(entry["changes"].items()), entry["fix"])
+                 for name, entry in of_stage("chat").items())
 BY_NAME = {v.name: v for v in VARIANTS}
 
 

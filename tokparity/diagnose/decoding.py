@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from tokparity.diagnose.info import cause_info
 from tokparity.records import Diagnosis, Judgement
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
@@ -31,26 +32,23 @@ from tokparity.vocab.model import TokenType
 
 @dataclass(frozen=True)
 class DecodeVariant:
+    """How one decoding cause is built; causes.toml declares it (its op, fix, words)."""
+
     name: str
-    op: str
-    does: str
     # the answers a decoder with this bug gives: (reference, ids, prompt, the settings asked)
     run: Callable[[RefTokenizer, list[int], int, DecodeSettings], list]
-    fix: str = ""
     # The same way of decoding without the bug: a variant that answers what its twin does on these
     # ids shows no bug here (Latin-1 and UTF-8 read ASCII alike), so it reproduces nothing.
     twin: Callable[[RefTokenizer, list[int], int, DecodeSettings], list] | None = None
 
-    def info(self) -> dict:
-        """As tokparity.diagnose.info.cause_info gives an encoding cause's (its class stays the judge's)."""
-        return info(self.op, self.fix)
+    @property
+    def op(self) -> str:
+        return str(cause_info(self.name)["stage"])
 
-
-def info(op: str, fix: str) -> dict:
-    return {"classes": [], "stage": op, "fix": fix, "spec": SPEC}
-
-
-SPEC = "tokparity/reference/decode.py (decode, stream_deltas, piece_stream, piece_bytes)"
+    @property
+    def does(self) -> str:
+        """What the variant does, as the evidence says it."""
+        return str(cause_info(self.name)["evidence"])
 
 
 def _pieces(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
@@ -258,86 +256,29 @@ def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
 
 
+# In the order they are tried; each is declared in causes.toml.
 VARIANTS = (
-    DecodeVariant("stream.bytes-as-latin1", "stream", "turns each id's bytes into text as Latin-1, one character a "
-                  "byte, and sends them at once", _latin1,
-                  fix='decode the bytes as UTF-8, holding back a character until its last byte',
-                  twin=_joined),
-    DecodeVariant("stream.split-character-sent", "stream", "decodes each id's bytes alone and sends them at once: a "
-                  "character split between ids is sent as U+FFFD", _eager,
-                  fix='hold back the bytes of an unfinished character until it is complete',
-                  twin=_joined),
-    DecodeVariant("stream.prompt-dropped", "stream", "decodes the generated ids without the prompt, as if they "
-                  "began the text: a character the prompt began loses its first bytes, and the first word its space "
-                  "where the decoder drops a text's leading space or the streamer trims it", _prompt_dropped,
-                  fix="decode the generated ids after the prompt's: start the window in the prompt and take its text "
-                      "off"),
-    DecodeVariant("stream.restart-after-newline", "stream", "starts decoding afresh after each newline (and after "
-                  "the prompt): the decoder's start-of-text rule drops the next word's space, a split character "
-                  "loses its first bytes", _restart_after_newline,
-                  fix='keep decoding from a window that starts before the newline instead of afresh'),
-    DecodeVariant("stream.prompt-resent", "stream", "sends text of the prompt again with the generated text",
-                  _prompt_resent,
-                  fix="take the prompt's text off, a character it leaves unfinished counted as not sent"),
-    DecodeVariant("stream.offset-into-cleaned-text", "stream", "re-decodes what it holds with spaces cleaned up and "
-                  "sends what lies beyond the length it sent: text shortened by the clean-up is skipped",
-                  _offset_into_cleaned_text,
-                  fix='count what was sent in the text as decoded without clean-up (or do not clean up a stream)'),
-    DecodeVariant("stream.byte-zero-unmapped", "stream", "maps byte-level characters to bytes with a lookup whose "
-                  "answer 0 reads as 'not found': 'Ā', the character of byte 0x00, is sent as it is", _byte_zero_unmapped,
-                  fix='test the byte lookup for None, not for truth'),
-    DecodeVariant("stream.metaspace-on-byte-level", "stream", "streams a byte-level vocabulary with a SentencePiece "
-                  "detokenizer: 'Ġ' and 'Ċ' are sent as they are", _metaspace_on_byte_level,
-                  fix="choose the detokenizer from the tokenizer.json decoder: ByteLevel reads GPT-2's byte table"),
-    DecodeVariant("stream.held-to-end", "stream", "sends nothing until the last step, then the whole text: it "
-                  "decodes once, at the end", _held_to_the_end,
-                  fix="send what each step finishes, holding back only an unfinished character (or a word until "
-                      "its space)"),
-    DecodeVariant("decode.specials-skipped", "decode", "leaves special tokens out of the text", _specials_skipped,
-                  fix='write special tokens as their text where the decoder does (skip_special_tokens=False)'),
-    DecodeVariant("decode.specials-written", "decode", "writes special tokens as their text where they were to be left "
-                  "out (--skip-special)", _specials_written,
-                  fix='leave special tokens out of the text when asked (skip_special_tokens=True)'),
-    DecodeVariant("decode.specials-spaced", "decode", "writes a space before and after each special token "
-                  "where the decoder does not (spaces_between_special_tokens), or leaves them out where it does",
-                  _specials_spaced,
-                  fix='space special and added tokens apart from their neighbours exactly when asked '
-                      '(spaces_between_special_tokens)'),
-    DecodeVariant("decode.remove-special", "decode", "keeps the BOS and EOS the vocabulary adds where llama.cpp's "
-                  "remove_special takes them off (or the reverse), or takes them off and drops the first word's "
-                  "space as if the text began there", _remove_special,
-                  fix="with remove_special, take off a first BOS and a last EOS the vocabulary adds, and keep the "
-                      "next token's leading space (llama-vocab.cpp detokenize)"),
-    DecodeVariant("decode.cleanup", "decode", "cleans up tokenization spaces where the decoder does not, or the "
-                  "reverse", _cleanup,
-                  fix='clean up tokenization spaces exactly where the decoder does'),
-    DecodeVariant("decode.unfinished-end-dropped", "decode", "leaves out the bytes of a character the ids leave "
-                  "unfinished, where the decoder writes U+FFFD (a streaming UTF-8 decoder never flushed)",
-                  _unfinished_end_dropped,
-                  fix='flush the streaming UTF-8 decoder at the end of each decode (one decoder per call)'),
-    DecodeVariant("decode.lstrip", "decode", "strips the leading space (or spaces) of every piece", _lstrip,
-                  fix="keep each piece's leading space (lstrip 0)",
-                  twin=_joined_all),
-    DecodeVariant("pieces.raw-tokens", "pieces", "takes each token's string as its bytes ('Ġworld', '▁world', "
-                  "'<0x0A>' as written)", _raw_tokens,
-                  fix='map each token to bytes as its decoder does: ▁ a space, <0xNN> its byte, GPT-2 characters '
-                      'their bytes'),
-    DecodeVariant("pieces.byte-ff-dropped", "pieces", "gives the token of byte 0xFF no bytes (a table that keeps 0xFF "
-                  "for its own use, as llguidance's marks special tokens with it)", _byte_ff_dropped,
-                  fix="keep byte 0xFF's token as that byte"),
-    DecodeVariant("pieces.decoded-alone", "pieces", "decodes each id alone: a decoder that drops the first token's "
-                  "space leaves no token with one", _decoded_alone,
-                  fix='take what an id adds after another token, not the id decoded alone'),
+    DecodeVariant("stream.bytes-as-latin1", _latin1, twin=_joined),
+    DecodeVariant("stream.split-character-sent", _eager, twin=_joined),
+    DecodeVariant("stream.prompt-dropped", _prompt_dropped),
+    DecodeVariant("stream.restart-after-newline", _restart_after_newline),
+    DecodeVariant("stream.prompt-resent", _prompt_resent),
+    DecodeVariant("stream.offset-into-cleaned-text", _offset_into_cleaned_text),
+    DecodeVariant("stream.byte-zero-unmapped", _byte_zero_unmapped),
+    DecodeVariant("stream.metaspace-on-byte-level", _metaspace_on_byte_level),
+    DecodeVariant("stream.held-to-end", _held_to_the_end),
+    DecodeVariant("decode.specials-skipped", _specials_skipped),
+    DecodeVariant("decode.specials-written", _specials_written),
+    DecodeVariant("decode.specials-spaced", _specials_spaced),
+    DecodeVariant("decode.remove-special", _remove_special),
+    DecodeVariant("decode.cleanup", _cleanup),
+    DecodeVariant("decode.unfinished-end-dropped", _unfinished_end_dropped),
+    DecodeVariant("decode.lstrip", _lstrip, twin=_joined_all),
+    DecodeVariant("pieces.raw-tokens", _raw_tokens),
+    DecodeVariant("pieces.byte-ff-dropped", _byte_ff_dropped),
+    DecodeVariant("pieces.decoded-alone", _decoded_alone),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
-# Decoding causes that a reviewed known divergence names and no variant reproduces (a library's
-# spelling of a text): name -> (op, fix).
-REVIEWED = {
-    "decode.bytes": ("decode", "spell each token as the decoder does (the unknown token, bytes that are not UTF-8)"),
-    "decode.prefix-strip": ("decode", "strip the leading spaces the decoder strips, and only those"),
-}
-
-
 def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = AS_FILES_SAY) -> Diagnosis:
     """The causes of a decoding op's mismatch: every variant whose answer is the backend's (and
     not what the reference's own decoding answers, spelt alike: a variant that coincides with the

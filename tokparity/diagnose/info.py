@@ -1,4 +1,6 @@
-"""What each cause means, for the reports and the class check: ``causes.toml`` beside this module."""
+"""Every cause tokparity can name, of every op, as ``causes.toml`` beside this module declares it:
+its symptoms, stage, fix, spec, what the backend does, a real case, and how it is built. The
+reports, the catalogue page, the ``--known`` checks and the class check read it here."""
 
 from __future__ import annotations
 
@@ -6,31 +8,34 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
+DECODING_OPS = ("decode", "stream", "pieces")
+UNDECLARED = {"classes": [], "stage": "unknown", "fix": "", "spec": ""}
+
 
 @lru_cache(maxsize=1)
-def _causes() -> dict[str, dict]:
+def declared() -> dict[str, dict]:
+    """Every cause, by name, in the order causes.toml declares them."""
     return tomllib.loads(resources.files("tokparity.diagnose").joinpath("causes.toml").read_text("utf-8"))
 
 
+def of_stage(*stages: str) -> dict[str, dict]:
+    """The causes declared for ``stages`` (``chat``, or a decoding op), in their declared order."""
+    return {name: entry for name, entry in declared().items() if entry["stage"] in stages}
+
+
 def cause_info(name: str) -> dict:
-    """``{"classes", "stage", "fix", "spec"}`` of one cause name (not a ``+``-joined one)."""
-    table = _causes()
+    """The declaration of one cause name (not a ``+``-joined one): a member of the pretokenizer
+    family (``pretokenizer.gpt-2``) is declared by the family; an undeclared name by nothing."""
+    table = declared()
     if name in table:
         return table[name]
     if name.startswith("pretokenizer."):
         return table["pretokenizer"]
-    if name.split(".")[0] == "chat":  # the chat causes (tokparity.diagnose.chat)
-        from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES
-        from tokparity.diagnose.chat import SPEC as CHAT_SPEC
-        if name in CHAT_CAUSES:
-            return {"classes": [], "stage": "chat", "fix": CHAT_CAUSES[name].fix, "spec": CHAT_SPEC}
-    if name.split(".")[0] in ("decode", "stream", "pieces"):  # the decoding ops' (tokparity.diagnose.decoding)
-        from tokparity.diagnose.decoding import BY_NAME, REVIEWED, info
-        if name in BY_NAME:
-            return BY_NAME[name].info()
-        if name in REVIEWED:
-            return info(*REVIEWED[name])
-    return {"classes": [], "stage": "unknown", "fix": "", "spec": ""}
+    return UNDECLARED
+
+
+def is_declared(name: str) -> bool:
+    return cause_info(name) is not UNDECLARED
 
 
 def parts(cause: str) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
-from tokparity.records import TIE, Decision, Diagnosis, Judgement, Mismatch, RootCause
+from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict
 from tokparity.run.known import KnownList
 
 
@@ -57,6 +57,19 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
                         decision.variants, decision.alternatives)
     return Decision(decision.cls, decision.stage, entry_id, decision.cause, decision.cause_evidence,
                     decision.variants, decision.alternatives)
+
+
+def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
+    """``record`` with the known divergence each of its mismatches matches as judged, before any
+    diagnosis: what the journal notes of a case. A run decides each again once diagnosed
+    (``decide``); a hit is counted only then."""
+    if known is None or not record.mismatches:
+        return record
+    found = {m.backend: known.find(m) for m in record.mismatches}
+    verdicts = {name: Verdict.differs(v.cls, found[name]) if name in found else v for name, v in record.verdicts.items()}
+    mismatches = tuple(Mismatch(m.judgement, Decision.undiagnosed(m.judgement, found[m.backend]), m.diagnosis)
+                       for m in record.mismatches)
+    return replace(record, verdicts=verdicts, mismatches=mismatches)
 
 
 def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagnosis:

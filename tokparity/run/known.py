@@ -197,7 +197,7 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         unknown = [part for part in cause.split("+") if part and not _is_cause(part)]
         if unknown:
             raise TokparityError(f"{source}: divergence {raw['id']!r}: unknown cause {unknown[0]!r}; the names are "
-                                 "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml, decoding.py, chat.py)")
+                                 "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml)")
         entries.append(KnownDivergence(
             id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
@@ -241,10 +241,8 @@ def _check_types(raw: dict, n: int, source: str) -> None:
 
 
 def _is_cause(name: str) -> bool:
-    from tokparity.diagnose.chat import BY_NAME as CHAT_CAUSES
-    from tokparity.diagnose.decoding import BY_NAME, REVIEWED
-    from tokparity.diagnose.info import cause_info
-    return bool(cause_info(name)["classes"]) or name in BY_NAME or name in REVIEWED or name in CHAT_CAUSES
+    from tokparity.diagnose.info import is_declared
+    return is_declared(name)
 
 
 def _regex(raw: dict, key: str, source: str) -> regex.Pattern | None:

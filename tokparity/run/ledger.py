@@ -12,7 +12,7 @@ from tokparity.run.journal.interrupt import holding_ctrl_c
 from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.messages import Started
 from tokparity.run.options import CompareOptions
-from tokparity.run.pipeline import Tally, count, diagnosed, diagnosis_of, settle, tally_of, too_long_message
+from tokparity.run.pipeline import Tally, diagnosed, diagnosis_of, journaled, settle, tally_of, too_long_message
 from tokparity.run.results import Results
 from tokparity.zoo import resolve_model
 
@@ -101,13 +101,12 @@ class ModelLedger:
                 for record in records:
                     if record.too_long:
                         options.say(too_long_message(record, options))
-                    count(self.ledger, (record,))
-                applied += records
+                applied += journaled(self.ledger, records)
                 self.done.add(self.next_n)
                 if (self.next_n + 1) % 500 == 0:
                     options.say(f"{self.model.name}: {self.next_n + 1} cases")
             if options.services.journal is not None:
-                options.services.journal.write_many(applied, self.index, options.services.known)  # keyed by position
+                options.services.journal.write_many(applied, self.index)  # keyed by position
 
     def end(self, options: CompareOptions, runner: str) -> None:
         """Every record is in (``runner``: the flag, for the message if one is not)."""

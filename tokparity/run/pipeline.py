@@ -21,7 +21,7 @@ from typing import Any
 from tokparity.corpus import Case
 from tokparity.diagnose.model import ModelDiagnosis
 from tokparity.records import CaseRecord, Diagnosed, Judgement, Mismatch
-from tokparity.run.decide import decide
+from tokparity.run.decide import as_judged, decide
 from tokparity.run.judge import JudgedCases, ModelRun, too_long_message, too_long_record
 from tokparity.run.messages import Started
 from tokparity.run.ops import decoder_file
@@ -30,14 +30,23 @@ from tokparity.run.results import Results, RunSummary
 from tokparity.run.tally import Tally
 from tokparity.zoo import ModelFiles
 
-__all__ = ["JudgedCases", "ModelPipeline", "ModelRun", "Tally", "count", "diagnosed", "diagnosis_of", "settle",
-           "tally_of", "too_long_message", "too_long_record"]
+__all__ = ["JudgedCases", "ModelPipeline", "ModelRun", "Tally", "count", "diagnosed", "diagnosis_of", "journaled",
+           "settle", "tally_of", "too_long_message", "too_long_record"]
 
 
 def count(tally: Tally, records: Iterable[CaseRecord]) -> None:
     """The count step: records judged (here, elsewhere, or replayed), counted in case order."""
     for record in records:
         tally.apply(record)
+
+
+def journaled(tally: Tally, records: list[CaseRecord]) -> list[CaseRecord]:
+    """Records judged, counted in case order, as the journal writes them: each mismatch with the
+    known divergence it matches as judged (``decide.as_judged``)."""
+    known = tally.options.services.known
+    judged = [as_judged(record, known) for record in records]
+    count(tally, judged)
+    return judged
 
 
 def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str, int]] | None = None

@@ -74,7 +74,6 @@ from tokparity.run.journal.signing import (
     signature,
     unsealed,
 )
-from tokparity.run.known import KnownList
 from tokparity.textview import shown_path
 
 JOURNAL_FILE = "cases.jsonl"
@@ -211,12 +210,11 @@ class Journal:
     def write(self, record: CaseRecord, slot: int | None = None) -> None:
         self.write_many([record], slot)
 
-    def write_many(self, records: list[CaseRecord], slot: int | None = None, known: KnownList | None = None) -> None:
+    def write_many(self, records: list[CaseRecord], slot: int | None = None) -> None:
         """One write and one flush for a batch of records (each on its own line); ``slot``: the
-        model's position on the command line, which keys its records (two models may share a name);
-        ``known``: see ``record_json``."""
+        model's position on the command line, which keys its records (two models may share a name)."""
         if records:
-            text = "".join(self._sealed(record_line(r, self.with_mismatches, slot, known)) + "\n" for r in records)
+            text = "".join(self._sealed(record_line(r, self.with_mismatches, slot)) + "\n" for r in records)
             self._write(text)
             self.written += len(records)
 

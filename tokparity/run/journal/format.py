@@ -13,7 +13,6 @@ from json.encoder import encode_basestring  # (how json_text writes a string: en
 
 from tokparity.errors import Damaged
 from tokparity.records import ROW_FIELDS, CaseRecord, Mismatch, Verdict
-from tokparity.run.known import KnownList
 from tokparity.run.ops import OPS
 from tokparity.run.results import json_text
 
@@ -135,13 +134,11 @@ RECORD_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
 REQUIRED = ("model", "n", "case_id", "corpus")
 
 
-def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None,
-                known: KnownList | None = None) -> dict:
+def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None) -> dict:
     """A journal line's object for ``record``; ``slot``: the model's position on the command line
     (the journal's key); ``with_mismatches``: each mismatch's fields too (fuzz keeps counts only).
-    ``known``: the list whose entry each mismatch matches as judged is noted in its verdict and its
-    fields (a resume decides again, once diagnosed; fuzz records carry their decisions already)."""
-    found = {m.backend: known.find(m) for m in record.mismatches} if known is not None and record.mismatches else {}
+    Each mismatch's verdict and fields carry the known divergence it matched as judged
+    (tokparity.run.decide.as_judged); a resume decides again, once diagnosed."""
     d = {"model": record.model, "n": record.n, "case_id": record.case_id, "corpus": record.corpus}
     if slot is not None:
         d["slot"] = slot
@@ -151,28 +148,26 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
             d["unread"] = True
         return d
     d.update(oracle=record.oracle, tally=record.tally,
-             verdicts={name: [verdict.cls, found[name]] if name in found else verdict.to_json()
-                       for name, verdict in record.verdicts.items()})
+             verdicts={name: verdict.to_json() for name, verdict in record.verdicts.items()})
     if record.op != "encode":
         d["op"] = record.op
     if record.causes:
         d["causes"] = record.causes
     if with_mismatches and record.mismatches:
-        d["mismatches"] = [m.fields() | ({"known": found[m.backend]} if found else {}) for m in record.mismatches]
+        d["mismatches"] = [m.fields() for m in record.mismatches]
     return d
 
 
-def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None,
-                known: KnownList | None = None) -> str:
+def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None) -> str:
     """The journal's line for ``record``: ``json_text(record_json(…))``, the same text. A case of
     encode on which no backend differs, most of a run's, is written from its parts, those that
     repeat (names, rate keys, verdicts) encoded once per run."""
     if record.mismatches or record.too_long or record.causes or record.op != "encode":
-        return json_text(record_json(record, with_mismatches, slot, known))
+        return json_text(record_json(record, with_mismatches, slot))
     verdicts = []
     for name, verdict in record.verdicts.items():
         if verdict.kind == "mismatch":  # (a fuzz record keeps the verdict of a mismatch it does not hold)
-            return json_text(record_json(record, with_mismatches, slot, known))
+            return json_text(record_json(record, with_mismatches, slot))
         verdicts.append(f"{_encoded(name)}: {_encoded(verdict.kind)}")
     tally = record.tally if type(record.tally) is tuple else tuple(record.tally)
     keyed = "" if slot is None else f'"slot": {slot}, '
