@@ -38,6 +38,9 @@ class ChatWay:
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     strip_content: bool = False  # each message's string content stripped of surrounding whitespace first
     drop_system: bool = False  # system messages taken out of the conversation first
+    empty_system: bool = False  # a system message with empty content put first where there is none
+    tools: bool = True  # the conversation's tools given to the template
+    continue_final: bool = True  # continue_final_message passed on as the conversation asks
     content_as_parts: bool = False  # each string content sent as a list of one text part
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
@@ -98,8 +101,9 @@ class ChatReference:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
+        tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way)
-        key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, way.tool_use_template)
+        key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, tool_use, way.continue_final)
         if key not in self._texts:
             if len(self._texts) > 4096 or self._chars > MAX_KEPT_CHARS:  # (the diagnosis asks again within a case)
                 self._texts.clear()
@@ -107,9 +111,11 @@ class ChatReference:
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
+            if not way.continue_final:
+                options.pop("continue_final_message", None)
             try:
                 template = (self.gguf_template if way.builtin and self.gguf_template else self.template) \
-                    .for_conversation(conversation.tools is not None and way.tool_use_template)
+                    .for_conversation(tool_use)
                 made = builtin_text(template, conversation, asks) if way.builtin else \
                     self.sandbox.render(template, conversation.messages, conversation.tools, options,
                                         self.template.specials, way.render.to_json())
@@ -144,12 +150,15 @@ def edited(conversation: Conversation, way: ChatWay) -> Conversation:
     messages = conversation.messages
     if way.drop_system:
         messages = [m for m in messages if m.get("role") != "system"]
+    if way.empty_system and not any(m.get("role") == "system" for m in messages):
+        messages = [{"role": "system", "content": ""}, *messages]
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
                     for m in messages]
-    if messages is conversation.messages:
+    tools = conversation.tools if way.tools else None
+    if messages is conversation.messages and tools is conversation.tools:
         return conversation
-    return dataclasses.replace(conversation, messages=messages)
+    return dataclasses.replace(conversation, messages=messages, tools=tools)

@@ -42,6 +42,8 @@ class RenderSwitches:
     tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii"
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
     trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
+    #                     | "none": a trim filter that returns its input unchanged
+    raise_exception: str = "raise"  # | "text": raise_exception returns its message, written into the prompt
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -133,7 +135,9 @@ def compiled(source: str, switches: RenderSwitches):
         env.filters["tojson"] = own
     if switches.trim == "javascript":
         env.filters["trim"] = _javascript_trim
-    env.globals["raise_exception"] = raise_exception
+    elif switches.trim == "none":
+        env.filters["trim"] = _untrimmed
+    env.globals["raise_exception"] = raise_exception if switches.raise_exception == "raise" else _said
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
     env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = Namespace
@@ -145,6 +149,14 @@ def compiled(source: str, switches: RenderSwitches):
         _COMPILED.clear()
     _COMPILED[key] = template
     return template
+
+
+def _untrimmed(value, chars=None):
+    return value
+
+
+def _said(message):
+    return message
 
 
 def _messages(messages: list[dict]) -> list[dict]:

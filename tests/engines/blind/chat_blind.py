@@ -57,10 +57,21 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
 ``strip-content``         each message's string content is ``.strip()``ped before rendering (an
                           engine that "cleans up" user input).
 ``system-dropped``        the messages whose role is ``system`` are removed before rendering.
+``tools-dropped``         the request's ``tools`` are never passed on: the template sees no tools
+                          (the ``tool_use`` template is still picked when the request has tools).
+``trim-ignored``          the environment's ``trim`` filter does nothing: it returns its input
+                          unchanged (a Jinja port whose ``trim`` is a no-op).
+``continue-ignored``      ``continue_final_message`` is dropped: the conversation is rendered as if
+                          it were False (so never refused with ``add_generation_prompt`` either).
+``raise-as-text``         the template's ``raise_exception(message)`` does not raise: it returns
+                          ``message`` as a string, written into the prompt, and rendering goes on.
+``empty-system``          a conversation with no ``system`` message gets ``{"role": "system",
+                          "content": ""}`` put first before rendering.
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
-``strip-content``), rendered (environment bugs, ``empty-bos``, ``no-generation-prompt``), the text
-cut (``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
+``empty-system``, then ``strip-content``), rendered (environment bugs, ``empty-bos``,
+``no-generation-prompt``, ``continue-ignored``, ``tools-dropped``), the text cut
+(``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
 """
 
 from __future__ import annotations
@@ -82,7 +93,7 @@ from tokenizers import Tokenizer
 BUGS = (
     "double-bos", "no-trim-blocks", "no-lstrip-blocks", "jinja-tojson", "ascii-json",
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
-    "system-dropped",
+    "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -115,6 +126,14 @@ class GenerationTag(jinja2.ext.Extension):
 
 def raise_exception(message):
     raise jinja2.exceptions.TemplateError(message)
+
+
+def raise_as_text(message):
+    return str(message)
+
+
+def trim_nothing(value, chars=None):
+    return value
 
 
 def strftime_now(format):
@@ -167,7 +186,11 @@ def build_environment(bugs: frozenset[str]) -> ImmutableSandboxedEnvironment:
     )
     if "jinja-tojson" not in bugs:                         # bug: jinja-tojson keeps jinja2's filter
         env.filters["tojson"] = make_tojson(ensure_ascii_default="ascii-json" in bugs)  # bug: ascii-json
+    if "trim-ignored" in bugs:                             # bug: trim-ignored
+        env.filters["trim"] = trim_nothing
     env.globals["raise_exception"] = raise_exception
+    if "raise-as-text" in bugs:                            # bug: raise-as-text
+        env.globals["raise_exception"] = raise_as_text
     env.globals["strftime_now"] = strftime_now
     env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = TemplateNamespace
@@ -239,6 +262,9 @@ class ChatEngine:
         """What the buggy engine does to the conversation before handing it on."""
         if "system-dropped" in self.bugs:        # bug: system-dropped
             messages = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+        if "empty-system" in self.bugs:          # bug: empty-system
+            if not any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
+                messages = [{"role": "system", "content": ""}, *messages]
         if "strip-content" in self.bugs:         # bug: strip-content
             messages = [
                 {**m, "content": m["content"].strip()} if isinstance(m, dict) and isinstance(m.get("content"), str) else m
@@ -253,6 +279,8 @@ class ChatEngine:
         continue_final = options.pop("continue_final_message", False) or False
         if "no-generation-prompt" in self.bugs:  # bug: no-generation-prompt
             add_generation_prompt = False
+        if "continue-ignored" in self.bugs:      # bug: continue-ignored
+            continue_final = False
         kwargs = options                          # date_string, enable_thinking, ...
 
         chat_template = self.pick_template(tools)
@@ -297,6 +325,8 @@ class ChatEngine:
                 for f in fields:
                     chat[-1][f] = chat[-1][f] + CONTINUE_TAG
 
+        if "tools-dropped" in self.bugs:         # bug: tools-dropped (after the template is picked)
+            tools = None
         text = compiled.render(
             messages=chat, tools=tools, documents=None, add_generation_prompt=add_generation_prompt, **template_kwargs
         )
