@@ -42,6 +42,13 @@ BUGS = {
     "empty-bos": ("llama-bpe", "chat.bos-token-empty", 30),
     "strip-content": ("qwen3", "chat.content-stripped", 3),
     "system-dropped": ("qwen3", "chat.system-dropped", 5),
+    "tools-dropped": ("qwen3", "chat.tools-dropped", 5),
+    # (Llama 3 trims too, but a list of parts through a trim that does nothing makes its template
+    # fail: a refusal, which reproduces no way of making the prompt)
+    "trim-ignored": ("gemma-3", "chat.trim-ignored", 3),
+    "continue-ignored": ("qwen3", "chat.continue-final-message-ignored", 2),
+    "raise-as-text": ("gemma-3", "chat.raise-as-text", 5),
+    "empty-system": ("llama-bpe", "chat.empty-system-added", 25),
 }
 
 
