@@ -211,37 +211,32 @@ def causes_page() -> str:
         if shipped:
             out += ["Known divergences with this cause, shipped with tokparity:", ""]
             out += [f"- {_known_line(d)}" for d in shipped] + [""]
-    out += ["### Decoding causes", "",
-            "`compare --ops decode,stream,pieces` turns the oracle's ids back into text on every backend "
-            "([check your engine's streaming](../guides/streaming.md)). A mismatch's cause is the variant of "
-            "the reference's decoding (`tokparity/diagnose/decoding.py`) that gives the backend's answer "
-            "exactly: its text, the text its deltas add up to, or its bytes, and not what the reference "
-            "itself answers; where several do, the one that reproduces most of the engine's mismatches of "
-            "that op. A reviewed known divergence may name a cause no variant reproduces (a library's "
-            "convention). The names:", "",
-            "| cause | the backend's decoder… | fix | real case |", "|---|---|---|---|"]
-    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
-            for name, e in decoding.items()]
-    out.append("")
-    shown = _shipped(by_entry, decoding)
-    if shown:
-        out += ["Shipped known divergences with a decoding cause:", ""]
-        out += [f"- {_known_line(d)}" for d in shown] + [""]
-    out += ["### Chat causes", "",
-            "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
-            "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
-            "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
-            "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
-            "Two or more are joined with `+`.", "",
-            "| cause | the backend… | fix | real case |", "|---|---|---|---|"]
-    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
-            for name, e in chat.items()]
-    out.append("")
-    shown = _shipped(by_entry, chat)
-    if shown:
-        out += ["Shipped known divergences with a chat cause:", ""]
-        out += [f"- {_known_line(d)}" for d in shown] + [""]
+    out += _op_causes("Decoding causes", (
+        "`compare --ops decode,stream,pieces` turns the oracle's ids back into text on every backend "
+        "([check your engine's streaming](../guides/streaming.md)). A mismatch's cause is the variant of "
+        "the reference's decoding (`tokparity/diagnose/decoding.py`) that gives the backend's answer "
+        "exactly: its text, the text its deltas add up to, or its bytes, and not what the reference "
+        "itself answers; where several do, the one that reproduces most of the engine's mismatches of "
+        "that op. A reviewed known divergence may name a cause no variant reproduces (a library's "
+        "convention). The names:"), "the backend's decoder…", decoding, _shipped(by_entry, decoding), "a decoding")
+    out += _op_causes("Chat causes", (
+        "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
+        "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
+        "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
+        "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
+        "Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat")
     return "\n".join(out)
+
+
+def _op_causes(title: str, intro: str, does: str, causes: dict, shipped: list[dict], kind: str) -> list[str]:
+    """The section of one op's causes: a table of them, then the known divergences that name them."""
+    out = [f"### {title}", "", intro, "", f"| cause | {does} | fix | real case |", "|---|---|---|---|"]
+    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
+            for name, e in causes.items()]
+    out.append("")
+    if shipped:
+        out += [f"Shipped known divergences with {kind} cause:", ""] + [f"- {_known_line(d)}" for d in shipped] + [""]
+    return out
 
 
 def _shipped(by_entry: dict[str, list[dict]], causes: dict) -> list[dict]:
