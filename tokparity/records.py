@@ -8,7 +8,7 @@ them in turn) and never changed after:
     count     (tokparity.run.tally.Tally)          ──► RunSummary rows (tokparity.run.results)
     render    (tokparity.report)                   ──► a Mismatch per row: (Judgement, Diagnosis, Decision)
 
-``Diagnosed`` holds what the diagnosis named of one model; decide reads it.
+``Diagnosed`` holds what the diagnosis named of one model; the pipeline's ``settle`` reads it.
 
 Plain data only: no step's logic lives here, so every layer above ``diff`` may read them.
 """

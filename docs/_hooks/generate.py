@@ -10,8 +10,8 @@ A page asks for a generated block with an HTML comment on a line of its own:
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
     <!-- generate: docstring PATH -->     a module's docstring, e.g. tokparity/reference/spm.py
 
-Each is joined with what only the docs know (docs/_hooks/catalogue.toml: the classes' real cases
-(a cause declares its own, in causes.toml); contracts.toml: what each CSV column holds). Anything that does not line up (a class without a real case, a CSV
+Each is joined with what only the docs know. docs/_hooks/catalogue.toml holds the classes' real
+cases; a cause declares its own, in causes.toml. contracts.toml says what each CSV column holds. Anything that does not line up (a class without a real case, a CSV
 column without a description, a known divergence whose cause is in no catalogue, a missing module)
 is logged as a warning, which fails `mkdocs build --strict`: the pages cannot silently drift.
 
@@ -127,7 +127,7 @@ def classifier_rules() -> list[tuple[str, list[str], str]]:
         doc = " ".join((ast.get_docstring(functions[name]) or "").split()) if name in functions else ""
         m = RULE_DOC.fullmatch(doc)
         if m is None:
-            warn(f"tokparity/diff/classify.py: rule {name} has no docstring of the form 'class: what it checks'")
+            warn(f"tokparity/diff/classify.py RULES: rule {name} has no docstring of the form 'class: what it checks'")
             rules.append((name, [], ""))
         else:
             rules.append((name, m["classes"].split(" / "), m["checks"]))
@@ -140,7 +140,7 @@ def class_rules() -> str:
     for n, (rule, gives, checks) in enumerate(classifier_rules(), 1):
         for c in gives:
             if c not in classes:
-                warn(f"tokparity/diff/classify.py: rule {rule} gives {c!r}, which classes.toml does not describe")
+                warn(f"tokparity/diff/classify.py RULES: rule {rule} gives {c!r}, which classes.toml does not describe")
         rows.append(f"| {n} | `{rule}` | {', '.join(f'`{c}`' for c in gives)} | {cell(checks)} |")
     return "\n".join(rows)
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Answer, Backend, EncodeResult, declared
+from tokparity.backends.engine_process import DEFAULT_TIMEOUT, EngineProcess, body, encode_body
 from tokparity.errors import (
     CaseFailure,
     NotCovered,
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
     from tokparity.chat import ChatAnswer
     from tokparity.chat.conversation import Conversation
     from tokparity.vocab import Vocab
-
-from tokparity.backends.engine_process import DEFAULT_TIMEOUT, EngineProcess, body, encode_body
 
 PIECES_TIMEOUT = 120.0  # seconds for the table of every id's bytes (one request per model)
 

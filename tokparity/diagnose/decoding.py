@@ -279,6 +279,8 @@ VARIANTS = (
     DecodeVariant("pieces.decoded-alone", _decoded_alone),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
+
+
 def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = AS_FILES_SAY) -> Diagnosis:
     """The causes of a decoding op's mismatch: every variant whose answer is the backend's (and
     not what the reference's own decoding answers, spelt alike: a variant that coincides with the

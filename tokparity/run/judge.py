@@ -1,4 +1,4 @@
-"""``compare``: every case on every backend, each against the model's oracle, diagnosed.
+"""The judge step of ``compare``: every case on every backend, each against the model's oracle.
 
 For one model the run is:
 

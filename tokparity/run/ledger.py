@@ -19,7 +19,7 @@ from tokparity.zoo import resolve_model
 
 class ModelLedger:
     """The driver's side of one model: its tally, its results and the records not yet applied,
-    whichever way its cases are judged. In this process (driver.py) the judge's own tally counts
+    whichever way its cases are judged. In this process (driver.py) the pipeline's tally counts
     and records arrive in order; from ``--jobs`` workers (parallel.py) and Ray actors (cluster.py)
     the first ``Started`` makes the tally and records arrive in any order (``take``). Either way
     each record is applied and journaled in case order, in one place (``advance``)."""

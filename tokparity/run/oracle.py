@@ -20,10 +20,13 @@ library judges. A user's ``--oracle`` overrides all of this.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tokparity.backends.registry import BUILTIN
-from tokparity.run.options import CompareOptions
 from tokparity.zoo import ModelFiles
+
+if TYPE_CHECKING:  # (a type only: `tokparity inspect` need not load the journal's modules)
+    from tokparity.run.options import CompareOptions
 
 # A file role, the library that trains tokenizers into that format (a backend name), and why: as
 # the registry has them.

@@ -8,9 +8,10 @@
     decide    tokparity.run.decide      decide: a Decision per Judgement (its known divergence matched here)
     count     tokparity.run.tally       Tally.count, Tally.run_summaries: a RunSummary per backend and op
 
-This module alone calls the steps in turn, and no step imports another. A transport (a ``--jobs``
-worker, a Ray actor) moves records between them and decides nothing. The callers reach the steps
-through the names below, never by importing a step's module (tests/test_architecture.py).
+This module calls the steps in turn, and no step imports another. A caller judges through the
+pipeline's judge (``ModelPipeline.run``) and leaves the rest to the pipeline: counting,
+diagnosing, deciding. A transport (a ``--jobs`` worker, a Ray actor) moves records and decides
+nothing. The callers import no step's module (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -51,10 +52,9 @@ def journaled(tally: Tally, records: list[CaseRecord]) -> list[CaseRecord]:
 
 def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str, int]] | None = None
            ) -> list[RunSummary]:
-    """The end of one model's pipeline: each judgement the tally kept decided with its diagnosis
-    and its backend's verdict, and counted, in case order; then the summaries. ``diagnosed``:
-    None, or fewer diagnoses than judgements, when the run stopped before naming causes.
-    ``causes``: see ``Tally.run_summaries``."""
+    """The end of one model's pipeline. Each judgement the tally kept is decided and counted, in
+    case order; then come the summaries. ``diagnosed`` is None, or holds fewer diagnoses than
+    judgements, when the run stopped before naming causes. ``causes``: see ``Tally.run_summaries``."""
     diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
     roots = diagnosed.root_causes if diagnosed is not None else {}
     known = tally.options.services.known

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 class Tally:
     """One model's counts, into ``results``: ``apply`` counts what a verdict says at once (cases,
     skips, mismatches, tag rates) and keeps each Judgement; ``count`` counts each mismatch once
-    decided (classes, causes, known, unexplained, ties); ``summaries`` closes the counts."""
+    decided (classes, causes, known, unexplained, ties); ``run_summaries`` closes the counts."""
 
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], decoder: str | None,
                  options: CompareOptions, results: Results):
@@ -102,7 +102,7 @@ class Tally:
             mismatched += 1
             judgement = judged_by.get(name)
             if judgement is not None:
-                    self.judgements.append(judgement)
+                self.judgements.append(judgement)
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
@@ -159,7 +159,7 @@ class Tally:
         self.results.mismatches.append(mismatch)
 
     def run_summaries(self, diagnosed: Diagnosed | None = None,
-                  causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
+                      causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
         """The summaries, each naming its verdict (``diagnosed``: None when the run stopped before
         naming causes) and the oracles that really judged its cases (golden ids only where they had
         the text). ``causes``: per backend, the causes of the cases counted by their verdicts, as
