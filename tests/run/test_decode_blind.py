@@ -1,7 +1,7 @@
-"""Three decoding causes on an engine written blind (tests/engines/blind/detok_blind.py: a helper
+"""Decoding causes on an engine written blind (tests/engines/blind/detok_blind.py: a helper
 wrote it on tokenizers from docs/contracts.md and one paragraph per bug, without seeing the
-diagnosis or the other engines): each bug is named by its cause on every mismatch, its bug-free
-twin agrees on every case. The blind engine showed the variants two things they had missed:
+diagnosis or the other engines): each bug is named by its cause on every mismatch (one stream
+delta aside), and its bug-free twin agrees on every case. The blind engine showed the variants two things they had missed:
 llama.cpp's ``lstrip`` takes off *up to one* leading space, not all of them (decode.lstrip now
 answers both), and a GGUF model judged by its tokenizer.json (``--oracle hf``) must be diagnosed
 by the reference of that file, which decodes as tokenizers does (no clean-up of spaces)."""
@@ -20,15 +20,24 @@ from tokparity.run.options import CompareOptions
 BLIND = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind.py"
 
 
-@pytest.mark.parametrize("model,op,bug,cause", [
+# model, op, bug, the cause, the fewest mismatches, the share of them the cause must name
+@pytest.mark.parametrize("model,op,bug,cause,fewest,share", [
     # a byte-level vocabulary streamed with a SentencePiece detokenizer: 'Ġworld' sent as it is (mlx-lm #1041)
-    ("llama-bpe", "stream", "metaspace-stream", "stream.metaspace-on-byte-level"),
+    ("llama-bpe", "stream", "metaspace-stream", "stream.metaspace-on-byte-level", 200, 1.0),
     # each piece's leading space taken off before joining (llama.cpp's lstrip=1 on every token)
-    ("llama-bpe", "decode", "lstrip-pieces", "decode.lstrip"),
+    ("llama-bpe", "decode", "lstrip-pieces", "decode.lstrip", 200, 1.0),
     # each id decoded alone: on a Metaspace vocabulary no token keeps its space ('▁world' -> 'world')
-    ("lenml-llama2", "pieces", "pieces-alone", "pieces.decoded-alone"),
+    ("lenml-llama2", "pieces", "pieces-alone", "pieces.decoded-alone", 200, 1.0),
+    # each id decoded alone, the texts joined (on a byte-level vocabulary a split character alone
+    # is U+FFFD, which tokparity spells as one however many: 2 of 113 rows there look right)
+    ("lenml-llama2", "decode", "decode-alone", "decode.ids-alone", 200, 1.0),
+    # a strict UTF-8 decoder: the text ends where the first invalid byte begins (6 id sequences split a character)
+    ("lenml-llama2", "decode", "stop-at-invalid", "decode.rest-dropped-after-invalid-byte", 5, 1.0),
+    # each delta's leading spaces taken off: the words of the stream run together (one delta
+    # that also reads as the prompt dropped)
+    ("lenml-llama2", "stream", "lstrip-deltas", "stream.deltas-lstripped", 200, 0.99),
 ])
-def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause):
+def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause, fewest, share):
     zoo(model)
     engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}"
     results = run_compare([model], ["edge", "ids"], [f"bug={engine} --bug {bug}", f"twin={engine}"],
@@ -36,4 +45,4 @@ def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, mode
     runs = {r.backend: r for r in results.runs}
     causes = Counter(m.cause for m in results.mismatches if m.backend == "bug")
     assert runs["twin"].cases == runs["bug"].cases > 600 and runs["twin"].mismatches == 0
-    assert runs["bug"].mismatches > 200 and causes == Counter({cause: runs["bug"].mismatches}), causes
+    assert runs["bug"].mismatches >= fewest and causes[cause] >= share * runs["bug"].mismatches, causes

@@ -168,6 +168,11 @@ def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, ask
     return [text, text.lstrip(" ")]
 
 
+def _deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, each with its leading spaces taken off."""
+    return ["".join(d.lstrip(" ") for d in ref.stream(ids, prompt, special=not asked.skip_special))]
+
+
 def _held_to_the_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """No text of its own (its text is the right one): diagnose_decoding proves it on the deltas."""
     return []
@@ -232,6 +237,18 @@ def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, aske
     return [shown(text[:len(text) - held])] if held else []
 
 
+def _each_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id decoded alone, the texts joined."""
+    return ["".join(_text(ref, [i], asked) for i in ids)]
+
+
+def _rest_dropped_after_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text up to the first byte that is not UTF-8 (an unfinished last character too), the rest dropped."""
+    text = ref.decode_as(ids, asked, "surrogateescape")
+    cut = next((k for k, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+    return [text[:cut]] if cut is not None else []
+
+
 def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The pieces joined with one leading space of each taken off (llama.cpp's ``lstrip`` of 1: "skip
     up to 1 leading space"), or every leading space."""
@@ -267,6 +284,7 @@ VARIANTS = (
     DecodeVariant("stream.byte-zero-unmapped", _byte_zero_unmapped),
     DecodeVariant("stream.metaspace-on-byte-level", _metaspace_on_byte_level),
     DecodeVariant("stream.held-to-end", _held_to_the_end),
+    DecodeVariant("stream.deltas-lstripped", _deltas_lstripped),
     DecodeVariant("decode.specials-skipped", _specials_skipped),
     DecodeVariant("decode.specials-written", _specials_written),
     DecodeVariant("decode.specials-spaced", _specials_spaced),
@@ -274,6 +292,8 @@ VARIANTS = (
     DecodeVariant("decode.cleanup", _cleanup),
     DecodeVariant("decode.unfinished-end-dropped", _unfinished_end_dropped),
     DecodeVariant("decode.lstrip", _lstrip, twin=_joined_all),
+    DecodeVariant("decode.ids-alone", _each_alone),
+    DecodeVariant("decode.rest-dropped-after-invalid-byte", _rest_dropped_after_invalid),
     DecodeVariant("pieces.raw-tokens", _raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", _byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", _decoded_alone),

@@ -32,6 +32,15 @@ The bugs (each alone; with no ``--bug`` every op is meant to be right):
 ``pieces-alone``      pieces: each id's bytes decoded alone (``tok.decode([id])``) rather than after
                       an anchor, so a Metaspace/Strip vocabulary's tokens lose their leading space
                       (``▁world`` -> "world"); on a byte-level vocabulary nothing changes.
+``decode-alone``      decode: each id decoded alone (``tok.decode([id])``) and the texts joined: a
+                      character split across ids comes out as U+FFFD pieces ("😀 world" ->
+                      "��� world"), a Metaspace token loses its leading space.
+``stop-at-invalid``   decode: the text stops where the ids' bytes (their pieces) stop being valid
+                      UTF-8: everything from the first invalid byte on is dropped ("a" + half an
+                      emoji + "b" -> "a"); with valid bytes the right text.
+``lstrip-deltas``     stream: each delta of the right stream sent with its leading spaces taken off
+                      (``delta.lstrip(" ")``: " world" -> "world"); what is held back, and when,
+                      as the right stream.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ import sys
 
 from tokenizers import Tokenizer
 
-BUGS = ("metaspace-stream", "lstrip-pieces", "pieces-alone")
+BUGS = ("metaspace-stream", "lstrip-pieces", "pieces-alone", "decode-alone", "stop-at-invalid", "lstrip-deltas")
 BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 REPLACEMENT = "\ufffd"
 
@@ -153,7 +162,36 @@ class Engine:
                 piece = table[i]
                 out += piece[1:] if piece.startswith(b" ") else piece     # lstrip=1
             return out.decode("utf-8", "replace")
-        return self.tok.decode(ids, skip_special_tokens=skip_special)
+        if self.bug == "decode-alone":
+            return "".join(self.tok.decode([i], skip_special_tokens=skip_special) for i in ids)
+        text = self.tok.decode(ids, skip_special_tokens=skip_special)
+        if self.bug == "stop-at-invalid":
+            return self.up_to_invalid(ids, skip_special, text)
+        return text
+
+    def up_to_invalid(self, ids: list[int], skip_special: bool, text: str) -> str:
+        """``text`` (the right decode of ``ids``) cut where the ids' bytes stop being valid UTF-8."""
+        table = self.piece_table()
+        pieces = [b"" if i >= self.size or table[i] is None or (skip_special and i in self.specials)
+                  else table[i] for i in ids]
+        data = b"".join(pieces)
+        try:
+            data.decode("utf-8")
+            return text
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+        # The most whole ids whose bytes end on a character boundary at or before ``bad`` are
+        # decoded by the tokenizer (its decoder's spaces); the bytes after them up to ``bad`` (the
+        # valid start of a byte-level token) are added as they are.
+        k = start = offset = 0
+        for n, piece in enumerate(pieces):
+            if offset > bad:
+                break
+            if offset == bad or data[offset] & 0xC0 != 0x80:
+                k, start = n, offset
+            offset += len(piece)
+        head = self.tok.decode(ids[:k], skip_special_tokens=skip_special)
+        return head + data[start:bad].decode("utf-8")
 
     def stream(self, ids: list[int], prompt: int, skip_special: bool) -> list[str]:
         prompt = max(0, min(prompt, len(ids)))
@@ -172,7 +210,8 @@ class Engine:
             if text.endswith(REPLACEMENT):
                 deltas.append("")               # hold back the start of a character
                 continue
-            deltas.append(after(sent, text))
+            delta = after(sent, text)
+            deltas.append(delta.lstrip(" ") if self.bug == "lstrip-deltas" else delta)
             sent = text
         return deltas
 
