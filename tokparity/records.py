@@ -138,10 +138,10 @@ class RootCause:
 class Diagnosed:
     """What the diagnosis of one model named: a Diagnosis per Judgement (None: none was made: a
     crash no failing variant reproduces, a timeout, no reference), in the order of the judgements,
-    and each backend's verdict."""
+    and each backend's verdict on each op."""
 
     diagnoses: tuple[Diagnosis | None, ...] = ()
-    root_causes: dict[str, RootCause] = field(default_factory=dict)
+    root_causes: dict[tuple[str, str], RootCause] = field(default_factory=dict)  # by (backend, op)
     keys: tuple[tuple[str, str], ...] = ()  # (backend, case_id) of each judgement: whose they are
     seconds: float = 0.0
 

@@ -10,6 +10,9 @@ whose decode takes the settings tokparity asks, each with at most one bug
     CleanUpIgnored     takes clean_up_tokenization_spaces and does not apply it: the library's own decode
                        whatever is asked (on Llama 3, a BPE model, transformers 5.23 never cleans up)
     SpacingIgnored     takes spaces_between_special_tokens and passes it to transformers, which drops it
+    LstripWhenLong     a fast path for more than 24 ids that takes one leading space off each id's
+                       bytes (llama.cpp's lstrip on every token), right on shorter sequences: a bug
+                       narrower than decode.lstrip, which the run's verdict must not call proven
 """
 
 from __future__ import annotations
@@ -78,3 +81,29 @@ class SpacingIgnored(Engine):
             {"clean_up_tokenization_spaces": clean_up_tokenization_spaces}
         return self.tok.decode(ids, skip_special_tokens=skip_special,
                                spaces_between_special_tokens=spaces_between_special_tokens, **forced)
+
+
+class LstripWhenLong(Engine):
+    LONG = 24
+
+    def decode(self, ids: list[int], skip_special: bool = False, clean_up_tokenization_spaces: bool | None = None,
+               spaces_between_special_tokens: bool = False) -> str:
+        if len(ids) <= self.LONG:
+            return super().decode(ids, skip_special, clean_up_tokenization_spaces, spaces_between_special_tokens)
+        byte_of = _byte_of()
+        added, specials = self.tok.get_added_vocab(), set(self.tok.all_special_tokens)
+        data = b""
+        for token in self.tok.convert_ids_to_tokens(ids):
+            if skip_special and token in specials:
+                continue
+            piece = token.encode() if token in added else bytes(byte_of[ch] for ch in token)
+            data += piece[1:] if piece.startswith(b" ") else piece
+        return data.decode("utf-8", "replace")
+
+
+def _byte_of() -> dict[str, int]:
+    """GPT-2's byte-level alphabet read back: each character of a token, the byte it stands for."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    shifted = [b for b in range(256) if b not in kept]
+    return {chr(b): b for b in kept} | {chr(256 + k): b for k, b in enumerate(shifted)}
+

@@ -19,8 +19,8 @@ import pytest
 
 from tokparity.backends.registry import make_backend
 from tokparity.cli import main
+from tokparity.corpus.ids import id_cases
 from tokparity.regress.goldens import default_goldens_dir, read_goldens
-from tokparity.run.ops import id_cases
 from tokparity.vocab import load_vocab
 
 COMMITTED = Path(__file__).resolve().parents[1] / "goldens"

@@ -1,7 +1,8 @@
 """Decoding causes on an engine written blind (tests/engines/blind/detok_blind.py: a helper
 wrote it on tokenizers from docs/contracts.md and one paragraph per bug, without seeing the
 diagnosis or the other engines): each bug is named by its cause on every mismatch (one stream
-delta aside), and its bug-free twin agrees on every case. The blind engine showed the variants two things they had missed:
+delta aside), the run's verdict proves it and keeps every agreement, and its bug-free twin agrees
+on every case. The blind engine showed the variants two things they had missed:
 llama.cpp's ``lstrip`` takes off *up to one* leading space, not all of them (decode.lstrip now
 answers both), and a GGUF model judged by its tokenizer.json (``--oracle hf``) must be diagnosed
 by the reference of that file, which decodes as tokenizers does (no clean-up of spaces)."""
@@ -46,3 +47,24 @@ def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, mode
     causes = Counter(m.cause for m in results.mismatches if m.backend == "bug")
     assert runs["twin"].cases == runs["bug"].cases > 600 and runs["twin"].mismatches == 0
     assert runs["bug"].mismatches >= fewest and causes[cause] >= share * runs["bug"].mismatches, causes
+    # the run-level verdict: the cause, proven on the mismatches and checked on every agreement
+    verdict = runs["bug"].root_cause
+    assert verdict is not None and verdict.cause == cause and verdict.proven, verdict
+    assert verdict.keeps == verdict.agreements == runs["bug"].cases - runs["bug"].mismatches
+    assert runs["twin"].root_cause is None
+
+
+def test_a_bug_narrower_than_its_variant_is_not_proven(zoo):
+    """An engine that takes a space off each id only past 24 ids: every mismatch is reproduced by
+    decode.lstrip, but that variant would break the shorter cases the engine got right, so the
+    run's verdict names it and says it is not proven."""
+    zoo("llama-bpe")
+    engine = Path(__file__).parents[1] / "engines" / "hf_decode_engine.py"
+    results = run_compare(["llama-bpe"], ["edge", "ids"], [f"long=py:{engine}:LstripWhenLong"],
+                          CompareOptions(ops=("decode",), oracle="hf"))
+    run = next(r for r in results.runs if r.backend == "long")
+    verdict = run.root_cause
+    assert run.mismatches >= 5 and verdict is not None and verdict.cause == "decode.lstrip", verdict
+    assert verdict.explains == verdict.mismatches == run.mismatches
+    assert verdict.keeps < 0.9 * verdict.agreements and not verdict.proven
+

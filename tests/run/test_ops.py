@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.corpus.ids import id_cases
 from tokparity.errors import TokparityError
 from tokparity.reference.decode import DecodeSettings
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
-from tokparity.run.ops import TEXT_OPS, id_cases, parse_ops
+from tokparity.run.ops import TEXT_OPS, parse_ops
 from tokparity.run.options import CompareOptions, Services
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
@@ -467,8 +468,9 @@ def test_ids_that_have_no_token_are_no_ones_failure(zoo):
     the decoder, fails on them, and that failure is not the engine's. Its twin: an engine that
     fails on ids that are tokens (a byte that is not UTF-8 alone) is still that engine's crash."""
     from tokparity.backends.registry import make_backend
+    from tokparity.corpus.ids import IdCase
     from tokparity.records import SKIPPED
-    from tokparity.run.ops import DecodingJudge, IdCase
+    from tokparity.run.ops import DecodingJudge
     from tokparity.vocab import load_vocab
     from tokparity.zoo import resolve_model
 

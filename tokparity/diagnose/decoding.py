@@ -20,11 +20,12 @@ The catalogue (docs/catalogue/causes.md) describes each name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from tokparity.diagnose.info import cause_info
-from tokparity.records import Diagnosis, Judgement
+from tokparity.records import Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
 from tokparity.vocab.model import TokenType
@@ -173,6 +174,18 @@ def _deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
     return ["".join(d.lstrip(" ") for d in ref.stream(ids, prompt, special=not asked.skip_special))]
 
 
+def _tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream's text up to its last space (or its last whitespace of any kind): the word
+    being written is held back and never sent."""
+    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
+    last_ws = max((k for k, ch in enumerate(text) if ch.isspace()), default=-1)
+    return [text[:text.rfind(" ") + 1], text[:last_ws + 1]]
+
+
+def _right_stream(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return _right(ref, "stream", ids, prompt, asked)
+
+
 def _held_to_the_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """No text of its own (its text is the right one): diagnose_decoding proves it on the deltas."""
     return []
@@ -257,6 +270,30 @@ def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSetting
             b"".join(b.lstrip(b" ") for b in pieces).decode("utf-8", "replace")]
 
 
+BUFFERS = (8, 16, 32, 64, 128, 256)  # fixed sizes a token's buffer or field may have, in bytes
+
+
+def _long_token_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """For each buffer size: the ids decoded without the tokens longer than it, by the decoder and
+    by joining the bytes (an engine that joins them keeps a Metaspace text's first space)."""
+    pieces = _pieces(ref, ids, asked)
+    answers = []
+    for size in BUFFERS:
+        kept = [i for i, b in zip(ids, pieces) if len(b) <= size]
+        answers += [_text(ref, kept, asked), b"".join(b for b in pieces if len(b) <= size).decode("utf-8", "replace")]
+    return answers
+
+
+def _decoded_right(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text, by the decoder and by joining the bytes: the twin of the variants that do either."""
+    return [_text(ref, ids, asked), b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")]
+
+
+def _decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes read as Latin-1: each id's bytes joined, or the right text's bytes."""
+    return [b"".join(_pieces(ref, ids, asked)).decode("latin-1"), _text(ref, ids, asked).encode().decode("latin-1")]
+
+
 # --- pieces ------------------------------------------------------------------------------------
 
 
@@ -273,6 +310,27 @@ def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
 
 
+def _added_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each added token that is not special written with ``▁`` for its spaces, as a SentencePiece or
+    Metaspace file spells it (the loader reads them as spaces, as llama.cpp does)."""
+    if "\u2581" not in "".join(ref.vocab.tokens[:1000]):  # (a vocabulary that spells no space ▁)
+        return []
+    types = ref.vocab.token_types or []
+    right = ref.piece_bytes(ids)
+    raw = [b.replace(b" ", "\u2581".encode()) if 0 <= i < len(types) and types[i] == TokenType.USER_DEFINED else b
+           for i, b in zip(ids, right)]
+    return [raw] if raw != right else []
+
+
+def _long_token_cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    right = ref.piece_bytes(ids)
+    return [[b[:size] for b in right] for size in BUFFERS]
+
+
+def _right_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [ref.piece_bytes(ids)]
+
+
 # In the order they are tried; each is declared in causes.toml.
 VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", _latin1, twin=_joined),
@@ -285,6 +343,7 @@ VARIANTS = (
     DecodeVariant("stream.metaspace-on-byte-level", _metaspace_on_byte_level),
     DecodeVariant("stream.held-to-end", _held_to_the_end),
     DecodeVariant("stream.deltas-lstripped", _deltas_lstripped),
+    DecodeVariant("stream.tail-never-sent", _tail_never_sent, twin=_right_stream),
     DecodeVariant("decode.specials-skipped", _specials_skipped),
     DecodeVariant("decode.specials-written", _specials_written),
     DecodeVariant("decode.specials-spaced", _specials_spaced),
@@ -294,9 +353,13 @@ VARIANTS = (
     DecodeVariant("decode.lstrip", _lstrip, twin=_joined_all),
     DecodeVariant("decode.ids-alone", _each_alone),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", _rest_dropped_after_invalid),
+    DecodeVariant("decode.long-token-dropped", _long_token_dropped, twin=_decoded_right),
+    DecodeVariant("decode.bytes-as-latin1", _decode_latin1, twin=_decoded_right),
     DecodeVariant("pieces.raw-tokens", _raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", _byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", _decoded_alone),
+    DecodeVariant("pieces.added-raw", _added_raw),
+    DecodeVariant("pieces.long-token-cut", _long_token_cut, twin=_right_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -346,6 +409,67 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         order = {n: k for k, n in enumerate(names)}
         out.append(_named(sorted(names, key=lambda n: (-counts[n], order[n])), d.stage))
     return out
+
+
+def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
+                     mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: Iterable[tuple[list[int], int]]
+                     ) -> RootCause | None:
+    """One engine's run-level verdict on one decoding op, checked as encode's is: the variant that
+    reproduces the most of its ``mismatches`` (each with its diagnosis), what it reproduces, and how
+    many of the ``agreeing`` cases ((ids, prompt) each) it keeps. None when no mismatch was reproduced.
+
+    A variant may answer several forms of its bug (one leading space or all of them). An engine
+    writes one: the form that gives the most mismatches is the one checked on the agreements. An
+    agreement is kept where that form gives the right answer too, or where the bug cannot show."""
+    counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
+    if not counts:
+        return None
+    order = {v.name: k for k, v in enumerate(VARIANTS)}
+    name = min(counts, key=lambda n: (-counts[n], order[n]))
+    variant = BY_NAME[name]
+    own: list[tuple[Judgement, Diagnosis]] = []
+    departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
+    for j, d in mismatches:
+        ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
+        if _spelt(_answer_of(j)) in {_spelt(a) for a in _right(ref, op, ids, prompt, asked)}:
+            departs += 1
+        else:
+            own.append((j, d))
+    named = [(j, d) for j, d in own if name in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+    forms: Counter[int] = Counter()
+    for j, _ in named:
+        got = _answer_of(j)
+        forms.update(k for k, a in enumerate(_forms(variant, ref, list(j.oracle_ids),
+                                                     int(j.tags.get("prompt", 0) or 0), asked)) if a == got)
+    form = forms.most_common(1)[0][0] if forms else None
+    cases = kept = 0
+    for ids, prompt in agreeing:
+        cases += 1
+        kept += _keeps(variant, form, ref, op, ids, prompt, asked)
+    explained = len(named)
+    return RootCause(name, (name,), explained, len(own), kept, cases,
+                     explained >= 0.9 * len(own) and kept >= 0.99 * cases, departs)
+
+
+def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The variant's answers on ``ids``, each form in its place; None where it is its twin's answer
+    (the bug does not show there) or where the variant cannot run."""
+    try:
+        answers = variant.run(ref, ids, prompt, asked)
+        twins = variant.twin(ref, ids, prompt, asked) if variant.twin is not None else []
+    except Exception:  # (a variant that cannot run on these ids shows no bug there)
+        return []
+    return [None if a in twins else a for a in answers]
+
+
+def _keeps(variant: DecodeVariant, form: int | None, ref: RefTokenizer, op: str, ids: list[int], prompt: int,
+           asked: DecodeSettings) -> bool:
+    """Whether an engine with the variant's bug, in its form ``form``, still answers right on ``ids``."""
+    if form is None:  # (a bug read off the deltas alone, a stream held to the end: its text is right)
+        return True
+    forms = _forms(variant, ref, ids, prompt, asked)
+    answer = forms[form] if form < len(forms) else None
+    return answer is None or _spelt(answer) in {_spelt(a) for a in _right(ref, op, ids, prompt, asked)}
 
 
 def _named(names: list[str], op: str) -> Diagnosis:

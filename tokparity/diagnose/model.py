@@ -23,9 +23,10 @@ from dataclasses import replace
 from typing import Any, Protocol, cast
 
 from tokparity.corpus import is_too_long, numbered_cases
+from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import diagnose_chat
-from tokparity.diagnose.decoding import diagnose_decoding, prefer
+from tokparity.diagnose.decoding import decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -83,7 +84,7 @@ class ModelDiagnosis:
         # Each judgement's diagnosis so far, by position: the search's, then the run's where a
         # verdict gave it its part (a second pass starts from there). Never a judgement's copy.
         self._current: list[Diagnosis | None] = []
-        self.root_causes: dict[str, RootCause] = {}
+        self.root_causes: dict[tuple[str, str], RootCause] = {}  # (backend, op) -> its verdict
         self.seconds = 0.0
         self._no_reference = False
         # The chat reference (tokparity.chat.reference): the run's, where it judged the chats here;
@@ -237,21 +238,24 @@ class ModelDiagnosis:
             return None
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives, stage=stage_of_cause(cause.name))
 
-    def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[str, set[int]],
+    def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                      corpora: list[str] | None) -> None:
         """The diagnosis of every judgement not diagnosed yet (``judgements``: the model's so far,
-        in case order), then each backend's run-level verdict (the agreeing cases are read again
-        from ``corpora``, skipping the positions ``not_agreeing`` names; None: no agreements to
-        check)."""
+        in case order), then each backend's run-level verdict on each op (the agreeing cases are
+        read again from ``corpora``, skipping the positions ``not_agreeing`` names per (backend,
+        op); None: no agreements to check)."""
         if not self.options.diagnose:
             return
         for j in judgements[len(self._current):]:
             self._current.append(self.diagnose_one(j))
         self._prefer_decoding_causes(judgements)
+        self._decoding_verdicts(judgements, not_agreeing, corpora)
         started = time.perf_counter()
         diagnoser: Diagnoser | None = None
         base_of: dict[str, list[int] | None] = {}
-        for name in not_agreeing:
+        for name, op in not_agreeing:
+            if op != "encode":
+                continue
             # (a tie is not the backend's deviation: two optima of the same model)
             mine = [(i, j, d) for i, (j, d) in enumerate(zip(judgements, self._current))
                     if j.backend == name and j.op == "encode" and d is not None]
@@ -261,7 +265,7 @@ class ModelDiagnosis:
             diagnoser = self.diagnoser()  # made already: a variant reproduced one of these
             if diagnoser is None:
                 continue
-            texts = self._texts(corpora, not_agreeing[name]) if corpora is not None else iter(())
+            texts = self._texts(corpora, not_agreeing[(name, op)]) if corpora is not None else iter(())
             # Once a crash is reproduced (the reference fails there too), every crash of the backend's
             # where the oracle answered is a case the verdict must account for: a cause that fails on
             # some texts is proven only where it fails on nearly all those the engine failed on.
@@ -277,7 +281,7 @@ class ModelDiagnosis:
             # A tie the proven verdict reproduces is that verdict's (tokparity.run.decide): one
             # more mismatch it explains.
             reclaimed = sum(1 for k in completed if mine[k][2].cause == TIE) if verdict.proven else 0
-            self.root_causes[name] = replace(verdict, explains=verdict.explains + reclaimed,
+            self.root_causes[(name, op)] = replace(verdict, explains=verdict.explains + reclaimed,
                                              mismatches=verdict.mismatches + reclaimed)
         if diagnoser is not None:
             diagnoser.forget()
@@ -294,6 +298,44 @@ class ModelDiagnosis:
         for positions in groups.values():
             for i, d in zip(positions, prefer([cast(Diagnosis, self._current[i]) for i in positions])):
                 self._current[i] = d
+
+    def _decoding_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
+                           corpora: list[str] | None) -> None:
+        """Each engine's run-level verdict on each decoding op where a variant reproduced a mismatch
+        (tokparity.diagnose.decoding.decoding_verdict), checked on the cases it agreed on."""
+        started = time.perf_counter()
+        for (name, op), skip in not_agreeing.items():
+            mine = [(j, d) for j, d in zip(judgements, self._current) if j.backend == name and j.op == op
+                    and d is not None]
+            if op in ("encode", "chat") or not any(d.variants for _, d in mine):
+                continue
+            reference = self.decoding_reference()
+            if reference is None:
+                continue
+            agreeing = self._decoding_cases(corpora, skip, op) if corpora is not None else iter(())
+            verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing)
+            if verdict is not None:
+                self.root_causes[(name, op)] = verdict
+        self.seconds += time.perf_counter() - started
+
+    def _decoding_cases(self, corpora: list[str], skip: set[int], op: str) -> Iterator[tuple[list[int], int]]:
+        """The (ids, prompt) of each case of ``op`` not in ``skip``, as the judge made them: each
+        text's ids (the reference's encoding stands for the oracle's, as for encode's verdict), then
+        the id sequences of the model's vocabulary where the run decoded them."""
+        reference = self.reference_tokenizer()
+        if reference is None:
+            return
+        options, least = self.options, STREAM_PROMPT if op == "stream" else 0
+        n = -1
+        for n, case in numbered_cases(corpora, options.max_chars):
+            if n not in skip and not is_too_long(case, options.max_chars):
+                ids = reference.encode(case.text, options.add_special, options.parse_special)
+                if len(ids) > least:
+                    yield ids, least
+        if {ID_CORPUS, "all"} & set(corpora):
+            for k, made in enumerate(id_cases(reference.vocab), start=n + 1):
+                if k not in skip:
+                    yield list(made.ids), made.prompt if op == "stream" else 0
 
     def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
         max_chars = self.options.max_chars

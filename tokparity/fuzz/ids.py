@@ -17,10 +17,10 @@ import random
 import time
 from dataclasses import dataclass, replace
 
+from tokparity.corpus.ids import IdCase
 from tokparity.errors import TokparityError
 from tokparity.fuzz.findings import KNOWN, UNEXPLAINED
 from tokparity.records import Mismatch
-from tokparity.run.ops import IdCase
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline

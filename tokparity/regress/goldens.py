@@ -72,8 +72,9 @@ from tokparity.backends.base import Answer, Backend
 from tokparity.backends.registry import BUILTIN
 from tokparity.chat import ChatAnswer
 from tokparity.corpus import Case
+from tokparity.corpus.ids import STREAM_PROMPT, IdCase, id_cases
 from tokparity.errors import BackendCrash, BackendTimeout, BadGoldens, CaseFailure, NotCovered, TokparityError
-from tokparity.run.ops import STREAM_PROMPT, IdCase, ask_op, id_cases
+from tokparity.run.ops import ask_op
 from tokparity.textview import shown_path
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.fetch import sha256_of

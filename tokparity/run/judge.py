@@ -25,6 +25,7 @@ from tokparity.chat import PARTS_CHECK, SPECIALS_CHECK, TEMPLATE_CHECK
 from tokparity.chat.conversation import CONVERSATION_TAG
 from tokparity.chat.template import find_template
 from tokparity.corpus import Case, is_too_long, numbered_cases
+from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, IdCase, numbered_id_cases
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.shape import encode_shape
@@ -32,16 +33,7 @@ from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.memory import collector_paused
 from tokparity.run.messages import Started
-from tokparity.run.ops import (
-    ID_CORPUS,
-    STREAM_PROMPT,
-    DecodingJudge,
-    IdCase,
-    compared_backends,
-    decoder_of,
-    judged_by_op,
-    numbered_id_cases,
-)
+from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.results import Results

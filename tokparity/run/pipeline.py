@@ -60,7 +60,7 @@ def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str
     known = tally.options.services.known
     for i, judgement in enumerate(tally.judgements):
         diagnosis = diagnoses[i] if i < len(diagnoses) else None
-        root = roots.get(judgement.backend) if judgement.op == "encode" else None
+        root = roots.get((judgement.backend, judgement.op))
         tally.count(Mismatch(judgement, decide(judgement, diagnosis, root, known), diagnosis))
     return tally.run_summaries(diagnosed, causes)
 

@@ -50,7 +50,8 @@ class Tally:
         judges = {"encode": "/".join(chain), "chat": "template+" + next((c for c in chain if c != "golden"), "")}
         self.summaries = {(n, op): RunSummary(model.name, judges.get(op, self.decoder), n, op=op)
                           for op, names in self.by_op.items() for n in names}
-        self.not_agreeing: dict[str, set[int]] = {n: set() for n in self.compared}  # encode: case positions, per backend
+        # (backend, op) -> the positions of the cases it did not agree on: the verdicts are checked on the others
+        self.not_agreeing: dict[tuple[str, str], set[int]] = {key: set() for key in self.summaries}
         self.oracles_used: set[str] = set()
         self.judgements: list[Judgement] = []  # this model's mismatches, in case order, to be decided
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
@@ -89,15 +90,13 @@ class Tally:
                     summary.not_applicable += 1
                     if len(summary.not_applicable_cases) < TOO_LONG_LISTED:
                         summary.not_applicable_cases.append(f"{record.corpus}/{record.case_id}")
-                if encoding:
-                    self.not_agreeing[name].add(record.n)
+                self.not_agreeing[(name, op)].add(record.n)
                 continue
             summary.cases += 1
             judged += 1
             if kind == "agree":
                 continue
-            if encoding:
-                self.not_agreeing[name].add(record.n)
+            self.not_agreeing[(name, op)].add(record.n)
             summary.mismatches += 1
             mismatched += 1
             judgement = judged_by.get(name)
@@ -169,14 +168,16 @@ class Tally:
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
         for (name, op), s in self.summaries.items():
-            if op != "encode":  # judged against the decoder (chat: the template reference), named by class alone
+            if op != "encode":  # judged against the decoder (chat: the template reference)
                 s.oracle_why = CHAT_WHY if op == "chat" else DECODER_WHY
                 s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
+                if diagnosed is not None and (name, op) in diagnosed.root_causes:
+                    s.root_cause = diagnosed.root_causes[(name, op)]
                 continue
             for cause, n in (causes or {}).get(name, {}).items():
                 s.causes[cause] = s.causes.get(cause, 0) + n
             s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
             s.oracle, s.oracle_why = used, why
-            if diagnosed is not None and name in diagnosed.root_causes:
-                s.root_cause = diagnosed.root_causes[name]
+            if diagnosed is not None and (name, op) in diagnosed.root_causes:
+                s.root_cause = diagnosed.root_causes[(name, op)]
         return list(self.summaries.values())

@@ -1,0 +1,86 @@
+"""The id sequences a run decodes beside its corpora's texts (``-c ids``): made from a model's
+vocabulary where decoders go wrong. Byte tokens that split a character, at the prompt's end too,
+lone continuation bytes, special tokens between words, whitespace pieces, random ids. The same
+vocabulary and seed give the same sequences, so a diagnosis can read them again.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tokparity.vocab import Vocab
+from tokparity.vocab.model import TokenType
+
+ID_CORPUS = "ids"  # the corpus name of the id sequences (id_cases)
+STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
+
+
+@dataclass(frozen=True)
+class IdCase:
+    """A sequence of ids to decode, not a text: ``prompt`` of them are the stream's prompt."""
+
+    id: str
+    ids: tuple[int, ...]
+    prompt: int
+    about: str
+    tags: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
+    """Id sequences where decoders go wrong, made from ``vocab`` (the same ones for the same vocabulary and seed)."""
+    from tokparity.vocab.token_bytes import token_bytes
+
+    def byte_id(b: int) -> int | None:
+        return byte_ids.get(b)
+
+    types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+    byte_ids: dict[int, int] = {}
+    words: list[int] = []
+    spaces: list[int] = []
+    for i, t in enumerate(types):
+        if t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
+            continue
+        try:
+            data = token_bytes(vocab, i)
+        except Exception:  # a token the vocabulary cannot spell as bytes: not used here
+            continue
+        if len(data) == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
+            byte_ids.setdefault(data[0], i) if t != TokenType.BYTE else byte_ids.__setitem__(data[0], i)
+        elif data.strip() == b"" and data and len(spaces) < 8:
+            spaces.append(i)
+        elif t == TokenType.NORMAL and data.isascii() and data.strip().isalpha() and len(words) < 64:
+            words.append(i)
+    specials = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size})[:4]
+    cases: list[IdCase] = []
+
+    def add(about: str, ids: list[int | None], prompt: int) -> None:
+        if ids and all(i is not None for i in ids):
+            cases.append(IdCase(f"ids-{len(cases) + 1}", tuple(i for i in ids if i is not None), prompt, about,
+                                {"ids": about.split(":")[0]}))
+
+    w = (words + [0, 0, 0])[:3] if words else []
+    for ch in ("é", "私", "🤗"):
+        parts = [byte_id(b) for b in ch.encode("utf-8")]
+        add(f"split-character: {ch!r} as byte tokens between words", [*w[:1], *parts, *w[1:2]], 1)
+        add(f"prompt-ends-inside: the prompt ends inside {ch!r}", [*w[:1], *parts, *w[1:2]], 2)
+        add(f"unfinished-end: the ids end inside {ch!r}", [*w[:1], *parts[:-1]], 1)
+    add("lone-continuation: a continuation byte alone between words", [*w[:1], byte_id(0x80), *w[1:2]], 1)
+    add("invalid-byte: 0xFF between words", [*w[:1], byte_id(0xFF), *w[1:2]], 1)
+    # (a decoder that reads a run of byte tokens at once may replace the good character with the bad byte)
+    add("bad-byte-before-character: a lone continuation byte, then '𐍈' as byte tokens",
+        [*w[:1], byte_id(0xA7), *(byte_id(b) for b in "𐍈".encode()), *w[1:2]], 1)
+    for s in specials:
+        add(f"special-between: special token {vocab.tokens[s]!r} between words", [*w[:1], s, *w[1:3]], 1)
+    if spaces:
+        add("whitespace-pieces: whitespace tokens between words", [*w[:1], *spaces[:4], *w[1:2]], 1)
+    rng = random.Random(f"{seed}:{vocab.size}")
+    for _ in range(8):
+        add("random: random ids of the vocabulary", [rng.randrange(vocab.size) for _ in range(12)], 1)
+    return cases
+
+
+def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
+    for k, case in enumerate(id_cases(vocab)):
+        yield first + k, case
