@@ -1,6 +1,6 @@
-"""Decoding causes on an engine written blind (tests/engines/blind/detok_blind.py: a helper
-wrote it on tokenizers from docs/contracts.md and one paragraph per bug, without seeing the
-diagnosis or the other engines): each bug is named by its cause on every mismatch (one stream
+"""Decoding causes on engines written blind (tests/engines/blind/detok_blind.py and
+detok_blind2.py: two helpers wrote them on tokenizers from docs/contracts.md and one paragraph
+per bug, without seeing the diagnosis): each bug is named by its cause on every mismatch (one stream
 delta aside), the run's verdict proves it and keeps every agreement, and its bug-free twin agrees
 on every case. The blind engine showed the variants two things they had missed:
 llama.cpp's ``lstrip`` takes off *up to one* leading space, not all of them (decode.lstrip now
@@ -19,6 +19,7 @@ from tokparity.run.driver import run_compare
 from tokparity.run.options import CompareOptions
 
 BLIND = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind.py"
+BLIND2 = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind2.py"  # a second helper's, five more bugs
 
 
 # model, op, bug, the cause, the fewest mismatches, the share of them the cause must name
@@ -37,10 +38,21 @@ BLIND = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind.py"
     # each delta's leading spaces taken off: the words of the stream run together (one delta
     # that also reads as the prompt dropped)
     ("lenml-llama2", "stream", "lstrip-deltas", "stream.deltas-lstripped", 200, 0.99),
+    # a 32-byte buffer per token: a longer token gives nothing (Llama 3's runs of spaces and dashes)
+    ("llama-bpe", "decode", "2:long-token-dropped", "decode.long-token-dropped", 5, 1.0),
+    # the added tokens that are not special written as tokenizer.json spells them (Gemma 3's '▁▁')
+    ("gemma-3", "pieces", "2:added-raw", "pieces.added-raw", 30, 1.0),
+    # a table of 16-byte fields
+    ("llama-bpe", "pieces", "2:long-token-cut", "pieces.long-token-cut", 5, 1.0),
+    # a word-buffering streamer that never flushes the last word
+    ("lenml-llama2", "stream", "2:tail-never-flushed", "stream.tail-never-sent", 200, 1.0),
+    # the tokens' bytes read as Latin-1
+    ("llama-bpe", "decode", "2:latin1-decode", "decode.bytes-as-latin1", 200, 1.0),
 ])
 def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause, fewest, share):
     zoo(model)
-    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}"
+    blind, bug = (BLIND2, bug[2:]) if bug.startswith("2:") else (BLIND, bug)
+    engine = f"cmd:{sys.executable} {blind} {{tokenizer_json}}"
     results = run_compare([model], ["edge", "ids"], [f"bug={engine} --bug {bug}", f"twin={engine}"],
                           CompareOptions(ops=(op,), oracle="hf"))
     runs = {r.backend: r for r in results.runs}

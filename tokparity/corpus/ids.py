@@ -1,11 +1,13 @@
 """The id sequences a run decodes beside its corpora's texts (``-c ids``): made from a model's
 vocabulary where decoders go wrong. Byte tokens that split a character, at the prompt's end too,
-lone continuation bytes, special tokens between words, whitespace pieces, random ids. The same
+lone continuation bytes, special tokens between words, whitespace pieces, random ids, the longest
+tokens and the added ones that are not special. The same
 vocabulary and seed give the same sequences, so a diagnosis can read them again.
 """
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 
 ID_CORPUS = "ids"  # the corpus name of the id sequences (id_cases)
+LONGEST = 4  # the longest tokens of the vocabulary, each decoded between two words
 STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
 
 
@@ -39,6 +42,8 @@ def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
     byte_ids: dict[int, int] = {}
     words: list[int] = []
     spaces: list[int] = []
+    longest: list[tuple[int, int]] = []  # (bytes, id) of the longest tokens, at most LONGEST of them
+    added: list[int] = []  # added tokens that are not special
     for i, t in enumerate(types):
         if t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
             continue
@@ -52,6 +57,11 @@ def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
             spaces.append(i)
         elif t == TokenType.NORMAL and data.isascii() and data.strip().isalpha() and len(words) < 64:
             words.append(i)
+        if t in (TokenType.NORMAL, TokenType.USER_DEFINED):
+            heapq.heappush(longest, (len(data), i)) if len(longest) < LONGEST else \
+                heapq.heappushpop(longest, (len(data), i))
+        if t == TokenType.USER_DEFINED and len(added) < 4:
+            added.append(i)
     specials = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size})[:4]
     cases: list[IdCase] = []
 
@@ -78,6 +88,11 @@ def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
     rng = random.Random(f"{seed}:{vocab.size}")
     for _ in range(8):
         add("random: random ids of the vocabulary", [rng.randrange(vocab.size) for _ in range(12)], 1)
+    # (after the random ones, so that the cases made before keep their names)
+    for size, i in sorted(longest, reverse=True):
+        add(f"long-token: {vocab.tokens[i]!r} ({size} bytes) between words", [*w[:1], i, *w[1:2]], 1)
+    for i in added:
+        add(f"added-between: added token {vocab.tokens[i]!r} between words", [*w[:1], i, *w[1:2]], 1)
     return cases
 
 
