@@ -154,12 +154,13 @@ def test_template_engine_agrees_as_the_readme_says(tmp_path):
     argv = the_command(readme(), "template_engine.py", "compare")
     assert "-b" in argv and any(a.startswith("mine=cmd:") for a in argv), "the example names its engine mine"
     done = run([*argv[1:], "-o", str(tmp_path / "r"), "-q"])
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 0, done.stderr
     mine = runs_by_backend(tmp_path / "r")["mine"]
-    assert (mine["cases"], mine["mismatches"]) == (884 + 1518, 7)
+    assert (mine["cases"], mine["mismatches"], mine["unexplained"]) == (884 + 1518, 7, 0)
     assert mine["causes"] == {"unicode.tables": 7} and mine["root_cause"]["explains"] == 7
-    assert ("`mine` agrees with the oracle on all 884 cases of the `edge` corpus and differs on 7 of the 1,518 "
-            "texts of `seams`, the Unicode and regex-engine seams (exit 1)") in one_line(readme())
+    assert ("`mine` agrees with the oracle on all 884 cases of the `edge` corpus. It differs on 7 of the 1,518 "
+            "texts of `seams`, the Unicode and regex-engine seams, and still passes (exit 0). On those 7, "
+            "`tokenizers` (which the template runs) gives the same ids on the same file.") in one_line(readme())
 
 
 def test_template_engine_with_add_special_differs_as_the_readme_says(tmp_path):
@@ -167,7 +168,8 @@ def test_template_engine_with_add_special_differs_as_the_readme_says(tmp_path):
     done = run([*argv[1:], "--add-special", "-o", str(tmp_path / "r"), "-q"])
     assert done.returncode == 1, done.stderr
     mine = runs_by_backend(tmp_path / "r")["mine"]
-    assert (mine["cases"], mine["mismatches"], mine["unexplained"]) == (2402, 2402, 2402)
+    # (on the 7 of the seams tokenizers gives the same ids on the same file: its known difference)
+    assert (mine["cases"], mine["mismatches"], mine["unexplained"]) == (2402, 2402, 2395)
     assert mine["classes"] == {"bos-eos": 2395, "unicode-categories": 7}
     assert mine["causes"] == {"bos": 2395, "bos+unicode.tables": 7}
     assert "With `--add-special` it differs on every one of them, class `bos-eos`, cause `bos`" in one_line(readme())

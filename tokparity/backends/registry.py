@@ -96,6 +96,23 @@ def backends_for(model: ModelFiles) -> list[str]:
             spec.role in model.files and (not spec.fits or _fits(spec.fits, model.files[spec.role]))]
 
 
+def witnesses(spec: str, model: ModelFiles) -> list[str]:
+    """The libraries of the model's files a ``cmd:`` engine names (``{tokenizer_json}``: hf), each
+    the first built-in of its file's role that trains it, or else the first of that role. The run
+    asks them beside the engine, unjudged: an engine that gives a library's ids on the library's
+    own file does what that library does there (a known divergence of the library is one of the
+    engine's too)."""
+    command = split_label(spec)[1]
+    if not command.startswith("cmd:"):
+        return []
+    found = []
+    for role in dict.fromkeys(re.findall(r"\{(\w+)\}", command)):
+        of_role = [s for s in BUILTIN.values() if s.role == role and not s.fits]
+        if role in model.files and of_role:
+            found.append(next((s.name for s in of_role if s.trains), of_role[0].name))
+    return found
+
+
 def _fits(target: str, path) -> bool:
     module, _, function = target.partition(":")
     return bool(getattr(importlib.import_module(module), function)(path))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tokparity.backends.registry import BUILTIN
 from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
@@ -49,14 +50,36 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
                             d.alternatives)
     if known is None:
         return decision
-    entry_id = known.match(Mismatch(j, decision))
+    entry_id, library = known_of(known, Mismatch(j, decision), count=True)
     entry = known.entry(entry_id) if entry_id else None
+    said = f"{library} gives these ids too, on the same file: " if library else ""
     if entry is not None and entry.cause and not decision.cause:
         return Decision(decision.cls, decision.stage, entry_id, entry.cause,
-                        f"reviewed, not reproduced: the known divergence {entry.id!r} says so ({entry.upstream})",
+                        f"{said}reviewed, not reproduced: the known divergence {entry.id!r} says so ({entry.upstream})",
                         decision.variants, decision.alternatives)
-    return Decision(decision.cls, decision.stage, entry_id, decision.cause, decision.cause_evidence,
+    evidence = (f"{said}the known divergence {entry_id!r}; {decision.cause_evidence}".rstrip("; ")
+                if library else decision.cause_evidence)
+    return Decision(decision.cls, decision.stage, entry_id, decision.cause, evidence,
                     decision.variants, decision.alternatives)
+
+
+def known_of(known: KnownList, m: Mismatch, count: bool = False) -> tuple[str, str]:
+    """The known divergence that explains ``m`` (its id, or ""), and the library it is that of
+    ("" where it is the backend's own): an engine that gives the same ids as a library on a case
+    (in ``m``'s partition: a library the run asked, or the witness of the engine's file) does
+    what that library does there, and that library's reviewed difference is the engine's too.
+    ``count``: the entry's hits count it (a decision; a journal line does not)."""
+    look = known.match if count else known.find
+    found = look(m)
+    if found:
+        return found, ""
+    group: list[str] = next((g for g in m.partition if m.backend in g), [])
+    for library in group:
+        if library != m.backend and library in BUILTIN and library not in ("ref", "golden"):
+            found = look(Mismatch(replace(m.judgement, backend=library), m.decision))
+            if found:
+                return found, library
+    return "", ""
 
 
 def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
@@ -65,7 +88,7 @@ def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
     (``decide``); a hit is counted only then."""
     if known is None or not record.mismatches:
         return record
-    found = {m.backend: known.find(m) for m in record.mismatches}
+    found = {m.backend: known_of(known, m)[0] for m in record.mismatches}
     verdicts = {name: Verdict.differs(v.cls, found[name]) if name in found else v for name, v in record.verdicts.items()}
     mismatches = tuple(Mismatch(m.judgement, Decision.undiagnosed(m.judgement, found[m.backend]), m.diagnosis)
                        for m in record.mismatches)

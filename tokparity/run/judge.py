@@ -92,7 +92,14 @@ class ModelRun:
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
-        from tokparity.backends.registry import BUILTIN, builtin_name, labelled_with_oracle, make_backend, split_label
+        from tokparity.backends.registry import (
+            BUILTIN,
+            builtin_name,
+            labelled_with_oracle,
+            make_backend,
+            split_label,
+            witnesses,
+        )
 
         self.model = resolve_model(spec)
         self.options = options
@@ -103,7 +110,11 @@ class ModelRun:
         args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
         # (regress --ops chat: the library that encoded the stored prompts encodes the live template's)
         encoder = [options.services.prompts.encoder] if options.chat and options.services.prompts else []
-        wanted = list(dict.fromkeys(self.chain + encoder + list(args)))
+        # The libraries of the files a cmd: engine reads, asked unjudged beside it (registry.witnesses)
+        witness = [w for name in args for w in witnesses(args[name], self.model)] \
+            if "encode" in options.ops and not options.chat else []
+        witness = [w for w in dict.fromkeys(witness) if w not in self.chain and w not in args]
+        wanted = list(dict.fromkeys(self.chain + encoder + list(args) + witness))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
         # A chat template is code from a file, and transformers renders it in process: in a chat run
@@ -117,6 +128,8 @@ class ModelRun:
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
                                                    **(isolated if builtin_name(args.get(name, name)) in BUILTIN else {}))
             except TokparityError as e:
+                if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
+                    continue
                 if name in encoder and name not in args:
                     raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which cannot "
                                          f"be loaded here ({e}); install it, or remake the goldens with `tokparity "
@@ -132,8 +145,9 @@ class ModelRun:
         # (a chat run lists the backends that apply chat templates: the others have no such op; the
         # template's own check of string against list-of-parts content, where it reads parts; and,
         # against stored prompts, the template as tokparity renders and encodes it today)
+        # (loaded only to encode the template's prompts, or as a witness: not judged)
         self.listed = [n for n, b in self.backends.items() if (not options.chat or b.supports("chat")) and
-                       (n not in encoder or n in args)]  # (loaded only to encode the template's prompts: not judged)
+                       (n not in encoder or n in args) and n not in witness]
         self.template = find_template(self.model) if options.chat else None
         if self.template is not None:
             self.listed.append(SPECIALS_CHECK)

@@ -1,0 +1,57 @@
+"""The library of an engine's file, asked beside it unjudged (``registry.witnesses``): where the
+engine gives that library's ids on a case, the library's reviewed difference (a known divergence
+of its own) is the engine's too, and the row says so. Where its ids are its own, nothing is
+excused: an engine that reads Unicode 3.2's tables (tests/engines/blind/byte_bpe.py, written
+blind) differs from llama.cpp where tokenizers does, but with other ids, and stays unexplained."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tokparity.backends.registry import witnesses
+from tokparity.run.driver import run_compare
+from tokparity.run.known import load_known
+from tokparity.run.options import CompareOptions, Services
+
+ROOT = Path(__file__).parents[2]
+
+
+def shipped() -> CompareOptions:
+    """A run with tokparity's own known list, as the command line has it."""
+    return CompareOptions(services=Services(known=load_known([], builtin=True)))
+
+TEMPLATE = ROOT / "examples" / "engines" / "template_engine.py"
+BYTE_BPE = ROOT / "tests" / "engines" / "blind" / "byte_bpe.py"
+
+
+def test_the_witness_of_an_engine_is_the_library_of_the_file_it_names(zoo):
+    model = zoo("llama-bpe")
+    assert witnesses("mine=cmd:python3 e.py {tokenizer_json}", model) == ["hf"]
+    assert witnesses("cmd:python3 e.py {gguf} {tokenizer_json}", model) == ["llama.cpp", "hf"]
+    assert witnesses("py:mine:encode", model) == [] and witnesses("hf", model) == []
+    assert witnesses("cmd:e {spm_model}", model) == []  # (a file the model does not have)
+
+
+def test_an_engine_that_does_what_its_library_does_is_told_so_and_passes(zoo):
+    zoo("llama-bpe")
+    results = run_compare(["llama-bpe"], ["seams"], ["ref", f"mine=cmd:{sys.executable} {TEMPLATE} {{tokenizer_json}}"],
+                          shipped())
+    runs = {r.backend: r for r in results.runs}
+    assert "hf" not in runs and {"ref", "mine"} <= set(runs)  # (the witness is asked, not judged)
+    mine = [m for m in results.mismatches if m.backend == "mine"]
+    assert runs["mine"].mismatches == len(mine) == 7 and runs["mine"].unexplained == 0
+    assert {m.known for m in mine} == {"llama-cpp-unicode-tables-before-16"}
+    assert all(m.cause_evidence.startswith("hf gives these ids too, on the same file") for m in mine)
+
+
+def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):
+    zoo("llama-bpe")
+    results = run_compare(["llama-bpe"], ["seams"],
+                          [f"bug=cmd:{sys.executable} {BYTE_BPE} {{tokenizer_json}} --unicode-3.2"], shipped())
+    bug = next(r for r in results.runs if r.backend == "bug")
+    mine = [m for m in results.mismatches if m.backend == "bug"]
+    excused = [m for m in mine if m.known]
+    assert bug.mismatches == len(mine) > 60 and bug.unexplained == len(mine) - len(excused) > 60
+    # (a case is excused only where the engine's ids are tokenizers' own)
+    assert all(any({"bug", "hf"} <= set(group) for group in m.partition) for m in excused)
