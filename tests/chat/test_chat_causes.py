@@ -49,6 +49,8 @@ BUGS = {
     "continue-ignored": ("qwen3", "chat.continue-final-message-ignored", 2),
     "raise-as-text": ("gemma-3", "chat.raise-as-text", 5),
     "empty-system": ("llama-bpe", "chat.empty-system-added", 25),
+    # ChatML whatever the model (a server's fallback): on Gemma 3 every conversation
+    "chatml-fallback": ("gemma-3", "chat.chatml-fallback", 35),
 }
 
 
@@ -95,3 +97,19 @@ def test_three_bugs_at_once_are_all_named(zoo):
     assert run.mismatches >= 28, causes
     assert causes[all_three] + causes["chat.bos-added+chat.specials-not-parsed"] == run.mismatches, causes
     assert causes[all_three] >= 0.9 * run.mismatches, causes
+
+
+def test_five_bugs_at_once_are_all_named(zoo):
+    """Three ways of writing the text (the last newline cut, no generation prompt, trim ignored)
+    and two of encoding it (a BOS added, special-token text not parsed): the ways of encoding are
+    tried on top of the text's, so all five are named where all five show. Where a conversation
+    shows fewer (no generation prompt asked, no content to trim), its row names those it shows:
+    on Gemma 3, 22 rows name four, 3 rows all five, every row both ways of encoding."""
+    zoo("gemma-3")
+    bugs = ["double-bos", "text-specials", "drop-final-newline", "no-generation-prompt", "trim-ignored"]
+    run, causes = _run("gemma-3", bugs)
+    named = {cause for cause in causes if cause}
+    assert run.mismatches >= 28 and sum(causes[c] for c in named) == run.mismatches, causes
+    assert all({"chat.bos-added", "chat.specials-not-parsed"} <= set(c.split("+")) for c in named), causes
+    assert [c for c in named if len(c.split("+")) == 5], causes  # (trim shows on the padded contents only)
+    assert sum(causes[c] for c in named if len(c.split("+")) >= 4) >= 0.8 * run.mismatches, causes

@@ -2,7 +2,8 @@
 format a conversation with when they are not given ``--jinja`` (``llama_chat_apply_template``
 recognizes the model's template by what its text holds and formats with its own C++ code).
 The llama.cpp backend answers ``chat`` with it, and the reference reproduces it as the cause
-``chat.llama-cpp-builtin``.
+``chat.llama-cpp-builtin``. ChatML, the format servers fall back to, is written here in Python
+(``chatml_text``), so that contents of parts and tool turns have a prompt too.
 """
 
 from __future__ import annotations
@@ -39,3 +40,18 @@ def builtin_text(template: str, conversation: Conversation, add_generation_promp
             return buf.raw[:n].decode("utf-8", "replace")
         size = n + 1
     raise NotImplementedError("llama_chat_apply_template kept asking for a larger buffer")
+
+
+def chatml_text(conversation: Conversation, add_generation_prompt: bool) -> str:
+    """The prompt in ChatML whatever the model, as llama.cpp's built-in ``chatml`` writes it: for
+    each message ``<|im_start|>ROLE``, a newline, the content and ``<|im_end|>`` and a newline; then
+    ``<|im_start|>assistant`` and a newline where a generation prompt is asked. A content of parts
+    is its text parts joined; no content is empty. Tools and options are not written."""
+    out = []
+    for m in conversation.messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+        out.append(f"<|im_start|>{m.get('role') or ''}\n{'' if content is None else content}<|im_end|>\n")
+    return "".join(out) + ("<|im_start|>assistant\n" if add_generation_prompt else "")
+

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tokparity.chat import ChatAnswer
-from tokparity.chat.builtin import builtin_text
+from tokparity.chat.builtin import builtin_text, chatml_text
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
@@ -33,6 +33,7 @@ class ChatWay:
 
     render: RenderSwitches = field(default_factory=RenderSwitches)
     builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
+    chatml: bool = False  # ChatML whatever the model's template, as a server's fallback (builtin.chatml_text)
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
@@ -103,7 +104,8 @@ class ChatReference:
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way)
-        key = (conversation.to_text(), way.render, way.builtin, asks, way.variables, tool_use, way.continue_final)
+        key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
+               way.continue_final)
         if key not in self._texts:
             if len(self._texts) > 4096 or self._chars > MAX_KEPT_CHARS:  # (the diagnosis asks again within a case)
                 self._texts.clear()
@@ -116,7 +118,8 @@ class ChatReference:
             try:
                 template = (self.gguf_template if way.builtin and self.gguf_template else self.template) \
                     .for_conversation(tool_use)
-                made = builtin_text(template, conversation, asks) if way.builtin else \
+                made = chatml_text(conversation, asks) if way.chatml else \
+                    builtin_text(template, conversation, asks) if way.builtin else \
                     self.sandbox.render(template, conversation.messages, conversation.tools, options,
                                         self.template.specials, way.render.to_json())
                 self._texts[key] = made

@@ -3,9 +3,11 @@ another way, one named step or several at once (tokparity.chat.reference.ChatWay
 backend's prompt exactly: its ids where it gave ids, its text where it gave text, or the same
 refusal.
 
-The smallest set of ``ChatVariant``s that reproduces the backend's prompt names the cause (up to
-three at once: an engine with several bugs gets all of them named); other sets of that size are
-its alternatives. None is named where none reproduces it: the class stays the judge's.
+The smallest set of ``ChatVariant``s that reproduces the backend's prompt names the cause: up to
+three ways of writing the text at once, and on top of them the ways of encoding it (a BOS put
+first, special-token text not parsed), so an engine with several bugs gets all of them named.
+Other sets found with as many ways of writing the text are its alternatives. None is named where
+none reproduces it: the class stays the judge's.
 The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with its real cases.
 """
 
@@ -19,7 +21,7 @@ from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.diagnose.info import of_stage
-from tokparity.errors import CaseFailure
+from tokparity.errors import CaseFailure, TemplateRaised
 from tokparity.records import Diagnosis, Judgement
 
 MAX_AT_ONCE = 3
@@ -42,6 +44,13 @@ class ChatVariant:
 VARIANTS = tuple(ChatVariant(name, entry["does"], tuple(entry["changes"].items()), entry["fix"])
                  for name, entry in of_stage("chat").items())
 BY_NAME = {v.name: v for v in VARIANTS}
+ORDER = {v.name: k for k, v in enumerate(VARIANTS)}
+# The ways that change only how the prompt's text becomes ids (a BOS put first, special-token text
+# not parsed): tried on top of each way of writing the text, so they never take a place of the cap.
+ID_FIELDS = ("add_bos", "parse_special")
+TEXT_VARIANTS = tuple(v for v in VARIANTS if not all(key in ID_FIELDS for key, _ in v.changes))
+ENCODINGS = tuple(c for size in range(len(VARIANTS) - len(TEXT_VARIANTS) + 1)
+                  for c in combinations(tuple(v for v in VARIANTS if v not in TEXT_VARIANTS), size))
 
 
 def _combined(variants: tuple[ChatVariant, ...]) -> ChatWay | None:
@@ -92,31 +101,67 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                              "them once the change is reviewed)", stage="chat")
     until = time.monotonic() + SEARCH_SECONDS
     untried = 0
-    for size in range(1, MAX_AT_ONCE + 1):
+    for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
-        for variants in combinations(VARIANTS, size):
+        for variants in combinations(TEXT_VARIANTS, size):
             way = _combined(variants)
             if way is None:
                 continue
             if time.monotonic() > until:
                 return Diagnosis("", f"not found within {SEARCH_SECONDS:g} s: the search stopped after the ways of "
-                                     f"{size - 1} cause(s) at once (a long prompt, a slow template)", stage="chat")
+                                     f"{max(size - 1, 0)} cause(s) at once (a long prompt, a slow template)", stage="chat")
             try:
-                answer = reference.answer(conversation, way)
-            except NotImplementedError:  # a way that cannot be taken here (llama.cpp's built-ins): reproduces nothing
+                text = reference.text(conversation, way)
+            except (NotImplementedError, TemplateRaised):  # (a way not taken here, or a refusal: reproduces nothing)
                 continue
             except CaseFailure:  # could not be rendered this way (too slow, too big): not tried
                 untried += 1
                 continue
-            if _same(answer, got) and not _same(answer, right):
-                found.append(tuple(v.name for v in variants))
+            if got.text is not None and text != got.text:
+                continue
+            for encoding in ENCODINGS:  # (the same text encoded otherwise: the smallest change first)
+                whole = _combined(variants + encoding)
+                if whole is None:
+                    continue
+                answer = reference.answer(conversation, whole)
+                if _same(answer, got) and not _same(answer, right):
+                    found.append(tuple(v.name for v in variants + encoding))
+                    break
         if found:
-            first = found[0]
-            does = "; and ".join(BY_NAME[n].does for n in first)
-            others = f"; so do {', '.join('+'.join(f) for f in found[1:])}" if found[1:] else ""
-            return Diagnosis("+".join(first), f"reproduced: the reference's prompt made as an engine that {does} gives "
-                                              f"the backend's {'ids' if got.ids is not None else 'text'} exactly{others}",
-                             first, tuple(found[1:]), stage="chat")
+            return _named(sorted(found, key=len), "ids" if got.ids is not None else "text")
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
-    return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} of the chat causes at once) "
-                         f"gives the backend's prompt{unrendered}", stage="chat")
+    return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} ways of writing its text at "
+                         f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
+
+
+def _named(found: list[tuple[str, ...]], gave: str) -> Diagnosis:
+    """The first set found names the cause; the others are its alternatives."""
+    first, others = _in_order(found[0]), [_in_order(f) for f in found[1:]]
+    does = "; and ".join(BY_NAME[n].does for n in first)
+    also = f"; so do {', '.join('+'.join(f) for f in others)}" if others else ""
+    return Diagnosis("+".join(first), f"reproduced: the reference's prompt made as an engine that {does} gives the "
+                                      f"backend's {gave} exactly{also}", first, tuple(others), stage="chat")
+
+
+def prefer_chat(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """One engine, one cause: where several sets reproduce a conversation, the one that reproduces
+    the most of the engine's conversations names it (llama.cpp's built-in for a ChatML model is
+    ChatML: an engine that falls back to ChatML on every model is named so on every row)."""
+    counts: dict[tuple[str, ...], int] = {}
+    for d in diagnoses:
+        for keys in (d.variants, *d.alternatives):
+            counts[keys] = counts.get(keys, 0) + 1
+    out = []
+    for d in diagnoses:
+        sets = [d.variants, *d.alternatives]
+        if len(sets) < 2:
+            out.append(d)
+            continue
+        gave = "ids" if "backend's ids exactly" in d.evidence else "text"
+        out.append(_named(sorted(sets, key=lambda keys: (len(keys), -counts[keys])), gave))
+    return out
+
+
+def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Cause names in the order the catalogue declares them."""
+    return tuple(sorted(names, key=lambda n: ORDER[n]))

@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
-from tokparity.diagnose.chat import diagnose_chat
+from tokparity.diagnose.chat import diagnose_chat, prefer_chat
 from tokparity.diagnose.decoding import decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
@@ -288,15 +288,17 @@ class ModelDiagnosis:
         self.seconds += time.perf_counter() - started
 
     def _prefer_decoding_causes(self, judgements: Sequence[Judgement]) -> None:
-        """A decoding op's mismatches that several variants reproduce: each engine's, per op, named
-        by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer)."""
+        """A decoding op's or a chat's mismatches that several variants reproduce: each engine's, per
+        op, named by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer,
+        tokparity.diagnose.chat.prefer_chat)."""
         groups: dict[tuple[str, str], list[int]] = {}
         for i, j in enumerate(judgements):
             d = self._current[i]
-            if j.op not in ("encode", "chat") and d is not None and d.variants:
+            if j.op != "encode" and d is not None and d.variants:
                 groups.setdefault((j.backend, j.op), []).append(i)
-        for positions in groups.values():
-            for i, d in zip(positions, prefer([cast(Diagnosis, self._current[i]) for i in positions])):
+        for (_, op), positions in groups.items():
+            chosen = (prefer_chat if op == "chat" else prefer)([cast(Diagnosis, self._current[i]) for i in positions])
+            for i, d in zip(positions, chosen):
                 self._current[i] = d
 
     def _decoding_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],

@@ -67,10 +67,18 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           ``message`` as a string, written into the prompt, and rendering goes on.
 ``empty-system``          a conversation with no ``system`` message gets ``{"role": "system",
                           "content": ""}`` put first before rendering.
+``chatml-fallback``       the model's chat template is not used at all: the prompt is always
+                          ChatML, as servers write it when they cannot run a model's template:
+                          ``<|im_start|>{role}\n{content}<|im_end|>\n`` per message (a list of
+                          parts: its text parts joined with nothing between; null content:
+                          empty), then ``<|im_start|>assistant\n`` if ``add_generation_prompt``.
+                          Tools, documents and the other options are ignored; the text is
+                          tokenized as any prompt (special-token text parsed, no BOS added).
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
 ``empty-system``, then ``strip-content``), rendered (environment bugs, ``empty-bos``,
-``no-generation-prompt``, ``continue-ignored``, ``tools-dropped``), the text cut
+``no-generation-prompt``, ``continue-ignored``, ``tools-dropped``; with ``chatml-fallback`` written
+as ChatML instead, where only ``no-generation-prompt`` still acts), the text cut
 (``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
 """
 
@@ -94,6 +102,7 @@ BUGS = (
     "double-bos", "no-trim-blocks", "no-lstrip-blocks", "jinja-tojson", "ascii-json",
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
+    "chatml-fallback",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -341,12 +350,34 @@ class ChatEngine:
                 text = text[:at].rstrip()
         return text
 
+    def render_chatml(self, messages, options: dict) -> str:
+        """bug: chatml-fallback. ChatML whatever the model's template: each message as
+        ``<|im_start|>{role}\n{content}<|im_end|>\n``, then ``<|im_start|>assistant\n`` if the
+        generation prompt is asked; tools, documents and every other option ignored."""
+        add_generation_prompt = bool((options or {}).get("add_generation_prompt", False))
+        if "no-generation-prompt" in self.bugs:  # bug: no-generation-prompt
+            add_generation_prompt = False
+        if not isinstance(messages, list):
+            raise Refused(f"Chat messages should be a list, but got {messages!r}.")
+        text = ""
+        for message in messages:
+            if not isinstance(message, dict):
+                raise Refused(f"Chat messages should be dicts, but got {message!r}.")
+            role = message.get("role")
+            text += f"<|im_start|>{'' if role is None else role}\n{chatml_content(message.get('content'))}<|im_end|>\n"
+        if add_generation_prompt:
+            text += "<|im_start|>assistant\n"
+        return text
+
     def chat(self, req: dict) -> dict:
         messages = req.get("messages")
         if isinstance(messages, list):
             messages = self.edit_conversation(messages)
         try:
-            text = self.render(messages, req.get("tools"), req.get("options") or {})
+            if "chatml-fallback" in self.bugs:   # bug: chatml-fallback (no template at all)
+                text = self.render_chatml(messages, req.get("options") or {})
+            else:
+                text = self.render(messages, req.get("tools"), req.get("options") or {})
         except Exception as exc:                 # whatever apply_chat_template would raise
             return {"raised": f"{type(exc).__name__}: {exc}"}
         if "drop-final-newline" in self.bugs and text.endswith("\n"):  # bug: drop-final-newline
@@ -362,6 +393,19 @@ class ChatEngine:
         if op == "encode":
             return {"error": "no encode"}
         return {"error": "unsupported op"}
+
+
+def chatml_content(content) -> str:
+    """A message's content as the ChatML fallback writes it: a string as it is, a list of parts as
+    its text parts joined with nothing between, None as empty."""
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        return "".join(
+            part["text"] for part in content
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        )
+    return content if isinstance(content, str) else str(content)
 
 
 def alias_reasoning_fields(chat: list[dict]) -> list[dict]:
