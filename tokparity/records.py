@@ -109,9 +109,10 @@ class Diagnosis:
 
 @dataclass(frozen=True, slots=True)
 class RootCause:
-    """One (model, backend)'s run-level verdict: the set of variants that reproduces the most of
-    its mismatches and keeps its agreements (tokparity.diagnose.verdict). summary.json's
-    ``root_cause``: these keys, in this order."""
+    """One (model, backend, op)'s run-level verdict: the set of variants that reproduces the most of
+    its mismatches and keeps its agreements (tokparity.diagnose.verdict for encode,
+    tokparity.diagnose.decoding for decode, stream and pieces). summary.json's ``root_cause``:
+    these keys, in this order."""
 
     cause: str
     variants: tuple[str, ...]

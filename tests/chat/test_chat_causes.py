@@ -49,7 +49,9 @@ BUGS = {
     "continue-ignored": ("qwen3", "chat.continue-final-message-ignored", 2),
     "raise-as-text": ("gemma-3", "chat.raise-as-text", 5),
     "empty-system": ("llama-bpe", "chat.empty-system-added", 25),
-    # ChatML whatever the model (a server's fallback): on Gemma 3 every conversation
+    # ChatML whatever the model (a server's fallback): Gemma 3's every conversation differs. The
+    # engine joins a content's two text parts with nothing, llama.cpp with a newline (the cause's
+    # way): that one conversation is left unnamed
     "chatml-fallback": ("gemma-3", "chat.chatml-fallback", 35),
 }
 

@@ -43,6 +43,7 @@ def test_an_engine_that_does_what_its_library_does_is_told_so_and_passes(zoo):
     assert runs["mine"].mismatches == len(mine) == 7 and runs["mine"].unexplained == 0
     assert {m.known for m in mine} == {"llama-cpp-unicode-tables-before-16"}
     assert all(m.cause_evidence.startswith("hf gives these ids too, on the same file") for m in mine)
+    assert all(m.tags["witness"] == "hf" for m in mine)
 
 
 def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):
@@ -54,4 +55,4 @@ def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):
     excused = [m for m in mine if m.known]
     assert bug.mismatches == len(mine) > 60 and bug.unexplained == len(mine) - len(excused) > 60
     # (a case is excused only where the engine's ids are tokenizers' own)
-    assert all(any({"bug", "hf"} <= set(group) for group in m.partition) for m in excused)
+    assert all(m.tags.get("witness") == "hf" and any({"bug", "hf"} <= set(g) for g in m.partition) for m in excused)

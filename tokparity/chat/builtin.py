@@ -43,15 +43,16 @@ def builtin_text(template: str, conversation: Conversation, add_generation_promp
 
 
 def chatml_text(conversation: Conversation, add_generation_prompt: bool) -> str:
-    """The prompt in ChatML whatever the model, as llama.cpp's built-in ``chatml`` writes it: for
-    each message ``<|im_start|>ROLE``, a newline, the content and ``<|im_end|>`` and a newline; then
-    ``<|im_start|>assistant`` and a newline where a generation prompt is asked. A content of parts
-    is its text parts joined; no content is empty. Tools and options are not written."""
+    """The prompt in ChatML whatever the model, as llama.cpp's server writes it without a template
+    it can run. Each message is ``<|im_start|>ROLE``, a newline, the content, ``<|im_end|>`` and a
+    newline. ``<|im_start|>assistant`` and a newline follow where a generation prompt is asked. A
+    content of parts is its text parts joined by newlines (``common_chat_templates_apply_legacy``);
+    no content is empty. Tools and options are not written."""
     out = []
     for m in conversation.messages:
         content = m.get("content")
         if isinstance(content, list):
-            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
         out.append(f"<|im_start|>{m.get('role') or ''}\n{'' if content is None else content}<|im_end|>\n")
     return "".join(out) + ("<|im_start|>assistant\n" if add_generation_prompt else "")
 

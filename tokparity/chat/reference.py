@@ -116,12 +116,14 @@ class ChatReference:
             if not way.continue_final:
                 options.pop("continue_final_message", None)
             try:
-                template = (self.gguf_template if way.builtin and self.gguf_template else self.template) \
-                    .for_conversation(tool_use)
-                made = chatml_text(conversation, asks) if way.chatml else \
-                    builtin_text(template, conversation, asks) if way.builtin else \
-                    self.sandbox.render(template, conversation.messages, conversation.tools, options,
-                                        self.template.specials, way.render.to_json())
+                if way.chatml:  # (no template read: a server falls back to ChatML where it cannot run one)
+                    made = chatml_text(conversation, asks)
+                else:
+                    template = (self.gguf_template if way.builtin and self.gguf_template else self.template) \
+                        .for_conversation(tool_use)
+                    made = builtin_text(template, conversation, asks) if way.builtin else \
+                        self.sandbox.render(template, conversation.messages, conversation.tools, options,
+                                            self.template.specials, way.render.to_json())
                 self._texts[key] = made
                 self._chars += len(made)
             except TemplateRaised as e:

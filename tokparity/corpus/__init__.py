@@ -253,7 +253,7 @@ def _all_cases(spec: str, options: ReadOptions, max_chars: int | None) -> Iterat
     if spec in COMMITTED or spec in ("llama.cpp-tests", CHATS):
         yield from _builtin(spec)
         return
-    if spec == "ids":  # no texts: id sequences each model's run makes from its vocabulary (tokparity.run.ops)
+    if spec == "ids":  # no texts: id sequences each model's run makes from its vocabulary (tokparity.corpus.ids)
         return
     for path, corpus in corpus_files(spec):
         yield from read_file(path, corpus, options, max_chars)

@@ -123,7 +123,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 whole = _combined(variants + encoding)
                 if whole is None:
                     continue
-                answer = reference.answer(conversation, whole)
+                try:
+                    answer = reference.answer(conversation, whole)
+                except CaseFailure:  # (the oracle could not encode it: not tried)
+                    untried += 1
+                    continue
                 if _same(answer, got) and not _same(answer, right):
                     found.append(tuple(v.name for v in variants + encoding))
                     break
@@ -144,9 +148,11 @@ def _named(found: list[tuple[str, ...]], gave: str) -> Diagnosis:
 
 
 def prefer_chat(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
-    """One engine, one cause: where several sets reproduce a conversation, the one that reproduces
-    the most of the engine's conversations names it (llama.cpp's built-in for a ChatML model is
-    ChatML: an engine that falls back to ChatML on every model is named so on every row)."""
+    """One engine, one cause: where several sets reproduce a conversation, the smallest ones are
+    weighed, and the one that reproduces the most of the engine's conversations names it.
+    llama.cpp's built-in for a ChatML model is ChatML: an engine that falls back to ChatML on every
+    model is named so on every row. (What the backend gave, ids or text, is read off the evidence
+    the search wrote.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
         for keys in (d.variants, *d.alternatives):

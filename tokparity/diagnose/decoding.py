@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from tokparity.diagnose.info import cause_info
+from tokparity.diagnose.verdict import proven
 from tokparity.records import Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
@@ -419,8 +420,9 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     many of the ``agreeing`` cases ((ids, prompt) each) it keeps. None when no mismatch was reproduced.
 
     A variant may answer several forms of its bug (one leading space or all of them). An engine
-    writes one: the form that gives the most mismatches is the one checked on the agreements. An
-    agreement is kept where that form gives the right answer too, or where the bug cannot show."""
+    writes one. The form that gives the most mismatches is the engine's; of forms that give as
+    many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
+    kept where that form gives the right answer too, or where the bug cannot show there."""
     counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
     if not counts:
         return None
@@ -436,19 +438,23 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         else:
             own.append((j, d))
     named = [(j, d) for j, d in own if name in d.variants + tuple(n for alt in d.alternatives for n in alt)]
-    forms: Counter[int] = Counter()
+    hits: Counter[int] = Counter()  # form -> the mismatches it gives exactly
     for j, _ in named:
         got = _answer_of(j)
-        forms.update(k for k, a in enumerate(_forms(variant, ref, list(j.oracle_ids),
-                                                     int(j.tags.get("prompt", 0) or 0), asked)) if a == got)
-    form = forms.most_common(1)[0][0] if forms else None
-    cases = kept = 0
+        hits.update(k for k, a in enumerate(_forms(variant, ref, list(j.oracle_ids),
+                                                    int(j.tags.get("prompt", 0) or 0), asked)) if a == got)
+    top = max(hits.values(), default=0)
+    tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
+    cases = 0
+    kept: Counter[int | None] = Counter()
     for ids, prompt in agreeing:
         cases += 1
-        kept += _keeps(variant, form, ref, op, ids, prompt, asked)
-    explained = len(named)
-    return RootCause(name, (name,), explained, len(own), kept, cases,
-                     explained >= 0.9 * len(own) and kept >= 0.99 * cases, departs)
+        kept.update(_keeping(variant, tied, ref, op, ids, prompt, asked))
+    # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
+    form = max(tied, key=lambda k: (kept[k], -(k or 0)))
+    explained = hits[form] if form is not None else len(named)
+    return RootCause(name, (name,), explained, len(own), kept[form], cases,
+                     proven(explained, len(own), kept[form], cases), departs)
 
 
 def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -462,17 +468,23 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
     return [None if a in twins else a for a in answers]
 
 
-def _keeps(variant: DecodeVariant, form: int | None, ref: RefTokenizer, op: str, ids: list[int], prompt: int,
-           asked: DecodeSettings) -> bool:
-    """Whether an engine with the variant's bug, in its form ``form``, still answers right on ``ids``."""
-    if form is None:  # (a bug read off the deltas alone, a stream held to the end: its text is right)
-        return True
-    forms = _forms(variant, ref, ids, prompt, asked)
-    answer = forms[form] if form < len(forms) else None
-    right = _right(ref, op, ids, prompt, asked)
-    if op == "stream":  # (as the judge allows: a character left unfinished at the end may stay unsent)
-        right += [a.rstrip("\ufffd") for a in right]
-    return answer is None or _spelt(answer) in {_spelt(a) for a in right}
+def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer, op: str, ids: list[int],
+             prompt: int, asked: DecodeSettings) -> list[int | None]:
+    """The ``forms`` of the variant's bug with which an engine still answers right on ``ids``."""
+    answers = _forms(variant, ref, ids, prompt, asked) if any(f is not None for f in forms) else []
+    right: set | None = None
+    out = []
+    for form in forms:
+        # (None: a bug read off the deltas alone, a stream held to the end: its text is right)
+        answer = answers[form] if form is not None and form < len(answers) else None
+        if answer is not None and right is None:
+            texts = _right(ref, op, ids, prompt, asked)
+            if op == "stream":  # (as the judge allows: a character left unfinished at the end may stay unsent)
+                texts += [a.rstrip("\ufffd") for a in texts]
+            right = {_spelt(a) for a in texts}
+        if answer is None or _spelt(answer) in (right or set()):
+            out.append(form)
+    return out
 
 
 def _named(names: list[str], op: str) -> Diagnosis:

@@ -248,7 +248,7 @@ class ModelDiagnosis:
             return
         for j in judgements[len(self._current):]:
             self._current.append(self.diagnose_one(j))
-        self._prefer_decoding_causes(judgements)
+        self._prefer_causes(judgements)
         self._decoding_verdicts(judgements, not_agreeing, corpora)
         started = time.perf_counter()
         diagnoser: Diagnoser | None = None
@@ -287,7 +287,7 @@ class ModelDiagnosis:
             diagnoser.forget()
         self.seconds += time.perf_counter() - started
 
-    def _prefer_decoding_causes(self, judgements: Sequence[Judgement]) -> None:
+    def _prefer_causes(self, judgements: Sequence[Judgement]) -> None:
         """A decoding op's or a chat's mismatches that several variants reproduce: each engine's, per
         op, named by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer,
         tokparity.diagnose.chat.prefer_chat)."""
@@ -315,7 +315,11 @@ class ModelDiagnosis:
             if reference is None:
                 continue
             agreeing = self._decoding_cases(corpora, skip, op) if corpora is not None else iter(())
-            verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing)
+            try:
+                verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing)
+            except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
+                self.options.say(f"{self.model_name}: no run-level verdict for {name}'s {op}: {type(e).__name__}: {e}")
+                continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
         self.seconds += time.perf_counter() - started

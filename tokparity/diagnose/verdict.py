@@ -269,7 +269,7 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
     if not verdict:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; no variant of the reference "
                 "reproduces them, so the cause is not named.")
-    departs = (f" On {_cases(verdict.oracle_departs)} more the reference gives {backend}'s own ids: {oracle} is the "
+    departs = (f" On {_cases(verdict.oracle_departs)} more the reference gives {backend}'s own answer: {oracle} is the "
                "one that departs there.") if verdict.oracle_departs else ""
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tokparity.backends.registry import BUILTIN
 from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
@@ -31,7 +30,8 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
     too (``as_verdict_says``). The class: the symptom the rules gave, unless a proof names a cause
     it is not a symptom of (a class never contradicts a reproduced cause). The stage: the judge's,
     or where the cause puts it when the backend exposed no stages. The known divergence: the first
-    entry of ``known`` that matches the row as decided (its class included). A known divergence
+    entry of ``known`` that matches the row as decided (its class included), or one of the library
+    of the engine's own file where it gave the engine's ids (``known_of``). A known divergence
     whose cause nothing reproduced (a crash, text dropped by a converter) carries the cause it was
     reviewed with."""
     j = judgement
@@ -64,21 +64,18 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
 
 
 def known_of(known: KnownList, m: Mismatch, count: bool = False) -> tuple[str, str]:
-    """The known divergence that explains ``m`` (its id, or ""), and the library it is that of
-    ("" where it is the backend's own): an engine that gives the same ids as a library on a case
-    (in ``m``'s partition: a library the run asked, or the witness of the engine's file) does
-    what that library does there, and that library's reviewed difference is the engine's too.
-    ``count``: the entry's hits count it (a decision; a journal line does not)."""
+    """The known divergence that explains ``m`` (its id, or ""), and the library it belongs to (""
+    where it is the backend's own). A library of the engine's own file that gave the engine's very
+    ids (the judge's tag ``witness``) makes its own reviewed differences the engine's too.
+    ``count``: the entry's hits count it (a decision does; a journal line does not)."""
     look = known.match if count else known.find
     found = look(m)
     if found:
         return found, ""
-    group: list[str] = next((g for g in m.partition if m.backend in g), [])
-    for library in group:
-        if library != m.backend and library in BUILTIN and library not in ("ref", "golden"):
-            found = look(Mismatch(replace(m.judgement, backend=library), m.decision))
-            if found:
-                return found, library
+    for library in filter(None, str(m.tags.get("witness", "")).split(",")):
+        found = look(Mismatch(replace(m.judgement, backend=library), m.decision))
+        if found:
+            return found, library
     return "", ""
 
 

@@ -110,10 +110,12 @@ class ModelRun:
         args = labelled_with_oracle(names, options.oracle)  # label -> -b argument (mine -> mine=cmd:…)
         # (regress --ops chat: the library that encoded the stored prompts encodes the live template's)
         encoder = [options.services.prompts.encoder] if options.chat and options.services.prompts else []
-        # The libraries of the files a cmd: engine reads, asked unjudged beside it (registry.witnesses)
-        witness = [w for name in args for w in witnesses(args[name], self.model)] \
-            if "encode" in options.ops and not options.chat else []
-        witness = [w for w in dict.fromkeys(witness) if w not in self.chain and w not in args]
+        # The libraries of the files a cmd: engine reads, asked beside it (registry.witnesses); a
+        # witness not asked for otherwise is loaded for that alone, and not judged
+        witness_of = {name: witnesses(args[name], self.model) for name in args} \
+            if "encode" in options.ops and not options.chat else {}
+        witness = [w for w in dict.fromkeys(w for ws in witness_of.values() for w in ws)
+                   if w not in self.chain and w not in args]
         wanted = list(dict.fromkeys(self.chain + encoder + list(args) + witness))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
@@ -138,6 +140,7 @@ class ModelRun:
                     raise
                 results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
                 options.say(f"skipping {name} on {self.model.name}: {e}")
+        self.witness_of = {name: [w for w in ws if w in self.backends] for name, ws in witness_of.items()}
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
             results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {}))
@@ -370,7 +373,9 @@ class ModelRun:
                 verdicts[name] = AGREE
                 continue
             partition = partition or _partition(answers)
-            judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition)
+            same = [w for w in self.witness_of.get(name, ()) if ans.status == "ok" and answers[w].status == "ok"
+                    and answers[w].ids == ans.ids]
+            judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition, same)
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
         return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, case.rate_keys, verdicts,
@@ -378,9 +383,12 @@ class ModelRun:
                           seconds={name: ans.seconds for name, ans in answers.items()})
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
-                  ref_answer: Answer | None = None, partition: list[list[str]] | None = None) -> Judgement:
+                  ref_answer: Answer | None = None, partition: list[list[str]] | None = None,
+                  witnesses: list[str] | None = None) -> Judgement:
         """Backend ``name``'s answer ``ans`` against the oracle's on ``case``: its symptom class, the
-        first stage and token where they part (``partition``: who agrees with whom on the case)."""
+        first stage and token where they part (``partition``: who agrees with whom on the case).
+        ``witnesses``: the libraries of the engine's own files that gave its very ids (the tag
+        ``witness``, which tokparity.run.decide reads)."""
         shape = ""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
@@ -399,7 +407,8 @@ class ModelRun:
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
         return Judgement(
-            model=self.model.name, corpus=case.corpus, case_id=case.id, tags=dict(case.tags), oracle=oracle_name,
+            model=self.model.name, corpus=case.corpus, case_id=case.id,
+            tags=dict(case.tags) | ({"witness": ",".join(witnesses)} if witnesses else {}), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
             oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
             backend_pieces=_pieces(self.vocab, ans.ids), partition=partition or [], shape=shape,

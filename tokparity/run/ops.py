@@ -9,9 +9,7 @@ that turn ids back into text.
              judged in tokparity.run.chat, on corpora of conversations: it runs alone)
 
 For decode, stream and pieces the ids are the oracle's: its encoding of each corpus text, and id
-sequences made from the vocabulary where decoders go wrong (``id_cases``: byte tokens that split
-a character, at the prompt's end too, lone continuation bytes, special tokens between words,
-whitespace pieces, random ids). The *decoder* judges them: the first library of the oracle chain
+sequences made from the vocabulary where decoders go wrong (tokparity.corpus.ids). The *decoder* judges them: the first library of the oracle chain
 that decodes (golden ids cannot). Each answer is judged against its answer:
 
     decode   the same text
