@@ -101,6 +101,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                              "them once the change is reviewed)", stage="chat")
     until = time.monotonic() + SEARCH_SECONDS
     untried = 0
+    encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
         for variants in combinations(TEXT_VARIANTS, size):
@@ -119,18 +120,23 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 continue
             if got.text is not None and text != got.text:
                 continue
-            for encoding in ENCODINGS:  # (the same text encoded otherwise: the smallest change first)
-                whole = _combined(variants + encoding)
-                if whole is None:
-                    continue
-                try:
-                    answer = reference.answer(conversation, whole)
-                except CaseFailure:  # (the oracle could not encode it: not tried)
-                    untried += 1
-                    continue
-                if _same(answer, got) and not _same(answer, right):
-                    found.append(tuple(v.name for v in variants + encoding))
-                    break
+            if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
+                encoded[text] = None
+                for encoding in ENCODINGS:  # (the same text encoded otherwise: the smallest change first)
+                    whole = _combined(variants + encoding)
+                    if whole is None:
+                        continue
+                    try:
+                        answer = reference.answer(conversation, whole)
+                    except CaseFailure:  # (the oracle could not encode it: not tried)
+                        untried += 1
+                        continue
+                    if _same(answer, got) and not _same(answer, right):
+                        encoded[text] = encoding
+                        break
+            how = encoded[text]
+            if how is not None:
+                found.append(tuple(v.name for v in variants + how))
         if found:
             return _named(sorted(found, key=len), "ids" if got.ids is not None else "text")
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
