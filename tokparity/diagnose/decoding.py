@@ -380,14 +380,8 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     for variant in VARIANTS:
         if variant.op != j.op:
             continue
-        try:
-            answers = variant.run(ref, ids, prompt, asked)
-        except Exception:  # a variant that cannot run on these ids reproduces nothing
-            continue
-        if variant.twin is not None:  # (compared exactly: one U+FFFD per byte is the bug of some)
-            twins = variant.twin(ref, ids, prompt, asked)
-            answers = [a for a in answers if a not in twins]
-        if got in answers and _spelt(got) not in right:
+        # (compared exactly, less its twin's answers: one U+FFFD per byte is the bug of some)
+        if got in _forms(variant, ref, ids, prompt, asked) and _spelt(got) not in right:
             found.append(variant.name)
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
@@ -459,7 +453,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
 
 def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The variant's answers on ``ids``, each form in its place; None where it is its twin's answer
-    (the bug does not show there) or where the variant cannot run."""
+    (the bug does not show there); none where the variant cannot run (it reproduces nothing)."""
     try:
         answers = variant.run(ref, ids, prompt, asked)
         twins = variant.twin(ref, ids, prompt, asked) if variant.twin is not None else []

@@ -306,6 +306,7 @@ class ModelDiagnosis:
         """Each engine's run-level verdict on each decoding op where a variant reproduced a mismatch
         (tokparity.diagnose.decoding.decoding_verdict), checked on the cases it agreed on."""
         started = time.perf_counter()
+        encoded: dict[str, list[int]] = {}  # each text's ids, encoded once for every (backend, op)
         for (name, op), skip in not_agreeing.items():
             mine = [(j, d) for j, d in zip(judgements, self._current) if j.backend == name and j.op == op
                     and d is not None]
@@ -314,7 +315,7 @@ class ModelDiagnosis:
             reference = self.decoding_reference()
             if reference is None:
                 continue
-            agreeing = self._decoding_cases(corpora, skip, op) if corpora is not None else iter(())
+            agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else iter(())
             try:
                 verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing)
             except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
@@ -324,10 +325,11 @@ class ModelDiagnosis:
                 self.root_causes[(name, op)] = verdict
         self.seconds += time.perf_counter() - started
 
-    def _decoding_cases(self, corpora: list[str], skip: set[int], op: str) -> Iterator[tuple[list[int], int]]:
+    def _decoding_cases(self, corpora: list[str], skip: set[int], op: str, encoded: dict[str, list[int]]
+                        ) -> Iterator[tuple[list[int], int]]:
         """The (ids, prompt) of each case of ``op`` not in ``skip``, as the judge made them: each
-        text's ids (the reference's encoding stands for the oracle's, as for encode's verdict), then
-        the id sequences of the model's vocabulary where the run decoded them."""
+        text's ids (the reference's encoding stands for the oracle's, as for encode's verdict; kept
+        in ``encoded``), then the id sequences of the model's vocabulary where the run decoded them."""
         reference = self.reference_tokenizer()
         if reference is None:
             return
@@ -335,7 +337,9 @@ class ModelDiagnosis:
         n = -1
         for n, case in numbered_cases(corpora, options.max_chars):
             if n not in skip and not is_too_long(case, options.max_chars):
-                ids = reference.encode(case.text, options.add_special, options.parse_special)
+                ids = encoded.get(case.text)
+                if ids is None:
+                    ids = encoded[case.text] = reference.encode(case.text, options.add_special, options.parse_special)
                 if len(ids) > least:
                     yield ids, least
         if {ID_CORPUS, "all"} & set(corpora):
