@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 from tokparity.fuzz.generators import generate
+from tokparity.report import overview
+from tokparity.report.folder import read_summary
 
 ROOT = Path(__file__).parent.parent
 GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'engines' / 'greedy_engine.py'} {{gguf}}"
@@ -191,17 +193,35 @@ def test_fuzz_header_counts_every_mismatch_not_the_kept_ones(fuzzed):
 
 def test_tag_table_keeps_tags_with_enough_cases_and_folds_the_rest(greedy):
     out, _, records = greedy
-    rates = summary(out)["tag_rates"]
-    few = [k for k, v in rates.items() if v["cases"] < 20]
+    rates = summary(out)["tag_rates"]  # each backend's counts per tag
+    few = [k for k, v in rates["greedy"].items() if v["cases"] < 20]
     assert len([k for k in few if k.startswith("codepoint=")]) == 300  # one case run each
     tags = section((out / "report.html").read_text("utf-8"), "tags")
     assert "codepoint=U+" not in tags
     assert "<svg" not in tags and "chart" not in tags  # one table, no chart repeating it
-    shown = re.findall(r"<tr><td>([^<]+)</td>", tags)
-    assert shown and all(rates[unescape(k)]["cases"] >= 20 for k in shown)
-    assert "kind=generated" in shown
-    folded = len(rates) - len(shown)
-    assert f"… and {folded:,} tags with fewer than 20 case runs or a lower rate" in unescape(tags)
+    shown = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", tags)
+    assert shown and all(rates[backend][unescape(k)]["cases"] >= 20 for backend, k in shown)
+    assert ("greedy", "kind=generated") in shown
+    folded = sum(len(r) for r in rates.values()) - len(shown)
+    assert f"… and {folded:,} more rows, each with fewer than 20 case runs or a lower rate" in unescape(tags)
+
+
+def test_tag_rates_are_counted_per_backend(tmp_path, zoo):
+    """A backend that agrees beside one that fails leaves the failing one's rate whole: each
+    backend's case runs are counted apart (they were summed, and an agreeing backend halved it)."""
+    zoo("llama-spm")
+    records = [{"id": f"c{n}", "text": t, "tags": {"kind": "formula"}} for n, t in enumerate(FORMULA_LIKE)]
+    corpus = tmp_path / "formulas.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    out = tmp_path / "run"
+    proc = tokparity("compare", "llama-spm", "-c", corpus, "-b", GREEDY, "-b", "hf", "-o", out, "-q")
+    assert proc.returncode == 1, proc.stderr
+    rates = summary(out)["tag_rates"]
+    greedy, hf = rates["greedy"]["kind=formula"], rates["hf"]["kind=formula"]
+    assert greedy["cases"] == hf["cases"] == len(records)
+    assert hf["mismatches"] == 0 and greedy["mismatches"] > 0
+    run = next(r for r in summary(out)["runs"] if r["backend"] == "greedy")
+    assert greedy["mismatches"] == run["mismatches"]
 
 
 # -- 4. the most telling case --------------------------------------------------------------------
@@ -336,3 +356,21 @@ def test_a_decoding_run_does_not_warn_of_seams_nor_of_the_shipped_lists_stale_en
     proc = tokparity("compare", "llama-bpe", "-c", "edge", "-b", "ref", "--ops", "stream", "-o", tmp_path / "run", "-q")
     assert proc.returncode == 0, proc.stderr
     assert NO_SEAM not in proc.stdout and "stale known divergence" not in proc.stdout
+
+
+def test_a_run_written_before_rates_per_backend_is_read(greedy, tmp_path):
+    """A summary.json whose ``tag_rates`` maps each tag to its counts (before they were counted per
+    backend) is read, its rates shown as those of all backends at once."""
+    out, _, _ = greedy
+    doc = summary(out)
+    flat: dict[str, dict[str, int]] = {}
+    for rates in doc["tag_rates"].values():
+        for tag, rate in rates.items():
+            into = flat.setdefault(tag, {"cases": 0, "mismatches": 0})
+            into["cases"] += rate["cases"]
+            into["mismatches"] += rate["mismatches"]
+    old = tmp_path / "summary.json"
+    old.write_text(json.dumps({**doc, "tag_rates": flat}), "utf-8")
+    table = overview.tag_rates(read_summary(old))
+    assert table.rows and {row.backend for row in table.rows} == {"(all backends)"}
+    assert {row.tag: row.cases for row in table.rows}["kind=generated"] == flat["kind=generated"]["cases"]

@@ -34,6 +34,22 @@ class RunFolder:
     source: str  # where the mismatches were read: cases.jsonl or mismatches.csv
 
 
+OLD_TAG_RATES = "(all backends)"  # a run written before the rates were counted per backend
+
+
+def _tag_rates(doc: dict) -> dict[str, dict[str, dict[str, int]]]:
+    """summary.json's ``tag_rates``: each backend's counts per tag. A run written before the
+    rates were counted per backend maps each tag to its counts; its rates are shown as one backend's."""
+    def counts(r: object) -> bool:
+        return isinstance(r, dict) and all(isinstance(r.get(k, 0), int) for k in ("cases", "mismatches"))
+
+    if all(counts(r) and "cases" in r for r in doc.values()):
+        return {OLD_TAG_RATES: dict(doc)} if doc else {}
+    if not all(isinstance(rates, dict) and all(counts(r) for r in rates.values()) for rates in doc.values()):
+        raise TypeError("'tag_rates' must map each backend to its counts per tag")
+    return {str(backend): dict(rates) for backend, rates in doc.items()}
+
+
 def _what_to_do(path: Path) -> str:
     return f"give the -o folder of a finished 'tokparity compare' run (e.g. tokparity compare -o {path} …)"
 
@@ -88,13 +104,11 @@ def read_summary(path: Path) -> Results:
                 raise TypeError(f"'{key}' is {type(doc[key]).__name__}, not an object")
         if not isinstance(doc.get("seconds", 0.0), (int, float)) or isinstance(doc.get("seconds"), bool):
             raise TypeError("'seconds' is not a number")
-        if not all(isinstance(r, dict) and all(isinstance(r.get(k, 0), int) for k in ("cases", "mismatches"))
-                   for r in doc.get("tag_rates", {}).values()):
-            raise TypeError("'tag_rates' must map each tag to its counts")
+        tag_rates = _tag_rates(doc.get("tag_rates", {}))
         options = dict(doc.get("options") or {})
         fuzz = options.pop("fuzz", None)
         return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
-                       tag_rates=dict(doc.get("tag_rates", {})), options=options,
+                       tag_rates=tag_rates, options=options,
                        known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
                        interrupted=not doc.get("complete", True),
                        fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None)

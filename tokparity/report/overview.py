@@ -167,6 +167,7 @@ def run_classes(results: Results) -> str:
 
 @dataclass
 class TagRow:
+    backend: str
     tag: str
     cases: int
     mismatches: int
@@ -179,7 +180,7 @@ class TagRow:
 @dataclass
 class TagRates:
     rows: list[TagRow]  # highest rate first
-    folded: int = 0  # tags left out: too few case runs, or past the table's last row
+    folded: int = 0  # (backend, tag) rows left out: too few case runs, or past the table's last row
     folded_cases: int = 0
     min_cases: int = TAG_MIN_CASES
 
@@ -187,18 +188,19 @@ class TagRates:
     def folded_line(self) -> str:
         if not self.folded:
             return ""
-        return (f"… and {plural(self.folded, 'tag')} with fewer than {self.min_cases} case runs or a lower rate "
-                f"({plural(self.folded_cases, 'case run')} in all)")
+        return (f"… and {plural(self.folded, 'more row')}, each with fewer than {self.min_cases} case runs or a lower "
+                f"rate ({plural(self.folded_cases, 'case run')} in all)")
 
 
 def tag_rates(results: Results, min_cases: int = TAG_MIN_CASES, top: int = TAG_ROWS) -> TagRates:
-    """The tags with at least ``min_cases`` case runs, highest mismatch rate first, at most
-    ``top``; the rest (a generator's one-case ``codepoint=U+0001`` tags, …) folded into one count."""
-    every = [TagRow(k, v.get("cases", 0), v.get("mismatches", 0)) for k, v in results.tag_rates.items()
-             if v.get("cases", 0)]
-    enough = sorted((t for t in every if t.cases >= min_cases), key=lambda t: (-t.rate, -t.cases, t.tag))[:top]
-    shown = {t.tag for t in enough}
-    rest = [t for t in every if t.tag not in shown]
+    """Each backend's tags with at least ``min_cases`` case runs, highest mismatch rate first, at
+    most ``top``; the rest (a generator's one-case ``codepoint=U+0001`` tags, …) folded into one count."""
+    every = [TagRow(backend, k, v.get("cases", 0), v.get("mismatches", 0))
+             for backend, rates in results.tag_rates.items() for k, v in rates.items() if v.get("cases", 0)]
+    enough = sorted((t for t in every if t.cases >= min_cases),
+                    key=lambda t: (-t.rate, -t.cases, t.backend, t.tag))[:top]
+    shown = {(t.backend, t.tag) for t in enough}
+    rest = [t for t in every if (t.backend, t.tag) not in shown]
     return TagRates(enough, len(rest), sum(t.cases for t in rest), min_cases)
 
 

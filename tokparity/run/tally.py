@@ -73,7 +73,7 @@ class Tally:
         for name, seconds in record.seconds.items():
             spent[name] = spent.get(name, 0.0) + seconds
         judged_by = {m.backend: m.judgement for m in record.mismatches} if record.mismatches else {}
-        judged = mismatched = 0
+        judged: dict[str, bool] = {}  # each backend judged on the case: whether it mismatched
         op = record.op
         encoding = op == "encode"
         for name, verdict in record.verdicts.items():
@@ -93,26 +93,27 @@ class Tally:
                 self.not_agreeing[(name, op)].add(record.n)
                 continue
             summary.cases += 1
-            judged += 1
+            judged[name] = kind != "agree"
             if kind == "agree":
                 continue
             self.not_agreeing[(name, op)].add(record.n)
             summary.mismatches += 1
-            mismatched += 1
             judgement = judged_by.get(name)
             if judgement is not None:
                 self.judgements.append(judgement)
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
-        if judged:  # the tag rates count (case, backend) pairs, a decoding op's apart ("stream:script=Latn")
-            rates = self.results.tag_rates
+        # The tag rates count the cases of each backend apart: an agreeing backend would halve a
+        # failing one's rate. A decoding op's tags are counted apart too ("stream:script=Latn").
+        for name, mismatched in judged.items():
+            rates = self.results.tag_rates.setdefault(name, {})
             for key in record.tally:
                 key = key if encoding else f"{op}:{key}"
                 rate = rates.get(key)
                 if rate is None:
                     rate = rates[key] = {"cases": 0, "mismatches": 0}
-                rate["cases"] += judged
+                rate["cases"] += 1
                 rate["mismatches"] += mismatched
 
     def replay(self, journal: Journal, slot: int) -> DoneSet:
