@@ -111,3 +111,12 @@ def test_only_the_accessors_read_root_cause_and_options():
                   if isinstance(node, ast.Attribute) and node.attr in ("root_cause", "options")
                   and not any(lo <= node.lineno <= hi for lo, hi in inside)]
     assert found == []
+
+
+@pytest.mark.parametrize("label", ["template+llama.cpp", "template+hf-gguf", "Root cause"])
+def test_a_label_keeps_a_space_before_its_text(label):
+    """A label as wide as the terminal's column of labels (a chat oracle's name) stays apart from
+    the prompt beside it; a shorter one is padded to the column."""
+    first = plain.labelled(label, "'<|begin_of_text|>'", 100)[0]
+    assert first.startswith(label + " ") and first.endswith("'<|begin_of_text|>'")
+    assert len(first) - len("'<|begin_of_text|>'") == max(plain.LABEL, len(label) + 1)

@@ -154,8 +154,10 @@ def table_lines(columns: tuple[str, ...], rows: list[tuple[str, ...]], numeric: 
 
 
 def labelled(label: str, text: str, columns: int) -> list[str]:
-    """``Label        text`` wrapped with a hanging indent (text from files and engines made one line)."""
-    return textwrap.wrap(single_line(text), max(40, columns), initial_indent=pad(label, LABEL),
+    """``Label        text`` wrapped with a hanging indent (text from files and engines made one line).
+    A label as wide as the column (``template+llama.cpp``) keeps one space before its text."""
+    head = pad(label, LABEL) if width(label) < LABEL else label + " "
+    return textwrap.wrap(single_line(text), max(40, columns), initial_indent=head,
                          subsequent_indent=" " * LABEL,
                          break_long_words=False, break_on_hyphens=False) or [label]
 
