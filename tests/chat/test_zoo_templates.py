@@ -43,11 +43,15 @@ def test_which_zoo_models_carry_a_template(zoo):
 @pytest.mark.parametrize("model", [m for m, where in WITH_TEMPLATES.items() if where == "tokenizer_config.json"])
 def test_the_reference_agrees_with_transformers(zoo, model):
     """Every conversation of ``chats`` (tools, tool calls, reasoning, content parts, continued
-    messages, injections…): the same prompt text and ids as transformers' apply_chat_template."""
+    messages, injections…): the same prompt text and ids as transformers' apply_chat_template.
+    The progress line names the oracle as the table does (it said "against hf")."""
     zoo(model)
-    results = run_compare([model], ["chats"], ["hf"], CHAT)
+    said: list[str] = []
+    results = run_compare([model], ["chats"], ["hf"], CompareOptions(ops=("chat",), services=Services(progress=said.append)))
     (run,) = [r for r in results.runs if r.backend == "hf" and r.op == "chat"]
     assert (run.cases, run.mismatches, run.skipped) == (CONVERSATIONS, 0, 0), results.mismatches[:1]
+    assert f"{model}: {CONVERSATIONS} cases, 0 mismatches against {run.oracle}" in said
+    assert run.oracle.startswith("template+")
 
 
 # The GGUFs' templates through transformers (hf-gguf: apply_chat_template on the tokenizer transformers

@@ -114,9 +114,10 @@ class ModelLedger:
         if self.waiting:  # every worker sent all its records before saying it was done
             raise TokparityError(f"compare {runner}: internal error: cases {sorted(self.waiting)[:5]} of "
                                  f"{self.model.name} could not be counted in order; rerun with --jobs 1")
-        options.say(f"{self.model.name}: {self.total} cases, "
-                    f"{sum(s.mismatches for s in self.ledger.summaries.values())} mismatches "
-                    f"against {'/'.join(self.ledger.chain)}")
+        summaries = self.ledger.summaries.values()
+        judges = ", ".join(dict.fromkeys(s.oracle for s in summaries))  # each op's, as the table names them
+        options.say(f"{self.model.name}: {self.total} cases, {sum(s.mismatches for s in summaries)} mismatches "
+                    f"against {judges}")
 
 
 def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
