@@ -93,17 +93,18 @@ def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
 
 
 def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagnosis:
-    """One engine, one cause: a mismatch that a part of the run's root cause reproduces too
-    (``d.verdict_parts``, smallest first) carries that part. A part larger than the case's own
-    cause only when the verdict is proven (the engine has those bugs, and a smaller set that
-    happens to give the ids too is the coincidence; so a case whose own search reproduced nothing,
-    named by its stage or not at all, takes a part of a proven verdict only); and only a part
-    whose catalogue names the row's class is a symptom of (a case that the greedy match and the
-    engine's real merge order both reproduce is the merge order's), or that changes the same
-    stage as the case's own cause (JavaScript's \\s reproduces ``" \\ufeffa"`` as well as another
-    split regex does, whatever the rules called the symptom). A tie that the *proven* root cause
-    reproduces is that cause's: the engine's deviation is established on its other cases, and the
-    tie is the coincidence."""
+    """One engine, one cause: a mismatch that a part of the run's root cause also reproduces
+    carries that part (``d.verdict_parts``, smallest first).
+
+    A case takes a part larger than its own cause only when the verdict is proven. Then the
+    engine has those bugs, and a smaller set that gives the same ids is the coincidence. So a case
+    whose own search reproduced nothing takes a part of a proven verdict only.
+    A case takes only a part whose catalogue names the row's class as a symptom, or a part that
+    changes the same stage as the case's own cause. Example: a case that both the greedy match and
+    the engine's real merge order reproduce is the merge order's. Another: JavaScript's ``\\s``
+    reproduces ``" \\ufeffa"`` as well as another split regex does, whatever the rules called it.
+    A tie that the proven root cause reproduces is that cause's: the engine's bug is established on
+    its other cases, and the tie is the coincidence."""
     if root is None or not d.verdict_parts:
         return d
     if d.cause == TIE:
