@@ -374,3 +374,19 @@ def test_a_run_written_before_rates_per_backend_is_read(greedy, tmp_path):
     table = overview.tag_rates(read_summary(old))
     assert table.rows and {row.backend for row in table.rows} == {"(all backends)"}
     assert {row.tag: row.cases for row in table.rows}["kind=generated"] == flat["kind=generated"]["cases"]
+
+
+def test_a_log_holds_each_models_one_progress_line(tmp_path, zoo):
+    """stderr that is not a terminal (a CI log) gets each model's closing line, not a count every
+    500 cases; on a terminal the counts are written over one another."""
+    zoo("llama-spm")
+    proc = tokparity("compare", "llama-spm", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-o", tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert "llama-spm: 884 cases, 0 mismatches against golden/llama.cpp" in lines
+    assert not [line for line in lines if line.endswith("00 cases")], lines
+    # the oracle's last judge has a row of few cases: the line under the table says why
+    llama = next(r for r in summary(tmp_path / "r")["runs"] if r["backend"] == "llama.cpp")
+    assert 0 < llama["cases"] < 884
+    said = f"llama.cpp itself is judged by the golden ids, on the {llama['cases']} texts they hold"
+    assert said in " ".join(proc.stdout.split()) and said in (tmp_path / "r" / "summary.md").read_text("utf-8")

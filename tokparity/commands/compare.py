@@ -384,7 +384,7 @@ def compare_options(args: argparse.Namespace):
     from tokparity.reference.decode import DecodeSettings
     from tokparity.run.known import load_known
     from tokparity.run.ops import parse_ops
-    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services, progress_to_stderr
+    from tokparity.run.options import DEFAULT_MAX_CHARS, CompareOptions, Services, progress_to_stderr, tick_on_terminal
 
     ops = parse_ops(getattr(args, "ops", None) or "encode")
     clean_up = getattr(args, "clean_up_spaces", None)
@@ -413,6 +413,7 @@ def compare_options(args: argparse.Namespace):
                           stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
+                                            ticker=None if args.quiet else tick_on_terminal,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),
                           max_chars=DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None),
                           jobs=args.jobs or os.cpu_count() or 1, timeout=args.timeout, ray=getattr(args, "ray", None))

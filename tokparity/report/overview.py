@@ -115,6 +115,13 @@ def oracle_lines(results: Results) -> list[str]:
     for r in results.runs:
         if r.model not in seen and r.oracle_why:
             seen[r.model] = f"{r.model} is judged by {r.oracle}: {r.oracle_why}"
+    for r in results.runs:  # the chain's last judge is judged by those before it, on fewer texts
+        *before, last = r.oracle.split("/")
+        if r.op == "encode" and before and r.backend == last and r.model in seen:
+            golden = before == ["golden"]
+            who = "the golden ids" if golden else "/".join(before)
+            seen[r.model] += (f". {last} itself is judged by {who}, on the {plural(r.cases, 'text')} "
+                              f"{'they hold' if golden else 'they answered'}")
     return list(seen.values())
 
 

@@ -104,7 +104,7 @@ class ModelLedger:
                 applied += journaled(self.ledger, records)
                 self.done.add(self.next_n)
                 if (self.next_n + 1) % 500 == 0:
-                    options.say(f"{self.model.name}: {self.next_n + 1} cases")
+                    options.services.tick(f"{self.model.name}: {self.next_n + 1} cases")
             if options.services.journal is not None:
                 options.services.journal.write_many(applied, self.index)  # keyed by position
 

@@ -33,10 +33,17 @@ class Services:
     ready: dict[str, Backend] = field(default_factory=dict)
     prompts: StoredPrompts | None = None  # regress --ops chat: the goldens' prompts, judged by in place of the reference's
 
+    ticker: Callable[[str], None] | None = None  # "llama-spm: 500 cases": a count that the next one replaces
+
     def say(self, message: str) -> None:
         """A progress line (to stderr, unless the run is quiet)."""
         if self.progress:
             self.progress(message)
+
+    def tick(self, message: str) -> None:
+        """A count of the cases done so far, which the next line replaces (on a terminal only)."""
+        if self.ticker:
+            self.ticker(message)
 
 
 @dataclass(frozen=True)
@@ -82,5 +89,13 @@ class CompareOptions:
 
 
 def progress_to_stderr(message: str) -> None:
-    """The usual ``say``: a progress line on stderr."""
-    print(single_line(message), file=sys.stderr, flush=True)  # (case ids and engine errors: one line each)
+    """The usual ``say``: a progress line on stderr (over a count ``tick_on_terminal`` left)."""
+    clear = "\r\x1b[K" if sys.stderr.isatty() else ""
+    print(clear + single_line(message), file=sys.stderr, flush=True)  # (case ids and engine errors: one line each)
+
+
+def tick_on_terminal(message: str) -> None:
+    """The usual ``tick``: on a terminal, a count written over the last one; elsewhere (a CI log, a
+    file) nothing, so that a log holds each model's one line, not one every 500 cases."""
+    if sys.stderr.isatty():
+        print("\r\x1b[K" + single_line(message), end="", file=sys.stderr, flush=True)
