@@ -19,6 +19,7 @@ from tokparity.records import TIE
 
 PACKAGE = Path(tokparity.__file__).parent
 KEYS = {"classes", "stage", "built", "fix", "spec", "does", "case"}
+OPTIONAL = {"evidence", "changes", "forms", "derived", "library", "others_than"}
 BUILT = {"variant", "family", "stages", "release", "tie", "judge", "decoding", "reviewed", "chat"}
 ENCODING_STAGES = {"normalize", "pre_tokenize", "model", "post", "unknown"}
 
@@ -31,6 +32,7 @@ def built_as(kind: str) -> list[str]:
 def test_every_declaration_says_all_a_cause_needs():
     for name, entry in declared().items():
         assert KEYS <= set(entry), f"{name}: no {sorted(KEYS - set(entry))}"
+        assert set(entry) <= KEYS | OPTIONAL, f"{name}: unknown {sorted(set(entry) - KEYS - OPTIONAL)}"
         assert entry["built"] in BUILT, f"{name}: built = {entry['built']!r}"
         assert entry["fix"] and entry["spec"] and entry["does"], name
         encoding = entry["stage"] in ENCODING_STAGES
@@ -66,12 +68,23 @@ def test_every_decoding_cause_is_built_or_reviewed():
 
 
 def test_every_chat_cause_is_its_declaration():
-    """A chat cause is declared and built in one place: the ChatWay fields it changes."""
-    assert [v.name for v in chat.VARIANTS] == list(built_as("chat"))
+    """A chat cause is declared and built in one place: the ChatWay fields it changes, in each of
+    its forms, or the field whose value is read off the backend's prompt."""
+    assert {v.name for v in chat.VARIANTS} | set(chat.DERIVED) == set(built_as("chat"))
+    assert list(chat.ORDER) == built_as("chat")  # (the order the search tries them, and names them)
     for v in chat.VARIANTS:
         way = v.way()
+        entry = declared()[v.name]
         assert way != TRANSFORMERS_WAY, f"{v.name}: its changes change nothing"
-        assert dict(v.changes) == declared()[v.name]["changes"]
+        assert dict(v.changes) in [entry["changes"], *entry.get("forms", [])]
+    for name, key in chat.DERIVED.items():
+        assert key in TRANSFORMERS_WAY.__dataclass_fields__ or key in TRANSFORMERS_WAY.render.__dataclass_fields__, name
+    libraries = {name: declared()[name].get("library") or declared()[name].get("others_than")
+                 for name in built_as("chat")}
+    assert libraries["chat.llama-cpp-builtin"] == libraries["chat.family-format"] == "llama.cpp"
+    builtin, family = chat.BY_NAME["chat.llama-cpp-builtin"], chat.BY_NAME["chat.family-format"]
+    assert builtin.applies("llama.cpp") and builtin.applies("llama.cpp@0.3.16") and not builtin.applies("mine")
+    assert family.applies("mine") and not family.applies("llama.cpp")
 
 
 @pytest.mark.parametrize("name, known", [("chat.no-trim-blocks", True), ("decode.bytes", True),

@@ -39,9 +39,12 @@ class ChatWay:
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     strip_content: bool = False  # each message's string content stripped of surrounding whitespace first
     drop_system: bool = False  # system messages taken out of the conversation first
-    empty_system: bool = False  # a system message with empty content put first where there is none
+    system_default: str | None = None  # a system message with this content put first where there is none
+    drop_empty: bool = False  # messages with no content (and no tool calls) taken out first
+    merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
-    continue_final: bool = True  # continue_final_message passed on as the conversation asks
+    continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always"
+    #                               ("always": a last assistant message is left open when no generation prompt is asked)
     content_as_parts: bool = False  # each string content sent as a list of one text part
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
@@ -113,8 +116,11 @@ class ChatReference:
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
-            if not way.continue_final:
+            if way.continue_final == "never":
                 options.pop("continue_final_message", None)
+            elif way.continue_final == "always" and not asks and conversation.messages and \
+                    conversation.messages[-1].get("role") == "assistant":
+                options["continue_final_message"] = True
             try:
                 if way.chatml:  # (no template read: a server falls back to ChatML where it cannot run one)
                     made = chatml_text(conversation, asks)
@@ -150,13 +156,31 @@ class ChatReference:
         self.sandbox.close()
 
 
+def _merged(messages: list[dict], joiner: str) -> list[dict]:
+    """Consecutive messages of one role made one, their text contents joined by ``joiner`` (a
+    message with tool calls or a content that is not a string stays as it is)."""
+    out: list[dict] = []
+    for m in messages:
+        last = out[-1] if out else None
+        if last is not None and last.get("role") == m.get("role") and isinstance(last.get("content"), str) \
+                and isinstance(m.get("content"), str) and not last.get("tool_calls") and not m.get("tool_calls"):
+            out[-1] = last | {"content": last["content"] + joiner + m["content"]}
+        else:
+            out.append(m)
+    return out if len(out) < len(messages) else messages
+
+
 def edited(conversation: Conversation, way: ChatWay) -> Conversation:
     """The conversation as an engine that edits it before rendering sees it."""
     messages = conversation.messages
     if way.drop_system:
         messages = [m for m in messages if m.get("role") != "system"]
-    if way.empty_system and not any(m.get("role") == "system" for m in messages):
-        messages = [{"role": "system", "content": ""}, *messages]
+    if way.drop_empty:
+        messages = [m for m in messages if m.get("content") not in ("", None, []) or m.get("tool_calls")]
+    if way.merge_turns is not None:
+        messages = _merged(messages, way.merge_turns)
+    if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
+        messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]

@@ -43,7 +43,9 @@ class RenderSwitches:
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
     trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
     #                     | "none": a trim filter that returns its input unchanged
-    raise_exception: str = "raise"  # | "text": raise_exception returns its message, written into the prompt
+    # "raise" | any other text: raise_exception returns it, "{message}" replaced by its message, and the
+    # template goes on ("{message}": the message written into the prompt; "": the check skipped)
+    raise_exception: str = "raise"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -137,7 +139,9 @@ def compiled(source: str, switches: RenderSwitches):
         env.filters["trim"] = _javascript_trim
     elif switches.trim == "none":
         env.filters["trim"] = _untrimmed
-    env.globals["raise_exception"] = raise_exception if switches.raise_exception == "raise" else _said
+    said = switches.raise_exception
+    env.globals["raise_exception"] = raise_exception if said == "raise" else \
+        (lambda message: said.replace("{message}", str(message)))
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
     env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = Namespace
@@ -153,10 +157,6 @@ def compiled(source: str, switches: RenderSwitches):
 
 def _untrimmed(value, chars=None):
     return value
-
-
-def _said(message):
-    return message
 
 
 def _messages(messages: list[dict]) -> list[dict]:

@@ -14,6 +14,7 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -21,8 +22,9 @@ from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.diagnose.info import of_stage
+from tokparity.diagnose.verdict import proven
 from tokparity.errors import CaseFailure, TemplateRaised
-from tokparity.records import Diagnosis, Judgement
+from tokparity.records import Diagnosis, Judgement, RootCause
 
 MAX_AT_ONCE = 3
 SEARCH_SECONDS = 10.0  # per mismatch: a long prompt or a slow template must not hold the run
@@ -34,17 +36,39 @@ class ChatVariant:
     does: str  # what the backend does, as a sentence after "the backend"
     changes: tuple[tuple[str, object], ...]  # ChatWay fields (render switches included) and their values
     fix: str = ""
+    library: str = ""  # tried only for a backend that is this library (llama.cpp's own built-ins)
+    others_than: str = ""  # tried only for a backend that is not this library
 
     def way(self, base: ChatWay = TRANSFORMERS_WAY) -> ChatWay:
         return base.changed(**dict(self.changes))
 
+    def applies(self, backend: str) -> bool:
+        """Whether the search tries this way for ``backend``: a cause names a library only for
+        that library (another engine that writes the same format is named for what it does)."""
+        def named(library: str) -> bool:
+            return backend == library or backend.startswith(library + "@")
+        return (not self.library or named(self.library)) and not (self.others_than and named(self.others_than))
+
+
+def _declared(name: str, entry: dict) -> list[ChatVariant]:
+    """A cause's ways: its changes, then each of its other forms (a joiner of two turns: a blank
+    line, a newline…). A cause whose value is read off the backend's prompt alone has none."""
+    forms = ([entry["changes"]] if entry["changes"] else []) + list(entry.get("forms", []))
+    return [ChatVariant(name, entry["does"], tuple(form.items()), entry["fix"], entry.get("library", ""),
+                        entry.get("others_than", "")) for form in forms]
+
 
 # Each way is declared once, in causes.toml (its words and the ChatWay fields it changes), in the
 # order the search tries them.
-VARIANTS = tuple(ChatVariant(name, entry["does"], tuple(entry["changes"].items()), entry["fix"])
-                 for name, entry in of_stage("chat").items())
-BY_NAME = {v.name: v for v in VARIANTS}
-ORDER = {v.name: k for k, v in enumerate(VARIANTS)}
+CHAT_CAUSES = of_stage("chat")
+VARIANTS = tuple(v for name, entry in CHAT_CAUSES.items() for v in _declared(name, entry))
+BY_NAME = {v.name: v for v in VARIANTS} | {name: ChatVariant(name, entry["does"], (), entry["fix"])
+                                             for name, entry in CHAT_CAUSES.items() if not entry["changes"]}
+ORDER = {name: k for k, name in enumerate(CHAT_CAUSES)}
+# The causes whose value is read off the backend's prompt (the text of the system message it adds,
+# the words its raise_exception writes): cause -> the ChatWay field (tokparity.diagnose.chat.derived).
+DERIVED = {name: entry["derived"] for name, entry in CHAT_CAUSES.items() if "derived" in entry}
+MARK = "\ue000"  # a private-use character, which no template writes: where a field's value lands
 # The ways that change only how the prompt's text becomes ids (a BOS put first, special-token text
 # not parsed): tried on top of each way of writing the text, so they never take a place of the cap.
 ID_FIELDS = ("add_bos", "parse_special")
@@ -102,9 +126,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     until = time.monotonic() + SEARCH_SECONDS
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
+    ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend)) + derived(reference, conversation, got, right)
+    does = {v.name: v.does for v in ways}
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
-        for variants in combinations(TEXT_VARIANTS, size):
+        for variants in combinations(ways, size):
             way = _combined(variants)
             if way is None:
                 continue
@@ -138,27 +164,73 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
             if how is not None:
                 found.append(tuple(v.name for v in variants + how))
         if found:
-            return _named(sorted(found, key=len), "ids" if got.ids is not None else "text")
+            return _named(sorted(found, key=len), "ids" if got.ids is not None else "text", does)
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
 
 
-def _named(found: list[tuple[str, ...]], gave: str) -> Diagnosis:
+def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,
+            right: ChatAnswer) -> tuple[ChatVariant, ...]:
+    """The ways whose value is read off the backend's prompt: the template rendered with ``MARK``
+    where the value lands (the content of an added system message, the words raise_exception
+    returns) says where to read it. The search still proves each: a value read wrongly reproduces
+    nothing. Only a backend that gave its prompt's text can be read so."""
+    if got.text is None:
+        return ()
+    out = []
+    for name, key in DERIVED.items():
+        if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
+            marked, pieces = TRANSFORMERS_WAY.changed(system_default=MARK), 2
+        elif key == "raise_exception" and right.raised:
+            marked, pieces = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK), 3
+        else:
+            continue
+        try:
+            parts = reference.text(conversation, marked).split(MARK)
+        except (NotImplementedError, TemplateRaised, CaseFailure):
+            continue
+        value = _read_off(parts, got.text) if len(parts) == pieces else None
+        if value is None:
+            continue
+        if key == "raise_exception":
+            value = value.replace(parts[1], "{message}", 1) if parts[1] else value
+            if value in ("{message}", ""):  # (the declared ways: tried already)
+                continue
+        entry = CHAT_CAUSES[name]
+        out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
+    return tuple(out)
+
+
+def _read_off(parts: list[str], text: str) -> str | None:
+    """What ``text`` holds where the marked render has its marks: the text between the render's
+    head (before the first mark) and the start of its tail (after the last)."""
+    head, tail = parts[0], parts[-1]
+    if not text.startswith(head):
+        return None
+    if not tail:
+        return text[len(head):]
+    end = text.find(tail[:16], len(head))
+    return text[len(head):end] if end >= 0 else None
+
+
+def _named(found: list[tuple[str, ...]], gave: str, does_of: dict[str, str] | None = None) -> Diagnosis:
     """The first set found names the cause; the others are its alternatives."""
     first, others = _in_order(found[0]), [_in_order(f) for f in found[1:]]
-    does = "; and ".join(BY_NAME[n].does for n in first)
+    does = "; and ".join((does_of or {}).get(n) or BY_NAME[n].does for n in first)
     also = f"; so do {', '.join('+'.join(f) for f in others)}" if others else ""
     return Diagnosis("+".join(first), f"reproduced: the reference's prompt made as an engine that {does} gives the "
                                       f"backend's {gave} exactly{also}", first, tuple(others), stage="chat")
 
 
-def prefer_chat(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
-    """One engine, one cause: where several sets reproduce a conversation, the smallest ones are
-    weighed, and the one that reproduces the most of the engine's conversations names it.
-    llama.cpp's built-in for a ChatML model is ChatML: an engine that falls back to ChatML on every
-    model is named so on every row. (What the backend gave, ids or text, is read off the evidence
-    the search wrote.)"""
+def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0
+                ) -> list[Diagnosis]:
+    """One engine, one cause: where several sets reproduce a conversation, a set that changes none
+    of the engine's agreements comes first (``broken``: how many it changes), then the smallest,
+    then the one that reproduces the most of the engine's conversations. Qwen3's template writes
+    ChatML: an engine that drops the tools is not one that falls back to ChatML where its other
+    conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
+    read off the evidence the search wrote.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
         for keys in (d.variants, *d.alternatives):
@@ -166,12 +238,71 @@ def prefer_chat(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     out = []
     for d in diagnoses:
         sets = [d.variants, *d.alternatives]
-        if len(sets) < 2:
+        ranked = sorted(sets, key=lambda keys: (broken(keys) > 0, len(keys), -counts[keys]))
+        if len(sets) < 2 or ranked[0] == d.variants:
             out.append(d)
             continue
         gave = "ids" if "backend's ids exactly" in d.evidence else "text"
-        out.append(_named(sorted(sets, key=lambda keys: (len(keys), -counts[keys])), gave))
+        out.append(_named(ranked, gave))
     return out
+
+
+def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]],
+                 agreeing: list[Conversation]) -> tuple[list[Diagnosis], RootCause | None]:
+    """One engine's run-level verdict on its prompts, checked as encode's is. Each conversation's
+    cause is chosen as ``prefer_chat`` says, weighing how many of the ``agreeing`` conversations
+    each set would change. The verdict is the union of the chosen sets (the engine's bugs): it
+    reproduces a conversation where the union, made one way, gives the backend's prompt, and keeps an
+    agreement where it leaves the prompt as it is. A value read off a backend's prompt (an added
+    system message's text) is that conversation's own: a set with one counts where it is the row's."""
+    kept_memo: dict[tuple[str, ...], int] = {}
+    right_of = {id(c): reference.answer(c) for c in agreeing}
+
+    def broken(keys: tuple[str, ...]) -> int:
+        if keys not in kept_memo:
+            way = _combined(tuple(BY_NAME[n] for n in keys if n not in DERIVED))
+            kept_memo[keys] = sum(1 for c in agreeing if way is None or not _same_answer(reference, c, way, right_of[id(c)]))
+        return kept_memo[keys]
+
+    chosen = prefer_chat([d for _, d in mine], broken)
+    named = [d.variants for d in chosen if d.variants]
+    if not named:
+        return chosen, None
+    counts: dict[str, int] = {}
+    for keys in named:
+        for n in keys:
+            counts[n] = counts.get(n, 0) + 1
+    union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
+    way = _combined(tuple(BY_NAME[n] for n in union if n not in DERIVED))
+    explains = 0
+    for (j, _), d in zip(mine, chosen):
+        if not d.variants or not set(d.variants) <= set(union):
+            continue
+        if any(n in DERIVED for n in d.variants) or way is None:
+            explains += 1  # (its own value: reproduced by its own set, a subset of the union)
+            continue
+        try:
+            conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
+            explains += _same(reference.answer(conversation, way), _backend_answer(j))
+        except (CaseFailure, NotImplementedError):
+            continue
+    keeps = len(agreeing) - broken(union)
+    return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(agreeing),
+                             proven(explains, len(mine), keeps, len(agreeing)))
+
+
+def _same_answer(reference: ChatReference, conversation: Conversation, way: ChatWay, right: ChatAnswer) -> bool:
+    """Whether ``way`` leaves an agreeing conversation's prompt as it is (the same text and ids, or
+    the same refusal)."""
+    try:
+        answer = reference.answer(conversation, way)
+    except CaseFailure:
+        return True  # (not made this way in time: nothing to say against it)
+    except NotImplementedError:  # (a way that cannot make this conversation's prompt does not keep it)
+        return False
+    if right.raised or answer.raised:
+        return bool(right.raised) == bool(answer.raised)
+    return answer.text == right.text and answer.ids == right.ids
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

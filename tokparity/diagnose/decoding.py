@@ -23,6 +23,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
+from os.path import commonprefix
 
 from tokparity.diagnose.info import cause_info
 from tokparity.diagnose.verdict import proven
@@ -103,6 +105,13 @@ def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     head = _text(ref, ids[:prompt], asked)
     rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
     return [whole, head + rest]
+
+
+def _begun_character_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text after the prompt taken at the length of the prompt's own text: where the prompt ends
+    inside a character, its text ends in U+FFFD, and the character that U+FFFD stood for is skipped."""
+    whole, head = _text(ref, ids, asked), _text(ref, ids[:prompt], asked)
+    return [whole[len(head):]] if head.endswith("\ufffd") else []
 
 
 def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -323,6 +332,30 @@ def _added_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSett
     return [raw] if raw != right else []
 
 
+def _text_not_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes read as UTF-8 text, one U+FFFD where they are not (a table of strings)."""
+    right = ref.piece_bytes(ids)
+    text = [b.decode("utf-8", "replace").encode("utf-8") for b in right]
+    return [text] if text != right else []
+
+
+def _specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    right = ref.piece_bytes(ids)
+    out = [b"" if _is_special(ref, i) else b for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
+def _space_before_space(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A space put before each token that begins with ``▁`` (or is byte 0x20), over the space the
+    ``▁`` already stands for: a fix for decoders that drop a first token's space, applied to one
+    that does not."""
+    right = ref.piece_bytes(ids)
+    tokens = ref.vocab.tokens
+    out = [b" " + b if 0 <= i < len(tokens) and (tokens[i].startswith("\u2581") or tokens[i] == "<0x20>") else b
+           for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
 def _long_token_cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     right = ref.piece_bytes(ids)
     return [[b[:size] for b in right] for size in BUFFERS]
@@ -337,6 +370,7 @@ VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", _latin1, twin=_joined),
     DecodeVariant("stream.split-character-sent", _eager, twin=_joined),
     DecodeVariant("stream.prompt-dropped", _prompt_dropped),
+    DecodeVariant("stream.begun-character-dropped", _begun_character_dropped),
     DecodeVariant("stream.restart-after-newline", _restart_after_newline),
     DecodeVariant("stream.prompt-resent", _prompt_resent),
     DecodeVariant("stream.offset-into-cleaned-text", _offset_into_cleaned_text),
@@ -361,6 +395,9 @@ VARIANTS = (
     DecodeVariant("pieces.decoded-alone", _decoded_alone),
     DecodeVariant("pieces.added-raw", _added_raw),
     DecodeVariant("pieces.long-token-cut", _long_token_cut, twin=_right_pieces),
+    DecodeVariant("pieces.text-not-bytes", _text_not_bytes),
+    DecodeVariant("pieces.specials-left-out", _specials_left_out),
+    DecodeVariant("pieces.space-before-space", _space_before_space),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -383,9 +420,34 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
         # (compared exactly, less its twin's answers: one U+FFFD per byte is the bug of some)
         if got in _forms(variant, ref, ids, prompt, asked) and _spelt(got) not in right:
             found.append(variant.name)
+    if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
+        pair = _pieces_pair(ref, ids, got, asked)
+        if pair:
+            return Diagnosis("+".join(pair), f"reproduced: the reference's pieces changed so that it "
+                                             f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
+                                             "backend's answer exactly", pair, stage=j.op)
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
     return _named(found, j.op)
+
+
+def _pieces_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings) -> tuple[str, str] | None:
+    """Two pieces variants that give the backend's bytes together: each id as one of them gives it,
+    where the other leaves it right (no id changed two ways)."""
+    right = ref.piece_bytes(ids)
+    answers = {v.name: [f for f in _forms(v, ref, ids, 0, asked) if f is not None] for v in VARIANTS if v.op == "pieces"}
+    for a, b in combinations(answers, 2):
+        for one in answers[a]:
+            for other in answers[b]:
+                merged = []
+                for r, x, y in zip(right, one, other):
+                    if x != r and y != r and x != y:
+                        break
+                    merged.append(x if x != r else y)
+                else:
+                    if merged == got and merged != one and merged != other:
+                        return a, b
+    return None
 
 
 def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
@@ -398,7 +460,7 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     out = []
     for d in diagnoses:
         names = list(d.variants) + [n for alt in d.alternatives for n in alt]
-        if len(names) < 2:
+        if len(names) < 2 or len(d.variants) > 1:  # (one cause, or two bugs at once: as found)
             out.append(d)
             continue
         order = {n: k for k, n in enumerate(names)}
@@ -447,8 +509,9 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
     form = max(tied, key=lambda k: (kept[k], -(k or 0)))
     explained = hits[form] if form is not None else len(named)
+    # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
     return RootCause(name, (name,), explained, len(own), kept[form], cases,
-                     proven(explained, len(own), kept[form], cases), departs)
+                     bool(own) and proven(explained, len(own), kept[form], cases), departs)
 
 
 def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -494,7 +557,9 @@ def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
     if op == "pieces":
         return [ref.piece_bytes(ids)]
     if op == "stream":
-        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), _text(ref, ids, asked)[len(_text(ref, ids[:prompt], asked)):]]
+        whole, head = _text(ref, ids, asked), _text(ref, ids[:prompt], asked)
+        # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
+        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), whole[len(commonprefix([whole, head])):]]
     return [_text(ref, ids, asked)]
 
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
-from tokparity.diagnose.chat import diagnose_chat, prefer_chat
+from tokparity.diagnose.chat import chat_verdict, diagnose_chat
 from tokparity.diagnose.decoding import decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
@@ -249,6 +249,7 @@ class ModelDiagnosis:
         for j in judgements[len(self._current):]:
             self._current.append(self.diagnose_one(j))
         self._prefer_causes(judgements)
+        self._chat_verdicts(judgements, not_agreeing, corpora)
         self._decoding_verdicts(judgements, not_agreeing, corpora)
         started = time.perf_counter()
         diagnoser: Diagnoser | None = None
@@ -297,9 +298,38 @@ class ModelDiagnosis:
             if j.op != "encode" and d is not None and d.variants:
                 groups.setdefault((j.backend, j.op), []).append(i)
         for (_, op), positions in groups.items():
-            chosen = (prefer_chat if op == "chat" else prefer)([cast(Diagnosis, self._current[i]) for i in positions])
+            if op == "chat":  # (chosen with the agreements weighed: _chat_verdicts)
+                continue
+            chosen = prefer([cast(Diagnosis, self._current[i]) for i in positions])
             for i, d in zip(positions, chosen):
                 self._current[i] = d
+
+    def _chat_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
+                       corpora: list[str] | None) -> None:
+        """Each engine's run-level verdict on its prompts (tokparity.diagnose.chat.chat_verdict),
+        checked on the conversations it agreed on, and each conversation's cause chosen with them."""
+        started = time.perf_counter()
+        for (name, op), skip in not_agreeing.items():
+            if op != "chat":
+                continue
+            positions = [i for i, j in enumerate(judgements) if j.backend == name and j.op == op
+                         and self._current[i] is not None]
+            if self.chat_reference is None or not any(cast(Diagnosis, self._current[i]).variants for i in positions):
+                continue
+            mine = [(judgements[i], cast(Diagnosis, self._current[i])) for i in positions]
+            try:
+                from tokparity.chat.conversation import Conversation
+                agreeing = [Conversation.from_text(text, "agreement") for text in self._texts(corpora, skip)] \
+                    if corpora is not None else []
+                chosen, verdict = chat_verdict(self.chat_reference, mine, agreeing)
+            except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
+                self.options.say(f"{self.model_name}: no run-level verdict for {name}'s prompts: {type(e).__name__}: {e}")
+                continue
+            for i, d in zip(positions, chosen):
+                self._current[i] = d
+            if verdict is not None:
+                self.root_causes[(name, op)] = verdict
+        self.seconds += time.perf_counter() - started
 
     def _decoding_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                            corpora: list[str] | None) -> None:

@@ -17,8 +17,9 @@ that decodes (golden ids cannot). Each answer is judged against its answer:
              of the prompt's ids, less a character it leaves unfinished, taken off the front; a
              character the ids leave unfinished at the end may stay unsent); no delta holds a
              U+FFFD that the whole text does not have. The decoder's own stream is judged too.
-    pieces   the same bytes for every id (a side that gives text, ``lossy_pieces``, shows an id
-             that is part of a character as U+FFFD: such an id is compared as that text)
+    pieces   the same bytes for every id (a decoder that gives text, ``lossy_pieces``, shows an id
+             that is part of a character as U+FFFD: such an id is judged by the bytes the
+             vocabulary spells for it; a backend that gives text is compared as that text)
 
 A backend without the op (NotImplementedError; a ``cmd:`` engine's error reply with no status)
 is not judged for it there: the case counts as skipped for it. Ids that have no token in the
@@ -300,5 +301,15 @@ class DecodingJudge:
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
             return judge_stream(lambda part: decoder.decode(part, self.settings.for_op(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
-        return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
-                            self.backends[name].lossy_pieces)
+        lossy = self.backends[self.decoder].lossy_pieces
+        if lossy:  # (the vocabulary spells the bytes a decoder of text shows as U+FFFD: judged by them)
+            want = [self._exact_piece(i, w) for i, w in zip(ids, want)]  # type: ignore[arg-type, call-overload]
+        return judge_pieces(ids, want, got, lossy, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
+
+    def _exact_piece(self, i: int, shown: bytes | None) -> bytes | None:
+        """The bytes of id ``i`` where a decoder of text shows them as U+FFFD, as the vocabulary spells
+        them (a byte token, a part of a character); ``shown`` where the two do not read alike."""
+        if shown is None or b"\xef\xbf\xbd" not in shown:
+            return shown
+        exact = self._bytes([i])
+        return exact if exact and exact.decode("utf-8", "replace").encode("utf-8") == shown else shown

@@ -74,12 +74,30 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           empty), then ``<|im_start|>assistant\n`` if ``add_generation_prompt``.
                           Tools, documents and the other options are ignored; the text is
                           tokenized as any prompt (special-token text parsed, no BOS added).
+``merge-turns``           consecutive messages with the same role whose contents are both strings
+                          are merged into one before rendering: the first message (its other keys
+                          kept) with the contents joined by a blank line (``"\\n\\n"``).
+``drop-empty``            messages whose content is ``""`` are left out before rendering, except an
+                          assistant message carrying (non-empty) ``tool_calls``.
+``default-system``        a conversation with no ``system`` message gets ``{"role": "system",
+                          "content": "You are a helpful assistant."}`` put first before rendering.
+``no-checks``             the template's ``raise_exception(message)`` never raises: it returns
+                          ``""`` and rendering goes on (refused conversations still get a prompt).
+``error-text``            the template's ``raise_exception(message)`` returns ``"Error: " +
+                          message``, written into the prompt, and rendering goes on (a Jinja port
+                          whose raise_exception returns an Error object that is then printed).
+``always-continue``       when the last message's role is ``assistant`` and no generation prompt
+                          is asked, ``continue_final_message`` is taken as True whatever the
+                          request says: the final assistant turn is left open (refused, as
+                          transformers does, when that turn has no content to continue).
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
-``empty-system``, then ``strip-content``), rendered (environment bugs, ``empty-bos``,
-``no-generation-prompt``, ``continue-ignored``, ``tools-dropped``; with ``chatml-fallback`` written
-as ChatML instead, where only ``no-generation-prompt`` still acts), the text cut
-(``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
+``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, then ``strip-content``),
+rendered (environment bugs, of which the last of ``no-checks``, ``error-text``, ``raise-as-text``
+in that order wins; ``empty-bos``, ``no-generation-prompt``, ``continue-ignored``, then
+``always-continue``, ``tools-dropped``; with ``chatml-fallback`` written as ChatML instead, where
+only ``no-generation-prompt`` still acts), the text cut (``drop-final-newline``), then tokenized
+(``text-specials``, ``double-bos``).
 """
 
 from __future__ import annotations
@@ -102,7 +120,8 @@ BUGS = (
     "double-bos", "no-trim-blocks", "no-lstrip-blocks", "jinja-tojson", "ascii-json",
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
-    "chatml-fallback",
+    "chatml-fallback", "merge-turns", "drop-empty", "default-system", "no-checks", "error-text",
+    "always-continue",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -110,6 +129,9 @@ SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token"
 # Names a message's reasoning is passed under; the first is the one templates read (transformers' _REASONING_FIELDS).
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+MERGE_JOINER = "\n\n"                          # merge-turns: what goes between merged contents
+DEFAULT_SYSTEM = "You are a helpful assistant."  # default-system: the persona put first
+ERROR_PREFIX = "Error: "                        # error-text: what a printed Error object starts with
 
 
 class Refused(Exception):
@@ -139,6 +161,14 @@ def raise_exception(message):
 
 def raise_as_text(message):
     return str(message)
+
+
+def raise_nothing(message):
+    return ""
+
+
+def raise_as_error_text(message):
+    return ERROR_PREFIX + str(message)
 
 
 def trim_nothing(value, chars=None):
@@ -198,6 +228,10 @@ def build_environment(bugs: frozenset[str]) -> ImmutableSandboxedEnvironment:
     if "trim-ignored" in bugs:                             # bug: trim-ignored
         env.filters["trim"] = trim_nothing
     env.globals["raise_exception"] = raise_exception
+    if "no-checks" in bugs:                                # bug: no-checks
+        env.globals["raise_exception"] = raise_nothing
+    if "error-text" in bugs:                               # bug: error-text
+        env.globals["raise_exception"] = raise_as_error_text
     if "raise-as-text" in bugs:                            # bug: raise-as-text
         env.globals["raise_exception"] = raise_as_text
     env.globals["strftime_now"] = strftime_now
@@ -271,6 +305,22 @@ class ChatEngine:
         """What the buggy engine does to the conversation before handing it on."""
         if "system-dropped" in self.bugs:        # bug: system-dropped
             messages = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+        if "drop-empty" in self.bugs:            # bug: drop-empty
+            messages = [m for m in messages if not (isinstance(m, dict) and m.get("content") == "" and not (
+                m.get("role") == "assistant" and m.get("tool_calls")))]
+        if "merge-turns" in self.bugs:           # bug: merge-turns
+            merged: list = []
+            for m in messages:
+                last = merged[-1] if merged else None
+                if (isinstance(m, dict) and isinstance(last, dict) and "role" in m and m["role"] == last.get("role")
+                        and isinstance(m.get("content"), str) and isinstance(last.get("content"), str)):
+                    merged[-1] = {**last, "content": last["content"] + MERGE_JOINER + m["content"]}
+                else:
+                    merged.append(m)
+            messages = merged
+        if "default-system" in self.bugs:        # bug: default-system
+            if not any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
+                messages = [{"role": "system", "content": DEFAULT_SYSTEM}, *messages]
         if "empty-system" in self.bugs:          # bug: empty-system
             if not any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
                 messages = [{"role": "system", "content": ""}, *messages]
@@ -290,6 +340,10 @@ class ChatEngine:
             add_generation_prompt = False
         if "continue-ignored" in self.bugs:      # bug: continue-ignored
             continue_final = False
+        if "always-continue" in self.bugs and not add_generation_prompt and not continue_final:  # bug: always-continue
+            last = messages[-1] if isinstance(messages, list) and messages else None
+            if isinstance(last, dict) and last.get("role") == "assistant":
+                continue_final = True
         kwargs = options                          # date_string, enable_thinking, ...
 
         chat_template = self.pick_template(tools)

@@ -45,6 +45,17 @@ The bugs (each alone; with no ``--bug`` every op is meant to be right):
                         character per byte, instead of UTF-8 ("é" -> "Ã©"); special tokens written
                         as their text (left out with ``skip_special``), and the leading spaces the
                         model's decoder strips (a Strip decoder's first space) stripped as well.
+``pieces-text``         pieces: each id's right bytes are kept as a string (read as UTF-8, invalid
+                        bytes as U+FFFD) and sent as that string's UTF-8 bytes: a token that is
+                        only part of a multi-byte character is listed as ``efbfbd`` (one U+FFFD
+                        per invalid byte sequence); whole-character tokens are right.
+``pieces-no-specials``  pieces: every special token's entry is empty (``""``); every other id's
+                        bytes are right.
+``stream-prompt-offset`` stream: the first delta sent (the first step whose text does not end in
+                        an unfinished character) is the text of the ids so far from offset
+                        ``len(decode(prompt ids))`` on, U+FFFD of an unfinished character at the
+                        prompt's end counted: the characters those U+FFFD stood for (the one the
+                        first ids finish, or more) are never sent; later deltas are right.
 """
 
 from __future__ import annotations
@@ -56,7 +67,8 @@ import sys
 
 from tokenizers import Tokenizer
 
-BUGS = ("long-token-dropped", "added-raw", "long-token-cut", "tail-never-flushed", "latin1-decode")
+BUGS = ("long-token-dropped", "added-raw", "long-token-cut", "tail-never-flushed", "latin1-decode",
+        "pieces-text", "pieces-no-specials", "stream-prompt-offset")
 BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 REPLACEMENT = "\ufffd"
 LONG_TOKEN = 32        # long-token-dropped: the decoder's per-token buffer
@@ -199,6 +211,10 @@ class Engine:
                     table[i] = content.encode("utf-8", "surrogatepass")
         elif self.bug == "long-token-cut":
             table = [None if p is None else p[:CUT] for p in table]
+        elif self.bug == "pieces-text":
+            table = [None if p is None else p.decode("utf-8", "replace").encode("utf-8", "surrogatepass") for p in table]
+        elif self.bug == "pieces-no-specials":
+            table = [b"" if i in self.specials and p is not None else p for i, p in enumerate(table)]
         return [None if p is None else p.hex() for p in table]
 
     # --- the ops ------------------------------------------------------------------------------
@@ -239,14 +255,20 @@ class Engine:
     def stream(self, ids: list[int], prompt: int, skip_special: bool, step: int) -> list[str]:
         prompt = max(0, min(prompt, len(ids)))
         # What is already known: the prompt's text, less an unfinished character at its end.
-        sent = self.tok.decode(ids[:prompt], skip_special_tokens=skip_special).rstrip(REPLACEMENT)
+        prompt_text = self.tok.decode(ids[:prompt], skip_special_tokens=skip_special)
+        sent = prompt_text.rstrip(REPLACEMENT)
+        offset = len(prompt_text) if self.bug == "stream-prompt-offset" else None  # bug: stream-prompt-offset
         deltas = []
         for end in range(prompt + step, len(ids) + step, step):
             text = self.tok.decode(ids[:min(end, len(ids))], skip_special_tokens=skip_special)
             if text.endswith(REPLACEMENT):
                 deltas.append("")               # hold back the start of a character
                 continue
-            deltas.append(after(sent, text))
+            if offset is not None:              # bug: the first delta from the prompt text's length on
+                deltas.append(text[offset:])
+                offset = None
+            else:
+                deltas.append(after(sent, text))
             sent = text
         if self.bug == "tail-never-flushed":
             # Send only up to and including the last space of what the right stream has sent so
