@@ -53,6 +53,12 @@ BUGS = {
     # engine joins a content's two text parts with nothing, llama.cpp with a newline (the cause's
     # way): that one conversation is left unnamed
     "chatml-fallback": ("gemma-3", "chat.chatml-fallback", 35),
+    # (five more, written blind from their descriptions after a survey of real chat formats)
+    "merge-turns": ("gemma-3", "chat.turns-merged", 1),
+    "default-system": ("llama-bpe", "chat.default-system-added", 25),
+    "no-checks": ("gemma-3", "chat.template-checks-skipped", 5),
+    "error-text": ("gemma-3", "chat.raise-as-text", 5),
+    "always-continue": ("qwen3", "chat.final-message-continued", 1),
 }
 
 
@@ -87,6 +93,29 @@ def test_the_twin_agrees(zoo, indented, model):
     model = indented if model == "indented" else (zoo(model) and model)
     run, causes = _run(model, [])
     assert (run.cases, run.mismatches) == (35, 0), causes
+
+
+def test_a_turn_left_out_is_named_and_a_refusal_has_its_shape(zoo):
+    """Empty messages left out: the conversation with an empty tool result is named; the one left
+    with no message at all is refused by the engine, which no way reproduces: its shape says so."""
+    zoo("qwen3")
+    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}} --bug drop-empty"
+    results = run_compare(["qwen3"], ["chats"], ["hf", f"eng={engine}"], CompareOptions(ops=("chat",)))
+    rows = {m.case_id: m for m in results.mismatches if m.backend == "eng"}
+    assert rows["empty-content-01"].shape.startswith("the engine refused the conversation") and \
+        not rows.pop("empty-content-01").cause
+    assert rows and all(m.cause == "chat.empty-turns-dropped" for m in rows.values()), rows
+
+
+def test_the_chat_verdict_is_checked_on_the_agreements(zoo):
+    """An engine that puts a system message of its own first: its text is read off its prompt, and
+    the run-level verdict reproduces every mismatch and keeps every conversation it agreed on."""
+    zoo("llama-bpe")
+    run, causes = _run("llama-bpe", ["default-system"])
+    verdict = run.root_cause
+    assert verdict is not None and verdict.cause == "chat.default-system-added" and verdict.proven, verdict
+    assert verdict.explains == verdict.mismatches == run.mismatches
+    assert verdict.keeps == verdict.agreements == run.cases - run.mismatches
 
 
 def test_three_bugs_at_once_are_all_named(zoo):

@@ -48,6 +48,13 @@ BLIND2 = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind2.py"  # 
     ("lenml-llama2", "stream", "2:tail-never-flushed", "stream.tail-never-sent", 200, 1.0),
     # the tokens' bytes read as Latin-1
     ("llama-bpe", "decode", "2:latin1-decode", "decode.bytes-as-latin1", 200, 1.0),
+    # a table of strings: a token that is part of a character is U+FFFD (judged by tokenizers, whose
+    # own text shows U+FFFD there too: the vocabulary's bytes judge those ids)
+    ("qwen3", "pieces", "2:pieces-text", "pieces.text-not-bytes", 50, 1.0),
+    # the special tokens left out of the table
+    ("llama-bpe", "pieces", "2:pieces-no-specials", "pieces.specials-left-out", 2, 1.0),
+    # a stream that starts at len(decode(prompt)): a character the prompt began is never sent
+    ("llama-bpe", "stream", "2:stream-prompt-offset", "stream.begun-character-dropped", 50, 1.0),
 ])
 def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause, fewest, share):
     zoo(model)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
@@ -181,20 +181,23 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
     out = []
     for name, key in DERIVED.items():
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
-            marked, pieces = TRANSFORMERS_WAY.changed(system_default=MARK), 2
+            marked = TRANSFORMERS_WAY.changed(system_default=MARK)
         elif key == "raise_exception" and right.raised:
-            marked, pieces = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK), 3
+            marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
         else:
             continue
         try:
             parts = reference.text(conversation, marked).split(MARK)
         except (NotImplementedError, TemplateRaised, CaseFailure):
             continue
-        value = _read_off(parts, got.text) if len(parts) == pieces else None
+        if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)
+            value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 else None
+            value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
+        else:
+            value = _read_off(parts, got.text) if len(parts) == 2 else None
         if value is None:
             continue
         if key == "raise_exception":
-            value = value.replace(parts[1], "{message}", 1) if parts[1] else value
             if value in ("{message}", ""):  # (the declared ways: tried already)
                 continue
         entry = CHAT_CAUSES[name]
@@ -258,10 +261,12 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     kept_memo: dict[tuple[str, ...], int] = {}
     right_of = {id(c): reference.answer(c) for c in agreeing}
 
+    def changed(way: ChatWay | None) -> int:
+        return sum(1 for c in agreeing if way is None or not _same_answer(reference, c, way, right_of[id(c)]))
+
     def broken(keys: tuple[str, ...]) -> int:
-        if keys not in kept_memo:
-            way = _combined(tuple(BY_NAME[n] for n in keys if n not in DERIVED))
-            kept_memo[keys] = sum(1 for c in agreeing if way is None or not _same_answer(reference, c, way, right_of[id(c)]))
+        if keys not in kept_memo:  # (of a cause's forms, the one that changes fewest: the engine has one)
+            kept_memo[keys] = min(changed(way) for way in _ways(keys))
         return kept_memo[keys]
 
     chosen = prefer_chat([d for _, d in mine], broken)
@@ -273,7 +278,24 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    way = _combined(tuple(BY_NAME[n] for n in union if n not in DERIVED))
+    best = max(((_explained(reference, mine, chosen, union, way), len(agreeing) - changed(way))
+                for way in _ways(union)), default=(0, 0))
+    explains, keeps = best
+    return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(agreeing),
+                             proven(explains, len(mine), keeps, len(agreeing)))
+
+
+def _ways(names: tuple[str, ...]) -> list[ChatWay | None]:
+    """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
+    a blank line, a newline…); a value read off a backend's prompt is left out (it is that row's)."""
+    forms = [[v for v in VARIANTS if v.name == n] for n in names if n not in DERIVED]
+    return [_combined(choice) for choice in islice(product(*forms), 16)]
+
+
+def _explained(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]], chosen: list[Diagnosis],
+               union: tuple[str, ...], way: ChatWay | None) -> int:
+    """How many of the engine's mismatches ``way`` (the union's) gives exactly; a row whose own set
+    holds a value read off its prompt counts where its set is part of the union."""
     explains = 0
     for (j, _), d in zip(mine, chosen):
         if not d.variants or not set(d.variants) <= set(union):
@@ -286,9 +308,7 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             explains += _same(reference.answer(conversation, way), _backend_answer(j))
         except (CaseFailure, NotImplementedError):
             continue
-    keeps = len(agreeing) - broken(union)
-    return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(agreeing),
-                             proven(explains, len(mine), keeps, len(agreeing)))
+    return explains
 
 
 def _same_answer(reference: ChatReference, conversation: Conversation, way: ChatWay, right: ChatAnswer) -> bool:

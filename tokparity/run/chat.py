@@ -124,8 +124,12 @@ class ChatJudge:
 
     def _shape(self, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
         """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
-        gave only ids is read as its tokens' texts. "" where a side raised or gave nothing."""
+        gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
         texts = [self._prompt_text(want), self._prompt_text(got)]
+        if want.raised and not got.raised:
+            return f"the engine made a prompt where the template refuses the conversation ({_said(want.raised)})"
+        if got.raised and not want.raised:
+            return f"the engine refused the conversation ({_said(got.raised)}) where the template makes a prompt"
         if want.raised or got.raised or None in texts:
             return ""
         if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
@@ -179,3 +183,9 @@ class ChatJudge:
 
     def _pieces(self, ids: list[int] | None) -> list[str]:
         return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids or []]
+
+
+def _said(why: str) -> str:
+    """A refusal's reason, short enough for a shape."""
+    why = " ".join(str(why).split())
+    return why if len(why) <= 80 else why[:79] + "…"
