@@ -253,3 +253,15 @@ def test_ties_are_reported_apart(zoo, tmp_path):
     assert "\n".join(["```", *(line[2:] for line in tie_ids.splitlines()), "```"]) in md
     page = (out / "report.html").read_text("utf-8")
     assert "<h4>Ties</h4><p>1 tie of equal score (<code>model.viterbi-tie</code>)" in page
+
+
+def test_a_decoding_op_is_named_in_its_sentence():
+    """llama.cpp's stream judged against llama.cpp's decode does not read as llama.cpp differing
+    from itself (a newcomer's "llama.cpp differs from llama.cpp on 4 cases")."""
+    from tokparity.report.build import verdict_sentence
+    from tokparity.run.results import RunSummary
+
+    stream = RunSummary("llama-bpe", "llama.cpp", "llama.cpp", op="stream", cases=10, mismatches=4)
+    assert verdict_sentence(stream).startswith("llama.cpp's stream differs from llama.cpp on 4 cases of llama-bpe")
+    encode = RunSummary("llama-bpe", "llama.cpp", "mine", cases=10, mismatches=4)
+    assert verdict_sentence(encode).startswith("mine differs from llama.cpp on 4 cases")

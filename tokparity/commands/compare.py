@@ -32,9 +32,10 @@ def add_parser(sub) -> None:
     p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("--all", action="store_true", help="every zoo model (the heavy tier; fetched as needed)")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
-                   help="multilingual, emoji, edge, llama.cpp-tests, all, a .jsonl/.txt file (also .gz/.zst), a "
-                        "Parquet file or folder, a saved Hugging Face dataset, or a quoted glob (repeatable; "
-                        "default: all)")
+                   help="multilingual, emoji, edge, seams, llama.cpp-tests, all (these five), ids (id sequences "
+                        "for the decoding ops), chats (conversations, --ops chat), a .jsonl/.txt file (also "
+                        ".gz/.zst), a Parquet file or folder, a saved Hugging Face dataset, or a quoted glob "
+                        "(repeatable; default: all, or chats with --ops chat)")
     add_corpus_options(p)
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",
                    help=BACKEND_NAMES + " (repeatable; default: every backend the model's files allow); NAME=BACKEND "

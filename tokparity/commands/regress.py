@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
                    help="regenerate the goldens of MODEL… (default: every model in the folder, or a built-in set) "
                         "from the oracle; goldens are never edited by hand")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",
-                   help="multilingual, emoji, edge, llama.cpp-tests, all, chats, or a .jsonl/.txt path (repeatable; "
+                   help="multilingual, emoji, edge, seams, llama.cpp-tests, all, ids, chats, or a .jsonl/.txt path (repeatable; "
                         "default: every corpus the goldens hold, of texts or, with --ops chat, of conversations; "
                         "with --update: all and chats, whose prompts are stored where the model has a chat template)")
     p.add_argument("-b", "--backend", action="append", dest="backends", metavar="BACKEND",

@@ -77,6 +77,7 @@ from tokparity.report.writeup import (
     cause_line,
     comparison,
     fixes_of,
+    op_subject,
     piece_styles,
     plural,
     prompt_like,
@@ -97,7 +98,8 @@ def root_cause(summary: RunSummary) -> RootCause | None:
 
 def verdict_sentence(summary: RunSummary) -> str:
     """The sentence tokparity.diagnose.verdict opens a write-up with."""
-    return diagnose_sentence(summary.model, summary.backend, summary.oracle, summary.root_cause, summary.mismatches)
+    return diagnose_sentence(summary.model, op_subject(summary), summary.oracle, summary.root_cause, summary.mismatches)
+
 
 
 def fuzz_run(results: Results) -> overview.FuzzSection | None:
@@ -335,8 +337,7 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
 
 
 def skipped_text(r: RunSummary) -> str:
-    """Why a run's cases were not judged: golden ids the model's files do not hold for the text, or
-    a case the backend did not answer (an op it does not offer, a case its engine skipped)."""
+    """Why a run's cases were not judged: no golden ids for the text, or no answer from the backend."""
     return f"{r.skipped:,} {'without golden ids' if r.backend == 'golden' else 'not answered'}"
 
 

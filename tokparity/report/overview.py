@@ -30,6 +30,7 @@ from tokparity.report.writeup import TIE, plural
 from tokparity.run.results import FoundCause, Results, SeamCovered
 from tokparity.textview import visible
 
+TABLE_COUNTS = 3  # classes and causes a row of the run table names; the rest are counted
 TAG_MIN_CASES = 20  # a tag's rate is shown when it counts this many case runs: fewer tell little
 TAG_ROWS = 40  # rows of the tag table at the most, highest rate first
 
@@ -94,9 +95,13 @@ RUN_COLUMNS = ("model", "oracle", "backend", "cases", "mismatches", "unexplained
 NUMERIC = frozenset({"cases", "mismatches", "unexplained"})
 
 
-def counts_text(counts: dict[str, int]) -> str:
-    """``merge-order 195, whitespace-runs 118``: most first, then by name; ``–`` for none."""
-    return ", ".join(f"{c} {n:,}" for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))) or "–"
+def counts_text(counts: dict[str, int], most: int | None = None) -> str:
+    """``merge-order 195, whitespace-runs 118``: most first, then by name; ``–`` for none. With
+    ``most``, the rest are one count (a table a terminal can show: summary.json has them all)."""
+    ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    shown = ranked if most is None or len(ranked) <= most else ranked[:most]
+    rest = len(ranked) - len(shown)
+    return ", ".join(f"{c} {n:,}" for c, n in shown) + (f", … {rest} more" if rest else "") or "–"
 
 
 def run_rows(results: Results) -> list[tuple[str, ...]]:
@@ -105,7 +110,7 @@ def run_rows(results: Results) -> list[tuple[str, ...]]:
     for r in results.runs:
         ties = f" ({plural(r.ties, 'tie')})" if r.ties else ""
         rows.append((r.model, r.oracle, r.label, f"{r.cases:,}", f"{r.mismatches:,}", f"{r.unexplained:,}{ties}",
-                     counts_text(r.classes), counts_text(r.causes)))
+                     counts_text(r.classes, TABLE_COUNTS), counts_text(r.causes, TABLE_COUNTS)))
     return rows
 
 

@@ -179,6 +179,12 @@ def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
     return {model: piece_style(ps) for model, ps in pieces.items()}
 
 
+def op_subject(summary: RunSummary) -> str:
+    """Who differs, as a sentence names it: a decoding op is the backend's op ("llama.cpp's
+    stream"), so that a library judged against its own decode does not read as differing from itself."""
+    return f"{summary.backend}'s {summary.op}" if summary.op in ("decode", "stream", "pieces") else summary.backend
+
+
 def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN, verdict: RootCause | None = None,
             verdict_text: str = "") -> Writeup:
     """The write-up of ``summary``: ``verdict`` is its run-level root cause, ``verdict_text`` the
@@ -193,7 +199,7 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
     w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
-        w.sentence = (f"{summary.backend} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
+        w.sentence = (f"{op_subject(summary)} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
                       f"{summary.model}; {w.cause} {case_by_case(w.cause, summary.causes.get(w.cause, 0), 'them')}.")
     pool = telling_pool(mismatches, w.cause)
     if pool:
