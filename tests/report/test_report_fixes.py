@@ -193,14 +193,14 @@ def test_fuzz_header_counts_every_mismatch_not_the_kept_ones(fuzzed):
 
 def test_tag_table_keeps_tags_with_enough_cases_and_folds_the_rest(greedy):
     out, _, records = greedy
-    rates = summary(out)["tag_rates"]  # each backend's counts per tag
+    rates = summary(out)["tag_rates"]["llama-spm"]  # each backend's counts per tag, on the one model
     few = [k for k, v in rates["greedy"].items() if v["cases"] < 20]
     assert len([k for k in few if k.startswith("codepoint=")]) == 300  # one case run each
     tags = section((out / "report.html").read_text("utf-8"), "tags")
     assert "codepoint=U+" not in tags
     assert "<svg" not in tags and "chart" not in tags  # one table, no chart repeating it
-    shown = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", tags)
-    assert shown and all(rates[backend][unescape(k)]["cases"] >= 20 for backend, k in shown)
+    shown = [(unescape(run).split(" · ")[1], unescape(k)) for run, k in re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", tags)]
+    assert shown and all(rates[backend][k]["cases"] >= 20 for backend, k in shown)
     assert ("greedy", "kind=generated") in shown
     folded = sum(len(r) for r in rates.values()) - len(shown)
     assert f"… and {folded:,} more rows, each with fewer than 20 case runs or a lower rate" in unescape(tags)
@@ -216,7 +216,7 @@ def test_tag_rates_are_counted_per_backend(tmp_path, zoo):
     out = tmp_path / "run"
     proc = tokparity("compare", "llama-spm", "-c", corpus, "-b", GREEDY, "-b", "hf", "-o", out, "-q")
     assert proc.returncode == 1, proc.stderr
-    rates = summary(out)["tag_rates"]
+    rates = summary(out)["tag_rates"]["llama-spm"]
     greedy, hf = rates["greedy"]["kind=formula"], rates["hf"]["kind=formula"]
     assert greedy["cases"] == hf["cases"] == len(records)
     assert hf["mismatches"] == 0 and greedy["mismatches"] > 0
@@ -360,11 +360,11 @@ def test_a_decoding_run_does_not_warn_of_seams_nor_of_the_shipped_lists_stale_en
 
 def test_a_run_written_before_rates_per_backend_is_read(greedy, tmp_path):
     """A summary.json whose ``tag_rates`` maps each tag to its counts (before they were counted per
-    backend) is read, its rates shown as those of all backends at once."""
+    model and backend) is read, its rates shown as those of one run, ``(all)``."""
     out, _, _ = greedy
     doc = summary(out)
     flat: dict[str, dict[str, int]] = {}
-    for rates in doc["tag_rates"].values():
+    for rates in doc["tag_rates"]["llama-spm"].values():
         for tag, rate in rates.items():
             into = flat.setdefault(tag, {"cases": 0, "mismatches": 0})
             into["cases"] += rate["cases"]
@@ -372,7 +372,7 @@ def test_a_run_written_before_rates_per_backend_is_read(greedy, tmp_path):
     old = tmp_path / "summary.json"
     old.write_text(json.dumps({**doc, "tag_rates": flat}), "utf-8")
     table = overview.tag_rates(read_summary(old))
-    assert table.rows and {row.backend for row in table.rows} == {"(all backends)"}
+    assert table.rows and {(row.model, row.backend) for row in table.rows} == {("(all)", "(all)")}
     assert {row.tag: row.cases for row in table.rows}["kind=generated"] == flat["kind=generated"]["cases"]
 
 

@@ -14,6 +14,7 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations, islice, product
@@ -23,7 +24,7 @@ from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.diagnose.info import of_stage
 from tokparity.diagnose.verdict import proven
-from tokparity.errors import CaseFailure, TemplateRaised
+from tokparity.errors import BadConversation, CaseFailure, TemplateRaised
 from tokparity.records import Diagnosis, Judgement, RootCause
 
 MAX_AT_ONCE = 3
@@ -69,6 +70,9 @@ ORDER = {name: k for k, name in enumerate(CHAT_CAUSES)}
 # the words its raise_exception writes): cause -> the ChatWay field (tokparity.diagnose.chat.derived).
 DERIVED = {name: entry["derived"] for name, entry in CHAT_CAUSES.items() if "derived" in entry}
 MARK = "\ue000"  # a private-use character, which no template writes: where a field's value lands
+# The values of those fields that declared causes try already (an empty system message, the message
+# alone, nothing): a value read off a prompt that is one of them is left to its declared cause.
+DECLARED_VALUES = {key: {value for v in VARIANTS for k, value in v.changes if k == key} for key in DERIVED.values()}
 # The ways that change only how the prompt's text becomes ids (a BOS put first, special-token text
 # not parsed): tried on top of each way of writing the text, so they never take a place of the cap.
 ID_FIELDS = ("add_bos", "parse_special")
@@ -126,7 +130,9 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     until = time.monotonic() + SEARCH_SECONDS
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
-    ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend)) + derived(reference, conversation, got, right)
+    read = derived(reference, conversation, got, right)
+    # (a value read off the prompt stands for its cause here: the declared forms say other words)
+    ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     does = {v.name: v.does for v in ways}
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
@@ -161,8 +167,8 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                         encoded[text] = encoding
                         break
             how = encoded[text]
-            if how is not None:
-                found.append(tuple(v.name for v in variants + how))
+            if how is not None and (names := tuple(v.name for v in variants + how)) not in found:
+                found.append(names)  # (two forms of one cause: one set)
         if found:
             return _named(sorted(found, key=len), "ids" if got.ids is not None else "text", does)
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
@@ -191,15 +197,12 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         except (NotImplementedError, TemplateRaised, CaseFailure):
             continue
         if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)
-            value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 else None
+            value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 and parts[2] else None
             value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
         else:
             value = _read_off(parts, got.text) if len(parts) == 2 else None
-        if value is None:
+        if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
             continue
-        if key == "raise_exception":
-            if value in ("{message}", ""):  # (the declared ways: tried already)
-                continue
         entry = CHAT_CAUSES[name]
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     return tuple(out)
@@ -256,17 +259,23 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     cause is chosen as ``prefer_chat`` says, weighing how many of the ``agreeing`` conversations
     each set would change. The verdict is the union of the chosen sets (the engine's bugs): it
     reproduces a conversation where the union, made one way, gives the backend's prompt, and keeps an
-    agreement where it leaves the prompt as it is. A value read off a backend's prompt (an added
-    system message's text) is that conversation's own: a set with one counts where it is the row's."""
+    agreement where it leaves the prompt as it is. A value read off the backend's prompts (an added
+    system message's text) is the one most of its rows read: the union is checked with it."""
+    read = _values_read(reference, mine)
+    rights: dict[int, ChatAnswer] = {}
+    for c in agreeing:
+        try:
+            rights[id(c)] = reference.answer(c)
+        except CaseFailure:  # (not made in time: nothing to check it with)
+            continue
     kept_memo: dict[tuple[str, ...], int] = {}
-    right_of = {id(c): reference.answer(c) for c in agreeing}
 
-    def changed(way: ChatWay | None) -> int:
-        return sum(1 for c in agreeing if way is None or not _same_answer(reference, c, way, right_of[id(c)]))
+    def changed(way: ChatWay) -> int:
+        return sum(1 for c in agreeing if id(c) in rights and not _same_answer(reference, c, way, rights[id(c)]))
 
     def broken(keys: tuple[str, ...]) -> int:
         if keys not in kept_memo:  # (of a cause's forms, the one that changes fewest: the engine has one)
-            kept_memo[keys] = min(changed(way) for way in _ways(keys))
+            kept_memo[keys] = min((changed(way) for way in _ways(keys, read)), default=len(rights))
         return kept_memo[keys]
 
     chosen = prefer_chat([d for _, d in mine], broken)
@@ -278,35 +287,45 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    best = max(((_explained(reference, mine, chosen, union, way), len(agreeing) - changed(way))
-                for way in _ways(union)), default=(0, 0))
-    explains, keeps = best
-    return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(agreeing),
-                             proven(explains, len(mine), keeps, len(agreeing)))
+    explains, keeps = max(((_explained(reference, mine, way), len(rights) - changed(way))
+                           for way in _ways(union, read)), default=(0, 0))
+    return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
+                             proven(explains, len(mine), keeps, len(rights)))
 
 
-def _ways(names: tuple[str, ...]) -> list[ChatWay | None]:
-    """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
-    a blank line, a newline…); a value read off a backend's prompt is left out (it is that row's)."""
-    forms = [[v for v in VARIANTS if v.name == n] for n in names if n not in DERIVED]
-    return [_combined(choice) for choice in islice(product(*forms), 16)]
-
-
-def _explained(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]], chosen: list[Diagnosis],
-               union: tuple[str, ...], way: ChatWay | None) -> int:
-    """How many of the engine's mismatches ``way`` (the union's) gives exactly; a row whose own set
-    holds a value read off its prompt counts where its set is part of the union."""
-    explains = 0
-    for (j, _), d in zip(mine, chosen):
-        if not d.variants or not set(d.variants) <= set(union):
-            continue
-        if any(n in DERIVED for n in d.variants) or way is None:
-            explains += 1  # (its own value: reproduced by its own set, a subset of the union)
+def _values_read(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]]) -> dict[str, ChatVariant]:
+    """Each cause whose value is read off a prompt, made with the value most of the rows it names read."""
+    seen: dict[str, Counter[ChatVariant]] = {}
+    for j, d in mine:
+        if not any(n in DERIVED for n in d.variants):
             continue
         try:
             conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
+            got = _backend_answer(j)
+            read = derived(reference, conversation, got, reference.answer(conversation))
+        except (CaseFailure, BadConversation):
+            continue
+        for v in read:
+            if v.name in d.variants:
+                seen.setdefault(v.name, Counter())[v] += 1
+    return {name: counts.most_common(1)[0][0] for name, counts in seen.items()}
+
+
+def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]:
+    """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
+    a blank line, a newline…; a value read off the prompts); none where two of them set one field."""
+    forms = [[read[n]] if n in read else [v for v in VARIANTS if v.name == n] for n in names]
+    return [way for choice in islice(product(*forms), 16) if (way := _combined(choice)) is not None]
+
+
+def _explained(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]], way: ChatWay) -> int:
+    """How many of the engine's mismatches ``way`` (the union's) gives exactly."""
+    explains = 0
+    for j, _ in mine:
+        try:
+            conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
             explains += _same(reference.answer(conversation, way), _backend_answer(j))
-        except (CaseFailure, NotImplementedError):
+        except (CaseFailure, NotImplementedError, BadConversation):
             continue
     return explains
 

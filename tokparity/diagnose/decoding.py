@@ -493,7 +493,9 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
             departs += 1
         else:
             own.append((j, d))
-    named = [(j, d) for j, d in own if name in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+    # (a row of two bugs at once is not one variant's: the verdict names one)
+    named = [(j, d) for j, d in own if len(d.variants) == 1 and
+             name in d.variants + tuple(n for alt in d.alternatives for n in alt)]
     hits: Counter[int] = Counter()  # form -> the mismatches it gives exactly
     for j, _ in named:
         got = _answer_of(j)

@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
-from tokparity.diagnose.chat import chat_verdict, diagnose_chat
+from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
 from tokparity.diagnose.decoding import decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
@@ -289,9 +289,9 @@ class ModelDiagnosis:
         self.seconds += time.perf_counter() - started
 
     def _prefer_causes(self, judgements: Sequence[Judgement]) -> None:
-        """A decoding op's or a chat's mismatches that several variants reproduce: each engine's, per
-        op, named by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer,
-        tokparity.diagnose.chat.prefer_chat)."""
+        """A decoding op's mismatches that several variants reproduce: each engine's, per op, named
+        by the variant that reproduces most of them (tokparity.diagnose.decoding.prefer; a chat's:
+        _chat_verdicts)."""
         groups: dict[tuple[str, str], list[int]] = {}
         for i, j in enumerate(judgements):
             d = self._current[i]
@@ -307,28 +307,33 @@ class ModelDiagnosis:
     def _chat_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                        corpora: list[str] | None) -> None:
         """Each engine's run-level verdict on its prompts (tokparity.diagnose.chat.chat_verdict),
-        checked on the conversations it agreed on, and each conversation's cause chosen with them."""
+        checked on the conversations it agreed on, and each conversation's cause chosen with them.
+        Where the agreements are not known (fuzz) or the verdict fails, the causes are chosen
+        without them (prefer_chat) and no verdict is made."""
         started = time.perf_counter()
-        for (name, op), skip in not_agreeing.items():
-            if op != "chat":
-                continue
-            positions = [i for i, j in enumerate(judgements) if j.backend == name and j.op == op
-                         and self._current[i] is not None]
-            if self.chat_reference is None or not any(cast(Diagnosis, self._current[i]).variants for i in positions):
-                continue
+        groups: dict[str, list[int]] = {}
+        for i, j in enumerate(judgements):
+            if j.op == "chat" and self._current[i] is not None:
+                groups.setdefault(j.backend, []).append(i)
+        for name, positions in groups.items():
             mine = [(judgements[i], cast(Diagnosis, self._current[i])) for i in positions]
-            try:
-                from tokparity.chat.conversation import Conversation
-                agreeing = [Conversation.from_text(text, "agreement") for text in self._texts(corpora, skip)] \
-                    if corpora is not None else []
-                chosen, verdict = chat_verdict(self.chat_reference, mine, agreeing)
-            except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
-                self.options.say(f"{self.model_name}: no run-level verdict for {name}'s prompts: {type(e).__name__}: {e}")
+            if not any(d.variants for _, d in mine):
                 continue
-            for i, d in zip(positions, chosen):
+            chosen, verdict = None, None
+            if self.chat_reference is not None and (name, "chat") in not_agreeing:
+                try:
+                    from tokparity.chat.conversation import Conversation
+                    skip = not_agreeing[(name, "chat")]
+                    agreeing = [Conversation.from_text(text, "agreement") for text in self._texts(corpora, skip)] \
+                        if corpora is not None else []
+                    chosen, verdict = chat_verdict(self.chat_reference, mine, agreeing)
+                except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
+                    self.options.say(f"{self.model_name}: no run-level verdict for {name}'s prompts: "
+                                     f"{type(e).__name__}: {e}")
+            for i, d in zip(positions, chosen or prefer_chat([d for _, d in mine])):
                 self._current[i] = d
             if verdict is not None:
-                self.root_causes[(name, op)] = verdict
+                self.root_causes[(name, "chat")] = verdict
         self.seconds += time.perf_counter() - started
 
     def _decoding_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],

@@ -114,8 +114,8 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
 def tried_seams(results: Results) -> bool:
     """Whether any case of the run was a Unicode or regex-engine seam (the ``seams`` corpus, or
     any text tagged with a ``seam``, as ``tokparity.fuzz.seams`` tags them)."""
-    return any(key.startswith("seam=") and rate.get("cases")
-               for rates in results.tag_rates.values() for key, rate in rates.items())
+    return any(key.startswith("seam=") and rate.get("cases") for backends in results.tag_rates.values()
+               for rates in backends.values() for key, rate in rates.items())
 
 
 def known_used(results: Results) -> dict[str, int]:
@@ -469,22 +469,22 @@ def every_class(w: Writeup) -> Details:
 
 
 def tags(src: Source) -> tuple[str, Blocks] | None:
-    """The page's mismatch rate per backend and tag: the rows with enough case runs, highest rate
-    first; the rest counted in one line."""
+    """The page's mismatch rate per model, backend and tag: the rows with enough case runs, highest
+    rate first; the rest counted in one line."""
     if src.view != PAGE:
         return None
     rates = overview.tag_rates(src.results)
     blocks: list[Block] = []
     if rates.rows:
-        blocks.append(Table(("backend", "tag", "case runs", "mismatches", "rate"),
-                            tuple((runs(t.backend), runs(t.tag), runs(f"{t.cases:,}"), runs(f"{t.mismatches:,}"),
+        blocks.append(Table(("model · backend", "tag", "case runs", "mismatches", "rate"),
+                            tuple((runs(f"{t.model} · {t.backend}"), runs(t.tag), runs(f"{t.cases:,}"), runs(f"{t.mismatches:,}"),
                                    runs(f"{100 * t.rate:.1f} %")) for t in rates.rows),
                             frozenset({"case runs", "mismatches", "rate"})))
     else:
         blocks.append(Paragraph(runs(f"No tag with {rates.min_cases} case runs or more."), MUTED))
     if rates.folded:
         blocks.append(Paragraph(runs(rates.folded_line), MUTED))
-    return "Mismatch rate per backend and tag", tuple(blocks)
+    return "Mismatch rate per model, backend and tag", tuple(blocks)
 
 
 def examples(src: Source) -> tuple[str, Blocks] | None:

@@ -34,20 +34,21 @@ class RunFolder:
     source: str  # where the mismatches were read: cases.jsonl or mismatches.csv
 
 
-OLD_TAG_RATES = "(all backends)"  # a run written before the rates were counted per backend
+OLD_TAG_RATES = "(all)"  # a run written before the rates were counted per model and backend
 
 
-def _tag_rates(doc: dict) -> dict[str, dict[str, dict[str, int]]]:
-    """summary.json's ``tag_rates``: each backend's counts per tag. A run written before the
-    rates were counted per backend maps each tag to its counts; its rates are shown as one backend's."""
+def _tag_rates(doc: dict) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+    """summary.json's ``tag_rates``: each model's and backend's counts per tag. A run written before
+    they were counted so maps each tag to its counts; its rates are shown as one run's, ``(all)``."""
     def counts(r: object) -> bool:
         return isinstance(r, dict) and all(isinstance(r.get(k, 0), int) for k in ("cases", "mismatches"))
 
     if all(counts(r) and "cases" in r for r in doc.values()):
-        return {OLD_TAG_RATES: dict(doc)} if doc else {}
-    if not all(isinstance(rates, dict) and all(counts(r) for r in rates.values()) for rates in doc.values()):
-        raise TypeError("'tag_rates' must map each backend to its counts per tag")
-    return {str(backend): dict(rates) for backend, rates in doc.items()}
+        return {OLD_TAG_RATES: {OLD_TAG_RATES: dict(doc)}} if doc else {}
+    if not all(isinstance(backends, dict) and all(isinstance(rates, dict) and all(counts(r) for r in rates.values())
+                                                  for rates in backends.values()) for backends in doc.values()):
+        raise TypeError("'tag_rates' must map each model and backend to its counts per tag")
+    return {str(model): {str(b): dict(rates) for b, rates in backends.items()} for model, backends in doc.items()}
 
 
 def _what_to_do(path: Path) -> str:

@@ -179,6 +179,7 @@ def run_classes(results: Results) -> str:
 
 @dataclass
 class TagRow:
+    model: str
     backend: str
     tag: str
     cases: int
@@ -192,7 +193,7 @@ class TagRow:
 @dataclass
 class TagRates:
     rows: list[TagRow]  # highest rate first
-    folded: int = 0  # (backend, tag) rows left out: too few case runs, or past the table's last row
+    folded: int = 0  # (model, backend, tag) rows left out: too few cases, or past the table's last row
     folded_cases: int = 0
     min_cases: int = TAG_MIN_CASES
 
@@ -205,14 +206,15 @@ class TagRates:
 
 
 def tag_rates(results: Results, min_cases: int = TAG_MIN_CASES, top: int = TAG_ROWS) -> TagRates:
-    """Each backend's tags with at least ``min_cases`` case runs, highest mismatch rate first, at
+    """Each model's and backend's tags with at least ``min_cases`` cases, highest mismatch rate first, at
     most ``top``; the rest (a generator's one-case ``codepoint=U+0001`` tags, …) folded into one count."""
-    every = [TagRow(backend, k, v.get("cases", 0), v.get("mismatches", 0))
-             for backend, rates in results.tag_rates.items() for k, v in rates.items() if v.get("cases", 0)]
+    every = [TagRow(model, backend, k, v.get("cases", 0), v.get("mismatches", 0))
+             for model, backends in results.tag_rates.items() for backend, rates in backends.items()
+             for k, v in rates.items() if v.get("cases", 0)]
     enough = sorted((t for t in every if t.cases >= min_cases),
-                    key=lambda t: (-t.rate, -t.cases, t.backend, t.tag))[:top]
-    shown = {(t.backend, t.tag) for t in enough}
-    rest = [t for t in every if (t.backend, t.tag) not in shown]
+                    key=lambda t: (-t.rate, -t.cases, t.model, t.backend, t.tag))[:top]
+    shown = {(t.model, t.backend, t.tag) for t in enough}
+    rest = [t for t in every if (t.model, t.backend, t.tag) not in shown]
     return TagRates(enough, len(rest), sum(t.cases for t in rest), min_cases)
 
 

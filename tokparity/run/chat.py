@@ -126,7 +126,7 @@ class ChatJudge:
         """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
         gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
         texts = [self._prompt_text(want), self._prompt_text(got)]
-        if want.raised and not got.raised:
+        if want.raised and (got.text is not None or got.ids is not None):
             return f"the engine made a prompt where the template refuses the conversation ({_said(want.raised)})"
         if got.raised and not want.raised:
             return f"the engine refused the conversation ({_said(got.raised)}) where the template makes a prompt"

@@ -171,9 +171,9 @@ class Results:
     backends: dict[str, dict] = field(default_factory=dict)  # name -> {"version": ...}
     runs: list[RunSummary] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
-    # per backend, per tag value: {"mine": {"script=Cyrl": {"cases": n, "mismatches": m}}}, for the
-    # report's rate table
-    tag_rates: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    # per model, backend and tag value: {"llama-bpe": {"mine": {"script=Cyrl": {"cases": n, "mismatches": m}}}},
+    # for the report's rate table
+    tag_rates: dict[str, dict[str, dict[str, dict[str, int]]]] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
@@ -230,11 +230,12 @@ class Results:
                 self.options.setdefault(key, value)
         self.runs.extend(part.runs)
         self.mismatches.extend(part.mismatches)
-        for backend, rates in part.tag_rates.items():
-            ours = self.tag_rates.setdefault(backend, {})
-            for key, rate in rates.items():
-                into = ours.setdefault(key, {"cases": 0, "mismatches": 0})
-                into["cases"] += rate["cases"]
-                into["mismatches"] += rate["mismatches"]
+        for model, backends in part.tag_rates.items():
+            for backend, rates in backends.items():
+                ours = self.tag_rates.setdefault(model, {}).setdefault(backend, {})
+                for key, rate in rates.items():
+                    into = ours.setdefault(key, {"cases": 0, "mismatches": 0})
+                    into["cases"] += rate["cases"]
+                    into["mismatches"] += rate["mismatches"]
         self.timing.update(part.timing)
         self.interrupted = self.interrupted or part.interrupted

@@ -104,10 +104,10 @@ class Tally:
             else:  # (its cause is the runner's to count: fuzz settles its findings' causes at the end)
                 self._count(name, record.op, Decision(verdict.cls, "", verdict.known, record.causes.get(name, "")),
                             count_cause=False)
-        # The tag rates count the cases of each backend apart: an agreeing backend would halve a
-        # failing one's rate. A decoding op's tags are counted apart too ("stream:script=Latn").
+        # The tag rates count the cases of each model and backend apart: an agreeing backend, or a
+        # model it gets right, would dilute a failing one's rate. A decoding op's tags are counted apart too ("stream:script=Latn").
         for name, mismatched in judged.items():
-            rates = self.results.tag_rates.setdefault(name, {})
+            rates = self.results.tag_rates.setdefault(self.model.name, {}).setdefault(name, {})
             for key in record.tally:
                 key = key if encoding else f"{op}:{key}"
                 rate = rates.get(key)
