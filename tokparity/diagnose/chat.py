@@ -261,7 +261,8 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     reproduces a conversation where the union, made one way, gives the backend's prompt, and keeps an
     agreement where it leaves the prompt as it is. A value read off the backend's prompts (an added
     system message's text) is the one most of its rows read: the union is checked with it."""
-    read = _values_read(reference, mine)
+    rows = _rows(mine)
+    read = _values_read(reference, rows)
     rights: dict[int, ChatAnswer] = {}
     for c in agreeing:
         try:
@@ -287,23 +288,34 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    explains, keeps = max(((_explained(reference, mine, way), len(rights) - changed(way))
+    explains, keeps = max(((_explained(reference, rows, way), len(rights) - changed(way))
                            for way in _ways(union, read)), default=(0, 0))
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
                              proven(explains, len(mine), keeps, len(rights)))
 
 
-def _values_read(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]]) -> dict[str, ChatVariant]:
+def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, ChatAnswer, Diagnosis] | None]:
+    """Each mismatch's conversation, the backend's answer and its diagnosis (None: not readable)."""
+    rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None] = []
+    for j, d in mine:
+        try:
+            rows.append((Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}"), _backend_answer(j), d))
+        except BadConversation:
+            rows.append(None)
+    return rows
+
+
+def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None]
+                 ) -> dict[str, ChatVariant]:
     """Each cause whose value is read off a prompt, made with the value most of the rows it names read."""
     seen: dict[str, Counter[ChatVariant]] = {}
-    for j, d in mine:
-        if not any(n in DERIVED for n in d.variants):
+    for row in rows:
+        if row is None or not any(n in DERIVED for n in row[2].variants):
             continue
+        conversation, got, d = row
         try:
-            conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
-            got = _backend_answer(j)
             read = derived(reference, conversation, got, reference.answer(conversation))
-        except (CaseFailure, BadConversation):
+        except CaseFailure:
             continue
         for v in read:
             if v.name in d.variants:
@@ -318,14 +330,16 @@ def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]
     return [way for choice in islice(product(*forms), 16) if (way := _combined(choice)) is not None]
 
 
-def _explained(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]], way: ChatWay) -> int:
+def _explained(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
+               way: ChatWay) -> int:
     """How many of the engine's mismatches ``way`` (the union's) gives exactly."""
     explains = 0
-    for j, _ in mine:
+    for row in rows:
+        if row is None:
+            continue
         try:
-            conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
-            explains += _same(reference.answer(conversation, way), _backend_answer(j))
-        except (CaseFailure, NotImplementedError, BadConversation):
+            explains += _same(reference.answer(row[0], way), row[1])
+        except (CaseFailure, NotImplementedError):
             continue
     return explains
 

@@ -41,6 +41,7 @@ from tokparity.diff.shape import chat_shape, encode_shape
 from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
 from tokparity.run.ops import ask_op, capped
+from tokparity.textview import clipped
 from tokparity.vocab import Vocab
 from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import ModelFiles
@@ -126,10 +127,11 @@ class ChatJudge:
         """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
         gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
         texts = [self._prompt_text(want), self._prompt_text(got)]
+        why = clipped(" ".join((want.raised or got.raised).split()))  # (a refusal's reason, on one line)
         if want.raised and (got.text is not None or got.ids is not None):
-            return f"the engine made a prompt where the template refuses the conversation ({_said(want.raised)})"
+            return f"the engine made a prompt where the template refuses the conversation ({why})"
         if got.raised and not want.raised:
-            return f"the engine refused the conversation ({_said(got.raised)}) where the template makes a prompt"
+            return f"the engine refused the conversation ({why}) where the template makes a prompt"
         if want.raised or got.raised or None in texts:
             return ""
         if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
@@ -184,8 +186,3 @@ class ChatJudge:
     def _pieces(self, ids: list[int] | None) -> list[str]:
         return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids or []]
 
-
-def _said(why: str) -> str:
-    """A refusal's reason, short enough for a shape."""
-    why = " ".join(str(why).split())
-    return why if len(why) <= 80 else why[:79] + "…"

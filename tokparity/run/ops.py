@@ -280,7 +280,11 @@ class DecodingJudge:
         """Every id's bytes, asked once per backend."""
         if name not in self._tables:
             backend = self.backends[name]
-            self._tables[name] = ask_op(lambda: backend.piece_bytes(list(range(self.vocab.size))))  # type: ignore[assignment]
+            table = ask_op(lambda: backend.piece_bytes(list(range(self.vocab.size))))
+            if name == self.decoder and backend.lossy_pieces and isinstance(table, list):
+                # (the vocabulary spells the bytes a decoder of text shows as U+FFFD: judged by them)
+                table = [self._exact_piece(i, b) for i, b in enumerate(table)]
+            self._tables[name] = table  # type: ignore[assignment]
         return self._tables[name]
 
     def _judge(self, op: str, ids: list[int], prompt: int, case: Case | IdCase, want: object, got: object,
@@ -301,10 +305,8 @@ class DecodingJudge:
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
             return judge_stream(lambda part: decoder.decode(part, self.settings.for_op(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
-        lossy = self.backends[self.decoder].lossy_pieces
-        if lossy:  # (the vocabulary spells the bytes a decoder of text shows as U+FFFD: judged by them)
-            want = [self._exact_piece(i, w) for i, w in zip(ids, want)]  # type: ignore[arg-type, call-overload]
-        return judge_pieces(ids, want, got, lossy, self.backends[name].lossy_pieces)  # type: ignore[arg-type]
+        return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
+                            self.backends[name].lossy_pieces)
 
     def _exact_piece(self, i: int, shown: bytes | None) -> bytes | None:
         """The bytes of id ``i`` where a decoder of text shows them as U+FFFD, as the vocabulary spells
