@@ -4,7 +4,8 @@ A page asks for a generated block with an HTML comment on a line of its own:
 
     <!-- generate: classes -->            the bug classes (tokparity/diff/classes.toml)
     <!-- generate: class-rules -->        the classifier's rules, in order (tokparity/diff/classify.py RULES)
-    <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml)
+    <!-- generate: causes -->             the root causes (tokparity/diagnose/causes.toml), each with the
+                                          shapes it gives (docs/_hooks/shapes.toml, tools/cause_shapes.py)
     <!-- generate: cause-order -->        the order of +-joined causes (tokparity/diagnose/variants/rules.py STAGES)
     <!-- generate: csv-columns -->        mismatches.csv's columns (tokparity/run/results.py CSV_COLUMNS)
     <!-- generate: placeholders -->       the cmd: placeholders (tokparity/zoo/manifest.py FILE_ROLES)
@@ -174,6 +175,31 @@ def _cause_entry(name: str, causes: dict) -> str | None:
 
 
 DECODING = ("decode", "stream", "pieces")
+SHAPES = HOOKS / "shapes.toml"  # written by tools/cause_shapes.py
+# What the shape column says of a cause that no variant builds, by how it is named (causes.toml `built`)
+UNBUILT = {"stages": "any shape: named where no variant reproduces it", "tie": "same bytes, cut otherwise",
+           "release": "any shape: another release's", "judge": "pieces that are not the vocabulary's",
+           "reviewed": "the reviewed case's"}
+
+
+def shapes(declared: dict) -> dict[str, str]:
+    """Each cause's shape column: the kinds of difference its variant gives on the zoo (shapes.toml),
+    the most frequent first; a family's are its members' together."""
+    measured = _toml(SHAPES)
+    for name in measured:
+        if _cause_entry(name, declared) is None:
+            warn(f"docs/_hooks/shapes.toml names {name!r}, which tokparity/diagnose/causes.toml does not declare")
+    out = {}
+    for name, entry in declared.items():
+        counts: dict[str, int] = {}
+        for measured_name, kinds in measured.items():
+            if measured_name == name or (entry["built"] == "family" and measured_name.startswith(name + ".")):
+                for k, n in kinds.items():
+                    counts[k] = counts.get(k, 0) + n
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{k or 'no shape'} ({n:,})" for k, n in top[:3]) + (", …" if len(top) > 3 else "")
+        out[name] = shown or UNBUILT.get(entry["built"], "none on the zoo's texts")
+    return out
 
 
 def causes_page() -> str:
@@ -194,15 +220,18 @@ def causes_page() -> str:
                 warn(f"known divergence {d['id']!r} names cause {part!r}, which no causes.toml entry covers")
             else:
                 by_entry.setdefault(entry, []).append(d)
-    out = ["| cause | stage | the backend… | real case |", "|---|---|---|---|"]
+    shape = shapes(declared)
+    out = ["| cause | stage | the backend… | shape it gives | real case |", "|---|---|---|---|---|"]
     for name, entry in causes.items():
         title = f"`{name}.<name>`" if name == "pretokenizer" else f"[`{name}`](#{anchor(name)})"
-        out.append(f"| {title} | {entry['stage']} | {cell(entry.get('does', ''))} | {cell(entry.get('case') or '–')} |")
+        out.append(f"| {title} | {entry['stage']} | {cell(entry.get('does', ''))} | {cell(shape[name])} "
+                   f"| {cell(entry.get('case') or '–')} |")
     out.append("")
     for name, entry in causes.items():
         out += [f"### `{name}`" if name != "pretokenizer" else "### `pretokenizer.<name>`", "",
                 f"The backend {prose(entry.get('does') or '…')}.", "",
                 f"- **Shows as:** {', '.join(f'`{c}`' for c in entry['classes'])}",
+                f"- **Shape:** {shape[name]}",
                 f"- **Stage:** {entry['stage']}",
                 f"- **Fix:** {prose(entry['fix'])}",
                 f"- **Specified by:** `{entry['spec']}`",
@@ -218,20 +247,21 @@ def causes_page() -> str:
         "exactly: its text, the text its deltas add up to, or its bytes, and not what the reference "
         "itself answers; where several do, the one that reproduces most of the engine's mismatches of "
         "that op. A reviewed known divergence may name a cause no variant reproduces (a library's "
-        "convention). The names:"), "the backend's decoder…", decoding, _shipped(by_entry, decoding), "a decoding")
+        "convention). The names:"), "the backend's decoder…", decoding, _shipped(by_entry, decoding), "a decoding", shape)
     out += _op_causes("Chat causes", (
         "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
         "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
         "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
         "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
-        "Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat")
+        "Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
     return "\n".join(out)
 
 
-def _op_causes(title: str, intro: str, does: str, causes: dict, shipped: list[dict], kind: str) -> list[str]:
+def _op_causes(title: str, intro: str, does: str, causes: dict, shipped: list[dict], kind: str,
+               shape: dict[str, str]) -> list[str]:
     """The section of one op's causes: a table of them, then the known divergences that name them."""
-    out = [f"### {title}", "", intro, "", f"| cause | {does} | fix | real case |", "|---|---|---|---|"]
-    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
+    out = [f"### {title}", "", intro, "", f"| cause | {does} | shape it gives | fix | real case |", "|---|---|---|---|---|"]
+    out += [f"| `{name}` | {cell(e.get('does', ''))} | {cell(shape[name])} | {cell(e['fix'])} | {cell(e.get('case') or '–')} |"
             for name, e in causes.items()]
     out.append("")
     if shipped:

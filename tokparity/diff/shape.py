@@ -20,6 +20,7 @@ proven only by a variant that gives the engine's answer.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -27,6 +28,48 @@ from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
 
 SHOWN = 24  # characters of text a shape quotes, at most
+
+# Every shape sentence starts with the words of its kind; the catalogue (tools/cause_shapes.py)
+# counts the kinds each cause gives. In order: a longer start before a shorter one it begins with.
+KINDS = (
+    "id not in the vocabulary", "special token left out", "special token added", "special token repeated",
+    "special tokens replaced", "ids missing at the end", "ids added at the end", "unknown token written",
+    "same bytes, cut otherwise", "text dropped", "text inserted", "text trimmed", "text padded",
+    "text written otherwise", "text missing at the end", "text added at the end of the prompt",
+    "text added at the end", "deltas split otherwise", "pieces for other ids", "pieces' bytes differ",
+    "prompt cut short", "prompt made where the template refuses", "conversation refused",
+)
+_KIND_STARTS = (
+    (r"id \d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
+    (r"special tokens? .* added at", "special token added"), (r"special token .* \d+ times", "special token repeated"),
+    (r"special tokens .* where the reference has", "special tokens replaced"),
+    (r"the engine writes .* where the reference spells", "unknown token written"),
+    (r"the deltas add up to the decoder's text", "deltas split otherwise"), (r"\d+ pieces for \d+ ids", "pieces for other ids"),
+    (r"\d+ of \d+ ids' bytes differ", "pieces' bytes differ"),
+    (r"the engine made a prompt where the template refuses", "prompt made where the template refuses"),
+    (r"the engine refused the conversation", "conversation refused"),
+)
+# Where in a conversation a chat shape is (_part): the part's words, as the kind's suffix
+_PARTS = (("before message", "at the start"), ("in message", "in a content"), ("between message", "between contents"),
+          ("after the last message", "at the end"))
+
+
+def kind(shape: str) -> str:
+    """The kind of a shape sentence: its first words (KINDS), with a chat shape's part of the
+    conversation; "" for no shape.
+
+        >>> kind("text trimmed at character 3: 'a' where the reference has ' a'")
+        'text trimmed'
+        >>> kind("special token '<s>' left out at the start; special token '</s>' added at the end")
+        'special token left out'
+        >>> kind("text inserted at character 0, before message 0's content (the prompt's start: BOS, …): 'x'")
+        'text inserted at the start'
+    """
+    first = shape.split("; ")[0]
+    found = next((k for k in KINDS if first.startswith(k)), "")
+    found = found or next((k for pattern, k in _KIND_STARTS if re.match(pattern, first)), "")
+    part = next((words for marker, words in _PARTS if f", {marker}" in first), "")
+    return f"{found} {part}" if found and part else found
 
 
 def encode_shape(vocab: Vocab, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int]) -> str:
