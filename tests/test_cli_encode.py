@@ -82,7 +82,8 @@ def test_unknown_backend_exits_2(zoo):
     proc = run("llama-spm", "Hello", "-b", "llamacpp")
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("tokparity: error: unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, "
-                                   "hf, tiktoken, hf-gguf, golden, mistral-common, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
+                                   "hf, tiktoken, hf-gguf, golden, mistral-common, rwkv, llama-server, llama.cpp-jinja, "
+                                   "cmd:COMMAND, py:MODULE:CALLABLE, http:llama-server@[HOST:]PORT")
 
 
 def test_default_backends_are_what_the_files_allow(zoo):

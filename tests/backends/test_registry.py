@@ -17,14 +17,16 @@ from tokparity.zoo import resolve_model
 
 def test_known_backends():
     assert known_backends() == ["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden",
-                                "mistral-common", "rwkv", "cmd:COMMAND", "py:MODULE:CALLABLE"]
+                                "mistral-common", "rwkv", "llama-server", "llama.cpp-jinja", "cmd:COMMAND",
+                                "py:MODULE:CALLABLE", "http:llama-server@[HOST:]PORT"]
 
 
 def test_unknown_backend_names_the_known_ones(zoo):
     with pytest.raises(UnknownBackend) as e:
         make_backend("llamacpp", zoo("llama-spm"))
     assert str(e.value) == ("unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, hf, tiktoken, hf-gguf, "
-                            "golden, mistral-common, rwkv, cmd:COMMAND, py:MODULE:CALLABLE")
+                            "golden, mistral-common, rwkv, llama-server, llama.cpp-jinja, cmd:COMMAND, py:MODULE:CALLABLE, "
+                            "http:llama-server@[HOST:]PORT")
 
 
 @pytest.mark.parametrize("name, message", [

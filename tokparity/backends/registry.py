@@ -55,6 +55,8 @@ class BackendSpec:
     # "module:function" telling whether that file is one it reads (mistral-common: a tiktoken-role
     # file that is a tekken JSON); "": every file of its role
     fits: str = ""
+    # Whether a run without -b asks it: a server tokparity starts is asked for by name only
+    by_default: bool = True
 
 
 # In the order reports list them (tokparity.run.oracle tries the training libraries in this order too).
@@ -86,14 +88,21 @@ BUILTIN: dict[str, BackendSpec] = {
                     "the rwkv package's TRIE_TOKENIZER on an RWKV World vocabulary (rwkv_vocab_*.txt)",
                     role="rwkv_vocab",
                     trains="its vocabulary is the rwkv package's own file, read by the package's tokenizer"),
+        BackendSpec("llama-server", "tokparity.backends.llama_server:LlamaServerBackend", "llama_cpp",
+                    "llama-cpp-python", "llama", "llama-server (built from llama-cpp-python's llama.cpp) on a tiny "
+                    "model with the GGUF's tokenizer: /tokenize, /detokenize, /apply-template", role="gguf",
+                    by_default=False),
+        BackendSpec("llama.cpp-jinja", "tokparity.backends.llama_server:LlamaCppJinjaBackend", "llama_cpp",
+                    "llama-cpp-python", "llama", "llama.cpp's own Jinja chat templates (common/jinja), as "
+                    "llama-server renders and tokenizes them", role="gguf", by_default=False),
     )
 }
 
 
 def backends_for(model: ModelFiles) -> list[str]:
     """The built-in backends that can run on ``model``'s files, in report order."""
-    return [spec.name for spec in BUILTIN.values() if spec.role is None or
-            spec.role in model.files and (not spec.fits or _fits(spec.fits, model.files[spec.role]))]
+    return [spec.name for spec in BUILTIN.values() if spec.by_default and (spec.role is None or
+            spec.role in model.files and (not spec.fits or _fits(spec.fits, model.files[spec.role])))]
 
 
 def witnesses(spec: str, model: ModelFiles) -> list[str]:
@@ -124,12 +133,13 @@ RELEASE_STARTUP_TIMEOUT = 900.0  # seconds for a backend on another release to l
 PREFIXED = {
     "cmd:": "cmd:COMMAND",
     "py:": "py:MODULE:CALLABLE",
+    "http:": "http:llama-server@[HOST:]PORT",
 }
 
 
 def known_backends() -> list[str]:
-    """``["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden", "mistral-common", "rwkv", "cmd:COMMAND",
-    "py:MODULE:CALLABLE"]``."""
+    """``["ref", "llama.cpp", …, "rwkv", "llama-server", "llama.cpp-jinja", "cmd:COMMAND", "py:MODULE:CALLABLE",
+    "http:llama-server@[HOST:]PORT"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 
 
@@ -288,6 +298,14 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
             return PyFuncBackend(target, model, **opts)
         from tokparity.backends.isolated import IsolatedBackend
         return IsolatedBackend(name, model, **opts)
+    if name.startswith("http:"):
+        from tokparity.backends.llama_server import PROTOCOL, LlamaServerBackend
+        server, at, address = name[len("http:"):].partition("@")
+        if server != PROTOCOL or not at:
+            raise TokparityError(f"backend {name!r}: write http:{PROTOCOL}@PORT or http:{PROTOCOL}@HOST:PORT "
+                                 f"({PROTOCOL} is the one server protocol tokparity speaks so far)")
+        opts.pop("startup_timeout", None)
+        return LlamaServerBackend(model, url=address, **opts)
     release = release_of(name)
     if release is not None and release.installed_here():  # the release this interpreter has: no virtualenv
         backend = make_backend(release.backend, model, isolate=isolate, **opts)

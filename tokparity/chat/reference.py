@@ -46,6 +46,8 @@ class ChatWay:
     continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always"
     #                               ("always": a last assistant message is left open when no generation prompt is asked)
     content_as_parts: bool = False  # each string content sent as a list of one text part
+    # a list of text parts made one string, joined by this, for a template that reads no parts
+    join_parts: str | None = None
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
@@ -106,7 +108,7 @@ class ChatReference:
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
-        conversation = edited(conversation, way)
+        conversation = edited(conversation, way, self.template.reads_parts)
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final)
         if key not in self._texts:
@@ -170,8 +172,14 @@ def _merged(messages: list[dict], joiner: str) -> list[dict]:
     return out if len(out) < len(messages) else messages
 
 
-def edited(conversation: Conversation, way: ChatWay) -> Conversation:
-    """The conversation as an engine that edits it before rendering sees it."""
+def _joined(content: list, joiner: str) -> str:
+    """A list of parts as one string: the text parts' texts, joined; other parts left out."""
+    return joiner.join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+
+
+def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False) -> Conversation:
+    """The conversation as an engine that edits it before rendering sees it (``reads_parts``:
+    whether the template reads a list of parts, which an engine that joins them leaves alone)."""
     messages = conversation.messages
     if way.drop_system:
         messages = [m for m in messages if m.get("role") != "system"]
@@ -183,6 +191,9 @@ def edited(conversation: Conversation, way: ChatWay) -> Conversation:
         messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
+                    for m in messages]
+    if way.join_parts is not None and not reads_parts:
+        messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m

@@ -1,0 +1,123 @@
+"""llama-server, the real one: built from the llama.cpp that llama-cpp-python vendors (once per
+machine, cached), started by tokparity on a tiny model with the zoo's tokenizer, asked over HTTP.
+
+What it does differently was read in its source (llama.cpp as llama-cpp-python 0.3.36 vendors it):
+- ``/detokenize`` joins each id's piece (tools/server/server-common.cpp ``tokens_to_str``), so it
+  never cleans up the spaces before punctuation that ``llama_detokenize`` cleans up for Llama 3;
+- its Jinja path joins a list of text parts with a newline for a template that reads only strings
+  (common/chat.cpp ``concat_content_parts``);
+- a last assistant message is continued, not closed (tools/server/server-common.cpp,
+  ``prefill_assistant``, on by default).
+Each is named by its cause; everything else agrees (the bug-free twin of each row is the rest of
+the run)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tokparity.backends.llama_server import LlamaServerBackend
+from tokparity.backends.server_build import server_binary
+from tokparity.chat.conversation import Conversation
+from tokparity.errors import BackendCrash, TokparityError
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+from tokparity.zoo import resolve_model
+
+pytest.importorskip("llama_cpp", reason="llama-server is built from llama-cpp-python's source: "
+                                        "pip install 'tokparity[llama]'")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    """The binary (built here on a fresh machine: several minutes, once)."""
+    return server_binary()
+
+
+def runs(results) -> dict[tuple[str, str, str], object]:
+    return {(r.model, r.backend, r.op): r for r in results.runs}
+
+
+def servers() -> list[str]:
+    """The llama-server processes of this machine that run one of tokparity's tiny models."""
+    out = subprocess.run(["pgrep", "-af", "llama-server"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if ".tiny.gguf" in line]
+
+
+def test_encode_agrees_and_detokenize_is_named_by_its_missing_clean_up():
+    results = run_compare(["llama-bpe"], ["edge"], ["llama.cpp", "llama-server"],
+                          CompareOptions(ops=("encode", "decode")))
+    found = runs(results)
+    encode, decode = found[("llama-bpe", "llama-server", "encode")], found[("llama-bpe", "llama-server", "decode")]
+    assert encode.cases > 800 and encode.mismatches == 0
+    assert decode.mismatches > 0 and decode.causes == {"decode.cleanup": decode.mismatches}
+    assert decode.root_cause.proven and decode.root_cause.keeps == decode.root_cause.agreements
+    assert not servers()  # (stopped with the run)
+
+
+def test_llama_cpp_jinja_names_each_difference_from_transformers():
+    results = run_compare(["llama-bpe", "gemma-3"], ["chats"], ["llama.cpp-jinja"], CompareOptions(ops=("chat",)))
+    found = runs(results)
+    llama3, gemma = found[("llama-bpe", "llama.cpp-jinja", "chat")], found[("gemma-3", "llama.cpp-jinja", "chat")]
+    assert llama3.causes == {"chat.parts-joined": 2, "chat.final-message-continued": 1}
+    assert gemma.causes == {"chat.final-message-continued": 1}  # (Gemma 3's template reads parts itself)
+    for run in (llama3, gemma):
+        assert run.unexplained == run.mismatches and run.root_cause.proven
+        assert run.root_cause.keeps == run.root_cause.agreements == run.cases - run.mismatches
+    assert not servers()
+
+
+def test_a_server_you_run_is_asked_over_http(tmp_path):
+    model = resolve_model("llama-bpe")
+    with LlamaServerBackend(model) as started:
+        address = f"{started.client.host}:{started.client.port}"
+        results = run_compare(["llama-bpe"], ["multilingual"], [f"srv=http:llama-server@{address}"],
+                              CompareOptions(ops=("encode",)))
+        run = runs(results)[("llama-bpe", "srv", "encode")]
+        assert run.cases > 300 and run.mismatches == 0
+        reply = started.chat(Conversation.from_record({"messages": [{"role": "user", "content": "Hi"}]}, "t"))
+        assert reply.ids[0] == model_bos(started) and reply.raised == ""
+    assert not servers()
+
+
+def model_bos(backend: LlamaServerBackend) -> int:
+    return backend.vocab.special_ids["bos"]
+
+
+def test_a_port_where_no_server_answers_is_one_line(tmp_path):
+    from tokparity.backends.llama_server import free_port
+    done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge",
+                           "-b", f"x=http:llama-server@{free_port()}", "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "no llama-server answers there" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(TokparityError, match="give a port"):
+        LlamaServerBackend(resolve_model("llama-bpe"), url="localhost")
+
+
+def test_a_server_killed_mid_run_is_a_crash_of_that_case_then_it_is_started_again():
+    backend = LlamaServerBackend(resolve_model("llama-bpe"))
+    try:
+        assert backend.encode("Hello") == [9906]
+        os.killpg(backend.proc.pid, signal.SIGKILL)
+        backend.proc.wait()
+        with pytest.raises(BackendCrash, match=r"llama-server exited \(-9\).*started again"):
+            backend.encode("Hello")
+        assert backend.encode("Hello") == [9906]
+    finally:
+        backend.close()
+    assert not servers()
+
+
+def test_a_conversation_the_template_refuses_is_the_answer_not_a_failure():
+    backend = LlamaServerBackend(resolve_model("gemma-3"))
+    try:  # (Gemma 3's template raises on roles that do not alternate)
+        reply = backend.chat(Conversation.from_record(
+            {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, "t"))
+    finally:
+        backend.close()
+    assert reply.raised and "alternate" in reply.raised
