@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -121,3 +122,26 @@ def test_a_conversation_the_template_refuses_is_the_answer_not_a_failure():
     finally:
         backend.close()
     assert reply.raised and "alternate" in reply.raised
+
+
+def test_no_server_outlives_a_run_killed_outright():
+    """SIGKILL leaves tokparity no time to clean up: the server dies with it (PR_SET_PDEATHSIG)."""
+    script = ("from tokparity.backends.llama_server import LlamaServerBackend\n"
+              "from tokparity.zoo import resolve_model\n"
+              "b = LlamaServerBackend(resolve_model('llama-bpe'))\n"
+              "print(b.proc.pid, flush=True)\n"
+              "import time; time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        os.kill(pid, 0)  # (running)
+        parent.kill()
+        parent.wait()
+        for _ in range(50):
+            if not os.path.exists(f"/proc/{pid}") or " Z " in open(f"/proc/{pid}/stat").read():
+                break
+            time.sleep(0.1)
+        assert not os.path.exists(f"/proc/{pid}") or " Z " in open(f"/proc/{pid}/stat").read()
+    finally:
+        parent.kill()
+    assert not servers()
