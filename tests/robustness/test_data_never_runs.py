@@ -61,6 +61,9 @@ def _appended(line):
     pytest.param("encode", _header(lambda h: h["oracles"]["plain"].insert(0, "mine=cmd:touch {marker}")),
                  id="oracle-labelled"),
     pytest.param("encode", _header(lambda h: h["oracles"]["plain"].insert(0, "hf@0.0.1")), id="oracle-release"),
+    pytest.param("encode", _header(lambda h: h["oracles"]["plain"].insert(0, "llama-server")), id="oracle-server"),
+    pytest.param("encode", _header(lambda h: h["oracles"]["plain"].insert(0, "x=http:llama-server@9")),
+                 id="oracle-http"),
     pytest.param("pieces", _appended({"decoding": {"decoder": "cmd:touch {marker}", "version": "1",
                                                    "pieces_sha256": None}}), id="decoder-cmd"),
     pytest.param("encode", _appended({"corpus": "planted", "cases": 0, "texts_sha256": "", "ids_sha256": "",
@@ -81,7 +84,7 @@ def test_goldens_that_name_a_program_are_refused_and_nothing_runs(capsys, golden
     err = capsys.readouterr().err
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and "llama-spm.jsonl.gz" in err, err
-    assert "not one of tokparity's built-in backends" in err and "--update" in err, err
+    assert "which goldens may not name" in err and "--update" in err, err
     assert not marker.exists()
 
 

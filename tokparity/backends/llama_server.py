@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend
-from tokparity.backends.process import ENGINE_MARK, exited, kill_engine
+from tokparity.backends.process import ENGINE_MARK, exited, kill_engine, wait_for_exit
 from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
@@ -86,13 +86,6 @@ class ServerClient:
         except ValueError:
             raise CaseFailure(f"{self.url}{path}: HTTP {response.status}, a body that is not JSON: "
                               f"{raw[:120]!r}") from None
-
-    def answer(self, path: str, body: dict, key: str) -> object:
-        """Member ``key`` of a 200 answer; any other status is this case's error, with the server's words."""
-        status, reply = self.post(path, body)
-        if status != 200 or not isinstance(reply, dict) or key not in reply:
-            raise CaseFailure(f"{self.url}{path}: HTTP {status}: {_said(reply)}")
-        return reply[key]
 
     def close(self) -> None:
         if self._conn is not None:
@@ -157,8 +150,8 @@ class LlamaServerBackend(Backend):
                 raise TokparityError(f"llama-server stopped while loading {tiny.name}: {_tail(self.log)} "
                                      f"(log: {self.log})")
             try:
-                if self.client.post("/tokenize", {"content": ""})[0] == 200:
-                    return
+                if self.client.post("/tokenize", {"content": ""})[0] == 200 and not exited(self.proc):
+                    return  # (ours: a server that lost the port to another has exited)
             except CaseFailure:
                 pass
             time.sleep(0.1)
@@ -166,30 +159,40 @@ class LlamaServerBackend(Backend):
         raise TokparityError(f"llama-server did not answer within {START_SECONDS:.0f} s (log: {self.log})")
 
     def _alive(self) -> None:
-        """Start the server again if it died (a crash of one case), up to RESTARTS times."""
-        if self.proc is not None and exited(self.proc):
-            gone = f"llama-server exited ({self.proc.returncode}); log: {self.log}"
+        """A server that died before this case (its crash was the case before's) is started again,
+        up to RESTARTS times; then every case is a crash."""
+        if self.proc is not None and not exited(self.proc):
+            return
+        if self.proc is None and self._restarts >= RESTARTS:
+            raise BackendCrash(f"llama-server is gone; not started again after {RESTARTS} restarts (log: {self.log})")
+        if self.proc is not None:
             kill_engine(self.proc, self._mark)
             self.proc = None
-            if self._restarts >= RESTARTS:
-                raise BackendCrash(gone + f"; not started again after {RESTARTS} restarts")
-            self._restarts += 1
-            try:
-                self._start()
-            except TokparityError as e:
-                raise BackendCrash(f"{gone}; starting it again failed: {e}") from None
-            raise BackendCrash(gone + "; started again for the next case")
-        if self.proc is None and self._restarts >= RESTARTS:
-            raise BackendCrash(f"llama-server is gone; not started again after {RESTARTS} restarts")
+        if self._restarts >= RESTARTS:
+            raise BackendCrash(f"llama-server is gone; not started again after {RESTARTS} restarts (log: {self.log})")
+        self._restarts += 1
+        try:
+            self._start()
+        except TokparityError as e:
+            raise BackendCrash(f"llama-server is gone and starting it again failed: {e}") from None
 
-    def _ask(self, path: str, body: dict, key: str) -> object:
+    def _post(self, path: str, body: dict) -> tuple[int, object]:
+        """``POST path`` to a live server; where the server dies on it, the crash says how it ended."""
         self._alive()
         try:
-            return self.client.answer(path, body, key)
-        except BackendCrash:
-            if self.proc is not None and exited(self.proc):
-                self._alive()  # (raises, saying how it ended)
-            raise
+            return self.client.post(path, body)
+        except BackendCrash as e:
+            if self.proc is not None and wait_for_exit(self.proc, 2.0):
+                kill_engine(self.proc, self._mark)  # (reaped: its exit status is known)
+                raise BackendCrash(f"llama-server exited ({self.proc.returncode}) on this case; it is started again "
+                                   f"for the next (log: {self.log})") from None
+            raise e
+
+    def _ask(self, path: str, body: dict, key: str) -> object:
+        status, reply = self._post(path, body)
+        if status != 200 or not isinstance(reply, dict) or key not in reply:
+            raise CaseFailure(f"{self.client.url}{path}: HTTP {status}: {_said(reply)}")
+        return reply[key]
 
     def _ask_version(self) -> str:
         """The server's build, as ``GET /props`` says it; a server that does not answer is one line."""
@@ -230,8 +233,7 @@ class LlamaServerBackend(Backend):
             body["tools"] = conversation.tools
         if conversation.continue_final_message:
             body["continue_final_message"] = True
-        self._alive()
-        status, reply = self.client.post("/apply-template", body)
+        status, reply = self._post("/apply-template", body)
         if status != 200 or not isinstance(reply, dict) or not isinstance(reply.get("prompt"), str):
             if status in (400, 500) and isinstance(reply, dict) and "error" in reply:
                 return ChatAnswer(raised=_said(reply))  # (the template, or the server, refused the conversation)

@@ -55,8 +55,9 @@ class BackendSpec:
     # "module:function" telling whether that file is one it reads (mistral-common: a tiktoken-role
     # file that is a tekken JSON); "": every file of its role
     fits: str = ""
-    # Whether a run without -b asks it: a server tokparity starts is asked for by name only
-    by_default: bool = True
+    # A server tokparity builds and starts: asked for by name only (not by a run without -b), and
+    # never named by data (a goldens file)
+    starts_server: bool = False
 
 
 # In the order reports list them (tokparity.run.oracle tries the training libraries in this order too).
@@ -91,17 +92,17 @@ BUILTIN: dict[str, BackendSpec] = {
         BackendSpec("llama-server", "tokparity.backends.llama_server:LlamaServerBackend", "llama_cpp",
                     "llama-cpp-python", "llama", "llama-server (built from llama-cpp-python's llama.cpp) on a tiny "
                     "model with the GGUF's tokenizer: /tokenize, /detokenize, /apply-template", role="gguf",
-                    by_default=False),
+                    starts_server=True),
         BackendSpec("llama.cpp-jinja", "tokparity.backends.llama_server:LlamaCppJinjaBackend", "llama_cpp",
                     "llama-cpp-python", "llama", "llama.cpp's own Jinja chat templates (common/jinja), as "
-                    "llama-server renders and tokenizes them", role="gguf", by_default=False),
+                    "llama-server renders and tokenizes them", role="gguf", starts_server=True),
     )
 }
 
 
 def backends_for(model: ModelFiles) -> list[str]:
     """The built-in backends that can run on ``model``'s files, in report order."""
-    return [spec.name for spec in BUILTIN.values() if spec.by_default and (spec.role is None or
+    return [spec.name for spec in BUILTIN.values() if not spec.starts_server and (spec.role is None or
             spec.role in model.files and (not spec.fits or _fits(spec.fits, model.files[spec.role])))]
 
 

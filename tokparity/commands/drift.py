@@ -16,7 +16,7 @@ from tokparity.commands.arguments import add_corpus_options, non_negative_int, t
 def libraries() -> dict[str, str]:
     """{PyPI package: the backend that runs it}: the libraries a drift can bump."""
     from tokparity.backends.registry import BUILTIN
-    return {spec.package: spec.name for spec in BUILTIN.values() if spec.package and spec.role}
+    return {spec.package: spec.name for spec in BUILTIN.values() if spec.package and spec.role and not spec.starts_server}
 
 
 def add_parser(sub) -> None:

@@ -527,7 +527,7 @@ def _refuse_programs(path: Path, header: dict, corpora: dict[str, CorpusGoldens]
                      decoding: DecodingGoldens | None) -> None:
     """Goldens name only tokparity's built-in backends, as ``--update`` writes them. A goldens file
     is data a pull request can change, so a name that would start a program (``cmd:``, ``py:``, a
-    release to install) is refused before anything is made."""
+    release to install, a server to build and start) is refused before anything is made."""
     oracles = header.get("oracles")
     names: list[object] = []
     if isinstance(oracles, dict):
@@ -540,9 +540,9 @@ def _refuse_programs(path: Path, header: dict, corpora: dict[str, CorpusGoldens]
     if decoding is not None:
         names.append(decoding.decoder)
     for name in names:
-        if not isinstance(name, str) or name not in BUILTIN:
-            raise BadGoldens(f"{shown_path(path)}: names the backend {str(name)[:80]!r}, which is not one of "
-                             "tokparity's built-in backends; goldens name only those, and never run a program: "
+        if not isinstance(name, str) or name not in BUILTIN or BUILTIN[name].starts_server:
+            raise BadGoldens(f"{shown_path(path)}: names the backend {str(name)[:80]!r}, which goldens may not "
+                             "name: they name only tokparity's built-in libraries, never a program or a server; "
                              "regenerate them with `tokparity regress --update`")
 
 

@@ -127,8 +127,10 @@ class ModelRun:
                 self.backends[name] = options.services.ready[name]
                 continue
             try:
+                builtin = BUILTIN.get(builtin_name(args.get(name, name)))
+                # (a server renders in its own process already, and its first build takes minutes)
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
-                                                   **(isolated if builtin_name(args.get(name, name)) in BUILTIN else {}))
+                                                   **(isolated if builtin and not builtin.starts_server else {}))
             except TokparityError as e:
                 if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
                     continue
