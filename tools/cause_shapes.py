@@ -22,17 +22,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatAnswer, ChatReference, ChatWay, prompt_encoder
+from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay, prompt_encoder
 from tokparity.chat.template import find_template, gguf_template
 from tokparity.corpus import load_corpus
 from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases
 from tokparity.diagnose import chat, decoding
 from tokparity.diagnose.search import Diagnoser
-from tokparity.diff.shape import chat_shape, encode_shape, output_shape
+from tokparity.diff.shape import encode_shape, output_shape
 from tokparity.diff.shape import kind as kind_of
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY
+from tokparity.run.chat import answers_shape
 from tokparity.vocab import load_vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import resolve_model
@@ -136,22 +137,10 @@ def chat_kinds(model: str) -> dict[str, Counter]:
                 except NotImplementedError:  # (llama.cpp's built-ins take string contents only)
                     continue
                 if want != got:
-                    out.setdefault(name, Counter())[kind(answer_shape(ref.vocab, conversation, want, got))] += 1
+                    out.setdefault(name, Counter())[kind(answers_shape(ref.vocab, conversation, want, got))] += 1
     finally:
         reference.close()
     return out
-
-
-def answer_shape(vocab, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
-    """As a chat run's row shapes two answers (tokparity.run.chat), both sides being the reference's."""
-    if want.raised and not got.raised:
-        return "the engine made a prompt where the template refuses the conversation"
-    if got.raised and not want.raised:
-        return "the engine refused the conversation"
-    if want.text == got.text:
-        return encode_shape(vocab, str(want.text), want.ids or [], got.ids or [])
-    contents = [m["content"] if isinstance(m.get("content"), str) else "" for m in conversation.messages]
-    return chat_shape(contents, str(want.text), str(got.text))
 
 
 def measure() -> dict[str, Counter]:

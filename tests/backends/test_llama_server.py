@@ -88,6 +88,8 @@ def test_a_server_you_run_is_asked_over_http(tmp_path):
                               CompareOptions(ops=("encode",)))
         run = runs(results)[("llama-bpe", "srv", "encode")]
         assert run.cases > 300 and run.mismatches == 0
+        with LlamaServerBackend(model, url=address) as yours:  # (it asks the server at that address, starts none)
+            assert yours.encode("Hello") == [9906] and yours.proc is None and len(servers()) == 1
         reply = started.chat(Conversation.from_record({"messages": [{"role": "user", "content": "Hi"}]}, "t"))
         assert reply.ids[0] == model_bos(started) and reply.raised == ""
     assert not servers()

@@ -117,8 +117,10 @@ class LlamaServerBackend(Backend):
         self.proc: subprocess.Popen | None = None
         self._mark = f"llama-server-{os.getpid()}-{id(self)}"
         self._restarts = 0
+        self.url = url
         if url is None:
             self.client = ServerClient(LOOPBACK, 0, timeout)
+            self.tiny = tiny_model_for(model, self.gguf)
             self._start()
         else:
             host, port = parse_address(url)
@@ -130,7 +132,7 @@ class LlamaServerBackend(Backend):
     def _start(self) -> None:
         from tokparity.backends.server_build import server_binary
         binary = server_binary(self.say)
-        tiny = tiny_model_for(self.model, self.gguf)
+        tiny = self.tiny
         port = free_port()
         self.log = tiny.with_suffix(f".{port}.log")
         argv = [str(binary), "-m", str(tiny), "--host", LOOPBACK, "--port", str(port), "-c", "4096", "-np", "1",
@@ -161,10 +163,8 @@ class LlamaServerBackend(Backend):
     def _alive(self) -> None:
         """A server that died before this case (its crash was the case before's) is started again,
         up to RESTARTS times; then every case is a crash."""
-        if self.proc is not None and not exited(self.proc):
-            return
-        if self.proc is None and self._restarts >= RESTARTS:
-            raise BackendCrash(f"llama-server is gone; not started again after {RESTARTS} restarts (log: {self.log})")
+        if self.url is not None or (self.proc is not None and not exited(self.proc)):
+            return  # (a server you run is yours to start)
         if self.proc is not None:
             kill_engine(self.proc, self._mark)
             self.proc = None

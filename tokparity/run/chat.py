@@ -64,6 +64,35 @@ def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeo
 
 
 
+def answers_shape(vocab: Vocab, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
+    """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
+    gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
+    texts = [prompt_text(vocab, want), prompt_text(vocab, got)]
+    why = clipped(" ".join((want.raised or got.raised).split()))  # (a refusal's reason, on one line)
+    if want.raised and (got.text is not None or got.ids is not None):
+        return f"the engine made a prompt where the template refuses the conversation ({why})"
+    if got.raised and not want.raised:
+        return f"the engine refused the conversation ({why}) where the template makes a prompt"
+    if want.raised or got.raised or None in texts:
+        return ""
+    if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
+        return encode_shape(vocab, str(texts[0]), want.ids, got.ids)
+    contents = [str(m["content"]) if isinstance(m.get("content"), str) else "" for m in conversation.messages
+                if isinstance(m, dict)]
+    return chat_shape(contents, str(texts[0]), str(texts[1]))
+
+
+def prompt_text(vocab: Vocab, answer: ChatAnswer) -> str | None:
+    """A prompt's text; for one given as ids alone, its tokens' texts."""
+    if answer.text is not None:
+        return answer.text
+    if answer.ids is None:
+        return None
+    spelled = (token_bytes(vocab, i) or (vocab.tokens[i].encode() if 0 <= i < vocab.size else b"")
+               for i in answer.ids)
+    return b"".join(spelled).decode("utf-8", "replace")
+
+
 def shown(answer: ChatAnswer) -> list[str]:
     """What a report shows of a side's prompt: its text (or what its template raised)."""
     if answer.raised:
@@ -119,35 +148,9 @@ class ChatJudge:
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
                 oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer)),
-                shape=self._shape(conversation, want_answer, got_answer)))
+                shape=answers_shape(self.vocab, conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
-
-    def _shape(self, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
-        """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
-        gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
-        texts = [self._prompt_text(want), self._prompt_text(got)]
-        why = clipped(" ".join((want.raised or got.raised).split()))  # (a refusal's reason, on one line)
-        if want.raised and (got.text is not None or got.ids is not None):
-            return f"the engine made a prompt where the template refuses the conversation ({why})"
-        if got.raised and not want.raised:
-            return f"the engine refused the conversation ({why}) where the template makes a prompt"
-        if want.raised or got.raised or None in texts:
-            return ""
-        if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
-            return encode_shape(self.vocab, str(texts[0]), want.ids, got.ids)
-        contents = [str(m["content"]) if isinstance(m.get("content"), str) else "" for m in conversation.messages
-                    if isinstance(m, dict)]
-        return chat_shape(contents, str(texts[0]), str(texts[1]))
-
-    def _prompt_text(self, answer: ChatAnswer) -> str | None:
-        if answer.text is not None:
-            return answer.text
-        if answer.ids is None:
-            return None
-        spelled = (token_bytes(self.vocab, i) or (self.vocab.tokens[i].encode() if 0 <= i < self.vocab.size else b"")
-                   for i in answer.ids)
-        return b"".join(spelled).decode("utf-8", "replace")
 
     def _ask(self, name: str, conversation: Conversation, want: object) -> object:
         """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own
