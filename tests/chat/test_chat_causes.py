@@ -59,6 +59,8 @@ BUGS = {
     "no-checks": ("gemma-3", "chat.template-checks-skipped", 5),
     "error-text": ("gemma-3", "chat.raise-as-text", 5),
     "always-continue": ("qwen3", "chat.final-message-continued", 1),
+    # (written blind from llama.cpp's behaviour; the cause was written against llama-server itself)
+    "join-parts": ("llama-bpe", "chat.parts-joined", 2),
 }
 
 

@@ -90,14 +90,21 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           is asked, ``continue_final_message`` is taken as True whatever the
                           request says: the final assistant turn is left open (refused, as
                           transformers does, when that turn has no content to continue).
+``join-parts``            unless the chat template handles list-of-parts content, each list content
+                          becomes the ``text`` of its ``type: text`` parts joined with ``"\\n"``,
+                          other parts dropped (llama.cpp's server). Handling is probed: a lone user
+                          message whose content is one text part with a unique marker is rendered
+                          with the picked template; the marker must show, and not inside the part's
+                          repr or JSON (``'text': '...'``, ``"text": "..."``); a failed probe counts
+                          as not handling.
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
-``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, then ``strip-content``),
-rendered (environment bugs, of which the last of ``no-checks``, ``error-text``, ``raise-as-text``
-in that order wins; ``empty-bos``, ``no-generation-prompt``, ``continue-ignored``, then
-``always-continue``, ``tools-dropped``; with ``chatml-fallback`` written as ChatML instead, where
-only ``no-generation-prompt`` still acts), the text cut (``drop-final-newline``), then tokenized
-(``text-specials``, ``double-bos``).
+``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, ``strip-content``, then
+``join-parts``), rendered (environment bugs, of which the last of ``no-checks``, ``error-text``,
+``raise-as-text`` in that order wins; ``empty-bos``, ``no-generation-prompt``, ``continue-ignored``,
+then ``always-continue``, ``tools-dropped``; with ``chatml-fallback`` written as ChatML instead,
+where only ``no-generation-prompt`` still acts), the text cut (``drop-final-newline``), then
+tokenized (``text-specials``, ``double-bos``).
 """
 
 from __future__ import annotations
@@ -121,7 +128,7 @@ BUGS = (
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
     "chatml-fallback", "merge-turns", "drop-empty", "default-system", "no-checks", "error-text",
-    "always-continue",
+    "always-continue", "join-parts",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -132,6 +139,8 @@ CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 MERGE_JOINER = "\n\n"                          # merge-turns: what goes between merged contents
 DEFAULT_SYSTEM = "You are a helpful assistant."  # default-system: the persona put first
 ERROR_PREFIX = "Error: "                        # error-text: what a printed Error object starts with
+PARTS_JOINER = "\n"                             # join-parts: what goes between text parts
+PARTS_PROBE = "JOIN_PARTS_PROBE_5b1e9c"         # join-parts: the marker the probe conversation carries
 
 
 class Refused(Exception):
@@ -287,6 +296,7 @@ class ChatEngine:
             self.tok.encode_special_tokens = True
         self.env = build_environment(bugs)
         self.compile = lru_cache(maxsize=8)(self.env.from_string)
+        self.parts_handled: dict[str, bool] = {}  # join-parts: probe result per template source
 
     def pick_template(self, tools) -> str:
         """transformers' get_chat_template."""
@@ -330,6 +340,41 @@ class ChatEngine:
                 for m in messages
             ]
         return messages
+
+    def template_handles_parts(self, tools) -> bool:
+        """join-parts: whether the template picked for ``tools`` renders a list-of-parts content's text
+        (a probe: one user message whose content is one text part carrying PARTS_PROBE)."""
+        try:
+            chat_template = self.pick_template(tools)
+        except Refused:
+            return False
+        if chat_template not in self.parts_handled:
+            try:
+                out = self.compile(chat_template).render(
+                    messages=[{"role": "user", "content": [{"type": "text", "text": PARTS_PROBE}]}],
+                    tools=None, documents=None, add_generation_prompt=False, **self.specials,
+                )
+                handled = (PARTS_PROBE in out and f"'text': '{PARTS_PROBE}'" not in out
+                           and f'"text": "{PARTS_PROBE}"' not in out)
+            except Exception:
+                handled = False
+            self.parts_handled[chat_template] = handled
+        return self.parts_handled[chat_template]
+
+    def join_parts(self, messages: list, tools) -> list:
+        """bug: join-parts. Each list-of-parts content becomes its text parts joined with a newline,
+        unless the template handles lists of parts."""
+        if not any(isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages):
+            return messages
+        if self.template_handles_parts(tools):
+            return messages
+        return [
+            {**m, "content": PARTS_JOINER.join(
+                part["text"] for part in m["content"]
+                if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+            )} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+            for m in messages
+        ]
 
     def render(self, messages, tools, options: dict) -> str:
         """apply_chat_template(tokenize=False) and render_jinja_template, for one conversation."""
@@ -427,6 +472,8 @@ class ChatEngine:
         messages = req.get("messages")
         if isinstance(messages, list):
             messages = self.edit_conversation(messages)
+            if "join-parts" in self.bugs:        # bug: join-parts
+                messages = self.join_parts(messages, req.get("tools"))
         try:
             if "chatml-fallback" in self.bugs:   # bug: chatml-fallback (no template at all)
                 text = self.render_chatml(messages, req.get("options") or {})
