@@ -158,3 +158,10 @@ def test_no_server_outlives_a_run_killed_outright():
     finally:
         parent.kill()
     assert not servers()
+
+
+def test_the_run_s_timeout_reaches_the_server_s_requests():
+    from tokparity.backends.registry import make_backend
+    with make_backend("llama-server", resolve_model("llama-bpe"), timeout=7.0) as backend:
+        assert backend.client.timeout == 7.0 and backend.encode("Hello") == [9906]
+    assert not servers()

@@ -235,8 +235,10 @@ class LlamaServerBackend(Backend):
             body["continue_final_message"] = True
         status, reply = self._post("/apply-template", body)
         if status != 200 or not isinstance(reply, dict) or not isinstance(reply.get("prompt"), str):
-            if status in (400, 500) and isinstance(reply, dict) and "error" in reply:
-                return ChatAnswer(raised=_said(reply))  # (the template, or the server, refused the conversation)
+            if status == 400 and isinstance(reply, dict) and isinstance(reply.get("error"), dict) \
+                    and reply["error"].get("type") == "invalid_request_error":
+                # (the template raised, or the server refused the request: a 500 is the server's own fault)
+                return ChatAnswer(raised=_said(reply))
             raise CaseFailure(f"{self.client.url}/apply-template: HTTP {status}: {_said(reply)}")
         # Only the ids: llama.cpp takes the BOS text off the front of the prompt where the tokenizer
         # adds a BOS (common/chat.cpp), so the text it shows is not the text the ids come from.

@@ -337,6 +337,7 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
     if _should_isolate(spec, model, isolate):
         from tokparity.backends.isolated import IsolatedBackend
         return IsolatedBackend(name, model, **opts)
-    opts.pop("timeout", None)  # an in-process call cannot be interrupted; the options are for children
+    if not spec.starts_server:  # (a server's requests have their own timeout: it keeps it)
+        opts.pop("timeout", None)  # an in-process call cannot be interrupted; the options are for children
     opts.pop("startup_timeout", None)
     return cls(model, **opts)
