@@ -7,13 +7,16 @@ What it does differently was read in its source (llama.cpp as llama-cpp-python 0
 - its Jinja path joins a list of text parts with a newline for a template that reads only strings
   (common/chat.cpp ``concat_content_parts``);
 - a last assistant message is continued, not closed (tools/server/server-common.cpp,
-  ``prefill_assistant``, on by default).
+  ``prefill_assistant``, on by default);
+- for a template that writes no system message, the system text is put before the next turn's
+  (common/chat.cpp ``system_message_not_supported``).
 Each is named by its cause; everything else agrees (the bug-free twin of each row is the rest of
 the run)."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -46,7 +49,7 @@ def runs(results) -> dict[tuple[str, str, str], object]:
 def servers() -> list[str]:
     """The llama-server processes of this machine that run one of tokparity's tiny models."""
     out = subprocess.run(["pgrep", "-af", "llama-server"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if ".tiny.gguf" in line]
+    return [line for line in out.splitlines() if re.search(r"\.tiny\d*\.gguf", line)]
 
 
 def test_encode_agrees_and_detokenize_is_named_by_its_missing_clean_up():
@@ -61,17 +64,21 @@ def test_encode_agrees_and_detokenize_is_named_by_its_missing_clean_up():
 
 
 def test_llama_cpp_jinja_names_each_difference_from_transformers():
-    """docs/findings.md's table: 97 of 105 prompts agree; 7 of the 8 others are named."""
-    results = run_compare(["qwen3", "gemma-3", "llama-bpe"], ["chats"], ["llama.cpp-jinja"],
+    """docs/findings.md's table: 124 of 140 prompts agree; 15 of the 16 others are named."""
+    results = run_compare(["qwen3", "gemma-3", "llama-bpe", "phi-3"], ["chats"], ["llama.cpp-jinja"],
                           CompareOptions(ops=("chat",)))
     found = runs(results)
-    qwen3, gemma, llama3 = (found[(m, "llama.cpp-jinja", "chat")] for m in ("qwen3", "gemma-3", "llama-bpe"))
+    qwen3, gemma, llama3, phi3 = (found[(m, "llama.cpp-jinja", "chat")] for m in ("qwen3", "gemma-3", "llama-bpe", "phi-3"))
     assert llama3.causes == {"chat.parts-joined": 2, "chat.final-message-continued": 1}
     assert gemma.causes == {"chat.final-message-continued": 1}  # (Gemma 3's template reads parts itself)
     # (and `</s>` in a message taken as one control id: llama.cpp's vocabulary rule, no chat way)
     assert qwen3.causes == {"chat.parts-joined": 2, "chat.final-message-continued": 1} and qwen3.mismatches == 4
-    assert sum(r.mismatches for r in (qwen3, gemma, llama3)) == 8 and sum(r.cases for r in (qwen3, gemma, llama3)) == 105
-    for run in (llama3, gemma, qwen3):
+    # (Phi-3's GGUF template writes no system message: llama.cpp folds it into the next turn)
+    assert phi3.causes == {"chat.system-folded": 5, "chat.system-folded+chat.final-message-continued": 1,
+                           "chat.parts-joined": 1, "chat.parts-joined+chat.system-folded": 1}
+    everything = (qwen3, gemma, llama3, phi3)
+    assert sum(r.mismatches for r in everything) == 16 and sum(r.cases for r in everything) == 140
+    for run in everything:
         assert run.unexplained == run.mismatches
         assert run.root_cause.keeps == run.root_cause.agreements == run.cases - run.mismatches
         assert run.root_cause.proven == (run is not qwen3)

@@ -340,12 +340,12 @@ def _digest(files: list[Path], templates: dict[str, str]) -> str:
 def tiny_model_for(model: ModelFiles, gguf: Path) -> Path:
     """The tiny model of ``gguf`` with the model's chat template, made once and cached by content."""
     from tokparity.chat.template import find_template
-    from tokparity.convert.tiny_model import write_tiny_model
+    from tokparity.convert.tiny_model import FORMAT, write_tiny_model
     from tokparity.zoo.fetch import cache_dir, file_lock
     template = find_template(model)
     templates = dict(template.templates) if template is not None else {}
     home = cache_dir() / "llama-server" / "models"
-    out = home / f"{_digest([gguf], templates)}.tiny.gguf"
+    out = home / f"{_digest([gguf], templates)}.tiny{FORMAT}.gguf"
     if out.is_file():
         return out
     with file_lock(home / "models.lock"):

@@ -21,7 +21,7 @@ from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
-from tokparity.errors import TemplateRaised, TokparityError
+from tokparity.errors import CaseFailure, TemplateRaised, TokparityError
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab
@@ -48,6 +48,9 @@ class ChatWay:
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
+    # a first system message put before the next message's content, joined by this, for a template
+    # that never reads a system message (alone, it is left out)
+    fold_system: str | None = None
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
@@ -59,6 +62,7 @@ class ChatWay:
 
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
+SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
 
@@ -102,13 +106,15 @@ class ChatReference:
         self.sandbox = sandbox or TemplateSandbox()
         self._texts: dict[tuple, str | TemplateRaised] = {}
         self._chars = 0  # (conversation, the way's render choices) -> text
+        self._reads_system: bool | None = None  # (asked once, where a way needs it)
 
     def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
-        conversation = edited(conversation, way, self.template.reads_parts)
+        conversation = edited(conversation, way, self.template.reads_parts,
+                              self.reads_system() if way.fold_system is not None else True)
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final)
         if key not in self._texts:
@@ -142,6 +148,20 @@ class ChatReference:
         if isinstance(found, TemplateRaised):
             raise found
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
+
+    def reads_system(self) -> bool:
+        """Whether the template writes a system message's content: a probe with one is rendered. A
+        template that refuses the probe is taken to read it (nothing is folded)."""
+        if self._reads_system is None:
+            probe = [{"role": "system", "content": SYSTEM_PROBE}, {"role": "user", "content": "Hello"}]
+            try:
+                text = self.sandbox.render(self.template.for_conversation(False), probe, None,
+                                           {"add_generation_prompt": False}, self.template.specials,
+                                           TRANSFORMERS_WAY.render.to_json())
+            except (TemplateRaised, TokparityError, CaseFailure):
+                text = SYSTEM_PROBE
+            self._reads_system = SYSTEM_PROBE in text
+        return self._reads_system
 
     def answer(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> ChatAnswer:
         """The prompt's text and ids made ``way`` (``raised``: the template refused the conversation)."""
@@ -177,9 +197,23 @@ def _joined(content: list, joiner: str) -> str:
     return joiner.join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
 
 
-def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False) -> Conversation:
-    """The conversation as an engine that edits it before rendering sees it (``reads_parts``:
-    whether the template reads a list of parts, which an engine that joins them leaves alone)."""
+def _folded(messages: list[dict], joiner: str) -> list[dict]:
+    """A first system message put before the next message's string content; alone, left out."""
+    if not messages or messages[0].get("role") != "system":
+        return messages
+    if len(messages) == 1:
+        return []
+    system, after = messages[0].get("content"), messages[1].get("content")
+    if not isinstance(system, str) or not isinstance(after, str):
+        return messages
+    return [messages[1] | {"content": system + joiner + after}, *messages[2:]]
+
+
+def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, reads_system: bool = True
+           ) -> Conversation:
+    """The conversation as an engine that edits it before rendering sees it (``reads_parts``,
+    ``reads_system``: whether the template reads a list of parts, a system message; an engine that
+    joins or folds them leaves such a template's alone)."""
     messages = conversation.messages
     if way.drop_system:
         messages = [m for m in messages if m.get("role") != "system"]
@@ -195,6 +229,8 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False) 
     if way.join_parts is not None and not reads_parts:
         messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
+    if way.fold_system is not None and not reads_system:  # (after the parts are joined, as llama.cpp does)
+        messages = _folded(messages, way.fold_system)
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
                     for m in messages]

@@ -17,6 +17,7 @@ from tokparity.errors import MissingDependency
 EMBED, HEADS, FEED_FORWARD = 32, 2, 64  # (a head of 16 dimensions: the smallest the CPU kernels take)
 CONTEXT = 8192
 SEED = 0
+FORMAT = 2  # part of a cached tiny model's key: a model written otherwise is written again
 TEMPLATE_KEY = "tokenizer.chat_template"
 
 
@@ -35,7 +36,10 @@ def write_tiny_model(source: str | os.PathLike, out: str | os.PathLike, template
     vocab_size = len(tokens.data)
     arch = "llama"
     w = gguf.GGUFWriter(str(out), arch=arch)
-    w.add_name(f"tokparity tiny model of {os.path.basename(source)}")
+    # The source's own name: llama.cpp keys a vocabulary rule on it (Phi-3's specials strip the
+    # space after them). A rule keyed on the architecture (nomic-bert-moe's <mask>) is lost here.
+    name = reader.fields.get("general.name")
+    w.add_name(str(name.contents()) if name is not None else os.path.basename(source))
     for key, value in (("context_length", CONTEXT), ("embedding_length", EMBED), ("block_count", 1),
                        ("feed_forward_length", FEED_FORWARD), ("attention.head_count", HEADS),
                        ("attention.head_count_kv", HEADS), ("rope.dimension_count", EMBED // HEADS),

@@ -263,12 +263,16 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     system message's text) is the one most of its rows read: the union is checked with it."""
     rows = _rows(mine)
     read = _values_read(reference, rows)
+    gave = next((j.tags["gave"] for j, _ in mine if "gave" in j.tags), "both")  # (an engine gives one kind)
     rights: dict[int, ChatAnswer] = {}
     for c in agreeing:
         try:
-            rights[id(c)] = reference.answer(c)
+            right = reference.answer(c)
         except CaseFailure:  # (not made in time: nothing to check it with)
             continue
+        # (kept as the backend gives it: an engine of ids keeps a prompt whose ids stay)
+        rights[id(c)] = ChatAnswer(right.text if gave != "ids" else None, right.ids if gave != "text" else None,
+                                   right.raised)
     kept_memo: dict[tuple[str, ...], int] = {}
 
     def changed(way: ChatWay) -> int:
@@ -345,8 +349,8 @@ def _explained(reference: ChatReference, rows: list[tuple[Conversation, ChatAnsw
 
 
 def _same_answer(reference: ChatReference, conversation: Conversation, way: ChatWay, right: ChatAnswer) -> bool:
-    """Whether ``way`` leaves an agreeing conversation's prompt as it is (the same text and ids, or
-    the same refusal)."""
+    """Whether ``way`` leaves an agreeing conversation's prompt as it is (what the backend gives of it,
+    its text, its ids or both, as ``right`` holds them; or the same refusal)."""
     try:
         answer = reference.answer(conversation, way)
     except CaseFailure:
@@ -355,7 +359,7 @@ def _same_answer(reference: ChatReference, conversation: Conversation, way: Chat
         return False
     if right.raised or answer.raised:
         return bool(right.raised) == bool(answer.raised)
-    return answer.text == right.text and answer.ids == right.ids
+    return _same(answer, right)
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

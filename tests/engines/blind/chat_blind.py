@@ -97,14 +97,22 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           with the picked template; the marker must show, and not inside the part's
                           repr or JSON (``'text': '...'``, ``"text": "..."``); a failed probe counts
                           as not handling.
+``fold-system``           unless the chat template uses a system message's content, a conversation
+                          that starts with a system message whose content is a string loses it: its
+                          content is put in front of the next message's string content, joined with
+                          ``"\n"`` (a lone system message is simply removed; a next content that is
+                          not a string leaves the conversation as it is) (llama.cpp's server). Use is
+                          probed: a system message whose content is a unique marker, then a user
+                          message, is rendered with the picked template; the marker must show; a
+                          failed probe counts as not using it.
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
 ``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, ``strip-content``, then
-``join-parts``), rendered (environment bugs, of which the last of ``no-checks``, ``error-text``,
-``raise-as-text`` in that order wins; ``empty-bos``, ``no-generation-prompt``, ``continue-ignored``,
-then ``always-continue``, ``tools-dropped``; with ``chatml-fallback`` written as ChatML instead,
-where only ``no-generation-prompt`` still acts), the text cut (``drop-final-newline``), then
-tokenized (``text-specials``, ``double-bos``).
+``join-parts``, then ``fold-system``), rendered (environment bugs, of which the last of
+``no-checks``, ``error-text``, ``raise-as-text`` in that order wins; ``empty-bos``,
+``no-generation-prompt``, ``continue-ignored``, then ``always-continue``, ``tools-dropped``; with
+``chatml-fallback`` written as ChatML instead, where only ``no-generation-prompt`` still acts), the
+text cut (``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
 """
 
 from __future__ import annotations
@@ -128,7 +136,7 @@ BUGS = (
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
     "chatml-fallback", "merge-turns", "drop-empty", "default-system", "no-checks", "error-text",
-    "always-continue", "join-parts",
+    "always-continue", "join-parts", "fold-system",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -141,6 +149,8 @@ DEFAULT_SYSTEM = "You are a helpful assistant."  # default-system: the persona p
 ERROR_PREFIX = "Error: "                        # error-text: what a printed Error object starts with
 PARTS_JOINER = "\n"                             # join-parts: what goes between text parts
 PARTS_PROBE = "JOIN_PARTS_PROBE_5b1e9c"         # join-parts: the marker the probe conversation carries
+SYSTEM_JOINER = "\n"                            # fold-system: what goes between system and next content
+SYSTEM_PROBE = "FOLD_SYSTEM_PROBE_8c3d71"       # fold-system: the system content of the probe conversation
 
 
 class Refused(Exception):
@@ -297,6 +307,7 @@ class ChatEngine:
         self.env = build_environment(bugs)
         self.compile = lru_cache(maxsize=8)(self.env.from_string)
         self.parts_handled: dict[str, bool] = {}  # join-parts: probe result per template source
+        self.system_used: dict[str, bool] = {}    # fold-system: probe result per template source
 
     def pick_template(self, tools) -> str:
         """transformers' get_chat_template."""
@@ -375,6 +386,42 @@ class ChatEngine:
             )} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
             for m in messages
         ]
+
+    def template_uses_system(self, tools) -> bool:
+        """fold-system: whether the template picked for ``tools`` writes a system message's content
+        (a probe: a system message carrying SYSTEM_PROBE, then a user message)."""
+        try:
+            chat_template = self.pick_template(tools)
+        except Refused:
+            return False
+        if chat_template not in self.system_used:
+            try:
+                out = self.compile(chat_template).render(
+                    messages=[{"role": "system", "content": SYSTEM_PROBE}, {"role": "user", "content": "Hello"}],
+                    tools=None, documents=None, add_generation_prompt=False, **self.specials,
+                )
+                used = SYSTEM_PROBE in out
+            except Exception:
+                used = False
+            self.system_used[chat_template] = used
+        return self.system_used[chat_template]
+
+    def fold_system(self, messages: list, tools) -> list:
+        """bug: fold-system. A leading system message is folded into the next message's content (or
+        removed when alone), unless the template uses system messages."""
+        first = messages[0] if messages else None
+        if not (isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str)):
+            return messages
+        if len(messages) > 1:
+            nxt = messages[1]
+            if not (isinstance(nxt, dict) and isinstance(nxt.get("content"), str)):
+                return messages
+        if self.template_uses_system(tools):
+            return messages
+        if len(messages) == 1:
+            return []
+        nxt = messages[1]
+        return [{**nxt, "content": first["content"] + SYSTEM_JOINER + nxt["content"]}, *messages[2:]]
 
     def render(self, messages, tools, options: dict) -> str:
         """apply_chat_template(tokenize=False) and render_jinja_template, for one conversation."""
@@ -474,6 +521,8 @@ class ChatEngine:
             messages = self.edit_conversation(messages)
             if "join-parts" in self.bugs:        # bug: join-parts
                 messages = self.join_parts(messages, req.get("tools"))
+            if "fold-system" in self.bugs:       # bug: fold-system
+                messages = self.fold_system(messages, req.get("tools"))
         try:
             if "chatml-fallback" in self.bugs:   # bug: chatml-fallback (no template at all)
                 text = self.render_chatml(messages, req.get("options") or {})
