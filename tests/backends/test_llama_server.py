@@ -172,3 +172,26 @@ def test_the_run_s_timeout_reaches_the_server_s_requests():
     with make_backend("llama-server", resolve_model("llama-bpe"), timeout=7.0) as backend:
         assert backend.client.timeout == 7.0 and backend.encode("Hello") == [9906]
     assert not servers()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_run_stopped_by_a_signal_stops_its_server(tmp_path, signum):
+    run = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "emoji", "-c", "seams",
+                            "--ops", "all", "-b", "llama-server", "-o", str(tmp_path / "out")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # (until its server answers: then the run is asking it)
+            if servers() or run.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert servers(), "the server never started"
+        time.sleep(0.5)
+        run.send_signal(signum)
+        run.wait(timeout=60)
+    finally:
+        run.kill()
+    for _ in range(50):
+        if not servers():
+            break
+        time.sleep(0.1)
+    assert not servers()
