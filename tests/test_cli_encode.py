@@ -83,7 +83,7 @@ def test_unknown_backend_exits_2(zoo):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("tokparity: error: unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, "
                                    "hf, tiktoken, hf-gguf, golden, mistral-common, rwkv, llama-server, llama.cpp-jinja, "
-                                   "cmd:COMMAND, py:MODULE:CALLABLE, http:llama-server@[HOST:]PORT")
+                                   "cmd:COMMAND, py:MODULE:CALLABLE, http:SERVER@[HOST:]PORT")
 
 
 def test_default_backends_are_what_the_files_allow(zoo):

@@ -237,7 +237,7 @@ def test_an_engine_that_declares_no_parse_special_switch_is_not_judged_on_specia
         assert {"texts/t0", "texts/t1", "texts/t3"} <= set(mine["not_applicable_cases"])
         assert "texts/t2" not in mine["not_applicable_cases"] and mine["cases"] > 800
         summary = (out / "summary.md").read_text("utf-8")
-        assert "not applicable" in summary and "declares it parses special-token text" in summary
+        assert "not applicable" in summary and "declares it cannot do (leave special-token text as text" in summary
     else:
         assert code == 1 and mine["not_applicable"] == 0 and mine["unexplained"] >= 3
 

@@ -18,7 +18,7 @@ from tokparity.zoo import resolve_model
 def test_known_backends():
     assert known_backends() == ["ref", "llama.cpp", "sentencepiece", "hf", "tiktoken", "hf-gguf", "golden",
                                 "mistral-common", "rwkv", "llama-server", "llama.cpp-jinja", "cmd:COMMAND",
-                                "py:MODULE:CALLABLE", "http:llama-server@[HOST:]PORT"]
+                                "py:MODULE:CALLABLE", "http:SERVER@[HOST:]PORT"]
 
 
 def test_unknown_backend_names_the_known_ones(zoo):
@@ -26,7 +26,7 @@ def test_unknown_backend_names_the_known_ones(zoo):
         make_backend("llamacpp", zoo("llama-spm"))
     assert str(e.value) == ("unknown backend 'llamacpp'; known: ref, llama.cpp, sentencepiece, hf, tiktoken, hf-gguf, "
                             "golden, mistral-common, rwkv, llama-server, llama.cpp-jinja, cmd:COMMAND, py:MODULE:CALLABLE, "
-                            "http:llama-server@[HOST:]PORT")
+                            "http:SERVER@[HOST:]PORT")
 
 
 @pytest.mark.parametrize("name, message", [

@@ -51,7 +51,9 @@ if TYPE_CHECKING:
 
 # What an engine with no switch for special-token parsing declares (tokparity.run.judge).
 NO_PARSE_SPECIAL_SWITCH = "parse_special=false"
-DECLARABLE = (NO_PARSE_SPECIAL_SWITCH,)
+# What an engine declares that always adds the special tokens the vocabulary asks for (a BOS).
+NO_ADD_SPECIAL_SWITCH = "add_special=false"
+DECLARABLE = (NO_PARSE_SPECIAL_SWITCH, NO_ADD_SPECIAL_SWITCH)
 
 
 def declared(value: object, who: str) -> frozenset[str]:
@@ -204,7 +206,8 @@ class Backend(ABC):
         raise NotImplementedError(f"{self.name} does not apply chat templates")
 
     #: Settings the engine declares it cannot give (NO_PARSE_SPECIAL_SWITCH: it parses special-token
-    #: text whatever is asked); a case that asks for one is "not applicable" to it, not a mismatch.
+    #: text whatever is asked; NO_ADD_SPECIAL_SWITCH: it always adds the special tokens the vocabulary
+    #: asks for); a case that asks for one is "not applicable" to it, not a mismatch.
     unsupported: frozenset[str] = frozenset()
 
     #: piece_bytes gives text, not bytes: a token that is part of a character shows as U+FFFD

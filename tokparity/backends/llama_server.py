@@ -6,7 +6,8 @@
     -b 'srv=http:llama-server@HOST:PORT'    one elsewhere: only where you name the host
 
 Each op asks the server's own endpoint. Encode: ``POST /tokenize`` with ``add_special`` and
-``parse_special``. Decode: ``POST /detokenize``. Chat: ``POST /apply-template`` renders the
+``parse_special``. Decode: ``POST /detokenize``. Stream: ``POST /completion`` generates the ids
+asked and streams them (``stream``). Chat: ``POST /apply-template`` renders the
 conversation with llama.cpp's own Jinja engine (``common/jinja``, the server's default), then
 ``/tokenize`` turns the prompt into ids as a completion does (specials added and parsed). The
 answer is those ids: llama.cpp takes the BOS text off the prompt where the tokenizer adds a BOS.
@@ -21,11 +22,9 @@ log is kept beside the tiny model. It is stopped with the run, and on any signal
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,7 +33,8 @@ from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Backend
 from tokparity.backends.process import ENGINE_MARK, exited, kill_engine, wait_for_exit
-from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, TokparityError
+from tokparity.backends.server_http import CASE_SECONDS, LOOPBACK, ServerClient, free_port, parse_address, said
+from tokparity.errors import BackendCrash, CaseFailure, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
 if TYPE_CHECKING:
@@ -42,62 +42,12 @@ if TYPE_CHECKING:
     from tokparity.chat.conversation import Conversation
     from tokparity.zoo import ModelFiles
 
-PROTOCOL = "llama-server"  # the one server protocol http: speaks so far
-LOOPBACK = "127.0.0.1"
 START_SECONDS = 120.0  # to load the tiny model (a 262,144-token vocabulary takes a few seconds)
-CASE_SECONDS = 60.0
+# Added to each id a stream asks for, less a step for each position before its first: the steps
+# are far wider than the tiny model's logits (random weights: tens apart), so the sampler's first
+# pick is the earliest id not yet generated
+FORCING_BIAS, FORCING_STEP = 1e7, 1e3
 RESTARTS = 3  # a server that dies more often than this is left dead: each case is then a crash
-
-
-class ServerClient:
-    """JSON over one kept-alive HTTP connection to a server at ``host:port``."""
-
-    def __init__(self, host: str, port: int, timeout: float = CASE_SECONDS):
-        self.host, self.port, self.timeout = host, port, timeout
-        self._conn: http.client.HTTPConnection | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def post(self, path: str, body: dict) -> tuple[int, object]:
-        """The status and JSON body of ``POST path``. A refused or dropped connection is a crash, a
-        slow answer a timeout, a body that is not JSON an error: each of this case only."""
-        return self.request("POST", path, json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-
-    def request(self, method: str, path: str, data: bytes | None = None) -> tuple[int, object]:
-        for attempt in (0, 1):  # (a kept-alive connection the server closed meanwhile: once more, anew)
-            conn = self._conn or http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-            self._conn = conn
-            try:
-                conn.request(method, path, data, {"Content-Type": "application/json"})
-                response = conn.getresponse()
-                raw = response.read()
-                break
-            except TimeoutError:
-                self.close()
-                raise BackendTimeout(f"{self.url}{path}: no answer within {self.timeout:.0f} s") from None
-            except (ConnectionError, http.client.HTTPException, OSError) as e:
-                self.close()
-                if attempt or isinstance(e, ConnectionRefusedError):
-                    raise BackendCrash(f"{self.url}{path}: {type(e).__name__}: {e}") from None
-        try:
-            return response.status, json.loads(raw)
-        except ValueError:
-            raise CaseFailure(f"{self.url}{path}: HTTP {response.status}, a body that is not JSON: "
-                              f"{raw[:120]!r}") from None
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-
-def _said(reply: object) -> str:
-    """What a server's error body says, on one line."""
-    if isinstance(reply, dict) and isinstance(reply.get("error"), dict):
-        reply = reply["error"].get("message", reply["error"])
-    return " ".join(str(reply).split())[:300]
 
 
 class LlamaServerBackend(Backend):
@@ -117,13 +67,15 @@ class LlamaServerBackend(Backend):
         self.proc: subprocess.Popen | None = None
         self._mark = f"llama-server-{os.getpid()}-{id(self)}"
         self._restarts = 0
+        self._generation_marks: tuple[frozenset[int], frozenset[int]] | None = None
+        self._local = None  # (llama.cpp on the server's file, for the stream: loaded when first asked)
         self.url = url
         if url is None:
             self.client = ServerClient(LOOPBACK, 0, timeout)
             self.tiny = tiny_model_for(model, self.gguf)
             self._start()
         else:
-            host, port = parse_address(url)
+            host, port = parse_address(url, self.name)
             self.client = ServerClient(host, port, timeout)
         self._version = self._ask_version()
 
@@ -182,16 +134,20 @@ class LlamaServerBackend(Backend):
         try:
             return self.client.post(path, body)
         except BackendCrash as e:
-            if self.proc is not None and wait_for_exit(self.proc, 2.0):
-                kill_engine(self.proc, self._mark)  # (reaped: its exit status is known)
-                raise BackendCrash(f"llama-server exited ({self.proc.returncode}) on this case; it is started again "
-                                   f"for the next (log: {self.log})") from None
-            raise e
+            raise self._ended(e) from None
+
+    def _ended(self, crash: BackendCrash) -> BackendCrash:
+        """A dropped connection, said as how the server ended where it did."""
+        if self.proc is not None and wait_for_exit(self.proc, 2.0):
+            kill_engine(self.proc, self._mark)  # (reaped: its exit status is known)
+            return BackendCrash(f"llama-server exited ({self.proc.returncode}) on this case; it is started again "
+                                f"for the next (log: {self.log})")
+        return crash
 
     def _ask(self, path: str, body: dict, key: str) -> object:
         status, reply = self._post(path, body)
         if status != 200 or not isinstance(reply, dict) or key not in reply:
-            raise CaseFailure(f"{self.client.url}{path}: HTTP {status}: {_said(reply)}")
+            raise CaseFailure(f"{self.client.url}{path}: HTTP {status}: {said(reply)}")
         return reply[key]
 
     def _ask_version(self) -> str:
@@ -224,6 +180,134 @@ class LlamaServerBackend(Backend):
     def pieces(self, ids: list[int]) -> list[str]:
         return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else "" for i in ids]
 
+    def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
+        """The server's own stream (``POST /completion`` with ``stream``). The server generates the ids
+        after the first ``prompt`` (``_forcing``) and sends each chunk as it sends a model's
+        (server-context.cpp ``process_token``): nothing while the text ends inside a character."""
+        from tokparity.backends.base import in_steps
+        from tokparity.errors import NotCovered
+        rest = [int(i) for i in ids[prompt:]]
+        body = self._forcing([int(i) for i in ids[:prompt]], rest, settings)
+        self._alive()
+        try:
+            status, events = self.client.events("/completion", body)
+        except BackendCrash as e:
+            raise self._ended(e) from None
+        deltas = [""] * len(rest)
+        last = 0
+        for event in events:
+            if status != 200 or not isinstance(event, dict) or "error" in event:
+                raise CaseFailure(f"{self.client.url}/completion: HTTP {status}: {said(event)}")
+            if event.get("stop"):
+                if event.get("tokens_predicted") != len(rest):
+                    raise CaseFailure(f"/completion stopped after {event.get('tokens_predicted')} of {len(rest)} "
+                                      f"ids ({event.get('stop_type')})")
+                continue
+            n, token = event.get("tokens_predicted"), event.get("tokens")
+            if not isinstance(n, int) or not 0 < n <= len(rest):
+                raise CaseFailure(f"/completion sent {str(token)[:60]} as id {n} of {len(rest)}")
+            if token != [rest[n - 1]]:  # (another id the grammar let through, spelling the same bytes)
+                raise NotCovered(f"the server generated {str(token)[:60]} where id {rest[n - 1]} was asked: "
+                                 "the grammar and biases do not tell these ids apart here")
+            deltas[n - 1] = str(event.get("content", ""))
+            last = n
+        if last != len(rest):  # (the last id ends a character: its chunk is sent, unless other ids were taken)
+            raise NotCovered("the server generated other ids than those asked, spelling the same text: the grammar "
+                             "and biases do not tell them apart here")
+        return in_steps(deltas, step)
+
+    def _marks(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The end-of-generation ids and the ids written only as special tokens."""
+        if self._generation_marks is None:
+            self._generation_marks = self._llama().generation_marks()
+        return self._generation_marks
+
+    def _forcing(self, prompt: list[int], rest: list[int], settings: DecodeSettings) -> dict:
+        """The request that makes the server generate ``rest`` after ``prompt``. A grammar lets through
+        only those ids; biases make each the sampler's first pick. A server writes a special token as
+        nothing: ``preserved_tokens`` asks for its text, as a chat format does for its own tokens.
+        Not covered: ids after an end-of-generation id, and ids neither can ask for."""
+        from tokparity.errors import NotCovered
+        if not prompt:
+            raise NotCovered("a server generates after a prompt, and these ids have none")
+        ends, hidden = self._marks()
+        stop = next((i for i in rest if i in ends), None)
+        if stop is not None:
+            raise NotCovered(f"a generation ends at id {stop} (llama_vocab_is_eog): the server streams nothing after it")
+        first: dict[int, int] = {}
+        for at, i in enumerate(rest):
+            first.setdefault(i, at)
+        # Each id is raised by less the later it first comes, and lowered below the ids not yet
+        # generated once it is (still far above the others). A first pick the grammar refuses costs
+        # a pass over the whole vocabulary: an id that comes again.
+        body: dict = {"prompt": prompt, "n_predict": len(rest), "stream": True, "return_tokens": True,
+                      "temperature": 0, "cache_prompt": False,
+                      "logit_bias": [[i, FORCING_BIAS - FORCING_STEP * at] for i, at in first.items()],
+                      "presence_penalty": FORCING_BIAS / 2, "repeat_last_n": len(prompt) + len(rest)}
+        lead = self._begun(rest)
+        if len(set(rest[:lead])) < lead or set(rest[:lead + 1]) & set(prompt):
+            # (a generated id is lowered, and so is an id of the prompt: the biases cannot ask for it there)
+            raise NotCovered("the ids that finish the character the prompt began, or the id after them, come twice: "
+                             "without a grammar the server cannot be asked for them")
+        if lead < len(rest):  # (the biases alone ask for the ids that finish it; the grammar starts after them)
+            body["grammar"] = self._grammar(rest[lead:])
+            if lead:
+                body |= {"grammar_lazy": True, "grammar_triggers": [{"type": 0, "value": "", "token": rest[lead]}]}
+        shown = sorted({self.vocab.tokens[i] for i in rest if i in hidden})
+        if shown and not settings.skip_special:
+            body["preserved_tokens"] = shown
+        return body
+
+    def _grammar(self, ids: list[int]) -> str:
+        """A grammar that lets the server generate only ``ids``. A token that is whole characters is
+        asked by its id (``<[id]>``). Tokens that split a character are asked as the text they spell
+        together: a grammar refuses an id that ends inside a character (src/llama-grammar.cpp). Ids
+        that no grammar can ask for (an empty piece, bytes that are not UTF-8) are not covered."""
+        from tokparity.errors import NotCovered
+        from tokparity.reference.decode import incomplete_tail
+        pieces = self._llama().token_bytes(ids, special=True)
+        parts: list[str] = []
+        group = b""
+        for i, piece in zip(ids, pieces):
+            if not piece or piece[0] == 0:  # (a grammar lets through no token whose piece is empty or begins with NUL)
+                raise NotCovered(f"id {i} is empty or begins with a NUL byte: no grammar lets a server generate it")
+            if not group and _whole(piece):
+                parts.append(f"<[{i}]>")
+                continue
+            group += piece
+            if not incomplete_tail(group):
+                if not _whole(group):
+                    raise NotCovered("the ids after the prompt are not UTF-8: a grammar cannot ask a server for them")
+                parts.append(_literal(group.decode("utf-8")))
+                group = b""
+        if group:
+            raise NotCovered("the ids end inside a character: a grammar cannot ask a server for them")
+        return "root ::= " + " ".join(parts)
+
+    def _begun(self, ids: list[int]) -> int:
+        """How many of the first ids finish a character the prompt began, up to a character's end: no
+        grammar spells their bytes, which are not UTF-8 alone. 0 where the first id begins a character."""
+        from tokparity.reference.decode import incomplete_tail
+        pieces = self._llama().token_bytes(ids, special=True)
+        joined = b"".join(pieces)
+        stray = len(joined) - len(joined.lstrip(bytes(range(0x80, 0xC0))))  # (UTF-8's continuation bytes)
+        size = 0
+        for k, piece in enumerate(pieces, 1):
+            size += len(piece)
+            if stray and size >= stray and not incomplete_tail(joined[stray:size]) and _whole(joined[stray:size]):
+                return k
+        return len(ids) if stray else 0
+
+    def _llama(self):
+        """llama.cpp as it reads the file the server loads (llama-cpp-python: the same release as the
+        server tokparity builds)."""
+        if self._local is None:
+            from tokparity.backends.llamacpp import LlamaCppBackend
+            from tokparity.zoo import ModelFiles
+            loaded = self.gguf if self.url is not None else self.tiny
+            self._local = LlamaCppBackend(ModelFiles(self.model.name, {"gguf": loaded}, "local"))
+        return self._local
+
     def chat(self, conversation: Conversation) -> ChatAnswer:
         from tokparity.chat import ChatAnswer
         body: dict = {"messages": conversation.messages,
@@ -238,14 +322,17 @@ class LlamaServerBackend(Backend):
             if status == 400 and isinstance(reply, dict) and isinstance(reply.get("error"), dict) \
                     and reply["error"].get("type") == "invalid_request_error":
                 # (the template raised, or the server refused the request: a 500 is the server's own fault)
-                return ChatAnswer(raised=_said(reply))
-            raise CaseFailure(f"{self.client.url}/apply-template: HTTP {status}: {_said(reply)}")
+                return ChatAnswer(raised=said(reply))
+            raise CaseFailure(f"{self.client.url}/apply-template: HTTP {status}: {said(reply)}")
         # Only the ids: llama.cpp takes the BOS text off the front of the prompt where the tokenizer
         # adds a BOS (common/chat.cpp), so the text it shows is not the text the ids come from.
         return ChatAnswer(None, self.encode(reply["prompt"], add_special=True, parse_special=True))
 
     def close(self) -> None:
         self.client.close()
+        local, self._local = self._local, None
+        if local is not None:
+            local.close()
         proc, self.proc = self.proc, None
         if proc is not None:
             kill_engine(proc, self._mark)
@@ -255,6 +342,20 @@ class LlamaCppJinjaBackend(LlamaServerBackend):
     """The same server, named for what its chat op checks: llama.cpp's own Jinja engine."""
 
     name = "llama.cpp-jinja"
+
+
+def _whole(piece: bytes) -> bool:
+    """Whether ``piece`` is whole UTF-8 characters."""
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _literal(text: str) -> str:
+    """``text`` as a GBNF string literal, each character escaped (``\\UXXXXXXXX``)."""
+    return '"' + "".join(f"\\U{ord(c):08X}" for c in text) + '"'
 
 
 def _ids(value: object) -> list[int]:
@@ -283,25 +384,6 @@ def _tail(log: Path) -> str:
     except OSError:
         return "no log"
     return " ".join(lines[-1].split())[:200] if lines else "no output"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
-
-
-def parse_address(url: str) -> tuple[str, int]:
-    """``PORT`` or ``HOST:PORT`` (``http:llama-server@…``'s part after the ``@``): loopback unless
-    a host is named."""
-    host, _, port = url.rpartition(":")
-    try:
-        number = int(port)
-    except ValueError:
-        number = -1
-    if not 0 < number < 65536:
-        raise TokparityError(f"http:{PROTOCOL}@{url}: give a port, or HOST:PORT (http:{PROTOCOL}@8080)")
-    return host.strip("[]") or LOOPBACK, number
 
 
 def gguf_of(model: ModelFiles, say) -> Path:

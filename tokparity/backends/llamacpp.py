@@ -180,8 +180,10 @@ class LlamaCppBackend(Backend):
         return out
 
     def stream(self, ids: list[int], prompt: int, settings: DecodeSettings = AS_FILES_SAY, step: int = 1) -> list[str]:
-        """llama.cpp's pieces (``token_to_piece``, specials as their text unless skipped) sent as
-        its server sends them, a character not yet complete held back (tokparity.reference.decode.piece_stream)."""
+        """llama.cpp's pieces (``token_to_piece``, specials as their text unless skipped) sent one id
+        at a time, a character not yet complete held back (tokparity.reference.decode.piece_stream).
+        llama-server holds more: all of a chunk that ends inside a character, and none of a
+        character the prompt began (docs/findings.md)."""
         from tokparity.backends.base import in_steps
         from tokparity.reference.decode import piece_stream
         return in_steps(piece_stream(lambda part: self.token_bytes(part, special=not settings.skip_special), ids, prompt), step)
@@ -215,6 +217,14 @@ class LlamaCppBackend(Backend):
         self._check_ids(ids)
         get = llama_cpp.llama_vocab_get_text
         return [(get(self._vocab, i) or b"").decode("utf-8", "surrogateescape") for i in ids]
+
+    def generation_marks(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The ids a generation ends at (``llama_vocab_is_eog``), and the ids a server writes only when
+        asked for special tokens (UNKNOWN or CONTROL: ``token_to_piece`` gives nothing without ``special``)."""
+        hidden = llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN | llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+        ends = frozenset(i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i))
+        special = frozenset(i for i in range(self.n_vocab) if llama_cpp.llama_vocab_get_attr(self._vocab, i) & hidden)
+        return ends, special
 
     def close(self) -> None:
         # Forget the model before freeing it: a Ctrl-C or SIGTERM that arrived during the free is

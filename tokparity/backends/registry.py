@@ -91,7 +91,7 @@ BUILTIN: dict[str, BackendSpec] = {
                     trains="its vocabulary is the rwkv package's own file, read by the package's tokenizer"),
         BackendSpec("llama-server", "tokparity.backends.llama_server:LlamaServerBackend", "llama_cpp",
                     "llama-cpp-python", "llama", "llama-server (built from llama-cpp-python's llama.cpp) on a tiny "
-                    "model with the GGUF's tokenizer: /tokenize, /detokenize, /apply-template", role="gguf",
+                    "model with the GGUF's tokenizer: /tokenize, /detokenize, /completion, /apply-template", role="gguf",
                     starts_server=True),
         BackendSpec("llama.cpp-jinja", "tokparity.backends.llama_server:LlamaCppJinjaBackend", "llama_cpp",
                     "llama-cpp-python", "llama", "llama.cpp's own Jinja chat templates (common/jinja), as "
@@ -130,17 +130,23 @@ def _fits(target: str, path) -> bool:
 
 RELEASE_STARTUP_TIMEOUT = 900.0  # seconds for a backend on another release to load the model (see make_backend)
 
+# The servers ``http:SERVER@[HOST:]PORT`` speaks to: each its own endpoints, a backend class each.
+SERVERS = {
+    "llama-server": "tokparity.backends.llama_server:LlamaServerBackend",
+    "llama-cpp-python": "tokparity.backends.llama_cpp_python_server:LlamaCppPythonServerBackend",
+}
+
 # Names that take an argument after the colon.
 PREFIXED = {
     "cmd:": "cmd:COMMAND",
     "py:": "py:MODULE:CALLABLE",
-    "http:": "http:llama-server@[HOST:]PORT",
+    "http:": "http:SERVER@[HOST:]PORT",
 }
 
 
 def known_backends() -> list[str]:
     """``["ref", "llama.cpp", …, "rwkv", "llama-server", "llama.cpp-jinja", "cmd:COMMAND", "py:MODULE:CALLABLE",
-    "http:llama-server@[HOST:]PORT"]``."""
+    "http:SERVER@[HOST:]PORT"]``."""
     return list(BUILTIN) + list(PREFIXED.values())
 
 
@@ -300,13 +306,13 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         from tokparity.backends.isolated import IsolatedBackend
         return IsolatedBackend(name, model, **opts)
     if name.startswith("http:"):
-        from tokparity.backends.llama_server import PROTOCOL, LlamaServerBackend
         server, at, address = name[len("http:"):].partition("@")
-        if server != PROTOCOL or not at:
-            raise TokparityError(f"backend {name!r}: write http:{PROTOCOL}@PORT or http:{PROTOCOL}@HOST:PORT "
-                                 f"({PROTOCOL} is the one server protocol tokparity speaks so far)")
+        if server not in SERVERS or not at:
+            raise TokparityError(f"backend {name!r}: write http:SERVER@PORT or http:SERVER@HOST:PORT, SERVER one of "
+                                 f"{', '.join(SERVERS)} (http:llama-server@8080)")
         opts.pop("startup_timeout", None)
-        return LlamaServerBackend(model, url=address, **opts)
+        module, _, cls_name = SERVERS[server].partition(":")
+        return getattr(importlib.import_module(module), cls_name)(model, url=address, **opts)
     release = release_of(name)
     if release is not None and release.installed_here():  # the release this interpreter has: no virtualenv
         backend = make_backend(release.backend, model, isolate=isolate, **opts)

@@ -325,7 +325,7 @@ def spm_piece_bytes(piece: str) -> bytes:
 
 
 def piece_stream(piece_bytes, ids: list[int], prompt: int) -> list[str]:
-    """``ids`` streamed as llama.cpp's server streams them: each id after the prompt adds its piece's
+    """``ids`` streamed from llama.cpp's pieces: each id after the prompt adds its piece's
     bytes (``piece_bytes(ids)``, ``token_to_piece``) to what is held, and what is held is sent up to
     the start of a character not yet complete (invalid bytes as U+FFFD). The bytes of a character
     the prompt began are held from the start, so the first delta completes it."""

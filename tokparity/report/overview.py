@@ -136,9 +136,9 @@ def not_applicable_lines(results: Results) -> list[str]:
     for r in results.runs:
         if r.not_applicable:
             listed = ", ".join(r.not_applicable_cases[:5]) + ("…" if r.not_applicable > 5 else "")
-            out.append(f"{r.model} / {r.label}: {plural(r.not_applicable, 'case')} not applicable, not judged: the "
-                       f"engine declares it parses special-token text whatever is asked, and these hold some "
-                       f"({listed}; summary.json lists the first {len(r.not_applicable_cases)})")
+            out.append(f"{r.model} / {r.label}: {plural(r.not_applicable, 'case')} not applicable, not judged: they "
+                       f"ask what the engine declares it cannot do (leave special-token text as text, or add no "
+                       f"special tokens) ({listed}; summary.json lists the first {len(r.not_applicable_cases)})")
     return out
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tokparity.backends.base import NO_PARSE_SPECIAL_SWITCH, Answer, Backend
+from tokparity.backends.base import NO_ADD_SPECIAL_SWITCH, NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
 from tokparity.chat import PARTS_CHECK, SPECIALS_CHECK, TEMPLATE_CHECK
@@ -333,9 +333,13 @@ class ModelRun:
         yield from self.judge_many(batch)
 
     def not_applicable(self, name: str, text: str) -> bool:
-        """Whether ``text`` asks what backend ``name`` declares it cannot do: special-token text left
-        as text (parse_special off) of an engine that parses it whatever is asked."""
-        if self.options.parse_special or NO_PARSE_SPECIAL_SWITCH not in self.backends[name].unsupported:
+        """Whether ``text`` asks what backend ``name`` declares it cannot do: no special tokens added
+        (add_special off) of an engine that always adds them, or special-token text left as text
+        (parse_special off) of an engine that parses it whatever is asked."""
+        unsupported = self.backends[name].unsupported
+        if not self.options.add_special and NO_ADD_SPECIAL_SWITCH in unsupported:
+            return True
+        if self.options.parse_special or NO_PARSE_SPECIAL_SWITCH not in unsupported:
             return False
         if self._special_texts is None:
             # every special text (Gemma 3 has 6,252, its image token the last)
