@@ -47,6 +47,7 @@ START_SECONDS = 120.0  # to load the tiny model (a 262,144-token vocabulary take
 # are far wider than the tiny model's logits (random weights: tens apart), so the sampler's first
 # pick is the earliest id not yet generated
 FORCING_BIAS, FORCING_STEP = 1e7, 1e3
+TOKEN_TRIGGER = 0  # common/common.h COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN: a lazy grammar starts at this id
 RESTARTS = 3  # a server that dies more often than this is left dead: each case is then a crash
 
 
@@ -193,6 +194,8 @@ class LlamaServerBackend(Backend):
             status, events = self.client.events("/completion", body)
         except BackendCrash as e:
             raise self._ended(e) from None
+        if not events:
+            raise CaseFailure(f"{self.client.url}/completion: HTTP {status}, and no event")
         deltas = [""] * len(rest)
         last = 0
         for event in events:
@@ -224,16 +227,17 @@ class LlamaServerBackend(Backend):
 
     def _forcing(self, prompt: list[int], rest: list[int], settings: DecodeSettings) -> dict:
         """The request that makes the server generate ``rest`` after ``prompt``. A grammar lets through
-        only those ids; biases make each the sampler's first pick. A server writes a special token as
-        nothing: ``preserved_tokens`` asks for its text, as a chat format does for its own tokens.
-        Not covered: ids after an end-of-generation id, and ids neither can ask for."""
+        only those ids, or ids that spell the same text; biases make each the sampler's first pick.
+        A server writes a special token as nothing: ``preserved_tokens`` asks for its text, as a chat
+        format does for its own tokens.
+        Not covered: ids that hold an end-of-generation id, and ids neither can ask for."""
         from tokparity.errors import NotCovered
         if not prompt:
             raise NotCovered("a server generates after a prompt, and these ids have none")
         ends, hidden = self._marks()
         stop = next((i for i in rest if i in ends), None)
         if stop is not None:
-            raise NotCovered(f"a generation ends at id {stop} (llama_vocab_is_eog): the server streams nothing after it")
+            raise NotCovered(f"id {stop} ends a generation (llama_vocab_is_eog): a server cannot be asked to stream it")
         first: dict[int, int] = {}
         for at, i in enumerate(rest):
             first.setdefault(i, at)
@@ -241,18 +245,19 @@ class LlamaServerBackend(Backend):
         # generated once it is (still far above the others). A first pick the grammar refuses costs
         # a pass over the whole vocabulary: an id that comes again.
         body: dict = {"prompt": prompt, "n_predict": len(rest), "stream": True, "return_tokens": True,
-                      "temperature": 0, "cache_prompt": False,
+                      "temperature": 0, "cache_prompt": False, "sse_ping_interval": -1,
                       "logit_bias": [[i, FORCING_BIAS - FORCING_STEP * at] for i, at in first.items()],
                       "presence_penalty": FORCING_BIAS / 2, "repeat_last_n": len(prompt) + len(rest)}
-        lead = self._begun(rest)
-        if len(set(rest[:lead])) < lead or set(rest[:lead + 1]) & set(prompt):
+        lead = self._finishing(rest)
+        if lead and (len(set(rest[:lead + 1])) <= min(lead, len(rest) - 1) or set(rest[:lead + 1]) & set(prompt)):
             # (a generated id is lowered, and so is an id of the prompt: the biases cannot ask for it there)
             raise NotCovered("the ids that finish the character the prompt began, or the id after them, come twice: "
                              "without a grammar the server cannot be asked for them")
         if lead < len(rest):  # (the biases alone ask for the ids that finish it; the grammar starts after them)
             body["grammar"] = self._grammar(rest[lead:])
             if lead:
-                body |= {"grammar_lazy": True, "grammar_triggers": [{"type": 0, "value": "", "token": rest[lead]}]}
+                body |= {"grammar_lazy": True,
+                         "grammar_triggers": [{"type": TOKEN_TRIGGER, "value": "", "token": rest[lead]}]}
         shown = sorted({self.vocab.tokens[i] for i in rest if i in hidden})
         if shown and not settings.skip_special:
             body["preserved_tokens"] = shown
@@ -261,8 +266,9 @@ class LlamaServerBackend(Backend):
     def _grammar(self, ids: list[int]) -> str:
         """A grammar that lets the server generate only ``ids``. A token that is whole characters is
         asked by its id (``<[id]>``). Tokens that split a character are asked as the text they spell
-        together: a grammar refuses an id that ends inside a character (src/llama-grammar.cpp). Ids
-        that no grammar can ask for (an empty piece, bytes that are not UTF-8) are not covered."""
+        together: at an id, a grammar refuses a token that holds no whole character and ends inside
+        one (src/llama-grammar.cpp). Ids no grammar can ask for (an empty piece, bytes that are not
+        UTF-8) are not covered."""
         from tokparity.errors import NotCovered
         from tokparity.reference.decode import incomplete_tail
         pieces = self._llama().token_bytes(ids, special=True)
@@ -284,7 +290,7 @@ class LlamaServerBackend(Backend):
             raise NotCovered("the ids end inside a character: a grammar cannot ask a server for them")
         return "root ::= " + " ".join(parts)
 
-    def _begun(self, ids: list[int]) -> int:
+    def _finishing(self, ids: list[int]) -> int:
         """How many of the first ids finish a character the prompt began, up to a character's end: no
         grammar spells their bytes, which are not UTF-8 alone. 0 where the first id begins a character."""
         from tokparity.reference.decode import incomplete_tail
@@ -296,7 +302,10 @@ class LlamaServerBackend(Backend):
             size += len(piece)
             if stray and size >= stray and not incomplete_tail(joined[stray:size]) and _whole(joined[stray:size]):
                 return k
-        return len(ids) if stray else 0
+        if stray:
+            from tokparity.errors import NotCovered
+            raise NotCovered("the ids end inside a character: the server sends nothing for them")
+        return 0
 
     def _llama(self):
         """llama.cpp as it reads the file the server loads (llama-cpp-python: the same release as the

@@ -40,25 +40,29 @@ class ServerClient:
         """The status and events of ``POST path`` answered as server-sent events (``data: {…}``
         lines, read to the end). An answer of one JSON body (an error) is that one event."""
         status, raw = self._exchange("POST", path, _body(body))
-        if not raw.lstrip().startswith(b"data:"):
-            return status, [self._json(path, status, raw)]
-        lines = (line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:"))
-        return status, [self._json(path, status, line) for line in lines if line and line != b"[DONE]"]
+        lines = raw.split(b"\n")
+        if not any(line.startswith(b"data:") for line in lines):  # (a stream's ``:`` pings are skipped too)
+            return status, [self._json(path, status, raw)] if raw.strip() else []
+        data = (line[5:].strip() for line in lines if line.startswith(b"data:"))
+        return status, [self._json(path, status, line) for line in data if line and line != b"[DONE]"]
 
     def _exchange(self, method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
         for attempt in (0, 1):  # (a kept-alive connection the server closed meanwhile: once more, anew)
+            kept, answered = self._conn is not None, False
             conn = self._conn or http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
             self._conn = conn
             try:
                 conn.request(method, path, data, {"Content-Type": "application/json"})
                 response = conn.getresponse()
+                answered = True
                 return response.status, response.read()
             except TimeoutError:
                 self.close()
                 raise BackendTimeout(f"{self.url}{path}: no answer within {self.timeout:.0f} s") from None
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self.close()
-                if attempt or isinstance(e, ConnectionRefusedError):
+                # (sent again only where a kept-alive connection was closed before any answer)
+                if attempt or not kept or answered or isinstance(e, ConnectionRefusedError):
                     raise BackendCrash(f"{self.url}{path}: {type(e).__name__}: {e}") from None
         raise AssertionError("unreachable")
 
@@ -102,5 +106,3 @@ def parse_address(url: str, protocol: str) -> tuple[str, int]:
     if not 0 < number < 65536:
         raise TokparityError(f"http:{protocol}@{url}: give a port, or HOST:PORT (http:{protocol}@8080)")
     return host.strip("[]") or LOOPBACK, number
-
-
