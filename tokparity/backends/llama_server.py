@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from tokparity.backends.base import Backend
 from tokparity.backends.process import ENGINE_MARK, exited, kill_engine, wait_for_exit
 from tokparity.backends.server_http import CASE_SECONDS, LOOPBACK, ServerClient, free_port, parse_address, said
-from tokparity.errors import BackendCrash, CaseFailure, TokparityError
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.errors import BackendCrash, CaseFailure, NotCovered, TokparityError
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, incomplete_tail
 
 if TYPE_CHECKING:
     from tokparity.chat import ChatAnswer
@@ -186,7 +186,6 @@ class LlamaServerBackend(Backend):
         after the first ``prompt`` (``_forcing``) and sends each chunk as it sends a model's
         (server-context.cpp ``process_token``): nothing while the text ends inside a character."""
         from tokparity.backends.base import in_steps
-        from tokparity.errors import NotCovered
         rest = [int(i) for i in ids[prompt:]]
         body = self._forcing([int(i) for i in ids[:prompt]], rest, settings)
         self._alive()
@@ -231,7 +230,6 @@ class LlamaServerBackend(Backend):
         A server writes a special token as nothing: ``preserved_tokens`` asks for its text, as a chat
         format does for its own tokens.
         Not covered: ids that hold an end-of-generation id, and ids neither can ask for."""
-        from tokparity.errors import NotCovered
         if not prompt:
             raise NotCovered("a server generates after a prompt, and these ids have none")
         ends, hidden = self._marks()
@@ -248,13 +246,14 @@ class LlamaServerBackend(Backend):
                       "temperature": 0, "cache_prompt": False, "sse_ping_interval": -1,
                       "logit_bias": [[i, FORCING_BIAS - FORCING_STEP * at] for i, at in first.items()],
                       "presence_penalty": FORCING_BIAS / 2, "repeat_last_n": len(prompt) + len(rest)}
-        lead = self._finishing(rest)
+        pieces = self._llama().token_bytes(rest, special=True)  # (as the server's grammar reads them)
+        lead = _finishing(pieces)
         if lead and (len(set(rest[:lead + 1])) <= min(lead, len(rest) - 1) or set(rest[:lead + 1]) & set(prompt)):
             # (a generated id is lowered, and so is an id of the prompt: the biases cannot ask for it there)
             raise NotCovered("the ids that finish the character the prompt began, or the id after them, come twice: "
                              "without a grammar the server cannot be asked for them")
         if lead < len(rest):  # (the biases alone ask for the ids that finish it; the grammar starts after them)
-            body["grammar"] = self._grammar(rest[lead:])
+            body["grammar"] = _grammar(rest[lead:], pieces[lead:])
             if lead:
                 body |= {"grammar_lazy": True,
                          "grammar_triggers": [{"type": TOKEN_TRIGGER, "value": "", "token": rest[lead]}]}
@@ -262,50 +261,6 @@ class LlamaServerBackend(Backend):
         if shown and not settings.skip_special:
             body["preserved_tokens"] = shown
         return body
-
-    def _grammar(self, ids: list[int]) -> str:
-        """A grammar that lets the server generate only ``ids``. A token that is whole characters is
-        asked by its id (``<[id]>``). Tokens that split a character are asked as the text they spell
-        together: at an id, a grammar refuses a token that holds no whole character and ends inside
-        one (src/llama-grammar.cpp). Ids no grammar can ask for (an empty piece, bytes that are not
-        UTF-8) are not covered."""
-        from tokparity.errors import NotCovered
-        from tokparity.reference.decode import incomplete_tail
-        pieces = self._llama().token_bytes(ids, special=True)
-        parts: list[str] = []
-        group = b""
-        for i, piece in zip(ids, pieces):
-            if not piece or piece[0] == 0:  # (a grammar lets through no token whose piece is empty or begins with NUL)
-                raise NotCovered(f"id {i} is empty or begins with a NUL byte: no grammar lets a server generate it")
-            if not group and _whole(piece):
-                parts.append(f"<[{i}]>")
-                continue
-            group += piece
-            if not incomplete_tail(group):
-                if not _whole(group):
-                    raise NotCovered("the ids after the prompt are not UTF-8: a grammar cannot ask a server for them")
-                parts.append(_literal(group.decode("utf-8")))
-                group = b""
-        if group:
-            raise NotCovered("the ids end inside a character: a grammar cannot ask a server for them")
-        return "root ::= " + " ".join(parts)
-
-    def _finishing(self, ids: list[int]) -> int:
-        """How many of the first ids finish a character the prompt began, up to a character's end: no
-        grammar spells their bytes, which are not UTF-8 alone. 0 where the first id begins a character."""
-        from tokparity.reference.decode import incomplete_tail
-        pieces = self._llama().token_bytes(ids, special=True)
-        joined = b"".join(pieces)
-        stray = len(joined) - len(joined.lstrip(bytes(range(0x80, 0xC0))))  # (UTF-8's continuation bytes)
-        size = 0
-        for k, piece in enumerate(pieces, 1):
-            size += len(piece)
-            if stray and size >= stray and not incomplete_tail(joined[stray:size]) and _whole(joined[stray:size]):
-                return k
-        if stray:
-            from tokparity.errors import NotCovered
-            raise NotCovered("the ids end inside a character: the server sends nothing for them")
-        return 0
 
     def _llama(self):
         """llama.cpp as it reads the file the server loads (llama-cpp-python: the same release as the
@@ -351,6 +306,46 @@ class LlamaCppJinjaBackend(LlamaServerBackend):
     """The same server, named for what its chat op checks: llama.cpp's own Jinja engine."""
 
     name = "llama.cpp-jinja"
+
+
+def _grammar(ids: list[int], pieces: list[bytes]) -> str:
+    """A grammar that lets the server generate only ``ids``. A token that is whole characters is
+    asked by its id (``<[id]>``). Tokens that split a character are asked as the text they spell
+    together: at an id, a grammar refuses a token that holds no whole character and ends inside
+    one (src/llama-grammar.cpp). Ids no grammar can ask for (an empty piece, bytes that are not
+    UTF-8) are not covered."""
+    parts: list[str] = []
+    group = b""
+    for i, piece in zip(ids, pieces):
+        if not piece or piece[0] == 0:  # (a grammar lets through no token whose piece is empty or begins with NUL)
+            raise NotCovered(f"id {i} is empty or begins with a NUL byte: no grammar lets a server generate it")
+        if not group and _whole(piece):
+            parts.append(f"<[{i}]>")
+            continue
+        group += piece
+        if not incomplete_tail(group):
+            if not _whole(group):
+                raise NotCovered("the ids after the prompt are not UTF-8: a grammar cannot ask a server for them")
+            parts.append(_literal(group.decode("utf-8")))
+            group = b""
+    if group:
+        raise NotCovered("the ids end inside a character: a grammar cannot ask a server for them")
+    return "root ::= " + " ".join(parts)
+
+
+def _finishing(pieces: list[bytes]) -> int:
+    """How many of the first pieces finish a character the prompt began, up to a character's end: no
+    grammar spells their bytes, which are not UTF-8 alone. 0 where the first begins a character."""
+    joined = b"".join(pieces)
+    stray = len(joined) - len(joined.lstrip(bytes(range(0x80, 0xC0))))  # (UTF-8's continuation bytes)
+    size = 0
+    for k, piece in enumerate(pieces, 1):
+        size += len(piece)
+        if stray and size >= stray and not incomplete_tail(joined[stray:size]) and _whole(joined[stray:size]):
+            return k
+    if stray:
+        raise NotCovered("the ids end inside a character: the server sends nothing for them")
+    return 0
 
 
 def _whole(piece: bytes) -> bool:
