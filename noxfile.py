@@ -44,7 +44,9 @@ def tests(session: nox.Session) -> None:
     # `python -m` puts the checkout first on sys.path, so the doctests import the same modules as
     # the tests. A module whose optional library is missing is skipped, not a collection error.
     session.run("python", "-m", "pytest", "-q", "--doctest-modules", "--doctest-ignore-import-errors", "tokparity")
-    session.run("python", "-m", "pytest", *session.posargs)
+    # On every core (pytest-xdist): each test file stays on one worker (tests/conftest.py). `-n 0`
+    # among the arguments runs it in one process.
+    session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *session.posargs)
 
 
 # The fast tier (every push) and the heavy tier (nightly, or before a release). Times measured on

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -14,6 +15,21 @@ from tokparity.zoo import ModelFiles, resolve_model
 # A handler of Python's own is reset to the default at exec, so the children hear it again.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Every process a test starts inherits this mark, servers included: a test that looks for processes
+# left behind finds its own process's, not those of the test process beside it (pytest -n 2).
+TEST_PROCESS_MARK = "TOKPARITY_TEST_PROCESS"
+os.environ[TEST_PROCESS_MARK] = str(os.getpid())
+
+
+@pytest.hookimpl(tryfirst=True)  # (before pytest-xdist's, which reads the groups)
+def pytest_collection_modifyitems(config, items):
+    """``nox -s tests`` runs the suite on every core (pytest-xdist, ``--dist loadgroup``): each test
+    file stays on one worker, so its module fixtures run once. A test marked with a group of its own
+    (``xdist_group("ray")``: a second Ray started beside the first would join it) runs with its group."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session")

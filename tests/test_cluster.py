@@ -28,6 +28,8 @@ ROOT = Path(tokparity.__file__).resolve().parent.parent  # on the nodes' PYTHONP
 GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parent / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
 RUN = ["llama-spm", "botchan-unigram", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-b", GREEDY, "-q"]
 CASES = 884  # edge's cases, per model
+# (one Ray at a time on this machine: a local ray.init beside a running cluster would join it)
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 # The nodes and the drivers share a token of this session's own: not ~/.ray/auth_token, which

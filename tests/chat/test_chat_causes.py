@@ -92,73 +92,93 @@ def no_system(zoo, tmp_path_factory) -> str:
     return _qwen3_with(zoo, tmp_path_factory, "chatml-no-system", NO_SYSTEM_CHATML)
 
 
-def _run(model: str, bugs: list[str]):
-    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
-    results = run_compare([model], ["chats"], ["hf", f"eng={engine}"], CompareOptions(ops=("chat",)))
-    (run,) = [r for r in results.runs if r.backend == "eng"]
-    return run, Counter(m.cause for m in results.mismatches if m.backend == "eng")
+# model -> the engines with several bugs (or one outside BUGS) that the model's run also judges
+SEVERAL = {
+    "qwen3": {"drop-empty": ["drop-empty"]},
+    "gemma-3": {"three": ["double-bos", "drop-final-newline", "text-specials"],
+                "five": ["double-bos", "text-specials", "drop-final-newline", "no-generation-prompt", "trim-ignored"]},
+}
+
+
+def _engine(bugs) -> str:
+    return f"cmd:{sys.executable} {BLIND} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
+
+
+def _of(results, backend: str):
+    """A backend's run and the causes of its rows."""
+    (run,) = [r for r in results.runs if r.backend == backend]
+    return run, Counter(m.cause for m in results.mismatches if m.backend == backend)
+
+
+@pytest.fixture(scope="module")
+def model_runs(zoo, indented, no_system):
+    """``model_runs(model)``: one compare of the model's conversations. Its backends are the bug-free
+    engine (``twin``), one engine per bug of BUGS on that model, named by its bug, and the engines of
+    SEVERAL. Each engine is judged and diagnosed on its own; they share the oracle's prompts."""
+    done: dict = {}
+
+    def get(model: str):
+        if model not in done:
+            path = {"indented": indented, "no-system": no_system}.get(model) or (zoo(model) and model)
+            engines = {"twin": []} | {bug: [bug] for bug, (m, _, _) in BUGS.items() if m == model} | \
+                SEVERAL.get(model, {})
+            backends = ["hf"] + [f"{name}={_engine(bugs)}" for name, bugs in engines.items()]
+            done[model] = run_compare([path], ["chats"], backends, CompareOptions(ops=("chat",)))
+        return done[model]
+    return get
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
-def test_one_bug_is_named_by_its_cause(zoo, indented, no_system, bug):
+def test_one_bug_is_named_by_its_cause(model_runs, bug):
     model, cause, fewest = BUGS[bug]
-    model = {"indented": indented, "no-system": no_system}.get(model) or (zoo(model) and model)
-    run, causes = _run(model, [bug])
+    run, causes = _of(model_runs(model), bug)
     assert run.cases == 35 and run.mismatches >= fewest, (run.mismatches, causes)
     assert causes[cause] >= 0.95 * run.mismatches, causes
 
 
 @pytest.mark.parametrize("model", ["qwen3", "gemma-3", "llama-bpe", "indented", "no-system"])
-def test_the_twin_agrees(zoo, indented, no_system, model):
-    model = {"indented": indented, "no-system": no_system}.get(model) or (zoo(model) and model)
-    run, causes = _run(model, [])
+def test_the_twin_agrees(model_runs, model):
+    run, causes = _of(model_runs(model), "twin")
     assert (run.cases, run.mismatches) == (35, 0), causes
 
 
-def test_a_turn_left_out_is_named_and_a_refusal_has_its_shape(zoo):
+def test_a_turn_left_out_is_named_and_a_refusal_has_its_shape(model_runs):
     """Empty messages left out: the conversation with an empty tool result is named; the one left
     with no message at all is refused by the engine, which no way reproduces: its shape says so."""
-    zoo("qwen3")
-    engine = f"cmd:{sys.executable} {BLIND} {{tokenizer_json}} --bug drop-empty"
-    results = run_compare(["qwen3"], ["chats"], ["hf", f"eng={engine}"], CompareOptions(ops=("chat",)))
-    rows = {m.case_id: m for m in results.mismatches if m.backend == "eng"}
+    rows = {m.case_id: m for m in model_runs("qwen3").mismatches if m.backend == "drop-empty"}
     assert rows["empty-content-01"].shape.startswith("the engine refused the conversation") and \
         not rows.pop("empty-content-01").cause
     assert rows and all(m.cause == "chat.empty-turns-dropped" for m in rows.values()), rows
 
 
-def test_the_chat_verdict_is_checked_on_the_agreements(zoo):
+def test_the_chat_verdict_is_checked_on_the_agreements(model_runs):
     """An engine that puts a system message of its own first: its text is read off its prompt, and
     the run-level verdict reproduces every mismatch and keeps every conversation it agreed on."""
-    zoo("llama-bpe")
-    run, causes = _run("llama-bpe", ["default-system"])
+    run, causes = _of(model_runs("llama-bpe"), "default-system")
     verdict = run.root_cause
     assert verdict is not None and verdict.cause == "chat.default-system-added" and verdict.proven, verdict
     assert verdict.explains == verdict.mismatches == run.mismatches
     assert verdict.keeps == verdict.agreements == run.cases - run.mismatches
 
 
-def test_three_bugs_at_once_are_all_named(zoo):
+def test_three_bugs_at_once_are_all_named(model_runs):
     """Gemma 3's tokenizer adds a BOS, so all three show: a BOS added to the template's, the last
     newline cut, and special-token text tokenized as text. The two conversations that continue a
     message end with no newline to cut: the other two causes name them."""
-    zoo("gemma-3")
-    run, causes = _run("gemma-3", ["double-bos", "drop-final-newline", "text-specials"])
+    run, causes = _of(model_runs("gemma-3"), "three")
     all_three = "chat.bos-added+chat.trailing-newline-dropped+chat.specials-not-parsed"
     assert run.mismatches >= 28, causes
     assert causes[all_three] + causes["chat.bos-added+chat.specials-not-parsed"] == run.mismatches, causes
     assert causes[all_three] >= 0.9 * run.mismatches, causes
 
 
-def test_five_bugs_at_once_are_all_named(zoo):
+def test_five_bugs_at_once_are_all_named(model_runs):
     """Three ways of writing the text (the last newline cut, no generation prompt, trim ignored)
     and two of encoding it (a BOS added, special-token text not parsed): the ways of encoding are
     tried on top of the text's, so all five are named where all five show. Where a conversation
     shows fewer (no generation prompt asked, no content to trim), its row names those it shows:
     on Gemma 3, 22 rows name four, 3 rows all five, every row both ways of encoding."""
-    zoo("gemma-3")
-    bugs = ["double-bos", "text-specials", "drop-final-newline", "no-generation-prompt", "trim-ignored"]
-    run, causes = _run("gemma-3", bugs)
+    run, causes = _of(model_runs("gemma-3"), "five")
     named = {cause for cause in causes if cause}
     assert run.mismatches >= 28 and sum(causes[c] for c in named) == run.mismatches, causes
     assert all({"chat.bos-added", "chat.specials-not-parsed"} <= set(c.split("+")) for c in named), causes

@@ -174,6 +174,7 @@ def test_a_py_engine_takes_only_its_own_module_from_the_current_folder(tmp_path,
         assert not (tmp_path / "RAN").exists(), engine
 
 
+@pytest.mark.xdist_group("ray")  # (one Ray at a time on this machine: tests/test_cluster.py)
 def test_ray_actors_in_the_repository_run_none_of_its_modules(repository):
     """Ray puts the driver's current folder on every worker's path: with ``--ray`` a planted
     ``tomllib.py`` or ``numpy.py`` ran in the actors (a hostile-input helper's find), and ``pydantic.py``
@@ -188,6 +189,7 @@ def test_ray_actors_in_the_repository_run_none_of_its_modules(repository):
     assert _ran(repository) == [], done.stderr
 
 
+@pytest.mark.xdist_group("ray")  # (one Ray at a time on this machine: tests/test_cluster.py)
 def test_regress_on_ray_in_the_repository_runs_none_of_its_modules(repository):
     """``regress --ray`` judges each model in a Ray task, which imports tokenizers late, inside the
     task: Ray had put the current folder back on the path by then, and the planted

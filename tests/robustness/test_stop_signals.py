@@ -154,6 +154,7 @@ def test_a_stop_signal_during_a_release_install_stops_pip(tmp_path, zoo, signum)
             proc.kill()
 
 
+@pytest.mark.xdist_group("ray")  # (one Ray at a time on this machine: tests/test_cluster.py)
 def test_sigterm_ends_a_ray_run_as_ctrl_c_does(tmp_path, zoo):
     """``ray.init`` put Ray's own SIGTERM handler in place: a SIGTERM dumped a trace and aborted
     (exit 134), wrote no report and left the local Ray's agents running (a hostile-input helper's

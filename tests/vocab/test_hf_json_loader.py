@@ -48,3 +48,25 @@ def test_hf_qwen3_bpe(zoo):
     assert vocab.tokens[151668] == "</think>"
     assert vocab.type_of(151668).name == "USER_DEFINED"
     assert vocab.type_of(151644).name == "CONTROL"
+
+
+def test_a_tokenizer_json_is_read_again_when_its_config_changes(zoo, tmp_path):
+    """Loads are kept per process, keyed by the content of both files the loader reads: a changed
+    tokenizer_config.json beside the same tokenizer.json is read again, and each caller gets its own
+    copy of what it may change."""
+    import json
+    import shutil
+
+    files = zoo("lenml-llama2").files
+    shutil.copy(files["tokenizer_json"], tmp_path / "tokenizer.json")
+    config = json.loads(open(files["tokenizer_config"], encoding="utf-8").read())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config | {"add_bos_token": True}), "utf-8")
+    first = load_vocab(tmp_path / "tokenizer.json")
+    assert first.flags.add_bos is True
+    first.special_ids["bos"] = -1  # (a caller's own copy)
+    again = load_vocab(tmp_path / "tokenizer.json")
+    assert again.flags.add_bos is True and again.special_ids["bos"] != -1 and again.tokens is first.tokens
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config | {"add_bos_token": False}), "utf-8")
+    assert load_vocab(tmp_path / "tokenizer.json").flags.add_bos is False
+    (tmp_path / "tokenizer_config.json").unlink()
+    assert load_vocab(tmp_path / "tokenizer.json").tokens is not first.tokens  # (no config: read again)

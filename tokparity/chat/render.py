@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
@@ -75,12 +76,18 @@ def _javascript_trim(value: object, chars: str | None = None) -> str:
     return text.strip(chars) if chars is not None else _JS_TRIMMED.sub("", text)
 
 
-_COMPILED: dict = {}
+# Compiled templates, the most recently used kept: the chat diagnosis renders one template with
+# up to a few hundred sets of switches, again for each conversation, and compiling one costs forty
+# renders. The sources kept are bounded in characters, so a huge template is not kept hundreds of times.
+_COMPILED: OrderedDict = OrderedDict()
+KEPT_TEMPLATES = 512
+KEPT_SOURCE_CHARS = 8_000_000
 
 
 def compiled(source: str, switches: RenderSwitches):
     key = (source, switches)
     if key in _COMPILED:
+        _COMPILED.move_to_end(key)
         return _COMPILED[key]
     import jinja2
     import jinja2.ext
@@ -149,9 +156,10 @@ def compiled(source: str, switches: RenderSwitches):
         template = env.from_string(source)
     except jinja2.exceptions.TemplateError as e:
         raise TemplateRaised(f"the template does not compile: {type(e).__name__}: {e}") from None
-    if len(_COMPILED) > 64:
-        _COMPILED.clear()
     _COMPILED[key] = template
+    while len(_COMPILED) > KEPT_TEMPLATES or len(_COMPILED) > 1 and \
+            sum(len(source) for source, _switches in _COMPILED) > KEPT_SOURCE_CHARS:
+        _COMPILED.popitem(last=False)
     return template
 
 

@@ -13,7 +13,6 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,11 +23,14 @@ from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.diagnose.info import of_stage
 from tokparity.diagnose.verdict import proven
-from tokparity.errors import BadConversation, CaseFailure, TemplateRaised
+from tokparity.errors import BackendTimeout, BadConversation, CaseFailure, TemplateRaised
 from tokparity.records import Diagnosis, Judgement, RootCause
 
 MAX_AT_ONCE = 3
-SEARCH_SECONDS = 10.0  # per mismatch: a long prompt or a slow template must not hold the run
+# The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
+# the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
+# hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
+SEARCH_CHARS = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -127,10 +129,13 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
                              "were made from another template, tokenizer or tokparity (`regress --update` remakes "
                              "them once the change is reviewed)", stage="chat")
-    until = time.monotonic() + SEARCH_SECONDS
+    spent = 0  # characters rendered and encoded
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
-    read = derived(reference, conversation, got, right)
+    try:
+        read = derived(reference, conversation, got, right)
+    except BackendTimeout as e:
+        return _timed_out(e)
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     does = {v.name: v.does for v in ways}
@@ -140,16 +145,20 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
             way = _combined(variants)
             if way is None:
                 continue
-            if time.monotonic() > until:
-                return Diagnosis("", f"not found within {SEARCH_SECONDS:g} s: the search stopped after the ways of "
-                                     f"{max(size - 1, 0)} cause(s) at once (a long prompt, a slow template)", stage="chat")
+            if spent > SEARCH_CHARS:
+                return Diagnosis("", f"not found within the search's budget of {SEARCH_CHARS:,} characters rendered "
+                                     f"and encoded: it stopped after the ways of {max(size - 1, 0)} cause(s) at once "
+                                     "(a long prompt)", stage="chat")
             try:
                 text = reference.text(conversation, way)
             except (NotImplementedError, TemplateRaised):  # (a way not taken here, or a refusal: reproduces nothing)
                 continue
-            except CaseFailure:  # could not be rendered this way (too slow, too big): not tried
+            except BackendTimeout as e:
+                return _timed_out(e)
+            except CaseFailure:  # could not be rendered this way (too big, the renderer died): not tried
                 untried += 1
                 continue
+            spent += len(text)
             if got.text is not None and text != got.text:
                 continue
             if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
@@ -160,9 +169,12 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                         continue
                     try:
                         answer = reference.answer(conversation, whole)
+                    except BackendTimeout as e:
+                        return _timed_out(e)
                     except CaseFailure:  # (the oracle could not encode it: not tried)
                         untried += 1
                         continue
+                    spent += len(text)
                     if _same(answer, got) and not _same(answer, right):
                         encoded[text] = encoding
                         break
@@ -174,6 +186,12 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
+
+
+def _timed_out(e: BackendTimeout) -> Diagnosis:
+    """The search stops at a timeout: what it found after one would depend on the machine's speed."""
+    return Diagnosis("", f"not searched further: a way of making the prompt timed out ({e}); the search stops "
+                         "there, so that its answer never depends on the machine's speed", stage="chat")
 
 
 def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,
@@ -194,6 +212,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         try:
             parts = reference.text(conversation, marked).split(MARK)
+        except BackendTimeout:
+            raise
         except (NotImplementedError, TemplateRaised, CaseFailure):
             continue
         if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)

@@ -53,21 +53,55 @@ def detect_format(path: str | os.PathLike) -> str:
 
 
 # One run loads the same file several times (compare's vocabulary, the ref backend, hf-gguf, the
-# sentencepiece backend's pieces): the last few single-file vocabularies are kept, keyed by the
-# file's content, and each caller gets its own copy of the parts anyone may change.
+# sentencepiece backend's pieces, the chat template's tokens): the last few vocabularies are kept,
+# keyed by the content of the files they were read from, and each caller gets its own copy of the
+# parts anyone may change.
 _CACHE: OrderedDict[tuple[str, bytes], Vocab] = OrderedDict()
 _CACHE_SIZE = 4
+
+
+def _content_key(path: str | os.PathLike, fmt: str) -> bytes | None:
+    """A digest of what the loader reads: the file, and for a tokenizer.json the tokenizer_config.json
+    beside it (or its absence). None where one is not a regular file: its loader names the problem."""
+    from tokparity.vocab.hf_json import CONFIG_BYTES
+
+    main = Path(path)
+    config = main.with_name("tokenizer_config.json") if fmt == "hf-json" else None
+    if not main.is_file() or config is not None and (config.exists() or config.is_symlink()) and not config.is_file():
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    _digest_file(digest, main, None)
+    if config is not None:  # (read up to its limit only: the loader refuses a larger one)
+        digest.update(b"\0config\0")
+        if config.is_file():
+            _digest_file(digest, config, CONFIG_BYTES + 1)
+        else:
+            digest.update(b"none")
+    return digest.digest()
+
+
+def _digest_file(digest, file: Path, limit: int | None) -> None:
+    left = limit
+    with open(file, "rb") as f:
+        while left is None or left > 0:
+            chunk = f.read(1 << 20 if left is None else min(1 << 20, left))
+            if not chunk:
+                return
+            digest.update(chunk)
+            if left is not None:
+                left -= len(chunk)
 
 
 def load_vocab(path: str | os.PathLike, fmt: str | None = None) -> Vocab:
     """Load any supported tokenizer file into a ``Vocab``."""
     fmt = fmt or detect_format(path)
-    if fmt not in ("gguf", "spm-model", "tiktoken", "rwkv-vocab"):  # a tokenizer.json is read with the config beside it
-        return _load(path, fmt)
     try:
-        key = (fmt, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest())
+        content = _content_key(path, fmt)
     except OSError:
+        content = None
+    if content is None:
         return _load(path, fmt)  # let the loader name the problem
+    key = (fmt, content)
     cached = _CACHE.get(key)
     if cached is None or cached.source != str(path):
         cached = _load(path, fmt)

@@ -1,51 +1,83 @@
-"""Install the pinned JavaScript tokenizers of this folder once: ``npm ci`` into ./node_modules.
+"""Install the pinned JavaScript tokenizers of this folder once per machine: ``npm ci``.
 
     python tests/engines/thirdparty/install.py
 
-package.json pins the four libraries and package-lock.json everything they pull in. The install
-runs with ``--ignore-scripts`` (no package may download anything at install time; transformers.js
-needs none of its install scripts to tokenize) and is skipped when node_modules was installed
-from this very lock file (its sha256 is kept in node_modules/.tokparity-lock). About 530 MB and
-10-20 s, most of it onnxruntime, which transformers.js depends on even for tokenizers alone.
+package.json pins the libraries and package-lock.json everything they pull in. The install runs
+with ``--ignore-scripts``: no package may download anything at install time, and transformers.js
+needs none of its install scripts to tokenize. About 530 MB, most of it onnxruntime, which
+transformers.js depends on even for tokenizers alone.
+
+The packages go to a folder of the machine's cache named by the lock file's sha256, and
+./node_modules links to it. A fresh clone of the same lock file reuses them at once. A lock on the
+cache makes two test processes that install at the same time take turns.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STAMP = HERE / "node_modules" / ".tokparity-lock"
-COMMAND = f"npm ci --prefix {HERE} --ignore-scripts --no-audit --no-fund"
+LINK = HERE / "node_modules"
+STAMP_NAME = ".tokparity-lock"
+COMMAND = "python tests/engines/thirdparty/install.py"
 
 
 def lock_digest() -> str:
     return hashlib.sha256((HERE / "package-lock.json").read_bytes()).hexdigest()
 
 
+def cache_home() -> Path:
+    """Where the installs are kept: beside tokparity's own cache, never inside a test's TOKPARITY_CACHE."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tokparity" / "test-npm"
+
+
 def missing_tools() -> list[str]:
     return [tool for tool in ("node", "npm") if shutil.which(tool) is None]
 
 
+def _holds_this_lock(modules: Path) -> bool:
+    stamp = modules / STAMP_NAME
+    return stamp.is_file() and stamp.read_text().strip() == lock_digest()
+
+
 def installed() -> bool:
-    return STAMP.is_file() and STAMP.read_text().strip() == lock_digest()
+    return _holds_this_lock(LINK)
 
 
 def install(quiet: bool = False) -> None:
-    """Run ``npm ci`` unless node_modules is already this lock file's; raise on failure."""
+    """Link ./node_modules to this lock file's install, running ``npm ci`` first where the cache has
+    none; raise on failure."""
     if installed():
         return
     missing = missing_tools()
     if missing:
         raise RuntimeError(f"{' and '.join(missing)} not found: install Node.js 20+ with npm, then run {COMMAND}")
-    done = subprocess.run(COMMAND.split(), capture_output=quiet, text=True)
-    if done.returncode != 0:
-        tail = (done.stderr or "").strip().splitlines()[-5:] if quiet else []
-        raise RuntimeError(f"`{COMMAND}` failed (exit {done.returncode})" + (": " + " / ".join(tail) if tail else ""))
-    STAMP.write_text(lock_digest() + "\n")
+    folder = cache_home() / lock_digest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes)
+        if not _holds_this_lock(folder / "node_modules"):
+            for name in ("package.json", "package-lock.json"):
+                shutil.copyfile(HERE / name, folder / name)
+            command = ["npm", "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund"]
+            done = subprocess.run(command, capture_output=quiet, text=True)
+            if done.returncode != 0:
+                tail = (done.stderr or "").strip().splitlines()[-5:] if quiet else []
+                raise RuntimeError(f"`{' '.join(command)}` failed (exit {done.returncode})"
+                                   + (": " + " / ".join(tail) if tail else ""))
+            (folder / "node_modules" / STAMP_NAME).write_text(lock_digest() + "\n")
+        if LINK.is_symlink() or LINK.is_file():
+            LINK.unlink()
+        elif LINK.is_dir():  # (an install of another lock file, made here before the cache held them)
+            shutil.rmtree(LINK)
+        LINK.symlink_to(folder / "node_modules", target_is_directory=True)
 
 
 if __name__ == "__main__":
@@ -53,4 +85,4 @@ if __name__ == "__main__":
         install()
     except RuntimeError as e:
         sys.exit(f"install.py: {e}")
-    print(f"installed: {HERE / 'node_modules'}")
+    print(f"installed: {LINK} -> {LINK.resolve()}")

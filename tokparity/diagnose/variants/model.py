@@ -71,15 +71,22 @@ def _merge_by_score(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if not isinstance(p, (LlamaBpe, HfBpe)) or not p.ranks:
         return None
+    ranks = per_vocab(c.vocab, ("merge-by-score",), lambda: _scored_ranks(p, c.vocab.scores),
+                      sources=(p.ranks, p.token_to_id))
+    return with_pipeline(c, fork(p, ranks=ranks))
+
+
+def _scored_ranks(p, scores: list[float] | None) -> dict[tuple[str, str], float]:
+    """The merge list's pairs ranked by the merged token's score, else its id (once per merge list:
+    a candidate is built again and again)."""
     ids = p.token_to_id
-    scores = c.vocab.scores
     by_score = scores is not None and len(set(scores[:1000])) > 1
     ranks: dict[tuple[str, str], float] = {}
     for pair in p.ranks:
         merged = ids.get(pair[0] + pair[1])
         if merged is not None:
             ranks[pair] = -scores[merged] if by_score and scores is not None else merged
-    return with_pipeline(c, fork(p, ranks=ranks))
+    return ranks
 
 
 def _merge_by_rank(c: Candidate) -> Candidate | None:

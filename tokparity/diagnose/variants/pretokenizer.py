@@ -15,7 +15,7 @@ from tokparity.diagnose import contractions, regex_engines
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.contractions import Contractions, beyond_lower_case
 from tokparity.diagnose.variants.rules import SCANNER
-from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, with_pipeline
+from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, per_vocab, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaBpe
 from tokparity.reference.pretokenize import REGEXES, Pretokenizer
@@ -100,8 +100,9 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
         # With no split a whole text can be one word, and "<|eot_id|>" is then looked up whole;
         # an engine without a split (tokenizers with no pre-tokenizer) finds no special token in
         # its model's vocabulary, so neither does this variant.
-        return _with_splitter(c, Pretokenizer([], "none"), whole_words={
-            t: i for t, i in p.token_to_id.items() if c.vocab.type_of(i) != TokenType.CONTROL})
+        words = per_vocab(c.vocab, ("words but control",), lambda: {
+            t: i for t, i in p.token_to_id.items() if c.vocab.type_of(i) != TokenType.CONTROL}, sources=(p.token_to_id,))
+        return _with_splitter(c, Pretokenizer([], "none"), whole_words=words)
     return _with_splitter(c, Pretokenizer([], "none"))
 
 

@@ -55,14 +55,17 @@ def renormalized(c: Candidate, **changes) -> Candidate | None:
 # What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
 # texts), made once per vocabulary and kind: candidates are built again and again (a composed set
 # is a new one, and only the last CANDIDATES_KEPT stay built).
-_BUILT_FROM_VOCAB: dict[tuple, tuple[object, object]] = {}
+_BUILT_FROM_VOCAB: dict[tuple, tuple[object, object, tuple]] = {}
 
 
-def per_vocab(vocab, kind: tuple, make: Callable[[], object]):
-    key = (id(vocab), kind)
+def per_vocab(vocab, kind: tuple, make: Callable[[], object], sources: tuple = ()):
+    """What ``make`` builds, once per vocabulary, kind and ``sources``: the pipeline's parts it is
+    made from besides the vocabulary (its merge list, its token map), which a composed candidate
+    may have replaced."""
+    key = (id(vocab), kind, tuple(id(s) for s in sources))
     found = _BUILT_FROM_VOCAB.get(key)
-    if found is None or found[0] is not vocab:  # (an id outlives its vocabulary)
-        if len(_BUILT_FROM_VOCAB) > 16:
+    if found is None or found[0] is not vocab or any(a is not b for a, b in zip(found[2], sources)):
+        if len(_BUILT_FROM_VOCAB) > 16:  # (an id outlives its object: the objects are compared too)
             _BUILT_FROM_VOCAB.clear()
-        found = _BUILT_FROM_VOCAB[key] = (vocab, make())
+        found = _BUILT_FROM_VOCAB[key] = (vocab, make(), sources)
     return found[1]
