@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
+import processes
 import pytest
 
 from tokparity.zoo import ModelFiles, resolve_model
@@ -17,9 +18,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every process a test starts inherits this mark, servers included: a test that looks for processes
-# left behind finds its own process's, not those of the test process beside it (pytest -n 2).
-TEST_PROCESS_MARK = "TOKPARITY_TEST_PROCESS"
-os.environ[TEST_PROCESS_MARK] = str(os.getpid())
+# left behind finds its own process's, not those of the test process beside it (tests/processes.py).
+os.environ[processes.MARK] = str(os.getpid())
 
 
 @pytest.hookimpl(tryfirst=True)  # (before pytest-xdist's, which reads the groups)

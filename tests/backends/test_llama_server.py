@@ -23,9 +23,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from processes import ours
 
 from tokparity.backends.llama_server import LlamaServerBackend
 from tokparity.backends.server_build import server_binary
@@ -50,19 +50,8 @@ def runs(results) -> dict[tuple[str, str, str], object]:
 
 
 def servers() -> list[str]:
-    """The running llama-server processes that this test process started, directly or through a
-    tokparity it ran: their environment holds its mark (tests/conftest.py)."""
-    mark = f"TOKPARITY_TEST_PROCESS={os.getpid()}".encode()
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            command = (environ.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (environ.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            if "llama-server" in command and state != "Z" and mark in environ.read_bytes().split(b"\0"):
-                found.append(command)
-        except (OSError, IndexError):
-            continue
-    return [command for command in found if re.search(r"\.tiny\d*\.gguf", command)]
+    """The running llama-servers on a tiny model that this test process started (tests/processes.py)."""
+    return [command for command in ours("llama-server") if re.search(r"\.tiny\d*\.gguf", command)]
 
 
 def test_encode_agrees_and_detokenize_is_named_by_its_missing_clean_up():

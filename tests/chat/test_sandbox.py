@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import ours
 
 from tokparity.chat.sandbox import GIVE_UP_AFTER, TemplateSandbox
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
@@ -104,5 +105,4 @@ def test_a_hostile_template_in_a_run_is_one_line_per_conversation(zoo, tmp_path)
     assert all(r["cases"] == 35 and set(r["classes"]) <= {"timeout", "crash"} for r in runs.values())
     rows = (tmp_path / "out" / "mismatches.csv").read_text("utf-8")
     assert "took more than 10 s to render" in rows and "failed 2 times in a row" in rows
-    left = subprocess.run(["pgrep", "-f", "tokparity.chat.sandbox"], capture_output=True, text=True).stdout.split()
-    assert left == [], "a sandbox child outlived its run"
+    assert ours("tokparity.chat.sandbox") == [], "a sandbox child outlived its run"

@@ -21,7 +21,7 @@ from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
-from tokparity.errors import CaseFailure, TemplateRaised, TokparityError
+from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised, TokparityError
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab
@@ -158,6 +158,8 @@ class ChatReference:
                 text = self.sandbox.render(self.template.for_conversation(False), probe, None,
                                            {"add_generation_prompt": False}, self.template.specials,
                                            TRANSFORMERS_WAY.render.to_json())
+            except BackendTimeout:
+                raise  # (not answered: asked again next time, never taken for an answer)
             except (TemplateRaised, TokparityError, CaseFailure):
                 text = SYSTEM_PROBE
             self._reads_system = SYSTEM_PROBE in text

@@ -41,26 +41,27 @@ class TemplateSandbox:
         self.timeout = timeout
         self.engine = EngineProcess(python_argv("-m", "tokparity.chat.sandbox"), "chat template sandbox",
                                     env=child_env(), startup_timeout=60.0, hello=True)
-        self._failures: dict[str, tuple[int, CaseFailure]] = {}  # template and switches -> (failures in a row, the last)
+        # template and switches -> (failures in a row, the last one's kind and words)
+        self._failures: dict[str, tuple[int, type[CaseFailure], str]] = {}
 
     def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,
                specials: dict[str, str], switches: dict | None = None) -> str:
         from tokparity.errors import TemplateRaised
 
         key = template + json.dumps(switches or {}, sort_keys=True)  # (a way that loops gives up on that way alone)
-        count, last = self._failures.get(key, (0, CaseFailure("")))
+        count, kind, last = self._failures.get(key, (0, CaseFailure, ""))
         if count >= GIVE_UP_AFTER:  # (as the last failure: a template given up on for its timeouts times out)
-            raise type(last)(f"not rendered: {last} (the template failed {count} times in a row)")
+            raise kind(f"not rendered: {last} (the template failed {count} times in a row)")
         body = json.dumps({"op": "render", "template": template, "messages": messages, "tools": tools,
                            "options": options, "specials": specials, "switches": switches or {}},
                           ensure_ascii=True)[1:-1]
         try:
             reply, _junk = self.engine.request(body, self.timeout)
         except BackendTimeout:
-            self._failures[key] = (count + 1, BackendTimeout(f"the template took more than {self.timeout:g} s to render"))
-            raise self._failures[key][1] from None
+            self._failures[key] = (count + 1, BackendTimeout, f"the template took more than {self.timeout:g} s to render")
+            raise BackendTimeout(self._failures[key][2]) from None
         except CaseFailure as e:
-            self._failures[key] = (count + 1, CaseFailure(f"the renderer died ({e})"))
+            self._failures[key] = (count + 1, CaseFailure, f"the renderer died ({e})")
             raise
         self._failures.pop(key, None)
         if "raised" in reply:

@@ -146,9 +146,8 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
             if way is None:
                 continue
             if spent > SEARCH_CHARS:
-                return Diagnosis("", f"not found within the search's budget of {SEARCH_CHARS:,} characters rendered "
-                                     f"and encoded: it stopped after the ways of {max(size - 1, 0)} cause(s) at once "
-                                     "(a long prompt)", stage="chat")
+                return Diagnosis("", f"not found within {SEARCH_CHARS:,} characters rendered and encoded: the search "
+                                     f"stopped after the ways of {max(size - 1, 0)} cause(s) at once", stage="chat")
             try:
                 text = reference.text(conversation, way)
             except (NotImplementedError, TemplateRaised):  # (a way not taken here, or a refusal: reproduces nothing)
@@ -190,8 +189,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
 
 def _timed_out(e: BackendTimeout) -> Diagnosis:
     """The search stops at a timeout: what it found after one would depend on the machine's speed."""
-    return Diagnosis("", f"not searched further: a way of making the prompt timed out ({e}); the search stops "
-                         "there, so that its answer never depends on the machine's speed", stage="chat")
+    return Diagnosis("", f"not searched further: a render timed out ({e})", stage="chat")
 
 
 def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,

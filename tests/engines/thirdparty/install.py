@@ -63,6 +63,8 @@ def install(quiet: bool = False) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder.with_name(folder.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes)
+        if installed():  # (by a test process beside this one, while this one waited)
+            return
         if not _holds_this_lock(folder / "node_modules"):
             for name in ("package.json", "package-lock.json"):
                 shutil.copyfile(HERE / name, folder / name)
@@ -73,11 +75,12 @@ def install(quiet: bool = False) -> None:
                 raise RuntimeError(f"`{' '.join(command)}` failed (exit {done.returncode})"
                                    + (": " + " / ".join(tail) if tail else ""))
             (folder / "node_modules" / STAMP_NAME).write_text(lock_digest() + "\n")
-        if LINK.is_symlink() or LINK.is_file():
-            LINK.unlink()
-        elif LINK.is_dir():  # (an install of another lock file, made here before the cache held them)
+        if LINK.is_dir() and not LINK.is_symlink():  # (an install of another lock file, made here before)
             shutil.rmtree(LINK)
-        LINK.symlink_to(folder / "node_modules", target_is_directory=True)
+        made = LINK.with_name(f".node_modules.{os.getpid()}")
+        made.unlink(missing_ok=True)
+        made.symlink_to(folder / "node_modules", target_is_directory=True)
+        os.replace(made, LINK)  # (at once: a node process reading through the old link never meets none)
 
 
 if __name__ == "__main__":
