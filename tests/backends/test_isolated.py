@@ -75,3 +75,54 @@ def test_an_error_in_the_child_is_an_error_record(backend):
     with pytest.raises(CaseFailure, match=r"ValueError: token id 99999 is outside the vocabulary"):
         child.decode([99999])
     assert child.encode("Hi") == [6324]
+
+
+LAZY_PROGRAM = r'''
+import json, sys, time
+print(json.dumps({"id": 0, "ready": True, "loads_on_first_use": ["chat", "hang"]}), flush=True)
+seen = set()
+for line in sys.stdin:
+    req = json.loads(line)
+    op = req["op"]
+    if op == "hang":
+        time.sleep(60)
+    if op not in seen:
+        seen.add(op)
+        time.sleep(1.0)  # what the op loads when first asked
+    print(json.dumps({"id": req["id"], "text": op}), flush=True)
+'''
+
+
+def test_an_op_that_loads_on_first_use_gets_the_start_grace_once_per_start(tmp_path):
+    """An isolated hf backend loads transformers on the first chat: on a busy machine that load
+    took longer than a case's timeout, and every chat after a restart timed out again."""
+    import sys
+
+    from tokparity.backends.engine_process import EngineProcess, body
+    from tokparity.errors import BackendTimeout
+
+    program = tmp_path / "lazy.py"
+    program.write_text(LAZY_PROGRAM)
+    engine = EngineProcess([sys.executable, str(program)], "lazy", startup_timeout=3.0, hello=True)
+    try:
+        engine.start()
+        assert engine.request(body({"op": "chat"}), 0.4)[0]["text"] == "chat"  # 1 s: within the grace
+        assert engine.request(body({"op": "chat"}), 0.4)[0]["text"] == "chat"
+        with pytest.raises(BackendTimeout, match=r"no answer within 0.4 s; killed"):  # not declared: no grace
+            engine.request(body({"op": "encode"}), 0.4)
+        # After the restart, chat loads again: its grace is now twice what it took, and a second.
+        assert engine.request(body({"op": "chat"}), 0.4)[0]["text"] == "chat"
+        with pytest.raises(BackendTimeout, match=r"no answer within 0.4 s \(\+3 s for its first 'hang'\)"):
+            engine.request(body({"op": "hang"}), 0.4)
+        with pytest.raises(BackendTimeout, match=r"no answer within 0.4 s; killed"):  # it hangs: no grace again
+            engine.request(body({"op": "hang"}), 0.4)
+    finally:
+        engine.close()
+
+
+def test_an_isolated_hf_backend_says_chat_loads_on_first_use(zoo):
+    hf = make_backend("hf", zoo("qwen3"), isolate=True)
+    try:
+        assert hf.engine.last_hello["loads_on_first_use"] == ["chat"]
+    finally:
+        hf.close()

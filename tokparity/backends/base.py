@@ -181,6 +181,10 @@ class Backend(ABC):
     #: not asked of it: its decode and stream are not tried with it.
     decode_switches: frozenset[str] = frozenset()
 
+    #: Ops that load what they need when first asked (transformers for ``chat``). In a child process
+    #: the first request of each after a start gets the start's grace (engine_process.py).
+    loads_on_first_use: frozenset[str] = frozenset()
+
     def gives(self, settings: DecodeSettings) -> bool:
         """Whether the backend can decode as ``settings`` ask."""
         return settings.asked() <= self.decode_switches

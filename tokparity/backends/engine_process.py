@@ -5,7 +5,10 @@ The program is started once and kept alive. Every case gets a timeout (10 s by d
 first request after a start also gets time to load a model: ``startup_timeout`` if given, else
 ``STARTUP_PER_TIMEOUT`` times the case's timeout, at most ``DEFAULT_STARTUP_TIMEOUT``; once a
 start has been seen to answer, a restart gets twice what that took (and a second), not the whole
-allowance again. If the program exits or is killed by a signal the case is a ``crash`` (its exit
+allowance again. A program whose hello lists ops in ``"loads_on_first_use"`` loads what those ops
+need when first asked (transformers' tokenizer for ``chat``): the first request of each after a
+start gets the same grace, measured per op, so a busy machine does not turn that load into a
+timeout. Such an op that hung with its whole grace gets none again. If the program exits or is killed by a signal the case is a ``crash`` (its exit
 status and last stderr lines are the detail), seen when it exits even if a child of its still
 holds its stdout; if it does not answer in time the case is a ``timeout`` (saying so when it never
 read its input). A program that wrote lines that are not JSON replies before it died or hung broke
@@ -115,6 +118,10 @@ class EngineProcess:
         self._answered = False  # since the last start
         self._started_at = 0.0
         self._load_seconds: float | None = None  # from a start to its first answer, the longest seen
+        self._ops_answered: set[str] = set()  # ops answered since the last start
+        self._op_load_seconds: dict[str, float] = {}  # op -> its first request's seconds after a start, the longest seen
+        self._ops_hung: set[str] = set()  # ops whose first request hung with the whole grace, never answered
+        self._loads_on_first_use: frozenset[str] = frozenset()  # ops the hello says load when first asked
         self._written = 0  # bytes of requests written since the start
         self._pid_fd: int | None = None
         self._leader_gone = False  # the program exited (a child of its may still hold its stdout)
@@ -144,6 +151,7 @@ class EngineProcess:
         self.proc = proc
         self.starts += 1
         self._answered = False
+        self._ops_answered = set()
         self._started_at = time.monotonic()
         self._written = 0
         self._leader_gone = False
@@ -184,6 +192,9 @@ class EngineProcess:
                 raise StartFailed(str(hello["error"]))
             self._answering()
             self.last_hello = hello
+            lazy = hello.get("loads_on_first_use")
+            self._loads_on_first_use = frozenset(op for op in lazy if isinstance(op, str)) \
+                if isinstance(lazy, list) else frozenset()
         return self.last_hello
 
     @property
@@ -199,20 +210,30 @@ class EngineProcess:
             self._load_seconds = max(loaded, self._load_seconds or 0.0)
         self.failed_kinds.clear()
 
-    def grace(self, timeout: float) -> float:
+    def grace(self, timeout: float, op: str = "") -> float:
         """Seconds added to the first case after a start, for the program to load its model: the
         ``startup_timeout`` (by default ``STARTUP_PER_TIMEOUT`` times the case's timeout, at most
         ``DEFAULT_STARTUP_TIMEOUT``), or, once a start has been seen to answer, twice what that took
         and a second (a restart loads the same model; an engine that hangs on some cases must not
-        cost a minute each)."""
-        if self._answered:
-            return 0.0
+        cost a minute each). The first request of an op the hello says loads on first use gets the
+        same, measured per op; one that hung with the whole allowance and never answered gets none."""
         limit = self.startup_timeout
         if limit is None:
             limit = min(DEFAULT_STARTUP_TIMEOUT, STARTUP_PER_TIMEOUT * timeout)
-        if self._load_seconds is not None:
-            return min(limit, 2 * self._load_seconds + 1.0)
-        return limit
+        if not self._answered:
+            seen = self._load_seconds
+        elif op in self._ops_answered or op in self._ops_hung or op not in self._loads_on_first_use:
+            return 0.0
+        else:
+            seen = self._op_load_seconds.get(op)
+        return limit if seen is None else min(limit, 2 * seen + 1.0)
+
+    def _op_answered(self, op: str, seconds: float) -> None:
+        """The first reply to ``op`` since the start came ``seconds`` after it was due to begin."""
+        if op not in self._ops_answered:
+            self._ops_answered.add(op)
+            self._op_load_seconds[op] = max(seconds, self._op_load_seconds.get(op, 0.0))
+            self._ops_hung.discard(op)
 
     def _restart(self) -> CaseFailure | None:
         """Start the program again for the next case, or the failure that case gets instead."""
@@ -294,7 +315,7 @@ class EngineProcess:
         more than a quick engine's whole answer (one request at a time: 91 -> 45 µs per case over
         the engine's own time). Anything else (no program, a full pipe, a program gone since the
         last case, a long text) goes through ``request_many``."""
-        if self.proc is not None and self._answered and self._stdin_open:
+        if self.proc is not None and self._answered and self._stdin_open and op_of(body) in self._ops_answered:
             line = b'{"id": %d, %s}\n' % (self._next_id + 1, body.encode("ascii"))
             if len(line) <= select.PIPE_BUF:
                 try:
@@ -341,7 +362,7 @@ class EngineProcess:
                     out[head] = (failure, [], 0.0)
                     head += 1
                     continue
-            grace = self.grace(timeout)
+            grace = self.grace(timeout, op_of(bodies[head]))
             last = started = clock()
             deadline = last + timeout + grace
             base, first_id = head, self._next_id + 1  # request ids follow the cases from here on
@@ -362,24 +383,33 @@ class EngineProcess:
                         continue
                     now = clock()
                     out[head] = (reply, self.take_junk(), now - last)
+                    if self._answered:  # (the start's own first answer is the start's load, measured there)
+                        self._op_answered(op_of(bodies[head]), now - last)
+                    else:
+                        self._answering()
+                        self._ops_answered.add(op_of(bodies[head]))
                     head += 1
-                    last, deadline = now, now + timeout
-                    self._answering()
+                    grace = self.grace(timeout, op_of(bodies[head])) if head < len(bodies) else 0.0
+                    last, deadline = now, now + timeout + grace
                     if head - base >= 8:
                         self._per_reply = (now - started) / (head - base)
             except (_Died, _Hung) as e:
-                out[head] = (self._failure(e, timeout, grace), self.take_junk(), clock() - last)
+                op = op_of(bodies[head])
+                if isinstance(e, _Hung) and self._answered and op not in self._ops_answered \
+                        and op not in self._op_load_seconds:
+                    self._ops_hung.add(op)  # (it had the whole allowance: it hangs, it does not load)
+                out[head] = (self._failure(e, timeout, grace, op), self.take_junk(), clock() - last)
                 head += 1
         return out
 
-    def _failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
+    def _failure(self, what: _Died | _Hung, timeout: float, grace: float, op: str = "") -> CaseFailure:
         """The case at the head of the queue (``_case_failure``), kept as the last one said: a
         program that never starts is stopped with it (``_restart``)."""
-        failure = self._case_failure(what, timeout, grace)
+        failure = self._case_failure(what, timeout, grace, op)
         self.last_failure = failure.detail.removeprefix(f"{self.label}: ")
         return failure
 
-    def _case_failure(self, what: _Died | _Hung, timeout: float, grace: float) -> CaseFailure:
+    def _case_failure(self, what: _Died | _Hung, timeout: float, grace: float, op: str) -> CaseFailure:
         """The case at the head of the queue: a crash (the program is gone) or a timeout (it is
         killed now); either way the next request starts it again. A program that wrote lines that
         are not its reply before that broke the protocol: the case is a crash quoting them."""
@@ -397,7 +427,9 @@ class EngineProcess:
         unread = self._unread_input()
         self.timeouts += 1
         self._stop()
-        waited = f"{timeout:g} s" + (f" (+{grace:g} s to start)" if not self._answered else "")
+        waited = f"{timeout:g} s"
+        if grace:
+            waited += f" (+{grace:g} s to start)" if not self._answered else f" (+{grace:g} s for its first {op!r})"
         if wrote:
             self.crashes += 1
             return BackendCrash(f"{self.label}: protocol error: it wrote '{wrote[0]}' instead of a JSON reply, and no "
@@ -573,6 +605,14 @@ def encode_body(text: str, add_special: bool, parse_special: bool) -> str:
     """The members of an encode request, serialized by hand: this is the hot path."""
     return (f'"op": "encode", "text": {_json_str(text)}, "add_special": {"true" if add_special else "false"}, '
             f'"parse_special": {"true" if parse_special else "false"}')
+
+
+def op_of(body: str) -> str:
+    """The op a request's members name first (``encode_body`` and ``body`` put it there); "" if none."""
+    if not body.startswith('"op": "'):
+        return ""
+    end = body.find('"', 7)
+    return body[7:end] if end > 0 else ""
 
 
 def body(payload: dict) -> str:

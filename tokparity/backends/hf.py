@@ -208,6 +208,7 @@ class HFBackend(TokenizersBackend):
             self.path = Path(json_path)
             tok = _load_tokenizers(self.path)
             self.auto = None
+            self.loads_on_first_use = frozenset({"chat"})  # (transformers' AutoTokenizer: _chat_tokenizer)
             self._version = tokenizers.__version__
         elif loader == "transformers":
             self.path = _folder(model)

@@ -179,6 +179,7 @@ class _ConversionCache:
 
 class HFGGUFBackend(TokenizersBackend):
     name = "hf-gguf"
+    loads_on_first_use = frozenset({"chat"})  # (transformers' PreTrainedTokenizerFast: chat)
 
     def __init__(self, model: ModelFiles, **opts):
         if opts:

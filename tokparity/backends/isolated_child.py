@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     stages = [s for s in ("normalize", "pre_tokenize", "stream", "piece_bytes", "chat") if backend.supports(s)]
     replies.write(json.dumps({"id": 0, "ready": True, "version": backend.version, "stages": stages,
-                              "decode_switches": sorted(backend.decode_switches)}).encode() + b"\n")
+                              "decode_switches": sorted(backend.decode_switches),
+                              "loads_on_first_use": sorted(backend.loads_on_first_use)}).encode() + b"\n")
     replies.flush()
     try:
         serve(backend, sys.stdin.buffer, replies)
