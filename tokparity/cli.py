@@ -28,7 +28,7 @@ from tokparity.errors import TokparityError
 from tokparity.textview import clipped, single_line
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
-COMMANDS = ("zoo", "inspect", "encode", "compare", "drift", "fuzz", "explain", "regress", "convert")
+COMMANDS = ("zoo", "inspect", "check", "encode", "compare", "drift", "fuzz", "explain", "regress", "convert")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -105,6 +105,11 @@ class IsolatedBackend(ProtocolBackend):
     def pre_tokenize(self, text: str) -> list[str]:
         return self._call({"op": "pre_tokenize", "text": text})["pieces"]
 
+    def generation_marks(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The child's backend's ``generation_marks`` (llama.cpp's: LlamaCppBackend)."""
+        reply = self._call({"op": "generation_marks"})
+        return frozenset(reply["ends"]), frozenset(reply["hidden"])
+
     @property
     def restarts(self) -> int:
         return self.engine.starts - 1

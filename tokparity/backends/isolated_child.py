@@ -58,6 +58,12 @@ def handle(backend: Backend, req: dict) -> dict:
             return {"text": backend.normalize(req["text"])}
         if op == "pre_tokenize":
             return {"pieces": backend.pre_tokenize(req["text"])}
+        if op == "generation_marks":  # llama.cpp's: the ids a generation ends at, those a server hides
+            marks = getattr(backend, "generation_marks", None)
+            if marks is None:
+                raise NotImplementedError(f"{backend.name} does not say where a generation ends")
+            ends, hidden = marks()
+            return {"ends": sorted(ends), "hidden": sorted(hidden)}
         if op == "version":
             return {"version": backend.version}
         return {"error": f"unknown op {op!r}", "status": "unsupported"}

@@ -1,0 +1,163 @@
+"""`tokparity check`: what a model's files must hold, on real files.
+
+Where a property needs a file the zoo lacks (generation_config.json, config.json), the test copies a
+zoo model's real tokenizer files into a folder and writes that one file beside them, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tokparity.checks import BROKEN, HELD, NOT_CHECKED
+from tokparity.commands.check import check_model
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity.cli", "check", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def prop(result, name):
+    (found,) = [p for p in result.properties if p.name == name]
+    return found
+
+
+def broken_said(check) -> list[str]:
+    return [f.said for f in check.findings if f.broken]
+
+
+def llama3_folder(zoo, tmp_path, eos_token: str | None = None, **beside: dict):
+    """Llama 3's tokenizer.json and tokenizer_config.json as published (``eos_token`` changed when given),
+    with the files ``beside`` written by the test (``generation_config``: generation_config.json)."""
+    model = zoo("llama-bpe")
+    folder = tmp_path / "llama3"
+    folder.mkdir()
+    shutil.copyfile(model.files["tokenizer_json"], folder / "tokenizer.json")
+    config = json.loads(model.files["tokenizer_config"].read_text())
+    if eos_token is not None:
+        config["eos_token"] = eos_token
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    for name, content in beside.items():
+        (folder / f"{name}.json").write_text(json.dumps(content))
+    return folder
+
+
+# -- end of generation --------------------------------------------------------------------------------
+
+
+def test_llama3_files_that_stop_only_at_end_of_text_are_broken(zoo):
+    """The zoo's Llama 3 files: the template closes a turn with <|eot_id|>, the GGUF and
+    tokenizer_config.json name <|end_of_text|> alone. llama.cpp stops at both, by the token's text."""
+    ends = prop(check_model("llama-bpe", ("end-of-generation",)), "end-of-generation")
+    assert ends.status == BROKEN
+    said = broken_said(ends)
+    assert len(said) == 2
+    keys, config = said
+    assert keys.startswith("128009 '<|eot_id|>' is missing from the GGUF's keys, though the chat template writes it")
+    assert "llama.cpp stops there only because it knows the token's text" in keys
+    assert config.startswith("128009 '<|eot_id|>' is missing from tokenizer_config.json eos_token")
+    assert "llama.cpp: 128001 '<|end_of_text|>', 128009 '<|eot_id|>'" in ends.facts
+
+
+def test_a_generation_config_without_the_end_of_turn_is_named_with_its_key(zoo, tmp_path):
+    folder = llama3_folder(zoo, tmp_path, eos_token="<|eot_id|>", generation_config={"eos_token_id": 128001})
+    proc = run(str(folder))
+    assert proc.returncode == 1, proc.stderr
+    assert "✗ 128009 '<|eot_id|>' is missing from generation_config.json eos_token_id" in proc.stdout
+    assert f"where: {folder / 'generation_config.json'} eos_token_id" in proc.stdout
+    assert "With this set, transformers' generate() write on past the end of the model's turn" in proc.stdout
+
+
+def test_the_same_files_with_the_end_of_turn_in_every_set_hold(zoo, tmp_path):
+    """The bug-free twin: the end of turn in the tokenizer's eos_token and in generation_config.json."""
+    folder = llama3_folder(zoo, tmp_path, eos_token="<|eot_id|>", generation_config={"eos_token_id": [128001, 128009]})
+    proc = run(str(folder))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "end-of-generation  ✓ held" in proc.stdout
+    assert "generation_config.json eos_token_id: 128001 '<|end_of_text|>', 128009 '<|eot_id|>'" in proc.stdout
+
+
+def test_generate_reads_config_json_only_without_a_generation_config(zoo, tmp_path):
+    folder = llama3_folder(zoo, tmp_path, eos_token="<|eot_id|>", config={"eos_token_id": 128001},
+                           generation_config={"eos_token_id": [128001, 128009]})
+    ends = prop(check_model(str(folder), ("end-of-generation",)), "end-of-generation")
+    assert ends.status == HELD
+    assert not any(fact.startswith("config.json") for fact in ends.facts)
+
+
+def test_llama_cpp_stopping_at_a_token_of_ordinary_text_is_broken(zoo):
+    """Qwen2's vocabulary holds '</s>' as an ordinary BPE token (128247); llama.cpp ends a generation
+    at any token spelled '</s>'."""
+    ends = prop(check_model("qwen2", ("end-of-generation",)), "end-of-generation")
+    (stop,) = [f for f in ends.findings if "'</s>'" in f.said]
+    assert stop.broken
+    assert stop.said.startswith("llama.cpp and llama-server stop at 128247 '</s>', which no file names as an end")
+    assert stop.where.endswith("llama_vocab_is_eog")
+
+
+def test_an_added_marker_llama_cpp_stops_at_is_said_not_broken(zoo):
+    """Gemma 4's '<|tool_response>' is user-defined: the model writes it to wait for a tool."""
+    ends = prop(check_model("gemma-4", ("end-of-generation",)), "end-of-generation")
+    (marker,) = [f for f in ends.findings if "<|tool_response>" in f.said]
+    assert not marker.broken
+
+
+def test_a_model_whose_files_agree_holds(zoo):
+    for name in ("qwen3", "deepseek-v3"):
+        assert prop(check_model(name, ("end-of-generation",)), "end-of-generation").status == HELD, name
+
+
+def test_a_model_with_no_end_named_is_not_checked(zoo):
+    assert prop(check_model("cl100k-tiktoken", ("end-of-generation",)), "end-of-generation").status == NOT_CHECKED
+
+
+def test_an_unreadable_configuration_is_one_line_and_exit_2(zoo, tmp_path):
+    folder = llama3_folder(zoo, tmp_path)
+    (folder / "generation_config.json").write_text("{not json")
+    proc = run(str(folder))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "generation_config.json: cannot read it as JSON" in lines[0], proc.stderr
+
+
+def test_a_folder_without_model_files_is_exit_2(tmp_path):
+    proc = run(str(tmp_path))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+# -- vocabulary size -------------------------------------------------------------------------------
+
+
+def test_a_tokenizer_larger_than_the_embedding_is_broken(zoo, tmp_path):
+    """config.json written by the test with vocab_size 128,000: Llama 3's 256 added ids have no row."""
+    folder = llama3_folder(zoo, tmp_path, config={"vocab_size": 128000})
+    sizes = prop(check_model(str(folder), ("vocabulary-size",)), "vocabulary-size")
+    assert sizes.status == BROKEN
+    (said,) = broken_said(sizes)
+    assert "gives ids up to 127,999" not in said and "ids up to 128,255" in said
+    assert "an engine reads past the embedding for ids 128,000 and above" in said
+
+
+def test_embedding_rows_beyond_the_tokenizer_are_padding_when_decoded_alike(zoo, tmp_path):
+    """Qwen3's tokenizer files with config.json's vocab_size 151,936 (Qwen3's embedding, written by the test)."""
+    model = zoo("qwen3")
+    folder = tmp_path / "qwen3"
+    folder.mkdir()
+    for role in ("tokenizer_json", "tokenizer_config"):
+        shutil.copyfile(model.files[role], folder / model.files[role].name)
+    (folder / "config.json").write_text(json.dumps({"vocab_size": 151936}))
+    sizes = prop(check_model(str(folder), ("vocabulary-size",)), "vocabulary-size")
+    assert sizes.status == HELD
+    (gap,) = sizes.findings
+    assert not gap.broken and "ids 151,669 to 151,935 have no token" in gap.said
+    assert "hf 151669: ''" in gap.example
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "gemma-3", "qwen2"])
+def test_files_of_one_vocabulary_hold(zoo, name):
+    assert prop(check_model(name, ("vocabulary-size",)), "vocabulary-size").status == HELD

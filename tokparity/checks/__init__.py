@@ -1,0 +1,70 @@
+"""What a model's files must hold, checked without any engine under test: ``tokparity check``.
+
+Some tokenizer bugs live in a model's files, not in an engine, and every engine inherits them. Each
+property here reads the files (and, where a library decides, runs that library on them) and says
+whether the property holds. A broken one names the file and key that say so, the smallest example,
+and which engines it hits:
+
+* ``end-of-generation`` (ends.py): the ids that end a generation, per file and per engine, beside
+  the token the chat template closes an assistant turn with.
+* ``vocabulary-size`` (sizes.py): the vocabulary's size as each file says it, and what each
+  library decodes for the ids in a gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PROPERTIES = ("end-of-generation", "vocabulary-size")
+
+HELD, BROKEN, NOT_CHECKED = "held", "broken", "not checked"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a property found: what breaks and whom it hits (``said``), the file and key that
+    say so (``where``), the smallest example. ``broken`` False: a difference that breaks nothing,
+    said so a reader is not left to guess."""
+
+    said: str
+    where: str
+    example: str = ""
+    broken: bool = True
+
+
+@dataclass(frozen=True)
+class PropertyCheck:
+    """One property of one model. ``facts``: what each file or library says, one line each."""
+
+    name: str
+    status: str  # HELD, BROKEN or NOT_CHECKED
+    facts: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    why: str = ""  # NOT_CHECKED: why not
+
+    @classmethod
+    def of(cls, name: str, facts: list[str], findings: list[Finding]) -> PropertyCheck:
+        status = BROKEN if any(f.broken for f in findings) else HELD
+        return cls(name, status, tuple(facts), tuple(findings))
+
+    @classmethod
+    def skipped(cls, name: str, why: str) -> PropertyCheck:
+        return cls(name, NOT_CHECKED, why=why)
+
+    def to_json(self) -> dict:
+        return {"property": self.name, "status": self.status, "facts": list(self.facts), "why": self.why,
+                "findings": [{"said": f.said, "where": f.where, "example": f.example, "broken": f.broken}
+                             for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    model: str
+    properties: tuple[PropertyCheck, ...]
+
+    @property
+    def broken(self) -> bool:
+        return any(p.status == BROKEN for p in self.properties)
+
+    def to_json(self) -> dict:
+        return {"model": self.model, "broken": self.broken, "properties": [p.to_json() for p in self.properties]}

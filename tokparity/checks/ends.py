@@ -1,0 +1,233 @@
+"""End of generation: the ids that end a generation, as each file and each engine has them.
+
+A model ends its turn by writing one token. An engine stops there only if that id is in the set it
+stops at, and engines build that set from different files:
+
+* llama.cpp (llama-cli, llama-server) asks ``llama_vocab_is_eog``: the GGUF's ``eos``, ``eot`` and
+  ``eom`` keys, plus every token whose text is on its own list (``<|im_end|>``, ``</s>``, ...).
+  This module runs llama.cpp on the GGUF to read that set; it does not copy the list.
+* A GGUF runtime that reads the keys alone stops at ``tokenizer.ggml.eos_token_id``,
+  ``eot_token_id`` and ``eom_token_id``.
+* transformers' ``generate()`` stops at ``generation_config.json``'s ``eos_token_id`` (an id or a
+  list); without that file, at ``config.json``'s.
+* ``tokenizer.eos_token_id`` in transformers is ``tokenizer_config.json``'s ``eos_token``; engines
+  that stop at the tokenizer's end token read it. SentencePiece's ``eos_id()`` is its model's.
+
+The chat template says which token closes an assistant turn: the one it writes right after the
+reply, when the reply is the conversation's last message. The property is broken where a set
+lacks that token (the engine writes on past the turn), where a set holds a token the file types
+as text (an answer that writes that text stops there), or where an id is outside the vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from tokparity.checks import Finding, PropertyCheck
+from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
+from tokparity.vocab import Vocab, load_vocab
+from tokparity.vocab.model import TokenType
+from tokparity.zoo import ModelFiles
+from tokparity.zoo.model_file import read_model_text
+
+NAME = "end-of-generation"
+LLAMA = "llama.cpp"
+REPLY = "Reply\ue002"  # (a private-use character: no template writes it itself)
+CONFIG_FILES = ("generation_config.json", "config.json")
+CONFIG_BYTES = 1 << 20
+GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_token_id",
+             "eom": "tokenizer.ggml.eom_token_id"}
+
+
+def check(model: ModelFiles, llama_ends: Callable[[ModelFiles], frozenset[int] | str]) -> PropertyCheck:
+    """The property for ``model``. ``llama_ends``: llama.cpp's end-of-generation ids on the model's
+    GGUF, or why they could not be read."""
+    role, vocab = _vocab(model)
+    facts: list[str] = []
+    findings: list[Finding] = []
+    found = template_turn_end(model, vocab)
+    turn_end: tuple[int, str] | None = None
+    if isinstance(found, str):
+        facts.append(f"chat template: {found}")
+    else:
+        turn_end = found
+        facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
+    sets = stop_sets(model, vocab, llama_ends)
+    if not sets:
+        return PropertyCheck.skipped(NAME, "no file of the model names an end-of-generation id")
+    named = {i for name, _, ids, _ in sets if name != LLAMA and not isinstance(ids, str) for i in ids}
+    if turn_end is not None:
+        named.add(turn_end[0])
+    by_text = next((ids for name, _, ids, _ in sets if name == LLAMA and not isinstance(ids, str)), frozenset())
+    for name, where, ids, engines in sets:
+        if isinstance(ids, str):
+            facts.append(f"{name}: not read ({ids})")
+            continue
+        facts.append(f"{name}: {', '.join(_token(vocab, i) for i in sorted(ids)) or 'none'}")
+        findings += _judged(vocab, role, name, where, ids, engines, turn_end, named, by_text)
+    return PropertyCheck.of(NAME, facts, findings)
+
+
+def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int], engines: str,
+            turn_end: tuple[int, str] | None, named: set[int], by_text: frozenset[int]) -> list[Finding]:
+    """What is wrong with one set: ``named``, the ids some file names as an end; ``by_text``, llama.cpp's."""
+    found = []
+    for i in sorted(ids):
+        if not 0 <= i < vocab.size:
+            found.append(Finding(f"{name} names id {i}, outside the vocabulary of {vocab.size:,} ids ({role}). "
+                                 f"The model never writes it, so {engines} never stop there", where, f"id {i}"))
+            continue
+        kind = vocab.type_of(i)
+        if i in named or kind not in (TokenType.NORMAL, TokenType.USER_DEFINED):
+            continue
+        if kind == TokenType.NORMAL:  # (a piece of ordinary text: the model writes it inside answers)
+            found.append(Finding(
+                f"{engines} stop at {_token(vocab, i)}, which no file names as an end and the {role} types as "
+                f"ordinary text. An answer that writes {vocab.tokens[i]!r} ends there", where,
+                f"the text {vocab.tokens[i]!r}"))
+        else:  # (an added token: often a marker the model writes on purpose, so said, not broken)
+            found.append(Finding(
+                f"{engines} stop at {_token(vocab, i)}, which no file names as an end; the {role} types it as "
+                f"user-defined, so the text {vocab.tokens[i]!r} gives it too", where, f"the text {vocab.tokens[i]!r}",
+                broken=False))
+    if turn_end is not None and turn_end[0] not in ids:
+        rescued = " llama.cpp stops there only because it knows the token's text." \
+            if name != LLAMA and turn_end[0] in by_text else ""
+        found.append(Finding(
+            f"{_token(vocab, turn_end[0])} is missing from {name}, though the chat template writes it to close an "
+            f"assistant turn. With this set, {engines} write on past the end of the model's turn.{rescued}", where,
+            f"a reply that ends with {vocab.tokens[turn_end[0]]!r}"))
+    return found
+
+
+def _vocab(model: ModelFiles) -> tuple[str, Vocab]:
+    """The vocabulary ids are read in: the publisher's transformers files first, else the primary file."""
+    for role in ("tokenizer_json", "gguf"):
+        if role in model.original_files:
+            return role, load_vocab(model.files[role])
+    role, path = model.primary
+    return role, load_vocab(path)
+
+
+def _token(vocab: Vocab, i: int) -> str:
+    return f"{i} {vocab.tokens[i]!r}" if 0 <= i < vocab.size else f"{i} (no such id)"
+
+
+def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
+    """The id of the token the chat template writes right after an assistant's reply that ends the
+    conversation, and the template's file; or why there is none."""
+    from tokparity.chat.reference import TRANSFORMERS_WAY
+    from tokparity.chat.sandbox import TemplateSandbox
+    from tokparity.chat.template import find_template
+    from tokparity.errors import CaseFailure, TemplateRaised
+
+    template = find_template(model)
+    if template is None:
+        return "none"
+    messages = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": REPLY}]
+    sandbox = TemplateSandbox()
+    try:
+        text = sandbox.render(template.for_conversation(False), messages, None, {"add_generation_prompt": False},
+                              template.specials, TRANSFORMERS_WAY.render.to_json())
+    except (TemplateRaised, CaseFailure) as e:
+        return f"{template.source} does not render a user's message and a reply ({e})"
+    finally:
+        sandbox.close()
+    at = text.rfind(REPLY)
+    if at < 0:
+        return f"{template.source} does not write the assistant's reply"
+    after = text[at + len(REPLY):]
+    for kinds in ((TokenType.CONTROL,), (TokenType.USER_DEFINED,)):
+        found = _first_token(vocab, after, kinds)
+        if found is not None:
+            return found, template.source
+    return f"{template.source} writes no special token after a reply ({after[:40]!r})"
+
+
+def _first_token(vocab: Vocab, text: str, kinds: tuple[TokenType, ...]) -> int | None:
+    """The id of the first token of ``kinds`` whose text occurs in ``text`` (the longest at that place)."""
+    by_text = {vocab.tokens[i]: i for i in range(vocab.size - 1, -1, -1)
+               if vocab.type_of(i) in kinds and len(vocab.tokens[i]) > 1}
+    if not by_text:
+        return None
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(by_text, key=len, reverse=True)))
+    m = pattern.search(text)
+    return None if m is None else by_text[m.group()]
+
+
+StopSet = tuple[str, str, "frozenset[int] | str", str]  # name, file and key, ids or why not read, who stops by it
+
+
+def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles], frozenset[int] | str]
+              ) -> list[StopSet]:
+    """Every set of end-of-generation ids the model's files give, with the engines that stop by it."""
+    sets: list[StopSet] = []
+    gguf = model.original_files.get("gguf")
+    if gguf is not None:
+        keys = load_vocab(gguf).special_ids
+        named = {role: keys[role] for role in GGUF_KEYS if role in keys}
+        sets.append(("the GGUF's keys", f"{shown_path(gguf)} " + ", ".join(GGUF_KEYS[r] for r in named or GGUF_KEYS),
+                     frozenset(named.values()), "GGUF runtimes that read these keys alone"))
+        sets.append((LLAMA, f"{shown_path(gguf)}, llama_vocab_is_eog", llama_ends(model),
+                     "llama.cpp and llama-server"))
+    spm = model.original_files.get("spm_model")
+    if spm is not None and "eos" in (keys := load_vocab(spm).special_ids):
+        sets.append(("the SentencePiece model's eos_id", f"{shown_path(spm)} trainer_spec.eos_id",
+                     frozenset({keys["eos"]}), "engines that stop at sentencepiece's eos_id()"))
+    config = model.original_files.get("tokenizer_config")
+    if config is not None:
+        eos = _eos_text(_json(config, "tokenizer_config.json"))
+        if eos is not None:
+            i = vocab.id_of(eos)
+            ids: frozenset[int] | str = frozenset() if i is None else frozenset({i})
+            if i is None:
+                ids = f"its eos_token {eos!r} is no token of the vocabulary"
+            sets.append(("tokenizer_config.json eos_token", f"{shown_path(config)} eos_token", ids,
+                         "engines that stop at the tokenizer's eos_token_id"))
+    folder = _folder(model)
+    if folder is not None:
+        for name in CONFIG_FILES:
+            path = folder / name
+            if not path.is_file() and not path.is_symlink():
+                continue
+            value = _json(path, name).get("eos_token_id")
+            if value is None:
+                continue
+            listed = value if isinstance(value, list) else [value]
+            if not all(type(i) is int for i in listed):
+                raise TokparityError(f"{shown_path(path)}: eos_token_id must be an id or a list of ids, "
+                                     f"not {json.dumps(value)[:60]}; fix the file")
+            sets.append((f"{name} eos_token_id", f"{shown_path(path)} eos_token_id", frozenset(listed),
+                         "transformers' generate()"))
+            break  # (generate() reads config.json only without a generation_config.json)
+    return sets
+
+
+def _folder(model: ModelFiles) -> Path | None:
+    """The folder of a local model's files (a zoo model's cache holds no configuration of its own)."""
+    if model.origin != "local":
+        return None
+    _, path = model.primary
+    return path.parent
+
+
+def _json(path: Path, what: str) -> dict:
+    text = read_model_text(path, path.parent, 64 << 20 if what == "tokenizer_config.json" else CONFIG_BYTES, what)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise TokparityError(f"{shown_path(path)}: cannot read it as JSON ({e}); fix the file") from None
+    if not isinstance(data, dict):
+        raise TokparityError(f"{shown_path(path)}: not a JSON object; fix the file")
+    return data
+
+
+def _eos_text(config: dict) -> str | None:
+    value = config.get("eos_token")
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None

@@ -1,0 +1,62 @@
+"""The libraries a check runs on a model's files, each made once when first asked, each in a child
+process (a file that crashes a library costs that answer, not the check)."""
+
+from __future__ import annotations
+
+from tokparity.backends.base import Backend
+from tokparity.errors import CaseFailure, TokparityError
+from tokparity.zoo import ModelFiles
+
+# The libraries a check decodes with, and the file each reads.
+DECODERS = (("hf", "tokenizer_json"), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"))
+
+
+class Libraries:
+    def __init__(self, model: ModelFiles):
+        self.model = model
+        self._made: dict[str, Backend | str] = {}  # name -> the backend, or why it could not be made
+
+    def backend(self, name: str) -> Backend | str:
+        """The backend ``name`` on the model (in a child process), or why there is none."""
+        if name not in self._made:
+            from tokparity.backends.registry import make_backend
+
+            try:
+                self._made[name] = make_backend(name, self.model, isolate=True)
+            except TokparityError as e:
+                self._made[name] = str(e)
+        return self._made[name]
+
+    def decoders(self) -> list[tuple[str, str]]:
+        """``(backend, file role)`` for each library that reads one of the model's original files."""
+        return [(name, role) for name, role in DECODERS if role in self.model.original_files]
+
+    def llama_ends(self, model: ModelFiles) -> frozenset[int] | str:
+        """llama.cpp's end-of-generation ids on the model's GGUF (``llama_vocab_is_eog``), or why not."""
+        llama = self.backend("llama.cpp")
+        if isinstance(llama, str):
+            return llama
+        try:
+            ends, _hidden = llama.generation_marks()  # type: ignore[attr-defined]
+        except (CaseFailure, NotImplementedError) as e:
+            return str(e)
+        return ends
+
+    def decoded(self, name: str, i: int) -> str:
+        """What backend ``name`` decodes the id ``i`` to, as a report shows it: ``''``, ``'<s>'`` or
+        ``fails: why``."""
+        backend = self.backend(name)
+        if isinstance(backend, str):
+            return f"not run: {backend}"
+        try:
+            return repr(backend.decode([i]))
+        except (CaseFailure, NotImplementedError) as e:
+            return f"fails: {str(e)[:120]}"
+        except Exception as e:  # (in process: the library's own error on this id)
+            return f"fails: {type(e).__name__}: {str(e)[:120]}"
+
+    def close(self) -> None:
+        for backend in self._made.values():
+            if not isinstance(backend, str):
+                backend.close()
+        self._made.clear()

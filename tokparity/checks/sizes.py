@@ -1,0 +1,94 @@
+"""Vocabulary size: how many ids each file of a model says there are, and what the ids in a gap
+decode to.
+
+The sizes come from each original tokenizer file (a GGUF's token count, the highest id of a
+tokenizer.json plus one, a SentencePiece model's pieces), from ``tokenizer_config.json``'s
+``added_tokens_decoder`` and from ``config.json``'s ``vocab_size`` (the rows of the model's
+embedding). A model may write any id below ``vocab_size``; a tokenizer may give any id it holds.
+
+The property is broken where a tokenizer gives an id the model has no row for (an engine reads
+past its embedding), where a file names an id another file lacks, or where libraries decode an id
+of the gap differently (one writes ``''``, another fails the request). A ``vocab_size`` larger
+than every tokenizer, with every library decoding the gap alike, is padding: said, not broken.
+"""
+
+from __future__ import annotations
+
+from tokparity.checks import Finding, PropertyCheck
+from tokparity.checks.ends import _folder, _json
+from tokparity.checks.libraries import Libraries
+from tokparity.textview import shown_path
+from tokparity.vocab import load_vocab
+from tokparity.vocab.model import TokenType
+from tokparity.zoo import ModelFiles
+
+NAME = "vocabulary-size"
+VOCAB_ROLES = ("gguf", "tokenizer_json", "spm_model", "tiktoken", "rwkv_vocab")
+SHOWN_GAP_IDS = 3  # the gap's ids decoded and shown: its first, its last and one between
+
+
+def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
+    sizes: list[tuple[str, int]] = []  # (what says it, the number of ids)
+    facts: list[str] = []
+    for role in VOCAB_ROLES:
+        path = model.original_files.get(role)
+        if path is None:
+            continue
+        vocab = load_vocab(path)
+        holes = sum(1 for i in range(vocab.size) if vocab.type_of(i) == TokenType.UNUSED
+                    and vocab.tokens[i] == f"[PAD{i}]") if role == "tokenizer_json" else 0
+        said = f"{shown_path(path)} ({role})"
+        sizes.append((said, vocab.size))
+        facts.append(f"{said}: {vocab.size:,} ids" + (f", {holes:,} of them without a token" if holes else ""))
+    if not sizes:
+        return PropertyCheck.skipped(NAME, "no tokenizer file")
+    findings: list[Finding] = []
+    smallest_said, smallest = min(sizes, key=lambda s: s[1])
+    config = model.original_files.get("tokenizer_config")
+    if config is not None:
+        added = _json(config, "tokenizer_config.json").get("added_tokens_decoder")
+        ids = [int(k) for k in added if k.isdigit()] if isinstance(added, dict) else []
+        if ids:
+            said = f"{shown_path(config)} added_tokens_decoder"
+            facts.append(f"{said}: added ids up to {max(ids):,}")
+            if max(ids) >= smallest:
+                findings.append(Finding(
+                    f"{said} adds id {max(ids):,}, but {smallest_said} has {smallest:,} ids. A library that reads "
+                    "both gives an id the other file has no token for", said, _gap(libraries, smallest, max(ids) + 1)[0]))
+    rows: int | None = None
+    folder = _folder(model)
+    if folder is not None and (folder / "config.json").is_file():
+        value = _json(folder / "config.json", "config.json").get("vocab_size")
+        if type(value) is int:
+            rows = value
+            facts.append(f"{shown_path(folder / 'config.json')} vocab_size: {rows:,} (the model's embedding rows)")
+    largest_said, largest = max(sizes, key=lambda s: s[1])
+    if rows is not None and largest > rows:
+        findings.append(Finding(
+            f"the tokenizer gives ids up to {largest - 1:,} ({largest_said}), but the model has {rows:,} embedding "
+            f"rows (config.json vocab_size): an engine reads past the embedding for ids {rows:,} and above",
+            f"{shown_path(folder / 'config.json')} vocab_size" if folder else "config.json vocab_size",  # type: ignore[operator]
+            f"id {rows:,}"))
+    if smallest < largest:
+        findings.append(Finding(
+            f"{largest_said} has {largest:,} ids, {smallest_said} only {smallest:,}: ids {smallest:,} to "
+            f"{largest - 1:,} are in one and not the other", smallest_said,
+            _gap(libraries, smallest, largest)[0]))
+    if rows is not None and rows > largest:
+        shown, alike = _gap(libraries, largest, rows)
+        findings.append(Finding(
+            f"the model has {rows:,} embedding rows and its tokenizer {largest:,} ids: ids {largest:,} to {rows - 1:,} "
+            "have no token" + ("; every library here decodes them alike (padding)" if alike else
+                               "; the libraries decode them differently"),
+            f"{shown_path(folder / 'config.json')} vocab_size", shown, broken=not alike))  # type: ignore[operator]
+    return PropertyCheck.of(NAME, facts, findings)
+
+
+def _gap(libraries: Libraries, start: int, end: int) -> tuple[str, bool]:
+    """What each library decodes a few ids of ``start`` .. ``end - 1`` to (``hf 151669: ''; ...``), and
+    whether every library decodes each of them alike."""
+    ids = sorted({start, (start + end - 1) // 2, end - 1})[:SHOWN_GAP_IDS]
+    names = [name for name, _role in libraries.decoders()]
+    got = {(name, i): libraries.decoded(name, i) for name in names for i in ids}
+    alike = all(len({got[name, i] for name in names}) <= 1 for i in ids)
+    return "; ".join(f"{name} {i}: {got[name, i]}" for name in names for i in ids), alike

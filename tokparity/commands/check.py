@@ -1,0 +1,91 @@
+"""``tokparity check MODEL…|--all``: what a model's files must hold, checked without an engine
+under test (tokparity/checks). Exit 1 when a property is broken, 2 on a file that cannot be read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from tokparity.checks import BROKEN, HELD, PROPERTIES, ModelCheck, PropertyCheck
+from tokparity.errors import TokparityError
+from tokparity.textview import single_line
+
+MARKS = {HELD: "✓ held", BROKEN: "✗ broken"}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="what a model's files must hold: where generation ends, vocabulary size",
+                       description="Check what a model's files must hold, with no engine under test: the ids "
+                                   "that end a generation and the vocabulary's size. MODEL is a zoo name, a "
+                                   "file, a folder or hf:ORG/NAME. Exit 1 when a property is broken.")
+    p.add_argument("models", nargs="*", metavar="MODEL")
+    p.add_argument("--all", action="store_true", help="every zoo model (fetched as needed)")
+    p.add_argument("--only", action="append", choices=PROPERTIES, metavar="PROPERTY",
+                   help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run)
+
+
+def check_model(spec: str, properties: tuple[str, ...] = PROPERTIES) -> ModelCheck:
+    """Every property of ``properties`` on the model ``spec`` names."""
+    from tokparity.checks import ends, sizes
+    from tokparity.checks.libraries import Libraries
+    from tokparity.zoo import resolve_model
+
+    model = resolve_model(spec)
+    libraries = Libraries(model)
+    try:
+        done: list[PropertyCheck] = []
+        if "end-of-generation" in properties:
+            done.append(ends.check(model, libraries.llama_ends))
+        if "vocabulary-size" in properties:
+            done.append(sizes.check(model, libraries))
+        return ModelCheck(model.name, tuple(done))
+    finally:
+        libraries.close()
+
+
+def render_text(result: ModelCheck) -> str:
+    lines = [f"{result.model}: " + ("✗ broken" if result.broken else "✓ every property checked holds")]
+    for p in result.properties:
+        lines.append(f"  {p.name:<18} {MARKS.get(p.status, p.status)}" + (f" ({p.why})" if p.why else ""))
+        lines += [f"    {fact}" for fact in p.facts]
+        for f in p.findings:
+            lines.append(f"    {'✗' if f.broken else '·'} {f.said}")
+            lines.append(f"      where: {f.where}")
+            if f.example:
+                lines.append(f"      example: {f.example}")
+    # (token texts and paths come from files: a control character is spelled out, not obeyed)
+    return "\n".join(single_line(line) for line in lines)
+
+
+def render_table(results: list[ModelCheck], properties: tuple[str, ...]) -> str:
+    width = max(len("model"), *(len(r.model) for r in results))
+    lines = [f"{'model':<{width}}  " + "  ".join(f"{p:<18}" for p in properties)]
+    for r in results:
+        status = {p.name: MARKS.get(p.status, p.status) for p in r.properties}
+        lines.append(f"{r.model:<{width}}  " + "  ".join(f"{status.get(p, '–'):<18}" for p in properties))
+    return "\n".join(single_line(line) for line in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokparity.zoo import load_manifest
+
+    specs = list(args.models)
+    if args.all:
+        specs += [m for m in load_manifest().models if m not in specs]
+    if not specs:
+        raise TokparityError("check needs a MODEL (a zoo name, a file or a folder) or --all")
+    properties = tuple(p for p in PROPERTIES if not args.only or p in args.only)
+    results = []
+    for spec in specs:
+        result = check_model(spec, properties)
+        results.append(result)
+        if not args.json:
+            print(render_text(result), flush=True)
+            print()
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False))
+    elif len(results) > 1:
+        print(render_table(results, properties))
+    return 1 if any(r.broken for r in results) else 0
