@@ -161,3 +161,82 @@ def test_embedding_rows_beyond_the_tokenizer_are_padding_when_decoded_alike(zoo,
 @pytest.mark.parametrize("name", ["llama-bpe", "gemma-3", "qwen2"])
 def test_files_of_one_vocabulary_hold(zoo, name):
     assert prop(check_model(name, ("vocabulary-size",)), "vocabulary-size").status == HELD
+
+
+# -- multi-turn prefix -----------------------------------------------------------------------------
+
+
+def test_qwen3_drops_its_empty_thinking_and_the_reasoning_from_history(zoo):
+    """Qwen3's template writes '<think>\\n\\n</think>\\n\\n' before the last reply and not before the same
+    reply once it is history; it drops an earlier turn's reasoning_content."""
+    turns = prop(check_model("qwen3", ("multi-turn-prefix",)), "multi-turn-prefix")
+    assert turns.status == BROKEN
+    said = broken_said(turns)
+    assert ("The template writes a turn differently once it is history: the next prompt leaves out "
+            "'<think>\\n\\n</think>\\n\\n', which the rollout holds") in said
+    assert any(s.startswith("The template drops the reasoning of an earlier turn") for s in said)
+
+
+def test_a_reply_that_begins_with_a_newline_is_split_otherwise_at_the_boundary(zoo):
+    """Qwen2: the prompt ends with '\\n', the reply begins with one; encoded whole, the two are one token."""
+    turns = prop(check_model("qwen2", ("multi-turn-prefix",)), "multi-turn-prefix")
+    (ids,) = [f for f in turns.findings if f.said.startswith("The texts agree, but the ids do not")]
+    assert ids.broken and "with a newline first in the reply" in ids.where
+    assert "198 'Ċ', 198 'Ċ', 9707 'Hello'" in ids.example and "271 'ĊĊ', 9707 'Hello'" in ids.example
+
+
+def test_a_generation_prompt_the_written_reply_does_not_start_with(zoo):
+    """Gemma 4's generation prompt opens an empty thought channel that its written reply lacks."""
+    turns = prop(check_model("gemma-4", ("multi-turn-prefix",)), "multi-turn-prefix")
+    assert ("The template writes an assistant's reply after other text than the prompt it gives the model for that "
+            "turn: the written reply leaves out '<|channel>thought\\n<channel|>', which the prompt holds"
+            ) in broken_said(turns)
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "gemma-3"])
+def test_templates_that_keep_history_as_written_hold(zoo, name):
+    turns = prop(check_model(name, ("multi-turn-prefix",)), "multi-turn-prefix")
+    assert turns.status == HELD and turns.facts[0].endswith(": 0 not a prefix of the next prompt")
+
+
+def test_a_model_without_a_template_has_no_turns_to_check(zoo):
+    assert prop(check_model("gpt-2", ("multi-turn-prefix",)), "multi-turn-prefix").status == NOT_CHECKED
+
+
+# -- round trip ------------------------------------------------------------------------------------
+
+
+def test_a_byte_level_vocabulary_without_some_bytes_loses_them(zoo):
+    """Falcon's byte-level BPE has no token for 0x03, 0x0B and others: llama.cpp drops them at encode."""
+    trip = prop(check_model("falcon", ("round-trip",)), "round-trip")
+    assert trip.status == BROKEN
+    (lost,) = [f for f in trip.findings if f.broken]
+    assert lost.said.startswith("llama.cpp does not give back ")
+    assert "characters are dropped: the vocabulary has no token for some of their bytes (0x03, 0x04" in lost.said
+    assert lost.example == "'\\x0b\\x0c' comes back as '\\x0c' (from character 0)"
+
+
+@pytest.mark.parametrize("name", ["cl100k-tiktoken", "rwkv-world", "deepseek-v3", "tekken"])
+def test_vocabularies_with_every_byte_give_every_text_back(zoo, name):
+    trip = prop(check_model(name, ("round-trip",)), "round-trip")
+    assert trip.status == HELD and not trip.findings
+    assert all(" of " in fact and fact.split(" of ")[0].split()[-1] == fact.split(" of ")[1].split()[0]
+               for fact in trip.facts), trip.facts
+
+
+def test_what_the_files_ask_for_is_said_not_broken(zoo):
+    """Llama 3's tokenizer_config.json asks for clean_up_tokenization_spaces; Gemma 3 writes spaces as '▁'."""
+    llama = prop(check_model("llama-bpe", ("round-trip",)), "round-trip")
+    (cleaned,) = llama.findings
+    assert llama.status == HELD and not cleaned.broken
+    assert cleaned.said.endswith("By design: tokenizer_config.json asks for it (clean_up_tokenization_spaces: true)")
+    gemma = prop(check_model("gemma-3", ("round-trip",)), "round-trip")
+    (symbol,) = gemma.findings
+    assert not symbol.broken and "the character '▁' (U+2581) comes back as a space" in symbol.said
+
+
+@pytest.mark.parametrize(("name", "why"), [("bert-bge", "WordPiece lower-cases"),
+                                           ("spm-bpe-byte-fallback", "precompiled_charsmap")])
+def test_a_model_that_does_not_promise_a_round_trip_is_not_checked(zoo, name, why):
+    trip = prop(check_model(name, ("round-trip",)), "round-trip")
+    assert trip.status == NOT_CHECKED and why in trip.why

@@ -9,13 +9,17 @@ and which engines it hits:
   the token the chat template closes an assistant turn with.
 * ``vocabulary-size`` (sizes.py): the vocabulary's size as each file says it, and what each
   library decodes for the ids in a gap.
+* ``multi-turn-prefix`` (turns.py): the ids after a turn (its prompt and the reply) are the start of
+  the next turn's prompt, for each conversation of the ``chats`` corpus.
+* ``round-trip`` (round_trip.py): ``decode(encode(text))`` gives the text back, per library, where
+  the model promises it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PROPERTIES = ("end-of-generation", "vocabulary-size")
+PROPERTIES = ("end-of-generation", "vocabulary-size", "multi-turn-prefix", "round-trip")
 
 HELD, BROKEN, NOT_CHECKED = "held", "broken", "not checked"
 

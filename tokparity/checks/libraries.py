@@ -8,7 +8,8 @@ from tokparity.errors import CaseFailure, TokparityError
 from tokparity.zoo import ModelFiles
 
 # The libraries a check decodes with, and the file each reads.
-DECODERS = (("hf", "tokenizer_json"), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"))
+DECODERS = (("hf", "tokenizer_json"), ("llama.cpp", "gguf"), ("sentencepiece", "spm_model"), ("tiktoken", "tiktoken"),
+            ("rwkv", "rwkv_vocab"))
 
 
 class Libraries:

@@ -14,9 +14,11 @@ MARKS = {HELD: "✓ held", BROKEN: "✗ broken"}
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("check", help="what a model's files must hold: where generation ends, vocabulary size",
+    p = sub.add_parser("check", help="what a model's files must hold: where generation ends, vocabulary size, "
+                                     "multi-turn ids, round trips",
                        description="Check what a model's files must hold, with no engine under test: the ids "
-                                   "that end a generation and the vocabulary's size. MODEL is a zoo name, a "
+                                   "that end a generation, the vocabulary's size, whether a turn's ids start the next turn's "
+                                   "prompt, and whether decode(encode(text)) gives the text back. MODEL is a zoo name, a "
                                    "file, a folder or hf:ORG/NAME. Exit 1 when a property is broken.")
     p.add_argument("models", nargs="*", metavar="MODEL")
     p.add_argument("--all", action="store_true", help="every zoo model (fetched as needed)")
@@ -28,7 +30,7 @@ def add_parser(sub) -> None:
 
 def check_model(spec: str, properties: tuple[str, ...] = PROPERTIES) -> ModelCheck:
     """Every property of ``properties`` on the model ``spec`` names."""
-    from tokparity.checks import ends, sizes
+    from tokparity.checks import ends, round_trip, sizes
     from tokparity.checks.libraries import Libraries
     from tokparity.zoo import resolve_model
 
@@ -40,9 +42,38 @@ def check_model(spec: str, properties: tuple[str, ...] = PROPERTIES) -> ModelChe
             done.append(ends.check(model, libraries.llama_ends))
         if "vocabulary-size" in properties:
             done.append(sizes.check(model, libraries))
+        if "multi-turn-prefix" in properties:
+            done.append(_multi_turn(model, libraries))
+        if "round-trip" in properties:
+            done.append(round_trip.check(model, libraries))
         return ModelCheck(model.name, tuple(done))
     finally:
         libraries.close()
+
+
+def _multi_turn(model, libraries) -> PropertyCheck:
+    """The multi-turn property, with the template rendered as transformers does and the prompts
+    encoded by the model's oracle (its first library)."""
+    from tokparity.chat.template import find_template
+    from tokparity.checks import turns
+    from tokparity.checks.ends import _vocab, template_turn_end
+    from tokparity.run.chat import chat_reference
+    from tokparity.run.oracle import choose_oracle
+
+    template = find_template(model)
+    if template is None:
+        return PropertyCheck.skipped(turns.NAME, "no chat template")
+    name = next((n for n in choose_oracle(model).chain if n != "golden"), None)
+    encoder = libraries.backend(name) if name else "no library reads the model's files"
+    if isinstance(encoder, str):
+        return PropertyCheck.skipped(turns.NAME, f"no encoder: {encoder}")
+    _role, vocab = _vocab(model)
+    end = template_turn_end(model, vocab)
+    reference = chat_reference(template, encoder, vocab, model=model)
+    try:
+        return turns.check(turns.conversations(), reference, vocab, None if isinstance(end, str) else end[0])
+    finally:
+        reference.close()
 
 
 def render_text(result: ModelCheck) -> str:
