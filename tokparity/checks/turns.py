@@ -18,7 +18,6 @@ transformers renders it, encoded by the model's oracle with special-token text p
 
 from __future__ import annotations
 
-
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import ChatReference
 from tokparity.checks import Finding, PropertyCheck
