@@ -53,7 +53,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
         for text, answer in zip(texts, answers):
             if answer.status != "ok":
                 continue
-            want = unicodedata.normalize(form, text) if form in UNICODE_FORMS else text
+            want = _normalized(form, text)
             try:
                 got = backend.decode(answer.ids)
             except (CaseFailure, NotImplementedError) as e:
@@ -173,7 +173,7 @@ def loss_shape(want: str, got: str, vocab: Vocab) -> str:
     if "\ufffd" in got and "\ufffd" not in want:
         return "bytes come back as U+FFFD (a character cut, or a byte with no token)"
     for form in UNICODE_FORMS:
-        if got == unicodedata.normalize(form, want):
+        if got == _normalized(form, want):
             return f"the text comes back in {form}"
     if "\u2581" in want and got == want.replace("\u2581", " "):
         return SPACE_SYMBOL
@@ -192,6 +192,11 @@ def loss_shape(want: str, got: str, vocab: Vocab) -> str:
     if unk is not None and 0 <= unk < vocab.size and vocab.tokens[unk] in got:
         return f"characters come back as the unknown token {vocab.tokens[unk]!r}"
     return "other losses"
+
+
+def _normalized(form: str, text: str) -> str:
+    """``text`` in the Unicode ``form`` (NFC, NFKC, ...); itself for ``"text"``."""
+    return unicodedata.normalize(form, text) if form in UNICODE_FORMS else text  # type: ignore[arg-type]
 
 
 def _texts() -> list[str]:
