@@ -66,17 +66,17 @@ def test_llama3_files_that_stop_only_at_end_of_text_are_broken(zoo):
 
 def test_a_generation_config_without_the_end_of_turn_is_named_with_its_key(zoo, tmp_path):
     folder = llama3_folder(zoo, tmp_path, eos_token="<|eot_id|>", generation_config={"eos_token_id": 128001})
-    proc = run(str(folder))
+    proc = run(str(folder), "--only", "end-of-generation")
     assert proc.returncode == 1, proc.stderr
     assert "✗ 128009 '<|eot_id|>' is missing from generation_config.json eos_token_id" in proc.stdout
     assert f"where: {folder / 'generation_config.json'} eos_token_id" in proc.stdout
-    assert "With this set, transformers' generate() write on past the end of the model's turn" in proc.stdout
+    assert "A generation by transformers' generate() runs on past the end of the model's turn" in proc.stdout
 
 
 def test_the_same_files_with_the_end_of_turn_in_every_set_hold(zoo, tmp_path):
     """The bug-free twin: the end of turn in the tokenizer's eos_token and in generation_config.json."""
     folder = llama3_folder(zoo, tmp_path, eos_token="<|eot_id|>", generation_config={"eos_token_id": [128001, 128009]})
-    proc = run(str(folder))
+    proc = run(str(folder), "--only", "end-of-generation", "--only", "vocabulary-size")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "end-of-generation  ✓ held" in proc.stdout
     assert "generation_config.json eos_token_id: 128001 '<|end_of_text|>', 128009 '<|eot_id|>'" in proc.stdout
@@ -96,7 +96,8 @@ def test_llama_cpp_stopping_at_a_token_of_ordinary_text_is_broken(zoo):
     ends = prop(check_model("qwen2", ("end-of-generation",)), "end-of-generation")
     (stop,) = [f for f in ends.findings if "'</s>'" in f.said]
     assert stop.broken
-    assert stop.said.startswith("llama.cpp and llama-server stop at 128247 '</s>', which no file names as an end")
+    assert stop.said.startswith("A generation by llama.cpp and llama-server stops at 128247 '</s>', which no file "
+                                "names as an end")
     assert stop.where.endswith("llama_vocab_is_eog")
 
 
@@ -173,7 +174,7 @@ def test_qwen3_drops_its_empty_thinking_and_the_reasoning_from_history(zoo):
     assert turns.status == BROKEN
     said = broken_said(turns)
     assert ("The template writes a turn differently once it is history: the next prompt leaves out "
-            "'<think>\\n\\n</think>\\n\\n', which the rollout holds") in said
+            "'<think>\\n\\n</think>\\n\\n', which the rollout holds (the reply read as the template writes it)") in said
     assert any(s.startswith("The template drops the reasoning of an earlier turn") for s in said)
 
 
@@ -194,8 +195,19 @@ def test_a_generation_prompt_the_written_reply_does_not_start_with(zoo):
 
 
 @pytest.mark.parametrize("name", ["llama-bpe", "gemma-3"])
-def test_templates_that_keep_history_as_written_hold(zoo, name):
+def test_templates_that_trim_every_reply_part_a_reply_that_opens_with_a_space(zoo, name):
+    """Llama 3's and Gemma 3's templates trim each message's content, the last reply's too: read as the
+    template writes it the turns agree, read as the message's content they do not."""
     turns = prop(check_model(name, ("multi-turn-prefix",)), "multi-turn-prefix")
+    said = broken_said(turns)
+    assert ("The template strips whitespace from a reply once it is history: the next prompt leaves out '\\n', which "
+            "the rollout holds (the reply read as its content, then the end-of-turn token)") in said
+    assert not any("as the template writes it" in s for s in said)
+
+
+def test_a_template_that_keeps_history_as_written_holds(zoo):
+    """DeepSeek V3's template writes each reply as it is, and its tokenizer splits a newline off a word."""
+    turns = prop(check_model("deepseek-v3", ("multi-turn-prefix",)), "multi-turn-prefix")
     assert turns.status == HELD and turns.facts[0].endswith(": 0 not a prefix of the next prompt")
 
 
@@ -240,3 +252,12 @@ def test_what_the_files_ask_for_is_said_not_broken(zoo):
 def test_a_model_that_does_not_promise_a_round_trip_is_not_checked(zoo, name, why):
     trip = prop(check_model(name, ("round-trip",)), "round-trip")
     assert trip.status == NOT_CHECKED and why in trip.why
+
+
+def test_a_vocab_size_that_is_not_a_number_is_exit_2(zoo, tmp_path):
+    """A blind helper's find: a string vocab_size was skipped, and a too-small embedding went unseen."""
+    folder = llama3_folder(zoo, tmp_path, config={"vocab_size": "128000"})
+    proc = run(str(folder), "--only", "vocabulary-size")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith('config.json: vocab_size must be a positive whole number, not "128000"; '
+                                        'fix the file'), proc.stderr

@@ -79,19 +79,22 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
     for i in sorted(ids):
         if not 0 <= i < vocab.size:
             found.append(Finding(f"{name} names id {i}, outside the vocabulary of {vocab.size:,} ids ({role}). "
-                                 f"The model never writes it, so {engines} never stop there", where, f"id {i}"))
+                                 f"The model never writes it, so it never ends a generation by {engines}", where,
+                                 f"id {i}"))
             continue
         kind = vocab.type_of(i)
         if i in named or kind not in (TokenType.NORMAL, TokenType.USER_DEFINED):
             continue
         if kind == TokenType.NORMAL:  # (a piece of ordinary text: the model writes it inside answers)
             found.append(Finding(
-                f"{engines} stop at {_token(vocab, i)}, which no file names as an end and the {role} types as "
+                f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end and the "
+                f"{role} types as "
                 f"ordinary text. An answer that writes {vocab.tokens[i]!r} ends there", where,
                 f"the text {vocab.tokens[i]!r}"))
         else:  # (an added token: often a marker the model writes on purpose, so said, not broken)
             found.append(Finding(
-                f"{engines} stop at {_token(vocab, i)}, which no file names as an end; the {role} types it as "
+                f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end; the {role} "
+                f"types it as "
                 f"user-defined, so the text {vocab.tokens[i]!r} gives it too", where, f"the text {vocab.tokens[i]!r}",
                 broken=False))
     if turn_end is not None and turn_end[0] not in ids:
@@ -99,7 +102,7 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
             if name != LLAMA and turn_end[0] in by_text else ""
         found.append(Finding(
             f"{_token(vocab, turn_end[0])} is missing from {name}, though the chat template writes it to close an "
-            f"assistant turn. With this set, {engines} write on past the end of the model's turn.{rescued}", where,
+            f"assistant turn. A generation by {engines} runs on past the end of the model's turn.{rescued}", where,
             f"a reply that ends with {vocab.tokens[turn_end[0]]!r}"))
     return found
 
@@ -171,13 +174,13 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
         keys = load_vocab(gguf).special_ids
         named = {role: keys[role] for role in GGUF_KEYS if role in keys}
         sets.append(("the GGUF's keys", f"{shown_path(gguf)} " + ", ".join(GGUF_KEYS[r] for r in named or GGUF_KEYS),
-                     frozenset(named.values()), "GGUF runtimes that read these keys alone"))
+                     frozenset(named.values()), "a GGUF runtime that reads these keys alone"))
         sets.append((LLAMA, f"{shown_path(gguf)}, llama_vocab_is_eog", llama_ends(model),
                      "llama.cpp and llama-server"))
     spm = model.original_files.get("spm_model")
     if spm is not None and "eos" in (keys := load_vocab(spm).special_ids):
         sets.append(("the SentencePiece model's eos_id", f"{shown_path(spm)} trainer_spec.eos_id",
-                     frozenset({keys["eos"]}), "engines that stop at sentencepiece's eos_id()"))
+                     frozenset({keys["eos"]}), "an engine that stops at sentencepiece's eos_id()"))
     config = model.original_files.get("tokenizer_config")
     if config is not None:
         eos = _eos_text(_json(config, "tokenizer_config.json"))
@@ -187,7 +190,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
             if i is None:
                 ids = f"its eos_token {eos!r} is no token of the vocabulary"
             sets.append(("tokenizer_config.json eos_token", f"{shown_path(config)} eos_token", ids,
-                         "engines that stop at the tokenizer's eos_token_id"))
+                         "an engine that stops at the tokenizer's eos_token_id"))
     folder = _folder(model)
     if folder is not None:
         for name in CONFIG_FILES:
@@ -208,11 +211,14 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
 
 
 def _folder(model: ModelFiles) -> Path | None:
-    """The folder of a local model's files (a zoo model's cache holds no configuration of its own)."""
-    if model.origin != "local":
+    """The folder of a local model's transformers files, where its generation_config.json and
+    config.json may be. None for a zoo model (its cache holds no configuration of its own) and for a
+    GGUF or .model alone (a file beside it belongs to no one)."""
+    files = model.original_files
+    role = next((r for r in ("tokenizer_config", "tokenizer_json") if r in files), None)
+    if model.origin != "local" or role is None:
         return None
-    _, path = model.primary
-    return path.parent
+    return files[role].parent
 
 
 def _json(path: Path, what: str) -> dict:

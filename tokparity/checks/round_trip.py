@@ -20,7 +20,7 @@ import unicodedata
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.checks.libraries import Libraries
 from tokparity.errors import CaseFailure
-from tokparity.textview import clipped
+from tokparity.textview import clipped, shown_path
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import ModelFiles
@@ -70,7 +70,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
             at = next((i for i, (a, b) in enumerate(zip(text, back)) if a != b), min(len(text), len(back)))
             why = by_design(shape, name, vocab, model)
             findings.append(Finding(f"{name} does not give back {count:,} text{'s' if count != 1 else ''}: {shape}"
-                                    + (f". {why}" if why else ""), f"{name} on the {role}",
+                                    + (f". {why}" if why else ""), f"{name} on {shown_path(model.original_files[role])}",
                                     f"{clipped(text, 60)} comes back as {clipped(back, 60)} (from character {at})",
                                     broken=why is None))
     if not checked:

@@ -14,9 +14,12 @@ than every tokenizer, with every library decoding the gap alike, is padding: sai
 
 from __future__ import annotations
 
+import json
+
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.checks.ends import _folder, _json
 from tokparity.checks.libraries import Libraries
+from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
 from tokparity.vocab import load_vocab
 from tokparity.vocab.model import TokenType
@@ -59,7 +62,10 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     folder = _folder(model)
     if folder is not None and (folder / "config.json").is_file():
         value = _json(folder / "config.json", "config.json").get("vocab_size")
-        if type(value) is int:
+        if value is not None and (type(value) is not int or value < 1):
+            raise TokparityError(f"{shown_path(folder / 'config.json')}: vocab_size must be a positive whole number, "
+                                 f"not {json.dumps(value)[:40]}; fix the file")
+        if value is not None:
             rows = value
             facts.append(f"{shown_path(folder / 'config.json')} vocab_size: {rows:,} (the model's embedding rows)")
     largest_said, largest = max(sizes, key=lambda s: s[1])

@@ -10,8 +10,12 @@ are a prefix of the second. Two things break that, and each is said apart:
 * The texts agree, but the ids do not: encoding the prompt and the reply apart splits the text at
   the boundary otherwise than encoding them together.
 
-What the model wrote is read off the template itself: the conversation up to and including the
-reply, rendered without a generation prompt, after turn k's prompt, up to the end-of-turn token.
+What the model wrote is read two ways, each said in its findings. As the template writes it: the
+conversation up to and including the reply, rendered without a generation prompt, after turn k's
+prompt, up to the end-of-turn token. As the model wrote it: the message's content, then the
+end-of-turn token (not for a reply with tool calls or reasoning, whose generated text the
+message does not hold). A template that trims every reply passes the first reading and fails the
+second once a reply opens with a space.
 The prompts are the chat reference's (tokparity.chat.reference): the template rendered as
 transformers renders it, encoded by the model's oracle with special-token text parsed.
 """
@@ -21,7 +25,7 @@ from __future__ import annotations
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import ChatReference
 from tokparity.checks import Finding, PropertyCheck
-from tokparity.errors import TemplateRaised, TokparityError
+from tokparity.errors import CaseFailure, TemplateRaised, TokparityError
 from tokparity.textview import clipped
 from tokparity.vocab import Vocab
 
@@ -37,7 +41,8 @@ def check(conversations: list[tuple[str, Conversation]], reference: ChatReferenc
     """Each assistant turn of ``conversations`` that more messages follow; ``turn_end``: the id of the
     token the template closes a turn with (None: the reply runs to where the next message starts)."""
     turns = parted = 0
-    findings: list[Finding] = []
+    kinds: dict[str, Finding] = {}  # the kind of parting and how it reads -> its first finding
+    unrendered: list[str] = []
     for name, conversation in conversations:
         messages = conversation.messages
         for a, message in enumerate(messages):
@@ -45,22 +50,31 @@ def check(conversations: list[tuple[str, Conversation]], reference: ChatReferenc
                 continue
             nxt = next((b for b in range(a + 1, len(messages)) if messages[b].get("role") == "assistant"), len(messages))
             try:
-                finding = _turn(reference, vocab, conversation, a, nxt, turn_end, f"{name}, turn {a}")
+                found = _turn(reference, vocab, conversation, a, nxt, turn_end,
+                              f"{reference.template.source}; {name}, turn {a}")
             except TemplateRaised:
                 continue  # (a conversation the template refuses has no turns to compare)
+            except CaseFailure as e:  # (a render that timed out or died: that turn is not compared)
+                unrendered.append(f"{name}, turn {a}: {e}")
+                continue
             turns += 1
-            if finding is not None:
-                parted += 1
-                if not any(f.said == finding.said for f in findings):  # (one finding per way the turns part)
-                    findings.append(finding)
+            parted += bool(found)
+            for kind, finding in found:  # (one finding per kind of parting: the first conversation that shows it)
+                kinds.setdefault(kind, finding)
     if not turns:
-        return PropertyCheck.skipped(NAME, "no conversation with a turn after an assistant's reply")
-    facts = [f"{turns} turns of {len(conversations)} conversations: {parted} not a prefix of the next prompt"]
-    return PropertyCheck.of(NAME, facts, findings)
+        return PropertyCheck.skipped(NAME, f"no turn rendered: {unrendered[0]}" if unrendered else
+                                     "no conversation with a turn after an assistant's reply")
+    facts = [f"{turns} turns of {len(conversations)} conversations (the chats corpus's, and each again with its first "
+             f"reply reshaped): {parted} not a prefix of the next prompt"]
+    if unrendered:
+        facts.append(f"{len(unrendered)} turns not rendered, the first: {unrendered[0]}")
+    return PropertyCheck.of(NAME, facts, list(kinds.values()))
 
 
 def _turn(reference: ChatReference, vocab: Vocab, conversation: Conversation, a: int, b: int,
-          turn_end: int | None, where: str) -> Finding | None:
+          turn_end: int | None, where: str) -> list[tuple[str, Finding]]:
+    """How turn ``a`` parts from the next prompt (rendered up to message ``b``): nothing, or a
+    finding for each reading of the reply that parts, each with the kind of parting it is."""
     options = {k: v for k, v in conversation.options.items() if k not in ("add_generation_prompt", "continue_final_message")}
     messages = conversation.messages
 
@@ -71,50 +85,86 @@ def _turn(reference: ChatReference, vocab: Vocab, conversation: Conversation, a:
     prompt, with_reply, following = made(a, True), made(a + 1, False), made(b, True)
     if not with_reply.startswith(prompt):
         at = _parting(prompt, with_reply)
-        return Finding(
+        return [("prompt", Finding(
             "The template writes an assistant's reply after other text than the prompt it gives the model for "
             f"that turn: {_edit(prompt, with_reply, at, 'the prompt', 'the written reply')}", where,
-            f"prompt {_around(prompt, at)} vs with the reply {_around(with_reply, at)}")
-    reply = with_reply[len(prompt):]
-    if turn_end is not None and (end := reply.find(vocab.tokens[turn_end])) >= 0:
-        reply = reply[:end + len(vocab.tokens[turn_end])]  # (the model stops at its turn's end)
+            f"prompt {_around(prompt, at)} vs with the reply {_around(with_reply, at)}"))]
+    end = vocab.tokens[turn_end] if turn_end is not None else None
+    written = with_reply[len(prompt):]
+    if end is not None and (cut := written.find(end)) >= 0:
+        written = written[:cut + len(end)]  # (the model stops at its turn's end)
+    replies = [("as the template writes it", written)]
+    message = messages[a]
+    content = message.get("content")
+    if end is not None and isinstance(content, str) and not message.get("tool_calls") and \
+            not message.get("reasoning_content") and content + end != written:
+        replies.append(("as its content, then the end-of-turn token", content + end))
+    found = []
+    for reading, reply in replies:
+        parting = _parts(reference, vocab, message, prompt, reply, following, reading, where)
+        if parting is not None:
+            found.append((f"{parting[0]} {reading}", parting[1]))
+    return found
+
+
+def _parts(reference: ChatReference, vocab: Vocab, message: dict, prompt: str, reply: str, following: str,
+           reading: str, where: str) -> tuple[str, Finding] | None:
+    """Whether the prompt then ``reply`` (read ``reading``) starts ``following``, in text, then in ids;
+    where not, the kind of parting and its finding."""
     rollout_text = prompt + reply
     if not following.startswith(rollout_text):
         at = _parting(rollout_text, following)
-        return Finding(_why_texts_part(messages[a], rollout_text, following, at), where,
-                       f"rollout {_around(rollout_text, at)} vs next prompt {_around(following, at)}")
+        kind, why = _why_texts_part(message, rollout_text, following, at)
+        return kind, Finding(f"{why} (the reply read {reading})", where,
+                             f"rollout {_around(rollout_text, at)} vs next prompt {_around(following, at)}")
     ids = list(reference.encode(prompt, True)) + list(reference.encode(reply, True))
     together = list(reference.encode(following, True))
     if together[:len(ids)] == ids:
         return None
     at = _parting(ids, together)
-    return Finding(
+    return "ids", Finding(
         "The texts agree, but the ids do not: the prompt's ids and the reply's ids, each encoded on its own (as a "
-        "trainer of prompt-completion pairs does), are not the start of the next prompt's ids", where,
+        "trainer of prompt-completion pairs does), are not the start of the next prompt's ids "
+        f"(the reply read {reading})", where,
         f"from id {at}: rollout {_ids(vocab, ids, at)} vs next prompt {_ids(vocab, together, at)}")
 
 
-def _why_texts_part(reply: dict, rollout: str, following: str, at: int) -> str:
+def _why_texts_part(reply: dict, rollout: str, following: str, at: int) -> tuple[str, str]:
+    """The kind of edit the template makes to a turn once it is history, and the sentence saying it."""
     reasoning = reply.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning.strip() and reasoning.strip() in rollout[at:] and \
             reasoning.strip() not in following:
-        return ("The template drops the reasoning of an earlier turn: the rollout's ids hold it, the next prompt "
-                "does not. Train on each turn's own prompt, or keep the reasoning in the template")
-    return ("The template writes a turn differently once it is history: "
-            f"{_edit(rollout, following, at, 'the rollout', 'the next prompt')}")
+        return "reasoning", ("The template drops the reasoning of an earlier turn: the rollout's ids hold it, the next "
+                             "prompt does not. Train on each turn's own prompt, or keep the reasoning in the template")
+    edit = _edit(rollout, following, at, "the rollout", "the next prompt")
+    piece = _edit_piece(rollout, following, at)
+    if piece is not None and piece[0] == "leaves out" and piece[1].isspace():
+        return "whitespace", f"The template strips whitespace from a reply once it is history: {edit}"
+    return "edit", f"The template writes a turn differently once it is history: {edit}"
 
 
 def _edit(before: str, after: str, at: int, first: str, second: str) -> str:
     """The smallest text ``after`` leaves out of ``before``, or adds to it, from character ``at`` (where
-    the two part), said with their names: the rest must then agree for ``AGREE_AFTER`` characters."""
+    the two part), said with their names."""
+    found = _edit_piece(before, after, at)
+    if found is None:
+        r, f = before[at:], after[at:]
+        return f"{first} goes on {clipped(r[:30], 40)} where {second} goes on {clipped(f[:30], 40)}"
+    verb, piece = found
+    return f"{second} {verb} {clipped(piece, 60)}, which {first} {'holds' if verb == 'leaves out' else 'lacks'}"
+
+
+def _edit_piece(before: str, after: str, at: int) -> tuple[str, str] | None:
+    """``("leaves out", text)`` or ``("adds", text)``: the smallest edit from character ``at`` after
+    which the two texts agree for ``AGREE_AFTER`` characters (or to the end of ``before``)."""
     r, f = before[at:at + EDIT_WINDOW], after[at:at + EDIT_WINDOW]
     for k in range(1, EDIT_WINDOW + 1):
         rest = r[k:k + AGREE_AFTER]
         if k <= len(r) and f.startswith(rest) and (rest or k == len(r)):
-            return f"{second} leaves out {clipped(_leftmost(before, at, r[:k]), 60)}, which {first} holds"
+            return "leaves out", _leftmost(before, at, r[:k])
         if k <= len(f) and r and f[k:].startswith(r[:AGREE_AFTER]):
-            return f"{second} adds {clipped(_leftmost(after, at, f[:k]), 60)}, which {first} lacks"
-    return f"{first} goes on {clipped(r[:30], 40)} where {second} goes on {clipped(f[:30], 40)}"
+            return "adds", _leftmost(after, at, f[:k])
+    return None
 
 
 def _leftmost(text: str, at: int, piece: str) -> str:
