@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokparity.errors import TokparityError
-from tokparity.textview import shown_path
 from tokparity.vocab.hf_json import CONFIG_BYTES
 from tokparity.zoo import ModelFiles
-from tokparity.zoo.model_file import read_model_text
+from tokparity.zoo.model_file import read_model_json, read_model_text
 
 SPECIAL_ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")  # transformers' special_tokens_map
 PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
@@ -119,13 +118,7 @@ def find_template(model: ModelFiles, role: str | None = None) -> ChatTemplate | 
         folder = config_path.parent
         config = {}
         if config_path.is_file() or config_path.is_symlink():
-            text = read_model_text(config_path, folder, CONFIG_BYTES, "the tokenizer's configuration")
-            try:
-                config = json.loads(text)
-            except (ValueError, RecursionError) as e:
-                raise TokparityError(f"{shown_path(config_path)}: cannot read it as JSON ({e}); fix the file") from None
-            if not isinstance(config, dict):
-                raise TokparityError(f"{shown_path(config_path)}: not a JSON object; fix the file")
+            config = read_model_json(config_path, folder, CONFIG_BYTES, "the tokenizer's configuration")
         specials = {f"{r}_token": t for r in SPECIAL_ROLES if (t := _special_text(config.get(f"{r}_token"))) is not None}
         if not specials and path.suffix in (".json", ".model"):
             specials = _from_vocab(model.files.get("tokenizer_json") or path)

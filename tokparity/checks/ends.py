@@ -32,13 +32,13 @@ from tokparity.textview import shown_path
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import ModelFiles
-from tokparity.zoo.model_file import read_model_text
+from tokparity.zoo.model_file import read_model_json
 
 NAME = "end-of-generation"
 LLAMA = "llama.cpp"
 REPLY = "Reply\ue002"  # (a private-use character: no template writes it itself)
 CONFIG_FILES = ("generation_config.json", "config.json")
-CONFIG_BYTES = 1 << 20
+CONFIG_BYTES = 1 << 20  # generation_config.json, config.json: a few kilobytes each
 GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_token_id",
              "eom": "tokenizer.ggml.eom_token_id"}
 
@@ -222,14 +222,12 @@ def _folder(model: ModelFiles) -> Path | None:
 
 
 def _json(path: Path, what: str) -> dict:
-    text = read_model_text(path, path.parent, 64 << 20 if what == "tokenizer_config.json" else CONFIG_BYTES, what)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise TokparityError(f"{shown_path(path)}: cannot read it as JSON ({e}); fix the file") from None
-    if not isinstance(data, dict):
-        raise TokparityError(f"{shown_path(path)}: not a JSON object; fix the file")
-    return data
+    """A JSON file of the model's folder: tokenizer_config.json within its own limit, a configuration
+    within ``CONFIG_BYTES``."""
+    from tokparity.vocab.hf_json import CONFIG_BYTES as TOKENIZER_CONFIG_BYTES
+
+    limit = TOKENIZER_CONFIG_BYTES if what == "tokenizer_config.json" else CONFIG_BYTES
+    return read_model_json(path, path.parent, limit, what)
 
 
 def _eos_text(config: dict) -> str | None:

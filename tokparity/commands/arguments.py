@@ -152,3 +152,16 @@ def corpus_specs(corpora: list[str], args: argparse.Namespace) -> list[str]:
 
 def int_seed(value: object) -> int:
     return _number(value, int)
+
+
+def model_specs(models: list[str], every: bool, command: str) -> list[str]:
+    """The models a command was given: ``MODEL…``, then with ``--all`` every zoo model not named
+    already; one line when there are none."""
+    from tokparity.zoo import load_manifest
+
+    specs = list(models)
+    if every:
+        specs += [m for m in load_manifest().models if m not in specs]
+    if not specs:
+        raise TokparityError(f"{command} needs a MODEL (a zoo name, a file or a folder) or --all")
+    return specs

@@ -7,7 +7,6 @@ import argparse
 import json
 
 from tokparity.checks import BROKEN, HELD, PROPERTIES, ModelCheck, PropertyCheck
-from tokparity.errors import TokparityError
 from tokparity.textview import single_line
 
 MARKS = {HELD: "✓ held", BROKEN: "✗ broken"}
@@ -100,13 +99,9 @@ def render_table(results: list[ModelCheck], properties: tuple[str, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.zoo import load_manifest
+    from tokparity.commands.arguments import model_specs
 
-    specs = list(args.models)
-    if args.all:
-        specs += [m for m in load_manifest().models if m not in specs]
-    if not specs:
-        raise TokparityError("check needs a MODEL (a zoo name, a file or a folder) or --all")
+    specs = model_specs(args.models, args.all, "check")
     properties = tuple(p for p in PROPERTIES if not args.only or p in args.only)
     results = []
     for spec in specs:

@@ -150,13 +150,9 @@ def render_text(info: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokparity.zoo import load_manifest
+    from tokparity.commands.arguments import model_specs
 
-    specs = list(args.models)
-    if args.all:
-        specs += [m for m in load_manifest().models if m not in specs]
-    if not specs:
-        raise TokparityError("inspect needs a MODEL (a zoo name, a file or a folder) or --all")
+    specs = model_specs(args.models, args.all, "inspect")
     results = []
     for spec in specs:
         info = inspect_model(spec)

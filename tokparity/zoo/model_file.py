@@ -72,6 +72,21 @@ def read_model_text(path: Path, folder: Path, max_bytes: int, what: str) -> str:
                              "save it as UTF-8") from None
 
 
+def read_model_json(path: Path, folder: Path, max_bytes: int, what: str) -> dict:
+    """The JSON object in ``path``, a file of the model folder ``folder`` (``read_model_text``);
+    one line naming the file where it is not JSON or not an object."""
+    import json
+
+    text = read_model_text(path, folder, max_bytes, what)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise TokparityError(f"{shown_path(path)}: cannot read it as JSON ({e}); fix the file") from None
+    if not isinstance(data, dict):
+        raise TokparityError(f"{shown_path(path)}: not a JSON object; fix the file")
+    return data
+
+
 def refuse_links_out(folder: Path) -> None:
     """Refuse a model folder in which a link points out of it: at its top, or in
     ``additional_chat_templates/``, where tokenizer libraries read files of their own choosing
