@@ -141,7 +141,7 @@ def test_a_tokenizer_larger_than_the_embedding_is_broken(zoo, tmp_path):
     assert sizes.status == BROKEN
     (said,) = broken_said(sizes)
     assert "gives ids up to 127,999" not in said and "ids up to 128,255" in said
-    assert "an engine reads past the embedding for ids 128,000 and above" in said
+    assert "An engine reads past the embedding for ids 128,000 and above" in said
 
 
 def test_embedding_rows_beyond_the_tokenizer_are_padding_when_decoded_alike(zoo, tmp_path):

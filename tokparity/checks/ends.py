@@ -88,14 +88,13 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
         if kind == TokenType.NORMAL:  # (a piece of ordinary text: the model writes it inside answers)
             found.append(Finding(
                 f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end and the "
-                f"{role} types as "
-                f"ordinary text. An answer that writes {vocab.tokens[i]!r} ends there", where,
+                f"{role} types as ordinary text. An answer that writes {vocab.tokens[i]!r} ends there", where,
                 f"the text {vocab.tokens[i]!r}"))
         else:  # (an added token: often a marker the model writes on purpose, so said, not broken)
             found.append(Finding(
                 f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end; the {role} "
-                f"types it as "
-                f"user-defined, so the text {vocab.tokens[i]!r} gives it too", where, f"the text {vocab.tokens[i]!r}",
+                f"types it as user-defined, so the text {vocab.tokens[i]!r} gives it too", where,
+                f"the text {vocab.tokens[i]!r}",
                 broken=False))
     if turn_end is not None and turn_end[0] not in ids:
         rescued = " llama.cpp stops there only because it knows the token's text." \

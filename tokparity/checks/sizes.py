@@ -7,9 +7,9 @@ tokenizer.json plus one, a SentencePiece model's pieces), from ``tokenizer_confi
 embedding). A model may write any id below ``vocab_size``; a tokenizer may give any id it holds.
 
 The property is broken where a tokenizer gives an id the model has no row for (an engine reads
-past its embedding), where a file names an id another file lacks, or where libraries decode an id
-of the gap differently (one writes ``''``, another fails the request). A ``vocab_size`` larger
-than every tokenizer, with every library decoding the gap alike, is padding: said, not broken.
+past its embedding), where tokenizer_config.json adds an id a file lacks, or where the libraries
+decode an id of a gap differently (one writes ``''``, another fails the request). A gap that every
+library decodes alike is padding: said, not broken.
 """
 
 from __future__ import annotations
@@ -57,37 +57,42 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
             if max(ids) >= smallest:
                 findings.append(Finding(
                     f"{said} adds id {max(ids):,}, but {smallest_said} has {smallest:,} ids. A library that reads "
-                    "both gives an id the other file has no token for", said, _gap(libraries, smallest, max(ids) + 1)[0]))
-    rows: int | None = None
-    folder = _folder(model)
-    if folder is not None and (folder / "config.json").is_file():
-        value = _json(folder / "config.json", "config.json").get("vocab_size")
+                    "both gives an id the other file has no token for", said,
+                    _gap(libraries, smallest, max(ids) + 1)[0]))
+    rows: int | None = None  # config.json's vocab_size: the model's embedding rows
+    rows_where = ""
+    if folder := _folder(model):
+        path = folder / "config.json"
+        value = _json(path, "config.json").get("vocab_size") if path.is_file() else None
         if value is not None and (type(value) is not int or value < 1):
-            raise TokparityError(f"{shown_path(folder / 'config.json')}: vocab_size must be a positive whole number, "
+            raise TokparityError(f"{shown_path(path)}: vocab_size must be a positive whole number, "
                                  f"not {json.dumps(value)[:40]}; fix the file")
         if value is not None:
-            rows = value
-            facts.append(f"{shown_path(folder / 'config.json')} vocab_size: {rows:,} (the model's embedding rows)")
+            rows, rows_where = value, f"{shown_path(path)} vocab_size"
+            facts.append(f"{rows_where}: {rows:,} (the model's embedding rows)")
     largest_said, largest = max(sizes, key=lambda s: s[1])
     if rows is not None and largest > rows:
         findings.append(Finding(
-            f"the tokenizer gives ids up to {largest - 1:,} ({largest_said}), but the model has {rows:,} embedding "
-            f"rows (config.json vocab_size): an engine reads past the embedding for ids {rows:,} and above",
-            f"{shown_path(folder / 'config.json')} vocab_size" if folder else "config.json vocab_size",  # type: ignore[operator]
-            f"id {rows:,}"))
+            f"The tokenizer gives ids up to {largest - 1:,} ({largest_said}), but the model has {rows:,} embedding "
+            f"rows (config.json vocab_size). An engine reads past the embedding for ids {rows:,} and above",
+            rows_where, f"id {rows:,}"))
     if smallest < largest:
+        shown, alike = _gap(libraries, smallest, largest)
         findings.append(Finding(
             f"{largest_said} has {largest:,} ids, {smallest_said} only {smallest:,}: ids {smallest:,} to "
-            f"{largest - 1:,} are in one and not the other", smallest_said,
-            _gap(libraries, smallest, largest)[0]))
+            f"{largest - 1:,} are in one and not the other" + _decoded(alike), smallest_said, shown,
+            broken=not alike))
     if rows is not None and rows > largest:
         shown, alike = _gap(libraries, largest, rows)
         findings.append(Finding(
-            f"the model has {rows:,} embedding rows and its tokenizer {largest:,} ids: ids {largest:,} to {rows - 1:,} "
-            "have no token" + ("; every library here decodes them alike (padding)" if alike else
-                               "; the libraries decode them differently"),
-            f"{shown_path(folder / 'config.json')} vocab_size", shown, broken=not alike))  # type: ignore[operator]
+            f"The model has {rows:,} embedding rows and its tokenizer {largest:,} ids: ids {largest:,} to "
+            f"{rows - 1:,} have no token" + _decoded(alike), rows_where, shown, broken=not alike))
     return PropertyCheck.of(NAME, facts, findings)
+
+
+def _decoded(alike: bool) -> str:
+    return ". Every library here decodes them alike (padding)" if alike else \
+        ". The libraries decode them differently"
 
 
 def _gap(libraries: Libraries, start: int, end: int) -> tuple[str, bool]:
