@@ -40,8 +40,8 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     for name, role in libraries.decoders():
         vocab = load_vocab(model.original_files[role])
         form = promise(vocab)
-        if form is None or form.startswith("not "):
-            facts.append(f"{name} ({role}): {form or 'not promised'}")
+        if form.startswith("not "):
+            facts.append(f"{name} ({role}): {form}")
             continue
         backend = libraries.backend(name)
         if isinstance(backend, str):
@@ -51,16 +51,17 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
         shapes: dict[str, tuple[int, str, str]] = {}  # shape -> (count, shortest text, what came back)
         answers = backend.encode_many(texts)
         for text, answer in zip(texts, answers):
-            if answer.status != "ok":
-                continue
             want = _normalized(form, text)
-            try:
-                got = backend.decode(answer.ids)
-            except (CaseFailure, NotImplementedError) as e:
-                got = f"\0fails: {e}"
-            if got == want:
-                continue
-            shape = loss_shape(want, got, vocab)
+            if answer.status != "ok":
+                shape, got = f"encode fails ({answer.status})", f"nothing: {answer.detail}"
+            else:
+                try:
+                    got = backend.decode(answer.ids)
+                except (CaseFailure, NotImplementedError) as e:
+                    got = f"\0fails: {e}"
+                if got == want:
+                    continue
+                shape = loss_shape(want, got, vocab)
             count, shortest, back = shapes.get(shape, (0, text, got))
             shapes[shape] = (count + 1, *((text, got) if len(text) < len(shortest) else (shortest, back)))
         lost = sum(n for n, _, _ in shapes.values())
@@ -115,7 +116,7 @@ def _config(model: ModelFiles) -> dict:
     return _json(path, "tokenizer_config.json") if path is not None else {}
 
 
-def promise(vocab: Vocab) -> str | None:
+def promise(vocab: Vocab) -> str:
     """What a round trip must give back: ``"text"`` itself, a Unicode form's name (the normalized
     text), or why the model does not promise one (``"not promised: …"``)."""
     if vocab.algorithm == "wpm":
