@@ -159,7 +159,7 @@ class TakingTurns:
 
 
 def bench_cmd(model, lines: list[str], repeat: int) -> list[Measurement]:
-    from tokparity.backends.engine_process import encode_body
+    from tokparity.backends.requests import encode_body
 
     backend = make_backend(f"cmd:{{python}} {EXAMPLE_ENGINE} {{gguf}} --timing", model)
     engine = backend.engine

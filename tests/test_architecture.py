@@ -29,6 +29,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("backends", ["tokparity.backends"]),
     # the chat reference: the sandbox is a child process, as a backend's is
     ("chat reference", ["tokparity.chat.sandbox", "tokparity.chat.reference"]),
+    # what a model's files must hold, read in them and in the libraries that read them
+    ("checks", ["tokparity.checks"]),
     ("diff", ["tokparity.diff"]),  # symptoms: where two answers differ, and the bug class
     # the records a judged case passes through (Judgement, Diagnosis, RootCause, Decision, Mismatch)
     ("records", ["tokparity.records"]),

@@ -98,7 +98,8 @@ def test_an_op_that_loads_on_first_use_gets_the_start_grace_once_per_start(tmp_p
     took longer than a case's timeout, and every chat after a restart timed out again."""
     import sys
 
-    from tokparity.backends.engine_process import EngineProcess, body
+    from tokparity.backends.engine_process import EngineProcess
+    from tokparity.backends.requests import body
     from tokparity.errors import BackendTimeout
 
     program = tmp_path / "lazy.py"

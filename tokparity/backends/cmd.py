@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import Answer, Backend, EncodeResult, declared
-from tokparity.backends.engine_process import DEFAULT_TIMEOUT, EngineProcess, body, encode_body
+from tokparity.backends.engine_process import DEFAULT_TIMEOUT, EngineProcess
+from tokparity.backends.requests import body, encode_body
 from tokparity.errors import (
     CaseFailure,
     NotCovered,

@@ -55,6 +55,7 @@ from tokparity.backends.process import (
     shown_line,
     wait_for_exit,
 )
+from tokparity.backends.requests import op_of
 from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, EngineDidNotStart, StartFailed, TokparityError
 
 DEFAULT_TIMEOUT = 10.0
@@ -81,7 +82,6 @@ _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelin
 # to wake us): per reply, that was the protocol's main cost. NAP_MAX = 0 turns napping off.
 NAP_MIN, NAP_MAX = 0.0002, 0.001
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
-_json_str = json.encoder.encode_basestring_ascii  # the C encoder for one string: '"Hi\\n"'
 _decode = json.JSONDecoder().decode
 
 
@@ -217,9 +217,8 @@ class EngineProcess:
         and a second (a restart loads the same model; an engine that hangs on some cases must not
         cost a minute each). The first request of an op the hello says loads on first use gets the
         same, measured per op; one that hung with the whole allowance and never answered gets none."""
-        limit = self.startup_timeout
-        if limit is None:
-            limit = min(DEFAULT_STARTUP_TIMEOUT, STARTUP_PER_TIMEOUT * timeout)
+        limit = min(DEFAULT_STARTUP_TIMEOUT, STARTUP_PER_TIMEOUT * timeout) if self.startup_timeout is None \
+            else self.startup_timeout
         if not self._answered:
             seen = self._load_seconds
         elif op in self._ops_answered or op in self._ops_hung or op not in self._loads_on_first_use:
@@ -599,21 +598,3 @@ class EngineProcess:
         said = describe_exit(proc.returncode) if gone else "closed its output and was killed"
         tail = self.stderr_tail()
         return f"{said} {when}" + (f"; stderr: {tail}" if tail else "")
-
-
-def encode_body(text: str, add_special: bool, parse_special: bool) -> str:
-    """The members of an encode request, serialized by hand: this is the hot path."""
-    return (f'"op": "encode", "text": {_json_str(text)}, "add_special": {"true" if add_special else "false"}, '
-            f'"parse_special": {"true" if parse_special else "false"}')
-
-
-def op_of(body: str) -> str:
-    """The op a request's members name first (``encode_body`` and ``body`` put it there); "" if none."""
-    if not body.startswith('"op": "'):
-        return ""
-    end = body.find('"', 7)
-    return body[7:end] if end > 0 else ""
-
-
-def body(payload: dict) -> str:
-    return json.dumps(payload)[1:-1]

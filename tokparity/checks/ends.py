@@ -46,7 +46,7 @@ GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_to
 def check(model: ModelFiles, llama_ends: Callable[[ModelFiles], frozenset[int] | str]) -> PropertyCheck:
     """The property for ``model``. ``llama_ends``: llama.cpp's end-of-generation ids on the model's
     GGUF, or why they could not be read."""
-    role, vocab = _vocab(model)
+    role, vocab = ids_vocabulary(model)
     facts: list[str] = []
     findings: list[Finding] = []
     found = template_turn_end(model, vocab)
@@ -106,7 +106,7 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
     return found
 
 
-def _vocab(model: ModelFiles) -> tuple[str, Vocab]:
+def ids_vocabulary(model: ModelFiles) -> tuple[str, Vocab]:
     """The vocabulary ids are read in: the publisher's transformers files first, else the primary file."""
     for role in ("tokenizer_json", "gguf"):
         if role in model.original_files:
@@ -182,7 +182,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
                      frozenset({keys["eos"]}), "an engine that stops at sentencepiece's eos_id()"))
     config = model.original_files.get("tokenizer_config")
     if config is not None:
-        eos = _eos_text(_json(config, "tokenizer_config.json"))
+        eos = _eos_text(model_json(config, "tokenizer_config.json"))
         if eos is not None:
             i = vocab.id_of(eos)
             ids: frozenset[int] | str = frozenset() if i is None else frozenset({i})
@@ -190,13 +190,13 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
                 ids = f"its eos_token {eos!r} is no token of the vocabulary"
             sets.append(("tokenizer_config.json eos_token", f"{shown_path(config)} eos_token", ids,
                          "an engine that stops at the tokenizer's eos_token_id"))
-    folder = _folder(model)
+    folder = config_folder(model)
     if folder is not None:
         for name in CONFIG_FILES:
             path = folder / name
             if not path.is_file() and not path.is_symlink():
                 continue
-            value = _json(path, name).get("eos_token_id")
+            value = model_json(path, name).get("eos_token_id")
             if value is None:
                 continue
             listed = value if isinstance(value, list) else [value]
@@ -209,7 +209,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
     return sets
 
 
-def _folder(model: ModelFiles) -> Path | None:
+def config_folder(model: ModelFiles) -> Path | None:
     """The folder of a local model's transformers files, where its generation_config.json and
     config.json may be. None for a zoo model (its cache holds no configuration of its own) and for a
     GGUF or .model alone (a file beside it belongs to no one)."""
@@ -220,7 +220,7 @@ def _folder(model: ModelFiles) -> Path | None:
     return files[role].parent
 
 
-def _json(path: Path, what: str) -> dict:
+def model_json(path: Path, what: str) -> dict:
     """A JSON file of the model's folder: tokenizer_config.json within its own limit, a configuration
     within ``CONFIG_BYTES``."""
     from tokparity.vocab.hf_json import CONFIG_BYTES as TOKENIZER_CONFIG_BYTES

@@ -110,10 +110,10 @@ def _writes_space_symbol(vocab: Vocab) -> bool:
 
 
 def _config(model: ModelFiles) -> dict:
-    from tokparity.checks.ends import _json
+    from tokparity.checks.ends import model_json
 
     path = model.original_files.get("tokenizer_config")
-    return _json(path, "tokenizer_config.json") if path is not None else {}
+    return model_json(path, "tokenizer_config.json") if path is not None else {}
 
 
 def promise(vocab: Vocab) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from tokparity.checks import Finding, PropertyCheck
-from tokparity.checks.ends import _folder, _json
+from tokparity.checks.ends import config_folder, model_json
 from tokparity.checks.libraries import Libraries
 from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
@@ -49,7 +49,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     smallest_said, smallest = min(sizes, key=lambda s: s[1])
     config = model.original_files.get("tokenizer_config")
     if config is not None:
-        added = _json(config, "tokenizer_config.json").get("added_tokens_decoder")
+        added = model_json(config, "tokenizer_config.json").get("added_tokens_decoder")
         ids = [int(k) for k in added if k.isdigit()] if isinstance(added, dict) else []
         if ids:
             said = f"{shown_path(config)} added_tokens_decoder"
@@ -61,9 +61,9 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
                     _gap(libraries, smallest, max(ids) + 1)[0]))
     rows: int | None = None  # config.json's vocab_size: the model's embedding rows
     rows_where = ""
-    if folder := _folder(model):
+    if folder := config_folder(model):
         path = folder / "config.json"
-        value = _json(path, "config.json").get("vocab_size") if path.is_file() else None
+        value = model_json(path, "config.json").get("vocab_size") if path.is_file() else None
         if value is not None and (type(value) is not int or value < 1):
             raise TokparityError(f"{shown_path(path)}: vocab_size must be a positive whole number, "
                                  f"not {json.dumps(value)[:40]}; fix the file")

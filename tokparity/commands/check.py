@@ -55,7 +55,7 @@ def _multi_turn(model, libraries) -> PropertyCheck:
     encoded by the model's oracle (its first library)."""
     from tokparity.chat.template import find_template
     from tokparity.checks import turns
-    from tokparity.checks.ends import _vocab, template_turn_end
+    from tokparity.checks.ends import ids_vocabulary, template_turn_end
     from tokparity.run.chat import chat_reference
     from tokparity.run.oracle import choose_oracle
 
@@ -66,7 +66,7 @@ def _multi_turn(model, libraries) -> PropertyCheck:
     encoder = libraries.backend(name) if name else "no library reads the model's files"
     if isinstance(encoder, str):
         return PropertyCheck.skipped(turns.NAME, f"no encoder: {encoder}")
-    _role, vocab = _vocab(model)
+    _role, vocab = ids_vocabulary(model)
     end = template_turn_end(model, vocab)
     reference = chat_reference(template, encoder, vocab, model=model)
     try:
