@@ -261,3 +261,12 @@ def test_a_vocab_size_that_is_not_a_number_is_exit_2(zoo, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith('config.json: vocab_size must be a positive whole number, not "128000"; '
                                         'fix the file'), proc.stderr
+
+
+def test_nothing_checked_is_exit_2_not_a_green_run(zoo):
+    zoo("cl100k-tiktoken")
+    proc = run("cl100k-tiktoken", "--only", "end-of-generation", "--only", "multi-turn-prefix")
+    assert proc.returncode == 2
+    assert "cl100k-tiktoken: nothing checked" in proc.stdout
+    assert proc.stderr.strip().startswith("tokparity: error: nothing checked: no property of end-of-generation, "
+                                          "multi-turn-prefix could be checked on cl100k-tiktoken"), proc.stderr

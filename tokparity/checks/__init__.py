@@ -70,5 +70,10 @@ class ModelCheck:
     def broken(self) -> bool:
         return any(p.status == BROKEN for p in self.properties)
 
+    @property
+    def checked(self) -> bool:
+        """Whether any property could be checked at all (a run that checked nothing is no green run)."""
+        return any(p.status != NOT_CHECKED for p in self.properties)
+
     def to_json(self) -> dict:
         return {"model": self.model, "broken": self.broken, "properties": [p.to_json() for p in self.properties]}

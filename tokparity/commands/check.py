@@ -7,6 +7,7 @@ import argparse
 import json
 
 from tokparity.checks import BROKEN, HELD, PROPERTIES, ModelCheck, PropertyCheck
+from tokparity.errors import TokparityError
 from tokparity.textview import single_line
 
 MARKS = {HELD: "✓ held", BROKEN: "✗ broken"}
@@ -76,7 +77,8 @@ def _multi_turn(model, libraries) -> PropertyCheck:
 
 
 def render_text(result: ModelCheck) -> str:
-    lines = [f"{result.model}: " + ("✗ broken" if result.broken else "✓ every property checked holds")]
+    said = "✗ broken" if result.broken else "✓ every property checked holds" if result.checked else "nothing checked"
+    lines = [f"{result.model}: {said}"]
     for p in result.properties:
         lines.append(f"  {p.name:<18} {MARKS.get(p.status, p.status)}" + (f" ({p.why})" if p.why else ""))
         lines += [f"    {fact}" for fact in p.facts]
@@ -114,4 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False))
     elif len(results) > 1:
         print(render_table(results, properties))
+    if not any(r.checked for r in results):  # (nothing checked is no green run)
+        raise TokparityError(f"nothing checked: no property of {', '.join(properties)} could be checked on "
+                             f"{'these models' if len(results) > 1 else results[0].model}; the lines above say why")
     return 1 if any(r.broken for r in results) else 0
