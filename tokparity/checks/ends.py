@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tokparity.checks import Finding, PropertyCheck
+from tokparity.checks.libraries import Libraries
 from tokparity.errors import TokparityError
 from tokparity.textview import shown_path
 from tokparity.vocab import Vocab, load_vocab
@@ -36,6 +37,8 @@ from tokparity.zoo.model_file import read_model_json
 
 NAME = "end-of-generation"
 LLAMA = "llama.cpp"
+GGUF_SET, SPM_SET, CONFIG_SET = "the GGUF's keys", "the SentencePiece model's eos_id", "tokenizer_config.json eos_token"
+TOKENIZER_SETS = (GGUF_SET, SPM_SET, CONFIG_SET)  # the sets a tokenizer file itself names
 REPLY = "Reply\ue002"  # (a private-use character: no template writes it itself)
 CONFIG_FILES = ("generation_config.json", "config.json")
 CONFIG_BYTES = 1 << 20  # generation_config.json, config.json: a few kilobytes each
@@ -43,9 +46,9 @@ GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_to
              "eom": "tokenizer.ggml.eom_token_id"}
 
 
-def check(model: ModelFiles, llama_ends: Callable[[ModelFiles], frozenset[int] | str]) -> PropertyCheck:
-    """The property for ``model``. ``llama_ends``: llama.cpp's end-of-generation ids on the model's
-    GGUF, or why they could not be read."""
+def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
+    """The property for ``model``, with ``libraries`` run on its files (llama.cpp's end ids, and
+    whether a token's text encodes to that token)."""
     role, vocab = ids_vocabulary(model)
     facts: list[str] = []
     findings: list[Finding] = []
@@ -56,10 +59,11 @@ def check(model: ModelFiles, llama_ends: Callable[[ModelFiles], frozenset[int] |
     else:
         turn_end = found
         facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
-    sets = stop_sets(model, vocab, llama_ends)
+    sets = stop_sets(model, vocab, libraries.llama_ends)
     if not sets:
         return PropertyCheck.skipped(NAME, "no file of the model names an end-of-generation id")
-    named = {i for name, _, ids, _ in sets if name != LLAMA and not isinstance(ids, str) for i in ids}
+    # (the tokenizer's own end ids: a configuration's list may name a token by mistake, so it is judged)
+    named = {i for name, _, ids, _ in sets if name in TOKENIZER_SETS and not isinstance(ids, str) for i in ids}
     if turn_end is not None:
         named.add(turn_end[0])
     by_text = next((ids for name, _, ids, _ in sets if name == LLAMA and not isinstance(ids, str)), frozenset())
@@ -68,12 +72,13 @@ def check(model: ModelFiles, llama_ends: Callable[[ModelFiles], frozenset[int] |
             facts.append(f"{name}: not read ({ids})")
             continue
         facts.append(f"{name}: {', '.join(_token(vocab, i) for i in sorted(ids)) or 'none'}")
-        findings += _judged(vocab, role, name, where, ids, engines, turn_end, named, by_text)
+        findings += _judged(vocab, role, name, where, ids, engines, turn_end, named, by_text, libraries)
     return PropertyCheck.of(NAME, facts, findings)
 
 
 def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int], engines: str,
-            turn_end: tuple[int, str] | None, named: set[int], by_text: frozenset[int]) -> list[Finding]:
+            turn_end: tuple[int, str] | None, named: set[int], by_text: frozenset[int],
+            libraries: Libraries) -> list[Finding]:
     """What is wrong with one set: ``named``, the ids some file names as an end; ``by_text``, llama.cpp's."""
     found = []
     for i in sorted(ids):
@@ -85,15 +90,23 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
         kind = vocab.type_of(i)
         if i in named or kind not in (TokenType.NORMAL, TokenType.USER_DEFINED):
             continue
-        if kind == TokenType.NORMAL:  # (a piece of ordinary text: the model writes it inside answers)
+        encoded = libraries.encoded(role, vocab.tokens[i]) if kind == TokenType.NORMAL else None
+        if kind == TokenType.NORMAL and encoded is not None and encoded[1] == [i]:
+            # (a piece of ordinary text, and the tokenizer gives it for that text: the model writes it in answers)
             found.append(Finding(
-                f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end and the "
-                f"{role} types as ordinary text. An answer that writes {vocab.tokens[i]!r} ends there", where,
-                f"the text {vocab.tokens[i]!r}"))
+                f"A generation by {engines} stops at {_token(vocab, i)}, which no tokenizer file names as an end and "
+                f"the {role} types as ordinary text. {encoded[0]} gives that id for the text {vocab.tokens[i]!r}, so an "
+                "answer that writes it ends there.", where, f"the text {vocab.tokens[i]!r}"))
+        elif kind == TokenType.NORMAL:  # (a token no text encodes to: the model was never trained to write it)
+            got = "" if encoded is None else f" ({encoded[0]} gives {', '.join(_token(vocab, j) for j in encoded[1])})"
+            found.append(Finding(
+                f"A generation by {engines} stops at {_token(vocab, i)}, which no tokenizer file names as an end and "
+                f"the {role} types as ordinary text. Its text does not encode to it{got}, so a model rarely writes it.", where,
+                f"the text {vocab.tokens[i]!r}", broken=False))
         else:  # (an added token: often a marker the model writes on purpose, so said, not broken)
             found.append(Finding(
-                f"A generation by {engines} stops at {_token(vocab, i)}, which no file names as an end; the {role} "
-                f"types it as user-defined, so the text {vocab.tokens[i]!r} gives it too", where,
+                f"A generation by {engines} stops at {_token(vocab, i)}, which no tokenizer file names as an end; the "
+                f"{role} types it as user-defined, so the text {vocab.tokens[i]!r} gives it too", where,
                 f"the text {vocab.tokens[i]!r}",
                 broken=False))
     if turn_end is not None and turn_end[0] not in ids:
@@ -172,13 +185,13 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
     if gguf is not None:
         keys = load_vocab(gguf).special_ids
         named = {role: keys[role] for role in GGUF_KEYS if role in keys}
-        sets.append(("the GGUF's keys", f"{shown_path(gguf)} " + ", ".join(GGUF_KEYS[r] for r in named or GGUF_KEYS),
+        sets.append((GGUF_SET, f"{shown_path(gguf)} " + ", ".join(GGUF_KEYS[r] for r in named or GGUF_KEYS),
                      frozenset(named.values()), "a GGUF runtime that reads these keys alone"))
         sets.append((LLAMA, f"{shown_path(gguf)}, llama_vocab_is_eog", llama_ends(model),
                      "llama.cpp and llama-server"))
     spm = model.original_files.get("spm_model")
     if spm is not None and "eos" in (keys := load_vocab(spm).special_ids):
-        sets.append(("the SentencePiece model's eos_id", f"{shown_path(spm)} trainer_spec.eos_id",
+        sets.append((SPM_SET, f"{shown_path(spm)} trainer_spec.eos_id",
                      frozenset({keys["eos"]}), "an engine that stops at sentencepiece's eos_id()"))
     config = model.original_files.get("tokenizer_config")
     if config is not None:
@@ -188,7 +201,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
             ids: frozenset[int] | str = frozenset() if i is None else frozenset({i})
             if i is None:
                 ids = f"its eos_token {eos!r} is no token of the vocabulary"
-            sets.append(("tokenizer_config.json eos_token", f"{shown_path(config)} eos_token", ids,
+            sets.append((CONFIG_SET, f"{shown_path(config)} eos_token", ids,
                          "an engine that stops at the tokenizer's eos_token_id"))
     folder = config_folder(model)
     if folder is not None:

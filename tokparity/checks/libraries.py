@@ -43,6 +43,18 @@ class Libraries:
             return str(e)
         return ends
 
+    def encoded(self, role: str, text: str) -> tuple[str, list[int]] | None:
+        """The library that reads the model's file ``role``, and its ids for ``text`` (no special tokens
+        added, none parsed); None where no library reads that file or it fails on the text."""
+        name = next((n for n, r in DECODERS if r == role), None)
+        backend = self.backend(name) if name else "no library"
+        if isinstance(backend, str):
+            return None
+        try:
+            return backend.name, list(backend.encode(text))
+        except (CaseFailure, NotImplementedError):
+            return None
+
     def decoded(self, name: str, i: int) -> str:
         """What backend ``name`` decodes the id ``i`` to, as a report shows it: ``''``, ``'<s>'`` or
         ``fails: why``."""

@@ -56,8 +56,9 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
             facts.append(f"{said}: added ids up to {max(ids):,}")
             if max(ids) >= smallest:
                 findings.append(Finding(
-                    f"{said} adds id {max(ids):,}, but {smallest_said} has {smallest:,} ids. A library that reads "
-                    "both gives an id the other file has no token for", said,
+                    f"{said} adds id {max(ids):,}, beyond the {smallest:,} ids of {smallest_said}. The files "
+                    "disagree on that token's id, so a library that reads one file and one that reads both give "
+                    "it different ids", said,
                     _gap(libraries, smallest, max(ids) + 1)[0]))
     rows: int | None = None  # config.json's vocab_size: the model's embedding rows
     rows_where = ""

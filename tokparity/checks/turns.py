@@ -13,7 +13,8 @@ are a prefix of the second. Two things break that, and each is said apart:
 What the model wrote is read two ways, each said in its findings. As the template writes it: the
 conversation up to and including the reply, rendered without a generation prompt, after turn k's
 prompt, up to the end-of-turn token. As the model wrote it: the message's content, then the
-end-of-turn token (not for a reply with tool calls or reasoning, whose generated text the
+end-of-turn token, where the template writes that content but for its whitespace (not for a reply
+with tool calls or reasoning, or one the template adds a header to, whose generated text the
 message does not hold). A template that trims every reply passes the first reading and fails the
 second once a reply opens with a space.
 The prompts are the chat reference's (tokparity.chat.reference): the template rendered as
@@ -96,8 +97,11 @@ def _turn(reference: ChatReference, vocab: Vocab, conversation: Conversation, a:
     replies = [("as the template writes it", written)]
     message = messages[a]
     content = message.get("content")
+    # (only where the template writes the content itself, its whitespace aside: a template that adds
+    # a header the model writes itself, as harmony's channel, is not second-guessed)
     if end is not None and isinstance(content, str) and not message.get("tool_calls") and \
-            not message.get("reasoning_content") and content + end != written:
+            not message.get("reasoning_content") and content + end != written and \
+            "".join(written.split()) == "".join((content + end).split()):
         replies.append(("as its content, then the end-of-turn token", content + end))
     found = []
     for reading, reply in replies:
