@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from tokparity.checks import Finding, PropertyCheck
@@ -59,7 +58,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     else:
         turn_end = found
         facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
-    sets = stop_sets(model, vocab, libraries.llama_ends)
+    sets = stop_sets(model, vocab, libraries)
     if not sets:
         return PropertyCheck.skipped(NAME, "no file of the model names an end-of-generation id")
     # (the tokenizer's own end ids: a configuration's list may name a token by mistake, so it is judged)
@@ -177,8 +176,7 @@ def _first_token(vocab: Vocab, text: str, kinds: tuple[TokenType, ...]) -> int |
 StopSet = tuple[str, str, "frozenset[int] | str", str]  # name, file and key, ids or why not read, who stops by it
 
 
-def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles], frozenset[int] | str]
-              ) -> list[StopSet]:
+def stop_sets(model: ModelFiles, vocab: Vocab, libraries: Libraries) -> list[StopSet]:
     """Every set of end-of-generation ids the model's files give, with the engines that stop by it."""
     sets: list[StopSet] = []
     gguf = model.original_files.get("gguf")
@@ -187,7 +185,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, llama_ends: Callable[[ModelFiles]
         named = {role: keys[role] for role in GGUF_KEYS if role in keys}
         sets.append((GGUF_SET, f"{shown_path(gguf)} " + ", ".join(GGUF_KEYS[r] for r in named or GGUF_KEYS),
                      frozenset(named.values()), "a GGUF runtime that reads these keys alone"))
-        sets.append((LLAMA, f"{shown_path(gguf)}, llama_vocab_is_eog", llama_ends(model),
+        sets.append((LLAMA, f"{shown_path(gguf)}, llama_vocab_is_eog", libraries.llama_ends(),
                      "llama.cpp and llama-server"))
     spm = model.original_files.get("spm_model")
     if spm is not None and "eos" in (keys := load_vocab(spm).special_ids):

@@ -32,7 +32,7 @@ class Libraries:
         """``(backend, file role)`` for each library that reads one of the model's original files."""
         return [(name, role) for name, role in DECODERS if role in self.model.original_files]
 
-    def llama_ends(self, model: ModelFiles) -> frozenset[int] | str:
+    def llama_ends(self) -> frozenset[int] | str:
         """llama.cpp's end-of-generation ids on the model's GGUF (``llama_vocab_is_eog``), or why not."""
         llama = self.backend("llama.cpp")
         if isinstance(llama, str):
@@ -65,7 +65,7 @@ class Libraries:
             return repr(backend.decode([i]))
         except (CaseFailure, NotImplementedError) as e:
             return f"fails: {str(e)[:120]}"
-        except Exception as e:  # (in process: the library's own error on this id)
+        except Exception as e:  # (a backend's own error that no child process turned into a failure)
             return f"fails: {type(e).__name__}: {str(e)[:120]}"
 
     def close(self) -> None:
