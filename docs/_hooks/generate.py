@@ -1,6 +1,7 @@
 """MkDocs hook: the parts of the docs that the package's own files already say, made at build time.
 
-A page asks for a generated block with an HTML comment on a line of its own:
+A page asks for a generated block with an HTML comment on a line of its own. The block follows it,
+committed, up to ``<!-- end generate -->``, so that a reader of the Markdown file sees it too:
 
     <!-- generate: classes -->            the bug classes (tokparity/diff/classes.toml)
     <!-- generate: class-rules -->        the classifier's rules, in order (tokparity/diff/classify.py RULES)
@@ -15,6 +16,9 @@ Each is joined with what only the docs know. docs/_hooks/catalogue.toml holds th
 cases; a cause declares its own, in causes.toml. contracts.toml says what each CSV column holds. Anything that does not line up (a class without a real case, a CSV
 column without a description, a known divergence whose cause is in no catalogue, a missing module)
 is logged as a warning, which fails `mkdocs build --strict`: the pages cannot silently drift.
+
+A committed block that differs from what the files say now is stale: the build warns, and so
+fails. ``python docs/_hooks/generate.py`` writes every block again; ``--check`` only lists the stale.
 
 The source files are read from the checkout (parsed, not imported), so the build needs no
 backend library.
@@ -32,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HOOKS = Path(__file__).resolve().parent
 log = logging.getLogger("mkdocs.hooks.generate")
 
-MARKER = re.compile(r"^<!-- generate: (?P<what>[\w-]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
+MARKER = re.compile(r"<!-- generate: (?P<what>[\w-]+)(?: (?P<arg>\S+))? -->")
+END = "<!-- end generate -->"
 
 
 def warn(message: str) -> None:
@@ -338,18 +343,66 @@ GENERATORS = {"classes": classes_page, "class-rules": class_rules, "causes": cau
               "cause-order": cause_order, "csv-columns": csv_columns, "placeholders": placeholders}
 
 
-def expand(markdown: str, where: str = "") -> str:
-    def one(m: re.Match) -> str:
-        what, arg = m.group("what"), m.group("arg")
-        if what == "docstring" and arg:
-            return docstring(arg)
-        if what in GENERATORS and not arg:
-            return GENERATORS[what]()
-        warn(f"{where}: unknown block {m.group(0)}")
-        return m.group(0)
+def block(what: str, arg: str | None, where: str) -> str | None:
+    """The Markdown a marker stands for, or None for a marker this hook does not know."""
+    if what == "docstring" and arg:
+        return docstring(arg)
+    if what in GENERATORS and not arg:
+        return GENERATORS[what]()
+    warn(f"{where}: unknown block <!-- generate: {what}{' ' + arg if arg else ''} -->")
+    return None
 
-    return MARKER.sub(one, markdown)
+
+def expand(markdown: str, where: str = "") -> str:
+    """``markdown`` with the block after each marker made again from the files. A marker with no
+    end marker before the next marker has no block yet: its block is put right after it."""
+    lines = markdown.splitlines(keepends=True)
+    out, i = [], 0
+    while i < len(lines):
+        m = MARKER.fullmatch(lines[i].rstrip("\n"))
+        made = m and block(m.group("what"), m.group("arg"), where)
+        if not m or made is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip("\n") != END and not MARKER.fullmatch(lines[end].rstrip("\n")):
+            end += 1
+        out += [lines[i], made.rstrip() + "\n", END + "\n"]
+        i = end + 1 if end < len(lines) and lines[end].rstrip("\n") == END else i + 1
+    return "".join(out)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # mkdocs hook
-    return expand(markdown, page.file.src_uri)
+    made = expand(markdown, page.file.src_uri)
+    if made != markdown:
+        warn(f"docs/{page.file.src_uri}: a generated block is stale; run python docs/_hooks/generate.py")
+    return made
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in (ROOT / "docs").rglob("*.md") if HOOKS not in p.parents)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write every page's generated blocks again (``--check``: list the stale pages, write nothing)."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python docs/_hooks/generate.py", description=main.__doc__)
+    parser.add_argument("--check", action="store_true", help="list the pages whose blocks are stale; exit 1 if any")
+    check = parser.parse_args(argv).check
+    logging.basicConfig(format="%(message)s")
+    stale = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        made = expand(text, str(page.relative_to(ROOT)))
+        if made != text:
+            stale.append(page.relative_to(ROOT))
+            if not check:
+                page.write_text(made, encoding="utf-8")
+    for name in stale:
+        print(f"{name}: {'stale' if check else 'written'}")
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -2,9 +2,12 @@
 
 CI runs only the test suite (.ci/run), so the site is built here rather than only in
 ``nox -s docs``: mkdocs is in the test extra. A build into a temporary folder takes a few
-seconds. The two failing builds run on a copy of docs/ (the package's sources linked beside it,
-which the generating hook reads) with one thing broken: a link and an anchor, then a bug class
-that the catalogue's real cases no longer cover.
+seconds. The failing builds run on a copy of docs/ (the package's sources linked beside it,
+which the generating hook reads) with one thing broken: a link and an anchor, a bug class that the
+catalogue's real cases no longer cover, a generated block edited by hand.
+
+The generated blocks are committed, so that the Markdown files read whole where they are not
+built (on GitHub). The committed blocks must be what the package's files say now.
 """
 
 from __future__ import annotations
@@ -83,3 +86,27 @@ def test_strict_build_fails_when_the_catalogue_drifts_from_the_code(tmp_path):
     done = mkdocs_build(root, tmp_path / "site")
     assert done.returncode != 0
     assert "class 'merge-order' (tokparity/diff/classes.toml) has no real case" in done.stderr, done.stderr[-3000:]
+
+
+def test_the_committed_blocks_are_what_the_files_say_now():
+    sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+    try:
+        import generate
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_hooks"))
+    stale = [str(page.relative_to(ROOT)) for page in generate.pages()
+             if generate.expand(page.read_text("utf-8")) != page.read_text("utf-8")]
+    assert not stale, f"stale generated blocks in {stale}: run python docs/_hooks/generate.py"
+    assert "| `{tokenizer_json}` | `TOKPARITY_TOKENIZER_JSON` |" in (ROOT / "docs" / "contracts.md").read_text("utf-8")
+
+
+def test_strict_build_fails_on_a_generated_block_edited_by_hand(tmp_path):
+    root = copy_of_the_docs(tmp_path)
+    page = root / "docs" / "contracts.md"
+    text = page.read_text("utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `{tokenizer_json}`"))
+    page.write_text(text.replace(row + "\n", ""), encoding="utf-8")
+    done = mkdocs_build(root, tmp_path / "site")
+    assert done.returncode != 0
+    assert "docs/contracts.md: a generated block is stale; run python docs/_hooks/generate.py" in done.stderr, \
+        done.stderr[-3000:]
