@@ -152,18 +152,30 @@ class Examples:
 
 
 def examples(results: Results, n: int = 5) -> Examples | None:
-    """The unexplained mismatches first: they are what a reader must act on; when there are none,
+    """The unexplained mismatches first: they are what a reader must act on. Each engine and op
+    takes its turn, so a stream bug is not hidden behind five decode rows. When there are none,
     one example per known divergence, so the list shows what each reviewed entry looks like."""
     if not results.mismatches:
         return None
     unexplained = [m for m in results.mismatches if not m.known and m.cause != TIE]
     if unexplained:
-        return Examples("First unexplained mismatches", unexplained[:n])
+        return Examples("First unexplained mismatches", in_turn(unexplained, n))
     first_of: dict[str, Mismatch] = {}
     for m in results.mismatches:
         if m.known:
             first_of.setdefault(m.known, m)
     return Examples("Known divergences, one example each", list(first_of.values())[:n])
+
+
+def in_turn(mismatches: list[Mismatch], n: int) -> list[Mismatch]:
+    """The first ``n`` of ``mismatches``, each model, engine and op taking one in turn."""
+    groups: dict[tuple[str, str, str], list[Mismatch]] = {}
+    for m in mismatches:
+        groups.setdefault((m.model, m.backend, m.op), []).append(m)
+    picked: list[Mismatch] = []
+    for k in range(n):
+        picked += [group[k] for group in groups.values() if k < len(group)]
+    return picked[:n]
 
 
 def run_classes(results: Results) -> str:
