@@ -27,7 +27,7 @@ from tokparity.chat.template import find_template, gguf_template
 from tokparity.corpus import load_corpus
 from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases
-from tokparity.diagnose import chat, decoding
+from tokparity.diagnose import chat, decoding, wrong_decoders
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diff.shape import encode_shape, output_shape
 from tokparity.diff.shape import kind as kind_of
@@ -101,7 +101,7 @@ def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
     sequences += [(list(case.ids), case.prompt) for case in id_cases(ref.vocab)]
     for ids, prompt in sequences:
         for v in decoding.VARIANTS:
-            right = decoding._right(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
+            right = wrong_decoders.right_answers(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
             for answer in decoding._forms(v, ref, ids, prompt, AS_FILES_SAY):
                 if answer is None or decoding._spelt(answer) == decoding._spelt(right):
                     continue

@@ -1,5 +1,5 @@
-"""Decoding causes on engines written blind (tests/engines/blind/detok_blind.py and
-detok_blind2.py: two helpers wrote them on tokenizers from docs/contracts.md and one paragraph
+"""Decoding causes on engines written blind (tests/engines/blind/detok_blind.py, detok_blind2.py
+and detok_blind3.py: three helpers wrote them on tokenizers from docs/contracts.md and one paragraph
 per bug, without seeing the diagnosis): each bug is named by its cause on every mismatch (one stream
 delta aside), the run's verdict proves it and keeps every agreement, and its bug-free twin agrees
 on every case. The blind engine showed the variants two things they had missed:
@@ -20,6 +20,7 @@ from tokparity.run.options import CompareOptions
 
 BLIND = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind.py"
 BLIND2 = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind2.py"  # a second helper's, five more bugs
+BLIND3 = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind3.py"  # a third helper's, four stream bugs
 
 
 # model, op, bug, the cause, the fewest mismatches, the share of them the cause must name
@@ -55,10 +56,14 @@ BLIND2 = Path(__file__).parents[1] / "engines" / "blind" / "detok_blind2.py"  # 
     ("llama-bpe", "pieces", "2:pieces-no-specials", "pieces.specials-left-out", 2, 1.0),
     # a stream that starts at len(decode(prompt)): a character the prompt began is never sent
     ("llama-bpe", "stream", "2:stream-prompt-offset", "stream.begun-character-dropped", 50, 1.0),
+    # each delta sliced off a decode of the growing list at the last text's length (mlx-vlm before #1076)
+    ("llama-bpe", "stream", "3:cumulative-slice", "stream.offset-into-lossy-text", 100, 1.0),
+    # what was sent counted in grapheme clusters: a joining mark sends its character again (mlx-swift-lm #612)
+    ("qwen3", "stream", "3:cluster-prefix", "stream.cluster-resent", 15, 1.0),
 ])
 def test_a_blind_detokenizer_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, cause, fewest, share):
     zoo(model)
-    blind, bug = (BLIND2, bug[2:]) if bug.startswith("2:") else (BLIND, bug)
+    blind, bug = {"2": (BLIND2, bug[2:]), "3": (BLIND3, bug[2:])}.get(bug[:1], (BLIND, bug))
     engine = f"cmd:{sys.executable} {blind} {{tokenizer_json}}"
     results = run_compare([model], ["edge", "ids"], [f"bug={engine} --bug {bug}", f"twin={engine}"],
                           CompareOptions(ops=(op,), oracle="hf"))

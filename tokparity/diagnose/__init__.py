@@ -13,6 +13,7 @@ backend's ids exactly.
     verdict.py        the run-level root cause: the set that explains the most mismatches and
                       keeps the agreeing cases agreeing
     decoding.py       the causes of decode, stream and pieces: variants of the reference's decoding
+    wrong_decoders.py what a decoder with each of those bugs answers
     chat.py           the causes of chat: ways of making the prompt otherwise
     causes.toml       every cause of every op, declared once: its symptoms, stage, fix, spec, words,
                       real case and how it is built

@@ -22,16 +22,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
-from os.path import commonprefix
 
+from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.diagnose.verdict import proven
 from tokparity.records import Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
-from tokparity.vocab.model import TokenType
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
 
 @dataclass(frozen=True)
@@ -55,349 +54,40 @@ class DecodeVariant:
         return str(cause_info(self.name)["evidence"])
 
 
-def _pieces(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
-    """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
-    return [b"" if asked.skip_special and _is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
-
-
-def _text(ref: RefTokenizer, ids: list[int], asked: DecodeSettings) -> str:
-    return ref.decode_as(ids, asked)
-
-
-def _is_special(ref: RefTokenizer, i: int) -> bool:
-    types = ref.vocab.token_types
-    return i in set(ref.vocab.special_ids.values()) or bool(types and 0 <= i < len(types) and
-                                                           types[i] == TokenType.CONTROL)
-
-
-# --- stream ------------------------------------------------------------------------------------
-
-
-def _latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return ["".join(b.decode("latin-1") for b in _pieces(ref, ids[prompt:], asked))]
-
-
-def _joined(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The pieces' bytes joined and read as UTF-8, the bytes of a character the prompt began in
-    front: the twin of the variants that send each id's bytes at once."""
-    from tokparity.reference.decode import incomplete_tail
-
-    head = b"".join(_pieces(ref, ids[:prompt], asked))
-    held = head[len(head) - incomplete_tail(head):]
-    return [(held + b"".join(_pieces(ref, ids[prompt:], asked))).decode("utf-8", "replace")]
-
-
-def _joined_all(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")]
-
-
-def _eager(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return ["".join(b.decode("utf-8", "replace") for b in _pieces(ref, ids[prompt:], asked))]
-
-
-def _prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    fresh = _text(ref, ids[prompt:], asked)
-    return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
-
-
-def _prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    whole = _text(ref, ids, asked)
-    head = _text(ref, ids[:prompt], asked)
-    rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
-    return [whole, head + rest]
-
-
-def _begun_character_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The text after the prompt taken at the length of the prompt's own text: where the prompt ends
-    inside a character, its text ends in U+FFFD, and the character that U+FFFD stood for is skipped."""
-    whole, head = _text(ref, ids, asked), _text(ref, ids[:prompt], asked)
-    return [whole[len(head):]] if head.endswith("\ufffd") else []
-
-
-def _restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    answers = []
-    for start in (prompt, 0):  # (the prompt dropped, as transformers' TextStreamer(skip_prompt) does, or kept)
-        parts, run = [], []
-        for i in ids[start:]:
-            run.append(i)
-            if _text(ref, [i], asked).endswith("\n"):
-                parts.append(_text(ref, run, asked))
-                run = []
-        parts.append(_text(ref, run, asked))
-        text = "".join(parts)
-        answers.append(text if start == prompt else text[len(_text(ref, ids[:prompt], asked)):])
-    return answers
-
-
-def _offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    raw = b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")
-    if hf_clean_up(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
-        return []
-    answers = []
-    for by_words in (False, True):  # (sending all that is new, or up to its last space as TextStreamer does)
-        cache: list[int] = []
-        sent, out = 0, []
-        head = ids[:prompt]  # (the prompt decoded with it, its text taken off: only the offsets are wrong)
-        for i in ids[prompt:]:
-            cache.append(i)
-            text = _after(hf_clean_up(_text(ref, head + cache, asked)), hf_clean_up(_text(ref, head, asked)))
-            if text.endswith("\n"):
-                out.append(text[sent:])
-                head, cache, sent = head + cache, [], 0
-                continue
-            upto = len(text) if not by_words or (text and _is_cjk(text[-1])) else text.rfind(" ") + 1
-            out.append(text[sent:upto])
-            sent += len(out[-1])
-        if cache:
-            out.append(_after(hf_clean_up(_text(ref, head + cache, asked)), hf_clean_up(_text(ref, head, asked)))[sent:])
-        answers.append("".join(out))
-    return answers
-
-
-def _after(text: str, head: str) -> str:
-    """``text`` less ``head`` at its start (a character ``head`` leaves unfinished not taken off)."""
-    head = head.rstrip("\ufffd")
-    return text[len(head):] if text.startswith(head) else text
-
-
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
-
-
-def _byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    if "\x00" not in _text(ref, ids, asked):
-        return []
-    return [a.replace("\x00", "\u0100") for a in _right(ref, "stream", ids, prompt, asked)] + \
-        [a.replace("\x00", "\u0100") for a in _prompt_dropped(ref, ids, prompt, asked)]
-
-
-def _metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
-        return []
-    text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
-    return [text, text.lstrip(" ")]
-
-
-def _deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right deltas, each with its leading spaces taken off."""
-    return ["".join(d.lstrip(" ") for d in ref.stream(ids, prompt, special=not asked.skip_special))]
-
-
-def _tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right stream's text up to its last space (or its last whitespace of any kind): the word
-    being written is held back and never sent."""
-    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
-    last_ws = max((k for k, ch in enumerate(text) if ch.isspace()), default=-1)
-    return [text[:text.rfind(" ") + 1], text[:last_ws + 1]]
-
-
-def _right_stream(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return _right(ref, "stream", ids, prompt, asked)
-
-
-def _held_to_the_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """No text of its own (its text is the right one): diagnose_decoding proves it on the deltas."""
-    return []
-
-
-# --- decode ------------------------------------------------------------------------------------
-
-
-def _specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [_text(ref, ids, replace(asked, skip_special=True))] if not asked.skip_special else []
-
-
-def _specials_written(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [_text(ref, ids, replace(asked, skip_special=False))] if asked.skip_special else []
-
-
-def _specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The text with special and added tokens spaced apart where it was not to be (vLLM's
-    spaces_between_special_tokens), or not spaced where it was; or with only the special ones
-    spaced apart, user-defined added tokens left inside the runs (as an engine may do either way)."""
-    answers = [_text(ref, ids, replace(asked, spaces_between_specials=not asked.spaces_between_specials))]
-    plain = replace(asked, spaces_between_specials=False)
-    parts: list[str] = []
-    run: list[int] = []
-    for i in ids:
-        if not _is_special(ref, i):
-            run.append(i)
-        elif not asked.skip_special:
-            if run:
-                parts.append(_text(ref, run, plain))
-                run = []
-            parts.append(_text(ref, [i], plain))
-    if run:
-        parts.append(_text(ref, run, plain))
-    return answers + [" ".join(parts)]
-
-
-def _cleanup(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The text cleaned up (transformers' way), or decoded as the files say with clean-up forced
-    off and on (llama.cpp's own three passes where the files are llama.cpp's)."""
-    return [hf_clean_up(_text(ref, ids, asked)), _text(ref, ids, replace(asked, clean_up=False)),
-            _text(ref, ids, replace(asked, clean_up=True))]
-
-
-def _remove_special(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """llama.cpp's remove_special flipped; or, asked, the BOS and EOS taken off and the ids decoded
-    as if they began the text (its first space dropped: the dummy prefix's, which llama.cpp keeps
-    once the BOS is gone)."""
-    answers = [_text(ref, ids, replace(asked, remove_special=not asked.remove_special))]
-    specials = ref.vocab.special_ids
-    trimmed = ids[1:] if ids and ids[0] == specials.get("bos") else ids
-    trimmed = trimmed[:-1] if trimmed and trimmed[-1] == specials.get("eos") else trimmed
-    if asked.remove_special and trimmed != ids:
-        answers.append(_text(ref, trimmed, replace(asked, remove_special=False)))
-    return answers
-
-
-def _unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    from tokparity.reference.decode import held_tail, shown
-    text = ref.decode_as(ids, asked, "surrogateescape")
-    held = held_tail(text)
-    return [shown(text[:len(text) - held])] if held else []
-
-
-def _each_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each id decoded alone, the texts joined."""
-    return ["".join(_text(ref, [i], asked) for i in ids)]
-
-
-def _rest_dropped_after_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The text up to the first byte that is not UTF-8 (an unfinished last character too), the rest dropped."""
-    text = ref.decode_as(ids, asked, "surrogateescape")
-    cut = next((k for k, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
-    return [text[:cut]] if cut is not None else []
-
-
-def _lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The pieces joined with one leading space of each taken off (llama.cpp's ``lstrip`` of 1: "skip
-    up to 1 leading space"), or every leading space."""
-    pieces = _pieces(ref, ids, asked)
-    return [b"".join(b[1:] if b.startswith(b" ") else b for b in pieces).decode("utf-8", "replace"),
-            b"".join(b.lstrip(b" ") for b in pieces).decode("utf-8", "replace")]
-
-
-BUFFERS = (8, 16, 32, 64, 128, 256)  # fixed sizes a token's buffer or field may have, in bytes
-
-
-def _long_token_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """For each buffer size: the ids decoded without the tokens longer than it, by the decoder and
-    by joining the bytes (an engine that joins them keeps a Metaspace text's first space)."""
-    pieces = _pieces(ref, ids, asked)
-    answers = []
-    for size in BUFFERS:
-        kept = [i for i, b in zip(ids, pieces) if len(b) <= size]
-        answers += [_text(ref, kept, asked), b"".join(b for b in pieces if len(b) <= size).decode("utf-8", "replace")]
-    return answers
-
-
-def _decoded_right(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right text, by the decoder and by joining the bytes: the twin of the variants that do either."""
-    return [_text(ref, ids, asked), b"".join(_pieces(ref, ids, asked)).decode("utf-8", "replace")]
-
-
-def _decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The ids' bytes read as Latin-1: each id's bytes joined, or the right text's bytes."""
-    return [b"".join(_pieces(ref, ids, asked)).decode("latin-1"), _text(ref, ids, asked).encode().decode("latin-1")]
-
-
-# --- pieces ------------------------------------------------------------------------------------
-
-
-def _raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
-
-
-def _byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    right = ref.piece_bytes(ids)
-    return [[b"" if b == b"\xff" else b for b in right]] if b"\xff" in right else []
-
-
-def _decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
-
-
-def _added_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each added token that is not special written with ``▁`` for its spaces, as a SentencePiece or
-    Metaspace file spells it (the loader reads them as spaces, as llama.cpp does)."""
-    if "\u2581" not in "".join(ref.vocab.tokens[:1000]):  # (a vocabulary that spells no space ▁)
-        return []
-    types = ref.vocab.token_types or []
-    right = ref.piece_bytes(ids)
-    raw = [b.replace(b" ", "\u2581".encode()) if 0 <= i < len(types) and types[i] == TokenType.USER_DEFINED else b
-           for i, b in zip(ids, right)]
-    return [raw] if raw != right else []
-
-
-def _text_not_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each id's bytes read as UTF-8 text, one U+FFFD where they are not (a table of strings)."""
-    right = ref.piece_bytes(ids)
-    text = [b.decode("utf-8", "replace").encode("utf-8") for b in right]
-    return [text] if text != right else []
-
-
-def _specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    right = ref.piece_bytes(ids)
-    out = [b"" if _is_special(ref, i) else b for i, b in zip(ids, right)]
-    return [out] if out != right else []
-
-
-def _space_before_space(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """A space put before each token that begins with ``▁`` (or is byte 0x20), over the space the
-    ``▁`` already stands for: a fix for decoders that drop a first token's space, applied to one
-    that does not."""
-    right = ref.piece_bytes(ids)
-    tokens = ref.vocab.tokens
-    out = [b" " + b if 0 <= i < len(tokens) and (tokens[i].startswith("\u2581") or tokens[i] == "<0x20>") else b
-           for i, b in zip(ids, right)]
-    return [out] if out != right else []
-
-
-def _long_token_cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    right = ref.piece_bytes(ids)
-    return [[b[:size] for b in right] for size in BUFFERS]
-
-
-def _right_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    return [ref.piece_bytes(ids)]
-
-
-# In the order they are tried; each is declared in causes.toml.
 VARIANTS = (
-    DecodeVariant("stream.bytes-as-latin1", _latin1, twin=_joined),
-    DecodeVariant("stream.split-character-sent", _eager, twin=_joined),
-    DecodeVariant("stream.prompt-dropped", _prompt_dropped),
-    DecodeVariant("stream.begun-character-dropped", _begun_character_dropped),
-    DecodeVariant("stream.restart-after-newline", _restart_after_newline),
-    DecodeVariant("stream.prompt-resent", _prompt_resent),
-    DecodeVariant("stream.offset-into-cleaned-text", _offset_into_cleaned_text),
-    DecodeVariant("stream.byte-zero-unmapped", _byte_zero_unmapped),
-    DecodeVariant("stream.metaspace-on-byte-level", _metaspace_on_byte_level),
-    DecodeVariant("stream.held-to-end", _held_to_the_end),
-    DecodeVariant("stream.deltas-lstripped", _deltas_lstripped),
-    DecodeVariant("stream.tail-never-sent", _tail_never_sent, twin=_right_stream),
-    DecodeVariant("decode.specials-skipped", _specials_skipped),
-    DecodeVariant("decode.specials-written", _specials_written),
-    DecodeVariant("decode.specials-spaced", _specials_spaced),
-    DecodeVariant("decode.remove-special", _remove_special),
-    DecodeVariant("decode.cleanup", _cleanup),
-    DecodeVariant("decode.unfinished-end-dropped", _unfinished_end_dropped),
-    DecodeVariant("decode.lstrip", _lstrip, twin=_joined_all),
-    DecodeVariant("decode.ids-alone", _each_alone),
-    DecodeVariant("decode.rest-dropped-after-invalid-byte", _rest_dropped_after_invalid),
-    DecodeVariant("decode.long-token-dropped", _long_token_dropped, twin=_decoded_right),
-    DecodeVariant("decode.bytes-as-latin1", _decode_latin1, twin=_decoded_right),
-    DecodeVariant("pieces.raw-tokens", _raw_tokens),
-    DecodeVariant("pieces.byte-ff-dropped", _byte_ff_dropped),
-    DecodeVariant("pieces.decoded-alone", _decoded_alone),
-    DecodeVariant("pieces.added-raw", _added_raw),
-    DecodeVariant("pieces.long-token-cut", _long_token_cut, twin=_right_pieces),
-    DecodeVariant("pieces.text-not-bytes", _text_not_bytes),
-    DecodeVariant("pieces.specials-left-out", _specials_left_out),
-    DecodeVariant("pieces.space-before-space", _space_before_space),
+    DecodeVariant("stream.bytes-as-latin1", wrong.latin1, twin=wrong.joined),
+    DecodeVariant("stream.split-character-sent", wrong.eager, twin=wrong.joined),
+    DecodeVariant("stream.prompt-dropped", wrong.prompt_dropped),
+    DecodeVariant("stream.begun-character-dropped", wrong.begun_character_dropped),
+    DecodeVariant("stream.offset-into-lossy-text", wrong.offset_into_lossy_text),
+    DecodeVariant("stream.cluster-resent", wrong.cluster_resent),
+    DecodeVariant("stream.restart-after-newline", wrong.restart_after_newline),
+    DecodeVariant("stream.prompt-resent", wrong.prompt_resent),
+    DecodeVariant("stream.offset-into-cleaned-text", wrong.offset_into_cleaned_text),
+    DecodeVariant("stream.byte-zero-unmapped", wrong.byte_zero_unmapped),
+    DecodeVariant("stream.metaspace-on-byte-level", wrong.metaspace_on_byte_level),
+    DecodeVariant("stream.held-to-end", wrong.held_to_the_end),
+    DecodeVariant("stream.deltas-lstripped", wrong.deltas_lstripped),
+    DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
+    DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
+    DecodeVariant("decode.specials-written", wrong.specials_written),
+    DecodeVariant("decode.specials-spaced", wrong.specials_spaced),
+    DecodeVariant("decode.remove-special", wrong.remove_special),
+    DecodeVariant("decode.cleanup", wrong.cleanup),
+    DecodeVariant("decode.unfinished-end-dropped", wrong.unfinished_end_dropped),
+    DecodeVariant("decode.lstrip", wrong.lstrip, twin=wrong.joined_all),
+    DecodeVariant("decode.ids-alone", wrong.each_alone),
+    DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
+    DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
+    DecodeVariant("decode.bytes-as-latin1", wrong.decode_latin1, twin=wrong.decoded_right),
+    DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
+    DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
+    DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
+    DecodeVariant("pieces.added-raw", wrong.added_raw),
+    DecodeVariant("pieces.long-token-cut", wrong.long_token_cut, twin=wrong.right_pieces),
+    DecodeVariant("pieces.text-not-bytes", wrong.text_not_bytes),
+    DecodeVariant("pieces.specials-left-out", wrong.specials_left_out),
+    DecodeVariant("pieces.space-before-space", wrong.space_before_space),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -409,16 +99,16 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     (``prefer`` chooses among them once the run's other mismatches are in)."""
     ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
     got = _answer_of(j)
-    right = {_spelt(a) for a in _right(ref, j.op, ids, prompt, asked)}
+    right = {_as_judged(j.op, a) for a in wrong.right_answers(ref, j.op, ids, prompt, asked)}
     deltas = list(j.backend_output)
-    if j.op == "stream" and len(deltas) > 1 and not any(deltas[:-1]) and _spelt(deltas[-1]) in right:
+    if j.op == "stream" and len(deltas) > 1 and not any(deltas[:-1]) and _as_judged(j.op, deltas[-1]) in right:
         return _named(["stream.held-to-end"], j.op)  # (the right text, all of it in the last delta)
     found = []
     for variant in VARIANTS:
         if variant.op != j.op:
             continue
         # (compared exactly, less its twin's answers: one U+FFFD per byte is the bug of some)
-        if got in _forms(variant, ref, ids, prompt, asked) and _spelt(got) not in right:
+        if got in _forms(variant, ref, ids, prompt, asked) and _as_judged(j.op, got) not in right:
             found.append(variant.name)
     if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
         pair = _pieces_pair(ref, ids, got, asked)
@@ -489,7 +179,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
     for j, d in mismatches:
         ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
-        if _spelt(_answer_of(j)) in {_spelt(a) for a in _right(ref, op, ids, prompt, asked)}:
+        if _as_judged(op, _answer_of(j)) in {_as_judged(op, a) for a in wrong.right_answers(ref, op, ids, prompt, asked)}:
             departs += 1
         else:
             own.append((j, d))
@@ -537,7 +227,7 @@ def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer,
         # (None: a bug read off the deltas alone, a stream held to the end: its text is right)
         answer = answers[form] if form is not None and form < len(answers) else None
         if answer is not None and right is None:
-            texts = _right(ref, op, ids, prompt, asked)
+            texts = wrong.right_answers(ref, op, ids, prompt, asked)
             if op == "stream":  # (as the judge allows: a character left unfinished at the end may stay unsent)
                 texts += [a.rstrip("\ufffd") for a in texts]
             right = {_spelt(a) for a in texts}
@@ -554,15 +244,6 @@ def _named(names: list[str], op: str) -> Diagnosis:
                      stage=op)
 
 
-def _right(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """What the reference's own decoding answers (as _answer_of reads a backend's)."""
-    if op == "pieces":
-        return [ref.piece_bytes(ids)]
-    if op == "stream":
-        whole, head = _text(ref, ids, asked), _text(ref, ids[:prompt], asked)
-        # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
-        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), whole[len(commonprefix([whole, head])):]]
-    return [_text(ref, ids, asked)]
 
 
 def _spelt(answer: object) -> object:
@@ -570,6 +251,13 @@ def _spelt(answer: object) -> object:
     if isinstance(answer, str):
         return re.sub("\ufffd+", "\ufffd", answer)
     return tuple(answer) if isinstance(answer, list) else answer
+
+
+def _as_judged(op: str, answer: object) -> object:
+    """An answer as the judge compares it with the right one. A stream's U+FFFD are what it sent: a
+    character's bytes sent one by one as U+FFFD are the stream's bug, however the whole text spells
+    them. Decode and pieces answers are spelt (``_spelt``)."""
+    return answer if op == "stream" else _spelt(answer)
 
 
 def _answer_of(j: Judgement) -> object:

@@ -1,0 +1,375 @@
+"""Wrong decoders: each function answers what a decoder with one named bug answers, built from the
+reference's own decoding (tokparity/reference/decode.py). ``tokparity.diagnose.decoding`` lists
+them as the decoding causes' variants (``VARIANTS``), each under its name in causes.toml.
+
+Each takes ``(reference, ids, prompt, asked)`` and gives a list of answers: the text (decode), the
+text the deltas add up to (stream), or each id's bytes (pieces). A bug written in several ways
+gives several answers. ``right_answers`` is what the reference itself answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from os.path import commonprefix
+
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up
+from tokparity.vocab.model import TokenType
+
+
+def bytes_of(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
+    """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
+    return [b"" if asked.skip_special and is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
+
+
+def decoded(ref: RefTokenizer, ids: list[int], asked: DecodeSettings) -> str:
+    return ref.decode_as(ids, asked)
+
+
+def is_special(ref: RefTokenizer, i: int) -> bool:
+    types = ref.vocab.token_types
+    return i in set(ref.vocab.special_ids.values()) or bool(types and 0 <= i < len(types) and
+                                                           types[i] == TokenType.CONTROL)
+
+
+# --- stream ------------------------------------------------------------------------------------
+
+
+def latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return ["".join(b.decode("latin-1") for b in bytes_of(ref, ids[prompt:], asked))]
+
+
+def joined(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The pieces' bytes joined and read as UTF-8, the bytes of a character the prompt began in
+    front: the twin of the variants that send each id's bytes at once."""
+    from tokparity.reference.decode import incomplete_tail
+
+    head = b"".join(bytes_of(ref, ids[:prompt], asked))
+    held = head[len(head) - incomplete_tail(head):]
+    return [(held + b"".join(bytes_of(ref, ids[prompt:], asked))).decode("utf-8", "replace")]
+
+
+def joined_all(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [b"".join(bytes_of(ref, ids, asked)).decode("utf-8", "replace")]
+
+
+def eager(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return ["".join(b.decode("utf-8", "replace") for b in bytes_of(ref, ids[prompt:], asked))]
+
+
+def prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    fresh = decoded(ref, ids[prompt:], asked)
+    return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
+
+
+def prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    whole = decoded(ref, ids, asked)
+    head = decoded(ref, ids[:prompt], asked)
+    rest = whole[len(head.rstrip("\ufffd")):] if whole.startswith(head.rstrip("\ufffd")) else whole
+    return [whole, head + rest]
+
+
+def begun_character_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text after the prompt taken at the length of the prompt's own text: where the prompt ends
+    inside a character, its text ends in U+FFFD, and the character that U+FFFD stood for is skipped."""
+    whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
+    return [whole[len(head):]] if head.endswith("\ufffd") else []
+
+
+def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step decodes every id so far, an unfinished character as U+FFFD, and sends the text
+    beyond an offset: the U+FFFD goes out, and the character that later takes its place does not.
+    Forms: the window holds the prompt (its text the first offset) or starts after it; the offset
+    is the last text's length or the length sent (they part where a text shrinks)."""
+    answers = []
+    for start in (0, prompt):
+        for follow in (True, False):
+            offset, out = len(decoded(ref, ids[start:prompt], asked)), []
+            for end in range(prompt + 1, len(ids) + 1):
+                text = decoded(ref, ids[start:end], asked)
+                out.append(text[offset:])
+                offset = len(text) if follow else offset + len(out[-1])
+            answers.append("".join(out))
+    return answers
+
+
+def cluster_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step decodes every id so far and sends what lies past its common prefix with the last
+    text, counted in grapheme clusters: a mark that joins the last character sends that character
+    again. A text that ends in U+FFFD is held (and at the end never sent)."""
+    import regex
+
+    last, out = regex.findall(r"\X", decoded(ref, ids[:prompt], asked)), []
+    for end in range(prompt + 1, len(ids) + 1):
+        text = decoded(ref, ids[:end], asked)
+        if text.endswith("\ufffd"):
+            continue
+        now = regex.findall(r"\X", text)
+        same = len(commonprefix([last, now]))
+        out.append("".join(now[same:]))
+        last = now
+    return ["".join(out)]
+
+
+def restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    answers = []
+    for start in (prompt, 0):  # (the prompt dropped, as transformers' TextStreamer(skip_prompt) does, or kept)
+        parts, run = [], []
+        for i in ids[start:]:
+            run.append(i)
+            if decoded(ref, [i], asked).endswith("\n"):
+                parts.append(decoded(ref, run, asked))
+                run = []
+        parts.append(decoded(ref, run, asked))
+        text = "".join(parts)
+        answers.append(text if start == prompt else text[len(decoded(ref, ids[:prompt], asked)):])
+    return answers
+
+
+def offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    raw = b"".join(bytes_of(ref, ids, asked)).decode("utf-8", "replace")
+    if hf_clean_up(raw) == raw:  # (nothing to clean up: no offset can go wrong; and each step decodes again)
+        return []
+    answers = []
+    for by_words in (False, True):  # (sending all that is new, or up to its last space as TextStreamer does)
+        cache: list[int] = []
+        sent, out = 0, []
+        head = ids[:prompt]  # (the prompt decoded with it, its text taken off: only the offsets are wrong)
+        for i in ids[prompt:]:
+            cache.append(i)
+            text = after_head(hf_clean_up(decoded(ref, head + cache, asked)), hf_clean_up(decoded(ref, head, asked)))
+            if text.endswith("\n"):
+                out.append(text[sent:])
+                head, cache, sent = head + cache, [], 0
+                continue
+            upto = len(text) if not by_words or (text and is_cjk(text[-1])) else text.rfind(" ") + 1
+            out.append(text[sent:upto])
+            sent += len(out[-1])
+        if cache:
+            out.append(after_head(hf_clean_up(decoded(ref, head + cache, asked)), hf_clean_up(decoded(ref, head, asked)))[sent:])
+        answers.append("".join(out))
+    return answers
+
+
+def after_head(text: str, head: str) -> str:
+    """``text`` less ``head`` at its start (a character ``head`` leaves unfinished not taken off)."""
+    head = head.rstrip("\ufffd")
+    return text[len(head):] if text.startswith(head) else text
+
+
+def is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
+
+
+def byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    if "\x00" not in decoded(ref, ids, asked):
+        return []
+    return [a.replace("\x00", "\u0100") for a in right_answers(ref, "stream", ids, prompt, asked)] + \
+        [a.replace("\x00", "\u0100") for a in prompt_dropped(ref, ids, prompt, asked)]
+
+
+def metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
+        return []
+    text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
+    return [text, text.lstrip(" ")]
+
+
+def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, each with its leading spaces taken off."""
+    return ["".join(d.lstrip(" ") for d in ref.stream(ids, prompt, special=not asked.skip_special))]
+
+
+def tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream's text up to its last space (or its last whitespace of any kind): the word
+    being written is held back and never sent."""
+    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
+    last_ws = max((k for k, ch in enumerate(text) if ch.isspace()), default=-1)
+    return [text[:text.rfind(" ") + 1], text[:last_ws + 1]]
+
+
+def right_stream(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return right_answers(ref, "stream", ids, prompt, asked)
+
+
+def held_to_the_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """No text of its own (its text is the right one): diagnose_decoding proves it on the deltas."""
+    return []
+
+
+# --- decode ------------------------------------------------------------------------------------
+
+
+def specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [decoded(ref, ids, replace(asked, skip_special=True))] if not asked.skip_special else []
+
+
+def specials_written(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [decoded(ref, ids, replace(asked, skip_special=False))] if asked.skip_special else []
+
+
+def specials_spaced(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text with special and added tokens spaced apart where it was not to be (vLLM's
+    spaces_between_special_tokens), or not spaced where it was; or with only the special ones
+    spaced apart, user-defined added tokens left inside the runs (as an engine may do either way)."""
+    answers = [decoded(ref, ids, replace(asked, spaces_between_specials=not asked.spaces_between_specials))]
+    plain = replace(asked, spaces_between_specials=False)
+    parts: list[str] = []
+    run: list[int] = []
+    for i in ids:
+        if not is_special(ref, i):
+            run.append(i)
+        elif not asked.skip_special:
+            if run:
+                parts.append(decoded(ref, run, plain))
+                run = []
+            parts.append(decoded(ref, [i], plain))
+    if run:
+        parts.append(decoded(ref, run, plain))
+    return answers + [" ".join(parts)]
+
+
+def cleanup(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text cleaned up (transformers' way), or decoded as the files say with clean-up forced
+    off and on (llama.cpp's own three passes where the files are llama.cpp's)."""
+    return [hf_clean_up(decoded(ref, ids, asked)), decoded(ref, ids, replace(asked, clean_up=False)),
+            decoded(ref, ids, replace(asked, clean_up=True))]
+
+
+def remove_special(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """llama.cpp's remove_special flipped; or, asked, the BOS and EOS taken off and the ids decoded
+    as if they began the text (its first space dropped: the dummy prefix's, which llama.cpp keeps
+    once the BOS is gone)."""
+    answers = [decoded(ref, ids, replace(asked, remove_special=not asked.remove_special))]
+    specials = ref.vocab.special_ids
+    trimmed = ids[1:] if ids and ids[0] == specials.get("bos") else ids
+    trimmed = trimmed[:-1] if trimmed and trimmed[-1] == specials.get("eos") else trimmed
+    if asked.remove_special and trimmed != ids:
+        answers.append(decoded(ref, trimmed, replace(asked, remove_special=False)))
+    return answers
+
+
+def unfinished_end_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    from tokparity.reference.decode import held_tail, shown
+    text = ref.decode_as(ids, asked, "surrogateescape")
+    held = held_tail(text)
+    return [shown(text[:len(text) - held])] if held else []
+
+
+def each_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id decoded alone, the texts joined."""
+    return ["".join(decoded(ref, [i], asked) for i in ids)]
+
+
+def rest_dropped_after_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text up to the first byte that is not UTF-8 (an unfinished last character too), the rest dropped."""
+    text = ref.decode_as(ids, asked, "surrogateescape")
+    cut = next((k for k, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+    return [text[:cut]] if cut is not None else []
+
+
+def lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The pieces joined with one leading space of each taken off (llama.cpp's ``lstrip`` of 1: "skip
+    up to 1 leading space"), or every leading space."""
+    pieces = bytes_of(ref, ids, asked)
+    return [b"".join(b[1:] if b.startswith(b" ") else b for b in pieces).decode("utf-8", "replace"),
+            b"".join(b.lstrip(b" ") for b in pieces).decode("utf-8", "replace")]
+
+
+BUFFERS = (8, 16, 32, 64, 128, 256)  # fixed sizes a token's buffer or field may have, in bytes
+
+
+def long_token_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """For each buffer size: the ids decoded without the tokens longer than it, by the decoder and
+    by joining the bytes (an engine that joins them keeps a Metaspace text's first space)."""
+    pieces = bytes_of(ref, ids, asked)
+    answers = []
+    for size in BUFFERS:
+        kept = [i for i, b in zip(ids, pieces) if len(b) <= size]
+        answers += [decoded(ref, kept, asked), b"".join(b for b in pieces if len(b) <= size).decode("utf-8", "replace")]
+    return answers
+
+
+def decoded_right(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text, by the decoder and by joining the bytes: the twin of the variants that do either."""
+    return [decoded(ref, ids, asked), b"".join(bytes_of(ref, ids, asked)).decode("utf-8", "replace")]
+
+
+def decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes read as Latin-1: each id's bytes joined, or the right text's bytes."""
+    return [b"".join(bytes_of(ref, ids, asked)).decode("latin-1"), decoded(ref, ids, asked).encode().decode("latin-1")]
+
+
+# --- pieces ------------------------------------------------------------------------------------
+
+
+def raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [[ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]]
+
+
+def byte_ff_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    right = ref.piece_bytes(ids)
+    return [[b"" if b == b"\xff" else b for b in right]] if b"\xff" in right else []
+
+
+def decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [[ref.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape") for i in ids]]
+
+
+def added_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each added token that is not special written with ``▁`` for its spaces, as a SentencePiece or
+    Metaspace file spells it (the loader reads them as spaces, as llama.cpp does)."""
+    if "\u2581" not in "".join(ref.vocab.tokens[:1000]):  # (a vocabulary that spells no space ▁)
+        return []
+    types = ref.vocab.token_types or []
+    right = ref.piece_bytes(ids)
+    raw = [b.replace(b" ", "\u2581".encode()) if 0 <= i < len(types) and types[i] == TokenType.USER_DEFINED else b
+           for i, b in zip(ids, right)]
+    return [raw] if raw != right else []
+
+
+def text_not_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes read as UTF-8 text, one U+FFFD where they are not (a table of strings)."""
+    right = ref.piece_bytes(ids)
+    text = [b.decode("utf-8", "replace").encode("utf-8") for b in right]
+    return [text] if text != right else []
+
+
+def specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    right = ref.piece_bytes(ids)
+    out = [b"" if is_special(ref, i) else b for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
+def space_before_space(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A space put before each token that begins with ``▁`` (or is byte 0x20), over the space the
+    ``▁`` already stands for: a fix for decoders that drop a first token's space, applied to one
+    that does not."""
+    right = ref.piece_bytes(ids)
+    tokens = ref.vocab.tokens
+    out = [b" " + b if 0 <= i < len(tokens) and (tokens[i].startswith("\u2581") or tokens[i] == "<0x20>") else b
+           for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
+def long_token_cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    right = ref.piece_bytes(ids)
+    return [[b[:size] for b in right] for size in BUFFERS]
+
+
+def right_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    return [ref.piece_bytes(ids)]
+
+
+# In the order they are tried; each is declared in causes.toml.
+
+def right_answers(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """What the reference's own decoding answers (as _answer_of reads a backend's)."""
+    if op == "pieces":
+        return [ref.piece_bytes(ids)]
+    if op == "stream":
+        whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
+        # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
+        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), whole[len(commonprefix([whole, head])):]]
+    return [decoded(ref, ids, asked)]
