@@ -64,6 +64,8 @@ class _Terminate:
         self.received: int | None = None  # the signal, once one came
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is not None:  # (a second signal: the first one's clean-up, under way, stops the children)
+            return
         self.received = signum
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):

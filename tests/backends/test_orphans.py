@@ -75,3 +75,40 @@ def test_an_engine_still_open_is_not_taken_for_an_orphan():
         print(engine.wait())
     """)
     assert out.splitlines() == ["None ['sleep 31']", "-9"]
+
+
+def test_an_orphan_that_forks_when_told_to_stop_is_stopped_with_its_heirs(tmp_path):
+    """An orphan in a session of its own, without its mark, that ignores SIGHUP and SIGINT and
+    forks an heir each time it gets SIGTERM: its fifth heir outlived the command (a fifth
+    independent campaign's find). An heir born while orphans are stopped gets SIGKILL at once."""
+    daemon = tmp_path / "daemon.py"
+    daemon.write_text(textwrap.dedent(f"""
+        import os, signal, sys, time
+        def heir(*_):
+            if os.fork() == 0:
+                os.setsid()
+                os.execve(sys.executable, [sys.executable, {str(daemon)!r}], {{}})
+        signal.signal(signal.SIGTERM, heir)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        time.sleep(60)
+    """), "utf-8")
+    out = run_python(f"""
+        import os, subprocess, sys, time
+        from tokparity.backends import orphans
+        engine = "import subprocess, sys; subprocess.Popen([sys.executable, {str(daemon)!r}], start_new_session=True, env={{}})"
+        with orphans.adopting_orphans() as stopped:
+            subprocess.run([sys.executable, "-c", engine])  # (the engine ends; its daemon is adopted)
+            time.sleep(1)
+        time.sleep(0.5)
+        left = []
+        for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+            try:
+                alive = open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+                if alive and {str(daemon).encode()!r} in open(f"/proc/{{pid}}/cmdline", "rb").read():
+                    left.append(pid)
+            except OSError:
+                pass
+        print(len(stopped) >= 1, left)
+    """)
+    assert out == "True []"

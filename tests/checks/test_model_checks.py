@@ -148,6 +148,18 @@ def test_a_folder_without_model_files_is_exit_2(tmp_path):
 # -- vocabulary size -------------------------------------------------------------------------------
 
 
+def test_an_added_token_key_that_is_no_ascii_number_is_left_out(zoo, tmp_path):
+    """``"²"`` is a digit to ``str.isdigit`` but no number to ``int``: a traceback before (a fifth
+    hostile campaign's find). Like any key that is no id, it adds no id."""
+    folder = llama3_folder(zoo, tmp_path)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["added_tokens_decoder"]["²"] = {"content": "<x>", "special": True}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    done = run(str(folder), "--only", "vocabulary-size")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, (done.stdout, done.stderr)
+    assert "added ids up to 128,255" in done.stdout
+
+
 def test_a_tokenizer_larger_than_the_embedding_is_broken(zoo, tmp_path):
     """config.json written by the test with vocab_size 128,000: Llama 3's 256 added ids have no row."""
     folder = llama3_folder(zoo, tmp_path, config={"vocab_size": 128000})

@@ -415,3 +415,26 @@ def test_an_engine_takes_a_huge_timeout(zoo):
             assert [(r.status, r.ids) for r in run_cases(backend, ["ab"])] == [("ok", [97, 98])]
         finally:
             backend.close()
+
+
+def test_ids_out_of_the_vocabulary_in_regress_and_fuzz_are_a_mismatch_not_a_traceback(tmp_path, zoo):
+    """An engine answering ids beyond the vocabulary (and beyond any int32 table) made ``regress``
+    and ``fuzz`` end in an IndexError while a unigram tie was looked for, with no reports (a fifth
+    independent campaign's find); ``compare`` said it in one row."""
+    zoo("botchan-unigram")
+    engine = tmp_path / "wild.py"
+    engine.write_text("import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                      "    print(json.dumps({'id': r['id'], 'ids': [5000, 999999]}), flush=True)\n", "utf-8")
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello\nworld\n", "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def tokparity(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tokparity", *argv], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+
+    assert tokparity("regress", "--update", "botchan-unigram", "-c", str(corpus), "--goldens", "g").returncode == 0
+    for argv in (("regress", "botchan-unigram", "--goldens", "g"), ("fuzz", "botchan-unigram", "--seconds", "2")):
+        done = tokparity(*argv, "-b", f"wild=cmd:{{python}} {engine}", "-o", argv[0], "-q")
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (argv, done.stdout, done.stderr)
+        assert (tmp_path / argv[0] / "summary.json").is_file()

@@ -672,3 +672,21 @@ def test_a_chat_id_beyond_32_bits_is_that_cases_failure_and_explain_reads_the_ru
                         if r["backend"] == "wild")
     explained = tokparity("explain", str(out), timeout=120)
     assert explained.returncode in (0, 1) and "damaged" not in explained.stderr, explained.stderr
+
+
+def test_a_journal_the_run_could_not_sign_says_its_resume_needs_trust(tmp_path, monkeypatch):
+    """A cache folder the run cannot write: the journal of a run that names no command goes on
+    unsigned. Its interruption said "continue with --resume DIR", which was then refused (a fifth
+    independent campaign's find): it names --trust-journal now."""
+    from tokparity.run.journal import Journal
+
+    cache_file = tmp_path / "not-a-folder"
+    cache_file.write_text("", "utf-8")
+    monkeypatch.setenv("TOKPARITY_CACHE", str(cache_file / "cache"))
+    unsigned = Journal.create(tmp_path / "a", "compare", {"models": ["m"], "backends": None})
+    assert "signature" not in unsigned.header and unsigned.resume_flags == " --trust-journal"
+    unsigned.close()
+    monkeypatch.setenv("TOKPARITY_CACHE", str(tmp_path / "cache"))
+    signed = Journal.create(tmp_path / "b", "compare", {"models": ["m"], "backends": None})
+    assert "signature" in signed.header and signed.resume_flags == ""
+    signed.close()

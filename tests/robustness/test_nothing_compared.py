@@ -96,6 +96,8 @@ def _chat_run(folder: Path, out: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("template, said", [
     ("{{ raise_exception('no chat here') }}", "gave a prompt for none of the 35 conversations"),
     ("{% if %}never compiles", "gave a prompt for none of the 35 conversations"),
+    # (an empty prompt for every conversation: every engine agrees with it; a fifth campaign's find)
+    ("{% if false %}x{% endif %}", "gave a prompt for none of the 35 conversations"),
     ("  \n", "its files carry no chat template"),
     ("{{ messages[0]['content'] }}", None),  # (the twin: a template that renders is compared)
 ])
@@ -114,6 +116,51 @@ def test_a_chat_template_that_gives_no_prompt_is_nothing_compared(tmp_path, zoo,
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tokparity: error: nothing was compared: "), lines
     assert said in done.stderr and "✅" not in done.stdout
+
+
+def _model_with_template(tmp_path: Path, zoo, template: str) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(zoo("qwen3").files["tokenizer_json"], folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}), "utf-8")
+    return folder
+
+
+def _tokparity(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", *argv], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("template", ["{{ raise_exception('never') }}", "{% if false %}x{% endif %}"])
+def test_fuzz_of_a_template_that_gives_no_prompt_is_nothing_compared(tmp_path, zoo, template):
+    """``fuzz --ops chat`` said "no failure found", exit 0, on a template that raised on every
+    conversation or wrote nothing (a fifth independent campaign's find); compare said exit 2."""
+    folder = _model_with_template(tmp_path, zoo, template)
+    done = _tokparity("fuzz", str(folder), "--ops", "chat", "--seconds", "3", "-o", str(tmp_path / "out"), "-q")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokparity: error: nothing was compared: "), lines
+
+
+def test_regress_of_no_case_and_of_a_template_that_gives_no_prompt_is_nothing_compared(tmp_path, zoo):
+    """``regress`` said ✅, exit 0, "0 mismatches in 0 case runs" on goldens of an empty corpus, and
+    "0 mismatches in 70 case runs" with ``--ops chat`` on a template that raised on every
+    conversation (a fifth independent campaign's finds)."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", "utf-8")
+    zoo("llama-spm")
+    done = _tokparity("regress", "--update", "llama-spm", "-c", str(empty), "--goldens", str(tmp_path / "g"))
+    assert done.returncode == 0, done.stderr
+    done = _tokparity("regress", "llama-spm", "--goldens", str(tmp_path / "g"), "-o", str(tmp_path / "o1"), "-q")
+    assert done.returncode == 2 and "nothing was compared: every backend skipped every case" in done.stderr, \
+        (done.stdout, done.stderr)
+    folder = _model_with_template(tmp_path, zoo, "{{ raise_exception('never') }}")
+    done = _tokparity("regress", "--update", str(folder), "-c", "chats", "--goldens", str(tmp_path / "g2"))
+    assert done.returncode == 0, done.stderr
+    done = _tokparity("regress", str(folder), "--goldens", str(tmp_path / "g2"), "--ops", "chat",
+                      "-o", str(tmp_path / "o2"), "-q")
+    assert done.returncode == 2 and "gave a prompt for none of the 35 conversations" in done.stderr, (done.stdout,
+                                                                                                       done.stderr)
 
 
 def test_a_gguf_with_an_empty_template_is_nothing_compared(tmp_path):
@@ -147,7 +194,7 @@ def test_fuzz_of_an_engine_that_skips_every_case_is_nothing_compared(tmp_path, z
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == ["tokparity: error: nothing was compared: every backend skipped every "
-                                                f"case; the reports are in {tmp_path / 'out'}"]
+                                                f"case (or there was none); the reports are in {tmp_path / 'out'}"]
     assert "no failure found" not in done.stdout
 
 

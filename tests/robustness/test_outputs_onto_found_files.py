@@ -1,8 +1,8 @@
 """``--junit`` and ``$GITHUB_STEP_SUMMARY`` never overwrite a file the run reads, however the run
 found it (a fourth hostile campaign's finds, each written over before): a ``cmd:`` program found on
 ``$PATH``, a ``py:`` module found on ``$PYTHONPATH``, a file named inside an option word
-(``--data=FILE``), a corpus file a glob matched, and tokparity's own files (a built-in corpus, the
-shipped known divergences). Each is one line, exit 2, and the file is left as it was."""
+(``--data=FILE``, ``-dFILE``), a file inside ``sh -c "…"``, a module of a ``py:`` engine's package,
+a corpus file a glob matched, and tokparity's own files (a built-in corpus, the shipped known divergences). Each is one line, exit 2, and the file is left as it was."""
 
 from __future__ import annotations
 
@@ -65,6 +65,32 @@ def test_a_module_found_on_the_pythonpath_and_a_file_inside_an_option_word(tmp_p
     assert refused(done, data), done.stderr
     assert data.read_bytes() == b"x"
     assert module.read_text("utf-8").startswith("def encode")
+
+
+def test_a_file_inside_a_shell_command_a_glued_option_or_a_package(tmp_path, zoo):
+    """A fifth campaign's finds, each written over before: an engine run through ``sh -c "…"``
+    (the engine's guide shows that form), a file glued to a short option (``-dFILE``), and a module
+    of the ``py:`` engine's package that its ``__init__`` imports."""
+    zoo("llama-spm")
+    engine = tmp_path / "engine.py"
+    engine.write_bytes(GREEDY.read_bytes())
+    done = run(tmp_path, "-c", "edge", "-b", f"g=cmd:sh -c '{sys.executable} engine.py \"$TOKPARITY_GGUF\"'",
+               "--junit", "engine.py")
+    assert refused(done, Path("engine.py")), done.stderr
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x")
+    done = run(tmp_path, "-c", "edge", "-b", f"g=cmd:{{python}} {GREEDY} {{gguf}} -d{data}", "--junit", str(data))
+    assert refused(done, data), done.stderr
+    package = tmp_path / "pp" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from . import helper\n\ndef encode(text, add_special, parse_special):\n"
+                                         "    return [1]\n", "utf-8")
+    (package / "helper.py").write_text("X = 1\n", "utf-8")
+    done = run(tmp_path, "-c", "edge", "-b", "py:pkg:encode", "--junit", str(package / "helper.py"),
+               env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path / 'pp'}"})
+    assert refused(done, package / "helper.py"), done.stderr
+    assert engine.read_bytes() == GREEDY.read_bytes() and data.read_bytes() == b"x"
+    assert (package / "helper.py").read_text("utf-8") == "X = 1\n"
 
 
 def test_a_corpus_file_a_glob_matched(tmp_path, zoo):

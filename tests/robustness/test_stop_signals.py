@@ -221,3 +221,47 @@ def test_regress_stopped_by_a_signal_writes_the_reports_of_the_models_judged(tmp
     assert summary["complete"] is False
     assert {r["model"] for r in summary["runs"]} == {"llama-spm"}
     assert (out / "report.html").is_file() and (out / "mismatches.csv").is_file()
+
+
+def engines_running(marker: bytes) -> list[int]:
+    """The processes whose command line holds ``marker`` (running, not zombies)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in cmdline.read_bytes() and running(int(cmdline.parent.name)):
+                found.append(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_a_second_signal_during_the_clean_up_of_a_parallel_run_leaves_no_engine(tmp_path, zoo):
+    """``-j 2`` with a hung ``cmd:`` engine, then SIGTERM twice, half a second apart: both engines
+    were left running (a fifth independent campaign's find). The second signal cut the clean-up of
+    the first short: in tokparity, and in each worker, where the parent's death sends one more."""
+    zoo("llama-spm")
+    hang = tmp_path / "hang_engine.py"
+    hang.write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(1000)\n", "utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "-c", "emoji",
+                             "-j", "2", "-b", f"h=cmd:{{python}} {hang}", "-o", str(tmp_path / "out"), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 120
+        while len(engines_running(str(hang).encode())) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        assert proc.returncode == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 10
+        while engines_running(str(hang).encode()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert engines_running(str(hang).encode()) == []
+    finally:
+        for pid in engines_running(str(hang).encode()):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()

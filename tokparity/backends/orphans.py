@@ -139,15 +139,17 @@ def stop_adopted() -> list[str]:
     line of each one stopped."""
     stopped: list[str] = []
     deadline = time.monotonic() + STOP_SECONDS
-    while time.monotonic() < deadline:
+    first = True  # (a process found after the first round was born while they were stopped: one that
+    while time.monotonic() < deadline:  # forks when told to stop, or keeps forking. It gets SIGKILL at once.)
         found = _adopted()
         if not found:
             break
         running = [pid for pid, state in found.items() if state != "Z"]
         for pid in running:
             stopped.append(_command_line(pid))
-            _signal(pid, signal.SIGTERM)
-        grace = min(deadline, time.monotonic() + GRACE_SECONDS)
+            _signal(pid, signal.SIGTERM if first else signal.SIGKILL)
+        grace = min(deadline, time.monotonic() + (GRACE_SECONDS if first else 0.0))
+        first = False
         left = set(found)
         while left and time.monotonic() < grace:
             left = {pid for pid in left if not _reap(pid)}

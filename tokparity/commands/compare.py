@@ -264,10 +264,9 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
 
 
 def engine_files(backends: list[str] | None) -> list[str]:
-    """The files an engine of ``-b`` runs from: a ``py:`` engine's module, a ``cmd:`` engine's
-    program and the files its command names. The run reads them, so no output may be one."""
-    import shlex
-
+    """The files an engine of ``-b`` runs from: a ``py:`` engine's module and the modules beside it,
+    a ``cmd:`` engine's program and the files its command names. The run reads them, so no output
+    may be one."""
     from tokparity.backends.registry import split_label
     from tokparity.errors import TokparityError
 
@@ -281,26 +280,60 @@ def engine_files(backends: list[str] | None) -> list[str]:
             target = body[3:].rsplit(":", 1)[0]
             words = [target, *_module_files(target)]  # (a path, or a module found on the path or from here)
         elif body.startswith("cmd:"):
-            try:
-                words = shlex.split(body[4:])
-            except ValueError:  # (an unclosed quote: the backend itself says so)
-                words = []
-            words += [w.split("=", 1)[1] for w in words if w.startswith("-") and "=" in w]  # (--data=FILE)
-            words += [found for found in map(shutil.which, words[:1]) if found]  # (a program found on $PATH)
+            words = _command_words(body[4:])
         else:
             continue
         files += [w for w in words if not w.startswith("{") and Path(os.path.expanduser(w)).is_file()]
     return files
 
 
+def _command_words(command: str, depth: int = 0) -> list[str]:
+    """Every word of a ``cmd:`` command that may name a file: each word, the value of ``--data=FILE``
+    and of a short option glued to it (``-dFILE``), the program found on ``$PATH``, and the same
+    inside a word that is a command of its own (``sh -c "python3 engine.py …"``)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:  # (an unclosed quote: the backend itself says so)
+        return []
+    found = list(words)
+    for w in words:
+        if w.startswith("-") and "=" in w:
+            found.append(w.split("=", 1)[1])
+        elif w.startswith("-") and not w.startswith("--") and len(w) > 2:
+            found.append(w[2:])
+        if depth < 3 and any(ch.isspace() for ch in w):
+            found += _command_words(w, depth + 1)
+    found += [program for program in map(shutil.which, words[:1]) if program]
+    return found
+
+
 def _module_files(target: str) -> list[str]:
-    """The files a ``py:`` module ``a.b`` may be read from: ``a/b.py`` and ``a/__init__.py`` from here
-    and from every folder of the path (``$PYTHONPATH`` included)."""
+    """The files a ``py:`` module ``a.b`` may be read from, from here and from every folder of the
+    path (``$PYTHONPATH`` included): ``a/b.py``, the packages' ``__init__.py``, and every module of
+    the package the engine is in, which it may import. A module given as a path: the modules beside it."""
+    if target.endswith(".py") or os.sep in target:
+        folder = Path(os.path.expanduser(target)).parent
+        return [str(f) for f in _python_files(folder, recursive=False)]
     parts = target.split(".")
     names = [os.path.join(*parts) + ".py", os.path.join(*parts, "__init__.py")]
     names += [os.path.join(*parts[:k], "__init__.py") for k in range(1, len(parts))]
     folders = ["", *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]
-    return [os.path.join(folder, name) for folder in dict.fromkeys(folders) for name in names]
+    files = [os.path.join(folder, name) for folder in dict.fromkeys(folders) for name in names]
+    packages = [Path(folder or ".", parts[0]) for folder in dict.fromkeys(folders)]
+    files += [str(f) for package in packages if (package / "__init__.py").is_file()
+              for f in _python_files(package, recursive=True)]
+    return files
+
+
+def _python_files(folder: Path, recursive: bool, most: int = 10_000) -> list[Path]:
+    """The ``.py`` files of ``folder`` (and of its subfolders), at most ``most`` of them."""
+    try:
+        found = folder.rglob("*.py") if recursive else folder.glob("*.py")
+        return [f for _, f in zip(range(most), found)]
+    except OSError:
+        return []
 
 
 def _names(path: Path) -> int:
@@ -326,8 +359,10 @@ def refuse_nothing_judged(results, out: Path, backends: list[str] | None = None)
     with ``-b``) judged no case (``refuse_named_unjudged``)."""
     from tokparity.errors import TokparityError
 
-    if not results.interrupted and not any(r.cases for r in results.runs):
-        raise TokparityError(f"nothing was compared: every backend skipped every case; the reports are in {out}")
+    # (regress: a digest-only corpus whose digest changed is judged, though no case of it ran)
+    if not results.interrupted and not any(r.cases or r.unexplained for r in results.runs):
+        raise TokparityError(f"nothing was compared: every backend skipped every case (or there was none); the "
+                             f"reports are in {out}")
     refuse_named_unjudged(results, backends or [], out)
 
 
@@ -351,9 +386,9 @@ def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
 
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
-    (it raised on each, or never compiled): both sides refusing every conversation agree, but prove
-    nothing. The template's own check of its special tokens judges exactly the conversations that
-    gave a prompt, so it counts them."""
+    (it raised on each, never compiled, or wrote nothing): both sides refusing every conversation,
+    or both giving "", agree but prove nothing. The template's own check of its special tokens
+    judges exactly the conversations that gave a prompt, so it counts them."""
     from tokparity.chat import SPECIALS_CHECK
     from tokparity.errors import TokparityError
 
@@ -362,8 +397,8 @@ def refuse_silent_templates(results, out: Path) -> None:
     for run in results.runs:
         if run.backend == SPECIALS_CHECK and run.cases == 0 and run.skipped:
             raise TokparityError(f"nothing was compared: the chat template of {run.model} gave a prompt for none of "
-                                 f"the {run.skipped} conversations (it raised on each, or does not compile): fix the "
-                                 f"template; the reports are in {out}")
+                                 f"the {run.skipped} conversations (it raised on each, does not compile, or wrote "
+                                 f"nothing): fix the template; the reports are in {out}")
 
 
 def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
@@ -507,6 +542,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     if results.interrupted:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "
-              f"tokparity compare --resume {shown_path(out)}", file=sys.stderr)
+              f"tokparity compare --resume {shown_path(out)}{journal.resume_flags if journal else ''}", file=sys.stderr)
         return 130
     return 1 if results.unexplained else 0

@@ -83,6 +83,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
         engine_files,
         refuse_inputs_in_outputs,
         refuse_nothing_judged,
+        refuse_silent_templates,
         write_reports_or_say,
     )
     from tokparity.errors import TokparityError
@@ -109,6 +110,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
                                              shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst)
     paths = write_reports_or_say(results, out, "fuzz")
+    refuse_silent_templates(results, out)  # (first: it says why nothing was judged)
     refuse_nothing_judged(results, out, args.backends)
     with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
         for k, finding in enumerate(findings, 1):
@@ -273,7 +275,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     if result.interrupted:
-        print(f"tokparity: interrupted; the reports cover the cases done; continue with: tokparity fuzz --resume {shown_path(out)}",
-              file=sys.stderr)
+        print("tokparity: interrupted; the reports cover the cases done; continue with: tokparity fuzz --resume "
+              f"{shown_path(out)}{journal.resume_flags}", file=sys.stderr)
         return 130
     return 1 if result.failed else 0

@@ -95,7 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled
     labelled(args.backends or [])  # two backends under one name: refused before any run
 
-    from tokparity.commands.compare import engine_files, refuse_inputs_in_outputs, refuse_named_unjudged
+    from tokparity.commands.compare import (
+        engine_files,
+        refuse_inputs_in_outputs,
+        refuse_named_unjudged,
+        refuse_nothing_judged,
+        refuse_silent_templates,
+    )
     from tokparity.report import write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
@@ -115,7 +121,10 @@ def run(args: argparse.Namespace) -> int:
                              ray=args.ray, ops=ops)
     results = run_regress(args.models, options)
     paths = write_reports(results, out)
-    refuse_named_unjudged(results, args.backends or [], out)  # (the reports are written: they say what was skipped)
+    # (the reports are written: they say what was skipped)
+    refuse_silent_templates(results, out)  # (first the refusals that say why nothing was judged)
+    refuse_named_unjudged(results, args.backends or [], out)
+    refuse_nothing_judged(results, out)
     write_ci_outputs(results, paths, args.junit, "regress")
     print("\n".join(summary_lines(results, terminal_columns())))
     for note in options.notes:

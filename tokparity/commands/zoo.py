@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
 
 
 def add_parser(sub) -> None:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                 lost = f", {len(d['warnings'])} fields lost" if d["warnings"] else ""
                 files += f" + derived {role} (from {d['from']}{lost}{state})"
             print(f"{r['name']:<{width}} {r['algorithm']:<4} {size:>8}  {'yes' if r['cached'] else 'no':<6}  {files}")
-        print(f"{len(rows)} models; cache: {_cache()}")
+        print(f"{len(rows)} models; cache: {shown_path(_cache())}")
         return 0
     if args.zoo_command == "fetch":
         names = args.models or list(manifest.models)
@@ -70,19 +71,19 @@ def run(args: argparse.Namespace) -> int:
             if manifest.models[n].trained is not None:
                 trained_file(manifest.models[n], build=True)
             derived_files(manifest.models[n], build=True)
-        print(f"{len(names)} models cached in {_cache()}")
+        print(f"{len(names)} models cached in {shown_path(_cache())}")
         return 0
     if args.zoo_command == "path":
         model = resolve_model(args.model)
         if args.role:
             if args.role not in model.files:
                 raise TokparityError(f"model {args.model} has no {args.role!r} file; it has {', '.join(model.files)}")
-            print(model.files[args.role])
+            print(shown_path(model.files[args.role]))
         else:
             for role, p in model.files.items():
                 how = f"\t(derived from {model.derived[role].from_role})" if role in model.derived else ""
                 how = f"\t({model.trained.describe()})" if model.trained and role == "spm_model" else how
-                print(f"{role}\t{p}{how}")
+                print(f"{role}\t{shown_path(p)}{how}")
         return 0
     return 2
 

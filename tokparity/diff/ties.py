@@ -40,6 +40,8 @@ def viterbi_tie(pipeline, vocab: Vocab, oracle: list[int], target: list[int]) ->
     same by the model (an ``<unk>`` elsewhere in the text changes nothing of that)."""
     if not isinstance(pipeline, (LlamaUgm, SentencePieceUnigram)):
         return None
+    if not all(0 <= i < vocab.size for i in (*oracle, *target)):  # (an id out of the vocabulary: no tie)
+        return None
     a, b = text_ids(vocab, oracle), text_ids(vocab, target)
     tokens = vocab.tokens
     model = pipeline.model
@@ -74,6 +76,8 @@ def merge_tie(vocab: Vocab, oracle: list[int], target: list[int], flipped: list[
     """A BPE tie: ``flipped`` (the reference's ids with equal-priority merges taken rightmost first)
     are the backend's ids exactly, and the two sides hold the same text where they differ."""
     if flipped is None or flipped != target or flipped == oracle:
+        return None
+    if not all(0 <= i < vocab.size for i in (*oracle, *target)):  # (an id out of the vocabulary: no tie)
         return None
     a, b = text_ids(vocab, oracle), text_ids(vocab, target)
     tokens = vocab.tokens

@@ -25,7 +25,7 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
     paths = {name: out / name for name in ("report.html", "mismatches.csv", "summary.md", "summary.json")}
     for name in paths:  # what a run killed while writing left behind
         for stale in out.glob(f".{name}.*.tmp"):
-            if stale.name[len(name) + 2:-4].isdigit():
+            if stale.name[len(name) + 2:-4].isascii() and stale.name[len(name) + 2:-4].isdigit():
                 with contextlib.suppress(OSError):
                     stale.unlink()
     _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))

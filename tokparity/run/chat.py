@@ -154,9 +154,10 @@ class ChatJudge:
 
     def _ask(self, name: str, conversation: Conversation, want: object) -> object:
         """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own
-        checks (``template:specials`` judges the expected prompt itself: skipped where it was refused)."""
+        checks (``template:specials`` judges the expected prompt itself: skipped where it was refused
+        or is empty, which every engine matches and proves nothing)."""
         if name == SPECIALS_CHECK:
-            return want if isinstance(want, ChatAnswer) and not want.raised else None
+            return want if isinstance(want, ChatAnswer) and not want.raised and (want.text or want.ids) else None
         if name == PARTS_CHECK:
             return self._parts_twin(conversation)
         if name == TEMPLATE_CHECK:

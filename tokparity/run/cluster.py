@@ -228,7 +228,7 @@ def _check_reachable(ray: Any, address: str) -> None:
         if not target:
             return  # ray.init says there is none, at once
     host, _, port = target.rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not (port.isascii() and port.isdigit()):
         raise RayError(f"--ray {address}: not a Ray cluster address; give HOST:PORT, ray://HOST:PORT or auto, or "
                        "--ray alone to start one on this machine")
     try:

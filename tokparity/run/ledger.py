@@ -116,8 +116,8 @@ class ModelLedger:
                                  f"{self.model.name} could not be counted in order; rerun with --jobs 1")
         summaries = self.ledger.summaries.values()
         judges = ", ".join(dict.fromkeys(s.oracle for s in summaries))  # each op's, as the table names them
-        options.say(f"{self.model.name}: {self.total} cases, {sum(s.mismatches for s in summaries)} mismatches "
-                    f"against {judges}")
+        options.say(f"{self.model.name}: {self.total} cases, {sum(s.mismatches for s in summaries)} mismatches"
+                    + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 
 
 def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:

@@ -148,7 +148,10 @@ def _stop_worker(signum: int, frame: object) -> None:
     """SIGTERM, from the parent stopping the run or from its death: close the task's backends here
     (killing their engines) and exit at once. Not by raising SystemExit to unwind: an exception from
     a signal handler can land inside a finalizer (a backend's, reaping its engine), which swallows it
-    and prints "Exception ignored … SystemExit" on stderr, and the worker goes on."""
+    and prints "Exception ignored … SystemExit" on stderr, and the worker goes on. A second SIGTERM
+    (the parent's death after its own) is ignored: run again inside this one, it would exit before
+    the engines are killed."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for run in list(_ACTIVE):
         try:
             run.close()

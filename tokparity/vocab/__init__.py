@@ -48,7 +48,7 @@ def detect_format(path: str | os.PathLike) -> str:
         return "rwkv-vocab"
     if path.suffix == ".model" or head[:1] == b"\x0a":  # ModelProto field 1, length-delimited
         return "spm-model"
-    raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model, a tokenizer.json "
+    raise BadModelFile(path, "unknown tokenizer format; expected a .gguf, a SentencePiece .model, a tokenizer.json, "
                              "a tiktoken rank file or an RWKV vocabulary (rwkv_vocab_*.txt)")
 
 

@@ -172,6 +172,8 @@ class Vocab:
     def type_of(self, token_id: int) -> TokenType:
         if self.token_types is None:
             return TokenType.NORMAL
+        if not 0 <= token_id < len(self.token_types):  # (an engine's id out of the vocabulary is no token of it)
+            return TokenType.UNDEFINED
         t = self.token_types[token_id]
         # A file may hold any int32 here; a type llama.cpp does not know is "undefined" there too.
         return _TYPES[t] if 0 <= t <= 6 else TokenType.UNDEFINED

@@ -102,7 +102,7 @@ def _rank_file(path: Path, data: bytes) -> Encoding:
         if not line.strip():
             continue
         parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
             raise BadModelFile(path, f"line {n} is not '<base64> <rank>'; not a tiktoken rank file")
         by_rank[int(parts[1])] = _b64(path, f"line {n}", parts[0].decode("ascii", "replace"))
     ranks = _ordered(path, by_rank)
@@ -121,7 +121,7 @@ def _js_encoder(path: Path, data: dict) -> Encoding:
         if not line:
             continue
         _, offset, *tokens = line.split(" ")
-        if not offset.isdigit():
+        if not (offset.isascii() and offset.isdigit()):
             raise BadModelFile(path, f"bpe_ranks line {n}: offset {offset[:20]!r} is not a number")
         for i, token in enumerate(tokens):
             by_rank[int(offset) + i] = _b64(path, f"bpe_ranks line {n}", token)

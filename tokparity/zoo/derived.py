@@ -36,6 +36,7 @@ from pathlib import Path
 
 from tokparity import __version__
 from tokparity.errors import TokparityError
+from tokparity.textview import shown_path
 from tokparity.zoo.fetch import cache_dir, cached_path, file_lock, is_cached, publish_folder
 from tokparity.zoo.manifest import ZooModel
 
@@ -164,7 +165,7 @@ def derived_files(model: ZooModel, build: bool = True,
                         log(f"warning: {model.name}: {missing[role]}")
                         continue
                     lost = f"; not carried: {'; '.join(found[1].warnings)}" if found[1].warnings else ""
-                    log(f"built {model.name} {role} from {from_role} in {found[0].parent}{lost}")
+                    log(f"built {model.name} {role} from {from_role} in {shown_path(found[0].parent)}{lost}")
         if found is None:
             if role not in missing:
                 missing[role] = (f"derived from {from_role}, not built yet (tokparity zoo fetch {model.name})"

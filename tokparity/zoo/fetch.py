@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tokparity.child_python import python_argv
 from tokparity.errors import FetchError, TokparityError
+from tokparity.textview import shown_path
 from tokparity.zoo.manifest import Manifest, PinnedFile, Source, load_manifest
 
 FETCH_TIMEOUT_S = 900
@@ -183,4 +184,4 @@ def fetch_files(files: Iterable[PinnedFile], manifest: Manifest | None = None,
                 _extract(source, archive, siblings)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            log(f"cached {len(siblings)} files of {source.spec} in {cache_dir() / 'zoo' / name}")
+            log(f"cached {len(siblings)} files of {source.spec} in {shown_path(cache_dir() / 'zoo' / name)}")

@@ -98,6 +98,11 @@ class Journal:
 
     # opening ------------------------------------------------------------------------------
 
+    @property
+    def resume_flags(self) -> str:
+        """What ``--resume DIR`` needs beside it: ``--trust-journal`` for a journal this run could not sign."""
+        return "" if self._key is not None or self.header.get("signature") else " --trust-journal"
+
     @classmethod
     def create(cls, out_dir: str | os.PathLike, command: str, args: dict, corpora: list[str] | None = None,
                with_mismatches: bool = True, models: list[str] | None = None) -> Journal:
