@@ -20,10 +20,10 @@ def main():
         try:
             if req["op"] == "encode":
                 reply = {"id": req["id"], "ids": encode(tok, req["text"], req["add_special"], req["parse_special"])}
-            else:  # "decode" is optional: answer it with an error, as here, or with {"text": ...}
+            else:  # "decode" is optional: an error with no status says "not supported"
                 reply = {"id": req["id"], "error": f"op {req['op']} not supported"}
-        except Exception as e:  # one bad case is that case's error, not the end of the run
-            reply = {"id": req["id"], "error": repr(e)}
+        except Exception as e:  # one bad case is that case's failure, not the end of the run
+            reply = {"id": req["id"], "error": repr(e), "status": "error"}
         print(json.dumps(reply), flush=True)  # stdout is the protocol: logs go to stderr
 
 

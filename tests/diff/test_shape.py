@@ -166,3 +166,12 @@ def test_chat_separator_between_messages():
     at = CHATML.index("<|im_end|>\n<|im_start|>user") + len("<|im_end|>")
     assert said == (f"text dropped at character {at}, between message 0's content and message 1's (a separator, a "
                     "header): '\\n' is missing from the engine's prompt")
+
+
+def test_a_change_inside_a_character_is_said_in_whole_characters(spm):
+    """An engine that writes '秘' where the text has '私' (both begin with the bytes e7 a7, byte
+    tokens in Llama 2's vocabulary): the stretch that differs was cut at the bytes, so each side
+    read as U+FFFD (a newcomer's find: "'�' where the reference has '�'")."""
+    text = "a私b"
+    said = shape(spm, spm[2]("a秘b"), text)
+    assert said == "text written otherwise at character 1: '秘' where the reference has '私'", said

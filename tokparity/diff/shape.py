@@ -180,14 +180,24 @@ def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
 
 
 def _change(a: bytes, b: bytes) -> tuple[int, bytes, bytes]:
-    """Where ``b`` first parts from ``a``, and the stretch of each between their common start and end."""
+    """Where ``b`` first parts from ``a``, and the stretch of each between their common start and
+    end, widened to whole characters: a stretch cut inside one would read as U+FFFD on both sides."""
     p = 0
     while p < min(len(a), len(b)) and a[p] == b[p]:
         p += 1
+    while 0 < p < min(len(a), len(b)) and (_continues(a, p) or _continues(b, p)):  # (not where one side ends)
+        p -= 1
     s = 0
     while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
         s += 1
+    while s > 0 and (_continues(a, len(a) - s) or _continues(b, len(b) - s)):
+        s -= 1
     return p, a[p:len(a) - s], b[p:len(b) - s]
+
+
+def _continues(data: bytes, k: int) -> bool:
+    """Whether byte ``k`` of ``data`` continues a character (a UTF-8 continuation byte)."""
+    return k < len(data) and 0x80 <= data[k] < 0xC0
 
 
 def _changed(gone: bytes, put: bytes, at: str, dropped: str, inserted: str, other: str = "the reference") -> str:

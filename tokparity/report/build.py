@@ -101,7 +101,6 @@ def verdict_sentence(summary: RunSummary) -> str:
     return diagnose_sentence(summary.model, op_subject(summary), summary.oracle, summary.root_cause, summary.mismatches)
 
 
-
 def fuzz_run(results: Results) -> overview.FuzzSection | None:
     """A fuzz run's findings by cause (most cases first) and seams; None for another run."""
     fuzz = results.fuzz
@@ -230,10 +229,12 @@ def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
         for side, out in ((m.oracle, m.oracle_output), (m.backend, m.backend_output)):
             rows.append((side, joined([runs(f"{m.oracle_pieces[k]} ", Run(out[k] or "–", CODE)) for k in differ])))
         return Fields(tuple(rows))
-    rows.append((m.oracle, text_runs("".join(m.oracle_output), CASE_SHOWN)))
-    if m.op == "stream":
-        rows.append((m.backend, joined([runs(Run(visible(d), TEXT)) for d in m.backend_output[:limit]], " │ ")))
+    if m.op == "stream":  # (the two rows say which is which: a library's stream is judged by its own decode)
+        rows.append((f"{m.oracle}, decoded whole", text_runs("".join(m.oracle_output), CASE_SHOWN)))
+        rows.append((f"{m.backend}, streamed", joined([runs(Run(visible(d), TEXT)) for d in m.backend_output[:limit]],
+                                                      " │ ")))
     else:
+        rows.append((m.oracle, text_runs("".join(m.oracle_output), CASE_SHOWN)))
         rows.append((m.backend, text_runs("".join(m.backend_output), CASE_SHOWN)))
     return Fields(tuple(rows))
 
@@ -395,7 +396,9 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
             "report.html in the report folder, or tokparity explain DIR")))
     blocks: list[Block] = []
     if src.view == EXPLAIN:
-        agreeing = [f"{r.model}/{r.label}" for r in src.results.runs if not r.mismatches and r.cases]
+        several = len({r.op for r in src.results.runs}) > 1  # (then each name says its op: "mine" is not every op)
+        agreeing = [f"{r.model}/{r.backend} · {r.op}" if several else f"{r.model}/{r.label}"
+                    for r in src.results.runs if not r.mismatches and r.cases]
         if agreeing:
             blocks.append(Paragraph(runs("agree on every case: " + ", ".join(agreeing))))
         unjudged = [f"{r.model}/{r.label} ({skipped_text(r)})" for r in src.results.runs if not r.cases]
@@ -432,6 +435,8 @@ def writeup_article(w: Writeup, view: str) -> Article:
         what = "ids" if w.summary.op == "encode" else "answer"
         cause.append(Paragraph(runs(f"Not reproduced: no variant of the reference gives the backend's {what}."), BAD))
     extra: list[Inline] = []
+    if w.how:
+        extra.append(runs(f"what it does: {w.how}"))
     if w.case_causes:
         extra.append(runs("case by case: ", *joined([runs(Run(c, CODE), f" {n:,}") for c, n in w.case_causes])))
     if w.not_reproduced and not w.only_ties:
@@ -551,13 +556,8 @@ def case_card(m: Mismatch, style: str) -> Article:
 # Name → builder of the sections, in the order every document shows them. A builder gives the
 # section's title ("" for none) and blocks, or None where the section has nothing to show.
 SECTIONS: dict[str, Callable[[Source], tuple[str, Blocks] | None]] = {
-    "summary": summary,
-    "findings": findings,
-    "root-cause": root_causes,
-    "tags": tags,
-    "examples": examples,
-    "mismatches": mismatches,
-}
+    "summary": summary, "findings": findings, "root-cause": root_causes, "tags": tags, "examples": examples,
+    "mismatches": mismatches}
 
 
 # -- one case, whole (tokparity explain DIR CASE) ---------------------------------------------------

@@ -30,7 +30,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Protocol
 
 from tokparity.diagnose.info import cause_info, is_stage_level, parts
@@ -142,6 +144,25 @@ class Writeup:
     def not_reproduced(self) -> int:
         return max(0, self.summary.mismatches - sum(self.summary.causes.values()))
 
+    @property
+    def how(self) -> str:
+        """What the verdict's deviations do, each as the catalogue says it: which way a toggle went
+        ("NFC applied to the text, where the model's files have no NFC step")."""
+        keys = self.verdict.variants if self.verdict is not None else ()
+        return "; ".join(dict.fromkeys(filter(None, map(variant_detail, keys))))
+
+
+@cache
+def _details() -> dict[str, str]:
+    from tokparity.diagnose.variants import catalogue
+
+    return {v.key: v.detail for v in catalogue()}
+
+
+def variant_detail(key: str) -> str:
+    """What the variant ``key`` does: its own words, or its cause's where it has none (decoding)."""
+    return _details().get(key) or str(cause_info(key.partition(":")[0]).get("does", ""))
+
 
 def cause_line(w: Writeup) -> str:
     """A run's root cause in one line of plain text: ``model.x reproduces 3 of 3 mismatches …``."""
@@ -166,9 +187,18 @@ def proof(verdict: RootCause) -> str:
     return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and keeps {kept} agreements"
 
 
-def fixes_of(cause: str) -> list[Fix]:
-    """The fix of each part of ``cause``, with the reference module that specifies it."""
-    return [Fix(name, info["fix"], info["spec"]) for name in parts(cause) for info in [cause_info(name)]]
+def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
+    """The fix of each part of ``cause``, with the reference module that specifies it. A part whose
+    every case among ``mismatches`` is a reviewed known divergence has nothing to fix: it says so."""
+    fixes = []
+    for name in parts(cause):
+        info = cause_info(name)
+        cases = [m for m in mismatches if name in parts(m.cause)]
+        known = sorted({m.known for m in cases})
+        fixes.append(Fix(name, info["fix"], info["spec"]) if not cases or not all(known) else
+                     Fix(name, f"nothing to fix: its {plural(len(cases), 'case')} are the reviewed known divergence"
+                               f"{'s' if len(known) > 1 else ''} {', '.join(known)}", info["spec"]))
+    return fixes
 
 
 def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
@@ -207,7 +237,7 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
         w.case = most_telling(pool)
     elif summary.classes:  # fuzz journals keep counts, not the mismatches
         w.cls = max(summary.classes, key=lambda c: summary.classes[c])
-    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""))
+    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""), mismatches)
     return w
 
 

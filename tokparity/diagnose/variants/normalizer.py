@@ -75,10 +75,15 @@ def _normalizer_nfkc(c: Candidate, simplified: bool = False) -> Candidate | None
     return None
 
 
-def _unicode_form(form: str, c: Candidate) -> Candidate | None:
-    """Apply the form where the model does not, or skip it where the model's normalizer has it."""
+def _unicode_form(form: str, skip: bool, c: Candidate) -> Candidate | None:
+    """Apply the form where the model does not (``skip`` False), or skip it where the model's
+    normalizer has it (``skip`` True). Each direction is a variant of its own, so that the
+    evidence says which one the engine took."""
     p = c.pipeline
-    if isinstance(p, HfBpe) and p.normalizer.has(form):
+    has = isinstance(p, HfBpe) and p.normalizer.has(form)
+    if has != skip:
+        return None
+    if skip:
         return with_pipeline(c, fork(p, normalizer=p.normalizer.without(lambda k: k.kind == form)))
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
 
@@ -124,10 +129,14 @@ def variants() -> list[Variant]:
         Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
                 "NFKC with C0 controls dropped and Unicode spaces, ZWJ/ZWNJ to spaces in place of the charsmap "
                 "(transformers.js's Precompiled)", partial(_normalizer_nfkc, simplified=True)),
-        Variant("normalizer.nfc", "normalizer.nfc", "NFC applied (or skipped where the model has it)",
-                partial(_unicode_form, "NFC")),
-        Variant("normalizer.nfd", "normalizer.nfd", "NFD applied (or skipped where the model has it)",
-                partial(_unicode_form, "NFD")),
+        Variant("normalizer.nfc", "normalizer.nfc", "NFC applied to the text, where the model's files have no NFC "
+                "step", partial(_unicode_form, "NFC", False)),
+        Variant("normalizer.nfc:skipped", "normalizer.nfc", "NFC left out, where the model's normalizer has it",
+                partial(_unicode_form, "NFC", True)),
+        Variant("normalizer.nfd", "normalizer.nfd", "NFD applied to the text, where the model's files have no NFD "
+                "step", partial(_unicode_form, "NFD", False)),
+        Variant("normalizer.nfd:skipped", "normalizer.nfd", "NFD left out, where the model's normalizer has it",
+                partial(_unicode_form, "NFD", True)),
         # (not ASCII: only then has llama.cpp's table anything to map, or a mark to reorder)
         Variant("normalizer.nfd-first", "normalizer.nfd-first",
                 "each code point replaced by the first code point of its canonical decomposition (llama.cpp's "
