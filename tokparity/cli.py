@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 from typing import Any
@@ -60,13 +61,19 @@ class _Terminate:
     handler is in place (a run's journal defers Ctrl-C until the case being written is whole:
     tokparity/run/journal/interrupt.py)."""
 
+    # A second signal this soon after the first is ignored: the first one's clean-up, under way,
+    # stops the children, and cut short it would leave them. Later, one acts again (the first may
+    # have been swallowed by a py: engine's bare except).
+    REPEAT_IGNORED_SECONDS = 30.0
+
     def __init__(self) -> None:
         self.received: int | None = None  # the signal, once one came
+        self.at = 0.0
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None:  # (a second signal: the first one's clean-up, under way, stops the children)
+        if self.received is not None and time.monotonic() - self.at < self.REPEAT_IGNORED_SECONDS:
             return
-        self.received = signum
+        self.received, self.at = signum, time.monotonic()
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)

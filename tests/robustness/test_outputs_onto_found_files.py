@@ -89,6 +89,16 @@ def test_a_file_inside_a_shell_command_a_glued_option_or_a_package(tmp_path, zoo
     done = run(tmp_path, "-c", "edge", "-b", "py:pkg:encode", "--junit", str(package / "helper.py"),
                env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path / 'pp'}"})
     assert refused(done, package / "helper.py"), done.stderr
+    # (a second read's spellings: a module run with -m, KEY=FILE, a file named after `cd DIR`)
+    (tmp_path / "eng").mkdir()
+    (tmp_path / "eng" / "__init__.py").write_text("", "utf-8")
+    module = tmp_path / "eng" / "main.py"
+    module.write_bytes(GREEDY.read_bytes())
+    for command in ("{python} -m eng.main {gguf}", "env ENGINE=eng/main.py python3 run.py",
+                    "sh -c 'cd eng && python3 main.py;'"):
+        done = run(tmp_path, "-c", "edge", "-b", f"g=cmd:{command}", "--junit", "eng/main.py")
+        assert refused(done, Path("eng/main.py")), (command, done.stderr)
+    assert module.read_bytes() == GREEDY.read_bytes()
     assert engine.read_bytes() == GREEDY.read_bytes() and data.read_bytes() == b"x"
     assert (package / "helper.py").read_text("utf-8") == "X = 1\n"
 

@@ -134,22 +134,42 @@ def _signal(pid: int, signum: int) -> None:
         pass
 
 
+def _ticks_since_boot() -> int:
+    """Now, in the clock ticks since boot that /proc gives a process's start in."""
+    try:
+        with open("/proc/uptime") as f:
+            return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        return 0
+
+
+def _started_at(pid: int) -> int:
+    """When ``pid`` started, in clock ticks since boot (0 where /proc does not say)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def stop_adopted() -> list[str]:
     """Stop every adopted orphan still running, and what each started, and reap them: the command
     line of each one stopped."""
     stopped: list[str] = []
     deadline = time.monotonic() + STOP_SECONDS
-    first = True  # (a process found after the first round was born while they were stopped: one that
-    while time.monotonic() < deadline:  # forks when told to stop, or keeps forking. It gets SIGKILL at once.)
+    # A process born after the stop began was born of it: an heir forked when told to stop, or one
+    # that keeps forking. It gets SIGKILL at once, or it would fork again in its grace.
+    begun = _ticks_since_boot()
+    while time.monotonic() < deadline:
         found = _adopted()
         if not found:
             break
         running = [pid for pid, state in found.items() if state != "Z"]
+        born = {pid for pid in running if _started_at(pid) > begun}
         for pid in running:
             stopped.append(_command_line(pid))
-            _signal(pid, signal.SIGTERM if first else signal.SIGKILL)
-        grace = min(deadline, time.monotonic() + (GRACE_SECONDS if first else 0.0))
-        first = False
+            _signal(pid, signal.SIGKILL if pid in born else signal.SIGTERM)
+        grace = min(deadline, time.monotonic() + (GRACE_SECONDS if set(running) - born else 0.0))
         left = set(found)
         while left and time.monotonic() < grace:
             left = {pid for pid in left if not _reap(pid)}

@@ -288,21 +288,27 @@ def engine_files(backends: list[str] | None) -> list[str]:
 
 
 def _command_words(command: str, depth: int = 0) -> list[str]:
-    """Every word of a ``cmd:`` command that may name a file: each word, the value of ``--data=FILE``
-    and of a short option glued to it (``-dFILE``), the program found on ``$PATH``, and the same
-    inside a word that is a command of its own (``sh -c "python3 engine.py …"``)."""
+    """Every word of a ``cmd:`` command that may name a file: each word, the value of ``--data=FILE``,
+    of ``KEY=FILE`` and of a short option glued to it (``-dFILE``), the files of a module run with
+    ``-m``, the program found on ``$PATH``, and the same inside a word that is a command of its own
+    (``sh -c "cd x && python3 engine.py;"``, read as a shell splits it)."""
     import shlex
 
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True) if depth else None
+        words = [w for w in lexer if w not in ("&&", "||", ";", "|", "&", "(", ")")] if lexer else shlex.split(command)
     except ValueError:  # (an unclosed quote: the backend itself says so)
         return []
     found = list(words)
-    for w in words:
-        if w.startswith("-") and "=" in w:
+    for k, w in enumerate(words):
+        if words[k - 1:k] == ["cd"]:  # (after `cd DIR`, a word names a file in DIR too)
+            found += [os.path.join(w, later) for later in words[k + 1:]]
+        if "=" in w:
             found.append(w.split("=", 1)[1])
         elif w.startswith("-") and not w.startswith("--") and len(w) > 2:
             found.append(w[2:])
+        if w == "-m" and k + 1 < len(words) or w.startswith("-m") and len(w) > 2 and "=" not in w:
+            found += _module_files(words[k + 1] if w == "-m" else w[2:])
         if depth < 3 and any(ch.isspace() for ch in w):
             found += _command_words(w, depth + 1)
     found += [program for program in map(shutil.which, words[:1]) if program]
@@ -314,16 +320,18 @@ def _module_files(target: str) -> list[str]:
     path (``$PYTHONPATH`` included): ``a/b.py``, the packages' ``__init__.py``, and every module of
     the package the engine is in, which it may import. A module given as a path: the modules beside it."""
     if target.endswith(".py") or os.sep in target:
-        folder = Path(os.path.expanduser(target)).parent
-        return [str(f) for f in _python_files(folder, recursive=False)]
+        return [str(f) for f in _python_files(Path(os.path.expanduser(target)).parent, recursive=False)]
     parts = target.split(".")
     names = [os.path.join(*parts) + ".py", os.path.join(*parts, "__init__.py")]
     names += [os.path.join(*parts[:k], "__init__.py") for k in range(1, len(parts))]
-    folders = ["", *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]
-    files = [os.path.join(folder, name) for folder in dict.fromkeys(folders) for name in names]
-    packages = [Path(folder or ".", parts[0]) for folder in dict.fromkeys(folders)]
-    files += [str(f) for package in packages if (package / "__init__.py").is_file()
-              for f in _python_files(package, recursive=True)]
+    folders = list(dict.fromkeys(os.path.abspath(f or ".") for f in
+                                 ["", *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]))
+    files = [os.path.join(where, name) for where in folders for name in names]
+    for where in folders:  # (the package it is in, or the modules beside a module of its own)
+        if (Path(where, parts[0]) / "__init__.py").is_file():
+            files += [str(f) for f in _python_files(Path(where, parts[0]), recursive=True)]
+        elif len(parts) == 1 and Path(where, parts[0] + ".py").is_file():
+            files += [str(f) for f in _python_files(Path(where), recursive=False)]
     return files
 
 

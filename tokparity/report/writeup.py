@@ -237,7 +237,8 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
         w.case = most_telling(pool)
     elif summary.classes:  # fuzz journals keep counts, not the mismatches
         w.cls = max(summary.classes, key=lambda c: summary.classes[c])
-    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""), mismatches)
+    whole = len(mismatches) == summary.mismatches  # (a replayed journal may keep only some: then no part is excused)
+    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""), mismatches if whole else ())
     return w
 
 

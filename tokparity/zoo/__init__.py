@@ -81,12 +81,12 @@ def _files_in_folder(folder: Path) -> dict[str, Path]:
         files["gguf"] = ggufs[0]
         for role, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
             p = ggufs[0].with_name(ggufs[0].name + suffix)
-            if p.exists():
+            if os.path.lexists(p):
                 files[role] = p
-    # (a FIFO or a folder under a model file's name is refused below, in one line, not left out unsaid)
+    # (a FIFO, a folder or a dangling link under a model file's name is refused below, in one line)
     for role, name in (("tokenizer_json", "tokenizer.json"), ("tokenizer_config", "tokenizer_config.json"),
                        ("spm_model", "tokenizer.model")):
-        if (folder / name).exists():
+        if os.path.lexists(folder / name):
             files[role] = folder / name
     rwkv = sorted(folder.glob("rwkv_vocab*.txt"))
     if len(rwkv) == 1:
@@ -116,9 +116,9 @@ def _local(path: Path) -> ModelFiles:
     if role == "gguf":
         for golden, suffix in (("golden_inp", ".inp"), ("golden_out", ".out")):
             p = path.with_name(path.name + suffix)
-            if p.exists():
+            if os.path.lexists(p):
                 files[golden] = checked_model_file(p, path.parent)
-    if role == "tokenizer_json" and path.with_name("tokenizer_config.json").exists():
+    if role == "tokenizer_json" and os.path.lexists(path.with_name("tokenizer_config.json")):
         files["tokenizer_config"] = checked_model_file(path.with_name("tokenizer_config.json"), path.parent)
     name = path.name.removeprefix("ggml-vocab-").removesuffix(".gguf") if role == "gguf" else path.stem
     return ModelFiles(shown_path(name), files, "local")
