@@ -357,10 +357,14 @@ def expand(markdown: str, where: str = "") -> str:
     """``markdown`` with the block after each marker made again from the files. A marker with no
     end marker before the next marker has no block yet: its block is put right after it."""
     lines = markdown.splitlines(keepends=True)
-    out, i = [], 0
+    out, i, fenced = [], 0, False
     while i < len(lines):
-        m = MARKER.fullmatch(lines[i].rstrip("\n"))
+        fenced ^= lines[i].lstrip().startswith("```")  # (a marker shown in a code block is not one)
+        m = None if fenced else MARKER.fullmatch(lines[i].rstrip("\n"))
         made = m and block(m.group("what"), m.group("arg"), where)
+        if made and any(MARKER.fullmatch(x) or x == END for x in made.splitlines()):
+            warn(f"{where}: the block {m.group(0)} would hold a marker line of its own; it is left as it is")
+            made = None
         if not m or made is None:
             out.append(lines[i])
             i += 1
