@@ -103,12 +103,12 @@ def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked
 def _may_split_or_shrink(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> bool:
     """Whether a step from the prompt on ends inside a character, or the decoder rewrites the
     bytes (a clean-up, a space taken off): elsewhere each step's text starts the next one's."""
-    tail = b""
-    for k, piece in enumerate(bytes_of(ref, ids, asked), 1):
+    pieces, tail = bytes_of(ref, ids, asked), b""
+    for k, piece in enumerate(pieces, 1):
         tail = (tail + piece)[-4:]
         if k >= prompt and incomplete_tail(tail):
             return True
-    return decoded(ref, ids, asked) != b"".join(bytes_of(ref, ids, asked)).decode("utf-8", "replace")
+    return decoded(ref, ids, asked) != b"".join(pieces).decode("utf-8", "replace")
 
 
 def cluster_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
