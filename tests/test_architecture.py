@@ -278,6 +278,43 @@ def test_the_records_of_a_case_are_made_once():
     assert callers == ["tokparity.run.pipeline"]
 
 
+def test_the_records_are_frozen_all_the_way_down():
+    """A record's lists and mappings cannot be changed either: the judge hands it lists and dicts,
+    and it keeps tuples and FrozenDicts. The counts are made once (a RunSummary), and a known
+    divergence stays as its file says it (the list counts the hits). Pickled, as workers and Ray
+    actors send them, they stay so."""
+    import dataclasses
+    import pickle
+
+    import pytest
+
+    from tokparity.records import AGREE, CaseRecord, Diagnosed, FrozenDict, Judgement, Verdict
+    from tokparity.run.known import KnownDivergence
+    from tokparity.run.results import RunSummary
+
+    tags, ids = {"kind": "space"}, [1, 2]
+    j = Judgement("m", "edge", "c1", tags, "ref", "mine", "space-prefix", "…", "model", 0, " a", ids, [3],
+                  ["▁a"], ["▁", "a"], [["ref"], ["mine"]], oracle_output=["x"])
+    tags["kind"], ids[0] = "changed", 99  # (the caller's own lists and dicts: the record kept copies)
+    assert j.tags == {"kind": "space"} and j.oracle_ids == (1, 2) and j.partition == (("ref",), ("mine",))
+    record = CaseRecord("m", 0, "c1", "edge", "ref", ["corpus=edge"], {"ref": AGREE, "mine": Verdict.differs("x")},
+                        [j], seconds={"mine": 0.5})
+    summary = RunSummary("m", "ref", "mine", classes={"space-prefix": 1}, not_applicable_cases=["edge/c2"])
+    for mapping in (j.tags, record.verdicts, record.causes, record.seconds, Diagnosed().root_causes,
+                    summary.classes, summary.causes, pickle.loads(pickle.dumps(j)).tags):
+        assert type(mapping) is FrozenDict
+        with pytest.raises(TypeError):
+            mapping["x"] = 1  # type: ignore[index]
+        with pytest.raises(TypeError):
+            mapping.update({"x": 1})  # type: ignore[attr-defined]
+    assert all(type(v) is tuple for v in (j.backend_pieces, j.oracle_output, record.judgements, record.tally,
+                                           summary.not_applicable_cases))
+    assert pickle.loads(pickle.dumps(record)) == record
+    for kind in (RunSummary, KnownDivergence, Diagnosed):
+        assert kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        summary.unexplained += 1  # type: ignore[misc]
+
 
 def test_every_exception_class_is_in_the_errors_module():
     """One module holds every exception of the package (``tokparity/errors.py``); a class private to

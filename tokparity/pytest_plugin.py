@@ -185,12 +185,12 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
         shown = [describe(m) for m in found[:SHOWN]]
         more = [f"… and {len(found) - SHOWN} more"] if len(found) > SHOWN else []
         raise AssertionError("\n".join([head, *shown, *more]))
-    judged = tally.summaries[(opened.engine, "encode")]
-    if judged.cases == 0:  # nothing compared is no pass
+    judged = tally.counts[(opened.engine, "encode")]
+    if judged["cases"] == 0:  # nothing compared is no pass
         where = "the given texts" if texts is not None else repr(corpus)
         raise AssertionError(f"{opened.engine} was compared on no case: no text was given" if n == 0 else
                              f"{opened.engine} was compared on none of the {n} cases of {where} ({run.model.name}): "
-                             f"{judged.skipped} skipped, {judged.not_applicable} declared not applicable")
+                             f"{judged['skipped']} skipped, {judged['not_applicable']} declared not applicable")
     return n
 
 

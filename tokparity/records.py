@@ -15,9 +15,30 @@ Plain data only: no step's logic lives here, so every layer above ``diff`` may r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 TIE = "model.viterbi-tie"  # two optima of the same model: reported apart, not a failure
+
+
+class FrozenDict(dict):
+    """A record's mapping: a dict that refuses every change once made. It is still a dict, so
+    ``json`` writes it as one and ``==`` compares it with one."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a record's mapping cannot be changed; make a new record")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore
+
+    def __reduce__(self) -> tuple:  # (pickle, for workers and Ray actors: no item is set after the object is made)
+        return FrozenDict, (dict(self),)
+
+
+def _set(record: object, name: str, value: object) -> None:
+    object.__setattr__(record, name, value)  # (a frozen record made deep in its own __post_init__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +87,7 @@ class Judgement:
     model: str
     corpus: str
     case_id: str
-    tags: dict
+    tags: Mapping[str, Any]  # (each of these is kept as a FrozenDict or a tuple: see __post_init__)
     oracle: str
     backend: str
     cls: str  # the symptom class the rules gave (the decision may name another, to fit the cause)
@@ -74,19 +95,26 @@ class Judgement:
     stage: str  # the first stage that disagrees: normalize | pre_tokenize | model | decode | unknown
     first_diff: int  # index of the first differing token (in the oracle's ids)
     text: str
-    oracle_ids: list[int]
-    backend_ids: list[int]
-    oracle_pieces: list[str]
-    backend_pieces: list[str]
-    partition: list[list[str]] = field(default_factory=list)  # which backends agree with which
+    oracle_ids: Sequence[int]
+    backend_ids: Sequence[int]
+    oracle_pieces: Sequence[str]
+    backend_pieces: Sequence[str]
+    partition: Sequence[Sequence[str]] = ()  # which backends agree with which
     # What was asked (tokparity.run.ops): "encode" (the text's ids, compared above), "decode",
     # "stream" or "pieces" (the ids above, both sides the oracle's, turned back into text). The
     # outputs are what each side answered for such an op: [text] (decode), the deltas (stream:
     # the oracle's side holds the one text they must add up to), each id's bytes in hex (pieces).
     op: str = "encode"
-    oracle_output: list[str] = field(default_factory=list)
-    backend_output: list[str] = field(default_factory=list)
+    oracle_output: Sequence[str] = ()
+    backend_output: Sequence[str] = ()
     shape: str = ""  # what the backend did, read off the two answers (tokparity.diff.shape): "" for none
+
+    def __post_init__(self) -> None:
+        # (the judge hands lists and dicts: the record keeps its own copies, which nothing can change)
+        _set(self, "tags", FrozenDict(self.tags))
+        for name in ("oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "oracle_output", "backend_output"):
+            _set(self, name, tuple(getattr(self, name)))
+        _set(self, "partition", tuple(tuple(group) for group in self.partition))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +170,14 @@ class Diagnosed:
     and each backend's verdict on each op."""
 
     diagnoses: tuple[Diagnosis | None, ...] = ()
-    root_causes: dict[tuple[str, str], RootCause] = field(default_factory=dict)  # by (backend, op)
+    root_causes: Mapping[tuple[str, str], RootCause] = field(default_factory=FrozenDict)  # by (backend, op)
     keys: tuple[tuple[str, str], ...] = ()  # (backend, case_id) of each judgement: whose they are
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        _set(self, "root_causes", FrozenDict(self.root_causes))
+        _set(self, "diagnoses", tuple(self.diagnoses))
+        _set(self, "keys", tuple(self.keys))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +203,9 @@ class Decision:
         return not self.known and not self.tie
 
     @classmethod
-    def undiagnosed(cls, judgement: Judgement, known: str = "") -> Decision:
-        """The decision before any diagnosis: the symptom, and the known divergence it matches."""
+    def as_judged(cls, judgement: Judgement, known: str = "") -> Decision:
+        """What the judge alone says of a mismatch: its symptom, and the known divergence it
+        matches. A journal line holds it, and the report of a run stopped before any diagnosis."""
         return cls(judgement.cls, judgement.stage, known)
 
 
@@ -226,18 +260,12 @@ class Mismatch:
         return d
 
     def fields(self) -> dict:
-        """The flat fields, in ROW_FIELDS' order (lists where the decision holds tuples)."""
-        j, c = self.judgement, self.decision
-        return {"model": j.model, "corpus": j.corpus, "case_id": j.case_id, "tags": j.tags, "oracle": j.oracle,
-                "backend": j.backend, "cls": c.cls, "evidence": j.evidence, "stage": c.stage,
-                "first_diff": j.first_diff, "text": j.text, "oracle_ids": j.oracle_ids, "backend_ids": j.backend_ids,
-                "oracle_pieces": j.oracle_pieces, "backend_pieces": j.backend_pieces, "known": c.known,
-                "partition": j.partition, "cause": c.cause, "cause_evidence": c.cause_evidence,
-                "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives], "op": j.op,
-                "oracle_output": j.oracle_output, "backend_output": j.backend_output, "shape": j.shape}
+        """The flat fields, in ROW_FIELDS' order (lists and dicts where the records hold tuples and
+        frozen mappings)."""
+        return _fields(self.judgement, self.decision)
 
     @staticmethod
-    def of(model: str, corpus: str, case_id: str, tags: dict, oracle: str, backend: str, cls: str = "",
+    def of(model: str, corpus: str, case_id: str, tags: Mapping[str, Any], oracle: str, backend: str, cls: str = "",
            evidence: str = "", stage: str = "unknown", first_diff: int = 0, text: str = "",
            oracle_ids: list[int] | None = None, backend_ids: list[int] | None = None,
            oracle_pieces: list[str] | None = None, backend_pieces: list[str] | None = None, known: str = "",
@@ -260,13 +288,25 @@ class Mismatch:
         return Mismatch.of(**d)
 
 
+def _fields(j: Judgement, c: Decision) -> dict:
+    return {"model": j.model, "corpus": j.corpus, "case_id": j.case_id, "tags": dict(j.tags), "oracle": j.oracle,
+            "backend": j.backend, "cls": c.cls, "evidence": j.evidence, "stage": c.stage, "first_diff": j.first_diff,
+            "text": j.text, "oracle_ids": list(j.oracle_ids), "backend_ids": list(j.backend_ids),
+            "oracle_pieces": list(j.oracle_pieces), "backend_pieces": list(j.backend_pieces), "known": c.known,
+            "partition": [list(group) for group in j.partition], "cause": c.cause, "cause_evidence": c.cause_evidence,
+            "variants": list(c.variants), "alternatives": [list(keys) for keys in c.alternatives], "op": j.op,
+            "oracle_output": list(j.oracle_output), "backend_output": list(j.backend_output), "shape": j.shape}
+
+
 @dataclass(frozen=True, slots=True)
 class CaseRecord:
     """One case of one model, judged: what the tally needs to count it, and no more.
 
-    ``verdicts`` maps each compared backend to its ``Verdict``; ``mismatches`` holds a Mismatch per
-    backend that differs, as it was when judged (its decision: the symptom and the known
-    divergence its verdict names; fuzz decides each case as it judges it). ``too_long`` is the
+    ``verdicts`` maps each compared backend to its ``Verdict`` (a mismatch's names the known
+    divergence it matched as judged); ``judgements`` holds a Judgement per backend that differs
+    (fuzz keeps only the verdicts of most cases). ``decisions``: fuzz decides each judgement as it
+    judges it, and keeps its decision here; a compare decides once the model is diagnosed
+    (tokparity.run.pipeline), and this stays empty. ``too_long`` is the
     text's length when the case was not run for ``--max-chars``. ``op``: what the backends were
     asked (tokparity.run.ops); a case run for several ops has a record for each."""
 
@@ -276,11 +316,29 @@ class CaseRecord:
     corpus: str
     oracle: str = ""
     tally: tuple[str, ...] = ()  # the tag keys of the report's rate table
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-    mismatches: tuple[Mismatch, ...] = ()
+    verdicts: Mapping[str, Verdict] = field(default_factory=FrozenDict)  # (kept as FrozenDicts: __post_init__)
+    judgements: tuple[Judgement, ...] = ()
+    decisions: tuple[Decision, ...] = ()
     too_long: int = 0
     unread: bool = False  # too_long counts the bytes of a corpus line not read (too long for any text under the cap)
-    causes: dict[str, str] = field(default_factory=dict)  # fuzz: the cause each mismatch was counted under
-    seconds: dict[str, float] = field(default_factory=dict)  # each backend's own time (not journaled)
+    causes: Mapping[str, str] = field(default_factory=FrozenDict)  # fuzz: the cause each mismatch was counted under
+    seconds: Mapping[str, float] = field(default_factory=FrozenDict)  # each backend's own time (not journaled)
     line: int = 0  # where a journal holds it (read back for a resume; not journaled)
     op: str = "encode"
+
+    def __post_init__(self) -> None:
+        for name in ("verdicts", "causes", "seconds"):
+            value = getattr(self, name)
+            if type(value) is not FrozenDict:
+                _set(self, name, FrozenDict(value))
+        _set(self, "tally", tuple(self.tally))
+        _set(self, "judgements", tuple(self.judgements))
+        _set(self, "decisions", tuple(self.decisions))
+        assert not self.decisions or len(self.decisions) == len(self.judgements), "a decision per judgement"
+
+    def journaled(self) -> tuple[Mismatch, ...]:
+        """Each judgement as a journal line holds it: with its decision where fuzz made one, and
+        otherwise with what the judge alone says of it (``Decision.as_judged``)."""
+        if self.decisions:
+            return tuple(Mismatch(j, d) for j, d in zip(self.judgements, self.decisions))
+        return tuple(Mismatch(j, Decision.as_judged(j, self.verdicts[j.backend].known)) for j in self.judgements)

@@ -127,8 +127,8 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
         print(f"\n{finding.key} on {finding.backend}: {finding.count} conversations ({m.cls}; shrunk from "
               f"{len(original['messages'])} to {len(shrunk['messages'])} messages)")
         print(f"  conversation {finding.case.text}")
-        print(f"  {m.oracle:<8} {m.oracle_output!r}")
-        print(f"  {finding.backend:<8} {m.backend_output!r}")
+        print(f"  {m.oracle:<8} {list(m.oracle_output)!r}")
+        print(f"  {finding.backend:<8} {list(m.backend_output)!r}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"conversations to keep: {out / FINDINGS_FILE}")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
@@ -172,9 +172,9 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
         m = f.mismatch
         print(f"\n{f.key} on {f.backend}: {f.count} sequences ({m.cls}; shrunk from {len(f.original.ids)} to "
               f"{len(f.case.ids)} ids)")
-        print(f"  ids      {list(f.case.ids)} (prompt {f.case.prompt}) {m.oracle_pieces}")
-        print(f"  {m.oracle:<8} {m.oracle_output!r}")
-        print(f"  {f.backend:<8} {m.backend_output!r}")
+        print(f"  ids      {list(f.case.ids)} (prompt {f.case.prompt}) {list(m.oracle_pieces)}")
+        print(f"  {m.oracle:<8} {list(m.oracle_output)!r}")
+        print(f"  {f.backend:<8} {list(m.backend_output)!r}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     return 1 if results.unexplained else 0
@@ -269,8 +269,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
         print(f"\n{key_label(f.key)} on {f.backend}: {f.count} cases ({what}; first found after {f.found_after:.1f} s "
               f"in {f.original.corpus}, shrunk from {len(f.original.text)} to {len(f.text)} characters)")
         print(f"  text     {f.text!r}")
-        print(f"  {f.oracle:<8} {m.oracle_ids} {m.oracle_pieces}")
-        print(f"  {'backend':<8} {m.backend_ids} {m.backend_pieces}")
+        print(f"  {f.oracle:<8} {list(m.oracle_ids)} {list(m.oracle_pieces)}")
+        print(f"  {'backend':<8} {list(m.backend_ids)} {list(m.backend_pieces)}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"\nfindings: {out / FINDINGS_FILE} (replay: tokparity compare {args.model} -c {out / FINDINGS_FILE})")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)

@@ -134,12 +134,12 @@ def run(args: argparse.Namespace) -> int:
     for m in unexplained[:SHOW_CHANGES]:
         if m.op == "encode":
             print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend}: {m.cls} at token {m.first_diff}: "
-                  f"goldens {m.oracle_ids[:12]} vs {m.backend_ids[:12]}")
+                  f"goldens {list(m.oracle_ids[:12])} vs {list(m.backend_ids[:12])}")
         elif m.op == "chat":  # (two prompts share their start: the evidence shows where they part)
             print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend} chat: {m.cls}: {single_line(m.evidence)[:240]}")
         else:
             print(f"CHANGED {m.model} {m.corpus}/{m.case_id} {m.backend} {m.op}: {m.cls}: goldens "
-                  f"{clipped(m.oracle_output)} vs {clipped(m.backend_output)}")
+                  f"{clipped(list(m.oracle_output))} vs {clipped(list(m.backend_output))}")
     if len(unexplained) > SHOW_CHANGES:
         print(f"… and {len(unexplained) - SHOW_CHANGES} more changes (every one in mismatches.csv)")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)

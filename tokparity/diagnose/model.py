@@ -214,7 +214,8 @@ class ModelDiagnosis:
                 diagnoser = self.diagnoser()
                 if diagnoser is None:
                     return None
-                cause = diagnoser.diagnose(j.text, j.oracle_ids, j.backend_ids, j.backend, symptom=j.cls, oracle=j.oracle)
+                cause = diagnoser.diagnose(j.text, list(j.oracle_ids), list(j.backend_ids), j.backend, symptom=j.cls,
+                                           oracle=j.oracle)
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
             finally:
@@ -229,7 +230,7 @@ class ModelDiagnosis:
         started = time.perf_counter()
         try:
             diagnoser = self.diagnoser()
-            cause = diagnoser.failure(j.text, j.oracle_ids) if diagnoser is not None else None
+            cause = diagnoser.failure(j.text, list(j.oracle_ids)) if diagnoser is not None else None
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
             return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}")
         finally:

@@ -245,7 +245,7 @@ class Diagnoser:
         ``j`` did: its ids, or, where it crashed, a failure of the engine those variants stand for."""
         if j.cls == "crash":
             return self.failing(keys, j.text) is not None
-        return self.encode_remembered(keys, j.text) == j.backend_ids
+        return self.encode_remembered(keys, j.text) == list(j.backend_ids)
 
     def failure(self, text: str, oracle_ids: Sequence[int]) -> Cause:
         """The cause of a backend's failure on ``text`` where the oracle gave ``oracle_ids``: the

@@ -149,7 +149,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     own: list[Diagnosed] = []
     departs = 0
     for m in mismatches:
-        if reference(m[0].text) == m[0].backend_ids:
+        if reference(m[0].text) == list(m[0].backend_ids):
             departs += 1
         else:
             own.append(m)
@@ -238,7 +238,7 @@ def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict
     for i, (j, d) in enumerate(mismatches):
         if d.cause != TIE and d.variants and set(d.variants) <= set(keys):
             continue  # (its own cause is a part already)
-        if d.cause != TIE and not d.variants and diagnoser.encode_remembered((), j.text) != j.oracle_ids:
+        if d.cause != TIE and not d.variants and diagnoser.encode_remembered((), j.text) != list(j.oracle_ids):
             continue  # (the reference is not the oracle on this text: nothing of the backend's can be shown)
         found = tuple(part for part in parts if diagnoser.predicts(part, j))
         if found:

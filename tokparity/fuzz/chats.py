@@ -140,8 +140,8 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
             case = source.next()
             record = run.chat_record(case, n)
             pipeline.count([record])
-            for judged in record.mismatches:
-                m = pipeline.decided(judged.judgement)
+            for judgement in record.judgements:
+                m = pipeline.decided(judgement)
                 key = finding_key(m)
                 found = findings.get((m.backend, key))
                 if found is not None:
@@ -209,8 +209,8 @@ def _shrink(pipeline: ModelPipeline, case: Case, first: Mismatch, key: str, seco
             except TokparityError:
                 continue
             record = run.chat_record(candidate, -1)
-            same = next((d for d in (pipeline.decided(m.judgement) for m in record.mismatches
-                                     if m.backend == first.backend) if finding_key(d) == key), None)
+            same = next((d for d in (pipeline.decided(j) for j in record.judgements
+                                     if j.backend == first.backend) if finding_key(d) == key), None)
             if same is not None:
                 best, best_m, shrinking = candidate, same, True
                 break

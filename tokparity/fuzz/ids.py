@@ -132,8 +132,8 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
             case = source.next()
             for record in run.id_records(n, case):
                 pipeline.count([record])
-                for judged in record.mismatches:
-                    m = pipeline.decided(judged.judgement)
+                for judgement in record.judgements:
+                    m = pipeline.decided(judgement)
                     key = finding_key(m)
                     found = findings.get((m.backend, key))
                     if found is not None:
@@ -178,7 +178,7 @@ def _shrink(pipeline: ModelPipeline, case: IdCase, first: Mismatch, key: str) ->
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
         record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
-        same = next((d for d in (pipeline.decided(m.judgement) for m in record.mismatches if m.backend == first.backend)
+        same = next((d for d in (pipeline.decided(j) for j in record.judgements if j.backend == first.backend)
                      if finding_key(d) == key), None)
         if same is None:
             k += 1
@@ -192,7 +192,7 @@ def _found(f: IdFinding, number: int) -> FoundCause:
     from tokparity.fuzz.findings import key_label
 
     m = f.mismatch
-    answered = f"{m.oracle} {m.oracle_output!r} vs {f.backend} {m.backend_output!r}"
+    answered = f"{m.oracle} {list(m.oracle_output)!r} vs {f.backend} {list(m.backend_output)!r}"
     return FoundCause(f"ids-{number}", f.backend, m.oracle, m.cause, f.key, key_label(f.key), m.cls,
                       f"ids {list(f.case.ids)} after a prompt of {f.case.prompt}: {answered}", f.count,
                       round(f.found_after, 3), round(f.shrink_seconds, 3), m.known,

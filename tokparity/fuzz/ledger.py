@@ -19,7 +19,7 @@ run again (they were not counted: a kill loses at most FLUSH_SECONDS of them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tokparity.errors import Damaged
@@ -91,7 +91,7 @@ class Ledger:
         else:
             p.add(record, causes)
 
-    def restored(self, verdicts: dict[str, Verdict], causes: dict[str, str]) -> None:
+    def restored(self, verdicts: Mapping[str, Verdict], causes: Mapping[str, str]) -> None:
         """A stored case of the interrupted run, read back: it counts towards its keys' stored cases."""
         for backend, verdict in verdicts.items():
             if verdict.mismatch:

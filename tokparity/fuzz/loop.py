@@ -7,7 +7,7 @@ import hashlib
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -150,10 +150,10 @@ class Fuzzer:
                 found_at.add(finding.n)
         for record in journal.records(self.run.model.name):
             # (0.1: no causes; the reports list findings, not cases)
-            causes = record.causes or {m.backend: m.cause for m in record.mismatches if m.cause}
-            self._count_in(record, causes, 1)
+            record_causes = record.causes or {m.backend: m.cause for m in record.journaled() if m.cause}
+            self._count_in(record, record_causes, 1)
             if self.ledger is not None:
-                self.ledger.restored(record.verdicts, causes)
+                self.ledger.restored(record.verdicts, record_causes)
             if not self._outcome(record.n):
                 self._done(record.n, NEW if record.n in found_at else EXPLAINED)
         self.result.resumed = len(self.done)
@@ -180,11 +180,11 @@ class Fuzzer:
 
     # counting -------------------------------------------------------------------------------
 
-    def _count_in(self, record: CaseRecord, causes: dict[str, str], count: int) -> None:
+    def _count_in(self, record: CaseRecord, causes: Mapping[str, str], count: int) -> None:
         """Count ``count`` cases of this record's verdicts (a case judged now, or replayed) into the
         summaries, the sources and each cause's cases. The tally counts them by their verdicts and
         ``causes``, as fuzz decided them: the reports list findings, not cases."""
-        counted = replace(record, mismatches=(), causes=causes)
+        counted = replace(record, judgements=(), decisions=(), causes=causes)
         self.pipeline.count(counted for _ in range(count))
         self.result.cases += count
         self.result.by_source[record.corpus] = self.result.by_source.get(record.corpus, 0) + count
@@ -348,12 +348,12 @@ class Fuzzer:
             self._steer(case, self._outcome(n) or EXPLAINED)
             return
         judged = self.run.judge(case, n)
-        mismatches = [self._decided(m.judgement) for m in judged.mismatches]
+        mismatches = [self._decided(j) for j in judged.judgements]
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
                          verdicts={**judged.verdicts, **{m.backend: Verdict.differs(m.cls, m.known) for m in mismatches}},
-                         mismatches=tuple(mismatches), causes=causes)
+                         decisions=tuple(m.decision for m in mismatches), causes=causes)
         self._count_in(record, causes, 1)
         new = [(m, key) for m in mismatches for key in keys[m.backend] if (m.backend, key) not in self.found]
         for m, key in new:

@@ -365,23 +365,24 @@ def judge_model(checked: CheckedModel, options: RegressOptions, results: Results
             pipeline.diagnose(None)  # with this add_special: the diagnosis runs the reference the same way
     finally:
         pipeline.close()
-    summaries = pipeline.settle()
+    def stated(backend: str, op: str, mismatches: int) -> tuple[str, str, int]:
+        # a digest that changed (a digest-only corpus's ids, the tokens' bytes) is a change nobody explained
+        unexplained = (len(changed) if op == "encode" else 0) + (pieces_changed and op == "pieces")
+        if made and op == "chat":
+            return (f"{ORACLE} (the template's prompts encoded by {made['encoder']} {made.get('version', '?')})",
+                    f"the prompts the model's chat template gave (rendered as transformers renders it) when "
+                    f"`regress --update` made {goldens.path.name}", unexplained)
+        return (f"{ORACLE} ({goldens.made_by()})",
+                f"the ids its oracle gave when `regress --update` made {goldens.path.name}"
+                + _release_bump(backend, mismatches, goldens.header.get("versions", {}), results.backends),
+                unexplained)
+
+    summaries = pipeline.settle(stated=stated)
     if options.known is not None:
         # (the decoding ops are judged against texts the decoder's own library made: a difference between
         # that library and another, what most decoding entries describe, shows only where another is judged,
         # and then as a change to read, not a stale entry)
         options.known.not_run(model.name, compare_options.decoding_ops)
-    for s in summaries:
-        if made and s.op == "chat":
-            s.oracle = f"{ORACLE} (the template's prompts encoded by {made['encoder']} {made.get('version', '?')})"
-            s.oracle_why = (f"the prompts the model's chat template gave (rendered as transformers renders it) when "
-                            f"`regress --update` made {goldens.path.name}")
-        else:
-            s.oracle = f"{ORACLE} ({goldens.made_by()})"
-            s.oracle_why = f"the ids its oracle gave when `regress --update` made {goldens.path.name}" + \
-                _release_bump(s.backend, s.mismatches, goldens.header.get("versions", {}), results.backends)
-        # a digest that changed (a digest-only corpus's ids, the tokens' bytes) is a change nobody explained
-        s.unexplained += (len(changed) if s.op == "encode" else 0) + (pieces_changed and s.op == "pieces")
     results.runs.extend(summaries)
     results.options.setdefault("goldens", {})[model.name] = {
         "file": str(goldens.path), "made_by": goldens.header.get("versions", {}),

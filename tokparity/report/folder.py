@@ -173,7 +173,7 @@ def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]
                 raise NotARun(f"{path}:{lineno}: not a journal line ({type(e).__name__}: {e}); the file was edited "
                               "or damaged: run the comparison again") from None
             case_ids.append((record.model, record.corpus, record.case_id))
-            mismatches.extend(record.mismatches)
+            mismatches.extend(record.journaled())
     return mismatches, case_ids
 
 

@@ -22,6 +22,7 @@ keeps only its shrunk findings):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tokparity.records import Mismatch
@@ -95,7 +96,7 @@ RUN_COLUMNS = ("model", "oracle", "backend", "cases", "mismatches", "unexplained
 NUMERIC = frozenset({"cases", "mismatches", "unexplained"})
 
 
-def counts_text(counts: dict[str, int], most: int | None = None) -> str:
+def counts_text(counts: Mapping[str, int], most: int | None = None) -> str:
     """``merge-order 195, whitespace-runs 118``: most first, then by name; ``–`` for none. With
     ``most``, the rest are one count (a table a terminal can show: summary.json has them all)."""
     ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))

@@ -39,7 +39,7 @@ from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
 from tokparity.diff.shape import chat_shape, encode_shape
 from tokparity.errors import CaseFailure
-from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.textview import clipped
 from tokparity.vocab import Vocab
@@ -150,7 +150,7 @@ class ChatJudge:
                 oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer)),
                 shape=answers_shape(self.vocab, conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
-                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op="chat", seconds=seconds)
+                          tuple(judgements), op="chat", seconds=seconds)
 
     def _ask(self, name: str, conversation: Conversation, want: object) -> object:
         """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own

@@ -83,13 +83,11 @@ def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
     """``record`` with the known divergence each of its mismatches matches as judged, before any
     diagnosis: what the journal notes of a case. A run decides each again once diagnosed
     (``decide``); a hit is counted only then."""
-    if known is None or not record.mismatches:
+    if known is None or not record.judgements:
         return record
-    found = {m.backend: known_of(known, m)[0] for m in record.mismatches}
+    found = {j.backend: known_of(known, Mismatch(j, Decision.as_judged(j)))[0] for j in record.judgements}
     verdicts = {name: Verdict.differs(v.cls, found[name]) if name in found else v for name, v in record.verdicts.items()}
-    mismatches = tuple(Mismatch(m.judgement, Decision.undiagnosed(m.judgement, found[m.backend]), m.diagnosis)
-                       for m in record.mismatches)
-    return replace(record, verdicts=verdicts, mismatches=mismatches)
+    return replace(record, verdicts=verdicts)
 
 
 def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagnosis:

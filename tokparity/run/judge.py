@@ -30,7 +30,7 @@ from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
 from tokparity.diff.shape import encode_shape
 from tokparity.errors import TokparityError
-from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.memory import collector_paused
 from tokparity.run.messages import Started
 from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op
@@ -385,7 +385,7 @@ class ModelRun:
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
         return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, case.rate_keys, verdicts,
-                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements) if judgements else (),
+                          tuple(judgements),
                           seconds={name: ans.seconds for name, ans in answers.items()})
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,

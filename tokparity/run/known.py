@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
@@ -53,21 +53,22 @@ REGEX_SECONDS = 2.0
 DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # an entry of these alone is about the decode op
 
 
-@dataclass
+@dataclass(frozen=True)
 class KnownDivergence:
+    """One entry of a known-divergences file, as the file says it (its hits are the KnownList's)."""
+
     id: str
-    models: list[str]
-    backends: list[str]
-    classes: list[str]
+    models: tuple[str, ...]
+    backends: tuple[str, ...]
+    classes: tuple[str, ...]
     reason: str
     upstream: str
     text: regex.Pattern | None = None
     evidence: regex.Pattern | None = None
-    case_ids: list[str] = field(default_factory=list)
+    case_ids: tuple[str, ...] = ()
     cause: str = ""  # the reviewed root cause (docs/catalogue/causes.md names, "+"-joined)
     ops: tuple[str, ...] = ("encode",)
     source: str = ""
-    hits: int = 0
 
     def covers_run(self, model: str, backend: str, op: str = "encode") -> bool:
         # (a backend at another release, hf@0.21.4, is covered by the entries of its backend too;
@@ -98,12 +99,15 @@ class KnownDivergence:
 
 
 class KnownList:
+    """A run's known divergences, and what it counted of them: each entry's hits, the runs made."""
+
     def __init__(self, entries: list[KnownDivergence]):
         ids = [e.id for e in entries]
         dup = {i for i in ids if ids.count(i) > 1}
         if dup:
             raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
         self.entries = entries
+        self.hits: dict[str, int] = {}  # entry id -> the mismatches decided as that entry
         self._by_id = {e.id: e for e in entries}
         self.runs: set[tuple[str, str, str]] = set()  # (model, backend, op) of the runs made
         self._for_run: dict[tuple[str, str, str], list[KnownDivergence]] = {}
@@ -116,7 +120,7 @@ class KnownList:
         entry = self._first(m)
         if entry is None:
             return ""
-        entry.hits += 1
+        self.hits[entry.id] = self.hits.get(entry.id, 0) + 1
         return entry.id
 
     def find(self, m: Mismatch) -> str:
@@ -152,22 +156,21 @@ class KnownList:
     def blank(self) -> KnownList:
         """The same entries, nothing counted yet: for another process to count with and hand back
         (``absorb``)."""
-        return KnownList([replace(e, hits=0) for e in self.entries])
+        return KnownList(self.entries)
 
     def absorb(self, used: KnownList) -> None:
         """What a ``blank`` copy counted in another process (a Ray task): its hits and its runs."""
-        hits = {e.id: e.hits for e in used.entries}
-        for e in self.entries:
-            e.hits += hits.get(e.id, 0)
+        for entry_id, n in used.hits.items():
+            self.hits[entry_id] = self.hits.get(entry_id, 0) + n
         self.runs |= used.runs
 
     def stale(self) -> list[KnownDivergence]:
         """Entries whose models, backends and ops were run, that matched nothing (an entry about
         the decode op is not stale in a run that only encoded)."""
-        return [e for e in self.entries if e.hits == 0 and any(e.covers_run(*run) for run in self.runs)]
+        return [e for e in self.entries if not self.hits.get(e.id) and any(e.covers_run(*run) for run in self.runs)]
 
     def report(self) -> dict:
-        return {"used": {e.id: e.hits for e in self.entries if e.hits},
+        return {"used": {e.id: self.hits[e.id] for e in self.entries if self.hits.get(e.id)},
                 "stale": [{"id": e.id, "source": e.source, "reason": e.reason} for e in self.stale()]}
 
 
@@ -199,9 +202,9 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
             raise TokparityError(f"{source}: divergence {raw['id']!r}: unknown cause {unknown[0]!r}; the names are "
                                  "those of docs/catalogue/causes.md (tokparity/diagnose/causes.toml)")
         entries.append(KnownDivergence(
-            id=raw["id"], models=list(raw["models"]), backends=list(raw["backends"]), classes=list(raw["classes"]),
+            id=raw["id"], models=tuple(raw["models"]), backends=tuple(raw["backends"]), classes=tuple(raw["classes"]),
             reason=raw["reason"], upstream=raw["upstream"], text=pattern, evidence=evidence,
-            case_ids=list(raw.get("case_ids", [])), cause=cause, ops=_ops(raw, source), source=source))
+            case_ids=tuple(raw.get("case_ids", ())), cause=cause, ops=_ops(raw, source), source=source))
     return entries
 
 

@@ -114,9 +114,9 @@ class ModelLedger:
         if self.waiting:  # every worker sent all its records before saying it was done
             raise TokparityError(f"compare {runner}: internal error: cases {sorted(self.waiting)[:5]} of "
                                  f"{self.model.name} could not be counted in order; rerun with --jobs 1")
-        summaries = self.ledger.summaries.values()
-        judges = ", ".join(dict.fromkeys(s.oracle for s in summaries))  # each op's, as the table names them
-        options.say(f"{self.model.name}: {self.total} cases, {sum(s.mismatches for s in summaries)} mismatches"
+        judges = ", ".join(dict.fromkeys(self.ledger.judges.values()))  # each op's, as the table names them
+        mismatches = sum(counts["mismatches"] for counts in self.ledger.counts.values())
+        options.say(f"{self.model.name}: {self.total} cases, {mismatches} mismatches"
                     + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 
 

@@ -38,7 +38,7 @@ from tokparity.corpus.ids import ID_CORPUS, IdCase
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
 from tokparity.diff.shape import output_shape
 from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
-from tokparity.records import AGREE, SKIPPED, CaseRecord, Decision, Judgement, Mismatch, Verdict
+from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
@@ -212,7 +212,7 @@ class DecodingJudge:
                 oracle_output=capped(oracle_output), backend_output=capped(backend_output),
                 shape=output_shape(op, self.vocab, ids, oracle_output, backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
-                          tuple(Mismatch(j, Decision.undiagnosed(j)) for j in judgements), op=op, seconds=seconds)
+                          tuple(judgements), op=op, seconds=seconds)
 
     def _no_token(self, ids: list[int]) -> bool:
         """Whether an id has no token in the vocabulary: out of its range, or a gap in its ids that

@@ -28,7 +28,7 @@ from tokparity.run.messages import Started
 from tokparity.run.ops import decoder_file
 from tokparity.run.options import CompareOptions
 from tokparity.run.results import Results, RunSummary
-from tokparity.run.tally import Tally
+from tokparity.run.tally import Stated, Tally
 from tokparity.zoo import ModelFiles
 
 __all__ = ["JudgedCases", "ModelPipeline", "ModelRun", "Tally", "count", "diagnosed", "diagnosis_of", "journaled",
@@ -50,11 +50,12 @@ def journaled(tally: Tally, records: list[CaseRecord]) -> list[CaseRecord]:
     return judged
 
 
-def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str, int]] | None = None
-           ) -> list[RunSummary]:
+def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str, int]] | None = None,
+           stated: Stated | None = None) -> list[RunSummary]:
     """The end of one model's pipeline. Each judgement the tally kept is decided and counted, in
     case order; then come the summaries. ``diagnosed`` is None, or holds fewer diagnoses than
-    judgements, when the run stopped before naming causes. ``causes``: see ``Tally.run_summaries``."""
+    judgements, when the run stopped before naming causes. ``causes``, ``stated``: see
+    ``Tally.run_summaries``."""
     diagnoses = diagnosed.diagnoses if diagnosed is not None else ()
     roots = diagnosed.root_causes if diagnosed is not None else {}
     known = tally.options.services.known
@@ -62,7 +63,7 @@ def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str
         diagnosis = diagnoses[i] if i < len(diagnoses) else None
         root = roots.get((judgement.backend, judgement.op))
         tally.count(Mismatch(judgement, decide(judgement, diagnosis, root, known), diagnosis))
-    return tally.run_summaries(diagnosed, causes)
+    return tally.run_summaries(diagnosed, causes, stated)
 
 
 def tally_of(model: ModelFiles, started: Started, options: CompareOptions, results: Results) -> Tally:
@@ -145,10 +146,11 @@ class ModelPipeline:
         diagnosis = self.diagnosis.diagnose_one(judgement)
         return Mismatch(judgement, decide(judgement, diagnosis, None, self.run.options.services.known), diagnosis)
 
-    def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True) -> list[RunSummary]:
+    def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True,
+               stated: Stated | None = None) -> list[RunSummary]:
         """Decide and count what the diagnosis named (``diagnosed``: False where nothing was
         diagnosed, as fuzz of texts, which decided each finding as it went); the summaries."""
-        return settle(self.tally, self.named() if diagnosed else None, causes)
+        return settle(self.tally, self.named() if diagnosed else None, causes, stated)
 
     def reask(self, options: CompareOptions) -> None:
         """The same backends asked something else from here on (regress: add_special off, then

@@ -8,9 +8,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 
-from tokparity.records import Mismatch, RootCause
+from tokparity.records import FrozenDict, Mismatch, RootCause
 
 # json.dumps(value, ensure_ascii=False) without building an encoder per call or tracking
 # containers for cycles (records have none): the same text, a third faster. The journal writes
@@ -25,25 +26,33 @@ CSV_COLUMNS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "class
                "cause_evidence", "text_json", "op", "oracle_output", "backend_output", "shape")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
+    """What one backend's run on one model and op added up to, made once by the tally when the
+    run is counted (``Tally.run_summaries``) or read back from summary.json."""
+
     model: str
     oracle: str
     backend: str
     cases: int = 0
     mismatches: int = 0
     unexplained: int = 0
-    classes: dict[str, int] = field(default_factory=dict)
+    classes: Mapping[str, int] = field(default_factory=FrozenDict)
     skipped: int = 0  # cases the backend cannot answer (golden without that text)
     # cases that ask what the backend declares it cannot do (tokparity.backends.base.Backend.unsupported),
     # and the first of them by id
     not_applicable: int = 0
-    not_applicable_cases: list[str] = field(default_factory=list)
+    not_applicable_cases: tuple[str, ...] = ()
     ties: int = 0  # mismatches that are ties of equal score (model.viterbi-tie): reported, not failing
-    causes: dict[str, int] = field(default_factory=dict)  # root cause -> mismatches it reproduces
+    causes: Mapping[str, int] = field(default_factory=FrozenDict)  # root cause -> mismatches it reproduces, most first
     root_cause: RootCause | None = None  # the run's verdict (tokparity.diagnose.verdict)
     oracle_why: str = ""  # why that oracle judges this model (tokparity.run.oracle)
     op: str = "encode"  # what the backend was asked (tokparity.run.ops)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "classes", FrozenDict(self.classes))
+        object.__setattr__(self, "causes", FrozenDict(self.causes))
+        object.__setattr__(self, "not_applicable_cases", tuple(self.not_applicable_cases))
 
     @property
     def label(self) -> str:

@@ -17,6 +17,8 @@ whether the run was resumed.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tokparity.errors import BadJournal
@@ -34,6 +36,10 @@ CHAT_WHY = ("the model's chat template rendered as transformers renders it (sand
 if TYPE_CHECKING:
     from tokparity.zoo import ModelFiles
 
+# What a runner states of one run's oracle, given its backend, op and mismatches: the oracle's
+# name, why it judges, and how many more mismatches are unexplained (regress: a digest that changed).
+Stated = Callable[[str, str, int], tuple[str, str, int]]
+
 
 class Tally:
     """One model's counts, into ``results``: ``apply`` counts what a verdict says at once (cases,
@@ -48,16 +54,21 @@ class Tally:
         self.by_op = judged_by_op(options.ops, chain, decoder, backend_names)
         self.decoder = decoder or ""  # (tokparity.run.ops.decoder_of, chosen where the backends are)
         judges = {"encode": "/".join(chain), "chat": "template+" + next((c for c in chain if c != "golden"), "")}
-        self.summaries = {(n, op): RunSummary(model.name, judges.get(op, self.decoder), n, op=op)
-                          for op, names in self.by_op.items() for n in names}
+        self.judges = {(n, op): judges.get(op, self.decoder) for op, names in self.by_op.items() for n in names}
+        # (backend, op) -> what is counted so far: each number of RunSummary's ("cases", "ties", …), and its
+        # classes, causes and first not-applicable cases; run_summaries makes the RunSummary of each
+        self.counts: dict[tuple[str, str], Counter[str]] = {key: Counter() for key in self.judges}
+        self.classes: dict[tuple[str, str], Counter[str]] = {key: Counter() for key in self.judges}
+        self.causes: dict[tuple[str, str], Counter[str]] = {key: Counter() for key in self.judges}
+        self.not_applicable_cases: dict[tuple[str, str], list[str]] = {key: [] for key in self.judges}
         # (backend, op) -> the positions of the cases it did not agree on: the verdicts are checked on the others
-        self.not_agreeing: dict[tuple[str, str], set[int]] = {key: set() for key in self.summaries}
+        self.not_agreeing: dict[tuple[str, str], set[int]] = {key: set() for key in self.judges}
         self.oracles_used: set[str] = set()
         self.judgements: list[Judgement] = []  # this model's mismatches, in case order, to be decided
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing = results.model_timing(model.name)
         if options.services.known:
-            for n, op in self.summaries:
+            for n, op in self.judges:
                 options.services.known.note_run(model.name, n, op)
 
     def apply(self, record: CaseRecord) -> None:
@@ -72,32 +83,33 @@ class Tally:
         spent = self.timing["backends"]
         for name, seconds in record.seconds.items():
             spent[name] = spent.get(name, 0.0) + seconds
-        judged_by = {m.backend: m.judgement for m in record.mismatches} if record.mismatches else {}
+        judged_by = {j.backend: j for j in record.judgements} if record.judgements else {}
         judged: dict[str, bool] = {}  # each backend judged on the case: whether it mismatched
         op = record.op
         encoding = op == "encode"
         for name, verdict in record.verdicts.items():
-            summary = self.summaries.get((name, op))
-            if summary is None:
+            counts = self.counts.get((name, op))
+            if counts is None:
                 raise BadJournal(f"{self.model.name}: the journal has {record.op} verdicts of {name}, which this run "
                                  f"does not compare ({', '.join(self.by_op.get(record.op, ())) or 'none'}); resume "
                                  "with the same backends installed and the same --ops, or start a new run")
             kind = verdict.kind
             if kind in ("skipped", "not-applicable"):
                 if kind == "skipped":
-                    summary.skipped += 1
+                    counts["skipped"] += 1
                 else:
-                    summary.not_applicable += 1
-                    if len(summary.not_applicable_cases) < TOO_LONG_LISTED:
-                        summary.not_applicable_cases.append(f"{record.corpus}/{record.case_id}")
+                    counts["not_applicable"] += 1
+                    listed = self.not_applicable_cases[(name, op)]
+                    if len(listed) < TOO_LONG_LISTED:
+                        listed.append(f"{record.corpus}/{record.case_id}")
                 self.not_agreeing[(name, op)].add(record.n)
                 continue
-            summary.cases += 1
+            counts["cases"] += 1
             judged[name] = kind != "agree"
             if kind == "agree":
                 continue
             self.not_agreeing[(name, op)].add(record.n)
-            summary.mismatches += 1
+            counts["mismatches"] += 1
             judgement = judged_by.get(name)
             if judgement is not None:
                 self.judgements.append(judgement)
@@ -141,14 +153,13 @@ class Tally:
 
     def _count(self, backend: str, op: str, decision: Decision, count_cause: bool = True) -> None:
         """One mismatch's decision, into its backend's summary of that op."""
-        summary = self.summaries[(backend, op)]
-        summary.classes[decision.cls] = summary.classes.get(decision.cls, 0) + 1
+        self.classes[(backend, op)][decision.cls] += 1
         if decision.tie:
-            summary.ties += 1
+            self.counts[(backend, op)]["ties"] += 1
         elif not decision.known:
-            summary.unexplained += 1
+            self.counts[(backend, op)]["unexplained"] += 1
         if decision.cause and count_cause:
-            summary.causes[decision.cause] = summary.causes.get(decision.cause, 0) + 1
+            self.causes[(backend, op)][decision.cause] += 1
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -158,27 +169,35 @@ class Tally:
         self._count(mismatch.backend, mismatch.op, mismatch.decision)
         self.results.mismatches.append(mismatch)
 
-    def run_summaries(self, diagnosed: Diagnosed | None = None,
-                      causes: dict[str, dict[str, int]] | None = None) -> list[RunSummary]:
-        """The summaries, each naming its verdict (``diagnosed``: None when the run stopped before
-        naming causes) and the oracles that really judged its cases (golden ids only where they had
-        the text). ``causes``: per backend, the causes of the cases counted by their verdicts, as
-        the runner counted them (fuzz: those of failures, as its findings settled them)."""
+    def run_summaries(self, diagnosed: Diagnosed | None = None, causes: dict[str, dict[str, int]] | None = None,
+                      stated: Stated | None = None) -> list[RunSummary]:
+        """A RunSummary per backend and op, each naming its verdict (``diagnosed``: None when the
+        run stopped before naming causes) and the oracles that really judged its cases (golden ids
+        only where they had the text). ``causes``: per backend, the causes of the cases counted by
+        their verdicts, as the runner counted them (fuzz: those of failures, as its findings
+        settled them). ``stated``: what the runner says of each run's oracle, where it knows more
+        than the tally (regress: the goldens file that stands for it)."""
         if diagnosed is not None:
             self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)
         why = choose_oracle(self.model, self.options.oracle, self.options.add_special).why
-        for (name, op), s in self.summaries.items():
-            if op != "encode":  # judged against the decoder (chat: the template reference)
-                s.oracle_why = CHAT_WHY if op == "chat" else DECODER_WHY
-                s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
-                if diagnosed is not None and (name, op) in diagnosed.root_causes:
-                    s.root_cause = diagnosed.root_causes[(name, op)]
-                continue
-            for cause, n in (causes or {}).get(name, {}).items():
-                s.causes[cause] = s.causes.get(cause, 0) + n
-            s.causes = dict(sorted(s.causes.items(), key=lambda kv: -kv[1]))
-            s.oracle, s.oracle_why = used, why
-            if diagnosed is not None and (name, op) in diagnosed.root_causes:
-                s.root_cause = diagnosed.root_causes[(name, op)]
-        return list(self.summaries.values())
+        summaries = []
+        for (name, op), counts in self.counts.items():
+            found = Counter(self.causes[(name, op)])
+            if op == "encode":
+                found.update((causes or {}).get(name, {}))
+                oracle, oracle_why = used, why
+            else:  # judged against the decoder (chat: the template reference)
+                oracle, oracle_why = self.judges[(name, op)], CHAT_WHY if op == "chat" else DECODER_WHY
+            unexplained = counts["unexplained"]
+            if stated is not None:
+                oracle, oracle_why, more = stated(name, op, counts["mismatches"])
+                unexplained += more
+            root = diagnosed.root_causes.get((name, op)) if diagnosed is not None else None
+            summaries.append(RunSummary(
+                self.model.name, oracle, name, cases=counts["cases"], mismatches=counts["mismatches"],
+                unexplained=unexplained, classes=dict(self.classes[(name, op)]), skipped=counts["skipped"],
+                not_applicable=counts["not_applicable"], not_applicable_cases=tuple(self.not_applicable_cases[(name, op)]),
+                ties=counts["ties"], causes=dict(sorted(found.items(), key=lambda kv: -kv[1])), root_cause=root,
+                oracle_why=oracle_why, op=op))
+        return summaries

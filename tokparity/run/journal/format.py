@@ -153,8 +153,8 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
         d["op"] = record.op
     if record.causes:
         d["causes"] = record.causes
-    if with_mismatches and record.mismatches:
-        d["mismatches"] = [m.fields() for m in record.mismatches]
+    if with_mismatches and record.judgements:
+        d["mismatches"] = [m.fields() for m in record.journaled()]
     return d
 
 
@@ -162,7 +162,7 @@ def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     """The journal's line for ``record``: ``json_text(record_json(…))``, the same text. A case of
     encode on which no backend differs, most of a run's, is written from its parts, those that
     repeat (names, rate keys, verdicts) encoded once per run."""
-    if record.mismatches or record.too_long or record.causes or record.op != "encode":
+    if record.judgements or record.too_long or record.causes or record.op != "encode":
         return json_text(record_json(record, with_mismatches, slot))
     verdicts = []
     for name, verdict in record.verdicts.items():
@@ -184,12 +184,14 @@ def _encoded(value: str | tuple[str, ...]) -> str:
 def read_record(d: dict) -> CaseRecord:
     """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
     check_record(d)
+    mismatches = [Mismatch.from_fields(m) for m in d.get("mismatches", ())]
     return CaseRecord(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
                       oracle=d.get("oracle", ""), tally=tuple(d.get("tally", ())),
                       verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
-                      mismatches=tuple(Mismatch.from_fields(m) for m in d.get("mismatches", ())),
+                      judgements=tuple(m.judgement for m in mismatches),
+                      decisions=tuple(m.decision for m in mismatches),
                       too_long=d.get("too_long", 0), unread=bool(d.get("unread", False)),
-                      causes=dict(d.get("causes", {})), op=d.get("op", "encode"))
+                      causes=d.get("causes", {}), op=d.get("op", "encode"))
 
 
 def check_record(d: dict) -> None:
