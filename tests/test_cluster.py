@@ -25,7 +25,7 @@ import tokparity
 from tokparity.run.journal import JOURNAL_FILE
 
 ROOT = Path(tokparity.__file__).resolve().parent.parent  # on the nodes' PYTHONPATH: the tokparity under test
-GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parent / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
+GREEDY = f"greedy=cmd:{{python}} {Path(__file__).parents[1] / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}} --file-space-prefix"
 RUN = ["llama-spm", "botchan-unigram", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-b", GREEDY, "-q"]
 CASES = 884  # edge's cases, per model
 # (one Ray at a time on this machine: a local ray.init beside a running cluster would join it)

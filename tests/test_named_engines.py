@@ -2,7 +2,7 @@
 everywhere: summary.json, mismatches.csv, the reports, --known matching, --oracle, a resume,
 ``encode``, ``fuzz`` and ``regress``. Without a name every label stays what it was.
 
-The engine that disagrees is tests/engines/greedy_engine.py (greedy longest match) on llama-spm,
+The engine that disagrees is examples/engines/greedy_engine.py (greedy longest match) on llama-spm,
 over the edge corpus: 181 of its cases differ from llama.cpp's ids.
 """
 
@@ -22,7 +22,7 @@ from tokparity.errors import TokparityError
 from tokparity.run.journal.signing import commands_in
 
 ROOT = Path(__file__).resolve().parents[1]
-GREEDY = "cmd:{python} " + str(ROOT / "tests" / "engines" / "greedy_engine.py") + " {gguf}"
+GREEDY = "cmd:{python} " + str(ROOT / "examples" / "engines" / "greedy_engine.py") + " {gguf}"
 FLAKY = str(ROOT / "tests" / "engines" / "flaky_py.py")
 GREEDY_MISMATCHES = 181  # greedy_engine on llama-spm's edge corpus
 

@@ -2,7 +2,7 @@
 child process, with tokparity's plugin loaded through its ``pytest11`` entry point.
 
 The engines are real: tokparity's reference (a correct engine) and the greedy longest-match engine
-of the Gemma 3 write-up (tests/engines/greedy_engine.py), on the zoo's llama-spm and its oracle.
+of the Gemma 3 write-up (examples/engines/greedy_engine.py), on the zoo's llama-spm and its oracle.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ pytest_plugins = ["pytester"]
 
 
 ENGINES = Path(__file__).resolve().parent / "engines"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "engines"  # the greedy engine
 
 ENGINE_MODULE = f'''
 import sys
-sys.path.insert(0, {str(ENGINES)!r})
+sys.path.insert(0, {str(EXAMPLES)!r})
 from greedy_engine import GreedyEngine
 from tokparity.backends.ref import RefBackend
 from tokparity.vocab import load_vocab

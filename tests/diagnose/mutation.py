@@ -49,14 +49,16 @@ from tokparity.vocab import load_vocab
 from tokparity.zoo import resolve_model
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
 SHARE = 0.95  # of a bug engine's mismatches that must carry its cause
 
 
 def engine(script: str, *args: str) -> str:
-    """A ``cmd:`` backend running ``tests/engines/<script>`` with ``args`` (``{gguf}`` & co. are
-    left for tokparity to fill in; everything else is quoted)."""
+    """A ``cmd:`` backend running ``tests/engines/<script>`` (or ``examples/engines/<script>``) with
+    ``args`` (``{gguf}`` & co. are left for tokparity to fill in; everything else is quoted)."""
     words = [a if a.startswith("{") and a.endswith("}") else shlex.quote(a) for a in args]
-    return " ".join(["cmd:{python}", shlex.quote(str(ENGINES / script)), *words])
+    path = ENGINES / script if (ENGINES / script).exists() else EXAMPLES / script
+    return " ".join(["cmd:{python}", shlex.quote(str(path)), *words])
 
 
 @dataclass(frozen=True)

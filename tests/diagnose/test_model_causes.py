@@ -14,7 +14,7 @@ CORPORA = ("multilingual", "edge")
 
 MUTATIONS = [
     # The write-up's segmentation alone: the longest vocabulary piece at each position. No library
-    # segments this way, so the engine is hand-written (tests/engines/greedy_engine.py, not built
+    # segments this way, so the engine is hand-written (examples/engines/greedy_engine.py, not built
     # from tokparity's reference); its twin merges by piece score as llama.cpp does.
     param(Mutation("model.greedy-longest-match", "llama-spm", engine(*GREEDY), engine(*GREEDY, "--segment", "merges"),
                    CORPORA), "greedy-llama-spm"),

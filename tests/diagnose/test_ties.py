@@ -11,7 +11,7 @@ BPE two pieces of equal score (Llama 2's whitespace pieces "▁▁" … "▁▁�
 where they differ (tokparity/diff/ties.py ``merge_tie``).
 
 No library breaks ties rightmost first, so the engines here are hand-written: llama-spm's through
-tests/engines/greedy_engine.py (``--segment merges --ties rightmost``, its own SentencePiece merge
+examples/engines/greedy_engine.py (``--segment merges --ties rightmost``, its own SentencePiece merge
 loop, not tokparity's), and a rank-based one below (GPT-2's ``bpe()`` loop).
 """
 
@@ -21,7 +21,7 @@ import random
 import sys
 
 import pytest
-from mutation import ENGINES, FOCUS, Mutation, check_single, compare_runs, engine
+from mutation import EXAMPLES, FOCUS, Mutation, check_single, compare_runs, engine
 
 from tokparity.diagnose import Diagnoser
 from tokparity.reference import RefTokenizer
@@ -80,7 +80,7 @@ def llama_spm(zoo):
 def test_equal_score_pieces_tie_llama_spm(llama_spm):
     """18 '▁' between two words: every whitespace piece scores -1e9, so the run's merges are all
     ties; leftmost first writes the 16-space piece first, rightmost first the 2-space piece."""
-    sys.path.insert(0, str(ENGINES))
+    sys.path.insert(0, str(EXAMPLES))
     from greedy_engine import GreedyEngine
 
     vocab = llama_spm.vocab

@@ -13,7 +13,7 @@ import pytest
 from tokparity.diff.shape import chat_shape, encode_shape, output_shape
 from tokparity.vocab import load_vocab
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "engines"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "engines"))
 from greedy_engine import GreedyEngine  # noqa: E402
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'tokparity[llama]'")

@@ -23,8 +23,9 @@ from tokparity.fuzz.steering import AGREED, EXPLAINED, FLOOR, NEW, Steering
 from tokparity.run.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
 HF = f"cmd:{sys.executable} {ENGINES / 'tokenizers_engine.py'} {{tokenizer_json}}"
-GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+GREEDY = f"cmd:{sys.executable} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 UNIGRAM = f"cmd:{sys.executable} {ENGINES / 'unigram_engine.py'} {{spm_model}}"
 REFERENCE = f"cmd:{sys.executable} {ENGINES / 'reference_engine.py'} {{gguf}}"
 SP = f"cmd:{sys.executable} {ENGINES / 'sentencepiece_engine.py'} {{spm_model}}"
@@ -97,7 +98,7 @@ def test_ecmascript_spaces_on_gpt_2_are_found_first_and_once(zoo, tmp_path):
     assert found == {"pretokenizer.regex-engine"}
     (f,) = findings
     assert "\x85" in f.text and f.found_after < 30 and f.original.corpus == "gen:unicode-seams"
-    assert f.mismatch.oracle_ids == [220, 126, 227, 64] and f.mismatch.backend_ids == [1587, 227, 64]
+    assert f.mismatch.oracle_ids == (220, 126, 227, 64) and f.mismatch.backend_ids == (1587, 227, 64)
 
 
 def test_a_run_with_seam_findings_resumes(zoo, tmp_path):

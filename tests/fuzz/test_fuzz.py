@@ -17,7 +17,8 @@ from tokparity.fuzz.shrink import shrink
 from tokparity.run.options import CompareOptions
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
-GREEDY = f"cmd:{{python}} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
+GREEDY = f"cmd:{{python}} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 BPE = f"cmd:{{python}} {ENGINES / 'bpe_engine.py'} {{tokenizer_json}} --bug"
 UNIGRAM = f"cmd:{{python}} {ENGINES / 'unigram_engine.py'} {{spm_model}} --bug"
 

@@ -23,6 +23,7 @@ from tokparity.fuzz.strategies import (
 from tokparity.vocab import load_vocab
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
 QUICK = settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 FIND = settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -112,11 +113,11 @@ def test_shrinks_the_greedy_bug_to_a_few_characters(spm_vocab, zoo):
     """The Gemma 3 story: greedy longest-match against SentencePiece merges (llama.cpp as the reference)."""
     from tokparity.backends.registry import make_backend
 
-    sys.path.insert(0, str(ENGINES))
+    sys.path.insert(0, str(EXAMPLES))
     try:
         from greedy_engine import GreedyEngine
     finally:
-        sys.path.remove(str(ENGINES))
+        sys.path.remove(str(EXAMPLES))
     greedy = GreedyEngine(spm_vocab)
     with make_backend("llama.cpp", zoo("llama-spm")) as llama:
         minimal = find(vocab_texts(spm_vocab), lambda t: greedy.encode(t) != llama.encode(t), settings=FIND)

@@ -1,6 +1,6 @@
 """CI-native outputs: ``--junit FILE`` (compare, fuzz, regress) and ``$GITHUB_STEP_SUMMARY``.
 
-Real runs on llama-spm's edge corpus: the greedy longest-match engine (tests/engines/greedy_engine.py,
+Real runs on llama-spm's edge corpus: the greedy longest-match engine (examples/engines/greedy_engine.py,
 named ``mine``) disagrees on 181 cases, tokparity's reference on none. The XML is parsed with
 xml.etree (and with junitparser where it is installed) and its counts checked.
 """
@@ -20,7 +20,7 @@ from tokparity.report.ci import FAILURE_CASES, append_step_summary, render_junit
 from tokparity.run.results import Results, RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
-GREEDY = "mine=cmd:{python} " + str(ROOT / "tests" / "engines" / "greedy_engine.py") + " {gguf}"
+GREEDY = "mine=cmd:{python} " + str(ROOT / "examples" / "engines" / "greedy_engine.py") + " {gguf}"
 GREEDY_MISMATCHES = 181
 
 

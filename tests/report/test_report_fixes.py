@@ -28,7 +28,7 @@ from tokparity.report import overview
 from tokparity.report.folder import read_summary
 
 ROOT = Path(__file__).parent.parent
-GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'engines' / 'greedy_engine.py'} {{gguf}}"
+GREEDY = f"greedy=cmd:{sys.executable} {ROOT.parent / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
 TOKENIZERS = (f"mine=cmd:{sys.executable} {ROOT / 'engines' / 'tokenizers_engine.py'} {{tokenizer_json}} "
               "--parse-special always --model ignore_merges=false")
 KNOWN = """

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).parent.parent / "engines" / "greedy_engine.py"
+ENGINE = Path(__file__).parents[2] / "examples" / "engines" / "greedy_engine.py"
 HOSTILE = [
     {"id": "xss-1", "text": "<script>alert(1)</script> hello  world", "tags": {"kind": "hostile", "script": "Latn"}},
     {"id": "xss-2", "text": "<img src=x onerror=alert(1)> the  end", "tags": {"kind": "hostile", "script": "Latn"}},

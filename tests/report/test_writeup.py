@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).parent.parent / "engines" / "greedy_engine.py"
+ENGINE = Path(__file__).parents[2] / "examples" / "engines" / "greedy_engine.py"
 GREEDY = f"cmd:{sys.executable} {ENGINE} {{gguf}}"
 SENTENCE = (f"{GREEDY} differs from golden/llama.cpp on 319 cases of llama-spm because of model.greedy-longest-match: "
             "the reference with that deviation reproduces 319 of 319 mismatches exactly and keeps all 7,512 "

@@ -35,7 +35,8 @@ from tokparity.errors import TokparityError
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ROOT / "tests" / "engines"
-GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+EXAMPLES = ROOT / "examples" / "engines"
+GREEDY = f"cmd:{sys.executable} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 MB = 1 << 20
 
 # Runs its arguments as a child and prints the child's peak resident set (KiB on Linux) on its

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'tests' / 'engines' / 'greedy_engine.py'} {{gguf}}"
+GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
 
 
 def tokparity(*args: str, cwd: Path) -> subprocess.CompletedProcess:

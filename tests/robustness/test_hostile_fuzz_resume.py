@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'tests' / 'engines' / 'greedy_engine.py'} {{gguf}}"
+GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
 
 
 def tokparity(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -29,7 +29,8 @@ KEY_FILE = "journal-key"  # in the cache folder (TOKPARITY_CACHE)
 
 WORKTREE = Path(__file__).resolve().parents[2]
 ENGINES = WORKTREE / "tests" / "engines"
-GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+EXAMPLES = WORKTREE / "examples" / "engines"
+GREEDY = f"cmd:{sys.executable} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 CASES = 21
 
 

@@ -18,7 +18,8 @@ from tokparity.cli import main
 from tokparity.run.journal import JOURNAL_FILE
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
-GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
+GREEDY = f"cmd:{sys.executable} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 COMPARE = ["compare", "llama-spm", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-b", GREEDY, "-q"]
 EDGE_CASES = 884
 

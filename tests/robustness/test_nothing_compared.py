@@ -252,7 +252,7 @@ def test_a_reader_that_goes_away_neither_passes_the_run_nor_loses_its_reports(tm
     run as if it had passed, and a CI step with pipefail passed a failing engine (a fourth hostile
     campaign's find). The run goes on silently: its reports, and exit 1 for its mismatches."""
     zoo("llama-spm")
-    greedy = f"g=cmd:{sys.executable} {Path(__file__).parents[1] / 'engines' / 'greedy_engine.py'} {{gguf}}"
+    greedy = f"g=cmd:{sys.executable} {Path(__file__).parents[2] / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "-b", "ref",
                              "-b", greedy, "-o", str(out)], env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -19,7 +19,7 @@ from tokparity.corpus import corpora_dir
 from tokparity.errors import TokparityError
 
 ROOT = Path(__file__).resolve().parents[2]
-GREEDY = ROOT / "tests" / "engines" / "greedy_engine.py"
+GREEDY = ROOT / "examples" / "engines" / "greedy_engine.py"
 
 
 def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -17,7 +17,8 @@ import pytest
 from tokparity.cli import main
 
 ENGINES = Path(__file__).resolve().parents[1] / "engines"
-GREEDY = f"cmd:{sys.executable} {ENGINES / 'greedy_engine.py'} {{gguf}}"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "engines"  # the README's demo engines
+GREEDY = f"cmd:{sys.executable} {EXAMPLES / 'greedy_engine.py'} {{gguf}}"
 PACKAGE = Path(__file__).resolve().parents[2] / "tokparity"
 
 # Each holds a run of two spaces or "HYPERLINK", which the greedy engine splits otherwise than

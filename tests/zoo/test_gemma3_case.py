@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-GREEDY = Path(__file__).resolve().parents[1] / "engines" / "greedy_engine.py"
+GREEDY = Path(__file__).resolve().parents[2] / "examples" / "engines" / "greedy_engine.py"
 
 
 def _compare(out: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict, list[dict]]:
