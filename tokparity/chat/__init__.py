@@ -43,6 +43,9 @@ class ChatAnswer:
     text: str | None = None
     ids: list[int] | None = None
     raised: str = ""
+    # The text of a BOS that the tokenizer put before the ids (the diagnosis's way of adding one): a
+    # backend's text may show it first, as the text of its ids does, or leave it out.
+    added_bos: str = ""
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,7 @@ class ChatReference:
         ids = list(self.encode(text, way.parse_special and self.template.parse_special))
         if way.add_bos and self.bos is not None:  # (as a tokenizer whose vocabulary adds a BOS: llama.cpp's add_bos)
             ids.insert(0, self.bos)
+            return ChatAnswer(text, ids, added_bos=self.template.specials.get("bos_token", ""))
         return ChatAnswer(text, ids)
 
     def close(self) -> None:

@@ -111,7 +111,8 @@ def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
         return False
     if got.ids is not None and answer.ids != got.ids:
         return False
-    return got.text is None or answer.text == got.text
+    return got.text is None or answer.text == got.text or bool(
+        answer.added_bos and answer.text is not None and got.text == answer.added_bos + answer.text)
 
 
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
@@ -139,6 +140,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     does = {v.name: v.does for v in ways}
+    bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
         for variants in combinations(ways, size):
@@ -158,8 +160,8 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 untried += 1
                 continue
             spent += len(text)
-            if got.text is not None and text != got.text:
-                continue
+            if got.text is not None and text != got.text and got.text != bos + text:
+                continue  # (a BOS text first: the text of a BOS the tokenizer adds, tried among the encodings)
             if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
                 encoded[text] = None
                 for encoding in ENCODINGS:  # (the same text encoded otherwise: the smallest change first)
