@@ -71,6 +71,7 @@ VARIANTS = (
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
     DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
     DecodeVariant("decode.specials-written", wrong.specials_written),
+    DecodeVariant("decode.added-skipped", wrong.added_skipped),
     DecodeVariant("decode.specials-spaced", wrong.specials_spaced),
     DecodeVariant("decode.remove-special", wrong.remove_special),
     DecodeVariant("decode.cleanup", wrong.cleanup),

@@ -225,6 +225,17 @@ def specials_skipped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Deco
     return [decoded(ref, ids, replace(asked, skip_special=True))] if not asked.skip_special else []
 
 
+def added_skipped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Special tokens skipped as asked, and every other added token with them (``<think>``): every
+    token the vocabulary types as user-defined or control, whatever the decoder calls special."""
+    if not asked.skip_special:
+        return []
+    types = ref.vocab.token_types
+    added = (TokenType.USER_DEFINED, TokenType.CONTROL)
+    kept = [i for i in ids if not (types and 0 <= i < len(types) and types[i] in added)]
+    return [decoded(ref, kept, asked)] if len(kept) < len(ids) else []
+
+
 def specials_written(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     return [decoded(ref, ids, replace(asked, skip_special=False))] if asked.skip_special else []
 
