@@ -68,6 +68,9 @@ BUGS = {
     "always-continue": ("qwen3", "chat.final-message-continued", 1),
     # (written blind from llama.cpp's behaviour; the cause was written against llama-server itself)
     "join-parts": ("llama-bpe", "chat.parts-joined", 2),
+    # (two more joiners, written blind after renderers 0.1.12 joined Qwen3's parts with nothing)
+    "join-parts-nothing": ("llama-bpe", "chat.parts-joined", 2),
+    "join-parts-space": ("llama-bpe", "chat.parts-joined", 2),
     "fold-system": ("no-system", "chat.system-folded", 3),
 }
 

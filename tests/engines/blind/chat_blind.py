@@ -97,6 +97,12 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           with the picked template; the marker must show, and not inside the part's
                           repr or JSON (``'text': '...'``, ``"text": "..."``); a failed probe counts
                           as not handling.
+``join-parts-nothing``    each list content becomes the ``text`` of its ``type: text`` parts joined
+                          with nothing between (``""``), other parts dropped, whatever the template
+                          (a hand-written renderer's ``"".join(p["text"] for p in parts)``).
+``join-parts-space``      each list content becomes the ``text`` of its ``type: text`` parts joined
+                          with one space (``" "``), other parts dropped, whatever the template (a
+                          hand-written renderer's ``" ".join(p["text"] for p in parts)``).
 ``fold-system``           unless the chat template uses a system message's content, a conversation
                           that starts with a system message whose content is a string loses it: its
                           content is put in front of the next message's string content, joined with
@@ -108,8 +114,9 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
 ``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, ``strip-content``, then
-``join-parts``, then ``fold-system``), rendered (environment bugs, of which the last of
-``no-checks``, ``error-text``, ``raise-as-text`` in that order wins; ``empty-bos``,
+``join-parts-nothing``, ``join-parts-space``, ``join-parts`` (once one has made a list content a
+string, the later ones find no list), then ``fold-system``), rendered (environment bugs, of which the
+last of ``no-checks``, ``error-text``, ``raise-as-text`` in that order wins; ``empty-bos``,
 ``no-generation-prompt``, ``continue-ignored``, then ``always-continue``, ``tools-dropped``; with
 ``chatml-fallback`` written as ChatML instead, where only ``no-generation-prompt`` still acts), the
 text cut (``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
@@ -136,7 +143,7 @@ BUGS = (
     "drop-final-newline", "no-generation-prompt", "text-specials", "empty-bos", "strip-content",
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
     "chatml-fallback", "merge-turns", "drop-empty", "default-system", "no-checks", "error-text",
-    "always-continue", "join-parts", "fold-system",
+    "always-continue", "join-parts", "fold-system", "join-parts-nothing", "join-parts-space",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -148,6 +155,8 @@ MERGE_JOINER = "\n\n"                          # merge-turns: what goes between 
 DEFAULT_SYSTEM = "You are a helpful assistant."  # default-system: the persona put first
 ERROR_PREFIX = "Error: "                        # error-text: what a printed Error object starts with
 PARTS_JOINER = "\n"                             # join-parts: what goes between text parts
+PARTS_JOINER_NOTHING = ""                       # join-parts-nothing: what goes between text parts
+PARTS_JOINER_SPACE = " "                        # join-parts-space: what goes between text parts
 PARTS_PROBE = "JOIN_PARTS_PROBE_5b1e9c"         # join-parts: the marker the probe conversation carries
 SYSTEM_JOINER = "\n"                            # fold-system: what goes between system and next content
 SYSTEM_PROBE = "FOLD_SYSTEM_PROBE_8c3d71"       # fold-system: the system content of the probe conversation
@@ -519,6 +528,10 @@ class ChatEngine:
         messages = req.get("messages")
         if isinstance(messages, list):
             messages = self.edit_conversation(messages)
+            if "join-parts-nothing" in self.bugs:  # bug: join-parts-nothing (no probe)
+                messages = join_text_parts(messages, PARTS_JOINER_NOTHING)
+            if "join-parts-space" in self.bugs:  # bug: join-parts-space (no probe)
+                messages = join_text_parts(messages, PARTS_JOINER_SPACE)
             if "join-parts" in self.bugs:        # bug: join-parts
                 messages = self.join_parts(messages, req.get("tools"))
             if "fold-system" in self.bugs:       # bug: fold-system
@@ -543,6 +556,19 @@ class ChatEngine:
         if op == "encode":
             return {"error": "no encode"}
         return {"error": "unsupported op"}
+
+
+def join_text_parts(messages: list, joiner: str) -> list:
+    """Each message whose content is a list of parts gets, as its content, the ``text`` of its
+    ``type: text`` parts joined with ``joiner``; other parts are dropped (bugs: join-parts-nothing,
+    join-parts-space; as join-parts does, without its probe)."""
+    return [
+        {**m, "content": joiner.join(
+            part["text"] for part in m["content"]
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        )} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+        for m in messages
+    ]
 
 
 def chatml_content(content) -> str:
