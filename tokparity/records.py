@@ -33,7 +33,7 @@ class FrozenDict(dict):
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore
 
-    def __reduce__(self) -> tuple:  # (pickle, for workers and Ray actors: no item is set after the object is made)
+    def __reduce__(self) -> tuple:  # (copied to workers and Ray actors: no item is set after the object is made)
         return FrozenDict, (dict(self),)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import time
@@ -303,10 +304,16 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
     for k, w in enumerate(words):
         if words[k - 1:k] == ["cd"]:  # (after `cd DIR`, a word names a file in DIR too)
             found += [os.path.join(w, later) for later in words[k + 1:]]
-        if "=" in w:
-            found.append(w.split("=", 1)[1])
-        elif w.startswith("-") and not w.startswith("--") and len(w) > 2:
-            found.append(w[2:])
+        value = w.split("=", 1)[1] if "=" in w else w[2:] if w.startswith("-") and not w.startswith("--") else w
+        found.append(value)
+        # (a list of files in one value, --files=a,b or a:b; a file:// URI; an @file of arguments)
+        found += [part.removeprefix("file://") for part in re.split(r"[,:]", value) if part]
+        if value.startswith("@") and depth < 3 and Path(value[1:]).is_file():
+            found.append(value[1:])
+            try:
+                found += _command_words(Path(value[1:]).read_text("utf-8", errors="replace")[:65536], depth + 1)
+            except OSError:
+                pass
         if w == "-m" and k + 1 < len(words) or w.startswith("-m") and len(w) > 2 and "=" not in w:
             found += _module_files(words[k + 1] if w == "-m" else w[2:])
         if depth < 3 and any(ch.isspace() for ch in w):
@@ -328,18 +335,19 @@ def _module_files(target: str) -> list[str]:
                                  ["", *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]))
     files = [os.path.join(where, name) for where in folders for name in names]
     for where in folders:  # (the package it is in, or the modules beside a module of its own)
-        if (Path(where, parts[0]) / "__init__.py").is_file():
-            files += [str(f) for f in _python_files(Path(where, parts[0]), recursive=True)]
+        if (Path(where, parts[0]) / "__init__.py").is_file():  # (its modules and the data files it reads)
+            files += [str(f) for f in _python_files(Path(where, parts[0]), recursive=True, pattern="*")]
         elif len(parts) == 1 and Path(where, parts[0] + ".py").is_file():
             files += [str(f) for f in _python_files(Path(where), recursive=False)]
     return files
 
 
-def _python_files(folder: Path, recursive: bool, most: int = 10_000) -> list[Path]:
-    """The ``.py`` files of ``folder`` (and of its subfolders), at most ``most`` of them."""
+def _python_files(folder: Path, recursive: bool, most: int = 10_000, pattern: str = "*.py") -> list[Path]:
+    """The ``.py`` files of ``folder`` (and of its subfolders), at most ``most`` of them; with
+    ``pattern`` "*", every file."""
     try:
-        found = folder.rglob("*.py") if recursive else folder.glob("*.py")
-        return [f for _, f in zip(range(most), found)]
+        found = folder.rglob(pattern) if recursive else folder.glob(pattern)
+        return [f for _, f in zip(range(most), (f for f in found if f.is_file()))]
     except OSError:
         return []
 
@@ -390,6 +398,14 @@ def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
     if unjudged and not results.interrupted:
         raise TokparityError(f"nothing was compared: {', '.join(unjudged)} judged no case (each skipped, or "
                              f"not applicable); the reports are in {out}")
+    # A backend that failed on every case gave no answer to compare, even where a known divergence
+    # covers its failures (a --known entry for timeouts, and an engine that never answers).
+    silent = sorted(named & {r.backend for r in results.runs
+                             if r.cases and r.mismatches == r.cases and not r.unexplained
+                             and set(r.classes) <= {"crash", "timeout"}})
+    if silent and not results.interrupted:
+        raise TokparityError(f"nothing was compared: {', '.join(silent)} answered no case (each a crash or a "
+                             f"timeout, every one a known divergence); the reports are in {out}")
 
 
 def refuse_silent_templates(results, out: Path) -> None:

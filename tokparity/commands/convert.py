@@ -28,10 +28,19 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.commands.compare import refuse_unsafe_output
     from tokparity.errors import TokparityError
     from tokparity.textview import shown_path, single_line
+    from tokparity.zoo.model_file import READ_BESIDE, checked_model_file
 
-    if Path(args.src).exists() and not Path(args.src).is_file():  # (a FIFO would be read for ever)
+    src = Path(args.src)
+    if src.exists() and not src.is_file():  # (a FIFO would be read for ever)
         raise TokparityError(f"{shown_path(args.src)}: not a regular file; convert reads a tokenizer file")
-    refuse_unsafe_output("-o", args.output, (args.src,))
+    # What convert reads: the file, and the files beside it that its loader reads too. A model
+    # folder may come from anywhere: each must be a file of that folder, no link out of it.
+    beside = [str(src.with_name(name)) for name in READ_BESIDE if src.with_name(name).is_file() or
+              src.with_name(name).is_symlink()]
+    if src.exists():
+        for path in [args.src, *beside]:
+            checked_model_file(Path(path), src.parent)
+    refuse_unsafe_output("-o", args.output, (args.src, *beside))
     result = convert(args.src, args.to, args.output)
     for w in result.warnings:
         print(f"warning: {single_line(w)}", file=sys.stderr)

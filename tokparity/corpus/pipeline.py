@@ -77,12 +77,12 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
     cases carry (a file's stem; a folder's name for the files found in it)."""
     path = Path(os.path.expanduser(spec))
     if path.is_dir():
-        return [(f, path.resolve().name) for f in folder_files(path)]
+        return [(_inside(f, path), path.resolve().name) for f in folder_files(path)]
     if path.exists() and not path.is_file():  # a FIFO or a device may never end a line
         raise BadCorpus(f"{shown_path(path)}: not a regular file; -c takes a corpus name, a file, a folder of "
                         "Parquet files or a dataset (save a stream to a file first)")
     if path.is_file():
-        return [(path, corpus_name(path))]
+        return [(_inside(path, path.parent), corpus_name(path))]
     if glob.has_magic(spec):
         matches = sorted(glob.glob(os.path.expanduser(spec), recursive=True))
         if not matches:
@@ -91,6 +91,21 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
         return [found for m in matches for found in corpus_files(m)]
     raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
                     ".txt / .parquet file (or .gz / .zst), a folder of Parquet files, a saved dataset, or a glob")
+
+
+def _inside(path: Path, folder: Path) -> Path:
+    """``path``, a corpus file of ``folder``, once it is not a link out of that folder. A corpus
+    may come from a pull request: ``corpora/extra.txt`` linked to ``/proc/self/environ`` or to
+    the journal key would put a secret in the reports."""
+    try:
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    except (OSError, RuntimeError, ValueError) as e:
+        raise BadCorpus(f"{shown_path(path)}: cannot read this corpus file ({e})") from None
+    if not real.is_relative_to(root):
+        raise BadCorpus(f"{shown_path(path)}: is a link to {shown_path(real)}, outside its folder "
+                        f"{shown_path(folder)}; a corpus file is read only inside its folder: name the file "
+                        "it points to, or copy it there")
+    return path
 
 
 def folder_files(folder: Path, split: bool = False) -> list[Path]:

@@ -1,0 +1,98 @@
+"""What a sixth hostile campaign broke (2026-11-28, a helper told only the promises of
+docs/robustness.md), each as a user runs it:
+
+- a corpus file that is a link out of its folder (``corpora/extra.txt`` -> ``/proc/self/environ``)
+  put the environment, or the journal key, in the reports: it is refused in one line;
+- ``convert`` read a ``tokenizer_config.json`` linked from outside the model folder, and wrote
+  over that file with ``-o``: both refused;
+- an engine that never answers passed (✅, exit 0) where a ``--known`` entry covered its
+  timeouts: it answered no case, so nothing was compared;
+- ``--junit`` wrote over a file an engine's command names in a list (``--files=a,b``) or in an
+  ``@file`` of arguments: refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERS_ZERO = "import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n" \
+               "    print(json.dumps({'id': r['id'], 'ids': [0]}), flush=True)\n"
+
+
+def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def the_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("tokparity: error:")]
+    return line
+
+
+def test_a_corpus_linked_out_of_its_folder_is_refused(tmp_path, zoo):
+    zoo("botchan-unigram")
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "a.txt").write_text("hello\n", "utf-8")
+    (tmp_path / "corpora" / "extra.txt").symlink_to("/proc/self/environ")
+    (tmp_path / "eng.py").write_text(ANSWERS_ZERO, "utf-8")
+    for corpus in ("corpora/*.txt", "corpora/extra.txt"):
+        done = tokparity("compare", "botchan-unigram", "-c", corpus, "-b", f"mine=cmd:{sys.executable} eng.py",
+                         "-o", "out", "-q", cwd=tmp_path, env={"SECRET_TOKEN": "hunter2"})
+        assert "extra.txt: is a link to /proc/" in the_error(done) and "outside its folder" in the_error(done)
+        assert not any("hunter2" in f.read_text("utf-8", errors="replace")
+                       for f in (tmp_path / "out").glob("*") if f.is_file())
+    (tmp_path / "corpora" / "b.txt").symlink_to("a.txt")  # (a link inside the folder is read)
+    done = tokparity("compare", "botchan-unigram", "-c", "corpora/b.txt", "-b", f"mine=cmd:{sys.executable} eng.py",
+                     "-o", "out2", "-q", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+
+
+def test_convert_reads_only_inside_the_folder_and_never_writes_over_what_it_reads(tmp_path, zoo):
+    source = Path(zoo("botchan-unigram").files["tokenizer_json"])
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(source.read_bytes())
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"chat_template": "hunter2 {{ messages[0].content }}"}', "utf-8")
+    (folder / "tokenizer_config.json").symlink_to(outside)
+    error = the_error(tokparity("convert", "m/tokenizer.json", "--to", "gguf", "-o", "m.gguf", cwd=tmp_path))
+    assert "tokenizer_config.json: a link to" in error and not (tmp_path / "m.gguf").exists()
+    (folder / "tokenizer_config.json").unlink()
+    (folder / "tokenizer_config.json").write_text("{}", "utf-8")
+    error = the_error(tokparity("convert", "m/tokenizer.json", "--to", "gguf", "-o", "m/tokenizer_config.json",
+                                cwd=tmp_path))
+    assert "-o m/tokenizer_config.json: is the file it reads" in error
+    assert (folder / "tokenizer_config.json").read_text("utf-8") == "{}"
+    assert tokparity("convert", "m/tokenizer.json", "--to", "gguf", "-o", "m.gguf", cwd=tmp_path).returncode == 0
+
+
+def test_an_engine_that_answers_nothing_is_nothing_compared_even_when_known(tmp_path, zoo):
+    zoo("botchan-unigram")
+    (tmp_path / "hang.py").write_text("import sys, time\nfor line in sys.stdin:\n    time.sleep(3600)\n", "utf-8")
+    (tmp_path / "one.txt").write_text("hello\n", "utf-8")
+    (tmp_path / "k.toml").write_text('[[divergence]]\nid = "x"\nmodels = ["*"]\nbackends = ["e"]\n'
+                                     'classes = ["timeout"]\nreason = "r"\nupstream = "u"\n', "utf-8")
+    done = tokparity("compare", "botchan-unigram", "-c", "one.txt", "-b", f"e=cmd:{sys.executable} hang.py",
+                     "--known", "k.toml", "--timeout", "1", "-o", "out", "--junit", "j.xml", cwd=tmp_path)
+    assert "nothing was compared: e answered no case" in the_error(done)
+    assert not (tmp_path / "j.xml").exists()
+
+
+def test_junit_never_writes_over_a_file_an_engine_names_in_a_list_or_an_argument_file(tmp_path, zoo):
+    zoo("botchan-unigram")
+    (tmp_path / "eng.py").write_text(ANSWERS_ZERO, "utf-8")
+    (tmp_path / "c.txt").write_text("hello\n", "utf-8")
+    for name in ("a.bin", "b.bin"):
+        (tmp_path / name).write_text("keep\n", "utf-8")
+    (tmp_path / "args.txt").write_text("--vocab a.bin\n", "utf-8")
+    for command, target in ((f"{sys.executable} eng.py --files=a.bin,b.bin", "b.bin"),
+                            (f"{sys.executable} eng.py --path=a.bin:b.bin", "b.bin"),
+                            (f"{sys.executable} eng.py @args.txt", "a.bin")):
+        done = tokparity("compare", "botchan-unigram", "-c", "c.txt", "-b", f"m=cmd:{command}", "-o", "out",
+                         "--junit", target, cwd=tmp_path)
+        assert f"--junit {target}: is -b" in the_error(done)
+        assert (tmp_path / target).read_text("utf-8") == "keep\n"
