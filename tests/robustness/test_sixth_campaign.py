@@ -51,6 +51,28 @@ def test_a_corpus_linked_out_of_its_folder_is_refused(tmp_path, zoo):
     assert done.returncode == 1, done.stderr
 
 
+def test_a_glob_through_a_linked_folder_is_refused_and_a_dataset_cache_is_read(tmp_path, zoo):
+    """``corp/*/*.txt`` with ``corp/sub`` linked to a folder elsewhere read that folder's files (a
+    second read's find); a Hugging Face cache snapshot, whose files link into its blobs, is read."""
+    zoo("botchan-unigram")
+    (tmp_path / "eng.py").write_text(ANSWERS_ZERO, "utf-8")
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "key.txt").write_text("hunter2\n", "utf-8")
+    (tmp_path / "corp").mkdir()
+    (tmp_path / "corp" / "sub").symlink_to(tmp_path / "secret")
+    done = tokparity("compare", "botchan-unigram", "-c", "corp/*/*.txt", "-b", f"mine=cmd:{sys.executable} eng.py",
+                     "-o", "out", "-q", cwd=tmp_path)
+    assert "outside its folder corp" in the_error(done)
+    repo = tmp_path / "hub" / "datasets--org--texts"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "blobs" / "abc123").write_text("hello\n", "utf-8")
+    (repo / "snapshots" / "rev1").mkdir(parents=True)
+    (repo / "snapshots" / "rev1" / "texts.txt").symlink_to("../../blobs/abc123")
+    done = tokparity("compare", "botchan-unigram", "-c", str(repo / "snapshots" / "rev1" / "texts.txt"), "-b",
+                     f"mine=cmd:{sys.executable} eng.py", "-o", "out2", "-q", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+
+
 def test_convert_reads_only_inside_the_folder_and_never_writes_over_what_it_reads(tmp_path, zoo):
     source = Path(zoo("botchan-unigram").files["tokenizer_json"])
     folder = tmp_path / "m"

@@ -297,6 +297,8 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
 
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True) if depth else None
+        if lexer is not None:
+            lexer.whitespace_split = True  # (a word is cut at spaces and the shell's operators only: tok+v2.json stays one)
         words = [w for w in lexer if w not in ("&&", "||", ";", "|", "&", "(", ")")] if lexer else shlex.split(command)
     except ValueError:  # (an unclosed quote: the backend itself says so)
         return []
@@ -307,7 +309,7 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
         value = w.split("=", 1)[1] if "=" in w else w[2:] if w.startswith("-") and not w.startswith("--") else w
         found.append(value)
         # (a list of files in one value, --files=a,b or a:b; a file:// URI; an @file of arguments)
-        found += [part.removeprefix("file://") for part in re.split(r"[,:]", value) if part]
+        found += [part for part in re.split(r"[,:]", value.removeprefix("file://")) if part]
         if value.startswith("@") and depth < 3 and Path(value[1:]).is_file():
             found.append(value[1:])
             try:
@@ -400,9 +402,9 @@ def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
                              f"not applicable); the reports are in {out}")
     # A backend that failed on every case gave no answer to compare, even where a known divergence
     # covers its failures (a --known entry for timeouts, and an engine that never answers).
-    silent = sorted(named & {r.backend for r in results.runs
-                             if r.cases and r.mismatches == r.cases and not r.unexplained
-                             and set(r.classes) <= {"crash", "timeout"}})
+    answered = {r.backend for r in results.runs
+                if r.mismatches < r.cases or r.unexplained or not set(r.classes) <= {"crash", "timeout"}}
+    silent = sorted(named & ({r.backend for r in results.runs if r.cases} - answered))
     if silent and not results.interrupted:
         raise TokparityError(f"nothing was compared: {', '.join(silent)} answered no case (each a crash or a "
                              f"timeout, every one a known divergence); the reports are in {out}")

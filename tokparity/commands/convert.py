@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError(f"{shown_path(args.src)}: not a regular file; convert reads a tokenizer file")
     # What convert reads: the file, and the files beside it that its loader reads too. A model
     # folder may come from anywhere: each must be a file of that folder, no link out of it.
-    beside = [str(src.with_name(name)) for name in READ_BESIDE if src.with_name(name).is_file() or
-              src.with_name(name).is_symlink()]
+    beside = [str(src.with_name(name)) for name in READ_BESIDE if src.suffix == ".json" and
+              (src.with_name(name).is_file() or src.with_name(name).is_symlink())]
     if src.exists():
         for path in [args.src, *beside]:
             checked_model_file(Path(path), src.parent)

@@ -88,7 +88,11 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
         if not matches:
             raise BadCorpus(f"-c {shown_path(spec)}: the pattern matches no file; check it (quote it, so that "
                             "tokparity expands it, not the shell)")
-        return [found for m in matches for found in corpus_files(m)]
+        # (a folder the pattern goes through may be a link too: every match stays under the pattern's own folder)
+        base = Path(os.path.expanduser(spec))
+        while glob.has_magic(str(base)):
+            base = base.parent
+        return [found for m in matches for found in corpus_files(str(_inside(Path(m), base)))]
     raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
                     ".txt / .parquet file (or .gz / .zst), a folder of Parquet files, a saved dataset, or a glob")
 
@@ -98,7 +102,7 @@ def _inside(path: Path, folder: Path) -> Path:
     may come from a pull request: ``corpora/extra.txt`` linked to ``/proc/self/environ`` or to
     the journal key would put a secret in the reports."""
     try:
-        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(_cache_root(folder)))
     except (OSError, RuntimeError, ValueError) as e:
         raise BadCorpus(f"{shown_path(path)}: cannot read this corpus file ({e})") from None
     if not real.is_relative_to(root):
@@ -106,6 +110,16 @@ def _inside(path: Path, folder: Path) -> Path:
                         f"{shown_path(folder)}; a corpus file is read only inside its folder: name the file "
                         "it points to, or copy it there")
     return path
+
+
+def _cache_root(folder: Path) -> Path:
+    """The folder a corpus file of ``folder`` may point into: the folder, or a Hugging Face cache
+    repository (``datasets--ORG--NAME``) for one of its snapshots, whose files link into its blobs."""
+    folder = folder.absolute()
+    for up in (folder, *folder.parents):
+        if up.parent.name == "snapshots" and up.parent.parent.name.startswith("datasets--"):
+            return up.parent.parent
+    return folder
 
 
 def folder_files(folder: Path, split: bool = False) -> list[Path]:

@@ -111,8 +111,9 @@ def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
         return False
     if got.ids is not None and answer.ids != got.ids:
         return False
+    # (a BOS shown in the text only beside ids that hold it: an engine that gave text alone wrote its own)
     return got.text is None or answer.text == got.text or bool(
-        answer.added_bos and answer.text is not None and got.text == answer.added_bos + answer.text)
+        answer.added_bos and answer.text is not None and got.ids is not None and got.text == answer.added_bos + answer.text)
 
 
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
@@ -160,7 +161,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 untried += 1
                 continue
             spent += len(text)
-            if got.text is not None and text != got.text and got.text != bos + text:
+            if got.text is not None and text != got.text and (got.ids is None or got.text != bos + text):
                 continue  # (a BOS text first: the text of a BOS the tokenizer adds, tried among the encodings)
             if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
                 encoded[text] = None
