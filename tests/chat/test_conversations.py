@@ -140,7 +140,7 @@ def test_a_tokenizer_that_splits_the_templates_specials_is_caught_though_every_e
     single = next(m for m in found if m.case_id == "single-01")
     assert single.evidence.startswith("the prompt writes <|im_start|> (id 151644) at character 0, its special-token "
                                       "text number 1; in its ids no special id follows")
-    assert single.oracle_pieces[:3] == ["<", "|", "im"] and not single.cause
+    assert single.oracle_pieces[:3] == ("<", "|", "im") and not single.cause
     twin = _qwen3_folder(zoo, tmp_path / "qwen3", False)
     results = run_compare([str(twin)], ["chats"], ["hf"], CompareOptions(ops=("chat",)))
     runs = {r.backend: r for r in results.runs}

@@ -82,7 +82,7 @@ def test_the_reference_renders_the_ggufs_templates_as_transformers_does(zoo, mod
     for m in mismatches:
         if m.cls == "chat-ids":
             assert m.backend_output == m.oracle_output, m.case_id  # the same prompt text
-            assert converted.encode(m.oracle_output[0], False, True) == m.backend_ids, m.case_id
+            assert converted.encode(m.oracle_output[0], False, True) == list(m.backend_ids), m.case_id
         else:
             assert m.cls == "chat-raises" and m.cause == "chat.tool-use-template-ignored"
             assert json.loads(m.text).get("tools"), m.case_id
