@@ -388,13 +388,7 @@ class ChatEngine:
             return messages
         if self.template_handles_parts(tools):
             return messages
-        return [
-            {**m, "content": PARTS_JOINER.join(
-                part["text"] for part in m["content"]
-                if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
-            )} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
-            for m in messages
-        ]
+        return join_text_parts(messages, PARTS_JOINER)
 
     def template_uses_system(self, tools) -> bool:
         """fold-system: whether the template picked for ``tools`` writes a system message's content
