@@ -248,6 +248,8 @@ def test_the_readmes_command_with_a_typo_and_an_engine_that_never_starts_are_one
         done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "-b", command,
                                "-o", str(tmp_path / "out"), "-q"], capture_output=True, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
-        assert done.returncode == 2 and time.monotonic() - started < 10, done.stderr
+        # (what it says proves the count: a typo is refused before any start, a dead engine after three;
+        # the clock only catches a run of every case, 884 crashes, however loaded the machine)
+        assert done.returncode == 2 and time.monotonic() - started < 60, done.stderr
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("tokparity: error: ") and said in line, line

@@ -15,7 +15,7 @@ BLIND = Path(__file__).parents[1] / "engines" / "blind" / "chat_blind.py"
 def _fuzz(tmp_path: Path, bugs: list[str]) -> tuple[subprocess.CompletedProcess, list[dict]]:
     engine = f"eng=cmd:{sys.executable} {BLIND} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "--seconds", "12",
+    done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "qwen3", "--ops", "chat", "--cases", "150",
                            "-b", engine, "-q", "-o", str(out)], capture_output=True, text=True, timeout=600)
     findings = [json.loads(line) for line in (out / "fuzz-findings.jsonl").read_text("utf-8").splitlines()] \
         if (out / "fuzz-findings.jsonl").exists() else []
@@ -68,7 +68,7 @@ def test_a_javascript_trim_is_found_where_the_template_trims(zoo, tmp_path):
     found = {}
     for name, flag in (("js", ""), ("twin", " --python-trim")):
         out = tmp_path / name
-        done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "gemma-3", "--ops", "chat", "--seconds", "20",
+        done = subprocess.run([sys.executable, "-m", "tokparity", "fuzz", "gemma-3", "--ops", "chat", "--cases", "200",
                                "-b", f"eng=cmd:{sys.executable} {JS_TRIM} {{tokenizer_json}}{flag}", "-q", "-o",
                                str(out)], capture_output=True, text=True, timeout=600)
         path = out / "fuzz-findings.jsonl"

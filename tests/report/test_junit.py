@@ -112,7 +112,7 @@ def test_junit_parses_with_junitparser(failing_run):
 
 
 def test_fuzz_and_regress_write_junit(tmp_path):
-    fuzz = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--seconds", "3", "--no-hypothesis", "-x", "-g", "ascii-pairs",
+    fuzz = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--cases", "2000", "--no-hypothesis", "-x", "-g", "ascii-pairs",
                      "-q", "-o", str(tmp_path / "fuzz"), "--junit", str(tmp_path / "fuzz.xml"))
     assert fuzz.returncode == 1, fuzz.stdout + fuzz.stderr
     root = ET.parse(tmp_path / "fuzz.xml").getroot()

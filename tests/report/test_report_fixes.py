@@ -114,7 +114,7 @@ def greedy(tmp_path_factory, zoo):
 def fuzzed(tmp_path_factory, zoo):
     zoo("llama-spm")
     out = tmp_path_factory.mktemp("fuzz") / "run"
-    proc = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--seconds", 6, "--seed", 1, "-o", out, "-q")
+    proc = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--cases", 1500, "--seed", 1, "-o", out, "-q")
     assert proc.returncode == 1, proc.stderr
     return out
 

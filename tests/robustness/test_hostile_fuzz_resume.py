@@ -28,7 +28,7 @@ def fuzz_summary(folder: Path) -> tuple[int, list[str]]:
 
 def test_a_line_twice_in_a_fuzz_journal_counts_once(tmp_path, zoo):
     zoo("llama-spm")
-    done = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--seconds", "3", "-o", "run", cwd=tmp_path)
+    done = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--cases", "1200", "-o", "run", cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-2000:]
     shutil.copytree(tmp_path / "run", tmp_path / "twice")
     lines = (tmp_path / "twice" / "cases.jsonl").read_text("utf-8").splitlines(keepends=True)

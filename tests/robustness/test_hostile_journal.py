@@ -585,7 +585,7 @@ def test_resume_from_another_folder_with_a_relative_corpus(tmp_path, corpus, fin
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("fuzzed") / "out"
-    proc = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--seconds", "1", "--no-hypothesis", "-o", str(out), "-q")
+    proc = tokparity("fuzz", "llama-spm", "-b", GREEDY, "--cases", "400", "--no-hypothesis", "-o", str(out), "-q")
     assert proc.returncode == 1, proc.stderr  # the greedy engine fails on whitespace runs
     return out
 

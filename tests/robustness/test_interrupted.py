@@ -172,7 +172,7 @@ def wait_for_cases(proc: subprocess.Popen, out: Path, n: int, limit: float = 120
 def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path, zoo):
     zoo("llama-spm")
     out = tmp_path / "out"
-    args = ["fuzz", "llama-spm", "-b", GREEDY, "--seconds", "8", "--seed", "5", "--no-hypothesis", "-q"]
+    args = ["fuzz", "llama-spm", "-b", GREEDY, "--cases", "6000", "--seed", "5", "--no-hypothesis", "-q"]
     proc = tokparity(*args, "-o", str(out))
     wait_for_lines(proc, out / "fuzz-findings.jsonl", 1)
     wait_for_cases(proc, out, 300)

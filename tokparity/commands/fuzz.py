@@ -11,7 +11,7 @@ from tokparity.textview import shown_path
 
 
 def add_parser(sub) -> None:
-    from tokparity.commands.arguments import BACKEND_NAMES, non_negative_seconds, positive_seconds
+    from tokparity.commands.arguments import BACKEND_NAMES, non_negative_seconds, positive_int, positive_seconds
     from tokparity.fuzz.generators import GENERATORS
 
     p = sub.add_parser(
@@ -31,7 +31,10 @@ def add_parser(sub) -> None:
                                                        "(default: the model's original library; llama.cpp for a "
                                                        "GGUF)")
     p.add_argument("--seconds", type=positive_seconds, metavar="N",
-                   help="time budget, shrinking included (default: 60; at most a week)")
+                   help="time budget, shrinking included (default: 60, or no limit with --cases; at most a week)")
+    p.add_argument("--cases", type=positive_int, metavar="N",
+                   help="stop after N cases (texts, conversations or id sequences): a budget in work, so the same "
+                        "seed gives the same cases on a fast or a loaded machine")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
                                                          "same seed, same texts")
     p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",
@@ -67,7 +70,7 @@ def add_parser(sub) -> None:
 
 # The arguments a journal stores, so that `--resume DIR` needs no others, and what each must be
 # (tokparity.run.journal.ARG_KINDS: a header is checked before a resume takes anything from it).
-ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds": "seconds?", "seed": "int?",
+ARG_CHECKS = {"model": "str?", "backends": "strs?", "oracle": "str?", "seconds": "seconds?", "cases": "count?", "seed": "int?",
               "generators": "strs?", "no_hypothesis": "bool", "exitfirst": "bool", "shrink_seconds": "seconds0?",
               "add_special": "bool", "parse_special": "bool", "known": "strs", "no_builtin_known": "bool"}
 RESUMED = tuple(ARG_CHECKS)
@@ -108,7 +111,8 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
-                                             shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst)
+                                             shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst,
+                                             cases=args.cases)
     paths = write_reports_or_say(results, out, "fuzz")
     refuse_silent_templates(results, out)  # (first: it says why nothing was judged)
     refuse_nothing_judged(results, out, args.backends)
@@ -161,7 +165,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
                              explicit_backends=bool(args.backends), ops=ops,
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
-    results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed)
+    results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed, args.cases)
     paths = write_reports_or_say(results, out, "fuzz")
     refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
@@ -191,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.backends.registry import labelled_with_oracle
-    from tokparity.commands.arguments import checked, non_negative_seconds, positive_seconds
+    from tokparity.commands.arguments import WEEK, checked, non_negative_seconds, positive_int, positive_seconds
     from tokparity.commands.compare import (
         engine_files,
         refuse_inputs_in_outputs,
@@ -218,7 +222,11 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     if not args.model:
         raise TokparityError("fuzz needs a MODEL (a zoo name, file or folder), or --resume DIR")
     labelled_with_oracle(args.backends or [], args.oracle)  # two backends under one name: refused before any run
-    args.seconds = 60.0 if args.seconds is None else checked("--seconds", positive_seconds, args.seconds)
+    if args.cases is not None:  # (again: a resumed run's arguments come from its journal)
+        args.cases = checked("--cases", positive_int, args.cases)
+    if args.seconds is None:
+        args.seconds = 60.0 if args.cases is None else WEEK
+    args.seconds = checked("--seconds", positive_seconds, args.seconds)
     args.seed = args.seed or 0
     if args.shrink_seconds is not None:  # (again: a resumed run's arguments come from its journal)
         args.shrink_seconds = checked("--shrink-seconds", non_negative_seconds, args.shrink_seconds)
@@ -246,7 +254,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                                  models=[stored_args(args, ("model",), PATHS)["model"]])
         opened.append(journal)
         (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
-    fuzz_options = FuzzOptions(seconds=args.seconds, seed=args.seed, generators=args.generators,
+    fuzz_options = FuzzOptions(seconds=args.seconds, cases=args.cases, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
     try:

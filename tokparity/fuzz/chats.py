@@ -115,10 +115,11 @@ def as_case(case_id: str, conversation: Conversation) -> Case:
 
 
 def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions, seconds: float,
-                  seed: int, shrink_seconds: float | None = None,
-                  exitfirst: bool = False) -> tuple[Results, list[ChatFinding], int]:
-    """Fuzz ``--ops chat`` on one model for ``seconds`` (each finding shrunk for ``shrink_seconds``,
-    ``SHRINK_SECONDS`` by default; ``exitfirst``: stop at the first finding, once shrunk)."""
+                  seed: int, shrink_seconds: float | None = None, exitfirst: bool = False,
+                  cases: int | None = None) -> tuple[Results, list[ChatFinding], int]:
+    """Fuzz ``--ops chat`` on one model for ``seconds``, and at most ``cases`` conversations when
+    given. Each finding is shrunk for ``shrink_seconds`` (``SHRINK_SECONDS`` by default).
+    ``exitfirst``: stop at the first finding, once shrunk."""
     from tokparity import __version__
 
     started = time.perf_counter()
@@ -136,7 +137,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
         specials = [t for t in run.vocab.special_texts().values() if len(t) > 1]
         source = ConversationSource(specials, seed)
         until = started + seconds
-        while time.perf_counter() < until:
+        while time.perf_counter() < until and (cases is None or n < cases):
             case = source.next()
             record = run.chat_record(case, n)
             pipeline.count([record])

@@ -107,8 +107,9 @@ class IdSource:
 
 
 def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions, seconds: float,
-                seed: int) -> tuple[Results, list[IdFinding], int]:
-    """Fuzz one decoding op (``options.ops``, one of decode and stream) of one model for ``seconds``."""
+                seed: int, cases: int | None = None) -> tuple[Results, list[IdFinding], int]:
+    """Fuzz one decoding op (``options.ops``, one of decode and stream) of one model for ``seconds``,
+    and at most ``cases`` id sequences when given."""
     from tokparity import __version__
 
     started = time.perf_counter()
@@ -128,7 +129,7 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
                                  "name one with -b")
         source = IdSource(run.vocab, seed)
         until = started + seconds
-        while time.perf_counter() < until:
+        while time.perf_counter() < until and (cases is None or n < cases):
             case = source.next()
             for record in run.id_records(n, case):
                 pipeline.count([record])

@@ -31,6 +31,9 @@ from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import resolve_model
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
+# The generators' share of a case budget when Hypothesis runs after them. A generated case costs
+# about a fifth of a Hypothesis case, so this is about half the time, as the time budget is shared.
+CASE_SHARE = 0.8
 HYPOTHESIS_BATCH = 100  # examples per Hypothesis run (each batch has its own seed)
 SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
 # Tags that name one case (a vocabulary piece's id, a code point): not a group to rate, and in the
@@ -41,6 +44,7 @@ PER_CASE_TAGS = ("token_id=", "codepoint=")
 @dataclass
 class FuzzOptions:
     seconds: float = 60.0
+    cases: int | None = None  # a budget in work as well: stop after this many cases (the same on any machine)
     seed: int = 0
     generators: list[str] | None = None  # None: all of them
     hypothesis: bool = True
@@ -223,11 +227,13 @@ class Fuzzer:
             self.say("hypothesis is not installed (pip install hypothesis): generators only")
             self.run.results.options.setdefault("notes", []).append("hypothesis not installed: generators only")
         share = 0.5 if use_hypothesis else 1.0
-        self._generator_phase(self.started + share * self.options.seconds)
+        cases = self.options.cases
+        self._generator_phase(self.started + share * self.options.seconds,
+                              None if cases is None else round((CASE_SHARE if use_hypothesis else 1.0) * cases))
         if use_hypothesis:
             if self.journal is not None and self.generators_end is None:
                 self._note({"generators_end": self.n})
-            self._hypothesis_phase(self.deadline)
+            self._hypothesis_phase(self.deadline, cases)
         self.settle()
         return self.result
 
@@ -305,17 +311,21 @@ class Fuzzer:
         if self.journal is not None:
             self._note({})
 
-    def _generator_phase(self, until: float) -> None:
+    def _spent(self, until: float, cases: int | None) -> bool:
+        """The phase's time or cases are used up. A resumed run goes over its journal's cases first."""
+        return not self._replaying() and (time.monotonic() >= until or (cases is not None and self.n >= cases))
+
+    def _generator_phase(self, until: float, cases: int | None) -> None:
         names = self.options.generators or list(GENERATORS)
         self.steering = Steering({n: generate(n, self.run.vocab, self.options.seed) for n in names}, EVERY)
         for case in self.steering:
             if self.stop or (self.generators_end is not None and self.n >= self.generators_end):
                 return  # a resumed run: the interrupted one had moved on to Hypothesis here
-            if time.monotonic() >= until and not self._replaying() and self.generators_end is None:
+            if self.generators_end is None and self._spent(until, cases):
                 return
             self.handle(case)
 
-    def _hypothesis_phase(self, until: float) -> None:
+    def _hypothesis_phase(self, until: float, cases: int | None) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
         from tokparity.fuzz.strategies import any_text
@@ -323,13 +333,14 @@ class Fuzzer:
         strategy = any_text(self.run.vocab)
         counter = itertools.count()
         batch = 0
-        while not self.stop and (time.monotonic() < until or self._replaying()):
+        # (a case budget also ends the phase after ten draws per case: texts seen before are not cases)
+        while not self.stop and not self._spent(until, cases) and (cases is None or batch < cases // 10 + 10):
             @settings(max_examples=HYPOTHESIS_BATCH, deadline=None, database=None, phases=[Phase.generate],
                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
             @seed(self.options.seed * 1_000_003 + batch)
             @given(strategy)
             def body(text: str) -> None:
-                if self.stop or (time.monotonic() >= until and not self._replaying()):
+                if self.stop or self._spent(until, cases):
                     return
                 self.handle(Case(f"hypothesis-{next(counter):06d}", text, "hypothesis", {"kind": "hypothesis"}))
 

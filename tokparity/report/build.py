@@ -107,7 +107,7 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
     if fuzz is None:
         return None
     found = sorted(fuzz.findings, key=lambda f: (-f.count, f.found_after, f.id))
-    return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, fuzz.seconds, fuzz.by_source)
+    return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, results.seconds, fuzz.by_source)
 
 
 def tried_seams(results: Results) -> bool:
