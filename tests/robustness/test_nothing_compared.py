@@ -37,6 +37,11 @@ def test_a_corpus_with_no_text_is_nothing_compared(tmp_path, zoo, kind):
     assert "✅" not in done.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert summary["runs"] and all(r["cases"] == 0 for r in summary["runs"])
+    # the reports say it too: their title was ✅ (a sixth hostile campaign's find)
+    title = (tmp_path / "out" / "summary.md").read_text("utf-8").split("\n", 1)[0]
+    assert "✅" not in title and "nothing compared" in title, title
+    html = (tmp_path / "out" / "report.html").read_text("utf-8")
+    assert "✅" not in html and "class='verdict bad'>tokparity" in html and "nothing compared" in html
 
 
 def test_a_fraction_that_keeps_no_case_names_the_corpus_as_given(tmp_path, zoo):
@@ -262,3 +267,19 @@ def test_a_reader_that_goes_away_neither_passes_the_run_nor_loses_its_reports(tm
     proc.stdout.close()  # (as head does after its line)
     assert proc.wait(timeout=300) == 1
     assert json.loads((out / "summary.json").read_text("utf-8"))["complete"] is True
+
+
+def test_a_later_run_that_stops_leaves_no_earlier_verdict_in_its_folder(tmp_path, zoo):
+    """A passing run, then a run into the same folder whose engine never starts: exit 2, and the
+    earlier run's ✅ reports stayed beside it, speaking for the run that failed (a sixth hostile
+    campaign's find). A new run clears the folder's reports as it starts."""
+    zoo("llama-spm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "out"
+    for engine, status in (("ref", 0), (f"mine=cmd:{sys.executable} {tmp_path / 'nope.py'} {{gguf}}", 2)):
+        done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "-b", engine,
+                               "-o", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == status, (done.stdout, done.stderr)
+    for name in ("summary.md", "report.html", "summary.json", "mismatches.csv"):
+        assert not (out / name).exists() or "✅" not in (out / name).read_text("utf-8"), name
+    assert (out / "cases.jsonl").is_file()  # the stopped run's own journal, which a resume reads

@@ -492,6 +492,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.commands.arguments import checked, corpus_specs
     from tokparity.corpus.base import CHATS
     from tokparity.errors import TokparityError
+    from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.run.chat import CHAT_MODELS
@@ -536,7 +537,7 @@ def run(args: argparse.Namespace) -> int:
         if journal is None:
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora,
                                      models=stored_args(args, ("models",), PATHS)["models"])
-            (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
+            clear_reports(out)  # an earlier run's: they would speak for this one
         options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)
         gone = journal.gone()  # (before the reports make the folder again)

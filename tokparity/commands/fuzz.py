@@ -92,6 +92,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     from tokparity.errors import TokparityError
     from tokparity.fuzz.chats import run_chat_fuzz
     from tokparity.fuzz.findings import FINDINGS_FILE
+    from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.known import load_known
     from tokparity.run.options import CompareOptions, Services, progress_to_stderr
@@ -107,6 +108,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
                              "and their prompts tokenized as apply_chat_template does; leave it out")
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
                                    "-b": engine_files(args.backends)}, args.junit)
+    clear_reports(out)
     options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
@@ -149,6 +151,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     )
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
+    from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.known import load_known
     from tokparity.run.options import CompareOptions, Services, progress_to_stderr
@@ -161,6 +164,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
                              "sequences) instead of --resume")
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
                                    "-b": engine_files(args.backends)}, args.junit)
+    clear_reports(out)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends), ops=ops,
                              services=Services(progress=None if args.quiet else progress_to_stderr,
@@ -205,6 +209,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.errors import TokparityError
     from tokparity.fuzz.findings import FINDINGS_FILE, key_label
     from tokparity.fuzz.loop import FuzzOptions, run_fuzz
+    from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
@@ -253,7 +258,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS),
                                  models=[stored_args(args, ("model",), PATHS)["model"]])
         opened.append(journal)
-        (out / "summary.json").unlink(missing_ok=True)  # an earlier run's: it would call this one complete
+        clear_reports(out)  # an earlier run's: they would speak for this one
     fuzz_options = FuzzOptions(seconds=args.seconds, cases=args.cases, seed=args.seed, generators=args.generators,
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_nothing_judged,
         refuse_silent_templates,
     )
-    from tokparity.report import write_reports
+    from tokparity.report import clear_reports, write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.run.known import load_known
@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
                                    "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))],
                                    "-b": engine_files(args.backends)}, args.junit)
+    clear_reports(out)  # an earlier run's: they would speak for this one
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
                              ray=args.ray, ops=ops)

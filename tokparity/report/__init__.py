@@ -10,6 +10,17 @@ from pathlib import Path
 
 from tokparity.run.results import Results
 
+REPORT_FILES = ("report.html", "mismatches.csv", "summary.md", "summary.json")
+
+
+def clear_reports(out_dir: str | Path) -> None:
+    """Remove an earlier run's reports from ``out_dir`` as a new run starts there. A run that then
+    stops before it writes its own must not leave another run's verdict in its folder."""
+    for name in REPORT_FILES:
+        path = Path(out_dir) / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+
 
 def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
     """Write report.html, mismatches.csv, summary.md and summary.json into ``out_dir``.
@@ -22,7 +33,7 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {name: out / name for name in ("report.html", "mismatches.csv", "summary.md", "summary.json")}
+    paths = {name: out / name for name in REPORT_FILES}
     for name in paths:  # what a run killed while writing left behind
         for stale in out.glob(f".{name}.*.tmp"):
             if stale.name[len(name) + 2:-4].isascii() and stale.name[len(name) + 2:-4].isdigit():

@@ -286,7 +286,7 @@ def header(src: Source) -> Blocks:
         return (Paragraph(runs(f"{src.folder}: tokparity {results.tokparity}, {len(results.runs)} model × backend "
                                f"runs, {overview.count_line(t)}")),)
     blocks: list[Block] = [
-        Title(results.tokparity, t.verdict, t.unexplained == 0),
+        Title(results.tokparity, t.verdict, t.compared and t.unexplained == 0),
         Paragraph(runs(overview.count_line(t))),
         Paragraph(runs(f"Backends: {overview.backend_versions(results)} · {results.seconds:.1f} s")),
     ]

@@ -53,8 +53,15 @@ class Totals:
     interrupted: bool
 
     @property
+    def compared(self) -> bool:
+        """Some case was judged. A run that judged none proves nothing: it is never ✅."""
+        return self.cases > 0 or self.unexplained > 0
+
+    @property
     def verdict(self) -> str:
-        """``no unexplained mismatch`` or ``5 unexplained mismatches``, with its mark."""
+        """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its mark."""
+        if not self.compared:
+            return "⚠️ nothing compared: no backend judged a case"
         return "✅ no unexplained mismatch" if self.unexplained == 0 else \
             f"❌ {plural(self.unexplained, 'unexplained mismatch')}"
 
