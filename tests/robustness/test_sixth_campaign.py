@@ -8,7 +8,10 @@ docs/robustness.md), each as a user runs it:
 - an engine that never answers passed (✅, exit 0) where a ``--known`` entry covered its
   timeouts: it answered no case, so nothing was compared;
 - ``--junit`` wrote over a file an engine's command names in a list (``--files=a,b``) or in an
-  ``@file`` of arguments: refused."""
+  ``@file`` of arguments: refused;
+- smaller: ``encode -`` of bytes that are not UTF-8 gave five backend errors and exit 1;
+  ``zoo path ''`` read the current folder; ``--try-release`` installed a release before it refused
+  a later name. Each is one line, exit 2, now."""
 
 from __future__ import annotations
 
@@ -118,3 +121,24 @@ def test_junit_never_writes_over_a_file_an_engine_names_in_a_list_or_an_argument
                          "--junit", target, cwd=tmp_path)
         assert f"--junit {target}: is -b" in the_error(done)
         assert (tmp_path / target).read_text("utf-8") == "keep\n"
+
+
+def test_a_text_that_is_not_utf8_an_empty_model_and_a_bad_release_name_are_one_line(tmp_path, zoo):
+    zoo("llama-spm")
+    done = subprocess.run([sys.executable, "-m", "tokparity", "encode", "llama-spm", "-", "-b", "ref"],
+                          input=b"ab\xff\n", capture_output=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stderr.decode().strip() == (
+        "tokparity: error: stdin is not UTF-8 (byte 0xff at offset 2): give the text in UTF-8, or spell the "
+        "character with --escapes"), done.stderr
+    exact = subprocess.run([sys.executable, "-m", "tokparity", "encode", "llama-spm", "-", "-b", "ref", "--json"],
+                           input=b"a\r\nb", capture_output=True, timeout=300, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert exact.returncode == 0 and '"text": "a\\r\\nb"' in exact.stdout.decode(), exact.stdout  # CR LF kept
+    for args in (("zoo", "path", ""), ("compare", "", "-c", "edge")):
+        assert "MODEL '' is empty: give a zoo name" in the_error(tokparity(*args, cwd=tmp_path))
+    before = sorted((tmp_path / "cache" / "releases").glob("*")) if (tmp_path / "cache").exists() else []
+    line = the_error(tokparity("compare", "llama-spm", "-c", "edge", "--try-release", "sentencepiece@0.1.99",
+                               "--try-release", "nosuch@1", cwd=tmp_path, env={"TOKPARITY_CACHE": str(tmp_path / "cache")}))
+    assert "unknown backend 'nosuch'" in line
+    assert sorted((tmp_path / "cache" / "releases").glob("*")) == before  # nothing installed first

@@ -459,11 +459,14 @@ def compare_options(args: argparse.Namespace):
                              "decode: add --ops decode (or all); streams never take them")
     from tokparity.backends.registry import release_of
     releases = tuple(getattr(args, "try_release", None) or ())
-    for name in releases:
+    wanted = []
+    for name in releases:  # every name checked before any install: a typo in the last costs no download
         release = release_of(name)
         if release is None:
             raise TokparityError(f"--try-release {name!r}: give BACKEND@VERSION, a library backend at a release "
                                  "(e.g. sentencepiece@0.2.0)")
+        wanted.append(release)
+    for release in wanted:
         if not release.installed_here():  # installed now, so that a release that cannot be is said before any run
             from tokparity.backends.releases import python_for
             python_for(release)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
@@ -226,11 +227,21 @@ def render_text(model_name: str, text: str, answers: list[Row], add_special: boo
     return "\n".join(lines)
 
 
+def _text(given: str) -> str:
+    """TEXT, or stdin's bytes for ``-``, as UTF-8; one line naming where it is not."""
+    where, data = ("stdin", sys.stdin.buffer.read()) if given == "-" else ("TEXT", os.fsencode(given))
+    try:
+        return data.decode("utf-8")  # (stdin read as bytes: exactly, CR LF kept)
+    except UnicodeDecodeError as e:
+        raise TokparityError(f"{where} is not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}): give the text "
+                             "in UTF-8, or spell the character with --escapes") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled
     from tokparity.zoo import resolve_model
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = _text(args.text)
     if args.escapes:
         text = unescape(text)
     model = resolve_model(args.model)

@@ -249,6 +249,9 @@ def distinct_names(specs: list[str]) -> list[str]:
 
 def resolve_model(spec: str, fetch: bool = True) -> ModelFiles:
     """Turn a MODEL argument into files on disk, fetching zoo files when ``fetch`` is true."""
+    if not spec.strip():  # (an empty path is the current folder to pathlib: a model nobody named)
+        raise TokparityError(f"MODEL {spec!r} is empty: give a zoo name (tokparity zoo list), a file, a folder or "
+                             "hf:ORG/NAME")
     if spec.startswith("hf:"):
         return _from_hub(spec[3:])
     manifest = load_manifest()
