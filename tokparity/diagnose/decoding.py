@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from os.path import commonprefix
 
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
@@ -67,6 +68,7 @@ VARIANTS = (
     DecodeVariant("stream.byte-zero-unmapped", wrong.byte_zero_unmapped),
     DecodeVariant("stream.metaspace-on-byte-level", wrong.metaspace_on_byte_level),
     DecodeVariant("stream.held-to-end", wrong.held_to_the_end),
+    DecodeVariant("stream.lagged", wrong.lagged),
     DecodeVariant("stream.deltas-lstripped", wrong.deltas_lstripped),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
     DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
@@ -80,6 +82,7 @@ VARIANTS = (
     DecodeVariant("decode.ids-alone", wrong.each_alone),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
+    DecodeVariant("decode.byte-shaped-tokens", wrong.byte_shaped_tokens, twin=wrong.decoded_right),
     DecodeVariant("decode.bytes-as-latin1", wrong.decode_latin1, twin=wrong.decoded_right),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
@@ -103,7 +106,8 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     right = {_as_judged(j.op, a) for a in wrong.right_answers(ref, j.op, ids, prompt, asked)}
     deltas = list(j.backend_output)
     if j.op == "stream" and len(deltas) > 1 and not any(deltas[:-1]) and _as_judged(j.op, deltas[-1]) in right:
-        return _named(["stream.held-to-end"], j.op)  # (the right text, all of it in the last delta)
+        # (the right text, all of it in the last delta; a stream that lags as many ids shows the same)
+        return _named(["stream.held-to-end"], j.op)
     found = []
     for variant in VARIANTS:
         if variant.op != j.op:
@@ -111,6 +115,9 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
         # (compared exactly, less its twin's answers: one U+FFFD per byte is the bug of some)
         if got in _forms(variant, ref, ids, prompt, asked) and _as_judged(j.op, got) not in right:
             found.append(variant.name)
+    if not found and j.op == "stream":  # a streamer whose decode has the bug: the text after its prompt's
+        found = [v.name for v in VARIANTS if v.op == "decode" and got in _forms(v, ref, ids, prompt, asked, "stream")
+                 and got not in right]
     if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
         pair = _pieces_pair(ref, ids, got, asked)
         if pair:
@@ -175,6 +182,8 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         return None
     order = {v.name: k for k, v in enumerate(VARIANTS)}
     name = min(counts, key=lambda n: (-counts[n], order[n]))
+    if name == "stream.held-to-end":
+        return _held_or_lagged(ref, asked, mismatches, agreeing)
     variant = BY_NAME[name]
     own: list[tuple[Judgement, Diagnosis]] = []
     departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
@@ -191,7 +200,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     for j, _ in named:
         got = _answer_of(j)
         hits.update(k for k, a in enumerate(_forms(variant, ref, list(j.oracle_ids),
-                                                    int(j.tags.get("prompt", 0) or 0), asked)) if a == got)
+                                                    int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
     top = max(hits.values(), default=0)
     tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
     cases = 0
@@ -207,21 +216,61 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
                      bool(own) and proven(explained, len(own), kept[form], cases), departs)
 
 
-def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequence[tuple[Judgement, Diagnosis]],
+                    agreeing: Iterable[tuple[list[int], int]]) -> RootCause:
+    """A stream that sent its text only at its last step: it holds everything, or it lags and the
+    stream was short. An engine that holds everything differs on every stream where a word ends
+    before the last step. Where such a stream agreed, the engine sends its deltas late instead."""
+    from tokparity.diff.decode import held_would_differ
+
+    def decode(ids: list[int]) -> str:
+        return wrong.decoded(ref, ids, asked)
+
+    named = [d for _, d in mismatches if d.variants and d.variants[0] == "stream.held-to-end"]
+    cases = held = 0
+    for ids, prompt in agreeing:
+        cases += 1
+        held += held_would_differ(decode, ids, prompt)
+    name = "stream.lagged" if held else "stream.held-to-end"  # (either way, every agreement is what it does)
+    return RootCause(name, (name,), len(named), len(mismatches), cases, cases,
+                     proven(len(named), len(mismatches), cases, cases), 0)
+
+
+def as_lagged(d: Diagnosis, steps: int) -> Diagnosis:
+    """A stream held to its end, ``steps`` ids long, from an engine whose verdict is a lag."""
+    return Diagnosis("stream.lagged", f"this stream of {steps} ids came all at its end, and longer streams of the "
+                                      "engine agreed: it sends its deltas late, not only at the end",
+                     ("stream.lagged",), stage=d.stage)
+
+
+def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings,
+           op: str = "") -> list:
     """The variant's answers on ``ids``, each form in its place; None where it is its twin's answer
-    (the bug does not show there); none where the variant cannot run (it reproduces nothing)."""
+    (the bug does not show there); none where the variant cannot run (it reproduces nothing).
+    ``op`` "stream" for a decode variant: the text a streamer that decodes so answers, the text of
+    all the ids after the text of the prompt's (a streamer built on a decode with that bug)."""
     try:
         answers = variant.run(ref, ids, prompt, asked)
         twins = variant.twin(ref, ids, prompt, asked) if variant.twin is not None else []
+        if op == "stream" and variant.op == "decode":
+            right = wrong.decoded(ref, ids[:prompt], asked) if prompt else ""
+            heads = variant.run(ref, ids[:prompt], 0, asked) if prompt else []  # (none: the bug is not in the prompt)
+            answers = [_after(a, heads[k] if k < len(heads) else right) for k, a in enumerate(answers)]
+            twins = [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
     return [None if a in twins else a for a in answers]
 
 
+def _after(text: str, head: str) -> str:
+    """``text`` less what it shares with ``head`` at its start: what a stream sends after the prompt."""
+    return text[len(commonprefix([text, head])):]
+
+
 def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer, op: str, ids: list[int],
              prompt: int, asked: DecodeSettings) -> list[int | None]:
     """The ``forms`` of the variant's bug with which an engine still answers right on ``ids``."""
-    answers = _forms(variant, ref, ids, prompt, asked) if any(f is not None for f in forms) else []
+    answers = _forms(variant, ref, ids, prompt, asked, op) if any(f is not None for f in forms) else []
     right: set | None = None
     out = []
     for form in forms:

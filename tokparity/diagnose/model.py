@@ -26,7 +26,7 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
-from tokparity.diagnose.decoding import decoding_verdict, diagnose_decoding, prefer
+from tokparity.diagnose.decoding import as_lagged, decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -359,6 +359,10 @@ class ModelDiagnosis:
                 continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
+            if verdict is not None and verdict.cause == "stream.lagged":  # (its short streams were held whole)
+                for i, (j, d) in enumerate(zip(judgements, self._current)):
+                    if j.backend == name and j.op == op and d is not None and d.variants == ("stream.held-to-end",):
+                        self._current[i] = as_lagged(d, len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0))
         self.seconds += time.perf_counter() - started
 
     def _decoding_cases(self, corpora: list[str], skip: set[int], op: str, encoded: dict[str, list[int]]

@@ -9,6 +9,7 @@ gives several answers. ``right_answers`` is what the reference itself answers.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from os.path import commonprefix
 
@@ -218,6 +219,12 @@ def held_to_the_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decod
     return []
 
 
+def lagged(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """No text of its own either: the judge lets a stream send late, unless it sends nothing before
+    its end. The run's verdict tells such a stream from one held whole (decoding._held_or_lagged)."""
+    return []
+
+
 # --- decode ------------------------------------------------------------------------------------
 
 
@@ -319,6 +326,35 @@ def long_token_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     for size in BUFFERS:
         kept = [i for i, b in zip(ids, pieces) if len(b) <= size]
         answers += [decoded(ref, kept, asked), b"".join(b for b in pieces if len(b) <= size).decode("utf-8", "replace")]
+    return answers
+
+
+BYTE_SHAPED = re.compile(r"<.{4}>", re.DOTALL)  # the length and brackets of `<0xHH>`, whatever is inside
+BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def byte_shaped_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Every token spelt as six characters ``<....>`` read as a byte token: the others (``<mask>``)
+    as a byte that is not UTF-8, or as nothing; or, as tokenizers' ByteFallback decodes a run of
+    byte tokens that is not UTF-8, the whole run with it as U+FFFD. By joining the bytes, with the
+    decoder's first space dropped where the right text drops it."""
+    tokens, pieces = ref.vocab.tokens, bytes_of(ref, ids, asked)
+    shaped = {k for k, i in enumerate(ids) if pieces[k] and 0 <= i < len(tokens)
+              and BYTE_SHAPED.fullmatch(tokens[i]) and not BYTE_TOKEN.fullmatch(tokens[i])}
+    if not shaped:
+        return []
+    in_run = set(shaped)  # the byte tokens next to a shaped one, and theirs, and so on
+    for k in sorted(shaped):
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(ids) and (j in shaped or (0 <= ids[j] < len(tokens) and BYTE_TOKEN.fullmatch(tokens[ids[j]]))):
+                in_run.add(j)
+                j += step
+    right, joined = decoded(ref, ids, asked), b"".join(pieces).decode("utf-8", "replace")
+    answers = []
+    for byte, bad in ((b"\xff", shaped), (b"", shaped), (b"\xff", in_run)):
+        text = b"".join(byte if k in bad else b for k, b in enumerate(pieces)).decode("utf-8", "replace")
+        answers.append(text[1:] if joined != right and joined[1:] == right and text.startswith(" ") else text)
     return answers
 
 

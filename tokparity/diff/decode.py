@@ -320,6 +320,13 @@ def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt:
     return None
 
 
+def held_would_differ(decode: Callable[[list[int]], str], ids: list[int], prompt: int) -> bool:
+    """Whether a stream that sends all its text at its last step is judged ``stream-held`` on these
+    ids (one id a step): a step before the last finished a word."""
+    steps = len(ids) - prompt
+    return steps > 1 and _held_to_the_end(decode, ids, prompt, [""] * (steps - 1) + ["…"], 1) is not None
+
+
 def _spelt_same(a: str, b: str) -> bool:
     """The same text, but for how many U+FFFD stand for a broken sequence (one, or one per byte)."""
     return _fewer_replacements(a) == _fewer_replacements(b)

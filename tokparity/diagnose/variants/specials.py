@@ -33,6 +33,65 @@ def _specials_parse(c: Candidate) -> Candidate | None:
     return c.replace(flip_parse=not c.flip_parse)
 
 
+BYTE_TEXT = re.compile(r"(<0x[0-9A-Fa-f]{2}>)")  # (grouped: a split keeps each match)
+
+
+def _byte_text_matched(c: Candidate) -> Candidate | None:
+    """Every byte token's spelling (``<0x41>``) cut out of the text as that byte token, whatever
+    parse_special says, as an engine that matches each piece of a type other than normal does."""
+    types = c.vocab.token_types or []
+    ids = [i for i, t in enumerate(c.vocab.tokens)
+           if BYTE_TEXT.fullmatch(t) and (not types or i >= len(types) or types[i] == TokenType.BYTE)]
+    p = c.pipeline
+    if not ids:
+        return None
+    if isinstance(p, (LlamaCppPipeline, SentencePiecePipeline)):
+        from tokparity.reference.specials import Special
+        return with_pipeline(c, fork(p, specials=[*p.specials, *(Special(i, c.vocab.tokens[i]) for i in ids)]))
+    if isinstance(p, HfPipeline):
+        return with_pipeline(c, fork(p, added=[*p.added, *(AddedToken(i, c.vocab.tokens[i], normalized=False)
+                                                           for i in ids)]))
+    return None
+
+
+class _BytesCutAfterNormalizing:
+    """The byte tokens' spellings cut out of the normalized text, as openvino-tokenizers does: the
+    dummy prefix is added once to the whole text, so text after a byte token gets none."""
+
+    def __init__(self, pipeline: HfPipeline, ids: list[int]):
+        self.pipeline, self.ids = pipeline, {pipeline.tokens[i]: i for i in ids}
+
+    def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        p = self.pipeline
+        out = list(p.prefix) if add_special else []
+        for frag in p.partition(text, parse_special):
+            if isinstance(frag, int):
+                out.append(frag)
+                continue
+            normalized, at_start = frag
+            for k, piece in enumerate(BYTE_TEXT.split(normalized)):
+                if k % 2 and piece in self.ids:
+                    out.append(self.ids[piece])
+                elif k % 2:  # (a spelling of no byte token of the vocabulary: text)
+                    out += p.encode_word(piece)
+                elif piece:
+                    for word in p.pretokenizer(piece, at_start and k == 0):
+                        out += p.encode_word(word)
+        return out + (list(p.suffix) if add_special else [])
+
+
+def _byte_text_after_normalizing(c: Candidate) -> Candidate | None:
+    matched = _byte_text_matched(c)
+    if matched is None or not isinstance(c.pipeline, HfPipeline):
+        return None
+    ids = [a.id for a in matched.pipeline.added[len(c.pipeline.added):]]
+    return c.replace(pipeline=_BytesCutAfterNormalizing(c.pipeline, ids))
+
+
+def _has_byte_text(c: Candidate, text: str) -> bool:
+    return BYTE_TEXT.search(text) is not None
+
+
 class _ParseAfterNormalizing:
     """tokenizers' added tokens marked ``normalized``: the whole text is normalized first (the dummy
     prefix included) and the special tokens are cut out of the normalized text; llama.cpp cuts
@@ -321,6 +380,12 @@ def variants() -> list[Variant]:
         Variant("specials.parse:after-normalizing", "specials.parse",
                 "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
                 _parse_after_normalizing),
+        Variant("specials.byte-text-matched", "specials.byte-text-matched",
+                "a byte token's spelling in the text (<0x41>) matched as that byte token", _byte_text_matched,
+                _has_byte_text),
+        Variant("specials.byte-text-matched:after-normalizing", "specials.byte-text-matched",
+                "a byte token's spelling (<0x41>) matched as that byte token in the normalized text: the dummy prefix "
+                "once, before the whole text", _byte_text_after_normalizing, _has_byte_text),
         Variant("specials.strip", "specials.strip", "no lstrip/rstrip around special tokens", _specials_strip),
         Variant("specials.segmented", "specials.segmented",
                 "with parsing off, the text still cut at each special token's text and every part, the special "

@@ -110,8 +110,11 @@ def _prefix_unless_space(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaSpm) and p.flags.add_space_prefix:
         return with_pipeline(c, fork(p, prefix_unless_space=True))
-    if isinstance(p, HfBpe) and not p.normalizer.has("Prepend") and any(_is_space_escape(k) for k in p.normalizer.configs):
-        step = p.normalizer.with_step(_prepend_mark_unless_one, hf_components.Prepend("\u2581"))
+    if isinstance(p, HfBpe) and any(_is_space_escape(k) for k in p.normalizer.configs):
+        # (no Prepend: the mark added unless one leads; Llama 2's Prepend then Replace: the Prepend
+        # moved after the Replace and skipped where a mark leads, as Metaspace with "first" does)
+        rest = p.normalizer.without(lambda k: isinstance(k, hf_components.Prepend) and k.prepend == "\u2581")
+        step = rest.with_step(_prepend_mark_unless_one, hf_components.Prepend("\u2581"))
         return with_pipeline(c, fork(p, normalizer=step))
     return None
 
