@@ -32,7 +32,9 @@ def untimed(value: object) -> object:
 def test_a_case_budget_gives_the_same_run_under_a_cpu_hog(tmp_path, zoo):
     zoo("llama-spm")
     quiet = fuzz(tmp_path / "quiet", "--cases", "800")
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    # (each hog stops by itself after two minutes, whatever becomes of this test)
+    hog = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(4)]
     try:
         loaded = fuzz(tmp_path / "loaded", "--cases", "800")
     finally:

@@ -281,5 +281,5 @@ def test_a_later_run_that_stops_leaves_no_earlier_verdict_in_its_folder(tmp_path
                                "-o", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == status, (done.stdout, done.stderr)
     for name in ("summary.md", "report.html", "summary.json", "mismatches.csv"):
-        assert not (out / name).exists() or "✅" not in (out / name).read_text("utf-8"), name
+        assert not (out / name).exists(), name  # (the engine never started: no report of its own)
     assert (out / "cases.jsonl").is_file()  # the stopped run's own journal, which a resume reads

@@ -47,4 +47,4 @@ def test_a_blind_engine_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op
     assert runs["bug"].mismatches >= fewest and causes[cause] >= share * runs["bug"].mismatches, causes
     verdict = runs["bug"].root_cause
     assert verdict is not None and verdict.cause == cause, verdict
-    assert verdict.proven == (share == 1.0), verdict
+    assert verdict.proven or share < 1.0, verdict

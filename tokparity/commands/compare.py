@@ -460,7 +460,7 @@ def compare_options(args: argparse.Namespace):
     from tokparity.backends.registry import release_of
     releases = tuple(getattr(args, "try_release", None) or ())
     wanted = []
-    for name in releases:  # every name checked before any install: a typo in the last costs no download
+    for name in releases:  # every name's spelling and backend checked before any install
         release = release_of(name)
         if release is None:
             raise TokparityError(f"--try-release {name!r}: give BACKEND@VERSION, a library backend at a release "

@@ -31,10 +31,11 @@ def add_parser(sub) -> None:
                                                        "(default: the model's original library; llama.cpp for a "
                                                        "GGUF)")
     p.add_argument("--seconds", type=positive_seconds, metavar="N",
-                   help="time budget, shrinking included (default: 60, or no limit with --cases; at most a week)")
+                   help="time budget, shrinking included (default: 60, or a week with --cases; at most a week)")
     p.add_argument("--cases", type=positive_int, metavar="N",
                    help="stop after N cases (texts, conversations or id sequences): a budget in work, so the same "
-                        "seed gives the same cases on a fast or a loaded machine")
+                        "seed runs the same cases on a fast or a loaded machine. Shrinking each finding stays timed, "
+                        "and --seconds, if given, can end the run first")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the generators and Hypothesis (default: 0); "
                                                          "same seed, same texts")
     p.add_argument("-g", "--generator", action="append", dest="generators", metavar="NAME",

@@ -167,8 +167,8 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
 
 
 def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
-                     mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: Iterable[tuple[list[int], int]]
-                     ) -> RootCause | None:
+                     mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: Iterable[tuple[list[int], int]],
+                     step: int = 1) -> RootCause | None:
     """One engine's run-level verdict on one decoding op, checked as encode's is: the variant that
     reproduces the most of its ``mismatches`` (each with its diagnosis), what it reproduces, and how
     many of the ``agreeing`` cases ((ids, prompt) each) it keeps. None when no mismatch was reproduced.
@@ -182,8 +182,8 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         return None
     order = {v.name: k for k, v in enumerate(VARIANTS)}
     name = min(counts, key=lambda n: (-counts[n], order[n]))
-    if name == "stream.held-to-end":
-        return _held_or_lagged(ref, asked, mismatches, agreeing)
+    if name in HELD:
+        return _held_or_lagged(ref, asked, mismatches, agreeing, step)
     variant = BY_NAME[name]
     own: list[tuple[Judgement, Diagnosis]] = []
     departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
@@ -216,31 +216,36 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
                      bool(own) and proven(explained, len(own), kept[form], cases), departs)
 
 
+HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end
+
+
 def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequence[tuple[Judgement, Diagnosis]],
-                    agreeing: Iterable[tuple[list[int], int]]) -> RootCause:
-    """A stream that sent its text only at its last step: it holds everything, or it lags and the
+                    agreeing: Iterable[tuple[list[int], int]], step: int) -> RootCause:
+    """A stream that sent its text only at its last step holds everything, or it lags and the
     stream was short. An engine that holds everything differs on every stream where a word ends
-    before the last step. Where such a stream agreed, the engine sends its deltas late instead."""
+    before the last step. Where more than 1 % of such streams agreed, the engine sends its deltas
+    late instead: a lag agrees wherever it is not the whole stream."""
     from tokparity.diff.decode import held_would_differ
 
     def decode(ids: list[int]) -> str:
         return wrong.decoded(ref, ids, asked)
 
-    named = [d for _, d in mismatches if d.variants and d.variants[0] == "stream.held-to-end"]
+    named = sum(1 for _, d in mismatches if d.variants and d.variants[0] in HELD)
     cases = held = 0
     for ids, prompt in agreeing:
         cases += 1
-        held += held_would_differ(decode, ids, prompt)
-    name = "stream.lagged" if held else "stream.held-to-end"  # (either way, every agreement is what it does)
-    return RootCause(name, (name,), len(named), len(mismatches), cases, cases,
-                     proven(len(named), len(mismatches), cases, cases), 0)
+        held += held_would_differ(decode, ids, prompt, step)
+    name, keeps = ("stream.lagged", cases) if held > 0.01 * cases else ("stream.held-to-end", cases - held)
+    return RootCause(name, (name,), named, len(mismatches), keeps, cases, proven(named, len(mismatches), keeps, cases), 0)
 
 
-def as_lagged(d: Diagnosis, steps: int) -> Diagnosis:
-    """A stream held to its end, ``steps`` ids long, from an engine whose verdict is a lag."""
-    return Diagnosis("stream.lagged", f"this stream of {steps} ids came all at its end, and longer streams of the "
-                                      "engine agreed: it sends its deltas late, not only at the end",
-                     ("stream.lagged",), stage=d.stage)
+def as_held(d: Diagnosis, name: str, steps: int) -> Diagnosis:
+    """A stream that came whole at its end, ``steps`` ids long, named as the engine's verdict reads it."""
+    if name == "stream.held-to-end":
+        return _named([name], d.stage)
+    return Diagnosis(name, f"this stream of {steps} ids came whole at its end; the engine's other streams that "
+                           "finished a word before their end agreed: it sends late, not only at the end",
+                     (name,), stage=d.stage)
 
 
 def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings,
@@ -255,7 +260,7 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
         if op == "stream" and variant.op == "decode":
             right = wrong.decoded(ref, ids[:prompt], asked) if prompt else ""
             heads = variant.run(ref, ids[:prompt], 0, asked) if prompt else []  # (none: the bug is not in the prompt)
-            answers = [_after(a, heads[k] if k < len(heads) else right) for k, a in enumerate(answers)]
+            answers = [_after(a, heads[k] if len(heads) == len(answers) else right) for k, a in enumerate(answers)]
             twins = [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []

@@ -26,7 +26,7 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
-from tokparity.diagnose.decoding import as_lagged, decoding_verdict, diagnose_decoding, prefer
+from tokparity.diagnose.decoding import HELD, as_held, decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -61,6 +61,9 @@ class Settings(Protocol):
 
     @property
     def releases(self) -> tuple[str, ...]: ...  # other releases of a library, tried as causes (library.release)
+
+    @property
+    def stream_step(self) -> int: ...  # a stream is fed this many ids at a time
 
     def say(self, message: str) -> None: ...
 
@@ -353,16 +356,18 @@ class ModelDiagnosis:
                 continue
             agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else iter(())
             try:
-                verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing)
+                verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing,
+                                           self.options.stream_step)
             except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
                 self.options.say(f"{self.model_name}: no run-level verdict for {name}'s {op}: {type(e).__name__}: {e}")
                 continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
-            if verdict is not None and verdict.cause == "stream.lagged":  # (its short streams were held whole)
+            if verdict is not None and verdict.cause in HELD:  # (its streams that came whole, read as the verdict reads them)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
-                    if j.backend == name and j.op == op and d is not None and d.variants == ("stream.held-to-end",):
-                        self._current[i] = as_lagged(d, len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0))
+                    if j.backend == name and j.op == op and d is not None and d.variants and d.variants[0] in HELD:
+                        steps = len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0)
+                        self._current[i] = as_held(d, verdict.cause, steps)
         self.seconds += time.perf_counter() - started
 
     def _decoding_cases(self, corpora: list[str], skip: set[int], op: str, encoded: dict[str, list[int]]

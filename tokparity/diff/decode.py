@@ -320,11 +320,11 @@ def _held_to_the_end(decode: Callable[[list[int]], str], ids: list[int], prompt:
     return None
 
 
-def held_would_differ(decode: Callable[[list[int]], str], ids: list[int], prompt: int) -> bool:
+def held_would_differ(decode: Callable[[list[int]], str], ids: list[int], prompt: int, step: int = 1) -> bool:
     """Whether a stream that sends all its text at its last step is judged ``stream-held`` on these
-    ids (one id a step): a step before the last finished a word."""
-    steps = len(ids) - prompt
-    return steps > 1 and _held_to_the_end(decode, ids, prompt, [""] * (steps - 1) + ["…"], 1) is not None
+    ids (fed ``step`` ids at a time): a step before the last finished a word."""
+    steps = -(-(len(ids) - prompt) // step)
+    return steps > 1 and _held_to_the_end(decode, ids, prompt, [""] * (steps - 1) + ["…"], step) is not None
 
 
 def _spelt_same(a: str, b: str) -> bool:

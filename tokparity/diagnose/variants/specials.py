@@ -33,7 +33,7 @@ def _specials_parse(c: Candidate) -> Candidate | None:
     return c.replace(flip_parse=not c.flip_parse)
 
 
-BYTE_TEXT = re.compile(r"(<0x[0-9A-Fa-f]{2}>)")  # (grouped: a split keeps each match)
+BYTE_TEXT = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
 def _byte_text_matched(c: Candidate) -> Candidate | None:
@@ -60,6 +60,8 @@ class _BytesCutAfterNormalizing:
 
     def __init__(self, pipeline: HfPipeline, ids: list[int]):
         self.pipeline, self.ids = pipeline, {pipeline.tokens[i]: i for i in ids}
+        # (the vocabulary's own spellings only: `<0x0a>` of a vocabulary that spells `<0x0A>` is text)
+        self.spelling = re.compile("(" + "|".join(map(re.escape, sorted(self.ids))) + ")")
 
     def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
         p = self.pipeline
@@ -69,11 +71,9 @@ class _BytesCutAfterNormalizing:
                 out.append(frag)
                 continue
             normalized, at_start = frag
-            for k, piece in enumerate(BYTE_TEXT.split(normalized)):
-                if k % 2 and piece in self.ids:
+            for k, piece in enumerate(self.spelling.split(normalized)):
+                if k % 2:
                     out.append(self.ids[piece])
-                elif k % 2:  # (a spelling of no byte token of the vocabulary: text)
-                    out += p.encode_word(piece)
                 elif piece:
                     for word in p.pretokenizer(piece, at_start and k == 0):
                         out += p.encode_word(word)
