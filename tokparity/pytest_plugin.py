@@ -41,7 +41,7 @@ from tokparity.corpus import Case, load_corpus
 from tokparity.errors import CaseFailure, TokparityError
 from tokparity.records import Mismatch
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
-from tokparity.run.results import Results
+from tokparity.run.results import ResultsSoFar
 from tokparity.textview import visible
 
 if TYPE_CHECKING:  # compare is imported when a check runs, not when pytest loads the plugin
@@ -110,7 +110,7 @@ def _open_run(engine: Engine, model: str, oracle: str | None, add_special: bool,
         raise TokparityError(f"assert_tokenizer_parity: engine must be a callable (text, add_special, parse_special) "
                              f"-> list[int] or a backend spec such as 'cmd:…' or 'py:module:fn', not "
                              f"{type(engine).__name__}")
-    run = ModelRun(model, [name], options, Results(tokparity="", options={}))
+    run = ModelRun(model, [name], options, ResultsSoFar())
     if name not in run.compared:
         run.close()
         raise TokparityError(f"assert_tokenizer_parity: engine {name!r} is the oracle itself; pass another oracle=")
@@ -163,7 +163,7 @@ def assert_tokenizer_parity(engine: Engine, model: str = "llama-spm", corpus: st
     opened = _open_run(engine, model, oracle, add_special, parse_special)
     run = opened.run
     # A pipeline of this call's cases alone (the run, its backends loaded, serves every call)
-    results = Results(tokparity="", options={})
+    results = ResultsSoFar()
     pipeline = ModelPipeline(run, results, opened.reference)
     n = sum(1 for _ in pipeline.judged(enumerate(_cases(corpus, texts))))
     tally = pipeline.tally

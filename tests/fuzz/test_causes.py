@@ -36,7 +36,7 @@ def fuzz(model: str, backend: str, tmp_path: Path, cases: int = 6000, **kw) -> t
     """The failing findings' causes (a tie of equal score is reported, not failing) and every finding,
     after ``cases`` cases (a budget in work: the same on a quiet or a loaded machine)."""
     options = FuzzOptions(seconds=WEEK, cases=cases, seed=0, findings_path=tmp_path / FINDINGS_FILE, **kw)
-    result = run_fuzz(model, [f"bug={backend}"], CompareOptions(), options)
+    _, result = run_fuzz(model, [f"bug={backend}"], CompareOptions(), options)
     return {f.key for f in result.findings if f.failing}, result.findings
 
 

@@ -84,7 +84,7 @@ def fuzz(model, backend, tmp_path, cases=6000, oracle=None, **kw):
     budget is ``cases``, not seconds: the same run on a quiet or a loaded machine."""
     options = FuzzOptions(seconds=WEEK, cases=cases, seed=kw.pop("seed", 0), exitfirst=kw.pop("exitfirst", True),
                           findings_path=tmp_path / FINDINGS_FILE, **kw)
-    return run_fuzz(model, [backend], CompareOptions(oracle=oracle), options)
+    return run_fuzz(model, [backend], CompareOptions(oracle=oracle), options)[1]
 
 
 def test_greedy_longest_match_is_caught_and_shrunk(zoo, tmp_path):
@@ -153,10 +153,12 @@ def test_crashing_engine_is_shrunk_to_the_crashing_character(zoo, tmp_path):
 
 def test_correct_engine_is_not_accused(zoo, tmp_path):
     zoo("botchan-unigram")
-    result = fuzz("botchan-unigram", f"{UNIGRAM} none", tmp_path, cases=7000, exitfirst=False)  # (the seams come first)
+    options = FuzzOptions(seconds=WEEK, cases=7000, seed=0, exitfirst=False, findings_path=tmp_path / FINDINGS_FILE)
+    results, result = run_fuzz("botchan-unigram", [f"{UNIGRAM} none"], CompareOptions(), options)  # (the seams come first)
     assert not result.findings and not result.failed
     assert result.cases > 500
-    assert len(result.by_source) == len(result.results.fuzz.by_source) >= 10  # every generator ran
+    assert results.fuzz is not None
+    assert len(result.by_source) == len(results.fuzz.by_source) >= 10  # every generator ran
     assert "hypothesis" in result.by_source
     assert (tmp_path / FINDINGS_FILE).read_text() == ""
 

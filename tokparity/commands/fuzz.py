@@ -264,16 +264,16 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                                hypothesis=not args.no_hypothesis, exitfirst=args.exitfirst,
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
     try:
-        result = run_fuzz(args.model, args.backends, options, fuzz_options)
-        paths = write_reports_or_say(result.results, out, "fuzz")  # (the journal's lock held: one writer per folder)
+        results, result = run_fuzz(args.model, args.backends, options, fuzz_options)
+        paths = write_reports_or_say(results, out, "fuzz")  # (the journal's lock held: one writer per folder)
     finally:
         journal.close()
-    refuse_nothing_judged(result.results, out, args.backends)
-    write_ci_outputs(result.results, paths, args.junit, "fuzz")
+    refuse_nothing_judged(results, out, args.backends)
+    write_ci_outputs(results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
-    print(f"fuzz {args.model}: {result.cases} cases in {result.results.seconds:.1f} s (seed {args.seed}; {sources})")
+    print(f"fuzz {args.model}: {result.cases} cases in {results.seconds:.1f} s (seed {args.seed}; {sources})")
     from tokparity.fuzz.seams import coverage_line
-    seams = {s.seam: s.cases for s in result.results.fuzz.seams} if result.results.fuzz else {}
+    seams = {s.seam: s.cases for s in results.fuzz.seams} if results.fuzz else {}
     print(coverage_line(seams))
     if not result.findings:
         print("no failure found")

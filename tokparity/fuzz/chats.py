@@ -31,7 +31,7 @@ from tokparity.fuzz.seams import SPACE_SEAMS
 from tokparity.records import Mismatch
 from tokparity.run.options import CompareOptions
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import FoundCause, FuzzSummary, Results
+from tokparity.run.results import FoundCause, FuzzSummary, Results, ResultsSoFar
 
 SHRINK_SECONDS = 10.0  # per finding
 CORPUS = "fuzz-chats"
@@ -123,8 +123,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     from tokparity import __version__
 
     started = time.perf_counter()
-    results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special})
+    results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special})
     pipeline = ModelPipeline.open(spec, backend_names, options, results)
     run = pipeline.run
     findings: dict[tuple[str, str], ChatFinding] = {}
@@ -161,11 +160,9 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
         pipeline.diagnose(None, everything=False)
         pipeline.close()
     results.runs.extend(pipeline.settle())
-    results.seconds = time.perf_counter() - started
     listed = list(findings.values())
-    results.fuzz = FuzzSummary(seed, seconds, n, {"gen:chats": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)],
-                               [])
-    return results, listed, n
+    fuzz = FuzzSummary(seed, seconds, n, {"gen:chats": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
+    return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n
 
 
 def _smaller(conversation: Conversation):

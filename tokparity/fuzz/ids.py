@@ -24,7 +24,7 @@ from tokparity.records import Mismatch
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import FoundCause, FuzzSummary, Results
+from tokparity.run.results import FoundCause, FuzzSummary, Results, ResultsSoFar
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import resolve_model
@@ -116,8 +116,7 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     if not options.oracle:  # (golden ids cannot decode)
         chain = oracle_chain(resolve_model(spec), options)
         options = replace(options, oracle=next(n for n in chain if n != "golden"))
-    results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special})
+    results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special})
     pipeline = ModelPipeline.open(spec, backend_names, options, results)
     run = pipeline.run
     op = options.decoding_ops[0]
@@ -152,11 +151,9 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
         pipeline.diagnose(None, everything=False)
         pipeline.close()
     results.runs.extend(pipeline.settle())
-    results.seconds = time.perf_counter() - started
     listed = list(findings.values())
-    results.fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)],
-                               [])
-    return results, listed, n
+    fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
+    return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n
 
 
 def finding_key(m: Mismatch) -> str:

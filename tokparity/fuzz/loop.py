@@ -26,7 +26,7 @@ from tokparity.run.journal.resume import DoneSet
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import FuzzSummary, Results, SeamCovered
+from tokparity.run.results import FuzzSummary, Results, ResultsSoFar, SeamCovered
 from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import resolve_model
 
@@ -61,7 +61,8 @@ class FuzzOptions:
 
 @dataclass
 class FuzzResult:
-    results: Results
+    """What the fuzzer found as it went (``run_fuzz`` returns it beside the run's ``Results``)."""
+
     findings: list[Finding] = field(default_factory=list)
     cases: int = 0
     by_source: dict[str, int] = field(default_factory=dict)  # cases per corpus (gen:NAME, hypothesis)
@@ -97,7 +98,7 @@ class Fuzzer:
         self.oracle = run.chain[0]
         self.started = time.monotonic()
         self.deadline = self.started + options.seconds
-        self.result = FuzzResult(run.results)
+        self.result = FuzzResult()
         self.found: dict[tuple[str, str], Finding | None] = {}  # (backend, key) -> its finding
         self.counts: dict[tuple[str, str], int] = {}  # (backend, key) -> cases
         self.causes: dict[str, dict[str, int]] = {}  # backend -> cause -> cases (the summaries' causes)
@@ -498,7 +499,7 @@ def _hypothesis_available() -> bool:
 
 
 def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions,
-             fuzz_options: FuzzOptions) -> FuzzResult:
+             fuzz_options: FuzzOptions) -> tuple[Results, FuzzResult]:
     """Fuzz one model: ``backend_names`` (default: every backend its files allow) against the oracle
     (default: the model's training library; for a GGUF alone llama.cpp, since golden ids cover only
     their own texts)."""
@@ -509,8 +510,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         # golden ids judge only the texts they hold; a fuzzed text needs a library
         chain = oracle_chain(resolve_model(spec), options)
         options = replace(options, oracle=next(n for n in chain if n != "golden"))
-    results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special})
+    results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special})
     pipeline = ModelPipeline.open(spec, backend_names, options, results)
     run = pipeline.run
     try:
@@ -533,7 +533,6 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         pipeline.close()
     results.runs.extend(pipeline.settle(fuzzer.causes, diagnosed=False))
     fuzzer.count_findings()
-    results.seconds = time.perf_counter() - started
-    results.fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,
-                               [f.summary() for f in result.findings], fuzzer.seams_covered())
-    return result
+    fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,
+                       [f.summary() for f in result.findings], fuzzer.seams_covered())
+    return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), result

@@ -55,7 +55,7 @@ from tokparity.run.ops import ask_op, decoder_of
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline, ModelRun
-from tokparity.run.results import Results
+from tokparity.run.results import Results, ResultsSoFar
 from tokparity.zoo import ModelFiles, resolve_model
 
 # What `regress --update` makes when no model is named and the folder holds no goldens yet: one
@@ -326,7 +326,7 @@ def _prove_pieces(goldens: Goldens, run: ModelRun, model: ModelFiles, options: R
     return None, False, True
 
 
-def judge_model(checked: CheckedModel, options: RegressOptions, results: Results) -> None:
+def judge_model(checked: CheckedModel, options: RegressOptions, results: ResultsSoFar) -> None:
     """Every backend against the goldens on the checked cases, add_special off then on (the
     decoding ops once, on the plain ids, and on the id sequences the goldens hold), counted into
     ``results`` (and the notes a user should read into ``options.notes``)."""
@@ -408,7 +408,7 @@ class JudgedElsewhere:
     """What a Ray task sends back of one model: its results, the notes for the user and the known
     list's counts, or the error it met (returned, not raised: the driver says it in one line)."""
 
-    results: Results | None = None
+    results: ResultsSoFar | None = None
     notes: list[str] = field(default_factory=list)
     known: KnownList | None = None
     error: str = ""
@@ -419,7 +419,7 @@ def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> JudgedEls
     from tokparity.run.cluster import off_the_path
 
     off_the_path()  # (Ray puts the driver's folder on the path for every task: its modules must not load here)
-    results = Results(tokparity=__version__)
+    results = ResultsSoFar()
     try:
         judge_model(checked, options, results)
     except TokparityError as e:
@@ -429,7 +429,7 @@ def judge_elsewhere(checked: CheckedModel, options: RegressOptions) -> JudgedEls
     return JudgedElsewhere(results, options.notes, options.known)
 
 
-def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: Results) -> None:
+def judge_on_ray(checked: list[CheckedModel], options: RegressOptions, results: ResultsSoFar) -> None:
     """``regress --ray``: each model judged by a Ray task of its own (a model's two passes share
     its loaded backends, so a model is the unit), as many at once as the cluster has CPUs; the
     parts are merged here in model order, so the reports are those of one process."""
@@ -492,7 +492,7 @@ def models_in(goldens_dir: Path, with_prompts: bool = False) -> list[str]:
 
 def run_regress(models: list[str], options: RegressOptions) -> Results:
     started = time.perf_counter()
-    results = Results(tokparity=__version__, options={"command": "regress", "goldens_dir": str(options.goldens_dir)})
+    results = ResultsSoFar(options={"command": "regress", "goldens_dir": str(options.goldens_dir)})
     if not models:
         chat = options.ops == ("chat",)
         models = models_in(options.goldens_dir, with_prompts=chat)
@@ -512,7 +512,4 @@ def run_regress(models: list[str], options: RegressOptions) -> Results:
         results.interrupted = True
     # One "goldens" row for the whole run: each model's provenance is in options["goldens"].
     results.backends[ORACLE] = {"version": f"{len(models)} goldens file(s) in {options.goldens_dir}"}
-    if options.known:
-        results.known = options.known.report()
-    results.seconds = time.perf_counter() - started
-    return results
+    return results.final(__version__, time.perf_counter() - started, options.known.report() if options.known else None)

@@ -26,6 +26,7 @@ Id and piece lists are JSON too, so they parse back exactly.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 
 from tokparity.records import Mismatch
@@ -46,7 +47,7 @@ def row(m: Mismatch) -> list[str]:
     return [safe_cell(d[c]) for c in CSV_COLUMNS]
 
 
-def write_csv(mismatches: list[Mismatch], path: Path) -> None:
+def write_csv(mismatches: Sequence[Mismatch], path: Path) -> None:
     with open(path, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -26,11 +26,13 @@ _RUN_FIELDS = {f.name for f in fields(RunSummary)}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # csv_report.safe_cell prefixes these with '
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunFolder:
+    """A finished run's folder, read back once."""
+
     path: Path
     results: Results
-    case_ids: list[tuple[str, str, str]]  # (model, corpus, case_id) of every judged case (journal only)
+    case_ids: Sequence[tuple[str, str, str]]  # (model, corpus, case_id) of every judged case (journal only)
     source: str  # where the mismatches were read: cases.jsonl or mismatches.csv
 
 
@@ -69,24 +71,24 @@ def read_folder(folder: str | Path) -> RunFolder:
             raise NotARun(f"{path}: no {SUMMARY}: the run did not finish (or still runs); finish it with "
                           f"'tokparity compare --resume {path}', then explain it")
         raise NotARun(f"{path}: not a tokparity run (no {SUMMARY}); {_what_to_do(path)}")
-    results = read_summary(summary_path)
+    summary = read_summary(summary_path)  # (a damaged summary is said first; it holds no mismatch)
     journal = path / JOURNAL_FILE
     case_ids: list[tuple[str, str, str]] = []
     if journal.is_file() and _journal_command(journal) == "compare":
-        results.mismatches, case_ids = read_journal(journal)
-        if (path / CSV_FILE).is_file():
-            results.mismatches = _final_causes(results.mismatches, read_csv(path / CSV_FILE))
+        judged, case_ids = read_journal(journal)
+        mismatches = _final_causes(judged, read_csv(path / CSV_FILE)) if (path / CSV_FILE).is_file() else judged
         source = JOURNAL_FILE
     elif (path / CSV_FILE).is_file():
-        results.mismatches = read_csv(path / CSV_FILE)
+        mismatches = read_csv(path / CSV_FILE)
         source = CSV_FILE
     else:
         raise NotARun(f"{path}: neither {JOURNAL_FILE} nor {CSV_FILE}, so its mismatches are unknown; run the "
                       "comparison again with -o")
-    return RunFolder(path, results, case_ids, source)
+    return RunFolder(path, replace(summary, mismatches=tuple(mismatches)), case_ids, source)
 
 
 def read_summary(path: Path) -> Results:
+    """summary.json read back: everything of the run but its mismatches, which it does not hold."""
     try:
         doc = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:

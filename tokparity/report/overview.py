@@ -138,6 +138,11 @@ def oracle_lines(results: Results) -> list[str]:
     return list(seen.values())
 
 
+def note_lines(results: Results) -> list[str]:
+    """What the run noted of itself: a setting a model's files leave unchecked, a generator missing."""
+    return [str(note) for note in results.options.get("notes", ())]
+
+
 def not_applicable_lines(results: Results) -> list[str]:
     """The cases each backend was not judged on because they ask what it declares it cannot do."""
     out = []
@@ -265,7 +270,7 @@ class FuzzSection:
     seams: list[SeamCovered]
     cases: int
     seconds: float
-    by_source: dict[str, int]
+    by_source: Mapping[str, int]
 
     @property
     def style(self) -> str:

@@ -201,7 +201,7 @@ def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
     return fixes
 
 
-def piece_styles(mismatches: list[Mismatch]) -> dict[str, str]:
+def piece_styles(mismatches: Sequence[Mismatch]) -> dict[str, str]:
     """Per model, how its vocabulary spells pieces (one vocabulary per model)."""
     pieces: dict[str, list[str]] = {}
     for m in mismatches:
@@ -293,19 +293,19 @@ class Tokens(Protocol):
     """What a comparison is made of: a mismatch, or a fuzz finding."""
 
     @property
-    def oracle_ids(self) -> list[int]: ...
+    def oracle_ids(self) -> Sequence[int]: ...
 
     @property
-    def backend_ids(self) -> list[int]: ...
+    def backend_ids(self) -> Sequence[int]: ...
 
     @property
-    def oracle_pieces(self) -> list[str]: ...
+    def oracle_pieces(self) -> Sequence[str]: ...
 
     @property
-    def backend_pieces(self) -> list[str]: ...
+    def backend_pieces(self) -> Sequence[str]: ...
 
 
-def tokens(ids: list[int], pieces: list[str], style: str) -> tuple[Token, ...]:
+def tokens(ids: Sequence[int], pieces: Sequence[str], style: str) -> tuple[Token, ...]:
     """Each id with its piece, readable (a piece missing from ``pieces`` shown as ``?``)."""
     return tuple(Token(i, readable(p, style), p)
                  for i, p in zip(ids, list(pieces[:len(ids)]) + ["?"] * (len(ids) - len(pieces))))

@@ -50,7 +50,7 @@ from tokparity.run.ledger import ModelLedger, merge_models
 from tokparity.run.messages import Failed, Judged, Reply, Started
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.pipeline import ModelRun, too_long_record
-from tokparity.run.results import Results
+from tokparity.run.results import ResultsSoFar
 
 BATCH_CASES = 128  # cases per call to an actor: many, so that a call costs little beside its judging
 QUEUED_PER_ACTOR = 2  # batches sent to an actor and not returned: one judged, one waiting
@@ -72,7 +72,7 @@ class CaseJudge:
         self.notes: list[str] = []  # progress (a backend skipped): said by the driver
         self.error = ""
         self.run: ModelRun | None = None
-        self.results = Results(tokparity=__version__)
+        self.results = ResultsSoFar()
         try:
             options = replace(sent, services=Services(progress=self.notes.append))
             self.run = ModelRun(spec, backend_names, options, self.results)
@@ -302,7 +302,7 @@ def ray_session(address: str, jobs: int = 1) -> Iterator[tuple[Any, int]]:
 
 
 def run_models_on_ray(models: list[str], corpora: list[str], backend_names: list[str] | None,
-                      options: CompareOptions, results: Results) -> None:
+                      options: CompareOptions, results: ResultsSoFar) -> None:
     """Every model's cases judged by Ray actors, counted and merged into ``results`` here."""
     address = options.ray or ""
     with ray_session(address, options.jobs) as (ray, slots):
@@ -313,7 +313,7 @@ def run_models_on_ray(models: list[str], corpora: list[str], backend_names: list
 
 class _Driver:
     def __init__(self, ray: Any, models: list[str], corpora: list[str], backend_names: list[str] | None,
-                 options: CompareOptions, results: Results, slots: int):
+                 options: CompareOptions, results: ResultsSoFar, slots: int):
         self.ray, self.corpora, self.options, self.results, self.slots = ray, corpora, options, results, slots
         self.backend_names = backend_names
         self.sent = options.for_worker()

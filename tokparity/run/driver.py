@@ -19,7 +19,7 @@ from tokparity.run.memory import collector_relaxed
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import Results
+from tokparity.run.results import Results, ResultsSoFar
 
 
 def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
@@ -29,18 +29,17 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
     the run: the results of the cases done are returned, marked ``interrupted``."""
     started = time.perf_counter()
     decoding = options.decoding
-    results = Results(tokparity=__version__, options={"add_special": options.add_special,
-                                                      "parse_special": options.parse_special} |
-                      ({"skip_special": True} if decoding.skip_special else {}) |
-                      ({"clean_up_spaces": decoding.clean_up} if decoding.clean_up is not None else {}) |
-                      ({"spaces_between_specials": True} if decoding.spaces_between_specials else {}) |
-                      ({"remove_special": True} if decoding.remove_special else {}))
+    results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special} |
+                           ({"skip_special": True} if decoding.skip_special else {}) |
+                           ({"clean_up_spaces": decoding.clean_up} if decoding.clean_up is not None else {}) |
+                           ({"spaces_between_specials": True} if decoding.spaces_between_specials else {}) |
+                           ({"remove_special": True} if decoding.remove_special else {}))
     with deferring_ctrl_c(), collector_relaxed():
         return _run_compare(list(models), list(corpora), backend_names, options, results, started)
 
 
 def _run_compare(models: list[str], corpora: list[str], backend_names: list[str] | None, options: CompareOptions,
-                 results: Results, started: float) -> Results:
+                 results: ResultsSoFar, started: float) -> Results:
     results.timing_jobs = options.jobs
     if options.jobs > 1 and options.services.ready:
         options.say(f"--jobs {options.jobs}: backends made by the caller cannot move to worker processes; "
@@ -65,11 +64,9 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
     return _finish(results, options, started)
 
 
-def _finish(results: Results, options: CompareOptions, started: float) -> Results:
-    if options.services.known:
-        results.known = options.services.known.report()
-    results.seconds = time.perf_counter() - started
-    return results
+def _finish(results: ResultsSoFar, options: CompareOptions, started: float) -> Results:
+    known = options.services.known.report() if options.services.known else None
+    return results.final(__version__, time.perf_counter() - started, known)
 
 
 def _run_model(pipeline: ModelPipeline, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:

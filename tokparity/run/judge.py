@@ -36,7 +36,7 @@ from tokparity.run.messages import Started
 from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
-from tokparity.run.results import Results
+from tokparity.run.results import ResultsSoFar
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
 from tokparity.zoo import resolve_model
@@ -85,13 +85,13 @@ class ModelRun:
     """One model's vocabulary and backends: it asks them and judges each case (``judge``), the
     first step of tokparity.run.pipeline. It neither counts nor diagnoses: the pipeline does."""
 
-    def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results):
+    def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: ResultsSoFar):
         started = time.perf_counter()
         with collector_paused():
             self._load(spec, backend_names, options, results)
         self.timing["load"] = time.perf_counter() - started
 
-    def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: Results) -> None:
+    def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: ResultsSoFar) -> None:
         from tokparity.backends.registry import (
             BUILTIN,
             builtin_name,
@@ -169,7 +169,7 @@ class ModelRun:
                                       options.decoding, options.stream_step) if self.decoder is not None else None
         self.chatting = self._chat_judge(options, results) if options.chat else None
 
-    def _chat_judge(self, options: CompareOptions, results: Results) -> ChatJudge | None:
+    def _chat_judge(self, options: CompareOptions, results: ResultsSoFar) -> ChatJudge | None:
         """Who judges ``--ops chat``: the model's template rendered as transformers renders it, the
         prompt encoded by the oracle, or the prompts regress's goldens stored (None, said once: the
         model's files carry no template)."""
@@ -189,7 +189,7 @@ class ModelRun:
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
                          self.by_op["chat"], stored.answer if stored else None)
 
-    def _decoder(self, options: CompareOptions, results: Results) -> str | None:
+    def _decoder(self, options: CompareOptions, results: ResultsSoFar) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
         oracle's library or where nobody can decode as asked."""
         # (decode's settings where decode is asked; a stream takes skip_special only, pieces none)

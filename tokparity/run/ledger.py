@@ -4,7 +4,6 @@ models merged into the run's results in command-line order."""
 
 from __future__ import annotations
 
-from tokparity import __version__
 from tokparity.errors import TokparityError
 from tokparity.records import CaseRecord, Diagnosed
 from tokparity.run.journal import Journal
@@ -13,7 +12,7 @@ from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.messages import Started
 from tokparity.run.options import CompareOptions
 from tokparity.run.pipeline import Tally, diagnosed, diagnosis_of, journaled, settle, tally_of, too_long_message
-from tokparity.run.results import Results
+from tokparity.run.results import ResultsSoFar
 from tokparity.zoo import resolve_model
 
 
@@ -24,11 +23,11 @@ class ModelLedger:
     the first ``Started`` makes the tally and records arrive in any order (``take``). Either way
     each record is applied and journaled in case order, in one place (``advance``)."""
 
-    def __init__(self, index: int, spec: str, shards: int, results: Results | None = None,
+    def __init__(self, index: int, spec: str, shards: int, results: ResultsSoFar | None = None,
                  tally: Tally | None = None):
         self.index, self.spec, self.shards = index, spec, shards
         self.model = tally.model if tally is not None else resolve_model(spec)  # fetched once, before any worker
-        self.results = results if results is not None else Results(tokparity=__version__)
+        self.results = results if results is not None else ResultsSoFar()
         self.tally: Tally | None = tally  # else made from the first worker's Started
         self.done = DoneSet()
         self.done_read = False  # read_done ran: the workers were told these positions
@@ -120,7 +119,7 @@ class ModelLedger:
                     + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 
 
-def merge_models(state: list[ModelLedger], results: Results, corpora: list[str]) -> None:
+def merge_models(state: list[ModelLedger], results: ResultsSoFar, corpora: list[str]) -> None:
     """Each model's results into the run's, in model order: what one process would have built."""
     for m in state:
         if m.tally is None:

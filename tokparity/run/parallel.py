@@ -14,7 +14,7 @@ fewer models than jobs is a model split into shards of cases (case ``n`` goes to
 
 What makes the result the same as ``--jobs 1``: every record is judged by the same code
 (``ModelRun.judge``) and counted by the same code (``Tally.apply``) in the parent, in case
-order within each model; each model counts into a ``Results`` of its own, merged into the run's
+order within each model; each model counts into a ``ResultsSoFar`` of its own, merged into the run's
 in model order at the end, so the mismatch list, the summaries and even the order of keys in
 summary.json come out as one process would write them. The journal is the parent's alone, so
 ``--resume`` works as before. Workers ignore Ctrl-C; the parent stops them (SIGTERM: each stops
@@ -41,7 +41,6 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import cast
 
-from tokparity import __version__
 from tokparity.backends.isolated import child_env
 from tokparity.child_python import die_with_parent, python_argv
 from tokparity.corpus import load_corpus
@@ -53,7 +52,7 @@ from tokparity.run.memory import collector_relaxed
 from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Started
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import Results
+from tokparity.run.results import ResultsSoFar
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
@@ -96,7 +95,7 @@ def _judge_task(conn: Connection, task: Task, corpora: list[str], backend_names:
                 options: CompareOptions) -> None:
     """One model's cases (or a shard of them), sent back as they are judged."""
     try:
-        local = Results(tokparity=__version__)
+        local = ResultsSoFar()
         pipeline = ModelPipeline.open(task.spec, backend_names, options, local)
     except TokparityError as e:
         conn.send((task.index, Failed(str(e))))
@@ -163,7 +162,7 @@ def _stop_worker(signum: int, frame: object) -> None:
 # -- the parent ------------------------------------------------------------------------------------
 
 def run_models_in_workers(models: list[str], corpora: list[str], backend_names: list[str] | None,
-                          options: CompareOptions, results: Results) -> None:
+                          options: CompareOptions, results: ResultsSoFar) -> None:
     jobs = _capped_jobs(options)
     shards = max(1, -(-jobs // len(models))) if models else 1  # ceil: keep every job busy
     if shards > 1:  # no more shards than cases (each shard loads the model again)

@@ -27,7 +27,7 @@ from tokparity.run.judge import JudgedCases, ModelRun, too_long_message, too_lon
 from tokparity.run.messages import Started
 from tokparity.run.ops import decoder_file
 from tokparity.run.options import CompareOptions
-from tokparity.run.results import Results, RunSummary
+from tokparity.run.results import ResultsSoFar, RunSummary
 from tokparity.run.tally import Stated, Tally
 from tokparity.zoo import ModelFiles
 
@@ -66,7 +66,7 @@ def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str
     return tally.run_summaries(diagnosed, causes, stated)
 
 
-def tally_of(model: ModelFiles, started: Started, options: CompareOptions, results: Results) -> Tally:
+def tally_of(model: ModelFiles, started: Started, options: CompareOptions, results: ResultsSoFar) -> Tally:
     """The count step of a model judged elsewhere (``--jobs`` workers, Ray actors), made from
     what the first of them said once loaded."""
     return Tally(model, started.chain, started.backends, started.decoder, options, results)
@@ -102,7 +102,7 @@ class ModelPipeline:
     given (the pytest plugin counts each call apart, its backends loaded once); ``reference``:
     the RefTokenizer the diagnosis varies, where one is made already."""
 
-    def __init__(self, run: ModelRun, results: Results | None = None, reference: Any = None):
+    def __init__(self, run: ModelRun, results: ResultsSoFar | None = None, reference: Any = None):
         self.run = run
         self.results = results if results is not None else run.results
         self.tally = Tally(run.model, run.chain, run.listed, run.decoder, run.options, self.results)
@@ -113,7 +113,7 @@ class ModelPipeline:
 
     @classmethod
     def open(cls, spec: str, backend_names: list[str] | None, options: CompareOptions,
-             results: Results) -> ModelPipeline:
+             results: ResultsSoFar) -> ModelPipeline:
         """``spec``'s backends loaded, its tally and diagnosis made."""
         return cls(ModelRun(spec, backend_names, options, results))
 

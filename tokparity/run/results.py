@@ -1,15 +1,17 @@
 """What a run produces, as plain data: the renderers in ``tokparity.report`` only read this.
 
 ``RunSummary`` one model × backend against its oracle (the rows of summary.json's ``runs``)
-``Results``   everything of one run, with ``to_json`` giving summary.json's keys; its mismatches
-              are ``tokparity.records.Mismatch`` rows (Judgement, Decision, Diagnosis)
+``ResultsSoFar`` what a run has gathered as it goes; ``final`` makes its ``Results``
+``Results``   everything of one run, made once, with ``to_json`` giving summary.json's keys; its
+              mismatches are ``tokparity.records.Mismatch`` rows (Judgement, Decision, Diagnosis)
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from tokparity.records import FrozenDict, Mismatch, RootCause
 
@@ -98,10 +100,14 @@ class FoundCause:
     shrink_seconds: float
     known: str
     original: str  # the text it was shrunk from
-    oracle_ids: list[int] = field(default_factory=list)
-    backend_ids: list[int] = field(default_factory=list)
-    oracle_pieces: list[str] = field(default_factory=list)
-    backend_pieces: list[str] = field(default_factory=list)
+    oracle_ids: Sequence[int] = ()
+    backend_ids: Sequence[int] = ()
+    oracle_pieces: Sequence[str] = ()
+    backend_pieces: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def has_ids(self) -> bool:
@@ -152,10 +158,16 @@ class FuzzSummary:
     seed: int
     seconds: float  # the budget
     cases: int
-    by_source: dict[str, int]  # cases per generator (and "hypothesis")
-    mismatching: dict[str, int]  # "backend / class" -> cases
-    findings: list[FoundCause]
-    seams: list[SeamCovered]
+    by_source: Mapping[str, int]  # cases per generator (and "hypothesis")
+    mismatching: Mapping[str, int]  # "backend / class" -> cases
+    findings: Sequence[FoundCause]
+    seams: Sequence[SeamCovered]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_source", FrozenDict(self.by_source))
+        object.__setattr__(self, "mismatching", FrozenDict(self.mismatching))
+        object.__setattr__(self, "findings", tuple(self.findings))
+        object.__setattr__(self, "seams", tuple(self.seams))
 
     def to_json(self) -> dict:
         return {"seed": self.seed, "seconds": self.seconds, "cases": self.cases, "by_source": self.by_source,
@@ -174,24 +186,43 @@ class FuzzSummary:
                    [SeamCovered.from_json(x) for x in seams if isinstance(x, dict)] if isinstance(seams, list) else [])
 
 
-@dataclass
+def frozen(value: Any) -> Any:
+    """``value`` made deeply immutable: each dict a FrozenDict, each list a tuple. ``json`` writes
+    the same text for it."""
+    if isinstance(value, dict):
+        return FrozenDict({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
 class Results:
+    """Everything one run produced, made once when the run ends (``ResultsSoFar.final``) or read
+    back from its folder. Deeply immutable: the renderers only read it."""
+
     tokparity: str
-    backends: dict[str, dict] = field(default_factory=dict)  # name -> {"version": ...}
-    runs: list[RunSummary] = field(default_factory=list)
-    mismatches: list[Mismatch] = field(default_factory=list)
+    backends: Mapping[str, Mapping] = field(default_factory=FrozenDict)  # name -> {"version": ...}
+    runs: Sequence[RunSummary] = ()  # (each of these is kept as a tuple or a FrozenDict: see __post_init__)
+    mismatches: Sequence[Mismatch] = ()
     # per model, backend and tag value: {"llama-bpe": {"mine": {"script=Cyrl": {"cases": n, "mismatches": m}}}},
     # for the report's rate table
-    tag_rates: dict[str, dict[str, dict[str, dict[str, int]]]] = field(default_factory=dict)
-    options: dict = field(default_factory=dict)
-    known: dict = field(default_factory=dict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
+    tag_rates: Mapping[str, Mapping[str, Mapping[str, Mapping[str, int]]]] = field(default_factory=FrozenDict)
+    options: Mapping[str, Any] = field(default_factory=FrozenDict)
+    known: Mapping[str, Any] = field(default_factory=FrozenDict)  # {"used": {id: hits}, "stale": [{id, source, reason}]}
     seconds: float = 0.0
     interrupted: bool = False  # stopped by Ctrl-C: the counts are those of the cases done
     # per model: {"load": seconds to load the vocabulary and start the backends, "close": to stop
     #             them, "backends": {name: seconds inside that backend's encode}}
-    timing: dict[str, dict] = field(default_factory=dict)
+    timing: Mapping[str, Mapping] = field(default_factory=FrozenDict)
     timing_jobs: int = 1
     fuzz: FuzzSummary | None = None  # a fuzz run's seed, cases, findings and seams
+
+    def __post_init__(self) -> None:
+        for name in ("backends", "tag_rates", "options", "known", "timing"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+        object.__setattr__(self, "runs", tuple(self.runs))
+        object.__setattr__(self, "mismatches", tuple(self.mismatches))
 
     def to_json(self) -> dict:
         return {
@@ -214,11 +245,32 @@ class Results:
     def unexplained(self) -> int:
         return sum(r.unexplained for r in self.runs)
 
+
+@dataclass
+class ResultsSoFar:
+    """What a run has gathered so far: the steps add to it as the cases go (the judge its backends
+    and notes, the tally its counts and rows). ``final`` makes the run's one ``Results``."""
+
+    backends: dict[str, dict] = field(default_factory=dict)
+    runs: list[RunSummary] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    tag_rates: dict[str, dict[str, dict[str, dict[str, int]]]] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    timing: dict[str, dict] = field(default_factory=dict)
+    timing_jobs: int = 1
+    interrupted: bool = False
+
     def model_timing(self, model: str) -> dict:
         """``model``'s entry of ``timing``, made on first use: the judge and the tally add to the same one."""
         return self.timing.setdefault(model, {"load": 0.0, "backends": {}})
 
-    def absorb(self, part: Results) -> None:
+    def final(self, tokparity: str, seconds: float = 0.0, known: Mapping[str, Any] | None = None,
+              fuzz: FuzzSummary | None = None) -> Results:
+        """The run's results, made once at its end."""
+        return Results(tokparity, self.backends, self.runs, self.mismatches, self.tag_rates, self.options,
+                       known or {}, seconds, self.interrupted, self.timing, self.timing_jobs, fuzz)
+
+    def absorb(self, part: ResultsSoFar) -> None:
         """The results of models counted elsewhere (a worker, a Ray task), after this run's own:
         what one process counting them after its own would have built. Options: a list is
         extended, a dict joined (the first value of a key stays), the too-long note summed."""

@@ -28,7 +28,7 @@ from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.ops import DECODER_WHY, compared_backends, judged_by_op
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import choose_oracle
-from tokparity.run.results import TOO_LONG_LISTED, Results, RunSummary
+from tokparity.run.results import TOO_LONG_LISTED, ResultsSoFar, RunSummary
 
 CHAT_WHY = ("the model's chat template rendered as transformers renders it (sandboxed jinja2), the prompt encoded by "
             "the oracle with no special tokens added and special-token text parsed, as apply_chat_template does")
@@ -47,7 +47,7 @@ class Tally:
     decided (classes, causes, known, unexplained, ties); ``run_summaries`` closes the counts."""
 
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], decoder: str | None,
-                 options: CompareOptions, results: Results):
+                 options: CompareOptions, results: ResultsSoFar):
         self.model, self.chain, self.options, self.results = model, chain, options, results
         self.compared = compared_backends(chain, backend_names)  # judged for encode
         # op -> the backends judged for it (tokparity.run.ops), and a summary per (backend, op)
