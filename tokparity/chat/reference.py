@@ -165,6 +165,20 @@ class ChatReference:
             self._reads_system = SYSTEM_PROBE in text
         return self._reads_system
 
+    def ignores_generation_prompt(self) -> bool:
+        """Whether the template writes the same prompt with and without ``add_generation_prompt``
+        (an older Llama 3 template always ends with the assistant's header). A template that
+        refuses the probe is taken to read it."""
+        probe = Conversation([{"role": "user", "content": "Hello"}])
+        try:
+            asked, not_asked = (self.text(dataclasses.replace(probe, options={"add_generation_prompt": flag}))
+                                for flag in (True, False))
+        except BackendTimeout:
+            raise
+        except (TemplateRaised, TokparityError, CaseFailure):
+            return False
+        return asked == not_asked
+
     def answer(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> ChatAnswer:
         """The prompt's text and ids made ``way`` (``raised``: the template refused the conversation)."""
         try:

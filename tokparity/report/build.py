@@ -110,6 +110,11 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
     return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, results.seconds, fuzz.by_source)
 
 
+def run_notes(results: Results) -> list[str]:
+    """What the run noted of itself: a setting a model's template ignores, a generator missing."""
+    return [str(note) for note in results.options.get("notes", ())]
+
+
 def tried_seams(results: Results) -> bool:
     """Whether any case of the run was a Unicode or regex-engine seam (the ``seams`` corpus, or
     any text tagged with a ``seam``, as ``tokparity.fuzz.seams`` tags them)."""
@@ -318,7 +323,7 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
     if src.view != PAGE:
         table = Table(overview.RUN_COLUMNS, tuple(tuple(runs(c) for c in row) for row in overview.run_rows(results)),
                       overview.NUMERIC)
-        oracles = overview.oracle_lines(results) + overview.not_applicable_lines(results)
+        oracles = overview.oracle_lines(results) + overview.not_applicable_lines(results) + run_notes(results)
         return "", (table, Items(tuple(runs(line) for line in oracles))) if oracles else (table,)
     backends = sorted({r.label for r in results.runs})
     models = list(dict.fromkeys(r.model for r in results.runs))
@@ -334,7 +339,9 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
         rows.append(tuple(cells))
     intro = Paragraph(runs("Cells show mismatches / cases against the model's oracle, the classes (the symptoms) and "
                            "the causes (what reproduces the backend's ids, or its crash, or the stage that differs where nothing does) found."))
-    return "Summary: model × backend", (intro, Table(("model", *backends), tuple(rows), row_headers=True))
+    notes = run_notes(results)
+    return "Summary: model × backend", (intro, Table(("model", *backends), tuple(rows), row_headers=True)) + \
+        ((Items(tuple(runs(line) for line in notes)),) if notes else ())
 
 
 def skipped_text(r: RunSummary) -> str:
