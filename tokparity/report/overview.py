@@ -138,11 +138,6 @@ def oracle_lines(results: Results) -> list[str]:
     return list(seen.values())
 
 
-def note_lines(results: Results) -> list[str]:
-    """What the run noted of itself: a setting a model's files leave unchecked, a generator missing."""
-    return [str(note) for note in results.options.get("notes", ())]
-
-
 def not_applicable_lines(results: Results) -> list[str]:
     """The cases each backend was not judged on because they ask what it declares it cannot do."""
     out = []
