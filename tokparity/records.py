@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 TIE = "model.viterbi-tie"  # two optima of the same model: reported apart, not a failure
+BREAKS_LISTED = 5  # agreements a run-level verdict would change, listed by name (RootCause.breaks)
 
 
 class FrozenDict(dict):
@@ -153,14 +154,19 @@ class RootCause:
     # the oracle is the one that departs (a drift whose new release fixed the old) and no set of
     # variants can be said to reproduce them.
     oracle_departs: int = 0
+    # The first agreements the verdict would change (BREAKS_LISTED at most), as a reader finds them:
+    # a case's corpus/id, or the text itself where the case is not at hand.
+    breaks: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: dict) -> RootCause:
         """summary.json's ``root_cause`` (one of tokparity 0.1 has no ``proven``: the rule decides)."""
         explains, mismatches, keeps, agreements = d["explains"], d["mismatches"], d["keeps"], d["agreements"]
         proven = d["proven"] if "proven" in d else explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
+        breaks = d.get("breaks")
         return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven),
-                   int(d.get("oracle_departs", 0)))
+                   int(d.get("oracle_departs", 0)),
+                   tuple(str(b) for b in breaks) if isinstance(breaks, list) else ())
 
 
 @dataclass(frozen=True)

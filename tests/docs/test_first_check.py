@@ -141,4 +141,8 @@ def test_the_chat_recipe_names_the_missing_trim(tmp_path, fixed):
     # message the conversation asks to continue: 5 conversations differ either way, each with its shape.
     assert status == 1
     assert run["causes"] == ({} if fixed else {"chat.trim-ignored": 3})
+    if not fixed:  # (a template's trim of a list of parts is its text's trim: the agreements the verdict would change)
+        verdict = run["root_cause"]
+        assert verdict["agreements"] - verdict["keeps"] == len(verdict["breaks"]) == 2
+        assert verdict["breaks"] == ["chats/content-parts-01", "chats/content-parts-02"]
     assert run["mismatches"] == 5 + (0 if fixed else 3)

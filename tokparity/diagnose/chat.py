@@ -14,7 +14,7 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice, product
 
@@ -24,7 +24,7 @@ from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.diagnose.info import of_stage
 from tokparity.diagnose.verdict import proven
 from tokparity.errors import BackendTimeout, BadConversation, CaseFailure, TemplateRaised
-from tokparity.records import Diagnosis, Judgement, RootCause
+from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
 
 MAX_AT_ONCE = 3
 # The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
@@ -275,12 +275,13 @@ def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], 
 
 
 def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis]],
-                 agreeing: list[Conversation]) -> tuple[list[Diagnosis], RootCause | None]:
+                 agreeing: list[Conversation], labels: Sequence[str] = ()) -> tuple[list[Diagnosis], RootCause | None]:
     """One engine's run-level verdict on its prompts, checked as encode's is. Each conversation's
     cause is chosen as ``prefer_chat`` says, weighing how many of the ``agreeing`` conversations
     each set would change. The verdict is the union of the chosen sets (the engine's bugs): it
     reproduces a conversation where the union, made one way, gives the backend's prompt, and keeps an
-    agreement where it leaves the prompt as it is. A value read off the backend's prompts (an added
+    agreement where it leaves the prompt as it is; ``labels`` name the agreements (corpus/id) where
+    the verdict lists those it would change. A value read off the backend's prompts (an added
     system message's text) is the one most of its rows read: the union is checked with it."""
     rows = _rows(mine)
     read = _values_read(reference, rows)
@@ -313,10 +314,13 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    explains, keeps = max(((_explained(reference, rows, way), len(rights) - changed(way))
-                           for way in _ways(union, read)), default=(0, 0))
+    explains, keeps, best = max(((_explained(reference, rows, way), len(rights) - changed(way), k)
+                                 for k, way in enumerate(_ways(union, read))), default=(0, 0, -1))
+    way = _ways(union, read)[best] if best >= 0 else None
+    breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k, c in enumerate(agreeing)
+              if way is not None and id(c) in rights and not _same_answer(reference, c, way, rights[id(c)])]
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
-                             proven(explains, len(mine), keeps, len(rights)))
+                             proven(explains, len(mine), keeps, len(rights)), 0, tuple(breaks[:BREAKS_LISTED]))
 
 
 def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, ChatAnswer, Diagnosis] | None]:

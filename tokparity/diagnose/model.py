@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any, Protocol, cast
 
 from tokparity.corpus import is_too_long, numbered_cases
@@ -66,6 +67,10 @@ class Settings(Protocol):
     def stream_step(self) -> int: ...  # a stream is fed this many ids at a time
 
     def say(self, message: str) -> None: ...
+
+
+def _named_by(labels: dict[str, str], text: str) -> str:
+    return labels.get(text, text)
 
 
 class ModelDiagnosis:
@@ -270,14 +275,18 @@ class ModelDiagnosis:
             diagnoser = self.diagnoser()  # made already: a variant reproduced one of these
             if diagnoser is None:
                 continue
-            texts = self._texts(corpora, not_agreeing[(name, op)]) if corpora is not None else iter(())
+            cases = list(self._cases(corpora, not_agreeing[(name, op)])) if corpora is not None else []
+            label_of: dict[str, str] = {}
+            for label, text in cases:  # (a text in two corpora: named by its first case)
+                label_of.setdefault(text, label)
             # Once a crash is reproduced (the reference fails there too), every crash of the backend's
             # where the oracle answered is a case the verdict must account for: a cause that fails on
             # some texts is proven only where it fails on nearly all those the engine failed on.
             crashes = [(j, UNREPRODUCED) for j, d in zip(judgements, self._current)
                        if d is None and j.backend == name and j.op == "encode" and j.cls == "crash" and j.oracle_ids] \
                 if any(j.cls == "crash" and d.variants for _, j, d in mismatches) else []
-            verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches] + crashes, texts, base_of)
+            verdict = root_cause(diagnoser, [(j, d) for _, j, d in mismatches] + crashes, [t for _, t in cases],
+                                 base_of, partial(_named_by, label_of))
             if verdict is None:
                 continue
             completed = verdict_parts(diagnoser, [(j, d) for _, j, d in mine], verdict)
@@ -328,9 +337,9 @@ class ModelDiagnosis:
                 try:
                     from tokparity.chat.conversation import Conversation
                     skip = not_agreeing[(name, "chat")]
-                    agreeing = [Conversation.from_text(text, "agreement") for text in self._texts(corpora, skip)] \
-                        if corpora is not None else []
-                    chosen, verdict = chat_verdict(self.chat_reference, mine, agreeing)
+                    cases = list(self._cases(corpora, skip)) if corpora is not None else []
+                    agreeing = [Conversation.from_text(text, "agreement") for _, text in cases]
+                    chosen, verdict = chat_verdict(self.chat_reference, mine, agreeing, [label for label, _ in cases])
                 except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
                     self.options.say(f"{self.model_name}: no run-level verdict for {name}'s prompts: "
                                      f"{type(e).__name__}: {e}")
@@ -392,11 +401,12 @@ class ModelDiagnosis:
                 if k not in skip:
                     yield list(made.ids), made.prompt if op == "stream" else 0
 
-    def _texts(self, corpora: list[str], skip: set[int]) -> Iterator[str]:
+    def _cases(self, corpora: list[str], skip: set[int]) -> Iterator[tuple[str, str]]:
+        """Each agreeing case's label (corpus/id) and text, in case order."""
         max_chars = self.options.max_chars
         for n, case in numbered_cases(corpora, max_chars):
             if n not in skip and not is_too_long(case, max_chars):
-                yield case.text
+                yield f"{case.corpus}/{case.id}", case.text
 
     # -- what was named, here or elsewhere -------------------------------------------------------
 

@@ -22,7 +22,7 @@ from itertools import combinations
 
 from tokparity.diagnose.search import Diagnoser, join
 from tokparity.diagnose.variants import CONTRACTION_FORMS, FAILURES, SPLIT_EDIT, cause_of, combinable
-from tokparity.records import TIE, Diagnosis, Judgement, RootCause
+from tokparity.records import BREAKS_LISTED, TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
 Diagnosed = tuple[Judgement, Diagnosis]
@@ -132,12 +132,13 @@ def _spread(items: list, n: int) -> list:
 
 
 def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: Iterable[str],
-               base_of: dict[str, list[int] | None]) -> RootCause | None:
+               base_of: dict[str, list[int] | None], label: Callable[[str], str] = str) -> RootCause | None:
     """The best set of variants and what it explains and keeps, or None when no mismatch was
     reproduced. The best set is the one under which the reference
     predicts the backend on the most cases, mismatches and agreements alike (ranked on an even
     sample of each when there are many, then counted on all). ``base_of`` caches the reference's
-    own ids per text (shared by the backends of one model)."""
+    own ids per text (shared by the backends of one model); ``label`` names an agreeing text the
+    set would change, as the verdict lists it (``RootCause.breaks``)."""
     def reference(text: str) -> list[int] | None:
         if text not in base_of:
             base_of[text] = diagnoser.encode_remembered((), text)
@@ -220,8 +221,11 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # (a failure claimed needs texts the engine answered: one that fails on every text would
     # otherwise "fail where the reference fails" on a corpus whose every text holds such a piece)
     answered = kept > 0 or not any(diagnoser.variants[k].fails for k in best if k in diagnoser.variants)
+    breaks = tuple(dict.fromkeys(label(text) for text in texts
+                                 if diagnoser.encode_remembered(best, text) != reference(text)))
     return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
-                     proven(explained, len(mismatches), kept, len(texts)) and answered, departs)
+                     proven(explained, len(mismatches), kept, len(texts)) and answered, departs,
+                     breaks[:BREAKS_LISTED])
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:

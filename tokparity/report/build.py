@@ -436,8 +436,11 @@ def writeup_article(w: Writeup, view: str) -> Article:
     if w.cause:
         cause.append(Paragraph(runs(Run(w.cause, CODE), f": {w.proof}.")))
         if w.narrower:
-            cause.append(Paragraph(runs(f"The named deviation would also change {w.narrower:,} agreeing cases: the "
-                                        "engine deviates on fewer texts than the variant does."), MUTED))
+            breaks = w.verdict.breaks if w.verdict else ()
+            listed = (" (" + ", ".join(visible(b)[:60] for b in breaks)
+                      + (", …" if w.narrower > len(breaks) else "") + ")") if breaks else ""
+            cause.append(Paragraph(runs(f"The named deviation would also change {plural(w.narrower, 'agreeing case')}"
+                                        f"{listed}: the engine deviates on fewer texts than the variant does."), MUTED))
     elif not w.only_ties:
         what = "ids" if w.summary.op == "encode" else "answer"
         cause.append(Paragraph(runs(f"Not reproduced: no variant of the reference gives the backend's {what}."), BAD))

@@ -189,8 +189,7 @@ class ModelRun:
             note = (f"{self.model.name}: its chat template ends with the assistant's header whether "
                     "add_generation_prompt is asked or not: an engine must write it too, and its handling of "
                     "add_generation_prompt is not checked on this model")
-            results.options.setdefault("notes", []).append(note)
-            options.say(note)
+            results.options.setdefault("notes", []).append(note)  # (the terminal shows it with the summary)
         # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
                          self.by_op["chat"], stored.answer if stored else None)
