@@ -10,6 +10,7 @@ reference answers for any of them, so a cause is named by reproducing the backen
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ class ChatWay:
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
+    # a list of parts made one string as a language writes a list: "javascript" (String(list):
+    # "[object Object]" a part), "json" (JSON.stringify), "python" (str(list))
+    stringify_parts: str | None = None
     # a first system message put before the next message's content, joined by this, for a template
     # that never reads a system message (alone, it is left out)
     fold_system: str | None = None
@@ -214,6 +218,15 @@ def _joined(content: list, joiner: str) -> str:
     return joiner.join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
 
 
+def _as_string(content: list, language: str) -> str:
+    """A list of parts as a language writes a list it is given where it wants a string."""
+    if language == "javascript":  # (String([a, b]): each object "[object Object]", joined by commas)
+        return ",".join("[object Object]" if isinstance(p, dict) else "" if p is None else str(p) for p in content)
+    if language == "json":  # (JSON.stringify: no spaces)
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    return str(content)
+
+
 def _folded(messages: list[dict], joiner: str) -> list[dict]:
     """A first system message put before the next message's string content; alone, left out."""
     if not messages or messages[0].get("role") != "system":
@@ -243,6 +256,9 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]
+    if way.stringify_parts is not None:
+        messages = [m | {"content": _as_string(m["content"], way.stringify_parts)}
+                    if isinstance(m.get("content"), list) else m for m in messages]
     if way.join_parts is not None and not reads_parts:
         messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
