@@ -15,6 +15,6 @@ def test_a_template_that_ignores_add_generation_prompt_is_said(zoo):
     zoo("qwen3")
     results = run_compare(["llama-bpe", "qwen3"], ["chats"], ["hf"], CompareOptions(ops=("chat",)))
     notes = list(results.options.get("notes", ()))
-    assert len(notes) == 1 and notes[0].startswith("llama-bpe: its chat template ends with the assistant's header")
+    assert len(notes) == 1 and notes[0].startswith("llama-bpe: its chat template writes the same prompt whether")
     for view in (markdown.render(results), " ".join(plain.summary_lines(results))):  # (what compare prints)
-        assert "llama-bpe: its chat template ends with the assistant" in view
+        assert "llama-bpe: its chat template writes the same prompt" in view

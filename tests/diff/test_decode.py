@@ -41,7 +41,7 @@ def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     assert "oracle \"Hello, world. I'm here\" vs backend \"Hello , world . I 'm here\"" in m.evidence
     # without --ops decode the same run agrees: the ids are the same
     plain = run_compare(["llama-bpe"], [str(corpus)], ["hf", "ref"], CompareOptions())
-    assert plain.mismatches == []
+    assert not plain.mismatches
 
 
 def test_decode_roundtrip_real_cases_on_a_sentencepiece_unigram(zoo, tmp_path):

@@ -67,6 +67,7 @@ class ChatWay:
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
 
@@ -171,9 +172,10 @@ class ChatReference:
 
     def ignores_generation_prompt(self) -> bool:
         """Whether the template writes the same prompt with and without ``add_generation_prompt``
-        (an older Llama 3 template always ends with the assistant's header). A template that
-        refuses the probe, or does not render it in time, is taken to read it: the run's own
-        conversations meet that template as they would without the probe."""
+        (an older Llama 3 template always ends with the assistant's header; a Llama 2 one never
+        writes any). A template that refuses the probe, or does not render it in time, is taken to
+        read it. A probe past its time counts as one of the sandbox's failures in a row: a template
+        that cannot render one short message in time is given up on after one more."""
         probe = Conversation([{"role": "user", "content": "Hello"}])
         try:
             asked, not_asked = (self.text(dataclasses.replace(probe, options={"add_generation_prompt": flag}))
@@ -219,11 +221,28 @@ def _joined(content: list, joiner: str) -> str:
 
 def _as_string(content: list, language: str) -> str:
     """A list of parts as a language writes a list it is given where it wants a string."""
-    if language == "javascript":  # (String([a, b]): each object "[object Object]", joined by commas)
-        return ",".join("[object Object]" if isinstance(p, dict) else "" if p is None else str(p) for p in content)
-    if language == "json":  # (JSON.stringify: no spaces)
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    if language == "javascript":
+        return _js_string(content)
+    if language == "json":  # (JSON.stringify: no spaces, a lone surrogate escaped)
+        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                                  json.dumps(content, ensure_ascii=False, separators=(",", ":")))
     return str(content)
+
+
+def _js_string(value: object) -> str:
+    """JavaScript's ``String(value)`` of a JSON value: an array's items joined by commas (nested
+    arrays too, null as nothing), an object ``[object Object]``, ``true``, ``1`` for 1.0."""
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _folded(messages: list[dict], joiner: str) -> list[dict]:

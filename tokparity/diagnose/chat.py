@@ -314,9 +314,9 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    explains, keeps, best = max(((_explained(reference, rows, way), len(rights) - changed(way), k)
-                                 for k, way in enumerate(_ways(union, read))), default=(0, 0, -1))
-    way = _ways(union, read)[best] if best >= 0 else None
+    explains, keeps, first = max(((_explained(reference, rows, way), len(rights) - changed(way), -k)
+                                  for k, way in enumerate(_ways(union, read))), default=(0, 0, 1))
+    way = _ways(union, read)[-first] if first <= 0 else None
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k, c in enumerate(agreeing)
               if way is not None and id(c) in rights and not _same_answer(reference, c, way, rights[id(c)])]
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),

@@ -29,7 +29,7 @@ from os.path import commonprefix
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.diagnose.verdict import proven
-from tokparity.records import Diagnosis, Judgement, RootCause
+from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
@@ -167,11 +167,12 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
 
 
 def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
-                     mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: Iterable[tuple[list[int], int]],
-                     step: int = 1) -> RootCause | None:
+                     mismatches: Sequence[tuple[Judgement, Diagnosis]],
+                     agreeing: Iterable[tuple[list[int], int, str]], step: int = 1) -> RootCause | None:
     """One engine's run-level verdict on one decoding op, checked as encode's is: the variant that
     reproduces the most of its ``mismatches`` (each with its diagnosis), what it reproduces, and how
-    many of the ``agreeing`` cases ((ids, prompt) each) it keeps. None when no mismatch was reproduced.
+    many of the ``agreeing`` cases ((ids, prompt, corpus/id) each) it keeps, and the first it would
+    change. None when no mismatch was reproduced.
 
     A variant may answer several forms of its bug (one leading space or all of them). An engine
     writes one. The form that gives the most mismatches is the engine's; of forms that give as
@@ -205,22 +206,28 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
     cases = 0
     kept: Counter[int | None] = Counter()
-    for ids, prompt in agreeing:
+    broken: dict[int | None, list[str]] = {}  # form -> the first agreements it would change
+    for ids, prompt, label in agreeing:
         cases += 1
-        kept.update(_keeping(variant, tied, ref, op, ids, prompt, asked))
+        keeping = _keeping(variant, tied, ref, op, ids, prompt, asked)
+        kept.update(keeping)
+        for k in tied:
+            if k not in keeping and len(broken.setdefault(k, [])) < BREAKS_LISTED:
+                broken[k].append(label)
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
     form = max(tied, key=lambda k: (kept[k], -(k or 0)))
     explained = hits[form] if form is not None else len(named)
     # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
     return RootCause(name, (name,), explained, len(own), kept[form], cases,
-                     bool(own) and proven(explained, len(own), kept[form], cases), departs)
+                     bool(own) and proven(explained, len(own), kept[form], cases), departs,
+                     tuple(broken.get(form, ())))
 
 
 HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end
 
 
 def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequence[tuple[Judgement, Diagnosis]],
-                    agreeing: Iterable[tuple[list[int], int]], step: int) -> RootCause:
+                    agreeing: Iterable[tuple[list[int], int, str]], step: int) -> RootCause:
     """A stream that sent its text only at its last step holds everything, or it lags and the
     stream was short. An engine that holds everything differs on every stream where a word ends
     before the last step. Where more than 1 % of such streams agreed, the engine sends its deltas
@@ -232,11 +239,19 @@ def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequen
 
     named = sum(1 for _, d in mismatches if d.variants and d.variants[0] in HELD)
     cases = held = 0
-    for ids, prompt in agreeing:
+    differing: list[str] = []  # the first agreements a stream held whole would change
+    for ids, prompt, label in agreeing:
         cases += 1
-        held += held_would_differ(decode, ids, prompt, step)
-    name, keeps = ("stream.lagged", cases) if held > 0.01 * cases else ("stream.held-to-end", cases - held)
-    return RootCause(name, (name,), named, len(mismatches), keeps, cases, proven(named, len(mismatches), keeps, cases), 0)
+        if held_would_differ(decode, ids, prompt, step):
+            held += 1
+            if len(differing) < BREAKS_LISTED:
+                differing.append(label)
+    if held > 0.01 * cases:  # (a lag keeps them all)
+        return RootCause("stream.lagged", ("stream.lagged",), named, len(mismatches), cases, cases,
+                         proven(named, len(mismatches), cases, cases), 0)
+    name, keeps = "stream.held-to-end", cases - held
+    return RootCause(name, (name,), named, len(mismatches), keeps, cases, proven(named, len(mismatches), keeps, cases), 0,
+                     tuple(differing))
 
 
 def as_held(d: Diagnosis, name: str, steps: int) -> Diagnosis:

@@ -380,8 +380,8 @@ class ModelDiagnosis:
         self.seconds += time.perf_counter() - started
 
     def _decoding_cases(self, corpora: list[str], skip: set[int], op: str, encoded: dict[str, list[int]]
-                        ) -> Iterator[tuple[list[int], int]]:
-        """The (ids, prompt) of each case of ``op`` not in ``skip``, as the judge made them: each
+                        ) -> Iterator[tuple[list[int], int, str]]:
+        """The (ids, prompt, corpus/id) of each case of ``op`` not in ``skip``, as the judge made them: each
         text's ids (the reference's encoding stands for the oracle's, as for encode's verdict; kept
         in ``encoded``), then the id sequences of the model's vocabulary where the run decoded them."""
         reference = self.reference_tokenizer()
@@ -395,11 +395,11 @@ class ModelDiagnosis:
                 if ids is None:
                     ids = encoded[case.text] = reference.encode(case.text, options.add_special, options.parse_special)
                 if len(ids) > least:
-                    yield ids, least
+                    yield ids, least, f"{case.corpus}/{case.id}"
         if {ID_CORPUS, "all"} & set(corpora):
             for k, made in enumerate(id_cases(reference.vocab), start=n + 1):
                 if k not in skip:
-                    yield list(made.ids), made.prompt if op == "stream" else 0
+                    yield list(made.ids), made.prompt if op == "stream" else 0, f"{ID_CORPUS}/{made.id}"
 
     def _cases(self, corpora: list[str], skip: set[int]) -> Iterator[tuple[str, str]]:
         """Each agreeing case's label (corpus/id) and text, in case order."""

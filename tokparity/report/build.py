@@ -33,7 +33,7 @@ from functools import cached_property
 from tokparity.diagnose.verdict import sentence as diagnose_sentence
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
-from tokparity.records import Mismatch, RootCause
+from tokparity.records import BREAKS_LISTED, Mismatch, RootCause
 from tokparity.report import overview
 from tokparity.report.nodes import (
     BAD,
@@ -438,7 +438,8 @@ def writeup_article(w: Writeup, view: str) -> Article:
         if w.narrower:
             breaks = w.verdict.breaks if w.verdict else ()
             listed = (" (" + ", ".join(visible(b)[:60] for b in breaks)
-                      + (", …" if w.narrower > len(breaks) else "") + ")") if breaks else ""
+                      + (", …" if len(breaks) == BREAKS_LISTED and w.narrower > len(breaks) else "") + ")") \
+                if breaks else ""
             cause.append(Paragraph(runs(f"The named deviation would also change {plural(w.narrower, 'agreeing case')}"
                                         f"{listed}: the engine deviates on fewer texts than the variant does."), MUTED))
     elif not w.only_ties:

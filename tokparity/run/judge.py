@@ -186,9 +186,9 @@ class ModelRun:
             return None
         reference = chat_reference(self.template, self.backends[oracle], self.vocab, options.timeout, self.model)
         if reference.ignores_generation_prompt():  # (a ✅ on that setting would promise what was not checked)
-            note = (f"{self.model.name}: its chat template ends with the assistant's header whether "
-                    "add_generation_prompt is asked or not: an engine must write it too, and its handling of "
-                    "add_generation_prompt is not checked on this model")
+            note = (f"{self.model.name}: its chat template writes the same prompt whether "
+                    "add_generation_prompt is asked or not: an engine's handling of add_generation_prompt is "
+                    "not checked on this model, and one that follows it differs where the template does not")
             results.options.setdefault("notes", []).append(note)  # (the terminal shows it with the summary)
         # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
