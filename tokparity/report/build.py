@@ -25,7 +25,6 @@ accessors at the top of this module, and nowhere else.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -76,7 +75,6 @@ from tokparity.report.writeup import (
     Writeup,
     cause_line,
     comparison,
-    fixes_of,
     op_subject,
     piece_styles,
     plural,
@@ -569,43 +567,3 @@ def case_card(m: Mismatch, style: str) -> Article:
 SECTIONS: dict[str, Callable[[Source], tuple[str, Blocks] | None]] = {
     "summary": summary, "findings": findings, "root-cause": root_causes, "tags": tags, "examples": examples,
     "mismatches": mismatches}
-
-
-# -- one case, whole (tokparity explain DIR CASE) ---------------------------------------------------
-
-
-def case_document(cases: list[Mismatch], styles: dict[str, str]) -> Document:
-    """``explain DIR CASE``: each mismatch of the case, whole (one per backend that differs)."""
-    return Document((), (Section("case", "", tuple(case_article(m, styles.get(m.model, PLAIN)) for m in cases)),))
-
-
-def case_article(m: Mismatch, style: str) -> Article:
-    info = class_info(m.cls)
-    blocks: list[Block] = [
-        Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),)),
-        Part("Class", (Paragraph(runs(f"{m.cls}: {info['symptom']}")), Paragraph(runs(f"→ {info['implication']}")))),
-        Part("Evidence", (Paragraph(runs(m.evidence)),)),
-        *((Part("What it did", (Paragraph(runs(m.shape)),)),) if m.shape else ()),
-    ]
-    if m.cause:
-        blocks.append(Part("Cause", (Paragraph(runs(m.cause)),)
-                           + ((Paragraph(runs(m.cause_evidence)),) if m.cause_evidence else ())))
-    else:
-        blocks.append(Part("Cause", (Paragraph(runs(
-            f"not reproduced{': ' + m.cause_evidence if m.cause_evidence else ''}")),)))
-    if m.known:
-        blocks.append(Part("Known", (Paragraph(runs(f"{m.known} (a reviewed divergence: reported, not failing)")),)))
-    blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))
-    if m.cause:
-        blocks.append(Part("Fix", (FixList(tuple(fixes_of(m.cause))),)))
-    elif m.op == "chat":
-        blocks.append(Part("Prompts", tuple(Paragraph(runs(f"{who}: {visible(output[0]) if output else '(none)'}"))
-                                           for who, output in ((m.oracle, m.oracle_output),
-                                                               (m.backend, m.backend_output)))))
-    else:
-        text = shlex.quote(m.text) if m.text.isprintable() and len(m.text) <= 200 else "TEXT"
-        blocks.append(Part("Fix", (Paragraph(runs(
-            "none named without a cause; see how the reference gets its ids: "
-            f"tokparity encode {shlex.quote(m.model)} {text} --trace")),)))
-    return Article(runs(f"{m.corpus}/{m.case_id} · {m.model} · {m.backend} against {m.oracle}"), tuple(blocks),
-                   "explain-case")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from tokparity.records import Mismatch
 from tokparity.report import nodes as n
-from tokparity.report.build import DIGEST, EXPLAIN, build, case_document
+from tokparity.report.build import DIGEST, EXPLAIN, build
+from tokparity.report.case import case_document
 from tokparity.report.nodes import Comparison, Fix, Span, Token
 from tokparity.run.results import Results
 from tokparity.textview import single_line
