@@ -297,12 +297,14 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
                                    right.raised)
     kept_memo: dict[tuple[str, ...], int] = {}
 
-    def changed(way: ChatWay) -> int:
-        return sum(1 for c in agreeing if id(c) in rights and not _same_answer(reference, c, way, rights[id(c)]))
+    def changed(way: ChatWay) -> list[int]:
+        """The positions of the agreements ``way`` would change."""
+        return [k for k, c in enumerate(agreeing)
+                if id(c) in rights and not _same_answer(reference, c, way, rights[id(c)])]
 
     def broken(keys: tuple[str, ...]) -> int:
         if keys not in kept_memo:  # (of a cause's forms, the one that changes fewest: the engine has one)
-            kept_memo[keys] = min((changed(way) for way in _ways(keys, read)), default=len(rights))
+            kept_memo[keys] = min((len(changed(way)) for way in _ways(keys, read)), default=len(rights))
         return kept_memo[keys]
 
     chosen = prefer_chat([d for _, d in mine], broken)
@@ -314,11 +316,11 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
     union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
-    explains, keeps, first = max(((_explained(reference, rows, way), len(rights) - changed(way), -k)
-                                  for k, way in enumerate(_ways(union, read))), default=(0, 0, 1))
-    way = _ways(union, read)[-first] if first <= 0 else None
-    breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k, c in enumerate(agreeing)
-              if way is not None and id(c) in rights and not _same_answer(reference, c, way, rights[id(c)])]
+    # (of ways that explain and keep as many, the first; each way's changes computed once)
+    explains, keeps, _, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
+                                     for k, way in enumerate(_ways(union, read)) for ks in (changed(way),)),
+                                    key=lambda scored: scored[:3], default=(0, 0, 0, []))
+    breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
                              proven(explains, len(mine), keeps, len(rights)), 0, tuple(breaks[:BREAKS_LISTED]))
 
