@@ -55,6 +55,7 @@ class ChatWay:
     # a first system message put before the next message's content, joined by this, for a template
     # that never reads a system message (alone, it is left out)
     fold_system: str | None = None
+    fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
@@ -119,7 +120,7 @@ class ChatReference:
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way, self.template.reads_parts,
-                              self.reads_system() if way.fold_system is not None else True)
+                              way.fold_system is None or (not way.fold_always and self.reads_system()))
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final)
         if key not in self._texts:
