@@ -111,15 +111,23 @@ The bugs (``--bug NAME``, repeatable; each switches on one thing, nothing more):
                           probed: a system message whose content is a unique marker, then a user
                           message, is rendered with the picked template; the marker must show; a
                           failed probe counts as not using it.
+``system-joined``         a conversation that starts with a system message and then a user
+                          message, both with string content, gets one user message in their place:
+                          the user message (its other keys kept) with the content ``system +
+                          "\\n\\n" + user``, whatever the template does with system messages (a
+                          hand-written chat format that builds the first user turn itself, for every
+                          model); the template sees no system message. A lone system message is
+                          kept as it is.
 
 Combined, they act where each one belongs: the conversation is edited (``system-dropped``, then
 ``drop-empty``, ``merge-turns``, ``default-system``, ``empty-system``, ``strip-content``, then
 ``join-parts-nothing``, ``join-parts-space``, ``join-parts`` (once one has made a list content a
-string, the later ones find no list), then ``fold-system``), rendered (environment bugs, of which the
-last of ``no-checks``, ``error-text``, ``raise-as-text`` in that order wins; ``empty-bos``,
-``no-generation-prompt``, ``continue-ignored``, then ``always-continue``, ``tools-dropped``; with
-``chatml-fallback`` written as ChatML instead, where only ``no-generation-prompt`` still acts), the
-text cut (``drop-final-newline``), then tokenized (``text-specials``, ``double-bos``).
+string, the later ones find no list), then ``fold-system``, then ``system-joined``), rendered
+(environment bugs, of which the last of ``no-checks``, ``error-text``, ``raise-as-text`` in that
+order wins; ``empty-bos``, ``no-generation-prompt``, ``continue-ignored``, then
+``always-continue``, ``tools-dropped``; with ``chatml-fallback`` written as ChatML instead, where
+only ``no-generation-prompt`` still acts), the text cut (``drop-final-newline``), then tokenized
+(``text-specials``, ``double-bos``).
 """
 
 from __future__ import annotations
@@ -144,6 +152,7 @@ BUGS = (
     "system-dropped", "tools-dropped", "trim-ignored", "continue-ignored", "raise-as-text", "empty-system",
     "chatml-fallback", "merge-turns", "drop-empty", "default-system", "no-checks", "error-text",
     "always-continue", "join-parts", "fold-system", "join-parts-nothing", "join-parts-space",
+    "system-joined",
 )
 
 # The named special tokens transformers passes to a template (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES).
@@ -160,6 +169,7 @@ PARTS_JOINER_SPACE = " "                        # join-parts-space: what goes be
 PARTS_PROBE = "JOIN_PARTS_PROBE_5b1e9c"         # join-parts: the marker the probe conversation carries
 SYSTEM_JOINER = "\n"                            # fold-system: what goes between system and next content
 SYSTEM_PROBE = "FOLD_SYSTEM_PROBE_8c3d71"       # fold-system: the system content of the probe conversation
+SYSTEM_USER_JOINER = "\n\n"                    # system-joined: what goes between system and first user text
 
 
 class Refused(Exception):
@@ -530,6 +540,8 @@ class ChatEngine:
                 messages = self.join_parts(messages, req.get("tools"))
             if "fold-system" in self.bugs:       # bug: fold-system
                 messages = self.fold_system(messages, req.get("tools"))
+            if "system-joined" in self.bugs:     # bug: system-joined (no probe)
+                messages = join_system_user(messages)
         try:
             if "chatml-fallback" in self.bugs:   # bug: chatml-fallback (no template at all)
                 text = self.render_chatml(messages, req.get("options") or {})
@@ -563,6 +575,20 @@ def join_text_parts(messages: list, joiner: str) -> list:
         )} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
         for m in messages
     ]
+
+
+def join_system_user(messages: list) -> list:
+    """bug: system-joined. A leading system message followed by a user message, both with string
+    content, become one user message (the user message's other keys kept) whose content is the
+    system text, a blank line, then the user text; whatever the template does with system messages
+    (no probe). Anything else, a lone system message included, is left as it is."""
+    if len(messages) < 2:
+        return messages
+    first, nxt = messages[0], messages[1]
+    if not (isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str)
+            and isinstance(nxt, dict) and nxt.get("role") == "user" and isinstance(nxt.get("content"), str)):
+        return messages
+    return [{**nxt, "content": first["content"] + SYSTEM_USER_JOINER + nxt["content"]}, *messages[2:]]
 
 
 def chatml_content(content) -> str:
