@@ -17,8 +17,8 @@ shows; the two IRs are saved (cached under ``$OV_ENGINE_CACHE``, /tmp/ovmodels) 
   nothing), and what ``end()`` sends is added to the last delta. The prompt's ids are not fed (a
   genai pipeline's streamer sees only generated ids).
 
-No test runs it: openvino is not in the test extra. A helper wrote it on 2026-11-28 to run the
-packages of docs/findings.md's fifth survey again (O2, O4, O7, O8).
+A helper wrote it on 2026-11-28 to run the packages of docs/findings.md's fifth survey again
+(O2, O4, O7, O8). tests/run/test_openvino.py runs it on Qwen3 (O1).
 """
 import contextlib
 import hashlib

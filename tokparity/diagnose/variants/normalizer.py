@@ -10,6 +10,7 @@ from functools import partial
 
 from tokparity.diagnose import nfd_first
 from tokparity.diagnose.candidate import Candidate, fork
+from tokparity.diagnose.charsmap_nfc import table_nfc
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaWpm
@@ -100,6 +101,14 @@ def _nfd_first(normalize: Callable[[str], str], c: Candidate) -> Candidate | Non
     return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in _CANONICAL_FORMS, normalize)))
 
 
+def _charsmap_nfc(c: Candidate) -> Candidate | None:
+    """The model's NFC step run as a table matched longest first (``charsmap_nfc.py``)."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline) or not any(k.kind == "NFC" for k in p.normalizer.configs):
+        return None
+    return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind == "NFC", table_nfc)))
+
+
 def _lowercase(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaWpm):
@@ -133,6 +142,11 @@ def variants() -> list[Variant]:
                 "step", partial(_unicode_form, "NFC", False)),
         Variant("normalizer.nfc:skipped", "normalizer.nfc", "NFC left out, where the model's normalizer has it",
                 partial(_unicode_form, "NFC", True)),
+        # (not ASCII: only then has the table a mark to leave unordered or uncomposed)
+        Variant("normalizer.nfc:charsmap", "normalizer.nfc",
+                "NFC as a table of code point sequences matched longest first (SentencePiece's kind of charsmap, "
+                "which openvino-tokenizers builds for NFC): marks never reordered, a precomposed letter never "
+                "composed with a mark after it", _charsmap_nfc, lambda c, text: not text.isascii()),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied to the text, where the model's files have no NFD "
                 "step", partial(_unicode_form, "NFD", False)),
         Variant("normalizer.nfd:skipped", "normalizer.nfd", "NFD left out, where the model's normalizer has it",
