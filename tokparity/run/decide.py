@@ -86,6 +86,8 @@ def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
     if known is None or not record.judgements:
         return record
     found = {j.backend: known_of(known, Mismatch(j, Decision.as_judged(j)))[0] for j in record.judgements}
+    if all(v.mismatch and v.known == found[name] for name, v in record.verdicts.items() if name in found):
+        return record  # (most mismatches match no entry: the record as judged says so already)
     verdicts = {name: Verdict.differs(v.cls, found[name]) if name in found else v for name, v in record.verdicts.items()}
     return replace(record, verdicts=verdicts)
 
