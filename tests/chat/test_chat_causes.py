@@ -73,7 +73,7 @@ BUGS = {
     "join-parts-space": ("llama-bpe", "chat.parts-joined", 2),
     "fold-system": ("no-system", "chat.system-folded", 3),
     # (written blind after chat-formatter 0.3.4 trimmed Gemma 3's system text with the first user message)
-    "system-joined": ("llama-bpe", "chat.system-joined-to-user", 5),
+    "system-joined": ("llama-bpe", "chat.system-joined-to-user", 7),
 }
 
 

@@ -120,7 +120,7 @@ class ChatReference:
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way, self.template.reads_parts,
-                              way.fold_system is None or (not way.fold_always and self.reads_system()))
+                              way.fold_system is None or way.fold_always or self.reads_system())
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final)
         if key not in self._texts:
@@ -281,7 +281,8 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.join_parts is not None and not reads_parts:
         messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
-    if way.fold_system is not None and not reads_system:  # (after the parts are joined, as llama.cpp does)
+    # (after the parts are joined, as llama.cpp does; ``reads_system`` is asked only where it matters)
+    if way.fold_system is not None and (way.fold_always or not reads_system):
         messages = _folded(messages, way.fold_system)
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m

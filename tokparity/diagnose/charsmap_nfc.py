@@ -2,23 +2,30 @@
 puts in place of a model's NFC step.
 
 SentencePiece normalizes with a precompiled charsmap: a trie of code point sequences, each
-mapped to its normal form, matched longest first. Its builder makes such a table for NFKC
-(``Builder::BuildNFKCMap``): each code point whose normal form differs, then every canonical
-decomposition written with any code point of the same decomposition, each mapped to its
-composed form. openvino-tokenizers builds the same kind of table for a tokenizer.json's NFC step
-(``NormalizeUnicode``; docs/findings.md, the fifth survey's O1). A table is not the Unicode
-algorithm. Marks in another order than the canonical one are never reordered, and a precomposed
-letter is never composed with a mark that follows it:
+mapped to its normal form, matched longest first. Its builder makes such a table from the
+Unicode data. A code point whose normal form differs is one key. Every canonical decomposition
+is another, mapped to its composed form; each of its code points may be spelled by any code point
+that decomposes to it alone. openvino-tokenizers builds such a table for a tokenizer.json's NFC
+step (``NormalizeUnicode``; docs/findings.md, the fifth survey's O1). A table is not the Unicode
+algorithm. It composes only whole decompositions written in canonical order:
 
     >>> import unicodedata
-    >>> table_nfc("e\\u0301"), table_nfc("\\u212b")
+    >>> table_nfc("e\u0301"), table_nfc("\u212b")
     ('é', 'Å')
-    >>> table_nfc("a\\u0316\\u0301") == "a\\u0316\\u0301", unicodedata.normalize("NFC", "a\\u0316\\u0301")
-    (True, 'á̖')
-    >>> table_nfc("ê\\u0323") == "ê\\u0323", unicodedata.normalize("NFC", "ê\\u0323")
-    (True, 'ệ')
 
-The table here is made from Python's ``unicodedata``, as the builder makes it from ICU's.
+Marks out of canonical order are never reordered. A base is never composed with a mark that
+follows another mark. A precomposed letter is never composed with a mark after it:
+
+    >>> points = lambda s: " ".join(f"{ord(c):04X}" for c in s)
+    >>> for t in ("a\\u0301\\u0323", "a\\u0316\\u0301", "\\u01a1\\u0300"):
+    ...     print(points(t), "->", points(table_nfc(t)), "| NFC:", points(unicodedata.normalize("NFC", t)))
+    0061 0301 0323 -> 00E1 0323 | NFC: 1EA1 0301
+    0061 0316 0301 -> 0061 0316 0301 | NFC: 00E1 0316
+    01A1 0300 -> 01A1 0300 | NFC: 1EDD
+
+The table is made from Python's ``unicodedata``, as the builder makes it from ICU's, on the code
+points Unicode 9.0 assigned: the reference's NFC is Unicode 9.0's (``hf_unicode.normalize``), so
+the variant changes how NFC is run, not which Unicode it reads.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ import unicodedata
 from functools import cache
 from itertools import product
 
+from tokparity.reference.hf_unicode import NORMALIZATION_ASSIGNED
+
 __all__ = ["table_nfc"]
 
 
@@ -35,12 +44,12 @@ __all__ = ["table_nfc"]
 def _table() -> tuple[dict[str, str], int]:
     """The table and its longest key."""
     table: dict[str, str] = {}
-    originals: dict[str, set[str]] = {}  # a one-code-point decomposition -> the code points that have it
+    originals: dict[str, set[str]] = {}  # a one-code-point decomposition -> the other code points that have it
     decomposed: set[str] = set()
     for cp in range(1, sys.maxunicode + 1):
-        if 0xD800 <= cp <= 0xDFFF:
-            continue
         ch = chr(cp)
+        if ch not in NORMALIZATION_ASSIGNED or unicodedata.is_normalized("NFD", ch):
+            continue  # (a code point that is its own decomposition is no key, and spells only itself)
         composed = unicodedata.normalize("NFC", ch)
         if composed != ch:
             table[ch] = composed
@@ -53,7 +62,7 @@ def _table() -> tuple[dict[str, str], int]:
         composed = unicodedata.normalize("NFC", nfd)
         if composed == nfd:
             continue
-        for spelled in product(*(sorted(originals.get(ch, {ch})) for ch in nfd)):
+        for spelled in product(*(sorted(originals.get(ch, set()) | {ch}) for ch in nfd)):
             key = "".join(spelled)
             if key != composed:
                 table[key] = composed
