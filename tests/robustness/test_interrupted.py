@@ -5,6 +5,7 @@ or SIGINT halfway, then resumed; the resumed reports are those of an uninterrupt
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -172,7 +173,8 @@ def wait_for_cases(proc: subprocess.Popen, out: Path, n: int, limit: float = 120
 def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path, zoo):
     zoo("llama-spm")
     out = tmp_path / "out"
-    args = ["fuzz", "llama-spm", "-b", GREEDY, "--cases", "6000", "--seed", "5", "--no-hypothesis", "-q"]
+    # (enough cases that a fast machine is still fuzzing when the kill comes)
+    args = ["fuzz", "llama-spm", "-b", GREEDY, "--cases", "30000", "--seed", "5", "--no-hypothesis", "-q"]
     proc = tokparity(*args, "-o", str(out))
     wait_for_lines(proc, out / "fuzz-findings.jsonl", 1)
     wait_for_cases(proc, out, 300)
@@ -185,7 +187,9 @@ def test_fuzz_sigkill_then_resume_keeps_findings_and_runs_no_case_twice(tmp_path
     resumed = tokparity("fuzz", "--resume", str(out))
     stdout, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 1, err
-    assert f"{len(done)} cases and {len(findings)} findings from" in err
+    # The journal may hold one finding more than the findings file: the kill can come between the two.
+    read = re.search(r"(\d+) cases and (\d+) findings? from", err)
+    assert read is not None and int(read.group(1)) == len(done) and int(read.group(2)) >= len(findings), err
     ns = fuzz_positions(out)
     assert len(ns) == len(set(ns)) > len(done)  # new cases, none of the old ones again
     result = json.loads((out / "summary.json").read_text("utf-8"))

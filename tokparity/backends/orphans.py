@@ -7,8 +7,9 @@ The ``tokparity`` command (``command()``, not a caller of ``main``) makes itself
 (Linux ``PR_SET_CHILD_SUBREAPER``) for as long as it runs: every orphan of its engines becomes its
 child. A child of its own in another session that is not an engine it still waits for is such an
 orphan: ``reap_adopted`` reaps the ones that have exited whenever an engine is stopped (a run that
-restarts a forking engine for an hour piles up no zombies), and when the command ends
-``stop_adopted`` stops the rest, SIGTERM, then SIGKILL after a grace, and reaps them. Only direct
+restarts a forking engine for an hour piles up no zombies). When the command ends, ``stop_adopted``
+gives the rest a moment to end by themselves, then stops those still running, SIGTERM, then
+SIGKILL after a grace, and reaps them. Only direct
 children are signalled: a pid not yet reaped cannot be taken by another process, so no signal can
 reach a stranger; what a stopped orphan started becomes the command's child in turn and is
 stopped in the next round.
@@ -30,6 +31,7 @@ from contextlib import contextmanager
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 PR_GET_CHILD_SUBREAPER = 37
 GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
+SETTLE_SECONDS = 0.5  # for orphans to end by themselves first: an engine whose owner died sees its pipes close
 STOP_SECONDS = 5.0  # for all the rounds together
 # The signals that end tokparity, each as Ctrl-C does (tokparity.cli): Ctrl-C, a supervisor's stop,
 # a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT), and the others a user or a supervisor may send whose
@@ -156,6 +158,7 @@ def stop_adopted() -> list[str]:
     """Stop every adopted orphan still running, and what each started, and reap them: the command
     line of each one stopped."""
     stopped: list[str] = []
+    _settle()
     deadline = time.monotonic() + STOP_SECONDS
     # A process born after the stop began was born of it: an heir forked when told to stop, or one
     # that keeps forking. It gets SIGKILL at once, or it would fork again in its grace.
@@ -182,6 +185,20 @@ def stop_adopted() -> list[str]:
             if left:
                 time.sleep(0.01)
     return stopped
+
+
+def _settle() -> None:
+    """Reap the orphans that end by themselves within ``SETTLE_SECONDS``. The engine of a ``--jobs``
+    worker that was killed is one: it ends once it finds its pipes closed. Only those still running
+    after that are stopped, and said."""
+    until = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < until:
+        found = _adopted()
+        for pid in [pid for pid, state in found.items() if state == "Z"]:
+            _reap(pid)
+        if all(state == "Z" for state in found.values()):
+            return
+        time.sleep(0.01)
 
 
 @contextmanager
