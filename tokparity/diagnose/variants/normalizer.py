@@ -89,24 +89,14 @@ def _unicode_form(form: str, skip: bool, c: Candidate) -> Candidate | None:
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
 
 
-_CANONICAL_FORMS = ("NFC", "NFD")
-
-
-def _nfd_first(normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
-    """The model's NFC or NFD step (a tokenizer.json's) run by llama.cpp's one-code-point NFD
-    instead (``nfd_first.py``: ``normalize``, alone or recomposed as pytorch-tokenizers does)."""
+def _canonical_step(forms: tuple[str, ...], normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
+    """The model's steps of ``forms`` (a tokenizer.json's NFC or NFD) run by ``normalize`` instead:
+    llama.cpp's one-code-point NFD (``nfd_first.py``), alone or recomposed as pytorch-tokenizers
+    does, or NFC as a table (``charsmap_nfc.py``)."""
     p = c.pipeline
-    if not isinstance(p, HfPipeline) or not any(k.kind in _CANONICAL_FORMS for k in p.normalizer.configs):
+    if not isinstance(p, HfPipeline) or not any(k.kind in forms for k in p.normalizer.configs):
         return None
-    return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in _CANONICAL_FORMS, normalize)))
-
-
-def _charsmap_nfc(c: Candidate) -> Candidate | None:
-    """The model's NFC step run as a table matched longest first (``charsmap_nfc.py``)."""
-    p = c.pipeline
-    if not isinstance(p, HfPipeline) or not any(k.kind == "NFC" for k in p.normalizer.configs):
-        return None
-    return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind == "NFC", table_nfc)))
+    return with_pipeline(c, fork(p, normalizer=p.normalizer.replacing(lambda k: k.kind in forms, normalize)))
 
 
 def _lowercase(c: Candidate) -> Candidate | None:
@@ -146,7 +136,7 @@ def variants() -> list[Variant]:
         Variant("normalizer.nfc:charsmap", "normalizer.nfc",
                 "NFC as a table of code point sequences matched longest first (SentencePiece's kind of charsmap, "
                 "which openvino-tokenizers builds for NFC): only whole decompositions in canonical order are "
-                "composed; marks are never reordered", _charsmap_nfc, lambda c, text: not text.isascii()),
+                "composed; marks are never reordered", partial(_canonical_step, ("NFC",), table_nfc), lambda c, text: not text.isascii()),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied to the text, where the model's files have no NFD "
                 "step", partial(_unicode_form, "NFD", False)),
         Variant("normalizer.nfd:skipped", "normalizer.nfd", "NFD left out, where the model's normalizer has it",
@@ -155,11 +145,11 @@ def variants() -> list[Variant]:
         Variant("normalizer.nfd-first", "normalizer.nfd-first",
                 "each code point replaced by the first code point of its canonical decomposition (llama.cpp's "
                 "unicode_cpts_normalize_nfd) in place of NFC or NFD: accents dropped, a Hangul syllable its first jamo",
-                partial(_nfd_first, nfd_first.first_code_points), lambda c, text: not text.isascii()),
+                partial(_canonical_step, ("NFC", "NFD"), nfd_first.first_code_points), lambda c, text: not text.isascii()),
         Variant("normalizer.nfd-first:recomposed", "normalizer.nfd-first",
                 "NFC as pytorch-tokenizers 1.5.0 runs it: llama.cpp's one-code-point NFD (a precomposed letter loses "
                 "its accent), then the marks the text itself holds composed by a partial table (e + U+0301 is é)",
-                partial(_nfd_first, nfd_first.recomposed), lambda c, text: not text.isascii()),
+                partial(_canonical_step, ("NFC", "NFD"), nfd_first.recomposed), lambda c, text: not text.isascii()),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
         Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
