@@ -9,10 +9,9 @@ child. A child of its own in another session that is not an engine it still wait
 orphan: ``reap_adopted`` reaps the ones that have exited whenever an engine is stopped (a run that
 restarts a forking engine for an hour piles up no zombies). When the command ends, ``stop_adopted``
 gives the rest a moment to end by themselves, then stops those still running, SIGTERM, then
-SIGKILL after a grace, and reaps them. Only direct
-children are signalled: a pid not yet reaped cannot be taken by another process, so no signal can
-reach a stranger; what a stopped orphan started becomes the command's child in turn and is
-stopped in the next round.
+SIGKILL after a grace, and reaps them. Only direct children are signalled: a pid not yet reaped
+cannot be taken by another process, so no signal can reach a stranger. What a stopped orphan
+started becomes the command's child in turn and is stopped in the next round.
 """
 
 from __future__ import annotations

@@ -136,7 +136,8 @@ def variants() -> list[Variant]:
         Variant("normalizer.nfc:charsmap", "normalizer.nfc",
                 "NFC as a table of code point sequences matched longest first (SentencePiece's kind of charsmap, "
                 "which openvino-tokenizers builds for NFC): only whole decompositions in canonical order are "
-                "composed; marks are never reordered", partial(_canonical_step, ("NFC",), table_nfc), lambda c, text: not text.isascii()),
+                "composed; marks are never reordered",
+                partial(_canonical_step, ("NFC",), table_nfc), lambda c, text: not text.isascii()),
         Variant("normalizer.nfd", "normalizer.nfd", "NFD applied to the text, where the model's files have no NFD "
                 "step", partial(_unicode_form, "NFD", False)),
         Variant("normalizer.nfd:skipped", "normalizer.nfd", "NFD left out, where the model's normalizer has it",
