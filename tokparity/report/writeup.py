@@ -32,7 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Protocol
 
 from tokparity.diagnose.info import cause_info, is_stage_level, parts
@@ -85,7 +85,7 @@ class Writeup:
     def oracle(self) -> str:
         return self.summary.oracle
 
-    @property
+    @cached_property  # (read many times; what it reads is set when the write-up is made)
     def cause(self) -> str:
         """The run's root cause; without a verdict (fuzz makes none), the commonest per-case cause
         (as the run counted them) among those of its unexplained mismatches at hand (a known

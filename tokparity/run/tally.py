@@ -118,10 +118,13 @@ class Tally:
                             count_cause=False)
         # The tag rates count the cases of each model and backend apart: an agreeing backend, or a
         # model it gets right, would dilute a failing one's rate. A decoding op's tags are counted apart too ("stream:script=Latn").
+        if not judged:
+            return
+        keys = record.tally if encoding else [f"{op}:{key}" for key in record.tally]
+        by_backend = self.results.tag_rates.setdefault(self.model.name, {})
         for name, mismatched in judged.items():
-            rates = self.results.tag_rates.setdefault(self.model.name, {}).setdefault(name, {})
-            for key in record.tally:
-                key = key if encoding else f"{op}:{key}"
+            rates = by_backend.setdefault(name, {})
+            for key in keys:
                 rate = rates.get(key)
                 if rate is None:
                     rate = rates[key] = {"cases": 0, "mismatches": 0}
