@@ -107,17 +107,22 @@ def backends_for(model: ModelFiles) -> list[str]:
 
 
 def witnesses(spec: str, model: ModelFiles) -> list[str]:
-    """The libraries of the model's files a ``cmd:`` engine names (``{tokenizer_json}``: hf), each
-    the first built-in of its file's role that trains it, or else the first of that role. The run
-    asks them beside the engine, unjudged: an engine that gives a library's ids on the library's
-    own file does what that library does there (a known divergence of the library is one of the
-    engine's too)."""
+    """The libraries of the model's files an engine may read, each the first built-in of its file's
+    role that trains it, or else the first of that role. A ``cmd:`` engine reads the files it names
+    (``{tokenizer_json}``: hf). A ``py:`` engine is given every file of the model, so each may be
+    its own. The run asks these libraries beside the engine, unjudged. An engine that gives a
+    library's ids on the library's own file does what that library does there: a known divergence
+    of the library is one of the engine's too."""
     command = split_label(spec)[1]
-    if not command.startswith("cmd:"):
+    if command.startswith("cmd:"):
+        roles = list(dict.fromkeys(re.findall(r"\{(\w+)\}", command)))
+    elif command.startswith("py:"):
+        roles = list(model.files)
+    else:
         return []
     found = []
-    for role in dict.fromkeys(re.findall(r"\{(\w+)\}", command)):
-        of_role = [s for s in BUILTIN.values() if s.role == role and not s.fits]
+    for role in roles:
+        of_role = [s for s in BUILTIN.values() if s.role == role and not s.fits and s.module]  # (a library: not golden ids)
         if role in model.files and of_role:
             found.append(next((s.name for s in of_role if s.trains), of_role[0].name))
     return found
