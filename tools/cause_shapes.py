@@ -29,7 +29,7 @@ from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases
 from tokparity.diagnose import chat, decoding, wrong_decoders
 from tokparity.diagnose.search import Diagnoser
-from tokparity.diff.shape import encode_shape, output_shape
+from tokparity.diff.shape import encode_shape, failure_shape, output_shape
 from tokparity.diff.shape import kind as kind_of
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY
@@ -104,6 +104,10 @@ def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
             right = wrong_decoders.right_answers(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
             for answer in decoding._forms(v, ref, ids, prompt, AS_FILES_SAY):
                 if answer is None or decoding._spelt(answer) == decoding._spelt(right):
+                    continue
+                if answer == wrong_decoders.FAILED:  # (the engine fails: as the judge shapes a failure)
+                    shape = failure_shape(v.op, ref.vocab, ids, "crash", False, right)
+                    out.setdefault(v.name, Counter())[kind(shape)] += 1
                     continue
                 wanted, got = ([r.hex() for r in right], [a.hex() for a in answer]) if v.op == "pieces" else ([right], [answer])
                 out.setdefault(v.name, Counter())[kind(output_shape(v.op, ref.vocab, ids, wanted, got))] += 1

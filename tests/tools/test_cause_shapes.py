@@ -26,7 +26,10 @@ PARTS = ("at the start", "in a content", "between contents", "at the end")
 SHOWN_NOWHERE = {"normalizer.nfd-first", "specials.strip", "specials.other-release", "specials.ids",
                  "stream.byte-zero-unmapped", "stream.held-to-end", "stream.lagged", "decode.specials-written", "decode.added-skipped",
                  "chat.no-trim-blocks",
-                 "chat.no-lstrip-blocks", "chat.trailing-newline-kept", "chat.trim-javascript"}
+                 "chat.no-lstrip-blocks", "chat.trailing-newline-kept", "chat.trim-javascript",
+                 # (the chats corpus's reasoning comes before the last user message, where Qwen3's
+                 # template leaves it out; no sampled byte-level model has a special token outside its alphabet)
+                 "chat.reasoning-dropped", "pieces.specials-through-byte-map"}
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.builtin import builtin_text, chatml_text
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
-from tokparity.chat.render import TRANSFORMERS, RenderSwitches
+from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised, TokparityError
@@ -57,6 +57,9 @@ class ChatWay:
     fold_system: str | None = None
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
+    reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
+    parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
+    sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
 
@@ -258,6 +261,27 @@ def _folded(messages: list[dict], joiner: str) -> list[dict]:
     return [messages[1] | {"content": system + joiner + after}, *messages[2:]]
 
 
+def _arguments_parsed(call: Any) -> Any:
+    """A tool call whose ``function.arguments`` is a string of a JSON object, with the object."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    try:
+        parsed = json.loads(function["arguments"])
+    except ValueError:
+        return call
+    return call | {"function": function | {"arguments": parsed}} if isinstance(parsed, dict) else call
+
+
+def _keys_sorted(value: Any) -> Any:
+    """``value`` with the keys of each of its objects in sorted order, as a sorted map keeps them."""
+    if isinstance(value, dict):
+        return {k: _keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_keys_sorted(v) for v in value]
+    return value
+
+
 def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, reads_system: bool = True
            ) -> Conversation:
     """The conversation as an engine that edits it before rendering sees it (``reads_parts``,
@@ -287,7 +311,14 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.strip_content:
         messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
                     for m in messages]
+    if not way.reasoning:
+        messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
+    if way.parse_arguments:
+        messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
+                    if isinstance(m.get("tool_calls"), list) else m for m in messages]
     tools = conversation.tools if way.tools else None
+    if way.sort_keys:
+        messages, tools = _keys_sorted(messages), _keys_sorted(tools)
     if messages is conversation.messages and tools is conversation.tools:
         return conversation
     return dataclasses.replace(conversation, messages=messages, tools=tools)

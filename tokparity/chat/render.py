@@ -47,6 +47,7 @@ class RenderSwitches:
     # "raise" | any other text: raise_exception returns it, "{message}" replaced by its message, and the
     # template goes on ("{message}": the message written into the prompt; "": the check skipped)
     raise_exception: str = "raise"
+    autoescape: bool = False  # every {{ }} output HTML-escaped (jinja2's autoescape, on in some engines' environments)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -138,6 +139,7 @@ def compiled(source: str, switches: RenderSwitches):
 
     env = ImmutableSandboxedEnvironment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
                                         keep_trailing_newline=switches.keep_trailing_newline,
+                                        autoescape=switches.autoescape,
                                         extensions=[Generation, jinja2.ext.loopcontrols])
     own = _tojson(switches.tojson)
     if own is not None:

@@ -84,6 +84,11 @@ VARIANTS = (
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-shaped-tokens", wrong.byte_shaped_tokens, twin=wrong.decoded_right),
     DecodeVariant("decode.bytes-as-latin1", wrong.decode_latin1, twin=wrong.decoded_right),
+    DecodeVariant("decode.byte-tokens-raw", wrong.byte_tokens_raw, twin=wrong.decoded_right),
+    DecodeVariant("decode.token-text-when-invalid", wrong.token_text_when_invalid),
+    DecodeVariant("decode.glyphs-not-mapped", wrong.glyphs_not_mapped, twin=wrong.decoded_right),
+    DecodeVariant("decode.invalid-bytes-dropped", wrong.invalid_bytes_dropped),
+    DecodeVariant("decode.fails-on-invalid-bytes", wrong.fails_on_invalid_bytes),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -92,6 +97,8 @@ VARIANTS = (
     DecodeVariant("pieces.text-not-bytes", wrong.text_not_bytes),
     DecodeVariant("pieces.specials-left-out", wrong.specials_left_out),
     DecodeVariant("pieces.space-before-space", wrong.space_before_space),
+    DecodeVariant("pieces.byte-tokens-raw", wrong.byte_tokens_raw_pieces),
+    DecodeVariant("pieces.specials-through-byte-map", wrong.specials_through_byte_map),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -329,7 +336,10 @@ def _as_judged(op: str, answer: object) -> object:
 
 
 def _answer_of(j: Judgement) -> object:
-    """The backend's answer as the variants give it: the text, the deltas joined, the bytes."""
+    """The backend's answer as the variants give it: the text, the deltas joined, the bytes; a
+    failure of the backend (not of the decoder) as a variant that fails gives it."""
+    if j.cls == "crash" and j.evidence.startswith(f"{j.op} failed on {j.backend}'s side"):
+        return wrong.FAILED
     if j.op == "pieces":
         return [bytes.fromhex(h) for h in j.backend_output]
     return "".join(j.backend_output)

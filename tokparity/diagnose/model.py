@@ -193,7 +193,8 @@ class ModelDiagnosis:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
             return self._failure(j)
-        if j.cls in ("crash", "timeout") or not self.options.diagnose:
+        # (a decoding op's crash may be reproduced: a strict decoder fails where the bytes are not UTF-8)
+        if j.cls == "timeout" or (j.cls == "crash" and j.op in ("encode", "chat")) or not self.options.diagnose:
             return None
         if j.op == "chat":
             started = time.perf_counter()

@@ -37,7 +37,8 @@ KINDS = (
     "same bytes, cut otherwise", "text dropped", "text inserted", "text trimmed", "text padded",
     "text written otherwise", "text missing at the end", "text added at the end of the prompt",
     "text added at the end", "deltas split otherwise", "pieces for other ids", "pieces' bytes differ",
-    "prompt cut short", "prompt made where the template refuses", "conversation refused",
+    "prompt cut short", "prompt made where the template refuses", "conversation refused", "the engine failed",
+    "the engine gave no answer in time", "the decoder failed",
 )
 _KIND_STARTS = (
     (r"id \d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
@@ -112,13 +113,22 @@ def _ends(vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> str:
 
 
 def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> str:
+    """How the run of special tokens ``rb`` at one end differs from the reference's ``ra``: the
+    tokens the two runs share at their ends are not said."""
     names = lambda ids: ", ".join(repr(vocab.tokens[i]) for i in ids)  # noqa: E731
-    if not rb:
-        return f"special token{'s' * (len(ra) > 1)} {names(ra)} left out at the {where}"
-    if not ra:
-        return f"special token{'s' * (len(rb) > 1)} {names(rb)} added at the {where}"
-    if set(ra) == set(rb) and len(rb) > len(ra):
+    k = 0
+    while k < min(len(ra), len(rb)) and ra[k] == rb[k]:
+        k += 1
+    s = 0
+    while s < min(len(ra), len(rb)) - k and ra[-1 - s] == rb[-1 - s]:
+        s += 1
+    gone, put = ra[k:len(ra) - s], rb[k:len(rb) - s]
+    if not put:
+        return f"special token{'s' * (len(gone) > 1)} {names(gone)} left out at the {where}"
+    if not gone and set(put) <= set(ra) and len(set(rb)) == 1:
         return f"special token {names(rb[:1])} {len(rb)} times at the {where}, where the reference has {len(ra)}"
+    if not gone:
+        return f"special token{'s' * (len(put) > 1)} {names(put)} added at the {where}"
     return f"special tokens {names(rb)} at the {where}, where the reference has {names(ra)}"
 
 
@@ -187,12 +197,18 @@ def _change(a: bytes, b: bytes) -> tuple[int, bytes, bytes]:
         p += 1
     while 0 < p < min(len(a), len(b)) and (_continues(a, p) or _continues(b, p)):  # (not where one side ends)
         p -= 1
+    s = _common_end(a, b, p)
+    return p, a[p:len(a) - s], b[p:len(b) - s]
+
+
+def _common_end(a: bytes, b: bytes, p: int) -> int:
+    """How many bytes ``a`` and ``b`` share at their end, after byte ``p``, in whole characters."""
     s = 0
     while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
         s += 1
     while s > 0 and (_continues(a, len(a) - s) or _continues(b, len(b) - s)):
         s -= 1
-    return p, a[p:len(a) - s], b[p:len(b) - s]
+    return s
 
 
 def _continues(data: bytes, k: int) -> bool:
@@ -232,6 +248,24 @@ def output_shape(op: str, vocab: Vocab, ids: Sequence[int], oracle_output: Seque
         return f"text added at the end: {_quote(got[p:])} after the decoder's {len(want)} bytes"
     return _changed(gone, put, f"at character {_chars(want[:p])}", "is missing from the engine's", "not in the decoder's",
                     "the decoder")
+
+
+def failure_shape(op: str, vocab: Vocab, ids: Sequence[int], cls: str, decoder_failed: bool, want: object) -> str:
+    """The shape of a decoding op's failure: which side gave no answer, and where the engine's did
+    not, what the decoder gives (``want``: its text, or each id's bytes in hex) and whether the
+    ids' bytes are UTF-8."""
+    if decoder_failed:
+        return f"the decoder failed on these {len(ids)} ids: the engine's answer is not judged"
+    did = "failed" if cls == "crash" else "gave no answer in time"
+    data = b"".join(token_bytes(vocab, i) for i in ids)
+    try:
+        data.decode("utf-8")
+        valid = ""
+    except UnicodeDecodeError:
+        valid = "; the ids' bytes are not UTF-8"
+    if op == "pieces" or not isinstance(want, str):
+        return f"the engine {did} on {len(ids)} ids{valid}"
+    return f"the engine {did} where the decoder gives {_quote(want.encode('utf-8', 'surrogatepass'))}{valid}"
 
 
 def _pieces_shape(vocab: Vocab, ids: Sequence[int], want: Sequence[str], got: Sequence[str]) -> str:
@@ -286,7 +320,49 @@ def chat_shape(contents: Sequence[str], want: str, got: str) -> str:
     if want == got:
         return ""
     a, b = want.encode("utf-8", "surrogatepass"), got.encode("utf-8", "surrogatepass")
-    p, gone, put = _change(a, b)
+    return _prompts_part(contents, want, a, b, *_change(a, b))
+
+
+def chat_ids_shape(vocab: Vocab, contents: Sequence[str], want_text: str, want: Sequence[int], got: Sequence[int]) -> str:
+    """``chat_shape`` of two prompts given as ids, read as their tokens' texts (a special token as
+    its name). Where they part inside a special token's name, they part at its start: ``<|eot_id|>``
+    and ``<|start_header_id|>`` share ``<|``, but not as text. The same text in other ids is an
+    encode shape."""
+    if list(want) == list(got):
+        return ""
+    ends = _ends(vocab, list(want), list(got))  # (a BOS added or doubled: said as a special token)
+    if ends:
+        return ends
+    a_parts, b_parts = [_spelled(vocab, i) for i in want], [_spelled(vocab, i) for i in got]
+    a, b = b"".join(a_parts), b"".join(b_parts)
+    if a == b:
+        return encode_shape(vocab, want_text, want, got)
+    a_specials, b_specials = _special_spans(vocab, want, a_parts), _special_spans(vocab, got, b_parts)
+    p = _change(a, b)[0]
+    p = min([p, *(start for start, end in a_specials + b_specials if start < p < end)])
+    s = _common_end(a, b, p)
+    s = min([s, *(len(a) - end for start, end in a_specials if start < len(a) - s < end),
+             *(len(b) - end for start, end in b_specials if start < len(b) - s < end)])
+    return _prompts_part(contents, a.decode("utf-8", "replace"), a, b, p, a[p:len(a) - s], b[p:len(b) - s])
+
+
+def _special_spans(vocab: Vocab, ids: Sequence[int], parts: list[bytes]) -> list[tuple[int, int]]:
+    """Where each special token's name stands in the ids' texts, as byte offsets."""
+    spans, at = [], 0
+    for i, part in zip(ids, parts):
+        if _special(vocab, i):
+            spans.append((at, at + len(part)))
+        at += len(part)
+    return spans
+
+
+def _spelled(vocab: Vocab, i: int) -> bytes:
+    return token_bytes(vocab, i) or (vocab.tokens[i].encode() if 0 <= i < vocab.size else b"")
+
+
+def _prompts_part(contents: Sequence[str], want: str, a: bytes, b: bytes, p: int, gone: bytes, put: bytes) -> str:
+    """The sentence of a chat shape: the prompts ``a`` (the template's, ``want`` as text) and ``b``
+    part at byte ``p``, where ``gone`` stands in ``a`` and ``put`` in ``b``."""
     where = _part(contents, want, _chars(a[:p]), inserted=not gone)
     if p == len(b):
         return f"prompt cut short {where}: {_quote(a[p:])} is missing from the engine's"

@@ -37,13 +37,12 @@ from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate, gguf_template
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
-from tokparity.diff.shape import chat_shape, encode_shape
+from tokparity.diff.shape import chat_ids_shape, chat_shape
 from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.ops import ask_op, capped
 from tokparity.textview import clipped
 from tokparity.vocab import Vocab
-from tokparity.vocab.token_bytes import token_bytes
 from tokparity.zoo import ModelFiles
 
 CHAT_STAGE = "chat"
@@ -65,32 +64,24 @@ def chat_reference(template: ChatTemplate, encoder: Backend, vocab: Vocab, timeo
 
 
 def answers_shape(vocab: Vocab, conversation: Conversation, want: ChatAnswer, got: ChatAnswer) -> str:
-    """Where the backend's prompt parts from the template's (tokparity.diff.shape); a side that
-    gave only ids is read as its tokens' texts; where one side refused the conversation, which one."""
-    texts = [prompt_text(vocab, want), prompt_text(vocab, got)]
+    """Where the backend's prompt parts from the template's (tokparity.diff.shape); where one side
+    refused the conversation, which one. Where both sides gave ids, the ids are read, as their
+    tokens' texts: they are what the model gets. An engine whose text has no BOS but whose ids do
+    is shown where its ids part, not at the BOS. Where the ids agree, the texts are read."""
     why = clipped(" ".join((want.raised or got.raised).split()))  # (a refusal's reason, on one line)
     if want.raised and (got.text is not None or got.ids is not None):
         return f"the engine made a prompt where the template refuses the conversation ({why})"
     if got.raised and not want.raised:
         return f"the engine refused the conversation ({why}) where the template makes a prompt"
-    if want.raised or got.raised or None in texts:
+    if want.raised or got.raised:
         return ""
-    if texts[0] == texts[1] and want.ids is not None and got.ids is not None:  # the same prompt, other ids
-        return encode_shape(vocab, str(texts[0]), want.ids, got.ids)
     contents = [str(m["content"]) if isinstance(m.get("content"), str) else "" for m in conversation.messages
                 if isinstance(m, dict)]
-    return chat_shape(contents, str(texts[0]), str(texts[1]))
-
-
-def prompt_text(vocab: Vocab, answer: ChatAnswer) -> str | None:
-    """A prompt's text; for one given as ids alone, its tokens' texts."""
-    if answer.text is not None:
-        return answer.text
-    if answer.ids is None:
-        return None
-    spelled = (token_bytes(vocab, i) or (vocab.tokens[i].encode() if 0 <= i < vocab.size else b"")
-               for i in answer.ids)
-    return b"".join(spelled).decode("utf-8", "replace")
+    if want.ids is not None and got.ids is not None and list(want.ids) != list(got.ids):
+        return chat_ids_shape(vocab, contents, want.text or "", want.ids, got.ids)
+    if want.text is None or got.text is None:
+        return ""
+    return chat_shape(contents, want.text, got.text)
 
 
 def shown(answer: ChatAnswer) -> list[str]:

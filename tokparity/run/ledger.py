@@ -115,6 +115,9 @@ class ModelLedger:
                                  f"{self.model.name} could not be counted in order; rerun with --jobs 1")
         judges = ", ".join(dict.fromkeys(self.ledger.judges.values()))  # each op's, as the table names them
         mismatches = sum(counts["mismatches"] for counts in self.ledger.counts.values())
+        if not any(counts["cases"] for counts in self.ledger.counts.values()):  # (every case skipped: say no count)
+            options.say(f"{self.model.name}: {self.total} cases, none judged")
+            return
         options.say(f"{self.model.name}: {self.total} cases, {mismatches} mismatches"
                     + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 

@@ -36,7 +36,7 @@ from tokparity.backends.base import Backend
 from tokparity.corpus import Case
 from tokparity.corpus.ids import ID_CORPUS, IdCase
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
-from tokparity.diff.shape import output_shape
+from tokparity.diff.shape import failure_shape, output_shape
 from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
@@ -210,7 +210,8 @@ class DecodingJudge:
                 cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),
                 backend_ids=list(ids), oracle_pieces=pieces, backend_pieces=pieces, op=op,
                 oracle_output=capped(oracle_output), backend_output=capped(backend_output),
-                shape=output_shape(op, self.vocab, ids, oracle_output, backend_output)))
+                shape=failure_shape(op, self.vocab, ids, cls, isinstance(want, CaseFailure), want)
+                if cls in ("crash", "timeout") else output_shape(op, self.vocab, ids, oracle_output, backend_output)))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(judgements), op=op, seconds=seconds)
 
