@@ -40,7 +40,7 @@ class RenderSwitches:
     trim_blocks: bool = True
     lstrip_blocks: bool = True
     keep_trailing_newline: bool = False  # jinja2's default: a template's one last newline is dropped
-    tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii"
+    tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii" | "compact"
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
     trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
     #                     | "none": a trim filter that returns its input unchanged
@@ -60,8 +60,9 @@ def _tojson(kind: str):
     if kind == "jinja2":
         return None  # jinja2's built-in
     ensure_ascii = kind == "ascii"
+    compact = (",", ":") if kind == "compact" else None  # (no space after a comma or a colon)
 
-    def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=None, sort_keys=False):
+    def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=compact, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
     return tojson
 

@@ -71,6 +71,9 @@ VARIANTS = (
     DecodeVariant("stream.lagged", wrong.lagged),
     DecodeVariant("stream.deltas-lstripped", wrong.deltas_lstripped),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
+    DecodeVariant("stream.last-step-dropped", wrong.last_step_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),
+    DecodeVariant("stream.characters-held-back", wrong.characters_held_back, twin=wrong.right_stream),
     DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
     DecodeVariant("decode.specials-written", wrong.specials_written),
     DecodeVariant("decode.added-skipped", wrong.added_skipped),
@@ -99,6 +102,7 @@ VARIANTS = (
     DecodeVariant("pieces.space-before-space", wrong.space_before_space),
     DecodeVariant("pieces.byte-tokens-raw", wrong.byte_tokens_raw_pieces),
     DecodeVariant("pieces.specials-through-byte-map", wrong.specials_through_byte_map),
+    DecodeVariant("pieces.glyph-not-mapped", wrong.glyph_not_mapped_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -173,6 +177,15 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     return out
 
 
+def as_verdict(d: Diagnosis, cause: str) -> Diagnosis:
+    """One engine, one cause: a row that the run's verdict also reproduces (among its alternatives)
+    named by it, its own first cause an alternative."""
+    names = list(d.variants) + [n for alt in d.alternatives for n in alt]
+    if len(d.variants) != 1 or d.variants[0] == cause or cause not in names:
+        return d
+    return _named([cause] + [n for n in names if n != cause], d.stage)
+
+
 def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
                      mismatches: Sequence[tuple[Judgement, Diagnosis]],
                      agreeing: Iterable[tuple[list[int], int, str]], step: int = 1) -> RootCause | None:
@@ -192,7 +205,6 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     name = min(counts, key=lambda n: (-counts[n], order[n]))
     if name in HELD:
         return _held_or_lagged(ref, asked, mismatches, agreeing, step)
-    variant = BY_NAME[name]
     own: list[tuple[Judgement, Diagnosis]] = []
     departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
     for j, d in mismatches:
@@ -201,14 +213,26 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
             departs += 1
         else:
             own.append((j, d))
-    # (a row of two bugs at once is not one variant's: the verdict names one)
-    named = [(j, d) for j, d in own if len(d.variants) == 1 and
-             name in d.variants + tuple(n for alt in d.alternatives for n in alt)]
-    hits: Counter[int] = Counter()  # form -> the mismatches it gives exactly
-    for j, _ in named:
-        got = _answer_of(j)
-        hits.update(k for k, a in enumerate(_forms(variant, ref, list(j.oracle_ids),
-                                                    int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
+    # An engine writes one form of its bug (one count of characters held back). The cause is the
+    # variant whose one form gives the most mismatches, among those the rows name: a variant with many
+    # forms reproduces each row in some form, and only one of them is the engine's.
+    candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
+        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order[n]))
+    best: tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]] | None = None
+    for candidate in candidates:
+        # (a row of two bugs at once is not one variant's: the verdict names one)
+        of_it = [(j, d) for j, d in own if len(d.variants) == 1 and
+                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+        hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
+        for j, _ in of_it:
+            got = _answer_of(j)
+            hits_of.update(k for k, a in enumerate(_forms(BY_NAME[candidate], ref, list(j.oracle_ids),
+                                                           int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
+        if best is None or max(hits_of.values(), default=0) > best[0]:
+            best = (max(hits_of.values(), default=0), candidate, of_it, hits_of)
+    assert best is not None
+    _, name, named, hits = best
+    variant = BY_NAME[name]
     top = max(hits.values(), default=0)
     tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
     cases = 0

@@ -27,7 +27,7 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
-from tokparity.diagnose.decoding import HELD, as_held, decoding_verdict, diagnose_decoding, prefer
+from tokparity.diagnose.decoding import HELD, as_held, as_verdict, decoding_verdict, diagnose_decoding, prefer
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -189,6 +189,11 @@ class ModelDiagnosis:
                 self.options.say(f"{self.model_name}: no root causes: {e}")
         return self.reference
 
+    def _asked(self, op: str) -> DecodeSettings:
+        """The DecodeSettings ``op`` decodes with, a stream's with the run's step."""
+        asked = self.options.decoding.for_op(op)
+        return replace(asked, step=self.options.stream_step) if op == "stream" else asked
+
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
@@ -209,7 +214,7 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.decoding_reference()
-                return diagnose_decoding(reference, j, self.options.decoding.for_op(j.op)) \
+                return diagnose_decoding(reference, j, self._asked(j.op)) \
                     if reference is not None else None
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)
@@ -366,13 +371,16 @@ class ModelDiagnosis:
                 continue
             agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else iter(())
             try:
-                verdict = decoding_verdict(reference, op, self.options.decoding.for_op(op), mine, agreeing,
+                verdict = decoding_verdict(reference, op, self._asked(op), mine, agreeing,
                                            self.options.stream_step)
             except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
                 self.options.say(f"{self.model_name}: no run-level verdict for {name}'s {op}: {type(e).__name__}: {e}")
                 continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
+                for i, (j, d) in enumerate(zip(judgements, self._current)):
+                    if j.backend == name and j.op == op and d is not None:
+                        self._current[i] = as_verdict(d, verdict.cause)
             if verdict is not None and verdict.cause in HELD:  # (its streams that came whole, read as the verdict reads them)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None and d.variants and d.variants[0] in HELD:

@@ -10,6 +10,7 @@ gives several answers. ``right_answers`` is what the reference itself answers.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from os.path import commonprefix
 
@@ -215,6 +216,32 @@ def tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decod
     return [text[:text.rfind(" ") + 1], text[:last_ws + 1]]
 
 
+HELD_CHARS = range(1, 65)  # the characters a streamer may hold back for its stop strings, each a form
+
+
+def last_step_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream less the text of its last step's ids (``asked.step`` at once), which are
+    never decoded: a finish that ends the stream before the last step is read."""
+    deltas = ref.stream(ids, prompt, special=not asked.skip_special)
+    return ["".join(deltas[:len(deltas) - (len(deltas) % asked.step or asked.step)])] if deltas else []
+
+
+def last_id_per_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Of each step's ids (``asked.step`` at once), only the last one's text sent: a delta made of
+    the step's last output only. A step of one id is the right stream."""
+    if asked.step < 2:
+        return []
+    deltas = ref.stream(ids, prompt, special=not asked.skip_special)
+    return ["".join(d for k, d in enumerate(deltas) if (k + 1) % asked.step == 0 or k == len(deltas) - 1)]
+
+
+def characters_held_back(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream less its last N characters, held back (for a stop string that might begin
+    there) and never sent at its end: a form per N."""
+    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
+    return [text[:-n] if len(text) >= n else "" for n in HELD_CHARS]
+
+
 def right_stream(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     return right_answers(ref, "stream", ids, prompt, asked)
 
@@ -418,20 +445,37 @@ def _utf8(data: bytes) -> bool:
 
 def glyphs_not_mapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """A byte-level vocabulary's characters written as they are, not as the bytes they stand for:
-    those of the bytes from 0x7F up (a decoder that maps back only ASCII), or all of them."""
+    those of the bytes from 0x7F up (a decoder that maps back only ASCII), all of them, or one
+    (a table that lacks one character: a form per byte)."""
     table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
     pieces = bytes_of(ref, ids, asked)
     level = [0 <= i < len(tokens) and bool(pieces[k]) and not is_special(ref, i) and all(c in table for c in tokens[i])
              for k, i in enumerate(ids)]
-    if not any(lv and any(table[c] >= 0x7F for c in tokens[i]) for lv, i in zip(level, ids)):
+    present = {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i]}
+    if not present:
         return []
     joined, right = b"".join(pieces).decode("utf-8", "replace"), decoded(ref, ids, asked)
-    answers = []
-    for high_only in (True, False):
-        out = b"".join(b"".join(c.encode() if not high_only or table[c] >= 0x7F else bytes([table[c]]) for c in tokens[i])
+
+    def unmapped(raw: Callable[[int], bool]) -> str:
+        out = b"".join(b"".join(c.encode() if raw(table[c]) else bytes([table[c]]) for c in tokens[i])
                        if lv else pieces[k] for k, (lv, i) in enumerate(zip(level, ids)))
-        answers.append(_as_decoder(out.decode("utf-8", "replace"), joined, right))
-    return answers
+        return _as_decoder(out.decode("utf-8", "replace"), joined, right)
+    def one_of(one: int) -> Callable[[int], bool]:
+        return lambda b: b == one
+    return [unmapped(lambda b: b >= 0x7F), unmapped(lambda b: True),
+            *(unmapped(one_of(one)) if one in present else None for one in range(256))]
+
+
+def glyph_not_mapped_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes with one character of the byte-level alphabet written as it is (a table that
+    lacks it): a form per byte."""
+    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
+    right = ref.piece_bytes(ids)
+    level = [0 <= i < len(tokens) and bool(right[k]) and not is_special(ref, i) and all(c in table for c in tokens[i])
+             for k, i in enumerate(ids)]
+    present = {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i]}
+    return [[b"".join(c.encode() if table[c] == one else bytes([table[c]]) for c in tokens[i]) if lv else right[k]
+             for k, (lv, i) in enumerate(zip(level, ids))] if one in present else None for one in range(256)]
 
 
 def invalid_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

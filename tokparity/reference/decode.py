@@ -39,6 +39,7 @@ class DecodeSettings:
     clean_up: bool | None = None  # clean_up_tokenization_spaces forced on or off; None: as the files say
     spaces_between_specials: bool = False  # spaces_between_special_tokens=True (vLLM's detokenizer)
     remove_special: bool = False  # llama.cpp's remove_special: the BOS and EOS it adds taken off the ends
+    step: int = 1  # a stream's ids given at once (compare --stream-step): what the diagnosis's step variants read
 
     def asked(self) -> frozenset[str]:
         """The switches set away from the files' own decoding, as ``Backend.decode_switches`` names

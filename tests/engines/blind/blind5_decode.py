@@ -211,7 +211,7 @@ class Engine:
                 try:
                     out.append(bytes(BYTE_DECODER[c] for c in token).hex())
                 except KeyError as e:  # genlm-backend before #27: the whole vocabulary fails
-                    raise Failure(f"KeyError: {e.args[0]!r} (token {i} {token!r}) not in the byte decoder")
+                    raise Failure(f"KeyError: {e.args[0]!r} (token {i} {token!r}) not in the byte decoder") from None
             return out
         out = []
         for i in range(self.size):
@@ -242,7 +242,7 @@ class Engine:
                 try:
                     raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise Failure(f"token_decode_failed: {e}")
+                    raise Failure(f"token_decode_failed: {e}") from None
             text = self.tok.decode(ids, skip_special_tokens=skip)
         if cleanup is None:
             cleanup = self.config_cleanup
@@ -409,7 +409,7 @@ class Engine:
             try:
                 return rest.decode("utf-8")
             except UnicodeDecodeError:
-                raise Failure(f"byte index {at} is not a char boundary")
+                raise Failure(f"byte index {at} is not a char boundary") from None
 
         deltas = []
         for i in ids[prompt:]:
