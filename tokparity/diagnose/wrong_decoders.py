@@ -10,6 +10,8 @@ gives several answers. ``right_answers`` is what the reference itself answers.
 from __future__ import annotations
 
 import re
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from os.path import commonprefix
@@ -22,6 +24,21 @@ from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 # What a decoder that fails answers (a strict UTF-8 decode, a table it cannot build): a failure of
 # the case, which a backend's crash is compared with (tokparity.diagnose.decoding).
 FAILED = "\x00failed"
+
+
+_DELTAS: OrderedDict = OrderedDict()  # (reference, ids, prompt, skip) -> the right deltas, the last few asked
+
+
+def right_deltas(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[str]:
+    """The reference's stream of ``ids`` after ``prompt``, one delta an id. Several variants and the
+    right answers ask it of one case in turn, and a long stream costs many decodes: the last few are kept."""
+    key = (id(ref), tuple(ids), prompt, asked.skip_special)
+    found = _DELTAS.get(key)
+    if found is None or found[0]() is not ref:  # (a weak reference: the memo keeps no reference alive)
+        found = _DELTAS[key] = (weakref.ref(ref), ref.stream(ids, prompt, special=not asked.skip_special))
+        if len(_DELTAS) > 16:
+            _DELTAS.popitem(last=False)
+    return list(found[1])
 
 
 def bytes_of(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
@@ -205,13 +222,13 @@ def metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, aske
 
 def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas, each with its leading spaces taken off."""
-    return ["".join(d.lstrip(" ") for d in ref.stream(ids, prompt, special=not asked.skip_special))]
+    return ["".join(d.lstrip(" ") for d in right_deltas(ref, ids, prompt, asked))]
 
 
 def tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream's text up to its last space (or its last whitespace of any kind): the word
     being written is held back and never sent."""
-    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
+    text = "".join(right_deltas(ref, ids, prompt, asked))
     last_ws = max((k for k, ch in enumerate(text) if ch.isspace()), default=-1)
     return [text[:text.rfind(" ") + 1], text[:last_ws + 1]]
 
@@ -222,7 +239,7 @@ HELD_CHARS = range(1, 65)  # the characters a streamer may hold back for its sto
 def last_step_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream less the text of its last step's ids (``asked.step`` at once), which are
     never decoded: a finish that ends the stream before the last step is read."""
-    deltas = ref.stream(ids, prompt, special=not asked.skip_special)
+    deltas = right_deltas(ref, ids, prompt, asked)
     return ["".join(deltas[:len(deltas) - (len(deltas) % asked.step or asked.step)])] if deltas else []
 
 
@@ -231,14 +248,14 @@ def last_id_per_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: Deco
     the step's last output only. A step of one id is the right stream."""
     if asked.step < 2:
         return []
-    deltas = ref.stream(ids, prompt, special=not asked.skip_special)
+    deltas = right_deltas(ref, ids, prompt, asked)
     return ["".join(d for k, d in enumerate(deltas) if (k + 1) % asked.step == 0 or k == len(deltas) - 1)]
 
 
 def characters_held_back(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream less its last N characters, held back (for a stop string that might begin
     there) and never sent at its end: a form per N."""
-    text = "".join(ref.stream(ids, prompt, special=not asked.skip_special))
+    text = "".join(right_deltas(ref, ids, prompt, asked))
     return [text[:-n] if len(text) >= n else "" for n in HELD_CHARS]
 
 
@@ -584,5 +601,5 @@ def right_answers(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked
     if op == "stream":
         whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
         # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
-        return ["".join(ref.stream(ids, prompt, special=not asked.skip_special)), whole[len(commonprefix([whole, head])):]]
+        return ["".join(right_deltas(ref, ids, prompt, asked)), whole[len(commonprefix([whole, head])):]]
     return [decoded(ref, ids, asked)]
