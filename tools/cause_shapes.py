@@ -102,15 +102,17 @@ def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
     for ids, prompt in sequences:
         for v in decoding.VARIANTS:
             right = wrong_decoders.right_answers(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
+            kinds = set()  # (a case counts once for each kind, however many of the variant's forms give it)
             for answer in decoding._forms(v, ref, ids, prompt, AS_FILES_SAY):
                 if answer is None or decoding._spelt(answer) == decoding._spelt(right):
                     continue
                 if answer == wrong_decoders.FAILED:  # (the engine fails: as the judge shapes a failure)
-                    shape = failure_shape(v.op, ref.vocab, ids, "crash", False, right)
-                    out.setdefault(v.name, Counter())[kind(shape)] += 1
+                    kinds.add(kind(failure_shape(v.op, ref.vocab, ids, "crash", False, right)))
                     continue
                 wanted, got = ([r.hex() for r in right], [a.hex() for a in answer]) if v.op == "pieces" else ([right], [answer])
-                out.setdefault(v.name, Counter())[kind(output_shape(v.op, ref.vocab, ids, wanted, got))] += 1
+                kinds.add(kind(output_shape(v.op, ref.vocab, ids, wanted, got)))
+            for found in kinds:
+                out.setdefault(v.name, Counter())[found] += 1
     return out
 
 

@@ -1,7 +1,7 @@
 """Fifteen bugs from public reports, judged on engines a helper wrote blind from one paragraph per
 bug (tests/engines/blind/blind5_decode.py and blind5_chat.py, on the real tokenizers library and
 jinja2; their author read no diagnosis code). Eleven of them had no cause when the engines were
-written (docs/findings.md, "Blind engines from public reports"). Each run here asks several bugs at
+written (docs/findings.md, "Sixth survey, and blind engines from public reports"). Each run here asks several bugs at
 once, beside the bug-free twin: each bug is named by its cause on its mismatches, its verdict proves
 it, and the twin agrees on every case."""
 
@@ -52,11 +52,16 @@ def test_blind_engines_from_public_reports_are_named_and_their_twin_agrees(zoo, 
     runs = {r.backend: r for r in results.runs}
     assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0
     for bug, (cause, fewest) in bugs.items():
-        causes = Counter(m.cause for m in results.mismatches if m.backend == bug and not m.known)
+        mine = [m for m in results.mismatches if m.backend == bug and not m.known]
+        causes = Counter(m.cause for m in mine)
         assert runs[bug].cases == runs["twin"].cases and runs[bug].mismatches >= fewest, (bug, runs[bug])
-        assert causes[cause] >= 0.95 * sum(causes.values()), (bug, causes)
         verdict = runs[bug].root_cause
-        assert verdict is not None and verdict.cause == cause and verdict.proven, (bug, verdict)
+        assert verdict is not None and verdict.cause == cause, (bug, verdict)
+        if runs[bug].mismatches == runs[bug].cases:  # a table that fails on every case: no agreement checks
+            # the verdict, so it is not proven, and each row keeps the failure's shape, with no cause
+            assert not verdict.proven and all(m.shape.startswith("the engine failed") and not m.cause for m in mine)
+            continue
+        assert causes[cause] >= 0.95 * sum(causes.values()) and verdict.proven, (bug, causes, verdict)
 
 
 def test_a_stream_that_drops_bytes_that_are_not_utf8_is_named_so(zoo):

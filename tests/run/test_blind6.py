@@ -1,8 +1,8 @@
 """Bugs from public reports, judged on engines a helper wrote blind from one paragraph per bug
 after the causes of tests/run/test_blind5.py were written (tests/engines/blind/blind6_decode.py and
 blind6_chat.py; their author read no diagnosis code). On first sight the diagnosis named one of
-their twelve bugs by a reproduced cause; six causes were then written from the reports
-(docs/findings.md, "Blind engines from public reports"). Each run asks several bugs at once beside
+their twelve bugs by a reproduced cause; five causes, and a new form of one, were then written from
+the reports (docs/findings.md, "Sixth survey, and blind engines from public reports"). Each run asks several bugs at once beside
 the bug-free twin: each bug is named by its cause, its verdict proves it, and the twin agrees."""
 
 from __future__ import annotations

@@ -62,7 +62,9 @@ def _tojson(kind: str):
     ensure_ascii = kind == "ascii"
     compact = (",", ":") if kind == "compact" else None  # (no space after a comma or a colon)
 
-    def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=compact, sort_keys=False):
+    def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=None, sort_keys=False):
+        # (compact only on one line: an indented JSON.stringify keeps ": " after each key)
+        separators = separators or (compact if indent is None else None)
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
     return tojson
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from os.path import commonprefix
 
+from tokparity.diagnose import wrong_bytes
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.diagnose.verdict import proven
@@ -87,11 +88,11 @@ VARIANTS = (
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-shaped-tokens", wrong.byte_shaped_tokens, twin=wrong.decoded_right),
     DecodeVariant("decode.bytes-as-latin1", wrong.decode_latin1, twin=wrong.decoded_right),
-    DecodeVariant("decode.byte-tokens-raw", wrong.byte_tokens_raw, twin=wrong.decoded_right),
-    DecodeVariant("decode.token-text-when-invalid", wrong.token_text_when_invalid),
-    DecodeVariant("decode.glyphs-not-mapped", wrong.glyphs_not_mapped, twin=wrong.decoded_right),
-    DecodeVariant("decode.invalid-bytes-dropped", wrong.invalid_bytes_dropped),
-    DecodeVariant("decode.fails-on-invalid-bytes", wrong.fails_on_invalid_bytes),
+    DecodeVariant("decode.byte-tokens-raw", wrong_bytes.byte_tokens_raw, twin=wrong.decoded_right),
+    DecodeVariant("decode.token-text-when-invalid", wrong_bytes.token_text_when_invalid),
+    DecodeVariant("decode.glyphs-not-mapped", wrong_bytes.glyphs_not_mapped, twin=wrong.decoded_right),
+    DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
+    DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -100,9 +101,9 @@ VARIANTS = (
     DecodeVariant("pieces.text-not-bytes", wrong.text_not_bytes),
     DecodeVariant("pieces.specials-left-out", wrong.specials_left_out),
     DecodeVariant("pieces.space-before-space", wrong.space_before_space),
-    DecodeVariant("pieces.byte-tokens-raw", wrong.byte_tokens_raw_pieces),
-    DecodeVariant("pieces.specials-through-byte-map", wrong.specials_through_byte_map),
-    DecodeVariant("pieces.glyph-not-mapped", wrong.glyph_not_mapped_pieces),
+    DecodeVariant("pieces.byte-tokens-raw", wrong_bytes.byte_tokens_raw_pieces),
+    DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
+    DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -249,8 +250,10 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     form = max(tied, key=lambda k: (kept[k], -(k or 0)))
     explained = hits[form] if form is not None else len(named)
     # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
+    # (a failure on every case leaves no agreement to check it on: any failure would read so)
+    checked = cases > 0 or not any(_answer_of(j) == wrong.FAILED for j, _ in named)
     return RootCause(name, (name,), explained, len(own), kept[form], cases,
-                     bool(own) and proven(explained, len(own), kept[form], cases), departs,
+                     bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
                      tuple(broken.get(form, ())))
 
 
@@ -306,7 +309,8 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
         if op == "stream" and variant.op == "decode":
             right = wrong.decoded(ref, ids[:prompt], asked) if prompt else ""
             heads = variant.run(ref, ids[:prompt], 0, asked) if prompt else []  # (none: the bug is not in the prompt)
-            answers = [_after(a, heads[k] if len(heads) == len(answers) else right) for k, a in enumerate(answers)]
+            answers = [None if a is None else _after(a, heads[k] if len(heads) == len(answers) and heads[k] is not None
+                                                     else right) for k, a in enumerate(answers)]
             twins = [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
@@ -359,10 +363,15 @@ def _as_judged(op: str, answer: object) -> object:
     return answer if op == "stream" else _spelt(answer)
 
 
+def backend_failed(j: Judgement) -> bool:
+    """Whether the backend failed on the case (a crash of its own, not the decoder's)."""
+    return j.cls == "crash" and j.evidence.startswith(f"{j.op} failed on {j.backend}'s side")
+
+
 def _answer_of(j: Judgement) -> object:
     """The backend's answer as the variants give it: the text, the deltas joined, the bytes; a
     failure of the backend (not of the decoder) as a variant that fails gives it."""
-    if j.cls == "crash" and j.evidence.startswith(f"{j.op} failed on {j.backend}'s side"):
+    if backend_failed(j):
         return wrong.FAILED
     if j.op == "pieces":
         return [bytes.fromhex(h) for h in j.backend_output]

@@ -27,7 +27,15 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
-from tokparity.diagnose.decoding import HELD, as_held, as_verdict, decoding_verdict, diagnose_decoding, prefer
+from tokparity.diagnose.decoding import (
+    HELD,
+    as_held,
+    as_verdict,
+    backend_failed,
+    decoding_verdict,
+    diagnose_decoding,
+    prefer,
+)
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -198,8 +206,10 @@ class ModelDiagnosis:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
             return self._failure(j)
-        # (a decoding op's crash may be reproduced: a strict decoder fails where the bytes are not UTF-8)
-        if j.cls == "timeout" or (j.cls == "crash" and j.op in ("encode", "chat")) or not self.options.diagnose:
+        # (an engine's crash on a decoding op may be reproduced: a strict decoder fails where the
+        # bytes are not UTF-8; the decoder's own failure is not the engine's)
+        if j.cls == "timeout" or (j.cls == "crash" and (j.op in ("encode", "chat") or not backend_failed(j))) \
+                or not self.options.diagnose:
             return None
         if j.op == "chat":
             started = time.perf_counter()
@@ -378,6 +388,7 @@ class ModelDiagnosis:
                 continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
+            if verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None:
                         self._current[i] = as_verdict(d, verdict.cause)

@@ -12,14 +12,12 @@ from __future__ import annotations
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import replace
 from os.path import commonprefix
 
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
-from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 # What a decoder that fails answers (a strict UTF-8 decode, a table it cannot build): a failure of
 # the case, which a backend's crash is compared with (tokparity.diagnose.decoding).
@@ -417,123 +415,7 @@ def decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     return [b"".join(bytes_of(ref, ids, asked)).decode("latin-1"), decoded(ref, ids, asked).encode().decode("latin-1")]
 
 
-def _as_decoder(text: str, joined: str, right: str) -> str:
-    """``text``, made by joining the ids' bytes, changed as the decoder changes the joined bytes
-    (``right``): its first space taken off (SentencePiece's first ``▁``), or its spaces cleaned up."""
-    if joined == right:
-        return text
-    if joined[1:] == right and text.startswith(" "):
-        return text[1:]
-    return hf_clean_up(text) if hf_clean_up(joined) == right else text
-
-
-def _byte_token(ref: RefTokenizer, i: int) -> bool:
-    tokens = ref.vocab.tokens
-    return 0 <= i < len(tokens) and ref.vocab.type_of(i) == TokenType.BYTE and bool(BYTE_TOKEN.fullmatch(tokens[i]))
-
-
-def byte_tokens_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each byte token ``<0xHH>`` written as its six characters; every other token decoded."""
-    if not any(_byte_token(ref, i) for i in ids):
-        return []
-    pieces = bytes_of(ref, ids, asked)
-    raw = [ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, pieces)]
-    joined = b"".join(pieces).decode("utf-8", "replace")
-    return [_as_decoder(b"".join(raw).decode("utf-8", "replace"), joined, decoded(ref, ids, asked))]
-
-
-def token_text_when_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each id decoded alone; an id whose bytes are not UTF-8 alone (part of a character) written as
-    its token's own text (`æĿ¥` for the three byte-level tokens of `來`, `<0xE4>`)."""
-    pieces = bytes_of(ref, ids, asked)
-    invalid = [k for k, b in enumerate(pieces) if b and not _utf8(b)]
-    if not invalid:
-        return []
-    return ["".join(ref.vocab.tokens[i] if k in invalid else decoded(ref, [i], asked) for k, i in enumerate(ids))]
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def glyphs_not_mapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """A byte-level vocabulary's characters written as they are, not as the bytes they stand for:
-    those of the bytes from 0x7F up (a decoder that maps back only ASCII), all of them, or one
-    (a table that lacks one character: a form per byte)."""
-    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
-    pieces = bytes_of(ref, ids, asked)
-    level = [0 <= i < len(tokens) and bool(pieces[k]) and not is_special(ref, i) and all(c in table for c in tokens[i])
-             for k, i in enumerate(ids)]
-    present = {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i]}
-    if not present:
-        return []
-    joined, right = b"".join(pieces).decode("utf-8", "replace"), decoded(ref, ids, asked)
-
-    def unmapped(raw: Callable[[int], bool]) -> str:
-        out = b"".join(b"".join(c.encode() if raw(table[c]) else bytes([table[c]]) for c in tokens[i])
-                       if lv else pieces[k] for k, (lv, i) in enumerate(zip(level, ids)))
-        return _as_decoder(out.decode("utf-8", "replace"), joined, right)
-    def one_of(one: int) -> Callable[[int], bool]:
-        return lambda b: b == one
-    return [unmapped(lambda b: b >= 0x7F), unmapped(lambda b: True),
-            *(unmapped(one_of(one)) if one in present else None for one in range(256))]
-
-
-def glyph_not_mapped_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each id's bytes with one character of the byte-level alphabet written as it is (a table that
-    lacks it): a form per byte."""
-    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
-    right = ref.piece_bytes(ids)
-    level = [0 <= i < len(tokens) and bool(right[k]) and not is_special(ref, i) and all(c in table for c in tokens[i])
-             for k, i in enumerate(ids)]
-    present = {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i]}
-    return [[b"".join(c.encode() if table[c] == one else bytes([table[c]]) for c in tokens[i]) if lv else right[k]
-             for k, (lv, i) in enumerate(zip(level, ids))] if one in present else None for one in range(256)]
-
-
-def invalid_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The ids' bytes read as UTF-8 with the bytes that are not UTF-8 left out (``errors="ignore"``),
-    not written as U+FFFD."""
-    pieces = bytes_of(ref, ids, asked)
-    joined = b"".join(pieces)
-    if _utf8(joined):
-        return []
-    return [_as_decoder(joined.decode("utf-8", "ignore"), joined.decode("utf-8", "replace"), decoded(ref, ids, asked))]
-
-
-def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """A failure where the ids' bytes together are not UTF-8 (a strict decode); nothing else changed."""
-    return [] if _utf8(b"".join(bytes_of(ref, ids, asked))) else [FAILED]
-
-
 # --- pieces ------------------------------------------------------------------------------------
-
-
-def byte_tokens_raw_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each byte token ``<0xHH>`` taken as its six characters, as a normal token is."""
-    if not any(_byte_token(ref, i) for i in ids):
-        return []
-    return [[ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
-
-
-def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Every token of a byte-level vocabulary mapped through its alphabet, the added and special
-    ones too: one with a character outside the alphabet fails the whole table; in the others, the
-    alphabet's characters become their bytes."""
-    table, vocab = gpt2_unicode_to_byte(), ref.vocab
-    if vocab.algorithm != "bpe" or not any(all(c in table for c in t) for t in vocab.tokens[:1000]):
-        return []  # (not a byte-level vocabulary)
-    if any(c not in table for text in vocab.special_texts().values() for c in text):
-        return [FAILED]
-    added = (TokenType.CONTROL, TokenType.USER_DEFINED)
-    right = ref.piece_bytes(ids)
-    mapped = [bytes(table[c] for c in vocab.tokens[i]) if 0 <= i < vocab.size and vocab.type_of(i) in added
-              and all(c in table for c in vocab.tokens[i]) else b for i, b in zip(ids, right)]
-    return [mapped] if mapped != right else []
 
 
 def raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

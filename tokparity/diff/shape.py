@@ -125,8 +125,8 @@ def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> s
     gone, put = ra[k:len(ra) - s], rb[k:len(rb) - s]
     if not put:
         return f"special token{'s' * (len(gone) > 1)} {names(gone)} left out at the {where}"
-    if not gone and set(put) <= set(ra) and len(set(rb)) == 1:
-        return f"special token {names(rb[:1])} {len(rb)} times at the {where}, where the reference has {len(ra)}"
+    if not gone and len(set(put)) == 1 and put[0] in ra:  # (a token the reference has there too, repeated)
+        return f"special token {names(put[:1])} {rb.count(put[0])} times at the {where}, where the reference has {ra.count(put[0])}"
     if not gone:
         return f"special token{'s' * (len(put) > 1)} {names(put)} added at the {where}"
     return f"special tokens {names(rb)} at the {where}, where the reference has {names(ra)}"

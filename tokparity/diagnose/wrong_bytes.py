@@ -1,0 +1,171 @@
+"""Wrong decoders of a token's bytes: byte tokens ``<0xHH>`` written as their names, the byte-level
+alphabet mapped back wrongly (one character, those from 0x7F up, or all of them written as
+themselves), and bytes that are not UTF-8 dropped or failed on. Each takes ``(reference, ids,
+prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do, and is listed in
+``tokparity.diagnose.decoding``'s ``VARIANTS``.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+
+from tokparity.diagnose.wrong_decoders import BYTE_TOKEN, FAILED, bytes_of, decoded, is_special
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import DecodeSettings, hf_clean_up
+from tokparity.vocab.model import TokenType
+from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
+
+
+def _as_decoder(text: str, joined: str, right: str) -> str:
+    """``text``, made by joining the ids' bytes, changed as the decoder changes the joined bytes
+    (``right``): its first space taken off (SentencePiece's first ``▁``), or its spaces cleaned up."""
+    def spelt(t: str) -> str:  # (a run of U+FFFD as one: decoders spell bytes that are not UTF-8 either way)
+        return re.sub("\ufffd+", "\ufffd", t)
+    joined, right = spelt(joined), spelt(right)
+    if joined == right:
+        return text
+    if joined[1:] == right and text.startswith(" "):
+        return text[1:]
+    return hf_clean_up(text) if hf_clean_up(joined) == right else text
+
+
+def _byte_token(ref: RefTokenizer, i: int) -> bool:
+    tokens = ref.vocab.tokens
+    return 0 <= i < len(tokens) and ref.vocab.type_of(i) == TokenType.BYTE and bool(BYTE_TOKEN.fullmatch(tokens[i]))
+
+
+def byte_tokens_raw(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each byte token ``<0xHH>`` written as its six characters; every other token decoded."""
+    if not any(_byte_token(ref, i) for i in ids):
+        return []
+    pieces = bytes_of(ref, ids, asked)
+    raw = [ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, pieces)]
+    joined = b"".join(pieces).decode("utf-8", "replace")
+    return [_as_decoder(b"".join(raw).decode("utf-8", "replace"), joined, decoded(ref, ids, asked))]
+
+
+def token_text_when_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id decoded alone; an id whose bytes are not UTF-8 alone (part of a character) written as
+    its token's own text (`æĿ¥` for the three byte-level tokens of `來`, `<0xE4>`)."""
+    pieces = bytes_of(ref, ids, asked)
+    invalid = [k for k, b in enumerate(pieces) if b and not _utf8(b)]
+    if not invalid:
+        return []
+    return ["".join(ref.vocab.tokens[i] if k in invalid else decoded(ref, [i], asked) for k, i in enumerate(ids))]
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def glyphs_not_mapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A byte-level vocabulary's characters written as they are, not as the bytes they stand for:
+    those of the bytes from 0x7F up (a decoder that maps back only ASCII), all of them, or one
+    (a table that lacks one character: a form per byte)."""
+    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
+    pieces = bytes_of(ref, ids, asked)
+    level = _byte_level(ref, ids, pieces)
+    present = _shown_otherwise(table, tokens, ids, level)
+    if not present:
+        return []
+    joined, right = b"".join(pieces).decode("utf-8", "replace"), decoded(ref, ids, asked)
+
+    def unmapped(raw: Callable[[int], bool]) -> str:
+        out = b"".join(b"".join(c.encode() if raw(table[c]) else bytes([table[c]]) for c in tokens[i])
+                       if lv else pieces[k] for k, (lv, i) in enumerate(zip(level, ids)))
+        return _as_decoder(out.decode("utf-8", "replace"), joined, right)
+    def one_of(one: int) -> Callable[[int], bool]:
+        return lambda b: b == one
+    return [unmapped(lambda b: b >= 0x7F), unmapped(lambda b: True),
+            *(unmapped(one_of(one)) if one in present else None for one in range(256))]
+
+
+def glyph_not_mapped_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes with one character of the byte-level alphabet written as it is (a table that
+    lacks it): a form per byte."""
+    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
+    right = ref.piece_bytes(ids)
+    level = _byte_level(ref, ids, right)
+    present = _shown_otherwise(table, tokens, ids, level)
+    if not present:
+        return []
+    return [[b"".join(c.encode() if table[c] == one else bytes([table[c]]) for c in tokens[i]) if lv else right[k]
+             for k, (lv, i) in enumerate(zip(level, ids))] if one in present else None for one in range(256)]
+
+
+def invalid_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes read as UTF-8 with the bytes that are not UTF-8 left out (``errors="ignore"``),
+    not written as U+FFFD."""
+    pieces = bytes_of(ref, ids, asked)
+    joined = b"".join(pieces)
+    if _utf8(joined):
+        return []
+    return [_as_decoder(joined.decode("utf-8", "ignore"), joined.decode("utf-8", "replace"), decoded(ref, ids, asked))]
+
+
+def _byte_level(ref: RefTokenizer, ids: list[int], pieces: list[bytes]) -> list[bool]:
+    """Which ids are tokens of a byte-level vocabulary: their characters map through GPT-2's
+    table to the very bytes they stand for (not a WordPiece ``##ing``, not SentencePiece's ``é``)."""
+    table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
+    if ref.vocab.algorithm != "bpe":
+        return [False] * len(ids)
+    return [0 <= i < len(tokens) and bool(pieces[k]) and not is_special(ref, i) and all(c in table for c in tokens[i])
+            and bytes(table[c] for c in tokens[i]) == pieces[k] for k, i in enumerate(ids)]
+
+
+def _shown_otherwise(table: dict[str, int], tokens: list[str], ids: list[int], level: list[bool]) -> set[int]:
+    """The bytes of the byte-level ids whose character is not the byte itself (printable ASCII is)."""
+    return {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i] if not 0x21 <= table[c] <= 0x7E}
+
+
+def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A failure where the ids' bytes together are not UTF-8 (a strict decode); nothing else changed."""
+    return [] if _utf8(b"".join(bytes_of(ref, ids, asked))) else [FAILED]
+
+
+# --- pieces ------------------------------------------------------------------------------------
+
+
+def byte_tokens_raw_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each byte token ``<0xHH>`` taken as its six characters, as a normal token is."""
+    if not any(_byte_token(ref, i) for i in ids):
+        return []
+    return [[ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
+
+
+_ADDED: OrderedDict = OrderedDict()  # id(vocab) -> (a weak reference to it, its added tokens' texts)
+
+
+def _added_texts(vocab) -> list[str]:
+    """The texts of a vocabulary's added tokens (control and user-defined), read once per vocabulary."""
+    found = _ADDED.get(id(vocab))
+    if found is None or found[0]() is not vocab:
+        added = (TokenType.CONTROL, TokenType.USER_DEFINED)
+        found = _ADDED[id(vocab)] = (weakref.ref(vocab), [vocab.tokens[k] for k in range(vocab.size)
+                                                           if vocab.type_of(k) in added])
+        if len(_ADDED) > 4:
+            _ADDED.popitem(last=False)
+    return found[1]
+
+
+def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Every token of a byte-level vocabulary mapped through its alphabet, the added and special
+    ones too: one with a character outside the alphabet fails the whole table; in the others, the
+    alphabet's characters become their bytes."""
+    table, vocab = gpt2_unicode_to_byte(), ref.vocab
+    if vocab.algorithm != "bpe" or not any(all(c in table for c in t) for t in vocab.tokens[:1000]):
+        return []  # (not a byte-level vocabulary)
+    if any(c not in table for text in _added_texts(vocab) for c in text):
+        return [FAILED]
+    added = (TokenType.CONTROL, TokenType.USER_DEFINED)
+    right = ref.piece_bytes(ids)
+    mapped = [bytes(table[c] for c in vocab.tokens[i]) if 0 <= i < vocab.size and vocab.type_of(i) in added
+              and all(c in table for c in vocab.tokens[i]) else b for i, b in zip(ids, right)]
+    return [mapped] if mapped != right else []
