@@ -19,7 +19,6 @@ The catalogue (docs/catalogue/causes.md) describes each name.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -352,7 +351,7 @@ def _named(names: list[str], op: str) -> Diagnosis:
 def _spelt(answer: object) -> object:
     """An answer with each run of U+FFFD as one: libraries spell bytes that are not UTF-8 either way."""
     if isinstance(answer, str):
-        return re.sub("\ufffd+", "\ufffd", answer)
+        return wrong.one_fffd_a_run(answer)
     return tuple(answer) if isinstance(answer, list) else answer
 
 

@@ -7,12 +7,11 @@ prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do, and is li
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
-from tokparity.diagnose.wrong_decoders import BYTE_TOKEN, FAILED, bytes_of, decoded, is_special
+from tokparity.diagnose.wrong_decoders import BYTE_TOKEN, FAILED, bytes_of, decoded, is_special, one_fffd_a_run
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, hf_clean_up
 from tokparity.vocab.model import TokenType
@@ -22,9 +21,7 @@ from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 def _as_decoder(text: str, joined: str, right: str) -> str:
     """``text``, made by joining the ids' bytes, changed as the decoder changes the joined bytes
     (``right``): its first space taken off (SentencePiece's first ``▁``), or its spaces cleaned up."""
-    def spelt(t: str) -> str:  # (a run of U+FFFD as one: decoders spell bytes that are not UTF-8 either way)
-        return re.sub("\ufffd+", "\ufffd", t)
-    joined, right = spelt(joined), spelt(right)
+    joined, right = one_fffd_a_run(joined), one_fffd_a_run(right)
     if joined == right:
         return text
     if joined[1:] == right and text.startswith(" "):

@@ -39,6 +39,11 @@ def right_deltas(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSe
     return list(found[1])
 
 
+def one_fffd_a_run(text: str) -> str:
+    """``text`` with each run of U+FFFD as one: decoders spell bytes that are not UTF-8 either way."""
+    return re.sub("\ufffd+", "\ufffd", text)
+
+
 def bytes_of(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
     """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
     return [b"" if asked.skip_special and is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
