@@ -72,7 +72,7 @@ def count_sentence(t: dict[str, int]) -> str:
         parts.append(f"{t['known']:,} known divergence" + ("" if t["known"] == 1 else "s"))
     if t["ties"]:
         parts.append(f"{t['ties']:,} tie" + ("" if t["ties"] == 1 else "s") + " of equal score")
-    return f"{mismatches} in {t['cases']:,} case runs: {', '.join(parts)}"
+    return f"{mismatches} in the table's {t['cases']:,} cases: {', '.join(parts)}"
 
 
 def html_header(out: Path) -> str:
@@ -383,7 +383,7 @@ def test_a_log_holds_each_models_one_progress_line(tmp_path, zoo):
     proc = tokparity("compare", "llama-spm", "-c", "edge", "-b", "ref", "-b", "llama.cpp", "-o", tmp_path / "r")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    assert "llama-spm: 884 cases, 0 mismatches against golden/llama.cpp" in lines
+    assert "llama-spm: 884 cases read, 0 mismatches against golden/llama.cpp" in lines
     assert not [line for line in lines if line.endswith("00 cases")], lines
     # the oracle's last judge has a row of few cases: the line under the table says why
     llama = next(r for r in summary(tmp_path / "r")["runs"] if r["backend"] == "llama.cpp")

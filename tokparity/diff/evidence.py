@@ -80,7 +80,18 @@ def inside_word(text: str, piece: str) -> bool:
 
 
 def around_span(data: bytes, span: tuple[int, int], context: int = 8) -> str:
-    return data[max(0, span[0] - context):span[1] + context].decode("utf-8", "replace")
+    """``span`` and about ``context`` bytes each side, cut at whole characters: a cut inside one
+    would show a U+FFFD that neither text holds.
+
+    >>> around_span("\u2000\u2001\u2002\u2003\u2004".encode(), (3, 6), context=4)
+    '\u2000\u2001\u2002\u2003'
+    """
+    start, end = max(0, span[0] - context), min(len(data), span[1] + context)
+    while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
+        start -= 1
+    while end < len(data) and 0x80 <= data[end] < 0xC0:
+        end += 1
+    return data[start:end].decode("utf-8", "replace")
 
 
 def spelled_span(data: bytes, span: tuple[int, int]) -> str:

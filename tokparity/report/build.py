@@ -321,7 +321,8 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
     if src.view != PAGE:
         table = Table(overview.RUN_COLUMNS, tuple(tuple(runs(c) for c in row) for row in overview.run_rows(results)),
                       overview.NUMERIC)
-        oracles = overview.oracle_lines(results) + overview.not_applicable_lines(results) + run_notes(results)
+        oracles = (overview.oracle_lines(results, why=src.view != DIGEST) + overview.not_applicable_lines(results)
+                   + run_notes(results))
         return "", (table, Items(tuple(runs(line) for line in oracles))) if oracles else (table,)
     backends = sorted({r.label for r in results.runs})
     models = list(dict.fromkeys(r.model for r in results.runs))

@@ -16,7 +16,7 @@ keeps only its shrunk findings):
     >>> t.mismatches, t.unexplained, t.known, t.listed
     (1935, 1918, 17, 0)
     >>> count_line(t)
-    '1,935 mismatches in 13,540 case runs: 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
+    "1,935 mismatches in the table's 13,540 cases: 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
 """
 
 from __future__ import annotations
@@ -78,13 +78,14 @@ def totals(results: Results) -> Totals:
 
 
 def count_line(t: Totals) -> str:
-    """The header's sentence: ``14 mismatches in 2,485 case runs: 5 unexplained, 9 known divergences``."""
+    """The header's sentence: ``14 mismatches in the table's 2,485 cases: 5 unexplained, 9 known
+    divergences``. The table's cases column sums to that count: a case is counted once per backend."""
     parts = [f"{t.unexplained:,} unexplained"]
     if t.known:
         parts.append(plural(t.known, "known divergence"))
     if t.ties:
         parts.append(plural(t.ties, "tie") + " of equal score")
-    line = f"{plural(t.mismatches, 'mismatch')} in {plural(t.cases, 'case run')}: {', '.join(parts)}"
+    line = f"{plural(t.mismatches, 'mismatch')} in the table's {plural(t.cases, 'case')}: {', '.join(parts)}"
     if t.listed < t.mismatches:
         line += f"; {t.listed:,} of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
     if t.interrupted:
@@ -122,12 +123,14 @@ def run_rows(results: Results) -> list[tuple[str, ...]]:
     return rows
 
 
-def oracle_lines(results: Results) -> list[str]:
-    """``llama-bpe is judged by hf: its tokenizer.json is …``: once per model, why its oracle judges."""
+def oracle_lines(results: Results, why: bool = True) -> list[str]:
+    """``llama-bpe is judged by hf: its tokenizer.json is …``: once per model, why its oracle judges.
+    Without ``why`` (the terminal), the reason is left to summary.md: a newcomer read it as noise."""
     seen: dict[str, str] = {}
     for r in results.runs:
         if r.model not in seen and r.oracle_why:
-            seen[r.model] = f"{r.model} is judged by {r.oracle}: {r.oracle_why}"
+            seen[r.model] = (f"{r.model} is judged by {r.oracle}: {r.oracle_why}" if why
+                             else f"{r.model} is judged by {r.oracle}; summary.md says why")
     for r in results.runs:  # the chain's last judge is judged by those before it, on fewer texts
         *before, last = r.oracle.split("/")
         if r.op == "encode" and before and r.backend == last and r.model in seen:

@@ -116,9 +116,9 @@ class ModelLedger:
         judges = ", ".join(dict.fromkeys(self.ledger.judges.values()))  # each op's, as the table names them
         mismatches = sum(counts["mismatches"] for counts in self.ledger.counts.values())
         if not any(counts["cases"] for counts in self.ledger.counts.values()):  # (every case skipped: say no count)
-            options.say(f"{self.model.name}: {self.total} cases, none judged")
+            options.say(f"{self.model.name}: {self.total:,} cases read, none judged")
             return
-        options.say(f"{self.model.name}: {self.total} cases, {mismatches} mismatches"
+        options.say(f"{self.model.name}: {self.total:,} cases read, {mismatches:,} mismatches"
                     + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 
 
