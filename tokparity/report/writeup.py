@@ -168,6 +168,9 @@ def cause_line(w: Writeup) -> str:
     """A run's root cause in one line of plain text: ``model.x reproduces 3 of 3 mismatches …``."""
     if w.only_ties:
         return f"{plural(len(w.ties), 'tie')} of equal score ({TIE}), not failures"
+    if w.known and w.mismatches and all(m.known for m in w.mismatches):
+        return (f"{plural(len(w.mismatches), 'mismatch')}, each a reviewed known divergence "
+                f"({', '.join(k for k, _ in w.known)}): nothing to fix")
     if not w.cause:
         return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
     ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""

@@ -3,7 +3,8 @@
 Written on 2026-11-29 from docs/contracts.md and public bug reports; its author read no diagnosis
 code and ran tokparity only with `--no-diagnose`. Without `--bug` it is a bug-free twin: the
 model's chat template rendered as transformers renders it (`render_jinja_template`, sandboxed
-jinja2, the tokenizer_config.json's special tokens as variables), encoded with the real
+jinja2, the tokenizer_config.json's special tokens as variables, a message's None-valued keys left
+out as transformers leaves them out), encoded with the real
 `tokenizers` (no special tokens added, special-token text parsed). `--bug NAME`:
 
 - `slice-step-chatml` (ggml-org/llama.cpp #13178, "Qwen3, failed to parse chat template"):
@@ -138,6 +139,8 @@ class ChatEngine:
                     m["content"] = ""
         elif bug == "drop-null-content":
             messages = [m for m in messages if m.get("content") is not None]
+        # transformers passes a message without its None-valued keys (content: null is no content)
+        messages = [{k: v for k, v in m.items() if v is not None} for m in messages]
         try:
             if bug == "slice-step-chatml" and STEP_SLICE.search(template):
                 text = self.chatml(messages, options)
