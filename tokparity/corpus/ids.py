@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tokparity.memo import PerObject
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 
@@ -31,8 +32,17 @@ class IdCase:
     tags: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+_MADE: PerObject[tuple[IdCase, ...]] = PerObject(size=4)
+
+
 def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
-    """Id sequences where decoders go wrong, made from ``vocab`` (the same ones for the same vocabulary and seed)."""
+    """Id sequences where decoders go wrong, made from ``vocab`` (the same ones for the same vocabulary
+    and seed). They are made once per vocabulary: the judge and the diagnosis both read them, and
+    making them reads every token."""
+    return list(_MADE.get(vocab, seed, lambda: tuple(_made(vocab, seed))))
+
+
+def _made(vocab: Vocab, seed: int) -> list[IdCase]:
     from tokparity.vocab.token_bytes import token_bytes
 
     def byte_id(b: int) -> int | None:

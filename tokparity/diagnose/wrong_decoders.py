@@ -10,11 +10,10 @@ gives several answers. ``right_answers`` is what the reference itself answers.
 from __future__ import annotations
 
 import re
-import weakref
-from collections import OrderedDict
 from dataclasses import replace
 from os.path import commonprefix
 
+from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
@@ -24,19 +23,14 @@ from tokparity.vocab.model import TokenType
 FAILED = "\x00failed"
 
 
-_DELTAS: OrderedDict = OrderedDict()  # (reference, ids, prompt, skip) -> the right deltas, the last few asked
+_DELTAS: PerObject[list[str]] = PerObject(size=16)  # (reference; ids, prompt, skip) -> the right deltas
 
 
 def right_deltas(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[str]:
     """The reference's stream of ``ids`` after ``prompt``, one delta an id. Several variants and the
     right answers ask it of one case in turn, and a long stream costs many decodes: the last few are kept."""
-    key = (id(ref), tuple(ids), prompt, asked.skip_special)
-    found = _DELTAS.get(key)
-    if found is None or found[0]() is not ref:  # (a weak reference: the memo keeps no reference alive)
-        found = _DELTAS[key] = (weakref.ref(ref), ref.stream(ids, prompt, special=not asked.skip_special))
-        if len(_DELTAS) > 16:
-            _DELTAS.popitem(last=False)
-    return list(found[1])
+    return list(_DELTAS.get(ref, (tuple(ids), prompt, asked.skip_special),
+                            lambda: ref.stream(ids, prompt, special=not asked.skip_special)))
 
 
 def one_fffd_a_run(text: str) -> str:

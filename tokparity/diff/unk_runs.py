@@ -3,11 +3,11 @@ reference pipeline of a unigram vocabulary, made once per vocabulary."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 
 from tokparity.diff.evidence import types_of
 from tokparity.errors import TokparityError
+from tokparity.memo import PerObject
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
 
@@ -106,21 +106,16 @@ def unk_runs_of(text: str, vocab: Vocab, ids: Sequence[int]) -> dict[int, bytes]
     return dict(sorted(runs.items()))
 
 
-_PIPELINES: dict[int, tuple[weakref.ref, object]] = {}
+_PIPELINES: PerObject[object] = PerObject(size=8)
 
 
 def unigram_pipeline(vocab: Vocab):
     """The reference pipeline of a unigram vocabulary (its model's piece scores), made once per
     vocabulary; ``None`` when the reference has none for it."""
-    held = _PIPELINES.get(id(vocab))
-    if held is not None and held[0]() is vocab:
-        return held[1]
-    from tokparity.reference import RefTokenizer
-    try:
-        pipeline = RefTokenizer(vocab).pipeline
-    except TokparityError:
-        pipeline = None
-    if len(_PIPELINES) > 8:
-        _PIPELINES.clear()
-    _PIPELINES[id(vocab)] = (weakref.ref(vocab), pipeline)
-    return pipeline
+    def made():
+        from tokparity.reference import RefTokenizer
+        try:
+            return RefTokenizer(vocab).pipeline
+        except TokparityError:
+            return None
+    return _PIPELINES.get(vocab, "pipeline", made)

@@ -60,6 +60,7 @@ class RefTokenizer:
     def __init__(self, vocab: Vocab):
         self.vocab = vocab
         self.pipeline: Any
+        self._piece_bytes: dict[int, bytes] = {}  # (tokenizers: each id's decoded once; the diagnosis asks again)
         pipelines: Mapping[str, type]
         if vocab.source_format == "gguf":
             from tokparity.reference.llama import PIPELINES as pipelines
@@ -175,14 +176,16 @@ class RefTokenizer:
                     _outside(i, self.vocab.size) for i in ids]
         # tokenizers: the decoder chain on (a, id) less its text of (a): a decoder may treat the first
         # token of a text apart (Metaspace drops its space, WordPiece keeps its '##')
-        anchor = self.encode("a")[-1:]
-        head = self.decode(anchor, "surrogateescape", special=True)
-        out = []
-        for i in ids:
-            text = self.decode(anchor + [i], "surrogateescape", special=True)
-            out.append(text[len(head):].encode("utf-8", "surrogateescape") if text.startswith(head) else
-                       self.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape"))
-        return out
+        known = self._piece_bytes
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        if missing:
+            anchor = self.encode("a")[-1:]
+            head = self.decode(anchor, "surrogateescape", special=True)
+            for i in missing:
+                text = self.decode(anchor + [i], "surrogateescape", special=True)
+                known[i] = (text[len(head):].encode("utf-8", "surrogateescape") if text.startswith(head) else
+                            self.decode([i], "surrogateescape", special=True).encode("utf-8", "surrogateescape"))
+        return [known[i] for i in ids]
 
     def pieces(self, ids: list[int]) -> list[str]:
         tokens = self.vocab.tokens
