@@ -42,6 +42,8 @@ class ChatWay:
     drop_system: bool = False  # system messages taken out of the conversation first
     system_default: str | None = None  # a system message with this content put first where there is none
     drop_empty: bool = False  # messages with no content (and no tool calls) taken out first
+    drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
+    null_as_empty: bool = False  # a null (or missing) content sent as the empty string
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
     continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always"
@@ -292,6 +294,10 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
         messages = [m for m in messages if m.get("role") != "system"]
     if way.drop_empty:
         messages = [m for m in messages if m.get("content") not in ("", None, []) or m.get("tool_calls")]
+    if way.drop_null:
+        messages = [m for m in messages if m.get("content") is not None]
+    if way.null_as_empty:
+        messages = [m | {"content": ""} if m.get("content") is None else m for m in messages]
     if way.merge_turns is not None:
         messages = _merged(messages, way.merge_turns)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):

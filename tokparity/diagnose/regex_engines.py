@@ -55,8 +55,15 @@ ENGINES = {
     "re2": "the regex run with RE2's / Go's \\s (ASCII only, no \\v)",
     "pcre2": ("the regex run as PCRE2 with PCRE2_UCP runs it: \\s is Unicode White_Space and U+180E (its \\h "
               "list), every other class read from its Unicode 16.0 tables"),
+    "no-lookaround": ("the regex run by an engine without look-around (Rust's regex crate): each alternative with "
+                      "one, such as \\s+(?!\\S), left out, so a run of spaces no longer leaves its last space to the next word"),
+    "re2-no-lookaround": ("the regex run as RE2 and Go run it: \\s ASCII only, and each alternative with a "
+                          "look-around, such as \\s+(?!\\S), left out"),
 }
-_MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE, "pcre2": PCRE2_SPACE}
+_MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE, "pcre2": PCRE2_SPACE,
+            "re2-no-lookaround": RE2_SPACE}
+# The engines that cannot compile a look-around: a port leaves out the alternatives that hold one.
+NO_LOOKAROUND = ("no-lookaround", "re2-no-lookaround")
 # The tables an engine reads every other class from, where it is not the model's own.
 TABLES = {"javascript": "regex", "pcre2": "16.0"}
 # An engine that is another one's \s and nothing else where its tables are the model's own (no
@@ -90,9 +97,41 @@ def rewrite(source: str, engine: str) -> str:
         out.append(c)
         i += 1
     text = "".join(out)
+    if engine in NO_LOOKAROUND:
+        text = without_lookaround(text)
     if text.endswith("$") and not text.endswith("\\$"):
         text = text[:-1] + "\\Z"
     return text
+
+
+def without_lookaround(source: str) -> str:
+    """``source`` less each top-level alternative that holds a look-around, as a port to an engine
+    without them writes it.
+
+    >>> without_lookaround(r"'s|\\s+(?!\\S)|\\s+")
+    "'s|\\\\s+"
+    """
+    alternatives, depth, inside, start, i = [], 0, False, 0, 0
+    while i < len(source):
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[" and not inside:
+            inside = True
+        elif c == "]" and inside:
+            inside = False
+        elif not inside and c == "(":
+            depth += 1
+        elif not inside and c == ")":
+            depth -= 1
+        elif not inside and depth == 0 and c == "|":
+            alternatives.append(source[start:i])
+            start = i + 1
+        i += 1
+    alternatives.append(source[start:])
+    kept = [a for a in alternatives if not any(mark in a for mark in ("(?=", "(?!", "(?<=", "(?<!"))]
+    return "|".join(kept) if kept else source
 
 
 class EngineSplitter:

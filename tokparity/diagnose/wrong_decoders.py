@@ -121,6 +121,23 @@ def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return answers
 
 
+def text_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step decodes every id so far and sends what follows the last step's text; where the last
+    text does not start this one (a U+FFFD put right, a space cleaned up), it sends the whole text
+    again. Forms: the window holds the prompt or starts after it."""
+    if len(ids) - prompt > PREFIXES_UP_TO or not _may_split_or_shrink(ref, ids, prompt, asked):
+        return []
+    answers = []
+    for start in dict.fromkeys((0, prompt)):
+        last, out = decoded(ref, ids[start:prompt], asked), []
+        for end in range(prompt + 1, len(ids) + 1):
+            text = decoded(ref, ids[start:end], asked)
+            out.append(text[len(last):] if text.startswith(last) else text)
+            last = text
+        answers.append("".join(out))
+    return answers
+
+
 def _may_split_or_shrink(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> bool:
     """Whether a step from the prompt on ends inside a character, or the decoder rewrites the
     bytes (a clean-up, a space taken off): elsewhere each step's text starts the next one's."""
@@ -359,6 +376,17 @@ def lstrip(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings
     pieces = bytes_of(ref, ids, asked)
     return [b"".join(b[1:] if b.startswith(b" ") else b for b in pieces).decode("utf-8", "replace"),
             b"".join(b.lstrip(b" ") for b in pieces).decode("utf-8", "replace")]
+
+
+def prefix_kept(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The decoded text with the space its first token begins with kept (one, or all of its leading
+    spaces): a decoder that never strips the space the tokenizer put before the text."""
+    text = decoded(ref, ids, asked)
+    first = next((b for b in bytes_of(ref, ids, asked) if b), b"")
+    spaces = len(first) - len(first.lstrip(b" "))
+    if not spaces or text.startswith(" "):
+        return []
+    return list(dict.fromkeys([" " + text, " " * spaces + text]))
 
 
 BUFFERS = (8, 16, 32, 64, 128, 256)  # fixed sizes a token's buffer or field may have, in bytes
