@@ -8,21 +8,13 @@ the bug-free twin: each bug is named by its cause, its verdict proves it, and th
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from tokparity.run.driver import run_compare
-from tokparity.run.known import load_known
-from tokparity.run.options import CompareOptions, Services
+from blind_rounds import assert_named_beside_their_twin
 
 BLIND = Path(__file__).parents[1] / "engines" / "blind"
 DECODE = f"cmd:{sys.executable} {BLIND / 'blind6_decode.py'} {{tokenizer_json}}"
-
-def SHIPPED() -> Services:  # noqa: N802 (tokparity's own known list, as the command line has it: Llama 3's 4 stream clean-ups)
-    return Services(known=load_known([], builtin=True))
-
 
 CHAT = f"cmd:{sys.executable} {BLIND / 'blind6_chat.py'} {{tokenizer_json}} {{tokenizer_config}}"
 
@@ -43,14 +35,4 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind6_chat.py'} {{tokenizer_json}} {{to
 ], ids=["decode", "pieces", "stream", "stream-step-3", "chat"])
 def test_blind_engines_of_the_second_round_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, step, bugs):
     zoo(model)
-    results = run_compare([model], corpora, [f"{bug}={engine} --bug {bug}" for bug in bugs] + [f"twin={engine}"],
-                          CompareOptions(ops=(op,), stream_step=step, services=SHIPPED()))
-    runs = {r.backend: r for r in results.runs}
-    assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0
-    for bug, (cause, fewest) in bugs.items():
-        causes = Counter(m.cause for m in results.mismatches if m.backend == bug and not m.known)
-        mine = sum(causes.values())
-        assert runs[bug].mismatches >= fewest, (bug, runs[bug])
-        assert causes[cause] >= 0.95 * mine, (bug, causes)
-        verdict = runs[bug].root_cause
-        assert verdict is not None and verdict.cause == cause and verdict.proven, (bug, verdict)
+    assert_named_beside_their_twin(model, op, corpora, engine, bugs, step)

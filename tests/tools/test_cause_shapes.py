@@ -30,7 +30,9 @@ SHOWN_NOWHERE = {"normalizer.nfd-first", "specials.strip", "specials.other-relea
                  # (the chats corpus's reasoning comes before the last user message, where Qwen3's
                  # template leaves it out; no sampled byte-level model has a special token outside its alphabet)
                  "chat.reasoning-dropped", "pieces.specials-through-byte-map",
-                 "stream.last-id-per-step"}  # (a stream fed one id at a time: only --stream-step above 1 shows it)
+                 "stream.last-id-per-step",  # (a stream fed one id at a time: only --stream-step above 1 shows it)
+                 # (no conversation of the chats corpus has a null content)
+                 "chat.null-content-dropped", "chat.null-content-as-empty"}
 
 
 @pytest.fixture(scope="module")

@@ -403,9 +403,12 @@ class ModelDiagnosis:
                         ) -> Iterator[tuple[list[int], int, str]]:
         """The (ids, prompt, corpus/id) of each case of ``op`` not in ``skip``, as the judge made them: each
         text's ids (the reference's encoding stands for the oracle's, as for encode's verdict; kept
-        in ``encoded``), then the id sequences of the model's vocabulary where the run decoded them."""
-        reference = self.reference_tokenizer()
-        if reference is None:
+        in ``encoded``), then the id sequences of the model's vocabulary where the run decoded them.
+        A text's ids are the decoder's file's: the oracle that gave them reads it too (a derived
+        tokenizer.json with ``--oracle hf``), or another file of the same vocabulary. The id
+        sequences are made from the model's vocabulary, as the judge made them."""
+        reference, model = self.decoding_reference(), self.reference_tokenizer()
+        if reference is None or model is None:
             return
         options, least = self.options, STREAM_PROMPT if op == "stream" else 0
         n = -1
@@ -417,7 +420,7 @@ class ModelDiagnosis:
                 if len(ids) > least:
                     yield ids, least, f"{case.corpus}/{case.id}"
         if {ID_CORPUS, "all"} & set(corpora):
-            for k, made in enumerate(id_cases(reference.vocab), start=n + 1):
+            for k, made in enumerate(id_cases(model.vocab), start=n + 1):
                 if k not in skip:
                     yield list(made.ids), made.prompt if op == "stream" else 0, f"{ID_CORPUS}/{made.id}"
 
