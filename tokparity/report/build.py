@@ -514,8 +514,9 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
     for m in listed.cases:
         notes = [runs(Run(m.cls, CLASS))] + ([runs(f"known: {m.known}")] if m.known else []) + (
             [runs("cause ", Run(m.cause, CODE))] if m.cause else [])
+        shown = text_runs(m.text, TIE_SHOWN) if m.op != "chat" else runs(overview.conversation_line(m.text))
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
-                              text_runs(m.text, TIE_SHOWN), m.evidence[:EVIDENCE_SHOWN],
+                              shown, m.evidence[:EVIDENCE_SHOWN],
                               "" if m.cause else m.shape[:EVIDENCE_SHOWN]))
     return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes: {overview.run_classes(src.results)}")))
 

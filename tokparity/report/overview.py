@@ -21,6 +21,7 @@ keeps only its shrunk findings):
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -154,6 +155,36 @@ def not_applicable_lines(results: Results) -> list[str]:
 
 
 # -- the first mismatches listed ------------------------------------------------------------------
+
+
+def conversation_line(text: str, each: int = 24) -> str:
+    """A chat case's conversation in one line, each message's role and the start of its content:
+    ``system 'Be brief.' · user 'What is 2 + 2?' · 1 tool · add_generation_prompt``. A newcomer
+    read the JSON of the case, cut short, as noise.
+
+    >>> conversation_line('{"messages": [{"role": "user", "content": "Hello, who are you today?"}], '
+    ...                   '"options": {"add_generation_prompt": true}}')
+    "user 'Hello, who are you today…' · add_generation_prompt"
+    """
+    try:
+        case = json.loads(text)
+        messages, tools, options = case["messages"], case.get("tools") or [], case.get("options") or {}
+    except (ValueError, TypeError, KeyError):
+        return text[:80]
+    said = []
+    for m in messages if isinstance(messages, list) else []:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            shown = repr(content[:each] + ("…" if len(content) > each else ""))
+        else:
+            shown = "null" if content is None else f"{len(content)} parts" if isinstance(content, list) else "?"
+        calls = m.get("tool_calls") if isinstance(m, dict) else None
+        said.append(f"{m.get('role', '?') if isinstance(m, dict) else '?'} {shown}"
+                    + (f" + {len(calls)} tool calls" if isinstance(calls, list) and calls else ""))
+    if tools:
+        said.append(f"{len(tools)} tool{'s' if len(tools) > 1 else ''}")
+    said += [k for k, v in options.items() if v is True] if isinstance(options, dict) else []
+    return " · ".join(said)
 
 
 @dataclass
