@@ -48,6 +48,7 @@ class RenderSwitches:
     # template goes on ("{message}": the message written into the prompt; "": the check skipped)
     raise_exception: str = "raise"
     autoescape: bool = False  # every {{ }} output HTML-escaped (jinja2's autoescape, on in some engines' environments)
+    special_tokens: bool = True  # bos_token, eos_token and the other special tokens' texts given to the template
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -207,7 +208,8 @@ def render(source: str, messages: list[dict], tools: list[dict] | None, options:
             block["text"] = str(block["text"]) + CONTINUE_TAG
         else:
             messages[-1][key] = str(final) + CONTINUE_TAG
-    variables = {**specials, **{k: v for k, v in options.items() if k not in ("add_generation_prompt",
+    variables = {**(specials if switches.special_tokens else {}),
+                 **{k: v for k, v in options.items() if k not in ("add_generation_prompt",
                                                                                "continue_final_message", "documents")}}
     if switches.bos_token is not None:
         variables["bos_token"] = switches.bos_token

@@ -103,17 +103,30 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
     return ChatAnswer(output if gave != "ids" else None, list(j.backend_ids) if gave != "text" else None)
 
 
+REFUSAL_WORDS = 16  # the fewest characters of a refusal's message that two refusals must share
+
+
 def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
     """Whether a way's prompt is the backend's: its ids where it gave ids, its text where it gave text.
-    A refusal reproduces nothing: two engines refuse for their own reasons (a missing filter, an
-    empty list), and which one is not known from a message."""
+    A refusal reproduces another only where one's message holds the other's, as Jinja words it
+    ("'bos_token' is undefined"). Two engines refuse for their own reasons (a missing filter, an
+    empty list): a refusal alone says nothing of which."""
     if got.raised or answer.raised:
-        return False
+        return bool(got.raised and answer.raised) and _same_refusal(answer.raised, got.raised)
     if got.ids is not None and answer.ids != got.ids:
         return False
     # (a BOS shown in the text only beside ids that hold it: an engine that gave text alone wrote its own)
     return got.text is None or answer.text == got.text or bool(
         answer.added_bos and answer.text is not None and got.ids is not None and got.text == answer.added_bos + answer.text)
+
+
+def _same_refusal(ours: str, theirs: str) -> bool:
+    """Whether two refusals give one message: the shorter, less what a report puts around it, is in
+    the longer, and long enough to say something."""
+    def core(message: str) -> str:
+        return message.removeprefix(RAISED_SHOWN).rstrip(")").strip()
+    a, b = sorted((core(ours), core(theirs)), key=len)
+    return len(a) >= REFUSAL_WORDS and a in b
 
 
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
@@ -123,10 +136,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                              "tokenizer's split_special_tokens, and the token's type)", stage="chat")
     conversation = Conversation.from_text(j.text, f"{j.corpus}/{j.case_id}")
     got = _backend_answer(j)
-    if got.raised:
-        return Diagnosis("", "the backend's template refused the conversation: a refusal reproduces no way of "
-                             "making the prompt (its reason is the engine's own)", stage="chat")
     right = reference.answer(conversation)
+    if got.raised and right.raised:  # (both refuse, for two reasons: the judge keeps the row)
+        return Diagnosis("", "the backend's template refused the conversation, and so does the model's: a "
+                             "refusal reproduces no way of making the prompt (its reason is the engine's own)",
+                         stage="chat")
     if _same(right, got):  # (regress: judged by stored prompts, which the template no longer makes)
         return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
                              "were made from another template, tokenizer or tokparity (`regress --update` remakes "
@@ -153,7 +167,12 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                                      f"stopped after the ways of {max(size - 1, 0)} cause(s) at once", stage="chat")
             try:
                 text = reference.text(conversation, way)
-            except (NotImplementedError, TemplateRaised):  # (a way not taken here, or a refusal: reproduces nothing)
+            except TemplateRaised as e:  # (a refusal reproduces only the same refusal)
+                names = tuple(v.name for v in variants)
+                if got.raised and _same_refusal(str(e), got.raised) and names not in found:
+                    found.append(names)
+                continue
+            except NotImplementedError:  # (a way not taken here)
                 continue
             except BackendTimeout as e:
                 return _timed_out(e)

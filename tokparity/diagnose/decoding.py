@@ -75,6 +75,7 @@ VARIANTS = (
     DecodeVariant("stream.last-step-dropped", wrong.last_step_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),
     DecodeVariant("stream.characters-held-back", wrong.characters_held_back, twin=wrong.right_stream),
+    DecodeVariant("stream.tag-start-held", wrong.tag_start_held, twin=wrong.right_stream),
     DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
     DecodeVariant("decode.specials-written", wrong.specials_written),
     DecodeVariant("decode.added-skipped", wrong.added_skipped),
@@ -165,7 +166,10 @@ def _pieces_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSe
 
 def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     """One engine, one cause: among the variants that reproduce a mismatch, the one that reproduces
-    the most of the engine's mismatches of that op (``diagnoses``: one engine's, one op's)."""
+    the most of the engine's mismatches of that op (``diagnoses``: one engine's, one op's). A
+    stream's own variants come before a decode's: the stream's name is the more exact one (a byte
+    read as missing by a streamer, not any glyph left unmapped). The run's verdict may still be a
+    decode's, where it reproduces more."""
     counts: dict[str, int] = {}
     for d in diagnoses:
         for name in (d.variants + tuple(n for alt in d.alternatives for n in alt)):
@@ -177,7 +181,7 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
             out.append(d)
             continue
         order = {n: k for k, n in enumerate(names)}
-        out.append(_named(sorted(names, key=lambda n: (-counts[n], order[n])), d.stage))
+        out.append(_named(sorted(names, key=lambda n: (BY_NAME[n].op != d.stage, -counts[n], order[n])), d.stage))
     return out
 
 
@@ -222,7 +226,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # forms reproduces each row in some form, and only one of them is the engine's.
     candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
         a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order[n]))
-    best: tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]] | None = None
+    scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
     for candidate in candidates:
         # (a row of two bugs at once is not one variant's: the verdict names one)
         of_it = [(j, d) for j, d in own if len(d.variants) == 1 and
@@ -232,23 +236,16 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
             got = _answer_of(j)
             hits_of.update(k for k, a in enumerate(_forms(BY_NAME[candidate], ref, list(j.oracle_ids),
                                                            int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
-        if best is None or max(hits_of.values(), default=0) > best[0]:
-            best = (max(hits_of.values(), default=0), candidate, of_it, hits_of)
-    assert best is not None
-    _, name, named, hits = best
-    variant = BY_NAME[name]
-    top = max(hits.values(), default=0)
-    tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
-    cases = 0
-    kept: Counter[int | None] = Counter()
-    broken: dict[int | None, list[str]] = {}  # form -> the first agreements it would change
-    for ids, prompt, label in agreeing:
-        cases += 1
-        keeping = _keeping(variant, tied, ref, op, ids, prompt, asked)
-        kept.update(keeping)
-        for k in tied:
-            if k not in keeping and len(broken.setdefault(k, [])) < BREAKS_LISTED:
-                broken[k].append(label)
+        scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
+    most = max(top for top, *_ in scored)
+    best = [(name, named, hits) for top, name, named, hits in scored if top == most]
+    # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order
+    # else. The agreements are read once where one candidate is left, as most runs have.)
+    cases_of = list(agreeing) if len(best) > 1 else agreeing
+    checked_all = [(_checked(BY_NAME[name], hits, ref, op, cases_of, asked), name, named, hits)
+                   for name, named, hits in best]
+    (cases, kept, broken, tied), name, named, hits = max(
+        checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
     form = max(tied, key=lambda k: (kept[k], -(k or 0)))
     explained = hits[form] if form is not None else len(named)
@@ -318,6 +315,26 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
     return [None if a in twins else a for a in answers]
+
+
+def _checked(variant: DecodeVariant, hits: Counter[int], ref: RefTokenizer, op: str,
+             agreeing: Iterable[tuple[list[int], int, str]], asked: DecodeSettings
+             ) -> tuple[int, Counter[int | None], dict[int | None, list[str]], list[int | None]]:
+    """The variant's forms that give the most mismatches (``hits``), checked on the agreements:
+    their count, the agreements each form keeps, the first each would change, and the forms."""
+    top = max(hits.values(), default=0)
+    tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
+    kept: Counter[int | None] = Counter()
+    broken: dict[int | None, list[str]] = {}  # form -> the first agreements it would change
+    cases = 0
+    for ids, prompt, label in agreeing:
+        cases += 1
+        keeping = _keeping(variant, tied, ref, op, ids, prompt, asked)
+        kept.update(keeping)
+        for k in tied:
+            if k not in keeping and len(broken.setdefault(k, [])) < BREAKS_LISTED:
+                broken[k].append(label)
+    return cases, kept, broken, tied
 
 
 def _after(text: str, head: str) -> str:

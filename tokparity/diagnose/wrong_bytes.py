@@ -7,11 +7,17 @@ prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do, and is li
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 
-from tokparity.diagnose.wrong_decoders import BYTE_TOKEN, FAILED, bytes_of, decoded, is_special, one_fffd_a_run
+from tokparity.diagnose.wrong_decoders import (
+    BYTE_TOKEN,
+    FAILED,
+    added_texts,
+    bytes_of,
+    decoded,
+    is_special,
+    one_fffd_a_run,
+)
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, hf_clean_up
 from tokparity.vocab.model import TokenType
@@ -137,21 +143,6 @@ def byte_tokens_raw_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return [[ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
 
 
-_ADDED: OrderedDict = OrderedDict()  # id(vocab) -> (a weak reference to it, its added tokens' texts)
-
-
-def _added_texts(vocab) -> list[str]:
-    """The texts of a vocabulary's added tokens (control and user-defined), read once per vocabulary."""
-    found = _ADDED.get(id(vocab))
-    if found is None or found[0]() is not vocab:
-        added = (TokenType.CONTROL, TokenType.USER_DEFINED)
-        found = _ADDED[id(vocab)] = (weakref.ref(vocab), [vocab.tokens[k] for k in range(vocab.size)
-                                                           if vocab.type_of(k) in added])
-        if len(_ADDED) > 4:
-            _ADDED.popitem(last=False)
-    return found[1]
-
-
 def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Every token of a byte-level vocabulary mapped through its alphabet, the added and special
     ones too: one with a character outside the alphabet fails the whole table; in the others, the
@@ -159,7 +150,7 @@ def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, as
     table, vocab = gpt2_unicode_to_byte(), ref.vocab
     if vocab.algorithm != "bpe" or not any(all(c in table for c in t) for t in vocab.tokens[:1000]):
         return []  # (not a byte-level vocabulary)
-    if any(c not in table for text in _added_texts(vocab) for c in text):
+    if any(c not in table for text in added_texts(vocab) for c in text):
         return [FAILED]
     added = (TokenType.CONTROL, TokenType.USER_DEFINED)
     right = ref.piece_bytes(ids)

@@ -235,8 +235,29 @@ def metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, aske
 
 
 def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right deltas, each with its leading spaces taken off."""
-    return ["".join(d.lstrip(" ") for d in right_deltas(ref, ids, prompt, asked))]
+    """The right deltas, each with its leading spaces taken off; or trimmed, its whitespace at both
+    ends taken off (a chunk's ``trim()``)."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    # (each form in its place, equal or not: the verdict counts a form by its place)
+    return ["".join(d.lstrip(" ") for d in deltas), "".join(d.strip() for d in deltas)]
+
+
+_ADDED: PerObject[list[str]] = PerObject(size=4)  # (vocabulary) -> its added tokens' texts
+
+
+def added_texts(vocab) -> list[str]:
+    """The texts of a vocabulary's added tokens (control and user-defined), read once per vocabulary."""
+    added = (TokenType.CONTROL, TokenType.USER_DEFINED)
+    return _ADDED.get(vocab, "added", lambda: [vocab.tokens[k] for k in range(vocab.size) if vocab.type_of(k) in added])
+
+
+def tag_start_held(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream less its end where that end begins an added token's text (``<``, ``</thi``
+    of ``</think>``): a streamer that holds back what may become a tag, and never sends it."""
+    text = "".join(right_deltas(ref, ids, prompt, asked))
+    tags = [t for t in added_texts(ref.vocab) if len(t) > 1]
+    held = max((k for k in range(1, len(text) + 1) for t in tags if len(t) > k and text.endswith(t[:k])), default=0)
+    return [text[:-held]] if held else []
 
 
 def tail_never_sent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -386,7 +407,7 @@ def prefix_kept(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSet
     spaces = len(first) - len(first.lstrip(b" "))
     if not spaces or text.startswith(" "):
         return []
-    return list(dict.fromkeys([" " + text, " " * spaces + text]))
+    return [" " + text, " " * spaces + text]  # (each form in its place: the verdict counts a form by its place)
 
 
 BUFFERS = (8, 16, 32, 64, 128, 256)  # fixed sizes a token's buffer or field may have, in bytes
@@ -478,9 +499,13 @@ def text_not_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
 
 
 def specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    right = ref.piece_bytes(ids)
-    out = [b"" if is_special(ref, i) else b for i, b in zip(ids, right)]
-    return [out] if out != right else []
+    """The special tokens with no bytes; or every added token, special or not (a table built from
+    the model's own vocabulary alone)."""
+    right, vocab = ref.piece_bytes(ids), ref.vocab
+    forms = [[b"" if is_special(ref, i) else b for i, b in zip(ids, right)],
+             [b"" if is_special(ref, i) or (0 <= i < vocab.size and vocab.type_of(i) == TokenType.USER_DEFINED)
+              else b for i, b in zip(ids, right)]]
+    return forms if any(out != right for out in forms) else []  # (each form in its place)
 
 
 def space_before_space(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
