@@ -1,4 +1,4 @@
-"""What the tests of each blind round check (tests/run/test_blind6.py, test_blind7.py): engines
+"""What the tests of each blind round check (tests/run/test_blind6.py, test_blind7.py, test_blind8.py): engines
 written blind from public reports, several bugs beside their bug-free twin in one run."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A few values kept per live object, for work a run asks of one vocabulary or reference again.
 
 A vocabulary is a mutable record, so it cannot be a dictionary key. ``PerObject`` keys by the
-object's identity and holds it weakly: a memo never keeps a vocabulary alive, and an object made
-later at the same address is not taken for the old one.
+object's identity and holds the key weakly: an object made later at the same address is not taken
+for the old one. A value that refers to its object (a pipeline holds its vocabulary) keeps it alive
+until the memo lets the value go: the memo holds a few values only.
 
     >>> from tokparity.vocab.model import Vocab
     >>> kept, made = PerObject(size=2), []
@@ -37,6 +38,7 @@ class PerObject(Generic[T]):
             self._kept.move_to_end(slot)
             return found[1]
         value = make()
+        self._kept.pop(slot, None)  # (a dead object's slot: the new value goes last, not in its place)
         self._kept[slot] = (weakref.ref(obj), value)
         while len(self._kept) > self.size:
             self._kept.popitem(last=False)

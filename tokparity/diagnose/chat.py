@@ -13,6 +13,7 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -103,14 +104,17 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
     return ChatAnswer(output if gave != "ids" else None, list(j.backend_ids) if gave != "text" else None)
 
 
-REFUSAL_WORDS = 16  # the fewest characters of a refusal's message that two refusals must share
+# A refusal that names what the template lacked: a variable, a filter, a test. Only such a message
+# says why two refusals are one; a generic error (an index out of range, a raise_exception text that
+# any broken alternation reaches) does not.
+NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'")
 
 
 def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
     """Whether a way's prompt is the backend's: its ids where it gave ids, its text where it gave text.
-    A refusal reproduces another only where one's message holds the other's, as Jinja words it
-    ("'bos_token' is undefined"). Two engines refuse for their own reasons (a missing filter, an
-    empty list): a refusal alone says nothing of which."""
+    A refusal reproduces another only where both name the same thing the template lacked ("'bos_token'
+    is undefined"). Two engines refuse for their own reasons (a missing filter, an empty list): a
+    refusal alone says nothing of which."""
     if got.raised or answer.raised:
         return bool(got.raised and answer.raised) and _same_refusal(answer.raised, got.raised)
     if got.ids is not None and answer.ids != got.ids:
@@ -121,12 +125,15 @@ def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
 
 
 def _same_refusal(ours: str, theirs: str) -> bool:
-    """Whether two refusals give one message: the shorter, less what a report puts around it, is in
-    the longer, and long enough to say something."""
-    def core(message: str) -> str:
-        return message.removeprefix(RAISED_SHOWN).rstrip(")").strip()
-    a, b = sorted((core(ours), core(theirs)), key=len)
-    return len(a) >= REFUSAL_WORDS and a in b
+    """Whether two refusals are one: both name the same thing the template lacked.
+
+    >>> _same_refusal("UndefinedError: 'bos_token' is undefined", "(the template raised: 'bos_token' is undefined)")
+    True
+    >>> _same_refusal("IndexError: list index out of range", "(the template raised: list index out of range)")
+    False
+    """
+    lack = NAMED_LACK.search(ours)
+    return lack is not None and lack.group() in theirs
 
 
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
@@ -340,8 +347,12 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
                                      for k, way in enumerate(_ways(union, read)) for ks in (changed(way),)),
                                     key=lambda scored: scored[:3], default=(0, 0, 0, []))
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]
+    # (an engine that refuses every conversation leaves no agreement to check a cause on: any way
+    # that makes the template refuse would read so)
+    checked = bool(rights) or not all(_backend_answer(j).raised for j, _ in mine)
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
-                             proven(explains, len(mine), keeps, len(rights)), 0, tuple(breaks[:BREAKS_LISTED]))
+                             checked and proven(explains, len(mine), keeps, len(rights)), 0,
+                             tuple(breaks[:BREAKS_LISTED]))
 
 
 def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, ChatAnswer, Diagnosis] | None]:

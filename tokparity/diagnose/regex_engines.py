@@ -15,6 +15,9 @@ zoo only ``\\s`` is written with a class escape whose members differ):
   module's less what Unicode 17 and later assigned).
 * JavaScript in a current runtime (``javascript``): ECMAScript's ``\\s`` with the runtime's own,
   newer Unicode tables for every other class.
+* An engine without look-around (``no-lookaround``: Rust's ``regex`` crate; ``re2-no-lookaround``:
+  RE2 and Go, with their ASCII ``\\s``): a port leaves out each alternative that holds one, such as
+  ``\\s+(?!\\S)``.
 
 ``EngineSplitter`` runs a list of regexes (ECMAScript-like syntax, as llama.cpp and
 tokenizer.json write them) through Python's ``regex`` module with ``\\s`` rewritten to the

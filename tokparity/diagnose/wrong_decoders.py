@@ -251,12 +251,27 @@ def added_texts(vocab) -> list[str]:
     return _ADDED.get(vocab, "added", lambda: [vocab.tokens[k] for k in range(vocab.size) if vocab.type_of(k) in added])
 
 
+_TAG_STARTS: PerObject[tuple[frozenset[str], int]] = PerObject(size=4)  # (vocabulary) -> tag starts, longest
+
+
+def _tag_starts(vocab) -> tuple[frozenset[str], int]:
+    """Every proper start of an added token's text that may become a tag (``<``, ``</thi``), and the
+    longest one's length. A token of whitespace is no tag: a streamer holds back none of it."""
+    def made() -> tuple[frozenset[str], int]:
+        tags = [t for t in added_texts(vocab) if len(t) > 1 and not t.isspace()]
+        starts = frozenset(t[:k] for t in tags for k in range(1, len(t)))
+        return starts, max(map(len, starts), default=0)
+    return _TAG_STARTS.get(vocab, "tag starts", made)
+
+
 def tag_start_held(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream less its end where that end begins an added token's text (``<``, ``</thi``
     of ``</think>``): a streamer that holds back what may become a tag, and never sends it."""
+    starts, longest = _tag_starts(ref.vocab)
+    if not starts:
+        return []
     text = "".join(right_deltas(ref, ids, prompt, asked))
-    tags = [t for t in added_texts(ref.vocab) if len(t) > 1]
-    held = max((k for k in range(1, len(text) + 1) for t in tags if len(t) > k and text.endswith(t[:k])), default=0)
+    held = next((k for k in range(min(longest, len(text)), 0, -1) if text[-k:] in starts), 0)
     return [text[:-held]] if held else []
 
 
@@ -403,8 +418,13 @@ def prefix_kept(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSet
     """The decoded text with the space its first token begins with kept (one, or all of its leading
     spaces): a decoder that never strips the space the tokenizer put before the text."""
     text = decoded(ref, ids, asked)
-    first = next((b for b in bytes_of(ref, ids, asked) if b), b"")
-    spaces = len(first) - len(first.lstrip(b" "))
+    first = next(((i, b) for i, b in zip(ids, bytes_of(ref, ids, asked)) if b), None)
+    tokens = ref.vocab.tokens
+    # (the space a tokenizer puts before the text is a SentencePiece ``▁``: a WordPiece decoder's
+    # space before a piece, or a byte-level ``Ġ`` that no decoder strips, is not it)
+    if first is None or not (0 <= first[0] < len(tokens) and tokens[first[0]].startswith("\u2581")):
+        return []
+    spaces = len(first[1]) - len(first[1].lstrip(b" "))
     if not spaces or text.startswith(" "):
         return []
     return [" " + text, " " * spaces + text]  # (each form in its place: the verdict counts a form by its place)

@@ -87,10 +87,11 @@ def around_span(data: bytes, span: tuple[int, int], context: int = 8) -> str:
     '\u2000\u2001\u2002\u2003'
     """
     start, end = max(0, span[0] - context), min(len(data), span[1] + context)
-    while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
-        start -= 1
-    while end < len(data) and 0x80 <= data[end] < 0xC0:
-        end += 1
+    for _ in range(3):  # (a character has at most 3 continuation bytes; bytes not UTF-8 may have more)
+        if 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
+            start -= 1
+        if end < len(data) and 0x80 <= data[end] < 0xC0:
+            end += 1
     return data[start:end].decode("utf-8", "replace")
 
 

@@ -180,11 +180,11 @@ def conversation_line(text: str, each: int = 24) -> str:
             shown = "null" if content is None else f"{len(content)} parts" if isinstance(content, list) else "?"
         calls = m.get("tool_calls") if isinstance(m, dict) else None
         said.append(f"{m.get('role', '?') if isinstance(m, dict) else '?'} {shown}"
-                    + (f" + {len(calls)} tool calls" if isinstance(calls, list) and calls else ""))
+                    + (f" + {plural(len(calls), 'tool call')}" if isinstance(calls, list) and calls else ""))
     if tools:
         said.append(f"{len(tools)} tool{'s' if len(tools) > 1 else ''}")
     said += [k for k, v in options.items() if v is True] if isinstance(options, dict) else []
-    return " · ".join(said)
+    return " · ".join(said) or text[:80]
 
 
 @dataclass

@@ -168,13 +168,15 @@ def cause_line(w: Writeup) -> str:
     """A run's root cause in one line of plain text: ``model.x reproduces 3 of 3 mismatches …``."""
     if w.only_ties:
         return f"{plural(len(w.ties), 'tie')} of equal score ({TIE}), not failures"
-    if w.known and w.mismatches and all(m.known for m in w.mismatches):
-        return (f"{plural(len(w.mismatches), 'mismatch')}, each a reviewed known divergence "
+    s = w.summary
+    if w.known and s.mismatches and not s.unexplained and not s.ties:
+        return (f"{plural(s.mismatches, 'mismatch')}, each a reviewed known divergence "
                 f"({', '.join(k for k, _ in w.known)}): nothing to fix")
     if not w.cause:
         return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
     ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""
-    return f"{w.cause} {w.proof}{ties}{known_parts(w.cause, w.mismatches)}"
+    whole = len(w.mismatches) == w.summary.mismatches  # (a fuzz run or a journal lists some rows only)
+    return f"{w.cause} {w.proof}{ties}{known_parts(w.cause, w.mismatches if whole else ())}"
 
 
 def known_parts(cause: str, mismatches: Sequence[Mismatch]) -> str:

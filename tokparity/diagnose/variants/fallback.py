@@ -39,7 +39,6 @@ def _drop_unknown(c: Candidate) -> Candidate | None:
     return c.replace(drop_ids=c.drop_ids | {unk})
 
 
-
 def _unk_runs(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, (LlamaUgm, SentencePiecePipeline)):
