@@ -35,8 +35,6 @@ def shipped() -> Services:
     ("qwen3", "encode", ["edge", "seams"], ENCODE, {
         "re2-no-lookahead": ("pretokenizer.regex-engine", 45),  # \s+(?!\S) left out, as RE2 cannot compile it
         "re2-ascii-space": ("pretokenizer.regex-engine", 35)}),  # Go's ASCII \s
-    ("lenml-llama2", "encode", ["edge", "seams"], ENCODE, {
-        "fallback-dropped": ("bytes.fallback", 1400)}),  # a piece outside the vocabulary dropped, not its bytes
     ("lenml-llama2", "stream", ["ids", "edge"], DECODE, {
         "per-token": ("decode.ids-alone", 300)}),  # each id decoded alone, through the whole decoder chain
     ("qwen3", "stream", ["ids", "edge"], DECODE, {
@@ -44,7 +42,7 @@ def shipped() -> Services:
     ("deepseek-v3", "chat", ["chats", CHATS], CHAT, {
         "tool-content-empty": ("chat.null-content-as-empty", 2),  # content "" for tool calls alone
         "drop-null-content": ("chat.null-content-dropped", 2)}),  # `if content is None: continue`
-], ids=["encode", "encode-dropped", "stream-alone", "stream-resent", "chat"])
+], ids=["encode", "stream-alone", "stream-resent", "chat"])
 def test_blind_engines_of_the_third_round_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
     assert_named_beside_their_twin(model, op, corpora, engine, bugs)

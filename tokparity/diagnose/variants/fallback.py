@@ -28,14 +28,12 @@ def _byte_fallback(c: Candidate) -> Candidate | None:
 
 
 def _drop_unknown(c: Candidate) -> Candidate | None:
-    """Characters outside the vocabulary dropped: neither <unk> nor byte pieces. A pipeline with
-    byte fallback turns it off first, so that such a character is an <unk> to drop."""
+    """Characters outside the vocabulary dropped: neither <unk> nor byte pieces. (With byte fallback
+    on, a search composes it with ``bytes.fallback``: turning both at once here made it coincide with
+    engines that cut or collapse their input.)"""
     unk = unk_id_of(c.pipeline)
     if unk is None or unk in c.drop_ids:
         return None
-    p = c.pipeline
-    if isinstance(p, (LlamaSpm, LlamaUgm, SentencePiecePipeline, HfBpe)) and p.byte_fallback:
-        c = with_pipeline(c, fork(p, byte_fallback=False))
     return c.replace(drop_ids=c.drop_ids | {unk})
 
 
