@@ -110,8 +110,8 @@ def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked
         return []
     answers = []
     for start in dict.fromkeys((0, prompt)):
-        head = len(decoded(ref, ids[start:prompt], asked))
-        texts = [decoded(ref, ids[start:end], asked) for end in range(prompt + 1, len(ids) + 1)]
+        head_text, *texts = step_texts(ref, ids, start, prompt, asked)
+        head = len(head_text)
         for follow in (True, False):
             offset, out = head, []
             for text in texts:
@@ -129,13 +129,24 @@ def text_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSet
         return []
     answers = []
     for start in dict.fromkeys((0, prompt)):
-        last, out = decoded(ref, ids[start:prompt], asked), []
-        for end in range(prompt + 1, len(ids) + 1):
-            text = decoded(ref, ids[start:end], asked)
+        last, *texts = step_texts(ref, ids, start, prompt, asked)
+        out = []
+        for text in texts:
             out.append(text[len(last):] if text.startswith(last) else text)
             last = text
         answers.append("".join(out))
     return answers
+
+
+_STEPS: PerObject[tuple[str, ...]] = PerObject(size=16)  # (reference; ids, start, prompt, asked) -> texts
+
+
+def step_texts(ref: RefTokenizer, ids: list[int], start: int, prompt: int, asked: DecodeSettings) -> tuple[str, ...]:
+    """The decoder's text of ``ids[start:end]`` for the prompt's end, then for each end after it: what
+    a streamer that decodes everything so far at each step sees. Two stream variants read the same
+    texts of one case, and each costs a decode per id: the last few are kept."""
+    return _STEPS.get(ref, (tuple(ids), start, prompt, asked),
+                      lambda: tuple(decoded(ref, ids[start:end], asked) for end in range(prompt, len(ids) + 1)))
 
 
 def _may_split_or_shrink(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> bool:
