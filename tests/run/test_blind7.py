@@ -64,3 +64,19 @@ def test_a_decoder_that_keeps_the_dummy_prefix_is_named_on_a_derived_file(zoo):
     verdict = runs["x"].root_cause
     assert verdict is not None and verdict.cause == "decode.prefix-kept" and verdict.proven, verdict
     assert verdict.keeps == verdict.agreements > 0, verdict
+
+
+def test_an_encoder_without_byte_fallback_is_proven_on_a_derived_file(zoo):
+    """A unigram encoder that ignores byte_fallback, on spm-unigram-byte-fallback's tokenizer.json
+    (derived from its .model), judged by ``tokenizers`` on that file. Encode's causes are reproduced
+    on the .model's reference; an agreement checks the verdict only where that reference gives the
+    derived file's ids. Before, the conversion's own differences broke 23 agreements."""
+    zoo("spm-unigram-byte-fallback")
+    results = run_compare(["spm-unigram-byte-fallback"], ["edge", "seams"],
+                          ["hf", f"x={ENCODE} --bug unigram-unk", f"twin={ENCODE}"],
+                          CompareOptions(oracle="hf", services=shipped()))
+    runs = {r.backend: r for r in results.runs}
+    assert runs["twin"].mismatches == 0 and runs["twin"].cases > 0
+    verdict = runs["x"].root_cause
+    assert verdict is not None and verdict.cause == "bytes.fallback" and verdict.proven, verdict
+    assert verdict.keeps == verdict.agreements > 600, verdict

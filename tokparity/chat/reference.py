@@ -38,7 +38,9 @@ class ChatWay:
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
-    strip_content: bool = False  # each message's string content stripped of surrounding whitespace first
+    # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
+    # "user": a chat box that trims what the user typed), separated by spaces
+    strip_content: str = ""
     drop_system: bool = False  # system messages taken out of the conversation first
     system_default: str | None = None  # a system message with this content put first where there is none
     drop_empty: bool = False  # messages with no content (and no tool calls) taken out first
@@ -51,6 +53,13 @@ class ChatWay:
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
+    # a list of parts made the text of one of its text parts ("first", "last"; "" where it has
+    # none), whatever the template reads: a server that flattens a content as ``content[0].text``
+    one_part: str | None = None
+    options_as_strings: bool = False  # each option that is true or false sent as "true" or "false"
+    # each tool as a server's model of an OpenAI tool dumps it: its fields the request left unset
+    # written as null ("strict" in each function; with "defer", "defer_loading" in each tool too)
+    tool_nulls: str | None = None
     # a list of parts made one string as a language writes a list: "javascript" (String(list):
     # "[object Object]" a part), "json" (JSON.stringify), "python" (str(list))
     stringify_parts: str | None = None
@@ -225,6 +234,22 @@ def _joined(content: list, joiner: str) -> str:
     return joiner.join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
 
 
+def _one_part(content: list, which: str) -> str:
+    """The text of a list's first or last text part ("" where it has none)."""
+    texts = [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return (texts[0] if which == "first" else texts[-1]) if texts else ""
+
+
+def _tool_dumped(tool: dict, nulls: str) -> dict:
+    """A tool as a server's model of an OpenAI tool dumps it: the fields it left unset as null."""
+    if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
+        return tool
+    function = tool["function"]
+    dumped = {"name": function.get("name"), "description": function.get("description"),
+              "parameters": function.get("parameters"), "strict": function.get("strict")} | function
+    return tool | {"function": dumped} | ({"defer_loading": tool.get("defer_loading")} if nulls == "defer" else {})
+
+
 def _as_string(content: list, language: str) -> str:
     """A list of parts as a language writes a list it is given where it wants a string."""
     if language == "javascript":
@@ -308,6 +333,9 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.stringify_parts is not None:
         messages = [m | {"content": _as_string(m["content"], way.stringify_parts)}
                     if isinstance(m.get("content"), list) else m for m in messages]
+    if way.one_part is not None:
+        messages = [m | {"content": _one_part(m["content"], way.one_part)} if isinstance(m.get("content"), list) else m
+                    for m in messages]
     if way.join_parts is not None and not reads_parts:
         messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
@@ -315,7 +343,9 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.fold_system is not None and (way.fold_always or not reads_system):
         messages = _folded(messages, way.fold_system)
     if way.strip_content:
-        messages = [m | {"content": m["content"].strip()} if isinstance(m.get("content"), str) else m
+        roles = way.strip_content.split()
+        messages = [m | {"content": m["content"].strip()}
+                    if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
@@ -323,8 +353,14 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
         messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]
     tools = conversation.tools if way.tools else None
+    if way.tool_nulls is not None and tools:
+        tools = [_tool_dumped(t, way.tool_nulls) for t in tools]
+    options = conversation.options
+    if way.options_as_strings:
+        options = {k: ("true" if v else "false") if isinstance(v, bool) and k not in OWN_OPTIONS else v
+                   for k, v in options.items()}
     if way.sort_keys:
         messages, tools = _keys_sorted(messages), _keys_sorted(tools)
-    if messages is conversation.messages and tools is conversation.tools:
+    if messages is conversation.messages and tools is conversation.tools and options is conversation.options:
         return conversation
-    return dataclasses.replace(conversation, messages=messages, tools=tools)
+    return dataclasses.replace(conversation, messages=messages, tools=tools, options=options)

@@ -58,8 +58,8 @@ def _declared(name: str, entry: dict) -> list[ChatVariant]:
     """A cause's ways: its changes, then each of its other forms (a joiner of two turns: a blank
     line, a newline…). A cause whose value is read off the backend's prompt alone has none."""
     forms = ([entry["changes"]] if entry["changes"] else []) + list(entry.get("forms", []))
-    return [ChatVariant(name, entry["does"], tuple(form.items()), entry["fix"], entry.get("library", ""),
-                        entry.get("others_than", "")) for form in forms]
+    return [ChatVariant(name, form.get("does", entry["does"]), tuple((k, v) for k, v in form.items() if k != "does"),
+                        entry["fix"], entry.get("library", ""), entry.get("others_than", "")) for form in forms]
 
 
 # Each way is declared once, in causes.toml (its words and the ChatWay fields it changes), in the
@@ -161,7 +161,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return _timed_out(e)
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
-    does = {v.name: v.does for v in ways}
+    said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
@@ -178,6 +178,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 names = tuple(v.name for v in variants)
                 if got.raised and _same_refusal(str(e), got.raised) and names not in found:
                     found.append(names)
+                    said[names] = {v.name: v.does for v in variants}
                 continue
             except NotImplementedError:  # (a way not taken here)
                 continue
@@ -208,9 +209,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                         break
             how = encoded[text]
             if how is not None and (names := tuple(v.name for v in variants + how)) not in found:
-                found.append(names)  # (two forms of one cause: one set)
+                found.append(names)  # (two forms of one cause: one set, said in the words of the first found)
+                said[names] = {v.name: v.does for v in variants + how}
         if found:
-            return _named(sorted(found, key=len), "ids" if got.ids is not None else "text", does)
+            ranked = sorted(found, key=len)
+            return _named(ranked, "ids" if got.ids is not None else "text", said[ranked[0]])
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import wrong_bytes
+from tokparity.diagnose import wrong_bytes, wrong_edits
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.diagnose.verdict import proven
@@ -71,6 +71,8 @@ VARIANTS = (
     DecodeVariant("stream.held-to-end", wrong.held_to_the_end),
     DecodeVariant("stream.lagged", wrong.lagged),
     DecodeVariant("stream.deltas-lstripped", wrong.deltas_lstripped),
+    DecodeVariant("stream.blank-deltas-dropped", wrong_edits.blank_deltas_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
     DecodeVariant("stream.last-step-dropped", wrong.last_step_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),
@@ -84,7 +86,9 @@ VARIANTS = (
     DecodeVariant("decode.cleanup", wrong.cleanup),
     DecodeVariant("decode.unfinished-end-dropped", wrong.unfinished_end_dropped),
     DecodeVariant("decode.lstrip", wrong.lstrip, twin=wrong.joined_all),
+    DecodeVariant("decode.text-lstripped", wrong_edits.text_lstripped, twin=wrong.decoded_right),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
+    DecodeVariant("decode.first-token-marks-dropped", wrong_edits.first_token_marks_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.ids-alone", wrong.each_alone),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
@@ -93,6 +97,7 @@ VARIANTS = (
     DecodeVariant("decode.byte-tokens-raw", wrong_bytes.byte_tokens_raw, twin=wrong.decoded_right),
     DecodeVariant("decode.token-text-when-invalid", wrong_bytes.token_text_when_invalid),
     DecodeVariant("decode.glyphs-not-mapped", wrong_bytes.glyphs_not_mapped, twin=wrong.decoded_right),
+    DecodeVariant("decode.byte-level-decoder", wrong_bytes.byte_level_decoder, twin=wrong.decoded_right),
     DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
@@ -103,6 +108,8 @@ VARIANTS = (
     DecodeVariant("pieces.text-not-bytes", wrong.text_not_bytes),
     DecodeVariant("pieces.specials-left-out", wrong.specials_left_out),
     DecodeVariant("pieces.space-before-space", wrong.space_before_space),
+    DecodeVariant("pieces.first-mark-only", wrong_bytes.first_mark_only_pieces),
+    DecodeVariant("pieces.unknown-as-decoded", wrong_bytes.unknown_as_decoded),
     DecodeVariant("pieces.byte-tokens-raw", wrong_bytes.byte_tokens_raw_pieces),
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),

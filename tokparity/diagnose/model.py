@@ -86,16 +86,23 @@ class ModelDiagnosis:
     else one is made from ``vocab`` (or the model's file) on first use. ``decoder_file``: the file
     of the library that judges the decoding ops, where it is another of the model's files (a
     tokenizer.json beside the GGUF): their causes are reproduced by the reference of that file,
-    which decodes as that library does (llama.cpp cleans up spaces, tokenizers does not)."""
+    which decodes as that library does (llama.cpp cleans up spaces, tokenizers does not).
+    ``encoder_file``: likewise the file of the library that judges encode (``--oracle hf`` reads the
+    tokenizer.json tokparity derives from a ``.model``). Encode's causes are still reproduced on the
+    model's own file, whose reference has every variant; an agreement checks a verdict only where
+    the two files' references give the same ids (elsewhere the difference is the conversion's)."""
 
     def __init__(self, model_name: str, model_file: str, options: Settings, reference: Any = None,
-                 vocab: Vocab | None = None, decoder_file: str | None = None, model: Any = None):
+                 vocab: Vocab | None = None, decoder_file: str | None = None, model: Any = None,
+                 encoder_file: str | None = None):
         self.model_name, self.model_file, self.options = model_name, model_file, options
         self.model = model  # the model's ModelFiles, where the releases of --try-release run (made on first use)
         self._releases: dict[str, Any] | None = None
         self.reference, self._vocab = reference, vocab
         self.decoder_file = decoder_file if decoder_file != model_file else None
         self._decoding_reference: Any = None
+        self._encoding_reference: Any = None
+        self.encoder_file = encoder_file if encoder_file != model_file else None
         self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
         # Each judgement's diagnosis so far, by position: the search's, then the run's where a
         # verdict gave it its part (a second pass starts from there). Never a judgement's copy.
@@ -149,7 +156,7 @@ class ModelDiagnosis:
             except Exception:  # pragma: no cover - each is closed whatever the one before did
                 pass
         self._diagnosers.clear()
-        self.reference = self._decoding_reference = self.chat_reference = None
+        self.reference = self._decoding_reference = self._encoding_reference = self.chat_reference = None
         self.seconds += time.perf_counter() - started
 
     def decoding_reference(self) -> Any:
@@ -292,6 +299,8 @@ class ModelDiagnosis:
             if diagnoser is None:
                 continue
             cases = list(self._cases(corpora, not_agreeing[(name, op)])) if corpora is not None else []
+            if self.encoder_file is not None:
+                cases = [(label, text) for label, text in cases if self._same_in_both_files(text, base_of)]
             label_of: dict[str, str] = {}
             for label, text in cases:  # (a text in two corpora: named by its first case)
                 label_of.setdefault(text, label)
@@ -316,6 +325,22 @@ class ModelDiagnosis:
         if diagnoser is not None:
             diagnoser.forget()
         self.seconds += time.perf_counter() - started
+
+    def _same_in_both_files(self, text: str, base_of: dict[str, list[int] | None]) -> bool:
+        """Whether the model file's reference gives ``text`` the ids the encode oracle's file gives
+        (``base_of``: the model file's, shared with the verdict)."""
+        from tokparity.reference import RefTokenizer
+
+        if self._encoding_reference is None:
+            self._encoding_reference = RefTokenizer(load_vocab(cast(str, self.encoder_file)))
+        options, diagnoser = self.options, cast(Diagnoser, self.diagnoser())
+        if text not in base_of:
+            base_of[text] = diagnoser.encode_remembered((), text)
+        try:
+            theirs = self._encoding_reference.encode(text, options.add_special, options.parse_special)
+        except Exception:  # (the oracle's file's reference fails here: this text tells nothing)
+            return False
+        return base_of[text] == theirs
 
     def _prefer_causes(self, judgements: Sequence[Judgement]) -> None:
         """A decoding op's mismatches that several variants reproduce: each engine's, per op, named

@@ -21,7 +21,16 @@ from dataclasses import replace
 from itertools import combinations
 
 from tokparity.diagnose.search import Diagnoser, join
-from tokparity.diagnose.variants import CONTRACTION_FORMS, FAILURES, SPLIT_EDIT, cause_of, combinable
+from tokparity.diagnose.variants import (
+    CONTRACTION_FORMS,
+    EDIT,
+    FAILURES,
+    SPLIT_EDIT,
+    TextEdit,
+    cause_of,
+    combinable,
+    parse_edit,
+)
 from tokparity.records import BREAKS_LISTED, TIE, Diagnosis, Judgement, RootCause
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
@@ -69,9 +78,18 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
 
 def _combined(keys: Iterable[str]) -> tuple[str, ...]:
     """The keys in order, less any an earlier one cannot be combined with (two split regexes at
-    once mean nothing: ``variants.combinable``)."""
+    once mean nothing: ``variants.combinable``). Learnt edits of the text are one edit: the first's
+    place holds them all, where they read no character two ways."""
+    keys = list(dict.fromkeys(keys))
+    edits = [k for k in keys if k.startswith(EDIT)]
+    if len(edits) > 1:
+        joined: TextEdit | None = parse_edit(edits[0])
+        for k in edits[1:]:
+            joined = joined.joined(parse_edit(k)) if joined is not None else None
+        if joined is not None:
+            keys = [joined.key() if k == edits[0] else k for k in keys if k not in edits[1:]]
     out: list[str] = []
-    for k in dict.fromkeys(keys):
+    for k in keys:
         if all(combinable(k, other) for other in out):
             out.append(k)
     return tuple(out)

@@ -157,3 +157,41 @@ def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, as
     mapped = [bytes(table[c] for c in vocab.tokens[i]) if 0 <= i < vocab.size and vocab.type_of(i) in added
               and all(c in table for c in vocab.tokens[i]) else b for i, b in zip(ids, right)]
     return [mapped] if mapped != right else []
+
+
+def byte_level_decoder(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A byte-level (GPT-2) decoder on a vocabulary that is not byte-level: a token whose characters
+    are all in the byte-level alphabet is read as those bytes, any other written as it is, its
+    ``▁`` kept (tokenizers' ``decoders.ByteLevel`` put in place of the model's own decoder)."""
+    tokens = ref.vocab.tokens
+    if "\u0120" in "".join(tokens[:1000]):  # (a byte-level vocabulary: its own decoder is this one)
+        return []
+    table = gpt2_unicode_to_byte()
+    out = []
+    for i, b in zip(ids, bytes_of(ref, ids, asked)):
+        if not b or not 0 <= i < len(tokens):
+            continue
+        text = tokens[i] if ref.vocab.type_of(i) != TokenType.CONTROL else b.decode("utf-8", "replace")
+        if ref.vocab.type_of(i) == TokenType.USER_DEFINED:  # (spelt with ▁ in the file, as the decoder reads it)
+            text = text.replace(" ", "\u2581")
+        out.append(bytes(table[ch] for ch in text) if all(ch in table for ch in text) else text.encode())
+    return [b"".join(out).decode("utf-8", "replace")]
+
+
+def first_mark_only_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each piece with only its first ``▁`` turned into a space, the others left as they are."""
+    right, tokens = ref.piece_bytes(ids), ref.vocab.tokens
+    out = [tokens[i].replace("\u2581", " ", 1).encode() if 0 <= i < len(tokens) and tokens[i].count("\u2581") > 1
+           and b.count(b" ") == tokens[i].count("\u2581") else b for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
+def unknown_as_decoded(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The unknown token's piece as SentencePiece decodes it (its ``unk_surface``, `` ⁇ ``), not as
+    its text (``<unk>``)."""
+    unk = ref.vocab.special_ids.get("unk")
+    if unk is None or unk not in ids:
+        return []
+    right = ref.piece_bytes(ids)
+    return [[" \u2047 ".encode() if i == unk else b for i, b in zip(ids, right)],
+            ["\u2047".encode() if i == unk else b for i, b in zip(ids, right)]]

@@ -12,6 +12,8 @@ proven only by a variant that gives the engine's answer.
     ...           token_types=[T.CONTROL, *[T.NORMAL] * 6, T.UNKNOWN])
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 1, 2])
     "ids missing at the end: the engine gives 3 of the reference's 5 ids, for 6 of 12 bytes; ' world' has none"
+    >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 3, 4])
+    "text missing at the end: the engine's 3 ids spell 6 of the text's 12 bytes; ' world' has none"
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [1, 2, 5, 6])
     "special token '<s>' left out at the start"
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 3, 4, 5, 6])
@@ -177,9 +179,12 @@ def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
         return _cut_otherwise(vocab, text, a, b, ab)
     unk_b = [i for i in b if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.UNKNOWN]
     p, gone, put = _change(ab, bb)
-    if p == len(bb):
+    if p == len(bb) and a[:len(b)] == b:
         return (f"ids missing at the end: the engine gives {len(b)} of the reference's {len(a)} ids, for {len(bb)} "
                 f"of {len(ab)} bytes; {_quote(ab[p:])} has none")
+    if p == len(bb):  # (its last id spells less than the reference's there: "  " read as " ")
+        return (f"text missing at the end: the engine's {len(b)} ids spell {len(bb)} of the text's {len(ab)} bytes; "
+                f"{_quote(ab[p:])} has none")
     if p == len(ab):
         return f"ids added at the end: {_quote(bb[p:])} after the text's {len(ab)} bytes"
     at = _at(text, ab, p)

@@ -160,7 +160,12 @@ def _details() -> dict[str, str]:
 
 
 def variant_detail(key: str) -> str:
-    """What the variant ``key`` does: its own words, or its cause's where it has none (decoding)."""
+    """What the variant ``key`` does: its own words (a learnt edit of the text: the edit), or its
+    cause's where it has none (decoding)."""
+    from tokparity.diagnose.variants.text_edit import PREFIX, parse
+
+    if key.startswith(PREFIX):
+        return parse(key).said()
     return _details().get(key) or str(cause_info(key.partition(":")[0]).get("does", ""))
 
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
 from tokparity.diagnose.search import join
-from tokparity.diagnose.variants import cause_of
+from tokparity.diagnose.variants import EDIT, cause_of, parse_edit
 from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict
 from tokparity.run.known import KnownList
 
@@ -112,7 +112,7 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
             return d
         part = d.verdict_parts[0]
         return replace(d, cause=_names(part), variants=part, decides_class=True, evidence=(
-            f"the run's root cause reproduces these ids exactly ({', '.join(part)}), and so does another choice "
+            f"the run's root cause reproduces these ids exactly ({_shown(part)}), and so does another choice "
             f"among merges of equal priority: the engine's proven deviation, not a tie; {d.evidence}"))
     for part in d.verdict_parts:
         if len(part) > len(d.variants) and not root.proven:
@@ -120,11 +120,16 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
         names = _names(part)
         if j.cls == "crash":  # (a failure: no ids to reproduce, and the class stays a crash)
             return replace(d, cause=names, variants=part, evidence=(
-                f"the run's root cause ({', '.join(part)}) fails on this text too, as the engine did; {d.evidence}"))
+                f"the run's root cause ({_shown(part)}) fails on this text too, as the engine did; {d.evidence}"))
         if fits(j.cls, names) or stage_of_cause(names) == stage_of_cause(d.cause):
             return replace(d, cause=names, variants=part, decides_class=True, evidence=(
-                f"the run's root cause reproduces these ids exactly ({', '.join(part)}); {d.evidence}"))
+                f"the run's root cause reproduces these ids exactly ({_shown(part)}); {d.evidence}"))
     return d
+
+
+def _shown(part: tuple[str, ...]) -> str:
+    """The variants' keys as a reader reads them: a learnt edit of the text said in words."""
+    return ", ".join(parse_edit(k).said() if k.startswith(EDIT) else k for k in part)
 
 
 def _names(part: tuple[str, ...]) -> str:

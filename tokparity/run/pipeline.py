@@ -77,8 +77,10 @@ def diagnosis_of(tally: Tally, reference: Any = None, vocab: Any = None, chat_re
     """The diagnose step of the model ``tally`` counts: ``reference``, ``vocab`` and
     ``chat_reference`` where the judge has them loaded already, else made on first use."""
     model = tally.model
+    oracle = next((n for n in tally.chain if n != "golden"), None)
     diagnosis = ModelDiagnosis(model.name, str(model.primary[1]), tally.options, reference, vocab,
-                               decoder_file(model, tally.decoder or None), model=model)
+                               decoder_file(model, tally.decoder or None), model=model,
+                               encoder_file=decoder_file(model, oracle))
     diagnosis.chat_reference = chat_reference
     return diagnosis
 

@@ -27,7 +27,7 @@ FAILURES = frozenset({"model.prototype-lookup"})
 # Keys of the variants made for one case, from its tokens or its text: two of one cause are two
 # tokens (or two contraction forms) of the case, each its own.
 CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
-PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", *CONTRACTION_FORMS)
+PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"

@@ -1,0 +1,55 @@
+"""Wrong decoders whose text is right until a last edit of it: the decoded text's leading
+whitespace stripped, a stream's blank deltas never sent, a delta dropped because the text sent so
+far already holds it. Each takes ``(reference, ids, prompt, asked)`` as those of
+``tokparity.diagnose.wrong_decoders`` do, and is listed in ``tokparity.diagnose.decoding``'s
+``VARIANTS``.
+"""
+
+from __future__ import annotations
+
+from tokparity.diagnose.wrong_decoders import bytes_of, decoded, right_deltas
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import DecodeSettings
+
+
+def text_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The decoded text with its leading spaces taken off, or all its leading whitespace (a
+    completion's ``trim_start()``)."""
+    text = decoded(ref, ids, asked)
+    return [text.lstrip(" "), text.lstrip()]
+
+
+def blank_deltas_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream with every delta of whitespace only never sent (``if not content.strip():
+    continue``)."""
+    return ["".join(d for d in right_deltas(ref, ids, prompt, asked) if d.strip())]
+
+
+def repeated_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream merged into a buffer that drops a delta the text sent so far already ends
+    with, or starts with: a client's guard against a chunk sent twice (``hel``, ``l``, ``o`` loses
+    the second ``l``)."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    out = []
+    for held in (str.endswith, str.startswith):
+        text = ""
+        for d in deltas:
+            if not (d and text and held(text, d)):
+                text += d
+        out.append(text)
+    return out
+
+
+def first_token_marks_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Every ``▁`` inside the first token dropped (its leading one still the space the tokenizer
+    put before the text): a Metaspace decoder that meant to drop one mark of the first token and
+    dropped them all (``▁in▁the``, ``▁house`` reads ``inthe house``)."""
+    tokens = ref.vocab.tokens
+    first = next((k for k, b in enumerate(bytes_of(ref, ids, asked)) if b), None)
+    if first is None or not 0 <= ids[first] < len(tokens) or "\u2581" not in tokens[ids[first]][1:]:
+        return []
+    head, text = decoded(ref, ids[:first + 1], asked), decoded(ref, ids, asked)
+    # (the leading mark's space, where the decoder keeps it: the others are the inner marks')
+    kept = tokens[ids[first]].startswith("\u2581") and head.count(" ") == tokens[ids[first]].count("\u2581")
+    wrong = head[:1] + head[1:].replace(" ", "") if kept else head.replace(" ", "")
+    return [wrong + text[len(head):]] if text.startswith(head) and wrong != head else []
