@@ -66,7 +66,8 @@ def _declared(name: str, entry: dict) -> list[ChatVariant]:
 # order the search tries them.
 CHAT_CAUSES = of_stage("chat")
 VARIANTS = tuple(v for name, entry in CHAT_CAUSES.items() for v in _declared(name, entry))
-BY_NAME = {v.name: v for v in VARIANTS} | {name: ChatVariant(name, entry["does"], (), entry["fix"])
+# (a cause by its first way: its forms may say narrower words, each its own)
+BY_NAME = {v.name: v for v in reversed(VARIANTS)} | {name: ChatVariant(name, entry["does"], (), entry["fix"])
                                              for name, entry in CHAT_CAUSES.items() if not entry["changes"]}
 ORDER = {name: k for k, name in enumerate(CHAT_CAUSES)}
 # The causes whose value is read off the backend's prompt (the text of the system message it adds,

@@ -332,7 +332,12 @@ class ModelDiagnosis:
         from tokparity.reference import RefTokenizer
 
         if self._encoding_reference is None:
-            self._encoding_reference = RefTokenizer(load_vocab(cast(str, self.encoder_file)))
+            try:
+                self._encoding_reference = RefTokenizer(load_vocab(cast(str, self.encoder_file)))
+            except TokparityError as e:  # (every agreement checks the verdict, as on the model's own file)
+                self.options.say(f"{self.model_name}: the encode oracle's file is not read for the verdict: {e}")
+                self.encoder_file = None
+                return True
         options, diagnoser = self.options, cast(Diagnoser, self.diagnoser())
         if text not in base_of:
             base_of[text] = diagnoser.encode_remembered((), text)

@@ -362,8 +362,9 @@ class Diagnoser:
             chosen = min(hits, key=lambda k: (not self._fits(k, symptom), -credit[k],
                                               self.breadth(k) if len(hits) > 1 else 0))
             return self._found(chosen, text, memo, alternatives=hits)
-        # An edit of the text no named cause gives, learnt from this case: tried only where no
-        # named cause reproduced the ids alone, so a catalogue's name comes first.
+        # An edit of the text no named cause gives, learnt from this case. It is tried only where no
+        # named cause reproduced the ids alone, so a catalogue's single name comes first; it comes
+        # before two named causes composed, which the edit, exact and narrow, is likelier than.
         edit = edit_of(self.vocab, oracle, target)
         if edit is not None:
             key = edit.key()

@@ -68,6 +68,13 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
         tied = sorted((keys for keys, n in ranked if n == last), key=len)[:TIES_WEIGHED]
         top += sorted(tied, key=breadth)[:CANDIDATES - len(top)]
     top += _token_families(counts)
+    # Every learnt edit of the text that two cases showed, as one: an engine that reads a tab as a
+    # space on one text and squeezes spaces on another does both everywhere.
+    edits: Counter[str] = Counter()
+    for keys, n in counts.items():
+        edits.update({k: n for k in keys if k.startswith(EDIT)})
+    if len(edits) > 1:
+        top.append(_combined(k for k, n in edits.items() if n > 1) or _combined(edits))
     union = _combined(k for keys in top for k in keys)
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
@@ -86,8 +93,8 @@ def _combined(keys: Iterable[str]) -> tuple[str, ...]:
         joined: TextEdit | None = parse_edit(edits[0])
         for k in edits[1:]:
             joined = joined.joined(parse_edit(k)) if joined is not None else None
-        if joined is not None:
-            keys = [joined.key() if k == edits[0] else k for k in keys if k not in edits[1:]]
+        # (edits that read a character two ways: the first kept, as a set of one edit)
+        keys = [joined.key() if joined is not None and k == edits[0] else k for k in keys if k not in edits[1:]]
     out: list[str] = []
     for k in keys:
         if all(combinable(k, other) for other in out):

@@ -164,7 +164,9 @@ def byte_level_decoder(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     are all in the byte-level alphabet is read as those bytes, any other written as it is, its
     ``▁`` kept (tokenizers' ``decoders.ByteLevel`` put in place of the model's own decoder)."""
     tokens = ref.vocab.tokens
-    if "\u0120" in "".join(tokens[:1000]):  # (a byte-level vocabulary: its own decoder is this one)
+    # (a vocabulary that spells a space ▁, as SentencePiece does: a byte-level one decodes so itself,
+    # and a WordPiece one has no ▁ to keep)
+    if ref.vocab.algorithm not in ("spm", "ugm", "bpe") or "\u2581" not in "".join(tokens[:2000]):
         return []
     table = gpt2_unicode_to_byte()
     out = []

@@ -13,7 +13,7 @@ proven only by a variant that gives the engine's answer.
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 1, 2])
     "ids missing at the end: the engine gives 3 of the reference's 5 ids, for 6 of 12 bytes; ' world' has none"
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 3, 4])
-    "text missing at the end: the engine's 3 ids spell 6 of the text's 12 bytes; ' world' has none"
+    "text missing at the end: the engine's 3 ids spell 6 of the reference's 12 bytes; ' world' has none"
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [1, 2, 5, 6])
     "special token '<s>' left out at the start"
     >>> encode_shape(v, "Hello world", [0, 1, 2, 5, 6], [0, 3, 4, 5, 6])
@@ -179,12 +179,14 @@ def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
         return _cut_otherwise(vocab, text, a, b, ab)
     unk_b = [i for i in b if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.UNKNOWN]
     p, gone, put = _change(ab, bb)
+    if unk_b and p == len(bb) and b[-1] in unk_b:  # (an unknown token spells nothing: it is not text missing)
+        return f"the engine writes {vocab.tokens[b[-1]]!r} where the reference spells {_quote(ab[p:])}, {_at(text, ab, p)}"
     if p == len(bb) and a[:len(b)] == b:
         return (f"ids missing at the end: the engine gives {len(b)} of the reference's {len(a)} ids, for {len(bb)} "
                 f"of {len(ab)} bytes; {_quote(ab[p:])} has none")
     if p == len(bb):  # (its last id spells less than the reference's there: "  " read as " ")
-        return (f"text missing at the end: the engine's {len(b)} ids spell {len(bb)} of the text's {len(ab)} bytes; "
-                f"{_quote(ab[p:])} has none")
+        return (f"text missing at the end: the engine's {len(b)} ids spell {len(bb)} of the reference's {len(ab)} "
+                f"bytes; {_quote(ab[p:])} has none")
     if p == len(ab):
         return f"ids added at the end: {_quote(bb[p:])} after the text's {len(ab)} bytes"
     at = _at(text, ab, p)

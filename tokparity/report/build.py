@@ -343,11 +343,6 @@ def summary(src: Source) -> tuple[str, Blocks] | None:
         ((Items(tuple(runs(line) for line in notes)),) if notes else ())
 
 
-def skipped_text(r: RunSummary) -> str:
-    """Why a run's cases were not judged: no golden ids for the text, or no answer from the backend."""
-    return f"{r.skipped:,} {'without golden ids' if r.backend == 'golden' else 'not answered'}"
-
-
 def matrix_cell(r: RunSummary) -> Inline:
     known = r.mismatches - r.unexplained - r.ties
     judged = Run(f"{r.mismatches:,} / {r.cases:,}", OK if r.unexplained == 0 else BAD) if r.cases else \
@@ -359,7 +354,7 @@ def matrix_cell(r: RunSummary) -> Inline:
     if r.causes:
         cell += [Run("", BREAK), Run(f"cause: {overview.counts_text(r.causes)}", CAUSES)]
     if r.skipped:
-        cell += [Run("", BREAK), Run(skipped_text(r), MUTED)]
+        cell += [Run("", BREAK), Run(overview.skipped_text(r), MUTED)]
     if r.not_applicable:
         cell += [Run("", BREAK), Run(f"{r.not_applicable} not applicable (declared)", MUTED)]
     return tuple(c for c in cell if c.text or c.style == BREAK)
@@ -407,7 +402,7 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
                     for r in src.results.runs if not r.mismatches and r.cases]
         if agreeing:
             blocks.append(Paragraph(runs("agree on every case: " + ", ".join(agreeing))))
-        unjudged = [f"{r.model}/{r.label} ({skipped_text(r)})" for r in src.results.runs if not r.cases]
+        unjudged = [f"{r.model}/{r.label} ({overview.skipped_text(r)})" for r in src.results.runs if not r.cases]
         if unjudged:
             blocks.append(Paragraph(runs("judged on no case: " + ", ".join(unjudged))))
     every = "Every backend judged" if any(not r.cases for r in src.results.runs) else "Every backend"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.run.results import FoundCause, Results, SeamCovered
+from tokparity.run.results import FoundCause, Results, RunSummary, SeamCovered
 from tokparity.textview import visible
 
 TABLE_COUNTS = 3  # classes and causes a row of the run table names; the rest are counted
@@ -114,13 +114,18 @@ def counts_text(counts: Mapping[str, int], most: int | None = None) -> str:
     return ", ".join(f"{c} {n:,}" for c, n in shown) + (f", … {rest} more" if rest else "") or "–"
 
 
+def skipped_text(r: RunSummary) -> str:
+    """Why a run's cases were not judged: no golden ids for the text, or no answer from the backend."""
+    return f"{r.skipped:,} {'without golden ids' if r.backend == 'golden' else 'not answered'}"
+
+
 def run_rows(results: Results) -> list[tuple[str, ...]]:
     """One row of cells (``RUN_COLUMNS``) per model × backend, as plain text."""
     rows: list[tuple[str, ...]] = []
     for r in results.runs:
         ties = f" ({plural(r.ties, 'tie')})" if r.ties else ""
-        # (cases a backend declined, as a NotImplementedError of a py: engine: said, not left to a subtraction)
-        unanswered = f" ({r.skipped:,} not answered)" if r.skipped and r.backend != "golden" else ""
+        # (the cases a backend did not answer are said: a reader should not have to subtract)
+        unanswered = f" ({skipped_text(r)})" if r.skipped and r.backend != "golden" else ""
         rows.append((r.model, r.oracle, r.label, f"{r.cases:,}{unanswered}", f"{r.mismatches:,}", f"{r.unexplained:,}{ties}",
                      counts_text(r.classes, TABLE_COUNTS), counts_text(r.causes, TABLE_COUNTS)))
     return rows

@@ -4,11 +4,13 @@ or dropped, and runs of a character read as one.
 The edit is learnt from one case. Both sides' ids are spelt back to text, and the characters where
 they part say what the engine changed (``edit_of``). It is kept only where the reference, run on the
 text so edited, gives the engine's ids exactly. The run's verdict then tries the union of the
-edits its cases showed on every case, the agreements included: an engine that reads a tab as a
+edits that two cases showed on every case, the agreements included: an engine that reads a tab as a
 space somewhere reads it so everywhere.
 
 Only characters that are not letters, digits or marks are learnt. Those have causes of their own
-(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped.
+(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped. An
+edit only at the text's end is not learnt (a cut: ``ids.truncated``, ``input.cut``), nor one that
+is NFKC's own mappings (a normalizer).
 """
 
 from __future__ import annotations
@@ -92,16 +94,19 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
     def read(x: str, y: str) -> bool:
         return _learnable(x) and (not y or _learnable(y)) and as_.setdefault(x, y) == y
 
+    inside = False  # (an edit only at the text's end is a cut, whatever it looks like: "!!" read as "!")
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         gone, put = a[i1:i2], b[j1:j2]
         if tag == "equal":
             continue
+        inside |= i2 < len(a)
         if tag == "insert":
             return None
         if tag == "replace" and len(gone) == len(put):
             if not all(read(x, y) for x, y in zip(gone, put)):
                 return None
-        elif tag == "replace" and len(put) == 1:  # (a run of several read as one character)
+        elif tag == "replace" and len(put) == 1 and (put in gone or len(set(gone)) == 1):
+            # (a run read as one character: "\t\t" as " ", " \t " as " "; not ", " as "!")
             if not all(x == put or read(x, put) for x in gone):
                 return None
             runs.add(put)
@@ -115,6 +120,8 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
                     return None
         else:
             return None
+    if not inside or as_ and all(y and unicodedata.normalize("NFKC", x) == y for x, y in as_.items()):
+        return None  # (a cut at the end; NFKC's own mappings, a normalizer's cause, not an edit's)
     edit = TextEdit(tuple(sorted(as_.items())), "".join(sorted(runs)))
     return edit if 0 < len(edit.as_) + len(edit.runs) <= MOST_CHARACTERS else None
 

@@ -1,0 +1,47 @@
+"""input.edit (tokparity/diagnose/variants/text_edit.py): an edit of the text learnt from one case,
+on Llama 3's real vocabulary. What it learns, what it refuses to learn, and how a verdict joins
+the edits of several cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokparity.diagnose.variants import TextEdit, edit_of, parse_edit
+from tokparity.diagnose.verdict import _combined
+from tokparity.reference import RefTokenizer
+from tokparity.vocab import load_vocab
+
+
+@pytest.fixture(scope="module")
+def ref(zoo):
+    return RefTokenizer(load_vocab(str(zoo("llama-bpe").primary[1])))
+
+
+def learnt(ref, text: str, engine_reads: str) -> TextEdit | None:
+    return edit_of(ref.vocab, ref.encode(text, False, False), ref.encode(engine_reads, False, False))
+
+
+def test_a_tab_read_as_a_space_and_runs_of_spaces_as_one(ref):
+    edit = learnt(ref, "a\tb  c d", "a b c d")
+    assert edit == TextEdit((("\t", " "),), " ")
+    assert edit("x\t\t y") == "x y"
+    assert edit.said() == "the text read with U+0009 as ' ', runs of ' ' as one"
+    assert parse_edit(edit.key()) == edit
+
+
+@pytest.mark.parametrize("text,engine_reads", [
+    ("Hello world!!", "Hello world!"),  # a cut at the end, not a run squeezed
+    ("hi, you", "hi!you"),  # two characters as one that neither is
+    ("naïve text", "naive text"),  # a letter: a normalizer's cause
+    ("A！B C", "A!B C"),  # NFKC's own mapping: a normalizer's cause
+    ("same text", "same text"),  # nothing edited
+    ("a b", "a xb"),  # text inserted
+])
+def test_what_is_not_learnt(ref, text, engine_reads):
+    assert learnt(ref, text, engine_reads) is None
+
+
+def test_a_verdict_joins_edits_and_keeps_the_first_of_two_that_disagree():
+    tab, runs, other = TextEdit((("\t", " "),)), TextEdit((), " "), TextEdit((("\t", ""),))
+    assert _combined([tab.key(), runs.key(), "bos"]) == (TextEdit((("\t", " "),), " ").key(), "bos")
+    assert _combined([tab.key(), other.key()]) == (tab.key(),)
