@@ -179,11 +179,11 @@ def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
         return _cut_otherwise(vocab, text, a, b, ab)
     unk_b = [i for i in b if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.UNKNOWN]
     p, gone, put = _change(ab, bb)
-    if unk_b and p == len(bb) and b[-1] in unk_b:  # (an unknown token spells nothing: it is not text missing)
-        return f"the engine writes {vocab.tokens[b[-1]]!r} where the reference spells {_quote(ab[p:])}, {_at(text, ab, p)}"
     if p == len(bb) and a[:len(b)] == b:
         return (f"ids missing at the end: the engine gives {len(b)} of the reference's {len(a)} ids, for {len(bb)} "
                 f"of {len(ab)} bytes; {_quote(ab[p:])} has none")
+    if unk_b and p == len(bb) and b[-1] in unk_b:  # (an unknown token spells nothing: it is not text missing)
+        return f"the engine writes {vocab.tokens[b[-1]]!r} where the reference spells {_quote(ab[p:])}, {_at(text, ab, p)}"
     if p == len(bb):  # (its last id spells less than the reference's there: "  " read as " ")
         return (f"text missing at the end: the engine's {len(b)} ids spell {len(bb)} of the reference's {len(ab)} "
                 f"bytes; {_quote(ab[p:])} has none")
