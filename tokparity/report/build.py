@@ -135,15 +135,17 @@ def stale_known(results: Results) -> list[tuple[str, str]]:
 
 
 def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Writeup]:
-    """One write-up per (model, backend) with mismatches, in the order of the run's summaries
-    (``styles``: how each model spells its pieces, writeup.piece_styles)."""
+    """One write-up per (model, backend) with mismatches, in the order of the run's summaries, those
+    with something to fix first: a run whose every mismatch is a reviewed divergence (the oracle's
+    own stream clean-ups) comes after the engine a reader came to check (``styles``: how each model
+    spells its pieces, writeup.piece_styles)."""
     groups: dict[tuple[str, str, str], list[Mismatch]] = {}
     for m in results.mismatches:
         groups.setdefault((m.model, m.backend, m.op), []).append(m)
     styles = piece_styles(results.mismatches) if styles is None else styles
     return [writeup(r, groups.get((r.model, r.backend, r.op), []), styles.get(r.model, PLAIN), root_cause(r),
                     verdict_sentence(r))
-            for r in results.runs if r.mismatches]
+            for r in sorted((r for r in results.runs if r.mismatches), key=lambda r: r.unexplained == 0)]
 
 
 # -- views and the source of a document -------------------------------------------------------------
@@ -513,7 +515,7 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
                               shown, m.evidence[:EVIDENCE_SHOWN],
                               "" if m.cause else m.shape[:EVIDENCE_SHOWN]))
-    return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes: {overview.run_classes(src.results)}")))
+    return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes, every row of the table added up: {overview.run_classes(src.results)}")))
 
 
 def mismatches(src: Source) -> tuple[str, Blocks] | None:
