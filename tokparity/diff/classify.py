@@ -104,9 +104,10 @@ def leading_space(c: Context) -> Classification | None:
     flag = c.vocab.flags.add_space_prefix
     said = ("unset in the file (llama.cpp then adds the prefix for SPM and UGM vocabularies)"
             if flag is None else str(flag).lower())
-    # (a dummy prefix is written ▁, as SentencePiece writes a space: a byte-level Ġ is just text)
-    marked = any("\u2581" in c.vocab.tokens[i] for i in (lead_a[0], lead_b[0]) if 0 <= i < len(c.vocab.tokens))
-    flag_said = f"; the vocabulary's add_space_prefix is {said}" if marked or flag else ""
+    # A byte-level space (Ġ) is text, not a dummy prefix: there the flag is named only where the file
+    # sets it. A SentencePiece-style space (▁, or the byte piece <0x20>) may be the prefix.
+    byte_level = any("\u0120" in c.vocab.tokens[i] for i in (lead_a[0], lead_b[0]) if 0 <= i < len(c.vocab.tokens))
+    flag_said = f"; the vocabulary's add_space_prefix is {said}" if not byte_level or flag else ""
     return c.found("space-prefix", f"the {more} starts with one more space: oracle {c.ids(lead_a[:2])} vs "
                                    f"backend {c.ids(lead_b[:2])}{flag_said}")
 

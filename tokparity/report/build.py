@@ -135,10 +135,10 @@ def stale_known(results: Results) -> list[tuple[str, str]]:
 
 
 def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Writeup]:
-    """One write-up per (model, backend) with mismatches, in the order of the run's summaries, those
-    with something to fix first: a run whose every mismatch is a reviewed divergence (the oracle's
-    own stream clean-ups) comes after the engine a reader came to check (``styles``: how each model
-    spells its pieces, writeup.piece_styles)."""
+    """One write-up per (model, backend) with mismatches. Those with an unexplained mismatch come
+    first, then those of known divergences or ties only, each group in the order of the run's
+    summaries: a reader meets the engine to fix before the oracle's own reviewed clean-ups.
+    ``styles``: how each model spells its pieces (writeup.piece_styles)."""
     groups: dict[tuple[str, str, str], list[Mismatch]] = {}
     for m in results.mismatches:
         groups.setdefault((m.model, m.backend, m.op), []).append(m)
@@ -515,7 +515,7 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
                               shown, m.evidence[:EVIDENCE_SHOWN],
                               "" if m.cause else m.shape[:EVIDENCE_SHOWN]))
-    return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes, every row of the table added up: {overview.run_classes(src.results)}")))
+    return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes, summed over every row of the table: {overview.run_classes(src.results)}")))
 
 
 def mismatches(src: Source) -> tuple[str, Blocks] | None:
