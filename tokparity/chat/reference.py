@@ -229,14 +229,19 @@ def _merged(messages: list[dict], joiner: str) -> list[dict]:
     return out if len(out) < len(messages) else messages
 
 
+def _texts(content: list) -> list[str]:
+    """The texts of a list's text parts, in order; other parts left out."""
+    return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+
+
 def _joined(content: list, joiner: str) -> str:
-    """A list of parts as one string: the text parts' texts, joined; other parts left out."""
-    return joiner.join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    """A list of parts as one string: the text parts' texts, joined."""
+    return joiner.join(_texts(content))
 
 
 def _one_part(content: list, which: str) -> str:
     """The text of a list's first or last text part ("" where it has none)."""
-    texts = [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    texts = _texts(content)
     return (texts[0] if which == "first" else texts[-1]) if texts else ""
 
 

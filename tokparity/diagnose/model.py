@@ -100,8 +100,7 @@ class ModelDiagnosis:
         self._releases: dict[str, Any] | None = None
         self.reference, self._vocab = reference, vocab
         self.decoder_file = decoder_file if decoder_file != model_file else None
-        self._decoding_reference: Any = None
-        self._encoding_reference: Any = None
+        self._of_file: dict[str, Any] = {}  # another of the model's files -> its RefTokenizer (decoder's, oracle's)
         self.encoder_file = encoder_file if encoder_file != model_file else None
         self._diagnosers: dict[tuple[bool, bool], Diagnoser | None] = {}
         # Each judgement's diagnosis so far, by position: the search's, then the run's where a
@@ -156,17 +155,23 @@ class ModelDiagnosis:
             except Exception:  # pragma: no cover - each is closed whatever the one before did
                 pass
         self._diagnosers.clear()
-        self.reference = self._decoding_reference = self._encoding_reference = self.chat_reference = None
+        self._of_file.clear()
+        self.reference = self.chat_reference = None
         self.seconds += time.perf_counter() - started
 
     def decoding_reference(self) -> Any:
         """The RefTokenizer of the decoder's file (the model's own where it is that file)."""
         if self.decoder_file is None:
             return self.reference_tokenizer()
-        if self._decoding_reference is None:
+        return self._reference_of(self.decoder_file)
+
+    def _reference_of(self, path: str) -> Any:
+        """The RefTokenizer of another of the model's files, made once (the decoder's and the encode
+        oracle's are one file with --oracle hf)."""
+        if path not in self._of_file:
             from tokparity.reference import RefTokenizer
-            self._decoding_reference = RefTokenizer(load_vocab(self.decoder_file))
-        return self._decoding_reference
+            self._of_file[path] = RefTokenizer(load_vocab(path))
+        return self._of_file[path]
 
     def chat(self) -> Any:
         """The chat reference that reproduces ``--ops chat`` causes (None: the model has no template)."""
@@ -329,20 +334,17 @@ class ModelDiagnosis:
     def _same_in_both_files(self, text: str, base_of: dict[str, list[int] | None]) -> bool:
         """Whether the model file's reference gives ``text`` the ids the encode oracle's file gives
         (``base_of``: the model file's, shared with the verdict)."""
-        from tokparity.reference import RefTokenizer
-
-        if self._encoding_reference is None:
-            try:
-                self._encoding_reference = RefTokenizer(load_vocab(cast(str, self.encoder_file)))
-            except TokparityError as e:  # (every agreement checks the verdict, as on the model's own file)
-                self.options.say(f"{self.model_name}: the encode oracle's file is not read for the verdict: {e}")
-                self.encoder_file = None
-                return True
+        try:
+            oracle_file = self._reference_of(cast(str, self.encoder_file))
+        except TokparityError as e:  # (every agreement checks the verdict, as on the model's own file)
+            self.options.say(f"{self.model_name}: the encode oracle's file is not read for the verdict: {e}")
+            self.encoder_file = None
+            return True
         options, diagnoser = self.options, cast(Diagnoser, self.diagnoser())
         if text not in base_of:
             base_of[text] = diagnoser.encode_remembered((), text)
         try:
-            theirs = self._encoding_reference.encode(text, options.add_special, options.parse_special)
+            theirs = oracle_file.encode(text, options.add_special, options.parse_special)
         except Exception:  # (the oracle's file's reference fails here: this text tells nothing)
             return False
         return base_of[text] == theirs

@@ -24,8 +24,8 @@ from difflib import SequenceMatcher
 
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.variants.variant import Variant
+from tokparity.diff.evidence import decoded_bytes
 from tokparity.vocab import Vocab
-from tokparity.vocab.token_bytes import token_bytes
 
 PREFIX = "input.edit:"
 MOST_CHARACTERS = 8  # an edit of more characters than this is not one rule but a different text
@@ -77,7 +77,7 @@ def _learnable(ch: str) -> bool:
 
 def _spelt(vocab: Vocab, ids: Sequence[int]) -> str | None:
     try:
-        return b"".join(token_bytes(vocab, i) for i in ids).decode("utf-8")
+        return decoded_bytes(vocab, ids).decode("utf-8")
     except (UnicodeDecodeError, IndexError, KeyError, ValueError):
         return None
 
