@@ -184,7 +184,7 @@ SHAPES = HOOKS / "shapes.toml"  # written by tools/cause_shapes.py
 # What the shape column says of a cause that no variant builds, by how it is named (causes.toml `built`)
 UNBUILT = {"stages": "any shape: named where no variant reproduces it", "tie": "same bytes, cut otherwise",
            "release": "any shape: another release's", "judge": "pieces that are not the vocabulary's",
-           "reviewed": "the reviewed case's"}
+           "reviewed": "the reviewed case's", "learnt": "characters written otherwise or dropped: learnt from the case"}
 
 
 def shapes(declared: dict) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 
 import tokparity
 from tokparity.chat.reference import TRANSFORMERS_WAY
-from tokparity.diagnose import chat, decoding
+from tokparity.diagnose import chat, decoding, learnt_edits
 from tokparity.diagnose.info import DECODING_OPS, cause_info, declared, is_declared
 from tokparity.diagnose.variants import PER_CASE, catalogue, cause_of
 from tokparity.records import TIE
@@ -20,7 +20,7 @@ from tokparity.records import TIE
 PACKAGE = Path(tokparity.__file__).parent
 KEYS = {"classes", "stage", "built", "fix", "spec", "does", "case"}
 OPTIONAL = {"evidence", "changes", "forms", "derived", "library", "others_than"}
-BUILT = {"variant", "family", "stages", "release", "tie", "judge", "decoding", "reviewed", "chat"}
+BUILT = {"variant", "family", "stages", "release", "tie", "judge", "decoding", "learnt", "reviewed", "chat"}
 ENCODING_STAGES = {"normalize", "pre_tokenize", "model", "post", "unknown"}
 
 
@@ -65,6 +65,7 @@ def test_every_decoding_cause_is_built_or_reviewed():
     for v in decoding.VARIANTS:
         assert v.op == declared()[v.name]["stage"] and declared()[v.name]["evidence"]
     assert all(declared()[n]["stage"] in DECODING_OPS for n in built_as("reviewed"))
+    assert built_as("learnt") == list(learnt_edits.CAUSES.values())  # (an edit learnt from the case, per op)
 
 
 def test_every_chat_cause_is_its_declaration():

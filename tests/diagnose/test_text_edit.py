@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tokparity.diagnose.variants import TextEdit, edit_of, parse_edit
+from tokparity.diagnose.variants.text_edit import between
 from tokparity.diagnose.verdict import _combined
 from tokparity.reference import RefTokenizer
 from tokparity.vocab import load_vocab
@@ -45,3 +46,30 @@ def test_a_verdict_joins_edits_and_keeps_the_first_of_two_that_disagree():
     tab, runs, other = TextEdit((("\t", " "),)), TextEdit((), " "), TextEdit((("\t", ""),))
     assert _combined([tab.key(), runs.key(), "bos"]) == (TextEdit((("\t", " "),), " ").key(), "bos")
     assert _combined([tab.key(), other.key()]) == (tab.key(),)
+
+
+@pytest.mark.parametrize("text,engine_reads,said", [
+    ("a\t\tb\tc", "a        b    c", "the text read with U+0009 as '    '"),  # one character as several
+    # (difflib pairs the spaces wrongly here; each character read one way, the fewest changed, does not)
+    ("\t \t mixed \t", "         mixed      ", "the text read with U+0009 as '    '"),
+    ("a\tb", "a    b", "the text read with U+0009 as '    '"),
+])
+def test_a_character_read_as_several(text, engine_reads, said):
+    edit = between(text, engine_reads)
+    assert edit is not None and edit.said() == said and edit(text) == engine_reads
+    assert parse_edit(edit.key("decode.edit:")) == edit
+
+
+def test_a_long_text_is_read_whole_not_block_by_block(monkeypatch):
+    """difflib grows faster than the square of a text of punctuation (81 s on 4,785 characters):
+    a text longer than BLOCKS_UP_TO is read character by character only."""
+    from tokparity.diagnose.variants import text_edit
+
+    def blocks(a: str, b: str):
+        raise AssertionError("read block by block")
+
+    monkeypatch.setattr(text_edit, "_by_blocks", blocks)
+    text = " , . ; ! ".join(chr(0x4E00 + i) for i in range(400))
+    assert len(text) > text_edit.BLOCKS_UP_TO
+    assert between(text, text.replace(" ", "").replace(",", ".") + ";") is None
+    assert between(text, text.replace(",", "")) == TextEdit(((",", ""),))

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import wrong_bytes, wrong_edits
+from tokparity.diagnose import learnt_edits, wrong_bytes, wrong_edits
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
+from tokparity.diagnose.variants.text_edit import is_edit
 from tokparity.diagnose.verdict import proven
 from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
@@ -47,12 +49,12 @@ class DecodeVariant:
 
     @property
     def op(self) -> str:
-        return str(cause_info(self.name)["stage"])
+        return str(cause_info(self.name.partition(":")[0])["stage"])
 
     @property
     def does(self) -> str:
-        """What the variant does, as the evidence says it."""
-        return str(cause_info(self.name)["evidence"])
+        """What the variant does, as the evidence says it (a learnt edit: the edit)."""
+        return learnt_edits.does(self.name) if is_edit(self.name) else str(cause_info(self.name)["evidence"])
 
 
 VARIANTS = (
@@ -115,6 +117,13 @@ VARIANTS = (
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
+ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them all)
+
+
+@cache
+def variant_of(name: str) -> DecodeVariant:
+    """The variant ``name``: a catalogue one, or an edit learnt from a case (``decode.edit:…``)."""
+    return BY_NAME.get(name) or DecodeVariant(name, learnt_edits.run_of(name))
 
 
 def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = AS_FILES_SAY) -> Diagnosis:
@@ -147,6 +156,10 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             return Diagnosis("+".join(pair), f"reproduced: the reference's pieces changed so that it "
                                              f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
                                              "backend's answer exactly", pair, stage=j.op)
+    if not found:  # (an edit of the right answer, learnt from this case: tried after every named way)
+        key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)
+        if key is not None and _as_judged(j.op, got) not in right:
+            found.append(key)
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
     return _named(found, j.op)
@@ -188,15 +201,22 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
             out.append(d)
             continue
         order = {n: k for k, n in enumerate(names)}
-        out.append(_named(sorted(names, key=lambda n: (BY_NAME[n].op != d.stage, -counts[n], order[n])), d.stage))
+        out.append(_named(sorted(names, key=lambda n: (variant_of(n).op != d.stage, -counts[n], order[n])), d.stage))
     return out
 
 
-def as_verdict(d: Diagnosis, cause: str) -> Diagnosis:
-    """One engine, one cause: a row that the run's verdict also reproduces (among its alternatives)
-    named by it, its own first cause an alternative."""
+def as_verdict(ref: RefTokenizer, j: Judgement, d: Diagnosis, cause: str, asked: DecodeSettings) -> Diagnosis:
+    """One engine, one cause: a row that the run's verdict ``cause`` (a variant's name) also
+    reproduces named by it, its own first cause an alternative. A named way reproduces the row where
+    the row's search found it; an edit learnt from other rows is run on this one."""
     names = list(d.variants) + [n for alt in d.alternatives for n in alt]
-    if len(d.variants) != 1 or d.variants[0] == cause or cause not in names:
+    if len(d.variants) > 1 or d.variants[:1] == (cause,):
+        return d
+    if is_edit(cause) and cause not in names:
+        ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
+        if _answer_of(j) in _forms(variant_of(cause), ref, ids, prompt, asked, j.op):
+            names.append(cause)
+    if cause not in names:
         return d
     return _named([cause] + [n for n in names if n != cause], d.stage)
 
@@ -213,11 +233,12 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     writes one. The form that gives the most mismatches is the engine's; of forms that give as
     many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
     kept where that form gives the right answer too, or where the bug cannot show there."""
+    mismatches = _one_edit(mismatches)
     counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
     if not counts:
         return None
-    order = {v.name: k for k, v in enumerate(VARIANTS)}
-    name = min(counts, key=lambda n: (-counts[n], order[n]))
+    order = lambda n: ORDER.get(n, len(ORDER))  # noqa: E731
+    name = min(counts, key=lambda n: (-counts[n], order(n)))
     if name in HELD:
         return _held_or_lagged(ref, asked, mismatches, agreeing, step)
     own: list[tuple[Judgement, Diagnosis]] = []
@@ -232,16 +253,18 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # variant whose one form gives the most mismatches, among those the rows name: a variant with many
     # forms reproduces each row in some form, and only one of them is the engine's.
     candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
-        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order[n]))
+        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n)))
     scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
     for candidate in candidates:
         # (a row of two bugs at once is not one variant's: the verdict names one)
-        of_it = [(j, d) for j, d in own if len(d.variants) == 1 and
-                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+        # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
+        # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
+        of_it = [(j, d) for j, d in own if len(d.variants) == 1 and (
+                 is_edit(candidate) or candidate in d.variants + tuple(n for alt in d.alternatives for n in alt))]
         hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
         for j, _ in of_it:
             got = _answer_of(j)
-            hits_of.update(k for k, a in enumerate(_forms(BY_NAME[candidate], ref, list(j.oracle_ids),
+            hits_of.update(k for k, a in enumerate(_forms(variant_of(candidate), ref, list(j.oracle_ids),
                                                            int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
         scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
     most = max(top for top, *_ in scored)
@@ -249,7 +272,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order
     # else. The agreements are read once where one candidate is left, as most runs have.)
     cases_of = list(agreeing) if len(best) > 1 else agreeing
-    checked_all = [(_checked(BY_NAME[name], hits, ref, op, cases_of, asked), name, named, hits)
+    checked_all = [(_checked(variant_of(name), hits, ref, op, cases_of, asked), name, named, hits)
                    for name, named, hits in best]
     (cases, kept, broken, tied), name, named, hits = max(
         checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
@@ -259,7 +282,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
     # (a failure on every case leaves no agreement to check it on: any failure would read so)
     checked = cases > 0 or not any(_answer_of(j) == wrong.FAILED for j, _ in named)
-    return RootCause(name, (name,), explained, len(own), kept[form], cases,
+    return RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
                      bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
                      tuple(broken.get(form, ())))
 
@@ -368,10 +391,19 @@ def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer,
     return out
 
 
+def _one_edit(mismatches: Sequence[tuple[Judgement, Diagnosis]]) -> Sequence[tuple[Judgement, Diagnosis]]:
+    """The rows with the edits learnt from each case read as one edit (``learnt_edits.joined``): an
+    engine that drops a newline in one text drops it in every text."""
+    one = learnt_edits.joined(d.variants[0] for _, d in mismatches if d.variants)
+    if one is None:
+        return mismatches
+    return [(j, replace(d, variants=(one,)) if d.variants and is_edit(d.variants[0]) else d) for j, d in mismatches]
+
+
 def _named(names: list[str], op: str) -> Diagnosis:
-    first = BY_NAME[names[0]]
+    first = variant_of(names[0])
     others = f"; so do {', '.join(names[1:])}" if names[1:] else ""
-    return Diagnosis(first.name, f"reproduced: the reference's {op} changed so that it {first.does} gives the "
+    return Diagnosis(first.name.partition(":")[0], f"reproduced: the reference's {op} changed so that it {first.does} gives the "
                                  f"backend's answer exactly{others}", (first.name,), tuple((n,) for n in names[1:]),
                      stage=op)
 

@@ -423,7 +423,7 @@ class ModelDiagnosis:
             if verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None:
-                        self._current[i] = as_verdict(d, verdict.cause)
+                        self._current[i] = as_verdict(reference, j, d, verdict.variants[0], self._asked(op))
             if verdict is not None and verdict.cause in HELD:  # (its streams that came whole, read as the verdict reads them)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None and d.variants and d.variants[0] in HELD:

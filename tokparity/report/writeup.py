@@ -162,10 +162,10 @@ def _details() -> dict[str, str]:
 def variant_detail(key: str) -> str:
     """What the variant ``key`` does: its own words (a learnt edit of the text: the edit), or its
     cause's where it has none (decoding)."""
-    from tokparity.diagnose.variants.text_edit import PREFIX, parse
+    from tokparity.diagnose.variants.text_edit import is_edit, said_of
 
-    if key.startswith(PREFIX):
-        return parse(key).said()
+    if is_edit(key):
+        return said_of(key)
     return _details().get(key) or str(cause_info(key.partition(":")[0]).get("does", ""))
 
 
@@ -181,7 +181,17 @@ def cause_line(w: Writeup) -> str:
         return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
     ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""
     whole = len(w.mismatches) == w.summary.mismatches  # (a fuzz run or a journal lists some rows only)
-    return f"{w.cause} {w.proof}{ties}{known_parts(w.cause, w.mismatches if whole else ())}"
+    return f"{w.cause}{learnt(w)} {w.proof}{ties}{known_parts(w.cause, w.mismatches if whole else ())}"
+
+
+def learnt(w: Writeup) -> str:
+    """`` (the text read with U+0009 as ' ')``: what an edit learnt from the cases is, which its
+    name alone does not say; "" for a verdict of named causes only."""
+    from tokparity.diagnose.variants.text_edit import is_edit, said_of
+
+    keys = w.verdict.variants if w.verdict is not None else ()
+    said = [said_of(k) for k in keys if is_edit(k)]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def known_parts(cause: str, mismatches: Sequence[Mismatch]) -> str:

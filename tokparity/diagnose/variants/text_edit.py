@@ -29,12 +29,13 @@ from tokparity.vocab import Vocab
 
 PREFIX = "input.edit:"
 MOST_CHARACTERS = 8  # an edit of more characters than this is not one rule but a different text
+MOST_WRITTEN = 4  # the most characters one character is written as (a tab as four spaces)
 
 
 @dataclass(frozen=True)
 class TextEdit:
-    """Characters read as others (``as_``: each to one character, or to none) and then runs of
-    the characters ``runs`` read as one."""
+    """Characters read as others (``as_``: each to up to MOST_WRITTEN characters, or to none) and
+    then runs of the characters ``runs`` read as one."""
 
     as_: tuple[tuple[str, str], ...] = ()
     runs: str = ""
@@ -45,8 +46,8 @@ class TextEdit:
             text = re.sub(re.escape(ch) + "{2,}", ch, text)
         return text
 
-    def key(self) -> str:
-        return PREFIX + json.dumps([[list(p) for p in self.as_], self.runs], ensure_ascii=True)
+    def key(self, prefix: str = PREFIX) -> str:
+        return prefix + json.dumps([[list(p) for p in self.as_], self.runs], ensure_ascii=True)
 
     def joined(self, other: TextEdit) -> TextEdit | None:
         """Both edits as one (None: they read a character two ways)."""
@@ -56,19 +57,37 @@ class TextEdit:
                 return None
         return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))))
 
-    def said(self) -> str:
+    def said(self, lead: str = "the text read with") -> str:
         parts = [f"{_name(a)} as {_name(b)}" if b else f"{_name(a)} dropped" for a, b in self.as_]
         parts += [f"runs of {_name(ch)} as one" for ch in self.runs]
-        return "the text read with " + ", ".join(parts)
+        return f"{lead} " + ", ".join(parts)
 
 
 def _name(ch: str) -> str:
+    if len(ch) > 1:  # (a character written as several: a tab as four spaces)
+        return repr(ch)
     return repr(ch) if ch.isprintable() and not ch.isspace() or ch == " " else f"U+{ord(ch):04X}"
 
 
+# What each learnt edit's words begin with: the engine's input edited, or its decoded output
+# (tokparity.diagnose.learnt_edits)
+LEADS = {"input.edit": "the text read with", "decode.edit": "the decoded text written with",
+         "stream.edit": "the streamed text written with", "pieces.edit": "each piece written with"}
+
+
+def is_edit(key: str) -> bool:
+    """Whether ``key`` is a learnt edit's (``input.edit:…``, ``decode.edit:…``)."""
+    return key.partition(":")[0] in LEADS and ":" in key
+
+
 def parse(key: str) -> TextEdit:
-    pairs, runs = json.loads(key[len(PREFIX):])
+    pairs, runs = json.loads(key.partition(":")[2])
     return TextEdit(tuple((a, b) for a, b in pairs), runs)
+
+
+def said_of(key: str) -> str:
+    """A learnt edit's key in words: ``the text read with U+0009 as ' '``."""
+    return parse(key).said(LEADS[key.partition(":")[0]])
 
 
 def _learnable(ch: str) -> bool:
@@ -86,31 +105,62 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
     """The edit that turns the text the oracle's ids spell into the text the engine's spell, where
     one rule of the kinds above does (None: the texts are the same, or no such rule does)."""
     a, b = _spelt(vocab, oracle), _spelt(vocab, target)
-    if a is None or b is None or a == b:
+    return None if a is None or b is None else between(a, b)
+
+
+def between(a: str, b: str) -> TextEdit | None:
+    """The edit of the kinds above that turns ``a`` into ``b`` (None: none does, or they are the same)."""
+    if a == b or a.startswith(b):  # (an edit only at the text's end is a cut, whatever it looks like: "!!" read as "!")
         return None
+    if _kept(a) != _kept(b):  # (the letters, digits and marks are never edited: they stay, in order)
+        return None
+    # (block by block where difflib is quick enough: it grows faster than the texts' square; else,
+    # or where the blocks read as no edit, each character written one way, the fewest changed)
+    found = _by_blocks(a, b) if len(a) <= BLOCKS_UP_TO else None
+    if found is None:
+        solved = _solve(a, b, {})
+        found = (solved, "") if solved is not None else None
+    if found is None:
+        return None
+    as_ = {x: y for x, y in found[0].items() if x != y}
+    if as_ and all(y and unicodedata.normalize("NFKC", x) == y for x, y in as_.items()):
+        return None  # (NFKC's own mappings: a normalizer's cause, not an edit's)
+    edit = TextEdit(tuple(sorted(as_.items())), found[1])
+    return edit if 0 < len(edit.as_) + len(edit.runs) <= MOST_CHARACTERS else None
+
+
+def _by_blocks(a: str, b: str) -> tuple[dict[str, str], str] | None:
+    """The edit read block by block where ``a`` and ``b`` part (difflib): the characters each
+    character is written as, and those whose runs are read as one. None where the blocks, so
+    aligned, do not read as one edit."""
     as_: dict[str, str] = {}
     runs: set[str] = set()
 
     def read(x: str, y: str) -> bool:
-        return _learnable(x) and (not y or _learnable(y)) and as_.setdefault(x, y) == y
+        return (x == y or _learnable(x) and all(map(_learnable, y))) and as_.setdefault(x, y) == y
 
-    inside = False  # (an edit only at the text's end is a cut, whatever it looks like: "!!" read as "!")
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         gone, put = a[i1:i2], b[j1:j2]
         if tag == "equal":
             continue
-        inside |= i2 < len(a)
         if tag == "insert":
             return None
         if tag == "replace" and len(gone) == len(put):
-            if not all(read(x, y) for x, y in zip(gone, put)):
-                return None
-        elif tag == "replace" and len(put) == 1 and (put in gone or len(set(gone)) == 1):
+            before = dict(as_)
+            if all(read(x, y) for x, y in zip(gone, put)):
+                continue
+            as_ = before  # (not one for one: another reading below)
+        if tag == "replace" and len(put) == 1 and (put in gone or len(set(gone)) == 1):
             # (a run read as one character: "\t\t" as " ", " \t " as " "; not ", " as "!")
             if not all(x == put or read(x, put) for x in gone):
                 return None
             runs.add(put)
-        elif tag == "delete":
+        elif tag == "replace":  # (characters written as several, or as none: a tab as four spaces)
+            solved = _solve(gone, put, as_)
+            if solved is None:
+                return None
+            as_ = solved
+        else:  # delete
             for k, x in enumerate(gone, start=i1):
                 if not _learnable(x):
                     return None
@@ -118,12 +168,50 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
                     runs.add(x)
                 elif not read(x, ""):
                     return None
-        else:
-            return None
-    if not inside or as_ and all(y and unicodedata.normalize("NFKC", x) == y for x, y in as_.items()):
-        return None  # (a cut at the end; NFKC's own mappings, a normalizer's cause, not an edit's)
-    edit = TextEdit(tuple(sorted(as_.items())), "".join(sorted(runs)))
-    return edit if 0 < len(edit.as_) + len(edit.runs) <= MOST_CHARACTERS else None
+    return as_, "".join(sorted(runs))
+
+
+def _kept(text: str) -> list[str]:
+    return [c for c in text if not _learnable(c)]
+
+
+SOLVING = 2_000
+BLOCKS_UP_TO = 600  # the longest text read block by block (difflib took 0.5 s on 945 characters)  # the most choices tried to read a whole text as one edit
+
+
+def _solve(gone: str, put: str, known: dict[str, str]) -> dict[str, str] | None:
+    """``known`` grown so that each character of ``gone``, written as it says, gives ``put``: each
+    new character written as itself but one, which is no letter, digit or mark and is written as
+    up to MOST_WRITTEN others or none. Two new characters at one place are not one edit: ``", "``
+    read as ``"!"`` is no rule (None: no way does, or none within SOLVING choices)."""
+    tries = 0
+
+    def grown(i: int, j: int, written: dict[str, str], changes: int) -> dict[str, str] | None:
+        nonlocal tries
+        while i < len(gone) and gone[i] in written:  # (the characters already read: no choice)
+            if not put.startswith(written[gone[i]], j):
+                return None
+            i, j = i + 1, j + len(written[gone[i]])
+        if i == len(gone):
+            return written if j == len(put) else None
+        x = gone[i]
+        ways = [x] if put.startswith(x, j) else []
+        if _learnable(x) and changes > 0:
+            ways += [put[j:j + n] for n in range(min(MOST_WRITTEN, len(put) - j) + 1)
+                     if put[j:j + n] != x and all(map(_learnable, put[j:j + n]))]
+        for y in ways:
+            tries += 1
+            if tries > SOLVING:
+                return None
+            written[x] = y  # (tried, then taken back: no copy of what is read so far)
+            found = grown(i + 1, j + len(y), written, changes - (y != x))
+            if found is not None:
+                return found
+            del written[x]
+        return None
+
+    found = grown(0, 0, dict(known), 1)
+    return None if found is None else dict(found)
 
 
 def edit_variant(key: str) -> Variant:

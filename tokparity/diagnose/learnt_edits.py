@@ -1,0 +1,101 @@
+"""The decoded text edited in a way no named cause gives, learnt from the case: some characters
+written as others or dropped, and runs of a character written as one.
+
+A decoding mismatch that no variant of ``tokparity.diagnose.decoding`` reproduces is read as an
+edit of the right answer. The right text and the engine's are compared (``text_edit.between``). The
+edit is kept only where it turns the right answer into the engine's exactly: the whole text for
+decode and stream, each piece for pieces. Its key (``decode.edit:…``) holds the edit, so the run's
+verdict can try it on every case, the agreements included, and join the edits two cases showed.
+
+The kinds of edit are those of the engine's input (``input.edit``): no letter, digit or mark, no
+added character, no change only at the end (a text cut short), no NFKC mapping alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from tokparity.diagnose.variants.text_edit import TextEdit, between, is_edit, parse
+from tokparity.diagnose.wrong_decoders import right_answers
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import DecodeSettings
+
+CAUSES = {"decode": "decode.edit", "stream": "stream.edit", "pieces": "pieces.edit"}
+
+
+def _text(piece: bytes) -> str | None:
+    try:
+        return piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _pieces_edited(edit: TextEdit, pieces: list[bytes]) -> list[bytes]:
+    """Each piece edited, where it is text; a piece of bytes that are not UTF-8 stays as it is."""
+    out = []
+    for piece in pieces:
+        text = _text(piece)
+        out.append(piece if text is None else edit(text).encode("utf-8"))
+    return out
+
+
+def edited(edit: TextEdit, op: str, answer: object) -> object:
+    """The right ``answer`` of ``op`` with the edit made."""
+    if op == "pieces":
+        return _pieces_edited(edit, list(answer))  # type: ignore[call-overload]
+    return edit(str(answer))
+
+
+def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
+    """The answers of a decoder whose right answers are edited as ``key`` says, one per right answer."""
+    edit, op = parse(key), key.partition(".")[0]
+
+    def run(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+        return [edited(edit, op, a) for a in right_answers(ref, op, ids, prompt, asked)]
+
+    return run
+
+
+def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: object) -> str | None:
+    """The key of the edit that turns the reference's answer into the engine's ``got``, or None."""
+    if op not in CAUSES:
+        return None
+    right = right_answers(ref, op, ids, prompt, asked)[0]
+    if op == "pieces":
+        if not isinstance(got, list) or len(got) != len(right):
+            return None
+        texts = [(_text(r), _text(g)) for r, g in zip(right, got)]
+        if any((a is None or b is None) and r != g for (a, b), r, g in zip(texts, right, got)):
+            return None  # (bytes that are not text, changed: not an edit of characters)
+        # (learnt on the pieces' texts joined; checked piece by piece below)
+        edit = between("".join(a or "" for a, _ in texts), "".join(b or "" for _, b in texts))
+    elif isinstance(got, str):
+        edit = between(str(right), got)
+    else:
+        return None
+    if edit is None or edited(edit, op, right) != got:
+        return None
+    return edit.key(CAUSES[op] + ":")
+
+
+def joined(keys: Iterable[str]) -> str | None:
+    """The edits of one op's ``keys`` as one, those two cases showed first (an edit seen once may be
+    a case's accident); None where they write a character two ways."""
+    counts = Counter(k for k in keys if is_edit(k))
+    if not counts:
+        return None
+    for chosen in ([k for k, n in counts.items() if n > 1], list(counts)):
+        if not chosen:
+            continue
+        edit: TextEdit | None = parse(chosen[0])
+        for k in chosen[1:]:
+            edit = edit.joined(parse(k)) if edit is not None else None
+        if edit is not None:
+            return edit.key(chosen[0].partition(":")[0] + ":")
+    return None
+
+
+def does(key: str) -> str:
+    """What a decoder with the learnt edit ``key`` does, as the evidence says it."""
+    return parse(key).said("writes each piece with" if key.startswith("pieces.") else "writes the text with")
