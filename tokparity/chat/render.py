@@ -40,7 +40,8 @@ class RenderSwitches:
     trim_blocks: bool = True
     lstrip_blocks: bool = True
     keep_trailing_newline: bool = False  # jinja2's default: a template's one last newline is dropped
-    tojson: str = "transformers"  # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | "ascii" | "compact"
+    # | "jinja2": jinja2's own filter (HTML-safe, keys sorted) | traits joined by "+" (TOJSON_TRAITS)
+    tojson: str = "transformers"
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
     trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
     #                     | "none": a trim filter that returns its input unchanged
@@ -57,16 +58,31 @@ class RenderSwitches:
 TRANSFORMERS = RenderSwitches()
 
 
+# The ways a JSON writer departs from Python's json.dumps(x, ensure_ascii=False), each a trait of a
+# tojson that writes them: no space after a comma or a colon (JSON.stringify, serde_json), every
+# non-ASCII character as \uXXXX, "/" as "\/" (Foundation's JSONEncoder, PHP), "<", ">" and "&" as
+# \u003c… (Go's encoding/json), the keys sorted (a sorted map: Go, Foundation with .sortedKeys).
+TOJSON_TRAITS = ("compact", "ascii", "slash", "html", "sorted")
+_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
 def _tojson(kind: str):
     if kind == "jinja2":
         return None  # jinja2's built-in
-    ensure_ascii = kind == "ascii"
-    compact = (",", ":") if kind == "compact" else None  # (no space after a comma or a colon)
+    traits = set(kind.split("+"))
+    ensure_ascii = "ascii" in traits
+    compact = (",", ":") if "compact" in traits else None  # (no space after a comma or a colon)
 
     def tojson(x, ensure_ascii=ensure_ascii, indent=None, separators=None, sort_keys=False):
         # (compact only on one line: an indented JSON.stringify keeps ": " after each key)
         separators = separators or (compact if indent is None else None)
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+        text = json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys or "sorted" in traits)
+        if "slash" in traits:
+            text = text.replace("/", "\\/")
+        if "html" in traits:
+            text = "".join(_HTML.get(c, c) for c in text)
+        return text
     return tojson
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice, product
+from os.path import commonprefix
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.diagnose.info import of_stage
 from tokparity.diagnose.verdict import proven
 from tokparity.errors import BackendTimeout, BadConversation, CaseFailure, TemplateRaised
@@ -235,6 +237,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         return ()
     out = []
     for name, key in DERIVED.items():
+        if key == "tojson":
+            traits = _tojson_read(reference, conversation, got.text, right.text)
+            if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
+                out.append(_tojson_variant(name, traits.split("+")))
+            continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
         elif key == "raise_exception" and right.raised:
@@ -257,6 +264,46 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         entry = CHAT_CAUSES[name]
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     return tuple(out)
+
+
+def _tojson_read(reference: ChatReference, conversation: Conversation, text: str, right: str | None) -> str | None:
+    """The traits of a tojson (TOJSON_TRAITS) whose prompt comes closest to the backend's ``text``,
+    the fewest first, where one comes closer than the right prompt ``right``; None where none
+    does, or where the conversation's prompt writes no JSON a trait changes. Closest: the most
+    characters shared at the start and the end."""
+    def closeness(candidate: str) -> int:
+        head = len(commonprefix([candidate, text]))
+        return head + min(len(commonprefix([candidate[::-1], text[::-1]])), min(len(candidate), len(text)) - head)
+
+    def render(traits: tuple[str, ...]) -> str | None:
+        try:
+            return reference.text(conversation, TRANSFORMERS_WAY.changed(tojson="+".join(traits)))
+        except BackendTimeout:
+            raise
+        except (NotImplementedError, TemplateRaised, CaseFailure):
+            return None
+
+    if right is None or render(TOJSON_TRAITS) in (None, right):
+        return None
+    best, best_traits = closeness(right), None
+    for size in range(1, len(TOJSON_TRAITS) + 1):
+        for traits in combinations(TOJSON_TRAITS, size):
+            candidate = render(traits)
+            if candidate is not None and closeness(candidate) > best:
+                best, best_traits = closeness(candidate), traits
+    return "+".join(best_traits) if best_traits else None
+
+
+_TRAIT_WORDS = {"compact": "no space after ',' and ':'", "ascii": "non-ASCII as \\uXXXX", "slash": "'/' as '\\/'",
+                "html": "'<', '>' and '&' escaped", "sorted": "its keys sorted"}
+
+
+def _tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:
+    """The tojson of these traits, in words: "writes tojson's JSON with its keys sorted"."""
+    ordered = [t for t in TOJSON_TRAITS if t in set(traits)]
+    words = [_TRAIT_WORDS[t] for t in ordered]
+    said = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+    return ChatVariant(name, f"writes tojson's JSON with {said}", (("tojson", "+".join(ordered)),), CHAT_CAUSES[name]["fix"])
 
 
 def _read_off(parts: list[str], text: str) -> str | None:
@@ -385,7 +432,11 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
         for v in read:
             if v.name in d.variants:
                 seen.setdefault(v.name, Counter())[v] += 1
-    return {name: counts.most_common(1)[0][0] for name, counts in seen.items()}
+    out = {name: counts.most_common(1)[0][0] for name, counts in seen.items()}
+    for name, counts in seen.items():
+        if DERIVED[name] == "tojson":  # (a row whose JSON holds no '/' shows no sign of escaping it: the union)
+            out[name] = _tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
+    return out
 
 
 def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]:

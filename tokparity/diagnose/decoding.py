@@ -75,6 +75,7 @@ VARIANTS = (
     DecodeVariant("stream.deltas-lstripped", wrong.deltas_lstripped),
     DecodeVariant("stream.blank-deltas-dropped", wrong_edits.blank_deltas_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.stalls-after-change", wrong_edits.stalls_after_change, twin=wrong.right_stream),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
     DecodeVariant("stream.last-step-dropped", wrong.last_step_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),

@@ -1,13 +1,15 @@
 """Wrong decoders whose text is right until a last edit of it: the decoded text's leading
 whitespace stripped, a stream's blank deltas never sent, a delta dropped because the text sent so
-far already holds it. Each takes ``(reference, ids, prompt, asked)`` as those of
+far already holds it, a stream that stops once its text departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do, and is listed in ``tokparity.diagnose.decoding``'s
 ``VARIANTS``.
 """
 
 from __future__ import annotations
 
-from tokparity.diagnose.wrong_decoders import bytes_of, decoded, right_deltas
+import regex
+
+from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
 
@@ -53,3 +55,32 @@ def first_token_marks_dropped(ref: RefTokenizer, ids: list[int], prompt: int, as
     kept = tokens[ids[first]].startswith("\u2581") and head.count(" ") == tokens[ids[first]].count("\u2581")
     wrong = head[:1] + head[1:].replace(" ", "") if kept else head.replace(" ", "")
     return [wrong + text[len(head):]] if text.startswith(head) and wrong != head else []
+
+
+def stalls_after_change(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step decodes every id so far and sends what follows the text it sent. Once a step's text
+    no longer starts with what was sent (a U+FFFD it sent became a character), it sends nothing more.
+    Forms: the window holds the prompt or starts after it; the texts compared by code point, or by
+    user-perceived character (Swift's ``hasPrefix``: an accent added to a letter sent departs too)."""
+    if len(ids) - prompt > PREFIXES_UP_TO:
+        return []
+    answers = []
+    for start in dict.fromkeys((0, prompt)):
+        head, *texts = step_texts(ref, ids, start, prompt, asked)
+        for by_cluster in (False, True):
+            shown = head
+            for text in texts:
+                if not _starts(text, shown, by_cluster):
+                    break
+                shown = text
+            answers.append(shown[len(head):] if shown.startswith(head) else shown)
+    return answers
+
+
+def _starts(text: str, prefix: str, by_cluster: bool) -> bool:
+    if not text.startswith(prefix):
+        return False
+    if not by_cluster or not prefix:
+        return True
+    clusters = regex.findall(r"\X", prefix)
+    return regex.findall(r"\X", text)[:len(clusters)] == clusters
