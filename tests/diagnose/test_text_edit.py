@@ -37,6 +37,7 @@ def test_a_tab_read_as_a_space_and_runs_of_spaces_as_one(ref):
     ("A！B C", "A!B C"),  # NFKC's own mapping: a normalizer's cause
     ("same text", "same text"),  # nothing edited
     ("a b", "a xb"),  # text inserted
+    ("a..b..c", "a.b..c"),  # difflib reads a run squeezed, which is not what happened to the second run
 ])
 def test_what_is_not_learnt(ref, text, engine_reads):
     assert learnt(ref, text, engine_reads) is None
@@ -73,3 +74,11 @@ def test_a_long_text_is_read_whole_not_block_by_block(monkeypatch):
     assert len(text) > text_edit.BLOCKS_UP_TO
     assert between(text, text.replace(" ", "").replace(",", ".") + ";") is None
     assert between(text, text.replace(",", "")) == TextEdit(((",", ""),))
+
+
+def test_a_text_of_many_characters_each_a_choice_is_read_as_no_edit_not_a_crash():
+    """Each new emoji is a choice of the character-by-character reading: past SOLVING choices it
+    gives up, and never reaches Python's recursion limit."""
+    text = "".join(chr(0x1F300 + i) for i in range(1500)) + ", x"
+    assert between(text, text.replace(",", "")) is None
+    assert between("日本" * 800 + ", x", "日本" * 800 + " x") == TextEdit(((",", ""),))

@@ -69,7 +69,9 @@ _HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 def _tojson(kind: str):
     if kind == "jinja2":
         return None  # jinja2's built-in
-    traits = set(kind.split("+"))
+    traits = set(kind.split("+")) - {"transformers"}
+    if not traits <= set(TOJSON_TRAITS):
+        raise ValueError(f"no such tojson: {kind!r}")
     ensure_ascii = "ascii" in traits
     compact = (",", ":") if "compact" in traits else None  # (no space after a comma or a colon)
 

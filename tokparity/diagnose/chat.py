@@ -272,6 +272,8 @@ def _tojson_read(reference: ChatReference, conversation: Conversation, text: str
     does, or where the conversation's prompt writes no JSON a trait changes. Closest: the most
     characters shared at the start and the end."""
     def closeness(candidate: str) -> int:
+        if candidate == text:  # (the prompt itself: closer than any near one that shares as much)
+            return len(text) + 1
         head = len(commonprefix([candidate, text]))
         return head + min(len(commonprefix([candidate[::-1], text[::-1]])), min(len(candidate), len(text)) - head)
 
@@ -432,11 +434,9 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
         for v in read:
             if v.name in d.variants:
                 seen.setdefault(v.name, Counter())[v] += 1
-    out = {name: counts.most_common(1)[0][0] for name, counts in seen.items()}
-    for name, counts in seen.items():
-        if DERIVED[name] == "tojson":  # (a row whose JSON holds no '/' shows no sign of escaping it: the union)
-            out[name] = _tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
-    return out
+    # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
+    return {name: _tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
+            if DERIVED[name] == "tojson" else counts.most_common(1)[0][0] for name, counts in seen.items()}
 
 
 def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]:

@@ -157,9 +157,9 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             return Diagnosis("+".join(pair), f"reproduced: the reference's pieces changed so that it "
                                              f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
                                              "backend's answer exactly", pair, stage=j.op)
-    if not found:  # (an edit of the right answer, learnt from this case: tried after every named way)
-        key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)
-        if key is not None and _as_judged(j.op, got) not in right:
+    if not found and _as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
+        key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
+        if key is not None:
             found.append(key)
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
@@ -260,8 +260,8 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         # (a row of two bugs at once is not one variant's: the verdict names one)
         # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
         # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
-        of_it = [(j, d) for j, d in own if len(d.variants) == 1 and (
-                 is_edit(candidate) or candidate in d.variants + tuple(n for alt in d.alternatives for n in alt))]
+        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and is_edit(candidate) or len(d.variants) == 1 and
+                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
         hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
         for j, _ in of_it:
             got = _answer_of(j)

@@ -8,7 +8,7 @@ decode and stream, each piece for pieces. Its key (``decode.edit:…``) holds th
 verdict can try it on every case, the agreements included, and join the edits two cases showed.
 
 The kinds of edit are those of the engine's input (``input.edit``): no letter, digit or mark, no
-added character, no change only at the end (a text cut short), no NFKC mapping alone.
+added character, no text cut short (the engine's a start of the right one), no NFKC mapping alone.
 """
 
 from __future__ import annotations
@@ -83,17 +83,13 @@ def joined(keys: Iterable[str]) -> str | None:
     """The edits of one op's ``keys`` as one, those two cases showed first (an edit seen once may be
     a case's accident); None where they write a character two ways."""
     counts = Counter(k for k in keys if is_edit(k))
-    if not counts:
+    chosen = [k for k, n in counts.items() if n > 1] or list(counts)
+    if not chosen:
         return None
-    for chosen in ([k for k, n in counts.items() if n > 1], list(counts)):
-        if not chosen:
-            continue
-        edit: TextEdit | None = parse(chosen[0])
-        for k in chosen[1:]:
-            edit = edit.joined(parse(k)) if edit is not None else None
-        if edit is not None:
-            return edit.key(chosen[0].partition(":")[0] + ":")
-    return None
+    edit: TextEdit | None = parse(chosen[0])
+    for k in chosen[1:]:
+        edit = edit.joined(parse(k)) if edit is not None else None
+    return edit.key(chosen[0].partition(":")[0] + ":") if edit is not None else None
 
 
 def does(key: str) -> str:

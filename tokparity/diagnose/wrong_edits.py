@@ -73,14 +73,19 @@ def stalls_after_change(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
                 if not _starts(text, shown, by_cluster):
                     break
                 shown = text
-            answers.append(shown[len(head):] if shown.startswith(head) else shown)
+            answers.append(shown[len(head):])
     return answers
 
 
+CLUSTER = regex.compile(r"\X")
+
+
 def _starts(text: str, prefix: str, by_cluster: bool) -> bool:
+    """Whether ``text`` starts with ``prefix``; ``by_cluster``: and ends a user-perceived character
+    where ``prefix`` ends (only the prefix's last character is read again: a stream is long)."""
     if not text.startswith(prefix):
         return False
-    if not by_cluster or not prefix:
+    if not by_cluster or not prefix or len(text) == len(prefix):
         return True
-    clusters = regex.findall(r"\X", prefix)
-    return regex.findall(r"\X", text)[:len(clusters)] == clusters
+    last = CLUSTER.findall(prefix[-32:])[-1]
+    return CLUSTER.match(text, len(prefix) - len(last)).end() == len(prefix)

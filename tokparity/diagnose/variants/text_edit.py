@@ -8,9 +8,9 @@ edits that two cases showed on every case, the agreements included: an engine th
 space somewhere reads it so everywhere.
 
 Only characters that are not letters, digits or marks are learnt. Those have causes of their own
-(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped. An
-edit only at the text's end is not learnt (a cut: ``ids.truncated``, ``input.cut``), nor one that
-is NFKC's own mappings (a normalizer).
+(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped. A
+text cut short is not learnt, the engine's a start of the right one (``ids.truncated``,
+``input.cut``), nor an edit that is NFKC's own mappings (a normalizer).
 """
 
 from __future__ import annotations
@@ -110,22 +110,24 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
 
 def between(a: str, b: str) -> TextEdit | None:
     """The edit of the kinds above that turns ``a`` into ``b`` (None: none does, or they are the same)."""
-    if a == b or a.startswith(b):  # (an edit only at the text's end is a cut, whatever it looks like: "!!" read as "!")
+    if a == b or a.startswith(b):  # (the engine's text a start of the right one is a cut, whatever it looks like)
         return None
     if _kept(a) != _kept(b):  # (the letters, digits and marks are never edited: they stay, in order)
         return None
     # (block by block where difflib is quick enough: it grows faster than the texts' square; else,
-    # or where the blocks read as no edit, each character written one way, the fewest changed)
-    found = _by_blocks(a, b) if len(a) <= BLOCKS_UP_TO else None
-    if found is None:
-        solved = _solve(a, b, {})
-        found = (solved, "") if solved is not None else None
-    if found is None:
+    # or where the blocks misread, each character written one way, the fewest changed)
+    readings = ((_by_blocks,) if len(a) <= BLOCKS_UP_TO else ()) + (_by_characters,)
+    for read in readings:
+        found = read(a, b)
+        if found is None:
+            continue
+        edit = TextEdit(tuple(sorted((x, y) for x, y in found[0].items() if x != y)), found[1])
+        if edit(a) == b:
+            break
+    else:
         return None
-    as_ = {x: y for x, y in found[0].items() if x != y}
-    if as_ and all(y and unicodedata.normalize("NFKC", x) == y for x, y in as_.items()):
+    if edit.as_ and all(y and unicodedata.normalize("NFKC", x) == y for x, y in edit.as_):
         return None  # (NFKC's own mappings: a normalizer's cause, not an edit's)
-    edit = TextEdit(tuple(sorted(as_.items())), found[1])
     return edit if 0 < len(edit.as_) + len(edit.runs) <= MOST_CHARACTERS else None
 
 
@@ -175,42 +177,62 @@ def _kept(text: str) -> list[str]:
     return [c for c in text if not _learnable(c)]
 
 
-SOLVING = 2_000
-BLOCKS_UP_TO = 600  # the longest text read block by block (difflib took 0.5 s on 945 characters)  # the most choices tried to read a whole text as one edit
+BLOCKS_UP_TO = 600  # the longest text read block by block (difflib took 0.5 s on 945 characters)
+SOLVING = 500  # the most choices tried to read a whole text as one edit (each a level of recursion)
+
+
+def _by_characters(a: str, b: str) -> tuple[dict[str, str], str] | None:
+    solved = _solve(a, b, {})
+    return None if solved is None else (solved, "")
 
 
 def _solve(gone: str, put: str, known: dict[str, str]) -> dict[str, str] | None:
-    """``known`` grown so that each character of ``gone``, written as it says, gives ``put``: each
-    new character written as itself but one, which is no letter, digit or mark and is written as
-    up to MOST_WRITTEN others or none. Two new characters at one place are not one edit: ``", "``
-    read as ``"!"`` is no rule (None: no way does, or none within SOLVING choices)."""
+    """``known`` grown so that ``gone``, each character written as it says, gives ``put``. A new
+    character is written as itself, but for one at most. That one is no letter, digit or mark, and
+    is written as up to MOST_WRITTEN others or none. Two new characters at one place are no rule:
+    ``", "`` read as ``"!"`` is not learnt. None: no way does, or none within SOLVING choices."""
     tries = 0
 
     def grown(i: int, j: int, written: dict[str, str], changes: int) -> dict[str, str] | None:
         nonlocal tries
-        while i < len(gone) and gone[i] in written:  # (the characters already read: no choice)
-            if not put.startswith(written[gone[i]], j):
-                return None
-            i, j = i + 1, j + len(written[gone[i]])
+        taken: list[str] = []  # (the characters this call read as themselves: taken back if it fails)
+
+        def failed() -> dict[str, str] | None:
+            for c in taken:
+                del written[c]
+            return None
+
+        while i < len(gone):  # (the characters with no choice: read already, or only as themselves)
+            x = gone[i]
+            if x not in written:
+                if _learnable(x) and changes > 0:
+                    break
+                written[x] = x
+                taken.append(x)
+            if not put.startswith(written[x], j):
+                return failed()
+            i, j = i + 1, j + len(written[x])
         if i == len(gone):
-            return written if j == len(put) else None
+            return written if j == len(put) else failed()
         x = gone[i]
-        ways = [x] if put.startswith(x, j) else []
-        if _learnable(x) and changes > 0:
-            ways += [put[j:j + n] for n in range(min(MOST_WRITTEN, len(put) - j) + 1)
-                     if put[j:j + n] != x and all(map(_learnable, put[j:j + n]))]
+        ways = ([x] if put.startswith(x, j) else []) + [
+            put[j:j + n] for n in range(min(MOST_WRITTEN, len(put) - j) + 1)
+            if put[j:j + n] != x and all(map(_learnable, put[j:j + n]))]
         for y in ways:
             tries += 1
             if tries > SOLVING:
-                return None
+                return failed()
             written[x] = y  # (tried, then taken back: no copy of what is read so far)
             found = grown(i + 1, j + len(y), written, changes - (y != x))
             if found is not None:
                 return found
             del written[x]
-        return None
+        return failed()
 
-    found = grown(0, 0, dict(known), 1)
+    try:
+        found = grown(0, 0, dict(known), 1)
+    except RecursionError:  # (a text of many characters with a choice each: read as no edit)
+        return None
     return None if found is None else dict(found)
 
 
