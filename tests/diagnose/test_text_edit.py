@@ -38,6 +38,7 @@ def test_a_tab_read_as_a_space_and_runs_of_spaces_as_one(ref):
     ("same text", "same text"),  # nothing edited
     ("a b", "a xb"),  # text inserted
     ("a..b..c", "a.b..c"),  # difflib reads a run squeezed, which is not what happened to the second run
+    ("a\ufffd b", "a\U0001F900 b"),  # bytes that are not UTF-8, completed by a decoder's leftover state
 ])
 def test_what_is_not_learnt(ref, text, engine_reads):
     assert learnt(ref, text, engine_reads) is None

@@ -8,7 +8,8 @@ edits that two cases showed on every case, the agreements included: an engine th
 space somewhere reads it so everywhere.
 
 Only characters that are not letters, digits or marks are learnt. Those have causes of their own
-(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped. A
+(a normalizer, lower-casing), and a cut text would otherwise read as every character dropped.
+Nor is U+FFFD, which stands for bytes that are not UTF-8. A
 text cut short is not learnt, the engine's a start of the right one (``ids.truncated``,
 ``input.cut``), nor an edit that is NFKC's own mappings (a normalizer).
 """
@@ -91,7 +92,9 @@ def said_of(key: str) -> str:
 
 
 def _learnable(ch: str) -> bool:
-    return unicodedata.category(ch)[0] not in "LNM"
+    # (U+FFFD stands for bytes that are not UTF-8: what an engine makes of them is a cause of bytes,
+    # decoder state or a stream's timing, never an edit of characters)
+    return ch != "\ufffd" and unicodedata.category(ch)[0] not in "LNM"
 
 
 def _spelt(vocab: Vocab, ids: Sequence[int]) -> str | None:
