@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from tokparity.diagnose.variants.text_edit import TextEdit, between, is_edit, parse
+from tokparity.diagnose.variants.text_edit import TextEdit, all_joined, between, is_edit, parse
 from tokparity.diagnose.wrong_decoders import right_answers
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
@@ -84,11 +84,7 @@ def joined(keys: Iterable[str]) -> str | None:
     a case's accident); None where they write a character two ways."""
     counts = Counter(k for k in keys if is_edit(k))
     chosen = [k for k, n in counts.items() if n > 1] or list(counts)
-    if not chosen:
-        return None
-    edit: TextEdit | None = parse(chosen[0])
-    for k in chosen[1:]:
-        edit = edit.joined(parse(k)) if edit is not None else None
+    edit = all_joined(map(parse, chosen))
     return edit.key(chosen[0].partition(":")[0] + ":") if edit is not None else None
 
 

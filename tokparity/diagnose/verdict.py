@@ -26,7 +26,7 @@ from tokparity.diagnose.variants import (
     EDIT,
     FAILURES,
     SPLIT_EDIT,
-    TextEdit,
+    all_joined,
     cause_of,
     combinable,
     parse_edit,
@@ -90,9 +90,7 @@ def _combined(keys: Iterable[str]) -> tuple[str, ...]:
     keys = list(dict.fromkeys(keys))
     edits = [k for k in keys if k.startswith(EDIT)]
     if len(edits) > 1:
-        joined: TextEdit | None = parse_edit(edits[0])
-        for k in edits[1:]:
-            joined = joined.joined(parse_edit(k)) if joined is not None else None
+        joined = all_joined(map(parse_edit, edits))
         # (edits that read a character two ways: the first kept, as a set of one edit)
         keys = [joined.key() if joined is not None and k == edits[0] else k for k in keys if k not in edits[1:]]
     out: list[str] = []

@@ -52,11 +52,11 @@ from tokparity.diagnose.variants.rules import (
 )
 from tokparity.diagnose.variants.specials import special_ids_variant, user_defined_variant
 from tokparity.diagnose.variants.text_edit import PREFIX as EDIT
-from tokparity.diagnose.variants.text_edit import TextEdit, edit_of, edit_variant, is_edit, said_of
+from tokparity.diagnose.variants.text_edit import TextEdit, all_joined, edit_of, edit_variant, is_edit, said_of
 from tokparity.diagnose.variants.text_edit import parse as parse_edit
 from tokparity.diagnose.variants.variant import Variant
 
 __all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "PER_CASE", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
-           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "base_candidate", "catalogue", "cause_of", "combinable",
+           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "catalogue", "cause_of", "combinable",
            "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
            "user_defined_variant"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -62,6 +62,17 @@ class TextEdit:
         parts = [f"{_name(a)} as {_name(b)}" if b else f"{_name(a)} dropped" for a, b in self.as_]
         parts += [f"runs of {_name(ch)} as one" for ch in self.runs]
         return f"{lead} " + ", ".join(parts)
+
+
+def all_joined(edits: Iterable[TextEdit]) -> TextEdit | None:
+    """Every edit as one (None: none given, or two read a character two ways)."""
+    joined: TextEdit | None = None
+    for k, edit in enumerate(edits):
+        if k == 0:
+            joined = edit
+        elif joined is None or (joined := joined.joined(edit)) is None:
+            return None
+    return joined
 
 
 def _name(ch: str) -> str:
@@ -246,10 +257,7 @@ def edit_variant(key: str) -> Variant:
     def apply(c: Candidate) -> Candidate | None:
         # (another edit of the same engine's: one edit of both, applied once, so a tab read as a
         # space and runs of spaces read as one give what the engine gives for "\t ")
-        others = [m for m in c.text_maps if isinstance(m, TextEdit)]
-        joined: TextEdit | None = edit
-        for other in others:
-            joined = joined.joined(other) if joined is not None else None
+        joined = all_joined([edit, *(m for m in c.text_maps if isinstance(m, TextEdit))])
         if joined is None:
             return None
         kept = tuple(m for m in c.text_maps if not isinstance(m, TextEdit))
