@@ -23,11 +23,12 @@ CHAT = CompareOptions(ops=("chat",))
 CONVERSATIONS = 35  # corpora/chats.jsonl
 # Where each zoo model's template is: transformers' files (tokenizer_config.json), the GGUF's
 # metadata, or a template file of its own (tekken: Mistral NeMo's, judged against mistral-common in
-# tests/chat/test_mistral_common.py); the llama.cpp vocabulary files of the other models carry none.
+# tests/chat/test_mistral_common.py; gpt-oss: openai/gpt-oss-120b's, both as llama.cpp keeps them);
+# the llama.cpp vocabulary files of the other models carry none.
 WITH_TEMPLATES = {"llama-bpe": "tokenizer_config.json", "qwen3": "tokenizer_config.json",
                   "gemma-3": "tokenizer_config.json", "deepseek-v3": "tokenizer_config.json",
                   "gemini": "tokenizer_config.json", "phi-3": ".gguf", "qwen2": ".gguf", "qwen35": ".gguf",
-                  "command-r": ".gguf", "gemma-4": ".gguf", "tekken": ".jinja"}
+                  "command-r": ".gguf", "gemma-4": ".gguf", "tekken": ".jinja", "gpt-oss": ".jinja"}
 
 
 def test_which_zoo_models_carry_a_template(zoo):

@@ -296,3 +296,66 @@ def test_nothing_checked_is_exit_2_not_a_green_run(zoo):
     assert "cl100k-tiktoken: nothing checked" in proc.stdout
     assert proc.stderr.strip().startswith("tokparity: error: nothing checked: no property of end-of-generation, "
                                           "multi-turn-prefix could be checked on cl100k-tiktoken"), proc.stderr
+
+
+# -- end of generation: a tool call's own closing token ----------------------------------------------
+
+
+def gpt_oss_folder(zoo, tmp_path, eos_token: str, generation_ends: list[int]):
+    """gpt-oss's published tokenizer.json and tokenizer_config.json (its ``eos_token`` set by the test),
+    openai/gpt-oss-120b's chat template as llama.cpp keeps it, and a generation_config.json the test
+    writes with ``generation_ends`` (the published one lists [200002, 199999, 200012])."""
+    model = zoo("gpt-oss")
+    folder = tmp_path / "gpt-oss"
+    folder.mkdir()
+    shutil.copyfile(model.files["tokenizer_json"], folder / "tokenizer.json")
+    shutil.copyfile(model.files["chat_template"], folder / "chat_template.jinja")
+    config = json.loads(model.files["tokenizer_config"].read_text())
+    config["eos_token"] = eos_token
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": generation_ends}))
+    return folder
+
+
+def test_a_set_without_the_tool_calls_end_is_broken(zoo):
+    """gpt-oss's template closes a reply with <|return|> and a tool call with <|call|>. The zoo's
+    tokenizer_config.json names <|return|> alone: an engine that stops at the tokenizer's end token
+    writes on past a tool call, inventing the tool's answer."""
+    ends = prop(check_model("gpt-oss", ("end-of-generation",)), "end-of-generation")
+    assert ends.status == BROKEN
+    assert "chat template: closes a tool call with 200012 '<|call|>'" in ends.facts
+    (said,) = broken_said(ends)
+    assert said.startswith("200012 '<|call|>' is missing from tokenizer_config.json eos_token, though the chat "
+                           "template writes it to close a tool call.")
+    assert "runs on past the call" in said
+
+
+def test_the_published_generation_config_list_stops_at_both_closing_tokens(zoo, tmp_path):
+    """generation_config.json as published lists both closing tokens (and <|endoftext|>): transformers'
+    generate() stops after a reply and after a tool call. The one broken set stays tokenizer_config.json's."""
+    folder = gpt_oss_folder(zoo, tmp_path, "<|return|>", [200002, 199999, 200012])
+    ends = prop(check_model(str(folder), ("end-of-generation",)), "end-of-generation")
+    said = broken_said(ends)
+    assert said == [s for s in said if s.startswith("200012 '<|call|>' is missing from tokenizer_config.json")]
+    assert len(said) == 1  # (generation_config.json's list holds <|call|>: not broken)
+    assert "generation_config.json eos_token_id: 199999 '<|endoftext|>', 200002 '<|return|>', 200012 '<|call|>'" \
+        in ends.facts
+
+
+def test_a_generation_config_without_the_tool_calls_end_is_named_with_its_key(zoo, tmp_path):
+    """A generation_config.json that drops <|call|> (as a server does to let the model write several
+    calls) is broken for transformers' generate(), named by its file and key."""
+    folder = gpt_oss_folder(zoo, tmp_path, "<|return|>", [200002, 199999])
+    ends = prop(check_model(str(folder), ("end-of-generation",)), "end-of-generation")
+    found = [f for f in ends.findings if f.broken and "generation_config.json" in f.where]
+    (finding,) = found
+    assert finding.said.startswith("200012 '<|call|>' is missing from generation_config.json eos_token_id")
+    assert finding.where.endswith("generation_config.json eos_token_id")
+    assert finding.example == "a tool call that ends with '<|call|>'"
+
+
+def test_a_template_that_closes_a_tool_call_as_a_reply_adds_nothing(zoo):
+    """Qwen 3 closes a tool call as it closes a reply (</tool_call><|im_end|>): one closing token, held."""
+    ends = prop(check_model("qwen3", ("end-of-generation",)), "end-of-generation")
+    assert ends.status == HELD
+    assert not [f for f in ends.facts if "tool call" in f]

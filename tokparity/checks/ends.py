@@ -14,9 +14,11 @@ stops at, and engines build that set from different files:
   that stop at the tokenizer's end token read it. SentencePiece's ``eos_id()`` is its model's.
 
 The chat template says which token closes an assistant turn: the one it writes right after the
-reply, when the reply is the conversation's last message. The property is broken where a set
-lacks that token (the engine writes on past the turn), where a set holds a token the file types
-as text (an answer that writes that text stops there), or where an id is outside the vocabulary.
+reply, when the reply is the conversation's last message. Some templates close a tool call with a
+token of its own (gpt-oss: ``<|call|>``, where a reply ends with ``<|return|>``). The property is
+broken where a set lacks a closing token (the engine writes on past the turn or the call), where a
+set holds a token the file types as text (an answer that writes that text stops there), or where
+an id is outside the vocabulary.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ LLAMA = "llama.cpp"
 GGUF_SET, SPM_SET, CONFIG_SET = "the GGUF's keys", "the SentencePiece model's eos_id", "tokenizer_config.json eos_token"
 TOKENIZER_SETS = (GGUF_SET, SPM_SET, CONFIG_SET)  # the sets a tokenizer file itself names
 REPLY = "Reply\ue002"  # (a private-use character: no template writes it itself)
+ARGUMENT = "Zanzibar9"  # a tool call's argument: plain ASCII, so repr() and tojson() keep it as it is
+TOOL_CALL = {"type": "function", "id": "call12345",  # (nine letters and digits: Mistral's templates ask it)
+             "function": {"name": "lookup", "arguments": {"query": ARGUMENT}}}
+TURN, CALL = "an assistant turn", "a tool call"
 CONFIG_FILES = ("generation_config.json", "config.json")
 CONFIG_BYTES = 1 << 20  # generation_config.json, config.json: a few kilobytes each
 GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_token_id",
@@ -52,33 +58,37 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     facts: list[str] = []
     findings: list[Finding] = []
     found = template_turn_end(model, vocab)
-    turn_end: tuple[int, str] | None = None
+    closing: dict[str, int] = {}  # TURN or CALL -> the id the template closes it with
     if isinstance(found, str):
         facts.append(f"chat template: {found}")
     else:
-        turn_end = found
+        closing[TURN] = found[0]
         facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
+        call = template_call_end(model, vocab)
+        if not isinstance(call, str) and call[0] != found[0]:
+            closing[CALL] = call[0]
+            facts.append(f"chat template: closes a tool call with {_token(vocab, call[0])}")
     sets = stop_sets(model, vocab, libraries)
     if not sets:
         return PropertyCheck.skipped(NAME, "no file of the model names an end-of-generation id")
     # (the tokenizer's own end ids: a configuration's list may name a token by mistake, so it is judged)
     named = {i for name, _, ids, _ in sets if name in TOKENIZER_SETS and not isinstance(ids, str) for i in ids}
-    if turn_end is not None:
-        named.add(turn_end[0])
+    named.update(closing.values())
     by_text = next((ids for name, _, ids, _ in sets if name == LLAMA and not isinstance(ids, str)), frozenset())
     for name, where, ids, engines in sets:
         if isinstance(ids, str):
             facts.append(f"{name}: not read ({ids})")
             continue
         facts.append(f"{name}: {', '.join(_token(vocab, i) for i in sorted(ids)) or 'none'}")
-        findings += _judged(vocab, role, name, where, ids, engines, turn_end, named, by_text, libraries)
+        findings += _judged(vocab, role, name, where, ids, engines, closing, named, by_text, libraries)
     return PropertyCheck.of(NAME, facts, findings)
 
 
 def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int], engines: str,
-            turn_end: tuple[int, str] | None, named: set[int], by_text: frozenset[int],
+            closing: dict[str, int], named: set[int], by_text: frozenset[int],
             libraries: Libraries) -> list[Finding]:
-    """What is wrong with one set: ``named``, the ids some file names as an end; ``by_text``, llama.cpp's."""
+    """What is wrong with one set: ``closing``, the ids the template closes a turn and a tool call
+    with; ``named``, the ids some file names as an end; ``by_text``, llama.cpp's."""
     found = []
     for i in sorted(ids):
         if not 0 <= i < vocab.size:
@@ -108,13 +118,16 @@ def _judged(vocab: Vocab, role: str, name: str, where: str, ids: frozenset[int],
                 f"{role} types it as user-defined, so the text {vocab.tokens[i]!r} gives it too", where,
                 f"the text {vocab.tokens[i]!r}",
                 broken=False))
-    if turn_end is not None and turn_end[0] not in ids:
+    for what, end in closing.items():
+        if end in ids:
+            continue
         rescued = " llama.cpp stops there only because it knows the token's text." \
-            if name != LLAMA and turn_end[0] in by_text else ""
+            if name != LLAMA and end in by_text else ""
+        past = "the end of the model's turn" if what == TURN else "the call, before any tool has answered"
         found.append(Finding(
-            f"{_token(vocab, turn_end[0])} is missing from {name}, though the chat template writes it to close an "
-            f"assistant turn. A generation by {engines} runs on past the end of the model's turn.{rescued}", where,
-            f"a reply that ends with {vocab.tokens[turn_end[0]]!r}"))
+            f"{_token(vocab, end)} is missing from {name}, though the chat template writes it to close {what}. "
+            f"A generation by {engines} runs on past {past}.{rescued}", where,
+            f"{'a reply' if what == TURN else 'a tool call'} that ends with {vocab.tokens[end]!r}"))
     return found
 
 
@@ -134,6 +147,19 @@ def _token(vocab: Vocab, i: int) -> str:
 def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
     """The id of the token the chat template writes right after an assistant's reply that ends the
     conversation, and the template's file; or why there is none."""
+    return _closing(model, vocab, {"role": "assistant", "content": REPLY}, REPLY, "a reply")
+
+
+def template_call_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
+    """The id of the token the chat template writes right after an assistant's tool call that ends
+    the conversation, and the template's file; or why there is none (a template may write no calls)."""
+    return _closing(model, vocab, {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]}, ARGUMENT,
+                    "a tool call")
+
+
+def _closing(model: ModelFiles, vocab: Vocab, last: dict, marker: str, what: str) -> tuple[int, str] | str:
+    """The first special token the chat template writes after ``marker``, the text of ``last``, the
+    assistant message that ends a one-turn conversation."""
     from tokparity.chat.reference import TRANSFORMERS_WAY
     from tokparity.chat.sandbox import TemplateSandbox
     from tokparity.chat.template import find_template
@@ -142,24 +168,24 @@ def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
     template = find_template(model)
     if template is None:
         return "none"
-    messages = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": REPLY}]
+    messages = [{"role": "user", "content": "Hello"}, last]
     sandbox = TemplateSandbox()
     try:
         text = sandbox.render(template.for_conversation(False), messages, None, {"add_generation_prompt": False},
                               template.specials, TRANSFORMERS_WAY.render.to_json())
     except (TemplateRaised, CaseFailure) as e:
-        return f"{template.source} does not render a user's message and a reply ({e})"
+        return f"{template.source} does not render a user's message and {what} ({e})"
     finally:
         sandbox.close()
-    at = text.rfind(REPLY)
+    at = text.rfind(marker)
     if at < 0:
-        return f"{template.source} does not write the assistant's reply"
-    after = text[at + len(REPLY):]
+        return f"{template.source} does not write {what}"
+    after = text[at + len(marker):]
     for kinds in ((TokenType.CONTROL,), (TokenType.USER_DEFINED,)):
         found = _first_token(vocab, after, kinds)
         if found is not None:
             return found, template.source
-    return f"{template.source} writes no special token after a reply ({after[:40]!r})"
+    return f"{template.source} writes no special token after {what} ({after[:40]!r})"
 
 
 def _first_token(vocab: Vocab, text: str, kinds: tuple[TokenType, ...]) -> int | None:
