@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from tokparity.checks import BROKEN, HELD, NOT_CHECKED
-from tokparity.commands.check import check_model
+from tokparity.run.model_checks import check_model
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -60,6 +60,15 @@ class PropertyCheck:
                 "findings": [{"said": f.said, "where": f.where, "example": f.example, "broken": f.broken}
                              for f in self.findings]}
 
+    @classmethod
+    def from_json(cls, d: dict) -> PropertyCheck:
+        """What ``to_json`` wrote, read back (a summary.json); a field of the wrong kind is a ValueError."""
+        if d.get("status") not in (HELD, BROKEN, NOT_CHECKED):
+            raise ValueError(f"a property's status is {d.get('status')!r}")
+        findings = tuple(Finding(_text(f, "said"), _text(f, "where"), _text(f, "example"), bool(f.get("broken", True)))
+                         for f in _listed(d, "findings", dict))
+        return cls(_text(d, "property"), d["status"], tuple(_listed(d, "facts", str)), findings, _text(d, "why"))
+
 
 @dataclass(frozen=True)
 class ModelCheck:
@@ -77,3 +86,23 @@ class ModelCheck:
 
     def to_json(self) -> dict:
         return {"model": self.model, "broken": self.broken, "properties": [p.to_json() for p in self.properties]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> ModelCheck:
+        if not isinstance(d, dict):
+            raise ValueError(f"a model's checks are {type(d).__name__}, not an object")
+        return cls(_text(d, "model"), tuple(PropertyCheck.from_json(p) for p in _listed(d, "properties", dict)))
+
+
+def _text(d: dict, key: str) -> str:
+    value = d.get(key, "")
+    if not isinstance(value, str):
+        raise ValueError(f"'{key}' is {type(value).__name__}, not text")
+    return value
+
+
+def _listed(d: dict, key: str, kind: type) -> list:
+    value = d.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, kind) for v in value):
+        raise ValueError(f"'{key}' is not a list of {kind.__name__}")
+    return value

@@ -101,6 +101,9 @@ def add_parser(sub) -> None:
                    help="judge in Ray actors: alone, on a Ray started here (with --jobs CPUs, default all); 'auto' "
                         "or HOST:PORT, on that cluster (pip install 'tokparity[ray]'). The reports are the same; "
                         "--resume continues on Ray")
+    p.add_argument("--check", action="store_true",
+                   help="also check what each model's files hold, as tokparity check does; a broken property "
+                        "is in the reports and exits 1")
     p.add_argument("--no-diagnose", action="store_true",
                    help="name no root causes (no reproduction by the reference's variants: faster, classes only)")
     p.add_argument("--junit", metavar="FILE",
@@ -473,6 +476,7 @@ def compare_options(args: argparse.Namespace):
     return CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                           releases=releases,
                           ops=ops, diagnose=not getattr(args, "no_diagnose", False),
+                          checks=bool(getattr(args, "check", False)),
                           decoding=DecodeSettings(bool(getattr(args, "skip_special", False)),
                                                   {"on": True, "off": False}.get(clean_up or ""), spaced, removed),
                           stream_step=getattr(args, "stream_step", None) or 1,
@@ -574,4 +578,4 @@ def run(args: argparse.Namespace) -> int:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "
               f"tokparity compare --resume {shown_path(out)}{journal.resume_flags if journal else ''}", file=sys.stderr)
         return 130
-    return 1 if results.unexplained else 0
+    return 1 if results.unexplained or results.files_broken else 0

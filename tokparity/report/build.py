@@ -34,6 +34,7 @@ from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.records import BREAKS_LISTED, Mismatch, RootCause
 from tokparity.report import overview
+from tokparity.report.files import section as files_section
 from tokparity.report.nodes import (
     BAD,
     BREAK,
@@ -563,6 +564,11 @@ def case_card(m: Mismatch, style: str) -> Article:
 
 # Name → builder of the sections, in the order every document shows them. A builder gives the
 # section's title ("" for none) and blocks, or None where the section has nothing to show.
+def files(src: Source) -> tuple[str, Blocks] | None:
+    """``compare --check``: what each model's files hold (report/files.py)."""
+    return files_section(src.results.checks, terminal=src.view == DIGEST)
+
+
 SECTIONS: dict[str, Callable[[Source], tuple[str, Blocks] | None]] = {
-    "summary": summary, "findings": findings, "root-cause": root_causes, "tags": tags, "examples": examples,
-    "mismatches": mismatches}
+    "summary": summary, "findings": findings, "root-cause": root_causes, "files": files, "tags": tags,
+    "examples": examples, "mismatches": mismatches}

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from tokparity.checks import ModelCheck
 from tokparity.errors import NotARun
 from tokparity.records import Mismatch, RootCause
 from tokparity.run.journal import JOURNAL_FILE
@@ -110,11 +111,15 @@ def read_summary(path: Path) -> Results:
         tag_rates = _tag_rates(doc.get("tag_rates", {}))
         options = dict(doc.get("options") or {})
         fuzz = options.pop("fuzz", None)
+        checks = doc.get("checks", [])
+        if not isinstance(checks, list):
+            raise TypeError(f"'checks' is {type(checks).__name__}, not a list")
         return Results(tokparity=str(doc["tokparity"]), backends=dict(doc.get("backends", {})), runs=runs,
                        tag_rates=tag_rates, options=options,
                        known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
                        interrupted=not doc.get("complete", True),
-                       fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None)
+                       fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None,
+                       checks=[ModelCheck.from_json(c) for c in checks])
     except (TypeError, AttributeError, KeyError, ValueError) as e:
         raise NotARun(f"{path}: not a tokparity summary.json as written ({e}); the file was edited or damaged: "
                       "run it again") from None

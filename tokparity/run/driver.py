@@ -12,10 +12,13 @@ import time
 from collections.abc import Iterable
 
 from tokparity import __version__
+from tokparity.checks import PROPERTIES, ModelCheck, PropertyCheck
+from tokparity.errors import TokparityError
 from tokparity.run.cluster import run_models_on_ray
 from tokparity.run.journal.interrupt import deferring_ctrl_c
 from tokparity.run.ledger import ModelLedger
 from tokparity.run.memory import collector_relaxed
+from tokparity.run.model_checks import check_model
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
 from tokparity.run.pipeline import ModelPipeline
@@ -50,7 +53,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
             runner(list(models), corpora, backend_names, options, results)
         except KeyboardInterrupt:
             results.interrupted = True
-        return _finish(results, options, started)
+        return _finish(results, options, started, models)
     try:
         for slot, spec in enumerate(models):
             pipeline = ModelPipeline.open(spec, backend_names, options, results)
@@ -61,12 +64,26 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
                 results.runs.extend(pipeline.settle())
     except KeyboardInterrupt:
         results.interrupted = True
-    return _finish(results, options, started)
+    return _finish(results, options, started, models)
 
 
-def _finish(results: ResultsSoFar, options: CompareOptions, started: float) -> Results:
+def _finish(results: ResultsSoFar, options: CompareOptions, started: float, models: list[str]) -> Results:
     known = options.services.known.report() if options.services.known else None
-    return results.final(__version__, time.perf_counter() - started, known)
+    checks = _checks(models, options) if options.checks and not results.interrupted else ()
+    return results.final(__version__, time.perf_counter() - started, known, checks=checks)
+
+
+def _checks(models: list[str], options: CompareOptions) -> tuple[ModelCheck, ...]:
+    """``--check``: what each model's files hold. A file the checks cannot read is said on each
+    property: the run's cases are judged already, and they stay."""
+    done = []
+    for spec in models:
+        options.say(f"{spec}: checking what its files hold")
+        try:
+            done.append(check_model(spec))
+        except TokparityError as e:
+            done.append(ModelCheck(spec, tuple(PropertyCheck.skipped(p, f"not read: {e}") for p in PROPERTIES)))
+    return tuple(done)
 
 
 def _run_model(pipeline: ModelPipeline, corpora: list[str], options: CompareOptions, slot: int = 0) -> None:

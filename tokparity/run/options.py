@@ -63,6 +63,7 @@ class CompareOptions:
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
+    checks: bool = False  # --check: also what each model's files hold (tokparity.checks), after the cases
     ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)
     # --try-release: other releases of the libraries (hf@0.21.4), tried as a mismatch's cause on the
     # models their backend runs on (library.release: an engine that embeds another release)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from tokparity.checks import ModelCheck
 from tokparity.records import FrozenDict, Mismatch, RootCause
 
 # json.dumps(value, ensure_ascii=False) without building an encoder per call or tracking
@@ -217,12 +218,13 @@ class Results:
     timing: Mapping[str, Mapping] = field(default_factory=FrozenDict)
     timing_jobs: int = 1
     fuzz: FuzzSummary | None = None  # a fuzz run's seed, cases, findings and seams
+    checks: Sequence[ModelCheck] = ()  # compare --check: what each model's files hold
 
     def __post_init__(self) -> None:
         for name in ("backends", "tag_rates", "options", "known", "timing"):
             object.__setattr__(self, name, frozen(getattr(self, name)))
-        object.__setattr__(self, "runs", tuple(self.runs))
-        object.__setattr__(self, "mismatches", tuple(self.mismatches))
+        for name in ("runs", "mismatches", "checks"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def to_json(self) -> dict:
         return {
@@ -239,11 +241,16 @@ class Results:
                         "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
                 for model, t in self.timing.items()}},
             "complete": not self.interrupted,
-        }
+        } | ({"checks": [c.to_json() for c in self.checks]} if self.checks else {})
 
     @property
     def unexplained(self) -> int:
         return sum(r.unexplained for r in self.runs)
+
+    @property
+    def files_broken(self) -> bool:
+        """Whether a model's files break a property that ``--check`` checked."""
+        return any(c.broken for c in self.checks)
 
 
 @dataclass
@@ -265,10 +272,10 @@ class ResultsSoFar:
         return self.timing.setdefault(model, {"load": 0.0, "backends": {}})
 
     def final(self, tokparity: str, seconds: float = 0.0, known: Mapping[str, Any] | None = None,
-              fuzz: FuzzSummary | None = None) -> Results:
+              fuzz: FuzzSummary | None = None, checks: Sequence[ModelCheck] = ()) -> Results:
         """The run's results, made once at its end."""
         return Results(tokparity, self.backends, self.runs, self.mismatches, self.tag_rates, self.options,
-                       known or {}, seconds, self.interrupted, self.timing, self.timing_jobs, fuzz)
+                       known or {}, seconds, self.interrupted, self.timing, self.timing_jobs, fuzz, checks)
 
     def absorb(self, part: ResultsSoFar) -> None:
         """The results of models counted elsewhere (a worker, a Ray task), after this run's own:

@@ -1,0 +1,65 @@
+"""The reports' section on what each model's files hold (``compare --check``; tokparity/checks).
+
+The page, summary.md and ``explain`` show a row per model and property, then each finding with the
+file and key that say so and its smallest example. The terminal shows a line per broken property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tokparity.checks import BROKEN, HELD, NOT_CHECKED, PROPERTIES, ModelCheck, PropertyCheck
+from tokparity.report.nodes import BAD, CODE, MUTED, OK, Block, Inline, Items, Paragraph, Run, Table, runs
+
+TITLE = "What the files hold"
+MARKS = {HELD: Run("✓ held", OK), BROKEN: Run("✗ broken", BAD), NOT_CHECKED: Run("not checked", MUTED)}
+
+
+def section(checks: Sequence[ModelCheck], terminal: bool) -> tuple[str, tuple[Block, ...]] | None:
+    """The section, or None for a run without ``--check``. ``terminal``: a line per broken property."""
+    if not checks:
+        return None
+    if terminal:
+        lines = [runs(f"{c.model} / {p.name}: ", Run("✗ ", BAD), _first_said(p)) for c in checks
+                 for p in c.properties if p.status == BROKEN]
+        if not lines:
+            return TITLE, (Paragraph(runs(Run("every property checked holds on every model", OK))),)
+        return TITLE, (Items(tuple(lines)),)
+    shown = [p for p in PROPERTIES if any(q.name == p for c in checks for q in c.properties)]
+    table = Table(("model", *shown), tuple(_row(c, shown) for c in checks), row_headers=True)
+    blocks: list[Block] = [Paragraph(runs("Each property of the model's files, checked with no engine under test, "
+                                          "as ", Run("tokparity check", CODE), " does.")), table]
+    for c in checks:
+        for p in c.properties:
+            said = _said(p)
+            if said:
+                blocks.append(Paragraph(runs(Run(f"{c.model} / {p.name}", CODE), f": {_status_word(p)}")))
+                blocks.append(Items(tuple(said)))
+    return TITLE, tuple(blocks)
+
+
+def _row(check: ModelCheck, shown: list[str]) -> tuple[Inline, ...]:
+    by_name = {p.name: p for p in check.properties}
+    return (runs(check.model), *(runs(MARKS[by_name[n].status]) if n in by_name else runs(Run("–", MUTED))
+                                 for n in shown))
+
+
+def _status_word(p: PropertyCheck) -> str:
+    return {HELD: "held", BROKEN: "broken", NOT_CHECKED: f"not checked ({p.why})"}[p.status]
+
+
+def _said(p: PropertyCheck) -> list[Inline]:
+    """Each finding: what it breaks, where the files say so, its example. A finding that breaks
+    nothing is said too, muted."""
+    lines = []
+    for f in p.findings:
+        where = f" Where: {f.where}." if f.where else ""
+        example = f" Example: {f.example}." if f.example else ""
+        lines.append(runs(Run("✗ " if f.broken else "· ", BAD if f.broken else MUTED), f.said + where + example))
+    return lines
+
+
+def _first_said(p: PropertyCheck) -> str:
+    broken = [f for f in p.findings if f.broken]
+    more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+    return (broken[0].said + more) if broken else "broken"
