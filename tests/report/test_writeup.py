@@ -265,3 +265,27 @@ def test_a_decoding_op_is_named_in_its_sentence():
     assert verdict_sentence(stream).startswith("llama.cpp's stream differs from llama.cpp on 4 cases of llama-bpe")
     encode = RunSummary("llama-bpe", "llama.cpp", "mine", cases=10, mismatches=4)
     assert verdict_sentence(encode).startswith("mine differs from llama.cpp on 4 cases")
+
+
+def test_one_line_says_a_verdict_is_not_proven():
+    """The terminal's root-cause line said "reproduces 25 of 26 mismatches and keeps 0 of 7
+    agreements" and left "not proven" to explain (a newcomer's chat run, 2026-11-29)."""
+    from tokparity.records import RootCause
+    from tokparity.report.writeup import proof
+
+    loose = RootCause("chat.bos-token-empty", ("chat.bos-token-empty",), 25, 26, 0, 7, False)
+    assert proof(loose) == "reproduces 25 of 26 mismatches and keeps 0 of 7 agreements: not proven"
+    tight = RootCause("model.greedy-longest-match", ("model.greedy-longest-match",), 181, 181, 703, 703, True)
+    assert proof(tight) == "reproduces 181 of 181 mismatches and keeps all 703 agreements"
+
+
+def test_a_run_with_no_agreement_does_not_claim_to_keep_them():
+    """A replayed fuzz file of 3 failing texts read "keeps all 0 agreements": nothing checked the
+    cause against a text it must leave alone, and the line says so."""
+    from tokparity.diagnose.verdict import sentence
+    from tokparity.records import RootCause
+    from tokparity.report.writeup import proof
+
+    bare = RootCause("pretokenizer.deepseek3", ("pretokenizer.deepseek3",), 3, 3, 0, 0, True)
+    assert proof(bare) == "reproduces 3 of 3 mismatches and has no agreement to be checked on (no case agrees)"
+    assert "0 agreements" not in sentence("llama-bpe", "mine", "llama.cpp", bare, 3)

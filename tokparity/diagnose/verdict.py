@@ -283,10 +283,13 @@ def _cases(n: int) -> str:
     return f"{n:,} case" + ("" if n == 1 else "s")
 
 
-def _kept(verdict: RootCause) -> str:
+def kept(verdict: RootCause) -> str:
+    """``keeps all 703 agreements``; with no agreement at all, that nothing checked the claim there."""
+    if not verdict.agreements:
+        return "has no agreement to be checked on (no case agrees)"
     if verdict.keeps == verdict.agreements:
-        return f"all {verdict.agreements:,} agreements" if verdict.agreements != 1 else "the one agreement"
-    return f"{verdict.keeps:,} of {verdict.agreements:,} agreements"
+        return f"keeps all {verdict.agreements:,} agreements" if verdict.agreements != 1 else "keeps the one agreement"
+    return f"keeps {verdict.keeps:,} of {verdict.agreements:,} agreements"
 
 
 def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, mismatches: int) -> str:
@@ -301,12 +304,12 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
                 f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "
-                f"and keeps {_kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.{departs}")
+                f"and {kept(verdict)}: not proven, the engine deviates elsewhere or on fewer texts.{departs}")
     # (a failure reproduced is the reference failing where the engine did: no ids to give "exactly")
     how = "(the ids exactly, each crash by failing on the same text)" if fails_too(verdict) else "exactly"
     return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model} because of "
             f"{verdict.cause}: the reference with that deviation reproduces {verdict.explains:,} of "
-            f"{verdict.mismatches:,} mismatches {how} and keeps {_kept(verdict)}.{departs}")
+            f"{verdict.mismatches:,} mismatches {how} and {kept(verdict)}.{departs}")
 
 
 def fails_too(verdict: RootCause) -> bool:

@@ -211,11 +211,13 @@ def plural(n: int, word: str) -> str:
 
 
 def proof(verdict: RootCause) -> str:
-    """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``."""
-    kept = (f"all {verdict.agreements:,}" if verdict.keeps == verdict.agreements
-            else f"{verdict.keeps:,} of {verdict.agreements:,}")
+    """``reproduces 313 of 313 mismatches and keeps all 6,000 agreements``, and ``: not proven`` where
+    it is not (a reader of one line must not take it for a proof)."""
+    from tokparity.diagnose.verdict import kept
+
     departs = f" ({verdict.oracle_departs:,} more are the oracle's departures)" if verdict.oracle_departs else ""
-    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and keeps {kept} agreements"
+    unproven = "" if verdict.proven else ": not proven"
+    return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and {kept(verdict)}{unproven}"
 
 
 def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
@@ -279,7 +281,7 @@ def telling_pool(mismatches: list[Mismatch], cause: str) -> list[Mismatch]:
     what the reader must act on) whose own cause is the run's root cause or a part of it; then
     any unexplained one with a cause, then any unexplained one; only when every mismatch is
     known, the known ones in the same order. Ties and failures to answer come last."""
-    judged = [m for m in mismatches if m.op == "encode" and m.cause != TIE and m.cls not in FAILED]
+    judged = [m for m in mismatches if m.cause != TIE and m.cls not in FAILED]
     main = set(parts(cause)) if cause else set()
 
     def of_main(m: Mismatch) -> bool:
