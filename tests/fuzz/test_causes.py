@@ -195,3 +195,18 @@ def test_steering_runs_the_seams_first():
     seams = iter([Case(f"s{i}", f"s{i}", "gen:unicode-seams", {}) for i in range(5)])
     steering = Steering({"quiet": endless("quiet"), "unicode-seams": seams})
     assert [c.corpus for c in islice(steering, 7)] == ["gen:unicode-seams"] * 5 + ["gen:quiet"] * 2
+
+
+NEWCOMER = ENGINES / "blind" / "newcomer3_port.py"
+
+
+@pytest.mark.parametrize("engine, causes", [("Engine", {"pretokenizer.contractions", TABLES}), ("Twin", {TABLES})])
+def test_a_newcomers_lower_case_contractions_are_named_not_another_models_regex(zoo, tmp_path, engine, causes):
+    """A newcomer's hand-written Llama 3 port (tests/engines/blind/newcomer3_port.py) spells the
+    contractions in lower case only. Its regex module's newer Unicode tables are a second
+    difference. Poro's whole split regex gives both by coincidence, and won on credit: every row
+    read pretokenizer.poro. The fuzz run now tries each case's variants on texts the engine agreed
+    on, and Poro's changes them. The twin (Llama 3's own contractions) shows the tables alone."""
+    zoo("llama-bpe")
+    found, findings = fuzz("llama-bpe", f"py:{NEWCOMER}:{engine}", tmp_path)
+    assert found == causes, [(f.key, f.text, f.count) for f in findings]

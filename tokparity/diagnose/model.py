@@ -18,6 +18,7 @@ and sends them (a ``Diagnosed``); the parent then takes them instead of loading 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -43,6 +44,8 @@ from tokparity.errors import TokparityError
 from tokparity.records import TIE, Diagnosed, Diagnosis, Judgement, RootCause
 from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab import Vocab, load_vocab
+
+AGREEING_KEPT = 32  # fuzz: the last texts each backend agreed on, which a case's variants are tried on
 
 # A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
 # reproduced): a case that a set explains only where the reference fails on it too.
@@ -112,6 +115,8 @@ class ModelDiagnosis:
         # The chat reference (tokparity.chat.reference): the run's, where it judged the chats here;
         # else made on first use from the model's file, encoding with tokparity's reference.
         self.chat_reference: Any = None
+        # fuzz: per backend, the last texts it agreed on (a compare's verdict checks every agreement)
+        self._agreeing: dict[str, deque[str]] = {}
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -214,6 +219,11 @@ class ModelDiagnosis:
         asked = self.options.decoding.for_op(op)
         return replace(asked, step=self.options.stream_step) if op == "stream" else asked
 
+    def agreed(self, backend: str, text: str) -> None:
+        """``backend`` agreed with the oracle on ``text`` (fuzz): a variant that would change it is not
+        that backend's, and a case's search is told so (search.REFUTED_BY_AGREEMENTS)."""
+        self._agreeing.setdefault(backend, deque(maxlen=AGREEING_KEPT)).append(text)
+
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
@@ -251,7 +261,7 @@ class ModelDiagnosis:
                 if diagnoser is None:
                     return None
                 cause = diagnoser.diagnose(j.text, list(j.oracle_ids), list(j.backend_ids), j.backend, symptom=j.cls,
-                                           oracle=j.oracle)
+                                           oracle=j.oracle, agreeing=tuple(self._agreeing.get(j.backend, ())))
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 cause = Cause("", f"the diagnosis failed: {type(e).__name__}: {e}")
             finally:

@@ -115,6 +115,10 @@ LOOK_AROUND = 32
 FULL_SEARCHES = 300  # per backend: cases searched in full (pairs included); later ones try what worked
 DIAGNOSIS_TEXTS = 4  # a diagnosis' regex time, in texts' worth of the reference's limit (reference/hf.py)
 CANDIDATES_KEPT = 96  # variant pipelines kept built (each is a shallow copy with its own caches)
+# A fuzz run has no verdict checked on agreements, so each case's hits are: a variant that changes
+# this many texts the backend agreed on is not the backend's (another model's whole split regex
+# gives a Unicode seam and a contraction by coincidence, and would win on credit).
+REFUTED_BY_AGREEMENTS = 2
 
 
 def join(names: Sequence[str]) -> str:
@@ -292,18 +296,20 @@ class Diagnoser:
     # -- the search ------------------------------------------------------------------------------
 
     def diagnose(self, text: str, oracle_ids: Sequence[int], backend_ids: Sequence[int], backend: str = "",
-                 symptom: str = "", oracle: str = "") -> Cause:
+                 symptom: str = "", oracle: str = "", agreeing: Sequence[str] = ()) -> Cause:
         """The cause of ``backend_ids`` where the oracle gave ``oracle_ids``; ``symptom``: the case's
         bug class, which breaks ties between sets that reproduce it; ``oracle``: the oracle's name
-        (only releases of its library are tried: ``library.release``)."""
+        (only releases of its library are tried: ``library.release``); ``agreeing``: texts the
+        backend agreed on, where no verdict checks the agreements (fuzz)."""
         # One deadline for every regex of the whole search: a file's regex that backtracks for
         # ever on this text costs the diagnosis DIAGNOSIS_TEXTS texts' time, not that per variant.
         with time_limit(text, DIAGNOSIS_TEXTS):
             base = self.encode((), text)
-            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom, oracle)
+            return self._diagnose(text, list(oracle_ids), list(backend_ids), backend, base, symptom, oracle,
+                                  agreeing)
 
     def _diagnose(self, text: str, oracle: list[int], target: list[int], backend: str, base: list[int] | None,
-                  symptom: str, oracle_name: str = "") -> Cause:
+                  symptom: str, oracle_name: str = "", agreeing: Sequence[str] = ()) -> Cause:
         size = self.vocab.size
         if any(not 0 <= i < size for i in target):
             return Cause("", "the backend's ids are not all in the vocabulary: nothing can reproduce them")
@@ -354,6 +360,11 @@ class Diagnoser:
             if out == target and key not in refuted:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)
+        if len(hits) > 1 and agreeing:
+            against = [k for k in hits if self._changes(k, agreeing) >= REFUTED_BY_AGREEMENTS]
+            if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
+                refuted.update(k[0] for k in against)
+                hits = [k for k in hits if k not in against]
         if hits:
             # The variant that accounts for what the case looks like (its class); then the one that
             # reproduced the most of this backend's cases so far (counting every case it reproduced,
@@ -381,6 +392,18 @@ class Diagnoser:
                                                     sum(self.breadth((key,)) for key in k) if len(composed) > 1 else 0))
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+
+    def _changes(self, keys: tuple[str, ...], texts: Sequence[str]) -> int:
+        """How many of ``texts`` the set gives other ids than the reference, stopping at
+        REFUTED_BY_AGREEMENTS. A text the reference cannot run is no evidence."""
+        changed = 0
+        for text in texts:
+            base = self.encode((), text)
+            if base is not None and self.encode(keys, text) != base:
+                changed += 1
+                if changed >= REFUTED_BY_AGREEMENTS:
+                    break
+        return changed
 
     def _ties_rightmost(self, text: str) -> list[int] | None:
         """The reference's ids with equal-priority merges taken rightmost first (BPE only)."""

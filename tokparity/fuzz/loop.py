@@ -360,6 +360,7 @@ class Fuzzer:
             self._steer(case, self._outcome(n) or EXPLAINED)
             return
         judged = self.run.judge(case, n)
+        self.pipeline.agreed(judged, case.text)
         mismatches = [self._decided(j) for j in judged.judgements]
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}

@@ -148,6 +148,14 @@ class ModelPipeline:
         diagnosis = self.diagnosis.diagnose_one(judgement)
         return Mismatch(judgement, decide(judgement, diagnosis, None, self.run.options.services.known), diagnosis)
 
+    def agreed(self, record: CaseRecord, text: str) -> None:
+        """The backends of one encode case that agreed with the oracle (fuzz): the diagnosis of the
+        later cases tries their variants on these texts, as a compare's verdict does on all."""
+        if record.op == "encode":
+            for backend, verdict in record.verdicts.items():
+                if verdict.kind == "agree":
+                    self.diagnosis.agreed(backend, text)
+
     def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True,
                stated: Stated | None = None) -> list[RunSummary]:
         """Decide and count what the diagnosis named (``diagnosed``: False where nothing was
