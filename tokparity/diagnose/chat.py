@@ -155,11 +155,10 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
                              "were made from another template, tokenizer or tokparity (`regress --update` remakes "
                              "them once the change is reviewed)", stage="chat")
-    spent = 0  # characters rendered and encoded
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
     try:
-        read = derived(reference, conversation, got, right)
+        read, spent = derived(reference, conversation, got, right)  # (spent: characters rendered and encoded)
     except BackendTimeout as e:
         return _timed_out(e)
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
@@ -228,17 +227,20 @@ def _timed_out(e: BackendTimeout) -> Diagnosis:
 
 
 def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,
-            right: ChatAnswer) -> tuple[ChatVariant, ...]:
-    """The ways whose value is read off the backend's prompt: the template rendered with ``MARK``
-    where the value lands (the content of an added system message, the words raise_exception
-    returns) says where to read it. The search still proves each: a value read wrongly reproduces
-    nothing. Only a backend that gave its prompt's text can be read so."""
+            right: ChatAnswer) -> tuple[tuple[ChatVariant, ...], int]:
+    """The ways whose value is read off the backend's prompt, and the characters rendered to read
+    them (the search's budget counts them). The template rendered with ``MARK`` where the value
+    lands (the content of an added system message, the words raise_exception returns) says where
+    to read it. The search still proves each: a value read wrongly reproduces nothing. Only a
+    backend that gave its prompt's text can be read so."""
     if got.text is None:
-        return ()
+        return (), 0
     out = []
+    rendered = 0
     for name, key in DERIVED.items():
         if key == "tojson":
-            traits = _tojson_read(reference, conversation, got.text, right.text)
+            traits, chars = _tojson_read(reference, conversation, got.text, right.text)
+            rendered += chars
             if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
                 out.append(_tojson_variant(name, traits.split("+")))
             continue
@@ -248,12 +250,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
         else:
             continue
-        try:
-            parts = reference.text(conversation, marked).split(MARK)
-        except BackendTimeout:
-            raise
-        except (NotImplementedError, TemplateRaised, CaseFailure):
+        text = _rendered(reference, conversation, marked)
+        if text is None:
             continue
+        rendered += len(text)
+        parts = text.split(MARK)
         if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)
             value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 and parts[2] else None
             value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
@@ -263,37 +264,49 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         entry = CHAT_CAUSES[name]
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
-    return tuple(out)
+    return tuple(out), rendered
 
 
-def _tojson_read(reference: ChatReference, conversation: Conversation, text: str, right: str | None) -> str | None:
+def _rendered(reference: ChatReference, conversation: Conversation, way: ChatWay) -> str | None:
+    """The reference's prompt made ``way``; None where that way makes none (refused, not taken
+    here, too big to render). A timeout stops the search: it is raised."""
+    try:
+        return reference.text(conversation, way)
+    except BackendTimeout:
+        raise
+    except (NotImplementedError, TemplateRaised, CaseFailure):
+        return None
+
+
+def _tojson_read(reference: ChatReference, conversation: Conversation, text: str,
+                 right: str | None) -> tuple[str | None, int]:
     """The traits of a tojson (TOJSON_TRAITS) whose prompt comes closest to the backend's ``text``,
     the fewest first, where one comes closer than the right prompt ``right``; None where none
     does, or where the conversation's prompt writes no JSON a trait changes. Closest: the most
-    characters shared at the start and the end."""
+    characters shared at the start and the end. Then the characters rendered to find them."""
     def closeness(candidate: str) -> int:
         if candidate == text:  # (the prompt itself: closer than any near one that shares as much)
             return len(text) + 1
         head = len(commonprefix([candidate, text]))
         return head + min(len(commonprefix([candidate[::-1], text[::-1]])), min(len(candidate), len(text)) - head)
 
+    rendered = 0
+
     def render(traits: tuple[str, ...]) -> str | None:
-        try:
-            return reference.text(conversation, TRANSFORMERS_WAY.changed(tojson="+".join(traits)))
-        except BackendTimeout:
-            raise
-        except (NotImplementedError, TemplateRaised, CaseFailure):
-            return None
+        nonlocal rendered
+        made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tojson="+".join(traits)))
+        rendered += len(made or "")
+        return made
 
     if right is None or render(TOJSON_TRAITS) in (None, right):
-        return None
+        return None, rendered
     best, best_traits = closeness(right), None
     for size in range(1, len(TOJSON_TRAITS) + 1):
         for traits in combinations(TOJSON_TRAITS, size):
             candidate = render(traits)
             if candidate is not None and closeness(candidate) > best:
                 best, best_traits = closeness(candidate), traits
-    return "+".join(best_traits) if best_traits else None
+    return ("+".join(best_traits) if best_traits else None), rendered
 
 
 _TRAIT_WORDS = {"compact": "no space after ',' and ':'", "ascii": "non-ASCII as \\uXXXX", "slash": "'/' as '\\/'",
@@ -428,7 +441,7 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
             continue
         conversation, got, d = row
         try:
-            read = derived(reference, conversation, got, reference.answer(conversation))
+            read, _rendered_chars = derived(reference, conversation, got, reference.answer(conversation))
         except CaseFailure:
             continue
         for v in read:
