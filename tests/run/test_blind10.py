@@ -50,3 +50,23 @@ def test_a_json_writer_unlike_pythons_is_named_by_the_ways_it_departs(zoo):
     zoo("qwen3")
     assert_named_beside_their_twin("qwen3", "chat", ["chats", CHATS], CHAT, {
         "foundation-tojson": ("chat.tojson-written-otherwise", 5)})
+
+
+def test_a_table_of_two_bugs_is_proven_as_a_pair(zoo):
+    """guidance's byte table (guidance #434): each ordinary token's text where its bytes belong, and
+    no bytes for an added token. Each row shows one of the two, and the verdict named one (95 of
+    108, not proven). Two variants together reproduce every row and keep every agreement; the twin
+    agrees."""
+    from collections import Counter
+
+    zoo("qwen3")
+    results = run_compare(["qwen3"], ["ids", "edge"], [f"bug={DECODE} --bug base-vocab-only", f"twin={DECODE}"],
+                          CompareOptions(ops=("pieces",)))
+    runs = {r.backend: r for r in results.runs}
+    assert runs["twin"].mismatches == 0 and runs["twin"].cases > 0
+    verdict = runs["bug"].root_cause
+    assert verdict is not None and verdict.proven, verdict
+    assert verdict.cause == "pieces.text-not-bytes+pieces.specials-left-out"
+    assert verdict.explains == verdict.mismatches == runs["bug"].mismatches and verdict.keeps == verdict.agreements
+    rows = Counter(m.cause for m in results.mismatches if m.backend == "bug")
+    assert set(rows) == {"pieces.text-not-bytes", "pieces.specials-left-out"}, rows

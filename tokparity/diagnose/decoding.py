@@ -174,15 +174,21 @@ def _pieces_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSe
     for a, b in combinations(answers, 2):
         for one in answers[a]:
             for other in answers[b]:
-                merged = []
-                for r, x, y in zip(right, one, other):
-                    if x != r and y != r and x != y:
-                        break
-                    merged.append(x if x != r else y)
-                else:
-                    if merged == got and merged != one and merged != other:
-                        return a, b
+                merged = _merged(right, one, other)
+                if merged == got and merged != one and merged != other:
+                    return a, b
     return None
+
+
+def _merged(right: list, one: list, other: list) -> list | None:
+    """Each id's piece as the one of two wrong tables that changes it; None where both change one id
+    two ways (no engine of these two bugs answers so)."""
+    merged = []
+    for r, x, y in zip(right, one, other):
+        if x != r and y != r and x != y:
+            return None
+        merged.append(x if x != r else y)
+    return merged
 
 
 def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
@@ -235,6 +241,8 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
     kept where that form gives the right answer too, or where the bug cannot show there."""
     mismatches = _one_edit(mismatches)
+    if op == "pieces":  # (read again for a pair of causes, where one is not proven)
+        agreeing = list(agreeing)
     counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
     if not counts:
         return None
@@ -283,9 +291,52 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
     # (a failure on every case leaves no agreement to check it on: any failure would read so)
     checked = cases > 0 or not any(_answer_of(j) == wrong.FAILED for j, _ in named)
-    return RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
-                     bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
-                     tuple(broken.get(form, ())))
+    verdict = RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
+                        bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
+                        tuple(broken.get(form, ())))
+    if op == "pieces" and not verdict.proven and own:
+        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs)
+        if pair is not None and pair.proven:
+            return pair
+    return verdict
+
+
+PAIRED_AT_MOST = 4  # the candidates, most mismatches first, that a pieces verdict pairs
+
+
+def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                         scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]],
+                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
+    """A table with two bugs (guidance's: ordinary tokens as text, added tokens left out): two
+    variants, each in its form that gives the most mismatches, that reproduce the rows together.
+    A row is theirs where either gives it, or each id as the one that changes it. An agreement is
+    kept where both keep it. The pair that explains the most, then keeps the most; None where
+    fewer than two candidates gave a row."""
+    ranked = sorted((s for s in scored if s[0]), key=lambda s: -s[0])[:PAIRED_AT_MOST]
+    top = [(name, max(hits, key=hits.__getitem__)) for _, name, _, hits in ranked]  # (each in its best form)
+    best: RootCause | None = None
+    for (a, fa), (b, fb) in combinations(top, 2):
+        va, vb = variant_of(a), variant_of(b)
+        explained = 0
+        for j, _ in own:
+            ids, got = list(j.oracle_ids), _answer_of(j)
+            one, other = _forms(va, ref, ids, 0, asked), _forms(vb, ref, ids, 0, asked)
+            x = one[fa] if fa < len(one) else None
+            y = other[fb] if fb < len(other) else None
+            right = ref.piece_bytes(ids)
+            explained += got in (x, y) or (x is not None and y is not None and _merged(right, x, y) == got)
+        kept, broken = 0, list[str]()
+        for ids, prompt, label in agreeing:
+            if _keeping(va, [fa], ref, "pieces", ids, prompt, asked) and _keeping(vb, [fb], ref, "pieces", ids,
+                                                                                    prompt, asked):
+                kept += 1
+            elif len(broken) < BREAKS_LISTED:
+                broken.append(label)
+        made = RootCause(f"{a.partition(':')[0]}+{b.partition(':')[0]}", (a, b), explained, len(own), kept,
+                         len(agreeing), proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
+        if best is None or (made.explains, made.keeps) > (best.explains, best.keeps):
+            best = made
+    return best
 
 
 HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end
