@@ -1,0 +1,40 @@
+"""Bugs from public reports, on engines a helper wrote blind after this session's causes
+(tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
+no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
+four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
+These are those four, each beside its bug-free twin; the other ten are the next causes to write."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tokparity.run.driver import run_compare
+from tokparity.run.known import load_known
+from tokparity.run.options import CompareOptions, Services
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind"
+TEXTS = str(BLIND / "blind11_texts.jsonl")
+CHATS = str(BLIND / "blind11_chats.jsonl")
+ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_json}}"
+          for op in ("encode", "decode", "chat")}
+
+
+@pytest.mark.parametrize("model, op, engine, corpora, bug, cause", [
+    ("llama-bpe", "encode", "encode", ["edge", TEXTS], "nul-truncate", "input.cut"),  # a C string's length
+    ("lenml-llama2", "stream", "decode", ["edge", "ids", TEXTS], "per-token-decode", "decode.ids-alone"),
+    ("gemma-3", "pieces", "decode", ["edge", "ids", TEXTS], "raw-pieces-ff", "pieces.raw-tokens+pieces.added-raw"),
+    ("llama-bpe", "chat", "chat", ["chats", CHATS], "string-parts-join", "chat.parts-joined"),
+])
+def test_named_at_first_sight_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
+    zoo(model)
+    spec = ENGINE[engine]
+    results = run_compare([model], corpora, [f"bug={spec} --bug {bug}", f"twin={spec}"],
+                          CompareOptions(ops=(op,), services=Services(known=load_known([], builtin=True))))
+    runs = {r.backend: r for r in results.runs}
+    assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0, runs["twin"]
+    verdict = runs["bug"].root_cause
+    assert runs["bug"].mismatches > 0
+    assert verdict is not None and verdict.cause == cause and verdict.proven, verdict
