@@ -21,7 +21,7 @@ def compare(out, *args: str) -> subprocess.CompletedProcess:
 def gpt_oss_run(zoo, tmp_path_factory):
     zoo("gpt-oss")
     out = tmp_path_factory.mktemp("check") / "gpt-oss"
-    return compare(out, "gpt-oss"), out
+    return compare(out, "gpt-oss", "--junit", str(out.parent / "junit.xml")), out
 
 
 def test_a_broken_property_is_in_every_report_and_exits_1(gpt_oss_run):
@@ -34,6 +34,10 @@ def test_a_broken_property_is_in_every_report_and_exits_1(gpt_oss_run):
         in " ".join(proc.stdout.split())
     summary = (out / "summary.md").read_text()
     assert "| gpt-oss | ✗ broken | ✓ held | ✗ broken | ✓ held |" in summary
+    # (the title says it too: a run that exits 1 is never headed ✅)
+    assert "❌ 2 broken properties of the model's files" in summary.splitlines()[0]
+    junit = (out.parent / "junit.xml").read_text()
+    assert '<testcase classname="gpt-oss" name="files"' in junit and 'message="end-of-generation, multi-turn-prefix broken"' in junit
     assert "What the files hold" in (out / "report.html").read_text()
     (checked,) = json.loads((out / "summary.json").read_text())["checks"]
     assert checked["model"] == "gpt-oss" and checked["broken"] is True
@@ -81,6 +85,7 @@ def test_files_the_checks_cannot_read_keep_the_cases(zoo, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert sum(r["cases"] for r in summary["runs"]) > 800, proc.stderr[-800:]
     (checked,) = summary["checks"]
+    assert "nothing could be checked: not read:" in proc.stdout  # (nothing checked is no green)
     assert {p["status"] for p in checked["properties"]} == {"not checked"}
     assert all("generation_config.json: eos_token_id must be an id or a list of ids" in p["why"]
                for p in checked["properties"])

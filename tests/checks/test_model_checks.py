@@ -356,6 +356,10 @@ def test_a_generation_config_without_the_tool_calls_end_is_named_with_its_key(zo
 
 def test_a_template_that_closes_a_tool_call_as_a_reply_adds_nothing(zoo):
     """Qwen 3 closes a tool call as it closes a reply (</tool_call><|im_end|>): one closing token, held."""
+    from tokparity.checks.ends import ids_vocabulary, template_call_end
+
+    model = zoo("qwen3")
+    assert template_call_end(model, ids_vocabulary(model)[1])[0] == 151645
     ends = prop(check_model("qwen3", ("end-of-generation",)), "end-of-generation")
     assert ends.status == HELD
     assert not [f for f in ends.facts if "tool call" in f]

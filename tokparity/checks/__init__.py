@@ -6,7 +6,7 @@ whether the property holds. A broken one names the file and key that say so, the
 and which engines it hits:
 
 * ``end-of-generation`` (ends.py): the ids that end a generation, per file and per engine, beside
-  the token the chat template closes an assistant turn with.
+  the tokens the chat template closes an assistant turn and a tool call with.
 * ``vocabulary-size`` (sizes.py): the vocabulary's size as each file says it, and what each
   library decodes for the ids in a gap.
 * ``multi-turn-prefix`` (turns.py): the ids after a turn (its prompt and the reply) are the start of
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 PROPERTIES = ("end-of-generation", "vocabulary-size", "multi-turn-prefix", "round-trip")
 
 HELD, BROKEN, NOT_CHECKED = "held", "broken", "not checked"
+MARKED = {HELD: "✓ held", BROKEN: "✗ broken", NOT_CHECKED: "not checked"}  # each status as a table shows it
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.checks.libraries import Libraries
@@ -42,7 +43,7 @@ GGUF_SET, SPM_SET, CONFIG_SET = "the GGUF's keys", "the SentencePiece model's eo
 TOKENIZER_SETS = (GGUF_SET, SPM_SET, CONFIG_SET)  # the sets a tokenizer file itself names
 REPLY = "Reply\ue002"  # (a private-use character: no template writes it itself)
 ARGUMENT = "Zanzibar9"  # a tool call's argument: plain ASCII, so repr() and tojson() keep it as it is
-TOOL_CALL = {"type": "function", "id": "call12345",  # (nine letters and digits: Mistral's templates ask it)
+TOOL_CALL: dict[str, Any] = {"type": "function", "id": "call12345",  # (nine letters and digits: Mistral's templates ask it)
              "function": {"name": "lookup", "arguments": {"query": ARGUMENT}}}
 TURN, CALL = "an assistant turn", "a tool call"
 CONFIG_FILES = ("generation_config.json", "config.json")
@@ -65,7 +66,9 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
         closing[TURN] = found[0]
         facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
         call = template_call_end(model, vocab)
-        if not isinstance(call, str) and call[0] != found[0]:
+        if isinstance(call, str):
+            facts.append(f"chat template: no tool call's end checked ({call})")
+        elif call[0] != found[0]:
             closing[CALL] = call[0]
             facts.append(f"chat template: closes a tool call with {_token(vocab, call[0])}")
     sets = stop_sets(model, vocab, libraries)
@@ -151,15 +154,26 @@ def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
 
 
 def template_call_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
-    """The id of the token the chat template writes right after an assistant's tool call that ends
-    the conversation, and the template's file; or why there is none (a template may write no calls)."""
-    return _closing(model, vocab, {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]}, ARGUMENT,
-                    "a tool call")
+    """The id of the token the chat template writes last after an assistant's tool call that ends
+    the conversation, and the template's file; or why there is none (a template may write no calls).
+    The last: a call may hold markers of its own after its arguments (DeepSeek V3's
+    ``<｜tool▁call▁end｜>``). The message's content is None first, as OpenAI's API sends it, then "";
+    the arguments a mapping first, as transformers documents them, then a JSON string, as the API sends them."""
+    found: tuple[int, str] | str = ""
+    as_text = {**TOOL_CALL, "function": {**TOOL_CALL["function"], "arguments": json.dumps({"query": ARGUMENT})}}
+    for call in (TOOL_CALL, as_text):
+        for content in (None, ""):
+            found = _closing(model, vocab, {"role": "assistant", "content": content, "tool_calls": [call]},
+                             ARGUMENT, "a tool call", last=True)
+            if not isinstance(found, str):
+                return found
+    return found
 
 
-def _closing(model: ModelFiles, vocab: Vocab, last: dict, marker: str, what: str) -> tuple[int, str] | str:
-    """The first special token the chat template writes after ``marker``, the text of ``last``, the
-    assistant message that ends a one-turn conversation."""
+def _closing(model: ModelFiles, vocab: Vocab, message: dict, marker: str, what: str,
+             last: bool = False) -> tuple[int, str] | str:
+    """The first special token (``last``: the last) the chat template writes after ``marker``, the
+    text of ``message``, the assistant message that ends a one-turn conversation."""
     from tokparity.chat.reference import TRANSFORMERS_WAY
     from tokparity.chat.sandbox import TemplateSandbox
     from tokparity.chat.template import find_template
@@ -168,7 +182,7 @@ def _closing(model: ModelFiles, vocab: Vocab, last: dict, marker: str, what: str
     template = find_template(model)
     if template is None:
         return "none"
-    messages = [{"role": "user", "content": "Hello"}, last]
+    messages = [{"role": "user", "content": "Hello"}, message]
     sandbox = TemplateSandbox()
     try:
         text = sandbox.render(template.for_conversation(False), messages, None, {"add_generation_prompt": False},
@@ -182,21 +196,22 @@ def _closing(model: ModelFiles, vocab: Vocab, last: dict, marker: str, what: str
         return f"{template.source} does not write {what}"
     after = text[at + len(marker):]
     for kinds in ((TokenType.CONTROL,), (TokenType.USER_DEFINED,)):
-        found = _first_token(vocab, after, kinds)
+        found = _special_token(vocab, after, kinds, last)
         if found is not None:
             return found, template.source
     return f"{template.source} writes no special token after {what} ({after[:40]!r})"
 
 
-def _first_token(vocab: Vocab, text: str, kinds: tuple[TokenType, ...]) -> int | None:
-    """The id of the first token of ``kinds`` whose text occurs in ``text`` (the longest at that place)."""
+def _special_token(vocab: Vocab, text: str, kinds: tuple[TokenType, ...], last: bool = False) -> int | None:
+    """The id of the first (``last``: the last) token of ``kinds`` whose text occurs in ``text``
+    (the longest at each place)."""
     by_text = {vocab.tokens[i]: i for i in range(vocab.size - 1, -1, -1)
                if vocab.type_of(i) in kinds and len(vocab.tokens[i]) > 1}
     if not by_text:
         return None
     pattern = re.compile("|".join(re.escape(t) for t in sorted(by_text, key=len, reverse=True)))
-    m = pattern.search(text)
-    return None if m is None else by_text[m.group()]
+    found = [m.group() for m in pattern.finditer(text)] if last else [m.group() for m in [pattern.search(text)] if m]
+    return by_text[found[-1]] if found else None
 
 
 StopSet = tuple[str, str, "frozenset[int] | str", str]  # name, file and key, ids or why not read, who stops by it

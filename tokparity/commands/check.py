@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from tokparity.checks import BROKEN, HELD, PROPERTIES, ModelCheck
+from tokparity.checks import MARKED, PROPERTIES, ModelCheck
 from tokparity.errors import TokparityError
 from tokparity.textview import single_line
-
-MARKS = {HELD: "✓ held", BROKEN: "✗ broken"}
 
 
 def add_parser(sub) -> None:
@@ -33,7 +31,7 @@ def render_text(result: ModelCheck) -> str:
     said = "✗ broken" if result.broken else "✓ every property checked holds" if result.checked else "nothing checked"
     lines = [f"{result.model}: {said}"]
     for p in result.properties:
-        lines.append(f"  {p.name:<18} {MARKS.get(p.status, p.status)}" + (f" ({p.why})" if p.why else ""))
+        lines.append(f"  {p.name:<18} {MARKED[p.status]}" + (f" ({p.why})" if p.why else ""))
         lines += [f"    {fact}" for fact in p.facts]
         for f in p.findings:
             lines.append(f"    {'✗' if f.broken else '·'} {f.said}")
@@ -48,7 +46,7 @@ def render_table(results: list[ModelCheck], properties: tuple[str, ...]) -> str:
     width = max(len("model"), *(len(r.model) for r in results))
     lines = [f"{'model':<{width}}  " + "  ".join(f"{p:<18}" for p in properties)]
     for r in results:
-        status = {p.name: MARKS.get(p.status, p.status) for p in r.properties}
+        status = {p.name: MARKED[p.status] for p in r.properties}
         lines.append(f"{r.model:<{width}}  " + "  ".join(f"{status.get(p, '–'):<18}" for p in properties))
     return "\n".join(single_line(line) for line in lines)
 

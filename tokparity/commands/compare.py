@@ -119,7 +119,7 @@ ARG_CHECKS = {"models": "strs", "corpora": "strs?", "backends": "strs?", "oracle
               "parse_special": "bool", "known": "strs", "no_builtin_known": "bool", "max_chars": "count?",
               "all": "bool", "ops": "str?", "skip_special": "bool",
               "clean_up_spaces": "str?", "spaces_between_specials": "bool", "remove_special": "bool",
-              "stream_step": "count?", "timeout": "seconds?", "ray": "str?", "try_release": "strs?",
+              "stream_step": "count?", "timeout": "seconds?", "ray": "str?", "try_release": "strs?", "check": "bool",
               **CORPUS_ARG_CHECKS}
 # (--ray is stored too, but taken apart: where a run is judged does not change its results, so a
 # resume may name another cluster; see resumed_ray)

@@ -294,7 +294,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     verdict = RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
                         bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
                         tuple(broken.get(form, ())))
-    if op == "pieces" and not verdict.proven and own:
+    if op == "pieces" and not verdict.proven and own and checked:
         pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs)
         if pair is not None and pair.proven:
             return pair
@@ -317,14 +317,17 @@ def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tup
     best: RootCause | None = None
     for (a, fa), (b, fb) in combinations(top, 2):
         va, vb = variant_of(a), variant_of(b)
-        explained = 0
+        explained, alone = 0, Counter[str]()
         for j, _ in own:
             ids, got = list(j.oracle_ids), _answer_of(j)
             one, other = _forms(va, ref, ids, 0, asked), _forms(vb, ref, ids, 0, asked)
             x = one[fa] if fa < len(one) else None
             y = other[fb] if fb < len(other) else None
+            alone.update(name for name, answer in ((a, x), (b, y)) if answer == got)
             right = ref.piece_bytes(ids)
             explained += got in (x, y) or (x is not None and y is not None and _merged(right, x, y) == got)
+        if not alone[a] or not alone[b]:  # (each bug shows on rows of its own, or it is no part of the table)
+            continue
         kept, broken = 0, list[str]()
         for ids, prompt, label in agreeing:
             if _keeping(va, [fa], ref, "pieces", ids, prompt, asked) and _keeping(vb, [fb], ref, "pieces", ids,
@@ -334,7 +337,7 @@ def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tup
                 broken.append(label)
         made = RootCause(f"{a.partition(':')[0]}+{b.partition(':')[0]}", (a, b), explained, len(own), kept,
                          len(agreeing), proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
-        if best is None or (made.explains, made.keeps) > (best.explains, best.keeps):
+        if best is None or (made.proven, made.explains, made.keeps) > (best.proven, best.explains, best.keeps):
             best = made
     return best
 

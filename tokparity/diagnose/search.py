@@ -48,6 +48,7 @@ same engine on Llama 2, whose file asks for the dummy prefix it leaves out, thre
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 
@@ -361,7 +362,7 @@ class Diagnoser:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)
         if len(hits) > 1 and agreeing:
-            against = [k for k in hits if self._changes(k, agreeing) >= REFUTED_BY_AGREEMENTS]
+            against = [k for k in hits if self._refuted_by(k, agreeing)]
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
                 refuted.update(k[0] for k in against)
                 hits = [k for k in hits if k not in against]
@@ -393,17 +394,11 @@ class Diagnoser:
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
 
-    def _changes(self, keys: tuple[str, ...], texts: Sequence[str]) -> int:
-        """How many of ``texts`` the set gives other ids than the reference, stopping at
-        REFUTED_BY_AGREEMENTS. A text the reference cannot run is no evidence."""
-        changed = 0
-        for text in texts:
-            base = self.encode((), text)
-            if base is not None and self.encode(keys, text) != base:
-                changed += 1
-                if changed >= REFUTED_BY_AGREEMENTS:
-                    break
-        return changed
+    def _refuted_by(self, keys: tuple[str, ...], texts: Sequence[str]) -> bool:
+        """Whether the set gives other ids than the reference on REFUTED_BY_AGREEMENTS of ``texts``
+        (a text the reference cannot run is no evidence)."""
+        changed = (t for t in texts if (base := self.encode((), t)) is not None and self.encode(keys, t) != base)
+        return sum(1 for _ in itertools.islice(changed, REFUTED_BY_AGREEMENTS)) >= REFUTED_BY_AGREEMENTS
 
     def _ties_rightmost(self, text: str) -> list[int] | None:
         """The reference's ids with equal-priority merges taken rightmost first (BPE only)."""

@@ -292,7 +292,7 @@ def header(src: Source) -> Blocks:
         return (Paragraph(runs(f"{src.folder}: tokparity {results.tokparity}, {len(results.runs)} model × backend "
                                f"runs, {overview.count_line(t)}")),)
     blocks: list[Block] = [
-        Title(results.tokparity, t.verdict, t.compared and t.unexplained == 0),
+        Title(results.tokparity, t.verdict, t.green),
         Paragraph(runs(overview.count_line(t))),
         Paragraph(runs(f"Backends: {overview.backend_versions(results)} · {results.seconds:.1f} s")),
     ]
@@ -562,13 +562,13 @@ def case_card(m: Mismatch, style: str) -> Article:
     return Article(title, tuple(blocks), "case", data)
 
 
-# Name → builder of the sections, in the order every document shows them. A builder gives the
-# section's title ("" for none) and blocks, or None where the section has nothing to show.
 def files(src: Source) -> tuple[str, Blocks] | None:
     """``compare --check``: what each model's files hold (report/files.py)."""
     return files_section(src.results.checks, terminal=src.view == DIGEST)
 
 
+# Name → builder of the sections, in the order every document shows them. A builder gives the
+# section's title ("" for none) and blocks, or None where the section has nothing to show.
 SECTIONS: dict[str, Callable[[Source], tuple[str, Blocks] | None]] = {
     "summary": summary, "findings": findings, "root-cause": root_causes, "files": files, "tags": tags,
     "examples": examples, "mismatches": mismatches}

@@ -27,6 +27,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from tokparity.checks import BROKEN
 from tokparity.records import Mismatch
 from tokparity.report.build import mismatch_comparison
 from tokparity.report.pieces import PLAIN
@@ -86,9 +87,19 @@ def render_junit(results: Results, command: str) -> str:
                 declared = f", {r.not_applicable} not applicable to it (declared)" if r.not_applicable else ""
                 _element(case, "skipped", message=f"no case judged ({r.skipped} the backend cannot answer{declared})")
             _element(case, "system-out", _system_out(r, mismatches))
+        checked = [c for c in results.checks if c.model == model]
+        for c in checked:  # (compare --check: the model's files, one testcase)
+            case = _element(suite, "testcase", classname=model, name="files", time="0.000")
+            broken = [p for p in c.properties if p.status == BROKEN]
+            if broken:
+                failures += 1
+                _element(case, "failure", "\n".join(f"{p.name}: {f.said} ({f.where})" for p in broken
+                                                     for f in p.findings if f.broken),
+                         message=f"{', '.join(p.name for p in broken)} broken", type="files")
+        suite.set("tests", str(len(runs) + len(checked)))
         suite.set("failures", str(failures))
         suite.set("skipped", str(skipped))
-        total += len(runs)
+        total += len(runs) + len(checked)
         failed += failures
     root.set("tests", str(total))
     root.set("failures", str(failed))

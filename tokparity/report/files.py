@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tokparity.checks import BROKEN, HELD, NOT_CHECKED, PROPERTIES, ModelCheck, PropertyCheck
+from tokparity.checks import BROKEN, HELD, MARKED, NOT_CHECKED, PROPERTIES, ModelCheck, PropertyCheck
 from tokparity.report.nodes import BAD, CODE, MUTED, OK, Block, Inline, Items, Paragraph, Run, Table, runs
 
 TITLE = "What the files hold"
-MARKS = {HELD: Run("✓ held", OK), BROKEN: Run("✗ broken", BAD), NOT_CHECKED: Run("not checked", MUTED)}
+TONES = {HELD: OK, BROKEN: BAD, NOT_CHECKED: MUTED}
 
 
 def section(checks: Sequence[ModelCheck], terminal: bool) -> tuple[str, tuple[Block, ...]] | None:
@@ -22,9 +22,12 @@ def section(checks: Sequence[ModelCheck], terminal: bool) -> tuple[str, tuple[Bl
     if terminal:
         lines = [runs(f"{c.model} / {p.name}: ", Run("✗ ", BAD), _first_said(p)) for c in checks
                  for p in c.properties if p.status == BROKEN]
-        if not lines:
-            return TITLE, (Paragraph(runs(Run("every property checked holds on every model", OK))),)
-        return TITLE, (Items(tuple(lines)),)
+        if lines:
+            return TITLE, (Items(tuple(lines)),)
+        if not any(c.checked for c in checks):  # (nothing checked is no green)
+            why = next((p.why for c in checks for p in c.properties if p.why), "")
+            return TITLE, (Paragraph(runs(Run(f"nothing could be checked: {why}", BAD))),)
+        return TITLE, (Paragraph(runs(Run("every property checked holds on every model", OK))),)
     shown = [p for p in PROPERTIES if any(q.name == p for c in checks for q in c.properties)]
     table = Table(("model", *shown), tuple(_row(c, shown) for c in checks), row_headers=True)
     blocks: list[Block] = [Paragraph(runs("Each property of the model's files, checked with no engine under test, "
@@ -40,8 +43,8 @@ def section(checks: Sequence[ModelCheck], terminal: bool) -> tuple[str, tuple[Bl
 
 def _row(check: ModelCheck, shown: list[str]) -> tuple[Inline, ...]:
     by_name = {p.name: p for p in check.properties}
-    return (runs(check.model), *(runs(MARKS[by_name[n].status]) if n in by_name else runs(Run("–", MUTED))
-                                 for n in shown))
+    return (runs(check.model), *(runs(Run(MARKED[by_name[n].status], TONES[by_name[n].status])) if n in by_name
+                                 else runs(Run("–", MUTED)) for n in shown))
 
 
 def _status_word(p: PropertyCheck) -> str:

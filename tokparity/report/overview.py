@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tokparity.checks import BROKEN
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
@@ -52,6 +53,7 @@ class Totals:
     ties: int  # mismatches that are ties of equal score (reported apart)
     listed: int  # mismatches kept whole (mismatches.csv, the report's list)
     interrupted: bool
+    files_broken: int = 0  # compare --check: properties of the models' files that are broken
 
     @property
     def compared(self) -> bool:
@@ -63,8 +65,16 @@ class Totals:
         """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its mark."""
         if not self.compared:
             return "⚠️ nothing compared: no backend judged a case"
-        return "✅ no unexplained mismatch" if self.unexplained == 0 else \
-            f"❌ {plural(self.unexplained, 'unexplained mismatch')}"
+        n = self.files_broken
+        broken = f"{n:,} broken {'property' if n == 1 else 'properties'} of the model's files" if n else ""
+        if self.unexplained == 0:
+            return f"❌ {broken}" if broken else "✅ no unexplained mismatch"
+        return f"❌ {plural(self.unexplained, 'unexplained mismatch')}" + (f", {broken}" if broken else "")
+
+    @property
+    def green(self) -> bool:
+        """What the title marks ✅: some case judged, none unexplained, no file's property broken."""
+        return self.compared and self.unexplained == 0 and not self.files_broken
 
 
 def totals(results: Results) -> Totals:
@@ -74,8 +84,9 @@ def totals(results: Results) -> Totals:
     ties = sum(r.ties for r in runs)
     # (regress counts a changed digest-only corpus as unexplained with no mismatch to list: never below 0)
     known = sum(max(0, r.mismatches - r.unexplained - r.ties) for r in runs)
+    broken = sum(p.status == BROKEN for c in results.checks for p in c.properties)
     return Totals(len(runs), sum(r.cases for r in runs), mismatches, unexplained, known, ties,
-                  len(results.mismatches), results.interrupted)
+                  len(results.mismatches), results.interrupted, broken)
 
 
 def count_line(t: Totals) -> str:

@@ -69,20 +69,32 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
 
 def _finish(results: ResultsSoFar, options: CompareOptions, started: float, models: list[str]) -> Results:
     known = options.services.known.report() if options.services.known else None
-    checks = _checks(models, options) if options.checks and not results.interrupted else ()
+    checks = _checks(models, options, results) if options.checks and not results.interrupted else ()
     return results.final(__version__, time.perf_counter() - started, known, checks=checks)
 
 
-def _checks(models: list[str], options: CompareOptions) -> tuple[ModelCheck, ...]:
-    """``--check``: what each model's files hold. A file the checks cannot read is said on each
-    property: the run's cases are judged already, and they stay."""
+def _checks(models: list[str], options: CompareOptions, results: ResultsSoFar) -> tuple[ModelCheck, ...]:
+    """``--check``: what each model's files hold. The run's cases are judged already, and they
+    stay: a file the checks cannot read, a library that fails on it, or a stop signal is said on
+    each property not checked (a stop marks the run interrupted, as one during the cases does)."""
     done = []
     for spec in models:
-        options.say(f"{spec}: checking what its files hold")
-        try:
-            done.append(check_model(spec))
-        except TokparityError as e:
-            done.append(ModelCheck(spec, tuple(PropertyCheck.skipped(p, f"not read: {e}") for p in PROPERTIES)))
+        why = ""
+        if results.interrupted:
+            why = "not checked: the run was stopped"
+        else:
+            options.say(f"{spec}: checking what its files hold")
+            try:
+                done.append(check_model(spec))
+                continue
+            except KeyboardInterrupt:
+                results.interrupted = True
+                why = "not checked: the run was stopped"
+            except TokparityError as e:
+                why = f"not read: {e}"
+            except Exception as e:  # (a library failing on a file: the run's reports are still written)
+                why = f"the check failed: {type(e).__name__}: {e}"
+        done.append(ModelCheck(spec, tuple(PropertyCheck.skipped(p, why) for p in PROPERTIES)))
     return tuple(done)
 
 
