@@ -50,7 +50,8 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     config = model.original_files.get("tokenizer_config")
     if config is not None:
         added = model_json(config, "tokenizer_config.json").get("added_tokens_decoder")
-        ids = [int(k) for k in added if k.isascii() and k.isdigit()] if isinstance(added, dict) else []
+        # (an id of more than 18 digits is no id any vocabulary holds: left out, as a key that is no number)
+        ids = [int(k) for k in added if k.isascii() and k.isdigit() and len(k) <= 18] if isinstance(added, dict) else []
         if ids:
             said = f"{shown_path(config)} added_tokens_decoder"
             facts.append(f"{said}: added ids up to {max(ids):,}")
