@@ -48,7 +48,8 @@ def _row(check: ModelCheck, shown: list[str]) -> tuple[Inline, ...]:
 
 
 def _status_word(p: PropertyCheck) -> str:
-    return {HELD: "held", BROKEN: "broken", NOT_CHECKED: f"not checked ({p.why})"}[p.status]
+    """The status as it is spelt ("held", "broken", "not checked"), and why where it says why."""
+    return p.status + (f" ({p.why})" if p.why else "")
 
 
 def _said(p: PropertyCheck) -> list[Inline]:
