@@ -120,3 +120,25 @@ def test_tokparitys_own_files(tmp_path, own):
     with pytest.raises(TokparityError) as refusal:
         refuse_inputs_in_outputs(tmp_path / "out", {"-c": ["edge"]}, str(own))
     assert str(refusal.value) == f"--junit {own}: is {OWN}; the run would overwrite it with JUnit XML: name another file"
+
+
+@pytest.mark.parametrize("configuration", ["config.json", "generation_config.json"])
+def test_the_configuration_beside_a_tokenizer_json_named_as_one_file(tmp_path, zoo, configuration):
+    """A seventh campaign's find, written over before: with the model named by its tokenizer.json,
+    ``--junit`` or ``$GITHUB_STEP_SUMMARY`` named the configuration beside it, which ``--check`` reads."""
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "tokenizer.json").write_bytes(zoo("llama-bpe").files["tokenizer_json"].read_bytes())
+    config = model / configuration
+    config.write_text('{"eos_token_id": 2}\n', "utf-8")
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    environment["PYTHONPATH"] = str(ROOT)
+    for option, env in (("--junit", {}), ("$GITHUB_STEP_SUMMARY", {"GITHUB_STEP_SUMMARY": str(config)})):
+        flags = ["--junit", str(config)] if option == "--junit" else []
+        done = subprocess.run([sys.executable, "-m", "tokparity", "compare", str(model / "tokenizer.json"), "-c", "edge",
+                               "-b", "ref", "-o", str(tmp_path / "out"), "-q", *flags],
+                              env={**environment, **env}, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"tokparity: error: {option} {config}: is a file of the model "), done.stderr
+        assert config.read_text("utf-8") == '{"eos_token_id": 2}\n'

@@ -35,7 +35,7 @@ from tokparity.textview import shown_path
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import ModelFiles
-from tokparity.zoo.model_file import read_model_json
+from tokparity.zoo.model_file import CONFIGURATION, read_model_json
 
 NAME = "end-of-generation"
 LLAMA = "llama.cpp"
@@ -46,7 +46,6 @@ ARGUMENT = "Zanzibar9"  # a tool call's argument: plain ASCII, so repr() and toj
 TOOL_CALL: dict[str, Any] = {"type": "function", "id": "call12345",  # (nine letters and digits: Mistral's templates ask it)
              "function": {"name": "lookup", "arguments": {"query": ARGUMENT}}}
 TURN, CALL = "an assistant turn", "a tool call"
-CONFIG_FILES = ("generation_config.json", "config.json")
 CONFIG_BYTES = 1 << 20  # generation_config.json, config.json: a few kilobytes each
 GGUF_KEYS = {"eos": "tokenizer.ggml.eos_token_id", "eot": "tokenizer.ggml.eot_token_id",
              "eom": "tokenizer.ggml.eom_token_id"}
@@ -244,7 +243,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, libraries: Libraries) -> list[Sto
                          "an engine that stops at the tokenizer's eos_token_id"))
     folder = config_folder(model)
     if folder is not None:
-        for name in CONFIG_FILES:
+        for name in CONFIGURATION:  # (in order: generate() reads the first it finds)
             path = folder / name
             if not path.is_file() and not path.is_symlink():
                 continue

@@ -22,6 +22,8 @@ from tokparity.textview import shown_path
 MODEL_FILE_SUFFIXES = (".json", ".jinja", ".model", ".gguf", ".txt", ".tiktoken", ".inp", ".out", ".vocab")
 # Beside a model named as one file, the files read with it (where the folder has them).
 READ_BESIDE = ("tokenizer_config.json", "chat_template.jinja")
+# Beside a transformers file, the configuration that tokparity check reads (checks/ends.py, sizes.py).
+CONFIGURATION = ("generation_config.json", "config.json")
 
 
 def _root(folder: Path) -> Path:
@@ -117,7 +119,7 @@ def files_read_with(path: Path) -> list[Path]:
     if path.is_dir():
         found = [p for p in folder.iterdir() if p.suffix in MODEL_FILE_SUFFIXES]
     else:
-        found = [path, *(folder / name for name in READ_BESIDE),
+        found = [path, *(folder / name for name in READ_BESIDE + CONFIGURATION),
                  *(path.with_name(path.name + suffix) for suffix in (".inp", ".out"))]
     found += (folder / "additional_chat_templates").glob("*.jinja")
     return sorted(p for p in found if p.is_file())
