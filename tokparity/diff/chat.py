@@ -20,7 +20,7 @@ And of the expected prompt alone (the template's own check, ``template:specials`
 from __future__ import annotations
 
 from tokparity.chat import ChatAnswer
-from tokparity.textview import visible
+from tokparity.textview import single_line, visible
 from tokparity.vocab.special_texts import SpecialTextFinder
 
 # Found: (class, evidence, first index where the ids differ)
@@ -68,7 +68,7 @@ def judge_chat(want: ChatAnswer, got: ChatAnswer, bos: int | None, eos: int | No
         if want.raised and got.raised:
             return None
         who, why = ("the reference", want.raised) if want.raised else ("the backend", got.raised)
-        return "chat-raises", f"{who}'s template refused the conversation ({why[:300]}); the other made a prompt", 0
+        return "chat-raises", f"{who}'s template refused the conversation ({single_line(why[:300])}); the other made a prompt", 0
     if want.ids is not None and got.ids is not None:
         if want.ids == got.ids:
             return None

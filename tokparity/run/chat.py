@@ -41,7 +41,7 @@ from tokparity.diff.shape import chat_ids_shape, chat_shape
 from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.ops import ask_op, capped
-from tokparity.textview import clipped
+from tokparity.textview import clipped, single_line
 from tokparity.vocab import Vocab
 from tokparity.zoo import ModelFiles
 
@@ -171,7 +171,7 @@ class ChatJudge:
         for side, answer in (("the reference", want), (name, got)):
             if isinstance(answer, CaseFailure):
                 cls = answer.status if answer.status in ("crash", "timeout") else "crash"
-                return cls, f"chat failed on {side}'s side: {answer.detail or answer.status}", 0
+                return cls, f"chat failed on {side}'s side: {single_line(answer.detail or answer.status)}", 0
         assert isinstance(want, ChatAnswer) and isinstance(got, ChatAnswer)
         if name == SPECIALS_CHECK:
             return self.specials.split(got)

@@ -1,0 +1,37 @@
+"""What a seventh hostile campaign broke (2026-11-29, a helper told only the promises of
+docs/robustness.md), each as a user runs it:
+
+- a chat engine's refusal that holds ESC and BEL reached ``mismatches.csv`` and ``report.html``
+  raw in the evidence: a terminal that shows the file runs them; they are spelt out now."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+REFUSAL = "\x1b]0;PWNED\x07\x1b[2J<script>alert(1)</script>\n# x"
+REFUSES = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+           f"    print(json.dumps({{'id': r['id'], 'raised': {REFUSAL!r}}}), flush=True)\n")
+
+
+def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def test_a_chat_refusal_with_escape_sequences_is_spelt_out(tmp_path, zoo):
+    zoo("qwen3")
+    (tmp_path / "refuses.py").write_text(REFUSES, "utf-8")
+    done = tokparity("compare", "qwen3", "--ops", "chat", "-b", "r=cmd:{python} refuses.py", "-o", "out", "-q",
+                     "--no-diagnose", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["backend"] == "r"]
+    assert rows and all("refused the conversation" in r["evidence"] for r in rows)
+    for name in ("mismatches.csv", "report.html", "summary.md"):
+        written = (tmp_path / "out" / name).read_text("utf-8")
+        assert "\x1b" not in written and "\x07" not in written, name
