@@ -74,13 +74,23 @@ def test_a_template_that_loops_is_stopped_and_given_up(sandbox):
     assert sandbox.render("ok", USER, None, {}, {}) == "ok"  # the next template renders in a new child
 
 
-@pytest.mark.parametrize("bomb, why", [
-    ("{% for a in range(100000) %}{{ 'x' * 100 }}{% endfor %}", "more than 4,000,000 characters"),
-    ("{{ 'x' * 3000000000 }}", "GiB of memory|MemoryError"),
-])
-def test_a_template_that_grows_without_end_is_refused(sandbox, bomb, why):
-    with pytest.raises(TemplateRaised, match=why):
+def test_a_template_that_grows_without_end_is_refused(sandbox):
+    with pytest.raises(TemplateRaised, match="more than 4,000,000 characters"):
+        sandbox.render("{% for a in range(100000) %}{{ 'x' * 100 }}{% endfor %}", USER, None, {}, {})
+
+
+def test_a_template_that_runs_out_of_memory_fails_and_is_given_up(sandbox):
+    """No refusal of the conversation (an answer both sides could agree on): a failure, given up on
+    after ``GIVE_UP_AFTER`` as a template that loops is. A seventh campaign's template took 403 s
+    of ``tokparity check`` where each render was tried."""
+    bomb = "{{ 'x' * 3000000000 }}"
+    for _ in range(GIVE_UP_AFTER):
+        with pytest.raises(CaseFailure, match="GiB of memory"):
+            sandbox.render(bomb, USER, None, {}, {})
+    started = time.monotonic()
+    with pytest.raises(CaseFailure, match="failed 2 times in a row"):
         sandbox.render(bomb, USER, None, {}, {})
+    assert time.monotonic() - started < 1.0
 
 
 def test_a_hostile_template_in_a_run_is_one_line_per_conversation(zoo, tmp_path):

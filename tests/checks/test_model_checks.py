@@ -243,6 +243,29 @@ def test_a_model_without_a_template_has_no_turns_to_check(zoo):
     assert prop(check_model("gpt-2", ("multi-turn-prefix",)), "multi-turn-prefix").status == NOT_CHECKED
 
 
+@pytest.mark.parametrize("template, why", [
+    ("{{ raise_exception('no chats here') }}", "TemplateError: no chats here"),
+    ("{{ 'x' * 3000000000 }}", "the template needed more than 2 GiB of memory"),
+])
+def test_a_template_that_renders_no_conversation_is_broken_not_held(zoo, tmp_path, template, why):
+    """A seventh campaign's find: a template that raises on every render was '✓ held' for the
+    end of generation, and its turns 'not checked' for want of a conversation. A template that
+    needs more memory than the sandbox gives was tried on every turn (403 s); it is given up on now."""
+    folder = llama3_folder(zoo, tmp_path)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | {"chat_template": template}))
+    result = check_model(str(folder), ("end-of-generation", "multi-turn-prefix"))
+    ends, turns = prop(result, "end-of-generation"), prop(result, "multi-turn-prefix")
+    assert ends.status == BROKEN
+    assert broken_said(ends) == [f"The chat template does not render a user's message and a reply ({why}). No engine "
+                                 "makes a chat prompt with it, and the end of an assistant turn cannot be read from it"]
+    assert turns.status == NOT_CHECKED
+    refused = why.startswith("TemplateError")
+    assert turns.why.startswith("the template refuses every turn after an assistant's reply: chats/" if refused
+                                else "no turn rendered: chats/"), turns.why
+    assert turns.why.endswith(why)
+
+
 # -- round trip ------------------------------------------------------------------------------------
 
 

@@ -32,7 +32,8 @@ ADDRESS_SPACE = 2 << 30  # bytes; a template that builds a huge string fails the
 class TemplateSandbox:
     """The parent's handle on the child. ``render`` returns the prompt, raises ``TemplateRaised``
     (the template refused the conversation: an answer) or ``CaseFailure`` (it could not be
-    rendered: too slow, too big, the child died)."""
+    rendered: too slow, too big, the child died). After ``GIVE_UP_AFTER`` failures in a row a
+    template is given up on: each of its renders fails at once."""
 
     def __init__(self, timeout: float = RENDER_TIMEOUT):
         from tokparity.backends.engine_process import EngineProcess
@@ -63,6 +64,9 @@ class TemplateSandbox:
         except CaseFailure as e:
             self._failures[key] = (count + 1, CaseFailure, f"the renderer died ({e})")
             raise
+        if "failed" in reply:
+            self._failures[key] = (count + 1, CaseFailure, str(reply["failed"]))
+            raise CaseFailure(self._failures[key][2])
         self._failures.pop(key, None)
         if "raised" in reply:
             raise TemplateRaised(str(reply["raised"]))
@@ -98,8 +102,8 @@ def _serve() -> None:
                                    request.get("options") or {}, request.get("specials") or {}, switches)
         except TemplateRaised as e:
             reply["raised"] = str(e)[:2000]
-        except MemoryError:
-            reply["raised"] = f"the template needed more than {ADDRESS_SPACE >> 30} GiB of memory"
+        except MemoryError:  # (no refusal of the conversation: a failure, given up on as a timeout is)
+            reply["failed"] = f"the template needed more than {ADDRESS_SPACE >> 30} GiB of memory"
         except Exception as e:  # the sandbox's own refusal (SecurityError) and anything else a template does
             reply["raised"] = f"{type(e).__name__}: {e}"[:2000]
         out.write(json.dumps(reply, ensure_ascii=True) + "\n")

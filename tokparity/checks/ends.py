@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,19 +60,23 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     findings: list[Finding] = []
     found = template_turn_end(model, vocab)
     closing: dict[str, int] = {}  # TURN or CALL -> the id the template closes it with
-    if isinstance(found, str):
+    if isinstance(found, Unrendered):  # (no engine can make a chat prompt with it, and no end is read)
+        findings.append(Finding(f"The chat template does not render a user's message and a reply ({found.why}). "
+                                "No engine makes a chat prompt with it, and the end of an assistant turn cannot be "
+                                "read from it", found.source, "a user's 'Hello', then an assistant's reply"))
+    elif isinstance(found, str):
         facts.append(f"chat template: {found}")
     else:
         closing[TURN] = found[0]
         facts.append(f"chat template: closes an assistant turn with {_token(vocab, found[0])} ({found[1]})")
         call = template_call_end(model, vocab)
-        if isinstance(call, str):
+        if isinstance(call, (str, Unrendered)):  # (a template may take no tool calls)
             facts.append(f"chat template: no tool call's end checked ({call})")
         elif call[0] != found[0]:
             closing[CALL] = call[0]
             facts.append(f"chat template: closes a tool call with {_token(vocab, call[0])}")
     sets = stop_sets(model, vocab, libraries)
-    if not sets:
+    if not sets and not findings:
         return PropertyCheck.skipped(NAME, "no file of the model names an end-of-generation id")
     # (the tokenizer's own end ids: a configuration's list may name a token by mistake, so it is judged)
     named = {i for name, _, ids, _ in sets if name in TOKENIZER_SETS and not isinstance(ids, str) for i in ids}
@@ -146,31 +151,43 @@ def _token(vocab: Vocab, i: int) -> str:
     return f"{i} {vocab.tokens[i]!r}" if 0 <= i < vocab.size else f"{i} (no such id)"
 
 
-def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
+@dataclass(frozen=True)
+class Unrendered:
+    """A chat template that failed on a one-turn conversation: it refused it, or could not render it."""
+
+    source: str  # the template's file and key
+    what: str  # the conversation's last message: "a reply", "a tool call"
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.source} does not render a user's message and {self.what} ({self.why})"
+
+
+def template_turn_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | Unrendered | str:
     """The id of the token the chat template writes right after an assistant's reply that ends the
     conversation, and the template's file; or why there is none."""
     return _closing(model, vocab, {"role": "assistant", "content": REPLY}, REPLY, "a reply")
 
 
-def template_call_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | str:
+def template_call_end(model: ModelFiles, vocab: Vocab) -> tuple[int, str] | Unrendered | str:
     """The id of the token the chat template writes last after an assistant's tool call that ends
     the conversation, and the template's file; or why there is none (a template may write no calls).
     The last: a call may hold markers of its own after its arguments (DeepSeek V3's
     ``<｜tool▁call▁end｜>``). The message's content is None first, as OpenAI's API sends it, then "";
     the arguments a mapping first, as transformers documents them, then a JSON string, as the API sends them."""
-    found: tuple[int, str] | str = ""
+    found: tuple[int, str] | Unrendered | str = ""
     as_text = {**TOOL_CALL, "function": {**TOOL_CALL["function"], "arguments": json.dumps({"query": ARGUMENT})}}
     for call in (TOOL_CALL, as_text):
         for content in (None, ""):
             found = _closing(model, vocab, {"role": "assistant", "content": content, "tool_calls": [call]},
                              ARGUMENT, "a tool call", last=True)
-            if not isinstance(found, str):
+            if isinstance(found, tuple):
                 return found
     return found
 
 
 def _closing(model: ModelFiles, vocab: Vocab, message: dict, marker: str, what: str,
-             last: bool = False) -> tuple[int, str] | str:
+             last: bool = False) -> tuple[int, str] | Unrendered | str:
     """The first special token (``last``: the last) the chat template writes after ``marker``, the
     text of ``message``, the assistant message that ends a one-turn conversation."""
     from tokparity.chat.reference import TRANSFORMERS_WAY
@@ -187,7 +204,7 @@ def _closing(model: ModelFiles, vocab: Vocab, message: dict, marker: str, what: 
         text = sandbox.render(template.for_conversation(False), messages, None, {"add_generation_prompt": False},
                               template.specials, TRANSFORMERS_WAY.render.to_json())
     except (TemplateRaised, CaseFailure) as e:
-        return f"{template.source} does not render a user's message and {what} ({e})"
+        return Unrendered(template.source, what, str(e))
     finally:
         sandbox.close()
     at = text.rfind(marker)

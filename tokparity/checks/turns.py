@@ -27,7 +27,7 @@ from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import ChatReference
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.errors import CaseFailure, TemplateRaised, TokparityError
-from tokparity.textview import clipped
+from tokparity.textview import clipped, single_line
 from tokparity.vocab import Vocab
 
 NAME = "multi-turn-prefix"
@@ -44,6 +44,7 @@ def check(conversations: list[tuple[str, Conversation]], reference: ChatReferenc
     turns = parted = 0
     kinds: dict[str, Finding] = {}  # the kind of parting and how it reads -> its first finding
     unrendered: list[str] = []
+    refused: list[str] = []
     for name, conversation in conversations:
         messages = conversation.messages
         for a, message in enumerate(messages):
@@ -53,10 +54,11 @@ def check(conversations: list[tuple[str, Conversation]], reference: ChatReferenc
             try:
                 found = _turn(reference, vocab, conversation, a, nxt, turn_end,
                               f"{reference.template.source}; {name}, turn {a}")
-            except TemplateRaised:
-                continue  # (a conversation the template refuses has no turns to compare)
+            except TemplateRaised as e:  # (a conversation the template refuses has no turns to compare)
+                refused.append(f"{name}, turn {a}: {single_line(e)}")
+                continue
             except CaseFailure as e:  # (a render that timed out or died: that turn is not compared)
-                unrendered.append(f"{name}, turn {a}: {e}")
+                unrendered.append(f"{name}, turn {a}: {single_line(e)}")
                 continue
             turns += 1
             parted += bool(found)
@@ -64,7 +66,8 @@ def check(conversations: list[tuple[str, Conversation]], reference: ChatReferenc
                 kinds.setdefault(kind, finding)
     if not turns:
         return PropertyCheck.skipped(NAME, f"no turn rendered: {unrendered[0]}" if unrendered else
-                                     "no conversation with a turn after an assistant's reply")
+                                     f"the template refuses every turn after an assistant's reply: {refused[0]}"
+                                     if refused else "no conversation with a turn after an assistant's reply")
     facts = [f"{turns} turns of {len(conversations)} conversations (the chats corpus's, and each again with its first "
              f"reply reshaped): {parted} not a prefix of the next prompt"]
     if unrendered:

@@ -50,6 +50,6 @@ def multi_turn(model, libraries) -> PropertyCheck:
     end = template_turn_end(model, vocab)
     reference = chat_reference(template, encoder, vocab, model=model)
     try:
-        return turns.check(turns.conversations(), reference, vocab, None if isinstance(end, str) else end[0])
+        return turns.check(turns.conversations(), reference, vocab, end[0] if isinstance(end, tuple) else None)
     finally:
         reference.close()
