@@ -2,7 +2,9 @@
 docs/robustness.md), each as a user runs it:
 
 - a chat engine's refusal that holds ESC and BEL reached ``mismatches.csv`` and ``report.html``
-  raw in the evidence: a terminal that shows the file runs them; they are spelt out now."""
+  raw in the evidence: a terminal that shows the file runs them; they are spelt out now;
+- a chat engine's ids had no bound: 2,000,000 ids an answer made 725 MB of ``mismatches.csv``. An
+  answer of more ids than any tokenizer gives for the prompt is the case's failure now, as on encode."""
 
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 REFUSAL = "\x1b]0;PWNED\x07\x1b[2J<script>alert(1)</script>\n# x"
 REFUSES = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
            f"    print(json.dumps({{'id': r['id'], 'raised': {REFUSAL!r}}}), flush=True)\n")
+
+
+MANY_IDS = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+            "    print(json.dumps({'id': r['id'], 'ids': [100] * 300000}), flush=True)\n")
 
 
 def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -35,3 +41,15 @@ def test_a_chat_refusal_with_escape_sequences_is_spelt_out(tmp_path, zoo):
     for name in ("mismatches.csv", "report.html", "summary.md"):
         written = (tmp_path / "out" / name).read_text("utf-8")
         assert "\x1b" not in written and "\x07" not in written, name
+
+
+def test_a_chat_engine_giving_more_ids_than_any_tokenizer_is_a_failed_case(tmp_path, zoo):
+    zoo("qwen3")
+    (tmp_path / "many.py").write_text(MANY_IDS, "utf-8")
+    done = tokparity("compare", "qwen3", "--ops", "chat", "-b", "m=cmd:{python} many.py", "-o", "out", "-q",
+                     "--no-diagnose", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "out" / "mismatches.csv").stat().st_size < 5_000_000
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["backend"] == "m"]
+    assert rows and all(r["class"] == "crash" and "300,000 ids for a text of" in r["evidence"] for r in rows), rows[0]

@@ -111,13 +111,21 @@ class Answer:
         # The backend's own list, not a copy (it made it for this answer); anything else, a tuple or
         # a subclass of list, becomes a plain list.
         ids = result.ids if type(result.ids) is list else list(result.ids)
-        if len(ids) > IDS_PER_BYTE * len(text) + IDS_SLACK and len(ids) > IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
-            return cls("error", detail=f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any "
-                                       "tokenizer gives (about one per byte at most); not compared", seconds=seconds)
+        if (many := too_many_ids(ids, text)) is not None:
+            return cls("error", detail=many, seconds=seconds)
         if (wild := outside_every_vocabulary(ids)) is not None:
             return cls("error", detail=wild, seconds=seconds)
         notes = result.notes
         return cls("ok", ids, "", list(notes) if notes else [], seconds)  # (positional: made for every answer)
+
+
+def too_many_ids(ids: list[int], text: str) -> str | None:
+    """Why ``ids`` are too many to be any tokenizer's for ``text``, to say as the case's failure;
+    None where they may be (``IDS_PER_BYTE``)."""
+    if len(ids) <= IDS_PER_BYTE * len(text) + IDS_SLACK or len(ids) <= IDS_PER_BYTE * _utf8_length(text) + IDS_SLACK:
+        return None
+    return (f"{len(ids):,} ids for a text of {_utf8_length(text):,} bytes: more than any tokenizer gives (about one "
+            "per byte at most); not compared")
 
 
 def outside_every_vocabulary(ids: list[int]) -> str | None:

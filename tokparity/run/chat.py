@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tokparity.backends.base import Backend, outside_every_vocabulary
+from tokparity.backends.base import Backend, outside_every_vocabulary, too_many_ids
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
@@ -154,8 +154,11 @@ class ChatJudge:
         if name == TEMPLATE_CHECK:
             return ask_op(lambda: self.reference.answer(conversation))
         answer = ask_op(lambda: self.backends[name].chat(conversation))
-        if isinstance(answer, ChatAnswer) and answer.ids and (wild := outside_every_vocabulary(answer.ids)):
-            return CaseFailure(f"{name}: {wild}")  # (such an id would make the journal unreadable)
+        if isinstance(answer, ChatAnswer) and answer.ids:
+            # (such an id would make the journal unreadable; so many ids, its reports huge)
+            prompt = want.text if isinstance(want, ChatAnswer) and want.text else conversation.to_text()
+            if (wrong := outside_every_vocabulary(answer.ids) or too_many_ids(answer.ids, prompt)) is not None:
+                return CaseFailure(f"{name}: {wrong}")
         return answer
 
     def _parts_twin(self, conversation: Conversation) -> ChatAnswer | CaseFailure | None:
