@@ -31,9 +31,10 @@ def visible_char(ch: str) -> str:
 
 # What could end or rewrite a line where one line of text is printed or rendered: C0 controls
 # (CR makes a Markdown heading of what follows, ESC drives a terminal), DEL, C1 controls (NEL
-# is a newline to some readers), the line and paragraph separators, and lone surrogates (which
-# no UTF-8 file or terminal can take). Tab and newline become a space there.
-_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# is a newline to some readers), the line and paragraph separators, the bidirectional controls
+# (they reorder what a terminal shows of the rest of the line), and lone surrogates (which no
+# UTF-8 file or terminal can take). Tab and newline become a space there.
+_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def single_line(text: object) -> str:

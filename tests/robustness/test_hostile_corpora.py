@@ -373,6 +373,8 @@ def test_markdown_and_terminal_cells_are_single_lines():
         assert shown.isprintable() and len(shown.splitlines()) == 1, repr(shown)
     assert single_line(hostile) == "a␍b c<0x00>d<0x1B>e<0x7F>f<0x85>g<U+2028>h<U+2029>i<U+D800>j k"
     assert single_line("plain ▁text, Ġpieces") == "plain ▁text, Ġpieces"
+    # (a seventh campaign's find: a right-to-left override reordered the rest of explain's line)
+    assert single_line("a\u202eb\u2067c\u200fd") == "a<U+202E>b<U+2067>c<U+200F>d"
 
 
 # -- 6. numeric arguments --------------------------------------------------------------------------

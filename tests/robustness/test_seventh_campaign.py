@@ -53,3 +53,19 @@ def test_a_chat_engine_giving_more_ids_than_any_tokenizer_is_a_failed_case(tmp_p
     with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
         rows = [r for r in csv.DictReader(f) if r["backend"] == "m"]
     assert rows and all(r["class"] == "crash" and "300,000 ids for a text of" in r["evidence"] for r in rows), rows[0]
+
+
+def test_a_folder_or_a_fifo_named_as_a_configuration_is_one_line(tmp_path, zoo):
+    """They were skipped silently: the check read no end and no size from them."""
+    model = tmp_path / "m"
+    model.mkdir()
+    for name, role in (("tokenizer.json", "tokenizer_json"), ("tokenizer_config.json", "tokenizer_config")):
+        (model / name).write_bytes(zoo("llama-bpe").files[role].read_bytes())
+    for name, make in (("config.json", lambda p: p.mkdir()), ("generation_config.json", os.mkfifo)):
+        path = model / name
+        make(path)
+        done = tokparity("check", str(model), cwd=tmp_path)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0] == f"tokparity: error: {path}: not a regular file; a model file must be one", done.stderr
+        path.rmdir() if path.is_dir() else path.unlink()

@@ -24,6 +24,7 @@ an id is outside the vocabulary.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,7 +263,7 @@ def stop_sets(model: ModelFiles, vocab: Vocab, libraries: Libraries) -> list[Sto
     if folder is not None:
         for name in CONFIGURATION:  # (in order: generate() reads the first it finds)
             path = folder / name
-            if not path.is_file() and not path.is_symlink():
+            if not os.path.lexists(path):  # (a folder or a FIFO by that name is read, and refused in one line)
                 continue
             value = model_json(path, name).get("eos_token_id")
             if value is None:

@@ -15,6 +15,7 @@ library decodes alike is padding: said, not broken.
 from __future__ import annotations
 
 import json
+import os
 
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.checks.ends import config_folder, model_json
@@ -65,7 +66,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     rows_where = ""
     if folder := config_folder(model):
         path = folder / "config.json"
-        value = model_json(path, "config.json").get("vocab_size") if path.is_file() else None
+        value = model_json(path, "config.json").get("vocab_size") if os.path.lexists(path) else None
         if value is not None and (type(value) is not int or value < 1):
             raise TokparityError(f"{shown_path(path)}: vocab_size must be a positive whole number, "
                                  f"not {json.dumps(value)[:40]}; fix the file")
