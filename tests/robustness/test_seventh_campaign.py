@@ -4,7 +4,9 @@ docs/robustness.md), each as a user runs it:
 - a chat engine's refusal that holds ESC and BEL reached ``mismatches.csv`` and ``report.html``
   raw in the evidence: a terminal that shows the file runs them; they are spelt out now;
 - a chat engine's ids had no bound: 2,000,000 ids an answer made 725 MB of ``mismatches.csv``. An
-  answer of more ids than any tokenizer gives for the prompt is the case's failure now, as on encode."""
+  answer of more ids than any tokenizer gives for the prompt is the case's failure now, as on encode;
+- a folder or a FIFO named ``config.json`` was skipped silently by ``tokparity check``;
+- a reply nested 100,000 deep was waited on to its timeout: it is the case's error at once."""
 
 from __future__ import annotations
 
@@ -69,3 +71,17 @@ def test_a_folder_or_a_fifo_named_as_a_configuration_is_one_line(tmp_path, zoo):
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert lines[0] == f"tokparity: error: {path}: not a regular file; a model file must be one", done.stderr
         path.rmdir() if path.is_dir() else path.unlink()
+
+
+def test_a_reply_nested_too_deeply_is_the_cases_error_at_once(tmp_path, zoo):
+    zoo("llama-spm")
+    (tmp_path / "deep.py").write_text(
+        "import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+        "    print('{\"id\": %d, \"ids\": ' % r['id'] + '[' * 100000 + ']' * 100000 + '}', flush=True)\n", "utf-8")
+    done = tokparity("compare", "llama-spm", "-c", "edge", "-b", "d=cmd:{python} deep.py", "-o", "out", "-q",
+                     "--no-diagnose", "--timeout", "60", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["backend"] == "d"]
+    assert rows and all(r["class"] == "crash" and "its reply cannot be read (nested too deeply)" in r["evidence"]
+                        for r in rows), rows[0]["class"] + rows[0]["evidence"]
