@@ -35,10 +35,8 @@ both paths.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 import select
 import subprocess
 import time
@@ -52,6 +50,7 @@ from tokparity.backends.process import (
     kill_engine,
     kill_group,
     pidfd,
+    read_reply,
     scrubbed,
     shown_line,
     wait_for_exit,
@@ -74,8 +73,6 @@ MAX_FAILED_STARTS = 3
 # turn a one-minute run into an hour. The remaining cases are recorded as crashes, saying so.
 # TOKPARITY_MAX_CRASHES overrides it (0: never give up).
 MAX_CRASHES = int(os.environ.get("TOKPARITY_MAX_CRASHES", "100"))
-# The start of a reply that names its request: read where the rest of the line is no JSON
-_REPLY_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*(\d{1,18})\s*[,}]')
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
 # Pipelined, from a program that answers a case in under a quarter of NAP_MAX, tokparity does not
@@ -85,7 +82,6 @@ _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelin
 # to wake us): per reply, that was the protocol's main cost. NAP_MAX = 0 turns napping off.
 NAP_MIN, NAP_MAX = 0.0002, 0.001
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
-_decode = json.JSONDecoder().decode
 
 
 class _Died(Exception):
@@ -566,14 +562,7 @@ class EngineProcess:
         while (nl := buf.find(b"\n")) >= 0:
             line = bytes(buf[:nl])
             del buf[:nl + 1]
-            try:
-                reply = _decode(line.decode("utf-8", "replace"))
-            except (ValueError, RecursionError) as e:
-                reply = None
-                if (named := _REPLY_ID.match(line)) and int(named.group(1)) == rid:
-                    # (its reply, which no JSON reader here takes: said at once, not waited on to its timeout)
-                    why = "nested too deeply" if isinstance(e, RecursionError) else "not JSON"
-                    return {"id": rid, "error": f"its reply cannot be read ({why}): {shown_line(line)}"}
+            reply = read_reply(line, rid)
             if isinstance(reply, dict) and reply.get("id") == rid:
                 self._protocol_lines = []
                 return scrubbed(reply) if b"\\u" in line else reply  # (only a \u escape spells a surrogate)

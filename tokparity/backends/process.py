@@ -3,7 +3,9 @@ whether it has exited, and how its exit and its lines are said in a report."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -86,6 +88,25 @@ def pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None
+
+
+# The start of a reply that names its request: read where the rest of the line is no JSON
+_REPLY_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*(\d{1,18})\s*[,}]')
+_decode = json.JSONDecoder().decode
+
+
+def read_reply(line: bytes, rid: int) -> object:
+    """What a line an engine wrote holds: its JSON value. Where the line starts as the reply to
+    request ``rid`` but no JSON reader here takes it (nested too deeply, cut short), an error reply
+    for ``rid``, said at once rather than waited on to the timeout; else None."""
+    try:
+        return _decode(line.decode("utf-8", "replace"))
+    except (ValueError, RecursionError) as e:
+        named = _REPLY_ID.match(line)
+        if named is None or int(named.group(1)) != rid:
+            return None
+        why = "nested too deeply" if isinstance(e, RecursionError) else "not JSON"
+        return {"id": rid, "error": f"its reply cannot be read ({why}): {shown_line(line)}"}
 
 
 def shown_line(raw: bytes, limit: int = 200) -> str:

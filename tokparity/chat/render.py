@@ -61,8 +61,9 @@ TRANSFORMERS = RenderSwitches()
 # The ways a JSON writer departs from Python's json.dumps(x, ensure_ascii=False), each a trait of a
 # tojson that writes them: no space after a comma or a colon (JSON.stringify, serde_json), every
 # non-ASCII character as \uXXXX, "/" as "\/" (Foundation's JSONEncoder, PHP), "<", ">" and "&" as
-# \u003c… (Go's encoding/json), the keys sorted (a sorted map: Go, Foundation with .sortedKeys).
-TOJSON_TRAITS = ("compact", "ascii", "slash", "html", "sorted")
+# \u003c… (Go's encoding/json), "'" as \u0027 (with "html": an HTML-safe tojson, as jinja2's and
+# minijinja's), the keys sorted (a sorted map: Go, Foundation with .sortedKeys).
+TOJSON_TRAITS = ("compact", "ascii", "slash", "html", "apostrophe", "sorted")
 _HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
@@ -84,6 +85,8 @@ def _tojson(kind: str):
             text = text.replace("/", "\\/")
         if "html" in traits:
             text = "".join(_HTML.get(c, c) for c in text)
+        if "apostrophe" in traits:
+            text = text.replace("'", "\\u0027")
         return text
     return tojson
 

@@ -310,7 +310,7 @@ def _tojson_read(reference: ChatReference, conversation: Conversation, text: str
 
 
 _TRAIT_WORDS = {"compact": "no space after ',' and ':'", "ascii": "non-ASCII as \\uXXXX", "slash": "'/' as '\\/'",
-                "html": "'<', '>' and '&' escaped", "sorted": "its keys sorted"}
+                "html": "'<', '>' and '&' escaped", "apostrophe": "\"'\" as \\u0027", "sorted": "its keys sorted"}
 
 
 def _tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:

@@ -26,9 +26,10 @@ from functools import cache
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import learnt_edits, wrong_bytes, wrong_edits
+from tokparity.diagnose import learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
+from tokparity.diagnose.learnt import is_learnt
 from tokparity.diagnose.variants.text_edit import is_edit
 from tokparity.diagnose.verdict import proven
 from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
@@ -53,7 +54,9 @@ class DecodeVariant:
 
     @property
     def does(self) -> str:
-        """What the variant does, as the evidence says it (a learnt edit: the edit)."""
+        """What the variant does, as the evidence says it (a learnt one: what was learnt)."""
+        if learnt_ids.is_swap(self.name):
+            return learnt_ids.does(self.name)
         return learnt_edits.does(self.name) if is_edit(self.name) else str(cause_info(self.name)["evidence"])
 
 
@@ -64,7 +67,7 @@ VARIANTS = (
     DecodeVariant("stream.begun-character-dropped", wrong.begun_character_dropped),
     DecodeVariant("stream.restart-after-newline", wrong.restart_after_newline),
     DecodeVariant("stream.prompt-resent", wrong.prompt_resent),
-    DecodeVariant("stream.offset-into-cleaned-text", wrong.offset_into_cleaned_text),
+    DecodeVariant("stream.offset-into-cleaned-text", wrong_streamer.offset_into_cleaned_text),
     DecodeVariant("stream.offset-into-lossy-text", wrong.offset_into_lossy_text),
     DecodeVariant("stream.text-resent", wrong.text_resent),
     DecodeVariant("stream.cluster-resent", wrong.cluster_resent),
@@ -89,10 +92,12 @@ VARIANTS = (
     DecodeVariant("decode.cleanup", wrong.cleanup),
     DecodeVariant("decode.unfinished-end-dropped", wrong.unfinished_end_dropped),
     DecodeVariant("decode.lstrip", wrong.lstrip, twin=wrong.joined_all),
+    DecodeVariant("decode.first-byte-dropped", wrong_edits.first_byte_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-lstripped", wrong_edits.text_lstripped, twin=wrong.decoded_right),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
     DecodeVariant("decode.first-token-marks-dropped", wrong_edits.first_token_marks_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.ids-alone", wrong.each_alone),
+    DecodeVariant("decode.cut", wrong_edits.cut),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-shaped-tokens", wrong.byte_shaped_tokens, twin=wrong.decoded_right),
@@ -123,8 +128,10 @@ ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them
 
 @cache
 def variant_of(name: str) -> DecodeVariant:
-    """The variant ``name``: a catalogue one, or an edit learnt from a case (``decode.edit:…``)."""
-    return BY_NAME.get(name) or DecodeVariant(name, learnt_edits.run_of(name))
+    """The variant ``name``: a catalogue one, or one learnt from a case (``decode.edit:…``, ``decode.id-as:…``)."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    return DecodeVariant(name, learnt_ids.run_of(name) if learnt_ids.is_swap(name) else learnt_edits.run_of(name))
 
 
 def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = AS_FILES_SAY) -> Diagnosis:
@@ -159,6 +166,8 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
                                              "backend's answer exactly", pair, stage=j.op)
     if not found and _as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
+        if key is None:  # (else one id decoded as another, or left out)
+            key = learnt_ids.learnt(ref, j.op, ids, prompt, asked, got)
         if key is not None:
             found.append(key)
     if not found:
@@ -219,7 +228,7 @@ def as_verdict(ref: RefTokenizer, j: Judgement, d: Diagnosis, cause: str, asked:
     names = list(d.variants) + [n for alt in d.alternatives for n in alt]
     if len(d.variants) > 1 or d.variants[:1] == (cause,):
         return d
-    if is_edit(cause) and cause not in names:
+    if is_learnt(cause) and cause not in names:
         ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
         if _answer_of(j) in _forms(variant_of(cause), ref, ids, prompt, asked, j.op):
             names.append(cause)
@@ -268,7 +277,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         # (a row of two bugs at once is not one variant's: the verdict names one)
         # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
         # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
-        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and is_edit(candidate) or len(d.variants) == 1 and
+        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and is_learnt(candidate) or len(d.variants) == 1 and
                  candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
         hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
         for j, _ in of_it:

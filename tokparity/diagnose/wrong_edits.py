@@ -1,5 +1,6 @@
-"""Wrong decoders whose text is right until a last edit of it: the decoded text's leading
-whitespace stripped, a stream's blank deltas never sent, a delta dropped because the text sent so
+"""Wrong decoders whose text is right until a last edit of it: the decoded text cut at its first
+NUL or line break, its first byte dropped after a BOS, its leading whitespace stripped, a
+stream's blank deltas never sent, a delta dropped because the text sent so
 far already holds it, a stream that stops once its text departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do, and is listed in ``tokparity.diagnose.decoding``'s
 ``VARIANTS``.
@@ -19,6 +20,23 @@ def text_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     completion's ``trim_start()``)."""
     text = decoded(ref, ids, asked)
     return [text.lstrip(" "), text.lstrip()]
+
+
+def cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text up to its first NUL (read back as a C string: ``strlen``), or up to its first line
+    break (a reader of one line); each None where the text has no such character."""
+    text = decoded(ref, ids, asked)
+    return [text[:at] if at >= 0 else None for at in (text.find("\x00"), text.find("\n"))]
+
+
+def first_byte_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes less their first, read as UTF-8, where the ids start with the BOS: a wrapper
+    that takes off the space it believes SentencePiece put after the BOS (None where they do not)."""
+    bos = ref.vocab.special_ids.get("bos")
+    if bos is None or ids[:1] != [bos]:
+        return [None]
+    data = b"".join(b or b"" for b in bytes_of(ref, ids, asked))
+    return [data[1:].decode("utf-8", "replace")]
 
 
 def blank_deltas_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

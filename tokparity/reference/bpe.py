@@ -32,6 +32,7 @@ way, which is how a diagnosis proves that a backend's segmentation is a tie, not
 from __future__ import annotations
 
 import heapq
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 
@@ -39,6 +40,30 @@ class RightmostFirst(dict):
     """Merge priorities (pair -> rank, or piece -> score for spm.py) whose equal-priority
     candidates are merged rightmost first instead of leftmost first. The priorities are the
     model's own; only the order among equals changes."""
+
+
+class AnyJoin(dict):
+    """Merge priorities with no merge list: every pair whose join is one of ``tokens`` ranks alike
+    (0), so the leftmost such pair merges first. (fastllm read GGUF vocabularies so: every token of
+    score 1.0, and no merges.)"""
+
+    def __init__(self, tokens: Collection[str]):
+        super().__init__()
+        self.tokens = tokens
+
+    def __contains__(self, pair: object) -> bool:
+        return isinstance(pair, tuple) and len(pair) == 2 and pair[0] + pair[1] in self.tokens
+
+    def __getitem__(self, pair: tuple[str, str]) -> int:
+        if pair not in self:
+            raise KeyError(pair)
+        return 0
+
+    def get(self, pair, default=None):  # type: ignore[override]
+        return 0 if pair in self else default
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens)
 
 
 def _side(priorities: dict) -> int:

@@ -162,9 +162,9 @@ def _details() -> dict[str, str]:
 def variant_detail(key: str) -> str:
     """What the variant ``key`` does: its own words (a learnt edit of the text: the edit), or its
     cause's where it has none (decoding)."""
-    from tokparity.diagnose.variants.text_edit import is_edit, said_of
+    from tokparity.diagnose.learnt import is_learnt, said_of
 
-    if is_edit(key):
+    if is_learnt(key):
         return said_of(key)
     return _details().get(key) or str(cause_info(key.partition(":")[0]).get("does", ""))
 
@@ -187,10 +187,10 @@ def cause_line(w: Writeup) -> str:
 def learnt(w: Writeup) -> str:
     """`` (the text read with U+0009 as ' ')``: what an edit learnt from the cases is, which its
     name alone does not say; "" for a verdict of named causes only."""
-    from tokparity.diagnose.variants.text_edit import is_edit, said_of
+    from tokparity.diagnose.learnt import is_learnt, said_of
 
     keys = w.verdict.variants if w.verdict is not None else ()
-    said = [said_of(k) for k in keys if is_edit(k)]
+    said = [said_of(k) for k in keys if is_learnt(k)]
     return f" ({'; '.join(said)})" if said else ""
 
 

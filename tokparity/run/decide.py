@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
+from tokparity.diagnose.learnt import is_learnt, said_of
 from tokparity.diagnose.search import join
-from tokparity.diagnose.variants import cause_of, is_edit, said_of
+from tokparity.diagnose.variants import cause_of
 from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict
 from tokparity.run.known import KnownList
 
@@ -129,7 +130,7 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
 
 def _shown(part: tuple[str, ...]) -> str:
     """The variants' keys as a reader reads them: a learnt edit of the text said in words."""
-    return ", ".join(said_of(k) if is_edit(k) else k for k in part)
+    return ", ".join(said_of(k) if is_learnt(k) else k for k in part)
 
 
 def _names(part: tuple[str, ...]) -> str:

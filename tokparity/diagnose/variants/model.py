@@ -12,7 +12,7 @@ from tokparity.diagnose.variants.lookup_keys import DecodedRanks, PackedRanks
 from tokparity.diagnose.variants.pretokenizer import splits
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.backtracking import Backtracking
-from tokparity.reference.bpe import RightmostFirst
+from tokparity.reference.bpe import AnyJoin, RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
@@ -111,6 +111,23 @@ def rightmost_ties(c: Candidate) -> Candidate | None:
     return None
 
 
+def _merges_unranked(c: Candidate) -> Candidate | None:
+    """No merge list: any two neighbours whose join is one of the model's own tokens merge, the
+    leftmost first, again and again (bpe.AnyJoin)."""
+    p = c.pipeline
+    if isinstance(p, HfBpe) and p.ranks:
+        added = frozenset(p.added_ids)
+        tokens = per_vocab(c.vocab, ("merges-unranked", added),
+                           lambda: frozenset(t for t, i in p.model.vocab.items() if i not in added))
+    elif isinstance(p, LlamaBpe) and p.ranks:
+        types = c.vocab.token_types or [TokenType.NORMAL] * c.vocab.size
+        tokens = per_vocab(c.vocab, ("merges-unranked",),
+                           lambda: frozenset(t for t, ty in zip(c.vocab.tokens, types) if ty == TokenType.NORMAL))
+    else:
+        return None
+    return with_pipeline(c, fork(p, ranks=AnyJoin(tokens)))
+
+
 def _ignore_merges(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
@@ -155,6 +172,9 @@ def variants() -> list[Variant]:
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
         Variant("model.merge-by-rank", "model.merge-by-rank",
                 "SentencePiece-BPE merges ordered by the merged piece's id (a merge list), not its score", _merge_by_rank),
+        Variant("model.merges-unranked", "model.merges-unranked",
+                "any two neighbours whose join is a token merged, the leftmost first: the merge list's ranks unread",
+                _merges_unranked),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("model.lookup-key", "model.lookup-key",

@@ -1,0 +1,20 @@
+"""A variant learnt from a case, which the catalogue does not name: an edit of the text
+(``variants/text_edit.py``) or one id decoded as another (``learnt_ids.py``). Its key holds what was
+learnt. These say whether a key is one, and what it does in words."""
+
+from __future__ import annotations
+
+
+def is_learnt(key: str) -> bool:
+    from tokparity.diagnose.learnt_ids import is_swap
+    from tokparity.diagnose.variants.text_edit import is_edit
+
+    return is_edit(key) or is_swap(key)
+
+
+def said_of(key: str) -> str:
+    """A learnt key in words: ``the text read with U+0009 as ' '``, ``the ids decoded with id 0 left out``."""
+    from tokparity.diagnose import learnt_ids
+    from tokparity.diagnose.variants import text_edit
+
+    return learnt_ids.said_of(key) if learnt_ids.is_swap(key) else text_edit.said_of(key)
