@@ -253,3 +253,5 @@ def test_the_readmes_command_with_a_typo_and_an_engine_that_never_starts_are_one
         assert done.returncode == 2 and time.monotonic() - started < 60, done.stderr
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("tokparity: error: ") and said in line, line
+        if "did you mean" in said:  # (refused when -b is read: no report folder made, nothing to clean up)
+            assert not (tmp_path / "out").exists()

@@ -2,7 +2,8 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, each beside its bug-free twin; the other ten are the next causes to write."""
+These are those four, and five named by causes written after that round, each beside its bug-free
+twin."""
 
 from __future__ import annotations
 
@@ -27,12 +28,20 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
     ("lenml-llama2", "stream", "decode", ["edge", "ids", TEXTS], "per-token-decode", "decode.ids-alone"),
     ("gemma-3", "pieces", "decode", ["edge", "ids", TEXTS], "raw-pieces-ff", "pieces.raw-tokens+pieces.added-raw"),
     ("llama-bpe", "chat", "chat", ["chats", CHATS], "string-parts-join", "chat.parts-joined"),
+    # (named since, by causes written after the round)
+    ("llama-bpe", "decode", "decode", ["edge", "ids", TEXTS], "strlen-trim", "decode.cut"),
+    ("llama-bpe", "decode", "decode", ["edge", "ids", TEXTS], "zero-to-pad", "decode.id-as"),
+    ("llama-bpe", "decode+", "decode", ["edge", "ids", TEXTS], "bos-first-byte", "decode.first-byte-dropped"),
+    ("qwen3", "encode", "encode", ["edge", TEXTS], "leftmost-merge", "model.merges-unranked"),
+    ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
 ])
-def test_named_at_first_sight_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
+def test_named_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
+    """``op`` ending in "+": the ids with the model's BOS and EOS (--add-special)."""
     zoo(model)
     spec = ENGINE[engine]
     results = run_compare([model], corpora, [f"bug={spec} --bug {bug}", f"twin={spec}"],
-                          CompareOptions(ops=(op,), services=Services(known=load_known([], builtin=True))))
+                          CompareOptions(ops=(op.rstrip("+"),), add_special=op.endswith("+"),
+                                         services=Services(known=load_known([], builtin=True))))
     runs = {r.backend: r for r in results.runs}
     assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0, runs["twin"]
     verdict = runs["bug"].root_cause

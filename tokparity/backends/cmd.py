@@ -306,17 +306,24 @@ def expand_command(command: str, model: ModelFiles) -> list[str]:
                                  "engine's environment holds it), or make {" + key + "} a word of its own")
         return found
 
+    refuse_unknown_placeholders(command)
+    argv = []
+    for word in words:
+        whole = _PLACEHOLDER.fullmatch(word)
+        argv.append(value(whole.group(1)) if whole else _PLACEHOLDER.sub(inside_a_word, word))
+    return argv
+
+
+def refuse_unknown_placeholders(command: str) -> None:
+    """A ``{word}`` that is no placeholder but near one (``{gguff}``) is a typo: refused in one line.
+    (Another ``{…}``, a JSON argument say, is the command's own.) Checked when ``-b`` is read, before
+    a run makes its report folder."""
     for m in _BRACED.finditer(command):
         if m.group(1) not in PLACEHOLDERS:
             near = difflib.get_close_matches(m.group(1).lower().replace(".", "_").replace("-", "_"), PLACEHOLDERS, 1, 0.6)
             if near:
                 raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; did you mean {{{near[0]}}}? "
                                      f"(the placeholders: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})")
-    argv = []
-    for word in words:
-        whole = _PLACEHOLDER.fullmatch(word)
-        argv.append(value(whole.group(1)) if whole else _PLACEHOLDER.sub(inside_a_word, word))
-    return argv
 
 
 class CmdBackend(ProtocolBackend):

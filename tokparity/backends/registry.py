@@ -181,10 +181,15 @@ def split_label(arg: str) -> tuple[str, str]:
 
 def labelled(args: list[str]) -> dict[str, str]:
     """``-b`` arguments as {label: argument}, in order; the same argument twice counts once, two
-    different backends under one name are refused (their results would be counted as one)."""
+    different backends under one name are refused (their results would be counted as one), and so
+    is a typo in a ``cmd:`` placeholder."""
+    from tokparity.backends.cmd import refuse_unknown_placeholders
+
     out: dict[str, str] = {}
     for arg in args:
         label, spec = split_label(arg)
+        if spec.strip().startswith("cmd:"):  # (a typo in a placeholder: said before anything runs)
+            refuse_unknown_placeholders(spec.strip()[4:])
         if label in out and split_label(out[label])[1].strip() != spec.strip():
             raise TokparityError(f"two backends are named {label!r} ({out[label]!r} and {arg!r}); give each its "
                                  "own name")
