@@ -253,6 +253,11 @@ class HFGGUFBackend(TokenizersBackend):
     def version(self) -> str:
         return self._version
 
+    def supports(self, stage: str) -> bool:
+        if stage == "chat":  # (its chat renders the GGUF's own template: a GGUF without one has no chat)
+            return bool(load_vocab(self.path).chat_template)
+        return super().supports(stage)
+
     def chat(self, conversation: Conversation) -> ChatAnswer:
         """transformers' ``apply_chat_template`` on the tokenizer a transformers user gets from this
         GGUF: the converted tokenizer, with the GGUF's ``tokenizer.chat_template`` and special tokens

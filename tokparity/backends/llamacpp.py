@@ -191,6 +191,11 @@ class LlamaCppBackend(Backend):
     def piece_bytes(self, ids: list[int]) -> list[bytes | None]:
         return list(self.token_bytes(ids))
 
+    def supports(self, stage: str) -> bool:
+        if stage == "chat":  # (its chat formats by the GGUF's own template: a GGUF without one has no chat)
+            return bool(llama_cpp.llama_model_chat_template(self._model, None))
+        return super().supports(stage)
+
     def chat(self, conversation: Conversation) -> ChatAnswer:
         """llama.cpp's built-in templates (``llama_chat_apply_template``: it recognizes the GGUF's
         template by what its text holds and formats with its own C++ code, what llama-cli and
