@@ -2,7 +2,7 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, and five named by causes written after that round, each beside its bug-free
+These are those four, and six named by causes written after that round, each beside its bug-free
 twin."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
     ("llama-bpe", "decode+", "decode", ["edge", "ids", TEXTS], "bos-first-byte", "decode.first-byte-dropped"),
     ("qwen3", "encode", "encode", ["edge", TEXTS], "leftmost-merge", "model.merges-unranked"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
+    ("qwen3", "chat", "chat", ["chats", CHATS], "prefill-assistant", "chat.final-message-prefilled"),
 ])
 def test_named_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
     """``op`` ending in "+": the ids with the model's BOS and EOS (--add-special)."""

@@ -48,8 +48,10 @@ class ChatWay:
     null_as_empty: bool = False  # a null (or missing) content sent as the empty string
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
-    continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always"
-    #                               ("always": a last assistant message is left open when no generation prompt is asked)
+    continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always" | "prefill"
+    #                               ("always": a last assistant message is left open when no generation prompt is asked;
+    #                               "prefill": a last assistant message taken off, the rest rendered with a
+    #                               generation prompt, and its text appended as it is: llama-server's prefill)
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
@@ -135,6 +137,11 @@ class ChatReference:
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way, self.template.reads_parts,
                               way.fold_system is None or way.fold_always or self.reads_system())
+        prefill = None
+        if way.continue_final == "prefill" and conversation.messages and \
+                conversation.messages[-1].get("role") == "assistant":
+            conversation, prefill = prefilled(conversation)
+            asks = True
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final)
         if key not in self._texts:
@@ -144,7 +151,7 @@ class ChatReference:
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
-            if way.continue_final == "never":
+            if way.continue_final in ("never", "prefill"):
                 options.pop("continue_final_message", None)
             elif way.continue_final == "always" and not asks and conversation.messages and \
                     conversation.messages[-1].get("role") == "assistant":
@@ -167,6 +174,7 @@ class ChatReference:
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
             raise found
+        found += prefill or ""
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
 
     def reads_system(self) -> bool:
@@ -312,6 +320,20 @@ def _keys_sorted(value: Any) -> Any:
     if isinstance(value, list):
         return [_keys_sorted(v) for v in value]
     return value
+
+
+def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
+    """The conversation less its last message, an assistant's, and that message's text (a list's
+    text parts joined), as llama-server prefills a reply; TemplateRaised where it refuses to."""
+    *rest, last = conversation.messages
+    if rest and rest[-1].get("role") == "assistant":
+        raise TemplateRaised("Cannot have 2 or more assistant messages at the end of the list.")
+    if last.get("tool_calls"):
+        raise TemplateRaised("Cannot continue an assistant message that contains tool calls.")
+    content = last.get("content")
+    text = content if isinstance(content, str) else "".join(
+        str(p.get("text", "")) for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
+    return dataclasses.replace(conversation, messages=rest), text
 
 
 def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, reads_system: bool = True
