@@ -2,7 +2,7 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, and six named by causes written after that round, each beside its bug-free
+These are those four, and seven named by causes written after that round, each beside its bug-free
 twin."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tokparity.reference.decode import DecodeSettings
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
@@ -31,17 +32,22 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
     # (named since, by causes written after the round)
     ("llama-bpe", "decode", "decode", ["edge", "ids", TEXTS], "strlen-trim", "decode.cut"),
     ("llama-bpe", "decode", "decode", ["edge", "ids", TEXTS], "zero-to-pad", "decode.id-as"),
-    ("llama-bpe", "decode+", "decode", ["edge", "ids", TEXTS], "bos-first-byte", "decode.first-byte-dropped"),
+    ("llama-bpe", "decode --add-special", "decode", ["edge", "ids", TEXTS], "bos-first-byte", "decode.first-byte-dropped"),
+    ("qwen3", "stream --skip-special", "decode", ["edge", "ids", TEXTS], "first-special-offset",
+     "stream.last-prompt-token-resent"),
     ("qwen3", "encode", "encode", ["edge", TEXTS], "leftmost-merge", "model.merges-unranked"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "prefill-assistant", "chat.final-message-prefilled"),
 ])
 def test_named_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
-    """``op`` ending in "+": the ids with the model's BOS and EOS (--add-special)."""
+    """``op`` with --add-special: the ids with the model's BOS and EOS; with --skip-special: special
+    tokens left out of the text."""
     zoo(model)
     spec = ENGINE[engine]
+    op, *flags = op.split()
     results = run_compare([model], corpora, [f"bug={spec} --bug {bug}", f"twin={spec}"],
-                          CompareOptions(ops=(op.rstrip("+"),), add_special=op.endswith("+"),
+                          CompareOptions(ops=(op,), add_special="--add-special" in flags,
+                                         decoding=DecodeSettings(skip_special="--skip-special" in flags),
                                          services=Services(known=load_known([], builtin=True))))
     runs = {r.backend: r for r in results.runs}
     assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0, runs["twin"]

@@ -67,6 +67,7 @@ VARIANTS = (
     DecodeVariant("stream.begun-character-dropped", wrong.begun_character_dropped),
     DecodeVariant("stream.restart-after-newline", wrong.restart_after_newline),
     DecodeVariant("stream.prompt-resent", wrong.prompt_resent),
+    DecodeVariant("stream.last-prompt-token-resent", wrong.last_prompt_token_resent, twin=wrong.right_stream),
     DecodeVariant("stream.offset-into-cleaned-text", wrong_streamer.offset_into_cleaned_text),
     DecodeVariant("stream.offset-into-lossy-text", wrong.offset_into_lossy_text),
     DecodeVariant("stream.text-resent", wrong.text_resent),

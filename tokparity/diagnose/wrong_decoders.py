@@ -88,6 +88,17 @@ def prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     return [whole, head + rest]
 
 
+def last_prompt_token_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Where the first id after the prompt writes nothing (a special token skipped), the text of the
+    prompt's last token sent again first: an incremental detokenizer whose read offset starts one
+    token back, for a token it then skips. None where the first id writes text."""
+    if not 0 < prompt < len(ids) or decoded(ref, [ids[prompt]], asked):
+        return [None]
+    head, shorter = decoded(ref, ids[:prompt], asked), decoded(ref, ids[:prompt - 1], asked)
+    last = head[len(shorter):] if head.startswith(shorter) else ""
+    return [last + right_answers(ref, "stream", ids, prompt, asked)[0]] if last.strip("\ufffd") else [None]
+
+
 def begun_character_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The text after the prompt taken at the length of the prompt's own text: where the prompt ends
     inside a character, its text ends in U+FFFD, and the character that U+FFFD stood for is skipped."""
