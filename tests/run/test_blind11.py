@@ -2,7 +2,7 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, and seven named by causes written after that round, each beside its bug-free
+These are those four, and eight named by causes written after that round, each beside its bug-free
 twin."""
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
     ("llama-bpe", "decode --add-special", "decode", ["edge", "ids", TEXTS], "bos-first-byte", "decode.first-byte-dropped"),
     ("qwen3", "stream --skip-special", "decode", ["edge", "ids", TEXTS], "first-special-offset",
      "stream.last-prompt-token-resent"),
+    ("qwen3", "stream", "decode", ["edge", "ids", TEXTS], "prefix-or-full", "stream.text-resent"),
     ("qwen3", "encode", "encode", ["edge", TEXTS], "leftmost-merge", "model.merges-unranked"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "prefill-assistant", "chat.final-message-prefilled"),

@@ -135,17 +135,31 @@ def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked
 def text_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each step decodes every id so far and sends what follows the last step's text; where the last
     text does not start this one (a U+FFFD put right, a space cleaned up), it sends the whole text
-    again. Forms: the window holds the prompt or starts after it."""
+    again. Forms: the window holds the prompt or starts after it (None where they are one); then
+    the same two where "starts" is read by whole characters as a user sees them, as Swift's
+    ``hasPrefix`` reads it (``e`` does not start ``é`` written as e and a combining accent)."""
+    import regex
+
     if len(ids) - prompt > PREFIXES_UP_TO or not _may_split_or_shrink(ref, ids, prompt, asked):
         return []
-    answers = []
-    for start in dict.fromkeys((0, prompt)):
-        last, *texts = step_texts(ref, ids, start, prompt, asked)
-        out = []
-        for text in texts:
-            out.append(text[len(last):] if text.startswith(last) else text)
-            last = text
-        answers.append("".join(out))
+
+    def starts(text: str, last: str, by_clusters: bool) -> bool:
+        if not text.startswith(last):
+            return False
+        return not by_clusters or not last or len(last) in {m.end() for m in regex.finditer(r"\X", text)}
+
+    answers: list[str | None] = []
+    for by_clusters in (False, True):
+        for k, start in enumerate((0, prompt)):
+            if k and not prompt:  # (no prompt: the window that starts after it is the first)
+                answers.append(None)
+                continue
+            last, *texts = step_texts(ref, ids, start, prompt, asked)
+            out = []
+            for text in texts:
+                out.append(text[len(last):] if starts(text, last, by_clusters) else text)
+                last = text
+            answers.append("".join(out))
     return answers
 
 
