@@ -2,7 +2,7 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, and eight named by causes written after that round, each beside its bug-free
+These are those four, and nine named by causes written after that round, each beside its bug-free
 twin."""
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
      "stream.last-prompt-token-resent"),
     ("qwen3", "stream", "decode", ["edge", "ids", TEXTS], "prefix-or-full", "stream.text-resent"),
     ("qwen3", "encode", "encode", ["edge", TEXTS], "leftmost-merge", "model.merges-unranked"),
+    ("gemma-3", "encode", "encode", ["edge", TEXTS], "grapheme-seed", "model.cluster-symbols"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "prefill-assistant", "chat.final-message-prefilled"),
 ])

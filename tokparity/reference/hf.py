@@ -283,6 +283,9 @@ class HfBpe(HfPipeline):
         # Switch: tiktoken's merge by rank with every lookup, the whole piece's included, through
         # an engine's own rank map, whose keys lose bytes.
         self.keyed: KeyedRanks | None = None
+        # Switch: a word's first symbols are its grapheme clusters, not its characters (a Swift
+        # port's Array(word)); a cluster that is no token falls back to its bytes.
+        self.by_clusters = False
 
     def encode_word(self, word: str) -> list[int]:
         if self.keyed is not None:  # (before the exact whole-word lookup: the engine's map answers that too)
@@ -292,7 +295,7 @@ class HfBpe(HfPipeline):
             return [whole]
         if self.greedy is not None:
             return self._encode_greedy(word)
-        symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk)
+        symbols = self.model.symbols(word, self.byte_fallback, self.fuse_unk, self.by_clusters)
         if self.absent:
             symbols = [i for s in symbols for i in (self._without_piece(s) if s in self.absent else [s])]
         if self.ranks is self._own_ranks:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import heapq
 
+import regex
+
 from tokparity.components import models as m
 from tokparity.errors import TokparityError
 from tokparity.reference.spm import byte_piece
@@ -77,12 +79,15 @@ class Bpe:
                 self.merges[(left, right)] = (rank, merged)  # a later duplicate wins, as in tokenizers' map
         self.unk_id = model.vocab.get(model.unk_token) if model.unk_token is not None else None
 
-    def symbols(self, word: str, byte_fallback: bool, fuse_unk: bool) -> list[int]:
+    def symbols(self, word: str, byte_fallback: bool, fuse_unk: bool, by_clusters: bool = False) -> list[int]:
+        """The word's first symbols: its characters (``by_clusters``: its grapheme clusters), each a
+        token, else its bytes' tokens with byte fallback, else the unknown token."""
         out: list[int] = []
         unk_run = False
         prefix, suffix = self.model.continuing_subword_prefix, self.model.end_of_word_suffix
-        for i, ch in enumerate(word):
-            s = (prefix + ch if prefix and i else ch) + (suffix if suffix and i == len(word) - 1 else "")
+        units = regex.findall(r"\X", word) if by_clusters else word
+        for i, ch in enumerate(units):
+            s = (prefix + ch if prefix and i else ch) + (suffix if suffix and i == len(units) - 1 else "")
             token_id = self.vocab.get(s)
             if token_id is not None:
                 out.append(token_id)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+import regex
+
 from tokparity.diagnose import plain_object
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.variants.lookup_keys import DecodedRanks, PackedRanks
@@ -128,6 +130,15 @@ def _merges_unranked(c: Candidate) -> Candidate | None:
     return with_pipeline(c, fork(p, ranks=AnyJoin(tokens)))
 
 
+def _by_clusters(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    return with_pipeline(c, fork(p, by_clusters=True)) if isinstance(p, HfBpe) and p.greedy is None else None
+
+
+def _clusters_of_several(c: Candidate, text: str) -> bool:
+    return any(len(cluster) > 1 for cluster in regex.findall(r"\X", text))
+
+
 def _ignore_merges(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
@@ -175,6 +186,9 @@ def variants() -> list[Variant]:
         Variant("model.merges-unranked", "model.merges-unranked",
                 "any two neighbours whose join is a token merged, the leftmost first: the merge list's ranks unread",
                 _merges_unranked),
+        Variant("model.cluster-symbols", "model.cluster-symbols",
+                "a word's first symbols its grapheme clusters, not its characters: a cluster that is no token "
+                "falls back to its bytes", _by_clusters, _clusters_of_several),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("model.lookup-key", "model.lookup-key",
