@@ -1,7 +1,7 @@
 """One id decoded as another, or left out, learnt from the case: an engine that replaces an id
 before it decodes (torchtune wrote its pad id for every id 0) or drops one.
 
-A decode or stream mismatch that no named variant reproduces, and no edit of the text, is read as
+A decode mismatch that no named variant reproduces, and no edit of the text, is read as
 one id of the case decoded as a special or added token, or not decoded at all. The pair is kept
 only where the reference's decoding of the ids so changed gives the engine's answer exactly. Its
 key (``decode.id-as:[0, 128004]``, ``[0, null]`` for left out) holds the pair, so the run's
@@ -23,8 +23,7 @@ from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab.model import TokenType
 
-CAUSES = {"decode": "decode.id-as"}
-OPS = ("decode", "stream")  # (a streamer that decodes so shows it too; the key is the decode's)
+CAUSES = {"decode": "decode.id-as"}  # (not a stream: there each pair tried would cost a whole stream)
 IDS_TRIED = 64
 _TARGETS: PerObject[list[int | None]] = PerObject(size=4)  # (reference; settings) -> the ids an id may become
 
@@ -74,16 +73,15 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
 def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: object) -> str | None:
     """The key of the one id, decoded as another or left out, that turns the reference's answer into
     the engine's ``got``; None where no such pair does."""
-    if op not in OPS or not isinstance(got, str):
+    if op not in CAUSES or not isinstance(got, str):
         return None
     right = right_answers(ref, op, ids, prompt, asked)[0]
     targets = _TARGETS.get(ref, asked, lambda: _targets(ref, asked))
-    for was in _suspects(ref, ids[prompt:] if op == "stream" else ids, asked, right, got):
+    for was in _suspects(ref, ids, asked, right, got):
         for now in targets:
             if now == was or now is not None and decoded(ref, [now], asked) not in got:
                 continue
-            # (a stream's prompt changed alike: an id left out of it makes it shorter)
-            if right_answers(ref, op, changed(ids, was, now), len(changed(ids[:prompt], was, now)), asked)[0] == got:
+            if right_answers(ref, op, changed(ids, was, now), prompt, asked)[0] == got:
                 return key_of(was, now)
     return None
 
