@@ -250,17 +250,23 @@ def test_a_model_without_a_template_has_no_turns_to_check(zoo):
 def test_a_template_that_renders_no_conversation_is_broken_not_held(zoo, tmp_path, template, why):
     """A seventh campaign's find: a template that raises on every render was '✓ held' for the
     end of generation, and its turns 'not checked' for want of a conversation. A template that
-    needs more memory than the sandbox gives was tried on every turn (403 s); it is given up on now."""
+    needs more memory than the sandbox gives was tried on every turn (403 s); it is given up on
+    now, and said so."""
     folder = llama3_folder(zoo, tmp_path)
     config = json.loads((folder / "tokenizer_config.json").read_text())
     (folder / "tokenizer_config.json").write_text(json.dumps(config | {"chat_template": template}))
     result = check_model(str(folder), ("end-of-generation", "multi-turn-prefix"))
     ends, turns = prop(result, "end-of-generation"), prop(result, "multi-turn-prefix")
-    assert ends.status == BROKEN
-    assert broken_said(ends) == [f"The chat template does not render a user's message and a reply ({why}). No engine "
-                                 "makes a chat prompt with it, and the end of an assistant turn cannot be read from it"]
-    assert turns.status == NOT_CHECKED
     refused = why.startswith("TemplateError")
+    if refused:  # (a template that refuses the simplest conversation: broken for every engine)
+        assert ends.status == BROKEN
+        assert broken_said(ends) == [f"The chat template refuses a user's message and a reply ({why}). No engine "
+                                     "makes a chat prompt with it, and the end of an assistant turn cannot be read from it"]
+    else:  # (past the sandbox's limits: an engine without them may render it, so it is said, not broken)
+        assert [f.said for f in ends.findings if not f.broken] == [
+            f"The chat template could not be rendered here for a user's message and a reply ({why}), so the end of an "
+            "assistant turn was not read from it"]
+    assert turns.status == NOT_CHECKED
     assert turns.why.startswith("the template refuses every turn after an assistant's reply: chats/" if refused
                                 else "no turn rendered: chats/"), turns.why
     assert turns.why.endswith(why)

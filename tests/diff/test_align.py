@@ -70,16 +70,17 @@ ends = st.lists(st.integers(100, 103), max_size=3)
 
 
 @settings(max_examples=300, deadline=None)
-@given(ends, ends, st.lists(st.integers(0, 3), min_size=1, max_size=30), st.lists(st.integers(200, 203), max_size=3),
-       st.lists(st.integers(200, 203), max_size=3))
+@given(ends, ends, st.lists(st.integers(0, 3), min_size=1, max_size=30), ends, ends)
 def test_long_runs_with_changed_ends_are_aligned_as_difflib_does(head_a, tail_a, middle, head_b, tail_b):
     """Past DIFFLIB_MOST, two runs equal but for their ends are aligned without difflib (a seventh
     hostile campaign's 100,000-character case with a BOS and an EOS added took 76 s). Here the bound
-    is lowered so that small runs take that way; where each end's tokens are its own, the opcodes
-    are difflib's."""
+    is lowered so that small runs take that way. Where the ends hold no token of the middle, the
+    opcodes are difflib's (the ends' tokens may be shared: [1, 9, 7] against [2, 9, 8])."""
     import tokparity.diff.align as module
 
     a, b = head_a + middle + tail_a, head_b + middle + tail_b
+    if a[0] == b[0] or a[-1] == b[-1]:  # (a common head or tail is taken off first, as above)
+        return
     plain = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[1:] != (0, 0, 0, 0)]
     most = module.DIFFLIB_MOST
     module.DIFFLIB_MOST = 0

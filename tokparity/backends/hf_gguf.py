@@ -255,7 +255,10 @@ class HFGGUFBackend(TokenizersBackend):
 
     def supports(self, stage: str) -> bool:
         if stage == "chat":  # (its chat renders the GGUF's own template: a GGUF without one has no chat)
-            return bool(load_vocab(self.path).chat_template)
+            try:
+                return bool(load_vocab(self.path).chat_template)
+            except TokparityError:  # (a GGUF its chat could not read either)
+                return False
         return super().supports(stage)
 
     def chat(self, conversation: Conversation) -> ChatAnswer:

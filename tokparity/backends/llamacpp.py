@@ -193,7 +193,7 @@ class LlamaCppBackend(Backend):
 
     def supports(self, stage: str) -> bool:
         if stage == "chat":  # (its chat formats by the GGUF's own template: a GGUF without one has no chat)
-            return bool(llama_cpp.llama_model_chat_template(self._model, None))
+            return self._model is not None and bool(llama_cpp.llama_model_chat_template(self._model, None))
         return super().supports(stage)
 
     def chat(self, conversation: Conversation) -> ChatAnswer:

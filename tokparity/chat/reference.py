@@ -331,8 +331,7 @@ def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     if last.get("tool_calls"):
         raise TemplateRaised("Cannot continue an assistant message that contains tool calls.")
     content = last.get("content")
-    text = content if isinstance(content, str) else "".join(
-        str(p.get("text", "")) for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
+    text = content if isinstance(content, str) else _joined(content, "") if isinstance(content, list) else ""
     return dataclasses.replace(conversation, messages=rest), text
 
 

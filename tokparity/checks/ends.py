@@ -61,10 +61,14 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     findings: list[Finding] = []
     found = template_turn_end(model, vocab)
     closing: dict[str, int] = {}  # TURN or CALL -> the id the template closes it with
-    if isinstance(found, Unrendered):  # (no engine can make a chat prompt with it, and no end is read)
-        findings.append(Finding(f"The chat template does not render a user's message and a reply ({found.why}). "
-                                "No engine makes a chat prompt with it, and the end of an assistant turn cannot be "
-                                "read from it", found.source, "a user's 'Hello', then an assistant's reply"))
+    if isinstance(found, Unrendered) and found.refused:  # (no engine makes a chat prompt with it)
+        findings.append(Finding(f"The chat template refuses a user's message and a reply ({found.why}). No engine "
+                                "makes a chat prompt with it, and the end of an assistant turn cannot be read from it",
+                                found.source, "a user's 'Hello', then an assistant's reply"))
+    elif isinstance(found, Unrendered):  # (past tokparity's own limits: an engine without them may render it)
+        findings.append(Finding(f"The chat template could not be rendered here for a user's message and a reply "
+                                f"({found.why}), so the end of an assistant turn was not read from it", found.source,
+                                "a user's 'Hello', then an assistant's reply", broken=False))
     elif isinstance(found, str):
         facts.append(f"chat template: {found}")
     else:
@@ -154,11 +158,13 @@ def _token(vocab: Vocab, i: int) -> str:
 
 @dataclass(frozen=True)
 class Unrendered:
-    """A chat template that failed on a one-turn conversation: it refused it, or could not render it."""
+    """A chat template that failed on a one-turn conversation: it refused it, or could not be
+    rendered within the sandbox's limits."""
 
     source: str  # the template's file and key
     what: str  # the conversation's last message: "a reply", "a tool call"
     why: str
+    refused: bool  # the template refused it (raise_exception, an error): else too slow or too big to render here
 
     def __str__(self) -> str:
         return f"{self.source} does not render a user's message and {self.what} ({self.why})"
@@ -205,7 +211,7 @@ def _closing(model: ModelFiles, vocab: Vocab, message: dict, marker: str, what: 
         text = sandbox.render(template.for_conversation(False), messages, None, {"add_generation_prompt": False},
                               template.specials, TRANSFORMERS_WAY.render.to_json())
     except (TemplateRaised, CaseFailure) as e:
-        return Unrendered(template.source, what, str(e))
+        return Unrendered(template.source, what, str(e), isinstance(e, TemplateRaised))
     finally:
         sandbox.close()
     at = text.rfind(marker)

@@ -301,9 +301,12 @@ def _tojson_read(reference: ChatReference, conversation: Conversation, text: str
     if right is None or render(TOJSON_TRAITS) in (None, right):
         return None, rendered
     best, best_traits = closeness(right), None
-    for size in range(1, len(TOJSON_TRAITS) + 1):
-        for traits in combinations(TOJSON_TRAITS, size):
-            candidate = render(traits)
+    # (a trait that alone changes nothing here, no '/' to escape, is left out of the combinations)
+    singles = {trait: render((trait,)) for trait in TOJSON_TRAITS}
+    useful = [trait for trait, made in singles.items() if made is not None and made != right]
+    for size in range(1, len(useful) + 1):
+        for traits in combinations(useful, size):
+            candidate = singles[traits[0]] if size == 1 else render(traits)
             if candidate is not None and closeness(candidate) > best:
                 best, best_traits = closeness(candidate), traits
     return ("+".join(best_traits) if best_traits else None), rendered

@@ -26,10 +26,9 @@ from functools import cache
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
+from tokparity.diagnose import learnt, learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
-from tokparity.diagnose.learnt import is_learnt
 from tokparity.diagnose.variants.text_edit import is_edit
 from tokparity.diagnose.verdict import proven
 from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
@@ -55,9 +54,7 @@ class DecodeVariant:
     @property
     def does(self) -> str:
         """What the variant does, as the evidence says it (a learnt one: what was learnt)."""
-        if learnt_ids.is_swap(self.name):
-            return learnt_ids.does(self.name)
-        return learnt_edits.does(self.name) if is_edit(self.name) else str(cause_info(self.name)["evidence"])
+        return learnt.does(self.name) if learnt.is_learnt(self.name) else str(cause_info(self.name)["evidence"])
 
 
 VARIANTS = (
@@ -229,7 +226,7 @@ def as_verdict(ref: RefTokenizer, j: Judgement, d: Diagnosis, cause: str, asked:
     names = list(d.variants) + [n for alt in d.alternatives for n in alt]
     if len(d.variants) > 1 or d.variants[:1] == (cause,):
         return d
-    if is_learnt(cause) and cause not in names:
+    if learnt.is_learnt(cause) and cause not in names:
         ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
         if _answer_of(j) in _forms(variant_of(cause), ref, ids, prompt, asked, j.op):
             names.append(cause)
@@ -278,7 +275,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         # (a row of two bugs at once is not one variant's: the verdict names one)
         # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
         # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
-        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and is_learnt(candidate) or len(d.variants) == 1 and
+        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and learnt.is_learnt(candidate) or len(d.variants) == 1 and
                  candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
         hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
         for j, _ in of_it:

@@ -18,3 +18,10 @@ def said_of(key: str) -> str:
     from tokparity.diagnose.variants import text_edit
 
     return learnt_ids.said_of(key) if learnt_ids.is_swap(key) else text_edit.said_of(key)
+
+
+def does(key: str) -> str:
+    """What a decoder with the learnt key does, as a mismatch's evidence says it."""
+    from tokparity.diagnose import learnt_edits, learnt_ids
+
+    return learnt_ids.does(key) if learnt_ids.is_swap(key) else learnt_edits.does(key)

@@ -8,8 +8,9 @@ key (``decode.id-as:[0, 128004]``, ``[0, null]`` for left out) holds the pair, s
 verdict can try it on every case, the agreements included.
 
 The ids tried are the case's own whose text the engine's answer holds fewer times than the right
-one (at most ``IDS_TRIED``). The ids they may become are the special and added tokens, one for
-each text they decode to; a token that decodes to nothing is the id left out.
+one (at most ``IDS_TRIED``). The ids they may become are the special and added tokens whose text
+the answer holds, one for each text they decode to; a token that decodes to nothing is the id
+left out. At most ``PAIRS_TRIED`` pairs are decoded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tokparity.diagnose.wrong_decoders import decoded, right_answers
+from tokparity.diagnose.wrong_decoders import FAILED, decoded, right_answers
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
@@ -25,7 +26,9 @@ from tokparity.vocab.model import TokenType
 
 CAUSES = {"decode": "decode.id-as"}  # (not a stream: there each pair tried would cost a whole stream)
 IDS_TRIED = 64
-_TARGETS: PerObject[list[int | None]] = PerObject(size=4)  # (reference; settings) -> the ids an id may become
+PAIRS_TRIED = 256  # whole decodes of the case at most, one a pair: past it nothing is learnt
+# (reference; settings) -> the ids an id may become, each with its text
+_TARGETS: PerObject[list[tuple[int | None, str]]] = PerObject(size=4)
 
 
 def is_swap(key: str) -> bool:
@@ -72,36 +75,47 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
 
 def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: object) -> str | None:
     """The key of the one id, decoded as another or left out, that turns the reference's answer into
-    the engine's ``got``; None where no such pair does."""
-    if op not in CAUSES or not isinstance(got, str):
+    the engine's ``got``; None where no such pair does (or where the engine failed: no text to read)."""
+    if op not in CAUSES or not isinstance(got, str) or got == FAILED:
         return None
     right = right_answers(ref, op, ids, prompt, asked)[0]
-    targets = _TARGETS.get(ref, asked, lambda: _targets(ref, asked))
+    # (a target's text must be in the engine's answer: filtered once per case, not per suspect)
+    targets = [now for now, text in _TARGETS.get(ref, asked, lambda: _targets(ref, asked)) if text in got]
+    tried = 0
     for was in _suspects(ref, ids, asked, right, got):
         for now in targets:
-            if now == was or now is not None and decoded(ref, [now], asked) not in got:
+            if now == was:
                 continue
+            if tried == PAIRS_TRIED:
+                return None
+            tried += 1
             if right_answers(ref, op, changed(ids, was, now), prompt, asked)[0] == got:
                 return key_of(was, now)
     return None
 
 
 def _suspects(ref: RefTokenizer, ids: list[int], asked: DecodeSettings, right: str, got: str) -> list[int]:
-    """The case's ids whose own text the engine's answer holds fewer times than the right answer."""
+    """The case's ids, at most ``IDS_TRIED``, whose own text (less surrounding whitespace, which
+    a decoder may write otherwise in context) the engine's answer holds fewer times than the right
+    answer does."""
     found = []
     for i in dict.fromkeys(ids):
-        text = decoded(ref, [i], asked).strip()
+        text = decoded(ref, [i], asked).strip() if 0 <= i < ref.vocab.size else ""
         if text and got.count(text) < right.count(text):
             found.append(i)
-    return found[:IDS_TRIED]
+            if len(found) == IDS_TRIED:
+                break
+    return found
 
 
-def _targets(ref: RefTokenizer, asked: DecodeSettings) -> list[int | None]:
-    """None (left out), then one special or added token for each text they decode to."""
+def _targets(ref: RefTokenizer, asked: DecodeSettings) -> list[tuple[int | None, str]]:
+    """(None, "") for an id left out, then one special or added token for each text they decode
+    to, with that text."""
     vocab = ref.vocab
     kinds = (TokenType.CONTROL, TokenType.USER_DEFINED)
-    added = sorted(set(vocab.special_ids.values()) | {i for i in range(vocab.size) if vocab.type_of(i) in kinds})
+    added = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size} |
+                   {i for i in range(vocab.size) if vocab.type_of(i) in kinds})
     by_text: dict[str, int | None] = {"": None}
     for i in added:
         by_text.setdefault(decoded(ref, [i], asked), i)
-    return list(dict.fromkeys(by_text.values()))
+    return [(now, text) for text, now in by_text.items()]

@@ -92,9 +92,11 @@ def last_prompt_token_resent(ref: RefTokenizer, ids: list[int], prompt: int, ask
     """Where the first id after the prompt writes nothing (a special token skipped), the text of the
     prompt's last token sent again first: an incremental detokenizer whose read offset starts one
     token back, for a token it then skips. None where the first id writes text."""
-    if not 0 < prompt < len(ids) or decoded(ref, [ids[prompt]], asked):
+    if not 0 < prompt < len(ids):
         return [None]
     head, shorter = decoded(ref, ids[:prompt], asked), decoded(ref, ids[:prompt - 1], asked)
+    if decoded(ref, ids[:prompt + 1], asked) != head:  # (it writes text in context: '▁' alone writes none)
+        return [None]
     last = head[len(shorter):] if head.startswith(shorter) else ""
     return [last + right_answers(ref, "stream", ids, prompt, asked)[0]] if last.strip("\ufffd") else [None]
 
@@ -132,6 +134,9 @@ def offset_into_lossy_text(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return answers
 
 
+CLUSTER_WINDOW = 32  # characters read before a place to tell whether a grapheme cluster ends there
+
+
 def text_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each step decodes every id so far and sends what follows the last step's text; where the last
     text does not start this one (a U+FFFD put right, a space cleaned up), it sends the whole text
@@ -146,13 +151,16 @@ def text_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSet
     def starts(text: str, last: str, by_clusters: bool) -> bool:
         if not text.startswith(last):
             return False
-        return not by_clusters or not last or len(last) in {m.end() for m in regex.finditer(r"\X", text)}
+        # (a cluster boundary where last ends, read in a window around it: clusters are short)
+        at = len(last)
+        begin = max(0, at - CLUSTER_WINDOW)
+        return not by_clusters or not last or at - begin in {m.end() for m in regex.finditer(r"\X", text[begin:at + 8])}
 
     answers: list[str | None] = []
     for by_clusters in (False, True):
         for k, start in enumerate((0, prompt)):
-            if k and not prompt:  # (no prompt: the window that starts after it is the first)
-                answers.append(None)
+            if k and not prompt:  # (no prompt: the window that starts after it is the whole text)
+                answers.append(answers[-1])
                 continue
             last, *texts = step_texts(ref, ids, start, prompt, asked)
             out = []

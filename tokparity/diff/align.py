@@ -88,15 +88,15 @@ def _ends_changed(a: list[int], b: list[int]) -> list[tuple[str, int, int, int, 
         if ia <= sa or ib <= sb or ia - sa != ib - sb or a[sa] != b[sb] or a[ia - 1] != b[ib - 1] \
                 or a[sa:ia] != b[sb:ib]:
             continue
-        return [*_changed(0, sa, 0, sb), ("equal", sa, ia, sb, ib), *_changed(ia, len(a), ib, len(b))]
+        # (the middle is the longest block difflib would find; the ends, a few tokens each, are its own)
+        return [*_ends(a, b, 0, sa, 0, sb), ("equal", sa, ia, sb, ib), *_ends(a, b, ia, len(a), ib, len(b))]
     return None
 
 
-def _changed(i1: int, i2: int, j1: int, j2: int) -> list[tuple[str, int, int, int, int]]:
-    """The opcode of a[i1:i2] written as b[j1:j2], none where both are empty."""
-    if i2 == i1 and j2 == j1:
-        return []
-    return [("replace" if i2 > i1 and j2 > j1 else "delete" if i2 > i1 else "insert", i1, i2, j1, j2)]
+def _ends(a: list[int], b: list[int], i1: int, i2: int, j1: int, j2: int) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes of a[i1:i2] against b[j1:j2], at their places."""
+    steps = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False).get_opcodes()
+    return [(tag, x1 + i1, x2 + i1, y1 + j1, y2 + j1) for tag, x1, x2, y1, y2 in steps if (x1, x2, y1, y2) != (0, 0, 0, 0)]
 
 
 def _substitutions(a: list[int], b: list[int]) -> list[tuple[str, int, int, int, int]] | None:

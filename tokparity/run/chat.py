@@ -155,8 +155,10 @@ class ChatJudge:
             return ask_op(lambda: self.reference.answer(conversation))
         answer = ask_op(lambda: self.backends[name].chat(conversation))
         if isinstance(answer, ChatAnswer) and answer.ids:
-            # (such an id would make the journal unreadable; so many ids, its reports huge)
-            prompt = want.text if isinstance(want, ChatAnswer) and want.text else conversation.to_text()
+            # (such an id would make the journal unreadable; so many ids, its reports huge. The ids
+            # are bounded by the longest text they could stand for: either prompt, or the conversation)
+            texts = [want.text if isinstance(want, ChatAnswer) else None, answer.text, conversation.to_text()]
+            prompt = max((t for t in texts if t), key=len)
             if (wrong := outside_every_vocabulary(answer.ids) or too_many_ids(answer.ids, prompt)) is not None:
                 return CaseFailure(f"{name}: {wrong}")
         return answer

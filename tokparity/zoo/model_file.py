@@ -114,7 +114,7 @@ def files_read_with(path: Path) -> list[Path]:
     """The files a run may read for the local model at ``path``, a file or a folder, that exist as
     regular files: in a folder, those of ``MODEL_FILE_SUFFIXES`` at its top and the templates in
     additional_chat_templates/; for one file, it and the files read beside it (``READ_BESIDE``,
-    its test texts, the named templates)."""
+    the ``CONFIGURATION`` that ``tokparity check`` reads, its test texts, the named templates)."""
     folder = path if path.is_dir() else path.parent
     if path.is_dir():
         found = [p for p in folder.iterdir() if p.suffix in MODEL_FILE_SUFFIXES]

@@ -117,6 +117,8 @@ def _merges_unranked(c: Candidate) -> Candidate | None:
     """No merge list: any two neighbours whose join is one of the model's own tokens merge, the
     leftmost first, again and again (bpe.AnyJoin)."""
     p = c.pipeline
+    if isinstance(p, HfBpe) and (p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix):  # type: ignore[union-attr]
+        return None  # (its symbols carry a prefix or suffix their joins do not: this bug is not its)
     if isinstance(p, HfBpe) and p.ranks:
         added = frozenset(p.added_ids)
         tokens = per_vocab(c.vocab, ("merges-unranked", added),
