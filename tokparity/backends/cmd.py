@@ -101,7 +101,7 @@ class ProtocolBackend(Backend):
 
     def _checked(self, reply: dict) -> dict:
         if reply.get("error") is not None:
-            detail = f"{self.engine.label}: {reply['error']}"
+            detail = f"{self.engine.label}: {clipped_text(str(reply['error']))}"
             status = reply.get("status")
             if status == "skipped":
                 raise NotCovered(detail)
@@ -324,6 +324,13 @@ def refuse_unknown_placeholders(command: str) -> None:
             if near:
                 raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; did you mean {{{near[0]}}}? "
                                      f"(the placeholders: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})")
+
+
+ERROR_KEPT = 2000  # characters of an engine's error kept: the case's evidence, not a log
+
+
+def clipped_text(text: str) -> str:
+    return text if len(text) <= ERROR_KEPT else text[:ERROR_KEPT] + f"… ({len(text):,} characters)"
 
 
 class CmdBackend(ProtocolBackend):

@@ -71,8 +71,17 @@ MAX_FAILED_STARTS = 3
 # process start and a model load (a second or so), and an engine that aborts on every character
 # its pieces do not cover (llama.cpp on an SPM vocabulary without byte pieces) would otherwise
 # turn a one-minute run into an hour. The remaining cases are recorded as crashes, saying so.
-# TOKPARITY_MAX_CRASHES overrides it (0: never give up).
-MAX_CRASHES = int(os.environ.get("TOKPARITY_MAX_CRASHES", "100"))
+# TOKPARITY_MAX_CRASHES overrides it (0: never give up); None here: read it then.
+MAX_CRASHES: int | None = None
+def max_crashes() -> int:
+    """TOKPARITY_MAX_CRASHES, or 100; one line where it is no whole number (checked as a run starts)."""
+    setting = os.environ.get("TOKPARITY_MAX_CRASHES", "100")
+    if not setting.strip().isdigit():
+        raise TokparityError(f"TOKPARITY_MAX_CRASHES={setting!r}: not a whole number of crashes (0: never give "
+                             "up); set it to one, or unset it")
+    return int(setting)
+
+
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
 # Pipelined, from a program that answers a case in under a quarter of NAP_MAX, tokparity does not
@@ -242,9 +251,10 @@ class EngineProcess:
         if self.failed_starts >= MAX_FAILED_STARTS:
             return BackendCrash(f"{self.label}: not restarted: {self._failed_starts_said()}; "
                                 f"last stderr: {self.stderr_tail() or '(empty)'}")
-        if MAX_CRASHES and self.crashes >= MAX_CRASHES:
+        limit = max_crashes() if MAX_CRASHES is None else MAX_CRASHES
+        if limit and self.crashes >= limit:
             return BackendCrash(f"{self.label}: not run: it crashed on {self.crashes} cases already and is not "
-                                f"restarted again (TOKPARITY_MAX_CRASHES={MAX_CRASHES}); last stderr: "
+                                f"restarted again (TOKPARITY_MAX_CRASHES={limit}); last stderr: "
                                 f"{self.stderr_tail() or '(empty)'}")
         try:
             self.start()

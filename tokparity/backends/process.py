@@ -99,8 +99,8 @@ def read_reply(line: bytes, rid: int) -> object:
     """What a line an engine wrote holds: its JSON value. Where the line starts as the reply to
     request ``rid`` but no JSON reader here takes it (nested too deeply, cut short), an error reply
     for ``rid``, said at once rather than waited on to the timeout; else None."""
-    try:
-        return _decode(line.decode("utf-8", "replace"))
+    try:  # (a byte-order mark first, as .NET writes UTF-8, is no character of the reply)
+        return _decode(line.decode("utf-8", "replace").removeprefix("\ufeff"))
     except (ValueError, RecursionError) as e:
         named = _REPLY_ID.match(line)
         if named is None or int(named.group(1)) != rid:

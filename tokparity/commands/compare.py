@@ -403,6 +403,13 @@ def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
     if unjudged and not results.interrupted:
         raise TokparityError(f"nothing was compared: {', '.join(unjudged)} judged no case (each skipped, or "
                              f"not applicable); the reports are in {out}")
+    # (per model too: an engine that skipped every case of one model, on every op, says nothing of it)
+    pairs = {(r.model, r.backend) for r in results.runs if r.backend in named - oracles}
+    judged_pairs = {(r.model, r.backend) for r in results.runs if r.cases or r.unexplained}
+    on_none = sorted(f"{backend} on {model}" for model, backend in pairs - judged_pairs)
+    if on_none and not results.interrupted:
+        raise TokparityError(f"nothing was compared of {', '.join(on_none)}: it judged no case of that model (each "
+                             f"skipped, or not applicable); the reports are in {out}")
     # A backend that failed on every case gave no answer to compare, even where a known divergence
     # covers its failures (a --known entry for timeouts, and an engine that never answers).
     answered = {r.backend for r in results.runs
@@ -556,7 +563,8 @@ def run(args: argparse.Namespace) -> int:
         if journal is not None:
             journal.close()
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
-        unjudged = [note for note in results.options.get("unavailable", []) if "are not judged" in note]
+        unjudged = [note for note in results.options.get("unavailable", [])
+                    if "are not judged" in note or "nothing to judge" in note]
         raise TokparityError(f"nothing was compared: {unjudged[0]}" if unjudged else
                              "nothing was compared: no backend other than the oracle ran on any model; name one "
                              "with -b that is not the --oracle")

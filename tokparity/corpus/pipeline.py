@@ -109,6 +109,13 @@ def _inside(path: Path, folder: Path) -> Path:
         raise BadCorpus(f"{shown_path(path)}: is a link to {shown_path(real)}, outside its folder "
                         f"{shown_path(folder)}; a corpus file is read only inside its folder: name the file "
                         "it points to, or copy it there")
+    try:
+        names = os.stat(real).st_nlink if real.is_file() else 1
+    except OSError:
+        names = 1  # (said when it is read)
+    if names > 1:  # (its other name may be anywhere: a hard link to the journal key reads as the key)
+        raise BadCorpus(f"{shown_path(path)}: is a hard link ({names} names for one file), and its other names "
+                        "may lie outside its folder; copy it to a file of its own")
     return path
 
 

@@ -56,7 +56,9 @@ def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
     else:
         found = _substitutions(a_mid, b_mid)
         if found is None and len(a_mid) * len(b_mid) > DIFFLIB_MOST:
-            found = _ends_changed(a_mid, b_mid)
+            # (else one replace of all between the common head and tail: where the lists first and
+            # last differ stays exact, the equal runs inside are not listed)
+            found = _ends_changed(a_mid, b_mid) or [("replace", 0, len(a_mid), 0, len(b_mid))]
         steps: Sequence[tuple[str, int, int, int, int]] = \
             found if found is not None else difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes()
         opcodes = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in steps]
@@ -73,7 +75,8 @@ def align(a: Sequence[int], b: Sequence[int]) -> Divergence:
 
 
 # difflib's cost grows with the product of the two runs' lengths: a 100,000-character case with a
-# BOS and an EOS added took 76 s. Past this product, the changed ends are tried first (below).
+# BOS and an EOS added took 76 s. Past this product, the changed ends are tried (below), else the
+# runs are one replace.
 DIFFLIB_MOST = 4_000_000
 ENDS_CHANGED = 8  # tokens at most that differ at each end of two long runs, for _ends_changed
 

@@ -1,0 +1,102 @@
+"""What an eighth hostile campaign broke (2026-11-29, a helper told only the promises of
+docs/robustness.md), each as a user runs it:
+
+- a corpus file that is a hard link to the journal key, found by a glob, put the key in every
+  report: a hard-linked corpus file is refused in one line, as a model file is;
+- an engine that skipped every case of one model of two was ✅: nothing was compared of that model;
+- a reply with a byte-order mark (as .NET writes UTF-8) cost a timeout and a restart a case;
+- an engine's error of 50 MB a case made 100 MB reports: it is cut to 2,000 characters;
+- ``TOKPARITY_MAX_CRASHES=abc`` was a traceback: it is one line, exit 2;
+- a long case that differs inside cost difflib minutes: past a bound it is one replace."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tokparity.diff.align import align
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def one_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("tokparity: error: "), line
+    return line
+
+
+def engine(tmp_path: Path, name: str, reply: str) -> str:
+    """``-b`` for an engine whose reply to each request is ``reply`` (a Python expression of r)."""
+    (tmp_path / name).write_text(f"import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                                 f"    sys.stdout.write(({reply}) + '\\n'); sys.stdout.flush()\n", "utf-8")
+    return f"e=cmd:{sys.executable} {tmp_path / name}"
+
+
+def test_a_hard_linked_corpus_file_is_refused(tmp_path, zoo):
+    zoo("llama-spm")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-KEY-123\n", "utf-8")
+    (tmp_path / "c").mkdir()
+    os.link(secret, tmp_path / "c" / "b.txt")
+    (tmp_path / "c" / "a.txt").write_text("hello\n", "utf-8")
+    line = one_error(tokparity("compare", "llama-spm", "-c", str(tmp_path / "c" / "*.txt"), "-b", "ref", "-o", "out",
+                               "-q", cwd=tmp_path))
+    assert "b.txt: is a hard link (2 names for one file)" in line
+    written = [p for p in (tmp_path / "out").glob("*") if p.is_file()] if (tmp_path / "out").exists() else []
+    assert not any("SECRET" in p.read_text("utf-8", "replace") for p in written)
+
+
+def test_an_engine_that_skips_every_case_of_one_model_is_nothing_compared(tmp_path, zoo):
+    zoo("llama-spm"), zoo("gpt-2")
+    skips_gpt2 = engine(tmp_path, "skips.py", "json.dumps({'id': r['id'], 'error': 'not mine', 'status': 'skipped'}) "
+                                              "if 'gpt' in sys.argv[1] else json.dumps({'id': r['id'], 'ids': [1]})")
+    done = tokparity("compare", "llama-spm", "gpt-2", "-c", "edge", "-b", f"{skips_gpt2} {{name}}", "-o", "out", "-q",
+                     "--no-diagnose", cwd=tmp_path)
+    assert "nothing was compared of e on gpt-2: it judged no case of that model" in one_error(done)
+
+
+def test_a_reply_with_a_byte_order_mark_is_read(tmp_path, zoo):
+    zoo("llama-spm")
+    bom = engine(tmp_path, "bom.py", "'\\ufeff' + json.dumps({'id': r['id'], 'ids': [1]})")
+    done = tokparity("compare", "llama-spm", "-c", "edge", "-b", bom, "-o", "out", "-q", "--no-diagnose",
+                     "--timeout", "60", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["backend"] == "e"]
+    assert rows and not any(r["class"] in ("timeout", "crash") for r in rows), {r["class"] for r in rows}
+
+
+def test_an_engines_huge_error_is_cut(tmp_path, zoo):
+    zoo("llama-spm")
+    loud = engine(tmp_path, "loud.py", "json.dumps({'id': r['id'], 'error': 'x' * 5_000_000, 'status': 'error'})")
+    done = tokparity("compare", "llama-spm", "-c", "edge", "-b", loud, "-o", "out", "-q", "--no-diagnose",
+                     cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "out" / "mismatches.csv").stat().st_size < 20_000_000
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["backend"] == "e")
+    assert row["evidence"].endswith("… (5,000,000 characters)") or "(5,000,000 characters)" in row["evidence"]
+
+
+def test_a_max_crashes_that_is_no_number_is_one_line(tmp_path):
+    line = one_error(tokparity("zoo", "list", cwd=tmp_path, env={"TOKPARITY_MAX_CRASHES": "abc"}))
+    assert "TOKPARITY_MAX_CRASHES='abc': not a whole number of crashes" in line
+
+
+def test_a_long_case_that_differs_inside_is_aligned_at_once():
+    """30,000 ids with three changes far apart: one replace between the common head and tail."""
+    a = [i % 251 for i in range(30_000)]
+    b = list(a)
+    b[100], b[29_000] = 7777, 8888
+    b.insert(15_000, 5)
+    d = align(a, b)
+    assert (d.first, d.last) == ((100, 100), (29_001, 29_002))
