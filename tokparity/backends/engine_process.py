@@ -73,6 +73,8 @@ MAX_FAILED_STARTS = 3
 # turn a one-minute run into an hour. The remaining cases are recorded as crashes, saying so.
 # TOKPARITY_MAX_CRASHES overrides it (0: never give up); None here: read it then.
 MAX_CRASHES: int | None = None
+
+
 def max_crashes() -> int:
     """TOKPARITY_MAX_CRASHES, or 100; one line where it is no whole number (checked as a run starts)."""
     setting = os.environ.get("TOKPARITY_MAX_CRASHES", "100")
