@@ -158,7 +158,7 @@ def _main(argv: list[str] | None) -> int:
             reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
-        from tokparity.backends.engine_process import max_crashes
+        from tokparity.backends.process import max_crashes
 
         max_crashes()  # (a setting that is no number: said before any run, not as each engine's crash)
         args = parser.parse_args(argv)

@@ -49,6 +49,7 @@ from tokparity.backends.process import (
     exited,
     kill_engine,
     kill_group,
+    max_crashes,
     pidfd,
     read_reply,
     scrubbed,
@@ -73,17 +74,6 @@ MAX_FAILED_STARTS = 3
 # turn a one-minute run into an hour. The remaining cases are recorded as crashes, saying so.
 # TOKPARITY_MAX_CRASHES overrides it (0: never give up); None here: read it then.
 MAX_CRASHES: int | None = None
-
-
-def max_crashes() -> int:
-    """TOKPARITY_MAX_CRASHES, or 100; one line where it is no whole number (checked as a run starts)."""
-    setting = os.environ.get("TOKPARITY_MAX_CRASHES", "100")
-    if not setting.strip().isdigit():
-        raise TokparityError(f"TOKPARITY_MAX_CRASHES={setting!r}: not a whole number of crashes (0: never give "
-                             "up); set it to one, or unset it")
-    return int(setting)
-
-
 _STDERR_KEPT = 8192  # bytes of the program's stderr kept for crash reports
 _PENDING_MAX = 1 << 16  # bytes of requests queued ahead of the program (pipelining)
 # Pipelined, from a program that answers a case in under a quarter of NAP_MAX, tokparity does not

@@ -109,6 +109,18 @@ def read_reply(line: bytes, rid: int) -> object:
         return {"id": rid, "error": f"its reply cannot be read ({why}): {shown_line(line)}"}
 
 
+def max_crashes() -> int:
+    """TOKPARITY_MAX_CRASHES, or 100: the crashes after which an engine is not started again (0:
+    never given up); one line where it is no whole number (checked as a run starts)."""
+    from tokparity.errors import TokparityError
+
+    setting = os.environ.get("TOKPARITY_MAX_CRASHES", "100")
+    if not setting.strip().isdigit():
+        raise TokparityError(f"TOKPARITY_MAX_CRASHES={setting!r}: not a whole number of crashes (0: never give "
+                             "up); set it to one, or unset it")
+    return int(setting)
+
+
 def shown_line(raw: bytes, limit: int = 200) -> str:
     """A line an engine wrote, for a report: cut at ``limit`` characters, its bytes that are not
     UTF-8 and its control characters escaped (``\\xff``, ``\\x1b``): it cannot add a line or a
