@@ -31,14 +31,20 @@ def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comp
                           timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
-def test_a_chat_refusal_with_escape_sequences_is_spelt_out(tmp_path, zoo):
-    zoo("qwen3")
-    (tmp_path / "refuses.py").write_text(REFUSES, "utf-8")
-    done = tokparity("compare", "qwen3", "--ops", "chat", "-b", "r=cmd:{python} refuses.py", "-o", "out", "-q",
-                     "--no-diagnose", cwd=tmp_path)
+def rows_of_engine(tmp_path: Path, script: str, *run: str) -> list[dict]:
+    """The rows of mismatches.csv of an engine (``script``, run as ``e``) after ``compare *run``,
+    which must exit 1."""
+    (tmp_path / "engine.py").write_text(script, "utf-8")
+    done = tokparity("compare", *run, "-b", "e=cmd:{python} engine.py", "-o", "out", "-q", "--no-diagnose",
+                     cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["backend"] == "r"]
+        return [r for r in csv.DictReader(f) if r["backend"] == "e"]
+
+
+def test_a_chat_refusal_with_escape_sequences_is_spelt_out(tmp_path, zoo):
+    zoo("qwen3")
+    rows = rows_of_engine(tmp_path, REFUSES, "qwen3", "--ops", "chat")
     assert rows and all("refused the conversation" in r["evidence"] for r in rows)
     for name in ("mismatches.csv", "report.html", "summary.md"):
         written = (tmp_path / "out" / name).read_text("utf-8")
@@ -47,13 +53,8 @@ def test_a_chat_refusal_with_escape_sequences_is_spelt_out(tmp_path, zoo):
 
 def test_a_chat_engine_giving_more_ids_than_any_tokenizer_is_a_failed_case(tmp_path, zoo):
     zoo("qwen3")
-    (tmp_path / "many.py").write_text(MANY_IDS, "utf-8")
-    done = tokparity("compare", "qwen3", "--ops", "chat", "-b", "m=cmd:{python} many.py", "-o", "out", "-q",
-                     "--no-diagnose", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    rows = rows_of_engine(tmp_path, MANY_IDS, "qwen3", "--ops", "chat")
     assert (tmp_path / "out" / "mismatches.csv").stat().st_size < 5_000_000
-    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["backend"] == "m"]
     assert rows and all(r["class"] == "crash" and "300,000 ids for a text of" in r["evidence"] for r in rows), rows[0]
 
 
@@ -75,13 +76,8 @@ def test_a_folder_or_a_fifo_named_as_a_configuration_is_one_line(tmp_path, zoo):
 
 def test_a_reply_nested_too_deeply_is_the_cases_error_at_once(tmp_path, zoo):
     zoo("llama-spm")
-    (tmp_path / "deep.py").write_text(
-        "import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
-        "    print('{\"id\": %d, \"ids\": ' % r['id'] + '[' * 100000 + ']' * 100000 + '}', flush=True)\n", "utf-8")
-    done = tokparity("compare", "llama-spm", "-c", "edge", "-b", "d=cmd:{python} deep.py", "-o", "out", "-q",
-                     "--no-diagnose", "--timeout", "60", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
-    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["backend"] == "d"]
+    deep = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+            "    print('{\"id\": %d, \"ids\": ' % r['id'] + '[' * 100000 + ']' * 100000 + '}', flush=True)\n")
+    rows = rows_of_engine(tmp_path, deep, "llama-spm", "-c", "edge", "--timeout", "60")
     assert rows and all(r["class"] == "crash" and "its reply cannot be read (nested too deeply)" in r["evidence"]
                         for r in rows), rows[0]["class"] + rows[0]["evidence"]

@@ -48,11 +48,17 @@ def _backtracking(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if not splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode:
         return None
-    if isinstance(p, HfBpe) and (p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix):  # type: ignore[union-attr]
+    if _affixed(p):
         return None  # (its tokens are not byte strings alone)
     added = frozenset(p.added_ids) if isinstance(p, HfBpe) else frozenset()
     encoder = per_vocab(c.vocab, ("backtracking", added), lambda: _backtracking_encoder(p, c.vocab, added))
     return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
+
+
+def _affixed(p) -> bool:
+    """Whether a transformers BPE marks its tokens with a subword prefix (``##``) or a word-end suffix."""
+    return isinstance(p, HfBpe) and bool(p.spec.model.continuing_subword_prefix  # type: ignore[union-attr]
+                                         or p.spec.model.end_of_word_suffix)  # type: ignore[union-attr]
 
 
 def _backtracking_encoder(p, vocab: Vocab, added: frozenset[int]) -> Backtracking | None:
@@ -117,7 +123,7 @@ def _merges_unranked(c: Candidate) -> Candidate | None:
     """No merge list: any two neighbours whose join is one of the model's own tokens merge, the
     leftmost first, again and again (bpe.AnyJoin)."""
     p = c.pipeline
-    if isinstance(p, HfBpe) and (p.spec.model.continuing_subword_prefix or p.spec.model.end_of_word_suffix):  # type: ignore[union-attr]
+    if _affixed(p):
         return None  # (its symbols carry a prefix or suffix their joins do not: this bug is not its)
     if isinstance(p, HfBpe) and p.ranks:
         added = frozenset(p.added_ids)
