@@ -148,18 +148,44 @@ def test_a_folder_without_model_files_is_exit_2(tmp_path):
 # -- vocabulary size -------------------------------------------------------------------------------
 
 
-def test_an_added_token_key_that_is_no_ascii_number_is_left_out(zoo, tmp_path):
-    """``"²"`` is a digit to ``str.isdigit`` but no number to ``int``: a traceback before (a fifth
-    hostile campaign's find). Like any key that is no id, it adds no id."""
+@pytest.mark.parametrize("edit, said", [
+    # ("²" is a digit to str.isdigit but no number to int: a fifth hostile campaign's traceback)
+    (lambda added: added.update({"²": {"content": "<x>"}}), 'added_tokens_decoder key "\\u00b2" is no id'),
+    # (5,000 digits: Python's int() refuses it, a seventh campaign's traceback)
+    (lambda added: added.update({"9" * 5000: {"content": "<y>"}}), 'added_tokens_decoder key "9999'),
+    (lambda added: added.clear() or added.update({"-1": {"content": "<z>"}}), 'added_tokens_decoder key "-1" is no id'),
+])
+def test_an_added_token_key_that_is_no_id_is_one_line(zoo, tmp_path, edit, said):
+    """transformers reads each key as an id with int(key). An eighth campaign found a key that is
+    none left out silently: check judged another vocabulary than the one the file holds."""
     folder = llama3_folder(zoo, tmp_path)
     config = json.loads((folder / "tokenizer_config.json").read_text())
-    config["added_tokens_decoder"]["²"] = {"content": "<x>", "special": True}
-    # (and a key of 5,000 digits: Python's int() refuses it, a seventh campaign's traceback)
-    config["added_tokens_decoder"]["9" * 5000] = {"content": "<y>", "special": True}
+    edit(config["added_tokens_decoder"])
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     done = run(str(folder), "--only", "vocabulary-size")
-    assert done.returncode == 0 and "Traceback" not in done.stderr, (done.stdout, done.stderr)
-    assert "added ids up to 128,255" in done.stdout
+    assert done.returncode == 2 and "Traceback" not in done.stderr, (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    assert said in line and "fix the file" in line, line
+
+
+def test_an_added_tokens_decoder_that_is_no_object_is_one_line(zoo, tmp_path):
+    folder = llama3_folder(zoo, tmp_path)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["added_tokens_decoder"] = ["<x>"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    done = run(str(folder), "--only", "vocabulary-size")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "added_tokens_decoder must be an object from ids to tokens, not list" in done.stderr
+
+
+def test_a_vocab_size_past_any_id_is_one_line(zoo, tmp_path):
+    """An eighth campaign's vocab_size of 10^400 was printed whole, all 401 digits: no model has
+    more ids than a signed 32-bit integer holds."""
+    folder = llama3_folder(zoo, tmp_path, config={"vocab_size": 10 ** 400})
+    done = run(str(folder), "--only", "vocabulary-size")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    assert "vocab_size must be a whole number from 1 to 2,147,483,647" in line and len(line) < 300, line
 
 
 def test_a_tokenizer_larger_than_the_embedding_is_broken(zoo, tmp_path):
@@ -316,7 +342,8 @@ def test_a_vocab_size_that_is_not_a_number_is_exit_2(zoo, tmp_path):
     folder = llama3_folder(zoo, tmp_path, config={"vocab_size": "128000"})
     proc = run(str(folder), "--only", "vocabulary-size")
     assert proc.returncode == 2
-    assert proc.stderr.strip().endswith('config.json: vocab_size must be a positive whole number, not "128000"; '
+    assert proc.stderr.strip().endswith('config.json: vocab_size must be a whole number from 1 to 2,147,483,647, '
+                                        'not "128000"; '
                                         'fix the file'), proc.stderr
 
 

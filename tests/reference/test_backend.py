@@ -42,6 +42,22 @@ def test_trace_shows_the_steps(model):
     assert any(line.startswith(("merge", "lattice", "match", "word")) for line in lines)
 
 
+def test_a_long_trace_keeps_the_symbols_of_its_first_merges_only():
+    """An eighth hostile campaign: ``encode --trace`` kept the symbols after every merge, memory
+    quadratic in the text. A BPE word too long to trace is encoded, its merges not traced."""
+    from tokparity.reference.bpe import TRACED_STEPS
+    from tokparity.reference.spm import spm_merge
+
+    text = "▁abc" * 2_000
+    merged = spm_merge(list(text), {"▁a": -1.0, "bc": -2.0, "▁abc": -3.0, "ab": -4.0})
+    steps = spm_merge(list(text), {"▁a": -1.0, "bc": -2.0, "▁abc": -3.0, "ab": -4.0}, trace=True).steps
+    assert len(steps) > 4_000 and sum(len(step.symbols) for step in steps) <= TRACED_STEPS * len(text)
+    assert steps[TRACED_STEPS - 1].symbols and merged.symbols == ["▁abc"] * 2_000
+    lines = RefBackend(resolve_model("llama-bpe")).trace("a" * 5_000)
+    assert any("merges not traced: a word of more than 1,000 characters" in line for line in lines)
+    assert lines[-2].startswith("ids")
+
+
 def test_lone_surrogate_is_a_clear_error():
     with pytest.raises(TokparityError, match="surrogate"):
         RefBackend(resolve_model("llama-spm")).encode("a\ud800b")

@@ -7,11 +7,19 @@ docs/robustness.md), each as a user runs it:
 - a reply with a byte-order mark (as .NET writes UTF-8) cost a timeout and a restart a case;
 - an engine's error of 50 MB a case made 100 MB reports: it is cut to 2,000 characters;
 - ``TOKPARITY_MAX_CRASHES=abc`` was a traceback: it is one line, exit 2;
-- a long case that differs inside cost difflib minutes: past a bound it is one replace."""
+- a long case that differs inside cost difflib minutes: past a bound it is one replace;
+- ``convert -o config.json`` wrote over the config.json that ``check`` reads beside the tokenizer;
+- ``explain`` of a run that compared nothing exited 0;
+- ``fuzz --ops chat`` on a template that loops went on for its seconds, 400,000 rows of timeouts:
+  it stops once the template is given up on, exit 2.
+The rest are tested beside their code: ``check``'s malformed ``added_tokens_decoder`` and huge
+``vocab_size`` (tests/checks/test_model_checks.py), ``encode --trace`` on a long text
+(tests/reference/test_backend.py)."""
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -100,3 +108,44 @@ def test_a_long_case_that_differs_inside_is_aligned_at_once():
     b.insert(15_000, 5)
     d = align(a, b)
     assert (d.first, d.last) == ((100, 100), (29_001, 29_002))
+
+
+def test_convert_never_writes_over_the_configuration_read_beside_the_tokenizer(tmp_path, zoo):
+    """``check`` reads config.json and generation_config.json beside a tokenizer.json: they are its
+    inputs, as tokenizer_config.json is convert's."""
+    model = zoo("llama-bpe")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(model.files["tokenizer_json"].read_bytes())
+    for name in ("config.json", "generation_config.json"):
+        (folder / name).write_text('{"vocab_size": 128256}', "utf-8")
+        line = one_error(tokparity("convert", "m/tokenizer.json", "--to", "gguf", "-o", f"m/{name}", cwd=tmp_path))
+        assert f"{name}: is the file it reads; name another file" in line
+        assert (folder / name).read_text("utf-8") == '{"vocab_size": 128256}'
+
+
+def test_explain_of_a_run_that_compared_nothing_exits_2(tmp_path, zoo):
+    zoo("llama-spm")
+    skips = engine(tmp_path, "skips.py", "json.dumps({'id': r['id'], 'error': 'not mine', 'status': 'skipped'})")
+    one_error(tokparity("compare", "llama-spm", "-c", "edge", "-b", skips, "-o", "out", "-q", "--no-diagnose",
+                        cwd=tmp_path))
+    done = tokparity("explain", "out", cwd=tmp_path)
+    assert "judged on no case: llama-spm/e" in done.stdout
+    assert "nothing was compared" in one_error(done)
+
+
+def test_fuzzing_chats_stops_once_the_template_is_given_up_on(tmp_path, zoo):
+    """A template that needs 3 GB on every render (a loop is the same, 10 s a render slower)."""
+    model = zoo("qwen3")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(model.files["tokenizer_json"].read_bytes())
+    config = json.loads(model.files["tokenizer_config"].read_text("utf-8"))
+    config["chat_template"] = "{{ 'x' * 3000000000 }}{% for m in messages %}{{ m.content }}{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
+    done = tokparity("fuzz", "m", "--ops", "chat", "--seconds", "120", "-o", "out", "-q", cwd=tmp_path)
+    line = one_error(done)
+    assert "the chat template of m is given up on (the template needed more than 2 GiB of memory)" in line
+    with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) <= 10
+    assert (tmp_path / "out" / "fuzz-findings.jsonl").is_file()

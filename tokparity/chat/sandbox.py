@@ -74,6 +74,10 @@ class TemplateSandbox:
             raise CaseFailure(f"the sandbox answered no text: {json.dumps(reply)[:200]}")
         return reply["text"]
 
+    def given_up(self) -> str:
+        """Why a template is given up on (its last failure), or "" while none is."""
+        return next((last for count, _kind, last in self._failures.values() if count >= GIVE_UP_AFTER), "")
+
     def close(self) -> None:
         self.engine.close()
 

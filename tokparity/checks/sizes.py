@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from tokparity.checks import Finding, PropertyCheck
 from tokparity.checks.ends import config_folder, model_json
@@ -28,6 +29,8 @@ from tokparity.zoo import ModelFiles
 
 NAME = "vocabulary-size"
 VOCAB_ROLES = ("gguf", "tokenizer_json", "spm_model", "tiktoken", "rwkv_vocab")
+# The most ids a model may have: GGUF and llama.cpp hold an id in a signed 32-bit integer.
+MOST_IDS = 2**31 - 1
 SHOWN_GAP_IDS = 3  # the gap's ids decoded and shown: its first, its last and one between
 
 
@@ -50,9 +53,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     smallest_said, smallest = min(sizes, key=lambda s: s[1])
     config = model.original_files.get("tokenizer_config")
     if config is not None:
-        added = model_json(config, "tokenizer_config.json").get("added_tokens_decoder")
-        # (an id of more than 18 digits is no id any vocabulary holds: left out, as a key that is no number)
-        ids = [int(k) for k in added if k.isascii() and k.isdigit() and len(k) <= 18] if isinstance(added, dict) else []
+        ids = _added_ids(config)
         if ids:
             said = f"{shown_path(config)} added_tokens_decoder"
             facts.append(f"{said}: added ids up to {max(ids):,}")
@@ -67,8 +68,8 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
     if folder := config_folder(model):
         path = folder / "config.json"
         value = model_json(path, "config.json").get("vocab_size") if os.path.lexists(path) else None
-        if value is not None and (type(value) is not int or value < 1):
-            raise TokparityError(f"{shown_path(path)}: vocab_size must be a positive whole number, "
+        if value is not None and (type(value) is not int or not 0 < value <= MOST_IDS):
+            raise TokparityError(f"{shown_path(path)}: vocab_size must be a whole number from 1 to {MOST_IDS:,}, "
                                  f"not {json.dumps(value)[:40]}; fix the file")
         if value is not None:
             rows, rows_where = value, f"{shown_path(path)} vocab_size"
@@ -91,6 +92,22 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
             f"The model has {rows:,} embedding rows and its tokenizer {largest:,} ids: ids {largest:,} to "
             f"{rows - 1:,} have no token" + _decoded(alike), rows_where, shown, broken=not alike))
     return PropertyCheck.of(NAME, facts, findings)
+
+
+def _added_ids(config: Path) -> list[int]:
+    """The ids of tokenizer_config.json's ``added_tokens_decoder``. transformers reads each key as
+    an id (``int(key)``), so a key that is none, or a field that is no object, is one line."""
+    added = model_json(config, "tokenizer_config.json").get("added_tokens_decoder")
+    if added is None:
+        return []
+    if not isinstance(added, dict):
+        raise TokparityError(f"{shown_path(config)}: added_tokens_decoder must be an object from ids to tokens, "
+                             f"not {type(added).__name__}; fix the file")
+    for key in added:
+        if not (key.isascii() and key.isdigit() and len(key) <= len(str(MOST_IDS))) or int(key) > MOST_IDS:
+            raise TokparityError(f"{shown_path(config)}: added_tokens_decoder key {json.dumps(key)[:40]} is no id "
+                                 f"(a whole number up to {MOST_IDS:,}); fix the file")
+    return [int(key) for key in added]
 
 
 def _decoded(alike: bool) -> str:

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.commands.compare import refuse_unsafe_output
     from tokparity.errors import TokparityError
     from tokparity.textview import shown_path, single_line
-    from tokparity.zoo.model_file import READ_BESIDE, checked_model_file
+    from tokparity.zoo.model_file import READ_BESIDE, checked_model_file, files_read_with
 
     src = Path(args.src)
     if src.exists() and not src.is_file():  # (a FIFO would be read for ever)
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if src.exists():
         for path in [args.src, *beside]:
             checked_model_file(Path(path), src.parent)
-    refuse_unsafe_output("-o", args.output, (args.src, *beside))
+    # Nor may -o name a file read beside it by another command (check reads config.json).
+    refuse_unsafe_output("-o", args.output, (args.src, *beside, *map(str, files_read_with(src))))
     result = convert(args.src, args.to, args.output)
     for w in result.warnings:
         print(f"warning: {single_line(w)}", file=sys.stderr)

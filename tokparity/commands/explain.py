@@ -42,6 +42,7 @@ def matching(case: str, mismatches, case_ids) -> tuple[list, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokparity.commands.compare import refuse_nothing_judged
     from tokparity.report.folder import read_folder
     from tokparity.report.plain import case_lines, run_lines
     from tokparity.report.writeup import piece_styles
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_folder.results
     if args.case is None:
         print("\n".join(run_lines(results, str(run_folder.path), columns)))
+        refuse_nothing_judged(results, run_folder.path, list(run_folder.named))  # (as the run's exit did)
         return 0
     found, judged = matching(args.case, results.mismatches, run_folder.case_ids)
     if not found:

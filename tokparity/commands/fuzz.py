@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from tokparity.textview import shown_path
+from tokparity.textview import shown_path, single_line
 
 
 def add_parser(sub) -> None:
@@ -113,9 +113,9 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
-    results, findings, cases = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
-                                             shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst,
-                                             cases=args.cases)
+    results, findings, cases, given_up = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
+                                                       shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst,
+                                                       cases=args.cases)
     paths = write_reports_or_say(results, out, "fuzz")
     refuse_silent_templates(results, out)  # (first: it says why nothing was judged)
     refuse_nothing_judged(results, out, args.backends)
@@ -125,6 +125,10 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
                       "tags": {"backend": finding.backend, "key": finding.key, "cause": finding.mismatch.cause}}
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     write_ci_outputs(results, paths, args.junit, "fuzz")
+    if given_up:
+        raise TokparityError(f"nothing more was compared after {cases} conversation{'s' * (cases != 1)}: the chat template of "
+                             f"{single_line(args.model)} is given up on ({single_line(given_up)}): fix the "
+                             f"template; the reports are in {out}")
     print(f"fuzz {args.model} --ops chat: {cases} conversations in {results.seconds:.1f} s (seed {args.seed})")
     if not findings:
         print("no failure found")

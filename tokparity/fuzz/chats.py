@@ -116,10 +116,12 @@ def as_case(case_id: str, conversation: Conversation) -> Case:
 
 def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions, seconds: float,
                   seed: int, shrink_seconds: float | None = None, exitfirst: bool = False,
-                  cases: int | None = None) -> tuple[Results, list[ChatFinding], int]:
+                  cases: int | None = None) -> tuple[Results, list[ChatFinding], int, str]:
     """Fuzz ``--ops chat`` on one model for ``seconds``, and at most ``cases`` conversations when
     given. Each finding is shrunk for ``shrink_seconds`` (``SHRINK_SECONDS`` by default).
-    ``exitfirst``: stop at the first finding, once shrunk."""
+    ``exitfirst``: stop at the first finding, once shrunk. The fuzz stops too once the model's
+    template is given up on (it loops, or needs too much memory): the last item says why, else "".
+    Every later conversation would fail at once, and be counted, judging nothing."""
     from tokparity import __version__
 
     started = time.perf_counter()
@@ -128,6 +130,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     run = pipeline.run
     findings: dict[tuple[str, str], ChatFinding] = {}
     n = 0
+    given_up = ""
     try:
         if run.chatting is None or not [n for n in run.chatting.compared if n not in TEMPLATE_CHECKS]:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: " + (
@@ -152,7 +155,8 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
                 findings[(m.backend, key)] = ChatFinding(m.backend, key, shrunk, last, case, 1,
                                                          shrink_started - started, time.perf_counter() - shrink_started)
             n += 1
-            if exitfirst and findings:
+            given_up = run.chatting.reference.sandbox.given_up()
+            if (exitfirst and findings) or given_up:
                 break
     except KeyboardInterrupt:
         results.interrupted = True
@@ -162,7 +166,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     results.runs.extend(pipeline.settle())
     listed = list(findings.values())
     fuzz = FuzzSummary(seed, seconds, n, {"gen:chats": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
-    return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n
+    return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n, given_up
 
 
 def _smaller(conversation: Conversation):

@@ -71,6 +71,14 @@ def _side(priorities: dict) -> int:
     return -1 if isinstance(priorities, RightmostFirst) else 1
 
 
+# A trace shows the symbols after its first merges only: kept for each merge, they would need
+# memory quadratic in a long word (a line of 100,000 characters).
+TRACED_STEPS = 200
+# A word traced takes the readable merge loop, whose time is quadratic: a longer word is encoded
+# by the heap loop and its merges are not traced.
+TRACED_WORD = 1_000  # characters
+
+
 @dataclass
 class MergeStep:
     """One merge of a trace: the pair, its rank and the symbols after it."""
@@ -106,7 +114,7 @@ def merge_word(symbols: list[str], ranks: dict[tuple[str, str], int], trace: boo
         left, right = symbols[i], symbols[i + 1]
         symbols[i:i + 2] = [left + right]
         if trace:
-            steps.append(MergeStep(left, right, rank, list(symbols)))
+            steps.append(MergeStep(left, right, rank, list(symbols) if len(steps) < TRACED_STEPS else []))
     return BpeResult(symbols, steps)
 
 

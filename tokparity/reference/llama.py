@@ -302,7 +302,7 @@ class LlamaBpe(LlamaCppPipeline):
             return [whole]
         if self.greedy is not None:
             symbols = self.greedy.split(symbols_text)
-        elif trace is not None:
+        elif trace is not None and len(word) <= bpe_mod.TRACED_WORD:
             result = bpe_mod.merge_word(list(symbols_text), self.ranks, trace=True)
             trace.extend(result.steps)
             symbols = result.symbols

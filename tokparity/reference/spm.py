@@ -33,7 +33,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from tokparity.reference.bpe import RightmostFirst
+from tokparity.reference.bpe import TRACED_STEPS, RightmostFirst
 
 
 @dataclass
@@ -99,7 +99,7 @@ def spm_merge(symbols: list[str], score_of: dict[str, float], frozen: set[int] |
         nxt[left] = nxt[right]
         if nxt[right] >= 0:
             prev[nxt[right]] = left
-        if trace:
+        if trace and len(steps) <= TRACED_STEPS:
             steps[-1].symbols = [t for t in text if t]
         try_add(prev[left], left)
         try_add(left, nxt[left])

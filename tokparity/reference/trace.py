@@ -13,10 +13,9 @@ work on their own text the way the write-ups of parity bugs do under a debugger:
 
 from __future__ import annotations
 
+from tokparity.reference.bpe import TRACED_STEPS, TRACED_WORD
 from tokparity.reference.normalize import escape_spaces
 from tokparity.reference.specials import partition
-
-MAX_STEPS = 200  # per fragment or word; a trace of a book is not a trace
 
 
 def show(text: str) -> str:
@@ -78,12 +77,12 @@ def trace(tok, text: str, add_special: bool = False, parse_special: bool = False
 
 def _merge_lines(steps, key: str) -> list[str]:
     lines = []
-    for n, step in enumerate(steps[:MAX_STEPS], 1):
+    for n, step in enumerate(steps[:TRACED_STEPS], 1):
         value = getattr(step, key)
         lines.append(f"{'merge':8}{n:>6} {show(step.left)} + {show(step.right)} ({key} {value}) -> "
                      + " ".join(show(s)[1:-1] for s in step.symbols))
-    if len(steps) > MAX_STEPS:
-        lines.append(f"{'':14} … {len(steps) - MAX_STEPS} more merges")
+    if len(steps) > TRACED_STEPS:
+        lines.append(f"{'':14} … {len(steps) - TRACED_STEPS} more merges")
     return lines
 
 
@@ -103,7 +102,8 @@ def _trace_bpe(p, frag: str) -> list[str]:
         steps: list = []
         ids = p.encode_word(word, trace=steps)
         lines.append(f"{'word':14} {show(word)} -> {[p.vocab.tokens[i] for i in ids]}")
-        lines += _merge_lines(steps, "rank")
+        lines += _merge_lines(steps, "rank") if len(word) <= TRACED_WORD else \
+            [f"{'':14} … merges not traced: a word of more than {TRACED_WORD:,} characters"]
     return lines
 
 
@@ -119,7 +119,7 @@ def _trace_ugm(p, frag: str) -> list[str]:
         node = best[j]
         path.append((node.start, j, node.token_id, node.score))
         j = node.start
-    for start, end, token_id, score in reversed(path[-MAX_STEPS:]):
+    for start, end, token_id, score in reversed(path[-TRACED_STEPS:]):
         piece = normalized[start:end]
         lines.append(f"{'lattice':14} [{start}:{end}] {show(piece)} id {token_id} "
                      f"score {p.model.pieces.get(piece, (token_id, p.model.unk_score))[1]:.6g} "

@@ -35,6 +35,7 @@ class RunFolder:
     results: Results
     case_ids: Sequence[tuple[str, str, str]]  # (model, corpus, case_id) of every judged case (journal only)
     source: str  # where the mismatches were read: cases.jsonl or mismatches.csv
+    named: Sequence[str]  # the backends the run named with -b (journal only)
 
 
 OLD_TAG_RATES = "(all)"  # a run written before the rates were counted per model and backend
@@ -75,7 +76,11 @@ def read_folder(folder: str | Path) -> RunFolder:
     summary = read_summary(summary_path)  # (a damaged summary is said first; it holds no mismatch)
     journal = path / JOURNAL_FILE
     case_ids: list[tuple[str, str, str]] = []
-    if journal.is_file() and _journal_command(journal) == "compare":
+    header = _journal_header(journal) if journal.is_file() else {}
+    args = header.get("args")
+    named = args.get("backends") if isinstance(args, dict) else None
+    named = [b for b in named if isinstance(b, str)] if isinstance(named, list) else []
+    if header.get("command") == "compare":
         judged, case_ids = read_journal(journal)
         mismatches = _final_causes(judged, read_csv(path / CSV_FILE)) if (path / CSV_FILE).is_file() else judged
         source = JOURNAL_FILE
@@ -85,7 +90,7 @@ def read_folder(folder: str | Path) -> RunFolder:
     else:
         raise NotARun(f"{path}: neither {JOURNAL_FILE} nor {CSV_FILE}, so its mismatches are unknown; run the "
                       "comparison again with -o")
-    return RunFolder(path, replace(summary, mismatches=tuple(mismatches)), case_ids, source)
+    return RunFolder(path, replace(summary, mismatches=tuple(mismatches)), case_ids, source, named)
 
 
 def read_summary(path: Path) -> Results:
@@ -153,14 +158,15 @@ def _run_summary(d: dict) -> RunSummary:
     return RunSummary(**fields_)
 
 
-def _journal_command(path: Path) -> str | None:
+def _journal_header(path: Path) -> dict:
+    """The journal's first line, or {} where it is none."""
     with open(path, "rb") as f:
         first = f.readline()
     try:
         header = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return header.get("command") if isinstance(header, dict) and "journal" in header else None
+        return {}
+    return header if isinstance(header, dict) and "journal" in header else {}
 
 
 def read_journal(path: Path) -> tuple[list[Mismatch], list[tuple[str, str, str]]]:
