@@ -2,8 +2,8 @@
 (tests/engines/blind/blind11_encode.py, blind11_decode.py and blind11_chat.py; their author read
 no diagnosis code and ran tokparity with --no-diagnose only). At first sight the diagnosis named
 four of their fourteen bugs by a proven cause (docs/findings.md, "Blind engines, seventh round").
-These are those four, and nine named by causes written after that round, each beside its bug-free
-twin."""
+These are those four, and the ten named by causes written after that round, each beside its
+bug-free twin."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ ENGINE = {op: f"cmd:{sys.executable} {BLIND / f'blind11_{op}.py'} {{tokenizer_js
     ("gemma-3", "encode", "encode", ["edge", TEXTS], "grapheme-seed", "model.cluster-symbols"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "html-safe-tojson", "chat.tojson-written-otherwise"),
     ("qwen3", "chat", "chat", ["chats", CHATS], "prefill-assistant", "chat.final-message-prefilled"),
+    ("qwen3", "pieces", "decode", ["edge", "ids", TEXTS], "outlines-dict", "pieces.table-by-text"),
+    ("lenml-llama2", "pieces", "decode", ["edge", "ids", TEXTS], "outlines-dict", "pieces.table-by-text"),
 ])
 def test_named_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
     """``op`` with --add-special: the ids with the model's BOS and EOS; with --skip-special: special

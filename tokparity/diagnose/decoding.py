@@ -119,6 +119,7 @@ VARIANTS = (
     DecodeVariant("pieces.byte-tokens-raw", wrong_bytes.byte_tokens_raw_pieces),
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
+    DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them all)

@@ -2,12 +2,14 @@
 alphabet mapped back wrongly (one character, those from 0x7F up, or all of them written as
 themselves), and bytes that are not UTF-8 dropped or failed on. Each takes ``(reference, ids,
 prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do, and is listed in
-``tokparity.diagnose.decoding``'s ``VARIANTS``.
+``tokparity.diagnose.decoding``'s ``VARIANTS``. So are the wrong tables of every id's bytes: a
+table keyed by each token's text loses the ids that share one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 from tokparity.diagnose.wrong_decoders import (
     BYTE_TOKEN,
@@ -197,3 +199,33 @@ def unknown_as_decoded(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     right = ref.piece_bytes(ids)
     return [[" \u2047 ".encode() if i == unk else b for i, b in zip(ids, right)],
             ["\u2047".encode() if i == unk else b for i, b in zip(ids, right)]]
+
+
+@cache
+def _tables_by_text(ref: RefTokenizer) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
+    """Each form of ``table_by_text``'s table, made once a vocabulary: every id's key, and the ids
+    that keep their entry. A key is the id decoded alone (special tokens as their text, a part of a
+    character as U+FFFD), with a space before a ``▁`` token's where the form says so."""
+    tokens = ref.vocab.tokens
+    texts = [ref.decode([i], special=True) for i in range(ref.vocab.size)]
+    eos = ref.vocab.special_ids.get("eos")
+    forms = []
+    for spaced in (True, False):
+        keys = tuple(" " + t if spaced and (tokens[i].startswith("\u2581") or tokens[i] == "<0x20>") else t
+                     for i, t in enumerate(texts))
+        for last in (True, False):
+            owner: dict[str, int] = {}
+            for i, key in enumerate(keys):
+                if last or key not in owner:
+                    owner[key] = i
+            kept = frozenset(owner.values())
+            forms += [(keys, kept), (keys, kept - {eos})]  # (the EOS's entry taken out, as outlines does)
+    return tuple(forms)
+
+
+def table_by_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes from a table keyed by its text decoded alone: the ids that share a text keep
+    one entry, so all but one of them have no bytes. The entry's bytes are its text's UTF-8. The
+    forms: the last id kept or the first; a space put before a ``▁`` token's text or not (outlines
+    adds one); the EOS's entry taken out of the table or not."""
+    return [[keys[i].encode() if i in kept else b"" for i in ids] for keys, kept in _tables_by_text(ref)]
