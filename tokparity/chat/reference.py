@@ -48,6 +48,9 @@ class ChatWay:
     null_as_empty: bool = False  # a null (or missing) content sent as the empty string
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
+    no_tools_as_empty: bool = False  # a conversation without tools given an empty list (``tools or []``)
+    # roles renamed before rendering, as pairs "from=to" separated by spaces ("developer=system")
+    roles_as: str = ""
     continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always" | "prefill"
     #                               ("always": a last assistant message is left open when no generation prompt is asked;
     #                               "prefill": a last assistant message taken off, the rest rendered with a
@@ -378,7 +381,12 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.parse_arguments:
         messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]
+    if way.roles_as:
+        renamed = dict(pair.split("=", 1) for pair in way.roles_as.split())
+        messages = [m | {"role": renamed[m["role"]]} if m.get("role") in renamed else m for m in messages]
     tools = conversation.tools if way.tools else None
+    if way.no_tools_as_empty and tools is None:
+        tools = []
     if way.tool_nulls is not None and tools:
         tools = [_tool_dumped(t, way.tool_nulls) for t in tools]
     options = conversation.options

@@ -145,6 +145,18 @@ def byte_tokens_raw_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return [[ref.vocab.tokens[i].encode() if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
 
 
+def byte_tokens_as_characters(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each byte token ``<0xHH>`` taken as the character U+00HH, written in UTF-8: bytes from 0x80
+    become two. The second form also writes the BOS and EOS between newlines (``\\n<s>\\n``), as
+    llama2.c's first tokenizer export did."""
+    if not any(_byte_token(ref, i) and int(ref.vocab.tokens[i][3:5], 16) >= 0x80 for i in ids):
+        return []
+    tokens, ends = ref.vocab.tokens, {ref.vocab.special_ids.get("bos"), ref.vocab.special_ids.get("eos")} - {None}
+    chars = [chr(int(tokens[i][3:5], 16)).encode() if _byte_token(ref, i) else b
+             for i, b in zip(ids, ref.piece_bytes(ids))]
+    return [chars, [b"\n" + tokens[i].encode() + b"\n" if i in ends else b for i, b in zip(ids, chars)]]
+
+
 def specials_through_byte_map(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Every token of a byte-level vocabulary mapped through its alphabet, the added and special
     ones too: one with a character outside the alphabet fails the whole table; in the others, the

@@ -531,11 +531,15 @@ def text_not_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
 
 def specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The special tokens with no bytes; or every added token, special or not (a table built from
-    the model's own vocabulary alone)."""
+    the model's own vocabulary alone); or the user-defined ones alone (a table that writes only a
+    normal token's text, and a control token's)."""
     right, vocab = ref.piece_bytes(ids), ref.vocab
+    user_defined = [0 <= i < vocab.size and vocab.type_of(i) == TokenType.USER_DEFINED for i in ids]
     forms = [[b"" if is_special(ref, i) else b for i, b in zip(ids, right)],
-             [b"" if is_special(ref, i) or (0 <= i < vocab.size and vocab.type_of(i) == TokenType.USER_DEFINED)
-              else b for i, b in zip(ids, right)]]
+             [b"" if is_special(ref, i) or u else b for i, b, u in zip(ids, right, user_defined)],
+             [b"" if u else b for b, u in zip(right, user_defined)],
+             # (a table that writes the newline token's text apart, as llama.cpp's wrappers do)
+             [b"" if u and b != b"\n" else b for b, u in zip(right, user_defined)]]
     return forms if any(out != right for out in forms) else []  # (each form in its place)
 
 

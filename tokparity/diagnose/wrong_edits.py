@@ -107,3 +107,17 @@ def _starts(text: str, prefix: str, by_cluster: bool) -> bool:
         return True
     last = CLUSTER.findall(prefix[-32:])[-1]
     return CLUSTER.match(text, len(prefix) - len(last)).end() == len(prefix)
+
+
+def first_space_trimmed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, but while nothing has been sent a delta loses one leading space (again on
+    the next one, where that left it empty): a streamer that trims the first text it flushes, as a
+    decoder of the generated ids alone would drop it."""
+    deltas, sent = right_deltas(ref, ids, prompt, asked), False
+    out = []
+    for delta in deltas:
+        if not sent and delta.startswith(" "):
+            delta = delta[1:]
+        sent = sent or bool(delta)
+        out.append(delta)
+    return ["".join(out)]

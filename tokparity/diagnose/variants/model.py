@@ -3,6 +3,7 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 
@@ -18,6 +19,7 @@ from tokparity.reference.bpe import AnyJoin, RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
+from tokparity.reference.pretokenize import bytes_to_gpt2
 from tokparity.reference.sentencepiece import SentencePieceBpe
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
@@ -178,6 +180,69 @@ def _plain_object(table: str, c: Candidate) -> Candidate | None:
     return c.replace(plain_object=table)
 
 
+def _php_range_alphabet() -> dict[str, str]:
+    """GPT-2's byte alphabet built with ranges that include their end (PHP's ``range``): bytes 0x7F
+    and 0xAD spelt as themselves, 0x80..0xA0 as GPT-2 spells the byte before. Right glyph -> its glyph."""
+    right = {b: c for c, b in gpt2_unicode_to_byte().items()}
+    printable = [*range(0x21, 0x80), *range(0xA1, 0xAE), *range(0xAE, 0x100)]
+    others = [b for b in range(256) if b not in printable]
+    wrong = {b: chr(b) for b in printable} | {b: chr(256 + n) for n, b in enumerate(others)}
+    return {right[b]: wrong[b] for b in range(256)}
+
+
+class _Respelt:
+    """A byte-level pre-tokenizer whose words are spelt by another alphabet: ``respell`` takes the
+    word's text (its bytes read as UTF-8) and gives its spelling."""
+
+    byte_level = True
+
+    def __init__(self, inner, respell: Callable[[str], str]):
+        self.inner, self.respell = inner, respell
+
+    def __call__(self, text: str, at_start: bool = True) -> list[str]:
+        to_byte = gpt2_unicode_to_byte()
+        words = [self.respell(bytes(to_byte[c] for c in w).decode("utf-8", "surrogatepass"))
+                 for w in self.inner(text, at_start)]
+        return [w for w in words if w]
+
+
+def _php_range(word: str) -> str:
+    return "".join(_PHP_RANGE[c] for c in bytes_to_gpt2(word))
+
+
+def _code_units(word: str) -> str:
+    """Each UTF-16 code unit below 256 as that byte's glyph, any other as nothing (JavaScript's
+    ``str.split('')`` and ``charCodeAt``, each looked up in the byte table)."""
+    units = word.encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[k:k + 2], "little") for k in range(0, len(units), 2)]
+    return "".join(_GLYPH_OF_BYTE[u] if u < 256 else "" for u in codes)
+
+
+class _RespeltSplit:
+    """llama.cpp's split regexes, each word spelt by ``respell`` (its words given to a pipeline
+    that no longer spells them itself)."""
+
+    def __init__(self, inner, respell: Callable[[str], str]):
+        self.inner, self.respell = inner, respell
+
+    def split(self, text: str) -> list[str]:
+        return [w for w in map(self.respell, self.inner.split(text)) if w]
+
+
+def _respelt(respell: Callable[[str], str], c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if isinstance(p, LlamaBpe) and p.pre.byte_encode and p.greedy is None:
+        return with_pipeline(c, fork(p, pre=dataclasses.replace(p.pre, byte_encode=False),
+                                     pretokenizer=_RespeltSplit(p.pretokenizer, respell)))
+    if not isinstance(p, HfBpe) or not p.pretokenizer.byte_level or p.greedy is not None:
+        return None
+    return with_pipeline(c, fork(p, pretokenizer=_Respelt(p.pretokenizer, respell)))
+
+
+_PHP_RANGE = _php_range_alphabet()
+_GLYPH_OF_BYTE = {b: c for c, b in gpt2_unicode_to_byte().items()}
+
+
 def variants() -> list[Variant]:
     """The model's variants, in catalogue order."""
     return [
@@ -199,6 +264,13 @@ def variants() -> list[Variant]:
                 "falls back to its bytes", _by_clusters, _clusters_of_several),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
+        Variant("model.byte-alphabet:php-range", "model.byte-alphabet",
+                "GPT-2's byte alphabet built with ranges that include their end (PHP's range()): bytes 0x80 to 0xA0 "
+                "spelt as GPT-2 spells the byte before", partial(_respelt, _php_range),
+                lambda c, text: any(0x7F <= b <= 0xA0 or b == 0xAD for b in text.encode("utf-8", "surrogatepass"))),
+        Variant("model.byte-alphabet:code-units", "model.byte-alphabet",
+                "each UTF-16 code unit of a word taken for a byte: one below 256 as that byte, any other (an emoji's "
+                "halves, CJK) as nothing", partial(_respelt, _code_units), lambda c, text: not text.isascii()),
         Variant("model.lookup-key", "model.lookup-key",
                 "every byte string looked up by a key packed into integers that loses trailing NUL bytes (a piece that "
                 "ends in NULs reads as the same bytes without them; where two tokens' keys meet, the later id)",
