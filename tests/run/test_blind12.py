@@ -32,6 +32,9 @@ ENGINE["tekken"] = f"cmd:{sys.executable} {BLIND / 'blind12_chat.py'} --template
     ("llama-bpe", "encode", "encode", ["edge", TEXTS], "php-range-bytemap", "model.byte-alphabet"),
     ("qwen3", "encode", "encode", ["edge", TEXTS], "utf16-code-units", "model.byte-alphabet"),
     ("llama-bpe", "encode", "encode", ["edge", TEXTS], "utf16-code-units", "model.byte-alphabet"),
+    ("lenml-llama2", "decode", "decode", ["edge", "ids"], "bos-only-strip", "decode.space-dropped-after-bos"),
+    ("lenml-llama2", "decode", "decode", ["edge", "ids"], "legacy-sp-chunks", "decode.runs-decoded-alone"),
+    ("lenml-llama2", "decode --add-special", "decode", ["edge", "ids"], "legacy-sp-chunks", "decode.runs-decoded-alone"),
     ("qwen3", "stream", "decode", ["edge", "ids"], "first-space-trim", "stream.first-space-trimmed"),
     ("lenml-llama2", "stream", "decode", ["edge", "ids"], "first-space-trim", "stream.first-space-trimmed"),
     ("gemma-3", "pieces", "decode", ["edge"], "user-defined-empty", "pieces.specials-left-out"),
@@ -42,10 +45,13 @@ ENGINE["tekken"] = f"cmd:{sys.executable} {BLIND / 'blind12_chat.py'} --template
     ("tekken", "chat", "tekken", ["chats", CHATS], "tools-empty-list", "chat.no-tools-as-empty-list"),
 ])
 def test_named_beside_its_twin(zoo, model, op, engine, corpora, bug, cause):
+    """``op`` with --add-special: the ids with the model's BOS first."""
     zoo(model)
     spec = ENGINE[engine]
+    op, *flags = op.split()
     results = run_compare([model], corpora, [f"bug={spec} --bug {bug}", f"twin={spec}"],
-                          CompareOptions(ops=(op,), services=Services(known=load_known([], builtin=True))))
+                          CompareOptions(ops=(op,), add_special="--add-special" in flags,
+                                         services=Services(known=load_known([], builtin=True))))
     runs = {r.backend: r for r in results.runs}
     assert runs["twin"].unexplained == 0 and runs["twin"].cases > 0, runs["twin"]
     verdict = runs["bug"].root_cause

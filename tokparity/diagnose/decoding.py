@@ -94,6 +94,8 @@ VARIANTS = (
     DecodeVariant("decode.first-byte-dropped", wrong_edits.first_byte_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-lstripped", wrong_edits.text_lstripped, twin=wrong.decoded_right),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
+    DecodeVariant("decode.space-dropped-after-bos", wrong_edits.space_dropped_after_bos),
+    DecodeVariant("decode.runs-decoded-alone", wrong_edits.runs_decoded_alone),
     DecodeVariant("decode.first-token-marks-dropped", wrong_edits.first_token_marks_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.ids-alone", wrong.each_alone),
     DecodeVariant("decode.cut", wrong_edits.cut),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import regex
 
-from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, right_deltas, step_texts
+from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
 
@@ -121,3 +121,48 @@ def first_space_trimmed(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
         sent = sent or bool(delta)
         out.append(delta)
     return ["".join(out)]
+
+
+def space_dropped_after_bos(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes joined, a piece's leading space dropped only right after a BOS: the first
+    piece of ids without a BOS keeps its space, and one after a BOS in the middle loses it."""
+    bos = ref.vocab.special_ids.get("bos")
+    if bos is None:
+        return []
+    pieces = bytes_of(ref, ids, asked)
+    joined = b"".join(p[1:] if k and ids[k - 1] == bos and p.startswith(b" ") else p for k, p in enumerate(pieces))
+    return [joined.decode("utf-8", "replace")]
+
+
+def runs_decoded_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each run of ids between special tokens decoded alone, each special written as its text
+    between them: a run's decoder drops the run's first space, as SentencePiece drops a text's.
+    Forms: a space put before a special token that follows text (transformers' slow Llama
+    tokenizer with ``legacy``); the first token's ``▁`` dropped before the decoder drops its own."""
+    special = [is_special(ref, i) for i in ids]
+    if asked.skip_special:
+        return []
+    forms = []
+    for legacy in (False, True):
+        for first_twice in (False, True):
+            out, run = "", []
+            for k, i in enumerate(ids):
+                if not special[k]:
+                    run.append(i)
+                    continue
+                out += (" " if legacy and k and not special[k - 1] else "") + _run_text(ref, run, asked, first_twice and not out) \
+                    + ref.vocab.tokens[i]
+                run = []
+            forms.append(out + _run_text(ref, run, asked, first_twice and not out))
+    return forms
+
+
+def _run_text(ref: RefTokenizer, run: list[int], asked: DecodeSettings, first_twice: bool) -> str:
+    """A run decoded alone; ``first_twice``: where its first token begins with ``▁``, one more
+    leading space dropped than the decoder drops."""
+    text = decoded(ref, run, asked)
+    tokens = ref.vocab.tokens
+    if first_twice and run and 0 <= run[0] < len(tokens) and tokens[run[0]].startswith("\u2581") and text.startswith(" "):
+        return text[1:]
+    return text
+
