@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tokparity.child_python import python_argv
 from tokparity.errors import BackendUnavailable
 
 BINARY = "llama-server"
@@ -68,8 +68,9 @@ def _build(version: str, home: Path, say: Callable[[str], None]) -> None:
     jobs = str(max(1, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory(prefix="tokparity-llama-server-") as tmp, open(log, "wb") as out:
         work = Path(tmp)
-        _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
-              f"llama-cpp-python=={version}", "-d", str(work)], out, log)
+        # (-P and the temporary folder: no module of the current folder is imported by pip)
+        _run(python_argv("-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+                         f"llama-cpp-python=={version}", "-d", str(work)), out, log, cwd=work)
         sdist = next(work.glob("llama_cpp_python-*.tar.gz"), None)
         if sdist is None:
             raise BackendUnavailable(BINARY, f"pip gave no llama-cpp-python {version} sdist; see {log}")
@@ -89,11 +90,11 @@ def _build(version: str, home: Path, say: Callable[[str], None]) -> None:
     say(f"built {home / BINARY}")
 
 
-def _run(argv: list[str], out, log: Path) -> None:
+def _run(argv: list[str], out, log: Path, cwd: Path | None = None) -> None:
     out.write(f"$ {' '.join(argv)}\n".encode())
     out.flush()
     try:
-        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd)
     except FileNotFoundError:
         raise BackendUnavailable(BINARY, f"building llama-server needs {argv[0]}, which is not installed "
                                          f"(apt install cmake g++); or set {ENV} to a llama-server binary") from None

@@ -166,9 +166,15 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
                 what = "the report folder" if _same_file(path, out) else "a file the run writes there"
                 raise TokparityError(f"{option} {value}: is {what} (-o {out}); the run would overwrite it: copy it "
                                      "elsewhere first, or choose another -o folder")
+    if _in_cache(out) or _own(out):
+        where = "tokparity's cache" if _in_cache(out) else "tokparity itself"
+        raise TokparityError(f"-o {out}: is a folder of {where}; the run writes its reports there: choose another "
+                             "-o folder")
     for path in written[1:]:
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file"
+        # (a hard link's other name may be anywhere: the journal key, a zoo file, tokparity's own)
+        if path.is_symlink() or (path.exists() and not path.is_file()) or _names(path) > 1:
+            what = ("a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else
+                    "not a regular file" if not path.is_file() else f"a hard link ({_names(path)} names for one file)")
             raise TokparityError(f"{path}: is {what}, where the run writes a file of its own; it writes nothing "
                                  "through it: remove it, or choose another -o folder")
     ci_files: list[tuple[str, str | None, str]] = [
@@ -388,63 +394,92 @@ def refuse_nothing_judged(results, out: Path, backends: list[str] | None = None)
 
 
 def refuse_named_unjudged(results, backends: list[str], out: Path) -> None:
-    """Nothing compared of what the user asked: a backend named with ``-b`` judged no case (an
-    engine that skipped all), though others did (``-b ref`` beside it, or llama.cpp against the
-    golden ids beside it). Its ✅ would say nothing of it."""
-    from tokparity.backends.registry import labelled
+    """Nothing compared of what the user asked: a backend named with ``-b`` judged no case
+    (``named_unjudged``)."""
     from tokparity.errors import TokparityError
 
+    reason = named_unjudged(results, backends)
+    if reason:
+        raise TokparityError(f"nothing was compared{reason}; the reports are in {out}")
+
+
+def named_unjudged(results, backends: list[str]) -> str:
+    """Why nothing was compared of what the user asked, after "nothing was compared", or "": a
+    backend named with ``-b`` judged no case (an engine that skipped all), though others did
+    (``-b ref`` beside it, or llama.cpp against the golden ids beside it). Its ✅ would say nothing of it."""
+    from tokparity.backends.registry import labelled
+
+    if results.interrupted:
+        return ""
     named = set(labelled(backends))
     # (regress: a digest-only corpus whose digest changed judged that backend, though no case of it ran)
     judged = {r.backend for r in results.runs if r.cases or r.unexplained}
     # (a backend that is an oracle judges the others: "hf", "golden/llama.cpp", "template+hf")
     oracles = {name for r in results.runs if r.cases for name in (r.oracle, r.oracle.split("+")[-1])}
     unjudged = sorted(named - judged - oracles)
-    if unjudged and not results.interrupted:
-        raise TokparityError(f"nothing was compared: {', '.join(unjudged)} judged no case (each skipped, or "
-                             f"not applicable); the reports are in {out}")
+    if unjudged:
+        return f": {', '.join(unjudged)} judged no case (each skipped, or not applicable)"
     # (per model too: an engine that skipped every case of one model, on every op, says nothing of it)
     pairs = {(r.model, r.backend) for r in results.runs if r.backend in named - oracles}
     judged_pairs = {(r.model, r.backend) for r in results.runs if r.cases or r.unexplained}
     on_none = sorted(f"{backend} on {model}" for model, backend in pairs - judged_pairs)
-    if on_none and not results.interrupted:
-        raise TokparityError(f"nothing was compared of {', '.join(on_none)}: it judged no case of that model (each "
-                             f"skipped, or not applicable); the reports are in {out}")
+    if on_none:
+        return f" of {', '.join(on_none)}: it judged no case of that model (each skipped, or not applicable)"
     # A backend that failed on every case gave no answer to compare, even where a known divergence
     # covers its failures (a --known entry for timeouts, and an engine that never answers).
     answered = {r.backend for r in results.runs
                 if r.mismatches < r.cases or r.unexplained or not set(r.classes) <= {"crash", "timeout"}}
     silent = sorted(named & ({r.backend for r in results.runs if r.cases} - answered))
-    if silent and not results.interrupted:
-        raise TokparityError(f"nothing was compared: {', '.join(silent)} answered no case (each a crash or a "
-                             f"timeout, every one a known divergence); the reports are in {out}")
+    if silent:
+        return f": {', '.join(silent)} answered no case (each a crash or a timeout, every one a known divergence)"
+    return ""
 
 
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
-    (it raised on each, never compiled, or wrote nothing): both sides refusing every conversation,
+    (``silent_template``)."""
+    from tokparity.errors import TokparityError
+
+    reason = silent_template(results)
+    if reason:
+        raise TokparityError(f"nothing was compared: {reason}: fix the template; the reports are in {out}")
+
+
+def silent_template(results) -> str:
+    """Why a chat run compared nothing, or "": a model's template gave a prompt for no conversation
+    (it raised on each, never compiled, or wrote nothing). Both sides refusing every conversation,
     or both giving "", agree but prove nothing. The template's own check of its special tokens
     judges exactly the conversations that gave a prompt, so it counts them."""
     from tokparity.chat import SPECIALS_CHECK
-    from tokparity.errors import TokparityError
 
     if results.interrupted:
-        return
+        return ""
     for run in results.runs:
         if run.backend == SPECIALS_CHECK and run.cases == 0 and run.skipped:
-            raise TokparityError(f"nothing was compared: the chat template of {run.model} gave a prompt for none of "
-                                 f"the {run.skipped} conversations (it raised on each, does not compile, or wrote "
-                                 f"nothing): fix the template; the reports are in {out}")
+            return (f"the chat template of {run.model} gave a prompt for none of the {run.skipped} conversations "
+                    "(it raised on each, does not compile, or wrote nothing)")
+    return ""
 
 
-def write_reports_or_say(results, out: Path, command: str) -> dict[str, Path]:
+def with_nothing_compared(results, backends: list[str] | None):
+    """``results`` as its reports show it: where it compared nothing of what was asked, a new record
+    that says why, so that no report of it is titled ✅."""
+    import dataclasses
+
+    silent = silent_template(results)
+    reason = f": {silent}" if silent else named_unjudged(results, backends or [])
+    return dataclasses.replace(results, nothing_compared=reason) if reason else results
+
+
+def write_reports_or_say(results, out: Path, command: str, backends: list[str] | None = None) -> dict[str, Path]:
     """The reports, or one line naming the file that could not be written (a full disk, a folder
-    made read-only): the journal keeps every case, so a resume writes them again."""
+    made read-only): the journal keeps every case, so a resume writes them again. ``backends``: those
+    named with -b; a run that judged none of them is titled "nothing compared" (``with_nothing_compared``)."""
     from tokparity.errors import TokparityError
     from tokparity.report import write_reports
 
     try:
-        return write_reports(results, out)
+        return write_reports(with_nothing_compared(results, backends), out)
     except OSError as e:
         where = e.filename or out
         raise TokparityError(f"{where}: cannot write the report ({e.strerror or e}); every case is in "
@@ -555,7 +590,7 @@ def run(args: argparse.Namespace) -> int:
         options.services.journal = journal
         results = run_compare(models, corpora, args.backends, options)
         gone = journal.gone()  # (before the reports make the folder again)
-        paths = write_reports_or_say(results, out, "compare")  # (the journal's lock held: one writer per folder)
+        paths = write_reports_or_say(results, out, "compare", args.backends)  # (the journal's lock held)
         if gone:
             raise TokparityError(f"{gone}: the reports are written from what the run held ({out}), but no "
                                  "--resume can continue it; run it again into a folder nothing else removes")

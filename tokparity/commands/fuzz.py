@@ -116,7 +116,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     results, findings, cases, given_up = run_chat_fuzz(args.model, args.backends, options, args.seconds, args.seed,
                                                        shrink_seconds=args.shrink_seconds, exitfirst=args.exitfirst,
                                                        cases=args.cases)
-    paths = write_reports_or_say(results, out, "fuzz")
+    paths = write_reports_or_say(results, out, "fuzz", args.backends)
     refuse_silent_templates(results, out)  # (first: it says why nothing was judged)
     refuse_nothing_judged(results, out, args.backends)
     with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
@@ -175,7 +175,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     results, findings, cases = run_id_fuzz(args.model, args.backends, options, args.seconds, args.seed, args.cases)
-    paths = write_reports_or_say(results, out, "fuzz")
+    paths = write_reports_or_say(results, out, "fuzz", args.backends)
     refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
     print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
@@ -269,7 +269,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                                shrink_seconds=args.shrink_seconds, findings_path=out / FINDINGS_FILE, journal=journal)
     try:
         results, result = run_fuzz(args.model, args.backends, options, fuzz_options)
-        paths = write_reports_or_say(results, out, "fuzz")  # (the journal's lock held: one writer per folder)
+        paths = write_reports_or_say(results, out, "fuzz", args.backends)  # (the journal's lock held: one writer per folder)
     finally:
         journal.close()
     refuse_nothing_judged(results, out, args.backends)

@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_named_unjudged,
         refuse_nothing_judged,
         refuse_silent_templates,
+        with_nothing_compared,
     )
     from tokparity.report import clear_reports, write_reports
     from tokparity.report.ci import write_ci_outputs
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
                              ray=args.ray, ops=ops)
     results = run_regress(args.models, options)
-    paths = write_reports(results, out)
+    paths = write_reports(with_nothing_compared(results, args.backends), out)
     # (the reports are written: they say what was skipped)
     refuse_silent_templates(results, out)  # (first the refusals that say why nothing was judged)
     refuse_named_unjudged(results, args.backends or [], out)

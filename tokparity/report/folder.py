@@ -124,7 +124,8 @@ def read_summary(path: Path) -> Results:
                        known=dict(doc.get("known", {})), seconds=float(doc.get("seconds", 0.0)),
                        interrupted=not doc.get("complete", True),
                        fuzz=FuzzSummary.from_json(fuzz) if isinstance(fuzz, dict) else None,
-                       checks=[ModelCheck.from_json(c) for c in checks])
+                       checks=[ModelCheck.from_json(c) for c in checks],
+                       nothing_compared=str(doc.get("nothing_compared") or ""))
     except (TypeError, AttributeError, KeyError, ValueError) as e:
         raise NotARun(f"{path}: not a tokparity summary.json as written ({e}); the file was edited or damaged: "
                       "run it again") from None

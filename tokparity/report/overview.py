@@ -54,17 +54,19 @@ class Totals:
     listed: int  # mismatches kept whole (mismatches.csv, the report's list)
     interrupted: bool
     files_broken: int = 0  # compare --check: properties of the models' files that are broken
+    # why nothing of what was asked was compared, though some case was judged, after "nothing compared"
+    nothing_compared: str = ""
 
     @property
     def compared(self) -> bool:
-        """Some case was judged. A run that judged none proves nothing: it is never ✅."""
-        return self.cases > 0 or self.unexplained > 0
+        """Some case was judged, of what was asked. A run that judged none proves nothing: it is never ✅."""
+        return (self.cases > 0 or self.unexplained > 0) and not self.nothing_compared
 
     @property
     def verdict(self) -> str:
         """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its mark."""
         if not self.compared:
-            return "⚠️ nothing compared: no backend judged a case"
+            return f"⚠️ nothing compared{self.nothing_compared or ': no backend judged a case'}"
         n = self.files_broken
         broken = f"{n:,} broken {'property' if n == 1 else 'properties'} of the model's files" if n else ""
         if self.unexplained == 0:
@@ -86,7 +88,7 @@ def totals(results: Results) -> Totals:
     known = sum(max(0, r.mismatches - r.unexplained - r.ties) for r in runs)
     broken = sum(p.status == BROKEN for c in results.checks for p in c.properties)
     return Totals(len(runs), sum(r.cases for r in runs), mismatches, unexplained, known, ties,
-                  len(results.mismatches), results.interrupted, broken)
+                  len(results.mismatches), results.interrupted, broken, results.nothing_compared)
 
 
 def count_line(t: Totals) -> str:

@@ -37,6 +37,7 @@ from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judg
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.results import ResultsSoFar
+from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
 from tokparity.zoo import resolve_model
@@ -403,10 +404,10 @@ class ModelRun:
         shape = ""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
-                f"the oracle {oracle_name} failed: {oracle.detail}", "unknown", 0
-        elif ans.status != "ok":
+                f"the oracle {oracle_name} failed: {single_line(oracle.detail)}", "unknown", 0
+        elif ans.status != "ok":  # (an engine's own words, spelt out on one line: no escape sequence reaches a report)
             cls = ans.status if ans.status in ("crash", "timeout") else "crash"
-            evidence, stage, first = f"{name}: {ans.detail or ans.status}", "unknown", 0
+            evidence, stage, first = f"{name}: {single_line(ans.detail or ans.status)}", "unknown", 0
         else:
             reference = self.stage_reference(oracle_name, case.text, oracle.ids, ref_answer)
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)

@@ -40,6 +40,7 @@ from tokparity.diff.shape import failure_shape, output_shape
 from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
+from tokparity.textview import single_line
 from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.special_texts import SpecialTextFinder
@@ -295,7 +296,7 @@ class DecodingJudge:
         for side, answer in ((f"the decoder {self.decoder}", want), (name, got)):
             if isinstance(answer, CaseFailure):
                 cls = answer.status if answer.status in ("crash", "timeout") else "crash"
-                return cls, f"{op} failed on {side}'s side: {answer.detail or answer.status}", [], [], 0
+                return cls, f"{op} failed on {side}'s side: {single_line(answer.detail or answer.status)}", [], [], 0
         unk_id = self.vocab.special_ids.get("unk")
         unk = self.vocab.tokens[unk_id] if unk_id is not None and 0 <= unk_id < self.vocab.size else None
         if op == "decode":

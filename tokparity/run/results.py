@@ -219,6 +219,9 @@ class Results:
     timing_jobs: int = 1
     fuzz: FuzzSummary | None = None  # a fuzz run's seed, cases, findings and seams
     checks: Sequence[ModelCheck] = ()  # compare --check: what each model's files hold
+    # why the run compared nothing of what was asked, as words after "nothing compared" (": mine
+    # judged no case …"): its reports say so in their title; "" where it compared
+    nothing_compared: str = ""
 
     def __post_init__(self) -> None:
         for name in ("backends", "tag_rates", "options", "known", "timing"):
@@ -241,7 +244,8 @@ class Results:
                         "backends": {n: round(v, 3) for n, v in t["backends"].items()}}
                 for model, t in self.timing.items()}},
             "complete": not self.interrupted,
-        } | ({"checks": [c.to_json() for c in self.checks]} if self.checks else {})
+        } | ({"checks": [c.to_json() for c in self.checks]} if self.checks else {}) \
+            | ({"nothing_compared": self.nothing_compared} if self.nothing_compared else {})
 
     @property
     def unexplained(self) -> int:
