@@ -145,7 +145,7 @@ def test_fuzzing_chats_stops_once_the_template_is_given_up_on(tmp_path, zoo):
     (folder / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
     done = tokparity("fuzz", "m", "--ops", "chat", "--seconds", "120", "-o", "out", "-q", cwd=tmp_path)
     line = one_error(done)
-    assert "the chat template of m is given up on (the template needed more than 2 GiB of memory)" in line
+    assert "The chat template of m is given up on: the template needed more than 2 GiB of memory." in line
     with open(tmp_path / "out" / "mismatches.csv", newline="", encoding="utf-8") as f:
         assert len(list(csv.DictReader(f))) <= 10
     assert (tmp_path / "out" / "fuzz-findings.jsonl").is_file()

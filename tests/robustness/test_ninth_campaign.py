@@ -79,6 +79,9 @@ def test_a_named_engine_that_judged_nothing_is_never_titled_green(tmp_path, zoo)
     assert "✅" not in (tmp_path / "out" / "report.html").read_text("utf-8").split("<h1", 1)[1][:400]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert summary["nothing_compared"].startswith(": e judged no case")
+    # (explain reads why from summary.json: a folder without its journal, as regress writes, too)
+    (tmp_path / "out" / "cases.jsonl").unlink()
+    assert "nothing was compared: e judged no case" in one_error(tokparity("explain", "out", cwd=tmp_path))
 
 
 def test_an_engines_escape_sequences_never_reach_a_report(tmp_path, zoo):

@@ -180,6 +180,11 @@ class ChatReference:
         found += prefill or ""
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
 
+    def given_up(self) -> str:
+        """Why the sandbox gave up on the template as transformers renders a conversation without
+        tools, or "": then no conversation of that kind gives a prompt any more."""
+        return self.sandbox.given_up(self.template.for_conversation(False), TRANSFORMERS_WAY.render.to_json())
+
     def reads_system(self) -> bool:
         """Whether the template writes a system message's content: a probe with one is rendered. A
         template that refuses the probe is taken to read it (nothing is folded)."""

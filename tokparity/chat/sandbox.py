@@ -74,9 +74,11 @@ class TemplateSandbox:
             raise CaseFailure(f"the sandbox answered no text: {json.dumps(reply)[:200]}")
         return reply["text"]
 
-    def given_up(self) -> str:
-        """Why a template is given up on (its last failure), or "" while none is."""
-        return next((last for count, _kind, last in self._failures.values() if count >= GIVE_UP_AFTER), "")
+    def given_up(self, template: str, switches: dict | None = None) -> str:
+        """Why ``template``, rendered with ``switches``, is given up on (its last failure), or "" while it is not."""
+        key = template + json.dumps(switches or {}, sort_keys=True)
+        count, _kind, last = self._failures.get(key, (0, CaseFailure, ""))
+        return last if count >= GIVE_UP_AFTER else ""
 
     def close(self) -> None:
         self.engine.close()

@@ -96,7 +96,7 @@ def check(model: ModelFiles, libraries: Libraries) -> PropertyCheck:
 
 def _added_ids(config: Path) -> list[int]:
     """The ids of tokenizer_config.json's ``added_tokens_decoder``. transformers reads each key as
-    an id (``int(key)``), so a key that is none, or a field that is no object, is one line."""
+    an id (``int(key)``). A key that is no id, or a field that is no object, is refused in one line."""
     added = model_json(config, "tokenizer_config.json").get("added_tokens_decoder")
     if added is None:
         return []

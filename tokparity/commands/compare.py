@@ -236,9 +236,15 @@ def _own(path: Path) -> bool:
     """Whether ``path`` is in tokparity's package or its built-in corpora (``-c edge``)."""
     import tokparity
     from tokparity.corpus import corpora_dir
+    from tokparity.errors import TokparityError
 
-    folders = [Path(os.path.realpath(Path(tokparity.__file__).parent)), Path(os.path.realpath(corpora_dir()))]
-    return any(p.is_relative_to(f) for f in folders for p in (path.absolute(), Path(os.path.realpath(path))))
+    folders = [Path(os.path.realpath(Path(tokparity.__file__).parent))]
+    try:
+        folders.append(Path(os.path.realpath(corpora_dir())))
+    except TokparityError:  # (no built-in corpora here: none to protect; said where one is asked for)
+        pass
+    named = (Path(os.path.abspath(path)), Path(os.path.realpath(path)))
+    return any(p.is_relative_to(f) for f in folders for p in named)
 
 
 def _in_cache(path: Path) -> bool:
@@ -249,7 +255,7 @@ def _in_cache(path: Path) -> bool:
         cache = Path(os.path.realpath(cache_dir()))
     except TokparityError:  # (a cache that cannot be a folder holds nothing to protect; said when it is used)
         return False
-    return any(p.is_relative_to(cache) for p in (path.absolute(), Path(os.path.realpath(path))))
+    return any(p.is_relative_to(cache) for p in (Path(os.path.abspath(path)), Path(os.path.realpath(path))))
 
 
 def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) -> None:

@@ -54,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     results = run_folder.results
     if args.case is None:
         print("\n".join(run_lines(results, str(run_folder.path), columns)))
-        refuse_nothing_judged(results, run_folder.path, list(run_folder.named))  # (as the run's exit did)
+        # (as the run's exit did: the reason it wrote, else what its journal's -b and counts say)
+        if results.nothing_compared and not results.interrupted:
+            raise TokparityError(f"nothing was compared{results.nothing_compared}; the reports are in {run_folder.path}")
+        refuse_nothing_judged(results, run_folder.path, list(run_folder.named))
         return 0
     found, judged = matching(args.case, results.mismatches, run_folder.case_ids)
     if not found:

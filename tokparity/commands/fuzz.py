@@ -126,8 +126,8 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     write_ci_outputs(results, paths, args.junit, "fuzz")
     if given_up:
-        raise TokparityError(f"nothing more was compared after {cases} conversation{'s' * (cases != 1)}: the chat template of "
-                             f"{single_line(args.model)} is given up on ({single_line(given_up)}): fix the "
+        raise TokparityError(f"nothing more was compared after {cases} conversation{'s' * (cases != 1)}. The chat "
+                             f"template of {single_line(args.model)} is given up on: {single_line(given_up)}. Fix the "
                              f"template; the reports are in {out}")
     print(f"fuzz {args.model} --ops chat: {cases} conversations in {results.seconds:.1f} s (seed {args.seed})")
     if not findings:

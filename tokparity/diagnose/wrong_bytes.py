@@ -9,7 +9,6 @@ table keyed by each token's text loses the ids that share one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 
 from tokparity.diagnose.wrong_decoders import (
     BYTE_TOKEN,
@@ -20,6 +19,7 @@ from tokparity.diagnose.wrong_decoders import (
     is_special,
     one_fffd_a_run,
 )
+from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, hf_clean_up
 from tokparity.vocab.model import TokenType
@@ -213,11 +213,17 @@ def unknown_as_decoded(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
             ["\u2047".encode() if i == unk else b for i, b in zip(ids, right)]]
 
 
-@cache
+_TABLES: PerObject[tuple] = PerObject(size=2)  # (reference) -> the forms of its table by text
+
+
 def _tables_by_text(ref: RefTokenizer) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     """Each form of ``table_by_text``'s table, made once a vocabulary: every id's key, and the ids
     that keep their entry. A key is the id decoded alone (special tokens as their text, a part of a
     character as U+FFFD), with a space before a ``▁`` token's where the form says so."""
+    return _TABLES.get(ref, "by text", lambda: _made_tables(ref))
+
+
+def _made_tables(ref: RefTokenizer) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     tokens = ref.vocab.tokens
     texts = [ref.decode([i], special=True) for i in range(ref.vocab.size)]
     eos = ref.vocab.special_ids.get("eos")

@@ -155,7 +155,7 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
                 findings[(m.backend, key)] = ChatFinding(m.backend, key, shrunk, last, case, 1,
                                                          shrink_started - started, time.perf_counter() - shrink_started)
             n += 1
-            given_up = run.chatting.reference.sandbox.given_up()
+            given_up = run.chatting.reference.given_up()
             if (exitfirst and findings) or given_up:
                 break
     except KeyboardInterrupt:

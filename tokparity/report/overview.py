@@ -54,8 +54,7 @@ class Totals:
     listed: int  # mismatches kept whole (mismatches.csv, the report's list)
     interrupted: bool
     files_broken: int = 0  # compare --check: properties of the models' files that are broken
-    # why nothing of what was asked was compared, though some case was judged, after "nothing compared"
-    nothing_compared: str = ""
+    nothing_compared: str = ""  # why the run compared nothing it was asked to (Results.nothing_compared)
 
     @property
     def compared(self) -> bool:

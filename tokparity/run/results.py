@@ -219,8 +219,8 @@ class Results:
     timing_jobs: int = 1
     fuzz: FuzzSummary | None = None  # a fuzz run's seed, cases, findings and seams
     checks: Sequence[ModelCheck] = ()  # compare --check: what each model's files hold
-    # why the run compared nothing of what was asked, as words after "nothing compared" (": mine
-    # judged no case …"): its reports say so in their title; "" where it compared
+    # Why the run compared nothing it was asked to, as words after "nothing compared" (": mine judged
+    # no case …"). Its reports' title says so. Empty when it compared something.
     nothing_compared: str = ""
 
     def __post_init__(self) -> None:

@@ -182,7 +182,8 @@ def _plain_object(table: str, c: Candidate) -> Candidate | None:
 
 def _php_range_alphabet() -> dict[str, str]:
     """GPT-2's byte alphabet built with ranges that include their end (PHP's ``range``): bytes 0x7F
-    and 0xAD spelt as themselves, 0x80..0xA0 as GPT-2 spells the byte before. Right glyph -> its glyph."""
+    and 0xAD spelt as themselves, 0x80..0xA0 as GPT-2 spells the byte before. The table maps each
+    byte's GPT-2 character to the character this alphabet gives that byte."""
     right = {b: c for c, b in gpt2_unicode_to_byte().items()}
     printable = [*range(0x21, 0x80), *range(0xA1, 0xAE), *range(0xAE, 0x100)]
     others = [b for b in range(256) if b not in printable]
@@ -262,8 +263,6 @@ def variants() -> list[Variant]:
         Variant("model.cluster-symbols", "model.cluster-symbols",
                 "a word's first symbols its grapheme clusters, not its characters: a cluster that is no token "
                 "falls back to its bytes", _by_clusters, _clusters_of_several),
-        Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
-                _ignore_merges),
         Variant("model.byte-alphabet:php-range", "model.byte-alphabet",
                 "GPT-2's byte alphabet built with ranges that include their end (PHP's range()): bytes 0x80 to 0xA0 "
                 "spelt as GPT-2 spells the byte before", partial(_respelt, _php_range),
@@ -271,6 +270,8 @@ def variants() -> list[Variant]:
         Variant("model.byte-alphabet:code-units", "model.byte-alphabet",
                 "each UTF-16 code unit of a word taken for a byte: one below 256 as that byte, any other (an emoji's "
                 "halves, CJK) as nothing", partial(_respelt, _code_units), lambda c, text: not text.isascii()),
+        Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
+                _ignore_merges),
         Variant("model.lookup-key", "model.lookup-key",
                 "every byte string looked up by a key packed into integers that loses trailing NUL bytes (a piece that "
                 "ends in NULs reads as the same bytes without them; where two tokens' keys meet, the later id)",
