@@ -131,6 +131,8 @@ def test_explain_of_a_run_that_compared_nothing_exits_2(tmp_path, zoo):
                         cwd=tmp_path))
     done = tokparity("explain", "out", cwd=tmp_path)
     assert "judged on no case: llama-spm/e" in done.stdout
+    assert "Nothing compared: e judged no case (each skipped, or not applicable). No verdict." in " ".join(done.stdout.split())
+    assert "agrees with its oracle" not in done.stdout  # (a write-up that says all agree would be a ✅ in words)
     assert "nothing was compared" in one_error(done)
 
 

@@ -40,7 +40,7 @@ KINDS = (
     "text written otherwise", "text missing at the end", "text added at the end of the prompt",
     "text added at the end", "deltas split otherwise", "pieces for other ids", "pieces' bytes differ",
     "prompt cut short", "prompt made where the template refuses", "conversation refused", "the engine failed",
-    "the engine gave no answer in time", "the decoder failed",
+    "the engine gave no answer in time", "the decoder failed", "the oracle failed",
 )
 _KIND_STARTS = (
     (r"id \d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
@@ -255,6 +255,25 @@ def output_shape(op: str, vocab: Vocab, ids: Sequence[int], oracle_output: Seque
         return f"text added at the end: {_quote(got[p:])} after the decoder's {len(want)} bytes"
     return _changed(gone, put, f"at character {_chars(want[:p])}", "is missing from the engine's", "not in the decoder's",
                     "the decoder")
+
+
+def encode_failure_shape(text: str, oracle_ids: Sequence[int] | None, cls: str) -> str:
+    """The shape of an encode case one side gave no ids for: the oracle (``oracle_ids`` None), whose
+    failure leaves the engine unjudged, or the engine, with what the oracle gives.
+
+        >>> encode_failure_shape("Hello", [9, 10], "crash")
+        'the engine failed on a text of 5 characters (5 bytes) where the reference gives 2 ids'
+    """
+    if oracle_ids is None:
+        return "the oracle failed on this text: the engine's answer is not judged"
+    did = "failed" if cls == "crash" else "gave no answer in time"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return (f"the engine {did} on a text of {_count(len(text), 'character')} ({_count(size, 'byte')}) where the "
+            f"reference gives {_count(len(oracle_ids), 'id')}")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def failure_shape(op: str, vocab: Vocab, ids: Sequence[int], cls: str, decoder_failed: bool, want: object) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+from tokparity.diagnose.info import is_stage_level
 from tokparity.diagnose.verdict import sentence as diagnose_sentence
 from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
@@ -409,8 +410,10 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
         if unjudged:
             blocks.append(Paragraph(runs("judged on no case: " + ", ".join(unjudged))))
     every = "Every backend judged" if any(not r.cases for r in src.results.runs) else "Every backend"
-    blocks += [writeup_article(w, src.view) for w in ws] or [
-        Paragraph(runs(f"{every} agrees with its oracle on every case."), OK)]
+    if src.results.nothing_compared:  # (no backend named judged a case: nothing may be said to agree)
+        blocks.append(Paragraph(runs(f"Nothing compared{src.results.nothing_compared}.  No verdict."), BAD))
+    blocks += [writeup_article(w, src.view) for w in ws] or (
+        [] if src.results.nothing_compared else [Paragraph(runs(f"{every} agrees with its oracle on every case."), OK)])
     return ("" if src.view == EXPLAIN else "Root cause, per model and backend"), tuple(blocks)
 
 
@@ -515,7 +518,7 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
         shown = text_runs(m.text, TIE_SHOWN) if m.op != "chat" else runs(overview.conversation_line(m.text))
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),
                               shown, m.evidence[:EVIDENCE_SHOWN],
-                              "" if m.cause else m.shape[:EVIDENCE_SHOWN]))
+                              "" if m.cause and not is_stage_level(m.cause) else m.shape[:EVIDENCE_SHOWN]))
     return listed.heading, (Listing(tuple(entries)), Paragraph(runs(f"Classes, summed over every row of the table: {overview.run_classes(src.results)}")))
 
 

@@ -28,7 +28,7 @@ from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, IdCase, numbered_id_cases
 from tokparity.diff.align import align
 from tokparity.diff.classify import Stages, classify
-from tokparity.diff.shape import encode_shape
+from tokparity.diff.shape import encode_failure_shape, encode_shape
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.memory import collector_paused
@@ -405,9 +405,11 @@ class ModelRun:
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
                 f"the oracle {oracle_name} failed: {single_line(oracle.detail)}", "unknown", 0
+            shape = encode_failure_shape(case.text, None, cls)
         elif ans.status != "ok":  # (an engine's own words, spelt out on one line: no escape sequence reaches a report)
             cls = ans.status if ans.status in ("crash", "timeout") else "crash"
             evidence, stage, first = f"{name}: {single_line(ans.detail or ans.status)}", "unknown", 0
+            shape = encode_failure_shape(case.text, oracle.ids, cls)
         else:
             reference = self.stage_reference(oracle_name, case.text, oracle.ids, ref_answer)
             stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
