@@ -27,10 +27,10 @@ def spm(zoo):
     llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
 
-    def encode(text: str, add_special: bool = True) -> list[int]:
+    def encode(text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
         data = text.encode()
         buf = (llama_cpp.llama_token * (len(data) + 8))()
-        n = llama_cpp.llama_tokenize(vocab, data, len(data), buf, len(buf), add_special, False)
+        n = llama_cpp.llama_tokenize(vocab, data, len(data), buf, len(buf), add_special, parse_special)
         return list(buf[:n])
 
     yield path, load_vocab(path), encode
@@ -74,6 +74,17 @@ def test_bos_left_out_and_doubled(spm):
     assert shape(spm, ids[:1] + ids) == "special token '<s>' 2 times at the start, where the reference has 1"
     assert shape(spm, ids + [2]) == "special token '</s>' added at the end"
     assert shape(spm, ids[1:] + [2]) == "special token '<s>' left out at the start; special token '</s>' added at the end"
+
+
+def test_special_token_text_read_as_its_id_or_spelt(spm):
+    """llama.cpp asked to parse special-token text, where the reference spells it, and the reverse."""
+    _, vocab, encode = spm
+    text = "Hi </s> there"
+    spelt, parsed = encode(text, add_special=False), encode(text, add_special=False, parse_special=True)
+    assert encode_shape(vocab, text, spelt, parsed) == (
+        "special token text '</s>' read as its id at character 3, where the reference spells it as text")
+    assert encode_shape(vocab, text, parsed, spelt) == (
+        "special token text '</s>' spelt as text at character 3, where the reference reads it as its id")
 
 
 def test_the_same_bytes_cut_by_the_longest_piece(spm):

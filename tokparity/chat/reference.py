@@ -43,7 +43,8 @@ class ChatWay:
     strip_content: str = ""
     drop_system: bool = False  # system messages taken out of the conversation first
     system_default: str | None = None  # a system message with this content put first where there is none
-    drop_empty: bool = False  # messages with no content (and no tool calls) taken out first
+    # messages with no content taken out first: "plain" those without tool calls, "any" those with too
+    drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
     null_as_empty: bool = False  # a null (or missing) content sent as the empty string
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
@@ -62,6 +63,9 @@ class ChatWay:
     # none), whatever the template reads: a server that flattens a content as ``content[0].text``
     one_part: str | None = None
     options_as_strings: bool = False  # each option that is true or false sent as "true" or "false"
+    # options given where the conversation leaves them unset, as pairs "name=true" or "name=false"
+    # separated by spaces: a server that always writes its own default ("enable_thinking=false")
+    options_set: str = ""
     # each tool as a server's model of an OpenAI tool dumps it: its fields the request left unset
     # written as null ("strict" in each function; with "defer", "defer_loading" in each tool too)
     tool_nulls: str | None = None
@@ -73,6 +77,7 @@ class ChatWay:
     fold_system: str | None = None
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
+    strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
     reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
@@ -86,6 +91,7 @@ class ChatWay:
 
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
+EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
@@ -140,13 +146,15 @@ class ChatReference:
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way, self.template.reads_parts,
                               way.fold_system is None or way.fold_always or self.reads_system())
+        if not conversation.messages:  # (every message taken out: transformers refuses to render none)
+            raise TemplateRaised(EMPTY_CONVERSATION)
         prefill = None
         if way.continue_final == "prefill" and conversation.messages and \
                 conversation.messages[-1].get("role") == "assistant":
             conversation, prefill = prefilled(conversation)
             asks = True
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
-               way.continue_final)
+               way.continue_final, way.options_set)
         if key not in self._texts:
             if len(self._texts) > 4096 or self._chars > MAX_KEPT_CHARS:  # (the diagnosis asks again within a case)
                 self._texts.clear()
@@ -154,6 +162,8 @@ class ChatReference:
             options = (dict(conversation.options) if way.variables else
                        {k: v for k, v in conversation.options.items() if k in OWN_OPTIONS})
             options["add_generation_prompt"] = asks
+            for name, value in (pair.split("=", 1) for pair in way.options_set.split()):
+                options.setdefault(name, value == "true")
             if way.continue_final in ("never", "prefill"):
                 options.pop("continue_final_message", None)
             elif way.continue_final == "always" and not asks and conversation.messages and \
@@ -178,6 +188,10 @@ class ChatReference:
         if isinstance(found, TemplateRaised):
             raise found
         found += prefill or ""
+        if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
+            bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
+            found = found[len(bos):] if bos and found.startswith(bos) else found
+            found = found[:-len(eos)] if eos and found.endswith(eos) else found
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
 
     def given_up(self) -> str:
@@ -352,7 +366,8 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.drop_system:
         messages = [m for m in messages if m.get("role") != "system"]
     if way.drop_empty:
-        messages = [m for m in messages if m.get("content") not in ("", None, []) or m.get("tool_calls")]
+        messages = [m for m in messages if m.get("content") not in ("", None, [])
+                    or (m.get("tool_calls") and way.drop_empty == "plain")]
     if way.drop_null:
         messages = [m for m in messages if m.get("content") is not None]
     if way.null_as_empty:

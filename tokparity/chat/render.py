@@ -50,6 +50,7 @@ class RenderSwitches:
     raise_exception: str = "raise"
     autoescape: bool = False  # every {{ }} output HTML-escaped (jinja2's autoescape, on in some engines' environments)
     special_tokens: bool = True  # bos_token, eos_token and the other special tokens' texts given to the template
+    globals_missing: str = ""  # transformers' globals the engine's environment lacks, by name ("strftime_now")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -179,6 +180,8 @@ def compiled(source: str, switches: RenderSwitches):
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
     env.globals["dict"] = TemplateDict()
     env.globals["namespace"] = Namespace
+    for name in switches.globals_missing.split():
+        env.globals.pop(name, None)
     try:
         template = env.from_string(source)
     except jinja2.exceptions.TemplateError as e:

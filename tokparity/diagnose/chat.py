@@ -22,7 +22,7 @@ from os.path import commonprefix
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.chat.reference import EMPTY_CONVERSATION, TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.diagnose.info import of_stage
 from tokparity.diagnose.verdict import proven
@@ -107,10 +107,11 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
     return ChatAnswer(output if gave != "ids" else None, list(j.backend_ids) if gave != "text" else None)
 
 
-# A refusal that names what the template lacked: a variable, a filter, a test. Only such a message
-# says why two refusals are one; a generic error (an index out of range, a raise_exception text that
+# A refusal that names what the template lacked: a variable, a filter, a test, or any message at all
+# (transformers' refusal of an empty conversation). Only such a message says why two refusals are one; a generic error (an index out of range, a raise_exception text that
 # any broken alternation reaches) does not.
-NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'")
+NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
+                        + re.escape(EMPTY_CONVERSATION))
 
 
 def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:

@@ -34,7 +34,10 @@ def _as_decoder(text: str, joined: str, right: str) -> str:
         return text
     if joined[1:] == right and text.startswith(" "):
         return text[1:]
-    return hf_clean_up(text) if hf_clean_up(joined) == right else text
+    if hf_clean_up(joined) == right:
+        return hf_clean_up(text)
+    # (a decoder that writes invalid bytes otherwise, a U+FFFD for each byte of a run: its first space still tells)
+    return text[1:] if joined.startswith(" ") and not right.startswith(" ") and text.startswith(" ") else text
 
 
 def _byte_token(ref: RefTokenizer, i: int) -> bool:
@@ -131,8 +134,25 @@ def _shown_otherwise(table: dict[str, int], tokens: list[str], ids: list[int], l
 
 
 def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """A failure where the ids' bytes together are not UTF-8 (a strict decode); nothing else changed."""
-    return [] if _utf8(b"".join(bytes_of(ref, ids, asked))) else [FAILED]
+    """A failure where the ids' bytes together are not UTF-8 (a strict decode); nothing else changed.
+    A stream (after a prompt) waits for a character still unfinished at the end. It fails where
+    its generated ids' bytes are not UTF-8 on their own, too: a streamer that keeps only what it
+    generated decodes them apart from the prompt's."""
+    pieces = bytes_of(ref, ids, asked)
+    if not prompt:
+        return [] if _utf8(b"".join(pieces)) else [FAILED]
+    if _utf8_but_its_end(b"".join(pieces)) and _utf8_but_its_end(b"".join(pieces[prompt:])):
+        return []
+    return [FAILED]
+
+
+def _utf8_but_its_end(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8 up to a character it leaves unfinished at its end."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.reason == "unexpected end of data"
+    return True
 
 
 # --- pieces ------------------------------------------------------------------------------------

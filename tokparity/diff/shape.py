@@ -34,7 +34,7 @@ SHOWN = 24  # characters of text a shape quotes, at most
 # Every shape sentence starts with the words of its kind; the catalogue (tools/cause_shapes.py)
 # counts the kinds each cause gives. In order: a longer start before a shorter one it begins with.
 KINDS = (
-    "id not in the vocabulary", "special token left out", "special token added", "special token repeated",
+    "id not in the vocabulary", "special token text read as its id", "special token text spelt as text", "special token left out", "special token added", "special token repeated",
     "special tokens replaced", "ids missing at the end", "ids added at the end", "unknown token written",
     "same bytes, cut otherwise", "text dropped", "text inserted", "text trimmed", "text padded",
     "text written otherwise", "text missing at the end", "text added at the end of the prompt",
@@ -43,6 +43,8 @@ KINDS = (
     "the engine gave no answer in time", "the decoder failed", "the oracle failed",
 )
 _KIND_STARTS = (
+    (r"special token text .* read as its id", "special token text read as its id"),
+    (r"special token text .* spelt as text", "special token text spelt as text"),
     (r"id \d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
     (r"special tokens? .* added at", "special token added"), (r"special token .* \d+ times", "special token repeated"),
     (r"special tokens .* where the reference has", "special tokens replaced"),
@@ -82,10 +84,34 @@ def encode_shape(vocab: Vocab, text: str, oracle_ids: Sequence[int], backend_ids
     unknown = [i for i in backend_ids if not 0 <= i < vocab.size]
     if unknown:
         return f"id {unknown[0]} is not in the vocabulary ({vocab.size} tokens)"
-    ends = _ends(vocab, oracle_ids, backend_ids)
+    ends = _ends(vocab, oracle_ids, backend_ids) or _parsed(vocab, text, oracle_ids, backend_ids)
     if ends:
         return ends
     return _middle(vocab, text, list(oracle_ids), list(backend_ids))
+
+
+def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
+    """A special token's text read as its one id by one side and spelt as text by the other, the
+    rest the same: both sides' ids spell one text, spaces aside, once each special token is written
+    as its text.
+
+        >>> from tokparity.vocab.model import TokenType as T, Vocab
+        >>> v = Vocab("spm", ["<s>", "▁<", "s", ">", "▁Hi"], token_types=[T.CONTROL, *[T.NORMAL] * 4])
+        >>> _parsed(v, "<s> Hi", [1, 2, 3, 4], [0, 4])
+        "special token text '<s>' read as its id at character 0, where the reference spells it as text"
+    """
+    written = lambda ids: b"".join(vocab.tokens[i].encode("utf-8", "surrogatepass") if _special(vocab, i)  # noqa: E731
+                                   else token_bytes(vocab, i) for i in ids)
+    a_only = [i for i in a if _special(vocab, i) and i not in b]
+    b_only = [i for i in b if _special(vocab, i) and i not in a]
+    # (spaces aside: a special token read as its id cuts the text, and each fragment may then get a space prefix)
+    if not (a_only or b_only) or (a_only and b_only) or b"".join(written(a).split()) != b"".join(written(b).split()):
+        return ""
+    token = vocab.tokens[(b_only or a_only)[0]]
+    at = f"at character {text.find(token)}" if token in text else "in the text"
+    if b_only:
+        return f"special token text {token!r} read as its id {at}, where the reference spells it as text"
+    return f"special token text {token!r} spelt as text {at}, where the reference reads it as its id"
 
 
 def _special(vocab: Vocab, i: int) -> bool:

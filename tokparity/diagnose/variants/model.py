@@ -4,7 +4,7 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 
 import regex
@@ -19,7 +19,6 @@ from tokparity.reference.bpe import AnyJoin, RightmostFirst
 from tokparity.reference.greedy import LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
-from tokparity.reference.pretokenize import bytes_to_gpt2
 from tokparity.reference.sentencepiece import SentencePieceBpe
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
@@ -180,35 +179,22 @@ def _plain_object(table: str, c: Candidate) -> Candidate | None:
     return c.replace(plain_object=table)
 
 
-def _php_range_alphabet() -> dict[str, str]:
+_GLYPH_OF_BYTE = {b: c for c, b in gpt2_unicode_to_byte().items()}
+
+
+def _php_range_alphabet() -> dict[int, str]:
     """GPT-2's byte alphabet built with ranges that include their end (PHP's ``range``): bytes 0x7F
-    and 0xAD spelt as themselves, 0x80..0xA0 as GPT-2 spells the byte before. The table maps each
-    byte's GPT-2 character to the character this alphabet gives that byte."""
-    right = {b: c for c, b in gpt2_unicode_to_byte().items()}
+    and 0xAD spelt as themselves, 0x80..0xA0 as GPT-2 spells the byte before. Each byte's character."""
     printable = [*range(0x21, 0x80), *range(0xA1, 0xAE), *range(0xAE, 0x100)]
     others = [b for b in range(256) if b not in printable]
-    wrong = {b: chr(b) for b in printable} | {b: chr(256 + n) for n, b in enumerate(others)}
-    return {right[b]: wrong[b] for b in range(256)}
+    return {b: chr(b) for b in printable} | {b: chr(256 + n) for n, b in enumerate(others)}
 
 
-class _Respelt:
-    """A byte-level pre-tokenizer whose words are spelt by another alphabet: ``respell`` takes the
-    word's text (its bytes read as UTF-8) and gives its spelling."""
-
-    byte_level = True
-
-    def __init__(self, inner, respell: Callable[[str], str]):
-        self.inner, self.respell = inner, respell
-
-    def __call__(self, text: str, at_start: bool = True) -> list[str]:
-        to_byte = gpt2_unicode_to_byte()
-        words = [self.respell(bytes(to_byte[c] for c in w).decode("utf-8", "surrogatepass"))
-                 for w in self.inner(text, at_start)]
-        return [w for w in words if w]
+_PHP_RANGE = _php_range_alphabet()
 
 
 def _php_range(word: str) -> str:
-    return "".join(_PHP_RANGE[c] for c in bytes_to_gpt2(word))
+    return "".join(_PHP_RANGE[b] for b in word.encode("utf-8"))
 
 
 def _code_units(word: str) -> str:
@@ -219,29 +205,37 @@ def _code_units(word: str) -> str:
     return "".join(_GLYPH_OF_BYTE[u] if u < 256 else "" for u in codes)
 
 
-class _RespeltSplit:
-    """llama.cpp's split regexes, each word spelt by ``respell`` (its words given to a pipeline
-    that no longer spells them itself)."""
+class _Respelt:
+    """A pre-tokenizer whose words are spelt by another byte alphabet: ``respell`` takes a word's
+    text and gives its spelling. Hugging Face's byte-level pre-tokenizer gives each word in GPT-2's
+    alphabet (``__call__``: read back to text first); llama.cpp's split regexes give the text
+    (``split``)."""
+
+    byte_level = True
 
     def __init__(self, inner, respell: Callable[[str], str]):
         self.inner, self.respell = inner, respell
 
+    def __call__(self, text: str, at_start: bool = True) -> list[str]:
+        to_byte = gpt2_unicode_to_byte()
+        return self._spelt(bytes(to_byte[c] for c in w).decode("utf-8", "surrogatepass")
+                           for w in self.inner(text, at_start))
+
     def split(self, text: str) -> list[str]:
-        return [w for w in map(self.respell, self.inner.split(text)) if w]
+        return self._spelt(self.inner.split(text))
+
+    def _spelt(self, words: Iterable[str]) -> list[str]:
+        return [w for w in map(self.respell, words) if w]
 
 
 def _respelt(respell: Callable[[str], str], c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe) and p.pre.byte_encode and p.greedy is None:
         return with_pipeline(c, fork(p, pre=dataclasses.replace(p.pre, byte_encode=False),
-                                     pretokenizer=_RespeltSplit(p.pretokenizer, respell)))
+                                     pretokenizer=_Respelt(p.pretokenizer, respell)))
     if not isinstance(p, HfBpe) or not p.pretokenizer.byte_level or p.greedy is not None:
         return None
     return with_pipeline(c, fork(p, pretokenizer=_Respelt(p.pretokenizer, respell)))
-
-
-_PHP_RANGE = _php_range_alphabet()
-_GLYPH_OF_BYTE = {b: c for c, b in gpt2_unicode_to_byte().items()}
 
 
 def variants() -> list[Variant]:

@@ -128,6 +128,12 @@ def variants() -> list[Variant]:
         Variant("normalizer.nfkc:simplified", "normalizer.nfkc",
                 "NFKC with C0 controls dropped and Unicode spaces, ZWJ/ZWNJ to spaces in place of the charsmap "
                 "(transformers.js's Precompiled)", partial(_normalizer_nfkc, simplified=True)),
+        # (not ASCII: NFKC changes no ASCII text)
+        Variant("normalizer.nfkc:added", "normalizer.nfkc", "NFKC applied to the text, where the model's files have no "
+                "NFKC step (a wrapper that normalizes every input first)", partial(_unicode_form, "NFKC", False),
+                lambda c, text: not text.isascii()),
+        Variant("normalizer.nfkc:skipped", "normalizer.nfkc", "NFKC left out, where the model's normalizer has it",
+                partial(_unicode_form, "NFKC", True)),
         Variant("normalizer.nfc", "normalizer.nfc", "NFC applied to the text, where the model's files have no NFC "
                 "step", partial(_unicode_form, "NFC", False)),
         Variant("normalizer.nfc:skipped", "normalizer.nfc", "NFC left out, where the model's normalizer has it",
