@@ -78,6 +78,8 @@ class ChatWay:
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
+    # the text written where a generation prompt is asked, after the prompt the template writes without one
+    generation_prompt_as: str | None = None
     reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
@@ -153,6 +155,8 @@ class ChatReference:
                 conversation.messages[-1].get("role") == "assistant":
             conversation, prefill = prefilled(conversation)
             asks = True
+        own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
+        asks = asks and own_prompt is None
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final, way.options_set)
         if key not in self._texts:
@@ -187,7 +191,7 @@ class ChatReference:
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
             raise found
-        found += prefill or ""
+        found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
             found = found[len(bos):] if bos and found.startswith(bos) else found

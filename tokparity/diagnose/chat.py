@@ -245,6 +245,13 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
                 out.append(_tojson_variant(name, traits.split("+")))
             continue
+        if key == "generation_prompt_as":
+            value, chars = _generation_prompt_read(reference, conversation, got.text, right.text)
+            rendered += chars
+            if value is not None:
+                entry = CHAT_CAUSES[name]
+                out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
+            continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
         elif key == "raise_exception" and right.raised:
@@ -266,6 +273,21 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         entry = CHAT_CAUSES[name]
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     return tuple(out), rendered
+
+
+def _generation_prompt_read(reference: ChatReference, conversation: Conversation, text: str,
+                            right: str | None) -> tuple[str | None, int]:
+    """What the backend writes in place of the template's generation prompt, and the characters
+    rendered to read it: its prompt less the template's prompt without one. None where no
+    generation prompt is asked, or where the two prompts part before it."""
+    if right is None or not conversation.add_generation_prompt:
+        return None, 0
+    head = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(generation_prompt=False))
+    if head is None or not text.startswith(head) or not right.startswith(head):
+        return None, len(head or "")
+    own, template = text[len(head):], right[len(head):]
+    # (a short one: a text far longer than the template's is the rest of a prompt, not its generation prompt)
+    return (own if own != template and len(own) <= 2 * len(template) + 32 else None), len(head)
 
 
 def _rendered(reference: ChatReference, conversation: Conversation, way: ChatWay) -> str | None:
@@ -441,7 +463,9 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
     """Each cause whose value is read off a prompt, made with the value most of the rows it names read."""
     seen: dict[str, Counter[ChatVariant]] = {}
     for row in rows:
-        if row is None or not any(n in DERIVED for n in row[2].variants):
+        # (a cause among a row's alternatives counts too: the run's verdict may choose it)
+        names = set(row[2].variants) | {n for alt in row[2].alternatives for n in alt} if row is not None else set()
+        if row is None or not names & DERIVED.keys():
             continue
         conversation, got, d = row
         try:
@@ -449,7 +473,7 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
         except CaseFailure:
             continue
         for v in read:
-            if v.name in d.variants:
+            if v.name in names:
                 seen.setdefault(v.name, Counter())[v] += 1
     # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
     return {name: _tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})

@@ -245,7 +245,7 @@ class Engine:
                     buf.decode("utf-8")
                 except UnicodeDecodeError as e:
                     if not (e.reason == "unexpected end of data" and e.end == len(buf)):
-                        raise StrictUTF8Crash(f"UnicodeDecodeError: {e}")
+                        raise StrictUTF8Crash(f"UnicodeDecodeError: {e}") from None
         return self.twin_stream(ids, prompt, skip)
 
     # ---------------------------------------------------------------- protocol
