@@ -72,7 +72,7 @@ def count_sentence(t: dict[str, int]) -> str:
         parts.append(f"{t['known']:,} known divergence" + ("" if t["known"] == 1 else "s"))
     if t["ties"]:
         parts.append(f"{t['ties']:,} tie" + ("" if t["ties"] == 1 else "s") + " of equal score")
-    return f"{mismatches} in the table's {t['cases']:,} cases: {', '.join(parts)}"
+    return f"{mismatches} in {t['cases']:,} judgements (a case once per backend and op): {', '.join(parts)}"
 
 
 def html_header(out: Path) -> str:

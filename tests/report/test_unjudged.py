@@ -40,3 +40,18 @@ def test_a_backend_that_answers_nothing_is_said_to_be_judged_on_no_case(tmp_path
     assert "agrees with its oracle" not in explained
     html = (out / "report.html").read_text("utf-8")
     assert "judged on no case" in html and "2 not answered" in html and "without golden ids" not in html
+
+
+def test_the_header_names_the_most_used_known_divergences_only():
+    """A run that met many known divergences listed them all on one header line (803 characters in
+    a newcomer's parity run). The header names the most used few; each write-up lists its own."""
+    from tokparity.report.build import DIGEST, KNOWN_IN_HEADER, build
+    from tokparity.report.plain import lines
+    from tokparity.run.results import Results, RunSummary
+
+    used = {f"known-{k}": 10 * k for k in range(1, 9)}
+    results = Results("0.1.0", runs=[RunSummary("m", "llama.cpp", "mine", cases=100, mismatches=36, unexplained=0)],
+                      known={"used": used})
+    header = [line for line in lines(build(results, DIGEST)) if line.startswith("Known divergences")]
+    assert header == ["Known divergences (reported, not failing): known-8 80, known-7 70, known-6 60, known-5 50, "
+                      f"and {8 - KNOWN_IN_HEADER} more (each write-up lists its own)"]

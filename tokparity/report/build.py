@@ -307,11 +307,15 @@ def header(src: Source) -> Blocks:
             "JavaScript's \\s (no U+0085) or another Unicode version's tables can agree on every case here and "
             "still be wrong. Add -c seams (one of the default corpora) or run tokparity fuzz."), BAD))
     used = known_used(results)
-    if used:
+    if used:  # (the most used few: the header is one line a terminal shows whole; the reports list them all)
+        shown = sorted(used.items(), key=lambda kn: -kn[1])[:KNOWN_IN_HEADER]
+        more = f", and {len(used) - len(shown)} more (each write-up lists its own)" if len(used) > len(shown) else ""
         blocks.append(Paragraph(runs("Known divergences (reported, not failing): "
-                                     + ", ".join(f"{k} {n:,}" for k, n in used.items())), MUTED))
+                                     + ", ".join(f"{k} {n:,}" for k, n in shown) + more), MUTED))
     return tuple(blocks)
 
+
+KNOWN_IN_HEADER = 4  # known divergences named in the header line, the most used first
 
 # -- the sections, in order ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ keeps only its shrunk findings):
     >>> t.mismatches, t.unexplained, t.known, t.listed
     (1935, 1918, 17, 0)
     >>> count_line(t)
-    "1,935 mismatches in the table's 13,540 cases: 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
+    "1,935 mismatches in 13,540 judgements (a case once per backend and op): 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
 """
 
 from __future__ import annotations
@@ -91,14 +91,15 @@ def totals(results: Results) -> Totals:
 
 
 def count_line(t: Totals) -> str:
-    """The header's sentence: ``14 mismatches in the table's 2,485 cases: 5 unexplained, 9 known
-    divergences``. The table's cases column sums to that count: a case is counted once per backend."""
+    """The header's sentence: ``14 mismatches in 2,485 judgements (a case once per backend and op):
+    5 unexplained, 9 known divergences``. The table's cases column sums to that count."""
     parts = [f"{t.unexplained:,} unexplained"]
     if t.known:
         parts.append(plural(t.known, "known divergence"))
     if t.ties:
         parts.append(plural(t.ties, "tie") + " of equal score")
-    line = f"{plural(t.mismatches, 'mismatch')} in the table's {plural(t.cases, 'case')}: {', '.join(parts)}"
+    line = (f"{plural(t.mismatches, 'mismatch')} in {plural(t.cases, 'judgement')} (a case once per backend and op): "
+            f"{', '.join(parts)}")
     if t.listed < t.mismatches:
         line += f"; {t.listed:,} of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
     if t.interrupted:
