@@ -82,3 +82,11 @@ def without_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def message_of(e: BaseException) -> str:
+    """An exception's message. An engine's exception whose ``__str__`` raises still gets one."""
+    try:
+        return str(e)
+    except Exception:
+        return "(its message could not be read: its __str__ raised)"

@@ -339,3 +339,24 @@ def test_a_full_disk_while_a_virtualenv_is_made_is_said_to_be_the_disk(tmp_path,
     error = done.stderr.strip().splitlines()[-1]
     assert "making its virtualenv failed with 0 MiB free" in error and "TOKPARITY_CACHE" in error, error
     assert "venv module" not in error
+
+
+def test_a_release_runs_beside_jobs_from_an_installed_tokparity(tmp_path):
+    """``-j 2`` with a release, from an installed tokparity (a nox session's, pip's): a worker's
+    environment put this Python's site folder on PYTHONPATH, the release's child imported this
+    tokenizers, and every run failed telling the user to remove a good release (a tenth hostile
+    campaign's find). The command runs as a user's would: no checkout on its path."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run([sys.executable, "-P", "-c", "import tokparity; print(tokparity.__file__)"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "site-packages" in found.stdout, ("the test needs tokparity installed, as the README's command does",
+                                             found.stdout, found.stderr)
+    done = subprocess.run([sys.executable, "-P", "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "--sample",
+                           "10", "-b", "hf", "-b", f"old=hf@{OLD_TOKENIZERS}", "-j", "2", "-o", "out", "-q"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["backends"]["old"]["version"] == OLD_TOKENIZERS

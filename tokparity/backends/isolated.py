@@ -45,10 +45,10 @@ def model_from_json(d: dict) -> ModelFiles:
 
 
 def child_env(own_site: bool = False) -> dict:
-    """The child's environment: this very tokparity first on its path. ``own_site``: the child runs
-    another virtualenv's Python (a library release, releases.py), whose own packages must come
-    first: an installed tokparity then comes from the ``.pth`` that adds this one's site folders
-    after them, and only a source checkout's folder goes first."""
+    """The child's environment: this very tokparity first on its path (a source checkout's folder).
+    ``own_site``: the child runs another virtualenv's Python (a library release, releases.py), whose
+    own packages must come first: an installed tokparity then comes from the ``.pth`` that adds this
+    one's site folders after them."""
     env = dict(os.environ)
     env["GGML_NO_BACKTRACE"] = "1"  # ggml would otherwise run gdb on an abort, slowly and loudly
     if own_site:
@@ -57,7 +57,10 @@ def child_env(own_site: bool = False) -> dict:
     # (an empty entry of PYTHONPATH is the current folder, which -P keeps off the path: python_argv)
     path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     root = Path(__file__).resolve().parents[2]
-    if not (own_site and root.name in ("site-packages", "dist-packages")):
+    # (an installed tokparity: this Python finds it in its own site folder, and a release's Python
+    # through parent_site's .pth, after its own packages. On PYTHONPATH, that folder would pass on
+    # to a -j worker's release child, whose library would then be this one's)
+    if root.name not in ("site-packages", "dist-packages"):
         path.insert(0, str(root))
     env["PYTHONPATH"] = os.pathsep.join(path)
     if not path:

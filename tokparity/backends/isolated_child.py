@@ -15,6 +15,7 @@ from tokparity.backends.registry import make_backend
 from tokparity.child_python import die_with_parent
 from tokparity.errors import CaseFailure, TokparityError
 from tokparity.reference.decode import DecodeSettings
+from tokparity.textview import message_of
 
 
 def handle(backend: Backend, req: dict) -> dict:
@@ -70,9 +71,9 @@ def handle(backend: Backend, req: dict) -> dict:
     except CaseFailure as e:
         return {"error": e.detail, "status": e.status}
     except NotImplementedError as e:
-        return {"error": str(e), "status": "unsupported"}
+        return {"error": message_of(e), "status": "unsupported"}
     except Exception as e:  # the backend's own error on this input: reported, the child lives on
-        return {"error": f"{type(e).__name__}: {e}", "status": "error"}
+        return {"error": f"{type(e).__name__}: {message_of(e)}", "status": "error"}
 
 
 def serve(backend: Backend, requests, replies) -> None:

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from tokparity.backends.base import Answer, Backend, EncodeResult
 from tokparity.errors import CaseFailure, EngineDidNotStart
+from tokparity.textview import message_of
 
 STATUSES = ("ok", "crash", "timeout", "error", "skipped")
 
@@ -32,7 +33,7 @@ def ask(backend: Backend, text: str, add_special: bool = False, parse_special: b
     except EngineDidNotStart:
         raise
     except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
-        result = CaseFailure(f"{type(e).__name__}: {e}")
+        result = CaseFailure(f"{type(e).__name__}: {message_of(e)}")
     return Answer.of(result, time.perf_counter() - started, text)
 
 

@@ -323,6 +323,7 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
         words = [w for w in lexer if w not in ("&&", "||", ";", "|", "&", "(", ")")] if lexer else shlex.split(command)
     except ValueError:  # (an unclosed quote: the backend itself says so)
         return []
+    words = _variables_expanded(words)
     found = list(words)
     for k, w in enumerate(words):
         if words[k - 1:k] == ["cd"]:  # (after `cd DIR`, a word names a file in DIR too)
@@ -343,6 +344,22 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
             found += _command_words(w, depth + 1)
     found += [program for program in map(shutil.which, words[:1]) if program]
     return found
+
+
+def _variables_expanded(words: list[str]) -> list[str]:
+    """The words with each ``$NAME`` and ``${NAME}`` a shell would expand: a variable the command
+    sets before (``D=/x; python3 $D/e.py``), else tokparity's environment (``$HOME``, ``$PWD``). A
+    variable neither holds stays as it is: it names no file here."""
+    known = dict(os.environ) | {"PWD": os.getcwd(), "HOME": os.path.expanduser("~")}
+    out = []
+    for w in words:
+        w = re.sub(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))",
+                   lambda m: known.get(m.group(1) or m.group(2), m.group(0)), w)
+        assignment = re.fullmatch(r"([A-Za-z_]\w*)=(.*)", w)
+        if assignment:
+            known[assignment.group(1)] = assignment.group(2)
+        out.append(w)
+    return out
 
 
 def _module_files(target: str) -> list[str]:

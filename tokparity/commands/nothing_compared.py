@@ -60,14 +60,22 @@ def named_unjudged(results, backends: list[str]) -> str:
     return ""
 
 
+FEW_CONVERSATIONS = 10
+
+
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
     (``silent_template``)."""
+    from tokparity.chat import SPECIALS_CHECK
     from tokparity.errors import TokparityError
 
     reason = silent_template(results)
     if reason:
-        raise TokparityError(f"nothing was compared: {reason}: fix the template; the reports are in {out}")
+        # (a handful of conversations, a short fuzz's, may all be ones the template rightly refuses)
+        few = any(r.backend == SPECIALS_CHECK and r.skipped < FEW_CONVERSATIONS for r in results.runs)
+        advice = "try more conversations (more --seconds, a larger corpus), or fix the template" if few else \
+            "fix the template"
+        raise TokparityError(f"nothing was compared: {reason}: {advice}; the reports are in {out}")
 
 
 def silent_template(results) -> str:

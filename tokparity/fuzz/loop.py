@@ -507,12 +507,17 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
     if fuzz_options.seconds <= 0:
         raise TokparityError(f"--seconds must be positive, not {fuzz_options.seconds:g}")
     started = time.perf_counter()
-    if not options.oracle:
-        # golden ids judge only the texts they hold; a fuzzed text needs a library
-        chain = oracle_chain(resolve_model(spec), options)
-        options = replace(options, oracle=next(n for n in chain if n != "golden"))
     results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special})
-    pipeline = ModelPipeline.open(spec, backend_names, options, results)
+    try:
+        if not options.oracle:
+            # golden ids judge only the texts they hold; a fuzzed text needs a library
+            chain = oracle_chain(resolve_model(spec), options)
+            options = replace(options, oracle=next(n for n in chain if n != "golden"))
+        pipeline = ModelPipeline.open(spec, backend_names, options, results)
+    except KeyboardInterrupt:  # (stopped while the backends start: nothing judged, the reports say so)
+        results.interrupted = True
+        fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, 0, {}, {}, [], [])
+        return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), FuzzResult(interrupted=True)
     run = pipeline.run
     try:
         if not run.compared:
