@@ -49,7 +49,8 @@ EVERY = 4  # every 4th text of each corpus: the kinds, not the counts, are what 
 SETTINGS = ((False, False), (True, True))  # (add special tokens, parse special text)
 SYSTEM = "You are a helpful assistant."  # a value read off a prompt (chat.default-system-added)
 FAILS = "no ids: the engine fails"  # (a crash has no shape: the row says what the engine raised)
-DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted"}
+DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
+                  "generation_prompt_as": "Assistant:"}
 
 
 def kind(shape: str) -> str:
