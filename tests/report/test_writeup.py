@@ -262,7 +262,8 @@ def test_a_decoding_op_is_named_in_its_sentence():
     from tokparity.run.results import RunSummary
 
     stream = RunSummary("llama-bpe", "llama.cpp", "llama.cpp", op="stream", cases=10, mismatches=4)
-    assert verdict_sentence(stream).startswith("llama.cpp's stream differs from llama.cpp on 4 cases of llama-bpe")
+    assert verdict_sentence(stream).startswith("llama.cpp's stream differs from llama.cpp's whole decode on 4 cases of "
+                                               "llama-bpe")
     encode = RunSummary("llama-bpe", "llama.cpp", "mine", cases=10, mismatches=4)
     assert verdict_sentence(encode).startswith("mine differs from llama.cpp on 4 cases")
 

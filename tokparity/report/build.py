@@ -77,6 +77,7 @@ from tokparity.report.writeup import (
     Writeup,
     cause_line,
     comparison,
+    op_object,
     op_subject,
     piece_styles,
     plural,
@@ -98,7 +99,8 @@ def root_cause(summary: RunSummary) -> RootCause | None:
 
 def verdict_sentence(summary: RunSummary) -> str:
     """The sentence tokparity.diagnose.verdict opens a write-up with."""
-    return diagnose_sentence(summary.model, op_subject(summary), summary.oracle, summary.root_cause, summary.mismatches)
+    return diagnose_sentence(summary.model, op_subject(summary), op_object(summary), summary.root_cause,
+                             summary.mismatches)
 
 
 def fuzz_run(results: Results) -> overview.FuzzSection | None:
@@ -229,7 +231,9 @@ def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
     rows: list[tuple[str, Inline]] = [("Case", runs(f"{m.corpus}/{m.case_id}", *((" ", Run(m.tags["about"], MUTED))
                                                                                   if "about" in m.tags else ()))),
                                       ("Ids", runs(Run(ids, CODE)))]
-    if m.text:
+    if m.text and m.op == "chat":  # (a conversation's JSON, cut short, read as noise: each message's start)
+        rows.append(("Conversation", runs(overview.conversation_line(m.text))))
+    elif m.text:
         rows.append(("Text", text_runs(m.text, CASE_SHOWN)))
     if m.op == "pieces":
         differ = [k for k, (a, b) in enumerate(zip(m.oracle_output, m.backend_output)) if a != b][:4]

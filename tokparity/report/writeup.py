@@ -215,7 +215,7 @@ def proof(verdict: RootCause) -> str:
     it is not (a reader of one line must not take it for a proof)."""
     from tokparity.diagnose.verdict import kept
 
-    departs = f" ({verdict.oracle_departs:,} more are the oracle's departures)" if verdict.oracle_departs else ""
+    departs = f" (on {verdict.oracle_departs:,} more, the oracle is the one that departs)" if verdict.oracle_departs else ""
     unproven = "" if verdict.proven else ": not proven"
     return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and {kept(verdict)}{unproven}"
 
@@ -248,6 +248,13 @@ def op_subject(summary: RunSummary) -> str:
     return f"{summary.backend}'s {summary.op}" if summary.op in ("decode", "stream", "pieces") else summary.backend
 
 
+def op_object(summary: RunSummary) -> str:
+    """What it differs from: a stream is judged by the oracle's whole decode ("llama.cpp's whole
+    decode"), a decode and a pieces table by the oracle's own."""
+    whole = {"stream": "whole decode", "decode": "decode", "pieces": "pieces"}.get(summary.op)
+    return f"{summary.oracle}'s {whole}" if whole else summary.oracle
+
+
 def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN, verdict: RootCause | None = None,
             verdict_text: str = "") -> Writeup:
     """The write-up of ``summary``: ``verdict`` is its run-level root cause, ``verdict_text`` the
@@ -262,7 +269,7 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
     w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
                 known=Counter(m.known for m in mismatches if m.known).most_common())
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
-        w.sentence = (f"{op_subject(summary)} differs from {summary.oracle} on {plural(summary.mismatches, 'case')} of "
+        w.sentence = (f"{op_subject(summary)} differs from {op_object(summary)} on {plural(summary.mismatches, 'case')} of "
                       f"{summary.model}; {w.cause} {case_by_case(w.cause, summary.causes.get(w.cause, 0), 'them')}.")
     pool = telling_pool(mismatches, w.cause)
     if pool:
