@@ -48,7 +48,7 @@ CORPORA = ("multilingual", "emoji", "edge", "seams")
 EVERY = 4  # every 4th text of each corpus: the kinds, not the counts, are what the page shows
 SETTINGS = ((False, False), (True, True))  # (add special tokens, parse special text)
 SYSTEM = "You are a helpful assistant."  # a value read off a prompt (chat.default-system-added)
-FAILS = "no ids: the engine fails"  # (a crash has no shape: the row says what the engine raised)
+FAILS = "no ids: the engine fails"  # (a variant that fails has no ids to shape: its rows say what failed)
 DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
                   "generation_prompt_as": "Assistant:"}
 

@@ -92,7 +92,8 @@ def test_a_short_fuzz_whose_few_conversations_were_refused_is_not_told_to_fix_th
     from tokparity.run.results import Results, RunSummary
 
     def refusal(skipped: int) -> str:
-        results = Results("0.1.0", runs=[RunSummary("qwen3", "hf", "hf", cases=skipped, op="chat"),
+        good = RunSummary("gemma-3", "hf", SPECIALS_CHECK, cases=35, skipped=0, op="chat")  # (another model's: fine)
+        results = Results("0.1.0", runs=[good, RunSummary("qwen3", "hf", "hf", cases=skipped, op="chat"),
                                          RunSummary("qwen3", "hf", SPECIALS_CHECK, cases=0, skipped=skipped, op="chat")])
         with pytest.raises(TokparityError) as raised:
             refuse_silent_templates(results, tmp_path)

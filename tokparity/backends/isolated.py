@@ -49,18 +49,23 @@ def child_env(own_site: bool = False) -> dict:
     ``own_site``: the child runs another virtualenv's Python (a library release, releases.py), whose
     own packages must come first: an installed tokparity then comes from the ``.pth`` that adds this
     one's site folders after them."""
+    from tokparity.backends.releases import parent_site
+
     env = dict(os.environ)
     env["GGML_NO_BACKTRACE"] = "1"  # ggml would otherwise run gdb on an abort, slowly and loudly
+    sites = parent_site()
+    own = {os.path.realpath(p) for p in sites["TOKPARITY_PARENT_SITE"].split(os.pathsep) if p}
     if own_site:
-        from tokparity.backends.releases import parent_site
-        env.update(parent_site())
+        env.update(sites)
     # (an empty entry of PYTHONPATH is the current folder, which -P keeps off the path: python_argv)
     path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    if own_site:  # (this Python's site folders come after the release's own, through the .pth; on
+        # PYTHONPATH they would come first, and the release's child would import this one's library)
+        path = [entry for entry in path if os.path.realpath(entry) not in own]
     root = Path(__file__).resolve().parents[2]
     # (an installed tokparity: this Python finds it in its own site folder, and a release's Python
-    # through parent_site's .pth, after its own packages. On PYTHONPATH, that folder would pass on
-    # to a -j worker's release child, whose library would then be this one's)
-    if root.name not in ("site-packages", "dist-packages"):
+    # through parent_site's .pth: on PYTHONPATH, that folder would pass on to a -j worker's release child)
+    if os.path.realpath(root) not in own:
         path.insert(0, str(root))
     env["PYTHONPATH"] = os.pathsep.join(path)
     if not path:

@@ -39,7 +39,7 @@ from tokparity.backends.base import Backend, declared
 from tokparity.backends.process import scrubbed
 from tokparity.errors import CaseFailure, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
-from tokparity.textview import clipped
+from tokparity.textview import clipped, message_of
 from tokparity.zoo import ModelFiles
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def load_target(target: str):
         try:
             spec.loader.exec_module(module)
         except Exception as e:
-            raise TokparityError(f"py:{target}: importing {path} failed ({type(e).__name__}: {e})") from None
+            raise TokparityError(f"py:{target}: importing {path} failed ({type(e).__name__}: {message_of(e)})") from None
     else:
         try:
             _from_the_current_folder(module_name.split(".")[0])

@@ -323,7 +323,8 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
         words = [w for w in lexer if w not in ("&&", "||", ";", "|", "&", "(", ")")] if lexer else shlex.split(command)
     except ValueError:  # (an unclosed quote: the backend itself says so)
         return []
-    words = _variables_expanded(words)
+    if depth:  # (a shell script's words, as its shell expands them; cmd: itself runs no shell)
+        words = _variables_expanded(words)
     found = list(words)
     for k, w in enumerate(words):
         if words[k - 1:k] == ["cd"]:  # (after `cd DIR`, a word names a file in DIR too)

@@ -66,13 +66,13 @@ FEW_CONVERSATIONS = 10
 def refuse_silent_templates(results, out: Path) -> None:
     """A chat run is nothing compared on a model whose template gave a prompt for no conversation
     (``silent_template``)."""
-    from tokparity.chat import SPECIALS_CHECK
     from tokparity.errors import TokparityError
 
-    reason = silent_template(results)
-    if reason:
+    silent = _silent_run(results)
+    if silent is not None:
+        reason = silent_template(results)
         # (a handful of conversations, a short fuzz's, may all be ones the template rightly refuses)
-        few = any(r.backend == SPECIALS_CHECK and r.skipped < FEW_CONVERSATIONS for r in results.runs)
+        few = silent.skipped < FEW_CONVERSATIONS
         advice = "try more conversations (more --seconds, a larger corpus), or fix the template" if few else \
             "fix the template"
         raise TokparityError(f"nothing was compared: {reason}: {advice}; the reports are in {out}")
@@ -83,15 +83,21 @@ def silent_template(results) -> str:
     (it raised on each, never compiled, or wrote nothing). Both sides refusing every conversation,
     or both giving "", agree but prove nothing. The template's own check of its special tokens
     judges exactly the conversations that gave a prompt, so it counts them."""
+    run = _silent_run(results)
+    if run is None:
+        return ""
+    return (f"the chat template of {run.model} gave a prompt for none of the {run.skipped} conversations "
+            "(it raised on each, does not compile, or wrote nothing)")
+
+
+def _silent_run(results):
+    """The template's own check of a model whose template gave a prompt for no conversation, or None."""
     from tokparity.chat import SPECIALS_CHECK
 
     if results.interrupted:
-        return ""
-    for run in results.runs:
-        if run.backend == SPECIALS_CHECK and run.cases == 0 and run.skipped:
-            return (f"the chat template of {run.model} gave a prompt for none of the {run.skipped} conversations "
-                    "(it raised on each, does not compile, or wrote nothing)")
-    return ""
+        return None
+    return next((run for run in results.runs if run.backend == SPECIALS_CHECK and run.cases == 0 and run.skipped),
+                None)
 
 
 def with_nothing_compared(results, backends: list[str] | None):

@@ -107,9 +107,10 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
     return ChatAnswer(output if gave != "ids" else None, list(j.backend_ids) if gave != "text" else None)
 
 
-# A refusal that names what the template lacked: a variable, a filter, a test, or any message at all
-# (transformers' refusal of an empty conversation). Only such a message says why two refusals are one; a generic error (an index out of range, a raise_exception text that
-# any broken alternation reaches) does not.
+# A refusal that names what the template lacked: a variable, a filter, a test, or any message at
+# all (transformers' refusal of an empty conversation). Only such a message says why two refusals
+# are one; a generic error (an index out of range, a raise_exception text that any broken
+# alternation reaches) does not.
 NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
                         + re.escape(EMPTY_CONVERSATION))
 
@@ -286,8 +287,9 @@ def _generation_prompt_read(reference: ChatReference, conversation: Conversation
     if head is None or not text.startswith(head) or not right.startswith(head):
         return None, len(head or "")
     own, template = text[len(head):], right[len(head):]
-    # (a short one: a text far longer than the template's is the rest of a prompt, not its generation prompt)
-    return (own if own != template and len(own) <= 2 * len(template) + 32 else None), len(head)
+    # (none at all is chat.generation-prompt-missing's; a text far longer than the template's is the
+    # rest of a prompt, not its generation prompt)
+    return (own if own not in ("", template) and len(own) <= 2 * len(template) + 32 else None), len(head)
 
 
 def _rendered(reference: ChatReference, conversation: Conversation, way: ChatWay) -> str | None:
@@ -463,11 +465,13 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
     """Each cause whose value is read off a prompt, made with the value most of the rows it names read."""
     seen: dict[str, Counter[ChatVariant]] = {}
     for row in rows:
-        # (a cause among a row's alternatives counts too: the run's verdict may choose it)
-        names = set(row[2].variants) | {n for alt in row[2].alternatives for n in alt} if row is not None else set()
-        if row is None or not names & DERIVED.keys():
+        if row is None:
             continue
         conversation, got, d = row
+        # (a cause among a row's alternatives counts too: the run's verdict may choose it)
+        names = set(d.variants) | {n for alt in d.alternatives for n in alt}
+        if not names & DERIVED.keys():
+            continue
         try:
             read, _rendered_chars = derived(reference, conversation, got, reference.answer(conversation))
         except CaseFailure:

@@ -408,8 +408,8 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
             heads = variant.run(ref, ids[:prompt], 0, asked) if prompt else []  # (none: the bug is not in the prompt)
             # (a failure stays one, whatever the prompt alone gives: a streamer that fails sends nothing)
             answers = [a if a is None or a == wrong.FAILED else
-                       _after(a, heads[k] if len(heads) == len(answers) and heads[k] is not None else right)
-                       for k, a in enumerate(answers)]
+                       _after(a, heads[k] if len(heads) == len(answers) and heads[k] not in (None, wrong.FAILED)
+                              else right) for k, a in enumerate(answers)]
             twins = [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []

@@ -135,15 +135,15 @@ def _shown_otherwise(table: dict[str, int], tokens: list[str], ids: list[int], l
 
 def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """A failure where the ids' bytes together are not UTF-8 (a strict decode); nothing else changed.
-    A stream (after a prompt) waits for a character still unfinished at the end. It fails where
-    its generated ids' bytes are not UTF-8 on their own, too: a streamer that keeps only what it
-    generated decodes them apart from the prompt's."""
+    A stream (after a prompt) waits for a character still unfinished at the end. Its second form
+    decodes the generated ids' bytes on their own, as a streamer that keeps only what it generated
+    does: it also fails on the rest of a character the prompt began."""
     pieces = bytes_of(ref, ids, asked)
     if not prompt:
         return [] if _utf8(b"".join(pieces)) else [FAILED]
-    if _utf8_but_its_end(b"".join(pieces)) and _utf8_but_its_end(b"".join(pieces[prompt:])):
-        return []
-    return [FAILED]
+    whole = None if _utf8_but_its_end(b"".join(pieces)) else FAILED
+    apart = None if _utf8_but_its_end(b"".join(pieces[prompt:])) else FAILED
+    return [] if whole is None and apart is None else [whole, apart]
 
 
 def _utf8_but_its_end(data: bytes) -> bool:

@@ -34,7 +34,8 @@ SHOWN = 24  # characters of text a shape quotes, at most
 # Every shape sentence starts with the words of its kind; the catalogue (tools/cause_shapes.py)
 # counts the kinds each cause gives. In order: a longer start before a shorter one it begins with.
 KINDS = (
-    "id not in the vocabulary", "special token text read as its id", "special token text spelt as text", "special token left out", "special token added", "special token repeated",
+    "id not in the vocabulary",
+    "special token text read as its id", "special token text spelt as text", "special token left out", "special token added", "special token repeated",
     "special tokens replaced", "ids missing at the end", "ids added at the end", "unknown token written",
     "same bytes, cut otherwise", "text dropped", "text inserted", "text trimmed", "text padded",
     "text written otherwise", "text missing at the end", "text added at the end of the prompt",
@@ -289,6 +290,10 @@ def encode_failure_shape(text: str, oracle_ids: Sequence[int] | None, cls: str) 
 
         >>> encode_failure_shape("Hello", [9, 10], "crash")
         'the engine failed on a text of 5 characters (5 bytes) where the reference gives 2 ids'
+        >>> encode_failure_shape("é", [9], "timeout")
+        'the engine gave no answer in time on a text of 1 character (2 bytes) where the reference gives 1 id'
+        >>> encode_failure_shape("é", None, "crash")
+        "the oracle failed on this text: the engine's answer is not judged"
     """
     if oracle_ids is None:
         return "the oracle failed on this text: the engine's answer is not judged"

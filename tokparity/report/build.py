@@ -155,6 +155,7 @@ def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Wri
 # -- views and the source of a document -------------------------------------------------------------
 
 PAGE, SUMMARY, DIGEST, EXPLAIN = "page", "summary", "digest", "explain"
+KNOWN_IN_HEADER = 4  # known divergences named in the header line, the most used first
 VIEWS = (PAGE, SUMMARY, DIGEST, EXPLAIN)
 CASE_SHOWN = 200  # characters of the most telling case's text (explain CASE shows all)
 TIE_SHOWN = 80  # of a tie's text, and of a listed mismatch's
@@ -319,8 +320,6 @@ def header(src: Source) -> Blocks:
     return tuple(blocks)
 
 
-KNOWN_IN_HEADER = 4  # known divergences named in the header line, the most used first
-
 # -- the sections, in order ---------------------------------------------------------------------------
 
 
@@ -419,7 +418,7 @@ def root_causes(src: Source) -> tuple[str, Blocks] | None:
             blocks.append(Paragraph(runs("judged on no case: " + ", ".join(unjudged))))
     every = "Every backend judged" if any(not r.cases for r in src.results.runs) else "Every backend"
     if src.results.nothing_compared:  # (no backend named judged a case: nothing may be said to agree)
-        blocks.append(Paragraph(runs(f"Nothing compared{src.results.nothing_compared}.  No verdict."), BAD))
+        blocks.append(Paragraph(runs(f"Nothing compared{src.results.nothing_compared}. No verdict."), BAD))
     blocks += [writeup_article(w, src.view) for w in ws] or (
         [] if src.results.nothing_compared else [Paragraph(runs(f"{every} agrees with its oracle on every case."), OK)])
     return ("" if src.view == EXPLAIN else "Root cause, per model and backend"), tuple(blocks)

@@ -16,7 +16,7 @@ keeps only its shrunk findings):
     >>> t.mismatches, t.unexplained, t.known, t.listed
     (1935, 1918, 17, 0)
     >>> count_line(t)
-    "1,935 mismatches in 13,540 judgements (a case once per backend and op): 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)"
+    '1,935 mismatches in 13,540 judgements (a case once per backend and op): 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
 """
 
 from __future__ import annotations

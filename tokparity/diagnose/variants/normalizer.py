@@ -89,6 +89,15 @@ def _unicode_form(form: str, skip: bool, c: Candidate) -> Candidate | None:
     return c.replace(text_maps=c.text_maps + (partial(unicodedata.normalize, form),))  # type: ignore[arg-type]
 
 
+def _nfkc_added(c: Candidate) -> Candidate | None:
+    """NFKC on every input, where the model has no charsmap either (for one, normalizer.nfkc's
+    first form puts NFKC in its place)."""
+    p = c.pipeline
+    if (is_ugm_or_sp(p) and p.normalizer.charsmap is not None) or (isinstance(p, HfBpe) and p.normalizer.has("Precompiled")):
+        return None
+    return _unicode_form("NFKC", False, c)
+
+
 def _canonical_step(forms: tuple[str, ...], normalize: Callable[[str], str], c: Candidate) -> Candidate | None:
     """The model's steps of ``forms`` (a tokenizer.json's NFC or NFD) run by ``normalize`` instead:
     llama.cpp's one-code-point NFD (``nfd_first.py``), alone or recomposed as pytorch-tokenizers
@@ -130,7 +139,7 @@ def variants() -> list[Variant]:
                 "(transformers.js's Precompiled)", partial(_normalizer_nfkc, simplified=True)),
         # (not ASCII: NFKC changes no ASCII text)
         Variant("normalizer.nfkc:added", "normalizer.nfkc", "NFKC applied to the text, where the model's files have no "
-                "NFKC step (a wrapper that normalizes every input first)", partial(_unicode_form, "NFKC", False),
+                "NFKC step and no charsmap (a wrapper that normalizes every input first)", _nfkc_added,
                 lambda c, text: not text.isascii()),
         Variant("normalizer.nfkc:skipped", "normalizer.nfkc", "NFKC left out, where the model's normalizer has it",
                 partial(_unicode_form, "NFKC", True)),
