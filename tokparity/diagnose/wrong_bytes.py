@@ -21,7 +21,7 @@ from tokparity.diagnose.wrong_decoders import (
 )
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings, hf_clean_up
+from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
@@ -148,11 +148,7 @@ def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked
 
 def _utf8_but_its_end(data: bytes) -> bool:
     """Whether ``data`` is UTF-8 up to a character it leaves unfinished at its end."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return e.reason == "unexpected end of data"
-    return True
+    return _utf8(data[:len(data) - incomplete_tail(data)])
 
 
 # --- pieces ------------------------------------------------------------------------------------
