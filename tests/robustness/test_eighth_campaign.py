@@ -21,25 +21,14 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from cli_runs import one_error, tokparity
 
 from tokparity.diff.align import align
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-
-
-def one_error(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("tokparity: error: "), line
-    return line
 
 
 def engine(tmp_path: Path, name: str, reply: str) -> str:

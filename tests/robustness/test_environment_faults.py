@@ -8,20 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import tokparity
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    environment.update({"PYTHONPATH": str(ROOT)}, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, env=environment, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, timeout=60)
 
 
 @pytest.fixture

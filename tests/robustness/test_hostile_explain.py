@@ -6,22 +6,15 @@ naming the file, exit 2; the long case is explained."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import tokparity
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
-
-
-def tokparity(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, env=environment, capture_output=True,
-                          text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -5,20 +5,19 @@ twice. Each line now counts once: the resumed reports are those of the journal a
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import cli_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = f"greedy=cmd:{sys.executable} {ROOT / 'examples' / 'engines' / 'greedy_engine.py'} {{gguf}}"
 
 
 def tokparity(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tokparity", *args, "-q"], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    return cli_runs.tokparity(*args, "-q", cwd=cwd)
 
 
 def fuzz_summary(folder: Path) -> tuple[int, list[str]]:

@@ -13,9 +13,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_runs
 import pytest
 
 from tokparity.chat.template import find_template
@@ -27,11 +27,8 @@ SECRET = "tokparity-test-secret-7f3a"
 
 
 def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    environment.update({"PYTHONPATH": str(ROOT), "TOKPARITY_TEST_SECRET": SECRET}, **(env or {}))
     quiet = [] if args[0] in ("convert", "check") else ["-q"]  # (convert and check have no -q)
-    return subprocess.run([sys.executable, "-m", "tokparity", *args, *quiet], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    return cli_runs.tokparity(*args, *quiet, cwd=cwd, env={"TOKPARITY_TEST_SECRET": SECRET, **(env or {})})
 
 
 def one_line(done: subprocess.CompletedProcess, *words: str) -> None:

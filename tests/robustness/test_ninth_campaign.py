@@ -15,25 +15,14 @@ import csv
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from cli_runs import one_error, tokparity
 
 import tokparity as package
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-
-
-def one_error(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("tokparity: error: "), line
-    return line
 
 
 def test_a_hard_link_where_the_run_writes_is_refused(tmp_path, zoo):

@@ -12,16 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_runs
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    environment.update({"PYTHONPATH": str(ROOT)}, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tokparity", *args, "-q"], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return cli_runs.tokparity(*args, "-q", cwd=cwd, env=env)
 
 
 @pytest.fixture

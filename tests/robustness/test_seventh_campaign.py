@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import csv
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_runs import tokparity
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUSAL = "\x1b]0;PWNED\x07\x1b[2J<script>alert(1)</script>\n# x"
@@ -24,11 +24,6 @@ REFUSES = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n
 
 MANY_IDS = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
             "    print(json.dumps({'id': r['id'], 'ids': [100] * 300000}), flush=True)\n")
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
 def rows_of_engine(tmp_path: Path, script: str, *run: str) -> list[dict]:

@@ -20,14 +20,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_runs import tokparity
+
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS_ZERO = "import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n" \
                "    print(json.dumps({'id': r['id'], 'ids': [0]}), flush=True)\n"
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
 def the_error(done: subprocess.CompletedProcess) -> str:

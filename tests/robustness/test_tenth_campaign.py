@@ -12,25 +12,13 @@ docs/robustness.md), each as a user runs it:
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
 import sys
 from pathlib import Path
 
+from cli_runs import one_error, tokparity
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = (ROOT / "examples" / "engines" / "template_engine.py").read_text("utf-8")
-
-
-def tokparity(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", "-m", "tokparity", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-
-
-def one_error(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("tokparity: error: "), line
-    return line
 
 
 def test_an_engine_named_through_a_shell_variable_is_never_written(tmp_path, zoo):
