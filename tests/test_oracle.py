@@ -70,6 +70,7 @@ def test_a_zoo_model_whose_provenance_is_known_is_judged_by_its_original(zoo):
     oracle = choose_oracle(llama3)
     assert oracle.chain == ("golden", "llama.cpp")
     assert oracle.why.startswith("the zoo's manifest says the gguf is the original: ")
+    assert choose_oracle(llama3, add_special=True).why.startswith("--add-special: ")
     assert llama3.primary[0] == "gguf"  # and the reference reads that file
 
 
@@ -78,7 +79,9 @@ def test_a_gguf_alone_is_judged_by_golden_ids_then_llama_cpp(zoo, tmp_path):
     folder = folder_with(tmp_path, llama2.files["gguf"], llama2.files["golden_out"])
     oracle = choose_oracle(resolve_model(str(folder)))
     assert oracle.chain == ("golden", "llama.cpp")
-    assert choose_oracle(resolve_model(str(folder)), add_special=True).chain == ("llama.cpp",)  # golden: add_special off
+    with_specials = choose_oracle(resolve_model(str(folder)), add_special=True)
+    assert with_specials.chain == ("llama.cpp",)  # golden: add_special off; the option's doing is said first
+    assert with_specials.why.startswith("--add-special: the golden ids beside the GGUF hold no BOS or EOS")
     assert choose_oracle(resolve_model(str(llama2.files["gguf"]))).chain == ("golden", "llama.cpp")
 
 
@@ -86,7 +89,7 @@ def test_derived_files_never_judge_and_named_oracles_win(zoo):
     gemma3 = zoo("gemma-3")  # a tokenizer.json, with a GGUF and a .model tokparity converted from it
     oracle = choose_oracle(gemma3)
     assert oracle.chain == ("hf",) and "gguf and spm_model are tokparity's conversion, never a judge" in oracle.why
-    assert choose_oracle(gemma3, named="llama.cpp") == type(oracle)(("llama.cpp",), "named with --oracle")
+    assert choose_oracle(gemma3, named="llama.cpp") == type(oracle)(("llama.cpp",), "--oracle named it")
 
 
 def test_inspect_says_which_oracle_and_why(byte_fallback_folder):
@@ -112,3 +115,15 @@ def test_llama_cpp_is_the_one_that_differs_by_byte_fallback(byte_fallback_folder
     assert "the GGUF beside it may be a conversion" in llama["oracle_why"]
     assert f"{byte_fallback_folder.name} is judged by sentencepiece: its .model" in (out / "summary.md").read_text()
     assert "(its .model is SentencePiece" in (out / "report.html").read_text()
+
+
+def test_the_terminal_says_why_when_an_option_chose_the_oracle():
+    from tokparity.report.overview import oracle_lines
+    from tokparity.run.results import Results, RunSummary
+
+    def line(why: str) -> str:
+        (said,) = oracle_lines(Results("0", runs=(RunSummary("m", "llama.cpp", "hf", oracle_why=why),)), why=False)
+        return said
+
+    assert line("it is a GGUF alone, and …") == "m is judged by llama.cpp; summary.md says why"  # (noise to a newcomer)
+    assert line("--add-special: the golden ids …") == "m is judged by llama.cpp: --add-special: the golden ids …"

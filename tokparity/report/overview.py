@@ -146,11 +146,12 @@ def run_rows(results: Results) -> list[tuple[str, ...]]:
 
 def oracle_lines(results: Results, why: bool = True) -> list[str]:
     """``llama-bpe is judged by hf: its tokenizer.json is …``: once per model, why its oracle judges.
-    Without ``why`` (the terminal), the reason is left to summary.md: a newcomer read it as noise."""
+    Without ``why`` (the terminal), the reason is left to summary.md: a newcomer read it as noise.
+    A reason an option gave (``--add-special``) is said there too: the user chose it, maybe unknowingly."""
     seen: dict[str, str] = {}
     for r in results.runs:
         if r.model not in seen and r.oracle_why:
-            seen[r.model] = (f"{r.model} is judged by {r.oracle}: {r.oracle_why}" if why
+            seen[r.model] = (f"{r.model} is judged by {r.oracle}: {r.oracle_why}" if why or r.oracle_why.startswith("--")
                              else f"{r.model} is judged by {r.oracle}; summary.md says why")
     for r in results.runs:  # the chain's last judge is judged by those before it, on fewer texts
         *before, last = r.oracle.split("/")

@@ -36,7 +36,7 @@ TRAINED_IN = tuple((spec.role, spec.name, spec.trains) for spec in BUILTIN.value
 @dataclass(frozen=True)
 class Oracle:
     """The backends that judge a model's cases, tried in order (golden ids have only some texts),
-    and the sentence that says why."""
+    and the sentence that says why. A reason an option gave starts with that option (``--oracle``)."""
 
     chain: tuple[str, ...]
     why: str
@@ -51,12 +51,13 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
     training library of its original files, then golden ids, then llama.cpp (see the module doc)."""
     if named:
         from tokparity.backends.registry import split_label
-        return Oracle((split_label(named)[0],), "named with --oracle")
+        return Oracle((split_label(named)[0],), "--oracle named it")
     files = model.original_files
     if model.judge is not None:  # the zoo knows the provenance: only that file (and its golden ids) judges
         role, said = model.judge
         judged = choose_oracle(_only(model, role), add_special=add_special)
-        return Oracle(judged.chain, f"the zoo's manifest says the {role} is the original: {said}")
+        why = f"the zoo's manifest says the {role} is the original: {said}"
+        return Oracle(judged.chain, f"{judged.why}; {why}" if judged.why.startswith("--") else why)
     trained = next(((backend, why) for role, backend, why in TRAINED_IN if role in files), None)
     golden = "gguf" in files and "golden_out" in files and not add_special  # golden ids are add_special off
     if trained:  # a library answers every text: nothing after it would ever judge
@@ -67,6 +68,10 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
         chain = ["golden", "llama.cpp"]
         why = ("it is a GGUF, a format no library trains: the golden ids beside it (from the original tokenizer) "
                "judge the texts they hold, llama.cpp the others")
+    elif "gguf" in files and "golden_out" in files:  # (with --add-special)
+        chain = ["llama.cpp"]
+        why = ("--add-special: the golden ids beside the GGUF hold no BOS or EOS, so llama.cpp, the reference "
+               "implementation of that format, judges every text")
     else:
         chain = ["llama.cpp"]
         why = "it is a GGUF alone, and llama.cpp is the reference implementation of that format"
