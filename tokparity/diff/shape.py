@@ -449,6 +449,12 @@ def _part(contents: Sequence[str], prompt: str, at: int, inserted: bool = False)
         if s + after_start <= at < e or (at == e and after is None and at == len(prompt)):
             return f"at character {at}, in message {k}'s content (character {at - s} of it)"
         if after is not None and e <= at < after[1] + after_start:
-            return f"at character {at}, between message {k}'s content and message {after[0]}'s (a separator, a header)"
+            between = f"at character {at}, between message {k}'s content and message {after[0]}'s"
+            if after[0] == k + 1:
+                return f"{between} (a separator, a header)"
+            # (a message whose content is no string, or is not in the prompt: its whole turn may be what differs)
+            skipped = ", ".join(str(j) for j in range(k + 1, after[0]))
+            return f"{between}, where message{'s' * (after[0] > k + 2)} {skipped} stand{'s' * (after[0] == k + 2)} " \
+                   "(no text content of its own found: tool calls, parts, none)"
     k = spans[-1][0]
     return f"at character {at}, after the last message's content (message {k}: its end, the generation prompt)"
