@@ -20,7 +20,8 @@ PACKAGE = Path(tokparity.__file__).parent
 # module's layer is that of its longest entry ("tokparity", the package's own __init__, names only
 # itself).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["tokparity", "tokparity.errors", "tokparity.textview", "tokparity.child_python", "tokparity.memo"]),
+    ("base", ["tokparity", "tokparity.errors", "tokparity.textview", "tokparity.child_python", "tokparity.memo",
+              "tokparity.whole_files"]),
     ("vocab", ["tokparity.components", "tokparity.vocab"]),
     ("reference", ["tokparity.reference"]),
     # the files a run reads: models (pinned, fetched, trained, converted) and corpora

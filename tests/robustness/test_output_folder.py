@@ -196,13 +196,13 @@ def test_the_step_summary_through_a_hard_link_into_the_cache_is_refused(folder, 
     cache = tmp_path / "cache"
     cache.mkdir()
     key = cache / "journal-key"
-    key.write_text("k" * 64 + "\n", "utf-8")
+    key.write_text("ab" * 32 + "\n", "utf-8")
     os.link(key, folder / "summary.md")
     env = {"TOKPARITY_CACHE": str(cache), "GITHUB_STEP_SUMMARY": str(folder / "summary.md")}
     args = ["compare", "llama-spm", "-c", "texts.jsonl", "-b", "ref"] if command == "compare" else ["regress", "llama-spm"]
     done = tokparity(*args, "-o", "out", cwd=folder, env=env)
     one_line(done, "$GITHUB_STEP_SUMMARY", "hard link", "name a file of its own")
-    assert key.read_text("utf-8") == "k" * 64 + "\n"
+    assert key.read_text("utf-8") == "ab" * 32 + "\n"
 
 
 @pytest.mark.parametrize("where", ["--junit", "$GITHUB_STEP_SUMMARY"])

@@ -37,6 +37,7 @@ import tokenizers
 from tokparity.backends.hf import TokenizersBackend, apply_chat_template, is_rust_panic, quiet_transformers
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.vocab import Vocab, load_vocab
+from tokparity.whole_files import write_whole
 from tokparity.zoo import ModelFiles
 
 if TYPE_CHECKING:
@@ -167,12 +168,9 @@ class _ConversionCache:
         target = self.error_file if isinstance(result, str) else self.tokenizer_file
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-            if isinstance(result, str):
-                partial.write_text(result, "utf-8")
-            else:
-                result.save(str(partial))
-            os.replace(partial, target)  # whole or not at all, whoever else converts the same file
+            # (whole or not at all, whoever else converts the same file)
+            write_whole(target, lambda partial: partial.write_text(result, "utf-8") if isinstance(result, str)
+                        else result.save(str(partial)), suffix=".partial")
         except OSError:
             pass  # a cache that cannot be written only costs the next run the conversion
 

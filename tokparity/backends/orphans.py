@@ -33,10 +33,15 @@ GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
 SETTLE_SECONDS = 0.5  # for orphans to end by themselves first: an engine whose owner died sees its pipes close
 STOP_SECONDS = 5.0  # for all the rounds together
 # The signals that end tokparity, each as Ctrl-C does (tokparity.cli): Ctrl-C, a supervisor's stop,
-# a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT), and the others a user or a supervisor may send whose
-# default action ends a process at once, with no cleanup (SIGUSR1, SIGUSR2, SIGALRM).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
-                signal.SIGALRM)
+# a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT), and every other whose default action ends a process
+# at once, with no cleanup: SIGUSR1, SIGALRM, SIGXCPU (a CPU limit), SIGPROF, SIGPWR, the real-time ones.
+# Left alone: the faults, whose handler would return to the instruction that faulted (SIGSEGV,
+# SIGBUS, SIGFPE, SIGILL); those Python ignores itself (SIGPIPE, SIGXFSZ); those that end nothing.
+_FAULTS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL}
+_NOT_ENDING = {signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGCONT,
+               signal.SIGURG, signal.SIGWINCH, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
+_FIRST = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
+STOP_SIGNALS = _FIRST + tuple(sorted(set(signal.valid_signals()) - _FAULTS - _NOT_ENDING - set(_FIRST)))
 
 _engines: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # what tokparity started and waits for itself
 _adopting = False

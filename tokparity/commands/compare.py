@@ -8,6 +8,7 @@ import re
 import shutil
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 from tokparity.commands.arguments import (
@@ -164,7 +165,8 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
 
     written = [out] + [out / name for name in OUTPUTS]
     # (an input that is no file, a built-in corpus name like 'edge' or a zoo model's name, is not at risk)
-    existing = {option: [f for v in values or [] for f in _files_of(v)] for option, values in inputs.items()}
+    existing = {option: [f for v in values or [] for f in _files_of(v, every=option == "-c")]
+                for option, values in inputs.items()}
     for option, values in existing.items():
         for value in values:
             path = Path(os.path.expanduser(value))
@@ -205,32 +207,38 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         refuse_unsafe_output("--junit", junit)
 
 
-def _files_of(value: str) -> list[str]:
+MAX_FOLDER_FILES = 100_000  # of an input folder's own files, each compared with the outputs
+
+
+def _files_of(value: str, every: bool = False) -> list[str]:
     """The files an input names: itself where it exists, and the files a glob or a folder of corpus
-    files stands for (``corpus_files``). A built-in corpus's name names no file here (``_own``)."""
+    files stands for (``corpus_files``); ``every``: all the files below a folder too (a corpus). A
+    built-in corpus's name names no file here (``_own``)."""
     from tokparity.corpus.pipeline import corpus_files
     from tokparity.errors import TokparityError
 
-    exists = Path(os.path.expanduser(value)).exists()
+    path = Path(os.path.expanduser(value))
     try:
         found = [str(f) for f, _ in corpus_files(value)]
     except (TokparityError, OSError):
         found = []
-    return list(dict.fromkeys(([value] if exists else []) + found))
+    # (a folder's other files too: a saved dataset's state.json and dataset_dict.json say where its rows are)
+    below = (os.path.join(top, name) for top, _, names in os.walk(path) for name in names) \
+        if every and path.is_dir() else ()
+    return list(dict.fromkeys(([value] if path.exists() else []) + found + list(islice(below, MAX_FOLDER_FILES))))
 
 
 def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
     """What ``path`` is, if the run reads it: a file of a local model (``files_read_with``), or a file
-    of tokparity's cache (the zoo's models, the releases' virtualenvs, the key that signs journals);
-    else None."""
+    of tokparity's cache (the zoo's models, the releases' virtualenvs, the key that signs journals),
+    there already or not; else None."""
     from tokparity.textview import shown_path
     from tokparity.zoo.model_file import files_read_with
 
-    if not path.is_file():
-        return None
-    for model in models:
+    for model in models if path.is_file() else ():
         if any(_same_file(path, read) for read in files_read_with(model)):
             return f"a file of the model {shown_path(model)}"
+    # (a file of the cache that is not there yet too: the run may make it, the journal key first)
     return IN_CACHE if _in_cache(path) else OWN if _own(path) else None
 
 
@@ -277,12 +285,29 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
         what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "a device or a FIFO"
         raise TokparityError(f"{option} {shown_path(named)}: is {what}; tokparity writes a regular file of its own "
                              "there: name another file")
-    if path.exists() and _in_cache(path):
+    if _in_cache(path):  # (there already or not: the run may make it, the journal key first)
         raise TokparityError(f"{option} {shown_path(named)}: is {IN_CACHE}; name another file")
-    if path.exists() and _own(path):
+    if _own(path):
         raise TokparityError(f"{option} {shown_path(named)}: is {OWN}; name another file")
     if any(_same_file(path, Path(os.path.expanduser(i))) for i in inputs):
         raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
+    # (whatever else it may be, an engine's file found through a shell's words or a package's
+    # folder: a JUnit file replaces only a JUnit file, or an empty one)
+    if option == "--junit" and path.is_file() and not _junit_or_empty(path):
+        raise TokparityError(f"{option} {shown_path(named)}: is a file that holds no JUnit report; tokparity "
+                             "replaces only a JUnit report there: name another file, or remove it first")
+
+
+def _junit_or_empty(path: Path) -> bool:
+    """Whether ``path`` is empty or begins as a JUnit report does (an XML declaration or a
+    ``<testsuites>``/``<testsuite>`` element in its first 4 KiB)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return not text or (text.startswith(b"<") and b"<testsuite" in head)
 
 
 def engine_files(backends: list[str] | None) -> list[str]:

@@ -125,6 +125,10 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
                       "tags": {"backend": finding.backend, "key": finding.key, "cause": finding.mismatch.cause}}
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     write_ci_outputs(results, paths, args.junit, "fuzz")
+    if results.interrupted:  # (a Ctrl-C: 130, as compare; the conversations done are in the reports)
+        print(f"tokparity: interrupted after {cases} conversation{'s' * (cases != 1)}; the reports cover them: "
+              f"{shown_path(paths['report.html'])}", file=sys.stderr)
+        return 130
     if given_up:
         raise TokparityError(f"nothing more was compared after {cases} conversation{'s' * (cases != 1)}. The chat "
                              f"template of {single_line(args.model)} is given up on: {single_line(given_up)}. Fix the "

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tokparity.convert.base import ConversionWarning
 from tokparity.errors import TokparityError
+from tokparity.whole_files import write_whole
 
 TARGETS = ("gguf", "spm", "hf")
 
@@ -69,15 +70,9 @@ def convert(src: str | os.PathLike, to: str, out: str | os.PathLike) -> Conversi
 
 
 def _write_whole(out: Path, write):
-    """``write(path)`` to a temporary name beside ``out``, renamed to ``out`` once complete: a
-    full disk or an interruption leaves ``out`` as it was (no empty or cut file), the temporary
-    one removed."""
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    """``write(path)`` to a fresh temporary name beside ``out``, renamed to ``out`` once complete
+    (tokparity.whole_files): a full disk or an interruption leaves ``out`` as it was."""
     try:
-        result = write(partial)
-        os.replace(partial, out)
+        return write_whole(out, write, suffix=".partial")
     except OSError as e:  # ENOSPC, EFBIG, EACCES, …
         raise TokparityError(f"{out}: cannot write it ({e.strerror or e}); nothing written") from None
-    finally:
-        partial.unlink(missing_ok=True)
-    return result

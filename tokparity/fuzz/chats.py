@@ -126,12 +126,13 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
 
     started = time.perf_counter()
     results = ResultsSoFar(options={"add_special": options.add_special, "parse_special": options.parse_special})
-    pipeline = ModelPipeline.open(spec, backend_names, options, results)
-    run = pipeline.run
+    pipeline: ModelPipeline | None = None
     findings: dict[tuple[str, str], ChatFinding] = {}
     n = 0
     given_up = ""
-    try:
+    try:  # (a stop while the backends start too: the reports are written, of nothing yet)
+        pipeline = ModelPipeline.open(spec, backend_names, options, results)
+        run = pipeline.run
         if run.chatting is None or not [n for n in run.chatting.compared if n not in TEMPLATE_CHECKS]:
             raise TokparityError(f"nothing to fuzz on {run.model.name}: " + (
                 "its files carry no chat template" if run.chatting is None else
@@ -161,9 +162,11 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
     except KeyboardInterrupt:
         results.interrupted = True
     finally:
-        pipeline.diagnose(None, everything=False)
-        pipeline.close()
-    results.runs.extend(pipeline.settle())
+        if pipeline is not None:
+            pipeline.diagnose(None, everything=False)
+            pipeline.close()
+    if pipeline is not None:
+        results.runs.extend(pipeline.settle())
     listed = list(findings.values())
     fuzz = FuzzSummary(seed, seconds, n, {"gen:chats": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
     return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n, given_up

@@ -28,6 +28,7 @@ from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import FuzzSummary, Results, ResultsSoFar, SeamCovered
 from tokparity.vocab.token_bytes import token_bytes
+from tokparity.whole_files import write_text_whole
 from tokparity.zoo import resolve_model
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
@@ -302,10 +303,8 @@ class Fuzzer:
         path = self.options.findings_path
         if path is None:
             return
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text("".join(json.dumps(f.record(self.options.seed), ensure_ascii=False) + "\n"
-                                   for f in self.result.findings), "utf-8")
-        partial.replace(path)
+        write_text_whole(path, "".join(json.dumps(f.record(self.options.seed), ensure_ascii=False) + "\n"
+                                       for f in self.result.findings))
 
     def close(self) -> None:
         """The last counts and the time used, to the journal."""

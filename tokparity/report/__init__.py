@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from tokparity.run.results import Results
+from tokparity.whole_files import write_text_whole, write_whole
 
 REPORT_FILES = ("report.html", "mismatches.csv", "summary.md", "summary.json")
 
@@ -35,10 +35,9 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in REPORT_FILES}
     for name in paths:  # what a run killed while writing left behind
-        for stale in out.glob(f".{name}.*.tmp"):
-            if stale.name[len(name) + 2:-4].isascii() and stale.name[len(name) + 2:-4].isdigit():
-                with contextlib.suppress(OSError):
-                    stale.unlink()
+        for stale in out.glob(f".{name}.*.tmp"):  # (a fresh name each time: mkstemp's random part)
+            with contextlib.suppress(OSError):
+                stale.unlink()
     _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
     write_atomically(paths["summary.md"], markdown.render(results))
     write_atomically(paths["report.html"], html.render(results))
@@ -47,19 +46,8 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    _atomic(path, lambda tmp: tmp.write_text(text, "utf-8"))
+    write_text_whole(path, text)
 
 
 def _atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """``write`` a temporary file beside ``path``, then rename it to ``path``. An OSError names
-    ``path`` (not the temporary name), and the temporary file is removed."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise OSError(e.errno, e.strerror, str(path)) from None
-        raise
+    write_whole(path, write)

@@ -53,6 +53,7 @@ from tokparity.run.messages import Failed, Finished, Judged, Named, Said, Starte
 from tokparity.run.options import CompareOptions, Services
 from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import ResultsSoFar
+from tokparity.whole_files import write_text_whole
 
 MAX_JOBS_PER_CPU = 4  # more workers than this only wait for a CPU, each holding its model in memory
 BATCH_SECONDS = 0.2  # a worker sends its records at least this often (and every BATCH_RECORDS)
@@ -349,9 +350,7 @@ def _write_history(history: dict[str, float], results_of: list[ModelLedger]) -> 
     try:
         path = _history_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(history, indent=0, sort_keys=True), "utf-8")
-        temporary.replace(path)
+        write_text_whole(path, json.dumps(history, indent=0, sort_keys=True))
     except OSError:
         pass  # a read-only cache: the next run guesses the order again
 

@@ -92,6 +92,9 @@ def journal_key(create: bool) -> bytes | None:
     if not key:  # a run killed between making the file and writing it
         raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
                          "and journals signed with the old one need --trust-journal)")
+    if not re.fullmatch(rb"[0-9a-f]{64}", key):  # (a file written over it: its bytes may be anyone's)
+        raise BadJournal(f"{path}: this is not a journal key tokparity made (64 hex digits); delete the file (a new "
+                         "key is made on the next run, and journals signed with the old one need --trust-journal)")
     return key
 
 
