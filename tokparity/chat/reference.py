@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ class ChatWay:
     # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
     # "user": a chat box that trims what the user typed), separated by spaces
     strip_content: str = ""
-    drop_system: bool = False  # system messages taken out of the conversation first
+    drop_roles: str = ""  # the messages of these roles taken out first, separated by spaces ("system", "tool")
     system_default: str | None = None  # a system message with this content put first where there is none
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
@@ -80,6 +81,10 @@ class ChatWay:
     strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
     # the text written where a generation prompt is asked, after the prompt the template writes without one
     generation_prompt_as: str | None = None
+    # a message without text written as a turn left open, its header alone with no end of turn: "empty"
+    # a content "", "any" a null one or a list of parts too. A formatter that reads only role and content
+    # and writes ``role + content + end`` only ``if content`` does this (FastChat's get_prompt).
+    open_empty: str = ""
     reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
@@ -95,6 +100,7 @@ class ChatWay:
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
+OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
@@ -140,6 +146,7 @@ class ChatReference:
         self._texts: dict[tuple, str | TemplateRaised] = {}
         self._chars = 0  # (conversation, the way's render choices) -> text
         self._reads_system: bool | None = None  # (asked once, where a way needs it)
+        self._turn_end: str | None = None  # (the same)
 
     def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
@@ -191,6 +198,9 @@ class ChatReference:
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
             raise found
+        if OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
+            found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(self.turn_end())})?" if self.turn_end() else ""),
+                           "", found)
         found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
@@ -207,17 +217,42 @@ class ChatReference:
         """Whether the template writes a system message's content: a probe with one is rendered. A
         template that refuses the probe is taken to read it (nothing is folded)."""
         if self._reads_system is None:
-            probe = [{"role": "system", "content": SYSTEM_PROBE}, {"role": "user", "content": "Hello"}]
-            try:
-                text = self.sandbox.render(self.template.for_conversation(False), probe, None,
-                                           {"add_generation_prompt": False}, self.template.specials,
-                                           TRANSFORMERS_WAY.render.to_json())
-            except BackendTimeout:
-                raise  # (not answered: asked again next time, never taken for an answer)
-            except (TemplateRaised, TokparityError, CaseFailure):
-                text = SYSTEM_PROBE
-            self._reads_system = SYSTEM_PROBE in text
+            text = self._probe([{"role": "system", "content": SYSTEM_PROBE}, {"role": "user", "content": "Hello"}])
+            self._reads_system = text is None or SYSTEM_PROBE in text
         return self._reads_system
+
+    def turn_end(self) -> str:
+        """The text the template writes after a message's content to end its turn (``<|eot_id|>``):
+        between a user's content and an assistant's, less the assistant's header. That header is
+        the generation prompt where the template writes one on request. Else the user's header is
+        what precedes the first content and the assistant's content alike. "" where it refuses."""
+        if self._turn_end is None:
+            a, b, c = (f"\ue001{x}\ue001" for x in "abc")
+            three = self._probe([{"role": "user", "content": a}, {"role": "assistant", "content": b},
+                                 {"role": "user", "content": c}]) or ""
+            one, asked = (self._probe([{"role": "user", "content": a}], asks) or "" for asks in (False, True))
+            if not all(m in three for m in (a, b, c)) or a not in one:
+                self._turn_end = ""
+            elif len(asked) > len(one) and asked.startswith(one):
+                header, turn = asked[len(one):], three.split(a, 1)[1].split(b, 1)[0]
+                self._turn_end = turn[:-len(header)] if turn.endswith(header) else ""
+            else:
+                turn = three.split(b, 1)[1].split(c, 1)[0]
+                at = len(turn) - len(os.path.commonprefix([one.split(a, 1)[0][::-1], turn[::-1]]))
+                tag = turn.rfind("<", 0, at)  # (a tag the two share the end of, <|begin_of_text|> and <|eot_id|>: the end's)
+                self._turn_end = turn[:turn.find(">", tag) + 1] if 0 <= tag and turn.find(">", tag) >= at else turn[:at]
+        return self._turn_end
+
+    def _probe(self, messages: list[dict], asks: bool = False) -> str | None:
+        """The template's text of a probe; None where it refuses it."""
+        try:
+            return self.sandbox.render(self.template.for_conversation(False), messages, None,
+                                       {"add_generation_prompt": asks}, self.template.specials,
+                                       TRANSFORMERS_WAY.render.to_json())
+        except BackendTimeout:
+            raise  # (not answered: asked again next time, never taken for an answer)
+        except (TemplateRaised, TokparityError, CaseFailure):
+            return None
 
     def ignores_generation_prompt(self) -> bool:
         """Whether the template writes the same prompt with and without ``add_generation_prompt``
@@ -247,6 +282,12 @@ class ChatReference:
 
     def close(self) -> None:
         self.sandbox.close()
+
+
+def _without_text(message: dict, which: str) -> bool:
+    """Whether ``message`` has no text as ``ChatWay.open_empty`` reads it: "empty", or "any"."""
+    content = message.get("content")
+    return content == "" or (which == "any" and not isinstance(content, str))
 
 
 def _merged(messages: list[dict], joiner: str) -> list[dict]:
@@ -367,8 +408,8 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     ``reads_system``: whether the template reads a list of parts, a system message; an engine that
     joins or folds them leaves such a template's alone)."""
     messages = conversation.messages
-    if way.drop_system:
-        messages = [m for m in messages if m.get("role") != "system"]
+    if way.drop_roles:
+        messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
     if way.drop_empty:
         messages = [m for m in messages if m.get("content") not in ("", None, [])
                     or (m.get("tool_calls") and way.drop_empty == "plain")]
@@ -405,6 +446,9 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.parse_arguments:
         messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]
+    if way.open_empty:  # (the engine reads only role and content: a marked turn is its header alone)
+        messages = [{"role": m.get("role"), "content": OPEN_MARK} if _without_text(m, way.open_empty) else m
+                    for m in messages]
     if way.roles_as:
         renamed = dict(pair.split("=", 1) for pair in way.roles_as.split())
         messages = [m | {"role": renamed[m["role"]]} if m.get("role") in renamed else m for m in messages]

@@ -436,7 +436,10 @@ def prefix_kept(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSet
     if first is None or not (0 <= first[0] < len(tokens) and tokens[first[0]].startswith("\u2581")):
         return []
     spaces = len(first[1]) - len(first[1].lstrip(b" "))
-    if not spaces or text.startswith(" "):
+    # (the decoder stripped a space where the text leads with fewer spaces than the ids' bytes: a text
+    # may begin with a space of its own, after a first token "▁" the decoder took whole)
+    joined = b"".join(bytes_of(ref, ids, asked))
+    if not spaces or len(text) - len(text.lstrip(" ")) >= len(joined) - len(joined.lstrip(b" ")):
         return []
     return [" " + text, " " * spaces + text]  # (each form in its place: the verdict counts a form by its place)
 
