@@ -69,3 +69,16 @@ def test_llama_cpp_pythons_llama3_format_has_every_row_named(tmp_path, zoo):
         assert named[case] == f"{base}+chat.empty-turn-left-open", (case, named[case])
     for case in ("tool-call-object-01", "tool-call-string-01", "tool-result-01"):
         assert named[case] == f"{base}+chat.tool-results-dropped+chat.empty-turn-left-open", (case, named[case])
+
+
+def test_the_verdict_leaves_out_a_cause_that_one_way_cannot_make_with_the_others():
+    """chatunify 0.1.0 on qwen2 (seventh survey): its rows named both chat.final-message-continued
+    and chat.final-message-prefilled, which set one field two ways. Their union made no way at all,
+    and the verdict read "reproduces 0 of 30 mismatches" where 27 rows had a cause."""
+    from tokparity.diagnose.chat import _union
+
+    counts = {"chat.chatml-fallback": 24, "chat.final-message-continued": 3, "chat.final-message-prefilled": 2,
+              "chat.generation-prompt-added": 5}
+    union = _union(counts, {})
+    assert "chat.final-message-continued" in union and "chat.final-message-prefilled" not in union
+    assert {"chat.chatml-fallback", "chat.generation-prompt-added"} <= set(union)

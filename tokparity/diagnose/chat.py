@@ -435,7 +435,7 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     for keys in named:
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
-    union = _in_order(tuple(sorted(counts, key=lambda n: -counts[n])[:MAX_AT_ONCE + 2]))
+    union = _union(counts, read)
     # (of ways that explain and keep as many, the first; each way's changes computed once)
     explains, keeps, _, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
                                      for k, way in enumerate(_ways(union, read)) for ks in (changed(way),)),
@@ -447,6 +447,20 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
                              checked and proven(explains, len(mine), keeps, len(rights)), 0,
                              tuple(breaks[:BREAKS_LISTED]))
+
+
+def _union(counts: dict[str, int], read: dict[str, ChatVariant]) -> tuple[str, ...]:
+    """The causes the rows name, most named first, as many as one way can make at once: a cause
+    that sets a field another one of them sets otherwise is left to its own rows (an engine that
+    continues one final message and prefills another is two answers, not one way)."""
+    union: tuple[str, ...] = ()
+    for name in sorted(counts, key=lambda n: -counts[n]):
+        if len(union) == MAX_AT_ONCE + 2:
+            break
+        tried = _in_order((*union, name))
+        if _ways(tried, read):
+            union = tried
+    return union
 
 
 def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, ChatAnswer, Diagnosis] | None]:
