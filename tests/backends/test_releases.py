@@ -162,6 +162,15 @@ def test_drift_where_nothing_changed_exits_0(tmp_path):
                  "--to", tokenizers.__version__, "-c", "edge", "-q", "-o", str(tmp_path / "d")]) == 0
 
 
+def test_drift_where_neither_release_loads_the_model_is_nothing_compared(tmp_path, capsys):
+    """It exited 0, "no change", with no report (the eleventh hostile campaign's find)."""
+    (tmp_path / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "BPE", "vocab": {"a": 0}, '
+                                             '"merges": ["a b c d"]}, "added_tokens": []}', "utf-8")
+    assert main(["drift", str(tmp_path / "tokenizer.json"), "--library", "tokenizers", "--from", OLD_TOKENIZERS,
+                 "--to", tokenizers.__version__, "-c", "edge", "-q", "-o", str(tmp_path / "d")]) == 2
+    assert "tokparity: error: nothing was compared: no model loads in both" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, says", [
     (["compare", "llama-bpe", "-b", "ref@1"], "ref is part of tokparity, not a library with releases"),
     (["compare", "llama-bpe", "-b", "hf@0.21;rm"], "'0.21;rm' is not a release number"),

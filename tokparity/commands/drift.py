@@ -106,8 +106,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"drift: {spec}: {other} loads it: a change of the bump", flush=True)
             loads_changed = True
     models = [spec for spec in models if not unloadable[spec]]
+    if not models and not loads_changed:  # (neither release loads any model: no verdict, not "no change")
+        raise TokparityError(f"nothing was compared: no model loads in both {old} and {new} (each said above); "
+                             "fix the model files, or drift other models")
     if not models:
-        return 1 if loads_changed else 0
+        return 1
     argv = ["compare", *models, "-b", old, "-b", new, "--oracle", old, "--no-builtin-known"]
     for corpus in args.corpora or []:
         argv += ["-c", corpus]
