@@ -218,3 +218,28 @@ def test_a_ci_file_onto_a_saved_datasets_description_is_refused(tmp_path: Path, 
     line = one_error(tokparity(*run, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(state)}))
     assert "state.json: is -c dd" in line.replace(str(tmp_path) + "/", "") or "state.json" in line, line
     assert state.read_bytes() == before
+
+
+def test_the_step_summary_is_appended_only_to_a_markdown_file(tmp_path: Path, zoo):
+    """An engine's module or program named through words no finder reads (``${D:-dir}``, ``env``)."""
+    zoo("llama-bpe")
+    engine = tmp_path / "e" / "eng.py"
+    engine.parent.mkdir()
+    engine.write_text((ROOT / "examples" / "engines" / "template_engine.py").read_text("utf-8"), "utf-8")
+    program = tmp_path / "bin" / "engx"
+    program.parent.mkdir()
+    program.write_text(f"#!{sys.executable}\n" + engine.read_text("utf-8"), "utf-8")
+    program.chmod(0o755)
+    before = engine.read_bytes(), program.read_bytes()
+    spec = f"mine=cmd:sh -c \"{sys.executable} ${{D:-{engine.parent}}}/eng.py $TOKPARITY_TOKENIZER_JSON\""
+    run = ("compare", "llama-bpe", "-c", "edge", "-b", spec, "-o", "o", "-q")
+    line = one_error(tokparity(*run, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(engine)}))
+    assert "is a .py file; a step summary is a Markdown file" in line
+    line = one_error(tokparity(*run, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(program)}))
+    assert "is a program; a step summary is a Markdown file" in line
+    assert (engine.read_bytes(), program.read_bytes()) == before
+    summary = tmp_path / "step_summary_1f2e"  # (a runner's own file: no suffix)
+    summary.write_text("## an earlier step\n", "utf-8")
+    done = tokparity(*run, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert done.returncode in (0, 1), done.stderr
+    assert summary.read_text("utf-8").startswith("## an earlier step\n# tokparity")

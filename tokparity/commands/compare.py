@@ -203,10 +203,17 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if option == "$GITHUB_STEP_SUMMARY" and _names(path) > 1:  # (appended to: not replaced, as --junit is)
             raise TokparityError(f"{option} {named}: is a hard link ({_names(path)} names for one file); appending "
                                  "would change that file under every name: name a file of its own")
+        # (a runner's summary file has no suffix and runs nothing: an engine's program or module does)
+        if option == "$GITHUB_STEP_SUMMARY" and path.is_file() and \
+                (path.suffix.lower() not in SUMMARY_SUFFIXES or os.access(path, os.X_OK)):
+            what = "a program" if os.access(path, os.X_OK) else f"a {path.suffix} file"
+            raise TokparityError(f"{option} {named}: is {what}; a step summary is a Markdown file (no suffix, .md or "
+                                 ".txt): name another file")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
 
 
+SUMMARY_SUFFIXES = ("", ".md", ".markdown", ".txt")  # of a file $GITHUB_STEP_SUMMARY may append to
 MAX_FOLDER_FILES = 100_000  # of an input folder's own files, each compared with the outputs
 
 
