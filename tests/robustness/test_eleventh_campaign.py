@@ -243,3 +243,19 @@ def test_the_step_summary_is_appended_only_to_a_markdown_file(tmp_path: Path, zo
     done = tokparity(*run, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode in (0, 1), done.stderr
     assert summary.read_text("utf-8").startswith("## an earlier step\n# tokparity")
+
+
+@pytest.mark.parametrize("name", ["special_tokens_map.json", "added_tokens.json"])
+def test_a_hard_link_only_transformers_reads_is_refused(tmp_path: Path, zoo, name: str):
+    """tokparity reads neither file itself; transformers does, by name: the secret's access time moved."""
+    qwen3 = zoo("qwen3")
+    model = tmp_path / "model"
+    model.mkdir()
+    for role in ("tokenizer_json", "tokenizer_config"):
+        if role in qwen3.files:
+            (model / qwen3.files[role].name).write_bytes(qwen3.files[role].read_bytes())
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"eos_token": "SEKRIT"}', "utf-8")
+    os.link(secret, model / name)
+    line = one_error(tokparity("compare", "model", "-c", "edge", "-b", "ref", "-o", "o", "-q", cwd=tmp_path))
+    assert f"{name}: is a hard link (2 names for one file)" in line

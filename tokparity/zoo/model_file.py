@@ -90,9 +90,9 @@ def read_model_json(path: Path, folder: Path, max_bytes: int, what: str) -> dict
 
 
 def refuse_links_out(folder: Path) -> None:
-    """Refuse a model folder in which a link points out of it: at its top, or in
-    ``additional_chat_templates/``, where tokenizer libraries read files of their own choosing
-    (transformers reads ``special_tokens_map.json``, ``vocab.txt`` and others by name)."""
+    """Refuse a model folder in which a link points out of it, or a model file is a hard link: at
+    its top, or in ``additional_chat_templates/``, where tokenizer libraries read files of their own
+    choosing (transformers reads ``special_tokens_map.json``, ``vocab.txt`` and others by name)."""
     root = Path(os.path.realpath(_root(folder)))
     for where in (folder, folder / "additional_chat_templates"):
         try:
@@ -102,6 +102,9 @@ def refuse_links_out(folder: Path) -> None:
         for entry in entries:
             if entry.is_symlink() and not (real := Path(os.path.realpath(entry))).is_relative_to(root):
                 raise _link_out(entry, real, folder)
+            # (a hard link too: transformers reads special_tokens_map.json or added_tokens.json by name)
+            if not entry.is_symlink() and entry.suffix in MODEL_FILE_SUFFIXES and entry.is_file():
+                checked_model_file(entry, folder)
 
 
 def _link_out(path: Path, real: Path, folder: Path) -> TokparityError:
