@@ -259,3 +259,14 @@ def test_a_hard_link_only_transformers_reads_is_refused(tmp_path: Path, zoo, nam
     os.link(secret, model / name)
     line = one_error(tokparity("compare", "model", "-c", "edge", "-b", "ref", "-o", "o", "-q", cwd=tmp_path))
     assert f"{name}: is a hard link (2 names for one file)" in line
+
+
+def test_a_saved_datasets_description_linked_out_of_its_folder_is_refused(tmp_path: Path, zoo):
+    datasets = pytest.importorskip("datasets")
+    zoo("llama-spm")
+    datasets.Dataset.from_dict({"text": ["hello world"]}).save_to_disk(str(tmp_path / "ds"))
+    outside = tmp_path / "elsewhere.json"
+    (tmp_path / "ds" / "state.json").rename(outside)
+    (tmp_path / "ds" / "state.json").symlink_to(outside)
+    line = one_error(tokparity("compare", "llama-spm", "-c", "ds", "-b", "ref", "-o", "o", "-q", cwd=tmp_path))
+    assert "state.json: is a link to" in line and "outside its folder" in line

@@ -134,7 +134,7 @@ def folder_files(folder: Path, split: bool = False) -> list[Path]:
     (``split``: a split's folder of a saved DatasetDict, which holds one dataset, not another dict)."""
     if (folder / "dataset_dict.json").is_file() and not split:
         where = folder / "dataset_dict.json"
-        splits = _json_file(where).get("splits")
+        splits = _json_file(_inside(where, folder)).get("splits")
         if not isinstance(splits, list) or not all(isinstance(s, str) for s in splits):
             raise BadCorpus(f"{shown_path(where)}: no list of 'splits'; save the dataset again with save_to_disk")
         for name in splits:  # (a split is a folder of its own beside the file: nothing outside, nothing twice)
@@ -144,7 +144,7 @@ def folder_files(folder: Path, split: bool = False) -> list[Path]:
         return [f for name in splits for f in folder_files(folder / name, split=True)]
     if (folder / "state.json").is_file():
         where = folder / "state.json"
-        files = _json_file(where).get("_data_files")
+        files = _json_file(_inside(where, folder)).get("_data_files")  # (a link out of it: refused, as a corpus file)
         if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str)
                                                   for f in files):
             raise BadCorpus(f"{shown_path(where)}: no list of '_data_files'; save the dataset again with save_to_disk")
