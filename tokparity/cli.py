@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Any
 
 from tokparity import __version__
-from tokparity.backends.orphans import STOP_SIGNALS, adopting_orphans
+from tokparity.backends.orphans import ALWAYS_STOPPING, STOP_SIGNALS, adopting_orphans
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
 from tokparity.textview import clipped, single_line
@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None, adopt: bool = False) -> int:
 def _stopping(argv: list[str] | None, adopt: bool) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
-    previous = {signum: signal.signal(signum, terminate) for signum in STOPPING} if installed else {}
+    # (the seven first always; each other one only where nothing handles it yet: a profiler's SIGPROF stays its own)
+    previous = {signum: signal.signal(signum, terminate) for signum in STOPPING
+                if signum in ALWAYS_STOPPING or signal.getsignal(signum) == signal.SIG_DFL} if installed else {}
     try:
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:

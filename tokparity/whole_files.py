@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,17 +20,23 @@ T = TypeVar("T")
 
 def write_whole(path: Path, write: Callable[[Path], T], suffix: str = ".tmp") -> T:
     """``write(temporary)`` (it may open the name again, or hand it to a library), then rename it
-    to ``path``. The temporary file is removed on any failure; an OSError names ``path``."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    temporary = Path(name)
+    to ``path``. The file gets the old one's mode, or a new file's (mkstemp's own is 0600). The
+    temporary file is removed on any failure; an OSError names ``path``."""
+    temporary: Path | None = None
     try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+        temporary = Path(name)
+        try:
+            os.fchmod(fd, _mode_for(path))
+        finally:
+            os.close(fd)
         result = write(temporary)
         os.replace(temporary, path)
         return result
     except BaseException as e:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise OSError(e.errno, e.strerror, str(path)) from None
         raise
@@ -37,3 +44,21 @@ def write_whole(path: Path, write: Callable[[Path], T], suffix: str = ".tmp") ->
 
 def write_text_whole(path: Path, text: str) -> None:
     write_whole(path, lambda temporary: temporary.write_text(text, "utf-8"))
+
+
+def _mode_for(path: Path) -> int:
+    """The mode ``path`` has, or the one a file made now gets (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode) if path.is_file() and not path.is_symlink() else _new_mode()
+    except OSError:
+        return _new_mode()
+
+
+def _new_mode() -> int:
+    try:  # (Linux says it without changing it: os.umask would, for a moment, for every thread)
+        with open("/proc/self/status", encoding="ascii") as f:
+            umask = next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return 0o666 & ~umask

@@ -22,6 +22,7 @@ def test_the_first_space_kept_where_the_text_leads_with_another(zoo):
 
 
 def test_nothing_is_kept_where_the_decoder_strips_nothing(zoo):
-    ref = RefTokenizer(load_vocab(zoo("llama-bpe").primary[1]))  # (a byte-level decoder: no ▁ to strip)
+    ref = RefTokenizer(load_vocab(zoo("gemma-3").primary[1]))  # (no dummy prefix: its decoder strips no ▁)
     ids = ref.encode(" Hello", add_special=False)
+    assert ref.vocab.tokens[ids[0]].startswith("▁") and wrong.decoded(ref, ids, AS_FILES_SAY) == " Hello"
     assert wrong.prefix_kept(ref, ids, 0, AS_FILES_SAY) == []

@@ -39,9 +39,12 @@ STOP_SECONDS = 5.0  # for all the rounds together
 # SIGBUS, SIGFPE, SIGILL); those Python ignores itself (SIGPIPE, SIGXFSZ); those that end nothing.
 _FAULTS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL}
 _NOT_ENDING = {signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGCONT,
-               signal.SIGURG, signal.SIGWINCH, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
-_FIRST = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
-STOP_SIGNALS = _FIRST + tuple(sorted(set(signal.valid_signals()) - _FAULTS - _NOT_ENDING - set(_FIRST)))
+               signal.SIGURG, signal.SIGWINCH, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU,
+               *(getattr(signal, name) for name in ("SIGINFO",) if hasattr(signal, name))}
+# (these seven are taken whatever handles them before; the others only where nothing does)
+ALWAYS_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                   signal.SIGALRM)
+STOP_SIGNALS = ALWAYS_STOPPING + tuple(sorted(set(signal.valid_signals()) - _FAULTS - _NOT_ENDING - set(ALWAYS_STOPPING)))
 
 _engines: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # what tokparity started and waits for itself
 _adopting = False

@@ -198,7 +198,7 @@ class ChatReference:
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
             raise found
-        if OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
+        if way.open_empty and OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
             found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(self.turn_end())})?" if self.turn_end() else ""),
                            "", found)
         found += (own_prompt or "") + (prefill or "")

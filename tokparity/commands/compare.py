@@ -8,7 +8,6 @@ import re
 import shutil
 import sys
 import time
-from itertools import islice
 from pathlib import Path
 
 from tokparity.commands.arguments import (
@@ -20,6 +19,7 @@ from tokparity.commands.arguments import (
     positive_int,
     timeout_seconds,
 )
+from tokparity.commands.ci_files import SUMMARY_SUFFIXES, junit_or_empty, starts_as_a_program
 from tokparity.commands.nothing_compared import (  # noqa: F401 (fuzz, regress and explain import them from here)
     refuse_named_unjudged,
     refuse_nothing_judged,
@@ -203,24 +203,26 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if option == "$GITHUB_STEP_SUMMARY" and _names(path) > 1:  # (appended to: not replaced, as --junit is)
             raise TokparityError(f"{option} {named}: is a hard link ({_names(path)} names for one file); appending "
                                  "would change that file under every name: name a file of its own")
-        # (a runner's summary file has no suffix and runs nothing: an engine's program or module does)
-        if option == "$GITHUB_STEP_SUMMARY" and path.is_file() and \
-                (path.suffix.lower() not in SUMMARY_SUFFIXES or os.access(path, os.X_OK)):
-            what = "a program" if os.access(path, os.X_OK) else f"a {path.suffix} file"
+        # (a runner's summary file has no suffix and runs nothing: an engine's program or module does.
+        # The file a link names is judged, and a program by its first bytes: some filesystems mark
+        # every file executable.)
+        real = Path(os.path.realpath(path))
+        program = real.is_file() and starts_as_a_program(real)
+        if option == "$GITHUB_STEP_SUMMARY" and real.is_file() and \
+                (real.suffix.lower() not in SUMMARY_SUFFIXES or program):
+            what = "a program" if program else f"a {real.suffix} file"
             raise TokparityError(f"{option} {named}: is {what}; a step summary is a Markdown file (no suffix, .md or "
                                  ".txt): name another file")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
 
 
-SUMMARY_SUFFIXES = ("", ".md", ".markdown", ".txt")  # of a file $GITHUB_STEP_SUMMARY may append to
-MAX_FOLDER_FILES = 100_000  # of an input folder's own files, each compared with the outputs
 
 
 def _files_of(value: str, every: bool = False) -> list[str]:
     """The files an input names: itself where it exists, and the files a glob or a folder of corpus
-    files stands for (``corpus_files``); ``every``: all the files below a folder too (a corpus). A
-    built-in corpus's name names no file here (``_own``)."""
+    files stands for (``corpus_files``); ``every``: a saved dataset's description files too (a
+    corpus). A built-in corpus's name names no file here (``_own``)."""
     from tokparity.corpus.pipeline import corpus_files
     from tokparity.errors import TokparityError
 
@@ -229,10 +231,10 @@ def _files_of(value: str, every: bool = False) -> list[str]:
         found = [str(f) for f, _ in corpus_files(value)]
     except (TokparityError, OSError):
         found = []
-    # (a folder's other files too: a saved dataset's state.json and dataset_dict.json say where its rows are)
-    below = (os.path.join(top, name) for top, _, names in os.walk(path) for name in names) \
-        if every and path.is_dir() else ()
-    return list(dict.fromkeys(([value] if path.exists() else []) + found + list(islice(below, MAX_FOLDER_FILES))))
+    # (a saved dataset's description files too: state.json and dataset_dict.json say where its rows are)
+    described = [str(d) for d in (path / "dataset_dict.json", path / "state.json", *path.glob("*/state.json"))
+                 if d.is_file()] if every and path.is_dir() else []
+    return list(dict.fromkeys(([value] if path.exists() else []) + found + described))
 
 
 def _read_by_the_run(path: Path, models: list[Path]) -> str | None:
@@ -300,21 +302,9 @@ def refuse_unsafe_output(option: str, named: str, inputs: tuple[str, ...] = ()) 
         raise TokparityError(f"{option} {shown_path(named)}: is the file it reads; name another file")
     # (whatever else it may be, an engine's file found through a shell's words or a package's
     # folder: a JUnit file replaces only a JUnit file, or an empty one)
-    if option == "--junit" and path.is_file() and not _junit_or_empty(path):
+    if option == "--junit" and path.is_file() and not junit_or_empty(path):
         raise TokparityError(f"{option} {shown_path(named)}: is a file that holds no JUnit report; tokparity "
                              "replaces only a JUnit report there: name another file, or remove it first")
-
-
-def _junit_or_empty(path: Path) -> bool:
-    """Whether ``path`` is empty or begins as a JUnit report does (an XML declaration or a
-    ``<testsuites>``/``<testsuite>`` element in its first 4 KiB)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or (text.startswith(b"<") and b"<testsuite" in head)
 
 
 def engine_files(backends: list[str] | None) -> list[str]:

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     models = [spec for spec in models if not unloadable[spec]]
     if not models and not loads_changed:  # (neither release loads any model: no verdict, not "no change")
         raise TokparityError(f"nothing was compared: no model loads in both {old} and {new} (each said above); "
-                             "fix the model files, or drift other models")
+                             "fix the model files (or give a release that did not start in time another try)")
     if not models:
         return 1
     argv = ["compare", *models, "-b", old, "-b", new, "--oracle", old, "--no-builtin-known"]

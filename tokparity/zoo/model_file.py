@@ -102,8 +102,9 @@ def refuse_links_out(folder: Path) -> None:
         for entry in entries:
             if entry.is_symlink() and not (real := Path(os.path.realpath(entry))).is_relative_to(root):
                 raise _link_out(entry, real, folder)
-            # (a hard link too: transformers reads special_tokens_map.json or added_tokens.json by name)
-            if not entry.is_symlink() and entry.suffix in MODEL_FILE_SUFFIXES and entry.is_file():
+            # (a hard link too, or a link to one: transformers reads special_tokens_map.json or
+            # added_tokens.json by name)
+            if entry.suffix in MODEL_FILE_SUFFIXES and entry.is_file():
                 checked_model_file(entry, folder)
 
 

@@ -82,9 +82,10 @@ def journal_key(create: bool) -> bytes | None:
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:  # another run made it just now
-                return path.read_bytes().strip()
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32) + "\n")
+                fd = -1
+            if fd >= 0:
+                with os.fdopen(fd, "w") as f:
+                    f.write(secrets.token_hex(32) + "\n")
             key = path.read_bytes().strip()
     except OSError as e:
         raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
