@@ -54,12 +54,12 @@ def named_unjudged(results, backends: list[str]) -> str:
     # covers its failures (a --known entry for timeouts, and an engine that never answers).
     answered = {r.backend for r in results.runs
                 if r.mismatches < r.cases or r.unexplained or not set(r.classes) <= {"crash", "timeout"}}
-    if not answered and any(r.cases for r in results.runs):  # (an --oracle that fails on every case too)
-        return (": every case was a crash or a timeout, of the engine or of the oracle, every one a known "
-                "divergence")
     silent = sorted(named & ({r.backend for r in results.runs if r.cases} - answered))
     if silent:
         return f": {', '.join(silent)} answered no case (each a crash or a timeout, every one a known divergence)"
+    if not answered and any(r.cases for r in results.runs):  # (an --oracle that fails on every case too)
+        return (": every case was a crash or a timeout, of the engine or of the oracle, every one a known "
+                "divergence")
     return ""
 
 
