@@ -73,8 +73,9 @@ def test_fuzz_chat_stopped_by_ctrl_c_writes_its_reports_and_exits_130(tmp_path: 
     assert run.returncode == 130, (stdout, stderr)
     assert "tokparity: interrupted after" in stderr and "Traceback" not in stderr, stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
-    done = summary["options"]["fuzz"]["cases"]  # (on its third call the engine may be shrinking the first finding)
-    assert f"interrupted after {done} conversation" in stderr and (done == 0) == (where == "start"), (done, stderr)
+    # (on its third call the engine may be shrinking the first finding: that conversation is not counted yet)
+    done = summary["options"]["fuzz"]["cases"]
+    assert f"interrupted after {done} conversation" in stderr and (done == 0 or where == "chat"), (done, stderr)
     assert (tmp_path / "out" / "report.html").exists()
 
 
