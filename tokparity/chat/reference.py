@@ -199,8 +199,8 @@ class ChatReference:
         if isinstance(found, TemplateRaised):
             raise found
         if way.open_empty and OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
-            found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(self.turn_end())})?" if self.turn_end() else ""),
-                           "", found)
+            end = self.turn_end()
+            found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(end)})?" if end else ""), "", found)
         found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))

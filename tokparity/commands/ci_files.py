@@ -4,9 +4,23 @@ engine's module named in words no finder reads, a dataset's description), it is 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 SUMMARY_SUFFIXES = ("", ".md", ".txt")  # of a file $GITHUB_STEP_SUMMARY may append to
+
+
+def not_a_summary(path: Path) -> str:
+    """What ``path`` is where ``$GITHUB_STEP_SUMMARY`` may not append to it ("a program", "a .py
+    file"), or "". A runner's summary file has no suffix and runs nothing; an engine's program or
+    module does. The file a link names is judged, and a program by its first bytes: some
+    filesystems mark every file executable."""
+    real = Path(os.path.realpath(path))
+    if not real.is_file():
+        return ""
+    if starts_as_a_program(real):
+        return "a program"
+    return f"a {real.suffix} file" if real.suffix.lower() not in SUMMARY_SUFFIXES else ""
 
 
 def starts_as_a_program(path: Path) -> bool:

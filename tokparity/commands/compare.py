@@ -19,7 +19,7 @@ from tokparity.commands.arguments import (
     positive_int,
     timeout_seconds,
 )
-from tokparity.commands.ci_files import SUMMARY_SUFFIXES, junit_or_empty, starts_as_a_program
+from tokparity.commands.ci_files import junit_or_empty, not_a_summary
 from tokparity.commands.nothing_compared import (  # noqa: F401 (fuzz, regress and explain import them from here)
     refuse_named_unjudged,
     refuse_nothing_judged,
@@ -203,20 +203,12 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if option == "$GITHUB_STEP_SUMMARY" and _names(path) > 1:  # (appended to: not replaced, as --junit is)
             raise TokparityError(f"{option} {named}: is a hard link ({_names(path)} names for one file); appending "
                                  "would change that file under every name: name a file of its own")
-        # (a runner's summary file has no suffix and runs nothing: an engine's program or module does.
-        # The file a link names is judged, and a program by its first bytes: some filesystems mark
-        # every file executable.)
-        real = Path(os.path.realpath(path))
-        program = real.is_file() and starts_as_a_program(real)
-        if option == "$GITHUB_STEP_SUMMARY" and real.is_file() and \
-                (real.suffix.lower() not in SUMMARY_SUFFIXES or program):
-            what = "a program" if program else f"a {real.suffix} file"
+        what = not_a_summary(path) if option == "$GITHUB_STEP_SUMMARY" else ""
+        if what:
             raise TokparityError(f"{option} {named}: is {what}; a step summary is a Markdown file (no suffix, .md or "
                                  ".txt): name another file")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
-
-
 
 
 def _files_of(value: str, every: bool = False) -> list[str]:

@@ -59,7 +59,6 @@ import gzip
 import hashlib
 import json
 import os
-import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -76,6 +75,7 @@ from tokparity.corpus.ids import STREAM_PROMPT, IdCase, id_cases
 from tokparity.errors import BackendCrash, BackendTimeout, BadGoldens, CaseFailure, NotCovered, TokparityError
 from tokparity.run.ops import ask_op
 from tokparity.textview import shown_path
+from tokparity.whole_files import write_whole
 from tokparity.zoo import ModelFiles
 from tokparity.zoo.fetch import sha256_of
 
@@ -354,16 +354,8 @@ def write_goldens(path: Path, header: dict, corpora: list[StoredCorpus], decodin
     header = dict(header, wrap=[wrap[0], wrap[1]])
     last = {"plain": header["oracles"]["plain"][-1], "add_special": header["oracles"]["add_special"][-1]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    # A name of its own (a second writer never shares it), renamed over the goldens only once whole.
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
-    try:
-        _write_lines(fd, header, corpora, decoding, wrap, last)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # (mkstemp's is the owner's only)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    # (a name of its own, which a second writer never shares, renamed over the goldens only once whole)
+    write_whole(path, lambda tmp: _write_lines(tmp, header, corpora, decoding, wrap, last))
 
 
 @contextmanager
@@ -386,10 +378,11 @@ def one_writer(goldens_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _write_lines(fd: int, header: dict, corpora: list[StoredCorpus], decoding: DecodingGoldens | None,
+def _write_lines(target: Path, header: dict, corpora: list[StoredCorpus], decoding: DecodingGoldens | None,
                  wrap: tuple[list[int], list[int]], last: dict) -> None:
-    # mtime=0: the same goldens make the same bytes, so an unchanged --update shows no git diff.
-    with open(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    # mtime=0 and no file name (the temporary one is random): the same goldens make the same bytes, so an
+    # unchanged --update shows no git diff.
+    with open(target, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
         def put(obj: dict) -> None:
             gz.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         put(header)

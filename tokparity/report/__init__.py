@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from tokparity.run.results import Results
@@ -38,16 +37,8 @@ def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:
         for stale in out.glob(f".{name}.*.tmp"):  # (a fresh name each time: mkstemp's random part)
             with contextlib.suppress(OSError):
                 stale.unlink()
-    _atomic(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
-    write_atomically(paths["summary.md"], markdown.render(results))
-    write_atomically(paths["report.html"], html.render(results))
-    write_atomically(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
+    write_whole(paths["mismatches.csv"], lambda tmp: csv_report.write_csv(results.mismatches, tmp))
+    write_text_whole(paths["summary.md"], markdown.render(results))
+    write_text_whole(paths["report.html"], html.render(results))
+    write_text_whole(paths["summary.json"], json.dumps(results.to_json(), indent=1, ensure_ascii=False) + "\n")
     return paths
-
-
-def write_atomically(path: Path, text: str) -> None:
-    write_text_whole(path, text)
-
-
-def _atomic(path: Path, write: Callable[[Path], object]) -> None:
-    write_whole(path, write)

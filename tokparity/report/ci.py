@@ -158,11 +158,11 @@ def _system_out(r: RunSummary, mismatches: list[Mismatch]) -> str:
 def write_junit(results: Results, path: str | Path, command: str) -> Path:
     """``path`` written whole, atomically (a temporary file renamed over it)."""
     from tokparity.errors import TokparityError
-    from tokparity.report import write_atomically
+    from tokparity.whole_files import write_text_whole
 
     path = Path(path)
     try:
-        write_atomically(path, render_junit(results, command))
+        write_text_whole(path, render_junit(results, command))
     except OSError as e:
         raise TokparityError(f"--junit {shown_path(path)}: cannot write it ({e.strerror or e}); the reports are "
                              "written: choose a path in a folder you can write") from None
