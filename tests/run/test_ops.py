@@ -253,16 +253,20 @@ def test_gpt_tokenizer_decoder_state_leaks_between_calls(zoo, tmp_path, node_eng
     """gpt-tokenizer 4.0.0 (npm) decodes with one module-wide ``new TextDecoder("utf8")`` called with
     ``{stream: true}`` (esm/BytePairEncodingCore.js, decodeNative), checked by hand: ids that end
     inside a character decode without it (no U+FFFD), and its bytes stay in the decoder for the
-    next call. tokparity names the first decode.unfinished-end-dropped; the next id sequence then
-    decodes with the leftover bytes in front (the 3 bytes of an unfinished '🤗' and a lone 0x80
-    make '🤀'), which no variant of one call reproduces: it stays unexplained, with the two texts."""
+    next call. A broken lead byte before a word vanishes as well (the first byte of '私': ' t a', not
+    ' t� a'). tokparity names these rows decode.invalid-bytes-dropped, which reproduces the four of
+    them (decode.unfinished-end-dropped only the three ends). The next id sequence then decodes with
+    the leftover bytes in front (the 3 bytes of an unfinished '🤗' and a lone 0x80 make '🤀'), which
+    no variant of one call reproduces: it stays unexplained, with the two texts."""
     zoo("gpt-2")
     results = run_compare(["gpt-2"], ["ids"], ["ref", f"eng={node('gpt_tokenizer.mjs')}"],
                           CompareOptions(ops=("decode",)))
     rows = {m.tags["about"]: m for m in results.mismatches if m.backend == "eng"}
     dropped = [m for about, m in rows.items() if about.startswith("unfinished-end")]
-    assert len(dropped) == 3 and {m.cause for m in dropped} == {"decode.unfinished-end-dropped"}
     assert all(m.oracle_output[0].endswith("\ufffd") and not m.backend_output[0].endswith("\ufffd") for m in dropped)
+    broken = rows["broken-lead: the first byte of '私' alone, then a word"]
+    assert broken.backend_output[0] == " t a" and broken.oracle_output[0] == " t\ufffd a"
+    assert len(dropped) == 3 and {m.cause for m in dropped + [broken]} == {"decode.invalid-bytes-dropped"}
     leaked = rows["lone-continuation: a continuation byte alone between words"]
     assert "\U0001F900" in leaked.backend_output[0] and leaked.cause == ""
 

@@ -1,7 +1,7 @@
 """The id sequences a run decodes beside its corpora's texts (``-c ids``): made from a model's
 vocabulary where decoders go wrong. Byte tokens that split a character, at the prompt's end too,
 lone continuation bytes, special tokens between words, whitespace pieces, random ids, the longest
-tokens and the added ones that are not special. The same
+tokens, the added ones that are not special, and a character's first byte alone before a word. The same
 vocabulary and seed give the same sequences, so a diagnosis can read them again.
 """
 
@@ -103,6 +103,8 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
         add(f"long-token: {vocab.tokens[i]!r} ({size} bytes) between words", [*w[:1], i, *w[1:2]], 1)
     for i in added:
         add(f"added-between: added token {vocab.tokens[i]!r} between words", [*w[:1], i, *w[1:2]], 1)
+    # (a hand-written UTF-8 decoder may take the word's first bytes as the rest of the broken character)
+    add("broken-lead: the first byte of '私' alone, then a word", [*w[:1], byte_id("私".encode()[0]), *w[1:2]], 1)
     return cases
 
 

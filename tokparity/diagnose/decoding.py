@@ -46,6 +46,9 @@ class DecodeVariant:
     # The same way of decoding without the bug: a variant that answers what its twin does on these
     # ids shows no bug here (Latin-1 and UTF-8 read ASCII alike), so it reproduces nothing.
     twin: Callable[[RefTokenizer, list[int], int, DecodeSettings], list] | None = None
+    # Answers of this bug that a simpler cause gives too: a row's own search leaves them to that
+    # cause, and the run's verdict claims them once it names this one (one engine, one cause).
+    shared: Callable[[RefTokenizer, list[int], int, DecodeSettings], list] | None = None
 
     @property
     def op(self) -> str:
@@ -97,7 +100,7 @@ VARIANTS = (
     DecodeVariant("decode.space-dropped-after-bos", wrong_edits.space_dropped_after_bos),
     DecodeVariant("decode.runs-decoded-alone", wrong_edits.runs_decoded_alone),
     DecodeVariant("decode.first-token-marks-dropped", wrong_edits.first_token_marks_dropped, twin=wrong.decoded_right),
-    DecodeVariant("decode.ids-alone", wrong.each_alone),
+    DecodeVariant("decode.ids-alone", wrong.each_alone, shared=wrong.each_alone_ignoring),
     DecodeVariant("decode.cut", wrong_edits.cut),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
@@ -109,6 +112,7 @@ VARIANTS = (
     DecodeVariant("decode.byte-level-decoder", wrong_bytes.byte_level_decoder, twin=wrong.decoded_right),
     DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
+    DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -227,13 +231,18 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
 def as_verdict(ref: RefTokenizer, j: Judgement, d: Diagnosis, cause: str, asked: DecodeSettings) -> Diagnosis:
     """One engine, one cause: a row that the run's verdict ``cause`` (a variant's name) also
     reproduces named by it, its own first cause an alternative. A named way reproduces the row where
-    the row's search found it; an edit learnt from other rows is run on this one."""
+    the row's search found it, or where it gives an answer it shares with a simpler cause; an edit
+    learnt from other rows is run on this one."""
     names = list(d.variants) + [n for alt in d.alternatives for n in alt]
     if len(d.variants) > 1 or d.variants[:1] == (cause,):
         return d
+    ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
     if learnt.is_learnt(cause) and cause not in names:
-        ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
         if _answer_of(j) in _forms(variant_of(cause), ref, ids, prompt, asked, j.op):
+            names.append(cause)
+    shared = None if learnt.is_learnt(cause) else variant_of(cause).shared
+    if shared is not None and cause not in names and d.variants:
+        if _answer_of(j) in _forms(replace(variant_of(cause), run=shared), ref, ids, prompt, asked, j.op):
             names.append(cause)
     if cause not in names:
         return d

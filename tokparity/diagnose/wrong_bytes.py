@@ -146,6 +146,34 @@ def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return [] if whole is None and apart is None else [whole, apart]
 
 
+def lead_takes_its_length(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes read as a hand-written UTF-8 decoder reads them: a lead byte takes as many
+    bytes as it announces, whatever they are. A sequence that is not a character becomes one U+FFFD,
+    so the valid bytes that follow a broken lead byte are lost with it."""
+    text = ref.decode_as(ids, asked, "surrogateescape")
+    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+        return []
+    return [_lengths_trusted(text.encode("utf-8", "surrogateescape"))]
+
+
+def _lengths_trusted(data: bytes) -> str:
+    """``data`` decoded a sequence at a time, each as long as its first byte says (a byte that
+    leads nothing is one U+FFFD); a sequence cut at the end is decoded as it is."""
+    out, k = [], 0
+    while k < len(data):
+        lead = data[k]
+        size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else \
+            4 if lead >> 3 == 0b11110 else 0
+        if not size:
+            out.append("\ufffd")
+            k += 1
+            continue
+        out.append(data[k:k + size].decode("utf-8", "replace") if k + size > len(data) or _utf8(data[k:k + size])
+                   else "\ufffd")
+        k += size
+    return "".join(out)
+
+
 def _utf8_but_its_end(data: bytes) -> bool:
     """Whether ``data`` is UTF-8 up to a character it leaves unfinished at its end."""
     return _utf8(data[:len(data) - incomplete_tail(data)])

@@ -1,11 +1,12 @@
 """codecai 0.4.1 (PyPI, the Python client of the Codec token-stream protocol) as a tokparity cmd: engine.
 
-    cmd:{python} tests/engines/thirdparty/survey7/codecai_detok.py MAP_JSON
+    cmd:{python} tests/engines/thirdparty/codecai_detok.py MAP_JSON
 
 MAP_JSON is one of the published tokenizer maps users load with codecai.load_map from the codec-maps CDN
 (github.com/wdunn001/codec-maps, maps/*.json at commit 095546d; not kept in this repository):
 llama-2.json (metaspace, byte fallback), r50k_base.json and cl100k_base.json (byte_level).
-TokenizerMap.from_json(file) as load_map does after fetching.
+TokenizerMap.from_json(file) as load_map does after fetching. tests/run/test_codecai.py makes a map
+the same way from a zoo model's tokenizer.json (its vocabulary, merges and special tokens).
 
 - decode: what codecai.detokenize(map, ids, render_special=not skip_special) does (detokenize.py:151:
   Detokenizer(map).render(ids, partial=False, ...)), on one Detokenizer reset() before each request
