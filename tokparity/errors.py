@@ -116,9 +116,18 @@ class InvalidUtf8(TokparityError):
                          f"({data[max(0, error.start - 4):error.start + 4]!r}); the ids end or start inside a character")
 
 
-class EngineDidNotStart(TokparityError):
+class EngineGone(TokparityError):
+    """A backend that can answer no case any more: every later one would fail the same way. The run
+    stops in one line and keeps the cases judged so far; a per-case crash would say it once a case."""
+
+
+class EngineDidNotStart(EngineGone):
     """An engine that never answered anything: it died or hung at every start (a wrong command, a
-    missing file). The run stops in one line; a per-case crash would say it once for every case."""
+    missing file)."""
+
+
+class ServerGone(EngineGone):
+    """A server you run (``http:``) that answered, then refused the connection: it has stopped."""
 
 
 # -- one case a backend could not answer: recorded, the run goes on -----------------------------------

@@ -17,6 +17,7 @@ the run)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -29,8 +30,9 @@ from processes import ours
 
 from tokparity.backends.llama_server import LlamaServerBackend
 from tokparity.backends.server_build import server_binary
+from tokparity.backends.server_http import ServerClient
 from tokparity.chat.conversation import Conversation
-from tokparity.errors import BackendCrash, NotCovered, TokparityError
+from tokparity.errors import BackendCrash, CaseFailure, NotCovered, TokparityError
 from tokparity.run.driver import run_compare
 from tokparity.run.options import CompareOptions
 from tokparity.zoo import resolve_model
@@ -231,3 +233,48 @@ def test_the_server_streams_a_character_the_prompt_began_as_u_fffd():
             backend.stream([9468, 236, 231, 9468, 236, 231], 2)
     finally:
         backend.close()
+
+
+def test_a_server_you_run_that_stops_mid_run_is_one_line_and_the_run_resumes(tmp_path):
+    """Killed halfway, your server refuses every later case: the run stops in one line (not a crash
+    per case), the journal keeps the cases judged, and once the server is back the run resumes."""
+    model, out = resolve_model("llama-bpe"), tmp_path / "out"
+    journal = out / "cases.jsonl"
+    with LlamaServerBackend(model) as first:
+        port = first.client.port
+        run = subprocess.Popen([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "multilingual",
+                                "-c", "edge", "-c", "emoji", "--ops", "encode,decode",
+                                "-b", f"x=http:llama-server@127.0.0.1:{port}", "-o", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            while run.poll() is None and not (journal.exists() and journal.read_text("utf-8").count("\n") > 300):
+                time.sleep(0.05)
+            os.killpg(first.proc.pid, signal.SIGKILL)
+            _, err = run.communicate(timeout=300)
+        finally:
+            run.kill()
+        tiny = first.tiny
+    assert run.returncode == 2, err
+    assert err.count("\n") == 1 and "the server stopped" in err and f"tokparity compare --resume {out}" in err, err
+    kept = journal.read_text("utf-8").count("\n")
+    assert kept > 300 and journal.read_text("utf-8").count('"crash"') <= 2  # (at most the case it was asked)
+    again = subprocess.Popen([str(server_binary()), "-m", str(tiny), "--host", "127.0.0.1", "--port", str(port),
+                              "-c", "4096", "-np", "1", "-t", "1", "--no-webui"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        client = ServerClient("127.0.0.1", port)
+        for _ in range(300):  # (until it answers)
+            try:
+                if client.post("/tokenize", {"content": ""})[0] == 200:
+                    break
+            except CaseFailure:
+                time.sleep(0.1)
+        client.close()
+        resumed = subprocess.run([sys.executable, "-m", "tokparity", "compare", "--resume", str(out)],
+                                 capture_output=True, text=True, timeout=600)
+    finally:
+        os.killpg(again.pid, signal.SIGKILL)
+        again.wait()
+    assert resumed.returncode in (0, 1), resumed.stderr
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["complete"] and journal.read_text("utf-8").count("\n") > kept

@@ -51,7 +51,7 @@ class LlamaCppPythonServerBackend(Backend):
         with LlamaCppBackend(model) as llama:
             _, self._hidden = llama.generation_marks()
         host, port = parse_address(url, self.name)
-        self.client = ServerClient(host, port, timeout)
+        self.client = ServerClient(host, port, timeout, yours=True)
         try:
             status, reply = self.client.request("GET", "/v1/models")
         except CaseFailure as e:

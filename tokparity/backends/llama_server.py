@@ -77,7 +77,7 @@ class LlamaServerBackend(Backend):
             self._start()
         else:
             host, port = parse_address(url, self.name)
-            self.client = ServerClient(host, port, timeout)
+            self.client = ServerClient(host, port, timeout, yours=True)
         self._version = self._ask_version()
 
     # -- the server tokparity starts ------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from tokparity.backends.base import Answer, Backend, EncodeResult
-from tokparity.errors import CaseFailure, EngineDidNotStart
+from tokparity.errors import CaseFailure, EngineGone
 from tokparity.textview import message_of
 
 STATUSES = ("ok", "crash", "timeout", "error", "skipped")
@@ -30,7 +30,7 @@ def ask(backend: Backend, text: str, add_special: bool = False, parse_special: b
         result = backend.encode_with_notes(text, add_special, parse_special)
     except CaseFailure as e:
         result = e
-    except EngineDidNotStart:
+    except EngineGone:
         raise
     except Exception as e:  # an implementation's own error on this input: recorded, the run goes on
         result = CaseFailure(f"{type(e).__name__}: {message_of(e)}")
@@ -45,7 +45,7 @@ def ask_many(backend: Backend, texts: list[str], add_special: bool = False,
         return []
     try:
         return backend.encode_many(texts, add_special, parse_special)
-    except EngineDidNotStart:
+    except EngineGone:
         raise
     except Exception:  # a backend whose encode_many itself broke: one case at a time, each judged
         return [ask(backend, text, add_special, parse_special) for text in texts]

@@ -1,7 +1,8 @@
 """JSON over HTTP to a tokenizer server: one kept-alive connection, errors as a case's failure.
 
 A refused or dropped connection is a crash, a slow answer a timeout, a body that is not JSON an
-error: each fails the case it was asked for, and the run goes on.
+error: each fails the case it was asked for, and the run goes on. A server you run that refuses the
+connection after it has answered has stopped: the run stops in one line (``ServerGone``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import http.client
 import json
 import socket
 
-from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, TokparityError
+from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, ServerGone, TokparityError
 
 LOOPBACK = "127.0.0.1"
 CASE_SECONDS = 60.0
@@ -19,9 +20,11 @@ CASE_SECONDS = 60.0
 class ServerClient:
     """JSON over one kept-alive HTTP connection to a server at ``host:port``."""
 
-    def __init__(self, host: str, port: int, timeout: float = CASE_SECONDS):
+    def __init__(self, host: str, port: int, timeout: float = CASE_SECONDS, yours: bool = False):
         self.host, self.port, self.timeout = host, port, timeout
+        self.yours = yours  # (a server the user runs: tokparity cannot start it again)
         self._conn: http.client.HTTPConnection | None = None
+        self._answered = False
 
     @property
     def url(self) -> str:
@@ -54,13 +57,16 @@ class ServerClient:
             try:
                 conn.request(method, path, data, {"Content-Type": "application/json"})
                 response = conn.getresponse()
-                answered = True
+                answered = self._answered = True
                 return response.status, response.read()
             except TimeoutError:
                 self.close()
                 raise BackendTimeout(f"{self.url}{path}: no answer within {self.timeout:.0f} s") from None
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self.close()
+                if isinstance(e, ConnectionRefusedError) and self.yours and self._answered:
+                    raise ServerGone(f"{self.url}: the server stopped: it answered before, and now refuses the "
+                                     "connection; start it again, then continue the run with --resume") from None
                 # (sent again only where a kept-alive connection was closed before any answer)
                 if attempt or not kept or answered or isinstance(e, ConnectionRefusedError):
                     raise BackendCrash(f"{self.url}{path}: {type(e).__name__}: {e}") from None

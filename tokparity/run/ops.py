@@ -37,7 +37,7 @@ from tokparity.corpus import Case
 from tokparity.corpus.ids import ID_CORPUS, IdCase
 from tokparity.diff.decode import Found, judge_decode, judge_pieces, judge_stream
 from tokparity.diff.shape import failure_shape, output_shape
-from tokparity.errors import CaseFailure, EngineDidNotStart, TokparityError
+from tokparity.errors import CaseFailure, EngineGone, TokparityError
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 from tokparity.textview import single_line
@@ -149,7 +149,7 @@ def ask_op(call) -> object:
         return None
     except CaseFailure as e:
         return e
-    except EngineDidNotStart:
+    except EngineGone:
         raise
     except Exception as e:  # the implementation's own error on these ids
         return CaseFailure(f"{type(e).__name__}: {e}")
