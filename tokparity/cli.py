@@ -90,7 +90,10 @@ def command() -> int:
 
 def main(argv: list[str] | None = None, adopt: bool = False) -> int:
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)  # type: ignore[assignment]
+    # (a stream closed before the start, `>&-`, is None in Python: what would go there is dropped.
+    # A standard error that cannot be written never stops a run: it holds progress and notes only)
+    sys.stdout = ReaderGone(sys.stdout or open(os.devnull, "w"))  # type: ignore[assignment]
+    sys.stderr = ReaderGone(sys.stderr or open(os.devnull, "w"), every_error=True)  # type: ignore[assignment]
     try:
         return _stopping(argv, adopt)
     finally:
@@ -124,14 +127,16 @@ class ReaderGone:
     written is dropped, and the run goes on: it writes its reports and exits with its verdict. A
     run that stopped there would exit 0 with no reports, and a CI step would pass a failing engine."""
 
-    def __init__(self, stream: Any):
+    def __init__(self, stream: Any, every_error: bool = False):
         self.stream, self.gone = stream, False
+        # what makes it gone: a reader that went away, or (every_error) any failure to write, a full disk too
+        self.failures = OSError if every_error else BrokenPipeError
 
     def write(self, text: str) -> int:
         if not self.gone:
             try:
                 return self.stream.write(text)
-            except BrokenPipeError:
+            except self.failures:
                 self._went()
         return len(text)
 
@@ -139,7 +144,7 @@ class ReaderGone:
         if not self.gone:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
+            except self.failures:
                 self._went()
 
     def _went(self) -> None:

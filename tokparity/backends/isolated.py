@@ -80,12 +80,12 @@ class IsolatedBackend(ProtocolBackend):
 
     def __init__(self, name: str, model: ModelFiles, timeout: float = DEFAULT_TIMEOUT,
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, python: str | None = None,
-                 label: str | None = None, **opts):
+                 label: str | None = None, cwd: str | None = None, **opts):
         spec = {"backend": name, "model": model_to_json(model), "opts": opts}
         argv = python_argv("-m", "tokparity.backends.isolated_child", json.dumps(spec, default=str), python=python)
         name = label or name
         engine = EngineProcess(argv, f"{name} (child process)", env=child_env(own_site=python is not None),
-                               startup_timeout=startup_timeout, hello=True)
+                               startup_timeout=startup_timeout, hello=True, cwd=cwd)
         super().__init__(engine, model, timeout)
         self.name = name
         self.isolated = True

@@ -309,12 +309,16 @@ def make_backend(name: str, model: ModelFiles, **opts) -> Backend:
         from tokparity.backends.pyfunc import PyFuncBackend, check_target
         target = name[len("py:"):]
         check_target(target)
+        cwd = opts.pop("cwd", None)
         if isolate is False:
+            if cwd is not None:  # (in process: its file found where the run began)
+                raise TokparityError(f"backend {name!r}: a py: engine resumed from another folder runs in a child "
+                                     "process; resume from the folder the run began in")
             opts.pop("timeout", None)  # in process a call cannot be interrupted
             opts.pop("startup_timeout", None)
             return PyFuncBackend(target, model, **opts)
         from tokparity.backends.isolated import IsolatedBackend
-        return IsolatedBackend(name, model, **opts)
+        return IsolatedBackend(name, model, cwd=cwd, **opts)
     if name.startswith("http:"):
         server, at, address = name[len("http:"):].partition("@")
         if server not in SERVERS or not at:

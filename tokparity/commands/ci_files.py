@@ -5,6 +5,7 @@ engine's module named in words no finder reads, a dataset's description), it is 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 SUMMARY_SUFFIXES = ("", ".md", ".txt")  # of a file $GITHUB_STEP_SUMMARY may append to
@@ -16,11 +17,9 @@ def not_a_summary(path: Path) -> str:
     module does. The file a link names is judged, and a program by its first bytes: some
     filesystems mark every file executable."""
     real = Path(os.path.realpath(path))
-    if not real.is_file():
-        return ""
-    if starts_as_a_program(real):
-        return "a program"
-    return f"a {real.suffix} file" if real.suffix.lower() not in SUMMARY_SUFFIXES else ""
+    if real.suffix.lower() not in SUMMARY_SUFFIXES:  # (a file not there yet too: the summary would make it)
+        return f"a {real.suffix} file"
+    return "a program" if real.is_file() and starts_as_a_program(real) else ""
 
 
 def starts_as_a_program(path: Path) -> bool:
@@ -33,13 +32,21 @@ def starts_as_a_program(path: Path) -> bool:
     return head.startswith(b"#!") or head == b"\x7fELF"
 
 
+# What may come before an XML file's first element: its declaration, comments, a doctype, blanks.
+_PROLOG = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*", re.DOTALL)
+
+
 def junit_or_empty(path: Path) -> bool:
-    """Whether ``path`` is empty, or is XML (its first character ``<``) with a ``<testsuite``
-    element in its first 4 KiB, as a JUnit report is. A file that cannot be read is neither."""
+    """Whether ``path`` is empty, or is XML whose first element is ``<testsuites>`` or
+    ``<testsuite>``, as a JUnit report's is (read in its first 64 KiB). A file that cannot be
+    read is neither."""
     try:
         with open(path, "rb") as f:
-            head = f.read(4096)
+            head = f.read(65536)
     except OSError:
         return False
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or (text.startswith(b"<") and b"<testsuite" in head)
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    if not text.strip():
+        return True
+    prolog = _PROLOG.match(text)  # (it matches every text, at least as nothing)
+    return re.match(rb"<testsuites?[\s/>]", text[prolog.end() if prolog else 0:]) is not None

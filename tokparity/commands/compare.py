@@ -476,6 +476,7 @@ def compare_options(args: argparse.Namespace):
                                                   {"on": True, "off": False}.get(clean_up or ""), spaced, removed),
                           stream_step=getattr(args, "stream_step", None) or 1,
                           explicit_backends=bool(args.backends),
+                          engine_folder=getattr(args, "engine_folder", None),
                           services=Services(progress=None if args.quiet else progress_to_stderr,
                                             ticker=None if args.quiet else tick_on_terminal,
                                             known=load_known(args.known, builtin=not args.no_builtin_known)),
@@ -493,7 +494,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import checked, corpus_specs
     from tokparity.corpus.base import CHATS
-    from tokparity.errors import TokparityError
+    from tokparity.errors import ServerGone, TokparityError
     from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
@@ -541,7 +542,10 @@ def run(args: argparse.Namespace) -> int:
                                      models=stored_args(args, ("models",), PATHS)["models"])
             clear_reports(out)  # an earlier run's: they would speak for this one
         options.services.journal = journal
-        results = run_compare(models, corpora, args.backends, options)
+        try:
+            results = run_compare(models, corpora, args.backends, options)
+        except ServerGone as e:  # (the cases judged are in the journal)
+            raise TokparityError(f"{e}: tokparity compare --resume {shown_path(out)}") from None
         gone = journal.gone()  # (before the reports make the folder again)
         paths = write_reports_or_say(results, out, "compare", args.backends)  # (the journal's lock held)
         if gone:

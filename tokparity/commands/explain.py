@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report.folder import read_folder
     from tokparity.report.plain import case_lines, run_lines
     from tokparity.report.writeup import piece_styles
+    from tokparity.textview import shown_path
 
     if args.width is not None and args.width < 40:
         raise TokparityError(f"--width must be 40 columns or more, not {args.width}")
@@ -53,18 +54,18 @@ def run(args: argparse.Namespace) -> int:
     run_folder = read_folder(args.folder)
     results = run_folder.results
     if args.case is None:
-        print("\n".join(run_lines(results, str(run_folder.path), columns)))
+        print("\n".join(run_lines(results, shown_path(run_folder.path), columns)))
         # (as the run's exit did: the reason it wrote, else what its journal's -b and counts say)
         if results.nothing_compared and not results.interrupted:
-            raise TokparityError(f"nothing was compared{results.nothing_compared}; the reports are in {run_folder.path}")
+            raise TokparityError(f"nothing was compared{results.nothing_compared}; the reports are in {shown_path(run_folder.path)}")
         refuse_nothing_judged(results, run_folder.path, list(run_folder.named))
         return 0
     found, judged = matching(args.case, results.mismatches, run_folder.case_ids)
     if not found:
         if judged:
-            print(f"{args.case}: every backend agrees with its oracle on this case in {run_folder.path}")
+            print(f"{args.case}: every backend agrees with its oracle on this case in {shown_path(run_folder.path)}")
             return 0
-        raise TokparityError(f"{run_folder.path}: no mismatching case {args.case!r} (ids look like "
+        raise TokparityError(f"{shown_path(run_folder.path)}: no mismatching case {args.case!r} (ids look like "
                              "multilingual/en-0001 or en-0001; mismatches.csv lists corpus and case_id)")
     print("\n".join(case_lines(found, piece_styles(results.mismatches), columns)))
     return 0

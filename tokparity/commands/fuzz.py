@@ -258,7 +258,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     if ops != ("encode",):
         return _run_ids(args, ops, out)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
-                             explicit_backends=bool(args.backends),
+                             explicit_backends=bool(args.backends), engine_folder=getattr(args, "engine_folder", None),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],

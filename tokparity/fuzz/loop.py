@@ -28,7 +28,7 @@ from tokparity.run.oracle import oracle_chain
 from tokparity.run.pipeline import ModelPipeline
 from tokparity.run.results import FuzzSummary, Results, ResultsSoFar, SeamCovered
 from tokparity.vocab.token_bytes import token_bytes
-from tokparity.whole_files import write_text_whole
+from tokparity.whole_files import open_unfollowed, write_text_whole
 from tokparity.zoo import resolve_model
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
@@ -452,7 +452,7 @@ class Fuzzer:
         self.result.findings.append(finding)
         self.run.results.mismatches.append(finding.mismatch)
         if self.options.findings_path is not None:
-            with open(self.options.findings_path, "a", encoding="utf-8") as f:
+            with open_unfollowed(self.options.findings_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(finding.record(self.options.seed), ensure_ascii=False) + "\n")
         if self.journal is not None:
             self.journal.note({"finding": finding.to_json(), "elapsed": round(time.monotonic() - self.started, 3)})

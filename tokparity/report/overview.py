@@ -68,6 +68,8 @@ class Totals:
             return f"⚠️ nothing compared{self.nothing_compared or ': no backend judged a case'}"
         n = self.files_broken
         broken = f"{n:,} broken {'property' if n == 1 else 'properties'} of the model's files" if n else ""
+        if self.unexplained == 0 and self.interrupted and not broken:  # (the cases not judged may hold one)
+            return "⏸ interrupted: no unexplained mismatch in the cases judged so far"
         if self.unexplained == 0:
             return f"❌ {broken}" if broken else "✅ no unexplained mismatch"
         return f"❌ {plural(self.unexplained, 'unexplained mismatch')}" + (f", {broken}" if broken else "")
@@ -75,7 +77,7 @@ class Totals:
     @property
     def green(self) -> bool:
         """What the title marks ✅: some case judged, none unexplained, no file's property broken."""
-        return self.compared and self.unexplained == 0 and not self.files_broken
+        return self.compared and self.unexplained == 0 and not self.files_broken and not self.interrupted
 
 
 def totals(results: Results) -> Totals:

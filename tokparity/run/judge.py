@@ -120,6 +120,8 @@ class ModelRun:
         wanted = list(dict.fromkeys(self.chain + encoder + list(args) + witness))
         self.backends: dict[str, Backend] = {}
         timeouts = {"timeout": options.timeout} if options.timeout else {}  # cmd: and child-process backends
+        # (a resumed run's engines start in the folder it began in: their relative paths point there)
+        folder = {"cwd": options.engine_folder} if options.engine_folder else {}
         # A chat template is code from a file, and transformers renders it in process: in a chat run
         # every library runs in a child, where a template that loops is a timeout, not a hang.
         isolated = {"isolate": True} if options.chat else {}
@@ -130,8 +132,10 @@ class ModelRun:
             try:
                 builtin = BUILTIN.get(builtin_name(args.get(name, name)))
                 # (a server renders in its own process already, and its first build takes minutes)
+                engine = split_label(args.get(name, name))[1].strip().startswith(("cmd:", "py:"))
                 self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
-                                                   **(isolated if builtin and not builtin.starts_server else {}))
+                                                   **(isolated if builtin and not builtin.starts_server else {}),
+                                                   **(folder if engine else {}))
             except TokparityError as e:
                 if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
                     continue

@@ -62,6 +62,8 @@ class CompareOptions:
     stream_step: int = 1  # a stream is fed this many ids at a time after its prompt
     jobs: int = 1  # worker processes (tokparity.run.parallel); 1: everything in this process
     timeout: float | None = None  # seconds per case for backends in another process (None: their default)
+    # where cmd: and py: engines start: a resumed run's own folder (None: the current one)
+    engine_folder: str | None = None
     diagnose: bool = True  # name each mismatch's root cause by reproducing it (tokparity.diagnose)
     checks: bool = False  # --check: also what each model's files hold (tokparity.checks), after the cases
     ray: str | None = None  # --ray: "" or "local" starts Ray here, else a cluster's address (tokparity.run.cluster)

@@ -75,6 +75,7 @@ from tokparity.run.journal.signing import (
     unsealed,
 )
 from tokparity.textview import shown_path
+from tokparity.whole_files import open_unfollowed
 
 JOURNAL_FILE = "cases.jsonl"
 
@@ -112,13 +113,14 @@ class Journal:
         args = json.loads(json.dumps(args))  # as a resume will read them (and the signature covers them)
         header = {"journal": FORMAT, "command": command, "tokparity": __version__, "args": args,
                   "corpora": corpus_fingerprints(corpora or []), "models": model_fingerprints(models or []),
-                  "run": secrets.token_hex(16)}  # (two runs of the same arguments: each its own signature, own seals)
+                  "run": secrets.token_hex(16),  # (two runs of the same arguments: each its own signature, own seals)
+                  "cwd": os.getcwd()}  # (where its cmd:/py: engines' relative paths point: a resume runs them there)
         key = _signing_key(args)
         if key is not None:
             header["signature"] = signature(key, header)
         _make_folder(Path(out_dir))
         try:
-            fh = open(path, "a", encoding="utf-8")
+            fh = open_unfollowed(path, "a", encoding="utf-8")
         except OSError as e:
             raise _unwritable(path, e) from None
         _lock(fh, path)  # before emptying it: a run still writing there keeps its journal
@@ -145,7 +147,7 @@ class Journal:
         header = read_header(path, command, arg_checks)
         key = None if trust else check_signature(path, header)  # (a trusted journal's new lines: not sealed)
         try:
-            fh = open(path, "r+", encoding="utf-8")
+            fh = open_unfollowed(path, "r+", encoding="utf-8")
         except OSError as e:
             raise _unwritable(path, e) from None
         _lock(fh, path)
@@ -375,6 +377,8 @@ def _header_problem(header: dict, arg_checks: dict[str, str]) -> str:
         return f"'args' is {shown(args)}, not an object of the run's arguments"
     if not isinstance(corpora, dict) or not all(is_name(k) and is_text(v) for k, v in corpora.items()):
         return f"'corpora' is {shown(corpora)}, not an object of corpus fingerprints"
+    if "cwd" in header and not (is_text(header["cwd"]) and os.path.isabs(header["cwd"])):
+        return f"'cwd' is {shown(header['cwd'])}, not the folder the run began in"
     if "signature" in header and not isinstance(header["signature"], str):
         return f"'signature' is {shown(header['signature'])}, not a string"
     for key, kind in arg_checks.items():

@@ -147,6 +147,7 @@ def take_args(args: argparse.Namespace, header: dict, folder: str, command: str,
                                  f"{given!r}; resume without it, or start a new run in another folder")
         setattr(args, key, value)
     args.out = folder
+    args.engine_folder = header.get("cwd")  # (its engines run where it began: their relative paths point there)
 
 
 def whole_cases(records: Iterable[CaseRecord], ops: tuple[str, ...]) -> Iterator[list[CaseRecord]]:

@@ -74,7 +74,8 @@ def journal_key(create: bool) -> bytes | None:
     path = key_path()
     try:
         try:
-            key = path.read_bytes().strip()
+            raw = path.read_bytes()
+            key = raw.removesuffix(b"\n")  # (as written: the digits and one newline, nothing else)
         except FileNotFoundError:
             if not create:
                 return None
@@ -86,11 +87,12 @@ def journal_key(create: bool) -> bytes | None:
             if fd >= 0:
                 with os.fdopen(fd, "w") as f:
                     f.write(secrets.token_hex(32) + "\n")
-            key = path.read_bytes().strip()
+            raw = path.read_bytes()
+            key = raw.removesuffix(b"\n")
     except OSError as e:
         raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
                          "set TOKPARITY_CACHE to a folder you can write") from None
-    if not key:  # a run killed between making the file and writing it
+    if not raw.strip():  # a run killed between making the file and writing it
         raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
                          "and journals signed with the old one need --trust-journal)")
     if not re.fullmatch(rb"[0-9a-f]{64}", key):  # (a file written over it: its bytes may be anyone's)
