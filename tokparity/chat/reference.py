@@ -37,6 +37,7 @@ class ChatWay:
     builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
     chatml: bool = False  # ChatML whatever the model's template, as a server's fallback (builtin.chatml_text)
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
+    tools_ask_generation_prompt: bool = False  # add_generation_prompt given as whether there are tools
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
@@ -86,6 +87,10 @@ class ChatWay:
     # and writes ``role + content + end`` only ``if content`` does this (FastChat's get_prompt).
     open_empty: str = ""
     reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
+    # each message rebuilt from its role and content alone (tool calls, tool_call_id, reasoning gone;
+    # no content: an empty list), as a server that copies only those two keys does
+    role_and_content: bool = False
+    empty_tool_calls: bool = False  # each assistant message without tool calls given an empty list of them
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
@@ -152,6 +157,8 @@ class ChatReference:
         """The prompt's text made ``way``; raises TemplateRaised (the template refused it) or
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
+        if way.tools_ask_generation_prompt:
+            asks = bool(conversation.tools)
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation = edited(conversation, way, self.template.reads_parts,
                               way.fold_system is None or way.fold_always or self.reads_system())
@@ -443,6 +450,12 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
                     for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
+    if way.role_and_content:
+        messages = [{"role": m.get("role"), "content": [] if m.get("content") is None else m["content"]}
+                    for m in messages]
+    if way.empty_tool_calls:
+        messages = [m | {"tool_calls": []} if m.get("role") == "assistant" and "tool_calls" not in m else m
+                    for m in messages]
     if way.parse_arguments:
         messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]

@@ -112,6 +112,7 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
 # are one; a generic error (an index out of range, a raise_exception text that any broken
 # alternation reaches) does not.
 NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
+                        r"\w+ object has no element \d+|"
                         + re.escape(EMPTY_CONVERSATION))
 
 
@@ -136,6 +137,8 @@ def _same_refusal(ours: str, theirs: str) -> bool:
     True
     >>> _same_refusal("IndexError: list index out of range", "(the template raised: list index out of range)")
     False
+    >>> _same_refusal("UndefinedError: list object has no element 0", "(the template raised: list object has no element 0)")
+    True
     """
     lack = NAMED_LACK.search(ours)
     return lack is not None and lack.group() in theirs

@@ -102,6 +102,7 @@ VARIANTS = (
     DecodeVariant("decode.first-token-marks-dropped", wrong_edits.first_token_marks_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.ids-alone", wrong.each_alone, shared=wrong.each_alone_ignoring),
     DecodeVariant("decode.cut", wrong_edits.cut),
+    DecodeVariant("decode.cut-at-eos", wrong_edits.cut_at_eos),
     DecodeVariant("decode.rest-dropped-after-invalid-byte", wrong.rest_dropped_after_invalid),
     DecodeVariant("decode.long-token-dropped", wrong.long_token_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-shaped-tokens", wrong.byte_shaped_tokens, twin=wrong.decoded_right),

@@ -29,6 +29,16 @@ def cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -
     return [text[:at] if at >= 0 else None for at in (text.find("\x00"), text.find("\n"))]
 
 
+def cut_at_eos(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids before the first EOS id decoded, the EOS and every id after it dropped: a caller that
+    splits a generation at its end before decoding it. The second form drops a last EOS alone (a
+    stop token sliced off). Each None where it changes nothing; none where the ids hold no EOS."""
+    eos = ref.vocab.special_ids.get("eos")
+    if eos not in ids:
+        return []
+    return [decoded(ref, ids[:ids.index(eos)], asked), decoded(ref, ids[:-1], asked) if ids[-1] == eos else None]
+
+
 def first_byte_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The ids' bytes less their first, read as UTF-8, where the ids start with the BOS: a wrapper
     that takes off the space it believes SentencePiece put after the BOS (None where they do not)."""
