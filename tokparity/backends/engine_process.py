@@ -58,6 +58,7 @@ from tokparity.backends.process import (
 )
 from tokparity.backends.requests import op_of
 from tokparity.errors import BackendCrash, BackendTimeout, CaseFailure, EngineDidNotStart, StartFailed, TokparityError
+from tokparity.textview import shown_path
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP_TIMEOUT = 60.0
@@ -145,6 +146,9 @@ class EngineProcess:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     bufsize=0, start_new_session=True, env=env, cwd=self.cwd)
         except OSError as e:
+            if self.cwd is not None and not os.path.isdir(self.cwd):
+                raise TokparityError(f"{self.label}: the folder it starts in, {shown_path(self.cwd)}, is gone (a "
+                                     "resumed run's engines start where the run began); make it again") from None
             raise TokparityError(f"{self.label}: cannot start {self.argv[0]!r} ({e.strerror or e}); "
                                  "check the command") from None
         orphans.started(proc)

@@ -69,9 +69,11 @@ def _keywords(call, name: str, **asked) -> dict:
 def check_target(target: str) -> tuple[str, str]:
     """``"mypkg.engine:encode" -> ("mypkg.engine", "encode")``; a clear error for anything else."""
     module, sep, attr = target.rpartition(":")
-    if not sep or not module or not attr:
-        raise TokparityError(f"py:{target}: expected py:MODULE:CALLABLE, e.g. py:mypkg.engine:encode "
-                             "or py:./my_engine.py:encode")
+    file = module.endswith(".py") or os.sep in module or "/" in module
+    if not sep or not module or not attr or (not file and not all(p.isidentifier() for p in module.split("."))) \
+            or not all(p.isidentifier() and not p.startswith("__") for p in attr.split(".")):
+        raise TokparityError(f"py:{target}: expected py:MODULE:CALLABLE, MODULE a module's dotted name or a .py "
+                             "file, CALLABLE a name in it, e.g. py:mypkg.engine:encode or py:./my_engine.py:encode")
     return module, attr
 
 

@@ -36,17 +36,27 @@ def starts_as_a_program(path: Path) -> bool:
 _PROLOG = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*", re.DOTALL)
 
 
+JUNIT_BYTES = 64 << 20  # a JUnit report larger than this is not one tokparity wrote
+
+
 def junit_or_empty(path: Path) -> bool:
-    """Whether ``path`` is empty, or is XML whose first element is ``<testsuites>`` or
-    ``<testsuite>``, as a JUnit report's is (read in its first 64 KiB). A file that cannot be
-    read is neither."""
+    """Whether ``path`` is empty, or is XML whose root element is ``<testsuites>`` or
+    ``<testsuite>``, as a JUnit report's is: well-formed to its end, with no DOCTYPE (which a
+    report never has, and which could declare entities). A file that cannot be read is neither."""
     try:
         with open(path, "rb") as f:
-            head = f.read(65536)
+            data = f.read(JUNIT_BYTES + 1)
     except OSError:
         return False
-    text = head.removeprefix(b"\xef\xbb\xbf")
+    text = data.removeprefix(b"\xef\xbb\xbf")
     if not text.strip():
         return True
     prolog = _PROLOG.match(text)  # (it matches every text, at least as nothing)
-    return re.match(rb"<testsuites?[\s/>]", text[prolog.end() if prolog else 0:]) is not None
+    start = prolog.end() if prolog else 0
+    if len(data) > JUNIT_BYTES or b"<!DOCTYPE" in text[:start] or not re.match(rb"<testsuites?[\s/>]", text[start:]):
+        return False
+    from xml.etree import ElementTree
+    try:
+        return ElementTree.fromstring(text).tag in ("testsuites", "testsuite")
+    except ElementTree.ParseError:
+        return False

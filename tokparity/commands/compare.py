@@ -330,6 +330,8 @@ def _command_words(command: str, depth: int = 0) -> list[str]:
     (``sh -c "cd x && python3 engine.py;"``, read as a shell splits it)."""
     import shlex
 
+    if depth:  # (``$(pwd)`` and a backquoted ``pwd`` are the current folder; no other command's output is guessed)
+        command = re.sub(r"\$\(\s*pwd\s*\)|`\s*pwd\s*`", lambda m: os.getcwd(), command)
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True) if depth else None
         if lexer is not None:

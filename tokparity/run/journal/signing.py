@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from tokparity.errors import BadJournal, TokparityError
@@ -69,12 +70,22 @@ def key_path() -> Path:
     return cache_dir() / KEY_FILE
 
 
+def _key_bytes(path: Path) -> bytes:
+    """The key file's first bytes, read only from a regular file (a FIFO would block, a device
+    never end): anything else reads as no key at all, which is then refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return os.read(fd, 4096) if stat.S_ISREG(os.fstat(fd).st_mode) else b"(not a file)"
+    finally:
+        os.close(fd)
+
+
 def journal_key(create: bool) -> bytes | None:
     """This user's secret, made (0600, in the cache folder) on first use; None if there is none yet."""
     path = key_path()
     try:
         try:
-            raw = path.read_bytes()
+            raw = _key_bytes(path)
             key = raw.removesuffix(b"\n")  # (as written: the digits and one newline, nothing else)
         except FileNotFoundError:
             if not create:
@@ -87,7 +98,7 @@ def journal_key(create: bool) -> bytes | None:
             if fd >= 0:
                 with os.fdopen(fd, "w") as f:
                     f.write(secrets.token_hex(32) + "\n")
-            raw = path.read_bytes()
+            raw = _key_bytes(path)
             key = raw.removesuffix(b"\n")
     except OSError as e:
         raise BadJournal(f"{path}: cannot {'create' if create else 'read'} the journal key ({e.strerror or e}); "
