@@ -108,8 +108,7 @@ def test_a_hostile_template_in_a_run_is_one_line_per_conversation(zoo, tmp_path)
     done = subprocess.run([sys.executable, "-m", "tokparity", "compare", str(folder), "--ops", "chat", "-b", "hf",
                            "-q", "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert time.monotonic() - started < 120
-    # (no conversation gave a prompt to compare: nothing compared, its reports kept)
-    assert done.returncode == 2 and "nothing was compared" in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     runs = {r["backend"]: r for r in summary["runs"]}
     assert set(runs) == {"hf", "template:specials"}  # (the template's own check meets the same failures)

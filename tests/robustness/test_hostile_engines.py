@@ -247,8 +247,7 @@ def test_a_child_that_left_the_group_and_dropped_the_mark_is_killed_by_the_comma
     done = tokparity(*args)
     child = int(wait_for_file(pid_file))
     try:
-        # (an engine that answers no case is nothing compared, exit 2: what matters here is its child)
-        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, done.stderr
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
         assert wait_gone(child), "the engine's setsid child without its mark outlived the command"
         assert "tokparity: note: stopped 1 process(es) an engine left running" in done.stderr, done.stderr
     finally:
@@ -276,7 +275,7 @@ def test_an_answer_of_millions_of_ids_is_not_compared_and_costs_seconds(tmp_path
     started = time.monotonic()
     done = tokparity("compare", "llama-spm", "-c", str(corpus(tmp_path, ["Hello world", "two"])),
                      "-b", hostile("huge"), "-o", str(out), "-q", "--no-diagnose")
-    assert done.returncode == 2 and "got no answer to compare" in done.stderr, done.stderr  # (every answer refused)
+    assert done.returncode == 1, done.stderr
     assert time.monotonic() - started < 30
     found = [r for r in rows(out) if r["backend"].startswith("cmd:")]
     assert [r["class"] for r in found] == ["crash", "crash"]

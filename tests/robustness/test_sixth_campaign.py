@@ -100,7 +100,7 @@ def test_an_engine_that_answers_nothing_is_nothing_compared_even_when_known(tmp_
                                      'classes = ["timeout"]\nreason = "r"\nupstream = "u"\n', "utf-8")
     done = tokparity("compare", "botchan-unigram", "-c", "one.txt", "-b", f"e=cmd:{sys.executable} hang.py",
                      "--known", "k.toml", "--timeout", "1", "-o", "out", "--junit", "j.xml", cwd=tmp_path)
-    assert "nothing was compared: e got no answer to compare" in the_error(done)
+    assert "nothing was compared: e answered no case" in the_error(done)
     assert not (tmp_path / "j.xml").exists()
 
 

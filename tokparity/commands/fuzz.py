@@ -97,6 +97,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.known import load_known
     from tokparity.run.options import CompareOptions, Services, progress_to_stderr
+    from tokparity.whole_files import write_text_whole
 
     if args.resume:
         raise TokparityError("fuzz --ops chat keeps no journal: run it again (the same --seed gives the same "
@@ -119,11 +120,14 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     paths = write_reports_or_say(results, out, "fuzz", args.backends)
     refuse_silent_templates(results, out)  # (first: it says why nothing was judged)
     refuse_nothing_judged(results, out, args.backends)
-    with open(out / FINDINGS_FILE, "w", encoding="utf-8") as f:
-        for k, finding in enumerate(findings, 1):
-            record = {"id": f"chat-{k}", **json.loads(finding.case.text),
-                      "tags": {"backend": finding.backend, "key": finding.key, "cause": finding.mismatch.cause}}
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    records = [{"id": f"chat-{k}", **json.loads(finding.case.text),
+                "tags": {"backend": finding.backend, "key": finding.key, "cause": finding.mismatch.cause}}
+               for k, finding in enumerate(findings, 1)]
+    try:  # (whole, through the file it made: a link put at its name meanwhile is not written through)
+        write_text_whole(out / FINDINGS_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    except OSError as e:
+        raise TokparityError(f"{shown_path(out / FINDINGS_FILE)}: cannot write it ({e.strerror or e}); the "
+                             "reports beside it hold the findings") from None
     write_ci_outputs(results, paths, args.junit, "fuzz")
     if results.interrupted:  # (a Ctrl-C: 130, as compare; the conversations done are in the reports)
         print(f"tokparity: interrupted after {cases} conversation{'s' * (cases != 1)}; the reports cover them: "

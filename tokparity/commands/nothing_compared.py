@@ -50,16 +50,16 @@ def named_unjudged(results, backends: list[str]) -> str:
     on_none = sorted(f"{backend} on {model}" for model, backend in pairs - judged_pairs)
     if on_none:
         return f" of {', '.join(on_none)}: it judged no case of that model (each skipped, or not applicable)"
-    # A backend that failed on every case gave no answer to compare, whether its failures are
-    # unexplained or a known divergence covers them (a --known entry for timeouts).
+    # A backend that failed on every case gave no answer to compare, even where a known divergence
+    # covers its failures (a --known entry for timeouts, and an engine that never answers).
     answered = {r.backend for r in results.runs
-                if r.mismatches < r.cases or not set(r.classes) <= {"crash", "timeout"}}
+                if r.mismatches < r.cases or r.unexplained or not set(r.classes) <= {"crash", "timeout"}}
     silent = sorted(named & ({r.backend for r in results.runs if r.cases} - answered))
     if silent:
-        return (f": {', '.join(silent)} got no answer to compare (each case a crash or a timeout, of the engine "
-                "or of its oracle; the reports say why)")
+        return f": {', '.join(silent)} answered no case (each a crash or a timeout, every one a known divergence)"
     if not answered and any(r.cases for r in results.runs):  # (an --oracle that fails on every case too)
-        return ": every case was a crash or a timeout, of the engine or of the oracle; the reports say why"
+        return (": every case was a crash or a timeout, of the engine or of the oracle, every one a known "
+                "divergence")
     return ""
 
 

@@ -507,11 +507,12 @@ def decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
 
 
 def raw_tokens(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each token's string as its bytes; the second form maps its space and newline marks (``Ġ``,
-    ``▁``, ``Ċ``) back and leaves every other character as written (the first where the ids have none:
-    an engine of either form answers so there)."""
+    """Each token's string as its bytes; the second form maps a byte-level token's space and newline
+    marks (``Ġ``, ``Ċ``) back and leaves every other character as written (the first where the ids
+    have none: an engine of either form answers so there; a ``▁`` mapped alone is
+    pieces.byte-tokens-raw's answer)."""
     raw = [ref.vocab.tokens[i].encode("utf-8", "surrogateescape") for i in ids]
-    marks = {"\u0120": b" ", "\u2581": b" ", "\u010a": b"\n"}
+    marks = {"\u0120": b" ", "\u010a": b"\n"}
     spaced = [b"".join(marks.get(c, c.encode("utf-8", "surrogateescape")) for c in ref.vocab.tokens[i]) for i in ids]
     return [raw, spaced]
 
