@@ -1,5 +1,6 @@
 """What the twelfth hostile campaign broke (a helper told only docs/robustness.md's promises, on
-a2149cf), each as a user or an attacker does it. Each test failed before its fix.
+a2149cf), each as a user or an attacker does it. Each test failed before its fix, but the one
+on an engine that fails every case: it pins the corrected promise.
 
 - a file written whole was opened again by its temporary name: a link put in its place between
   the two opens was written through (``convert``, the reports);
