@@ -146,11 +146,10 @@ class EngineProcess:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     bufsize=0, start_new_session=True, env=env, cwd=self.cwd)
         except OSError as e:
-            if self.cwd is not None and not os.path.isdir(self.cwd):
-                raise TokparityError(f"{self.label}: the folder it starts in, {shown_path(self.cwd)}, is gone (a "
-                                     "resumed run's engines start where the run began); make it again") from None
-            raise TokparityError(f"{self.label}: cannot start {self.argv[0]!r} ({e.strerror or e}); "
-                                 "check the command") from None
+            gone = self.cwd is not None and not os.path.isdir(self.cwd)  # (a resumed run's: where it began)
+            why = f"the folder it starts in, {shown_path(self.cwd or '.')}, is gone" if gone else \
+                f"cannot start {self.argv[0]!r} ({e.strerror or e}); check the command"
+            raise TokparityError(f"{self.label}: {why}") from None
         orphans.started(proc)
         self.proc = proc
         self.starts += 1
@@ -370,8 +369,7 @@ class EngineProcess:
             last = started = clock()
             deadline = last + timeout + grace
             base, first_id = head, self._next_id + 1  # request ids follow the cases from here on
-            sent = head
-            pending = bytearray()
+            sent, pending = head, bytearray()
             try:
                 while head < len(bodies):
                     while sent < len(bodies) and sent - head < window and len(pending) < _PENDING_MAX:
