@@ -34,7 +34,7 @@ def write_whole(path: Path, write: Callable[[Path], T], suffix: str = ".tmp") ->
         temporary = Path(name)
         os.fchmod(fd, _mode_for(path))
         made = Path(f"/proc/self/fd/{fd}")
-        result = write(made if made.exists() else temporary)
+        result = write(made if os.path.exists(made) else temporary)  # (False for any error: no /proc, no access)
         mine, there = os.fstat(fd), os.lstat(temporary)
         if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
             temporary = None  # (not ours to remove)

@@ -68,6 +68,7 @@ from tokparity.run.journal.resume import DoneSet, corpus_fingerprints, model_fin
 from tokparity.run.journal.signing import (
     check_signature,
     commands_in,
+    engines_in,
     journal_key,
     seal_holds,
     sealed,
@@ -146,10 +147,7 @@ class Journal:
                              f"'tokparity {command}' run")
         header = read_header(path, command, arg_checks)
         key = None if trust else check_signature(path, header)  # (a trusted journal's new lines: not sealed)
-        args = header["args"]
-        engines = [b for b in [*(args.get("backends") or []), args.get("oracle") or ""] if isinstance(b, str)
-                   and b.partition("=")[2 if "=" in b.split(":")[0] else 0].lstrip().startswith(("cmd:", "py:"))]
-        if engines and "cwd" not in header and not trust:
+        if engines_in(header["args"]) and "cwd" not in header and not trust:
             raise BadJournal(f"{shown_path(path)}: made before journals held the folder a run began in, so its "
                              "cmd:/py: engines would start in this one; resume it from the folder the run began "
                              "in, with --trust-journal")

@@ -53,6 +53,14 @@ def commands_in(args: dict) -> list[str]:
     return named
 
 
+def engines_in(args: dict) -> list[str]:
+    """The ``cmd:`` and ``py:`` engines the stored arguments name: their relative paths point at
+    the folder the run began in."""
+    specs = [args.get(key) for key in SIGNED]
+    flat = [s for v in specs for s in (v if isinstance(v, list) else [v])]
+    return [s for s in flat if isinstance(s, str) and _backend_of(s).startswith(("cmd:", "py:"))]
+
+
 def _backend_of(spec: str) -> str:
     """``"fast=hf" -> "hf"``: a named built-in runs nothing of a user's; a name that does not parse
     is taken for a command (and must be signed)."""
