@@ -256,9 +256,10 @@ def causes_page() -> str:
     out += _op_causes("Chat causes", (
         "`compare --ops chat` turns conversations into prompts with the model's chat template on every "
         "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
-        "of these ways of making the prompt otherwise (up to three at once) that gives the backend's prompt "
-        "exactly: its ids where it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). "
-        "Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
+        "of these ways of making the prompt otherwise that gives the backend's prompt exactly: its ids where "
+        "it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). The search tries up to three "
+        "at once, besides a BOS left out. A prompt none of those reproduces is tried with up to seven of the "
+        "causes the engine's other prompts show. Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
     return "\n".join(out)
 
 

@@ -5,7 +5,7 @@ Read in its source (dist/templates/gemmaItTemplate.js): a user message's content
 string with ``+``, so a content of parts becomes ``[object Object]`` (line 21): the row is named
 ``chat.parts-stringified``, as the blind engine of tests/chat/test_parts_stringified.py is. A
 system message of parts goes through nunjucks' ``trim`` first (line 11), which throws: that
-conversation is refused, and no cause is named for a refusal the template does not make. The system
+conversation is refused where the template makes a prompt, ``chat.parts-refused``. The system
 text and the first user message are trimmed as one (line 30), so a blank system message vanishes:
 ``chat.system-joined-to-user`` (docs/findings.md, the fifth survey's C2). ``chat.system-dropped``
 makes that one prompt too, but it would change every agreeing conversation with a system message."""
@@ -35,6 +35,6 @@ def test_a_content_of_parts_written_as_object_object_is_named(node_engines, zoo,
         rows = {r["case_id"]: r for r in csv.DictReader(f) if r["backend"] == "cf"}
     assert rows["content-parts-01"]["cause"] == "chat.parts-stringified"
     assert "[object Object]" in json.loads(rows["content-parts-01"]["backend_output"])[0]
-    assert (rows["content-parts-02"]["class"], rows["content-parts-02"]["cause"]) == ("chat-raises", "")
+    assert (rows["content-parts-02"]["class"], rows["content-parts-02"]["cause"]) == ("chat-raises", "chat.parts-refused")
     assert rows["whitespace-03"]["cause"] == "chat.system-joined-to-user"
     assert set(rows) == {"content-parts-01", "content-parts-02", "whitespace-03"}

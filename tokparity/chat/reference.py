@@ -79,6 +79,7 @@ class ChatWay:
     fold_system: str | None = None
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
+    strip_end: bool = False  # every space and newline taken off the prompt's end (a prompt ``.rstrip()``ped)
     strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
     # the text written where a generation prompt is asked, after the prompt the template writes without one
     generation_prompt_as: str | None = None
@@ -93,6 +94,13 @@ class ChatWay:
     empty_tool_calls: bool = False  # each assistant message without tool calls given an empty list of them
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
+    # the whitespace the template writes just before each message's content written as this instead
+    # (a hand-written format with one newline after a header where the template writes two)
+    before_content: str | None = None
+    # a conversation refused where a message's role is none of these, separated by spaces (a format
+    # that knows "system user assistant" only); "" refuses no role
+    roles_known: str = ""
+    parts_refused: bool = False  # a conversation refused where a content is a list of parts (read as a string)
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
 
@@ -106,6 +114,10 @@ TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
+CONTENT_MARK = "\ue003"  # (where a message's content begins, until the whitespace before it is rewritten)
+# An engine's own check refused the conversation: any refusal of the backend's is this one (what
+# it says is the engine's language's, not a name the template lacked).
+OWN_CHECK = "(the engine's own check) "
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
@@ -160,6 +172,9 @@ class ChatReference:
         if way.tools_ask_generation_prompt:
             asks = bool(conversation.tools)
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
+        refused = _refused(conversation, way)  # (on the request as it came: its roles, its parts)
+        if refused:
+            raise TemplateRaised(OWN_CHECK + refused)
         conversation = edited(conversation, way, self.template.reads_parts,
                               way.fold_system is None or way.fold_always or self.reads_system())
         if not conversation.messages:  # (every message taken out: transformers refuses to render none)
@@ -169,6 +184,8 @@ class ChatReference:
                 conversation.messages[-1].get("role") == "assistant":
             conversation, prefill = prefilled(conversation)
             asks = True
+        if way.before_content is not None:  # (after the prefill is taken off: it is written as it is)
+            conversation = _content_marked(conversation)
         own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
         asks = asks and own_prompt is None
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
@@ -208,11 +225,15 @@ class ChatReference:
         if way.open_empty and OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
             end = self.turn_end()
             found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(end)})?" if end else ""), "", found)
+        if way.before_content is not None:
+            found = _respaced(found, way.before_content)
         found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
             found = found[len(bos):] if bos and found.startswith(bos) else found
             found = found[:-len(eos)] if eos and found.endswith(eos) else found
+        if way.strip_end:
+            found = found.rstrip(" \t\n")
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
 
     def given_up(self) -> str:
@@ -289,6 +310,40 @@ class ChatReference:
 
     def close(self) -> None:
         self.sandbox.close()
+
+
+def _refused(conversation: Conversation, way: ChatWay) -> str:
+    """Why an engine's own check refuses the conversation ("" where it does not)."""
+    known = way.roles_known.split()
+    for m in conversation.messages:
+        if known and m.get("role") not in known:
+            return f"the role {m.get('role')!r} is none of {', '.join(known)}"
+        if way.parts_refused and isinstance(m.get("content"), list):
+            return "a content given as a list of parts, not a string"
+    return ""
+
+
+def _respaced(text: str, before_content: str) -> str:
+    """``text`` with the whitespace before each ``CONTENT_MARK`` written as ``before_content``. Where
+    the template writes one whitespace before every content and the prompt ends with it, a header
+    ends the prompt (the generation prompt's): that one is written so too.
+
+    >>> _respaced("<|user|>\\n\\n\ue003Hi<|end|><|assistant|>\\n\\n", "\\n")
+    '<|user|>\\nHi<|end|><|assistant|>\\n'
+    """
+    runs = set(re.findall("([ \t\n]*)" + CONTENT_MARK, text))
+    text = re.sub("[ \t\n]*" + CONTENT_MARK, lambda _: before_content, text)
+    (run,) = runs if len(runs) == 1 else ("",)
+    return text[:-len(run)] + before_content if run and text.endswith(run) else text
+
+
+def _content_marked(conversation: Conversation) -> Conversation:
+    """Each message's string content with ``CONTENT_MARK`` first. A content that begins with
+    whitespace, or is empty, stays as it is: a template may trim it or test it."""
+    messages = [m | {"content": CONTENT_MARK + m["content"]}
+                if isinstance(m.get("content"), str) and m["content"][:1].strip() else m
+                for m in conversation.messages]
+    return dataclasses.replace(conversation, messages=messages)
 
 
 def _without_text(message: dict, which: str) -> bool:

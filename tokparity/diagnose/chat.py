@@ -13,89 +13,40 @@ The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from itertools import combinations, islice, product
-from os.path import commonprefix
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import EMPTY_CONVERSATION, TRANSFORMERS_WAY, ChatReference, ChatWay
-from tokparity.chat.render import TOJSON_TRAITS
-from tokparity.diagnose.info import of_stage
+from tokparity.chat.reference import EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay
+from tokparity.diagnose.chat_read import derived, tojson_variant
+from tokparity.diagnose.chat_ways import (
+    BY_NAME,
+    DERIVED,
+    ENCODINGS,
+    NO_BOS_TEXT,
+    ORDER,
+    TEXT_VARIANTS,
+    VARIANTS,
+    ChatVariant,
+    combined,
+)
 from tokparity.diagnose.verdict import proven
 from tokparity.errors import BackendTimeout, BadConversation, CaseFailure, TemplateRaised
 from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
 
 MAX_AT_ONCE = 3
+# An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
+# tried with more at once, drawn from the causes its other rows show (at most this many of them).
+MAX_POOL = 7
+OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)
 # The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
 # hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
 SEARCH_CHARS = 40_000_000
-
-
-@dataclass(frozen=True)
-class ChatVariant:
-    name: str
-    does: str  # what the backend does, as a sentence after "the backend"
-    changes: tuple[tuple[str, object], ...]  # ChatWay fields (render switches included) and their values
-    fix: str = ""
-    library: str = ""  # tried only for a backend that is this library (llama.cpp's own built-ins)
-    others_than: str = ""  # tried only for a backend that is not this library
-
-    def way(self, base: ChatWay = TRANSFORMERS_WAY) -> ChatWay:
-        return base.changed(**dict(self.changes))
-
-    def applies(self, backend: str) -> bool:
-        """Whether the search tries this way for ``backend``: a cause names a library only for
-        that library (another engine that writes the same format is named for what it does)."""
-        def named(library: str) -> bool:
-            return backend == library or backend.startswith(library + "@")
-        return (not self.library or named(self.library)) and not (self.others_than and named(self.others_than))
-
-
-def _declared(name: str, entry: dict) -> list[ChatVariant]:
-    """A cause's ways: its changes, then each of its other forms (a joiner of two turns: a blank
-    line, a newline…). A cause whose value is read off the backend's prompt alone has none."""
-    forms = ([entry["changes"]] if entry["changes"] else []) + list(entry.get("forms", []))
-    return [ChatVariant(name, form.get("does", entry["does"]), tuple((k, v) for k, v in form.items() if k != "does"),
-                        entry["fix"], entry.get("library", ""), entry.get("others_than", "")) for form in forms]
-
-
-# Each way is declared once, in causes.toml (its words and the ChatWay fields it changes), in the
-# order the search tries them.
-CHAT_CAUSES = of_stage("chat")
-VARIANTS = tuple(v for name, entry in CHAT_CAUSES.items() for v in _declared(name, entry))
-# (a cause by its first way: its forms may say narrower words, each its own)
-BY_NAME = {v.name: v for v in reversed(VARIANTS)} | {name: ChatVariant(name, entry["does"], (), entry["fix"])
-                                             for name, entry in CHAT_CAUSES.items() if not entry["changes"]}
-ORDER = {name: k for k, name in enumerate(CHAT_CAUSES)}
-# The causes whose value is read off the backend's prompt (the text of the system message it adds,
-# the words its raise_exception writes): cause -> the ChatWay field (tokparity.diagnose.chat.derived).
-DERIVED = {name: entry["derived"] for name, entry in CHAT_CAUSES.items() if "derived" in entry}
-MARK = "\ue000"  # a private-use character, which no template writes: where a field's value lands
-# The values of those fields that declared causes try already (an empty system message, the message
-# alone, nothing): a value read off a prompt that is one of them is left to its declared cause.
-DECLARED_VALUES = {key: {value for v in VARIANTS for k, value in v.changes if k == key} for key in DERIVED.values()}
-# The ways that change only how the prompt's text becomes ids (a BOS put first, special-token text
-# not parsed): tried on top of each way of writing the text, so they never take a place of the cap.
-ID_FIELDS = ("add_bos", "parse_special")
-TEXT_VARIANTS = tuple(v for v in VARIANTS if not all(key in ID_FIELDS for key, _ in v.changes))
-ENCODINGS = tuple(c for size in range(len(VARIANTS) - len(TEXT_VARIANTS) + 1)
-                  for c in combinations(tuple(v for v in VARIANTS if v not in TEXT_VARIANTS), size))
-
-
-def _combined(variants: tuple[ChatVariant, ...]) -> ChatWay | None:
-    """One way with every variant's changes (None where two set the same field differently)."""
-    changes: dict[str, object] = {}
-    for v in variants:
-        for key, value in v.changes:
-            if key in changes and changes[key] != value:
-                return None
-            changes[key] = value
-    return TRANSFORMERS_WAY.changed(**changes)
 
 
 def _backend_answer(j: Judgement) -> ChatAnswer:
@@ -139,7 +90,11 @@ def _same_refusal(ours: str, theirs: str) -> bool:
     False
     >>> _same_refusal("UndefinedError: list object has no element 0", "(the template raised: list object has no element 0)")
     True
+
+    A way that refuses by an engine's own check (a role it does not know) is any refusal of the backend's.
     """
+    if ours.startswith(OWN_CHECK):
+        return bool(theirs)
     lack = NAMED_LACK.search(ours)
     return lack is not None and lack.group() in theirs
 
@@ -173,7 +128,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     for size in range(0, MAX_AT_ONCE + 1):
         found: list[tuple[str, ...]] = []
         for variants in combinations(ways, size):
-            way = _combined(variants)
+            way = combined(variants)
             if way is None:
                 continue
             if spent > SEARCH_CHARS:
@@ -195,12 +150,21 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                 untried += 1
                 continue
             spent += len(text)
+            if got.text is not None and text != got.text and text.startswith(bos) and got.text == text[len(bos):] \
+                    and NO_BOS_TEXT not in variants and (whole := combined(variants + (NO_BOS_TEXT,))) is not None:
+                try:  # (rendered again: a template may read bos_token elsewhere too)
+                    if reference.text(conversation, whole) == got.text:
+                        variants, text = variants + (NO_BOS_TEXT,), got.text
+                except (TemplateRaised, CaseFailure, NotImplementedError):
+                    pass
+                except BackendTimeout as e:
+                    return _timed_out(e)
             if got.text is not None and text != got.text and (got.ids is None or got.text != bos + text):
                 continue  # (a BOS text first: the text of a BOS the tokenizer adds, tried among the encodings)
             if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
                 encoded[text] = None
                 for encoding in ENCODINGS:  # (the same text encoded otherwise: the smallest change first)
-                    whole = _combined(variants + encoding)
+                    whole = combined(variants + encoding)
                     if whole is None:
                         continue
                     try:
@@ -229,139 +193,6 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
 def _timed_out(e: BackendTimeout) -> Diagnosis:
     """The search stops at a timeout: what it found after one would depend on the machine's speed."""
     return Diagnosis("", f"not searched further: a render timed out ({e})", stage="chat")
-
-
-def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,
-            right: ChatAnswer) -> tuple[tuple[ChatVariant, ...], int]:
-    """The ways whose value is read off the backend's prompt, and the characters rendered to read
-    them (the search's budget counts them). The template rendered with ``MARK`` where the value
-    lands (the content of an added system message, the words raise_exception returns) says where
-    to read it. The search still proves each: a value read wrongly reproduces nothing. Only a
-    backend that gave its prompt's text can be read so."""
-    if got.text is None:
-        return (), 0
-    out = []
-    rendered = 0
-    for name, key in DERIVED.items():
-        if key == "tojson":
-            traits, chars = _tojson_read(reference, conversation, got.text, right.text)
-            rendered += chars
-            if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
-                out.append(_tojson_variant(name, traits.split("+")))
-            continue
-        if key == "generation_prompt_as":
-            value, chars = _generation_prompt_read(reference, conversation, got.text, right.text)
-            rendered += chars
-            if value is not None:
-                entry = CHAT_CAUSES[name]
-                out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
-            continue
-        if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
-            marked = TRANSFORMERS_WAY.changed(system_default=MARK)
-        elif key == "raise_exception" and right.raised:
-            marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
-        else:
-            continue
-        text = _rendered(reference, conversation, marked)
-        if text is None:
-            continue
-        rendered += len(text)
-        parts = text.split(MARK)
-        if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)
-            value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 and parts[2] else None
-            value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
-        else:
-            value = _read_off(parts, got.text) if len(parts) == 2 else None
-        if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
-            continue
-        entry = CHAT_CAUSES[name]
-        out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
-    return tuple(out), rendered
-
-
-def _generation_prompt_read(reference: ChatReference, conversation: Conversation, text: str,
-                            right: str | None) -> tuple[str | None, int]:
-    """What the backend writes in place of the template's generation prompt, and the characters
-    rendered to read it: its prompt less the template's prompt without one. None where no
-    generation prompt is asked, or where the two prompts part before it."""
-    if right is None or not conversation.add_generation_prompt:
-        return None, 0
-    head = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(generation_prompt=False))
-    if head is None or not text.startswith(head) or not right.startswith(head):
-        return None, len(head or "")
-    own, template = text[len(head):], right[len(head):]
-    # (none at all is chat.generation-prompt-missing's; a text far longer than the template's is the
-    # rest of a prompt, not its generation prompt)
-    return (own if own not in ("", template) and len(own) <= 2 * len(template) + 32 else None), len(head)
-
-
-def _rendered(reference: ChatReference, conversation: Conversation, way: ChatWay) -> str | None:
-    """The reference's prompt made ``way``; None where that way makes none (refused, not taken
-    here, too big to render). A timeout stops the search: it is raised."""
-    try:
-        return reference.text(conversation, way)
-    except BackendTimeout:
-        raise
-    except (NotImplementedError, TemplateRaised, CaseFailure):
-        return None
-
-
-def _tojson_read(reference: ChatReference, conversation: Conversation, text: str,
-                 right: str | None) -> tuple[str | None, int]:
-    """The traits of a tojson (TOJSON_TRAITS) whose prompt comes closest to the backend's ``text``,
-    the fewest first, where one comes closer than the right prompt ``right``; None where none
-    does, or where the conversation's prompt writes no JSON a trait changes. Closest: the most
-    characters shared at the start and the end. Then the characters rendered to find them."""
-    def closeness(candidate: str) -> int:
-        if candidate == text:  # (the prompt itself: closer than any near one that shares as much)
-            return len(text) + 1
-        head = len(commonprefix([candidate, text]))
-        return head + min(len(commonprefix([candidate[::-1], text[::-1]])), min(len(candidate), len(text)) - head)
-
-    rendered = 0
-
-    def render(traits: tuple[str, ...]) -> str | None:
-        nonlocal rendered
-        made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tojson="+".join(traits)))
-        rendered += len(made or "")
-        return made
-
-    if right is None or render(TOJSON_TRAITS) in (None, right):
-        return None, rendered
-    best, best_traits = closeness(right), None
-    # (a trait that alone changes nothing here, no '/' to escape, is left out of the combinations)
-    singles = {trait: render((trait,)) for trait in TOJSON_TRAITS}
-    useful = [trait for trait, made in singles.items() if made is not None and made != right]
-    for size in range(1, len(useful) + 1):
-        for traits in combinations(useful, size):
-            candidate = singles[traits[0]] if size == 1 else render(traits)
-            if candidate is not None and closeness(candidate) > best:
-                best, best_traits = closeness(candidate), traits
-    return ("+".join(best_traits) if best_traits else None), rendered
-
-
-_TRAIT_WORDS = {"compact": "no space after ',' and ':'", "ascii": "non-ASCII as \\uXXXX", "slash": "'/' as '\\/'",
-                "html": "'<', '>' and '&' escaped", "apostrophe": "\"'\" as \\u0027", "sorted": "its keys sorted"}
-
-
-def _tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:
-    """The tojson of these traits, in words: "writes tojson's JSON with its keys sorted"."""
-    ordered = [t for t in TOJSON_TRAITS if t in set(traits)]
-    words = [_TRAIT_WORDS[t] for t in ordered]
-    said = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
-    return ChatVariant(name, f"writes tojson's JSON with {said}", (("tojson", "+".join(ordered)),), CHAT_CAUSES[name]["fix"])
-
-
-def _read_off(parts: list[str], text: str) -> str | None:
-    """What ``text`` holds where the marked render has its marks: the text between the render's
-    head (before the first mark) and the start of its tail (after the last)."""
-    head, tail = parts[0], parts[-1]
-    if not text.startswith(head):
-        return None
-    if not tail:
-        return text[len(head):]
-    end = text.find(tail[:16], len(head))
-    return text[len(head):end] if end >= 0 else None
 
 
 def _named(found: list[tuple[str, ...]], gave: str, does_of: dict[str, str] | None = None) -> Diagnosis:
@@ -415,8 +246,9 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             right = reference.answer(c)
         except CaseFailure:  # (not made in time: nothing to check it with)
             continue
-        # (kept as the backend gives it: an engine of ids keeps a prompt whose ids stay)
-        rights[id(c)] = ChatAnswer(right.text if gave != "ids" else None, right.ids if gave != "text" else None,
+        # (kept as the judge agreed on it: by its ids where the backend gives ids, its text as well or
+        # not, since a tokenizer may drop a space its text holds (Phi-3's specials strip one))
+        rights[id(c)] = ChatAnswer(right.text if gave == "text" else None, right.ids if gave != "text" else None,
                                    right.raised)
     kept_memo: dict[tuple[str, ...], int] = {}
 
@@ -430,7 +262,9 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             kept_memo[keys] = min((len(changed(way)) for way in _ways(keys, read)), default=len(rights))
         return kept_memo[keys]
 
-    chosen = prefer_chat([d for _, d in mine], broken)
+    chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken), read)
+    if all(_backend_answer(j).raised for j, _ in mine) and all(r.raised for r in rights.values()):
+        chosen = [_no_own_check(d) for d in chosen]
     named = [d.variants for d in chosen if d.variants]
     if not named:
         return chosen, None
@@ -452,13 +286,53 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
                              tuple(breaks[:BREAKS_LISTED]))
 
 
+def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
+              chosen: list[Diagnosis], read: dict[str, ChatVariant]) -> list[Diagnosis]:
+    """``chosen`` with each row no way of up to MAX_AT_ONCE causes reproduced tried with more of them
+    at once: the causes the engine's other rows show, most shown first, the smallest set that gives
+    the backend's prompt exactly. The work is counted in characters rendered, as the search's."""
+    counts = Counter(n for d in chosen for n in d.variants)
+    pool = tuple(n for n, _ in counts.most_common(MAX_POOL))
+    out, spent = list(chosen), 0
+    for k, (row, d) in enumerate(zip(rows, chosen)):
+        if d.variants or row is None or len(pool) <= MAX_AT_ONCE:
+            continue
+        conversation, got, _ = row
+        for names in (c for size in range(MAX_AT_ONCE + 1, len(pool) + 1) for c in combinations(pool, size)):
+            if spent > SEARCH_CHARS:
+                return out
+            ways = _ways(_in_order(names), read)
+            try:
+                answer = reference.answer(conversation, ways[0]) if ways else None
+            except (CaseFailure, NotImplementedError):
+                continue
+            except BackendTimeout:  # (what a search finds after a timeout would depend on the machine)
+                return out
+            spent += len(answer.text or "") if answer is not None else 0
+            if answer is not None and _same(answer, got):
+                named = _named([names], "ids" if got.ids is not None else "text")
+                out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of the causes the "
+                                                             "engine's other prompts show, at once)")
+                break
+    return out
+
+
+def _no_own_check(d: Diagnosis) -> Diagnosis:
+    """``d`` less a cause that is an engine's own check (a role or a content it refuses), for an
+    engine that refuses every conversation: its refusal says nothing of why."""
+    if not any(key in OWN_CHECK_FIELDS for n in d.variants for v in VARIANTS if v.name == n for key, _ in v.changes):
+        return d
+    return Diagnosis("", "the engine refuses every conversation: a refusal of its own says nothing of why, so no "
+                         "check of its own (a role, a content of parts) is named", stage="chat")
+
+
 def _union(counts: dict[str, int], read: dict[str, ChatVariant]) -> tuple[str, ...]:
     """The causes the rows name, most named first, as many as one way can make at once: a cause
     that sets a field another one of them sets otherwise is left to its own rows (an engine that
     continues one final message and prefills another is two answers, not one way)."""
     union: tuple[str, ...] = ()
     for name in sorted(counts, key=lambda n: -counts[n]):
-        if len(union) == MAX_AT_ONCE + 2:
+        if len(union) == MAX_POOL:
             break
         tried = _in_order((*union, name))
         if _ways(tried, read):
@@ -497,7 +371,7 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
             if v.name in names:
                 seen.setdefault(v.name, Counter())[v] += 1
     # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
-    return {name: _tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
+    return {name: tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
             if DERIVED[name] == "tojson" else counts.most_common(1)[0][0] for name, counts in seen.items()}
 
 
@@ -505,7 +379,7 @@ def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]
     """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
     a blank line, a newline…; a value read off the prompts); none where two of them set one field."""
     forms = [[read[n]] if n in read else [v for v in VARIANTS if v.name == n] for n in names]
-    return [way for choice in islice(product(*forms), 16) if (way := _combined(choice)) is not None]
+    return [way for choice in islice(product(*forms), 16) if (way := combined(choice)) is not None]
 
 
 def _explained(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],

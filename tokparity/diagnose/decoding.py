@@ -49,6 +49,9 @@ class DecodeVariant:
     # Answers of this bug that a simpler cause gives too: a row's own search leaves them to that
     # cause, and the run's verdict claims them once it names this one (one engine, one cause).
     shared: Callable[[RefTokenizer, list[int], int, DecodeSettings], list] | None = None
+    # The ids a bug that leaves ids out decodes (None: it leaves none out). The rest of the decoder
+    # may have a bug of its own: each other decode variant is tried on those ids.
+    keeps: Callable[[RefTokenizer, list[int]], list[int]] | None = None
 
     @property
     def op(self) -> str:
@@ -114,6 +117,8 @@ VARIANTS = (
     DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
     DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
+    DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
+                  keeps=wrong_bytes.kept_after_bytes),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -172,6 +177,12 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             return Diagnosis("+".join(pair), f"reproduced: the reference's pieces changed so that it "
                                              f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
                                              "backend's answer exactly", pair, stage=j.op)
+    if not found and j.op == "decode":  # (ids left out, and the rest decoded with another bug)
+        pair = _decode_pair(ref, ids, got, asked, right)
+        if pair:
+            return Diagnosis("+".join(pair), f"reproduced: the reference's decode changed so that it "
+                                             f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
+                                             "backend's answer exactly", pair, stage=j.op)
     if not found and _as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
         if key is None:  # (else one id decoded as another, or left out)
@@ -181,6 +192,19 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
     return _named(found, j.op)
+
+
+def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings,
+                 right: set[object]) -> tuple[str, str] | None:
+    """A variant that leaves ids out, and another that decodes the ids it keeps as the backend does."""
+    for dropping, keeps in ((v, v.keeps) for v in VARIANTS if v.keeps is not None):
+        kept = keeps(ref, ids)
+        if kept == ids:
+            continue
+        for other in (v for v in VARIANTS if v.op == "decode" and v.keeps is None):
+            if got in _forms(other, ref, kept, 0, asked) and _as_judged("decode", got) not in right:
+                return dropping.name, other.name
+    return None
 
 
 def _pieces_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings) -> tuple[str, str] | None:

@@ -156,6 +156,18 @@ def lead_takes_its_length(ref: RefTokenizer, ids: list[int], prompt: int, asked:
     return [_lengths_trusted(text.encode("utf-8", "surrogateescape"))]
 
 
+def token_after_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded less the id after each run of byte tokens, as a loop that reads the run
+    with a look-ahead does: it steps past the id that ends the run and never writes it."""
+    kept = kept_after_bytes(ref, ids)
+    return [decoded(ref, kept, asked)] if len(kept) < len(ids) else []
+
+
+def kept_after_bytes(ref: RefTokenizer, ids: list[int]) -> list[int]:
+    """``ids`` less the id after each run of byte tokens."""
+    return [i for k, i in enumerate(ids) if not (k and _byte_token(ref, ids[k - 1]) and not _byte_token(ref, i))]
+
+
 def _lengths_trusted(data: bytes) -> str:
     """``data`` decoded a sequence at a time, each as long as its first byte says (a byte that
     leads nothing is one U+FFFD); a sequence cut at the end is decoded as it is."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
+from tokparity.diagnose.info import DECODING_OPS, consistent_class, fits, stage_of_cause
 from tokparity.diagnose.learnt import is_learnt, said_of
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
@@ -53,7 +53,8 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
         return decision
     entry_id, library = known_of(known, Mismatch(j, decision), count=True)
     entry = known.entry(entry_id) if entry_id else None
-    said = f"{library} gives these ids too, on the same file: " if library else ""
+    said = f"{library} gives this answer too, on the same file: " if library and j.op in DECODING_OPS else \
+        f"{library} gives these ids too, on the same file: " if library else ""
     if entry is not None and entry.cause and not decision.cause:
         return Decision(decision.cls, decision.stage, entry_id, entry.cause,
                         f"{said}reviewed, not reproduced: the known divergence {entry.id!r} says so ({entry.upstream})",

@@ -113,8 +113,7 @@ class ModelRun:
         encoder = [options.services.prompts.encoder] if options.chat and options.services.prompts else []
         # The libraries of the files a cmd: engine reads, asked beside it (registry.witnesses); a
         # witness not asked for otherwise is loaded for that alone, and not judged
-        witness_of = {name: witnesses(args[name], self.model) for name in args} \
-            if "encode" in options.ops and not options.chat else {}
+        witness_of = {name: witnesses(args[name], self.model) for name in args} if not options.chat else {}
         witness = [w for w in dict.fromkeys(w for ws in witness_of.values() for w in ws)
                    if w not in self.chain and w not in args]
         wanted = list(dict.fromkeys(self.chain + encoder + list(args) + witness))
@@ -171,7 +170,8 @@ class ModelRun:
         self._stage_ref: Backend | None = None
         self._special_texts: SpecialTextFinder | None = None  # (not_applicable's)
         self.decoding = DecodingJudge(self.model.name, self.vocab, self.backends, self.decoder, self.by_op,
-                                      options.decoding, options.stream_step) if self.decoder is not None else None
+                                      options.decoding, options.stream_step, self.witness_of) \
+            if self.decoder is not None else None
         self.chatting = self._chat_judge(options, results) if options.chat else None
 
     def _chat_judge(self, options: CompareOptions, results: ResultsSoFar) -> ChatJudge | None:

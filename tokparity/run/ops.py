@@ -166,6 +166,9 @@ class DecodingJudge:
     compared: dict[str, list[str]]  # op -> the backends judged for it
     settings: DecodeSettings = AS_FILES_SAY  # how decode turns ids into text (a stream: for_stream())
     stream_step: int = 1  # a stream is fed this many ids at a time
+    # an engine -> the libraries of its own files (tokparity.backends.registry.witnesses): where one
+    # answers an op as the engine does, the library's reviewed differences are the engine's too
+    witness_of: dict[str, list[str]] = field(default_factory=dict)
     _tables: dict[str, list[bytes | None] | CaseFailure | None] = field(default_factory=dict)
     _special_texts: SpecialTextFinder | None = None
 
@@ -204,8 +207,10 @@ class DecodingJudge:
             verdicts[name] = Verdict.differs(cls)
             pieces = [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids]
             text = case.text if isinstance(case, Case) else ""
+            same = [w for w in self.witness_of.get(name, ()) if w in self.backends
+                    and self._answer(op, w, ids, prompt) == got]  # (asked on a mismatch only)
             tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {}) | \
-                ({"prompt": prompt} if op == "stream" else {})
+                ({"prompt": prompt} if op == "stream" else {}) | ({"witness": ",".join(same)} if same else {})
             judgements.append(Judgement(
                 model=self.model, corpus=corpus, case_id=case.id, tags=tags, oracle=self.decoder, backend=name,
                 cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),

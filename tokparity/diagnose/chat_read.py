@@ -1,0 +1,201 @@
+"""Values read off a backend's prompt, for the chat causes whose value is the engine's own (the
+text of a system message it adds, the whitespace after its headers, its tojson): the template is
+rendered with a mark where the value lands, and the backend's prompt read there. The search
+(tokparity.diagnose.chat) still proves each: a value read wrongly reproduces nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from itertools import combinations
+from os.path import commonprefix
+
+from tokparity.chat import ChatAnswer
+from tokparity.chat.conversation import Conversation
+from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.chat.render import TOJSON_TRAITS
+from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
+from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
+
+MARK = "\ue000"  # a private-use character, which no template writes: where a field's value lands
+WHITESPACE_RUN = re.compile("[ \t\n]*")  # (what ChatWay.before_content rewrites)
+
+
+def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswer,
+            right: ChatAnswer) -> tuple[tuple[ChatVariant, ...], int]:
+    """The ways whose value is read off the backend's prompt, and the characters rendered to read
+    them (the search's budget counts them). The template rendered with ``MARK`` where the value
+    lands (the content of an added system message, the words raise_exception returns) says where
+    to read it. The search still proves each: a value read wrongly reproduces nothing. Only a
+    backend that gave its prompt's text can be read so."""
+    if got.text is None:
+        return (), 0
+    out = []
+    rendered = 0
+    for name, key in DERIVED.items():
+        if key == "tojson":
+            traits, chars = _tojson_read(reference, conversation, got.text, right.text)
+            rendered += chars
+            if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
+                out.append(tojson_variant(name, traits.split("+")))
+            continue
+        if key in ("generation_prompt_as", "before_content"):
+            read = _generation_prompt_read if key == "generation_prompt_as" else _before_content_read
+            value, chars = read(reference, conversation, got.text, right.text)
+            rendered += chars
+            if value is not None:
+                entry = CHAT_CAUSES[name]
+                out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
+            continue
+        if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
+            marked = TRANSFORMERS_WAY.changed(system_default=MARK)
+        elif key == "raise_exception" and right.raised:
+            marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
+        else:
+            continue
+        text = _rendered(reference, conversation, marked)
+        if text is None:
+            continue
+        rendered += len(text)
+        parts = text.split(MARK)
+        if key == "raise_exception":  # (head, message, what follows up to the next call's message, …)
+            value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 and parts[2] else None
+            value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
+        else:
+            value = _read_off(parts, got.text) if len(parts) == 2 else None
+        if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
+            continue
+        entry = CHAT_CAUSES[name]
+        out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
+    return tuple(out), rendered
+
+
+def _generation_prompt_read(reference: ChatReference, conversation: Conversation, text: str,
+                            right: str | None) -> tuple[str | None, int]:
+    """What the backend writes in place of the template's generation prompt, and the characters
+    rendered to read it: its prompt after the end of the template's prompt without one (found as
+    ``_after`` finds it). None where no generation prompt is asked, or where that end is not found."""
+    if right is None or not conversation.add_generation_prompt:
+        return None, 0
+    head = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(generation_prompt=False))
+    at = _after(head, text) if head is not None else -1
+    if head is None or at < 0 or not right.startswith(head):
+        return None, len(head or "")
+    own, template = text[at:], right[len(head):]
+    # (none at all is chat.generation-prompt-missing's; a text far longer than the template's is the
+    # rest of a prompt, not its generation prompt)
+    return (own if own not in ("", template) and len(own) <= 2 * len(template) + 32 else None), len(head)
+
+
+def _after(head: str, text: str) -> int:
+    """Where ``head``'s end is in ``text``: ``text`` starts with it, or holds its last 16 (else 8)
+    characters as often as ``head`` does (a BOS or a header written otherwise before it does not
+    hide it); -1 where not found.
+
+    >>> _after("<s>[INST] Hi [/INST]", "<s>[INST] Hi [/INST] Hello"), _after("<s>[INST] Hi [/INST]", "[INST] Hi [/INST]")
+    (20, 17)
+    >>> _after("<s><|user|>", "<|user|>Hi")
+    8
+    """
+    if text.startswith(head):
+        return len(head)
+    for anchor in dict.fromkeys((head[-16:], head[-8:])):
+        at = -1
+        for _ in range(head.count(anchor) if anchor else 0):
+            at = text.find(anchor, at + 1)
+            if at < 0:
+                break
+        if at >= 0:
+            return at + len(anchor)
+    return -1
+
+
+def _before_content_read(reference: ChatReference, conversation: Conversation, text: str,
+                         right: str | None) -> tuple[str | None, int]:
+    """The whitespace the backend writes between the first marked message's header and its content,
+    and the characters rendered to read it (the header's end found as ``_after`` finds it). None
+    where it is the template's own whitespace."""
+    marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(before_content=MARK))
+    if right is None or marked is None or MARK not in marked:
+        return None, len(marked or "")
+    head = marked.split(MARK, 1)[0]
+    at = _after(head, text)
+    if at < 0 or not right.startswith(head):
+        return None, len(marked)
+    own = _run_at(text, at)
+    return (None if own == _run_at(right, len(head)) else own), len(marked)
+
+
+def _run_at(text: str, at: int) -> str:
+    """The run of spaces, tabs and newlines that starts at ``at`` ("" where none does)."""
+    found = WHITESPACE_RUN.match(text, at)
+    return found.group() if found else ""
+
+
+def _rendered(reference: ChatReference, conversation: Conversation, way: ChatWay) -> str | None:
+    """The reference's prompt made ``way``; None where that way makes none (refused, not taken
+    here, too big to render). A timeout stops the search: it is raised."""
+    try:
+        return reference.text(conversation, way)
+    except BackendTimeout:
+        raise
+    except (NotImplementedError, TemplateRaised, CaseFailure):
+        return None
+
+
+def _tojson_read(reference: ChatReference, conversation: Conversation, text: str,
+                 right: str | None) -> tuple[str | None, int]:
+    """The traits of a tojson (TOJSON_TRAITS) whose prompt comes closest to the backend's ``text``,
+    the fewest first, where one comes closer than the right prompt ``right``; None where none
+    does, or where the conversation's prompt writes no JSON a trait changes. Closest: the most
+    characters shared at the start and the end. Then the characters rendered to find them."""
+    def closeness(candidate: str) -> int:
+        if candidate == text:  # (the prompt itself: closer than any near one that shares as much)
+            return len(text) + 1
+        head = len(commonprefix([candidate, text]))
+        return head + min(len(commonprefix([candidate[::-1], text[::-1]])), min(len(candidate), len(text)) - head)
+
+    rendered = 0
+
+    def render(traits: tuple[str, ...]) -> str | None:
+        nonlocal rendered
+        made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tojson="+".join(traits)))
+        rendered += len(made or "")
+        return made
+
+    if right is None or render(TOJSON_TRAITS) in (None, right):
+        return None, rendered
+    best, best_traits = closeness(right), None
+    # (a trait that alone changes nothing here, no '/' to escape, is left out of the combinations)
+    singles = {trait: render((trait,)) for trait in TOJSON_TRAITS}
+    useful = [trait for trait, made in singles.items() if made is not None and made != right]
+    for size in range(1, len(useful) + 1):
+        for traits in combinations(useful, size):
+            candidate = singles[traits[0]] if size == 1 else render(traits)
+            if candidate is not None and closeness(candidate) > best:
+                best, best_traits = closeness(candidate), traits
+    return ("+".join(best_traits) if best_traits else None), rendered
+
+
+_TRAIT_WORDS = {"compact": "no space after ',' and ':'", "ascii": "non-ASCII as \\uXXXX", "slash": "'/' as '\\/'",
+                "html": "'<', '>' and '&' escaped", "apostrophe": "\"'\" as \\u0027", "sorted": "its keys sorted"}
+
+
+def tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:
+    """The tojson of these traits, in words: "writes tojson's JSON with its keys sorted"."""
+    ordered = [t for t in TOJSON_TRAITS if t in set(traits)]
+    words = [_TRAIT_WORDS[t] for t in ordered]
+    said = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+    return ChatVariant(name, f"writes tojson's JSON with {said}", (("tojson", "+".join(ordered)),), CHAT_CAUSES[name]["fix"])
+
+
+def _read_off(parts: list[str], text: str) -> str | None:
+    """What ``text`` holds where the marked render has its marks: the text between the render's
+    head (before the first mark) and the start of its tail (after the last)."""
+    head, tail = parts[0], parts[-1]
+    if not text.startswith(head):
+        return None
+    if not tail:
+        return text[len(head):]
+    end = text.find(tail[:16], len(head))
+    return text[len(head):end] if end >= 0 else None
