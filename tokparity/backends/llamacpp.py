@@ -19,9 +19,14 @@ case's ``notes``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import llama_cpp
@@ -39,6 +44,27 @@ _MAX_KEPT = 200  # log lines kept between two reads, so a chatty loop cannot gro
 if TYPE_CHECKING:
     from tokparity.chat import ChatAnswer
     from tokparity.chat.conversation import Conversation
+
+
+@contextlib.contextmanager
+def _ctrl_c_after() -> Iterator[None]:
+    """Ctrl-C (and SIGTERM, which acts through it) during the block acts at its end. llama.cpp logs
+    through a Python callback while it loads: a KeyboardInterrupt raised there is swallowed by
+    ctypes, and the run went on to its end as if nothing came."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[FrameType | None] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        if callable(previous):
+            previous(signal.SIGINT, came[0])
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
 
 class _LogCollector:
@@ -97,7 +123,8 @@ class LlamaCppBackend(Backend):
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True
         _LOG.take()
-        handle = llama_cpp.llama_model_load_from_file(os.fsencode(self.path), params)  # (a name not UTF-8 too)
+        with _ctrl_c_after():
+            handle = llama_cpp.llama_model_load_from_file(os.fsencode(self.path), params)  # (a name not UTF-8 too)
         if not handle:
             errors = _LOG.take(LOG_ERROR)  # the first lines say why, the last ones only that it failed
             why = "; ".join(errors[:2]) if errors else "no reason given"

@@ -79,7 +79,7 @@ class ChatWay:
     fold_system: str | None = None
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
-    strip_end: bool = False  # every space and newline taken off the prompt's end (a prompt ``.rstrip()``ped)
+    strip_end: bool = False  # every space, tab and newline taken off the prompt's end
     strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
     # the text written where a generation prompt is asked, after the prompt the template writes without one
     generation_prompt_as: str | None = None
@@ -115,8 +115,8 @@ EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (t
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
 CONTENT_MARK = "\ue003"  # (where a message's content begins, until the whitespace before it is rewritten)
-# An engine's own check refused the conversation: any refusal of the backend's is this one (what
-# it says is the engine's language's, not a name the template lacked).
+# An engine's own check refused the conversation. The backend's words for it are its language's,
+# so they are not compared (tokparity.diagnose.chat._same_refusal says which match).
 OWN_CHECK = "(the engine's own check) "
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
@@ -324,17 +324,23 @@ def _refused(conversation: Conversation, way: ChatWay) -> str:
 
 
 def _respaced(text: str, before_content: str) -> str:
-    """``text`` with the whitespace before each ``CONTENT_MARK`` written as ``before_content``. Where
-    the template writes one whitespace before every content and the prompt ends with it, a header
-    ends the prompt (the generation prompt's): that one is written so too.
+    """``text`` with the whitespace before each ``CONTENT_MARK`` written as ``before_content``.
+    Where the prompt ends with a header (what stands before a content, then the template's one
+    whitespace before contents), that whitespace is written so too: the generation prompt's.
 
-    >>> _respaced("<|user|>\\n\\n\ue003Hi<|end|><|assistant|>\\n\\n", "\\n")
-    '<|user|>\\nHi<|end|><|assistant|>\\n'
+    >>> _respaced("<|user|>\\n\\n\ue003Hi<|end|>\\n<|assistant|>\\n\\n\ue003Yo<|end|><|assistant|>\\n\\n", "\\n")
+    '<|user|>\\nHi<|end|>\\n<|assistant|>\\nYo<|end|><|assistant|>\\n'
+    >>> _respaced("<|user|>\\n\ue003Hi<|end|>\\n", "")
+    '<|user|>Hi<|end|>\\n'
     """
-    runs = set(re.findall("([ \t\n]*)" + CONTENT_MARK, text))
-    text = re.sub("[ \t\n]*" + CONTENT_MARK, lambda _: before_content, text)
+    marks = list(re.finditer("([ \t\n]*)" + CONTENT_MARK, text))
+    runs = {m.group(1) for m in marks}
+    heads = {text[max(0, m.start() - 8):m.start()] for m in marks}  # (each header's end)
+    respaced = re.sub("[ \t\n]*" + CONTENT_MARK, lambda _: before_content, text)
     (run,) = runs if len(runs) == 1 else ("",)
-    return text[:-len(run)] + before_content if run and text.endswith(run) else text
+    if run and respaced.endswith(run) and respaced[:-len(run)].endswith(tuple(h for h in heads if h)):
+        return respaced[:-len(run)] + before_content
+    return respaced
 
 
 def _content_marked(conversation: Conversation) -> Conversation:

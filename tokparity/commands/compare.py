@@ -382,9 +382,15 @@ def _variables_expanded(words: list[str]) -> list[str]:
 def _module_files(target: str) -> list[str]:
     """The files a ``py:`` module ``a.b`` may be read from, from here and from every folder of the
     path (``$PYTHONPATH`` included): ``a/b.py``, the packages' ``__init__.py``, and every module of
-    the package the engine is in, which it may import. A module given as a path: the modules beside it."""
+    the package the engine is in, which it may import. A module given as a path: the modules beside it,
+    and where it is in a package, every file of the package (its modules and the data files it reads)."""
     if target.endswith(".py") or os.sep in target:
-        return [str(f) for f in _python_files(Path(os.path.expanduser(target)).parent, recursive=False)]
+        folder = Path(os.path.expanduser(target)).parent
+        if not (folder / "__init__.py").is_file():
+            return [str(f) for f in _python_files(folder, recursive=False)]
+        while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+            folder = folder.parent
+        return [str(f) for f in _python_files(folder, recursive=True, pattern="*")]
     parts = target.split(".")
     names = [os.path.join(*parts) + ".py", os.path.join(*parts, "__init__.py")]
     names += [os.path.join(*parts[:k], "__init__.py") for k in range(1, len(parts))]
@@ -540,15 +546,18 @@ def run(args: argparse.Namespace) -> int:
                                        "-b": engine_files(args.backends)}, args.junit)
         options = compare_options(args)
         if journal is None:
+            clear_reports(out)  # an earlier run's: they would speak for this one (a file not ours: refused)
             journal = Journal.create(out, "compare", stored_args(args, RESUMED + ("ray",), PATHS), corpora,
                                      models=stored_args(args, ("models",), PATHS)["models"])
-            clear_reports(out)  # an earlier run's: they would speak for this one
         options.services.journal = journal
         try:
             results = run_compare(models, corpora, args.backends, options)
         except ServerGone as e:  # (the cases judged are in the journal)
             raise TokparityError(f"{e}: tokparity compare --resume {shown_path(out)}") from None
         gone = journal.gone()  # (before the reports make the folder again)
+        if gone and journal.folder_replaced() and os.path.lexists(out):  # (a link planted in its place)
+            raise TokparityError(f"{gone}, and {shown_path(out)} is another folder now: no report is written into "
+                                 "it; run again into a folder nothing else changes")
         paths = write_reports_or_say(results, out, "compare", args.backends)  # (the journal's lock held)
         if gone:
             raise TokparityError(f"{gone}: the reports are written from what the run held ({out}), but no "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 from tokparity.convert import TARGETS, convert, supported
@@ -22,6 +23,10 @@ def add_parser(sub) -> None:
     p.add_argument("--to", required=True, choices=TARGETS, help="target format")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
     p.set_defaults(run=run)
+
+
+# The name of each format's file in a model folder: the one file of it convert may replace there.
+OWN_NAMES = {"gguf": "*.gguf", "hf": "tokenizer.json", "spm": "*.model"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if src.exists():
         for path in [args.src, *beside]:
             checked_model_file(Path(path), src.parent)
-    # Nor may -o name a file read beside it by another command (check reads config.json).
-    refuse_unsafe_output("-o", args.output, (args.src, *beside, *map(str, files_read_with(src))))
+    # Nor may -o name a file read beside it by another command (check reads config.json), nor
+    # another file of the model's folder that a run reads, but the one this format is written as.
+    own = OWN_NAMES[args.to]
+    folder = [str(f) for f in files_read_with(src.parent) if not fnmatch(f.name, own)] if src.exists() else []
+    refuse_unsafe_output("-o", args.output, (args.src, *beside, *map(str, files_read_with(src)), *folder))
     result = convert(args.src, args.to, args.output)
     for w in result.warnings:
         print(f"warning: {single_line(w)}", file=sys.stderr)

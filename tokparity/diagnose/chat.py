@@ -5,9 +5,11 @@ refusal.
 
 The smallest set of ``ChatVariant``s that reproduces the backend's prompt names the cause: up to
 three ways of writing the text at once, and on top of them the ways of encoding it (a BOS put
-first, special-token text not parsed), so an engine with several bugs gets all of them named.
-Other sets found with as many ways of writing the text are its alternatives. None is named where
-none reproduces it: the class stays the judge's.
+first, special-token text not parsed) and a BOS text left out, so an engine with several bugs gets
+all of them named. Other sets found with as many ways of writing the text are its alternatives.
+A row none reproduces is tried, once the engine's other rows are in, with sets of up to seven of
+the causes they show (``_composed``). None is named where none reproduces it: the class stays the
+judge's.
 The catalogue (docs/catalogue/causes.md, "Chat causes") describes each name with its real cases.
 """
 
@@ -42,6 +44,8 @@ MAX_AT_ONCE = 3
 # An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
+COMPOSED_TRIES = 128  # (the sets of the pool tried on one row, at most)
+NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
 OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)
 # The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
@@ -65,6 +69,9 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
 NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
                         r"\w+ object has no element \d+|"
                         + re.escape(EMPTY_CONVERSATION))
+
+
+TEMPLATE_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'")  # (a Jinja engine's own gap)
 
 
 def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
@@ -91,10 +98,20 @@ def _same_refusal(ours: str, theirs: str) -> bool:
     >>> _same_refusal("UndefinedError: list object has no element 0", "(the template raised: list object has no element 0)")
     True
 
-    A way that refuses by an engine's own check (a role it does not know) is any refusal of the backend's.
+    A way that refuses by an engine's own check is a refusal of the backend's that names no lack of
+    the template's (a Jinja engine without a filter is not refusing parts); a role refused must
+    be named in it.
+
+    >>> _same_refusal("(the engine's own check) the role 'tool' is none of system, user, assistant",
+    ...               "(the template raised: ValueError: Invalid role 'tool' for Qwen)")
+    True
+    >>> _same_refusal("(the engine's own check) a content given as a list of parts, not a string",
+    ...               "(the template raised: no test named 'iterable')")
+    False
     """
     if ours.startswith(OWN_CHECK):
-        return bool(theirs)
+        role = re.search(r"the role ('[^']*')", ours)
+        return bool(theirs) and not TEMPLATE_LACK.search(theirs) and (role is None or role.group(1) in theirs)
     lack = NAMED_LACK.search(ours)
     return lack is not None and lack.group() in theirs
 
@@ -125,8 +142,9 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
+    later: list[tuple[str, ...]] = []  # (sets found with a BOS text left out: one way more, weighed a size later)
     for size in range(0, MAX_AT_ONCE + 1):
-        found: list[tuple[str, ...]] = []
+        found, later = later, []
         for variants in combinations(ways, size):
             way = combined(variants)
             if way is None:
@@ -153,12 +171,14 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
             if got.text is not None and text != got.text and text.startswith(bos) and got.text == text[len(bos):] \
                     and NO_BOS_TEXT not in variants and (whole := combined(variants + (NO_BOS_TEXT,))) is not None:
                 try:  # (rendered again: a template may read bos_token elsewhere too)
-                    if reference.text(conversation, whole) == got.text:
+                    again = reference.text(conversation, whole)
+                    spent += len(again)
+                    if again == got.text:
                         variants, text = variants + (NO_BOS_TEXT,), got.text
+                except BackendTimeout as e:  # (first: a timeout is a CaseFailure too)
+                    return _timed_out(e)
                 except (TemplateRaised, CaseFailure, NotImplementedError):
                     pass
-                except BackendTimeout as e:
-                    return _timed_out(e)
             if got.text is not None and text != got.text and (got.ids is None or got.text != bos + text):
                 continue  # (a BOS text first: the text of a BOS the tokenizer adds, tried among the encodings)
             if text not in encoded:  # (many ways give the same text: each text is encoded once each way)
@@ -179,14 +199,18 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                         encoded[text] = encoding
                         break
             how = encoded[text]
-            if how is not None and (names := tuple(v.name for v in variants + how)) not in found:
-                found.append(names)  # (two forms of one cause: one set, said in the words of the first found)
+            kept = found if len(variants) == size else later
+            if how is not None and (names := tuple(v.name for v in variants + how)) not in kept:
+                kept.append(names)  # (two forms of one cause: one set, said in the words of the first found)
                 said[names] = {v.name: v.does for v in variants + how}
         if found:
             ranked = sorted(found, key=len)
             return _named(ranked, "ids" if got.ids is not None else "text", said[ranked[0]])
+    if later:
+        ranked = sorted(later, key=len)
+        return _named(ranked, "ids" if got.ids is not None else "text", said[ranked[0]])
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
-    return Diagnosis("", f"no way of making the reference's prompt (up to {MAX_AT_ONCE} ways of writing its text at "
+    return Diagnosis("", f"{NO_WAY} (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
 
 
@@ -246,8 +270,8 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             right = reference.answer(c)
         except CaseFailure:  # (not made in time: nothing to check it with)
             continue
-        # (kept as the judge agreed on it: by its ids where the backend gives ids, its text as well or
-        # not, since a tokenizer may drop a space its text holds (Phi-3's specials strip one))
+        # (compared by ids alone where the backend gives ids, as the judge does: Phi-3's special
+        # tokens take the newline after them, so two texts may differ where the ids agree)
         rights[id(c)] = ChatAnswer(right.text if gave == "text" else None, right.ids if gave != "text" else None,
                                    right.raised)
     kept_memo: dict[tuple[str, ...], int] = {}
@@ -288,32 +312,46 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
 
 def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
               chosen: list[Diagnosis], read: dict[str, ChatVariant]) -> list[Diagnosis]:
-    """``chosen`` with each row no way of up to MAX_AT_ONCE causes reproduced tried with more of them
-    at once: the causes the engine's other rows show, most shown first, the smallest set that gives
-    the backend's prompt exactly. The work is counted in characters rendered, as the search's."""
+    """``chosen`` with each row the search found no way for (up to MAX_AT_ONCE causes) tried with
+    more of them at once: sets of the causes the engine's other rows show, most shown first. The
+    first set that gives the backend's prompt exactly is cut to the causes it needs (a cause whose
+    removal still gives it goes). The work is counted in characters rendered: COMPOSED_TRIES sets a
+    row at most, SEARCH_CHARS for the engine."""
     counts = Counter(n for d in chosen for n in d.variants)
     pool = tuple(n for n, _ in counts.most_common(MAX_POOL))
     out, spent = list(chosen), 0
+
+    def gives(conversation: Conversation, got: ChatAnswer, names: tuple[str, ...]) -> bool:
+        nonlocal spent
+        for way in _ways(_in_order(names), read):
+            answer = reference.answer(conversation, way)  # (a BackendTimeout goes up: the search stops)
+            spent += len(answer.text or "") + len(answer.ids or ())
+            if _same(answer, got):
+                return True
+        return False
+
     for k, (row, d) in enumerate(zip(rows, chosen)):
-        if d.variants or row is None or len(pool) <= MAX_AT_ONCE:
+        if d.variants or row is None or len(pool) <= MAX_AT_ONCE or not d.evidence.startswith(NO_WAY):
             continue
         conversation, got, _ = row
-        for names in (c for size in range(MAX_AT_ONCE + 1, len(pool) + 1) for c in combinations(pool, size)):
+        sets = (c for size in range(MAX_AT_ONCE + 1, len(pool) + 1) for c in combinations(pool, size))
+        for names in islice(sets, COMPOSED_TRIES):
             if spent > SEARCH_CHARS:
                 return out
-            ways = _ways(_in_order(names), read)
             try:
-                answer = reference.answer(conversation, ways[0]) if ways else None
+                if not gives(conversation, got, names):
+                    continue
+                for name in names:  # (the causes the row needs, no more)
+                    if len(names) > 1 and gives(conversation, got, fewer := tuple(n for n in names if n != name)):
+                        names = fewer
+            except BackendTimeout:  # (first: a timeout is a CaseFailure too; what follows would depend on the machine)
+                return out
             except (CaseFailure, NotImplementedError):
                 continue
-            except BackendTimeout:  # (what a search finds after a timeout would depend on the machine)
-                return out
-            spent += len(answer.text or "") if answer is not None else 0
-            if answer is not None and _same(answer, got):
-                named = _named([names], "ids" if got.ids is not None else "text")
-                out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of the causes the "
-                                                             "engine's other prompts show, at once)")
-                break
+            named = _named([names], "ids" if got.ids is not None else "text")
+            out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of the causes the "
+                                                         "engine's other prompts show, at once)")
+            break
     return out
 
 

@@ -6,7 +6,9 @@ import contextlib
 import json
 from pathlib import Path
 
+from tokparity.errors import TokparityError
 from tokparity.run.results import Results
+from tokparity.textview import shown_path
 from tokparity.whole_files import write_text_whole, write_whole
 
 REPORT_FILES = ("report.html", "mismatches.csv", "summary.md", "summary.json")
@@ -15,10 +17,28 @@ REPORT_FILES = ("report.html", "mismatches.csv", "summary.md", "summary.json")
 def clear_reports(out_dir: str | Path) -> None:
     """Remove an earlier run's reports from ``out_dir`` as a new run starts there. A run that then
     stops before it writes its own must not leave another run's verdict in its folder."""
-    for name in REPORT_FILES:
-        path = Path(out_dir) / name
-        if path.is_file() and not path.is_symlink():
-            path.unlink()
+    found = [path for name in REPORT_FILES if (path := Path(out_dir) / name).is_file() and not path.is_symlink()]
+    for path in found:  # (all checked before any is removed)
+        if not _ours(path):
+            raise TokparityError(f"{shown_path(path)}: not a tokparity report, and a run writes one there; name "
+                                 "another folder for the reports (one that holds only tokparity's)")
+    for path in found:
+        path.unlink()
+
+
+# How each report begins (its first 4 KiB hold this): a file of that name that does not is not ours
+REPORT_STARTS = {"report.html": "<title>tokparity report</title>", "mismatches.csv": "model,corpus,case_id,",
+                 "summary.md": "# tokparity ", "summary.json": '"tokparity": '}
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``path`` is a report tokparity wrote (an empty file is no one's: it may go)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return not head or REPORT_STARTS[path.name] in head
 
 
 def write_reports(results: Results, out_dir: str | Path) -> dict[str, Path]:

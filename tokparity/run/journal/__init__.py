@@ -84,6 +84,15 @@ JOURNAL_FILE = "cases.jsonl"
 FORMAT = 1
 
 
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's device and inode (None where it is not there)."""
+    try:
+        found = os.stat(folder)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class Journal:
     """``DIR/cases.jsonl``, appended to and flushed after every case."""
 
@@ -97,6 +106,7 @@ class Journal:
         self.written = 0
         self.resumed = False  # reopened: the run it records goes on
         self.duplicates: set[int] = set()  # lines of cases written twice (by hand): counted once
+        self._folder = _identity(path.parent)  # (the folder the run writes into, as it was when opened)
 
     # opening ------------------------------------------------------------------------------
 
@@ -255,6 +265,11 @@ class Journal:
             return f"{self.path} was replaced during the run"
         except OSError:
             return f"{self.path} was deleted during the run (its folder, or the file)"
+
+    def folder_replaced(self) -> bool:
+        """Whether the journal's folder is now another one (a link planted where it was): the
+        reports must not go there."""
+        return _identity(self.path.parent) != self._folder
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -1,0 +1,94 @@
+"""The fourteenth hostile campaign's findings (a helper told only docs/robustness.md's promises,
+2026-11-30), each fixed, with the test that failed before."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+
+import pytest
+
+from tokparity.backends.llamacpp import _ctrl_c_after
+
+
+def test_ctrl_c_during_a_ctypes_callback_is_not_lost():
+    """llama.cpp logs through a Python callback while it loads a model. Ctrl-C raised there was
+    swallowed by ctypes: the run went on and ended with ✅, exit 0. It now acts once the load returns."""
+    comparer = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+    def compare(a, b):  # (where the signal lands: inside a callback from C)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 0
+
+    values = (ctypes.c_int * 2)(2, 1)
+    libc = ctypes.CDLL(None)
+    with pytest.raises(KeyboardInterrupt), _ctrl_c_after():
+        libc.qsort(values, 2, ctypes.sizeof(ctypes.c_int), comparer(compare))
+
+
+def test_a_folder_swapped_for_a_link_during_the_run_gets_no_report(tmp_path, monkeypatch):
+    """The output folder renamed and a link to another folder planted in its place during the run:
+    the reports went through the link into that folder. The run now writes none there."""
+    from tokparity.run.journal import Journal
+
+    monkeypatch.setenv("TOKPARITY_CACHE", str(tmp_path / "cache"))
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    victim.mkdir()
+    journal = Journal.create(out, "compare", {}, [], models=[])
+    try:
+        assert not journal.gone() and not journal.folder_replaced()
+        out.rename(tmp_path / "out.real")
+        out.symlink_to(victim)
+        assert journal.gone() and journal.folder_replaced()
+    finally:
+        journal.close()
+
+
+def test_a_py_engine_named_by_its_path_keeps_its_packages_files(tmp_path, monkeypatch, capsys):
+    """``py:/path/pkg/e.py:encode``: the data files of its package were not taken as the engine's,
+    so ``-o`` onto the package deleted its summary.json. The module form was refused already."""
+    from tokparity.cli import main
+
+    package = tmp_path / "engpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "e.py").write_text("def encode(text, add_special, parse_special):\n    return [1]\n")
+    (package / "summary.json").write_text('{"k": 1}\n')
+    monkeypatch.chdir(tmp_path)
+    code = main(["compare", "llama-spm", "-c", "edge", "-b", f"mine=py:{package / 'e.py'}:encode", "-o", str(package)])
+    assert code == 2 and (package / "summary.json").read_text() == '{"k": 1}\n'
+    assert "engpkg" in capsys.readouterr().err
+
+
+def test_convert_writes_no_other_file_of_the_models_folder(tmp_path, zoo, capsys):
+    """``convert DIR/tokenizer.json --to gguf -o DIR/special_tokens_map.json`` made that file a
+    GGUF (so for added_tokens.json, vocab.json, merges.txt, a tokenizer.model beside it), where
+    compare refuses to write any of them. Now refused too; the format's own name stays writable."""
+    import shutil
+
+    from tokparity.cli import main
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(zoo("qwen3").path("tokenizer_json"), folder / "tokenizer.json")
+    (folder / "special_tokens_map.json").write_text("{}\n")
+    code = main(["convert", str(folder / "tokenizer.json"), "--to", "gguf", "-o", str(folder / "special_tokens_map.json")])
+    assert code == 2 and (folder / "special_tokens_map.json").read_text() == "{}\n"
+    assert "special_tokens_map.json" in capsys.readouterr().err
+    assert main(["convert", str(folder / "tokenizer.json"), "--to", "gguf", "-o", str(folder / "qwen3.gguf")]) == 0
+
+
+def test_a_file_named_as_a_report_that_is_not_one_is_never_removed(tmp_path, monkeypatch, capsys):
+    """``-o`` onto a folder a ``cmd:`` engine reads through ``env -C DIR`` (a spelling the run does
+    not follow): its summary.json was deleted as the run began. A report-named file that is not a
+    tokparity report now stops the run before anything is removed."""
+    from tokparity.cli import main
+
+    engine = tmp_path / "engdir"
+    engine.mkdir()
+    (engine / "summary.json").write_text('{"ids": [1]}\n')
+    monkeypatch.chdir(tmp_path)
+    code = main(["compare", "llama-spm", "-c", "edge", "-b", "mine=cmd:env -C engdir python3 eng.py", "-o", "engdir"])
+    assert code == 2 and (engine / "summary.json").read_text() == '{"ids": [1]}\n'
+    assert "not a tokparity report" in capsys.readouterr().err and not (engine / "cases.jsonl").exists()
