@@ -92,3 +92,36 @@ def test_a_file_named_as_a_report_that_is_not_one_is_never_removed(tmp_path, mon
     code = main(["compare", "llama-spm", "-c", "edge", "-b", "mine=cmd:env -C engdir python3 eng.py", "-o", "engdir"])
     assert code == 2 and (engine / "summary.json").read_text() == '{"ids": [1]}\n'
     assert "not a tokparity report" in capsys.readouterr().err and not (engine / "cases.jsonl").exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--known", "deep.toml"], "nested too deep"),
+    (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--junit", ""], "--junit '': names no file"),
+    (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile"], "not a folder"),
+    (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile/sub"], "not a folder"),
+], ids=["deep-toml", "empty-junit", "goldens-file", "goldens-under-a-file"])
+def test_bad_input_is_one_line(tmp_path, monkeypatch, capsys, argv, said):
+    """A --known file nested 5,000 deep, ``--junit ''`` (an unset variable in CI) and ``--goldens``
+    naming a file: a traceback, or silence, before."""
+    from tokparity.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    (tmp_path / "afile").write_text("x\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_stopped_runs_title_says_it_was_interrupted():
+    """Its title said ``❌ 320 unexplained mismatches``, as a whole run's does; only the second line
+    said interrupted. ``⏸`` stays the title of a stopped run with nothing unexplained."""
+    from tokparity.report.overview import Totals
+
+    def title(unexplained: int, cases: int, interrupted: bool) -> str:
+        return Totals(1, cases, unexplained, unexplained, 0, 0, unexplained, interrupted).verdict
+
+    assert title(320, 884, True) == "❌ 320 unexplained mismatches · interrupted"
+    assert title(0, 0, True) == "⚠️ nothing compared: no backend judged a case · interrupted"
+    assert title(0, 10, True).startswith("⏸ interrupted")
+    assert title(320, 884, False) == "❌ 320 unexplained mismatches"

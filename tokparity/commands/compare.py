@@ -207,6 +207,8 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
         if what:
             raise TokparityError(f"{option} {named}: is {what}; a step summary is a Markdown file (no suffix, .md or "
                                  ".txt): name another file")
+    if junit == "":  # (an unset variable in CI: the results would be lost without a word)
+        raise TokparityError("--junit '': names no file; give the JUnit XML file to write, or leave --junit out")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
 

@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
 
     progress = None if args.quiet else progress_to_stderr
     goldens_dir = Path(args.goldens) if args.goldens else default_goldens_dir()
+    if any(p.exists() and not p.is_dir() for p in (goldens_dir, *goldens_dir.parents)):  # (a file where a folder goes)
+        raise TokparityError(f"--goldens {shown_path(goldens_dir)}: not a folder (a file stands in its path); name "
+                             "the goldens folder")
     if args.update:
         if args.backends or args.known or args.out or args.junit or args.ray is not None or args.ops != "encode":
             raise TokparityError("regress --update: -b, --ops, --known, -o, --junit and --ray judge a run; --update only "

@@ -63,7 +63,13 @@ class Totals:
 
     @property
     def verdict(self) -> str:
-        """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its mark."""
+        """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its
+        mark; a stopped run's says so at its end (``⏸`` where it found nothing unexplained)."""
+        said = self._verdict
+        return said if not self.interrupted or said.startswith("⏸") else f"{said} · interrupted"
+
+    @property
+    def _verdict(self) -> str:
         if not self.compared:
             return f"⚠️ nothing compared{self.nothing_compared or ': no backend judged a case'}"
         n = self.files_broken

@@ -179,6 +179,9 @@ def parse_known(text: str, source: str) -> list[KnownDivergence]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TokparityError(f"{source}: invalid TOML ({e})") from None
+    except RecursionError:  # (tomllib reads nesting by recursion: thousands of '[' deep)
+        raise TokparityError(f"{source}: nested too deep to read as TOML; a known-divergences file holds flat "
+                             "[[divergence]] entries") from None
     stray = sorted(set(data) - {"divergence"})
     if stray:  # e.g. `models = 5` written above the entries: it would silently apply to nothing
         raise TokparityError(f"{source}: unknown top-level key {stray[0]!r}; a known-divergences file holds only "
