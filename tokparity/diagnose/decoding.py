@@ -174,15 +174,12 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
         pair = _pieces_pair(ref, ids, got, asked)
         if pair:
-            return Diagnosis("+".join(pair), f"reproduced: the reference's pieces changed so that it "
-                                             f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
-                                             "backend's answer exactly", pair, stage=j.op)
-    if not found and j.op == "decode":  # (ids left out, and the rest decoded with another bug)
-        pair = _decode_pair(ref, ids, got, asked, right)
+            return _paired(pair, j.op)
+    # (ids left out, and the rest decoded with another bug)
+    if not found and j.op == "decode" and _as_judged(j.op, got) not in right:
+        pair = _decode_pair(ref, ids, got, asked)
         if pair:
-            return Diagnosis("+".join(pair), f"reproduced: the reference's decode changed so that it "
-                                             f"{BY_NAME[pair[0]].does}, and {BY_NAME[pair[1]].does}, gives the "
-                                             "backend's answer exactly", pair, stage=j.op)
+            return _paired(pair, j.op)
     if not found and _as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
         if key is None:  # (else one id decoded as another, or left out)
@@ -194,15 +191,20 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     return _named(found, j.op)
 
 
-def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings,
-                 right: set[object]) -> tuple[str, str] | None:
+def _paired(pair: tuple[str, str], op: str) -> Diagnosis:
+    """Two variants that give the backend's answer together."""
+    return Diagnosis("+".join(pair), f"reproduced: the reference's {op} changed so that it {BY_NAME[pair[0]].does}, "
+                                     f"and {BY_NAME[pair[1]].does}, gives the backend's answer exactly", pair, stage=op)
+
+
+def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings) -> tuple[str, str] | None:
     """A variant that leaves ids out, and another that decodes the ids it keeps as the backend does."""
     for dropping, keeps in ((v, v.keeps) for v in VARIANTS if v.keeps is not None):
         kept = keeps(ref, ids)
         if kept == ids:
             continue
         for other in (v for v in VARIANTS if v.op == "decode" and v.keeps is None):
-            if got in _forms(other, ref, kept, 0, asked) and _as_judged("decode", got) not in right:
+            if got in _forms(other, ref, kept, 0, asked):
                 return dropping.name, other.name
     return None
 
