@@ -172,6 +172,7 @@ def _main(argv: list[str] | None) -> int:
         if not getattr(args, "run", None):
             parser.print_help()
             return 2
+        _refuse_empty_paths(args)
         return int(args.run(args) or 0)
     except TokparityError as e:  # (one line: a file name's newline or escape sequence is spelled out)
         print(f"tokparity: error: {single_line(e)}", file=sys.stderr)
@@ -179,6 +180,10 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("tokparity: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:  # (a file of gigabytes that no loader bounds: one line, not a traceback)
+        print("tokparity: error: out of memory: a file read whole is too large for this machine (a model file, a "
+              "corpus line); check the files the command names", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # (a pipe other than standard output and error: as a process SIGPIPE ends)
         return 128 + signal.SIGPIPE
     except OSError as e:
@@ -189,6 +194,18 @@ def _main(argv: list[str] | None) -> int:
         print(f"tokparity: error: cannot write to standard output ({e.strerror or e}); the report folder holds "
               "the results", file=sys.stderr)
         return 2
+
+
+# The options that name a file or folder. An empty one is an unset variable in CI: --resume '' would
+# start a new run of everything, -o '' would write elsewhere, --junit '' would lose the results.
+PATH_OPTIONS = {"out": "-o", "resume": "--resume", "junit": "--junit", "goldens": "--goldens", "known": "--known"}
+
+
+def _refuse_empty_paths(args: argparse.Namespace) -> None:
+    for dest, option in PATH_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise TokparityError(f"{option} '': names no file; give the path, or leave {option} out")
 
 
 if __name__ == "__main__":

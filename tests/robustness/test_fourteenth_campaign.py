@@ -97,9 +97,11 @@ def test_a_file_named_as_a_report_that_is_not_one_is_never_removed(tmp_path, mon
 @pytest.mark.parametrize("argv, said", [
     (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--known", "deep.toml"], "nested too deep"),
     (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--junit", ""], "--junit '': names no file"),
+    (["compare", "llama-spm", "--resume", ""], "--resume '': names no file"),
+    (["fuzz", "llama-spm", "--seconds", "1", "-o", ""], "-o '': names no file"),
     (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile"], "not a folder"),
     (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile/sub"], "not a folder"),
-], ids=["deep-toml", "empty-junit", "goldens-file", "goldens-under-a-file"])
+], ids=["deep-toml", "empty-junit", "empty-resume", "empty-out", "goldens-file", "goldens-under-a-file"])
 def test_bad_input_is_one_line(tmp_path, monkeypatch, capsys, argv, said):
     """A --known file nested 5,000 deep, ``--junit ''`` (an unset variable in CI) and ``--goldens``
     naming a file: a traceback, or silence, before."""

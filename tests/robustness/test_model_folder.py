@@ -140,7 +140,7 @@ def test_a_ci_file_onto_a_model_file_or_the_cache_is_refused(model, tmp_path, ta
     (model / "chat_template.jinja").write_text("{{ 'x' }}", "utf-8")
     (model / "additional_chat_templates").mkdir()
     (model / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'y' }}", "utf-8")
-    (cache / "journal-key").write_text("ab" * 32, "utf-8")
+    (cache / "journal-key").write_text("ab" * 32 + "\n", "utf-8")
     path = tmp_path / target
     before = path.read_bytes()
     args = ["compare", "model", "-c", "texts.jsonl", "-b", "ref", "-o", "out"]
@@ -196,7 +196,7 @@ def test_a_named_output_that_is_a_device_a_link_or_the_cache_is_refused(model, t
     journals, which then let anyone sign one (found by a hostile-input helper)."""
     cache = tmp_path / "cache"
     cache.mkdir()
-    (cache / "journal-key").write_text("ab" * 32, "utf-8")
+    (cache / "journal-key").write_text("ab" * 32 + "\n", "utf-8")
     target = {"device": tmp_path / "null", "fifo": tmp_path / "fifo", "symlink": tmp_path / "link",
               "cache-key": cache / "journal-key"}[kind]
     if kind == "device":

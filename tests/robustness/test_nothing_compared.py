@@ -252,6 +252,22 @@ def test_an_engine_that_skips_every_case_beside_one_that_judged_is_nothing_compa
     assert twin.returncode == 0, (twin.stdout, twin.stderr)
 
 
+@pytest.mark.parametrize("ops", ["encode", "decode"])
+def test_an_oracle_that_skips_every_case_is_nothing_compared(tmp_path, zoo, ops):
+    """``--oracle mine``, where mine skipped every case: each case was a crash of ``ref``, "the
+    oracle mine failed", ❌ and exit 1 (a fourteenth hostile campaign's find). With no oracle's
+    answer nothing is judged: exit 2."""
+    zoo("llama-spm")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "--ops", ops,
+                           "-b", "ref", "-b", skipping_engine(tmp_path), "--oracle", "mine", "-o", str(out), "-q"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "nothing was compared" in done.stderr and "❌" not in done.stdout, done.stderr
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert all(r["cases"] == 0 and r["mismatches"] == 0 for r in summary["runs"]), summary["runs"]
+
+
 def test_a_reader_that_goes_away_neither_passes_the_run_nor_loses_its_reports(tmp_path, zoo):
     """``tokparity compare ... 2>&1 | head -1`` exited 0 with no reports: the closed pipe ended the
     run as if it had passed, and a CI step with pipefail passed a failing engine (a fourth hostile

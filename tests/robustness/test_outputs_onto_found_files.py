@@ -95,7 +95,10 @@ def test_a_file_inside_a_shell_command_a_glued_option_or_a_package(tmp_path, zoo
     module = tmp_path / "eng" / "main.py"
     module.write_bytes(GREEDY.read_bytes())
     for command in ("{python} -m eng.main {gguf}", "env ENGINE=eng/main.py python3 run.py",
-                    "sh -c 'cd eng && python3 main.py;'"):
+                    "sh -c 'cd eng && python3 main.py;'",
+                    # (a fifteenth campaign's: cd's options, and a folder given to the script as $1)
+                    "sh -c 'cd -P eng && python3 main.py'", "sh -c 'cd -- eng && python3 main.py'",
+                    """sh -c 'cd "$1" && python3 main.py' sh eng""", "bash -c 'pushd eng; python3 main.py'"):
         done = run(tmp_path, "-c", "edge", "-b", f"g=cmd:{command}", "--junit", "eng/main.py")
         assert refused(done, Path("eng/main.py")), (command, done.stderr)
     assert module.read_bytes() == GREEDY.read_bytes()

@@ -84,12 +84,12 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
     import json
 
     from tokparity.commands.compare import (
-        engine_files,
         refuse_inputs_in_outputs,
         refuse_nothing_judged,
         refuse_silent_templates,
         write_reports_or_say,
     )
+    from tokparity.commands.engine_files import engine_files
     from tokparity.errors import TokparityError
     from tokparity.fuzz.chats import run_chat_fuzz
     from tokparity.fuzz.findings import FINDINGS_FILE
@@ -157,11 +157,11 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
 def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     """``fuzz --ops decode|stream``: id sequences, not texts (tokparity.fuzz.ids)."""
     from tokparity.commands.compare import (
-        engine_files,
         refuse_inputs_in_outputs,
         refuse_nothing_judged,
         write_reports_or_say,
     )
+    from tokparity.commands.engine_files import engine_files
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.report import clear_reports
@@ -214,11 +214,11 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     from tokparity.backends.registry import labelled_with_oracle
     from tokparity.commands.arguments import WEEK, checked, non_negative_seconds, positive_int, positive_seconds
     from tokparity.commands.compare import (
-        engine_files,
         refuse_inputs_in_outputs,
         refuse_nothing_judged,
         write_reports_or_say,
     )
+    from tokparity.commands.engine_files import engine_files
     from tokparity.errors import TokparityError
     from tokparity.fuzz.findings import FINDINGS_FILE, key_label
     from tokparity.fuzz.loop import FuzzOptions, run_fuzz

@@ -99,13 +99,13 @@ def run(args: argparse.Namespace) -> int:
     labelled(args.backends or [])  # two backends under one name: refused before any run
 
     from tokparity.commands.compare import (
-        engine_files,
         refuse_inputs_in_outputs,
         refuse_named_unjudged,
         refuse_nothing_judged,
         refuse_silent_templates,
         with_nothing_compared,
     )
+    from tokparity.commands.engine_files import engine_files
     from tokparity.report import clear_reports, write_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns

@@ -40,6 +40,7 @@ import regex
 from tokparity.backends.registry import without_release
 from tokparity.errors import TokparityError
 from tokparity.records import Mismatch
+from tokparity.textview import shown_path
 
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
 LISTS = ("models", "backends", "classes", "case_ids", "ops")  # lists of strings
@@ -272,12 +273,18 @@ def load_known(paths: list[str | os.PathLike] | None = None, builtin: bool = Tru
     return KnownList(entries)
 
 
+MAX_KNOWN_BYTES = 64 << 20  # the shipped list is some kilobytes; a file of gigabytes is read whole by tomllib
+
+
 def _read_known(path: str | os.PathLike) -> str:
     """A --known file's text, or one line saying why it cannot be one."""
     what = "known-divergences file"
     if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():  # a FIFO: may never end
         raise TokparityError(f"{path}: not a regular file; --known takes a {what} (TOML)")
     try:
+        if Path(path).is_file() and Path(path).stat().st_size > MAX_KNOWN_BYTES:  # (read whole: bounded first)
+            raise TokparityError(f"{shown_path(path)}: {Path(path).stat().st_size:,} bytes, more than a {what} "
+                                 f"can hold ({MAX_KNOWN_BYTES >> 20} MiB); --known takes a {what} (TOML)")
         return Path(path).read_text("utf-8")
     except FileNotFoundError:
         raise TokparityError(f"{path}: no such {what}") from None

@@ -82,6 +82,8 @@ JOURNAL_FILE = "cases.jsonl"
 
 
 FORMAT = 1
+JOURNAL_START = b'{"journal": '  # (how json.dumps writes a header: the first bytes of every journal)
+MAX_HEADER = 64 << 20  # a header's bytes at most (its arguments and fingerprints take kilobytes)
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:
@@ -92,6 +94,19 @@ def _identity(folder: Path) -> tuple[int, int] | None:
         return None
     return found.st_dev, found.st_ino
 
+
+
+def _refuse_foreign(path: Path) -> None:
+    """A file of the journal's name that is no tokparity journal (a user's own ``cases.jsonl``) is
+    not replaced: one line, exit 2. An empty file is no one's."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(JOURNAL_START))
+    except OSError:  # (none there, or a link or folder, which opening it for writing then says)
+        return
+    if head and head != JOURNAL_START:
+        raise BadJournal(f"{shown_path(path)}: is not a tokparity journal; the run would replace it: give -o a "
+                         "folder of its own")
 
 class Journal:
     """``DIR/cases.jsonl``, appended to and flushed after every case."""
@@ -130,6 +145,7 @@ class Journal:
         if key is not None:
             header["signature"] = signature(key, header)
         _make_folder(Path(out_dir))
+        _refuse_foreign(path)
         try:
             fh = open_unfollowed(path, "a", encoding="utf-8")
         except OSError as e:
@@ -370,9 +386,12 @@ def read_header(path: Path, command: str, arg_checks: dict[str, str] | None = No
     kinds ``arg_checks`` says (keys not there are not taken)."""
     try:
         with open(path, "rb") as f:
-            first = f.readline()
+            first = f.readline(MAX_HEADER + 1)  # (bounded: a file of gigabytes with no newline is no journal)
     except OSError as e:
         raise BadJournal(f"{path}: cannot read the journal ({e.strerror or e})") from None
+    if len(first) > MAX_HEADER:
+        raise BadJournal(f"{path}:1: a first line of more than {MAX_HEADER >> 20} MiB is not a tokparity journal's "
+                         "header; start a new run without --resume")
     try:
         header = json.loads(first)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nesting too deep

@@ -9,6 +9,7 @@ taken from another journal does not check either."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
@@ -80,8 +81,14 @@ def key_path() -> Path:
 
 def _key_bytes(path: Path) -> bytes:
     """The key file's first bytes, read only from a regular file (a FIFO would block, a device
-    never end): anything else reads as no key at all, which is then refused."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    never end) that is no symbolic link (it could point at anyone's file): anything else reads as
+    no key at all, which is then refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return b"(a symbolic link)"
+        raise
     try:
         return os.read(fd, 4096) if stat.S_ISREG(os.fstat(fd).st_mode) else b"(not a file)"
     finally:
@@ -114,7 +121,7 @@ def journal_key(create: bool) -> bytes | None:
     if not raw.strip():  # a run killed between making the file and writing it
         raise BadJournal(f"{path}: the journal key is empty; delete the file (a new key is made on the next run, "
                          "and journals signed with the old one need --trust-journal)")
-    if not re.fullmatch(rb"[0-9a-f]{64}", key):  # (a file written over it: its bytes may be anyone's)
+    if not re.fullmatch(rb"[0-9a-f]{64}\n", raw):  # (a file written over it: its bytes may be anyone's)
         raise BadJournal(f"{path}: this is not a journal key tokparity made (64 hex digits); delete the file (a new "
                          "key is made on the next run, and journals signed with the old one need --trust-journal)")
     return key
