@@ -100,10 +100,13 @@ def encoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
 def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
     ref = RefTokenizer(load_vocab(resolve_model(model).primary[1]))
     out: dict[str, Counter] = {}
-    sequences = [(ids, len(ids) // 2) for ids in (ref.encode(text, add_special=True, parse_special=True) for text in sample)]
-    sequences += [(list(case.ids), case.prompt) for case in id_cases(ref.vocab)]
-    for ids, prompt in sequences:
+    sequences = [(ids, len(ids) // 2, False) for ids in (ref.encode(text, add_special=True, parse_special=True)
+                                                         for text in sample)]
+    sequences += [(list(case.ids), case.prompt, case.pieces_only) for case in id_cases(ref.vocab)]
+    for ids, prompt, pieces_only in sequences:
         for v in decoding.VARIANTS:
+            if pieces_only and v.op != "pieces":  # (the vocabulary's blocks: asked of the pieces op only)
+                continue
             right = wrong_decoders.right_answers(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
             kinds = set()  # (a case counts once for each kind, however many of the variant's forms give it)
             for answer in decoding._forms(v, ref, ids, prompt, AS_FILES_SAY):

@@ -32,3 +32,30 @@ def test_each_bug_of_a_handwritten_format_is_named_and_its_twin_agrees(zoo):
     verdict = runs["parts"].root_cause
     assert verdict is not None and verdict.cause == "chat.parts-refused" and verdict.proven
     assert verdict.keeps == verdict.agreements > 20
+
+
+def test_a_header_space_before_a_content_that_begins_with_whitespace(zoo):
+    """kani 1.10's Mistral format writes "[INST] " before every content, the content's own newline
+    after it: "[INST] \\nleading newline". That content was not marked (a template may trim it), so
+    no way wrote the space there. Mistral Nemo's template trims nothing: such a content is marked,
+    and the header's space is told apart from the content's newline."""
+    from tokparity.chat.conversation import Conversation
+    from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+    from tokparity.chat.sandbox import TemplateSandbox
+    from tokparity.chat.template import find_template
+    from tokparity.diagnose.chat_read import _before_content_read
+
+    template = find_template(zoo("tekken"))
+    assert not template.trims
+    reference = ChatReference(template, lambda text, parse: [], None, TemplateSandbox(10))
+    try:
+        chat = Conversation([{"role": "user", "content": "\nleading newline"},
+                             {"role": "assistant", "content": "trailing newline\n"},
+                             {"role": "user", "content": "\ttab\t"}], options={"add_generation_prompt": True})
+        right = reference.text(chat, TRANSFORMERS_WAY)
+        assert right == "<s>[INST]\nleading newline[/INST]trailing newline\n</s>[INST]\ttab\t[/INST]"
+        kani = "<s>[INST] \nleading newline[/INST] trailing newline\n</s>[INST] \ttab\t[/INST]"
+        assert _before_content_read(reference, chat, kani, right)[0] == " "
+        assert reference.text(chat, TRANSFORMERS_WAY.changed(before_content=" ")) == kani
+    finally:
+        reference.close()

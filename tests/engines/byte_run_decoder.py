@@ -1,6 +1,7 @@
 """A ``py:`` decoder on tokenizers (the model's tokenizer.json) whose loop over the tokens reads a run
 of byte tokens with a look-ahead, as @lenml/llama2-tokenizer 1.1.4's ``convert_tokens_to_string``
 does: ``Engine`` steps past the token that ends the run and never writes it; ``Twin`` writes it.
+``Package`` also keeps the space the first token begins with, as the package does.
 tests/run/test_byte_run_decoder.py."""
 
 from __future__ import annotations
@@ -42,3 +43,12 @@ class Twin:
 
 class Engine(Twin):
     drops_look_ahead = True
+
+
+class Package(Engine):
+    """The package's whole decode: the space the first token begins with is kept too."""
+
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        text = super().decode(ids, skip_special)  # (its decoder strips one space: the first token's)
+        leading = bool(ids) and (self.tok.id_to_token(ids[0]) or "").startswith("\u2581")
+        return " " + text if leading else text

@@ -287,9 +287,11 @@ def test_llguidance_token_table(zoo, tmp_path):
     results = run_compare(models, ["edge", "ids"], ["ref", f"eng={spec}"], CompareOptions(ops=("pieces",)))
     by = {r.model: r for r in results.runs if r.backend == "eng"}
     for model in models[:5]:
-        assert by[model].cases > 800 and by[model].mismatches == 1, (model, by[model].classes)
-        (m,) = [m for m in results.mismatches if m.model == model and m.backend == "eng"]
-        assert m.cause == "pieces.byte-ff-dropped" and m.case_id.startswith("ids-"), m.evidence
+        # (the case of 0xFF between words, and the vocabulary's block that holds the id)
+        assert by[model].cases > 800 and by[model].mismatches == 2, (model, by[model].classes)
+        rows = [m for m in results.mismatches if m.model == model and m.backend == "eng"]
+        assert sorted(m.tags.get("ids") for m in rows) == ["invalid-byte", "vocabulary"], [m.case_id for m in rows]
+        assert all(m.cause == "pieces.byte-ff-dropped" for m in rows), [m.evidence for m in rows]
     assert set(by["botchan-unigram"].classes) == {"crash"}
     assert "can't determine decoder type" in next(m.evidence for m in results.mismatches
                                                    if m.model == "botchan-unigram")

@@ -185,7 +185,7 @@ class ChatReference:
             conversation, prefill = prefilled(conversation)
             asks = True
         if way.before_content is not None:  # (after the prefill is taken off: it is written as it is)
-            conversation = _content_marked(conversation)
+            conversation = _content_marked(conversation, not self.template.trims)
         own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
         asks = asks and own_prompt is None
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
@@ -343,12 +343,13 @@ def _respaced(text: str, before_content: str) -> str:
     return respaced
 
 
-def _content_marked(conversation: Conversation) -> Conversation:
-    """Each message's string content with ``CONTENT_MARK`` first. A content that begins with
-    whitespace, or is empty, stays as it is: a template may trim it or test it."""
+def _content_marked(conversation: Conversation, blank_start: bool) -> Conversation:
+    """Each message's string content with ``CONTENT_MARK`` first. An empty content stays as it is:
+    a template may test it. So does one that begins with whitespace, unless ``blank_start`` (the
+    template trims no text)."""
     messages = [m | {"content": CONTENT_MARK + m["content"]}
-                if isinstance(m.get("content"), str) and m["content"][:1].strip() else m
-                for m in conversation.messages]
+                if isinstance(m.get("content"), str) and (m["content"][:1].strip() or blank_start and m["content"])
+                else m for m in conversation.messages]
     return dataclasses.replace(conversation, messages=messages)
 
 

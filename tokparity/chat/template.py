@@ -30,6 +30,7 @@ from tokparity.zoo.model_file import read_model_json, read_model_text
 
 SPECIAL_ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")  # transformers' special_tokens_map
 PART_TYPE = re.compile(r"""\[\s*['"]type['"]\s*\]|\.type\b""")  # item['type'], item.type
+TRIMS = re.compile(r"\btrim\b|\bl?r?strip\b")  # (jinja2's trim filter, Python's strip methods)
 MAX_TEMPLATE_CHARS = 1_000_000  # (the largest real ones are about 30,000: tool-calling models)
 MAX_TEMPLATE_BYTES = 4 * MAX_TEMPLATE_CHARS  # (read no further: a larger file holds more characters)
 
@@ -47,6 +48,12 @@ class ChatTemplate:
         """Whether a template reads list-of-parts content (a part's ``type``), so claims to take
         both a string and a list of parts for a message's content."""
         return any(PART_TYPE.search(text) for text in self.templates.values())
+
+    @property
+    def trims(self) -> bool:
+        """Whether a template may trim or strip a text (``|trim``, ``.strip()``): a mark put before
+        a content's own leading whitespace would then change what it writes."""
+        return any(TRIMS.search(text) for text in self.templates.values())
 
     @property
     def digest(self) -> str:

@@ -3,6 +3,9 @@ vocabulary where decoders go wrong. Byte tokens that split a character, at the p
 lone continuation bytes, special tokens between words, whitespace pieces, random ids, the longest
 tokens, the added ones that are not special, and a character's first byte alone before a word. The same
 vocabulary and seed give the same sequences, so a diagnosis can read them again.
+
+Last come the whole vocabulary's ids in blocks, asked of the pieces op only. A table of every id's
+bytes may be wrong on one token that no text holds.
 """
 
 from __future__ import annotations
@@ -19,17 +22,25 @@ from tokparity.vocab.model import TokenType
 ID_CORPUS = "ids"  # the corpus name of the id sequences (id_cases)
 LONGEST = 4  # the longest tokens of the vocabulary, each decoded between two words
 STREAM_PROMPT = 1  # the prompt of a corpus text's ids, streamed: a server streams after a prompt
+VOCABULARY_BLOCK = 1024  # the ids of one case of the whole vocabulary (pieces only)
 
 
 @dataclass(frozen=True)
 class IdCase:
-    """A sequence of ids to decode, not a text: ``prompt`` of them are the stream's prompt."""
+    """A sequence of ids to decode, not a text: ``prompt`` of them are the stream's prompt.
+    ``pieces_only``: a block of the whole vocabulary, asked only for each id's bytes (a decode of
+    consecutive ids is no input a model gives)."""
 
     id: str
     ids: tuple[int, ...]
     prompt: int
     about: str
     tags: dict = field(default_factory=dict, compare=False, hash=False)
+    pieces_only: bool = False
+
+    def asked(self, op: str) -> bool:
+        """Whether ``op`` is asked of this sequence."""
+        return op == "pieces" or not self.pieces_only
 
 
 _MADE: PerObject[tuple[IdCase, ...]] = PerObject(size=4)
@@ -105,9 +116,17 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
         add(f"added-between: added token {vocab.tokens[i]!r} between words", [*w[:1], i, *w[1:2]], 1)
     # (a hand-written UTF-8 decoder may take the word's first bytes as the rest of the broken character)
     add("broken-lead: the first byte of '私' alone, then a word", [*w[:1], byte_id("私".encode()[0]), *w[1:2]], 1)
+    for first in range(0, vocab.size, VOCABULARY_BLOCK):
+        last = min(first + VOCABULARY_BLOCK, vocab.size) - 1
+        cases.append(IdCase(f"ids-{len(cases) + 1}", tuple(range(first, last + 1)), 0,
+                            f"vocabulary: ids {first} to {last}, each id's bytes", {"ids": "vocabulary"},
+                            pieces_only=True))
     return cases
 
 
-def numbered_id_cases(vocab: Vocab, first: int) -> Iterator[tuple[int, IdCase]]:
+def numbered_id_cases(vocab: Vocab, first: int, ops: tuple[str, ...]) -> Iterator[tuple[int, IdCase]]:
+    """The id sequences some of ``ops`` ask, numbered from ``first`` (a sequence none asks still
+    takes its number: the numbers stay those of the run that asks every op)."""
     for k, case in enumerate(id_cases(vocab)):
-        yield first + k, case
+        if any(case.asked(op) for op in ops):
+            yield first + k, case

@@ -122,8 +122,11 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
     at = _after(head, text)
     if at < 0 or not right.startswith(head):
         return None, len(marked)
-    own = _run_at(text, at)
-    return (None if own == _run_at(right, len(head)) else own), len(marked)
+    # (a content's own leading whitespace, marked where the template trims none, is not the header's)
+    lead = _run_at(marked, len(head) + len(MARK))
+    own, its = (run[:len(run) - len(lead)] if lead and run.endswith(lead) else run
+                for run in (_run_at(text, at), _run_at(right, len(head))))
+    return (None if own == its else own), len(marked)
 
 
 def _run_at(text: str, at: int) -> str:

@@ -134,6 +134,7 @@ VARIANTS = (
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
+    DecodeVariant("pieces.marks-only-when-leading", wrong_bytes.marks_only_when_leading, twin=wrong.right_pieces),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them all)
@@ -289,7 +290,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
     kept where that form gives the right answer too, or where the bug cannot show there."""
     mismatches = _one_edit(mismatches)
-    if op == "pieces":  # (read again for a pair of causes, where one is not proven)
+    if op in ("pieces", "decode"):  # (read again for a pair of causes, where one is not proven)
         agreeing = list(agreeing)
     counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
     if not counts:
@@ -342,11 +343,42 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     verdict = RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
                         bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
                         tuple(broken.get(form, ())))
-    if op == "pieces" and not verdict.proven and own and checked:
-        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs)
-        if pair is not None and pair.proven:
+    # (a pair where one is not proven, or where one leaves rows a pair explains: two bugs of one table)
+    if op in ("pieces", "decode") and own and checked and (not verdict.proven or verdict.explains < len(own)):
+        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs) if op == "pieces" else \
+            _decode_pair_verdict(ref, asked, own, list(agreeing), departs)
+        if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
+                verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
             return pair
     return verdict
+
+
+def _decode_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
+    """A decode that leaves ids out and decodes the rest with another bug: the pair the most rows
+    name. It gives a row where the ids it keeps, decoded with the other bug, give the backend's
+    text; the other bug may not show there. An agreement is kept where the pair gives the right text."""
+    pairs = Counter(d.variants for _, d in own if len(d.variants) == 2 and BY_NAME[d.variants[0]].keeps is not None)
+    if not pairs:
+        return None
+    (a, b), _ = pairs.most_common(1)[0]
+    keeps, other = BY_NAME[a].keeps, BY_NAME[b]
+    assert keeps is not None
+
+    def answer(ids: list[int]) -> object:
+        kept = keeps(ref, ids)
+        forms = [f for f in _forms(other, ref, kept, 0, asked) if f is not None]
+        return _spelt(forms[0] if forms else wrong.decoded(ref, kept, asked))
+
+    explained = sum(answer(list(j.oracle_ids)) == _spelt(_answer_of(j)) for j, _ in own)
+    kept, broken = 0, list[str]()
+    for ids, prompt, label in agreeing:
+        if answer(ids) in {_spelt(t) for t in wrong.right_answers(ref, "decode", ids, prompt, asked)}:
+            kept += 1
+        elif len(broken) < BREAKS_LISTED:
+            broken.append(label)
+    return RootCause(f"{a}+{b}", (a, b), explained, len(own), kept, len(agreeing),
+                     proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
 
 
 PAIRED_AT_MOST = 4  # the candidates, most mismatches first, that a pieces verdict pairs

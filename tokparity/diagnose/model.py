@@ -432,8 +432,11 @@ class ModelDiagnosis:
                 self.root_causes[(name, op)] = verdict
             if verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
-                    if j.backend == name and j.op == op and d is not None:
-                        self._current[i] = as_verdict(reference, j, d, verdict.variants[0], self._asked(op))
+                    if j.backend == name and j.op == op and d is not None and d.variants[:1] not in [
+                            (cause,) for cause in verdict.variants]:
+                        # (a pair's rows: each named by the part of the pair that reproduces it)
+                        named = (as_verdict(reference, j, d, cause, self._asked(op)) for cause in verdict.variants)
+                        self._current[i] = next((n for n in named if n.variants[:1] != d.variants[:1]), d)
             if verdict is not None and verdict.cause in HELD:  # (its streams that came whole, read as the verdict reads them)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None and d.variants and d.variants[0] in HELD:
@@ -463,7 +466,7 @@ class ModelDiagnosis:
                     yield ids, least, f"{case.corpus}/{case.id}"
         if {ID_CORPUS, "all"} & set(corpora):
             for k, made in enumerate(id_cases(model.vocab), start=n + 1):
-                if k not in skip:
+                if k not in skip and made.asked(op):
                     yield list(made.ids), made.prompt if op == "stream" else 0, f"{ID_CORPUS}/{made.id}"
 
     def _cases(self, corpora: list[str], skip: set[int]) -> Iterator[tuple[str, str]]:

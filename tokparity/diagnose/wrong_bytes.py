@@ -258,6 +258,15 @@ def first_mark_only_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return [out] if out != right else []
 
 
+def marks_only_when_leading(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A piece's ``▁`` turned into spaces only when the piece begins with one: a piece with a ``▁``
+    elsewhere only (``>▁</``, ``ed▁to``) keeps them all as the character."""
+    right, tokens = ref.piece_bytes(ids), ref.vocab.tokens
+    out = [tokens[i].encode() if 0 <= i < len(tokens) and "\u2581" in tokens[i][1:] and tokens[i][0] != "\u2581"
+           and b is not None and b.count(b" ") == tokens[i].count("\u2581") else b for i, b in zip(ids, right)]
+    return [out] if out != right else []
+
+
 def unknown_as_decoded(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The unknown token's piece as SentencePiece decodes it (its ``unk_surface``, `` ⁇ ``), not as
     its text (``<unk>``)."""

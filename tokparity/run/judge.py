@@ -329,7 +329,7 @@ class ModelRun:
         """An id sequence's record for each decoding op the run asks."""
         assert self.decoding is not None
         return [self.decoding.record(op, n, case, list(case.ids), case.prompt, self.decoding.decoder,
-                                      (f"corpus={ID_CORPUS}",)) for op in self.options.decoding_ops]
+                                      (f"corpus={ID_CORPUS}",)) for op in self.options.decoding_ops if case.asked(op)]
 
     def judged(self, cases: Iterable[tuple[int, Case]]) -> Iterator[CaseRecord]:
         """The records of ``cases`` ((position, case) pairs, read as they are judged), in their
@@ -379,7 +379,7 @@ class ModelRun:
             if name == oracle_name:
                 continue
             ans = answers[name]
-            if ans.status == "skipped":
+            if ans.status == "skipped" or oracle.status == "skipped":  # (no oracle has an answer: nothing to judge by)
                 verdicts[name] = SKIPPED
                 continue
             if self.not_applicable(name, case.text):
@@ -439,10 +439,21 @@ class JudgedCases:
     then has the next requests while it answers, instead of a round trip per case."""
 
     BATCH = 64
+    # A batch is journaled whole once judged, so a stop loses the batch under way: a batch is made
+    # smaller while one takes longer than this (a slow engine), larger up to BATCH while it does not.
+    BATCH_SECONDS = 0.5
 
     def __init__(self, run: ModelRun, corpora: list[str], skip: Callable[[int], bool]):
         self.run, self.corpora, self.skip = run, corpora, skip
         self.total = 0
+        self.size = 1  # the cases of the next batch (a conversation is one: it takes seconds)
+
+    def _judged(self, batch: list[tuple[int, Case]]) -> list[CaseRecord]:
+        started = time.perf_counter()
+        records = self.run.judge_many(batch)
+        fast = time.perf_counter() - started < self.BATCH_SECONDS
+        self.size = 1 if self.run.options.chat else min(self.size * 2, self.BATCH) if fast else max(1, self.size // 2)
+        return records
 
     def __iter__(self) -> Iterator[CaseRecord]:
         for batch in self.batches():
@@ -463,9 +474,9 @@ class JudgedCases:
                     batch = []
                     continue
                 batch.append((n, case))
-                if len(batch) >= (1 if self.run.options.chat else self.BATCH):  # (a conversation: seconds)
+                if len(batch) >= self.size:
                     self.total = n + 1
-                    yield self.run.judge_many(batch)
+                    yield self._judged(batch)
                     batch = []
         except TokparityError:  # a corpus line that cannot be read: the cases before it still count
             if batch:
@@ -476,7 +487,7 @@ class JudgedCases:
             yield self.run.judge_many(batch)
         if self.run.decoding is not None and {ID_CORPUS, "all"} & set(self.corpora):  # the id sequences, after the texts
             records = []
-            for n, id_case in numbered_id_cases(self.run.vocab, self.total):
+            for n, id_case in numbered_id_cases(self.run.vocab, self.total, tuple(self.run.options.decoding_ops)):
                 if not self.skip(n):
                     records += self.run.id_records(n, id_case)
                 self.total = n + 1
