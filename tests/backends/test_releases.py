@@ -188,11 +188,12 @@ def test_bad_releases_are_one_line_and_exit_2(argv, says, tmp_path, capsys):
 
 @pytest.fixture
 def own_releases(tmp_path, monkeypatch):
-    """A cache of its own for releases (the zoo's files linked from the real one)."""
+    """A cache of its own for releases (the zoo's files linked from the real one; a key of its own:
+    a journal key behind a link is refused)."""
     cache = tmp_path / "cache"
     cache.mkdir()
     for entry in cache_dir().iterdir():
-        if entry.name != "releases":
+        if entry.name not in ("releases", "journal-key"):
             (cache / entry.name).symlink_to(entry)
     monkeypatch.setenv("TOKPARITY_CACHE", str(cache))
     return cache
