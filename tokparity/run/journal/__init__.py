@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -99,11 +100,16 @@ def _identity(folder: Path) -> tuple[int, int] | None:
 def _refuse_foreign(path: Path) -> None:
     """A file of the journal's name that is no tokparity journal (a user's own ``cases.jsonl``) is
     not replaced: one line, exit 2. An empty file is no one's."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(JOURNAL_START))
-    except OSError:  # (none there, or a link or folder, which opening it for writing then says)
+    try:  # (not through a link, nor from a FIFO or a device: opening it for writing then says what it is)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # (none there)
         return
+    try:
+        head = os.read(fd, len(JOURNAL_START)) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        head = b""
+    finally:
+        os.close(fd)
     if head and head != JOURNAL_START:
         raise BadJournal(f"{shown_path(path)}: is not a tokparity journal; the run would replace it: give -o a "
                          "folder of its own")
