@@ -235,8 +235,8 @@ def test_update_stores_what_the_decoder_gave(llama_spm_goldens, zoo):
                 assert edge.decoded[k] in (None, llama.decode(ids)), case_id
         assert sum(text is not None for text in edge.decoded) >= 1
         # the id sequences made from the vocabulary (every one: two share their ids, not their prompt), with
-        # llama.cpp's text of each and of its prompt
-        assert decoding.id_cases == id_cases(load_vocab(zoo("llama-spm").primary[1]))
+        # llama.cpp's text of each and of its prompt; the vocabulary's blocks are the table's digest above
+        assert decoding.id_cases == [c for c in id_cases(load_vocab(zoo("llama-spm").primary[1])) if not c.pieces_only]
         for case in decoding.id_cases:
             assert decoding.sequences[case.ids] == llama.decode(list(case.ids))
             assert case.ids[:case.prompt] in decoding.sequences
