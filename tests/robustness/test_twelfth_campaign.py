@@ -136,7 +136,19 @@ def test_the_step_summary_makes_no_new_file_of_another_kind(tmp_path, zoo):
     assert "GITHUB_STEP_SUMMARY" in one_error(done) and not (tmp_path / "new.py").exists()
 
 
-@pytest.mark.parametrize("spoil", [lambda k: b" " + k, lambda k: k.rstrip(b"\n") + b"\r\n", lambda k: k + b"\n"])
+def _rewritten(change):
+    return lambda key: key.write_bytes(change(key.read_bytes()))
+
+
+def _linked(key: Path) -> None:  # (a link may point at a file anyone can write)
+    os.replace(key, key.with_name("elsewhere"))
+    os.symlink(key.with_name("elsewhere"), key)
+
+
+@pytest.mark.parametrize("spoil", [
+    _rewritten(lambda k: b" " + k), _rewritten(lambda k: k.rstrip(b"\n") + b"\r\n"), _rewritten(lambda k: k + b"\n"),
+    # (a fifteenth campaign's: no newline, and a link to a key)
+    _rewritten(lambda k: k.rstrip(b"\n")), _linked], ids=["space", "crlf", "two-newlines", "no-newline", "link"])
 def test_a_journal_key_not_as_tokparity_wrote_it_is_refused(tmp_path, zoo, spoil):
     """The key signs the journal of a run that names an engine."""
     model = zoo("llama-spm").files["gguf"]
@@ -147,7 +159,7 @@ def test_a_journal_key_not_as_tokparity_wrote_it_is_refused(tmp_path, zoo, spoil
     done = tokparity(*run, "-o", "out", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     key = cache / "journal-key"
-    key.write_bytes(spoil(key.read_bytes()))
+    spoil(key)
     again = tokparity(*run, "-o", "out2", cwd=tmp_path, env=env)
     assert "not a journal key tokparity made" in one_error(again)
 
