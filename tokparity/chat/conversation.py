@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tokparity.errors import BadConversation
 
@@ -51,6 +52,10 @@ class Conversation:
     def to_text(self) -> str:
         """The JSON a case carries (non-ASCII as itself, every object's keys in their order: a
         template sees them in that order, and ``tojson`` writes them so)."""
+        return self._json
+
+    @cached_property
+    def _json(self) -> str:  # (written once: the chat diagnosis keys its renders by it, thousands of times)
         body: dict = {"messages": self.messages}
         if self.tools is not None:
             body["tools"] = self.tools

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import os
 import re
 from collections.abc import Callable
@@ -111,6 +112,12 @@ class ChatWay:
 
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
+# The fields of a way that do not change how it edits a conversation before rendering: a way's
+# other fields key the edited conversation (ChatReference._prepared).
+RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_generation_prompt", "variables",
+               "tool_use_template", "options_set", "generation_prompt_as", "drop_trailing_newline", "strip_end",
+               "strip_ends", "add_bos", "parse_special"}
+PREPARED_BY = operator.attrgetter(*(f.name for f in dataclasses.fields(ChatWay) if f.name not in RENDERED_BY))
 EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
@@ -161,6 +168,7 @@ class ChatReference:
         self.gguf_template = gguf_template
         self.sandbox = sandbox or TemplateSandbox()
         self._texts: dict[tuple, str | TemplateRaised] = {}
+        self._prepared_by: dict[tuple, tuple[Conversation, str | None] | TemplateRaised] = {}
         self._chars = 0  # (conversation, the way's render choices) -> text
         self._reads_system: bool | None = None  # (asked once, where a way needs it)
         self._turn_end: str | None = None  # (the same)
@@ -172,20 +180,8 @@ class ChatReference:
         if way.tools_ask_generation_prompt:
             asks = bool(conversation.tools)
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
-        refused = _refused(conversation, way)  # (on the request as it came: its roles, its parts)
-        if refused:
-            raise TemplateRaised(OWN_CHECK + refused)
-        conversation = edited(conversation, way, self.template.reads_parts,
-                              way.fold_system is None or way.fold_always or self.reads_system())
-        if not conversation.messages:  # (every message taken out: transformers refuses to render none)
-            raise TemplateRaised(EMPTY_CONVERSATION)
-        prefill = None
-        if way.continue_final == "prefill" and conversation.messages and \
-                conversation.messages[-1].get("role") == "assistant":
-            conversation, prefill = prefilled(conversation)
-            asks = True
-        if way.before_content is not None:  # (after the prefill is taken off: it is written as it is)
-            conversation = _content_marked(conversation, not self.template.trims)
+        conversation, prefill = self._prepared(conversation, way)
+        asks = asks or prefill is not None
         own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
         asks = asks and own_prompt is None
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
@@ -235,6 +231,38 @@ class ChatReference:
         if way.strip_end:
             found = found.rstrip(" \t\n")
         return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
+
+    def _prepared(self, conversation: Conversation, way: ChatWay) -> tuple[Conversation, str | None]:
+        """The conversation as ``way`` edits it before rendering, and the text of a last message it
+        prefills (None where it prefills none); raises TemplateRaised where it refuses it. Kept per
+        conversation and edit: the diagnosis asks thousands of ways, most of which edit alike."""
+        key = (conversation.to_text(), PREPARED_BY(way))
+        if key not in self._prepared_by:
+            if len(self._prepared_by) > 1 << 16:  # (a row's search edits its conversation about 16,000 ways)
+                self._prepared_by.clear()
+            try:
+                self._prepared_by[key] = self._prepare(conversation, way)
+            except TemplateRaised as e:
+                self._prepared_by[key] = e
+        found = self._prepared_by[key]
+        if isinstance(found, TemplateRaised):
+            raise found
+        return found
+
+    def _prepare(self, conversation: Conversation, way: ChatWay) -> tuple[Conversation, str | None]:
+        refused = _refused(conversation, way)  # (on the request as it came: its roles, its parts)
+        if refused:
+            raise TemplateRaised(OWN_CHECK + refused)
+        conversation = edited(conversation, way, self.template.reads_parts,
+                              way.fold_system is None or way.fold_always or self.reads_system())
+        if not conversation.messages:  # (every message taken out: transformers refuses to render none)
+            raise TemplateRaised(EMPTY_CONVERSATION)
+        prefill = None
+        if way.continue_final == "prefill" and conversation.messages[-1].get("role") == "assistant":
+            conversation, prefill = prefilled(conversation)
+        if way.before_content is not None:  # (after the prefill is taken off: it is written as it is)
+            conversation = _content_marked(conversation, not self.template.trims)
+        return conversation, prefill
 
     def given_up(self) -> str:
         """Why the sandbox gave up on the template as transformers renders a conversation without

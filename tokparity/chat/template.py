@@ -21,6 +21,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from tokparity.errors import TokparityError
@@ -43,13 +44,13 @@ class ChatTemplate:
     # special-token text in the prompt parsed to its id (tokenizer_config.json's split_special_tokens: false)
     parse_special: bool = True
 
-    @property
+    @cached_property
     def reads_parts(self) -> bool:
         """Whether a template reads list-of-parts content (a part's ``type``), so claims to take
         both a string and a list of parts for a message's content."""
         return any(PART_TYPE.search(text) for text in self.templates.values())
 
-    @property
+    @cached_property
     def trims(self) -> bool:
         """Whether a template may trim or strip a text (``|trim``, ``.strip()``): a mark put before
         a content's own leading whitespace would then change what it writes."""

@@ -46,7 +46,6 @@ MAX_AT_ONCE = 3
 MAX_POOL = 7
 COMPOSED_TRIES = 128  # (the sets of the pool tried on one row, at most)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
-OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)
 # The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
 # hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
@@ -140,6 +139,9 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return _timed_out(e)
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
+    # A refusal that names nothing the template lacked is reproduced by an engine's own check alone
+    # (_same_refusal), which reads the request before any render: the other ways are not rendered.
+    own_checks_only = bool(got.raised) and not NAMED_LACK.search(got.raised or "")
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     later: list[tuple[str, ...]] = []  # (sets found with a BOS text left out: one way more, weighed a size later)
@@ -147,7 +149,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         found, later = later, []
         for variants in combinations(ways, size):
             way = combined(variants)
-            if way is None:
+            if way is None or own_checks_only and not any(v.own_check for v in variants):
                 continue
             if spent > SEARCH_CHARS:
                 return Diagnosis("", f"not found within {SEARCH_CHARS:,} characters rendered and encoded: the search "
@@ -358,7 +360,7 @@ def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswe
 def _no_own_check(d: Diagnosis) -> Diagnosis:
     """``d`` less a cause that is an engine's own check (a role or a content it refuses), for an
     engine that refuses every conversation: its refusal says nothing of why."""
-    if not any(key in OWN_CHECK_FIELDS for n in d.variants for v in VARIANTS if v.name == n for key, _ in v.changes):
+    if not any(v.own_check for n in d.variants for v in VARIANTS if v.name == n):
         return d
     return Diagnosis("", "the engine refuses every conversation: a refusal of its own says nothing of why, so no "
                          "check of its own (a role, a content of parts) is named", stage="chat")

@@ -5,10 +5,13 @@ searches them; tokparity.diagnose.chat_read reads the values some of them take o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatWay
 from tokparity.diagnose.info import of_stage
+
+OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,11 @@ class ChatVariant:
     fix: str = ""
     library: str = ""  # tried only for a backend that is this library (llama.cpp's own built-ins)
     others_than: str = ""  # tried only for a backend that is not this library
+
+    @property
+    def own_check(self) -> bool:
+        """Whether this way refuses some requests by an engine's own check (a role, a content of parts)."""
+        return any(key in OWN_CHECK_FIELDS for key, _ in self.changes)
 
     def way(self, base: ChatWay = TRANSFORMERS_WAY) -> ChatWay:
         return base.changed(**dict(self.changes))
@@ -64,6 +72,7 @@ ENCODINGS = tuple(c for size in range(len(VARIANTS) - len(TEXT_VARIANTS) + 1)
 NO_BOS_TEXT = next(v for v in VARIANTS if v.name == "chat.bos-token-empty")
 
 
+@lru_cache(maxsize=1 << 17)  # (the search asks the same sets for each row of an engine: about 60,000 of them)
 def combined(variants: tuple[ChatVariant, ...]) -> ChatWay | None:
     """One way with every variant's changes (None where two set the same field differently)."""
     changes: dict[str, object] = {}
