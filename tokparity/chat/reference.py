@@ -250,7 +250,7 @@ class ChatReference:
         return found
 
     def _prepare(self, conversation: Conversation, way: ChatWay) -> tuple[Conversation, str | None]:
-        refused = _refused(conversation, way)  # (on the request as it came: its roles, its parts)
+        refused = own_refusal(conversation, way)  # (on the request as it came: its roles, its parts)
         if refused:
             raise TemplateRaised(OWN_CHECK + refused)
         conversation = edited(conversation, way, self.template.reads_parts,
@@ -340,7 +340,7 @@ class ChatReference:
         self.sandbox.close()
 
 
-def _refused(conversation: Conversation, way: ChatWay) -> str:
+def own_refusal(conversation: Conversation, way: ChatWay) -> str:
     """Why an engine's own check refuses the conversation ("" where it does not)."""
     known = way.roles_known.split()
     for m in conversation.messages:

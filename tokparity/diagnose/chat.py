@@ -23,7 +23,7 @@ from itertools import combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay
+from tokparity.chat.reference import EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
 from tokparity.diagnose.chat_read import derived, tojson_variant
 from tokparity.diagnose.chat_ways import (
     BY_NAME,
@@ -140,7 +140,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     # (a value read off the prompt stands for its cause here: the declared forms say other words)
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     # A refusal that names nothing the template lacked is reproduced by an engine's own check alone
-    # (_same_refusal), which reads the request before any render: the other ways are not rendered.
+    # (_same_refusal). That check reads the request before any render: no way that passes it is rendered.
     own_checks_only = bool(got.raised) and not NAMED_LACK.search(got.raised or "")
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
@@ -149,7 +149,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         found, later = later, []
         for variants in combinations(ways, size):
             way = combined(variants)
-            if way is None or own_checks_only and not any(v.own_check for v in variants):
+            if way is None or own_checks_only and not own_refusal(conversation, way):
                 continue
             if spent > SEARCH_CHARS:
                 return Diagnosis("", f"not found within {SEARCH_CHARS:,} characters rendered and encoded: the search "

@@ -5,7 +5,7 @@ searches them; tokparity.diagnose.chat_read reads the values some of them take o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import combinations
 
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatWay
@@ -23,7 +23,7 @@ class ChatVariant:
     library: str = ""  # tried only for a backend that is this library (llama.cpp's own built-ins)
     others_than: str = ""  # tried only for a backend that is not this library
 
-    @property
+    @cached_property
     def own_check(self) -> bool:
         """Whether this way refuses some requests by an engine's own check (a role, a content of parts)."""
         return any(key in OWN_CHECK_FIELDS for key, _ in self.changes)
