@@ -198,14 +198,15 @@ def _main(argv: list[str] | None) -> int:
 
 # The options that name a file or folder. An empty one is an unset variable in CI: --resume '' would
 # start a new run of everything, -o '' would write elsewhere, --junit '' would lose the results.
-PATH_OPTIONS = {"out": "-o", "resume": "--resume", "junit": "--junit", "goldens": "--goldens", "known": "--known"}
+PATH_OPTIONS = {"out": "-o", "resume": "--resume", "junit": "--junit", "goldens": "--goldens", "known": "--known",
+                "corpora": "-c"}  # (-c '' of an unset variable read every Parquet file under the current folder)
 
 
 def _refuse_empty_paths(args: argparse.Namespace) -> None:
     for dest, option in PATH_OPTIONS.items():
         value = getattr(args, dest, None)
         if value == "" or (isinstance(value, list) and "" in value):
-            raise TokparityError(f"{option} '': names no file; give the path, or leave {option} out")
+            raise TokparityError(f"{option} '': names nothing; give the path or name, or leave {option} out")
 
 
 if __name__ == "__main__":

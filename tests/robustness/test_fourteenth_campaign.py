@@ -88,20 +88,22 @@ def test_a_file_named_as_a_report_that_is_not_one_is_never_removed(tmp_path, mon
     engine = tmp_path / "engdir"
     engine.mkdir()
     (engine / "summary.json").write_text('{"ids": [1]}\n')
-    monkeypatch.chdir(tmp_path)
-    code = main(["compare", "llama-spm", "-c", "edge", "-b", "mine=cmd:env -C engdir python3 eng.py", "-o", "engdir"])
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")  # (a folder inside the current one that a word names is the engine's: test_sixteenth_campaign.py)
+    code = main(["compare", "llama-spm", "-c", "edge", "-b", "mine=cmd:env -C ../engdir python3 eng.py", "-o", "../engdir"])
     assert code == 2 and (engine / "summary.json").read_text() == '{"ids": [1]}\n'
     assert "not a tokparity report" in capsys.readouterr().err and not (engine / "cases.jsonl").exists()
 
 
 @pytest.mark.parametrize("argv, said", [
     (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--known", "deep.toml"], "nested too deep"),
-    (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--junit", ""], "--junit '': names no file"),
-    (["compare", "llama-spm", "--resume", ""], "--resume '': names no file"),
-    (["fuzz", "llama-spm", "--seconds", "1", "-o", ""], "-o '': names no file"),
+    (["compare", "llama-spm", "-c", "edge", "-b", "ref", "--junit", ""], "--junit '': names nothing"),
+    (["compare", "llama-spm", "--resume", ""], "--resume '': names nothing"),
+    (["fuzz", "llama-spm", "--seconds", "1", "-o", ""], "-o '': names nothing"),
+    (["compare", "llama-spm", "-c", "", "-b", "ref"], "-c '': names nothing"),
     (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile"], "not a folder"),
     (["regress", "--update", "llama-spm", "-c", "edge", "--goldens", "afile/sub"], "not a folder"),
-], ids=["deep-toml", "empty-junit", "empty-resume", "empty-out", "goldens-file", "goldens-under-a-file"])
+], ids=["deep-toml", "empty-junit", "empty-resume", "empty-out", "empty-corpus", "goldens-file", "goldens-under-a-file"])
 def test_bad_input_is_one_line(tmp_path, monkeypatch, capsys, argv, said):
     """A --known file nested 5,000 deep, ``--junit ''`` (an unset variable in CI) and ``--goldens``
     naming a file: a traceback, or silence, before."""

@@ -32,7 +32,26 @@ def engine_files(backends: list[str] | None) -> list[str]:
         else:
             continue
         files += [w for w in words if not w.startswith("{") and Path(os.path.expanduser(w)).is_file()]
+        files += [str(f) for w in dict.fromkeys(words) if not w.startswith("{") and _engines_folder(w)
+                  for f in _python_files(Path(os.path.expanduser(w)), recursive=True, pattern="*")]
     return files
+
+
+def _engines_folder(word: str) -> bool:
+    """Whether ``word`` names a folder whose every file is the engine's: one its script enters
+    (``cd``, ``pushd``: written with a trailing separator here), or any folder named inside the
+    current folder. The current folder and those above it hold the reports too: their files are
+    the engine's only where a word names them."""
+    path = Path(os.path.expanduser(word))
+    if not path.is_dir():
+        return False
+    try:
+        folder, here = Path(os.path.realpath(path)), Path(os.path.realpath(os.getcwd()))
+    except (OSError, ValueError):
+        return False
+    if here.is_relative_to(folder):
+        return False
+    return word.endswith(os.sep) or folder.is_relative_to(here)
 
 
 def _command_words(command: str, depth: int = 0, positional: tuple[str, ...] = ()) -> list[str]:
@@ -56,11 +75,11 @@ def _command_words(command: str, depth: int = 0, positional: tuple[str, ...] = (
     found = list(words)
     for k, w in enumerate(words):
         if _changes_folder(words[:k]):  # (after `cd DIR`, `cd -P DIR` or `pushd DIR`, a word names a file in DIR too)
-            found += [os.path.join(w, later) for later in words[k + 1:]]
+            found += [os.path.join(w, ""), *(os.path.join(w, later) for later in words[k + 1:])]
         value = w.split("=", 1)[1] if "=" in w else w[2:] if w.startswith("-") and not w.startswith("--") else w
         found.append(value)
         # (a list of files in one value, --files=a,b or a:b; a file:// URI; an @file of arguments)
-        found += [part for part in re.split(r"[,:]", value.removeprefix("file://")) if part]
+        found += [part for part in re.split(r"[,:;]", value.removeprefix("file://")) if part]
         if value.startswith("@") and depth < 3 and Path(value[1:]).is_file():
             found.append(value[1:])
             try:

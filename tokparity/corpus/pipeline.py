@@ -77,11 +77,13 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
     cases carry (a file's stem; a folder's name for the files found in it)."""
     path = Path(os.path.expanduser(spec))
     if path.is_dir():
+        _no_link_out(path)
         return [(_inside(f, path), path.resolve().name) for f in folder_files(path)]
     if path.exists() and not path.is_file():  # a FIFO or a device may never end a line
         raise BadCorpus(f"{shown_path(path)}: not a regular file; -c takes a corpus name, a file, a folder of "
                         "Parquet files or a dataset (save a stream to a file first)")
     if path.is_file():
+        _no_link_out(path.parent)
         return [(_inside(path, path.parent), corpus_name(path))]
     if glob.has_magic(spec):
         matches = sorted(glob.glob(os.path.expanduser(spec), recursive=True))
@@ -92,6 +94,7 @@ def corpus_files(spec: str) -> list[tuple[Path, str]]:
         base = Path(os.path.expanduser(spec))
         while glob.has_magic(str(base)):
             base = base.parent
+        _no_link_out(base)
         return [found for m in matches for found in corpus_files(str(_inside(Path(m), base)))]
     raise BadCorpus(f"unknown corpus {shown_path(spec)!r}; known: {', '.join(NAMES)}, all, or a path to a .jsonl / "
                     ".txt / .parquet file (or .gz / .zst), a folder of Parquet files, a saved dataset, or a glob")
@@ -117,6 +120,27 @@ def _inside(path: Path, folder: Path) -> Path:
         raise BadCorpus(f"{shown_path(path)}: is a hard link ({names} names for one file), and its other names "
                         "may lie outside its folder; copy it to a file of its own")
     return path
+
+
+def _no_link_out(folder: Path) -> None:
+    """Refused where a folder on the way to a corpus, as the spec names it, is a link out of the
+    folder that holds it: a cloned ``corpora/data`` linked to ``~/.ssh`` would put a secret in the
+    reports. A relative spec's way starts at the current folder. A link within its own folder
+    (macOS's ``/tmp``, into ``/private``) is a folder's other name and is followed."""
+    way = Path.cwd() if not folder.is_absolute() else Path(folder.anchor)
+    for k, part in enumerate(folder.parts[1 if folder.is_absolute() else 0:], start=1 if folder.is_absolute() else 0):
+        way = way / part
+        if part in (".", "..") or not way.is_symlink():
+            continue
+        named = Path(*folder.parts[:k + 1])  # (as the spec names it)
+        try:
+            real, holder = Path(os.path.realpath(way)), Path(os.path.realpath(way.parent))
+        except (OSError, RuntimeError, ValueError) as e:
+            raise BadCorpus(f"{shown_path(named)}: cannot read this corpus folder ({e})") from None
+        if not real.is_relative_to(holder):
+            raise BadCorpus(f"{shown_path(named)}: is a link to {shown_path(real)}, outside its folder "
+                            f"{shown_path(named.parent)}; a corpus is read only inside the folders it is named "
+                            "through: name the folder it points to")
 
 
 def _cache_root(folder: Path) -> Path:

@@ -1,0 +1,85 @@
+"""A sixteenth independent hostile campaign's finds (a helper told only docs/robustness.md's
+promises): each failed before its fix. A corpus folder that is a link out of its folder put a
+secret into the reports; ``$GITHUB_STEP_SUMMARY`` and ``--junit`` wrote into an engine's data file
+in a folder its script reached by words no finder followed (``cd eng && cd sub``, a ``for`` loop,
+``set --``); ``-c ''`` read every Parquet file under the current folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from cli_runs import one_error, tokparity
+
+from tokparity.commands.engine_files import engine_files
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("spec", ["corpora/data/*.txt", "corpora/data", "corpora/data/notes.txt",
+                                  "corpora/../corpora/data/notes.txt"])
+def test_a_corpus_folder_linked_out_of_its_folder_is_refused(tmp_path, zoo, spec):
+    zoo("llama-spm")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "notes.txt").write_text("SECRET-TOKEN-16\n", "utf-8")
+    repo = tmp_path / "repo"
+    (repo / "corpora").mkdir(parents=True)
+    (repo / "corpora" / "data").symlink_to(secret)
+    line = one_error(tokparity("compare", "llama-spm", "-c", spec, "-b", "ref", "-o", "out", "-q", cwd=repo))
+    assert f"is a link to {secret}, outside its folder" in line and "name the folder it points to" in line
+    assert not (repo / "out").exists() or "SECRET-TOKEN-16" not in "".join(
+        f.read_text("utf-8", errors="replace") for f in (repo / "out").iterdir() if f.is_file())
+
+
+def test_a_corpus_folder_linked_inside_its_folder_is_read(tmp_path, zoo):
+    """A link that stays in the folder holding it is a folder's other name (macOS's /tmp)."""
+    zoo("llama-spm")
+    (tmp_path / "corpora" / "real").mkdir(parents=True)
+    (tmp_path / "corpora" / "real" / "a.txt").write_text("hello world\n", "utf-8")
+    (tmp_path / "corpora" / "data").symlink_to("real")
+    done = tokparity("compare", "llama-spm", "-c", "corpora/data/*.txt", "-b", "ref", "-o", "out", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+SCRIPTS = ["cd eng && cd sub && . ./lib", "cd eng2 && cd ../eng/sub && . ./lib", "for d in eng; do . $d/sub/lib; done",
+           "set -- eng; . $1/sub/lib", "cd eng || exit 1; cd sub; . ./lib", "pushd eng; pushd sub; . ./lib"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_an_engines_folder_reached_by_any_words_holds_its_files(tmp_path, script, monkeypatch):
+    """Every file of a folder a ``cmd:`` engine's script enters, or of a folder inside the current
+    folder that its words name, is the engine's: no output may be one of them."""
+    (tmp_path / "eng" / "sub").mkdir(parents=True)
+    (tmp_path / "eng2").mkdir()
+    (tmp_path / "eng" / "sub" / "lib").write_text("VOCAB=1\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    found = {os.path.realpath(f) for f in engine_files([f"e=cmd:sh -c '{script}'"])}
+    assert str(tmp_path / "eng" / "sub" / "lib") in found, found
+
+
+def test_the_current_folder_and_those_above_it_are_not_an_engines_folder(tmp_path, monkeypatch):
+    """``cd ..`` or ``cd .`` would make every report of the current folder an engine's file."""
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "report.html").write_text("<html>", "utf-8")
+    monkeypatch.chdir(tmp_path / "here")
+    files = engine_files(["e=cmd:sh -c 'cd .. && cd here && ./run'", "f=cmd:sh -c 'cd . && ./run'"])
+    assert not any(f.endswith("report.html") for f in files), files
+
+
+def test_the_step_summary_and_junit_leave_an_engines_nested_data_file_alone(tmp_path, zoo):
+    zoo("llama-spm")
+    (tmp_path / "eng" / "sub").mkdir(parents=True)
+    lib, suite = tmp_path / "eng" / "sub" / "lib", tmp_path / "eng" / "sub" / "suite.xml"
+    lib.write_text("VOCAB=1\n", "utf-8")
+    suite.write_text('<testsuites><testsuite name="data"/></testsuites>', "utf-8")
+    engine = f"e=cmd:sh -c 'cd eng && cd sub && . ./lib && exec {sys.executable} {ROOT}/examples/engines/greedy_engine.py'"
+    for extra, named in ((["--junit", "eng/sub/suite.xml"], "--junit eng/sub/suite.xml"),
+                         ([], "$GITHUB_STEP_SUMMARY eng/sub/lib")):
+        done = tokparity("compare", "llama-spm", "-c", "edge", "-b", engine, "-o", "out", "-q", *extra, cwd=tmp_path,
+                         env={} if extra else {"GITHUB_STEP_SUMMARY": "eng/sub/lib"})
+        assert one_error(done).startswith(f"tokparity: error: {named}: is -b "), done.stderr
+    assert lib.read_text("utf-8") == "VOCAB=1\n"
+    assert suite.read_text("utf-8") == '<testsuites><testsuite name="data"/></testsuites>'
