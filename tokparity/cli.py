@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 from typing import Any
@@ -26,6 +25,7 @@ from tokparity import __version__
 from tokparity.backends.orphans import ALWAYS_STOPPING, STOP_SIGNALS, adopting_orphans
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
+from tokparity.stops import forget_stops, interrupt, stop_taken_lately, take_stop
 from tokparity.textview import clipped, single_line
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
@@ -59,26 +59,20 @@ STOPPING = tuple(signum for signum in STOP_SIGNALS if signum != signal.SIGINT)
 class _Terminate:
     """The handler of the ``STOPPING`` signals: it does what Ctrl-C does, through whatever SIGINT
     handler is in place (a run's journal defers Ctrl-C until the case being written is whole:
-    tokparity/run/journal/interrupt.py)."""
-
-    # A second signal this soon after the first is ignored: the first one's clean-up, under way,
-    # stops the children, and cut short it would leave them. Later, one acts again (the first may
-    # have been swallowed by a py: engine's bare except).
-    REPEAT_IGNORED_SECONDS = 30.0
+    tokparity/run/journal/interrupt.py). A signal soon after a stop was taken is ignored there too."""
 
     def __init__(self) -> None:
         self.received: int | None = None  # the signal, once one came
-        self.at = 0.0
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None and time.monotonic() - self.at < self.REPEAT_IGNORED_SECONDS:
+        if stop_taken_lately():
             return
-        self.received, self.at = signum, time.monotonic()
+        self.received = signum
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
         else:  # SIGINT ignored (a background job of a script): stop all the same
-            raise KeyboardInterrupt
+            take_stop()
 
 
 def command() -> int:
@@ -104,8 +98,12 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
     # (the seven first always; each other one only where nothing handles it yet: a profiler's SIGPROF stays its own)
-    previous = {signum: signal.signal(signum, terminate) for signum in STOPPING
-                if signum in ALWAYS_STOPPING or signal.getsignal(signum) == signal.SIG_DFL} if installed else {}
+    previous: dict[int, Any] = {signum: signal.signal(signum, terminate) for signum in STOPPING
+                                if signum in ALWAYS_STOPPING or signal.getsignal(signum) == signal.SIG_DFL} \
+        if installed else {}
+    if installed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (Python's, once per stop)
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
+    forget_stops()
     try:
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:

@@ -83,3 +83,48 @@ def test_the_step_summary_and_junit_leave_an_engines_nested_data_file_alone(tmp_
         assert one_error(done).startswith(f"tokparity: error: {named}: is -b "), done.stderr
     assert lib.read_text("utf-8") == "VOCAB=1\n"
     assert suite.read_text("utf-8") == '<testsuites><testsuite name="data"/></testsuites>'
+
+
+@pytest.mark.parametrize("command", ["compare", "fuzz"])
+@pytest.mark.parametrize("second", ["SIGINT", "SIGTERM"])
+def test_a_second_stop_soon_after_the_first_keeps_the_reports(tmp_path, zoo, command, second):
+    """Ctrl-C, then Ctrl-C or SIGTERM 0.1 s later: the second cut the first one's clean-up short. A
+    compare's reports said nothing was compared, though its journal held every case judged; a
+    fuzz wrote no report. A second stop within 30 s is now ignored, whatever the signal."""
+    import json
+    import signal
+    import subprocess
+    import time
+
+    from cli_runs import ROOT as CHECKOUT
+
+    zoo("llama-spm")
+    (tmp_path / "c.txt").write_text("".join(f"hello {i}\n" for i in range(2000)), "utf-8")
+    counter = tmp_path / "answered"
+    (tmp_path / "slow.py").write_text(
+        "import json, sys, time\nn = 0\nfor line in sys.stdin:\n    time.sleep(0.02)\n    n += 1\n"
+        f"    open({str(counter)!r}, 'w').write(str(n))\n"
+        "    r = json.loads(line)\n"
+        "    print(json.dumps({'id': r['id'], 'ids': [1]} if 'text' in r else {'id': r['id'], 'text': 'x'}), flush=True)\n",
+        "utf-8")
+    engine = f"cmd:{sys.executable} slow.py"
+    argv = ["compare", "llama-spm", "-c", "c.txt", "-b", engine] if command == "compare" else \
+        ["fuzz", "llama-spm", "-b", engine, "--seconds", "120"]
+    run = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", *argv, "-o", "out", "-q"], cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(CHECKOUT)}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not (counter.is_file() and counter.read_text().strip() and
+                                                   int(counter.read_text()) >= 40):
+            time.sleep(0.1)
+        run.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+        run.send_signal(getattr(signal, second))
+        assert run.wait(timeout=120) == 130, run.stderr.read() if run.stderr else ""
+    finally:
+        run.kill()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert summary["complete"] is False
+    assert sum(r["cases"] for r in summary["runs"]) > 0, summary["runs"]
+    assert (tmp_path / "out" / "report.html").is_file()
