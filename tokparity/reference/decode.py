@@ -17,9 +17,11 @@ reports it (``errors="strict"`` raises ``InvalidUtf8``) or shows U+FFFD (``error
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 from tokparity.errors import InvalidUtf8, TokparityError
+from tokparity.memo import PerObject
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
@@ -138,6 +140,10 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
     return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
 
 
+# Each token's bytes, per pipeline and ``special``: a stream's diagnosis decodes every prefix of a case.
+_PIECES: PerObject[dict[int, bytes]] = PerObject(size=8)
+
+
 def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up: bool | None = None,
                        remove_special: bool = False) -> bytes:
     """``llama_detokenize(remove_special, unparse_special=special)``; ``clean_up`` forces the
@@ -151,8 +157,11 @@ def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up
     if remove_special and flags.add_eos and ids and ids[-1] == flags.specials.get("eos"):
         ids = ids[:-1]
     out = bytearray()
+    known = _PIECES.get(pipeline, special, dict)
     for token_id in ids:
-        piece = llama_piece(pipeline, token_id, special)
+        piece = known.get(token_id)
+        if piece is None:
+            piece = known[token_id] = llama_piece(pipeline, token_id, special)
         if remove_space and piece.startswith(b" "):
             piece = piece[1:]
         remove_space = False
@@ -165,17 +174,19 @@ def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up
 def clean_up_spaces(text: bytes) -> bytes:
     """llama.cpp's three passes of ``clean_up_tokenization_spaces``:
     ``b"a , b 's c ' d"`` -> ``b"a, b's c' d"``."""
-    t = bytearray(text)
     # 1. " ?", " !", " .", " ,": drop the space
-    out = bytearray(t[:1])
-    for i in range(1, len(t)):
-        if t[i - 1] == 0x20 and t[i] in b"?!.,":
-            out.pop()
-        out.append(t[i])
-    t = out
-    # 2. " ' ": a lone apostrophe between spaces loses both spaces. llama.cpp overwrites
-    #    the space after with NUL in place, so the next character's "previous" is NUL.
-    t = bytearray(t)
+    t = bytearray(re.sub(rb" (?=[?!.,])", b"", text))
+    # (each pass below changes only a text that holds its pattern: most texts are copied by none)
+    if b" ' " in t:
+        t = _lone_apostrophes(t)
+    if b" '" in t:
+        t = _contractions(t)
+    return bytes(t)
+
+
+def _lone_apostrophes(t: bytearray) -> bytearray:
+    """2. " ' ": a lone apostrophe between spaces loses both spaces. llama.cpp overwrites the
+    space after with NUL in place, so the next character's "previous" is NUL."""
     out = bytearray(t[:1])
     i = 1
     while i < len(t):
@@ -188,8 +199,11 @@ def clean_up_spaces(text: bytes) -> bytes:
             continue
         out.append(x)
         i += 1
-    t = out
-    # 3. contractions: " 's", " 'm", " 're", " 've" lose their space (" 't", " 'd", " 'll" keep it)
+    return out
+
+
+def _contractions(t: bytearray) -> bytearray:
+    """3. contractions: " 's", " 'm", " 're", " 've" lose their space (" 't", " 'd", " 'll" keep it)."""
     out = bytearray(t[:1])
     for i in range(1, len(t)):
         x = t[i]
@@ -198,7 +212,7 @@ def clean_up_spaces(text: bytes) -> bytes:
             if x1 in b"sm" or (i + 2 < len(t) and (t[i + 1:i + 3] in (b"re", b"ve"))):
                 out.pop()
         out.append(x)
-    return bytes(out)
+    return out
 
 
 # --- SentencePiece --------------------------------------------------------------------------------
