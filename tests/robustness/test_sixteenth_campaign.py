@@ -128,3 +128,27 @@ def test_a_second_stop_soon_after_the_first_keeps_the_reports(tmp_path, zoo, com
     assert summary["complete"] is False
     assert sum(r["cases"] for r in summary["runs"]) > 0, summary["runs"]
     assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_regress_without_model_or_corpus_checks_what_its_goldens_name(tmp_path, zoo):
+    """``regress --goldens G`` without MODEL or ``-c`` judges the model and corpora the goldens
+    name. Their files were not checked: the step summary was appended to the corpus and to the
+    model's ``merges.txt``, and ``--junit`` replaced a corpus that reads as a JUnit report."""
+    import shutil
+
+    model = tmp_path / "mdl"
+    model.mkdir()
+    shutil.copy(zoo("qwen3").path("tokenizer_json"), model / "tokenizer.json")
+    (model / "merges.txt").write_text("#version: 0.2\n", "utf-8")
+    (tmp_path / "c.txt").write_text("hello\n", "utf-8")
+    (tmp_path / "cj.txt").write_text("<testsuites/>\n", "utf-8")
+    made = tokparity("regress", "--update", "mdl", "-c", "c.txt", "-c", "cj.txt", "--goldens", "gold", "-q", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    for env, extra, said in (({"GITHUB_STEP_SUMMARY": "c.txt"}, [], "$GITHUB_STEP_SUMMARY c.txt: is -c c.txt"),
+                             ({}, ["--junit", "cj.txt"], "--junit cj.txt: is -c cj.txt"),
+                             ({"GITHUB_STEP_SUMMARY": "mdl/merges.txt"}, [], "$GITHUB_STEP_SUMMARY mdl/merges.txt: is ")):
+        line = one_error(tokparity("regress", "--goldens", "gold", "-o", "out", "-q", *extra, cwd=tmp_path, env=env))
+        assert line.startswith(f"tokparity: error: {said}"), line
+    assert (tmp_path / "c.txt").read_text("utf-8") == "hello\n"
+    assert (tmp_path / "cj.txt").read_text("utf-8") == "<testsuites/>\n"
+    assert (model / "merges.txt").read_text("utf-8") == "#version: 0.2\n"

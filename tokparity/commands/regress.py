@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         DEFAULT_CORPORA,
         DEFAULT_MODELS,
         RegressOptions,
+        corpora_in,
         models_in,
         run_regress,
         update_goldens,
@@ -117,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
         raise TokparityError("regress --ops chat --ray: the prompts are judged in this process only (a model's "
                              "conversations take seconds); run it without --ray")
     out = Path(args.out) if args.out else Path("reports") / time.strftime("%Y%m%d-%H%M%S")
-    refuse_inputs_in_outputs(out, {"MODEL": args.models, "-c": args.corpora, "--known": args.known,
+    # (without MODEL or -c, the goldens name them: their files are inputs all the same)
+    refuse_inputs_in_outputs(out, {"MODEL": args.models or models_in(goldens_dir),
+                                   "-c": args.corpora or corpora_in(goldens_dir), "--known": args.known,
                                    "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))],
                                    "-b": engine_files(args.backends)}, args.junit)
     clear_reports(out)  # an earlier run's: they would speak for this one

@@ -490,6 +490,13 @@ def models_in(goldens_dir: Path, with_prompts: bool = False) -> list[str]:
     return specs
 
 
+def corpora_in(goldens_dir: Path) -> list[str]:
+    """The corpora the goldens files of the folder hold, by the names they were given to --update
+    (a file's path among them): a regress without -c reads them."""
+    return list(dict.fromkeys(name for path in sorted(Path(goldens_dir).glob(f"*{SUFFIX}"))
+                              for name in read_goldens(path).corpora))
+
+
 def run_regress(models: list[str], options: RegressOptions) -> Results:
     started = time.perf_counter()
     results = ResultsSoFar(options={"command": "regress", "goldens_dir": str(options.goldens_dir)})
