@@ -152,3 +152,39 @@ def test_regress_without_model_or_corpus_checks_what_its_goldens_name(tmp_path, 
     assert (tmp_path / "c.txt").read_text("utf-8") == "hello\n"
     assert (tmp_path / "cj.txt").read_text("utf-8") == "<testsuites/>\n"
     assert (model / "merges.txt").read_text("utf-8") == "#version: 0.2\n"
+
+
+def test_a_resume_from_another_folder_checks_the_engines_files_where_the_run_began(tmp_path, zoo):
+    """On ``--resume`` the engines start in the folder the run began in; their files were looked for
+    in the current one. Resumed from elsewhere, the step summary was appended to the engine's program."""
+    import signal
+    import subprocess
+    import time
+
+    from cli_runs import ROOT as CHECKOUT
+
+    zoo("llama-spm")
+    (tmp_path / "eng").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "c.txt").write_text("".join(f"case {i}\n" for i in range(2000)), "utf-8")
+    program = tmp_path / "eng" / "engdata"  # (a Python program with no suffix and no #!)
+    program.write_text("import json, sys, time\nfor line in sys.stdin:\n    time.sleep(0.02)\n"
+                       "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n", "utf-8")
+    before = program.read_text("utf-8")
+    run = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", "compare", "llama-spm", "-c", "c.txt", "-b",
+                            "cmd:{python} eng/engdata", "-o", "run", "-q"], cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(CHECKOUT)}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (tmp_path / "run" / "cases.jsonl").is_file():
+            time.sleep(0.1)
+        time.sleep(2)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=120) == 130
+    finally:
+        run.kill()
+    line = one_error(tokparity("compare", "--resume", str(tmp_path / "run"), "-q", cwd=tmp_path / "elsewhere",
+                               env={"GITHUB_STEP_SUMMARY": str(program)}))
+    assert f"$GITHUB_STEP_SUMMARY {program}: is -b " in line, line
+    assert program.read_text("utf-8") == before

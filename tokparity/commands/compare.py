@@ -426,7 +426,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         model_paths = [str(named[1]) if (named := named_path(m)) is not None else m for m in models]
         refuse_inputs_in_outputs(out, {"-c": args.corpora, "--known": args.known, "MODEL": model_paths,
-                                       "-b": engine_files(args.backends)}, args.junit)
+                                       "-b": engine_files(args.backends, getattr(args, "engine_folder", None))}, args.junit)
         options = compare_options(args)
         if journal is None:
             clear_reports(out)  # an earlier run's: they would speak for this one (a file not ours: refused)

@@ -4,6 +4,7 @@ command names. No output of a run may be one of them (tokparity.commands.compare
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,10 +12,14 @@ import sys
 from pathlib import Path
 
 
-def engine_files(backends: list[str] | None) -> list[str]:
+def engine_files(backends: list[str] | None, began_in: str | None = None) -> list[str]:
     """The files an engine of ``-b`` runs from: a ``py:`` engine's module and the modules beside it,
     a ``cmd:`` engine's program and the files its command names. The run reads them, so no output
-    may be one."""
+    may be one. ``began_in``: the folder a resumed run's engines start in (their relative words
+    name files there); the files are then given whole."""
+    if began_in is not None and os.path.isdir(began_in):
+        with contextlib.chdir(began_in):
+            return [os.path.abspath(os.path.expanduser(f)) for f in engine_files(backends)]
     from tokparity.backends.registry import split_label
     from tokparity.errors import TokparityError
 

@@ -109,7 +109,7 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
         raise TokparityError(f"fuzz --ops chat: {ignored[0]} is about texts; conversations are generated as they are "
                              "and their prompts tokenized as apply_chat_template does; leave it out")
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
-                                   "-b": engine_files(args.backends)}, args.junit)
+                                   "-b": engine_files(args.backends, getattr(args, "engine_folder", None))}, args.junit)
     clear_reports(out)
     options = CompareOptions(oracle=args.oracle, explicit_backends=bool(args.backends), ops=("chat",),
                              services=Services(progress=None if args.quiet else progress_to_stderr,
@@ -176,7 +176,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
         raise TokparityError("fuzz --ops decode/stream keeps no journal: run it again (the same --seed gives the same "
                              "sequences) instead of --resume")
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
-                                   "-b": engine_files(args.backends)}, args.junit)
+                                   "-b": engine_files(args.backends, getattr(args, "engine_folder", None))}, args.junit)
     clear_reports(out)
     options = CompareOptions(add_special=args.add_special, parse_special=args.parse_special, oracle=args.oracle,
                              explicit_backends=bool(args.backends), ops=ops,
@@ -266,7 +266,7 @@ def _run(args: argparse.Namespace, opened: list) -> int:
                              services=Services(progress=None if args.quiet else progress_to_stderr,
                                                known=load_known(args.known or [], builtin=not args.no_builtin_known)))
     refuse_inputs_in_outputs(out, {"MODEL": [args.model], "--known": args.known or [],
-                                   "-b": engine_files(args.backends)}, args.junit)
+                                   "-b": engine_files(args.backends, getattr(args, "engine_folder", None))}, args.junit)
     if journal is None:
         journal = Journal.create(out, "fuzz", stored_args(args, RESUMED, PATHS),
                                  models=[stored_args(args, ("model",), PATHS)["model"]])

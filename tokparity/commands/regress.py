@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_inputs_in_outputs(out, {"MODEL": args.models or models_in(goldens_dir),
                                    "-c": args.corpora or corpora_in(goldens_dir), "--known": args.known,
                                    "--goldens": [str(goldens_dir)] + [str(p) for p in sorted(goldens_dir.glob("*"))],
-                                   "-b": engine_files(args.backends)}, args.junit)
+                                   "-b": engine_files(args.backends, getattr(args, "engine_folder", None))}, args.junit)
     clear_reports(out)  # an earlier run's: they would speak for this one
     options = RegressOptions(goldens_dir=goldens_dir, corpora=args.corpora, backends=args.backends,
                              known=load_known(args.known, builtin=not args.no_builtin_known), progress=progress,
