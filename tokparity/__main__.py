@@ -1,5 +1,5 @@
 """``python -m tokparity`` is the ``tokparity`` command."""
 
-from tokparity.cli import command
+from tokparity.start import command
 
 raise SystemExit(command())

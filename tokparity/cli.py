@@ -104,10 +104,21 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
     if installed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (Python's, once per stop)
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
     forget_stops()
+    stopped: list[str] = []
     try:
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:
             code = _main(argv)
+    except KeyboardInterrupt:  # (a stop while the command starts, before its own handling: no traceback)
+        print("tokparity: interrupted", file=sys.stderr)
+        code = 130
+    except Exception:
+        # (a stop inside a library's import becomes that library's error: numpy's says "its source
+        # directory". Soon after a stop, any error is the stop's)
+        if not stop_taken_lately():
+            raise
+        print("tokparity: interrupted", file=sys.stderr)
+        code = 130
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -188,3 +188,28 @@ def test_a_resume_from_another_folder_checks_the_engines_files_where_the_run_beg
                                env={"GITHUB_STEP_SUMMARY": str(program)}))
     assert f"$GITHUB_STEP_SUMMARY {program}: is -b " in line, line
     assert program.read_text("utf-8") == before
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_stop_while_the_command_starts_is_one_line(tmp_path, zoo, signame):
+    """A SIGTERM about 0.1 s after the start printed a KeyboardInterrupt traceback and exit 130: it
+    came while the command's modules were imported, before its own handling."""
+    import signal
+    import subprocess
+    import time
+
+    from cli_runs import ROOT as CHECKOUT
+
+    zoo("llama-spm")
+    number = getattr(signal, signame)
+    for delay in (0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3):
+        run = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", "compare", "llama-spm", "-c", "edge", "-b",
+                                "ref", "-o", "out", "-q"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(CHECKOUT)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        run.send_signal(number)
+        _, err = run.communicate(timeout=120)
+        assert "Traceback" not in err, (delay, err)
+        # (in the first moments, before tokparity's handlers are in place, Python's own act: -15, or 130)
+        assert run.returncode in (128 + number, -number, 130, -signal.SIGINT) and len(err.strip().splitlines()) <= 1, \
+            (delay, run.returncode, err)
