@@ -213,3 +213,12 @@ def test_a_stop_while_the_command_starts_is_one_line(tmp_path, zoo, signame):
         # (in the first moments, before tokparity's handlers are in place, Python's own act: -15, or 130)
         assert run.returncode in (128 + number, -number, 130, -signal.SIGINT) and len(err.strip().splitlines()) <= 1, \
             (delay, run.returncode, err)
+
+
+def test_a_tokenizer_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
+    """A 4 GiB sparse tokenizer.json was read whole (5.3 GB of memory) before its JSON failed."""
+    (tmp_path / "mdl").mkdir()
+    with open(tmp_path / "mdl" / "tokenizer.json", "wb") as f:  # (sparse: no disk used)
+        f.truncate(2 << 30)
+    line = one_error(tokparity("compare", "./mdl", "-c", "edge", "-b", "ref", "-o", "out", "-q", cwd=tmp_path))
+    assert "mdl/tokenizer.json: larger than 1,073,741,824 bytes" in line
