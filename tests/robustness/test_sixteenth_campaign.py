@@ -154,25 +154,15 @@ def test_regress_without_model_or_corpus_checks_what_its_goldens_name(tmp_path, 
     assert (model / "merges.txt").read_text("utf-8") == "#version: 0.2\n"
 
 
-def test_a_resume_from_another_folder_checks_the_engines_files_where_the_run_began(tmp_path, zoo):
-    """On ``--resume`` the engines start in the folder the run began in; their files were looked for
-    in the current one. Resumed from elsewhere, the step summary was appended to the engine's program."""
+def _stopped(tmp_path: Path, *argv: str) -> None:
+    """``compare ARGV -o run`` in ``tmp_path``, stopped by Ctrl-C once its journal holds cases."""
     import signal
     import subprocess
     import time
 
     from cli_runs import ROOT as CHECKOUT
 
-    zoo("llama-spm")
-    (tmp_path / "eng").mkdir()
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "c.txt").write_text("".join(f"case {i}\n" for i in range(2000)), "utf-8")
-    program = tmp_path / "eng" / "engdata"  # (a Python program with no suffix and no #!)
-    program.write_text("import json, sys, time\nfor line in sys.stdin:\n    time.sleep(0.02)\n"
-                       "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n", "utf-8")
-    before = program.read_text("utf-8")
-    run = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", "compare", "llama-spm", "-c", "c.txt", "-b",
-                            "cmd:{python} eng/engdata", "-o", "run", "-q"], cwd=tmp_path,
+    run = subprocess.Popen([sys.executable, "-P", "-m", "tokparity", "compare", *argv, "-o", "run", "-q"], cwd=tmp_path,
                            env={**os.environ, "PYTHONPATH": str(CHECKOUT)}, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     try:
@@ -184,10 +174,42 @@ def test_a_resume_from_another_folder_checks_the_engines_files_where_the_run_beg
         assert run.wait(timeout=120) == 130
     finally:
         run.kill()
+
+
+SLOW = ("import json, sys, time\nfor line in sys.stdin:\n    time.sleep(0.02)\n"
+        "    print(json.dumps({'id': json.loads(line)['id'], 'ids': [1]}), flush=True)\n")
+
+
+def test_a_resume_from_another_folder_checks_the_engines_files_where_the_run_began(tmp_path, zoo):
+    """On ``--resume`` the engines start in the folder the run began in; their files were looked for
+    in the current one. Resumed from elsewhere, the step summary was appended to the engine's program."""
+    zoo("llama-spm")
+    (tmp_path / "eng").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "c.txt").write_text("".join(f"case {i}\n" for i in range(2000)), "utf-8")
+    program = tmp_path / "eng" / "engdata"  # (a Python program with no suffix and no #!)
+    program.write_text(SLOW, "utf-8")
+    _stopped(tmp_path, "llama-spm", "-c", "c.txt", "-b", "cmd:{python} eng/engdata")
     line = one_error(tokparity("compare", "--resume", str(tmp_path / "run"), "-q", cwd=tmp_path / "elsewhere",
                                env={"GITHUB_STEP_SUMMARY": str(program)}))
     assert f"$GITHUB_STEP_SUMMARY {program}: is -b " in line, line
-    assert program.read_text("utf-8") == before
+    assert program.read_text("utf-8") == SLOW
+
+
+def test_a_model_named_by_its_bare_folder_name_resumes_from_another_folder(tmp_path, zoo):
+    """``compare mdl``: the journal kept the name ``mdl``, so a resume from elsewhere was refused,
+    saying the model had changed. A bare name that is a folder here, and no built-in name, is kept
+    as its path."""
+    import shutil
+
+    (tmp_path / "mdl").mkdir()
+    shutil.copy(zoo("qwen3").path("tokenizer_json"), tmp_path / "mdl" / "tokenizer.json")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "c.txt").write_text("".join(f"case {i}\n" for i in range(600)), "utf-8")
+    (tmp_path / "slow.py").write_text(SLOW, "utf-8")
+    _stopped(tmp_path, "mdl", "-c", "c.txt", "-b", f"cmd:{sys.executable} slow.py")
+    done = tokparity("compare", "--resume", str(tmp_path / "run"), "-q", cwd=tmp_path / "elsewhere")
+    assert done.returncode == 1 and "changed" not in done.stderr, done.stderr  # (the engine differs: exit 1)
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])

@@ -112,13 +112,22 @@ class DoneSet:
 
 
 def _absolute(spec: object) -> object:
-    """A path argument as an absolute path (a resume may start elsewhere); names stay names."""
+    """A path argument as an absolute path (a resume may start elsewhere); names stay names. A bare
+    name that is a file or folder here (``mdl``) and no built-in name is a path too."""
     if not isinstance(spec, str):
         return spec
     path = Path(spec)
     if glob.has_magic(spec) and "/" in spec:  # a glob tokparity expands (-c 'data/*.parquet')
         return os.path.abspath(os.path.expanduser(spec))
-    return str(path.resolve()) if ("/" in spec or path.suffix) and path.exists() else spec
+    return str(path.resolve()) if ("/" in spec or path.suffix or not _built_in(spec)) and path.exists() else spec
+
+
+def _built_in(name: str) -> bool:
+    """Whether ``name`` is a zoo model's or a built-in corpus's: the run takes it as that, not as a path."""
+    from tokparity.corpus.base import NAMES
+    from tokparity.zoo.manifest import load_manifest
+
+    return name in NAMES or name == "all" or name in load_manifest().models
 
 
 def stored_args(args: object, keys: tuple[str, ...], paths: tuple[str, ...] = ()) -> dict:
