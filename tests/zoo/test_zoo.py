@@ -110,6 +110,16 @@ def test_an_hf_endpoint_that_is_no_url_is_one_line(monkeypatch, endpoint):
     assert "s3cret" not in str(e.value)  # (a password in the address is never said: a hostile-input helper's find)
 
 
+@pytest.mark.parametrize("endpoint", ["not-a-url", "ftp://hub", "https://", "user:s3cret@hub"])
+def test_an_hf_endpoint_without_a_scheme_or_host_is_said_so(monkeypatch, endpoint):
+    """``HF_ENDPOINT=not-a-url`` was blamed on huggingface.co (a sixteenth hostile campaign's find)."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    with pytest.raises(TokparityError, match=r"^HF_ENDPOINT='.*': not an http\(s\) URL with a host") as e:
+        resolve_model("hf:google/gemma-3-1b-it")
+    assert "s3cret" not in str(e.value) and "huggingface.co at" not in str(e.value)
+
+
 def test_cli_zoo_list_and_path(zoo):
     zoo("llama-spm")
     proc = subprocess.run([sys.executable, "-m", "tokparity.cli", "zoo", "list", "--json"],

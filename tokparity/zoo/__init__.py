@@ -130,13 +130,16 @@ def _check_hub_reachable(repo: str) -> None:
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
         return
     address = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    shown = re.sub(r"^([^/@]*//)?[^/@]*@", r"\1…@", address)  # (its user and password, if it holds them, never said)
     try:
         endpoint = urlparse(address)
-        host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme == "https" else 80)
-    except ValueError as e:  # (its user and password, if it holds them, never said)
-        shown = re.sub(r"//[^/]*@", "//…@", address)
+        host, port = endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    except ValueError as e:
         raise TokparityError(f"HF_ENDPOINT={shown!r}: not a URL ({e}); set it to the Hub's address, or unset it "
                              "for https://huggingface.co") from None
+    if endpoint.scheme not in ("http", "https") or not host:  # ('not-a-url' was taken for huggingface.co)
+        raise TokparityError(f"HF_ENDPOINT={shown!r}: not an http(s) URL with a host; set it to the Hub's address, "
+                             "or unset it for https://huggingface.co")
     try:
         socket.create_connection((host, port), timeout=5).close()
     except OSError as e:
