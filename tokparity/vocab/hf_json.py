@@ -122,9 +122,22 @@ def check_pipeline(path: str | os.PathLike, data: dict) -> TokenizerSpec:
     return spec
 
 
+_CHECKED: set[tuple] = set()  # (the files that passed, as they were: a run makes one backend per run of a model)
+
+
 def check_tokenizer_json(path: str | os.PathLike) -> None:
-    """``check_pipeline`` on a file (for backends that hand the file to another library)."""
+    """``check_pipeline`` on a file (for backends that hand the file to another library). A file
+    that passed is not read again until it changes (its size, its time, another file at its path)."""
+    try:
+        found = os.stat(path)
+        key: tuple | None = (os.path.realpath(path), found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    except OSError:
+        key = None  # (said by the read)
+    if key in _CHECKED:
+        return
     check_pipeline(path, _read_json(Path(path), "tokenizer.json", TOKENIZER_JSON_BYTES))
+    if key is not None:
+        _CHECKED.add(key)
 
 
 def load_hf_json(path: str | os.PathLike) -> Vocab:
