@@ -120,8 +120,11 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
         print("tokparity: interrupted", file=sys.stderr)
         code = 130
     finally:
+        # (the command ends now: a later signal of the same stop, within its 30 s, must not change
+        # its exit status, so it is ignored; a program that called main gets its handlers back)
+        ending = adopt and stop_taken_lately()
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_IGN if ending else handler)
     if stopped:
         shown = "; ".join(clipped(single_line(c), 120) for c in stopped[:3]) + ("; …" if len(stopped) > 3 else "")
         print(f"tokparity: note: stopped {len(stopped)} process(es) an engine left running, out of its process "

@@ -197,6 +197,9 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
             taken = f"a file the run writes in -o {out}"
         if taken is None:
             taken = _read_by_the_run(path, [Path(os.path.expanduser(v)) for v in existing.get("MODEL", [])])
+        if taken is None:  # (a file not there yet that a corpus glob would read, the next run or a resume)
+            taken = next((f"a file the corpus glob -c {p} stands for" for p in inputs.get("-c") or []
+                          if _matches(path, p)), None)
         if taken is not None:
             raise TokparityError(f"{option} {named}: is {taken}; the run would {does}: name another file")
         if option == "$GITHUB_STEP_SUMMARY" and _names(path) > 1:  # (appended to: not replaced, as --junit is)
@@ -208,6 +211,20 @@ def refuse_inputs_in_outputs(out: Path, inputs: dict[str, list[str] | None], jun
                                  ".txt): name another file")
     if junit:  # (after the checks above, which name the input it is)
         refuse_unsafe_output("--junit", junit)
+
+
+def _matches(path: Path, pattern: str) -> bool:
+    """Whether ``path`` is a file the corpus glob ``pattern`` matches, there already or not (a ``*``
+    of the pattern is taken to match a ``/`` too: a near miss is refused, not written)."""
+    import fnmatch
+    import glob
+
+    from tokparity.corpus.pipeline import split_options
+
+    pattern = split_options(pattern)[0]
+    if not glob.has_magic(pattern):
+        return False
+    return fnmatch.fnmatchcase(os.path.abspath(path), os.path.abspath(os.path.expanduser(pattern)))
 
 
 def _files_of(value: str, every: bool = False) -> list[str]:

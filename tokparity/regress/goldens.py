@@ -532,6 +532,8 @@ def _refuse_programs(path: Path, header: dict, corpora: dict[str, CorpusGoldens]
         raise BadGoldens(f"{shown_path(path)}: damaged goldens (its header's oracles are not two lists of "
                          "backends); regenerate them with `tokparity regress --update`, never by hand")
     names += [c.prompts_made["encoder"] for c in corpora.values() if c.prompts_made is not None]
+    # (and who made each case's ids: a name of the header's chains, as --update writes it)
+    names += list(dict.fromkeys(a.by for c in corpora.values() for a in (*c.plain, *c.special)))
     if decoding is not None:
         names.append(decoding.decoder)
     for name in names:
