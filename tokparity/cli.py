@@ -25,7 +25,7 @@ from tokparity import __version__
 from tokparity.backends.orphans import ALWAYS_STOPPING, STOP_SIGNALS, adopting_orphans
 from tokparity.commands.arguments import OneLineParser
 from tokparity.errors import TokparityError
-from tokparity.stops import forget_stops, interrupt, stop_taken_lately, take_stop
+from tokparity.stops import forget_stops, interrupt, stop_taken_lately, take_stop, unraisable_hook
 from tokparity.textview import clipped, single_line
 
 # Subcommand modules under tokparity/commands/, in the order --help lists them.
@@ -104,18 +104,17 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
     if installed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (Python's, once per stop)
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
     forget_stops()
+    unraisable, sys.unraisablehook = sys.unraisablehook, unraisable_hook(sys.unraisablehook)
     stopped: list[str] = []
     try:
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:
             code = _main(argv)
-    except KeyboardInterrupt:  # (a stop while the command starts, before its own handling: no traceback)
-        print("tokparity: interrupted", file=sys.stderr)
-        code = 130
-    except Exception:
-        # (a stop inside a library's import becomes that library's error: numpy's says "its source
-        # directory". Soon after a stop, any error is the stop's)
-        if not stop_taken_lately():
+    except (KeyboardInterrupt, Exception) as e:
+        # (a stop while the command starts, before its own handling: one line, no traceback. A stop
+        # inside a library's import becomes that library's error, numpy's "its source directory":
+        # soon after a stop, any error is the stop's)
+        if not isinstance(e, KeyboardInterrupt) and not stop_taken_lately():
             raise
         print("tokparity: interrupted", file=sys.stderr)
         code = 130
@@ -125,6 +124,7 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
         ending = adopt and stop_taken_lately()
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_IGN if ending else handler)
+        sys.unraisablehook = unraisable
     if stopped:
         shown = "; ".join(clipped(single_line(c), 120) for c in stopped[:3]) + ("; …" if len(stopped) > 3 else "")
         print(f"tokparity: note: stopped {len(stopped)} process(es) an engine left running, out of its process "

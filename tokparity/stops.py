@@ -5,7 +5,11 @@ short the clean-up that writes the reports and stops the children. tokparity.cli
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 # A second signal this soon after the first is ignored: the first one's clean-up, under way, writes
 # the reports and stops the children. Later, one acts again (the first may have been swallowed by a
@@ -35,3 +39,20 @@ def forget_stops() -> None:
 def interrupt(signum: int, frame: object) -> None:
     """tokparity's SIGINT handler (tokparity.cli installs it): Python's own, once per stop."""
     take_stop()
+
+
+def unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``sys.unraisablehook`` for a run: a stop raised where Python cannot raise it (a weakref's
+    callback, a ``__del__``) is not printed as a traceback and lost. It is sent again, and acted on
+    at the next line the run's main thread runs. Any other unraisable error goes to ``previous``."""
+    def hook(unraisable: Any) -> object:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            forget_stops()
+            # (sent from another thread once the hook returned: one sent here would be handled, and
+            # lost, here again)
+            later = threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,))
+            later.daemon = True
+            later.start()
+            return None
+        return previous(unraisable)
+    return hook

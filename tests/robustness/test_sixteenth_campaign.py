@@ -244,3 +244,29 @@ def test_a_tokenizer_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
         f.truncate(2 << 30)
     line = one_error(tokparity("compare", "./mdl", "-c", "edge", "-b", "ref", "-o", "out", "-q", cwd=tmp_path))
     assert "mdl/tokenizer.json: larger than 1,073,741,824 bytes" in line
+
+
+def test_a_stop_raised_where_python_cannot_raise_it_is_acted_on_next():
+    """A stop that lands in a weakref's callback (an import's module lock, often, as the command
+    starts) was printed as "Exception ignored" and lost, and later stops were ignored for 30 s."""
+    import subprocess
+
+    from cli_runs import ROOT as CHECKOUT
+
+    script = (
+        "import signal, sys, time, weakref\n"
+        "from tokparity.stops import interrupt, unraisable_hook\n"
+        "signal.signal(signal.SIGINT, interrupt)\n"
+        "sys.unraisablehook = unraisable_hook(sys.unraisablehook)\n"
+        "class A: pass\n"
+        "def lands_here(ref): raise KeyboardInterrupt\n"
+        "a = A(); kept = weakref.ref(a, lands_here)\n"
+        "try:\n"
+        "    del a\n"
+        "    for _ in range(2000): time.sleep(0.001)\n"
+        "    print('lost')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('acted on')\n")
+    done = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(CHECKOUT)})
+    assert done.stdout.strip() == "acted on" and "Traceback" not in done.stderr, (done.stdout, done.stderr)
