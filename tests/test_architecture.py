@@ -21,7 +21,7 @@ PACKAGE = Path(tokparity.__file__).parent
 # itself).
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["tokparity", "tokparity.errors", "tokparity.textview", "tokparity.child_python", "tokparity.memo",
-              "tokparity.whole_files"]),
+              "tokparity.whole_files", "tokparity.stops"]),
     ("vocab", ["tokparity.components", "tokparity.vocab"]),
     ("reference", ["tokparity.reference"]),
     # the files a run reads: models (pinned, fetched, trained, converted) and corpora
@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("run", ["tokparity.run"]),
     ("fuzz, regress", ["tokparity.fuzz", "tokparity.regress"]),
     ("report", ["tokparity.report"]),
-    ("commands", ["tokparity.commands", "tokparity.cli", "tokparity.__main__", "tokparity.pytest_plugin"]),
+    ("commands", ["tokparity.commands", "tokparity.cli", "tokparity.start", "tokparity.__main__",
+                  "tokparity.pytest_plugin"]),
 ]
 
 
