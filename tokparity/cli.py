@@ -98,15 +98,17 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
     terminate = _Terminate()
     installed = threading.current_thread() is threading.main_thread()  # (signals are the main thread's)
     # (the seven first always; each other one only where nothing handles it yet: a profiler's SIGPROF stays its own)
-    previous: dict[int, Any] = {signum: signal.signal(signum, terminate) for signum in STOPPING
-                                if signum in ALWAYS_STOPPING or signal.getsignal(signum) == signal.SIG_DFL} \
-        if installed else {}
-    if installed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (Python's, once per stop)
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
     forget_stops()
-    unraisable, sys.unraisablehook = sys.unraisablehook, unraisable_hook(sys.unraisablehook)
+    previous: dict[int, Any] = {}
+    unraisable = sys.unraisablehook
     stopped: list[str] = []
-    try:
+    try:  # (a stop may come while the handlers are put in place: handled as any other)
+        for signum in STOPPING if installed else ():
+            if signum in ALWAYS_STOPPING or signal.getsignal(signum) == signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, terminate)
+        if installed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (Python's, once per stop)
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
+        sys.unraisablehook = unraisable_hook(unraisable)
         adopting: AbstractContextManager[list[str]] = adopting_orphans() if adopt else nullcontext([])
         with adopting as stopped:
             code = _main(argv)
@@ -122,8 +124,8 @@ def _stopping(argv: list[str] | None, adopt: bool) -> int:
         # (the command ends now: a later signal of the same stop, within its 30 s, must not change
         # its exit status, so it is ignored; a program that called main gets its handlers back)
         ending = adopt and stop_taken_lately()
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_IGN if ending else handler)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_IGN if ending else handler)
         sys.unraisablehook = unraisable
     if stopped:
         shown = "; ".join(clipped(single_line(c), 120) for c in stopped[:3]) + ("; …" if len(stopped) > 3 else "")
