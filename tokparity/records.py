@@ -337,9 +337,10 @@ class CaseRecord:
             value = getattr(self, name)
             if type(value) is not FrozenDict:
                 _set(self, name, FrozenDict(value))
-        _set(self, "tally", tuple(self.tally))
-        _set(self, "judgements", tuple(self.judgements))
-        _set(self, "decisions", tuple(self.decisions))
+        for name in ("tally", "judgements", "decisions"):
+            value = getattr(self, name)
+            if type(value) is not tuple:
+                _set(self, name, tuple(value))
         assert not self.decisions or len(self.decisions) == len(self.judgements), "a decision per judgement"
 
     def journaled(self) -> tuple[Mismatch, ...]:
