@@ -1,5 +1,5 @@
 """Four behaviours a survey of real packages found unnamed (docs/findings.md, fifth survey: O2, O4,
-O7, O8), judged on an engine a helper wrote blind from one paragraph per bug
+O7, O8), and a decode that fails past its output buffer (eighth survey), judged on an engine a helper wrote blind from one paragraph per bug
 (tests/engines/blind/detok_blind4.py, on the real tokenizers library; its author read no diagnosis
 code). Each bug is named by its cause on its mismatches, the run's verdict proves it, and the
 bug-free twin agrees on every case."""
@@ -35,6 +35,11 @@ TEXTS = str(BLIND / "blind4_texts.jsonl")  # the helper's texts: tokens shaped l
     # Llama 2's Prepend and Replace read as Metaspace with prepend_scheme "first" (transformers'
     # legacy=False): no dummy prefix before a text that starts with a space or a '▁'
     ("lenml-llama2", "encode", "metaspace-first", ["edge"], "space.dummy-prefix", 100, 1.0),
+    # an output buffer of 4 bytes an id plus 64 that is never grown: a longer text fails (written
+    # blind after iree-tokenizer 0.3.0's decode, whose buffer is 8 bytes an id plus 128)
+    ("llama-bpe", "decode", "fixed-out-buffer", ["edge", "ids"], "decode.fails-past-buffer", 5, 1.0),
+    # a fixed buffer of 1,024 bytes, whatever the number of ids
+    ("llama-bpe", "decode", "fixed-out-buffer-1k", ["edge", "ids"], "decode.fails-past-buffer", 2, 1.0),
 ])
 def test_a_blind_engine_with_one_bug_is_named_and_its_twin_agrees(zoo, model, op, bug, corpora, cause, fewest,
                                                                    share):

@@ -116,6 +116,7 @@ VARIANTS = (
     DecodeVariant("decode.byte-level-decoder", wrong_bytes.byte_level_decoder, twin=wrong.decoded_right),
     DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
+    DecodeVariant("decode.fails-past-buffer", wrong_bytes.fails_past_buffer),
     DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
                   keeps=wrong_bytes.kept_after_bytes),
@@ -350,6 +351,30 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
                 verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
             return pair
+    return _with_failures(ref, asked, verdict, own, agreeing) if op == "decode" and verdict.proven else verdict
+
+
+FAILING = ("decode.fails-past-buffer", "decode.fails-on-invalid-bytes")
+
+
+def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
+                   own: list[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]) -> RootCause:
+    """A proven verdict with the bug that makes the engine fail where it failed. Whether an engine
+    fails is apart from the text it gives: a form of a failing variant joins the verdict where it
+    fails on every failure of the engine, and on no other case of the run."""
+    failed = [j for j, _ in own if _answer_of(j) == wrong.FAILED]
+    if not failed or len(failed) == len(own) or set(verdict.variants) & set(FAILING):
+        return verdict
+    others = [(list(j.oracle_ids), 0, f"{j.corpus}/{j.case_id}") for j, _ in own if _answer_of(j) != wrong.FAILED]
+    for name in FAILING:
+        hits = Counter(k for j in failed for k, a in enumerate(_forms(BY_NAME[name], ref, list(j.oracle_ids), 0, asked))
+                       if a == wrong.FAILED)
+        if max(hits.values(), default=0) < len(failed):
+            continue
+        cases, kept, _, tied = _checked(BY_NAME[name], hits, ref, "decode", [*agreeing, *others], asked)
+        if any(kept[k] == cases for k in tied):
+            return replace(verdict, cause=f"{verdict.cause}+{name}", variants=(*verdict.variants, name),
+                           explains=verdict.explains + len(failed))
     return verdict
 
 

@@ -146,6 +146,20 @@ def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked
     return [] if whole is None and apart is None else [whole, apart]
 
 
+# An output buffer sized from the number of ids: ``a`` bytes an id plus ``b`` (a = 0: a fixed size).
+PER_ID = (0, 1, 2, 4, 8, 16)
+FIXED = (0, 64, 128, 256, 512, 1024, 2048, 4096)
+BUFFER_SIZES = tuple((a, b) for a in PER_ID for b in FIXED if a or b)
+
+
+def fails_past_buffer(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """For each buffer size ``a`` bytes an id plus ``b``: a failure where the text's UTF-8 bytes do
+    not fit, as a decoder that never grows its output buffer fails. Nothing where every size holds it."""
+    size = len(decoded(ref, ids, asked).encode("utf-8", "surrogatepass"))
+    forms = [FAILED if size > a * len(ids) + b else None for a, b in BUFFER_SIZES]
+    return forms if FAILED in forms else []
+
+
 def lead_takes_its_length(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The ids' bytes read as a hand-written UTF-8 decoder reads them: a lead byte takes as many
     bytes as it announces, whatever they are. A sequence that is not a character becomes one U+FFFD,

@@ -55,6 +55,16 @@ One `--bug` at a time:
   of the text gets the `▁`, not a piece after an added token (`a<s>b` with `parse_special`:
   `b`, not `▁b`). Any other normalizer (Gemma 3's Replace alone) is refused at start (exit 1,
   with a message). The decoder is not touched.
+- `fixed-out-buffer` (decode; added 2026-12-01, also written blind): a port of a C detokenizer
+  whose output buffer is allocated once per call with room for 4 bytes per id plus 64
+  (`4 * len(ids) + 64`, every id of the request counted, skipped special tokens too). The text
+  is the library's own; when its UTF-8 is longer than that room, the request is answered with an
+  error (`"status": "error"`: a crash of the case) instead of a text. A text that fits is
+  returned unchanged, so only ids whose text averages more than 4 bytes per id (long tokens,
+  runs of spaces or code indentation, special tokens written as their text, few ids) fail.
+  `stream` and `pieces` are left right.
+- `fixed-out-buffer-1k` (decode): the same with a fixed room of 1024 bytes whatever the number
+  of ids: any text of more than 1024 UTF-8 bytes is an error; shorter texts are right.
 
 An exception on one request is that request's `error` (with `"status": "error"`), never a crash.
 """
@@ -67,7 +77,8 @@ import sys
 from tokenizers import Tokenizer
 
 REPL = "\ufffd"
-BUGS = ("lag", "byte-shaped", "byte-token-text", "metaspace-first")
+BUGS = ("lag", "byte-shaped", "byte-token-text", "metaspace-first", "fixed-out-buffer",
+        "fixed-out-buffer-1k")
 BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 BYTE_SPELLING = re.compile(r"<0x[0-9A-F]{2}>")
 
@@ -198,6 +209,16 @@ class Engine:
         if self.bug == "byte-shaped":
             return self.decode_byte_shaped(ids, skip)
         return self.tok.decode(list(ids), skip_special_tokens=skip)
+
+    def decode_request(self, ids, skip):
+        """The decode op: the fixed-out-buffer bugs refuse a text longer than their buffer."""
+        text = self.decode(ids, skip)
+        if self.bug in ("fixed-out-buffer", "fixed-out-buffer-1k"):
+            room = 4 * len(ids) + 64 if self.bug == "fixed-out-buffer" else 1024
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > room:  # the bug: the C port's output buffer is full
+                raise BufferError(f"output buffer too small: {size} bytes, room for {room}")
+        return text
 
     def decode_byte_shaped(self, ids, skip):
         tokens = []
@@ -345,7 +366,7 @@ def answer(engine, req):
         for key in ("clean_up_spaces", "spaces_between_specials", "remove_special"):
             if req.get(key):
                 return {"error": f"{key} is not supported"}
-        return {"text": engine.decode(req["ids"], bool(req.get("skip_special", False)))}
+        return {"text": engine.decode_request(req["ids"], bool(req.get("skip_special", False)))}
     if op == "stream":
         if req.get("step", 1) != 1:
             return {"error": "only one id per step"}

@@ -1,0 +1,35 @@
+"""A real package's decode with two bugs: iree-tokenizer 0.3.0 (IREE's C tokenizer, PyPI). Its
+ByteLevel decoder decodes each id alone, so a character split across ids is U+FFFD. Its Python
+binding sizes the output buffer at 8 bytes an id plus 128 and never grows it: a longer text fails
+with ``RESOURCE_EXHAUSTED; decode output buffer full`` (``tokenizer.c``). Whether an engine fails is
+apart from the text it gives, so the run's verdict holds both: the failure joins it where it fails
+on every failure of the engine and on no other case."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+
+pytest.importorskip("iree.tokenizer", reason="iree-tokenizer is not installed: pip install -e '.[test]'")
+
+ENGINE = Path(__file__).parents[1] / "engines" / "thirdparty" / "survey8" / "iree_tokenizer_engine.py"
+
+
+@pytest.mark.parametrize("model", ["llama-bpe", "qwen3"])
+def test_each_id_alone_and_the_buffer_are_the_verdict(zoo, model):
+    zoo(model)
+    results = run_compare([model], ["edge", "ids"], [f"iree=cmd:{sys.executable} {ENGINE} {{tokenizer_json}}"],
+                          CompareOptions(ops=("decode",)))
+    run = next(r for r in results.runs if r.backend == "iree")
+    rows = Counter((m.cls, m.cause) for m in results.mismatches if m.backend == "iree")
+    assert rows[("crash", "decode.fails-past-buffer")] >= 1 and not rows[("crash", "")], rows
+    assert rows[("decode-roundtrip", "decode.ids-alone")] >= 80, rows
+    root = run.root_cause
+    assert root is not None and root.variants == ("decode.ids-alone", "decode.fails-past-buffer"), root
+    assert root.proven and root.keeps == root.agreements, root
