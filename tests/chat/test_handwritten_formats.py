@@ -59,3 +59,26 @@ def test_a_header_space_before_a_content_that_begins_with_whitespace(zoo):
         assert reference.text(chat, TRANSFORMERS_WAY.changed(before_content=" ")) == kani
     finally:
         reference.close()
+
+
+def test_a_header_space_read_where_the_template_refuses_the_conversation(zoo):
+    """kani 1.10's Mistral format checks no role order: an assistant first is "<s> I speak
+    first.</s>[INST] Hello.[/INST]", where Mistral Nemo's template raises. The header's space is
+    read off the prompt the template makes with its checks skipped, so the two causes together
+    reproduce the prompt (chat.template-checks-skipped+chat.header-spacing)."""
+    from tokparity.chat.conversation import Conversation
+    from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+    from tokparity.chat.sandbox import TemplateSandbox
+    from tokparity.chat.template import find_template
+    from tokparity.diagnose.chat_read import _before_content_read
+
+    reference = ChatReference(find_template(zoo("tekken")), lambda text, parse: [], None, TemplateSandbox(10))
+    try:
+        chat = Conversation([{"role": "assistant", "content": "I speak first."},
+                             {"role": "user", "content": "Hello."}], options={"add_generation_prompt": True})
+        assert reference.answer(chat).raised
+        kani = "<s> I speak first.</s>[INST] Hello.[/INST]"
+        assert _before_content_read(reference, chat, kani, None)[0] == " "
+        assert reference.text(chat, TRANSFORMERS_WAY.changed(raise_exception="", before_content=" ")) == kani
+    finally:
+        reference.close()

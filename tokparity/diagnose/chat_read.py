@@ -114,8 +114,12 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
                          right: str | None) -> tuple[str | None, int]:
     """The whitespace the backend writes between the first marked message's header and its content,
     and the characters rendered to read it (the header's end found as ``_after`` finds it). None
-    where it is the template's own whitespace."""
-    marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(before_content=MARK))
+    where it is the template's own whitespace. Where the template refuses the conversation, it is
+    read off the prompt the template makes with its checks skipped (an engine that checks nothing)."""
+    unchecked = {"raise_exception": ""} if right is None else {}
+    marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(before_content=MARK, **unchecked))
+    if right is None:
+        right = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(**unchecked))
     if right is None or marked is None or MARK not in marked:
         return None, len(marked or "")
     head = marked.split(MARK, 1)[0]
