@@ -3,6 +3,7 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -24,6 +25,33 @@ from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 _GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
+ASTRAL = regex.compile("[\U00010000-\U0010FFFF]")  # the characters JavaScript writes as two UTF-16 code units
+
+
+class CodeUnitWalk:
+    """A longest match that walks the text by UTF-16 code units in a table built by code points (a
+    trie walked with JavaScript's ``text[i]``): a character past U+FFFF starts no piece and none
+    holds one. A run of characters that start none is one piece if the vocabulary has it whole
+    (looked up as a string), else the fallback's.
+
+        >>> CodeUnitWalk(LongestMatch(["a", "ab"])).split("ab\U0001F602\u2601\U0001F3FBa")
+        ['ab', '\U0001f602\u2601\U0001f3fb', 'a']
+    """
+
+    def __init__(self, matcher: LongestMatch):
+        self.matcher = matcher
+
+    def split(self, text: str) -> list[str]:
+        out: list[str] = []
+        run, pos = "", 0
+        while pos < len(text):
+            n = 0 if ASTRAL.match(text, pos) else self.matcher.length_at(text, pos)
+            if not n:
+                run, pos = run + text[pos], pos + 1
+                continue
+            out += [run, text[pos:pos + n]] if run else [text[pos:pos + n]]
+            run, pos = "", pos + n
+        return out + [run] if run else out
 
 
 def _greedy(c: Candidate) -> Candidate | None:
@@ -40,6 +68,18 @@ def _greedy(c: Candidate) -> Candidate | None:
         matcher = per_vocab(vocab, ("greedy",), lambda: LongestMatch(tuple(
             t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES)))
     return with_pipeline(c, fork(p, greedy=matcher))
+
+
+def _greedy_by_code_units(c: Candidate) -> Candidate | None:
+    """The longest match of ``_greedy`` on a tokenizer.json, walked by UTF-16 code units."""
+    p = c.pipeline
+    if not isinstance(p, HfBpe):
+        return None
+    added = frozenset(p.added_ids)
+    matcher = per_vocab(c.vocab, ("greedy by code units", added), lambda: LongestMatch(tuple(
+        t for i, t in enumerate(p.tokens) if i not in added and c.vocab.type_of(i) != TokenType.BYTE
+        and not ASTRAL.search(t))))
+    return with_pipeline(c, fork(p, greedy=CodeUnitWalk(matcher)))
 
 
 def _backtracking(c: Candidate) -> Candidate | None:
@@ -148,6 +188,24 @@ def _clusters_of_several(c: Candidate, text: str) -> bool:
     return any(len(cluster) > 1 for cluster in regex.findall(r"\X", text))
 
 
+def _astral_unmatched(c: Candidate) -> Candidate | None:
+    """The pieces that hold a character past U+FFFF taken out of the vocabulary: never matched,
+    never made by a merge, so such a character falls back to its bytes. A BPE that starts from a
+    word's UTF-16 code units (JavaScript's ``word.split("")``) does so: no piece is half a character."""
+    p = c.pipeline
+    if not isinstance(p, HfBpe) or not p.byte_fallback:
+        return None
+    astral = per_vocab(c.vocab, ("astral pieces",), lambda: frozenset(
+        i for i, t in enumerate(p.tokens) if t and ASTRAL.search(t)))
+    if not astral:
+        return None
+    merges = per_vocab(c.vocab, ("merges without", astral), lambda: {
+        pair: hit for pair, hit in p.model.merges.items() if hit[1] not in astral}, (p.model.merges,))
+    model = copy.copy(p.model)
+    model.merges = merges
+    return with_pipeline(c, fork(p, absent=p.absent | astral, model=model))
+
+
 def _ignore_merges(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
@@ -243,6 +301,10 @@ def variants() -> list[Variant]:
     return [
         Variant("model.greedy-longest-match", "model.greedy-longest-match",
                 "the longest vocabulary piece at each position", _greedy),
+        Variant("model.greedy-by-code-units", "model.greedy-by-code-units",
+                "the longest vocabulary piece at each position, the text walked by UTF-16 code units: a character past "
+                "U+FFFF starts no piece, and a run of characters that start none is one piece if the vocabulary has it "
+                "whole, else its bytes", _greedy_by_code_units, lambda c, text: ASTRAL.search(text) is not None),
         Variant("model.backtracking", "model.backtracking",
                 "the `bpe` crate's backtracking encoder in place of the merges: the longest token at each position "
                 "whose pair with the one before is one rank BPE would leave side by side (tokens ranked by id), else "
@@ -257,6 +319,9 @@ def variants() -> list[Variant]:
         Variant("model.cluster-symbols", "model.cluster-symbols",
                 "a word's first symbols its grapheme clusters, not its characters: a cluster that is no token "
                 "falls back to its bytes", _by_clusters, _clusters_of_several),
+        Variant("unicode.astral-unmatched", "unicode.astral-unmatched",
+                "a character past U+FFFF never a vocabulary piece (a word's symbols its UTF-16 code units): it falls "
+                "back to its bytes", _astral_unmatched, lambda c, text: ASTRAL.search(text) is not None),
         Variant("model.byte-alphabet:php-range", "model.byte-alphabet",
                 "GPT-2's byte alphabet built with ranges that include their end (PHP's range()): bytes 0x80 to 0xA0 "
                 "spelt as GPT-2 spells the byte before", partial(_respelt, _php_range),

@@ -1,23 +1,20 @@
-// @lenml/llama2-tokenizer 1.1.4 with @lenml/llama2-tokenizer-vocab-llama2 1.1.1 (npm) as a tokparity cmd: engine
-// (encode, decode).
+// @lenml/llama2-tokenizer 1.1.4 with @lenml/llama2-tokenizer-vocab-llama2 1.1.1 (npm, pinned in this
+// folder's package.json) as a tokparity cmd: engine (encode, decode).
 //
-//   -b 'lenml2=cmd:node tests/engines/thirdparty/survey8/lenml_llama2_tokenizer.mjs'
+//   -b 'lenml2=cmd:node tests/engines/thirdparty/lenml_llama2_tokenizer.mjs'
 //
-// (installed with: cd $SURVEY8_NPM && npm install @lenml/llama2-tokenizer@1.1.4
-//  @lenml/llama2-tokenizer-vocab-llama2@1.1.1). The package reads no model file: it ships its vocabulary
-// (32,000 pieces, the same ids and pieces as the zoo's lenml-llama2 tokenizer.json and mistral-v1's
-// tokenizer.model), so the command takes no placeholder; run it on those two models only.
+// The package reads no model file: it ships its vocabulary (32,000 pieces, the same ids and pieces as
+// the zoo's lenml-llama2 tokenizer.json and mistral-v1's tokenizer.model), so the command takes no
+// placeholder; run it on those two models only. A helper wrapped it for the eighth survey
+// (docs/findings.md).
 //
 // As its README calls it: const t = new Llama2Tokenizer(); t.install_vocab(load_vocab());
 // t.encode(text) and t.decode(ids). It has no BOS/EOS option (an encode asked with add_special gets none: what
 // the package gives) and no switch for special-token text (every vocabulary piece, "<s>" included, is
 // matched in the text), so encode replies declare "unsupported": ["parse_special=false"].
 import { createInterface } from "node:readline";
-import { createRequire } from "node:module";
-
-const require = createRequire((process.env.SURVEY8_NPM || process.cwd()) + "/package.json");
-const { Llama2Tokenizer } = require("@lenml/llama2-tokenizer");
-const { load_vocab } = require("@lenml/llama2-tokenizer-vocab-llama2");
+import { Llama2Tokenizer } from "@lenml/llama2-tokenizer";
+import { load_vocab } from "@lenml/llama2-tokenizer-vocab-llama2";
 
 const tok = new Llama2Tokenizer();
 tok.install_vocab(load_vocab());
