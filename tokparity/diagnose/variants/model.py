@@ -71,15 +71,14 @@ def _greedy(c: Candidate) -> Candidate | None:
 
 
 def _greedy_by_code_units(c: Candidate) -> Candidate | None:
-    """The longest match of ``_greedy`` on a tokenizer.json, walked by UTF-16 code units."""
-    p = c.pipeline
-    if not isinstance(p, HfBpe):
+    """``_greedy``'s longest match, walked by UTF-16 code units (its pieces past U+FFFF left out)."""
+    greedy = _greedy(c)
+    matcher = greedy.pipeline.greedy if greedy is not None else None
+    if not isinstance(matcher, LongestMatch):
         return None
-    added = frozenset(p.added_ids)
-    matcher = per_vocab(c.vocab, ("greedy by code units", added), lambda: LongestMatch(tuple(
-        t for i, t in enumerate(p.tokens) if i not in added and c.vocab.type_of(i) != TokenType.BYTE
-        and not ASTRAL.search(t))))
-    return with_pipeline(c, fork(p, greedy=CodeUnitWalk(matcher)))
+    walk = per_vocab(c.vocab, ("greedy by code units",), lambda: CodeUnitWalk(LongestMatch(
+        q for q in matcher.pieces if not ASTRAL.search(q))), (matcher,))
+    return with_pipeline(c, fork(c.pipeline, greedy=walk))
 
 
 def _backtracking(c: Candidate) -> Candidate | None:
