@@ -351,7 +351,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
                 verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
             return pair
-    return _with_failures(ref, asked, verdict, own, agreeing) if op == "decode" and verdict.proven else verdict
+    return _with_failures(ref, asked, verdict, own, list(agreeing)) if op == "decode" and verdict.proven else verdict
 
 
 FAILING = ("decode.fails-past-buffer", "decode.fails-on-invalid-bytes")
