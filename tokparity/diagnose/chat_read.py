@@ -118,8 +118,9 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
     read off the prompt the template makes with its checks skipped (an engine that checks nothing)."""
     unchecked = {"raise_exception": ""} if right is None else {}
     marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(before_content=MARK, **unchecked))
-    if right is None:
+    if right is None and marked is not None:
         right = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(**unchecked))
+        marked = marked if right is not None else None
     if right is None or marked is None or MARK not in marked:
         return None, len(marked or "")
     head = marked.split(MARK, 1)[0]
@@ -130,7 +131,7 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
     lead = _run_at(marked, len(head) + len(MARK))
     own, its = (run[:len(run) - len(lead)] if lead and run.endswith(lead) else run
                 for run in (_run_at(text, at), _run_at(right, len(head))))
-    return (None if own == its else own), len(marked)
+    return (None if own == its else own), len(marked) + (len(right) if unchecked else 0)
 
 
 def _run_at(text: str, at: int) -> str:

@@ -351,21 +351,22 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
                 verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
             return pair
-    return _with_failures(ref, asked, verdict, own, list(agreeing)) if op == "decode" and verdict.proven else verdict
+    return _with_failures(ref, asked, verdict, mismatches, list(agreeing)) if op == "decode" and verdict.proven else verdict
 
 
-FAILING = ("decode.fails-past-buffer", "decode.fails-on-invalid-bytes")
+# (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
+FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
 
 
 def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
-                   own: list[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]) -> RootCause:
-    """A proven verdict with the bug that makes the engine fail where it failed. Whether an engine
-    fails is apart from the text it gives: a form of a failing variant joins the verdict where it
-    fails on every failure of the engine, and on no other case of the run."""
-    failed = [j for j, _ in own if _answer_of(j) == wrong.FAILED]
-    if not failed or len(failed) == len(own) or set(verdict.variants) & set(FAILING):
+                   mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]
+                   ) -> RootCause:
+    """The verdict with a failing variant that fails on every failure and on no other case, if one does."""
+    failed = [j for j, _ in mismatches if _answer_of(j) == wrong.FAILED]
+    if not failed or len(failed) == len(mismatches) or set(verdict.variants) & set(FAILING):
         return verdict
-    others = [(list(j.oracle_ids), 0, f"{j.corpus}/{j.case_id}") for j, _ in own if _answer_of(j) != wrong.FAILED]
+    others = [(list(j.oracle_ids), 0, f"{j.corpus}/{j.case_id}") for j, _ in mismatches
+              if _answer_of(j) != wrong.FAILED]
     for name in FAILING:
         hits = Counter(k for j in failed for k, a in enumerate(_forms(BY_NAME[name], ref, list(j.oracle_ids), 0, asked))
                        if a == wrong.FAILED)

@@ -26,7 +26,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from tokparity.memo import PerObject
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import token_bytes
 
@@ -117,17 +116,7 @@ def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
 
 
 def _special(vocab: Vocab, i: int) -> bool:
-    return i in _controls(vocab)
-
-
-_CONTROLS: PerObject[frozenset[int]] = PerObject(size=8)
-
-
-def _controls(vocab: Vocab) -> frozenset[int]:
-    """The ids of the vocabulary's control tokens (made once a vocabulary: a shape asks for each id)."""
-    types = vocab.token_types
-    return _CONTROLS.get(vocab, id(types), lambda: frozenset(
-        i for i in range(len(types or ())) if vocab.type_of(i) == TokenType.CONTROL))
+    return i in vocab.control_ids()
 
 
 def _run(vocab: Vocab, ids: Sequence[int], from_end: bool) -> list[int]:

@@ -3,7 +3,6 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -25,7 +24,6 @@ from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 _GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
-ASTRAL = regex.compile("[\U00010000-\U0010FFFF]")  # the characters JavaScript writes as two UTF-16 code units
 
 
 def _greedy(c: Candidate) -> Candidate | None:
@@ -150,24 +148,6 @@ def _clusters_of_several(c: Candidate, text: str) -> bool:
     return any(len(cluster) > 1 for cluster in regex.findall(r"\X", text))
 
 
-def _astral_unmatched(c: Candidate) -> Candidate | None:
-    """The pieces that hold a character past U+FFFF taken out of the vocabulary: never matched,
-    never made by a merge, so such a character falls back to its bytes. A BPE that starts from a
-    word's UTF-16 code units (JavaScript's ``word.split("")``) does so: no piece is half a character."""
-    p = c.pipeline
-    if not isinstance(p, HfBpe) or not p.byte_fallback:
-        return None
-    astral = per_vocab(c.vocab, ("astral pieces",), lambda: frozenset(
-        i for i, t in enumerate(p.tokens) if t and ASTRAL.search(t)))
-    if not astral:
-        return None
-    merges = per_vocab(c.vocab, ("merges without", astral), lambda: {
-        pair: hit for pair, hit in p.model.merges.items() if hit[1] not in astral}, (p.model.merges,))
-    model = copy.copy(p.model)
-    model.merges = merges
-    return with_pipeline(c, fork(p, absent=p.absent | astral, model=model))
-
-
 def _ignore_merges(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe):
@@ -277,9 +257,6 @@ def variants() -> list[Variant]:
         Variant("model.cluster-symbols", "model.cluster-symbols",
                 "a word's first symbols its grapheme clusters, not its characters: a cluster that is no token "
                 "falls back to its bytes", _by_clusters, _clusters_of_several),
-        Variant("unicode.astral-unmatched", "unicode.astral-unmatched",
-                "a character past U+FFFF never a vocabulary piece (a word's symbols its UTF-16 code units): it falls "
-                "back to its bytes", _astral_unmatched, lambda c, text: ASTRAL.search(text) is not None),
         Variant("model.byte-alphabet:php-range", "model.byte-alphabet",
                 "GPT-2's byte alphabet built with ranges that include their end (PHP's range()): bytes 0x80 to 0xA0 "
                 "spelt as GPT-2 spells the byte before", partial(_respelt, _php_range),
