@@ -147,14 +147,15 @@ def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked
 
 
 # An output buffer sized from the number of ids: ``a`` bytes an id plus ``b`` (a = 0: a fixed size).
-PER_ID = (0, 1, 2, 4, 8, 16)
-FIXED = (0, 64, 128, 256, 512, 1024, 2048, 4096)
-BUFFER_SIZES = tuple((a, b) for a in PER_ID for b in FIXED if a or b)
+# (no buffer under 64 bytes: else a crash on any short text would read as one that overflowed)
+PER_ID = (0, 4, 8, 16)
+FIXED = (64, 128, 256, 512, 1024, 2048, 4096)
+BUFFER_SIZES = tuple((a, b) for a in PER_ID for b in FIXED)
 
 
 def fails_past_buffer(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """For each buffer size ``a`` bytes an id plus ``b``: a failure where the text's UTF-8 bytes do
-    not fit, as a decoder that never grows its output buffer fails. Nothing where every size holds it."""
+    """For each buffer size ``a`` bytes an id plus ``b``: a failure where the reference's text does
+    not fit in UTF-8. A decoder that never grows its output buffer fails so. Nothing where every size holds it."""
     size = len(decoded(ref, ids, asked).encode("utf-8", "surrogatepass"))
     forms = [FAILED if size > a * len(ids) + b else None for a, b in BUFFER_SIZES]
     return forms if FAILED in forms else []
