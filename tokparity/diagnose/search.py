@@ -56,6 +56,7 @@ from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.contractions import form_keys
+from tokparity.diagnose.id_spans import changed, distance, spans, touches
 from tokparity.diagnose.variants import (
     CONTRACTION_FORMS,
     EDIT,
@@ -168,6 +169,8 @@ class Diagnoser:
             v = extra if extra is not None and extra.key == key else self._variant(key)
             try:
                 c = v.apply(c) if c is not None and v is not None else None
+            except NameError:  # (a bug of the variant's code, never a pipeline it cannot be built on)
+                raise
             except Exception:  # a deviation that cannot be built on top of another: no such candidate
                 c = None
             if c is None:
@@ -420,18 +423,18 @@ class Diagnoser:
         their ids (GPT-2's split reproduces "hello\tworld" of an engine that only stopped taking a
         tab into the next word, but not that engine's "1234" two cases earlier). Single variants
         only: within a pair, the other deviation may undo the change."""
-        spans_o = _spans(self.vocab, oracle)
-        spans_t = _spans(self.vocab, target)
+        spans_o = spans(self.vocab, oracle)
+        spans_t = spans(self.vocab, target)
         if spans_o is None or spans_t is None or spans_o[-1:] and spans_t[-1:] and spans_o[-1][1] != spans_t[-1][1]:
             return  # different texts: no common positions to compare at
-        backend_changed = _changed(spans_o, spans_t)
+        backend_changed = changed(spans_o, spans_t)
         for (key,), out in singles.items():
             if out is None or out == target or out == oracle or key in refuted:
                 continue
-            spans_x = _spans(self.vocab, out)
+            spans_x = spans(self.vocab, out)
             if spans_x is None or (spans_x[-1:] and spans_o[-1:] and spans_x[-1][1] != spans_o[-1][1]):
                 continue
-            if any(not _touches(r, backend_changed) for r in _changed(spans_o, spans_x)):
+            if any(not touches(r, backend_changed) for r in changed(spans_o, spans_x)):
                 refuted.add(key)
 
     def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
@@ -476,11 +479,12 @@ class Diagnoser:
                 return [keys]
         # (a variant of the text that cannot change it alone may once another has: a NUL cut leaves
         # a blank text, a blank text is looked up whole)
+        # (a variant that refines another is that one on a text it leaves alone: not a second lead)
         everyone = [k[0] for k, out in singles.items()
                     if k[0] not in alone and (out is not None or self._build(k) is not None
-                                              and not self.affects(k[0], text))]
+                                              and not self.affects(k[0], text) and self._plain(k) == k)]
         frontier: list[tuple[str, ...]] = [()]
-        closest = _distance(base, target)
+        closest = distance(base, target)
         budget = COMPOSED_CHARACTERS // max(1, len(text))  # sets encoded: a long text is searched less widely
         for size in range(1, MOST_VARIANTS + 1):
             grown: dict[tuple[str, ...], list[int] | None] = {}
@@ -500,12 +504,12 @@ class Diagnoser:
                             hits.append(bigger)
             if hits:  # (every set of this size is weighed: two readings of one text, the narrower named)
                 return list(dict.fromkeys(self._needed(keys, text, target) for keys in hits))
-            distance = {keys: _distance(out, target) for keys, out in grown.items() if out is not None}
-            ranked = sorted(distance, key=lambda k: (distance[k], self.order(k[-1])))
+            far = {keys: distance(out, target) for keys, out in grown.items() if out is not None}
+            ranked = sorted(far, key=lambda k: (far[k], self.order(k[-1])))
             # Grown no closer than the sets one smaller: another variant would be a guess, not a lead.
-            if not ranked or distance[ranked[0]] >= closest:
+            if not ranked or far[ranked[0]] >= closest:
                 break
-            closest = distance[ranked[0]]
+            closest = far[ranked[0]]
             frontier = ranked[:BEAM]
         return []
 
@@ -518,6 +522,11 @@ class Diagnoser:
                 return self._needed(rest, text, target)
         return keys
 
+    def _plain(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """``keys`` with each variant that refines a simpler one (``Variant.refines``) put back to it."""
+        plain = [getattr(self._variant(k), "refines", None) or k for k in keys]
+        return keys if plain == list(keys) else tuple(sorted(dict.fromkeys(plain), key=self.order))
+
     def _fits(self, keys: tuple[str, ...], symptom: str) -> bool:
         """Whether the rule-based class is a symptom of these variants' causes: among sets that
         reproduce a case, one that also accounts for what the case looks like is preferred
@@ -528,6 +537,11 @@ class Diagnoser:
 
     def _found(self, keys: tuple[str, ...], text: str, memo: Counter,
                alternatives: Sequence[tuple[str, ...]] = ()) -> Cause:
+        # Of two readings where one refines the other's variant (``Variant.refines``), the simpler.
+        readings = set(alternatives) | {keys}
+        alternatives = [alt for alt in alternatives if self._plain(alt) == alt or self._plain(alt) not in readings]
+        if self._plain(keys) in readings:
+            keys = self._plain(keys)
         memo[keys] += 1
         self._alternatives.setdefault(keys, set()).update(alt for alt in alternatives if alt != keys)
         variants = [self._variant(k) for k in keys]
@@ -539,60 +553,3 @@ class Diagnoser:
         if others:
             evidence += f" (also reproduced by {', '.join(others[:4])})"
         return Cause(name, evidence, keys, tuple(alt for alt in alternatives if alt != keys))
-
-
-def _spans(vocab, ids: list[int]) -> list[tuple[int, int, int]] | None:
-    """Each token as (start byte, end byte, id) of the bytes the ids stand for."""
-    from tokparity.vocab.token_bytes import token_bytes
-    out, pos = [], 0
-    try:
-        for i in ids:
-            end = pos + len(token_bytes(vocab, i))
-            out.append((pos, end, i))
-            pos = end
-    except Exception:
-        return None
-    return out
-
-
-def _changed(a: list[tuple[int, int, int]], b: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    """The byte ranges where two tokenizations of the same bytes differ, merged."""
-    spans = sorted((s, e) for s, e, _ in set(a) ^ set(b))
-    merged: list[tuple[int, int]] = []
-    for s, e in spans:
-        if merged and s <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
-        else:
-            merged.append((s, e))
-    return merged
-
-
-def _touches(r: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
-    return any(r[0] <= e and s <= r[1] for s, e in ranges)
-
-
-def _distance(out: list[int] | None, target: list[int]) -> tuple[int, int]:
-    """How far ``out`` is from ``target``: the ids one has more of than the other (wherever
-    they are), then the length of what lies between their common head and tail."""
-    if out is None:
-        return (1 << 30, 1 << 30)
-    extra = Counter(out)
-    extra.subtract(target)
-    return (sum(abs(n) for n in extra.values()), max(len(out), len(target)) - _closeness(out, target))
-
-
-def _closeness(out: list[int] | None, target: list[int]) -> int:
-    """How much of ``target`` ``out`` already has right: the common head and tail."""
-    if out is None:
-        return -1
-    head = 0
-    for x, y in zip(out, target):
-        if x != y:
-            break
-        head += 1
-    tail = 0
-    for x, y in zip(reversed(out[head:]), reversed(target[head:])):
-        if x != y:
-            break
-        tail += 1
-    return head + tail - abs(len(out) - len(target))

@@ -24,6 +24,33 @@ from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
 
 _GREEDY_TYPES = (TokenType.NORMAL, TokenType.USER_DEFINED)
+ASTRAL = regex.compile("[\U00010000-\U0010FFFF]")  # the characters JavaScript writes as two UTF-16 code units
+
+
+class CodeUnitWalk:
+    """A longest match that walks the text by UTF-16 code units in a table built by code points (a
+    trie walked with JavaScript's ``text[i]``): a character past U+FFFF starts no piece and none
+    holds one. A run of characters that start none is one piece if the vocabulary has it whole
+    (looked up as a string), else the fallback's.
+
+        >>> CodeUnitWalk(LongestMatch(["a", "ab"])).split("ab\U0001F602\u2601\U0001F3FBa")
+        ['ab', '\U0001f602\u2601\U0001f3fb', 'a']
+    """
+
+    def __init__(self, matcher: LongestMatch):
+        self.matcher = matcher
+
+    def split(self, text: str) -> list[str]:
+        out: list[str] = []
+        run, pos = "", 0
+        while pos < len(text):
+            n = 0 if ASTRAL.match(text, pos) else self.matcher.length_at(text, pos)
+            if not n:
+                run, pos = run + text[pos], pos + 1
+                continue
+            out += [run, text[pos:pos + n]] if run else [text[pos:pos + n]]
+            run, pos = "", pos + n
+        return out + [run] if run else out
 
 
 def _greedy(c: Candidate) -> Candidate | None:
@@ -40,6 +67,17 @@ def _greedy(c: Candidate) -> Candidate | None:
         matcher = per_vocab(vocab, ("greedy",), lambda: LongestMatch(tuple(
             t for t, ty in zip(vocab.tokens, types) if ty in _GREEDY_TYPES)))
     return with_pipeline(c, fork(p, greedy=matcher))
+
+
+def _greedy_by_code_units(c: Candidate) -> Candidate | None:
+    """``_greedy``'s longest match, walked by UTF-16 code units (its pieces past U+FFFF left out)."""
+    greedy = _greedy(c)
+    matcher = greedy.pipeline.greedy if greedy is not None else None
+    if not isinstance(matcher, LongestMatch):
+        return None
+    walk = per_vocab(c.vocab, ("greedy by code units",), lambda: CodeUnitWalk(LongestMatch(
+        q for q in matcher.pieces if not ASTRAL.search(q))), (matcher,))
+    return with_pipeline(c, fork(c.pipeline, greedy=walk))
 
 
 def _backtracking(c: Candidate) -> Candidate | None:
@@ -243,6 +281,11 @@ def variants() -> list[Variant]:
     return [
         Variant("model.greedy-longest-match", "model.greedy-longest-match",
                 "the longest vocabulary piece at each position", _greedy),
+        Variant("model.greedy-by-code-units", "model.greedy-by-code-units",
+                "the longest vocabulary piece at each position, the text walked by UTF-16 code units: a character past "
+                "U+FFFF starts no piece, and a run of characters that start none is one piece if the vocabulary has it "
+                "whole, else its bytes", _greedy_by_code_units, lambda c, text: ASTRAL.search(text) is not None,
+                refines="model.greedy-longest-match"),
         Variant("model.backtracking", "model.backtracking",
                 "the `bpe` crate's backtracking encoder in place of the merges: the longest token at each position "
                 "whose pair with the one before is one rank BPE would leave side by side (tokens ranked by id), else "

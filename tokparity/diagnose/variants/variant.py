@@ -25,6 +25,10 @@ class Variant:
     # tokens, with parsing off, show only where the text is cut at special-token text): the
     # run's verdict tries it as one more part even where no case's own set held it.
     needs_another: bool = False
+    # A simpler variant this one equals on every text ``affects`` says it leaves alone (a walk by
+    # UTF-16 code units is the plain longest match on a text with no character past U+FFFF). Where
+    # both reproduce a case, the simpler one is named and this one is no alternative.
+    refines: str | None = None
 
     @property
     def stage(self) -> int:
