@@ -230,6 +230,16 @@ def test_a_placeholder_typo_is_refused_naming_the_one_meant(zoo, typo, meant):
         expand_command(f"python3 eng.py {typo}", zoo("llama-spm"))
 
 
+@pytest.mark.parametrize("word", ["{model}", "{MODEL}", "{path}"])
+def test_a_placeholder_for_any_file_lists_the_kinds(zoo, word):
+    """``{model}`` is near ``{spm_model}``, but it means whatever file the model has: the kinds are
+    listed, none guessed (a newcomer's friction, the first hour)."""
+    with pytest.raises(TokparityError, match=r"is not a placeholder; name the model's file by its kind: \{gguf\}"
+                                             r".*\{tokenizer_json\}") as e:
+        expand_command(f"python3 eng.py {word}", zoo("llama-spm"))
+    assert "did you mean" not in str(e.value)
+
+
 def test_braces_that_are_the_commands_own_are_kept(zoo):
     """The twin: ``${HOME}``, a JSON argument and a ``python -c`` f-string are not placeholders."""
     argv = expand_command("""sh -c 'echo ${HOME}' '{"a": 1}' "print(f'{x}')" {gguf}""", zoo("llama-spm"))

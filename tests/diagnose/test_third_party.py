@@ -142,9 +142,14 @@ def test_lenml_llama2_walks_the_text_by_code_units(node_engines, tmp_path):
     """@lenml/llama2-tokenizer 1.1.4 (``dist/main.mjs``) builds its trie by code points (``for…of``)
     and walks the text by index (``t[s]``). A character past U+FFFF starts no piece. A run of
     characters that start none is looked up whole, else written as bytes. So ``😂`` alone is its
-    piece, but ``☝🏻`` and ``😂😂`` are bytes. It adds no dummy prefix either."""
+    piece, but ``☝🏻`` and ``😂😂`` are bytes. It adds no dummy prefix either. Its vocabulary package
+    spells each piece with a space for ``▁``, and the text is never escaped: a ``▁`` typed in the text
+    falls back to its bytes (``space.typed-mark``)."""
     run = compare(tmp_path, "lenml-llama2", node("lenml_llama2_tokenizer.mjs"), "edge", "emoji")
     assert run.run["mismatches"] >= 100
     assert run.root["cause"] == "space.dummy-prefix+model.greedy-by-code-units", run.root
     assert run.root["explains"] >= 0.98 * run.run["mismatches"] and run.root["proven"], run.root
     assert run.causes["space.dummy-prefix+model.greedy-by-code-units"] >= 1000, run.causes
+    typed = [r["text"] for r in run.rows if "\u2581" in r["text"]]
+    assert len(typed) >= 5 and {r["cause"] for r in run.rows if r["text"] in typed} == \
+        {"space.dummy-prefix+space.typed-mark"}, run.causes

@@ -49,6 +49,7 @@ class Candidate:
     pipeline: Any  # a reference pipeline (llama.py, sentencepiece.py, hf.py) or a wrapper of one
     vocab: Vocab
     text_maps: tuple[Callable[[str], str], ...] = ()  # applied to the input, in order
+    id_maps: tuple[Callable[[list[int]], list[int]], ...] = ()  # applied to the pipeline's ids, in order
     flip_parse: bool = False
     bos: str = ""  # "" | "toggle" | "double"
     eos: bool = False  # toggle the EOS at the end
@@ -100,6 +101,8 @@ class Candidate:
             ids = self._around(add_special, ids)
         else:
             ids = self.pipeline.encode(text, add_special, parse)
+        for id_map in self.id_maps:
+            ids = id_map(ids)
         if self.bos and self.bos_id is not None:
             # Whether the pipeline put a BOS in front, not whether the ids start with one: with
             # parse_special a "<s>" at the start of the text is the BOS id too, and toggling that

@@ -115,9 +115,24 @@ def count_line(t: Totals) -> str:
     return line
 
 
+# What each built-in backend's version is the version of, where its name does not say.
+_VERSION_OF = {"hf": "tokenizers", "hf-gguf": "transformers", "llama.cpp": "llama-cpp-python", "ref": "tokparity",
+               "golden": "llama.cpp's file"}
+
+
 def backend_versions(results: Results) -> str:
-    """``llama.cpp 0.3.36, mine``: a cmd: engine says no version."""
-    return ", ".join(f"{name} {info['version']}" if info.get("version") else name for name, info in results.backends.items())
+    """``llama.cpp (llama-cpp-python 0.3.36), mine``: a cmd: engine says no version."""
+    return ", ".join(version_said(name, info.get("version", "")) for name, info in results.backends.items())
+
+
+def version_said(name: str, version: str) -> str:
+    """A backend and its version, with what the version is of where the name does not say.
+
+    >>> version_said("hf-gguf", "5.24.0"), version_said("sentencepiece", "0.2.1"), version_said("mine", "")
+    ('hf-gguf (transformers 5.24.0)', 'sentencepiece 0.2.1', 'mine')
+    """
+    library = _VERSION_OF.get(name)
+    return name if not version else f"{name} ({library} {version})" if library else f"{name} {version}"
 
 
 # -- the model × backend table --------------------------------------------------------------------

@@ -134,6 +134,36 @@ def _prefix_every_split(c: Candidate) -> Candidate | None:
     return None
 
 
+# Stands for a '▁' typed in the text while the pipeline runs: no piece holds it, so it falls back to
+# its bytes, which are then written as the '▁''s. A noncharacter: no text a corpus holds has it.
+_TYPED_MARK = "\ufdd0"
+
+
+def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
+    """A '▁' typed in the text is no space: it matches no piece and falls back to its bytes, as in an
+    engine whose table holds the pieces with '▁' read as a space and that never escapes the text."""
+    byte_id = c.vocab.id_of
+    stand_in = [byte_id(f"<0x{b:02X}>") for b in _TYPED_MARK.encode()]
+    mark = [byte_id(f"<0x{b:02X}>") for b in "\u2581".encode()]
+    if byte_id("\u2581") is None or None in stand_in + mark:
+        return None  # (spaces are not '▁' here, or no byte pieces to fall back to)
+
+    def written_as_mark(ids: list[int]) -> list[int]:
+        out, n, i = [], len(stand_in), 0
+        while i < len(ids):
+            if ids[i:i + n] == stand_in:
+                out += mark
+                i += n
+            else:
+                out.append(ids[i])
+                i += 1
+        return out
+    return c.replace(text_maps=c.text_maps + (_mark_stood_in,), id_maps=c.id_maps + (written_as_mark,))
+
+
+def _mark_stood_in(text: str) -> str:
+    return text.replace("\u2581", _TYPED_MARK)
+
 
 def variants() -> list[Variant]:
     """The whitespace and space variants, in catalogue order."""
@@ -149,6 +179,9 @@ def variants() -> list[Variant]:
         Variant("space.escape", "space.escape", "spaces not escaped to '▁' (or escaped where the model does not)",
                 _space_escape),
         Variant("space.dummy-prefix", "space.dummy-prefix", "the dummy prefix toggled", _dummy_prefix),
+        Variant("space.typed-mark", "space.typed-mark",
+                "a '▁' typed in the text is no space: it matches no piece and falls back to its bytes",
+                _typed_mark_as_bytes, lambda c, text: "\u2581" in text and _TYPED_MARK not in text),
         Variant("space.dummy-prefix:unless-space", "space.dummy-prefix",
                 "no dummy prefix before a text that starts with a space (tokenizers' Metaspace)",
                 _prefix_unless_space),
