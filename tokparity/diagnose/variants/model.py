@@ -58,8 +58,10 @@ def _greedy(c: Candidate) -> Candidate | None:
     if isinstance(p, LlamaWpm):
         return None  # WordPiece is greedy longest match already
     vocab = c.vocab
-    if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match)
-        added = frozenset(p.added_ids)
+    if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match; nor is a control token's)
+        # An added token the model's vocabulary holds too and that is no control token (Gemma 3's
+        # '▁▁') is a piece like any other to a port that reads that vocabulary.
+        added = frozenset(i for i in p.added_ids if vocab.type_of(i) != TokenType.USER_DEFINED)
         matcher = per_vocab(vocab, ("greedy", added), lambda: LongestMatch(tuple(
             t for i, t in enumerate(p.tokens) if i not in added and vocab.type_of(i) != TokenType.BYTE)))
     else:

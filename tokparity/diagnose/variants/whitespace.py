@@ -7,9 +7,10 @@ import re
 
 from tokparity.components import normalizers as hf_components
 from tokparity.diagnose.candidate import Candidate, fork
-from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
+from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, per_vocab, renormalized, with_pipeline
 from tokparity.reference.hf import HfBpe
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaUgm
+from tokparity.vocab.model import TokenType
 
 
 def collapse_spaces(text: str) -> str:
@@ -158,11 +159,16 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
                 out.append(ids[i])
                 i += 1
         return out
-    return c.replace(text_maps=c.text_maps + (_mark_stood_in,), id_maps=c.id_maps + (written_as_mark,))
+    # (a user-defined piece spelt with '▁', Gemma 3's '▁▁', is matched in the text as the file spells it)
+    spelt = getattr(c.pipeline, "tokens", None) or c.vocab.tokens  # (tokenizers' spelling: Vocab has Gemma's '  ')
+    pieces = per_vocab(c.vocab, ("typed mark",), lambda: sorted(
+        (t for i, t in enumerate(spelt) if "\u2581" in t and c.vocab.type_of(i) == TokenType.USER_DEFINED),
+        key=len, reverse=True))
+    kept = re.compile("|".join(map(re.escape, pieces)) + ("|" if pieces else "") + "\u2581")
 
-
-def _mark_stood_in(text: str) -> str:
-    return text.replace("\u2581", _TYPED_MARK)
+    def stood_in(text: str) -> str:
+        return kept.sub(lambda m: _TYPED_MARK if m.group() == "\u2581" else m.group(), text)
+    return c.replace(text_maps=c.text_maps + (stood_in,), id_maps=c.id_maps + (written_as_mark,))
 
 
 def variants() -> list[Variant]:
