@@ -144,10 +144,10 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
     """A '▁' typed in the text is no space: it matches no piece and falls back to its bytes, as in an
     engine whose table holds the pieces with '▁' read as a space and that never escapes the text."""
     byte_id = c.vocab.id_of
-    stand_in = [byte_id(f"<0x{b:02X}>") for b in _TYPED_MARK.encode()]
-    mark = [byte_id(f"<0x{b:02X}>") for b in "\u2581".encode()]
-    if byte_id("\u2581") is None or None in stand_in + mark:
+    found = [byte_id(f"<0x{b:02X}>") for b in (_TYPED_MARK + "\u2581").encode()]
+    if byte_id("\u2581") is None or None in found:
         return None  # (spaces are not '▁' here, or no byte pieces to fall back to)
+    stand_in, mark = [i for i in found[:3] if i is not None], [i for i in found[3:] if i is not None]
 
     def written_as_mark(ids: list[int]) -> list[int]:
         out, n, i = [], len(stand_in), 0
