@@ -103,3 +103,16 @@ def test_a_tie_the_proven_root_cause_reproduces_is_that_cause():
     decision = decide(RAINING, tie, PROVEN, None)
     assert decision.cause == "model.greedy-longest-match" and not decision.tie
     assert "not a tie" in decision.cause_evidence
+
+
+def test_a_crash_fitting_a_buffer_is_claimed_only_by_a_verdict():
+    """``decode.fails-past-buffer`` on one crash: any failure on a long text fits some buffer. A fuzz
+    finding has no verdict, so the row claims no cause; a proven verdict that holds it names it."""
+    crash = replace(RAINING, op="decode", cls="crash", backend_ids=[])
+    past = Diagnosis("decode.fails-past-buffer", "fails", ("decode.fails-past-buffer",), decides_class=False)
+    assert decide(crash, past, None, None).cause == ""
+    verdict = RootCause("decode.ids-alone+decode.fails-past-buffer", ("decode.ids-alone", "decode.fails-past-buffer"),
+                        10, 10, 5, 5, True)
+    assert decide(crash, past, verdict, None).cause == "decode.fails-past-buffer"
+    invalid = Diagnosis("decode.fails-on-invalid-bytes", "fails", ("decode.fails-on-invalid-bytes",), decides_class=False)
+    assert decide(crash, invalid, None, None).cause == "decode.fails-on-invalid-bytes"

@@ -153,6 +153,10 @@ FIXED = (64, 128, 256, 512, 1024, 2048, 4096)
 BUFFER_SIZES = tuple((a, b) for a in PER_ID for b in FIXED)
 
 
+# The causes a failure is named by only in a run's verdict: any crash on a long text fits some buffer.
+CLAIMED_BY_A_VERDICT = ("decode.fails-past-buffer",)
+
+
 def fails_past_buffer(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """For each buffer size ``a`` bytes an id plus ``b``: a failure where the reference's text does
     not fit in UTF-8. A decoder that never grows its output buffer fails so. Nothing where every size holds it."""

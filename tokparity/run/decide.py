@@ -21,6 +21,7 @@ from tokparity.diagnose.info import DECODING_OPS, consistent_class, fits, stage_
 from tokparity.diagnose.learnt import is_learnt, said_of
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
+from tokparity.diagnose.wrong_bytes import CLAIMED_BY_A_VERDICT
 from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict
 from tokparity.run.known import KnownList
 
@@ -43,6 +44,8 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
         # one that holds 'toString' too. Where the run has a verdict, a failure's cause is the
         # row's only if that verdict, which counts every crash of the backend, proves it.
         d = None
+    if d is not None and j.cls == "crash" and root is None and set(d.variants) & set(CLAIMED_BY_A_VERDICT):
+        d = None  # (one failure on a long text fits some buffer: no verdict here to say the engine's does)
     if d is None:
         decision = Decision(j.cls, j.stage)
     else:
