@@ -45,3 +45,6 @@ def test_each_bug_named_beside_its_twin(zoo, model):
         assert runs[name].mismatches > 0 and verdict is not None, (name, runs[name])
         assert verdict.cause == cause and verdict.proven and verdict.keeps == verdict.agreements, (name, verdict)
         assert verdict.explains == verdict.mismatches, (name, verdict)
+    # (the plain greedy match's rows never name the walk, nor does the walk's verdict need the greedy)
+    assert not any("greedy-by-code-units" in cause for cause in runs["greedy"].causes), runs["greedy"].causes
+    assert sum(runs["walk"].causes.values()) == runs["walk"].mismatches == runs["walk"].causes["model.greedy-by-code-units"]

@@ -210,6 +210,8 @@ class Diagnoser:
             return None
         try:
             return getattr(c, method)(text, self.add_special, self.parse_special)
+        except NameError:  # (a bug of a variant's code: never "reproduces nothing")
+            raise
         except Exception:
             return None
 
@@ -249,6 +251,8 @@ class Diagnoser:
             c.encode(text, self.add_special, self.parse_special)
         except InheritedMember as e:
             return str(e)
+        except NameError:
+            raise
         except Exception:
             return None
         return None
@@ -412,6 +416,8 @@ class Diagnoser:
             return None
         try:
             return c.encode(text, self.add_special, self.parse_special)
+        except NameError:
+            raise
         except Exception:
             return None
 
@@ -482,7 +488,7 @@ class Diagnoser:
         # (a variant that refines another is that one on a text it leaves alone: not a second lead)
         everyone = [k[0] for k, out in singles.items()
                     if k[0] not in alone and (out is not None or self._build(k) is not None
-                                              and not self.affects(k[0], text) and self._plain(k) == k)]
+                                              and not self.affects(k[0], text) and self.plain(k) == k)]
         frontier: list[tuple[str, ...]] = [()]
         closest = distance(base, target)
         budget = COMPOSED_CHARACTERS // max(1, len(text))  # sets encoded: a long text is searched less widely
@@ -522,10 +528,15 @@ class Diagnoser:
                 return self._needed(rest, text, target)
         return keys
 
-    def _plain(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+    def plain(self, keys: tuple[str, ...]) -> tuple[str, ...]:
         """``keys`` with each variant that refines a simpler one (``Variant.refines``) put back to it."""
         plain = [getattr(self._variant(k), "refines", None) or k for k in keys]
         return keys if plain == list(keys) else tuple(sorted(dict.fromkeys(plain), key=self.order))
+
+    def _simplest(self, keys: tuple[str, ...], text: str) -> tuple[str, ...]:
+        """``plain(keys)`` where it gives the ids ``keys`` gives on ``text``, else ``keys``."""
+        plain = self.plain(keys)
+        return plain if plain != keys and self.encode(plain, text) == self.encode(keys, text) else keys
 
     def _fits(self, keys: tuple[str, ...], symptom: str) -> bool:
         """Whether the rule-based class is a symptom of these variants' causes: among sets that
@@ -537,11 +548,10 @@ class Diagnoser:
 
     def _found(self, keys: tuple[str, ...], text: str, memo: Counter,
                alternatives: Sequence[tuple[str, ...]] = ()) -> Cause:
-        # Of two readings where one refines the other's variant (``Variant.refines``), the simpler.
-        readings = set(alternatives) | {keys}
-        alternatives = [alt for alt in alternatives if self._plain(alt) == alt or self._plain(alt) not in readings]
-        if self._plain(keys) in readings:
-            keys = self._plain(keys)
+        # Of two readings where one refines the other's variant (``Variant.refines``), the simpler,
+        # wherever it gives the same ids (a set remembered from earlier cases included).
+        alternatives = list(dict.fromkeys(self._simplest(alt, text) for alt in alternatives))
+        keys = self._simplest(keys, text)
         memo[keys] += 1
         self._alternatives.setdefault(keys, set()).update(alt for alt in alternatives if alt != keys)
         variants = [self._variant(k) for k in keys]

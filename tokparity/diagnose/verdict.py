@@ -197,8 +197,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
 
     # Equal predictions: the smaller set, then the narrower one (Occam: lower-casing off rather than
     # the whole normalizer off, when no text of the run has an accent to tell them apart).
-    def rank(keys: tuple[str, ...]) -> tuple:
-        return score(keys), -len(keys), -diagnoser.breadth(keys)
+    def rank(keys: tuple[str, ...]) -> tuple:  # (then the simpler of a variant and one that refines it)
+        return score(keys), diagnoser.plain(keys) == keys, -len(keys), -diagnoser.breadth(keys)
 
     start = max(sets, key=rank)
     # Then one variant more at a time, from those that explained some case, while the set predicts
@@ -223,7 +223,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                 # narrower (the sample may hold none of the texts that tell Unicode 17's tables from
                 # JavaScript's reading, which gives their ids too, and breadth alone would take the
                 # narrower where the broader explains more beyond the sample).
-                tied.sort(key=lambda keys: (-explains(keys, mismatches) - keeps(keys, texts), diagnoser.breadth(keys)))
+                tied.sort(key=lambda keys: (-explains(keys, mismatches) - keeps(keys, texts), diagnoser.plain(keys) != keys,
+                                            diagnoser.breadth(keys)))
             better = tied[0]
             if top <= score(best):
                 break

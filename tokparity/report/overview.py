@@ -117,7 +117,7 @@ def count_line(t: Totals) -> str:
 
 # What each built-in backend's version is the version of, where its name does not say.
 _VERSION_OF = {"hf": "tokenizers", "hf-gguf": "transformers", "llama.cpp": "llama-cpp-python", "ref": "tokparity",
-               "golden": "llama.cpp's file"}
+               "golden": "llama.cpp's file", "llama-server": "llama-cpp-python", "llama.cpp-jinja": "llama-cpp-python"}
 
 
 def backend_versions(results: Results) -> str:
@@ -130,8 +130,10 @@ def version_said(name: str, version: str) -> str:
 
     >>> version_said("hf-gguf", "5.24.0"), version_said("sentencepiece", "0.2.1"), version_said("mine", "")
     ('hf-gguf (transformers 5.24.0)', 'sentencepiece 0.2.1', 'mine')
+    >>> version_said("hf", "5.24.0 (tokenizers 0.22.1)")  # (a version that says what it is of already)
+    'hf 5.24.0 (tokenizers 0.22.1)'
     """
-    library = _VERSION_OF.get(name)
+    library = _VERSION_OF.get(name) if "(" not in version else None
     return name if not version else f"{name} ({library} {version})" if library else f"{name} {version}"
 
 

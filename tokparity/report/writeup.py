@@ -175,7 +175,7 @@ def cause_line(w: Writeup) -> str:
         return f"{plural(len(w.ties), 'tie')} of equal score ({TIE}), not failures"
     s = w.summary
     if w.known and s.mismatches and not s.unexplained and not s.ties:
-        return (f"{plural(s.mismatches, 'mismatch')}, none new: each is a reviewed known divergence "
+        return (f"{plural(s.mismatches, 'mismatch')}; each is a reviewed known divergence "
                 f"({', '.join(k for k, _ in w.known)})")
     if not w.cause:
         return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
@@ -229,8 +229,8 @@ def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
         cases = [m for m in mismatches if name in parts(m.cause)]
         known = sorted({m.known for m in cases})
         fixes.append(Fix(name, info["fix"], info["spec"]) if not cases or not all(known) else
-                     Fix(name, f"none needed here: its {plural(len(cases), 'case')} are the reviewed known divergence"
-                               f"{'s' if len(known) > 1 else ''} {', '.join(known)}", info["spec"]))
+                     Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} are the reviewed known divergence"
+                               f"{'s' if len(known) > 1 else ''} {', '.join(known)}.", info["spec"]))
     return fixes
 
 

@@ -59,8 +59,8 @@ def _greedy(c: Candidate) -> Candidate | None:
         return None  # WordPiece is greedy longest match already
     vocab = c.vocab
     if isinstance(p, HfBpe):  # (a byte piece's text, '<0x0A>', is not text to match; nor is a control token's)
-        # An added token the model's vocabulary holds too and that is no control token (Gemma 3's
-        # '▁▁') is a piece like any other to a port that reads that vocabulary.
+        # A user-defined added token (Gemma 3's '▁▁', in its model's vocabulary too) is a piece like
+        # any other to a port that reads the vocabulary's pieces.
         added = frozenset(i for i in p.added_ids if vocab.type_of(i) != TokenType.USER_DEFINED)
         matcher = per_vocab(vocab, ("greedy", added), lambda: LongestMatch(tuple(
             t for i, t in enumerate(p.tokens) if i not in added and vocab.type_of(i) != TokenType.BYTE)))
@@ -76,6 +76,9 @@ def _greedy_by_code_units(c: Candidate) -> Candidate | None:
     greedy = _greedy(c)
     matcher = greedy.pipeline.greedy if greedy is not None else None
     if not isinstance(matcher, LongestMatch):
+        return None
+    # (with no piece past U+FFFF, a byte-level vocabulary's say, the walk is the greedy match on every text)
+    if not per_vocab(c.vocab, ("astral pieces",), lambda: any(ASTRAL.search(q) for q in matcher.pieces), (matcher,)):
         return None
     walk = per_vocab(c.vocab, ("greedy by code units",), lambda: CodeUnitWalk(LongestMatch(
         q for q in matcher.pieces if not ASTRAL.search(q))), (matcher,))

@@ -136,7 +136,7 @@ def _prefix_every_split(c: Candidate) -> Candidate | None:
 
 
 # Stands for a '▁' typed in the text while the pipeline runs: no piece holds it, so it falls back to
-# its bytes, which are then written as the '▁''s. A noncharacter: no text a corpus holds has it.
+# its bytes, which are then written as the '▁''s. A noncharacter; a text that holds it is left alone.
 _TYPED_MARK = "\ufdd0"
 
 
@@ -145,11 +145,24 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
     engine whose table holds the pieces with '▁' read as a space and that never escapes the text."""
     byte_id = c.vocab.id_of
     found = [byte_id(f"<0x{b:02X}>") for b in (_TYPED_MARK + "\u2581").encode()]
-    if byte_id("\u2581") is None or None in found:
-        return None  # (spaces are not '▁' here, or no byte pieces to fall back to)
+    if byte_id("\u2581") is None or None in found or not getattr(c.pipeline, "byte_fallback", True):
+        return None  # (spaces are not '▁' here, or nothing falls back to bytes)
     stand_in, mark = [i for i in found[:3] if i is not None], [i for i in found[3:] if i is not None]
+    # (a user-defined piece spelt with '▁', Gemma 3's '▁▁', is matched in the text as the file spells it)
+    spelt = getattr(c.pipeline, "tokens", None) or c.vocab.tokens  # (tokenizers' spelling: Vocab has Gemma's '  ')
+    pieces = per_vocab(c.vocab, ("typed mark",), lambda: sorted(
+        (t for i, t in enumerate(spelt) if "\u2581" in t and c.vocab.type_of(i) == TokenType.USER_DEFINED),
+        key=len, reverse=True))
+    kept = re.compile("|".join(map(re.escape, pieces)) + ("|" if pieces else "") + "\u2581")
+    stood_in = [False]  # (whether the text being encoded now had its marks stood in for)
+
+    def mark_stood_in(text: str) -> str:
+        stood_in[0] = _TYPED_MARK not in text
+        return kept.sub(lambda m: _TYPED_MARK if m.group() == "\u2581" else m.group(), text) if stood_in[0] else text
 
     def written_as_mark(ids: list[int]) -> list[int]:
+        if not stood_in[0]:
+            return ids
         out, n, i = [], len(stand_in), 0
         while i < len(ids):
             if ids[i:i + n] == stand_in:
@@ -159,16 +172,7 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
                 out.append(ids[i])
                 i += 1
         return out
-    # (a user-defined piece spelt with '▁', Gemma 3's '▁▁', is matched in the text as the file spells it)
-    spelt = getattr(c.pipeline, "tokens", None) or c.vocab.tokens  # (tokenizers' spelling: Vocab has Gemma's '  ')
-    pieces = per_vocab(c.vocab, ("typed mark",), lambda: sorted(
-        (t for i, t in enumerate(spelt) if "\u2581" in t and c.vocab.type_of(i) == TokenType.USER_DEFINED),
-        key=len, reverse=True))
-    kept = re.compile("|".join(map(re.escape, pieces)) + ("|" if pieces else "") + "\u2581")
-
-    def stood_in(text: str) -> str:
-        return kept.sub(lambda m: _TYPED_MARK if m.group() == "\u2581" else m.group(), text)
-    return c.replace(text_maps=c.text_maps + (stood_in,), id_maps=c.id_maps + (written_as_mark,))
+    return c.replace(text_maps=c.text_maps + (mark_stood_in,), id_maps=c.id_maps + (written_as_mark,))
 
 
 def variants() -> list[Variant]:
