@@ -243,7 +243,6 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, PLACEHOLDERS)) + r")\
 # A word in braces that looks meant as a placeholder (``{tokenizer.json}``, ``{GGUF}``): refused when
 # it is close to one, since it would reach the engine as it is. Other braces (``${HOME}``, a JSON
 # argument, an f-string of ``python -c``) are the command's own.
-_A_WORD = re.compile(r"(?:^|[\s=])?\{[^{}]*\}(?:\s|$)?")  # (a placeholder that is a word of its own, or an option's value)
 _ANY_FILE = frozenset({"model", "file", "path", "model_file", "model_path", "vocab", "weights"})
 _BRACED = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 # What a value may hold to be pasted inside a larger word of the command (``--model={gguf}``, a
@@ -321,10 +320,10 @@ def refuse_unknown_placeholders(command: str) -> None:
     (Another ``{…}``, a JSON argument say, is the command's own.) Checked when ``-b`` is read, before
     a run makes its report folder."""
     for m in _BRACED.finditer(command):
-        if m.group(1).lower() in _ANY_FILE and _A_WORD.fullmatch(command, m.start() - 1 if m.start() else 0,
-                                                                   min(len(command), m.end() + 1)):
-            # ({model} as a word is near {spm_model}, but it means any model's file; inside a larger
-            # word it may be the command's own, an f-string's)
+        before, after = command[max(0, m.start() - 1):m.start()], command[m.end():m.end() + 1]
+        if m.group(1).lower() in _ANY_FILE and before in ("", " ", "\t", "=") and after in ("", " ", "\t"):
+            # ({model} as a word or an option's value is near {spm_model}, but it means any model's
+            # file; inside a larger word it may be the command's own, an f-string's)
             raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; name the model's file by its "
                                  f"kind: {', '.join('{' + p + '}' for p in FILE_ROLES)}")
         if m.group(1) not in PLACEHOLDERS:
