@@ -290,3 +290,22 @@ def test_a_run_with_no_agreement_does_not_claim_to_keep_them():
     bare = RootCause("pretokenizer.deepseek3", ("pretokenizer.deepseek3",), 3, 3, 0, 0, True)
     assert proof(bare) == "reproduces 3 of 3 mismatches and has no agreement to be checked on (no case agrees)"
     assert "0 agreements" not in sentence("llama-bpe", "mine", "llama.cpp", bare, 3)
+
+
+def test_the_case_shown_has_the_symptom_the_write_up_names():
+    """A strip bug: most rows lose a leading space (space-prefix), a few a trailing newline. The
+    shortest prose case was one of the few, shown right under "Symptom: space-prefix" (a newcomer's
+    trial, 2026-12-01)."""
+    from tokparity.records import Decision, Judgement, Mismatch
+    from tokparity.report.writeup import writeup
+    from tokparity.run.results import RunSummary
+
+    def row(n: int, text: str, cls: str) -> Mismatch:
+        j = Judgement("llama-bpe", "multilingual", f"c{n}", {}, "llama.cpp", "mine", cls, "", "unknown", 0, text,
+                      [1, 2], [2], ["a", "b"], ["b"])
+        return Mismatch(j, Decision(cls, "normalize", cause="input.strip"))
+
+    rows = [row(0, "Hi there\n", "whitespace-runs")] + [row(n, f" Hello my dear friend {n}", "space-prefix")
+                                                        for n in range(1, 4)]
+    w = writeup(RunSummary("llama-bpe", "llama.cpp", "mine", cases=10, mismatches=4), rows)
+    assert w.cls == "space-prefix" and w.case is not None and w.case.cls == "space-prefix", w.case

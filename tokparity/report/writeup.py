@@ -274,7 +274,7 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
     pool = telling_pool(mismatches, w.cause)
     if pool:
         w.cls = Counter(m.cls for m in pool).most_common(1)[0][0]
-        w.case = most_telling(pool)
+        w.case = most_telling([m for m in pool if m.cls == w.cls])  # (the case shows the symptom the write-up names)
     elif summary.classes:  # fuzz journals keep counts, not the mismatches
         w.cls = max(summary.classes, key=lambda c: summary.classes[c])
     whole = len(mismatches) == summary.mismatches  # (a replayed journal may keep only some: then no part is excused)
