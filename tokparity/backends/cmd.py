@@ -243,8 +243,10 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, PLACEHOLDERS)) + r")\
 # A word in braces that looks meant as a placeholder (``{tokenizer.json}``, ``{GGUF}``): refused when
 # it is close to one, since it would reach the engine as it is. Other braces (``${HOME}``, a JSON
 # argument, an f-string of ``python -c``) are the command's own.
-_ANY_FILE = frozenset({"model", "file", "path", "model_file", "model_path", "vocab", "weights"})
 _BRACED = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+# Words that mean "the model's file" without saying which kind: as a word of their own, refused with
+# the list of kinds (``{model}`` is near ``{spm_model}``, but meant for any file).
+_ANY_FILE = frozenset({"model", "file", "path", "model_file", "model_path", "vocab", "weights"})
 # What a value may hold to be pasted inside a larger word of the command (``--model={gguf}``, a
 # ``sh -c`` script): characters that mean nothing to a shell, quoted or not. A path with anything
 # else (a space, a quote, ``$``, ``;``) could end a quotation and run what its name says.

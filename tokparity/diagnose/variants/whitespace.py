@@ -147,7 +147,8 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
     found = [byte_id(f"<0x{b:02X}>") for b in (_TYPED_MARK + "\u2581").encode()]
     if byte_id("\u2581") is None or None in found or not getattr(c.pipeline, "byte_fallback", True):
         return None  # (spaces are not '▁' here, or nothing falls back to bytes)
-    stand_in, mark = [i for i in found[:3] if i is not None], [i for i in found[3:] if i is not None]
+    cut = len(_TYPED_MARK.encode())
+    stand_in, mark = [i for i in found[:cut] if i is not None], [i for i in found[cut:] if i is not None]
     # (a user-defined piece spelt with '▁', Gemma 3's '▁▁', is matched in the text as the file spells it)
     spelt = getattr(c.pipeline, "tokens", None) or c.vocab.tokens  # (tokenizers' spelling: Vocab has Gemma's '  ')
     pieces = per_vocab(c.vocab, ("typed mark",), lambda: sorted(
