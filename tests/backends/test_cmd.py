@@ -230,7 +230,8 @@ def test_a_placeholder_typo_is_refused_naming_the_one_meant(zoo, typo, meant):
         expand_command(f"python3 eng.py {typo}", zoo("llama-spm"))
 
 
-@pytest.mark.parametrize("word", ["{model}", "{MODEL}", "{path}", "--model={model}"])
+@pytest.mark.parametrize("word", ["{model}", "{MODEL}", "{path}", "--model={model}", '"{model}"', "'{file}'",
+                                  '--model="{model}"'])
 def test_a_placeholder_for_any_file_lists_the_kinds(zoo, word):
     """``{model}`` is near ``{spm_model}``, but it means whatever file the model has: the kinds are
     listed, none guessed (a newcomer's friction, the first hour)."""
@@ -242,8 +243,9 @@ def test_a_placeholder_for_any_file_lists_the_kinds(zoo, word):
 
 def test_braces_that_are_the_commands_own_are_kept(zoo):
     """The twin: ``${HOME}``, a JSON argument and a ``python -c`` f-string are not placeholders."""
-    argv = expand_command("""sh -c 'echo ${HOME}' '{"a": 1}' "print(f'{x}{file}')" {gguf}""", zoo("llama-spm"))
-    assert argv[:4] == ["sh", "-c", "echo ${HOME}", '{"a": 1}'] and argv[4] == "print(f'{x}{file}')"
+    argv = expand_command("""sh -c 'echo ${HOME}' '{"a": 1}' "print(f'{x}{file}')" "print(f'{path}')" {gguf}""",
+                          zoo("llama-spm"))
+    assert argv[:4] == ["sh", "-c", "echo ${HOME}", '{"a": 1}'] and argv[4:6] == ["print(f'{x}{file}')", "print(f'{path}')"]
 
 
 def test_the_readmes_command_with_a_typo_and_an_engine_that_never_starts_are_one_line(tmp_path, zoo):

@@ -274,6 +274,15 @@ def engine_env(model: ModelFiles, base: dict[str, str] | None = None) -> dict[st
     return env
 
 
+def _a_word_of_its_own(command: str, start: int, end: int) -> bool:
+    """True if ``command[start:end]`` is a shell word, an option's value (``--model=…``) or a quoted
+    word (``"…"``, ``'…'``): a word a user meant as a whole, not a piece of a larger one."""
+    before, after = command[max(0, start - 1):start], command[end:end + 1]
+    if before in ("'", '"') and after == before:
+        before, after = command[max(0, start - 2):start - 1], command[end + 1:end + 2]
+    return before in ("", " ", "\t", "=") and after in ("", " ", "\t")
+
+
 def expand_command(command: str, model: ModelFiles) -> list[str]:
     """``"python3 eng.py {gguf}"`` -> ``["python3", "eng.py", "/path/to/model.gguf"]``.
 
@@ -322,13 +331,13 @@ def refuse_unknown_placeholders(command: str) -> None:
     (Another ``{…}``, a JSON argument say, is the command's own.) Checked when ``-b`` is read, before
     a run makes its report folder."""
     for m in _BRACED.finditer(command):
-        before, after = command[max(0, m.start() - 1):m.start()], command[m.end():m.end() + 1]
-        if m.group(1).lower() in _ANY_FILE and before in ("", " ", "\t", "=") and after in ("", " ", "\t"):
+        if m.group(1).lower() in _ANY_FILE:
             # ({model} as a word or an option's value is near {spm_model}, but it means any model's
             # file; inside a larger word it may be the command's own, an f-string's)
-            raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; name the model's file by its "
-                                 f"kind: {', '.join('{' + p + '}' for p in FILE_ROLES)}")
-        if m.group(1) not in PLACEHOLDERS:
+            if _a_word_of_its_own(command, m.start(), m.end()):
+                raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; name the model's file "
+                                     f"by its kind: {', '.join('{' + p + '}' for p in FILE_ROLES)}")
+        elif m.group(1) not in PLACEHOLDERS:
             near = difflib.get_close_matches(m.group(1).lower().replace(".", "_").replace("-", "_"), PLACEHOLDERS, 1, 0.6)
             if near:
                 raise TokparityError(f"cmd:{command}: {{{m.group(1)}}} is not a placeholder; did you mean {{{near[0]}}}? "
