@@ -32,6 +32,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Node ids without their group would run a test file's tests on both cores: module fixtures
+    twice, two Rays side by side. Such a pytest is refused, not run slowly."""
+    if node.config.getvalue("dist") == "loadgroup" and ids and "@" not in ids[0]:
+        pytest.exit(f"pytest {pytest.__version__} ignores pytest-xdist's test groups (--dist loadgroup); "
+                    "install the pytest that pyproject.toml's test extra names", returncode=4)
+
+
 @pytest.fixture(scope="session")
 def zoo():
     """``zoo("llama-spm") -> ModelFiles``, fetching on first use (cached across runs)."""
