@@ -44,8 +44,8 @@ def tests(session: nox.Session) -> None:
     # `python -m` puts the checkout first on sys.path, so the doctests import the same modules as
     # the tests. A module whose optional library is missing is skipped, not a collection error.
     session.run("python", "-m", "pytest", "-q", "--doctest-modules", "--doctest-ignore-import-errors", "tokparity")
-    # On every core (pytest-xdist): each test file stays on one worker (tests/conftest.py). `-n 0`
-    # among the arguments runs it in one process.
+    # On every core (pytest-xdist): a test goes to whichever worker is free; a group stays on one
+    # (tests/conftest.py). `-n 0` among the arguments runs it in one process.
     session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *session.posargs)
 
 

@@ -32,6 +32,13 @@ CASES = 884  # edge's cases, per model
 pytestmark = pytest.mark.xdist_group("ray")
 
 
+def test_the_ray_tests_run_on_one_worker(request):
+    """pytest-xdist keeps a group on one worker by marking its tests' node ids. pytest 9.2 drops the
+    mark, and two Rays would start side by side (pyproject.toml keeps an earlier pytest)."""
+    if request.config.getoption("dist", "no") == "loadgroup":
+        assert request.node.nodeid.endswith("@ray"), f"pytest {pytest.__version__} ignores pytest-xdist's groups"
+
+
 # The nodes and the drivers share a token of this session's own: not ~/.ray/auth_token, which
 # Ray makes on a first local ray.init() and then uses on a head node only (a second node, not
 # told, fails to join), and not "disabled" either.

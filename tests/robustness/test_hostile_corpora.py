@@ -228,7 +228,9 @@ def test_damaged_goldens_are_one_line(tmp_path, damage):
     ('{"id": "s", "text": "a\\ud800b"}', "the record's 'text' holds a lone surrogate (\\ud800)"),
     ('{"id": "s\\udfff", "text": "ab"}', "the record's 'id' holds a lone surrogate (\\udfff)"),
     ('{"id": "s", "text": "ab", "tags": {"k": "\\ud83d"}}', "the record's 'tags' holds a lone surrogate (\\ud83d)"),
-])
+], ids=["long-number", "deep-nesting", "surrogate-text", "surrogate-id", "surrogate-tags"])
+# (named ids: a test's id reaches its children's environment, PYTEST_CURRENT_TEST, and a 400,000-character
+# one is more than Linux lets a process start with)
 def test_a_corpus_line_python_cannot_take_is_one_line_and_the_cases_before_it_are_kept(tmp_path, zoo, line, words):
     zoo("llama-spm")
     corpus = jsonl(tmp_path / "bad.jsonl", GOOD, line, '{"id": "never", "text": "z"}')
