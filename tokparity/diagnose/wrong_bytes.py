@@ -23,7 +23,7 @@ from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
-from tokparity.vocab.token_bytes import gpt2_unicode_to_byte
+from tokparity.vocab.token_bytes import byte_to_unicode, gpt2_unicode_to_byte
 
 
 def _as_decoder(text: str, joined: str, right: str) -> str:
@@ -80,19 +80,20 @@ def glyphs_not_mapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
     table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
     pieces = bytes_of(ref, ids, asked)
     level = _byte_level(ref, ids, pieces)
-    present = _shown_otherwise(table, tokens, ids, level)
-    if not present:
+    by_byte = _ids_showing(table, tokens, ids, level)
+    if not by_byte:
         return []
     joined, right = b"".join(pieces).decode("utf-8", "replace"), decoded(ref, ids, asked)
 
+    def as_decoder(out: list[bytes]) -> str:
+        return _as_decoder(b"".join(out).decode("utf-8", "replace"), joined, right)
+
     def unmapped(raw: Callable[[int], bool]) -> str:
-        out = b"".join(b"".join(c.encode() if raw(table[c]) else bytes([table[c]]) for c in tokens[i])
-                       if lv else pieces[k] for k, (lv, i) in enumerate(zip(level, ids)))
-        return _as_decoder(out.decode("utf-8", "replace"), joined, right)
-    def one_of(one: int) -> Callable[[int], bool]:
-        return lambda b: b == one
+        return as_decoder([_written(table, tokens[i], raw) if lv else pieces[k]
+                           for k, (lv, i) in enumerate(zip(level, ids))])
     return [unmapped(lambda b: b >= 0x7F), unmapped(lambda b: True),
-            *(unmapped(one_of(one)) if one in present else None for one in range(256))]
+            *(as_decoder(_one_unmapped(pieces, one, by_byte[one])) if one in by_byte else None
+              for one in range(256))]
 
 
 def glyph_not_mapped_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -100,12 +101,25 @@ def glyph_not_mapped_pieces(ref: RefTokenizer, ids: list[int], prompt: int, aske
     lacks it): a form per byte."""
     table, tokens = gpt2_unicode_to_byte(), ref.vocab.tokens
     right = ref.piece_bytes(ids)
-    level = _byte_level(ref, ids, right)
-    present = _shown_otherwise(table, tokens, ids, level)
-    if not present:
+    by_byte = _ids_showing(table, tokens, ids, _byte_level(ref, ids, right))
+    if not by_byte:
         return []
-    return [[b"".join(c.encode() if table[c] == one else bytes([table[c]]) for c in tokens[i]) if lv else right[k]
-             for k, (lv, i) in enumerate(zip(level, ids))] if one in present else None for one in range(256)]
+    return [_one_unmapped(right, one, by_byte[one]) if one in by_byte else None
+            for one in range(256)]
+
+
+def _written(table: dict[str, int], token: str, raw: Callable[[int], bool]) -> bytes:
+    """A byte-level token's bytes, with the characters of the bytes ``raw`` picks written as they are."""
+    return b"".join(c.encode() if raw(table[c]) else bytes([table[c]]) for c in token)
+
+
+def _one_unmapped(pieces: list[bytes], one: int, where: list[int]) -> list[bytes]:
+    """The ids' bytes with byte ``one``'s character written as it is. Only the byte-level ids at
+    ``where`` hold it, and each of their bytes stands for one character: a replace is exact."""
+    form, glyph = list(pieces), byte_to_unicode()[one].encode()
+    for k in where:
+        form[k] = pieces[k].replace(bytes([one]), glyph)
+    return form
 
 
 def invalid_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -128,9 +142,16 @@ def _byte_level(ref: RefTokenizer, ids: list[int], pieces: list[bytes]) -> list[
             and bytes(table[c] for c in tokens[i]) == pieces[k] for k, i in enumerate(ids)]
 
 
-def _shown_otherwise(table: dict[str, int], tokens: list[str], ids: list[int], level: list[bool]) -> set[int]:
-    """The bytes of the byte-level ids whose character is not the byte itself (printable ASCII is)."""
-    return {table[c] for lv, i in zip(level, ids) if lv for c in tokens[i] if not 0x21 <= table[c] <= 0x7E}
+def _ids_showing(table: dict[str, int], tokens: list[str], ids: list[int], level: list[bool]) -> dict[int, list[int]]:
+    """For each byte whose character is not the byte itself (printable ASCII is), the positions of the
+    byte-level ids that hold that character."""
+    where: dict[int, list[int]] = {}
+    for k, (lv, i) in enumerate(zip(level, ids)):
+        if lv:
+            for one in {table[c] for c in tokens[i]}:
+                if not 0x21 <= one <= 0x7E:
+                    where.setdefault(one, []).append(k)
+    return where
 
 
 def fails_on_invalid_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

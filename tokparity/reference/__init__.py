@@ -170,7 +170,7 @@ class RefTokenizer:
         (tokenizers)."""
         from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
-            return [dec.llama_piece(self.pipeline, i, special=True) for i in ids]
+            return dec.llama_pieces(self.pipeline, ids, special=True)
         if self.flavour == "sentencepiece":
             return [dec.spm_piece_bytes(self.vocab.tokens[i]) if 0 <= i < self.vocab.size else
                     _outside(i, self.vocab.size) for i in ids]

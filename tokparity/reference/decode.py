@@ -144,6 +144,18 @@ def llama_piece(pipeline, token_id: int, special: bool = False) -> bytes:
 _PIECES: PerObject[dict[int, bytes]] = PerObject(size=8)
 
 
+def llama_pieces(pipeline, ids: list[int], special: bool = False) -> list[bytes]:
+    """``llama_piece`` of each id, each token's bytes made once per pipeline."""
+    known = _PIECES.get(pipeline, special, dict)
+    out = []
+    for token_id in ids:
+        piece = known.get(token_id)
+        if piece is None:
+            piece = known[token_id] = llama_piece(pipeline, token_id, special)
+        out.append(piece)
+    return out
+
+
 def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up: bool | None = None,
                        remove_special: bool = False) -> bytes:
     """``llama_detokenize(remove_special, unparse_special=special)``; ``clean_up`` forces the
@@ -157,11 +169,7 @@ def llama_decode_bytes(pipeline, ids: list[int], special: bool = False, clean_up
     if remove_special and flags.add_eos and ids and ids[-1] == flags.specials.get("eos"):
         ids = ids[:-1]
     out = bytearray()
-    known = _PIECES.get(pipeline, special, dict)
-    for token_id in ids:
-        piece = known.get(token_id)
-        if piece is None:
-            piece = known[token_id] = llama_piece(pipeline, token_id, special)
+    for piece in llama_pieces(pipeline, ids, special):
         if remove_space and piece.startswith(b" "):
             piece = piece[1:]
         remove_space = False

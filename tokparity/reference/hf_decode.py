@@ -7,6 +7,7 @@ and ``ByteFallback`` make bytes, decoded here with the caller's ``errors``.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import groupby
 
 from tokparity.components import decoders as d
@@ -66,6 +67,12 @@ def _strip(c: d.Strip, t: str) -> str:
     return t[start:stop]
 
 
+@lru_cache(maxsize=64)
+def _replace(pattern: str, is_regex: bool, path: str) -> TimedRegex:
+    """A decoder Replace's regex, compiled once: a diagnosis decodes thousands of id lists."""
+    return TimedRegex(pattern, is_regex, "decoder Replace", path)
+
+
 def chain(c, tokens: list[str], errors: str, path: str) -> list[str]:
     if isinstance(c, d.ByteLevel):
         # A token with a character outside the byte alphabet (an added token such as DeepSeek's
@@ -97,7 +104,7 @@ def chain(c, tokens: list[str], errors: str, path: str) -> list[str]:
     if isinstance(c, d.Strip):
         return [_strip(c, t) for t in tokens]
     if isinstance(c, d.Replace):
-        rx = TimedRegex(c.pattern, c.is_regex, "decoder Replace", path)
+        rx = _replace(c.pattern, c.is_regex, path)
         return [rx.sub(c.content, t) for t in tokens]
     if isinstance(c, d.CTC):
         out = []

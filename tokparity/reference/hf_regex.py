@@ -57,6 +57,9 @@ class TimedRegex:
     def __init__(self, source: str, is_regex: bool, where: str, path: str):
         self.where = where
         self.source = source
+        # A literal finds in the view what it finds in the text: the view changes only unassigned
+        # characters, and a literal that holds one sees the text itself. So str.replace is exact.
+        self.literal = source if not is_regex and source else None
         try:
             self.rx = regex.compile(source if is_regex else regex.escape(source))
         except (regex.error, OverflowError, RecursionError, ValueError) as e:
@@ -77,6 +80,8 @@ class TimedRegex:
 
     def sub(self, content: str, text: str) -> str:
         """Each match replaced by ``content`` (matched on the view, cut from ``text``)."""
+        if self.literal is not None:
+            return text.replace(self.literal, content)
         out, pos = [], 0
         for m in self.finditer(text):
             out += [text[pos:m.start()], content]
