@@ -34,8 +34,8 @@ def ends_only(c: Context) -> Classification | None:
 
 def special_text_parsed(c: Context) -> Classification | None:
     """special-parsing: the input spells a special token and one side parsed it as one."""
-    for cid, special_text in c.vocab.control_texts():
-        if special_text in c.text and c.a.count(cid) != c.b.count(cid):
+    for cid, special_text in c.vocab.control_texts_in(c.text):
+        if c.a.count(cid) != c.b.count(cid):
             return c.found("special-parsing", f"the input holds the special token text {c.vocab.tokens[cid]!r}; "
                                               f"oracle has id {cid} {c.a.count(cid)}×, backend {c.b.count(cid)}× "
                                               f"(parse_special?)")

@@ -31,6 +31,7 @@ from tokparity.reference.hf_regex import TimedRegex, seconds_left, time_limit
 from tokparity.reference.pretokenize import GPT2
 from tokparity.reference.spm import byte_piece
 from tokparity.vocab.model import Vocab
+from tokparity.vocab.special_texts import SpecialTextFinder
 
 SPACE_MARK = "\u2581"
 _WORD_CHAR = regex.compile(r"\w")
@@ -49,22 +50,24 @@ def spec_of(vocab: Vocab) -> TokenizerSpec:
 # --- added tokens -----------------------------------------------------------------------------------
 
 
-def _leftmost_longest(text: str, tokens: list[AddedToken]) -> list[tuple[int, AddedToken]]:
-    """Non-overlapping matches, leftmost first, longest there (an Aho-Corasick leftmost-longest walk)."""
-    present = [a for a in tokens if a.content and a.content in text]
-    out = []
-    pos = 0
-    while present:
-        best = None
-        for a in present:
-            at = text.find(a.content, pos)
-            if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(a.content) > len(best[1].content))):
-                best = (at, a)
-        if best is None:
-            break
-        out.append(best)
-        pos = best[0] + len(best[1].content)
-    return out
+class LeftmostLongest:
+    """tokenizers' matches of added tokens (its Aho-Corasick leftmost-longest walk): non-overlapping,
+    leftmost first, the longest there, the first listed of equal texts. Made once per token list:
+    Gemma 3 has 6,415 added tokens, and a diagnosis encodes thousands of texts."""
+
+    def __init__(self, tokens: list[AddedToken]):
+        self.tokens = tokens
+        self.by_content: dict[str, AddedToken] = {}
+        for a in tokens:
+            if a.content:
+                self.by_content.setdefault(a.content, a)
+        self.finder = SpecialTextFinder(self.by_content)
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens)
+
+    def matches(self, text: str) -> list[tuple[int, AddedToken]]:
+        return [(at, self.by_content[found]) for at, found in self.finder.find(text)]
 
 
 class FirstListed:
@@ -87,21 +90,21 @@ class FirstListed:
         return [(m.start(), self.by_content[m.group()]) for m in self.pattern.finditer(text)]
 
 
-def added_patterns(tokens: list[tuple[str, AddedToken]]) -> list[AddedToken]:
+def added_patterns(tokens: list[tuple[str, AddedToken]]) -> LeftmostLongest:
     """Each added token as matched: ``(the text to match, the token)`` -> the token with that text.
     Made once per pipeline (a model may have thousands of added tokens)."""
-    return [AddedToken(a.id, pattern, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special)
-            for pattern, a in tokens]
+    return LeftmostLongest([AddedToken(a.id, pattern, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special)
+                            for pattern, a in tokens])
 
 
-def cut_added(text: str, by_pattern: list[AddedToken], parse_special: bool,
+def cut_added(text: str, by_pattern: LeftmostLongest, parse_special: bool,
               first_listed: FirstListed | None = None) -> list[str | int]:
     """tokenizers' ``AddedVocabulary::find_matches``: the text with the added tokens cut out
     (``by_pattern``: ``added_patterns``; ``first_listed``: the same tokens matched in id order
     instead of leftmost-longest)."""
     out: list[str | int] = []
     start_offset = 0
-    found = first_listed.matches(text) if first_listed is not None else _leftmost_longest(text, by_pattern)
+    found = (first_listed or by_pattern).matches(text)
     for at, a in found:
         start, stop = at, at + len(a.content)
         if a.special and not parse_special:
@@ -155,15 +158,15 @@ class HfPipeline:
         self.prefix, self.suffix = spec.post_processor.around() if spec.post_processor else ([], [])
         self.decoders = spec.decoder_steps()
         self.cache: dict[str, list[int]] = {}
-        self._normalized_added: tuple[Normalizer, list, list[AddedToken]] | None = None
-        self._raw_added: tuple[list, list[AddedToken]] | None = None
+        self._normalized_added: tuple[Normalizer, list, LeftmostLongest] | None = None
+        self._raw_added: tuple[list, LeftmostLongest] | None = None
         # Switch (tokparity.diagnose): added tokens matched in id order, the first listed winning
         # (FirstListed), as an engine that joins them into one alternation; None: leftmost-longest.
         self.added_first_listed: dict[int, tuple[list[AddedToken], FirstListed]] | None = None
 
     # -- stages ----------------------------------------------------------------------------------
 
-    def _added_normalized(self) -> list[AddedToken]:
+    def _added_normalized(self) -> LeftmostLongest:
         """The ``normalized`` added tokens with their text through the normalizer (kept per normalizer
         and token list: a diagnosis swaps either)."""
         kept = self._normalized_added
@@ -172,16 +175,17 @@ class HfPipeline:
             kept = self._normalized_added = (self.normalizer, self.added, added_patterns(pairs))
         return kept[2]
 
-    def _added_raw(self) -> list[AddedToken]:
+    def _added_raw(self) -> LeftmostLongest:
         """The added tokens matched on the raw text (kept per token list)."""
         if self._raw_added is None or self._raw_added[0] is not self.added:
             self._raw_added = (self.added, added_patterns([(a.content, a) for a in self.added if not a.normalized]))
         return self._raw_added[1]
 
-    def _first_listed(self, tokens: list[AddedToken]) -> FirstListed | None:
-        """``tokens``' matcher in id order where the switch is on (made once per token list)."""
+    def _first_listed(self, added: LeftmostLongest) -> FirstListed | None:
+        """``added``'s tokens matched in id order where the switch is on (made once per token list)."""
         if self.added_first_listed is None:
             return None
+        tokens = added.tokens
         found = self.added_first_listed.get(id(tokens))
         if found is None or found[0] is not tokens:  # (an id outlives its list)
             found = self.added_first_listed[id(tokens)] = (tokens, FirstListed(tokens))

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from tokparity.vocab.special_texts import SpecialTextFinder
+
 ALGORITHMS = ("spm", "ugm", "bpe", "wpm", "rwkv")
 
 # Special-token roles, in the order ``inspect`` shows them (GGUF key names are in gguf.py).
@@ -145,6 +147,7 @@ class Vocab:
     _fingerprint: str | None = field(default=None, repr=False)
     _control_texts: list[tuple[int, str]] | None = field(default=None, repr=False)
     _control_ids: frozenset[int] | None = field(default=None, repr=False)  # control_ids() memo
+    _control_finder: SpecialTextFinder | None = field(default=None, repr=False)  # control_texts_in() memo
     _special_texts: dict[int, str] | None = field(default=None, repr=False)  # special_texts() memo
     _token_bytes: dict[int, bytes] = field(default_factory=dict, repr=False)  # token_bytes() memo
     _ids_by_text: dict[str, int] | None = field(default=None, repr=False)  # id_of() memo
@@ -201,6 +204,14 @@ class Vocab:
         if self._control_texts is None:
             self._control_texts = [(i, self.tokens[i]) for i in sorted(self.control_ids()) if len(self.tokens[i]) > 1]
         return self._control_texts
+
+    def control_texts_in(self, text: str) -> list[tuple[int, str]]:
+        """The ``control_texts`` that ``text`` holds, in id order. Gemma 3 has 6,000: each is not
+        looked for in turn (tokparity.vocab.special_texts)."""
+        if self._control_finder is None:
+            self._control_finder = SpecialTextFinder(t for _, t in self.control_texts())
+        present = set(self._control_finder.present(text))
+        return [(i, t) for i, t in self.control_texts() if t in present] if present else []
 
     def control_ids(self) -> frozenset[int]:
         """The ids of the control tokens (cached): ``type_of(i) == CONTROL`` for a whole id list at once."""
