@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -361,9 +362,34 @@ def apply_chat_template(auto: Any, conversation: Conversation) -> ChatAnswer:
     return ChatAnswer(text, [int(i) for i in ids])
 
 
+# Tokenizers loaded in this process, by file: a test session or a ``regress`` opens one file for many
+# runs, and tokenizers parses a large vocabulary in about a second. A file changed on disk has
+# another stat, so it is loaded again. The one setting a backend changes (encode_special_tokens) is
+# set before each encode, and no two backends encode at once (tokparity runs no threads).
+_LOADED: OrderedDict[tuple, tokenizers.Tokenizer] = OrderedDict()
+KEPT_TOKENIZERS = 4
+
+
 def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
     """``Tokenizer.from_file`` on a file ``check_tokenizer_json`` let through (a pipeline that
-    would panic or exhaust memory is refused first, with the step named)."""
+    would panic or exhaust memory is refused first, with the step named). Kept per file and stat."""
+    try:
+        stat = path.stat()
+        key: tuple | None = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    except (OSError, RuntimeError):  # (the load below says what is wrong with the path)
+        key = None
+    if key is not None and key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
+    tok = _loaded_tokenizers(path)
+    if key is not None:
+        _LOADED[key] = tok
+        while len(_LOADED) > KEPT_TOKENIZERS:
+            _LOADED.popitem(last=False)
+    return tok
+
+
+def _loaded_tokenizers(path: Path) -> tokenizers.Tokenizer:
     check_tokenizer_json(path)
     try:
         # from the text, not the path: tokenizers refuses a file name that is not UTF-8
