@@ -75,7 +75,7 @@ def test_a_hand_edited_summary_is_one_line(finished, tmp_path, edit):
     ("backend_output", "[1]", "not a JSON list of strings"),
     ("first_diff", "x", "invalid literal for int()"),
     ("text_json", "5", "text_json is not a JSON string"),
-])
+], ids=["deep-list", "mixed-ids", "bool-ids", "object-pieces", "int-pieces", "int-output", "bad-int", "number-text"])
 def test_a_hand_edited_mismatches_csv_is_one_line(finished, tmp_path, column, value, said):
     import csv
 

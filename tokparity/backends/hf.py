@@ -367,7 +367,7 @@ def apply_chat_template(auto: Any, conversation: Conversation) -> ChatAnswer:
 # another stat, so it is loaded again. The one setting a backend changes (encode_special_tokens) is
 # set before each encode, and no two backends encode at once (tokparity runs no threads).
 _LOADED: OrderedDict[tuple, tokenizers.Tokenizer] = OrderedDict()
-KEPT_TOKENIZERS = 4
+KEPT_TOKENIZERS = 2  # (a large vocabulary holds half a gigabyte)
 
 
 def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
