@@ -102,6 +102,8 @@ def test_wrong_engines_get_no_cause_they_do_not_show(zoo):
     found = {mode: Counter((m.cls, m.cause) for m in results.mismatches if m.backend == mode) for mode in engines}
     assert found["refuses"] == Counter({("chat-raises", ""): 33}), found["refuses"]
     assert found["empty-ids"] == Counter({("chat-ids", ""): 33}), found["empty-ids"]
+    said = {m.cause_evidence.split(" prompt of ")[0] for m in results.mismatches if m.backend == "empty-ids"}
+    assert said == {"the backend gave no ids for its"}, said  # (what it did, not a search that found nothing)
     tools = sum(1 for c in load_corpus("chats") if "tools" in json.loads(c.text))
     assert (runs["errs-on-tools"].cases, runs["errs-on-tools"].skipped) == (35, 0)
     assert found["errs-on-tools"] == Counter({("crash", ""): tools}), found["errs-on-tools"]

@@ -131,6 +131,10 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
                              "were made from another template, tokenizer or tokparity (`regress --update` remakes "
                              "them once the change is reviewed)", stage="chat")
+    if _no_ids_for_text(reference, got):
+        return Diagnosis("", f"the backend gave no ids for its prompt of {len(got.text or ''):,} characters. The "
+                             "reference's encoder gives ids for that text, with or without special-token parsing, "
+                             "so no way of making the prompt gives none", stage="chat")
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
     try:
@@ -214,6 +218,21 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"{NO_WAY} (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
+
+
+def _no_ids_for_text(reference: ChatReference, got: ChatAnswer) -> bool:
+    """Whether the backend gave a prompt's text and no ids, where every way of encoding that text
+    gives some. A way reproduces the backend only with its very text (less a BOS text the template
+    writes first), encoded with or without special-token parsing: none then gives none, and the
+    search is spared."""
+    if got.ids != [] or not got.text:
+        return False
+    bos = reference.template.specials.get("bos_token") or ""
+    texts = {got.text} | ({got.text[len(bos):]} if bos and got.text.startswith(bos) else set())
+    try:
+        return all(text and reference.encode(text, parse) for text in texts for parse in (False, True))
+    except CaseFailure:  # (the oracle could not encode it: the search says so)
+        return False
 
 
 def _timed_out(e: BackendTimeout) -> Diagnosis:
