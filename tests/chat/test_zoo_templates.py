@@ -84,6 +84,7 @@ def test_the_reference_renders_the_ggufs_templates_as_transformers_does(zoo, mod
         if m.cls == "chat-ids":
             assert m.backend_output == m.oracle_output, m.case_id  # the same prompt text
             assert converted.encode(m.oracle_output[0], False, True) == list(m.backend_ids), m.case_id
+            assert "the text was encoded otherwise" in m.cause_evidence, (m.case_id, m.cause_evidence)
         else:
             assert m.cls == "chat-raises" and m.cause == "chat.tool-use-template-ignored"
             assert json.loads(m.text).get("tools"), m.case_id

@@ -131,10 +131,9 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
         return Diagnosis("", "the backend's prompt is the one the model's template makes today: the stored prompts "
                              "were made from another template, tokenizer or tokparity (`regress --update` remakes "
                              "them once the change is reviewed)", stage="chat")
-    if _no_ids_for_text(reference, got):
-        return Diagnosis("", f"the backend gave no ids for its prompt of {len(got.text or ''):,} characters. The "
-                             "reference's encoder gives ids for that text, with or without special-token parsing, "
-                             "so no way of making the prompt gives none", stage="chat")
+    out_of_reach = _ids_out_of_reach(reference, got)
+    if out_of_reach:
+        return Diagnosis("", out_of_reach, stage="chat")
     untried = 0
     encoded: dict[str, tuple[ChatVariant, ...] | None] = {}  # a text -> the way of encoding it that gives the backend's
     try:
@@ -220,19 +219,29 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
 
 
-def _no_ids_for_text(reference: ChatReference, got: ChatAnswer) -> bool:
-    """Whether the backend gave a prompt's text and no ids, where every way of encoding that text
-    gives some. A way reproduces the backend only with its very text (less a BOS text the template
-    writes first), encoded with or without special-token parsing: none then gives none, and the
-    search is spared."""
-    if got.ids != [] or not got.text:
-        return False
+def _ids_out_of_reach(reference: ChatReference, got: ChatAnswer) -> str:
+    """Why no way of making the prompt can give the backend's ids, where it gave its text too ("" where
+    one may). A way reproduces the backend only with its very text (less a BOS text the template
+    writes first), so its ids are that text encoded with or without special-token parsing, a BOS put
+    first or not. Where the backend's ids are none of these, the search is spared."""
+    if got.ids is None or not got.text:
+        return ""
     bos = reference.template.specials.get("bos_token") or ""
     texts = {got.text} | ({got.text[len(bos):]} if bos and got.text.startswith(bos) else set())
     try:
-        return all(text and reference.encode(text, parse) for text in texts for parse in (False, True))
+        encoded = [reference.encode(text, parse) for text in texts for parse in (False, True)]
     except CaseFailure:  # (the oracle could not encode it: the search says so)
-        return False
+        return ""
+    if got.ids == [] and all(encoded):
+        return (f"the backend gave no ids for its prompt of {len(got.text):,} characters. The reference's encoder "
+                "gives ids for that text, with or without special-token parsing, so no way of making the prompt "
+                "gives none")
+    reach = [ids for ids in encoded] + ([[reference.bos, *ids] for ids in encoded] if reference.bos is not None else [])
+    if got.ids in reach:
+        return ""
+    return ("the backend's ids are none of the reference's encodings of the backend's own prompt text (special-token "
+            "text parsed or not, a BOS put first or not): the text was encoded otherwise, and no way of making the "
+            "prompt gives these ids")
 
 
 def _timed_out(e: BackendTimeout) -> Diagnosis:
