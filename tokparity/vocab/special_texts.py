@@ -33,14 +33,20 @@ class SpecialTextFinder:
     def _at(self, text: str) -> Iterator[tuple[int, str]]:
         """Every occurrence (overlapping ones too), by position, the longest first at each."""
         lengths, texts, n = self._lengths, self.texts, len(text)
-        starts = lengths.keys() & set(text)
+        # (a few first characters are each looked for in the text; many, by the text's own set)
+        starts = [c for c in lengths if c in text] if len(lengths) <= 64 else list(lengths.keys() & set(text))
         if not starts:
             return
-        for p, ch in enumerate(text):
-            if ch in starts:
-                for length in lengths[ch]:
-                    if p + length <= n and text[p:p + length] in texts:
-                        yield p, text[p:p + length]
+        at = []
+        for first in starts:  # (str.find runs in C: a long text is not walked a character at a time)
+            p = text.find(first)
+            while p >= 0:
+                at.append(p)
+                p = text.find(first, p + 1)
+        for p in sorted(at):
+            for length in lengths[text[p]]:
+                if p + length <= n and text[p:p + length] in texts:
+                    yield p, text[p:p + length]
 
     def holds(self, text: str) -> bool:
         """Whether ``text`` holds any of the special texts."""
