@@ -236,7 +236,7 @@ def _ids_out_of_reach(reference: ChatReference, got: ChatAnswer) -> str:
         return (f"the backend gave no ids for its prompt of {len(got.text):,} characters. The reference's encoder "
                 "gives ids for that text, with or without special-token parsing, so no way of making the prompt "
                 "gives none")
-    reach = [ids for ids in encoded] + ([[reference.bos, *ids] for ids in encoded] if reference.bos is not None else [])
+    reach = encoded + ([[reference.bos, *ids] for ids in encoded] if reference.bos is not None else [])
     if got.ids in reach:
         return ""
     return ("the backend's ids are none of the reference's encodings of the backend's own prompt text (special-token "
