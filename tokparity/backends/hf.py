@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from tokparity.chat.conversation import Conversation
 from tokparity.errors import BadModelFile, TokparityError
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
-from tokparity.vocab.hf_json import check_tokenizer_json
+from tokparity.vocab.hf_json import check_tokenizer_json, file_state
 from tokparity.zoo import ModelFiles
 
 
@@ -362,9 +362,9 @@ def apply_chat_template(auto: Any, conversation: Conversation) -> ChatAnswer:
     return ChatAnswer(text, [int(i) for i in ids])
 
 
-# Tokenizers loaded in this process, by file: a test session or a ``regress`` opens one file for many
-# runs, and tokenizers parses a large vocabulary in about a second. A file changed on disk has
-# another stat, so it is loaded again. The one setting a backend changes (encode_special_tokens) is
+# Tokenizers loaded in this process, by file (file_state, as check_tokenizer_json keeps its verdict): a
+# test session or a ``regress`` opens one file for many runs, and tokenizers parses a large
+# vocabulary in about a second. A file changed on disk is loaded again. The one setting a backend changes (encode_special_tokens) is
 # set before each encode, and no two backends encode at once (tokparity runs no threads).
 _LOADED: OrderedDict[tuple, tokenizers.Tokenizer] = OrderedDict()
 KEPT_TOKENIZERS = 2  # (a large vocabulary holds half a gigabyte)
@@ -373,11 +373,7 @@ KEPT_TOKENIZERS = 2  # (a large vocabulary holds half a gigabyte)
 def _load_tokenizers(path: Path) -> tokenizers.Tokenizer:
     """``Tokenizer.from_file`` on a file ``check_tokenizer_json`` let through (a pipeline that
     would panic or exhaust memory is refused first, with the step named). Kept per file and stat."""
-    try:
-        stat = path.stat()
-        key: tuple | None = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    except (OSError, RuntimeError):  # (the load below says what is wrong with the path)
-        key = None
+    key = file_state(path)  # (None: the load below says what is wrong with the path)
     if key is not None and key in _LOADED:
         _LOADED.move_to_end(key)
         return _LOADED[key]

@@ -125,14 +125,20 @@ def check_pipeline(path: str | os.PathLike, data: dict) -> TokenizerSpec:
 _CHECKED: set[tuple] = set()  # (the files that passed, as they were: a run makes one backend per run of a model)
 
 
+def file_state(path: str | os.PathLike) -> tuple | None:
+    """What a file is now, as a key of what was made of it: its real path, inode, size and time
+    (None where it cannot be read: the read says why). A file changed on disk gets another key."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.realpath(path), found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
 def check_tokenizer_json(path: str | os.PathLike) -> None:
     """``check_pipeline`` on a file (for backends that hand the file to another library). A file
     that passed is not read again until it changes (its size, its time, another file at its path)."""
-    try:
-        found = os.stat(path)
-        key: tuple | None = (os.path.realpath(path), found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
-    except OSError:
-        key = None  # (said by the read)
+    key = file_state(path)
     if key in _CHECKED:
         return
     check_pipeline(path, _read_json(Path(path), "tokenizer.json", TOKENIZER_JSON_BYTES))

@@ -13,6 +13,7 @@ thousand makes each ``<`` of a text cost half a million characters hashed.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator
 
 
@@ -37,13 +38,9 @@ class SpecialTextFinder:
         starts = [c for c in lengths if c in text] if len(lengths) <= 64 else list(lengths.keys() & set(text))
         if not starts:
             return
-        at = []
-        for first in starts:  # (str.find runs in C: a long text is not walked a character at a time)
-            p = text.find(first)
-            while p >= 0:
-                at.append(p)
-                p = text.find(first, p + 1)
-        for p in sorted(at):
+        # (str.find runs in C: a long text is not walked a character at a time; merged lazily, so
+        # ``holds`` stops at the first special text)
+        for p in heapq.merge(*(_positions(text, first) for first in starts)):
             for length in lengths[text[p]]:
                 if p + length <= n and text[p:p + length] in texts:
                     yield p, text[p:p + length]
@@ -66,3 +63,11 @@ class SpecialTextFinder:
                 found.append((p, special))
                 end = p + len(special)
         return found
+
+
+def _positions(text: str, char: str) -> Iterator[int]:
+    """Where ``char`` stands in ``text``, in order."""
+    p = text.find(char)
+    while p >= 0:
+        yield p
+        p = text.find(char, p + 1)
