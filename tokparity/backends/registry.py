@@ -110,10 +110,14 @@ def witnesses(spec: str, model: ModelFiles) -> list[str]:
     """The libraries of the model's files an engine may read, each the first built-in of its file's
     role that trains it, or else the first of that role. A ``cmd:`` engine reads the files it names
     (``{tokenizer_json}``: hf). A ``py:`` engine is given every file of the model, so each may be
-    its own. The run asks these libraries beside the engine, unjudged. An engine that gives a
+    its own. A server's is the library whose code it runs (SERVER_LIBRARY). The run asks these
+    libraries beside the engine, unjudged. An engine that gives a
     library's ids on the library's own file does what that library does there: a known divergence
     of the library is one of the engine's too."""
     command = split_label(spec)[1]
+    if command.startswith("http:"):  # a server that runs a library's own code: that library
+        library = SERVER_LIBRARY.get(command[len("http:"):].partition("@")[0])
+        return [library] if library else []
     if command.startswith("cmd:"):
         roles = list(dict.fromkeys(re.findall(r"\{(\w+)\}", command)))
     elif command.startswith("py:"):
@@ -139,7 +143,11 @@ RELEASE_STARTUP_TIMEOUT = 900.0  # seconds for a backend on another release to l
 SERVERS = {
     "llama-server": "tokparity.backends.llama_server:LlamaServerBackend",
     "llama-cpp-python": "tokparity.backends.llama_cpp_python_server:LlamaCppPythonServerBackend",
+    "mistral-common": "tokparity.backends.mistral_common_server:MistralCommonServerBackend",
 }
+# The library whose own code answers a server's requests. Where the server gives that library's very
+# answer, the library's reviewed differences are the server's too (``witnesses``).
+SERVER_LIBRARY = {"mistral-common": "mistral-common"}
 
 # Names that take an argument after the colon.
 PREFIXED = {

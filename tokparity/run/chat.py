@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tokparity.backends.base import Backend, outside_every_vocabulary, too_many_ids
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
@@ -101,6 +101,8 @@ class ChatJudge:
     compared: list[str]
     # the prompt each conversation must give (regress: the goldens'); None: the reference's
     expected: Callable[[Conversation], ChatAnswer] | None = None
+    # a server -> the library whose code it runs, asked where the server differs (registry.witnesses)
+    witness_of: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.specials = SpecialTexts(self.vocab.special_texts(), self.vocab.special_ids.get("unk"))
@@ -113,11 +115,12 @@ class ChatJudge:
         seconds["ref"] = time.perf_counter() - started
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
+        asked: dict[str, object] = {}  # each backend's answer, asked once (a witness may be asked first)
         for name in self.compared:
             started = time.perf_counter()
             # (a template the reference could not render, too slow or too big, is not given to the
             # backends: the failure is every backend's case, as an oracle's failure is when encoding)
-            got = ChatAnswer() if isinstance(want, CaseFailure) else self._ask(name, conversation, want)
+            got = ChatAnswer() if isinstance(want, CaseFailure) else self._asked(name, conversation, want, asked)
             seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
             if got is None or isinstance(got, CaseFailure) and got.status == "skipped":
                 verdicts[name] = SKIPPED
@@ -132,8 +135,11 @@ class ChatJudge:
             got_answer = got if isinstance(got, ChatAnswer) else ChatAnswer()
             gave = "both" if got_answer.text is not None and got_answer.ids is not None else \
                 "ids" if got_answer.ids is not None else "text"
+            same = [w for w in self.witness_of.get(name, ())
+                    if isinstance(got, ChatAnswer) and _same_answer(got, self._asked(w, conversation, want, asked))]
+            tags = dict(case.tags) | {"gave": gave} | ({"witness": ",".join(same)} if same else {})
             judgements.append(Judgement(
-                model=self.model, corpus=case.corpus, case_id=case.id, tags=dict(case.tags) | {"gave": gave},
+                model=self.model, corpus=case.corpus, case_id=case.id, tags=tags,
                 oracle=self.oracle if self.expected else f"template+{self.oracle}",
                 backend=name, cls=cls, evidence=evidence, stage=CHAT_STAGE, first_diff=first, text=case.text,
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
@@ -142,6 +148,11 @@ class ChatJudge:
                 shape=answers_shape(self.vocab, conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(judgements), op="chat", seconds=seconds)
+
+    def _asked(self, name: str, conversation: Conversation, want: object, asked: dict[str, object]) -> object:
+        if name not in asked:
+            asked[name] = self._ask(name, conversation, want)
+        return asked[name]
 
     def _ask(self, name: str, conversation: Conversation, want: object) -> object:
         """What ``name`` makes of the conversation: a backend's chat op, or one of the template's own
@@ -186,3 +197,11 @@ class ChatJudge:
     def _pieces(self, ids: list[int] | None) -> list[str]:
         return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids or []]
 
+
+def _same_answer(got: ChatAnswer, theirs: object) -> bool:
+    """Whether a library answered as the engine did: both refused, or the same ids and text on
+    whatever the engine gave."""
+    if not isinstance(theirs, ChatAnswer) or bool(got.raised) != bool(theirs.raised):
+        return False
+    return bool(got.raised) or ((got.ids is None or got.ids == theirs.ids) and
+                                (got.text is None or got.text == theirs.text))

@@ -56,8 +56,8 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
         return decision
     entry_id, library = known_of(known, Mismatch(j, decision), count=True)
     entry = known.entry(entry_id) if entry_id else None
-    said = f"{library} gives this answer too, on the same file: " if library and j.op in DECODING_OPS else \
-        f"{library} gives these ids too, on the same file: " if library else ""
+    what = "this answer" if j.op in DECODING_OPS else "this prompt" if j.op == "chat" else "these ids"
+    said = f"{library} gives {what} too, on the same file: " if library else ""
     if entry is not None and entry.cause and not decision.cause:
         return Decision(decision.cls, decision.stage, entry_id, entry.cause,
                         f"{said}reviewed, not reproduced: the known divergence {entry.id!r} says so ({entry.upstream})",

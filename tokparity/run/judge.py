@@ -112,8 +112,10 @@ class ModelRun:
         # (regress --ops chat: the library that encoded the stored prompts encodes the live template's)
         encoder = [options.services.prompts.encoder] if options.chat and options.services.prompts else []
         # The libraries of the files a cmd: engine reads, asked beside it (registry.witnesses); a
-        # witness not asked for otherwise is loaded for that alone, and not judged
-        witness_of = {name: witnesses(args[name], self.model) for name in args} if not options.chat else {}
+        # witness not asked for otherwise is loaded for that alone, and not judged. In a chat run only
+        # a server has one: an engine's prompt builder is its own code, whatever file it reads.
+        witness_of = {name: witnesses(args[name], self.model) for name in args
+                      if not options.chat or split_label(args[name])[1].startswith("http:")}
         witness = [w for w in dict.fromkeys(w for ws in witness_of.values() for w in ws)
                    if w not in self.chain and w not in args]
         wanted = list(dict.fromkeys(self.chain + encoder + list(args) + witness))
@@ -197,7 +199,7 @@ class ModelRun:
             results.options.setdefault("notes", []).append(note)  # (the terminal shows it with the summary)
         # (judged by stored prompts, the records name the goldens as the oracle, as encoding's do)
         return ChatJudge(self.model.name, self.vocab, self.backends, reference, self.chain[0] if stored else oracle,
-                         self.by_op["chat"], stored.answer if stored else None)
+                         self.by_op["chat"], stored.answer if stored else None, self.witness_of)
 
     def _decoder(self, options: CompareOptions, results: ResultsSoFar) -> str | None:
         """Who judges the decoding ops (tokparity.run.ops.decoder_of), said where it is not the
