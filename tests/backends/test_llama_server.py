@@ -91,6 +91,20 @@ def test_llama_cpp_jinja_names_each_difference_from_transformers():
     assert not servers()
 
 
+def test_llama_cpp_jinja_reads_a_missing_value_and_joins_parts_on_command_r():
+    """Command R's template reads ``tool.name`` of OpenAI-style tools, which have none: jinja2
+    raises, llama.cpp's Jinja engine writes nothing there and goes on (common/jinja/runtime.cpp).
+    Its template refuses a list of parts, so llama.cpp joins them (common/jinja/caps.cpp), though
+    the template's source reads a part's ``type`` elsewhere. Every row is named, the verdict proven."""
+    results = run_compare(["command-r"], ["chats"], ["llama.cpp-jinja"], CompareOptions(ops=("chat",)))
+    run = runs(results)[("command-r", "llama.cpp-jinja", "chat")]
+    assert run.causes == {"chat.missing-concatenated": 5, "chat.parts-joined": 2, "chat.final-message-continued": 1}
+    tools = {m.case_id for m in results.mismatches if m.cause == "chat.missing-concatenated"}
+    assert tools == {"tools-01", "tools-02", "tool-call-object-01", "tool-call-string-01", "tool-result-01"}
+    assert run.root_cause.proven and run.root_cause.explains == run.mismatches == 8
+    assert not servers()
+
+
 def test_a_server_you_run_is_asked_over_http(tmp_path):
     model = resolve_model("llama-bpe")
     with LlamaServerBackend(model) as started:

@@ -120,6 +120,8 @@ RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_ge
 PREPARED_BY = operator.attrgetter(*(f.name for f in dataclasses.fields(ChatWay) if f.name not in RENDERED_BY))
 EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
+PARTS_PROBE = "\ue001parts probe\ue001"
+LIST_WRITTEN = re.compile(r"""\{\s*['"]type['"]""")  # (a list of parts written as Python or JSON writes it)
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
 CONTENT_MARK = "\ue003"  # (where a message's content begins, until the whitespace before it is rewritten)
 # An engine's own check refused the conversation. The backend's words for it are its language's,
@@ -171,6 +173,7 @@ class ChatReference:
         self._prepared_by: dict[tuple, tuple[Conversation, str | None] | TemplateRaised] = {}
         self._chars = 0  # (conversation, the way's render choices) -> text
         self._reads_system: bool | None = None  # (asked once, where a way needs it)
+        self._takes_parts: bool | None = None  # (likewise)
         self._turn_end: str | None = None  # (the same)
 
     def text(self, conversation: Conversation, way: ChatWay = TRANSFORMERS_WAY) -> str:
@@ -253,7 +256,7 @@ class ChatReference:
         refused = own_refusal(conversation, way)  # (on the request as it came: its roles, its parts)
         if refused:
             raise TemplateRaised(OWN_CHECK + refused)
-        conversation = edited(conversation, way, self.template.reads_parts,
+        conversation = edited(conversation, way, way.join_parts is None or self.takes_parts(),
                               way.fold_system is None or way.fold_always or self.reads_system())
         if not conversation.messages:  # (every message taken out: transformers refuses to render none)
             raise TemplateRaised(EMPTY_CONVERSATION)
@@ -276,6 +279,17 @@ class ChatReference:
             text = self._probe([{"role": "system", "content": SYSTEM_PROBE}, {"role": "user", "content": "Hello"}])
             self._reads_system = text is None or SYSTEM_PROBE in text
         return self._reads_system
+
+    def takes_parts(self) -> bool:
+        """Whether the template writes the text of a content given as a list of parts: a probe
+        with one text part is rendered. A template that refuses it, or writes the list itself, does
+        not. llama.cpp decides so too, by running the template (common/jinja/caps.cpp): a template
+        that never reads a content as a list gets every list joined. A search of the template's
+        source for a part's ``type`` says yes to Command R's, which refuses a list."""
+        if self._takes_parts is None:
+            text = self._probe([{"role": "user", "content": [{"type": "text", "text": PARTS_PROBE}]}])
+            self._takes_parts = text is not None and PARTS_PROBE in text and not LIST_WRITTEN.search(text)
+        return self._takes_parts
 
     def turn_end(self) -> str:
         """The text the template writes after a message's content to end its turn (``<|eot_id|>``):
@@ -499,11 +513,11 @@ def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     return dataclasses.replace(conversation, messages=rest), text
 
 
-def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, reads_system: bool = True
+def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, reads_system: bool = True
            ) -> Conversation:
-    """The conversation as an engine that edits it before rendering sees it (``reads_parts``,
-    ``reads_system``: whether the template reads a list of parts, a system message; an engine that
-    joins or folds them leaves such a template's alone)."""
+    """The conversation as an engine that edits it before rendering sees it. ``takes_parts`` and
+    ``reads_system`` say whether the template writes a list of parts, a system message: an engine
+    that joins or folds them leaves such a template's alone."""
     messages = conversation.messages
     if way.drop_roles:
         messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
@@ -527,7 +541,7 @@ def edited(conversation: Conversation, way: ChatWay, reads_parts: bool = False, 
     if way.one_part is not None:
         messages = [m | {"content": _one_part(m["content"], way.one_part)} if isinstance(m.get("content"), list) else m
                     for m in messages]
-    if way.join_parts is not None and not reads_parts:
+    if way.join_parts is not None and not takes_parts:
         messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
     # (after the parts are joined, as llama.cpp does; ``reads_system`` is asked only where it matters)

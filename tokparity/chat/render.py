@@ -24,6 +24,7 @@ import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from tokparity.errors import TemplateRaised
 
@@ -51,6 +52,10 @@ class RenderSwitches:
     autoescape: bool = False  # every {{ }} output HTML-escaped (jinja2's autoescape, on in some engines' environments)
     special_tokens: bool = True  # bos_token, eos_token and the other special tokens' texts given to the template
     globals_missing: str = ""  # transformers' globals the engine's environment lacks, by name ("strftime_now")
+    # a missing value (undefined, or None) read where jinja2 raises: "raise" (jinja2); "concatenated":
+    # a string + it is the string; "lenient": that, and its attributes and calls are missing too
+    # (llama.cpp's Jinja engine)
+    missing: str = "raise"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -163,7 +168,8 @@ def compiled(source: str, switches: RenderSwitches):
         def fromkeys(self, *args, **kwargs):
             return dict.fromkeys(*args, **kwargs)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
+    environment = _lenient(switches.missing) if switches.missing != "raise" else ImmutableSandboxedEnvironment
+    env = environment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
                                         keep_trailing_newline=switches.keep_trailing_newline,
                                         autoescape=switches.autoescape,
                                         extensions=[Generation, jinja2.ext.loopcontrols])
@@ -191,6 +197,40 @@ def compiled(source: str, switches: RenderSwitches):
             sum(len(source) for source, _switches in _COMPILED) > KEPT_SOURCE_CHARS:
         _COMPILED.popitem(last=False)
     return template
+
+
+@lru_cache(maxsize=2)
+def _lenient(kind: str):
+    """An environment class that reads a missing value (undefined, or None) where jinja2 raises, as
+    llama.cpp's Jinja engine does (common/jinja/runtime.cpp). "concatenated": a string + a missing
+    value is the string (binary_expression). "lenient": also, an attribute or a call of an
+    undefined value is undefined, and a loop over it is empty (member_expression). Made on first
+    use: jinja2 is imported late."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    if kind not in ("concatenated", "lenient"):
+        raise ValueError(f"no such reading of a missing value: {kind!r}")
+
+    def missing(value) -> bool:
+        return value is None or isinstance(value, jinja2.Undefined)
+
+    class Chained(jinja2.ChainableUndefined):
+        def __call__(self, *args, **kwargs):
+            return self
+
+    class Lenient(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"+"})
+
+        def __init__(self, **options):
+            super().__init__(undefined=Chained if kind == "lenient" else jinja2.Undefined, **options)
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "+" and isinstance(left, str) and missing(right):
+                return left
+            if operator == "+" and isinstance(right, str) and missing(left):
+                return right
+            return super().call_binop(context, operator, left, right)
+    return Lenient
 
 
 def _untrimmed(value, chars=None):
