@@ -4,16 +4,17 @@
     -b 'srv=http:mistral-common@HOST:PORT'   one elsewhere: only where you name the host
 
 Chat asks ``POST /v1/tokenize/`` with the conversation as an OpenAI request (messages, tools,
-``continue_final_message``). The server answers the prompt's ids, not its text. It answers a
-request its schema refuses with 400 or 422: that is the conversation refused. Its validation of
-the messages runs later, inside ``encode_chat_completion``, and a refusal there is an HTTP 500
-with no words (mistral-common 1.13.1, experimental/app/routers.py): that is the case's failure.
+``continue_final_message``). The server answers the prompt's ids, not its text. A request its
+schema refuses gets a 400 or 422: that is the conversation refused. The library's own validation
+runs later, inside ``encode_chat_completion``. A refusal there is an HTTP 500 with no words
+(mistral-common 1.13.1, experimental/app/routers.py). That is the case's failure.
 
 Decode asks ``POST /v1/detokenize/string``. Special tokens are kept as their text
 (``special_token_policy: keep``), or left out with ``--skip-special`` (``ignore``). The server
 refuses an empty list of ids (400): that case is not covered.
 
-Encode is not asked: no endpoint takes a text. Pieces are read from the tekken file itself.
+No endpoint takes a text, so an encode case is not covered: counted, not judged. Pieces are read
+from the tekken file itself.
 The server must run the model compared: tokparity reads its file for the pieces only.
 """
 
@@ -43,7 +44,11 @@ class MistralCommonServerBackend(Backend):
         if opts:
             raise TokparityError(f"mistral-common server backend: unknown option(s) {', '.join(sorted(opts))}")
         from tokparity.backends.mistral_common import MistralCommonBackend
-        self._file = MistralCommonBackend(model)  # (the pieces; and the tekken file the server must load)
+        try:
+            self._file = MistralCommonBackend(model)  # (the pieces; and the tekken file the server must load)
+        except ImportError:
+            raise TokparityError("http:mistral-common reads the tekken file's pieces with mistral-common, which is not "
+                                 "installed here: pip install 'tokparity[mistral]'") from None
         host, port = parse_address(url, "mistral-common")
         self.client = ServerClient(host, port, timeout, yours=True)
         try:
@@ -64,7 +69,7 @@ class MistralCommonServerBackend(Backend):
         return self._version
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        raise NotImplementedError("mistral-common's server tokenizes conversations only: run it with --ops chat")
+        raise NotCovered("no endpoint of mistral-common's server takes a text: ask it --ops chat or --ops decode")
 
     def decode(self, ids: list[int], settings: DecodeSettings = AS_FILES_SAY) -> str:
         if not ids:

@@ -52,9 +52,9 @@ class RenderSwitches:
     autoescape: bool = False  # every {{ }} output HTML-escaped (jinja2's autoescape, on in some engines' environments)
     special_tokens: bool = True  # bos_token, eos_token and the other special tokens' texts given to the template
     globals_missing: str = ""  # transformers' globals the engine's environment lacks, by name ("strftime_now")
-    # a missing value (undefined, or None) read where jinja2 raises: "raise" (jinja2); "concatenated":
-    # a string + it is the string; "lenient": that, and its attributes and calls are missing too
-    # (llama.cpp's Jinja engine)
+    # a missing value read where jinja2 raises: "raise" (jinja2); "concatenated": a string plus an
+    # undefined value or None is the string; "lenient": that, and an attribute or a call of an
+    # undefined value is undefined (llama.cpp's Jinja engine)
     missing: str = "raise"
 
     def to_json(self) -> dict:
@@ -170,9 +170,8 @@ def compiled(source: str, switches: RenderSwitches):
 
     environment = _lenient(switches.missing) if switches.missing != "raise" else ImmutableSandboxedEnvironment
     env = environment(trim_blocks=switches.trim_blocks, lstrip_blocks=switches.lstrip_blocks,
-                                        keep_trailing_newline=switches.keep_trailing_newline,
-                                        autoescape=switches.autoescape,
-                                        extensions=[Generation, jinja2.ext.loopcontrols])
+                      keep_trailing_newline=switches.keep_trailing_newline, autoescape=switches.autoescape,
+                      extensions=[Generation, jinja2.ext.loopcontrols])
     own = _tojson(switches.tojson)
     if own is not None:
         env.filters["tojson"] = own
@@ -201,13 +200,12 @@ def compiled(source: str, switches: RenderSwitches):
 
 @lru_cache(maxsize=2)
 def _lenient(kind: str):
-    """An environment class that reads a missing value (undefined, or None) where jinja2 raises, as
-    llama.cpp's Jinja engine does (common/jinja/runtime.cpp). "concatenated": a string + a missing
-    value is the string (binary_expression). "lenient": also, an attribute or a call of an
-    undefined value is undefined, and a loop over it is empty (member_expression). Made on first
-    use: jinja2 is imported late."""
+    """An environment class that reads a missing value where jinja2 raises, as llama.cpp's Jinja
+    engine does (common/jinja/runtime.cpp). "concatenated": a string plus an undefined value or
+    None is the string (binary_expression). "lenient": also, an attribute or a call of an undefined
+    value is undefined (member_expression). Made on first use: jinja2 is imported late."""
     import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
     if kind not in ("concatenated", "lenient"):
         raise ValueError(f"no such reading of a missing value: {kind!r}")
 
@@ -223,6 +221,11 @@ def _lenient(kind: str):
 
         def __init__(self, **options):
             super().__init__(undefined=Chained if kind == "lenient" else jinja2.Undefined, **options)
+
+        def unsafe_undefined(self, obj, attribute):
+            # (what the sandbox refuses stays refused, as jinja2's plain undefined: never chained to "")
+            return jinja2.Undefined(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe.",
+                                    name=attribute, obj=obj, exc=SecurityError)
 
         def call_binop(self, context, operator, left, right):
             if operator == "+" and isinstance(left, str) and missing(right):

@@ -135,9 +135,7 @@ class ChatJudge:
             got_answer = got if isinstance(got, ChatAnswer) else ChatAnswer()
             gave = "both" if got_answer.text is not None and got_answer.ids is not None else \
                 "ids" if got_answer.ids is not None else "text"
-            same = [w for w in self.witness_of.get(name, ())
-                    if isinstance(got, ChatAnswer) and _same_answer(got, self._asked(w, conversation, want, asked))]
-            tags = dict(case.tags) | {"gave": gave} | ({"witness": ",".join(same)} if same else {})
+            tags = dict(case.tags) | {"gave": gave} | self._witnessed(name, conversation, want, got, asked)
             judgements.append(Judgement(
                 model=self.model, corpus=case.corpus, case_id=case.id, tags=tags,
                 oracle=self.oracle if self.expected else f"template+{self.oracle}",
@@ -148,6 +146,21 @@ class ChatJudge:
                 shape=answers_shape(self.vocab, conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(judgements), op="chat", seconds=seconds)
+
+    def _witnessed(self, name: str, conversation: Conversation, want: object, got: object,
+                   asked: dict[str, object]) -> dict[str, str]:
+        """The tags of a server's row where the library whose code it runs gave its very answer:
+        ``witness``, and that library's own row on the case (``witness_class``, ``witness_evidence``:
+        the library may show more than the server, its text). tokparity.run.decide matches the
+        library's known divergences against that row."""
+        if isinstance(want, CaseFailure) or not isinstance(got, ChatAnswer):
+            return {}
+        for library in self.witness_of.get(name, ()):
+            theirs = self._asked(library, conversation, want, asked)
+            if _same_answer(got, theirs):
+                own = self._judge(want, theirs, library)
+                return {"witness": library} | ({"witness_class": own[0], "witness_evidence": own[1]} if own else {})
+        return {}
 
     def _asked(self, name: str, conversation: Conversation, want: object, asked: dict[str, object]) -> object:
         if name not in asked:
@@ -200,8 +213,10 @@ class ChatJudge:
 
 def _same_answer(got: ChatAnswer, theirs: object) -> bool:
     """Whether a library answered as the engine did: both refused, or the same ids and text on
-    whatever the engine gave."""
+    whatever the engine gave (an engine that gave nothing gave no answer to share)."""
     if not isinstance(theirs, ChatAnswer) or bool(got.raised) != bool(theirs.raised):
+        return False
+    if not got.raised and got.ids is None and got.text is None:
         return False
     return bool(got.raised) or ((got.ids is None or got.ids == theirs.ids) and
                                 (got.text is None or got.text == theirs.text))

@@ -78,7 +78,12 @@ def known_of(known: KnownList, m: Mismatch, count: bool = False) -> tuple[str, s
     if found:
         return found, ""
     for library in filter(None, str(m.tags.get("witness", "")).split(",")):
-        found = look(Mismatch(replace(m.judgement, backend=library), m.decision))
+        own = replace(m.judgement, backend=library)
+        if "witness_class" in m.tags:  # (chat: the library's own row, which may show more than the engine gave)
+            own = replace(own, cls=str(m.tags["witness_class"]), evidence=str(m.tags.get("witness_evidence", "")))
+            found = look(Mismatch(own, Decision.as_judged(own)))
+        else:
+            found = look(Mismatch(own, m.decision))
         if found:
             return found, library
     return "", ""
