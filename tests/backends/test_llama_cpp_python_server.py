@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
+from servers import serving
 
-from tokparity.backends.server_http import ServerClient, free_port
+from tokparity.backends.server_http import free_port
 from tokparity.run.driver import run_compare
 from tokparity.run.options import CompareOptions
 from tokparity.zoo import resolve_model
@@ -29,31 +29,14 @@ pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server: p
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
     """The server, on a tiny model with llama-bpe's tokenizer, on a free loopback port."""
-    from tokparity.backends.llama_server import _die_with_parent, gguf_of, tiny_model_for
+    from tokparity.backends.llama_server import gguf_of, tiny_model_for
     model = resolve_model("llama-bpe")
     tiny = tiny_model_for(model, gguf_of(model, print))
     number = free_port()
-    log = tmp_path_factory.mktemp("llama-cpp-python") / "server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(tiny), "--host", "127.0.0.1",
-                                   "--port", str(number), "--n_ctx", "512", "--verbose", "False"],
-                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True, preexec_fn=_die_with_parent)
-    try:
-        client, deadline = ServerClient("127.0.0.1", number, 5.0), time.monotonic() + 120
-        while True:
-            assert server.poll() is None, log.read_text("utf-8", "replace")[-2000:]
-            try:
-                if client.request("GET", "/v1/models")[0] == 200:
-                    break
-            except Exception:
-                assert time.monotonic() < deadline, "llama-cpp-python's server did not answer in 120 s"
-                time.sleep(0.2)
-        client.close()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(tiny), "--host", "127.0.0.1",
+               "--port", str(number), "--n_ctx", "512", "--verbose", "False"]
+    with serving(command, number, "/v1/models", tmp_path_factory.mktemp("llama-cpp-python") / "server.log"):
         yield number
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_encode_agrees_and_detokenize_is_named_by_its_two_bugs(port):

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import pytest
+from servers import serving
 
-from tokparity.backends.server_http import ServerClient, free_port
+from tokparity.backends.server_http import free_port
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
@@ -33,30 +33,11 @@ REFUSED_BY_THE_LIBRARY = {"multi-turn-02", "empty-content-02", "reasoning-01"}
 @pytest.fixture(scope="module")
 def port(zoo, tmp_path_factory):
     """The server, on the zoo's tekken file, on a free loopback port."""
-    from tokparity.backends.llama_server import _die_with_parent
-    tekken = zoo("tekken").path("tiktoken")
     number = free_port()
-    log = tmp_path_factory.mktemp("mistral-common") / "server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen([sys.executable, "-m", "mistral_common.experimental.app.main", "serve", str(tekken),
-                                   "--host", "127.0.0.1", "--port", str(number)],
-                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True, preexec_fn=_die_with_parent)
-    try:
-        client, deadline = ServerClient("127.0.0.1", number, 5.0), time.monotonic() + 120
-        while True:
-            assert server.poll() is None, log.read_text("utf-8", "replace")[-2000:]
-            try:
-                if client.request("GET", "/openapi.json")[0] == 200:
-                    break
-            except Exception:
-                assert time.monotonic() < deadline, "mistral-common's server did not answer in 120 s"
-                time.sleep(0.2)
-        client.close()
+    command = [sys.executable, "-m", "mistral_common.experimental.app.main", "serve",
+               str(zoo("tekken").path("tiktoken")), "--host", "127.0.0.1", "--port", str(number)]
+    with serving(command, number, "/openapi.json", tmp_path_factory.mktemp("mistral-common") / "server.log"):
         yield number
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_the_server_gives_the_librarys_prompts_and_fails_where_the_library_refuses(port):

@@ -52,12 +52,8 @@ class LlamaCppPythonServerBackend(Backend):
             _, self._hidden = llama.generation_marks()
         host, port = parse_address(url, self.name)
         self.client = ServerClient(host, port, timeout, yours=True)
-        try:
-            status, reply = self.client.request("GET", "/v1/models")
-        except CaseFailure as e:
-            self.client.close()
-            raise TokparityError(f"{self.client.url}: no llama-cpp-python server answers there ({e.detail}); start "
-                                 f"it first (python -m llama_cpp.server --model {gguf} --port {port})") from None
+        status, reply = self.client.first_answer("/v1/models", "llama-cpp-python server",
+                                                 f"python -m llama_cpp.server --model {gguf} --port {port}")
         models = reply.get("data") if isinstance(reply, dict) else None
         if status != 200 or not isinstance(models, list):
             self.client.close()

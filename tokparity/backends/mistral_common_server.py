@@ -51,12 +51,8 @@ class MistralCommonServerBackend(Backend):
                                  "installed here: pip install 'tokparity[mistral]'") from None
         host, port = parse_address(url, "mistral-common")
         self.client = ServerClient(host, port, timeout, yours=True)
-        try:
-            status, reply = self.client.request("GET", "/openapi.json")
-        except CaseFailure as e:
-            self.client.close()
-            raise TokparityError(f"{self.client.url}: no mistral-common server answers there ({e.detail}); start it "
-                                 f"first (mistral_common serve {self._file.path} --port {port})") from None
+        status, reply = self.client.first_answer("/openapi.json", "mistral-common server",
+                                                 f"mistral_common serve {self._file.path} --port {port}")
         paths = reply.get("paths") if isinstance(reply, dict) else None
         if status != 200 or not isinstance(paths, dict) or "/v1/tokenize/" not in paths:
             self.client.close()

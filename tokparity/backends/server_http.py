@@ -35,6 +35,15 @@ class ServerClient:
         slow answer a timeout, a body that is not JSON an error: each of this case only."""
         return self.request("POST", path, _body(body))
 
+    def first_answer(self, path: str, server: str, start: str) -> tuple[int, object]:
+        """``GET path`` of a server you run, asked before any case. Where none answers, the client
+        is closed and one line says how to start it (``start``: the command)."""
+        try:
+            return self.request("GET", path)
+        except CaseFailure as e:
+            self.close()
+            raise TokparityError(f"{self.url}: no {server} answers there ({e.detail}); start it first ({start})") from None
+
     def request(self, method: str, path: str, data: bytes | None = None) -> tuple[int, object]:
         status, raw = self._exchange(method, path, data)
         return status, self._json(path, status, raw)
