@@ -76,6 +76,9 @@ def test_step_summary_appended(failing_run):
     summary_md = (tmp / "out" / "summary.md").read_text("utf-8")
     assert step == "## an earlier step\n" + summary_md
     assert "| llama-spm | golden/llama.cpp | mine | 884 | 181 | 181 |" in step
+    # (a run made with --no-diagnose tried no variant: it says so, never that none reproduced them)
+    assert "the run was made with --no-diagnose, so no cause was looked for" in summary_md
+    assert "reproduc" not in summary_md
 
 
 def test_junit_of_a_run_that_agrees(tmp_path):

@@ -72,6 +72,7 @@ from tokparity.report.nodes import (
 )
 from tokparity.report.pieces import PLAIN
 from tokparity.report.writeup import (
+    NOT_DIAGNOSED,
     TIE,
     Tokens,
     Writeup,
@@ -147,8 +148,9 @@ def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Wri
     for m in results.mismatches:
         groups.setdefault((m.model, m.backend, m.op), []).append(m)
     styles = piece_styles(results.mismatches) if styles is None else styles
+    diagnosed = results.options.get("diagnose", True)
     return [writeup(r, groups.get((r.model, r.backend, r.op), []), styles.get(r.model, PLAIN), root_cause(r),
-                    verdict_sentence(r))
+                    verdict_sentence(r), diagnosed)
             for r in sorted((r for r in results.runs if r.mismatches), key=lambda r: r.unexplained == 0)]
 
 
@@ -449,6 +451,8 @@ def writeup_article(w: Writeup, view: str) -> Article:
                 if breaks else ""
             cause.append(Paragraph(runs(f"The named deviation would also change {plural(w.narrower, 'agreeing case')}"
                                         f"{listed}: the engine deviates on fewer texts than the variant does."), MUTED))
+    elif not w.diagnosed:
+        cause.append(Paragraph(runs(f"Not diagnosed: {NOT_DIAGNOSED}."), MUTED))
     elif not w.only_ties:
         what = "ids" if w.summary.op == "encode" else "answer"
         cause.append(Paragraph(runs(f"Not reproduced: no variant of the reference gives the backend's {what}."), BAD))
@@ -457,7 +461,7 @@ def writeup_article(w: Writeup, view: str) -> Article:
         extra.append(runs(f"what it does: {w.how}"))
     if w.case_causes:
         extra.append(runs("case by case: ", *joined([runs(Run(c, CODE), f" {n:,}") for c, n in w.case_causes])))
-    if w.not_reproduced and not w.only_ties:
+    if w.not_reproduced and not w.only_ties and w.diagnosed:
         extra.append(runs(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}"))
     if extra:
         cause.append(Paragraph(sentence_case(joined(extra, "; ")), MUTED))

@@ -46,6 +46,7 @@ from tokparity.run.results import RunSummary
 PROMPT_CORPORA = ("multilingual", "edge")  # where prompt-like texts are looked for, prose first
 PROMPT_CHARS = (10, 80)
 PROMPT_LETTERS = 0.8  # share of letters and spaces in a prompt-like text
+NOT_DIAGNOSED = "the run was made with --no-diagnose"
 FAILED = ("crash", "timeout")  # nothing to compare: a case of these is shown only when nothing else is
 # Characters of special-token spellings (<s>, </s>, <|endoftext|>, [CLS], {{bos}}): a text with one
 # is about special-token parsing, not the prompt a reader should see first.
@@ -72,6 +73,7 @@ class Writeup:
     fixes: list[Fix] = field(default_factory=list)
     ties: list[Mismatch] = field(default_factory=list)
     known: list[tuple[str, int]] = field(default_factory=list)  # known-divergence id, cases
+    diagnosed: bool = True  # False: the run was made with --no-diagnose, so no cause was looked for
 
     @property
     def model(self) -> str:
@@ -177,6 +179,8 @@ def cause_line(w: Writeup) -> str:
     if w.known and s.mismatches and not s.unexplained and not s.ties:
         return (f"{plural(s.mismatches, 'mismatch')}; each is a reviewed known divergence "
                 f"({', '.join(k for k, _ in w.known)})")
+    if not w.cause and not w.diagnosed:
+        return f"not diagnosed ({NOT_DIAGNOSED}; {plural(w.summary.mismatches, 'mismatch')})"
     if not w.cause:
         return f"no cause reproduced ({plural(w.summary.mismatches, 'mismatch')})"
     ties = f"; {plural(len(w.ties), 'tie')} apart" if w.ties else ""
@@ -256,18 +260,22 @@ def op_object(summary: RunSummary) -> str:
 
 
 def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN, verdict: RootCause | None = None,
-            verdict_text: str = "") -> Writeup:
+            verdict_text: str = "", diagnosed: bool = True) -> Writeup:
     """The write-up of ``summary``: ``verdict`` is its run-level root cause, ``verdict_text`` the
-    sentence tokparity.diagnose.verdict says of it."""
+    sentence tokparity.diagnose.verdict says of it. ``diagnosed``: False for a run made with
+    ``--no-diagnose``, where no variant was tried."""
     ties = [m for m in mismatches if m.cause == TIE]
-    if ties and len(ties) == summary.mismatches:
+    if not diagnosed:
+        text = (f"{op_subject(summary)} differs from {op_object(summary)} on {plural(summary.mismatches, 'case')} of "
+                f"{summary.model}; {NOT_DIAGNOSED}, so no cause was looked for.")
+    elif ties and len(ties) == summary.mismatches:
         text = (f"{summary.backend} differs from {summary.oracle} on {summary.mismatches:,} cases of {summary.model}, "
                 f"each a tie of equal score ({TIE}): two segmentations the model scores the same, so neither is "
                 "wrong; reported apart, not as failures.")
     else:
         text = verdict_text
     w = Writeup(summary, mismatches, text, style, verdict, ties=sorted(ties, key=lambda m: len(m.text)),
-                known=Counter(m.known for m in mismatches if m.known).most_common())
+                known=Counter(m.known for m in mismatches if m.known).most_common(), diagnosed=diagnosed)
     if not verdict and w.cause:  # per-case causes, no run-level verdict (fuzz): say what is known
         w.sentence = (f"{op_subject(summary)} differs from {op_object(summary)} on {plural(summary.mismatches, 'case')} of "
                       f"{summary.model}; {w.cause} {case_by_case(w.cause, summary.causes.get(w.cause, 0), 'them')}.")

@@ -36,7 +36,8 @@ def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: li
                            ({"skip_special": True} if decoding.skip_special else {}) |
                            ({"clean_up_spaces": decoding.clean_up} if decoding.clean_up is not None else {}) |
                            ({"spaces_between_specials": True} if decoding.spaces_between_specials else {}) |
-                           ({"remove_special": True} if decoding.remove_special else {}))
+                           ({"remove_special": True} if decoding.remove_special else {}) |
+                           ({"diagnose": False} if not options.diagnose else {}))
     with deferring_ctrl_c(), collector_relaxed():
         return _run_compare(list(models), list(corpora), backend_names, options, results, started)
 
