@@ -41,7 +41,7 @@ from evidence import contradictions, reproducer
 from tokparity.corpus import load_corpus
 from tokparity.diagnose.search import Diagnoser
 from tokparity.records import Mismatch, RootCause
-from tokparity.reference import RefTokenizer
+from tokparity.reference import reference_of
 from tokparity.run.driver import run_compare
 from tokparity.run.options import CompareOptions
 from tokparity.run.results import Results, RunSummary
@@ -412,7 +412,7 @@ def check_evidence(m: Mutation, mismatches: list[Mismatch]) -> None:
     key = (m.model, m.add_special, m.parse_special)
     if key not in _DIAGNOSERS:
         _DIAGNOSERS.clear()  # (one model's reference at a time)
-        _DIAGNOSERS[key] = Diagnoser(RefTokenizer(load_vocab(resolve_model(m.model).primary[1])), m.add_special,
+        _DIAGNOSERS[key] = Diagnoser(reference_of(load_vocab(resolve_model(m.model).primary[1])), m.add_special,
                                      m.parse_special)
     diagnoser = _DIAGNOSERS[key]
     false = [(x.case_id, said) for x in mismatches

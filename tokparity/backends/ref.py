@@ -5,7 +5,7 @@ from __future__ import annotations
 import tokparity
 from tokparity.backends.base import Backend, in_steps
 from tokparity.errors import BackendTimeout, TokparityError
-from tokparity.reference import RefTokenizer
+from tokparity.reference import reference_of
 from tokparity.reference.decode import AS_FILES_SAY, EVERY_SWITCH, DecodeSettings
 from tokparity.vocab import load_vocab
 from tokparity.zoo import ModelFiles
@@ -30,7 +30,7 @@ class RefBackend(Backend):
             self.role, self.path = model.primary
         self.model = model
         self.vocab = load_vocab(self.path)
-        self.tokenizer = RefTokenizer(self.vocab)
+        self.tokenizer = reference_of(self.vocab)
 
     @property
     def version(self) -> str:

@@ -114,6 +114,11 @@ def _javascript_trim(value: object, chars: str | None = None) -> str:
 _COMPILED: OrderedDict = OrderedDict()
 KEPT_TEMPLATES = 512
 KEPT_SOURCE_CHARS = 8_000_000
+# The Python code jinja2 compiles a template to, kept per source and the switches its compiler
+# reads (COMPILED_BY); the others (a global, the BOS text) only bind other values to that code.
+# A search's few hundred sets of switches then compile a template a few dozen times, not hundreds.
+_CODE: OrderedDict = OrderedDict()
+COMPILED_BY = ("trim_blocks", "lstrip_blocks", "keep_trailing_newline", "autoescape", "missing", "tojson", "trim")
 
 
 def compiled(source: str, switches: RenderSwitches):
@@ -187,15 +192,28 @@ def compiled(source: str, switches: RenderSwitches):
     env.globals["namespace"] = Namespace
     for name in switches.globals_missing.split():
         env.globals.pop(name, None)
-    try:
-        template = env.from_string(source)
-    except jinja2.exceptions.TemplateError as e:
-        raise TemplateRaised(f"the template does not compile: {type(e).__name__}: {e}") from None
+    code_key = (source, *(getattr(switches, name) for name in COMPILED_BY))
+    code = _CODE.get(code_key)
+    if code is None:
+        try:
+            code = env.compile(source)
+        except jinja2.exceptions.TemplateError as e:
+            raise TemplateRaised(f"the template does not compile: {type(e).__name__}: {e}") from None
+        _CODE[code_key] = code
+        _bounded(_CODE)
+    _CODE.move_to_end(code_key)
+    # (what Environment.from_string does, the compiling left out)
+    template = env.template_class.from_code(env, code, env.make_globals(None))
     _COMPILED[key] = template
-    while len(_COMPILED) > KEPT_TEMPLATES or len(_COMPILED) > 1 and \
-            sum(len(source) for source, _switches in _COMPILED) > KEPT_SOURCE_CHARS:
-        _COMPILED.popitem(last=False)
+    _bounded(_COMPILED)
     return template
+
+
+def _bounded(kept: OrderedDict) -> None:
+    """Drops the least recently used of ``kept`` (keyed by a template's source first) beyond
+    KEPT_TEMPLATES, or beyond KEPT_SOURCE_CHARS of sources."""
+    while len(kept) > KEPT_TEMPLATES or len(kept) > 1 and sum(len(key[0]) for key in kept) > KEPT_SOURCE_CHARS:
+        kept.popitem(last=False)
 
 
 @lru_cache(maxsize=2)

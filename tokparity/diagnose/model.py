@@ -206,9 +206,9 @@ class ModelDiagnosis:
         """The model's RefTokenizer, made on first use (None, said once: the model has none)."""
         if self.reference is None and not self._no_reference:
             try:
-                from tokparity.reference import RefTokenizer
+                from tokparity.reference import reference_of
                 vocab = self._vocab if self._vocab is not None else load_vocab(self.model_file)
-                self.reference = RefTokenizer(vocab)
+                self.reference = reference_of(vocab)
             except TokparityError as e:
                 self._no_reference = True
                 self.options.say(f"{self.model_name}: no root causes: {e}")

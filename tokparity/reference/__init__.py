@@ -51,7 +51,7 @@ from tokparity.vocab.model import TokenType, Vocab
 if TYPE_CHECKING:  # (reference.decode imports what imports this package)
     from tokparity.reference.decode import DecodeSettings
 
-__all__ = ["RefTokenizer"]
+__all__ = ["RefTokenizer", "reference_of"]
 
 
 class RefTokenizer:
@@ -61,6 +61,9 @@ class RefTokenizer:
         self.vocab = vocab
         self.pipeline: Any
         self._piece_bytes: dict[int, bytes] = {}  # (tokenizers: each id's decoded once; the diagnosis asks again)
+        # The diagnosis' variants built on this reference, per (add_special, parse_special): a
+        # Diagnoser made on it again starts from them (tokparity.diagnose.search.Kept).
+        self.catalogues: dict[tuple[bool, bool], Any] = {}
         pipelines: Mapping[str, type]
         if vocab.source_format == "gguf":
             from tokparity.reference.llama import PIPELINES as pipelines
@@ -203,6 +206,35 @@ class RefTokenizer:
         from tokparity.reference.trace import trace
         _check_text(text)
         return trace(self, text, add_special, parse_special)
+
+
+_KEPT: list[RefTokenizer] = []  # the last ones reference_of made, the most recently used last
+REFERENCES_KEPT = 2
+
+
+def reference_of(vocab: Vocab) -> RefTokenizer:
+    """The RefTokenizer of ``vocab``. The last ones made are kept: a vocabulary loaded again from
+    the same file (load_vocab's copies share their lists) with the same settings gets its own back.
+    A process that compares one model many times builds its reference once."""
+    kept = next((r for r in _KEPT if _same(r.vocab, vocab)), None)
+    if kept is None:
+        kept = RefTokenizer(vocab)
+    else:
+        _KEPT.remove(kept)
+    _KEPT.append(kept)
+    del _KEPT[:-REFERENCES_KEPT]
+    return kept
+
+
+def _same(a: Vocab, b: Vocab) -> bool:
+    """Whether ``a`` and ``b`` are copies of one load: the same lists, and settings alike."""
+    return (a.tokens is b.tokens and a.scores is b.scores and a.token_types is b.token_types
+            and (a.merges is b.merges or not a.merges and not b.merges)  # (load_vocab's copies load them once)
+            and a.algorithm == b.algorithm
+            and a.pre_tokenizer == b.pre_tokenizer and a.precompiled_charsmap is b.precompiled_charsmap
+            and a.source == b.source and a.source_format == b.source_format and a.flags == b.flags
+            and a.special_ids == b.special_ids and a.extra.keys() == b.extra.keys()
+            and all(a.extra[k] is b.extra[k] for k in a.extra))
 
 
 def _outside(token_id: int, size: int) -> bytes:

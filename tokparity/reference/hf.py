@@ -34,6 +34,7 @@ from tokparity.vocab.model import Vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
 
 SPACE_MARK = "\u2581"
+WORDS_CACHED = 100_000  # words whose ids a pipeline keeps (emptied beyond: a bound, as llama.py's)
 _WORD_CHAR = regex.compile(r"\w")
 
 __all__ = ["HfPipeline", "HfBpe", "HfUnigram", "HfWordPiece", "HfWordLevel", "pipeline_for", "GPT2", "GPT2_HF",
@@ -241,6 +242,8 @@ class HfPipeline:
             for word in self.pretokenizer(*frag):
                 ids = self.cache.get(word)
                 if ids is None:
+                    if len(self.cache) > WORDS_CACHED:  # (a kept reference serves run after run)
+                        self.cache.clear()
                     ids = self.cache[word] = self.encode_word(word)
                 out += ids
         if add_special:

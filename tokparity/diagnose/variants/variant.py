@@ -3,6 +3,7 @@ stage's variants build on."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,8 +59,10 @@ def renormalized(c: Candidate, **changes) -> Candidate | None:
 
 # What a variant builds from a whole vocabulary (a longest-match trie, a pattern of its special
 # texts), made once per vocabulary and kind: candidates are built again and again (a composed set
-# is a new one, and only the last CANDIDATES_KEPT stay built).
-_BUILT_FROM_VOCAB: dict[tuple, tuple[object, object, tuple]] = {}
+# is a new one, and only the last CANDIDATES_KEPT stay built). The most recently used are kept:
+# a model's dozen kinds, for the few vocabularies a process meets in turn.
+_BUILT_FROM_VOCAB: OrderedDict[tuple, tuple[object, object, tuple]] = OrderedDict()
+BUILT_KEPT = 48
 
 
 def per_vocab(vocab, kind: tuple, make: Callable[[], object], sources: tuple = ()):
@@ -69,7 +72,9 @@ def per_vocab(vocab, kind: tuple, make: Callable[[], object], sources: tuple = (
     key = (id(vocab), kind, tuple(id(s) for s in sources))
     found = _BUILT_FROM_VOCAB.get(key)
     if found is None or found[0] is not vocab or any(a is not b for a, b in zip(found[2], sources)):
-        if len(_BUILT_FROM_VOCAB) > 16:  # (an id outlives its object: the objects are compared too)
-            _BUILT_FROM_VOCAB.clear()
+        # (an entry keeps its vocabulary and sources alive, so no id in a key is reused while it stays)
         found = _BUILT_FROM_VOCAB[key] = (vocab, make(), sources)
+        while len(_BUILT_FROM_VOCAB) > BUILT_KEPT:
+            _BUILT_FROM_VOCAB.popitem(last=False)
+    _BUILT_FROM_VOCAB.move_to_end(key)
     return found[1]
