@@ -299,3 +299,24 @@ def test_a_later_run_that_stops_leaves_no_earlier_verdict_in_its_folder(tmp_path
     for name in ("summary.md", "report.html", "summary.json", "mismatches.csv"):
         assert not (out / name).exists(), name  # (the engine never started: no report of its own)
     assert (out / "cases.jsonl").is_file()  # the stopped run's own journal, which a resume reads
+
+
+def test_a_model_a_named_backend_cannot_open_stops_only_that_model(tmp_path, zoo):
+    """``-b llama.cpp`` on a model with no GGUF (tekken) beside one it runs: the other model is
+    compared and reported, the one that could not be opened is said in one line and in the reports,
+    and the run exits 2. Before, the whole run stopped and no report of the first model was written."""
+    zoo("llama-spm")
+    zoo("tekken")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-spm", "tekken", "-c", "edge",
+                           "-b", "llama.cpp", "-o", str(out), "-q"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    error = [line for line in done.stderr.splitlines() if line.startswith("tokparity: error:")]
+    assert len(error) == 1 and "model tekken: the llama.cpp backend needs a .gguf file" in error[0], done.stderr
+    assert "the reports cover the other models" in error[0] and "Traceback" not in done.stderr
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert {r["model"] for r in summary["runs"]} == {"llama-spm"} and all(r["cases"] for r in summary["runs"])
+    assert len(summary["options"]["not_opened"]) == 1 and "tekken" in summary["options"]["not_opened"][0]
+    page = (out / "summary.md").read_text("utf-8")
+    assert "✅" not in page and "1 model not compared" in page.splitlines()[0]

@@ -411,6 +411,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
     from tokparity.run.options import DEFAULT_CORPORA, DEFAULT_MODELS
+    from tokparity.run.results import NOT_OPENED
     from tokparity.zoo import distinct_names, named_path
     # (named before a resume compares the models given now with the ones it stored, named so)
     args.models = distinct_names(once_each(list(args.models), args.quiet))
@@ -465,6 +466,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if journal is not None:
             journal.close()
+    not_opened = results.options.get(NOT_OPENED, [])
+    if not_opened:
+        more = f" (and {len(not_opened) - 1} other model(s), listed in summary.md)" if len(not_opened) > 1 else ""
+        raise TokparityError(f"{not_opened[0]}{more}; the reports cover the other models: {shown_path(out)}")
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         unjudged = [note for note in results.options.get("unavailable", [])
                     if "are not judged" in note or "nothing to judge" in note]

@@ -87,7 +87,7 @@ from tokparity.report.writeup import (
     writeup,
 )
 from tokparity.run.known import SHIPPED
-from tokparity.run.results import Results, RunSummary
+from tokparity.run.results import NOT_OPENED, Results, RunSummary
 from tokparity.textview import visible
 
 # -- accessors: what the builder reads of a run beyond its plain fields ----------------------------
@@ -115,7 +115,7 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
 
 def run_notes(results: Results) -> list[str]:
     """What the run noted of itself: a setting a model's template ignores, a generator missing."""
-    return [str(note) for note in results.options.get("notes", ())]
+    return [str(note) for key in (NOT_OPENED, "notes") for note in results.options.get(key, ())]
 
 
 def tried_seams(results: Results) -> bool:

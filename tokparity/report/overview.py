@@ -30,7 +30,7 @@ from tokparity.checks import BROKEN
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.run.results import FoundCause, Results, RunSummary, SeamCovered
+from tokparity.run.results import NOT_OPENED, FoundCause, Results, RunSummary, SeamCovered
 from tokparity.textview import visible
 
 TABLE_COUNTS = 3  # classes and causes a row of the run table names; the rest are counted
@@ -55,6 +55,7 @@ class Totals:
     interrupted: bool
     files_broken: int = 0  # compare --check: properties of the models' files that are broken
     nothing_compared: str = ""  # why the run compared nothing it was asked to (Results.nothing_compared)
+    not_opened: int = 0  # models whose files or backends could not be opened (run.results.NOT_OPENED)
 
     @property
     def compared(self) -> bool:
@@ -76,6 +77,8 @@ class Totals:
         broken = f"{n:,} broken {'property' if n == 1 else 'properties'} of the model's files" if n else ""
         if self.unexplained == 0 and self.interrupted and not broken:  # (the cases not judged may hold one)
             return "⏸ interrupted: no unexplained mismatch in the cases judged so far"
+        if self.unexplained == 0 and self.not_opened and not broken:  # (a model not compared may hold one)
+            return f"⚠️ {plural(self.not_opened, 'model')} not compared: no unexplained mismatch in the others"
         if self.unexplained == 0:
             return f"❌ {broken}" if broken else "✅ no unexplained mismatch"
         return f"❌ {plural(self.unexplained, 'unexplained mismatch')}" + (f", {broken}" if broken else "")
@@ -83,7 +86,8 @@ class Totals:
     @property
     def green(self) -> bool:
         """What the title marks ✅: some case judged, none unexplained, no file's property broken."""
-        return self.compared and self.unexplained == 0 and not self.files_broken and not self.interrupted
+        return self.compared and self.unexplained == 0 and not self.files_broken and not self.interrupted \
+            and not self.not_opened
 
 
 def totals(results: Results) -> Totals:
@@ -95,7 +99,8 @@ def totals(results: Results) -> Totals:
     known = sum(max(0, r.mismatches - r.unexplained - r.ties) for r in runs)
     broken = sum(p.status == BROKEN for c in results.checks for p in c.properties)
     return Totals(len(runs), sum(r.cases for r in runs), mismatches, unexplained, known, ties,
-                  len(results.mismatches), results.interrupted, broken, results.nothing_compared)
+                  len(results.mismatches), results.interrupted, broken, results.nothing_compared,
+                  len(results.options.get(NOT_OPENED, ())))
 
 
 def count_line(t: Totals) -> str:

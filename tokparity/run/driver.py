@@ -22,7 +22,7 @@ from tokparity.run.model_checks import check_model
 from tokparity.run.options import CompareOptions
 from tokparity.run.parallel import run_models_in_workers
 from tokparity.run.pipeline import ModelPipeline
-from tokparity.run.results import Results, ResultsSoFar
+from tokparity.run.results import NOT_OPENED, Results, ResultsSoFar
 
 
 def run_compare(models: Iterable[str], corpora: Iterable[str], backend_names: list[str] | None,
@@ -55,9 +55,18 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
         except KeyboardInterrupt:
             results.interrupted = True
         return _finish(results, options, started, models)
+    failed: list[TokparityError] = []
     try:
         for slot, spec in enumerate(models):
-            pipeline = ModelPipeline.open(spec, backend_names, options, results)
+            try:
+                pipeline = ModelPipeline.open(spec, backend_names, options, results)
+            except TokparityError as e:  # (one model's files or backends: the other models still run)
+                if len(models) == 1:
+                    raise
+                failed.append(e)
+                results.options.setdefault(NOT_OPENED, []).append(f"{e}: not compared")
+                options.say(f"{e}: not compared; the other models go on")
+                continue
             try:
                 _run_model(pipeline, corpora, options, slot)
             finally:
@@ -65,6 +74,8 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
                 results.runs.extend(pipeline.settle())
     except KeyboardInterrupt:
         results.interrupted = True
+    if failed and len(failed) == len(models):  # (every model: nothing to report, as for one)
+        raise failed[0]
     return _finish(results, options, started, models)
 
 

@@ -257,6 +257,11 @@ class Results:
         return any(c.broken for c in self.checks)
 
 
+# summary.json's options key that lists the models whose files or backends could not be opened, each
+# with what went wrong. A run of several models goes on with the others and exits 2 at its end.
+NOT_OPENED = "not_opened"
+
+
 @dataclass
 class ResultsSoFar:
     """What a run has gathered so far: the steps add to it as the cases go (the judge its backends
