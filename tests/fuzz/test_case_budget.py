@@ -32,7 +32,7 @@ def untimed(value: object) -> object:
 def test_a_case_budget_gives_the_same_run_under_a_cpu_hog(tmp_path, zoo):
     zoo("llama-spm")
     quiet = fuzz(tmp_path / "quiet", "--cases", "800")
-    # One hog per core keeps every core busy; each stops by itself after two minutes, whatever
+    # One hog per core (two at least) keeps every core busy; each stops by itself after two minutes, whatever
     # becomes of this test.
     hog = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass"
     hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(max(2, os.cpu_count() or 1))]

@@ -79,6 +79,8 @@ def test_step_summary_appended(failing_run):
     # (a run made with --no-diagnose tried no variant: it says so, never that none reproduced them)
     assert "the run was made with --no-diagnose, so no cause was looked for" in summary_md
     assert "reproduc" not in summary_md
+    page = (tmp / "out" / "report.html").read_text("utf-8")
+    assert "not reproduced" not in page.lower() and "not diagnosed (the run was made with --no-diagnose)" in page
 
 
 def test_junit_of_a_run_that_agrees(tmp_path):

@@ -31,7 +31,7 @@ def _compare(out: Path) -> int:
 def test_a_busy_machine_writes_the_same_reports(zoo, tmp_path):
     zoo("gemma-3")
     assert _compare(tmp_path / "quiet" / "run") == 1
-    # One hog per core keeps every core busy. More would only slow the other tests running beside
+    # One hog per core (two at least) keeps every core busy. More would only slow the tests beside
     # this one. Each hog stops when its parent does, so a test process killed midway leaves none.
     hog = f"import os\nwhile os.getppid() == {os.getpid()}: pass"
     hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(max(2, os.cpu_count() or 1))]

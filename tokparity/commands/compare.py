@@ -406,6 +406,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.report import clear_reports
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
+    from tokparity.report.writeup import plural
     from tokparity.run.chat import CHAT_MODELS
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
@@ -466,10 +467,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if journal is not None:
             journal.close()
-    not_opened = results.options.get(NOT_OPENED, [])
-    if not_opened:
-        more = f" (and {len(not_opened) - 1} other model(s), listed in summary.md)" if len(not_opened) > 1 else ""
-        raise TokparityError(f"{not_opened[0]}{more}; the reports cover the other models: {shown_path(out)}")
     if not results.runs and not results.interrupted:  # e.g. -b ref --oracle ref: no ✅ for comparing nothing
         unjudged = [note for note in results.options.get("unavailable", [])
                     if "are not judged" in note or "nothing to judge" in note]
@@ -494,4 +491,8 @@ def run(args: argparse.Namespace) -> int:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "
               f"tokparity compare --resume {shown_path(out)}{journal.resume_flags if journal else ''}", file=sys.stderr)
         return 130
+    not_opened = results.options.get(NOT_OPENED, [])
+    if not_opened:  # (after the reports and the CI's files: they cover the other models)
+        more = f" (and {plural(len(not_opened) - 1, 'other model')}, in summary.md)" if len(not_opened) > 1 else ""
+        raise TokparityError(f"{not_opened[0]}{more}; the reports cover the other models: {shown_path(out)}")
     return 1 if results.unexplained or results.files_broken else 0

@@ -67,5 +67,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
         raise TokparityError(f"{shown_path(run_folder.path)}: no mismatching case {args.case!r} (ids look like "
                              "multilingual/en-0001 or en-0001; mismatches.csv lists corpus and case_id)")
-    print("\n".join(case_lines(found, piece_styles(results.mismatches), columns)))
+    print("\n".join(case_lines(found, piece_styles(results.mismatches), columns,
+                                results.options.get("diagnose", True))))
     return 0

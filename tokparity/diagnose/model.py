@@ -150,8 +150,10 @@ class ModelDiagnosis:
 
     def close(self) -> None:
         """Stop the releases' child processes and let go of the reference and its variants (the
-        diagnosis may still name what it found). Freeing the variants and their caches, millions
-        of objects on a large vocabulary, is the diagnosis's time, counted in ``seconds``."""
+        diagnosis may still name what it found). The last two references made by ``reference_of``
+        stay kept, with their variants, for a next run on the same model. Freeing the others'
+        variants and caches, millions of objects on a large vocabulary, is the diagnosis's time,
+        counted in ``seconds``."""
         started = time.perf_counter()
         releases, self._releases = self._releases or {}, {}
         for backend in releases.values():

@@ -135,13 +135,11 @@ class Kept:
     once on the base. The reference keeps it (``RefTokenizer.catalogues``, per add_special and
     parse_special), so the next Diagnoser on the same reference starts from it: a process that
     compares one model again (regress, a test suite) gets the reference back from
-    ``reference_of``. What a run learns of its backends is never kept. ``breadth`` fills as each
-    Diagnoser measures a set of variants."""
+    ``reference_of``. What a run learns of its backends is never kept."""
 
     base: Candidate
     variants: dict[str, Variant]
     built: tuple[tuple[tuple[str, ...], Candidate | None], ...]
-    breadth: dict[tuple[str, ...], int]
 
 
 class Diagnoser:
@@ -156,17 +154,15 @@ class Diagnoser:
         self.add_special, self.parse_special = add_special, parse_special
         self.variants: dict[str, Variant]
         self._built: OrderedDict[tuple[str, ...], Candidate | None]
-        self._breadth: dict[tuple[str, ...], int]
         self.releases: list[str]
         kept_by = getattr(tokenizer, "catalogues", None)  # (a RefTokenizer's; None: a stand-in of a test)
         kept = kept_by.get((add_special, parse_special)) if kept_by is not None and not releases else None
         if kept is not None:
             self.base, self.variants, self._built = kept.base, dict(kept.variants), OrderedDict(kept.built)
-            self._breadth = kept.breadth
             self.releases = []
         else:
             self.base = base_candidate(tokenizer)
-            self.variants, self._built, self._breadth = {}, OrderedDict(), {}
+            self.variants, self._built = {}, OrderedDict()
             released = [release_variant(name, backend) for name, backend in (releases or {}).items()]
             for v in released + catalogue():
                 if self._build((v.key,), v) is not None:
@@ -174,11 +170,14 @@ class Diagnoser:
             self.releases = [v.key for v in released]
             if kept_by is not None and not releases:  # (another release's variants run a backend of this run's)
                 kept_by[(add_special, parse_special)] = Kept(self.base, dict(self.variants),
-                                                             tuple(self._built.items()), self._breadth)
+                                                             tuple(self._built.items()))
         self.memo: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: the sets that worked
         self.refuted: dict[str, set[str]] = {}  # per backend: variants seen changing what it left alone
         self.credit: dict[str, Counter[tuple[str, ...]]] = {}  # per backend: cases each single reproduced
         self.looked: Counter[str] = Counter()  # per backend: cases diagnosed
+        # (per Diagnoser, never kept: a breadth measured after a case's regex deadline passed counts
+        # every probe as changed)
+        self._breadth: dict[tuple[str, ...], int] = {}
         self._probe_base: list[tuple | None] | None = None
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}

@@ -78,6 +78,7 @@ from tokparity.report.writeup import (
     Writeup,
     cause_line,
     comparison,
+    no_cause,
     op_object,
     op_subject,
     piece_styles,
@@ -544,7 +545,8 @@ def mismatches(src: Source) -> tuple[str, Blocks] | None:
         ("model", "model", _values(m.model for m in ms)), ("backend", "backend", _values(m.backend for m in ms)),
         ("cls", "class", _values(m.cls for m in ms)), ("cause", "cause", _values(m.cause for m in ms if m.cause)),
         ("tag", "tag", _values(tags_of))))]
-    blocks += [case_card(m, src.styles.get(m.model, PLAIN)) for m in shown]
+    diagnosed = src.results.options.get("diagnose", True)
+    blocks += [case_card(m, src.styles.get(m.model, PLAIN), diagnosed) for m in shown]
     if not shown:
         blocks.append(Paragraph(runs("No mismatches."), OK))
     if len(ms) > len(shown):
@@ -556,15 +558,15 @@ def _values(values) -> tuple[str, ...]:
     return tuple(sorted(set(values)))
 
 
-def case_card(m: Mismatch, style: str) -> Article:
+def case_card(m: Mismatch, style: str, diagnosed: bool = True) -> Article:
     """One mismatch of the page's list: who, the class, the case; the evidence; the cause; the
-    text; the agreement partition; the ids aligned."""
+    text; the agreement partition; the ids aligned. ``diagnosed``: False in a --no-diagnose run."""
     tags_text = " ".join(f"{k}={v}" for k, v in sorted(m.tags.items()))
     title = runs(f"{m.model} · {m.backend} vs {m.oracle} · ", Run(m.cls, CLASS),
                  *((" ", Run(f"known: {m.known}", KNOWN)) if m.known else ()), " ",
                  Run(f"{m.corpus}/{m.case_id}, stage: {m.stage}, first diff at token {m.first_diff}", MUTED))
     cause = (Paragraph(runs("cause: ", Run(m.cause, CODE), " ", Run(m.cause_evidence, MUTED)), "cause") if m.cause
-             else Paragraph(runs(f"cause: not reproduced {m.cause_evidence}"), "cause muted"))
+             else Paragraph(runs(f"cause: {no_cause(m, diagnosed)}"), "cause muted"))
     blocks: list[Block] = [Paragraph(runs(m.evidence), "evidence"), cause, Quote(visible(m.text))]
     if m.shape:
         blocks.insert(1, Paragraph(runs(f"what it did: {m.shape}"), "shape"))

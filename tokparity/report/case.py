@@ -11,16 +11,18 @@ from tokparity.records import Mismatch
 from tokparity.report.build import mismatch_comparison
 from tokparity.report.nodes import TEXT, Article, Block, Document, FixList, Paragraph, Part, Run, Section, runs
 from tokparity.report.pieces import PLAIN
-from tokparity.report.writeup import fixes_of
+from tokparity.report.writeup import fixes_of, no_cause
 from tokparity.textview import visible
 
 
-def case_document(cases: list[Mismatch], styles: dict[str, str]) -> Document:
-    """``explain DIR CASE``: each mismatch of the case, whole (one per backend that differs)."""
-    return Document((), (Section("case", "", tuple(case_article(m, styles.get(m.model, PLAIN)) for m in cases)),))
+def case_document(cases: list[Mismatch], styles: dict[str, str], diagnosed: bool = True) -> Document:
+    """``explain DIR CASE``: each mismatch of the case, whole (one per backend that differs).
+    ``diagnosed``: False for a run made with --no-diagnose."""
+    return Document((), (Section("case", "", tuple(case_article(m, styles.get(m.model, PLAIN), diagnosed)
+                                                   for m in cases)),))
 
 
-def case_article(m: Mismatch, style: str) -> Article:
+def case_article(m: Mismatch, style: str, diagnosed: bool = True) -> Article:
     info = class_info(m.cls)
     blocks: list[Block] = [
         Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),)),
@@ -32,8 +34,7 @@ def case_article(m: Mismatch, style: str) -> Article:
         blocks.append(Part("Cause", (Paragraph(runs(m.cause)),)
                            + ((Paragraph(runs(m.cause_evidence)),) if m.cause_evidence else ())))
     else:
-        blocks.append(Part("Cause", (Paragraph(runs(
-            f"not reproduced{': ' + m.cause_evidence if m.cause_evidence else ''}")),)))
+        blocks.append(Part("Cause", (Paragraph(runs(no_cause(m, diagnosed))),)))
     if m.known:
         blocks.append(Part("Known", (Paragraph(runs(f"{m.known} (a reviewed divergence: reported, not failing)")),)))
     blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))

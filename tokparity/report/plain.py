@@ -320,6 +320,8 @@ def run_lines(results: Results, folder: str, columns: int = 100) -> list[str]:
     return lines(build(results, EXPLAIN, folder=folder), columns)
 
 
-def case_lines(cases: list[Mismatch], styles: dict[str, str], columns: int = 100) -> list[str]:
-    """``tokparity explain DIR CASE``: each mismatch of the case, whole."""
-    return lines(case_document(cases, styles), columns)
+def case_lines(cases: list[Mismatch], styles: dict[str, str], columns: int = 100, diagnosed: bool = True
+               ) -> list[str]:
+    """``tokparity explain DIR CASE``: each mismatch of the case, whole (``diagnosed``: False for a
+    run made with --no-diagnose)."""
+    return lines(case_document(cases, styles, diagnosed), columns)

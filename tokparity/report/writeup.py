@@ -171,6 +171,14 @@ def variant_detail(key: str) -> str:
     return _details().get(key) or str(cause_info(key.partition(":")[0]).get("does", ""))
 
 
+def no_cause(m: Mismatch, diagnosed: bool) -> str:
+    """What a row with no cause says of it: not reproduced, with the search's words, or not
+    looked for in a run made with --no-diagnose."""
+    if not diagnosed:
+        return f"not diagnosed ({NOT_DIAGNOSED})"
+    return f"not reproduced{': ' + m.cause_evidence if m.cause_evidence else ''}"
+
+
 def cause_line(w: Writeup) -> str:
     """A run's root cause in one line of plain text: ``model.x reproduces 3 of 3 mismatches …``."""
     if w.only_ties:

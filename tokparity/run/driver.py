@@ -3,7 +3,9 @@
 
 Each way takes a model's cases through the same pipeline (``tokparity.run.pipeline``): judged by
 the same code, counted in case order into the same journal, diagnosed and decided once all are
-in. So their reports, ``--resume`` and exit status are those of one process.
+in. So their reports, ``--resume`` and exit status are those of one process. One difference: a
+model that cannot be opened stops a run of workers or Ray tasks, where one process goes on with
+the other models (``NOT_OPENED``).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
         except KeyboardInterrupt:
             results.interrupted = True
         return _finish(results, options, started, models)
-    failed: list[TokparityError] = []
+    failed: list[str] = []  # (the words only: an exception's frames would keep the model's backends)
     try:
         for slot, spec in enumerate(models):
             try:
@@ -63,9 +65,10 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
             except TokparityError as e:  # (one model's files or backends: the other models still run)
                 if len(models) == 1:
                     raise
-                failed.append(e)
-                results.options.setdefault(NOT_OPENED, []).append(f"{e}: not compared")
-                options.say(f"{e}: not compared; the other models go on")
+                said = str(e) if spec in str(e) else f"{spec}: {e}"
+                failed.append(said)
+                results.options.setdefault(NOT_OPENED, []).append(f"{said}: not compared")
+                options.say(f"{said}: not compared; the other models go on")
                 continue
             try:
                 _run_model(pipeline, corpora, options, slot)
@@ -75,7 +78,7 @@ def _run_compare(models: list[str], corpora: list[str], backend_names: list[str]
     except KeyboardInterrupt:
         results.interrupted = True
     if failed and len(failed) == len(models):  # (every model: nothing to report, as for one)
-        raise failed[0]
+        raise TokparityError(failed[0])
     return _finish(results, options, started, models)
 
 

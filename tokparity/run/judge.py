@@ -88,8 +88,16 @@ class ModelRun:
 
     def __init__(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: ResultsSoFar):
         started = time.perf_counter()
-        with collector_paused():
-            self._load(spec, backend_names, options, results)
+        try:
+            with collector_paused():
+                self._load(spec, backend_names, options, results)
+        except BaseException:  # (the backends made before the failure: closed, not left running)
+            ready = list(options.services.ready.values())
+            for backend in getattr(self, "backends", {}).values():
+                if not any(backend is b for b in ready):
+                    backend.close()
+            gc.unfreeze()
+            raise
         self.timing["load"] = time.perf_counter() - started
 
     def _load(self, spec: str, backend_names: list[str] | None, options: CompareOptions, results: ResultsSoFar) -> None:

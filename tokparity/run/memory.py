@@ -15,8 +15,9 @@ def collector_paused() -> Iterator[None]:
     growing heap again and again while they are made, and then at every full collection of
     the run (about 1 s of the default run's 10). So: no collection while loading, and what was
     loaded is moved out of the collector's sight (``gc.freeze``) while the model runs;
-    ``ModelRun.close`` hands it back (``gc.unfreeze``). Reference counting frees it all as
-    soon as a model is closed either way."""
+    ``ModelRun.close`` hands it back (``gc.unfreeze``). Reference counting frees it as soon
+    as a model is closed either way, but for the references ``reference_of`` keeps for a next
+    run on the same model (two at most)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
