@@ -101,7 +101,7 @@ def test_every_view_says_the_same_write_up(results):
 def test_only_the_accessors_read_root_cause_and_options():
     """A run summary's ``root_cause`` and ``results.options`` are read by build.py's accessors and
     nowhere else in the reports (one place to change when their types change)."""
-    accessors = {"root_cause", "verdict_sentence", "fuzz_run", "run_notes"}
+    accessors = {"root_cause", "verdict_sentence", "fuzz_run", "run_notes", "diagnosed", "not_opened"}
     found = []
     for path in sorted(REPORT.glob("*.py")):
         tree = ast.parse(path.read_text("utf-8"))

@@ -170,7 +170,12 @@ def test_nothing_in_tokparity_unpickles_evaluates_or_trusts_remote_code():
     lines = [(p.relative_to(PACKAGE).as_posix(), n, line) for p in sorted(PACKAGE.rglob("*.py"))
              for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if not line.lstrip().startswith("#")]
     assert [f"{path}:{n}: {line.strip()}" for path, n, line in lines if bad.search(line)] == []
-    calls = re.compile(r"\.apply_chat_template\(|\bEnvironment\(|\.from_string\(|\bjinja2\.Template\(")
+    calls = re.compile(r"\.apply_chat_template\(|\bEnvironment\(|\.from_string\(|\.from_code\(|\bjinja2\.Template\(")
     assert {path for path, _, line in lines if calls.search(line)} == {"backends/hf.py", "chat/render.py"}
     render = (PACKAGE / "chat" / "render.py").read_text("utf-8")
-    assert "ImmutableSandboxedEnvironment(" in render and "jinja2.Environment(" not in render
+    # (every environment a render uses is jinja2's immutable sandbox, or a class made from it)
+    assert "else ImmutableSandboxedEnvironment" in render and "jinja2.Environment(" not in render
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from tokparity.chat.render import _lenient
+    assert all(issubclass(_lenient(kind), ImmutableSandboxedEnvironment) for kind in ("concatenated", "lenient"))

@@ -43,6 +43,7 @@ def matching(case: str, mismatches, case_ids) -> tuple[list, bool]:
 
 def run(args: argparse.Namespace) -> int:
     from tokparity.commands.compare import refuse_nothing_judged
+    from tokparity.report.build import diagnosed
     from tokparity.report.folder import read_folder
     from tokparity.report.plain import case_lines, run_lines
     from tokparity.report.writeup import piece_styles
@@ -67,6 +68,5 @@ def run(args: argparse.Namespace) -> int:
             return 0
         raise TokparityError(f"{shown_path(run_folder.path)}: no mismatching case {args.case!r} (ids look like "
                              "multilingual/en-0001 or en-0001; mismatches.csv lists corpus and case_id)")
-    print("\n".join(case_lines(found, piece_styles(results.mismatches), columns,
-                                results.options.get("diagnose", True))))
+    print("\n".join(case_lines(found, piece_styles(results.mismatches), columns, diagnosed(results))))
     return 0

@@ -114,9 +114,19 @@ def fuzz_run(results: Results) -> overview.FuzzSection | None:
     return overview.FuzzSection(found, list(fuzz.seams), fuzz.cases, results.seconds, fuzz.by_source)
 
 
+def diagnosed(results: Results) -> bool:
+    """Whether the run looked for causes (False: it was made with --no-diagnose)."""
+    return bool(results.options.get("diagnose", True))
+
+
+def not_opened(results: Results) -> list[str]:
+    """The models of the run that could not be opened, each with what went wrong."""
+    return [str(note) for note in results.options.get(NOT_OPENED, ())]
+
+
 def run_notes(results: Results) -> list[str]:
     """What the run noted of itself: a setting a model's template ignores, a generator missing."""
-    return [str(note) for key in (NOT_OPENED, "notes") for note in results.options.get(key, ())]
+    return not_opened(results) + [str(note) for note in results.options.get("notes", ())]
 
 
 def tried_seams(results: Results) -> bool:
@@ -149,9 +159,8 @@ def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Wri
     for m in results.mismatches:
         groups.setdefault((m.model, m.backend, m.op), []).append(m)
     styles = piece_styles(results.mismatches) if styles is None else styles
-    diagnosed = results.options.get("diagnose", True)
     return [writeup(r, groups.get((r.model, r.backend, r.op), []), styles.get(r.model, PLAIN), root_cause(r),
-                    verdict_sentence(r), diagnosed)
+                    verdict_sentence(r), diagnosed(results))
             for r in sorted((r for r in results.runs if r.mismatches), key=lambda r: r.unexplained == 0)]
 
 
@@ -183,7 +192,7 @@ class Source:
 
     @cached_property
     def totals(self) -> overview.Totals:
-        return overview.totals(self.results)
+        return overview.totals(self.results, len(not_opened(self.results)))
 
     @cached_property
     def styles(self) -> dict[str, str]:
@@ -545,8 +554,7 @@ def mismatches(src: Source) -> tuple[str, Blocks] | None:
         ("model", "model", _values(m.model for m in ms)), ("backend", "backend", _values(m.backend for m in ms)),
         ("cls", "class", _values(m.cls for m in ms)), ("cause", "cause", _values(m.cause for m in ms if m.cause)),
         ("tag", "tag", _values(tags_of))))]
-    diagnosed = src.results.options.get("diagnose", True)
-    blocks += [case_card(m, src.styles.get(m.model, PLAIN), diagnosed) for m in shown]
+    blocks += [case_card(m, src.styles.get(m.model, PLAIN), diagnosed(src.results)) for m in shown]
     if not shown:
         blocks.append(Paragraph(runs("No mismatches."), OK))
     if len(ms) > len(shown):

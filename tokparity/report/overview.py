@@ -30,7 +30,7 @@ from tokparity.checks import BROKEN
 from tokparity.records import Mismatch
 from tokparity.report.pieces import piece_style
 from tokparity.report.writeup import TIE, plural
-from tokparity.run.results import NOT_OPENED, FoundCause, Results, RunSummary, SeamCovered
+from tokparity.run.results import FoundCause, Results, RunSummary, SeamCovered
 from tokparity.textview import visible
 
 TABLE_COUNTS = 3  # classes and causes a row of the run table names; the rest are counted
@@ -90,7 +90,8 @@ class Totals:
             and not self.not_opened
 
 
-def totals(results: Results) -> Totals:
+def totals(results: Results, not_opened: int = 0) -> Totals:
+    """The run's counts; ``not_opened``: its models that could not be opened (build.not_opened)."""
     runs = results.runs
     mismatches = sum(r.mismatches for r in runs)
     unexplained = sum(r.unexplained for r in runs)
@@ -99,8 +100,7 @@ def totals(results: Results) -> Totals:
     known = sum(max(0, r.mismatches - r.unexplained - r.ties) for r in runs)
     broken = sum(p.status == BROKEN for c in results.checks for p in c.properties)
     return Totals(len(runs), sum(r.cases for r in runs), mismatches, unexplained, known, ties,
-                  len(results.mismatches), results.interrupted, broken, results.nothing_compared,
-                  len(results.options.get(NOT_OPENED, ())))
+                  len(results.mismatches), results.interrupted, broken, results.nothing_compared, not_opened)
 
 
 def count_line(t: Totals) -> str:
