@@ -404,6 +404,7 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.corpus.base import CHATS
     from tokparity.errors import ServerGone, TokparityError
     from tokparity.report import clear_reports
+    from tokparity.report.build import not_opened as models_not_opened
     from tokparity.report.ci import write_ci_outputs
     from tokparity.report.plain import summary_lines, terminal_columns
     from tokparity.report.writeup import plural
@@ -412,7 +413,6 @@ def run(args: argparse.Namespace) -> int:
     from tokparity.run.journal import Journal
     from tokparity.run.journal.resume import stored_args, take_args
     from tokparity.run.options import DEFAULT_CORPORA, DEFAULT_MODELS
-    from tokparity.run.results import NOT_OPENED
     from tokparity.zoo import distinct_names, named_path
     # (named before a resume compares the models given now with the ones it stored, named so)
     args.models = distinct_names(once_each(list(args.models), args.quiet))
@@ -491,7 +491,7 @@ def run(args: argparse.Namespace) -> int:
         print("tokparity: interrupted; the reports cover the cases done; continue with: "
               f"tokparity compare --resume {shown_path(out)}{journal.resume_flags if journal else ''}", file=sys.stderr)
         return 130
-    not_opened = results.options.get(NOT_OPENED, [])
+    not_opened = models_not_opened(results)
     if not_opened:  # (after the reports and the CI's files: they cover the other models)
         more = f" (and {plural(len(not_opened) - 1, 'other model')}, in summary.md)" if len(not_opened) > 1 else ""
         raise TokparityError(f"{not_opened[0]}{more}; the reports cover the other models: {shown_path(out)}")
