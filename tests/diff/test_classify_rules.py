@@ -293,6 +293,21 @@ def test_collapsed_whitespace_keep_whitespace_engine(botchan):
     assert (c.cls, rule) == ("whitespace-collapse", "collapsed_whitespace")
 
 
+def test_cut_short_iree_output_buffer(zoo):
+    """iree-tokenizer 0.3.0 keeps half a text's bytes plus 16 ids: this text of 38 bytes gets 35
+    of its 36 ids. The ids it gives are tokenizers' first 35."""
+    iree = pytest.importorskip("iree.tokenizer", reason="iree-tokenizer is not installed: pip install -e '.[test]'")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
+    path = str(zoo("llama-bpe").files["tokenizer_json"])
+    text = "ᐃᒡᓗᒧᑦ ᐊᐅᓪᓚᖅᑐᖓ."
+    oracle = tokenizers.Tokenizer.from_file(path).encode(text, add_special_tokens=False).ids
+    backend = list(iree.Tokenizer.from_file(path).encode(text, add_special_tokens=False))
+    assert (len(oracle), len(backend), backend) == (36, 35, oracle[:35])
+    c, rule = judge(text, oracle, backend, load_vocab(path))
+    assert (c.cls, rule) == ("ids-cut-short", "cut_short")
+    assert c.evidence.startswith("the backend gives the oracle's first 35 of 36 ids and stops"), c.evidence
+
+
 def test_other_text_mongolian_narrow_space(kyoto):
     """Honestly unclassified: NFKC makes U+202F a space between two unknown words; without the
     charsmap the engine has one <unk> for both. The <unk> hide which characters differ, and no

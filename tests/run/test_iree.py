@@ -33,3 +33,21 @@ def test_each_id_alone_and_the_buffer_are_the_verdict(zoo, model):
     root = run.root_cause
     assert root is not None and root.variants == ("decode.ids-alone", "decode.fails-past-buffer"), root
     assert root.proven and root.keeps == root.agreements, root
+
+
+def test_its_ids_cut_at_half_the_texts_bytes_are_named(zoo):
+    """Its encode keeps half the text's bytes plus 16 ids and drops the rest (measured on random
+    texts: the cut is exactly that, whatever the script). The verdict is that rule, found from the
+    cut cases alone, and it keeps every agreement. The engine's other bug, its backtracking
+    encoder, leaves the verdict unproven: those rows are not the cut's."""
+    zoo("llama-bpe")
+    results = run_compare(["llama-bpe"], ["multilingual"],
+                          [f"iree=cmd:{sys.executable} {ENGINE} {{tokenizer_json}}"], CompareOptions())
+    run = next(r for r in results.runs if r.backend == "iree")
+    cut = [m for m in results.mismatches if m.backend == "iree" and len(m.backend_ids) < len(m.oracle_ids)
+           and m.oracle_ids[:len(m.backend_ids)] == m.backend_ids]
+    assert len(cut) >= 30, len(cut)
+    assert {(m.cls, m.cause) for m in cut} == {("ids-cut-short", "ids.truncated")}, Counter((m.cls, m.cause) for m in cut)
+    root = run.root_cause
+    assert root is not None and root.variants == ("ids.truncated:bytes/2+16",), root
+    assert root.explains >= len(cut) and root.keeps == root.agreements, root

@@ -70,13 +70,16 @@ class Candidate:
     # Object.prototype and is no key of that object's own finds the member, and the engine fails
     # (plain_object.py). "vocabulary": the tokens are its keys; "cache": a cache made by {}, no keys.
     plain_object: str = ""
-    max_ids: int | None = None  # the ids given back cut after this many (an engine with a length limit)
+    # The most ids given back (an engine with a length limit it does not say): an IdLimit
+    # (variants/ids.py), a fixed number or one set by the text's length.
+    id_limit: Any = None
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
         return dataclasses.replace(self, **changes)
 
     def encode(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        given = text
         for text_map in self.text_maps:
             text = text_map(text)
         if self.plain_object:
@@ -116,8 +119,8 @@ class Candidate:
             ids = ids[:-1] if ids[-1:] == [self.eos_id] else ids + [self.eos_id]
         if self.drop_ids:
             ids = [i for i in ids if i not in self.drop_ids]
-        if self.max_ids is not None:
-            ids = ids[:self.max_ids]
+        if self.id_limit is not None:
+            ids = ids[:self.id_limit.of(given)]
         return ids
 
     def _around(self, add_special: bool, ids: list[int]) -> list[int]:

@@ -76,7 +76,7 @@ from tokparity.diagnose.variants import (
     stage_of,
     user_defined_variant,
 )
-from tokparity.diagnose.variants.ids import truncated_variant, truncation_of
+from tokparity.diagnose.variants.ids import truncated_variant, truncations
 from tokparity.diff import ties
 from tokparity.errors import InheritedMember
 from tokparity.records import Judgement
@@ -218,7 +218,7 @@ class Diagnoser:
             spec = key.split(":", 1)[1]
             v = self.variants[key] = user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
         elif v is None and key.startswith("ids.truncated:"):
-            v = self.variants[key] = truncated_variant(int(key.split(":", 1)[1]))
+            v = self.variants[key] = truncated_variant(key.split(":", 1)[1])
         elif v is None and key.startswith(CONTRACTION_FORMS):
             v = self.variants[key] = contraction_variant(key.split(":", 1)[1])
         elif v is None and key.startswith(EDIT):
@@ -476,7 +476,7 @@ class Diagnoser:
         whose text is in the input and which one side matched whole more often than the other;
         ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
         the misspelt ones (matched); ``ids.truncated`` where the backend's ids are the oracle's
-        cut short."""
+        cut short (at that length, and at each rule of the text's length that gives it)."""
         vocab = self.vocab
         extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
         out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
@@ -484,8 +484,7 @@ class Diagnoser:
             if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
                     and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
                 out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
-        cut = truncation_of(oracle, target)
-        return ([f"ids.truncated:{cut}"] if cut is not None else []) + out[:8] + \
+        return truncations(oracle, target, text) + out[:8] + \
             [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]]
 
     def _smallest(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:

@@ -289,6 +289,18 @@ def normalizers_disagree(c: Context) -> Classification | None:
     return c.found("normalization", "the normalizers already disagree on this input")
 
 
+def cut_short(c: Context) -> Classification | None:
+    """ids-cut-short: the backend gives the oracle's first ids and stops, and what it leaves out
+    is more than special tokens at the end (bos-eos says those). Not where the backend ends with an
+    <unk>: that one may stand for the rest of the text (two unknown words read as one)."""
+    n = len(c.b)
+    if not 0 < n < len(c.a) or list(c.a[:n]) != list(c.b) or all(i in c.end_ids for i in c.a[n:]) \
+            or c.vocab.type_of(c.b[-1]) == TokenType.UNKNOWN:
+        return None
+    return c.found("ids-cut-short", f"the backend gives the oracle's first {n} of {len(c.a)} ids and stops: "
+                                    f"oracle goes on with {c.ids(c.a[n:], 3)}")
+
+
 def other_text(c: Context) -> Classification | None:
     """unclassified: the decoded texts differ in a way no rule above names."""
     if c.same_text:
@@ -464,7 +476,8 @@ RULES: tuple[Rule, ...] = (
     unk_per_run, bytes_on_one_side, unk_for_normalized_text, unk_for_dropped_whitespace, unk_for_dropped_text,
     added_token_inside_word, user_defined_piece,
     # the two sides tokenized different texts
-    collapsed_whitespace, whitespace_text_stripped, unicode_normal_form, normalizers_disagree, other_text,
+    collapsed_whitespace, whitespace_text_stripped, unicode_normal_form, normalizers_disagree, cut_short,
+    other_text,
     # the same text, other tokens
     viterbi_tie, disputed_code_point, whitespace_run_split, pre_tokenizers_disagree, crosses_oracle_split,
     odd_code_point, whole_word_lookup, other_segmentation, normalizers_disagree_beside_unk, no_rule_fits,
