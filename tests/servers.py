@@ -13,8 +13,9 @@ from tokparity.backends.server_http import ServerClient
 
 
 @contextmanager
-def serving(command: list[str], port: int, probe: str, log: Path, seconds: float = 120.0) -> Iterator[None]:
-    """``command`` running, once ``GET probe`` on ``port`` answers 200; its output in ``log``."""
+def serving(command: list[str], port: int, probe: str, log: Path, seconds: float = 120.0) -> Iterator[subprocess.Popen]:
+    """``command`` running, once ``GET probe`` on ``port`` answers 200; its output in ``log``. It
+    gives the server's process (a test may kill it mid-run)."""
     from tokparity.backends.llama_server import _die_with_parent
     with open(log, "wb") as out:
         server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -30,7 +31,7 @@ def serving(command: list[str], port: int, probe: str, log: Path, seconds: float
                 assert time.monotonic() < deadline, f"{command[:3]} did not answer in {seconds:.0f} s"
                 time.sleep(0.2)
         client.close()
-        yield
+        yield server
     finally:
         server.kill()
         server.wait()

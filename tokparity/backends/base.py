@@ -41,7 +41,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tokparity.errors import CaseFailure
+from tokparity.errors import CaseFailure, EngineGone
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
 if TYPE_CHECKING:
@@ -171,6 +171,8 @@ class Backend(ABC):
                 result: EncodeResult | CaseFailure = self.encode_with_notes(text, add_special, parse_special)
             except CaseFailure as e:
                 result = e
+            except EngineGone:  # (no later case can be answered: the run stops in one line)
+                raise
             except Exception as e:  # the implementation's own error on this input
                 result = CaseFailure(f"{type(e).__name__}: {e}")
             out.append(Answer.of(result, clock() - start, text))

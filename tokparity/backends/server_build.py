@@ -55,7 +55,9 @@ def server_binary(say: Callable[[str], None] = print) -> Path:
     if binary.is_file():
         return binary
     home.mkdir(parents=True, exist_ok=True)
-    with file_lock(home.with_name(version + ".lock")):
+    lock = home.with_name(version + ".lock")
+    with file_lock(lock, lambda: say(f"another process is building llama-server for this machine; waiting for it "
+                                     f"(lock: {lock})")):
         if not binary.is_file():
             _build(version, home, say)
     return binary

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from tokparity.child_python import python_argv
@@ -63,9 +63,10 @@ def sha256_of(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created with its folder): two tokparity processes
-    sharing a cache take turns instead of writing the same files at once."""
+    sharing a cache take turns instead of writing the same files at once. ``waiting`` is called
+    once where another process holds it (to say why nothing happens for a while)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(path, "w")
@@ -73,7 +74,12 @@ def file_lock(path: Path) -> Iterator[None]:
         raise TokparityError(f"{path.parent}: cannot write tokparity's cache here ({e.strerror or e}); set "
                              "TOKPARITY_CACHE to a folder you can write") from None
     with fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
