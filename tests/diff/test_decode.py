@@ -27,6 +27,15 @@ def test_classify_decode_cleanup_and_roundtrip():
     assert v.cls == "decode-roundtrip" and "only the backend gives the input back" in v.evidence
 
 
+def test_the_evidence_shows_where_two_long_texts_differ():
+    """A newcomer saw two equal strings on llama-server's decode of a C file: the evidence quoted
+    each text's first 80 characters, and the first space before punctuation came later."""
+    head = "#include <stdio.h>\n#include <string.h>\n\n/* Zwraca długość łańcucha bez końcowych spacji */\n"
+    oracle, backend = head + "int f(void), g(void).", head + "int f(void) , g(void) ."
+    evidence = classify_decode(oracle, oracle, backend).evidence
+    assert "cleans them up" in evidence and "'…" in evidence and "f(void) , g" in evidence, evidence
+
+
 def test_compare_decode_on_llama_bpe(zoo, tmp_path):
     zoo("llama-bpe")
     corpus = tmp_path / "decode.jsonl"

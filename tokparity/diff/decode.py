@@ -78,8 +78,7 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
     if same_but_cleanup(oracle_text, backend_text):
         side = "backend" if len(backend_text) < len(oracle_text) else "oracle"
         return DecodeVerdict("decode-cleanup", f"the decoded texts differ only in spaces before punctuation: the {side} "
-                                               f"cleans them up (oracle {oracle_text[:80]!r} vs backend "
-                                               f"{backend_text[:80]!r})")
+                                               f"cleans them up ({_both(oracle_text, backend_text)})")
     if unk and UNK_SURFACE in oracle_text + backend_text and unk in oracle_text + backend_text:
         marked = [t.replace(UNK_SURFACE, "\0").replace(unk, "\0") for t in (oracle_text, backend_text)]
         if marked[0].lstrip(" ") == marked[1].lstrip(" "):
@@ -87,21 +86,19 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
             leading = "" if marked[0] == marked[1] else " (and the leading spaces differ)"
             return DecodeVerdict("decode-roundtrip", f"the ids agree, but the unknown token decodes as {UNK_SURFACE!r} "
                                                      f"(SentencePiece's unk_surface) on the {side}'s side and as {unk!r} "
-                                                     f"on the other's{leading}: oracle {oracle_text[:80]!r} vs backend "
-                                                     f"{backend_text[:80]!r}")
+                                                     f"on the other's{leading}: {_both(oracle_text, backend_text)}")
     fewer = [_fewer_replacements(t) for t in (oracle_text, backend_text)]
     if fewer[0] == fewer[1]:
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in how many U+FFFD stand for bytes that "
                                                  f"are not UTF-8 ({oracle_text.count(chr(0xFFFD))} on the oracle's side, "
                                                  f"{backend_text.count(chr(0xFFFD))} on the backend's: one per byte, or "
-                                                 f"one per broken sequence as Unicode advises): oracle "
-                                                 f"{oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+                                                 f"one per broken sequence as Unicode advises): "
+                                                 f"{_both(oracle_text, backend_text)}")
     if fewer[0].lstrip(" ") == fewer[1].lstrip(" ") and oracle_text.lstrip(" ") != backend_text.lstrip(" "):
         lead_a, lead_b = (len(t) - len(t.lstrip(" ")) for t in (oracle_text, backend_text))
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in leading spaces, {lead_a} on the "
                                                  f"oracle's side and {lead_b} on the backend's, and in how many U+FFFD "
-                                                 f"stand for bytes that are not UTF-8: oracle {oracle_text[:80]!r} vs "
-                                                 f"backend {backend_text[:80]!r}")
+                                                 f"stand for bytes that are not UTF-8: {_both(oracle_text, backend_text)}")
     bare = [t.lstrip(" ") for t in (oracle_text, backend_text)]
     more = _replaced_characters(bare[0], bare[1]) or _replaced_characters(bare[1], bare[0])
     if more:
@@ -111,8 +108,7 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only where the {side} has U+FFFD for "
                                                  f"characters the {other} has: a run of byte tokens with one byte "
                                                  f"that is not UTF-8 replaced whole, its good characters too "
-                                                 f"(tokenizers' ByteFallback){leading}: oracle {oracle_text[:80]!r} vs "
-                                                 f"backend {backend_text[:80]!r}")
+                                                 f"(tokenizers' ByteFallback){leading}: {_both(oracle_text, backend_text)}")
     present = sorted(set(specials.present(oracle_text)) | set(specials.present(backend_text)), key=lambda t: (-len(t), t))
     bare = [_without(t, present).lstrip(" ") for t in (oracle_text, backend_text)] if present else []
     written = [sum(map(t.count, present)) for t in (oracle_text, backend_text)] if present else []
@@ -123,7 +119,7 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in special tokens ({present[0]!r}), "
                                                  f"written as their text on the {side}'s side and left out on the "
                                                  f"other's (SentencePiece's decode drops control tokens){leading}: "
-                                                 f"oracle {oracle_text[:80]!r} vs backend {backend_text[:80]!r}")
+                                                 f"{_both(oracle_text, backend_text)}")
     back = [name for name, t in (("oracle", oracle_text), ("backend", backend_text)) if t == text]
     says = f"only the {back[0]} gives the input back" if back else "neither gives the input back"
     if oracle_text.lstrip(" ") == backend_text.lstrip(" "):
@@ -131,8 +127,24 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
         return DecodeVerdict("decode-roundtrip", f"the decoded texts differ only in leading spaces, {lead_a} on the "
                                                  f"oracle's side and {lead_b} on the backend's ({says}; the input "
                                                  f"starts with {_leading_whitespace(text)!r})")
-    return DecodeVerdict("decode-roundtrip", f"the same ids decode differently, {says}: oracle {oracle_text[:80]!r} vs "
-                                             f"backend {backend_text[:80]!r}")
+    return DecodeVerdict("decode-roundtrip", f"the same ids decode differently, {says}: {_both(oracle_text, backend_text)}")
+
+
+def _both(oracle_text: str, backend_text: str, width: int = 80) -> str:
+    """The two texts for one line of evidence: ``width`` characters of each, from a little before
+    where they first differ (a long text's first characters may be the same on both sides).
+
+        >>> _both("x" * 70 + "ab", "x" * 70 + "ac", width=12)
+        "oracle '…xxxab' vs backend '…xxxac'"
+    """
+    p = next((k for k, (a, b) in enumerate(zip(oracle_text, backend_text)) if a != b),
+             min(len(oracle_text), len(backend_text)))
+    start = 0 if p < width - 20 else p - width // 3
+
+    def shown(text: str) -> str:
+        return repr(("…" if start else "") + text[start:start + width] + ("…" if len(text) > start + width else ""))
+
+    return f"oracle {shown(oracle_text)} vs backend {shown(backend_text)}"
 
 
 def _replaced_characters(kept: str, replaced: str) -> str:
