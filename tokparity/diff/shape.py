@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from itertools import accumulate
 
 from tokparity.vocab.model import TokenType, Vocab
-from tokparity.vocab.token_bytes import token_bytes
+from tokparity.vocab.token_bytes import ids_bytes, token_bytes
 
 SHOWN = 24  # characters of text a shape quotes, at most
 
@@ -101,10 +102,11 @@ def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
         >>> _parsed(v, "<s> Hi", [1, 2, 3, 4], [0, 4])
         "special token text '<s>' read as its id at character 0, where the reference spells it as text"
     """
-    written = lambda ids: b"".join(vocab.tokens[i].encode("utf-8", "surrogatepass") if _special(vocab, i)  # noqa: E731
+    controls = vocab.control_ids()
+    written = lambda ids: b"".join(vocab.tokens[i].encode("utf-8", "surrogatepass") if i in controls  # noqa: E731
                                    else token_bytes(vocab, i) for i in ids)
-    a_only = [i for i in a if _special(vocab, i) and i not in b]
-    b_only = [i for i in b if _special(vocab, i) and i not in a]
+    a_only = [i for i in a if i in controls and i not in b]
+    b_only = [i for i in b if i in controls and i not in a]
     # (spaces aside: a special token read as its id cuts the text, and each fragment may then get a space prefix)
     if not (a_only or b_only) or (a_only and b_only) or b"".join(written(a).split()) != b"".join(written(b).split()):
         return ""
@@ -115,16 +117,12 @@ def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
     return f"special token text {token!r} spelt as text {at}, where the reference reads it as its id"
 
 
-def _special(vocab: Vocab, i: int) -> bool:
-    return i in vocab.control_ids()
-
-
 def _run(vocab: Vocab, ids: Sequence[int], from_end: bool) -> list[int]:
     """The special tokens at one end of ``ids``."""
-    seq = list(reversed(ids)) if from_end else list(ids)
+    controls = vocab.control_ids()
     run: list[int] = []
-    for i in seq:
-        if not _special(vocab, i):
+    for i in (reversed(ids) if from_end else ids):
+        if i not in controls:
             break
         run.append(i)
     return run
@@ -163,12 +161,8 @@ def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> s
 
 def _spans(vocab: Vocab, ids: list[int]) -> tuple[bytes, list[int]]:
     """The bytes ``ids`` stand for, and where each id's bytes end."""
-    parts, ends, end = [], [], 0
-    for i in ids:
-        parts.append(token_bytes(vocab, i))
-        end += len(parts[-1])
-        ends.append(end)
-    return b"".join(parts), ends
+    parts = ids_bytes(vocab, ids)
+    return b"".join(parts), list(accumulate(map(len, parts)))
 
 
 def _quote(data: bytes) -> str:
@@ -406,8 +400,9 @@ def chat_ids_shape(vocab: Vocab, contents: Sequence[str], want_text: str, want: 
 def _special_spans(vocab: Vocab, ids: Sequence[int], parts: list[bytes]) -> list[tuple[int, int]]:
     """Where each special token's name stands in the ids' texts, as byte offsets."""
     spans, at = [], 0
+    controls = vocab.control_ids()
     for i, part in zip(ids, parts):
-        if _special(vocab, i):
+        if i in controls:
             spans.append((at, at + len(part)))
         at += len(part)
     return spans

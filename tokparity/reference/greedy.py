@@ -35,9 +35,11 @@ class LongestMatch:
         self.pieces = {p for p in pieces if p}
         self.max_len = max((len(p) for p in self.pieces), default=1)
 
-    def length_at(self, text: str, pos: int) -> int:
-        """The length of the longest piece that starts at ``pos`` of ``text``; 0: none does."""
-        return next((n for n in range(min(self.max_len, len(text) - pos), 0, -1) if text[pos:pos + n] in self.pieces), 0)
+    def length_at(self, text: str, pos: int, end: int | None = None) -> int:
+        """The length of the longest piece that starts at ``pos`` of ``text`` and ends by ``end``
+        (the text's end: None); 0: none does."""
+        end = len(text) if end is None else end
+        return next((n for n in range(min(self.max_len, end - pos), 0, -1) if text[pos:pos + n] in self.pieces), 0)
 
     def split(self, text: str) -> list[str]:
         out: list[str] = []

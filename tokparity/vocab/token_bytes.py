@@ -16,6 +16,7 @@ tokens stand for no input at all.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from tokparity.vocab.model import TokenType, Vocab
@@ -52,6 +53,12 @@ def token_bytes(vocab: Vocab, token_id: int) -> bytes:
     if found is None:
         found = vocab._token_bytes[token_id] = _token_bytes(vocab, token_id)
     return found
+
+
+def ids_bytes(vocab: Vocab, ids: Iterable[int]) -> list[bytes]:
+    """``token_bytes`` of each id, as one call (a mismatch's shape reads every id of both sides)."""
+    cache = vocab._token_bytes
+    return [found if (found := cache.get(i)) is not None else token_bytes(vocab, i) for i in ids]
 
 
 def _token_bytes(vocab: Vocab, token_id: int) -> bytes:

@@ -38,13 +38,16 @@ class CodeUnitWalk:
     """
 
     def __init__(self, matcher: LongestMatch):
-        self.matcher = matcher
+        self.matcher = matcher  # (its pieces that hold such a character never match: the walk stops before it)
 
     def split(self, text: str) -> list[str]:
         out: list[str] = []
         run, pos = "", 0
+        stops, k = [m.start() for m in ASTRAL.finditer(text)] + [len(text)], 0
         while pos < len(text):
-            n = 0 if ASTRAL.match(text, pos) else self.matcher.length_at(text, pos)
+            while stops[k] < pos:
+                k += 1
+            n = 0 if stops[k] == pos else self.matcher.length_at(text, pos, stops[k])
             if not n:
                 run, pos = run + text[pos], pos + 1
                 continue
@@ -80,9 +83,7 @@ def _greedy_by_code_units(c: Candidate) -> Candidate | None:
     # (with no piece past U+FFFF, a byte-level vocabulary's say, the walk is the greedy match on every text)
     if not per_vocab(c.vocab, ("astral pieces",), lambda: any(ASTRAL.search(q) for q in matcher.pieces), (matcher,)):
         return None
-    walk = per_vocab(c.vocab, ("greedy by code units",), lambda: CodeUnitWalk(LongestMatch(
-        q for q in matcher.pieces if not ASTRAL.search(q))), (matcher,))
-    return with_pipeline(c, fork(c.pipeline, greedy=walk))
+    return with_pipeline(c, fork(c.pipeline, greedy=CodeUnitWalk(matcher)))
 
 
 def _backtracking(c: Candidate) -> Candidate | None:

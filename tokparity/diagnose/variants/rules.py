@@ -3,11 +3,14 @@ one engine's deviations at once."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 # The order in which causes of one case are joined ("space.escape+model.greedy-longest-match").
 STAGES = ("library", "input", "normalizer", "whitespace", "space", "pretokenizer", "model", "bytes", "unk", "specials", "user-defined",
           "bos", "eos", "ids", "unicode", "vocab")
 
 
+@lru_cache(maxsize=4096)  # (asked for every variant of every candidate built)
 def stage_of(cause: str) -> str:
     head = cause.split(".", 1)[0]
     return head if head in STAGES else "vocab"

@@ -40,8 +40,9 @@ def _byte_text_matched(c: Candidate) -> Candidate | None:
     """Every byte token's spelling (``<0x41>``) cut out of the text as that byte token, whatever
     parse_special says, as an engine that matches each piece of a type other than normal does."""
     types = c.vocab.token_types or []
-    ids = [i for i, t in enumerate(c.vocab.tokens)
-           if BYTE_TEXT.fullmatch(t) and (not types or i >= len(types) or types[i] == TokenType.BYTE)]
+    ids = per_vocab(c.vocab, ("byte texts",), lambda: [  # (a scan of the whole vocabulary: once)
+        i for i, t in enumerate(c.vocab.tokens)
+        if BYTE_TEXT.fullmatch(t) and (not types or i >= len(types) or types[i] == TokenType.BYTE)])
     p = c.pipeline
     if not ids:
         return None
