@@ -19,6 +19,8 @@ from __future__ import annotations
 import pytest
 from mutation import Mutation, check_single, compare_runs, engine, param
 
+from tokparity.diagnose.variants.ids import IdLimit
+
 HF = ("tokenizers_engine.py", "{tokenizer_json}")
 BLIND = ("blind/blind17_buffer.py", "{tokenizer_json}")
 
@@ -46,3 +48,11 @@ def test_ids_cut_at_a_length(runs, m):
     check_single(runs[m.group], m)
     if m.bug in RULES:
         assert runs[m.group].summary(m.bug).root_cause.variants == (RULES[m.bug],)
+
+
+@pytest.mark.parametrize("key", ["-5", "bytes/2+-20", " 7", "016", "bytes/2", "words/2+1", "bytes/0+1", "\u0661\u0662"])
+def test_a_limit_key_that_is_not_one_is_refused(key):
+    """A key read back from anywhere but truncations() (a hand-edited journal, say) is refused, not
+    read as another limit: '-5' would cut five ids off the end of every text."""
+    with pytest.raises(ValueError, match="no such limit of ids"):
+        IdLimit.of_key(key)

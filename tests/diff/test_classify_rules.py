@@ -308,6 +308,19 @@ def test_cut_short_iree_output_buffer(zoo):
     assert c.evidence.startswith("the backend gives the oracle's first 35 of 36 ids and stops"), c.evidence
 
 
+def test_cut_short_not_where_the_ids_left_out_spell_nothing(zoo):
+    """A control token that is no BOS or EOS, left out at the end, spells no text: both sides spell
+    the same text, so no ids were cut."""
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
+    path = str(zoo("llama-bpe").files["tokenizer_json"])
+    vocab = load_vocab(path)
+    ids = tokenizers.Tokenizer.from_file(path).encode("Hello world", add_special_tokens=False).ids
+    reserved = vocab.id_of("<|reserved_special_token_0|>")
+    assert reserved is not None and reserved not in vocab.special_ids.values()
+    c, rule = judge("Hello world", ids + [reserved], ids, vocab)
+    assert c.cls != "ids-cut-short" and rule != "cut_short", (c.cls, rule)
+
+
 def test_other_text_mongolian_narrow_space(kyoto):
     """Honestly unclassified: NFKC makes U+202F a space between two unknown words; without the
     charsmap the engine has one <unk> for both. The <unk> hide which characters differ, and no

@@ -56,10 +56,15 @@ def consistent_class(cls: str, cause: str) -> str:
     return allowed[0]
 
 
+# Classes any cause may give: unclassified, and ids cut short (a stripped or dropped last character
+# leaves the oracle's first ids too, so the class tells no cause from another).
+OPEN_CLASSES = ("", "unclassified", "ids-cut-short")
+
+
 def fits(symptom: str, cause: str) -> bool:
     """Whether a mismatch of class ``symptom`` may have ``cause``: the class is one of the cause's
-    symptoms (an unclassified mismatch may have any cause)."""
-    return symptom in ("", "unclassified") or consistent_class(symptom, cause) == symptom
+    symptoms (a mismatch of an open class may have any cause)."""
+    return symptom in OPEN_CLASSES or consistent_class(symptom, cause) == symptom
 
 
 def is_stage_level(cause: str) -> bool:

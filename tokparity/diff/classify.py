@@ -294,7 +294,7 @@ def cut_short(c: Context) -> Classification | None:
     is more than special tokens at the end (bos-eos says those). Not where the backend ends with an
     <unk>: that one may stand for the rest of the text (two unknown words read as one)."""
     n = len(c.b)
-    if not 0 < n < len(c.a) or list(c.a[:n]) != list(c.b) or all(i in c.end_ids for i in c.a[n:]) \
+    if c.same_text or not 0 < n < len(c.a) or list(c.a[:n]) != list(c.b) or all(i in c.end_ids for i in c.a[n:]) \
             or c.vocab.type_of(c.b[-1]) == TokenType.UNKNOWN:
         return None
     return c.found("ids-cut-short", f"the backend gives the oracle's first {n} of {len(c.a)} ids and stops: "

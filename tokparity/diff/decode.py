@@ -139,7 +139,7 @@ def _both(oracle_text: str, backend_text: str, width: int = 80) -> str:
     """
     p = next((k for k, (a, b) in enumerate(zip(oracle_text, backend_text)) if a != b),
              min(len(oracle_text), len(backend_text)))
-    start = 0 if p < width - 20 else p - width // 3
+    start = 0 if p < width - width // 3 else p - width // 3
 
     def shown(text: str) -> str:
         return repr(("…" if start else "") + text[start:start + width] + ("…" if len(text) > start + width else ""))

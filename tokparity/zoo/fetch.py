@@ -78,7 +78,8 @@ def file_lock(path: Path, waiting: Callable[[], None] | None = None) -> Iterator
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if waiting is not None:
-                waiting()
+                with contextlib.suppress(OSError):  # (a closed stderr must not stop the wait)
+                    waiting()
             fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -15,6 +15,7 @@ everywhere, and its shorter cases keep agreeing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tokparity.diagnose.candidate import Candidate
@@ -25,6 +26,7 @@ from tokparity.diagnose.variants.variant import Variant
 DIVISORS = (1, 2, 3, 4)
 MOST_ADDED = 256
 _PARTS = {1: "", 2: "half ", 3: "a third of ", 4: "a quarter of "}
+_KEY = re.compile(r"(?:(bytes|chars)/([1-9][0-9]{0,2})\+)?(0|[1-9][0-9]{0,8})", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,11 @@ class IdLimit:
     @classmethod
     def of_key(cls, spec: str) -> IdLimit:
         """The limit a variant key spells after ``ids.truncated:``: "512" or "bytes/2+16"."""
-        if "/" not in spec:
-            return cls("ids", 1, int(spec))
-        unit, rest = spec.split("/")
-        per, plus = rest.split("+")
-        if unit not in ("bytes", "chars") or int(per) < 1:
+        found = _KEY.fullmatch(spec)
+        if found is None:
             raise ValueError(f"no such limit of ids: {spec!r}")
-        return cls(unit, int(per), int(plus))
+        unit, per, plus = found.groups()
+        return cls(unit, int(per), int(plus)) if unit else cls("ids", 1, int(plus))
 
     def key(self) -> str:
         return str(self.plus) if self.unit == "ids" else f"{self.unit}/{self.per}+{self.plus}"

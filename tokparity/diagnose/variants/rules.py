@@ -57,7 +57,8 @@ def combinable(a: str, b: str) -> bool:
             return a.startswith(PER_CASE) or b.startswith(PER_CASE)
         if cause_a == SCANNER:
             return True
-        if cause_a == "input.edit":  # (two edits of the text are one edit: verdict._combined joins them)
+        # (two edits of the text are one edit: verdict._combined joins them; an engine has one limit on its ids)
+        if cause_a in ("input.edit", "ids.truncated"):
             return False
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
