@@ -130,21 +130,26 @@ def classify_decode(text: str, oracle_text: str, backend_text: str, unk: str | N
     return DecodeVerdict("decode-roundtrip", f"the same ids decode differently, {says}: {_both(oracle_text, backend_text)}")
 
 
-def _both(oracle_text: str, backend_text: str, width: int = 80) -> str:
-    """The two texts for one line of evidence: ``width`` characters of each, from a little before
-    where they first differ (a long text's first characters may be the same on both sides).
+def _both(oracle_text: str, backend_text: str) -> str:
+    """The two texts for one line of evidence (``_quoted``)."""
+    oracle, backend = _quoted(oracle_text, backend_text)
+    return f"oracle {oracle} vs backend {backend}"
 
-        >>> _both("x" * 70 + "ab", "x" * 70 + "ac", width=12)
-        "oracle '…xxxab' vs backend '…xxxac'"
+
+def _quoted(first: str, second: str, width: int = 80) -> tuple[str, str]:
+    """Each text quoted in ``width`` characters, from a little before where they first differ (a
+    long text's first characters may be the same on both sides).
+
+        >>> _quoted("x" * 70 + "ab", "x" * 70 + "ac", width=12)
+        ("'…xxxab'", "'…xxxac'")
     """
-    p = next((k for k, (a, b) in enumerate(zip(oracle_text, backend_text)) if a != b),
-             min(len(oracle_text), len(backend_text)))
+    p = next((k for k, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
     start = 0 if p < width - width // 3 else p - width // 3
 
     def shown(text: str) -> str:
         return repr(("…" if start else "") + text[start:start + width] + ("…" if len(text) > start + width else ""))
 
-    return f"oracle {shown(oracle_text)} vs backend {shown(backend_text)}"
+    return shown(first), shown(second)
 
 
 def _replaced_characters(kept: str, replaced: str) -> str:
@@ -249,8 +254,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         return _held_to_the_end(decode, ids, prompt, deltas, step)
     want = wants[0] if wants else None
     if want is not None and any(same_but_cleanup(sent, w) for w in _unsent(want)):
-        return ("stream-cleanup", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
-                                  f"{want[:80]!r}: {CLEANUP_WHY}", [want], deltas, 0)
+        shown = _quoted(sent, want)
+        return ("stream-cleanup", f"the deltas add up to {shown[0]}, the decoder's whole text after the prompt is "
+                                  f"{shown[1]}: {CLEANUP_WHY}", [want], deltas, 0)
     try:
         prompt_text = decode(ids[:prompt]) if prompt else ""
     except Exception as e:  # the decoder fails on the prompt's ids alone: what the stream owes is not known
@@ -268,8 +274,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
                 [want or ""], deltas, 0)
     if exact is not None and "\ufffd" in (want if want is not None else whole) and \
             any(_spelt_same(sent, e) for e in _unsent(exact)):
-        return ("stream-text", f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is "
-                               f"{(want if want is not None else whole)[:80]!r}: {REPLACED_RUN_WHY}",
+        shown = _quoted(sent, want if want is not None else whole)
+        return ("stream-text", f"the deltas add up to {shown[0]}, the decoder's whole text after the prompt is "
+                               f"{shown[1]}: {REPLACED_RUN_WHY}",
                 [want if want is not None else whole], deltas, 0)
     bad = next((k for k, d in enumerate(deltas) if "\ufffd" in d), None)
     if bad is not None and _breaks(sent) > _breaks(want if want is not None else whole):
@@ -283,8 +290,9 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
         why = CLEANUP_WHY if cls == "stream-cleanup" else _as_decode(whole, total, unk, specials)
         if cls == "stream-text" and why == "" and "\ufffd" in prompt_text:
             return NOT_JUDGED
-        return (cls, f"the prompt's text and the deltas add up to {total[:80]!r}, the decoder's whole text is "
-                     f"{whole[:80]!r}" + (f": {why}" if why else ""), [whole], deltas, 0)
+        shown = _quoted(total, whole)
+        return (cls, f"the prompt's text and the deltas add up to {shown[0]}, the decoder's whole text is "
+                     f"{shown[1]}" + (f": {why}" if why else ""), [whole], deltas, 0)
     at = 0
     for k, d in enumerate(deltas):  # the first delta after which the text sent is no prefix of the whole
         at = k
@@ -297,7 +305,8 @@ def judge_stream(decode: Callable[[list[int]], str], ids: list[int], prompt: int
     else:
         cls, why = "stream-text", _as_decode(want, sent, unk, specials) or \
             f"delta {at} ({deltas[at]!r}) departs from the whole text"
-    return (cls, f"the deltas add up to {sent[:80]!r}, the decoder's whole text after the prompt is {want[:80]!r}: "
+    shown = _quoted(sent, want)
+    return (cls, f"the deltas add up to {shown[0]}, the decoder's whole text after the prompt is {shown[1]}: "
             f"{why}", [want], deltas, at)
 
 
