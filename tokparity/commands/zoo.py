@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
     fetch = zsub.add_parser("fetch", help="download, verify and cache models (all when none is named) and build "
                                                "their derived files")
     fetch.add_argument("models", nargs="*", metavar="MODEL")
-    path = zsub.add_parser("path", help="print the cached files of a model")
+    path = zsub.add_parser("path", help="print the cached files of a model, a line each: its role, its path, "
+                                            "and a tab-separated note on a file tokparity derived or trained")
     path.add_argument("model", metavar="MODEL")
     path.add_argument("--role", help="print only this file (gguf, spm_model, tokenizer_json, golden_inp, ...)")
     p.set_defaults(run=run)
