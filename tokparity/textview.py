@@ -47,9 +47,22 @@ def single_line(text: object) -> str:
     return _LINE_BREAKERS.sub(lambda m: " " if m.group() in "\t\n" else visible_char(m.group()), text)
 
 
+class _VisibleTable(dict):
+    """``visible_char`` of each code point, made the first time ``str.translate`` asks for it."""
+
+    def __missing__(self, point: int) -> str:
+        if len(self) >= 65_536:  # (a bound on what a long fuzz run of random code points keeps)
+            self.clear()
+        self[point] = shown = visible_char(chr(point))
+        return shown
+
+
+_VISIBLE = _VisibleTable()
+
+
 def visible(text: str) -> str:
     """Spaces, tabs, newlines, control and format characters spelled out; the rest unchanged."""
-    return "".join(visible_char(ch) for ch in text)
+    return text.translate(_VISIBLE)
 
 
 def shown_path(path: str | os.PathLike) -> str:

@@ -23,6 +23,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,14 +260,25 @@ class LlamaCppBackend(Backend):
         return ends, special
 
     def close(self) -> None:
+        self._free(beside=True)
+
+    def _free(self, beside: bool) -> None:
+        """Free the model: ``beside``, on a thread of its own (a large vocabulary takes a while to
+        free, in C without Python's lock, and the run goes on to its next model meanwhile). Not
+        while Python shuts down: a thread started then never runs, and its start waits for ever."""
         # Forget the model before freeing it: a Ctrl-C or SIGTERM that arrived during the free is
         # raised as soon as it returns, and __del__ would then free the model a second time.
         model, self._model, self._vocab = self._model, None, None
-        if model is not None:
+        if model is None:
+            return
+        if beside and not sys.is_finalizing():
+            threading.Thread(target=llama_cpp.llama_model_free, args=(model,), name="tokparity-free-llama.cpp",
+                             daemon=True).start()
+        else:
             llama_cpp.llama_model_free(model)
 
     def __del__(self):
         try:
-            self.close()
+            self._free(beside=False)
         except Exception:  # interpreter shutdown: llama_cpp may already be gone
             pass

@@ -58,6 +58,8 @@ class BackendSpec:
     # A server tokparity builds and starts: asked for by name only (not by a run without -b), and
     # never named by data (a goldens file)
     starts_server: bool = False
+    # It loads in C, without Python's lock: a run makes it on a thread beside the others (beside.py)
+    loads_in_c: bool = False
 
 
 # In the order reports list them (tokparity.run.oracle tries the training libraries in this order too).
@@ -66,7 +68,8 @@ BUILTIN: dict[str, BackendSpec] = {
     for spec in (
         BackendSpec("ref", "tokparity.backends.ref:RefBackend", summary="tokparity's own pure-Python tokenizers"),
         BackendSpec("llama.cpp", "tokparity.backends.llamacpp:LlamaCppBackend", "llama_cpp", "llama-cpp-python",
-                    "llama", "llama-cpp-python on a GGUF (vocab_only)", default_isolate="auto", role="gguf"),
+                    "llama", "llama-cpp-python on a GGUF (vocab_only)", default_isolate="auto", role="gguf",
+                    loads_in_c=True),
         BackendSpec("sentencepiece", "tokparity.backends.spm:SentencePieceBackend", "sentencepiece",
                     "sentencepiece", "spm", "SentencePieceProcessor on a .model", role="spm_model",
                     trains="its .model is SentencePiece's own format, the one SentencePiece trains"),
@@ -295,6 +298,14 @@ def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | 
     if not isinstance(choice, bool):
         raise TokparityError(f"backend {spec.name!r}: isolate must be true, false or 'auto', not {choice!r}")
     return choice
+
+
+def loads_beside(name: str, model: ModelFiles, isolate: bool | str | None = None) -> bool:
+    """Whether backend ``name`` loads in this process, in C without Python's lock, so a run may
+    make it on a thread (beside.py). Not in a child process: the child's death signal follows the
+    thread that started it, and that thread ends."""
+    spec = BUILTIN.get(split_label(name)[1].strip())
+    return spec is not None and spec.loads_in_c and not _should_isolate(spec, model, isolate)
 
 
 def make_backend(name: str, model: ModelFiles, **opts) -> Backend:

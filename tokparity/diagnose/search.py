@@ -252,14 +252,23 @@ class Diagnoser:
         return c is not None and v.affects(c, text)
 
     def encode_remembered(self, keys: tuple[str, ...], text: str) -> list[int] | None:
-        """``encode``, remembered until ``forget()``: the run's verdict asks the same questions
-        several times (ranking the candidates, counting the winner, relabelling)."""
+        """``encode``, remembered until ``forget()``: the verdict asks the same questions often."""
         key = (keys, text)
         if key not in self._answers:
             if len(self._answers) > 200_000:
                 self._answers.clear()
-            self._answers[key] = self.encode(keys, text)
+            self._answers[key] = self._cut_from_the_rest(keys, text)
         return self._answers[key]
+
+    def _cut_from_the_rest(self, keys: tuple[str, ...], text: str) -> list[int] | None:
+        """``encode``. A limit of ids is a candidate's last step (``Candidate.encode``): with one,
+        the ids are the other variants' (remembered), cut. The verdict tries each limit beside them."""
+        limits = [k for k in keys if k.startswith("ids.truncated:")]
+        c = self._build(tuple(sorted(keys, key=self.order))) if len(limits) == 1 else None
+        if c is None or c.id_limit is None:
+            return self.encode(keys, text)
+        ids = self.encode_remembered(tuple(k for k in keys if k != limits[0]), text)
+        return None if ids is None else ids[:c.id_limit.of(text)]
 
     def failing(self, keys: tuple[str, ...], text: str) -> str | None:
         """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those

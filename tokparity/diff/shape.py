@@ -86,13 +86,16 @@ def encode_shape(vocab: Vocab, text: str, oracle_ids: Sequence[int], backend_ids
     unknown = [i for i in backend_ids if not 0 <= i < vocab.size]
     if unknown:
         return f"id {unknown[0]} is not in the vocabulary ({vocab.size} tokens)"
-    ends = _ends(vocab, oracle_ids, backend_ids) or _parsed(vocab, text, oracle_ids, backend_ids)
+    ends = _ends(vocab, oracle_ids, backend_ids)
     if ends:
         return ends
-    return _middle(vocab, text, list(oracle_ids), list(backend_ids))
+    a, b = list(oracle_ids), list(backend_ids)
+    a_parts, b_parts = ids_bytes(vocab, a), ids_bytes(vocab, b)  # (each side's bytes, read once)
+    return _parsed(vocab, text, a, b, a_parts, b_parts) or _middle(vocab, text, a, b, a_parts, b_parts)
 
 
-def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
+def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int], a_parts: Sequence[bytes] | None = None,
+            b_parts: Sequence[bytes] | None = None) -> str:
     """A special token's text read as its one id by one side and spelt as text by the other, the
     rest the same: both sides' ids spell one text, spaces aside, once each special token is written
     as its text.
@@ -103,12 +106,18 @@ def _parsed(vocab: Vocab, text: str, a: Sequence[int], b: Sequence[int]) -> str:
         "special token text '<s>' read as its id at character 0, where the reference spells it as text"
     """
     controls = vocab.control_ids()
-    written = lambda ids: b"".join(vocab.tokens[i].encode("utf-8", "surrogatepass") if i in controls  # noqa: E731
-                                   else token_bytes(vocab, i) for i in ids)
     a_only = [i for i in a if i in controls and i not in b]
     b_only = [i for i in b if i in controls and i not in a]
+    if not (a_only or b_only) or (a_only and b_only):
+        return ""
+
+    def written(ids: Sequence[int], parts: Sequence[bytes] | None) -> bytes:
+        parts = ids_bytes(vocab, ids) if parts is None else parts
+        return b"".join(vocab.tokens[i].encode("utf-8", "surrogatepass") if i in controls else part
+                        for i, part in zip(ids, parts))
+
     # (spaces aside: a special token read as its id cuts the text, and each fragment may then get a space prefix)
-    if not (a_only or b_only) or (a_only and b_only) or b"".join(written(a).split()) != b"".join(written(b).split()):
+    if b"".join(written(a, a_parts).split()) != b"".join(written(b, b_parts).split()):
         return ""
     token = vocab.tokens[(b_only or a_only)[0]]
     at = f"at character {text.find(token)}" if token in text else "in the text"
@@ -130,6 +139,9 @@ def _run(vocab: Vocab, ids: Sequence[int], from_end: bool) -> list[int]:
 
 def _ends(vocab: Vocab, a: Sequence[int], b: Sequence[int]) -> str:
     """Special tokens left out, added or doubled at the ends, where the ids between agree."""
+    controls = vocab.control_ids()
+    if a and b and not ({a[0], a[-1], b[0], b[-1]} & controls):
+        return ""  # (no special token at either end: the ids between differ)
     a_start, b_start = _run(vocab, a, False), _run(vocab, b, False)
     a_end, b_end = _run(vocab, a[len(a_start):], True), _run(vocab, b[len(b_start):], True)
     if list(a[len(a_start):len(a) - len(a_end)]) != list(b[len(b_start):len(b) - len(b_end)]):
@@ -159,9 +171,8 @@ def _special_change(vocab: Vocab, ra: list[int], rb: list[int], where: str) -> s
     return f"special tokens {names(rb)} at the {where}, where the reference has {names(ra)}"
 
 
-def _spans(vocab: Vocab, ids: list[int]) -> tuple[bytes, list[int]]:
-    """The bytes ``ids`` stand for, and where each id's bytes end."""
-    parts = ids_bytes(vocab, ids)
+def _spans(parts: Sequence[bytes]) -> tuple[bytes, list[int]]:
+    """The bytes that ids stand for, given each id's (``ids_bytes``), and where each id's bytes end."""
     return b"".join(parts), list(accumulate(map(len, parts)))
 
 
@@ -193,11 +204,12 @@ def _id_at(ends: list[int], offset: int) -> int:
     return next((k for k, e in enumerate(ends) if e > offset), len(ends))
 
 
-def _middle(vocab: Vocab, text: str, a: list[int], b: list[int]) -> str:
-    ab, a_ends = _spans(vocab, a)
-    bb, b_ends = _spans(vocab, b)
+def _middle(vocab: Vocab, text: str, a: list[int], b: list[int], a_parts: Sequence[bytes],
+            b_parts: Sequence[bytes]) -> str:
+    ab, a_ends = _spans(a_parts)
+    bb, b_ends = _spans(b_parts)
     if ab == bb:
-        return _cut_otherwise(vocab, text, a, b, ab)
+        return _cut_otherwise(vocab, text, a, b, ab, a_ends, b_ends)
     unk_b = [i for i in b if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.UNKNOWN]
     p, gone, put = _change(ab, bb)
     if p == len(bb) and a[:len(b)] == b:
@@ -338,22 +350,24 @@ def _hex(cell: str) -> bytes:
         return cell.encode("utf-8", "surrogatepass")
 
 
-def _cut_otherwise(vocab: Vocab, text: str, a: list[int], b: list[int], data: bytes) -> str:
-    """The same bytes in other tokens: the first stretch where the cuts differ, each side's cuts."""
+def _cut_otherwise(vocab: Vocab, text: str, a: list[int], b: list[int], data: bytes, a_ends: list[int],
+                   b_ends: list[int]) -> str:
+    """The same bytes in other tokens: the first stretch where the cuts differ, each side's cuts.
+    ``a_ends``, ``b_ends``: where each id's bytes end (``_spans``)."""
     k = 0
     while k < min(len(a), len(b)) and a[k] == b[k]:
         k += 1
-    start = len(b"".join(token_bytes(vocab, i) for i in a[:k]))
+    start = a_ends[k - 1] if k else 0
     pos_a, pos_b, ia, ib = start, start, k, k
     pa, pb = [], []
     while True:  # to the next point where both sides cut again
         if pos_a <= pos_b and ia < len(a):
             pa.append(a[ia])
-            pos_a += len(token_bytes(vocab, a[ia]))
+            pos_a = a_ends[ia]
             ia += 1
         elif ib < len(b):
             pb.append(b[ib])
-            pos_b += len(token_bytes(vocab, b[ib]))
+            pos_b = b_ends[ib]
             ib += 1
         else:
             break

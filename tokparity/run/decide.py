@@ -95,11 +95,19 @@ def as_judged(record: CaseRecord, known: KnownList | None) -> CaseRecord:
     (``decide``); a hit is counted only then."""
     if known is None or not record.judgements:
         return record
-    found = {j.backend: known_of(known, Mismatch(j, Decision.as_judged(j)))[0] for j in record.judgements}
+    found = {j.backend: _known_as_judged(known, j) for j in record.judgements}
     if all(v.mismatch and v.known == found[name] for name, v in record.verdicts.items() if name in found):
         return record  # (most mismatches match no entry: the record as judged says so already)
     verdicts = {name: Verdict.differs(v.cls, found[name]) if name in found else v for name, v in record.verdicts.items()}
     return replace(record, verdicts=verdicts)
+
+
+def _known_as_judged(known: KnownList, j: Judgement) -> str:
+    """``known_of`` a judgement as judged. Without a witness it is matched as it is: a Judgement
+    reads as its own row, with the class the rules gave it."""
+    if "witness" in j.tags:
+        return known_of(known, Mismatch(j, Decision.as_judged(j)))[0]
+    return known.find(j)
 
 
 def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagnosis:

@@ -16,9 +16,11 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tokparity.backends.base import NO_ADD_SPECIAL_SWITCH, NO_PARSE_SPECIAL_SWITCH, Answer, Backend
+from tokparity.backends.beside import MadeBeside
 from tokparity.backends.registry import backends_for
 from tokparity.backends.runner import ask, ask_many
 from tokparity.chat import PARTS_CHECK, SPECIALS_CHECK, TEMPLATE_CHECK
@@ -105,6 +107,7 @@ class ModelRun:
             BUILTIN,
             builtin_name,
             labelled_with_oracle,
+            loads_beside,
             make_backend,
             split_label,
             witnesses,
@@ -134,28 +137,41 @@ class ModelRun:
         # A chat template is code from a file, and transformers renders it in process: in a chat run
         # every library runs in a child, where a template that loops is a timeout, not a hang.
         isolated = {"isolate": True} if options.chat else {}
-        for name in wanted:
-            if name in options.services.ready:
-                self.backends[name] = options.services.ready[name]
-                continue
-            try:
-                builtin = BUILTIN.get(builtin_name(args.get(name, name)))
-                # (a server renders in its own process already, and its first build takes minutes)
-                engine = split_label(args.get(name, name))[1].strip().startswith(("cmd:", "py:"))
-                self.backends[name] = make_backend(args.get(name, name), self.model, **timeouts,
-                                                   **(isolated if builtin and not builtin.starts_server else {}),
-                                                   **(folder if engine else {}))
-            except TokparityError as e:
-                if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
+
+        def make(name: str) -> Backend:
+            builtin = BUILTIN.get(builtin_name(args.get(name, name)))
+            # (a server renders in its own process already, and its first build takes minutes)
+            engine = split_label(args.get(name, name))[1].strip().startswith(("cmd:", "py:"))
+            return make_backend(args.get(name, name), self.model, **timeouts,
+                                **(isolated if builtin and not builtin.starts_server else {}),
+                                **(folder if engine else {}))
+
+        in_c = next((name for name in wanted if name not in options.services.ready
+                     and loads_beside(args.get(name, name), self.model, isolated.get("isolate"))), None)
+        beside = MadeBeside(partial(make, in_c), in_c) if in_c is not None else None
+        made: dict[str, Backend] = {}
+        try:
+            for name in [n for n in wanted if n != in_c] + [n for n in wanted if n == in_c]:  # (it loads meanwhile)
+                if name in options.services.ready:
+                    made[name] = options.services.ready[name]
                     continue
-                if name in encoder and name not in args:
-                    raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which cannot "
-                                         f"be loaded here ({e}); install it, or remake the goldens with `tokparity "
-                                         "regress --update`") from None
-                if options.explicit_backends or name in self.chain:
-                    raise
-                results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
-                options.say(f"skipping {name} on {self.model.name}: {e}")
+                try:
+                    made[name] = beside.take() if beside is not None and name == in_c else make(name)
+                except TokparityError as e:
+                    if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
+                        continue
+                    if name in encoder and name not in args:
+                        raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which "
+                                             f"cannot be loaded here ({e}); install it, or remake the goldens with "
+                                             "`tokparity regress --update`") from None
+                    if options.explicit_backends or name in self.chain:
+                        raise
+                    results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
+                    options.say(f"skipping {name} on {self.model.name}: {e}")
+        finally:
+            if beside is not None:
+                beside.drop()
+            self.backends.update((name, made[name]) for name in wanted if name in made)  # (the order asked)
         self.witness_of = {name: [w for w in ws if w in self.backends] for name, ws in witness_of.items()}
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version

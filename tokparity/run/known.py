@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 import regex
 
 from tokparity.backends.registry import without_release
 from tokparity.errors import TokparityError
-from tokparity.records import Mismatch
 from tokparity.textview import shown_path
 
 REQUIRED = ("id", "models", "backends", "classes", "reason", "upstream")
@@ -49,6 +49,25 @@ STRINGS = ("id", "reason", "upstream", "text", "evidence", "cause")
 # A file's regexes are its author's: one that backtracks for ever ("(a|a)+$" on "aaa…a!") must not
 # hang a run. Each search has this long; an honest regex takes microseconds on a case.
 REGEX_SECONDS = 2.0
+
+
+class Row(Protocol):
+    """What an entry is matched against: a Mismatch, or a Judgement as judged (its class the rules')."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def cls(self) -> str: ...
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def evidence(self) -> str: ...
+    @property
+    def text(self) -> str: ...
 
 
 DECODE_CLASSES = {"decode-cleanup", "decode-roundtrip"}  # an entry of these alone is about the decode op
@@ -78,17 +97,17 @@ class KnownDivergence:
         return op in self.ops and any(fnmatchcase(model, m) for m in self.models) and \
             any(fnmatchcase(backend, b) or fnmatchcase(library, b) for b in self.backends)
 
-    def matches(self, m: Mismatch) -> bool:
+    def matches(self, m: Row) -> bool:
         return self.covers_run(m.model, m.backend, m.op) and self.matches_in_run(m)
 
-    def matches_in_run(self, m: Mismatch) -> bool:
+    def matches_in_run(self, m: Row) -> bool:
         """``matches`` for a mismatch of a run this entry covers."""
         return (m.cls in self.classes
                 and self._search("text", self.text, m.text, m)
                 and self._search("evidence", self.evidence, m.evidence, m)
                 and (not self.case_ids or any(fnmatchcase(m.case_id, c) for c in self.case_ids)))
 
-    def _search(self, key: str, pattern: regex.Pattern | None, subject: str, m: Mismatch) -> bool:
+    def _search(self, key: str, pattern: regex.Pattern | None, subject: str, m: Row) -> bool:
         if pattern is None:
             return True
         try:
@@ -116,7 +135,7 @@ class KnownList:
         # as judged (its journal line) and as decided (the same class, mostly).
         self._matched: dict[tuple, KnownDivergence | None] = {}
 
-    def match(self, m: Mismatch) -> str:
+    def match(self, m: Row) -> str:
         """The id of the first entry that explains ``m``, or ``""``; that entry's hits count it."""
         entry = self._first(m)
         if entry is None:
@@ -124,12 +143,12 @@ class KnownList:
         self.hits[entry.id] = self.hits.get(entry.id, 0) + 1
         return entry.id
 
-    def find(self, m: Mismatch) -> str:
+    def find(self, m: Row) -> str:
         """``match`` without counting a hit (what a journal line notes of a case as judged)."""
         entry = self._first(m)
         return entry.id if entry is not None else ""
 
-    def _first(self, m: Mismatch) -> KnownDivergence | None:
+    def _first(self, m: Row) -> KnownDivergence | None:
         run = (m.model, m.backend, m.op)
         candidates = self._for_run.get(run)
         if candidates is None:  # the model and backend patterns, matched once per run

@@ -1,0 +1,62 @@
+"""A backend made on a thread of its own while the others are made on the main one.
+
+llama.cpp loads a vocabulary in C, without Python's lock, and it is the slowest backend to load
+(docs/benchmarks.md). Made beside the others, it loads on the second core. Only a backend whose
+spec says so is made this way (``BackendSpec.loads_in_c``), and only one per model.
+
+The thread never says anything: what it made, or the error it raised, is taken where the run
+would have made the backend itself (``take``), so the run's messages keep their order. A backend
+made but never taken (the run stopped before) is closed, not left loaded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from tokparity.backends.base import Backend
+
+
+class MadeBeside(threading.Thread):
+    """``make()`` run on a thread of its own, started at once."""
+
+    def __init__(self, make: Callable[[], Backend], name: str):
+        # (a daemon: a run stopped while llama.cpp loads exits without waiting for the load)
+        super().__init__(name=f"tokparity-load-{name}", daemon=True)
+        self._make = make
+        self._backend: Backend | None = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._taken = self._dropped = False
+        self.start()
+
+    def run(self) -> None:
+        try:
+            backend = self._make()
+        except BaseException as e:  # (raised again by take, on the main thread)
+            self._error = e
+            return
+        with self._lock:
+            self._backend = backend
+            close = self._dropped
+        if close:
+            backend.close()
+
+    def take(self) -> Backend:
+        """The backend, once made; the error its making raised, raised here."""
+        self.join()
+        self._taken = True
+        if self._error is not None:
+            raise self._error
+        assert self._backend is not None
+        return self._backend
+
+    def drop(self) -> None:
+        """The run will not take it: closed now if it is made, else as soon as it is."""
+        if self._taken:
+            return
+        with self._lock:
+            self._dropped = True
+            backend, self._backend = self._backend, None
+        if backend is not None:
+            backend.close()
