@@ -46,13 +46,16 @@ class MadeBeside(threading.Thread):
         """The backend, once made; the error its making raised, raised here."""
         self.join()
         self._taken = True
-        if self._error is not None:
-            raise self._error
+        error, self._error = self._error, None  # (not kept: its traceback holds the run's frames)
+        if error is not None:
+            raise error
         assert self._backend is not None
         return self._backend
 
     def drop(self) -> None:
-        """The run will not take it: closed now if it is made, else as soon as it is."""
+        """The run will not take it (it stopped before): the load is waited for, as a load on the
+        main thread would have been, and what it made is closed. A process that exits while
+        llama.cpp loads could run llama.cpp's log callback into a Python that is shutting down."""
         if self._taken:
             return
         with self._lock:
@@ -60,3 +63,4 @@ class MadeBeside(threading.Thread):
             backend, self._backend = self._backend, None
         if backend is not None:
             backend.close()
+        self.join()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -101,7 +102,13 @@ def panics_as_crashes(what: str):
 
 @contextlib.contextmanager
 def quiet_transformers():
-    """Import transformers without its "PyTorch was not found" advice on stderr."""
+    """Import transformers without its "PyTorch was not found" advice on stderr. The environment
+    is changed only for the first import: llama.cpp may read it on another thread (beside.py)."""
+    if "transformers" in sys.modules:
+        import transformers
+        transformers.utils.logging.set_verbosity_error()
+        yield transformers
+        return
     saved = os.environ.get("TRANSFORMERS_NO_ADVISORY_WARNINGS")
     os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
     try:

@@ -272,10 +272,13 @@ class LlamaCppBackend(Backend):
         if model is None:
             return
         if beside and not sys.is_finalizing():
-            threading.Thread(target=llama_cpp.llama_model_free, args=(model,), name="tokparity-free-llama.cpp",
-                             daemon=True).start()
-        else:
-            llama_cpp.llama_model_free(model)
+            try:
+                threading.Thread(target=llama_cpp.llama_model_free, args=(model,), name="tokparity-free-llama.cpp",
+                                 daemon=True).start()
+                return
+            except RuntimeError:  # (Python 3.12 starts no thread once its exit has begun, in an atexit handler too)
+                pass
+        llama_cpp.llama_model_free(model)
 
     def __del__(self):
         try:

@@ -300,12 +300,18 @@ def _should_isolate(spec: BackendSpec, model: ModelFiles, isolate: bool | str | 
     return choice
 
 
+def in_this_process(name: str, model: ModelFiles, isolate: bool | str | None = None) -> bool:
+    """Whether backend ``name`` is a library run in this process: no child process, no server."""
+    spec = BUILTIN.get(split_label(name)[1].strip())
+    return spec is not None and not spec.starts_server and not _should_isolate(spec, model, isolate)
+
+
 def loads_beside(name: str, model: ModelFiles, isolate: bool | str | None = None) -> bool:
     """Whether backend ``name`` loads in this process, in C without Python's lock, so a run may
     make it on a thread (beside.py). Not in a child process: the child's death signal follows the
     thread that started it, and that thread ends."""
     spec = BUILTIN.get(split_label(name)[1].strip())
-    return spec is not None and spec.loads_in_c and not _should_isolate(spec, model, isolate)
+    return spec is not None and spec.loads_in_c and in_this_process(name, model, isolate)
 
 
 def make_backend(name: str, model: ModelFiles, **opts) -> Backend:

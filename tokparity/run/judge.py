@@ -13,6 +13,7 @@ tokenizers), then llama.cpp. Results are plain records (``tokparity.run.results`
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -106,6 +107,7 @@ class ModelRun:
         from tokparity.backends.registry import (
             BUILTIN,
             builtin_name,
+            in_this_process,
             labelled_with_oracle,
             loads_beside,
             make_backend,
@@ -146,32 +148,55 @@ class ModelRun:
                                 **(isolated if builtin and not builtin.starts_server else {}),
                                 **(folder if engine else {}))
 
-        in_c = next((name for name in wanted if name not in options.services.ready
-                     and loads_beside(args.get(name, name), self.model, isolated.get("isolate"))), None)
-        beside = MadeBeside(partial(make, in_c), in_c) if in_c is not None else None
-        made: dict[str, Backend] = {}
+        # llama.cpp loads on a thread while the others load here (beside.py). Only where every other
+        # backend is a library of this process (a process started meanwhile could inherit a lock
+        # the thread holds), and only one llama.cpp loads (they share one log).
+        isolate = isolated.get("isolate")
+        asked = [name for name in wanted if name not in options.services.ready]
+        in_c = [name for name in asked if loads_beside(args.get(name, name), self.model, isolate)]
+        beside = None
+        if len(in_c) == 1 and all(in_this_process(args.get(name, name), self.model, isolate) for name in asked):
+            with contextlib.suppress(RuntimeError):  # (no thread to be had: it loads here, in its turn)
+                beside = MadeBeside(partial(make, in_c[0]), in_c[0])
+        made: dict[str, Backend | TokparityError] = {}
+
+        def refused(name: str, e: TokparityError) -> None:
+            """A backend that cannot be made: the run stops, or goes on without it and says so."""
+            if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
+                return
+            if name in encoder and name not in args:
+                raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which cannot be "
+                                     f"loaded here ({e}); install it, or remake the goldens with `tokparity regress "
+                                     "--update`") from None
+            if options.explicit_backends or name in self.chain:
+                raise e
+            results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
+            options.say(f"skipping {name} on {self.model.name}: {e}")
+
         try:
-            for name in [n for n in wanted if n != in_c] + [n for n in wanted if n == in_c]:  # (it loads meanwhile)
+            for name in wanted:  # (beside llama.cpp: each made first, each error said below in this order)
                 if name in options.services.ready:
                     made[name] = options.services.ready[name]
-                    continue
+                elif beside is None or name != in_c[0]:
+                    try:
+                        made[name] = make(name)
+                    except TokparityError as e:
+                        made[name] = e
+                        if beside is None:
+                            refused(name, e)
+            if beside is not None:
                 try:
-                    made[name] = beside.take() if beside is not None and name == in_c else make(name)
+                    made[in_c[0]] = beside.take()
                 except TokparityError as e:
-                    if name in witness:  # (a witness that cannot load: the engine is judged as it would be alone)
-                        continue
-                    if name in encoder and name not in args:
-                        raise TokparityError(f"{self.model.name}: the goldens' prompts were encoded by {name}, which "
-                                             f"cannot be loaded here ({e}); install it, or remake the goldens with "
-                                             "`tokparity regress --update`") from None
-                    if options.explicit_backends or name in self.chain:
-                        raise
-                    results.options.setdefault("unavailable", []).append(f"{self.model.name}/{name}: {e}")
-                    options.say(f"skipping {name} on {self.model.name}: {e}")
+                    made[in_c[0]] = e
+                for name in wanted:
+                    outcome = made[name]
+                    if isinstance(outcome, TokparityError):
+                        refused(name, outcome)
         finally:
             if beside is not None:
                 beside.drop()
-            self.backends.update((name, made[name]) for name in wanted if name in made)  # (the order asked)
+            self.backends.update((name, b) for name in wanted if isinstance(b := made.get(name), Backend))
         self.witness_of = {name: [w for w in ws if w in self.backends] for name, ws in witness_of.items()}
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
