@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tokparity.backends.registry import witnesses
+from tokparity.report.overview import backend_versions
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
@@ -41,6 +42,9 @@ def test_an_engine_that_does_what_its_library_does_is_told_so_and_passes(zoo):
                           shipped())
     runs = {r.backend: r for r in results.runs}
     assert "hf" not in runs and {"ref", "mine"} <= set(runs)  # (the witness is asked, not judged)
+    # (listed among the backends, it says why it has no row)
+    assert list(results.backends["hf"]["witness_of"]) == ["mine"] and "witness_of" not in results.backends["ref"]
+    assert "hf (tokenizers " in backend_versions(results) and "(witness of mine: no row)" in backend_versions(results)
     mine = [m for m in results.mismatches if m.backend == "mine"]
     assert runs["mine"].mismatches == len(mine) == 7 and runs["mine"].unexplained == 0
     assert {m.known for m in mine} == {"llama-cpp-unicode-tables-before-16"}

@@ -64,7 +64,9 @@ def disputed(ch: str) -> str | None:
         return None
     said = "; ".join(f"{_describe(r)} to {who}" for who, r in readings.items())
     name = unicodedata.name(ch, "")
-    return f"U+{ord(ch):04X}{' ' + name if name else ''} {ch!r}, which is {said}"
+    # (the character itself only where it shows: the case's text writes any other as <U+…> already)
+    shown = f" {ch!r}" if ch.isprintable() and not ch.isspace() else ""
+    return f"U+{ord(ch):04X}{' ' + name if name else ''}{shown}, which is {said}"
 
 
 def chars_around(text: str, byte_span: tuple[int, int]) -> str:

@@ -126,8 +126,13 @@ _VERSION_OF = {"hf": "tokenizers", "hf-gguf": "transformers", "llama.cpp": "llam
 
 
 def backend_versions(results: Results) -> str:
-    """``llama.cpp (llama-cpp-python 0.3.36), mine``: a cmd: engine says no version."""
-    return ", ".join(version_said(name, info.get("version", "")) for name, info in results.backends.items())
+    """``llama.cpp (llama-cpp-python 0.3.36), mine``: a cmd: engine says no version. A library
+    loaded only as an engine's witness, with no row of its own, says so."""
+    with_rows = {r.backend for r in results.runs}
+    return ", ".join(version_said(name, info.get("version", ""))
+                     + (f" (witness of {', '.join(info['witness_of'])}: no row)"
+                        if info.get("witness_of") and name not in with_rows else "")
+                     for name, info in results.backends.items())
 
 
 def version_said(name: str, version: str) -> str:
