@@ -14,6 +14,7 @@ from tokparity.report.overview import backend_versions
 from tokparity.run.driver import run_compare
 from tokparity.run.known import load_known
 from tokparity.run.options import CompareOptions, Services
+from tokparity.run.results import Results, RunSummary, join_backends
 
 ROOT = Path(__file__).parents[2]
 
@@ -43,13 +44,30 @@ def test_an_engine_that_does_what_its_library_does_is_told_so_and_passes(zoo):
     runs = {r.backend: r for r in results.runs}
     assert "hf" not in runs and {"ref", "mine"} <= set(runs)  # (the witness is asked, not judged)
     # (listed among the backends, it says why it has no row)
-    assert list(results.backends["hf"]["witness_of"]) == ["mine"] and "witness_of" not in results.backends["ref"]
-    assert "hf (tokenizers " in backend_versions(results) and "(witness of mine: no row)" in backend_versions(results)
+    assert results.backends["hf"]["witness_of"] == {"llama-bpe": ("mine",)} and "witness_of" not in results.backends["ref"]
+    assert backend_versions(results).endswith("; hf only asked beside mine, not judged")
     mine = [m for m in results.mismatches if m.backend == "mine"]
     assert runs["mine"].mismatches == len(mine) == 7 and runs["mine"].unexplained == 0
     assert {m.known for m in mine} == {"llama-cpp-unicode-tables-before-16"}
     assert all(m.cause_evidence.startswith("hf gives these ids too, on the same file") for m in mine)
     assert all(m.tags["witness"] == "hf" for m in mine)
+
+
+def test_a_witness_is_said_to_be_one_only_where_it_judges_nowhere():
+    """A library may be a witness on one model and judged, or judging, on another: the Backends
+    line calls it a witness only where it has no row and is no oracle on any model."""
+    backends: dict[str, dict] = {}
+    join_backends(backends, {"hf": {"version": "0.23.3", "witness_of": {"llama-bpe": ["mine"]}}})
+    join_backends(backends, {"hf": {"version": "0.23.3", "witness_of": {"gemma-3": ["mine", "yours"]}},
+                             "ref": {"version": "0.1.0"}})
+    assert backends == {"hf": {"version": "0.23.3", "witness_of": {"llama-bpe": ["mine"], "gemma-3": ["mine", "yours"]}},
+                        "ref": {"version": "0.1.0"}}
+    alone = Results("0.1.0", backends, [RunSummary("llama-bpe", "llama.cpp", "mine")])
+    assert backend_versions(alone) == "hf (tokenizers 0.23.3), ref (tokparity 0.1.0); hf only asked beside mine, yours, not judged"
+    for elsewhere in (RunSummary("qwen3", "golden/hf", "mine"), RunSummary("qwen3", "template+hf", "mine"),
+                      RunSummary("qwen3", "llama.cpp", "hf")):
+        assert backend_versions(Results("0.1.0", backends, [alone.runs[0], elsewhere])) == \
+            "hf (tokenizers 0.23.3), ref (tokparity 0.1.0)"
 
 
 def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):

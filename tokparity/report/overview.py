@@ -22,6 +22,7 @@ keeps only its shrunk findings):
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -127,12 +128,15 @@ _VERSION_OF = {"hf": "tokenizers", "hf-gguf": "transformers", "llama.cpp": "llam
 
 def backend_versions(results: Results) -> str:
     """``llama.cpp (llama-cpp-python 0.3.36), mine``: a cmd: engine says no version. A library
-    loaded only as an engine's witness, with no row of its own, says so."""
-    with_rows = {r.backend for r in results.runs}
-    return ", ".join(version_said(name, info.get("version", ""))
-                     + (f" (witness of {', '.join(info['witness_of'])}: no row)"
-                        if info.get("witness_of") and name not in with_rows else "")
-                     for name, info in results.backends.items())
+    loaded only as the witness of engines, judged and judging nowhere, is said to be one."""
+    listed = ", ".join(version_said(name, info.get("version", "")) for name, info in results.backends.items())
+    judging = {name for r in results.runs for name in (r.backend, *re.split(r"[/+]", r.oracle))}
+
+    def engines(info: Mapping) -> str:  # (each engine once, over the models)
+        return ", ".join(dict.fromkeys(engine for of_model in info["witness_of"].values() for engine in of_model))
+    return listed + "".join(f"; {name} only asked beside {engines(info)}, not judged"
+                            for name, info in results.backends.items()
+                            if info.get("witness_of") and name not in judging)
 
 
 def version_said(name: str, version: str) -> str:

@@ -39,7 +39,7 @@ from tokparity.run.messages import Started
 from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
-from tokparity.run.results import ResultsSoFar
+from tokparity.run.results import ResultsSoFar, join_backends
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
@@ -200,10 +200,10 @@ class ModelRun:
         self.witness_of = {name: [w for w in ws if w in self.backends] for name, ws in witness_of.items()}
         for name, b in self.backends.items():
             named = split_label(args.get(name, name))[1]  # what a name stands for: kept beside its version
-            # (a witness not asked for is named with the engines it stands beside: it has no row)
+            # (a witness not asked for has no row on this model: it is named with the engines it stands beside)
             its_engines = [engine for engine, ws in self.witness_of.items() if name in ws] if name in witness else []
-            results.backends.setdefault(name, {"version": b.version} | ({"spec": named} if named != name else {})
-                                        | ({"witness_of": its_engines} if its_engines else {}))
+            join_backends(results.backends, {name: {"version": b.version} | ({"spec": named} if named != name else {})
+                                             | ({"witness_of": {self.model.name: its_engines}} if its_engines else {})})
         self.decoder = self._decoder(options, results) if options.decoding_ops else None
         # (a chat run lists the backends that apply chat templates: the others have no such op; the
         # template's own check of string against list-of-parts content, where it reads parts; and,

@@ -12,7 +12,7 @@ from tokparity.run.journal.resume import DoneSet, whole_cases
 from tokparity.run.messages import Started
 from tokparity.run.options import CompareOptions
 from tokparity.run.pipeline import Tally, diagnosed, diagnosis_of, journaled, settle, tally_of, too_long_message
-from tokparity.run.results import ResultsSoFar
+from tokparity.run.results import ResultsSoFar, join_backends
 from tokparity.zoo import resolve_model
 
 
@@ -61,7 +61,7 @@ class ModelLedger:
         loading): the first makes the ledger and counts what the journal holds; every one adds its
         loading time."""
         if self.tally is None:
-            self.results.backends.update(started.versions)
+            join_backends(self.results.backends, started.versions)
             self.results.options.update(started.options)
             self.tally = tally_of(self.model, started, options, self.results)
             self.replay_journal(options)

@@ -262,6 +262,17 @@ class Results:
 NOT_OPENED = "not_opened"
 
 
+def join_backends(into: dict[str, dict], more: Mapping[str, Mapping]) -> None:
+    """The backends another model's run listed, joined to ``into``: a name's first entry stays, and
+    the models on which it was only an engine's witness (``witness_of``) are joined."""
+    for name, info in more.items():
+        if name not in into:
+            into[name] = dict(info)
+        elif info.get("witness_of"):
+            had = into[name]
+            into[name] = {**had, "witness_of": {**had.get("witness_of", {}), **info["witness_of"]}}
+
+
 @dataclass
 class ResultsSoFar:
     """What a run has gathered so far: the steps add to it as the cases go (the judge its backends
@@ -290,8 +301,7 @@ class ResultsSoFar:
         """The results of models counted elsewhere (a worker, a Ray task), after this run's own:
         what one process counting them after its own would have built. Options: a list is
         extended, a dict joined (the first value of a key stays), the too-long note summed."""
-        for name, info in part.backends.items():
-            self.backends.setdefault(name, info)
+        join_backends(self.backends, part.backends)
         for key, value in part.options.items():
             if key == "too_long" and key in self.options:
                 note = self.options[key]
