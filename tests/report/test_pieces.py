@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokparity.report.build import mismatch_comparison
+from tokparity.report.outputs import mismatch_comparison
 from tokparity.report.pieces import BYTE_LEVEL, PLAIN, SPM, piece_style, readable
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import comparison, most_telling, prompt_like

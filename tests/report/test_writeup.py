@@ -309,3 +309,39 @@ def test_the_case_shown_has_the_symptom_the_write_up_names():
                                                         for n in range(1, 4)]
     w = writeup(RunSummary("llama-bpe", "llama.cpp", "mine", cases=10, mismatches=4), rows)
     assert w.cls == "space-prefix" and w.case is not None and w.case.cls == "space-prefix", w.case
+
+
+def test_a_verdict_says_the_crashes_it_leaves_out():
+    """mistral-common's server: 9 mismatches, 3 of them HTTP 500s. The verdict weighs the 6 others, and
+    its sentence read "reproduces 3 of 6" with nothing on the other 3 (a newcomer's trial, 2026-12-01)."""
+    from tokparity.records import RootCause
+    from tokparity.report.build import verdict_sentence
+    from tokparity.run.results import RunSummary
+
+    verdict = RootCause("chat.parts-joined", ("chat.parts-joined",), 3, 6, 26, 26, False)
+    crashed = RunSummary("tekken", "template+tiktoken", "mc", op="chat", cases=35, mismatches=9,
+                         classes={"chat-raises": 4, "crash": 3, "chat-ids": 2}, root_cause=verdict)
+    assert verdict_sentence(crashed).endswith(
+        "reproduces 3 of 6 mismatches and keeps all 26 agreements: not proven, the engine deviates elsewhere or on "
+        "fewer texts. The other 3 cases are not weighed: a crash or a timeout gives no answer a cause could reproduce.")
+    # (ties are spoken of apart: a verdict that weighs every mismatch but the ties adds nothing)
+    tied = RunSummary("llama-bpe", "llama.cpp", "mine", cases=35, mismatches=7, ties=1,
+                      root_cause=RootCause("model.other", ("model.other",), 6, 6, 28, 28, True))
+    assert verdict_sentence(tied).endswith("keeps all 28 agreements.")
+
+
+def test_a_chat_engine_that_gives_ids_only_shows_its_pieces():
+    """The same server gives ids, not a prompt's text. Its most telling case showed "mc:" and
+    nothing, and the template's refusal with a mark on every space."""
+    from tokparity.records import Decision, Judgement, Mismatch
+    from tokparity.report.outputs import decoded_outputs
+    from tokparity.report.plain import block
+
+    refused = "(the template raised: TypeError: can only concatenate str (not \"list\") to str)"
+    j = Judgement("tekken", "chats", "content-parts-01", {"gave": "ids"}, "template+tiktoken", "mc", "chat-raises",
+                  "", "chat", 0, '{"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi."}]}]}',
+                  [], [1, 3, 22177, 1046, 4], [], ["<s>", "[INST]", "Hi", ".", "[/INST]"], op="chat",
+                  oracle_output=[refused], backend_output=[])
+    shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("chat-raises", "chat"))), 120))
+    assert "mc, ids only   <s> [INST] Hi . [/INST]" in shown, shown
+    assert refused in shown and "␣" not in shown, shown

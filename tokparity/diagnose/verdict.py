@@ -293,8 +293,11 @@ def kept(verdict: RootCause) -> str:
     return f"keeps {verdict.keeps:,} of {verdict.agreements:,} agreements"
 
 
-def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, mismatches: int) -> str:
-    """The one-sentence summary a report opens with."""
+def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, mismatches: int,
+             ties: int = 0, unanswered: int = 0) -> str:
+    """The one-sentence summary a report opens with. A verdict weighs neither ties nor the
+    mismatches the engine gave no answer on (``unanswered``: crashes and timeouts); where it leaves
+    out more than the ties, the summary says how many."""
     if not mismatches:
         return f"{backend} agrees with {oracle} on every case of {model}."
     if not verdict:
@@ -302,6 +305,7 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
                 "reproduces them, so the cause is not named.")
     departs = (f" On {_cases(verdict.oracle_departs)} more the reference gives {backend}'s own answer: {oracle} is the "
                "one that departs there.") if verdict.oracle_departs else ""
+    departs += _left_out(mismatches - ties - verdict.mismatches, unanswered)
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
                 f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "
@@ -311,6 +315,21 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
     return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model} because of "
             f"{verdict.cause}: the reference with that deviation reproduces {verdict.explains:,} of "
             f"{verdict.mismatches:,} mismatches {how} and {kept(verdict)}.{departs}")
+
+
+def _left_out(left: int, unanswered: int) -> str:
+    """What the summary says of the mismatches a verdict left out, ties apart.
+
+    >>> _left_out(3, 3)
+    ' The other 3 cases are not weighed: a crash or a timeout gives no answer a cause could reproduce.'
+    >>> _left_out(1, 0)
+    ' The other case is not weighed.'
+    """
+    if left <= 0:
+        return ""
+    other = "The other case is" if left == 1 else f"The other {left:,} cases are"
+    why = ": a crash or a timeout gives no answer a cause could reproduce" if left <= unanswered else ""
+    return f" {other} not weighed{why}."
 
 
 def fails_too(verdict: RootCause) -> bool:

@@ -31,7 +31,6 @@ from functools import cached_property
 
 from tokparity.diagnose.info import is_stage_level
 from tokparity.diagnose.verdict import sentence as diagnose_sentence
-from tokparity.diff.align import align
 from tokparity.diff.explain import class_info
 from tokparity.records import BREAKS_LISTED, Mismatch, RootCause
 from tokparity.report import overview
@@ -45,12 +44,8 @@ from tokparity.report.nodes import (
     KNOWN,
     MUTED,
     OK,
-    TEXT,
-    AlignedRow,
-    Alignment,
     Article,
     Block,
-    Comparison,
     Details,
     Document,
     Fields,
@@ -70,21 +65,28 @@ from tokparity.report.nodes import (
     Title,
     runs,
 )
+from tokparity.report.outputs import (
+    CASE_SHOWN,
+    alignment,
+    comparison_of,
+    cut,
+    decoded_outputs,
+    joined,
+    mismatch_comparison,
+    text_runs,
+)
 from tokparity.report.pieces import PLAIN
 from tokparity.report.writeup import (
     NOT_DIAGNOSED,
     TIE,
-    Tokens,
     Writeup,
     cause_line,
-    comparison,
     no_cause,
     op_object,
     op_subject,
     piece_styles,
     plural,
     prompt_like,
-    tokens,
     writeup,
 )
 from tokparity.run.known import SHIPPED
@@ -101,8 +103,9 @@ def root_cause(summary: RunSummary) -> RootCause | None:
 
 def verdict_sentence(summary: RunSummary) -> str:
     """The sentence tokparity.diagnose.verdict opens a write-up with."""
+    unanswered = summary.classes.get("crash", 0) + summary.classes.get("timeout", 0)
     return diagnose_sentence(summary.model, op_subject(summary), op_object(summary), summary.root_cause,
-                             summary.mismatches)
+                             summary.mismatches, summary.ties, unanswered)
 
 
 def fuzz_run(results: Results) -> overview.FuzzSection | None:
@@ -169,7 +172,6 @@ def writeups(results: Results, styles: dict[str, str] | None = None) -> list[Wri
 PAGE, SUMMARY, DIGEST, EXPLAIN = "page", "summary", "digest", "explain"
 KNOWN_IN_HEADER = 4  # known divergences named in the header line, the most used first
 VIEWS = (PAGE, SUMMARY, DIGEST, EXPLAIN)
-CASE_SHOWN = 200  # characters of the most telling case's text (explain CASE shows all)
 TIE_SHOWN = 80  # of a tie's text, and of a listed mismatch's
 EVIDENCE_SHOWN = 300  # of a listed mismatch's evidence
 MAX_CASES = 2000  # the page lists this many mismatches; mismatches.csv has them all
@@ -219,84 +221,12 @@ def build(results: Results, view: str, *, folder: str = "", examples: int = 5) -
 # -- small pieces ------------------------------------------------------------------------------------
 
 
-def text_runs(text: str, limit: int | None = None) -> Inline:
-    """A corpus text as a run (whitespace made visible), cut at ``limit`` characters with its length said."""
-    shown, more = cut(text, limit)
-    return runs(Run(shown, TEXT), more)
-
-
-def cut(text: str, limit: int | None = None) -> tuple[str, str]:
-    """``text`` made visible and cut at ``limit``, and ``… (1,234 characters)`` when cut."""
-    if limit is None or len(text) <= limit:
-        return visible(text), ""
-    return visible(text[:limit]), f"… ({len(text):,} characters)"
-
-
-def comparison_of(m: Tokens, style: str, oracle: str, backend: str) -> Comparison:
-    return Comparison(oracle, backend, comparison(m, style))
-
-
-def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
-    """What the decoder and the backend answered for a decoding op, whitespace made visible: the
-    case, its ids, both texts (a stream's deltas apart, ``│`` between them; a piece's bytes in hex)."""
-    ids = " ".join(m.oracle_pieces[:limit]) + (f" … ({len(m.oracle_pieces):,} ids)" if len(m.oracle_pieces) > limit
-                                                else "")
-    rows: list[tuple[str, Inline]] = [("Case", runs(f"{m.corpus}/{m.case_id}", *((" ", Run(m.tags["about"], MUTED))
-                                                                                  if "about" in m.tags else ()))),
-                                      ("Ids", runs(Run(ids, CODE)))]
-    if m.text and m.op == "chat":  # (a conversation's JSON, cut short, read as noise: each message's start)
-        rows.append(("Conversation", runs(overview.conversation_line(m.text))))
-    elif m.text:
-        rows.append(("Text", text_runs(m.text, CASE_SHOWN)))
-    if m.op == "pieces":
-        differ = [k for k, (a, b) in enumerate(zip(m.oracle_output, m.backend_output)) if a != b][:4]
-        for side, out in ((m.oracle, m.oracle_output), (m.backend, m.backend_output)):
-            rows.append((side, joined([runs(f"{m.oracle_pieces[k]} ", Run(out[k] or "–", CODE)) for k in differ])))
-        return Fields(tuple(rows))
-    if m.op == "stream":  # (the two rows say which is which: a library's stream is judged by its own decode)
-        rows.append((f"{m.oracle}, decoded whole", text_runs("".join(m.oracle_output), CASE_SHOWN)))
-        rows.append((f"{m.backend}, streamed", joined([runs(Run(visible(d), TEXT)) for d in m.backend_output[:limit]],
-                                                      " │ ")))
-    else:
-        rows.append((m.oracle, text_runs("".join(m.oracle_output), CASE_SHOWN)))
-        rows.append((m.backend, text_runs("".join(m.backend_output), CASE_SHOWN)))
-    return Fields(tuple(rows))
-
-
-def mismatch_comparison(m: Mismatch, style: str) -> Comparison:
-    """The ids of ``m`` side by side (the write-ups, explain CASE, the JUnit failures)."""
-    return comparison_of(m, style, m.oracle, m.backend)
-
-
-def alignment(m: Mismatch, style: str) -> Alignment:
-    """Both id lists as the classifier aligned them: equal runs once (longer than six tokens
-    folded to the first and last two), differing runs side by side."""
-    rows = []
-    for tag, i1, i2, j1, j2 in align(m.oracle_ids, m.backend_ids).opcodes:
-        a = tokens(m.oracle_ids[i1:i2], m.oracle_pieces[i1:i2], style)
-        b = tokens(m.backend_ids[j1:j2], m.backend_pieces[j1:j2], style)
-        if tag == "equal" and len(a) > 6:  # keep context short: first and last two
-            rows.append(AlignedRow("fold", a[:2], b[:2], i1, j1, skipped=len(a) - 4, tail=a[-2:]))
-        else:
-            rows.append(AlignedRow("equal" if tag == "equal" else "diff", a, b, i1, j1))
-    return Alignment(m.oracle, m.backend, tuple(rows))
-
-
 def sentence_case(inline: Inline) -> Inline:
     """``inline`` as a sentence: its first letter capitalized, a full stop at the end."""
     if not inline:
         return inline
     first = inline[0]
     return (Run(first.text[:1].upper() + first.text[1:], first.style, first.note), *inline[1:], Run("."))
-
-
-def joined(parts: list[Inline], sep: str = ", ") -> Inline:
-    out: list[Run] = []
-    for n, part in enumerate(parts):
-        if n:
-            out.append(Run(sep))
-        out.extend(part)
-    return tuple(out)
 
 
 # -- the header --------------------------------------------------------------------------------------
@@ -472,7 +402,8 @@ def writeup_article(w: Writeup, view: str) -> Article:
     if w.case_causes:
         extra.append(runs("case by case: ", *joined([runs(Run(c, CODE), f" {n:,}") for c, n in w.case_causes])))
     if w.not_reproduced and not w.only_ties and w.diagnosed:
-        extra.append(runs(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}"))
+        crashes = f" ({w.unanswered:,} of them crashes or timeouts)" if w.unanswered else ""
+        extra.append(runs(f"no cause reproduced for {plural(w.not_reproduced, 'mismatch')}{crashes}"))
     if extra:
         cause.append(Paragraph(sentence_case(joined(extra, "; ")), MUTED))
     if cause:

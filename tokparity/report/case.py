@@ -8,8 +8,8 @@ import shlex
 
 from tokparity.diff.explain import class_info
 from tokparity.records import Mismatch
-from tokparity.report.build import mismatch_comparison
 from tokparity.report.nodes import TEXT, Article, Block, Document, FixList, Paragraph, Part, Run, Section, runs
+from tokparity.report.outputs import mismatch_comparison
 from tokparity.report.pieces import PLAIN
 from tokparity.report.writeup import fixes_of, no_cause
 from tokparity.textview import visible

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tokparity.checks import BROKEN
 from tokparity.records import Mismatch
-from tokparity.report.build import mismatch_comparison
+from tokparity.report.outputs import mismatch_comparison
 from tokparity.report.pieces import PLAIN
 from tokparity.report.plain import comparison_lines
 from tokparity.report.writeup import TIE, piece_styles, plural

@@ -147,6 +147,14 @@ class Writeup:
         return max(0, self.summary.mismatches - sum(self.summary.causes.values()))
 
     @property
+    def unanswered(self) -> int:
+        """How many of the mismatches not reproduced are crashes or timeouts the verdict left out
+        (the engine gave no answer there); 0 where that is not known."""
+        classes, verdict = self.summary.classes, self.verdict
+        left = self.summary.mismatches - self.summary.ties - verdict.mismatches if verdict is not None else 0
+        return left if 0 < left <= min(self.not_reproduced, classes.get("crash", 0) + classes.get("timeout", 0)) else 0
+
+    @property
     def how(self) -> str:
         """What the verdict's deviations do, each as the catalogue says it: which way a toggle went
         ("NFC applied to the text, where the model's files have no NFC step")."""
@@ -241,7 +249,8 @@ def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
         cases = [m for m in mismatches if name in parts(m.cause)]
         known = sorted({m.known for m in cases})
         fixes.append(Fix(name, info["fix"], info["spec"]) if not cases or not all(known) else
-                     Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} are the reviewed known divergence"
+                     Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} {'is' if len(cases) == 1 else 'are'} the "
+                               "reviewed known divergence"
                                f"{'s' if len(known) > 1 else ''} {', '.join(known)}.", info["spec"]))
     return fixes
 
