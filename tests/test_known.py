@@ -77,6 +77,18 @@ def test_known_file_errors_are_one_line():
         parse_known("[[divergence", "k.toml")
 
 
+def test_an_id_given_twice_names_both_files(tmp_path):
+    """Two --known files with one id: the line names both files, not "known divergences" alone."""
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first.write_text(ENTRY, "utf-8")
+    second.write_text(ENTRY, "utf-8")
+    proc = subprocess.run([sys.executable, "-m", "tokparity.cli", "compare", "llama-spm", "-b", "ref", "--known",
+                           str(first), "--known", str(second), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert f"{first} and {second}: known divergence id 'hf-gguf-spm-leading-space' is given twice" in proc.stderr
+
+
 def test_the_shipped_list_is_well_formed():
     """Every shipped entry names classes the classifier gives, zoo models and known backends,
     and says why and where upstream."""

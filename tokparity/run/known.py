@@ -125,7 +125,10 @@ class KnownList:
         ids = [e.id for e in entries]
         dup = {i for i in ids if ids.count(i) > 1}
         if dup:
-            raise TokparityError(f"known divergences: duplicate id {sorted(dup)[0]!r}; ids must be unique")
+            first = sorted(dup)[0]
+            where = " and ".join(dict.fromkeys(e.source for e in entries if e.id == first))
+            raise TokparityError(f"{where}: known divergence id {first!r} is given twice; ids must be unique across "
+                                 "the shipped list and the --known files (rename one)")
         self.entries = entries
         self.hits: dict[str, int] = {}  # entry id -> the mismatches decided as that entry
         self._by_id = {e.id: e for e in entries}
