@@ -208,7 +208,7 @@ class ChatJudge:
         return judge_chat(want, got, special.get("bos"), special.get("eos"))
 
     def _pieces(self, ids: list[int] | None) -> list[str]:
-        return [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids or []]
+        return self.vocab.pieces_of(ids or [])
 
 
 def _same_answer(got: ChatAnswer, theirs: object) -> bool:

@@ -70,11 +70,6 @@ def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | 
     return ("model" if a.normalized is not None else "unknown"), a, b
 
 
-def _pieces(vocab: Vocab, ids: list[int]) -> list[str]:
-    tokens, size = vocab.tokens, vocab.size
-    return [tokens[i] if 0 <= i < size else f"<id {i}?>" for i in ids]
-
-
 def _partition(answers: dict[str, Answer]) -> list[list[str]]:
     groups: dict[object, list[str]] = {}
     for name, ans in answers.items():
@@ -482,8 +477,8 @@ class ModelRun:
             model=self.model.name, corpus=case.corpus, case_id=case.id,
             tags=dict(case.tags) | ({"witness": ",".join(witnesses)} if witnesses else {}), oracle=oracle_name,
             backend=name, cls=cls, evidence=evidence, stage=stage, first_diff=first, text=case.text,
-            oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=_pieces(self.vocab, oracle.ids),
-            backend_pieces=_pieces(self.vocab, ans.ids), partition=partition or [], shape=shape,
+            oracle_ids=oracle.ids, backend_ids=ans.ids, oracle_pieces=self.vocab.pieces_of(oracle.ids),
+            backend_pieces=self.vocab.pieces_of(ans.ids), partition=partition or [], shape=shape,
         )
 
 class JudgedCases:

@@ -205,7 +205,7 @@ class DecodingJudge:
                 continue
             cls, evidence, oracle_output, backend_output, first = found
             verdicts[name] = Verdict.differs(cls)
-            pieces = [self.vocab.tokens[i] if 0 <= i < self.vocab.size else f"<id {i}?>" for i in ids]
+            pieces = self.vocab.pieces_of(ids)
             text = case.text if isinstance(case, Case) else ""
             same = [w for w in self.witness_of.get(name, ()) if w in self.backends
                     and self._answer(op, w, ids, prompt) == got]  # (asked on a mismatch only)

@@ -83,6 +83,18 @@ class Flags:
         return {name: getattr(self, name) for name in FLAG_NAMES}
 
 
+def _as_text(token: str) -> str:
+    """``token`` with each surrogate escape (a byte that is not UTF-8) written ``<0xNN>``."""
+    if token.isascii():
+        return token
+    try:
+        token.encode("utf-8")
+        return token
+    except UnicodeEncodeError:
+        return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else
+                       f"<U+{ord(c):04X}>" if 0xD800 <= ord(c) <= 0xDFFF else c for c in token)
+
+
 # ---------------------------------------------------------------------------------------------
 # Canonical encoding (also GGUF's array layout)
 
@@ -234,6 +246,17 @@ class Vocab:
         if self._ids_by_text is None:
             self._ids_by_text = self.token_to_id()
         return self._ids_by_text.get(text)
+
+    def pieces_of(self, ids: Iterable[int]) -> list[str]:
+        """Each id's token as the reports and the journal write it: as stored, but text. A byte that
+        is not UTF-8 is written ``<0xC3>``, as SentencePiece writes a byte piece: a lone surrogate
+        has no UTF-8 to write. An id outside the vocabulary is ``<id N?>``.
+
+        >>> Vocab("rwkv", ["a", b"\\xc3".decode("utf-8", "surrogateescape")]).pieces_of([0, 1, 7])
+        ['a', '<0xC3>', '<id 7?>']
+        """
+        tokens, size = self.tokens, self.size
+        return [_as_text(tokens[i]) if 0 <= i < size else f"<id {i}?>" for i in ids]
 
     def token_to_id(self) -> dict[str, int]:
         """Token text -> id; on duplicates the first id wins, as in llama.cpp's ``token_to_id``."""
