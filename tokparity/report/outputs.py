@@ -10,7 +10,7 @@ from tokparity.records import Mismatch
 from tokparity.report import overview
 from tokparity.report.nodes import CODE, MUTED, TEXT, AlignedRow, Alignment, Comparison, Fields, Inline, Run, runs
 from tokparity.report.writeup import Tokens, comparison, tokens
-from tokparity.textview import visible
+from tokparity.textview import single_line, visible
 
 CASE_SHOWN = 200  # characters of the most telling case's text (explain CASE shows all)
 
@@ -45,8 +45,8 @@ def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
         rows = [case] + ([("Conversation", runs(overview.conversation_line(m.text)))] if m.text else [])
         for side, out, its_pieces in ((m.oracle, m.oracle_output, m.oracle_pieces),
                                       (m.backend, m.backend_output, m.backend_pieces)):
-            if "".join(out).startswith(RAISED_SHOWN):  # (a refusal is words, not a prompt: no whitespace marks)
-                rows.append((side, runs(Run("".join(out)[:CASE_SHOWN], MUTED))))
+            if "".join(out).startswith(RAISED_SHOWN):  # (a refusal is words: no whitespace marks, controls spelt)
+                rows.append((side, runs(Run(single_line("".join(out)[:CASE_SHOWN]), MUTED))))
             elif out or not its_pieces:
                 rows.append((side, text_runs("".join(out), CASE_SHOWN)))
             else:  # (an engine that gives ids only: its prompt is its pieces)
