@@ -19,7 +19,7 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, islice, product
+from itertools import chain, combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
@@ -44,8 +44,9 @@ MAX_AT_ONCE = 3
 # An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
-COMPOSED_TRIES = 128  # (the sets of the pool tried on one row, at most)
+COMPOSED_TRIES = 192  # (the sets tried on one row, at most: the pool's 98 and the catalogue's 77 fit)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
+NOT_FOUND = "not found within"  # (how it says its budget ran out first)
 # The search's budget per mismatch, counted in work and not in seconds, so that no answer depends on
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
 # hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
@@ -155,7 +156,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
             if way is None or own_checks_only and not own_refusal(conversation, way):
                 continue
             if spent > SEARCH_CHARS:
-                return Diagnosis("", f"not found within {SEARCH_CHARS:,} characters rendered and encoded: the search "
+                return Diagnosis("", f"{NOT_FOUND} {SEARCH_CHARS:,} characters rendered and encoded: the search "
                                      f"stopped after the ways of {max(size - 1, 0)} cause(s) at once", stage="chat")
             try:
                 text = reference.text(conversation, way)
@@ -342,13 +343,15 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
 
 def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
               chosen: list[Diagnosis], read: dict[str, ChatVariant]) -> list[Diagnosis]:
-    """``chosen`` with each row the search found no way for (up to MAX_AT_ONCE causes) tried with
-    more of them at once: sets of the causes the engine's other rows show, most shown first. The
-    first set that gives the backend's prompt exactly is cut to the causes it needs (a cause whose
-    removal still gives it goes). The work is counted in characters rendered: COMPOSED_TRIES sets a
-    row at most, SEARCH_CHARS for the engine."""
+    """``chosen`` with each row the search found no way for tried with more causes at once. First
+    come sets of the causes the engine's other rows show, most shown first. Then comes their union
+    with one more cause of the catalogue: a bug that only this row shows, on top of the engine's
+    others. The first set that gives the backend's prompt exactly is cut to the causes it needs (a
+    cause whose removal still gives it goes). The work is counted in characters rendered:
+    COMPOSED_TRIES sets a row at most, SEARCH_CHARS for the engine."""
     counts = Counter(n for d in chosen for n in d.variants)
     pool = tuple(n for n, _ in counts.most_common(MAX_POOL))
+    base = _union(counts, read)
     out, spent = list(chosen), 0
 
     def gives(conversation: Conversation, got: ChatAnswer, names: tuple[str, ...]) -> bool:
@@ -361,10 +364,11 @@ def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswe
         return False
 
     for k, (row, d) in enumerate(zip(rows, chosen)):
-        if d.variants or row is None or len(pool) <= MAX_AT_ONCE or not d.evidence.startswith(NO_WAY):
+        if d.variants or row is None or not base or not d.evidence.startswith((NO_WAY, NOT_FOUND)):
             continue
         conversation, got, _ = row
-        sets = (c for size in range(MAX_AT_ONCE + 1, len(pool) + 1) for c in combinations(pool, size))
+        sets = chain((c for size in range(MAX_AT_ONCE + 1, len(pool) + 1) for c in combinations(pool, size)),
+                     ((*base, v.name) for v in TEXT_VARIANTS if v.name not in base))
         for names in islice(sets, COMPOSED_TRIES):
             if spent > SEARCH_CHARS:
                 return out
@@ -379,8 +383,10 @@ def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswe
             except (CaseFailure, NotImplementedError):
                 continue
             named = _named([names], "ids" if got.ids is not None else "text")
-            out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of the causes the "
-                                                         "engine's other prompts show, at once)")
+            added = [n for n in names if n not in counts]
+            with_ = (f"the causes the engine's other prompts show, and {added[0]}" if added else
+                     "the causes the engine's other prompts show")
+            out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of {with_}, at once)")
             break
     return out
 

@@ -120,6 +120,7 @@ VARIANTS = (
     DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
                   keeps=wrong_bytes.kept_after_bytes),
+    DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),

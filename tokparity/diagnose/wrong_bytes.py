@@ -21,7 +21,7 @@ from tokparity.diagnose.wrong_decoders import (
 )
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail
+from tokparity.reference.decode import UNK_SURFACE, DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.token_bytes import byte_to_unicode, gpt2_unicode_to_byte
 
@@ -316,6 +316,17 @@ def unknown_as_decoded(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     right = ref.piece_bytes(ids)
     return [[" \u2047 ".encode() if i == unk else b for i, b in zip(ids, right)],
             ["\u2047".encode() if i == unk else b for i, b in zip(ids, right)]]
+
+
+def unknown_as_its_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each unknown id written as its own text (``<unk>``), as llama.cpp and tokenizers write it,
+    where SentencePiece writes its ``unk_surface`` `` ⁇ `` (the right text holds one for each)."""
+    tokens, types = ref.vocab.tokens, ref.vocab.token_types
+    unknown = [tokens[i] for i in ids if types and 0 <= i < len(types) and types[i] == TokenType.UNKNOWN]
+    parts = decoded(ref, ids, asked).split(UNK_SURFACE)
+    if not unknown or len(parts) != len(unknown) + 1:
+        return []
+    return ["".join(part + text for part, text in zip(parts, unknown + [""]))]
 
 
 _TABLES: PerObject[tuple] = PerObject(size=2)  # (reference) -> the forms of its table by text
