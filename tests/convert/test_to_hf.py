@@ -83,3 +83,18 @@ def test_a_byte_fallback_model_converts_with_a_decoder_that_reads_its_bytes(zoo,
         ids = sp.encode(text)
         assert any(sp.id_to_piece(i).startswith("<0x") for i in ids), text  # byte pieces in play
         assert hf.decode(ids, skip_special_tokens=False) == sp.decode(ids) == text
+
+
+def test_a_missing_protobuf_is_named(zoo, tmp_path):
+    """transformers imports protobuf only once its converter reads the .model: without it, a
+    conversion died with transformers' ImportError (seen in a fresh venv with tokparity[hf] alone)."""
+    import subprocess
+    import sys
+
+    model = zoo("botchan-unigram").path("spm_model")
+    code = ("import sys; sys.modules['google.protobuf'] = None\n"  # (what Python does for a module not installed)
+            "from tokparity.convert import convert\nfrom tokparity.errors import MissingDependency\n"
+            f"try:\n    convert({str(model)!r}, 'hf', {str(tmp_path / 'tokenizer.json')!r})\n"
+            "except MissingDependency as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "needs the 'protobuf' package, which is not installed (pip install 'tokparity[spm]')" in out.stdout, out

@@ -33,6 +33,10 @@ def spm_model_to_hf_json(src: str | os.PathLike, out: str | os.PathLike) -> Warn
         from transformers.convert_slow_tokenizer import SentencePieceExtractor, SpmConverter
     except ImportError as e:
         raise MissingDependency("converting a .model to tokenizer.json", getattr(e, "name", None) or "transformers") from None
+    try:  # (transformers' converter reads the .model with protobuf, imported only once it is asked)
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        raise MissingDependency("converting a .model to tokenizer.json", "protobuf", "spm") from None
     warnings = Warnings()
     flags = vocab.flags
     # The minimal "slow tokenizer" SpmConverter reads: its file and its add_prefix_space.
