@@ -30,3 +30,19 @@ def test_a_decode_that_writes_unk_as_its_text_is_named(zoo, tmp_path):
     verdict = run["root_cause"]
     assert verdict["variants"] == ["decode.unknown-as-its-text"] and verdict["proven"], verdict
     assert verdict["explains"] == verdict["mismatches"] > 0 and verdict["keeps"] == verdict["agreements"] > 0, verdict
+
+
+def test_an_encoder_that_segments_bpe_as_unigram_is_named(zoo, tmp_path):
+    """Its encoder runs one Viterbi over the pieces' scores whatever the model: on a BPE model it
+    gives other pieces (``model.best-score``). Asked ids, it also skips the NFKC it applies when
+    asked pieces (``ssentencepiece.py``: ``normalizer.none``). The ninth survey saw ``model.other``."""
+    zoo("spm-bpe-nmt-nfkc")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "tokparity", "compare", "spm-bpe-nmt-nfkc", "-c", "multilingual",
+                           "--ops", "encode", "-b", f"ssp=cmd:{sys.executable} {ENGINE} {{spm_model}}",
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "ssp")
+    verdict = run["root_cause"]
+    assert set(verdict["variants"]) == {"normalizer.none", "model.best-score"}, verdict
+    assert verdict["explains"] >= 0.8 * verdict["mismatches"] and verdict["keeps"] == verdict["agreements"] > 0, verdict

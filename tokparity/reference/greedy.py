@@ -1,4 +1,5 @@
-"""Greedy longest match: the segmentation of the Gemma 3 write-up's engine, kept as a reference.
+"""Greedy longest match: the segmentation of the Gemma 3 write-up's engine, kept as a reference,
+and one Viterbi over the pieces' scores (``BestScore``), which some engines run on BPE models too.
 
 No tokenizer of the zoo segments this way (WordPiece aside, which has its own ``##`` rules in
 wpm.py); engines that port a SentencePiece or BPE vocabulary in a hurry often do. It is here so
@@ -49,3 +50,46 @@ class LongestMatch:
             out.append(text[pos:pos + n])
             pos += n
         return out
+
+
+class BestScore:
+    """One Viterbi over the pieces' scores, as a unigram model segments: the pieces whose scores
+    add up to the most. A character no piece covers is one of its own, at the lowest score less 10
+    (SentencePiece's penalty for an unknown piece). Run on a BPE vocabulary, whose scores rank its
+    merges, it is the segmentation of an engine that treats every model as a unigram one. A run of
+    characters no piece covers is one piece, as a unigram model gives one unknown id for it.
+
+        >>> BestScore({"▁": -3.0, "a": -4.0, "b": -5.0, "▁a": -1.0, "ab": -6.0}).split("▁ab")
+        ['▁a', 'b']
+        >>> BestScore({"▁": -3.0, "a": -4.0, "b": -5.0, "▁a": -9.0, "ab": -6.0}).split("▁ab")
+        ['▁', 'ab']
+        >>> BestScore({"▁": -3.0, "a": -4.0}).split("▁xya")
+        ['▁', 'xy', 'a']
+    """
+
+    def __init__(self, scores: dict[str, float]):
+        self.scores = {p: s for p, s in scores.items() if p}
+        self.max_len = max((len(p) for p in self.scores), default=1)
+        self.unknown = min(self.scores.values(), default=0.0) - 10.0
+
+    def split(self, text: str) -> list[str]:
+        best = [0.0] + [float("-inf")] * len(text)  # the best score of text[:i]
+        start = [0] * (len(text) + 1)  # where the last piece of that best segmentation starts
+        for end in range(1, len(text) + 1):
+            for begin in range(max(0, end - self.max_len), end):
+                score = self.scores.get(text[begin:end])
+                if score is None and begin == end - 1:
+                    score = self.unknown
+                # (of equal totals, the one found first: the longer last piece)
+                if score is not None and best[begin] + score > best[end]:
+                    best[end], start[end] = best[begin] + score, begin
+        out: list[str] = []
+        end = len(text)
+        while end > 0:
+            piece = text[start[end]:end]
+            if out and piece not in self.scores and out[-1] not in self.scores:
+                out[-1] = piece + out[-1]  # (a run of unknown characters is one unknown piece, as in a unigram model)
+            else:
+                out.append(piece)
+            end = start[end]
+        return out[::-1]

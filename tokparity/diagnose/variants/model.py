@@ -16,7 +16,7 @@ from tokparity.diagnose.variants.pretokenizer import splits
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.backtracking import Backtracking
 from tokparity.reference.bpe import AnyJoin, RightmostFirst
-from tokparity.reference.greedy import LongestMatch
+from tokparity.reference.greedy import BestScore, LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
 from tokparity.reference.sentencepiece import SentencePieceBpe
@@ -150,6 +150,15 @@ def _merge_by_rank(c: Candidate) -> Candidate | None:
         return None
     ids = p.token_to_id
     return with_pipeline(c, fork(p, score_of={t: -float(ids[t]) for t in p.score_of if t in ids}))
+
+
+def _best_score(c: Candidate) -> Candidate | None:
+    """SentencePiece-BPE segmented by one Viterbi over the pieces' scores, as a unigram model is."""
+    p = c.pipeline
+    if not isinstance(p, (LlamaSpm, SentencePieceBpe)):
+        return None
+    return with_pipeline(c, fork(p, greedy=per_vocab(c.vocab, ("best-score",), lambda: BestScore(p.score_of),
+                                                     sources=(p.score_of,))))
 
 
 def rightmost_ties(c: Candidate) -> Candidate | None:
@@ -300,6 +309,9 @@ def variants() -> list[Variant]:
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
         Variant("model.merge-by-rank", "model.merge-by-rank",
                 "SentencePiece-BPE merges ordered by the merged piece's id (a merge list), not its score", _merge_by_rank),
+        Variant("model.best-score", "model.best-score",
+                "one Viterbi over the pieces' scores, as a unigram model segments, in place of SentencePiece-BPE's "
+                "merges", _best_score),
         Variant("model.merges-unranked", "model.merges-unranked",
                 "any two neighbours whose join is a token merged, the leftmost first: the merge list's ranks unread",
                 _merges_unranked),
