@@ -94,7 +94,7 @@ class ChatWay:
     role_and_content: bool = False
     empty_tool_calls: bool = False  # each assistant message without tool calls given an empty list of them
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
-    quote_arguments: bool = False  # a tool call's string arguments given as a JSON string of themselves
+    quote_arguments: str = ""  # string tool arguments JSON-quoted again: "ascii" (json.dumps's default) | "raw"
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
     # the whitespace the template writes just before each message's content written as this instead
     # (a hand-written format with one newline after a header where the template writes two)
@@ -492,13 +492,14 @@ def _arguments_parsed(call: Any) -> Any:
     return call | {"function": function | {"arguments": parsed}} if isinstance(parsed, dict) else call
 
 
-def _arguments_quoted(call: Any) -> Any:
-    """A tool call whose ``function.arguments`` is a string, with that string as JSON writes it
-    (quoted, escaped, non-ASCII as ``\\u``), as an engine that dumps the whole call writes it."""
+def _arguments_quoted(call: Any, how: str) -> Any:
+    """A tool call whose ``function.arguments`` is a string, with that string as JSON writes it,
+    quoted and escaped, as an engine that dumps the whole call writes it. ``how`` "ascii" writes
+    non-ASCII as ``\\u`` escapes (``json.dumps``'s default), "raw" as it is."""
     function = call.get("function") if isinstance(call, dict) else None
     if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
         return call
-    return call | {"function": function | {"arguments": json.dumps(function["arguments"])}}
+    return call | {"function": function | {"arguments": json.dumps(function["arguments"], ensure_ascii=how == "ascii")}}
 
 
 def _keys_sorted(value: Any) -> Any:
@@ -574,7 +575,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]
     if way.quote_arguments:
-        messages = [m | {"tool_calls": [_arguments_quoted(c) for c in m["tool_calls"]]}
+        messages = [m | {"tool_calls": [_arguments_quoted(c, way.quote_arguments) for c in m["tool_calls"]]}
                     if isinstance(m.get("tool_calls"), list) else m for m in messages]
     if way.open_empty:  # (the engine reads only role and content: a marked turn is its header alone)
         messages = [{"role": m.get("role"), "content": OPEN_MARK} if _without_text(m, way.open_empty) else m
