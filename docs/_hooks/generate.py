@@ -259,8 +259,8 @@ def causes_page() -> str:
         "of these ways of making the prompt otherwise that gives the backend's prompt exactly: its ids where "
         "it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). The search tries up to three "
         "ways of writing the text at once; the ways of encoding it and a BOS text left out come on top. A prompt "
-        "none of those reproduces is tried with up to seven of the causes the engine's other prompts show. Two "
-        "or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
+        "none of those reproduces is tried with up to seven of the causes the engine's other prompts show. Then "
+        "it is tried with all of them and one more cause of this list. Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
     return "\n".join(out)
 
 

@@ -383,10 +383,10 @@ def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswe
             except (CaseFailure, NotImplementedError):
                 continue
             named = _named([names], "ids" if got.ids is not None else "text")
-            added = [n for n in names if n not in counts]
-            with_ = (f"the causes the engine's other prompts show, and {added[0]}" if added else
-                     "the causes the engine's other prompts show")
-            out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {len(names)} of {with_}, at once)")
+            added = "".join(f", and {n}" for n in names if n not in counts)  # (the catalogue's one, if any)
+            shown = sum(n in counts for n in names)
+            out[k] = dataclasses.replace(named, evidence=f"{named.evidence} (with {shown} of the causes the engine's "
+                                                         f"other prompts show{added}, at once)")
             break
     return out
 

@@ -54,10 +54,10 @@ class LongestMatch:
 
 class BestScore:
     """One Viterbi over the pieces' scores, as a unigram model segments: the pieces whose scores
-    add up to the most. A character no piece covers is one of its own, at the lowest score less 10
-    (SentencePiece's penalty for an unknown piece). Run on a BPE vocabulary, whose scores rank its
-    merges, it is the segmentation of an engine that treats every model as a unigram one. A run of
-    characters no piece covers is one piece, as a unigram model gives one unknown id for it.
+    add up to the most. A character no piece covers scores the lowest score less 10, SentencePiece's
+    penalty for an unknown piece. A run of such characters is one piece, as a unigram model gives one
+    unknown id for it. Run on a BPE vocabulary, whose scores rank its merges, it is the segmentation
+    of an engine that treats every model as a unigram one.
 
         >>> BestScore({"▁": -3.0, "a": -4.0, "b": -5.0, "▁a": -1.0, "ab": -6.0}).split("▁ab")
         ['▁a', 'b']
