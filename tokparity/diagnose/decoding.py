@@ -334,8 +334,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     cases_of = list(agreeing) if len(best) > 1 else agreeing
     checked_all = [(_checked(variant_of(name), hits, ref, op, cases_of, asked), name, named, hits)
                    for name, named, hits in best]
-    (cases, kept, broken, tied), name, named, hits = max(
-        checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
+    (cases, kept, broken, tied), name, named, hits = max(checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
     form = max(tied, key=lambda k: (kept[k], -(k or 0)))
     explained = hits[form] if form is not None else len(named)
