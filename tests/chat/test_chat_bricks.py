@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import tokparity
 
 pytest.importorskip("chat_bricks", reason="chat-bricks is not installed: pip install -e '.[test]'")
 
@@ -23,10 +23,9 @@ ENGINE = Path(__file__).parents[1] / "engines" / "thirdparty" / "chat_bricks_cha
 def test_a_tool_call_dumped_whole_is_named_on_top_of_the_engines_other_bugs(zoo, tmp_path):
     zoo("qwen3")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "tokparity", "compare", "qwen3", "--ops", "chat",
-                           "-b", f"bricks=cmd:{sys.executable} {ENGINE} qwen3", "--out", str(out)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    done = tokparity("compare", "qwen3", "--ops", "chat", "-b", f"bricks=cmd:{sys.executable} {ENGINE} qwen3",
+                     "--out", str(out), timeout=900)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     with open(out / "mismatches.csv", newline="", encoding="utf-8") as f:
         causes = {r["case_id"]: r["cause"] for r in csv.DictReader(f) if r["backend"] == "bricks"}
     assert "chat.tool-arguments-quoted" in causes["tool-call-string-01"].split("+"), causes

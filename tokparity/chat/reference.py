@@ -571,12 +571,11 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.empty_tool_calls:
         messages = [m | {"tool_calls": []} if m.get("role") == "assistant" and "tool_calls" not in m else m
                     for m in messages]
-    if way.parse_arguments:
-        messages = [m | {"tool_calls": [_arguments_parsed(c) for c in m["tool_calls"]]}
-                    if isinstance(m.get("tool_calls"), list) else m for m in messages]
-    if way.quote_arguments:
-        messages = [m | {"tool_calls": [_arguments_quoted(c, way.quote_arguments) for c in m["tool_calls"]]}
-                    if isinstance(m.get("tool_calls"), list) else m for m in messages]
+    for asked, edit in ((way.parse_arguments, _arguments_parsed),
+                        (way.quote_arguments, lambda call: _arguments_quoted(call, way.quote_arguments))):
+        if asked:
+            messages = [m | {"tool_calls": [edit(c) for c in m["tool_calls"]]}
+                        if isinstance(m.get("tool_calls"), list) else m for m in messages]
     if way.open_empty:  # (the engine reads only role and content: a marked turn is its header alone)
         messages = [{"role": m.get("role"), "content": OPEN_MARK} if _without_text(m, way.open_empty) else m
                     for m in messages]
