@@ -19,8 +19,7 @@ The catalogue (docs/catalogue/causes.md) describes each name.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import combinations
@@ -29,9 +28,7 @@ from os.path import commonprefix
 from tokparity.diagnose import learnt, learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
-from tokparity.diagnose.variants.text_edit import is_edit
-from tokparity.diagnose.verdict import proven
-from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
+from tokparity.records import Diagnosis, Judgement
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings
 
@@ -156,34 +153,34 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     right answer on these ids proves nothing), the first as the cause, the others as alternatives
     (``prefer`` chooses among them once the run's other mismatches are in)."""
     ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
-    got = _answer_of(j)
-    right = {_as_judged(j.op, a) for a in wrong.right_answers(ref, j.op, ids, prompt, asked)}
+    got = answer_of(j)
+    right = {as_judged(j.op, a) for a in wrong.right_answers(ref, j.op, ids, prompt, asked)}
     deltas = list(j.backend_output)
-    if j.op == "stream" and len(deltas) > 1 and not any(deltas[:-1]) and _as_judged(j.op, deltas[-1]) in right:
+    if j.op == "stream" and len(deltas) > 1 and not any(deltas[:-1]) and as_judged(j.op, deltas[-1]) in right:
         # (the right text, all of it in the last delta; a stream that lags as many ids shows the same)
-        return _named(["stream.held-to-end"], j.op)
+        return diagnosis_of(["stream.held-to-end"], j.op)
     found = []
     for variant in VARIANTS:
         if variant.op != j.op:
             continue
         # (compared exactly, less its twin's answers: one U+FFFD per byte is the bug of some)
-        if got in _forms(variant, ref, ids, prompt, asked) and _as_judged(j.op, got) not in right:
+        if got in forms_of(variant, ref, ids, prompt, asked) and as_judged(j.op, got) not in right:
             found.append(variant.name)
     if j.op == "stream":  # a streamer whose decode has the bug: the text after its prompt's. Tried after
         # the stream's own ways, not only where none reproduces: a stream of each id decoded alone also
         # looks like deltas stripped on a text of spaces, and the run's verdict chooses among them.
-        found += [v.name for v in VARIANTS if v.op == "decode" and got in _forms(v, ref, ids, prompt, asked, "stream")
+        found += [v.name for v in VARIANTS if v.op == "decode" and got in forms_of(v, ref, ids, prompt, asked, "stream")
                   and got not in right]
     if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
         pair = _pieces_pair(ref, ids, got, asked)
         if pair:
             return _paired(pair, j.op)
     # (ids left out, and the rest decoded with another bug)
-    if not found and j.op == "decode" and _as_judged(j.op, got) not in right:
+    if not found and j.op == "decode" and as_judged(j.op, got) not in right:
         pair = _decode_pair(ref, ids, got, asked)
         if pair:
             return _paired(pair, j.op)
-    if not found and _as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
+    if not found and as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
         if key is None:  # (else one id decoded as another, or left out)
             key = learnt_ids.learnt(ref, j.op, ids, prompt, asked, got)
@@ -191,7 +188,7 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             found.append(key)
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
-    return _named(found, j.op)
+    return diagnosis_of(found, j.op)
 
 
 def _paired(pair: tuple[str, str], op: str) -> Diagnosis:
@@ -207,7 +204,7 @@ def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSe
         if kept == ids:
             continue
         for other in (v for v in VARIANTS if v.op == "decode" and v.keeps is None):
-            if got in _forms(other, ref, kept, 0, asked):
+            if got in forms_of(other, ref, kept, 0, asked):
                 return dropping.name, other.name
     return None
 
@@ -216,17 +213,17 @@ def _pieces_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSe
     """Two pieces variants that give the backend's bytes together: each id as one of them gives it,
     where the other leaves it right (no id changed two ways)."""
     right = ref.piece_bytes(ids)
-    answers = {v.name: [f for f in _forms(v, ref, ids, 0, asked) if f is not None] for v in VARIANTS if v.op == "pieces"}
+    answers = {v.name: [f for f in forms_of(v, ref, ids, 0, asked) if f is not None] for v in VARIANTS if v.op == "pieces"}
     for a, b in combinations(answers, 2):
         for one in answers[a]:
             for other in answers[b]:
-                merged = _merged(right, one, other)
+                merged = merged_pieces(right, one, other)
                 if merged == got and merged != one and merged != other:
                     return a, b
     return None
 
 
-def _merged(right: list, one: list, other: list) -> list | None:
+def merged_pieces(right: list, one: list, other: list) -> list | None:
     """Each id's piece as the one of two wrong tables that changes it; None where both change one id
     two ways (no engine of these two bugs answers so)."""
     merged = []
@@ -254,7 +251,7 @@ def prefer(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
             out.append(d)
             continue
         order = {n: k for k, n in enumerate(names)}
-        out.append(_named(sorted(names, key=lambda n: (variant_of(n).op != d.stage, -counts[n], order[n])), d.stage))
+        out.append(diagnosis_of(sorted(names, key=lambda n: (variant_of(n).op != d.stage, -counts[n], order[n])), d.stage))
     return out
 
 
@@ -268,227 +265,18 @@ def as_verdict(ref: RefTokenizer, j: Judgement, d: Diagnosis, cause: str, asked:
         return d
     ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
     if learnt.is_learnt(cause) and cause not in names:
-        if _answer_of(j) in _forms(variant_of(cause), ref, ids, prompt, asked, j.op):
+        if answer_of(j) in forms_of(variant_of(cause), ref, ids, prompt, asked, j.op):
             names.append(cause)
     shared = None if learnt.is_learnt(cause) else variant_of(cause).shared
     if shared is not None and cause not in names and d.variants:
-        if _answer_of(j) in _forms(replace(variant_of(cause), run=shared), ref, ids, prompt, asked, j.op):
+        if answer_of(j) in forms_of(replace(variant_of(cause), run=shared), ref, ids, prompt, asked, j.op):
             names.append(cause)
     if cause not in names:
         return d
-    return _named([cause] + [n for n in names if n != cause], d.stage)
+    return diagnosis_of([cause] + [n for n in names if n != cause], d.stage)
 
 
-def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
-                     mismatches: Sequence[tuple[Judgement, Diagnosis]],
-                     agreeing: Iterable[tuple[list[int], int, str]], step: int = 1) -> RootCause | None:
-    """One engine's run-level verdict on one decoding op, checked as encode's is: the variant that
-    reproduces the most of its ``mismatches`` (each with its diagnosis), what it reproduces, and how
-    many of the ``agreeing`` cases ((ids, prompt, corpus/id) each) it keeps, and the first it would
-    change. None when no mismatch was reproduced.
-
-    A variant may answer several forms of its bug (one leading space or all of them). An engine
-    writes one. The form that gives the most mismatches is the engine's; of forms that give as
-    many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
-    kept where that form gives the right answer too, or where the bug cannot show there."""
-    mismatches = _one_edit(mismatches)
-    if op in ("pieces", "decode"):  # (read again for a pair of causes, where one is not proven)
-        agreeing = list(agreeing)
-    counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
-    if not counts:
-        return None
-    order = lambda n: ORDER.get(n, len(ORDER))  # noqa: E731
-    name = min(counts, key=lambda n: (-counts[n], order(n)))
-    if name in HELD:
-        return _held_or_lagged(ref, asked, mismatches, agreeing, step)
-    own: list[tuple[Judgement, Diagnosis]] = []
-    departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
-    for j, d in mismatches:
-        ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
-        if _as_judged(op, _answer_of(j)) in {_as_judged(op, a) for a in wrong.right_answers(ref, op, ids, prompt, asked)}:
-            departs += 1
-        else:
-            own.append((j, d))
-    # An engine writes one form of its bug (one count of characters held back). The cause is the
-    # variant whose one form gives the most mismatches, among those the rows name: a variant with many
-    # forms reproduces each row in some form, and only one of them is the engine's.
-    candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
-        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n)))
-    scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
-    for candidate in candidates:
-        # (a row of two bugs at once is not one variant's: the verdict names one)
-        # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
-        # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
-        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and learnt.is_learnt(candidate) or len(d.variants) == 1 and
-                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
-        hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
-        for j, _ in of_it:
-            got = _answer_of(j)
-            hits_of.update(k for k, a in enumerate(_forms(variant_of(candidate), ref, list(j.oracle_ids),
-                                                           int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
-        scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
-    most = max(top for top, *_ in scored)
-    best = [(name, named, hits) for top, name, named, hits in scored if top == most]
-    # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order
-    # else. The agreements are read once where one candidate is left, as most runs have.)
-    cases_of = list(agreeing) if len(best) > 1 else agreeing
-    checked_all = [(_checked(variant_of(name), hits, ref, op, cases_of, asked), name, named, hits)
-                   for name, named, hits in best]
-    (cases, kept, broken, tied), name, named, hits = max(checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
-    # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
-    form = max(tied, key=lambda k: (kept[k], -(k or 0)))
-    explained = hits[form] if form is not None else len(named)
-    # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
-    # (a failure on every case leaves no agreement to check it on: any failure would read so)
-    checked = cases > 0 or not any(_answer_of(j) == wrong.FAILED for j, _ in named)
-    verdict = RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
-                        bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
-                        tuple(broken.get(form, ())))
-    # (a pair where one is not proven, or where one leaves rows a pair explains: two bugs of one table)
-    if op in ("pieces", "decode") and own and checked and (not verdict.proven or verdict.explains < len(own)):
-        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs) if op == "pieces" else \
-            _decode_pair_verdict(ref, asked, own, list(agreeing), departs)
-        if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
-                verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
-            return pair
-    return _with_failures(ref, asked, verdict, mismatches, list(agreeing)) if op == "decode" and verdict.proven else verdict
-
-
-# (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
-FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
-
-
-def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
-                   mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]
-                   ) -> RootCause:
-    """The verdict with a failing variant that fails on every failure and on no other case, if one does."""
-    failed = [j for j, _ in mismatches if _answer_of(j) == wrong.FAILED]
-    if not failed or len(failed) == len(mismatches) or set(verdict.variants) & set(FAILING):
-        return verdict
-    others = [(list(j.oracle_ids), 0, f"{j.corpus}/{j.case_id}") for j, _ in mismatches
-              if _answer_of(j) != wrong.FAILED]
-    for name in FAILING:
-        hits = Counter(k for j in failed for k, a in enumerate(_forms(BY_NAME[name], ref, list(j.oracle_ids), 0, asked))
-                       if a == wrong.FAILED)
-        if max(hits.values(), default=0) < len(failed):
-            continue
-        cases, kept, _, tied = _checked(BY_NAME[name], hits, ref, "decode", [*agreeing, *others], asked)
-        if any(kept[k] == cases for k in tied):
-            return replace(verdict, cause=f"{verdict.cause}+{name}", variants=(*verdict.variants, name),
-                           explains=verdict.explains + len(failed))
-    return verdict
-
-
-def _decode_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
-                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
-    """A decode that leaves ids out and decodes the rest with another bug: the pair the most rows
-    name. It gives a row where the ids it keeps, decoded with the other bug, give the backend's
-    text; the other bug may not show there. An agreement is kept where the pair gives the right text."""
-    pairs = Counter(d.variants for _, d in own if len(d.variants) == 2 and BY_NAME[d.variants[0]].keeps is not None)
-    if not pairs:
-        return None
-    (a, b), _ = pairs.most_common(1)[0]
-    keeps, other = BY_NAME[a].keeps, BY_NAME[b]
-    assert keeps is not None
-
-    def answer(ids: list[int]) -> object:
-        kept = keeps(ref, ids)
-        forms = [f for f in _forms(other, ref, kept, 0, asked) if f is not None]
-        return _spelt(forms[0] if forms else wrong.decoded(ref, kept, asked))
-
-    explained = sum(answer(list(j.oracle_ids)) == _spelt(_answer_of(j)) for j, _ in own)
-    kept, broken = 0, list[str]()
-    for ids, prompt, label in agreeing:
-        if answer(ids) in {_spelt(t) for t in wrong.right_answers(ref, "decode", ids, prompt, asked)}:
-            kept += 1
-        elif len(broken) < BREAKS_LISTED:
-            broken.append(label)
-    return RootCause(f"{a}+{b}", (a, b), explained, len(own), kept, len(agreeing),
-                     proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
-
-
-PAIRED_AT_MOST = 4  # the candidates, most mismatches first, that a pieces verdict pairs
-
-
-def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
-                         scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]],
-                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
-    """A table with two bugs (guidance's: ordinary tokens as text, added tokens left out): two
-    variants, each in its form that gives the most mismatches, that reproduce the rows together.
-    A row is theirs where either gives it, or each id as the one that changes it. An agreement is
-    kept where both keep it. The pair that explains the most, then keeps the most; None where
-    fewer than two candidates gave a row."""
-    ranked = sorted((s for s in scored if s[0]), key=lambda s: -s[0])[:PAIRED_AT_MOST]
-    top = [(name, max(hits, key=hits.__getitem__)) for _, name, _, hits in ranked]  # (each in its best form)
-    best: RootCause | None = None
-    for (a, fa), (b, fb) in combinations(top, 2):
-        va, vb = variant_of(a), variant_of(b)
-        explained, alone = 0, Counter[str]()
-        for j, _ in own:
-            ids, got = list(j.oracle_ids), _answer_of(j)
-            one, other = _forms(va, ref, ids, 0, asked), _forms(vb, ref, ids, 0, asked)
-            x = one[fa] if fa < len(one) else None
-            y = other[fb] if fb < len(other) else None
-            alone.update(name for name, answer in ((a, x), (b, y)) if answer == got)
-            right = ref.piece_bytes(ids)
-            explained += got in (x, y) or (x is not None and y is not None and _merged(right, x, y) == got)
-        if not alone[a] or not alone[b]:  # (each bug shows on rows of its own, or it is no part of the table)
-            continue
-        kept, broken = 0, list[str]()
-        for ids, prompt, label in agreeing:
-            if _keeping(va, [fa], ref, "pieces", ids, prompt, asked) and _keeping(vb, [fb], ref, "pieces", ids,
-                                                                                    prompt, asked):
-                kept += 1
-            elif len(broken) < BREAKS_LISTED:
-                broken.append(label)
-        made = RootCause(f"{a.partition(':')[0]}+{b.partition(':')[0]}", (a, b), explained, len(own), kept,
-                         len(agreeing), proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
-        if best is None or (made.proven, made.explains, made.keeps) > (best.proven, best.explains, best.keeps):
-            best = made
-    return best
-
-
-HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end
-
-
-def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequence[tuple[Judgement, Diagnosis]],
-                    agreeing: Iterable[tuple[list[int], int, str]], step: int) -> RootCause:
-    """A stream that sent its text only at its last step holds everything, or it lags and the
-    stream was short. An engine that holds everything differs on every stream where a word ends
-    before the last step. Where more than 1 % of such streams agreed, the engine sends its deltas
-    late instead: a lag agrees wherever it is not the whole stream."""
-    from tokparity.diff.decode import held_would_differ
-
-    def decode(ids: list[int]) -> str:
-        return wrong.decoded(ref, ids, asked)
-
-    named = sum(1 for _, d in mismatches if d.variants and d.variants[0] in HELD)
-    cases = held = 0
-    differing: list[str] = []  # the first agreements a stream held whole would change
-    for ids, prompt, label in agreeing:
-        cases += 1
-        if held_would_differ(decode, ids, prompt, step):
-            held += 1
-            if len(differing) < BREAKS_LISTED:
-                differing.append(label)
-    if held > 0.01 * cases:  # (a lag keeps them all)
-        return RootCause("stream.lagged", ("stream.lagged",), named, len(mismatches), cases, cases,
-                         proven(named, len(mismatches), cases, cases), 0)
-    name, keeps = "stream.held-to-end", cases - held
-    return RootCause(name, (name,), named, len(mismatches), keeps, cases, proven(named, len(mismatches), keeps, cases), 0,
-                     tuple(differing))
-
-
-def as_held(d: Diagnosis, name: str, steps: int) -> Diagnosis:
-    """A stream that came whole at its end, ``steps`` ids long, named as the engine's verdict reads it."""
-    if name == "stream.held-to-end":
-        return _named([name], d.stage)
-    return Diagnosis(name, f"this stream of {steps} ids came whole at its end; the engine's other streams that "
-                           "finished a word before their end agreed: it sends late, not only at the end",
-                     (name,), stage=d.stage)
-
-
-def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings,
+def forms_of(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings,
            op: str = "") -> list:
     """The variant's answers on ``ids``, each form in its place; None where it is its twin's answer
     (the bug does not show there); none where the variant cannot run (it reproduces nothing).
@@ -510,60 +298,12 @@ def _forms(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: in
     return [None if a in twins else a for a in answers]
 
 
-def _checked(variant: DecodeVariant, hits: Counter[int], ref: RefTokenizer, op: str,
-             agreeing: Iterable[tuple[list[int], int, str]], asked: DecodeSettings
-             ) -> tuple[int, Counter[int | None], dict[int | None, list[str]], list[int | None]]:
-    """The variant's forms that give the most mismatches (``hits``), checked on the agreements:
-    their count, the agreements each form keeps, the first each would change, and the forms."""
-    top = max(hits.values(), default=0)
-    tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
-    kept: Counter[int | None] = Counter()
-    broken: dict[int | None, list[str]] = {}  # form -> the first agreements it would change
-    cases = 0
-    for ids, prompt, label in agreeing:
-        cases += 1
-        keeping = _keeping(variant, tied, ref, op, ids, prompt, asked)
-        kept.update(keeping)
-        for k in tied:
-            if k not in keeping and len(broken.setdefault(k, [])) < BREAKS_LISTED:
-                broken[k].append(label)
-    return cases, kept, broken, tied
-
-
 def _after(text: str, head: str) -> str:
     """``text`` less what it shares with ``head`` at its start: what a stream sends after the prompt."""
     return text[len(commonprefix([text, head])):]
 
 
-def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer, op: str, ids: list[int],
-             prompt: int, asked: DecodeSettings) -> list[int | None]:
-    """The ``forms`` of the variant's bug with which an engine still answers right on ``ids``."""
-    answers = _forms(variant, ref, ids, prompt, asked, op) if any(f is not None for f in forms) else []
-    right: set | None = None
-    out = []
-    for form in forms:
-        # (None: a bug read off the deltas alone, a stream held to the end: its text is right)
-        answer = answers[form] if form is not None and form < len(answers) else None
-        if answer is not None and right is None:
-            texts = wrong.right_answers(ref, op, ids, prompt, asked)
-            if op == "stream":  # (as the judge allows: a character left unfinished at the end may stay unsent)
-                texts += [a.rstrip("\ufffd") for a in texts]
-            right = {_as_judged(op, a) for a in texts}
-        if answer is None or _as_judged(op, answer) in (right or set()):
-            out.append(form)
-    return out
-
-
-def _one_edit(mismatches: Sequence[tuple[Judgement, Diagnosis]]) -> Sequence[tuple[Judgement, Diagnosis]]:
-    """The rows with the edits learnt from each case read as one edit (``learnt_edits.joined``): an
-    engine that drops a newline in one text drops it in every text."""
-    one = learnt_edits.joined(d.variants[0] for _, d in mismatches if d.variants)
-    if one is None:
-        return mismatches
-    return [(j, replace(d, variants=(one,)) if d.variants and is_edit(d.variants[0]) else d) for j, d in mismatches]
-
-
-def _named(names: list[str], op: str) -> Diagnosis:
+def diagnosis_of(names: list[str], op: str) -> Diagnosis:
     first = variant_of(names[0])
     others = f"; so do {', '.join(names[1:])}" if names[1:] else ""
     return Diagnosis(first.name.partition(":")[0], f"reproduced: the reference's {op} changed so that it {first.does} gives the "
@@ -571,18 +311,18 @@ def _named(names: list[str], op: str) -> Diagnosis:
                      stage=op)
 
 
-def _spelt(answer: object) -> object:
+def spelt(answer: object) -> object:
     """An answer with each run of U+FFFD as one: libraries spell bytes that are not UTF-8 either way."""
     if isinstance(answer, str):
         return wrong.one_fffd_a_run(answer)
     return tuple(answer) if isinstance(answer, list) else answer
 
 
-def _as_judged(op: str, answer: object) -> object:
+def as_judged(op: str, answer: object) -> object:
     """An answer as the judge compares it with the right one. A stream's U+FFFD are what it sent: a
     character's bytes sent one by one as U+FFFD are the stream's bug, however the whole text spells
-    them. Decode and pieces answers are spelt (``_spelt``)."""
-    return answer if op == "stream" else _spelt(answer)
+    them. Decode and pieces answers are spelt (``spelt``)."""
+    return answer if op == "stream" else spelt(answer)
 
 
 def backend_failed(j: Judgement) -> bool:
@@ -590,7 +330,7 @@ def backend_failed(j: Judgement) -> bool:
     return j.cls == "crash" and j.evidence.startswith(f"{j.op} failed on {j.backend}'s side")
 
 
-def _answer_of(j: Judgement) -> object:
+def answer_of(j: Judgement) -> object:
     """The backend's answer as the variants give it: the text, the deltas joined, the bytes; a
     failure of the backend (not of the decoder) as a variant that fails gives it."""
     if backend_failed(j):

@@ -28,15 +28,8 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
-from tokparity.diagnose.decoding import (
-    HELD,
-    as_held,
-    as_verdict,
-    backend_failed,
-    decoding_verdict,
-    diagnose_decoding,
-    prefer,
-)
+from tokparity.diagnose.decoding import as_verdict, backend_failed, diagnose_decoding, prefer
+from tokparity.diagnose.decoding_verdict import HELD, as_held, decoding_verdict
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -412,7 +405,7 @@ class ModelDiagnosis:
     def _decoding_verdicts(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                            corpora: list[str] | None) -> None:
         """Each engine's run-level verdict on each decoding op where a variant reproduced a mismatch
-        (tokparity.diagnose.decoding.decoding_verdict), checked on the cases it agreed on."""
+        (tokparity.diagnose.decoding_verdict), checked on the cases it agreed on."""
         started = time.perf_counter()
         encoded: dict[str, list[int]] = {}  # each text's ids, encoded once for every (backend, op)
         for (name, op), skip in not_agreeing.items():

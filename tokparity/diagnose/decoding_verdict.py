@@ -1,0 +1,291 @@
+"""The run-level verdict of one engine on one decoding op (decode, stream, pieces), checked as
+encode's is: the variant that reproduces the most of its mismatches, its form, and the agreements
+it keeps. Where one variant is not proven, a pair may be: a decode that leaves ids out with another
+bug, a decode whose text another bug maps, or a table of every id's bytes with two bugs. A stream
+that came whole at its end is read as held or as lagged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from itertools import combinations
+
+from tokparity.diagnose import learnt, learnt_edits
+from tokparity.diagnose import wrong_decoders as wrong
+from tokparity.diagnose.decoding import (
+    BY_NAME,
+    ORDER,
+    DecodeVariant,
+    answer_of,
+    as_judged,
+    diagnosis_of,
+    forms_of,
+    merged_pieces,
+    spelt,
+    variant_of,
+)
+from tokparity.diagnose.variants.text_edit import is_edit
+from tokparity.diagnose.verdict import proven
+from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import DecodeSettings
+
+
+def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
+                     mismatches: Sequence[tuple[Judgement, Diagnosis]],
+                     agreeing: Iterable[tuple[list[int], int, str]], step: int = 1) -> RootCause | None:
+    """One engine's run-level verdict on one decoding op, checked as encode's is: the variant that
+    reproduces the most of its ``mismatches`` (each with its diagnosis), what it reproduces, and how
+    many of the ``agreeing`` cases ((ids, prompt, corpus/id) each) it keeps, and the first it would
+    change. None when no mismatch was reproduced.
+
+    A variant may answer several forms of its bug (one leading space or all of them). An engine
+    writes one. The form that gives the most mismatches is the engine's; of forms that give as
+    many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
+    kept where that form gives the right answer too, or where the bug cannot show there."""
+    mismatches = _one_edit(mismatches)
+    if op in ("pieces", "decode"):  # (read again for a pair of causes, where one is not proven)
+        agreeing = list(agreeing)
+    counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
+    if not counts:
+        return None
+    order = lambda n: ORDER.get(n, len(ORDER))  # noqa: E731
+    name = min(counts, key=lambda n: (-counts[n], order(n)))
+    if name in HELD:
+        return _held_or_lagged(ref, asked, mismatches, agreeing, step)
+    own: list[tuple[Judgement, Diagnosis]] = []
+    departs = 0  # where the reference gives the backend's answer: the decoder is the one that departs
+    for j, d in mismatches:
+        ids, prompt = list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)
+        if as_judged(op, answer_of(j)) in {as_judged(op, a) for a in wrong.right_answers(ref, op, ids, prompt, asked)}:
+            departs += 1
+        else:
+            own.append((j, d))
+    # An engine writes one form of its bug (one count of characters held back). The cause is the
+    # variant whose one form gives the most mismatches, among those the rows name: a variant with many
+    # forms reproduces each row in some form, and only one of them is the engine's.
+    candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
+        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n)))
+    scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
+    for candidate in candidates:
+        # (a row of two bugs at once is not one variant's: the verdict names one)
+        # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
+        # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
+        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and learnt.is_learnt(candidate) or len(d.variants) == 1 and
+                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+        hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
+        for j, _ in of_it:
+            got = answer_of(j)
+            hits_of.update(k for k, a in enumerate(forms_of(variant_of(candidate), ref, list(j.oracle_ids),
+                                                           int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
+        scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
+    most = max(top for top, *_ in scored)
+    best = [(name, named, hits) for top, name, named, hits in scored if top == most]
+    # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order
+    # else. The agreements are read once where one candidate is left, as most runs have.)
+    cases_of = list(agreeing) if len(best) > 1 else agreeing
+    checked_all = [(_checked(variant_of(name), hits, ref, op, cases_of, asked), name, named, hits)
+                   for name, named, hits in best]
+    (cases, kept, broken, tied), name, named, hits = max(checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
+    # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
+    form = max(tied, key=lambda k: (kept[k], -(k or 0)))
+    explained = hits[form] if form is not None else len(named)
+    # (a verdict on no mismatch of the engine's own proves nothing: every one was the decoder's departure)
+    # (a failure on every case leaves no agreement to check it on: any failure would read so)
+    checked = cases > 0 or not any(answer_of(j) == wrong.FAILED for j, _ in named)
+    verdict = RootCause(name.partition(":")[0], (name,), explained, len(own), kept[form], cases,
+                        bool(own) and checked and proven(explained, len(own), kept[form], cases), departs,
+                        tuple(broken.get(form, ())))
+    # (a pair where one is not proven, or where one leaves rows a pair explains: two bugs of one table)
+    if op in ("pieces", "decode") and own and checked and (not verdict.proven or verdict.explains < len(own)):
+        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs) if op == "pieces" else \
+            _decode_pair_verdict(ref, asked, own, list(agreeing), departs)
+        if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
+                verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
+            return pair
+    return _with_failures(ref, asked, verdict, mismatches, list(agreeing)) if op == "decode" and verdict.proven else verdict
+
+
+# (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
+FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
+
+
+def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
+                   mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]
+                   ) -> RootCause:
+    """The verdict with a failing variant that fails on every failure and on no other case, if one does."""
+    failed = [j for j, _ in mismatches if answer_of(j) == wrong.FAILED]
+    if not failed or len(failed) == len(mismatches) or set(verdict.variants) & set(FAILING):
+        return verdict
+    others = [(list(j.oracle_ids), 0, f"{j.corpus}/{j.case_id}") for j, _ in mismatches
+              if answer_of(j) != wrong.FAILED]
+    for name in FAILING:
+        hits = Counter(k for j in failed for k, a in enumerate(forms_of(BY_NAME[name], ref, list(j.oracle_ids), 0, asked))
+                       if a == wrong.FAILED)
+        if max(hits.values(), default=0) < len(failed):
+            continue
+        cases, kept, _, tied = _checked(BY_NAME[name], hits, ref, "decode", [*agreeing, *others], asked)
+        if any(kept[k] == cases for k in tied):
+            return replace(verdict, cause=f"{verdict.cause}+{name}", variants=(*verdict.variants, name),
+                           explains=verdict.explains + len(failed))
+    return verdict
+
+
+def _decode_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
+    """A decode that leaves ids out and decodes the rest with another bug: the pair the most rows
+    name. It gives a row where the ids it keeps, decoded with the other bug, give the backend's
+    text; the other bug may not show there. An agreement is kept where the pair gives the right text."""
+    pairs = Counter(d.variants for _, d in own if len(d.variants) == 2 and BY_NAME[d.variants[0]].keeps is not None)
+    if not pairs:
+        return None
+    (a, b), _ = pairs.most_common(1)[0]
+    keeps, other = BY_NAME[a].keeps, BY_NAME[b]
+    assert keeps is not None
+
+    def answer(ids: list[int]) -> object:
+        kept = keeps(ref, ids)
+        forms = [f for f in forms_of(other, ref, kept, 0, asked) if f is not None]
+        return spelt(forms[0] if forms else wrong.decoded(ref, kept, asked))
+
+    explained = sum(answer(list(j.oracle_ids)) == spelt(answer_of(j)) for j, _ in own)
+    kept, broken = 0, list[str]()
+    for ids, prompt, label in agreeing:
+        if answer(ids) in {spelt(t) for t in wrong.right_answers(ref, "decode", ids, prompt, asked)}:
+            kept += 1
+        elif len(broken) < BREAKS_LISTED:
+            broken.append(label)
+    return RootCause(f"{a}+{b}", (a, b), explained, len(own), kept, len(agreeing),
+                     proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
+
+
+PAIRED_AT_MOST = 4  # the candidates, most mismatches first, that a pieces verdict pairs
+
+
+def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                         scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]],
+                         agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
+    """A table with two bugs (guidance's: ordinary tokens as text, added tokens left out): two
+    variants, each in its form that gives the most mismatches, that reproduce the rows together.
+    A row is theirs where either gives it, or each id as the one that changes it. An agreement is
+    kept where both keep it. The pair that explains the most, then keeps the most; None where
+    fewer than two candidates gave a row."""
+    ranked = sorted((s for s in scored if s[0]), key=lambda s: -s[0])[:PAIRED_AT_MOST]
+    top = [(name, max(hits, key=hits.__getitem__)) for _, name, _, hits in ranked]  # (each in its best form)
+    best: RootCause | None = None
+    for (a, fa), (b, fb) in combinations(top, 2):
+        va, vb = variant_of(a), variant_of(b)
+        explained, alone = 0, Counter[str]()
+        for j, _ in own:
+            ids, got = list(j.oracle_ids), answer_of(j)
+            one, other = forms_of(va, ref, ids, 0, asked), forms_of(vb, ref, ids, 0, asked)
+            x = one[fa] if fa < len(one) else None
+            y = other[fb] if fb < len(other) else None
+            alone.update(name for name, answer in ((a, x), (b, y)) if answer == got)
+            right = ref.piece_bytes(ids)
+            explained += got in (x, y) or (x is not None and y is not None and merged_pieces(right, x, y) == got)
+        if not alone[a] or not alone[b]:  # (each bug shows on rows of its own, or it is no part of the table)
+            continue
+        kept, broken = 0, list[str]()
+        for ids, prompt, label in agreeing:
+            if _keeping(va, [fa], ref, "pieces", ids, prompt, asked) and _keeping(vb, [fb], ref, "pieces", ids,
+                                                                                    prompt, asked):
+                kept += 1
+            elif len(broken) < BREAKS_LISTED:
+                broken.append(label)
+        made = RootCause(f"{a.partition(':')[0]}+{b.partition(':')[0]}", (a, b), explained, len(own), kept,
+                         len(agreeing), proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
+        if best is None or (made.proven, made.explains, made.keeps) > (best.proven, best.explains, best.keeps):
+            best = made
+    return best
+
+
+HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end
+
+
+def _held_or_lagged(ref: RefTokenizer, asked: DecodeSettings, mismatches: Sequence[tuple[Judgement, Diagnosis]],
+                    agreeing: Iterable[tuple[list[int], int, str]], step: int) -> RootCause:
+    """A stream that sent its text only at its last step holds everything, or it lags and the
+    stream was short. An engine that holds everything differs on every stream where a word ends
+    before the last step. Where more than 1 % of such streams agreed, the engine sends its deltas
+    late instead: a lag agrees wherever it is not the whole stream."""
+    from tokparity.diff.decode import held_would_differ
+
+    def decode(ids: list[int]) -> str:
+        return wrong.decoded(ref, ids, asked)
+
+    named = sum(1 for _, d in mismatches if d.variants and d.variants[0] in HELD)
+    cases = held = 0
+    differing: list[str] = []  # the first agreements a stream held whole would change
+    for ids, prompt, label in agreeing:
+        cases += 1
+        if held_would_differ(decode, ids, prompt, step):
+            held += 1
+            if len(differing) < BREAKS_LISTED:
+                differing.append(label)
+    if held > 0.01 * cases:  # (a lag keeps them all)
+        return RootCause("stream.lagged", ("stream.lagged",), named, len(mismatches), cases, cases,
+                         proven(named, len(mismatches), cases, cases), 0)
+    name, keeps = "stream.held-to-end", cases - held
+    return RootCause(name, (name,), named, len(mismatches), keeps, cases, proven(named, len(mismatches), keeps, cases), 0,
+                     tuple(differing))
+
+
+def as_held(d: Diagnosis, name: str, steps: int) -> Diagnosis:
+    """A stream that came whole at its end, ``steps`` ids long, named as the engine's verdict reads it."""
+    if name == "stream.held-to-end":
+        return diagnosis_of([name], d.stage)
+    return Diagnosis(name, f"this stream of {steps} ids came whole at its end; the engine's other streams that "
+                           "finished a word before their end agreed: it sends late, not only at the end",
+                     (name,), stage=d.stage)
+
+
+def _checked(variant: DecodeVariant, hits: Counter[int], ref: RefTokenizer, op: str,
+             agreeing: Iterable[tuple[list[int], int, str]], asked: DecodeSettings
+             ) -> tuple[int, Counter[int | None], dict[int | None, list[str]], list[int | None]]:
+    """The variant's forms that give the most mismatches (``hits``), checked on the agreements:
+    their count, the agreements each form keeps, the first each would change, and the forms."""
+    top = max(hits.values(), default=0)
+    tied: list[int | None] = [k for k, n in hits.items() if n == top] or [None]
+    kept: Counter[int | None] = Counter()
+    broken: dict[int | None, list[str]] = {}  # form -> the first agreements it would change
+    cases = 0
+    for ids, prompt, label in agreeing:
+        cases += 1
+        keeping = _keeping(variant, tied, ref, op, ids, prompt, asked)
+        kept.update(keeping)
+        for k in tied:
+            if k not in keeping and len(broken.setdefault(k, [])) < BREAKS_LISTED:
+                broken[k].append(label)
+    return cases, kept, broken, tied
+
+
+def _keeping(variant: DecodeVariant, forms: list[int | None], ref: RefTokenizer, op: str, ids: list[int],
+             prompt: int, asked: DecodeSettings) -> list[int | None]:
+    """The ``forms`` of the variant's bug with which an engine still answers right on ``ids``."""
+    answers = forms_of(variant, ref, ids, prompt, asked, op) if any(f is not None for f in forms) else []
+    right: set | None = None
+    out = []
+    for form in forms:
+        # (None: a bug read off the deltas alone, a stream held to the end: its text is right)
+        answer = answers[form] if form is not None and form < len(answers) else None
+        if answer is not None and right is None:
+            texts = wrong.right_answers(ref, op, ids, prompt, asked)
+            if op == "stream":  # (as the judge allows: a character left unfinished at the end may stay unsent)
+                texts += [a.rstrip("\ufffd") for a in texts]
+            right = {as_judged(op, a) for a in texts}
+        if answer is None or as_judged(op, answer) in (right or set()):
+            out.append(form)
+    return out
+
+
+def _one_edit(mismatches: Sequence[tuple[Judgement, Diagnosis]]) -> Sequence[tuple[Judgement, Diagnosis]]:
+    """The rows with the edits learnt from each case read as one edit (``learnt_edits.joined``): an
+    engine that drops a newline in one text drops it in every text."""
+    one = learnt_edits.joined(d.variants[0] for _, d in mismatches if d.variants)
+    if one is None:
+        return mismatches
+    return [(j, replace(d, variants=(one,)) if d.variants and is_edit(d.variants[0]) else d) for j, d in mismatches]
+
