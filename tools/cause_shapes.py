@@ -110,7 +110,7 @@ def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
             right = wrong_decoders.right_answers(ref, v.op, ids, prompt, AS_FILES_SAY)[0]
             kinds = set()  # (a case counts once for each kind, however many of the variant's forms give it)
             for answer in decoding.forms_of(v, ref, ids, prompt, AS_FILES_SAY):
-                if answer is None or decoding._spelt(answer) == decoding._spelt(right):
+                if answer is None or decoding.spelt(answer) == decoding.spelt(right):
                     continue
                 if answer == wrong_decoders.FAILED:  # (the engine fails: as the judge shapes a failure)
                     kinds.add(kind(failure_shape(v.op, ref.vocab, ids, "crash", False, right)))

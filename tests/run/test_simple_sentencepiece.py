@@ -43,3 +43,14 @@ def test_an_encoder_that_segments_bpe_as_unigram_is_named(zoo, tmp_path):
     verdict = verdict_of(zoo, tmp_path, "spm-bpe-nmt-nfkc", "encode")
     assert set(verdict["variants"]) == {"normalizer.none", "model.best-score"}, verdict
     assert verdict["explains"] >= 0.8 * verdict["mismatches"] and verdict["keeps"] == verdict["agreements"] > 0, verdict
+
+
+def test_a_decode_that_reads_its_vocabulary_as_byte_level_is_named(zoo, tmp_path):
+    """On a vocabulary whose pieces are all ASCII it takes the model for a byte-level BPE
+    (``DetectByteBpe``). Its decode then reads the text back through fairseq's byte table, and
+    every other character is dropped: ``fünf`` decodes to ``fnf`` (``decode.byte-bpe-table``). It
+    also turns only a piece's leading ``▁`` into a space, and the table drops the others
+    (``decode.first-mark-only``). The ninth survey saw ``decode.ids-alone``, a coincidence."""
+    verdict = verdict_of(zoo, tmp_path, "spm-bpe-ws-only-pieces", "decode")
+    assert verdict["variants"] == ["decode.first-mark-only", "decode.byte-bpe-table"] and verdict["proven"], verdict
+    assert verdict["explains"] == verdict["mismatches"] > 0 and verdict["keeps"] == verdict["agreements"] > 0, verdict

@@ -49,6 +49,9 @@ class DecodeVariant:
     # The ids a bug that leaves ids out decodes (None: it leaves none out). The rest of the decoder
     # may have a bug of its own: each other decode variant is tried on those ids.
     keeps: Callable[[RefTokenizer, list[int]], list[int]] | None = None
+    # The text this bug makes of the text the rest of the decoder gives (None: it is no map of the
+    # text). The rest of the decoder may have a bug of its own: each other decode variant's text is mapped.
+    after: Callable[[str], str] | None = None
 
     @property
     def op(self) -> str:
@@ -118,6 +121,9 @@ VARIANTS = (
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
                   keeps=wrong_bytes.kept_after_bytes),
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
+    DecodeVariant("decode.first-mark-only", wrong_bytes.first_mark_only, twin=wrong.decoded_right),
+    DecodeVariant("decode.byte-bpe-table", wrong_bytes.byte_bpe_table, twin=wrong.decoded_right,
+                  after=wrong_bytes.through_printable_bytes),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -174,12 +180,12 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     if not found and j.op == "pieces":  # (a table with two bugs: each id shows one, or neither)
         pair = _pieces_pair(ref, ids, got, asked)
         if pair:
-            return _paired(pair, j.op)
+            return paired(pair, j.op)
     # (ids left out, and the rest decoded with another bug)
     if not found and j.op == "decode" and as_judged(j.op, got) not in right:
         pair = _decode_pair(ref, ids, got, asked)
         if pair:
-            return _paired(pair, j.op)
+            return paired(pair, j.op)
     if not found and as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
         if key is None:  # (else one id decoded as another, or left out)
@@ -191,21 +197,27 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
     return diagnosis_of(found, j.op)
 
 
-def _paired(pair: tuple[str, str], op: str) -> Diagnosis:
+def paired(pair: tuple[str, str], op: str) -> Diagnosis:
     """Two variants that give the backend's answer together."""
     return Diagnosis("+".join(pair), f"reproduced: the reference's {op} changed so that it {BY_NAME[pair[0]].does}, "
                                      f"and {BY_NAME[pair[1]].does}, gives the backend's answer exactly", pair, stage=op)
 
 
 def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSettings) -> tuple[str, str] | None:
-    """A variant that leaves ids out, and another that decodes the ids it keeps as the backend does."""
+    """A variant that leaves ids out, and another that decodes the ids it keeps as the backend does;
+    or a variant whose text another maps to the backend's."""
+    others = [v for v in VARIANTS if v.op == "decode" and v.keeps is None and v.after is None]
     for dropping, keeps in ((v, v.keeps) for v in VARIANTS if v.keeps is not None):
         kept = keeps(ref, ids)
         if kept == ids:
             continue
-        for other in (v for v in VARIANTS if v.op == "decode" and v.keeps is None):
+        for other in others:
             if got in forms_of(other, ref, kept, 0, asked):
                 return dropping.name, other.name
+    for mapping, after in ((v, v.after) for v in VARIANTS if v.after is not None):
+        for other in others:
+            if any(isinstance(f, str) and after(f) == got for f in forms_of(other, ref, ids, 0, asked)):
+                return other.name, mapping.name
     return None
 
 

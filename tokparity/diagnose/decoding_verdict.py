@@ -23,6 +23,7 @@ from tokparity.diagnose.decoding import (
     diagnosis_of,
     forms_of,
     merged_pieces,
+    paired,
     spelt,
     variant_of,
 )
@@ -135,30 +136,77 @@ def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
 
 def _decode_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
                          agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
-    """A decode that leaves ids out and decodes the rest with another bug: the pair the most rows
-    name. It gives a row where the ids it keeps, decoded with the other bug, give the backend's
-    text; the other bug may not show there. An agreement is kept where the pair gives the right text."""
-    pairs = Counter(d.variants for _, d in own if len(d.variants) == 2 and BY_NAME[d.variants[0]].keeps is not None)
+    """Two bugs of one decoder: the pair the most rows name. One leaves ids out and the other decodes
+    the ids it keeps; or one decodes and the other maps its text. The second bug may not show on a
+    row. The pair gives a row where its answer is the backend's text. It keeps an agreement where
+    it gives the right text."""
+    pairs = Counter(d.variants for _, d in own if len(d.variants) == 2 and is_decode_pair(d.variants))
     if not pairs:
         return None
     (a, b), _ = pairs.most_common(1)[0]
-    keeps, other = BY_NAME[a].keeps, BY_NAME[b]
-    assert keeps is not None
-
-    def answer(ids: list[int]) -> object:
-        kept = keeps(ref, ids)
-        forms = [f for f in forms_of(other, ref, kept, 0, asked) if f is not None]
-        return spelt(forms[0] if forms else wrong.decoded(ref, kept, asked))
-
-    explained = sum(answer(list(j.oracle_ids)) == spelt(answer_of(j)) for j, _ in own)
+    form = _form_of_pair(ref, asked, own, (a, b))
+    explained = sum(_pair_answer(ref, asked, (a, b), form, list(j.oracle_ids)) == spelt(answer_of(j)) for j, _ in own)
     kept, broken = 0, list[str]()
     for ids, prompt, label in agreeing:
-        if answer(ids) in {spelt(t) for t in wrong.right_answers(ref, "decode", ids, prompt, asked)}:
+        if _pair_answer(ref, asked, (a, b), form, ids) in {spelt(t) for t in wrong.right_answers(ref, "decode", ids,
+                                                                                              prompt, asked)}:
             kept += 1
         elif len(broken) < BREAKS_LISTED:
             broken.append(label)
     return RootCause(f"{a}+{b}", (a, b), explained, len(own), kept, len(agreeing),
                      proven(explained, len(own), kept, len(agreeing)), departs, tuple(broken))
+
+
+def is_decode_pair(names: tuple[str, ...]) -> bool:
+    """Whether ``names`` are two decode bugs that make one answer together: ids left out, then the
+    rest decoded with the other bug; or a decode whose text the other maps."""
+    return len(names) == 2 and all(n in BY_NAME for n in names) and (
+        BY_NAME[names[0]].keeps is not None or BY_NAME[names[1]].after is not None)
+
+
+def _pair_answer(ref: RefTokenizer, asked: DecodeSettings, pair: tuple[str, str], form: int, ids: list[int]) -> object:
+    """What a decoder with both bugs of ``pair`` answers on ``ids``, its decoding bug in its ``form``."""
+    a, b = pair
+    keeps, after = BY_NAME[a].keeps, BY_NAME[b].after
+    other = BY_NAME[b] if keeps is not None else BY_NAME[a]
+    kept = keeps(ref, ids) if keeps is not None else ids
+    forms = forms_of(other, ref, kept, 0, asked)
+    if after is None:  # (the first form that shows the bug)
+        forms = [f for f in forms if f is not None]
+        text = forms[0] if forms else wrong.decoded(ref, kept, asked)
+    else:
+        text = forms[form] if form < len(forms) and forms[form] is not None else wrong.decoded(ref, kept, asked)
+    return spelt(after(text) if after is not None and isinstance(text, str) else text)
+
+
+def as_pair(ref: RefTokenizer, j: Judgement, d: Diagnosis, pair: tuple[str, str], asked: DecodeSettings) -> Diagnosis:
+    """One engine, one cause: a row that the run's proven pair gives exactly, named by the pair, its
+    own causes its alternatives. Any other row as it was."""
+    if d.variants == pair or not is_decode_pair(pair):
+        return d
+    ids, got = list(j.oracle_ids), spelt(answer_of(j))
+    forms = len(forms_of(BY_NAME[pair[0]], ref, ids, 0, asked)) if BY_NAME[pair[1]].after is not None else 1
+    if not any(_pair_answer(ref, asked, pair, form, ids) == got for form in range(max(forms, 1))):
+        return d
+    own = (d.variants,) if d.variants else ()
+    return replace(paired(pair, "decode"), alternatives=own + d.alternatives)
+
+
+def _form_of_pair(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                  pair: tuple[str, str]) -> int:
+    """The form of the pair's decoding bug that gives the most of the rows the pair names (an engine
+    writes one): the first of a bug that leaves ids out, whose rows need no form."""
+    a, b = pair
+    after = BY_NAME[b].after
+    if after is None:
+        return 0
+    hits: Counter[int] = Counter()
+    for j, d in own:
+        if d.variants == pair:
+            got = answer_of(j)
+            hits.update(k for k, f in enumerate(forms_of(BY_NAME[a], ref, list(j.oracle_ids), 0, asked))
+                        if isinstance(f, str) and after(f) == got)
+    return max(hits, key=lambda k: (hits[k], -k), default=0)
 
 
 PAIRED_AT_MOST = 4  # the candidates, most mismatches first, that a pieces verdict pairs

@@ -29,7 +29,7 @@ from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
 from tokparity.diagnose.decoding import as_verdict, backend_failed, diagnose_decoding, prefer
-from tokparity.diagnose.decoding_verdict import HELD, as_held, decoding_verdict
+from tokparity.diagnose.decoding_verdict import HELD, as_held, as_pair, decoding_verdict, is_decode_pair
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -425,7 +425,12 @@ class ModelDiagnosis:
                 continue
             if verdict is not None:
                 self.root_causes[(name, op)] = verdict
-            if verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
+            if verdict is not None and verdict.proven and op == "decode" and is_decode_pair(verdict.variants):
+                pair = (verdict.variants[0], verdict.variants[1])  # (its rows: those the pair gives exactly)
+                for i, (j, d) in enumerate(zip(judgements, self._current)):
+                    if j.backend == name and j.op == op and d is not None:
+                        self._current[i] = as_pair(reference, j, d, pair, self._asked(op))
+            elif verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
                 for i, (j, d) in enumerate(zip(judgements, self._current)):
                     if j.backend == name and j.op == op and d is not None and d.variants[:1] not in [
                             (cause,) for cause in verdict.variants]:

@@ -290,6 +290,74 @@ def byte_level_decoder(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     return [b"".join(out).decode("utf-8", "replace")]
 
 
+def first_mark_only(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each piece's text with one ``▁`` turned into a space, the others left as the character: its
+    leading one only (simple-sentencepiece's decoder), or its first wherever it is. ``▁▁▁`` reads ``␣▁▁``."""
+    tokens, pieces = ref.vocab.tokens, bytes_of(ref, ids, asked)
+    # (a piece with a ▁ after its first character, each ▁ a space in the right bytes)
+    marked = [0 <= i < len(tokens) and "\u2581" in tokens[i][1:] and b.count(b" ") == tokens[i].count("\u2581")
+              for i, b in zip(ids, pieces)]
+    if not any(marked):
+        return []
+    joined, right = b"".join(pieces).decode("utf-8", "replace"), decoded(ref, ids, asked)
+    forms = []
+    for leading_only in (True, False):
+        out = []
+        for i, b, m in zip(ids, pieces, marked):
+            text = tokens[i] if m else ""
+            if text.startswith("\u2581"):
+                text = " " + text[1:]
+            elif text and not leading_only:
+                text = text.replace("\u2581", " ", 1)
+            out.append(text.encode() if m else b)
+        forms.append(_as_decoder(b"".join(out).decode("utf-8", "replace"), joined, right))
+    return forms
+
+
+# fairseq's and icefall's byte-level BPE (their byte_utils.py): each byte written as one printable
+# character, bytes 0x00-0x1F as U+0100-U+011F, 0x20-0x7E as themselves, 0x7F-0xFF as the 129
+# characters from U+0120 that NFKC leaves alone. Its decoder reads U+2047 (⁇) as a space.
+_PRINTABLE = [*range(0x100, 0x120), *range(0x20, 0x7F),
+              *(c for c in range(0x120, 0x1A7) if c not in (0x132, 0x133, 0x13F, 0x140, 0x149, 0x17F))]
+_PRINTABLE_TO_BYTE = {**{chr(c): b for b, c in enumerate(_PRINTABLE)}, "\u2047": 0x20}
+
+
+def _printable_chunk(text: str) -> str:
+    """``text``'s characters read through the byte-level BPE's table and decoded; '' where one is
+    not in the table or the bytes are not UTF-8."""
+    try:
+        return bytes(_PRINTABLE_TO_BYTE[ch] for ch in text).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return ""
+
+
+def through_printable_bytes(text: str) -> str:
+    """``text`` read back through fairseq's byte-level BPE table, as its ``smart_byte_decode`` does:
+    the whole text where it reads, else the chunks of one to four characters that keep the most
+    characters, the others dropped."""
+    whole = _printable_chunk(text)
+    if whole or not text:
+        return whole
+    best, back = [0] * (len(text) + 1), [0] * (len(text) + 1)
+    for i in range(1, len(text) + 1):
+        best[i], back[i] = best[i - 1], i - 1
+        for j in range(1, min(4, i) + 1):
+            if best[i - j] + 1 > best[i] and _printable_chunk(text[i - j:i]):
+                best[i], back[i] = best[i - j] + 1, i - j
+    kept, at = [], len(text)
+    while at > 0:
+        if best[at] == best[back[at]] + 1:
+            kept.append(_printable_chunk(text[back[at]:at]))
+        at = back[at]
+    return "".join(reversed(kept))
+
+
+def byte_bpe_table(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text read back through fairseq's byte-level BPE table (``through_printable_bytes``),
+    on a vocabulary that is not byte-level: a character outside the table is dropped."""
+    return [through_printable_bytes(decoded(ref, ids, asked))]
+
+
 def first_mark_only_pieces(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each piece with only its first ``▁`` turned into a space, the others left as they are."""
     right, tokens = ref.piece_bytes(ids), ref.vocab.tokens
