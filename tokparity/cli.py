@@ -2,7 +2,7 @@
 
 Each subcommand lives in ``tokparity/commands/<name>.py`` with ``add_parser(subparsers)`` and
 ``run(args) -> int``; this module only wires them and turns errors into exit statuses:
-0 all agree, 1 an unexplained mismatch, 2 bad usage or bad input (one line on stderr).
+0 all agree, 1 a mismatch to review, 2 bad usage or bad input (one line on stderr).
 
 SIGTERM (what ``timeout``, ``docker stop``, CI cancellation and systemd send) is taken as Ctrl-C
 is: the cases judged so far are reported and journaled, engines are stopped, and the exit status

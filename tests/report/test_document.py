@@ -45,7 +45,7 @@ def one_of_each() -> list[n.Block]:
     text = n.runs("plain ", n.Run("name", n.CODE), " ", n.Run("cls", n.CLASS), " ", n.Run("known: k", n.KNOWN),
                   " ", n.Run("a␣text", n.TEXT), n.Run("", n.BREAK), n.Run("tip", note="a tooltip"))
     blocks: list[n.Block] = [
-        n.Paragraph(text, "lead"), n.Title("0.1.0", "✅ no unexplained mismatch", True),
+        n.Paragraph(text, "lead"), n.Title("0.1.0", "✅ no mismatch to review", True),
         n.Fields((("Label", text),)), n.Table(("a", "b"), ((text, n.runs("1")),), frozenset({"b"}), True),
         n.Items((text,)), n.FixList((n.Fix("c", "do this", "spec.py"),)), comparison,
         n.Alignment("o", "b", (n.AlignedRow("equal", (token,), (token,), 0, 0),

@@ -67,7 +67,7 @@ def totals(doc: dict) -> dict[str, int]:
 def count_sentence(t: dict[str, int]) -> str:
     """The header's counts as summary.json gives them."""
     mismatches = f"{t['mismatches']:,} mismatch" + ("" if t["mismatches"] == 1 else "es")
-    parts = [f"{t['unexplained']:,} unexplained"]
+    parts = [f"{t['unexplained']:,} to review"]
     if t["known"]:
         parts.append(f"{t['known']:,} known divergence" + ("" if t["known"] == 1 else "s"))
     if t["ties"]:
@@ -138,7 +138,7 @@ def test_compare_prints_plain_text_with_aligned_columns(hf_gguf):
         assert markup not in out, markup
     assert "'␣<|endoftext|>␣'" in out  # a case's text with its whitespace made visible, as encode shows it
     header, rule, *rows = table_block(out)
-    assert header.split() == ["model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes"]
+    assert header.split() == ["model", "oracle", "backend", "cases", "mismatches", "to", "review", "classes", "causes"]
     spans = [(m.start(), m.end()) for m in re.finditer("─+", rule)]
     assert len(spans) == 8 and len(rows) == 2  # llama.cpp (on the golden texts) and hf-gguf
     for line in [header, *rows]:
@@ -154,7 +154,7 @@ def test_regress_prints_the_same_plain_summary(tmp_path, zoo):
     zoo("llama-spm")
     proc = tokparity("regress", "llama-spm", "-c", "edge", "-b", "ref", "-o", tmp_path / "run", "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("tokparity ") and "✅ no unexplained mismatch" in proc.stdout
+    assert proc.stdout.startswith("tokparity ") and "✅ no mismatch to review" in proc.stdout
     assert "|---" not in proc.stdout and "# tokparity" not in proc.stdout
     assert table_block(proc.stdout)[0].split()[:3] == ["model", "oracle", "backend"]
 
@@ -167,11 +167,11 @@ def test_header_counts_are_summary_json_counts(hf_gguf):
     t = totals(summary(out))
     assert (t["mismatches"], t["unexplained"], t["known"]) == (7, 6, 1)
     expected = count_sentence(t)
-    assert expected.endswith("6 unexplained, 1 known divergence")
+    assert expected.endswith("6 to review, 1 known divergence")
     assert expected in html_header(out)
     assert f"\n{expected}\n" in (out / "summary.md").read_text("utf-8")
     assert f"\n{expected}\n" in proc.stdout
-    assert "# tokparity 0.1.0: ❌ 6 unexplained mismatches" in (out / "summary.md").read_text("utf-8")
+    assert "# tokparity 0.1.0: ❌ 6 mismatches to review" in (out / "summary.md").read_text("utf-8")
 
 
 def test_fuzz_header_counts_every_mismatch_not_the_kept_ones(fuzzed):

@@ -57,7 +57,7 @@ def greedy(tmp_path_factory, zoo):
 def test_summary_md_writes_up_the_root_cause(greedy):
     out, _ = greedy
     md = (out / "summary.md").read_text("utf-8")
-    section = md[md.index("## Root cause, per model and backend"):md.index("## First unexplained")]
+    section = md[md.index("## Root cause, per model and backend"):md.index("## First mismatches to review")]
     assert f"**{SENTENCE.replace('_', chr(92) + '_')}**" in section  # md escapes greedy\_engine
     assert ("- **Symptom**: `merge-order` (195 of 319 mismatches): same text, different segmentation; both sides "
             "use valid pieces") in section
@@ -75,7 +75,7 @@ def test_compare_prints_one_line_per_root_cause(greedy):
     _, proc = greedy
     out = proc.stdout
     assert next(line for line in out.splitlines() if line.startswith("model ")).split() == [
-        "model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes"]
+        "model", "oracle", "backend", "cases", "mismatches", "to", "review", "classes", "causes"]
     assert f"model.greedy-longest-match {PROOF}" in flat(out)
     assert "tokparity explain DIR" in out
     assert "**Fix**" not in out and "first difference at token" not in out  # the write-ups are in the files

@@ -125,7 +125,7 @@ def test_a_stopped_runs_title_says_it_was_interrupted():
     def title(unexplained: int, cases: int, interrupted: bool) -> str:
         return Totals(1, cases, unexplained, unexplained, 0, 0, unexplained, interrupted).verdict
 
-    assert title(320, 884, True) == "❌ 320 unexplained mismatches · interrupted"
+    assert title(320, 884, True) == "❌ 320 mismatches to review · interrupted"
     assert title(0, 0, True) == "⚠️ nothing compared: no backend judged a case · interrupted"
     assert title(0, 10, True).startswith("⏸ interrupted")
-    assert title(320, 884, False) == "❌ 320 unexplained mismatches"
+    assert title(320, 884, False) == "❌ 320 mismatches to review"

@@ -87,7 +87,7 @@ def test_markdown_escapes_markup(hostile_run):
     md = (out / "summary.md").read_text("utf-8")
     assert "<img" not in md and "<script" not in md
     # Every line of the report is one line: a text's newline or "| x |" cannot open a table row or a heading.
-    body = md.split("## First unexplained mismatches", 1)[1]
+    body = md.split("## First mismatches to review", 1)[1]
     assert not re.search(r"^#\s*h", body, re.M)
     assert "](javascript:" not in md
 

@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
                     "the bug class of each mismatch and write report.html, mismatches.csv, summary.md and "
                     "summary.json. Without arguments: the built-in default (a handful of zoo models × all corpora × "
                     "all available backends; with --ops chat, five zoo models with chat templates × the built-in "
-                    "conversations). Exit status 0: no unexplained mismatch; 1: at least one; 2: bad input.")
+                    "conversations). Exit status 0: no mismatch to review; 1: at least one; 2: bad input.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="zoo name, file, folder or hf:ORG/NAME")
     p.add_argument("--all", action="store_true", help="every zoo model (the heavy tier; fetched as needed)")
     p.add_argument("-c", "--corpus", action="append", dest="corpora", metavar="CORPUS",

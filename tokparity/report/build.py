@@ -456,7 +456,7 @@ def tags(src: Source) -> tuple[str, Blocks] | None:
 
 
 def examples(src: Source) -> tuple[str, Blocks] | None:
-    """summary.md's and the digest's first unexplained mismatches (or one per known divergence),
+    """summary.md's and the digest's first mismatches to review (or one per known divergence),
     and every class of the run."""
     if src.view not in (SUMMARY, DIGEST):
         return None

@@ -9,7 +9,7 @@ Known divergences and ties of equal score are not failures: they are counted in 
     <testsuites name="tokparity compare" tests="2" failures="1">
       <testsuite name="llama-spm" tests="2" failures="1" errors="0" skipped="0">
         <testcase classname="llama-spm" name="mine">
-          <failure message="181 unexplained mismatches against golden/llama.cpp (884 cases) …">…</failure>
+          <failure message="181 mismatches to review against golden/llama.cpp (884 cases) …">…</failure>
 
 Text from corpora and engines may hold characters XML 1.0 cannot carry at all (C0 controls but
 tab, CR and LF; lone surrogates; U+FFFE/U+FFFF): they are written as escapes (``\\x01``), so the
@@ -120,7 +120,7 @@ def _main_class(r: RunSummary) -> str:
 def _failure_message(r: RunSummary) -> str:
     classes = ", ".join(f"{c} {n}" for c, n in sorted(r.classes.items(), key=lambda kv: (-kv[1], kv[0])))
     causes = f"; causes: {', '.join(f'{c} {n}' for c, n in r.causes.items())}" if r.causes else ""
-    return (f"{plural(r.unexplained, 'unexplained mismatch')} against {r.oracle} ({plural(r.cases, 'case')}; "
+    return (f"{plural(r.unexplained, 'mismatch')} to review against {r.oracle} ({plural(r.cases, 'case')}; "
             f"classes: {classes or 'none'}{causes})")
 
 
@@ -138,7 +138,7 @@ def _failure_body(r: RunSummary, mismatches: list[Mismatch], style: str) -> str:
         lines += comparison_lines(mismatch_comparison(m, style), columns=120, indent=2) + [""]
     rest = r.unexplained - len(shown)
     if rest > 0:
-        lines.append(f"… and {plural(rest, 'more unexplained mismatch')}: every one in mismatches.csv")
+        lines.append(f"… and {plural(rest, 'more mismatch')} to review: every one in mismatches.csv")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -146,7 +146,7 @@ def _system_out(r: RunSummary, mismatches: list[Mismatch]) -> str:
     known = [m for m in mismatches if m.known]
     ties = [m for m in mismatches if not m.known and m.cause == TIE]
     lines = [f"{r.model} · {r.label} against {r.oracle}: {plural(r.cases, 'case')}, "
-             f"{plural(r.mismatches, 'mismatch')}, {r.unexplained} unexplained, {r.ties} ties of equal score, "
+             f"{plural(r.mismatches, 'mismatch')}, {r.unexplained} to review, {r.ties} ties of equal score, "
              f"{len(known)} known divergences, {r.skipped} skipped"
              + (f", {r.not_applicable} not applicable (declared)" if r.not_applicable else "")]
     for m in (known + ties)[:KNOWN_LISTED]:

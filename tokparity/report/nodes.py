@@ -125,7 +125,7 @@ class Paragraph:
 
 @dataclass(frozen=True)
 class Title:
-    """The document's title line: ``tokparity 0.1.0: ❌ 5 unexplained mismatches``."""
+    """The document's title line: ``tokparity 0.1.0: ❌ 5 mismatches to review``."""
 
     version: str
     text: str

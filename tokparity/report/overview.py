@@ -16,7 +16,7 @@ keeps only its shrunk findings):
     >>> t.mismatches, t.unexplained, t.known, t.listed
     (1935, 1918, 17, 0)
     >>> count_line(t)
-    '1,935 mismatches in 13,540 judgements (a case once per backend and op): 1,918 unexplained, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
+    '1,935 mismatches in 13,540 judgements (a case once per backend and op): 1,918 to review, 17 known divergences; 0 of them listed in mismatches.csv (a fuzz run lists each finding once, shrunk)'
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ class Totals:
 
     @property
     def verdict(self) -> str:
-        """``no unexplained mismatch``, ``5 unexplained mismatches`` or ``nothing compared``, with its
-        mark; a stopped run's says so at its end (``⏸`` where it found nothing unexplained)."""
+        """``no mismatch to review``, ``5 mismatches to review`` or ``nothing compared``, with its mark.
+        A mismatch to review is one no reviewed known divergence matches (the ``unexplained`` count).
+        A stopped run's verdict says so at its end (``⏸`` where it found none to review)."""
         said = self._verdict
         return said if not self.interrupted or said.startswith("⏸") else f"{said} · interrupted"
 
@@ -77,12 +78,12 @@ class Totals:
         n = self.files_broken
         broken = f"{n:,} broken {'property' if n == 1 else 'properties'} of the model's files" if n else ""
         if self.unexplained == 0 and self.interrupted and not broken:  # (the cases not judged may hold one)
-            return "⏸ interrupted: no unexplained mismatch in the cases judged so far"
+            return "⏸ interrupted: no mismatch to review in the cases judged so far"
         if self.unexplained == 0 and self.not_opened and not broken:  # (a model not compared may hold one)
-            return f"⚠️ {plural(self.not_opened, 'model')} not compared: no unexplained mismatch in the others"
+            return f"⚠️ {plural(self.not_opened, 'model')} not compared: no mismatch to review in the others"
         if self.unexplained == 0:
-            return f"❌ {broken}" if broken else "✅ no unexplained mismatch"
-        return f"❌ {plural(self.unexplained, 'unexplained mismatch')}" + (f", {broken}" if broken else "")
+            return f"❌ {broken}" if broken else "✅ no mismatch to review"
+        return f"❌ {plural(self.unexplained, 'mismatch')} to review" + (f", {broken}" if broken else "")
 
     @property
     def green(self) -> bool:
@@ -106,8 +107,8 @@ def totals(results: Results, not_opened: int = 0) -> Totals:
 
 def count_line(t: Totals) -> str:
     """The header's sentence: ``14 mismatches in 2,485 judgements (a case once per backend and op):
-    5 unexplained, 9 known divergences``. The table's cases column sums to that count."""
-    parts = [f"{t.unexplained:,} unexplained"]
+    5 to review, 9 known divergences``. The table's cases column sums to that count."""
+    parts = [f"{t.unexplained:,} to review"]
     if t.known:
         parts.append(plural(t.known, "known divergence"))
     if t.ties:
@@ -153,8 +154,8 @@ def version_said(name: str, version: str) -> str:
 
 # -- the model × backend table --------------------------------------------------------------------
 
-RUN_COLUMNS = ("model", "oracle", "backend", "cases", "mismatches", "unexplained", "classes", "causes")
-NUMERIC = frozenset({"cases", "mismatches", "unexplained"})
+RUN_COLUMNS = ("model", "oracle", "backend", "cases", "mismatches", "to review", "classes", "causes")
+NUMERIC = frozenset({"cases", "mismatches", "to review"})
 
 
 def counts_text(counts: Mapping[str, int], most: int | None = None) -> str:
@@ -261,7 +262,7 @@ def examples(results: Results, n: int = 5) -> Examples | None:
         return None
     unexplained = [m for m in results.mismatches if not m.known and m.cause != TIE]
     if unexplained:
-        return Examples("First unexplained mismatches", in_turn(unexplained, n))
+        return Examples("First mismatches to review", in_turn(unexplained, n))
     first_of: dict[str, Mismatch] = {}
     for m in results.mismatches:
         if m.known:

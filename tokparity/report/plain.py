@@ -311,7 +311,7 @@ def alignment_lines(a: n.Alignment) -> list[str]:
 
 def summary_lines(results: Results, columns: int = 100, examples: int = 5) -> list[str]:
     """What ``compare`` and ``regress`` print: the digest view (the verdict and counts, the model ×
-    backend table, one line per root cause, the first unexplained mismatches)."""
+    backend table, one line per root cause, the first mismatches to review)."""
     return lines(build(results, DIGEST, examples=examples), columns)
 
 
