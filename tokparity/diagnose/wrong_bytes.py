@@ -23,7 +23,7 @@ from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import UNK_SURFACE, DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
-from tokparity.vocab.token_bytes import byte_to_unicode, gpt2_unicode_to_byte
+from tokparity.vocab.token_bytes import PRINTABLE_TO_BYTE, byte_to_unicode, gpt2_unicode_to_byte
 
 
 def _as_decoder(text: str, joined: str, right: str) -> str:
@@ -314,19 +314,11 @@ def first_mark_only(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decod
     return forms
 
 
-# fairseq's and icefall's byte-level BPE (their byte_utils.py): each byte written as one printable
-# character, bytes 0x00-0x1F as U+0100-U+011F, 0x20-0x7E as themselves, 0x7F-0xFF as the 129
-# characters from U+0120 that NFKC leaves alone. Its decoder reads U+2047 (⁇) as a space.
-_PRINTABLE = [*range(0x100, 0x120), *range(0x20, 0x7F),
-              *(c for c in range(0x120, 0x1A7) if c not in (0x132, 0x133, 0x13F, 0x140, 0x149, 0x17F))]
-_PRINTABLE_TO_BYTE = {**{chr(c): b for b, c in enumerate(_PRINTABLE)}, "\u2047": 0x20}
-
-
 def _printable_chunk(text: str) -> str:
     """``text``'s characters read through the byte-level BPE's table and decoded; '' where one is
     not in the table or the bytes are not UTF-8."""
     try:
-        return bytes(_PRINTABLE_TO_BYTE[ch] for ch in text).decode("utf-8")
+        return bytes(PRINTABLE_TO_BYTE[ch] for ch in text).decode("utf-8")
     except (KeyError, UnicodeDecodeError):
         return ""
 

@@ -16,6 +16,7 @@ tokens stand for no input at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -46,6 +47,26 @@ def gpt2_unicode_to_byte() -> dict[str, int]:
     """The inverse of ``byte_to_unicode`` (GPT-2's ``bytes_to_unicode``): character -> byte."""
     return {c: b for b, c in enumerate(byte_to_unicode())}
 
+
+
+# fairseq's and icefall's byte-level BPE (their byte_utils.py): each byte written as one printable
+# character, 0x00-0x1F as U+0100-U+011F, 0x20-0x7E as themselves, 0x7F-0xFF as the 129 characters
+# from U+0120 that NFKC leaves alone. Its decoder reads U+2047 (⁇, the unknown piece's surface) as a space.
+_PRINTABLE_BYTES = [*range(0x100, 0x120), *range(0x20, 0x7F),
+                    *(c for c in range(0x120, 0x1A7) if c not in (0x132, 0x133, 0x13F, 0x140, 0x149, 0x17F))]
+PRINTABLE_BYTE_CHARS = tuple(chr(c) for c in _PRINTABLE_BYTES)  # byte -> its character
+PRINTABLE_TO_BYTE = {**{ch: b for b, ch in enumerate(PRINTABLE_BYTE_CHARS)}, "\u2047": 0x20}
+_ASCII_SPACES = re.compile("[ \t\n\v\f\r]+")
+
+
+def printable_bytes(text: str) -> str:
+    """``text`` as fairseq's byte-level BPE spells it: each run of ASCII whitespace one space, then
+    each UTF-8 byte its table's character (``byte_encode``).
+
+        >>> printable_bytes("a\t\tü")
+        'a ũŢ'
+    """
+    return "".join(PRINTABLE_BYTE_CHARS[b] for b in _ASCII_SPACES.sub(" ", text).encode())
 
 def token_bytes(vocab: Vocab, token_id: int) -> bytes:
     """The input bytes one token stands for (``b""`` for control tokens and unknown ids)."""

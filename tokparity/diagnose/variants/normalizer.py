@@ -13,7 +13,8 @@ from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.charsmap_nfc import table_nfc
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
-from tokparity.reference.llama import LlamaWpm
+from tokparity.reference.llama import LlamaSpm, LlamaWpm
+from tokparity.vocab.token_bytes import printable_bytes
 
 _UNICODE_STEPS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Precompiled", "StripAccents", "BertNormalizer"}
 
@@ -129,6 +130,14 @@ def _strip_accents(c: Candidate) -> Candidate | None:
 
 
 
+def _byte_bpe_table(c: Candidate) -> Candidate | None:
+    """The text spelt as fairseq's byte-level BPE spells it before a SentencePiece model: each UTF-8
+    byte one printable character. A character the vocabulary lacks then falls back to the bytes of
+    those characters, or to the unknown piece."""
+    if not is_ugm_or_sp(c.pipeline) and not isinstance(c.pipeline, LlamaSpm):
+        return None
+    return c.replace(text_maps=c.text_maps + (printable_bytes,))
+
 def variants() -> list[Variant]:
     """The normalizer's variants, in catalogue order."""
     return [
@@ -170,4 +179,6 @@ def variants() -> list[Variant]:
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
         Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
                 _normalizer_none),
+        Variant("normalizer.byte-bpe-table", "normalizer.byte-bpe-table",
+                "each UTF-8 byte spelt as fairseq's byte-level BPE spells it, before a SentencePiece model", _byte_bpe_table),
     ]
