@@ -3,7 +3,8 @@ dumps each tool call whole with ``json.dumps`` (``templates/renderer.py``), so s
 quoted and escaped where Qwen 3's template writes the string as it is. The ninth survey
 (2026-12-02) found the row without a cause: it needs that bug on top of the engine's two others,
 four ways at once, past the search's three. The run's causes, with one more of the catalogue, now
-name it; the run's verdict holds all of them, proven."""
+name it; the run's verdict holds all of them, proven. It also writes the newline after a header with
+the content only, so an empty message reads ``<|im_start|>assistant<|im_end|>``."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def test_a_tool_call_dumped_whole_is_named_on_top_of_the_engines_other_bugs(zoo,
         causes = {r["case_id"]: r["cause"] for r in csv.DictReader(f) if r["backend"] == "bricks"}
     assert "chat.tool-arguments-quoted" in causes["tool-call-string-01"].split("+"), causes
     assert not any("chat.tool-arguments-quoted" in c for k, c in causes.items() if k != "tool-call-string-01"), causes
+    # (an empty assistant message's header without its newline: a shape alone until 2026-12-03)
+    assert "chat.empty-message-unspaced" in causes["empty-content-02"].split("+"), causes
     run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "bricks")
     verdict = run["root_cause"]
     assert "chat.tool-arguments-quoted" in verdict["variants"] and verdict["proven"], verdict

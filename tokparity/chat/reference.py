@@ -10,17 +10,27 @@ reference answers for any of them, so a cause is named by reproducing the backen
 from __future__ import annotations
 
 import dataclasses
-import json
 import operator
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.builtin import builtin_text, chatml_text
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
+from tokparity.chat.message_edits import (
+    arguments_parsed,
+    arguments_quoted,
+    keys_sorted,
+    one_part,
+    parts_as_string,
+    parts_joined,
+    system_folded,
+    tool_dumped,
+    turns_merged,
+)
 from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
@@ -88,6 +98,9 @@ class ChatWay:
     # a content "", "any" a null one or a list of parts too. A formatter that reads only role and content
     # and writes ``role + content + end`` only ``if content`` does this (FastChat's get_prompt).
     open_empty: str = ""
+    # the whitespace the template writes before an empty content (of a message without tool calls)
+    # left out: a format that writes the newline after a header together with the content
+    unspaced_empty: bool = False
     reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
     # each message rebuilt from its role and content alone (tool calls, tool_call_id, reasoning gone;
     # no content: an empty list), as a server that copies only those two keys does
@@ -125,10 +138,10 @@ PARTS_PROBE = "\ue001parts probe\ue001"
 LIST_WRITTEN = re.compile(r"""\{\s*['"]type['"]""")  # (a list of parts written as Python or JSON writes it)
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
 CONTENT_MARK = "\ue003"  # (where a message's content begins, until the whitespace before it is rewritten)
+EMPTY_MARK = "\ue004"  # (where an empty content stands, until the whitespace before it is taken off)
 # An engine's own check refused the conversation. The backend's words for it are its language's,
 # so they are not compared (tokparity.diagnose.chat._same_refusal says which match).
 OWN_CHECK = "(the engine's own check) "
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_KEPT_CHARS = 64_000_000  # of prompts kept for the diagnosis's second asking
 
 
@@ -227,6 +240,8 @@ class ChatReference:
             found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(end)})?" if end else ""), "", found)
         if way.before_content is not None:
             found = _respaced(found, way.before_content)
+        if way.unspaced_empty:
+            found = re.sub("[ \t\n]*" + EMPTY_MARK, "", found)
         found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
@@ -402,115 +417,6 @@ def _without_text(message: dict, which: str) -> bool:
     return content == "" or (which == "any" and not isinstance(content, str))
 
 
-def _merged(messages: list[dict], joiner: str) -> list[dict]:
-    """Consecutive messages of one role made one, their text contents joined by ``joiner`` (a
-    message with tool calls or a content that is not a string stays as it is)."""
-    out: list[dict] = []
-    for m in messages:
-        last = out[-1] if out else None
-        if last is not None and last.get("role") == m.get("role") and isinstance(last.get("content"), str) \
-                and isinstance(m.get("content"), str) and not last.get("tool_calls") and not m.get("tool_calls"):
-            out[-1] = last | {"content": last["content"] + joiner + m["content"]}
-        else:
-            out.append(m)
-    return out if len(out) < len(messages) else messages
-
-
-def _texts(content: list) -> list[str]:
-    """The texts of a list's text parts, in order; other parts left out."""
-    return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
-
-
-def _joined(content: list, joiner: str) -> str:
-    """A list of parts as one string: the text parts' texts, joined."""
-    return joiner.join(_texts(content))
-
-
-def _one_part(content: list, which: str) -> str:
-    """The text of a list's first or last text part ("" where it has none)."""
-    texts = _texts(content)
-    return (texts[0] if which == "first" else texts[-1]) if texts else ""
-
-
-def _tool_dumped(tool: dict, nulls: str) -> dict:
-    """A tool as a server's model of an OpenAI tool dumps it: the fields it left unset as null."""
-    if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
-        return tool
-    function = tool["function"]
-    dumped = {"name": function.get("name"), "description": function.get("description"),
-              "parameters": function.get("parameters"), "strict": function.get("strict")} | function
-    return tool | {"function": dumped} | ({"defer_loading": tool.get("defer_loading")} if nulls == "defer" else {})
-
-
-def _as_string(content: list, language: str) -> str:
-    """A list of parts as a language writes a list it is given where it wants a string."""
-    if language == "javascript":
-        return _js_string(content)
-    if language == "json":  # (JSON.stringify: no spaces, a lone surrogate escaped)
-        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}",
-                                  json.dumps(content, ensure_ascii=False, separators=(",", ":")))
-    return str(content)
-
-
-def _js_string(value: object) -> str:
-    """JavaScript's ``String(value)`` of a JSON value: an array's items joined by commas (nested
-    arrays too, null as nothing), an object ``[object Object]``, ``true``, ``1`` for 1.0."""
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _folded(messages: list[dict], joiner: str) -> list[dict]:
-    """A first system message put before the next message's string content; alone, left out."""
-    if not messages or messages[0].get("role") != "system":
-        return messages
-    if len(messages) == 1:
-        return []
-    system, after = messages[0].get("content"), messages[1].get("content")
-    if not isinstance(system, str) or not isinstance(after, str):
-        return messages
-    return [messages[1] | {"content": system + joiner + after}, *messages[2:]]
-
-
-def _arguments_parsed(call: Any) -> Any:
-    """A tool call whose ``function.arguments`` is a string of a JSON object, with the object."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
-        return call
-    try:
-        parsed = json.loads(function["arguments"])
-    except ValueError:
-        return call
-    return call | {"function": function | {"arguments": parsed}} if isinstance(parsed, dict) else call
-
-
-def _arguments_quoted(call: Any, how: str) -> Any:
-    """A tool call whose ``function.arguments`` is a string, with that string as JSON writes it,
-    quoted and escaped, as an engine that dumps the whole call writes it. ``how`` "ascii" writes
-    non-ASCII as ``\\u`` escapes (``json.dumps``'s default), "raw" as it is."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
-        return call
-    return call | {"function": function | {"arguments": json.dumps(function["arguments"], ensure_ascii=how == "ascii")}}
-
-
-def _keys_sorted(value: Any) -> Any:
-    """``value`` with the keys of each of its objects in sorted order, as a sorted map keeps them."""
-    if isinstance(value, dict):
-        return {k: _keys_sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_keys_sorted(v) for v in value]
-    return value
-
-
 def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     """The conversation less its last message, an assistant's, and that message's text (a list's
     text parts joined), as llama-server prefills a reply; TemplateRaised where it refuses to."""
@@ -520,7 +426,7 @@ def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     if last.get("tool_calls"):
         raise TemplateRaised("Cannot continue an assistant message that contains tool calls.")
     content = last.get("content")
-    text = content if isinstance(content, str) else _joined(content, "") if isinstance(content, list) else ""
+    text = content if isinstance(content, str) else parts_joined(content, "") if isinstance(content, list) else ""
     return dataclasses.replace(conversation, messages=rest), text
 
 
@@ -540,24 +446,24 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.null_as_empty:
         messages = [m | {"content": ""} if m.get("content") is None else m for m in messages]
     if way.merge_turns is not None:
-        messages = _merged(messages, way.merge_turns)
+        messages = turns_merged(messages, way.merge_turns)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]
     if way.stringify_parts is not None:
-        messages = [m | {"content": _as_string(m["content"], way.stringify_parts)}
+        messages = [m | {"content": parts_as_string(m["content"], way.stringify_parts)}
                     if isinstance(m.get("content"), list) else m for m in messages]
     if way.one_part is not None:
-        messages = [m | {"content": _one_part(m["content"], way.one_part)} if isinstance(m.get("content"), list) else m
+        messages = [m | {"content": one_part(m["content"], way.one_part)} if isinstance(m.get("content"), list) else m
                     for m in messages]
     if way.join_parts is not None and not takes_parts:
-        messages = [m | {"content": _joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
+        messages = [m | {"content": parts_joined(m["content"], way.join_parts)} if isinstance(m.get("content"), list) else m
                     for m in messages]
     # (after the parts are joined, as llama.cpp does; ``reads_system`` is asked only where it matters)
     if way.fold_system is not None and (way.fold_always or not reads_system):
-        messages = _folded(messages, way.fold_system)
+        messages = system_folded(messages, way.fold_system)
     if way.strip_content:
         roles = way.strip_content.split()
         messages = [m | {"content": m["content"].strip()}
@@ -571,13 +477,16 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.empty_tool_calls:
         messages = [m | {"tool_calls": []} if m.get("role") == "assistant" and "tool_calls" not in m else m
                     for m in messages]
-    for asked, edit in ((way.parse_arguments, _arguments_parsed),
-                        (way.quote_arguments, lambda call: _arguments_quoted(call, way.quote_arguments))):
+    for asked, edit in ((way.parse_arguments, arguments_parsed),
+                        (way.quote_arguments, lambda call: arguments_quoted(call, way.quote_arguments))):
         if asked:
             messages = [m | {"tool_calls": [edit(c) for c in m["tool_calls"]]}
                         if isinstance(m.get("tool_calls"), list) else m for m in messages]
     if way.open_empty:  # (the engine reads only role and content: a marked turn is its header alone)
         messages = [{"role": m.get("role"), "content": OPEN_MARK} if _without_text(m, way.open_empty) else m
+                    for m in messages]
+    if way.unspaced_empty:  # (marked: the whitespace before the mark is taken off once rendered)
+        messages = [m | {"content": EMPTY_MARK} if m.get("content") == "" and not m.get("tool_calls") else m
                     for m in messages]
     if way.roles_as:
         renamed = dict(pair.split("=", 1) for pair in way.roles_as.split())
@@ -586,13 +495,13 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.no_tools_as_empty and tools is None:
         tools = []
     if way.tool_nulls is not None and tools:
-        tools = [_tool_dumped(t, way.tool_nulls) for t in tools]
+        tools = [tool_dumped(t, way.tool_nulls) for t in tools]
     options = conversation.options
     if way.options_as_strings:
         options = {k: ("true" if v else "false") if isinstance(v, bool) and k not in OWN_OPTIONS else v
                    for k, v in options.items()}
     if way.sort_keys:
-        messages, tools = _keys_sorted(messages), _keys_sorted(tools)
+        messages, tools = keys_sorted(messages), keys_sorted(tools)
     if messages is conversation.messages and tools is conversation.tools and options is conversation.options:
         return conversation
     return dataclasses.replace(conversation, messages=messages, tools=tools, options=options)

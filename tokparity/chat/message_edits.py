@@ -1,0 +1,122 @@
+"""The edits a way makes to a conversation's messages before rendering (tokparity.chat.reference's
+``edited``): turns merged, parts joined or written as a language writes a list, a system message
+folded into the next, tool calls' arguments parsed or quoted again, tools dumped with their
+unset fields, keys sorted. Each takes the messages (or one of their values) and gives new ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def turns_merged(messages: list[dict], joiner: str) -> list[dict]:
+    """Consecutive messages of one role made one, their text contents joined by ``joiner`` (a
+    message with tool calls or a content that is not a string stays as it is)."""
+    out: list[dict] = []
+    for m in messages:
+        last = out[-1] if out else None
+        if last is not None and last.get("role") == m.get("role") and isinstance(last.get("content"), str) \
+                and isinstance(m.get("content"), str) and not last.get("tool_calls") and not m.get("tool_calls"):
+            out[-1] = last | {"content": last["content"] + joiner + m["content"]}
+        else:
+            out.append(m)
+    return out if len(out) < len(messages) else messages
+
+
+def part_texts(content: list) -> list[str]:
+    """The texts of a list's text parts, in order; other parts left out."""
+    return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+
+
+def parts_joined(content: list, joiner: str) -> str:
+    """A list of parts as one string: the text parts' texts, joined."""
+    return joiner.join(part_texts(content))
+
+
+def one_part(content: list, which: str) -> str:
+    """The text of a list's first or last text part ("" where it has none)."""
+    texts = part_texts(content)
+    return (texts[0] if which == "first" else texts[-1]) if texts else ""
+
+
+def tool_dumped(tool: dict, nulls: str) -> dict:
+    """A tool as a server's model of an OpenAI tool dumps it: the fields it left unset as null."""
+    if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
+        return tool
+    function = tool["function"]
+    dumped = {"name": function.get("name"), "description": function.get("description"),
+              "parameters": function.get("parameters"), "strict": function.get("strict")} | function
+    return tool | {"function": dumped} | ({"defer_loading": tool.get("defer_loading")} if nulls == "defer" else {})
+
+
+def parts_as_string(content: list, language: str) -> str:
+    """A list of parts as a language writes a list it is given where it wants a string."""
+    if language == "javascript":
+        return js_string(content)
+    if language == "json":  # (JSON.stringify: no spaces, a lone surrogate escaped)
+        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                                  json.dumps(content, ensure_ascii=False, separators=(",", ":")))
+    return str(content)
+
+
+def js_string(value: object) -> str:
+    """JavaScript's ``String(value)`` of a JSON value: an array's items joined by commas (nested
+    arrays too, null as nothing), an object ``[object Object]``, ``true``, ``1`` for 1.0."""
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def system_folded(messages: list[dict], joiner: str) -> list[dict]:
+    """A first system message put before the next message's string content; alone, left out."""
+    if not messages or messages[0].get("role") != "system":
+        return messages
+    if len(messages) == 1:
+        return []
+    system, after = messages[0].get("content"), messages[1].get("content")
+    if not isinstance(system, str) or not isinstance(after, str):
+        return messages
+    return [messages[1] | {"content": system + joiner + after}, *messages[2:]]
+
+
+def arguments_parsed(call: Any) -> Any:
+    """A tool call whose ``function.arguments`` is a string of a JSON object, with the object."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    try:
+        parsed = json.loads(function["arguments"])
+    except ValueError:
+        return call
+    return call | {"function": function | {"arguments": parsed}} if isinstance(parsed, dict) else call
+
+
+def arguments_quoted(call: Any, how: str) -> Any:
+    """A tool call whose ``function.arguments`` is a string, with that string as JSON writes it,
+    quoted and escaped, as an engine that dumps the whole call writes it. ``how`` "ascii" writes
+    non-ASCII as ``\\u`` escapes (``json.dumps``'s default), "raw" as it is."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    return call | {"function": function | {"arguments": json.dumps(function["arguments"], ensure_ascii=how == "ascii")}}
+
+
+def keys_sorted(value: Any) -> Any:
+    """``value`` with the keys of each of its objects in sorted order, as a sorted map keeps them."""
+    if isinstance(value, dict):
+        return {k: keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [keys_sorted(v) for v in value]
+    return value
