@@ -215,6 +215,8 @@ def _decode_pair(ref: RefTokenizer, ids: list[int], got: object, asked: DecodeSe
             if got in forms_of(other, ref, kept, 0, asked):
                 return dropping.name, other.name
     for mapping, after in ((v, v.after) for v in VARIANTS if v.after is not None):
+        if not mapping.run(ref, ids, 0, asked):  # (a map only where its bug can be: a vocabulary it reads so)
+            continue
         for other in others:
             if any(isinstance(f, str) and after(f) == got for f in forms_of(other, ref, ids, 0, asked)):
                 return other.name, mapping.name

@@ -23,7 +23,7 @@ from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import UNK_SURFACE, DecodeSettings, hf_clean_up, incomplete_tail
 from tokparity.vocab.model import TokenType
-from tokparity.vocab.token_bytes import PRINTABLE_TO_BYTE, byte_to_unicode, gpt2_unicode_to_byte
+from tokparity.vocab.token_bytes import PRINTABLE_TO_BYTE, byte_to_unicode, gpt2_unicode_to_byte, spelt_in_byte_table
 
 
 def _as_decoder(text: str, joined: str, right: str) -> str:
@@ -346,7 +346,10 @@ def through_printable_bytes(text: str) -> str:
 
 def byte_bpe_table(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right text read back through fairseq's byte-level BPE table (``through_printable_bytes``),
-    on a vocabulary that is not byte-level: a character outside the table is dropped."""
+    on a vocabulary that is not byte-level: a character outside the table is dropped. Only a
+    vocabulary spelt in that table is taken for a byte-level one."""
+    if not spelt_in_byte_table(ref.vocab):
+        return []
     return [through_printable_bytes(decoded(ref, ids, asked))]
 
 

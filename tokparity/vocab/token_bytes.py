@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from tokparity.memo import PerObject
 from tokparity.vocab.model import TokenType, Vocab
 from tokparity.vocab.rwkv_vocab import unescape_llama_rwkv
 
@@ -67,6 +68,24 @@ def printable_bytes(text: str) -> str:
         'a ũŢ'
     """
     return "".join(PRINTABLE_BYTE_CHARS[b] for b in _ASCII_SPACES.sub(" ", text).encode())
+
+
+_PRINTABLE = frozenset(PRINTABLE_BYTE_CHARS)
+_SPELT_IN_TABLE: PerObject[bool] = PerObject(size=4)
+
+
+def spelt_in_byte_table(vocab: Vocab) -> bool:
+    """Whether every piece reads as fairseq's byte-level BPE writes bytes, its leading ``▁`` aside
+    and ``<…>`` pieces skipped. simple-sentencepiece then takes the model for a byte-level BPE
+    (``DetectByteBpe``); an all-ASCII vocabulary passes.
+
+        >>> spelt_in_byte_table(Vocab("spm", ["<unk>", "▁", "▁ab", "c"])), spelt_in_byte_table(Vocab("spm", ["▁é"]))
+        (True, False)
+    """
+    def check() -> bool:
+        pieces = [t.lstrip(SPACE_MARK) for t in vocab.tokens if not (t.startswith("<") and t.endswith(">"))]
+        return bool(vocab.tokens) and all(_PRINTABLE.issuperset(t) for t in pieces)
+    return _SPELT_IN_TABLE.get(vocab, "spelt", check)
 
 def token_bytes(vocab: Vocab, token_id: int) -> bytes:
     """The input bytes one token stands for (``b""`` for control tokens and unknown ids)."""

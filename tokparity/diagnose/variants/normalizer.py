@@ -14,7 +14,7 @@ from tokparity.diagnose.charsmap_nfc import table_nfc
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaSpm, LlamaWpm
-from tokparity.vocab.token_bytes import printable_bytes
+from tokparity.vocab.token_bytes import printable_bytes, spelt_in_byte_table
 
 _UNICODE_STEPS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Precompiled", "StripAccents", "BertNormalizer"}
 
@@ -135,6 +135,8 @@ def _byte_bpe_table(c: Candidate) -> Candidate | None:
     byte one printable character. A character the vocabulary lacks then falls back to the bytes of
     those characters, or to the unknown piece."""
     if not is_ugm_or_sp(c.pipeline) and not isinstance(c.pipeline, LlamaSpm):
+        return None
+    if not spelt_in_byte_table(c.pipeline.vocab):  # (simple-sentencepiece's test for a byte-level model)
         return None
     return c.replace(text_maps=c.text_maps + (printable_bytes,))
 
