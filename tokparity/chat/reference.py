@@ -139,6 +139,9 @@ LIST_WRITTEN = re.compile(r"""\{\s*['"]type['"]""")  # (a list of parts written 
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)
 CONTENT_MARK = "\ue003"  # (where a message's content begins, until the whitespace before it is rewritten)
 EMPTY_MARK = "\ue004"  # (where an empty content stands, until the whitespace before it is taken off)
+# The whitespace a header ends with follows a role's name or a special token, not a tag such as
+# </think>. Only a body with nothing but the empty content loses it: reasoning or tools keep it.
+_AFTER_HEADER = r"(?:(?<=\w)|(?<=\|>))"
 # An engine's own check refused the conversation. The backend's words for it are its language's,
 # so they are not compared (tokparity.diagnose.chat._same_refusal says which match).
 OWN_CHECK = "(the engine's own check) "
@@ -241,7 +244,9 @@ class ChatReference:
         if way.before_content is not None:
             found = _respaced(found, way.before_content)
         if way.unspaced_empty:
-            found = re.sub("[ \t\n]*" + EMPTY_MARK, "", found)
+            end = re.escape(self.turn_end().strip()) or "$"  # (a body of its own, such as tools, keeps it)
+            found = re.sub(_AFTER_HEADER + "[ \t\n]*" + EMPTY_MARK + f"(?=[ \t\n]*(?:{end}|$))", "", found)
+            found = found.replace(EMPTY_MARK, "")
         found += (own_prompt or "") + (prefill or "")
         if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
             bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
