@@ -18,6 +18,7 @@ from tokparity.reference.backtracking import Backtracking
 from tokparity.reference.bpe import AnyJoin, RightmostFirst
 from tokparity.reference.greedy import BestScore, LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
+from tokparity.reference.iree_backtrack import IreeBackTrack
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
 from tokparity.reference.sentencepiece import SentencePieceBpe
 from tokparity.vocab.model import TokenType, Vocab
@@ -98,6 +99,29 @@ def _backtracking(c: Candidate) -> Candidate | None:
     added = frozenset(p.added_ids) if isinstance(p, HfBpe) else frozenset()
     encoder = per_vocab(c.vocab, ("backtracking", added), lambda: _backtracking_encoder(p, c.vocab, added))
     return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
+
+
+def _iree_backtracking(c: Candidate) -> Candidate | None:
+    """IREE's backtracking encoder (iree-tokenizer) over a tokenizer.json's byte-level BPE, in
+    place of the merges: its own pair checks and suffix blocking, its window path for a long word."""
+    p = c.pipeline
+    if not splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode or _affixed(p):
+        return None
+    encoder = per_vocab(c.vocab, ("iree",), lambda: _iree_encoder(p, c.vocab))
+    return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
+
+
+def _iree_encoder(p: HfBpe | LlamaBpe, vocab: Vocab) -> IreeBackTrack | None:
+    """The encoder as IREE loads the file: an added token at a model token's id keeps the model's
+    text. None where some byte is no token (not a byte-level vocabulary)."""
+    if not set(gpt2_unicode_to_byte()) <= set(vocab.tokens):
+        return None
+    if isinstance(p, HfBpe):
+        ignore_merges, special = p.ignore_merges, p.special_ids
+    else:
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        ignore_merges, special = p.flags.ignore_merges, {i for i, t in enumerate(types) if t == TokenType.CONTROL}
+    return IreeBackTrack(vocab.tokens, vocab.merges, ignore_merges=ignore_merges, special=special)
 
 
 def _affixed(p) -> bool:
@@ -305,6 +329,10 @@ def variants() -> list[Variant]:
                 "the `bpe` crate's backtracking encoder in place of the merges: the longest token at each position "
                 "whose pair with the one before is one rank BPE would leave side by side (tokens ranked by id), else "
                 "a shorter one, else the previous token taken back", _backtracking),
+        Variant("model.backtracking:iree", "model.backtracking",
+                "IREE's backtracking encoder in place of the merges: the longest token at each position, backed off "
+                "by IREE's own checks of a pair and of merges a token hides, and a window of merges for a long word",
+                _iree_backtracking),
         Variant("model.merge-by-score", "model.merge-by-score",
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
         Variant("model.merge-by-rank", "model.merge-by-rank",
