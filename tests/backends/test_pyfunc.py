@@ -62,3 +62,15 @@ def test_bad_targets(zoo, target, message):
         make_backend(target, zoo("llama-spm"), isolate=False)
     with pytest.raises(TokparityError, match=message):  # the child says the same, when the backend is made
         make_backend(target, zoo("llama-spm"))
+
+
+def test_a_file_role_spelt_wrong_is_told_with_the_roles_the_model_has(zoo, tmp_path):
+    """``files["tokenizer.json"]`` for ``files["tokenizer_json"]``: the error lists the roles,
+    in process and from the child alike (a newcomer met a bare KeyError)."""
+    engine = tmp_path / "typo_engine.py"
+    engine.write_text("class Engine:\n    def __init__(self, files):\n        self.path = files['tokenizer.json']\n\n"
+                      "    def encode(self, text, add_special, parse_special):\n        return []\n", encoding="utf-8")
+    with pytest.raises(KeyError, match=r"'tokenizer.json' is no file of llama-spm; its files are .*gguf"):
+        make_backend(f"py:{engine}:Engine", zoo("llama-spm"), isolate=False)
+    with pytest.raises(TokparityError, match=r"'tokenizer.json' is no file of llama-spm; its files are .*gguf"):
+        make_backend(f"py:{engine}:Engine", zoo("llama-spm"))

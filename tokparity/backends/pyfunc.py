@@ -143,6 +143,19 @@ def checked_ids(name: str, ids: object) -> list[int]:
     return out
 
 
+class FileRoles(dict):
+    """The model's files by role, as a ``py:`` engine's class gets them. A role the model lacks
+    raises a KeyError that lists the roles it has: ``files["tokenizer.json"]`` is a typo for
+    ``files["tokenizer_json"]``."""
+
+    def __init__(self, model: ModelFiles):
+        super().__init__({role: str(p) for role, p in model.files.items()})
+        self.model = model.name
+
+    def __missing__(self, role: str) -> str:
+        raise KeyError(f"{role!r} is no file of {self.model}; its files are {', '.join(sorted(self))}")
+
+
 class PyFuncBackend(Backend):
     """The callable itself, in this process (``make_backend("py:...", model, isolate=False)``)."""
 
@@ -155,7 +168,7 @@ class PyFuncBackend(Backend):
         obj = cast(Any, found)  # a user's class or callable: its shape is checked by calling it
         self._version = str(getattr(module, "__version__", ""))
         if inspect.isclass(obj):
-            instance = cast(Any, obj)({role: str(p) for role, p in model.files.items()})
+            instance = cast(Any, obj)(FileRoles(model))
             self._encode = instance.encode
             self._decode = getattr(instance, "decode", None)
             self._stream = getattr(instance, "stream", None)
