@@ -107,20 +107,23 @@ def _iree_backtracking(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if not splits(p) or isinstance(p, LlamaBpe) and not p.pre.byte_encode or _affixed(p):
         return None
-    encoder = per_vocab(c.vocab, ("iree",), lambda: _iree_encoder(p, c.vocab))
+    if isinstance(p, HfBpe):
+        ignore_merges, special = p.ignore_merges, frozenset(p.special_ids)
+    else:
+        types = c.vocab.token_types or [TokenType.NORMAL] * c.vocab.size
+        ignore_merges = p.flags.ignore_merges
+        special = frozenset(i for i, t in enumerate(types) if t == TokenType.CONTROL)
+    # (kept by the token list, which every copy of a loaded vocabulary shares: a build takes seconds)
+    encoder = per_vocab(c.vocab.tokens, ("iree", ignore_merges, special),
+                        lambda: _iree_encoder(c.vocab, ignore_merges, special))
     return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
 
 
-def _iree_encoder(p: HfBpe | LlamaBpe, vocab: Vocab) -> IreeBackTrack | None:
+def _iree_encoder(vocab: Vocab, ignore_merges: bool, special: frozenset[int]) -> IreeBackTrack | None:
     """The encoder as IREE loads the file: an added token at a model token's id keeps the model's
     text. None where some byte is no token (not a byte-level vocabulary)."""
     if not set(gpt2_unicode_to_byte()) <= set(vocab.tokens):
         return None
-    if isinstance(p, HfBpe):
-        ignore_merges, special = p.ignore_merges, p.special_ids
-    else:
-        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
-        ignore_merges, special = p.flags.ignore_merges, {i for i, t in enumerate(types) if t == TokenType.CONTROL}
     return IreeBackTrack(vocab.tokens, vocab.merges, ignore_merges=ignore_merges, special=special)
 
 
