@@ -215,6 +215,12 @@ class Decision:
         return cls(judgement.cls, judgement.stage, known)
 
 
+def gives_too(library: str, op: str) -> str:
+    """What a library of an engine's own file is said to do when it gave the engine's very output."""
+    what = "these ids" if op == "encode" else "this prompt" if op == "chat" else "this answer"
+    return f"{library} give{'' if ' and ' in library else 's'} {what} too, on the same file"
+
+
 # The flat fields of a mismatch, in the order of the journal's objects and of Mismatch.row().
 ROW_FIELDS = ("model", "corpus", "case_id", "tags", "oracle", "backend", "cls", "evidence", "stage", "first_diff",
               "text", "oracle_ids", "backend_ids", "oracle_pieces", "backend_pieces", "known", "partition", "cause",
@@ -258,6 +264,17 @@ class Mismatch:
     cause_evidence = property(lambda self: self.decision.cause_evidence)
     variants = property(lambda self: self.decision.variants)
     alternatives = property(lambda self: self.decision.alternatives)
+
+    @property
+    def given_too_by(self) -> tuple[str, ...]:
+        """The libraries of the engine's own files that gave its very output (the judge's tag
+        ``witness``). Where one did, that library's reviewed differences are the engine's too."""
+        return tuple(filter(None, str(self.tags.get("witness", "")).split(",")))
+
+    @property
+    def given_too(self) -> str:
+        """The sentence that says ``given_too_by`` ('hf gives these ids too, on the same file'), or ''."""
+        return gives_too(" and ".join(self.given_too_by), self.op) if self.given_too_by else ""
 
     def row(self) -> dict:
         """The flat fields, in ROW_FIELDS' order, with ``class`` for ``cls`` (a CSV row, a journal's object)."""

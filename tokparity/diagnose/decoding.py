@@ -52,6 +52,9 @@ class DecodeVariant:
     # The text this bug makes of the text the rest of the decoder gives (None: it is no map of the
     # text). The rest of the decoder may have a bug of its own: each other decode variant's text is mapped.
     after: Callable[[str], str] | None = None
+    # The switches this bug sets otherwise (None: it sets none). The rest of the decoder may have a
+    # bug of its own: a verdict tries its variant with these switches.
+    asks: Callable[[DecodeSettings], DecodeSettings] | None = None
 
     @property
     def op(self) -> str:
@@ -89,8 +92,8 @@ VARIANTS = (
     DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),
     DecodeVariant("stream.characters-held-back", wrong.characters_held_back, twin=wrong.right_stream),
     DecodeVariant("stream.tag-start-held", wrong.tag_start_held, twin=wrong.right_stream),
-    DecodeVariant("decode.specials-skipped", wrong.specials_skipped),
-    DecodeVariant("decode.specials-written", wrong.specials_written),
+    DecodeVariant("decode.specials-skipped", wrong.specials_skipped, asks=lambda a: replace(a, skip_special=True)),
+    DecodeVariant("decode.specials-written", wrong.specials_written, asks=lambda a: replace(a, skip_special=False)),
     DecodeVariant("decode.added-skipped", wrong.added_skipped),
     DecodeVariant("decode.specials-spaced", wrong.specials_spaced),
     DecodeVariant("decode.remove-special", wrong.remove_special),

@@ -1,8 +1,9 @@
 """The run-level verdict of one engine on one decoding op (decode, stream, pieces), checked as
 encode's is: the variant that reproduces the most of its mismatches, its form, and the agreements
 it keeps. Where one variant is not proven, a pair may be: a decode that leaves ids out with another
-bug, a decode whose text another bug maps, or a table of every id's bytes with two bugs. A stream
-that came whole at its end is read as held or as lagged.
+bug, a decode whose text another bug maps, or a table of every id's bytes with two bugs. A bug
+that sets a switch otherwise (special tokens skipped) joins any other. A stream that came whole at
+its end is read as held or as lagged.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     many, the one that keeps the most agreements. It is what the verdict counts. An agreement is
     kept where that form gives the right answer too, or where the bug cannot show there."""
     mismatches = _one_edit(mismatches)
-    if op in ("pieces", "decode"):  # (read again for a pair of causes, where one is not proven)
-        agreeing = list(agreeing)
+    agreeing = list(agreeing)  # (read again for a pair of causes, or a switch set otherwise)
     counts = Counter(d.variants[0] for _, d in mismatches if d.variants)
     if not counts:
         return None
@@ -84,10 +84,8 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
     most = max(top for top, *_ in scored)
     best = [(name, named, hits) for top, name, named, hits in scored if top == most]
-    # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order
-    # else. The agreements are read once where one candidate is left, as most runs have.)
-    cases_of = list(agreeing) if len(best) > 1 else agreeing
-    checked_all = [(_checked(variant_of(name), hits, ref, op, cases_of, asked), name, named, hits)
+    # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order else)
+    checked_all = [(_checked(variant_of(name), hits, ref, op, agreeing, asked), name, named, hits)
                    for name, named, hits in best]
     (cases, kept, broken, tied), name, named, hits = max(checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
@@ -101,12 +99,49 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
                         tuple(broken.get(form, ())))
     # (a pair where one is not proven, or where one leaves rows a pair explains: two bugs of one table)
     if op in ("pieces", "decode") and own and checked and (not verdict.proven or verdict.explains < len(own)):
-        pair = _pieces_pair_verdict(ref, asked, own, scored, list(agreeing), departs) if op == "pieces" else \
-            _decode_pair_verdict(ref, asked, own, list(agreeing), departs)
+        pair = _pieces_pair_verdict(ref, asked, own, scored, agreeing, departs) if op == "pieces" else \
+            _decode_pair_verdict(ref, asked, own, agreeing, departs)
         if pair is not None and pair.proven and (not verdict.proven or (pair.explains, pair.keeps) > (
                 verdict.explains, verdict.keeps) and pair.keeps >= verdict.keeps):
             return pair
-    return _with_failures(ref, asked, verdict, mismatches, list(agreeing)) if op == "decode" and verdict.proven else verdict
+    if form is not None and verdict.explains < len(own):
+        verdict = _with_switch(ref, op, asked, verdict, form, own, agreeing)
+    return _with_failures(ref, asked, verdict, mismatches, agreeing) if op == "decode" and verdict.proven else verdict
+
+
+def _with_switch(ref: RefTokenizer, op: str, asked: DecodeSettings, verdict: RootCause, form: int,
+                 own: list[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]) -> RootCause:
+    """The verdict with a switch set otherwise (special tokens skipped), where rows it leaves name
+    that switch: a streamer built on a decode that skips special tokens by default has two bugs.
+    The verdict's variant runs with the switch; where its bug does not show, the text is the
+    decoder's with the switch. It replaces the verdict where it reproduces more and keeps as many."""
+    named = Counter(d.variants[0] for _, d in own if len(d.variants) == 1 and d.variants[0] not in verdict.variants
+                    and d.variants[0] in BY_NAME and BY_NAME[d.variants[0]].asks is not None)
+    if len(verdict.variants) != 1 or not named:
+        return verdict
+    switch = named.most_common(1)[0][0]
+    switched = BY_NAME[switch].asks(asked)  # type: ignore[misc]
+    base = variant_of(verdict.variants[0])
+
+    def gives(ids: list[int], prompt: int) -> set:
+        forms = forms_of(base, ref, ids, prompt, switched, op)
+        bug = forms[form] if form < len(forms) else None
+        texts = [bug] if bug is not None else wrong.right_answers(ref, op, ids, prompt, switched)
+        return {as_judged(op, t) for t in texts}
+
+    explained = sum(as_judged(op, answer_of(j)) in gives(list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0))
+                    for j, _ in own)
+    kept, broken = 0, list[str]()
+    for ids, prompt, label in agreeing:
+        if gives(ids, prompt) & {as_judged(op, t) for t in wrong.right_answers(ref, op, ids, prompt, asked)}:
+            kept += 1
+        elif len(broken) < BREAKS_LISTED:
+            broken.append(label)
+    if explained <= verdict.explains or kept < verdict.keeps:
+        return verdict
+    return RootCause(f"{verdict.cause}+{switch}", (*verdict.variants, switch), explained, len(own), kept,
+                     len(agreeing), proven(explained, len(own), kept, len(agreeing)), verdict.oracle_departs,
+                     tuple(broken))
 
 
 # (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)

@@ -466,6 +466,7 @@ def examples(src: Source) -> tuple[str, Blocks] | None:
     entries = []
     for m in listed.cases:
         notes = [runs(Run(m.cls, CLASS))] + ([runs(f"known: {m.known}")] if m.known else []) + (
+            [runs(m.given_too)] if m.known and m.given_too else []) + (
             [runs("cause ", Run(m.cause, CODE))] if m.cause else [])
         shown = text_runs(m.text, TIE_SHOWN) if m.op != "chat" else runs(overview.conversation_line(m.text))
         entries.append(Listed(f"{m.model} / {m.backend}", f"{m.corpus}/{m.case_id}", tuple(notes),

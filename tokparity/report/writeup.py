@@ -194,7 +194,7 @@ def cause_line(w: Writeup) -> str:
     s = w.summary
     if w.known and s.mismatches and not s.unexplained and not s.ties:
         return (f"{plural(s.mismatches, 'mismatch')}; each is a reviewed known divergence "
-                f"({', '.join(k for k, _ in w.known)})")
+                f"({', '.join(k for k, _ in w.known)}){given_too(w.mismatches, ': ')}")
     if not w.cause and not w.diagnosed:
         return f"not diagnosed ({NOT_DIAGNOSED}; {plural(w.summary.mismatches, 'mismatch')})"
     if not w.cause:
@@ -251,8 +251,17 @@ def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
         fixes.append(Fix(name, info["fix"], info["spec"]) if not cases or not all(known) else
                      Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} {'is' if len(cases) == 1 else 'are'} the "
                                "reviewed known divergence"
-                               f"{'s' if len(known) > 1 else ''} {', '.join(known)}.", info["spec"]))
+                               f"{'s' if len(known) > 1 else ''} {', '.join(known)}."
+                               f"{given_too(cases, ' ', '. The difference is that library’s, not your code’s.')}",
+                         info["spec"]))
     return fixes
+
+
+def given_too(mismatches: Sequence[Mismatch], before: str, after: str = "") -> str:
+    """Where one library of the engine's own files gave the output of each of ``mismatches``: the
+    sentence that says so, between ``before`` and ``after``. '' otherwise."""
+    said = {m.given_too for m in mismatches}
+    return f"{before}{said.pop()}{after}" if len(said) == 1 and "" not in said else ""
 
 
 def piece_styles(mismatches: Sequence[Mismatch]) -> dict[str, str]:

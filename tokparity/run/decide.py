@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tokparity.diagnose.info import DECODING_OPS, consistent_class, fits, stage_of_cause
+from tokparity.diagnose.info import consistent_class, fits, stage_of_cause
 from tokparity.diagnose.learnt import is_learnt, said_of
 from tokparity.diagnose.search import join
 from tokparity.diagnose.variants import cause_of
 from tokparity.diagnose.wrong_bytes import CLAIMED_BY_A_VERDICT
-from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict
+from tokparity.records import TIE, CaseRecord, Decision, Diagnosis, Judgement, Mismatch, RootCause, Verdict, gives_too
 from tokparity.run.known import KnownList
 
 
@@ -56,8 +56,7 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
         return decision
     entry_id, library = known_of(known, Mismatch(j, decision), count=True)
     entry = known.entry(entry_id) if entry_id else None
-    what = "this answer" if j.op in DECODING_OPS else "this prompt" if j.op == "chat" else "these ids"
-    said = f"{library} gives {what} too, on the same file: " if library else ""
+    said = f"{gives_too(library, j.op)}: " if library else ""
     if entry is not None and entry.cause and not decision.cause:
         return Decision(decision.cls, decision.stage, entry_id, entry.cause,
                         f"{said}reviewed, not reproduced: the known divergence {entry.id!r} says so ({entry.upstream})",
@@ -77,7 +76,7 @@ def known_of(known: KnownList, m: Mismatch, count: bool = False) -> tuple[str, s
     found = look(m)
     if found:
         return found, ""
-    for library in filter(None, str(m.tags.get("witness", "")).split(",")):
+    for library in m.given_too_by:
         own = replace(m.judgement, backend=library)
         if "witness_class" in m.tags:  # (chat: the library's own row, which may show more than the engine gave)
             own = replace(own, cls=str(m.tags["witness_class"]), evidence=str(m.tags.get("witness_evidence", "")))
