@@ -44,17 +44,3 @@ def test_its_exit_status_is_the_verdict(tmp_path, zoo):
                         "--no-diagnose", "-o", str(tmp_path / "b"))
     assert failing.returncode == 1, failing.stderr
     assert (tmp_path / "b" / "summary.json").is_file()
-
-
-def test_a_run_that_stops_before_its_first_case_leaves_no_folder(tmp_path, zoo):
-    """An engine that cannot load stops the run before any case: its one error line is all there is.
-    No report folder is left holding a journal with nothing in it; a folder that was there stays."""
-    zoo("llama-bpe")
-    engine = tmp_path / "broken.py"
-    engine.write_text("import a_module_that_is_not_there\nclass Engine:\n    pass\n", "utf-8")
-    for out, there in ((tmp_path / "new" / "r", False), (tmp_path / "old", True)):
-        if there:
-            out.mkdir()
-        done = tokparity("compare", "llama-bpe", "-c", "edge", "-b", f"mine=py:{engine}:Engine", "-o", str(out))
-        assert done.returncode == 2 and "a_module_that_is_not_there" in done.stderr, done.stderr
-        assert out.is_dir() == there and not (out / "cases.jsonl").exists()

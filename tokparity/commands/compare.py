@@ -464,10 +464,6 @@ def run(args: argparse.Namespace) -> int:
         if gone:
             raise TokparityError(f"{gone}: the reports are written from what the run held ({out}), but no "
                                  "--resume can continue it; run it again into a folder nothing else removes")
-    except BaseException:
-        if journal is not None:
-            journal.close(failed=True)
-        raise
     finally:
         if journal is not None:
             journal.close()

@@ -128,7 +128,6 @@ class Journal:
         self.resumed = False  # reopened: the run it records goes on
         self.duplicates: set[int] = set()  # lines of cases written twice (by hand): counted once
         self._folder = _identity(path.parent)  # (the folder the run writes into, as it was when opened)
-        self.made_folder = False  # created it: a run that fails before its first case takes it away
 
     # opening ------------------------------------------------------------------------------
 
@@ -151,7 +150,7 @@ class Journal:
         key = _signing_key(args)
         if key is not None:
             header["signature"] = signature(key, header)
-        made = _make_folder(Path(out_dir))
+        _make_folder(Path(out_dir))
         _refuse_foreign(path)
         try:
             fh = open_unfollowed(path, "a", encoding="utf-8")
@@ -166,9 +165,7 @@ class Journal:
         except OSError as e:
             _close_quietly(fh)
             raise _unwritable(path, e) from None
-        journal = cls(path, header, fh, with_mismatches, key)
-        journal.made_folder = made
-        return journal
+        return cls(path, header, fh, with_mismatches, key)
 
     @classmethod
     def reopen(cls, out_dir: str | os.PathLike, command: str, with_mismatches: bool = True,
@@ -296,19 +293,9 @@ class Journal:
         reports must not go there."""
         return _identity(self.path.parent) != self._folder
 
-    def close(self, failed: bool = False) -> None:
-        """``failed``: the run stops on an error. Before its first case it leaves nothing to resume
-        or read: its journal goes, and the folder too where the run made it."""
+    def close(self) -> None:
         if not self._fh.closed:
             _close_quietly(self._fh)  # after a failed write (reported already) its flush fails again
-        if not failed or self.resumed or self.written or self.folder_replaced():
-            return
-        try:
-            self.path.unlink()
-            if self.made_folder:
-                self.path.parent.rmdir()  # (only if empty: a file put there meanwhile stays)
-        except OSError:
-            pass
 
     # reading -------------------------------------------------------------------------------
 
@@ -369,15 +356,11 @@ def _close_quietly(fh: IO[str]) -> None:
         pass
 
 
-def _make_folder(out: Path) -> bool:
-    """Make the report folder if missing; whether it was."""
+def _make_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise BadJournal(f"-o {out}: a file, not a folder; give a folder for the reports (it is made if missing)")
     try:
-        out.mkdir(parents=True)
-        return True
-    except FileExistsError:
-        return False
+        out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise BadJournal(f"-o {out}: cannot make the report folder ({e.strerror or e}); choose another -o folder") \
             from None
