@@ -59,24 +59,20 @@ from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.contractions import form_keys
 from tokparity.diagnose.id_spans import changed, distance, spans, touches
 from tokparity.diagnose.variants import (
-    CONTRACTION_FORMS,
-    EDIT,
     PER_CASE,
     STAGES,
     Variant,
     base_candidate,
+    case_variant,
     catalogue,
+    char_table,
     combinable,
-    contraction_variant,
     edit_of,
-    edit_variant,
     release_variant,
     rightmost_ties,
-    special_ids_variant,
     stage_of,
-    user_defined_variant,
 )
-from tokparity.diagnose.variants.ids import truncated_variant, truncations
+from tokparity.diagnose.variants.ids import truncations
 from tokparity.diff import ties
 from tokparity.errors import InheritedMember
 from tokparity.records import Judgement
@@ -211,18 +207,10 @@ class Diagnoser:
 
     def _variant(self, key: str) -> Variant | None:
         v = self.variants.get(key)
-        if v is None and key.startswith("specials.ids:"):
-            role, target = key.split(":", 1)[1].split("=")
-            v = self.variants[key] = special_ids_variant(role, int(target))
-        elif v is None and key.startswith("user-defined.atomic:"):
-            spec = key.split(":", 1)[1]
-            v = self.variants[key] = user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
-        elif v is None and key.startswith("ids.truncated:"):
-            v = self.variants[key] = truncated_variant(key.split(":", 1)[1])
-        elif v is None and key.startswith(CONTRACTION_FORMS):
-            v = self.variants[key] = contraction_variant(key.split(":", 1)[1])
-        elif v is None and key.startswith(EDIT):
-            v = self.variants[key] = edit_variant(key)
+        if v is None:
+            v = case_variant(key)
+            if v is not None:
+                self.variants[key] = v
         return v
 
     def encode(self, keys: tuple[str, ...], text: str) -> list[int] | None:
@@ -391,7 +379,8 @@ class Diagnoser:
                     # the run's verdict weighs every reading, not only the one named first.
                     alternatives = [keys] + [alt for alt in self._alternatives.get(keys, ())
                                              if self.encode(alt, text) == target]
-                    return self._found(keys, text, memo, alternatives)
+                    table = None if any(map(char_table.is_table, keys)) else self._char_table(text, target)
+                    return self._found(keys, text, memo, alternatives + ([(table,)] if table else []))
         per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits = []
@@ -404,6 +393,11 @@ class Diagnoser:
             if out == target and key not in refuted:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)
+        table = self._char_table(text, target)
+        if table is not None and not hits:
+            return self._found((table,), text, memo)
+        if table is not None:  # (a reading the run's verdict weighs beside the named ones)
+            hits.append((table,))
         if len(hits) > 1 and agreeing:
             against = [k for k in hits if self._refuted_by(k, agreeing)]
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
@@ -436,6 +430,10 @@ class Diagnoser:
                                                     sum(self.breadth((key,)) for key in k) if len(composed) > 1 else 0))
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+
+    def _char_table(self, text: str, target: list[int]) -> str | None:
+        """A WordPiece character table learnt from this case (``variants/char_table.py``), or None."""
+        return char_table.learnt(self.base, text, target, lambda key, t: self.encode((key,) if key else (), t))
 
     def _refuted_by(self, keys: tuple[str, ...], texts: Sequence[str]) -> bool:
         """Whether the set gives other ids than the reference on REFUTED_BY_AGREEMENTS of ``texts``

@@ -28,10 +28,12 @@ from tokparity.diagnose.variants import (
     SPLIT_EDIT,
     all_joined,
     cause_of,
+    char_table,
     combinable,
     parse_edit,
 )
 from tokparity.records import BREAKS_LISTED, TIE, Diagnosis, Judgement, RootCause
+from tokparity.reference import wpm
 
 # One mismatch as the run-level pass reads it: what was judged, and the cause it carries so far.
 Diagnosed = tuple[Judgement, Diagnosis]
@@ -75,6 +77,11 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
         edits.update({k: n for k in keys if k.startswith(EDIT)})
     if len(edits) > 1:
         top.append(_combined(k for k, n in edits.items() if n > 1) or _combined(edits))
+    # Every character table learnt from a case, as one: a port's hand-written list reads each of
+    # its characters one way on every text.
+    tables = [k for keys, n in counts.items() for k in keys for _ in range(n) if char_table.is_table(k)]
+    if len(set(tables)) > 1:
+        top.append((char_table.key_of(char_table.joined(map(char_table.parse, tables))),))
     union = _combined(k for keys in top for k in keys)
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
@@ -86,13 +93,17 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
 def _combined(keys: Iterable[str]) -> tuple[str, ...]:
     """The keys in order, less any an earlier one cannot be combined with (two split regexes at
     once mean nothing: ``variants.combinable``). Learnt edits of the text are one edit: the first's
-    place holds them all, where they read no character two ways."""
+    place holds them all, where they read no character two ways; so do character tables."""
     keys = list(dict.fromkeys(keys))
     edits = [k for k in keys if k.startswith(EDIT)]
     if len(edits) > 1:
         joined = all_joined(map(parse_edit, edits))
         # (edits that read a character two ways: the first kept, as a set of one edit)
         keys = [joined.key() if joined is not None and k == edits[0] else k for k in keys if k not in edits[1:]]
+    tables = [k for k in keys if char_table.is_table(k)]
+    if len(tables) > 1:
+        table = char_table.key_of(char_table.joined(map(char_table.parse, tables)))
+        keys = [table if k == tables[0] else k for k in keys if k not in tables[1:]]
     out: list[str] = []
     for k in keys:
         if all(combinable(k, other) for other in out):
@@ -240,6 +251,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
         for other in sorted(((k,) for k in pool if k in diagnoser.variants and (k,) != start), key=rank,
                             reverse=True)[:OTHER_STARTS]:
             best = max(best, grown(other), key=rank)
+    best = _table_pruned(diagnoser, best, mismatches, texts, explains, keeps, reference)
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
     # (a failure claimed needs texts the engine answered: one that fails on every text would
@@ -250,6 +262,30 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
                      proven(explained, len(mismatches), kept, len(texts)) and answered, departs,
                      breaks[:BREAKS_LISTED])
+
+
+def _table_pruned(diagnoser: Diagnoser, best: tuple[str, ...], mismatches, texts, explains, keeps, reference
+                  ) -> tuple[str, ...]:
+    """``best`` with each reading of its character table dropped where the table so changed agrees
+    more: a reading one case showed may be that case's accident, and an agreement it changes says so."""
+    tables = [k for k in best if char_table.is_table(k)]
+    if not tables:
+        return best
+    key = tables[0]
+    if char_table.BERT in best:  # (BERT's own readings are not the table's: the evidence says them apart)
+        p = diagnoser.base.pipeline
+        own = tuple(e for e in char_table.parse(key) if wpm.bert_reading(e[0], p.lowercase, p.strip_accents) != e[1])
+        if own:
+            best, key = tuple(char_table.key_of(own) if k == key else k for k in best), char_table.key_of(own)
+    broken = "".join(t for t in texts if diagnoser.encode_remembered(best, t) != reference(t))
+    for entry in [e for e in char_table.parse(key) if e[0] in broken]:
+        fewer = tuple(e for e in char_table.parse(key) if e != entry)
+        if not fewer:
+            break
+        trial = tuple(char_table.key_of(fewer) if k == key else k for k in best)
+        if explains(trial, mismatches) + keeps(trial, texts) > explains(best, mismatches) + keeps(best, texts):
+            best, key = trial, trial[best.index(key)]
+    return best
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:

@@ -109,7 +109,7 @@ def _inverted(spans: list[Span]) -> list[Span]:
     return [(a, b, not is_match) for a, b, is_match in spans]
 
 
-def _is_punctuation(ch: str) -> bool:
+def is_punctuation(ch: str) -> bool:
     """Rust's ``is_ascii_punctuation`` or unicode_categories' ``is_punctuation`` (Unicode 8.0)."""
     return (ch.isascii() and not ch.isalnum() and 0x21 <= ord(ch) <= 0x7E) or hf_unicode.is_punctuation(ch)
 
@@ -162,9 +162,9 @@ def step_for(c, path: str) -> Callable[[list[Piece]], list[Piece]]:
         return lambda ps: _split(ps, lambda s: char_spans(is_whitespace, s), "Removed")
     if isinstance(c, pt.BertPreTokenizer):
         return lambda ps: _split(_split(ps, lambda s: char_spans(is_whitespace, s), "Removed"),
-                                 lambda s: char_spans(_is_punctuation, s), "Isolated")
+                                 lambda s: char_spans(is_punctuation, s), "Isolated")
     if isinstance(c, pt.Punctuation):
-        return lambda ps: _split(ps, lambda s: char_spans(_is_punctuation, s), c.behavior)
+        return lambda ps: _split(ps, lambda s: char_spans(is_punctuation, s), c.behavior)
     if isinstance(c, pt.Digits):
         return lambda ps: _split(ps, lambda s: char_spans(hf_unicode.is_numeric, s),
                                  "Isolated" if c.individual_digits else "Contiguous")

@@ -385,6 +385,10 @@ class LlamaWpm(LlamaCppPipeline):
         self.lowercase = bool(extra.get("tokenizer.ggml.normalizer.lowercase", True))
         self.strip_accents = bool(extra.get("tokenizer.ggml.normalizer.strip_accents", self.lowercase))
         self.max_len = max(len(t) for t in vocab.tokens)
+        # Set by a diagnosis's variants: characters read otherwise (wpm.CLASSES), and whether the
+        # text is read as BERT's own tokenizer reads it (wpm.bert_reading), where llama.cpp departs.
+        self.classes: dict[str, str] = {}
+        self.bert = False
 
     def prefix_ids(self) -> list[int]:
         bos = self.flags.specials.get("bos")
@@ -395,12 +399,18 @@ class LlamaWpm(LlamaCppPipeline):
         return [sep] if sep is not None else []
 
     def pre_tokenize(self, text: str) -> list[str]:
-        return wpm_mod.preprocess(text, self.lowercase, self.strip_accents)
+        return wpm_mod.preprocess(text, self.lowercase, self.strip_accents, self._classes(text))
+
+    def _classes(self, text: str) -> dict[str, str]:
+        if not self.bert:
+            return self.classes
+        bert = {ch: how for ch in set(text) if (how := wpm_mod.bert_reading(ch, self.lowercase, self.strip_accents))}
+        return {**bert, **self.classes}
 
     def encode_text(self, text: str) -> list[int]:
         out: list[int] = []
         unk = self.flags.specials.get("unk", 100)
-        for word in wpm_mod.preprocess(text, self.lowercase, self.strip_accents):
+        for word in wpm_mod.preprocess(text, self.lowercase, self.strip_accents, self._classes(text)):
             out += wpm_mod.wordpiece(word, self.token_to_id, self.max_len, unk)
         return out
 

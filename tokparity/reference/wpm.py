@@ -19,6 +19,9 @@ Worked example, vocabulary ``▁un aff able ▁a``::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
+
 from tokparity.reference import unicode as uc
 
 SPACE_MARK = "\u2581"
@@ -31,11 +34,21 @@ def is_chinese_char(cp: int) -> bool:
             or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
 
 
-def preprocess(text: str, lowercase: bool = True, strip_accents: bool = True) -> list[str]:
-    """``"Hello, Wörld!" -> ["hello", ",", "world", "!"]``."""
+# How a character is read, where an engine's own table says otherwise (``classes``): a space that
+# splits words, dropped, a word of its own, or kept in its word as it is (not mapped, not stripped).
+CLASSES = ("space", "dropped", "alone", "as-is")
+
+
+def preprocess(text: str, lowercase: bool = True, strip_accents: bool = True,
+               classes: Mapping[str, str] | None = None) -> list[str]:
+    """``"Hello, Wörld!" -> ["hello", ",", "world", "!"]``. ``classes`` reads some characters
+    otherwise (see CLASSES): a hand-written table in place of Unicode's categories."""
     words = [""]
     table = uc.flag_table()
     for ch in text:
+        if classes and ch in classes:
+            _read_as(classes[ch], ch, words, lowercase, strip_accents)
+            continue
         cp = ord(ch)
         if strip_accents:
             cp = uc.nfd_first(cp)
@@ -59,6 +72,67 @@ def preprocess(text: str, lowercase: bool = True, strip_accents: bool = True) ->
     if not words[-1]:
         words.pop()
     return words
+
+
+def read_as(ch: str, lowercase: bool = True, strip_accents: bool = True) -> str:
+    """How ``preprocess`` reads ``ch`` by Unicode's categories: one of CLASSES, or ``"word"``
+    (kept in its word, mapped as the normalizer says)."""
+    cp = uc.nfd_first(ord(ch)) if strip_accents else ord(ch)
+    flags = uc.flag_table()[cp]
+    if flags & uc.WHITESPACE:
+        return "space"
+    if cp == 0 or cp == 0xFFFD or flags & uc.CONTROL or strip_accents and flags & uc.ACCENT_MARK:
+        return "dropped"
+    if flags & uc.PUNCTUATION or (cp < 0x7F and flags & uc.SYMBOL) or is_chinese_char(cp):
+        return "alone"
+    mapped = chr(uc.to_lower(cp) if lowercase else cp)
+    return "as-is" if mapped == (chr(uc.to_lower(ord(ch))) if lowercase else ch) else "word"
+
+
+@lru_cache(maxsize=65536)
+def bert_reading(ch: str, lowercase: bool = True, strip_accents: bool = True) -> str | None:
+    """How BERT's own tokenizer reads ``ch`` (tokenizers' BertNormalizer and BertPreTokenizer, as
+    transformers' BertTokenizer), where llama.cpp reads it otherwise: one of CLASSES, or ``"=X"``
+    (kept in its word, written as X). None where both read it alike. Examples: U+0085 is a control
+    character to BERT, dropped, and a space to llama.cpp; "각" is "=각" to BERT (NFD: three jamo),
+    its first jamo alone to llama.cpp."""
+    from tokparity.components.normalizers import BertNormalizer
+    from tokparity.reference.hf_normalizers import bert_normalize, is_whitespace
+    from tokparity.reference.hf_pretokenizers import is_punctuation
+
+    text = bert_normalize(BertNormalizer(lowercase=lowercase, strip_accents=strip_accents), ch)
+    core = text.strip()
+    if not text:
+        how = "dropped"
+    elif all(map(is_whitespace, text)):
+        how = "space"
+    elif len(core) == 1 and (core != text or is_punctuation(core)):  # (CJK padded with spaces, or punctuation)
+        how = "alone"
+    elif any(map(is_whitespace, text)) or any(map(is_punctuation, text)):
+        return None  # (more than one word: no reading of one character says it)
+    else:
+        how = "=" + text
+    own = read_as(ch, lowercase, strip_accents)
+    if own == how or own in ("word", "as-is") and how == "=" + "".join(preprocess(ch, lowercase, strip_accents)):
+        return None
+    return how
+
+
+def _read_as(how: str, ch: str, words: list[str], lowercase: bool, strip_accents: bool) -> None:
+    if how == "dropped":
+        return
+    if how == "as-is":
+        words[-1] += chr(uc.to_lower(ord(ch))) if lowercase else ch
+        return
+    if how.startswith("="):
+        words[-1] += how[1:]
+        return
+    if words[-1]:
+        words.append("")
+    if how == "alone":
+        cp = uc.nfd_first(ord(ch)) if strip_accents else ord(ch)
+        words[-1] = chr(uc.to_lower(cp) if lowercase else cp)
+        words.append("")
 
 
 def wordpiece(word: str, token_to_id: dict[str, int], max_len: int, unk_id: int) -> list[int]:

@@ -33,7 +33,7 @@ three variants of the reference on it (``catalogue()`` holds them all):
     True
 """
 
-from tokparity.diagnose.variants.catalogue import base_candidate, catalogue
+from tokparity.diagnose.variants.catalogue import base_candidate, case_variant, catalogue
 from tokparity.diagnose.variants.library import release_variant
 from tokparity.diagnose.variants.model import rightmost_ties
 from tokparity.diagnose.variants.pretokenizer import SCANNER_RULES, contraction_variant
@@ -57,6 +57,6 @@ from tokparity.diagnose.variants.text_edit import parse as parse_edit
 from tokparity.diagnose.variants.variant import Variant
 
 __all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "PER_CASE", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
-           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "catalogue", "cause_of", "combinable",
+           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "case_variant", "catalogue", "cause_of", "combinable",
            "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
            "user_defined_variant"]

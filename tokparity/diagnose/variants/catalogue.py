@@ -1,9 +1,20 @@
-"""The catalogue: every variant that does not depend on the case, stage by stage."""
+"""The catalogue: every variant that does not depend on the case, stage by stage; and the variant
+a key made for one case stands for (``case_variant``)."""
 
 from __future__ import annotations
 
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants import fallback, model, normalizer, pretokenizer, specials, text_input, whitespace
+from tokparity.diagnose.variants import (
+    char_table,
+    fallback,
+    model,
+    normalizer,
+    pretokenizer,
+    specials,
+    text_input,
+    whitespace,
+)
+from tokparity.diagnose.variants.rules import CONTRACTION_FORMS
 from tokparity.diagnose.variants.variant import Variant
 from tokparity.reference.hf import HfPipeline
 from tokparity.reference.llama import LlamaCppPipeline, LlamaWpm
@@ -14,8 +25,34 @@ def catalogue() -> list[Variant]:
     # Within a stage the specific variants come first: where the model's whole normalizer is one
     # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
     # cases and change the same probes, and the tie goes to the one that says what is missing.
-    return [*text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(),
+    return [*char_table.variants(), *text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(),
             *model.variants(), *fallback.variants(), *specials.variants(), *pretokenizer.unicode_variants()]
+
+
+def case_variant(key: str) -> Variant | None:
+    """The variant of a key made for one case (``rules.PER_CASE``: a token, a limit, a contraction
+    form, a learnt edit or character table); None for any other key."""
+    from tokparity.diagnose.variants.ids import truncated_variant
+    from tokparity.diagnose.variants.pretokenizer import contraction_variant
+    from tokparity.diagnose.variants.specials import special_ids_variant, user_defined_variant
+    from tokparity.diagnose.variants.text_edit import PREFIX as EDIT
+    from tokparity.diagnose.variants.text_edit import edit_variant
+
+    head, _, spec = key.partition(":")
+    if not spec:
+        return None
+    if head == "specials.ids":
+        role, target = spec.split("=")
+        return special_ids_variant(role, int(target))
+    if head == "user-defined.atomic":
+        return user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
+    if head == "ids.truncated":
+        return truncated_variant(spec)
+    if key.startswith(CONTRACTION_FORMS):
+        return contraction_variant(spec)
+    if key.startswith(EDIT):
+        return edit_variant(key)
+    return char_table.table_variant(key) if char_table.is_table(key) else None
 
 
 def base_candidate(tokenizer) -> Candidate:

@@ -30,7 +30,8 @@ FAILURES = frozenset({"model.prototype-lookup"})
 # Keys of the variants made for one case, from its tokens or its text: two of one cause are two
 # tokens (or two contraction forms) of the case, each its own.
 CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
-PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", *CONTRACTION_FORMS)
+PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "pretokenizer.char-table:",
+            *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"
@@ -57,8 +58,9 @@ def combinable(a: str, b: str) -> bool:
             return a.startswith(PER_CASE) or b.startswith(PER_CASE)
         if cause_a == SCANNER:
             return True
-        # (two edits of the text are one edit: verdict._combined joins them; an engine has one limit on its ids)
-        if cause_a in ("input.edit", "ids.truncated"):
+        # (two edits of the text are one edit, two character tables one table: verdict._combined
+        # joins them; an engine has one limit on its ids)
+        if cause_a in ("input.edit", "ids.truncated", "pretokenizer.char-table"):
             return False
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:
