@@ -48,6 +48,25 @@ def test_a_table_reads_its_characters_and_only_those(text, classes, words):
     assert wpm.preprocess(text, classes=classes) == words
 
 
+def test_the_reading_by_classes_is_the_plain_loop_where_no_table_says_otherwise():
+    """The plain loop is the reference's fast path; the reading one character at a time must
+    give its words exactly, or a table would be named for what the slow path does."""
+    random = __import__("random").Random(7)
+    texts = ["Hello, W\u00f6rld!", "a  b\t\u3000c", "\u00aba\u00bb \u0301x\u0902\u093e", "\ud55c\uad6d\uc5b4 \u4e2d\u6587", ""]
+    texts += ["".join(chr(random.randrange(0x3000 if k % 2 else 0x30000)) for k in range(8)) for _ in range(500)]
+    for text in texts:
+        for lowercase, strip in ((True, True), (False, False), (True, False)):
+            assert wpm._read_by_classes(text, lowercase, strip, {}, False) == wpm.preprocess(text, lowercase, strip), text
+
+
+@pytest.mark.parametrize("text,words", [
+    ("a  b", ["a", "", "b"]), (" a", ["", "a"]), ("a ", ["a", ""]), ("", [""]),
+    ("a, b", ["a", ",", "b"]), ("a,", ["a", ","]),  # (punctuation ends its word: no empty one after it)
+])
+def test_a_split_at_each_space_makes_empty_words(text, words):
+    assert wpm.preprocess(text, empty_words=True) == words
+
+
 @pytest.mark.parametrize("ch,reading", [
     ("\x85", "dropped"),  # a control character to BERT (Cc), a space to llama.cpp
     ("\u093e", "=\u093e"),  # a spacing mark (Mc): BERT keeps it, llama.cpp drops it

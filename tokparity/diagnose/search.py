@@ -379,11 +379,11 @@ class Diagnoser:
                     # the run's verdict weighs every reading, not only the one named first.
                     alternatives = [keys] + [alt for alt in self._alternatives.get(keys, ())
                                              if self.encode(alt, text) == target]
-                    table = None if any(map(char_table.is_table, keys)) else self._char_table(text, target)
-                    return self._found(keys, text, memo, alternatives + ([(table,)] if table else []))
+                    table = None if any(map(char_table.is_table, keys)) else char_table.learnt_beside(self.base, text, target, memo, self.encode)
+                    return self._found(keys, text, memo, alternatives + ([table] if table else []))
         per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
-        hits = []
+        hits: list[tuple[str, ...]] = []
         for key in dict.fromkeys(list(self.variants) + per_case):
             if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
@@ -393,11 +393,11 @@ class Diagnoser:
             if out == target and key not in refuted:
                 hits.append((key,))
         self._refute(refuted, oracle, target, singles)
-        table = self._char_table(text, target)
+        table = char_table.learnt_beside(self.base, text, target, memo, self.encode)
         if table is not None and not hits:
-            return self._found((table,), text, memo)
+            return self._found(table, text, memo)
         if table is not None:  # (a reading the run's verdict weighs beside the named ones)
-            hits.append((table,))
+            hits.append(table)
         if len(hits) > 1 and agreeing:
             against = [k for k in hits if self._refuted_by(k, agreeing)]
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
@@ -430,10 +430,6 @@ class Diagnoser:
                                                     sum(self.breadth((key,)) for key in k) if len(composed) > 1 else 0))
                 return self._found(best, text, memo, alternatives=composed)
         return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
-
-    def _char_table(self, text: str, target: list[int]) -> str | None:
-        """A WordPiece character table learnt from this case (``variants/char_table.py``), or None."""
-        return char_table.learnt(self.base, text, target, lambda key, t: self.encode((key,) if key else (), t))
 
     def _refuted_by(self, keys: tuple[str, ...], texts: Sequence[str]) -> bool:
         """Whether the set gives other ids than the reference on REFUTED_BY_AGREEMENTS of ``texts``

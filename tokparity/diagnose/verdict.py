@@ -211,6 +211,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     def rank(keys: tuple[str, ...]) -> tuple:  # (then the simpler of a variant and one that refines it)
         return score(keys), diagnoser.plain(keys) == keys, -len(keys), -diagnoser.breadth(keys)
 
+    # (a table joined from every case's holds their accidents too: each pruned before it is weighed)
+    sets = list(dict.fromkeys(_table_pruned(diagnoser, keys, mismatches, texts, explains, keeps) for keys in sets))
     start = max(sets, key=rank)
     # Then one variant more at a time, from those that explained some case, while the set predicts
     # more cases (an engine with two bugs: the one that shows most, then the other).
@@ -251,7 +253,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
         for other in sorted(((k,) for k in pool if k in diagnoser.variants and (k,) != start), key=rank,
                             reverse=True)[:OTHER_STARTS]:
             best = max(best, grown(other), key=rank)
-    best = _table_pruned(diagnoser, best, mismatches, texts, explains, keeps, reference)
+    best = _table_pruned(diagnoser, best, mismatches, texts, explains, keeps)
     names = [diagnoser.variants[k].cause for k in best if k in diagnoser.variants]
     explained, kept = explains(best, mismatches), keeps(best, texts)
     # (a failure claimed needs texts the engine answered: one that fails on every text would
@@ -264,28 +266,29 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                      breaks[:BREAKS_LISTED])
 
 
-def _table_pruned(diagnoser: Diagnoser, best: tuple[str, ...], mismatches, texts, explains, keeps, reference
-                  ) -> tuple[str, ...]:
-    """``best`` with each reading of its character table dropped where the table so changed agrees
-    more: a reading one case showed may be that case's accident, and an agreement it changes says so."""
-    tables = [k for k in best if char_table.is_table(k)]
+def _table_pruned(diagnoser: Diagnoser, keys: tuple[str, ...], mismatches: Sequence[Diagnosed], texts: Sequence[str],
+                  explains: Callable, keeps: Callable) -> tuple[str, ...]:
+    """``keys`` with each reading of its character table dropped where the cases that hold that
+    character agree better without it: a reading one case showed may be that case's accident.
+    Where ``library.bert`` is a part, BERT's own readings go too: the evidence says them apart."""
+    tables = [k for k in keys if char_table.is_table(k)]
     if not tables:
-        return best
-    key = tables[0]
-    if char_table.BERT in best:  # (BERT's own readings are not the table's: the evidence says them apart)
-        p = diagnoser.base.pipeline
-        own = tuple(e for e in char_table.parse(key) if wpm.bert_reading(e[0], p.lowercase, p.strip_accents) != e[1])
-        if own:
-            best, key = tuple(char_table.key_of(own) if k == key else k for k in best), char_table.key_of(own)
-    broken = "".join(t for t in texts if diagnoser.encode_remembered(best, t) != reference(t))
-    for entry in [e for e in char_table.parse(key) if e[0] in broken]:
-        fewer = tuple(e for e in char_table.parse(key) if e != entry)
-        if not fewer:
-            break
-        trial = tuple(char_table.key_of(fewer) if k == key else k for k in best)
-        if explains(trial, mismatches) + keeps(trial, texts) > explains(best, mismatches) + keeps(best, texts):
-            best, key = trial, trial[best.index(key)]
-    return best
+        return keys
+    p = diagnoser.base.pipeline
+    entries = list(char_table.parse(tables[0]))
+    if char_table.BERT in keys:
+        entries = [e for e in entries if wpm.bert_reading(e[0], p.lowercase, p.strip_accents) != e[1]]
+
+    def with_(table: list[tuple[str, str]]) -> tuple[str, ...]:
+        return tuple(k for k in keys if k != tables[0]) + ((char_table.key_of(tuple(table)),) if table else ())
+
+    for entry in list(entries):
+        ms = [m for m in mismatches if entry[0] in m[0].text]
+        ts = [t for t in texts if entry[0] in t]
+        fewer = [e for e in entries if e != entry]
+        if explains(with_(fewer), ms) + keeps(with_(fewer), ts) >= explains(with_(entries), ms) + keeps(with_(entries), ts):
+            entries = fewer
+    return tuple(sorted(with_(entries), key=diagnoser.order))
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:

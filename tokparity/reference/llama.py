@@ -389,6 +389,7 @@ class LlamaWpm(LlamaCppPipeline):
         # text is read as BERT's own tokenizer reads it (wpm.bert_reading), where llama.cpp departs.
         self.classes: dict[str, str] = {}
         self.bert = False
+        self.empty_words = False  # each space ends a word: an empty word is one [UNK] (a port's split(' '))
 
     def prefix_ids(self) -> list[int]:
         bos = self.flags.specials.get("bos")
@@ -399,7 +400,7 @@ class LlamaWpm(LlamaCppPipeline):
         return [sep] if sep is not None else []
 
     def pre_tokenize(self, text: str) -> list[str]:
-        return wpm_mod.preprocess(text, self.lowercase, self.strip_accents, self._classes(text))
+        return wpm_mod.preprocess(text, self.lowercase, self.strip_accents, self._classes(text), self.empty_words)
 
     def _classes(self, text: str) -> dict[str, str]:
         if not self.bert:
@@ -410,8 +411,8 @@ class LlamaWpm(LlamaCppPipeline):
     def encode_text(self, text: str) -> list[int]:
         out: list[int] = []
         unk = self.flags.specials.get("unk", 100)
-        for word in wpm_mod.preprocess(text, self.lowercase, self.strip_accents, self._classes(text)):
-            out += wpm_mod.wordpiece(word, self.token_to_id, self.max_len, unk)
+        for word in self.pre_tokenize(text):
+            out += wpm_mod.wordpiece(word, self.token_to_id, self.max_len, unk) if word else [unk]
         return out
 
 

@@ -40,15 +40,16 @@ CLASSES = ("space", "dropped", "alone", "as-is")
 
 
 def preprocess(text: str, lowercase: bool = True, strip_accents: bool = True,
-               classes: Mapping[str, str] | None = None) -> list[str]:
+               classes: Mapping[str, str] | None = None, empty_words: bool = False) -> list[str]:
     """``"Hello, Wörld!" -> ["hello", ",", "world", "!"]``. ``classes`` reads some characters
-    otherwise (see CLASSES): a hand-written table in place of Unicode's categories."""
+    otherwise (see CLASSES): a hand-written table in place of Unicode's categories.
+    ``empty_words``: each space ends a word, so a run of spaces, a space at either end or an
+    empty text makes an empty word (a port that splits on ``' '``)."""
+    if classes or empty_words:
+        return _read_by_classes(text, lowercase, strip_accents, classes or {}, empty_words)
     words = [""]
     table = uc.flag_table()
     for ch in text:
-        if classes and ch in classes:
-            _read_as(classes[ch], ch, words, lowercase, strip_accents)
-            continue
         cp = ord(ch)
         if strip_accents:
             cp = uc.nfd_first(cp)
@@ -72,6 +73,37 @@ def preprocess(text: str, lowercase: bool = True, strip_accents: bool = True,
     if not words[-1]:
         words.pop()
     return words
+
+
+def _read_by_classes(text: str, lowercase: bool, strip_accents: bool, classes: Mapping[str, str],
+                     empty_words: bool) -> list[str]:
+    """``preprocess`` one character's reading at a time (the plain loop is the fast path)."""
+    words = [""]
+    closed = False  # the last word was ended by punctuation, not by a space
+    for ch in text:
+        how = classes.get(ch) or read_as(ch, lowercase, strip_accents)
+        if how == "space":
+            if words[-1] or empty_words and not closed:
+                words.append("")
+            closed = False
+        elif how == "alone":
+            if words[-1]:
+                words.append("")
+            words[-1] = _mapped(ch, lowercase, strip_accents)
+            words.append("")
+            closed = True
+        elif how != "dropped":
+            words[-1] += how[1:] if how.startswith("=") else \
+                _mapped(ch, lowercase, strip_accents and how == "word")
+            closed = False
+    if not words[-1] and (closed or not empty_words):
+        words.pop()
+    return words
+
+
+def _mapped(ch: str, lowercase: bool, strip_accents: bool) -> str:
+    cp = uc.nfd_first(ord(ch)) if strip_accents else ord(ch)
+    return chr(uc.to_lower(cp) if lowercase else cp)
 
 
 def read_as(ch: str, lowercase: bool = True, strip_accents: bool = True) -> str:
@@ -116,23 +148,6 @@ def bert_reading(ch: str, lowercase: bool = True, strip_accents: bool = True) ->
     if own == how or own in ("word", "as-is") and how == "=" + "".join(preprocess(ch, lowercase, strip_accents)):
         return None
     return how
-
-
-def _read_as(how: str, ch: str, words: list[str], lowercase: bool, strip_accents: bool) -> None:
-    if how == "dropped":
-        return
-    if how == "as-is":
-        words[-1] += chr(uc.to_lower(ord(ch))) if lowercase else ch
-        return
-    if how.startswith("="):
-        words[-1] += how[1:]
-        return
-    if words[-1]:
-        words.append("")
-    if how == "alone":
-        cp = uc.nfd_first(ord(ch)) if strip_accents else ord(ch)
-        words[-1] = chr(uc.to_lower(cp) if lowercase else cp)
-        words.append("")
 
 
 def wordpiece(word: str, token_to_id: dict[str, int], max_len: int, unk_id: int) -> list[int]:

@@ -16,6 +16,7 @@ tables of every case and tries the whole table on every case, the agreements inc
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from difflib import SequenceMatcher
@@ -27,6 +28,7 @@ from tokparity.reference.llama import LlamaWpm
 
 CAUSE = "pretokenizer.char-table"
 PREFIX = CAUSE + ":"
+BESIDE = 3  # the sets a backend showed most, beside which a table is learnt too
 LONGEST = 2000  # the longest text a table is learnt from: each reading tried is one more encoding of it
 MOST_CHARACTERS = 24  # the distinct characters of one text whose readings are tried
 ROUNDS = 4  # a text's characters are tried this many times over: one reading may need another first
@@ -88,11 +90,21 @@ def _ways(ch: str, p: LlamaWpm) -> list[str]:
     return ways
 
 
-def learnt(base: Candidate, text: str, target: Sequence[int], encode: Callable[[str, str], list[int] | None]
-           ) -> str | None:
-    """The key of the table ``table_of`` learns, or None."""
-    table = table_of(base, text, target, encode)
-    return key_of(table) if table else None
+def learnt_beside(base: Candidate, text: str, target: Sequence[int], shown: Counter[tuple[str, ...]],
+                  encode: Callable[[tuple[str, ...], str], list[int] | None]) -> tuple[str, ...] | None:
+    """A table learnt from this case, alone or beside one of the sets the backend ``shown`` most
+    (an engine whose table is one bug of several), with that set; None where none is learnt.
+    ``encode(keys, text)`` runs the reference with the variants ``keys``."""
+    if not isinstance(base.pipeline, LlamaWpm):
+        return None
+    for beside in [(), *(k for k, _ in shown.most_common(BESIDE) if not any(map(is_table, k)))]:
+        def run(key: str, t: str, beside: tuple[str, ...] = beside) -> list[int] | None:
+            return encode(beside + ((key,) if key else ()), t)
+
+        table = table_of(base, text, target, run)
+        if table:
+            return (*beside, key_of(table))
+    return None
 
 
 def table_of(base: Candidate, text: str, target: Sequence[int], encode: Callable[[str, str], list[int] | None]
@@ -104,18 +116,24 @@ def table_of(base: Candidate, text: str, target: Sequence[int], encode: Callable
     if not isinstance(p, LlamaWpm) or len(text) > LONGEST:
         return None
     chars = [ch for ch in dict.fromkeys(text) if not (ch.isascii() and (ch.isalnum() or ch == " "))][:MOST_CHARACTERS]
+    # (characters the reference reads alike, of one Unicode category: a list that misses CJK
+    # ideographs misses them all, and one of them read otherwise alone may bring no id closer)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for ch in chars:
+        groups.setdefault((wpm.read_as(ch, p.lowercase, p.strip_accents), unicodedata.category(ch)), []).append(ch)
+    moves = [group for group in groups.values() if len(group) > 1] + [[ch] for ch in chars]
     table: dict[str, str] = {}
     best = _closeness(encode("", text), target)
     for _ in range(ROUNDS):
         moved = False
-        for ch in chars:
-            # (each reading of the character weighed, the closest kept; among equals the first in
-            # TRIED: a hand-written list more often misses a character than adds one)
+        for move in moves:
+            # (each reading weighed, the closest kept; among equals the first in TRIED: a
+            # hand-written list more often misses a character than adds one)
             found = None
-            for how in _ways(ch, p):
-                if table.get(ch) == how:
+            for how in _ways(move[0], p):
+                if all(table.get(ch) == how for ch in move):
                     continue
-                trial = tuple(sorted({**table, ch: how}.items()))
+                trial = tuple(sorted({**table, **dict.fromkeys(move, how)}.items()))
                 score = _closeness(encode(key_of(trial), text), target)
                 if score > best:
                     found, best = dict(trial), score

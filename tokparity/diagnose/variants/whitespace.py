@@ -9,7 +9,7 @@ from tokparity.components import normalizers as hf_components
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, per_vocab, renormalized, with_pipeline
 from tokparity.reference.hf import HfBpe
-from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaUgm
+from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaUgm, LlamaWpm
 from tokparity.vocab.model import TokenType
 
 
@@ -198,4 +198,13 @@ def variants() -> list[Variant]:
                 _prefix_unless_space),
         Variant("space.prefix-every-split", "space.prefix-every-split",
                 "the dummy prefix only at the start, not after every special token", _prefix_every_split),
+        Variant("whitespace.empty-words", "whitespace.empty-words",
+                "words split at each space, so a run of spaces, a space at either end or an empty text "
+                "makes an empty word, which becomes [UNK]", _empty_words,
+                lambda c, text: not text or any(ch.isspace() for ch in text)),
     ]
+
+
+def _empty_words(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    return with_pipeline(c, fork(p, empty_words=True)) if isinstance(p, LlamaWpm) else None
