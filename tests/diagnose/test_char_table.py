@@ -104,3 +104,33 @@ def test_bert_tokenizer_is_bert_not_a_table_of_its_own(zoo):
     verdict = run.root_cause
     assert verdict is not None and verdict.proven, verdict
     assert "library.bert" in verdict.cause.split("+") and "pretokenizer.char-table" not in verdict.cause
+
+
+BLIND = f"cmd:{{python}} {ENGINES / 'blind' / 'wpm_tables.py'} {{gguf}}"
+BLIND_TEXTS = str(ENGINES / "blind" / "wpm_tables_texts.jsonl")
+
+
+@pytest.mark.parametrize("flags,read", [
+    ("--punct-table", {"\u00ab": "as-is", "\u00bf": "as-is", "\u2044": "alone"}),
+    ("--control-table", {"\u00ad": "as-is", "\u200e": "as-is", "\u2060": "as-is"}),
+    ("--space-table", {"\u00a0": "as-is", "\u2003": "as-is", "\x85": "dropped"}),
+    ("--punct-table --control-table --space-table", {"\u00ab": "as-is", "\u00ad": "as-is", "\u00a0": "as-is"}),
+    ("", None),
+])
+def test_a_blind_engine_is_named_for_each_table_it_wrote(zoo, flags, read):
+    """tests/engines/blind/wpm_tables.py, written by a helper from four bug descriptions (hand-written
+    punctuation, control, whitespace and CJK lists) without reading this code. Each list is named
+    with the characters it gets wrong; the engine with no flag agrees. (Its ``--cjk-narrow`` shows
+    on too few texts here to be proven.)"""
+    zoo("bert-bge")
+    results = run_compare(["bert-bge"], ["edge", "seams", BLIND_TEXTS], [f"blind={BLIND} {flags}".rstrip()],
+                          CompareOptions(ops=("encode",), services=Services(known=load_known([], builtin=True))))
+    run = next(r for r in results.runs if r.backend == "blind")
+    verdict = run.root_cause
+    if read is None:
+        assert run.unexplained == 0 and verdict is None, verdict
+        return
+    assert verdict is not None and verdict.cause == "pretokenizer.char-table" and verdict.proven, verdict
+    assert verdict.keeps == verdict.agreements
+    table = dict(char_table.parse(verdict.variants[0]))
+    assert {ch: table.get(ch) for ch in read} == read
