@@ -29,7 +29,7 @@ from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases
 from tokparity.diagnose import chat, decoding, wrong_decoders
 from tokparity.diagnose.search import Diagnoser
-from tokparity.diagnose.variants import TextEdit
+from tokparity.diagnose.variants import TextEdit, char_table
 from tokparity.diff.shape import encode_shape, failure_shape, output_shape
 from tokparity.diff.shape import kind as kind_of
 from tokparity.reference import RefTokenizer
@@ -68,7 +68,9 @@ def texts() -> list[str]:
 def per_case_keys(vocab) -> list[str]:
     """The case-dependent variants, each with one value the zoo can show (a length, a special id)."""
     keys = ["ids.truncated:8", "pretokenizer.contractions:-'s", "pretokenizer.contractions:+'S",
-            TextEdit((("\t", " "), ("\u00a0", " ")), " ").key()]  # (a tab and a no-break space read as spaces, runs as one)
+            TextEdit((("\t", " "), ("\u00a0", " ")), " ").key(),  # (a tab and a no-break space read as spaces, runs as one)
+            # (a WordPiece list that misses « » and U+00AD, and takes full-width letters for punctuation)
+            char_table.key_of((("\u00ab", "as-is"), ("\u00ad", "as-is"), ("\u00bb", "as-is"), ("\uff48", "alone")))]
     special = vocab.special_ids
     if special.get("bos") is not None and special.get("eos") is not None:
         keys.append(f"specials.ids:bos={special['eos']}")

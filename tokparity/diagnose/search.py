@@ -401,14 +401,14 @@ class Diagnoser:
         if len(hits) > 1 and agreeing:
             against = [k for k in hits if self._refuted_by(k, agreeing)]
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
-                refuted.update(k[0] for k in against)
+                refuted.update(k[0] for k in against if len(k) == 1)  # (a learnt table's set is no one variant)
                 hits = [k for k in hits if k not in against]
         if hits:
             # The variant that accounts for what the case looks like (its class); then the one that
             # reproduced the most of this backend's cases so far (counting every case it reproduced,
             # named or not); among equals the narrowest (see PROBES); then the first in pipeline order.
             credit.update(hits)
-            chosen = min(hits, key=lambda k: (not self._fits(k, symptom), -credit[k],
+            chosen = min(hits, key=lambda k: (not self._fits(k, symptom), any(map(char_table.is_table, k)), -credit[k],
                                               self.breadth(k) if len(hits) > 1 else 0))
             return self._found(chosen, text, memo, alternatives=hits)
         # An edit of the text no named cause gives, learnt from this case. It is tried only where no

@@ -43,7 +43,8 @@ TIES_WEIGHED = 16  # of the sets tied at the candidates' cut, this many are weig
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 OTHER_STARTS = 4  # the pool's variants a verdict not proven from the best start is grown from too
-RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
+RANKED_ON = 400
+PRUNED_ON = 200  # the mismatches and agreements (each) that hold a character on which its reading is weighed  # mismatches and agreements (each, evenly spread) on which candidates are ranked
 UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
 
 
@@ -209,7 +210,10 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # Equal predictions: the smaller set, then the narrower one (Occam: lower-casing off rather than
     # the whole normalizer off, when no text of the run has an accent to tell them apart).
     def rank(keys: tuple[str, ...]) -> tuple:  # (then the simpler of a variant and one that refines it)
-        return score(keys), diagnoser.plain(keys) == keys, -len(keys), -diagnoser.breadth(keys)
+        # (a table learnt from the cases loses a tie to the catalogue's named causes: it can be
+        # written to fit any case, a named cause cannot)
+        return (score(keys), diagnoser.plain(keys) == keys, -sum(map(char_table.is_table, keys)), -len(keys),
+                -diagnoser.breadth(keys))
 
     # (a table joined from every case's holds their accidents too: each pruned before it is weighed)
     sets = list(dict.fromkeys(_table_pruned(diagnoser, keys, mismatches, texts, explains, keeps) for keys in sets))
@@ -283,12 +287,12 @@ def _table_pruned(diagnoser: Diagnoser, keys: tuple[str, ...], mismatches: Seque
         return tuple(k for k in keys if k != tables[0]) + ((char_table.key_of(tuple(table)),) if table else ())
 
     for entry in list(entries):
-        ms = [m for m in mismatches if entry[0] in m[0].text]
-        ts = [t for t in texts if entry[0] in t]
+        ms = _spread([m for m in mismatches if entry[0] in m[0].text], PRUNED_ON)
+        ts = _spread([t for t in texts if entry[0] in t], PRUNED_ON)
         fewer = [e for e in entries if e != entry]
         if explains(with_(fewer), ms) + keeps(with_(fewer), ts) >= explains(with_(entries), ms) + keeps(with_(entries), ts):
             entries = fewer
-    return tuple(sorted(with_(entries), key=diagnoser.order))
+    return tuple(sorted(with_(entries), key=diagnoser.order)) if entries or len(keys) > 1 else keys
 
 
 def verdict_parts(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], verdict: RootCause) -> dict[int, Diagnosis]:

@@ -35,7 +35,7 @@ def is_chinese_char(cp: int) -> bool:
 
 
 # How a character is read, where an engine's own table says otherwise (``classes``): a space that
-# splits words, dropped, a word of its own, or kept in its word as it is (not mapped, not stripped).
+# splits words, dropped, a word of its own, or kept in its word as it is (lower-cased, not stripped).
 CLASSES = ("space", "dropped", "alone", "as-is")
 
 

@@ -29,7 +29,7 @@ from tokparity.reference.llama import LlamaWpm
 CAUSE = "pretokenizer.char-table"
 PREFIX = CAUSE + ":"
 BESIDE = 3  # the sets a backend showed most, beside which a table is learnt too
-LONGEST = 2000  # the longest text a table is learnt from: each reading tried is one more encoding of it
+LONGEST = 600  # the longest text a table is learnt from: each reading tried is one more encoding of it
 MOST_CHARACTERS = 24  # the distinct characters of one text whose readings are tried
 ROUNDS = 4  # a text's characters are tried this many times over: one reading may need another first
 TRIED = ("as-is", "alone", "dropped", "space")  # the readings, in the order they are tried
@@ -175,7 +175,8 @@ def variants() -> list[Variant]:
     the evidence says so, and a table learnt on top of it is that engine's own."""
     return [Variant(BERT, BERT, "the text read as BERT's own tokenizer reads it (transformers' BertTokenizer), "
                     "where llama.cpp's WordPiece reads some characters otherwise", _bert,
-                    lambda c, text: any(wpm.bert_reading(ch) for ch in set(text)))]
+                    lambda c, text: any(wpm.bert_reading(ch, c.pipeline.lowercase, c.pipeline.strip_accents)
+                                        for ch in set(text)) if isinstance(c.pipeline, LlamaWpm) else False)]
 
 
 def table_variant(key: str) -> Variant:

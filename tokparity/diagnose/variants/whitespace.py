@@ -199,8 +199,8 @@ def variants() -> list[Variant]:
         Variant("space.prefix-every-split", "space.prefix-every-split",
                 "the dummy prefix only at the start, not after every special token", _prefix_every_split),
         Variant("whitespace.empty-words", "whitespace.empty-words",
-                "words split at each space, so a run of spaces, a space at either end or an empty text "
-                "makes an empty word, which becomes [UNK]", _empty_words,
+                "words split at each space, so a run of spaces or a space at either end makes an empty "
+                "word, which becomes [UNK]", _empty_words,
                 lambda c, text: not text or any(ch.isspace() for ch in text)),
     ]
 
