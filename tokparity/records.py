@@ -273,8 +273,10 @@ class Mismatch:
 
     @property
     def given_too(self) -> str:
-        """The sentence that says ``given_too_by`` ('hf gives these ids too, on the same file'), or ''."""
-        return gives_too(" and ".join(self.given_too_by), self.op) if self.given_too_by else ""
+        """'hf gives these ids too, on the same file', where the known divergence of the row is that
+        library's (its evidence opens so); '' where it is none or the engine's own entry."""
+        said = (gives_too(library, self.op) for library in self.given_too_by)
+        return next((s for s in said if self.known and self.cause_evidence.startswith(s)), "")
 
     def row(self) -> dict:
         """The flat fields, in ROW_FIELDS' order, with ``class`` for ``cls`` (a CSV row, a journal's object)."""

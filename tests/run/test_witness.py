@@ -7,6 +7,7 @@ blind) differs from llama.cpp where tokenizers does, but with other ids, and sta
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from tokparity.backends.registry import witnesses
@@ -51,6 +52,10 @@ def test_an_engine_that_does_what_its_library_does_is_told_so_and_passes(zoo):
     assert {m.known for m in mine} == {"llama-cpp-unicode-tables-before-16"}
     assert all(m.cause_evidence.startswith("hf gives these ids too, on the same file") for m in mine)
     assert all(m.tags["witness"] == "hf" for m in mine)
+    assert {m.given_too for m in mine} == {"hf gives these ids too, on the same file"}
+    # The engine's own entry matched, not the library's: nothing is said of the library.
+    own = replace(mine[0], decision=replace(mine[0].decision, cause_evidence="the known divergence of the engine"))
+    assert own.given_too == ""
 
 
 def test_a_witness_is_said_to_be_one_only_where_it_judges_nowhere():

@@ -194,7 +194,8 @@ def cause_line(w: Writeup) -> str:
     s = w.summary
     if w.known and s.mismatches and not s.unexplained and not s.ties:
         return (f"{plural(s.mismatches, 'mismatch')}; each is a reviewed known divergence "
-                f"({', '.join(k for k, _ in w.known)}){given_too(w.mismatches, ': ')}")
+                f"({', '.join(k for k, _ in w.known)})"
+                f"{given_too(w.mismatches, ': ') if len(w.mismatches) == s.mismatches else ''}")
     if not w.cause and not w.diagnosed:
         return f"not diagnosed ({NOT_DIAGNOSED}; {plural(w.summary.mismatches, 'mismatch')})"
     if not w.cause:
@@ -252,9 +253,12 @@ def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
                      Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} {'is' if len(cases) == 1 else 'are'} the "
                                "reviewed known divergence"
                                f"{'s' if len(known) > 1 else ''} {', '.join(known)}."
-                               f"{given_too(cases, ' ', '. The difference is that library’s, not your code’s.')}",
+                               f"{given_too(cases, ' ', NOT_YOURS)}",
                          info["spec"]))
     return fixes
+
+
+NOT_YOURS = ". The difference is that library's, not your code's."
 
 
 def given_too(mismatches: Sequence[Mismatch], before: str, after: str = "") -> str:
