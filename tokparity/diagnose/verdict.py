@@ -43,8 +43,8 @@ TIES_WEIGHED = 16  # of the sets tied at the candidates' cut, this many are weig
 ADDED_AT_MOST = 5  # variants added one by one to the best of them (an engine may have as many bugs)
 POOL = 12  # the variants that may be added: those in the most per-case sets
 OTHER_STARTS = 4  # the pool's variants a verdict not proven from the best start is grown from too
-RANKED_ON = 400
-PRUNED_ON = 200  # the mismatches and agreements (each) that hold a character on which its reading is weighed  # mismatches and agreements (each, evenly spread) on which candidates are ranked
+RANKED_ON = 400  # mismatches and agreements (each, evenly spread) on which candidates are ranked
+PRUNED_ON = 200  # the mismatches and agreements (each) holding a character, on which its reading is weighed
 UNEXPLAINED_LOOKED_AT = 24  # mismatches a best set leaves unexplained, whose texts pick variants that need another
 
 
