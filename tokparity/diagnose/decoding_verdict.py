@@ -106,7 +106,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
             return pair
     if form is not None and verdict.explains < len(own):
         verdict = _with_switch(ref, op, asked, verdict, form, own, agreeing)
-    return _with_failures(ref, asked, verdict, mismatches, agreeing) if op == "decode" and verdict.proven else verdict
+    return _with_failures(ref, asked, verdict, mismatches, agreeing) if op == "decode" else verdict
 
 
 def _with_switch(ref: RefTokenizer, op: str, asked: DecodeSettings, verdict: RootCause, form: int,
@@ -151,7 +151,9 @@ FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
 def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
                    mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]
                    ) -> RootCause:
-    """The verdict with a failing variant that fails on every failure and on no other case, if one does."""
+    """The verdict with a failing variant that fails on every failure and on no other case, if one does.
+    The failures then count as explained: a decoder that cleans up spaces and raises on a cut
+    character has both bugs, and neither alone is proven."""
     failed = [j for j, _ in mismatches if answer_of(j) == wrong.FAILED]
     if not failed or len(failed) == len(mismatches) or set(verdict.variants) & set(FAILING):
         return verdict
@@ -164,8 +166,10 @@ def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
             continue
         cases, kept, _, tied = _checked(BY_NAME[name], hits, ref, "decode", [*agreeing, *others], asked)
         if any(kept[k] == cases for k in tied):
+            explains = verdict.explains + len(failed)
             return replace(verdict, cause=f"{verdict.cause}+{name}", variants=(*verdict.variants, name),
-                           explains=verdict.explains + len(failed))
+                           explains=explains, proven=proven(explains, verdict.mismatches, verdict.keeps,
+                                                            verdict.agreements))
     return verdict
 
 

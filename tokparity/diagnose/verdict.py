@@ -82,7 +82,7 @@ def candidates(mismatches: Sequence[Diagnosed], breadth: Callable[[tuple[str, ..
     # its characters one way on every text.
     tables = [k for keys, n in counts.items() for k in keys for _ in range(n) if char_table.is_table(k)]
     if len(set(tables)) > 1:
-        top.append((char_table.key_of(char_table.joined(map(char_table.parse, tables))),))
+        top.append((char_table.joined_key(tables),))
     union = _combined(k for keys in top for k in keys)
     out = list(top)
     if len(top) > 1 and len(union) <= 5:
@@ -103,7 +103,7 @@ def _combined(keys: Iterable[str]) -> tuple[str, ...]:
         keys = [joined.key() if joined is not None and k == edits[0] else k for k in keys if k not in edits[1:]]
     tables = [k for k in keys if char_table.is_table(k)]
     if len(tables) > 1:
-        table = char_table.key_of(char_table.joined(map(char_table.parse, tables)))
+        table = char_table.joined_key(tables)
         keys = [table if k == tables[0] else k for k in keys if k not in tables[1:]]
     out: list[str] = []
     for k in keys:

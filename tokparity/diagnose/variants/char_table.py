@@ -62,6 +62,11 @@ def joined(tables: Iterable[Table]) -> Table:
     return tuple(sorted((ch, counts.most_common(1)[0][0]) for ch, counts in votes.items()))
 
 
+def joined_key(keys: Iterable[str]) -> str:
+    """The key of every table ``keys`` names, joined as ``joined`` does."""
+    return key_of(joined(map(parse, keys)))
+
+
 def _name(ch: str) -> str:
     return repr(ch) if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
 
