@@ -12,6 +12,7 @@ from tokparity.diagnose import nfd_first
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.charsmap_nfc import table_nfc
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, renormalized, with_pipeline
+from tokparity.reference import unicode as uc
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaSpm, LlamaWpm
 from tokparity.vocab.token_bytes import printable_bytes, spelt_in_byte_table
@@ -129,6 +130,37 @@ def _strip_accents(c: Candidate) -> Candidate | None:
     return c.replace(text_maps=c.text_maps + (strip_accents,))
 
 
+def first_accents_stripped(text: str) -> str:
+    """The text as llama.cpp's WordPiece strips its accents, but with only the first of each accent
+    mark (Mn) taken off: a later one is kept after its letter. A strip written as one ``replace``
+    per mark does this: JavaScript's ``replace`` with a string, Python's ``replace(mark, "", 1)``.
+    The pipeline then strips nothing more."""
+    table, seen, out = uc.flag_table(), set(), []
+    for ch in text:
+        first = chr(uc.nfd_first(ord(ch)))
+        marks = unicodedata.normalize("NFD", ch)[1:]
+        if table[ord(first)] & uc.ACCENT_MARK:  # (a mark alone: what follows it is its own)
+            first, marks = "", first
+        out.append(first)
+        for mark in marks:
+            if unicodedata.category(mark) == "Mn" and mark in seen:
+                out.append(mark)
+            seen.add(mark)
+    return "".join(out)
+
+
+def _marks_twice(text: str) -> bool:
+    marks = [ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) == "Mn"]
+    return len(marks) > len(set(marks))
+
+
+def _strip_first_accents(c: Candidate) -> Candidate | None:
+    p = c.pipeline
+    if not isinstance(p, LlamaWpm) or not p.strip_accents:
+        return None
+    return with_pipeline(c.replace(text_maps=c.text_maps + (first_accents_stripped,)), fork(p, strip_accents=False))
+
+
 
 def _byte_bpe_table(c: Candidate) -> Candidate | None:
     """The text spelt as fairseq's byte-level BPE spells it before a SentencePiece model: each UTF-8
@@ -179,6 +211,10 @@ def variants() -> list[Variant]:
                 partial(_canonical_step, ("NFC", "NFD"), nfd_first.recomposed), lambda c, text: not text.isascii()),
         Variant("normalizer.lowercase", "normalizer.lowercase", "lower-casing toggled", _lowercase),
         Variant("normalizer.strip-accents", "normalizer.strip-accents", "accent stripping toggled", _strip_accents),
+        # (only where a second mark of one kind can be left: a text with two of them)
+        Variant("normalizer.strip-accents:first-only", "normalizer.strip-accents",
+                "only the first of each accent mark in the text taken off (one replace per mark, not a global one)",
+                _strip_first_accents, lambda c, text: _marks_twice(text)),
         Variant("normalizer.none", "normalizer.none", "no normalizer (charsmap, NFKC, lower-casing skipped)",
                 _normalizer_none),
         Variant("normalizer.byte-bpe-table", "normalizer.byte-bpe-table",

@@ -9,8 +9,9 @@ file writes the GGUF's ``tokenizer.ggml.tokens`` to such a list (``gguf`` packag
 ``bert_tokenizer_npm.mjs`` on it with node: ``new BertTokenizer(vocab, true)`` and ``tokenize(text)``
 as its README shows (no [CLS]/[SEP]; ``convertSingleExample`` adds them and pads, so with add_special
 the engine answers [CLS] + ``tokenize(text)`` + [SEP], the ids of convertSingleExample before its padding).
-parse_special is ignored (the package has no switch). The package installed with
-``npm install --prefix NPM bert-tokenizer@1.1.8`` (BERT_TOKENIZER_NPM: another prefix).
+parse_special is ignored (the package has no switch). The package is one of this folder's pinned
+JavaScript tokenizers (``python tests/engines/thirdparty/install.py``); BERT_TOKENIZER_NPM names
+another npm prefix that holds it.
 """
 import json
 import os
@@ -27,5 +28,5 @@ vocab = os.path.join(folder, "vocab.json")
 with open(vocab, "w", encoding="utf-8") as out:
     json.dump(tokens, out, ensure_ascii=False)
 here = os.path.dirname(os.path.abspath(__file__))
-os.environ["NODE_PATH"] = os.path.join(os.environ.get("BERT_TOKENIZER_NPM", "node-packages"), "node_modules")
+os.environ["NODE_PATH"] = os.path.join(os.environ.get("BERT_TOKENIZER_NPM", os.path.dirname(here)), "node_modules")
 os.execvp("node", ["node", os.path.join(here, "bert_tokenizer_npm.cjs"), vocab])
