@@ -50,7 +50,7 @@ SETTINGS = ((False, False), (True, True))  # (add special tokens, parse special 
 SYSTEM = "You are a helpful assistant."  # a value read off a prompt (chat.default-system-added)
 FAILS = "no ids: the engine fails"  # (a variant that fails has no ids to shape: its rows say what failed)
 DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
-                  "generation_prompt_as": "Assistant:", "before_content": "\n"}
+                  "generation_prompt_as": "Assistant:", "before_content": "\n", "roles_as": "tool=ipython"}
 
 
 def kind(shape: str) -> str:

@@ -1,5 +1,6 @@
 """The mutation suite, pre-tokenizer stage: pretokenizer.<name> (GPT-2's split, Qwen 2's digits),
-pretokenizer.none, pretokenizer.regex-engine, unicode.tables, and the stage-level pretokenizer.other
+pretokenizer.none, pretokenizer.regex-engine, pretokenizer.regex-part, unicode.tables, and the
+stage-level pretokenizer.other
 (tests/diagnose/mutation.py says how each check reads). All on Llama 3 (llama-bpe), whose oracle
 is llama.cpp's own split, with tokenizers running an edited tokenizer.json."""
 
@@ -54,6 +55,10 @@ MUTATIONS = [
     param(Mutation("unicode.tables", "llama-bpe", "hf",
                    engine(*HF, "--regex", r"\p{N}=>[\p{N}&&[^\x{10D40}-\x{10D49}\x{116D0}-\x{116E3}]]"),
                    ("focus:unicode16-digits",)), "unicode16-digits-tokenizers"),
+    # A regex copied with one part missing: punctuation no longer takes the newlines after it.
+    param(Mutation("pretokenizer.regex-part", "llama-bpe",
+                   engine(*HF, "--regex", r" ?[^\s\p{L}\p{N}]+[\r\n]*=> ?[^\s\p{L}\p{N}]+"), TWIN, CORPORA),
+          "punctuation-newlines"),
 ]
 
 # Stage-level: the engine splits where no regex of the table does, so no variant reproduces it;
@@ -63,10 +68,6 @@ STAGE_LEVEL = [
     param(Mutation("pretokenizer.other", "llama-bpe",
                    engine(*HF, "--regex", r"[^\r\n\p{L}\p{N}]?\p{L}+=>[^\r\n\t\p{L}\p{N}]?\p{L}+"), TWIN,
                    CORPORA), "tab-not-taken"),
-    # ... one that no longer takes the newlines after punctuation into it.
-    param(Mutation("pretokenizer.other", "llama-bpe",
-                   engine(*HF, "--regex", r" ?[^\s\p{L}\p{N}]+[\r\n]*=> ?[^\s\p{L}\p{N}]+"), TWIN, CORPORA),
-          "punctuation-newlines"),
 ]
 
 

@@ -330,6 +330,22 @@ def test_a_verdict_says_the_crashes_it_leaves_out():
     assert verdict_sentence(tied).endswith("keeps all 28 agreements.")
 
 
+def test_the_cases_where_the_oracle_departs_are_not_counted_twice():
+    """A stream whose 4 of 23 mismatches are the oracle's own departures read "On 4 cases more the
+    reference gives mine's own answer … The other 4 cases are not weighed": the same 4 cases, told
+    twice (a newcomer's trial, 2026-12-04)."""
+    from tokparity.records import RootCause
+    from tokparity.report.build import verdict_sentence
+    from tokparity.run.results import RunSummary
+
+    verdict = RootCause("stream.split-character-sent", ("stream.split-character-sent",), 5, 19, 525, 617, False,
+                        oracle_departs=4)
+    run = RunSummary("llama-bpe", "llama.cpp", "mine", op="stream", cases=640, mismatches=23, root_cause=verdict)
+    said = verdict_sentence(run)
+    assert said.endswith("not proven, the engine deviates elsewhere or on fewer texts. On 4 more cases, the reference "
+                         "gives mine's stream's answer: there llama.cpp's whole decode departs, not mine's stream."), said
+
+
 def test_a_chat_engine_that_gives_ids_only_shows_its_pieces():
     """The same server gives ids, not a prompt's text. Its most telling case showed "mc:" and
     nothing, and the template's refusal with a mark on every space."""

@@ -39,6 +39,13 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             if traits is not None and traits not in DECLARED_VALUES.get(key, ()):
                 out.append(tojson_variant(name, traits.split("+")))
             continue
+        if key == "roles_as":
+            pairs, chars = _roles_read(reference, conversation, got.text)
+            rendered += chars
+            out += [ChatVariant(name, f"sends every `{role}` message with the role `{as_}`: the template renders "
+                                      "that role instead", ((key, f"{role}={as_}"),), CHAT_CAUSES[name]["fix"])
+                    for role, as_ in pairs if f"{role}={as_}" not in DECLARED_VALUES.get(key, ())]
+            continue
         if key in ("generation_prompt_as", "before_content"):
             read = _generation_prompt_read if key == "generation_prompt_as" else _before_content_read
             value, chars = read(reference, conversation, got.text, right.text)
@@ -85,6 +92,31 @@ def _generation_prompt_read(reference: ChatReference, conversation: Conversation
     # (none at all is chat.generation-prompt-missing's; a text far longer than the template's is the
     # rest of a prompt, not its generation prompt)
     return (own if own not in ("", template) and len(own) <= 2 * len(template) + 32 else None), len(head)
+
+
+ROLE_NAME = re.compile(r"[A-Za-z][\w.-]{0,31}")  # (a role's name as an engine writes one)
+
+
+def _roles_read(reference: ChatReference, conversation: Conversation, text: str) -> tuple[list[tuple[str, str]], int]:
+    """Each role of the conversation with the name the backend writes where the template writes
+    it, where that is another name; and the characters rendered to read them. The template is
+    rendered with each role renamed to ``MARK``: the name is read where the first mark lands."""
+    pairs, rendered = [], 0
+    for role in dict.fromkeys(m.get("role") for m in conversation.messages):
+        if not isinstance(role, str) or not role:
+            continue
+        marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(roles_as=f"{role}={MARK}"))
+        rendered += len(marked or "")
+        if marked is None or MARK not in marked:
+            continue
+        head, rest = marked.split(MARK, 1)
+        tail = rest.split(MARK, 1)[0][:16]
+        at = _after(head, text)
+        end = text.find(tail, at) if at >= 0 and tail else -1
+        name = text[at:end] if end >= 0 else ""
+        if name != role and ROLE_NAME.fullmatch(name):
+            pairs.append((role, name))
+    return pairs, rendered
 
 
 def _after(head: str, text: str) -> int:

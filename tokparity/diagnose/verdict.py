@@ -346,9 +346,10 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
     if not verdict:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; no variant of the reference "
                 "reproduces them, so the cause is not named.")
-    departs = (f" On {_cases(verdict.oracle_departs)} more the reference gives {backend}'s own answer: {oracle} is the "
-               "one that departs there.") if verdict.oracle_departs else ""
-    departs += _left_out(mismatches - ties - verdict.mismatches, unanswered)
+    more = verdict.oracle_departs
+    departs = (f" On {more:,} more case{'' if more == 1 else 's'}, the reference gives {backend}'s answer: there "
+               f"{oracle} departs, not {backend}.") if more else ""
+    departs += _left_out(mismatches - ties - verdict.mismatches - verdict.oracle_departs, unanswered)
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "
                 f"{verdict.cause}, reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches "

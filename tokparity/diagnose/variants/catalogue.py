@@ -10,6 +10,7 @@ from tokparity.diagnose.variants import (
     model,
     normalizer,
     pretokenizer,
+    regex_parts,
     specials,
     text_input,
     whitespace,
@@ -25,7 +26,7 @@ def catalogue() -> list[Variant]:
     # Within a stage the specific variants come first: where the model's whole normalizer is one
     # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
     # cases and change the same probes, and the tie goes to the one that says what is missing.
-    return [*char_table.variants(), *text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(),
+    return [*char_table.variants(), *text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(), *regex_parts.variants(),
             *model.variants(), *fallback.variants(), *specials.variants(), *pretokenizer.unicode_variants()]
 
 
