@@ -11,9 +11,12 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from thirdparty import ENGINES, compare, node_engines  # noqa: F401  (node_engines: a fixture)
 
 from tokparity.diagnose.variants.normalizer import first_accents_stripped
+from tokparity.reference import wpm
 
 ENGINE = f"cmd:{sys.executable} {ENGINES / 'survey10' / 'bert_tokenizer_npm.py'} {{gguf}}"
 TWIN = f"cmd:{sys.executable} {ENGINES.parent / 'bert_engine.py'} {{gguf}}"
@@ -34,6 +37,13 @@ def _mark_twice(text: str) -> bool:
 ])
 def test_only_the_first_of_each_mark_is_taken_off(text, read):
     assert first_accents_stripped(text) == read
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12))
+def test_where_no_mark_is_there_twice_it_is_llama_cpps_own_strip(text):
+    assume(not _mark_twice(text))
+    assert wpm.preprocess(first_accents_stripped(text), strip_accents=False) == wpm.preprocess(text, strip_accents=True)
 
 
 def test_a_strip_that_takes_off_one_mark_of_each_kind_is_named(node_engines, zoo, tmp_path):

@@ -26,6 +26,23 @@ def test_a_regex_is_read_as_alternatives_of_parts():
     assert regex_parts.parts(r"\p{N}{1,3}") == [r"\p{N}{1,3}"]
 
 
+@pytest.mark.parametrize("name", sorted(REGEXES))
+def test_every_known_regex_is_read_back_whole(name):
+    for source in REGEXES[name]:
+        assert "|".join(regex_parts.alternatives(source)) == source
+        assert all("".join(regex_parts.parts(alt)) == alt for alt in regex_parts.alternatives(source))
+
+
+def test_an_edit_that_would_cut_between_every_two_characters_is_no_variant():
+    r"""A part left out may leave an alternative that matches nothing at all: llama.cpp's default
+    list less one of its `[0-9]`, GPT-2's less `\p{L}+`. Such a split cuts every character apart."""
+    assert regex_parts.without("[0-9][0-9][0-9]|a", "[0-9]") == "[0-9][0-9][0-9]|a"  # (a part held twice: kept)
+    assert regex_parts._matches_nothing(" ?\\p{L}+", "\\p{L}+") is False
+    assert regex_parts._matches_nothing(" ?\\p{L}+|a", " ?|a")
+    keys = {v.key for v in regex_parts.variants()}
+    assert "pretokenizer.regex-part:-(?!\\S)" not in keys  # (pretokenizer.regex-engine:no-lookaround's)
+
+
 def test_a_part_is_left_out_only_beside_another():
     edited = regex_parts.without(LLAMA3, r"\s+")
     assert edited.split("|")[-2:] == [r"(?!\S)", r"\s+"]  # (\s+ alone is an alternative: kept)

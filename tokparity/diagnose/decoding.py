@@ -55,6 +55,9 @@ class DecodeVariant:
     # The switches this bug sets otherwise (None: it sets none). The rest of the decoder may have a
     # bug of its own: a verdict tries its variant with these switches.
     asks: Callable[[DecodeSettings], DecodeSettings] | None = None
+    # Whether ``run`` after a prompt answers what a stream sends after it, as a byte buffer holds a
+    # character the prompt began (False: the text of all the ids, less the prompt's text).
+    streams: bool = False
 
     @property
     def op(self) -> str:
@@ -121,6 +124,8 @@ VARIANTS = (
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
     DecodeVariant("decode.fails-past-buffer", wrong_bytes.fails_past_buffer),
     DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
+    DecodeVariant("decode.four-bytes-read-as-three", wrong_bytes.four_bytes_read_as_three, twin=wrong.decoded_right,
+                  streams=True),
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
                   keeps=wrong_bytes.kept_after_bytes),
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
@@ -304,11 +309,12 @@ def forms_of(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: 
         twins = variant.twin(ref, ids, prompt, asked) if variant.twin is not None else []
         if op == "stream" and variant.op == "decode":
             right = wrong.decoded(ref, ids[:prompt], asked) if prompt else ""
-            heads = variant.run(ref, ids[:prompt], 0, asked) if prompt else []  # (none: the bug is not in the prompt)
+            heads = variant.run(ref, ids[:prompt], 0, asked) if prompt and not variant.streams else []
             # (a failure stays one, whatever the prompt alone gives: a streamer that fails sends nothing)
-            answers = [a if a is None or a == wrong.FAILED else
-                       _after(a, heads[k] if len(heads) == len(answers) and heads[k] not in (None, wrong.FAILED)
-                              else right) for k, a in enumerate(answers)]
+            answers = answers if variant.streams else [
+                a if a is None or a == wrong.FAILED else
+                _after(a, heads[k] if len(heads) == len(answers) and heads[k] not in (None, wrong.FAILED) else right)
+                for k, a in enumerate(answers)]
             twins = [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []

@@ -152,8 +152,9 @@ def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
                    mismatches: Sequence[tuple[Judgement, Diagnosis]], agreeing: list[tuple[list[int], int, str]]
                    ) -> RootCause:
     """The verdict with a failing variant that fails on every failure and on no other case, if one does.
-    The failures then count as explained: a decoder that cleans up spaces and raises on a cut
-    character has both bugs, and neither alone is proven."""
+    The failures then count as explained: a decoder that cleans up no spaces and raises on a cut
+    character has both bugs, and neither alone is proven. The verdict is proven only where its own
+    variant is proven on the cases that did not fail."""
     failed = [j for j, _ in mismatches if answer_of(j) == wrong.FAILED]
     if not failed or len(failed) == len(mismatches) or set(verdict.variants) & set(FAILING):
         return verdict
@@ -166,10 +167,10 @@ def _with_failures(ref: RefTokenizer, asked: DecodeSettings, verdict: RootCause,
             continue
         cases, kept, _, tied = _checked(BY_NAME[name], hits, ref, "decode", [*agreeing, *others], asked)
         if any(kept[k] == cases for k in tied):
-            explains = verdict.explains + len(failed)
+            alone = verdict.explains > 0 and proven(verdict.explains, verdict.mismatches - len(failed), verdict.keeps,
+                                                    verdict.agreements)
             return replace(verdict, cause=f"{verdict.cause}+{name}", variants=(*verdict.variants, name),
-                           explains=explains, proven=proven(explains, verdict.mismatches, verdict.keeps,
-                                                            verdict.agreements))
+                           explains=verdict.explains + len(failed), proven=verdict.proven or alone)
     return verdict
 
 

@@ -208,20 +208,36 @@ def kept_after_bytes(ref: RefTokenizer, ids: list[int]) -> list[int]:
     return [i for k, i in enumerate(ids) if not (k and _byte_token(ref, ids[k - 1]) and not _byte_token(ref, i))]
 
 
-def _lengths_trusted(data: bytes) -> str:
+def four_bytes_read_as_three(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids' bytes read with a UTF-8 length table that has no 4-byte sequences: a lead byte
+    F0–F7 takes 3 bytes, as code written for the BMP alone does. A character past U+FFFF (an emoji)
+    becomes two U+FFFD: its first three bytes, then its last byte alone.
+    A stream (after a prompt) is a byte buffer's: what it sends is each sequence that ends after
+    the prompt's bytes."""
+    data = ref.decode_as(ids, asked, "surrogateescape").encode("utf-8", "surrogateescape")
+    head = ref.decode_as(ids[:prompt], asked, "surrogateescape").encode("utf-8", "surrogateescape") if prompt else b""
+    if not any(b >= 0xF0 for b in data) or not data.startswith(head):
+        return []
+    return [_lengths_trusted(data, four=3, sent_after=len(head))]
+
+
+def _lengths_trusted(data: bytes, four: int = 4, sent_after: int = 0) -> str:
     """``data`` decoded a sequence at a time, each as long as its first byte says (a byte that
-    leads nothing is one U+FFFD); a sequence cut at the end is decoded as it is."""
+    leads nothing is one U+FFFD); a sequence cut at the end is decoded as it is. ``four``: the
+    length a lead byte F0–F7 is read as. ``sent_after``: only the sequences that end after this
+    many bytes are written (a streamer's, after its prompt)."""
     out, k = [], 0
     while k < len(data):
         lead = data[k]
         size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else \
-            4 if lead >> 3 == 0b11110 else 0
+            four if lead >> 3 == 0b11110 else 0
         if not size:
-            out.append("\ufffd")
+            out.append("\ufffd" if k + 1 > sent_after else "")
             k += 1
             continue
-        out.append(data[k:k + size].decode("utf-8", "replace") if k + size > len(data) or _utf8(data[k:k + size])
-                   else "\ufffd")
+        if k + size > sent_after:
+            out.append(data[k:k + size].decode("utf-8", "replace") if k + size > len(data) or _utf8(data[k:k + size])
+                       else "\ufffd")
         k += size
     return "".join(out)
 

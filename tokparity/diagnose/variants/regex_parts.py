@@ -1,12 +1,14 @@
-"""A split regex copied with one part missing: the model's regex, less one part of one of its
-alternatives. A port whose regex was typed from memory often lacks one: Llama 3's
+"""A split regex copied with one part missing: the model's regex with one part left out of each
+alternative that holds it. A port whose regex was typed from memory often lacks one: Llama 3's
 `` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` without its ``[\\r\\n]*`` splits ``.\\n`` as ``.``, ``\\n``.
 
 The parts are those of every regex list the reference knows (``REGEXES``). A part is an atom
 (a character, an escape, a class, a group) with its quantifier, at the top level of an
-alternative that holds another part. Each part is one variant: left out of every alternative of
-the model's regexes that holds it. A variant that leaves the model's regexes as they are does
-not apply, so each model keeps only the parts of its own regexes.
+alternative that holds another part. Each part is one variant. A variant that leaves the
+model's regexes as they are does not apply, so each model keeps only the parts of its own regexes.
+Two edits are no variant: a part left out that leaves an alternative matching the empty string
+(the split would cut between every two characters), and a look-around left out
+(``pretokenizer.regex-engine:no-lookaround`` names an engine without them).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from functools import lru_cache, partial
 
 import regex
 
+from tokparity.diagnose import regex_engines
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants.pretokenizer import _resplit, _spelled_out, _split_sources
+from tokparity.diagnose.variants.pretokenizer import _resplit, _spelled_out, _split_sources, _splitter
+from tokparity.diagnose.variants.rules import REGEX_PART
 from tokparity.diagnose.variants.variant import Variant
 from tokparity.reference.pretokenize import REGEXES
 
-CAUSE = "pretokenizer.regex-part"
+CAUSE = REGEX_PART
+LOOK_AROUND = ("(?=", "(?!", "(?<=", "(?<!")
 _QUANTIFIER = regex.compile(r"(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?")
 
 
@@ -81,14 +86,21 @@ def parts(alternative: str) -> list[str]:
 
 
 def without(source: str, part: str) -> str:
-    """``source`` with ``part`` left out of each alternative that holds it beside another part."""
+    """``source`` with ``part`` left out of each alternative that holds it once, beside another part."""
     alts = []
     for alt in alternatives(source):
         atoms = parts(alt)
-        if part in atoms and len(atoms) > 1:
-            atoms = [a for a in atoms if a != part]
+        if atoms.count(part) == 1 and len(atoms) > 1:
+            atoms.remove(part)
         alts.append("".join(atoms))
     return "|".join(alts)
+
+
+def _matches_nothing(source: str, edited: str) -> bool:
+    """Whether an alternative the edit changed matches the empty string."""
+    before = set(alternatives(source))
+    return any(alt not in before and (_pattern(alt) is None or _pattern(alt).fullmatch("") is not None)  # type: ignore[union-attr]
+               for alt in alternatives(edited))
 
 
 def shown(part: str) -> str:
@@ -107,23 +119,28 @@ def _pattern(source: str) -> regex.Pattern | None:
 def _left_out(part: str, c: Candidate) -> Candidate | None:
     sources = [_spelled_out(s) for s in _split_sources(c.pipeline)]
     edited = [without(s, part) for s in sources]
-    if edited == sources or any(_pattern(s) is None for s in edited):
+    if edited == sources or any(_pattern(e) is None or _matches_nothing(s, e) for s, e in zip(sources, edited)):
         return None
-    _ORIGINAL.update({(part, e): s for s, e in zip(sources, edited) if e != s})
+    _ORIGINAL.update(zip(edited, sources))
     return _resplit(c, sources=edited)
 
 
-def _changes(part: str, c: Candidate, text: str) -> bool:
-    """Whether the regex less ``part`` splits ``text`` otherwise: each edited regex against its own."""
-    for source in (_spelled_out(s) for s in _split_sources(c.pipeline)):
-        original = _ORIGINAL.get((part, source))
-        if original is not None and _pattern(source).findall(text) != _pattern(original).findall(text):  # type: ignore[union-attr]
-            return True
-    return False
+def _changes(c: Candidate, text: str) -> bool:
+    """Whether the edited regexes split ``text`` otherwise than the model's, read alike."""
+    split = _splitter(c.pipeline)
+    if not isinstance(split, regex_engines.EngineSplitter):
+        return True
+    originals = tuple(_ORIGINAL.get(s, s) for s in split.sources)
+    return split.split(text) != _original_splitter(originals, split.engine, split.tables, split.caseless).split(text)
 
 
-# Each edited regex, by the part left out and the regex it was made from: ``_changes`` compares them.
-_ORIGINAL: dict[tuple[str, str], str] = {}
+@lru_cache(maxsize=64)
+def _original_splitter(sources: tuple[str, ...], engine: str, tables: str, caseless: bool) -> regex_engines.EngineSplitter:
+    return regex_engines.EngineSplitter(list(sources), engine, tables, caseless)
+
+
+# Each edited regex, by the regex it was made from: ``_changes`` splits with both.
+_ORIGINAL: dict[str, str] = {}
 
 
 def _parts_known() -> list[str]:
@@ -132,14 +149,15 @@ def _parts_known() -> list[str]:
         for source in map(_spelled_out, sources):
             for alt in alternatives(source):
                 atoms = parts(alt)
-                if len(atoms) > 1:  # (not a letter of a word spelt out: a contraction's are pretokenizer.contractions)
-                    found.update(dict.fromkeys(a for a in atoms if not (a.isalnum() or a == "'")))
+                # (not a letter of a word spelt out: a contraction's are pretokenizer.contractions)
+                if len(atoms) > 1:
+                    found.update(dict.fromkeys(a for a in atoms if not (a.isalnum() or a == "'" or a.startswith(LOOK_AROUND))))
     return list(found)
 
 
 def variants() -> list[Variant]:
     """One variant per part of the known regexes (the model's own parts are those that apply)."""
     return [Variant(f"{CAUSE}:-{shown(part)}", CAUSE,
-                    f"the split regex with `{shown(part)}` left out of its alternative (a regex copied with a part missing)",
-                    partial(_left_out, part), partial(_changes, part))
+                    f"the split regex with `{shown(part)}` left out of each alternative that holds it "
+                    "(a regex copied with a part missing)", partial(_left_out, part), _changes)
             for part in _parts_known()]

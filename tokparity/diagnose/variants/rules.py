@@ -39,6 +39,9 @@ SPLIT_READINGS = frozenset({"pretokenizer.regex-engine", "pretokenizer.digits"})
 # The rules of a split written by hand as a scanner: each member edits another part of the regexes, so
 # an engine may have any number of them, with any edit or reading of the rest.
 SCANNER = "pretokenizer.scanner"
+# A part left out of the model's regex: it goes with a reading of the same regexes and with their
+# contractions edited, as a scanner's rule does.
+REGEX_PART = "pretokenizer.regex-part"
 
 
 def cause_of(key: str) -> str:
@@ -68,6 +71,8 @@ def combinable(a: str, b: str) -> bool:
     if SPLIT_EDIT in (cause_a, cause_b) and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
         return True
     if SCANNER in (cause_a, cause_b) and {cause_a, cause_b} - {SCANNER} <= SPLIT_READINGS | {SPLIT_EDIT}:
+        return True
+    if REGEX_PART in (cause_a, cause_b) and {cause_a, cause_b} - {REGEX_PART} <= SPLIT_READINGS | {SPLIT_EDIT}:
         return True
     stage = stage_of(cause_a)
     if stage != stage_of(cause_b):
