@@ -153,3 +153,19 @@ def test_the_chat_recipe_names_the_missing_trim(tmp_path, fixed):
         assert verdict["agreements"] - verdict["keeps"] == len(verdict["breaks"]) == 2
         assert verdict["breaks"] == ["chats/content-parts-01", "chats/content-parts-02"]
     assert run["mismatches"] == 3 + (0 if fixed else 3)
+
+
+def test_the_guides_known_entry_accepts_the_regex_modules_unicode(tmp_path):
+    """A port whose split regex runs on Python's ``regex`` module differs from llama.cpp where
+    Unicode 17 does (a newcomer's trial, 2026-12-04). The guide's ``--known`` entry accepts it."""
+    block = re.search(r"```toml\n(.*?)```", GUIDE.read_text("utf-8"), re.S)
+    assert block is not None
+    known = tmp_path / "known.toml"
+    known.write_text(block.group(1), "utf-8")
+    engine = ROOT / "tests" / "engines" / "blind" / "regex_part_port.py"
+    args = [sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "-c", "seams", "-q",
+            "-b", f"mine=py:{engine}:FixedEngine", "-o", str(tmp_path / "out")]
+    without = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert without.returncode == 1, without.stderr  # (unicode.tables, to review)
+    done = subprocess.run(args + ["--known", str(known)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
