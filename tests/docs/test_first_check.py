@@ -169,3 +169,8 @@ def test_the_guides_known_entry_accepts_the_regex_modules_unicode(tmp_path):
     assert without.returncode == 1, without.stderr  # (unicode.tables, to review)
     done = subprocess.run(args + ["--known", str(known)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+    # The port adds BOS itself, as the guide advises, where tokenizers on llama-bpe's file adds none.
+    # Its ids are still tokenizers' but for that BOS, and tokenizers' reviewed differences stay its own.
+    with_bos = subprocess.run(args + ["--add-special"], capture_output=True, text=True, timeout=600)
+    assert with_bos.returncode == 1, with_bos.stderr  # (the 4 of Unicode 17, to review)
+    assert "llama-cpp-unicode-tables-before-16 7" in with_bos.stdout, with_bos.stdout
