@@ -181,14 +181,16 @@ def test_chat_separator_between_messages():
 
 def test_a_whole_message_without_text_is_said_to_stand_where_the_prompts_part():
     """llama-cpp-python's chat formats leave out an assistant turn of tool calls: the shape said
-    "a separator, a header" between the messages around it, as if only a separator were lost."""
+    "a separator, a header" between the messages around it, as if only a separator were lost. It
+    says the turn or a header: a role renamed in the next message's header parts there too."""
     call = "<|im_start|>assistant\n<tool_call>{}</tool_call><|im_end|>\n"
     with_call = CHATML.replace("<|im_start|>assistant\n", call + "<|im_start|>user\nThanks<|im_end|>\n<|im_start|>assistant\n")
     without = with_call.replace(call, "")
     said = chat_shape([*CONTENTS, "", "Thanks"], with_call, without)
     at = with_call.index(call) + len("<|im_start|>")  # (the prompts share the next turn's start)
-    assert said.startswith(f"text dropped at character {at}, between message 1's content and message 3's, where "
-                           "message 2 stands (no text content of its own found: tool calls, parts, none): 'assistant")
+    assert said.startswith(f"text dropped at character {at}, between message 1's content and message 3's: in "
+                           "message 2's turn or a header beside it (message 2 has no text content of its own: tool "
+                           "calls, parts, none): 'assistant")
 
 
 def test_a_change_inside_a_character_is_said_in_whole_characters(spm):
