@@ -9,6 +9,7 @@ model's regexes as they are does not apply, so each model keeps only the parts o
 Two edits are no variant: a part left out that leaves an alternative matching the empty string
 (the split would cut between every two characters), and a look-around left out
 (``pretokenizer.regex-engine:no-lookaround`` names an engine without them).
+A case tries these variants only where no named cause gives its ids alone (search.Diagnoser).
 """
 
 from __future__ import annotations
