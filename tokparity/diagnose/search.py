@@ -385,21 +385,15 @@ class Diagnoser:
         per_case = self._case_variants(text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits: list[tuple[str, ...]] = []
-        parts: list[str] = []
-        for key in dict.fromkeys(list(self.variants) + per_case):
+        # (a part left out of the model's regex last, and only where no named cause gives the ids
+        # alone: a scanner's rule or another model's regex says more than "a part is missing")
+        for key in sorted(dict.fromkeys(list(self.variants) + per_case), key=lambda k: k.startswith(REGEX_PART + ":")):
             if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
             if key in self.variants and self.variants[key].fails:
                 continue  # (it gives no other ids, only failures: failure() tries it on a crash)
-            if key.startswith(REGEX_PART + ":"):
-                parts.append(key)
-                continue
-            out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
-            if out == target and key not in refuted:
-                hits.append((key,))
-        # A part left out of the model's regex, only where no named cause gives the ids alone: a
-        # scanner's rule or another model's regex says more than "a part is missing".
-        for key in parts if not hits else ():
+            if hits and key.startswith(REGEX_PART + ":"):
+                break
             out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))

@@ -55,7 +55,7 @@ def _with_splitter(c: Candidate, splitter, **changes) -> Candidate | None:
 
 def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
     p = c.pipeline
-    if list(map(_spelled_out, _split_sources(p))) == _SPELLED_REGEXES[key]:
+    if list(map(spelled_out, split_sources(p))) == _SPELLED_REGEXES[key]:
         # The model's own split. For a tokenizer.json it would differ only in reading llama.cpp's
         # Unicode tables, which is unicode.tables, not another pre-tokenizer.
         return None
@@ -67,7 +67,7 @@ def _pretokenizer_as(key: str, c: Candidate) -> Candidate | None:
 _PLAIN = {"r": "\r", "n": "\n", "t": "\t", '"': '"'}
 
 
-def _spelled_out(source: str) -> str:
+def spelled_out(source: str) -> str:
     """A regex with the escapes that mean one plain character (``\\r``, ``\\n``, ``\\t``, ``\\"``)
     written as that character, as a tokenizer.json and llama.cpp's list write the same regex."""
     out, i = [], 0
@@ -81,7 +81,7 @@ def _spelled_out(source: str) -> str:
     return "".join(out)
 
 
-_SPELLED_REGEXES = {key: list(map(_spelled_out, sources)) for key, sources in REGEXES.items()}
+_SPELLED_REGEXES = {key: list(map(spelled_out, sources)) for key, sources in REGEXES.items()}
 
 
 # Unicode's White_Space, which tokenizers' WhitespaceSplit (Rust's char::is_whitespace) splits on.
@@ -117,13 +117,13 @@ def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     tables = regex_engines.TABLES.get(engine)
     if tables is not None and tables == _reading(c.pipeline)[1] and engine in regex_engines.TWIN:
         return None
-    return _resplit(c, engine=engine, tables=tables)
+    return resplit(c, engine=engine, tables=tables)
 
 
-def _split_sources(p) -> list[str]:
+def split_sources(p) -> list[str]:
     """The split regexes the pipeline runs, in the ECMAScript-like syntax the engines share: the
     model's, or those another variant of a composed set put in their place."""
-    splitter = _splitter(p)
+    splitter = splitter_of(p)
     if splitter is not None:
         return list(splitter.sources) if hasattr(splitter, "sources") else [r.source for r in splitter.regexes]
     if isinstance(p, HfBpe):
@@ -131,7 +131,7 @@ def _split_sources(p) -> list[str]:
     return []
 
 
-def _splitter(p):
+def splitter_of(p):
     """The regex splitter of a llama.cpp BPE pipeline, or the one a variant put in a tokenizer.json's."""
     if isinstance(p, LlamaBpe):
         return p.pretokenizer
@@ -146,26 +146,26 @@ def _reading(p) -> tuple[str, str]:
     (``hf_regex``: ``hf_unicode.onig_view``), the regex module's less what a later Unicode assigned,
     so that a variant that edits the split keeps them (read as the regex module's, the scanner rules
     that apply to DeepSeek-V3's split gave the ids of an engine with Unicode 17's tables on U+20C1)."""
-    splitter = _splitter(p)
+    splitter = splitter_of(p)
     if isinstance(splitter, regex_engines.EngineSplitter):
         return splitter.engine, splitter.tables
     return "unicode", "llama.cpp" if isinstance(p, LlamaBpe) else "16.0"
 
 
-def _resplit(c: Candidate, *, sources: list[str] | None = None, engine: str | None = None,
+def resplit(c: Candidate, *, sources: list[str] | None = None, engine: str | None = None,
              tables: str | None = None, letters: str | None = None, caseless: bool = False) -> Candidate | None:
     """The pipeline's split with one aspect changed (its regexes, the regex engine reading them,
     the Unicode tables, what a letter is: ``letters="alphabetic"``, the whole regex case-insensitive)
     and the others as the pipeline reads them now: a variant composed after another (variants
     apply in stage order: a split regex or engine first, then Unicode's tables and letters) keeps
     what that one changed."""
-    current = _split_sources(c.pipeline)
+    current = split_sources(c.pipeline)
     if not current:
         return None
     now_engine, now_tables = _reading(c.pipeline)
     now_base, _, now_letters = now_tables.partition("+")
     base, letters = tables or now_base, letters or now_letters
-    caseless = caseless or getattr(_splitter(c.pipeline), "caseless", False)
+    caseless = caseless or getattr(splitter_of(c.pipeline), "caseless", False)
     return _with_splitter(c, regex_engines.EngineSplitter(sources or current, engine or now_engine,
                                                           f"{base}+{letters}" if letters else base, caseless))
 
@@ -176,13 +176,13 @@ def _unicode_tables(c: Candidate) -> Candidate | None:
     own regex code where nothing else of the split was changed, its tables otherwise."""
     p = c.pipeline
     if isinstance(p, LlamaBpe):
-        return _resplit(c, tables="regex")
+        return resplit(c, tables="regex")
     if isinstance(p, HfBpe):
-        sources = _split_sources(p)
+        sources = split_sources(p)
         if not sources:
             return None
-        if _splitter(p) is not None:
-            return _resplit(c, tables="llama.cpp")
+        if splitter_of(p) is not None:
+            return resplit(c, tables="llama.cpp")
         try:
             return _with_splitter(c, Pretokenizer(sources, "llama.cpp tables"))
         except Exception:  # a regex llama.cpp cannot run: no such variant for this model
@@ -195,7 +195,7 @@ def _newest_unicode_tables(c: Candidate) -> Candidate | None:
     the Oniguruma 16.0 that tokenizers reads them with (an engine whose tables are the newest; those
     of Unicode 17, ICU4X 2.1's and Node's with ICU 78, are ``unicode.tables:17.0``). A GGUF's
     ``unicode.tables`` is this reading already."""
-    return _resplit(c, tables="regex") if isinstance(c.pipeline, HfBpe) else None
+    return resplit(c, tables="regex") if isinstance(c.pipeline, HfBpe) else None
 
 
 def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
@@ -206,7 +206,7 @@ def _older_unicode_tables(tables: str, c: Candidate) -> Candidate | None:
     16.0: a tokenizer.json's own)."""
     if _reading(c.pipeline)[1].partition("+")[0] == tables:
         return None
-    return _resplit(c, tables=tables)
+    return resplit(c, tables=tables)
 
 
 # Llama 3's (and DeepSeek-V3's) digit groups: at most three digits a piece.
@@ -215,10 +215,10 @@ _DIGIT_GROUP = re.compile(r"\\p\{N\}\{1,3\}")
 
 def _digits_whole(c: Candidate) -> Candidate | None:
     """A run of digits one piece (``\\p{N}+``) where the model's split groups digits by up to three."""
-    sources = _split_sources(c.pipeline)
+    sources = split_sources(c.pipeline)
     if not any(_DIGIT_GROUP.search(s) for s in sources):
         return None
-    return _resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
+    return resplit(c, sources=[_DIGIT_GROUP.sub(lambda _: "\\p{N}+", s) for s in sources])
 
 
 # Each rule of a split written by hand in place of the model's regex, as the edit of that regex it
@@ -256,28 +256,28 @@ def _scanner_rule(rule: str, c: Candidate) -> Candidate | None:
     stands for (``SCANNER_RULES``); None where no regex has that part."""
     part, in_place, _ = SCANNER_RULES[rule]
     # (a tokenizer.json may write \r and \n as the characters themselves: DeepSeek-V3's does)
-    sources = [_spelled_out(s) for s in _split_sources(c.pipeline)]
-    part, in_place = _spelled_out(part), _spelled_out(in_place)
+    sources = [spelled_out(s) for s in split_sources(c.pipeline)]
+    part, in_place = spelled_out(part), spelled_out(in_place)
     if not any(part in s for s in sources):
         return None
-    return _resplit(c, sources=[s.replace(part, in_place) for s in sources])
+    return resplit(c, sources=[s.replace(part, in_place) for s in sources])
 
 
 def _edit_contractions(change: Callable[[Contractions], Contractions | None], c: Candidate) -> Candidate | None:
     """The model's regexes with their contraction groups changed (``change``: a group's new
     reading, or None where it does not apply to that group)."""
-    sources = _split_sources(c.pipeline)
+    sources = split_sources(c.pipeline)
     edited = [contractions.edit(source, change) for source in sources]
     if all(e is None for e in edited):
         return None
-    return _resplit(c, sources=[e if e is not None else s for s, e in zip(sources, edited)])
+    return resplit(c, sources=[e if e is not None else s for s, e in zip(sources, edited)])
 
 
 def _whole_regex_caseless(c: Candidate) -> Candidate | None:
     """The case-insensitive contraction group made case-insensitive by a flag on the whole regex."""
-    if not any(map(contractions.case_insensitive, _split_sources(c.pipeline))):
+    if not any(map(contractions.case_insensitive, split_sources(c.pipeline))):
         return None  # (no case-insensitive group: nothing a port had to rewrite)
-    return _resplit(c, caseless=True)
+    return resplit(c, caseless=True)
 
 
 def contraction_variant(edit: str) -> Variant:
@@ -295,7 +295,7 @@ def contraction_variant(edit: str) -> Variant:
 def _alphabetic_letters(c: Candidate) -> Candidate | None:
     """The model's regexes with every Alphabetic code point a letter (``\\p{L}``), in the tables the
     split reads otherwise (llama.cpp's for a GGUF, Oniguruma's Unicode 16.0 for a tokenizer.json)."""
-    return _resplit(c, letters="alphabetic")
+    return resplit(c, letters="alphabetic")
 
 
 def _newest_nfkc(c: Candidate) -> Candidate | None:

@@ -20,7 +20,7 @@ import regex
 
 from tokparity.diagnose import regex_engines
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants.pretokenizer import _resplit, _spelled_out, _split_sources, _splitter
+from tokparity.diagnose.variants.pretokenizer import resplit, spelled_out, split_sources, splitter_of
 from tokparity.diagnose.variants.rules import REGEX_PART
 from tokparity.diagnose.variants.variant import Variant
 from tokparity.reference.pretokenize import REGEXES
@@ -118,17 +118,17 @@ def _pattern(source: str) -> regex.Pattern | None:
 
 
 def _left_out(part: str, c: Candidate) -> Candidate | None:
-    sources = [_spelled_out(s) for s in _split_sources(c.pipeline)]
+    sources = [spelled_out(s) for s in split_sources(c.pipeline)]
     edited = [without(s, part) for s in sources]
     if edited == sources or any(_pattern(e) is None or _matches_nothing(s, e) for s, e in zip(sources, edited)):
         return None
     _ORIGINAL.update(zip(edited, sources))
-    return _resplit(c, sources=edited)
+    return resplit(c, sources=edited)
 
 
 def _changes(c: Candidate, text: str) -> bool:
     """Whether the edited regexes split ``text`` otherwise than the model's, read alike."""
-    split = _splitter(c.pipeline)
+    split = splitter_of(c.pipeline)
     if not isinstance(split, regex_engines.EngineSplitter):
         return True
     originals = tuple(_ORIGINAL.get(s, s) for s in split.sources)
@@ -147,7 +147,7 @@ _ORIGINAL: dict[str, str] = {}
 def _parts_known() -> list[str]:
     found: dict[str, None] = {}
     for sources in REGEXES.values():
-        for source in map(_spelled_out, sources):
+        for source in map(spelled_out, sources):
             for alt in alternatives(source):
                 atoms = parts(alt)
                 # (not a letter of a word spelt out: a contraction's are pretokenizer.contractions)
