@@ -189,8 +189,8 @@ def test_a_whole_message_without_text_is_said_to_stand_where_the_prompts_part():
     said = chat_shape([*CONTENTS, "", "Thanks"], with_call, without)
     at = with_call.index(call) + len("<|im_start|>")  # (the prompts share the next turn's start)
     assert said.startswith(f"text dropped at character {at}, between message 1's content and message 3's: in "
-                           "message 2's turn or a header beside it (message 2 has no text content of its own: tool "
-                           "calls, parts, none): 'assistant")
+                           "message 2's turn, or a separator or header beside it (no text content of message 2's "
+                           "found: tool calls, parts, none): 'assistant")
 
 
 def test_a_change_inside_a_character_is_said_in_whole_characters(spm):

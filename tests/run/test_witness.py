@@ -85,3 +85,25 @@ def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):
     assert bug.mismatches == len(mine) > 60 and bug.unexplained == len(mine) - len(excused) > 60
     # (a case is excused only where the engine's ids are tokenizers' own)
     assert all(m.tags.get("witness") == "hf" and any({"bug", "hf"} <= set(g) for g in m.partition) for m in excused)
+
+
+def test_a_bos_the_engine_adds_counts_only_where_the_oracle_adds_it_too():
+    """With --add-special a port adds BOS itself where the file's library adds none: the library
+    still gives its ids. An engine that adds a BOS the oracle does not, or drops an EOS the library
+    writes, is not the library's (a second read, 2026-12-04)."""
+    from types import SimpleNamespace
+
+    from tokparity.run.judge import ModelRun
+
+    bos, eos, a = 1, 2, 7
+    run = SimpleNamespace(options=SimpleNamespace(add_special=True),
+                          vocab=SimpleNamespace(special_ids={"bos": bos, "eos": eos}))
+    given_too = ModelRun._given_too
+    assert given_too(run, [bos, a], [a], [bos, a])  # (the port's BOS, as the oracle's)
+    assert not given_too(run, [bos, a], [a], [a])  # (a BOS the model does not add)
+    # (an EOS left out as the library leaves it out: the library's ids too, but for the BOS)
+    assert given_too(run, [bos, a], [a], [bos, a, eos])
+    assert not given_too(run, [bos, a], [a, eos], [bos, a, eos])  # (the EOS the library adds, dropped)
+    assert given_too(run, [bos, a, eos], [a], [bos, a, eos])
+    assert not given_too(SimpleNamespace(options=SimpleNamespace(add_special=False), vocab=run.vocab),
+                         [bos, a], [a], [bos, a])

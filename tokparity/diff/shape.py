@@ -464,10 +464,10 @@ def _part(contents: Sequence[str], prompt: str, at: int, inserted: bool = False)
             # (a message whose content is no string, or is not in the prompt: its whole turn may be what differs)
             # (the turn, or the header of the next message: a shape read off the texts cannot tell them apart)
             if after[0] == k + 2:
-                return f"{between}: in message {k + 1}'s turn or a header beside it (message {k + 1} has no text " \
-                       "content of its own: tool calls, parts, none)"
+                return f"{between}: in message {k + 1}'s turn, or a separator or header beside it (no text " \
+                       f"content of message {k + 1}'s found: tool calls, parts, none)"
             skipped = ", ".join(str(j) for j in range(k + 1, after[0]))
-            return f"{between}: in the turns of messages {skipped} or a header beside them (they have no text " \
-                   "content of their own: tool calls, parts, none)"
+            return f"{between}: in the turns of messages {skipped}, or a separator or header beside them (no " \
+                   "text content of theirs found: tool calls, parts, none)"
     k = spans[-1][0]
     return f"at character {at}, after the last message's content (message {k}: its end, the generation prompt)"

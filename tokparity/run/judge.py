@@ -439,7 +439,7 @@ class ModelRun:
                 continue
             partition = partition or _partition(answers)
             same = [w for w in self.witness_of.get(name, ()) if ans.status == "ok" and answers[w].status == "ok"
-                    and self._given_too(ans.ids, answers[w].ids)]
+                    and self._given_too(ans.ids, answers[w].ids, oracle.ids)]
             judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition, same)
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
@@ -447,15 +447,16 @@ class ModelRun:
                           tuple(judgements),
                           seconds={name: ans.seconds for name, ans in answers.items()})
 
-    def _given_too(self, engine: list[int], library: list[int]) -> bool:
-        """Whether a library of the engine's file gave the engine's ids. With ``add_special``, the
-        engine's BOS and EOS that the library did not add are taken off first: a port adds BOS itself
-        where the file's library adds none (llama-bpe's tokenizer.json), as the guide advises."""
+    def _given_too(self, engine: list[int], library: list[int], oracle: list[int]) -> bool:
+        """Whether a library of the engine's file gave the engine's ids. With ``add_special``, a BOS
+        or EOS the engine adds as the oracle does, and the library does not, is taken off first: a
+        port adds BOS itself where the file's library adds none (llama-bpe's tokenizer.json)."""
         if engine == library or not self.options.add_special:
             return engine == library
         ends = {self.vocab.special_ids.get(role) for role in ("bos", "eos")} - {None}
-        head = 1 if engine[:1] and engine[0] in ends and library[:1] != engine[:1] else 0
-        tail = 1 if len(engine) > head and engine[-1] in ends and library[-1:] != engine[-1:] else 0
+        head = 1 if engine[:1] and engine[0] in ends and oracle[:1] == engine[:1] and library[:1] != engine[:1] else 0
+        tail = 1 if len(engine) > head and engine[-1] in ends and oracle[-1:] == engine[-1:] and \
+            library[-1:] != engine[-1:] else 0
         return engine[head:len(engine) - tail] == library
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
