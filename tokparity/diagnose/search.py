@@ -387,13 +387,12 @@ class Diagnoser:
         hits: list[tuple[str, ...]] = []
         # (a part left out of the model's regex last, and only where no named cause gives the ids
         # alone: a scanner's rule or another model's regex says more than "a part is missing")
-        named: bool | None = None  # (whether a named cause gave the ids, when the first part is reached)
         for key in sorted(dict.fromkeys(list(self.variants) + per_case), key=lambda k: k.startswith(REGEX_PART + ":")):
             if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
             if key in self.variants and self.variants[key].fails:
                 continue  # (it gives no other ids, only failures: failure() tries it on a crash)
-            if key.startswith(REGEX_PART + ":") and (named := named if named is not None else bool(hits)):
+            if key.startswith(REGEX_PART + ":") and any(not k[0].startswith(REGEX_PART + ":") for k in hits):
                 break
             out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
             if out == target and key not in refuted:
