@@ -48,3 +48,31 @@ def test_a_streamer_without_four_byte_sequences_is_named(zoo, tmp_path, engine):
     verdict = run["root_cause"]
     assert code == 1 and verdict["cause"] == "decode.four-bytes-read-as-three" and verdict["proven"], verdict
     assert verdict["explains"] == verdict["mismatches"] and verdict["keeps"] == verdict["agreements"], verdict
+
+
+def test_a_sequence_that_is_not_a_character_keeps_its_valid_bytes_in_the_second_form():
+    """Python's ``bytes.decode`` with replacement keeps the valid bytes of a sequence cut short: the
+    engine's 3-byte chunk E0 B8 20 is U+FFFD and a space, not one U+FFFD."""
+    data = b"\xe0\xb8 x"
+    assert _lengths_trusted(data, four=3) == "\ufffdx"
+    assert _lengths_trusted(data, four=3, keep_valid=True) == "\ufffd x"
+
+
+def test_fuzzing_the_stream_names_the_one_bug_as_compare_does(zoo):
+    """fuzz --ops stream on random id sequences, as many on any machine: the run's verdict is the
+    bug, proven on the sequences the engine agreed on, and the finding with the most sequences is
+    it. Before, each sequence kept its own cause: 9 findings, 6 names, no verdict."""
+    from tokparity.commands.arguments import WEEK
+    from tokparity.fuzz.ids import run_id_fuzz
+    from tokparity.run.known import load_known
+    from tokparity.run.options import CompareOptions, Services
+
+    zoo("llama-bpe")
+    options = CompareOptions(ops=("stream",), services=Services(known=load_known()))
+    results, findings, cases = run_id_fuzz("llama-bpe", [f"mine=py:{ENGINE}:Engine"], options, WEEK, 0, cases=1500)
+    assert cases == 1500
+    verdict = next(r for r in results.runs if r.backend == "mine").root_cause
+    assert verdict is not None and verdict.cause == "decode.four-bytes-read-as-three" and verdict.proven, verdict
+    assert verdict.keeps == verdict.agreements and verdict.explains >= 0.9 * verdict.mismatches, verdict
+    top = max((f for f in findings if f.backend == "mine"), key=lambda f: f.count)
+    assert top.key == "decode.four-bytes-read-as-three" and len(top.case.ids) < len(top.original.ids), top

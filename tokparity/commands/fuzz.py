@@ -165,6 +165,7 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     from tokparity.errors import TokparityError
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.report import clear_reports
+    from tokparity.report.build import verdict_sentence
     from tokparity.report.ci import write_ci_outputs
     from tokparity.run.known import load_known
     from tokparity.run.options import CompareOptions, Services, progress_to_stderr
@@ -187,9 +188,12 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
     print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
+    for summary in results.runs:
+        if summary.root_cause is not None:
+            print(verdict_sentence(summary))
     if not findings:
         print("no failure found")
-    for f in findings:
+    for f in sorted(findings, key=lambda f: -f.count):  # (the most sequences first, as the report lists them)
         m = f.mismatch
         print(f"\n{f.key} on {f.backend}: {f.count} sequences ({m.cls}; shrunk from {len(f.original.ids)} to "
               f"{len(f.case.ids)} ids)")

@@ -39,6 +39,7 @@ from tokparity.reference.decode import DecodeSettings
 from tokparity.vocab import Vocab, load_vocab
 
 AGREEING_KEPT = 32  # fuzz: the last texts each backend agreed on, which a case's variants are tried on
+AGREEING_IDS_KEPT = 2000  # fuzz of ids: the first sequences each backend agreed on, which its verdict is checked on
 
 # A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
 # reproduced): a case that a set explains only where the reference fails on it too.
@@ -110,6 +111,8 @@ class ModelDiagnosis:
         self.chat_reference: Any = None
         # fuzz: per backend, the last texts it agreed on (a compare's verdict checks every agreement)
         self._agreeing: dict[str, deque[str]] = {}
+        # fuzz of ids: per (backend, op), the first id sequences it agreed on, (ids, prompt, label) each
+        self._agreeing_ids: dict[tuple[str, str], list[tuple[list[int], int, str]]] = {}
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -219,6 +222,13 @@ class ModelDiagnosis:
         that backend's, and a case's search is told so (search.REFUTED_BY_AGREEMENTS)."""
         self._agreeing.setdefault(backend, deque(maxlen=AGREEING_KEPT)).append(text)
 
+    def agreed_ids(self, backend: str, op: str, ids: Sequence[int], prompt: int, label: str) -> None:
+        """``backend`` agreed with the decoder on ``op`` for these ids (fuzz): its verdict on that op
+        is checked on them, as a compare's is on every agreement."""
+        kept = self._agreeing_ids.setdefault((backend, op), [])
+        if len(kept) < AGREEING_IDS_KEPT:
+            kept.append((list(ids), prompt, label))
+
     def diagnose_one(self, j: Judgement) -> Diagnosis | None:
         """The search's diagnosis of one judgement (None: none is made)."""
         if j.cls == "crash" and j.op == "encode" and self.options.diagnose and j.oracle_ids:
@@ -280,6 +290,12 @@ class ModelDiagnosis:
             return None
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives, stage=stage_of_cause(cause.name))
 
+    def diagnose_new(self, judgements: Sequence[Judgement]) -> None:
+        """The search's diagnosis of each judgement not diagnosed yet (``judgements``: the model's so
+        far, in case order). Fuzz calls it as it goes, so its time is within the run's budget."""
+        for j in judgements[len(self._current):]:
+            self._current.append(self.diagnose_one(j))
+
     def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                      corpora: list[str] | None) -> None:
         """The diagnosis of every judgement not diagnosed yet (``judgements``: the model's so far,
@@ -288,8 +304,7 @@ class ModelDiagnosis:
         op); None: no agreements to check)."""
         if not self.options.diagnose:
             return
-        for j in judgements[len(self._current):]:
-            self._current.append(self.diagnose_one(j))
+        self.diagnose_new(judgements)
         self._prefer_causes(judgements)
         self._chat_verdicts(judgements, not_agreeing, corpora)
         self._decoding_verdicts(judgements, not_agreeing, corpora)
@@ -408,7 +423,9 @@ class ModelDiagnosis:
         (tokparity.diagnose.decoding_verdict), checked on the cases it agreed on."""
         started = time.perf_counter()
         encoded: dict[str, list[int]] = {}  # each text's ids, encoded once for every (backend, op)
-        for (name, op), skip in not_agreeing.items():
+        # (fuzz reads no corpus: its verdicts are checked on the sequences it was told agreed)
+        pairs = not_agreeing.items() if corpora is not None else ((k, set[int]()) for k in self._agreeing_ids)
+        for (name, op), skip in pairs:
             mine = [(j, d) for j, d in zip(judgements, self._current) if j.backend == name and j.op == op
                     and d is not None]
             if op in ("encode", "chat") or not any(d.variants for _, d in mine):
@@ -416,33 +433,44 @@ class ModelDiagnosis:
             reference = self.decoding_reference()
             if reference is None:
                 continue
-            agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else iter(())
+            agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else \
+                iter(self._agreeing_ids[(name, op)])
             try:
                 verdict = decoding_verdict(reference, op, self._asked(op), mine, agreeing,
                                            self.options.stream_step)
             except Exception as e:  # a diagnosis never stops a run: the rows keep their own causes
                 self.options.say(f"{self.model_name}: no run-level verdict for {name}'s {op}: {type(e).__name__}: {e}")
                 continue
-            if verdict is not None:
-                self.root_causes[(name, op)] = verdict
-            if verdict is not None and verdict.proven and op == "decode" and is_decode_pair(verdict.variants):
-                pair = (verdict.variants[0], verdict.variants[1])  # (its rows: those the pair gives exactly)
-                for i, (j, d) in enumerate(zip(judgements, self._current)):
-                    if j.backend == name and j.op == op and d is not None:
-                        self._current[i] = as_pair(reference, j, d, pair, self._asked(op))
-            elif verdict is not None and verdict.proven:  # (one engine, one cause: once the cause is established)
-                for i, (j, d) in enumerate(zip(judgements, self._current)):
-                    if j.backend == name and j.op == op and d is not None and d.variants[:1] not in [
-                            (cause,) for cause in verdict.variants]:
-                        # (a pair's rows: each named by the part of the pair that reproduces it)
-                        named = (as_verdict(reference, j, d, cause, self._asked(op)) for cause in verdict.variants)
-                        self._current[i] = next((n for n in named if n.variants[:1] != d.variants[:1]), d)
-            if verdict is not None and verdict.cause in HELD:  # (its streams that came whole, read as the verdict reads them)
-                for i, (j, d) in enumerate(zip(judgements, self._current)):
-                    if j.backend == name and j.op == op and d is not None and d.variants and d.variants[0] in HELD:
-                        steps = len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0)
-                        self._current[i] = as_held(d, verdict.cause, steps)
+            if verdict is None:
+                continue
+            self.root_causes[(name, op)] = verdict
+            for i, (j, d) in enumerate(zip(judgements, self._current)):
+                if j.backend == name and j.op == op and d is not None:
+                    self._current[i] = self._as_verdict_reads(reference, j, d, verdict)
         self.seconds += time.perf_counter() - started
+
+    def _as_verdict_reads(self, reference: Any, j: Judgement, d: Diagnosis, verdict: RootCause) -> Diagnosis:
+        """One decoding row's diagnosis as its engine's verdict reads it. A proven verdict names
+        each row it reproduces (one engine, one cause; a pair's rows by the part that gives them).
+        A stream that came whole is read as the verdict reads such streams."""
+        asked = self._asked(j.op)
+        if verdict.proven and j.op == "decode" and is_decode_pair(verdict.variants):
+            d = as_pair(reference, j, d, (verdict.variants[0], verdict.variants[1]), asked)
+        elif verdict.proven and d.variants[:1] not in [(cause,) for cause in verdict.variants]:
+            named = (as_verdict(reference, j, d, cause, asked) for cause in verdict.variants)
+            d = next((n for n in named if n.variants[:1] != d.variants[:1]), d)
+        if verdict.cause in HELD and d.variants and d.variants[0] in HELD:
+            d = as_held(d, verdict.cause, len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0))
+        return d
+
+    def diagnose_as_run(self, j: Judgement) -> Diagnosis | None:
+        """One decoding judgement diagnosed alone, then read as its engine's verdict on the op reads
+        its rows (fuzz shrinks a finding under the name the run gave it)."""
+        d = self.diagnose_one(j)
+        verdict = self.root_causes.get((j.backend, j.op))
+        reference = self.decoding_reference() if verdict is not None and j.op not in ("encode", "chat") else None
+        return d if d is None or reference is None or verdict is None else \
+            self._as_verdict_reads(reference, j, d, verdict)
 
     def _decoding_cases(self, corpora: list[str], skip: set[int], op: str, encoded: dict[str, list[int]]
                         ) -> Iterator[tuple[list[int], int, str]]:

@@ -213,19 +213,22 @@ def four_bytes_read_as_three(ref: RefTokenizer, ids: list[int], prompt: int, ask
     F0–F7 takes 3 bytes, as code written for the BMP alone does. A character past U+FFFF (an emoji)
     becomes two U+FFFD: its first three bytes, then its last byte alone.
     A stream (after a prompt) is a byte buffer's: what it sends is each sequence that ends after
-    the prompt's bytes."""
+    the prompt's bytes. Two forms: a sequence that is not a character is one U+FFFD, or it is
+    decoded with replacement, so the valid bytes in it are kept (Python's ``bytes.decode``)."""
     data = ref.decode_as(ids, asked, "surrogateescape").encode("utf-8", "surrogateescape")
     head = ref.decode_as(ids[:prompt], asked, "surrogateescape").encode("utf-8", "surrogateescape") if prompt else b""
     if not any(b >= 0xF0 for b in data) or not data.startswith(head):
         return []
-    return [_lengths_trusted(data, four=3, sent_after=len(head))]
+    return [_lengths_trusted(data, four=3, sent_after=len(head)),
+            _lengths_trusted(data, four=3, sent_after=len(head), keep_valid=True)]
 
 
-def _lengths_trusted(data: bytes, four: int = 4, sent_after: int = 0) -> str:
+def _lengths_trusted(data: bytes, four: int = 4, sent_after: int = 0, keep_valid: bool = False) -> str:
     """``data`` decoded a sequence at a time, each as long as its first byte says (a byte that
     leads nothing is one U+FFFD); a sequence cut at the end is decoded as it is. ``four``: the
     length a lead byte F0–F7 is read as. ``sent_after``: only the sequences that end after this
-    many bytes are written (a streamer's, after its prompt)."""
+    many bytes are written (a streamer's, after its prompt). ``keep_valid``: a sequence that is
+    not a character is decoded with replacement, not made one U+FFFD."""
     out, k = [], 0
     while k < len(data):
         lead = data[k]
@@ -236,8 +239,8 @@ def _lengths_trusted(data: bytes, four: int = 4, sent_after: int = 0) -> str:
             k += 1
             continue
         if k + size > sent_after:
-            out.append(data[k:k + size].decode("utf-8", "replace") if k + size > len(data) or _utf8(data[k:k + size])
-                       else "\ufffd")
+            out.append(data[k:k + size].decode("utf-8", "replace") if keep_valid or k + size > len(data)
+                       or _utf8(data[k:k + size]) else "\ufffd")
         k += size
     return "".join(out)
 

@@ -592,5 +592,13 @@ def right_answers(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked
     if op == "stream":
         whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
         # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
-        return ["".join(right_deltas(ref, ids, prompt, asked)), whole[len(commonprefix([whole, head])):]]
+        answers = ["".join(right_deltas(ref, ids, prompt, asked)), whole[len(commonprefix([whole, head])):]]
+        # (a character the prompt leaves unfinished is the generation's: its U+FFFD, one for the sequence or
+        # one per byte, sent with the generated text, as the judge takes it: tokparity.diff.decode.expected_stream)
+        held = incomplete_tail(ref.decode_as(ids[:prompt], asked, "surrogateescape")[-4:].encode(
+            "utf-8", "surrogateescape")) if prompt else 0
+        for k in dict.fromkeys((1, held)) if held else ():
+            if head.endswith("\ufffd" * k) and whole.startswith(head[:len(head) - k]):
+                answers.append(whole[len(head) - k:])
+        return list(dict.fromkeys(answers))
     return [decoded(ref, ids, asked)]

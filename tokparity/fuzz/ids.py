@@ -4,9 +4,10 @@ backend shrunk to its shortest sequence.
 
 A sequence mixes what decoders get wrong: word tokens, the byte tokens of a character (whole, or
 cut short), lone continuation bytes, special tokens, whitespace pieces and random ids, with the
-prompt ending anywhere (inside a character too). A mismatch is keyed as a compare run decides it
-(its cause, else ``unexplained:CLASS``, or the known divergence); the first of each key is shrunk
-by taking ids out, one at a time, while the backend still differs under the same key.
+prompt ending anywhere (inside a character too). Once the sequences are judged, each backend gets
+its verdict, checked on the sequences it agreed on, as a compare run's is. A mismatch is keyed as
+the run then decides it: its known divergence, its cause, else ``unexplained:CLASS``. The first of
+each key is shrunk by taking ids out, one at a time, while the backend still differs under that key.
 
 No journal: a decoding fuzz run is not resumed (it is cheap to run again with the same seed).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tokparity.corpus.ids import IdCase
@@ -29,8 +31,10 @@ from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 from tokparity.zoo import resolve_model
 
-SHRINK_SECONDS = 5.0  # per finding
+SHRINK_SECONDS = 5.0  # per finding, at most
 MAX_IDS = 24
+SETTLE_SHARE = 0.25  # of the budget: the verdicts and the shrinking, after the sequences
+PROGRESS_EVERY = 5.0  # seconds between progress lines
 
 
 @dataclass
@@ -109,7 +113,11 @@ class IdSource:
 def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions, seconds: float,
                 seed: int, cases: int | None = None) -> tuple[Results, list[IdFinding], int]:
     """Fuzz one decoding op (``options.ops``, one of decode and stream) of one model for ``seconds``,
-    and at most ``cases`` id sequences when given."""
+    and at most ``cases`` id sequences when given.
+
+    The sequences take most of the time. The rest goes to each backend's verdict, checked on the
+    sequences it agreed on, and to shrinking one finding per name the verdict gives. So one bug
+    gets one name, as in a compare run, and the run ends near its budget."""
     from tokparity import __version__
 
     started = time.perf_counter()
@@ -120,38 +128,36 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
     pipeline = ModelPipeline.open(spec, backend_names, options, results)
     run = pipeline.run
     op = options.decoding_ops[0]
-    findings: dict[tuple[str, str], IdFinding] = {}
+    differed: dict[str, tuple[IdCase, float]] = {}  # case id -> the case and when it was judged
+    listed: list[IdFinding] = []
     n = 0
     try:
         if run.decoding is None or not run.by_op.get(op):
             raise TokparityError(f"nothing to fuzz on {run.model.name}: no backend decodes beside the decoder; "
                                  "name one with -b")
         source = IdSource(run.vocab, seed)
-        until = started + seconds
-        while time.perf_counter() < until and (cases is None or n < cases):
-            case = source.next()
-            for record in run.id_records(n, case):
-                pipeline.count([record])
-                for judgement in record.judgements:
-                    m = pipeline.decided(judgement)
-                    key = finding_key(m)
-                    found = findings.get((m.backend, key))
-                    if found is not None:
-                        found.count += 1
-                        continue
-                    shrink_started = time.perf_counter()
-                    shrunk, last = _shrink(pipeline, case, m, key)
-                    findings[(m.backend, key)] = IdFinding(m.backend, key, shrunk, last, case, 1,
-                                                           shrink_started - started,
-                                                           time.perf_counter() - shrink_started)
-            n += 1
-    except KeyboardInterrupt:
-        results.interrupted = True
-    finally:
+        until, said = started + (1 - SETTLE_SHARE) * seconds, started
+        try:
+            while time.perf_counter() < until and (cases is None or n < cases):
+                case = source.next()
+                for record in run.id_records(n, case):
+                    pipeline.count([record])
+                    pipeline.agreed_ids(record, case.ids, case.prompt)
+                    if record.judgements and case.id not in differed:
+                        differed[case.id] = (case, time.perf_counter() - started)
+                pipeline.diagnose_new()
+                n += 1
+                if time.perf_counter() - said >= PROGRESS_EVERY:
+                    said = time.perf_counter()
+                    options.say(f"fuzz {run.model.name} --ops {op}: {said - started:.0f}/{seconds:.0f} s, "
+                                f"{n} id sequences, {len(differed)} differing")
+        except KeyboardInterrupt:
+            results.interrupted = True
         pipeline.diagnose(None, everything=False)
+        results.runs.extend(pipeline.settle())
+        listed = _findings(pipeline, results.mismatches, differed, started + seconds, shrink=not results.interrupted)
+    finally:
         pipeline.close()
-    results.runs.extend(pipeline.settle())
-    listed = list(findings.values())
     fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
     return results.final(__version__, time.perf_counter() - started, fuzz=fuzz), listed, n
 
@@ -161,12 +167,31 @@ def finding_key(m: Mismatch) -> str:
     return KNOWN + m.known if m.known else m.cause or UNEXPLAINED + m.cls
 
 
-def _shrink(pipeline: ModelPipeline, case: IdCase, first: Mismatch, key: str) -> tuple[IdCase, Mismatch]:
-    """``case`` with ids taken out while ``first``'s backend still differs under ``key``."""
+def _findings(pipeline: ModelPipeline, decided: Sequence[Mismatch], differed: Mapping[str, tuple[IdCase, float]],
+              deadline: float, shrink: bool) -> list[IdFinding]:
+    """One finding per backend and name, as the run's verdicts decided every mismatch: its first
+    case, shrunk under that name within what is left of the budget (``shrink``: at all)."""
+    groups: dict[tuple[str, str], list[Mismatch]] = {}
+    for m in decided:
+        groups.setdefault((m.backend, finding_key(m)), []).append(m)
+    found = []
+    for left, ((backend, key), ms) in zip(range(len(groups), 0, -1), groups.items()):
+        first = ms[0]
+        case, after = differed[first.case_id]
+        t0 = time.perf_counter()
+        budget = min(SHRINK_SECONDS, (deadline - t0) / left) if shrink else 0.0
+        shrunk, last = _shrink(pipeline, case, first, key, t0 + budget)
+        found.append(IdFinding(backend, key, shrunk, last, case, len(ms), after, time.perf_counter() - t0))
+    return found
+
+
+def _shrink(pipeline: ModelPipeline, case: IdCase, first: Mismatch, key: str, until: float
+            ) -> tuple[IdCase, Mismatch]:
+    """``case`` with ids taken out while ``first``'s backend still differs under ``key``, as the run's
+    verdict reads it, until ``until``."""
     run = pipeline.run
     assert run.decoding is not None
     best, best_m = case, first
-    until = time.perf_counter() + SHRINK_SECONDS
     k = 0
     while k < len(best.ids) and time.perf_counter() < until:
         ids = best.ids[:k] + best.ids[k + 1:]
@@ -176,7 +201,7 @@ def _shrink(pipeline: ModelPipeline, case: IdCase, first: Mismatch, key: str) ->
             continue
         candidate = IdCase(best.id, ids, prompt, best.about, dict(best.tags))
         record = run.decoding.record(first.op, -1, candidate, list(ids), prompt, run.decoding.decoder, ())
-        same = next((d for d in (pipeline.decided(j) for j in record.judgements if j.backend == first.backend)
+        same = next((d for d in (pipeline.decided_as_run(j) for j in record.judgements if j.backend == first.backend)
                      if finding_key(d) == key), None)
         if same is None:
             k += 1

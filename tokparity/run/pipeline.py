@@ -16,7 +16,7 @@ nothing. The callers import no step's module (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from tokparity.corpus import Case
@@ -138,6 +138,12 @@ class ModelPipeline:
         no case that agreed and reads no corpus)."""
         self.diagnosis.diagnose_all(self.tally.judgements, self.tally.not_agreeing if everything else {}, corpora)
 
+    def diagnose_new(self) -> None:
+        """The search's diagnosis of the judgements kept since the last call, without verdicts
+        (fuzz of ids diagnoses as it goes; ``diagnose`` then only gives the verdicts)."""
+        if self.run.options.diagnose:
+            self.diagnosis.diagnose_new(self.tally.judgements)
+
     def named(self) -> Diagnosed:
         """What the diagnosis named so far, in the order of the tally's judgements."""
         return self.diagnosis.named(self.tally.judgements)
@@ -155,6 +161,21 @@ class ModelPipeline:
             for backend, verdict in record.verdicts.items():
                 if verdict.kind == "agree":
                     self.diagnosis.agreed(backend, text)
+
+    def agreed_ids(self, record: CaseRecord, ids: Sequence[int], prompt: int) -> None:
+        """The backends of one decoding case that agreed with the decoder (fuzz of ids): their
+        verdict on the op is checked on these ids, as a compare's is on every agreement."""
+        for backend, verdict in record.verdicts.items():
+            if verdict.kind == "agree":
+                self.diagnosis.agreed_ids(backend, record.op, ids, prompt if record.op == "stream" else 0,
+                                          f"{record.corpus}/{record.case_id}")
+
+    def decided_as_run(self, judgement: Judgement) -> Mismatch:
+        """One decoding judgement diagnosed alone and decided as the run's verdict reads its rows
+        (fuzz shrinks a finding under the name the whole run gave it)."""
+        diagnosis = self.diagnosis.diagnose_as_run(judgement)
+        root = self.diagnosis.root_causes.get((judgement.backend, judgement.op))
+        return Mismatch(judgement, decide(judgement, diagnosis, root, self.run.options.services.known), diagnosis)
 
     def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True,
                stated: Stated | None = None) -> list[RunSummary]:

@@ -164,7 +164,9 @@ def derived_files(model: ZooModel, build: bool = True,
                         missing[role] = f"derived from {from_role}, could not be built: {e}"
                         log(f"warning: {model.name}: {missing[role]}")
                         continue
-                    lost = f"; not carried: {'; '.join(found[1].warnings)}" if found[1].warnings else ""
+                    # (one short line on a first run: the fields themselves are inspect's to list)
+                    lost = f"; {len(found[1].warnings)} fields not carried (tokparity inspect {model.name} lists " \
+                        "them)" if found[1].warnings else ""
                     log(f"built {model.name} {role} from {from_role} in {shown_path(found[0].parent)}{lost}")
         if found is None:
             if role not in missing:
