@@ -374,7 +374,7 @@ def writeup_article(w: Writeup, view: str) -> Article:
         blocks.append(Fields((("Symptom", runs(Run(w.cls, CLASS), f" ({w.share}): {w.symptom}")),
                               ("→ Implication", runs(w.implication)))))
     if w.case is not None and not w.only_ties and w.case.op != "encode":
-        blocks.append(Part("Most telling case", (decoded_outputs(w.case),)))
+        blocks.append(Part("Most telling case", (decoded_outputs(w.case, w.style),)))
     elif w.case is not None and not w.only_ties:
         c = w.case
         shown, more = cut(c.text, CASE_SHOWN)

@@ -9,6 +9,7 @@ from tokparity.diff.align import align
 from tokparity.records import Mismatch
 from tokparity.report import overview
 from tokparity.report.nodes import CODE, MUTED, TEXT, AlignedRow, Alignment, Comparison, Fields, Inline, Run, runs
+from tokparity.report.pieces import PLAIN, readable
 from tokparity.report.writeup import Tokens, comparison, tokens
 from tokparity.textview import single_line, visible
 
@@ -32,12 +33,13 @@ def comparison_of(m: Tokens, style: str, oracle: str, backend: str) -> Compariso
     return Comparison(oracle, backend, comparison(m, style))
 
 
-def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
+def decoded_outputs(m: Mismatch, style: str = PLAIN, limit: int = 40) -> Fields:
     """What the decoder and the backend answered for a decoding op, whitespace made visible: the
-    case, its ids, both texts (a stream's deltas apart, ``│`` between them; a piece's bytes in hex).
+    case, its ids (each piece as ``style`` reads it: a byte-level piece's bytes, not GPT-2's
+    glyphs), both texts (a stream's deltas apart, ``│`` between them; a piece's bytes in hex).
     For chat: the conversation, then each side's prompt, or its pieces where it gave ids only."""
     def pieces(of: list[str]) -> str:
-        return " ".join(of[:limit]) + (f" … ({len(of):,} ids)" if len(of) > limit else "")
+        return " ".join(readable(p, style) for p in of[:limit]) + (f" … ({len(of):,} ids)" if len(of) > limit else "")
 
     case: tuple[str, Inline] = ("Case", runs(f"{m.corpus}/{m.case_id}", *((" ", Run(m.tags["about"], MUTED))
                                                                           if "about" in m.tags else ())))
@@ -58,7 +60,8 @@ def decoded_outputs(m: Mismatch, limit: int = 40) -> Fields:
     if m.op == "pieces":
         differ = [k for k, (a, b) in enumerate(zip(m.oracle_output, m.backend_output)) if a != b][:4]
         for side, out in ((m.oracle, m.oracle_output), (m.backend, m.backend_output)):
-            rows.append((side, joined([runs(f"{m.oracle_pieces[k]} ", Run(out[k] or "–", CODE)) for k in differ])))
+            rows.append((side, joined([runs(f"{readable(m.oracle_pieces[k], style)} ", Run(out[k] or "–", CODE))
+                                       for k in differ])))
         return Fields(tuple(rows))
     if m.op == "stream":  # (the two rows say which is which: a library's stream is judged by its own decode)
         rows.append((f"{m.oracle}, decoded whole", text_runs("".join(m.oracle_output), CASE_SHOWN)))
