@@ -361,3 +361,18 @@ def test_a_chat_engine_that_gives_ids_only_shows_its_pieces():
     shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("chat-raises", "chat"))), 120))
     assert "mc, ids only   <s> [INST] Hi . [/INST]" in shown, shown
     assert refused in shown and "␣" not in shown, shown
+
+
+def test_a_decoding_case_shows_byte_level_pieces_as_their_bytes():
+    """A stream's most telling case listed its ids as GPT-2's byte glyphs (``ðŁ ĳ ¨``): it now
+    shows each piece's text, or its bytes where it holds part of a character."""
+    from tokparity.records import Decision, Judgement, Mismatch
+    from tokparity.report.outputs import decoded_outputs
+    from tokparity.report.pieces import BYTE_LEVEL
+    from tokparity.report.plain import block
+
+    j = Judgement("llama-bpe", "edge", "control-0047", {"prompt": 1}, "llama.cpp", "mine", "stream-replacement", "",
+                  "decode", 0, "👨\u200d💻", [9468, 239, 101], [9468, 239, 101], ["ðŁ", "ĳ", "¨"], [], op="stream",
+                  oracle_output=["👨"], backend_output=["\ufffd", "\ufffd"])
+    shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("stream-replacement", "decode")), BYTE_LEVEL), 120))
+    assert "<0xF0><0x9F> <0x91> <0xA8>" in shown and "ðŁ" not in shown, shown

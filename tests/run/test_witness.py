@@ -107,3 +107,13 @@ def test_a_bos_the_engine_adds_counts_only_where_the_oracle_adds_it_too():
     assert given_too(run, [bos, a, eos], [a], [bos, a, eos])
     assert not given_too(SimpleNamespace(options=SimpleNamespace(add_special=False), vocab=run.vocab),
                          [bos, a], [a], [bos, a])
+
+
+def test_a_backend_no_run_used_is_not_listed():
+    """A chat run loads the golden ids with the model, and no run reads them: the Backends line
+    named them all the same (a newcomer's chat run, 2026-12-04)."""
+    backends = {"golden": {"version": ""}, "llama.cpp": {"version": "0.3.36"}, "mine": {"version": ""}}
+    chat = Results("0.1.0", backends, [RunSummary("llama-bpe", "template+llama.cpp", "mine", op="chat")])
+    assert backend_versions(chat) == "llama.cpp (llama-cpp-python 0.3.36), mine"
+    encode = Results("0.1.0", backends, [RunSummary("llama-bpe", "golden/llama.cpp", "mine")])
+    assert backend_versions(encode) == "golden, llama.cpp (llama-cpp-python 0.3.36), mine"
