@@ -6,8 +6,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokparity.textview import shown_path, single_line
+
+if TYPE_CHECKING:
+    from tokparity.run.results import Results
 
 
 def add_parser(sub) -> None:
@@ -187,7 +191,8 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
     paths = write_reports_or_say(results, out, "fuzz", args.backends)
     refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
-    print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s (seed {args.seed})")
+    print(f"fuzz {args.model} --ops {ops[0]}: {cases} id sequences in {results.seconds:.1f} s{_outside(results)} "
+          f"(seed {args.seed})")
     for summary in results.runs:
         if summary.root_cause is not None:
             print(verdict_sentence(summary))
@@ -203,6 +208,13 @@ def _run_ids(args: argparse.Namespace, ops: tuple[str, ...], out: Path) -> int:
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)
     return 1 if results.unexplained else 0
+
+
+def _outside(results: Results) -> str:
+    """What of a run's time ``--seconds`` does not cover: loading the model and backends, and
+    stopping them (", of which 3.6 s loading"), or ""."""
+    outside = sum(t.get("load", 0.0) + t.get("close", 0.0) for t in results.timing.values())
+    return f", of which {outside:.1f} s loading and stopping the backends" if outside >= 0.1 else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -287,7 +299,8 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     refuse_nothing_judged(results, out, args.backends)
     write_ci_outputs(results, paths, args.junit, "fuzz")
     sources = ", ".join(f"{name} {n}" for name, n in sorted(result.by_source.items()))
-    print(f"fuzz {args.model}: {result.cases} cases in {results.seconds:.1f} s (seed {args.seed}; {sources})")
+    print(f"fuzz {args.model}: {result.cases} cases in {results.seconds:.1f} s{_outside(results)} (seed {args.seed}; "
+          f"{sources})")
     from tokparity.fuzz.seams import coverage_line
     seams = {s.seam: s.cases for s in results.fuzz.seams} if results.fuzz else {}
     print(coverage_line(seams))
