@@ -58,10 +58,15 @@ def test_a_sequence_that_is_not_a_character_keeps_its_valid_bytes_in_the_second_
     assert _lengths_trusted(data, four=3, keep_valid=True) == "\ufffd x"
 
 
-def test_fuzzing_the_stream_names_the_one_bug_as_compare_does(zoo):
+@pytest.mark.parametrize("engine, cause", [("Engine", "decode.four-bytes-read-as-three"),
+                                           ("FixedEngine", "decode.lead-byte-takes-its-length")])
+def test_fuzzing_the_stream_names_the_one_bug_as_compare_does(zoo, engine, cause):
     """fuzz --ops stream on random id sequences, as many on any machine: the run's verdict is the
     bug, proven on the sequences the engine agreed on, and the finding with the most sequences is
-    it. Before, each sequence kept its own cause: 9 findings, 6 names, no verdict."""
+    it. Before, each sequence kept its own cause: 9 findings, 6 names, no verdict.
+
+    The twin agrees on every text, but random bytes show its other bug: a broken lead byte still
+    takes as many bytes as it announces before any is sent (it decodes them with replacement)."""
     from tokparity.commands.arguments import WEEK
     from tokparity.fuzz.ids import run_id_fuzz
     from tokparity.run.known import load_known
@@ -69,10 +74,10 @@ def test_fuzzing_the_stream_names_the_one_bug_as_compare_does(zoo):
 
     zoo("llama-bpe")
     options = CompareOptions(ops=("stream",), services=Services(known=load_known()))
-    results, findings, cases = run_id_fuzz("llama-bpe", [f"mine=py:{ENGINE}:Engine"], options, WEEK, 0, cases=1500)
+    results, findings, cases = run_id_fuzz("llama-bpe", [f"mine=py:{ENGINE}:{engine}"], options, WEEK, 0, cases=1500)
     assert cases == 1500
     verdict = next(r for r in results.runs if r.backend == "mine").root_cause
-    assert verdict is not None and verdict.cause == "decode.four-bytes-read-as-three" and verdict.proven, verdict
+    assert verdict is not None and verdict.cause == cause and verdict.proven, verdict
     assert verdict.keeps == verdict.agreements and verdict.explains >= 0.9 * verdict.mismatches, verdict
     top = max((f for f in findings if f.backend == "mine"), key=lambda f: f.count)
-    assert top.key == "decode.four-bytes-read-as-three" and len(top.case.ids) < len(top.original.ids), top
+    assert top.key == cause and len(top.case.ids) < len(top.original.ids), top

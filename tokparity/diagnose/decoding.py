@@ -123,7 +123,7 @@ VARIANTS = (
     DecodeVariant("decode.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped),
     DecodeVariant("decode.fails-on-invalid-bytes", wrong_bytes.fails_on_invalid_bytes),
     DecodeVariant("decode.fails-past-buffer", wrong_bytes.fails_past_buffer),
-    DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length),
+    DecodeVariant("decode.lead-byte-takes-its-length", wrong_bytes.lead_takes_its_length, streams=True),
     DecodeVariant("decode.four-bytes-read-as-three", wrong_bytes.four_bytes_read_as_three, twin=wrong.decoded_right,
                   streams=True),
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,

@@ -189,11 +189,18 @@ def fails_past_buffer(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
 def lead_takes_its_length(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The ids' bytes read as a hand-written UTF-8 decoder reads them: a lead byte takes as many
     bytes as it announces, whatever they are. A sequence that is not a character becomes one U+FFFD,
-    so the valid bytes that follow a broken lead byte are lost with it."""
+    so the valid bytes that follow a broken lead byte are lost with it; or, the second form, it is
+    decoded with replacement (Python's ``bytes.decode``), so only its sending waits for them.
+    A stream (after a prompt) is a byte buffer's: what it sends is each sequence that ends after
+    the prompt's bytes."""
     text = ref.decode_as(ids, asked, "surrogateescape")
     if not any("\udc80" <= ch <= "\udcff" for ch in text):
         return []
-    return [_lengths_trusted(text.encode("utf-8", "surrogateescape"))]
+    data = text.encode("utf-8", "surrogateescape")
+    head = ref.decode_as(ids[:prompt], asked, "surrogateescape").encode("utf-8", "surrogateescape") if prompt else b""
+    if not data.startswith(head):
+        return []
+    return [_lengths_trusted(data, sent_after=len(head)), _lengths_trusted(data, sent_after=len(head), keep_valid=True)]
 
 
 def token_after_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -57,7 +57,7 @@ class IdSource:
 
         self.rng = random.Random(f"ids:{seed}:{vocab.size}")
         self.size = vocab.size
-        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        self.types = types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         self.bytes: dict[int, int] = {}
         self.words: list[int] = []
         self.spaces: list[int] = []
@@ -87,6 +87,15 @@ class IdSource:
         cut = self.rng.random() < 0.3  # a character cut short
         return [i for i in ids if i is not None][:-1] if cut else [i for i in ids if i is not None]
 
+    def _any_id(self) -> int:
+        """An id at random, never a gap of the vocabulary (``[PAD200002]``): the decoder has no
+        text for it either, so what an engine answers there is no finding (a few draws, then id 0)."""
+        for _ in range(20):
+            i = self.rng.randrange(self.size)
+            if self.types[i] not in (TokenType.UNUSED, TokenType.UNDEFINED):
+                return i
+        return 0
+
     def next(self) -> IdCase:
         parts: list[int] = []
         while len(parts) < self.rng.randrange(2, MAX_IDS):
@@ -102,7 +111,7 @@ class IdSource:
             elif pick < 0.9 and self.spaces:
                 parts.append(self.rng.choice(self.spaces))
             else:
-                parts.append(self.rng.randrange(self.size))
+                parts.append(self._any_id())
         if len(parts) < 2:
             parts = (parts + self.words[:2] + [0, 0])[:2]
         self.n += 1
@@ -136,7 +145,8 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
             raise TokparityError(f"nothing to fuzz on {run.model.name}: no backend decodes beside the decoder; "
                                  "name one with -b")
         source = IdSource(run.vocab, seed)
-        until, said = started + (1 - SETTLE_SHARE) * seconds, started
+        began = said = time.perf_counter()  # (the budget leaves loading out, as a fuzz of texts does)
+        until = began + (1 - SETTLE_SHARE) * seconds
         try:
             while time.perf_counter() < until and (cases is None or n < cases):
                 case = source.next()
@@ -144,18 +154,18 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
                     pipeline.count([record])
                     pipeline.agreed_ids(record, case.ids, case.prompt)
                     if record.judgements and case.id not in differed:
-                        differed[case.id] = (case, time.perf_counter() - started)
+                        differed[case.id] = (case, time.perf_counter() - began)
                 pipeline.diagnose_new()
                 n += 1
                 if time.perf_counter() - said >= PROGRESS_EVERY:
                     said = time.perf_counter()
-                    options.say(f"fuzz {run.model.name} --ops {op}: {said - started:.0f}/{seconds:.0f} s, "
+                    options.say(f"fuzz {run.model.name} --ops {op}: {said - began:.0f}/{seconds:.0f} s, "
                                 f"{n} id sequences, {len(differed)} differing")
         except KeyboardInterrupt:
             results.interrupted = True
         pipeline.diagnose(None, everything=False)
         results.runs.extend(pipeline.settle())
-        listed = _findings(pipeline, results.mismatches, differed, started + seconds, shrink=not results.interrupted)
+        listed = _findings(pipeline, results.mismatches, differed, began + seconds, shrink=not results.interrupted)
     finally:
         pipeline.close()
     fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])
