@@ -150,8 +150,12 @@ def _run_chats(args: argparse.Namespace, out: Path) -> int:
         print(f"\n{finding.key} on {finding.backend}: {finding.count} conversations ({m.cls}; shrunk from "
               f"{len(original['messages'])} to {len(shrunk['messages'])} messages)")
         print(f"  conversation {finding.case.text}")
-        print(f"  {m.oracle:<8} {list(m.oracle_output)!r}")
-        print(f"  {finding.backend:<8} {list(m.backend_output)!r}")
+        if list(m.oracle_output) == list(m.backend_output):  # (the same text: the ids differ, so show those)
+            print(f"  {m.oracle:<8} ids {list(m.oracle_ids)[:12]} {list(m.oracle_pieces)[:12]}")
+            print(f"  {finding.backend:<8} ids {list(m.backend_ids)[:12]} {list(m.backend_pieces)[:12]}")
+        else:
+            print(f"  {m.oracle:<8} {list(m.oracle_output)!r}")
+            print(f"  {finding.backend:<8} {list(m.backend_output)!r}")
         print(f"  {m.cause_evidence or m.evidence}")
     print(f"conversations to keep: {out / FINDINGS_FILE}")
     print(f"reports: {shown_path(paths['report.html'])}")  # (a folder name's escape sequence spelled out)

@@ -315,7 +315,9 @@ def forms_of(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: 
                 a if a is None or a == wrong.FAILED else
                 _after(a, heads[k] if len(heads) == len(answers) and heads[k] not in (None, wrong.FAILED) else right)
                 for k, a in enumerate(answers)]
-            twins = [_after(t, right) for t in twins]
+            # (a byte buffer's stream: its twin is the right stream, which sends a character the prompt began)
+            twins = wrong.right_answers(ref, "stream", ids, prompt, asked) if variant.streams else \
+                [_after(t, right) for t in twins]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
     return [None if a in twins else a for a in answers]

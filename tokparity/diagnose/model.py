@@ -290,11 +290,13 @@ class ModelDiagnosis:
             return None
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives, stage=stage_of_cause(cause.name))
 
-    def diagnose_new(self, judgements: Sequence[Judgement]) -> None:
+    def diagnose_new(self, judgements: Sequence[Judgement]) -> list[Diagnosis | None]:
         """The search's diagnosis of each judgement not diagnosed yet (``judgements``: the model's so
-        far, in case order). Fuzz calls it as it goes, so its time is within the run's budget."""
-        for j in judgements[len(self._current):]:
-            self._current.append(self.diagnose_one(j))
+        far, in case order), returned in order. Fuzz calls it as it goes, so its time is within the
+        run's budget and no judgement is diagnosed twice."""
+        new = [self.diagnose_one(j) for j in judgements[len(self._current):]]
+        self._current.extend(new)
+        return new
 
     def diagnose_all(self, judgements: Sequence[Judgement], not_agreeing: dict[tuple[str, str], set[int]],
                      corpora: list[str] | None) -> None:

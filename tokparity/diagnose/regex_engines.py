@@ -62,6 +62,9 @@ ENGINES = {
                       "one, such as \\s+(?!\\S), left out, so a run of spaces no longer leaves its last space to the next word"),
     "re2-no-lookaround": ("the regex run as RE2 and Go run it: \\s ASCII only, and each alternative with a "
                           "look-around, such as \\s+(?!\\S), left out"),
+    "lookaround-cut": ("the regex run by an engine without look-around (Rust's regex crate), each look-around cut "
+                       "out of its alternative: \\s+(?!\\S) read as \\s+, so a run of spaces no longer leaves its "
+                       "last space to the next word"),
 }
 _MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE, "pcre2": PCRE2_SPACE,
             "re2-no-lookaround": RE2_SPACE}
@@ -102,6 +105,8 @@ def rewrite(source: str, engine: str) -> str:
     text = "".join(out)
     if engine in NO_LOOKAROUND:
         text = without_lookaround(text)
+    elif engine == "lookaround-cut":
+        text = lookarounds_cut(text)
     if text.endswith("$") and not text.endswith("\\$"):
         text = text[:-1] + "\\Z"
     return text
@@ -135,6 +140,42 @@ def without_lookaround(source: str) -> str:
     alternatives.append(source[start:])
     kept = [a for a in alternatives if not any(mark in a for mark in ("(?=", "(?!", "(?<=", "(?<!"))]
     return "|".join(kept) if kept else source
+
+
+def lookarounds_cut(source: str) -> str:
+    """``source`` with each look-around group cut out and its alternative kept, as a port to an
+    engine without them may write it. llama.cpp's GPT-2 split has no ``|\\s+`` after
+    ``\\s+(?!\\S)``, so cutting the look-around differs from leaving the alternative out there.
+
+    >>> lookarounds_cut(r"'s| ?\\p{L}+|\\s+(?!\\S)")
+    "'s| ?\\\\p{L}+|\\\\s+"
+    """
+    out, inside, i = [], False, 0
+    while i < len(source):
+        c = source[i]
+        if c == "\\":
+            out.append(source[i:i + 2])
+            i += 2
+            continue
+        if not inside and source.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            depth, j = 0, i  # (skip to the group's closing parenthesis)
+            while j < len(source):
+                if source[j] == "\\":
+                    j += 2
+                    continue
+                depth += {"(": 1, ")": -1}.get(source[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            i = j
+            continue
+        if c == "[" and not inside:
+            inside = True
+        elif c == "]" and inside:
+            inside = False
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 class EngineSplitter:

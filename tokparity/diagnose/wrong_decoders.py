@@ -77,8 +77,15 @@ def eager(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings)
 
 
 def prompt_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The generated ids decoded as if they began the text, with the first word's space or without.
+    A streamer holds back a character its last id leaves unfinished, as the judge allows; the
+    first two forms hold it back, the last two send it as U+FFFD (where none is unfinished, the
+    same texts)."""
     fresh = decoded(ref, ids[prompt:], asked)
-    return [fresh, fresh[1:] if fresh.startswith(" ") else fresh]
+    data = ref.decode_as(ids[prompt:], asked, "surrogateescape").encode("utf-8", "surrogateescape")
+    cut = incomplete_tail(data)
+    held = data[:len(data) - cut].decode("utf-8", "replace") if cut and fresh.endswith("\ufffd") else fresh
+    return [held, held[1:] if held.startswith(" ") else held, fresh, fresh[1:] if fresh.startswith(" ") else fresh]
 
 
 def prompt_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -591,12 +598,13 @@ def right_answers(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked
         return [ref.piece_bytes(ids)]
     if op == "stream":
         whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
-        # (the text after the prompt's: a character the prompt began, a U+FFFD in its own text, is sent)
-        answers = ["".join(right_deltas(ref, ids, prompt, asked)), whole[len(commonprefix([whole, head])):]]
-        # (a character the prompt leaves unfinished is the generation's: its U+FFFD, one for the sequence or
-        # one per byte, sent with the generated text, as the judge takes it: tokparity.diff.decode.expected_stream)
+        answers = ["".join(right_deltas(ref, ids, prompt, asked))]
         held = incomplete_tail(ref.decode_as(ids[:prompt], asked, "surrogateescape")[-4:].encode(
             "utf-8", "surrogateescape")) if prompt else 0
+        if not held:  # (the text after the prompt's: a U+FFFD in the prompt's own text is the prompt's)
+            answers.append(whole[len(commonprefix([whole, head])):])
+        # (a character the prompt leaves unfinished is the generation's: its U+FFFD, one for the sequence or
+        # one per byte, is sent with the generated text, as the judge takes it: tokparity.diff.decode.expected_stream)
         for k in dict.fromkeys((1, held)) if held else ():
             if head.endswith("\ufffd" * k) and whole.startswith(head[:len(head) - k]):
                 answers.append(whole[len(head) - k:])

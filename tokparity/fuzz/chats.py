@@ -26,7 +26,7 @@ from tokparity.chat import TEMPLATE_CHECKS
 from tokparity.chat.conversation import Conversation
 from tokparity.corpus import Case
 from tokparity.errors import TokparityError
-from tokparity.fuzz.ids import finding_key
+from tokparity.fuzz.ids import PROGRESS_EVERY, finding_key
 from tokparity.fuzz.seams import SPACE_SEAMS
 from tokparity.records import Mismatch
 from tokparity.run.options import CompareOptions
@@ -139,13 +139,13 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
                 "no backend applies chat templates beside the reference; name one with -b"))
         specials = [t for t in run.vocab.special_texts().values() if len(t) > 1]
         source = ConversationSource(specials, seed)
-        until = started + seconds
+        began = said = time.perf_counter()  # (the budget leaves loading out, as a fuzz of texts does)
+        until = began + seconds
         while time.perf_counter() < until and (cases is None or n < cases):
             case = source.next()
             record = run.chat_record(case, n)
             pipeline.count([record])
-            for judgement in record.judgements:
-                m = pipeline.decided(judgement)
+            for m in pipeline.diagnose_new():  # (each diagnosed once: the verdicts at the end take them)
                 key = finding_key(m)
                 found = findings.get((m.backend, key))
                 if found is not None:
@@ -154,8 +154,12 @@ def run_chat_fuzz(spec: str, backend_names: list[str] | None, options: CompareOp
                 shrink_started = time.perf_counter()
                 shrunk, last = _shrink(pipeline, case, m, key, SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
                 findings[(m.backend, key)] = ChatFinding(m.backend, key, shrunk, last, case, 1,
-                                                         shrink_started - started, time.perf_counter() - shrink_started)
+                                                         shrink_started - began, time.perf_counter() - shrink_started)
             n += 1
+            if time.perf_counter() - said >= PROGRESS_EVERY:
+                said = time.perf_counter()
+                options.say(f"fuzz {run.model.name} --ops chat: {said - began:.0f}/{seconds:.0f} s, {n} conversations, "
+                            f"{len(findings)} findings")
             given_up = run.chatting.reference.given_up()
             if (exitfirst and findings) or given_up:
                 break

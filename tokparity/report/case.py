@@ -9,7 +9,7 @@ import shlex
 from tokparity.diff.explain import class_info
 from tokparity.records import Mismatch
 from tokparity.report.nodes import TEXT, Article, Block, Document, FixList, Paragraph, Part, Run, Section, runs
-from tokparity.report.outputs import mismatch_comparison
+from tokparity.report.outputs import decoded_outputs, mismatch_comparison
 from tokparity.report.pieces import PLAIN
 from tokparity.report.writeup import fixes_of, no_cause
 from tokparity.textview import visible
@@ -37,7 +37,10 @@ def case_article(m: Mismatch, style: str, diagnosed: bool = True) -> Article:
         blocks.append(Part("Cause", (Paragraph(runs(no_cause(m, diagnosed))),)))
     if m.known:
         blocks.append(Part("Known", (Paragraph(runs(f"{m.known} (a reviewed divergence: reported, not failing)")),)))
-    blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))
+    if m.op in ("decode", "stream", "pieces"):  # (the ids are the same on both sides: their texts differ)
+        blocks.append(Part("Answers", (decoded_outputs(m, style),)))
+    else:
+        blocks.append(Part("Tokens", (mismatch_comparison(m, style),)))
     if m.cause:
         blocks.append(Part("Fix", (FixList(tuple(fixes_of(m.cause))),)))
     elif m.op == "chat":

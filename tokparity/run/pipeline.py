@@ -138,11 +138,14 @@ class ModelPipeline:
         no case that agreed and reads no corpus)."""
         self.diagnosis.diagnose_all(self.tally.judgements, self.tally.not_agreeing if everything else {}, corpora)
 
-    def diagnose_new(self) -> None:
-        """The search's diagnosis of the judgements kept since the last call, without verdicts
-        (fuzz of ids diagnoses as it goes; ``diagnose`` then only gives the verdicts)."""
-        if self.run.options.diagnose:
-            self.diagnosis.diagnose_new(self.tally.judgements)
+    def diagnose_new(self) -> list[Mismatch]:
+        """The judgements kept since the last call, diagnosed and decided each on its own, without
+        verdicts (fuzz decides as it goes; ``diagnose`` then only gives the verdicts)."""
+        judgements = self.tally.judgements
+        diagnoses = self.diagnosis.diagnose_new(judgements)
+        known = self.run.options.services.known
+        return [Mismatch(j, decide(j, d, None, known), d)
+                for j, d in zip(judgements[len(judgements) - len(diagnoses):], diagnoses)]
 
     def named(self) -> Diagnosed:
         """What the diagnosis named so far, in the order of the tally's judgements."""
