@@ -288,7 +288,7 @@ def test_a_run_with_no_agreement_does_not_claim_to_keep_them():
     from tokparity.report.writeup import proof
 
     bare = RootCause("pretokenizer.deepseek3", ("pretokenizer.deepseek3",), 3, 3, 0, 0, True)
-    assert proof(bare) == "reproduces 3 of 3 mismatches and has no agreement to be checked on (no case agrees)"
+    assert proof(bare) == "reproduces 3 of 3 mismatches and is checked on no agreement, since no case agrees"
     assert "0 agreements" not in sentence("llama-bpe", "mine", "llama.cpp", bare, 3)
 
 
@@ -376,3 +376,20 @@ def test_a_decoding_case_shows_byte_level_pieces_as_their_bytes():
                   oracle_output=["👨"], backend_output=["\ufffd", "\ufffd"])
     shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("stream-replacement", "decode")), BYTE_LEVEL), 120))
     assert "<0xF0><0x9F> <0x91> <0xA8>" in shown and "ðŁ" not in shown, shown
+
+
+def test_a_chat_case_whose_prompts_read_alike_shows_the_ids():
+    """A doubled BOS: the two prompts are the same text, so the most telling case showed two equal
+    strings (a newcomer's chat builder, 2026-12-04). It shows each side's pieces."""
+    from tokparity.records import Decision, Judgement, Mismatch
+    from tokparity.report.outputs import decoded_outputs
+    from tokparity.report.plain import block
+
+    prompt = "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+    j = Judgement("llama-bpe", "chats", "system-01", {}, "template+llama.cpp", "mine", "chat-bos", "", "chat", 0,
+                  '{"messages": [{"role": "user", "content": "Hi"}]}', [128000, 128006], [128000, 128000, 128006],
+                  ["<|begin_of_text|>", "<|start_header_id|>"], ["<|begin_of_text|>", "<|begin_of_text|>",
+                                                                 "<|start_header_id|>"],
+                  op="chat", oracle_output=[prompt], backend_output=[prompt])
+    shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("chat-bos", "chat"))), 200))
+    assert "mine, ids" in shown and "<|begin_of_text|> <|begin_of_text|> <|start_header_id|>" in shown, shown

@@ -330,7 +330,7 @@ def _cases(n: int) -> str:
 def kept(verdict: RootCause) -> str:
     """``keeps all 703 agreements``; with no agreement at all, that nothing checked the claim there."""
     if not verdict.agreements:
-        return "has no agreement to be checked on (no case agrees)"
+        return "is checked on no agreement, since no case agrees"
     if verdict.keeps == verdict.agreements:
         return f"keeps all {verdict.agreements:,} agreements" if verdict.agreements != 1 else "keeps the one agreement"
     return f"keeps {verdict.keeps:,} of {verdict.agreements:,} agreements"

@@ -45,9 +45,12 @@ def decoded_outputs(m: Mismatch, style: str = PLAIN, limit: int = 40) -> Fields:
                                                                           if "about" in m.tags else ())))
     if m.op == "chat":  # (a conversation's JSON, cut short, read as noise: each message's start)
         rows = [case] + ([("Conversation", runs(overview.conversation_line(m.text)))] if m.text else [])
+        same = "".join(m.oracle_output) == "".join(m.backend_output)  # (a BOS twice: the texts read alike)
         for side, out, its_pieces in ((m.oracle, m.oracle_output, m.oracle_pieces),
                                       (m.backend, m.backend_output, m.backend_pieces)):
-            if "".join(out).startswith(RAISED_SHOWN):  # (a refusal is words: no whitespace marks, controls spelt)
+            if same and its_pieces:
+                rows.append((f"{side}, ids", runs(Run(pieces(its_pieces), CODE))))
+            elif "".join(out).startswith(RAISED_SHOWN):  # (a refusal is words: no whitespace marks, controls spelt)
                 rows.append((side, runs(Run(single_line("".join(out)[:CASE_SHOWN]), MUTED))))
             elif out or not its_pieces:
                 rows.append((side, text_runs("".join(out), CASE_SHOWN)))

@@ -236,7 +236,8 @@ def proof(verdict: RootCause) -> str:
     it is not (a reader of one line must not take it for a proof)."""
     from tokparity.diagnose.verdict import kept
 
-    departs = f" (on {verdict.oracle_departs:,} more, the oracle is the one that departs)" if verdict.oracle_departs else ""
+    departs = (f" (on {verdict.oracle_departs:,} more, the reference gives the backend's answer: the oracle departs "
+               "there)") if verdict.oracle_departs else ""
     unproven = "" if verdict.proven else ": not proven"
     return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and {kept(verdict)}{unproven}"
 
