@@ -18,6 +18,8 @@ from tokparity.diagnose.wrong_decoders import (
     decoded,
     is_special,
     one_fffd_a_run,
+    prompt_dropped,
+    right_answers,
 )
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
@@ -255,6 +257,23 @@ def _lengths_trusted(data: bytes, four: int = 4, sent_after: int = 0, keep_valid
 def _utf8_but_its_end(data: bytes) -> bool:
     """Whether ``data`` is UTF-8 up to a character it leaves unfinished at its end."""
     return _utf8(data[:len(data) - incomplete_tail(data)])
+
+
+# --- streams -----------------------------------------------------------------------------------
+
+
+def byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    if "\x00" not in decoded(ref, ids, asked):
+        return []
+    return [a.replace("\x00", "\u0100") for a in right_answers(ref, "stream", ids, prompt, asked)] + \
+        [a.replace("\x00", "\u0100") for a in prompt_dropped(ref, ids, prompt, asked)]
+
+
+def metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
+        return []
+    text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
+    return [text, text.lstrip(" ")]
 
 
 # --- pieces ------------------------------------------------------------------------------------

@@ -235,20 +235,6 @@ def restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked:
     return answers
 
 
-def byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    if "\x00" not in decoded(ref, ids, asked):
-        return []
-    return [a.replace("\x00", "\u0100") for a in right_answers(ref, "stream", ids, prompt, asked)] + \
-        [a.replace("\x00", "\u0100") for a in prompt_dropped(ref, ids, prompt, asked)]
-
-
-def metaspace_on_byte_level(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    if "\u0120" not in "".join(ref.vocab.tokens[:1000]):  # (a byte-level vocabulary spells a space Ġ)
-        return []
-    text = "".join(ref.vocab.tokens[i] for i in ids[prompt:]).replace("\u2581", " ")
-    return [text, text.lstrip(" ")]
-
-
 def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas, each with its leading spaces taken off; or trimmed, its whitespace at both
     ends taken off (a chunk's ``trim()``)."""
