@@ -393,3 +393,21 @@ def test_a_chat_case_whose_prompts_read_alike_shows_the_ids():
                   op="chat", oracle_output=[prompt], backend_output=[prompt])
     shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("chat-bos", "chat"))), 200))
     assert "mine, ids" in shown and "<|begin_of_text|> <|begin_of_text|> <|start_header_id|>" in shown, shown
+
+
+def test_explain_case_shows_a_chat_case_as_its_messages():
+    """``explain DIR CASE`` printed a chat case's JSON with a mark on every space (a newcomer,
+    2026-12-04): it shows each message's role and content, and a decoding case both answers."""
+    from tokparity.records import Decision, Judgement, Mismatch
+    from tokparity.report.plain import case_lines
+
+    conversation = '{"messages": [{"role": "user", "content": "Weather in Zürich?"}], "options": {}}'
+    j = Judgement("llama-bpe", "chats", "tool-01", {}, "template+llama.cpp", "mine", "chat-text", "", "chat", 0,
+                  conversation, [1, 2], [1, 3], ["a", "b"], ["a", "c"], op="chat", oracle_output=["ab"],
+                  backend_output=["ac"])
+    shown = "\n".join(case_lines([Mismatch(j, Decision("chat-text", "chat"))], {}))
+    assert "user 'Weather in Zürich?'" in shown and "␣" not in shown and '"messages"' not in shown, shown
+    s = Judgement("llama-bpe", "edge", "c-1", {"prompt": 1}, "llama.cpp", "mine", "stream-text", "", "decode", 0,
+                  "ab", [64, 65], [64, 65], ["a", "b"], [], op="stream", oracle_output=["b"], backend_output=["x"])
+    shown = "\n".join(case_lines([Mismatch(s, Decision("stream-text", "decode"))], {}))
+    assert "mine, streamed" in shown and "the ids are equal" not in shown, shown

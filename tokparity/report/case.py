@@ -8,11 +8,14 @@ import shlex
 
 from tokparity.diff.explain import class_info
 from tokparity.records import Mismatch
+from tokparity.report import overview
 from tokparity.report.nodes import TEXT, Article, Block, Document, FixList, Paragraph, Part, Run, Section, runs
 from tokparity.report.outputs import decoded_outputs, mismatch_comparison
 from tokparity.report.pieces import PLAIN
 from tokparity.report.writeup import fixes_of, no_cause
 from tokparity.textview import visible
+
+CONTENT_SHOWN = 200  # characters of each message's content in a chat case
 
 
 def case_document(cases: list[Mismatch], styles: dict[str, str], diagnosed: bool = True) -> Document:
@@ -24,8 +27,10 @@ def case_document(cases: list[Mismatch], styles: dict[str, str], diagnosed: bool
 
 def case_article(m: Mismatch, style: str, diagnosed: bool = True) -> Article:
     info = class_info(m.cls)
+    said = Part("Conversation", (Paragraph(runs(overview.conversation_line(m.text, CONTENT_SHOWN))),)) \
+        if m.op == "chat" else Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),))
     blocks: list[Block] = [
-        Part("Text", (Paragraph(runs(Run(visible(m.text), TEXT), f" ({len(m.text):,} characters)")),)),
+        said,  # (a chat case's JSON, each space marked, read as noise: each message's role and content)
         Part("Class", (Paragraph(runs(f"{m.cls}: {info['symptom']}")), Paragraph(runs(f"→ {info['implication']}")))),
         Part("Evidence", (Paragraph(runs(m.evidence)),)),
         *((Part("What it did", (Paragraph(runs(m.shape)),)),) if m.shape else ()),
