@@ -68,11 +68,11 @@ def test_a_witness_is_said_to_be_one_only_where_it_judges_nowhere():
     assert backends == {"hf": {"version": "0.23.3", "witness_of": {"llama-bpe": ["mine"], "gemma-3": ["mine", "yours"]}},
                         "ref": {"version": "0.1.0"}}
     alone = Results("0.1.0", backends, [RunSummary("llama-bpe", "llama.cpp", "mine")])
-    # (ref: loaded, used by no run: not listed)
-    assert backend_versions(alone) == "hf (tokenizers 0.23.3); hf only asked beside mine, yours, not judged"
+    assert backend_versions(alone) == "hf (tokenizers 0.23.3), ref (tokparity 0.1.0); hf only asked beside mine, yours, not judged"
     for elsewhere in (RunSummary("qwen3", "golden/hf", "mine"), RunSummary("qwen3", "template+hf", "mine"),
                       RunSummary("qwen3", "llama.cpp", "hf")):
-        assert backend_versions(Results("0.1.0", backends, [alone.runs[0], elsewhere])) == "hf (tokenizers 0.23.3)"
+        assert backend_versions(Results("0.1.0", backends, [alone.runs[0], elsewhere])) == \
+            "hf (tokenizers 0.23.3), ref (tokparity 0.1.0)"
 
 
 def test_an_engine_with_ids_of_its_own_is_not_excused(zoo):
@@ -109,9 +109,10 @@ def test_a_bos_the_engine_adds_counts_only_where_the_oracle_adds_it_too():
                          [bos, a], [a], [bos, a])
 
 
-def test_a_backend_no_run_used_is_not_listed():
+def test_golden_ids_no_run_read_are_not_listed():
     """A chat run loads the golden ids with the model, and no run reads them: the Backends line
-    named them all the same (a newcomer's chat run, 2026-12-04)."""
+    named them all the same (a newcomer's chat run, 2026-12-04). Another backend stays: in a
+    decoding run the ids judged may be its, though no run names it."""
     backends = {"golden": {"version": ""}, "llama.cpp": {"version": "0.3.36"}, "mine": {"version": ""}}
     chat = Results("0.1.0", backends, [RunSummary("llama-bpe", "template+llama.cpp", "mine", op="chat")])
     assert backend_versions(chat) == "llama.cpp (llama-cpp-python 0.3.36), mine"

@@ -425,8 +425,9 @@ class ModelDiagnosis:
         (tokparity.diagnose.decoding_verdict), checked on the cases it agreed on."""
         started = time.perf_counter()
         encoded: dict[str, list[int]] = {}  # each text's ids, encoded once for every (backend, op)
-        # (fuzz reads no corpus: its verdicts are checked on the sequences it was told agreed)
-        pairs = not_agreeing.items() if corpora is not None else ((k, set[int]()) for k in self._agreeing_ids)
+        # (no corpus, as fuzz and regress: a verdict is checked on the sequences fuzz was told agreed, if any)
+        pairs = not_agreeing.items() if corpora is not None else \
+            ((k, set[int]()) for k in dict.fromkeys((j.backend, j.op) for j in judgements))
         for (name, op), skip in pairs:
             mine = [(j, d) for j, d in zip(judgements, self._current) if j.backend == name and j.op == op
                     and d is not None]
@@ -436,7 +437,7 @@ class ModelDiagnosis:
             if reference is None:
                 continue
             agreeing = self._decoding_cases(corpora, skip, op, encoded) if corpora is not None else \
-                iter(self._agreeing_ids[(name, op)])
+                iter(self._agreeing_ids.get((name, op), ()))
             try:
                 verdict = decoding_verdict(reference, op, self._asked(op), mine, agreeing,
                                            self.options.stream_step)

@@ -265,7 +265,7 @@ def _utf8_but_its_end(data: bytes) -> bool:
 def byte_zero_unmapped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     if "\x00" not in decoded(ref, ids, asked):
         return []
-    return [a.replace("\x00", "\u0100") for a in right_answers(ref, "stream", ids, prompt, asked)] + \
+    return [a.replace("\x00", "\u0100") for a in right_answers(ref, "stream", ids, prompt, asked)[:2]] + \
         [a.replace("\x00", "\u0100") for a in prompt_dropped(ref, ids, prompt, asked)]
 
 

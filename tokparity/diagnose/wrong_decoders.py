@@ -584,15 +584,16 @@ def right_answers(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked
         return [ref.piece_bytes(ids)]
     if op == "stream":
         whole, head = decoded(ref, ids, asked), decoded(ref, ids[:prompt], asked)
-        answers = ["".join(right_deltas(ref, ids, prompt, asked))]
+        deltas = "".join(right_deltas(ref, ids, prompt, asked))
         held = incomplete_tail(ref.decode_as(ids[:prompt], asked, "surrogateescape")[-4:].encode(
             "utf-8", "surrogateescape")) if prompt else 0
-        if not held:  # (the text after the prompt's: a U+FFFD in the prompt's own text is the prompt's)
-            answers.append(whole[len(commonprefix([whole, head])):])
+        # (two answers in their places, as callers read them; the second: the text after the prompt's,
+        # where a U+FFFD in the prompt's own text is the prompt's)
+        answers = [deltas, deltas if held else whole[len(commonprefix([whole, head])):]]
         # (a character the prompt leaves unfinished is the generation's: its U+FFFD, one for the sequence or
         # one per byte, is sent with the generated text, as the judge takes it: tokparity.diff.decode.expected_stream)
         for k in dict.fromkeys((1, held)) if held else ():
             if head.endswith("\ufffd" * k) and whole.startswith(head[:len(head) - k]):
                 answers.append(whole[len(head) - k:])
-        return list(dict.fromkeys(answers))
+        return answers
     return [decoded(ref, ids, asked)]

@@ -57,7 +57,8 @@ class IdSource:
 
         self.rng = random.Random(f"ids:{seed}:{vocab.size}")
         self.size = vocab.size
-        self.types = types = vocab.token_types or [TokenType.NORMAL] * vocab.size
+        self.vocab = vocab
+        types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         self.bytes: dict[int, int] = {}
         self.words: list[int] = []
         self.spaces: list[int] = []
@@ -92,7 +93,7 @@ class IdSource:
         text for it either, so what an engine answers there is no finding (a few draws, then id 0)."""
         for _ in range(20):
             i = self.rng.randrange(self.size)
-            if self.types[i] not in (TokenType.UNUSED, TokenType.UNDEFINED):
+            if self.vocab.type_of(i) not in (TokenType.UNUSED, TokenType.UNDEFINED):
                 return i
         return 0
 
@@ -151,10 +152,10 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
             while time.perf_counter() < until and (cases is None or n < cases):
                 case = source.next()
                 for record in run.id_records(n, case):
+                    if record.judgements and case.id not in differed:  # (first: a mismatch counted has its case)
+                        differed[case.id] = (case, time.perf_counter() - began)
                     pipeline.count([record])
                     pipeline.agreed_ids(record, case.ids, case.prompt)
-                    if record.judgements and case.id not in differed:
-                        differed[case.id] = (case, time.perf_counter() - began)
                 pipeline.diagnose_new()
                 n += 1
                 if time.perf_counter() - said >= PROGRESS_EVERY:
@@ -163,9 +164,16 @@ def run_id_fuzz(spec: str, backend_names: list[str] | None, options: CompareOpti
                                 f"{n} id sequences, {len(differed)} differing")
         except KeyboardInterrupt:
             results.interrupted = True
-        pipeline.diagnose(None, everything=False)
+        try:  # (a Ctrl-C while the verdicts are made: the rows keep their own causes, the reports are written)
+            pipeline.diagnose(None, everything=False)
+        except KeyboardInterrupt:
+            results.interrupted = True
         results.runs.extend(pipeline.settle())
-        listed = _findings(pipeline, results.mismatches, differed, began + seconds, shrink=not results.interrupted)
+        try:
+            listed = _findings(pipeline, results.mismatches, differed, began + seconds, not results.interrupted)
+        except KeyboardInterrupt:
+            results.interrupted = True
+            listed = _findings(pipeline, results.mismatches, differed, began + seconds, False)
     finally:
         pipeline.close()
     fuzz = FuzzSummary(seed, seconds, n, {"gen:ids": n}, {}, [_found(f, i) for i, f in enumerate(listed, 1)], [])

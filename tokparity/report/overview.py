@@ -129,11 +129,12 @@ _VERSION_OF = {"hf": "tokenizers", "hf-gguf": "transformers", "llama.cpp": "llam
 
 def backend_versions(results: Results) -> str:
     """``llama.cpp (llama-cpp-python 0.3.36), mine``: a cmd: engine says no version. A library
-    loaded only as the witness of engines, judged and judging nowhere, is said to be one. A
-    backend loaded that no run used (golden ids in a chat run) is left out."""
+    loaded only as the witness of engines, judged and judging nowhere, is said to be one. Golden
+    ids that no run read (a chat run) are left out; any other backend may have given the ids a
+    decoding op judged, so it stays."""
     judging = {name for r in results.runs for name in (r.backend, *re.split(r"[/+]", r.oracle))}
     listed = ", ".join(version_said(name, info.get("version", "")) for name, info in results.backends.items()
-                       if name in judging or info.get("witness_of") or not results.runs)
+                       if name != "golden" or name in judging or not results.runs)
 
     def engines(info: Mapping) -> str:  # (each engine once, over the models)
         return ", ".join(dict.fromkeys(engine for of_model in info["witness_of"].values() for engine in of_model))

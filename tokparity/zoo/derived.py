@@ -165,7 +165,7 @@ def derived_files(model: ZooModel, build: bool = True,
                         log(f"warning: {model.name}: {missing[role]}")
                         continue
                     # (one short line on a first run: the fields themselves are inspect's to list)
-                    lost = f"; {len(found[1].warnings)} fields not carried (tokparity inspect {model.name} lists " \
+                    lost = f"; {len(found[1].warnings)} notes on fields not carried (tokparity inspect {model.name} lists " \
                         "them)" if found[1].warnings else ""
                     log(f"built {model.name} {role} from {from_role} in {shown_path(found[0].parent)}{lost}")
         if found is None:
