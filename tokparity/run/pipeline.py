@@ -21,7 +21,7 @@ from typing import Any
 
 from tokparity.corpus import Case
 from tokparity.diagnose.model import ModelDiagnosis
-from tokparity.records import CaseRecord, Diagnosed, Judgement, Mismatch
+from tokparity.records import CaseRecord, Diagnosed, Diagnosis, Judgement, Mismatch, RootCause
 from tokparity.run.decide import as_judged, decide
 from tokparity.run.judge import JudgedCases, ModelRun, too_long_message, too_long_record
 from tokparity.run.messages import Started
@@ -62,8 +62,13 @@ def settle(tally: Tally, diagnosed: Diagnosed | None, causes: dict[str, dict[str
     for i, judgement in enumerate(tally.judgements):
         diagnosis = diagnoses[i] if i < len(diagnoses) else None
         root = roots.get((judgement.backend, judgement.op))
-        tally.count(Mismatch(judgement, decide(judgement, diagnosis, root, known), diagnosis))
+        tally.count(_mismatch(judgement, diagnosis, root, known))
     return tally.run_summaries(diagnosed, causes, stated)
+
+
+def _mismatch(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | None, known: Any) -> Mismatch:
+    """The decide step on one judgement: its Mismatch, with ``diagnosis`` and the run's ``root``."""
+    return Mismatch(judgement, decide(judgement, diagnosis, root, known), diagnosis)
 
 
 def tally_of(model: ModelFiles, started: Started, options: CompareOptions, results: ResultsSoFar) -> Tally:
@@ -144,7 +149,7 @@ class ModelPipeline:
         judgements = self.tally.judgements
         diagnoses = self.diagnosis.diagnose_new(judgements)
         known = self.run.options.services.known
-        return [Mismatch(j, decide(j, d, None, known), d)
+        return [_mismatch(j, d, None, known)
                 for j, d in zip(judgements[len(judgements) - len(diagnoses):], diagnoses)]
 
     def named(self) -> Diagnosed:
@@ -155,7 +160,7 @@ class ModelPipeline:
         """One judgement diagnosed and decided now, on its own (fuzz steers by causes case by
         case): its cause, the class that fits it, its known divergence."""
         diagnosis = self.diagnosis.diagnose_one(judgement)
-        return Mismatch(judgement, decide(judgement, diagnosis, None, self.run.options.services.known), diagnosis)
+        return _mismatch(judgement, diagnosis, None, self.run.options.services.known)
 
     def agreed(self, record: CaseRecord, text: str) -> None:
         """The backends of one encode case that agreed with the oracle (fuzz): the diagnosis of the
@@ -178,7 +183,7 @@ class ModelPipeline:
         (fuzz shrinks a finding under the name the whole run gave it)."""
         diagnosis = self.diagnosis.diagnose_as_run(judgement)
         root = self.diagnosis.root_causes.get((judgement.backend, judgement.op))
-        return Mismatch(judgement, decide(judgement, diagnosis, root, self.run.options.services.known), diagnosis)
+        return _mismatch(judgement, diagnosis, root, self.run.options.services.known)
 
     def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True,
                stated: Stated | None = None) -> list[RunSummary]:
