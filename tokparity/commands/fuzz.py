@@ -306,8 +306,12 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     print(f"fuzz {args.model}: {result.cases} cases in {results.seconds:.1f} s{_outside(results)} (seed {args.seed}; "
           f"{sources})")
     from tokparity.fuzz.seams import coverage_line
+    from tokparity.report.build import verdict_sentence
     seams = {s.seam: s.cases for s in results.fuzz.seams} if results.fuzz else {}
     print(coverage_line(seams))
+    for summary in results.runs:
+        if summary.root_cause is not None:
+            print(verdict_sentence(summary))
     if not result.findings:
         print("no failure found")
     for f in result.findings:

@@ -466,11 +466,33 @@ class ModelDiagnosis:
             d = as_held(d, verdict.cause, len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0))
         return d
 
+    def sampled_verdict(self, name: str, mismatches: Sequence[tuple[Judgement, Diagnosis]],
+                        agreeing: Sequence[str]) -> RootCause | None:
+        """fuzz of texts: ``name``'s encode verdict, weighed on a sample of its mismatches and of the
+        texts it agreed on. A compare's verdict weighs every case; a fuzz run keeps too many."""
+        started = time.perf_counter()
+        try:
+            mine = [(j, d) for j, d in mismatches if d.cause != TIE]
+            diagnoser = self.diagnoser() if any(d.variants for _, d in mine) else None
+            if diagnoser is None:
+                return None
+            base_of: dict[str, list[int] | None] = {}
+            texts = [t for t in agreeing if self.encoder_file is None or self._same_in_both_files(t, base_of)]
+            verdict = root_cause(diagnoser, mine, texts, base_of)
+            if verdict is not None:
+                self.root_causes[(name, "encode")] = verdict
+            return verdict
+        finally:
+            self.seconds += time.perf_counter() - started
+
     def diagnose_as_run(self, j: Judgement) -> Diagnosis | None:
-        """One decoding judgement diagnosed alone, then read as its engine's verdict on the op reads
-        its rows (fuzz shrinks a finding under the name the run gave it)."""
+        """One judgement diagnosed alone, then read as its engine's verdict on the op reads its rows
+        (fuzz names and shrinks a finding under the name the whole run gave it)."""
         d = self.diagnose_one(j)
         verdict = self.root_causes.get((j.backend, j.op))
+        if j.op == "encode" and d is not None and verdict is not None:
+            diagnoser = self.diagnoser()
+            return d if diagnoser is None else verdict_parts(diagnoser, [(j, d)], verdict).get(0, d)
         reference = self.decoding_reference() if verdict is not None and j.op not in ("encode", "chat") else None
         return d if d is None or reference is None or verdict is None else \
             self._as_verdict_reads(reference, j, d, verdict)

@@ -10,6 +10,7 @@ For one model the run is:
                                  ledger: counted, the first      shrink: the smallest text on which
                                  cases of each cause stored      that backend still shows that cause
                                                                  ──► a finding: fuzz-findings.jsonl
+    at the end: each backend's verdict, weighed on cases kept at random ──► each finding named again
 
     generators.py  the seeded generators (every vocabulary piece, code point, …); seams.py the
                    unicode-seams generator; strategies.py the Hypothesis strategies
@@ -19,9 +20,10 @@ For one model the run is:
     shrink.py      delta debugging of a failing text
     loop.py        the run (run_fuzz): generators, Hypothesis, findings, the clock, resuming
 
-The time budget covers everything but loading the model and backends: half of it (all of it
-without Hypothesis) goes to the generators, the rest (and whatever finite generators leave over)
-to Hypothesis; shrinking happens as causes are found, each bounded by ``shrink_seconds``. A run
+The time budget covers everything but loading the model and backends. The cases take nine tenths
+of it: half (all without Hypothesis) to the generators, the rest (and whatever finite generators
+leave over) to Hypothesis. Shrinking happens as causes are found, each bounded by
+``shrink_seconds``. The last tenth goes to the verdicts and to naming the findings again. A run
 with the same seed tries the same texts in the same order on the same engine (how far it gets
 depends on speed), and a resumed run goes on exactly where the interrupted one stopped.
 

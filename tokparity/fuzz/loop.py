@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,11 @@ SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
 # Tags that name one case (a vocabulary piece's id, a code point): not a group to rate, and in the
 # journal each would make its case a shape of its own.
 PER_CASE_TAGS = ("token_id=", "codepoint=")
+# Each backend's verdict is weighed on cases kept at random as the run goes (the same ones for the
+# same seed): a long run judges too many to weigh them all, as a compare does.
+VERDICT_MISMATCHES = 5000
+VERDICT_AGREEMENTS = 2000
+VERDICT_SHARE = 0.1  # of --seconds, left after the cases for the verdicts and naming the findings again
 
 
 @dataclass
@@ -98,7 +104,7 @@ class Fuzzer:
         self.say = say or (lambda message: None)
         self.oracle = run.chain[0]
         self.started = time.monotonic()
-        self.deadline = self.started + options.seconds
+        self.deadline = self.started + (1 - VERDICT_SHARE) * options.seconds  # (the cases'; then the verdicts)
         self.result = FuzzResult()
         self.found: dict[tuple[str, str], Finding | None] = {}  # (backend, key) -> its finding
         self.counts: dict[tuple[str, str], int] = {}  # (backend, key) -> cases
@@ -116,6 +122,9 @@ class Fuzzer:
         self.replay_to = 0  # ... up to this position
         self.generators_end: int | None = None  # where the interrupted run went on to Hypothesis
         self.seam_cases: dict[str, int] = {}  # seam -> cases run (the unicode-seams generator's tags)
+        self._rng = random.Random(f"verdict:{options.seed}")
+        self.mismatched: dict[str, Sample] = {}  # backend -> its mismatches kept for its verdict
+        self.agreeing: dict[str, Sample] = {}  # backend -> texts it agreed on, kept for its verdict
         if self.journal is not None:
             self._replay(self.journal)
 
@@ -230,7 +239,7 @@ class Fuzzer:
             self.run.results.options.setdefault("notes", []).append("hypothesis not installed: generators only")
         share = 0.5 if use_hypothesis else 1.0
         cases = self.options.cases
-        self._generator_phase(self.started + share * self.options.seconds,
+        self._generator_phase(self.started + share * (self.deadline - self.started),
                               None if cases is None else round((CASE_SHARE if use_hypothesis else 1.0) * cases))
         if use_hypothesis:
             if self.journal is not None and self.generators_end is None:
@@ -245,15 +254,18 @@ class Fuzzer:
         A case's diagnosis chooses among the variants that reproduce it by how many of the
         backend's cases each reproduced so far; the first cases are named with little to go on
         (a greedy engine's first text may be reproduced by merges taken by rank too; the seams,
-        which run first, are diagnosed before anything else). At the end each finding's text is
-        diagnosed again, and the new reading reproduces its ids exactly as the first did: one that
+        which run first, are diagnosed before anything else). At the end each backend gets its
+        verdict, weighed on the cases kept for it, as a compare's is. Each finding's text is then
+        diagnosed again and read as that verdict reads it: one engine, one cause. A finding that
         now reads as the cause of another finding of its backend is folded into it (its cases
-        counted there), one that reads as a cause no finding has is renamed. A finding that
+        counted there); one that reads as a cause no finding has is renamed. A finding that
         still reads as its own cause stays."""
+        judged = self._verdicts()
         for f in list(self.result.findings):
-            if f.key.startswith((KNOWN, UNEXPLAINED)) or f.key == TIE or f.n < 0:
+            as_run = f.backend in judged
+            if f.key.startswith(KNOWN) or f.n < 0 or (not as_run and (f.key.startswith(UNEXPLAINED) or f.key == TIE)):
                 continue
-            m = self.probe(f.text, f.backend)
+            m = self.probe(f.text, f.backend, as_run)
             if m is None or len(finding_keys(m)) != 1 or finding_keys(m)[0] in (f.key, UNEXPLAINED + m.cls):
                 continue  # (the new reading also reproduces the finding's text exactly: it is that cause's case)
             target = finding_keys(m)[0]
@@ -274,6 +286,18 @@ class Fuzzer:
             self.found[(f.backend, target)] = f
         self._fold_same_texts()
         self._rewrite_findings()
+
+    def _verdicts(self) -> set[str]:
+        """Each backend's verdict on the cases kept for it: the backends that have one."""
+        judged = set()
+        for backend, kept in self.mismatched.items():
+            agreed = self.agreeing[backend].items if backend in self.agreeing else []
+            library = f", {kept.skipped:,} more that the library of its file gives too left out" if kept.skipped else ""
+            self.say(f"fuzz {self.run.model.name}: {backend}'s verdict, weighed on {len(kept.items):,} of its "
+                     f"{kept.seen:,} mismatches{library}, and {len(agreed):,} of the texts it agreed on")
+            if self.pipeline.verdict_on(backend, kept.items, agreed) is not None:
+                judged.add(backend)
+        return judged
 
     def _fold_same_texts(self) -> None:
         """One bug, one finding: a finding no variant reproduced, shrunk to the very text of a
@@ -361,6 +385,12 @@ class Fuzzer:
         judged = self.run.judge(case, n)
         self.pipeline.agreed(judged, case.text)
         mismatches = [self._decided(j) for j in judged.judgements]
+        for backend, verdict in judged.verdicts.items():
+            if verdict.kind == "agree":
+                self.agreeing.setdefault(backend, Sample(VERDICT_AGREEMENTS, self._rng)).add(case.text)
+        for m in mismatches:  # (what the library of the engine's own file gives too is that library's, not the engine's)
+            kept = self.mismatched.setdefault(m.backend, Sample(VERDICT_MISMATCHES, self._rng))
+            kept.add(m) if not m.given_too_by else kept.skip()
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
@@ -402,8 +432,9 @@ class Fuzzer:
 
     # shrinking ----------------------------------------------------------------------------
 
-    def probe(self, text: str, backend: str) -> Mismatch | None:
-        """The mismatch of ``backend`` against the oracle on ``text`` (diagnosed), or None when they agree."""
+    def probe(self, text: str, backend: str, as_run: bool = False) -> Mismatch | None:
+        """The mismatch of ``backend`` against the oracle on ``text`` (diagnosed, and read as the
+        backend's verdict reads it where ``as_run``), or None when they agree."""
         run = self.run
         oracle = self._oracle_cache.get(text)
         if oracle is None:
@@ -413,7 +444,8 @@ class Fuzzer:
             return None
         if oracle.status == answer.status == "ok" and oracle.ids == answer.ids:
             return None
-        return self._decided(run.judgement(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer))
+        judgement = run.judged_alone(Case("fuzz-probe", text, "fuzz"), self.oracle, oracle, backend, answer)
+        return self.pipeline.decided_as_run(judgement) if as_run else self._decided(judgement)
 
     def _found(self, case: Case, first: Mismatch, key: str, n: int) -> Finding:
         """Shrink ``case`` to the smallest text on which ``first.backend`` still shows ``key``."""
@@ -481,6 +513,26 @@ class Fuzzer:
                  f"{r.cases} cases, {sum(r.raw.values())} mismatching, {len(r.findings)} causes found")
 
 
+class Sample:
+    """At most ``size`` items of all those added, each as likely to be kept as another; and how
+    many were left out before (``skip``)."""
+
+    def __init__(self, size: int, rng: random.Random):
+        self.size, self.rng = size, rng
+        self.items: list = []
+        self.seen = self.skipped = 0
+
+    def skip(self) -> None:
+        self.skipped += 1
+
+    def add(self, item: object) -> None:
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append(item)
+        elif (k := self.rng.randrange(self.seen)) < self.size:
+            self.items[k] = item
+
+
 def _seam_of(record: CaseRecord) -> str:
     return next((key[5:] for key in record.tally if key.startswith("seam=")), "")
 
@@ -536,7 +588,7 @@ def run_fuzz(spec: str, backend_names: list[str] | None, options: CompareOptions
         fuzzer.close()
     finally:
         pipeline.close()
-    results.runs.extend(pipeline.settle(fuzzer.causes, diagnosed=False))
+    results.runs.extend(pipeline.settle(fuzzer.causes))  # (no judgement kept: the verdicts alone)
     fuzzer.count_findings()
     fuzz = FuzzSummary(fuzz_options.seed, fuzz_options.seconds, result.cases, result.by_source, result.raw,
                        [f.summary() for f in result.findings], fuzzer.seams_covered())

@@ -63,8 +63,8 @@ class SentencePiecePipeline:
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
         normalized = self.normalize(text)
-        if parse_special and self.specials:
-            pieces = self.segment_around_specials(normalized)
+        if self.specials:
+            pieces = self.segment_around_specials(normalized, parse_special)
         else:
             pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         out = self.prefix_ids() if add_special else []
@@ -76,13 +76,14 @@ class SentencePiecePipeline:
     def segment(self, normalized: str) -> list[tuple[int, str]]:
         raise NotImplementedError
 
-    def segment_around_specials(self, normalized: str) -> list[tuple[int, str]]:
+    def segment_around_specials(self, normalized: str, parse_special: bool) -> list[tuple[int, str]]:
         """Only when a diagnosis gives this pipeline ``specials``: the normalized text cut on
-        control-token texts, the rest segmented (what tokenizers does with added tokens marked
-        ``normalized``, which SentencePiece itself never does)."""
+        their texts (a ``parse_only`` one only with ``parse_special``), the rest segmented (what
+        tokenizers does with added tokens marked ``normalized``, which SentencePiece itself never
+        does)."""
         from tokparity.reference.specials import partition
         out: list[tuple[int, str]] = []
-        for frag in partition(normalized, self.specials, parse_special=True):
+        for frag in partition(normalized, self.specials, parse_special):
             if isinstance(frag, int):
                 out.append((frag, self.vocab.tokens[frag]))
             else:

@@ -447,6 +447,13 @@ class ModelRun:
                           tuple(judgements),
                           seconds={name: ans.seconds for name, ans in answers.items()})
 
+    def judged_alone(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer) -> Judgement:
+        """Backend ``name``'s answer ``ans`` against the oracle's on ``case``, its witnesses asked as
+        ``judge`` asks them (fuzz probes one backend at a time while it shrinks a text)."""
+        same = [w for w in self.witness_of.get(name, ()) if ans.status == oracle.status == "ok"
+                and (theirs := self.ask_one(w, case.text)).status == "ok" and self._given_too(ans.ids, theirs.ids, oracle.ids)]
+        return self.judgement(case, oracle_name, oracle, name, ans, None, None, same)
+
     def _given_too(self, engine: list[int], library: list[int], oracle: list[int]) -> bool:
         """Whether a library of the engine's file gave the engine's ids. With ``add_special``, a BOS
         or EOS the engine adds as the oracle does, and the library does not, is taken off first: a

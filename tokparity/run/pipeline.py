@@ -178,18 +178,24 @@ class ModelPipeline:
                 self.diagnosis.agreed_ids(backend, record.op, ids, prompt if record.op == "stream" else 0,
                                           f"{record.corpus}/{record.case_id}")
 
+    def verdict_on(self, backend: str, mismatches: Sequence[Mismatch], agreeing: Sequence[str]) -> RootCause | None:
+        """fuzz of texts: ``backend``'s encode verdict, weighed on a sample of its mismatches (as
+        fuzz decided them) and of the texts it agreed on."""
+        return self.diagnosis.sampled_verdict(
+            backend, [(m.judgement, m.diagnosis) for m in mismatches if m.diagnosis is not None], agreeing)
+
     def decided_as_run(self, judgement: Judgement) -> Mismatch:
-        """One decoding judgement diagnosed alone and decided as the run's verdict reads its rows
-        (fuzz shrinks a finding under the name the whole run gave it)."""
+        """One judgement diagnosed alone and decided as the run's verdict reads its rows (fuzz names
+        and shrinks a finding under the name the whole run gave it)."""
         diagnosis = self.diagnosis.diagnose_as_run(judgement)
         root = self.diagnosis.root_causes.get((judgement.backend, judgement.op))
         return _mismatch(judgement, diagnosis, root, self.run.options.services.known)
 
-    def settle(self, causes: dict[str, dict[str, int]] | None = None, diagnosed: bool = True,
-               stated: Stated | None = None) -> list[RunSummary]:
-        """Decide and count what the diagnosis named (``diagnosed``: False where nothing was
-        diagnosed, as fuzz of texts, which decided each finding as it went); the summaries."""
-        return settle(self.tally, self.named() if diagnosed else None, causes, stated)
+    def settle(self, causes: dict[str, dict[str, int]] | None = None, stated: Stated | None = None
+               ) -> list[RunSummary]:
+        """Decide and count what the diagnosis named; the summaries, with the verdicts. (A fuzz of
+        texts keeps no judgement: it decided each case as it went, and its verdicts are its own.)"""
+        return settle(self.tally, self.named(), causes, stated)
 
     def reask(self, options: CompareOptions) -> None:
         """The same backends asked something else from here on (regress: add_special off, then

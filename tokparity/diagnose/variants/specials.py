@@ -23,13 +23,15 @@ def _specials_parse(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, RwkvPipeline):  # llama.cpp's RWKV trie matches control-token text whatever parse_special says
         return c.replace(pipeline=p.matching_every_token())
-    if isinstance(p, SentencePiecePipeline) and not p.specials:  # SentencePiece never parses them
+    if isinstance(p, SentencePiecePipeline) and not p.specials:
+        # SentencePiece never parses them, whatever parse_special says: the engine parses them
+        # always (with --parse-special, as asked; without, as tokenizers does).
         from tokparity.reference.specials import Special
         types = c.vocab.token_types or []
-        controls = [Special(i, c.vocab.tokens[i], parse_only=True) for i, t in enumerate(types)
+        controls = [Special(i, c.vocab.tokens[i]) for i, t in enumerate(types)
                     if t in (TokenType.CONTROL, TokenType.UNKNOWN) and c.vocab.tokens[i]]
         controls.sort(key=lambda s: (-len(s.text), s.id))
-        return c.replace(pipeline=fork(p, specials=controls), flip_parse=not c.flip_parse) if controls else None
+        return c.replace(pipeline=fork(p, specials=controls)) if controls else None
     return c.replace(flip_parse=not c.flip_parse)
 
 
@@ -377,7 +379,7 @@ def special_ids_variant(role: str, target: int) -> Variant:
 def variants() -> list[Variant]:
     """The special-token, user-defined, BOS and EOS variants, in catalogue order."""
     return [
-        Variant("specials.parse", "specials.parse", "parse_special flipped", _specials_parse),
+        Variant("specials.parse", "specials.parse", "parse_special flipped (on a SentencePiece model, which never parses it: special-token text parsed)", _specials_parse),
         Variant("specials.parse:after-normalizing", "specials.parse",
                 "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
                 _parse_after_normalizing),
