@@ -292,9 +292,12 @@ class Fuzzer:
         judged = set()
         for backend, kept in self.mismatched.items():
             agreed = self.agreeing[backend].items if backend in self.agreeing else []
-            library = f", {kept.skipped:,} more that the library of its file gives too left out" if kept.skipped else ""
-            self.say(f"fuzz {self.run.model.name}: {backend}'s verdict, weighed on {len(kept.items):,} of its "
-                     f"{kept.seen:,} mismatches{library}, and {len(agreed):,} of the texts it agreed on")
+            library = (f" {kept.skipped:,} more mismatches are left out: the library of its file gives them too."
+                       if kept.skipped else "")
+            said = (f"{self.run.model.name}: {backend}'s verdict is weighed on {len(kept.items):,} of its {kept.seen:,} "
+                    f"mismatches and {len(agreed):,} of its agreements, kept at random.{library}")
+            self.say(f"fuzz {said}")
+            self.run.results.options.setdefault("notes", []).append(said)
             if self.pipeline.verdict_on(backend, kept.items, agreed) is not None:
                 judged.add(backend)
         return judged
