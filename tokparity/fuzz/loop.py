@@ -393,7 +393,10 @@ class Fuzzer:
                 self.agreeing.setdefault(backend, Sample(VERDICT_AGREEMENTS, self._rng)).add(case.text)
         for m in mismatches:  # (what the library of the engine's own file gives too is that library's, not the engine's)
             kept = self.mismatched.setdefault(m.backend, Sample(VERDICT_MISMATCHES, self._rng))
-            kept.add(m) if not m.given_too_by else kept.skip()
+            if m.given_too_by:
+                kept.skipped += 1
+            else:
+                kept.add(m)
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
@@ -517,16 +520,13 @@ class Fuzzer:
 
 
 class Sample:
-    """At most ``size`` items of all those added, each as likely to be kept as another; and how
-    many were left out before (``skip``)."""
+    """At most ``size`` items of the ``seen`` ones added, each as likely to be kept as another.
+    ``skipped`` counts those its owner chose not to add."""
 
     def __init__(self, size: int, rng: random.Random):
         self.size, self.rng = size, rng
         self.items: list = []
         self.seen = self.skipped = 0
-
-    def skip(self) -> None:
-        self.skipped += 1
 
     def add(self, item: object) -> None:
         self.seen += 1

@@ -438,8 +438,7 @@ class ModelRun:
                 verdicts[name] = AGREE
                 continue
             partition = partition or _partition(answers)
-            same = [w for w in self.witness_of.get(name, ()) if ans.status == "ok" and answers[w].status == "ok"
-                    and self._given_too(ans.ids, answers[w].ids, oracle.ids)]
+            same = self._given_by(name, ans, oracle, answers.__getitem__)
             judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition, same)
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
@@ -450,9 +449,16 @@ class ModelRun:
     def judged_alone(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer) -> Judgement:
         """Backend ``name``'s answer ``ans`` against the oracle's on ``case``, its witnesses asked as
         ``judge`` asks them (fuzz probes one backend at a time while it shrinks a text)."""
-        same = [w for w in self.witness_of.get(name, ()) if ans.status == oracle.status == "ok"
-                and (theirs := self.ask_one(w, case.text)).status == "ok" and self._given_too(ans.ids, theirs.ids, oracle.ids)]
+        same = self._given_by(name, ans, oracle, lambda w: self.ask_one(w, case.text))
         return self.judgement(case, oracle_name, oracle, name, ans, None, None, same)
+
+    def _given_by(self, name: str, ans: Answer, oracle: Answer, answer_of: Callable[[str], Answer]) -> list[str]:
+        """The libraries of ``name``'s own files that gave its very ids (``answer_of``: a library's
+        answer on the case). None where the engine or the oracle failed: there are no ids to compare."""
+        if ans.status != "ok" or oracle.status != "ok":
+            return []
+        return [w for w in self.witness_of.get(name, ())
+                if (theirs := answer_of(w)).status == "ok" and self._given_too(ans.ids, theirs.ids, oracle.ids)]
 
     def _given_too(self, engine: list[int], library: list[int], oracle: list[int]) -> bool:
         """Whether a library of the engine's file gave the engine's ids. With ``add_special``, a BOS
