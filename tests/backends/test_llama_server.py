@@ -292,3 +292,38 @@ def test_a_server_you_run_that_stops_mid_run_is_one_line_and_the_run_resumes(tmp
     assert resumed.returncode in (0, 1), resumed.stderr
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["complete"] and journal.read_text("utf-8").count("\n") > kept
+
+
+def test_a_server_killed_while_it_loads_is_one_line_that_says_so(monkeypatch):
+    """A server that dies before it answers (here killed the moment it starts) is one line that
+    names how it ended, not only its log's last line, which reads like progress."""
+    import tokparity.backends.llama_server as module
+
+    started = subprocess.Popen
+
+    def killed_at_once(*args, **kwargs):
+        proc = started(*args, **kwargs)
+        if "--no-webui" in args[0]:
+            os.kill(proc.pid, signal.SIGKILL)
+        return proc
+
+    monkeypatch.setattr(module.subprocess, "Popen", killed_at_once)
+    with pytest.raises(TokparityError, match=r"llama-server stopped while loading .*\(killed by signal 9\)"):
+        LlamaServerBackend(resolve_model("llama-bpe"))
+    assert not servers()
+
+
+def test_a_server_s_log_is_kept_a_day(tmp_path):
+    """One log a start: those no run wrote for a day go when the next server of the model starts."""
+    from tokparity.backends.llama_server import _forget_old_logs
+
+    tiny = tmp_path / "model.tiny2.gguf"
+    old, new = tmp_path / "model.tiny2.4001.log", tmp_path / "model.tiny2.4002.log"
+    other = tmp_path / "another.tiny2.4003.log"
+    for log in (old, new, other):
+        log.write_text("x")
+    day_ago = time.time() - 2 * 86400
+    os.utime(old, (day_ago, day_ago))
+    os.utime(other, (day_ago, day_ago))
+    _forget_old_logs(tiny)
+    assert not old.exists() and new.exists() and other.exists()

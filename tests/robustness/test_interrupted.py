@@ -79,7 +79,7 @@ def test_sigkill_halfway_then_resume_gives_the_uninterrupted_reports(tmp_path, u
     resumed = tokparity("compare", "--resume", str(out))
     _, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 1, err
-    assert f"{len(records)} cases from {out / JOURNAL_FILE}, running the rest" in err
+    assert f"{len(records):,} cases from {out / JOURNAL_FILE}, running the rest" in err
     assert summary_without_timing(out) == summary_without_timing(uninterrupted)
     assert csv_rows(out) == csv_rows(uninterrupted)
     # No case was run twice: the journal holds each position once.

@@ -87,6 +87,7 @@ class LlamaServerBackend(Backend):
         binary = server_binary(self.say)
         tiny = self.tiny
         port = free_port()
+        _forget_old_logs(tiny)
         self.log = tiny.with_suffix(f".{port}.log")
         argv = [str(binary), "-m", str(tiny), "--host", LOOPBACK, "--port", str(port), "-c", "4096", "-np", "1",
                 "-t", "1", "--no-webui", "--seed", "0"]
@@ -101,9 +102,10 @@ class LlamaServerBackend(Backend):
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if exited(self.proc):
-                self.close()
-                raise TokparityError(f"llama-server stopped while loading {tiny.name}: {_tail(self.log)} "
-                                     f"(log: {self.log})")
+                proc = self.proc
+                self.close()  # (reaps it: its exit status is known after)
+                raise TokparityError(f"llama-server stopped while loading {tiny.name} ({_ended(proc)}); its last "
+                                     f"log line: {_tail(self.log)} (log: {self.log})")
             try:
                 if self.client.post("/tokenize", {"content": ""})[0] == 200 and not exited(self.proc):
                     return  # (ours: a server that lost the port to another has exited)
@@ -380,6 +382,28 @@ def _die_with_parent() -> None:
 
 def _to_stderr(line: str) -> None:
     print(f"tokparity: {line}", file=sys.stderr, flush=True)
+
+
+LOG_DAYS = 1  # a server's log is kept this long after it was last written: runs name it in their messages
+
+
+def _forget_old_logs(tiny: Path) -> None:
+    """The logs of this model's earlier servers that no run has written for a day (one per start)."""
+    old = time.time() - LOG_DAYS * 86400
+    for log in tiny.parent.glob(f"{tiny.stem}.*.log"):
+        try:
+            if log.stat().st_mtime < old:
+                log.unlink()
+        except OSError:  # (another run's, removed first)
+            pass
+
+
+def _ended(proc: subprocess.Popen | None) -> str:
+    """How a process ended, as its exit status says: ``killed by signal 9``, ``exit status 1``."""
+    code = proc.returncode if proc is not None else None
+    if code is None:
+        return "its exit status unknown"
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
 
 def _tail(log: Path) -> str:

@@ -247,8 +247,9 @@ def header(src: Source) -> Blocks:
     for entry, source in stale_known(results):
         blocks.append(Paragraph(runs(f"⚠ stale known divergence {entry} ({source}): it matched nothing in this run; "
                                      "the upstream difference may be fixed — remove or correct the entry."), BAD))
-    if results.fuzz is None and results.runs and not tried_seams(results) and \
-            any(r.op == "encode" for r in results.runs):  # (seams are where splits go wrong: encode's)
+    # (seams are where splits go wrong: encode's; a run stopped early may not have reached them yet)
+    if results.fuzz is None and results.runs and not results.interrupted and not tried_seams(results) and \
+            any(r.op == "encode" for r in results.runs):
         blocks.append(Paragraph(runs(
             "⚠ This run tried no Unicode or regex-engine seam: an engine that runs its split regex with "
             "JavaScript's \\s (no U+0085) or another Unicode version's tables can agree on every case here and "

@@ -118,7 +118,7 @@ class ModelLedger:
         if not any(counts["cases"] for counts in self.ledger.counts.values()):  # (every case skipped: say no count)
             options.say(f"{self.model.name}: {self.total:,} cases read, none judged")
             return
-        options.say(f"{self.model.name}: {self.total:,} cases read, {mismatches:,} mismatches"
+        options.say(f"{self.model.name}: {self.total:,} cases read, {mismatches:,} mismatch{'' if mismatches == 1 else 'es'}"
                     + (f" against {judges}" if judges else " (no backend judged beside the oracle)"))
 
 

@@ -143,7 +143,7 @@ class Tally:
                     raise BadJournal(f"{journal.path}:{record.line}: {e}") from None
             done.add(case[0].n)
         if len(done):
-            self.options.say(f"{self.model.name}: {len(done)} cases from {journal.path}, running the rest")
+            self.options.say(f"{self.model.name}: {len(done):,} cases from {journal.path}, running the rest")
         return done
 
     def _note_too_long(self, record: CaseRecord) -> None:
