@@ -1,6 +1,7 @@
-"""``pretokenizer.regex-part``: the model's split regex copied with one part missing. The engine
-it is judged on was written by a helper trying the README as a newcomer, with a bug of its own
-choosing, before this cause existed (tests/engines/blind/regex_part_port.py)."""
+"""``pretokenizer.regex-part``: the model's split regex copied with one part missing, or with one
+part written as another model's regex writes it. The engines it is judged on were written by
+helpers trying the README as newcomers, each with a bug of its own choosing, before the form that
+names it existed (tests/engines/blind/regex_part_port.py, newcomer6_port.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tokparity.diagnose.variants import regex_parts
 from tokparity.reference.pretokenize import REGEXES
 
 ENGINE = Path(__file__).parents[1] / "engines" / "blind" / "regex_part_port.py"
+NEWCOMER6 = ENGINE.with_name("newcomer6_port.py")
 LLAMA3 = REGEXES["llama3"][0]
 
 
@@ -68,3 +70,33 @@ def test_a_port_whose_regex_lacks_a_part_is_named_for_it(zoo, tmp_path, engine, 
     verdict = _run(tmp_path, engine)["root_cause"]
     assert verdict["variants"] == variants and verdict["proven"], verdict
     assert verdict["explains"] == verdict["mismatches"] and verdict["keeps"] == verdict["agreements"], verdict
+
+
+def test_a_part_written_as_another_model_writes_it_is_one_variant():
+    """Llama 3's letters with GPT-2's optional space: two alternatives alike but for one part."""
+    from tokparity.diagnose.variants.pretokenizer import spelled_out
+
+    letters = "[^\r\n\\p{L}\\p{N}]?"  # (as the regexes are spelt out: a real CR and LF in the class)
+    assert (letters, " ?") in regex_parts._other_ways()
+    assert " ?\\p{L}+" in regex_parts.alternatives(regex_parts.swapped(spelled_out(LLAMA3), letters, " ?"))
+    # (one model's letters and its own digits are not two ways to write one part)
+    assert ("\\p{L}+", "\\p{N}+") not in regex_parts._other_ways()
+
+
+@pytest.mark.parametrize("engine", ["Engine", "FixedEngine"])
+def test_a_port_with_gpt_2_s_letters_in_llama_3_s_regex_is_named_for_that_part(zoo, tmp_path, engine):
+    """A third newcomer's port: at first sight named ``pretokenizer.starcoder`` (another model's
+    whole regex), not proven. Its twin shows only tokenizers' reviewed Unicode tables."""
+    zoo("llama-bpe")
+    out = tmp_path / engine
+    proc = subprocess.run([sys.executable, "-m", "tokparity", "compare", "llama-bpe", "-c", "edge", "-c", "seams",
+                           "-c", "multilingual", "-b", f"mine=py:{NEWCOMER6}:{engine}", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "mine")
+    verdict = run["root_cause"]
+    if engine == "FixedEngine":
+        assert run["unexplained"] == 0 and proc.returncode == 0, run
+        return
+    assert verdict["variants"] == [r"pretokenizer.regex-part:[^\r\n\p{L}\p{N}]?= ?"] and verdict["proven"], verdict
+    assert verdict["keeps"] == verdict["agreements"] and run["unexplained"] == verdict["explains"], (verdict, run)

@@ -1,6 +1,9 @@
-"""A split regex copied with one part missing: the model's regex with one part left out of each
-alternative that holds it. A port whose regex was typed from memory often lacks one: Llama 3's
-`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` without its ``[\\r\\n]*`` splits ``.\\n`` as ``.``, ``\\n``.
+"""A split regex copied with one part missing or written as another model's regex writes it: the
+model's regex with one part left out of each alternative that holds it, or put another way. A port
+whose regex was typed from memory often lacks one: Llama 3's `` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``
+without its ``[\\r\\n]*`` splits ``.\\n`` as ``.``, ``\\n``. Or it mixes two models: Llama 3's
+``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`` written as GPT-2's `` ?\\p{L}+`` splits ``'hui`` as ``'``, ``hui``.
+The other ways are those of two alternatives of the known regexes that differ in that one part.
 
 The parts are those of every regex list the reference knows (``REGEXES``). A part is an atom
 (a character, an escape, a class, a group) with its quantifier, at the top level of an
@@ -97,6 +100,17 @@ def without(source: str, part: str) -> str:
     return "|".join(alts)
 
 
+def swapped(source: str, part: str, other: str) -> str:
+    """``source`` with ``part`` written ``other`` in each alternative that holds it once, beside another part."""
+    alts = []
+    for alt in alternatives(source):
+        atoms = parts(alt)
+        if atoms.count(part) == 1 and len(atoms) > 1:
+            atoms[atoms.index(part)] = other
+        alts.append("".join(atoms))
+    return "|".join(alts)
+
+
 def _matches_nothing(source: str, edited: str) -> bool:
     """Whether an alternative the edit changed matches the empty string."""
     before = set(alternatives(source))
@@ -118,8 +132,18 @@ def _pattern(source: str) -> regex.Pattern | None:
 
 
 def _left_out(part: str, c: Candidate) -> Candidate | None:
+    return _edited(c, partial(without, part=part))
+
+
+def _written_otherwise(part: str, other: str, c: Candidate) -> Candidate | None:
+    return _edited(c, partial(swapped, part=part, other=other))
+
+
+def _edited(c: Candidate, edit) -> Candidate | None:
+    """The candidate splitting with its regexes edited, where that changes them into valid regexes
+    with no alternative that matches nothing."""
     sources = [spelled_out(s) for s in split_sources(c.pipeline)]
-    edited = [without(s, part) for s in sources]
+    edited = [edit(s) for s in sources]
     if edited == sources or any(_pattern(e) is None or _matches_nothing(s, e) for s, e in zip(sources, edited)):
         return None
     _ORIGINAL.update(zip(edited, sources))
@@ -156,9 +180,47 @@ def _parts_known() -> list[str]:
     return list(found)
 
 
+def _other_ways() -> list[tuple[str, str]]:
+    """Each (part, another way to write it): two alternatives of the known regexes, alike but for
+    that one part at the same place (Llama 3's ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+``, GPT-2's `` ?\\p{L}+``)."""
+    models: dict[str, set[str]] = {}  # each alternative -> the regex lists that hold it
+    for name, sources in REGEXES.items():
+        for source in map(spelled_out, sources):
+            for alt in alternatives(source):
+                models.setdefault(alt, set()).add(name)
+    alts = {alt: parts(alt) for alt in models}
+    found: dict[tuple[str, str], None] = {}
+    for a, atoms in alts.items():
+        for b, others in alts.items():
+            differ = [k for k, (x, y) in enumerate(zip(atoms, others)) if x != y]
+            # (two alternatives of one model, its letters' and its digits', are not two ways to write one)
+            if models[a] & models[b] or len(atoms) != len(others) or len(atoms) < 2 or len(differ) != 1:
+                continue
+            part, other = atoms[differ[0]], others[differ[0]]
+            if not any(x.isalnum() or x == "'" or x.startswith(LOOK_AROUND) for x in (part, other)) \
+                    and _some_character_of_both(part, other):
+                found[(part, other)] = None
+    return list(found)
+
+
+_SAMPLES = (" ", "\n", "a", "é", "1", ".", "!", "-", "\u0301")
+
+
+def _some_character_of_both(part: str, other: str) -> bool:
+    """Whether both parts match one character of a few kinds: two ways to write one part do
+    (`` ?`` and ``\\s?``), one model's letters and another's punctuation do not."""
+    a, b = _pattern(part), _pattern(other)
+    return a is not None and b is not None and any(a.fullmatch(ch) and b.fullmatch(ch) for ch in _SAMPLES)
+
+
 def variants() -> list[Variant]:
-    """One variant per part of the known regexes (the model's own parts are those that apply)."""
-    return [Variant(f"{CAUSE}:-{shown(part)}", CAUSE,
-                    f"the split regex with `{shown(part)}` left out of each alternative that holds it "
-                    "(a regex copied with a part missing)", partial(_left_out, part), _changes)
-            for part in _parts_known()]
+    """One variant per part of the known regexes, and one per other way to write it (the model's
+    own parts are those that apply)."""
+    return [*(Variant(f"{CAUSE}:-{shown(part)}", CAUSE,
+                      f"the split regex with `{shown(part)}` left out of each alternative that holds it "
+                      "(a regex copied with a part missing)", partial(_left_out, part), _changes)
+              for part in _parts_known()),
+            *(Variant(f"{CAUSE}:{shown(part)}={shown(other)}", CAUSE,
+                      f"the split regex with `{shown(part)}` written `{shown(other)}`, as another model's regex "
+                      "writes it, in each alternative that holds it", partial(_written_otherwise, part, other), _changes)
+              for part, other in _other_ways())]
