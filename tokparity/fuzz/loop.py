@@ -269,6 +269,8 @@ class Fuzzer:
             if m is None or len(finding_keys(m)) != 1 or finding_keys(m)[0] in (f.key, UNEXPLAINED + m.cls):
                 continue  # (the new reading also reproduces the finding's text exactly: it is that cause's case)
             target = finding_keys(m)[0]
+            self.say(f"fuzz {self.run.model.name}: {key_label(f.key)} on {f.backend} is named {key_label(target)}, "
+                     "as the whole run reads its text")
             self._move_count(f.backend, f.key, target)
             other = self.found.get((f.backend, target))
             del self.found[(f.backend, f.key)]
