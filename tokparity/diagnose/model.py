@@ -466,19 +466,22 @@ class ModelDiagnosis:
             d = as_held(d, verdict.cause, len(j.oracle_ids) - int(j.tags.get("prompt", 0) or 0))
         return d
 
-    def sampled_verdict(self, name: str, mismatches: Sequence[tuple[Judgement, Diagnosis]],
+    def sampled_verdict(self, name: str, mismatches: Sequence[tuple[Judgement, Diagnosis | None]],
                         agreeing: Sequence[str]) -> RootCause | None:
         """fuzz of texts: ``name``'s encode verdict, weighed on a sample of its mismatches and of the
-        texts it agreed on. A compare's verdict weighs every case; a fuzz run keeps too many."""
+        texts it agreed on. A compare's verdict weighs every case; a fuzz run keeps too many. As
+        in compare, once a crash is reproduced every crash of the sample counts."""
         started = time.perf_counter()
         try:
-            mine = [(j, d) for j, d in mismatches if d.cause != TIE]
+            mine = [(j, d) for j, d in mismatches if d is not None and d.cause != TIE]
             diagnoser = self.diagnoser() if any(d.variants for _, d in mine) else None
             if diagnoser is None:
                 return None
+            crashes = [(j, UNREPRODUCED) for j, d in mismatches if d is None and j.cls == "crash" and j.oracle_ids] \
+                if any(j.cls == "crash" and d.variants for j, d in mine) else []
             base_of: dict[str, list[int] | None] = {}
             texts = [t for t in agreeing if self.encoder_file is None or self._same_in_both_files(t, base_of)]
-            verdict = root_cause(diagnoser, mine, texts, base_of)
+            verdict = root_cause(diagnoser, mine + crashes, texts, base_of)
             if verdict is not None:
                 self.root_causes[(name, "encode")] = verdict
             return verdict

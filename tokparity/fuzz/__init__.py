@@ -21,8 +21,8 @@ For one model the run is:
     loop.py        the run (run_fuzz): generators, Hypothesis, findings, the clock, resuming
 
 The time budget covers everything but loading the model and backends. The cases take nine tenths
-of it: half (all without Hypothesis) to the generators, the rest (and whatever finite generators
-leave over) to Hypothesis. Shrinking happens as causes are found, each bounded by
+of it. The generators get half of that, or all of it without Hypothesis. Hypothesis gets the rest,
+and whatever finite generators leave over. Shrinking happens as causes are found, each bounded by
 ``shrink_seconds``. The last tenth goes to the verdicts and to naming the findings again. A run
 with the same seed tries the same texts in the same order on the same engine (how far it gets
 depends on speed), and a resumed run goes on exactly where the interrupted one stopped.

@@ -122,7 +122,6 @@ class Fuzzer:
         self.replay_to = 0  # ... up to this position
         self.generators_end: int | None = None  # where the interrupted run went on to Hypothesis
         self.seam_cases: dict[str, int] = {}  # seam -> cases run (the unicode-seams generator's tags)
-        self._rng = random.Random(f"verdict:{options.seed}")
         self.mismatched: dict[str, Sample] = {}  # backend -> its mismatches kept for its verdict
         self.agreeing: dict[str, Sample] = {}  # backend -> texts it agreed on, kept for its verdict
         if self.journal is not None:
@@ -245,7 +244,11 @@ class Fuzzer:
             if self.journal is not None and self.generators_end is None:
                 self._note({"generators_end": self.n})
             self._hypothesis_phase(self.deadline, cases)
-        self.settle()
+        try:
+            self.settle()
+        except KeyboardInterrupt:  # (the findings as they stand, written; the reports say the run stopped)
+            self.result.interrupted = True
+            self._rewrite_findings()
         return self.result
 
     def settle(self) -> None:
@@ -255,7 +258,7 @@ class Fuzzer:
         backend's cases each reproduced so far; the first cases are named with little to go on
         (a greedy engine's first text may be reproduced by merges taken by rank too; the seams,
         which run first, are diagnosed before anything else). At the end each backend gets its
-        verdict, weighed on the cases kept for it, as a compare's is. Each finding's text is then
+        verdict, weighed on the cases kept for it (Sample). Each finding's text is then
         diagnosed again and read as that verdict reads it: one engine, one cause. A finding that
         now reads as the cause of another finding of its backend is folded into it (its cases
         counted there); one that reads as a cause no finding has is renamed. A finding that
@@ -263,7 +266,10 @@ class Fuzzer:
         judged = self._verdicts()
         for f in list(self.result.findings):
             as_run = f.backend in judged
-            if f.key.startswith(KNOWN) or f.n < 0 or (not as_run and (f.key.startswith(UNEXPLAINED) or f.key == TIE)):
+            # A class or a tie holds cases of many causes. Its finding is read again only under a
+            # verdict, and not where the engine failed: a timeout costs the case's whole time.
+            loose = f.key.startswith(UNEXPLAINED) or f.key == TIE
+            if f.key.startswith(KNOWN) or f.n < 0 or (loose and (not as_run or f.cls in ("crash", "timeout"))):
                 continue
             m = self.probe(f.text, f.backend, as_run)
             if m is None or len(finding_keys(m)) != 1 or finding_keys(m)[0] in (f.key, UNEXPLAINED + m.cls):
@@ -271,7 +277,7 @@ class Fuzzer:
             target = finding_keys(m)[0]
             self.say(f"fuzz {self.run.model.name}: {key_label(f.key)} on {f.backend} is named {key_label(target)}, "
                      "as the whole run reads its text")
-            self._move_count(f.backend, f.key, target)
+            self._move_count(f.backend, f.key, target, 1 if loose else None)
             other = self.found.get((f.backend, target))
             del self.found[(f.backend, f.key)]
             if other is not None:
@@ -294,14 +300,16 @@ class Fuzzer:
         judged = set()
         for backend, kept in self.mismatched.items():
             agreed = self.agreeing[backend].items if backend in self.agreeing else []
+            verdict = self.pipeline.verdict_on(backend, kept.items, agreed)
+            if verdict is None:
+                continue
+            judged.add(backend)
             library = (f" {kept.skipped:,} more mismatches are left out: the library of its file gives them too."
                        if kept.skipped else "")
-            said = (f"{self.run.model.name}: {backend}'s verdict is weighed on {len(kept.items):,} of its {kept.seen:,} "
-                    f"mismatches and {len(agreed):,} of its agreements, kept at random.{library}")
+            said = (f"{self.run.model.name}: {backend}'s verdict is weighed on {verdict.mismatches:,} of its "
+                    f"{kept.seen:,} mismatches and {verdict.agreements:,} of its agreements, kept at random.{library}")
             self.say(f"fuzz {said}")
             self.run.results.options.setdefault("notes", []).append(said)
-            if self.pipeline.verdict_on(backend, kept.items, agreed) is not None:
-                judged.add(backend)
         return judged
 
     def _fold_same_texts(self) -> None:
@@ -321,8 +329,14 @@ class Fuzzer:
             self.result.findings.remove(f)
             self.run.results.mismatches.remove(f.mismatch)
 
-    def _move_count(self, backend: str, old: str, new: str) -> None:
-        self.counts[(backend, new)] = self.counts.get((backend, new), 0) + self.counts.pop((backend, old), 0)
+    def _move_count(self, backend: str, old: str, new: str, cases: int | None = None) -> None:
+        """The cases counted under ``old`` counted under ``new``: all of them, or ``cases`` (a class
+        holds cases of other causes too: only the finding's own moves)."""
+        had = self.counts.pop((backend, old), 0)
+        moved = had if cases is None else min(cases, had)
+        if had > moved:
+            self.counts[(backend, old)] = had - moved
+        self.counts[(backend, new)] = self.counts.get((backend, new), 0) + moved
         causes = self.causes.get(backend, {})
         if old in causes:
             causes[new] = causes.get(new, 0) + causes.pop(old)
@@ -392,9 +406,9 @@ class Fuzzer:
         mismatches = [self._decided(j) for j in judged.judgements]
         for backend, verdict in judged.verdicts.items():
             if verdict.kind == "agree":
-                self.agreeing.setdefault(backend, Sample(VERDICT_AGREEMENTS, self._rng)).add(case.text)
+                self._sample(self.agreeing, backend, VERDICT_AGREEMENTS).add(case.text)
         for m in mismatches:  # (what the library of the engine's own file gives too is that library's, not the engine's)
-            kept = self.mismatched.setdefault(m.backend, Sample(VERDICT_MISMATCHES, self._rng))
+            kept = self._sample(self.mismatched, m.backend, VERDICT_MISMATCHES)
             if m.given_too_by:
                 kept.skipped += 1
             else:
@@ -420,6 +434,14 @@ class Fuzzer:
                 self._note({})
         self._steer(case, outcome)
         self._progress()
+
+    def _sample(self, samples: dict[str, Sample], backend: str, size: int) -> Sample:
+        """``backend``'s sample in ``samples``, made on first use with a generator of its own: the
+        same seed keeps the same cases whatever other backends run beside it."""
+        if backend not in samples:
+            kind = "agreements" if samples is self.agreeing else "mismatches"
+            samples[backend] = Sample(size, random.Random(f"verdict:{self.options.seed}:{backend}:{kind}"))
+        return samples[backend]
 
     def _found_keys(self, backend: str) -> set[str]:
         return {key for b, key in self.found if b == backend}

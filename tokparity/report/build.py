@@ -97,7 +97,7 @@ from tokparity.textview import visible
 
 
 def root_cause(summary: RunSummary) -> RootCause | None:
-    """The run-level verdict of a model × backend (None: fuzz and regress make none)."""
+    """The run-level verdict of a model × backend (None: no mismatch, or no variant reproduced one)."""
     return summary.root_cause
 
 

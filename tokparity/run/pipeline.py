@@ -181,8 +181,7 @@ class ModelPipeline:
     def verdict_on(self, backend: str, mismatches: Sequence[Mismatch], agreeing: Sequence[str]) -> RootCause | None:
         """fuzz of texts: ``backend``'s encode verdict, weighed on a sample of its mismatches (as
         fuzz decided them) and of the texts it agreed on."""
-        return self.diagnosis.sampled_verdict(
-            backend, [(m.judgement, m.diagnosis) for m in mismatches if m.diagnosis is not None], agreeing)
+        return self.diagnosis.sampled_verdict(backend, [(m.judgement, m.diagnosis) for m in mismatches], agreeing)
 
     def decided_as_run(self, judgement: Judgement) -> Mismatch:
         """One judgement diagnosed alone and decided as the run's verdict reads its rows (fuzz names

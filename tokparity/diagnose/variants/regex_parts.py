@@ -91,13 +91,7 @@ def parts(alternative: str) -> list[str]:
 
 def without(source: str, part: str) -> str:
     """``source`` with ``part`` left out of each alternative that holds it once, beside another part."""
-    alts = []
-    for alt in alternatives(source):
-        atoms = parts(alt)
-        if atoms.count(part) == 1 and len(atoms) > 1:
-            atoms.remove(part)
-        alts.append("".join(atoms))
-    return "|".join(alts)
+    return swapped(source, part, "")
 
 
 def swapped(source: str, part: str, other: str) -> str:
@@ -204,13 +198,16 @@ def _other_ways() -> list[tuple[str, str]]:
 
 
 _SAMPLES = (" ", "\n", "a", "é", "1", ".", "!", "-", "\u0301")
+_WORDS = ("a", "é", "1")  # (a letter, a letter beyond ASCII, a digit)
 
 
 def _some_character_of_both(part: str, other: str) -> bool:
-    """Whether both parts match one character of a few kinds: two ways to write one part do
-    (`` ?`` and ``\\s?``), one model's letters and another's punctuation do not."""
+    """Whether two parts are two ways to write one: both match one character of a few kinds, and
+    they agree on letters and digits (`` ?`` and ``\\s?`` are; one model's letters and another's
+    punctuation, or a class of everything but spaces, are not)."""
     a, b = _pattern(part), _pattern(other)
-    return a is not None and b is not None and any(a.fullmatch(ch) and b.fullmatch(ch) for ch in _SAMPLES)
+    return a is not None and b is not None and any(a.fullmatch(ch) and b.fullmatch(ch) for ch in _SAMPLES) \
+        and all(bool(a.fullmatch(ch)) == bool(b.fullmatch(ch)) for ch in _WORDS)
 
 
 def variants() -> list[Variant]:
