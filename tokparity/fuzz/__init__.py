@@ -18,6 +18,7 @@ For one model the run is:
     steering.py    which generator gives the next case: those whose cases are not all explained
     ledger.py      the journal kept small: counts and outcomes, the first cases of each cause in full
     shrink.py      delta debugging of a failing text
+    sample.py      the cases kept at random for each backend's verdict
     loop.py        the run (run_fuzz): generators, Hypothesis, findings, the clock, resuming
 
 The time budget covers everything but loading the model and backends. The cases take nine tenths

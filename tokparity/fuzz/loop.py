@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,7 @@ from tokparity.errors import Damaged, TokparityError
 from tokparity.fuzz.findings import KNOWN, TIE, UNEXPLAINED, Finding, attribute, finding_keys, key_label, keys_of, shows
 from tokparity.fuzz.generators import EVERY, GENERATORS, generate
 from tokparity.fuzz.ledger import FLUSH_SECONDS, Ledger, read_counted
+from tokparity.fuzz.sample import VerdictCases
 from tokparity.fuzz.shrink import shrink
 from tokparity.fuzz.steering import AGREED, EXPLAINED, NEW, OUTCOMES, Steering, generator_of
 from tokparity.records import CaseRecord, Judgement, Mismatch, Verdict
@@ -41,10 +41,6 @@ SEEN_LIMIT = 1_000_000  # texts remembered to skip repeats
 # Tags that name one case (a vocabulary piece's id, a code point): not a group to rate, and in the
 # journal each would make its case a shape of its own.
 PER_CASE_TAGS = ("token_id=", "codepoint=")
-# Each backend's verdict is weighed on cases kept at random as the run goes (the same ones for the
-# same seed): a long run judges too many to weigh them all, as a compare does.
-VERDICT_MISMATCHES = 5000
-VERDICT_AGREEMENTS = 2000
 VERDICT_SHARE = 0.1  # of --seconds, left after the cases for the verdicts and naming the findings again
 
 
@@ -122,8 +118,7 @@ class Fuzzer:
         self.replay_to = 0  # ... up to this position
         self.generators_end: int | None = None  # where the interrupted run went on to Hypothesis
         self.seam_cases: dict[str, int] = {}  # seam -> cases run (the unicode-seams generator's tags)
-        self.mismatched: dict[str, Sample] = {}  # backend -> its mismatches kept for its verdict
-        self.agreeing: dict[str, Sample] = {}  # backend -> texts it agreed on, kept for its verdict
+        self.kept = VerdictCases(options.seed)  # the cases each backend's verdict is weighed on
         if self.journal is not None:
             self._replay(self.journal)
 
@@ -258,7 +253,7 @@ class Fuzzer:
         backend's cases each reproduced so far; the first cases are named with little to go on
         (a greedy engine's first text may be reproduced by merges taken by rank too; the seams,
         which run first, are diagnosed before anything else). At the end each backend gets its
-        verdict, weighed on the cases kept for it (Sample). Each finding's text is then
+        verdict, weighed on the cases kept for it (VerdictCases). Each finding's text is then
         diagnosed again and read as that verdict reads it: one engine, one cause. A finding that
         now reads as the cause of another finding of its backend is folded into it (its cases
         counted there); one that reads as a cause no finding has is renamed. A finding that
@@ -298,8 +293,8 @@ class Fuzzer:
     def _verdicts(self) -> set[str]:
         """Each backend's verdict on the cases kept for it: the backends that have one."""
         judged = set()
-        for backend, kept in self.mismatched.items():
-            agreed = self.agreeing[backend].items if backend in self.agreeing else []
+        for backend, kept in self.kept.mismatches.items():
+            agreed = self.kept.agreeing(backend)
             verdict = self.pipeline.verdict_on(backend, kept.items, agreed)
             if verdict is None:
                 continue
@@ -406,13 +401,9 @@ class Fuzzer:
         mismatches = [self._decided(j) for j in judged.judgements]
         for backend, verdict in judged.verdicts.items():
             if verdict.kind == "agree":
-                self._sample(self.agreeing, backend, VERDICT_AGREEMENTS).add(case.text)
-        for m in mismatches:  # (what the library of the engine's own file gives too is that library's, not the engine's)
-            kept = self._sample(self.mismatched, m.backend, VERDICT_MISMATCHES)
-            if m.given_too_by:
-                kept.skipped += 1
-            else:
-                kept.add(m)
+                self.kept.agreed(backend, case.text)
+        for m in mismatches:
+            self.kept.differed(m)
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
         record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
@@ -434,14 +425,6 @@ class Fuzzer:
                 self._note({})
         self._steer(case, outcome)
         self._progress()
-
-    def _sample(self, samples: dict[str, Sample], backend: str, size: int) -> Sample:
-        """``backend``'s sample in ``samples``, made on first use with a generator of its own: the
-        same seed keeps the same cases whatever other backends run beside it."""
-        if backend not in samples:
-            kind = "agreements" if samples is self.agreeing else "mismatches"
-            samples[backend] = Sample(size, random.Random(f"verdict:{self.options.seed}:{backend}:{kind}"))
-        return samples[backend]
 
     def _found_keys(self, backend: str) -> set[str]:
         return {key for b, key in self.found if b == backend}
@@ -541,23 +524,6 @@ class Fuzzer:
         r = self.result
         self.say(f"fuzz {self.run.model.name}: {now - self.started:.0f}/{self.options.seconds:.0f} s, "
                  f"{r.cases} cases, {sum(r.raw.values())} mismatching, {len(r.findings)} causes found")
-
-
-class Sample:
-    """At most ``size`` items of the ``seen`` ones added, each as likely to be kept as another.
-    ``skipped`` counts those its owner chose not to add."""
-
-    def __init__(self, size: int, rng: random.Random):
-        self.size, self.rng = size, rng
-        self.items: list = []
-        self.seen = self.skipped = 0
-
-    def add(self, item: object) -> None:
-        self.seen += 1
-        if len(self.items) < self.size:
-            self.items.append(item)
-        elif (k := self.rng.randrange(self.seen)) < self.size:
-            self.items[k] = item
 
 
 def _seam_of(record: CaseRecord) -> str:
