@@ -17,6 +17,7 @@ from tokparity.reference.pretokenize import REGEXES
 
 ENGINE = Path(__file__).parents[1] / "engines" / "blind" / "regex_part_port.py"
 NEWCOMER6 = ENGINE.with_name("newcomer6_port.py")
+BLIND20 = ENGINE.with_name("blind20_qwen_port.py")
 LLAMA3 = REGEXES["llama3"][0]
 
 
@@ -100,3 +101,23 @@ def test_a_port_with_gpt_2_s_letters_in_llama_3_s_regex_is_named_for_that_part(z
         return
     assert verdict["variants"] == [r"pretokenizer.regex-part:[^\r\n\p{L}\p{N}]?= ?"] and verdict["proven"], verdict
     assert verdict["keeps"] == verdict["agreements"] and run["unexplained"] == verdict["explains"], (verdict, run)
+
+
+@pytest.mark.parametrize("engine", ["Engine", "FixedEngine"])
+def test_a_blind_qwen_port_with_any_space_before_letters_is_named_for_that_part(zoo, tmp_path, engine):
+    """Written blind after the form above existed, from one paragraph: Qwen's letters with ``\\s?``
+    in front. Named by the same mechanism, another way to write the part; the twin agrees."""
+    zoo("qwen3")
+    out = tmp_path / engine
+    proc = subprocess.run([sys.executable, "-m", "tokparity", "compare", "qwen3", "-c", "edge", "-c", "seams",
+                           "-c", "multilingual", "-b", f"mine=py:{BLIND20}:{engine}", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if engine == "FixedEngine":
+        assert proc.returncode == 0, proc.stdout[-2000:]
+        return
+    run = next(r for r in json.loads((out / "summary.json").read_text("utf-8"))["runs"] if r["backend"] == "mine")
+    verdict = run["root_cause"]
+    assert verdict["variants"] == [r"pretokenizer.regex-part:[^\r\n\p{L}\p{N}]?=\s?"] and verdict["proven"], verdict
+    assert verdict["explains"] == verdict["mismatches"] == run["mismatches"], (verdict, run)
+    assert verdict["keeps"] == verdict["agreements"], verdict
