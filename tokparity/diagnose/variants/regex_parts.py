@@ -168,10 +168,15 @@ def _parts_known() -> list[str]:
         for source in map(spelled_out, sources):
             for alt in alternatives(source):
                 atoms = parts(alt)
-                # (not a letter of a word spelt out: a contraction's are pretokenizer.contractions)
                 if len(atoms) > 1:
-                    found.update(dict.fromkeys(a for a in atoms if not (a.isalnum() or a == "'" or a.startswith(LOOK_AROUND))))
+                    found.update(dict.fromkeys(a for a in atoms if _editable(a)))
     return list(found)
+
+
+def _editable(atom: str) -> bool:
+    """Whether a variant may leave out or rewrite ``atom``: not a letter of a word spelt out (a
+    contraction's are pretokenizer.contractions), nor a look-around (regex-engine's)."""
+    return not (atom.isalnum() or atom == "'" or atom.startswith(LOOK_AROUND))
 
 
 def _other_ways() -> list[tuple[str, str]]:
@@ -191,8 +196,7 @@ def _other_ways() -> list[tuple[str, str]]:
             if models[a] & models[b] or len(atoms) != len(others) or len(atoms) < 2 or len(differ) != 1:
                 continue
             part, other = atoms[differ[0]], others[differ[0]]
-            if not any(x.isalnum() or x == "'" or x.startswith(LOOK_AROUND) for x in (part, other)) \
-                    and _some_character_of_both(part, other):
+            if _editable(part) and _editable(other) and _some_character_of_both(part, other):
                 found[(part, other)] = None
     return list(found)
 
