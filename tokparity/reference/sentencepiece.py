@@ -45,6 +45,7 @@ class SentencePiecePipeline:
         # Switches (SentencePiece's behaviour; tokparity.diagnose flips them to reproduce an engine):
         self.merge_unk_runs = True  # one <unk> per run of unknown pieces
         self.greedy: Segmenter | None = None  # longest vocabulary match instead of the model
+        self.cut_before_normalizing = False  # the specials cut out of the text first, each part normalized apart
 
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)
@@ -62,10 +63,12 @@ class SentencePiecePipeline:
         return [eos] if self.vocab.flags.add_eos and eos is not None else []
 
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        normalized = self.normalize(text)
-        if self.specials:
-            pieces = self.segment_around_specials(normalized, parse_special)
+        if self.specials and self.cut_before_normalizing:
+            pieces = self.segment_between_specials(text, parse_special)
+        elif self.specials:
+            pieces = self.segment_around_specials(self.normalize(text), parse_special)
         else:
+            normalized = self.normalize(text)
             pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         out = self.prefix_ids() if add_special else []
         out += self.report(pieces)
@@ -88,6 +91,20 @@ class SentencePiecePipeline:
                 out.append((frag, self.vocab.tokens[frag]))
             else:
                 out += self.segment(frag) if self.greedy is None else self.greedy_segment(frag)
+        return out
+
+    def segment_between_specials(self, text: str, parse_special: bool) -> list[tuple[int, str]]:
+        """Only when a diagnosis asks for it: the raw text cut on the specials' texts, and each part
+        between them normalized on its own. Each part's spaces are trimmed and each gets the dummy
+        prefix. This is what tokenizers does with added tokens not marked ``normalized``."""
+        from tokparity.reference.specials import partition
+        out: list[tuple[int, str]] = []
+        for frag in partition(text, self.specials, parse_special):
+            if isinstance(frag, int):
+                out.append((frag, self.vocab.tokens[frag]))
+            else:
+                normalized = self.normalize(frag)
+                out += self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         return out
 
     def greedy_segment(self, normalized: str) -> list[tuple[int, str]]:

@@ -120,6 +120,18 @@ class _ParseAfterNormalizing:
         return out + (list(p.suffix_ids()) if add_special else [])
 
 
+def _parse_before_normalizing(c: Candidate) -> Candidate | None:
+    """On a SentencePiece model: its control tokens parsed, as specials.parse does, but cut out of
+    the raw text, so each part between them is normalized on its own."""
+    p = c.pipeline
+    if not isinstance(p, SentencePiecePipeline) or p.specials:
+        return None
+    parsed = _specials_parse(c)
+    if parsed is None:
+        return None
+    return parsed.replace(pipeline=fork(parsed.pipeline, cut_before_normalizing=True))
+
+
 def _parse_after_normalizing(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if not isinstance(p, LlamaUgm) or c.flip_parse:
@@ -383,6 +395,9 @@ def variants() -> list[Variant]:
         Variant("specials.parse:after-normalizing", "specials.parse",
                 "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
                 _parse_after_normalizing),
+        Variant("specials.parse:before-normalizing", "specials.parse",
+                "special-token text parsed and cut out before normalizing: each part between them normalized "
+                "apart, with its own dummy prefix (tokenizers' added tokens)", _parse_before_normalizing),
         Variant("specials.byte-text-matched", "specials.byte-text-matched",
                 "a byte token's spelling in the text (<0x41>) matched as that byte token", _byte_text_matched,
                 _has_byte_text),
