@@ -4,6 +4,9 @@ specials.strip, specials.ids, user-defined.atomic, bos, bos.double, eos
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from mutation import Mutation, check_composition, check_single, compare_runs, engine, param
 
@@ -63,3 +66,32 @@ def test_special_cause(runs, m):
 
 def test_hf_gguf_nomic_bert_moe(runs):
     check_composition(runs[HF_GGUF.group], HF_GGUF)
+
+
+BLIND21 = Path(__file__).parents[1] / "engines" / "blind" / "blind21_spm_specials.py"
+
+
+def test_a_port_that_cuts_control_tokens_out_before_normalizing_is_named_so(zoo, tmp_path):
+    """A SentencePiece wrapper written blind (tests/engines/blind/blind21_spm_specials.py): with
+    --parse-special it cuts ``<s>`` and ``</s>`` out of the raw text and encodes each part apart.
+    Each part then gets the dummy prefix, or only the first does. Each form is named by its own
+    variant on every row and proven; the engine without the bug agrees. The variants parse
+    ``<unk>`` too, as specials.parse does, and this engine does not: three edge texts with
+    ``<unk>`` are agreements they change."""
+    from tokparity.run.driver import run_compare
+    from tokparity.run.options import CompareOptions
+
+    zoo("botchan-unigram")
+    command = f"cmd:{sys.executable} {BLIND21} {{spm_model}}"
+    results = run_compare(["botchan-unigram"], [str(BLIND21.with_name("blind21_texts.jsonl")), "edge"],
+                          [f"each={command} --bug cut-first", f"first={command} --bug cut-first-one-prefix",
+                           f"twin={command}"], CompareOptions(parse_special=True, explicit_backends=True))
+    runs = {r.backend: r for r in results.runs}
+    assert runs["twin"].mismatches == 0 and runs["twin"].cases > 0
+    for backend, variant in (("each", "specials.parse:before-normalizing"),
+                             ("first", "specials.parse:before-normalizing-one-prefix")):
+        rows = [m for m in results.mismatches if m.backend == backend]
+        assert len(rows) >= 30 and {m.cause for m in rows} == {"specials.parse"}, backend
+        verdict = runs[backend].root_cause
+        assert verdict is not None and verdict.variants == (variant,) and verdict.proven, verdict
+        assert verdict.agreements - verdict.keeps <= 3, verdict

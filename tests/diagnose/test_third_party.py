@@ -180,6 +180,8 @@ def test_fuzzing_transformers_js_with_parse_special_names_its_normalizer_not_oth
     root = next(r["root_cause"] for r in summary["runs"] if r["backend"] == "tjs")
     assert root["cause"] == "normalizer.nfkc+specials.parse" and root["proven"], root
     assert "specials.parse:before-normalizing" in root["variants"], root
+    # (said up front: the oracle cannot parse what --parse-special asks)
+    assert any("sentencepiece, the oracle, never parses" in note for note in summary["options"]["notes"])
     assert root["keeps"] == root["agreements"] > 1000, root
     keys = {f["key"] for f in summary["options"]["fuzz"]["findings"]}
     assert "normalizer.nfkc" in keys, keys

@@ -45,7 +45,9 @@ class SentencePiecePipeline:
         # Switches (SentencePiece's behaviour; tokparity.diagnose flips them to reproduce an engine):
         self.merge_unk_runs = True  # one <unk> per run of unknown pieces
         self.greedy: Segmenter | None = None  # longest vocabulary match instead of the model
-        self.cut_before_normalizing = False  # the specials cut out of the text first, each part normalized apart
+        # The specials cut out of the raw text first, each part normalized apart: "" (no), "each"
+        # (every part gets the dummy prefix) or "first" (only the first part of text gets it)
+        self.cut_before_normalizing = ""
 
     def normalize(self, text: str) -> str:
         return self.normalizer.normalize(text)
@@ -95,15 +97,19 @@ class SentencePiecePipeline:
 
     def segment_between_specials(self, text: str, parse_special: bool) -> list[tuple[int, str]]:
         """Only when a diagnosis asks for it: the raw text cut on the specials' texts, and each part
-        between them normalized on its own. Each part's spaces are trimmed and each gets the dummy
-        prefix. This is what tokenizers does with added tokens not marked ``normalized``."""
+        between them normalized on its own. Each part's spaces are trimmed. Each part gets the
+        dummy prefix, or only the first part of text does (``cut_before_normalizing``). This is
+        what tokenizers does with added tokens not marked ``normalized``."""
         from tokparity.reference.specials import partition
         out: list[tuple[int, str]] = []
+        later = self.normalizer.replaced(add_space_prefix=False) if self.cut_before_normalizing == "first" else None
+        first = True
         for frag in partition(text, self.specials, parse_special):
             if isinstance(frag, int):
                 out.append((frag, self.vocab.tokens[frag]))
-            else:
-                normalized = self.normalize(frag)
+            elif frag:
+                normalized = self.normalize(frag) if first or later is None else later.normalize(frag)
+                first = False
                 out += self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         return out
 

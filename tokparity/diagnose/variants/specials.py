@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from functools import partial
 
 from tokparity.components import AddedToken
@@ -120,16 +121,19 @@ class _ParseAfterNormalizing:
         return out + (list(p.suffix_ids()) if add_special else [])
 
 
-def _parse_before_normalizing(c: Candidate) -> Candidate | None:
+def _parse_before_normalizing(prefixed: str) -> Callable[[Candidate], Candidate | None]:
     """On a SentencePiece model: its control tokens parsed, as specials.parse does, but cut out of
-    the raw text, so each part between them is normalized on its own."""
-    p = c.pipeline
-    if not isinstance(p, SentencePiecePipeline) or p.specials:
-        return None
-    parsed = _specials_parse(c)
-    if parsed is None:
-        return None
-    return parsed.replace(pipeline=fork(parsed.pipeline, cut_before_normalizing=True))
+    the raw text, so each part between them is normalized on its own. ``prefixed``: which parts
+    get the dummy prefix, "each" or only the "first"."""
+
+    def apply(c: Candidate) -> Candidate | None:
+        p = c.pipeline
+        if not isinstance(p, SentencePiecePipeline) or p.specials:
+            return None
+        parsed = _specials_parse(c)
+        return parsed.replace(pipeline=fork(parsed.pipeline, cut_before_normalizing=prefixed)) if parsed else None
+
+    return apply
 
 
 def _parse_after_normalizing(c: Candidate) -> Candidate | None:
@@ -397,7 +401,10 @@ def variants() -> list[Variant]:
                 _parse_after_normalizing),
         Variant("specials.parse:before-normalizing", "specials.parse",
                 "special-token text parsed and cut out before normalizing: each part between them normalized "
-                "apart, with its own dummy prefix (tokenizers' added tokens)", _parse_before_normalizing),
+                "apart, with its own dummy prefix (tokenizers' added tokens)", _parse_before_normalizing("each")),
+        Variant("specials.parse:before-normalizing-one-prefix", "specials.parse",
+                "special-token text parsed and cut out before normalizing: each part between them normalized "
+                "apart, the dummy prefix on the first part of text only", _parse_before_normalizing("first")),
         Variant("specials.byte-text-matched", "specials.byte-text-matched",
                 "a byte token's spelling in the text (<0x41>) matched as that byte token", _byte_text_matched,
                 _has_byte_text),
