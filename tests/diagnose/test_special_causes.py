@@ -74,8 +74,8 @@ BLIND21 = Path(__file__).parents[1] / "engines" / "blind" / "blind21_spm_special
 def test_a_port_that_cuts_control_tokens_out_before_normalizing_is_named_so(zoo, tmp_path):
     """A SentencePiece wrapper written blind (tests/engines/blind/blind21_spm_specials.py): with
     --parse-special it cuts ``<s>`` and ``</s>`` out of the raw text and encodes each part apart.
-    Each part then gets the dummy prefix, or only the first does. Each form is named by its own
-    variant on every row and proven; the engine without the bug agrees. The variants parse
+    Each part then gets the dummy prefix, or only the first does. Every row is named
+    specials.parse, and each verdict names its own form, proven. The engine without the bug agrees. The variants parse
     ``<unk>`` too, as specials.parse does, and this engine does not: three edge texts with
     ``<unk>`` are agreements they change."""
     from tokparity.run.driver import run_compare

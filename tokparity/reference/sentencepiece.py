@@ -97,9 +97,9 @@ class SentencePiecePipeline:
 
     def segment_between_specials(self, text: str, parse_special: bool) -> list[tuple[int, str]]:
         """Only when a diagnosis asks for it: the raw text cut on the specials' texts, and each part
-        between them normalized on its own. Each part's spaces are trimmed. Each part gets the
-        dummy prefix, or only the first part of text does (``cut_before_normalizing``). This is
-        what tokenizers does with added tokens not marked ``normalized``."""
+        between them normalized on its own. The cut comes first, as in tokenizers for added tokens
+        not marked ``normalized``. With "each", every part gets the dummy prefix. With "first",
+        only the first part of text gets it, even when a special comes before that part."""
         from tokparity.reference.specials import partition
         out: list[tuple[int, str]] = []
         later = self.normalizer.replaced(add_space_prefix=False) if self.cut_before_normalizing == "first" else None

@@ -225,8 +225,8 @@ class ModelRun:
         if options.parse_special and "encode" in options.ops and self.chain[:1] == ["sentencepiece"]:
             # (else every engine that honours the flag differs on '<s>', and nothing said why up front)
             results.options.setdefault("notes", []).append(
-                f"{self.model.name}: sentencepiece, the oracle, never parses special-token text: with "
-                "--parse-special, an engine that parses '<s>' as its id differs from it there (specials.parse)")
+                f"{self.model.name}: sentencepiece, the oracle, never parses special-token text. With "
+                "--parse-special, an engine that parses it differs there (specials.parse).")
 
     def _chat_judge(self, options: CompareOptions, results: ResultsSoFar) -> ChatJudge | None:
         """Who judges ``--ops chat``: the model's template rendered as transformers renders it, the

@@ -122,7 +122,7 @@ class _ParseAfterNormalizing:
 
 
 def _parse_before_normalizing(prefixed: str) -> Callable[[Candidate], Candidate | None]:
-    """On a SentencePiece model: its control tokens parsed, as specials.parse does, but cut out of
+    """On a SentencePiece model: its control and unknown tokens parsed, as specials.parse does, but cut out of
     the raw text, so each part between them is normalized on its own. ``prefixed``: which parts
     get the dummy prefix, "each" or only the "first"."""
 
