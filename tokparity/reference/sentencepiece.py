@@ -70,8 +70,7 @@ class SentencePiecePipeline:
         elif self.specials:
             pieces = self.segment_around_specials(self.normalize(text), parse_special)
         else:
-            normalized = self.normalize(text)
-            pieces = self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
+            pieces = self.segment_text(self.normalize(text))
         out = self.prefix_ids() if add_special else []
         out += self.report(pieces)
         if add_special:
@@ -92,7 +91,7 @@ class SentencePiecePipeline:
             if isinstance(frag, int):
                 out.append((frag, self.vocab.tokens[frag]))
             else:
-                out += self.segment(frag) if self.greedy is None else self.greedy_segment(frag)
+                out += self.segment_text(frag)
         return out
 
     def segment_between_specials(self, text: str, parse_special: bool) -> list[tuple[int, str]]:
@@ -108,10 +107,13 @@ class SentencePiecePipeline:
             if isinstance(frag, int):
                 out.append((frag, self.vocab.tokens[frag]))
             elif frag:
-                normalized = self.normalize(frag) if first or later is None else later.normalize(frag)
+                out += self.segment_text(self.normalize(frag) if first or later is None else later.normalize(frag))
                 first = False
-                out += self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
         return out
+
+    def segment_text(self, normalized: str) -> list[tuple[int, str]]:
+        """``normalized`` segmented by the model, or by longest match where the switch says so."""
+        return self.segment(normalized) if self.greedy is None else self.greedy_segment(normalized)
 
     def greedy_segment(self, normalized: str) -> list[tuple[int, str]]:
         assert self.greedy is not None
