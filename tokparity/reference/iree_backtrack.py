@@ -86,14 +86,16 @@ class IreeBackTrack:
         # -1). The first of two equal merges is the one found; one too long for the C's buffer is not.
         self._merges: list[tuple[int, int]] = []
         self._merge: dict[tuple[int, int], tuple[int, int]] = {}
+        lookup, lengths = self._lookup, [len(b) for b in self._utf8]
+        longest = min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES)
         for rank, (left, right) in enumerate(merges):
-            if left not in self._lookup or right not in self._lookup:
+            a, b = lookup.get(left), lookup.get(right)
+            if a is None or b is None:
                 raise ValueError(f"merge {rank} ({left!r} {right!r}) names a token not in the vocabulary")
-            pair = (self._lookup[left], self._lookup[right])
+            pair = (a, b)
             self._merges.append(pair)
-            joined = len(self._utf8[pair[0]]) + len(self._utf8[pair[1]])
-            if pair not in self._merge and joined <= min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES):
-                self._merge[pair] = (rank, self._lookup.get(left + right, -1))
+            if pair not in self._merge and lengths[a] + lengths[b] <= longest:
+                self._merge[pair] = (rank, lookup.get(left + right, -1))
 
         self._build_tables(capacity, set(special))
         self._pairs: dict[tuple[int, int, int], bool] = {}  # pair validity, as IREE's pair cache
@@ -126,20 +128,21 @@ class IreeBackTrack:
     # --- Tables (bpe_tables.c: iree_tokenizer_bpe_build_backtrack_tables) ---
     def _build_tables(self, capacity: int, special: set[int]) -> None:
         """The split table, effective ranks, longest proper prefixes and reachability."""
-        merge = self._merge
+        merge, trie, tokens = self._merge, self._trie, self.tokens
+        # Each merge's result: the token of its two texts joined, or -1.
+        results = [merge.get(pair, (NO_RANK, -1))[1] for pair in self._merges]
         # A token no merge makes is its own split (a "base" token) with effective rank 0.
         self._split = [(i, i) for i in range(capacity)]
         self._rank = [0] * capacity
         split, rank_of = self._split, self._rank
         # The first merge making a token gives its split and its rank (1-based).
-        for rank, (left, right) in enumerate(self._merges):
-            result = merge.get((left, right), (NO_RANK, -1))[1]
+        for rank, (pair, result) in enumerate(zip(self._merges, results)):
             if result < 0:
                 continue
             # (and on the trie's id of its text, where the vocabulary has the text twice)
-            for target in (result, self._trie.get(self.tokens[result], -1)):
+            for target in (result, trie.get(tokens[result], -1)):
                 if target >= 0 and rank_of[target] == 0:
-                    split[target] = (left, right)
+                    split[target] = pair
                     rank_of[target] = rank + 1
         # Rank 1 (matchable) for a multi-byte token no merge makes that takes part in merges, or
         # that is not special and has a byte with no token of its own (none, in a byte-level vocabulary).
@@ -150,26 +153,35 @@ class IreeBackTrack:
                 rank_of[i] = 1
         # The longest proper prefix of each token that is a token (the trie's id).
         self._prefix = [NO_TOKEN] * capacity
-        for i, t in enumerate(self.tokens):
+        for i, t in enumerate(tokens):
             if len(self._utf8[i]) > 1:
-                shorter = (self._trie[t[:n]] for n in range(len(t) - 1, 0, -1) if t[:n] in self._trie)
-                self._prefix[i] = next(shorter, NO_TOKEN)
+                for n in range(len(t) - 1, 0, -1):
+                    found = trie.get(t[:n])
+                    if found is not None:
+                        self._prefix[i] = found
+                        break
         # Reachability: single-character base tokens, then every merge of two reachable tokens
         # that no other merge at their boundary blocks, to a fixed point. A token that becomes
         # reachable takes that merge as its split (the C rewrites the split table in the loop).
-        reachable = [split[i][0] == i and len(self.tokens[i]) <= 1 for i in range(capacity)]
+        reachable = [split[i][0] == i and len(tokens[i]) <= 1 for i in range(capacity)]
         self._reachable = reachable
-        changed = True
-        while changed:
-            changed = False
-            for left, right in self._merges:
-                result = merge.get((left, right), (NO_RANK, -1))[1]
-                if result < 0 or reachable[result] or not (reachable[left] and reachable[right]) \
-                        or self._boundary_blocked(left, right, result):
+        # Each pass scans, in rank order, the merges that may still fire. A merge whose result is
+        # reachable never fires again. Nor does a blocked one: the splits below two reachable
+        # tokens are final, so whether a merge of them is blocked never changes.
+        waiting = [(left, right, result) for (left, right), result in zip(self._merges, results) if result >= 0]
+        fired = True
+        while fired:
+            fired, left_over = False, []
+            for entry in waiting:
+                left, right, result = entry
+                if reachable[result]:
                     continue
-                reachable[result] = True
-                changed = True
-                split[result] = (left, right)
+                if not (reachable[left] and reachable[right]):
+                    left_over.append(entry)
+                elif not self._boundary_blocked(left, right, result):
+                    reachable[result] = fired = True
+                    split[result] = (left, right)
+            waiting = left_over
 
     def _leaf(self, token: int, side: int) -> int:
         """The first (side 0) or last (side 1) leaf of ``token``'s split tree."""
