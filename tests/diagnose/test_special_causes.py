@@ -74,8 +74,8 @@ BLIND21 = Path(__file__).parents[1] / "engines" / "blind" / "blind21_spm_special
 def test_a_port_that_cuts_control_tokens_out_before_normalizing_is_named_so(zoo, tmp_path):
     """A SentencePiece wrapper written blind (tests/engines/blind/blind21_spm_specials.py): with
     --parse-special it cuts ``<s>`` and ``</s>`` out of the raw text and encodes each part apart.
-    Each part then gets the dummy prefix, or only the first does. Every row is named
-    specials.parse, and each verdict names its own form, proven. The engine without the bug agrees. The variants parse
+    Each part then gets the dummy prefix, or only a part at the start of the text does. Every row
+    is named specials.parse, and each verdict names its own form, proven. The engine without the bug agrees. The variants parse
     ``<unk>`` too, as specials.parse does, and this engine does not: three edge texts with
     ``<unk>`` are agreements they change."""
     from tokparity.run.driver import run_compare
@@ -95,3 +95,28 @@ def test_a_port_that_cuts_control_tokens_out_before_normalizing_is_named_so(zoo,
         verdict = runs[backend].root_cause
         assert verdict is not None and verdict.variants == (variant,) and verdict.proven, verdict
         assert verdict.agreements - verdict.keeps <= 3, verdict
+
+
+def test_tokenizers_own_prepend_schemes_are_named_by_their_forms(zoo):
+    """tokenizers itself, on botchan-unigram's tokenizer.json, with ``--parse-special``: it cuts
+    ``<s>`` and ``</s>`` out of the raw text, as SentencePiece never does. Its Metaspace gives each
+    part the dummy prefix ("always"), or only the part at offset 0 ("first"). The two engines differ
+    in that setting only, and each verdict names its own form, proven, every agreement kept. Both
+    also show the file's conversion (whitespace.collapse:tokenizers): tokenizers trims no leading
+    whitespace where SentencePiece does."""
+    from tokparity.run.driver import run_compare
+    from tokparity.run.options import CompareOptions
+
+    zoo("botchan-unigram")
+    corpora = [str(BLIND21.with_name("blind21_texts.jsonl")), "edge"]
+    backends = [f"{scheme}={engine(*HF, '--prepend-scheme', scheme)}" for scheme in ("always", "first")]
+    results = run_compare(["botchan-unigram"], corpora, backends,
+                          CompareOptions(parse_special=True, explicit_backends=True))
+    runs = {r.backend: r for r in results.runs}
+    for scheme, variant in (("always", "specials.parse:before-normalizing"),
+                            ("first", "specials.parse:before-normalizing-one-prefix")):
+        rows = [m for m in results.mismatches if m.backend == scheme]
+        assert len(rows) >= 30 and all(m.cause for m in rows), (scheme, rows[:3])
+        verdict = runs[scheme].root_cause
+        assert verdict is not None and set(verdict.variants) == {"whitespace.collapse:tokenizers", variant}, verdict
+        assert verdict.proven and verdict.keeps == verdict.agreements, verdict

@@ -22,6 +22,8 @@ itself then runs everything else right, so the engine has exactly the bug the ed
     --parse-special always      added special tokens matched in the text even when not asked
     --specials-of llama-3.1     the added tokens' texts as Llama 3.1 names its ids 128000-128255 (Meta's
                                 llama-models tokenizer.py), on a Llama 3 tokenizer.json
+    --prepend-scheme always|first|never  the Metaspace pre-tokenizer's prepend_scheme ("first": the
+                                ``▁`` only on the split at the start of the text, none after a special)
     --rank-bpe                  tiktoken's merge by rank in place of the model's merges (ranks: the
                                 ids of a vocabulary made by tiktoken, o200k); the twin of --packed-keys
     --packed-keys               with --rank-bpe, every byte string looked up through a key that packs
@@ -169,6 +171,12 @@ def planted(config: dict, args: argparse.Namespace) -> dict:
         model = config["model"]
         model["merges"] = [m for m in model["merges"]
                            if "".join(m.split(" ", 1) if isinstance(m, str) else m) not in kept_apart]
+    if args.prepend_scheme:
+        spaces = [c for c in _components(config.get("pre_tokenizer"), "pretokenizers") if c.get("type") == "Metaspace"]
+        if not spaces:
+            raise SystemExit("the tokenizer.json has no Metaspace pre-tokenizer")
+        for step in spaces:
+            step["prepend_scheme"] = args.prepend_scheme
     if args.specials_of == "llama-3.1":
         names = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
                  "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|reserved_special_token_2|>",
@@ -329,6 +337,7 @@ def main() -> None:
     parser.add_argument("--first-of-nfd", action="store_true")
     parser.add_argument("--parse-special", choices=("asked", "always"), default="asked")
     parser.add_argument("--specials-of", choices=("llama-3.1",))
+    parser.add_argument("--prepend-scheme", choices=("always", "first", "never"))
     parser.add_argument("--rank-bpe", action="store_true")
     parser.add_argument("--packed-keys", action="store_true")
     parser.add_argument("--decoded-keys", action="store_true")

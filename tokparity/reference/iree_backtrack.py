@@ -87,14 +87,12 @@ class IreeBackTrack:
         self._merges: list[tuple[int, int]] = []
         self._merge: dict[tuple[int, int], tuple[int, int]] = {}
         lookup, lengths = self._lookup, [len(b) for b in self._utf8]
-        longest = min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES)
         for rank, (left, right) in enumerate(merges):
-            a, b = lookup.get(left), lookup.get(right)
-            if a is None or b is None:
+            a, b = pair = (lookup.get(left, -1), lookup.get(right, -1))
+            if a < 0 or b < 0:
                 raise ValueError(f"merge {rank} ({left!r} {right!r}) names a token not in the vocabulary")
-            pair = (a, b)
             self._merges.append(pair)
-            if pair not in self._merge and lengths[a] + lengths[b] <= longest:
+            if pair not in self._merge and lengths[a] + lengths[b] <= min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES):
                 self._merge[pair] = (rank, lookup.get(left + right, -1))
 
         self._build_tables(capacity, set(special))
@@ -129,8 +127,7 @@ class IreeBackTrack:
     def _build_tables(self, capacity: int, special: set[int]) -> None:
         """The split table, effective ranks, longest proper prefixes and reachability."""
         merge, trie, tokens = self._merge, self._trie, self.tokens
-        # Each merge's result: the token of its two texts joined, or -1.
-        results = [merge.get(pair, (NO_RANK, -1))[1] for pair in self._merges]
+        results = [merge.get(pair, (NO_RANK, -1))[1] for pair in self._merges]  # (-1: no token)
         # A token no merge makes is its own split (a "base" token) with effective rank 0.
         self._split = [(i, i) for i in range(capacity)]
         self._rank = [0] * capacity
@@ -155,29 +152,22 @@ class IreeBackTrack:
         self._prefix = [NO_TOKEN] * capacity
         for i, t in enumerate(tokens):
             if len(self._utf8[i]) > 1:
-                for n in range(len(t) - 1, 0, -1):
-                    found = trie.get(t[:n])
-                    if found is not None:
-                        self._prefix[i] = found
-                        break
+                self._prefix[i] = next((trie[t[:n]] for n in range(len(t) - 1, 0, -1) if t[:n] in trie), NO_TOKEN)
         # Reachability: single-character base tokens, then every merge of two reachable tokens
         # that no other merge at their boundary blocks, to a fixed point. A token that becomes
         # reachable takes that merge as its split (the C rewrites the split table in the loop).
-        reachable = [split[i][0] == i and len(tokens[i]) <= 1 for i in range(capacity)]
-        self._reachable = reachable
-        # Each pass scans, in rank order, the merges that may still fire. A merge whose result is
-        # reachable never fires again. Nor does a blocked one: the splits below two reachable
-        # tokens are final, so whether a merge of them is blocked never changes.
+        self._reachable = reachable = [split[i][0] == i and len(tokens[i]) <= 1 for i in range(capacity)]
+        # Each pass scans, in rank order, the merges that may still fire: not one whose result is
+        # reachable, nor a blocked one (the splits below reachable tokens are final: it stays blocked).
         waiting = [(left, right, result) for (left, right), result in zip(self._merges, results) if result >= 0]
         fired = True
         while fired:
             fired, left_over = False, []
-            for entry in waiting:
-                left, right, result = entry
+            for left, right, result in waiting:
                 if reachable[result]:
                     continue
                 if not (reachable[left] and reachable[right]):
-                    left_over.append(entry)
+                    left_over.append((left, right, result))
                 elif not self._boundary_blocked(left, right, result):
                     reachable[result] = fired = True
                     split[result] = (left, right)

@@ -46,7 +46,7 @@ class SentencePiecePipeline:
         self.merge_unk_runs = True  # one <unk> per run of unknown pieces
         self.greedy: Segmenter | None = None  # longest vocabulary match instead of the model
         # The specials cut out of the raw text first, each part normalized apart: "" (no), "each"
-        # (every part gets the dummy prefix) or "first" (only the first part of text gets it)
+        # (every part gets the dummy prefix) or "first" (only a part at the start of the text gets it)
         self.cut_before_normalizing = ""
 
     def normalize(self, text: str) -> str:
@@ -98,17 +98,18 @@ class SentencePiecePipeline:
         """Only when a diagnosis asks for it: the raw text cut on the specials' texts, and each part
         between them normalized on its own. The cut comes first, as in tokenizers for added tokens
         not marked ``normalized``. With "each", every part gets the dummy prefix. With "first",
-        only the first part of text gets it, even when a special comes before that part."""
+        only a part that starts the text gets it: tokenizers' Metaspace with prepend_scheme
+        "first" prefixes only the split at offset 0, so none after a leading special."""
         from tokparity.reference.specials import partition
         out: list[tuple[int, str]] = []
         later = self.normalizer.replaced(add_space_prefix=False) if self.cut_before_normalizing == "first" else None
-        first = True
+        at_start = True
         for frag in partition(text, self.specials, parse_special):
             if isinstance(frag, int):
                 out.append((frag, self.vocab.tokens[frag]))
             elif frag:
-                out += self.segment_text(self.normalize(frag) if first or later is None else later.normalize(frag))
-                first = False
+                out += self.segment_text(self.normalize(frag) if at_start or later is None else later.normalize(frag))
+            at_start = at_start and frag == ""
         return out
 
     def segment_text(self, normalized: str) -> list[tuple[int, str]]:

@@ -27,14 +27,23 @@ The bugs
     (``'a <s> b'`` gives ``▁a`` ``<s>`` ``▁b``, where SentencePiece spells the ``<s>`` out as
     text). Empty parts give nothing. Without ``parse_special`` it is the library, as with no flag.
 ``--bug cut-first-one-prefix``
-    As ``cut-first``, but the writer "fixed" the doubled ``▁``: only the first part of the text
-    gets SentencePiece's dummy prefix. The later parts are encoded by a second processor loaded
-    from the same model with ``normalizer_spec.add_dummy_prefix = False`` (the ModelProto edited
-    through ``sentencepiece_model_pb2`` and loaded with ``model_proto=``, as transformers' slow
-    Llama tokenizer does with ``legacy=False``). The normalizer's whitespace trimming is left
-    on, so a later part still loses its leading and trailing spaces (``'a <s> b'`` gives ``▁a``
-    ``<s>`` ``b``). "The first part" is the first non-empty stretch of text: a text that starts
-    with ``<s>`` has its first part after it, and that part keeps its prefix.
+    As ``cut-first``, but only one stretch of text may get the dummy prefix ``▁``.
+    That is the stretch that begins at the very start of the input (offset 0).
+    Every other stretch is encoded with no dummy prefix.
+    So a text that starts with a special has no stretch at offset 0, and no stretch gets ``▁``.
+    ``'<s>Hello'`` gives the id of ``<s>``, then ``Hello`` with no prefix.
+    ``'a<s>b'`` gives ``▁a``, then ``<s>``, then ``b`` with no prefix.
+    This is what tokenizers' Metaspace does with ``prepend_scheme="first"``.
+    It prepends ``▁`` only to the split whose offset in the original text is 0.
+    Stretches with no prefix go to a second processor loaded from the same model.
+    Its ModelProto has ``normalizer_spec.add_dummy_prefix = False``.
+    The proto is edited with ``sentencepiece_model_pb2`` and loaded with ``model_proto=``.
+    The normalizer's whitespace trimming stays on.
+    So each stretch still loses its leading and trailing spaces.
+    So ``'a </s> b'`` gives ``▁a``, ``</s>``, ``b``.
+    Empty stretches (two specials side by side, or a special at the end) give nothing.
+    Rewritten on 2026-12-04 from a corrected description: "the earlier one gave the prefix to the
+    first stretch of text even after a leading special; tokenizers' prepend_scheme first does not".
 """
 
 from __future__ import annotations
@@ -87,16 +96,16 @@ class Engine:
         if self.bug is None or not parse_special:
             return self.sp.encode(text, out_type=int)
         ids: list[int] = []
-        first = True
-        for part, special_id in cut_at_specials(text, self.specials):
+        for n, (part, special_id) in enumerate(cut_at_specials(text, self.specials)):
             if special_id is not None:
                 ids.append(special_id)
                 continue
-            if first or self.sp_no_prefix is None:
+            # Empty parts are left out, so a text part comes first exactly when it starts at
+            # offset 0 of the input; with cut-first-one-prefix only that one gets the prefix.
+            if n == 0 or self.sp_no_prefix is None:
                 ids.extend(self.sp.encode(part, out_type=int))
             else:
                 ids.extend(self.sp_no_prefix.encode(part, out_type=int))
-            first = False
         return ids
 
 

@@ -124,7 +124,7 @@ class _ParseAfterNormalizing:
 def _parse_before_normalizing(prefixed: str) -> Callable[[Candidate], Candidate | None]:
     """On a SentencePiece model: its control and unknown tokens parsed, as specials.parse does, but cut out of
     the raw text, so each part between them is normalized on its own. ``prefixed``: which parts
-    get the dummy prefix, "each" or only the "first"."""
+    get the dummy prefix, "each" or only the "first" (a part at the start of the text)."""
 
     def apply(c: Candidate) -> Candidate | None:
         p = c.pipeline
@@ -404,7 +404,8 @@ def variants() -> list[Variant]:
                 "apart, with its own dummy prefix (tokenizers' added tokens)", _parse_before_normalizing("each")),
         Variant("specials.parse:before-normalizing-one-prefix", "specials.parse",
                 "special-token text parsed and cut out before normalizing: each part between them normalized "
-                "apart, the dummy prefix on the first part of text only", _parse_before_normalizing("first")),
+                "apart, the dummy prefix only on a part at the start of the text (tokenizers' Metaspace, "
+                "prepend_scheme first)", _parse_before_normalizing("first")),
         Variant("specials.byte-text-matched", "specials.byte-text-matched",
                 "a byte token's spelling in the text (<0x41>) matched as that byte token", _byte_text_matched,
                 _has_byte_text),

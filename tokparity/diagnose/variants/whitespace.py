@@ -22,17 +22,20 @@ def collapse_spaces(text: str) -> str:
 class _TokenizersWhitespace:
     """transformers' SentencePiece -> tokenizers converter in place of ``remove_extra_whitespaces``:
     ``Strip`` (right: every Unicode whitespace, newlines included), ``Replace(" {2,}", "▁")``, then
-    ``Metaspace`` (spaces -> "▁", a "▁" prepended unless the text starts with one)."""
+    ``Metaspace`` (spaces -> "▁", a "▁" prepended unless the text starts with one). With no
+    prefix asked (Metaspace's prepend_scheme "first", after the start), nothing is prepended."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, prefix: bool = True):
         self.inner = inner.replaced(remove_extra_whitespaces=False, add_space_prefix=False, escape_whitespaces=False)
+        self.prefix = prefix
 
     def normalize(self, text: str) -> str:
         s = _SPACE_RUNS.sub("\u2581", self.inner.normalize(text).rstrip()).replace(" ", "\u2581")
-        return s if not s or s.startswith("\u2581") else "\u2581" + s
+        return s if not self.prefix or not s or s.startswith("\u2581") else "\u2581" + s
 
     def replaced(self, **changes) -> _TokenizersWhitespace:
-        return _TokenizersWhitespace(self.inner.replaced(**changes))
+        prefix = changes.pop("add_space_prefix", self.prefix)
+        return _TokenizersWhitespace(self.inner.replaced(**changes), prefix)
 
     def __getattr__(self, name: str):
         if name == "inner" or name.startswith("__"):  # (a copy being made has no inner yet)
