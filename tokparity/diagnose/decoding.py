@@ -72,6 +72,7 @@ class DecodeVariant:
 VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", wrong.latin1, twin=wrong.joined),
     DecodeVariant("stream.split-character-sent", wrong.eager, twin=wrong.joined),
+    DecodeVariant("stream.flushed-every-n", wrong_streamer.flushed_every, twin=wrong.joined),
     DecodeVariant("stream.prompt-dropped", wrong.prompt_dropped),
     DecodeVariant("stream.begun-character-dropped", wrong.begun_character_dropped),
     DecodeVariant("stream.restart-after-newline", wrong.restart_after_newline),
@@ -105,6 +106,8 @@ VARIANTS = (
     DecodeVariant("decode.lstrip", wrong.lstrip, twin=wrong.joined_all),
     DecodeVariant("decode.first-byte-dropped", wrong_edits.first_byte_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-lstripped", wrong_edits.text_lstripped, twin=wrong.decoded_right),
+    DecodeVariant("decode.text-stripped", wrong_edits.text_stripped, twin=wrong.decoded_right),
+    DecodeVariant("decode.added-dropped", wrong_edits.added_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
     DecodeVariant("decode.space-dropped-after-bos", wrong_edits.space_dropped_after_bos),
     DecodeVariant("decode.runs-decoded-alone", wrong_edits.runs_decoded_alone),

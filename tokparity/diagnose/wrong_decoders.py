@@ -542,19 +542,20 @@ def specials_left_out(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
     """The special tokens with no bytes; or every added token, special or not (a table built from
     the model's own vocabulary alone); or the user-defined ones alone (a table that writes only a
     normal token's text, and a control token's). Or only those the model's files name (BOS, EOS,
-    unknown, padding: transformers' ``all_special_ids``), or the added tokens tokenizer.json does not
-    mark special (``<|fim_prefix|>`` too, which looks like a control token)."""
+    unknown, padding: transformers' ``all_special_ids``). Or the added tokens tokenizer.json does not
+    mark special (``<|fim_prefix|>`` too, which looks like a control token), or those it marks special."""
     right, vocab = ref.piece_bytes(ids), ref.vocab
     user_defined = [0 <= i < vocab.size and vocab.type_of(i) == TokenType.USER_DEFINED for i in ids]
     named = set(vocab.special_ids.values())
-    unmarked = {t.get("id") for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict) and not t.get("special")}
+    marked = {t.get("id"): bool(t.get("special")) for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict)}
     forms = [[b"" if is_special(ref, i) else b for i, b in zip(ids, right)],
              [b"" if is_special(ref, i) or u else b for i, b, u in zip(ids, right, user_defined)],
              [b"" if u else b for b, u in zip(right, user_defined)],
              # (a table that writes the newline token's text apart, as llama.cpp's wrappers do)
              [b"" if u and b != b"\n" else b for b, u in zip(right, user_defined)],
              [b"" if i in named else b for i, b in zip(ids, right)],
-             [b"" if i in unmarked else b for i, b in zip(ids, right)]]
+             [b"" if marked.get(i) is False else b for i, b in zip(ids, right)],
+             [b"" if marked.get(i) else b for i, b in zip(ids, right)]]
     return forms if any(out != right for out in forms) else []  # (each form in its place)
 
 

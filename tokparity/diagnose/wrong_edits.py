@@ -1,5 +1,6 @@
 """Wrong decoders whose text is right until a last edit of it: the decoded text cut at its first
-NUL or line break, its first byte dropped after a BOS, its leading whitespace stripped, a
+NUL or line break, its first byte dropped after a BOS, its leading or trailing whitespace stripped,
+its added tokens left out, a
 stream's blank deltas never sent, a delta dropped because the text sent so
 far already holds it, a stream that stops once its text departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do, and is listed in ``tokparity.diagnose.decoding``'s
@@ -13,6 +14,7 @@ import regex
 from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
+from tokparity.vocab.model import TokenType
 
 
 def text_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -20,6 +22,28 @@ def text_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     completion's ``trim_start()``)."""
     text = decoded(ref, ids, asked)
     return [text.lstrip(" "), text.lstrip()]
+
+
+def text_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The decoded text with its trailing spaces taken off, or all its trailing whitespace; or both
+    ends so (a reply tidied with ``strip()``). Each None where it changes nothing."""
+    text = decoded(ref, ids, asked)
+    forms = [text.rstrip(" "), text.rstrip(), text.strip(" "), text.strip()]
+    return [None if f == text else f for f in forms]
+
+
+def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded without the added tokens, whatever ``skip_special`` says: those past the model's
+    own table (a port that reads only the model's ``vocab``), or every token typed user-defined or
+    control, or every token tokenizer.json lists as added. Each None where it leaves no id out."""
+    vocab = ref.vocab
+    own = vocab.extra.get("model_size")
+    listed = {t.get("id") for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict)}
+    added = (TokenType.USER_DEFINED, TokenType.CONTROL)
+    kinds = [lambda i: own is not None and i >= own, lambda i: 0 <= i < vocab.size and vocab.type_of(i) in added,
+             lambda i: i in listed]
+    forms = [[i for i in ids if not left_out(i)] for left_out in kinds]
+    return [decoded(ref, kept, asked) if len(kept) < len(ids) else None for kept in forms]
 
 
 def cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

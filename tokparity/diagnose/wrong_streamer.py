@@ -1,7 +1,8 @@
-"""A streamer that decodes all it holds at each step and sends what lies beyond the length it
-sent (transformers' TextStreamer), with the text cleaned up: what the clean-up shortens is
-skipped. Its emulation decodes every prefix of the ids, so ``prefix_decoder`` makes that cheap,
-and gives up past a bound of work. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
+"""Streamers whose buffer is wrong. One decodes all it holds at each step and sends what lies
+beyond the length it sent (transformers' TextStreamer), with the text cleaned up: what the clean-up
+shortens is skipped. Its emulation decodes every prefix of the ids, so ``prefix_decoder`` makes that
+cheap, and gives up past a bound of work. Another flushes its buffer every few ids, an unfinished
+character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,27 @@ from collections.abc import Callable
 
 from tokparity.diagnose.wrong_decoders import bytes_of, decoded
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings, hf_clean_up
+from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail
+
+FLUSH_EVERY = range(2, 17)  # the ids between two flushes of a streamer's buffer, each a form (1 is each id alone)
+
+
+def flushed_every(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A buffer flushed at every Nth id after the prompt, or at every Nth id of all: an unfinished
+    character it holds there is sent as U+FFFD, and its last bytes then decode apart as U+FFFD too.
+    A flush of whole characters changes nothing. The prompt's unfinished character opens the buffer."""
+    pieces = bytes_of(ref, ids, asked)
+    head = b"".join(pieces[:prompt])
+    answers = []
+    for n in FLUSH_EVERY:
+        for origin in (prompt, 0):
+            text, held = "", head[len(head) - incomplete_tail(head):]
+            for k in range(prompt, len(ids)):
+                held += pieces[k]
+                if (k + 1 - origin) % n == 0 and incomplete_tail(held):
+                    text, held = text + held.decode("utf-8", "replace"), b""
+            answers.append(text + held.decode("utf-8", "replace"))
+    return answers
 
 
 def offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -275,6 +275,8 @@ def load_hf_json(path: str | os.PathLike) -> Vocab:
         source_format="hf-json",
         extra={
             "model_type": model.kind,
+            # the model's own table: a port that reads only it knows no id from here on
+            "model_size": len(model.vocab) if isinstance(model, models.Unigram) else max(model.vocab.values(), default=-1) + 1,
             "spec": spec,  # the typed pipeline: what the reference reads
             # The JSON as written, for the converters (to_gguf) that copy it on
             "model": {k: v for k, v in data["model"].items() if k not in ("vocab", "merges")},
