@@ -1,7 +1,7 @@
 """The edits a way makes to a conversation's messages before rendering (tokparity.chat.reference's
 ``edited``): turns merged, parts joined or written as a language writes a list, a system message
-folded into the next, tool calls' arguments parsed or quoted again, tools dumped with their
-unset fields, keys sorted. Each takes the messages (or one of their values) and gives new ones.
+folded into the next, tool calls' arguments parsed or quoted again, tool results quoted, blank
+lines collapsed, tools written into the system message, tools dumped with their unset fields, keys sorted. Each takes the messages (or one of their values) and gives new ones.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")  # line breaks with only spaces or tabs between them
 
 
 def turns_merged(messages: list[dict], joiner: str) -> list[dict]:
@@ -120,3 +121,43 @@ def keys_sorted(value: Any) -> Any:
     if isinstance(value, list):
         return [keys_sorted(v) for v in value]
     return value
+
+
+def result_quoted(message: dict, how: str) -> dict:
+    """A tool message whose content is a string, with that string as JSON writes it, quoted and
+    escaped (``how`` as ``arguments_quoted`` takes it): an engine that serialises every tool result."""
+    content = message.get("content")
+    if message.get("role") != "tool" or not isinstance(content, str):
+        return message
+    return message | {"content": json.dumps(content, ensure_ascii=how == "ascii")}
+
+
+def blank_lines_collapsed(content: Any, joiner: str) -> Any:
+    """A content whose runs of line breaks with blank lines between are each ``joiner`` ("\n": no
+    blank line left, "\n\n": one at most), in a string and in each text part."""
+    if isinstance(content, str):
+        return BLANK_LINES.sub(joiner, content)
+    if isinstance(content, list):
+        return [part | {"text": BLANK_LINES.sub(joiner, part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str) else part for part in content]
+    return content
+
+
+TOOLS_MARK = "\ue005"  # (around a form's name, where the tools' JSON goes in a text: ``tools_into_system``)
+# The ways an engine writes its tools as JSON in a text, by name
+TOOLS_JSON = {"ascii": lambda tools: json.dumps(tools), "raw": lambda tools: json.dumps(tools, ensure_ascii=False),
+              "compact": lambda tools: json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
+              "indented": lambda tools: json.dumps(tools, ensure_ascii=False, indent=2),
+              "lines": lambda tools: "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)}
+TOOLS_WRITTEN = re.compile(f"{TOOLS_MARK}(\\w+){TOOLS_MARK}")
+
+
+def tools_into_system(messages: list[dict], tools: list, text: str) -> list[dict]:
+    """The messages with ``text`` (the tools' JSON where it marks it) after the first system
+    message's content; or, with no system message first, a new one of that text less its leading
+    whitespace. A builder for a template without tools does this."""
+    written = TOOLS_WRITTEN.sub(lambda m: TOOLS_JSON[m[1]](tools), text)
+    first = messages[0] if messages else {}
+    if first.get("role") == "system" and isinstance(first.get("content"), str):
+        return [first | {"content": first["content"] + written}, *messages[1:]]
+    return [{"role": "system", "content": written.lstrip()}, *messages]

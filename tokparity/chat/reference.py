@@ -23,12 +23,15 @@ from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.message_edits import (
     arguments_parsed,
     arguments_quoted,
+    blank_lines_collapsed,
     keys_sorted,
     one_part,
     parts_as_string,
     parts_joined,
+    result_quoted,
     system_folded,
     tool_dumped,
+    tools_into_system,
     turns_merged,
 )
 from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
@@ -49,12 +52,18 @@ class ChatWay:
     chatml: bool = False  # ChatML whatever the model's template, as a server's fallback (builtin.chatml_text)
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
     tools_ask_generation_prompt: bool = False  # add_generation_prompt given as whether there are tools
+    # add_generation_prompt asked wherever the request gives it, false too (passed on as a string)
+    generation_prompt_given: bool = False
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
     # "user": a chat box that trims what the user typed), separated by spaces
     strip_content: str = ""
     drop_roles: str = ""  # the messages of these roles taken out first, separated by spaces ("system", "tool")
+    drop_last: str = ""  # a last message of this role taken out first ("assistant": read as the reply's placeholder)
+    # each run of line breaks with blank lines between made this ("\n"), in every content and text part
+    blank_lines: str | None = None
+    quote_results: str = ""  # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw"
     system_default: str | None = None  # a system message with this content put first where there is none
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
@@ -62,6 +71,9 @@ class ChatWay:
     null_as_empty: bool = False  # a null (or missing) content sent as the empty string
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
+    # the tools written into the system message as this text, not given to the template: its leading
+    # whitespace joins it to a system message's content (message_edits.tools_into_system)
+    tools_in_system: str | None = None
     no_tools_as_empty: bool = False  # a conversation without tools given an empty list (``tools or []``)
     # roles renamed before rendering, as pairs "from=to" separated by spaces ("developer=system")
     roles_as: str = ""
@@ -128,11 +140,13 @@ class ChatWay:
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 # The fields of a way that do not change how it edits a conversation before rendering: a way's
 # other fields key the edited conversation (ChatReference._prepared).
-RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_generation_prompt", "variables",
+RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_generation_prompt",
+               "generation_prompt_given", "variables",
                "tool_use_template", "options_set", "generation_prompt_as", "drop_trailing_newline", "strip_end",
                "strip_ends", "add_bos", "parse_special"}
 PREPARED_BY = operator.attrgetter(*(f.name for f in dataclasses.fields(ChatWay) if f.name not in RENDERED_BY))
 EMPTY_CONVERSATION = "Cannot apply chat template to an empty conversation"  # (transformers' words)
+BOTH_ASKED = "continue_final_message and add_generation_prompt are not compatible"  # (likewise)
 SYSTEM_PROBE = "\ue001system probe\ue001"  # (private-use characters: no template writes them itself)
 PARTS_PROBE = "\ue001parts probe\ue001"
 LIST_WRITTEN = re.compile(r"""\{\s*['"]type['"]""")  # (a list of parts written as Python or JSON writes it)
@@ -199,6 +213,10 @@ class ChatReference:
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         if way.tools_ask_generation_prompt:
             asks = bool(conversation.tools)
+        if way.generation_prompt_given and "add_generation_prompt" in conversation.options:
+            asks = True
+            if conversation.continue_final_message:  # (transformers refuses the two together)
+                raise TemplateRaised(BOTH_ASKED)
         tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
         conversation, prefill = self._prepared(conversation, way)
         asks = asks or prefill is not None
@@ -443,6 +461,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     messages = conversation.messages
     if way.drop_roles:
         messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
+    if way.drop_last and messages and messages[-1].get("role") == way.drop_last:
+        messages = messages[:-1]
     if way.drop_empty:
         messages = [m for m in messages if m.get("content") not in ("", None, [])
                     or (m.get("tool_calls") and way.drop_empty == "plain")]
@@ -474,6 +494,11 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": m["content"].strip()}
                     if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
+    if way.blank_lines is not None:
+        messages = [m | {"content": blank_lines_collapsed(m["content"], way.blank_lines)} if "content" in m else m
+                    for m in messages]
+    if way.quote_results:
+        messages = [result_quoted(m, way.quote_results) for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:
@@ -497,6 +522,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         renamed = dict(pair.split("=", 1) for pair in way.roles_as.split())
         messages = [m | {"role": renamed[m["role"]]} if m.get("role") in renamed else m for m in messages]
     tools = conversation.tools if way.tools else None
+    if way.tools_in_system is not None and conversation.tools:
+        messages, tools = tools_into_system(messages, conversation.tools, way.tools_in_system), None
     if way.no_tools_as_empty and tools is None:
         tools = []
     if way.tool_nulls is not None and tools:

@@ -12,6 +12,7 @@ from os.path import commonprefix
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.conversation import Conversation
+from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
@@ -54,6 +55,12 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 entry = CHAT_CAUSES[name]
                 out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
             continue
+        if key == "tools_in_system":
+            values, chars = _tools_read(reference, conversation, got.text)
+            rendered += chars
+            out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']}: {shown(v)!r}", ((key, v),), CHAT_CAUSES[name]["fix"])
+                    for v in values]
+            continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
         elif key == "raise_exception" and right.raised:
@@ -75,6 +82,35 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         entry = CHAT_CAUSES[name]
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     return tuple(out), rendered
+
+
+JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
+
+
+def _tools_read(reference: ChatReference, conversation: Conversation, text: str) -> tuple[list[str], int]:
+    """The text the backend writes into the system message for the tools, with a mark where it
+    writes their JSON, in each way of writing it that is found there; and the characters rendered to
+    read it. With no system message first, the text would join one in any of ``JOINERS``: each is
+    a value (the run's verdict takes the one most rows read). None where the text holds no tools' JSON."""
+    if not conversation.tools:
+        return [], 0
+    made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tools_in_system=MARK))
+    parts = made.split(MARK) if made is not None else []
+    value = _read_off(parts, text) if len(parts) == 2 else None
+    if not value:
+        return [], len(made or "")
+    found = [value.replace(json, f"{TOOLS_MARK}{name}{TOOLS_MARK}", 1)
+             for name, write in TOOLS_JSON.items() if (json := write(conversation.tools)) in value]
+    found = list(dict.fromkeys(found))
+    first = conversation.messages[0] if conversation.messages else {}
+    if first.get("role") == "system" and isinstance(first.get("content"), str):
+        return found, len(made or "")
+    return [joiner + v for v in found for joiner in JOINERS], len(made or "")
+
+
+def shown(value: str) -> str:
+    """A text read off a prompt, with each mark of the tools' JSON written as ``{tools}``."""
+    return TOOLS_WRITTEN.sub("{tools}", value)
 
 
 def _generation_prompt_read(reference: ChatReference, conversation: Conversation, text: str,
