@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tokparity.chat.conversation import Conversation
+from tokparity.chat.message_edits import TOOLS_MARK
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay, prompt_encoder
 from tokparity.chat.template import find_template, gguf_template
 from tokparity.corpus import load_corpus
@@ -50,7 +51,8 @@ SETTINGS = ((False, False), (True, True))  # (add special tokens, parse special 
 SYSTEM = "You are a helpful assistant."  # a value read off a prompt (chat.default-system-added)
 FAILS = "no ids: the engine fails"  # (a variant that fails has no ids to shape: its rows say what failed)
 DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
-                  "generation_prompt_as": "Assistant:", "before_content": "\n", "roles_as": "tool=ipython"}
+                  "generation_prompt_as": "Assistant:", "before_content": "\n", "roles_as": "tool=ipython",
+                  "tools_in_system": f"\n\nTools:\n{TOOLS_MARK}raw{TOOLS_MARK}"}
 
 
 def kind(shape: str) -> str:
