@@ -3,8 +3,8 @@ behaviour (tests/engines/blind/blind22_decode.py and blind22_chat.py; their auth
 diagnosis code). On first sight, on Qwen 3, the diagnosis named 3 of their 11 bugs that show
 (tests/engines/blind/README.md). The causes below were then written as general variants. Each run
 asks its bugs beside the bug-free twin: each bug is named by its cause, its verdict proves it, and
-the twin agrees. Llama 3 checks the strip is not Qwen 3's alone. On Gemma 3 the flushed stream is
-named on 7 of its 9 rows, not proven, and not yet understood."""
+the twin agrees. Llama 3 checks the strip is not Qwen 3's alone. Gemma 3 checks the flushed stream
+on byte tokens, which tokenizers' decoder shows as one U+FFFD per token when their run is not UTF-8."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind22_chat.py'} {{tokenizer_json}} {{t
         "strip-text": ("decode.text-stripped", 100)}),  # (edge holds no id past Llama 3's own vocab)
     ("qwen3", "stream", ["edge"], DECODE, {
         "flush-every-n": ("stream.flushed-every-n", 30)}),  # an unfinished character flushed every 4 ids
+    ("gemma-3", "stream", ["edge"], DECODE, {
+        "flush-every-n": ("stream.flushed-every-n", 9)}),  # (byte-fallback tokens: 9 rows, each proven)
     ("qwen3", "pieces", ["ids"], DECODE, {
         "specials-null": ("pieces.specials-left-out", 3)}),  # the tokens tokenizer.json marks special
     ("qwen3", "chat", ["chats"], CHAT, {
@@ -36,7 +38,7 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind22_chat.py'} {{tokenizer_json}} {{t
         "final-assistant-stripped": ("chat.final-assistant-dropped", 3),
         "blank-lines-dropped": ("chat.blank-lines-collapsed", 2),
         "tool-result-quoted": ("chat.tool-results-quoted", 3)}),
-], ids=["decode-qwen3", "decode-llama3", "stream-qwen3", "pieces", "chat"])
+], ids=["decode-qwen3", "decode-llama3", "stream-qwen3", "stream-gemma3", "pieces", "chat"])
 def test_blind_engines_of_round_22_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
     assert_named_beside_their_twin(model, op, corpora, engine, bugs)

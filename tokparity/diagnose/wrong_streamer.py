@@ -8,10 +8,13 @@ character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from itertools import groupby
 
 from tokparity.diagnose.wrong_decoders import bytes_of, decoded
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail
+from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail, shown_per_byte
+from tokparity.vocab.model import TokenType
 
 FLUSH_EVERY = range(2, 17)  # the ids between two flushes of a streamer's buffer, each a form (1 is each id alone)
 
@@ -19,19 +22,96 @@ FLUSH_EVERY = range(2, 17)  # the ids between two flushes of a streamer's buffer
 def flushed_every(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """A buffer flushed at every Nth id after the prompt, or at every Nth id of all: an unfinished
     character it holds there is sent as U+FFFD, and its last bytes then decode apart as U+FFFD too.
-    A flush of whole characters changes nothing. The prompt's unfinished character opens the buffer."""
+    A flush of whole characters changes nothing. The prompt's unfinished character opens the buffer.
+    Each ``STREAMERS`` entry holds back and shows bad bytes in its own way."""
     pieces = bytes_of(ref, ids, asked)
     head = b"".join(pieces[:prompt])
-    answers = []
-    for n in FLUSH_EVERY:
-        for origin in (prompt, 0):
-            text, held = "", head[len(head) - incomplete_tail(head):]
-            for k in range(prompt, len(ids)):
-                held += pieces[k]
-                if (k + 1 - origin) % n == 0 and incomplete_tail(held):
-                    text, held = text + held.decode("utf-8", "replace"), b""
-            answers.append(text + held.decode("utf-8", "replace"))
-    return answers
+    begun = head[len(head) - incomplete_tail(head):]
+    if not begun and not any(incomplete_tail(piece) for piece in pieces[prompt:]):
+        return []  # (no id ends inside a character: no flush can cut one)
+    types = ref.vocab.token_types or []
+    is_byte = [0 <= i < len(types) and types[i] == TokenType.BYTE for i in ids]
+    opened = [(begun, prompt > 0 and is_byte[prompt - 1])] if begun else []
+    held = list(zip(pieces, is_byte))
+    return [_flushed(opened, held[prompt:], n, prompt - origin, show, holds)
+            for show, holds in STREAMERS for n in FLUSH_EVERY for origin in (prompt, 0)]
+
+
+Held = list[tuple[bytes, bool]]  # a streamer's buffer: each id's bytes, and whether the id is a byte token
+
+
+def _flushed(opened: Held, generated: Held, every: int, before: int, show: Callable[[Held], str],
+             holds: Callable[[Held, str], bool]) -> str:
+    """What a streamer sends in all. It decodes its window at each id and sends what the text grew
+    by, unless it holds back. It flushes at every ``every``th id, counted from ``before`` ids
+    before the first generated one. At a flush it sends what it holds and opens a new window. Where
+    a window's text changes what it sent before, it sends nothing for that id."""
+    done: list[str] = []  # the text sent that nothing can change: flushed windows, whole characters
+    tail, sent = list(opened), ""  # the ids after that, and what of their text was sent
+    held = b"".join(data for data, _ in tail)  # (the tail's bytes)
+    for k, piece in enumerate(generated):
+        tail.append(piece)
+        held += piece[0]
+        text, last = show(tail), k == len(generated) - 1
+        whole = not piece[1] and not unfinished_at_end(held[-3:])
+        if not text.startswith(sent):
+            if whole:
+                break  # (the text sent can no longer grow: a whole character and no byte token last)
+            continue
+        if holds(tail, text) and not last:
+            if (k + 1 + before) % every == 0:
+                done.append(text)
+                tail, sent, held = [], "", b""
+            continue
+        sent = text
+        if whole:  # (what follows cannot change it)
+            done.append(sent)
+            tail, sent, held = [], "", b""
+    return "".join(done) + sent
+
+
+def python_shown(held: Held) -> str:
+    """Bad bytes as Python and byte-level BPE's decoders show them: one U+FFFD per invalid sequence."""
+    return b"".join(data for data, _ in held).decode("utf-8", "replace")
+
+
+def bytes_shown(held: Held) -> str:
+    """Bad bytes as SentencePiece shows them: one U+FFFD per byte."""
+    return shown_per_byte(b"".join(data for data, _ in held).decode("utf-8", "surrogateescape"))
+
+
+def runs_shown(held: Held) -> str:
+    """Bad bytes as tokenizers' ByteFallback decoder shows them: a run of byte tokens that is not
+    UTF-8 as a whole is one U+FFFD per token."""
+    out = []
+    for is_byte, run in groupby(held, key=lambda piece: piece[1]):
+        data = [piece for piece, _ in run]
+        try:
+            out.append(b"".join(data).decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append("\ufffd" * len(data) if is_byte else b"".join(data).decode("utf-8", "replace"))
+    return "".join(out)
+
+
+def unfinished(held: Held, text: str) -> bool:
+    """A byte buffer holds back bytes that begin a character."""
+    return unfinished_at_end(b"".join(data for data, _ in held)[-3:]) > 0
+
+
+@cache
+def unfinished_at_end(last: bytes) -> int:
+    """``incomplete_tail`` of a text's last three bytes (all it reads), each answer found once."""
+    return incomplete_tail(last)
+
+
+def shows_replacement(held: Held, text: str) -> bool:
+    """A streamer that decodes what it holds holds back a text ending in U+FFFD."""
+    return text.endswith("\ufffd")
+
+
+# How a streamer shows bad bytes, and when it holds its buffer back.
+STREAMERS = ((python_shown, unfinished), (bytes_shown, unfinished), (python_shown, shows_replacement),
+             (runs_shown, shows_replacement))
 
 
 def offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
