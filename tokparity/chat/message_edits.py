@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -129,7 +130,20 @@ def result_quoted(message: dict, how: str) -> dict:
     content = message.get("content")
     if message.get("role") != "tool" or not isinstance(content, str):
         return message
+    if how == "wrapped":
+        return message | {"content": json.dumps({"result": content})}
     return message | {"content": json.dumps(content, ensure_ascii=how == "ascii")}
+
+
+def content_normalized(content: Any, form: str) -> Any:
+    """A content put through the Unicode normalization ``form`` ("NFC", "NFKC"…), in a string and
+    in each text part."""
+    if isinstance(content, str):
+        return unicodedata.normalize(form, content)  # type: ignore[arg-type]
+    if isinstance(content, list):
+        return [part | {"text": unicodedata.normalize(form, part["text"])}  # type: ignore[arg-type]
+                if isinstance(part, dict) and isinstance(part.get("text"), str) else part for part in content]
+    return content
 
 
 def blank_lines_collapsed(content: Any, joiner: str) -> Any:

@@ -24,6 +24,7 @@ from tokparity.chat.message_edits import (
     arguments_parsed,
     arguments_quoted,
     blank_lines_collapsed,
+    content_normalized,
     keys_sorted,
     one_part,
     parts_as_string,
@@ -63,7 +64,10 @@ class ChatWay:
     drop_last: str = ""  # a last message of this role taken out first ("assistant": read as the reply's placeholder)
     # each run of line breaks with blank lines between made this ("\n"), in every content and text part
     blank_lines: str | None = None
-    quote_results: str = ""  # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw"
+    # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw" | "wrapped"
+    # (the object {"result": content} dumped)
+    quote_results: str = ""
+    normalized: str | None = None  # each content's text put through this Unicode form first ("NFKC")
     system_default: str | None = None  # a system message with this content put first where there is none
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
@@ -499,6 +503,9 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
                     for m in messages]
     if way.quote_results:
         messages = [result_quoted(m, way.quote_results) for m in messages]
+    if way.normalized is not None:
+        messages = [m | {"content": content_normalized(m["content"], way.normalized)} if "content" in m else m
+                    for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:

@@ -9,6 +9,9 @@ far already holds it, a stream that stops once its text departs from what it sen
 
 from __future__ import annotations
 
+import unicodedata
+from typing import Literal
+
 import regex
 
 from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
@@ -25,11 +28,25 @@ def text_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
 
 
 def text_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The decoded text with its trailing spaces taken off, or all its trailing whitespace; or both
-    ends so (a reply tidied with ``strip()``). Each None where it changes nothing."""
+    """The decoded text with a set of characters taken off its end, or off both ends (a reply tidied
+    with ``strip()``). Each ``STRIPPED`` set is a form. Each None where it changes nothing."""
     text = decoded(ref, ids, asked)
-    forms = [text.rstrip(" "), text.rstrip(), text.strip(" "), text.strip()]
+    forms = [text.rstrip(chars) for chars in STRIPPED] + [text.strip(chars) for chars in STRIPPED]
     return [None if f == text else f for f in forms]
+
+
+def text_normalized(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The decoded text put through a Unicode normalization form: NFC, NFKC, NFD, NFKD, in that
+    order. Each None where it changes nothing."""
+    text = decoded(ref, ids, asked)
+    return [None if (f := unicodedata.normalize(form, text)) == text else f for form in NORMAL_FORMS]
+
+
+NORMAL_FORMS: tuple[Literal["NFC", "NFKC", "NFD", "NFKD"], ...] = ("NFC", "NFKC", "NFD", "NFKD")
+
+
+# What a strip takes off: spaces; Python's whitespace; line ends (LF, or CR and LF); C's isspace().
+STRIPPED = (" ", None, "\n", "\r\n", " \t\n\v\f\r")
 
 
 def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -77,6 +94,13 @@ def blank_deltas_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
     """The right stream with every delta of whitespace only never sent (``if not content.strip():
     continue``)."""
     return ["".join(d for d in right_deltas(ref, ids, prompt, asked) if d.strip())]
+
+
+def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream with its last delta that holds text sent once more at the end: a final
+    flush that sends again what the last step sent."""
+    deltas = [d for d in right_deltas(ref, ids, prompt, asked) if d]
+    return ["".join(deltas) + deltas[-1]] if deltas else []
 
 
 def repeated_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
