@@ -8,7 +8,7 @@ character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import lru_cache
 from itertools import groupby
 
 from tokparity.diagnose.wrong_decoders import bytes_of, decoded
@@ -98,7 +98,7 @@ def unfinished(held: Held, text: str) -> bool:
     return unfinished_at_end(b"".join(data for data, _ in held)[-3:]) > 0
 
 
-@cache
+@lru_cache(maxsize=4096)  # (a stream of random ids meets many of the 16.8 million 3-byte ends)
 def unfinished_at_end(last: bytes) -> int:
     """``incomplete_tail`` of a text's last three bytes (all it reads), each answer found once."""
     return incomplete_tail(last)
