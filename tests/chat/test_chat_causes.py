@@ -99,7 +99,7 @@ def no_system(zoo, tmp_path_factory) -> str:
 
 # model -> the engines with several bugs (or one outside BUGS) that the model's run also judges
 SEVERAL = {
-    "qwen3": {"drop-empty": ["drop-empty"]},
+    "qwen3": {"drop-empty": ["drop-empty"], "default-system-qwen3": ["default-system"]},
     "gemma-3": {"three": ["double-bos", "drop-final-newline", "text-specials"],
                 "five": ["double-bos", "text-specials", "drop-final-newline", "no-generation-prompt", "trim-ignored"]},
 }
@@ -164,6 +164,14 @@ def test_the_chat_verdict_is_checked_on_the_agreements(model_runs):
     assert verdict is not None and verdict.cause == "chat.default-system-added" and verdict.proven, verdict
     assert verdict.explains == verdict.mismatches == run.mismatches
     assert verdict.keeps == verdict.agreements == run.cases - run.mismatches
+
+
+def test_a_system_turn_added_is_not_tools_written_in_it(model_runs):
+    """Qwen 3's template writes the tools into its system turn itself. An engine that adds a
+    default system turn then shows that text beside the tools' JSON. The JSON is the template's,
+    so the rows are named for the system turn added, not for tools written into it."""
+    run, causes = _of(model_runs("qwen3"), "default-system-qwen3")
+    assert run.mismatches >= 25 and causes["chat.default-system-added"] == run.mismatches, causes
 
 
 def test_three_bugs_at_once_are_all_named(model_runs):

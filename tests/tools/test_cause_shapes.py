@@ -33,6 +33,8 @@ SHOWN_NOWHERE = {"normalizer.nfd-first", "specials.strip", "specials.other-relea
                  "stream.last-id-per-step",  # (a stream fed one id at a time: only --stream-step above 1 shows it)
                  # (no conversation of the chats corpus has a null content)
                  "chat.null-content-dropped", "chat.null-content-as-empty",
+                 # (every conversation of the chats corpus with tools asks for a generation prompt)
+                 "chat.generation-prompt-added-for-tools",
                  # (each sampled sequence opens with BOS, whose text has no ▁ inside it)
                  "decode.first-token-marks-dropped"}
 

@@ -1,7 +1,9 @@
-"""The edits a way makes to a conversation's messages before rendering (tokparity.chat.reference's
-``edited``): turns merged, parts joined or written as a language writes a list, a system message
-folded into the next, tool calls' arguments parsed or quoted again, tool results quoted, blank
-lines collapsed, tools written into the system message, tools dumped with their unset fields, keys sorted. Each takes the messages (or one of their values) and gives new ones.
+"""The edits a way makes to a conversation's messages before rendering.
+
+tokparity.chat.reference's ``edited`` applies them. Each takes the messages, or one of their
+values, and gives new ones. They merge turns, join parts or write a list as a language does, fold
+a system message into the next, parse or quote tool calls' arguments, quote tool results,
+normalize or collapse text, write tools into the system or a user message, and sort keys.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -125,8 +128,9 @@ def keys_sorted(value: Any) -> Any:
 
 
 def result_quoted(message: dict, how: str) -> dict:
-    """A tool message whose content is a string, with that string as JSON writes it, quoted and
-    escaped (``how`` as ``arguments_quoted`` takes it): an engine that serialises every tool result."""
+    """A tool message whose content is a string, with that string quoted as JSON. ``how`` is
+    "ascii" or "raw" (as ``arguments_quoted`` takes it), or "wrapped": the string as the value of
+    ``{"result": ...}``. An engine that serialises every tool result does this."""
     content = message.get("content")
     if message.get("role") != "tool" or not isinstance(content, str):
         return message
@@ -135,26 +139,25 @@ def result_quoted(message: dict, how: str) -> dict:
     return message | {"content": json.dumps(content, ensure_ascii=how == "ascii")}
 
 
-def content_normalized(content: Any, form: str) -> Any:
-    """A content put through the Unicode normalization ``form`` ("NFC", "NFKC"…), in a string and
-    in each text part."""
+def each_text(content: Any, edit: Callable[[str], str]) -> Any:
+    """A content with ``edit`` applied to it if it is a string, else to each text part's text."""
     if isinstance(content, str):
-        return unicodedata.normalize(form, content)  # type: ignore[arg-type]
+        return edit(content)
     if isinstance(content, list):
-        return [part | {"text": unicodedata.normalize(form, part["text"])}  # type: ignore[arg-type]
+        return [part | {"text": edit(part["text"])}
                 if isinstance(part, dict) and isinstance(part.get("text"), str) else part for part in content]
     return content
+
+
+def content_normalized(content: Any, form: str) -> Any:
+    """A content put through the Unicode normalization ``form`` ("NFC", "NFKC"...)."""
+    return each_text(content, lambda text: unicodedata.normalize(form, text))  # type: ignore[arg-type]
 
 
 def blank_lines_collapsed(content: Any, joiner: str) -> Any:
-    """A content whose runs of line breaks with blank lines between are each ``joiner`` ("\n": no
-    blank line left, "\n\n": one at most), in a string and in each text part."""
-    if isinstance(content, str):
-        return BLANK_LINES.sub(joiner, content)
-    if isinstance(content, list):
-        return [part | {"text": BLANK_LINES.sub(joiner, part["text"])}
-                if isinstance(part, dict) and isinstance(part.get("text"), str) else part for part in content]
-    return content
+    r"""A content whose runs of line breaks with blank lines between are each ``joiner``. A joiner
+    of "\n" leaves no blank line; "\n\n" leaves one at most."""
+    return each_text(content, lambda text: BLANK_LINES.sub(joiner, text))
 
 
 TOOLS_MARK = "\ue005"  # (around a form's name, where the tools' JSON goes in a text: ``tools_into_system``)
@@ -162,16 +165,45 @@ TOOLS_MARK = "\ue005"  # (around a form's name, where the tools' JSON goes in a 
 TOOLS_JSON = {"ascii": lambda tools: json.dumps(tools), "raw": lambda tools: json.dumps(tools, ensure_ascii=False),
               "compact": lambda tools: json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
               "indented": lambda tools: json.dumps(tools, ensure_ascii=False, indent=2),
+              "indented_ascii": lambda tools: json.dumps(tools, indent=2),
               "lines": lambda tools: "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)}
-TOOLS_WRITTEN = re.compile(f"{TOOLS_MARK}(\\w+){TOOLS_MARK}")
+# (the forms' names only: a content may hold the mark around any other word)
+TOOLS_WRITTEN = re.compile(f"{TOOLS_MARK}({'|'.join(TOOLS_JSON)}){TOOLS_MARK}")
+
+
+def tools_written(tools: list, text: str) -> str:
+    """``text`` with each mark of a form replaced by the tools' JSON written in that form."""
+    return TOOLS_WRITTEN.sub(lambda m: TOOLS_JSON[m[1]](tools), text)
 
 
 def tools_into_system(messages: list[dict], tools: list, text: str) -> list[dict]:
     """The messages with ``text`` (the tools' JSON where it marks it) after the first system
     message's content; or, with no system message first, a new one of that text less its leading
     whitespace. A builder for a template without tools does this."""
-    written = TOOLS_WRITTEN.sub(lambda m: TOOLS_JSON[m[1]](tools), text)
+    written = tools_written(tools, text)
     first = messages[0] if messages else {}
     if first.get("role") == "system" and isinstance(first.get("content"), str):
         return [first | {"content": first["content"] + written}, *messages[1:]]
     return [{"role": "system", "content": written.lstrip()}, *messages]
+
+
+def tools_into_user(messages: list[dict], tools: list, text: str, which: str) -> list[dict]:
+    """The messages with ``text`` (the tools' JSON where it marks it) after the content of the
+    ``which`` ("first" or "last") user message. A list of parts gets it after its last text part,
+    or as a new text part. A null or missing content becomes the text alone. With no user message,
+    the messages stay as they are. An agent framework that writes the tools into the prompt does this."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return messages
+    at = users[0] if which == "first" else users[-1]
+    message, written = messages[at], tools_written(tools, text)
+    content = message.get("content")
+    if isinstance(content, str):
+        content += written
+    elif isinstance(content, list):
+        texts = [k for k, p in enumerate(content) if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        content = [*content, {"type": "text", "text": written}] if not texts else \
+            [p | {"text": p["text"] + written} if k == texts[-1] else p for k, p in enumerate(content)]
+    else:
+        content = written
+    return [*messages[:at], message | {"content": content}, *messages[at + 1:]]

@@ -33,6 +33,7 @@ from tokparity.chat.message_edits import (
     system_folded,
     tool_dumped,
     tools_into_system,
+    tools_into_user,
     turns_merged,
 )
 from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
@@ -52,7 +53,9 @@ class ChatWay:
     builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
     chatml: bool = False  # ChatML whatever the model's template, as a server's fallback (builtin.chatml_text)
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
-    tools_ask_generation_prompt: bool = False  # add_generation_prompt given as whether there are tools
+    # add_generation_prompt given as whether there are tools ("only"), or asked where there are tools
+    # as well as where the request asks ("also")
+    tools_ask_generation_prompt: str = ""
     # add_generation_prompt asked wherever the request gives it, false too (passed on as a string)
     generation_prompt_given: bool = False
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
@@ -61,7 +64,9 @@ class ChatWay:
     # "user": a chat box that trims what the user typed), separated by spaces
     strip_content: str = ""
     drop_roles: str = ""  # the messages of these roles taken out first, separated by spaces ("system", "tool")
-    drop_last: str = ""  # a last message of this role taken out first ("assistant": read as the reply's placeholder)
+    # a last assistant message taken out first, read as the reply's placeholder: "any" such message,
+    # "empty" one with no content ("", [], null or missing)
+    drop_final_assistant: str = ""
     # each run of line breaks with blank lines between made this ("\n"), in every content and text part
     blank_lines: str | None = None
     # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw" | "wrapped"
@@ -78,6 +83,10 @@ class ChatWay:
     # the tools written into the system message as this text, not given to the template: its leading
     # whitespace joins it to a system message's content (message_edits.tools_into_system)
     tools_in_system: str | None = None
+    # the tools written after a user message's content as this text, not given to the template
+    # (message_edits.tools_into_user); ``tools_user`` says which user message: "first" or "last"
+    tools_in_user: str | None = None
+    tools_user: str = "first"
     no_tools_as_empty: bool = False  # a conversation without tools given an empty list (``tools or []``)
     # roles renamed before rendering, as pairs "from=to" separated by spaces ("developer=system")
     roles_as: str = ""
@@ -216,12 +225,16 @@ class ChatReference:
         CaseFailure (it could not be rendered)."""
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         if way.tools_ask_generation_prompt:
-            asks = bool(conversation.tools)
+            asks = bool(conversation.tools) or (way.tools_ask_generation_prompt == "also" and asks)
         if way.generation_prompt_given and "add_generation_prompt" in conversation.options:
             asks = True
-            if conversation.continue_final_message:  # (transformers refuses the two together)
-                raise TemplateRaised(BOTH_ASKED)
-        tool_use = conversation.tools is not None and way.tool_use_template  # (as asked, whatever is given)
+        if asks and conversation.continue_final_message and \
+                (way.generation_prompt_given or way.tools_ask_generation_prompt):
+            raise TemplateRaised(BOTH_ASKED)  # (transformers refuses the two together)
+        # (as the request asks, whatever reaches the template; tools written into the system message
+        # are not asked of it)
+        tool_use = conversation.tools is not None and way.tool_use_template and \
+            way.tools_in_system is None and way.tools_in_user is None
         conversation, prefill = self._prepared(conversation, way)
         asks = asks or prefill is not None
         own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
@@ -465,7 +478,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     messages = conversation.messages
     if way.drop_roles:
         messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
-    if way.drop_last and messages and messages[-1].get("role") == way.drop_last:
+    if way.drop_final_assistant and messages and messages[-1].get("role") == "assistant" and \
+            (way.drop_final_assistant == "any" or messages[-1].get("content") in ("", None, [])):
         messages = messages[:-1]
     if way.drop_empty:
         messages = [m for m in messages if m.get("content") not in ("", None, [])
@@ -531,6 +545,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     tools = conversation.tools if way.tools else None
     if way.tools_in_system is not None and conversation.tools:
         messages, tools = tools_into_system(messages, conversation.tools, way.tools_in_system), None
+    if way.tools_in_user is not None and conversation.tools:
+        messages, tools = tools_into_user(messages, conversation.tools, way.tools_in_user, way.tools_user), None
     if way.no_tools_as_empty and tools is None:
         tools = []
     if way.tool_nulls is not None and tools:

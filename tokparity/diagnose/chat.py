@@ -23,7 +23,7 @@ from itertools import chain, combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
+from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
 from tokparity.diagnose.chat_read import derived, tojson_variant
 from tokparity.diagnose.chat_ways import (
     BY_NAME,
@@ -63,12 +63,13 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
 
 
 # A refusal that names what the template lacked: a variable, a filter, a test, or any message at
-# all (transformers' refusal of an empty conversation). Only such a message says why two refusals
-# are one; a generic error (an index out of range, a raise_exception text that any broken
-# alternation reaches) does not.
+# all (transformers' refusal of an empty conversation). transformers' refusal of a generation prompt
+# asked with a continued message is named too. Only such a message says why two refusals are one;
+# a generic error (an index out of range, a raise_exception text that any broken alternation
+# reaches) does not.
 NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
                         r"\w+ object has no element \d+|"
-                        + re.escape(EMPTY_CONVERSATION))
+                        + re.escape(EMPTY_CONVERSATION) + "|" + re.escape(BOTH_ASKED))
 
 
 TEMPLATE_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'")  # (a Jinja engine's own gap)

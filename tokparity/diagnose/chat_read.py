@@ -56,10 +56,16 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
             continue
         if key == "tools_in_system":
-            values, chars = _tools_read(reference, conversation, got.text)
+            values, chars = _tools_read(reference, conversation, got.text, right.text)
             rendered += chars
             out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']}: {shown(v)!r}", ((key, v),), CHAT_CAUSES[name]["fix"])
                     for v in values]
+            continue
+        if key == "tools_in_user":
+            placed, chars = _tools_user_read(reference, conversation, got.text)
+            rendered += chars
+            out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({which}): {shown(v)!r}",
+                                ((key, v), ("tools_user", which)), CHAT_CAUSES[name]["fix"]) for which, v in placed]
             continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
@@ -87,11 +93,15 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
 JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
 
 
-def _tools_read(reference: ChatReference, conversation: Conversation, text: str) -> tuple[list[str], int]:
+def _tools_read(reference: ChatReference, conversation: Conversation, text: str,
+                right: str | None) -> tuple[list[str], int]:
     """The text the backend writes into the system message for the tools, with a mark where it
     writes their JSON, in each way of writing it that is found there; and the characters rendered to
     read it. With no system message first, the text would join one in any of ``JOINERS``: each is
-    a value (the run's verdict takes the one most rows read). None where the text holds no tools' JSON."""
+    a value (the run's verdict takes the one most rows read). None where the text holds no tools' JSON.
+
+    A way of writing the JSON that the template's own prompt holds is not read: that text is the
+    template's (Qwen 3 writes its tools in its system turn), whatever else the backend added there."""
     if not conversation.tools:
         return [], 0
     made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tools_in_system=MARK))
@@ -100,12 +110,33 @@ def _tools_read(reference: ChatReference, conversation: Conversation, text: str)
     if not value:
         return [], len(made or "")
     found = [value.replace(json, f"{TOOLS_MARK}{name}{TOOLS_MARK}", 1)
-             for name, write in TOOLS_JSON.items() if (json := write(conversation.tools)) in value]
+             for name, write in TOOLS_JSON.items()
+             if (json := write(conversation.tools)) in value and (right is None or json not in right)]
     found = list(dict.fromkeys(found))
     first = conversation.messages[0] if conversation.messages else {}
     if first.get("role") == "system" and isinstance(first.get("content"), str):
         return found, len(made or "")
     return [joiner + v for v in found for joiner in JOINERS], len(made or "")
+
+
+def _tools_user_read(reference: ChatReference, conversation: Conversation, text: str
+                     ) -> tuple[list[tuple[str, str]], int]:
+    """The text the backend writes after the first or the last user message's content for the
+    tools, with a mark where it writes their JSON, in each way of writing it found there; and the
+    characters rendered to read it. Each value is paired with the user message it follows."""
+    if not conversation.tools:
+        return [], 0
+    users = [i for i, m in enumerate(conversation.messages) if m.get("role") == "user"]
+    out, rendered = [], 0
+    for which in ("first", "last")[:1 + (len(users) > 1)]:
+        made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tools_in_user=MARK, tools_user=which))
+        rendered += len(made or "")
+        parts = made.split(MARK) if made is not None else []
+        value = _read_off(parts, text) if len(parts) == 2 else None
+        if value:
+            out += [(which, value.replace(json, f"{TOOLS_MARK}{name}{TOOLS_MARK}", 1))
+                    for name, write in TOOLS_JSON.items() if (json := write(conversation.tools)) in value]
+    return list(dict.fromkeys(out)), rendered
 
 
 def shown(value: str) -> str:

@@ -73,6 +73,7 @@ VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", wrong.latin1, twin=wrong.joined),
     DecodeVariant("stream.split-character-sent", wrong.eager, twin=wrong.joined),
     DecodeVariant("stream.flushed-every-n", wrong_streamer.flushed_every, twin=wrong.joined),
+    DecodeVariant("stream.flushed-at-n-bytes", wrong_streamer.flushed_at_bytes, twin=wrong.joined),
     DecodeVariant("stream.prompt-dropped", wrong.prompt_dropped),
     DecodeVariant("stream.begun-character-dropped", wrong.begun_character_dropped),
     DecodeVariant("stream.restart-after-newline", wrong.restart_after_newline),
@@ -151,6 +152,7 @@ VARIANTS = (
     DecodeVariant("pieces.byte-tokens-as-characters", wrong_bytes.byte_tokens_as_characters),
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
+    DecodeVariant("pieces.invalid-alone-dropped", wrong_bytes.invalid_alone_dropped),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
     DecodeVariant("pieces.marks-only-when-leading", wrong_bytes.marks_only_when_leading, twin=wrong.right_pieces),
 )

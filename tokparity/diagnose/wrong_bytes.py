@@ -437,6 +437,14 @@ def unknown_as_its_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
     return ["".join(part + text for part, text in zip(parts, unknown + [""]))]
 
 
+def invalid_alone_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id whose bytes are not UTF-8 alone (part of a character, a lone byte) with no bytes. A
+    table that decodes each token strictly, and takes a failure for no text, has this."""
+    right = ref.piece_bytes(ids)
+    out = [b"" if b and not _utf8(b) else b for b in right]
+    return [out] if out != right else []
+
+
 _TABLES: PerObject[tuple] = PerObject(size=2)  # (reference) -> the forms of its table by text
 
 

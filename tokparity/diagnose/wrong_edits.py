@@ -1,10 +1,10 @@
-"""Wrong decoders whose text is right until a last edit of it: the decoded text cut at its first
-NUL or line break, its first byte dropped after a BOS, its leading or trailing whitespace stripped,
-its added tokens left out, a
-stream's blank deltas never sent, a delta dropped because the text sent so
-far already holds it, a stream that stops once its text departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
-``tokparity.diagnose.wrong_decoders`` do, and is listed in ``tokparity.diagnose.decoding``'s
-``VARIANTS``.
+"""Wrong decoders whose text is right until a last edit of it.
+
+The decoded text is cut at its first NUL or line break, loses its first byte after a BOS, is
+stripped or normalized, or leaves its added tokens out. A stream never sends its blank deltas,
+sends its last one twice, drops a delta the text sent so far already holds, or stops once its text
+departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
+``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
 from __future__ import annotations
@@ -50,15 +50,19 @@ STRIPPED = (" ", None, "\n", "\r\n", " \t\n\v\f\r")
 
 
 def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The ids decoded without the added tokens, whatever ``skip_special`` says: those past the model's
-    own table (a port that reads only the model's ``vocab``), or every token typed user-defined or
-    control, or every token tokenizer.json lists as added. Each None where it leaves no id out."""
+    """The ids decoded without some added tokens, whatever ``skip_special`` says. Each form leaves
+    out other ids: those past the model's own table (a port that reads only the model's ``vocab``);
+    every token typed user-defined or control; every token tokenizer.json lists as added; or only
+    the listed ones not marked special (a port that keeps back the special ones alone). The rest
+    are decoded as asked. Each None where it leaves no id out."""
     vocab = ref.vocab
     own = vocab.extra.get("model_size")
-    listed = {t.get("id") for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict)}
-    added = (TokenType.USER_DEFINED, TokenType.CONTROL)
-    kinds = [lambda i: own is not None and i >= own, lambda i: 0 <= i < vocab.size and vocab.type_of(i) in added,
-             lambda i: i in listed]
+    added = [t for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict)]
+    listed = {t.get("id") for t in added}
+    unmarked = {t.get("id") for t in added if not t.get("special")}
+    typed = (TokenType.USER_DEFINED, TokenType.CONTROL)
+    kinds = [lambda i: own is not None and i >= own, lambda i: 0 <= i < vocab.size and vocab.type_of(i) in typed,
+             lambda i: i in listed, lambda i: i in unmarked]
     forms = [[i for i in ids if not left_out(i)] for left_out in kinds]
     return [decoded(ref, kept, asked) if len(kept) < len(ids) else None for kept in forms]
 

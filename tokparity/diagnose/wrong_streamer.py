@@ -1,8 +1,8 @@
 """Streamers whose buffer is wrong. One decodes all it holds at each step and sends what lies
 beyond the length it sent (transformers' TextStreamer), with the text cleaned up: what the clean-up
 shortens is skipped. Its emulation decodes every prefix of the ids, so ``prefix_decoder`` makes that
-cheap, and gives up past a bound of work. Another flushes its buffer every few ids, an unfinished
-character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
+cheap, and gives up past a bound of work. Others flush their buffer every few ids, or once it
+holds a few bytes, an unfinished character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 from itertools import groupby
+from typing import NamedTuple
 
 from tokparity.diagnose.wrong_decoders import bytes_of, decoded
 from tokparity.reference import RefTokenizer
@@ -23,47 +24,86 @@ def flushed_every(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     """A buffer flushed at every Nth id after the prompt, or at every Nth id of all: an unfinished
     character it holds there is sent as U+FFFD, and its last bytes then decode apart as U+FFFD too.
     A flush of whole characters changes nothing. The prompt's unfinished character opens the buffer.
-    Each ``STREAMERS`` entry holds back and shows bad bytes in its own way."""
+    Each ``STREAMERS`` entry holds back and shows bad bytes in its own way. Counted from the first
+    id, a stream with no prompt is the same: that form is None. So is a streamer that reads runs of
+    byte tokens, where one run is longer than ``LONGEST_RUN`` ids (its work grows with the square)."""
+    return _buffered(ref, ids, prompt, asked, [_every(n, before) if before is not None else None
+                                               for n in FLUSH_EVERY for before in (0, prompt or None)])
+
+
+def flushed_at_bytes(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A buffer flushed once it holds N bytes or more, an unfinished character too, for each N of
+    ``FLUSH_AT_BYTES``. Below N it holds an unfinished character back, as it should. A writer who
+    takes 4 bytes, the longest UTF-8 character, for a size that always holds a whole one has it.
+    Each ``STREAMERS`` entry is a form of each size, as ``flushed_every``'s are."""
+    return _buffered(ref, ids, prompt, asked, [_at_bytes(n) for n in FLUSH_AT_BYTES])
+
+
+FLUSH_AT_BYTES = (2, 3, 4, 5, 6, 8, 16, 32)  # the sizes at which a buffer is flushed, each a form
+
+
+def _every(n: int, before: int) -> Callable[[int, int], bool]:
+    """Flushed at every ``n``th id, counted from ``before`` ids before the first generated one."""
+    return lambda k, waiting: (k + 1 + before) % n == 0
+
+
+def _at_bytes(n: int) -> Callable[[int, int], bool]:
+    """Flushed once it holds ``n`` bytes or more back."""
+    return lambda k, waiting: waiting >= n
+
+
+def _buffered(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings,
+              flushes: list[Callable[[int, int], bool] | None]) -> list:
+    """What each streamer of ``STREAMERS`` sends with each way of flushing (None: that form is
+    None). A way of flushing says, from the generated id's index and the bytes held back, whether the
+    buffer is flushed there. [] where no id ends inside a character: no flush can cut one."""
     pieces = bytes_of(ref, ids, asked)
     head = b"".join(pieces[:prompt])
     begun = head[len(head) - incomplete_tail(head):]
     if not begun and not any(incomplete_tail(piece) for piece in pieces[prompt:]):
-        return []  # (no id ends inside a character: no flush can cut one)
+        return []
     types = ref.vocab.token_types or []
     is_byte = [0 <= i < len(types) and types[i] == TokenType.BYTE for i in ids]
     opened = [(begun, prompt > 0 and is_byte[prompt - 1])] if begun else []
     held = list(zip(pieces, is_byte))
-    return [_flushed(opened, held[prompt:], n, prompt - origin, show, holds)
-            for show, holds in STREAMERS for n in FLUSH_EVERY for origin in (prompt, 0)]
+    longest = max((sum(1 for _ in run) for byte, run in groupby(is_byte) if byte), default=0)
+    return [None if flush is None or (streamer.reads_runs and longest > LONGEST_RUN)
+            else _flushed(opened, held[prompt:], flush, streamer) for streamer in STREAMERS for flush in flushes]
 
+
+LONGEST_RUN = 256  # (a longer run of byte tokens is not followed by a streamer that reads runs)
 
 Held = list[tuple[bytes, bool]]  # a streamer's buffer: each id's bytes, and whether the id is a byte token
 
 
-def _flushed(opened: Held, generated: Held, every: int, before: int, show: Callable[[Held], str],
-             holds: Callable[[Held, str], bool]) -> str:
+def _flushed(opened: Held, generated: Held, flush: Callable[[int, int], bool], streamer: Streamer) -> str:
     """What a streamer sends in all. It decodes its window at each id and sends what the text grew
-    by, unless it holds back. It flushes at every ``every``th id, counted from ``before`` ids
-    before the first generated one. At a flush it sends what it holds and opens a new window. Where
-    a window's text changes what it sent before, it sends nothing for that id."""
+    by, unless it holds back. Where it holds back, ``flush`` says whether it sends what it holds
+    all the same and opens a new window. It reads the generated id's index and the bytes held back.
+    Where a window's text changes what it sent before, it sends nothing for that id."""
     done: list[str] = []  # the text sent that nothing can change: flushed windows, whole characters
     tail, sent = list(opened), ""  # the ids after that, and what of their text was sent
     held = b"".join(data for data, _ in tail)  # (the tail's bytes)
+    waiting = len(held)  # (the bytes held back: a buffer sends the whole characters before them)
     for k, piece in enumerate(generated):
         tail.append(piece)
         held += piece[0]
-        text, last = show(tail), k == len(generated) - 1
-        whole = not piece[1] and not unfinished_at_end(held[-3:])
+        waiting += len(piece[0])
+        text, last = streamer.show(tail), k == len(generated) - 1
+        # (a streamer that reads runs of byte tokens may yet change a run that is not over)
+        whole = not unfinished_at_end(held[-3:]) and not (streamer.reads_runs and piece[1])
         if not text.startswith(sent):
             if whole:
-                break  # (the text sent can no longer grow: a whole character and no byte token last)
+                break  # (the text sent can no longer grow: the window ends where nothing can change it)
             continue
-        if holds(tail, text) and not last:
-            if (k + 1 + before) % every == 0:
+        if streamer.holds(tail, text) and not last:
+            if flush(k, waiting):
                 done.append(text)
-                tail, sent, held = [], "", b""
+                tail, sent, held, waiting = [], "", b"", 0
+            else:
+                waiting = unfinished_at_end(held[-3:])
             continue
-        sent = text
+        sent, waiting = text, 0
         if whole:  # (what follows cannot change it)
             done.append(sent)
             tail, sent, held = [], "", b""
@@ -109,9 +149,16 @@ def shows_replacement(held: Held, text: str) -> bool:
     return text.endswith("\ufffd")
 
 
-# How a streamer shows bad bytes, and when it holds its buffer back.
-STREAMERS = ((python_shown, unfinished), (bytes_shown, unfinished), (python_shown, shows_replacement),
-             (runs_shown, shows_replacement))
+class Streamer(NamedTuple):
+    """How a streamer shows bad bytes, and when it holds its buffer back."""
+
+    show: Callable[[Held], str]
+    holds: Callable[[Held, str], bool]
+    reads_runs: bool = False  # (its text of a run of byte tokens changes until the run is over)
+
+
+STREAMERS = (Streamer(python_shown, unfinished), Streamer(bytes_shown, unfinished),
+             Streamer(python_shown, shows_replacement), Streamer(runs_shown, shows_replacement, reads_runs=True))
 
 
 def offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
