@@ -10,6 +10,7 @@ reference answers for any of them, so a cause is named by reproducing the backen
 from __future__ import annotations
 
 import dataclasses
+import html
 import operator
 import os
 import re
@@ -25,6 +26,7 @@ from tokparity.chat.message_edits import (
     arguments_quoted,
     blank_lines_collapsed,
     content_normalized,
+    each_text,
     keys_sorted,
     one_part,
     parts_as_string,
@@ -57,7 +59,7 @@ class ChatWay:
     # as well as where the request asks ("also")
     tools_ask_generation_prompt: str = ""
     # add_generation_prompt asked wherever the request gives it, false too (passed on as a string)
-    generation_prompt_given: bool = False
+    generation_prompt_stringified: bool = False
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
     # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
@@ -68,11 +70,16 @@ class ChatWay:
     # "empty" one with no content ("", [], null or missing)
     drop_final_assistant: str = ""
     # each run of line breaks with blank lines between made this ("\n"), in every content and text part
-    blank_lines: str | None = None
+    blank_lines_as: str | None = None
     # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw" | "wrapped"
     # (the object {"result": content} dumped)
     quote_results: str = ""
     normalized: str | None = None  # each content's text put through this Unicode form first ("NFKC")
+    escaped: str = ""  # each content's text escaped first: "html" (``html.escape``), "html-text" (quotes kept)
+    tabs_as: str | None = None  # each tab in each content's text written as this first ("    ")
+    # messages left out first: "last-user" keeps the system messages and those from the last user
+    # message on (a builder that sends the last turn only)
+    history: str = ""
     system_default: str | None = None  # a system message with this content put first where there is none
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
@@ -154,7 +161,7 @@ TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 # The fields of a way that do not change how it edits a conversation before rendering: a way's
 # other fields key the edited conversation (ChatReference._prepared).
 RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_generation_prompt",
-               "generation_prompt_given", "variables",
+               "generation_prompt_stringified", "variables",
                "tool_use_template", "options_set", "generation_prompt_as", "drop_trailing_newline", "strip_end",
                "strip_ends", "add_bos", "parse_special"}
 PREPARED_BY = operator.attrgetter(*(f.name for f in dataclasses.fields(ChatWay) if f.name not in RENDERED_BY))
@@ -226,10 +233,10 @@ class ChatReference:
         asks = conversation.add_generation_prompt if way.generation_prompt is None else way.generation_prompt
         if way.tools_ask_generation_prompt:
             asks = bool(conversation.tools) or (way.tools_ask_generation_prompt == "also" and asks)
-        if way.generation_prompt_given and "add_generation_prompt" in conversation.options:
+        if way.generation_prompt_stringified and "add_generation_prompt" in conversation.options:
             asks = True
         if asks and conversation.continue_final_message and \
-                (way.generation_prompt_given or way.tools_ask_generation_prompt):
+                (way.generation_prompt_stringified or way.tools_ask_generation_prompt):
             raise TemplateRaised(BOTH_ASKED)  # (transformers refuses the two together)
         # (as the request asks, whatever reaches the template; tools written into the system message
         # are not asked of it)
@@ -476,6 +483,10 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     ``reads_system`` say whether the template writes a list of parts, a system message: an engine
     that joins or folds them leaves such a template's alone."""
     messages = conversation.messages
+    if way.history == "last-user":
+        users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
+        start = users[-1] if users else 0
+        messages = [m for k, m in enumerate(messages) if k >= start or m.get("role") == "system"]
     if way.drop_roles:
         messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
     if way.drop_final_assistant and messages and messages[-1].get("role") == "assistant" and \
@@ -512,14 +523,21 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": m["content"].strip()}
                     if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
-    if way.blank_lines is not None:
-        messages = [m | {"content": blank_lines_collapsed(m["content"], way.blank_lines)} if "content" in m else m
+    if way.blank_lines_as is not None:
+        messages = [m | {"content": blank_lines_collapsed(m["content"], way.blank_lines_as)} if "content" in m else m
                     for m in messages]
     if way.quote_results:
         messages = [result_quoted(m, way.quote_results) for m in messages]
     if way.normalized is not None:
         messages = [m | {"content": content_normalized(m["content"], way.normalized)} if "content" in m else m
                     for m in messages]
+    if way.escaped:
+        messages = [m | {"content": each_text(m["content"], lambda t: html.escape(t, quote=way.escaped == "html"))}
+                    if "content" in m else m for m in messages]
+    if way.tabs_as is not None:
+        tabs_as = way.tabs_as
+        messages = [m | {"content": each_text(m["content"], lambda t: t.replace("\t", tabs_as))}
+                    if "content" in m else m for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:

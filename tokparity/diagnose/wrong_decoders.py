@@ -235,6 +235,47 @@ def restart_after_newline(ref: RefTokenizer, ids: list[int], prompt: int, asked:
     return answers
 
 
+def deltas_rstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, each with its trailing spaces taken off, or all its trailing whitespace
+    (a chunk's ``rstrip()``). What is taken off is never sent. A streamer that holds back a whole
+    delta ending inside a character cuts its text otherwise (``held_deltas``): two forms more."""
+    forms = []
+    for deltas in (right_deltas(ref, ids, prompt, asked), held_deltas(ref, ids, prompt, asked)):
+        forms += ["".join(d.rstrip(" ") for d in deltas), "".join(d.rstrip() for d in deltas)]
+    return forms
+
+
+def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, but the one of the id just after a special token never sent (a streamer
+    that resets after a special token and loses a step). The prompt's last id counts too. A
+    streamer that holds back a delta ending inside a character is a second form. None where no
+    special token stands before a generated id."""
+    after = [k for k in range(max(prompt, 1), len(ids)) if is_special(ref, ids[k - 1])]
+    if not after:
+        return []
+    forms = []
+    for deltas in (right_deltas(ref, ids, prompt, asked), held_deltas(ref, ids, prompt, asked)):
+        lost = {k - prompt for k in after}
+        forms.append("".join(d for k, d in enumerate(deltas) if k not in lost))
+    return forms
+
+
+def held_deltas(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[str]:
+    """The deltas of a streamer that sends nothing while its bytes end inside a character, then all
+    it holds at once; at the last id, what it holds. The prompt's unfinished character opens it."""
+    pieces = bytes_of(ref, ids, asked)
+    head = b"".join(pieces[:prompt])
+    held, out = head[len(head) - incomplete_tail(head):], []
+    for k, piece in enumerate(pieces[prompt:], start=prompt + 1):
+        held += piece
+        if incomplete_tail(held) and k < len(pieces):
+            out.append("")
+            continue
+        out.append(held.decode("utf-8", "replace"))
+        held = b""
+    return out
+
+
 def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas, each with its leading spaces taken off; or trimmed, its whitespace at both
     ends taken off (a chunk's ``trim()``)."""
@@ -492,8 +533,25 @@ def decoded_right(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
 
 
 def decode_latin1(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The ids' bytes read as Latin-1: each id's bytes joined, or the right text's bytes."""
-    return [b"".join(bytes_of(ref, ids, asked)).decode("latin-1"), decoded(ref, ids, asked).encode().decode("latin-1")]
+    """The ids' bytes read as Latin-1: each id's bytes joined, or the right text's bytes. Or read as
+    Latin-1 only where they are not UTF-8 (``try: utf-8 except: latin-1``); None where they are."""
+    joined = b"".join(bytes_of(ref, ids, asked))
+    try:
+        joined.decode("utf-8")
+        fallback = None
+    except UnicodeDecodeError:
+        fallback = joined.decode("latin-1")
+    return [joined.decode("latin-1"), decoded(ref, ids, asked).encode().decode("latin-1"), fallback]
+
+
+def first_id_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded without their first, whatever it is: a decoder sure that every sequence
+    opens with a BOS."""
+    return [decoded(ref, ids[1:], asked)] if ids else []
+
+
+def without_first(ref: RefTokenizer, ids: list[int]) -> list[int]:
+    return ids[1:]
 
 
 # --- pieces ------------------------------------------------------------------------------------
