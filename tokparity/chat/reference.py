@@ -535,7 +535,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": each_text(m["content"], lambda t: html.escape(t, quote=way.escaped == "html"))}
                     if "content" in m else m for m in messages]
     if way.tabs_as is not None:
-        tabs_as = way.tabs_as
+        tabs_as = way.tabs_as  # (a local: the lambda reads it as a str)
         messages = [m | {"content": each_text(m["content"], lambda t: t.replace("\t", tabs_as))}
                     if "content" in m else m for m in messages]
     if not way.reasoning:

@@ -62,7 +62,7 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                     for v in values]
             continue
         if key == "tools_in_user":
-            placed, chars = _tools_user_read(reference, conversation, got.text)
+            placed, chars = _tools_user_read(reference, conversation, got.text, right.text)
             rendered += chars
             out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({which}): {shown(v)!r}",
                                 ((key, v), ("tools_user", which)), CHAT_CAUSES[name]["fix"]) for which, v in placed]
@@ -119,23 +119,25 @@ def _tools_read(reference: ChatReference, conversation: Conversation, text: str,
     return [joiner + v for v in found for joiner in JOINERS], len(made or "")
 
 
-def _tools_user_read(reference: ChatReference, conversation: Conversation, text: str
+def _tools_user_read(reference: ChatReference, conversation: Conversation, text: str, right: str | None
                      ) -> tuple[list[tuple[str, str]], int]:
     """The text the backend writes after the first or the last user message's content for the
     tools, with a mark where it writes their JSON, in each way of writing it found there; and the
-    characters rendered to read it. Each value is paired with the user message it follows."""
+    characters rendered to read it. Each value is paired with the user message it follows. A way
+    of writing the JSON that the template's own prompt holds is not read (as ``_tools_read``)."""
     if not conversation.tools:
         return [], 0
     users = [i for i, m in enumerate(conversation.messages) if m.get("role") == "user"]
     out, rendered = [], 0
-    for which in ("first", "last")[:1 + (len(users) > 1)]:
+    for which in ("first", "last") if len(users) > 1 else ("first",):
         made = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(tools_in_user=MARK, tools_user=which))
         rendered += len(made or "")
         parts = made.split(MARK) if made is not None else []
         value = _read_off(parts, text) if len(parts) == 2 else None
         if value:
             out += [(which, value.replace(json, f"{TOOLS_MARK}{name}{TOOLS_MARK}", 1))
-                    for name, write in TOOLS_JSON.items() if (json := write(conversation.tools)) in value]
+                    for name, write in TOOLS_JSON.items()
+                    if (json := write(conversation.tools)) in value and (right is None or json not in right)]
     return list(dict.fromkeys(out)), rendered
 
 

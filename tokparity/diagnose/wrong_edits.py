@@ -53,8 +53,8 @@ def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     """The ids decoded without some added tokens, whatever ``skip_special`` says. Each form leaves
     out other ids: those past the model's own table (a port that reads only the model's ``vocab``);
     every token typed user-defined or control; every token tokenizer.json lists as added; or only
-    the listed ones not marked special (a port that keeps back the special ones alone). The rest
-    are decoded as asked. Each None where it leaves no id out."""
+    the listed ones not marked special (a port that reads only the added tokens marked special).
+    The rest are decoded as asked. Each None where it leaves no id out."""
     vocab = ref.vocab
     own = vocab.extra.get("model_size")
     added = [t for t in vocab.extra.get("added_tokens") or () if isinstance(t, dict)]

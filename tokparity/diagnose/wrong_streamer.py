@@ -48,7 +48,7 @@ def _every(n: int, before: int) -> Callable[[int, int], bool]:
 
 
 def _at_bytes(n: int) -> Callable[[int, int], bool]:
-    """Flushed once it holds ``n`` bytes or more back."""
+    """Flushed once the buffer holds ``n`` bytes or more: what it kept, and the new id's."""
     return lambda k, waiting: waiting >= n
 
 
@@ -84,7 +84,9 @@ def _flushed(opened: Held, generated: Held, flush: Callable[[int, int], bool], s
     done: list[str] = []  # the text sent that nothing can change: flushed windows, whole characters
     tail, sent = list(opened), ""  # the ids after that, and what of their text was sent
     held = b"".join(data for data, _ in tail)  # (the tail's bytes)
-    waiting = len(held)  # (the bytes held back: a buffer sends the whole characters before them)
+    # (the bytes in the buffer as it decides: the unfinished tail it kept, and this id's; it has
+    # sent the whole characters before them)
+    waiting = len(held)
     for k, piece in enumerate(generated):
         tail.append(piece)
         held += piece[0]
