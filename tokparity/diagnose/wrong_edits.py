@@ -3,7 +3,8 @@
 The decoded text is cut at its first NUL or line break, loses its first byte after a BOS, is
 stripped or normalized, or leaves its added tokens out. A stream never sends its blank deltas,
 sends its last one twice, drops a delta the text sent so far already holds, or stops once its text
-departs from what it sent. Each takes ``(reference, ids, prompt, asked)`` as those of
+departs from what it sent, strips each delta, or loses the delta after a special token.
+A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
@@ -16,7 +17,7 @@ import regex
 
 from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings
+from tokparity.reference.decode import DecodeSettings, incomplete_tail
 from tokparity.vocab.model import TokenType
 
 
@@ -228,3 +229,59 @@ def _run_text(ref: RefTokenizer, run: list[int], asked: DecodeSettings, first_tw
         return text[1:]
     return text
 
+
+def first_id_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded without their first, whatever it is: a decoder sure that every sequence
+    opens with a BOS. Not tried where the first id is special: a decoder that skips it is right."""
+    return [decoded(ref, ids[1:], asked)] if ids and not is_special(ref, ids[0]) else []
+
+
+def deltas_rstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, each with its trailing spaces taken off, or all its trailing whitespace
+    (a chunk's ``rstrip()``). What is taken off is never sent. A streamer that holds back a whole
+    delta ending inside a character cuts its text otherwise (``_groupings``): two forms more."""
+    forms = []
+    for deltas in _groupings(ref, ids, prompt, asked):
+        forms += ["".join(d.rstrip(" ") for d in deltas), "".join(d.rstrip() for d in deltas)]
+    return forms
+
+
+def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, but the one of the id just after a special token never sent (a streamer
+    that resets after a special token and loses a step). The prompt's last id counts too. A
+    streamer that holds back a delta ending inside a character is a second form. [] where no
+    special token stands before a generated id."""
+    lost = {k - prompt for k in range(max(prompt, 1), len(ids)) if is_special(ref, ids[k - 1])}
+    if not lost:
+        return []
+    return ["".join(d for k, d in enumerate(deltas) if k not in lost) for deltas in _groupings(ref, ids, prompt, asked)]
+
+
+def _groupings(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[list[str]]:
+    """The right deltas, and those of a streamer that holds a whole delta back while it ends inside
+    a character. Each is a form in its place on every row, alike or not: a verdict counts a form by
+    its place."""
+    return [right_deltas(ref, ids, prompt, asked), held_back_deltas(bytes_of(ref, ids, asked), prompt)]
+
+
+def held_back_deltas(pieces: list[bytes], prompt: int) -> list[str]:
+    """The deltas of a streamer that sends nothing while its bytes end inside a character, then all
+    it holds at once; at the last id, what it holds. The prompt's unfinished character opens it."""
+    head = b"".join(pieces[:prompt])
+    held, out = head[len(head) - incomplete_tail(head):], []
+    for k in range(prompt, len(pieces)):
+        held += pieces[k]
+        if incomplete_tail(held[-3:]) and k < len(pieces) - 1:
+            out.append("")
+            continue
+        out.append(held.decode("utf-8", "replace"))
+        held = b""
+    return out
+
+
+def deltas_lstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas, each with its leading spaces taken off; or trimmed, its whitespace at both
+    ends taken off (a chunk's ``trim()``)."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    # (each form in its place, equal or not: the verdict counts a form by its place)
+    return ["".join(d.lstrip(" ") for d in deltas), "".join(d.strip() for d in deltas)]
