@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.builtin import builtin_text, chatml_text
@@ -477,6 +477,11 @@ def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     return dataclasses.replace(conversation, messages=rest), text
 
 
+def _contents_edited(messages: list[dict], edit: Callable[[Any], Any]) -> list[dict]:
+    """The messages with ``edit`` applied to each content they hold (a message without one stays)."""
+    return [m | {"content": edit(m["content"])} if "content" in m else m for m in messages]
+
+
 def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, reads_system: bool = True
            ) -> Conversation:
     """The conversation as an engine that edits it before rendering sees it. ``takes_parts`` and
@@ -523,21 +528,17 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": m["content"].strip()}
                     if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
-    if way.blank_lines_as is not None:
-        messages = [m | {"content": blank_lines_collapsed(m["content"], way.blank_lines_as)} if "content" in m else m
-                    for m in messages]
+    if (joiner := way.blank_lines_as) is not None:
+        messages = _contents_edited(messages, lambda content: blank_lines_collapsed(content, joiner))
     if way.quote_results:
         messages = [result_quoted(m, way.quote_results) for m in messages]
-    if way.normalized is not None:
-        messages = [m | {"content": content_normalized(m["content"], way.normalized)} if "content" in m else m
-                    for m in messages]
+    if (form := way.normalized) is not None:
+        messages = _contents_edited(messages, lambda content: content_normalized(content, form))
     if way.escaped:
-        messages = [m | {"content": each_text(m["content"], lambda t: html.escape(t, quote=way.escaped == "html"))}
-                    if "content" in m else m for m in messages]
-    if way.tabs_as is not None:
-        tabs_as = way.tabs_as  # (a local: the lambda reads it as a str)
-        messages = [m | {"content": each_text(m["content"], lambda t: t.replace("\t", tabs_as))}
-                    if "content" in m else m for m in messages]
+        quote = way.escaped == "html"
+        messages = _contents_edited(messages, lambda content: each_text(content, lambda t: html.escape(t, quote=quote)))
+    if (tab := way.tabs_as) is not None:
+        messages = _contents_edited(messages, lambda content: each_text(content, lambda t: t.replace("\t", tab)))
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:
