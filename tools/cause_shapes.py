@@ -53,7 +53,8 @@ FAILS = "no ids: the engine fails"  # (a variant that fails has no ids to shape:
 DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
                   "generation_prompt_as": "Assistant:", "before_content": "\n", "roles_as": "tool=ipython",
                   "tools_in_system": f"\n\nTools:\n{TOOLS_MARK}raw{TOOLS_MARK}",
-                  "tools_in_user": f"\n\nTools available:\n{TOOLS_MARK}indented_ascii{TOOLS_MARK}"}
+                  "tools_in_user": f"\n\nTools available:\n{TOOLS_MARK}indented_ascii{TOOLS_MARK}",
+                  "content_chars": '{"\\n": "\\r\\n"}'}
 
 
 def kind(shape: str) -> str:

@@ -154,6 +154,13 @@ def content_normalized(content: Any, form: str) -> Any:
     return each_text(content, lambda text: unicodedata.normalize(form, text))  # type: ignore[arg-type]
 
 
+def characters_rewritten(content: Any, table: str) -> Any:
+    """A content with each character the JSON object ``table`` holds written as its text
+    (``{"&": "&amp;"}``), all at once: a text written for one is not rewritten again."""
+    mapping = {ord(a): b for a, b in json.loads(table).items()}
+    return each_text(content, lambda text: text.translate(mapping))
+
+
 def blank_lines_collapsed(content: Any, joiner: str) -> Any:
     r"""A content whose runs of line breaks with blank lines between are each ``joiner``. A joiner
     of "\n" leaves no blank line; "\n\n" leaves one at most."""

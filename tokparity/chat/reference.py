@@ -25,6 +25,7 @@ from tokparity.chat.message_edits import (
     arguments_parsed,
     arguments_quoted,
     blank_lines_collapsed,
+    characters_rewritten,
     content_normalized,
     each_text,
     keys_sorted,
@@ -77,6 +78,10 @@ class ChatWay:
     normalized: str | None = None  # each content's text put through this Unicode form first ("NFKC")
     escaped: str = ""  # each content's text escaped first: "html" (``html.escape``), "html-text" (quotes kept)
     tabs_as: str | None = None  # each tab in each content's text written as this first ("    ")
+    # characters of each content's text written as others first: a JSON object of one character
+    # to its text ('{"&": "&amp;"}'), read off a backend's prompt (message_edits.characters_rewritten)
+    content_chars: str = ""
+    content_chars_roles: str = ""  # the roles whose contents content_chars rewrites, separated by spaces ("": all)
     # messages left out first: "last-user" keeps the system messages and those from the last user
     # message on (a builder that sends the last turn only)
     history: str = ""
@@ -539,6 +544,10 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = _contents_edited(messages, lambda content: each_text(content, lambda t: html.escape(t, quote=quote)))
     if (tab := way.tabs_as) is not None:
         messages = _contents_edited(messages, lambda content: each_text(content, lambda t: t.replace("\t", tab)))
+    if way.content_chars:
+        roles = way.content_chars_roles.split()
+        messages = [m | {"content": characters_rewritten(m["content"], way.content_chars)}
+                    if "content" in m and (not roles or m.get("role") in roles) else m for m in messages]
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:

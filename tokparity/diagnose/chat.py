@@ -23,8 +23,10 @@ from itertools import chain, combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
+from tokparity.chat.message_edits import parts_joined
 from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
-from tokparity.diagnose.chat_read import derived, tojson_variant
+from tokparity.diagnose import content_chars
+from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
 from tokparity.diagnose.chat_ways import (
     BY_NAME,
     DERIVED,
@@ -51,6 +53,7 @@ NOT_FOUND = "not found within"  # (how it says its budget ran out first)
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
 # hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
 SEARCH_CHARS = 40_000_000
+REWRITTEN = next(name for name, key in DERIVED.items() if key == "content_chars")  # (a table joined over rows)
 
 
 def _backend_answer(j: Judgement) -> ChatAnswer:
@@ -260,14 +263,15 @@ def _named(found: list[tuple[str, ...]], gave: str, does_of: dict[str, str] | No
                                       f"backend's {gave} exactly{also}", first, tuple(others), stage="chat")
 
 
-def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0
-                ) -> list[Diagnosis]:
+def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0,
+                does_of: dict[str, str] | None = None) -> list[Diagnosis]:
     """One engine, one cause: where several sets reproduce a conversation, a set that changes none
     of the engine's agreements comes first (``broken``: how many it changes), then the smallest,
     then the one that reproduces the most of the engine's conversations. Qwen3's template writes
     ChatML: an engine that drops the tools is not one that falls back to ChatML where its other
     conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
-    read off the evidence the search wrote.)"""
+    read off the evidence the search wrote; ``does_of`` words a cause whose value was read off the
+    prompts, as the run read it.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
         for keys in (d.variants, *d.alternatives):
@@ -280,7 +284,7 @@ def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], 
             out.append(d)
             continue
         gave = "ids" if "backend's ids exactly" in d.evidence else "text"
-        out.append(_named(ranked, gave))
+        out.append(_named(ranked, gave, does_of))
     return out
 
 
@@ -318,7 +322,8 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             kept_memo[keys] = min((len(changed(way)) for way in _ways(keys, read)), default=len(rights))
         return kept_memo[keys]
 
-    chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken), read)
+    chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken, {n: forms[0].does for n, forms in read.items()}),
+                       read)
     if all(_backend_answer(j).raised for j, _ in mine) and all(r.raised for r in rights.values()):
         chosen = [_no_own_check(d) for d in chosen]
     named = [d.variants for d in chosen if d.variants]
@@ -343,7 +348,7 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
 
 
 def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
-              chosen: list[Diagnosis], read: dict[str, ChatVariant]) -> list[Diagnosis]:
+              chosen: list[Diagnosis], read: dict[str, tuple[ChatVariant, ...]]) -> list[Diagnosis]:
     """``chosen`` with each row the search found no way for tried with more causes at once. First
     come sets of the causes the engine's other rows show, most shown first. Then comes their union
     with one more cause of the catalogue: a bug that only this row shows, on top of the engine's
@@ -401,7 +406,7 @@ def _no_own_check(d: Diagnosis) -> Diagnosis:
                          "check of its own (a role, a content of parts) is named", stage="chat")
 
 
-def _union(counts: dict[str, int], read: dict[str, ChatVariant]) -> tuple[str, ...]:
+def _union(counts: dict[str, int], read: dict[str, tuple[ChatVariant, ...]]) -> tuple[str, ...]:
     """The causes the rows name, most named first, as many as one way can make at once: a cause
     that sets a field another one of them sets otherwise is left to its own rows (an engine that
     continues one final message and prefills another is two answers, not one way)."""
@@ -427,9 +432,13 @@ def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, C
 
 
 def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None]
-                 ) -> dict[str, ChatVariant]:
-    """Each cause whose value is read off a prompt, made with the value most of the rows it names read."""
+                 ) -> dict[str, tuple[ChatVariant, ...]]:
+    """Each cause whose value is read off a prompt, made with the value most of the rows it names
+    read: its forms, to try in turn (the characters rewritten: in the contents of every role, or of
+    one, the one most rows allow first)."""
     seen: dict[str, Counter[ChatVariant]] = {}
+    # (each row's tables of characters rewritten that give its prompt, and the roles they are made for)
+    tables: list[tuple[Conversation, list[tuple[str, str]]]] = []
     for row in rows:
         if row is None:
             continue
@@ -443,17 +452,52 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
         except CaseFailure:
             continue
         for v in read:
-            if v.name in names:
+            if v.name in names and DERIVED[v.name] != "content_chars":
                 seen.setdefault(v.name, Counter())[v] += 1
+        tables.append((conversation, [(str(dict(v.changes)["content_chars"]), str(dict(v.changes)["content_chars_roles"]))
+                                      for v in read if v.name in names and DERIVED[v.name] == "content_chars"
+                                      and _gives(reference, conversation, got, v.way())]))
     # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
-    return {name: tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
-            if DERIVED[name] == "tojson" else counts.most_common(1)[0][0] for name, counts in seen.items()}
+    out: dict[str, tuple[ChatVariant, ...]] = {name: (_joined(name, counts),) for name, counts in seen.items()}
+    # (the characters rewritten joined too: a row shows only those its contents hold. Two readings
+    # of a text put in may both give a row's prompt: each row's is the one the others share)
+    picked = content_chars.chosen([list(dict.fromkeys(v for v, _ in row)) for _, row in tables])
+    forms = []
+    for roles, _ in Counter(roles for _, row in tables for roles in {r for _, r in row}).most_common():
+        table = content_chars.joined((value, _texts(c, roles)) for value, (c, _) in zip(picked, tables))
+        if table is not None:
+            forms.append(content_chars_variant(REWRITTEN, table, roles))
+    if forms:
+        out[REWRITTEN] = tuple(forms)
+    return out
 
 
-def _ways(names: tuple[str, ...], read: dict[str, ChatVariant]) -> list[ChatWay]:
+def _texts(conversation: Conversation, roles: str) -> str:
+    """The text of the contents of the messages of ``roles`` ("": of all), joined."""
+    return "".join(c if isinstance(c := m.get("content"), str) else parts_joined(c, "") if isinstance(c, list) else ""
+                   for m in conversation.messages if not roles or m.get("role") in roles.split())
+
+
+def _gives(reference: ChatReference, conversation: Conversation, got: ChatAnswer, way: ChatWay) -> bool:
+    """Whether ``way`` gives the backend's prompt of this conversation exactly."""
+    try:
+        return _same(reference.answer(conversation, way), got)
+    except (CaseFailure, NotImplementedError, TemplateRaised):
+        return False
+
+
+def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
+    """The value of a cause read off several rows: the one most read, or for a tojson all the
+    rows' traits joined."""
+    if DERIVED[name] == "tojson":
+        return tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
+    return counts.most_common(1)[0][0]
+
+
+def _ways(names: tuple[str, ...], read: dict[str, tuple[ChatVariant, ...]]) -> list[ChatWay]:
     """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
     a blank line, a newline…; a value read off the prompts); none where two of them set one field."""
-    forms = [[read[n]] if n in read else [v for v in VARIANTS if v.name == n] for n in names]
+    forms = [list(read[n]) if n in read else [v for v in VARIANTS if v.name == n] for n in names]
     return [way for choice in islice(product(*forms), 16) if (way := combined(choice)) is not None]
 
 

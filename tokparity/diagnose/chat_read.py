@@ -15,6 +15,7 @@ from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN
 from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
 from tokparity.chat.render import TOJSON_TRAITS
+from tokparity.diagnose import content_chars
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
 
@@ -60,6 +61,12 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             rendered += chars
             out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']}: {shown(v)!r}", ((key, v),), CHAT_CAUSES[name]["fix"])
                     for v in values]
+            continue
+        if key == "content_chars":
+            values, chars = content_chars.read(right.text or "", got.text)
+            rendered += chars
+            # (every role's contents, or the user's alone: a bot that escapes what users type)
+            out += [content_chars_variant(name, v, roles) for v in values for roles in ("", "user")]
             continue
         if key == "tools_in_user":
             placed, chars = _tools_user_read(reference, conversation, got.text, right.text)
@@ -296,6 +303,15 @@ def tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:
     words = [_TRAIT_WORDS[t] for t in ordered]
     said = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
     return ChatVariant(name, f"writes tojson's JSON with {said}", (("tojson", "+".join(ordered)),), CHAT_CAUSES[name]["fix"])
+
+
+def content_chars_variant(name: str, value: str, roles: str = "") -> ChatVariant:
+    """The contents' characters written as the table ``value`` says, in words; ``roles``: only
+    the contents of messages of these roles ("": of all)."""
+    entry = CHAT_CAUSES[name]
+    whose = f" ({roles} messages only)" if roles else ""
+    return ChatVariant(name, f"{entry['does']}{whose}: {content_chars.said(value)}",
+                       (("content_chars", value), ("content_chars_roles", roles)), entry["fix"])
 
 
 def _read_off(parts: list[str], text: str) -> str | None:

@@ -72,6 +72,7 @@ class DecodeVariant:
 VARIANTS = (
     DecodeVariant("stream.bytes-as-latin1", wrong.latin1, twin=wrong.joined),
     DecodeVariant("stream.split-character-sent", wrong.eager, twin=wrong.joined),
+    DecodeVariant("stream.lead-byte-only-held", wrong_streamer.lead_byte_held, twin=wrong.joined),
     DecodeVariant("stream.flushed-every-n", wrong_streamer.flushed_every, twin=wrong.joined),
     DecodeVariant("stream.flushed-at-n-bytes", wrong_streamer.flushed_at_bytes, twin=wrong.joined),
     DecodeVariant("stream.prompt-dropped", wrong.prompt_dropped),
@@ -93,6 +94,8 @@ VARIANTS = (
     # (after blank-deltas-dropped: a vocabulary with no token that ends in a space, as Gemma 3's,
     # gives both the same text, and the simpler cause names it)
     DecodeVariant("stream.deltas-rstripped", wrong_edits.deltas_rstripped),
+    # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
+    DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
     DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.last-delta-resent", wrong_edits.last_delta_resent, twin=wrong.right_stream),

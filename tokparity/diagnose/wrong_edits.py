@@ -3,7 +3,8 @@
 The decoded text is cut at its first NUL or line break, loses its first byte after a BOS, is
 stripped or normalized, or leaves its added tokens out. A stream never sends its blank deltas,
 sends its last one twice, drops a delta the text sent so far already holds, or stops once its text
-departs from what it sent, strips each delta, or loses the delta after a special token.
+departs from what it sent, strips each delta, loses its first delta or the delta after a special
+token.
 A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
@@ -255,6 +256,16 @@ def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, 
     if not lost:
         return []
     return ["".join(d for k, d in enumerate(deltas) if k not in lost) for deltas in _groupings(ref, ids, prompt, asked)]
+
+
+def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas less the first generated id's, never sent: a streamer that skips its prompt
+    off by one. Forms: the first delta dropped, of each grouping (``_groupings``); the stream as if
+    the prompt held one id more (its unfinished character then opens the stream)."""
+    if len(ids) <= prompt:
+        return []
+    forms = ["".join(deltas[1:]) for deltas in _groupings(ref, ids, prompt, asked)]
+    return forms + ["".join(right_deltas(ref, ids, prompt + 1, asked))]
 
 
 def _groupings(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[list[str]]:

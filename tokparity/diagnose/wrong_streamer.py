@@ -2,7 +2,8 @@
 beyond the length it sent (transformers' TextStreamer), with the text cleaned up: what the clean-up
 shortens is skipped. Its emulation decodes every prefix of the ids, so ``prefix_decoder`` makes that
 cheap, and gives up past a bound of work. Others flush their buffer every few ids, or once it
-holds a few bytes, an unfinished character too. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
+holds a few bytes, an unfinished character too. One holds back a last byte that begins a character,
+and no more. Listed in ``tokparity.diagnose.decoding``'s ``VARIANTS``.
 """
 
 from __future__ import annotations
@@ -161,6 +162,24 @@ class Streamer(NamedTuple):
 
 STREAMERS = (Streamer(python_shown, unfinished), Streamer(bytes_shown, unfinished),
              Streamer(python_shown, shows_replacement), Streamer(runs_shown, shows_replacement, reads_runs=True))
+
+
+def lead_byte_held(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A byte buffer that holds back only a last byte that begins a character (0xC0 and up). A
+    character with some of its other bytes is sent at once, as U+FFFD. The prompt opens the buffer
+    with such a last byte only. Forms: the byte it holds at the end is lost, or sent as U+FFFD.
+    [] where no id ends inside a character: it then holds nothing back."""
+    pieces = bytes_of(ref, ids, asked)
+    head = b"".join(pieces[:prompt])
+    if not incomplete_tail(head[-3:]) and not any(incomplete_tail(piece[-3:]) for piece in pieces[prompt:]):
+        return []
+    held, out = head[-1:] if head[-1:] >= b"\xc0" else b"", []
+    for piece in pieces[prompt:]:
+        held += piece
+        cut = len(held) - (held[-1:] >= b"\xc0")
+        out.append(held[:cut].decode("utf-8", "replace"))
+        held = held[cut:]
+    return ["".join(out), "".join(out) + held.decode("utf-8", "replace")]
 
 
 def offset_into_cleaned_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
