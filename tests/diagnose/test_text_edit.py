@@ -83,3 +83,9 @@ def test_a_text_of_many_characters_each_a_choice_is_read_as_no_edit_not_a_crash(
     text = "".join(chr(0x1F300 + i) for i in range(1500)) + ", x"
     assert between(text, text.replace(",", "")) is None
     assert between("日本" * 800 + ", x", "日本" * 800 + " x") == TextEdit(((",", ""),))
+
+
+def test_a_run_of_backslashes_read_as_one_is_no_regex_template():
+    # (re.sub read "\\" as a template and raised: the diagnosis of a text with "\\\\" failed)
+    assert TextEdit(runs="\\")("C:\\\\new\\\\\\table") == "C:\\new\\table"
+    assert between("a\\\\b", "a\\b") == TextEdit(runs="\\")

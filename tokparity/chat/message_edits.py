@@ -161,6 +161,15 @@ def characters_rewritten(content: Any, table: str) -> Any:
     return each_text(content, lambda text: text.translate(mapping))
 
 
+def formatted(text: str) -> str:
+    """A text as Python's ``str.format()`` with no arguments leaves it: ``{{`` and ``}}`` each one
+    brace. A text with a field (``{name}``) makes it fail: such an engine gives no prompt."""
+    try:
+        return text.format()
+    except (KeyError, IndexError, ValueError) as e:
+        raise NotImplementedError(f"str.format() fails on this content: {e!r}") from None
+
+
 def blank_lines_collapsed(content: Any, joiner: str) -> Any:
     r"""A content whose runs of line breaks with blank lines between are each ``joiner``. A joiner
     of "\n" leaves no blank line; "\n\n" leaves one at most."""

@@ -28,6 +28,7 @@ from tokparity.chat.message_edits import (
     characters_rewritten,
     content_normalized,
     each_text,
+    formatted,
     keys_sorted,
     one_part,
     parts_as_string,
@@ -81,6 +82,7 @@ class ChatWay:
     # characters of each content's text written as others first: a JSON object of one character
     # to its text ('{"&": "&amp;"}'), read off a backend's prompt (message_edits.characters_rewritten)
     content_chars: str = ""
+    formatted: bool = False  # each content's text put through Python's str.format() first ({{ as {)
     content_chars_roles: str = ""  # the roles whose contents content_chars rewrites, separated by spaces ("": all)
     # messages left out first: "last-user" keeps the system messages and those from the last user
     # message on (a builder that sends the last turn only)
@@ -544,6 +546,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = _contents_edited(messages, lambda content: each_text(content, lambda t: html.escape(t, quote=quote)))
     if (tab := way.tabs_as) is not None:
         messages = _contents_edited(messages, lambda content: each_text(content, lambda t: t.replace("\t", tab)))
+    if way.formatted:
+        messages = _contents_edited(messages, lambda content: each_text(content, formatted))
     if way.content_chars:
         roles = way.content_chars_roles.split()
         messages = [m | {"content": characters_rewritten(m["content"], way.content_chars)}

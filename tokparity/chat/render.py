@@ -24,7 +24,7 @@ import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from tokparity.errors import TemplateRaised
 
@@ -46,6 +46,7 @@ class RenderSwitches:
     bos_token: str | None = None  # the text bos_token renders as, where an engine passes another
     trim: str = "python"  # | "javascript": the trim filter as String.prototype.trim (a Jinja port in JavaScript)
     #                     | "none": a trim filter that returns its input unchanged
+    #                     | "ascii": space, tab, CR and LF only (minja's strip) | "c-space": C's isspace()
     # "raise" | any other text: raise_exception returns it, "{message}" replaced by its message, and the
     # template goes on ("{message}": the message written into the prompt; "": the check skipped)
     raise_exception: str = "raise"
@@ -184,6 +185,8 @@ def compiled(source: str, switches: RenderSwitches):
         env.filters["trim"] = _javascript_trim
     elif switches.trim == "none":
         env.filters["trim"] = _untrimmed
+    elif switches.trim in ASCII_TRIMMED:
+        env.filters["trim"] = partial(_ascii_trim, ASCII_TRIMMED[switches.trim])
     said = switches.raise_exception
     env.globals["raise_exception"] = raise_exception if said == "raise" else \
         (lambda message: said.replace("{message}", str(message)))
@@ -256,6 +259,13 @@ def _lenient(kind: str):
 
 def _untrimmed(value, chars=None):
     return value
+
+
+ASCII_TRIMMED = {"ascii": " \t\n\r", "c-space": " \t\n\v\f\r"}  # (what a C or C++ port's trim takes off)
+
+
+def _ascii_trim(whitespace: str, value: object, chars: str | None = None) -> str:
+    return str(value).strip(whitespace if chars is None else chars)
 
 
 def _messages(messages: list[dict]) -> list[dict]:

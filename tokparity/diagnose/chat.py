@@ -71,7 +71,7 @@ def _backend_answer(j: Judgement) -> ChatAnswer:
 # a generic error (an index out of range, a raise_exception text that any broken alternation
 # reaches) does not.
 NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'|has no attribute '[^']+'|"
-                        r"\w+ object has no element \d+|"
+                        r"\w+ object has no element \d+|can only concatenate str \(not \"\w+\"\) to str|"
                         + re.escape(EMPTY_CONVERSATION) + "|" + re.escape(BOTH_ASKED))
 
 
@@ -100,6 +100,9 @@ def _same_refusal(ours: str, theirs: str) -> bool:
     >>> _same_refusal("IndexError: list index out of range", "(the template raised: list index out of range)")
     False
     >>> _same_refusal("UndefinedError: list object has no element 0", "(the template raised: list object has no element 0)")
+    True
+    >>> _same_refusal('TypeError: can only concatenate str (not "list") to str',
+    ...               '(the template raised: TypeError: can only concatenate str (not "list") to str)')
     True
 
     A way that refuses by an engine's own check is a refusal of the backend's that names no lack of

@@ -94,6 +94,7 @@ VARIANTS = (
     # (after blank-deltas-dropped: a vocabulary with no token that ends in a space, as Gemma 3's,
     # gives both the same text, and the simpler cause names it)
     DecodeVariant("stream.deltas-rstripped", wrong_edits.deltas_rstripped),
+    DecodeVariant("stream.stripped-each-step", wrong_edits.stripped_each_step, twin=wrong.right_stream),
     # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
@@ -116,7 +117,9 @@ VARIANTS = (
     DecodeVariant("decode.first-byte-dropped", wrong_edits.first_byte_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-lstripped", wrong_edits.text_lstripped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-stripped", wrong_edits.text_stripped, twin=wrong.decoded_right),
+    DecodeVariant("decode.token-chars-stripped", wrong_edits.token_chars_stripped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-normalized", wrong_edits.text_normalized, twin=wrong.decoded_right),
+    DecodeVariant("decode.pad-dropped", wrong_edits.pad_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.added-dropped", wrong_edits.added_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
     DecodeVariant("decode.space-dropped-after-bos", wrong_edits.space_dropped_after_bos),
@@ -142,6 +145,7 @@ VARIANTS = (
     DecodeVariant("decode.token-after-bytes-dropped", wrong_bytes.token_after_bytes_dropped, twin=wrong.decoded_right,
                   keeps=wrong_bytes.kept_after_bytes),
     DecodeVariant("decode.first-id-dropped", wrong_edits.first_id_dropped, twin=wrong.decoded_right),
+    DecodeVariant("decode.last-id-dropped", wrong_edits.last_id_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("decode.first-mark-only", wrong_bytes.first_mark_only, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-bpe-table", wrong_bytes.byte_bpe_table, twin=wrong.decoded_right,

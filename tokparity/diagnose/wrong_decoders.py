@@ -563,9 +563,10 @@ def space_before_space(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     ``▁`` already stands for: a fix for decoders that drop a first token's space, applied to one
     that does not."""
     right = ref.piece_bytes(ids)
-    tokens = ref.vocab.tokens
-    out = [b" " + b if 0 <= i < len(tokens) and (tokens[i].startswith("\u2581") or tokens[i] == "<0x20>") else b
-           for i, b in zip(ids, right)]
+    # (an added token as the file spells it: Gemma 3's runs of spaces are added tokens '▁▁'…)
+    added = {t.get("id"): t.get("content") for t in ref.vocab.extra.get("added_tokens") or () if isinstance(t, dict)}
+    spelt = [str(added.get(i, ref.vocab.tokens[i] if 0 <= i < ref.vocab.size else "")) for i in ids]
+    out = [b" " + b if token.startswith("\u2581") or token == "<0x20>" else b for token, b in zip(spelt, right)]
     return [out] if out != right else []
 
 

@@ -12,6 +12,7 @@ A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as 
 from __future__ import annotations
 
 import unicodedata
+from itertools import accumulate
 from typing import Literal
 
 import regex
@@ -49,6 +50,29 @@ NORMAL_FORMS: tuple[Literal["NFC", "NFKC", "NFD", "NFKD"], ...] = ("NFC", "NFKC"
 
 # What a strip takes off: spaces; Python's whitespace; line ends (LF, or CR and LF); C's isspace().
 STRIPPED = (" ", None, "\n", "\r\n", " \t\n\v\f\r")
+
+
+def token_chars_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The decoded text with the characters of the EOS token's text taken off its end, as
+    ``text.rstrip("<|im_end|>")`` does: it takes a set of characters, not a suffix (``Hello world``
+    loses its ``d``). Second form: off both ends. Each None where it changes nothing."""
+    text, chars = decoded(ref, ids, asked), _eos_text(ref)
+    if not chars:
+        return []
+    return [None if f == text else f for f in (text.rstrip(chars), text.strip(chars))]
+
+
+def _eos_text(ref: RefTokenizer) -> str:
+    eos = ref.vocab.special_ids.get("eos")
+    return ref.vocab.tokens[eos] if eos is not None and 0 <= eos < len(ref.vocab.tokens) else ""
+
+
+def pad_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded without the padding token's, whatever ``skip_special`` says: a decoder that
+    takes padding off a batch's rows. None where the ids hold no pad id."""
+    pad = ref.vocab.special_ids.get("pad")
+    kept = [i for i in ids if i != pad]
+    return [decoded(ref, kept, asked) if pad is not None and len(kept) < len(ids) else None]
 
 
 def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -237,14 +261,23 @@ def first_id_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Deco
     return [decoded(ref, ids[1:], asked)] if ids and not is_special(ref, ids[0]) else []
 
 
+def last_id_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The ids decoded without their last, whatever it is: a caller that slices ``ids[:-1]`` to take
+    off an EOS that is not always there. Not tried where the last id is special: that is
+    ``decode.cut-at-eos``'s, or a right skip."""
+    return [decoded(ref, ids[:-1], asked)] if ids and not is_special(ref, ids[-1]) else []
+
+
 def deltas_rstripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas, each with its trailing spaces taken off, or all its trailing whitespace
     (a chunk's ``rstrip()``). What is taken off is never sent. A streamer that holds back a whole
-    delta ending inside a character cuts its text otherwise (``_groupings``): two forms more."""
-    forms = []
+    delta ending inside a character cuts its text otherwise (``_groupings``): two forms more. The
+    last form takes the EOS token's characters off each delta (``rstrip`` given the token's text)."""
+    forms, chars = [], _eos_text(ref) or None
     for deltas in _groupings(ref, ids, prompt, asked):
         forms += ["".join(d.rstrip(" ") for d in deltas), "".join(d.rstrip() for d in deltas)]
-    return forms
+    # (the EOS token's characters taken off each delta: ``delta.rstrip("<|im_end|>")`` meant as a suffix)
+    return forms + ["".join(d.rstrip(chars) for d in right_deltas(ref, ids, prompt, asked)) if chars else None]
 
 
 def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -266,6 +299,31 @@ def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
         return []
     forms = ["".join(deltas[1:]) for deltas in _groupings(ref, ids, prompt, asked)]
     return forms + ["".join(right_deltas(ref, ids, prompt + 1, asked))]
+
+
+def stripped_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step strips the ends of the text generated so far and sends what lies past the length
+    it sent: leading whitespace never comes, nor whitespace at the end. ChatGLM's ``stream_chat``
+    does it (``process_response`` strips). The text so far is the generated ids decoded alone
+    (a step whose text ends in U+FFFD sending nothing, as ChatGLM, or all the same), or the right
+    deltas joined. Each is sliced by the length sent, or sends nothing where the text no longer
+    starts with what it sent."""
+    if len(ids) - prompt > PREFIXES_UP_TO:
+        return []
+    alone = step_texts(ref, ids, prompt, prompt, asked)[1:]
+    joined = list(accumulate(right_deltas(ref, ids, prompt, asked)))
+    forms = []
+    for texts in ([t for t in alone if not t.endswith("\ufffd")], alone, joined):
+        for guarded in (False, True):
+            out, shown = [], ""
+            for text in texts:
+                text = text.strip()
+                if guarded and not text.startswith(shown):
+                    continue
+                out.append(text[len(shown):])
+                shown = text
+            forms.append("".join(out))
+    return forms
 
 
 def _groupings(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[list[str]]:

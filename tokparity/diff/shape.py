@@ -309,6 +309,21 @@ def encode_failure_shape(text: str, oracle_ids: Sequence[int] | None, cls: str) 
             f"reference gives {_count(len(oracle_ids), 'id')}")
 
 
+def chat_failure_shape(reference_failed: bool, cls: str, detail: str) -> str:
+    """The shape of a chat case one side gave no prompt for: the reference (the engine then is not
+    judged), or the engine, with the first words of its error.
+
+        >>> chat_failure_shape(False, "crash", "KeyError: 'name'")
+        "the engine failed on this conversation: KeyError: 'name'"
+        >>> chat_failure_shape(True, "crash", "")
+        "the oracle failed on this conversation: the engine's answer is not judged"
+    """
+    if reference_failed:
+        return "the oracle failed on this conversation: the engine's answer is not judged"
+    did = "failed" if cls == "crash" else "gave no answer in time"
+    return f"the engine {did} on this conversation" + (f": {detail[:160]}" if detail else "")
+
+
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
 

@@ -37,7 +37,7 @@ from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate, gguf_template
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
-from tokparity.diff.shape import chat_ids_shape, chat_shape
+from tokparity.diff.shape import chat_failure_shape, chat_ids_shape, chat_shape
 from tokparity.errors import CaseFailure
 from tokparity.records import AGREE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.ops import ask_op, capped
@@ -143,7 +143,10 @@ class ChatJudge:
                 oracle_ids=list(want_answer.ids or []), backend_ids=list(got_answer.ids or []),
                 oracle_pieces=self._pieces(want_answer.ids), backend_pieces=self._pieces(got_answer.ids), op="chat",
                 oracle_output=capped(shown(want_answer)), backend_output=capped(shown(got_answer)),
-                shape=answers_shape(self.vocab, conversation, want_answer, got_answer)))
+                shape=chat_failure_shape(isinstance(want, CaseFailure), cls,
+                                         single_line(got.detail or "") if isinstance(got, CaseFailure) else "")
+                if isinstance(want, CaseFailure) or isinstance(got, CaseFailure) else
+                answers_shape(self.vocab, conversation, want_answer, got_answer)))
         return CaseRecord(self.model, n, case.id, case.corpus, self.oracle, keys, verdicts,
                           tuple(judgements), op="chat", seconds=seconds)
 

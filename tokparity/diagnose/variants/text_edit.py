@@ -43,8 +43,8 @@ class TextEdit:
 
     def __call__(self, text: str) -> str:
         text = text.translate({ord(a): b for a, b in self.as_})
-        for ch in self.runs:
-            text = re.sub(re.escape(ch) + "{2,}", ch, text)
+        for ch in self.runs:  # (the replacement escaped: re.sub reads "\\" in it as a template)
+            text = re.sub(re.escape(ch) + "{2,}", ch.replace("\\", "\\\\"), text)
         return text
 
     def key(self, prefix: str = PREFIX) -> str:

@@ -1,5 +1,6 @@
-"""The input stage: the text as an engine is handed it (cut at a NUL or a line break, stripped, a
-blank text looked up whole), before the tokenizer sees it."""
+"""The input stage: the text as an engine is handed it (cut at a NUL or a line break, stripped, its
+last line feed taken off, its backslash escapes read, a blank text looked up whole), before the
+tokenizer sees it."""
 
 from __future__ import annotations
 
@@ -28,6 +29,27 @@ def first_line(text: str) -> str:
     return _LINE_BREAK.split(text, 1)[0]
 
 
+def last_newline_popped(text: str) -> str:
+    """A prompt file's reading in llama.cpp: one line feed taken off the text's end."""
+    return text[:-1] if text.endswith("\n") else text
+
+
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[nrt'\"\\])")
+_ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "'": "'", '"': '"', "\\": "\\"}
+
+
+def escapes_processed(text: str) -> str:
+    """llama.cpp's ``string_process_escapes``: ``\\n`` ``\\r`` ``\\t`` ``\\'`` ``\\"`` ``\\\\``
+    as the character they name, ``\\x`` and two hex digits as that byte (an ASCII one here: a
+    byte above 0x7F would leave the text not UTF-8), any other backslash kept."""
+    def one(m: re.Match) -> str:
+        code = m.group(1)
+        if code[0] != "x":
+            return _ESCAPED[code]
+        return chr(int(code[1:], 16)) if int(code[1:], 16) < 0x80 else m.group()
+    return _ESCAPE.sub(one, text)
+
+
 def _whitespace_piece(c: Candidate) -> Candidate | None:
     return c.replace(whitespace_piece=True)
 
@@ -43,6 +65,14 @@ def variants() -> list[Variant]:
                 partial(_text_map, str.lstrip), lambda c, text: text[:1].isspace()),
         Variant("input.strip:both", "input.strip", "whitespace stripped from both ends of the text (str.strip)",
                 partial(_text_map, str.strip), lambda c, text: text[:1].isspace() or text[-1:].isspace()),
+        Variant("input.strip:trailing", "input.strip", "whitespace stripped from the end of the text (str.rstrip)",
+                partial(_text_map, str.rstrip), lambda c, text: text[-1:].isspace()),
+        Variant("input.strip:newline", "input.strip", "one line feed taken off the end of the text (as llama.cpp "
+                "does to a prompt read from a file)", partial(_text_map, last_newline_popped),
+                lambda c, text: text.endswith("\n")),
+        Variant("input.escapes-processed", "input.escapes-processed", "backslash escapes in the text read as the "
+                "characters they name (llama.cpp's string_process_escapes: \\n as a line feed)",
+                partial(_text_map, escapes_processed), lambda c, text: escapes_processed(text) != text),
         Variant("input.whitespace-piece", "input.whitespace-piece",
                 "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
                 "else <unk> or nothing", _whitespace_piece, lambda c, text: not text.strip()),
