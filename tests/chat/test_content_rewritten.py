@@ -13,7 +13,7 @@ TAIL = "<|im_end|>\n<|im_start|>assistant\n"
 
 
 def tables(content: str, written: str) -> list[dict[str, str]]:
-    values, aligned = content_chars.read(HEAD + content + TAIL, HEAD + written + TAIL)
+    values, aligned = content_chars.read(HEAD + content + TAIL, HEAD + written + TAIL, [content])
     assert aligned > 0
     return [json.loads(v) for v in values]
 
@@ -33,9 +33,17 @@ def test_a_character_written_as_another_text_or_left_out():
 
 def test_no_table_where_the_prompts_part_otherwise():
     # (a whole message changed: more characters than a rewrite holds)
-    assert content_chars.read(HEAD + "abcdefghijklmnopqrstuvwxyz" + TAIL, HEAD + "ZYXWVUTSRQPONMLKJIHGFEDCBA!" + TAIL)[0] == []
-    assert content_chars.read("", "x") == ([], 0)
-    assert content_chars.read("same", "same") == ([], 8)
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    assert content_chars.read(HEAD + alphabet + TAIL, HEAD + alphabet[::-1].upper() + "!" + TAIL, [alphabet])[0] == []
+    assert content_chars.read("", "x", []) == ([], 0)
+    assert content_chars.read("same", "same", ["same"]) == ([], 0)
+
+
+def test_a_character_the_contents_do_not_hold_is_not_read():
+    # (text put before the template's "<|im_end|>": "<" is no content's)
+    assert tables("Tell me a joke?", "Tell me a joke?\n") == [{"?": "?\n"}]
+    # (text put at the prompt's very end has no character after it: read as put after the last one)
+    assert '{"&": "&amp;", "b": "b<think>"}' in content_chars.read("a & b", "a &amp; b<think>", ["a & b"])[0]
 
 
 def test_several_characters_written_as_one_text_are_split_by_what_the_others_say():

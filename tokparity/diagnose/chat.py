@@ -23,7 +23,6 @@ from itertools import chain, combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.message_edits import parts_joined
 from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
 from tokparity.diagnose import content_chars
 from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
@@ -266,15 +265,14 @@ def _named(found: list[tuple[str, ...]], gave: str, does_of: dict[str, str] | No
                                       f"backend's {gave} exactly{also}", first, tuple(others), stage="chat")
 
 
-def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0,
-                does_of: dict[str, str] | None = None) -> list[Diagnosis]:
+def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0
+                ) -> list[Diagnosis]:
     """One engine, one cause: where several sets reproduce a conversation, a set that changes none
     of the engine's agreements comes first (``broken``: how many it changes), then the smallest,
     then the one that reproduces the most of the engine's conversations. Qwen3's template writes
     ChatML: an engine that drops the tools is not one that falls back to ChatML where its other
     conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
-    read off the evidence the search wrote; ``does_of`` words a cause whose value was read off the
-    prompts, as the run read it.)"""
+    read off the evidence the search wrote.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
         for keys in (d.variants, *d.alternatives):
@@ -287,7 +285,7 @@ def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], 
             out.append(d)
             continue
         gave = "ids" if "backend's ids exactly" in d.evidence else "text"
-        out.append(_named(ranked, gave, does_of))
+        out.append(_named(ranked, gave))
     return out
 
 
@@ -325,8 +323,7 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             kept_memo[keys] = min((len(changed(way)) for way in _ways(keys, read)), default=len(rights))
         return kept_memo[keys]
 
-    chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken, {n: forms[0].does for n, forms in read.items()}),
-                       read)
+    chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken), read)
     if all(_backend_answer(j).raised for j, _ in mine) and all(r.raised for r in rights.values()):
         chosen = [_no_own_check(d) for d in chosen]
     named = [d.variants for d in chosen if d.variants]
@@ -436,9 +433,9 @@ def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, C
 
 def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None]
                  ) -> dict[str, tuple[ChatVariant, ...]]:
-    """Each cause whose value is read off a prompt, made with the value most of the rows it names
-    read: its forms, to try in turn (the characters rewritten: in the contents of every role, or of
-    one, the one most rows allow first)."""
+    """Each cause whose value is read off a prompt, with the value most of its rows read. The
+    value's forms are tried in turn. The characters rewritten have a form per role scope: every
+    role, or the user's. The scope most rows allow comes first."""
     seen: dict[str, Counter[ChatVariant]] = {}
     # (each row's tables of characters rewritten that give its prompt, and the roles they are made for)
     tables: list[tuple[Conversation, list[tuple[str, str]]]] = []
@@ -467,18 +464,13 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
     picked = content_chars.chosen([list(dict.fromkeys(v for v, _ in row)) for _, row in tables])
     forms = []
     for roles, _ in Counter(roles for _, row in tables for roles in {r for _, r in row}).most_common():
-        table = content_chars.joined((value, _texts(c, roles)) for value, (c, _) in zip(picked, tables))
+        table = content_chars.joined((value, "".join(content_chars.texts(c.messages, roles)))
+                                     for value, (c, _) in zip(picked, tables))
         if table is not None:
             forms.append(content_chars_variant(REWRITTEN, table, roles))
     if forms:
         out[REWRITTEN] = tuple(forms)
     return out
-
-
-def _texts(conversation: Conversation, roles: str) -> str:
-    """The text of the contents of the messages of ``roles`` ("": of all), joined."""
-    return "".join(c if isinstance(c := m.get("content"), str) else parts_joined(c, "") if isinstance(c, list) else ""
-                   for m in conversation.messages if not roles or m.get("role") in roles.split())
 
 
 def _gives(reference: ChatReference, conversation: Conversation, got: ChatAnswer, way: ChatWay) -> bool:

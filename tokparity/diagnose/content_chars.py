@@ -15,20 +15,31 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from itertools import accumulate
+from os.path import commonprefix
+
+from tokparity.chat.message_edits import parts_joined
 
 MOST_CHARACTERS = 24  # a table of more characters than this is not a rewrite but another text (Markdown escapes 18)
 LONGEST_WRITTEN = 8  # the most characters one character is written as ("&quot;", eight spaces)
-LONGEST_PROMPT = 20_000  # (the alignment takes time quadratic in the prompts' length at worst)
+LONGEST_PROMPT = 100_000
+LONGEST_PART = 2_000  # (characters of two lines, or two runs of lines, aligned at once)
 
 
-def read(right: str, got: str) -> tuple[list[str], int]:
+def texts(messages: list[dict], roles: str = "") -> list[str]:
+    """The text of each content of the messages of ``roles`` ("": of all)."""
+    return [c if isinstance(c := m.get("content"), str) else parts_joined(c, "") if isinstance(c, list) else ""
+            for m in messages if not roles or m.get("role") in roles.split()]
+
+
+def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     """The tables that may turn ``right`` into ``got``, the fewest characters first; and the
     characters aligned (the search's budget counts them). A text put in is read as put after the
     character before it, as put before the one after it, and each as most places say. None where
     the prompts part in a way no table of characters gives."""
-    if not right or not got or max(len(right), len(got)) > LONGEST_PROMPT:
+    blocks = _aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
+    if not blocks:
         return [], 0
-    blocks = [b for b in SequenceMatcher(None, right, got, autojunk=False).get_opcodes() if b[0] != "equal"]
     # (each place's readings: one, two for a text put in, none for several characters as one text)
     places = [_laid(tag, right, i1, i2, got[j1:j2]) for tag, i1, i2, j1, j2 in blocks]
     votes = Counter(pair for readings in places for pair in set(p for laid in readings for p in laid))
@@ -47,10 +58,42 @@ def read(right: str, got: str) -> tuple[list[str], int]:
             for a, b in laid:
                 table.setdefault(a, b)
         else:
-            value = _value(table)
+            value = _value(_shown(table, contents))
             if value is not None and value not in values:
                 values.append(value)
     return sorted(values, key=lambda v: len(json.loads(v))), len(right) + len(got)
+
+
+def _aligned(right: str, got: str) -> list[tuple[str, int, int, int, int]] | None:
+    """Where two prompts part, as difflib's opcodes in characters. The lines are aligned first, then
+    the characters of each pair of lines that differ, less what they share at both ends. An
+    alignment of characters costs the square of their number: None where a part to align is
+    longer than ``LONGEST_PART`` (a long repetitive text took minutes)."""
+    a, b = right.splitlines(keepends=True), got.splitlines(keepends=True)
+    starts_a, starts_b = _starts(a), _starts(b)
+    out: list[tuple[str, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        # (as many lines each side: line by line; else the runs of lines whole)
+        spans = [(k, k + 1, j1 + n, j1 + n + 1) for n, k in enumerate(range(i1, i2))] if i2 - i1 == j2 - j1 \
+            else [(i1, i2, j1, j2)]
+        for k1, k2, l1, l2 in spans:
+            x, y = "".join(a[k1:k2]), "".join(b[l1:l2])
+            head = len(commonprefix([x, y]))
+            tail = len(commonprefix([x[head:][::-1], y[head:][::-1]]))
+            x, y = x[head:len(x) - tail], y[head:len(y) - tail]
+            if len(x) + len(y) > LONGEST_PART:
+                return None
+            at, bt = starts_a[k1] + head, starts_b[l1] + head
+            out += [(op, at + p1, at + p2, bt + q1, bt + q2)
+                    for op, p1, p2, q1, q2 in SequenceMatcher(None, x, y, autojunk=False).get_opcodes() if op != "equal"]
+    return out
+
+
+def _starts(lines: list[str]) -> list[int]:
+    """Where each line starts, and the text's end."""
+    return [0, *accumulate(len(line) for line in lines)]
 
 
 def _picked(readings: list[list[tuple[str, str]]], pick: str, votes: Counter[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -69,8 +112,8 @@ def _laid(tag: str, right: str, i1: int, i2: int, written: str) -> list[list[tup
     if tag == "delete":
         return [[(a, "") for a in source]]
     if tag == "insert":
-        return [laid for laid, ok in (([(right[i1 - 1], right[i1 - 1] + written)], i1 > 0),
-                                      ([(right[i1], written + right[i1])], i1 < len(right))) if ok]
+        after = [[(right[i1 - 1], right[i1 - 1] + written)]] if i1 > 0 else []
+        return after + ([[(right[i1], written + right[i1])]] if i1 < len(right) else [])
     if len(source) == 1:
         return [[(source, written)]]
     each, rest = divmod(len(written), len(source))
@@ -90,11 +133,17 @@ def _split(source: str, written: str, table: dict[str, str]) -> list[tuple[str, 
     out: dict[str, str] = {}
     at = 0
     for a in source:
-        text = table.get(a) or out.get(a) or written[at:at + each]
+        text = table[a] if a in table else out[a] if a in out else written[at:at + each]
         if not written.startswith(text, at) or out.setdefault(a, text) != text:
             return None
         at += len(text)
     return list(out.items())
+
+
+def _shown(table: dict[str, str], contents: list[str]) -> dict[str, str]:
+    """The pairs the contents show: a character they hold."""
+    held = {ch for text in contents for ch in text}
+    return {a: b for a, b in table.items() if a in held}
 
 
 def _value(table: dict[str, str]) -> str | None:
@@ -124,8 +173,10 @@ def joined(rows: Iterable[tuple[str | None, str]]) -> str | None:
     seen: dict[str, Counter[str]] = {}
     held: Counter[str] = Counter()
     for value, text in rows:
+        if value is None:  # (a row with no table of its own says nothing for or against one)
+            continue
         held.update(set(text))
-        for a, b in json.loads(value).items() if value is not None else ():
+        for a, b in json.loads(value).items():
             seen.setdefault(a, Counter())[b] += 1
     table = {}
     for a, counts in seen.items():

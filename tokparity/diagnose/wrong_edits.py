@@ -59,7 +59,8 @@ def token_chars_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
     text, chars = decoded(ref, ids, asked), _eos_text(ref)
     if not chars:
         return []
-    return [None if f == text else f for f in (text.rstrip(chars), text.strip(chars))]
+    # (a form that takes off no more than one EOS text at the end is a right cut at the EOS, not this bug)
+    return [None if f in (text, text.removesuffix(chars)) else f for f in (text.rstrip(chars), text.strip(chars))]
 
 
 def _eos_text(ref: RefTokenizer) -> str:
@@ -70,9 +71,12 @@ def _eos_text(ref: RefTokenizer) -> str:
 def pad_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The ids decoded without the padding token's, whatever ``skip_special`` says: a decoder that
     takes padding off a batch's rows. None where the ids hold no pad id."""
-    pad = ref.vocab.special_ids.get("pad")
+    special = ref.vocab.special_ids
+    pad = special.get("pad")
+    if pad is None or pad in (special.get("eos"), special.get("bos")):
+        return []  # (a pad that is the EOS or the BOS: leaving it out is another cause's)
     kept = [i for i in ids if i != pad]
-    return [decoded(ref, kept, asked) if pad is not None and len(kept) < len(ids) else None]
+    return [decoded(ref, kept, asked) if len(kept) < len(ids) else None]
 
 
 def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -303,11 +307,10 @@ def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
 
 def stripped_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each step strips the ends of the text generated so far and sends what lies past the length
-    it sent: leading whitespace never comes, nor whitespace at the end. ChatGLM's ``stream_chat``
-    does it (``process_response`` strips). The text so far is the generated ids decoded alone
-    (a step whose text ends in U+FFFD sending nothing, as ChatGLM, or all the same), or the right
-    deltas joined. Each is sliced by the length sent, or sends nothing where the text no longer
-    starts with what it sent."""
+    it sent. Leading whitespace never comes, nor whitespace at the end. ChatGLM's ``stream_chat``
+    does it: ``process_response`` strips. The text so far is one of three. It is the generated ids
+    decoded alone, with or without a step that ends in U+FFFD. Or it is the right deltas joined.
+    Each is sliced by the length sent, or sends nothing where it no longer starts with what it sent."""
     if len(ids) - prompt > PREFIXES_UP_TO:
         return []
     alone = step_texts(ref, ids, prompt, prompt, asked)[1:]
