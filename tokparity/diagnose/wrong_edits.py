@@ -298,8 +298,9 @@ def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, 
 def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas less the first generated id's, never sent: a streamer that skips its prompt
     off by one. Forms: the first delta dropped, of each grouping (``_groupings``); the stream as if
-    the prompt held one id more (its unfinished character then opens the stream)."""
-    if len(ids) <= prompt:
+    the prompt held one id more (its unfinished character then opens the stream). Not tried where
+    the first generated id is special: a streamer that skips it is ``decode.specials-skipped``'s."""
+    if len(ids) <= prompt or is_special(ref, ids[prompt]):
         return []
     forms = ["".join(deltas[1:]) for deltas in _groupings(ref, ids, prompt, asked)]
     return forms + ["".join(right_deltas(ref, ids, prompt + 1, asked))]
