@@ -12,6 +12,7 @@ applied to each content, and keeps it only where that gives the backend's prompt
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from difflib import SequenceMatcher
@@ -38,7 +39,7 @@ def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     character before it, as put before the one after it, and each as most places say. None where
     the prompts part in a way no table of characters gives."""
     blocks = _aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
-    if not blocks:
+    if not blocks or not _in_contents(blocks, right, contents):
         return [], 0
     # (each place's readings: one, two for a text put in, none for several characters as one text)
     places = [_laid(tag, right, i1, i2, got[j1:j2]) for tag, i1, i2, j1, j2 in blocks]
@@ -91,6 +92,18 @@ def _aligned(right: str, got: str) -> list[tuple[str, int, int, int, int]] | Non
     return out
 
 
+def _in_contents(blocks: list[tuple[str, int, int, int, int]], right: str, contents: list[str]) -> bool:
+    """Whether each place where the prompts part lies in a content of the right prompt, its ends
+    included: a difference in the tools' JSON or a header is no content's rewrite."""
+    spans, at = [], 0
+    for text in contents:
+        found = right.find(text.strip(), at) if text.strip() else -1
+        if found >= 0:
+            spans.append((found, found + len(text.strip())))
+            at = found + len(text.strip())
+    return all(any(start <= i1 and i2 <= end for start, end in spans) for _, i1, i2, _, _ in blocks)
+
+
 def _starts(lines: list[str]) -> list[int]:
     """Where each line starts, and the text's end."""
     return [0, *accumulate(len(line) for line in lines)]
@@ -141,9 +154,10 @@ def _split(source: str, written: str, table: dict[str, str]) -> list[tuple[str, 
 
 
 def _shown(table: dict[str, str], contents: list[str]) -> dict[str, str]:
-    """The pairs the contents show: a character they hold."""
+    """The pairs the contents show: a character they hold. A letter or digit left out is no
+    rewrite: a text cut or dropped reads so."""
     held = {ch for text in contents for ch in text}
-    return {a: b for a, b in table.items() if a in held}
+    return {a: b for a, b in table.items() if a in held and (b or not unicodedata.category(a).startswith(("L", "N")))}
 
 
 def _value(table: dict[str, str]) -> str | None:

@@ -298,9 +298,12 @@ def delta_after_special_dropped(ref: RefTokenizer, ids: list[int], prompt: int, 
 def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas less the first generated id's, never sent: a streamer that skips its prompt
     off by one. Forms: the first delta dropped, of each grouping (``_groupings``); the stream as if
-    the prompt held one id more (its unfinished character then opens the stream). Not tried where
-    the first generated id is special: a streamer that skips it is ``decode.specials-skipped``'s."""
+    the prompt held one id more. Not tried where the first generated id is special: a streamer that
+    skips it is ``decode.specials-skipped``'s. Nor where the first delta holds U+FFFD: the causes
+    that drop bytes that are not UTF-8 name it."""
     if len(ids) <= prompt or is_special(ref, ids[prompt]):
+        return []
+    if "\ufffd" in right_deltas(ref, ids, prompt, asked)[0]:
         return []
     forms = ["".join(deltas[1:]) for deltas in _groupings(ref, ids, prompt, asked)]
     return forms + ["".join(right_deltas(ref, ids, prompt + 1, asked))]
