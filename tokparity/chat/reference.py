@@ -484,9 +484,11 @@ def prefilled(conversation: Conversation) -> tuple[Conversation, str]:
     return dataclasses.replace(conversation, messages=rest), text
 
 
-def _contents_edited(messages: list[dict], edit: Callable[[Any], Any]) -> list[dict]:
-    """The messages with ``edit`` applied to each content they hold (a message without one stays)."""
-    return [m | {"content": edit(m["content"])} if "content" in m else m for m in messages]
+def _contents_edited(messages: list[dict], edit: Callable[[Any], Any], roles: str = "") -> list[dict]:
+    """The messages with ``edit`` applied to each content they hold (a message without one stays);
+    ``roles``: only those of messages of these roles, separated by spaces ("": of all)."""
+    return [m | {"content": edit(m["content"])} if "content" in m and (not roles or m.get("role") in roles.split())
+            else m for m in messages]
 
 
 def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, reads_system: bool = True
@@ -549,9 +551,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.formatted:
         messages = _contents_edited(messages, lambda content: each_text(content, formatted))
     if way.content_chars:
-        roles = way.content_chars_roles.split()
-        messages = [m | {"content": characters_rewritten(m["content"], way.content_chars)}
-                    if "content" in m and (not roles or m.get("role") in roles) else m for m in messages]
+        messages = _contents_edited(messages, lambda content: characters_rewritten(content, way.content_chars),
+                                    way.content_chars_roles)
     if not way.reasoning:
         messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
     if way.role_and_content:

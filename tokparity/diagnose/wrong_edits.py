@@ -64,8 +64,7 @@ def token_chars_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
 
 
 def _eos_text(ref: RefTokenizer) -> str:
-    eos = ref.vocab.special_ids.get("eos")
-    return ref.vocab.tokens[eos] if eos is not None and 0 <= eos < len(ref.vocab.tokens) else ""
+    return ref.vocab.special_texts().get(ref.vocab.special_ids.get("eos", -1), "")
 
 
 def pad_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
