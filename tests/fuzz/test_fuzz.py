@@ -209,3 +209,24 @@ def test_cli_bad_input_is_exit_2(zoo, tmp_path, capsys, argv, message):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_known_divergence_found_by_fuzz_needs_no_fix(zoo, tmp_path, capsys):
+    """The README's template engine runs tokenizers, whose Unicode tables are newer than llama.cpp's.
+    Fuzz finds that known divergence. Its cause is reproduced and counted, as in a compare run, and
+    explain says it needs no fix; it never says "no cause reproduced" for it."""
+    zoo("llama-bpe")
+    out = tmp_path / "out"
+    engine = f"mine=cmd:{{python}} {EXAMPLES / 'template_engine.py'} {{tokenizer_json}}"
+    code = main(["fuzz", "llama-bpe", "-b", engine, "--cases", "6000", "-g", "unicode-seams", "--no-hypothesis",
+                 "-q", "-o", str(out)])
+    assert code == 0
+    (run,) = json.loads((out / "summary.json").read_text())["runs"]
+    assert run["mismatches"] >= 1 and run["unexplained"] == 0
+    assert run["causes"] == {"unicode.tables": run["mismatches"]}
+    capsys.readouterr()
+    assert main(["explain", str(out)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "No cause reproduced" not in said and "no cause reproduced" not in said
+    assert (f"unicode.tables: No fix needed. Its {run['mismatches']} cases are the reviewed known divergence "
+            "llama-cpp-unicode-tables-before-16.") in said, said

@@ -342,8 +342,8 @@ def test_the_cases_where_the_oracle_departs_are_not_counted_twice():
                         oracle_departs=4)
     run = RunSummary("llama-bpe", "llama.cpp", "mine", op="stream", cases=640, mismatches=23, root_cause=verdict)
     said = verdict_sentence(run)
-    assert said.endswith("not proven, the engine deviates elsewhere or on fewer texts. On 4 more cases, the reference "
-                         "gives mine's stream's answer: there llama.cpp's whole decode departs, not mine's stream."), said
+    assert said.endswith("not proven, the engine deviates elsewhere or on fewer texts. On 4 more cases, tokparity's own "
+                         "reference gives mine's stream's answer. There llama.cpp's whole decode is the one that differs."), said
 
 
 def test_a_chat_engine_that_gives_ids_only_shows_its_pieces():
@@ -375,7 +375,9 @@ def test_a_decoding_case_shows_byte_level_pieces_as_their_bytes():
                   "decode", 0, "👨\u200d💻", [9468, 239, 101], [9468, 239, 101], ["ðŁ", "ĳ", "¨"], [], op="stream",
                   oracle_output=["👨"], backend_output=["\ufffd", "\ufffd"])
     shown = "\n".join(block(decoded_outputs(Mismatch(j, Decision("stream-replacement", "decode")), BYTE_LEVEL), 120))
-    assert "<0xF0><0x9F> <0x91> <0xA8>" in shown and "ðŁ" not in shown, shown
+    assert "<0x91> <0xA8>" in shown and "ðŁ" not in shown, shown
+    # (the prompt's ids are not streamed: a newcomer missed them, 2026-12-05; they are shown apart)
+    assert "Prompt ids     <0xF0><0x9F> (not streamed)\nStreamed ids   <0x91> <0xA8>" in shown, shown
 
 
 def test_a_chat_case_whose_prompts_read_alike_shows_the_ids():

@@ -347,8 +347,8 @@ def sentence(model: str, backend: str, oracle: str, verdict: RootCause | None, m
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; no variant of the reference "
                 "reproduces them, so the cause is not named.")
     more = verdict.oracle_departs
-    departs = (f" On {more:,} more case{'' if more == 1 else 's'}, the reference gives {backend}'s answer: there "
-               f"{oracle} departs, not {backend}.") if more else ""
+    departs = (f" On {more:,} more case{'' if more == 1 else 's'}, tokparity's own reference gives {backend}'s answer. "
+               f"There {oracle} is the one that differs.") if more else ""
     departs += _left_out(mismatches - ties - verdict.mismatches - verdict.oracle_departs, unanswered)
     if not verdict.proven:
         return (f"{backend} differs from {oracle} on {_cases(mismatches)} of {model}; the closest cause, "

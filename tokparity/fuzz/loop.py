@@ -209,7 +209,7 @@ class Fuzzer:
             cause = causes.get(backend, "")
             for key in keys_of(cls, known, cause):
                 self.counts[(backend, key)] = self.counts.get((backend, key), 0) + count
-            if cause and not known:
+            if cause:
                 per = self.causes.setdefault(backend, {})
                 per[cause] = per.get(cause, 0) + count
 
@@ -405,7 +405,9 @@ class Fuzzer:
         for m in mismatches:
             self.kept.differed(m)
         keys = {m.backend: attribute(m, self._found_keys(m.backend)) for m in mismatches}
+        # A known divergence counts under its cause too, as in a compare run: its cause is reproduced.
         causes = {b: "+".join(ks) for b, ks in keys.items() if not ks[0].startswith((KNOWN, UNEXPLAINED))}
+        causes.update({m.backend: m.cause for m in mismatches if m.known and m.cause})
         record = replace(judged, tally=tuple(key for key in judged.tally if not key.startswith(PER_CASE_TAGS)),
                          verdicts={**judged.verdicts, **{m.backend: Verdict.differs(m.cls, m.known) for m in mismatches}},
                          decisions=tuple(m.decision for m in mismatches), causes=causes)

@@ -57,7 +57,11 @@ def decoded_outputs(m: Mismatch, style: str = PLAIN, limit: int = 40) -> Fields:
             else:  # (an engine that gives ids only: its prompt is its pieces)
                 rows.append((f"{side}, ids only", runs(Run(pieces(its_pieces), CODE))))
         return Fields(tuple(rows))
-    rows = [case, ("Ids", runs(Run(pieces(m.oracle_pieces), CODE)))]
+    # A stream's first ids are its prompt: they are not streamed, so they are shown apart.
+    prompt = int(m.tags.get("prompt", 0)) if m.op == "stream" else 0
+    rows = [case] + ([("Prompt ids", runs(Run(pieces(m.oracle_pieces[:prompt]), CODE), Run(" (not streamed)", MUTED)))]
+                     if prompt else [])
+    rows.append(("Streamed ids" if prompt else "Ids", runs(Run(pieces(m.oracle_pieces[prompt:]), CODE))))
     if m.text:
         rows.append(("Text", text_runs(m.text, CASE_SHOWN)))
     if m.op == "pieces":

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Protocol
@@ -236,22 +236,24 @@ def proof(verdict: RootCause) -> str:
     it is not (a reader of one line must not take it for a proof)."""
     from tokparity.diagnose.verdict import kept
 
-    departs = (f" (on {verdict.oracle_departs:,} more, the reference gives the backend's answer: the oracle departs "
-               "there)") if verdict.oracle_departs else ""
+    departs = (f" (on {verdict.oracle_departs:,} more, tokparity's own reference gives the backend's answer, so there "
+               "the oracle is the one that differs)") if verdict.oracle_departs else ""
     unproven = "" if verdict.proven else ": not proven"
     return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and {kept(verdict)}{unproven}"
 
 
-def fixes_of(cause: str, mismatches: Sequence[Mismatch] = ()) -> list[Fix]:
+def fixes_of(cause: str, mismatches: Sequence[Mismatch] = (), counted: Mapping[str, int] | None = None) -> list[Fix]:
     """The fix of each part of ``cause``, with the reference module that specifies it. A part whose
-    every case among ``mismatches`` is a reviewed known divergence has nothing to fix: it says so."""
+    every case among ``mismatches`` is a reviewed known divergence has nothing to fix: it says so.
+    ``counted``: the run's cases per cause, where ``mismatches`` lists only some of them (fuzz)."""
     fixes = []
     for name in parts(cause):
         info = cause_info(name)
         cases = [m for m in mismatches if name in parts(m.cause)]
         known = sorted({m.known for m in cases})
+        n = sum(k for c, k in counted.items() if name in parts(c)) if counted else len(cases)
         fixes.append(Fix(name, info["fix"], info["spec"]) if not cases or not all(known) else
-                     Fix(name, f"No fix needed. Its {plural(len(cases), 'case')} {'is' if len(cases) == 1 else 'are'} the "
+                     Fix(name, f"No fix needed. Its {plural(n, 'case')} {'is' if n == 1 else 'are'} the "
                                "reviewed known divergence"
                                f"{'s' if len(known) > 1 else ''} {', '.join(known)}."
                                f"{given_too(cases, ' ', NOT_YOURS)}",
@@ -316,8 +318,12 @@ def writeup(summary: RunSummary, mismatches: list[Mismatch], style: str = PLAIN,
         w.case = most_telling([m for m in pool if m.cls == w.cls])  # (the case shows the symptom the write-up names)
     elif summary.classes:  # fuzz journals keep counts, not the mismatches
         w.cls = max(summary.classes, key=lambda c: summary.classes[c])
-    whole = len(mismatches) == summary.mismatches  # (a replayed journal may keep only some: then no part is excused)
-    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""), mismatches if whole else ())
+    # A replayed journal or a fuzz run may list only some mismatches. A part is excused then only
+    # where the run counted no mismatch outside the known divergences and the ties.
+    whole = len(mismatches) == summary.mismatches
+    excused = mismatches if whole or not summary.unexplained else ()
+    w.fixes = fixes_of(w.cause or (w.case.cause if w.case is not None else ""), excused,
+                       None if whole else summary.causes)
     return w
 
 
