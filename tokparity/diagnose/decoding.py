@@ -349,7 +349,9 @@ def _after(text: str, head: str) -> str:
 
 def diagnosis_of(names: list[str], op: str) -> Diagnosis:
     first = variant_of(names[0])
-    others = f"; so do {', '.join(names[1:])}" if names[1:] else ""
+    # (a short case fits many variants: three are named, the rest counted, as a reader needs no more)
+    more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+    others = f"; so do {', '.join(names[1:4])}{more}" if names[1:] else ""
     return Diagnosis(first.name.partition(":")[0], f"reproduced: the reference's {op} changed so that it {first.does} gives the "
                                  f"backend's answer exactly{others}", (first.name,), tuple((n,) for n in names[1:]),
                      stage=op)
