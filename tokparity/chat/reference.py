@@ -44,6 +44,7 @@ from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised, TokparityError
+from tokparity.records import replaced
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab
@@ -161,7 +162,7 @@ class ChatWay:
     def changed(self, **changes) -> ChatWay:
         render = {k: v for k, v in changes.items() if k in RenderSwitches.__dataclass_fields__}
         rest = {k: v for k, v in changes.items() if k not in render}
-        return dataclasses.replace(self, render=dataclasses.replace(self.render, **render), **rest)
+        return replaced(self, rest | ({"render": replaced(self.render, render)} if render else {}))
 
 
 TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)

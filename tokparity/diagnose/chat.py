@@ -152,12 +152,20 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     # A refusal that names nothing the template lacked is reproduced by an engine's own check alone
     # (_same_refusal). That check reads the request before any render: no way that passes it is rendered.
     own_checks_only = bool(got.raised) and not NAMED_LACK.search(got.raised or "")
+    # A set of ways refuses by its own check only where one of its ways does alone: a check is one
+    # way's field. So only sets that hold such a way are made (most sets are never built).
+    # (the ways by identity: a variant's own hash reads every field, and most sets are skipped here)
+    refusing = {id(v) for v in ways if (w := combined((v,))) is not None and own_refusal(conversation, w)}
+    if own_checks_only and not refusing:
+        ways = ()  # (no set refuses: only the empty set is looked at, and it refuses nothing either)
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     later: list[tuple[str, ...]] = []  # (sets found with a BOS text left out: one way more, weighed a size later)
     for size in range(0, MAX_AT_ONCE + 1):
         found, later = later, []
         for variants in combinations(ways, size):
+            if own_checks_only and refusing.isdisjoint(map(id, variants)):
+                continue
             way = combined(variants)
             if way is None or own_checks_only and not own_refusal(conversation, way):
                 continue
