@@ -95,6 +95,8 @@ VARIANTS = (
     # gives both the same text, and the simpler cause names it)
     DecodeVariant("stream.deltas-rstripped", wrong_edits.deltas_rstripped),
     DecodeVariant("stream.stripped-each-step", wrong_edits.stripped_each_step, twin=wrong.right_stream),
+    DecodeVariant("stream.whole-text-each-step", wrong_edits.whole_text_each_step, twin=wrong.right_stream),
+    DecodeVariant("stream.first-line-only", wrong_edits.first_line_only, twin=wrong.right_stream),
     # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),

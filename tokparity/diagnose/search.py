@@ -75,7 +75,7 @@ from tokparity.diagnose.variants import (
 )
 from tokparity.diagnose.variants.ids import truncations
 from tokparity.diff import ties
-from tokparity.errors import InheritedMember
+from tokparity.errors import EngineFailure
 from tokparity.records import Judgement
 from tokparity.reference.hf import time_limit
 from tokparity.vocab.model import TokenType
@@ -261,7 +261,7 @@ class Diagnoser:
 
     def failing(self, keys: tuple[str, ...], text: str) -> str | None:
         """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those
-        deviations fails (``errors.InheritedMember``); None where it gives ids, or cannot run.
+        deviations fails (``errors.EngineFailure``); None where it gives ids, or cannot run.
         Remembered until ``forget()``, as ``encode_remembered``."""
         key = (keys, text)
         if key not in self._failures:
@@ -274,7 +274,7 @@ class Diagnoser:
             return None
         try:
             c.encode(text, self.add_special, self.parse_special)
-        except InheritedMember as e:
+        except EngineFailure as e:
             return str(e)
         except NameError:
             raise

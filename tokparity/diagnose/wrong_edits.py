@@ -332,6 +332,29 @@ def stripped_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     return forms
 
 
+def whole_text_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step that adds text sends the whole text generated so far, not what it adds. A client
+    that appends each delta then shows the reply over and over. Forms: over each grouping of the
+    right deltas (``_groupings``)."""
+    if len(ids) - prompt > PREFIXES_UP_TO:
+        return []
+    forms = []
+    for deltas in _groupings(ref, ids, prompt, asked):
+        forms.append("".join(accumulate(d for d in deltas if d)))
+    return forms
+
+
+LINE_ENDS = regex.compile(r"\r\n|\r|\n")
+
+
+def first_line_only(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each delta cut at its first line break: what follows it in the delta is never sent. A server
+    that writes a delta as one Server-Sent Events ``data:`` line does this: the client reads the
+    lines after the first as fields of their own. Forms: a line ends at LF; at CR LF, CR or LF."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    return ["".join(d.split("\n", 1)[0] for d in deltas), "".join(LINE_ENDS.split(d, 1)[0] for d in deltas)]
+
+
 def _groupings(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[list[str]]:
     """The right deltas, and those of a streamer that holds a whole delta back while it ends inside
     a character. Each is a form in its place on every row, alike or not: a verdict counts a form by

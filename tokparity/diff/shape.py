@@ -47,7 +47,7 @@ KINDS = (
 _KIND_STARTS = (
     (r"special token text .* read as its id", "special token text read as its id"),
     (r"special token text .* spelt as text", "special token text spelt as text"),
-    (r"id \d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
+    (r"id -?\d+ is not in the vocabulary", "id not in the vocabulary"), (r"special tokens? .* left out", "special token left out"),
     (r"special tokens? .* added at", "special token added"), (r"special token .* \d+ times", "special token repeated"),
     (r"special tokens .* where the reference has", "special tokens replaced"),
     (r"the engine writes .* where the reference spells", "unknown token written"),

@@ -7,6 +7,7 @@ from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.variants import (
     char_table,
     fallback,
+    ids,
     model,
     normalizer,
     pretokenizer,
@@ -27,7 +28,8 @@ def catalogue() -> list[Variant]:
     # NFC step (Qwen 3), "no normalizer" and "no NFC" are the same deviation, reproduce the same
     # cases and change the same probes, and the tie goes to the one that says what is missing.
     return [*char_table.variants(), *text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(), *regex_parts.variants(),
-            *model.variants(), *fallback.variants(), *specials.variants(), *pretokenizer.unicode_variants()]
+            *model.variants(), *fallback.variants(), *specials.variants(), *pretokenizer.unicode_variants(),
+            *ids.variants()]
 
 
 def case_variant(key: str) -> Variant | None:

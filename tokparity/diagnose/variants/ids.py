@@ -1,4 +1,5 @@
-"""The ids an engine gives back: cut after a number of ids (a limit on its output it does not say).
+"""The ids an engine gives back: cut after a number of ids (a limit on its output it does not say),
+or each written in too few bits (``variants``).
 
 The limit is a fixed number, or a number set by the text's length: an engine that sizes its output
 buffer from the input (half its bytes plus 16, a quarter of its characters) and never grows it.
@@ -87,3 +88,26 @@ def truncations(oracle: list[int], target: list[int], text: str) -> list[str]:
         keys += [f"ids.truncated:{unit}/{per}+{cut - size // per}" for per in DIVISORS
                  if 0 <= cut - size // per <= MOST_ADDED]
     return keys
+
+
+def _uint16(ids: list[int]) -> list[int]:
+    return [i % 65536 for i in ids]
+
+
+def _int16(ids: list[int]) -> list[int]:
+    return [(i + 32768) % 65536 - 32768 for i in ids]
+
+
+def variants() -> list[Variant]:
+    """``ids.wrapped``: each id kept in a 16-bit integer, as a pipeline that stores ids as numpy's
+    ``uint16`` or ``int16`` does. An id too large for it wraps around. Only a vocabulary of more
+    than 32,768 tokens can show it: elsewhere the variant changes nothing and is not tried."""
+    def wrapped(kind: str, does: str, width: int, id_map) -> Variant:
+        return Variant(f"ids.wrapped:{kind}", "ids.wrapped", does,
+                       lambda c: c.replace(id_maps=c.id_maps + (id_map,)),
+                       affects=lambda c, text: c.vocab.size > width)
+
+    return [wrapped("uint16", "each id kept in an unsigned 16-bit integer: an id past 65,535 becomes the id "
+                              "less 65,536", 65536, _uint16),
+            wrapped("int16", "each id kept in a signed 16-bit integer: an id past 32,767 wraps around to a "
+                             "negative number", 32768, _int16)]
