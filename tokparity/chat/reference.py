@@ -40,11 +40,10 @@ from tokparity.chat.message_edits import (
     tools_into_user,
     turns_merged,
 )
-from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches
+from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches, replaced
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised, TokparityError
-from tokparity.records import replaced
 
 if TYPE_CHECKING:
     from tokparity.vocab import Vocab

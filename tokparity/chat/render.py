@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import lru_cache, partial
+from typing import TypeVar
 
 from tokparity.errors import TemplateRaised
 
@@ -329,3 +331,18 @@ def render(source: str, messages: list[dict], tools: list[dict] | None, options:
         at = text.rindex(CONTINUE_TAG.strip())
         text = text[:at] if text[at:at + len(CONTINUE_TAG)] == CONTINUE_TAG else text[:at].rstrip()
     return text
+
+
+_Record = TypeVar("_Record")
+
+
+def replaced(record: _Record, changes: Mapping[str, object]) -> _Record:
+    """``dataclasses.replace(record, **changes)`` for a frozen record without ``__post_init__``,
+    made by copying its fields. The chat search makes about a million ways a run: ``replace``,
+    which reads the fields again on each call, took 40 % of its time there."""
+    unknown = changes.keys() - record.__dataclass_fields__.keys()  # type: ignore[attr-defined]
+    if unknown:
+        raise TypeError(f"{type(record).__name__} has no field {sorted(unknown)[0]!r}")
+    copy = object.__new__(type(record))
+    copy.__dict__.update(record.__dict__, **changes)  # type: ignore[arg-type]
+    return copy

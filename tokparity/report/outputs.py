@@ -58,7 +58,7 @@ def decoded_outputs(m: Mismatch, style: str = PLAIN, limit: int = 40) -> Fields:
                 rows.append((f"{side}, ids only", runs(Run(pieces(its_pieces), CODE))))
         return Fields(tuple(rows))
     # A stream's first ids are its prompt: they are not streamed, so they are shown apart.
-    prompt = int(m.tags.get("prompt", 0)) if m.op == "stream" else 0
+    prompt = int(m.tags.get("prompt") or 0) if m.op == "stream" else 0
     rows = [case] + ([("Prompt ids", runs(Run(pieces(m.oracle_pieces[:prompt]), CODE), Run(" (not streamed)", MUTED)))]
                      if prompt else [])
     rows.append(("Streamed ids" if prompt else "Ids", runs(Run(pieces(m.oracle_pieces[prompt:]), CODE))))

@@ -96,7 +96,10 @@ class Writeup:
             return self.verdict.cause
         counted = self.summary.causes
         unexplained = {m.cause for m in self.mismatches if m.cause and not m.known} & set(counted)
-        return min((c for c in unexplained or counted if c != TIE), key=lambda c: (-counted[c], c), default="")
+        # (where the run has unexplained mismatches, a cause seen only on known divergences is not its cause)
+        known = {m.cause for m in self.mismatches if m.known} if self.summary.unexplained else set()
+        pool = unexplained or set(counted) - known
+        return min((c for c in pool if c != TIE), key=lambda c: (-counted[c], c), default="")
 
     @property
     def symptom(self) -> str:

@@ -101,7 +101,7 @@ def _int16(ids: list[int]) -> list[int]:
 def variants() -> list[Variant]:
     """``ids.wrapped``: each id kept in a 16-bit integer, as a pipeline that stores ids as numpy's
     ``uint16`` or ``int16`` does. An id too large for it wraps around. Only a vocabulary of more
-    than 32,768 tokens can show it: elsewhere the variant changes nothing and is not tried."""
+    than 32,768 (or 65,536) tokens can show it: on a smaller one the variant is not tried."""
     def wrapped(kind: str, does: str, width: int, id_map) -> Variant:
         return Variant(f"ids.wrapped:{kind}", "ids.wrapped", does,
                        lambda c: c.replace(id_maps=c.id_maps + (id_map,)),

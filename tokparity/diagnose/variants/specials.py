@@ -10,7 +10,7 @@ from functools import partial
 
 from tokparity.components import AddedToken
 from tokparity.diagnose import special_releases
-from tokparity.diagnose.candidate import Candidate, fork, special_text_in
+from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaCppPipeline, LlamaSpm, LlamaUgm
@@ -396,10 +396,6 @@ def variants() -> list[Variant]:
     """The special-token, user-defined, BOS and EOS variants, in catalogue order."""
     return [
         Variant("specials.parse", "specials.parse", "parse_special flipped (on a SentencePiece model, which never parses it: special-token text parsed)", _specials_parse),
-        Variant("specials.text-refused", "specials.text-refused",
-                "a text that holds a special token's text refused where special tokens are not parsed, as tiktoken's "
-                "encode does by default", lambda c: c.replace(refuse_special_text=True),
-                lambda c, text: bool(special_text_in(c.vocab, text))),
         Variant("specials.parse:after-normalizing", "specials.parse",
                 "special-token text parsed, out of the normalized text (tokenizers' normalized added tokens)",
                 _parse_after_normalizing),
