@@ -182,16 +182,6 @@ class EngineFailure(Exception):
     variant fails so too, and a crash of the backend on the same text is reproduced."""
 
 
-class SpecialTextRefused(EngineFailure):
-    """The engine refuses a text that holds a special token's text it was not asked to parse, as
-    tiktoken's ``encode`` does by default (``disallowed_special="all"``)."""
-
-    def __init__(self, special: str):
-        super().__init__(f"the text holds the special token text {special!r}, which the engine refuses unless it "
-                         "is asked to parse special tokens")
-        self.special = special
-
-
 class InheritedMember(EngineFailure):
     """The engine's lookup of ``piece`` in its ``table`` ("vocabulary": the tokens are its own keys;
     "cache": made by ``{}``) found the member every JavaScript object inherits."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokparity.diagnose.plain_object import inherited_piece, no_key
-from tokparity.errors import InheritedMember, SpecialTextRefused
+from tokparity.errors import InheritedMember
 from tokparity.vocab.model import Vocab
 
 # What a pipeline's ``cache`` (each word's ids, where the pipeline has one) does not depend on: a
@@ -42,12 +42,6 @@ def fork(pipeline, **changes):
     for name, value in changes.items():
         setattr(q, name, value)
     return q
-
-
-def special_text_in(vocab: Vocab, text: str) -> str:
-    """The leftmost special token text ``text`` holds (the longest where two start there), or ""."""
-    found = [(text.find(t), -len(t), t) for t in vocab.special_texts().values() if t and t in text]
-    return min(found)[2] if found else ""
 
 
 @dataclass
@@ -79,9 +73,6 @@ class Candidate:
     # The most ids given back (an engine with a length limit it does not say): an IdLimit
     # (variants/ids.py), a fixed number or one set by the text's length.
     id_limit: Any = None
-    # A text that holds a special token's text refused where parsing is off (tiktoken's default
-    # ``disallowed_special="all"``): the engine fails on it.
-    refuse_special_text: bool = False
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -97,10 +88,6 @@ class Candidate:
             if inherited is not None:
                 raise InheritedMember(inherited, self.plain_object)
         parse = parse_special != self.flip_parse
-        if self.refuse_special_text and not parse:
-            found = special_text_in(self.vocab, text)
-            if found:
-                raise SpecialTextRefused(found)
         if self.whitespace_piece and not text.strip():
             ids = self._around(add_special, self._whole_piece(text))
         elif self.segment_at is not None and not parse:

@@ -46,9 +46,6 @@ def decide(judgement: Judgement, diagnosis: Diagnosis | None, root: RootCause | 
         d = None
     if d is not None and j.cls == "crash" and root is None and set(d.variants) & set(CLAIMED_BY_A_VERDICT):
         d = None  # (one failure on a long text fits some buffer: no verdict here to say the engine's does)
-    if d is not None and j.cls == "crash" and root is None and "specials.text-refused" in d.variants \
-            and "special" not in j.evidence.lower():
-        d = None  # (any crash on a text with special-token text fits it: without a verdict, the message must say so)
     if d is None:
         decision = Decision(j.cls, j.stage)
     else:
