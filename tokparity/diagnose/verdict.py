@@ -234,6 +234,8 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                 break
             scores = {keys: score(keys) for keys in bigger}
             top = max(scores.values())
+            if top <= score(best):
+                break
             tied = [keys for keys, s in scores.items() if s == top]
             if len(tied) > 1:
                 # Sets that predict as many of the sampled cases: counted on all of them, then the
@@ -242,10 +244,7 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
                 # narrower where the broader explains more beyond the sample).
                 tied.sort(key=lambda keys: (-explains(keys, mismatches) - keeps(keys, texts), diagnoser.plain(keys) != keys,
                                             diagnoser.breadth(keys)))
-            better = tied[0]
-            if top <= score(best):
-                break
-            best = better
+            best = tied[0]
         return best
 
     best = grown(start)

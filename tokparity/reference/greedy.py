@@ -16,7 +16,7 @@ SentencePiece's merges would have given ``['▁', 'ab']`` for scores that favour
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 
@@ -27,6 +27,21 @@ class Segmenter(Protocol):
     def split(self, text: str) -> list[str]:
         """``text`` as pieces; a character the segmentation cannot take is one of its own (for the
         pipeline's fallback: its bytes' pieces or the unknown token)."""
+
+
+class Deferred:
+    """A segmenter built at its first split. A candidate made for every mismatch's search may never
+    encode a word: one whose build takes seconds should cost nothing until then."""
+
+    def __init__(self, make: Callable[[], Segmenter]):
+        self._make: Callable[[], Segmenter] | None = make
+        self._built: Segmenter | None = None
+
+    def split(self, text: str) -> list[str]:
+        if self._built is None:
+            assert self._make is not None
+            self._built, self._make = self._make(), None
+        return self._built.split(text)
 
 
 class LongestMatch:

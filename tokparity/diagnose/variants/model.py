@@ -16,7 +16,7 @@ from tokparity.diagnose.variants.pretokenizer import splits
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.backtracking import Backtracking
 from tokparity.reference.bpe import AnyJoin, RightmostFirst
-from tokparity.reference.greedy import BestScore, LongestMatch
+from tokparity.reference.greedy import BestScore, Deferred, LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.iree_backtrack import IreeBackTrack
 from tokparity.reference.llama import LlamaBpe, LlamaSpm, LlamaWpm
@@ -113,18 +113,14 @@ def _iree_backtracking(c: Candidate) -> Candidate | None:
         types = c.vocab.token_types or [TokenType.NORMAL] * c.vocab.size
         ignore_merges = p.flags.ignore_merges
         special = frozenset(i for i, t in enumerate(types) if t == TokenType.CONTROL)
-    # (kept by the token list, which every copy of a loaded vocabulary shares: a build takes seconds)
-    encoder = per_vocab(c.vocab.tokens, ("iree", ignore_merges, special),
-                        lambda: _iree_encoder(c.vocab, ignore_merges, special))
-    return with_pipeline(c, fork(p, greedy=encoder)) if encoder is not None else None
-
-
-def _iree_encoder(vocab: Vocab, ignore_merges: bool, special: frozenset[int]) -> IreeBackTrack | None:
-    """The encoder as IREE loads the file: an added token at a model token's id keeps the model's
-    text. None where some byte is no token (not a byte-level vocabulary)."""
-    if not set(gpt2_unicode_to_byte()) <= set(vocab.tokens):
-        return None
-    return IreeBackTrack(vocab.tokens, vocab.merges, ignore_merges=ignore_merges, special=special)
+    if not per_vocab(c.vocab.tokens, ("byte-level",), lambda: set(gpt2_unicode_to_byte()) <= set(c.vocab.tokens)):
+        return None  # (some byte is no token: IREE's encoder needs a byte-level vocabulary)
+    # (kept by the token list, which every copy of a loaded vocabulary shares; a build takes seconds,
+    # so it waits for the first word this candidate encodes)
+    vocab = c.vocab
+    encoder = per_vocab(vocab.tokens, ("iree", ignore_merges, special), lambda: Deferred(
+        lambda: IreeBackTrack(vocab.tokens, vocab.merges, ignore_merges=ignore_merges, special=special)))
+    return with_pipeline(c, fork(p, greedy=encoder))
 
 
 def _affixed(p) -> bool:
