@@ -74,3 +74,42 @@ def test_a_file_role_spelt_wrong_is_told_with_the_roles_the_model_has(zoo, tmp_p
         make_backend(f"py:{engine}:Engine", zoo("llama-spm"), isolate=False)
     with pytest.raises(TokparityError, match=r"'tokenizer.json' is no file of llama-spm; its files are .*gguf"):
         make_backend(f"py:{engine}:Engine", zoo("llama-spm"))
+
+
+def test_an_encode_that_raises_not_implemented_is_not_answered(zoo, tmp_path):
+    """docs/guides/first-check.md: an engine written for another op, whose ``encode`` raises a bare
+    ``NotImplementedError``, gets no crash per case. On some cases: those count as not answered. On
+    every case: the run refuses with one line that says which op to name."""
+    import json
+
+    from cli_runs import tokparity
+
+    (tmp_path / "some.py").write_text(
+        "from tokenizers import Tokenizer\n\n"
+        "class Engine:\n"
+        "    def __init__(self, files):\n"
+        "        self.tok = Tokenizer.from_file(files['tokenizer_json'])\n\n"
+        "    def encode(self, text, add_special, parse_special):\n"
+        "        if 'e' in text:\n"
+        "            raise NotImplementedError\n"
+        "        self.tok.encode_special_tokens = not parse_special\n"
+        "        return self.tok.encode(text, add_special_tokens=add_special).ids\n", encoding="utf-8")
+    (tmp_path / "none.py").write_text(
+        "class Engine:\n"
+        "    def __init__(self, files):\n"
+        "        pass\n\n"
+        "    def encode(self, text, add_special, parse_special):\n"
+        "        raise NotImplementedError\n", encoding="utf-8")
+    corpus = tmp_path / "texts.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"t{k}", "text": t}) + "\n"
+                              for k, t in enumerate(["Hello", "world", "a cat", "tokens"])), encoding="utf-8")
+    done = tokparity("compare", "llama-bpe", "-c", str(corpus), "-b", "mine=py:./some.py:Engine", "-o", "out",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = next(r for r in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["runs"]
+               if r["backend"] == "mine")
+    assert (run["cases"], run["mismatches"], run["skipped"]) == (2, 0, 2)
+    refused = tokparity("compare", "llama-bpe", "-c", str(corpus), "-b", "mine=py:./none.py:Engine", "-o", "out2",
+                        cwd=tmp_path)
+    line = refused.stderr.strip().splitlines()[-1]
+    assert refused.returncode == 2 and "mine judged no case" in line and "--ops decode, stream, pieces or chat" in line

@@ -78,7 +78,7 @@ def test_unchanged_prompts_pass_and_a_buggy_engine_is_named(capsys, goldens, qwe
     assert runs["eng"]["mismatches"] >= 25 and runs["eng"]["oracle"].startswith("goldens (the template's prompts")
     rows = [r for r in csv.DictReader(open(tmp_path / "r" / "mismatches.csv", encoding="utf-8"))]
     assert {r["cause"] for r in rows} == {"chat.trailing-newline-dropped"}
-    assert "CHANGED qwen3-chat chats/single-01 eng chat: chat-text: the prompts part at character 68" in out
+    assert "CHANGED qwen3-chat chats/single-01 eng chat: chat-text: the prompts first differ at character 68" in out
     # the twin, without the bug, passes
     code, out, _ = regress(capsys, str(qwen3_folder), "--ops", "chat", "--goldens", str(goldens),
                            "-b", f"eng=cmd:{sys.executable} {BLIND} {{tokenizer_json}}", "-o", str(tmp_path / "r2"))

@@ -71,7 +71,7 @@ def handle(backend: Backend, req: dict) -> dict:
     except CaseFailure as e:
         return {"error": e.detail, "status": e.status}
     except NotImplementedError as e:
-        return {"error": message_of(e), "status": "unsupported"}
+        return {"error": message_of(e) or "NotImplementedError", "status": "unsupported"}
     except Exception as e:  # the backend's own error on this input: reported, the child lives on
         return {"error": f"{type(e).__name__}: {message_of(e)}", "status": "error"}
 

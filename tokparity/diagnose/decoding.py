@@ -123,6 +123,8 @@ VARIANTS = (
     DecodeVariant("decode.text-normalized", wrong_edits.text_normalized, twin=wrong.decoded_right),
     DecodeVariant("decode.pad-dropped", wrong_edits.pad_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.added-dropped", wrong_edits.added_dropped, twin=wrong.decoded_right),
+    # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
+    DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
     DecodeVariant("decode.space-dropped-after-bos", wrong_edits.space_dropped_after_bos),
     DecodeVariant("decode.runs-decoded-alone", wrong_edits.runs_decoded_alone),
@@ -148,7 +150,6 @@ VARIANTS = (
                   keeps=wrong_bytes.kept_after_bytes),
     DecodeVariant("decode.first-id-dropped", wrong_edits.first_id_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.last-id-dropped", wrong_edits.last_id_dropped, twin=wrong.decoded_right),
-    DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("decode.first-mark-only", wrong_bytes.first_mark_only, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-bpe-table", wrong_bytes.byte_bpe_table, twin=wrong.decoded_right,
                   after=wrong_bytes.through_printable_bytes),
@@ -336,9 +337,12 @@ def forms_of(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: 
                 a if a is None or a == wrong.FAILED else
                 _after(a, heads[k] if len(heads) == len(answers) and heads[k] not in (None, wrong.FAILED) else right)
                 for k, a in enumerate(answers)]
-            # (a byte buffer's stream: its twin is the right stream, which sends a character the prompt began)
-            twins = wrong.right_answers(ref, "stream", ids, prompt, asked) if variant.streams else \
-                [_after(t, right) for t in twins]
+            # (a byte buffer's stream: its twin is the right stream, which sends a character the prompt began;
+            # else the twin streams as the variant does, each answer after what the twin gives the prompt)
+            twin_heads = variant.twin(ref, ids[:prompt], 0, asked) if prompt and variant.twin is not None else []
+            twins = wrong.right_answers(ref, "stream", ids, prompt, asked) if variant.streams else [
+                _after(t, twin_heads[k] if len(twin_heads) == len(twins) and twin_heads[k] not in (None, wrong.FAILED)
+                       else right) for k, t in enumerate(twins)]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
     return [None if a in twins else a for a in answers]

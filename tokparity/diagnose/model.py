@@ -40,6 +40,7 @@ from tokparity.vocab import Vocab, load_vocab
 
 AGREEING_KEPT = 32  # fuzz: the last texts each backend agreed on, which a case's variants are tried on
 AGREEING_IDS_KEPT = 2000  # fuzz of ids: the first sequences each backend agreed on, which its verdict is checked on
+DECODED_KEPT = 4096  # decoding diagnoses kept by what they read, for the next backend that answers alike
 
 # A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
 # reproduced): a case that a set explains only where the reference fails on it too.
@@ -113,6 +114,9 @@ class ModelDiagnosis:
         self._agreeing: dict[str, deque[str]] = {}
         # fuzz of ids: per (backend, op), the first id sequences it agreed on, (ids, prompt, label) each
         self._agreeing_ids: dict[tuple[str, str], list[tuple[list[int], int, str]]] = {}
+        # A decoding op's diagnosis by what it reads (the op, the ids, the prompt, the answer, a
+        # failure): backends that answer a case alike, as llama.cpp and tokenizers often do, share it
+        self._decoded: dict[tuple, Diagnosis] = {}
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -251,8 +255,16 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.decoding_reference()
-                return diagnose_decoding(reference, j, self._asked(j.op)) \
-                    if reference is not None else None
+                if reference is None:
+                    return None
+                key = (j.op, tuple(j.oracle_ids), j.tags.get("prompt"), tuple(j.backend_output), backend_failed(j))
+                found = self._decoded.get(key)
+                if found is None:
+                    found = diagnose_decoding(reference, j, self._asked(j.op))
+                    if len(self._decoded) >= DECODED_KEPT:
+                        self._decoded.clear()
+                    self._decoded[key] = found
+                return found
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)
             finally:

@@ -35,7 +35,7 @@ def first_difference(a: str, b: str) -> int:
 def text_evidence(want: str, got: str) -> str:
     at = first_difference(want, got)
     start = max(0, at - 20)
-    return (f"the prompts part at character {at}: expected …{visible(want[start:at + 30])}… vs "
+    return (f"the prompts first differ at character {at}: expected …{visible(want[start:at + 30])}… vs "
             f"…{visible(got[start:at + 30])}…")
 
 
