@@ -1,9 +1,10 @@
 """Engines a helper wrote blind from public bug reports and code, after round 25's causes
 (tests/engines/blind/blind26_*.py; its author read no diagnosis code and ran no tokparity). On first
 sight the diagnosis named 2 of the 10 bugs and proved them: a decode that collapses runs of spaces
-(a learnt edit) and a default system message. Three causes were written after the round was seen:
-``ids.wrapped``, ``stream.whole-text-each-step`` and ``stream.first-line-only``. Five bugs are not
-named yet (tests/engines/blind/README.md). Each bug below is named by its cause, its verdict
+(a learnt edit) and a default system message. Five causes were written after the round was seen:
+``ids.wrapped``, ``stream.whole-text-each-step``, ``stream.first-line-only``,
+``chat.null-content-as-none`` and ``chat.tool-arguments-repr``. Three bugs are not named yet
+(tests/engines/blind/README.md). Each bug below is named by its cause, its verdict
 proven, the twin agreeing."""
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind26_chat.py'} {{tokenizer_json}} {{t
         "first-line-per-delta": ("stream.first-line-only", 30),
         "cumulative-as-delta": ("stream.whole-text-each-step", 450)}),
     ("qwen3", "chat", ["chats", str(BLIND / "blind26_chats.jsonl")], CHAT, {
-        "default-system-added": ("chat.default-system-added", 25)}),
+        "default-system-added": ("chat.default-system-added", 25),
+        "none-as-text": ("chat.null-content-as-none", 3),
+        "args-repr": ("chat.tool-arguments-repr", 4)}),
 ], ids=["encode-qwen3", "decode-gemma3", "stream-qwen3", "chat-qwen3"])
 def test_blind_engines_of_round_26_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)

@@ -111,8 +111,13 @@ def arguments_parsed(call: Any) -> Any:
 def arguments_quoted(call: Any, how: str) -> Any:
     """A tool call whose ``function.arguments`` is a string, with that string as JSON writes it,
     quoted and escaped, as an engine that dumps the whole call writes it. ``how`` "ascii" writes
-    non-ASCII as ``\\u`` escapes (``json.dumps``'s default), "raw" as it is."""
+    non-ASCII as ``\\u`` escapes (``json.dumps``'s default), "raw" as it is. With "repr", a call whose
+    arguments are an object gets them as the string Python's ``str`` makes of a dict."""
     function = call.get("function") if isinstance(call, dict) else None
+    if how == "repr":
+        if not isinstance(function, dict) or not isinstance(function.get("arguments"), dict):
+            return call
+        return call | {"function": function | {"arguments": str(function["arguments"])}}
     if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
         return call
     return call | {"function": function | {"arguments": json.dumps(function["arguments"], ensure_ascii=how == "ascii")}}

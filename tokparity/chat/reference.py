@@ -91,7 +91,7 @@ class ChatWay:
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
-    null_as_empty: bool = False  # a null (or missing) content sent as the empty string
+    null_as: str | None = None  # a null (or missing) content sent as this string ("", or Python's "None")
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     tools: bool = True  # the conversation's tools given to the template
     # the tools written into the system message as this text, not given to the template: its leading
@@ -145,8 +145,9 @@ class ChatWay:
     # no content: an empty list), as a server that copies only those two keys does
     role_and_content: bool = False
     empty_tool_calls: bool = False  # each assistant message without tool calls given an empty list of them
+    first_tool_call: bool = False  # each message's tool calls cut to the first (a client that reads ``tool_calls[0]``)
     parse_arguments: bool = False  # a tool call's arguments given as a string parsed into an object first
-    quote_arguments: str = ""  # string tool arguments JSON-quoted again: "ascii" (json.dumps's default) | "raw"
+    quote_arguments: str = ""  # string arguments JSON-quoted again ("ascii", "raw"); object ones as str(dict) ("repr")
     sort_keys: bool = False  # every object of the messages and tools with its keys in sorted order
     # the whitespace the template writes just before each message's content written as this instead
     # (a hand-written format with one newline after a header where the template writes two)
@@ -511,8 +512,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
                     or (m.get("tool_calls") and way.drop_empty == "plain")]
     if way.drop_null:
         messages = [m for m in messages if m.get("content") is not None]
-    if way.null_as_empty:
-        messages = [m | {"content": ""} if m.get("content") is None else m for m in messages]
+    if (text := way.null_as) is not None:
+        messages = [m | {"content": text} if m.get("content") is None else m for m in messages]
     if way.merge_turns is not None:
         messages = turns_merged(messages, way.merge_turns)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
@@ -560,6 +561,9 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
                     for m in messages]
     if way.empty_tool_calls:
         messages = [m | {"tool_calls": []} if m.get("role") == "assistant" and "tool_calls" not in m else m
+                    for m in messages]
+    if way.first_tool_call:
+        messages = [m | {"tool_calls": m["tool_calls"][:1]} if isinstance(m.get("tool_calls"), list) else m
                     for m in messages]
     for asked, edit in ((way.parse_arguments, arguments_parsed),
                         (way.quote_arguments, lambda call: arguments_quoted(call, way.quote_arguments))):

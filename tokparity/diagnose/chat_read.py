@@ -44,9 +44,14 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         if key == "roles_as":
             pairs, chars = _roles_read(reference, conversation, got.text)
             rendered += chars
-            out += [ChatVariant(name, f"sends every `{role}` message with the role `{as_}`: the template renders "
-                                      "that role instead", ((key, f"{role}={as_}"),), CHAT_CAUSES[name]["fix"])
-                    for role, as_ in pairs if f"{role}={as_}" not in DECLARED_VALUES.get(key, ())]
+            # (each role read alone, and all of them at once: a client's own names for every role,
+            # LangChain's `human` and `ai`, change each turn)
+            sets = [[pair] for pair in pairs] + ([pairs] if len(pairs) > 1 else [])
+            out += [ChatVariant(name, "sends " + " and ".join(f"every `{role}` message with the role `{as_}`"
+                                                            for role, as_ in renamed)
+                                + ": the template renders that role instead",
+                                ((key, " ".join(f"{role}={as_}" for role, as_ in renamed)),), CHAT_CAUSES[name]["fix"])
+                    for renamed in sets if " ".join(f"{r}={a}" for r, a in renamed) not in DECLARED_VALUES.get(key, ())]
             continue
         if key in ("generation_prompt_as", "before_content"):
             read = _generation_prompt_read if key == "generation_prompt_as" else _before_content_read

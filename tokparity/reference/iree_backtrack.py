@@ -87,13 +87,12 @@ class IreeBackTrack:
         self._merges: list[tuple[int, int]] = []
         self._merge: dict[tuple[int, int], tuple[int, int]] = {}
         lookup, lengths = self._lookup, [len(b) for b in self._utf8]
-        longest_join = min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES)
         for rank, (left, right) in enumerate(merges):
             a, b = pair = (lookup.get(left, -1), lookup.get(right, -1))
             if a < 0 or b < 0:
                 raise ValueError(f"merge {rank} ({left!r} {right!r}) names a token not in the vocabulary")
             self._merges.append(pair)
-            if lengths[a] + lengths[b] <= longest_join and pair not in self._merge:
+            if pair not in self._merge and lengths[a] + lengths[b] <= min(2 * self.max_token_length, MAX_MERGE_CONCAT_BYTES):
                 self._merge[pair] = (rank, lookup.get(left + right, -1))
 
         self._build_tables(capacity, set(special))
@@ -145,10 +144,9 @@ class IreeBackTrack:
         # Rank 1 (matchable) for a multi-byte token no merge makes that takes part in merges, or
         # that is not special and has a byte with no token of its own (none, in a byte-level vocabulary).
         parts = {t for pair in self._merges for t in pair}
-        tokenless = {b for b in range(256) if self._byte_token[b] < 0}
         for i in range(capacity):
             if rank_of[i] == 0 and len(self._utf8[i]) > 1 and (i in parts or (
-                    i not in special and not tokenless.isdisjoint(self._utf8[i]))):
+                    i not in special and any(self._byte_token[b] < 0 for b in self._utf8[i]))):
                 rank_of[i] = 1
         # The longest proper prefix of each token that is a token (the trie's id).
         self._prefix = [NO_TOKEN] * capacity
