@@ -317,8 +317,11 @@ def _run(args: argparse.Namespace, opened: list) -> int:
     for f in result.findings:
         m = f.mismatch
         what = "known" if f.known else "tie" if not f.failing else m.cls
+        size, before = len(f.text), len(f.original.text)
+        shrunk = f"shrunk from {before} to {size} characters" if size < before else \
+            f"{size} characters; shrinking found no shorter one"
         print(f"\n{key_label(f.key)} on {f.backend}: {f.count} cases ({what}; first found after {f.found_after:.1f} s "
-              f"in {f.original.corpus}, shrunk from {len(f.original.text)} to {len(f.text)} characters)")
+              f"in {f.original.corpus}, {shrunk})")
         print(f"  text     {f.text!r}")
         print(f"  {f.oracle:<8} {list(m.oracle_ids)} {list(m.oracle_pieces)}")
         print(f"  {'backend':<8} {list(m.backend_ids)} {list(m.backend_pieces)}")

@@ -54,7 +54,7 @@ def id_cases(vocab: Vocab, seed: int = 0) -> list[IdCase]:
 
 
 def _made(vocab: Vocab, seed: int) -> list[IdCase]:
-    from tokparity.vocab.token_bytes import token_bytes
+    from tokparity.vocab.token_bytes import every_token_bytes
 
     def byte_id(b: int) -> int | None:
         return byte_ids.get(b)
@@ -65,12 +65,12 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
     spaces: list[int] = []
     longest: list[tuple[int, int]] = []  # (bytes, id) of the longest tokens, at most LONGEST of them
     added: list[int] = []  # added tokens that are not special
+    spelt = every_token_bytes(vocab)
     for i, t in enumerate(types):
         if t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
             continue
-        try:
-            data = token_bytes(vocab, i)
-        except Exception:  # a token the vocabulary cannot spell as bytes: not used here
+        data = spelt[i]
+        if data is None:  # a token the vocabulary cannot spell as bytes: not used here
             continue
         if len(data) == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
             byte_ids.setdefault(data[0], i) if t != TokenType.BYTE else byte_ids.__setitem__(data[0], i)

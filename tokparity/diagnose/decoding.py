@@ -91,6 +91,8 @@ VARIANTS = (
     DecodeVariant("stream.deltas-lstripped", wrong_edits.deltas_lstripped),
     DecodeVariant("stream.first-space-trimmed", wrong_edits.first_space_trimmed, twin=wrong.right_stream),
     DecodeVariant("stream.blank-deltas-dropped", wrong_edits.blank_deltas_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.unicode-line-break-deltas-lost", wrong_edits.unicode_line_break_deltas_lost,
+                  twin=wrong.right_stream),
     # (after blank-deltas-dropped: a vocabulary with no token that ends in a space, as Gemma 3's,
     # gives both the same text, and the simpler cause names it)
     DecodeVariant("stream.deltas-rstripped", wrong_edits.deltas_rstripped),
@@ -101,6 +103,7 @@ VARIANTS = (
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
     DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.previous-delta-removed", wrong_edits.previous_delta_removed, twin=wrong.right_stream),
     DecodeVariant("stream.last-delta-resent", wrong_edits.last_delta_resent, twin=wrong.right_stream),
     DecodeVariant("stream.stalls-after-change", wrong_edits.stalls_after_change, twin=wrong.right_stream),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
@@ -123,6 +126,9 @@ VARIANTS = (
     DecodeVariant("decode.text-normalized", wrong_edits.text_normalized, twin=wrong.decoded_right),
     DecodeVariant("decode.pad-dropped", wrong_edits.pad_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.added-dropped", wrong_edits.added_dropped, twin=wrong.decoded_right),
+    DecodeVariant("decode.tag-blocks-removed", wrong_edits.tag_blocks_removed, twin=wrong.decoded_right),
+    DecodeVariant("decode.control-characters-removed", wrong_edits.control_characters_removed,
+                  twin=wrong.decoded_right),
     # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),

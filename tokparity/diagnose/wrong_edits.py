@@ -129,11 +129,66 @@ def blank_deltas_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
     return ["".join(d for d in right_deltas(ref, ids, prompt, asked) if d.strip())]
 
 
+# The line breaks Python's ``str.splitlines`` reads that JSON leaves unescaped in an SSE ``data:`` line
+# (it escapes the control characters): a client that splits its lines so cuts the event in two.
+UNICODE_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+# C0 controls but tab, line feed and carriage return: what a sanitizer for XML or a terminal removes
+# (then DEL too, or every C1 control as well)
+C0_CONTROLS = "".join(chr(c) for c in range(0x20) if chr(c) not in "\t\n\r")
+
+
+def control_characters_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with control characters removed: the C0 ones but tab, line feed and carriage
+    return; with DEL too; with every C1 control as well (U+0080 to U+009F)."""
+    right = decoded(ref, ids, asked)
+    sets = (C0_CONTROLS, C0_CONTROLS + "\x7f", C0_CONTROLS + "\x7f" + "".join(chr(c) for c in range(0x80, 0xA0)))
+    return [right.translate(dict.fromkeys(map(ord, removed))) for removed in sets]
+
+
+def unicode_line_break_deltas_lost(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream with every delta that holds U+0085, U+2028 or U+2029 lost: an SSE client
+    that splits the stream's lines with ``splitlines`` cuts that event's JSON, which then fails."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    kept = [d for d in deltas if not any(ch in d for ch in UNICODE_LINE_BREAKS)]
+    return ["".join(kept)] if len(kept) < len(deltas) else []
+
+
+TAG_BLOCK = regex.compile(r"<([A-Za-z][\w-]{0,31})>.*?</\1>", regex.DOTALL)
+
+
+def tag_blocks_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with each block of one tag, its tags included, removed (``<think>…</think>``,
+    as a client that hides a model's reasoning with ``re.sub`` does); then also the text stripped.
+    One pair of answers for each tag the text holds a block of, where each of the tag's two texts is
+    an added token of the model (Qwen 3's ``<think>``): a tag typed in a text (``<b>``) is left alone."""
+    right = decoded(ref, ids, asked)
+    answers = []
+    vocab = ref.vocab
+    for name in dict.fromkeys(found.group(1) for found in TAG_BLOCK.finditer(right)):
+        if not all((i := vocab.id_of(tag)) is not None and vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL)
+                   for tag in (f"<{name}>", f"</{name}>")):
+            continue
+        cut = regex.sub(rf"<{regex.escape(name)}>.*?</{regex.escape(name)}>", "", right, flags=regex.DOTALL)
+        answers += [cut, cut.strip()]
+    return answers
+
+
 def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream with its last delta that holds text sent once more at the end: a final
     flush that sends again what the last step sent."""
     deltas = [d for d in right_deltas(ref, ids, prompt, asked) if d]
     return ["".join(deltas) + deltas[-1]] if deltas else []
+
+
+def previous_delta_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream with the previous delta's text taken out of each delta, its first place
+    only: a client that merges chunks with ``chunk.replace(lastChunk, '')``, taking each for the
+    text so far."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    out = [d.replace(before, "", 1) if before else d for before, d in zip(["", *deltas], deltas)]
+    return ["".join(out)] if out != deltas else []
 
 
 def repeated_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -70,8 +70,8 @@ def choose_oracle(model: ModelFiles, named: str | None = None, add_special: bool
                "judge the texts they hold, llama.cpp the others")
     elif "gguf" in files and "golden_out" in files:  # (with --add-special)
         chain = ["llama.cpp"]
-        why = ("--add-special: the golden ids beside the GGUF hold no BOS or EOS, so llama.cpp, the reference "
-               "implementation of that format, judges every text")
+        why = ("--add-special: the golden ids beside the GGUF hold no BOS or EOS. So llama.cpp judges every text: "
+               "it is the reference implementation of GGUF")
     else:
         chain = ["llama.cpp"]
         why = "it is a GGUF alone, and llama.cpp is the reference implementation of that format"

@@ -95,6 +95,43 @@ def token_bytes(vocab: Vocab, token_id: int) -> bytes:
     return found
 
 
+def every_token_bytes(vocab: Vocab) -> list[bytes | None]:
+    """``token_bytes`` of every id, in one pass, kept in the same memo (None: a token the vocabulary
+    cannot spell as bytes). A run's id corpus reads every token of each vocabulary: one call per
+    token cost a second on the largest ones."""
+    cache, tokens, types = vocab._token_bytes, vocab.tokens, vocab.token_types
+    # (a normal token of a plain vocabulary spelt here as _token_bytes spells it; any other, by it)
+    plain = vocab.algorithm in ("bpe", "spm", "ugm", "wpm")
+    alphabet, to_latin1 = _gpt2_alphabet()
+    out: list[bytes | None] = []
+    for i, text in enumerate(tokens):
+        found = cache.get(i)
+        if found is None:
+            if plain and (types is None or types[i] == TokenType.NORMAL):
+                if vocab.algorithm == "bpe" and alphabet.issuperset(text):
+                    found = text.translate(to_latin1).encode("latin-1")
+                elif vocab.algorithm == "wpm":
+                    found = text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
+                elif vocab.algorithm != "bpe":
+                    found = text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+            if found is None:
+                try:
+                    found = _token_bytes(vocab, i)
+                except Exception:  # (a token the vocabulary cannot spell as bytes: none)
+                    out.append(None)
+                    continue
+            cache[i] = found
+        out.append(found)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _gpt2_alphabet() -> tuple[frozenset[str], dict[int, int]]:
+    """GPT-2's byte alphabet, and the map of each of its characters to the Latin-1 one of its byte."""
+    table = gpt2_unicode_to_byte()
+    return frozenset(table), {ord(c): b for c, b in table.items()}
+
+
 def ids_bytes(vocab: Vocab, ids: Iterable[int]) -> list[bytes]:
     """``token_bytes`` of each id, as one call (a mismatch's shape reads every id of both sides)."""
     cache = vocab._token_bytes

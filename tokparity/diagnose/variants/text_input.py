@@ -1,6 +1,6 @@
 """The input stage: the text as an engine is handed it (cut at a NUL or a line break, stripped, its
-last line feed taken off, its backslash escapes read, a blank text looked up whole), before the
-tokenizer sees it."""
+last line feed taken off, its backslash escapes read, sent as Latin-1, a blank text looked up
+whole), before the tokenizer sees it."""
 
 from __future__ import annotations
 
@@ -50,6 +50,19 @@ def escapes_processed(text: str) -> str:
     return _ESCAPE.sub(one, text)
 
 
+def latin1_replaced(text: str) -> str:
+    """The text sent as ISO-8859-1 (Java's ``getBytes`` of a request body without a charset): each
+    character past U+00FF becomes ``?``."""
+    return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def latin1_read_as_utf8(text: str) -> str:
+    """The text sent as ISO-8859-1 and read back as UTF-8 (a Go server's JSON decoder): each
+    character past U+00FF becomes ``?``, and each of U+0080 to U+00FF, one byte that is not UTF-8
+    alone, becomes U+FFFD."""
+    return text.encode("latin-1", "replace").decode("utf-8", "replace")
+
+
 def _whitespace_piece(c: Candidate) -> Candidate | None:
     return c.replace(whitespace_piece=True)
 
@@ -73,6 +86,11 @@ def variants() -> list[Variant]:
         Variant("input.escapes-processed", "input.escapes-processed", "backslash escapes in the text read as the "
                 "characters they name (llama.cpp's string_process_escapes: \\n as a line feed)",
                 partial(_text_map, escapes_processed), lambda c, text: escapes_processed(text) != text),
+        Variant("input.latin1:replaced", "input.latin1", "the text sent as ISO-8859-1: each character past U+00FF "
+                "as '?'", partial(_text_map, latin1_replaced), lambda c, text: any(ord(ch) > 0xFF for ch in text)),
+        Variant("input.latin1:read-as-utf8", "input.latin1", "the text sent as ISO-8859-1 and read back as UTF-8: "
+                "each character past U+00FF as '?', each of U+0080 to U+00FF as U+FFFD",
+                partial(_text_map, latin1_read_as_utf8), lambda c, text: any(ord(ch) > 0x7F for ch in text)),
         Variant("input.whitespace-piece", "input.whitespace-piece",
                 "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
                 "else <unk> or nothing", _whitespace_piece, lambda c, text: not text.strip()),
