@@ -239,8 +239,8 @@ def proof(verdict: RootCause) -> str:
     it is not (a reader of one line must not take it for a proof)."""
     from tokparity.diagnose.verdict import kept
 
-    departs = (f" (on {verdict.oracle_departs:,} more, tokparity's own reference gives the backend's answer, so there "
-               "the oracle is the one that differs)") if verdict.oracle_departs else ""
+    departs = (f" (on {verdict.oracle_departs:,} more, tokparity's reference agrees with the backend: the oracle "
+               "differs there)") if verdict.oracle_departs else ""
     unproven = "" if verdict.proven else ": not proven"
     return f"reproduces {verdict.explains:,} of {verdict.mismatches:,} mismatches{departs} and {kept(verdict)}{unproven}"
 
