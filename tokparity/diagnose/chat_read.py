@@ -46,10 +46,10 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             rendered += chars
             # (each role read alone, and all of them at once: a client's own names for every role,
             # LangChain's `human` and `ai`, change each turn)
-            sets = [[pair] for pair in pairs] + ([pairs] if len(pairs) > 1 else [])
+            sets = [[pair] for pair in pairs] + ([sorted(pairs)] if len(pairs) > 1 else [])
             out += [ChatVariant(name, "sends " + " and ".join(f"every `{role}` message with the role `{as_}`"
                                                             for role, as_ in renamed)
-                                + ": the template renders that role instead",
+                                + f": the template renders {'that role' if len(renamed) == 1 else 'those roles'} instead",
                                 ((key, " ".join(f"{role}={as_}" for role, as_ in renamed)),), CHAT_CAUSES[name]["fix"])
                     for renamed in sets if " ".join(f"{r}={a}" for r, a in renamed) not in DECLARED_VALUES.get(key, ())]
             continue

@@ -345,10 +345,12 @@ def forms_of(variant: DecodeVariant, ref: RefTokenizer, ids: list[int], prompt: 
                 for k, a in enumerate(answers)]
             # (a byte buffer's stream: its twin is the right stream, which sends a character the prompt began;
             # else the twin streams as the variant does, each answer after what the twin gives the prompt)
-            twin_heads = variant.twin(ref, ids[:prompt], 0, asked) if prompt and variant.twin is not None else []
-            twins = wrong.right_answers(ref, "stream", ids, prompt, asked) if variant.streams else [
-                _after(t, twin_heads[k] if len(twin_heads) == len(twins) and twin_heads[k] not in (None, wrong.FAILED)
-                       else right) for k, t in enumerate(twins)]
+            if variant.streams:
+                twins = wrong.right_answers(ref, "stream", ids, prompt, asked)
+            else:
+                twin_heads = variant.twin(ref, ids[:prompt], 0, asked) if prompt and variant.twin is not None else []
+                twins = [_after(t, twin_heads[k] if len(twin_heads) == len(twins)
+                                and twin_heads[k] not in (None, wrong.FAILED) else right) for k, t in enumerate(twins)]
     except Exception:  # (a variant that cannot run on these ids shows no bug there)
         return []
     return [None if a in twins else a for a in answers]

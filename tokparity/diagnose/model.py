@@ -257,10 +257,11 @@ class ModelDiagnosis:
                 reference = self.decoding_reference()
                 if reference is None:
                     return None
-                key = (j.op, tuple(j.oracle_ids), j.tags.get("prompt"), tuple(j.backend_output), backend_failed(j))
+                asked = self._asked(j.op)
+                key = (j.op, tuple(j.oracle_ids), j.tags.get("prompt"), tuple(j.backend_output), backend_failed(j), asked)
                 found = self._decoded.get(key)
                 if found is None:
-                    found = diagnose_decoding(reference, j, self._asked(j.op))
+                    found = diagnose_decoding(reference, j, asked)
                     if len(self._decoded) >= DECODED_KEPT:
                         self._decoded.clear()
                     self._decoded[key] = found

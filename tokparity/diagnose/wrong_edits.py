@@ -1,11 +1,11 @@
 """Wrong decoders whose text is right until a last edit of it.
 
 The decoded text is cut at its first NUL or line break, loses its first byte after a BOS, is
-stripped or normalized, or leaves its added tokens out. A stream never sends its blank deltas,
-sends its last one twice, drops a delta the text sent so far already holds, or stops once its text
-departs from what it sent, strips each delta, loses its first delta or the delta after a special
-token.
-A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as those of
+stripped or normalized, leaves its added tokens out, or loses a tag's blocks or its control
+characters. A stream never sends its blank deltas, sends its last one twice, drops a delta the
+text sent so far already holds, or stops once its text departs from what it sent, strips each
+delta, loses its first delta or the delta after a special token. It loses a delta with a Unicode
+line break, or removes the previous delta from each. A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
@@ -155,7 +155,7 @@ def unicode_line_break_deltas_lost(ref: RefTokenizer, ids: list[int], prompt: in
     return ["".join(kept)] if len(kept) < len(deltas) else []
 
 
-TAG_BLOCK = regex.compile(r"<([A-Za-z][\w-]{0,31})>.*?</\1>", regex.DOTALL)
+OPENING_TAG = regex.compile(r"<([A-Za-z][\w-]{0,31})>")
 
 
 def tag_blocks_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -166,12 +166,12 @@ def tag_blocks_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     right = decoded(ref, ids, asked)
     answers = []
     vocab = ref.vocab
-    for name in dict.fromkeys(found.group(1) for found in TAG_BLOCK.finditer(right)):
+    for name in dict.fromkeys(found.group(1) for found in OPENING_TAG.finditer(right)):
         if not all((i := vocab.id_of(tag)) is not None and vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL)
                    for tag in (f"<{name}>", f"</{name}>")):
             continue
         cut = regex.sub(rf"<{regex.escape(name)}>.*?</{regex.escape(name)}>", "", right, flags=regex.DOTALL)
-        answers += [cut, cut.strip()]
+        answers += [cut, cut.strip()] if cut != right else []
     return answers
 
 
@@ -183,12 +183,20 @@ def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
 
 
 def previous_delta_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right stream with the previous delta's text taken out of each delta, its first place
-    only: a client that merges chunks with ``chunk.replace(lastChunk, '')``, taking each for the
-    text so far."""
+    """The right stream with the first occurrence of the previous delta's text removed from each
+    delta: a client that merges chunks with ``chunk.replace(lastChunk, '')``, taking each for the
+    text so far. The previous delta is the last one sent, or the last one that held text (a server
+    that sends no empty delta)."""
     deltas = right_deltas(ref, ids, prompt, asked)
-    out = [d.replace(before, "", 1) if before else d for before, d in zip(["", *deltas], deltas)]
-    return ["".join(out)] if out != deltas else []
+    answers = []
+    for skip_empty in (False, True):
+        out, before = [], ""
+        for d in deltas:
+            out.append(d.replace(before, "", 1) if before else d)
+            before = d if d or not skip_empty else before
+        if out != deltas and "".join(out) not in answers:
+            answers.append("".join(out))
+    return answers
 
 
 def repeated_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -36,11 +36,19 @@ class Deferred:
     def __init__(self, make: Callable[[], Segmenter]):
         self._make: Callable[[], Segmenter] | None = make
         self._built: Segmenter | None = None
+        self._failed: Exception | None = None  # (a build that failed fails every split at once, not again)
 
     def split(self, text: str) -> list[str]:
+        if self._failed is not None:
+            raise self._failed
         if self._built is None:
             assert self._make is not None
-            self._built, self._make = self._make(), None
+            try:
+                self._built = self._make()
+            except Exception as e:
+                self._failed = e
+                raise
+            self._make = None
         return self._built.split(text)
 
 

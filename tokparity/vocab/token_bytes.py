@@ -107,19 +107,19 @@ def every_token_bytes(vocab: Vocab) -> list[bytes | None]:
     for i, text in enumerate(tokens):
         found = cache.get(i)
         if found is None:
-            if plain and (types is None or types[i] == TokenType.NORMAL):
-                if vocab.algorithm == "bpe" and alphabet.issuperset(text):
-                    found = text.translate(to_latin1).encode("latin-1")
-                elif vocab.algorithm == "wpm":
-                    found = text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
-                elif vocab.algorithm != "bpe":
-                    found = text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
-            if found is None:
-                try:
+            try:
+                if plain and (types is None or i < len(types) and types[i] == TokenType.NORMAL):
+                    if vocab.algorithm == "bpe" and alphabet.issuperset(text):
+                        found = text.translate(to_latin1).encode("latin-1")
+                    elif vocab.algorithm == "wpm":
+                        found = text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
+                    elif vocab.algorithm != "bpe":
+                        found = text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+                if found is None:
                     found = _token_bytes(vocab, i)
-                except Exception:  # (a token the vocabulary cannot spell as bytes: none)
-                    out.append(None)
-                    continue
+            except Exception:  # (a token the vocabulary cannot spell as bytes, a lone surrogate: none)
+                out.append(None)
+                continue
             cache[i] = found
         out.append(found)
     return out

@@ -356,7 +356,7 @@ def unicode_variants() -> list[Variant]:
                 "took from the regex module 2026.5.9)",
                 partial(_older_unicode_tables, "17.0")),
         Variant("unicode.tables:16.0", "unicode.tables",
-                "the split regexes read with Unicode 16.0's tables (Oniguruma 6.9.10's, regexr 0.6.1's in splintr-rs)",
+                "the split regexes read with Unicode 16.0's tables, as tokenizers' Oniguruma 6.9.10 reads them",
                 partial(_older_unicode_tables, "16.0")),
         Variant("unicode.tables:python", "unicode.tables",
                 f"the split regexes read with Python's unicodedata tables (Unicode {unicodedata.unidata_version})",

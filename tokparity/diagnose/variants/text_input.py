@@ -56,11 +56,15 @@ def latin1_replaced(text: str) -> str:
     return text.encode("latin-1", "replace").decode("latin-1")
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
 def latin1_read_as_utf8(text: str) -> str:
     """The text sent as ISO-8859-1 and read back as UTF-8 (a Go server's JSON decoder): each
-    character past U+00FF becomes ``?``, and each of U+0080 to U+00FF, one byte that is not UTF-8
-    alone, becomes U+FFFD."""
-    return text.encode("latin-1", "replace").decode("utf-8", "replace")
+    character past U+00FF becomes ``?``. Then each byte that is not UTF-8 becomes U+FFFD, one for
+    each byte, as Go's decoder writes it."""
+    read = text.encode("latin-1", "replace").decode("utf-8", "surrogateescape")
+    return _ESCAPED_BYTE.sub("\ufffd", read)
 
 
 def _whitespace_piece(c: Candidate) -> Candidate | None:
@@ -89,7 +93,7 @@ def variants() -> list[Variant]:
         Variant("input.latin1:replaced", "input.latin1", "the text sent as ISO-8859-1: each character past U+00FF "
                 "as '?'", partial(_text_map, latin1_replaced), lambda c, text: any(ord(ch) > 0xFF for ch in text)),
         Variant("input.latin1:read-as-utf8", "input.latin1", "the text sent as ISO-8859-1 and read back as UTF-8: "
-                "each character past U+00FF as '?', each of U+0080 to U+00FF as U+FFFD",
+                "each character past U+00FF as '?', each byte that is not UTF-8 then as U+FFFD",
                 partial(_text_map, latin1_read_as_utf8), lambda c, text: any(ord(ch) > 0x7F for ch in text)),
         Variant("input.whitespace-piece", "input.whitespace-piece",
                 "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
