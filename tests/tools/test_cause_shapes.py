@@ -31,8 +31,9 @@ SHOWN_NOWHERE = {"normalizer.nfd-first", "specials.strip", "specials.other-relea
                  # template leaves it out; no sampled byte-level model has a special token outside its alphabet)
                  "chat.reasoning-dropped", "pieces.specials-through-byte-map",
                  "stream.last-id-per-step",  # (a stream fed one id at a time: only --stream-step above 1 shows it)
-                 # (no conversation of the chats corpus has a null content)
-                 "chat.null-content-dropped", "chat.null-content-as-empty",
+                 # (no conversation of the chats corpus has a null content, or two tool calls in one message)
+                 "chat.null-content-dropped", "chat.null-content-as-empty", "chat.null-content-as-none",
+                 "chat.first-tool-call-only",
                  # (every conversation of the chats corpus with tools asks for a generation prompt)
                  "chat.generation-prompt-added-for-tools",
                  # (each sampled sequence opens with BOS, whose text has no ▁ inside it)
