@@ -43,10 +43,7 @@ def named_unjudged(results, backends: list[str]) -> str:
     oracles = {name for r in results.runs if r.cases for name in (r.oracle, r.oracle.split("+")[-1])}
     unjudged = sorted(named - judged - oracles)
     if unjudged:
-        ops = {r.op for r in results.runs if r.backend in unjudged}
-        # (an engine written for another op, whose encode raises NotImplementedError, as the guides say)
-        hint = "; to check another op, name it: --ops decode, stream, pieces or chat" if ops == {"encode"} else ""
-        return f": {', '.join(unjudged)} judged no case (each skipped, or not applicable){hint}"
+        return f": {', '.join(unjudged)} judged no case (each skipped, or not applicable)"
     # (per model too: an engine that skipped every case of one model, on every op, says nothing of it)
     pairs = {(r.model, r.backend) for r in results.runs if r.backend in named - oracles}
     judged_pairs = {(r.model, r.backend) for r in results.runs if r.cases or r.unexplained}

@@ -141,8 +141,11 @@ C0_CONTROLS = "".join(chr(c) for c in range(0x20) if chr(c) not in "\t\n\r")
 
 def control_characters_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right text with control characters removed: the C0 ones but tab, line feed and carriage
-    return; with DEL too; with every C1 control as well (U+0080 to U+009F)."""
+    return; with DEL too; with every C1 control as well (U+0080 to U+009F). Not where NUL is the
+    only control character: a C string's end drops it alone (a learnt edit says so exactly)."""
     right = decoded(ref, ids, asked)
+    if not any(ch in right for ch in C0_CONTROLS[1:] + "\x7f") and not any("\x80" <= ch <= "\x9f" for ch in right):
+        return []
     sets = (C0_CONTROLS, C0_CONTROLS + "\x7f", C0_CONTROLS + "\x7f" + "".join(chr(c) for c in range(0x80, 0xA0)))
     return [right.translate(dict.fromkeys(map(ord, removed))) for removed in sets]
 
