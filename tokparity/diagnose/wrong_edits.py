@@ -5,8 +5,8 @@ stripped or normalized, leaves its added tokens out, or loses a tag's blocks or 
 characters. A stream never sends its blank deltas, sends its last one twice, drops a delta the
 text sent so far already holds, or stops once its text departs from what it sent, strips each
 delta, loses its first delta or the delta after a special token. It loses a delta with a Unicode
-line break, or removes the previous delta from each. A decoder drops the first id. Each takes ``(reference, ids, prompt, asked)`` as those of
-``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
+line break, or removes the previous delta from each. A decoder drops the first id. Each takes
+``(reference, ids, prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
 from __future__ import annotations
