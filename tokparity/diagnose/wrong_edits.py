@@ -6,7 +6,8 @@ characters. A stream never sends its blank deltas, sends its last one twice, dro
 text sent so far already holds, or stops once its text departs from what it sent, strips each
 delta, loses its first delta or the delta after a special token. It loses a delta with a Unicode
 line break, or removes the previous delta from each. A decoder drops the first id. Each takes
-``(reference, ids, prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do. ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
+``(reference, ids, prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do.
+``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
 from __future__ import annotations
