@@ -46,12 +46,14 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             rendered += chars
             # (each role read alone, and all of them at once: a client's own names for every role,
             # LangChain's `human` and `ai`, change each turn)
-            sets = [[pair] for pair in pairs] + ([sorted(pairs)] if len(pairs) > 1 else [])
-            out += [ChatVariant(name, "sends " + " and ".join(f"every `{role}` message with the role `{as_}`"
-                                                            for role, as_ in renamed)
-                                + f": the template renders {'that role' if len(renamed) == 1 else 'those roles'} instead",
-                                ((key, " ".join(f"{role}={as_}" for role, as_ in renamed)),), CHAT_CAUSES[name]["fix"])
-                    for renamed in sets if " ".join(f"{r}={a}" for r, a in renamed) not in DECLARED_VALUES.get(key, ())]
+            for renamed in [[pair] for pair in pairs] + ([sorted(pairs)] if len(pairs) > 1 else []):
+                spelt = " ".join(f"{role}={as_}" for role, as_ in renamed)
+                if spelt in DECLARED_VALUES.get(key, ()):
+                    continue
+                does = " and ".join(f"every `{role}` message with the role `{as_}`" for role, as_ in renamed)
+                those = "that role" if len(renamed) == 1 else "those roles"
+                out.append(ChatVariant(name, f"sends {does}: the template renders {those} instead", ((key, spelt),),
+                                       CHAT_CAUSES[name]["fix"]))
             continue
         if key in ("generation_prompt_as", "before_content"):
             read = _generation_prompt_read if key == "generation_prompt_as" else _before_content_read

@@ -97,30 +97,17 @@ def token_bytes(vocab: Vocab, token_id: int) -> bytes:
 
 def every_token_bytes(vocab: Vocab) -> list[bytes | None]:
     """``token_bytes`` of every id, in one pass, kept in the same memo (None: a token the vocabulary
-    cannot spell as bytes). A run's id corpus reads every token of each vocabulary: one call per
-    token cost a second on the largest ones."""
-    cache, tokens, types = vocab._token_bytes, vocab.tokens, vocab.token_types
-    # (a normal token of a plain vocabulary spelt here as _token_bytes spells it; any other, by it)
-    plain = vocab.algorithm in ("bpe", "spm", "ugm", "wpm")
-    alphabet, to_latin1 = _gpt2_alphabet()
+    cannot spell as bytes). A run's id corpus reads every token of each vocabulary."""
+    cache = vocab._token_bytes
     out: list[bytes | None] = []
-    for i, text in enumerate(tokens):
+    for i, text in enumerate(vocab.tokens):
         found = cache.get(i)
         if found is None:
             try:
-                if plain and (types is None or i < len(types) and types[i] == TokenType.NORMAL):
-                    if vocab.algorithm == "bpe" and alphabet.issuperset(text):
-                        found = text.translate(to_latin1).encode("latin-1")
-                    elif vocab.algorithm == "wpm":
-                        found = text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
-                    elif vocab.algorithm != "bpe":
-                        found = text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
-                if found is None:
-                    found = _token_bytes(vocab, i)
+                found = cache[i] = _spelt(vocab, text, vocab.type_of(i))
             except Exception:  # (a token the vocabulary cannot spell as bytes, a lone surrogate: none)
                 out.append(None)
                 continue
-            cache[i] = found
         out.append(found)
     return out
 
@@ -141,8 +128,11 @@ def ids_bytes(vocab: Vocab, ids: Iterable[int]) -> list[bytes]:
 def _token_bytes(vocab: Vocab, token_id: int) -> bytes:
     if not 0 <= token_id < vocab.size:
         return b""
-    text = vocab.tokens[token_id]
-    ttype = vocab.type_of(token_id)
+    return _spelt(vocab, vocab.tokens[token_id], vocab.type_of(token_id))
+
+
+def _spelt(vocab: Vocab, text: str, ttype: TokenType) -> bytes:
+    """The bytes one token of ``vocab``, spelt ``text`` and of type ``ttype``, stands for."""
     if vocab.algorithm == "rwkv":
         # Every token stands for its bytes, whatever its type: llama.cpp's RWKV trie holds them all
         # ("<s>" in the input becomes id 0). A GGUF spells them with escapes, the rwkv package's file does not.
@@ -155,11 +145,11 @@ def _token_bytes(vocab: Vocab, token_id: int) -> bytes:
     if ttype == TokenType.USER_DEFINED:
         return text.encode("utf-8", "surrogateescape")
     if vocab.algorithm == "bpe":
-        table = gpt2_unicode_to_byte()
-        try:
-            return bytes(table[c] for c in text)
-        except KeyError:  # not a byte-level token (e.g. gemma4's SentencePiece-style pieces)
-            return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
+        alphabet, to_latin1 = _gpt2_alphabet()
+        if alphabet.issuperset(text):  # (each character one byte of GPT-2's alphabet)
+            return text.translate(to_latin1).encode("latin-1")
+        # not a byte-level token (e.g. gemma4's SentencePiece-style pieces)
+        return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
     if vocab.algorithm == "wpm":
         return text[2:].encode() if text.startswith("##") else text.encode("utf-8", "surrogateescape")
     return text.replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
