@@ -231,6 +231,10 @@ class Diagnoser:
         except Exception:
             return None
 
+    def _tried_late(self, key: str) -> tuple[bool, bool]:
+        """The order of a case's single variants: a costly variant, then a regex part left out, last."""
+        return key.startswith(REGEX_PART + ":"), key in self.variants and self.variants[key].costly
+
     def affects(self, key: str, text: str) -> bool:
         """Whether the variant ``key`` can change anything of ``text`` (if not, it is not encoded
         alone on it; another variant may still give it something to change)."""
@@ -386,14 +390,17 @@ class Diagnoser:
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits: list[tuple[str, ...]] = []
         # (a part left out of the model's regex last, and only where no named cause gives the ids
-        # alone: a scanner's rule or another model's regex says more than "a part is missing")
-        for key in sorted(dict.fromkeys(list(self.variants) + per_case), key=lambda k: k.startswith(REGEX_PART + ":")):
+        # alone: a scanner's rule or another model's regex says more than "a part is missing"; a
+        # costly variant before them, only where no other named cause does: see Variant.costly)
+        for key in sorted(dict.fromkeys(list(self.variants) + per_case), key=self._tried_late):
             if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
             if key in self.variants and self.variants[key].fails:
                 continue  # (it gives no other ids, only failures: failure() tries it on a crash)
             if key.startswith(REGEX_PART + ":") and any(not k[0].startswith(REGEX_PART + ":") for k in hits):
                 break
+            if hits and key in self.variants and self.variants[key].costly:
+                continue
             out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
             if out == target and key not in refuted:
                 hits.append((key,))

@@ -331,7 +331,7 @@ def variants() -> list[Variant]:
         Variant("model.backtracking:iree", "model.backtracking",
                 "IREE's backtracking encoder in place of the merges: the longest token at each position, backed off "
                 "by IREE's own checks of a pair and of merges a token hides, and a window of merges for a long word",
-                _iree_backtracking),
+                _iree_backtracking, costly=True),
         Variant("model.merge-by-score", "model.merge-by-score",
                 "merges ordered by the merged token's score (or id), not by rank", _merge_by_score),
         Variant("model.merge-by-rank", "model.merge-by-rank",

@@ -30,6 +30,10 @@ class Variant:
     # UTF-16 code units is the plain longest match on a text with no character past U+FFFF). Where
     # both reproduce a case, the simpler one is named and this one is no alternative.
     refines: str | None = None
+    # A variant whose build takes seconds (a whole vocabulary's tables): it is tried on a case
+    # only where no other variant reproduces it alone, so a run whose cases the catalogue's other
+    # causes explain never builds it. The run's verdict weighs it wherever some case needed it.
+    costly: bool = False
 
     @property
     def stage(self) -> int:
