@@ -5,7 +5,8 @@ arguments dumped as JSON again. Seven causes were written after the round was se
 ``chat.role-renamed`` in LangChain's form (``user`` as ``human``, ``assistant`` as ``ai``),
 ``chat.first-tool-call-only``, ``input.latin1``, ``decode.tag-blocks-removed``,
 ``decode.control-characters-removed``, ``stream.unicode-line-break-deltas-lost`` and
-``stream.previous-delta-removed``. Three bugs are not named yet (tests/engines/blind/README.md).
+``stream.previous-delta-removed``; later ``model.merge-missing``, which tells the lost merge's rank
+on Llama 3 too. Two bugs are not named yet (tests/engines/blind/README.md).
 Each bug below is named by its cause, its verdict proven, the twin agreeing."""
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind27_chat.py'} {{tokenizer_json}} {{t
 @pytest.mark.parametrize("model,op,corpora,engine,bugs", [
     ("qwen3", "encode", ["edge", TEXTS], ENCODE, {
         "lowercased": ("normalizer.lowercase", 200),
-        "latin1-request-body": ("input.latin1", 220)}),
+        "latin1-request-body": ("input.latin1", 220),
+        "first-merge-dropped": ("model.merge-missing", 40)}),
+    ("llama-bpe", "encode", ["edge", TEXTS], ENCODE, {"first-merge-dropped": ("model.merge-missing", 6)}),
     ("qwen3", "decode", ["edge", "ids", TEXTS], DECODE, {
         "think-block-removed": ("decode.tag-blocks-removed", 5),
         "control-chars-removed": ("decode.control-characters-removed", 35)}),
@@ -38,7 +41,7 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind27_chat.py'} {{tokenizer_json}} {{t
         "string-args-reencoded": ("chat.tool-arguments-quoted", 4),
         "first-tool-call-only": ("chat.first-tool-call-only", 4),
         "langchain-roles": ("chat.role-renamed", 40)}),
-], ids=["encode-qwen3", "decode-qwen3", "stream-qwen3", "chat-qwen3"])
+], ids=["encode-qwen3", "encode-llama-bpe", "decode-qwen3", "stream-qwen3", "chat-qwen3"])
 def test_blind_engines_of_round_27_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
     assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")

@@ -333,7 +333,7 @@ class ModelDiagnosis:
             mine = [(i, j, d) for i, (j, d) in enumerate(zip(judgements, self._current))
                     if j.backend == name and j.op == "encode" and d is not None]
             mismatches = [(i, j, d) for i, j, d in mine if d.cause != TIE]
-            if not any(d.variants for _, _, d in mismatches):
+            if not any(d.variants or d.alternatives for _, _, d in mismatches):
                 continue
             diagnoser = self.diagnoser()  # made already: a variant reproduced one of these
             if diagnoser is None:
@@ -487,7 +487,7 @@ class ModelDiagnosis:
         started = time.perf_counter()
         try:
             mine = [(j, d) for j, d in mismatches if d is not None and d.cause != TIE]
-            diagnoser = self.diagnoser() if any(d.variants for _, d in mine) else None
+            diagnoser = self.diagnoser() if any(d.variants or d.alternatives for _, d in mine) else None
             if diagnoser is None:
                 return None
             crashes = [(j, UNREPRODUCED) for j, d in mismatches if d is None and j.cls == "crash" and j.oracle_ids] \

@@ -56,29 +56,28 @@ from dataclasses import dataclass
 from tokparity.diagnose import stages
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
-from tokparity.diagnose.contractions import form_keys
 from tokparity.diagnose.id_spans import changed, distance, spans, touches
 from tokparity.diagnose.variants import (
     PER_CASE,
-    REGEX_PART,
     STAGES,
     Variant,
     base_candidate,
+    case_keys,
     case_variant,
     catalogue,
     char_table,
     combinable,
     edit_of,
     release_variant,
+    resort_of,
     rightmost_ties,
     stage_of,
 )
-from tokparity.diagnose.variants.ids import truncations
+from tokparity.diagnose.variants.model import MERGE_MISSING
 from tokparity.diff import ties
 from tokparity.errors import EngineFailure
 from tokparity.records import Judgement
 from tokparity.reference.hf import time_limit
-from tokparity.vocab.model import TokenType
 
 # Short texts of many kinds (prose, code, digits, contractions, whitespace, composed and decomposed
 # accents, full-width forms, scripts, emoji, special-token text) on which a variant's *breadth* is
@@ -221,7 +220,7 @@ class Diagnoser:
     def _ask(self, keys: tuple[str, ...], method: str, text: str):
         """``method`` of the candidate with the variants ``keys`` on ``text``; None where the
         variants do not apply, or cannot run on this text (it then reproduces nothing)."""
-        c = self._build(tuple(sorted(keys, key=self.order)))
+        c = self._build(self.in_order(keys))
         if c is None:
             return None
         try:
@@ -231,9 +230,10 @@ class Diagnoser:
         except Exception:
             return None
 
-    def _tried_late(self, key: str) -> tuple[bool, bool]:
-        """The order of a case's single variants: a costly variant, then a regex part left out, last."""
-        return key.startswith(REGEX_PART + ":"), key in self.variants and self.variants[key].costly
+    def _tried_late(self, key: str) -> tuple[int, bool]:
+        """The order of a case's single variants: the named causes, a costly one last among them,
+        then each last resort in ``LAST_RESORT``'s order."""
+        return resort_of(key), key in self.variants and self.variants[key].costly
 
     def affects(self, key: str, text: str) -> bool:
         """Whether the variant ``key`` can change anything of ``text`` (if not, it is not encoded
@@ -257,7 +257,7 @@ class Diagnoser:
         """``encode``. A limit of ids is a candidate's last step (``Candidate.encode``): with one,
         the ids are the other variants' (remembered), cut. The verdict tries each limit beside them."""
         limits = [k for k in keys if k.startswith("ids.truncated:")]
-        c = self._build(tuple(sorted(keys, key=self.order))) if len(limits) == 1 else None
+        c = self._build(self.in_order(keys)) if len(limits) == 1 else None
         if c is None or c.id_limit is None:
             return self.encode(keys, text)
         ids = self.encode_remembered(tuple(k for k in keys if k != limits[0]), text)
@@ -273,7 +273,7 @@ class Diagnoser:
         return self._failures[key]
 
     def _failing(self, keys: tuple[str, ...], text: str) -> str | None:
-        c = self._build(tuple(sorted(keys, key=self.order)))
+        c = self._build(self.in_order(keys))
         if c is None:
             return None
         try:
@@ -329,6 +329,10 @@ class Diagnoser:
     def order(self, key: str) -> tuple[int, str]:
         v = self._variant(key)
         return (v.stage if v is not None else len(STAGES), key)
+
+    def in_order(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """``keys`` in pipeline order, as a candidate is built."""
+        return tuple(keys) if len(keys) < 2 else tuple(sorted(keys, key=self.order))
 
     # -- the search ------------------------------------------------------------------------------
 
@@ -386,19 +390,18 @@ class Diagnoser:
                                              if self.encode(alt, text) == target]
                     table = None if any(map(char_table.is_table, keys)) else char_table.learnt_beside(self.base, text, target, memo, self.encode)
                     return self._found(keys, text, memo, alternatives + ([table] if table else []))
-        per_case = self._case_variants(text, target, oracle)
+        per_case = case_keys(self.tokenizer.pipeline, self.vocab, text, target, oracle)
         singles: dict[tuple[str, ...], list[int] | None] = {}
         hits: list[tuple[str, ...]] = []
-        # (a part left out of the model's regex last, and only where no named cause gives the ids
-        # alone: a scanner's rule or another model's regex says more than "a part is missing"; a
-        # costly variant before them, only where no other named cause does: see Variant.costly)
+        # (the last resorts last, and only where no named cause gives the ids alone; a costly
+        # variant before them, only where no other named cause does: see Variant.costly)
         for key in sorted(dict.fromkeys(list(self.variants) + per_case), key=self._tried_late):
             if key.startswith(PER_CASE) and key not in per_case or key in self.releases:
                 continue  # another case's token; a release (tried above, for the oracle's library only)
             if key in self.variants and self.variants[key].fails:
                 continue  # (it gives no other ids, only failures: failure() tries it on a crash)
-            if key.startswith(REGEX_PART + ":") and any(not k[0].startswith(REGEX_PART + ":") for k in hits):
-                break
+            if resort_of(key) and any(resort_of(k[0]) < resort_of(key) for k in hits):
+                continue
             if hits and key in self.variants and self.variants[key].costly:
                 continue
             out = singles[(key,)] = self.encode((key,), text) if self.affects(key, text) else None
@@ -415,6 +418,11 @@ class Diagnoser:
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
                 refuted.update(k[0] for k in against if len(k) == 1)  # (a learnt table's set is no one variant)
                 hits = [k for k in hits if k not in against]
+        if hits and all(k[0].startswith(MERGE_MISSING) for k in hits):
+            # (a merge lost changes every text where its pair meets, the agreements too: only the
+            # run's verdict, which reads them, names it; to a case alone it may fit by chance)
+            found = stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+            return Cause(found.name, found.detail, alternatives=tuple(hits))
         if hits:
             # The variant that accounts for what the case looks like (its class); then the one that
             # reproduced the most of this backend's cases so far (counting every case it reproduced,
@@ -484,23 +492,6 @@ class Diagnoser:
                 continue
             if any(not touches(r, backend_changed) for r in changed(spans_o, spans_x)):
                 refuted.add(key)
-
-    def _case_variants(self, text: str, target: list[int], oracle: list[int]) -> list[str]:
-        """The variants about one token or one form of the text: ``specials.ids`` for the control
-        tokens the backend emits and the oracle does not; ``user-defined.atomic`` for the pieces
-        whose text is in the input and which one side matched whole more often than the other;
-        ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
-        the misspelt ones (matched); ``ids.truncated`` where the backend's ids are the oracle's
-        cut short (at that length, and at each rule of the text's length that gives it)."""
-        vocab = self.vocab
-        extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
-        out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
-        for i in dict.fromkeys(oracle + target):
-            if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
-                    and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
-                out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
-        return truncations(oracle, target, text) + out[:8] + \
-            [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]]
 
     def _smallest(self, keys: tuple[str, ...], text: str, target: list[int]) -> tuple[str, ...]:
         if len(keys) > 1:

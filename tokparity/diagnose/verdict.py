@@ -25,6 +25,7 @@ from tokparity.diagnose.variants import (
     CONTRACTION_FORMS,
     EDIT,
     FAILURES,
+    LAST_RESORT,
     SPLIT_EDIT,
     all_joined,
     cause_of,
@@ -262,10 +263,12 @@ def root_cause(diagnoser: Diagnoser, mismatches: Sequence[Diagnosed], agreeing: 
     # (a failure claimed needs texts the engine answered: one that fails on every text would
     # otherwise "fail where the reference fails" on a corpus whose every text holds such a piece)
     answered = kept > 0 or not any(diagnoser.variants[k].fails for k in best if k in diagnoser.variants)
+    is_proven = proven(explained, len(mismatches), kept, len(texts)) and answered
+    if not is_proven and all(k.startswith(LAST_RESORT) for k in best):
+        return None  # (last resorts give some cases by coincidence: unproven, they say nothing of the run)
     breaks = tuple(dict.fromkeys(label(text) for text in texts
                                  if diagnoser.encode_remembered(best, text) != reference(text)))
-    return RootCause(join(names), best, explained, len(mismatches), kept, len(texts),
-                     proven(explained, len(mismatches), kept, len(texts)) and answered, departs,
+    return RootCause(join(names), best, explained, len(mismatches), kept, len(texts), is_proven, departs,
                      breaks[:BREAKS_LISTED])
 
 

@@ -95,6 +95,36 @@ class BpeResult:
     steps: list[MergeStep] = field(default_factory=list)
 
 
+class Without(dict):
+    """Merge priorities with some pairs left out, the others' ranks kept: an engine that lost lines
+    of its merge list (a reader that skips a first ``#version`` line it never checks for).
+
+        >>> merge_word(["a", "b", "c"], Without({("a", "b"): 0, ("b", "c"): 1}, [("a", "b")])).symbols
+        ['a', 'bc']
+    """
+
+    def __init__(self, ranks: dict, left_out: Collection[tuple[str, str]]):
+        super().__init__()
+        self.ranks, self.left_out = ranks, frozenset(left_out)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair not in self.left_out and pair in self.ranks
+
+    def __getitem__(self, pair: tuple[str, str]) -> int:
+        if pair in self.left_out:
+            raise KeyError(pair)
+        return self.ranks[pair]
+
+    def get(self, pair, default=None):  # type: ignore[override]
+        return default if pair in self.left_out else self.ranks.get(pair, default)
+
+    def __iter__(self):
+        return (pair for pair in self.ranks if pair not in self.left_out)
+
+    def __len__(self) -> int:
+        return len(self.ranks) - sum(pair in self.ranks for pair in self.left_out)
+
+
 def merge_word(symbols: list[str], ranks: dict[tuple[str, str], int], trace: bool = False) -> BpeResult:
     """Merge one word's symbols by rank (the readable loop: O(n²), fine for words).
 

@@ -33,7 +33,7 @@ three variants of the reference on it (``catalogue()`` holds them all):
     True
 """
 
-from tokparity.diagnose.variants.catalogue import base_candidate, case_variant, catalogue
+from tokparity.diagnose.variants.catalogue import base_candidate, case_keys, case_variant, catalogue
 from tokparity.diagnose.variants.library import release_variant
 from tokparity.diagnose.variants.model import rightmost_ties
 from tokparity.diagnose.variants.pretokenizer import SCANNER_RULES, contraction_variant
@@ -41,6 +41,7 @@ from tokparity.diagnose.variants.rules import (
     CONTRACTION_FORMS,
     EXCLUSIVE_STAGES,
     FAILURES,
+    LAST_RESORT,
     PER_CASE,
     REGEX_PART,
     SCANNER,
@@ -49,6 +50,7 @@ from tokparity.diagnose.variants.rules import (
     STAGES,
     cause_of,
     combinable,
+    resort_of,
     stage_of,
 )
 from tokparity.diagnose.variants.specials import special_ids_variant, user_defined_variant
@@ -57,7 +59,7 @@ from tokparity.diagnose.variants.text_edit import TextEdit, all_joined, edit_of,
 from tokparity.diagnose.variants.text_edit import parse as parse_edit
 from tokparity.diagnose.variants.variant import Variant
 
-__all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "PER_CASE", "REGEX_PART", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
-           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "case_variant", "catalogue", "cause_of", "combinable",
-           "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
+__all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "LAST_RESORT", "PER_CASE", "REGEX_PART", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
+           "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "case_keys", "case_variant", "catalogue", "cause_of", "combinable",
+           "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "resort_of", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
            "user_defined_variant"]

@@ -1,9 +1,10 @@
-"""The catalogue: every variant that does not depend on the case, stage by stage; and the variant
-a key made for one case stands for (``case_variant``)."""
+"""The catalogue: every variant that does not depend on the case, stage by stage; the keys of the
+variants made for one case (``case_keys``); and the variant each such key stands for (``case_variant``)."""
 
 from __future__ import annotations
 
 from tokparity.diagnose.candidate import Candidate
+from tokparity.diagnose.contractions import form_keys
 from tokparity.diagnose.variants import (
     char_table,
     fallback,
@@ -20,6 +21,7 @@ from tokparity.diagnose.variants.rules import CONTRACTION_FORMS
 from tokparity.diagnose.variants.variant import Variant
 from tokparity.reference.hf import HfPipeline
 from tokparity.reference.llama import LlamaCppPipeline, LlamaWpm
+from tokparity.vocab.model import TokenType, Vocab
 
 
 def catalogue() -> list[Variant]:
@@ -30,6 +32,25 @@ def catalogue() -> list[Variant]:
     return [*char_table.variants(), *text_input.variants(), *normalizer.variants(), *whitespace.variants(), *pretokenizer.variants(), *regex_parts.variants(),
             *model.variants(), *fallback.variants(), *specials.variants(), *pretokenizer.unicode_variants(),
             *ids.variants()]
+
+
+def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list[int]) -> list[str]:
+    """The variants about one token or one form of the text: ``specials.ids`` for the control
+    tokens the backend emits and the oracle does not; ``user-defined.atomic`` for the pieces
+    whose text is in the input and which one side matched whole more often than the other;
+    ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
+    the misspelt ones (matched); ``ids.truncated`` where the backend's ids are the oracle's
+    cut short (at that length, and at each rule of the text's length that gives it);
+    ``model.merge-missing`` for the merges that build a token the backend has fewer of."""
+    extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
+    out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
+    for i in dict.fromkeys(oracle + target):
+        if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
+                and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
+            out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
+    return ids.truncations(oracle, target, text) + out[:8] + \
+        [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]] + \
+        model.missing_merge_keys(pipeline, vocab, oracle, target)
 
 
 def case_variant(key: str) -> Variant | None:
@@ -51,6 +72,8 @@ def case_variant(key: str) -> Variant | None:
         return user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
     if head == "ids.truncated":
         return truncated_variant(spec)
+    if head == model.MERGE_MISSING:
+        return model.merge_missing_variant(spec)
     if key.startswith(CONTRACTION_FORMS):
         return contraction_variant(spec)
     if key.startswith(EDIT):

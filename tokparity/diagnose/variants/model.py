@@ -15,7 +15,7 @@ from tokparity.diagnose.variants.lookup_keys import DecodedRanks, PackedRanks
 from tokparity.diagnose.variants.pretokenizer import splits
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.backtracking import Backtracking
-from tokparity.reference.bpe import AnyJoin, RightmostFirst
+from tokparity.reference.bpe import AnyJoin, RightmostFirst, Without
 from tokparity.reference.greedy import BestScore, Deferred, LongestMatch
 from tokparity.reference.hf import HfBpe, KeyedRanks
 from tokparity.reference.iree_backtrack import IreeBackTrack
@@ -139,6 +139,49 @@ def _backtracking_encoder(p, vocab: Vocab, added: frozenset[int]) -> Backtrackin
         types = vocab.token_types or [TokenType.NORMAL] * vocab.size
         tokens = [t if ty == TokenType.NORMAL else None for t, ty in zip(vocab.tokens, types)]
     return Backtracking(tokens) if set(gpt2_unicode_to_byte()) <= set(tokens) else None
+
+
+MERGE_MISSING = "model.merge-missing"
+MISSING_MERGES_TRIED = 8  # the merges a case tries leaving out, the lowest ranks first
+
+
+def merge_missing_variant(spec: str) -> Variant:
+    """``model.merge-missing``: the merge of rank ``spec`` left out of the merge list."""
+    rank = int(spec)
+
+    def apply(c: Candidate) -> Candidate | None:
+        p = c.pipeline
+        if not isinstance(p, (LlamaBpe, HfBpe)) or type(p.ranks) is not dict or not 0 <= rank < len(c.vocab.merges):
+            return None  # (not BPE, or its merges already ordered otherwise by another variant)
+        return with_pipeline(c, fork(p, ranks=Without(p.ranks, [(c.vocab.merges[rank][0], c.vocab.merges[rank][1])])))
+
+    return Variant(f"{MERGE_MISSING}:{rank}", MERGE_MISSING,
+                   f"merge {rank} of the merge list left out" + (" (the first)" if rank == 0 else ""), apply)
+
+
+def missing_merge_keys(pipeline, vocab: Vocab, oracle: list[int], target: list[int]) -> list[str]:
+    """The keys of the merges whose loss may give the backend's ids: those that build a token the
+    oracle has more often than the backend, and the merges below them, the lowest ranks first."""
+    if not isinstance(pipeline, (LlamaBpe, HfBpe)) or type(pipeline.ranks) is not dict or not vocab.merges:
+        return []
+    made_by = per_vocab(vocab, ("merges by result",), lambda: _merges_by_result(vocab.merges))
+    texts = [vocab.tokens[i] for i in dict.fromkeys(oracle)
+             if 0 <= i < vocab.size and oracle.count(i) > target.count(i) and vocab.tokens[i]]
+    ranks: set[int] = set()
+    while texts and len(ranks) < 4 * MISSING_MERGES_TRIED:
+        for rank in made_by.get(texts.pop(), ())[:2]:
+            if rank not in ranks:
+                ranks.add(rank)
+                texts += vocab.merges[rank]
+    return [f"{MERGE_MISSING}:{rank}" for rank in sorted(ranks)[:MISSING_MERGES_TRIED]]
+
+
+def _merges_by_result(merges: list[tuple[str, str]]) -> dict[str, list[int]]:
+    """Each text a merge makes, with the ranks of the merges that make it (once per merge list)."""
+    out: dict[str, list[int]] = {}
+    for rank, (left, right) in enumerate(merges):
+        out.setdefault(left + right, []).append(rank)
+    return out
 
 
 def _merge_by_score(c: Candidate) -> Candidate | None:
