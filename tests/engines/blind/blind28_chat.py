@@ -1,4 +1,85 @@
-"""Blind engines, round 28: the chat op (DOCSTRING TBD)."""
+r"""Blind engines, round 28: the ``chat`` op, a model's chat template rendered as transformers does.
+
+The engine speaks the ``cmd:`` protocol of docs/contracts.md. Each ``--bug NAME`` adds one bug of
+a prompt builder. The flag may be repeated. No flag gives the bug-free twin.
+
+    cmd:{python} tests/engines/blind/blind28_chat.py {tokenizer_json} {tokenizer_config} [--bug NAME ...]
+
+It was written on 2026-12-06, written blind: its author read no diagnosis code and ran no
+tokparity. Only docs/contracts.md (its ``cmd:`` protocol), docs/guides/chat.md and streaming.md,
+the first table of this folder's README, the docstrings and bug lists of the earlier blind engines,
+blind27_chat.py (its protocol and twin are copied), corpora/chats.jsonl (the conversations' form)
+and public code and issue threads (through the search tool) were read. It was checked with small
+scripts of its own (qwen3, gemma-3, llama-bpe) on corpora/chats.jsonl (35) and blind28_chats.jsonl
+(12).
+
+The twin
+--------
+
+The twin is blind27_chat.py's, unchanged (and so round 26's, 25's and 24's): transformers'
+``apply_chat_template(..., tokenize=False)`` rebuilt on jinja2's sandbox, then
+``Tokenizer.encode(prompt, add_special_tokens=False)``. Checked: on the 47 conversations above its
+text equals transformers 5's ``apply_chat_template`` on all three models, refusals included, and
+its answers equal blind27_chat.py's twin (0 differ), in process and through the protocol.
+
+The bugs
+--------
+
+Each bug changes what the renderer is given; tools and the other options are passed as the twin
+passes them. Given together they apply in this order: ``reasoning-inlined``,
+``same-role-merged``, then ``continue-unless-gen-prompt``. Counts are of conversations whose
+answer (text, ids or refusal) differs from the twin's: chats.jsonl (35) / blind28_chats.jsonl (12).
+
+``same-role-merged``: a message whose role is the previous message's, both contents strings, is
+merged into it: ``prev["content"] + "\n\n" + msg["content"]``, the later message's other keys lost.
+Any role: two user turns, two assistant turns, two system messages, two tool results.
+waybarrios/vllm-mlx ``vllm_mlx/server.py``, ``_normalize_messages`` (PR #240, "fix: normalize
+messages before chat template application": "merges consecutive same-role messages with ``\n\n``
+separator"; "OpenCode ``[system, system, user, user]`` format normalizes to ``[system, user]``"),
+run on every request before ``apply_chat_template``: ``if role == prev["role"] and
+isinstance(prev.get("content"), str) and isinstance(msg.get("content"), str): prev["content"] =
+prev["content"] + "\n\n" + msg["content"]``. The same function maps ``developer`` to ``system``
+(round 12's ``developer-as-system``); that part is left out here. The same blank-line join, for
+user turns or for user and assistant turns only, in unslothai/unsloth PR #5980 and #9491 and
+higress-group/higress PR #3598. Examples, checked: chats' ``alternation-broken-01`` gives Qwen 3
+``<|im_start|>user\nFirst.\n\nSecond, right after.<|im_end|>`` (15 ids) where the twin writes two
+user turns (20 ids); Gemma 3 renders it where the twin raises ``Conversation roles must
+alternate``; blind28_chats' ``b28-parallel-tool-results`` gives Qwen 3 one ``<tool_response>``
+holding ``18 C, cloudy\n\n27 C, sunny`` (232 ids) where the twin writes two (236 ids). Shows on every
+model: Qwen 3 1 / 5, Gemma 3 1 / 4 (it refuses the tool conversation either way), Llama 3 1 / 5.
+
+``reasoning-inlined``: an assistant message's reasoning (``reasoning_content``, ``reasoning`` or
+``thinking``) is written into its content and no longer sent apart: the content becomes
+``"\n<think>\n" + reasoning + "\n</think>\n" + "\n" + content``. UKGovernmentBEIS/inspect_ai
+``src/inspect_ai/model/_openai.py``, ``openai_assistant_content``: ``content =
+f"{content}\n{c_reasoning}\n"`` for a reasoning part, ``c_reasoning`` being
+``reasoning_to_think_tag`` (``src/inspect_ai/model/_reasoning.py``: ``f"<think{attribs}>\n{inner}\n
+</think>"``), then ``content = f"{content}\n{c.text}"`` for the text; RooCode PR #8934 does the same
+with ``<thinking>`` ("reasoning is prepended to assistant messages in ``<think>`` XML tags, making it
+available as context for subsequent model turns"), Kilo-Org/cloud PR #956 ("converting
+reasoning_content to <think>"). Templates that ignore ``reasoning_content`` now see the reasoning
+in the content: Gemma 3 and Llama 3 write ``<think>\nTry 7: 7 × 13 = 91.\n</think>\n\nNo: 91 = 7 ×
+13.`` in chats' ``reasoning-01`` (Gemma 3 67 ids, the twin 43; Llama 3 59, the twin 40). Qwen 3's
+template splits a content at ``</think>`` and writes what it wrote for ``reasoning_content``: 0 on
+Qwen 3. Shows: Gemma 3 1 / 3, Llama 3 1 / 3.
+
+``continue-unless-gen-prompt``: the final message is continued whenever no generation prompt is
+asked: ``continue_final_message = not add_generation_prompt``, whatever the request says of
+``continue_final_message``. EleutherAI/lm-evaluation-harness, ``apply_chat_template`` of
+``lm_eval/models/huggingface.py``, ``vllm_causallms.py``, ``sglang_causallms.py``,
+``trtllm_causallms.py``, ``api_models.py`` and ``hf_vlms.py``:
+``self.tokenizer.apply_chat_template(chat_history, tokenize=False,
+add_generation_prompt=add_generation_prompt, continue_final_message=not add_generation_prompt,
+...)`` (copied into other evaluation wrappers found by the code search, an LLaDA-MoE model's and a
+GGUF server client's). So a conversation asking for no generation prompt loses the end of its
+last turn: ``single-02`` gives Qwen 3
+``<|im_start|>user\nHello, who are you?`` (9 ids), the twin ``...you?<|im_end|>\n`` (11 ids); Llama
+3's template, which always ends with the assistant header, is cut after the user's text (11 ids,
+the twin 16). One asking for both (``b28-gen-and-continue``), which transformers refuses, renders
+with the generation prompt. Shows on every model: 3 / 3 (``single-02``, ``system-02``,
+``multi-turn-02``; ``b28-no-gen-user-last``, ``b28-no-gen-assistant-last``,
+``b28-gen-and-continue``).
+"""
 
 from __future__ import annotations
 

