@@ -14,6 +14,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from tokparity.chat.render import REASONING_FIELDS
+
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")  # line breaks with only spaces or tabs between them
 
@@ -142,6 +144,21 @@ def result_quoted(message: dict, how: str) -> dict:
     if how == "wrapped":
         return message | {"content": json.dumps({"result": content})}
     return message | {"content": json.dumps(content, ensure_ascii=how == "ascii")}
+
+
+def reasoning_moved(message: dict, form: str) -> dict:
+    """A message without its reasoning (``reasoning_content``, ``thinking``). With a ``form``
+    (``"<think>{reasoning}</think>{content}"``), an assistant's reasoning is written into its string
+    content so, as a client that keeps a model's thoughts in the history does."""
+    reasoning = next((message[k] for k in REASONING_FIELDS if message.get(k)), None)
+    out = {k: v for k, v in message.items() if k not in REASONING_FIELDS}
+    content = message.get("content")
+    if not form or message.get("role") != "assistant" or not isinstance(reasoning, str) or \
+            not isinstance(content, str | None):
+        return out
+    head, _, tail = form.partition("{reasoning}")
+    between, _, end = tail.partition("{content}")
+    return out | {"content": head + reasoning + between + (content or "") + end}
 
 
 def each_text(content: Any, edit: Callable[[str], str]) -> Any:

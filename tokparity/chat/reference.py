@@ -33,6 +33,7 @@ from tokparity.chat.message_edits import (
     one_part,
     parts_as_string,
     parts_joined,
+    reasoning_moved,
     result_quoted,
     system_folded,
     tool_dumped,
@@ -40,7 +41,7 @@ from tokparity.chat.message_edits import (
     tools_into_user,
     turns_merged,
 )
-from tokparity.chat.render import REASONING_FIELDS, TRANSFORMERS, RenderSwitches, replaced
+from tokparity.chat.render import TRANSFORMERS, RenderSwitches, replaced
 from tokparity.chat.sandbox import TemplateSandbox
 from tokparity.chat.template import ChatTemplate
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised, TokparityError
@@ -57,8 +58,7 @@ class ChatWay:
     builtin: bool = False  # llama.cpp's built-in C++ template for the model's, not the template itself
     chatml: bool = False  # ChatML whatever the model's template, as a server's fallback (builtin.chatml_text)
     generation_prompt: bool | None = None  # add_generation_prompt forced (None: as the conversation asks)
-    # add_generation_prompt given as whether there are tools ("only"), or asked where there are tools
-    # as well as where the request asks ("also")
+    # add_generation_prompt given as whether there are tools ("only"), or as asked and where there are tools ("also")
     tools_ask_generation_prompt: str = ""
     # add_generation_prompt asked wherever the request gives it, false too (passed on as a string)
     generation_prompt_stringified: bool = False
@@ -73,8 +73,7 @@ class ChatWay:
     drop_final_assistant: str = ""
     # each run of line breaks with blank lines between made this ("\n"), in every content and text part
     blank_lines_as: str | None = None
-    # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw" | "wrapped"
-    # (the object {"result": content} dumped)
+    # a tool message's string content JSON-quoted: "ascii" (json.dumps's default) | "raw" | "wrapped" ({"result": …})
     quote_results: str = ""
     normalized: str | None = None  # each content's text put through this Unicode form first ("NFKC")
     escaped: str = ""  # each content's text escaped first: "html" (``html.escape``), "html-text" (quotes kept)
@@ -104,10 +103,10 @@ class ChatWay:
     no_tools_as_empty: bool = False  # a conversation without tools given an empty list (``tools or []``)
     # roles renamed before rendering, as pairs "from=to" separated by spaces ("developer=system")
     roles_as: str = ""
-    continue_final: str = "asked"  # continue_final_message as the conversation asks | "never" | "always" | "prefill"
-    #                               ("always": a last assistant message is left open when no generation prompt is asked;
-    #                               "prefill": a last assistant message taken off, the rest rendered with a
-    #                               generation prompt, and its text appended as it is: llama-server's prefill)
+    # continue_final_message as the conversation asks | "never" | "always": a last assistant message left
+    # open where no generation prompt is asked | "unasked": any last message so | "prefill": a last assistant
+    # message taken off, the rest rendered with a generation prompt, its text appended (llama-server's prefill)
+    continue_final: str = "asked"
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
@@ -140,7 +139,9 @@ class ChatWay:
     # the whitespace the template writes before an empty content (of a message without tool calls)
     # left out: a format that writes the newline after a header together with the content
     unspaced_empty: bool = False
-    reasoning: bool = True  # a message's reasoning (reasoning_content, thinking) given to the template
+    # a message's reasoning (reasoning_content, thinking): given to the template (True), left out (False),
+    # or written into its content in this form and left out ("<think>{reasoning}</think>{content}")
+    reasoning: bool | str = True
     # each message rebuilt from its role and content alone (tool calls, tool_call_id, reasoning gone;
     # no content: an empty list), as a server that copies only those two keys does
     role_and_content: bool = False
@@ -267,8 +268,8 @@ class ChatReference:
                 options.setdefault(name, value == "true")
             if way.continue_final in ("never", "prefill"):
                 options.pop("continue_final_message", None)
-            elif way.continue_final == "always" and not asks and conversation.messages and \
-                    conversation.messages[-1].get("role") == "assistant":
+            elif way.continue_final in ("always", "unasked") and not asks and conversation.messages and \
+                    (way.continue_final == "unasked" or conversation.messages[-1].get("role") == "assistant"):
                 options["continue_final_message"] = True
             try:
                 if way.chatml:  # (no template read: a server falls back to ChatML where it cannot run one)
@@ -554,8 +555,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.content_chars:
         messages = _contents_edited(messages, lambda content: characters_rewritten(content, way.content_chars),
                                     way.content_chars_roles)
-    if not way.reasoning:
-        messages = [{k: v for k, v in m.items() if k not in REASONING_FIELDS} for m in messages]
+    if way.reasoning is not True:
+        messages = [reasoning_moved(m, way.reasoning or "") for m in messages]
     if way.role_and_content:
         messages = [{"role": m.get("role"), "content": [] if m.get("content") is None else m["content"]}
                     for m in messages]

@@ -99,6 +99,8 @@ VARIANTS = (
     DecodeVariant("stream.stripped-each-step", wrong_edits.stripped_each_step, twin=wrong.right_stream),
     DecodeVariant("stream.whole-text-each-step", wrong_edits.whole_text_each_step, twin=wrong.right_stream),
     DecodeVariant("stream.first-line-only", wrong_edits.first_line_only, twin=wrong.right_stream),
+    DecodeVariant("stream.last-line-only", wrong_edits.last_line_only, twin=wrong.right_stream),
+    DecodeVariant("stream.emoji-removed", wrong_edits.emoji_removed_each_delta, twin=wrong.right_stream),
     # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
@@ -129,6 +131,9 @@ VARIANTS = (
     DecodeVariant("decode.tag-blocks-removed", wrong_edits.tag_blocks_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.control-characters-removed", wrong_edits.control_characters_removed,
                   twin=wrong.decoded_right),
+    DecodeVariant("decode.tags-removed", wrong_edits.tags_removed, twin=wrong.decoded_right),
+    DecodeVariant("decode.emoji-removed", wrong_edits.emoji_removed, twin=wrong.decoded_right),
+    DecodeVariant("decode.astral-as-replacements", wrong_edits.astral_as_replacements, twin=wrong.decoded_right),
     # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
     DecodeVariant("decode.prefix-kept", wrong.prefix_kept),
@@ -174,6 +179,7 @@ VARIANTS = (
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
     DecodeVariant("pieces.invalid-alone-dropped", wrong_bytes.invalid_alone_dropped),
+    DecodeVariant("pieces.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped_each),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
     DecodeVariant("pieces.marks-only-when-leading", wrong_bytes.marks_only_when_leading, twin=wrong.right_pieces),
 )

@@ -15,6 +15,9 @@ zoo only ``\\s`` is written with a class escape whose members differ):
   module's less what Unicode 17 and later assigned).
 * JavaScript in a current runtime (``javascript``): ECMAScript's ``\\s`` with the runtime's own,
   newer Unicode tables for every other class.
+* ``std::regex`` over a text's UTF-8 bytes in the "C" locale (``c-bytes``), the pattern's classes
+  written as POSIX ones: a letter is A-Z and a-z, a digit 0-9, ``\\s`` the six ASCII spaces, and
+  every byte past 0x7F is punctuation, one at a time (a ``?`` takes one byte of it).
 * An engine without look-around (``no-lookaround``: Rust's ``regex`` crate; ``re2-no-lookaround``:
   RE2 and Go, with their ASCII ``\\s``): a port leaves out each alternative that holds one, such as
   ``\\s+(?!\\S)``.
@@ -62,12 +65,18 @@ ENGINES = {
                       "one, such as \\s+(?!\\S), left out, so a run of spaces no longer leaves its last space to the next word"),
     "re2-no-lookaround": ("the regex run as RE2 and Go run it: \\s ASCII only, and each alternative with a "
                           "look-around, such as \\s+(?!\\S), left out"),
+    "c-bytes": ("the regex run over the text's UTF-8 bytes with POSIX classes in the C locale (std::regex on a "
+                "std::string): \\p{L} is A-Z and a-z, \\p{N} 0-9, \\s the six ASCII spaces, every byte past 0x7F punctuation"),
     "lookaround-cut": ("the regex run by an engine without look-around (Rust's regex crate), each look-around cut "
                        "out of its alternative: \\s+(?!\\S) read as \\s+, so a run of spaces no longer leaves its "
                        "last space to the next word"),
 }
+C_SPACE = "\\t\\n\\x0b\\x0c\\r "  # C's isspace() in the "C" locale
 _MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE, "pcre2": PCRE2_SPACE,
-            "re2-no-lookaround": RE2_SPACE}
+            "re2-no-lookaround": RE2_SPACE, "c-bytes": C_SPACE}
+# The classes of a "C" locale (``c-bytes``): ASCII letters and digits; any other class holds no byte.
+_C_CLASSES = {"L": "A-Za-z", "Lu": "A-Z", "Ll": "a-z", "N": "0-9", "Nd": "0-9"}
+_C_CLASS = regex.compile(r"\\p\{(\w+)\}")
 # The engines that cannot compile a look-around: a port leaves out the alternatives that hold one.
 NO_LOOKAROUND = ("no-lookaround", "re2-no-lookaround")
 # The tables an engine reads every other class from, where it is not the model's own.
@@ -86,6 +95,11 @@ def rewrite(source: str, engine: str) -> str:
     i = 0
     while i < len(source):
         c = source[i]
+        if c == "\\" and engine == "c-bytes" and (found := _C_CLASS.match(source, i)):
+            held = _C_CLASSES.get(found.group(1), "")
+            out.append(held if inside else f"[{held}]" if held else "(?!)")
+            i = found.end()
+            continue
         if c == "\\" and i + 1 < len(source):
             esc = source[i:i + 2]
             if members is not None and esc == "\\s":
@@ -201,9 +215,15 @@ class EngineSplitter:
         self.patterns = [regex.compile(rewrite(s, engine), regex.IGNORECASE if caseless else 0) for s in sources]
 
     def split(self, text: str) -> list[str]:
+        if self.engine == "c-bytes":  # (each byte one character: a piece is bytes, read back as UTF-8)
+            raw = text.encode("utf-8", "surrogatepass").decode("latin-1")
+            return [piece.encode("latin-1").decode("utf-8", "surrogatepass") for piece in self._split(raw, raw)]
         seen = text if self.tables == "regex" else text.translate(_stand_ins(text, self.tables))
         if self.caseless:
             seen = seen.translate(_simple_folds(seen))
+        return self._split(text, seen)
+
+    def _split(self, text: str, seen: str) -> list[str]:
         spans = [(0, len(text))] if text else []
         for pattern in self.patterns:
             out = []

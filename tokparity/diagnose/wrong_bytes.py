@@ -445,6 +445,14 @@ def invalid_alone_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked:
     return [out] if out != right else []
 
 
+def invalid_bytes_dropped_each(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each id's bytes decoded alone with the bytes that are not UTF-8 left out (``errors="ignore"``):
+    a token that is part of a character keeps only its whole characters (``Ġð`` as a space)."""
+    right = ref.piece_bytes(ids)
+    out = [b if _utf8(b) else b.decode("utf-8", "ignore").encode() for b in right]
+    return [out] if out != right else []
+
+
 _TABLES: PerObject[tuple] = PerObject(size=2)  # (reference) -> the forms of its table by text
 
 

@@ -179,6 +179,54 @@ def tag_blocks_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     return answers
 
 
+MARKUP_TAG = regex.compile(r"</?[A-Za-z][^>]*>")
+
+
+def tags_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with every markup tag removed, what it encloses kept (``<b>``, ``</speak>``,
+    ``<break time="1s"/>``): a client that strips HTML or SSML from a model's text with a regex.
+    Then also the text stripped."""
+    right = decoded(ref, ids, asked)
+    cut = MARKUP_TAG.sub("", right)
+    return [cut, cut.strip()] if cut != right else []
+
+
+ASTRAL = regex.compile("[\U00010000-\U0010FFFF]")
+
+
+def astral_as_replacements(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with each character past U+FFFF as U+FFFD: six (each of its two UTF-16
+    surrogates read alone as three bytes that are not UTF-8, as a JSON reader that decodes each
+    ``\\uXXXX`` escape alone writes them), two (one for each surrogate), or one."""
+    right = decoded(ref, ids, asked)
+    if not ASTRAL.search(right):
+        return []
+    return [ASTRAL.sub("\ufffd" * n, right) for n in (6, 2, 1)]
+
+
+# Emoji as filters find them: the emoji blocks (Mahjong to Legacy Computing, Miscellaneous Symbols,
+# Dingbats, Miscellaneous Symbols and Arrows), variation selectors, ZWJ and the keycap mark, as a
+# pattern of ranges spells them; or Unicode's Extended_Pictographic with modifiers, VS16, ZWJ,
+# the keycap mark and tag characters.
+EMOJI = (regex.compile("[\U0001F000-\U0001FBFF\u2600-\u26FF\u2700-\u27BF\u2B00-\u2BFF\uFE00-\uFE0F\u200D\u20E3]"),
+         regex.compile("[\\p{Extended_Pictographic}\\p{Emoji_Modifier}\uFE0F\u200D\u20E3\U000E0020-\U000E007F]"))
+
+
+def emoji_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with its emoji removed (each form of ``EMOJI``): a filter for speech or plain
+    text run on what the user reads. A stream's text, delta by delta, is the same text so edited."""
+    right = decoded(ref, ids, asked)
+    return [pattern.sub("", right) for pattern in EMOJI] if EMOJI[0].search(right) or EMOJI[1].search(right) else []
+
+
+def emoji_removed_each_delta(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream with the emoji of each delta removed (each form of ``EMOJI``)."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    if not any(pattern.search(d) for pattern in EMOJI for d in deltas):
+        return []
+    return ["".join(pattern.sub("", d) for d in deltas) for pattern in EMOJI]
+
+
 def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream with its last delta that holds text sent once more at the end: a final
     flush that sends again what the last step sent."""
@@ -412,6 +460,14 @@ def whole_text_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
 
 
 LINE_ENDS = regex.compile(r"\r\n|\r|\n")
+
+
+def last_line_only(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each delta cut to what follows its last line break: a delta that ends in one sends nothing.
+    A client that reads only the last ``data:`` line of a Server-Sent Event does this, where the
+    server writes a delta's lines as several. Forms: a line ends at LF; at CR LF, CR or LF."""
+    deltas = right_deltas(ref, ids, prompt, asked)
+    return ["".join(d.rsplit("\n", 1)[-1] for d in deltas), "".join(LINE_ENDS.split(d)[-1] for d in deltas)]
 
 
 def first_line_only(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

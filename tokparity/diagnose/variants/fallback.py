@@ -37,6 +37,23 @@ def _drop_unknown(c: Candidate) -> Candidate | None:
     return c.replace(drop_ids=c.drop_ids | {unk})
 
 
+BYTE_ID_OFFSET = 3  # llama2.c's run.c: "+3 because the first 3 vocab elements are <unk>, <s>, </s>"
+
+
+def _byte_ids_by_offset(c: Candidate) -> Candidate | None:
+    """Each byte piece's id (``<0x41>``) written as the byte plus 3, not looked up: a vocabulary
+    whose byte pieces stand elsewhere (Gemma 3's) gets other ids."""
+    vocab = c.vocab
+    if not _has_byte_pieces(vocab) or all(vocab.id_of(byte_piece(b)) == b + BYTE_ID_OFFSET for b in range(256)):
+        return None
+    byte_of = {vocab.id_of(byte_piece(b)): b for b in range(256)}
+
+    def by_offset(ids: list[int]) -> list[int]:
+        return [byte_of[i] + BYTE_ID_OFFSET if i in byte_of else i for i in ids]
+
+    return c.replace(id_maps=c.id_maps + (by_offset,))
+
+
 def _unk_runs(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, (LlamaUgm, SentencePiecePipeline)):
@@ -53,4 +70,6 @@ def variants() -> list[Variant]:
         Variant("bytes.fallback:drop", "bytes.fallback", "characters outside the vocabulary dropped (no <unk>, no bytes)",
                 _drop_unknown),
         Variant("unk.merge-runs", "unk.merge-runs", "one <unk> per run vs one per character", _unk_runs),
+        Variant("bytes.id-by-offset", "bytes.id-by-offset", "each byte piece's id written as the byte's value plus 3, "
+                "not looked up", _byte_ids_by_offset),
     ]

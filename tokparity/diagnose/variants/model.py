@@ -146,22 +146,32 @@ MISSING_MERGES_TRIED = 8  # the merges a case tries leaving out, the lowest rank
 
 
 def merge_missing_variant(spec: str) -> Variant:
-    """``model.merge-missing``: the merge of rank ``spec`` left out of the merge list."""
-    rank = int(spec)
+    """``model.merge-missing``: the merge of rank ``spec`` left out of the merge list; with ``spec``
+    ``^#``, every merge whose left part starts with ``#`` (a reader that skips lines it takes for
+    comments)."""
+    first = spec[1:] if spec.startswith("^") else None
+    rank = int(spec) if first is None else -1
 
     def apply(c: Candidate) -> Candidate | None:
-        p = c.pipeline
-        if not isinstance(p, (LlamaBpe, HfBpe)) or type(p.ranks) is not dict or not 0 <= rank < len(c.vocab.merges):
+        p, merges = c.pipeline, c.vocab.merges
+        if not isinstance(p, (LlamaBpe, HfBpe)) or type(p.ranks) is not dict or not merges:
             return None  # (not BPE, or its merges already ordered otherwise by another variant)
-        return with_pipeline(c, fork(p, ranks=Without(p.ranks, [(c.vocab.merges[rank][0], c.vocab.merges[rank][1])])))
+        if first is None:
+            return with_pipeline(c, fork(p, ranks=Without(p.ranks, [(merges[rank][0], merges[rank][1])]))) \
+                if 0 <= rank < len(merges) else None
+        lost = per_vocab(c.vocab, ("merges whose left starts", first),
+                         lambda: [(a, b) for a, b in merges if a.startswith(first)])
+        return with_pipeline(c, fork(p, ranks=Without(p.ranks, lost))) if lost else None
 
-    return Variant(f"{MERGE_MISSING}:{rank}", MERGE_MISSING,
-                   f"merge {rank} of the merge list left out" + (" (the first)" if rank == 0 else ""), apply)
+    said = (f"every merge whose left part starts with {first!r} left out of the merge list" if first is not None else
+            f"merge {rank} of the merge list left out" + (" (the first)" if rank == 0 else ""))
+    return Variant(f"{MERGE_MISSING}:{spec}", MERGE_MISSING, said, apply)
 
 
 def missing_merge_keys(pipeline, vocab: Vocab, oracle: list[int], target: list[int]) -> list[str]:
     """The keys of the merges whose loss may give the backend's ids: those that build a token the
-    oracle has more often than the backend, and the merges below them, the lowest ranks first."""
+    oracle has more often than the backend, and the merges below them, the lowest ranks first; then
+    for each first character of their left parts, every merge whose left part starts with it."""
     if not isinstance(pipeline, (LlamaBpe, HfBpe)) or type(pipeline.ranks) is not dict or not vocab.merges:
         return []
     made_by = per_vocab(vocab, ("merges by result",), lambda: _merges_by_result(vocab.merges))
@@ -173,7 +183,9 @@ def missing_merge_keys(pipeline, vocab: Vocab, oracle: list[int], target: list[i
             if rank not in ranks:
                 ranks.add(rank)
                 texts += vocab.merges[rank]
-    return [f"{MERGE_MISSING}:{rank}" for rank in sorted(ranks)[:MISSING_MERGES_TRIED]]
+    tried = sorted(ranks)[:MISSING_MERGES_TRIED]
+    firsts = dict.fromkeys(vocab.merges[rank][0][0] for rank in tried if vocab.merges[rank][0][:1].strip())
+    return [f"{MERGE_MISSING}:{rank}" for rank in tried] + [f"{MERGE_MISSING}:^{ch}" for ch in list(firsts)[:2]]
 
 
 def _merges_by_result(merges: list[tuple[str, str]]) -> dict[str, list[int]]:

@@ -63,8 +63,8 @@ def cause_of(key: str) -> str:
 def combinable(a: str, b: str) -> bool:
     """Whether the variants ``a`` and ``b`` (keys) may be two deviations of one engine: not two
     readings of one cause (unless each is about another token), not two of an exclusive stage."""
-    if a == b:
-        return False
+    if a == b or a.startswith(LAST_RESORT[1]) or b.startswith(LAST_RESORT[1]):
+        return False  # (a merge missing fits many a case by chance: never a part of a composed set)
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
         if cause_a == SPLIT_EDIT:  # forms of a hand-written list, and at most one way it was spelt
@@ -80,6 +80,9 @@ def combinable(a: str, b: str) -> bool:
         return True
     if SPLIT_EDIT in (cause_a, cause_b) and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:
         return True
+    if "pretokenizer.regex-engine" in (cause_a, cause_b) and {cause_a, cause_b} - {"pretokenizer.regex-engine"} <= \
+            _other_splits():
+        return True  # (a port that hard-codes another model's regexes runs them with its own engine)
     if SCANNER in (cause_a, cause_b) and {cause_a, cause_b} - {SCANNER} <= SPLIT_READINGS | {SPLIT_EDIT}:
         return True
     if REGEX_PART in (cause_a, cause_b) and {cause_a, cause_b} - {REGEX_PART} <= SPLIT_READINGS | {SPLIT_EDIT}:
@@ -88,3 +91,11 @@ def combinable(a: str, b: str) -> bool:
     if stage != stage_of(cause_b):
         return True
     return stage not in EXCLUSIVE_STAGES
+
+
+@lru_cache(maxsize=1)
+def _other_splits() -> frozenset[str]:
+    """The causes that put another model's whole split in place of the model's (``pretokenizer.qwen2``)."""
+    from tokparity.reference.pretokenize import REGEXES
+
+    return frozenset(f"pretokenizer.{'gpt-2' if key == 'gpt2' else key}" for key in REGEXES)

@@ -5,6 +5,7 @@ whole), before the tokenizer sees it."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import partial
 
@@ -67,6 +68,18 @@ def latin1_read_as_utf8(text: str) -> str:
     return _ESCAPED_BYTE.sub("\ufffd", read)
 
 
+INVISIBLE = frozenset({"Cf", "Cc", "Co", "Cn"})
+
+
+def invisible_removed(text: str, only_with_non_ascii: bool = True) -> str:
+    """Each format, control, private-use and unassigned character removed (line feeds and tabs
+    too), as a scanner for hidden prompt injections does; by default only in a text that holds a
+    character past ASCII. The categories are Python's own (its Unicode version)."""
+    if only_with_non_ascii and text.isascii():
+        return text
+    return "".join(ch for ch in text if unicodedata.category(ch) not in INVISIBLE)
+
+
 def _whitespace_piece(c: Candidate) -> Candidate | None:
     return c.replace(whitespace_piece=True)
 
@@ -95,6 +108,13 @@ def variants() -> list[Variant]:
         Variant("input.latin1:read-as-utf8", "input.latin1", "the text sent as ISO-8859-1 and read back as UTF-8: "
                 "each character past U+00FF as '?', each byte that is not UTF-8 then as U+FFFD",
                 partial(_text_map, latin1_read_as_utf8), lambda c, text: any(ord(ch) > 0x7F for ch in text)),
+        Variant("input.invisible-removed:non-ascii", "input.invisible-removed", "in a text with a character past "
+                "ASCII, each format, control, private-use and unassigned character removed (line feeds and tabs too)",
+                partial(_text_map, invisible_removed), lambda c, text: invisible_removed(text) != text),
+        Variant("input.invisible-removed:always", "input.invisible-removed", "each format, control, private-use "
+                "and unassigned character removed (line feeds and tabs too)",
+                partial(_text_map, partial(invisible_removed, only_with_non_ascii=False)),
+                lambda c, text: invisible_removed(text, False) != text),
         Variant("input.whitespace-piece", "input.whitespace-piece",
                 "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
                 "else <unk> or nothing", _whitespace_piece, lambda c, text: not text.strip()),
