@@ -128,7 +128,7 @@ class Diagnosis:
     cause: str
     evidence: str
     variants: tuple[str, ...] = ()
-    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce them too
+    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets that reproduce them too (see diagnose.cause)
     decides_class: bool = False  # a proof (or a tie): the class must be a symptom of the cause
     stage: str = "unknown"  # where the search's cause puts the divergence (for a judgement without stages)
     # The parts of the run's root cause (its variants, smallest sets first) that give these ids too,

@@ -4,7 +4,7 @@ sight the diagnosis named 2 of the 12 bugs and proved them: a decode through ``u
 (its bytes read as Latin-1) and consecutive turns of one role merged. Ten causes were written after
 the round was seen: ``input.invisible-removed``, ``bytes.id-by-offset``, the ``c-bytes`` reading of
 ``pretokenizer.regex-engine`` (std::regex over bytes in the C locale), ``decode.tags-removed``,
-``decode.astral-as-replacements``, ``stream.last-line-only``, ``stream.emoji-removed``,
+``decode.astral-as-replacements``, ``decode.emoji-removed``, ``stream.last-line-only``,
 ``pieces.invalid-bytes-dropped``, ``chat.reasoning-inlined`` and the ``unasked`` form of
 ``chat.final-message-continued`` (tests/engines/blind/README.md). Each bug below is named by its
 cause, its verdict proven, the twin agreeing."""
@@ -38,7 +38,7 @@ CHATS = ["chats", str(BLIND / "blind28_chats.jsonl")]
         "tags-stripped": ("decode.tags-removed", 40)}),
     ("qwen3", "stream", ["edge", "ids"], DECODE, {
         "sse-last-data-line": ("stream.last-line-only", 25),
-        "emoji-filtered": ("stream.emoji-removed", 12)}),
+        "emoji-filtered": ("decode.emoji-removed", 12)}),
     ("qwen3", "pieces", ["ids"], DECODE, {"pieces-utf8-ignore": ("pieces.invalid-bytes-dropped", 150)}),
     ("qwen3", "chat", CHATS, CHAT, {
         "same-role-merged": ("chat.turns-merged", 6),

@@ -148,8 +148,8 @@ def result_quoted(message: dict, how: str) -> dict:
 
 def reasoning_moved(message: dict, form: str) -> dict:
     """A message without its reasoning (``reasoning_content``, ``thinking``). With a ``form``
-    (``"<think>{reasoning}</think>{content}"``), an assistant's reasoning is written into its string
-    content so, as a client that keeps a model's thoughts in the history does."""
+    (``"<think>{reasoning}</think>{content}"``), an assistant's reasoning is first written into its
+    string content in that form. A client that keeps a model's thoughts in the history does this."""
     reasoning = next((message[k] for k in REASONING_FIELDS if message.get(k)), None)
     out = {k: v for k, v in message.items() if k not in REASONING_FIELDS}
     content = message.get("content")

@@ -103,9 +103,9 @@ class ChatWay:
     no_tools_as_empty: bool = False  # a conversation without tools given an empty list (``tools or []``)
     # roles renamed before rendering, as pairs "from=to" separated by spaces ("developer=system")
     roles_as: str = ""
-    # continue_final_message as the conversation asks | "never" | "always": a last assistant message left
-    # open where no generation prompt is asked | "unasked": any last message so | "prefill": a last assistant
-    # message taken off, the rest rendered with a generation prompt, its text appended (llama-server's prefill)
+    # continue_final_message: "asked" (as the conversation asks) | "never" | "always" (a last assistant message
+    # left open where no generation prompt is asked) | "unasked" (the last message so, whatever its role) |
+    # "prefill" (a last assistant message taken off, a generation prompt asked, its text appended: llama-server)
     continue_final: str = "asked"
     content_as_parts: bool = False  # each string content sent as a list of one text part
     # a list of text parts made one string, joined by this, for a template that reads no parts

@@ -12,7 +12,8 @@ class Cause:
     name: str
     detail: str
     keys: tuple[str, ...] = ()  # the variants that reproduce it ("" causes and stage-level ones: none)
-    alternatives: tuple[tuple[str, ...], ...] = ()  # other sets of the same size that reproduce it too
+    # other sets that reproduce it too (a stage-level cause: the merges missing that do, for the verdict)
+    alternatives: tuple[tuple[str, ...], ...] = ()
 
     @property
     def reproduced(self) -> bool:

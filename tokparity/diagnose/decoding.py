@@ -100,7 +100,6 @@ VARIANTS = (
     DecodeVariant("stream.whole-text-each-step", wrong_edits.whole_text_each_step, twin=wrong.right_stream),
     DecodeVariant("stream.first-line-only", wrong_edits.first_line_only, twin=wrong.right_stream),
     DecodeVariant("stream.last-line-only", wrong_edits.last_line_only, twin=wrong.right_stream),
-    DecodeVariant("stream.emoji-removed", wrong_edits.emoji_removed_each_delta, twin=wrong.right_stream),
     # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),

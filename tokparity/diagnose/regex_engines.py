@@ -16,8 +16,8 @@ zoo only ``\\s`` is written with a class escape whose members differ):
 * JavaScript in a current runtime (``javascript``): ECMAScript's ``\\s`` with the runtime's own,
   newer Unicode tables for every other class.
 * ``std::regex`` over a text's UTF-8 bytes in the "C" locale (``c-bytes``), the pattern's classes
-  written as POSIX ones: a letter is A-Z and a-z, a digit 0-9, ``\\s`` the six ASCII spaces, and
-  every byte past 0x7F is punctuation, one at a time (a ``?`` takes one byte of it).
+  written as POSIX ones: a letter is A-Z and a-z, a digit 0-9, punctuation ASCII's, ``\\s`` the six
+  ASCII spaces. A byte past 0x7F is in no class, so only a negated class takes it.
 * An engine without look-around (``no-lookaround``: Rust's ``regex`` crate; ``re2-no-lookaround``:
   RE2 and Go, with their ASCII ``\\s``): a port leaves out each alternative that holds one, such as
   ``\\s+(?!\\S)``.
@@ -66,7 +66,8 @@ ENGINES = {
     "re2-no-lookaround": ("the regex run as RE2 and Go run it: \\s ASCII only, and each alternative with a "
                           "look-around, such as \\s+(?!\\S), left out"),
     "c-bytes": ("the regex run over the text's UTF-8 bytes with POSIX classes in the C locale (std::regex on a "
-                "std::string): \\p{L} is A-Z and a-z, \\p{N} 0-9, \\s the six ASCII spaces, every byte past 0x7F punctuation"),
+                "std::string): \\p{L} is A-Z and a-z, \\p{N} 0-9, \\s the six ASCII spaces; a byte past 0x7F is in no "
+                "class, so only a negated class such as [^\\s\\p{L}\\p{N}] takes it"),
     "lookaround-cut": ("the regex run by an engine without look-around (Rust's regex crate), each look-around cut "
                        "out of its alternative: \\s+(?!\\S) read as \\s+, so a run of spaces no longer leaves its "
                        "last space to the next word"),
@@ -74,8 +75,11 @@ ENGINES = {
 C_SPACE = "\\t\\n\\x0b\\x0c\\r "  # C's isspace() in the "C" locale
 _MEMBERS = {"ecmascript": ECMASCRIPT_SPACE, "javascript": ECMASCRIPT_SPACE, "re2": RE2_SPACE, "pcre2": PCRE2_SPACE,
             "re2-no-lookaround": RE2_SPACE, "c-bytes": C_SPACE}
-# The classes of a "C" locale (``c-bytes``): ASCII letters and digits; any other class holds no byte.
-_C_CLASSES = {"L": "A-Za-z", "Lu": "A-Z", "Ll": "a-z", "N": "0-9", "Nd": "0-9"}
+# The classes of a "C" locale (``c-bytes``): ASCII's letters, digits, punctuation and symbols; any
+# other class holds no byte (U+0100, which no byte of the text is, stands in for none).
+_C_CLASSES = {"L": "A-Za-z", "Lu": "A-Z", "Ll": "a-z", "N": "0-9", "Nd": "0-9",
+              "P": regex.escape("".join(c for c in map(chr, range(128)) if unicodedata.category(c).startswith("P"))),
+              "S": regex.escape("".join(c for c in map(chr, range(128)) if unicodedata.category(c).startswith("S")))}
 _C_CLASS = regex.compile(r"\\p\{(\w+)\}")
 # The engines that cannot compile a look-around: a port leaves out the alternatives that hold one.
 NO_LOOKAROUND = ("no-lookaround", "re2-no-lookaround")
@@ -96,8 +100,8 @@ def rewrite(source: str, engine: str) -> str:
     while i < len(source):
         c = source[i]
         if c == "\\" and engine == "c-bytes" and (found := _C_CLASS.match(source, i)):
-            held = _C_CLASSES.get(found.group(1), "")
-            out.append(held if inside else f"[{held}]" if held else "(?!)")
+            held = _C_CLASSES.get(found.group(1), "\\u0100")
+            out.append(held if inside else f"[{held}]")
             i = found.end()
             continue
         if c == "\\" and i + 1 < len(source):
@@ -212,7 +216,8 @@ class EngineSplitter:
         # and a cased class takes every case (``\p{Lu}`` a lower-case letter too).
         self.caseless = caseless
         self.name = f"{engine} engine"
-        self.patterns = [regex.compile(rewrite(s, engine), regex.IGNORECASE if caseless else 0) for s in sources]
+        flags = (regex.IGNORECASE if caseless else 0) | (regex.ASCII if engine == "c-bytes" else 0)
+        self.patterns = [regex.compile(rewrite(s, engine), flags) for s in sources]
 
     def split(self, text: str) -> list[str]:
         if self.engine == "c-bytes":  # (each byte one character: a piece is bytes, read back as UTF-8)

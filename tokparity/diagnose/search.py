@@ -8,7 +8,9 @@ set of variants with which the reference gives the backend's ids *exactly*:
 2. after the backend's first LOOK_AROUND cases, the sets that explained its earlier cases,
    most frequent first (a run's mismatches mostly share one cause, so this is usually the first
    and only try);
-3. every single variant, in pipeline order. Where several reproduce the case, the one that
+3. every single variant, in pipeline order; a costly one (``Variant.costly``) and the last
+   resorts (``LAST_RESORT``) only where nothing before them reproduces the case, and a merge
+   missing only as an alternative for the run's verdict. Where several reproduce the case, the one that
    reproduced the most of this backend's cases so far, then the narrowest (PROBES). A variant
    seen changing a place the backend left alone on another case is *refuted* for this backend
    and not named again, even where it happens to reproduce;
@@ -418,11 +420,11 @@ class Diagnoser:
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
                 refuted.update(k[0] for k in against if len(k) == 1)  # (a learnt table's set is no one variant)
                 hits = [k for k in hits if k not in against]
-        if hits and all(k[0].startswith(MERGE_MISSING) for k in hits):
-            # (a merge lost changes every text where its pair meets, the agreements too: only the
-            # run's verdict, which reads them, names it; to a case alone it may fit by chance)
-            found = stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
-            return Cause(found.name, found.detail, alternatives=tuple(hits))
+        # (a merge lost changes every text where its pair meets, the agreements too: only the run's
+        # verdict, which reads them, names it. To a case alone it may fit by chance, so the case is
+        # searched on as if nothing had reproduced it, the merge kept as an alternative.)
+        aside = hits if hits and all(k[0].startswith(MERGE_MISSING) for k in hits) else []
+        hits = [] if aside else hits
         if hits:
             # The variant that accounts for what the case looks like (its class); then the one that
             # reproduced the most of this backend's cases so far (counting every case it reproduced,
@@ -439,7 +441,7 @@ class Diagnoser:
             key = edit.key()
             out = singles[(key,)] = self.encode((key,), text)
             if out == target:
-                return self._found((key,), text, memo)
+                return self._found((key,), text, memo, alternatives=aside)
         if self.full_searches[backend] < FULL_SEARCHES:
             self.full_searches[backend] += 1
             composed = self._compose(text, base, target, singles, memo)
@@ -448,8 +450,9 @@ class Diagnoser:
                 # says little where one member (a BOS) changes every probe.
                 best = min(composed, key=lambda k: (not self._fits(k, symptom), -memo[k], len(k),
                                                     sum(self.breadth((key,)) for key in k) if len(composed) > 1 else 0))
-                return self._found(best, text, memo, alternatives=composed)
-        return stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+                return self._found(best, text, memo, alternatives=composed + aside)
+        found = stages.stage_level(self.tokenizer.pipeline, self.vocab, text, oracle, target) or NO_CAUSE
+        return Cause(found.name, found.detail, alternatives=tuple(aside))
 
     def _refuted_by(self, keys: tuple[str, ...], texts: Sequence[str]) -> bool:
         """Whether the set gives other ids than the reference on REFUTED_BY_AGREEMENTS of ``texts``

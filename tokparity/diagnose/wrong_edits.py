@@ -214,17 +214,10 @@ EMOJI = (regex.compile("[\U0001F000-\U0001FBFF\u2600-\u26FF\u2700-\u27BF\u2B00-\
 
 def emoji_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right text with its emoji removed (each form of ``EMOJI``): a filter for speech or plain
-    text run on what the user reads. A stream's text, delta by delta, is the same text so edited."""
+    text run on what the user reads. A stream's deltas hold whole characters, so a filter run on
+    each delta gives a stream the same text."""
     right = decoded(ref, ids, asked)
     return [pattern.sub("", right) for pattern in EMOJI] if EMOJI[0].search(right) or EMOJI[1].search(right) else []
-
-
-def emoji_removed_each_delta(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The right stream with the emoji of each delta removed (each form of ``EMOJI``)."""
-    deltas = right_deltas(ref, ids, prompt, asked)
-    if not any(pattern.search(d) for pattern in EMOJI for d in deltas):
-        return []
-    return ["".join(pattern.sub("", d) for d in deltas) for pattern in EMOJI]
 
 
 def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

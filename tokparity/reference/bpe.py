@@ -124,6 +124,15 @@ class Without(dict):
     def __len__(self) -> int:
         return len(self.ranks) - sum(pair in self.ranks for pair in self.left_out)
 
+    def keys(self):  # type: ignore[override]  # (what dict() and a copy read: not the empty storage)
+        return list(self)
+
+    def items(self):  # type: ignore[override]
+        return [(pair, self.ranks[pair]) for pair in self]
+
+    def values(self):  # type: ignore[override]
+        return [self.ranks[pair] for pair in self]
+
 
 def merge_word(symbols: list[str], ranks: dict[tuple[str, str], int], trace: bool = False) -> BpeResult:
     """Merge one word's symbols by rank (the readable loop: O(n²), fine for words).

@@ -117,7 +117,8 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
     engine has those bugs, and a smaller set that gives the same ids is the coincidence. So a case
     whose own search reproduced nothing takes a part of a proven verdict only.
     A case takes only a part whose catalogue names the row's class as a symptom, or a part that
-    changes the same stage as the case's own cause, or one its own search found too. Example: a case that both the greedy match and
+    changes the same stage as the case's own cause, or, in a proven verdict, one its own search
+    found too. Example: a case that both the greedy match and
     the engine's real merge order reproduce is the merge order's. Another: JavaScript's ``\\s``
     reproduces ``" \\ufeffa"`` as well as another split regex does, whatever the rules called it.
     A tie that the proven root cause reproduces is that cause's: the engine's bug is established on
@@ -138,7 +139,8 @@ def as_verdict_says(j: Judgement, d: Diagnosis, root: RootCause | None) -> Diagn
         if j.cls == "crash":  # (a failure: no ids to reproduce, and the class stays a crash)
             return replace(d, cause=names, variants=part, evidence=(
                 f"the run's root cause ({_shown(part)}) fails on this text too, as the engine did; {d.evidence}"))
-        if fits(j.cls, names) or stage_of_cause(names) == stage_of_cause(d.cause) or part in d.alternatives:
+        if fits(j.cls, names) or stage_of_cause(names) == stage_of_cause(d.cause) or \
+                root.proven and part in d.alternatives:
             return replace(d, cause=names, variants=part, decides_class=True, evidence=(
                 f"the run's root cause reproduces these ids exactly ({_shown(part)}); {d.evidence}"))
     return d

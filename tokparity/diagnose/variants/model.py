@@ -4,6 +4,7 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -175,8 +176,8 @@ def missing_merge_keys(pipeline, vocab: Vocab, oracle: list[int], target: list[i
     if not isinstance(pipeline, (LlamaBpe, HfBpe)) or type(pipeline.ranks) is not dict or not vocab.merges:
         return []
     made_by = per_vocab(vocab, ("merges by result",), lambda: _merges_by_result(vocab.merges))
-    texts = [vocab.tokens[i] for i in dict.fromkeys(oracle)
-             if 0 <= i < vocab.size and oracle.count(i) > target.count(i) and vocab.tokens[i]]
+    had, got = Counter(oracle), Counter(target)
+    texts = [vocab.tokens[i] for i in had if 0 <= i < vocab.size and had[i] > got[i] and vocab.tokens[i]]
     ranks: set[int] = set()
     while texts and len(ranks) < 4 * MISSING_MERGES_TRIED:
         for rank in made_by.get(texts.pop(), ())[:2]:

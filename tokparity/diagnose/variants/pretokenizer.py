@@ -106,6 +106,15 @@ def _pretokenizer_none(c: Candidate) -> Candidate | None:
     return _with_splitter(c, Pretokenizer([], "none"))
 
 
+# (a case shows the C locale's reading by a letter or digit past ASCII that leaves its word: one
+# whose only such characters are spaces or punctuation is left to the rules that name them)
+_NON_ASCII_WORD = regex.compile(r"[^\x00-\x7f](?<=[\p{L}\p{N}])")
+
+
+def _has_non_ascii_word(c: Candidate, text: str) -> bool:
+    return _NON_ASCII_WORD.search(text) is not None
+
+
 def _regex_engine(engine: str, c: Candidate) -> Candidate | None:
     # Only \s read otherwise: the other classes keep the tables the model's split reads
     # (llama.cpp's own for a GGUF; Oniguruma's Unicode 16.0 for a tokenizer.json: ``_reading``),
@@ -337,7 +346,7 @@ def variants() -> list[Variant]:
                        _whole_regex_caseless))
     for engine, what in regex_engines.ENGINES.items():
         out.append(Variant(f"pretokenizer.regex-engine:{engine}", "pretokenizer.regex-engine", what,
-                           partial(_regex_engine, engine)))
+                           partial(_regex_engine, engine), _has_non_ascii_word if engine == "c-bytes" else None))
     for rule, (_, _, what) in SCANNER_RULES.items():
         out.append(Variant(f"{SCANNER}:{rule}", SCANNER, what, partial(_scanner_rule, rule)))
     return out

@@ -43,7 +43,7 @@ SCANNER = "pretokenizer.scanner"
 # contractions edited, as a scanner's rule does.
 REGEX_PART = "pretokenizer.regex-part"
 # Variants that say less than a named cause, and give many a case's ids by coincidence: a part left
-# out of the model's regex, one merge left out of the list. A case tries them last, in this order,
+# out of the model's regex, merges left out of the list. A case tries them last, in this order,
 # each only where no named cause and no earlier one gives its ids alone: a scanner's rule or another
 # model's regex says more than a part missing, and a part missing more than a merge missing.
 LAST_RESORT = (REGEX_PART + ":", "model.merge-missing:")
