@@ -60,6 +60,7 @@ from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.cause import NO_CAUSE, Cause
 from tokparity.diagnose.id_spans import changed, distance, spans, touches
 from tokparity.diagnose.variants import (
+    MERGE_MISSING,
     PER_CASE,
     STAGES,
     Variant,
@@ -75,7 +76,6 @@ from tokparity.diagnose.variants import (
     rightmost_ties,
     stage_of,
 )
-from tokparity.diagnose.variants.model import MERGE_MISSING
 from tokparity.diff import ties
 from tokparity.errors import EngineFailure
 from tokparity.records import Judgement

@@ -18,6 +18,7 @@ from typing import Literal
 
 import regex
 
+from tokparity.diagnose.variants.model import ASTRAL  # (the characters past U+FFFF)
 from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, incomplete_tail
@@ -191,9 +192,6 @@ def tags_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSe
     return [cut, cut.strip()] if cut != right else []
 
 
-ASTRAL = regex.compile("[\U00010000-\U0010FFFF]")
-
-
 def astral_as_replacements(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right text with each character past U+FFFF as U+FFFD: six (each of its two UTF-16
     surrogates read alone as three bytes that are not UTF-8, as a JSON reader that decodes each
@@ -217,7 +215,8 @@ def emoji_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     text run on what the user reads. A stream's deltas hold whole characters, so a filter run on
     each delta gives a stream the same text."""
     right = decoded(ref, ids, asked)
-    return [pattern.sub("", right) for pattern in EMOJI] if EMOJI[0].search(right) or EMOJI[1].search(right) else []
+    answers = [pattern.sub("", right) for pattern in EMOJI]
+    return answers if any(answer != right for answer in answers) else []
 
 
 def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

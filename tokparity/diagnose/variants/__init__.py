@@ -42,6 +42,7 @@ from tokparity.diagnose.variants.rules import (
     EXCLUSIVE_STAGES,
     FAILURES,
     LAST_RESORT,
+    MERGE_MISSING,
     PER_CASE,
     REGEX_PART,
     SCANNER,
@@ -59,7 +60,7 @@ from tokparity.diagnose.variants.text_edit import TextEdit, all_joined, edit_of,
 from tokparity.diagnose.variants.text_edit import parse as parse_edit
 from tokparity.diagnose.variants.variant import Variant
 
-__all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "LAST_RESORT", "PER_CASE", "REGEX_PART", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
+__all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "LAST_RESORT", "MERGE_MISSING", "PER_CASE", "REGEX_PART", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
            "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "case_keys", "case_variant", "catalogue", "cause_of", "combinable",
            "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "resort_of", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
            "user_defined_variant"]

@@ -14,6 +14,7 @@ from tokparity.diagnose import plain_object
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.variants.lookup_keys import DecodedRanks, PackedRanks
 from tokparity.diagnose.variants.pretokenizer import splits
+from tokparity.diagnose.variants.rules import MERGE_MISSING
 from tokparity.diagnose.variants.variant import Variant, per_vocab, with_pipeline
 from tokparity.reference.backtracking import Backtracking
 from tokparity.reference.bpe import AnyJoin, RightmostFirst, Without
@@ -142,7 +143,6 @@ def _backtracking_encoder(p, vocab: Vocab, added: frozenset[int]) -> Backtrackin
     return Backtracking(tokens) if set(gpt2_unicode_to_byte()) <= set(tokens) else None
 
 
-MERGE_MISSING = "model.merge-missing"
 MISSING_MERGES_TRIED = 8  # the merges a case tries leaving out, the lowest ranks first
 
 

@@ -14,7 +14,7 @@ import unicodedata2
 from tokparity.diagnose import contractions, regex_engines
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.contractions import Contractions, beyond_lower_case
-from tokparity.diagnose.variants.rules import SCANNER
+from tokparity.diagnose.variants.rules import SCANNER, split_name
 from tokparity.diagnose.variants.variant import Variant, is_ugm_or_sp, per_vocab, with_pipeline
 from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaBpe
@@ -22,7 +22,7 @@ from tokparity.reference.pretokenize import REGEXES, Pretokenizer
 from tokparity.vocab.model import TokenType
 
 # The cause names of the table's regex lists ("behaves like gpt-2"); "none" splits nothing.
-PRETOKENIZER_NAMES = {key: ("gpt-2" if key == "gpt2" else key) for key in REGEXES}
+PRETOKENIZER_NAMES = {key: split_name(key) for key in REGEXES}
 
 
 class _Split:

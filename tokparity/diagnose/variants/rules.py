@@ -30,8 +30,9 @@ FAILURES = frozenset({"model.prototype-lookup"})
 # Keys of the variants made for one case, from its tokens or its text: two of one cause are two
 # tokens (or two contraction forms) of the case, each its own.
 CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
+MERGE_MISSING = "model.merge-missing"  # (variants/model.py builds it)
 PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "pretokenizer.char-table:",
-            "model.merge-missing:", *CONTRACTION_FORMS)
+            MERGE_MISSING + ":", *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"
@@ -46,7 +47,7 @@ REGEX_PART = "pretokenizer.regex-part"
 # out of the model's regex, merges left out of the list. A case tries them last, in this order,
 # each only where no named cause and no earlier one gives its ids alone: a scanner's rule or another
 # model's regex says more than a part missing, and a part missing more than a merge missing.
-LAST_RESORT = (REGEX_PART + ":", "model.merge-missing:")
+LAST_RESORT = (REGEX_PART + ":", MERGE_MISSING + ":")
 
 
 def resort_of(key: str) -> int:
@@ -63,7 +64,7 @@ def cause_of(key: str) -> str:
 def combinable(a: str, b: str) -> bool:
     """Whether the variants ``a`` and ``b`` (keys) may be two deviations of one engine: not two
     readings of one cause (unless each is about another token), not two of an exclusive stage."""
-    if a == b or a.startswith(LAST_RESORT[1]) or b.startswith(LAST_RESORT[1]):
+    if a == b or a.startswith(MERGE_MISSING) or b.startswith(MERGE_MISSING):
         return False  # (a merge missing fits many a case by chance: never a part of a composed set)
     cause_a, cause_b = cause_of(a), cause_of(b)
     if cause_a == cause_b:
@@ -93,9 +94,14 @@ def combinable(a: str, b: str) -> bool:
     return stage not in EXCLUSIVE_STAGES
 
 
+def split_name(key: str) -> str:
+    """The name of another model's whole split in its cause (``pretokenizer.gpt-2`` for the table's ``gpt2``)."""
+    return "gpt-2" if key == "gpt2" else key
+
+
 @lru_cache(maxsize=1)
 def _other_splits() -> frozenset[str]:
     """The causes that put another model's whole split in place of the model's (``pretokenizer.qwen2``)."""
     from tokparity.reference.pretokenize import REGEXES
 
-    return frozenset(f"pretokenizer.{'gpt-2' if key == 'gpt2' else key}" for key in REGEXES)
+    return frozenset(f"pretokenizer.{split_name(key)}" for key in REGEXES)
