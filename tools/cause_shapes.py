@@ -23,8 +23,9 @@ from pathlib import Path
 
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import TOOLS_MARK
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay, prompt_encoder
+from tokparity.chat.reference import ChatReference, prompt_encoder
 from tokparity.chat.template import find_template, gguf_template
+from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
 from tokparity.corpus import load_corpus
 from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases

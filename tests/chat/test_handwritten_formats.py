@@ -40,9 +40,10 @@ def test_a_header_space_before_a_content_that_begins_with_whitespace(zoo):
     no way wrote the space there. Mistral Nemo's template trims nothing: such a content is marked,
     and the header's space is told apart from the content's newline."""
     from tokparity.chat.conversation import Conversation
-    from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+    from tokparity.chat.reference import ChatReference
     from tokparity.chat.sandbox import TemplateSandbox
     from tokparity.chat.template import find_template
+    from tokparity.chat.way import TRANSFORMERS_WAY
     from tokparity.diagnose.chat_read import _before_content_read
 
     template = find_template(zoo("tekken"))
@@ -67,9 +68,10 @@ def test_a_header_space_read_where_the_template_refuses_the_conversation(zoo):
     read off the prompt the template makes with its checks skipped, so the two causes together
     reproduce the prompt (chat.template-checks-skipped+chat.header-spacing)."""
     from tokparity.chat.conversation import Conversation
-    from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference
+    from tokparity.chat.reference import ChatReference
     from tokparity.chat.sandbox import TemplateSandbox
     from tokparity.chat.template import find_template
+    from tokparity.chat.way import TRANSFORMERS_WAY
     from tokparity.diagnose.chat_read import _before_content_read
 
     reference = ChatReference(find_template(zoo("tekken")), lambda text, parse: [], None, TemplateSandbox(10))

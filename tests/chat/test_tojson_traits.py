@@ -25,8 +25,8 @@ def test_reading_a_tojsons_traits_counts_its_renders(zoo):
 
     from tokparity.backends.registry import make_backend
     from tokparity.chat.conversation import Conversation
-    from tokparity.chat.reference import TRANSFORMERS_WAY
     from tokparity.chat.template import find_template
+    from tokparity.chat.way import TRANSFORMERS_WAY
     from tokparity.diagnose.chat import derived
     from tokparity.run.chat import chat_reference
     from tokparity.vocab import load_vocab

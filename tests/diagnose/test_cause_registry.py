@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tokparity
-from tokparity.chat.reference import TRANSFORMERS_WAY
+from tokparity.chat.way import TRANSFORMERS_WAY
 from tokparity.diagnose import chat, decoding, learnt_edits, learnt_ids
 from tokparity.diagnose.info import DECODING_OPS, cause_info, declared, is_declared
 from tokparity.diagnose.variants import PER_CASE, catalogue, cause_of

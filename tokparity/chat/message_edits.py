@@ -1,6 +1,6 @@
 """The edits a way makes to a conversation's messages before rendering.
 
-tokparity.chat.reference's ``edited`` applies them. Each takes the messages, or one of their
+tokparity.chat.way's ``edited`` applies them. Each takes the messages, or one of their
 values, and gives new ones. They merge turns, join parts or write a list as a language does, fold
 a system message into the next, parse or quote tool calls' arguments, quote tool results,
 normalize or collapse text, write tools into the system or a user message, and sort keys.

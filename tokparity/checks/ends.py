@@ -197,9 +197,9 @@ def _closing(model: ModelFiles, vocab: Vocab, message: dict, marker: str, what: 
              last: bool = False) -> tuple[int, str] | Unrendered | str:
     """The first special token (``last``: the last) the chat template writes after ``marker``, the
     text of ``message``, the assistant message that ends a one-turn conversation."""
-    from tokparity.chat.reference import TRANSFORMERS_WAY
     from tokparity.chat.sandbox import TemplateSandbox
     from tokparity.chat.template import find_template
+    from tokparity.chat.way import TRANSFORMERS_WAY
     from tokparity.errors import CaseFailure, TemplateRaised
 
     template = find_template(model)

@@ -1,5 +1,5 @@
 """The causes of ``--ops chat`` mismatches, named by reproduction: the reference's prompt made
-another way, one named step or several at once (tokparity.chat.reference.ChatWay), gives the
+another way, one named step or several at once (tokparity.chat.way.ChatWay), gives the
 backend's prompt exactly: its ids where it gave ids, its text where it gave text, or the same
 refusal.
 
@@ -23,7 +23,8 @@ from itertools import chain, combinations, islice, product
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, ChatWay, own_refusal
+from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, own_refusal
+from tokparity.chat.way import ChatWay
 from tokparity.diagnose import content_chars
 from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
 from tokparity.diagnose.chat_ways import (

@@ -13,8 +13,9 @@ from os.path import commonprefix
 from tokparity.chat import ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, ChatWay
+from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
+from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
 from tokparity.diagnose import content_chars
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised

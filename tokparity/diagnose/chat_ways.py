@@ -1,5 +1,5 @@
 """The chat causes' ways, as causes.toml declares them: each a ``ChatVariant``, the named change of
-tokparity.chat.reference.ChatWay that an engine with that bug makes (tokparity.diagnose.chat
+tokparity.chat.way.ChatWay that an engine with that bug makes (tokparity.diagnose.chat
 searches them; tokparity.diagnose.chat_read reads the values some of them take off a prompt)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import combinations
 
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatWay
+from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
 from tokparity.diagnose.info import of_stage
 
 OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)

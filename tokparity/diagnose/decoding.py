@@ -105,6 +105,7 @@ VARIANTS = (
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
     DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.previous-delta-removed", wrong_edits.previous_delta_removed, twin=wrong.right_stream),
+    DecodeVariant("stream.partial-stop-dropped", wrong_edits.partial_stop_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.last-delta-resent", wrong_edits.last_delta_resent, twin=wrong.right_stream),
     DecodeVariant("stream.stalls-after-change", wrong_edits.stalls_after_change, twin=wrong.right_stream),
     DecodeVariant("stream.tail-never-sent", wrong.tail_never_sent, twin=wrong.right_stream),
@@ -132,6 +133,7 @@ VARIANTS = (
                   twin=wrong.decoded_right),
     DecodeVariant("decode.tags-removed", wrong_edits.tags_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.emoji-removed", wrong_edits.emoji_removed, twin=wrong.decoded_right),
+    DecodeVariant("decode.leading-bom-dropped", wrong_edits.leading_bom_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.astral-as-replacements", wrong_edits.astral_as_replacements, twin=wrong.decoded_right),
     # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),

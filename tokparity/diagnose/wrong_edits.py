@@ -5,7 +5,8 @@ stripped or normalized, leaves its added tokens out, or loses a tag's blocks or 
 characters. A stream never sends its blank deltas, sends its last one twice, drops a delta the
 text sent so far already holds, or stops once its text departs from what it sent, strips each
 delta, loses its first delta or the delta after a special token. It loses a delta with a Unicode
-line break, or removes the previous delta from each. A decoder drops the first id. Each takes
+line break, or removes the previous delta from each, or a delta that could begin the stop string.
+A decoder drops the first id, or a leading byte-order mark. Each takes
 ``(reference, ids, prompt, asked)`` as those of ``tokparity.diagnose.wrong_decoders`` do.
 ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
@@ -217,6 +218,30 @@ def emoji_removed(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     right = decoded(ref, ids, asked)
     answers = [pattern.sub("", right) for pattern in EMOJI]
     return answers if any(answer != right for answer in answers) else []
+
+
+def leading_bom_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text without the U+FEFF it begins with: JavaScript's ``TextDecoder`` made without
+    ``ignoreBOM`` takes those three bytes for a byte-order mark."""
+    right = decoded(ref, ids, asked)
+    return [right[1:]] if right.startswith("\ufeff") else []
+
+
+def partial_stop_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right stream less each delta that could begin the EOS token's text, a stop string: a
+    delta that is a start of it, or that ends with one (``<``). A server holds such a delta back in
+    case the stop string follows, then never sends it."""
+    eos = ref.vocab.special_ids.get("eos")
+    stop = ref.vocab.tokens[eos] if eos is not None and 0 <= eos < ref.vocab.size else ""
+    if len(stop) < 2:
+        return []
+
+    def may_begin_stop(delta: str) -> bool:  # (FastChat's is_partial_stop: the delta, or an end of it shorter than both)
+        return any(stop.startswith(delta[-k:] if k else delta) for k in range(min(len(delta), len(stop))))
+
+    deltas = right_deltas(ref, ids, prompt, asked)
+    kept = [d for d in deltas if not may_begin_stop(d)]
+    return ["".join(kept)] if len(kept) < len(deltas) else []
 
 
 def last_delta_resent(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

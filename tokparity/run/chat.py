@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from tokparity.backends.base import Backend, outside_every_vocabulary, too_many_ids
 from tokparity.chat import PARTS_CHECK, RAISED_SHOWN, SPECIALS_CHECK, TEMPLATE_CHECK, ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.reference import TRANSFORMERS_WAY, ChatReference, prompt_encoder
+from tokparity.chat.reference import ChatReference, prompt_encoder
 from tokparity.chat.sandbox import RENDER_TIMEOUT, TemplateSandbox
 from tokparity.chat.template import ChatTemplate, gguf_template
+from tokparity.chat.way import TRANSFORMERS_WAY
 from tokparity.corpus import Case
 from tokparity.diff.chat import SpecialTexts, judge_chat
 from tokparity.diff.shape import chat_failure_shape, chat_ids_shape, chat_shape

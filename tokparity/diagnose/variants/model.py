@@ -4,6 +4,7 @@ otherwise) or another way to look pieces up (packed keys, JavaScript objects).""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -337,6 +338,14 @@ def _code_units(word: str) -> str:
     return "".join(_GLYPH_OF_BYTE[u] if u < 256 else "" for u in codes)
 
 
+def _ascii_runs(word: str) -> list[str]:
+    """The word's runs of ASCII bytes, each a word of its own in GPT-2's glyphs: each byte from 0x80
+    up spelt as a byte-fallback name (``<0xE9>``) that no merge joins and no token is, so it splits
+    the word and is then dropped."""
+    return ["".join(_GLYPH_OF_BYTE[b] for b in run)
+            for run in re.split(rb"[\x80-\xff]+", word.encode("utf-8", "surrogatepass")) if run]
+
+
 class _Respelt:
     """A pre-tokenizer whose words are spelt by another byte alphabet: ``respell`` takes a word's
     text and gives its spelling. Hugging Face's byte-level pre-tokenizer gives each word in GPT-2's
@@ -345,7 +354,7 @@ class _Respelt:
 
     byte_level = True
 
-    def __init__(self, inner, respell: Callable[[str], str]):
+    def __init__(self, inner, respell: Callable[[str], str | list[str]]):
         self.inner, self.respell = inner, respell
 
     def __call__(self, text: str, at_start: bool = True) -> list[str]:
@@ -357,10 +366,11 @@ class _Respelt:
         return self._spelt(self.inner.split(text))
 
     def _spelt(self, words: Iterable[str]) -> list[str]:
-        return [w for w in map(self.respell, words) if w]
+        spelt = (self.respell(w) for w in words)
+        return [w for one in spelt for w in ([one] if isinstance(one, str) else one) if w]
 
 
-def _respelt(respell: Callable[[str], str], c: Candidate) -> Candidate | None:
+def _respelt(respell: Callable[[str], str | list[str]], c: Candidate) -> Candidate | None:
     p = c.pipeline
     if isinstance(p, LlamaBpe) and p.pre.byte_encode and p.greedy is None:
         return with_pipeline(c, fork(p, pre=dataclasses.replace(p.pre, byte_encode=False),
@@ -408,6 +418,10 @@ def variants() -> list[Variant]:
         Variant("model.byte-alphabet:code-units", "model.byte-alphabet",
                 "each UTF-16 code unit of a word taken for a byte: one below 256 as that byte, any other (an emoji's "
                 "halves, CJK) as nothing", partial(_respelt, _code_units), lambda c, text: not text.isascii()),
+        Variant("model.byte-alphabet:ascii-only", "model.byte-alphabet",
+                "each byte from 0x80 up spelt as a byte-fallback name (<0xE9>) that no merge joins and no token is: "
+                "the byte is dropped, and the ASCII runs around it are merged apart", partial(_respelt, _ascii_runs),
+                lambda c, text: not text.isascii()),
         Variant("model.ignore-merges", "model.ignore-merges", "whole-word lookup before merging toggled",
                 _ignore_merges),
         Variant("model.lookup-key", "model.lookup-key",

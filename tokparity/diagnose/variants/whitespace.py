@@ -67,7 +67,7 @@ def _whitespace_collapse(c: Candidate) -> Candidate | None:
     p = c.pipeline
     if is_ugm_or_sp(p):
         return renormalized(c, remove_extra_whitespaces=not p.normalizer.remove_extra_whitespaces)
-    if isinstance(p, (LlamaSpm, HfBpe)):
+    if isinstance(p, (LlamaSpm, LlamaBpe, HfBpe)):
         return c.replace(text_maps=c.text_maps + (collapse_spaces,))
     return None
 
