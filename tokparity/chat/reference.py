@@ -96,9 +96,6 @@ class ChatReference:
             asks = bool(conversation.tools) or (way.tools_ask_generation_prompt == "also" and asks)
         if way.generation_prompt_stringified and "add_generation_prompt" in conversation.options:
             asks = True
-        if way.generation_prompt_after and conversation.messages and \
-                conversation.messages[-1].get("role") not in way.generation_prompt_after.split():
-            asks = False
         if asks and conversation.continue_final_message and \
                 (way.generation_prompt_stringified or way.tools_ask_generation_prompt):
             raise TemplateRaised(BOTH_ASKED)  # (transformers refuses the two together)
@@ -106,11 +103,30 @@ class ChatReference:
         # are not asked of it)
         tool_use = conversation.tools is not None and way.tool_use_template and \
             way.tools_in_system is None and way.tools_in_user is None
-        request = conversation
         conversation, prefill = self._prepared(conversation, way)
+        if way.generation_prompt_after and conversation.messages and \
+                conversation.messages[-1].get("role") not in way.generation_prompt_after.split():
+            asks = False  # (the last message the engine renders, after its own edits)
         asks = asks or prefill is not None
         own_prompt = way.generation_prompt_as if asks else None  # (an engine's own generation prompt)
         asks = asks and own_prompt is None
+        found = self._rendered(conversation, way, asks, tool_use)
+        if way.generation_prompt_twice and asks:  # (the same render without it: no last turn left open either)
+            plain = dataclasses.replace(way, continue_final="asked") if way.continue_final in ("always", "unasked") else way
+            without = self._rendered(conversation, plain, False, tool_use)
+            found += found[len(without):] if found.startswith(without) else ""
+        found += (own_prompt or "") + (prefill or "")
+        if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
+            bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
+            found = found[len(bos):] if bos and found.startswith(bos) else found
+            found = found[:-len(eos)] if eos and found.endswith(eos) else found
+        if way.strip_end:
+            found = found.rstrip(" \t\n")
+        return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
+
+    def _rendered(self, conversation: Conversation, way: ChatWay, asks: bool, tool_use: bool) -> str:
+        """The template's text of the conversation as ``way`` edited it, the marks of its edits
+        resolved; ``asks``: with the generation prompt. Kept per conversation and render choices."""
         key = (conversation.to_text(), way.render, way.builtin, way.chatml, asks, way.variables, tool_use,
                way.continue_final, way.options_set)
         if key not in self._texts:
@@ -154,17 +170,7 @@ class ChatReference:
             end = re.escape(self.turn_end().strip()) or "$"  # (a body of its own, such as tools, keeps it)
             found = re.sub(_AFTER_HEADER + "[ \t\n]*" + EMPTY_MARK + f"(?=[ \t\n]*(?:{end}|$))", "", found)
             found = found.replace(EMPTY_MARK, "")
-        if way.generation_prompt_twice and asks:
-            without = self.text(request, dataclasses.replace(way, generation_prompt=False, generation_prompt_twice=False))
-            found += found[len(without):] if found.startswith(without) else ""
-        found += (own_prompt or "") + (prefill or "")
-        if way.strip_ends:  # (a server that avoids a double BOS by cutting the template's own)
-            bos, eos = (self.template.specials.get(name) or "" for name in ("bos_token", "eos_token"))
-            found = found[len(bos):] if bos and found.startswith(bos) else found
-            found = found[:-len(eos)] if eos and found.endswith(eos) else found
-        if way.strip_end:
-            found = found.rstrip(" \t\n")
-        return found[:-1] if way.drop_trailing_newline and found.endswith("\n") else found
+        return found
 
     def _prepared(self, conversation: Conversation, way: ChatWay) -> tuple[Conversation, str | None]:
         """The conversation as ``way`` edits it before rendering, and the text of a last message it

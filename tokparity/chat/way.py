@@ -53,8 +53,8 @@ class ChatWay:
     generation_prompt_stringified: bool = False
     # add_generation_prompt kept only where the last message's role is one of these ("user developer")
     generation_prompt_after: str = ""
-    # what the template adds for the generation prompt written once more after it (the builder asks
-    # the template for it, then appends the assistant's header itself)
+    # the template's generation prompt written a second time after it (a builder that asks the
+    # template for it, then appends the assistant's header itself)
     generation_prompt_twice: bool = False
     variables: bool = True  # the conversation's other options (enable_thinking, date_string) given to the template
     tool_use_template: bool = True  # a conversation with tools rendered by the model's "tool_use" template, if any
@@ -196,12 +196,12 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     ``reads_system`` say whether the template writes a list of parts, a system message: an engine
     that joins or folds them leaves such a template's alone."""
     messages = conversation.messages
-    if way.repeat_last_user and messages and messages[-1].get("role") == "user":
-        messages = [*messages, messages[-1]]
     if way.history == "last-user":
         users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else 0
         messages = [m for k, m in enumerate(messages) if k >= start or m.get("role") == "system"]
+    if way.repeat_last_user and messages and messages[-1].get("role") == "user":
+        messages = [*messages, messages[-1]]
     if way.drop_roles:
         messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
     if way.drop_final_assistant and messages and messages[-1].get("role") == "assistant" and \
@@ -286,10 +286,10 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages, tools = tools_into_user(messages, conversation.tools, way.tools_in_user, way.tools_user), None
     if way.no_tools_as_empty and tools is None:
         tools = []
-    if way.tools_unwrapped and tools:
-        tools = [t["function"] if isinstance(t, dict) and isinstance(t.get("function"), dict) else t for t in tools]
     if way.tool_nulls is not None and tools:
         tools = [tool_dumped(t, way.tool_nulls) for t in tools]
+    if way.tools_unwrapped and tools:  # (after a dump: a server dumps its models, then unwraps them)
+        tools = [t["function"] if isinstance(t, dict) and isinstance(t.get("function"), dict) else t for t in tools]
     options = conversation.options
     if way.options_as_strings:
         options = {k: ("true" if v else "false") if isinstance(v, bool) and k not in OWN_OPTIONS else v

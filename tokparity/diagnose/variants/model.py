@@ -339,9 +339,9 @@ def _code_units(word: str) -> str:
 
 
 def _ascii_runs(word: str) -> list[str]:
-    """The word's runs of ASCII bytes, each a word of its own in GPT-2's glyphs: each byte from 0x80
-    up spelt as a byte-fallback name (``<0xE9>``) that no merge joins and no token is, so it splits
-    the word and is then dropped."""
+    """The word's runs of ASCII bytes, each a word of its own in GPT-2's glyphs. Each byte from 0x80
+    up is spelt as a byte-fallback name (``<0xE9>``) that no merge joins and no token is. So it
+    splits the word, and then it is dropped."""
     return ["".join(_GLYPH_OF_BYTE[b] for b in run)
             for run in re.split(rb"[\x80-\xff]+", word.encode("utf-8", "surrogatepass")) if run]
 

@@ -182,8 +182,8 @@ def _typed_mark_as_bytes(c: Candidate) -> Candidate | None:
 def variants() -> list[Variant]:
     """The whitespace and space variants, in catalogue order."""
     return [
-        Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled",
-                _whitespace_collapse),
+        Variant("whitespace.collapse", "whitespace.collapse", "remove_extra_whitespaces toggled (where the "
+                "pipeline has no such flag: runs of spaces squeezed, the ends stripped)", _whitespace_collapse),
         Variant("whitespace.collapse:tokenizers", "whitespace.collapse",
                 "remove_extra_whitespaces as transformers' converter writes it for tokenizers (Strip right of "
                 "every whitespace, Replace(' {2,}', '▁'), Metaspace)", _whitespace_as_tokenizers),
