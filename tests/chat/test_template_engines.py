@@ -23,8 +23,8 @@ reference's prompt reproduces it. An engine that refuses every conversation gets
 refusal (llama.cpp's built-ins, which take no conversation with parts or tools, are not tried on
 those: not a refusal to match).
 
-About 25 s per engine on two busy cores (most of it transformers loading gemma-3 and gemini for
-the reference's ids).
+The three JavaScript engines share one run: the reference's prompts and ids (most of the time:
+transformers loading gemma-3 and gemini) are made once for the three.
 """
 
 from __future__ import annotations
@@ -66,26 +66,41 @@ class ChatRun:
         return json.loads(self.rows[model, case]["backend_output"])[0]
 
 
-def compare_chat(tmp_path: Path, name: str, command: str) -> ChatRun:
-    """``tokparity compare MODELS --ops chat -c chats -b NAME=cmd:COMMAND``, read back for NAME. A
+def compare_chat(tmp_path: Path, engines: dict[str, str]) -> dict[str, ChatRun]:
+    """``tokparity compare MODELS --ops chat -c chats -b NAME=cmd:COMMAND …``, read back for each
+    NAME. One run judges several engines: the reference's prompts are made once for all. A
     content of parts refused is ``chat.parts-refused``; no other cause is named: each other
     difference is a feature of the engine's own (a filter, an operator), which no way of making the
     reference's prompt reproduces."""
     out = tmp_path / "out"
-    code = main(["compare", *MODELS, "--ops", "chat", "-c", "chats", "-b", f"{name}=cmd:{command}", "-o", str(out),
-                 "-q"])
+    code = main(["compare", *MODELS, "--ops", "chat", "-c", "chats",
+                 *(arg for name, command in engines.items() for arg in ("-b", f"{name}=cmd:{command}")),
+                 "-o", str(out), "-q"])
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    runs = {r["model"]: r for r in summary["runs"] if r["backend"] == name}
     with open(out / "mismatches.csv", encoding="utf-8", newline="") as f:
-        rows = {(r["model"], r["case_id"]): r for r in csv.DictReader(f) if r["backend"] == name}
-    assert sorted(runs) == sorted(MODELS), summary["runs"]
-    for model, run in runs.items():
-        assert (run["op"], run["cases"], run["skipped"]) == ("chat", JUDGED, SKIPPED), (model, run)
-        assert run["mismatches"] == sum(m == model for m, _ in rows), (model, run)
-    assert all(row["cause"] == "" or (row["cause"] == "chat.parts-refused" and case.startswith("content-parts")
-                                      and row["class"] == "chat-raises") for (_, case), row in rows.items()), \
-        {key: row["cause"] for key, row in rows.items()}
-    return ChatRun(code, runs, rows)
+        every_row = list(csv.DictReader(f))
+    found = {}
+    for name in engines:
+        runs = {r["model"]: r for r in summary["runs"] if r["backend"] == name}
+        rows = {(r["model"], r["case_id"]): r for r in every_row if r["backend"] == name}
+        assert sorted(runs) == sorted(MODELS), summary["runs"]
+        for model, run in runs.items():
+            assert (run["op"], run["cases"], run["skipped"]) == ("chat", JUDGED, SKIPPED), (model, run)
+            assert run["mismatches"] == sum(m == model for m, _ in rows), (model, run)
+        assert all(row["cause"] == "" or (row["cause"] == "chat.parts-refused" and case.startswith("content-parts")
+                                          and row["class"] == "chat-raises") for (_, case), row in rows.items()), \
+            {key: row["cause"] for key, row in rows.items()}
+        found[name] = ChatRun(code, runs, rows)
+    return found
+
+
+@pytest.fixture(scope="module")
+def node_runs(node_engines, tmp_path_factory) -> dict[str, ChatRun]:
+    """The three JavaScript engines in one run: each test below reads its own engine's rows."""
+    return compare_chat(tmp_path_factory.mktemp("node"), {
+        "hf-jinja": node("chat_hf_jinja.mjs", "{tokenizer_config}"),
+        "transformers.js": node("chat_transformers_js.mjs", "{tokenizer_json}"),
+        "nunjucks": node("chat_nunjucks.mjs", "{tokenizer_config}")})
 
 
 def node(script: str, *args: str) -> str:
@@ -124,7 +139,7 @@ def test_minijinja_agrees_everywhere(tmp_path):
         message = f"minijinja {version} NOT TESTED: its outcome was verified on 3.0.5 and 3.1.0 only"
         warnings.warn(message, stacklevel=1)
         pytest.skip(message)
-    run = compare_chat(tmp_path, "minijinja", f"{sys.executable} {ENGINES / 'chat_minijinja.py'} {{tokenizer_config}}")
+    run = compare_chat(tmp_path, {"minijinja": f"{sys.executable} {ENGINES / 'chat_minijinja.py'} {{tokenizer_config}}"})["minijinja"]
     assert run.classes == {}
     assert run.exit_code == 0
 
@@ -153,7 +168,7 @@ def assert_hf_jinja_differences(run: ChatRun) -> None:
 
 
 @pytest.mark.slow
-def test_huggingface_jinja(node_engines, tmp_path):
+def test_huggingface_jinja(node_runs):
     """@huggingface/jinja 0.5.11 (``new Template(source).render(variables)``; nothing to configure:
     the Template constructor always lexes with lstrip_blocks and trim_blocks, every Environment has
     ``namespace``, render() sets raise_exception and strftime_now, and ``tojson`` is built into the
@@ -175,12 +190,12 @@ def test_huggingface_jinja(node_engines, tmp_path):
       reverse, sort, join, string and unique; ``trim`` falls to ``default: throw new
       Error("Unknown ArrayValue filter: trim")``. (gemini content-parts-02 has a system message:
       both refuse it, "System role not supported".)"""
-    run = compare_chat(tmp_path, "hf-jinja", node("chat_hf_jinja.mjs", "{tokenizer_config}"))
+    run = node_runs["hf-jinja"]
     assert_hf_jinja_differences(run)
 
 
 @pytest.mark.slow
-def test_transformers_js_apply_chat_template(node_engines, tmp_path):
+def test_transformers_js_apply_chat_template(node_runs):
     """transformers.js 4.3.1 ``tokenizer.apply_chat_template`` (text with tokenize false, ids with
     tokenize true): its template engine is @huggingface/jinja 0.5.10, bundled into
     dist/transformers.node.mjs (``evaluateBinaryExpression`` and ``applyFilter`` there are the
@@ -190,7 +205,7 @@ def test_transformers_js_apply_chat_template(node_engines, tmp_path):
     false})``), so no chat-ids or chat-bos appears. It passes the messages as given, where
     transformers drops a key whose value is None and aliases reasoning to ``thinking`` and
     ``reasoning_content``: no conversation of ``chats`` shows that difference."""
-    run = compare_chat(tmp_path, "transformers.js", node("chat_transformers_js.mjs", "{tokenizer_json}"))
+    run = node_runs["transformers.js"]
     assert_hf_jinja_differences(run)
     for model, case in HF_JINJA_DIFFERENCES:
         if "Unknown ArrayValue filter" not in run.backend_said(model, case):  # a prompt: its ids came too
@@ -214,7 +229,7 @@ NUNJUCKS_DIFFERENCES = {
 
 
 @pytest.mark.slow
-def test_nunjucks(node_engines, tmp_path):
+def test_nunjucks(node_runs):
     """Nunjucks 3.2.4 with ``installJinjaCompat()``, autoescape off, trimBlocks/lstripBlocks on and
     transformers' tojson (Python's json.dumps, written in the wrapper), raise_exception,
     strftime_now, namespace and dict. gemma-3 agrees on every conversation (slices, ``is
@@ -235,7 +250,7 @@ def test_nunjucks(node_engines, tmp_path):
       list. src/filters.js ``trim(str)`` is ``str.replace(/^\\s*|\\s*$/g, '')`` with no
       conversion to a string: "TypeError: str.replace is not a function", where jinja2 trims the
       list's str()."""
-    run = compare_chat(tmp_path, "nunjucks", node("chat_nunjucks.mjs", "{tokenizer_config}"))
+    run = node_runs["nunjucks"]
     assert run.classes == NUNJUCKS_DIFFERENCES
     for model in SET_ATTRIBUTE_MODELS:
         assert run.runs[model]["mismatches"] == JUDGED - 2
