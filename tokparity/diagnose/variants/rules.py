@@ -49,12 +49,11 @@ SCANNER = "pretokenizer.scanner"
 # A part left out of the model's regex: it goes with a reading of the same regexes and with their
 # contractions edited, as a scanner's rule does.
 REGEX_PART = "pretokenizer.regex-part"
-# Variants that say less than a named cause, and give many a case's ids by coincidence: a text cut
-# into slices (cuts that fall on the backend's token boundaries), a part left out of the model's
-# regex, merges left out of the list. A case tries them last, in this order, each only where no
-# named cause and no earlier one gives its ids alone: a scanner's rule or another model's regex
-# says more than a part missing, and a part missing more than a merge missing.
-LAST_RESORT = ("input.sliced:", REGEX_PART + ":", MERGE_MISSING + ":")
+# Variants that say less than a named cause, and give many a case's ids by coincidence: a part left
+# out of the model's regex, merges left out of the list. A case tries them last, in this order,
+# each only where no named cause and no earlier one gives its ids alone: a scanner's rule or another
+# model's regex says more than a part missing, and a part missing more than a merge missing.
+LAST_RESORT = (REGEX_PART + ":", MERGE_MISSING + ":")
 
 
 def resort_of(key: str) -> int:
