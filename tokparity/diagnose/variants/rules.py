@@ -22,11 +22,6 @@ def stage_of(cause: str) -> str:
 # stripped either). The other stages' variants are independent switches: spaces not escaped *and*
 # no dummy prefix; special-token text parsed *and* not stripped.
 EXCLUSIVE_STAGES = frozenset({"library", "normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
-# A text cut into slices, each encoded alone; the causes whose own way of encoding the text comes
-# first (a blank text looked up whole, the text cut at special tokens or read with another
-# release's), so that the pair would be the other one alone.
-SLICED = "input.sliced"
-SLICED_BEFORE = frozenset({"input.whitespace-piece", "specials.segmented", "specials.other-release"})
 # Causes that make an engine fail on some texts rather than give other ids: one goes with any deviation
 # of the ids, its own stage's included (a JavaScript engine's lookups can fail whatever its merge does).
 FAILURES = frozenset({"model.prototype-lookup"})
@@ -83,8 +78,6 @@ def combinable(a: str, b: str) -> bool:
         if cause_a in ("input.edit", "ids.truncated", "input.sliced", "pretokenizer.char-table"):
             return False
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
-    if SLICED in (cause_a, cause_b) and {cause_a, cause_b} & SLICED_BEFORE:
-        return False  # (the text is not sliced where one of these encodes it first: Candidate.encode)
     if cause_a in FAILURES or cause_b in FAILURES:
         return True
     if SPLIT_EDIT in (cause_a, cause_b) and {cause_a, cause_b} - {SPLIT_EDIT} <= SPLIT_READINGS:

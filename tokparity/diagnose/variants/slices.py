@@ -52,7 +52,7 @@ class Slicing:
     def of(self, text: str) -> list[str]:
         """The slices, in order. Cut into equal parts, each is ``ceil(len / parts)`` characters
         long, and the last ones may be empty, as ``text[i * n:(i + 1) * n] for i in range(parts)``
-        gives them. An empty text has no slice."""
+        gives them."""
         if self.unit == "chars":
             return [text[k:k + self.size] for k in range(0, len(text), self.size)]
         length = (len(text) - 1) // self.size + 1 if text else 0
@@ -60,8 +60,7 @@ class Slicing:
 
     def sentence(self) -> str:
         if self.unit == "chars":
-            return "each character of the text encoded alone" if self.size == 1 else \
-                f"the text cut every {self.size} characters, each slice encoded alone"
+            return f"the text cut every {self.size} characters, each slice encoded alone"
         return f"the text cut into {self.size} slices of equal length, each encoded alone"
 
 
@@ -78,13 +77,9 @@ def sliced_variant(spec: str) -> Variant:
 def slicings(vocab: Vocab, text: str, target: list[int], oracle: list[int]) -> list[str]:
     """The variant keys of the slicings whose every cut is a token boundary of the backend's ids
     and not of the oracle's somewhere: the shortest such slice length, then each number of equal
-    slices that gives it (at most ``MOST_PARTS``). A slicing must cut the text twice at least. None
-    where the tokens' bytes do not spell the text."""
+    slices that gives it (at most ``MOST_PARTS``)."""
     n = len(text)
-    size = len(text.encode("utf-8", "surrogatepass"))
-    # (the tokens' bytes must spell the text: a dummy prefix, a WordPiece space or an <unk> would
-    # put every boundary after it in the wrong place)
-    if n < 3 or any(sum(len(token_bytes(vocab, i)) for i in ids) != size for ids in (target, oracle)):
+    if n < 2 or not target:
         return []
     widths = (len(ch.encode("utf-8", "surrogatepass")) for ch in text)
     at_char = {offset: k for k, offset in enumerate(accumulate(widths, initial=0))}  # byte offset -> character
@@ -94,8 +89,7 @@ def slicings(vocab: Vocab, text: str, target: list[int], oracle: list[int]) -> l
         return {at_char[e] for e in ends if e in at_char}
 
     backend, ours = cuts(target), cuts(oracle)
-    # Two cuts at least: one cut alone fits any bug that splits a text in one place.
-    for length in range(1, (n - 1) // 2 + 1):
+    for length in range(1, n):
         places = range(length, n, length)
         if all(k in backend for k in places) and any(k not in ours for k in places):
             break
