@@ -73,9 +73,6 @@ class Candidate:
     # The most ids given back (an engine with a length limit it does not say): an IdLimit
     # (variants/ids.py), a fixed number or one set by the text's length.
     id_limit: Any = None
-    # The text cut at fixed places before it is encoded, each slice alone with the specials asked
-    # (a data pipeline's chunks): a Slicing (variants/slices.py).
-    slicing: Any = None
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -105,8 +102,6 @@ class Candidate:
                 elif part:
                     ids += self.pipeline.encode(part, False, False)
             ids = self._around(add_special, ids)
-        elif self.slicing is not None:
-            ids = [i for part in self.slicing.of(text) for i in self.pipeline.encode(part, add_special, parse)]
         else:
             ids = self.pipeline.encode(text, add_special, parse)
         for id_map in self.id_maps:

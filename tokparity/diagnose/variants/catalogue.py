@@ -13,7 +13,6 @@ from tokparity.diagnose.variants import (
     normalizer,
     pretokenizer,
     regex_parts,
-    slices,
     specials,
     text_input,
     whitespace,
@@ -41,8 +40,7 @@ def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list
     whose text is in the input and which one side matched whole more often than the other;
     ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
     the misspelt ones (matched); ``ids.truncated`` where the backend's ids are the oracle's
-    cut short (at that length, and at each rule of the text's length that gives it); ``input.sliced``
-    where the backend's ids have a token boundary at each cut of a slicing;
+    cut short (at that length, and at each rule of the text's length that gives it);
     ``model.merge-missing`` for the merges that build a token the backend has fewer of."""
     extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
     out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
@@ -50,7 +48,7 @@ def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list
         if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
                 and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
             out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
-    return ids.truncations(oracle, target, text) + slices.slicings(vocab, text, target, oracle) + out[:8] + \
+    return ids.truncations(oracle, target, text) + out[:8] + \
         [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]] + \
         model.missing_merge_keys(pipeline, vocab, oracle, target)
 
@@ -74,8 +72,6 @@ def case_variant(key: str) -> Variant | None:
         return user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
     if head == "ids.truncated":
         return truncated_variant(spec)
-    if head == slices.HEAD:
-        return slices.sliced_variant(spec)
     if head == model.MERGE_MISSING:
         return model.merge_missing_variant(spec)
     if key.startswith(CONTRACTION_FORMS):
