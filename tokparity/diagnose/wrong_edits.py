@@ -231,8 +231,7 @@ def partial_stop_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
     """The right stream less each delta that could begin the EOS token's text, a stop string: a
     delta that is a start of it, or that ends with one (``<``). A server holds such a delta back in
     case the stop string follows, then never sends it."""
-    eos = ref.vocab.special_ids.get("eos")
-    stop = ref.vocab.tokens[eos] if eos is not None and 0 <= eos < ref.vocab.size else ""
+    stop = _eos_text(ref)
     if len(stop) < 2:
         return []
 
