@@ -258,7 +258,8 @@ def causes_page() -> str:
         "backend ([check your engine's prompts](../guides/chat.md)). A mismatch's cause is the smallest set "
         "of these ways of making the prompt otherwise that gives the backend's prompt exactly: its ids where "
         "it gave ids, its text where it gave text (`tokparity/diagnose/chat.py`). The search tries up to three "
-        "ways of writing the text at once; the ways of encoding it and a BOS text left out come on top. A prompt "
+        "ways of writing the text at once; the ways of encoding it and a BOS text left out come on top. A set "
+        "of three is skipped where one of its ways changes nothing: alone, and beside each of the two others. A prompt "
         "none of those reproduces is tried with up to seven of the causes the engine's other prompts show. Then "
         "it is tried with all of them and one more cause of this list. Two or more are joined with `+`."), "the backend…", chat, _shipped(by_entry, chat), "a chat", shape)
     return "\n".join(out)

@@ -7,6 +7,7 @@ The smallest set of ``ChatVariant``s that reproduces the backend's prompt names 
 three ways of writing the text at once, and on top of them the ways of encoding it (a BOS put
 first, special-token text not parsed) and a BOS text left out, so an engine with several bugs gets
 all of them named. Other sets found with as many ways of writing the text are its alternatives.
+A set of three that holds a way changing nothing in this prompt is not rendered (``_Idle``).
 A row none reproduces is tried, once the engine's other rows are in, with sets of up to seven of
 the causes they show (``_composed``). None is named where none reproduces it: the class stays the
 judge's.
@@ -162,10 +163,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     later: list[tuple[str, ...]] = []  # (sets found with a BOS text left out: one way more, weighed a size later)
+    idle = _Idle()
     for size in range(0, MAX_AT_ONCE + 1):
         found, later = later, []
         for variants in combinations(ways, size):
-            if own_checks_only and refusing.isdisjoint(map(id, variants)):
+            if own_checks_only and refusing.isdisjoint(map(id, variants)) or idle.holds_one(variants):
                 continue
             way = combined(variants)
             if way is None or own_checks_only and not own_refusal(conversation, way):
@@ -175,6 +177,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                                      f"stopped after the ways of {max(size - 1, 0)} cause(s) at once", stage="chat")
             try:
                 text = reference.text(conversation, way)
+                idle.saw(variants, text)
             except TemplateRaised as e:  # (a refusal reproduces only the same refusal)
                 names = tuple(v.name for v in variants)
                 if got.raised and _same_refusal(str(e), got.raised) and names not in found:
@@ -233,6 +236,38 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     unrendered = f" ({untried} ways could not be rendered: not tried)" if untried else ""
     return Diagnosis("", f"{NO_WAY} (up to {MAX_AT_ONCE} ways of writing its text at "
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
+
+
+class _Idle:
+    """The ways that change nothing in one conversation's prompt, read off the search's own renders.
+    A way is idle where the prompt is the same with it as without it: alone, and beside each other
+    way. A set of three that holds an idle way is not rendered. It would give the prompt of the
+    two others, tried already; a smaller set is the cause where both reproduce it."""
+
+    def __init__(self) -> None:
+        self._texts: dict[tuple[int, ...], str] = {}  # (the ways by identity) -> the prompt; sets of 0 and 1
+        self._idle_beside: set[tuple[int, int]] = set()  # (way, other): way changes nothing beside other
+
+    def saw(self, variants: tuple[ChatVariant, ...], text: str) -> None:
+        """Keep what a rendered set shows (sets of up to two ways)."""
+        keys = tuple(map(id, variants))
+        if len(keys) <= 1:
+            self._texts[keys] = text
+        elif len(keys) == 2:
+            a, b = keys
+            if self._texts.get((a,)) == text:
+                self._idle_beside.add((b, a))
+            if self._texts.get((b,)) == text:
+                self._idle_beside.add((a, b))
+
+    def holds_one(self, variants: tuple[ChatVariant, ...]) -> bool:
+        """Whether a set of three holds a way idle alone and beside each of the two others."""
+        if len(variants) != 3:
+            return False
+        keys = tuple(map(id, variants))
+        plain = self._texts.get(())
+        return plain is not None and any(
+            self._texts.get((k,)) == plain and all((k, o) in self._idle_beside for o in keys if o != k) for k in keys)
 
 
 def _ids_out_of_reach(reference: ChatReference, got: ChatAnswer) -> str:
