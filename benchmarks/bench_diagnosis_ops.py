@@ -6,7 +6,8 @@ The default models agree on the decoding ops and on chat, so their diagnosis cos
 Here each op gets an engine with bugs, written blind by a helper (tests/engines/blind/): a decode
 that strips a space off each piece, a stream of raw byte-level strings, a pieces table of ids
 decoded alone, and a chat engine with three bugs at once (a BOS added, the last newline cut,
-special-token text not parsed). Each is one ``compare`` in this process against tokenizers, on
+special-token text not parsed). A second chat engine rewrites each content as JSON twice, a bug
+no way of making the prompt reproduces: its rows cost the whole search. Each is one ``compare`` in this process against tokenizers, on
 ``edge`` and ``ids`` (``chats`` for chat). The run's ``timing.diagnose`` counts every case's
 search and the run's verdict, checked on the agreements. Medians over the rounds.
 Results: reports/bench/diagnosis_ops.json and .md. No target: exit 0.
@@ -25,21 +26,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchlib, besi
 from benchlib import Measurement, save  # noqa: E402
 
 ENGINES = Path(__file__).resolve().parents[1] / "tests" / "engines" / "blind"
-# model, op, engine file, its bugs
-CASES = (("llama-bpe", "decode", "detok_blind.py", ("lstrip-pieces",)),
-         ("llama-bpe", "stream", "detok_blind.py", ("metaspace-stream",)),
-         ("lenml-llama2", "pieces", "detok_blind.py", ("pieces-alone",)),
-         ("gemma-3", "chat", "chat_blind.py", ("double-bos", "drop-final-newline", "text-specials")))
+# model, op, engine file and its arguments, its bugs, the corpora of a chat run
+CASES = (("llama-bpe", "decode", "detok_blind.py {tokenizer_json}", ("lstrip-pieces",), ()),
+         ("llama-bpe", "stream", "detok_blind.py {tokenizer_json}", ("metaspace-stream",), ()),
+         ("lenml-llama2", "pieces", "detok_blind.py {tokenizer_json}", ("pieces-alone",), ()),
+         ("gemma-3", "chat", "chat_blind.py {tokenizer_json}", ("double-bos", "drop-final-newline", "text-specials"),
+          ("chats",)),
+         ("qwen3", "chat", "blind25b_chat.py {tokenizer_json} {tokenizer_config}", ("json-twice",),
+          (str(ENGINES / "blind25b_chats.jsonl"),)))
 
 
-def one(model: str, op: str, engine: str, bugs: tuple[str, ...]) -> tuple[float, int]:
+def one(model: str, op: str, engine: str, bugs: tuple[str, ...], chats: tuple[str, ...]) -> tuple[float, int]:
     """The diagnosis's seconds, and the engine's mismatches."""
     from tokparity.run.driver import run_compare
     from tokparity.run.options import CompareOptions
 
-    command = f"eng=cmd:{sys.executable} {ENGINES / engine} {{tokenizer_json}}" + "".join(f" --bug {b}" for b in bugs)
+    command = f"eng=cmd:{sys.executable} {ENGINES / engine}" + "".join(f" --bug {b}" for b in bugs)
     if op == "chat":
-        results = run_compare([model], ["chats"], ["hf", command], CompareOptions(ops=("chat",)))
+        results = run_compare([model], list(chats), ["hf", command], CompareOptions(ops=("chat",)))
     else:
         results = run_compare([model], ["edge", "ids"], [command], CompareOptions(ops=(op,), oracle="hf"))
     mismatches = sum(r.mismatches for r in results.runs if r.backend == "eng")
@@ -49,10 +53,13 @@ def one(model: str, op: str, engine: str, bugs: tuple[str, ...]) -> tuple[float,
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--ops", default="decode,stream,pieces,chat", help="the ops measured, comma-separated")
     args, _ = p.parse_known_args()
     rows = []
-    for model, op, engine, bugs in CASES:
-        rounds = [one(model, op, engine, bugs) for _ in range(args.rounds)]
+    for model, op, engine, bugs, chats in CASES:
+        if op not in args.ops.split(","):
+            continue
+        rounds = [one(model, op, engine, bugs, chats) for _ in range(args.rounds)]
         seconds = statistics.median(s for s, _ in rounds)
         mismatches = rounds[0][1]
         rows.append(Measurement(f"diagnosis of {op} on {model} ({', '.join(bugs)})", seconds / max(1, mismatches) * 1e3,

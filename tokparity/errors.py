@@ -182,6 +182,14 @@ class EngineFailure(Exception):
     variant fails so too, and a crash of the backend on the same text is reproduced."""
 
 
+class SpecialTextRefused(EngineFailure):
+    """The engine refuses a text that holds a special token's text, with special-token parsing off."""
+
+    def __init__(self, special: str):
+        super().__init__(f"the text holds the special token's text {special!r}, and the engine refuses it")
+        self.special = special
+
+
 class InheritedMember(EngineFailure):
     """The engine's lookup of ``piece`` in its ``table`` ("vocabulary": the tokens are its own keys;
     "cache": made by ``{}``) found the member every JavaScript object inherits."""

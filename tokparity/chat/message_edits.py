@@ -34,6 +34,18 @@ def turns_merged(messages: list[dict], joiner: str) -> list[dict]:
     return out if len(out) < len(messages) else messages
 
 
+def systems_hoisted(messages: list[dict], joiner: str) -> list[dict]:
+    """Every system message taken out, their texts joined by ``joiner`` into one system message put
+    first (the first one's other keys kept). A list content gives its text parts, joined alike. One
+    system message already first stays where it is."""
+    systems = [m for m in messages if m.get("role") == "system"]
+    if not systems or (len(systems) == 1 and messages[0] is systems[0]):
+        return messages
+    texts = [joiner.join(part_texts(c)) if isinstance(c := m.get("content"), list) else "" if c is None else str(c)
+             for m in systems]
+    return [systems[0] | {"content": joiner.join(texts)}, *(m for m in messages if m.get("role") != "system")]
+
+
 def part_texts(content: list) -> list[str]:
     """The texts of a list's text parts, in order; other parts left out."""
     return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]

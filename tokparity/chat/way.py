@@ -31,6 +31,7 @@ from tokparity.chat.message_edits import (
     reasoning_moved,
     result_quoted,
     system_folded,
+    systems_hoisted,
     tool_dumped,
     tools_into_system,
     tools_into_user,
@@ -87,6 +88,8 @@ class ChatWay:
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
     null_as: str | None = None  # a null (or missing) content sent as this string ("", or Python's "None")
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
+    # every system message made one, put first, their texts joined by this (where one is late, or several)
+    hoist_systems: str | None = None
     tools: bool = True  # the conversation's tools given to the template
     # each tool given as its function alone ({"name", "description", "parameters"}), not as the
     # request's {"type": "function", "function": {...}}
@@ -216,6 +219,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": text} if m.get("content") is None else m for m in messages]
     if way.merge_turns is not None:
         messages = turns_merged(messages, way.merge_turns)
+    if way.hoist_systems is not None:
+        messages = systems_hoisted(messages, way.hoist_systems)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:

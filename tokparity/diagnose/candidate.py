@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokparity.diagnose.plain_object import inherited_piece, no_key
-from tokparity.errors import InheritedMember
+from tokparity.errors import InheritedMember, SpecialTextRefused
 from tokparity.vocab.model import Vocab
 
 # What a pipeline's ``cache`` (each word's ids, where the pipeline has one) does not depend on: a
@@ -63,6 +63,11 @@ class Candidate:
     # With parsing off, the text still cut at each special token's text and every part (the special
     # text too) tokenized apart (an engine that splits on specials before it asks whether to parse).
     segment_at: re.Pattern | None = None
+    # With parsing off, a text that holds a special token's text refused (tiktoken's ``encode``,
+    # whose ``disallowed_special`` is "all" by default): the engine fails on it.
+    refuse_at: re.Pattern | None = None
+    # The whitespace around each added token's text taken off first (variants/specials.AroundAdded).
+    strip_around: Any = None
     # Another release's special tokens in place of the model's (special_releases.py): with parsing
     # on, its texts are its ids and the model's own other specials plain text.
     other_release: Any = None  # an OtherRelease
@@ -82,12 +87,16 @@ class Candidate:
         given = text
         for text_map in self.text_maps:
             text = text_map(text)
+        parse = parse_special != self.flip_parse
+        if self.strip_around is not None:
+            text = self.strip_around.of(text, parse)
         if self.plain_object:
             own = no_key if self.plain_object == "cache" else (lambda piece: self.vocab.id_of(piece) is not None)
             inherited = inherited_piece(self.pipeline.pre_tokenize(text), own)
             if inherited is not None:
                 raise InheritedMember(inherited, self.plain_object)
-        parse = parse_special != self.flip_parse
+        if self.refuse_at is not None and not parse and (found := self.refuse_at.search(text)) is not None:
+            raise SpecialTextRefused(found.group())
         if self.whitespace_piece and not text.strip():
             ids = self._around(add_special, self._whole_piece(text))
         elif self.segment_at is not None and not parse:

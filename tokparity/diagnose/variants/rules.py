@@ -24,7 +24,7 @@ def stage_of(cause: str) -> str:
 EXCLUSIVE_STAGES = frozenset({"library", "normalizer", "whitespace", "pretokenizer", "model", "bytes", "unk", "bos"})
 # Causes that make an engine fail on some texts rather than give other ids: one goes with any deviation
 # of the ids, its own stage's included (a JavaScript engine's lookups can fail whatever its merge does).
-FAILURES = frozenset({"model.prototype-lookup"})
+FAILURES = frozenset({"model.prototype-lookup", "specials.refused"})
 
 
 # Keys of the variants made for one case, from its tokens or its text: two of one cause are two

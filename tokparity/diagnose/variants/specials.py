@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 from tokparity.components import AddedToken
@@ -16,6 +17,7 @@ from tokparity.reference.hf import HfBpe, HfPipeline
 from tokparity.reference.llama import LlamaCppPipeline, LlamaSpm, LlamaUgm
 from tokparity.reference.rwkv import RwkvPipeline
 from tokparity.reference.sentencepiece import SentencePieceBpe, SentencePiecePipeline
+from tokparity.reference.specials import Special
 from tokparity.reference.ugm import UgmModel
 from tokparity.vocab.model import TokenType
 
@@ -27,7 +29,6 @@ def _specials_parse(c: Candidate) -> Candidate | None:
     if isinstance(p, SentencePiecePipeline) and not p.specials:
         # SentencePiece never parses them, whatever parse_special says: the engine parses them
         # always (with --parse-special, as asked; without, as tokenizers does).
-        from tokparity.reference.specials import Special
         types = c.vocab.token_types or []
         controls = [Special(i, c.vocab.tokens[i]) for i, t in enumerate(types)
                     if t in (TokenType.CONTROL, TokenType.UNKNOWN) and c.vocab.tokens[i]]
@@ -50,7 +51,6 @@ def _byte_text_matched(c: Candidate) -> Candidate | None:
     if not ids:
         return None
     if isinstance(p, (LlamaCppPipeline, SentencePiecePipeline)):
-        from tokparity.reference.specials import Special
         return with_pipeline(c, fork(p, specials=[*p.specials, *(Special(i, c.vocab.tokens[i]) for i in ids)]))
     if isinstance(p, HfPipeline):
         return with_pipeline(c, fork(p, added=[*p.added, *(AddedToken(i, c.vocab.tokens[i], normalized=False)
@@ -143,7 +143,6 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
     specials = [s for s in p.specials if s.parse_only]
     return c.replace(pipeline=_ParseAfterNormalizing(p, specials), flip_parse=True) if specials else None
 
-
 MOST_SPECIAL_TEXTS = 4096  # (Llama 3 has 256; a file with a million control tokens gets no such variant)
 
 
@@ -152,6 +151,27 @@ def _segmented_at_specials(c: Candidate) -> Candidate | None:
     (at another release's, where the candidate has them: specials.other-release)."""
     if c.other_release is not None:
         return c.replace(segment_at=c.other_release.pattern)
+    segment_at = _special_texts(c)
+    return c.replace(segment_at=segment_at) if segment_at is not None else None
+
+
+def _refused_at_specials(c: Candidate) -> Candidate | None:
+    """With parsing off, a text that holds a special token's text refused. A tokenizer.json's
+    special tokens are its added tokens marked special (tiktoken's ``special_tokens_set``); its
+    control tokens besides (Gemma 3's thousands of ``<unusedN>``) are not."""
+    p = c.pipeline
+    if not isinstance(p, HfPipeline):
+        refuse_at = _special_texts(c)
+    else:
+        texts = frozenset(a.content for a in p.added if a.special and a.content)
+        refuse_at = per_vocab(c.vocab, ("added specials", texts), lambda: special_releases.alternation(texts)
+                              if 0 < len(texts) <= MOST_SPECIAL_TEXTS else None)
+    return c.replace(refuse_at=refuse_at) if refuse_at is not None else None
+
+
+def _special_texts(c: Candidate) -> re.Pattern | None:
+    """A pattern of the special tokens' texts: the control and unknown tokens, and the added
+    tokens marked special. None where there are none, or too many."""
     p = c.pipeline
     vocab = c.vocab
     added = tuple(a.content for a in p.added if a.special and a.content) if isinstance(p, HfPipeline) else ()
@@ -164,8 +184,53 @@ def _segmented_at_specials(c: Candidate) -> Candidate | None:
             return None
         return special_releases.alternation(texts)
 
-    segment_at = per_vocab(vocab, ("specials", added), pattern)
-    return c.replace(segment_at=segment_at) if segment_at is not None else None
+    return per_vocab(vocab, ("specials", added), pattern)
+
+
+@dataclass(frozen=True)
+class AroundAdded:
+    """The whitespace on both sides of each added token's text taken off before the text is
+    tokenized, as transformers' slow ``tokenize`` did to its no-split tokens. ``always``: the
+    tokens matched whatever parse_special says; ``parsed``: every one, matched with it on."""
+
+    always: re.Pattern | None
+    parsed: re.Pattern | None
+
+    def of(self, text: str, parse: bool) -> str:
+        pattern = self.parsed if parse else self.always
+        if pattern is None:
+            return text
+        parts = pattern.split(text)  # (odd parts: the added tokens' texts)
+        if len(parts) == 1:
+            return text
+        last = len(parts) - 1
+        return "".join(part if k % 2 else part.lstrip() if k == last else part.rstrip() if k == 0 else part.strip()
+                       for k, part in enumerate(parts))
+
+
+MOST_ADDED_TEXTS = 1 << 16  # (Gemma 3 has 6,406 added tokens not marked special)
+
+
+def _around(texts: frozenset[str]) -> re.Pattern | None:
+    return special_releases.alternation(texts) if texts and len(texts) <= MOST_ADDED_TEXTS else None
+
+
+def _every_added_stripped(c: Candidate) -> Candidate | None:
+    """Each added token's text with no whitespace around it, whatever its own lstrip and rstrip
+    say. A token of whitespace alone (Gemma 3's runs of line breaks) strips nothing."""
+    p = c.pipeline
+    if isinstance(p, HfPipeline):
+        tokens = [(a.content, a.special) for a in p.added]
+    elif isinstance(p, LlamaCppPipeline):
+        tokens = [(s.text, s.parse_only) for s in p.specials]
+    else:
+        return None
+    kept = [(text, parse_only) for text, parse_only in tokens if text.strip(" \t\n\r\u2581")]
+    always = frozenset(text for text, parse_only in kept if not parse_only)
+    every = frozenset(text for text, _ in kept)
+    around = per_vocab(c.vocab, ("around added", every, always),
+                       lambda: AroundAdded(_around(always), _around(every)) if every else None)
+    return c.replace(strip_around=around) if around is not None and c.strip_around is None else None
 
 
 def other_release_variant(release) -> Variant:
@@ -314,7 +379,6 @@ def user_defined_variant(token_id: int, whole: bool) -> Variant:
     def apply(c: Candidate) -> Candidate | None:
         from dataclasses import replace
 
-        from tokparity.reference.specials import Special
         p = c.pipeline
         text = c.vocab.tokens[token_id]
         if isinstance(p, LlamaCppPipeline):
@@ -413,10 +477,16 @@ def variants() -> list[Variant]:
                 "a byte token's spelling (<0x41>) matched as that byte token in the normalized text: the dummy prefix "
                 "once, before the whole text", _byte_text_after_normalizing, _has_byte_text),
         Variant("specials.strip", "specials.strip", "no lstrip/rstrip around special tokens", _specials_strip),
+        Variant("specials.strip:every-added", "specials.strip", "the whitespace on both sides of every added "
+                "token's text taken off, whatever its lstrip/rstrip say (transformers' slow tokenize)",
+                _every_added_stripped),
         Variant("specials.segmented", "specials.segmented",
                 "with parsing off, the text still cut at each special token's text and every part, the special "
                 "text too, tokenized apart", _segmented_at_specials,
                 lambda c, text: c.segment_at is not None and c.segment_at.search(text) is not None),
+        Variant("specials.refused", "specials.refused", "with parsing off, a text that holds a special token's "
+                "text refused (tiktoken's encode, disallowed_special=\"all\")", _refused_at_specials,
+                lambda c, text: c.refuse_at is not None and c.refuse_at.search(text) is not None),
         *(other_release_variant(release) for release in special_releases.RELEASES),
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",
                 _user_defined),
