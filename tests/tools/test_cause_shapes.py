@@ -24,7 +24,7 @@ PARTS = ("at the start", "in a content", "between contents", "at the end")
 # Built, but no text or conversation of the zoo shows them: each needs an input of its own (a
 # template written without `-`, a special text with spaces around it, a byte 0 in a stream…).
 SHOWN_NOWHERE = {"normalizer.nfd-first", "specials.other-release", "specials.ids",
-                 "stream.byte-zero-unmapped", "stream.held-to-end", "stream.lagged", "decode.specials-written", "decode.added-skipped",
+                 "stream.byte-zero-unmapped", "stream.held-to-end", "stream.lagged", "decode.specials-written", "decode.html-unescaped", "decode.added-skipped",
                  "chat.no-trim-blocks", "chat.systems-hoisted",
                  "chat.no-lstrip-blocks", "chat.trailing-newline-kept", "chat.trim-javascript",
                  # (the chats corpus's reasoning comes before the last user message, where Qwen3's

@@ -46,6 +46,22 @@ def systems_hoisted(messages: list[dict], joiner: str) -> list[dict]:
     return [systems[0] | {"content": joiner.join(texts)}, *(m for m in messages if m.get("role") != "system")]
 
 
+def parts_as_messages(messages: list[dict]) -> list[dict]:
+    """Each text part of a content given as a list made a message of its own, of the same role (the
+    message's other keys kept on the first). A message whose list has no text part is left out."""
+    if not any(isinstance(m.get("content"), list) for m in messages):
+        return messages
+    out: list[dict] = []
+    for m in messages:
+        if not isinstance(m.get("content"), list):
+            out.append(m)
+            continue
+        texts = part_texts(m["content"])
+        out += [m | {"content": texts[0]}] if texts else []
+        out += [{"role": m.get("role"), "content": text} for text in texts[1:]]
+    return out
+
+
 def part_texts(content: list) -> list[str]:
     """The texts of a list's text parts, in order; other parts left out."""
     return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
@@ -108,6 +124,29 @@ def system_folded(messages: list[dict], joiner: str) -> list[dict]:
     if not isinstance(system, str) or not isinstance(after, str):
         return messages
     return [messages[1] | {"content": system + joiner + after}, *messages[2:]]
+
+
+def systems_folded(messages: list[dict], joiner: str) -> list[dict]:
+    """Each system message put before the string content of a user or assistant message that
+    follows it, joined by ``joiner``. One followed by a system message, or last, becomes a user's.
+    Contents that are not strings are left as they are (that message stays a system one)."""
+    if not any(m.get("role") == "system" for m in messages):
+        return messages
+    out: list[dict] = []
+    carried: str | None = None  # (the system text waiting for the next message)
+    for k, m in enumerate(messages):
+        if carried is not None:
+            if isinstance(m.get("content"), str):
+                m = m | {"content": carried + joiner + m["content"]}
+            carried = None
+        after = messages[k + 1] if k + 1 < len(messages) else None
+        if m.get("role") != "system" or not isinstance(m.get("content"), str):
+            out.append(m)
+        elif after is None or after.get("role") == "system":
+            out.append(m | {"role": "user"})
+        else:
+            carried = m["content"]
+    return out
 
 
 def arguments_parsed(call: Any) -> Any:

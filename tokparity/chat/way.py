@@ -26,11 +26,13 @@ from tokparity.chat.message_edits import (
     formatted,
     keys_sorted,
     one_part,
+    parts_as_messages,
     parts_as_string,
     parts_joined,
     reasoning_moved,
     result_quoted,
     system_folded,
+    systems_folded,
     systems_hoisted,
     tool_dumped,
     tools_into_system,
@@ -109,6 +111,7 @@ class ChatWay:
     # "prefill" (a last assistant message taken off, a generation prompt asked, its text appended: llama-server)
     continue_final: str = "asked"
     content_as_parts: bool = False  # each string content sent as a list of one text part
+    parts_as_messages: bool = False  # each text part of a list content made a message of its own, of the same role
     # a list of text parts made one string, joined by this, for a template that reads no parts
     join_parts: str | None = None
     # a list of parts made the text of one of its text parts ("first", "last"; "" where it has
@@ -128,6 +131,9 @@ class ChatWay:
     # that never reads a system message (alone, it is left out)
     fold_system: str | None = None
     fold_always: bool = False  # fold_system applied whatever the template does with a system message
+    # each system message put before the next message's content, joined by this; one followed by a
+    # system message, or last, made a user's (whatever the template does with a system message)
+    fold_each_system: str | None = None
     drop_trailing_newline: bool = False  # the prompt's last newline taken off
     strip_end: bool = False  # every space, tab and newline taken off the prompt's end
     strip_ends: bool = False  # the BOS text taken off the prompt's start and the EOS text off its end
@@ -226,6 +232,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]
+    if way.parts_as_messages:
+        messages = parts_as_messages(messages)
     if way.stringify_parts is not None:
         messages = [m | {"content": parts_as_string(m["content"], way.stringify_parts)}
                     if isinstance(m.get("content"), list) else m for m in messages]
@@ -238,6 +246,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     # (after the parts are joined, as llama.cpp does; ``reads_system`` is asked only where it matters)
     if way.fold_system is not None and (way.fold_always or not reads_system):
         messages = system_folded(messages, way.fold_system)
+    if way.fold_each_system is not None:
+        messages = systems_folded(messages, way.fold_each_system)
     if way.strip_content:
         roles = way.strip_content.split()
         messages = [m | {"content": m["content"].strip()}

@@ -102,6 +102,7 @@ VARIANTS = (
     DecodeVariant("stream.last-line-only", wrong_edits.last_line_only, twin=wrong.right_stream),
     # (before delta-after-special-dropped: a prompt that ends in a BOS gives both one text on a row)
     DecodeVariant("stream.first-delta-dropped", wrong_edits.first_delta_dropped, twin=wrong.right_stream),
+    DecodeVariant("stream.first-delta-stripped", wrong_edits.first_delta_stripped, twin=wrong.right_stream),
     DecodeVariant("stream.delta-after-special-dropped", wrong_edits.delta_after_special_dropped),
     DecodeVariant("stream.repeated-delta-dropped", wrong_edits.repeated_delta_dropped, twin=wrong.right_stream),
     DecodeVariant("stream.previous-delta-removed", wrong_edits.previous_delta_removed, twin=wrong.right_stream),
@@ -134,6 +135,7 @@ VARIANTS = (
     DecodeVariant("decode.tags-removed", wrong_edits.tags_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.emoji-removed", wrong_edits.emoji_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.leading-bom-dropped", wrong_edits.leading_bom_dropped, twin=wrong.decoded_right),
+    DecodeVariant("decode.html-unescaped", wrong_edits.html_unescaped, twin=wrong.decoded_right),
     DecodeVariant("decode.astral-as-replacements", wrong_edits.astral_as_replacements, twin=wrong.decoded_right),
     # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
@@ -179,6 +181,7 @@ VARIANTS = (
     DecodeVariant("pieces.byte-tokens-as-characters", wrong_bytes.byte_tokens_as_characters),
     DecodeVariant("pieces.specials-through-byte-map", wrong_bytes.specials_through_byte_map),
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
+    DecodeVariant("pieces.byte-tokens-empty", wrong_bytes.byte_tokens_empty),
     DecodeVariant("pieces.invalid-alone-dropped", wrong_bytes.invalid_alone_dropped),
     DecodeVariant("pieces.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped_each),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),

@@ -437,6 +437,14 @@ def unknown_as_its_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
     return ["".join(part + text for part, text in zip(parts, unknown + [""]))]
 
 
+def byte_tokens_empty(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each byte token ``<0xHH>`` with no bytes: a table that takes a byte token for a special one
+    and writes special tokens as nothing."""
+    if not any(_byte_token(ref, i) for i in ids):
+        return []
+    return [[b"" if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
+
+
 def invalid_alone_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each id whose bytes are not UTF-8 alone (part of a character, a lone byte) with no bytes. A
     table that decodes each token strictly, and takes a failure for no text, has this."""

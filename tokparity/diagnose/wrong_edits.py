@@ -13,12 +13,14 @@ A decoder drops the first id, or a leading byte-order mark. Each takes
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from itertools import accumulate
 from typing import Literal
 
 import regex
 
+from tokparity.diagnose.regex_engines import ECMASCRIPT_SPACE
 from tokparity.diagnose.variants.model import ASTRAL  # (the characters past U+FFFF)
 from tokparity.diagnose.wrong_decoders import PREFIXES_UP_TO, bytes_of, decoded, is_special, right_deltas, step_texts
 from tokparity.reference import RefTokenizer
@@ -126,10 +128,15 @@ def first_byte_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: De
     return [data[1:].decode("utf-8", "replace")]
 
 
+_JS_BLANK = regex.compile(f"[{ECMASCRIPT_SPACE}]*")
+
+
 def blank_deltas_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream with every delta of whitespace only never sent (``if not content.strip():
-    continue``)."""
-    return ["".join(d for d in right_deltas(ref, ids, prompt, asked) if d.strip())]
+    continue``), of each grouping (``_groupings``). The second form of each reads whitespace as
+    JavaScript's ``trim()`` does: U+FEFF is one, U+0085 and U+001C to U+001F are not."""
+    return [form for deltas in _groupings(ref, ids, prompt, asked)
+            for form in ("".join(d for d in deltas if d.strip()), "".join(d for d in deltas if not _JS_BLANK.fullmatch(d)))]
 
 
 # The line breaks Python's ``str.splitlines`` reads that JSON leaves unescaped in an SSE ``data:`` line
@@ -225,6 +232,14 @@ def leading_bom_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
     ``ignoreBOM`` takes those three bytes for a byte-order mark."""
     right = decoded(ref, ids, asked)
     return [right[1:]] if right.startswith("\ufeff") else []
+
+
+def html_unescaped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text with its HTML character references read (``html.unescape``: ``&amp;`` as
+    ``&``, ``&copy`` as ``©``): a reply cleaned as if it were HTML."""
+    right = decoded(ref, ids, asked)
+    answer = html.unescape(right)
+    return [answer] if answer != right else []
 
 
 def partial_stop_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
@@ -437,6 +452,18 @@ def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
         return []
     forms = ["".join(deltas[1:]) for deltas in _groupings(ref, ids, prompt, asked)]
     return forms + ["".join(right_deltas(ref, ids, prompt + 1, asked))]
+
+
+def first_delta_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right deltas with the first one's leading whitespace taken off: a streamer that tidies
+    the start of a reply (``lstrip()`` on its first chunk). Forms: the first delta, and the first
+    one that is not empty, of each grouping (``_groupings``)."""
+    forms = []
+    for deltas in _groupings(ref, ids, prompt, asked):
+        for k in (0, next((k for k, d in enumerate(deltas) if d), 0)):
+            forms.append("".join([*deltas[:k], deltas[k].lstrip(), *deltas[k + 1:]]) if deltas else "")
+    right = "".join(right_deltas(ref, ids, prompt, asked))
+    return [None if form == right else form for form in forms]
 
 
 def stripped_each_step(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -159,12 +159,17 @@ def _refused_at_specials(c: Candidate) -> Candidate | None:
     """With parsing off, a text that holds a special token's text refused. A tokenizer.json's
     special tokens are its added tokens marked special (tiktoken's ``special_tokens_set``); its
     control tokens besides (Gemma 3's thousands of ``<unusedN>``) are not."""
+    return _refused(c, every_added=False)
+
+
+def _refused(c: Candidate, every_added: bool) -> Candidate | None:
+    """``every_added``: the text of any added token refused, marked special or not."""
     p = c.pipeline
     if not isinstance(p, HfPipeline):
-        refuse_at = _special_texts(c)
+        refuse_at = _special_texts(c) if not every_added else None
     else:
-        texts = frozenset(a.content for a in p.added if a.special and a.content)
-        refuse_at = per_vocab(c.vocab, ("added specials", texts), lambda: special_releases.alternation(texts)
+        texts = frozenset(a.content for a in p.added if (a.special or every_added) and a.content)
+        refuse_at = per_vocab(c.vocab, ("added texts", texts), lambda: special_releases.alternation(texts)
                               if 0 < len(texts) <= MOST_SPECIAL_TEXTS else None)
     return c.replace(refuse_at=refuse_at) if refuse_at is not None else None
 
@@ -486,6 +491,9 @@ def variants() -> list[Variant]:
                 lambda c, text: c.segment_at is not None and c.segment_at.search(text) is not None),
         Variant("specials.refused", "specials.refused", "with parsing off, a text that holds a special token's "
                 "text refused (tiktoken's encode, disallowed_special=\"all\")", _refused_at_specials,
+                lambda c, text: c.refuse_at is not None and c.refuse_at.search(text) is not None),
+        Variant("specials.refused:every-added", "specials.refused", "with parsing off, a text that holds any added "
+                "token's text refused, marked special or not", partial(_refused, every_added=True),
                 lambda c, text: c.refuse_at is not None and c.refuse_at.search(text) is not None),
         *(other_release_variant(release) for release in special_releases.RELEASES),
         Variant("user-defined.atomic", "user-defined.atomic", "user-defined pieces not matched whole first",

@@ -35,6 +35,11 @@ def last_newline_popped(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+def universal_newlines(text: str) -> str:
+    """Python's text mode (``open(path)``, ``newline=None``): each CR LF and each lone CR read as LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[nrt'\"\\])")
 _ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "'": "'", '"': '"', "\\": "\\"}
 
@@ -100,6 +105,8 @@ def variants() -> list[Variant]:
         Variant("input.strip:newline", "input.strip", "one line feed taken off the end of the text (as llama.cpp "
                 "does to a prompt read from a file)", partial(_text_map, last_newline_popped),
                 lambda c, text: text.endswith("\n")),
+        Variant("input.universal-newlines", "input.universal-newlines", "each CR LF and each lone CR in the text "
+                "read as LF (Python's text mode)", partial(_text_map, universal_newlines), lambda c, text: "\r" in text),
         Variant("input.escapes-processed", "input.escapes-processed", "backslash escapes in the text read as the "
                 "characters they name (llama.cpp's string_process_escapes: \\n as a line feed)",
                 partial(_text_map, escapes_processed), lambda c, text: escapes_processed(text) != text),
