@@ -1,15 +1,16 @@
 """What naming a cause costs on each op: the diagnosis's seconds per mismatch on engines with bugs.
 
-    python benchmarks/bench_diagnosis_ops.py [--rounds 3]
+    python benchmarks/bench_diagnosis_ops.py [--rounds 3] [--ops decode,stream,pieces,chat]
 
 The default models agree on the decoding ops and on chat, so their diagnosis costs nothing there.
 Here each op gets an engine with bugs, written blind by a helper (tests/engines/blind/): a decode
 that strips a space off each piece, a stream of raw byte-level strings, a pieces table of ids
 decoded alone, and a chat engine with three bugs at once (a BOS added, the last newline cut,
 special-token text not parsed). A second chat engine rewrites each content as JSON twice, a bug
-no way of making the prompt reproduces: its rows cost the whole search. Each is one ``compare`` in this process against tokenizers, on
-``edge`` and ``ids`` (``chats`` for chat). The run's ``timing.diagnose`` counts every case's
-search and the run's verdict, checked on the agreements. Medians over the rounds.
+no way of making the prompt reproduces: its rows cost the whole search. Each is one ``compare``
+in this process against tokenizers, on ``edge`` and ``ids``. A chat run reads ``chats``, and the
+second engine its own conversations. The run's ``timing.diagnose`` counts every case's search and
+the run's verdict, checked on the agreements. Medians over the rounds.
 Results: reports/bench/diagnosis_ops.json and .md. No target: exit 0.
 """
 

@@ -36,19 +36,21 @@ def turns_merged(messages: list[dict], joiner: str) -> list[dict]:
 
 def systems_hoisted(messages: list[dict], joiner: str) -> list[dict]:
     """Every system message taken out, their texts joined by ``joiner`` into one system message put
-    first (the first one's other keys kept). A list content gives its text parts, joined alike. One
-    system message already first stays where it is."""
+    first (the first one's other keys kept). A list content gives its text parts, joined alike; an
+    empty text adds nothing. One system message already first stays where it is."""
     systems = [m for m in messages if m.get("role") == "system"]
     if not systems or (len(systems) == 1 and messages[0] is systems[0]):
         return messages
     texts = [joiner.join(part_texts(c)) if isinstance(c := m.get("content"), list) else "" if c is None else str(c)
              for m in systems]
-    return [systems[0] | {"content": joiner.join(texts)}, *(m for m in messages if m.get("role") != "system")]
+    return [systems[0] | {"content": joiner.join(t for t in texts if t)},
+            *(m for m in messages if m.get("role") != "system")]
 
 
 def parts_as_messages(messages: list[dict]) -> list[dict]:
-    """Each text part of a content given as a list made a message of its own, of the same role (the
-    message's other keys kept on the first). A message whose list has no text part is left out."""
+    """Each text part of a content given as a list made a message of its own, of the same role. The
+    message's other keys (tool calls, reasoning) go with the last. A message whose list has no text
+    part is left out."""
     if not any(isinstance(m.get("content"), list) for m in messages):
         return messages
     out: list[dict] = []
@@ -57,8 +59,8 @@ def parts_as_messages(messages: list[dict]) -> list[dict]:
             out.append(m)
             continue
         texts = part_texts(m["content"])
-        out += [m | {"content": texts[0]}] if texts else []
-        out += [{"role": m.get("role"), "content": text} for text in texts[1:]]
+        out += [{"role": m.get("role"), "content": text} for text in texts[:-1]]
+        out += [m | {"content": texts[-1]}] if texts else []
     return out
 
 
@@ -129,23 +131,24 @@ def system_folded(messages: list[dict], joiner: str) -> list[dict]:
 def systems_folded(messages: list[dict], joiner: str) -> list[dict]:
     """Each system message put before the string content of a user or assistant message that
     follows it, joined by ``joiner``. One followed by a system message, or last, becomes a user's.
-    Contents that are not strings are left as they are (that message stays a system one)."""
+    A system message followed by anything else stays as it is (a content that is not a string too)."""
     if not any(m.get("role") == "system" for m in messages):
         return messages
     out: list[dict] = []
-    carried: str | None = None  # (the system text waiting for the next message)
+    carried: str | None = None  # (the system text the message after it takes)
     for k, m in enumerate(messages):
         if carried is not None:
-            if isinstance(m.get("content"), str):
-                m = m | {"content": carried + joiner + m["content"]}
+            m = m | {"content": carried + joiner + m["content"]}
             carried = None
         after = messages[k + 1] if k + 1 < len(messages) else None
         if m.get("role") != "system" or not isinstance(m.get("content"), str):
             out.append(m)
         elif after is None or after.get("role") == "system":
             out.append(m | {"role": "user"})
-        else:
+        elif after.get("role") in ("user", "assistant") and isinstance(after.get("content"), str):
             carried = m["content"]
+        else:
+            out.append(m)
     return out
 
 

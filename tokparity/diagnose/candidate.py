@@ -4,7 +4,8 @@ A ``Candidate`` is a model's reference pipeline, possibly a copy with some stage
 (``tokparity.diagnose.variants`` makes the copies), plus the deviations that act around the
 pipeline rather than inside it: a transformation of the input (NFC, lower-casing, a C string's
 cut at NUL, …), the ``parse_special`` flag flipped, a BOS or EOS added, dropped or doubled, a
-whitespace-only input looked up whole, the text cut apart at special-token text, another release's special tokens.
+whitespace-only input looked up whole, the text cut apart at special-token text, another release's
+special tokens, a text with special-token text refused, the whitespace around added tokens taken off.
 
 Copies are shallow: the vocabulary, merge tables and tries stay shared, and only what a
 deviation changes (and every cache whose entries depend on it) is new.

@@ -7,7 +7,8 @@ The smallest set of ``ChatVariant``s that reproduces the backend's prompt names 
 three ways of writing the text at once, and on top of them the ways of encoding it (a BOS put
 first, special-token text not parsed) and a BOS text left out, so an engine with several bugs gets
 all of them named. Other sets found with as many ways of writing the text are its alternatives.
-A set of three that holds a way changing nothing in this prompt is not rendered (``_Idle``).
+A set of three is not rendered where one of its ways changes nothing in this prompt, alone and
+beside each of the two others (``_Idle``).
 A row none reproduces is tried, once the engine's other rows are in, with sets of up to seven of
 the causes they show (``_composed``). None is named where none reproduces it: the class stays the
 judge's.
@@ -240,9 +241,10 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
 
 class _Idle:
     """The ways that change nothing in one conversation's prompt, read off the search's own renders.
-    A way is idle where the prompt is the same with it as without it: alone, and beside each other
-    way. A set of three that holds an idle way is not rendered. It would give the prompt of the
-    two others, tried already; a smaller set is the cause where both reproduce it."""
+    A way is idle in a set of three where the prompt is the same with it as without it: alone, and
+    beside each of the two others. Such a set is not rendered. This assumes that a way idle beside
+    each of two others stays idle beside both at once. Where that fails (a way that undoes the
+    edits of two others together), a smallest set of three may go unfound."""
 
     def __init__(self) -> None:
         self._texts: dict[tuple[int, ...], str] = {}  # (the ways by identity) -> the prompt; sets of 0 and 1

@@ -163,7 +163,8 @@ def _refused_at_specials(c: Candidate) -> Candidate | None:
 
 
 def _refused(c: Candidate, every_added: bool) -> Candidate | None:
-    """``every_added``: the text of any added token refused, marked special or not."""
+    """``every_added``: the text of any added token refused, marked special or not (a tokenizer.json's
+    only: another pipeline's specials are its control tokens)."""
     p = c.pipeline
     if not isinstance(p, HfPipeline):
         refuse_at = _special_texts(c) if not every_added else None
@@ -245,7 +246,8 @@ def other_release_variant(release) -> Variant:
     def apply(c: Candidate) -> Candidate | None:
         if not per_vocab(c.vocab, ("other release", release.key), lambda: release.sibling_of(c.vocab)):
             return None
-        return c.replace(other_release=release, segment_at=release.pattern if c.segment_at is not None else None)
+        return c.replace(other_release=release, segment_at=release.pattern if c.segment_at is not None else None,
+                         refuse_at=release.pattern if c.refuse_at is not None else None)
     def affects(c: Candidate, text: str) -> bool:
         differing = per_vocab(c.vocab, ("other release differs", release.key), lambda: release.differing(c.vocab))
         return differing is not None and differing.search(text) is not None
