@@ -179,7 +179,10 @@ class Damaged(ValueError):
 
 class EngineFailure(Exception):
     """How the engine a diagnosis variant stands for fails on a text: the reference with that
-    variant fails so too, and a crash of the backend on the same text is reproduced."""
+    variant fails so too, and a crash of the backend on the same text is reproduced. ``mark``: a
+    text the engine's own message must hold for its failure to be this one ("": any message)."""
+
+    mark = ""
 
 
 class SpecialTextRefused(EngineFailure):
@@ -187,7 +190,7 @@ class SpecialTextRefused(EngineFailure):
 
     def __init__(self, special: str):
         super().__init__(f"the text holds the special token's text {special!r}, and the engine refuses it")
-        self.special = special
+        self.mark = special  # (a refusal names what it refuses: tiktoken's does)
 
 
 class InheritedMember(EngineFailure):

@@ -294,7 +294,7 @@ class ModelDiagnosis:
         started = time.perf_counter()
         try:
             diagnoser = self.diagnoser()
-            cause = diagnoser.failure(j.text, list(j.oracle_ids)) if diagnoser is not None else None
+            cause = diagnoser.failure(j.text, list(j.oracle_ids), j.evidence) if diagnoser is not None else None
         except Exception as e:  # a diagnosis never stops a run; the case keeps its class
             return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}")
         finally:

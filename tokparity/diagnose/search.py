@@ -179,7 +179,7 @@ class Diagnoser:
         self._probe_base: list[tuple | None] | None = None
         self.full_searches: Counter[str] = Counter()
         self._answers: dict[tuple[tuple[str, ...], str], list[int] | None] = {}
-        self._failures: dict[tuple[tuple[str, ...], str], str | None] = {}  # (failing, remembered likewise)
+        self._failures: dict[tuple[tuple[str, ...], str], tuple[str, str] | None] = {}  # (failing, likewise)
         self._alternatives: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # per set: others that reproduced with it
         self._rightmost: Candidate | None | bool = False  # BPE with ties broken rightmost first (False: not built)
 
@@ -265,23 +265,23 @@ class Diagnoser:
         ids = self.encode_remembered(tuple(k for k in keys if k != limits[0]), text)
         return None if ids is None else ids[:c.id_limit.of(text)]
 
-    def failing(self, keys: tuple[str, ...], text: str) -> str | None:
+    def failing(self, keys: tuple[str, ...], text: str, said: str | None = None) -> str | None:
         """Why the reference with the variants ``keys`` fails on ``text`` as an engine with those
-        deviations fails (``errors.EngineFailure``); None where it gives ids, or cannot run.
-        Remembered until ``forget()``, as ``encode_remembered``."""
+        deviations fails (``errors.EngineFailure``); None where it gives ids, or cannot run, or where
+        the engine's message ``said`` (if given) lacks what that failure names. Kept until ``forget()``."""
         key = (keys, text)
         if key not in self._failures:
             self._failures[key] = self._failing(keys, text)
-        return self._failures[key]
+        return None if (found := self._failures[key]) is None or said is not None and found[1] not in said else found[0]
 
-    def _failing(self, keys: tuple[str, ...], text: str) -> str | None:
+    def _failing(self, keys: tuple[str, ...], text: str) -> tuple[str, str] | None:
         c = self._build(self.in_order(keys))
         if c is None:
             return None
         try:
             c.encode(text, self.add_special, self.parse_special)
         except EngineFailure as e:
-            return str(e)
+            return str(e), e.mark
         except NameError:
             raise
         except Exception:
@@ -292,12 +292,12 @@ class Diagnoser:
         """Whether the reference with the variants ``keys`` does what the backend of the judgement
         ``j`` did: its ids, or, where it crashed, a failure of the engine those variants stand for."""
         if j.cls == "crash":
-            return self.failing(keys, j.text) is not None
+            return self.failing(keys, j.text, j.evidence) is not None
         return self.encode_remembered(keys, j.text) == list(j.backend_ids)
 
-    def failure(self, text: str, oracle_ids: Sequence[int]) -> Cause:
-        """The cause of a backend's failure on ``text`` where the oracle gave ``oracle_ids``: the
-        variant whose engine fails on this text too (none for a failure no variant makes)."""
+    def failure(self, text: str, oracle_ids: Sequence[int], said: str = "") -> Cause:
+        """The cause of a backend's failure on ``text`` (the oracle gave ``oracle_ids``, the engine said
+        ``said``): the variant whose engine fails there alike; none for a failure no variant makes."""
         keys = [key for key, v in self.variants.items() if v.fails and self.affects(key, text)]
         if not keys:  # (most crashes: nothing in the text that a failing variant could fail on)
             return NO_CAUSE
@@ -305,7 +305,7 @@ class Diagnoser:
             if self.encode((), text) != list(oracle_ids):
                 return Cause("", "the reference does not give the oracle's ids on this text, so no cause of the "
                                  "failure can be reproduced")
-            found = {key: why for key in keys if (why := self.failing((key,), text)) is not None}
+            found = {key: why for key in keys if (why := self.failing((key,), text, said)) is not None}
         if not found:
             return NO_CAUSE
         # (the first in the catalogue's order, the narrowest claim; the run's verdict weighs the others)
