@@ -458,11 +458,12 @@ def first_delta_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: 
     """The right deltas with the first one's leading whitespace taken off: a streamer that tidies
     the start of a reply (``lstrip()`` on its first chunk). Forms: the first delta, and the first
     one that is not empty, of each grouping (``_groupings``)."""
+    groupings = _groupings(ref, ids, prompt, asked)
+    right = "".join(groupings[0])  # (the first grouping is the right deltas)
     forms = []
-    for deltas in _groupings(ref, ids, prompt, asked):
+    for deltas in groupings:
         for k in (0, next((k for k, d in enumerate(deltas) if d), 0)):
             forms.append("".join([*deltas[:k], deltas[k].lstrip(), *deltas[k + 1:]]) if deltas else "")
-    right = "".join(right_deltas(ref, ids, prompt, asked))
     return [None if form == right else form for form in forms]
 
 

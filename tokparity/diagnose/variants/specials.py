@@ -143,6 +143,7 @@ def _parse_after_normalizing(c: Candidate) -> Candidate | None:
     specials = [s for s in p.specials if s.parse_only]
     return c.replace(pipeline=_ParseAfterNormalizing(p, specials), flip_parse=True) if specials else None
 
+
 MOST_SPECIAL_TEXTS = 4096  # (Llama 3 has 256; a file with a million control tokens gets no such variant)
 
 
@@ -207,11 +208,12 @@ class AroundAdded:
         if pattern is None:
             return text
         parts = pattern.split(text)  # (odd parts: the added tokens' texts)
-        if len(parts) == 1:
-            return text
-        last = len(parts) - 1
-        return "".join(part if k % 2 else part.lstrip() if k == last else part.rstrip() if k == 0 else part.strip()
-                       for k, part in enumerate(parts))
+        for k in range(0, len(parts), 2):  # (the text between them: stripped on each side a token is)
+            if k > 0:
+                parts[k] = parts[k].lstrip()
+            if k < len(parts) - 1:
+                parts[k] = parts[k].rstrip()
+        return "".join(parts)
 
 
 MOST_ADDED_TEXTS = 1 << 16  # (Gemma 3 has 6,406 added tokens not marked special)
