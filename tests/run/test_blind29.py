@@ -8,17 +8,21 @@ after the round was seen: ``decode.leading-bom-dropped``, ``stream.partial-stop-
 ``ascii-only`` reading of ``model.byte-alphabet``, ``chat.last-user-repeated``,
 ``chat.tools-unwrapped``, ``chat.generation-prompt-twice`` and the form of
 ``chat.generation-prompt-missing`` that writes it only after a user message; ``whitespace.collapse``
-now applies to llama.cpp's BPE too. Each bug below is
-named by its cause, its verdict proven, the twin agreeing. Three stay unnamed: a text cut into 20
-slices encoded apart, a markdown filter, and a history reducer that drops system messages."""
+now applies to llama.cpp's BPE too. Later, ``input.sliced`` learnt the law of a text cut into 20
+slices, each encoded apart. Each bug below is named by its cause, its verdict proven, the twin
+agreeing. Two stay unnamed: a markdown filter, and a history reducer that drops system messages."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from blind_rounds import assert_named_beside_their_twin
+
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
 
 BLIND = Path(__file__).parents[1] / "engines" / "blind"
 ENCODE = f"cmd:{sys.executable} {BLIND / 'blind29_encode.py'} {{tokenizer_json}}"
@@ -46,3 +50,19 @@ CHATS = ["chats", str(BLIND / "blind29_chats.jsonl")]
 def test_blind_engines_of_round_29_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
     assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")
+
+
+def test_a_text_cut_into_20_slices_is_named_by_the_law_of_its_cuts(zoo):
+    # TransformerLens' tokenize_and_concatenate: 20 slices by characters, each encoded alone, and
+    # no ids at all for a blank text. The law is learnt from the cuts; the blank texts are a strip.
+    zoo("llama-bpe")
+    results = run_compare(["llama-bpe"], ["edge", "multilingual", TEXTS],
+                          [f"chunked={ENCODE} --bug chunked-20", f"twin={ENCODE}"], CompareOptions(ops=("encode",)))
+    runs = {r.backend: r for r in results.runs}
+    assert runs["twin"].mismatches == 0
+    verdict = runs["chunked"].root_cause
+    assert verdict is not None and verdict.proven and "input.sliced:parts/20" in verdict.variants, verdict
+    rows = [m for m in results.mismatches if m.backend == "chunked"]
+    causes = Counter(m.cause for m in rows)
+    assert runs["chunked"].mismatches > 900 and causes["input.sliced"] >= 0.9 * len(rows), causes
+    assert all(m.cause == "input.sliced" or m.cause == "input.strip" and not m.text.strip() for m in rows), causes

@@ -79,6 +79,8 @@ class Candidate:
     # The most ids given back (an engine with a length limit it does not say): an IdLimit
     # (variants/ids.py), a fixed number or one set by the text's length.
     id_limit: Any = None
+    # The text cut into slices, each encoded on its own (variants/slices.py): a Slicing.
+    slicing: Any = None
     keys: tuple[str, ...] = field(default_factory=tuple)  # the variants applied, in order
 
     def replace(self, **changes) -> Candidate:
@@ -98,7 +100,11 @@ class Candidate:
                 raise InheritedMember(inherited, self.plain_object)
         if self.refuse_at is not None and not parse and (found := self.refuse_at.search(text)) is not None:
             raise SpecialTextRefused(found.group())
-        if self.whitespace_piece and not text.strip():
+        if self.slicing is not None:
+            each = add_special and self.slicing.each
+            ids = [i for part in self.slicing.of(text) for i in self.pipeline.encode(part, each, parse)]
+            ids = ids if each else self._around(add_special, ids)
+        elif self.whitespace_piece and not text.strip():
             ids = self._around(add_special, self._whole_piece(text))
         elif self.segment_at is not None and not parse:
             parts = [part for part in self.segment_at.split(text) if part]

@@ -18,6 +18,7 @@ from tokparity.diagnose.variants import (
     whitespace,
 )
 from tokparity.diagnose.variants.rules import CONTRACTION_FORMS
+from tokparity.diagnose.variants.slices import slicing_keys
 from tokparity.diagnose.variants.variant import Variant
 from tokparity.reference.hf import HfPipeline
 from tokparity.reference.llama import LlamaCppPipeline, LlamaWpm
@@ -41,6 +42,7 @@ def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list
     ``pretokenizer.contractions`` for the contraction forms the text holds (left out) and
     the misspelt ones (matched); ``ids.truncated`` where the backend's ids are the oracle's
     cut short (at that length, and at each rule of the text's length that gives it);
+    ``input.sliced`` for each law of slices the backend's token boundaries allow;
     ``model.merge-missing`` for the merges that build a token the backend has fewer of."""
     extra = [i for i in dict.fromkeys(target) if i not in oracle and vocab.type_of(i) == TokenType.CONTROL]
     out = [f"specials.ids:{role}={i}" for i in extra[:3] for role in ("unk", "bos", "eos")]
@@ -48,7 +50,7 @@ def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list
         if vocab.type_of(i) in (TokenType.USER_DEFINED, TokenType.CONTROL) and vocab.tokens[i] \
                 and vocab.tokens[i].replace("\u2581", " ") in text and oracle.count(i) != target.count(i):
             out.append(f"user-defined.atomic:{'+' if target.count(i) > oracle.count(i) else '-'}{i}")
-    return ids.truncations(oracle, target, text) + out[:8] + \
+    return ids.truncations(oracle, target, text) + slicing_keys(vocab, text, oracle, target) + out[:8] + \
         [f"pretokenizer.contractions:{edit}" for edit in form_keys(text)[:4]] + \
         model.missing_merge_keys(pipeline, vocab, oracle, target)
 
@@ -58,6 +60,7 @@ def case_variant(key: str) -> Variant | None:
     form, a learnt edit or character table); None for any other key."""
     from tokparity.diagnose.variants.ids import truncated_variant
     from tokparity.diagnose.variants.pretokenizer import contraction_variant
+    from tokparity.diagnose.variants.slices import sliced_variant
     from tokparity.diagnose.variants.specials import special_ids_variant, user_defined_variant
     from tokparity.diagnose.variants.text_edit import PREFIX as EDIT
     from tokparity.diagnose.variants.text_edit import edit_variant
@@ -72,6 +75,8 @@ def case_variant(key: str) -> Variant | None:
         return user_defined_variant(int(spec[1:]), whole=spec[0] == "+")
     if head == "ids.truncated":
         return truncated_variant(spec)
+    if head == "input.sliced":
+        return sliced_variant(spec)
     if head == model.MERGE_MISSING:
         return model.merge_missing_variant(spec)
     if key.startswith(CONTRACTION_FORMS):
