@@ -72,7 +72,7 @@ def texts() -> list[str]:
 
 def per_case_keys(vocab) -> list[str]:
     """The case-dependent variants, each with one value the zoo can show (a length, a special id)."""
-    keys = ["ids.truncated:8", "input.sliced:chars/20", "pretokenizer.contractions:-'s", "pretokenizer.contractions:+'S", "model.merge-missing:0",
+    keys = ["ids.truncated:8", "input.sliced:chars/20", 'input.affixed:["\\ufeff", ""]', "pretokenizer.contractions:-'s", "pretokenizer.contractions:+'S", "model.merge-missing:0",
             TextEdit((("\t", " "), ("\u00a0", " ")), " ").key(),  # (a tab and a no-break space read as spaces, runs as one)
             # (a WordPiece list that misses « » and U+00AD, and takes full-width letters for punctuation)
             char_table.key_of((("\u00ab", "as-is"), ("\u00ad", "as-is"), ("\u00bb", "as-is"), ("\uff48", "alone")))]

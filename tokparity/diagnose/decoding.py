@@ -136,6 +136,8 @@ VARIANTS = (
     DecodeVariant("decode.emoji-removed", wrong_edits.emoji_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.leading-bom-dropped", wrong_edits.leading_bom_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.html-unescaped", wrong_edits.html_unescaped, twin=wrong.decoded_right),
+    DecodeVariant("decode.html-escaped", wrong_edits.html_escaped, twin=wrong.decoded_right),
+    DecodeVariant("decode.through-code-page", wrong_edits.through_code_page, twin=wrong.decoded_right),
     DecodeVariant("decode.astral-as-replacements", wrong_edits.astral_as_replacements, twin=wrong.decoded_right),
     # (before the variants that join the pieces' bytes: those spell an unknown token as its text too)
     DecodeVariant("decode.unknown-as-its-text", wrong_bytes.unknown_as_its_text),
@@ -183,6 +185,7 @@ VARIANTS = (
     DecodeVariant("pieces.glyph-not-mapped", wrong_bytes.glyph_not_mapped_pieces),
     DecodeVariant("pieces.invalid-alone-dropped", wrong_bytes.invalid_alone_dropped),
     DecodeVariant("pieces.byte-tokens-empty", wrong_bytes.byte_tokens_empty),
+    DecodeVariant("pieces.metaspace-replaced-once", wrong_bytes.metaspace_replaced_once),
     DecodeVariant("pieces.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped_each),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
     DecodeVariant("pieces.marks-only-when-leading", wrong_bytes.marks_only_when_leading, twin=wrong.right_pieces),

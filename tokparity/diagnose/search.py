@@ -70,7 +70,7 @@ from tokparity.diagnose.variants import (
     catalogue,
     char_table,
     combinable,
-    edit_of,
+    learnt_keys,
     release_variant,
     resort_of,
     rightmost_ties,
@@ -436,9 +436,7 @@ class Diagnoser:
         # An edit of the text no named cause gives, learnt from this case. It is tried only where no
         # named cause reproduced the ids alone, so a catalogue's single name comes first; it comes
         # before two named causes composed, which the edit, exact and narrow, is likelier than.
-        edit = edit_of(self.vocab, oracle, target)
-        if edit is not None:
-            key = edit.key()
+        for key in learnt_keys(self.vocab, text, oracle, target):  # (an edit, then a text put around it)
             out = singles[(key,)] = self.encode((key,), text)
             if out == target:
                 return self._found((key,), text, memo, alternatives=aside)

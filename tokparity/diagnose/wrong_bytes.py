@@ -445,6 +445,22 @@ def byte_tokens_empty(ref: RefTokenizer, ids: list[int], prompt: int, asked: Dec
     return [[b"" if _byte_token(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]]
 
 
+def metaspace_replaced_once(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each piece with only its first ``▁`` read as a space: a table written in JavaScript, whose
+    ``piece.replace("▁", " ")`` with a string pattern replaces the first match alone. (An added
+    token's ``▁`` is read as a space when the vocabulary is loaded: its file spelt it ``▁``.)"""
+    vocab, right = ref.vocab, ref.piece_bytes(ids)
+    out = []
+    for i, b in zip(ids, right):
+        token = vocab.tokens[i] if 0 <= i < vocab.size else ""
+        if token and vocab.type_of(i) == TokenType.USER_DEFINED:
+            token = token.replace(" ", "\u2581")
+        once = token.replace("\u2581", " ", 1)
+        out.append(once.encode("utf-8") if token.count("\u2581") > 1 and b == token.replace("\u2581", " ").encode("utf-8")
+                   else b)
+    return [out] if out != right else []
+
+
 def invalid_alone_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each id whose bytes are not UTF-8 alone (part of a character, a lone byte) with no bytes. A
     table that decodes each token strictly, and takes a failure for no text, has this."""

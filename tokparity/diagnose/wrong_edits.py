@@ -242,6 +242,25 @@ def html_unescaped(ref: RefTokenizer, ids: list[int], prompt: int, asked: Decode
     return [answer] if answer != right else []
 
 
+def html_escaped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text escaped as HTML, a reply made safe for a web page. Forms: ``html.escape``
+    (``& < > " '``), without quotes (``& < >``), and ``&`` and ``<`` only (a hand-written escape)."""
+    right = decoded(ref, ids, asked)
+    forms = [html.escape(right), html.escape(right, quote=False), right.replace("&", "&amp;").replace("<", "&lt;")]
+    return [None if form == right else form for form in forms] if any(form != right for form in forms) else []
+
+
+def through_code_page(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The right text through a one-byte code page, each character it lacks written as ``?`` (Python's
+    ``encode(page, "replace")``): a console or a file in ASCII, ISO-8859-1 or Windows-1252."""
+    right = decoded(ref, ids, asked)
+    forms = [right.encode(page, "replace").decode(page) for page in CODE_PAGES]
+    return [None if form == right else form for form in forms] if any(form != right for form in forms) else []
+
+
+CODE_PAGES = ("ascii", "latin-1", "cp1252")
+
+
 def partial_stop_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right stream less each delta that could begin the EOS token's text, a stop string: a
     delta that is a start of it, or that ends with one (``<``). A server holds such a delta back in
@@ -457,10 +476,12 @@ def first_delta_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
 def first_delta_stripped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right deltas with the first one's leading whitespace taken off: a streamer that tidies
     the start of a reply (``lstrip()`` on its first chunk). Forms: the first delta, and the first
-    one that is not empty, of each grouping (``_groupings``)."""
+    one that is not empty, of each grouping (``_groupings``); and every delta trimmed at its start
+    until one keeps some text (the reply's leading whitespace never sent, however many deltas hold
+    it), by Python's whitespace and by JavaScript's ``trimStart`` (U+FEFF too, U+0085 not)."""
     groupings = _groupings(ref, ids, prompt, asked)
     right = "".join(groupings[0])  # (the first grouping is the right deltas)
-    forms = []
+    forms = [right.lstrip(), right[len(_JS_BLANK.match(right).group()):]]
     for deltas in groupings:
         for k in (0, next((k for k, d in enumerate(deltas) if d), 0)):
             forms.append("".join([*deltas[:k], deltas[k].lstrip(), *deltas[k + 1:]]) if deltas else "")

@@ -33,7 +33,7 @@ three variants of the reference on it (``catalogue()`` holds them all):
     True
 """
 
-from tokparity.diagnose.variants.catalogue import base_candidate, case_keys, case_variant, catalogue
+from tokparity.diagnose.variants.catalogue import base_candidate, case_keys, case_variant, catalogue, learnt_keys
 from tokparity.diagnose.variants.library import release_variant
 from tokparity.diagnose.variants.model import rightmost_ties
 from tokparity.diagnose.variants.pretokenizer import SCANNER_RULES, contraction_variant
@@ -62,5 +62,5 @@ from tokparity.diagnose.variants.variant import Variant
 
 __all__ = ["CONTRACTION_FORMS", "EDIT", "EXCLUSIVE_STAGES", "FAILURES", "LAST_RESORT", "MERGE_MISSING", "PER_CASE", "REGEX_PART", "SCANNER", "SCANNER_RULES", "SPLIT_EDIT",
            "SPLIT_READINGS", "STAGES", "TextEdit", "Variant", "all_joined", "base_candidate", "case_keys", "case_variant", "catalogue", "cause_of", "combinable",
-           "contraction_variant", "edit_of", "edit_variant", "is_edit", "parse_edit", "release_variant", "resort_of", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
+           "contraction_variant", "edit_of", "edit_variant", "is_edit", "learnt_keys", "parse_edit", "release_variant", "resort_of", "rightmost_ties", "said_of", "special_ids_variant", "stage_of",
            "user_defined_variant"]

@@ -55,6 +55,16 @@ def case_keys(pipeline, vocab: Vocab, text: str, target: list[int], oracle: list
         model.missing_merge_keys(pipeline, vocab, oracle, target)
 
 
+def learnt_keys(vocab: Vocab, text: str, oracle: list[int], target: list[int]) -> list[str]:
+    """The keys learnt from a case that no named cause reproduced: an edit of its characters
+    (``input.edit``), then a text put before or after it (``input.affixed``)."""
+    from tokparity.diagnose.variants.text_affix import affix_key
+    from tokparity.diagnose.variants.text_edit import edit_of
+
+    edit = edit_of(vocab, oracle, target)
+    return [key for key in (edit.key() if edit is not None else None, affix_key(vocab, text, target)) if key]
+
+
 def case_variant(key: str) -> Variant | None:
     """The variant of a key made for one case (``rules.PER_CASE``: a token, a limit, a contraction
     form, a learnt edit or character table); None for any other key."""
@@ -62,6 +72,7 @@ def case_variant(key: str) -> Variant | None:
     from tokparity.diagnose.variants.pretokenizer import contraction_variant
     from tokparity.diagnose.variants.slices import sliced_variant
     from tokparity.diagnose.variants.specials import special_ids_variant, user_defined_variant
+    from tokparity.diagnose.variants.text_affix import affix_variant
     from tokparity.diagnose.variants.text_edit import PREFIX as EDIT
     from tokparity.diagnose.variants.text_edit import edit_variant
 
@@ -77,6 +88,8 @@ def case_variant(key: str) -> Variant | None:
         return truncated_variant(spec)
     if head == "input.sliced":
         return sliced_variant(spec)
+    if head == "input.affixed":
+        return affix_variant(key)
     if head == model.MERGE_MISSING:
         return model.merge_missing_variant(spec)
     if key.startswith(CONTRACTION_FORMS):

@@ -31,7 +31,7 @@ FAILURES = frozenset({"model.prototype-lookup", "specials.refused"})
 # tokens (or two contraction forms) of the case, each its own.
 CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
 MERGE_MISSING = "model.merge-missing"  # (variants/model.py builds it)
-PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "input.sliced:", "pretokenizer.char-table:",
+PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "input.affixed:", "input.sliced:", "pretokenizer.char-table:",
             MERGE_MISSING + ":", *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
@@ -76,7 +76,7 @@ def combinable(a: str, b: str) -> bool:
             return True
         # (two edits of the text are one edit, two character tables one table: verdict._combined
         # joins them; an engine has one limit on its ids)
-        if cause_a in ("input.edit", "input.sliced", "ids.truncated", "pretokenizer.char-table"):
+        if cause_a in ("input.edit", "input.affixed", "input.sliced", "ids.truncated", "pretokenizer.char-table"):
             return False
         return a.startswith(PER_CASE) and b.startswith(PER_CASE)  # two tokens of a case, each its own
     if cause_a in FAILURES or cause_b in FAILURES:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from functools import partial
 
@@ -85,6 +86,15 @@ def invisible_removed(text: str, only_with_non_ascii: bool = True) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch) not in INVISIBLE)
 
 
+def query_read(text: str, percent: bool = False) -> str:
+    """The text sent in a URL's query without its reserved characters escaped (JavaScript's
+    ``encodeURI``), as the server's query parser reads it back: the URL ends at the first ``#``
+    (a fragment is never sent), the field at the first ``&``, and each ``+`` is a space. With
+    ``percent``, nothing was escaped at all, and each ``%`` and two hex digits is read as its byte."""
+    text = text.split("#", 1)[0].split("&", 1)[0].replace("+", " ")
+    return urllib.parse.unquote(text, errors="replace") if percent else text
+
+
 def _whitespace_piece(c: Candidate) -> Candidate | None:
     return c.replace(whitespace_piece=True)
 
@@ -122,6 +132,12 @@ def variants() -> list[Variant]:
                 "and unassigned character removed (line feeds and tabs too)",
                 partial(_text_map, partial(invisible_removed, only_with_non_ascii=False)),
                 lambda c, text: invisible_removed(text, False) != text),
+        Variant("input.query-string:encodeuri", "input.query-string", "the text sent in a URL's query with "
+                "encodeURI: cut at its first '#' and its first '&', each '+' read as a space",
+                partial(_text_map, query_read), lambda c, text: query_read(text) != text),
+        Variant("input.query-string:unescaped", "input.query-string", "the text sent in a URL's query unescaped: cut "
+                "at its first '#' and its first '&', each '+' read as a space, each '%' and two hex digits as a byte",
+                partial(_text_map, partial(query_read, percent=True)), lambda c, text: query_read(text, True) != text),
         Variant("input.whitespace-piece", "input.whitespace-piece",
                 "a blank text (whitespace only) taken as one piece: its id as typed or with the vocabulary's space mark, "
                 "else <unk> or nothing", _whitespace_piece, lambda c, text: not text.strip()),
