@@ -55,6 +55,9 @@ def test_blind_engines_of_round_29_are_named_and_their_twin_agrees(zoo, model, o
 def test_a_text_cut_into_20_slices_is_named_by_the_law_of_its_cuts(zoo):
     # TransformerLens' tokenize_and_concatenate: 20 slices by characters, each encoded alone, and
     # no ids at all for a blank text. The law is learnt from the cuts; the blank texts are a strip.
+    # A text of 20 characters or fewer is encoded character by character: slices of one character
+    # are no law a case proposes (an engine that merges nothing gives them), so such a row keeps
+    # its own answer unless its class fits.
     zoo("llama-bpe")
     results = run_compare(["llama-bpe"], ["edge", "multilingual", TEXTS],
                           [f"chunked={ENCODE} --bug chunked-20", f"twin={ENCODE}"], CompareOptions(ops=("encode",)))
@@ -65,4 +68,5 @@ def test_a_text_cut_into_20_slices_is_named_by_the_law_of_its_cuts(zoo):
     rows = [m for m in results.mismatches if m.backend == "chunked"]
     causes = Counter(m.cause for m in rows)
     assert runs["chunked"].mismatches > 900 and causes["input.sliced"] >= 0.9 * len(rows), causes
-    assert all(m.cause == "input.sliced" or m.cause == "input.strip" and not m.text.strip() for m in rows), causes
+    assert all(m.cause == "input.sliced" or m.cause == "input.strip" and not m.text.strip() or len(m.text) <= 20
+               for m in rows), causes

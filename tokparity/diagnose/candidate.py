@@ -100,12 +100,12 @@ class Candidate:
                 raise InheritedMember(inherited, self.plain_object)
         if self.refuse_at is not None and not parse and (found := self.refuse_at.search(text)) is not None:
             raise SpecialTextRefused(found.group())
-        if self.slicing is not None:
+        if self.whitespace_piece and not text.strip():
+            ids = self._around(add_special, self._whole_piece(text))
+        elif self.slicing is not None:
             each = add_special and self.slicing.each
             ids = [i for part in self.slicing.of(text) for i in self.pipeline.encode(part, each, parse)]
             ids = ids if each else self._around(add_special, ids)
-        elif self.whitespace_piece and not text.strip():
-            ids = self._around(add_special, self._whole_piece(text))
         elif self.segment_at is not None and not parse:
             parts = [part for part in self.segment_at.split(text) if part]
             ids = self._around(add_special, [i for part in parts for i in self.pipeline.encode(part, False, False)])

@@ -1,5 +1,6 @@
 """A variant learnt from a case, which the catalogue does not name: an edit of the text
-(``variants/text_edit.py``), a WordPiece engine's character table (``variants/char_table.py``) or
+(``variants/text_edit.py``), a text put around it (``variants/text_affix.py``), a law of slices
+(``variants/slices.py``), a WordPiece engine's character table (``variants/char_table.py``) or
 one id decoded as another (``learnt_ids.py``). Its key holds what was
 learnt. These say whether a key is one, and what it does in words."""
 
@@ -9,21 +10,24 @@ from __future__ import annotations
 def is_learnt(key: str) -> bool:
     from tokparity.diagnose.learnt_ids import is_swap
     from tokparity.diagnose.variants.char_table import is_table
+    from tokparity.diagnose.variants.slices import is_slicing
     from tokparity.diagnose.variants.text_affix import is_affix
     from tokparity.diagnose.variants.text_edit import is_edit
 
-    return is_edit(key) or is_swap(key) or is_table(key) or is_affix(key)
+    return is_edit(key) or is_swap(key) or is_table(key) or is_affix(key) or is_slicing(key)
 
 
 def said_of(key: str) -> str:
     """A learnt key in words: ``the text read with U+0009 as ' '``, ``the ids decoded with id 0 left out``."""
     from tokparity.diagnose import learnt_ids
-    from tokparity.diagnose.variants import char_table, text_affix, text_edit
+    from tokparity.diagnose.variants import char_table, slices, text_affix, text_edit
 
     if char_table.is_table(key):
         return char_table.said_of(key)
     if text_affix.is_affix(key):
         return text_affix.said_of(key)
+    if slices.is_slicing(key):
+        return slices.Slicing.of_key(key[len(slices.PREFIX):]).sentence()
     return learnt_ids.said_of(key) if learnt_ids.is_swap(key) else text_edit.said_of(key)
 
 

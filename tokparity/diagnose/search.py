@@ -76,6 +76,7 @@ from tokparity.diagnose.variants import (
     rightmost_ties,
     stage_of,
 )
+from tokparity.diagnose.variants.slices import SETTLED, is_slicing
 from tokparity.diff import ties
 from tokparity.errors import EngineFailure
 from tokparity.records import Judgement
@@ -377,8 +378,7 @@ class Diagnoser:
         if tie is not None:
             return Cause("model.viterbi-tie", tie)
         memo = self.memo.setdefault(backend, Counter())
-        refuted = self.refuted.setdefault(backend, set())
-        credit = self.credit.setdefault(backend, Counter())
+        refuted, credit = self.refuted.setdefault(backend, set()), self.credit.setdefault(backend, Counter())
         self.looked[backend] += 1
         if self.looked[backend] > LOOK_AROUND:  # the first cases are searched in full (see LOOK_AROUND)
             for keys, _ in memo.most_common(8):
@@ -420,10 +420,11 @@ class Diagnoser:
             if len(against) < len(hits):  # (where every hit changes them, none is told apart: all stay)
                 refuted.update(k[0] for k in against if len(k) == 1)  # (a learnt table's set is no one variant)
                 hits = [k for k in hits if k not in against]
-        # (a merge lost changes every text where its pair meets, the agreements too: only the run's
-        # verdict, which reads them, names it. To a case alone it may fit by chance, so the case is
-        # searched on as if nothing had reproduced it, the merge kept as an alternative.)
-        aside = hits if hits and all(k[0].startswith(MERGE_MISSING) for k in hits) else []
+        # (a merge lost, or a law of slices, fits a case alone by chance: the case is searched on, the variant kept
+        # as an alternative for the run's verdict; a law is named once it reproduced SETTLED cases of the backend)
+        unsettled = [k for k in hits if k[0].startswith(MERGE_MISSING) or is_slicing(k[0]) and credit[k] < SETTLED]
+        aside = hits if hits and unsettled == hits else []
+        credit.update(k for k in aside if is_slicing(k[0]))
         hits = [] if aside else hits
         if hits:
             # The variant that accounts for what the case looks like (its class); then the one that
@@ -433,10 +434,11 @@ class Diagnoser:
             chosen = min(hits, key=lambda k: (not self._fits(k, symptom), any(map(char_table.is_table, k)), -credit[k],
                                               self.breadth(k) if len(hits) > 1 else 0))
             return self._found(chosen, text, memo, alternatives=hits)
-        # An edit of the text no named cause gives, learnt from this case. It is tried only where no
-        # named cause reproduced the ids alone, so a catalogue's single name comes first; it comes
-        # before two named causes composed, which the edit, exact and narrow, is likelier than.
-        for key in learnt_keys(self.vocab, text, oracle, target):  # (an edit, then a text put around it)
+        # An edit of the text no named cause gives, or a text put around it, learnt from this case.
+        # It is tried only where no named cause reproduced the ids alone, so a catalogue's single
+        # name comes first; it comes before two named causes composed, which a learnt key, exact and
+        # narrow, is likelier than.
+        for key in learnt_keys(self.vocab, text, oracle, target):
             out = singles[(key,)] = self.encode((key,), text)
             if out == target:
                 return self._found((key,), text, memo, alternatives=aside)

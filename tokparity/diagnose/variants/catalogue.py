@@ -62,12 +62,12 @@ def learnt_keys(vocab: Vocab, text: str, oracle: list[int], target: list[int]) -
     from tokparity.diagnose.variants.text_edit import edit_of
 
     edit = edit_of(vocab, oracle, target)
-    return [key for key in (edit.key() if edit is not None else None, affix_key(vocab, text, target)) if key]
+    return [key for key in (edit.key() if edit is not None else None, affix_key(vocab, text, oracle, target)) if key]
 
 
 def case_variant(key: str) -> Variant | None:
     """The variant of a key made for one case (``rules.PER_CASE``: a token, a limit, a contraction
-    form, a learnt edit or character table); None for any other key."""
+    form, a law of slices, a learnt edit, affix or character table); None for any other key."""
     from tokparity.diagnose.variants.ids import truncated_variant
     from tokparity.diagnose.variants.pretokenizer import contraction_variant
     from tokparity.diagnose.variants.slices import sliced_variant

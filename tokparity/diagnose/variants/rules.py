@@ -31,8 +31,8 @@ FAILURES = frozenset({"model.prototype-lookup", "specials.refused"})
 # tokens (or two contraction forms) of the case, each its own.
 CONTRACTION_FORMS = ("pretokenizer.contractions:-", "pretokenizer.contractions:+")  # a form left out, one added
 MERGE_MISSING = "model.merge-missing"  # (variants/model.py builds it)
-PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "input.affixed:", "input.sliced:", "pretokenizer.char-table:",
-            MERGE_MISSING + ":", *CONTRACTION_FORMS)
+PER_CASE = ("specials.ids:", "user-defined.atomic:", "ids.truncated:", "input.edit:", "input.affixed:",
+            "input.sliced:", "pretokenizer.char-table:", MERGE_MISSING + ":", *CONTRACTION_FORMS)
 # A split variant that edits one part of the model's regexes (its contractions) goes with one that
 # reads the same regexes otherwise (another engine's \s, digits kept whole), not with another split.
 SPLIT_EDIT = "pretokenizer.contractions"
@@ -44,12 +44,12 @@ SCANNER = "pretokenizer.scanner"
 # contractions edited, as a scanner's rule does.
 REGEX_PART = "pretokenizer.regex-part"
 # Variants that say less than a named cause, and give many a case's ids by coincidence: a part left
-# out of the model's regex, the text encoded in slices, merges left out of the list. A case tries
+# out of the model's regex, merges left out of the list, the text encoded in slices. A case tries
 # them last, in this order, each only where no named cause and no earlier one gives its ids alone: a
 # scanner's rule or another model's regex says more than a part missing, and a part missing more
-# than a cut. A cut at one place fits many a bug on one case; a law of cuts fits a run.
+# than a merge missing.
 SLICED = "input.sliced:"
-LAST_RESORT = (REGEX_PART + ":", SLICED, MERGE_MISSING + ":")
+LAST_RESORT = (REGEX_PART + ":", MERGE_MISSING + ":", SLICED)
 
 
 def resort_of(key: str) -> int:

@@ -6,13 +6,20 @@ of the cuts is learnt from a case: slices of a fixed number of characters, a fix
 slices, or one slice per line. A case proposes each law its engine's token boundaries allow
 (``slicing_keys``); the search keeps the laws that give its ids exactly, and the run's verdict tries
 each on every case. An engine that cuts at 20 characters is named by that law everywhere, and its
-shorter texts keep agreeing.
+shorter texts keep agreeing. A law fits many other bugs on one case (a missing merge adds a cut
+too; a text of columns may be cut every five characters by chance). So a case keeps a law as an
+alternative only, for the run's verdict, until the law has reproduced SETTLED cases of its engine.
+A case tries a law only where nothing else gives its ids, not even a merge left out
+(``rules.LAST_RESORT``).
 
     >>> Slicing.of_key("parts/4").of("abcdefghij"), Slicing.of_key("chars/4").sentence()
     (['abc', 'def', 'ghi', 'j'], 'the text encoded in slices of 4 characters, each on its own')
 
-A law is learnt only where the engine's ids spell the text exactly (its special tokens aside). A
-SentencePiece engine that gives each slice its own leading space is not learnt so.
+A law is learnt only where the engine's ids spell the text its slices make (its special tokens
+aside): the text itself, or less a character a byte cut split, or less its blank lines. So no law is
+learnt on a model whose reference puts a space before the text (a SentencePiece dummy prefix), nor
+from an engine that gives each slice its own. Slices of one character are no law: they are what an
+engine that merges nothing gives, and a slice is at least MIN_WIDTH characters.
 """
 
 from __future__ import annotations
@@ -29,7 +36,10 @@ from tokparity.vocab import TokenType, Vocab
 PREFIX = "input.sliced:"
 # The numbers of equal slices tried: those a pipeline picks (a batch, a number of workers)
 PARTS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 50, 64, 100)
-WIDTHS_PROPOSED = 2  # the narrowest widths a case proposes (a width's multiples fit too)
+WIDTHS_PROPOSED = 3  # the narrowest widths a case proposes (a width's multiples fit too)
+MIN_WIDTH = 2  # the narrowest slice a case proposes
+SETTLED = 3  # the cases a law reproduces before a case names it (the search keeps it aside till then)
+_LINE_ENDS = re.compile(r"(?<=\n)")
 _KEY = re.compile(r"(chars|parts|byte-parts)/([1-9][0-9]{0,6})|(lines|nonblank-lines)", re.ASCII)
 
 
@@ -68,8 +78,8 @@ class Slicing:
     def of(self, text: str) -> list[str]:
         """The slices of ``text``, in order. Equal slices are always ``n``, the last ones empty if
         the text is short."""
-        if self.unit in ("lines", "nonblank-lines"):
-            lines = text.splitlines(keepends=True) or [text]
+        if self.unit in ("lines", "nonblank-lines"):  # (a line reader's lines: each ends at a line feed)
+            lines = [line for line in _LINE_ENDS.split(text) if line]
             return [line for line in lines if line.strip()] if self.unit == "nonblank-lines" else lines
         if self.unit == "byte-parts":  # (the pipelines met round down: the last slice takes the rest)
             data = text.encode("utf-8", "surrogatepass")
@@ -95,6 +105,12 @@ class Slicing:
         return f"the text encoded in slices of {self.n} characters, each on its own{each}"
 
 
+def is_slicing(key: str) -> bool:
+    return key.startswith(PREFIX)
+
+
+
+
 def _cuts(pieces: list[str]) -> set[int]:
     """Where the slices end, in their text joined (not at its ends)."""
     ends, at = set(), 0
@@ -109,11 +125,14 @@ def sliced_variant(spec: str) -> Variant:
     slicing = Slicing.of_key(spec)
 
     def apply(c: Candidate) -> Candidate | None:
-        return c.replace(slicing=slicing) if c.slicing is None else None
+        # (an engine cuts its text one way: not also at special-token text, nor by another release's)
+        if c.slicing is not None or c.segment_at is not None or c.other_release is not None:
+            return None
+        return c.replace(slicing=slicing)
 
     def affects(c: Candidate, text: str) -> bool:
         pieces = slicing.of(text)
-        return "".join(pieces) != text or bool(_cuts(pieces))
+        return slicing.each or "".join(pieces) != text or bool(_cuts(pieces))
 
     return Variant(slicing.key(), "input.sliced", slicing.sentence(), apply, affects)
 
@@ -156,7 +175,7 @@ def slicing_keys(vocab: Vocab, text: str, oracle: list[int], target: list[int]) 
 
     widths: list[int] = []
     if spelt == text:  # (the narrowest widths whose every cut is an end: a width's multiples fit too)
-        for n in range(1, len(text)):
+        for n in range(MIN_WIDTH, len(text)):
             cuts = range(n, len(text), n)
             if all(m in ends for m in cuts) and any(m not in right[1] for m in cuts):
                 widths.append(n)

@@ -63,23 +63,37 @@ def said_of(key: str) -> str:
 
 
 def affix_of(text: str, spelt: str) -> Affix | None:
-    """The affix that frames ``text`` as ``spelt`` (None: none of at most LONGEST characters does)."""
+    """The affix that frames ``text`` as ``spelt`` (None: none of at most LONGEST characters does).
+    An empty text's affix is read as put before it, as most engines' is."""
     if spelt == text or not 0 < len(spelt) - len(text) <= LONGEST:
         return None
+    if not text:
+        return Affix(spelt, "")
     for at in range(len(spelt) - len(text) + 1):  # (the shortest text before it first)
         if spelt.startswith(text, at):
             return Affix(spelt[:at], spelt[at + len(text):])
     return None
 
 
-def affix_key(vocab: Vocab, text: str, target: Sequence[int]) -> str | None:
-    """The key of the affix the engine's ids show on ``text`` (their special tokens left out)."""
-    data = b"".join(token_bytes(vocab, i) for i in target
-                    if 0 <= i < vocab.size and vocab.type_of(i) != TokenType.CONTROL)
+def _spelt(vocab: Vocab, ids: Sequence[int]) -> str | None:
+    data = b"".join(token_bytes(vocab, i) for i in ids if 0 <= i < vocab.size and vocab.type_of(i) != TokenType.CONTROL)
     try:
-        found = affix_of(text, data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def affix_key(vocab: Vocab, text: str, oracle: Sequence[int], target: Sequence[int]) -> str | None:
+    """The key of the affix the engine's ids show on ``text`` (their special tokens left out). What
+    the oracle's ids put before the text themselves (a SentencePiece dummy prefix's space) is the
+    model's, not the affix: it is taken off both sides first."""
+    right, mine = _spelt(vocab, oracle), _spelt(vocab, target)
+    if right is None or mine is None or not right.endswith(text):
+        return None
+    lead = right[:len(right) - len(text)]
+    if not mine.startswith(lead):
+        return None
+    found = affix_of(text, mine[len(lead):])
     return None if found is None else found.key()
 
 
