@@ -5,8 +5,9 @@ of the 12 bugs and proved them: line feeds written as CR LF (a learnt ``input.ed
 space taken off each delta (``decode.lstrip``). Two more were named right but not proven: a
 code page's ``?`` (a learnt ``decode.edit``) and parts joined with nothing (``chat.parts-joined``).
 Written after the round was seen: ``input.affixed`` (learnt: a text put around the input), ``input.query-string``,
-``decode.html-escaped``, ``decode.through-code-page``, ``pieces.metaspace-replaced-once``, and a
-form of ``stream.first-delta-stripped`` (each delta trimmed until one keeps text). Each bug below
+``decode.html-escaped``, ``decode.through-code-page``, ``pieces.metaspace-replaced-once``,
+``chat.alternation-filled`` (its message's text read off the prompt), and a form of
+``stream.first-delta-stripped`` (each delta trimmed until one keeps text). Each bug below
 is named by its cause, its verdict proven, the twin agreeing.
 
 ``blind31_slices.py`` judges ``input.sliced``, which was learnt from round 29's text cut into 20
@@ -28,6 +29,7 @@ SLICES = f"cmd:{sys.executable} {BLIND / 'blind31_slices.py'} {{tokenizer_json}}
 TEXTS = str(BLIND / "blind31_texts.jsonl")
 ENCODE = f"cmd:{sys.executable} {BLIND / 'blind31_encode.py'} {{tokenizer_json}}"
 DECODE = f"cmd:{sys.executable} {BLIND / 'blind31_decode.py'} {{tokenizer_json}}"
+CHAT = f"cmd:{sys.executable} {BLIND / 'blind31_chat.py'} {{tokenizer_json}} {{tokenizer_config}}"
 
 
 # model, op, corpora, engine, {bug: (its cause, the fewest mismatches)}
@@ -40,10 +42,12 @@ DECODE = f"cmd:{sys.executable} {BLIND / 'blind31_decode.py'} {{tokenizer_json}}
     ("qwen3", "stream", ["edge", "ids"], DECODE, {
         "stream-start-trimmed": ("stream.first-delta-stripped", 100), "sse-space-eaten": ("decode.lstrip", 150)}),
     ("gemma-3", "pieces", ["edge", "ids"], DECODE, {"metaspace-first-only": ("pieces.metaspace-replaced-once", 40)}),
-], ids=["encode-qwen3", "decode-qwen3", "stream-qwen3", "pieces-gemma3"])
+    ("qwen3", "chat", ["chats", str(BLIND / "blind31_chats.jsonl")], CHAT,
+     {"user-continue-inserted": ("chat.alternation-filled", 8)}),
+], ids=["encode-qwen3", "decode-qwen3", "stream-qwen3", "pieces-gemma3", "chat-qwen3"])
 def test_blind_engines_of_round_31_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
-    assert_named_beside_their_twin(model, op, corpora, engine, bugs)
+    assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")
 
 
 def test_texts_encoded_in_slices_are_named_by_the_law_of_their_cuts(zoo):

@@ -47,6 +47,23 @@ def systems_hoisted(messages: list[dict], joiner: str) -> list[dict]:
             *(m for m in messages if m.get("role") != "system")]
 
 
+def alternation_filled(messages: list[dict], text: str) -> list[dict]:
+    """A user message with ``text`` put before an assistant message that opens the conversation,
+    between two assistant turns, and after an assistant message that ends it, so that the roles
+    alternate (LiteLLM's ``ensure_alternating_roles``). A tool result and an assistant message that
+    calls tools are no turns: the search for the turn before steps over them."""
+    def turn(m: dict) -> bool:
+        return m.get("role") != "tool" and not (m.get("role") == "assistant" and m.get("tool_calls"))
+
+    out: list[dict] = []
+    for m in messages:
+        before = next((p.get("role") for p in reversed(out) if turn(p)), None)
+        if m.get("role") == "assistant" and (not out or turn(m) and "assistant" in (out[-1].get("role"), before)):
+            out.append({"role": "user", "content": text})
+        out.append(m)
+    return out + [{"role": "user", "content": text}] if out and out[-1].get("role") == "assistant" else out
+
+
 def parts_as_messages(messages: list[dict]) -> list[dict]:
     """Each text part of a content given as a list made a message of its own, of the same role. The
     message's other keys (tool calls, reasoning) go with the last. A message whose list has no text

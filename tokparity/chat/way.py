@@ -17,6 +17,7 @@ from typing import Any
 
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
 from tokparity.chat.message_edits import (
+    alternation_filled,
     arguments_parsed,
     arguments_quoted,
     blank_lines_collapsed,
@@ -92,6 +93,8 @@ class ChatWay:
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     # every system message made one, put first, their texts joined by this (where one is late, or several)
     hoist_systems: str | None = None
+    # a user message with this content put where the roles would not alternate (message_edits.alternation_filled)
+    fill_alternation: str | None = None
     tools: bool = True  # the conversation's tools given to the template
     # each tool given as its function alone ({"name", "description", "parameters"}), not as the
     # request's {"type": "function", "function": {...}}
@@ -227,6 +230,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = turns_merged(messages, way.merge_turns)
     if way.hoist_systems is not None:
         messages = systems_hoisted(messages, way.hoist_systems)
+    if way.fill_alternation is not None:
+        messages = alternation_filled(messages, way.fill_alternation)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:

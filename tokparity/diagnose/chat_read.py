@@ -12,7 +12,7 @@ from os.path import commonprefix
 
 from tokparity.chat import ChatAnswer
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN
+from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN, alternation_filled
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
@@ -84,6 +84,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
+        elif key == "fill_alternation" and alternation_filled(conversation.messages, "") != conversation.messages:
+            marked = TRANSFORMERS_WAY.changed(fill_alternation=MARK)
         elif key == "raise_exception" and right.raised:
             marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
         else:
@@ -97,7 +99,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             value = _read_off(parts[:3], got.text) if len(parts) >= 3 and len(parts) % 2 and parts[2] else None
             value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
         else:
-            value = _read_off(parts, got.text) if len(parts) == 2 else None
+            # (a message put in at several places: read at the first, the search renders it at each)
+            value = _read_off(parts[:2], got.text) if len(parts) == 2 or key == "fill_alternation" else None
         if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
             continue
         entry = CHAT_CAUSES[name]
