@@ -27,7 +27,7 @@ def said_of(key: str) -> str:
     if text_affix.is_affix(key):
         return text_affix.said_of(key)
     if slices.is_slicing(key):
-        return slices.Slicing.of_key(key[len(slices.PREFIX):]).sentence()
+        return slices.said_of(key)
     return learnt_ids.said_of(key) if learnt_ids.is_swap(key) else text_edit.said_of(key)
 
 

@@ -246,19 +246,24 @@ def html_escaped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSe
     """The right text escaped as HTML, a reply made safe for a web page. Forms: ``html.escape``
     (``& < > " '``), without quotes (``& < >``), and ``&`` and ``<`` only (a hand-written escape)."""
     right = decoded(ref, ids, asked)
-    forms = [html.escape(right), html.escape(right, quote=False), right.replace("&", "&amp;").replace("<", "&lt;")]
-    return [None if form == right else form for form in forms] if any(form != right for form in forms) else []
+    return _in_place(right, [html.escape(right), html.escape(right, quote=False),
+                             right.replace("&", "&amp;").replace("<", "&lt;")])
 
 
 def through_code_page(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """The right text through a one-byte code page, each character it lacks written as ``?`` (Python's
     ``encode(page, "replace")``): a console or a file in ASCII, ISO-8859-1 or Windows-1252."""
     right = decoded(ref, ids, asked)
-    forms = [right.encode(page, "replace").decode(page) for page in CODE_PAGES]
-    return [None if form == right else form for form in forms] if any(form != right for form in forms) else []
+    return _in_place(right, [right.encode(page, "replace").decode(page) for page in CODE_PAGES])
 
 
 CODE_PAGES = ("ascii", "latin-1", "cp1252")
+
+
+def _in_place(right: str, forms: list[str]) -> list:
+    """Each form in its place, None where it is the right answer (the verdict counts a form by its
+    place); none at all where no form differs."""
+    return [None if form == right else form for form in forms] if any(form != right for form in forms) else []
 
 
 def partial_stop_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

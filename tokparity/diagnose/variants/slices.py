@@ -29,8 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants.variant import Variant
-from tokparity.diff.evidence import token_bytes
+from tokparity.diagnose.variants.variant import Variant, spelt
 from tokparity.vocab import TokenType, Vocab
 
 PREFIX = "input.sliced:"
@@ -109,6 +108,8 @@ def is_slicing(key: str) -> bool:
     return key.startswith(PREFIX)
 
 
+def said_of(key: str) -> str:
+    return Slicing.of_key(key[len(PREFIX):]).sentence()
 
 
 def _cuts(pieces: list[str]) -> set[int]:
@@ -137,44 +138,28 @@ def sliced_variant(spec: str) -> Variant:
     return Variant(slicing.key(), "input.sliced", slicing.sentence(), apply, affects)
 
 
-def _spelt(vocab: Vocab, ids: Sequence[int]) -> tuple[str, set[int]] | None:
-    """The text ``ids`` spell (special tokens left out), and the characters after which one of
-    them ends; None where their bytes are not UTF-8."""
-    data, ends_at = b"", []
-    for i in ids:
-        if not 0 <= i < vocab.size or vocab.type_of(i) == TokenType.CONTROL:
-            continue
-        data += token_bytes(vocab, i)
-        ends_at.append(len(data))
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    starts, at = {}, 0
-    for k, ch in enumerate(text):
-        starts[at] = k
-        at += len(ch.encode("utf-8"))
-    return text, {starts[e] for e in ends_at if e in starts}
+def _specials(vocab: Vocab, ids: Sequence[int]) -> int:
+    return sum(1 for i in ids if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.CONTROL)
 
 
 def slicing_keys(vocab: Vocab, text: str, oracle: list[int], target: list[int]) -> list[str]:
     """The keys of each law of slices that fits this case: its slices, joined, are the text the
     engine's ids spell; each cut is where one of those ids ends; and, where the slices keep the
     whole text, one cut at least is where none of the oracle's ids ends."""
-    mine, right = _spelt(vocab, target), _spelt(vocab, oracle)
+    mine, right = spelt(vocab, target), spelt(vocab, oracle)
     if mine is None or right is None or right[0] != text or mine == right:
         return []
-    spelt, ends = mine
+    engine_text, ends = mine
 
     def fits(law: Slicing) -> bool:
         pieces = law.of(text)
         cuts = _cuts(pieces)
-        if "".join(pieces) != spelt or not cuts <= ends:
+        if "".join(pieces) != engine_text or not cuts <= ends:
             return False
-        return spelt != text or bool(cuts - right[1])
+        return engine_text != text or bool(cuts - right[1])
 
     widths: list[int] = []
-    if spelt == text:  # (the narrowest widths whose every cut is an end: a width's multiples fit too)
+    if engine_text == text:  # (the narrowest widths whose every cut is an end: a width's multiples fit too)
         for n in range(MIN_WIDTH, len(text)):
             cuts = range(n, len(text), n)
             if all(m in ends for m in cuts) and any(m not in right[1] for m in cuts):
@@ -185,6 +170,5 @@ def slicing_keys(vocab: Vocab, text: str, oracle: list[int], target: list[int]) 
     laws += [law for law in (Slicing("parts", k) for k in PARTS) if law.width(text) in widths]
     laws += [law for law in (*(Slicing("byte-parts", k) for k in PARTS), Slicing("lines"), Slicing("nonblank-lines"))
              if fits(law)]
-    control = [i for i in target if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.CONTROL]
-    each = len(control) > sum(1 for i in oracle if 0 <= i < vocab.size and vocab.type_of(i) == TokenType.CONTROL)
+    each = _specials(vocab, target) > _specials(vocab, oracle)  # (a BOS for each slice)
     return list(dict.fromkeys(Slicing(law.unit, law.n, each).key() for law in laws))

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokparity.diagnose.candidate import Candidate
-from tokparity.diagnose.variants.variant import Variant
-from tokparity.diff.evidence import token_bytes
-from tokparity.vocab import TokenType, Vocab
+from tokparity.diagnose.variants.text_edit import shown
+from tokparity.diagnose.variants.variant import Variant, spelt
+from tokparity.vocab import Vocab
 
 PREFIX = "input.affixed:"
 LONGEST = 16  # the most characters put around a text: more is another text, not a frame
@@ -45,8 +45,7 @@ class Affix:
 
 
 def _shown(text: str) -> str:
-    return " ".join(repr(ch) if ch.isprintable() and not ch.isspace() or ch == " " else f"U+{ord(ch):04X}"
-                    for ch in text) if len(text) <= 4 else repr(text)
+    return " ".join(map(shown, text)) if len(text) <= 4 else shown(text)
 
 
 def is_affix(key: str) -> bool:
@@ -75,25 +74,17 @@ def affix_of(text: str, spelt: str) -> Affix | None:
     return None
 
 
-def _spelt(vocab: Vocab, ids: Sequence[int]) -> str | None:
-    data = b"".join(token_bytes(vocab, i) for i in ids if 0 <= i < vocab.size and vocab.type_of(i) != TokenType.CONTROL)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def affix_key(vocab: Vocab, text: str, oracle: Sequence[int], target: Sequence[int]) -> str | None:
     """The key of the affix the engine's ids show on ``text`` (their special tokens left out). What
     the oracle's ids put before the text themselves (a SentencePiece dummy prefix's space) is the
     model's, not the affix: it is taken off both sides first."""
-    right, mine = _spelt(vocab, oracle), _spelt(vocab, target)
-    if right is None or mine is None or not right.endswith(text):
+    right, mine = spelt(vocab, oracle), spelt(vocab, target)
+    if right is None or mine is None or not right[0].endswith(text):
         return None
-    lead = right[:len(right) - len(text)]
-    if not mine.startswith(lead):
+    lead = right[0][:len(right[0]) - len(text)]
+    if not mine[0].startswith(lead):
         return None
-    found = affix_of(text, mine[len(lead):])
+    found = affix_of(text, mine[0][len(lead):])
     return None if found is None else found.key()
 
 

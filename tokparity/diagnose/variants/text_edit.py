@@ -59,8 +59,8 @@ class TextEdit:
         return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))))
 
     def said(self, lead: str = "the text read with") -> str:
-        parts = [f"{_name(a)} as {_name(b)}" if b else f"{_name(a)} dropped" for a, b in self.as_]
-        parts += [f"runs of {_name(ch)} as one" for ch in self.runs]
+        parts = [f"{shown(a)} as {shown(b)}" if b else f"{shown(a)} dropped" for a, b in self.as_]
+        parts += [f"runs of {shown(ch)} as one" for ch in self.runs]
         return f"{lead} " + ", ".join(parts)
 
 
@@ -75,7 +75,7 @@ def all_joined(edits: Iterable[TextEdit]) -> TextEdit | None:
     return joined
 
 
-def _name(ch: str) -> str:
+def shown(ch: str) -> str:
     if len(ch) > 1:  # (a character written as several: a tab as four spaces)
         return repr(ch)
     return repr(ch) if ch.isprintable() and not ch.isspace() or ch == " " else f"U+{ord(ch):04X}"

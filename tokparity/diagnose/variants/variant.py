@@ -4,13 +4,16 @@ stage's variants build on."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from tokparity.diagnose.candidate import Candidate, fork
 from tokparity.diagnose.variants.rules import FAILURES, STAGES, stage_of
 from tokparity.reference.llama import LlamaUgm
 from tokparity.reference.sentencepiece import SentencePiecePipeline
+from tokparity.vocab import TokenType, Vocab
+from tokparity.vocab.token_bytes import token_bytes
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,21 @@ class Variant:
     def fails(self) -> bool:
         """Whether the variant makes the engine fail (no ids) rather than give other ids."""
         return self.cause in FAILURES
+
+
+def spelt(vocab: Vocab, ids: Sequence[int]) -> tuple[str, set[int]] | None:
+    """The text ``ids`` spell, their special tokens left out, and the characters after which one of
+    them ends; None where their bytes are not UTF-8."""
+    pieces = [token_bytes(vocab, i) for i in ids if 0 <= i < vocab.size and vocab.type_of(i) != TokenType.CONTROL]
+    try:
+        text = b"".join(pieces).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    starts, at = {}, 0
+    for k, ch in enumerate(text):
+        starts[at] = k
+        at += len(ch.encode("utf-8"))
+    return text, {starts[e] for e in accumulate(map(len, pieces)) if e in starts}
 
 
 def with_pipeline(c: Candidate, pipeline) -> Candidate:
