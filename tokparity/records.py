@@ -157,16 +157,21 @@ class RootCause:
     # The first agreements the verdict would change (BREAKS_LISTED at most), as a reader finds them:
     # a case's corpus/id, or the text itself where the case is not at hand.
     breaks: tuple[str, ...] = ()
+    # The verdict's own words for each variant whose value it read off the backend's answers (a text
+    # added to contents, a rule of the tools' JSON), in the order of ``variants``; "" where the
+    # catalogue's words serve. Empty where no variant has such a value.
+    said: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: dict) -> RootCause:
         """summary.json's ``root_cause`` (one of tokparity 0.1 has no ``proven``: the rule decides)."""
         explains, mismatches, keeps, agreements = d["explains"], d["mismatches"], d["keeps"], d["agreements"]
         proven = d["proven"] if "proven" in d else explains >= 0.9 * mismatches and keeps >= 0.99 * agreements
-        breaks = d.get("breaks")
+        breaks, said = d.get("breaks"), d.get("said")
         return cls(d["cause"], tuple(d["variants"]), explains, mismatches, keeps, agreements, bool(proven),
                    int(d.get("oracle_departs", 0)),
-                   tuple(str(b) for b in breaks) if isinstance(breaks, list) else ())
+                   tuple(str(b) for b in breaks) if isinstance(breaks, list) else (),
+                   tuple(str(w) for w in said) if isinstance(said, list) else ())
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,9 @@ DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "toj
                   "generation_prompt_as": "Assistant:", "before_content": "\n", "roles_as": "tool=ipython",
                   "tools_in_system": f"\n\nTools:\n{TOOLS_MARK}raw{TOOLS_MARK}",
                   "tools_in_user": f"\n\nTools available:\n{TOOLS_MARK}indented_ascii{TOOLS_MARK}",
-                  "content_chars": '{"\\n": "\\r\\n"}', "fill_alternation": "Please continue."}
+                  "content_chars": '{"\\n": "\\r\\n"}', "fill_alternation": "Please continue.",
+                  "content_added": '{"role": "user", "which": "last", "before": "", "after": " /no_think"}',
+                  "tools_edited": '[{"key": "additionalProperties", "where": "object", "value": false}]'}
 
 
 def kind(shape: str) -> str:

@@ -7,8 +7,11 @@ code page's ``?`` (a learnt ``decode.edit``) and parts joined with nothing (``ch
 Written after the round was seen: ``input.affixed`` (learnt: a text put around the input), ``input.query-string``,
 ``decode.html-escaped``, ``decode.through-code-page``, ``pieces.metaspace-replaced-once``,
 ``chat.alternation-filled`` (its message's text read off the prompt), and a form of
-``stream.first-delta-stripped`` (each delta trimmed until one keeps text). Each bug below
-is named by its cause, its verdict proven, the twin agreeing.
+``stream.first-delta-stripped`` (each delta trimmed until one keeps text). Two learnt chat
+causes came later, read off the prompt as general rules: ``chat.content-added`` (Qwen 3's
+`` /no_think`` after the last user message, in place of enable_thinking) and
+``chat.tools-edited`` (OpenAI's strict schemas). Each bug below is named by its cause, its
+verdict proven, the twin agreeing.
 
 ``blind31_slices.py`` judges ``input.sliced``, which was learnt from round 29's text cut into 20
 slices. Its author wrote three cuts from public code, from a description of the behaviour only. At
@@ -43,7 +46,8 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind31_chat.py'} {{tokenizer_json}} {{t
         "stream-start-trimmed": ("stream.first-delta-stripped", 100), "sse-space-eaten": ("decode.lstrip", 150)}),
     ("gemma-3", "pieces", ["edge", "ids"], DECODE, {"metaspace-first-only": ("pieces.metaspace-replaced-once", 40)}),
     ("qwen3", "chat", ["chats", str(BLIND / "blind31_chats.jsonl")], CHAT,
-     {"user-continue-inserted": ("chat.alternation-filled", 8)}),
+     {"user-continue-inserted": ("chat.alternation-filled", 8), "no-think-suffix": ("chat.content-added", 3),
+      "strict-tool-schema": ("chat.tools-edited", 8)}),
 ], ids=["encode-qwen3", "decode-qwen3", "stream-qwen3", "pieces-gemma3", "chat-qwen3"])
 def test_blind_engines_of_round_31_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)

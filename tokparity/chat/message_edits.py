@@ -316,3 +316,36 @@ def tools_into_user(messages: list[dict], tools: list, text: str, which: str) ->
     else:
         content = written
     return [*messages[:at], message | {"content": content}, *messages[at + 1:]]
+
+
+def text_added(messages: list[dict], options: dict, value: str) -> tuple[list[dict], dict]:
+    """The messages with a text put before or after the contents that ``value`` picks, and the
+    options the template gets (``ChatWay.content_added``). ``value`` is a JSON object: ``role``
+    ("" for any), ``which`` ("each", "first" or "last" of that role), ``before`` and ``after``.
+    With ``when`` (an option's name and value), the option is never passed on, and the text is
+    added only where the option has that value. Qwen 3's soft switch is so: `` /no_think`` after
+    the last user message where ``enable_thinking`` is false. A list of parts gets the text in its
+    first or last text part; a content that is not text stays as it is."""
+    spec = json.loads(value)
+    if (when := spec.get("when")) is not None:
+        name, wanted = when
+        adds = name in options and options[name] == wanted and type(options[name]) is type(wanted)
+        options = {k: v for k, v in options.items() if k != name}
+        if not adds:
+            return messages, options
+    picked = [k for k, m in enumerate(messages) if not spec["role"] or m.get("role") == spec["role"]]
+    picked = picked[:1] if spec["which"] == "first" else picked[-1:] if spec["which"] == "last" else picked
+    before, after = spec["before"], spec["after"]
+
+    def added(content: Any) -> Any:
+        if isinstance(content, str):
+            return before + content + after
+        texts = [k for k, p in enumerate(content) if isinstance(p, dict) and isinstance(p.get("text"), str)] \
+            if isinstance(content, list) else []
+        if not texts:
+            return content
+        return [p | {"text": (before if k == texts[0] else "") + p["text"] + (after if k == texts[-1] else "")}
+                if k in (texts[0], texts[-1]) else p for k, p in enumerate(content)]
+
+    return [m | {"content": added(m.get("content"))} if k in picked and "content" in m else m
+            for k, m in enumerate(messages)], options

@@ -35,12 +35,14 @@ from tokparity.chat.message_edits import (
     system_folded,
     systems_folded,
     systems_hoisted,
+    text_added,
     tool_dumped,
     tools_into_system,
     tools_into_user,
     turns_merged,
 )
 from tokparity.chat.render import TRANSFORMERS, RenderSwitches, replaced
+from tokparity.chat.tool_edits import edited as tools_edited
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,9 @@ class ChatWay:
     content_chars: str = ""
     formatted: bool = False  # each content's text put through Python's str.format() first ({{ as {)
     content_chars_roles: str = ""  # the roles whose contents content_chars rewrites, separated by spaces ("": all)
+    # a text put before or after some contents first, as a JSON object (message_edits.text_added), read
+    # off a backend's prompt: `` /no_think`` after the last user message in place of enable_thinking
+    content_added: str = ""
     # messages left out first: "last-user" keeps the system messages and those from the last user
     # message on (a builder that sends the last turn only)
     history: str = ""
@@ -96,6 +101,9 @@ class ChatWay:
     # a user message with this content put where the roles would not alternate (message_edits.alternation_filled)
     fill_alternation: str | None = None
     tools: bool = True  # the conversation's tools given to the template
+    # each tool's JSON edited first by these rules, a JSON list (tokparity.chat.tool_edits), read off a
+    # backend's prompt: OpenAI's strict mode sets additionalProperties to false in every object schema
+    tools_edited: str = ""
     # each tool given as its function alone ({"name", "description", "parameters"}), not as the
     # request's {"type": "function", "function": {...}}
     tools_unwrapped: bool = False
@@ -207,7 +215,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     """The conversation as an engine that edits it before rendering sees it. ``takes_parts`` and
     ``reads_system`` say whether the template writes a list of parts, a system message: an engine
     that joins or folds them leaves such a template's alone."""
-    messages = conversation.messages
+    messages, options = conversation.messages, conversation.options
     if way.history == "last-user":
         users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else 0
@@ -258,6 +266,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": m["content"].strip()}
                     if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
+    if way.content_added:
+        messages, options = text_added(messages, options, way.content_added)
     if (joiner := way.blank_lines_as) is not None:
         messages = _contents_edited(messages, lambda content: blank_lines_collapsed(content, joiner))
     if way.quote_results:
@@ -304,13 +314,14 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages, tools = tools_into_system(messages, conversation.tools, way.tools_in_system), None
     if way.tools_in_user is not None and conversation.tools:
         messages, tools = tools_into_user(messages, conversation.tools, way.tools_in_user, way.tools_user), None
+    if way.tools_edited and tools:
+        tools = tools_edited(tools, way.tools_edited)
     if way.no_tools_as_empty and tools is None:
         tools = []
     if way.tool_nulls is not None and tools:
         tools = [tool_dumped(t, way.tool_nulls) for t in tools]
     if way.tools_unwrapped and tools:  # (after a dump: a server dumps its models, then unwraps them)
         tools = [t["function"] if isinstance(t, dict) and isinstance(t.get("function"), dict) else t for t in tools]
-    options = conversation.options
     if way.options_as_strings:
         options = {k: ("true" if v else "false") if isinstance(v, bool) and k not in OWN_OPTIONS else v
                    for k, v in options.items()}

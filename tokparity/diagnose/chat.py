@@ -48,6 +48,7 @@ MAX_AT_ONCE = 3
 # An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
+ADDED_FORMS = 6  # (the rules of a text added the verdict tries, most read first)
 COMPOSED_TRIES = 192  # (the sets tried on one row, at most: the pool's 98 and the catalogue's 77 fit)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
 NOT_FOUND = "not found within"  # (how it says its budget ran out first)
@@ -381,16 +382,20 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
             counts[n] = counts.get(n, 0) + 1
     union = _union(counts, read)
     # (of ways that explain and keep as many, the first; each way's changes computed once)
-    explains, keeps, _, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
-                                     for k, way in enumerate(_ways(union, read)) for ks in (changed(way),)),
-                                    key=lambda scored: scored[:3], default=(0, 0, 0, []))
+    choices = _choices(union, read)
+    explains, keeps, at, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
+                                      for k, (way, _) in enumerate(choices) for ks in (changed(way),)),
+                                     key=lambda scored: scored[:3], default=(0, 0, 0, []))
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]
+    # (the words of the forms the verdict checked, where a value was read off the prompts)
+    forms = choices[-at][1] if choices else ()
+    said = tuple(v.does if v.name in read else "" for v in forms) if any(v.name in read for v in forms) else ()
     # (an engine that refuses every conversation leaves no agreement to check a cause on: any way
     # that makes the template refuse would read so)
     checked = bool(rights) or not all(_backend_answer(j).raised for j, _ in mine)
     return chosen, RootCause("+".join(union), union, explains, len(mine), keeps, len(rights),
                              checked and proven(explains, len(mine), keeps, len(rights)), 0,
-                             tuple(breaks[:BREAKS_LISTED]))
+                             tuple(breaks[:BREAKS_LISTED]), said)
 
 
 def _composed(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
@@ -497,14 +502,21 @@ def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAn
             read, _rendered_chars = derived(reference, conversation, got, reference.answer(conversation))
         except CaseFailure:
             continue
+        # (a text added: of the rules a row reads, those that alone give its prompt, where one does)
+        added = [v for v in read if v.name in names and DERIVED[v.name] == "content_added"]
+        giving = [v for v in added if _gives(reference, conversation, got, v.way())]
         for v in read:
-            if v.name in names and DERIVED[v.name] != "content_chars":
+            if v.name in names and DERIVED[v.name] != "content_chars" and (v not in added or not giving or v in giving):
                 seen.setdefault(v.name, Counter())[v] += 1
         tables.append((conversation, [(str(dict(v.changes)["content_chars"]), str(dict(v.changes)["content_chars_roles"]))
                                       for v in read if v.name in names and DERIVED[v.name] == "content_chars"
                                       and _gives(reference, conversation, got, v.way())]))
     # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
     out: dict[str, tuple[ChatVariant, ...]] = {name: (_joined(name, counts),) for name, counts in seen.items()}
+    # (a text added: each rule most rows read is a form, and the verdict keeps the one that changes
+    # fewest agreements. The same text added always, or only where an option is set, reads alike)
+    out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
+            if DERIVED[name] == "content_added"}
     # (the characters rewritten joined too: a row shows only those its contents hold. Two readings
     # of a text put in may both give a row's prompt: each row's is the one the others share)
     picked = content_chars.chosen([list(dict.fromkeys(v for v, _ in row)) for _, row in tables])
@@ -538,8 +550,14 @@ def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
 def _ways(names: tuple[str, ...], read: dict[str, tuple[ChatVariant, ...]]) -> list[ChatWay]:
     """The ways a set of causes makes prompts, one per choice of their forms (a joiner of two turns:
     a blank line, a newline…; a value read off the prompts); none where two of them set one field."""
+    return [way for way, _ in _choices(names, read)]
+
+
+def _choices(names: tuple[str, ...], read: dict[str, tuple[ChatVariant, ...]]
+             ) -> list[tuple[ChatWay, tuple[ChatVariant, ...]]]:
+    """``_ways``, each with the forms it is made of."""
     forms = [list(read[n]) if n in read else [v for v in VARIANTS if v.name == n] for n in names]
-    return [way for choice in islice(product(*forms), 16) if (way := combined(choice)) is not None]
+    return [(way, choice) for choice in islice(product(*forms), 16) if (way := combined(choice)) is not None]
 
 
 def _explained(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],

@@ -10,13 +10,13 @@ from collections.abc import Iterable
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.chat import ChatAnswer
+from tokparity.chat import ChatAnswer, tool_edits
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN, alternation_filled
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
-from tokparity.diagnose import content_chars
+from tokparity.diagnose import content_added, content_chars, tools_edited
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
 
@@ -75,6 +75,16 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             rendered += chars
             # (every role's contents, or the user's alone: a bot that escapes what users type)
             out += [content_chars_variant(name, v, roles) for v in values for roles in ("", "user")]
+            continue
+        if key == "tools_edited":
+            values, chars = tools_edited.read(right.text or "", got.text, conversation)
+            rendered += chars
+            out += [ChatVariant(name, tool_edits.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
+            continue
+        if key == "content_added":
+            values, chars = content_added.read(right.text or "", got.text, conversation)
+            rendered += chars
+            out += [ChatVariant(name, content_added.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
             continue
         if key == "tools_in_user":
             placed, chars = _tools_user_read(reference, conversation, got.text, right.text)

@@ -38,7 +38,7 @@ def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     characters aligned (the search's budget counts them). A text put in is read as put after the
     character before it, as put before the one after it, and each as most places say. None where
     the prompts part in a way no table of characters gives."""
-    blocks = _aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
+    blocks = aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
     if not blocks or not _in_contents(blocks, right, contents):
         return [], 0
     # (each place's readings: one, two for a text put in, none for several characters as one text)
@@ -65,7 +65,7 @@ def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     return sorted(values, key=lambda v: len(json.loads(v))), len(right) + len(got)
 
 
-def _aligned(right: str, got: str) -> list[tuple[str, int, int, int, int]] | None:
+def aligned(right: str, got: str) -> list[tuple[str, int, int, int, int]] | None:
     """Where two prompts part, as difflib's opcodes in characters. The lines are aligned first, then
     the characters of each pair of lines that differ, less what they share at both ends. An
     alignment of characters costs the square of their number: None where a part to align is

@@ -160,9 +160,12 @@ class Writeup:
     @property
     def how(self) -> str:
         """What the verdict's deviations do, each as the catalogue says it: which way a toggle went
-        ("NFC applied to the text, where the model's files have no NFC step")."""
+        ("NFC applied to the text, where the model's files have no NFC step"). A value the verdict
+        read off the backend's answers is said in the verdict's own words."""
         keys = self.verdict.variants if self.verdict is not None else ()
-        return "; ".join(dict.fromkeys(filter(None, map(variant_detail, keys))))
+        said = self.verdict.said if self.verdict is not None else ()
+        return "; ".join(dict.fromkeys(filter(None, (own or variant_detail(key)
+                                                     for key, own in zip(keys, said or ("",) * len(keys))))))
 
 
 @cache
