@@ -29,7 +29,8 @@ from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
 from tokparity.corpus import load_corpus
 from tokparity.corpus.base import CHATS
 from tokparity.corpus.ids import id_cases
-from tokparity.diagnose import chat, decoding, wrong_decoders
+from tokparity.diagnose import decoding, wrong_decoders
+from tokparity.diagnose.chat_ways import DERIVED, VARIANTS
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.variants import TextEdit, char_table
 from tokparity.diff.shape import encode_shape, failure_shape, output_shape
@@ -57,7 +58,8 @@ DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "toj
                   "tools_in_user": f"\n\nTools available:\n{TOOLS_MARK}indented_ascii{TOOLS_MARK}",
                   "content_chars": '{"\\n": "\\r\\n"}', "fill_alternation": "Please continue.",
                   "content_added": '{"role": "user", "which": "last", "before": "", "after": " /no_think"}',
-                  "tools_edited": '[{"key": "additionalProperties", "where": "object", "value": false}]'}
+                  "tools_edited": '[{"key": "additionalProperties", "where": "object", "value": false}]',
+                  "content_cut": '{"role": "tool", "head": 0, "tail": 8, "note": "[cut] "}'}
 
 
 def kind(shape: str) -> str:
@@ -132,9 +134,9 @@ def decoding_kinds(model: str, sample: list[str]) -> dict[str, Counter]:
 
 
 def chat_ways() -> Iterator[tuple[str, ChatWay]]:
-    for v in chat.VARIANTS:
+    for v in VARIANTS:
         yield v.name, v.way()
-    for name, key in chat.DERIVED.items():
+    for name, key in DERIVED.items():
         yield name, TRANSFORMERS_WAY.changed(**{key: DERIVED_SAMPLE[key]})
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 
+from tokparity.chat import message_edits
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import text_added
 from tokparity.chat.tool_edits import edited, said
-from tokparity.diagnose import content_added, tools_edited
+from tokparity.diagnose import content_added, content_cut, tools_edited
 
 NO_THINK = {"role": "user", "which": "last", "before": "", "after": " /no_think"}
 
@@ -27,9 +28,11 @@ def test_a_text_is_added_to_the_messages_its_rule_picks():
     each = NO_THINK | {"which": "each", "role": "", "before": "> "}
     assert [m["content"] for m in text_added(messages, {}, json.dumps(each))[0]] == \
         ["> Be brief. /no_think", "> Hi /no_think", "> Hello /no_think", "> Why? /no_think"]
-    # (a list of parts: the text goes into its last text part; an image part stays as it is)
+    # (a list of parts: with "parts", the text goes into its last text part, an image part stays
+    # as it is; without, the list stays as it is)
     parts = [{"role": "user", "content": [{"type": "text", "text": "See"}, {"type": "image_url", "image_url": {}}]}]
-    assert text_added(parts, {}, json.dumps(NO_THINK))[0][0]["content"][0]["text"] == "See /no_think"
+    assert text_added(parts, {}, json.dumps(NO_THINK | {"parts": True}))[0][0]["content"][0]["text"] == "See /no_think"
+    assert text_added(parts, {}, json.dumps(NO_THINK))[0] == parts
 
 
 def test_a_text_in_place_of_an_option_is_added_only_where_the_option_has_that_value():
@@ -124,3 +127,56 @@ def test_no_rule_is_read_where_a_tool_changes_otherwise():
     # (a tool left out: the prompts write other numbers of objects)
     assert tools_edited.read(prompt([WEATHER, WEATHER]), prompt([WEATHER]),
                              Conversation([{"role": "user", "content": "Hi"}], tools=[WEATHER, WEATHER]))[0] == []
+
+
+def test_a_typed_struct_is_read_where_keys_come_in_another_order():
+    # (a server that reads each tool into structs: its fields in its order, a missing one as "")
+    struct = [{"where": "parameters", "fields": ["type", "required", "properties"]},
+              {"where": "property", "fields": ["type", "description", "enum"], "defaults": {"description": ""}}]
+    made = edited([WEATHER], json.dumps(struct))[0]["function"]["parameters"]
+    assert list(made) == ["type", "required", "properties"]
+    assert made["properties"]["when"] == {"type": "object", "description": ""}  # (its own properties dropped)
+    conversation = Conversation([{"role": "user", "content": "Hi"}], tools=[WEATHER])
+    values = tools_edited.read(prompt([WEATHER]), prompt(edited([WEATHER], json.dumps(struct))), conversation)[0]
+    assert len(values) == 1 and edited([WEATHER], values[0]) == edited([WEATHER], json.dumps(struct))
+    # (the properties' objects keep their order: a property's own properties taken out, a description set)
+    assert said(values[0]) == ("writes only type, required, properties, in that order, in every tool's parameters; "
+                               "takes properties out of every property's schema; sets description to \"\" where "
+                               "missing, in every property's schema")
+
+
+def test_a_key_renamed_in_its_place_is_read_as_renamed():
+    renamed = [{"key": "parameters", "where": "function", "rename": "arguments"}]
+    made = edited([WEATHER], json.dumps(renamed))[0]["function"]
+    assert list(made) == ["name", "description", "arguments"]
+    conversation = Conversation([{"role": "user", "content": "Hi"}], tools=[WEATHER])
+    values = tools_edited.read(prompt([WEATHER]), prompt(edited([WEATHER], json.dumps(renamed))), conversation)[0]
+    assert [json.loads(v) for v in values] == [renamed]
+    assert said(values[0]) == "writes parameters as arguments in every tool's function"
+
+
+def test_a_text_that_holds_the_content_is_read_with_the_content_marked():
+    # (Open WebUI's system prompt added once more before itself: S + S + "\n" + S, whatever S is)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    got = chatml([{"role": "system", "content": "Be brief.Be brief.\nBe brief."}, messages[1]])
+    values = content_added.read(chatml(messages), got, Conversation(messages))[0]
+    assert values, values
+    other = [{"role": "system", "content": "Say yes."}, {"role": "user", "content": "Hi"}]
+    assert text_added(other, {}, values[0])[0][0]["content"] == "Say yes.Say yes.\nSay yes."
+    assert "{content}" in content_added.said(values[0])
+
+
+def test_a_long_content_cut_short_with_a_note_is_read_as_a_rule_of_its_role():
+    # (open-interpreter keeps a tool output's last 2,000 characters after a note)
+    long = "".join(f"line {k}\n" for k in range(400))
+    note = "Output truncated. Showing the last 2000 characters.\n\n"
+    messages = [{"role": "user", "content": "Run it."}, {"role": "tool", "content": long}]
+    got = chatml([messages[0], {"role": "tool", "content": note + long[-2000:]}])
+    values, aligned = content_cut.read(chatml(messages), got, Conversation(messages))
+    assert aligned > 0 and [json.loads(v) for v in values] == [{"role": "tool", "head": 0, "tail": 2000, "note": note}]
+    assert content_cut.said(values[0]) == ("cuts a tool message's content longer than 2000 characters to its last "
+                                           "2000, after 'Output␣truncated.␣Showing␣the␣last␣2000␣characters.↵↵'")
+    # (a short content stays whole; so do the other roles')
+    short = [{"role": "tool", "content": "ok"}, {"role": "user", "content": long}]
+    assert message_edits.content_cut(short, values[0]) == short
+    assert message_edits.content_cut(messages, values[0])[1]["content"] == note + long[-2000:]

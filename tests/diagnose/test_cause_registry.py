@@ -12,7 +12,7 @@ import pytest
 
 import tokparity
 from tokparity.chat.way import TRANSFORMERS_WAY
-from tokparity.diagnose import chat, decoding, learnt_edits, learnt_ids
+from tokparity.diagnose import chat_ways, decoding, learnt_edits, learnt_ids
 from tokparity.diagnose.info import DECODING_OPS, cause_info, declared, is_declared
 from tokparity.diagnose.variants import PER_CASE, catalogue, cause_of
 from tokparity.records import TIE
@@ -71,20 +71,20 @@ def test_every_decoding_cause_is_built_or_reviewed():
 def test_every_chat_cause_is_its_declaration():
     """A chat cause is declared and built in one place: the ChatWay fields it changes, in each of
     its forms, or the field whose value is read off the backend's prompt."""
-    assert {v.name for v in chat.VARIANTS} | set(chat.DERIVED) == set(built_as("chat"))
-    assert list(chat.ORDER) == built_as("chat")  # (the order the search tries them, and names them)
-    for v in chat.VARIANTS:
+    assert {v.name for v in chat_ways.VARIANTS} | set(chat_ways.DERIVED) == set(built_as("chat"))
+    assert list(chat_ways.ORDER) == built_as("chat")  # (the order the search tries them, and names them)
+    for v in chat_ways.VARIANTS:
         way = v.way()
         entry = declared()[v.name]
         assert way != TRANSFORMERS_WAY, f"{v.name}: its changes change nothing"
         forms = [{k: value for k, value in form.items() if k != "does"} for form in entry.get("forms", [])]
         assert dict(v.changes) in [entry["changes"], *forms]  # (a form's own words, "does", change nothing)
-    for name, key in chat.DERIVED.items():
+    for name, key in chat_ways.DERIVED.items():
         assert key in TRANSFORMERS_WAY.__dataclass_fields__ or key in TRANSFORMERS_WAY.render.__dataclass_fields__, name
     libraries = {name: declared()[name].get("library") or declared()[name].get("others_than")
                  for name in built_as("chat")}
     assert libraries["chat.llama-cpp-builtin"] == libraries["chat.family-format"] == "llama.cpp"
-    builtin, family = chat.BY_NAME["chat.llama-cpp-builtin"], chat.BY_NAME["chat.family-format"]
+    builtin, family = chat_ways.BY_NAME["chat.llama-cpp-builtin"], chat_ways.BY_NAME["chat.family-format"]
     assert builtin.applies("llama.cpp") and builtin.applies("llama.cpp@0.3.16") and not builtin.applies("mine")
     assert family.applies("mine") and not family.applies("llama.cpp")
 

@@ -17,6 +17,7 @@ from typing import Any
 from tokparity.chat.render import REASONING_FIELDS
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+CONTENT = "\ue010"  # (in a text added to a content: the content itself, ``text_added``)
 BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")  # line breaks with only spaces or tabs between them
 
 
@@ -248,10 +249,15 @@ def content_normalized(content: Any, form: str) -> Any:
 
 
 def characters_rewritten(content: Any, table: str) -> Any:
-    """A content with each character the JSON object ``table`` holds written as its text
-    (``{"&": "&amp;"}``), all at once: a text written for one is not rewritten again."""
-    mapping = {ord(a): b for a, b in json.loads(table).items()}
-    return each_text(content, lambda text: text.translate(mapping))
+    """A content with each character or word the JSON object ``table`` holds written as its text
+    (``{"&": "&amp;"}``, ``{"{{user}}": "You"}``), all at once: a text written for one is not
+    rewritten again. A longer word is taken before a shorter one it starts with."""
+    pairs = json.loads(table)
+    if all(len(a) == 1 for a in pairs):
+        mapping = {ord(a): b for a, b in pairs.items()}
+        return each_text(content, lambda text: text.translate(mapping))
+    words = re.compile("|".join(re.escape(a) for a in sorted(pairs, key=len, reverse=True)))
+    return each_text(content, lambda text: words.sub(lambda m: pairs[m.group()], text))
 
 
 def formatted(text: str) -> str:
@@ -324,8 +330,9 @@ def text_added(messages: list[dict], options: dict, value: str) -> tuple[list[di
     ("" for any), ``which`` ("each", "first" or "last" of that role), ``before`` and ``after``.
     With ``when`` (an option's name and value), the option is never passed on, and the text is
     added only where the option has that value. Qwen 3's soft switch is so: `` /no_think`` after
-    the last user message where ``enable_thinking`` is false. A list of parts gets the text in its
-    first or last text part; a content that is not text stays as it is."""
+    the last user message where ``enable_thinking`` is false. With ``parts``, a list of parts gets
+    the text in its first or last text part; else it stays as it is, as does a content that is not
+    text. ``CONTENT`` in a text stands for the content (or the text part) itself."""
     spec = json.loads(value)
     if (when := spec.get("when")) is not None:
         name, wanted = when
@@ -337,15 +344,33 @@ def text_added(messages: list[dict], options: dict, value: str) -> tuple[list[di
     picked = picked[:1] if spec["which"] == "first" else picked[-1:] if spec["which"] == "last" else picked
     before, after = spec["before"], spec["after"]
 
+    def around(text: str, first: bool = True, last: bool = True) -> str:
+        return (before.replace(CONTENT, text) if first else "") + text + (after.replace(CONTENT, text) if last else "")
+
     def added(content: Any) -> Any:
         if isinstance(content, str):
-            return before + content + after
+            return around(content)
         texts = [k for k, p in enumerate(content) if isinstance(p, dict) and isinstance(p.get("text"), str)] \
             if isinstance(content, list) else []
-        if not texts:
+        if not texts or not spec.get("parts"):
             return content
-        return [p | {"text": (before if k == texts[0] else "") + p["text"] + (after if k == texts[-1] else "")}
+        return [p | {"text": around(p["text"], k == texts[0], k == texts[-1])}
                 if k in (texts[0], texts[-1]) else p for k, p in enumerate(content)]
 
     return [m | {"content": added(m.get("content"))} if k in picked and "content" in m else m
             for k, m in enumerate(messages)], options
+
+
+def content_cut(messages: list[dict], value: str) -> list[dict]:
+    """The messages with each string content of the role ``value`` names cut short, where it is
+    longer than the characters it keeps (``ChatWay.content_cut``). ``value`` is a JSON object:
+    ``role``, ``head`` and ``tail`` (the characters kept at the start and the end), ``note`` (the
+    text put between them). An agent framework cuts a tool's long output so."""
+    spec = json.loads(value)
+    head, tail, note = spec["head"], spec["tail"], spec["note"]
+
+    def cut(text: str) -> str:
+        return text[:head] + note + (text[-tail:] if tail else "") if len(text) > head + tail else text
+
+    return [m | {"content": cut(m["content"])} if m.get("role") == spec["role"] and isinstance(m.get("content"), str)
+            else m for m in messages]

@@ -22,6 +22,7 @@ from tokparity.chat.message_edits import (
     arguments_quoted,
     blank_lines_collapsed,
     characters_rewritten,
+    content_cut,
     content_normalized,
     each_text,
     formatted,
@@ -86,10 +87,16 @@ class ChatWay:
     # a text put before or after some contents first, as a JSON object (message_edits.text_added), read
     # off a backend's prompt: `` /no_think`` after the last user message in place of enable_thinking
     content_added: str = ""
+    # a long content of one role cut short first, its start and end kept around a note, as a JSON object
+    # (message_edits.content_cut), read off a backend's prompt: a tool's output cut to its last 2000 characters
+    content_cut: str = ""
     # messages left out first: "last-user" keeps the system messages and those from the last user
     # message on (a builder that sends the last turn only)
     history: str = ""
     repeat_last_user: bool = False  # a last user message sent once more after itself (the question asked twice)
+    # the messages after the leading system messages sent newest first: "all" of them, or "but-last" (the
+    # last one, the current turn, kept last), as a chat memory read back newest first gives them
+    reverse_history: str = ""
     system_default: str | None = None  # a system message with this content put first where there is none
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
@@ -220,6 +227,10 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else 0
         messages = [m for k, m in enumerate(messages) if k >= start or m.get("role") == "system"]
+    if way.reverse_history:
+        lead = next((k for k, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+        kept = 1 if way.reverse_history == "but-last" and len(messages) > lead else 0
+        messages = [*messages[:lead], *messages[lead:len(messages) - kept][::-1], *messages[len(messages) - kept:]]
     if way.repeat_last_user and messages and messages[-1].get("role") == "user":
         messages = [*messages, messages[-1]]
     if way.drop_roles:
@@ -266,6 +277,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m | {"content": m["content"].strip()}
                     if isinstance(m.get("content"), str) and ("*" in roles or m.get("role") in roles) else m
                     for m in messages]
+    if way.content_cut:
+        messages = content_cut(messages, way.content_cut)
     if way.content_added:
         messages, options = text_added(messages, options, way.content_added)
     if (joiner := way.blank_lines_as) is not None:

@@ -27,11 +27,10 @@ from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import BOTH_ASKED, EMPTY_CONVERSATION, OWN_CHECK, ChatReference, own_refusal
 from tokparity.chat.way import ChatWay
-from tokparity.diagnose import content_chars
-from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
+from tokparity.diagnose.chat_read import derived
+from tokparity.diagnose.chat_values import values_read
 from tokparity.diagnose.chat_ways import (
     BY_NAME,
-    DERIVED,
     ENCODINGS,
     NO_BOS_TEXT,
     ORDER,
@@ -48,7 +47,6 @@ MAX_AT_ONCE = 3
 # An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
-ADDED_FORMS = 6  # (the rules of a text added the verdict tries, most read first)
 COMPOSED_TRIES = 192  # (the sets tried on one row, at most: the pool's 98 and the catalogue's 77 fit)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
 NOT_FOUND = "not found within"  # (how it says its budget ran out first)
@@ -56,7 +54,6 @@ NOT_FOUND = "not found within"  # (how it says its budget ran out first)
 # the machine's speed: the characters of the prompts it renders and encodes. A long prompt must not
 # hold the run; a short one is searched in full (every way of up to MAX_AT_ONCE causes, at once).
 SEARCH_CHARS = 40_000_000
-REWRITTEN = next(name for name, key in DERIVED.items() if key == "content_chars")  # (a table joined over rows)
 
 
 def _backend_answer(j: Judgement) -> ChatAnswer:
@@ -79,6 +76,9 @@ NAMED_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']
 
 
 TEMPLATE_LACK = re.compile(r"'[^']+' is undefined|[Nn]o (?:filter|test) named '[^']+'")  # (a Jinja engine's own gap)
+# The words a template's own raise_exception gives (Gemma's "Conversation roles must alternate…"):
+# the same words from both sides are the same check of the template, failed by the same conversation.
+TEMPLATE_WORDS = re.compile(r"TemplateError: (.{12,})")
 
 
 def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
@@ -96,7 +96,8 @@ def _same(answer: ChatAnswer, got: ChatAnswer) -> bool:
 
 
 def _same_refusal(ours: str, theirs: str) -> bool:
-    """Whether two refusals are one: both name the same thing the template lacked.
+    """Whether two refusals are one: both name the same thing the template lacked, or both give the
+    words of the template's own raise_exception.
 
     >>> _same_refusal("UndefinedError: 'bos_token' is undefined", "(the template raised: 'bos_token' is undefined)")
     True
@@ -106,6 +107,12 @@ def _same_refusal(ours: str, theirs: str) -> bool:
     True
     >>> _same_refusal('TypeError: can only concatenate str (not "list") to str',
     ...               '(the template raised: TypeError: can only concatenate str (not "list") to str)')
+    True
+
+    The template's own raise_exception, in the same words on both sides, is one refusal too:
+
+    >>> _same_refusal("TemplateError: Conversation roles must alternate user/assistant/user/assistant/...",
+    ...               "TemplateError: Conversation roles must alternate user/assistant/user/assistant/...")
     True
 
     A way that refuses by an engine's own check is a refusal of the backend's that names no lack of
@@ -123,7 +130,8 @@ def _same_refusal(ours: str, theirs: str) -> bool:
         role = re.search(r"the role ('[^']*')", ours)
         return bool(theirs) and not TEMPLATE_LACK.search(theirs) and (role is None or role.group(1) in theirs)
     lack = NAMED_LACK.search(ours)
-    return lack is not None and lack.group() in theirs
+    words = TEMPLATE_WORDS.match(ours)
+    return lack is not None and lack.group() in theirs or words is not None and words.group(1) in theirs
 
 
 def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
@@ -155,7 +163,8 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     ways = tuple(v for v in TEXT_VARIANTS if v.applies(j.backend) and v.name not in {r.name for r in read}) + read
     # A refusal that names nothing the template lacked is reproduced by an engine's own check alone
     # (_same_refusal). That check reads the request before any render: no way that passes it is rendered.
-    own_checks_only = bool(got.raised) and not NAMED_LACK.search(got.raised or "")
+    own_checks_only = bool(got.raised) and not NAMED_LACK.search(got.raised or "") \
+        and not TEMPLATE_WORDS.search(got.raised or "")
     # A set of ways refuses by its own check only where one of its ways does alone: a check is one
     # way's field. So only sets that hold such a way are made (most sets are never built).
     # (the ways by identity: a variant's own hash reads every field, and most sets are skipped here)
@@ -346,7 +355,7 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     the verdict lists those it would change. A value read off the backend's prompts (an added
     system message's text) is the one most of its rows read: the union is checked with it."""
     rows = _rows(mine)
-    read = _values_read(reference, rows)
+    read = values_read(reference, rows, lambda c, got, way: _gives(reference, c, got, way))
     gave = next((j.tags["gave"] for j, _ in mine if "gave" in j.tags), "both")  # (an engine gives one kind)
     rights: dict[int, ChatAnswer] = {}
     for c in agreeing:
@@ -482,69 +491,12 @@ def _rows(mine: list[tuple[Judgement, Diagnosis]]) -> list[tuple[Conversation, C
     return rows
 
 
-def _values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None]
-                 ) -> dict[str, tuple[ChatVariant, ...]]:
-    """Each cause whose value is read off a prompt, with the value most of its rows read. The
-    value's forms are tried in turn. The characters rewritten have a form per role scope: every
-    role, or the user's. The scope most rows allow comes first."""
-    seen: dict[str, Counter[ChatVariant]] = {}
-    # (each row's tables of characters rewritten that give its prompt, and the roles they are made for)
-    tables: list[tuple[Conversation, list[tuple[str, str]]]] = []
-    for row in rows:
-        if row is None:
-            continue
-        conversation, got, d = row
-        # (a cause among a row's alternatives counts too: the run's verdict may choose it)
-        names = set(d.variants) | {n for alt in d.alternatives for n in alt}
-        if not names & DERIVED.keys():
-            continue
-        try:
-            read, _rendered_chars = derived(reference, conversation, got, reference.answer(conversation))
-        except CaseFailure:
-            continue
-        # (a text added: of the rules a row reads, those that alone give its prompt, where one does)
-        added = [v for v in read if v.name in names and DERIVED[v.name] == "content_added"]
-        giving = [v for v in added if _gives(reference, conversation, got, v.way())]
-        for v in read:
-            if v.name in names and DERIVED[v.name] != "content_chars" and (v not in added or not giving or v in giving):
-                seen.setdefault(v.name, Counter())[v] += 1
-        tables.append((conversation, [(str(dict(v.changes)["content_chars"]), str(dict(v.changes)["content_chars_roles"]))
-                                      for v in read if v.name in names and DERIVED[v.name] == "content_chars"
-                                      and _gives(reference, conversation, got, v.way())]))
-    # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
-    out: dict[str, tuple[ChatVariant, ...]] = {name: (_joined(name, counts),) for name, counts in seen.items()}
-    # (a text added: each rule most rows read is a form, and the verdict keeps the one that changes
-    # fewest agreements. The same text added always, or only where an option is set, reads alike)
-    out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
-            if DERIVED[name] == "content_added"}
-    # (the characters rewritten joined too: a row shows only those its contents hold. Two readings
-    # of a text put in may both give a row's prompt: each row's is the one the others share)
-    picked = content_chars.chosen([list(dict.fromkeys(v for v, _ in row)) for _, row in tables])
-    forms = []
-    for roles, _ in Counter(roles for _, row in tables for roles in {r for _, r in row}).most_common():
-        table = content_chars.joined((value, "".join(content_chars.texts(c.messages, roles)))
-                                     for value, (c, _) in zip(picked, tables))
-        if table is not None:
-            forms.append(content_chars_variant(REWRITTEN, table, roles))
-    if forms:
-        out[REWRITTEN] = tuple(forms)
-    return out
-
-
 def _gives(reference: ChatReference, conversation: Conversation, got: ChatAnswer, way: ChatWay) -> bool:
     """Whether ``way`` gives the backend's prompt of this conversation exactly."""
     try:
         return _same(reference.answer(conversation, way), got)
     except (CaseFailure, NotImplementedError, TemplateRaised):
         return False
-
-
-def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
-    """The value of a cause read off several rows: the one most read, or for a tojson all the
-    rows' traits joined."""
-    if DERIVED[name] == "tojson":
-        return tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
-    return counts.most_common(1)[0][0]
 
 
 def _ways(names: tuple[str, ...], read: dict[str, tuple[ChatVariant, ...]]) -> list[ChatWay]:

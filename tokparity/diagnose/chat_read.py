@@ -16,7 +16,7 @@ from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN, 
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
-from tokparity.diagnose import content_added, content_chars, tools_edited
+from tokparity.diagnose import content_added, content_chars, content_cut, tools_edited
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
 
@@ -72,6 +72,9 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         if key == "content_chars":
             values, chars = content_chars.read(right.text or "", got.text, content_chars.texts(conversation.messages))
+            # (no table of characters: words written as others, `{{user}}` as `You`)
+            values = values or content_chars.words_read(right.text or "", got.text,
+                                                        content_chars.texts(conversation.messages))
             rendered += chars
             # (every role's contents, or the user's alone: a bot that escapes what users type)
             out += [content_chars_variant(name, v, roles) for v in values for roles in ("", "user")]
@@ -80,6 +83,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             values, chars = tools_edited.read(right.text or "", got.text, conversation)
             rendered += chars
             out += [ChatVariant(name, tool_edits.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
+            continue
+        if key == "content_cut":
+            values, chars = content_cut.read(right.text or "", got.text, conversation)
+            rendered += chars
+            out += [ChatVariant(name, content_cut.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
             continue
         if key == "content_added":
             values, chars = content_added.read(right.text or "", got.text, conversation)

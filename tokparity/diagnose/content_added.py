@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from tokparity.chat.conversation import OWN_OPTIONS, Conversation
+from tokparity.chat.message_edits import CONTENT
 from tokparity.diagnose.content_chars import LONGEST_PROMPT, aligned
 from tokparity.textview import visible
 
@@ -27,28 +28,34 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
     """The values (JSON objects, ``ChatWay.content_added``) that may turn ``right`` into ``got``;
     and the characters aligned (the search's budget counts them). Each rule read off the prompt
     comes first as it is, then once for each option of the conversation the text may stand for."""
-    if not right or not got or max(len(right), len(got)) > LONGEST_PROMPT:
-        return [], 0
-    spans = _spans(right, conversation.messages)
-    blocks = aligned(right, got) if spans else None
+    found, blocks = contents_aligned(right, got, conversation)
     if not blocks:
-        return [], len(right) + len(got) if spans else 0
+        return [], len(right) + len(got) if found else 0
     added: dict[int, list[str]] = {}  # message -> [text before its content, text after it]
     for tag, i1, _, j1, j2 in blocks:
         if tag != "insert" or j2 - j1 > LONGEST_ADDED:
             continue
-        hit = _landed(right, i1, got[j1:j2], spans)
+        hit = _landed(right, i1, got[j1:j2], found)
         if hit is not None:
             k, side, text = hit
             added.setdefault(k, ["", ""])[side] += text
+    # (a text that holds the content itself is read with a mark there: Open WebUI's system prompt
+    # added once more before its own content is the content, whatever the content is)
+    for k, texts in added.items():
+        content = conversation.messages[k]["content"]
+        if len(content.strip()) >= 3:
+            added[k] = [text.replace(content, CONTENT) for text in texts]
     values = []
     for (before, after), picked in _grouped(added).items():
-        for role, which in _rules(conversation.messages, picked, {k for k, _, _ in spans}):
-            spec = {"role": role, "which": which, "before": before, "after": after}
-            values.append(json.dumps(spec, ensure_ascii=False))
-            values += [json.dumps(spec | {"when": [name, value]}, ensure_ascii=False)
-                       for name, value in conversation.options.items()
-                       if name not in OWN_OPTIONS and isinstance(value, (bool, int, str))]
+        for role, which in _rules(conversation.messages, picked, {k for k, _, _ in found}):
+            # (a list of parts left as it is, or given the text in a text part: the prompts of
+            # string contents cannot tell, the verdict's agreements may)
+            for spec in ({"role": role, "which": which, "before": before, "after": after},
+                         {"role": role, "which": which, "before": before, "after": after, "parts": True}):
+                values.append(json.dumps(spec, ensure_ascii=False))
+                values += [json.dumps(spec | {"when": [name, value]}, ensure_ascii=False)
+                           for name, value in conversation.options.items()
+                           if name not in OWN_OPTIONS and isinstance(value, (bool, int, str))]
     return values, len(right) + len(got)
 
 
@@ -56,20 +63,32 @@ def said(value: str) -> str:
     """The text a value adds, and where, in words: "puts ' /no_think' after the content of the last
     user message, where enable_thinking is false, in place of that option"."""
     spec = json.loads(value)
-    texts = [f"{visible(spec[side])!r} {side}" for side in ("before", "after") if spec[side]]
+    texts = [f"{visible(spec[side].replace(CONTENT, '{content}'))!r} {side}" for side in ("before", "after") if spec[side]]
     whose = f"{spec['role']} message" if spec["role"] else "message"
     which = {"each": f"every {whose}", "first": f"the first {whose}", "last": f"the last {whose}"}[spec["which"]]
     out = f"puts {' and '.join(texts)} the content of {which}"
+    if spec.get("parts"):
+        out += " (in a list of parts, its first or last text part)"
     if "when" in spec:
         name, wanted = spec["when"]
         out += f", where the option {name} is {json.dumps(wanted)}, and never passes {name} to the template"
     return out
 
 
-def _spans(right: str, messages: list[dict]) -> list[tuple[int, int, int]]:
+def contents_aligned(right: str, got: str, conversation: Conversation
+                     ) -> tuple[list[tuple[int, int, int]], list[tuple[str, int, int, int, int]] | None]:
+    """Where each string content stands in the right prompt (``spans``), and where the two prompts
+    part (``content_chars.aligned``); none of either for prompts too long to align."""
+    if not right or not got or max(len(right), len(got)) > LONGEST_PROMPT:
+        return [], None
+    found = spans(right, conversation.messages)
+    return found, aligned(right, got) if found else None
+
+
+def spans(right: str, messages: list[dict]) -> list[tuple[int, int, int]]:
     """Where each message's string content stands in the right prompt: (message, start, end). Each
     is looked for after the one before, as it is or stripped (a template that trims)."""
-    spans, at = [], 0
+    out, at = [], 0
     for k, m in enumerate(messages):
         content = m.get("content")
         if not isinstance(content, str):
@@ -77,13 +96,13 @@ def _spans(right: str, messages: list[dict]) -> list[tuple[int, int, int]]:
         for needle in dict.fromkeys((content, content.strip())):
             found = right.find(needle, at) if needle else -1
             if found >= 0:
-                spans.append((k, found, found + len(needle)))
+                out.append((k, found, found + len(needle)))
                 at = found + len(needle)
                 break
-    return spans
+    return out
 
 
-def _landed(right: str, at: int, text: str, spans: list[tuple[int, int, int]]) -> tuple[int, int, str] | None:
+def _landed(right: str, at: int, text: str, found: list[tuple[int, int, int]]) -> tuple[int, int, str] | None:
     """A text put in at ``at`` of the right prompt as (message, 0 before its content or 1 after
     it, the text), where it lands at a content's start or end. The same text put in a place to
     the left or right reads the same (`` x`` after ``a `` is ``x `` after ``a``): each is tried."""
@@ -97,7 +116,7 @@ def _landed(right: str, at: int, text: str, spans: list[tuple[int, int, int]]) -
         q, t = q + 1, t[1:] + right[q]
         slides.append((q, t))
     for q, t in slides:
-        for k, start, end in spans:
+        for k, start, end in found:
             if q == end:
                 return k, 1, t
             if q == start:

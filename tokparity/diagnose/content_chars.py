@@ -65,6 +65,49 @@ def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     return sorted(values, key=lambda v: len(json.loads(v))), len(right) + len(got)
 
 
+def words_read(right: str, got: str, contents: list[str]) -> list[str]:
+    """A table of words written as others (``{{user}}`` as ``You``), where no table of characters
+    turns ``right`` into ``got``: each place where the prompts part is widened to the words around
+    it, less what both sides share at its ends. None where a word is read two ways, or no place
+    holds more than one character."""
+    blocks = aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
+    if not blocks or not _in_contents(blocks, right, contents):
+        return []
+    words: list[list[int]] = []  # (the words each place lies in, each side: places in one word merged)
+    for _, i1, i2, j1, j2 in blocks:
+        i1, j1 = _word_start(right, i1), _word_start(got, j1)
+        i2, j2 = _word_end(right, i2), _word_end(got, j2)
+        if words and i1 <= words[-1][1]:
+            words[-1][1:4:2] = [max(words[-1][1], i2), max(words[-1][3], j2)]
+        else:
+            words.append([i1, i2, j1, j2])
+    table: dict[str, str] = {}
+    for i1, i2, j1, j2 in words:
+        source, written = right[i1:i2], got[j1:j2]
+        head = len(commonprefix([source, written]))
+        tail = len(commonprefix([source[head:][::-1], written[head:][::-1]]))
+        if len(source) - head - tail > 0:  # (what both share at the ends is no part of the word rewritten)
+            source, written = source[head:len(source) - tail], written[head:len(written) - tail]
+        if not source or table.setdefault(source, written) != written:
+            return []
+    if all(len(a) == 1 for a in table):
+        return []
+    value = _value(_shown(table, contents))
+    return [value] if value is not None else []
+
+
+def _word_start(text: str, at: int) -> int:
+    while at > 0 and not text[at - 1].isspace():
+        at -= 1
+    return at
+
+
+def _word_end(text: str, at: int) -> int:
+    while at < len(text) and not text[at].isspace():
+        at += 1
+    return at
+
+
 def aligned(right: str, got: str) -> list[tuple[str, int, int, int, int]] | None:
     """Where two prompts part, as difflib's opcodes in characters. The lines are aligned first, then
     the characters of each pair of lines that differ, less what they share at both ends. An
@@ -157,7 +200,9 @@ def _shown(table: dict[str, str], contents: list[str]) -> dict[str, str]:
     """The pairs the contents show: a character they hold. A letter or digit left out is no
     rewrite: a text cut or dropped reads so."""
     held = {ch for text in contents for ch in text}
-    return {a: b for a, b in table.items() if a in held and (b or not unicodedata.category(a).startswith(("L", "N")))}
+    # (a word: held where a content holds it)
+    return {a: b for a, b in table.items() if (a in held if len(a) == 1 else any(a in text for text in contents))
+            and (b or len(a) > 1 or not unicodedata.category(a).startswith(("L", "N")))}
 
 
 def _value(table: dict[str, str]) -> str | None:

@@ -186,6 +186,7 @@ VARIANTS = (
     DecodeVariant("pieces.invalid-alone-dropped", wrong_bytes.invalid_alone_dropped),
     DecodeVariant("pieces.byte-tokens-empty", wrong_bytes.byte_tokens_empty),
     DecodeVariant("pieces.metaspace-replaced-once", wrong_bytes.metaspace_replaced_once),
+    DecodeVariant("pieces.cleaned-up", wrong_bytes.pieces_cleaned_up),
     DecodeVariant("pieces.invalid-bytes-dropped", wrong_bytes.invalid_bytes_dropped_each),
     DecodeVariant("pieces.table-by-text", wrong_bytes.table_by_text, twin=wrong.right_pieces),
     DecodeVariant("pieces.marks-only-when-leading", wrong_bytes.marks_only_when_leading, twin=wrong.right_pieces),

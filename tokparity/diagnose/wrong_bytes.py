@@ -461,6 +461,14 @@ def metaspace_replaced_once(ref: RefTokenizer, ids: list[int], prompt: int, aske
     return [out] if out != right else []
 
 
+def pieces_cleaned_up(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each piece's text through transformers' clean-up of tokenization spaces (`` .`` as ``.``,
+    `` 's`` as ``'s``): a table made with ``decode([id])``, whose clean-up is on by default."""
+    right = ref.piece_bytes(ids)
+    out = [hf_clean_up(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") for b in right]
+    return [out] if out != right else []
+
+
 def invalid_alone_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """Each id whose bytes are not UTF-8 alone (part of a character, a lone byte) with no bytes. A
     table that decodes each token strictly, and takes a failure for no text, has this."""

@@ -102,10 +102,13 @@ def added_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
 
 
 def cut(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The text up to its first NUL (read back as a C string: ``strlen``), or up to its first line
-    break (a reader of one line); each None where the text has no such character."""
+    """The text up to its first NUL (read back as a C string: ``strlen``), up to its first line
+    break (a reader of one line), or up to its first character past U+FFFF (a store of three bytes
+    a character at most, MySQL's ``utf8``); each None where the text has no such character."""
     text = decoded(ref, ids, asked)
-    return [text[:at] if at >= 0 else None for at in (text.find("\x00"), text.find("\n"))]
+    astral = ASTRAL.search(text)
+    return [text[:at] if at >= 0 else None
+            for at in (text.find("\x00"), text.find("\n"), astral.start() if astral else -1)]
 
 
 def cut_at_eos(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -1,0 +1,87 @@
+"""The values of the chat causes read off the prompts, over an engine's rows, for its run-level
+verdict (tokparity.diagnose.chat's ``chat_verdict``). Each row reads its own value
+(tokparity.diagnose.chat_read); here they become the forms the verdict checks: the value most
+rows read, the tools' rules of all rows at once, the characters rewritten joined."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from tokparity.chat import ChatAnswer, tool_edits
+from tokparity.chat.conversation import Conversation
+from tokparity.chat.reference import ChatReference
+from tokparity.chat.way import ChatWay
+from tokparity.diagnose import content_chars, tools_edited
+from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
+from tokparity.diagnose.chat_ways import CHAT_CAUSES, DERIVED, ChatVariant
+from tokparity.errors import CaseFailure
+from tokparity.records import Diagnosis
+
+ADDED_FORMS = 8  # (the rules of a text added the verdict tries, most read first)
+REWRITTEN = next(name for name, key in DERIVED.items() if key == "content_chars")  # (a table joined over rows)
+
+
+def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],
+                gives: Callable[[Conversation, ChatAnswer, ChatWay], bool]) -> dict[str, tuple[ChatVariant, ...]]:
+    """Each cause whose value is read off a prompt, with the value most of its rows read. The
+    value's forms are tried in turn. The characters rewritten have a form per role scope: every
+    role, or the user's. The scope most rows allow comes first. ``gives`` says whether a way gives
+    a row's prompt exactly."""
+    seen: dict[str, Counter[ChatVariant]] = {}
+    # (each row's tables of characters rewritten that give its prompt, and the roles they are made for)
+    tables: list[tuple[Conversation, list[tuple[str, str]]]] = []
+    for row in rows:
+        if row is None:
+            continue
+        conversation, got, d = row
+        # (a cause among a row's alternatives counts too: the run's verdict may choose it)
+        names = set(d.variants) | {n for alt in d.alternatives for n in alt}
+        if not names & DERIVED.keys():
+            continue
+        try:
+            read, _rendered_chars = derived(reference, conversation, got, reference.answer(conversation))
+        except CaseFailure:
+            continue
+        # (a text added: of the rules a row reads, those that alone give its prompt, where one does)
+        added = [v for v in read if v.name in names and DERIVED[v.name] == "content_added"]
+        giving = [v for v in added if gives(conversation, got, v.way())]
+        for v in read:
+            if v.name in names and DERIVED[v.name] != "content_chars" and (v not in added or not giving or v in giving):
+                seen.setdefault(v.name, Counter())[v] += 1
+        tables.append((conversation, [(str(dict(v.changes)["content_chars"]), str(dict(v.changes)["content_chars_roles"]))
+                                      for v in read if v.name in names and DERIVED[v.name] == "content_chars"
+                                      and gives(conversation, got, v.way())]))
+    # (a tojson's traits joined: a row whose JSON holds no '/' shows no sign of escaping it)
+    out: dict[str, tuple[ChatVariant, ...]] = {name: (_joined(name, counts),) for name, counts in seen.items()}
+    # (a text added: each rule most rows read is a form, and the verdict keeps the one that changes
+    # fewest agreements. The same text added always, or only where an option is set, reads alike)
+    out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
+            if DERIVED[name] == "content_added"}
+    # (the tools' rules of all rows at once, or those most rows read: a rule read wrongly on one row
+    # is left out of the second)
+    out |= {name: tuple(dict.fromkeys((out[name][0], counts.most_common(1)[0][0]))) for name, counts in seen.items()
+            if DERIVED[name] == "tools_edited"}
+    # (the characters rewritten joined too: a row shows only those its contents hold. Two readings
+    # of a text put in may both give a row's prompt: each row's is the one the others share)
+    picked = content_chars.chosen([list(dict.fromkeys(v for v, _ in row)) for _, row in tables])
+    forms = []
+    for roles, _ in Counter(roles for _, row in tables for roles in {r for _, r in row}).most_common():
+        table = content_chars.joined((value, "".join(content_chars.texts(c.messages, roles)))
+                                     for value, (c, _) in zip(picked, tables))
+        if table is not None:
+            forms.append(content_chars_variant(REWRITTEN, table, roles))
+    if forms:
+        out[REWRITTEN] = tuple(forms)
+    return out
+
+
+def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
+    """The value of a cause read off several rows: the one most read, or for a tojson all the
+    rows' traits joined."""
+    if DERIVED[name] == "tojson":
+        return tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
+    if DERIVED[name] == "tools_edited":  # (each row shows the rules its tools hold: all rows' rules at once)
+        value = tools_edited.merged([str(dict(v.changes)["tools_edited"]) for v, _ in counts.most_common()])
+        return ChatVariant(name, tool_edits.said(value), (("tools_edited", value),), CHAT_CAUSES[name]["fix"])
+    return counts.most_common(1)[0][0]
