@@ -180,3 +180,28 @@ def test_a_long_content_cut_short_with_a_note_is_read_as_a_rule_of_its_role():
     short = [{"role": "tool", "content": "ok"}, {"role": "user", "content": long}]
     assert message_edits.content_cut(short, values[0]) == short
     assert message_edits.content_cut(messages, values[0])[1]["content"] == note + long[-2000:]
+
+
+def test_no_cut_is_read_where_a_content_is_stripped_emptied_or_a_word_replaced():
+    long = "The weather in London is mild today, with rain later.  "
+    for written in (long.strip(), "", long.replace("London", "Paris")):
+        messages = [{"role": "tool", "content": long}]
+        got = chatml([{"role": "tool", "content": written}])
+        assert content_cut.read(chatml(messages), got, Conversation(messages))[0] == [], written
+
+
+def test_a_word_is_rewritten_only_where_it_is_a_whole_word():
+    assert message_edits.characters_rewritten("cat category", json.dumps({"cat": "dog", "xy": "z"})) == "dog category"
+
+
+def test_an_array_s_items_written_as_a_struct_and_json_too_deep_are_read_without_failing():
+    tool = {"type": "function", "function": {"name": "tag", "parameters": {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string", "title": "Tag"}}}}}}
+    reordered = json.loads(json.dumps(tool))
+    reordered["function"]["parameters"]["properties"]["tags"]["items"] = {"title": "Tag", "type": "string"}
+    conversation = Conversation([{"role": "user", "content": "Hi"}], tools=[tool])
+    values = tools_edited.read(prompt([tool]), prompt([reordered]), conversation)[0]
+    assert len(values) == 1 and json.dumps(edited([tool], values[0])) == json.dumps([reordered])
+    assert said(values[0]) == "writes only title, type, in that order, in every array's items"
+    deep = prompt([tool]) + '{"a":' + "[" * 5000
+    assert tools_edited.read(deep, prompt([reordered]) + '{"a":' + "[" * 5000, conversation)[0] == values

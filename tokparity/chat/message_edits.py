@@ -256,7 +256,9 @@ def characters_rewritten(content: Any, table: str) -> Any:
     if all(len(a) == 1 for a in pairs):
         mapping = {ord(a): b for a, b in pairs.items()}
         return each_text(content, lambda text: text.translate(mapping))
-    words = re.compile("|".join(re.escape(a) for a in sorted(pairs, key=len, reverse=True)))
+    # (a word that starts or ends with a letter or digit is taken only where it is not part of a longer word)
+    words = re.compile("|".join(("(?<!\\w)" if a[0].isalnum() else "") + re.escape(a) + ("(?!\\w)" if a[-1].isalnum() else "")
+                                for a in sorted(pairs, key=len, reverse=True)))
     return each_text(content, lambda text: words.sub(lambda m: pairs[m.group()], text))
 
 
@@ -340,8 +342,8 @@ def text_added(messages: list[dict], options: dict, value: str) -> tuple[list[di
         options = {k: v for k, v in options.items() if k != name}
         if not adds:
             return messages, options
-    picked = [k for k, m in enumerate(messages) if not spec["role"] or m.get("role") == spec["role"]]
-    picked = picked[:1] if spec["which"] == "first" else picked[-1:] if spec["which"] == "last" else picked
+    of_role = [k for k, m in enumerate(messages) if not spec["role"] or m.get("role") == spec["role"]]
+    picked = set(of_role[:1] if spec["which"] == "first" else of_role[-1:] if spec["which"] == "last" else of_role)
     before, after = spec["before"], spec["after"]
 
     def around(text: str, first: bool = True, last: bool = True) -> str:

@@ -34,11 +34,12 @@ WHERE: dict[str, Callable[[dict, str], bool]] = {
     "function": lambda d, place: place == "function",
     "parameters": lambda d, place: place == "parameters",
     "property": lambda d, place: place == "property",
+    "items": lambda d, place: place == "items",
     "any": lambda d, place: True,  # every object
 }
 WHERE_SAID = {"object": "every object schema", "properties": "every schema with properties", "tool": "every tool",
               "function": "every tool's function", "parameters": "every tool's parameters",
-              "property": "every property's schema", "any": "every object of the tools"}
+              "property": "every property's schema", "items": "every array's items", "any": "every object of the tools"}
 
 
 def places(value: Any, place: str = "tool") -> Iterator[tuple[dict, str]]:

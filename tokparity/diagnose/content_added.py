@@ -39,14 +39,13 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
         if hit is not None:
             k, side, text = hit
             added.setdefault(k, ["", ""])[side] += text
-    # (a text that holds the content itself is read with a mark there: Open WebUI's system prompt
-    # added once more before its own content is the content, whatever the content is)
-    for k, texts in added.items():
-        content = conversation.messages[k]["content"]
-        if len(content.strip()) >= 3:
-            added[k] = [text.replace(content, CONTENT) for text in texts]
+    # (a text that holds the content itself is read with a mark there too: Open WebUI's system
+    # prompt added once more before its own content is the content, whatever the content is)
+    contents = {k: conversation.messages[k]["content"] for k in added}
+    marked = {k: [text.replace(contents[k], CONTENT) for text in texts] for k, texts in added.items()
+              if len(contents[k].strip()) >= 3 and any(contents[k] in text for text in texts)}
     values = []
-    for (before, after), picked in _grouped(added).items():
+    for (before, after), picked in [*_grouped(added | marked).items(), *(_grouped(added).items() if marked else ())]:
         for role, which in _rules(conversation.messages, picked, {k for k, _, _ in found}):
             # (a list of parts left as it is, or given the text in a text part: the prompts of
             # string contents cannot tell, the verdict's agreements may)
@@ -61,7 +60,8 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
 
 def said(value: str) -> str:
     """The text a value adds, and where, in words: "puts ' /no_think' after the content of the last
-    user message, where enable_thinking is false, in place of that option"."""
+    user message, where the option enable_thinking is false, and never passes enable_thinking to the
+    template"."""
     spec = json.loads(value)
     texts = [f"{visible(spec[side].replace(CONTENT, '{content}'))!r} {side}" for side in ("before", "after") if spec[side]]
     whose = f"{spec['role']} message" if spec["role"] else "message"

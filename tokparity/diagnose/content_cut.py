@@ -21,6 +21,7 @@ from tokparity.diagnose.content_added import contents_aligned
 from tokparity.textview import visible
 
 LONGEST_NOTE = 400  # (characters: a longer text in a content's place is another content, not a note)
+MOST_KEPT_OUT = 32  # (characters a cut takes out at least: fewer is an edit, not a cut to fit)
 
 
 def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], int]:
@@ -39,7 +40,10 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
         tail = len(commonprefix([content[head:][::-1], written[head:][::-1]]))
         note = written[head:len(written) - tail]
         role = conversation.messages[k].get("role")
-        if head + tail < len(content) and len(note) <= LONGEST_NOTE and isinstance(role, str):
+        # (a cut keeps some of the content and takes out more than its note puts in: a content
+        # stripped, emptied or with a word replaced is no cut)
+        cut = len(content) - head - tail
+        if head + tail and cut > max(len(note), MOST_KEPT_OUT) and len(note) <= LONGEST_NOTE and isinstance(role, str):
             value = json.dumps({"role": role, "head": head, "tail": tail, "note": note}, ensure_ascii=False)
             if value not in values:
                 values.append(value)

@@ -25,7 +25,7 @@ _DECODER = json.JSONDecoder()
 def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], int]:
     """The rules (a JSON list, ``ChatWay.tools_edited``) that may turn the tools ``right`` writes
     into those ``got`` writes; and the characters read (the search's budget counts them). None
-    where the prompts write other numbers of objects, or the tools differ otherwise."""
+    where the prompts write other numbers of objects, or an edit fits no rule."""
     if not conversation.tools or not right or not got or max(len(right), len(got)) > LONGEST_PROMPT:
         return [], 0
     tools = [t for tool in conversation.tools if isinstance(tool, dict)
@@ -37,10 +37,9 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
     pairs: list[tuple[dict, dict, str]] = []  # (an object as the right prompt writes it, the backend's, its place)
     nodes: list[tuple[dict, str]] = []
     for a, b in zip(mine, theirs):
-        if a == b or a not in tools:
+        if not _differ(a, b) or a not in tools:
             continue
-        if not _paired(a, b, "tool" if a in conversation.tools else "function", pairs):
-            return [], spent
+        _paired(a, b, "tool" if a in conversation.tools else "function", pairs)
         nodes += list(places(a, "tool" if a in conversation.tools else "function"))
     # (an object the backend left out with its parent says nothing of the rules)
     seen = {id(a) for a, _, _ in pairs}
@@ -57,7 +56,7 @@ def _objects(text: str) -> list[Any]:
     while at >= 0:
         try:
             value, end = _DECODER.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):  # (not JSON, or JSON too deep to read)
             at = text.find("{", at + 1)
             continue
         out.append(value)
@@ -65,25 +64,26 @@ def _objects(text: str) -> list[Any]:
     return out
 
 
-def _paired(a: Any, b: Any, place: str, pairs: list[tuple[dict, dict, str]]) -> bool:
-    """Each object of ``a`` paired with the backend's at the same place, added to ``pairs`` where
-    they differ. False where the two differ otherwise than in an object's keys (a list of another
-    length, a string for a number)."""
+def _paired(a: Any, b: Any, place: str, pairs: list[tuple[dict, dict, str]]) -> None:
+    """Each object of ``a`` paired with the backend's at the same place, added to ``pairs``, the
+    outer ones first. A value changed, or a list of another length, is left to the rule of its
+    object's key; a map written with its keys sorted is a pair of its own (``SORTED``)."""
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return all(_paired(x, y, "", pairs) for x, y in zip(a, b))
+        for x, y in zip(a, b):
+            _paired(x, y, "", pairs)
+        return
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        return True  # (a value changed, a list of another length: the rule of its object's key says it)
+        return
     pairs.append((a, b, place))  # (an object the same on both sides too: a rule must leave it so)
-    for key in a.keys() & b.keys():
+    for key in [k for k in a if k in b]:  # (in the object's order: the rules come out in one order)
         x, y = a[key], b[key]
         if key == "properties" and isinstance(x, dict) and isinstance(y, dict) and place != "tool":
-            if not all(_paired(x[k], y[k], "property", pairs) for k in x.keys() & y.keys()):
-                return False
+            for k in [k for k in x if k in y]:
+                _paired(x[k], y[k], "property", pairs)
             if list(x) != list(y) and list(y) == sorted(y):  # (a map written in sorted order: Go's)
                 pairs.append((a, {key: dict(sorted(x.items()))}, SORTED))
-        elif isinstance(x, (dict, list)) and type(x) is type(y) and not _paired(x, y, place_of(key, place), pairs):
-            return False
-    return True
+        elif isinstance(x, (dict, list)) and type(x) is type(y):
+            _paired(x, y, place_of(key, place), pairs)
 
 
 def _rules(pairs: list[tuple[dict, dict, str]], nodes: list[tuple[dict, str]]) -> list[dict] | None:
