@@ -36,9 +36,10 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
         return [], spent
     pairs: list[tuple[dict, dict, str]] = []  # (an object as the right prompt writes it, the backend's, its place)
     nodes: list[tuple[dict, str]] = []
-    for a, b in zip(mine, theirs):
-        if not _differ(a, b) or a not in tools:
-            continue
+    changed = [(a, b) for a, b in zip(mine, theirs) if _differ(a, b) and a in tools]
+    if changed and all(json.dumps(b) == json.dumps(a, sort_keys=True) for a, b in changed):
+        return [], spent  # (every key sorted: a tojson or a client that sorts all JSON, declared causes)
+    for a, b in changed:
         _paired(a, b, "tool" if a in conversation.tools else "function", pairs)
         nodes += list(places(a, "tool" if a in conversation.tools else "function"))
     # (an object the backend left out with its parent says nothing of the rules)
