@@ -74,9 +74,9 @@ def test_tables_joined_over_rows_each_character_as_most_rows_holding_it_write_it
 def test_words_written_as_others_are_read_where_no_table_of_characters_fits():
     # (text-generation-webui's macros: `{{user}}` and `<BOT>` written as names, in every content)
     content = "Hi {{user}}, I am <BOT>. Bye {{user}}!"
-    values = content_chars.words_read(HEAD + content + TAIL, HEAD + "Hi You, I am AI. Bye You!" + TAIL, [content])
+    values = content_chars.read(HEAD + content + TAIL, HEAD + "Hi You, I am AI. Bye You!" + TAIL, [content])[0]
     assert [json.loads(v) for v in values] == [{"{{user}}": "You", "<BOT>": "AI"}]
     assert content_chars.said(values[0]) == "'<BOT>' as 'AI', '{{user}}' as 'You'"
     assert characters_rewritten("{{user}} and <BOT>", values[0]) == "You and AI"
     # (a word read two ways is no table)
-    assert content_chars.words_read(HEAD + "a {{x}} {{x}}" + TAIL, HEAD + "a 1 2" + TAIL, ["a {{x}} {{x}}"]) == []
+    assert content_chars.read(HEAD + "a {{x}} {{x}}" + TAIL, HEAD + "a 1 2" + TAIL, ["a {{x}} {{x}}"])[0] == []

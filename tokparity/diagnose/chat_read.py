@@ -72,9 +72,6 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         if key == "content_chars":
             values, chars = content_chars.read(right.text or "", got.text, content_chars.texts(conversation.messages))
-            # (no table of characters: words written as others, `{{user}}` as `You`)
-            values = values or content_chars.words_read(right.text or "", got.text,
-                                                        content_chars.texts(conversation.messages))
             rendered += chars
             # (every role's contents, or the user's alone: a bot that escapes what users type)
             out += [content_chars_variant(name, v, roles) for v in values for roles in ("", "user")]

@@ -36,8 +36,9 @@ def texts(messages: list[dict], roles: str = "") -> list[str]:
 def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
     """The tables that may turn ``right`` into ``got``, the fewest characters first; and the
     characters aligned (the search's budget counts them). A text put in is read as put after the
-    character before it, as put before the one after it, and each as most places say. None where
-    the prompts part in a way no table of characters gives."""
+    character before it, as put before the one after it, and each as most places say. Where no
+    table of characters fits, a table of words (``_words``). None where the prompts part in a way
+    no table gives."""
     blocks = aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
     if not blocks or not _in_contents(blocks, right, contents):
         return [], 0
@@ -62,17 +63,16 @@ def read(right: str, got: str, contents: list[str]) -> tuple[list[str], int]:
             value = _value(_shown(table, contents))
             if value is not None and value not in values:
                 values.append(value)
+    # (no table of characters: words written as others, `{{user}}` as `You`)
+    values = values or _words(blocks, right, got, contents)
     return sorted(values, key=lambda v: len(json.loads(v))), len(right) + len(got)
 
 
-def words_read(right: str, got: str, contents: list[str]) -> list[str]:
-    """A table of words written as others (``{{user}}`` as ``You``), where no table of characters
-    turns ``right`` into ``got``: each place where the prompts part is widened to the words around
-    it, less what both sides share at its ends. None where a word is read two ways, or no place
-    holds more than one character."""
-    blocks = aligned(right, got) if right and got and max(len(right), len(got)) <= LONGEST_PROMPT else None
-    if not blocks or not _in_contents(blocks, right, contents):
-        return []
+def _words(blocks: list[tuple[str, int, int, int, int]], right: str, got: str, contents: list[str]) -> list[str]:
+    """A table of words written as others (``{{user}}`` as ``You``), for ``read`` where no table of
+    characters turns ``right`` into ``got``: each place where the prompts part is widened to the
+    words around it, less what both sides share at its ends. None where a word is read two ways,
+    or no place holds more than one character."""
     words: list[list[int]] = []  # (the words each place lies in, each side: places in one word merged)
     for _, i1, i2, j1, j2 in blocks:
         i1, j1 = _word_start(right, i1), _word_start(got, j1)
