@@ -36,9 +36,38 @@ def forget_stops() -> None:
     _stop_taken[0] = float("-inf")
 
 
-def interrupt(signum: int, frame: object) -> None:
-    """tokparity's SIGINT handler (tokparity.cli installs it): Python's own, once per stop."""
+# A stop that comes inside an import is sent again this much later, this many times at most: an
+# import made from C code may print the KeyboardInterrupt as a traceback, or swallow it.
+IMPORT_RETRY_SECONDS, IMPORT_RETRIES = 0.05, 40
+_retries = [0]
+
+
+def interrupt(signum: int, frame: Any) -> None:
+    """tokparity's SIGINT handler (tokparity.cli installs it): Python's own, once per stop. A stop
+    inside an import is acted on once the import is done (or after IMPORT_RETRIES tries)."""
+    if _importing(frame) and _retries[0] < IMPORT_RETRIES:
+        _retries[0] += 1
+        _send_later()
+        return
+    _retries[0] = 0
     take_stop()
+
+
+def _importing(frame: Any) -> bool:
+    """Whether ``frame`` or one of its callers is the import machinery's."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _send_later() -> None:
+    """SIGINT sent again from another thread, a moment later: one sent from a handler would be
+    handled, and lost, there again."""
+    later = threading.Timer(IMPORT_RETRY_SECONDS, signal.raise_signal, (signal.SIGINT,))
+    later.daemon = True
+    later.start()
 
 
 def unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], object]:
@@ -48,11 +77,7 @@ def unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], object
     def hook(unraisable: Any) -> object:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             forget_stops()
-            # (sent from another thread once the hook returned: one sent here would be handled, and
-            # lost, here again)
-            later = threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,))
-            later.daemon = True
-            later.start()
+            _send_later()
             return None
         return previous(unraisable)
     return hook
