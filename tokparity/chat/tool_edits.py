@@ -50,15 +50,16 @@ def places(value: Any, place: str = "tool") -> Iterator[tuple[dict, str]]:
     elif isinstance(value, dict):
         yield value, place
         for key, v in value.items():
-            yield from _inner(key, v, value, place)
+            if property_map(key, v, place):
+                for schema in v.values():
+                    yield from places(schema, "property")
+            else:
+                yield from places(v, place_of(key, place))
 
 
-def _inner(key: str, value: Any, parent: dict, place: str) -> Iterator[tuple[dict, str]]:
-    if key == "properties" and isinstance(value, dict) and place != "tool":
-        for v in value.values():
-            yield from places(v, "property")
-    else:
-        yield from places(value, place_of(key, place))
+def property_map(key: str, value: Any, place: str) -> bool:
+    """Whether ``value``, under ``key`` of an object at ``place``, maps property names to schemas."""
+    return key == "properties" and isinstance(value, dict) and place != "tool"
 
 
 def place_of(key: str, parent: str) -> str:
@@ -103,9 +104,8 @@ def edited(tools: list, rules: str) -> list:
             return [walk(v, "") for v in value]
         if not isinstance(value, dict):
             return value
-        node = {k: ({name: walk(v, "property") for name, v in inner.items()}
-                    if k == "properties" and isinstance(inner, dict) and place != "tool" else walk(inner, place_of(k, place)))
-                for k, inner in value.items()}
+        node = {k: {name: walk(v, "property") for name, v in inner.items()} if property_map(k, inner, place)
+                else walk(inner, place_of(k, place)) for k, inner in value.items()}
         for rule in parsed:
             if WHERE[rule["where"]](value, place):  # (tested on the object as given, before any rule)
                 node = apply(rule, value, node)

@@ -76,20 +76,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             # (every role's contents, or the user's alone: a bot that escapes what users type)
             out += [content_chars_variant(name, v, roles) for v in values for roles in ("", "user")]
             continue
-        if key == "tools_edited":
-            values, chars = tools_edited.read(right.text or "", got.text, conversation)
+        if key in LEARNT_RULES:
+            read_rule, say = LEARNT_RULES[key]
+            values, chars = read_rule(right.text or "", got.text, conversation)
             rendered += chars
-            out += [ChatVariant(name, tool_edits.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
-            continue
-        if key == "content_cut":
-            values, chars = content_cut.read(right.text or "", got.text, conversation)
-            rendered += chars
-            out += [ChatVariant(name, content_cut.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
-            continue
-        if key == "content_added":
-            values, chars = content_added.read(right.text or "", got.text, conversation)
-            rendered += chars
-            out += [ChatVariant(name, content_added.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
+            out += [ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
             continue
         if key == "tools_in_user":
             placed, chars = _tools_user_read(reference, conversation, got.text, right.text)
@@ -123,6 +114,9 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
     return tuple(out), rendered
 
 
+# The rules learnt off a prompt: a ChatWay field -> how a rule is read off two prompts, and said in words.
+LEARNT_RULES = {"tools_edited": (tools_edited.read, tool_edits.said), "content_cut": (content_cut.read, content_cut.said),
+                "content_added": (content_added.read, content_added.said)}
 JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
 
 

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.tool_edits import WHERE, apply, place_of, places
+from tokparity.chat.tool_edits import WHERE, apply, place_of, places, property_map
 
 LONGEST_PROMPT = 200_000
 SORTED = "sorted"  # (the place of a pair that says a map of the object is written with its keys sorted)
@@ -40,8 +40,9 @@ def read(right: str, got: str, conversation: Conversation) -> tuple[list[str], i
     if changed and all(json.dumps(b) == json.dumps(a, sort_keys=True) for a, b in changed):
         return [], spent  # (every key sorted: a tojson or a client that sorts all JSON, declared causes)
     for a, b in changed:
-        _paired(a, b, "tool" if a in conversation.tools else "function", pairs)
-        nodes += list(places(a, "tool" if a in conversation.tools else "function"))
+        place = "tool" if a in conversation.tools else "function"
+        _paired(a, b, place, pairs)
+        nodes += list(places(a, place))
     # (an object the backend left out with its parent says nothing of the rules)
     seen = {id(a) for a, _, _ in pairs}
     pairs = [(a, b, place) for a, b, place in pairs if _differ(a, b)]
@@ -78,7 +79,7 @@ def _paired(a: Any, b: Any, place: str, pairs: list[tuple[dict, dict, str]]) -> 
     pairs.append((a, b, place))  # (an object the same on both sides too: a rule must leave it so)
     for key in [k for k in a if k in b]:  # (in the object's order: the rules come out in one order)
         x, y = a[key], b[key]
-        if key == "properties" and isinstance(x, dict) and isinstance(y, dict) and place != "tool":
+        if property_map(key, x, place) and isinstance(y, dict):
             for k in [k for k in x if k in y]:
                 _paired(x[k], y[k], "property", pairs)
             if list(x) != list(y) and list(y) == sorted(y):  # (a map written in sorted order: Go's)
