@@ -26,9 +26,10 @@ def written(record: CaseRecord, slot: int | None) -> str:
 @settings(max_examples=400, deadline=None)
 @given(model=TEXT, n=st.integers(0, 2**62), case_id=TEXT, corpus=TEXT, oracle=TEXT,
        tally=st.lists(TEXT, max_size=5).map(tuple), slot=st.none() | st.integers(0, 500),
-       verdicts=st.dictionaries(TEXT, PLAIN_VERDICTS, max_size=5))
-def test_an_agreeing_case_line_is_json_texts(model, n, case_id, corpus, oracle, tally, slot, verdicts):
-    record = CaseRecord(model, n, case_id, corpus, oracle, tally, verdicts)
+       verdicts=st.dictionaries(TEXT, PLAIN_VERDICTS, max_size=5),
+       op=st.sampled_from(["encode", "decode", "stream", "pieces", "chat"]))
+def test_an_agreeing_case_line_is_json_texts(model, n, case_id, corpus, oracle, tally, slot, verdicts, op):
+    record = CaseRecord(model, n, case_id, corpus, oracle, tally, verdicts, op=op)
     line = record_line(record, True, slot)
     assert line == written(record, slot)
     assert json.loads(line)["verdicts"] == {name: verdict.kind for name, verdict in verdicts.items()}
@@ -47,8 +48,8 @@ def test_every_built_in_case_line_is_json_texts():
 
 
 def test_other_records_are_written_whole():
-    """A mismatch's verdict, a case too long, a fuzz record's causes, a decoding op: the line is
-    ``record_json``'s (these carry what the parts do not)."""
+    """A mismatch's verdict, a case too long, a fuzz record's causes, a decoding op's case: the
+    line is ``record_json``'s, whether written whole or from its parts."""
     others = [CaseRecord("m", 1, "c", "x", "hf", ("corpus=x",), {"b": Verdict.differs("space-prefix", "k1")}),
               CaseRecord("m", 2, "c2", "x", too_long=5000),
               CaseRecord("m", 3, "c3", "x", "hf", ("corpus=x",), {"b": Verdict.differs("crash")}, causes={"b": "bos"}),

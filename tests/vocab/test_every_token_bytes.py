@@ -19,7 +19,8 @@ def one_by_one(vocab: Vocab) -> list[bytes | None]:
     return out
 
 
-@pytest.mark.parametrize("model", ["llama-spm", "llama-bpe", "botchan-unigram", "bert-bge", "rwkv-world"])
+@pytest.mark.parametrize("model", ["llama-spm", "llama-bpe", "botchan-unigram", "bert-bge", "rwkv-world", "gemma-4",
+                                   "gpt4o", "nomic-bert-moe", "spm-unigram-user-symbols"])
 def test_the_same_bytes_as_one_id_at_a_time(zoo, model):
     spelt = every_token_bytes(load_vocab(zoo(model).primary[1]))
     assert spelt == one_by_one(load_vocab(zoo(model).primary[1]))

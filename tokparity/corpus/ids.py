@@ -66,23 +66,26 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
     longest: list[tuple[int, int]] = []  # (bytes, id) of the longest tokens, at most LONGEST of them
     added: list[int] = []  # added tokens that are not special
     spelt = every_token_bytes(vocab)
-    for i, t in enumerate(types):
-        if t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
+    # (every token is read: each test is made cheap first, the tests that fill a short list last)
+    skipped = (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED)
+    for i, (t, data) in enumerate(zip(types, spelt)):
+        if data is None or t in skipped:  # (None: a token the vocabulary cannot spell as bytes)
             continue
-        data = spelt[i]
-        if data is None:  # a token the vocabulary cannot spell as bytes: not used here
-            continue
-        if len(data) == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
+        size = len(data)
+        if size == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
             byte_ids.setdefault(data[0], i) if t != TokenType.BYTE else byte_ids.__setitem__(data[0], i)
-        elif data.strip() == b"" and data and len(spaces) < 8:
+        elif len(spaces) < 8 and data and data.strip() == b"":
             spaces.append(i)
-        elif t == TokenType.NORMAL and data.isascii() and data.strip().isalpha() and len(words) < 64:
+        elif len(words) < 64 and t == TokenType.NORMAL and data.isascii() and data.strip().isalpha():
             words.append(i)
-        if t in (TokenType.NORMAL, TokenType.USER_DEFINED):
-            heapq.heappush(longest, (len(data), i)) if len(longest) < LONGEST else \
-                heapq.heappushpop(longest, (len(data), i))
-        if t == TokenType.USER_DEFINED and len(added) < 4:
-            added.append(i)
+        if t == TokenType.NORMAL or t == TokenType.USER_DEFINED:
+            # (ids grow: a token as long as the shortest kept one takes its place)
+            if len(longest) < LONGEST:
+                heapq.heappush(longest, (size, i))
+            elif size >= longest[0][0]:
+                heapq.heappushpop(longest, (size, i))
+            if t == TokenType.USER_DEFINED and len(added) < 4:
+                added.append(i)
     specials = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size})[:4]
     cases: list[IdCase] = []
 

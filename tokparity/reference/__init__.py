@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tokparity.errors import TokparityError
+from tokparity.reference import decode as dec
 from tokparity.vocab.model import TokenType, Vocab
 
 if TYPE_CHECKING:  # (reference.decode imports what imports this package)
@@ -102,7 +103,6 @@ class RefTokenizer:
         does, or not at all; None: as the library of the files does (llama.cpp's ``clean_spaces``
         vocabularies with its own three passes; the others never). ``remove_special``: llama.cpp's
         (its files only: ``decode_switches``)."""
-        from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
             raw = dec.llama_decode_bytes(self.pipeline, list(ids), special, None if clean_up is None else False,
                                          remove_special)
@@ -123,7 +123,6 @@ class RefTokenizer:
         and the joined text cleaned up where clean-up is on."""
         if not settings.spaces_between_specials:
             return self.decode(ids, errors, not settings.skip_special, settings.clean_up, settings.remove_special)
-        from tokparity.reference import decode as dec
         if settings.remove_special and self.flavour == "llama.cpp":  # (llama.cpp's BOS and EOS off first)
             flags = self.pipeline.flags
             ids = ids[1:] if flags.add_bos and ids[:1] == [flags.specials.get("bos")] else ids
@@ -151,7 +150,6 @@ class RefTokenizer:
     def stream(self, ids: list[int], prompt: int, special: bool = False) -> list[str]:
         """``ids`` decoded one at a time after the first ``prompt``, as a server streams them
         (tokparity.reference.decode.stream_deltas): one delta per id after the prompt."""
-        from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":  # the server's way: pieces, a split character held back
             return dec.piece_stream(lambda part: [dec.llama_piece(self.pipeline, i, special) for i in part],
                                     list(ids), prompt)
@@ -171,7 +169,6 @@ class RefTokenizer:
         ``token_to_piece(special=True)``; the piece with ``▁`` a space and ``<0xNN>`` its byte
         (SentencePiece); what the decoder chain adds for it after another token, its bytes kept
         (tokenizers)."""
-        from tokparity.reference import decode as dec
         if self.flavour == "llama.cpp":
             return dec.llama_pieces(self.pipeline, ids, special=True)
         if self.flavour == "sentencepiece":

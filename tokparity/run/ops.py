@@ -141,6 +141,16 @@ def _skipped(answer: object) -> bool:
     return isinstance(answer, CaseFailure) and answer.status == "skipped"
 
 
+def _answer_key(got: object, lossy: bool) -> object:
+    """An answer as a dictionary key (a text, deltas, bytes per id, and whether the backend's bytes
+    are text); None for one that is not kept (a failure: its message names the backend)."""
+    if isinstance(got, str):
+        return got, lossy
+    if isinstance(got, list) and all(isinstance(x, (str, bytes)) or x is None for x in got):
+        return tuple(got), lossy
+    return None
+
+
 def ask_op(call) -> object:
     """A backend's answer: its value, None (it does not have the op), or the CaseFailure it raised."""
     try:
@@ -193,19 +203,35 @@ class DecodingJudge:
         if isinstance(want, CaseFailure) and self._no_token(ids):  # (ids that are not the model's: no one's failure)
             verdicts = {name: SKIPPED for name in self.compared.get(op, [])}
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts, op=op, seconds=seconds)
+        # Backends that give one answer get one judging (three libraries that agree with each other
+        # and not with the decoder): the verdict, the evidence and the shape do not depend on the name.
+        judged: dict[object, tuple[Found | None, str]] = {}
+        pieces: list[str] | None = None
         for name in self.compared.get(op, []):
             got = want if name == self.decoder and op == "decode" else \
                 self._timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
             if want is None or got is None or _skipped(want) or _skipped(got):
                 verdicts[name] = SKIPPED
                 continue
-            found = self._judge(op, ids, prompt, case, want, got, name)
+            # (pieces: a backend that gives text, not bytes, is judged otherwise on the same answer)
+            key = _answer_key(got, op == "pieces" and self.backends[name].lossy_pieces)
+            if key is not None and key in judged:
+                found, shape = judged[key]
+            else:
+                found, shape = self._judge(op, ids, prompt, case, want, got, name), ""
             if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
                 verdicts[name] = AGREE if found is None else SKIPPED
+                if key is not None:
+                    judged[key] = (found, "")
                 continue
             cls, evidence, oracle_output, backend_output, first = found
+            if not shape:
+                shape = failure_shape(op, self.vocab, ids, cls, isinstance(want, CaseFailure), want) \
+                    if cls in ("crash", "timeout") else output_shape(op, self.vocab, ids, oracle_output, backend_output)
+                if key is not None:
+                    judged[key] = (found, shape)
             verdicts[name] = Verdict.differs(cls)
-            pieces = self.vocab.pieces_of(ids)
+            pieces = self.vocab.pieces_of(ids) if pieces is None else pieces
             text = case.text if isinstance(case, Case) else ""
             same = [w for w in self.witness_of.get(name, ()) if w in self.backends
                     and self._answer(op, w, ids, prompt) == got]  # (asked on a mismatch only)
@@ -215,9 +241,7 @@ class DecodingJudge:
                 model=self.model, corpus=corpus, case_id=case.id, tags=tags, oracle=self.decoder, backend=name,
                 cls=cls, evidence=evidence, stage=op, first_diff=first, text=text, oracle_ids=list(ids),
                 backend_ids=list(ids), oracle_pieces=pieces, backend_pieces=pieces, op=op,
-                oracle_output=capped(oracle_output), backend_output=capped(backend_output),
-                shape=failure_shape(op, self.vocab, ids, cls, isinstance(want, CaseFailure), want)
-                if cls in ("crash", "timeout") else output_shape(op, self.vocab, ids, oracle_output, backend_output)))
+                oracle_output=capped(oracle_output), backend_output=capped(backend_output), shape=shape))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(judgements), op=op, seconds=seconds)
 

@@ -159,10 +159,10 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
 
 
 def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None) -> str:
-    """The journal's line for ``record``: ``json_text(record_json(…))``, the same text. A case of
-    encode on which no backend differs, most of a run's, is written from its parts, those that
-    repeat (names, rate keys, verdicts) encoded once per run."""
-    if record.judgements or record.too_long or record.causes or record.op != "encode":
+    """The journal's line for ``record``: ``json_text(record_json(…))``, the same text. A case on
+    which no backend differs, most of a run's, is written from its parts, those that repeat
+    (names, rate keys, verdicts, the op) encoded once per run."""
+    if record.judgements or record.too_long or record.causes:
         return json_text(record_json(record, with_mismatches, slot))
     verdicts = []
     for name, verdict in record.verdicts.items():
@@ -171,9 +171,10 @@ def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | No
         verdicts.append(f"{_encoded(name)}: {_encoded(verdict.kind)}")
     tally = record.tally if type(record.tally) is tuple else tuple(record.tally)
     keyed = "" if slot is None else f'"slot": {slot}, '
+    op = "" if record.op == "encode" else f', "op": {_encoded(record.op)}'
     return (f'{{"model": {_encoded(record.model)}, "n": {record.n}, "case_id": {encode_basestring(record.case_id)}, '
             f'"corpus": {_encoded(record.corpus)}, {keyed}"oracle": {_encoded(record.oracle)}, '
-            f'"tally": {_encoded(tally)}, "verdicts": {{{", ".join(verdicts)}}}}}')
+            f'"tally": {_encoded(tally)}, "verdicts": {{{", ".join(verdicts)}}}{op}}}')
 
 
 @lru_cache(maxsize=4096)

@@ -143,7 +143,7 @@ def sealed(key: bytes, signed: str, line: str) -> str:
 
 
 def _seal(key: bytes, signed: str, line: bytes) -> str:
-    return hmac.new(key, signed.encode("ascii") + b"\n" + line, hashlib.sha256).hexdigest()[:32]
+    return hmac.digest(key, signed.encode("ascii") + b"\n" + line, "sha256").hex()[:32]
 
 
 def seal_holds(key: bytes, signed: str, raw: bytes) -> bool:
