@@ -2,15 +2,11 @@
 
     python benchmarks/bench_compare.py [--rounds 5] [--fuzz-seconds 20]
 
-1. Harness overhead: the default run (5 models x every corpus x every backend) in this process,
-   with its journal, as the CLI runs it; then a run where the backends agree (the harness alone).
-   The backends' own time is what ``summary.json``'s ``timing`` records: loading and closing
-   each model's backends (and its vocabulary) plus the seconds spent inside each backend's
-   ``encode`` for every case. Everything else is tokparity's: reading the corpora, diffing,
-   classifying and explaining each mismatch (which may ask a backend for its normalizer or the
-   reference for its stages), counting, the journal. Target: <= 15 % on a quiet machine. The
-   diagnosis (naming each mismatch's root cause by reproducing it) is not harness: it is measured
-   in 2.
+1. Harness overhead of an agreeing run (llama-spm, llama-bpe and bert-bge with ref, llama.cpp
+   and golden): the harness alone, no mismatch to explain. The backends' own time is what
+   ``summary.json``'s ``timing`` records: loading and closing each model's backends (and its
+   vocabulary) plus the seconds inside each backend call. Everything else is tokparity's. For
+   information: each op's default run, and its target, is ``bench_ops.py``'s.
 2. Diagnosis: the default run as whole ``tokparity compare`` processes with and without
    ``--no-diagnose``, interleaved rounds; the median of the rounds' ratios. Target: <= 1.5x.
    Beside it, the share of the mismatches whose cause was reproduced, and of the (model, backend)
@@ -58,39 +54,33 @@ RSS_PROBE = ("import re, resource, sys\nfrom tokparity.cli import main\ncode = m
 
 
 def harness_overhead() -> list[Measurement]:
-    """The default run, then an agreeing run (the harness alone, no mismatch to explain)."""
+    """An agreeing run: the harness alone, no mismatch to explain."""
     from tokparity.run.driver import run_compare
     from tokparity.run.journal import Journal
     from tokparity.run.known import load_known
-    from tokparity.run.options import DEFAULT_CORPORA, DEFAULT_MODELS, CompareOptions, Services
+    from tokparity.run.options import DEFAULT_CORPORA, CompareOptions, Services
 
-    rows = []
-    for label, models, backends in (
-            ("default run", DEFAULT_MODELS, None),
-            ("agreeing run: llama-spm, llama-bpe, bert-bge with ref, llama.cpp, golden",
-             ("llama-spm", "llama-bpe", "bert-bge"), ["ref", "llama.cpp", "golden"])):
-        with tempfile.TemporaryDirectory() as tmp:
-            options = CompareOptions(explicit_backends=backends is not None, services=Services(known=load_known(None)))
-            options.services.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
-            started = time.perf_counter()
-            results = run_compare(models, DEFAULT_CORPORA, backends, options)
-            wall = time.perf_counter() - started
-            options.services.journal.close()
-        load = sum(t["load"] + t.get("close", 0.0) for t in results.timing.values())
-        encode = sum(sum(t["backends"].values()) for t in results.timing.values())
-        diagnose = sum(t.get("diagnose", 0.0) for t in results.timing.values())
-        own = load + encode
-        pairs = sum(r.cases for r in results.runs)
-        overhead = (wall - diagnose - own) / own
-        print(f"{label}: {wall:.1f} s in process; backends' own {own:.1f} s (load and close {load:.1f} s, encode "
-              f"{encode:.1f} s); diagnosis {diagnose:.1f} s; tokparity {wall - diagnose - own:.1f} s = {overhead:.0%}",
-              flush=True)
-        rows.append(Measurement(f"compare harness overhead over the backends' own time, {label}", overhead * 100,
-                                "%", "<= 15", f"wall {wall:.1f} s, backends {own:.1f} s (load and close {load:.1f} + "
-                                              f"encode {encode:.1f}), diagnosis {diagnose:.1f} s (apart, see below), "
-                                              f"{pairs:,} (case, backend) verdicts, "
-                                              f"{len(results.mismatches):,} mismatches explained"))
-    return rows
+    label = "agreeing run: llama-spm, llama-bpe, bert-bge with ref, llama.cpp, golden"
+    models, backends = ("llama-spm", "llama-bpe", "bert-bge"), ["ref", "llama.cpp", "golden"]
+    with tempfile.TemporaryDirectory() as tmp:
+        options = CompareOptions(explicit_backends=True, services=Services(known=load_known(None)))
+        options.services.journal = Journal.create(tmp, "compare", {}, list(DEFAULT_CORPORA))
+        started = time.perf_counter()
+        results = run_compare(models, DEFAULT_CORPORA, backends, options)
+        wall = time.perf_counter() - started
+        options.services.journal.close()
+    load = sum(t["load"] + t.get("close", 0.0) for t in results.timing.values())
+    encode = sum(sum(t["backends"].values()) for t in results.timing.values())
+    diagnose = sum(t.get("diagnose", 0.0) for t in results.timing.values())
+    own = load + encode
+    pairs = sum(r.cases for r in results.runs)
+    overhead = (wall - diagnose - own) / own
+    print(f"{label}: {wall:.1f} s in process; backends' own {own:.1f} s (load and close {load:.1f} s, encode "
+          f"{encode:.1f} s); diagnosis {diagnose:.1f} s; tokparity {wall - diagnose - own:.1f} s = {overhead:.0%}",
+          flush=True)
+    return [Measurement(f"compare harness overhead over the backends' own time, {label}", overhead * 100, "%", "",
+                        f"wall {wall:.1f} s, backends {own:.1f} s (load and close {load:.1f} + encode {encode:.1f}), "
+                        f"{pairs:,} (case, backend) verdicts, {len(results.mismatches):,} mismatches")]
 
 
 def whole_process(args: list[str]) -> tuple[float, int]:

@@ -14,6 +14,7 @@ import heapq
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import compress, count, islice
 
 from tokparity.memo import PerObject
 from tokparity.vocab import Vocab
@@ -63,29 +64,38 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
     byte_ids: dict[int, int] = {}
     words: list[int] = []
     spaces: list[int] = []
-    longest: list[tuple[int, int]] = []  # (bytes, id) of the longest tokens, at most LONGEST of them
-    added: list[int] = []  # added tokens that are not special
     spelt = every_token_bytes(vocab)
-    # (every token is read: each test is made cheap first, the tests that fill a short list last)
-    skipped = (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED)
-    for i, (t, data) in enumerate(zip(types, spelt)):
-        if data is None or t in skipped:  # (None: a token the vocabulary cannot spell as bytes)
-            continue
-        size = len(data)
-        if size == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
+    n = min(len(types), len(spelt))
+    sizes = [-1 if data is None else len(data) for data in spelt[:n]]  # (-1: a token it cannot spell as bytes)
+    # The longest ordinary and added tokens, and the first added ones, are read in one pass of C code.
+    longest = [(size, i) for size, i in heapq.nlargest(
+        LONGEST, compress(zip(sizes, count()), map({TokenType.NORMAL, TokenType.USER_DEFINED}.__contains__, types)))
+        if size >= 0]
+    added = list(islice((i for i in compress(count(), map(TokenType.USER_DEFINED.__eq__, types[:n]))
+                         if sizes[i] >= 0), 4))  # added tokens that are not special
+
+    def read(i: int) -> None:
+        """Token ``i`` as a byte token, a whitespace piece, or a word between which to decode."""
+        t, data = types[i], spelt[i]
+        if data is None or t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
+            return
+        if len(data) == 1 and (t == TokenType.BYTE or data[0] >= 0x80 or data[0] not in byte_ids):
             byte_ids.setdefault(data[0], i) if t != TokenType.BYTE else byte_ids.__setitem__(data[0], i)
-        elif len(spaces) < 8 and data and data.strip() == b"":
+        elif data.strip() == b"" and data and len(spaces) < 8:
             spaces.append(i)
-        elif len(words) < 64 and t == TokenType.NORMAL and data.isascii() and data.strip().isalpha():
+        elif t == TokenType.NORMAL and data.isascii() and data.strip().isalpha() and len(words) < 64:
             words.append(i)
-        if t == TokenType.NORMAL or t == TokenType.USER_DEFINED:
-            # (ids grow: a token as long as the shortest kept one takes its place)
-            if len(longest) < LONGEST:
-                heapq.heappush(longest, (size, i))
-            elif size >= longest[0][0]:
-                heapq.heappushpop(longest, (size, i))
-            if t == TokenType.USER_DEFINED and len(added) < 4:
-                added.append(i)
+
+    # Every token in order until the list of words is full (the first few thousand); past that,
+    # only a token of one byte or of whitespace can be read, so only those are.
+    first = 0
+    while first < n and len(words) < 64:
+        read(first)
+        first += 1
+    rest: list[bytes] = [b"" if data is None else data for data in spelt[first:n]]
+    for i in sorted({*compress(count(first), map((1).__eq__, sizes[first:])),
+                     *compress(count(first), map(bytes.isspace, rest))}):
+        read(i)
     specials = sorted({i for i in vocab.special_ids.values() if 0 <= i < vocab.size})[:4]
     cases: list[IdCase] = []
 

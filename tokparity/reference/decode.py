@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tokparity.errors import InvalidUtf8, TokparityError
 from tokparity.memo import PerObject
@@ -47,14 +48,10 @@ class DecodeSettings:
         """The switches set away from the files' own decoding, as ``Backend.decode_switches`` names
         what a backend can give: ``skip_special``, ``clean_up=on``, ``clean_up=off``,
         ``spaces_between_specials``, ``remove_special``."""
-        return frozenset(name for name, on in (("skip_special", self.skip_special),
-                                               ("clean_up=on", self.clean_up is True),
-                                               ("clean_up=off", self.clean_up is False),
-                                               ("spaces_between_specials", self.spaces_between_specials),
-                                               ("remove_special", self.remove_special)) if on)
+        return _asked(self)
 
     def for_stream(self) -> DecodeSettings:
-        return DecodeSettings(skip_special=self.skip_special)
+        return _FOR_STREAM[self.skip_special]
 
     def for_op(self, op: str) -> DecodeSettings:
         """What ``op`` decodes with: decode all of these, a stream ``skip_special`` only."""
@@ -69,6 +66,16 @@ class DecodeSettings:
 
 
 AS_FILES_SAY = DecodeSettings()
+_FOR_STREAM = {False: AS_FILES_SAY, True: DecodeSettings(skip_special=True)}  # (a judge asks it per id and backend)
+
+
+@lru_cache(maxsize=64)
+def _asked(settings: DecodeSettings) -> frozenset[str]:
+    return frozenset(name for name, on in (("skip_special", settings.skip_special),
+                                           ("clean_up=on", settings.clean_up is True),
+                                           ("clean_up=off", settings.clean_up is False),
+                                           ("spaces_between_specials", settings.spaces_between_specials),
+                                           ("remove_special", settings.remove_special)) if on)
 # Every setting away from the files' own (a backend that has them all: tokparity's reference, or an
 # engine that is asked and answers an error for what it lacks)
 EVERY_SWITCH = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials",

@@ -18,7 +18,7 @@ import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokparity.backends.base import NO_ADD_SPECIAL_SWITCH, NO_PARSE_SPECIAL_SWITCH, Answer, Backend
 from tokparity.backends.beside import MadeBeside
@@ -36,7 +36,7 @@ from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Judgement, Verdict
 from tokparity.run.memory import collector_paused
 from tokparity.run.messages import Started
-from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op
+from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judged_by_op, timed
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.results import ResultsSoFar, join_backends
@@ -50,18 +50,20 @@ if TYPE_CHECKING:
 
 
 
-def _stage(oracle: Backend, backend: Backend, text: str) -> tuple[str, Stages | None, Stages | None]:
-    """The first pipeline stage at which the two sides disagree, where both expose it."""
+def _stage(oracle: Backend, backend: Backend, text: str,
+           ask: Callable[[int, Callable], Any] = lambda side, call: call()) -> tuple[str, Stages | None, Stages | None]:
+    """The first pipeline stage at which the two sides disagree, where both expose it. ``ask``
+    makes each side's call (0: the oracle's, 1: the backend's), and may count its time."""
     a, b = Stages(), Stages()
     try:
         if oracle.supports("normalize") and backend.supports("normalize"):
-            a.normalized, b.normalized = oracle.normalize(text), backend.normalize(text)
+            a.normalized, b.normalized = ask(0, lambda: oracle.normalize(text)), ask(1, lambda: backend.normalize(text))
             if a.normalized != b.normalized:
                 return "normalize", a, b
         if oracle.supports("pre_tokenize"):
-            a.pre_tokens = oracle.pre_tokenize(text)
+            a.pre_tokens = ask(0, lambda: oracle.pre_tokenize(text))
         if a.pre_tokens is not None and backend.supports("pre_tokenize"):
-            b.pre_tokens = backend.pre_tokenize(text)
+            b.pre_tokens = ask(1, lambda: backend.pre_tokenize(text))
             if a.pre_tokens != b.pre_tokens:
                 return "pre_tokenize", a, b
             return "model", a, b
@@ -427,6 +429,8 @@ class ModelRun:
         oracle = answers[oracle_name]
         agreeing = oracle.ids if oracle.status == "ok" else None  # the ids an agreeing answer gives
         partition: list[list[str]] = []  # who agrees with whom: worked out for a case with a mismatch
+        shared: dict[tuple, tuple[str, str, int, str]] = {}  # backends with one answer and stages: judged once
+        spent = {name: ans.seconds for name, ans in answers.items()}  # each backend's time on the case
         verdicts: dict[str, Verdict] = {}
         judgements: list[Judgement] = []
         for name in self.compared:
@@ -444,12 +448,12 @@ class ModelRun:
                 continue
             partition = partition or _partition(answers)
             same = self._given_by(name, ans, oracle, answers.__getitem__)
-            judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition, same)
+            judgement = self.judgement(case, oracle_name, oracle, name, ans, answers.get("ref"), partition, same, shared,
+                                       spent)
             verdicts[name] = Verdict.differs(judgement.cls)
             judgements.append(judgement)
         return CaseRecord(self.model.name, n, case.id, case.corpus, oracle_name, case.rate_keys, verdicts,
-                          tuple(judgements),
-                          seconds={name: ans.seconds for name, ans in answers.items()})
+                          tuple(judgements), seconds=spent)
 
     def judged_alone(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer) -> Judgement:
         """Backend ``name``'s answer ``ans`` against the oracle's on ``case``, its witnesses asked as
@@ -479,11 +483,14 @@ class ModelRun:
 
     def judgement(self, case: Case, oracle_name: str, oracle: Answer, name: str, ans: Answer,
                   ref_answer: Answer | None = None, partition: list[list[str]] | None = None,
-                  witnesses: list[str] | None = None) -> Judgement:
+                  witnesses: list[str] | None = None, shared: dict | None = None,
+                  spent: dict[str, float] | None = None) -> Judgement:
         """Backend ``name``'s answer ``ans`` against the oracle's on ``case``: its symptom class, the
         first stage and token where they part (``partition``: who agrees with whom on the case).
         ``witnesses``: the libraries of the engine's own files that gave its very ids (the tag
-        ``witness``, which tokparity.run.decide reads)."""
+        ``witness``, which tokparity.run.decide reads). ``shared``: the case's judgings so far, by
+        ids and stages: a backend that gives another's ids through the same stages is judged alike.
+        ``spent``: each backend's seconds on the case, which the calls for its stages add to."""
         shape = ""
         if oracle.status != "ok":  # the oracle itself failed: the case says so, whoever else answered
             cls, evidence, stage, first = oracle.status if oracle.status in ("crash", "timeout") else "crash", \
@@ -495,12 +502,24 @@ class ModelRun:
             shape = encode_failure_shape(case.text, oracle.ids, cls)
         else:
             reference = self.stage_reference(oracle_name, case.text, oracle.ids, ref_answer)
-            stage, a_st, b_st = _stage(reference, self.backends[name], case.text)
-            c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
-            cls, evidence = c.cls, c.evidence
-            shape = encode_shape(self.vocab, case.text, oracle.ids, ans.ids)
-            divergence = c.divergence or align(oracle.ids, ans.ids)
-            first = divergence.first[0] if divergence.first is not None else 0
+            # (a reference made for its stages alone is no backend of the run: its time is not counted)
+            counted = (next((label for label, b in self.backends.items() if b is reference), None), name)
+
+            def ask(side: int, call: Callable[[], Any]) -> Any:
+                label = counted[side]
+                return call() if spent is None or label is None else timed(spent, label, call)
+            stage, a_st, b_st = _stage(reference, self.backends[name], case.text, ask)
+            key = (tuple(ans.ids), stage, *((st.normalized, None if st.pre_tokens is None else tuple(st.pre_tokens))
+                                             if st else None for st in (a_st, b_st)))
+            found = shared.get(key) if shared is not None else None
+            if found is None:
+                c = classify(case.text, oracle.ids, ans.ids, self.vocab, a_stages=a_st, b_stages=b_st)
+                divergence = c.divergence or align(oracle.ids, ans.ids)
+                found = (c.cls, c.evidence, divergence.first[0] if divergence.first is not None else 0,
+                         encode_shape(self.vocab, case.text, oracle.ids, ans.ids))
+                if shared is not None:
+                    shared[key] = found
+            cls, evidence, first, shape = found
         if ans.notes:
             evidence += f" (notes: {'; '.join(ans.notes)[:300]})"
         return Judgement(

@@ -32,6 +32,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
@@ -111,11 +112,18 @@ class KnownDivergence:
         if pattern is None:
             return True
         try:
-            return pattern.search(subject, timeout=REGEX_SECONDS) is not None
+            return _found(pattern, subject)
         except TimeoutError:
             raise TokparityError(f"{self.source}: divergence {self.id!r}: its {key} regex {pattern.pattern!r} ran "
                                  f"over {REGEX_SECONDS:g} s on case {m.case_id!r} (catastrophic backtracking); "
                                  "simplify the regex") from None
+
+
+@lru_cache(maxsize=1024)
+def _found(pattern: regex.Pattern, subject: str) -> bool:
+    """Whether ``pattern`` is found in ``subject``: backends that mismatch alike on a case share
+    its text and evidence, so one search answers them all."""
+    return pattern.search(subject, timeout=REGEX_SECONDS) is not None
 
 
 class KnownList:

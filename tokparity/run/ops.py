@@ -29,8 +29,9 @@ vocabulary (a gap in tiktoken's ids) are skipped for every backend when the deco
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from tokparity.backends.base import Backend
 from tokparity.corpus import Case
@@ -45,6 +46,8 @@ from tokparity.vocab import Vocab
 from tokparity.vocab.model import TokenType
 from tokparity.vocab.special_texts import SpecialTextFinder
 from tokparity.zoo import ModelFiles
+
+T = TypeVar("T")
 
 OPS = ("encode", "decode", "stream", "pieces", "chat")
 TEXT_OPS = ("encode", "decode", "stream", "pieces")  # the ops a text's case is asked (``all``)
@@ -151,6 +154,15 @@ def _answer_key(got: object, lossy: bool) -> object:
     return None
 
 
+def timed(seconds: dict[str, float], name: str, call: Callable[[], T]) -> T:
+    """``call()``, its seconds added to ``name``'s in ``seconds`` (the time inside a backend)."""
+    started = time.perf_counter()
+    try:
+        return call()
+    finally:
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
+
+
 def ask_op(call) -> object:
     """A backend's answer: its value, None (it does not have the op), or the CaseFailure it raised."""
     try:
@@ -197,7 +209,7 @@ class DecodingJudge:
             return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, op=op, seconds=seconds)
         decoder = self.backends[self.decoder]
         # what the decoder answers: its text (decode, stream: the whole text the deltas must add up to) or bytes
-        want = self._timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.settings.for_op(op)))
+        want = timed(seconds, self.decoder, lambda: ask_op(lambda: decoder.decode(ids, self.settings.for_op(op)))
                            if op != "pieces"
                            else self._answer(op, self.decoder, ids, prompt))
         if isinstance(want, CaseFailure) and self._no_token(ids):  # (ids that are not the model's: no one's failure)
@@ -209,7 +221,7 @@ class DecodingJudge:
         pieces: list[str] | None = None
         for name in self.compared.get(op, []):
             got = want if name == self.decoder and op == "decode" else \
-                self._timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
+                timed(seconds, name, lambda: self._answer(op, name, ids, prompt))  # noqa: B023 (called at once)
             if want is None or got is None or _skipped(want) or _skipped(got):
                 verdicts[name] = SKIPPED
                 continue
@@ -218,7 +230,7 @@ class DecodingJudge:
             if key is not None and key in judged:
                 found, shape = judged[key]
             else:
-                found, shape = self._judge(op, ids, prompt, case, want, got, name), ""
+                found, shape = self._judge(op, ids, prompt, case, want, got, name, seconds), ""
             if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
                 verdicts[name] = AGREE if found is None else SKIPPED
                 if key is not None:
@@ -233,8 +245,8 @@ class DecodingJudge:
             verdicts[name] = Verdict.differs(cls)
             pieces = self.vocab.pieces_of(ids) if pieces is None else pieces
             text = case.text if isinstance(case, Case) else ""
-            same = [w for w in self.witness_of.get(name, ()) if w in self.backends
-                    and self._answer(op, w, ids, prompt) == got]  # (asked on a mismatch only)
+            same = [w for w in self.witness_of.get(name, ()) if w in self.backends  # (asked on a mismatch only)
+                    and timed(seconds, w, lambda: self._answer(op, w, ids, prompt)) == got]  # noqa: B023
             tags = dict(case.tags) | ({"about": case.about} if isinstance(case, IdCase) else {}) | \
                 ({"prompt": prompt} if op == "stream" else {}) | ({"witness": ",".join(same)} if same else {})
             judgements.append(Judgement(
@@ -253,13 +265,6 @@ class DecodingJudge:
         return any(not 0 <= i < self.vocab.size or (types is not None and types[i] == TokenType.UNUSED
                                                     and self.vocab.tokens[i] == f"[PAD{i}]") for i in ids)
 
-    @staticmethod
-    def _timed(seconds: dict[str, float], name: str, call) -> object:
-        started = time.perf_counter()
-        try:
-            return call()
-        finally:
-            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
 
     def _answer(self, op: str, name: str, ids: list[int], prompt: int) -> object:
         backend = self.backends[name]
@@ -319,9 +324,10 @@ class DecodingJudge:
         return self._tables[name]
 
     def _judge(self, op: str, ids: list[int], prompt: int, case: Case | IdCase, want: object, got: object,
-               name: str) -> Found | None:
+               name: str, seconds: dict[str, float] | None = None) -> Found | None:
         """None when ``got`` is right; else (class, evidence, the decoder's output, the backend's, first index).
-        A failure of the decoder is every backend's case of that failure, as when encoding."""
+        A failure of the decoder is every backend's case of that failure, as when encoding. The
+        decoder's calls a stream's judging makes count in ``seconds``."""
         for side, answer in ((f"the decoder {self.decoder}", want), (name, got)):
             if isinstance(answer, CaseFailure):
                 cls = answer.status if answer.status in ("crash", "timeout") else "crash"
@@ -334,7 +340,9 @@ class DecodingJudge:
             decoder = self.backends[self.decoder]
             held = self._held(ids[:prompt])
             replaces_runs = "ByteFallback" in str(getattr(getattr(decoder, "tok", None), "decoder", ""))
-            return judge_stream(lambda part: decoder.decode(part, self.settings.for_op(op)), ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
+            spent = {} if seconds is None else seconds
+            return judge_stream(lambda part: timed(spent, self.decoder, lambda: decoder.decode(part, self.settings.for_op(op))),
+                                ids, prompt, str(want), got, unk, self._specials(),  # type: ignore[arg-type]
                                 held, self._exact(ids, prompt, held) if replaces_runs else None, self.stream_step)
         return judge_pieces(ids, want, got, self.backends[self.decoder].lossy_pieces,  # type: ignore[arg-type]
                             self.backends[name].lossy_pieces)
