@@ -11,8 +11,9 @@ reported.
 
 1. The backends' own time: ``summary.json``'s ``timing``. It is loading and closing each
    model's backends, and the seconds inside each backend call (``encode``, ``decode``,
-   ``stream``, ``piece_bytes``, a template's rendering). With a decoding op alone, the oracle
-   chain encodes each text; that time is its backends' too.
+   ``stream``, ``piece_bytes``, a template's rendering). The judge's further calls count too: a
+   backend's stages on a mismatch, the decoder's text of a stream's prompt, a witness's answer.
+   With a decoding op alone, the oracle chain encodes each text; that time is its backends' too.
 2. The harness overhead: the wall time less the backends' own and less the diagnosis, over the
    backends' own. Target: at most 25 % per op, on a quiet machine (issue 59).
 3. The diagnosis apart: its seconds, and its milliseconds per mismatch. No target.

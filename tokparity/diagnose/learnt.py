@@ -6,7 +6,10 @@ learnt. These say whether a key is one, and what it does in words."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 
+
+@lru_cache(maxsize=4096)  # (asked of every variant a verdict weighs, per mismatch)
 def is_learnt(key: str) -> bool:
     from tokparity.diagnose.learnt_ids import is_swap
     from tokparity.diagnose.variants.char_table import is_table

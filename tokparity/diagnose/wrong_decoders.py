@@ -43,8 +43,21 @@ def bytes_of(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES
     return [b"" if asked.skip_special and is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
 
 
+_DECODED: PerObject[dict] = PerObject(size=4)  # reference -> {(ids, asked): its text}
+DECODED_KEPT = 65_536
+
+
 def decoded(ref: RefTokenizer, ids: list[int], asked: DecodeSettings) -> str:
-    return ref.decode_as(ids, asked)
+    """The reference's text of ``ids``. The variants ask it of the same ids in turn (the whole
+    case, each id alone), on every case: the texts are kept, as many as ``DECODED_KEPT``."""
+    kept = _DECODED.get(ref, "decoded", dict)
+    key = (tuple(ids), asked)
+    text = kept.get(key)
+    if text is None:
+        if len(kept) >= DECODED_KEPT:
+            kept.clear()
+        text = kept[key] = ref.decode_as(ids, asked)
+    return text
 
 
 def is_special(ref: RefTokenizer, i: int) -> bool:
