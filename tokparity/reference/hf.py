@@ -15,7 +15,9 @@ The file is read once into typed components (tokparity.components); each stage r
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Protocol, TypeVar, cast
 
 import regex
 
@@ -98,6 +100,28 @@ def added_patterns(tokens: list[tuple[str, AddedToken]]) -> LeftmostLongest:
                             for pattern, a in tokens])
 
 
+# The patterns of the last token lists seen, by their tokens (and normalizer): a diagnosis forks
+# a pipeline hundreds of times, and its variants make the same list again (Gemma 3 has 6,415).
+_PATTERNS: OrderedDict[Hashable, tuple[object, object]] = OrderedDict()
+PATTERNS_KEPT = 8
+P = TypeVar("P")
+
+
+def _patterns_of(kind: str, tokens: list[AddedToken], make: Callable[[], P], normalizer: object = None) -> P:
+    """``make()``, kept for this kind of pattern, these tokens and this normalizer (by identity:
+    it is held while kept, so its id is not reused meanwhile)."""
+    key = (kind, id(normalizer), tuple(tokens))
+    found = _PATTERNS.get(key)
+    if found is not None and found[0] is normalizer:
+        _PATTERNS.move_to_end(key)
+        return cast(P, found[1])
+    patterns = make()
+    _PATTERNS[key] = (normalizer, patterns)
+    while len(_PATTERNS) > PATTERNS_KEPT:
+        _PATTERNS.popitem(last=False)
+    return patterns
+
+
 def cut_added(text: str, by_pattern: LeftmostLongest, parse_special: bool,
               first_listed: FirstListed | None = None) -> list[str | int]:
     """tokenizers' ``AddedVocabulary::find_matches``: the text with the added tokens cut out
@@ -172,14 +196,18 @@ class HfPipeline:
         and token list: a diagnosis swaps either)."""
         kept = self._normalized_added
         if kept is None or kept[0] is not self.normalizer or kept[1] is not self.added:
-            pairs = [(self.normalizer(a.content), a) for a in self.added if a.normalized]
-            kept = self._normalized_added = (self.normalizer, self.added, added_patterns(pairs))
+            normalizer, added = self.normalizer, self.added
+            patterns = _patterns_of("normalized", added, lambda: added_patterns(
+                [(normalizer(a.content), a) for a in added if a.normalized]), normalizer)
+            kept = self._normalized_added = (normalizer, added, patterns)
         return kept[2]
 
     def _added_raw(self) -> LeftmostLongest:
         """The added tokens matched on the raw text (kept per token list)."""
         if self._raw_added is None or self._raw_added[0] is not self.added:
-            self._raw_added = (self.added, added_patterns([(a.content, a) for a in self.added if not a.normalized]))
+            added = self.added
+            self._raw_added = (added, _patterns_of("raw", added, lambda: added_patterns(
+                [(a.content, a) for a in added if not a.normalized])))
         return self._raw_added[1]
 
     def _first_listed(self, added: LeftmostLongest) -> FirstListed | None:
@@ -189,7 +217,8 @@ class HfPipeline:
         tokens = added.tokens
         found = self.added_first_listed.get(id(tokens))
         if found is None or found[0] is not tokens:  # (an id outlives its list)
-            found = self.added_first_listed[id(tokens)] = (tokens, FirstListed(tokens))
+            found = self.added_first_listed[id(tokens)] = (tokens, _patterns_of("first listed", tokens,
+                                                                                lambda: FirstListed(tokens)))
         return found[1]
 
     def partition(self, text: str, parse_special: bool) -> list[tuple[str, bool] | int]:

@@ -161,8 +161,9 @@ def merge_missing_variant(spec: str) -> Variant:
         if first is None:
             return with_pipeline(c, fork(p, ranks=Without(p.ranks, [(merges[rank][0], merges[rank][1])]))) \
                 if 0 <= rank < len(merges) else None
+        # (a frozenset, made once per vocabulary: Without keeps it as it is, and it may hold most merges)
         lost = per_vocab(c.vocab, ("merges whose left starts", first),
-                         lambda: [(a, b) for a, b in merges if a.startswith(first)])
+                         lambda: frozenset((a, b) for a, b in merges if a.startswith(first)))
         return with_pipeline(c, fork(p, ranks=Without(p.ranks, lost))) if lost else None
 
     said = (f"every merge whose left part starts with {first!r} left out of the merge list" if first is not None else
