@@ -256,11 +256,11 @@ def test_unk_for_dropped_text_gguf_converter_drops_characters(botchan_bpe_hf_ggu
 def test_normalizers_disagree_kelvin_sign(botchan_bpe_hf_gguf):
     """Both sides expose their normalizer: SentencePiece's charsmap makes the Kelvin sign 'K', the
     GGUF converter has no normalizer (and then drops the sign, which no piece covers)."""
-    from tokparity.run.judge import _stage
+    from tokparity.run.stages import first_stage
 
     sp, hf_gguf, ref, vocab = botchan_bpe_hf_gguf
     text = "\u212a"
-    stage, a_stages, b_stages = _stage(ref, hf_gguf, text)
+    stage, a_stages, b_stages = first_stage(ref, hf_gguf, text)
     assert (stage, a_stages.normalized, b_stages.normalized) == ("normalize", "▁K", text)
     oracle, other = sp.encode(text), hf_gguf.encode(text)
     c, rule = judge(text, oracle, other, vocab, a_stages=a_stages, b_stages=b_stages)
@@ -272,7 +272,7 @@ def test_no_rule_fits_escape_sequence(botchan_bpe_hf_gguf):
     '3'; the GGUF converter drops '3'. The decoded texts are equal and the <unk> cannot be read
     off (the oracle's pieces do not spell the input): for a backend that exposes no stage (a
     cmd: engine), no class is claimed; with both normalizers in view, they disagree."""
-    from tokparity.run.judge import _stage
+    from tokparity.run.stages import first_stage
 
     sp, hf_gguf, ref, vocab = botchan_bpe_hf_gguf
     text = "\x1b[31mred\x1b[0m"
@@ -280,7 +280,7 @@ def test_no_rule_fits_escape_sequence(botchan_bpe_hf_gguf):
     c, rule = judge(text, oracle, other, vocab)
     assert (c.cls, rule) == ("unclassified", "no_rule_fits")
     assert "oracle [0 '<unk>'] vs backend []" in c.evidence
-    _, a_stages, b_stages = _stage(ref, hf_gguf, text)
+    _, a_stages, b_stages = first_stage(ref, hf_gguf, text)
     c, rule = judge(text, oracle, other, vocab, a_stages=a_stages, b_stages=b_stages)
     assert (c.cls, rule) == ("normalization", "normalizers_disagree_beside_unk")
 

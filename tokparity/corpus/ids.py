@@ -75,7 +75,7 @@ def _made(vocab: Vocab, seed: int) -> list[IdCase]:
                          if sizes[i] >= 0), 4))  # added tokens that are not special
 
     def read(i: int) -> None:
-        """Token ``i`` as a byte token, a whitespace piece, or a word between which to decode."""
+        """Token ``i`` kept as a byte token, a whitespace piece or a word, where it is one."""
         t, data = types[i], spelt[i]
         if data is None or t in (TokenType.CONTROL, TokenType.UNUSED, TokenType.UNDEFINED):
             return

@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from os.path import commonprefix
 
+from tokparity.diagnose.kept_texts import decoded, right_deltas
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import AS_FILES_SAY, DecodeSettings, hf_clean_up, incomplete_tail
@@ -23,16 +24,6 @@ from tokparity.vocab.model import TokenType
 FAILED = "\x00failed"
 
 
-_DELTAS: PerObject[list[str]] = PerObject(size=16)  # (reference; ids, prompt, skip) -> the right deltas
-
-
-def right_deltas(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list[str]:
-    """The reference's stream of ``ids`` after ``prompt``, one delta an id. Several variants and the
-    right answers ask it of one case in turn, and a long stream costs many decodes: the last few are kept."""
-    return list(_DELTAS.get(ref, (tuple(ids), prompt, asked.skip_special),
-                            lambda: ref.stream(ids, prompt, special=not asked.skip_special)))
-
-
 def one_fffd_a_run(text: str) -> str:
     """``text`` with each run of U+FFFD as one: decoders spell bytes that are not UTF-8 either way."""
     return re.sub("\ufffd+", "\ufffd", text)
@@ -41,23 +32,6 @@ def one_fffd_a_run(text: str) -> str:
 def bytes_of(ref: RefTokenizer, ids: list[int], asked: DecodeSettings = AS_FILES_SAY) -> list[bytes]:
     """Each id's bytes; a special token's are its text, or nothing where specials are left out."""
     return [b"" if asked.skip_special and is_special(ref, i) else b for i, b in zip(ids, ref.piece_bytes(ids))]
-
-
-_DECODED: PerObject[dict] = PerObject(size=4)  # reference -> {(ids, asked): its text}
-DECODED_KEPT = 65_536
-
-
-def decoded(ref: RefTokenizer, ids: list[int], asked: DecodeSettings) -> str:
-    """The reference's text of ``ids``. The variants ask it of the same ids in turn (the whole
-    case, each id alone), on every case: the texts are kept, as many as ``DECODED_KEPT``."""
-    kept = _DECODED.get(ref, "decoded", dict)
-    key = (tuple(ids), asked)
-    text = kept.get(key)
-    if text is None:
-        if len(kept) >= DECODED_KEPT:
-            kept.clear()
-        text = kept[key] = ref.decode_as(ids, asked)
-    return text
 
 
 def is_special(ref: RefTokenizer, i: int) -> bool:

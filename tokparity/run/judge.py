@@ -30,7 +30,7 @@ from tokparity.chat.template import find_template
 from tokparity.corpus import Case, is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, IdCase, numbered_id_cases
 from tokparity.diff.align import align
-from tokparity.diff.classify import Stages, classify
+from tokparity.diff.classify import classify
 from tokparity.diff.shape import encode_failure_shape, encode_shape
 from tokparity.errors import TokparityError
 from tokparity.records import AGREE, NOT_APPLICABLE, SKIPPED, CaseRecord, Judgement, Verdict
@@ -40,6 +40,7 @@ from tokparity.run.ops import DecodingJudge, compared_backends, decoder_of, judg
 from tokparity.run.options import CompareOptions
 from tokparity.run.oracle import oracle_chain
 from tokparity.run.results import ResultsSoFar, join_backends
+from tokparity.run.stages import first_stage
 from tokparity.textview import single_line
 from tokparity.vocab import Vocab, load_vocab
 from tokparity.vocab.special_texts import SpecialTextFinder
@@ -48,28 +49,6 @@ from tokparity.zoo import resolve_model
 if TYPE_CHECKING:
     from tokparity.run.chat import ChatJudge
 
-
-
-def _stage(oracle: Backend, backend: Backend, text: str,
-           ask: Callable[[int, Callable], Any] = lambda side, call: call()) -> tuple[str, Stages | None, Stages | None]:
-    """The first pipeline stage at which the two sides disagree, where both expose it. ``ask``
-    makes each side's call (0: the oracle's, 1: the backend's), and may count its time."""
-    a, b = Stages(), Stages()
-    try:
-        if oracle.supports("normalize") and backend.supports("normalize"):
-            a.normalized, b.normalized = ask(0, lambda: oracle.normalize(text)), ask(1, lambda: backend.normalize(text))
-            if a.normalized != b.normalized:
-                return "normalize", a, b
-        if oracle.supports("pre_tokenize"):
-            a.pre_tokens = ask(0, lambda: oracle.pre_tokenize(text))
-        if a.pre_tokens is not None and backend.supports("pre_tokenize"):
-            b.pre_tokens = ask(1, lambda: backend.pre_tokenize(text))
-            if a.pre_tokens != b.pre_tokens:
-                return "pre_tokenize", a, b
-            return "model", a, b
-    except Exception:  # a stage the backend offers but fails on: no verdict on stages
-        return "unknown", None, None
-    return ("model" if a.normalized is not None else "unknown"), a, b
 
 
 def _partition(answers: dict[str, Answer]) -> list[list[str]]:
@@ -508,7 +487,7 @@ class ModelRun:
             def ask(side: int, call: Callable[[], Any]) -> Any:
                 label = counted[side]
                 return call() if spent is None or label is None else timed(spent, label, call)
-            stage, a_st, b_st = _stage(reference, self.backends[name], case.text, ask)
+            stage, a_st, b_st = first_stage(reference, self.backends[name], case.text, ask)
             key = (tuple(ans.ids), stage, *((st.normalized, None if st.pre_tokens is None else tuple(st.pre_tokens))
                                              if st else None for st in (a_st, b_st)))
             found = shared.get(key) if shared is not None else None

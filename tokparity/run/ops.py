@@ -230,18 +230,14 @@ class DecodingJudge:
             if key is not None and key in judged:
                 found, shape = judged[key]
             else:
-                found, shape = self._judge(op, ids, prompt, case, want, got, name, seconds), ""
-            if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
-                verdicts[name] = AGREE if found is None else SKIPPED
-                if key is not None:
-                    judged[key] = (found, "")
-                continue
-            cls, evidence, oracle_output, backend_output, first = found
-            if not shape:
-                shape = failure_shape(op, self.vocab, ids, cls, isinstance(want, CaseFailure), want) \
-                    if cls in ("crash", "timeout") else output_shape(op, self.vocab, ids, oracle_output, backend_output)
+                found = self._judge(op, ids, prompt, case, want, got, name, seconds)
+                shape = self._shape(op, ids, found, want)
                 if key is not None:
                     judged[key] = (found, shape)
+            if found is None or found[0] == "skipped":  # (skipped: what is right is not known on these ids)
+                verdicts[name] = AGREE if found is None else SKIPPED
+                continue
+            cls, evidence, oracle_output, backend_output, first = found
             verdicts[name] = Verdict.differs(cls)
             pieces = self.vocab.pieces_of(ids) if pieces is None else pieces
             text = case.text if isinstance(case, Case) else ""
@@ -256,6 +252,15 @@ class DecodingJudge:
                 oracle_output=capped(oracle_output), backend_output=capped(backend_output), shape=shape))
         return CaseRecord(self.model, n, case.id, corpus, oracle_name, keys, verdicts,
                           tuple(judgements), op=op, seconds=seconds)
+
+    def _shape(self, op: str, ids: list[int], found: Found | None, want: object) -> str:
+        """The shape of a mismatch ``_judge`` found ("" where it found none)."""
+        if found is None or found[0] == "skipped":
+            return ""
+        cls, _, oracle_output, backend_output, _ = found
+        if cls in ("crash", "timeout"):
+            return failure_shape(op, self.vocab, ids, cls, isinstance(want, CaseFailure), want)
+        return output_shape(op, self.vocab, ids, oracle_output, backend_output)
 
     def _no_token(self, ids: list[int]) -> bool:
         """Whether an id has no token in the vocabulary: out of its range, or a gap in its ids that
