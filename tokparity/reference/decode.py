@@ -76,6 +76,8 @@ def _asked(settings: DecodeSettings) -> frozenset[str]:
                                            ("clean_up=off", settings.clean_up is False),
                                            ("spaces_between_specials", settings.spaces_between_specials),
                                            ("remove_special", settings.remove_special)) if on)
+
+
 # Every setting away from the files' own (a backend that has them all: tokparity's reference, or an
 # engine that is asked and answers an error for what it lacks)
 EVERY_SWITCH = frozenset({"skip_special", "clean_up=on", "clean_up=off", "spaces_between_specials",
