@@ -203,7 +203,7 @@ def shapes(declared: dict) -> dict[str, str]:
                     counts[k] = counts.get(k, 0) + n
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         shown = ", ".join(f"{k or 'no shape'} ({n:,})" for k, n in top[:3]) + (", …" if len(top) > 3 else "")
-        out[name] = shown or UNBUILT.get(entry["built"], "none on the zoo's texts")
+        out[name] = shown or entry.get("shape") or UNBUILT.get(entry["built"], "none on the zoo's texts")
     return out
 
 

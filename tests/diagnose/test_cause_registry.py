@@ -12,14 +12,14 @@ import pytest
 
 import tokparity
 from tokparity.chat.way import TRANSFORMERS_WAY
-from tokparity.diagnose import chat_ways, decoding, learnt_edits, learnt_ids
+from tokparity.diagnose import chat_ways, decoding, learnt_cut, learnt_edits, learnt_ids
 from tokparity.diagnose.info import DECODING_OPS, cause_info, declared, is_declared
 from tokparity.diagnose.variants import PER_CASE, catalogue, cause_of
 from tokparity.records import TIE
 
 PACKAGE = Path(tokparity.__file__).parent
 KEYS = {"classes", "stage", "built", "fix", "spec", "does", "case"}
-OPTIONAL = {"evidence", "changes", "forms", "derived", "library", "others_than"}
+OPTIONAL = {"evidence", "changes", "forms", "derived", "library", "others_than", "shape"}
 BUILT = {"variant", "family", "stages", "release", "tie", "judge", "decoding", "learnt", "reviewed", "chat"}
 ENCODING_STAGES = {"normalize", "pre_tokenize", "model", "post", "unknown"}
 
@@ -65,7 +65,8 @@ def test_every_decoding_cause_is_built_or_reviewed():
     for v in decoding.VARIANTS:
         assert v.op == declared()[v.name]["stage"] and declared()[v.name]["evidence"]
     assert all(declared()[n]["stage"] in DECODING_OPS for n in built_as("reviewed"))
-    assert built_as("learnt") == [*learnt_edits.CAUSES.values(), *learnt_ids.CAUSES.values()]  # (learnt from the case)
+    assert built_as("learnt") == [*learnt_edits.CAUSES.values(), *learnt_ids.CAUSES.values(),
+                                  *learnt_cut.CAUSES.values()]  # (learnt from the case)
 
 
 def test_every_chat_cause_is_its_declaration():

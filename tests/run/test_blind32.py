@@ -15,11 +15,12 @@ its zero value, a map's keys sorted); words of a content written as others (``{{
 ``You``); a refusal in the template's own words matches the same words; ``chat.history-reversed``;
 ``system`` sent as ``developer`` (a form of ``chat.role-renamed``); the text cut before its first
 character past U+FFFF (a form of ``decode.cut``); ``pieces.cleaned-up``; ``chat.content-cut``
-(learnt: a long content cut to its start or end around a note). Each bug below is named by its
-cause, its verdict proven, the twin agreeing.
+(learnt: a long content cut to its start or end around a note); ``decode.cut-at-length`` (learnt:
+the text cut at one length on every case, in characters, UTF-16 units, bytes or ids). Each bug
+below is named by its cause, its verdict proven, the twin agreeing.
 
-Not named: tool calls written into the content as JSON, a reply cut at 2,000 characters, a
-sentence chunker that strips what it keeps."""
+Not named: tool calls written into the content as JSON, a sentence chunker that strips what it
+keeps."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ CHAT = f"cmd:{sys.executable} {BLIND / 'blind32_chat.py'} {{tokenizer_json}} {{t
 
 # model, op, corpora, engine, {bug: (its cause, the fewest mismatches)}
 @pytest.mark.parametrize("model,op,corpora,engine,bugs", [
-    ("qwen3", "decode", ["edge", "ids", str(BLIND / "blind32_texts.jsonl")], DECODE, {"utf8mb3-cut": ("decode.cut", 20)}),
+    ("qwen3", "decode", ["edge", "ids", str(BLIND / "blind32_texts.jsonl")], DECODE,
+     {"utf8mb3-cut": ("decode.cut", 20), "cut-at-2000": ("decode.cut-at-length", 2)}),
     ("qwen3", "pieces", ["edge", "ids"], DECODE, {"pieces-cleaned-up": ("pieces.cleaned-up", 60)}),
     ("qwen3", "chat", CHATS, CHAT, {
         "char-macros-replaced": ("chat.content-rewritten", 3), "system-prompt-doubled": ("chat.content-added", 10),

@@ -25,7 +25,7 @@ from functools import cache
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import learnt, learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
+from tokparity.diagnose import learnt, learnt_cut, learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.records import Diagnosis, Judgement
@@ -197,9 +197,12 @@ ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them
 
 @cache
 def variant_of(name: str) -> DecodeVariant:
-    """The variant ``name``: a catalogue one, or one learnt from a case (``decode.edit:…``, ``decode.id-as:…``)."""
+    """The variant ``name``: a catalogue one, or one learnt from a case (``decode.edit:…``,
+    ``decode.id-as:…``, ``decode.cut-at-length:…``)."""
     if name in BY_NAME:
         return BY_NAME[name]
+    if learnt_cut.is_cut(name):
+        return DecodeVariant(name, learnt_cut.run_of(name))
     return DecodeVariant(name, learnt_ids.run_of(name) if learnt_ids.is_swap(name) else learnt_edits.run_of(name))
 
 
@@ -238,10 +241,11 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             return paired(pair, j.op)
     if not found and as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
-        if key is None:  # (else one id decoded as another, or left out)
+        # (else the text cut at a length, in each unit that gives it; else one id decoded as another)
+        found += [key] if key is not None else learnt_cut.learnt(ref, j.op, ids, prompt, asked, got)
+        if not found:
             key = learnt_ids.learnt(ref, j.op, ids, prompt, asked, got)
-        if key is not None:
-            found.append(key)
+            found += [key] if key is not None else []
     if not found:
         return Diagnosis("", f"no variant of the reference's {j.op} gives the backend's answer", stage=j.op)
     return diagnosis_of(found, j.op)

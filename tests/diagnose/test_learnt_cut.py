@@ -1,0 +1,81 @@
+"""The text cut at a length, learnt from a case (tokparity.diagnose.learnt_cut), and proven or
+not by the run's verdict over every case."""
+
+from __future__ import annotations
+
+from tokparity.diagnose import learnt_cut
+from tokparity.diagnose.decoding import diagnose_decoding
+from tokparity.diagnose.decoding_verdict import decoding_verdict
+from tokparity.diagnose.learnt import is_learnt, said_of
+from tokparity.records import Judgement
+from tokparity.reference import RefTokenizer
+from tokparity.reference.decode import AS_FILES_SAY
+from tokparity.vocab import load_vocab
+
+TEXT = "Grüße aus Köln 🎉 und viele weitere Grüße an alle, die noch lesen."
+
+
+def reference(zoo, name: str) -> RefTokenizer:
+    return RefTokenizer(load_vocab(zoo(name).primary[1]))
+
+
+def test_a_cut_is_learnt_in_each_unit_that_gives_it(zoo):
+    ref = reference(zoo, "qwen3")
+    ids = ref.encode(TEXT, add_special=False)
+    right = ref.decode_as(ids, AS_FILES_SAY)
+    # 20 characters: "ü", "ß", "ö" are two bytes each, the emoji four bytes and two UTF-16 units;
+    # the first 9 ids end there too
+    assert learnt_cut.learnt(ref, "decode", ids, 0, AS_FILES_SAY, right[:20]) == [
+        'decode.cut-at-length:[20, "characters"]', 'decode.cut-at-length:[21, "UTF-16 units"]',
+        'decode.cut-at-length:[26, "bytes"]', 'decode.cut-at-length:[9, "ids"]']
+    key = 'decode.cut-at-length:[20, "characters"]'
+    assert is_learnt(key) and said_of(key) == "the text cut to its first 20 characters"
+    # a cut in bytes inside "ü" writes U+FFFD (where it leaves the character out, the row reads as
+    # a cut before it: the other rows' verdict tells which)
+    got = right.encode()[:3].decode("utf-8", "replace")
+    assert learnt_cut.learnt(ref, "decode", ids, 0, AS_FILES_SAY, got) == ['decode.cut-at-length:[3, "bytes"]']
+    # the first ids' text, where no length in characters gives it otherwise
+    three = ref.decode_as(ids[:3], AS_FILES_SAY)
+    assert 'decode.cut-at-length:[3, "ids"]' in learnt_cut.learnt(ref, "decode", ids, 0, AS_FILES_SAY, three)
+    assert learnt_cut.run_of(key)(ref, ref.encode("Short.", add_special=False), 0, AS_FILES_SAY) == [None]
+
+
+def test_no_cut_is_learnt_where_the_text_is_not_the_start_of_the_right_one(zoo):
+    ref = reference(zoo, "qwen3")
+    ids = ref.encode(TEXT, add_special=False)
+    for got in ("Grüsse aus", "", "\ufffd", TEXT + "!"):
+        assert learnt_cut.learnt(ref, "decode", ids, 0, AS_FILES_SAY, got) == []
+
+
+def judgement(ref: RefTokenizer, ids: list[int], got: str, n: int) -> Judgement:
+    return Judgement("qwen3", "test", str(n), {}, "decoder", "engine", "text", "", "decode", 0, "", ids, [], [], [],
+                     op="decode", backend_output=[got])
+
+
+def verdict_of(ref: RefTokenizer, texts: list[str], engine) -> object:
+    """The run's verdict on an engine that answers ``engine(right text, ids)`` for each text."""
+    mismatches, agreeing = [], []
+    for n, text in enumerate(texts):
+        ids = ref.encode(text, add_special=False)
+        right, got = ref.decode_as(ids, AS_FILES_SAY), engine(ref.decode_as(ids, AS_FILES_SAY), ids)
+        if got == right:
+            agreeing.append((ids, 0, f"test/{n}"))
+        else:
+            j = judgement(ref, ids, got, n)
+            mismatches.append((j, diagnose_decoding(ref, j)))
+    return decoding_verdict(ref, "decode", AS_FILES_SAY, mismatches, agreeing)
+
+
+TEXTS = [TEXT, "A short one.", "Another text, long enough to be cut by a limit of thirty.", "Ok", TEXT * 2]
+
+
+def test_a_cut_at_one_length_is_proven_and_a_last_id_lost_is_not(zoo):
+    ref = reference(zoo, "qwen3")
+    cut = verdict_of(ref, TEXTS, lambda right, ids: right[:30])
+    assert cut.cause == "decode.cut-at-length" and cut.proven, cut
+    assert cut.variants == ('decode.cut-at-length:[30, "characters"]',) and cut.explains == 3
+    in_bytes = verdict_of(ref, TEXTS, lambda right, ids: right.encode()[:30].decode("utf-8", "replace"))
+    assert in_bytes.variants == ('decode.cut-at-length:[30, "bytes"]',) and in_bytes.proven, in_bytes
+    # each text less its last id: a start of the right text on every row, at no one length
+    lost = verdict_of(ref, TEXTS, lambda right, ids: ref.decode_as(ids[:-1], AS_FILES_SAY))
+    assert lost is None or not (lost.cause == "decode.cut-at-length" and lost.proven), lost
