@@ -376,3 +376,51 @@ def content_cut(messages: list[dict], value: str) -> list[dict]:
 
     return [m | {"content": cut(m["content"])} if m.get("role") == spec["role"] and isinstance(m.get("content"), str)
             else m for m in messages]
+
+
+HISTORY_GROUPS = ("all", "history", "pairs")  # (the messages a builder writes as the text of one)
+
+
+def history_groups(messages: list[dict], mode: str) -> list[tuple[bool, list[int]]]:
+    """The messages, in order, as groups, each with whether it is written as one message's text.
+    ``all``: every message, in one group; ``history``: the messages after the leading system ones
+    and before a last user message; ``pairs``: each user message of that history, with the
+    assistant message right after it. The other messages are kept as they are."""
+    if mode == "all":
+        return [(True, list(range(len(messages))))]
+    lead = next((k for k, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+    last = len(messages) - 1 if len(messages) > lead and messages[-1].get("role") == "user" else len(messages)
+    groups = [(False, [k]) for k in range(lead)]
+    if mode == "history":
+        groups += [(True, list(range(lead, last)))] if last > lead else []
+    else:
+        k = lead
+        while k < last:
+            paired = messages[k].get("role") == "user" and k + 1 < last and messages[k + 1].get("role") == "assistant"
+            groups.append((messages[k].get("role") == "user", [k, k + 1] if paired else [k]))
+            k += 2 if paired else 1
+    return groups + [(False, [k]) for k in range(last, len(messages))]
+
+
+def history_flattened(messages: list[dict], value: str) -> list[dict]:
+    """The messages with some written as the text of one (``ChatWay.flatten_history``): a chat
+    model driven through a text prompt (``Human: …\nAI: …``). ``value`` is a JSON object: ``mode``
+    (``HISTORY_GROUPS``), ``role`` (the role of the message a group becomes), ``head`` (its text's
+    start), ``labels`` (each role's text before its content), ``sep`` (between two messages) and
+    ``end`` (after the last). Where a content is not a string, or a role has no label, this way
+    makes no prompt."""
+    spec = json.loads(value)
+    labels = spec["labels"]
+    out = []
+    for written, group in history_groups(messages, spec["mode"]):
+        if not written:
+            out += [messages[k] for k in group]
+            continue
+        texts = []
+        for k in group:
+            m = messages[k]
+            if not isinstance(m.get("content"), str) or m.get("role") not in labels or m.get("tool_calls"):
+                raise NotImplementedError("a message this builder cannot write as text")
+            texts.append(labels[m["role"]] + m["content"])
+        out.append({"role": spec["role"], "content": spec["head"] + spec["sep"].join(texts) + spec["end"]})
+    return out

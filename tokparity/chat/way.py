@@ -26,6 +26,7 @@ from tokparity.chat.message_edits import (
     content_normalized,
     each_text,
     formatted,
+    history_flattened,
     keys_sorted,
     one_part,
     parts_as_messages,
@@ -68,7 +69,9 @@ class ChatWay:
     # The roles whose string content is stripped of surrounding whitespace first ("*": every role;
     # "user": a chat box that trims what the user typed), separated by spaces
     strip_content: str = ""
-    drop_roles: str = ""  # the messages of these roles taken out first, separated by spaces ("system", "tool")
+    # the messages of these roles taken out first, separated by spaces ("system", "tool"); "assistant:plain"
+    # takes out only those with no tool calls, "assistant:calls" only those with
+    drop_roles: str = ""
     # a last assistant message taken out first, read as the reply's placeholder: "any" such message,
     # "empty" one with no content ("", [], null or missing)
     drop_final_assistant: str = ""
@@ -93,6 +96,9 @@ class ChatWay:
     # messages left out first: "last-user" keeps the system messages and those from the last user
     # message on (a builder that sends the last turn only)
     history: str = ""
+    # some messages written as the text of one first, as a JSON object (message_edits.history_flattened),
+    # read off a backend's prompt: the conversation sent as one user message of ``Human: …\nAI: …`` lines
+    flatten_history: str = ""
     repeat_last_user: bool = False  # a last user message sent once more after itself (the question asked twice)
     # the messages after the leading system messages sent newest first: "all" of them, or "but-last" (the
     # last one, the current turn, kept last), as a chat memory read back newest first gives them
@@ -102,6 +108,11 @@ class ChatWay:
     drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
     null_as: str | None = None  # a null (or missing) content sent as this string ("", or Python's "None")
+    # a blank content (empty or only whitespace) sent as this text: a proxy that fills what a provider
+    # would refuse as empty, read off a backend's prompt; of the roles ``blank_scope`` names ("": every
+    # role), in a message with tool calls too where it names "calls"
+    blank_as: str | None = None
+    blank_scope: str = ""
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
     # every system message made one, put first, their texts joined by this (where one is late, or several)
     hoist_systems: str | None = None
@@ -204,6 +215,21 @@ OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is
 EMPTY_MARK = "\ue004"  # (where an empty content stands, until the whitespace before it is taken off)
 
 
+def is_blank(message: dict, scope: str = "") -> bool:
+    """Whether a message's content is a string of whitespace alone (or empty), in a message of a
+    role ``scope`` names (none named: every role), with no tool calls unless it names "calls"."""
+    content, names = message.get("content"), scope.split()
+    roles = [n for n in names if n != "calls"]
+    return isinstance(content, str) and not content.strip() and (not message.get("tool_calls") or "calls" in names) \
+        and (not roles or message.get("role") in roles)
+
+
+def _dropped(message: dict, kinds: list[str]) -> bool:
+    """Whether a message is of a kind taken out: its role, or its role and whether it has tool calls."""
+    role = message.get("role")
+    return role in kinds or f"{role}:{'calls' if message.get('tool_calls') else 'plain'}" in kinds
+
+
 def _without_text(message: dict, which: str) -> bool:
     """Whether ``message`` has no text as ``ChatWay.open_empty`` reads it: "empty", or "any"."""
     content = message.get("content")
@@ -223,6 +249,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     ``reads_system`` say whether the template writes a list of parts, a system message: an engine
     that joins or folds them leaves such a template's alone."""
     messages, options = conversation.messages, conversation.options
+    if way.flatten_history:
+        messages = history_flattened(messages, way.flatten_history)
     if way.history == "last-user":
         users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else 0
@@ -234,7 +262,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.repeat_last_user and messages and messages[-1].get("role") == "user":
         messages = [*messages, messages[-1]]
     if way.drop_roles:
-        messages = [m for m in messages if m.get("role") not in way.drop_roles.split()]
+        messages = [m for m in messages if not _dropped(m, way.drop_roles.split())]
     if way.drop_final_assistant and messages and messages[-1].get("role") == "assistant" and \
             (way.drop_final_assistant == "any" or messages[-1].get("content") in ("", None, [])):
         messages = messages[:-1]
@@ -245,6 +273,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [m for m in messages if m.get("content") is not None]
     if (text := way.null_as) is not None:
         messages = [m | {"content": text} if m.get("content") is None else m for m in messages]
+    if (text := way.blank_as) is not None:
+        messages = [m | {"content": text} if is_blank(m, way.blank_scope) else m for m in messages]
     if way.merge_turns is not None:
         messages = turns_merged(messages, way.merge_turns)
     if way.hoist_systems is not None:

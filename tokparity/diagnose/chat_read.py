@@ -15,8 +15,8 @@ from tokparity.chat.conversation import Conversation
 from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN, alternation_filled
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
-from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
-from tokparity.diagnose import content_added, content_chars, content_cut, tools_edited
+from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay, is_blank
+from tokparity.diagnose import content_added, content_chars, content_cut, history_read, tools_edited
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DECLARED_VALUES, DERIVED, ChatVariant
 from tokparity.errors import BackendTimeout, CaseFailure, TemplateRaised
 
@@ -35,6 +35,7 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         return (), 0
     out = []
     rendered = 0
+    renamings: list[str] = []  # (each renaming of roles read off the prompt that no declared form makes)
     for name, key in DERIVED.items():
         if key == "tojson":
             traits, chars = _tojson_read(reference, conversation, got.text, right.text)
@@ -43,7 +44,7 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 out.append(tojson_variant(name, traits.split("+")))
             continue
         if key == "roles_as":
-            pairs, chars = _roles_read(reference, conversation, got.text)
+            pairs, chars = _roles_read(reference, conversation, got.text, right.text)
             rendered += chars
             # (each role read alone, and all of them at once: a client's own names for every role,
             # LangChain's `human` and `ai`, change each turn)
@@ -51,6 +52,7 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 spelt = " ".join(f"{role}={as_}" for role, as_ in renamed)
                 if spelt in DECLARED_VALUES.get(key, ()):
                     continue
+                renamings.append(spelt)
                 does = " and ".join(f"every `{role}` message with the role `{as_}`" for role, as_ in renamed)
                 those = "that role" if len(renamed) == 1 else "those roles"
                 out.append(ChatVariant(name, f"sends {does}: the template renders {those} instead", ((key, spelt),),
@@ -63,6 +65,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             if value is not None:
                 entry = CHAT_CAUSES[name]
                 out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
+            continue
+        if key == "flatten_history":
+            values, chars = history_read.read(reference, conversation, got.text)
+            rendered += chars
+            out += [ChatVariant(name, history_read.said(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
             continue
         if key == "tools_in_system":
             values, chars = _tools_read(reference, conversation, got.text, right.text)
@@ -92,6 +99,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             marked = TRANSFORMERS_WAY.changed(system_default=MARK)
         elif key == "fill_alternation" and alternation_filled(conversation.messages, "") != conversation.messages:
             marked = TRANSFORMERS_WAY.changed(fill_alternation=MARK)
+        elif key == "blank_as" and any(is_blank(m, "calls") for m in conversation.messages):
+            marked = TRANSFORMERS_WAY.changed(blank_as=MARK, blank_scope="calls")
         elif key == "raise_exception" and right.raised:
             marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
         else:
@@ -106,17 +115,52 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
         else:
             # (a message put in at several places: read at the first, the search renders it at each)
-            value = _read_off(parts[:2], got.text) if len(parts) == 2 or key == "fill_alternation" else None
+            value = _read_off(parts[:2], got.text) if len(parts) == 2 or key in ("fill_alternation", "blank_as") else None
         if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
             continue
         entry = CHAT_CAUSES[name]
+        if key == "blank_as":  # (every role's or the user's and the assistant's; with tool calls or not)
+            out += [ChatVariant(name, f"{entry['does']}{BLANK_SCOPES[scope]}: {value!r}",
+                                ((key, value), ("blank_scope", scope)), entry["fix"]) for scope in BLANK_SCOPES]
+            continue
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
-    return tuple(out), rendered
+    again, chars = _rules_after_renaming(reference, conversation, got.text, renamings, out)
+    return tuple(out) + again, rendered + chars
+
+
+def _rules_after_renaming(reference: ChatReference, conversation: Conversation, text: str, renamings: list[str],
+                          read: list[ChatVariant]) -> tuple[tuple[ChatVariant, ...], int]:
+    """The rules learnt off the prompt again, each on the prompt made with the roles renamed as read.
+    A text added to a message whose role the engine renamed too (a system message sent as a user's,
+    ``[System]: `` before it) is read there: against the right prompt, the new role's name and the
+    text added align as one change. With the characters rendered and aligned (the search's budget)."""
+    seen = {v.changes for v in read}
+    out: list[ChatVariant] = []
+    spent = 0
+    for spelt in renamings:
+        again = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(roles_as=spelt))
+        if again is None:
+            continue
+        spent += len(again)
+        for name, key in DERIVED.items():
+            if key not in LEARNT_RULES:
+                continue
+            read_rule, say = LEARNT_RULES[key]
+            values, chars = read_rule(again, text, conversation)
+            spent += chars
+            for v in values:
+                if ((key, v),) not in seen:
+                    seen.add(((key, v),))
+                    out.append(ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]))
+    return tuple(out), spent
 
 
 # The rules learnt off a prompt: a ChatWay field -> how a rule is read off two prompts, and said in words.
 LEARNT_RULES = {"tools_edited": (tools_edited.read, tool_edits.said), "content_cut": (content_cut.read, content_cut.said),
                 "content_added": (content_added.read, content_added.said)}
+# The messages a blank content is filled in: a scope (ChatWay.blank_scope) and its words
+BLANK_SCOPES = {"": "", "calls": ", a message with tool calls too", "user assistant": ", of a user or assistant message",
+                "user assistant calls": ", of a user or assistant message, with tool calls too"}
 JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
 
 
@@ -193,10 +237,16 @@ def _generation_prompt_read(reference: ChatReference, conversation: Conversation
 ROLE_NAME = re.compile(r"[A-Za-z][\w.-]{0,31}")  # (a role's name as an engine writes one)
 
 
-def _roles_read(reference: ChatReference, conversation: Conversation, text: str) -> tuple[list[tuple[str, str]], int]:
+RENAMED_AS = ("system", "user", "assistant", "tool", "developer")  # (the names a role may be sent as, where no mark is written)
+
+
+def _roles_read(reference: ChatReference, conversation: Conversation, text: str,
+                right: str | None) -> tuple[list[tuple[str, str]], int]:
     """Each role of the conversation with the name the backend writes where the template writes
     it, where that is another name; and the characters rendered to read them. The template is
-    rendered with each role renamed to ``MARK``: the name is read where the first mark lands."""
+    rendered with each role renamed to ``MARK``: the name is read where the first mark lands. A
+    template that writes no role it does not know (Qwen 3's) leaves no mark: each of ``RENAMED_AS`` is
+    then tried, and one is read where its prompt parts from the backend's later than the right one."""
     pairs, rendered = [], 0
     for role in dict.fromkeys(m.get("role") for m in conversation.messages):
         if not isinstance(role, str) or not role:
@@ -204,6 +254,9 @@ def _roles_read(reference: ChatReference, conversation: Conversation, text: str)
         marked = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(roles_as=f"{role}={MARK}"))
         rendered += len(marked or "")
         if marked is None or MARK not in marked:
+            name, chars = _role_tried(reference, conversation, role, text, right)
+            rendered += chars
+            pairs += [(role, name)] if name else []
             continue
         head, rest = marked.split(MARK, 1)
         tail = rest.split(MARK, 1)[0][:16]
@@ -213,6 +266,58 @@ def _roles_read(reference: ChatReference, conversation: Conversation, text: str)
         if name != role and ROLE_NAME.fullmatch(name):
             pairs.append((role, name))
     return pairs, rendered
+
+
+def _role_tried(reference: ChatReference, conversation: Conversation, role: str, text: str,
+                right: str | None) -> tuple[str, int]:
+    """The first of ``RENAMED_AS`` that, sent for ``role``, explains where the prompts part: they part at
+    the first message of that role, before its content ends, and with that role sent as the name
+    the prompt agrees with the backend's up to that content at least (a text added before it may
+    part them there). "" where none does; with the characters rendered."""
+    first = next((k for k, m in enumerate(conversation.messages) if m.get("role") == role), None)
+    if right is None or first is None:
+        return "", 0
+    parted = len(commonprefix([right, text]))
+    span = _content_span(right, conversation, first)
+    if span is None or not span[0] <= parted <= span[2]:
+        return "", 0
+    rendered = 0
+    for name in RENAMED_AS:
+        if name == role:
+            continue
+        again = _rendered(reference, conversation, TRANSFORMERS_WAY.changed(roles_as=f"{role}={name}"))
+        rendered += len(again or "")
+        moved = _content_span(again, conversation, first) if again is not None else None
+        if again is not None and moved is not None and _explained_to(again, text, moved, parted):
+            return name, rendered
+    return "", rendered
+
+
+def _explained_to(again: str, text: str, span: tuple[int, int, int], parted: int) -> bool:
+    """Whether a prompt made with a role renamed (``again``, the message's ``span`` in it) agrees
+    with the backend's ``text`` past where the right one parted, through the message's header; and
+    then holds its content, a short text put before it at most, and what follows it. The text put
+    before may not hold the template's own text after a message: that reads across two messages."""
+    agreed = len(commonprefix([again, text]))
+    _, start, end = span
+    if not agreed >= start > parted:
+        return False
+    if agreed >= end:  # (the renaming alone explains the message, or the whole prompt)
+        return True
+    content, after = again[start:end], again[end:end + 16]
+    at = text.find(content, agreed)
+    return 0 <= at - agreed <= content_added.LONGEST_ADDED and text.startswith(after, at + len(content)) and \
+        (not after or after[:history_read.CLOSING] not in text[agreed:at])
+
+
+def _content_span(prompt: str, conversation: Conversation, k: int) -> tuple[int, int, int] | None:
+    """Where the header of message ``k`` starts (the end of the content before it), where its
+    content starts and where it ends, in ``prompt``; None where its content is not found there."""
+    found = {m: (start, end) for m, start, end in content_added.spans(prompt, conversation.messages)}
+    if k not in found:
+        return None
+    before = max((end for m, (_, end) in found.items() if m < k), default=0)
+    return before, found[k][0], found[k][1]
 
 
 def _after(head: str, text: str) -> int:

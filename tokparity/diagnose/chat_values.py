@@ -12,7 +12,7 @@ from tokparity.chat import ChatAnswer, tool_edits
 from tokparity.chat.conversation import Conversation
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.way import ChatWay
-from tokparity.diagnose import content_chars, tools_edited
+from tokparity.diagnose import content_chars, history_read, tools_edited
 from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DERIVED, ChatVariant
 from tokparity.errors import CaseFailure
@@ -57,7 +57,7 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
     # (a text added: each rule most rows read is a form, and the verdict keeps the one that changes
     # fewest agreements. The same text added always, or only where an option is set, reads alike)
     out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
-            if DERIVED[name] == "content_added"}
+            if DERIVED[name] in ("content_added", "blank_as")}  # (a blank filled: each scope is a form too)
     # (the tools' rules of all rows at once, or those most rows read: a rule read wrongly on one row
     # is left out of the second)
     out |= {name: tuple(dict.fromkeys((out[name][0], counts.most_common(1)[0][0]))) for name, counts in seen.items()
@@ -78,10 +78,13 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
 
 def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
     """The value of a cause read off several rows: the one most read, or for a tojson all the
-    rows' traits joined."""
+    rows' traits joined (the tools' rules, a flattened history's labels likewise)."""
     if DERIVED[name] == "tojson":
         return tojson_variant(name, {t for v in counts for t in str(dict(v.changes)["tojson"]).split("+")})
     if DERIVED[name] == "tools_edited":  # (each row shows the rules its tools hold: all rows' rules at once)
         value = tools_edited.merged([str(dict(v.changes)["tools_edited"]) for v, _ in counts.most_common()])
         return ChatVariant(name, tool_edits.said(value), (("tools_edited", value),), CHAT_CAUSES[name]["fix"])
+    if DERIVED[name] == "flatten_history":  # (each row shows the labels of the roles it holds: joined)
+        value = history_read.merged([str(dict(v.changes)["flatten_history"]) for v, _ in counts.most_common()])
+        return ChatVariant(name, history_read.said(value), (("flatten_history", value),), CHAT_CAUSES[name]["fix"])
     return counts.most_common(1)[0][0]

@@ -25,7 +25,16 @@ from functools import cache
 from itertools import combinations
 from os.path import commonprefix
 
-from tokparity.diagnose import learnt, learnt_cut, learnt_edits, learnt_ids, wrong_bytes, wrong_edits, wrong_streamer
+from tokparity.diagnose import (
+    learnt,
+    learnt_bytes,
+    learnt_cut,
+    learnt_edits,
+    learnt_ids,
+    wrong_bytes,
+    wrong_edits,
+    wrong_streamer,
+)
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.info import cause_info
 from tokparity.records import Diagnosis, Judgement
@@ -132,6 +141,8 @@ VARIANTS = (
     DecodeVariant("decode.tag-blocks-removed", wrong_edits.tag_blocks_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.control-characters-removed", wrong_edits.control_characters_removed,
                   twin=wrong.decoded_right),
+    DecodeVariant("decode.unprintable-bytes-dropped", wrong_bytes.unprintable_bytes_dropped, twin=wrong.decoded_right,
+                  shared=wrong_bytes.unprintable_bytes_dropped_all),
     DecodeVariant("decode.tags-removed", wrong_edits.tags_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.emoji-removed", wrong_edits.emoji_removed, twin=wrong.decoded_right),
     DecodeVariant("decode.leading-bom-dropped", wrong_edits.leading_bom_dropped, twin=wrong.decoded_right),
@@ -169,6 +180,8 @@ VARIANTS = (
     DecodeVariant("decode.first-mark-only", wrong_bytes.first_mark_only, twin=wrong.decoded_right),
     DecodeVariant("decode.byte-bpe-table", wrong_bytes.byte_bpe_table, twin=wrong.decoded_right,
                   after=wrong_bytes.through_printable_bytes),
+    DecodeVariant("decode.reasoning-until-end-tag", wrong_streamer.reasoning_until_end,
+                  shared=wrong_streamer.reasoning_unended, streams=True),
     DecodeVariant("pieces.raw-tokens", wrong.raw_tokens),
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
@@ -198,11 +211,13 @@ ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them
 @cache
 def variant_of(name: str) -> DecodeVariant:
     """The variant ``name``: a catalogue one, or one learnt from a case (``decode.edit:…``,
-    ``decode.id-as:…``, ``decode.cut-at-length:…``)."""
+    ``decode.id-as:…``, ``decode.cut-at-length:…``, ``pieces.bytes-as-text:…``)."""
     if name in BY_NAME:
         return BY_NAME[name]
     if learnt_cut.is_cut(name):
         return DecodeVariant(name, learnt_cut.run_of(name))
+    if learnt_bytes.is_notation(name):
+        return DecodeVariant(name, learnt_bytes.run_of(name))
     return DecodeVariant(name, learnt_ids.run_of(name) if learnt_ids.is_swap(name) else learnt_edits.run_of(name))
 
 
@@ -241,8 +256,14 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
             return paired(pair, j.op)
     if not found and as_judged(j.op, got) not in right:  # (an edit of the right answer, learnt from
         key = learnt_edits.learnt(ref, j.op, ids, prompt, asked, got)  # this case: after every named way)
-        # (else the text cut at a length, in each unit that gives it; else one id decoded as another)
-        found += [key] if key is not None else learnt_cut.learnt(ref, j.op, ids, prompt, asked, got)
+        # (else the text cut at a length, in each unit that gives it, or bytes written as text; else
+        # one id decoded as another)
+        if key is not None:
+            found.append(key)
+        elif j.op == "pieces":
+            found += learnt_bytes.learnt(ref, ids, got)
+        else:
+            found += learnt_cut.learnt(ref, j.op, ids, prompt, asked, got)
         if not found:
             key = learnt_ids.learnt(ref, j.op, ids, prompt, asked, got)
             found += [key] if key is not None else []

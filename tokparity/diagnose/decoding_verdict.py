@@ -74,18 +74,23 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
         # (a row of two bugs at once is not one variant's: the verdict names one)
         # (an edit learnt from some rows is tried on every row: a row a named way also reproduces
         # may be the edit's too, a newline dropped from each delta read as a blank delta dropped)
-        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and learnt.is_learnt(candidate) or len(d.variants) == 1 and
-                 candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
+        # (and a variant's answers that a simpler cause gives too: its rows name that cause, and the
+        # variant claims them where it is the verdict, each form in its place)
+        variant = _whole(candidate)
+        sharing = variant is not variant_of(candidate)
+        of_it = [(j, d) for j, d in own if len(d.variants) <= 1 and (learnt.is_learnt(candidate) or sharing)
+                 or len(d.variants) == 1 and candidate in d.variants + tuple(n for alt in d.alternatives for n in alt)]
         hits_of: Counter[int] = Counter()  # form -> the mismatches it gives exactly
         for j, _ in of_it:
             got = answer_of(j)
-            hits_of.update(k for k, a in enumerate(forms_of(variant_of(candidate), ref, list(j.oracle_ids),
+            hits_of.update(k for k, a in enumerate(forms_of(variant, ref, list(j.oracle_ids),
                                                            int(j.tags.get("prompt", 0) or 0), asked, op)) if a == got)
         scored.append((max(hits_of.values(), default=0), candidate, of_it, hits_of))
     most = max(top for top, *_ in scored)
     best = [(name, named, hits) for top, name, named, hits in scored if top == most]
     # (candidates that give as many mismatches: the one that keeps the most agreements; the first in order else)
-    checked_all = [(_checked(variant_of(name), hits, ref, op, agreeing, asked), name, named, hits)
+    # (a variant's answers a simpler cause gives too are its own on the agreements: none is masked there)
+    checked_all = [(_checked(_whole(name), hits, ref, op, agreeing, asked), name, named, hits)
                    for name, named, hits in best]
     (cases, kept, broken, tied), name, named, hits = max(checked_all, key=lambda c: max(c[0][1][k] for k in c[0][3]))
     # (forms that give as many mismatches: the one that keeps the most agreements, e.g. the buffer size)
@@ -107,6 +112,21 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     if form is not None and verdict.explains < len(own):
         verdict = _with_switch(ref, op, asked, verdict, form, own, agreeing)
     return _with_failures(ref, asked, verdict, mismatches, agreeing) if op == "decode" else verdict
+
+
+def _whole(name: str) -> DecodeVariant:
+    """The variant ``name`` with every answer of its bug: each form it leaves to a simpler cause
+    (None) is its ``shared`` one in that place."""
+    variant = variant_of(name)
+    run, shared = variant.run, variant.shared
+    if shared is None or learnt.is_learnt(name):
+        return variant
+
+    def whole(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+        own, more = run(ref, ids, prompt, asked), shared(ref, ids, prompt, asked)
+        return [a if a is not None or k >= len(more) else more[k] for k, a in enumerate(own)] + more[len(own):]
+
+    return replace(variant, run=whole)
 
 
 def _with_switch(ref: RefTokenizer, op: str, asked: DecodeSettings, verdict: RootCause, form: int,

@@ -1,7 +1,8 @@
 """A variant learnt from a case, which the catalogue does not name: an edit of the text
 (``variants/text_edit.py``), a text put around it (``variants/text_affix.py``), a law of slices
 (``variants/slices.py``), a WordPiece engine's character table (``variants/char_table.py``),
-one id decoded as another (``learnt_ids.py``) or the text cut at a length (``learnt_cut.py``).
+one id decoded as another (``learnt_ids.py``), the text cut at a length (``learnt_cut.py``) or
+a piece's bytes written as text (``learnt_bytes.py``).
 Its key holds what was learnt. These say whether a key is one, and what it does in words."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from functools import lru_cache
 
 @lru_cache(maxsize=4096)  # (asked of every variant a verdict weighs, per mismatch)
 def is_learnt(key: str) -> bool:
+    from tokparity.diagnose.learnt_bytes import is_notation
     from tokparity.diagnose.learnt_cut import is_cut
     from tokparity.diagnose.learnt_ids import is_swap
     from tokparity.diagnose.variants.char_table import is_table
@@ -18,12 +20,12 @@ def is_learnt(key: str) -> bool:
     from tokparity.diagnose.variants.text_affix import is_affix
     from tokparity.diagnose.variants.text_edit import is_edit
 
-    return is_edit(key) or is_swap(key) or is_cut(key) or is_table(key) or is_affix(key) or is_slicing(key)
+    return is_edit(key) or is_swap(key) or is_cut(key) or is_notation(key) or is_table(key) or is_affix(key) or is_slicing(key)
 
 
 def said_of(key: str) -> str:
     """A learnt key in words: ``the text read with U+0009 as ' '``, ``the ids decoded with id 0 left out``."""
-    from tokparity.diagnose import learnt_cut, learnt_ids
+    from tokparity.diagnose import learnt_bytes, learnt_cut, learnt_ids
     from tokparity.diagnose.variants import char_table, slices, text_affix, text_edit
 
     if char_table.is_table(key):
@@ -34,13 +36,17 @@ def said_of(key: str) -> str:
         return slices.said_of(key)
     if learnt_cut.is_cut(key):
         return learnt_cut.said_of(key)
+    if learnt_bytes.is_notation(key):
+        return learnt_bytes.said_of(key)
     return learnt_ids.said_of(key) if learnt_ids.is_swap(key) else text_edit.said_of(key)
 
 
 def does(key: str) -> str:
     """What a decoder with the learnt key does, as a mismatch's evidence says it."""
-    from tokparity.diagnose import learnt_cut, learnt_edits, learnt_ids
+    from tokparity.diagnose import learnt_bytes, learnt_cut, learnt_edits, learnt_ids
 
     if learnt_cut.is_cut(key):
         return learnt_cut.does(key)
+    if learnt_bytes.is_notation(key):
+        return learnt_bytes.does(key)
     return learnt_ids.does(key) if learnt_ids.is_swap(key) else learnt_edits.does(key)

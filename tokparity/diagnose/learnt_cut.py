@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tokparity.diagnose.wrong_decoders import FAILED, decoded, right_answers
+from tokparity.diagnose.kept_texts import right_deltas
+from tokparity.diagnose.wrong_decoders import FAILED, bytes_of, right_answers
 from tokparity.reference import RefTokenizer
-from tokparity.reference.decode import DecodeSettings
+from tokparity.reference.decode import DecodeSettings, incomplete_tail
 
 CAUSES = {"decode": "decode.cut-at-length", "stream": "stream.cut-at-length"}
-UNITS = ("characters", "UTF-16 units", "bytes", "ids")
-_OF_STREAM = ("characters", "UTF-16 units", "bytes")  # (a stream's ids come one by one: its text is cut)
+UNITS = ("characters", "UTF-16 units", "bytes", "ids")  # (a stream's ids: those after its prompt)
 
 
 def is_cut(key: str) -> bool:
@@ -47,7 +47,9 @@ def said_of(key: str) -> str:
 def does(key: str) -> str:
     """What a decoder with the learnt cut does, as the evidence says it."""
     at, unit = parse(key)
-    return f"keeps only the first {at:,} {unit} of the {'streamed ' if key.startswith('stream.') else ''}text"
+    if key.startswith("stream."):
+        return f"stops the stream after its first {at:,} {'generated ids' if unit == 'ids' else unit}"
+    return f"keeps only the first {at:,} {unit} of the text"
 
 
 def cut(text: str, at: int, unit: str) -> list[str]:
@@ -70,7 +72,7 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
 
     def run(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
         if unit == "ids":
-            return [decoded(ref, ids[:at], asked) if len(ids) > at else None]
+            return _first_ids(ref, op, ids, prompt, asked, at) if len(ids) - prompt > at else [None]
         cuts: list[list[str | None]] = [list(cut(right, at, unit)) or [None]
                                         for right in right_answers(ref, op, ids, prompt, asked)]
         return [form for forms in cuts for form in forms]
@@ -85,20 +87,35 @@ def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
         return []
     right = right_answers(ref, op, ids, prompt, asked)[0]
     stem = got.rstrip("\ufffd")
-    if not stem or len(got) >= len(right) or not right.startswith(stem):
+    if not stem or got == right or len(stem) >= len(right) or not right.startswith(stem):
         return []
     keys = []
-    for unit in UNITS if op == "decode" else _OF_STREAM:
-        at = _length(ref, ids, asked, right, got, unit)
+    for unit in UNITS:
+        at = _length(ref, op, ids, prompt, asked, right, got, unit)
         if at is not None and at > 0:
             keys.append(key_of(op, at, unit))
     return keys
 
 
-def _length(ref: RefTokenizer, ids: list[int], asked: DecodeSettings, right: str, got: str, unit: str) -> int | None:
+def _first_ids(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, at: int) -> list:
+    """The answers of the prompt and the first ``at`` ids after it: for a stream, the deltas sent;
+    then, where the last id leaves a character unfinished, with one U+FFFD for it; then with one
+    U+FFFD for each byte held (a streamer that flushes what it holds when it stops). Each form in
+    its place on every case. A stream's deltas come one an id, in order: the first ``at`` are those
+    the whole stream sends first."""
+    if op == "decode":
+        return right_answers(ref, op, ids[:at], prompt, asked)
+    kept = ids[:prompt + at]
+    sent = "".join(right_deltas(ref, ids, prompt, asked)[:at])
+    held = incomplete_tail(b"".join(bytes_of(ref, kept, asked))[-4:])
+    return [sent, sent + "\ufffd" * min(held, 1), sent + "\ufffd" * held]
+
+
+def _length(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, right: str, got: str,
+            unit: str) -> int | None:
     """The length in ``unit`` at which the right text is cut to ``got``; None where none is."""
     if unit == "ids":
-        return _ids_length(ref, ids, asked, got)
+        return _ids_length(ref, op, ids, prompt, asked, got)
     if unit == "characters":
         return len(got) if got in cut(right, len(got), unit) else None
     if unit == "UTF-16 units":
@@ -108,14 +125,18 @@ def _length(ref: RefTokenizer, ids: list[int], asked: DecodeSettings, right: str
     return next((at for at in range(start, start + 4) if got in cut(right, at, unit)), None)
 
 
-def _ids_length(ref: RefTokenizer, ids: list[int], asked: DecodeSettings, got: str) -> int | None:
-    """The count of first ids whose text is ``got``, found by halving (a longer start of the ids
-    decodes to a text no shorter); None where no count gives it."""
-    low, high = 1, len(ids) - 1
+def _ids_length(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: str) -> int | None:
+    """The count of first ids (after the prompt) whose text is ``got``, found by halving (a longer
+    start of the ids decodes to a text no shorter); None where no count gives it."""
+    def text(n: int) -> str:
+        return str(_first_ids(ref, op, ids, prompt, asked, n)[0])
+
+    low, high = 1, len(ids) - prompt - 1
     while low < high:
         middle = (low + high) // 2
-        if len(decoded(ref, ids[:middle], asked)) < len(got):
+        if len(text(middle)) < len(got.rstrip("\ufffd")):  # (the flushed U+FFFD are not the deltas')
             low = middle + 1
         else:
             high = middle
-    return next((n for n in (low - 1, low, low + 1) if 0 < n < len(ids) and decoded(ref, ids[:n], asked) == got), None)
+    return next((n for n in (low - 1, low, low + 1) if 0 < n < len(ids) - prompt and got in _first_ids(
+        ref, op, ids, prompt, asked, n)), None)

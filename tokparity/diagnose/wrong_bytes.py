@@ -21,6 +21,7 @@ from tokparity.diagnose.wrong_decoders import (
     prompt_dropped,
     right_answers,
 )
+from tokparity.diagnose.wrong_edits import control_characters_removed
 from tokparity.memo import PerObject
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import UNK_SURFACE, DecodeSettings, hf_clean_up, incomplete_tail
@@ -519,3 +520,26 @@ def table_by_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeS
     forms: the last id kept or the first; a space put before a ``▁`` token's text or not (outlines
     adds one); the EOS's entry taken out of the table or not."""
     return [[keys[i].encode() if i in kept else b"" for i in ids] for keys, kept in _tables_by_text(ref)]
+
+
+_PRINTED = frozenset(range(0x20, 0x7F)) | frozenset(b"\t\n\v\f\r")  # (C's isprint or isspace)
+
+
+def unprintable_bytes_dropped_all(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The text less each id whose bytes are one byte that is neither printable ASCII nor
+    whitespace: llama2.c's ``safe_printf`` skips such a piece as a bad byte, so a character spelt
+    with byte tokens loses them. The kept ids' bytes joined, or decoded; None where none is skipped."""
+    pieces = bytes_of(ref, ids, asked)
+    kept = [i for i, b in zip(ids, pieces) if not (len(b) == 1 and b[0] not in _PRINTED)]
+    if len(kept) == len(ids):
+        return [None, None]
+    joined = b"".join(b for b in pieces if not (len(b) == 1 and b[0] not in _PRINTED))
+    return [joined.decode("utf-8", "replace"), decoded(ref, kept, asked)]
+
+
+def unprintable_bytes_dropped(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """``unprintable_bytes_dropped_all`` where a simpler cause does not give the same text: the bytes
+    that are not UTF-8 left out, or control characters removed (a C string's NUL among them)."""
+    simpler = {*invalid_bytes_dropped(ref, ids, prompt, asked), *control_characters_removed(ref, ids, prompt, asked),
+               decoded(ref, ids, asked).replace("\x00", "")}
+    return [None if form in simpler else form for form in unprintable_bytes_dropped_all(ref, ids, prompt, asked)]

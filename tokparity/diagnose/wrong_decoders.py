@@ -379,13 +379,14 @@ def each_alone(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSett
     dropped (``decode("utf-8", errors="ignore")``). The second is None where it is the whole text
     with its bad bytes dropped: that is decode.invalid-bytes-dropped's answer, the simpler reading
     (``each_alone_ignoring`` gives it to the run's verdict)."""
-    ignoring = each_alone_ignoring(ref, ids, prompt, asked)[0]
+    ignoring = each_alone_ignoring(ref, ids, prompt, asked)[1]
     return ["".join(decoded(ref, [i], asked) for i in ids), None if ignoring == ref.decode_as(ids, asked, "ignore") else ignoring]
 
 
 def each_alone_ignoring(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """Each id decoded alone with its bad bytes dropped, the texts joined."""
-    return ["".join(ref.decode_as([i], asked, "ignore") for i in ids)]
+    """Each id decoded alone with its bad bytes dropped, the texts joined: ``each_alone``'s second
+    form, in its place."""
+    return [None, "".join(ref.decode_as([i], asked, "ignore") for i in ids)]
 
 
 def rest_dropped_after_invalid(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from itertools import groupby
 from typing import NamedTuple
 
-from tokparity.diagnose.wrong_decoders import bytes_of, decoded
+from tokparity.diagnose.wrong_decoders import bytes_of, decoded, right_answers
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, hf_clean_up, incomplete_tail, shown_per_byte
 from tokparity.vocab.model import TokenType
@@ -252,3 +252,33 @@ def after_head(text: str, head: str) -> str:
 def is_cjk(ch: str) -> bool:
     cp = ord(ch)
     return 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2FA1F or 0xF900 <= cp <= 0xFAFF
+
+
+# The texts that end a model's reasoning, as reasoning parsers look for them (DeepSeek-R1 and
+# Qwen 3's, a longer spelling, Kimi's, Magistral's)
+REASONING_ENDS = ("</think>", "</thinking>", "<|end_of_thought|>", "◁/think▷", "[/THINK]")
+
+
+def _reasoning_ends(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings, none: str | None) -> list:
+    """For each end of reasoning, the generated text after it, then that text less its leading
+    whitespace; ``none`` for both where the text has no such end."""
+    right = right_answers(ref, "stream", ids, prompt, asked)[0] if prompt else decoded(ref, ids, asked)
+    out: list = []
+    for end in REASONING_ENDS:
+        _, found, after = right.partition(end)
+        out += [after, after.lstrip()] if found else [none, none]
+    return out
+
+
+def reasoning_until_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """The generated text after its first end of reasoning (``</think>``): a reasoning parser that
+    takes a reply to start inside its reasoning (DeepSeek-R1's template opens ``<think>`` in the
+    prompt) gives only what follows as content. For each end, the text after it, then that text less
+    its leading whitespace. None where the text has no end: the parser gives nothing there, and so
+    does an engine that sends nothing (``reasoning_unended`` gives it to the run's verdict)."""
+    return _reasoning_ends(ref, ids, prompt, asked, None)
+
+
+def reasoning_unended(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """``reasoning_until_end``'s forms, with nothing where the text has no end of reasoning."""
+    return _reasoning_ends(ref, ids, prompt, asked, "")

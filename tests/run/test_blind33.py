@@ -1,0 +1,56 @@
+"""Engines a helper wrote blind from public code, issues and pull requests, after round 32
+(tests/engines/blind/blind33_*.py; its author read no diagnosis code and ran no tokparity).
+Twelve bugs: six chat, two each of decode, stream and pieces.
+
+On first sight the diagnosis named none of the twelve as its engine does it. One came close: a
+``$`` escaped before a digit read as every ``$`` escaped (``decode.edit``, proven, 10 agreements
+broken). A stream that stops after 16 ids read as cut at 16 characters, not proven. A learnt
+cut at a length was written before the round, and read no ids of a stream.
+
+Written after the round was seen, and general: ``decode.cut-at-length`` reads a stream's
+generated ids too; ``pieces.bytes-as-text`` (learnt: a piece that is not UTF-8 alone written in a
+notation read off a one-byte piece, ``byte: \\xNN`` or ``<0xNN>``); ``decode.unprintable-bytes-dropped``
+(llama2.c's ``safe_printf``, copied by its many ports); ``decode.reasoning-until-end-tag`` (a
+reasoning parser that takes every reply to start inside its reasoning). For chat: a role renamed
+is read where the template writes no role it does not know, and a text added is read again on the
+prompt with that role renamed; ``chat.assistant-messages-dropped`` (all, or those with or without
+tool calls); ``chat.blank-content-replaced`` (learnt: a blank content filled with a text of its
+own); ``chat.history-flattened`` (learnt: messages written as the text of one, each with its
+role's label). Each bug below is named by its cause, its verdict proven, the twin agreeing.
+
+Not named, or not proven: a ``$`` escaped only before a digit; pieces emptied where the token's
+text holds ``s>``; past replies written as HTML (``<br>``, code blocks); the conversation sent as
+``Human:`` and ``AI:`` lines (most rows read so, the verdict unproven); each past exchange sent as
+a system message of its own."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from blind_rounds import assert_named_beside_their_twin
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind"
+TEXTS = str(BLIND / "blind33_texts.jsonl")
+DECODE = f"cmd:{sys.executable} {BLIND / 'blind33_decode.py'} {{tokenizer_json}}"
+CHAT = f"cmd:{sys.executable} {BLIND / 'blind33_chat.py'} {{tokenizer_json}} {{tokenizer_config}}"
+CHATS = ["chats", str(BLIND / "blind33_chats.jsonl")]
+
+
+# model, op, corpora, engine, {bug: (its cause, the fewest mismatches)}
+@pytest.mark.parametrize("model,op,corpora,engine,bugs", [
+    ("llama-bpe", "decode", ["edge", TEXTS], DECODE, {"safe-printf-bytes": ("decode.unprintable-bytes-dropped", 100)}),
+    ("qwen3", "stream", ["edge", TEXTS], DECODE, {
+        "reasoning-until-think-end": ("decode.reasoning-until-end-tag", 500),
+        "stop-after-16-tokens": ("stream.cut-at-length", 30)}),
+    ("gemma-3", "pieces", ["ids", "edge"], DECODE, {"byte-hex-marker": ("pieces.bytes-as-text", 30)}),
+    ("qwen3", "chat", CHATS, CHAT, {
+        "empty-text-placeholder": ("chat.blank-content-replaced", 7),
+        "assistant-text-dropped": ("chat.assistant-messages-dropped", 16),
+        "system-as-user-tagged": ("chat.role-renamed+chat.content-added", 11)}),
+    ("llama-bpe", "chat", CHATS, CHAT, {"assistant-text-dropped": ("chat.assistant-messages-dropped", 16)}),
+], ids=["decode-llama3", "stream-qwen3", "pieces-gemma3", "chat-qwen3", "chat-llama3"])
+def test_blind_engines_of_round_33_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
+    zoo(model)
+    assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")
