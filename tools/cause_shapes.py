@@ -59,7 +59,10 @@ DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "toj
                   "content_chars": '{"\\n": "\\r\\n"}', "fill_alternation": "Please continue.",
                   "content_added": '{"role": "user", "which": "last", "before": "", "after": " /no_think"}',
                   "tools_edited": '[{"key": "additionalProperties", "where": "object", "value": false}]',
-                  "content_cut": '{"role": "tool", "head": 0, "tail": 8, "note": "[cut] "}'}
+                  "content_cut": '{"role": "tool", "head": 0, "tail": 8, "note": "[cut] "}',
+                  "blank_as": "(empty)",
+                  "flatten_history": '{"mode": "all", "role": "user", "head": "", "labels": {"assistant": "AI: ", '
+                                     '"system": "", "tool": "Tool: ", "user": "Human: "}, "sep": "\\n", "end": ""}'}
 
 
 def kind(shape: str) -> str:
