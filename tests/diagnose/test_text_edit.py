@@ -89,3 +89,17 @@ def test_a_run_of_backslashes_read_as_one_is_no_regex_template():
     # (re.sub read "\\" as a template and raised: the diagnosis of a text with "\\\\" failed)
     assert TextEdit(runs="\\")("C:\\\\new\\\\\\table") == "C:\\new\\table"
     assert between("a\\\\b", "a\\b") == TextEdit(runs="\\")
+
+
+def test_an_edit_narrowed_to_the_classes_of_character_after_it():
+    everywhere = TextEdit((("$", "\\$"),))
+    # (an escaper of "$" before a digit: a "$" before a letter stays)
+    assert everywhere.narrowed([("$5 or $x", "\\$5 or $x"), ("$10.", "\\$10.")]) == TextEdit((("$", "\\$"),), "", ("N",))
+    # (an escaper of every "$": the classes it was seen before; the verdict weighs it after the edit
+    # everywhere, which keeps as many agreements)
+    assert everywhere.narrowed([("$5 or $x", "\\$5 or \\$x")]).before == ("L", "N")
+    assert everywhere.narrowed([("$5 or $x", "$5 or \\$5")]) is None  # (no class gives it)
+    narrowed = TextEdit((("$", "\\$"),), "", ("N",))
+    assert parse_edit(narrowed.key("decode.edit:")) == narrowed and narrowed("$$1 $") == "$\\$1 $"
+    assert narrowed.joined(everywhere) == everywhere
+    assert narrowed.joined(TextEdit((("$", "\\$"),), "", ("end",))).before == ("N", "end")

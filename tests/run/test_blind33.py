@@ -18,7 +18,11 @@ tool calls); ``chat.blank-content-replaced`` (learnt: a blank content filled wit
 own); ``chat.history-flattened`` (learnt: messages written as the text of one, each with its
 role's label). Each bug below is named by its cause, its verdict proven, the twin agreeing.
 
-Not named, or not proven: a ``$`` escaped only before a digit; pieces emptied where the token's
+A ``$`` escaped only before a digit is named since: a learnt edit is weighed beside the same
+edit written only before the classes of character its rows show it before, and the agreements
+choose.
+
+Not named, or not proven: pieces emptied where the token's
 text holds ``s>``; past replies written as HTML (``<br>``, code blocks); the conversation sent as
 ``Human:`` and ``AI:`` lines (most rows read so, the verdict unproven); each past exchange sent as
 a system message of its own."""
@@ -30,6 +34,10 @@ from pathlib import Path
 
 import pytest
 from blind_rounds import assert_named_beside_their_twin
+
+from tokparity.diagnose.variants import parse_edit
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
 
 BLIND = Path(__file__).parents[1] / "engines" / "blind"
 TEXTS = str(BLIND / "blind33_texts.jsonl")
@@ -54,3 +62,18 @@ CHATS = ["chats", str(BLIND / "blind33_chats.jsonl")]
 def test_blind_engines_of_round_33_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
     zoo(model)
     assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")
+
+
+def test_a_dollar_escaped_before_a_digit_only_is_read_so_and_keeps_every_agreement(zoo):
+    zoo("qwen3")
+    results = run_compare(["qwen3"], ["edge", TEXTS], [f"bug={DECODE} --bug dollar-digit-escaped", f"twin={DECODE}"],
+                          CompareOptions(ops=("decode",)))
+    runs = {r.backend: r for r in results.runs}
+    verdict = runs["bug"].root_cause
+    assert runs["twin"].mismatches == 0 and runs["bug"].mismatches >= 5
+    # (the same edit everywhere would write the "$" of a price in words, "$x", and break agreements)
+    assert verdict.cause == "decode.edit" and verdict.proven and verdict.breaks == ()
+    assert verdict.keeps == verdict.agreements and verdict.explains == verdict.mismatches
+    edit = parse_edit(verdict.variants[0])
+    assert edit.before == ("N",) and edit("$5 and $x") == "\\$5 and $x"
+    assert edit.said("").strip() == "'$' as '\\\\$' before a digit"

@@ -69,6 +69,11 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # forms reproduces each row in some form, and only one of them is the engine's.
     candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
         a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n)))
+    # (a learnt edit written only before some classes of character, weighed after it: the agreements
+    # tell an escaper of every "$" from one of "$" before a digit)
+    candidates += [k for c in candidates if is_edit(c) and (k := learnt_edits.narrowed(c, ref, op, asked, [
+        (list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0), answer_of(j)) for j, d in own
+        if d.variants == (c,)][:NARROWED_FROM])) is not None]
     scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
     for candidate in candidates:
         # (a row of two bugs at once is not one variant's: the verdict names one)
@@ -165,6 +170,7 @@ def _with_switch(ref: RefTokenizer, op: str, asked: DecodeSettings, verdict: Roo
 
 
 # (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
+NARROWED_FROM = 100  # the rows of a learnt edit that say where it writes (each decoded again)
 FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
 
 

@@ -91,3 +91,22 @@ def joined(keys: Iterable[str]) -> str | None:
 def does(key: str) -> str:
     """What a decoder with the learnt edit ``key`` does, as the evidence says it."""
     return parse(key).said("writes each piece with" if key.startswith("pieces.") else "writes the text with")
+
+
+def narrowed(key: str, ref: RefTokenizer, op: str, asked: DecodeSettings,
+             rows: Iterable[tuple[list[int], int, object]]) -> str | None:
+    """The learnt edit ``key`` written only before the classes of character that the rows ((ids,
+    prompt, the engine's answer) each) show it before: an escaper that writes "$" as "\\$" before a
+    digit. The run's verdict weighs it beside the edit everywhere, on the agreements too. None
+    where no such edit gives every row."""
+    pairs: list[tuple[str, str]] = []
+    for ids, prompt, got in rows:
+        right = right_answers(ref, op, ids, prompt, asked)[0]
+        if op != "pieces":
+            pairs.append((str(right), str(got)))
+            continue
+        if not isinstance(got, list) or len(got) != len(right):
+            return None
+        pairs += [(a, b) for r, g in zip(right, got) if (a := _text(r)) is not None and (b := _text(g)) is not None]
+    edit = parse(key).narrowed(pairs)
+    return None if edit is None else edit.key(key.partition(":")[0] + ":")

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import combinations
 
 from tokparity.diagnose.candidate import Candidate
 from tokparity.diagnose.variants.variant import Variant
@@ -33,35 +34,84 @@ MOST_CHARACTERS = 8  # an edit of more characters than this is not one rule but 
 MOST_WRITTEN = 4  # the most characters one character is written as (a tab as four spaces)
 
 
+# The classes of the character after one an edit writes otherwise (``TextEdit.before``): an
+# escaper that writes "$" as "\\$" before a digit only. "end": no character after it.
+CLASSES = {"L": "a letter", "N": "a digit", "Z": "a space", "P": "punctuation", "S": "a symbol",
+           "C": "a control character", "M": "a mark", "end": "the end"}
+
+
+def class_of(text: str, i: int) -> str:
+    """The class of ``text[i]``, "end" past the end; a whitespace control (a newline) is a space."""
+    if i >= len(text):
+        return "end"
+    return "Z" if text[i].isspace() else unicodedata.category(text[i])[0]
+
+
 @dataclass(frozen=True)
 class TextEdit:
-    """Characters read as others (``as_``: each to up to MOST_WRITTEN characters, or to none) and
-    then runs of the characters ``runs`` read as one."""
+    """Characters read as others (``as_``: each to up to MOST_WRITTEN characters, or to none), only
+    before a character of the classes ``before`` where it names any, and then runs of the
+    characters ``runs`` read as one."""
 
     as_: tuple[tuple[str, str], ...] = ()
     runs: str = ""
+    before: tuple[str, ...] = ()
 
     def __call__(self, text: str) -> str:
-        text = text.translate({ord(a): b for a, b in self.as_})
+        if self.before:
+            table = dict(self.as_)
+            text = "".join(table.get(ch, ch) if ch in table and class_of(text, i + 1) in self.before else ch
+                           for i, ch in enumerate(text))
+        else:
+            text = text.translate({ord(a): b for a, b in self.as_})
         for ch in self.runs:  # (the replacement escaped: re.sub reads "\\" in it as a template)
             text = re.sub(re.escape(ch) + "{2,}", ch.replace("\\", "\\\\"), text)
         return text
 
     def key(self, prefix: str = PREFIX) -> str:
-        return prefix + json.dumps([[list(p) for p in self.as_], self.runs], ensure_ascii=True)
+        parts: list = [[list(p) for p in self.as_], self.runs] + ([list(self.before)] if self.before else [])
+        return prefix + json.dumps(parts, ensure_ascii=True)
 
     def joined(self, other: TextEdit) -> TextEdit | None:
-        """Both edits as one (None: they read a character two ways)."""
+        """Both edits as one (None: they read a character two ways). Where one names the classes of
+        the next character, the other's are added; where one names none, the edit holds everywhere."""
         mine = dict(self.as_)
         for a, b in other.as_:
             if mine.setdefault(a, b) != b:
                 return None
-        return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))))
+        before = tuple(sorted(set(self.before) | set(other.before))) if self.before and other.before else ()
+        return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))), before)
 
     def said(self, lead: str = "the text read with") -> str:
         parts = [f"{shown(a)} as {shown(b)}" if b else f"{shown(a)} dropped" for a, b in self.as_]
+        if self.before and parts:
+            parts[-1] += " before " + " or ".join(CLASSES[c] for c in self.before)
         parts += [f"runs of {shown(ch)} as one" for ch in self.runs]
         return f"{lead} " + ", ".join(parts)
+
+    def narrowed(self, texts: Iterable[tuple[str, str]]) -> TextEdit | None:
+        """The edit written only before the classes of character it is written before in each pair
+        (the right text, the engine's); None where no such edit gives every pair, or one does
+        before every class."""
+        if not self.as_ or self.before:
+            return None
+        table = dict(self.as_)
+        classes: set[str] = set()
+        for a, b in texts:
+            present = sorted({class_of(a, i + 1) for i, ch in enumerate(a) if ch in table})
+            if len(present) > 8:
+                return None
+            # (the fewest classes that give the engine's text: each class's characters all written
+            # otherwise, or none of them)
+            fits = (set(k) for n in range(len(present) + 1) for k in combinations(present, n)
+                    if TextEdit(self.as_, self.runs, tuple(k) or ("none",))(a) == b)
+            found = next(fits, None)
+            if found is None:
+                return None
+            classes |= found
+        if not classes or classes >= set(CLASSES):
+            return None
+        return TextEdit(self.as_, self.runs, tuple(sorted(classes)))
 
 
 def all_joined(edits: Iterable[TextEdit]) -> TextEdit | None:
@@ -93,8 +143,8 @@ def is_edit(key: str) -> bool:
 
 
 def parse(key: str) -> TextEdit:
-    pairs, runs = json.loads(key.partition(":")[2])
-    return TextEdit(tuple((a, b) for a, b in pairs), runs)
+    pairs, runs, *before = json.loads(key.partition(":")[2])
+    return TextEdit(tuple((a, b) for a, b in pairs), runs, tuple(before[0]) if before else ())
 
 
 def said_of(key: str) -> str:
