@@ -18,14 +18,14 @@ tool calls); ``chat.blank-content-replaced`` (learnt: a blank content filled wit
 own); ``chat.history-flattened`` (learnt: messages written as the text of one, each with its
 role's label). Each bug below is named by its cause, its verdict proven, the twin agreeing.
 
-A ``$`` escaped only before a digit is named since: a learnt edit is weighed beside the same
-edit written only before the classes of character its rows show it before, and the agreements
-choose.
+Pieces emptied where the token's text holds ``s>`` are named since, by a rule learnt on the token's
+text (``pieces.replaced-where``). A ``$`` escaped only before a digit is named since: a learnt edit
+is weighed beside the same edit written only before the classes of character its rows show it
+before, and the agreements choose.
 
-Not named, or not proven: pieces emptied where the token's
-text holds ``s>``; past replies written as HTML (``<br>``, code blocks); the conversation sent as
-``Human:`` and ``AI:`` lines (most rows read so, the verdict unproven); each past exchange sent as
-a system message of its own."""
+Not named, or not proven: past replies written as HTML (``<br>``, code blocks); the conversation
+sent as ``Human:`` and ``AI:`` lines (most rows read so, the verdict unproven); each past exchange
+sent as a system message of its own."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ CHATS = ["chats", str(BLIND / "blind33_chats.jsonl")]
     ("qwen3", "stream", ["edge", TEXTS], DECODE, {
         "reasoning-until-think-end": ("decode.reasoning-until-end-tag", 500),
         "stop-after-16-tokens": ("stream.cut-at-length", 30)}),
-    ("gemma-3", "pieces", ["ids", "edge"], DECODE, {"byte-hex-marker": ("pieces.bytes-as-text", 30)}),
+    ("gemma-3", "pieces", ["ids", "edge"], DECODE, {
+        "byte-hex-marker": ("pieces.bytes-as-text", 30), "s-gt-empty": ("pieces.replaced-where", 10)}),
     ("qwen3", "chat", CHATS, CHAT, {
         "empty-text-placeholder": ("chat.blank-content-replaced", 7),
         "assistant-text-dropped": ("chat.assistant-messages-dropped", 16),

@@ -31,6 +31,7 @@ from tokparity.diagnose import (
     learnt_cut,
     learnt_edits,
     learnt_ids,
+    learnt_replaced,
     wrong_bytes,
     wrong_edits,
     wrong_streamer,
@@ -211,13 +212,16 @@ ORDER = {v.name: k for k, v in enumerate(VARIANTS)}  # (a learnt edit after them
 @cache
 def variant_of(name: str) -> DecodeVariant:
     """The variant ``name``: a catalogue one, or one learnt from a case (``decode.edit:…``,
-    ``decode.id-as:…``, ``decode.cut-at-length:…``, ``pieces.bytes-as-text:…``)."""
+    ``decode.id-as:…``, ``decode.cut-at-length:…``, ``pieces.bytes-as-text:…``,
+    ``pieces.replaced-where:…``)."""
     if name in BY_NAME:
         return BY_NAME[name]
     if learnt_cut.is_cut(name):
         return DecodeVariant(name, learnt_cut.run_of(name))
     if learnt_bytes.is_notation(name):
         return DecodeVariant(name, learnt_bytes.run_of(name))
+    if learnt_replaced.is_replacing(name):
+        return DecodeVariant(name, learnt_replaced.run_of(name))
     return DecodeVariant(name, learnt_ids.run_of(name) if learnt_ids.is_swap(name) else learnt_edits.run_of(name))
 
 
@@ -261,7 +265,7 @@ def diagnose_decoding(ref: RefTokenizer, j: Judgement, asked: DecodeSettings = A
         if key is not None:
             found.append(key)
         elif j.op == "pieces":
-            found += learnt_bytes.learnt(ref, ids, got)
+            found += learnt_bytes.learnt(ref, ids, got) or learnt_replaced.learnt(ref, ids, got)
         else:
             found += learnt_cut.learnt(ref, j.op, ids, prompt, asked, got)
         if not found:
