@@ -23,13 +23,17 @@ text (``pieces.replaced-where``). A ``$`` escaped only before a digit is named s
 is weighed beside the same edit written only before the classes of character its rows show it
 before, and the agreements choose.
 
-Not named, or not proven: past replies written as HTML (``<br>``, code blocks); the conversation
-sent as ``Human:`` and ``AI:`` lines (most rows read so, the verdict unproven); each past exchange
-sent as a system message of its own."""
+The conversation sent as ``Human:`` and ``AI:`` lines, and each past exchange sent as a system
+message, are named since too. The render is read as a pattern: each label, the separator and the
+end the same text wherever they stand, an empty content included. A run's verdict drops the causes
+few rows name where the rest is proven and the union is not.
+
+Not named: past replies written as HTML (``<br>``, code blocks)."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -78,3 +82,26 @@ def test_a_dollar_escaped_before_a_digit_only_is_read_so_and_keeps_every_agreeme
     edit = parse_edit(verdict.variants[0])
     assert edit.before == ("N",) and edit("$5 and $x") == "\\$5 and $x"
     assert edit.said("").strip() == "'$' as '\\\\$' before a digit"
+
+
+@pytest.mark.parametrize("bug,said", [
+    # (langchain's ChatOllama before it spoke chat: one prompt of "Human: " and "AI: " lines)
+    ("history-one-prompt", "writes every message as the text of one user message: each its label (assistant 'AI:␣', "
+                           "system '', tool '↵↵Tool:␣', user 'Human:␣') and its content, joined by '↵'"),
+    # (a browser extension that sent each past exchange as a system message of its own)
+    ("history-as-system-context", "writes each past user message and the reply after it as the text of one system "
+                                  "message: each its label (assistant 'AI␣RESPONSE:␣', user 'CONTEXT:␣USER␣PROMPT:␣') "
+                                  "and its content, joined by '␣'"),
+])
+def test_a_conversation_written_as_text_is_read_with_its_labels_and_proven(zoo, bug, said):
+    zoo("qwen3")
+    results = run_compare(["qwen3"], CHATS, [f"bug={CHAT} --bug {bug}", f"twin={CHAT}"], CompareOptions(ops=("chat",)))
+    runs = {r.backend: r for r in results.runs}
+    verdict = runs["bug"].root_cause
+    assert runs["twin"].mismatches == 0 and runs["bug"].mismatches >= 18
+    assert verdict.cause == "chat.history-flattened" and verdict.proven and verdict.breaks == (), verdict
+    assert verdict.said == (said,)
+    causes = Counter(m.cause for m in results.mismatches if m.backend == "bug")
+    # (the rest: a list of parts written as its repr, which the template refuses; a user message
+    # with no reply after it, whose empty reply is written with its label)
+    assert causes["chat.history-flattened"] >= 0.9 * runs["bug"].mismatches, causes

@@ -407,8 +407,8 @@ def history_flattened(messages: list[dict], value: str) -> list[dict]:
     model driven through a text prompt (``Human: …\nAI: …``). ``value`` is a JSON object: ``mode``
     (``HISTORY_GROUPS``), ``role`` (the role of the message a group becomes), ``head`` (its text's
     start), ``labels`` (each role's text before its content), ``sep`` (between two messages) and
-    ``end`` (after the last). Where a content is not a string, or a role has no label, this way
-    makes no prompt."""
+    ``end`` (after the last); a separator or an end no row showed is null. Where a content is not a
+    string, or a role has no label, this way makes no prompt. A message's tool calls are lost."""
     spec = json.loads(value)
     labels = spec["labels"]
     out = []
@@ -419,8 +419,10 @@ def history_flattened(messages: list[dict], value: str) -> list[dict]:
         texts = []
         for k in group:
             m = messages[k]
-            if not isinstance(m.get("content"), str) or m.get("role") not in labels or m.get("tool_calls"):
+            if not isinstance(m.get("content"), str) or m.get("role") not in labels:
                 raise NotImplementedError("a message this builder cannot write as text")
-            texts.append(labels[m["role"]] + m["content"])
-        out.append({"role": spec["role"], "content": spec["head"] + spec["sep"].join(texts) + spec["end"]})
+            texts.append(labels[m["role"]] + m["content"])  # (a message's tool calls are lost: text holds none)
+        if len(texts) > 1 and spec["sep"] is None:
+            raise NotImplementedError("messages joined by a separator no row showed")
+        out.append({"role": spec["role"], "content": spec["head"] + (spec["sep"] or "").join(texts) + (spec["end"] or "")})
     return out

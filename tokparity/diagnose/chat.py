@@ -389,12 +389,23 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     for keys in named:
         for n in keys:
             counts[n] = counts.get(n, 0) + 1
+    def scored(names: tuple[str, ...]) -> tuple[bool, int, int, int, list[int], tuple[str, ...]]:
+        """Whether ``names`` is proven, what its best way explains and keeps, and which (of ways
+        that explain and keep as many, the first; each way's changes computed once)."""
+        explains, keeps, at, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
+                                          for k, (way, _) in enumerate(_choices(names, read)) for ks in (changed(way),)),
+                                         key=lambda scored: scored[:3], default=(0, 0, 0, []))
+        return proven(explains, len(mine), keeps, len(rights)), explains, keeps, at, broke, names
+
+    # (the union, or its causes most named, where those are proven and the union is not: a cause
+    # a few rows' search found may be their accident, and it breaks the agreements)
     union = _union(counts, read)
-    # (of ways that explain and keep as many, the first; each way's changes computed once)
+    tried = [scored(union)]
+    if not tried[0][0] and len(union) > 1:
+        most = sorted(union, key=lambda n: -counts[n])
+        tried += [scored(_in_order(tuple(most[:k]))) for k in range(1, len(most))]
+    _, explains, keeps, at, broke, union = max(tried, key=lambda t: (t[0], t[1], t[2]))
     choices = _choices(union, read)
-    explains, keeps, at, broke = max(((_explained(reference, rows, way), len(rights) - len(ks), -k, ks)
-                                      for k, (way, _) in enumerate(choices) for ks in (changed(way),)),
-                                     key=lambda scored: scored[:3], default=(0, 0, 0, []))
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]
     # (the words of the forms the verdict checked, where a value was read off the prompts)
     forms = choices[-at][1] if choices else ()

@@ -38,7 +38,7 @@ def read(reference: ChatReference, conversation: Conversation, text: str) -> tup
     """The values (JSON objects, ``ChatWay.flatten_history``) that may turn the conversation's
     prompt into the backend's ``text``; and the characters rendered (the search's budget)."""
     messages = conversation.messages
-    if not messages or any(not isinstance(m.get("content"), str) or m.get("tool_calls") for m in messages):
+    if not messages or any(not isinstance(m.get("content"), str) for m in messages):
         return [], 0
     values: list[str] = []
     spent = 0
@@ -64,47 +64,65 @@ def read(reference: ChatReference, conversation: Conversation, text: str) -> tup
     return values, spent
 
 
+GAP = 64  # the most characters of a label, a separator, a head or an end (keeps the alignment's search short)
+
+
+def _gap(named: set[str], name: str, form: str = rf".{{0,{GAP}}}?") -> str:
+    """A pattern's group for the text ``name`` (a label, the separator): the same text where it stands again."""
+    if name in named:
+        return f"(?P={name})"
+    named.add(name)
+    return f"(?P<{name}>{form})"
+
+
 def _read_along(made: str, text: str, messages: list[dict], mode: str, role: str) -> str | None:
-    """The value read where ``made`` (the marked render) and the backend's ``text`` line up."""
+    """The value read where ``made`` (the marked render) and the backend's ``text`` line up. The
+    render is read as a pattern: its own text as it is, each content as it is, and a gap before
+    each content (the head or the separator, then the role's label) and after each group (its
+    end), each the same text wherever it stands again. ``_value`` then splits the gaps."""
     parts = MARK.split(made)  # (the text before a mark, the mark's message, the text after it, …)
-    if not text.startswith(parts[0]):
+    roles = {m["role"]: f"L{k}" for k, m in enumerate(messages)}
+    # (a separator is whitespace where one is: "\n" between "Human: Hi" and "AI: Hello", not "\nAI: ")
+    for sep in (rf"\s{{0,{GAP}}}", rf".{{0,{GAP}}}?"):
+        pattern = [re.escape(parts[0])]
+        named: set[str] = set()
+        opens = True  # (the next content is the first of its group)
+        for i in range(1, len(parts), 2):
+            message, after = messages[int(parts[i])], parts[i + 1]
+            lead = _gap(named, "head") if opens else _gap(named, "sep", sep)
+            pattern += [f"(?P<g{i}>{lead}{_gap(named, roles[message['role']])})", re.escape(message["content"])]
+            if after or i + 2 >= len(parts):  # (the group's end, then the template's text up to the next group)
+                pattern += [_gap(named, "end") if after else "", re.escape(after)]
+            opens = bool(after)
+        found = re.fullmatch("".join(pattern), text, re.DOTALL)
+        if found is not None:
+            break
+    else:
         return None
-    at = len(parts[0])
     first: dict[str, str] = {}
     later: dict[str, str] = {}
-    ends: set[str] = set()
-    opens = True  # (the next content is the first of its group)
+    opens = True
     for i in range(1, len(parts), 2):
-        message = messages[int(parts[i])]
-        content, after = message["content"], parts[i + 1]
-        start = text.find(content, at)
-        if start < 0:
-            return None
-        gaps = first if opens else later
-        if gaps.setdefault(message["role"], text[at:start]) != text[at:start]:
-            return None
-        at, opens = start + len(content), bool(after)
-        if after:  # (the group's end, then the template's text up to the next group)
-            found = text.find(after, at) if i + 2 < len(parts) else len(text) - len(after)
-            if found < at or (i + 2 >= len(parts) and not text.endswith(after)):
-                return None
-            ends.add(text[at:found])
-            at = found + len(after)
+        (first if opens else later).setdefault(messages[int(parts[i])]["role"], found.group(f"g{i}"))
+        opens = bool(parts[i + 1])
     # (a text that holds the start of the template's own text after a message reads across two
     # messages the template wrote: the engine kept them apart, so no label is read)
     closing = {after[:CLOSING] for after in parts[2::2] if after}
-    if len(ends) != 1 or any(c in gap for c in closing for gap in [*first.values(), *later.values(), *ends]):
+    if any(c in value for c in closing for value in found.groupdict().values() if value):
         return None
-    return _value(mode, role, first, later, ends.pop())
+    return _value(mode, role, first, later, found.group("end") if "end" in named else None)
 
 
-def _value(mode: str, role: str, first: dict[str, str], later: dict[str, str], end: str) -> str | None:
-    """The value of the gaps read: the separator is what the gaps before a later content share (or
-    the whitespace that opens the one gap), each label what follows it; a first content's gap is
-    the head and its label."""
+def _value(mode: str, role: str, first: dict[str, str], later: dict[str, str], end: str | None) -> str | None:
+    """The value of the gaps read: the separator is what the gaps before a later content share
+    (its whitespace, where it holds some; or the whitespace that opens the one gap; unknown where
+    no content is later in its group), each label what follows it; a first content's gap is the
+    head and its label."""
     gaps = list(dict.fromkeys(later.values()))
-    sep = commonprefix(gaps) if len(gaps) > 1 else re.match(r"\s*", gaps[0]).group() if gaps else ""  # type: ignore[union-attr]
-    labels = {r: gap[len(sep):] for r, gap in later.items()}
+    shared = commonprefix(gaps) if len(gaps) > 1 else ""
+    spaces = re.match(r"\s*", shared if len(gaps) > 1 else gaps[0] if gaps else "").group()  # type: ignore[union-attr]
+    sep = None if not gaps else spaces if spaces or len(gaps) == 1 else shared
+    labels = {r: gap[len(sep or ""):] for r, gap in later.items()}
     heads = set()
     for r, gap in first.items():
         if r in labels:
@@ -127,21 +145,24 @@ def said(value: str) -> str:
              "history": "the messages after the system ones and before a last user message (all of them where none ends it)",
              "pairs": "each past user message and the reply after it"}[spec["mode"]]
     labels = ", ".join(f"{r} {visible(label)!r}" for r, label in spec["labels"].items())
-    out = f"writes {which} as the text of one {spec['role']} message: each its label ({labels}) and its content, " \
-          f"joined by {visible(spec['sep'])!r}"
+    out = f"writes {which} as the text of one {spec['role']} message: each its label ({labels}) and its content"
+    out += f", joined by {visible(spec['sep'])!r}" if spec["sep"] is not None else ""
     return out + (f", after {visible(spec['head'])!r}" if spec["head"] else "") + \
         (f", then {visible(spec['end'])!r}" if spec["end"] else "")
 
 
 def merged(values: list[str]) -> str:
     """Values read off several rows as one, the most read first: the labels of the rows that read
-    the same layout as the first (mode, role, head, separator, end), each role's first read kept."""
+    the same layout as the first (mode, role, head, and the separator and end where both rows know
+    them), each role's first read kept; a separator or end one row did not know, another's."""
     first = json.loads(values[0])
-    layout = {k: v for k, v in first.items() if k != "labels"}
+    out = dict(first)
     labels: dict[str, str] = {}
     for value in values:
         spec = json.loads(value)
-        if {k: v for k, v in spec.items() if k != "labels"} == layout:
-            labels |= {r: label for r, label in spec["labels"].items() if r not in labels}
-    return json.dumps({k: layout[k] if k != "labels" else dict(sorted(labels.items())) for k in first},
-                      ensure_ascii=False)
+        if any(spec[k] != out[k] for k in ("mode", "role", "head")) or any(
+                spec[k] is not None and out[k] is not None and spec[k] != out[k] for k in ("sep", "end")):
+            continue
+        out |= {k: spec[k] for k in ("sep", "end") if out[k] is None}
+        labels |= {r: label for r, label in spec["labels"].items() if r not in labels}
+    return json.dumps(out | {"labels": dict(sorted(labels.items()))}, ensure_ascii=False)
