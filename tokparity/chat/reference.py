@@ -166,6 +166,8 @@ class ChatReference:
             found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(end)})?" if end else ""), "", found)
         if way.before_content is not None:
             found = _respaced(found, way.before_content)
+        if way.after_end is not None and (end := self.turn_end().rstrip(" \t\n")):
+            found = re.sub(re.escape(end) + "[ \t\n]*", lambda _: end + str(way.after_end), found)
         if way.unspaced_empty:
             end = re.escape(self.turn_end().strip()) or "$"  # (a body of its own, such as tools, keeps it)
             found = re.sub(_AFTER_HEADER + "[ \t\n]*" + EMPTY_MARK + f"(?=[ \t\n]*(?:{end}|$))", "", found)
@@ -299,6 +301,11 @@ def own_refusal(conversation: Conversation, way: ChatWay) -> str:
             return f"the role {m.get('role')!r} is none of {', '.join(known)}"
         if way.parts_refused and isinstance(m.get("content"), list):
             return "a content given as a list of parts, not a string"
+    if way.alternation_refused:
+        roles = [m.get("role") for m in conversation.messages]
+        turns = roles[1:] if roles[:1] == ["system"] else roles  # (one system message first, as Llama 2's template reads it)
+        if any(r != ("user", "assistant")[k % 2] for k, r in enumerate(turns)):
+            return "the messages after a first system message are not user and assistant in turn"
     return ""
 
 

@@ -189,10 +189,16 @@ class ChatWay:
     # the whitespace the template writes just before each message's content written as this instead
     # (a hand-written format with one newline after a header where the template writes two)
     before_content: str | None = None
+    # the whitespace the template writes after each end of turn (``<|eot_id|>``) written as this
+    # instead (a hand-written format that writes "<|eot_id|>\n" where the template writes no newline)
+    after_end: str | None = None
     # a conversation refused where a message's role is none of these, separated by spaces (a format
     # that knows "system user assistant" only); "" refuses no role
     roles_known: str = ""
     parts_refused: bool = False  # a conversation refused where a content is a list of parts (read as a string)
+    # a conversation refused where its messages after a first system message are not user,
+    # assistant, user, … in turn (a hand-written format's ``assert``, as Llama 2's template raises)
+    alternation_refused: bool = False
     add_bos: bool = False  # the vocabulary's BOS put before the prompt's ids by the tokenizer
     parse_special: bool = True  # special-token text in the prompt becomes its id
 
@@ -208,7 +214,7 @@ TRANSFORMERS_WAY = ChatWay(TRANSFORMERS)
 RENDERED_BY = {"render", "builtin", "chatml", "generation_prompt", "tools_ask_generation_prompt",
                "generation_prompt_stringified", "generation_prompt_after", "generation_prompt_twice", "variables",
                "tool_use_template", "options_set", "generation_prompt_as", "drop_trailing_newline", "strip_end",
-               "strip_ends", "add_bos", "parse_special"}
+               "strip_ends", "add_bos", "parse_special", "after_end"}
 PREPARED_BY = operator.attrgetter(*(f.name for f in dataclasses.fields(ChatWay) if f.name not in RENDERED_BY))
 
 OPEN_MARK = "\ue002"  # (where a turn left open stands, until its end of turn is taken off)

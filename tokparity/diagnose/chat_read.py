@@ -36,6 +36,10 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
     out = []
     rendered = 0
     renamings: list[str] = []  # (each renaming of roles read off the prompt that no declared form makes)
+    # (a format's own whitespace after each end of turn, read first: the other values are read off
+    # a render that writes it so, a hand-written format's default system message among them)
+    spacing = _after_end_read(reference, conversation, got.text, right.text)[0]
+    base = TRANSFORMERS_WAY.changed(after_end=spacing) if spacing is not None else TRANSFORMERS_WAY
     for name, key in DERIVED.items():
         if key == "tojson":
             traits, chars = _tojson_read(reference, conversation, got.text, right.text)
@@ -58,8 +62,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 out.append(ChatVariant(name, f"sends {does}: the template renders {those} instead", ((key, spelt),),
                                        CHAT_CAUSES[name]["fix"]))
             continue
-        if key in ("generation_prompt_as", "before_content"):
-            read = _generation_prompt_read if key == "generation_prompt_as" else _before_content_read
+        if key in READERS:
+            read = READERS[key]
             value, chars = read(reference, conversation, got.text, right.text)
             rendered += chars
             if value is not None:
@@ -96,13 +100,13 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                                 ((key, v), ("tools_user", which)), CHAT_CAUSES[name]["fix"]) for which, v in placed]
             continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
-            marked = TRANSFORMERS_WAY.changed(system_default=MARK)
+            marked = base.changed(system_default=MARK)
         elif key == "fill_alternation" and alternation_filled(conversation.messages, "") != conversation.messages:
-            marked = TRANSFORMERS_WAY.changed(fill_alternation=MARK)
+            marked = base.changed(fill_alternation=MARK)
         elif key == "blank_as" and any(is_blank(m, "calls") for m in conversation.messages):
-            marked = TRANSFORMERS_WAY.changed(blank_as=MARK, blank_scope="calls")
+            marked = base.changed(blank_as=MARK, blank_scope="calls")
         elif key == "raise_exception" and right.raised:
-            marked = TRANSFORMERS_WAY.changed(raise_exception=MARK + "{message}" + MARK)
+            marked = base.changed(raise_exception=MARK + "{message}" + MARK)
         else:
             continue
         text = _rendered(reference, conversation, marked)
@@ -367,6 +371,24 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
     return (None if own == its else own), len(marked) + (len(right) if unchecked else 0)
 
 
+def _after_end_read(reference: ChatReference, conversation: Conversation, text: str,
+                    right: str | None) -> tuple[str | None, int]:
+    """The whitespace the backend writes after each end of turn (the template's, ``turn_end``),
+    where it writes one and the same after every one and the template writes another; and the
+    characters rendered to read it (none: the end of turn is known once per template)."""
+    end = reference.turn_end().rstrip(" \t\n")
+    if not end or right is None or end not in text:
+        return None, 0
+    runs = {_run_at(text, found.end()) for found in re.finditer(re.escape(end), text)}
+    its = {_run_at(right, found.end()) for found in re.finditer(re.escape(end), right)}
+    return (runs.pop() if len(runs) == 1 and runs != its else None), 0
+
+
+# The ways whose value is one text read off the prompt: a ChatWay field -> how it is read.
+READERS = {"generation_prompt_as": _generation_prompt_read, "before_content": _before_content_read,
+           "after_end": _after_end_read}
+
+
 def _run_at(text: str, at: int) -> str:
     """The run of spaces, tabs and newlines that starts at ``at`` ("" where none does)."""
     found = WHITESPACE_RUN.match(text, at)
@@ -441,11 +463,13 @@ def content_chars_variant(name: str, value: str, roles: str = "") -> ChatVariant
 
 def _read_off(parts: list[str], text: str) -> str | None:
     """What ``text`` holds where the marked render has its marks: the text between the render's
-    head (before the first mark) and the start of its tail (after the last)."""
+    head (before the first mark; its end found as ``_after`` finds it, a BOS left out of the text
+    before it) and the start of its tail (after the last)."""
     head, tail = parts[0], parts[-1]
-    if not text.startswith(head):
+    at = _after(head, text)
+    if at < 0:
         return None
     if not tail:
-        return text[len(head):]
-    end = text.find(tail[:16], len(head))
-    return text[len(head):end] if end >= 0 else None
+        return text[at:]
+    end = text.find(tail[:16], at)
+    return text[at:end] if end >= 0 else None

@@ -11,7 +11,7 @@ from itertools import combinations
 from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay
 from tokparity.diagnose.info import of_stage
 
-OWN_CHECK_FIELDS = ("roles_known", "parts_refused")  # (the ChatWay fields of an engine's own refusals)
+OWN_CHECK_FIELDS = ("roles_known", "parts_refused", "alternation_refused")  # (the ChatWay fields of an engine's own refusals)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,12 @@ wrote each token holding ``s>`` as nothing (meant for ``<s>`` and ``</s>``), and
 ``<unk>`` as `` ⁇ ``.
 
 A pieces mismatch that no named variant reproduces, where each piece that differs is written as
-one same text, is read as such a rule. The texts the rule may look for are the shortest that every
-such token's text holds, and no other token of the case whose piece is kept. The key
-(``pieces.replaced-where:["s>", ""]``) holds the text looked for and the text written, so the
-run's verdict can try it on every case.
+one same text, is read as such a rule. Where those tokens are the model's own special tokens (its
+EOS, its BOS), the rule is read first as their roles: outlines-core leaves the EOS out of its
+table. Else the texts the rule may look for are the shortest that every such token's text holds,
+and no other token of the case whose piece is kept. The key (``pieces.replaced-where:["s>", ""]``,
+``pieces.replaced-where:["eos", "", "roles"]``) holds what is looked for and the text written, so
+the run's verdict can try it on every case.
 """
 
 from __future__ import annotations
@@ -27,18 +29,23 @@ def is_replacing(key: str) -> bool:
     return key.startswith(CAUSE + ":")
 
 
-def parse(key: str) -> tuple[str, bytes]:
-    held, written = json.loads(key.partition(":")[2])
-    return str(held), str(written).encode("utf-8", "surrogateescape")
+def parse(key: str) -> tuple[str, bytes, bool]:
+    """What the rule looks for (a text, or roles joined by "+"), the text written, and whether it
+    looks for roles."""
+    held, written, *roles = json.loads(key.partition(":")[2])
+    return str(held), str(written).encode("utf-8", "surrogateescape"), bool(roles)
 
 
-def key_of(held: str, written: bytes) -> str:
-    return f"{CAUSE}:{json.dumps([held, written.decode('utf-8', 'surrogateescape')], ensure_ascii=True)}"
+def key_of(held: str, written: bytes, roles: bool = False) -> str:
+    parts = [held, written.decode("utf-8", "surrogateescape")] + (["roles"] if roles else [])
+    return f"{CAUSE}:{json.dumps(parts, ensure_ascii=True)}"
 
 
 def said_of(key: str) -> str:
-    held, written = parse(key)
+    held, written, roles = parse(key)
     shown = "nothing" if not written else repr(written.decode("utf-8", "replace"))
+    if roles:
+        return f"the piece of the model's {' and '.join(r.upper() for r in held.split('+'))} written as {shown}"
     return f"each piece of a token whose text holds {held!r} written as {shown}"
 
 
@@ -51,13 +58,19 @@ def _text(ref: RefTokenizer, i: int) -> str:
     return tokens[i] if 0 <= i < len(tokens) else ""
 
 
+def _role_ids(ref: RefTokenizer, roles: list[str]) -> set[int]:
+    tokens = ref.vocab.special_tokens()
+    return {tokens[r][0] for r in roles if r in tokens}
+
+
 def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
     """The pieces of a table with the rule ``key`` says: None where no piece changes."""
-    held, written = parse(key)
+    held, written, roles = parse(key)
 
     def run(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
         right = ref.piece_bytes(ids)
-        pieces = [written if held in _text(ref, i) else p for i, p in zip(ids, right)]
+        picked = _role_ids(ref, held.split("+")) if roles else set()
+        pieces = [written if (i in picked if roles else held in _text(ref, i)) else p for i, p in zip(ids, right)]
         return [pieces if pieces != right else None]
 
     return run
@@ -73,6 +86,10 @@ def learnt(ref: RefTokenizer, ids: list[int], got: object) -> list[str]:
     written = {g for _, g in changed}
     if len(written) != 1 or not all(t for t, _ in changed):
         return []
+    # (the model's own special tokens, by their roles, first: a table that leaves out its EOS)
+    ids_changed = {i for i, r, g in zip(ids, right, got) if r != g}
+    roles = sorted(r for r, (i, _) in ref.vocab.special_tokens().items() if i in ids_changed)
+    by_roles = [key_of("+".join(roles), next(iter(written)), True)] if roles and _role_ids(ref, roles) == ids_changed else []
     replaced = sorted({t for t, _ in changed}, key=len)
     # (a token whose right piece is that text already says nothing of the rule)
     kept = {_text(ref, i) for i, r, g in zip(ids, right, got) if r == g and r not in written}
@@ -85,5 +102,5 @@ def learnt(ref: RefTokenizer, ids: list[int], got: object) -> list[str]:
                 found.append(held)
         if len(found) >= KEYS:
             break
-    keys = [key_of(held, next(iter(written))) for held in found[:KEYS]]
+    keys = by_roles + [key_of(held, next(iter(written))) for held in found[:KEYS]]
     return [k for k in keys if run_of(k)(ref, ids, 0, DecodeSettings())[0] == got]
