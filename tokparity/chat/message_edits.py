@@ -48,11 +48,20 @@ def systems_hoisted(messages: list[dict], joiner: str) -> list[dict]:
             *(m for m in messages if m.get("role") != "system")]
 
 
-def alternation_filled(messages: list[dict], text: str) -> list[dict]:
+def alternation_filled(messages: list[dict], text: str, scope: str = "") -> list[dict]:
     """A user message with ``text`` put before an assistant message that opens the conversation,
     between two assistant turns, and after an assistant message that ends it, so that the roles
     alternate (LiteLLM's ``ensure_alternating_roles``). A tool result and an assistant message that
-    calls tools are no turns: the search for the turn before steps over them."""
+    calls tools are no turns: the search for the turn before steps over them. Scope "runs": before
+    each message whose role is the one before's, a message of the other role with ``text`` (an
+    assistant's after a user's, else a user's: aider's ``ensure_alternating_roles``)."""
+    if scope == "runs":
+        runs: list[dict] = []
+        for k, m in enumerate(messages):
+            if k and m.get("role") == messages[k - 1].get("role"):
+                runs.append({"role": "assistant" if m.get("role") == "user" else "user", "content": text})
+            runs.append(m)
+        return runs
     def turn(m: dict) -> bool:
         return m.get("role") != "tool" and not (m.get("role") == "assistant" and m.get("tool_calls"))
 
@@ -426,3 +435,27 @@ def history_flattened(messages: list[dict], value: str) -> list[dict]:
             raise NotImplementedError("messages joined by a separator no row showed")
         out.append({"role": spec["role"], "content": spec["head"] + (spec["sep"] or "").join(texts) + (spec["end"] or "")})
     return out
+
+
+# The rules by which a builder leaves messages out (ChatWay.drop_where), each read on the conversation
+# as it came, and said in words
+DROP_RULES = {"repeat": "each message whose role is the one before's",
+              "later-system": "each system message after the first",
+              "before-first-user": "the messages before the first user message, but a first system message",
+              "after-last-user": "the messages after the last user message or tool result"}
+
+
+def messages_dropped(messages: list[dict], rules: str) -> list[dict]:
+    """The messages with those that any of ``rules`` (DROP_RULES' names, joined by "+") picks left
+    out: a builder that keeps the first of a run of one role (nodetool's ``ensure_alternating_roles``),
+    the first system message alone, or the turns between a first user message and a last one
+    (LangChain's ``trim_messages(start_on="human", end_on=("human", "tool"))``)."""
+    roles = [m.get("role") for m in messages]
+    users = [k for k, r in enumerate(roles) if r == "user"]
+    ends = [k for k, r in enumerate(roles) if r in ("user", "tool")]
+    picks = {"repeat": lambda k: k > 0 and roles[k] == roles[k - 1],
+             "later-system": lambda k: roles[k] == "system" and "system" in roles[:k],
+             "before-first-user": lambda k: (k > 0 or roles[0] != "system") and (not users or k < users[0]),
+             "after-last-user": lambda k: bool(ends) and k > ends[-1]}
+    chosen = [picks[rule] for rule in rules.split("+") if rule]
+    return [m for k, m in enumerate(messages) if not any(pick(k) for pick in chosen)]

@@ -28,6 +28,7 @@ from tokparity.chat.message_edits import (
     formatted,
     history_flattened,
     keys_sorted,
+    messages_dropped,
     one_part,
     parts_as_messages,
     parts_as_string,
@@ -72,6 +73,8 @@ class ChatWay:
     # the messages of these roles taken out first, separated by spaces ("system", "tool"); "assistant:plain"
     # takes out only those with no tool calls, "assistant:calls" only those with
     drop_roles: str = ""
+    # the messages that these rules pick left out (message_edits.DROP_RULES' names, joined by "+")
+    drop_where: str = ""
     # a last assistant message taken out first, read as the reply's placeholder: "any" such message,
     # "empty" one with no content ("", [], null or missing)
     drop_final_assistant: str = ""
@@ -118,6 +121,7 @@ class ChatWay:
     hoist_systems: str | None = None
     # a user message with this content put where the roles would not alternate (message_edits.alternation_filled)
     fill_alternation: str | None = None
+    fill_scope: str = ""  # where it is put: "" as LiteLLM does, "runs" between two messages of one role
     tools: bool = True  # the conversation's tools given to the template
     # each tool's JSON edited first by these rules, a JSON list (tokparity.chat.tool_edits), read off a
     # backend's prompt: OpenAI's strict mode sets additionalProperties to false in every object schema
@@ -269,6 +273,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = [*messages, messages[-1]]
     if way.drop_roles:
         messages = [m for m in messages if not _dropped(m, way.drop_roles.split())]
+    if way.drop_where:
+        messages = messages_dropped(messages, way.drop_where)
     if way.drop_final_assistant and messages and messages[-1].get("role") == "assistant" and \
             (way.drop_final_assistant == "any" or messages[-1].get("content") in ("", None, [])):
         messages = messages[:-1]
@@ -286,7 +292,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if way.hoist_systems is not None:
         messages = systems_hoisted(messages, way.hoist_systems)
     if way.fill_alternation is not None:
-        messages = alternation_filled(messages, way.fill_alternation)
+        messages = alternation_filled(messages, way.fill_alternation, way.fill_scope)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
     if way.content_as_parts:

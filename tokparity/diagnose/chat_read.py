@@ -12,7 +12,14 @@ from os.path import commonprefix
 
 from tokparity.chat import ChatAnswer, tool_edits
 from tokparity.chat.conversation import Conversation
-from tokparity.chat.message_edits import TOOLS_JSON, TOOLS_MARK, TOOLS_WRITTEN, alternation_filled
+from tokparity.chat.message_edits import (
+    DROP_RULES,
+    TOOLS_JSON,
+    TOOLS_MARK,
+    TOOLS_WRITTEN,
+    alternation_filled,
+    messages_dropped,
+)
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.render import TOJSON_TRAITS
 from tokparity.chat.way import TRANSFORMERS_WAY, ChatWay, is_blank
@@ -70,6 +77,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                 entry = CHAT_CAUSES[name]
                 out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
             continue
+        if key == "drop_where":
+            rules, chars = _drop_read(reference, conversation, got.text, base)
+            rendered += chars
+            out += [drop_variant(name, v) for v in rules]
+            continue
         if key == "flatten_history":
             values, chars = history_read.read(reference, conversation, got.text)
             rendered += chars
@@ -101,8 +113,9 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = base.changed(system_default=MARK)
-        elif key == "fill_alternation" and alternation_filled(conversation.messages, "") != conversation.messages:
-            marked = base.changed(fill_alternation=MARK)
+        elif key == "fill_alternation" and (fills := [scope for scope in FILL_SCOPES if alternation_filled(
+                conversation.messages, "", scope) != conversation.messages]):
+            marked = base.changed(fill_alternation=MARK, fill_scope=fills[0])
         elif key == "blank_as" and any(is_blank(m, "calls") for m in conversation.messages):
             marked = base.changed(blank_as=MARK, blank_scope="calls")
         elif key == "raise_exception" and right.raised:
@@ -126,6 +139,10 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         if key == "blank_as":  # (every role's or the user's and the assistant's; with tool calls or not)
             out += [ChatVariant(name, f"{entry['does']}{BLANK_SCOPES[scope]}: {value!r}",
                                 ((key, value), ("blank_scope", scope)), entry["fix"]) for scope in BLANK_SCOPES]
+            continue
+        if key == "fill_alternation":  # (where LiteLLM puts it, or between two messages of one role)
+            out += [ChatVariant(name, f"{FILL_SCOPES[scope] or entry['does']}: {value!r}",
+                                ((key, value), ("fill_scope", scope)), entry["fix"]) for scope in fills]
             continue
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     again, chars = _rules_after_renaming(reference, conversation, got.text, renamings, out)
@@ -165,6 +182,9 @@ LEARNT_RULES = {"tools_edited": (tools_edited.read, tool_edits.said), "content_c
 # The messages a blank content is filled in: a scope (ChatWay.blank_scope) and its words
 BLANK_SCOPES = {"": "", "calls": ", a message with tool calls too", "user assistant": ", of a user or assistant message",
                 "user assistant calls": ", of a user or assistant message, with tool calls too"}
+# Where a message is put to make the roles alternate (ChatWay.fill_scope), and its words ("": the cause's own)
+FILL_SCOPES = {"": "", "runs": "puts a message of the other role before each message whose role is the one before's "
+                               "(an assistant's after a user's, else a user's)"}
 JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
 
 
@@ -389,6 +409,27 @@ READERS = {"generation_prompt_as": _generation_prompt_read, "before_content": _b
            "after_end": _after_end_read}
 
 
+def _drop_read(reference: ChatReference, conversation: Conversation, text: str,
+               base: ChatWay) -> tuple[list[str], int]:
+    """The rules (one of DROP_RULES, or two at once) whose messages left out give the backend's
+    prompt exactly, and the characters rendered to find them. Two rules may leave out the same
+    messages of this conversation: each is read, and the run's verdict tells them apart."""
+    found: list[str] = []
+    made_by: dict[tuple[int, ...], str | None] = {}  # (the messages left: rendered once)
+    spent = 0
+    for rules in [*DROP_RULES, *("+".join(pair) for pair in combinations(DROP_RULES, 2))]:
+        left = messages_dropped(conversation.messages, rules)
+        key = tuple(map(id, left))
+        if len(left) in (0, len(conversation.messages)):
+            continue
+        if key not in made_by:
+            made_by[key] = _rendered(reference, conversation, base.changed(drop_where=rules))
+            spent += len(made_by[key] or "")
+        if made_by[key] == text:
+            found.append(rules)
+    return found, spent
+
+
 def _run_at(text: str, at: int) -> str:
     """The run of spaces, tabs and newlines that starts at ``at`` ("" where none does)."""
     found = WHITESPACE_RUN.match(text, at)
@@ -450,6 +491,14 @@ def tojson_variant(name: str, traits: Iterable[str]) -> ChatVariant:
     words = [_TRAIT_WORDS[t] for t in ordered]
     said = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
     return ChatVariant(name, f"writes tojson's JSON with {said}", (("tojson", "+".join(ordered)),), CHAT_CAUSES[name]["fix"])
+
+
+def drop_variant(name: str, rules: Iterable[str]) -> ChatVariant:
+    """The messages these rules pick left out, in words (DROP_RULES' names, each alone or joined by "+")."""
+    ordered = [r for r in DROP_RULES if r in {n for v in ([rules] if isinstance(rules, str) else rules)
+                                            for n in v.split("+")}]
+    return ChatVariant(name, "leaves out " + " and ".join(DROP_RULES[r] for r in ordered), (("drop_where", "+".join(ordered)),),
+                       CHAT_CAUSES[name]["fix"])
 
 
 def content_chars_variant(name: str, value: str, roles: str = "") -> ChatVariant:

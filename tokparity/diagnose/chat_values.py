@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from itertools import combinations
 
 from tokparity.chat import ChatAnswer, tool_edits
 from tokparity.chat.conversation import Conversation
+from tokparity.chat.message_edits import DROP_RULES
 from tokparity.chat.reference import ChatReference
 from tokparity.chat.way import ChatWay
 from tokparity.diagnose import content_chars, history_read, tools_edited
-from tokparity.diagnose.chat_read import content_chars_variant, derived, tojson_variant
+from tokparity.diagnose.chat_read import content_chars_variant, derived, drop_variant, tojson_variant
 from tokparity.diagnose.chat_ways import CHAT_CAUSES, DERIVED, ChatVariant
 from tokparity.errors import CaseFailure
 from tokparity.records import Diagnosis
@@ -31,6 +33,7 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
     seen: dict[str, Counter[ChatVariant]] = {}
     # (each row's tables of characters rewritten that give its prompt, and the roles they are made for)
     tables: list[tuple[Conversation, list[tuple[str, str]]]] = []
+    drops: list[list[str]] = []  # (each row's readings of the messages left out)
     for row in rows:
         if row is None:
             continue
@@ -49,6 +52,7 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
         for v in read:
             if v.name in names and DERIVED[v.name] != "content_chars" and (v not in added or not giving or v in giving):
                 seen.setdefault(v.name, Counter())[v] += 1
+        drops.append([str(dict(v.changes)["drop_where"]) for v in read if v.name in names and DERIVED[v.name] == "drop_where"])
         tables.append((conversation, [(str(dict(v.changes)["content_chars"]), str(dict(v.changes)["content_chars_roles"]))
                                       for v in read if v.name in names and DERIVED[v.name] == "content_chars"
                                       and gives(conversation, got, v.way())]))
@@ -58,6 +62,10 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
     # fewest agreements. The same text added always, or only where an option is set, reads alike)
     out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
             if DERIVED[name] in ("content_added", "blank_as")}  # (a blank filled: each scope is a form too)
+    # (messages left out: the rules all rows read at once, then each rule most rows read: two rules
+    # may leave out the same messages of a row, and the verdict keeps the form that changes fewest agreements)
+    out |= {name: tuple(dict.fromkeys((drop_variant(name, _fewest_rules(drops)), *(v for v, _ in counts.most_common(ADDED_FORMS)))))
+            for name, counts in seen.items() if DERIVED[name] == "drop_where"}
     # (the tools' rules of all rows at once, or those most rows read: a rule read wrongly on one row
     # is left out of the second)
     out |= {name: tuple(dict.fromkeys((out[name][0], counts.most_common(1)[0][0]))) for name, counts in seen.items()
@@ -88,3 +96,15 @@ def _joined(name: str, counts: Counter[ChatVariant]) -> ChatVariant:
         value = history_read.merged([str(dict(v.changes)["flatten_history"]) for v, _ in counts.most_common()])
         return ChatVariant(name, history_read.said(value), (("flatten_history", value),), CHAT_CAUSES[name]["fix"])
     return counts.most_common(1)[0][0]
+
+
+def _fewest_rules(rows: list[list[str]]) -> list[str]:
+    """The fewest rules of messages left out that give each row one of its readings (a row whose
+    readings are "repeat" or "later-system" is given by either), the most rows first."""
+    readings = [[set(r.split("+")) for r in row] for row in rows if row]
+    best: tuple[int, int, tuple[str, ...]] = (0, 0, ())
+    for n in range(1, len(DROP_RULES) + 1):
+        for rules in combinations(DROP_RULES, n):
+            given = sum(any(r <= set(rules) for r in row) for row in readings)
+            best = max(best, (given, -n, rules))
+    return list(best[2])

@@ -34,6 +34,7 @@ from tokparity.diagnose import (
     learnt_replaced,
     wrong_bytes,
     wrong_edits,
+    wrong_lines,
     wrong_streamer,
 )
 from tokparity.diagnose import wrong_decoders as wrong
@@ -137,6 +138,7 @@ VARIANTS = (
     DecodeVariant("decode.text-stripped", wrong_edits.text_stripped, twin=wrong.decoded_right),
     DecodeVariant("decode.token-chars-stripped", wrong_edits.token_chars_stripped, twin=wrong.decoded_right),
     DecodeVariant("decode.text-normalized", wrong_edits.text_normalized, twin=wrong.decoded_right),
+    DecodeVariant("decode.newlines-normalized", wrong_lines.text_newlines_normalized, twin=wrong.decoded_right),
     DecodeVariant("decode.pad-dropped", wrong_edits.pad_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.added-dropped", wrong_edits.added_dropped, twin=wrong.decoded_right),
     DecodeVariant("decode.tag-blocks-removed", wrong_edits.tag_blocks_removed, twin=wrong.decoded_right),
@@ -187,6 +189,7 @@ VARIANTS = (
     DecodeVariant("pieces.byte-ff-dropped", wrong.byte_ff_dropped),
     DecodeVariant("pieces.decoded-alone", wrong.decoded_alone),
     DecodeVariant("pieces.added-raw", wrong.added_raw),
+    DecodeVariant("pieces.newlines-normalized", wrong_lines.pieces_newlines_normalized),
     DecodeVariant("pieces.long-token-cut", wrong.long_token_cut, twin=wrong.right_pieces),
     DecodeVariant("pieces.text-not-bytes", wrong.text_not_bytes),
     DecodeVariant("pieces.specials-left-out", wrong.specials_left_out),

@@ -1,0 +1,58 @@
+"""Engines a helper wrote blind from public code, issues and pull requests, after round 33
+(tests/engines/blind/blind34_*.py; its author read no diagnosis code and ran no tokparity).
+Twelve bugs: six chat, two each of decode, stream and pieces.
+
+On first sight the diagnosis named two of the twelve as its engine does it: a stream that loses a
+character its prompt began (sglang's window of five prompt ids, ``stream.begun-character-dropped``)
+and a user's content opened with ``user said:`` (autogen's name prefixes, ``chat.content-added``).
+
+Written after the round was seen, and general: ``chat.messages-dropped`` (learnt: the messages a
+rule picks left out, each whose role is the one before's, each system message after the first,
+those before the first user message or after the last; the fewest rules that give every row) and
+``chat.alternation-filled`` between two messages of one role (aider's empty turns). Each bug below
+is named by its cause, its verdict proven, the twin agreeing.
+
+Not named: a reply cut after its last sentence (SillyTavern's ``trimToEndSentence``), spaces taken
+out inside ``*`` and ``_`` pairs, a stream that resends a character whose grapheme grew, pieces
+with newlines made LF and NUL made U+0001, pieces ``nan`` where a vocabulary file's token reads as
+missing, and a continue request sent as a new reply after a system nudge."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from blind_rounds import assert_named_beside_their_twin
+
+from tokparity.run.driver import run_compare
+from tokparity.run.options import CompareOptions
+
+BLIND = Path(__file__).parents[1] / "engines" / "blind"
+TEXTS = str(BLIND / "blind34_texts.jsonl")
+DECODE = f"cmd:{sys.executable} {BLIND / 'blind34_decode.py'} {{tokenizer_json}}"
+CHAT = f"cmd:{sys.executable} {BLIND / 'blind34_chat.py'} {{tokenizer_json}} {{tokenizer_config}}"
+CHATS = ["chats", str(BLIND / "blind34_chats.jsonl")]
+
+
+# model, op, corpora, engine, {bug: (its cause, the fewest mismatches)}
+@pytest.mark.parametrize("model,op,corpora,engine,bugs", [
+    ("qwen3", "stream", ["edge", "multilingual", TEXTS], DECODE, {"surr-window-slice": ("stream.begun-character-dropped", 50)}),
+    ("qwen3", "chat", CHATS, CHAT, {
+        "name-said-prefix": ("chat.content-added", 40),
+        "trim-start-end": ("chat.messages-dropped", 8),
+        "same-role-keep-first": ("chat.messages-dropped", 5),
+        "empty-opposite-inserted": ("chat.alternation-filled", 5)}),
+], ids=["stream-qwen3", "chat-qwen3"])
+def test_blind_engines_of_round_34_are_named_and_their_twin_agrees(zoo, model, op, corpora, engine, bugs):
+    zoo(model)
+    assert_named_beside_their_twin(model, op, corpora, engine, bugs, failures_apart=op == "chat")
+
+
+def test_only_the_first_system_message_kept_and_moved_first_is_named(zoo):
+    # (apfel's context manager: the first system message moved to the front, the others left out)
+    zoo("qwen3")
+    results = run_compare(["qwen3"], CHATS, [f"bug={CHAT} --bug first-system-only"], CompareOptions(ops=("chat",)))
+    verdict = next(r for r in results.runs if r.backend == "bug").root_cause
+    assert verdict.cause == "chat.systems-hoisted+chat.messages-dropped" and verdict.proven, verdict
+    assert verdict.said[1] == "leaves out each system message after the first"
