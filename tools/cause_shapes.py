@@ -53,7 +53,7 @@ SETTINGS = ((False, False), (True, True))  # (add special tokens, parse special 
 SYSTEM = "You are a helpful assistant."  # a value read off a prompt (chat.default-system-added)
 FAILS = "no ids: the engine fails"  # (a variant that fails has no ids to shape: its rows say what failed)
 DERIVED_SAMPLE = {"system_default": SYSTEM, "raise_exception": "{message}", "tojson": "slash+sorted",
-                  "generation_prompt_as": "Assistant:", "before_content": "\n", "after_end": "\n", "drop_where": "repeat", "roles_as": "tool=ipython",
+                  "generation_prompt_as": "Assistant:", "before_content": "\n", "after_end": "\n", "drop_where": "repeat", "append_as": '["system", "Go on."]', "roles_as": "tool=ipython",
                   "tools_in_system": f"\n\nTools:\n{TOOLS_MARK}raw{TOOLS_MARK}",
                   "tools_in_user": f"\n\nTools available:\n{TOOLS_MARK}indented_ascii{TOOLS_MARK}",
                   "content_chars": '{"\\n": "\\r\\n"}', "fill_alternation": "Please continue.",

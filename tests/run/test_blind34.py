@@ -10,12 +10,16 @@ Written after the round was seen, and general: ``chat.messages-dropped`` (learnt
 rule picks left out, each whose role is the one before's, each system message after the first,
 those before the first user message or after the last; the fewest rules that give every row) and
 ``chat.alternation-filled`` between two messages of one role (aider's empty turns). Each bug below
-is named by its cause, its verdict proven, the twin agreeing.
+is named by its cause, its verdict proven, the twin agreeing. ``chat.message-appended`` (learnt: a
+message of the engine's own after the last one) reads SillyTavern's continue nudge. Its rows are
+named with another format that ignores the continue, which breaks the agreements: not proven.
 
 Not named: a reply cut after its last sentence (SillyTavern's ``trimToEndSentence``), spaces taken
 out inside ``*`` and ``_`` pairs, a stream that resends a character whose grapheme grew, pieces
-with newlines made LF and NUL made U+0001, pieces ``nan`` where a vocabulary file's token reads as
-missing, and a continue request sent as a new reply after a system nudge."""
+``nan`` where a vocabulary file's token reads as missing.
+
+Named since as well: pieces with their line ends made LF and NUL made U+0001
+(``pieces.newlines-normalized`` with a learnt edit, proven)."""
 
 from __future__ import annotations
 
@@ -56,3 +60,24 @@ def test_only_the_first_system_message_kept_and_moved_first_is_named(zoo):
     verdict = next(r for r in results.runs if r.backend == "bug").root_cause
     assert verdict.cause == "chat.systems-hoisted+chat.messages-dropped" and verdict.proven, verdict
     assert verdict.said[1] == "leaves out each system message after the first"
+
+
+def test_pieces_with_their_line_ends_made_lf_are_named(zoo):
+    # (DeepInfra's table written as text lines: CR LF and CR made LF, NUL made U+0001)
+    zoo("qwen3")
+    results = run_compare(["qwen3"], ["ids", "edge"], [f"bug={DECODE} --bug cr-nul-normalized", f"twin={DECODE}"],
+                          CompareOptions(ops=("pieces",)))
+    runs = {r.backend: r for r in results.runs}
+    verdict = runs["bug"].root_cause
+    assert runs["twin"].mismatches == 0 and runs["bug"].mismatches >= 50
+    assert verdict.variants[0] == "pieces.newlines-normalized" and verdict.proven, verdict
+    assert verdict.explains == verdict.mismatches and verdict.keeps == verdict.agreements
+
+
+def test_a_continue_sent_as_a_new_reply_reads_the_message_put_after_the_last(zoo):
+    zoo("qwen3")
+    results = run_compare(["qwen3"], CHATS, [f"bug={CHAT} --bug continue-nudge-system"], CompareOptions(ops=("chat",)))
+    rows = [m for m in results.mismatches if m.backend == "bug"]
+    assert rows and all("chat.message-appended" in m.cause.split("+") for m in rows), [m.cause for m in rows]
+    verdict = next(r for r in results.runs if r.backend == "bug").root_cause
+    assert any("'[Continue your last message without repeating its original content.]'" in s for s in verdict.said)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +108,9 @@ class ChatWay:
     # last one, the current turn, kept last), as a chat memory read back newest first gives them
     reverse_history: str = ""
     system_default: str | None = None  # a system message with this content put first where there is none
+    # a message of this role and content put after the last one (JSON [role, content]): an instruction
+    # sent after the history, as SillyTavern's continue nudge and post-history instructions are
+    append_as: str | None = None
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
@@ -295,6 +299,9 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = alternation_filled(messages, way.fill_alternation, way.fill_scope)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
+    if way.append_as is not None and messages:
+        role, text = json.loads(way.append_as)
+        messages = [*messages, {"role": role, "content": text}]
     if way.content_as_parts:
         messages = [m | {"content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m
                     for m in messages]

@@ -5,6 +5,7 @@ rendered with a mark where the value lands, and the backend's prompt read there.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from itertools import combinations
@@ -103,13 +104,22 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             read_rule, say = LEARNT_RULES[key]
             values, chars = read_rule(right.text or "", got.text, conversation)
             rendered += chars
-            out += [ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values]
+            # (a text that holds the template's end of turn is no text added to a content: it is turns)
+            end = reference.turn_end().strip() if key == "content_added" else ""
+            out += [ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values
+                    if not end or end not in v]
             continue
         if key == "tools_in_user":
             placed, chars = _tools_user_read(reference, conversation, got.text, right.text)
             rendered += chars
             out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({which}): {shown(v)!r}",
                                 ((key, v), ("tools_user", which)), CHAT_CAUSES[name]["fix"]) for which, v in placed]
+            continue
+        if key == "append_as":
+            appended, chars = _appended_read(reference, conversation, got.text, base)
+            rendered += chars
+            out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({role}): {text!r}", ((key, json.dumps([role, text])),),
+                                CHAT_CAUSES[name]["fix"]) for role, text in appended]
             continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = base.changed(system_default=MARK)
@@ -428,6 +438,27 @@ def _drop_read(reference: ChatReference, conversation: Conversation, text: str,
         if made_by[key] == text:
             found.append(rules)
     return found, spent
+
+
+def _appended_read(reference: ChatReference, conversation: Conversation, text: str,
+                   base: ChatWay) -> tuple[list[tuple[str, str]], int]:
+    """Each role, with the content of a message of that role the backend puts after the last one,
+    where its prompt holds one: the template is rendered with a marked message after the others
+    (the last one closed, not continued), and the text read where the mark lands. With the
+    characters rendered to read them."""
+    found, spent = [], 0
+    for role in APPENDED_ROLES:
+        marked = _rendered(reference, conversation, base.changed(append_as=json.dumps([role, MARK]), continue_final="never"))
+        spent += len(marked or "")
+        parts = marked.split(MARK) if marked is not None else []
+        value = _read_off(parts, text) if len(parts) == 2 else None
+        if value and len(value) <= APPENDED_LONGEST:
+            found.append((role, value))
+    return found, spent
+
+
+APPENDED_ROLES = ("system", "user")
+APPENDED_LONGEST = 2000  # (characters: a longer text is the rest of another prompt, not a message put in)
 
 
 def _run_at(text: str, at: int) -> str:
