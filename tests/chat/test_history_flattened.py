@@ -61,3 +61,16 @@ def test_the_labels_of_several_rows_are_joined_where_their_layout_is_one():
     other = flattened("all", "user", {"tool": "Tool: "}, sep=" ")
     assert json.loads(history_read.merged([one, two, other]))["labels"] == {"assistant": "AI: ", "system": "",
                                                                            "user": "Human: "}
+
+
+def test_a_preamble_longer_than_any_label_is_read_as_the_head(zoo):
+    # (LangChain's ConversationChain: a preamble of many words, then the lines, then an open "AI:")
+    reference = ChatReference(find_template(zoo("qwen3")), lambda text, parse: [], None, TemplateSandbox(10))
+    messages = MESSAGES[1:]
+    conversation = Conversation.from_text(json.dumps({"id": "c", "messages": messages}), "c")
+    head = ("The following is a friendly conversation between a human and an AI. The AI is talkative and provides "
+            "lots of specific details from its context.\n\nCurrent conversation:\n")
+    value = flattened("all", "user", {"user": "Human: ", "assistant": "AI: "}, head, "\n", "\nAI:")
+    got = reference.text(dataclasses.replace(conversation, messages=history_flattened(messages, value)), TRANSFORMERS_WAY)
+    values, _ = history_read.read(reference, conversation, got)
+    assert any(json.loads(v) == json.loads(value) for v in values), values

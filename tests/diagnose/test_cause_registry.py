@@ -12,7 +12,7 @@ import pytest
 
 import tokparity
 from tokparity.chat.way import TRANSFORMERS_WAY
-from tokparity.diagnose import chat_ways, decoding, learnt_bytes, learnt_cut, learnt_edits, learnt_ids
+from tokparity.diagnose import chat_ways, decoding, learnt_bytes, learnt_cut, learnt_edits, learnt_ids, learnt_replaced
 from tokparity.diagnose.info import DECODING_OPS, cause_info, declared, is_declared
 from tokparity.diagnose.variants import PER_CASE, catalogue, cause_of
 from tokparity.records import TIE
@@ -66,7 +66,8 @@ def test_every_decoding_cause_is_built_or_reviewed():
         assert v.op == declared()[v.name]["stage"] and declared()[v.name]["evidence"]
     assert all(declared()[n]["stage"] in DECODING_OPS for n in built_as("reviewed"))
     assert built_as("learnt") == [*learnt_edits.CAUSES.values(), *learnt_ids.CAUSES.values(),
-                                  *learnt_cut.CAUSES.values(), learnt_bytes.CAUSE]  # (learnt from the case)
+                                  *learnt_cut.CAUSES.values(), learnt_bytes.CAUSE,
+                                  learnt_replaced.CAUSE]  # (learnt from the case)
 
 
 def test_every_chat_cause_is_its_declaration():

@@ -25,6 +25,7 @@ def test_the_eos_left_out_is_read_as_the_models_eos_first(zoo):
     assert learnt_replaced.said_of(keys[0]) == "the piece of the model's EOS written as nothing"
     assert learnt_replaced.run_of(keys[0])(ref, ids, 0, DecodeSettings())[0] == got
     # (the text the EOS holds is read too, after the role: the run's verdict weighs both)
+    assert len(keys) > 1 and not any(learnt_replaced.parse(k)[2] for k in keys[1:])
     assert all(learnt_replaced.run_of(k)(ref, ids, 0, DecodeSettings())[0] == got for k in keys)
 
 

@@ -98,8 +98,14 @@ def test_an_edit_narrowed_to_the_classes_of_character_after_it():
     # (an escaper of every "$": the classes it was seen before; the verdict weighs it after the edit
     # everywhere, which keeps as many agreements)
     assert everywhere.narrowed([("$5 or $x", "\\$5 or \\$x")]).before == ("L", "N")
-    assert everywhere.narrowed([("$5 or $x", "$5 or \\$5")]) is None  # (no class gives it)
+    # (a "$" before a digit written and one kept: no class gives both)
+    assert everywhere.narrowed([("$5 or $6", "\\$5 or $6")]) is None
+    # (each pair's classes alone give it, their union not: the first pair keeps a "$" before a letter)
+    assert everywhere.narrowed([("$1$a", "\\$1$a"), ("$a", "\\$a")]) is None
     narrowed = TextEdit((("$", "\\$"),), "", ("N",))
     assert parse_edit(narrowed.key("decode.edit:")) == narrowed and narrowed("$$1 $") == "$\\$1 $"
     assert narrowed.joined(everywhere) == everywhere
     assert narrowed.joined(TextEdit((("$", "\\$"),), "", ("end",))).before == ("N", "end")
+    # (one set of classes holds for a whole table: another character written everywhere is no join)
+    assert narrowed.joined(TextEdit((("\t", " "),))) is None
+    assert TextEdit((("#", "\\#"), ("$", "\\$")), "", ("N",)).said("") == " '#' as '\\\\#', '$' as '\\\\$', each only before a digit"

@@ -81,7 +81,7 @@ def test_a_dollar_escaped_before_a_digit_only_is_read_so_and_keeps_every_agreeme
     assert verdict.keeps == verdict.agreements and verdict.explains == verdict.mismatches
     edit = parse_edit(verdict.variants[0])
     assert edit.before == ("N",) and edit("$5 and $x") == "\\$5 and $x"
-    assert edit.said("").strip() == "'$' as '\\\\$' before a digit"
+    assert edit.said("").strip() == "'$' as '\\\\$' only before a digit"
 
 
 @pytest.mark.parametrize("bug,said", [

@@ -6,13 +6,18 @@ On first sight the diagnosis named two of the twelve as its engine does it: a st
 character its prompt began (sglang's window of five prompt ids, ``stream.begun-character-dropped``)
 and a user's content opened with ``user said:`` (autogen's name prefixes, ``chat.content-added``).
 
-Written after the round was seen, and general: ``chat.messages-dropped`` (learnt: the messages a
-rule picks left out, each whose role is the one before's, each system message after the first,
-those before the first user message or after the last; the fewest rules that give every row) and
-``chat.alternation-filled`` between two messages of one role (aider's empty turns). Each bug below
-is named by its cause, its verdict proven, the twin agreeing. ``chat.message-appended`` (learnt: a
-message of the engine's own after the last one) reads SillyTavern's continue nudge. Its rows are
-named with another format that ignores the continue, which breaks the agreements: not proven.
+Written after the round was seen, and general:
+
+- ``chat.messages-dropped`` (learnt): the messages a rule picks left out. A rule picks each
+  message whose role is the one before's, each system message after the first, those before the
+  first user message, or those after the last. The verdict takes the fewest rules that give the
+  most rows.
+- ``chat.alternation-filled`` also puts a message between two messages of one role (aider).
+- ``chat.message-appended`` (learnt): a message of the engine's own after the last one. It reads
+  SillyTavern's continue nudge. Those rows are named with another format that ignores the
+  continue, and it breaks the agreements: not proven.
+
+Each bug below is named by its cause, its verdict proven, the twin agreeing.
 
 Not named: a reply cut after its last sentence (SillyTavern's ``trimToEndSentence``), spaces taken
 out inside ``*`` and ``_`` pairs, a stream that resends a character whose grapheme grew, pieces
@@ -70,7 +75,8 @@ def test_pieces_with_their_line_ends_made_lf_are_named(zoo):
     runs = {r.backend: r for r in results.runs}
     verdict = runs["bug"].root_cause
     assert runs["twin"].mismatches == 0 and runs["bug"].mismatches >= 50
-    assert verdict.variants[0] == "pieces.newlines-normalized" and verdict.proven, verdict
+    assert verdict.variants == ("pieces.newlines-normalized", 'pieces.edit:[[["\\u0000", "\\u0001"]], ""]'), verdict
+    assert verdict.proven
     assert verdict.explains == verdict.mismatches and verdict.keeps == verdict.agreements
 
 

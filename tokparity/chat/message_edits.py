@@ -441,7 +441,7 @@ def history_flattened(messages: list[dict], value: str) -> list[dict]:
 # as it came, and said in words
 DROP_RULES = {"repeat": "each message whose role is the one before's",
               "later-system": "each system message after the first",
-              "before-first-user": "the messages before the first user message, but a first system message",
+              "before-first-user": "the messages before the first user message, except a first system message",
               "after-last-user": "the messages after the last user message or tool result"}
 
 

@@ -303,7 +303,7 @@ def own_refusal(conversation: Conversation, way: ChatWay) -> str:
             return "a content given as a list of parts, not a string"
     if way.alternation_refused:
         roles = [m.get("role") for m in conversation.messages]
-        turns = roles[1:] if roles[:1] == ["system"] else roles  # (one system message first, as Llama 2's template reads it)
+        turns = roles[1:] if roles[:1] == ["system"] else roles  # (one system message first: llama-index's Llama 3 format)
         if any(r != ("user", "assistant")[k % 2] for k, r in enumerate(turns)):
             return "the messages after a first system message are not user and assistant in turn"
     return ""

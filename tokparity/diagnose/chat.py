@@ -47,6 +47,7 @@ MAX_AT_ONCE = 3
 # An engine's bugs are the same on each of its rows: a row no way of MAX_AT_ONCE causes reproduces is
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
+FEWER_TRIED = 3  # (the shorter sets of causes a verdict that is not proven weighs, most named first)
 COMPOSED_TRIES = 192  # (the sets tried on one row, at most: the pool's 98 and the catalogue's 77 fit)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
 NOT_FOUND = "not found within"  # (how it says its budget ran out first)
@@ -397,13 +398,14 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
                                          key=lambda scored: scored[:3], default=(0, 0, 0, []))
         return proven(explains, len(mine), keeps, len(rights)), explains, keeps, at, broke, names
 
-    # (the union, or its causes most named, where those are proven and the union is not: a cause
-    # a few rows' search found may be their accident, and it breaks the agreements)
+    # (a union that is not proven is weighed beside the one, two or three causes most rows name: a
+    # cause a few rows' search found may be their accident, and it breaks the agreements. The one
+    # proven first, else the one that explains, then keeps, the most)
     union = _union(counts, read)
     tried = [scored(union)]
     if not tried[0][0] and len(union) > 1:
-        most = sorted(union, key=lambda n: -counts[n])
-        tried += [scored(_in_order(tuple(most[:k]))) for k in range(1, len(most))]
+        most = sorted(union, key=lambda n: (-counts[n], n))
+        tried += [scored(_in_order(tuple(most[:k]))) for k in range(1, min(len(most), FEWER_TRIED + 1))]
     _, explains, keeps, at, broke, union = max(tried, key=lambda t: (t[0], t[1], t[2]))
     choices = _choices(union, read)
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]

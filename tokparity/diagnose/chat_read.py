@@ -104,10 +104,8 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             read_rule, say = LEARNT_RULES[key]
             values, chars = read_rule(right.text or "", got.text, conversation)
             rendered += chars
-            # (a text that holds the template's end of turn is no text added to a content: it is turns)
-            end = reference.turn_end().strip() if key == "content_added" else ""
             out += [ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]) for v in values
-                    if not end or end not in v]
+                    if not _holds_turn_end(reference, key, v)]
             continue
         if key == "tools_in_user":
             placed, chars = _tools_user_read(reference, conversation, got.text, right.text)
@@ -121,11 +119,14 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({role}): {text!r}", ((key, json.dumps([role, text])),),
                                 CHAT_CAUSES[name]["fix"]) for role, text in appended]
             continue
+        if key == "fill_alternation":  # (each place a message is put: read where it puts the first)
+            filled, chars = _filled_read(reference, conversation, got.text, base)
+            rendered += chars
+            out += [ChatVariant(name, f"{FILL_SCOPES[scope] or CHAT_CAUSES[name]['does']}: {value!r}",
+                                ((key, value), ("fill_scope", scope)), CHAT_CAUSES[name]["fix"]) for scope, value in filled]
+            continue
         if key == "system_default" and not any(m.get("role") == "system" for m in conversation.messages):
             marked = base.changed(system_default=MARK)
-        elif key == "fill_alternation" and (fills := [scope for scope in FILL_SCOPES if alternation_filled(
-                conversation.messages, "", scope) != conversation.messages]):
-            marked = base.changed(fill_alternation=MARK, fill_scope=fills[0])
         elif key == "blank_as" and any(is_blank(m, "calls") for m in conversation.messages):
             marked = base.changed(blank_as=MARK, blank_scope="calls")
         elif key == "raise_exception" and right.raised:
@@ -142,17 +143,13 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
             value = value.replace(parts[1], "{message}", 1) if value is not None and parts[1] else value
         else:
             # (a message put in at several places: read at the first, the search renders it at each)
-            value = _read_off(parts[:2], got.text) if len(parts) == 2 or key in ("fill_alternation", "blank_as") else None
+            value = _read_off(parts[:2], got.text) if len(parts) == 2 or key == "blank_as" else None
         if value is None or value in DECLARED_VALUES.get(key, ()):  # (the declared ways: tried already)
             continue
         entry = CHAT_CAUSES[name]
         if key == "blank_as":  # (every role's or the user's and the assistant's; with tool calls or not)
             out += [ChatVariant(name, f"{entry['does']}{BLANK_SCOPES[scope]}: {value!r}",
                                 ((key, value), ("blank_scope", scope)), entry["fix"]) for scope in BLANK_SCOPES]
-            continue
-        if key == "fill_alternation":  # (where LiteLLM puts it, or between two messages of one role)
-            out += [ChatVariant(name, f"{FILL_SCOPES[scope] or entry['does']}: {value!r}",
-                                ((key, value), ("fill_scope", scope)), entry["fix"]) for scope in fills]
             continue
         out.append(ChatVariant(name, f"{entry['does']}: {value!r}", ((key, value),), entry["fix"]))
     again, chars = _rules_after_renaming(reference, conversation, got.text, renamings, out)
@@ -180,10 +177,19 @@ def _rules_after_renaming(reference: ChatReference, conversation: Conversation, 
             values, chars = read_rule(again, text, conversation)
             spent += chars
             for v in values:
-                if ((key, v),) not in seen:
+                if ((key, v),) not in seen and not _holds_turn_end(reference, key, v):
                     seen.add(((key, v),))
                     out.append(ChatVariant(name, say(v), ((key, v),), CHAT_CAUSES[name]["fix"]))
     return tuple(out), spent
+
+
+def _holds_turn_end(reference: ChatReference, key: str, value: str) -> bool:
+    """Whether a text added to a content holds the template's end of turn: that is turns, not a text."""
+    end = reference.turn_end().strip() if key == "content_added" else ""
+    if not end:
+        return False
+    spec = json.loads(value)
+    return any(end in str(spec.get(side, "")) for side in ("before", "after"))
 
 
 # The rules learnt off a prompt: a ChatWay field -> how a rule is read off two prompts, and said in words.
@@ -403,9 +409,9 @@ def _before_content_read(reference: ChatReference, conversation: Conversation, t
 
 def _after_end_read(reference: ChatReference, conversation: Conversation, text: str,
                     right: str | None) -> tuple[str | None, int]:
-    """The whitespace the backend writes after each end of turn (the template's, ``turn_end``),
-    where it writes one and the same after every one and the template writes another; and the
-    characters rendered to read it (none: the end of turn is known once per template)."""
+    """The whitespace the backend writes after each end of turn (the template's ``turn_end``). It
+    is read where the backend writes one and the same after every one, and the template another.
+    No character is rendered to read it: the end of turn is known once per template."""
     end = reference.turn_end().rstrip(" \t\n")
     if not end or right is None or end not in text:
         return None, 0
@@ -437,6 +443,24 @@ def _drop_read(reference: ChatReference, conversation: Conversation, text: str,
             spent += len(made_by[key] or "")
         if made_by[key] == text:
             found.append(rules)
+    return found, spent
+
+
+def _filled_read(reference: ChatReference, conversation: Conversation, text: str,
+                 base: ChatWay) -> tuple[list[tuple[str, str]], int]:
+    """Each place a message is put to make the roles alternate (FILL_SCOPES), with the text the
+    backend writes in the first such message, where its prompt holds one; and the characters
+    rendered to read them. A text a declared way writes is left to it."""
+    found, spent = [], 0
+    for scope in FILL_SCOPES:
+        if alternation_filled(conversation.messages, "", scope) == conversation.messages:
+            continue
+        marked = _rendered(reference, conversation, base.changed(fill_alternation=MARK, fill_scope=scope))
+        spent += len(marked or "")
+        parts = marked.split(MARK) if marked is not None else []
+        value = _read_off(parts[:2], text) if len(parts) >= 2 else None
+        if value is not None and value not in DECLARED_VALUES.get("fill_alternation", ()):
+            found.append((scope, value))
     return found, spent
 
 

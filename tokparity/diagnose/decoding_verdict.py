@@ -68,7 +68,7 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     # variant whose one form gives the most mismatches, among those the rows name: a variant with many
     # forms reproduces each row in some form, and only one of them is the engine's.
     candidates = sorted({n for _, d in own if len(d.variants) == 1 for n in d.variants + tuple(
-        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n)))
+        a for alt in d.alternatives for a in alt) if n not in HELD} or {name}, key=lambda n: (-counts[n], order(n), n))
     # (a learnt edit written only before some classes of character, weighed after it: the agreements
     # tell an escaper of every "$" from one of "$" before a digit)
     candidates += [k for c in candidates if is_edit(c) and (k := learnt_edits.narrowed(c, ref, op, asked, [
@@ -169,8 +169,8 @@ def _with_switch(ref: RefTokenizer, op: str, asked: DecodeSettings, verdict: Roo
                      tuple(broken))
 
 
-# (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
 NARROWED_FROM = 100  # the rows of a learnt edit that say where it writes (each decoded again)
+# (the narrower first; whether an engine fails is a bug apart from the text it gives elsewhere)
 FAILING = ("decode.fails-on-invalid-bytes", "decode.fails-past-buffer")
 
 

@@ -64,7 +64,8 @@ def read(reference: ChatReference, conversation: Conversation, text: str) -> tup
     return values, spent
 
 
-GAP = 64  # the most characters of a label, a separator, a head or an end (keeps the alignment's search short)
+GAP = 64  # the most characters of a label or a separator (keeps the alignment's search short)
+ANY = ".*?"  # (a head or an end: a preamble may be long, and the text after it is literal)
 
 
 def _gap(named: set[str], name: str, form: str = rf".{{0,{GAP}}}?") -> str:
@@ -89,10 +90,10 @@ def _read_along(made: str, text: str, messages: list[dict], mode: str, role: str
         opens = True  # (the next content is the first of its group)
         for i in range(1, len(parts), 2):
             message, after = messages[int(parts[i])], parts[i + 1]
-            lead = _gap(named, "head") if opens else _gap(named, "sep", sep)
+            lead = _gap(named, "head", ANY) if opens else _gap(named, "sep", sep)
             pattern += [f"(?P<g{i}>{lead}{_gap(named, roles[message['role']])})", re.escape(message["content"])]
             if after or i + 2 >= len(parts):  # (the group's end, then the template's text up to the next group)
-                pattern += [_gap(named, "end") if after else "", re.escape(after)]
+                pattern += [_gap(named, "end", ANY) if after else "", re.escape(after)]
             opens = bool(after)
         found = re.fullmatch("".join(pattern), text, re.DOTALL)
         if found is not None:

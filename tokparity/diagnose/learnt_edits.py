@@ -95,10 +95,10 @@ def does(key: str) -> str:
 
 def narrowed(key: str, ref: RefTokenizer, op: str, asked: DecodeSettings,
              rows: Iterable[tuple[list[int], int, object]]) -> str | None:
-    """The learnt edit ``key`` written only before the classes of character that the rows ((ids,
-    prompt, the engine's answer) each) show it before: an escaper that writes "$" as "\\$" before a
-    digit. The run's verdict weighs it beside the edit everywhere, on the agreements too. None
-    where no such edit gives every row."""
+    """The learnt edit ``key`` written only before the classes of character the rows show it
+    before. Each row is (ids, prompt, the engine's answer). An escaper writes "$" as "\\$" before a
+    digit only. The run's verdict weighs this edit beside the edit everywhere, on the agreements
+    too. None where no such edit gives every row."""
     pairs: list[tuple[str, str]] = []
     for ids, prompt, got in rows:
         right = right_answers(ref, op, ids, prompt, asked)[0]

@@ -3,13 +3,12 @@ writes every token whose text holds some characters as one text of its own. llam
 wrote each token holding ``s>`` as nothing (meant for ``<s>`` and ``</s>``), and each holding
 ``<unk>`` as `` ⁇ ``.
 
-A pieces mismatch that no named variant reproduces, where each piece that differs is written as
-one same text, is read as such a rule. Where those tokens are the model's own special tokens (its
-EOS, its BOS), the rule is read first as their roles: outlines-core leaves the EOS out of its
-table. Else the texts the rule may look for are the shortest that every such token's text holds,
-and no other token of the case whose piece is kept. The key (``pieces.replaced-where:["s>", ""]``,
-``pieces.replaced-where:["eos", "", "roles"]``) holds what is looked for and the text written, so
-the run's verdict can try it on every case.
+A pieces mismatch that no named variant reproduces is read as such a rule where each piece that
+differs is written as one same text. The rule is read first as the roles of the model's own
+special tokens (outlines-core leaves the EOS out of its table). Else it looks for a text: the
+shortest that every such token holds, and no kept token of the case. The key holds what is looked
+for and the text written (``pieces.replaced-where:["s>", ""]``,
+``pieces.replaced-where:["eos", "", "roles"]``), so the run's verdict can try it on every case.
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ def learnt(ref: RefTokenizer, ids: list[int], got: object) -> list[str]:
     ids_changed = {i for i, r, g in zip(ids, right, got) if r != g}
     roles = sorted(r for r, (i, _) in ref.vocab.special_tokens().items() if i in ids_changed)
     by_roles = [key_of("+".join(roles), next(iter(written)), True)] if roles and _role_ids(ref, roles) == ids_changed else []
-    replaced = sorted({t for t, _ in changed}, key=len)
+    replaced = sorted({t for t, _ in changed}, key=lambda t: (len(t), t))  # (in one order, whatever the hash seed)
     # (a token whose right piece is that text already says nothing of the rule)
     kept = {_text(ref, i) for i, r, g in zip(ids, right, got) if r == g and r not in written}
     shortest = replaced[0]

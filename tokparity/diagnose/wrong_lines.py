@@ -1,6 +1,6 @@
 """Wrong decoders that write line ends their own way: each CR LF and each lone CR made LF (a text
-read or written in Python's or a browser's text mode, "universal newlines"). The decoded text, or
-each piece of a token table. Each takes ``(reference, ids, prompt, asked)`` as those of
+read in Python's or a browser's text mode, "universal newlines"), or each CR LF alone (a Windows
+pipe). The decoded text, or each piece of a token table. Each takes ``(reference, ids, prompt, asked)`` as those of
 ``tokparity.diagnose.wrong_decoders`` do, and ``tokparity.diagnose.decoding``'s ``VARIANTS`` lists them.
 """
 
@@ -17,9 +17,10 @@ def as_lf(text: str) -> str:
 
 
 def text_newlines_normalized(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-    """The decoded text with its line ends made LF; None where it holds no CR."""
+    """The decoded text with its line ends made LF: each CR LF and each lone CR (reading in text
+    mode), or each CR LF alone (a Windows pipe). Each form None where it changes nothing."""
     text = decoded(ref, ids, asked)
-    return [as_lf(text) if "\r" in text else None]
+    return [None if f == text else f for f in (as_lf(text), text.replace("\r\n", "\n"))]
 
 
 def pieces_newlines_normalized(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:

@@ -7,7 +7,8 @@ text so edited, gives the engine's ids exactly. The run's verdict then tries the
 edits that two cases showed on every case, the agreements included: an engine that reads a tab as a
 space somewhere reads it so everywhere.
 
-Only characters that are not letters, digits or marks are learnt. Those have causes of their own
+Only characters that are not letters, digits or marks are learnt. A run's verdict may narrow an
+edit to the classes of the character after it (``TextEdit.narrowed``): "$" escaped before a digit. Those have causes of their own
 (a normalizer, lower-casing), and a cut text would otherwise read as every character dropped.
 Nor is U+FFFD, which stands for bytes that are not UTF-8. A
 text cut short is not learnt, the engine's a start of the right one (``ids.truncated``,
@@ -73,19 +74,26 @@ class TextEdit:
         return prefix + json.dumps(parts, ensure_ascii=True)
 
     def joined(self, other: TextEdit) -> TextEdit | None:
-        """Both edits as one (None: they read a character two ways). Where one names the classes of
-        the next character, the other's are added; where one names none, the edit holds everywhere."""
+        """Both edits as one (None: they read a character two ways, or write their tables before
+        other classes of character)."""
         mine = dict(self.as_)
         for a, b in other.as_:
             if mine.setdefault(a, b) != b:
                 return None
-        before = tuple(sorted(set(self.before) | set(other.before))) if self.before and other.before else ()
+        # (one set of classes holds for the whole table: two tables of the same characters join theirs,
+        # and one written everywhere is written everywhere; other tables join only where theirs agree)
+        if set(self.as_) == set(other.as_):
+            before = tuple(sorted(set(self.before) | set(other.before))) if self.before and other.before else ()
+        elif self.before != other.before:
+            return None
+        else:
+            before = self.before
         return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))), before)
 
     def said(self, lead: str = "the text read with") -> str:
         parts = [f"{shown(a)} as {shown(b)}" if b else f"{shown(a)} dropped" for a, b in self.as_]
         if self.before and parts:
-            parts[-1] += " before " + " or ".join(CLASSES[c] for c in self.before)
+            parts[-1] += (", each" if len(parts) > 1 else "") + " only before " + " or ".join(CLASSES[c] for c in self.before)
         parts += [f"runs of {shown(ch)} as one" for ch in self.runs]
         return f"{lead} " + ", ".join(parts)
 
@@ -97,10 +105,9 @@ class TextEdit:
             return None
         table = dict(self.as_)
         classes: set[str] = set()
-        for a, b in texts:
+        pairs = list(texts)
+        for a, b in pairs:
             present = sorted({class_of(a, i + 1) for i, ch in enumerate(a) if ch in table})
-            if len(present) > 8:
-                return None
             # (the fewest classes that give the engine's text: each class's characters all written
             # otherwise, or none of them)
             fits = (set(k) for n in range(len(present) + 1) for k in combinations(present, n)
@@ -109,9 +116,10 @@ class TextEdit:
             if found is None:
                 return None
             classes |= found
-        if not classes or classes >= set(CLASSES):
-            return None
-        return TextEdit(self.as_, self.runs, tuple(sorted(classes)))
+        narrowed = TextEdit(self.as_, self.runs, tuple(sorted(classes)))
+        if not classes or classes >= set(CLASSES) or any(narrowed(a) != b for a, b in pairs):
+            return None  # (one pair's classes may write another pair's character it keeps)
+        return narrowed
 
 
 def all_joined(edits: Iterable[TextEdit]) -> TextEdit | None:
