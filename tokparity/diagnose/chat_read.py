@@ -71,8 +71,9 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
                                        CHAT_CAUSES[name]["fix"]))
             continue
         if key in READERS:
-            read = READERS[key]
-            value, chars = read(reference, conversation, got.text, right.text)
+            # (the whitespace after each end of turn is read once, above)
+            value, chars = (spacing, 0) if key == "after_end" else READERS[key](reference, conversation, got.text,
+                                                                                 right.text)
             rendered += chars
             if value is not None:
                 entry = CHAT_CAUSES[name]
