@@ -30,7 +30,6 @@ the variant changes how NFC is run, not which Unicode it reads.
 
 from __future__ import annotations
 
-import sys
 import unicodedata
 from functools import cache
 from itertools import product
@@ -46,9 +45,9 @@ def _table() -> tuple[dict[str, str], int]:
     table: dict[str, str] = {}
     originals: dict[str, set[str]] = {}  # a one-code-point decomposition -> the other code points that have it
     decomposed: set[str] = set()
-    for cp in range(1, sys.maxunicode + 1):
-        ch = chr(cp)
-        if ch not in NORMALIZATION_ASSIGNED or unicodedata.is_normalized("NFD", ch):
+    assigned = zip(NORMALIZATION_ASSIGNED.firsts, NORMALIZATION_ASSIGNED.lasts)
+    for ch in (chr(cp) for first, last in assigned for cp in range(max(first, 1), last + 1)):
+        if unicodedata.is_normalized("NFD", ch):
             continue  # (a code point that is its own decomposition is no key, and spells only itself)
         composed = unicodedata.normalize("NFC", ch)
         if composed != ch:
