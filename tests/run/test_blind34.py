@@ -81,9 +81,18 @@ def test_pieces_with_their_line_ends_made_lf_are_named(zoo):
 
 
 def test_a_continue_sent_as_a_new_reply_reads_the_message_put_after_the_last(zoo):
+    """On Qwen3 a continue sent as a new reply shows: the last assistant message loses its think
+    block. The message put after it is read, and found only where a continue is asked: the
+    verdict proves both and keeps every agreement. The twin agrees."""
     zoo("qwen3")
-    results = run_compare(["qwen3"], CHATS, [f"bug={CHAT} --bug continue-nudge-system"], CompareOptions(ops=("chat",)))
+    results = run_compare(["qwen3"], CHATS, [f"bug={CHAT} --bug continue-nudge-system", f"twin={CHAT}"],
+                          CompareOptions(ops=("chat",)))
     rows = [m for m in results.mismatches if m.backend == "bug"]
-    assert rows and all("chat.message-appended" in m.cause.split("+") for m in rows), [m.cause for m in rows]
-    verdict = next(r for r in results.runs if r.backend == "bug").root_cause
-    assert any("'[Continue your last message without repeating its original content.]'" in s for s in verdict.said)
+    assert rows and all(m.cause == "chat.continue-as-reply+chat.message-appended" for m in rows), [m.cause for m in rows]
+    runs = {r.backend: r for r in results.runs}
+    verdict = runs["bug"].root_cause
+    assert runs["twin"].mismatches == 0
+    assert verdict.variants == ("chat.continue-as-reply", "chat.message-appended") and verdict.proven, verdict
+    assert verdict.keeps == verdict.agreements and verdict.explains == verdict.mismatches
+    assert any("where it is asked to continue it (system): '[Continue your last message without repeating its "
+               "original content.]'" in s for s in verdict.said), verdict.said

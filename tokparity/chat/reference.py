@@ -99,6 +99,7 @@ class ChatReference:
         if asks and conversation.continue_final_message and \
                 (way.generation_prompt_stringified or way.tools_ask_generation_prompt):
             raise TemplateRaised(BOTH_ASKED)  # (transformers refuses the two together)
+        asks = asks or way.continue_final == "reply" and conversation.continue_final_message
         # (as the request asks, whatever reaches the template; tools written into the system message
         # are not asked of it)
         tool_use = conversation.tools is not None and way.tool_use_template and \
@@ -138,7 +139,7 @@ class ChatReference:
             options["add_generation_prompt"] = asks
             for name, value in (pair.split("=", 1) for pair in way.options_set.split()):
                 options.setdefault(name, value == "true")
-            if way.continue_final in ("never", "prefill"):
+            if way.continue_final in ("never", "prefill", "reply"):
                 options.pop("continue_final_message", None)
             elif way.continue_final in ("always", "unasked") and not asks and conversation.messages and \
                     (way.continue_final == "unasked" or conversation.messages[-1].get("role") == "assistant"):

@@ -111,6 +111,7 @@ class ChatWay:
     # a message of this role and content put after the last one (JSON [role, content]): an instruction
     # sent after the history, as SillyTavern's continue nudge and post-history instructions are
     append_as: str | None = None
+    append_on_continue: bool = False  # that message put only where the request asks to continue the last one
     # messages with no content taken out first: "plain" those without tool calls, "any" those with too
     drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
@@ -145,7 +146,8 @@ class ChatWay:
     roles_as: str = ""
     # continue_final_message: "asked" (as the conversation asks) | "never" | "always" (a last assistant message
     # left open where no generation prompt is asked) | "unasked" (the last message so, whatever its role) |
-    # "prefill" (a last assistant message taken off, a generation prompt asked, its text appended: llama-server)
+    # "prefill" (a last assistant message taken off, a generation prompt asked, its text appended: llama-server) |
+    # "reply" (a request to continue the last message answered as a new reply: it is closed, a generation prompt asked)
     continue_final: str = "asked"
     content_as_parts: bool = False  # each string content sent as a list of one text part
     parts_as_messages: bool = False  # each text part of a list content made a message of its own, of the same role
@@ -299,7 +301,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = alternation_filled(messages, way.fill_alternation, way.fill_scope)
     if way.system_default is not None and not any(m.get("role") == "system" for m in messages):
         messages = [{"role": "system", "content": way.system_default}, *messages]
-    if way.append_as is not None and messages:
+    if way.append_as is not None and messages and (not way.append_on_continue or conversation.continue_final_message):
         role, text = json.loads(way.append_as)
         messages = [*messages, {"role": role, "content": text}]
     if way.content_as_parts:

@@ -326,9 +326,9 @@ def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], 
                 ) -> list[Diagnosis]:
     """One engine, one cause: where several sets reproduce a conversation, a set that changes none
     of the engine's agreements comes first (``broken``: how many it changes), then the smallest,
-    then the one that reproduces the most of the engine's conversations. Qwen3's template writes
-    ChatML: an engine that drops the tools is not one that falls back to ChatML where its other
-    conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
+    then the one that changes the fewest, then the one that reproduces the most of the engine's
+    conversations. Qwen3's template writes ChatML: an engine that drops the tools is not one that
+    falls back to ChatML where its other conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
     read off the evidence the search wrote.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
@@ -337,7 +337,7 @@ def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], 
     out = []
     for d in diagnoses:
         sets = [d.variants, *d.alternatives]
-        ranked = sorted(sets, key=lambda keys: (broken(keys) > 0, len(keys), -counts[keys]))
+        ranked = sorted(sets, key=lambda keys: (broken(keys) > 0, len(keys), broken(keys), -counts[keys]))
         if len(sets) < 2 or ranked[0] == d.variants:
             out.append(d)
             continue

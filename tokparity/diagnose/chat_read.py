@@ -117,8 +117,11 @@ def derived(reference: ChatReference, conversation: Conversation, got: ChatAnswe
         if key == "append_as":
             appended, chars = _appended_read(reference, conversation, got.text, base)
             rendered += chars
-            out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']} ({role}): {text!r}", ((key, json.dumps([role, text])),),
-                                CHAT_CAUSES[name]["fix"]) for role, text in appended]
+            # (where the request asks to continue, the message may be put on such requests only)
+            scopes = ("", " where it is asked to continue it") if conversation.continue_final_message else ("",)
+            out += [ChatVariant(name, f"{CHAT_CAUSES[name]['does']}{scope} ({role}): {text!r}",
+                                ((key, json.dumps([role, text])),) + ((("append_on_continue", True),) if scope else ()),
+                                CHAT_CAUSES[name]["fix"]) for role, text in appended for scope in scopes]
             continue
         if key == "fill_alternation":  # (each place a message is put: read where it puts the first)
             filled, chars = _filled_read(reference, conversation, got.text, base)

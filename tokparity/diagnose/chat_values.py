@@ -61,7 +61,7 @@ def values_read(reference: ChatReference, rows: list[tuple[Conversation, ChatAns
     # (a text added: each rule most rows read is a form, and the verdict keeps the one that changes
     # fewest agreements. The same text added always, or only where an option is set, reads alike)
     out |= {name: tuple(v for v, _ in counts.most_common(ADDED_FORMS)) for name, counts in seen.items()
-            if DERIVED[name] in ("content_added", "blank_as", "fill_alternation")}  # (each scope is a form too)
+            if DERIVED[name] in ("content_added", "blank_as", "fill_alternation", "append_as")}  # (each scope is a form too)
     # (messages left out: the rules all rows read at once, then each rule most rows read: two rules
     # may leave out the same messages of a row, and the verdict keeps the form that changes fewest agreements)
     out |= {name: tuple(dict.fromkeys((drop_variant(name, _fewest_rules(drops)), *(v for v, _ in counts.most_common(ADDED_FORMS)))))
