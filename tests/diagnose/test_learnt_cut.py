@@ -79,3 +79,19 @@ def test_a_cut_at_one_length_is_proven_and_a_last_id_lost_is_not(zoo):
     # each text less its last id: a start of the right text on every row, at no one length
     lost = verdict_of(ref, TEXTS, lambda right, ids: ref.decode_as(ids[:-1], AS_FILES_SAY))
     assert lost is None or not (lost.cause == "decode.cut-at-length" and lost.proven), lost
+
+
+def test_the_characters_a_text_is_cut_after_are_those_that_give_and_keep_the_most():
+    """Rows of a trim to the last whole sentence. One row is cut where a lone ``*`` follows a
+    space. Another ends on ``d`` by accident (another bug cut it). The cut after the last ``d``
+    would break an agreement that holds no mark, so ``d`` is not taken."""
+    rows = [("Sure. Then we", "Sure."), ("Why? Because", "Why?"), ("Stop! Now", "Stop!"),
+            ("He says *smiles", "He says"), ("Done. Then", "Done."), ("A friend, nice", "A friend")]
+    agreements = ["It works.", "Yes, this is fine!", "The cats sat.", "Done, and so on"]
+    key = learnt_cut.learnt_after(rows, agreements)
+    assert key == learnt_cut.after_key("!.?*") and learnt_cut.marks_of(key) == "!*.?"
+    assert learnt_cut.said_of(key) == "the text cut after the last of '!', '*', '.', '?'"
+    # (the lone mark's row is its third form: the mark after a space cut with that space)
+    assert [learnt_cut.after_forms(right, "!*.?").index(got) for right, got in rows[:5]] == [0, 0, 0, 2, 0]
+    assert all(learnt_cut.after_forms(text, "!*.?")[0] == text for text in agreements)
+    assert learnt_cut.learnt_after([("abc", "abd")], []) is None  # (no row that is the right text cut)

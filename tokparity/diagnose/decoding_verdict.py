@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import combinations
 
-from tokparity.diagnose import learnt, learnt_edits
+from tokparity.diagnose import learnt, learnt_cut, learnt_edits
 from tokparity.diagnose import wrong_decoders as wrong
 from tokparity.diagnose.decoding import (
     BY_NAME,
@@ -74,6 +74,13 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     candidates += [k for c in candidates if is_edit(c) and (k := learnt_edits.narrowed(c, ref, op, asked, [
         (list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0), answer_of(j)) for j, d in own
         if d.variants == (c,)][:NARROWED_FROM])) is not None]
+    # (a cut after the last of some characters, learnt from every row: a row another way gives may be one too)
+    if op == "decode" and any(learnt_cut.is_cut_after(n) for _, d in own for keys in (d.variants, *d.alternatives)
+                              for n in keys):
+        right = lambda ids: wrong.right_answers(ref, op, ids, 0, asked)[0]  # noqa: E731
+        after = learnt_cut.learnt_after([(right(list(j.oracle_ids)), got) for j, _ in own
+                                         if isinstance(got := answer_of(j), str)], [right(ids) for ids, _, _ in agreeing])
+        candidates += [after] if after is not None and after not in candidates else []
     scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
     for candidate in candidates:
         # (a row of two bugs at once is not one variant's: the verdict names one)

@@ -9,6 +9,12 @@ row's accident (its last id lost) is not proven: the other rows are cut elsewher
 
 A cut in bytes may split a character. Its bytes are then written as U+FFFD or left out; both
 forms are tried.
+
+A decoded text may also be cut after the last of some characters, as a chat front end trims a
+reply to its last whole sentence (``decode.cut-after-last:".!?"``). Each case gives the character
+its text ends on, where the cut after that character's last gives the engine's text. The verdict
+takes those characters one at a time, while the cut gives more cases and keeps more agreements.
+A text that holds none of them comes out whole, or less its trailing whitespace.
 """
 
 from __future__ import annotations
@@ -22,11 +28,84 @@ from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, incomplete_tail
 
 CAUSES = {"decode": "decode.cut-at-length", "stream": "stream.cut-at-length"}
+AFTER = "decode.cut-after-last"  # (its characters learnt from the cases, chosen by the verdict)
 UNITS = ("characters", "UTF-16 units", "bytes", "ids")  # (a stream's ids: those after its prompt)
 
 
 def is_cut(key: str) -> bool:
-    return key.partition(":")[0] in CAUSES.values()
+    return key.partition(":")[0] in CAUSES.values() or is_cut_after(key)
+
+
+def is_cut_after(key: str) -> bool:
+    return key.partition(":")[0] == AFTER
+
+
+def after_key(marks: str) -> str:
+    """The key of a cut after the last of ``marks``, each once, in code point order."""
+    return f"{AFTER}:{json.dumps(''.join(sorted(set(marks))), ensure_ascii=False)}"
+
+
+def marks_of(key: str) -> str:
+    return str(json.loads(key.partition(":")[2]))
+
+
+def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | None:
+    """The cut after the last of some characters that gives the most ``rows`` and keeps the most
+    ``agreements``; None where no row is cut so. A row is the right text and the engine's. An
+    agreement is a right text the engine gave. A row gives the character its text ends on, else the
+    one it lost after a whitespace, where the cut after that character's last gives the row. The
+    character that makes the cut give and keep the most is taken first. The next is taken while
+    one adds to it. A character a row gave by accident breaks agreements, so it is not taken."""
+    found = set()
+    for right, got in rows:
+        if not got or got == right or not right.startswith(got):
+            continue
+        rest = right[len(got):]  # (the character it ends on, else the one it lost after a whitespace)
+        found |= set([c for c in (got[-1], rest.lstrip()[:1] if rest[:1].isspace() else "")
+                      if c and got in after_forms(right, c)][:1])
+    texts = [right for right, _ in rows] + agreements
+    wanted = [got for _, got in rows] + agreements
+    lasts = [{c: k for k, c in enumerate(text) if c in found} for text in texts]  # (each character's last place)
+    at = [-1] * len(texts)  # (where the cut of the characters taken so far falls in each text)
+
+    def score(c: str) -> int:
+        return sum(_gives(text, want, max(a, last.get(c, -1))) for text, want, last, a in zip(texts, wanted, lasts, at))
+
+    marks, best = "", sum(_gives(text, want, -1) for text, want in zip(texts, wanted))
+    while found:
+        c = max(sorted(found), key=score)  # (of those that give as many, the first in code point order)
+        top = score(c)
+        if top <= best:
+            break
+        marks, best, found = marks + c, top, found - {c}
+        at = [max(a, last.get(c, -1)) for a, last in zip(at, lasts)]
+    return after_key(marks) if marks else None
+
+
+def _gives(right: str, want: str, at: int) -> bool:
+    """Whether a form of the cut after position ``at`` of ``right`` is ``want`` (``_forms``, unmade)."""
+    if at < 0:
+        return want == right or want == right.rstrip()
+    if len(want) == at + 1 and right.startswith(want):
+        return True
+    return at > 0 and right[at - 1].isspace() and right[:at].rstrip() == want
+
+
+def after_forms(right: str, marks: str) -> list[str]:
+    """The answers of a decoder that cuts the right text after the last of ``marks``, each form in
+    its place. A text that holds none comes out whole, then less its trailing whitespace. The last
+    two forms also cut a mark that follows a whitespace, with that whitespace (a lone ``*`` is no
+    sentence's end: SillyTavern's trim does so)."""
+    return _forms(right, max(map(right.rfind, marks), default=-1))
+
+
+def _forms(right: str, at: int) -> list[str]:
+    """``after_forms`` of a cut after position ``at`` (-1: none)."""
+    if at < 0:
+        return [right, right.rstrip()] * 2
+    kept = right[:at + 1]
+    lone = kept[:-1].rstrip() if len(kept) > 1 and kept[-2].isspace() else kept
+    return [kept, kept, lone, lone]
 
 
 def parse(key: str) -> tuple[int, str]:
@@ -40,12 +119,16 @@ def key_of(op: str, at: int, unit: str) -> str:
 
 def said_of(key: str) -> str:
     """The key in words: ``the text cut to its first 2,000 characters``."""
+    if is_cut_after(key):
+        return f"the text cut after the last of {_listed(marks_of(key))}"
     at, unit = parse(key)
     return f"the text cut to its first {at:,} {unit}"
 
 
 def does(key: str) -> str:
     """What a decoder with the learnt cut does, as the evidence says it."""
+    if is_cut_after(key):
+        return f"keeps the text up to the last of {_listed(marks_of(key))}, where it holds one"
     at, unit = parse(key)
     if key.startswith("stream."):
         return f"stops the stream after its first {at:,} {'generated ids' if unit == 'ids' else unit}"
@@ -67,6 +150,8 @@ def cut(text: str, at: int, unit: str) -> list[str]:
 def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
     """The answers of a decoder that cuts as ``key`` says: None where the text is no longer than that
     (the bug cannot show)."""
+    if is_cut_after(key):
+        return _after_run(marks_of(key))
     at, unit = parse(key)
     op = key.partition(".")[0]
 
@@ -80,9 +165,22 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
     return run
 
 
+def _after_run(marks: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
+    """A decoder's answers that cut after the last of ``marks`` (``after_forms``)."""
+    def run(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+        return [form for right in right_answers(ref, "decode", ids, prompt, asked) for form in after_forms(right, marks)]
+
+    return run
+
+
+def _listed(marks: str) -> str:
+    return ", ".join(repr(c) for c in marks)
+
+
 def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: object) -> list[str]:
     """The keys of the cuts at a length that turn the reference's answer into the engine's ``got``,
-    in the order of ``UNITS``; none where the engine's text is not the start of the right one."""
+    in the order of ``UNITS``, then the cut after the last of the character it ends on; none where
+    the engine's text is not the start of the right one."""
     if op not in CAUSES or not isinstance(got, str) or got == FAILED:
         return []
     right = right_answers(ref, op, ids, prompt, asked)[0]
@@ -94,6 +192,8 @@ def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
         at = _length(ref, op, ids, prompt, asked, right, got, unit)
         if at is not None and at > 0:
             keys.append(key_of(op, at, unit))
+    if op == "decode" and after_forms(right, got[-1])[0] == got:
+        keys.append(after_key(got[-1]))
     return keys
 
 
