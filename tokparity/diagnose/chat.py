@@ -324,12 +324,13 @@ def _named(found: list[tuple[str, ...]], gave: str, does_of: dict[str, str] | No
 
 def prefer_chat(diagnoses: list[Diagnosis], broken: Callable[[tuple[str, ...]], int] = lambda keys: 0
                 ) -> list[Diagnosis]:
-    """One engine, one cause: where several sets reproduce a conversation, a set that changes none
-    of the engine's agreements comes first (``broken``: how many it changes), then the smallest,
-    then the one that changes the fewest, then the one that reproduces the most of the engine's
-    conversations. Qwen3's template writes ChatML: an engine that drops the tools is not one that
-    falls back to ChatML where its other conversations, the ones ChatML would change, agree. (What the backend gave, ids or text, is
-    read off the evidence the search wrote.)"""
+    """One engine, one cause: where several sets reproduce a conversation, the order says which
+    names it. A set that changes none of the engine's agreements comes first (``broken``: how many
+    it changes). Then the smallest, then the one that changes the fewest. Then the one that
+    reproduces the most of the engine's conversations. Qwen3's template writes ChatML. An engine
+    that drops the tools is not one that falls back to ChatML: its other conversations agree, and
+    ChatML would change them. (What the backend gave, ids or text, is read off the evidence the
+    search wrote.)"""
     counts: dict[tuple[str, ...], int] = {}
     for d in diagnoses:
         for keys in (d.variants, *d.alternatives):
