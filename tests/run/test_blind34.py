@@ -17,8 +17,8 @@ Written after the round was seen, and general:
   SillyTavern's continue nudge, and a second form puts it only where a continue is asked.
 - ``chat.continue-as-reply``: a request to continue the last message answered as a new reply.
 - ``decode.cut-after-last`` (learnt): the text cut after the last of some characters. Each row
-  gives the character its text ends on; the verdict takes them one at a time, while the cut gives
-  and keeps more. It reads SillyTavern's ``trimToEndSentence``.
+  gives the character its text ends on. The verdict takes them one at a time, while one gains: a
+  row given is a gain, an agreement broken a loss. It reads SillyTavern's ``trimToEndSentence``.
 
 Each bug below is named by its cause, its verdict proven, the twin agreeing.
 
