@@ -69,7 +69,7 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
     # (proven: 10 % of the rows may be missed, 1 % of the agreements broken)
     worth = [1.0] * len(rows) + [max(1.0, 10 * len(rows) / max(1, len(agreements)))] * len(agreements)
     at = [-1] * len(texts)  # (where the cut of the characters taken so far falls in each text)
-    gives = [_gives(text, want, -1) for text, want in zip(texts, wanted)]
+    gives = [want in _forms(text, -1) for text, want in zip(texts, wanted)]
     # (each character, the texts that hold it and its last place there: a character changes only those)
     places: dict[str, list[tuple[int, int]]] = {c: [] for c in found}
     for k, text in enumerate(texts):
@@ -77,7 +77,7 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
             places[c].append((k, last))
 
     def gain(c: str) -> float:
-        return sum(worth[k] * (_gives(texts[k], wanted[k], last) - gives[k]) for k, last in places[c] if last > at[k])
+        return sum(worth[k] * ((wanted[k] in _forms(texts[k], last)) - gives[k]) for k, last in places[c] if last > at[k])
 
     marks = ""
     while found:
@@ -86,18 +86,9 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
             break
         for k, last in places[c]:
             if last > at[k]:
-                at[k], gives[k] = last, _gives(texts[k], wanted[k], last)
+                at[k], gives[k] = last, wanted[k] in _forms(texts[k], last)
         marks, found = marks + c, found - {c}
     return after_key(marks) if marks else None
-
-
-def _gives(right: str, want: str, at: int) -> bool:
-    """Whether a form of the cut after position ``at`` of ``right`` is ``want`` (``_forms``, unmade)."""
-    if at < 0:
-        return want == right or want == right.rstrip()
-    if len(want) == at + 1 and right.startswith(want):
-        return True
-    return at > 0 and right[at - 1].isspace() and right[:at].rstrip() == want
 
 
 def after_forms(right: str, marks: str) -> list[str]:
