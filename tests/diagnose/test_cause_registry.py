@@ -66,7 +66,7 @@ def test_every_decoding_cause_is_built_or_reviewed():
         assert v.op == declared()[v.name]["stage"] and declared()[v.name]["evidence"]
     assert all(declared()[n]["stage"] in DECODING_OPS for n in built_as("reviewed"))
     assert built_as("learnt") == [*learnt_edits.CAUSES.values(), *learnt_ids.CAUSES.values(),
-                                  *learnt_cut.CAUSES.values(), learnt_cut.AFTER, learnt_bytes.CAUSE,
+                                  *learnt_cut.CAUSES.values(), learnt_cut.AFTER, learnt_cut.BEFORE, learnt_bytes.CAUSE,
                                   learnt_replaced.CAUSE]  # (learnt from the case)
 
 

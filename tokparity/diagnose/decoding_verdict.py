@@ -74,13 +74,23 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     candidates += [k for c in candidates if is_edit(c) and (k := learnt_edits.narrowed(c, ref, op, asked, [
         (list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0), answer_of(j)) for j, d in own
         if d.variants == (c,)][:NARROWED_FROM])) is not None]
-    # (a cut after the last of some characters, learnt from every row: a row another way gives may be one too)
-    if op == "decode" and any(learnt_cut.is_cut_after(n) for _, d in own for keys in (d.variants, *d.alternatives)
-                              for n in keys):
+    # (a learnt edit grown with the characters of rows other ways give: "~~" dropped reads as a cut)
+    if op != "pieces" and (edits := [c for c in candidates if is_edit(c)]):
+        texts = lambda ids, prompt: str(wrong.right_answers(ref, op, ids, prompt, asked)[0])  # noqa: E731
+        more = learnt_edits.grown(edits[0], [(texts(list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)), got)
+                                             for j, _ in own if isinstance(got := answer_of(j), str)],
+                                  [texts(ids, prompt) for ids, prompt, _ in agreeing])
+        candidates += [more] if more is not None and more not in candidates else []
+    # (a cut after the last of some characters, or before the first, learnt from every row: a row
+    # another way gives may be one too)
+    causes = {n.partition(":")[0] for _, d in own for keys in (d.variants, *d.alternatives) for n in keys}
+    if op == "decode" and not causes.isdisjoint((learnt_cut.AFTER, learnt_cut.BEFORE)):
         right = lambda ids: wrong.right_answers(ref, op, ids, 0, asked)[0]  # noqa: E731
-        after = learnt_cut.learnt_after([(right(list(j.oracle_ids)), got) for j, _ in own
-                                         if isinstance(got := answer_of(j), str)], [right(ids) for ids, _, _ in agreeing])
-        candidates += [after] if after is not None and after not in candidates else []
+        rows = [(right(list(j.oracle_ids)), got) for j, _ in own if isinstance(got := answer_of(j), str)]
+        agreed = [right(ids) for ids, _, _ in agreeing]
+        cuts = [learnt_cut.learnt_after(rows, agreed) if learnt_cut.AFTER in causes else None,
+                learnt_cut.learnt_before(rows, agreed) if learnt_cut.BEFORE in causes else None]
+        candidates += [c for c in cuts if c is not None and c not in candidates]
     scored: list[tuple[int, str, list[tuple[Judgement, Diagnosis]], Counter[int]]] = []
     for candidate in candidates:
         # (a row of two bugs at once is not one variant's: the verdict names one)

@@ -15,6 +15,11 @@ reply to its last whole sentence (``decode.cut-after-last:".!?"``). Each case gi
 its text ends on, where the cut after that character's last gives the engine's text. The verdict
 takes those characters one at a time, while one gains: a case given is a gain, an agreement
 broken a loss. A text that holds none of them comes out whole, or less its trailing whitespace.
+
+A decoded text may be cut before the first of some characters too, as a client cuts a reply at a
+stop sequence (``decode.cut-before-first:"<>"``). Each case gives the character after its cut,
+where the cut before that character's first gives the engine's text. The verdict takes those
+characters as it takes the others.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from tokparity.reference.decode import DecodeSettings, incomplete_tail
 
 CAUSES = {"decode": "decode.cut-at-length", "stream": "stream.cut-at-length"}
 AFTER = "decode.cut-after-last"  # (its characters learnt from the cases, chosen by the verdict)
+BEFORE = "decode.cut-before-first"  # (likewise)
 UNITS = ("characters", "UTF-16 units", "bytes", "ids")  # (a stream's ids: those after its prompt)
 
 
@@ -37,12 +43,14 @@ def is_cut(key: str) -> bool:
 
 
 def is_cut_after(key: str) -> bool:
-    return key.partition(":")[0] == AFTER
+    """Whether ``key`` is a cut at some characters: after the last of them, or before the first."""
+    return key.partition(":")[0] in (AFTER, BEFORE)
 
 
-def after_key(marks: str) -> str:
-    """The key of a cut after the last of ``marks``, each once, in code point order."""
-    return f"{AFTER}:{json.dumps(''.join(sorted(set(marks))), ensure_ascii=False)}"
+def after_key(marks: str, name: str = AFTER) -> str:
+    """The key of a cut after the last of ``marks`` (``name``: or before the first), each once, in
+    code point order."""
+    return f"{name}:{json.dumps(''.join(sorted(set(marks))), ensure_ascii=False)}"
 
 
 def marks_of(key: str) -> str:
@@ -53,10 +61,7 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
     """The characters a text is cut after, as the ``rows`` and ``agreements`` read; None where no
     row is cut so. A row is the right text and the engine's. An agreement is a right text the
     engine gave. A row gives the character its text ends on, else the one it lost after a
-    whitespace, where the cut after that character's last gives the row. The character that
-    gains the most is taken first, then the next, while one gains. A row given is one gain. An
-    agreement broken is a loss of as many rows as ``proven`` allows for it: a character a row gave
-    by accident breaks agreements."""
+    whitespace, where the cut after that character's last gives the row (``_taken``)."""
     found = set()
     for right, got in rows:
         if not got or got == right or not right.startswith(got):
@@ -64,31 +69,54 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
         rest = right[len(got):]  # (the character it ends on, else the one it lost after a whitespace)
         found |= set([c for c in (got[-1], rest.lstrip()[:1] if rest[:1].isspace() else "")
                       if c and got in after_forms(right, c)][:1])
+    marks = _taken(rows, agreements, found, _forms, first=False)
+    return after_key(marks) if marks else None
+
+
+def learnt_before(rows: list[tuple[str, str]], agreements: list[str]) -> str | None:
+    """The characters a text is cut before, as the ``rows`` and ``agreements`` read; None where no
+    row is cut so. A row gives the character after its cut (after its trailing whitespace, for an
+    engine that strips it), where the cut before that character's first gives the row."""
+    found = {c for right, got in rows if (c := _before_mark(right, got))}
+    marks = _taken(rows, agreements, found, _before_forms, first=True)
+    return after_key(marks, BEFORE) if marks else None
+
+
+def _taken(rows: list[tuple[str, str]], agreements: list[str], found: set[str],
+           forms: Callable[[str, int], list[str]], first: bool) -> str:
+    """Of the characters ``found``, those a cut is made at. The character that gains the most is
+    taken first, then the next, while one gains. A row given is one gain. An agreement broken is a
+    loss of as many rows as ``proven`` allows for it: a character a row gave by accident breaks
+    agreements. ``forms`` gives a text's answers cut at a place (-1 or its length: none);
+    ``first``: the cut is at the first of the characters taken, else at the last."""
     texts = [right for right, _ in rows] + agreements
     wanted = [got for _, got in rows] + agreements
     # (proven: 10 % of the rows may be missed, 1 % of the agreements broken)
     worth = [1.0] * len(rows) + [max(1.0, 10 * len(rows) / max(1, len(agreements)))] * len(agreements)
-    at = [-1] * len(texts)  # (where the cut of the characters taken so far falls in each text)
-    gives = [want in _forms(text, -1) for text, want in zip(texts, wanted)]
-    # (each character, the texts that hold it and its last place there: a character changes only those)
+    at = [len(text) if first else -1 for text in texts]  # (where the cut of the characters taken so far falls)
+    gives = [want in forms(text, place) for text, want, place in zip(texts, wanted, at)]
+    # (each character, the texts that hold it and its place there: a character changes only those)
     places: dict[str, list[tuple[int, int]]] = {c: [] for c in found}
     for k, text in enumerate(texts):
-        for c, last in {c: last for last, c in enumerate(text) if c in found}.items():
-            places[c].append((k, last))
+        seen = enumerate(text) if not first else reversed(list(enumerate(text)))
+        for c, place in {c: place for place, c in seen if c in found}.items():
+            places[c].append((k, place))
+    nearer = (lambda place, k: place < at[k]) if first else (lambda place, k: place > at[k])  # noqa: E731
 
     def gain(c: str) -> float:
-        return sum(worth[k] * ((wanted[k] in _forms(texts[k], last)) - gives[k]) for k, last in places[c] if last > at[k])
+        return sum(worth[k] * ((wanted[k] in forms(texts[k], place)) - gives[k]) for k, place in places[c]
+                   if nearer(place, k))
 
     marks = ""
     while found:
         c = max(sorted(found), key=gain)  # (of those that gain as much, the first in code point order)
         if gain(c) <= 0:
             break
-        for k, last in places[c]:
-            if last > at[k]:
-                at[k], gives[k] = last, wanted[k] in _forms(texts[k], last)
+        for k, place in places[c]:
+            if nearer(place, k):
+                at[k], gives[k] = place, wanted[k] in forms(texts[k], place)
         marks, found = marks + c, found - {c}
-    return after_key(marks) if marks else None
+    return marks
 
 
 def after_forms(right: str, marks: str) -> list[str]:
@@ -108,6 +136,25 @@ def _forms(right: str, at: int) -> list[str]:
     return [kept, kept, lone, lone]
 
 
+def before_forms(right: str, marks: str) -> list[str]:
+    """The answers of a decoder that cuts the right text before the first of ``marks``: as it is,
+    then less its trailing whitespace. A text that holds none comes out whole (less it)."""
+    return _before_forms(right, min((at for at in map(right.find, marks) if at >= 0), default=len(right)))
+
+
+def _before_forms(right: str, at: int) -> list[str]:
+    """``before_forms`` of a cut before position ``at``."""
+    return [right[:at], right[:at].rstrip()]
+
+
+def _before_mark(right: str, got: str) -> str:
+    """The character a cut before whose first gives ``got``, "" where none does."""
+    if got == right or not right.startswith(got):
+        return ""
+    rest = right[len(got):]
+    return next((c for c in dict.fromkeys((rest[:1], rest.lstrip()[:1])) if c and got in before_forms(right, c)), "")
+
+
 def parse(key: str) -> tuple[int, str]:
     at, unit = json.loads(key.partition(":")[2])
     return int(at), str(unit)
@@ -120,13 +167,15 @@ def key_of(op: str, at: int, unit: str) -> str:
 def said_of(key: str) -> str:
     """The key in words: ``the text cut to its first 2,000 characters``."""
     if is_cut_after(key):
-        return f"the text cut after the last of {_listed(marks_of(key))}"
+        return f"the text cut {_where(key)} of {_listed(marks_of(key))}"
     at, unit = parse(key)
     return f"the text cut to its first {at:,} {unit}"
 
 
 def does(key: str) -> str:
     """What a decoder with the learnt cut does, as the evidence says it."""
+    if key.startswith(BEFORE):
+        return f"keeps the text up to the first of {_listed(marks_of(key))}, where it holds one, and none of it"
     if is_cut_after(key):
         return f"keeps the text up to the last of {_listed(marks_of(key))}, where it holds one"
     at, unit = parse(key)
@@ -151,7 +200,7 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
     """The answers of a decoder that cuts as ``key`` says. A cut at a length gives None where the
     text is no longer than that (the bug cannot show)."""
     if is_cut_after(key):
-        return _after_run(marks_of(key))
+        return _after_run(marks_of(key), key.startswith(BEFORE))
     at, unit = parse(key)
     op = key.partition(".")[0]
 
@@ -165,12 +214,18 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
     return run
 
 
-def _after_run(marks: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
-    """A decoder's answers that cut after the last of ``marks`` (``after_forms``)."""
+def _after_run(marks: str, before: bool) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
+    """A decoder's answers that cut after the last of ``marks`` (``after_forms``), or before the first."""
+    forms = before_forms if before else after_forms
+
     def run(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
-        return [form for right in right_answers(ref, "decode", ids, prompt, asked) for form in after_forms(right, marks)]
+        return [form for right in right_answers(ref, "decode", ids, prompt, asked) for form in forms(right, marks)]
 
     return run
+
+
+def _where(key: str) -> str:
+    return "before the first" if key.startswith(BEFORE) else "after the last"
 
 
 def _listed(marks: str) -> str:
@@ -179,14 +234,16 @@ def _listed(marks: str) -> str:
 
 def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, got: object) -> list[str]:
     """The keys of the cuts at a length that turn the reference's answer into the engine's ``got``,
-    in the order of ``UNITS``, then the cut after the last of the character it ends on; none where
-    the engine's text is not the start of the right one."""
+    in the order of ``UNITS``, then the cut after the last of the character it ends on, then the
+    cut before the first of the one after it; none where the engine's text is not the start of the
+    right one. A text cut to nothing is a cut before its first character only."""
     if op not in CAUSES or not isinstance(got, str) or got == FAILED:
         return []
     right = right_answers(ref, op, ids, prompt, asked)[0]
+    before = [after_key(c, BEFORE) for c in [_before_mark(right, got)] if c and op == "decode"]
     stem = got.rstrip("\ufffd")
     if not stem or got == right or len(stem) >= len(right) or not right.startswith(stem):
-        return []
+        return before
     keys = []
     for unit in UNITS:
         at = _length(ref, op, ids, prompt, asked, right, got, unit)
@@ -194,7 +251,7 @@ def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
             keys.append(key_of(op, at, unit))
     if op == "decode" and after_forms(right, got[-1])[0] == got:
         keys.append(after_key(got[-1]))
-    return keys
+    return keys + before
 
 
 def _first_ids(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: DecodeSettings, at: int) -> list:

@@ -88,6 +88,47 @@ def joined(keys: Iterable[str]) -> str | None:
     return edit.key(chosen[0].partition(":")[0] + ":") if edit is not None else None
 
 
+def grown(key: str, rows: list[tuple[str, str]], agreements: list[str]) -> str | None:
+    """The learnt edit ``key`` with more characters written otherwise, as the ``rows`` and
+    ``agreements`` read; None where none gains. A row is the right text and the engine's; an
+    agreement is a right text the engine gave. A row the edit does not give is read as an edit of
+    its own, a text cut short included (its lost characters may be dropped ones). Each character
+    of those edits is weighed alone: the one that gains the most is joined first, then the next,
+    while one gains. A row given is one gain. An agreement broken is a loss of as many rows as
+    ``proven`` allows for it. An engine that drops "#" in one text drops it in every text, and
+    a row that held only "~" reads as cut where "~" is dropped too."""
+    edit = parse(key)
+    if edit.before:
+        return None
+    texts = [right for right, _ in rows] + agreements
+    wanted = [got for _, got in rows] + agreements
+    # (proven: 10 % of the rows may be missed, 1 % of the agreements broken)
+    worth = [1.0] * len(rows) + [max(1.0, 10 * len(rows) / max(1, len(agreements)))] * len(agreements)
+    gives = [edit(text) == want for text, want in zip(texts, wanted)]
+    parts: set[TextEdit] = set()
+    for (right, got), given in zip(rows, gives):
+        if not given and (own := between(right, got, cuts=True)) is not None:
+            parts |= {TextEdit((pair,)) for pair in own.as_} | {TextEdit(runs=ch) for ch in own.runs}
+    # (each part, the texts that hold its character: a part changes only those)
+    holding = {part: [k for k, text in enumerate(texts) if (part.as_[0][0] if part.as_ else part.runs) in text]
+               for part in parts}
+
+    def gain(part: TextEdit) -> float:
+        more = edit.joined(part)
+        return -1.0 if more is None else sum(worth[k] * ((more(texts[k]) == wanted[k]) - gives[k]) for k in holding[part])
+
+    first = edit
+    while parts:
+        part = max(sorted(parts, key=lambda p: p.key()), key=gain)  # (of those that gain as much, the first by key)
+        if gain(part) <= 0:
+            break
+        edit = edit.joined(part) or edit
+        for k in holding[part]:
+            gives[k] = edit(texts[k]) == wanted[k]
+        parts.discard(part)
+    return edit.key(key.partition(":")[0] + ":") if edit != first else None
+
+
 def does(key: str) -> str:
     """What a decoder with the learnt edit ``key`` does, as the evidence says it."""
     return parse(key).said("writes each piece with" if key.startswith("pieces.") else "writes the text with")

@@ -88,7 +88,9 @@ class TextEdit:
             return None
         else:
             before = self.before
-        return TextEdit(tuple(sorted(mine.items())), "".join(sorted(set(self.runs + other.runs))), before)
+        # (runs of a character the table writes otherwise are gone before the runs are read)
+        runs = {ch for ch in self.runs + other.runs if ch not in mine or any(ch in b for b in mine.values())}
+        return TextEdit(tuple(sorted(mine.items())), "".join(sorted(runs)), before)
 
     def said(self, lead: str = "the text read with") -> str:
         parts = [f"{shown(a)} as {shown(b)}" if b else f"{shown(a)} dropped" for a, b in self.as_]
@@ -180,9 +182,11 @@ def edit_of(vocab: Vocab, oracle: Sequence[int], target: Sequence[int]) -> TextE
     return None if a is None or b is None else between(a, b)
 
 
-def between(a: str, b: str) -> TextEdit | None:
-    """The edit of the kinds above that turns ``a`` into ``b`` (None: none does, or they are the same)."""
-    if a == b or a.startswith(b):  # (the engine's text a start of the right one is a cut, whatever it looks like)
+def between(a: str, b: str, cuts: bool = False) -> TextEdit | None:
+    """The edit of the kinds above that turns ``a`` into ``b`` (None: none does, or they are the same).
+    ``cuts``: ``b`` may be a start of ``a`` too, where an edit already learnt asks whether the
+    characters it lost were dropped."""
+    if a == b or a.startswith(b) and not cuts:  # (the engine's text a start of the right one is a cut)
         return None
     if _kept(a) != _kept(b):  # (the letters, digits and marks are never edited: they stay, in order)
         return None
