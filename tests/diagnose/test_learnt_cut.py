@@ -27,7 +27,7 @@ def test_a_cut_is_learnt_in_each_unit_that_gives_it(zoo):
     # the first 9 ids end there too
     assert learnt_cut.learnt(ref, "decode", ids, 0, AS_FILES_SAY, right[:20]) == [
         'decode.cut-at-length:[20, "characters"]', 'decode.cut-at-length:[21, "UTF-16 units"]',
-        'decode.cut-at-length:[26, "bytes"]', 'decode.cut-at-length:[9, "ids"]']
+        'decode.cut-at-length:[26, "bytes"]', 'decode.cut-at-length:[9, "ids"]', 'decode.cut-before-first:"v"']
     key = 'decode.cut-at-length:[20, "characters"]'
     assert is_learnt(key) and said_of(key) == "the text cut to its first 20 characters"
     # a cut in bytes inside "ü" writes U+FFFD (where it leaves the character out, the row reads as
@@ -89,7 +89,7 @@ def test_the_characters_a_text_is_cut_after_are_those_that_give_and_keep_the_mos
             ("He says *smiles", "He says"), ("Done. Then", "Done."), ("A friend, nice", "A friend")]
     agreements = ["It works.", "Yes, this is fine!", "The cats sat.", "Done, and so on"]
     key = learnt_cut.learnt_after(rows, agreements)
-    assert key == learnt_cut.after_key("!.?*") and learnt_cut.marks_of(key) == "!*.?"
+    assert key == learnt_cut.marks_key("!.?*") and learnt_cut.marks_of(key) == "!*.?"
     assert learnt_cut.said_of(key) == "the text cut after the last of '!', '*', '.', '?'"
     # (the lone mark's row is its third form: the mark after a space cut with that space)
     assert [learnt_cut.after_forms(right, "!*.?").index(got) for right, got in rows[:5]] == [0, 0, 0, 2, 0]
@@ -104,4 +104,15 @@ def test_a_character_some_rows_give_by_accident_is_not_taken_where_it_breaks_agr
     rows = [(f"Sentence {i}. Then we", f"Sentence {i}.") for i in range(27)]
     rows += [("A friend, nice", "A friend"), ("We stand here", "We stand"), ("I said so", "I said")]
     agreements = [f"It works {i}." for i in range(98)] + ["and so on", "good one"]
-    assert learnt_cut.learnt_after(rows, agreements) == learnt_cut.after_key(".")
+    assert learnt_cut.learnt_after(rows, agreements) == learnt_cut.marks_key(".")
+
+
+def test_the_characters_a_text_is_cut_before_are_those_that_give_and_keep_the_most():
+    """A stop sequence split as a regular expression: "<|im_end|>" cuts at the first "<" or ">".
+    A row gives the character after its cut. "x" gives one row by accident and breaks agreements."""
+    rows = [("a <b> c", "a "), ("x > y", "x "), ("q < r", "q "), ("wxyz", "w")]
+    agreements = ["plain text", "mixed x text", "and x again"]
+    key = learnt_cut.learnt_before(rows, agreements)
+    assert key == learnt_cut.marks_key("<>", learnt_cut.BEFORE), key
+    assert learnt_cut.before_forms("one < two > three", "<>") == ["one ", "one"]
+    assert learnt_cut.before_forms("no marks ", "<>") == ["no marks ", "no marks"]

@@ -21,15 +21,19 @@ CONTENT = "\ue010"  # (in a text added to a content: the content itself, ``text_
 BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")  # line breaks with only spaces or tabs between them
 
 
-def turns_merged(messages: list[dict], joiner: str) -> list[dict]:
-    """Consecutive messages of one role made one, their text contents joined by ``joiner`` (a
-    message with tool calls or a content that is not a string stays as it is)."""
+def turns_merged(messages: list[dict], joiner: str, roles: str = "", texts_only: bool = False) -> list[dict]:
+    """Consecutive messages of one role made one, their text contents joined by ``joiner``, of the
+    ``roles`` named ("": every role). A message with tool calls or a content that is not a string
+    stays as it is. ``texts_only``: an empty content adds nothing, and a tool result stays apart
+    too (LangChain's ``merge_message_runs``)."""
     out: list[dict] = []
     for m in messages:
         last = out[-1] if out else None
         if last is not None and last.get("role") == m.get("role") and isinstance(last.get("content"), str) \
-                and isinstance(m.get("content"), str) and not last.get("tool_calls") and not m.get("tool_calls"):
-            out[-1] = last | {"content": last["content"] + joiner + m["content"]}
+                and isinstance(m.get("content"), str) and not last.get("tool_calls") and not m.get("tool_calls") \
+                and (not roles or m.get("role") in roles.split()) and not (texts_only and m.get("role") == "tool"):
+            texts = (last["content"], m["content"])
+            out[-1] = last | {"content": joiner.join(t for t in texts if t or not texts_only)}
         else:
             out.append(m)
     return out if len(out) < len(messages) else messages
@@ -54,11 +58,13 @@ def alternation_filled(messages: list[dict], text: str, scope: str = "") -> list
     alternate (LiteLLM's ``ensure_alternating_roles``). A tool result and an assistant message that
     calls tools are no turns: the search for the turn before steps over them. Scope "runs": before
     each message whose role is the one before's, a message of the other role with ``text`` (an
-    assistant's after a user's, else a user's: aider's ``ensure_alternating_roles``)."""
-    if scope == "runs":
+    assistant's after a user's, else a user's: aider's ``ensure_alternating_roles``). Scope
+    "users": between two user messages in a row only, an assistant's (LiteLLM's
+    ``_insert_assistant_continue_message``)."""
+    if scope in ("runs", "users"):
         runs: list[dict] = []
         for k, m in enumerate(messages):
-            if k and m.get("role") == messages[k - 1].get("role"):
+            if k and m.get("role") == messages[k - 1].get("role") and (scope == "runs" or m.get("role") == "user"):
                 runs.append({"role": "assistant" if m.get("role") == "user" else "user", "content": text})
             runs.append(m)
         return runs

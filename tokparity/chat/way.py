@@ -112,7 +112,8 @@ class ChatWay:
     # sent after the history, as SillyTavern's continue nudge and post-history instructions are
     append_as: str | None = None
     append_on_continue: bool = False  # that message put only where the request asks to continue the last one
-    # messages with no content taken out first: "plain" those without tool calls, "any" those with too
+    # messages with no content taken out first: "plain" those without tool calls, "any" those with too,
+    # "system" the system messages
     drop_empty: str = ""
     drop_null: bool = False  # messages whose content is null taken out first, their tool calls too
     null_as: str | None = None  # a null (or missing) content sent as this string ("", or Python's "None")
@@ -122,11 +123,13 @@ class ChatWay:
     blank_as: str | None = None
     blank_scope: str = ""
     merge_turns: str | None = None  # consecutive messages of one role made one, their texts joined by this
+    merge_roles: str = ""  # the roles merged so ("": every role; "system": SillyTavern's squash)
+    merge_texts_only: bool = False  # an empty content adds nothing to a merge, and tool results stay apart
     # every system message made one, put first, their texts joined by this (where one is late, or several)
     hoist_systems: str | None = None
     # a user message with this content put where the roles would not alternate (message_edits.alternation_filled)
     fill_alternation: str | None = None
-    fill_scope: str = ""  # where it is put: "" as LiteLLM does, "runs" between two messages of one role
+    fill_scope: str = ""  # where: "" as LiteLLM does, "runs" between two messages of one role, "users" two users
     tools: bool = True  # the conversation's tools given to the template
     # each tool's JSON edited first by these rules, a JSON list (tokparity.chat.tool_edits), read off a
     # backend's prompt: OpenAI's strict mode sets additionalProperties to false in every object schema
@@ -286,7 +289,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
         messages = messages[:-1]
     if way.drop_empty:
         messages = [m for m in messages if m.get("content") not in ("", None, [])
-                    or (m.get("tool_calls") and way.drop_empty == "plain")]
+                    or (m.get("tool_calls") and way.drop_empty == "plain")
+                    or (way.drop_empty == "system" and m.get("role") != "system")]
     if way.drop_null:
         messages = [m for m in messages if m.get("content") is not None]
     if (text := way.null_as) is not None:
@@ -294,7 +298,7 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
     if (text := way.blank_as) is not None:
         messages = [m | {"content": text} if is_blank(m, way.blank_scope) else m for m in messages]
     if way.merge_turns is not None:
-        messages = turns_merged(messages, way.merge_turns)
+        messages = turns_merged(messages, way.merge_turns, way.merge_roles, way.merge_texts_only)
     if way.hoist_systems is not None:
         messages = systems_hoisted(messages, way.hoist_systems)
     if way.fill_alternation is not None:

@@ -8,7 +8,8 @@ three ways of writing the text at once, and on top of them the ways of encoding 
 first, special-token text not parsed) and a BOS text left out, so an engine with several bugs gets
 all of them named. Other sets found with as many ways of writing the text are its alternatives.
 A set of three is not rendered where one of its ways changes nothing in this prompt, alone and
-beside each of the two others (``_Idle``).
+beside each of the two others. A set of two or three is not rendered where one of its ways, alone,
+changes the prompt before the backend's first change or after its last (``_Spared``).
 A row none reproduces is tried, once the engine's other rows are in, with sets of up to seven of
 the causes they show (``_composed``). None is named where none reproduces it: the class stays the
 judge's.
@@ -22,6 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain, combinations, islice, product
+from os.path import commonprefix
 
 from tokparity.chat import RAISED_SHOWN, ChatAnswer
 from tokparity.chat.conversation import Conversation
@@ -48,6 +50,7 @@ MAX_AT_ONCE = 3
 # tried with more at once, drawn from the causes its other rows show (at most this many of them).
 MAX_POOL = 7
 FEWER_TRIED = 3  # (the shorter sets of causes a verdict that is not proven weighs, most named first)
+CHOICES_TRIED = 16  # (the choices of forms a set of causes is checked with, at most; the first cause's forms change slowest)
 COMPOSED_TRIES = 192  # (the sets tried on one row, at most: the pool's 98 and the catalogue's 77 fit)
 NO_WAY = "no way of making the reference's prompt"  # (how the search says it found none)
 NOT_FOUND = "not found within"  # (how it says its budget ran out first)
@@ -175,11 +178,11 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
     said: dict[tuple[str, ...], dict[str, str]] = {}  # a set found -> the words of the forms that gave it first
     bos = reference.template.specials.get("bos_token") or "\ue001"  # (a text no prompt holds where there is no BOS)
     later: list[tuple[str, ...]] = []  # (sets found with a BOS text left out: one way more, weighed a size later)
-    idle = _Idle()
+    spared = _Spared(got.text if got.text != right.text else None, bos)
     for size in range(0, MAX_AT_ONCE + 1):
         found, later = later, []
         for variants in combinations(ways, size):
-            if own_checks_only and refusing.isdisjoint(map(id, variants)) or idle.holds_one(variants):
+            if own_checks_only and refusing.isdisjoint(map(id, variants)) or spared.spares(variants):
                 continue
             way = combined(variants)
             if way is None or own_checks_only and not own_refusal(conversation, way):
@@ -189,7 +192,7 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                                      f"stopped after the ways of {max(size - 1, 0)} cause(s) at once", stage="chat")
             try:
                 text = reference.text(conversation, way)
-                idle.saw(variants, text)
+                spared.saw(variants, text)
             except TemplateRaised as e:  # (a refusal reproduces only the same refusal)
                 names = tuple(v.name for v in variants)
                 if got.raised and _same_refusal(str(e), got.raised) and names not in found:
@@ -250,22 +253,43 @@ def diagnose_chat(reference: ChatReference, j: Judgement) -> Diagnosis:
                          f"once, and of encoding it) gives the backend's prompt{unrendered}", stage="chat")
 
 
-class _Idle:
-    """The ways that change nothing in one conversation's prompt, read off the search's own renders.
-    A way is idle in a set of three where the prompt is the same with it as without it: alone, and
-    beside each of the two others. Such a set is not rendered. This assumes that a way idle beside
-    each of two others stays idle beside both at once. Where that fails (a way that undoes the
-    edits of two others together), a smallest set of three may go unfound."""
+class _Spared:
+    """The sets of ways a search need not render, read off its own renders of one conversation.
 
-    def __init__(self) -> None:
+    A way is idle in a set of three where the prompt is the same with it as without it: alone, and
+    beside each of the two others. A way strays where, alone, it changes the prompt before the
+    backend's first change or after its last (``got``: the backend's text, None where it gave the
+    reference's own or none). A way that changes the prompt's first or last character never strays:
+    it acts on whatever the others leave there (a trailing newline dropped after a generation
+    prompt added). Two assumptions make this sound: a way idle beside each of two others stays idle
+    beside both, and no way undoes another's change. Where one fails, a smallest set of two or three
+    may go unfound."""
+
+    def __init__(self, got: str | None, bos: str) -> None:
+        self._got, self._bos = got, bos
         self._texts: dict[tuple[int, ...], str] = {}  # (the ways by identity) -> the prompt; sets of 0 and 1
         self._idle_beside: set[tuple[int, int]] = set()  # (way, other): way changes nothing beside other
+        self._strays: set[int] = set()
+        self._shared = (0, 0)  # (the backend's prompt: the characters it shares with the plain one, first and last)
 
     def saw(self, variants: tuple[ChatVariant, ...], text: str) -> None:
         """Keep what a rendered set shows (sets of up to two ways)."""
         keys = tuple(map(id, variants))
-        if len(keys) <= 1:
+        if not keys:
             self._texts[keys] = text
+            if self._got is not None:
+                # (a BOS text first on the backend's side only may be the encoder's: both are read)
+                gots = [self._got] + ([self._got[len(self._bos):]] if self._got.startswith(self._bos) else [])
+                ends = [_shared_ends(text, got) for got in gots]
+                first = 0 if self._got.startswith(self._bos) != text.startswith(self._bos) else min(e[0] for e in ends)
+                self._shared = (first, min(e[1] for e in ends))
+        elif len(keys) == 1:
+            self._texts[keys] = text
+            plain = self._texts.get(())
+            if self._got is not None and plain is not None and text != plain:
+                first, last = _shared_ends(plain, text)
+                if first > 0 and last > 0 and (first < self._shared[0] or last < self._shared[1]):
+                    self._strays.add(keys[0])
         elif len(keys) == 2:
             a, b = keys
             if self._texts.get((a,)) == text:
@@ -273,14 +297,27 @@ class _Idle:
             if self._texts.get((b,)) == text:
                 self._idle_beside.add((a, b))
 
-    def holds_one(self, variants: tuple[ChatVariant, ...]) -> bool:
-        """Whether a set of three holds a way idle alone and beside each of the two others."""
-        if len(variants) != 3:
+    def spares(self, variants: tuple[ChatVariant, ...]) -> bool:
+        """Whether a set need not be rendered: it holds a way that strays, or, of three, one idle."""
+        if len(variants) < 2:
             return False
         keys = tuple(map(id, variants))
+        if not self._strays.isdisjoint(keys):
+            return True
         plain = self._texts.get(())
-        return plain is not None and any(
+        return len(keys) == 3 and plain is not None and any(
             self._texts.get((k,)) == plain and all((k, o) in self._idle_beside for o in keys if o != k) for k in keys)
+
+
+def _shared_ends(plain: str, other: str) -> tuple[int, int]:
+    """How many characters two texts share at their start and at their end. Each is read alone:
+    where a text is written in, the two overlap, and each says no more than that the change ends
+    or starts beyond it.
+
+    >>> _shared_ends("<s>[INST] Hi [/INST]", "<s>[INST] Hi  [/INST]")
+    (13, 8)
+    """
+    return len(commonprefix((plain, other))), len(commonprefix((plain[::-1], other[::-1])))
 
 
 def _ids_out_of_reach(reference: ChatReference, got: ChatAnswer) -> str:
@@ -377,8 +414,10 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
                 if id(c) in rights and not _same_answer(reference, c, way, rights[id(c)])]
 
     def broken(keys: tuple[str, ...]) -> int:
-        if keys not in kept_memo:  # (of a cause's forms, the one that changes fewest: the engine has one)
-            kept_memo[keys] = min((len(changed(way)) for way in _ways(keys, read)), default=len(rights))
+        if keys not in kept_memo:  # (of a cause's forms that give one of its rows, the one that changes fewest)
+            ways = _ways(keys, read)
+            giving = [w for w in ways if any(row is not None and _gives(reference, row[0], row[1], w) for row in rows)]
+            kept_memo[keys] = min((len(changed(way)) for way in giving or ways), default=len(rights))
         return kept_memo[keys]
 
     chosen = _composed(reference, rows, prefer_chat([d for _, d in mine], broken), read)
@@ -410,9 +449,11 @@ def chat_verdict(reference: ChatReference, mine: list[tuple[Judgement, Diagnosis
     _, explains, keeps, at, broke, union = max(tried, key=lambda t: (t[0], t[1], t[2]))
     choices = _choices(union, read)
     breaks = [labels[k] if k < len(labels) else f"agreement {k + 1}" for k in broke]
-    # (the words of the forms the verdict checked, where a value was read off the prompts)
+    # (the words of the forms the verdict checked, where a value was read off the prompts or a form
+    # is not its cause's first)
     forms = choices[-at][1] if choices else ()
-    said = tuple(v.does if v.name in read else "" for v in forms) if any(v.name in read for v in forms) else ()
+    own = [v.does if v.name in read or v.does != BY_NAME[v.name].does else "" for v in forms]
+    said = tuple(own) if any(own) else ()
     # (an engine that refuses every conversation leaves no agreement to check a cause on: any way
     # that makes the template refuse would read so)
     checked = bool(rights) or not all(_backend_answer(j).raised for j, _ in mine)
@@ -523,7 +564,7 @@ def _choices(names: tuple[str, ...], read: dict[str, tuple[ChatVariant, ...]]
              ) -> list[tuple[ChatWay, tuple[ChatVariant, ...]]]:
     """``_ways``, each with the forms it is made of."""
     forms = [list(read[n]) if n in read else [v for v in VARIANTS if v.name == n] for n in names]
-    return [(way, choice) for choice in islice(product(*forms), 16) if (way := combined(choice)) is not None]
+    return [(way, choice) for choice in islice(product(*forms), CHOICES_TRIED) if (way := combined(choice)) is not None]
 
 
 def _explained(reference: ChatReference, rows: list[tuple[Conversation, ChatAnswer, Diagnosis] | None],

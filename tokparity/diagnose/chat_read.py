@@ -204,7 +204,8 @@ BLANK_SCOPES = {"": "", "calls": ", a message with tool calls too", "user assist
                 "user assistant calls": ", of a user or assistant message, with tool calls too"}
 # Where a message is put to make the roles alternate (ChatWay.fill_scope), and its words ("": the cause's own)
 FILL_SCOPES = {"": "", "runs": "puts a message of the other role before each message whose role is the one before's "
-                               "(an assistant's after a user's, else a user's)"}
+                               "(an assistant's after a user's, else a user's)",
+               "users": "puts an assistant message between two user messages in a row"}
 JOINERS = ("\n\n", "\n", " ", "")  # (what may join a text to a system message's content)
 
 

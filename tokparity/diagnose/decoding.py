@@ -125,6 +125,8 @@ VARIANTS = (
     DecodeVariant("stream.last-id-per-step", wrong.last_id_per_step, twin=wrong.right_stream),
     DecodeVariant("stream.characters-held-back", wrong.characters_held_back, twin=wrong.right_stream),
     DecodeVariant("stream.tag-start-held", wrong.tag_start_held, twin=wrong.right_stream),
+    DecodeVariant("stream.held-while-replaced", wrong_streamer.held_while_replaced, twin=wrong.right_stream),
+    DecodeVariant("stream.buffer-cleared-on-text", wrong_streamer.cleared_on_text, twin=wrong.right_stream),
     DecodeVariant("decode.specials-skipped", wrong.specials_skipped, asks=lambda a: replace(a, skip_special=True)),
     DecodeVariant("decode.specials-written", wrong.specials_written, asks=lambda a: replace(a, skip_special=False)),
     DecodeVariant("decode.added-skipped", wrong.added_skipped),

@@ -28,7 +28,7 @@ from tokparity.diagnose.decoding import (
     spelt,
     variant_of,
 )
-from tokparity.diagnose.variants.text_edit import is_edit
+from tokparity.diagnose.variants.text_edit import is_edit, parse
 from tokparity.diagnose.verdict import proven
 from tokparity.records import BREAKS_LISTED, Diagnosis, Judgement, RootCause
 from tokparity.reference import RefTokenizer
@@ -74,8 +74,9 @@ def decoding_verdict(ref: RefTokenizer, op: str, asked: DecodeSettings,
     candidates += [k for c in candidates if is_edit(c) and (k := learnt_edits.narrowed(c, ref, op, asked, [
         (list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0), answer_of(j)) for j, d in own
         if d.variants == (c,)][:NARROWED_FROM])) is not None]
-    # (a learnt edit grown with the characters of rows other ways give: "~~" dropped reads as a cut)
-    if op != "pieces" and (edits := [c for c in candidates if is_edit(c)]):
+    # (a learnt edit grown with the characters of rows other ways give: "~~" dropped reads as a cut;
+    # only where the rows name the edit most, so a named cause keeps its rows)
+    if op != "pieces" and is_edit(name) and (edits := [c for c in candidates if is_edit(c)]):
         texts = lambda ids, prompt: str(wrong.right_answers(ref, op, ids, prompt, asked)[0])  # noqa: E731
         more = learnt_edits.grown(edits[0], [(texts(list(j.oracle_ids), int(j.tags.get("prompt", 0) or 0)), got)
                                              for j, _ in own if isinstance(got := answer_of(j), str)],
@@ -300,13 +301,16 @@ def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tup
                          agreeing: list[tuple[list[int], int, str]], departs: int) -> RootCause | None:
     """A table with two bugs (guidance's: ordinary tokens as text, added tokens left out): two
     variants, each in its form that gives the most mismatches, that reproduce the rows together.
-    A row is theirs where either gives it, or each id as the one that changes it. An agreement is
-    kept where both keep it. The pair that explains the most, then keeps the most; None where
-    fewer than two candidates gave a row."""
+    A row is theirs where either gives it, or each id as the one that changes it. Where one is a
+    learnt edit, a row is theirs too where the edit made on the other's pieces gives it (minbpe's
+    table: bytes as text, then control characters escaped). An agreement is kept where both keep
+    it. The pair that explains the most, then keeps the most; None where fewer than two
+    candidates gave a row."""
     ranked = sorted((s for s in scored if s[0]), key=lambda s: -s[0])[:PAIRED_AT_MOST]
     top = [(name, max(hits, key=hits.__getitem__)) for _, name, _, hits in ranked]  # (each in its best form)
     best: RootCause | None = None
     for (a, fa), (b, fb) in combinations(top, 2):
+        a, b = (_grown_after(ref, asked, own, agreeing, a, b, fb), _grown_after(ref, asked, own, agreeing, b, a, fa))
         va, vb = variant_of(a), variant_of(b)
         explained, alone = 0, Counter[str]()
         for j, _ in own:
@@ -315,8 +319,7 @@ def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tup
             x = one[fa] if fa < len(one) else None
             y = other[fb] if fb < len(other) else None
             alone.update(name for name, answer in ((a, x), (b, y)) if answer == got)
-            right = ref.piece_bytes(ids)
-            explained += got in (x, y) or (x is not None and y is not None and merged_pieces(right, x, y) == got)
+            explained += got in (x, y) or _together(ref.piece_bytes(ids), (a, b), x, y, got)
         if not alone[a] or not alone[b]:  # (each bug shows on rows of its own, or it is no part of the table)
             continue
         kept, broken = 0, list[str]()
@@ -331,6 +334,45 @@ def _pieces_pair_verdict(ref: RefTokenizer, asked: DecodeSettings, own: list[tup
         if best is None or (made.proven, made.explains, made.keeps) > (best.proven, best.explains, best.keeps):
             best = made
     return best
+
+
+def _together(right: list[bytes], pair: tuple[str, str], x: list | None, y: list | None, got: object) -> bool:
+    """Whether two pieces variants' answers ``x`` and ``y`` give ``got`` together: each id as the one
+    that changes it, or a learnt edit made on the other's pieces."""
+    if x is None or y is None:
+        return False
+    return merged_pieces(right, x, y) == got or any(
+        is_edit(e) and learnt_edits.edited(parse(e), "pieces", o) == got for e, o in ((pair[1], x), (pair[0], y)))
+
+
+def as_pieces_pair(ref: RefTokenizer, j: Judgement, d: Diagnosis, pair: tuple[str, str],
+                   asked: DecodeSettings) -> Diagnosis:
+    """One engine, one cause: a pieces row no cause gave, where the run's proven pair gives it
+    together, named by the pair. Any other row as it was."""
+    if d.variants or len(pair) != 2:
+        return d
+    ids, got = list(j.oracle_ids), answer_of(j)
+    one, other = (forms_of(variant_of(n), ref, ids, 0, asked) for n in pair)
+    if not any(_together(ref.piece_bytes(ids), pair, x, y, got) for x in one for y in other):
+        return d
+    does = " and ".join(variant_of(n).does for n in pair)
+    return Diagnosis("+".join(n.partition(":")[0] for n in pair), f"reproduced: the reference's pieces made as a "
+                     f"table that {does} gives the backend's answer exactly", pair, d.alternatives, stage="pieces")
+
+
+def _grown_after(ref: RefTokenizer, asked: DecodeSettings, own: list[tuple[Judgement, Diagnosis]],
+                 agreeing: list[tuple[list[int], int, str]], edit: str, other: str, form: int) -> str:
+    """A learnt ``edit`` grown with the characters it writes otherwise on the ``other`` variant's
+    pieces (``learnt_edits.grown``); any other name as it is. The pieces are read as one text."""
+    if not is_edit(edit):
+        return edit
+    text = lambda pieces: b"".join(pieces).decode("utf-8", "replace")  # noqa: E731
+    rows = []
+    for j, _ in own:
+        answers = forms_of(variant_of(other), ref, list(j.oracle_ids), 0, asked)
+        if form < len(answers) and answers[form] is not None and isinstance(got := answer_of(j), list):
+            rows.append((text(answers[form]), text(got)))
+    return learnt_edits.grown(edit, rows, [text(ref.piece_bytes(ids)) for ids, _, _ in agreeing]) or edit
 
 
 HELD = ("stream.held-to-end", "stream.lagged")  # the two readings of a stream that came whole at its end

@@ -28,6 +28,7 @@ import json
 from collections.abc import Callable
 
 from tokparity.diagnose.kept_texts import right_deltas
+from tokparity.diagnose.verdict import weights
 from tokparity.diagnose.wrong_decoders import FAILED, bytes_of, right_answers
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings, incomplete_tail
@@ -39,15 +40,15 @@ UNITS = ("characters", "UTF-16 units", "bytes", "ids")  # (a stream's ids: those
 
 
 def is_cut(key: str) -> bool:
-    return key.partition(":")[0] in CAUSES.values() or is_cut_after(key)
+    return key.partition(":")[0] in CAUSES.values() or is_cut_at_marks(key)
 
 
-def is_cut_after(key: str) -> bool:
+def is_cut_at_marks(key: str) -> bool:
     """Whether ``key`` is a cut at some characters: after the last of them, or before the first."""
     return key.partition(":")[0] in (AFTER, BEFORE)
 
 
-def after_key(marks: str, name: str = AFTER) -> str:
+def marks_key(marks: str, name: str = AFTER) -> str:
     """The key of a cut after the last of ``marks`` (``name``: or before the first), each once, in
     code point order."""
     return f"{name}:{json.dumps(''.join(sorted(set(marks))), ensure_ascii=False)}"
@@ -70,7 +71,7 @@ def learnt_after(rows: list[tuple[str, str]], agreements: list[str]) -> str | No
         found |= set([c for c in (got[-1], rest.lstrip()[:1] if rest[:1].isspace() else "")
                       if c and got in after_forms(right, c)][:1])
     marks = _taken(rows, agreements, found, _forms, first=False)
-    return after_key(marks) if marks else None
+    return marks_key(marks) if marks else None
 
 
 def learnt_before(rows: list[tuple[str, str]], agreements: list[str]) -> str | None:
@@ -79,20 +80,18 @@ def learnt_before(rows: list[tuple[str, str]], agreements: list[str]) -> str | N
     engine that strips it), where the cut before that character's first gives the row."""
     found = {c for right, got in rows if (c := _before_mark(right, got))}
     marks = _taken(rows, agreements, found, _before_forms, first=True)
-    return after_key(marks, BEFORE) if marks else None
+    return marks_key(marks, BEFORE) if marks else None
 
 
 def _taken(rows: list[tuple[str, str]], agreements: list[str], found: set[str],
            forms: Callable[[str, int], list[str]], first: bool) -> str:
     """Of the characters ``found``, those a cut is made at. The character that gains the most is
-    taken first, then the next, while one gains. A row given is one gain. An agreement broken is a
-    loss of as many rows as ``proven`` allows for it: a character a row gave by accident breaks
-    agreements. ``forms`` gives a text's answers cut at a place (-1 or its length: none);
+    taken first, then the next, while one gains, each row and agreement weighed as
+    ``verdict.weights`` says. ``forms`` gives a text's answers cut at a place (-1 or its length: none);
     ``first``: the cut is at the first of the characters taken, else at the last."""
     texts = [right for right, _ in rows] + agreements
     wanted = [got for _, got in rows] + agreements
-    # (proven: 10 % of the rows may be missed, 1 % of the agreements broken)
-    worth = [1.0] * len(rows) + [max(1.0, 10 * len(rows) / max(1, len(agreements)))] * len(agreements)
+    worth = weights(len(rows), len(agreements))
     at = [len(text) if first else -1 for text in texts]  # (where the cut of the characters taken so far falls)
     gives = [want in forms(text, place) for text, want, place in zip(texts, wanted, at)]
     # (each character, the texts that hold it and its place there: a character changes only those)
@@ -166,7 +165,7 @@ def key_of(op: str, at: int, unit: str) -> str:
 
 def said_of(key: str) -> str:
     """The key in words: ``the text cut to its first 2,000 characters``."""
-    if is_cut_after(key):
+    if is_cut_at_marks(key):
         return f"the text cut {_where(key)} of {_listed(marks_of(key))}"
     at, unit = parse(key)
     return f"the text cut to its first {at:,} {unit}"
@@ -176,7 +175,7 @@ def does(key: str) -> str:
     """What a decoder with the learnt cut does, as the evidence says it."""
     if key.startswith(BEFORE):
         return f"keeps the text up to the first of {_listed(marks_of(key))}, where it holds one, and none of it"
-    if is_cut_after(key):
+    if is_cut_at_marks(key):
         return f"keeps the text up to the last of {_listed(marks_of(key))}, where it holds one"
     at, unit = parse(key)
     if key.startswith("stream."):
@@ -199,8 +198,8 @@ def cut(text: str, at: int, unit: str) -> list[str]:
 def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
     """The answers of a decoder that cuts as ``key`` says. A cut at a length gives None where the
     text is no longer than that (the bug cannot show)."""
-    if is_cut_after(key):
-        return _after_run(marks_of(key), key.startswith(BEFORE))
+    if is_cut_at_marks(key):
+        return _marks_run(marks_of(key), key.startswith(BEFORE))
     at, unit = parse(key)
     op = key.partition(".")[0]
 
@@ -214,7 +213,7 @@ def run_of(key: str) -> Callable[[RefTokenizer, list[int], int, DecodeSettings],
     return run
 
 
-def _after_run(marks: str, before: bool) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
+def _marks_run(marks: str, before: bool) -> Callable[[RefTokenizer, list[int], int, DecodeSettings], list]:
     """A decoder's answers that cut after the last of ``marks`` (``after_forms``), or before the first."""
     forms = before_forms if before else after_forms
 
@@ -236,11 +235,12 @@ def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
     """The keys of the cuts at a length that turn the reference's answer into the engine's ``got``,
     in the order of ``UNITS``, then the cut after the last of the character it ends on, then the
     cut before the first of the one after it; none where the engine's text is not the start of the
-    right one. A text cut to nothing is a cut before its first character only."""
+    right one."""
     if op not in CAUSES or not isinstance(got, str) or got == FAILED:
         return []
     right = right_answers(ref, op, ids, prompt, asked)[0]
-    before = [after_key(c, BEFORE) for c in [_before_mark(right, got)] if c and op == "decode"]
+    # (a text cut to nothing says too little: any first character would give it)
+    before = [marks_key(c, BEFORE) for c in [_before_mark(right, got) if got else ""] if c and op == "decode"]
     stem = got.rstrip("\ufffd")
     if not stem or got == right or len(stem) >= len(right) or not right.startswith(stem):
         return before
@@ -250,7 +250,7 @@ def learnt(ref: RefTokenizer, op: str, ids: list[int], prompt: int, asked: Decod
         if at is not None and at > 0:
             keys.append(key_of(op, at, unit))
     if op == "decode" and after_forms(right, got[-1])[0] == got:
-        keys.append(after_key(got[-1]))
+        keys.append(marks_key(got[-1]))
     return keys + before
 
 

@@ -9,6 +9,8 @@ verdict can try it on every case, the agreements included, and join the edits tw
 
 The kinds of edit are those of the engine's input (``input.edit``): no letter, digit or mark, no
 added character, no text cut short (the engine's a start of the right one), no NFKC mapping alone.
+The verdict may grow an edit with the characters of rows other ways give (``grown``). There a
+text cut short is read as an edit too, and the edit may hold more characters than one case's.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from tokparity.diagnose.variants.text_edit import TextEdit, all_joined, between, is_edit, parse
+from tokparity.diagnose.verdict import weights
 from tokparity.diagnose.wrong_decoders import right_answers
 from tokparity.reference import RefTokenizer
 from tokparity.reference.decode import DecodeSettings
 
 CAUSES = {"decode": "decode.edit", "stream": "stream.edit", "pieces": "pieces.edit"}
+GROWN_FROM = 64  # the rows an edit is grown from, at most (each is read with difflib)
 
 
 def _text(piece: bytes) -> str | None:
@@ -91,23 +95,21 @@ def joined(keys: Iterable[str]) -> str | None:
 def grown(key: str, rows: list[tuple[str, str]], agreements: list[str]) -> str | None:
     """The learnt edit ``key`` with more characters written otherwise, as the ``rows`` and
     ``agreements`` read; None where none gains. A row is the right text and the engine's; an
-    agreement is a right text the engine gave. A row the edit does not give is read as an edit of
-    its own, a text cut short included (its lost characters may be dropped ones). Each character
-    of those edits is weighed alone: the one that gains the most is joined first, then the next,
-    while one gains. A row given is one gain. An agreement broken is a loss of as many rows as
-    ``proven`` allows for it. An engine that drops "#" in one text drops it in every text, and
-    a row that held only "~" reads as cut where "~" is dropped too."""
+    agreement is a right text the engine gave. Each row the edit does not give is read as an edit
+    of its own (up to GROWN_FROM of them). A text cut short is read so too: its lost characters
+    may be dropped ones. Each character of those edits is weighed alone, each row and agreement as
+    ``verdict.weights`` says. The one that gains the most is joined first, then the next, while
+    one gains. An engine that drops "#" in one text drops it in every text."""
     edit = parse(key)
     if edit.before:
         return None
     texts = [right for right, _ in rows] + agreements
     wanted = [got for _, got in rows] + agreements
-    # (proven: 10 % of the rows may be missed, 1 % of the agreements broken)
-    worth = [1.0] * len(rows) + [max(1.0, 10 * len(rows) / max(1, len(agreements)))] * len(agreements)
+    worth = weights(len(rows), len(agreements))
     gives = [edit(text) == want for text, want in zip(texts, wanted)]
     parts: set[TextEdit] = set()
-    for (right, got), given in zip(rows, gives):
-        if not given and (own := between(right, got, cuts=True)) is not None:
+    for right, got in [row for row, given in zip(rows, gives) if not given][:GROWN_FROM]:
+        if (own := between(right, got, cuts=True)) is not None:
             parts |= {TextEdit((pair,)) for pair in own.as_} | {TextEdit(runs=ch) for ch in own.runs}
     # (each part, the texts that hold its character: a part changes only those)
     holding = {part: [k for k, text in enumerate(texts) if (part.as_[0][0] if part.as_ else part.runs) in text]

@@ -29,7 +29,14 @@ from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
 from tokparity.diagnose.decoding import as_verdict, backend_failed, diagnose_decoding, prefer
-from tokparity.diagnose.decoding_verdict import HELD, as_held, as_pair, decoding_verdict, is_decode_pair
+from tokparity.diagnose.decoding_verdict import (
+    HELD,
+    as_held,
+    as_pair,
+    as_pieces_pair,
+    decoding_verdict,
+    is_decode_pair,
+)
 from tokparity.diagnose.info import stage_of_cause
 from tokparity.diagnose.search import Diagnoser
 from tokparity.diagnose.verdict import root_cause, verdict_parts
@@ -472,6 +479,8 @@ class ModelDiagnosis:
         asked = self._asked(j.op)
         if verdict.proven and j.op == "decode" and is_decode_pair(verdict.variants):
             d = as_pair(reference, j, d, (verdict.variants[0], verdict.variants[1]), asked)
+        elif verdict.proven and j.op == "pieces" and len(verdict.variants) == 2 and not d.variants:
+            d = as_pieces_pair(reference, j, d, (verdict.variants[0], verdict.variants[1]), asked)
         elif verdict.proven and d.variants[:1] not in [(cause,) for cause in verdict.variants]:
             named = (as_verdict(reference, j, d, cause, asked) for cause in verdict.variants)
             d = next((n for n in named if n.variants[:1] != d.variants[:1]), d)

@@ -282,3 +282,39 @@ def reasoning_until_end(ref: RefTokenizer, ids: list[int], prompt: int, asked: D
 def reasoning_unended(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
     """``reasoning_until_end``'s forms, with nothing where the text has no end of reasoning."""
     return _reasoning_ends(ref, ids, prompt, asked, "")
+
+
+def held_while_replaced(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """Each step decodes the ids since the last text it sent, alone, and sends that text unless it
+    holds a U+FFFD; then those ids wait for the next step. Nothing is flushed when the ids run out.
+    So a U+FFFD in the text itself, or a character the prompt began, stops the stream for good
+    (text-generation-webui's loop, oobabooga/textgen #4828)."""
+    sent, start = [], prompt
+    for end in _step_ends(ids, prompt, asked.step):
+        text = b"".join(bytes_of(ref, ids[start:end], asked)).decode("utf-8", "replace")
+        if "\ufffd" not in text:
+            sent.append(text)
+            start = end
+    return ["".join(sent)]
+
+
+def cleared_on_text(ref: RefTokenizer, ids: list[int], prompt: int, asked: DecodeSettings) -> list:
+    """A byte buffer of the ids after the prompt, decoded with bad bytes left out and cleared each
+    time that gives any text. An id that ends some text and begins a character sends the text and
+    loses the character's first bytes; its other bytes are then left out too (KoboldCpp's streamer
+    before it held an unfinished character, LostRuins/koboldcpp #353). Where that is no more than
+    the bad bytes of the whole stream dropped, the simpler cause names it: none is given."""
+    sent, held, start = [], b"", prompt
+    for end in _step_ends(ids, prompt, asked.step):
+        held, start = held + b"".join(bytes_of(ref, ids[start:end], asked)), end
+        text = held.decode("utf-8", "ignore")
+        if text:
+            sent.append(text)
+            held = b""
+    whole = b"".join(bytes_of(ref, ids[prompt:], asked)).decode("utf-8", "ignore")
+    return ["".join(sent)] if "".join(sent) != whole else []
+
+
+def _step_ends(ids: list[int], prompt: int, step: int) -> list[int]:
+    """Where each step of a stream ends: every ``step`` ids after the prompt, and at the last id."""
+    return [*range(prompt + step, len(ids), step), len(ids)]

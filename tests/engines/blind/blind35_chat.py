@@ -103,7 +103,6 @@ import argparse
 import copy
 import json
 import os
-import re
 import sys
 import unicodedata
 from datetime import datetime

@@ -114,7 +114,6 @@ import re
 import sys
 import unicodedata
 
-import regex
 from tokenizers import Tokenizer
 
 BUGS = ("stop-regex-split", "special-chars-removed", "blank-lines-halved", "fffd-stalls-stream",

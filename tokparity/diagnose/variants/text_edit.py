@@ -88,8 +88,8 @@ class TextEdit:
             return None
         else:
             before = self.before
-        # (runs of a character the table writes otherwise are gone before the runs are read)
-        runs = {ch for ch in self.runs + other.runs if ch not in mine or any(ch in b for b in mine.values())}
+        # (runs of a character a table written everywhere writes otherwise are gone before runs are read)
+        runs = {ch for ch in self.runs + other.runs if before or ch not in mine or any(ch in b for b in mine.values())}
         return TextEdit(tuple(sorted(mine.items())), "".join(sorted(runs)), before)
 
     def said(self, lead: str = "the text read with") -> str:
@@ -162,6 +162,28 @@ def said_of(key: str) -> str:
     return parse(key).said(LEADS[key.partition(":")[0]])
 
 
+# How a control character may be escaped: JSON's and Python's \u and \x, C's short escapes, caret
+# notation and a byte token's <0x0A>. An escape may hold letters and digits; no other written text may.
+SHORT_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0", "\a": "\\a", "\b": "\\b", "\f": "\\f",
+                 "\v": "\\v"}
+ESCAPED = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\[ntr0abfv]|\^[@-_]|<0x[0-9a-fA-F]{2}>")
+
+
+def escapes(ch: str) -> set[str]:
+    r"""The ways ``ch`` is written escaped, where it is a control or format character (none else).
+
+    >>> sorted(escapes("\n"))
+    ['<0x0A>', '<0x0a>', '\\n', '\\u000A', '\\u000a', '\\x0A', '\\x0a', '^J']
+    """
+    if unicodedata.category(ch)[0] != "C" or ch == "\ufffd":
+        return set()
+    cp = ord(ch)
+    found = {f"\\u{cp:04x}", f"\\u{cp:04X}"} | ({SHORT_ESCAPES[ch]} if ch in SHORT_ESCAPES else set())
+    if cp < 256:
+        found |= {f"\\x{cp:02x}", f"\\x{cp:02X}", f"<0x{cp:02x}>", f"<0x{cp:02X}>"}
+    return found | ({"^" + chr(cp + 64)} if cp < 32 else set())
+
+
 def _learnable(ch: str) -> bool:
     # (U+FFFD stands for bytes that are not UTF-8: what an engine makes of them is a cause of bytes,
     # decoder state or a stream's timing, never an edit of characters)
@@ -188,7 +210,8 @@ def between(a: str, b: str, cuts: bool = False) -> TextEdit | None:
     characters it lost were dropped."""
     if a == b or a.startswith(b) and not cuts:  # (the engine's text a start of the right one is a cut)
         return None
-    if _kept(a) != _kept(b):  # (the letters, digits and marks are never edited: they stay, in order)
+    # (the letters, digits and marks stay, in order; an escape the right text lacks has its own)
+    if _kept(a) != _kept(ESCAPED.sub(lambda m: "" if m.group() not in a else m.group(), b)):
         return None
     # (block by block where difflib is quick enough: it grows faster than the texts' square; else,
     # or where the blocks misread, each character written one way, the fewest changed)
@@ -215,7 +238,7 @@ def _by_blocks(a: str, b: str) -> tuple[dict[str, str], str] | None:
     runs: set[str] = set()
 
     def read(x: str, y: str) -> bool:
-        return (x == y or _learnable(x) and all(map(_learnable, y))) and as_.setdefault(x, y) == y
+        return (x == y or _learnable(x) and (all(map(_learnable, y)) or y in escapes(x))) and as_.setdefault(x, y) == y
 
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         gone, put = a[i1:i2], b[j1:j2]
@@ -265,7 +288,7 @@ def _by_characters(a: str, b: str) -> tuple[dict[str, str], str] | None:
 def _solve(gone: str, put: str, known: dict[str, str]) -> dict[str, str] | None:
     """``known`` grown so that ``gone``, each character written as it says, gives ``put``. A new
     character is written as itself, but for one at most. That one is no letter, digit or mark, and
-    is written as up to MOST_WRITTEN others or none. Two new characters at one place are no rule:
+    is written as up to MOST_WRITTEN others or none. A control character escaped counts for none. Two new characters at one place are no rule:
     ``", "`` read as ``"!"`` is not learnt. None: no way does, or none within SOLVING choices."""
     tries = 0
 
@@ -293,13 +316,14 @@ def _solve(gone: str, put: str, known: dict[str, str]) -> dict[str, str] | None:
         x = gone[i]
         ways = ([x] if put.startswith(x, j) else []) + [
             put[j:j + n] for n in range(min(MOST_WRITTEN, len(put) - j) + 1)
-            if put[j:j + n] != x and all(map(_learnable, put[j:j + n]))]
+            if put[j:j + n] != x and all(map(_learnable, put[j:j + n]))] + sorted(
+            e for e in escapes(x) if put.startswith(e, j))
         for y in ways:
             tries += 1
             if tries > SOLVING:
                 return failed()
             written[x] = y  # (tried, then taken back: no copy of what is read so far)
-            found = grown(i + 1, j + len(y), written, changes - (y != x))
+            found = grown(i + 1, j + len(y), written, changes - (y != x and y not in escapes(x)))
             if found is not None:
                 return found
             del written[x]
