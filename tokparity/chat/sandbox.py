@@ -26,6 +26,7 @@ from tokparity.errors import BackendTimeout, CaseFailure
 
 RENDER_TIMEOUT = 10.0
 GIVE_UP_AFTER = 2
+KEPT_ANSWERS, KEPT_CHARS = 1 << 15, 64_000_000  # (the answers kept: a diagnosis asks again within a case)
 ADDRESS_SPACE = 2 << 30  # bytes; a template that builds a huge string fails there, not the machine
 
 
@@ -44,6 +45,10 @@ class TemplateSandbox:
                                     env=child_env(), startup_timeout=60.0, hello=True)
         # template and switches -> (failures in a row, the last one's kind and words)
         self._failures: dict[str, tuple[int, type[CaseFailure], str]] = {}
+        # a request -> its answer, a prompt or a refusal: a template renders the same request alike,
+        # and a diagnosis asks many ways that send the same request (a switch its template ignores)
+        self._answers: dict[str, dict] = {}
+        self._answered_chars = 0
 
     def render(self, template: str, messages: list[dict], tools: list[dict] | None, options: dict,
                specials: dict[str, str], switches: dict | None = None) -> str:
@@ -56,8 +61,11 @@ class TemplateSandbox:
         body = json.dumps({"op": "render", "template": template, "messages": messages, "tools": tools,
                            "options": options, "specials": specials, "switches": switches or {}},
                           ensure_ascii=True)[1:-1]
+        reply = self._answers.get(body)
         try:
-            reply, _junk = self.engine.request(body, self.timeout)
+            if reply is None:
+                reply, _junk = self.engine.request(body, self.timeout)
+                self._kept(body, reply)
         except BackendTimeout:
             self._failures[key] = (count + 1, BackendTimeout, f"the template took more than {self.timeout:g} s to render")
             raise BackendTimeout(self._failures[key][2]) from None
@@ -73,6 +81,16 @@ class TemplateSandbox:
         if not isinstance(reply.get("text"), str):
             raise CaseFailure(f"the sandbox answered no text: {json.dumps(reply)[:200]}")
         return reply["text"]
+
+    def _kept(self, body: str, reply: dict) -> None:
+        """Keeps a prompt or a refusal (not a failure: a template that failed may render next time)."""
+        if "text" not in reply and "raised" not in reply:
+            return
+        if len(self._answers) >= KEPT_ANSWERS or self._answered_chars > KEPT_CHARS:
+            self._answers.clear()
+            self._answered_chars = 0
+        self._answers[body] = reply
+        self._answered_chars += len(body) + len(str(reply.get("text") or ""))
 
     def given_up(self, template: str, switches: dict | None = None) -> str:
         """Why ``template``, rendered with ``switches``, is given up on (its last failure), or "" while it is not."""

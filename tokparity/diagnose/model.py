@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol, cast
@@ -28,6 +28,7 @@ from tokparity.corpus import is_too_long, numbered_cases
 from tokparity.corpus.ids import ID_CORPUS, STREAM_PROMPT, id_cases
 from tokparity.diagnose.cause import Cause
 from tokparity.diagnose.chat import chat_verdict, diagnose_chat, prefer_chat
+from tokparity.diagnose.chat_ways import VARIANTS as CHAT_VARIANTS
 from tokparity.diagnose.decoding import as_verdict, backend_failed, diagnose_decoding, prefer
 from tokparity.diagnose.decoding_verdict import (
     HELD,
@@ -47,7 +48,7 @@ from tokparity.vocab import Vocab, load_vocab
 
 AGREEING_KEPT = 32  # fuzz: the last texts each backend agreed on, which a case's variants are tried on
 AGREEING_IDS_KEPT = 2000  # fuzz of ids: the first sequences each backend agreed on, which its verdict is checked on
-DECODED_KEPT = 4096  # decoding diagnoses kept by what they read, for the next backend that answers alike
+SHARED_KEPT = 4096  # diagnoses kept by what they read, for the next backend that answers alike
 
 # A crash no failing variant reproduces, as the run's verdict counts it (once another crash is
 # reproduced): a case that a set explains only where the reference fails on it too.
@@ -121,9 +122,9 @@ class ModelDiagnosis:
         self._agreeing: dict[str, deque[str]] = {}
         # fuzz of ids: per (backend, op), the first id sequences it agreed on, (ids, prompt, label) each
         self._agreeing_ids: dict[tuple[str, str], list[tuple[list[int], int, str]]] = {}
-        # A decoding op's diagnosis by what it reads (the op, the ids, the prompt, the answer, a
-        # failure): backends that answer a case alike, as llama.cpp and tokenizers often do, share it
-        self._decoded: dict[tuple, Diagnosis] = {}
+        # A decoding or chat diagnosis by what it reads (the op, the case, the answer, a failure):
+        # backends that answer a case alike, as llama.cpp and tokenizers often do, share it
+        self._shared: dict[tuple, Diagnosis | None] = {}
 
     def diagnoser(self) -> Diagnoser | None:
         """The model's reference and its variants for the current add_special / parse_special, made
@@ -253,7 +254,12 @@ class ModelDiagnosis:
             started = time.perf_counter()
             try:
                 reference = self.chat()
-                return diagnose_chat(reference, j) if reference is not None else None
+                if reference is None:
+                    return None
+                # (the ways tried depend on the backend's name only where a way is one library's)
+                key: tuple = ("chat", j.cls, j.text, tuple(j.backend_output), tuple(j.backend_ids),
+                              j.tags.get("gave"), tuple(v.applies(j.backend) for v in CHAT_VARIANTS))
+                return self._shared_by(key, lambda: diagnose_chat(reference, j))
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage="chat")
             finally:
@@ -266,13 +272,7 @@ class ModelDiagnosis:
                     return None
                 asked = self._asked(j.op)
                 key = (j.op, tuple(j.oracle_ids), j.tags.get("prompt"), tuple(j.backend_output), backend_failed(j), asked)
-                found = self._decoded.get(key)
-                if found is None:
-                    found = diagnose_decoding(reference, j, asked)
-                    if len(self._decoded) >= DECODED_KEPT:
-                        self._decoded.clear()
-                    self._decoded[key] = found
-                return found
+                return self._shared_by(key, lambda: diagnose_decoding(reference, j, asked))
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage=j.op)
             finally:
@@ -294,6 +294,14 @@ class ModelDiagnosis:
         # A proof decides the class; a stage-level cause only locates.
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives,
                          decides_class=cause.reproduced or cause.name == TIE, stage=stage_of_cause(cause.name))
+
+    def _shared_by(self, key: tuple, make: Callable[[], Diagnosis | None]) -> Diagnosis | None:
+        """The diagnosis kept for ``key`` (what the search reads of a case), else ``make()``'s, kept."""
+        if key not in self._shared:
+            if len(self._shared) >= SHARED_KEPT:
+                self._shared.clear()
+            self._shared[key] = make()
+        return self._shared[key]
 
     def _failure(self, j: Judgement) -> Diagnosis | None:
         """A backend's crash where the oracle answered: the variant whose engine fails there too
