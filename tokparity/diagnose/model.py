@@ -87,6 +87,12 @@ def _named_by(labels: dict[str, str], text: str) -> str:
     return labels.get(text, text)
 
 
+def _searched_whole(d: Diagnosis | None) -> bool:
+    """Whether a chat search met no render that failed (tokparity.diagnose.chat words those). A
+    failure may be the machine's (a timeout), so the next backend that answers alike searches again."""
+    return d is None or not ("not searched further" in d.evidence or "could not be rendered" in d.evidence)
+
+
 class ModelDiagnosis:
     """``reference``: the model's RefTokenizer if one is loaded already (the ``ref`` backend's),
     else one is made from ``vocab`` (or the model's file) on first use. ``decoder_file``: the file
@@ -259,7 +265,7 @@ class ModelDiagnosis:
                 # (the ways tried depend on the backend's name only where a way is one library's)
                 key: tuple = ("chat", j.cls, j.text, tuple(j.backend_output), tuple(j.backend_ids),
                               j.tags.get("gave"), tuple(v.applies(j.backend) for v in CHAT_VARIANTS))
-                return self._shared_by(key, lambda: diagnose_chat(reference, j))
+                return self._shared_by(key, lambda: diagnose_chat(reference, j), _searched_whole)
             except Exception as e:  # a diagnosis never stops a run; the case keeps its class
                 return Diagnosis("", f"the diagnosis failed: {type(e).__name__}: {e}", stage="chat")
             finally:
@@ -295,13 +301,18 @@ class ModelDiagnosis:
         return Diagnosis(cause.name, cause.detail, cause.keys, cause.alternatives,
                          decides_class=cause.reproduced or cause.name == TIE, stage=stage_of_cause(cause.name))
 
-    def _shared_by(self, key: tuple, make: Callable[[], Diagnosis | None]) -> Diagnosis | None:
-        """The diagnosis kept for ``key`` (what the search reads of a case), else ``make()``'s, kept."""
-        if key not in self._shared:
+    def _shared_by(self, key: tuple, make: Callable[[], Diagnosis | None],
+                   kept: Callable[[Diagnosis | None], bool] = lambda _: True) -> Diagnosis | None:
+        """The diagnosis kept for ``key`` (what the search reads of a case), else ``make()``'s,
+        kept where ``kept`` says so."""
+        if key in self._shared:
+            return self._shared[key]
+        found = make()
+        if kept(found):
             if len(self._shared) >= SHARED_KEPT:
                 self._shared.clear()
-            self._shared[key] = make()
-        return self._shared[key]
+            self._shared[key] = found
+        return found
 
     def _failure(self, j: Judgement) -> Diagnosis | None:
         """A backend's crash where the oracle answered: the variant whose engine fails there too
