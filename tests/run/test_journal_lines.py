@@ -57,3 +57,23 @@ def test_other_records_are_written_whole():
     for record in others:
         assert record_line(record, True, 0) == written(record, 0)
     assert '"verdicts": {"b": ["space-prefix", "k1"]}' in record_line(others[0])
+
+
+def test_a_backend_side_that_is_the_oracles_is_written_once():
+    """A decoding op judges the oracle's own ids: the line leaves the backend's ids and pieces out,
+    and a reader gets them back. Where they differ (an encoding), both are written."""
+    from tokparity.records import Judgement
+    from tokparity.run.journal.format import read_record
+
+    def judged(op: str, backend_ids: list[int], backend_pieces: list[str]) -> CaseRecord:
+        j = Judgement("m", "x", "c", {}, "hf", "b", "decode-text", "why", op, 0, "text", [5, 6], backend_ids,
+                      ["▁a", "b"], backend_pieces, op=op, oracle_output=["a b"], backend_output=["ab"])
+        return CaseRecord("m", 1, "c", "x", "hf", ("corpus=x",), {"b": Verdict.differs("decode-text")}, (j,), op=op)
+
+    same, other = judged("decode", [5, 6], ["▁a", "b"]), judged("encode", [5, 7], ["▁a", "c"])
+    line = json.loads(record_line(same))
+    assert "backend_ids" not in line["mismatches"][0] and "backend_pieces" not in line["mismatches"][0]
+    assert read_record(line).judgements == same.judgements
+    line = json.loads(record_line(other))
+    assert line["mismatches"][0]["backend_ids"] == [5, 7] and line["mismatches"][0]["backend_pieces"] == ["▁a", "c"]
+    assert read_record(line).judgements == other.judgements

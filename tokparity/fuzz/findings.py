@@ -23,7 +23,7 @@ from tokparity.corpus import Case, read_jsonl
 from tokparity.diagnose.info import parts
 from tokparity.errors import Damaged
 from tokparity.records import TIE, Mismatch
-from tokparity.run.journal.format import check_mismatch
+from tokparity.run.journal.format import check_mismatch, journaled_fields, read_mismatch
 from tokparity.run.results import FoundCause
 
 FINDINGS_FILE = "fuzz-findings.jsonl"  # a run's findings, a corpus
@@ -114,14 +114,14 @@ class Finding:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("original", "mismatch")}
         o = self.original
         d["original"] = {"id": o.id, "text": o.text, "corpus": o.corpus, "tags": o.tags}
-        d["mismatch"] = self.mismatch.fields()
+        d["mismatch"] = journaled_fields(self.mismatch)
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
         o = d["original"]
         return cls(**{**d, "original": Case(o["id"], o["text"], o["corpus"], o["tags"]),
-                      "mismatch": Mismatch.from_fields(d["mismatch"])})
+                      "mismatch": read_mismatch(d["mismatch"])})
 
     @classmethod
     def checked(cls, d: object) -> Finding:

@@ -15,9 +15,11 @@ fingerprints the corpus files (a resume on a changed corpus would mix two runs).
 is a ``CaseRecord`` (tokparity.records): the verdict of each compared backend on one case and
 the Judgement of each mismatch, as the judge made them (a case run for several ``--ops`` has a
 line per op, with an ``"op"`` key unless it is ``encode``); what is diagnosed and decided of them
-later is not journaled, but made again. A resumed run replays these records through the very
-code that applied them the first time (``Tally.apply``), runs only the cases not in the journal,
-then diagnoses and decides as an uninterrupted run does: its reports are those of one.
+later is not journaled, but made again. A mismatch's backend ids and pieces are left out where
+they are the oracle's (a decoding op judges the same ids): a reader takes the oracle's. A resumed
+run replays these records through the very code that applied them the first time
+(``Tally.apply``), runs only the cases not in the journal, then diagnoses and decides as an
+uninterrupted run does: its reports are those of one.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
 newline, or not JSON) is dropped on resume and its case is run again.

@@ -80,9 +80,12 @@ ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
     "oracle_output": (is_texts, "list[str]"), "backend_output": (is_texts, "list[str]"), "shape": (is_text, "str"),
 }
 
+# A backend's side of a mismatch that is the oracle's (a decoding op's ids and pieces: the same ids
+# judged) is left out of the line: the two would be written twice. A reader takes the oracle's.
+SAME_AS_ORACLE = {"backend_ids": "oracle_ids", "backend_pieces": "oracle_pieces"}
 
 ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives", "op", "oracle_output",
-                "backend_output", "shape")
+                "backend_output", "shape") + tuple(SAME_AS_ORACLE)
 
 
 def check_mismatch(d: object, where: str = "a mismatch") -> dict:
@@ -154,8 +157,23 @@ def record_json(record: CaseRecord, with_mismatches: bool = True, slot: int | No
     if record.causes:
         d["causes"] = record.causes
     if with_mismatches and record.judgements:
-        d["mismatches"] = [m.fields() for m in record.journaled()]
+        d["mismatches"] = [journaled_fields(m) for m in record.journaled()]
     return d
+
+
+def journaled_fields(m: Mismatch) -> dict:
+    """A mismatch's fields as a line holds them: a backend's side that is the oracle's left out."""
+    d = m.fields()
+    for backend, oracle in SAME_AS_ORACLE.items():
+        if d[backend] == d[oracle]:
+            del d[backend]
+    return d
+
+
+def read_mismatch(d: dict) -> Mismatch:
+    """A mismatch from a line's fields (``journaled_fields``): a backend's side left out is the oracle's."""
+    left_out = {backend: d[oracle] for backend, oracle in SAME_AS_ORACLE.items() if backend not in d and oracle in d}
+    return Mismatch.from_fields(d | left_out if left_out else d)
 
 
 def record_line(record: CaseRecord, with_mismatches: bool = True, slot: int | None = None) -> str:
@@ -185,7 +203,7 @@ def _encoded(value: str | tuple[str, ...]) -> str:
 def read_record(d: dict) -> CaseRecord:
     """The record a journal line holds; ``Damaged`` when a key is missing or of the wrong type."""
     check_record(d)
-    mismatches = [Mismatch.from_fields(m) for m in d.get("mismatches", ())]
+    mismatches = [read_mismatch(m) for m in d.get("mismatches", ())]
     return CaseRecord(model=d["model"], n=d["n"], case_id=d["case_id"], corpus=d["corpus"],
                       oracle=d.get("oracle", ""), tally=tuple(d.get("tally", ())),
                       verdicts={name: Verdict.from_json(v) for name, v in d.get("verdicts", {}).items()},
