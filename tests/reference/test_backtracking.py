@@ -117,3 +117,26 @@ def test_a_chain_deeper_than_the_stack():
     got = lazy.split(text)
     assert got == in_order.split(text) and "".join(got) == text and len(got) == 3
     assert [lazy.parts(i) for i in range(len(tokens))] == _crates_build(tokens)
+
+
+def test_a_deferred_segmenter_whose_build_failed_raises_the_same_error_without_growing():
+    """A build that failed fails every split with its error. Raised again as it was, the error
+    kept each raise's frames (tests/chat/test_kept_refusals.py)."""
+    import gc
+
+    from tokparity.reference.greedy import Deferred
+
+    def build():
+        raise ValueError("no merges")
+
+    deferred = Deferred(build)
+
+    def split(times: int) -> int:
+        for _ in range(times):
+            with pytest.raises(ValueError, match="no merges"):
+                deferred.split("a")
+        gc.collect()
+        return len(gc.get_objects())
+
+    before = split(50)
+    assert split(200) - before < 100

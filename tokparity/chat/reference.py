@@ -156,12 +156,12 @@ class ChatReference:
                 self._texts[key] = made
                 self._chars += len(made)
             except TemplateRaised as e:
-                self._texts[key] = e
+                self._texts[key] = e.with_traceback(None)  # (its frames hold it: a cycle, kept until collected)
             except TokparityError as e:  # no template applies (named ones, none the default): as transformers raises
                 self._texts[key] = TemplateRaised(str(e))
         found = self._texts[key]
         if isinstance(found, TemplateRaised):
-            raise found
+            raise TemplateRaised(*found.args)  # (a new one: a kept one raised again would hold this frame)
         if way.open_empty and OPEN_MARK in found:  # (a turn left open: its mark and the end of turn after it taken off)
             end = self.turn_end()
             found = re.sub(re.escape(OPEN_MARK) + (f"(?:{re.escape(end)})?" if end else ""), "", found)
@@ -186,10 +186,10 @@ class ChatReference:
             try:
                 self._prepared_by[key] = self._prepare(conversation, way)
             except TemplateRaised as e:
-                self._prepared_by[key] = e
+                self._prepared_by[key] = e.with_traceback(None)  # (as in _rendered)
         found = self._prepared_by[key]
         if isinstance(found, TemplateRaised):
-            raise found
+            raise TemplateRaised(*found.args)  # (as in _rendered)
         return found
 
     def _prepare(self, conversation: Conversation, way: ChatWay) -> tuple[Conversation, str | None]:

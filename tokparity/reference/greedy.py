@@ -40,7 +40,7 @@ class Deferred:
 
     def split(self, text: str) -> list[str]:
         if self._failed is not None:
-            raise self._failed
+            raise self._failed.with_traceback(None)  # (each raise would add its frames to the last's)
         if self._built is None:
             assert self._make is not None
             try:
