@@ -262,6 +262,12 @@ def _contents_edited(messages: list[dict], edit: Callable[[Any], Any], roles: st
             else m for m in messages]
 
 
+def _same_items(edited: list | None, given: list | None) -> bool:
+    """Whether a list an edit made holds the very items of the one it was given (none made anew)."""
+    return edited is given or (edited is not None and given is not None and len(edited) == len(given)
+                               and all(a is b for a, b in zip(edited, given)))
+
+
 def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, reads_system: bool = True
            ) -> Conversation:
     """The conversation as an engine that edits it before rendering sees it. ``takes_parts`` and
@@ -395,6 +401,8 @@ def edited(conversation: Conversation, way: ChatWay, takes_parts: bool = False, 
                    for k, v in options.items()}
     if way.sort_keys:
         messages, tools = keys_sorted(messages), keys_sorted(tools)
-    if messages is conversation.messages and tools is conversation.tools and options is conversation.options:
+    # (edits that changed nothing give the conversation itself back: its text is made once, not per way)
+    if _same_items(messages, conversation.messages) and _same_items(tools, conversation.tools) and \
+            options is conversation.options:
         return conversation
     return dataclasses.replace(conversation, messages=messages, tools=tools, options=options)
