@@ -188,6 +188,35 @@ def test_a_duplicated_journal_line_is_counted_once(tmp_path, finished):
     assert summary(out)["runs"] == summary(finished)["runs"]
 
 
+def test_a_journal_of_format_1_resumes_to_the_same_reports(tmp_path, finished):
+    """Format 1 wrote every mismatch's backend ids and pieces, even where they were the oracle's.
+    A journal of that format, signed by this user and cut after 15 cases, resumes as it was."""
+    from tokparity.run.journal.signing import SEAL, journal_key, sealed, signature
+    from tokparity.run.results import json_text
+
+    out = copy_run(finished, tmp_path, keep=15)
+    path = out / JOURNAL_FILE
+    key = journal_key(create=False)
+    assert key is not None
+    lines = path.read_bytes().split(b"\n")[:-1]
+    header = json.loads(lines[0])
+    assert header["journal"] == 2
+    header["journal"] = 1
+    header["signature"] = signature(key, header)
+    written = [json.dumps(header).encode()]
+    for raw in lines[1:]:
+        d = json.loads(SEAL.fullmatch(raw)[1] + b"}")  # (the line without its seal)
+        for m in d.get("mismatches", ()):
+            m.setdefault("backend_ids", m["oracle_ids"])
+            m.setdefault("backend_pieces", m["oracle_pieces"])
+        written.append(sealed(key, header["signature"], json_text(d)).encode())
+    path.write_bytes(b"\n".join(written) + b"\n")
+    proc = tokparity("compare", "--resume", str(out), "-q")
+    assert proc.returncode == 1, proc.stderr
+    assert summary(out)["runs"] == summary(finished)["runs"]
+    assert (out / "mismatches.csv").read_bytes() == (finished / "mismatches.csv").read_bytes()
+
+
 # -- 4. a kill while the reports are written --------------------------------------------------------------
 
 KILLED_WHILE = {
@@ -456,7 +485,7 @@ DAMAGED = {
     "header corpora a list": _edit_header(lambda d: d.update(corpora=[])),
     "header corpus digest a number": _edit_header(lambda d: d.update(corpora={"x": 5})),
     "header command a number": _edit_header(lambda d: d.update(command=5)),
-    "header format 2": _edit_header(lambda d: d.update(journal=2)),
+    "header format 3": _edit_header(lambda d: d.update(journal=3)),
     "header signature a number": _edit_header(lambda d: d.update(signature=5)),
     "header empty": _edit_header(lambda d: b""),
 }

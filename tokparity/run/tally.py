@@ -44,8 +44,7 @@ Stated = Callable[[str, str, int], tuple[str, str, int]]
 class Tally:
     """One model's counts, into ``results``: ``apply`` counts what a verdict says at once (cases,
     skips, mismatches, tag rates) and keeps each Judgement; ``count`` counts each mismatch once
-    decided (classes, causes, known, unexplained, ties); ``run_summaries`` closes the counts (the
-    tag rates reach the results then)."""
+    decided (classes, causes, known, unexplained, ties); ``run_summaries`` closes the counts."""
 
     def __init__(self, model: ModelFiles, chain: list[str], backend_names: list[str], decoder: str | None,
                  options: CompareOptions, results: ResultsSoFar):
@@ -66,10 +65,6 @@ class Tally:
         self.not_agreeing: dict[tuple[str, str], set[int]] = {key: set() for key in self.judges}
         self.oracles_used: set[str] = set()
         self.judgements: list[Judgement] = []  # this model's mismatches, in case order, to be decided
-        # (backend, tag keys) -> [cases, mismatches]: counted into the tag rates when the counts close.
-        # A run has few such pairs, and each case's keys are many (run_summaries keeps their order).
-        self._rated: dict[tuple[str, tuple[str, ...]], list[int]] = {}
-        self._op_keys: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # a decoding op's keys ("stream:…")
         # seconds: "load" (vocabulary and backends), each backend's own encode time, "diagnose", …
         self.timing = results.model_timing(model.name)
         if options.services.known:
@@ -125,30 +120,16 @@ class Tally:
         # model it gets right, would dilute a failing one's rate. A decoding op's tags are counted apart too ("stream:script=Latn").
         if not judged:
             return
-        keys = record.tally
-        if not encoding:
-            keys = self._op_keys.get((op, keys)) or self._op_keys.setdefault((op, keys), tuple(f"{op}:{k}" for k in keys))
-        for name, mismatched in judged.items():
-            counted = self._rated.get((name, keys))
-            if counted is None:
-                counted = self._rated[(name, keys)] = [0, 0]
-            counted[0] += 1
-            counted[1] += mismatched
-
-    def _count_rates(self) -> None:
-        """The tag rates counted so far, into the results (in the order the cases first gave each key)."""
-        if not self._rated:
-            return
+        keys = record.tally if encoding else [f"{op}:{key}" for key in record.tally]
         by_backend = self.results.tag_rates.setdefault(self.model.name, {})
-        for (name, keys), (cases, mismatches) in self._rated.items():
+        for name, mismatched in judged.items():
             rates = by_backend.setdefault(name, {})
             for key in keys:
                 rate = rates.get(key)
                 if rate is None:
                     rate = rates[key] = {"cases": 0, "mismatches": 0}
-                rate["cases"] += cases
-                rate["mismatches"] += mismatches
-        self._rated.clear()
+                rate["cases"] += 1
+                rate["mismatches"] += mismatched
 
     def replay(self, journal: Journal, slot: int) -> DoneSet:
         """Count the cases ``journal`` holds of this model (``slot``: its place on the command line)
@@ -199,7 +180,6 @@ class Tally:
         their verdicts, as the runner counted them (fuzz: those of failures, as its findings
         settled them). ``stated``: what the runner says of each run's oracle, where it knows more
         than the tally (regress: the goldens file that stands for it)."""
-        self._count_rates()
         if diagnosed is not None:
             self.timing["diagnose"] = self.timing.get("diagnose", 0.0) + diagnosed.seconds
         used = "/".join(n for n in self.chain if n in self.oracles_used) or "/".join(self.chain)

@@ -5,7 +5,7 @@ folder and flush it, so a run killed by SIGINT, SIGKILL or a power cut of the CI
 every case it finished readable (one JSON object per line), and ``--resume DIR`` continues
 where it stopped::
 
-    {"journal": 1, "command": "compare", "tokparity": "0.1.0", "args": {...}, "corpora": {...}}
+    {"journal": 2, "command": "compare", "tokparity": "0.1.0", "args": {...}, "corpora": {...}}
     {"model": "llama-spm", "n": 0, "case_id": "edge-0001", "corpus": "edge", "oracle": "golden",
      "tally": ["kind=space", "corpus=edge"], "verdicts": {"ref": "agree", "greedy": ["space-prefix", ""]},
      "mismatches": [{…each mismatch's Judgement, with the known divergence it matched as judged…}]}
@@ -16,10 +16,10 @@ is a ``CaseRecord`` (tokparity.records): the verdict of each compared backend on
 the Judgement of each mismatch, as the judge made them (a case run for several ``--ops`` has a
 line per op, with an ``"op"`` key unless it is ``encode``); what is diagnosed and decided of them
 later is not journaled, but made again. A mismatch's backend ids and pieces are left out where
-they are the oracle's (a decoding op judges the same ids): a reader takes the oracle's. A resumed
-run replays these records through the very code that applied them the first time
-(``Tally.apply``), runs only the cases not in the journal, then diagnoses and decides as an
-uninterrupted run does: its reports are those of one.
+they equal the oracle's (always so for a decoding op): a reader takes the oracle's. Format 1, which
+wrote them all, is read too. A resumed run replays these records through the very code that
+applied them the first time (``Tally.apply``), runs only the cases not in the journal, then
+diagnoses and decides as an uninterrupted run does: its reports are those of one.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
 newline, or not JSON) is dropped on resume and its case is run again.
@@ -84,7 +84,8 @@ from tokparity.whole_files import open_unfollowed
 JOURNAL_FILE = "cases.jsonl"
 
 
-FORMAT = 1
+FORMAT = 2  # (2: a backend's ids and pieces left out where they are the oracle's)
+READ_FORMATS = (1, 2)
 JOURNAL_START = b'{"journal": '  # (how json.dumps writes a header: the first bytes of every journal)
 MAX_HEADER = 64 << 20  # a header's bytes at most (its arguments and fingerprints take kilobytes)
 
@@ -404,8 +405,9 @@ def read_header(path: Path, command: str, arg_checks: dict[str, str] | None = No
         header = json.loads(first)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nesting too deep
         header = None
-    if not isinstance(header, dict) or type(header.get("journal")) is not int or header["journal"] != FORMAT:
-        raise BadJournal(f"{path}:1: not a tokparity journal (format {FORMAT}); start a new run without --resume")
+    if not isinstance(header, dict) or type(header.get("journal")) is not int or header["journal"] not in READ_FORMATS:
+        raise BadJournal(f"{path}:1: not a tokparity journal (format {' or '.join(map(str, READ_FORMATS))}); start a "
+                         "new run without --resume")
     if header.get("command") != command:
         other = header.get("command")
         if not isinstance(other, str) or other not in ("compare", "fuzz"):

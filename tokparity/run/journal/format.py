@@ -80,8 +80,8 @@ ROW_CHECKS: dict[str, tuple[Callable[[object], bool], str]] = {
     "oracle_output": (is_texts, "list[str]"), "backend_output": (is_texts, "list[str]"), "shape": (is_text, "str"),
 }
 
-# A backend's side of a mismatch that is the oracle's (a decoding op's ids and pieces: the same ids
-# judged) is left out of the line: the two would be written twice. A reader takes the oracle's.
+# A backend's side of a mismatch that equals the oracle's (always so for a decoding op's ids and
+# pieces: the same ids judged) is left out of the line. A reader takes the oracle's.
 SAME_AS_ORACLE = {"backend_ids": "oracle_ids", "backend_pieces": "oracle_pieces"}
 
 ROW_OPTIONAL = ("known", "partition", "cause", "cause_evidence", "variants", "alternatives", "op", "oracle_output",
