@@ -289,3 +289,28 @@ def test_a_stop_raised_where_python_cannot_raise_it_is_acted_on_next():
     done = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(CHECKOUT)})
     assert done.stdout.strip() == "acted on" and "Traceback" not in done.stderr, (done.stdout, done.stderr)
+
+
+def test_a_load_beside_does_not_wait_for_an_import_lock_a_stop_left_held(tmp_path):
+    """A Ctrl-C inside importlib, between taking Python's import lock and the ``try`` that gives it
+    back, leaves the lock held by the main thread. llama.cpp's load on its own thread then waited
+    for it forever, and the main thread waited for that load: the run hung (seen once in CI, on
+    the test above). Here the lock is left held on purpose, and the load beside must still end."""
+    import subprocess
+
+    from cli_runs import ROOT as CHECKOUT
+
+    code = ("import _imp, sys\n"
+            "from tokparity.backends.beside import MadeBeside\n"
+            "class Made:\n"
+            "    def close(self): print('closed', flush=True)\n"
+            "def make():\n"
+            "    import colorsys  # (an import the held lock blocks)\n"
+            "    return Made()\n"
+            "assert 'colorsys' not in sys.modules\n"
+            "_imp.acquire_lock()  # (as a stop inside importlib leaves it)\n"
+            "MadeBeside(make, 'test').drop()\n"
+            "print('dropped', flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(CHECKOUT)})
+    assert done.returncode == 0 and done.stdout.split() == ["closed", "dropped"], (done.stdout, done.stderr[-2000:])

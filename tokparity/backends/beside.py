@@ -6,11 +6,13 @@ spec says so is made this way (``BackendSpec.loads_in_c``), and only one per mod
 
 The thread never says anything: what it made, or the error it raised, is taken where the run
 would have made the backend itself (``take``), so the run's messages keep their order. A backend
-made but never taken (the run stopped before) is closed, not left loaded.
+made but never taken (the run stopped before) is closed, not left loaded. A stop can leave
+Python's import lock held by the main thread; the lock is given back while the load is awaited.
 """
 
 from __future__ import annotations
 
+import _imp
 import threading
 from collections.abc import Callable
 
@@ -63,4 +65,18 @@ class MadeBeside(threading.Thread):
             backend, self._backend = self._backend, None
         if backend is not None:
             backend.close()
-        self.join()
+        while self.is_alive():
+            self.join(0.5)
+            _give_back_import_lock()
+
+
+def _give_back_import_lock() -> None:
+    """Python's import lock, where this thread holds it with no import under way: given back.
+    A stop raised inside importlib, between taking the lock and the ``try`` that gives it back,
+    leaves the lock held. The thread's own imports then wait for it forever (a Ctrl-C as the
+    command started hung it). ``drop`` runs outside any import, so a lock held here was left so."""
+    while True:
+        try:
+            _imp.release_lock()
+        except RuntimeError:  # (this thread holds it no more, or never did)
+            return
