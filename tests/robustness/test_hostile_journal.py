@@ -189,8 +189,8 @@ def test_a_duplicated_journal_line_is_counted_once(tmp_path, finished):
 
 
 def test_a_journal_of_format_1_resumes_to_the_same_reports(tmp_path, finished):
-    """Format 1 wrote every mismatch's backend ids and pieces, even where they were the oracle's.
-    A journal of that format, signed by this user and cut after 15 cases, resumes as it was."""
+    """A journal whose header says format 1 (which wrote every mismatch's backend ids and pieces),
+    signed by this user and cut after 15 cases, resumes to the same reports."""
     from tokparity.run.journal.signing import SEAL, journal_key, sealed, signature
     from tokparity.run.results import json_text
 

@@ -295,7 +295,8 @@ def test_a_load_beside_does_not_wait_for_an_import_lock_a_stop_left_held(tmp_pat
     """A Ctrl-C inside importlib, between taking Python's import lock and the ``try`` that gives it
     back, leaves the lock held by the main thread. llama.cpp's load on its own thread then waited
     for it forever, and the main thread waited for that load: the run hung (seen once in CI, on
-    the test above). Here the lock is left held on purpose, and the load beside must still end."""
+    test_a_stop_while_the_command_starts_is_one_line). Here the lock is left held on purpose,
+    and the load beside must still end."""
     import subprocess
 
     from cli_runs import ROOT as CHECKOUT

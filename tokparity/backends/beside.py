@@ -46,7 +46,7 @@ class MadeBeside(threading.Thread):
 
     def take(self) -> Backend:
         """The backend, once made; the error its making raised, raised here."""
-        self.join()
+        self._await()
         self._taken = True
         error, self._error = self._error, None  # (not kept: its traceback holds the run's frames)
         if error is not None:
@@ -65,6 +65,11 @@ class MadeBeside(threading.Thread):
             backend, self._backend = self._backend, None
         if backend is not None:
             backend.close()
+        self._await()
+
+    def _await(self) -> None:
+        """The thread's end. ``take`` and ``drop`` run outside any import: an import lock this
+        thread holds there was left held by a stop (``_give_back_import_lock``)."""
         while self.is_alive():
             self.join(0.5)
             _give_back_import_lock()
@@ -74,7 +79,7 @@ def _give_back_import_lock() -> None:
     """Python's import lock, where this thread holds it with no import under way: given back.
     A stop raised inside importlib, between taking the lock and the ``try`` that gives it back,
     leaves the lock held. The thread's own imports then wait for it forever (a Ctrl-C as the
-    command started hung it). ``drop`` runs outside any import, so a lock held here was left so."""
+    command started hung it)."""
     while True:
         try:
             _imp.release_lock()

@@ -17,9 +17,10 @@ the Judgement of each mismatch, as the judge made them (a case run for several `
 line per op, with an ``"op"`` key unless it is ``encode``); what is diagnosed and decided of them
 later is not journaled, but made again. A mismatch's backend ids and pieces are left out where
 they equal the oracle's (always so for a decoding op): a reader takes the oracle's. Format 1, which
-wrote them all, is read too. A resumed run replays these records through the very code that
-applied them the first time (``Tally.apply``), runs only the cases not in the journal, then
-diagnoses and decides as an uninterrupted run does: its reports are those of one.
+wrote them all, is read too. A resume adds lines of format 2 to it, which an older tokparity
+cannot read. A resumed run replays these records through the very code that applied them the
+first time (``Tally.apply``), runs only the cases not in the journal, then diagnoses and decides
+as an uninterrupted run does: its reports are those of one.
 
 A line is written whole or not at all as far as a reader cares: a last line cut by a kill (no
 newline, or not JSON) is dropped on resume and its case is run again.
