@@ -69,10 +69,12 @@ class MadeBeside(threading.Thread):
 
     def _await(self) -> None:
         """The thread's end. ``take`` and ``drop`` run outside any import: an import lock this
-        thread holds there was left held by a stop (``_give_back_import_lock``)."""
+        thread holds while the load is still under way was left held by a stop
+        (``_give_back_import_lock``). A load that ends at once never touches the lock."""
+        self.join(0.5)
         while self.is_alive():
-            self.join(0.5)
             _give_back_import_lock()
+            self.join(0.5)
 
 
 def _give_back_import_lock() -> None:
